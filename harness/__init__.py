@@ -1,0 +1,3 @@
+"""Karpenter-on-Azure harness: model, loop, cluster backends and scenario runner."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Cluster backends behind one interface: embedded (in-process), local (real binaries), container."""

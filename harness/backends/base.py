@@ -1,0 +1,90 @@
+"""The cluster interface every backend implements (embedded, local, container).
+
+The loop talks to a `Cluster` only through these calls, each made under an `Identity`, so the
+same simulated kubelet write is judged by the model's NodeRestriction emulation on `embedded`
+and by the real NodeRestriction admission plugin on `local`/`container`
+(reference/cluster-backends.md §4.4, karpenter-core.md §6.3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who performs a write. Real backends map this to client credentials."""
+
+    kind: str            # "admin" | "controller" | "node"
+    name: str = ""
+
+    @staticmethod
+    def node(name: str) -> "Identity":
+        return Identity("node", name)
+
+    @property
+    def username(self) -> str:
+        if self.kind == "node":
+            return f"system:node:{self.name}"
+        if self.kind == "controller":
+            return f"system:serviceaccount:kube-system:{self.name}"
+        return "admin"
+
+
+ADMIN = Identity("admin")
+KARPENTER = Identity("controller", "karpenter")
+CLOUD_NODE_MANAGER = Identity("controller", "cloud-node-manager")
+SCHEDULER = Identity("controller", "kube-scheduler")
+
+
+@dataclass(frozen=True)
+class Cause:
+    field: str           # e.g. "spec.template.spec.requirements[0].key"
+    message: str         # the rule's own message, e.g. 'label domain "kubernetes.io" is restricted'
+
+
+@dataclass
+class APIRejected(Exception):
+    """The API server refused a request (schema/CEL validation, admission, authorization, conflict).
+
+    `message` is the full server text, e.g.
+    'NodePool.karpenter.sh "x" is invalid: spec.template.metadata.labels: Invalid value: "object": ...'.
+    """
+
+    status: int
+    reason: str          # "Invalid" | "Forbidden" | "Conflict" | "NotFound" | "AlreadyExists" | ...
+    message: str
+    causes: list[Cause] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@runtime_checkable
+class Cluster(Protocol):
+    """A running cluster (or the embedded store). Objects are plain dicts in manifest shape."""
+
+    backend: str                     # "embedded" | "local" | "container"
+    capabilities: frozenset[str]     # e.g. {"cel", "node-restriction", "kube-scheduler"}
+
+    def create(self, obj: dict, identity: Identity = ADMIN) -> dict: ...
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None: ...
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]: ...
+    def update(self, obj: dict, identity: Identity = ADMIN) -> dict: ...
+    def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict: ...
+    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None: ...
+    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict: ...
+    def install_profile(self, profile_name: str) -> None:
+        """Make the cluster judge NodePools/NodeClaims with this label profile's CRD rules."""
+    def reset(self) -> None:
+        """Remove every object a scenario created; the cluster itself keeps running."""
+    def close(self) -> None: ...
+
+
+class Backend(Protocol):
+    name: str
+
+    def available(self) -> tuple[bool, str]:
+        """(True, "") or (False, why) - a skip reason, never an exception."""
+
+    def start(self) -> Cluster: ...

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Build pinned Kubernetes control-plane binaries, etcd and kwok from the Go module proxy
+# into a cache outside the repository, keyed by version (reference/cluster-backends.md §1-§3).
+#
+#   harness/backends/build-binaries.sh            # build (or reuse) the default versions
+#   K8S_VERSION=v1.34.4 ETCD_VERSION=v3.6.4 ...   # other versions; each gets its own cache dir
+#
+# Prints the bin directory on the last line of stdout. Idempotent: a complete cache dir is reused.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.3}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.8}     # envtest's pairing for 1.36 (§1.2 table)
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+CACHE=${HARNESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-harness}
+OUT="$CACHE/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
+WORK="$CACHE/build"
+
+export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+log() { echo "[build-binaries] $*" >&2; }
+
+want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
+complete=1
+for b in "${want[@]}"; do [ -x "$OUT/$b" ] || complete=0; done
+if [ "$complete" = 1 ]; then log "reusing $OUT"; echo "$OUT"; exit 0; fi
+mkdir -p "$OUT" "$WORK"
+
+minor=${K8S_VERSION#v1.}            # e.g. 36.3
+staging_version="v0.$minor"          # staging modules are published as v0.<minor>.<patch>
+
+# --- Kubernetes: a wrapper main module replacing every staging module (§1.1-§1.3) ---
+if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$OUT/kube-controller-manager" ]; then
+  t0=$(date +%s)
+  d="$WORK/k8s-$K8S_VERSION"; mkdir -p "$d"; cd "$d"
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  goline=$(grep -m1 '^go ' "$gomod")
+  {
+    echo "module harness.local/k8sbins"
+    echo "$goline"
+    grep -m1 '^godebug ' "$gomod" || true
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo "replace ("
+    # Robust rule: derive the staging list from the tag's own go.mod (§1.2)
+    grep -oE '^\s*k8s.io/[^ ]+ => ./staging/src/k8s.io/[^ ]+' "$gomod" | awk -v v="$staging_version" '{print "\t" $1 " => " $1 " " v}'
+    echo ")"
+  } > go.mod
+  cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+  log "resolving k8s.io/kubernetes $K8S_VERSION module graph"
+  go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
+  vpkg=k8s.io/component-base/version
+  cpkg=k8s.io/client-go/pkg/version
+  major=1; kminor=${minor%%.*}
+  date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  ld="-s -w"
+  for p in $vpkg $cpkg; do
+    ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$kminor -X $p.gitTreeState=clean -X $p.buildDate=$date"
+  done
+  log "building kube-apiserver, kube-scheduler, kube-controller-manager (slow: ~GBs of RAM, many minutes on 2 cores)"
+  go build -trimpath -pgo=off -tags tools -ldflags "$ld" -o "$OUT/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager
+  log "kubernetes built in $(( $(date +%s) - t0 ))s"
+fi
+
+# --- etcd: its own wrapper module (§2.1) ---
+if ! [ -x "$OUT/etcd" ]; then
+  t0=$(date +%s)
+  d="$WORK/etcd-$ETCD_VERSION"; mkdir -p "$d"; cd "$d"
+  cat > go.mod <<MOD
+module harness.local/etcdbin
+go 1.24
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+MOD
+  printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
+  go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
+  go build -trimpath -ldflags "-s -w" -o "$OUT/etcd" go.etcd.io/etcd/server/v3
+  log "etcd built in $(( $(date +%s) - t0 ))s"
+fi
+
+# --- kwok: no replace directives, go install works (§3.1) ---
+if ! [ -x "$OUT/kwok" ]; then
+  t0=$(date +%s)
+  GOBIN="$OUT" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  log "kwok built in $(( $(date +%s) - t0 ))s"
+fi
+
+"$OUT/kube-apiserver" --version >&2
+"$OUT/etcd" --version | head -1 >&2
+echo "$OUT"
