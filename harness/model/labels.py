@@ -1,0 +1,159 @@
+"""Label-key policy: domains, restricted labels, kubelet rules, NodeRestriction, Kubernetes name rules.
+
+Every rule lives here once; the profile supplies the sets (karpenter-core.md §1.3, §6.1-§6.3, §8.1;
+azure-provider.md §3.1, §4.4).
+"""
+from __future__ import annotations
+
+import re
+
+from harness.model.profile import Profile
+
+# apimachinery validation (karpenter-core.md §5.3 "Kubernetes qualified-name rules")
+_NAME_FMT = "[A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9]|[A-Za-z0-9]"
+_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                      "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+                      "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                   "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+                   "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                         "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+                         "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def go_list(items) -> str:
+    """Go's %v rendering of a []string: `[a b c]`."""
+    return "[" + " ".join(items) + "]"
+
+
+def label_domain(key: str) -> str:
+    """karpenter-core.md §1.3 GetLabelDomain: text before the first '/', or "" without one."""
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
+def _in_domain(domain: str, parent: str) -> bool:
+    return domain == parent or domain.endswith("." + parent)
+
+
+# -- apimachinery name rules -----------------------------------------------------------------------
+def qualified_name_errors(key: str) -> list[str]:
+    parts = key.split("/")
+    if len(parts) == 1:
+        prefix, name = "", parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return ["prefix part must be non-empty"]
+    else:
+        return ["a qualified name " + QUALIFIED_NAME_MSG + " with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    errs: list[str] = []
+    if prefix:
+        if len(prefix) > 253:
+            errs.append("prefix part must be no more than 253 characters")
+        if not _DNS1123_SUBDOMAIN_RE.match(prefix):
+            errs.append("prefix part " + DNS1123_SUBDOMAIN_MSG)
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if name and not _NAME_RE.match(name):
+        errs.append("name part " + QUALIFIED_NAME_MSG)
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _VALUE_RE.match(value):
+        errs.append(LABEL_VALUE_MSG)
+    return errs
+
+
+# -- Karpenter core ------------------------------------------------------------------------------
+def restricted_label_error(key: str, profile: Profile) -> str | None:
+    """IsRestrictedLabel (karpenter-core.md §1.3 at HEAD; §8.1 before v1.9). None when allowed."""
+    if key in profile.well_known_labels:
+        return None
+    domain = label_domain(key)
+    if profile.label_domain_exceptions:
+        # pre-v1.9 IsRestrictedNodeLabel: plain suffix matching, exceptions first (§8.1)
+        restricted = not any(domain.endswith(e) for e in profile.label_domain_exceptions) and (
+            any(domain.endswith(d) for d in profile.restricted_label_domains) or key in profile.restricted_labels)
+    else:
+        restricted = any(_in_domain(domain, d) for d in profile.restricted_label_domains) or (
+            key in profile.restricted_labels)
+    if not restricted:
+        return None
+    return profile.core["restrictedLabelMessage"].format(
+        key=key,
+        wellKnown=go_list(sorted(profile.well_known_labels)),
+        domains=go_list(sorted(profile.restricted_label_domains)),
+    )
+
+
+def is_restricted_node_label(key: str, profile: Profile) -> bool:
+    """Pre-v1.9 IsRestrictedNodeLabel (karpenter-core.md §8.1): well-known counts as restricted, since
+    the cloud provider (not core) injects it. Used by Requirements.Labels() before v1.9."""
+    if key in profile.well_known_labels:
+        return True
+    domain = label_domain(key)
+    if any(domain.endswith(e) for e in profile.label_domain_exceptions):
+        return False
+    if any(domain.endswith(d) for d in profile.restricted_label_domains):
+        return True
+    return key in profile.restricted_labels
+
+
+# -- kubelet and NodeRestriction -----------------------------------------------------------------
+def is_kubernetes_label(key: str) -> bool:
+    """karpenter-core.md §6.2: namespace kubernetes.io / k8s.io or a subdomain of either."""
+    d = label_domain(key)
+    return _in_domain(d, "kubernetes.io") or _in_domain(d, "k8s.io")
+
+
+def is_kubelet_label(key: str, profile: Profile) -> bool:
+    """karpenter-core.md §6.1 IsKubeletLabel."""
+    if key in profile.kubelet_allowed_labels:
+        return True
+    d = label_domain(key)
+    return any(_in_domain(d, ns) for ns in profile.kubelet_allowed_namespaces)
+
+
+def can_kubelet_set_label(key: str, profile: Profile) -> bool:
+    """azure-provider.md §4.4 CanKubeletSetLabel (= what kubelet flag validation accepts)."""
+    return not is_kubernetes_label(key) or is_kubelet_label(key, profile)
+
+
+def node_restriction_forbids(key: str, profile: Profile) -> bool:
+    """karpenter-core.md §6.3 rules (a) and (b) for labels a node identity may not set or modify."""
+    d = label_domain(key)
+    if _in_domain(d, "node-restriction.kubernetes.io"):
+        return True
+    return is_kubernetes_label(key) and not is_kubelet_label(key, profile)
+
+
+def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
+    """ValidateKubeletFlags for --node-labels (karpenter-core.md §6.2): the kubelet exits on error."""
+    bad = sorted(k for k in labels if is_kubernetes_label(k) and not is_kubelet_label(k, profile))
+    if bad:
+        allowed = ", ".join(sorted(profile.kubelet_allowed_labels))
+        namespaces = ", ".join(profile.kubelet_allowed_namespaces)
+        return ("failed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels specified with "
+                f"--node-labels: {go_list(bad)}\n--node-labels in the 'kubernetes.io' namespace must begin with an "
+                f"allowed prefix ({namespaces}) or be in the specifically allowed set ({allowed})")
+    invalid = []
+    for k, v in sorted(labels.items()):
+        for msg in qualified_name_errors(k):
+            invalid.append(f"'{k}' - {msg}")
+        for msg in label_value_errors(v):
+            invalid.append(f"'{v}' - {msg}")
+    if invalid:
+        return "failed to validate kubelet flags: invalid node labels: " + "; ".join(invalid)
+    return None

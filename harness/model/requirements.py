@@ -1,0 +1,346 @@
+"""Karpenter core's requirement algebra (karpenter-core.md §2; pre-v1.9 bound semantics §8.1).
+
+A `Requirement` is one key's allowed-value set: a concrete set (`In`, empty = `DoesNotExist`) or a
+complement (`NotIn`, no exclusions = `Exists`), with optional integer bounds and minValues.
+`Requirements` maps keys to requirements and implements `Intersects` vs `Compatible`, the two
+checks whose difference decides most of design 0006's FAQ. Error strings are upstream's.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping
+
+from harness.model.semantics import Semantics
+
+MAX_INT64 = 2**63 - 1
+IN, NOT_IN, EXISTS, DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
+GT, LT, GTE, LTE = "Gt", "Lt", "Gte", "Lte"
+NEGATIVE_OPERATORS = frozenset({NOT_IN, DOES_NOT_EXIST})
+
+
+def parse_int(value: str) -> int | None:
+    """Go's strconv.Atoi: optional sign, decimal digits, int64 range; anything else is None."""
+    s = value[1:] if value[:1] in "+-" else value
+    if not s or not s.isascii() or not s.isdigit():
+        return None
+    n = int(value)
+    return n if -(2**63) <= n <= MAX_INT64 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    complement: bool
+    values: frozenset[str]
+    gte: int | None = None          # inclusive bounds (pre-v1.9 Gt N is stored as gte=N+1)
+    lte: int | None = None
+    min_values: int | None = None
+    exclusive: bool = False         # pre-v1.9: print and serialize bounds as Gt/Lt
+
+    # -- construction ---------------------------------------------------------------------------
+    @staticmethod
+    def new(key: str, operator: str, values: Iterable[str] = (), sem: Semantics | None = None,
+            min_values: int | None = None) -> "Requirement":
+        """karpenter-core.md §2.1 'Construction': normalize the key, then map the operator."""
+        if sem is not None:
+            key = sem.normalize_key(key)
+            values = sem.normalize_values(key, values)
+        values = list(values)
+        exclusive = sem is not None and not sem.inclusive_bounds
+        if operator == IN:
+            return Requirement(key, False, frozenset(values), min_values=min_values)
+        if operator == NOT_IN:
+            return Requirement(key, True, frozenset(values), min_values=min_values)
+        if operator == EXISTS:
+            return Requirement(key, True, frozenset(), min_values=min_values)
+        if operator == DOES_NOT_EXIST:
+            return Requirement(key, False, frozenset(), min_values=min_values)
+        n = parse_int(values[0]) if values else None
+        n = 0 if n is None else n       # upstream parses without error checking (§2.1)
+        if operator == GT:
+            if n == MAX_INT64:
+                return Requirement(key, False, frozenset(), min_values=min_values)
+            return Requirement(key, True, frozenset(), gte=n + 1, min_values=min_values, exclusive=exclusive)
+        if operator == LT:
+            return Requirement(key, True, frozenset(), lte=n - 1, min_values=min_values, exclusive=exclusive)
+        if operator == GTE:
+            return Requirement(key, True, frozenset(), gte=n, min_values=min_values)
+        if operator == LTE:
+            return Requirement(key, True, frozenset(), lte=n, min_values=min_values)
+        raise ValueError(f"unsupported operator {operator!r}")
+
+    # -- queries --------------------------------------------------------------------------------
+    @property
+    def operator(self) -> str:
+        if self.complement:
+            return NOT_IN if self.values else EXISTS
+        return IN if self.values else DOES_NOT_EXIST
+
+    def __len__(self) -> int:
+        return MAX_INT64 - len(self.values) if self.complement else len(self.values)
+
+    def _in_bounds(self, value: str) -> bool:
+        if self.gte is None and self.lte is None:
+            return True
+        n = parse_int(value)
+        if n is None:
+            return False
+        return (self.gte is None or n >= self.gte) and (self.lte is None or n <= self.lte)
+
+    def has(self, value: str) -> bool:
+        if self.complement:
+            return value not in self.values and self._in_bounds(value)
+        return value in self.values and self._in_bounds(value)
+
+    def single_value(self) -> str | None:
+        """The value of a single-valued (`In [x]`) requirement, else None (azure-provider.md §1.1)."""
+        if not self.complement and len(self.values) == 1:
+            return next(iter(self.values))
+        return None
+
+    def _bounds_empty(self, gte: int | None, lte: int | None) -> bool:
+        if gte is None or lte is None:
+            return False
+        # v1.9+: inclusive gte > lte; before: exclusive greaterThan >= lessThan (§8.1)
+        return gte > lte + 1 if self.exclusive else gte > lte
+
+    # -- algebra --------------------------------------------------------------------------------
+    def intersection(self, other: "Requirement") -> "Requirement":
+        """karpenter-core.md §2.2."""
+        complement = self.complement and other.complement
+        gte = _max_opt(self.gte, other.gte)
+        lte = _min_opt(self.lte, other.lte)
+        min_values = _max_opt(self.min_values, other.min_values)
+        exclusive = self.exclusive or other.exclusive
+        probe = Requirement(self.key, True, frozenset(), exclusive=exclusive)
+        if probe._bounds_empty(gte, lte):
+            return Requirement(self.key, False, frozenset(), min_values=min_values, exclusive=exclusive)
+        if self.complement and other.complement:
+            values = self.values | other.values
+        elif self.complement:
+            values = other.values - self.values
+        elif other.complement:
+            values = self.values - other.values
+        else:
+            values = self.values & other.values
+        if gte is not None or lte is not None:
+            bounded = Requirement(self.key, True, frozenset(), gte=gte, lte=lte)
+            values = frozenset(v for v in values if bounded._in_bounds(v))
+        if not complement:
+            gte = lte = None
+        return Requirement(self.key, complement, frozenset(values), gte, lte, min_values, exclusive)
+
+    def has_intersection(self, other: "Requirement") -> bool:
+        """karpenter-core.md §2.2 'HasIntersection' (excluded values of two complements are ignored)."""
+        gte = _max_opt(self.gte, other.gte)
+        lte = _min_opt(self.lte, other.lte)
+        if Requirement(self.key, True, frozenset(), exclusive=self.exclusive or other.exclusive)._bounds_empty(gte, lte):
+            return False
+        if self.complement and other.complement:
+            return True
+        bounded = Requirement(self.key, True, frozenset(), gte=gte, lte=lte)
+        if self.complement:
+            return any(v not in self.values and bounded._in_bounds(v) for v in other.values)
+        if other.complement:
+            return any(v not in other.values and bounded._in_bounds(v) for v in self.values)
+        small, big = (self.values, other.values) if len(self.values) <= len(other.values) else (other.values, self.values)
+        return any(v in big and bounded._in_bounds(v) for v in small)
+
+    def any(self, rng: random.Random) -> str:
+        """karpenter-core.md §2.1 'Any()': a member, a random integer, or "" (seeded here)."""
+        if not self.complement:
+            return rng.choice(sorted(self.values)) if self.values else ""
+        low = self.gte if self.gte is not None else 0
+        high = self.lte + 1 if self.lte is not None else MAX_INT64
+        if high <= low:
+            return ""   # upstream panics in rand.Intn(0) here (§2.1 caveat); we report no value
+        for _ in range(16):
+            candidate = str(rng.randrange(low, high))
+            if candidate not in self.values:
+                return candidate
+        return str(rng.randrange(low, high))
+
+    # -- rendering ------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        """karpenter-core.md §2.1 'String()', e.g. `zone In [a b]`, `cpu Exists >=2`."""
+        op = self.operator
+        if op in (EXISTS, DOES_NOT_EXIST):
+            text = f"{self.key} {op}"
+        else:
+            vals = sorted(self.values)
+            if len(vals) > 5:
+                vals = vals[:5] + [f"and {len(vals) - 5} others"]
+            text = f"{self.key} {op} [{' '.join(vals)}]"
+        if self.exclusive:
+            if self.gte is not None:
+                text += f" >{self.gte - 1}"
+            if self.lte is not None:
+                text += f" <{self.lte + 1}"
+        else:
+            if self.gte is not None:
+                text += f" >={self.gte}"
+            if self.lte is not None:
+                text += f" <={self.lte}"
+        if self.min_values is not None:
+            text += f" minValues {self.min_values}"
+        return text
+
+    def node_selector(self) -> list[dict]:
+        """Serialization as NodeSelectorRequirement(s) (§2.1 'Serialization'; lossy like upstream)."""
+        base = {"key": self.key}
+        if self.min_values is not None:
+            base["minValues"] = self.min_values
+        out: list[dict] = []
+        if self.gte is not None:
+            op, v = (GT, self.gte - 1) if self.exclusive else (GTE, self.gte)
+            out.append({**base, "operator": op, "values": [str(v)]})
+        if self.lte is not None:
+            op, v = (LT, self.lte + 1) if self.exclusive else (LTE, self.lte)
+            out.append({**base, "operator": op, "values": [str(v)]})
+        if out:
+            return out
+        entry = {**base, "operator": self.operator}
+        if self.values:
+            entry["values"] = sorted(self.values)
+        return [entry]
+
+
+def _max_opt(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def _min_opt(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def exists(key: str) -> Requirement:
+    return Requirement(key, True, frozenset())
+
+
+class Requirements(Mapping[str, Requirement]):
+    """karpenter-core.md §2.3-§2.4: key -> Requirement, with Add, Compatible and Intersects."""
+
+    __slots__ = ("_reqs",)
+
+    def __init__(self, reqs: Iterable[Requirement] = ()):
+        self._reqs: dict[str, Requirement] = {}
+        self.add(*reqs)
+
+    # Mapping protocol
+    def __getitem__(self, key: str) -> Requirement:
+        return self._reqs[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._reqs)
+
+    def __len__(self) -> int:
+        return len(self._reqs)
+
+    def get(self, key: str, default=None) -> Requirement:  # type: ignore[override]
+        """A missing key reads as Exists (§2.3)."""
+        r = self._reqs.get(key)
+        if r is not None:
+            return r
+        return default if default is not None else exists(key)
+
+    def copy(self) -> "Requirements":
+        new = Requirements()
+        new._reqs = dict(self._reqs)
+        return new
+
+    def add(self, *reqs: Requirement) -> "Requirements":
+        for r in reqs:
+            existing = self._reqs.get(r.key)
+            self._reqs[r.key] = existing.intersection(r) if existing is not None else r
+        return self
+
+    def without(self, *keys: str) -> "Requirements":
+        new = Requirements()
+        new._reqs = {k: v for k, v in self._reqs.items() if k not in keys}
+        return new
+
+    # -- constructors ---------------------------------------------------------------------------
+    @staticmethod
+    def from_node_selector_terms(items: Iterable[Mapping], sem: Semantics) -> "Requirements":
+        return Requirements(Requirement.new(i["key"], i["operator"], i.get("values") or (), sem,
+                                            i.get("minValues")) for i in items)
+
+    @staticmethod
+    def from_labels(labels: Mapping[str, str], sem: Semantics) -> "Requirements":
+        return Requirements(Requirement.new(k, IN, [v], sem) for k, v in labels.items())
+
+    # -- the core semantics ---------------------------------------------------------------------
+    def intersects(self, incoming: "Requirements") -> str | None:
+        """§2.4 Intersects: only keys defined on both sides; errors joined with "; "."""
+        errors = []
+        mine, theirs = (self._reqs, incoming._reqs)
+        shared = mine.keys() & theirs.keys() if len(mine) > len(theirs) else theirs.keys() & mine.keys()
+        for key in sorted(shared):
+            existing, other = mine[key], theirs[key]
+            if existing.has_intersection(other):
+                continue
+            if other.operator in NEGATIVE_OPERATORS and existing.operator in NEGATIVE_OPERATORS:
+                continue
+            errors.append(f"key {key}, {other} not in {existing}")
+        return "; ".join(errors) if errors else None
+
+    def compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> str | None:
+        """§2.4 Compatible: undefined custom keys fail unless negative; then Intersects."""
+        for key in sorted(incoming._reqs):
+            if key in allow_undefined or key in self._reqs:
+                continue
+            if incoming._reqs[key].operator in NEGATIVE_OPERATORS:
+                continue
+            return f'label "{key}" does not have known values{self._typo_hint(key, allow_undefined)}'
+        return self.intersects(incoming)
+
+    def is_compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> bool:
+        return self.compatible(incoming, allow_undefined) is None
+
+    def _typo_hint(self, key: str, allow_undefined: frozenset[str]) -> str:
+        """§2.4: a candidate containing the key, or ending with its name part. Upstream picks by Go
+        map order (nondeterministic); we take the first in sorted order of each candidate set."""
+        name = key.split("/", 1)[-1]
+        for candidates in (allow_undefined, self._reqs.keys()):
+            for cand in sorted(candidates):
+                if cand != key and (key in cand or cand.endswith(name)):
+                    return f' (typo of "{cand}"?)'
+        return ""
+
+    # -- rendering ------------------------------------------------------------------------------
+    def to_string(self, omit: frozenset[str] = frozenset({"kubernetes.io/hostname"})) -> str:
+        """§2.3 String(): sorted, ", "-joined, RestrictedLabels omitted."""
+        return ", ".join(str(self._reqs[k]) for k in sorted(self._reqs) if k not in omit)
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        return f"Requirements({self.to_string(frozenset())})"
+
+    def node_selector_requirements(self) -> list[dict]:
+        out: list[dict] = []
+        for key in sorted(self._reqs):
+            out.extend(self._reqs[key].node_selector())
+        return out
+
+    def single_valued_labels(self) -> dict[str, str]:
+        """Every `In [x]` requirement as a label (azure-provider.md §4.2 GetAllSingleValuedRequirementLabels)."""
+        out = {}
+        for key, r in self._reqs.items():
+            v = r.single_value()
+            if v is not None:
+                out[key] = v
+        return out
+
+    def has_min_values(self) -> bool:
+        return any(r.min_values is not None for r in self._reqs.values())

@@ -1,0 +1,213 @@
+"""NodePool / NodeClaim validation in the two stages upstream runs them.
+
+Stage `admission`: the API server checks the CRD's OpenAPI schema and x-kubernetes-validations
+(CEL) when the object is written (azure-provider.md §3.3, karpenter-core.md §5.1-5.2). The rules
+come from the profile (harness.model.crdrules), the same text the local backend installs.
+
+Stage `runtime`: core's Go `RuntimeValidate`, run by the nodepool.validation controller, which sets
+`ValidationSucceeded=False` / `NodePoolValidationFailed` (karpenter-core.md §5.3, azure-provider.md §3.2).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness.backends.base import APIRejected, Cause
+from harness.model import cel, crdrules
+from harness.model.labels import go_list, label_value_errors, qualified_name_errors, restricted_label_error
+from harness.model.profile import Profile
+from harness.model.requirements import IN
+from harness.model.semantics import semantics_for
+
+ADMISSION = "admission"
+RUNTIME = "runtime"
+
+# karpenter-core.md §5.1
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+REQUIREMENT_KEY_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
+                           r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
+_REQ_KEY_RE = re.compile(REQUIREMENT_KEY_PATTERN)
+
+
+def _quote(v) -> str:
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class AdmissionError:
+    field: str
+    detail: str       # what the API server prints after the field, e.g. 'Invalid value: "object": <msg>'
+    message: str      # the rule's own message
+
+    @property
+    def text(self) -> str:
+        return f"{self.field}: {self.detail}"
+
+
+def _rule_error(field: str, type_name: str, message: str) -> AdmissionError:
+    return AdmissionError(field, f'Invalid value: "{type_name}": {message}', message)
+
+
+def _schema_error(field: str, value, message: str) -> AdmissionError:
+    return AdmissionError(field, f"Invalid value: {_quote(value)}: {message}", message)
+
+
+def _check_labels(labels: dict, field: str, profile: Profile, target: str) -> list[AdmissionError]:
+    errs: list[AdmissionError] = []
+    if len(labels) > 100:
+        errs.append(AdmissionError(field, f"Too many: {len(labels)}: must have at most 100 items",
+                                   "must have at most 100 items"))
+    for key in sorted(labels):
+        value = labels[key]
+        if not isinstance(value, str):
+            errs.append(AdmissionError(f"{field}.{key}", f'Invalid value: "{type(value).__name__}": '
+                                       f'{field}.{key} in body must be of type string: "{type(value).__name__}"',
+                                       "must be of type string"))
+            continue
+        if len(value) > 63:
+            errs.append(AdmissionError(f"{field}.{key}", f"Too long: may not be more than 63 bytes",
+                                       "may not be more than 63 bytes"))
+        if not _LABEL_VALUE_RE.match(value):
+            msg = f"{field}.{key} in body should match '{LABEL_VALUE_PATTERN}'"
+            errs.append(_schema_error(f"{field}.{key}", value, msg))
+    for rule in crdrules.label_map_rules(profile, target):
+        if not cel.evaluate(rule, labels):
+            errs.append(_rule_error(field, "object", rule.message))
+    return errs
+
+
+def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -> list[AdmissionError]:
+    errs: list[AdmissionError] = []
+    if len(reqs) > 100:
+        errs.append(AdmissionError(field, f"Too many: {len(reqs)}: must have at most 100 items",
+                                   "must have at most 100 items"))
+    operators = profile.crd["operators"]
+    key_rules = crdrules.requirement_key_rules(profile, target)
+    for i, req in enumerate(reqs):
+        f = f"{field}[{i}]"
+        key = req.get("key")
+        if not isinstance(key, str):
+            errs.append(AdmissionError(f"{f}.key", "Required value", "Required value"))
+        else:
+            if len(key) > 316:
+                errs.append(AdmissionError(f"{f}.key", "Too long: may not be more than 316 bytes",
+                                           "may not be more than 316 bytes"))
+            if not _REQ_KEY_RE.match(key):
+                errs.append(_schema_error(f"{f}.key", key, f"{f}.key in body should match '{REQUIREMENT_KEY_PATTERN}'"))
+            for rule in key_rules:
+                if not cel.evaluate(rule, key):
+                    errs.append(_rule_error(f"{f}.key", "string", rule.message))
+        op = req.get("operator")
+        if op not in operators:
+            supported = ", ".join(_quote(o) for o in operators)
+            errs.append(AdmissionError(f"{f}.operator", f"Unsupported value: {_quote(op)}: supported values: {supported}",
+                                       "supported values: " + supported))
+        mv = req.get("minValues")
+        if mv is not None and isinstance(mv, int):
+            if mv < 1:
+                errs.append(AdmissionError(f"{f}.minValues", f"Invalid value: {mv}: {f}.minValues in body should be "
+                                           "greater than or equal to 1", "should be greater than or equal to 1"))
+            if mv > 50:
+                errs.append(AdmissionError(f"{f}.minValues", f"Invalid value: {mv}: {f}.minValues in body should be "
+                                           "less than or equal to 50", "should be less than or equal to 50"))
+    for rule in crdrules.requirement_list_rules(profile):
+        if not cel.evaluate(rule, reqs):
+            errs.append(_rule_error(field, "array", rule.message))
+    return errs
+
+
+def admission_errors(obj: dict, profile: Profile) -> list[AdmissionError]:
+    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted)."""
+    kind = obj.get("kind")
+    if kind == "NodePool":
+        tmpl = (obj.get("spec") or {}).get("template") or {}
+        labels = (tmpl.get("metadata") or {}).get("labels") or {}
+        reqs = (tmpl.get("spec") or {}).get("requirements") or []
+        errs = _check_labels(labels, "spec.template.metadata.labels", profile, crdrules.NODEPOOL_LABELS)
+        errs += _check_requirements(reqs, "spec.template.spec.requirements", profile, crdrules.NODEPOOL_REQUIREMENTS)
+        return errs
+    if kind == "NodeClaim":
+        reqs = (obj.get("spec") or {}).get("requirements") or []
+        return _check_requirements(reqs, "spec.requirements", profile, crdrules.NODECLAIM_REQUIREMENTS)
+    return []
+
+
+def admission_rejection(obj: dict, profile: Profile) -> APIRejected | None:
+    """The APIRejected the API server would return, in its own message format, or None."""
+    errs = admission_errors(obj, profile)
+    if not errs:
+        return None
+    group = {"NodePool": "karpenter.sh", "NodeClaim": "karpenter.sh"}.get(obj["kind"], "")
+    name = (obj.get("metadata") or {}).get("name", "")
+    texts = [e.text for e in errs]
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return APIRejected(422, "Invalid", f'{obj["kind"]}.{group} "{name}" is invalid: {body}',
+                       [Cause(e.field, e.message) for e in errs])
+
+
+# -- runtime (Go) validation ---------------------------------------------------------------------
+def validate_requirement(req: dict, profile: Profile) -> list[str]:
+    """core ValidateRequirement (karpenter-core.md §5.3; Azure known values azure-provider.md §3.2)."""
+    sem = semantics_for(profile)
+    key = sem.normalize_key(str(req.get("key", "")))
+    op = req.get("operator")
+    values = [str(v) for v in (req.get("values") or [])]
+    min_values = req.get("minValues")
+    errs: list[str] = []
+    if op not in profile.operators:
+        errs.append(f"key {key} has an unsupported operator {op} not in {go_list(profile.operators)}")
+    restricted = restricted_label_error(key, profile)
+    if restricted:
+        errs.append(restricted)
+    known = profile.well_known_values.get(key)
+    if known is not None and key in profile.well_known_labels and op == IN:
+        valid = [v for v in values if v in known]
+        invalid = [v for v in values if v not in known]
+        if not valid:
+            errs.append(f"no valid values found in {go_list(values)} for {key}, expected one of: "
+                        f"{go_list(sorted(known))}, got: {go_list(invalid)}")
+        elif min_values is not None and len(valid) < min_values:
+            errs.append(f"not enough valid values found in {go_list(values)} for {key}, expected at least "
+                        f"{min_values} valid values from: {go_list(sorted(known))}, got: {len(valid)}")
+    for msg in qualified_name_errors(key):
+        errs.append(f"key {key} is not a qualified name, {msg}")
+    for v in values:
+        for msg in label_value_errors(v):
+            errs.append(f"invalid value {v} for key {key}, {msg}")
+    if op == IN and not values:
+        errs.append(f"key {key} with operator In must have a value defined")
+    if op == IN and min_values is not None and len(values) < min_values:
+        errs.append(f"key {key} with operator In must have at least minimum number of values defined in 'values' field")
+    if op in ("Gt", "Lt", "Gte", "Lte"):
+        if len(values) != 1 or not values[0].lstrip("+").isdigit():
+            errs.append(f"key {key} with operator {op} must have a single positive integer value")
+    return errs
+
+
+def runtime_validation_error(nodepool: dict, profile: Profile) -> str | None:
+    """NodePool RuntimeValidate (karpenter-core.md §5.3): the ValidationSucceeded=False message."""
+    tmpl = (nodepool.get("spec") or {}).get("template") or {}
+    labels = (tmpl.get("metadata") or {}).get("labels") or {}
+    reqs = (tmpl.get("spec") or {}).get("requirements") or []
+    errs: list[str] = []
+    for key in sorted(labels):
+        value = str(labels[key])
+        if key == "karpenter.sh/nodepool":
+            errs.append(f'invalid key name "{key}" in labels, restricted')
+            continue
+        for msg in qualified_name_errors(key):
+            errs.append(f'invalid key name "{key}" in labels, "{msg}"')
+        for msg in label_value_errors(value):
+            errs.append(f"invalid value: {value} for label[{key}], {msg}")
+        restricted = restricted_label_error(key, profile)
+        if restricted:
+            errs.append(f'invalid key name "{key}" in labels, {restricted}')
+    for req in reqs:
+        if req.get("key") == "karpenter.sh/nodepool":
+            errs.append('invalid key: "karpenter.sh/nodepool" in requirements, restricted')
+            continue
+        problems = validate_requirement(req, profile)
+        if problems:
+            errs.append(f"invalid value: {'; '.join(problems)} in requirements, restricted")
+    return "; ".join(errs) if errs else None
