@@ -1,0 +1,256 @@
+"""Find (and if asked, build) the control-plane binaries the real backends run.
+
+Lookup order for each binary (reference/cluster-backends.md §5.4 "LocalBinariesBackend"):
+  1. its own env override: KUBE_APISERVER_BIN, ETCD_BIN, KUBE_SCHEDULER_BIN,
+     KUBE_CONTROLLER_MANAGER_BIN, KWOK_BIN;
+  2. $KUBEBUILDER_ASSETS (envtest's layout: a flat dir with kube-apiserver, etcd, kubectl);
+  3. $HARNESS_BIN_DIR;
+  4. the build cache, keyed by versions: <cache>/bin/k8s-<K8S_VERSION>-etcd-<ETCD_VERSION>-kwok-<KWOK_VERSION>/
+     (written by build-binaries.sh from the Go module proxy, §1-§3).
+Every binary found is validated with `--version` (once per path+mtime per process).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_K8S_VERSION = "v1.36.3"
+DEFAULT_ETCD_VERSION = "v3.6.8"       # envtest's pairing for 1.36 (§1.2 table)
+DEFAULT_KWOK_VERSION = "v0.8.0"
+
+BUILD_SCRIPT = Path(__file__).with_name("build-binaries.sh")
+
+ENV_OVERRIDES = {
+    "kube-apiserver": "KUBE_APISERVER_BIN",
+    "etcd": "ETCD_BIN",
+    "kube-scheduler": "KUBE_SCHEDULER_BIN",
+    "kube-controller-manager": "KUBE_CONTROLLER_MANAGER_BIN",
+    "kwok": "KWOK_BIN",
+}
+REQUIRED = ("kube-apiserver", "etcd")
+OPTIONAL = ("kube-scheduler", "kube-controller-manager", "kwok")
+
+
+class BinariesError(RuntimeError):
+    pass
+
+
+def cache_dir() -> Path:
+    """The harness cache (outside the repo): $HARNESS_CACHE or $XDG_CACHE_HOME/karpenter-harness."""
+    env = os.environ.get("HARNESS_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "karpenter-harness"
+
+
+def versions() -> dict[str, str]:
+    return {
+        "k8s": os.environ.get("K8S_VERSION", DEFAULT_K8S_VERSION),
+        "etcd": os.environ.get("ETCD_VERSION", DEFAULT_ETCD_VERSION),
+        "kwok": os.environ.get("KWOK_VERSION", DEFAULT_KWOK_VERSION),
+    }
+
+
+def cached_bin_dir() -> Path:
+    v = versions()
+    return cache_dir() / "bin" / f"k8s-{v['k8s']}-etcd-{v['etcd']}-kwok-{v['kwok']}"
+
+
+def go_binary() -> str | None:
+    return shutil.which("go") or (str(p) if (p := Path("/usr/local/go/bin/go")).exists() else None)
+
+
+@functools.lru_cache(maxsize=64)
+def _version_of(path: str, mtime: float) -> str:
+    name = Path(path).name
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BinariesError(f"{path}: cannot run --version: {e}") from None
+    text = (out.stdout + out.stderr).strip()
+    if out.returncode != 0:
+        raise BinariesError(f"{path} --version exited {out.returncode}: {text[-300:]}")
+    # "Kubernetes v1.36.3" | "etcd Version: 3.6.8" | "kwok version v0.8.0 ..."
+    m = re.search(r"v?(\d+\.\d+\.\d+[-+.\w]*)", text)
+    if not m or (name.startswith("kube-") and "v0.0.0" in text):
+        # §1.5: an unstamped k8s build reports v0.0.0-master+$Format:%H$; tools that parse it break.
+        raise BinariesError(f"{path} --version gave no usable version: {text[:200]!r}")
+    return m.group(0) if m.group(0).startswith("v") else "v" + m.group(1)
+
+
+def binary_version(path: str | os.PathLike) -> str:
+    p = Path(path)
+    return _version_of(str(p), p.stat().st_mtime)
+
+
+@dataclass
+class BinarySet:
+    paths: dict[str, Path]                       # name -> path, only those found
+    sources: dict[str, str] = field(default_factory=dict)   # name -> where it came from
+    versions: dict[str, str] = field(default_factory=dict)  # name -> validated version
+
+    def __getitem__(self, name: str) -> Path:
+        return self.paths[name]
+
+    def has(self, name: str) -> bool:
+        return name in self.paths
+
+    def missing(self, names=REQUIRED) -> list[str]:
+        return [n for n in names if n not in self.paths]
+
+    @property
+    def kwok_stages(self) -> Path | None:
+        """Stage config for kwok >= v0.8.0 (which has no built-in stages, §3.2)."""
+        if "kwok" not in self.paths:
+            return None
+        return kwok_stages_file(self.paths["kwok"].parent)
+
+
+def _candidates(name: str) -> list[tuple[str, Path]]:
+    out: list[tuple[str, Path]] = []
+    env = os.environ.get(ENV_OVERRIDES[name])
+    if env:
+        out.append((ENV_OVERRIDES[name], Path(env)))
+    for var in ("KUBEBUILDER_ASSETS", "HARNESS_BIN_DIR"):
+        d = os.environ.get(var)
+        if d:
+            out.append((var, Path(d) / name))
+    out.append(("cache", cached_bin_dir() / name))
+    return out
+
+
+def find_binaries(validate: bool = True) -> BinarySet:
+    """Locate every known binary; missing ones are simply absent from `.paths`.
+
+    An explicit env override that points at a non-executable file is an error (a typo should not
+    silently fall back to another binary).
+    """
+    bs = BinarySet({})
+    for name in REQUIRED + OPTIONAL:
+        for source, path in _candidates(name):
+            if path.is_file() and os.access(path, os.X_OK):
+                bs.paths[name] = path
+                bs.sources[name] = source
+                if validate:
+                    bs.versions[name] = binary_version(path)
+                break
+            if source == ENV_OVERRIDES[name]:
+                raise BinariesError(f"{source}={path} is not an executable file")
+    return bs
+
+
+def build(log=None) -> tuple[Path, float]:
+    """Run build-binaries.sh (pinned versions from the env); returns (bin dir, seconds)."""
+    env = dict(os.environ)
+    go = go_binary()
+    if go is None:
+        raise BinariesError("cannot build control-plane binaries: no Go toolchain (go not on PATH, "
+                            "/usr/local/go/bin/go missing); set KUBEBUILDER_ASSETS or HARNESS_BIN_DIR instead")
+    env["PATH"] = f"{Path(go).parent}:{env.get('PATH', '')}"
+    env.update({"K8S_VERSION": versions()["k8s"], "ETCD_VERSION": versions()["etcd"],
+                "KWOK_VERSION": versions()["kwok"], "HARNESS_CACHE": str(cache_dir())})
+    t0 = time.monotonic()
+    proc = subprocess.run(["bash", str(BUILD_SCRIPT)], env=env, capture_output=True, text=True)
+    dt = time.monotonic() - t0
+    if log is not None:
+        log(proc.stderr)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-25:])
+        raise BinariesError(f"{BUILD_SCRIPT.name} failed (exit {proc.returncode}) after {dt:.0f}s:\n{tail}")
+    return Path(proc.stdout.strip().splitlines()[-1]), dt
+
+
+def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED) -> BinarySet:
+    """Binaries for `need`, building the pinned versions into the cache first if any is missing.
+
+    The build goes through a file lock so concurrent pytest-xdist workers build once.
+    """
+    bs = find_binaries()
+    if not bs.missing(need) or not build:
+        if bs.missing(need):
+            raise BinariesError(_missing_message(bs, need))
+        return bs
+    from filelock import FileLock
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache_dir() / "build.lock")):
+        bs = find_binaries()
+        if bs.missing(need):
+            _build_fn()
+            bs = find_binaries()
+    if bs.missing(need):
+        raise BinariesError(_missing_message(bs, need))
+    return bs
+
+
+_build_fn = build    # keep a handle: ensure_binaries' `build` parameter shadows the function name
+
+
+def _missing_message(bs: BinarySet, need) -> str:
+    where = ", ".join(f"{n}: {ENV_OVERRIDES[n]}" for n in bs.missing(need))
+    return (f"missing control-plane binaries {bs.missing(need)} (looked in env overrides [{where}], "
+            f"$KUBEBUILDER_ASSETS, $HARNESS_BIN_DIR, {cached_bin_dir()}); "
+            f"build them with: bash {BUILD_SCRIPT}")
+
+
+# -- kwok stages (§3.2: kwok v0.8.0 ships no default stages) -----------------------------------------
+KWOK_STAGE_DIRS = ("kustomize/stage/node/fast", "kustomize/stage/node/heartbeat", "kustomize/stage/pod/fast")
+
+
+def go_module_dir(module: str, version: str) -> Path:
+    """The unpacked module from the Go module cache, downloading it through the proxy if needed."""
+    escaped = re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), module)
+    go = go_binary()
+    modcache = os.environ.get("GOMODCACHE")
+    if not modcache and go:
+        try:
+            modcache = subprocess.run([go, "env", "GOMODCACHE"], capture_output=True, text=True,
+                                      timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            modcache = None
+    modcache = modcache or str(Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
+    d = Path(modcache) / f"{escaped}@{version}"
+    if d.is_dir():
+        return d
+    if go is None:
+        raise BinariesError(f"{module}@{version} is not in the Go module cache ({d}) and there is no Go toolchain")
+    import json
+    env = {**os.environ, "GOTOOLCHAIN": "local", "GOWORK": "off", "GOFLAGS": "-mod=mod"}
+    proc = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], capture_output=True,
+                          text=True, env=env, cwd=str(cache_dir()) if cache_dir().exists() else None)
+    try:
+        info = json.loads(proc.stdout)
+    except ValueError:
+        info = {}
+    if proc.returncode != 0 or "Dir" not in info:
+        raise BinariesError(f"go mod download {module}@{version} failed: "
+                            f"{info.get('Error') or proc.stderr.strip()[-400:]}")
+    return Path(info["Dir"])
+
+
+def kwok_stages_file(bin_dir: Path) -> Path | None:
+    """`kwok-stages.yaml` beside the kwok binary; assembled from the kwok module if absent."""
+    out = bin_dir / "kwok-stages.yaml"
+    if out.exists():
+        return out
+    try:
+        mod = go_module_dir("sigs.k8s.io/kwok", versions()["kwok"])
+    except BinariesError:
+        return None
+    docs = []
+    for sub in KWOK_STAGE_DIRS:
+        for f in sorted((mod / sub).glob("*.yaml")):
+            if f.name != "kustomization.yaml":
+                docs.append(f.read_text().strip())
+    if not docs:
+        return None
+    target = out if os.access(bin_dir, os.W_OK) else cache_dir() / f"kwok-stages-{versions()['kwok']}.yaml"
+    tmp = target.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text("\n---\n".join(docs) + "\n")
+    os.replace(tmp, target)
+    return target

@@ -1,0 +1,346 @@
+"""The provider's real CRDs, with a profile's label rules, for a real API server to judge.
+
+Sources (Go module proxy, never committed; they live in the Go module cache and the harness cache):
+  * Karpenter core `sigs.k8s.io/karpenter@v1.14.0` `pkg/apis/crds/karpenter.sh_nodepools.yaml`,
+    `karpenter.sh_nodeclaims.yaml` (karpenter-core.md §5);
+  * Azure provider `github.com/Azure/karpenter-provider-azure@v0.7.0`
+    `pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml` (the only version the proxy serves here;
+    newer versions answer 403 "This module version is not available").
+
+What upstream does and we repeat (azure-provider.md §3.3): the provider's NodePool/NodeClaim CRDs are
+core's, with `hack/validation/{labels,requirements}.sh` yq patches replacing the label/requirement-key
+rules. Here the replacement rules come from the profile data via `harness.model.crdrules`:
+  * NodePool `spec.template.metadata.labels.x-kubernetes-validations` = label_map_rules(NODEPOOL_LABELS)
+    (replacing core's own three label rules);
+  * `...requirements.items.properties.key.x-kubernetes-validations` = requirement_key_rules(target) for
+    NodePool `spec.template.spec.requirements` (NODEPOOL_REQUIREMENTS) and NodeClaim `spec.requirements`
+    (NODECLAIM_REQUIREMENTS);
+  * the `requirements` array's own `x-kubernetes-validations` = requirement_list_rules(profile);
+  * `...requirements.items.properties.operator.enum` = profile.crd["operators"].
+
+AKSNodeClass changes (v0.7.0 serves only `v1alpha2`; our manifests are `karpenter.azure.com/v1beta1`):
+  * a `v1beta1` version is added as the served *storage* version, its schema a copy of v1alpha2's;
+    v1alpha2 stays served (not storage). No conversion webhook: with `strategy: None` only apiVersion
+    differs between the two, which is all a test cluster needs;
+  * `spec` and `status` of v1beta1 get `x-kubernetes-preserve-unknown-fields: true`, so fields newer
+    than v0.7.0 (fipsMode, imageVersion, security, ...) are kept instead of pruned. The v0.7.0 schema
+    still validates the fields it knows (e.g. imageFamily's enum), which is the upstream truth of v0.7.0.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import yaml
+
+from harness.backends import binaries
+from harness.backends.base import APIRejected
+from harness.backends.kubeclient import RestClient
+
+CORE_MODULE = "sigs.k8s.io/karpenter"
+AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+HASH_ANNOTATION = "karpenter-harness/render-hash"
+PROFILE_ANNOTATION = "karpenter-harness/profile"
+RENDER_REVISION = "3"    # bump when the patching below changes (part of the cache key)
+
+NODEPOOLS = "nodepools.karpenter.sh"
+NODECLAIMS = "nodeclaims.karpenter.sh"
+AKSNODECLASSES = "aksnodeclasses.karpenter.azure.com"
+
+
+class CRDError(RuntimeError):
+    pass
+
+
+def module_versions() -> dict[str, str]:
+    return {CORE_MODULE: os.environ.get("KARPENTER_CORE_VERSION", "v1.14.0"),
+            AZURE_MODULE: os.environ.get("AZURE_PROVIDER_VERSION", "v0.7.0")}
+
+
+def _upstream_files() -> dict[str, Path]:
+    v = module_versions()
+    core = binaries.go_module_dir(CORE_MODULE, v[CORE_MODULE]) / "pkg/apis/crds"
+    azure = binaries.go_module_dir(AZURE_MODULE, v[AZURE_MODULE]) / "pkg/apis/crds"
+    return {NODEPOOLS: core / "karpenter.sh_nodepools.yaml",
+            NODECLAIMS: core / "karpenter.sh_nodeclaims.yaml",
+            AKSNODECLASSES: azure / "karpenter.azure.com_aksnodeclasses.yaml"}
+
+
+def _render_key(profile) -> str:
+    here = Path(__file__).read_bytes()
+    try:
+        from harness.model import crdrules
+        rules_src = Path(crdrules.__file__).read_bytes()
+    except Exception:   # noqa: BLE001
+        rules_src = b""
+    h = hashlib.sha256()
+    for part in (RENDER_REVISION, json.dumps(module_versions(), sort_keys=True),
+                 json.dumps(profile.raw, sort_keys=True, default=str)):
+        h.update(part.encode())
+    h.update(here)
+    h.update(rules_src)
+    return h.hexdigest()[:16]
+
+
+def _version(crd: dict, name: str) -> dict:
+    for v in crd["spec"]["versions"]:
+        if v["name"] == name:
+            return v
+    raise CRDError(f"{crd['metadata']['name']} has no version {name}")
+
+
+def _at(schema: dict, dotted: str) -> dict:
+    node = schema
+    for part in dotted.split("."):
+        if part == "[]":
+            node = node["items"]
+        else:
+            try:
+                node = node["properties"][part]
+            except KeyError:
+                raise CRDError(f"schema path {dotted!r} not found at {part!r}") from None
+    return node
+
+
+def _cel(rendered) -> list[dict]:
+    return [{"message": r.message, "rule": r.rule} for r in rendered]
+
+
+def _patch_requirements(req: dict, profile, target: str) -> None:
+    from harness.model import crdrules
+    req["x-kubernetes-validations"] = _cel(crdrules.requirement_list_rules(profile))
+    props = req["items"]["properties"]
+    key_rules = _cel(crdrules.requirement_key_rules(profile, target))
+    if key_rules:
+        props["key"]["x-kubernetes-validations"] = key_rules
+    else:
+        props["key"].pop("x-kubernetes-validations", None)
+    props["operator"]["enum"] = list(profile.crd["operators"])
+
+
+def _patch_nodepool(crd: dict, profile) -> None:
+    from harness.model import crdrules
+    schema = _version(crd, "v1")["schema"]["openAPIV3Schema"]
+    labels = _at(schema, "spec.template.metadata.labels")
+    rules = _cel(crdrules.label_map_rules(profile, crdrules.NODEPOOL_LABELS))
+    if rules:
+        labels["x-kubernetes-validations"] = rules
+    else:
+        labels.pop("x-kubernetes-validations", None)
+    _patch_requirements(_at(schema, "spec.template.spec.requirements"), profile, crdrules.NODEPOOL_REQUIREMENTS)
+
+
+def _patch_nodeclaim(crd: dict, profile) -> None:
+    from harness.model import crdrules
+    schema = _version(crd, "v1")["schema"]["openAPIV3Schema"]
+    _patch_requirements(_at(schema, "spec.requirements"), profile, crdrules.NODECLAIM_REQUIREMENTS)
+
+
+def _patch_aksnodeclass(crd: dict) -> None:
+    names = [v["name"] for v in crd["spec"]["versions"]]
+    if "v1beta1" not in names:
+        src = crd["spec"]["versions"][-1]
+        v1b1 = copy.deepcopy(src)
+        v1b1["name"] = "v1beta1"
+        crd["spec"]["versions"].append(v1b1)
+    for v in crd["spec"]["versions"]:
+        v["served"] = True
+        v["storage"] = v["name"] == "v1beta1"
+    schema = _version(crd, "v1beta1")["schema"]["openAPIV3Schema"]
+    for part in ("spec", "status"):
+        if part in schema.get("properties", {}):
+            schema["properties"][part]["x-kubernetes-preserve-unknown-fields"] = True
+    _version(crd, "v1beta1").setdefault("subresources", {"status": {}})
+
+
+def _strip(crd: dict) -> dict:
+    """Keep what `kubectl apply` would send: drop status and server-owned metadata."""
+    crd.pop("status", None)
+    md = crd.setdefault("metadata", {})
+    for k in ("creationTimestamp", "resourceVersion", "uid", "generation", "managedFields"):
+        md.pop(k, None)
+    return crd
+
+
+def render_crds(profile_name: str) -> list[dict]:
+    """NodePool, NodeClaim and AKSNodeClass CRDs judging with `profile_name`'s rules.
+
+    Cached on disk under <harness cache>/crds/<profile>-<hash>.json (hash of module versions, the
+    profile data and the rendering code), so later sessions need neither Go nor the module cache.
+    """
+    from harness.model.profile import load_profile
+    profile = load_profile(profile_name)
+    key = _render_key(profile)
+    cache = binaries.cache_dir() / "crds" / f"{profile_name}-{key}.json"
+    if cache.exists():
+        try:
+            return json.loads(cache.read_text())
+        except ValueError:
+            pass
+    files = _upstream_files()
+    out = []
+    for name, path in files.items():
+        crd = _strip(yaml.safe_load(path.read_text()))
+        if crd["metadata"]["name"] != name:
+            raise CRDError(f"{path} holds {crd['metadata']['name']}, expected {name}")
+        if name == NODEPOOLS:
+            _patch_nodepool(crd, profile)
+        elif name == NODECLAIMS:
+            _patch_nodeclaim(crd, profile)
+        else:
+            _patch_aksnodeclass(crd)
+        ann = crd["metadata"].setdefault("annotations", {})
+        ann[PROFILE_ANNOTATION] = profile_name if name != AKSNODECLASSES else "-"
+        ann[HASH_ANNOTATION] = key if name != AKSNODECLASSES else _render_key_static()
+        out.append(crd)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(out))
+    os.replace(tmp, cache)
+    return out
+
+
+def _render_key_static() -> str:
+    """The AKSNodeClass CRD does not depend on the profile; its hash covers versions + code only."""
+    h = hashlib.sha256(RENDER_REVISION.encode() + json.dumps(module_versions(), sort_keys=True).encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
+# -- probing: has the API server picked up the new rules yet? -------------------------------------------
+def _violates(rule, key: str) -> bool:
+    """Python mirror of crdrules._predicate (CEL `find("^([^/]+)")` = text before the first '/')."""
+    if rule.forbid_key is not None:
+        return key == rule.forbid_key
+    domain = key.split("/", 1)[0]
+    if key in rule.allow_keys or any(domain.endswith(s) for s in rule.allow_domain_suffixes):
+        return False
+    return domain.endswith(rule.domain)
+
+
+def _probe_keys(profile, target: str) -> list[str]:
+    keys = []
+    for r in profile.key_rules:
+        if target not in r.targets:
+            continue
+        k = r.forbid_key if r.forbid_key is not None else f"{r.domain}/harness-probe"
+        if k not in keys:
+            keys.append(k)
+    return keys
+
+
+def _expected(profile, target: str, keys: list[str], field_of) -> set[tuple[str, str]]:
+    out = set()
+    for i, k in enumerate(keys):
+        for r in profile.key_rules:
+            if target in r.targets and _violates(r, k):
+                out.add((field_of(i), r.message))
+    return out
+
+
+def probes(profile) -> list[tuple[dict, set[tuple[str, str]]]]:
+    """Dry-run objects that violate every key rule of the profile once, with the (field, message)
+    causes the API server must answer when - and only when - exactly this profile's rules are live."""
+    from harness.model import crdrules
+    ref = {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"}
+    np_labels = _probe_keys(profile, crdrules.NODEPOOL_LABELS)
+    np_reqs = _probe_keys(profile, crdrules.NODEPOOL_REQUIREMENTS)
+    nc_reqs = _probe_keys(profile, crdrules.NODECLAIM_REQUIREMENTS)
+    nodepool = {
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "harness-crd-probe"},
+        "spec": {"template": {"metadata": {"labels": {k: "x" for k in np_labels}},
+                              "spec": {"nodeClassRef": ref,
+                                       "requirements": [{"key": k, "operator": "Exists"} for k in np_reqs]}}},
+    }
+    exp_np = _expected(profile, crdrules.NODEPOOL_LABELS, np_labels, lambda i: "spec.template.metadata.labels")
+    exp_np |= _expected(profile, crdrules.NODEPOOL_REQUIREMENTS, np_reqs,
+                        lambda i: f"spec.template.spec.requirements[{i}].key")
+    nodeclaim = {
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": {"name": "harness-crd-probe"},
+        "spec": {"nodeClassRef": ref, "requirements": [{"key": k, "operator": "Exists"} for k in nc_reqs]},
+    }
+    exp_nc = _expected(profile, crdrules.NODECLAIM_REQUIREMENTS, nc_reqs,
+                       lambda i: f"spec.requirements[{i}].key")
+    return [(nodepool, exp_np), (nodeclaim, exp_nc)]
+
+
+def _probe_once(client: RestClient, obj: dict, expected: set) -> tuple[bool, str]:
+    try:
+        client.create(obj, dry_run=True)
+        got: set = set()
+        detail = "accepted"
+    except APIRejected as e:
+        if e.status == 404:
+            return False, f"not served yet: {e.message}"
+        got = {(c.field, c.message) for c in e.causes}
+        detail = e.message
+    return got == expected, detail
+
+
+# -- installing -------------------------------------------------------------------------------------
+def apply_crds(client: RestClient, crds: list[dict]) -> list[str]:
+    """Create or replace each CRD whose render hash differs; returns the names written."""
+    written = []
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        cur = client.request("GET", f"{CRD_PATH}/{name}", ok_missing=True)
+        if cur is None:
+            client.request("POST", CRD_PATH, crd)
+            written.append(name)
+            continue
+        if (cur["metadata"].get("annotations") or {}).get(HASH_ANNOTATION) == crd["metadata"]["annotations"][HASH_ANNOTATION]:
+            continue
+        body = copy.deepcopy(crd)
+        body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+        client.request("PUT", f"{CRD_PATH}/{name}", body)
+        written.append(name)
+    return written
+
+
+def wait_established(client: RestClient, names: list[str], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    pending = list(names)
+    while pending:
+        name = pending[0]
+        cur = client.request("GET", f"{CRD_PATH}/{name}", ok_missing=True) or {}
+        conds = {c["type"]: c for c in (cur.get("status") or {}).get("conditions") or ()}
+        if conds.get("Established", {}).get("status") == "True":
+            pending.pop(0)
+            continue
+        if conds.get("NamesAccepted", {}).get("status") == "False":
+            raise CRDError(f"CRD {name}: NamesAccepted=False: {conds['NamesAccepted'].get('message')}")
+        if time.monotonic() > deadline:
+            raise CRDError(f"CRD {name} not Established within {timeout:.0f}s: {list(conds.values())}")
+        time.sleep(0.05)
+
+
+def install_profile(client: RestClient, profile_name: str, timeout: float = 60.0) -> dict:
+    """(Re)apply the CRDs for `profile_name` and wait until the API server judges with them.
+
+    Returns timings {"render": s, "apply": s, "effective": s, "written": [...]}.
+    """
+    from harness.model.profile import load_profile
+    t0 = time.monotonic()
+    crds = render_crds(profile_name)
+    t1 = time.monotonic()
+    written = apply_crds(client, crds)
+    wait_established(client, [c["metadata"]["name"] for c in crds], timeout)
+    t2 = time.monotonic()
+    deadline = t2 + timeout
+    for obj, expected in probes(load_profile(profile_name)):
+        while True:
+            ok, detail = _probe_once(client, obj, expected)
+            if ok:
+                break
+            if time.monotonic() > deadline:
+                raise CRDError(
+                    f"profile {profile_name!r}: the API server still does not apply the new rules to a "
+                    f"probe {obj['kind']} after {timeout:.0f}s; expected causes {sorted(expected)}, "
+                    f"last answer: {detail}")
+            time.sleep(0.05)
+    return {"render": t1 - t0, "apply": t2 - t1, "effective": time.monotonic() - t2, "written": written}

@@ -1,0 +1,142 @@
+"""Child processes of the local control plane: started in their own process group, logged to a
+file, health-checked, and always torn down (close(), an atexit reaper, and PR_SET_PDEATHSIG so a
+SIGKILLed pytest worker does not leave etcd/kube-apiserver behind).
+
+reference/cluster-backends.md §5.4 "Hygiene": kill process groups on teardown, keep logs per
+component for failure artefacts.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Callable
+
+_live: "weakref.WeakSet[ManagedProcess]" = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+class StartError(RuntimeError):
+    """A component did not come up; the message names it and carries its last log lines."""
+
+
+def free_port() -> int:
+    """A currently free TCP port on 127.0.0.1 (loopback only)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pdeathsig() -> None:
+    # Runs in the child between fork and exec: die with the parent (prctl PR_SET_PDEATHSIG=1).
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+
+
+class ManagedProcess:
+    def __init__(self, name: str, argv: list[str], log_path: Path, env: dict | None = None,
+                 cwd: str | None = None):
+        self.name = name
+        self.argv = argv
+        self.log_path = Path(log_path)
+        self._log = open(self.log_path, "ab", buffering=0)
+        self.started_at = time.monotonic()
+        self.proc = subprocess.Popen(
+            argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=env, cwd=cwd, start_new_session=True,   # own session => own process group
+            preexec_fn=_pdeathsig,
+        )
+        self.pid = self.proc.pid
+        with _live_lock:
+            _live.add(self)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def tail(self, n: int = 20) -> str:
+        try:
+            data = self.log_path.read_bytes()[-16384:].decode("utf-8", "replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(data.splitlines()[-n:])
+
+    def failure(self, what: str) -> StartError:
+        state = "running" if self.alive() else f"exited with code {self.proc.returncode}"
+        return StartError(f"{self.name} {what} ({state}; log {self.log_path}); last log lines:\n"
+                          f"{self.tail()}")
+
+    def wait_until(self, check: Callable[[], bool], timeout: float, what: str,
+                   interval: float = 0.05) -> float:
+        """Poll `check` until true; raise StartError naming the component and its log tail."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.alive():
+                raise self.failure(f"died before it was {what}")
+            try:
+                if check():
+                    return time.monotonic() - self.started_at
+            except Exception:   # noqa: BLE001 - connection refused etc. while starting
+                pass
+            if time.monotonic() > deadline:
+                raise self.failure(f"was not {what} within {timeout:.0f}s")
+            time.sleep(interval)
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM the process group, SIGKILL after `grace` seconds; idempotent."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(5)
+        else:
+            # The leader is gone; make sure nothing else of its group survives.
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self._log.close()
+        except OSError:
+            pass
+        with _live_lock:
+            _live.discard(self)
+
+
+def live_processes() -> list[ManagedProcess]:
+    with _live_lock:
+        return list(_live)
+
+
+@atexit.register
+def _reap_all() -> None:
+    for p in live_processes():
+        try:
+            p.stop(grace=2.0)
+        except Exception:   # noqa: BLE001 - best effort at interpreter exit
+            pass
+
+
+def pid_alive(pid: int) -> bool:
+    """True if `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
