@@ -1,8 +1,9 @@
 """Profiles: the label policy of one Karpenter core + Azure provider pairing, as data.
 
 A profile is a YAML file under harness/data/profiles. `extends: <other>` deep-merges over another
-profile; lists are replaced, except keys written `name+` (append) and `name-` (remove), so a
-derived profile states only its differences (design-0006 = before-0006 + the decisions).
+profile: maps merge key by key, lists are replaced; `name+` appends, `name-` removes and `name!`
+replaces a map wholesale, so a derived profile states only its differences (design-0006 =
+before-0006 + the decisions).
 Adding a profile needs no code change.
 """
 from __future__ import annotations
@@ -33,7 +34,9 @@ def _merge(base: Any, over: Any) -> Any:
         return copy.deepcopy(over)
     out = copy.deepcopy(base)
     for key, value in over.items():
-        if key.endswith("+") and isinstance(value, list):
+        if key.endswith("!"):
+            out[key[:-1]] = copy.deepcopy(value)
+        elif key.endswith("+") and isinstance(value, list):
             name = key[:-1]
             out[name] = list(out.get(name) or []) + [v for v in value if v not in (out.get(name) or [])]
         elif key.endswith("-") and isinstance(value, list):
