@@ -9,7 +9,9 @@ server's full message and its `details.causes`.
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 from typing import Any, Iterable
 
 import requests
@@ -27,8 +29,15 @@ _TYPES_WITH_VALUE = ("Invalid value", "Unsupported value", "Duplicate value", "N
 _TYPES_NO_VALUE = ("Required value", "Forbidden", "Internal error")
 
 
-def _skip_value(s: str) -> str | None:
-    """`s` starts with a printed value followed by ': '; return what follows, or None."""
+_BARE_VALUE = re.compile(r"^(-?\d+(\.\d+)?|true|false|null|<nil>|\{\}|\[\]): ")
+
+
+def _skip_value(s: str) -> str:
+    """Drop a printed value before the detail: 'Invalid value: "v": detail' -> 'detail'.
+
+    Since k8s 1.36, CEL errors on objects/maps omit the value ('Invalid value: <detail>'; older
+    servers printed '"object": '), so without a recognisable value `s` is already the detail.
+    """
     if s.startswith('"'):
         i = 1
         while i < len(s):
@@ -39,9 +48,9 @@ def _skip_value(s: str) -> str | None:
                 break
             i += 1
         rest = s[i + 1:]
-        return rest[2:] if rest.startswith(": ") else None
-    j = s.find(": ")
-    return s[j + 2:] if j >= 0 else None
+        return rest[2:] if rest.startswith(": ") else s
+    m = _BARE_VALUE.match(s)
+    return s[m.end():] if m else s
 
 
 def cause_detail(message: str) -> str:
@@ -51,9 +60,7 @@ def cause_detail(message: str) -> str:
             return message[len(t) + 2:]
     for t in _TYPES_WITH_VALUE:
         if message.startswith(t + ": "):
-            rest = _skip_value(message[len(t) + 2:])
-            if rest is not None:
-                return rest
+            return _skip_value(message[len(t) + 2:])
     return message
 
 
@@ -115,8 +122,15 @@ class RestClient:
         headers = {"Content-Type": content_type} if content_type != JSON else None
         with self._lock:
             self.calls += 1
-        r = self.s.request(method, self.server + path, data=data, params=params, headers=headers,
-                           timeout=self.timeout)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            r = self.s.request(method, self.server + path, data=data, params=params, headers=headers,
+                               timeout=self.timeout)
+            # 429 "storage is (re)initializing" while a resource's watch cache warms up (fresh
+            # server or CRD just (re)established): retry as client-go does, honouring Retry-After.
+            if r.status_code != 429 or time.monotonic() > deadline:
+                break
+            time.sleep(min(float(r.headers.get("Retry-After") or 0.1), 0.2))
         if r.status_code == 404 and ok_missing:
             return None
         if r.status_code >= 300:

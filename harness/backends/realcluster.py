@@ -1,0 +1,210 @@
+"""`Cluster` over a real kube-apiserver (shared by the `local` and `container` backends).
+
+Identities map to client certificates of the cluster's PKI (reference/cluster-backends.md §4.3-§4.4):
+  ADMIN                 -> CN=admin, O=system:masters
+  Identity("controller", n) -> CN=system:serviceaccount:kube-system:<n>, O=harness:controllers, which an
+                           RBAC ClusterRoleBinding grants cluster-admin (authorized by RBAC, not a
+                           system:masters bypass; NodeRestriction ignores non-node users either way)
+  Identity.node(n)      -> CN=system:node:<n>, O=system:nodes, no RBAC binding at all: only the Node
+                           authorizer and the NodeRestriction admission plugin decide (§4.4).
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from harness.backends import crds as crdmod
+from harness.backends.base import ADMIN, APIRejected, Identity
+from harness.backends.kinds import KINDS
+from harness.backends.kubeclient import RestClient
+from harness.backends.pki import CONTROLLERS_GROUP, PKI
+
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+# What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
+RESET_NAMESPACED = ("Pod", "Event", "Deployment", "DaemonSet", "PersistentVolumeClaim")
+RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume")
+
+CONTROLLERS_BINDING = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+    "metadata": {"name": "harness-controllers-cluster-admin"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": CONTROLLERS_GROUP}],
+}
+
+
+class RealCluster:
+    backend = "real"
+
+    def __init__(self, server: str, pki: PKI, capabilities: frozenset[str]):
+        self.server = server
+        self.pki = pki
+        self.capabilities = capabilities
+        self.profile: str | None = None
+        self.timings: dict[str, float] = {}
+        self._clients: dict[Identity, RestClient] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- identities ---------------------------------------------------------------------------------
+    def client(self, identity: Identity = ADMIN) -> RestClient:
+        with self._lock:
+            c = self._clients.get(identity)
+            if c is None:
+                if identity.kind == "admin":
+                    pair = self.pki.admin()
+                elif identity.kind == "node":
+                    pair = self.pki.node(identity.name)
+                elif identity.kind == "controller":
+                    pair = self.pki.controller(identity.username)
+                else:
+                    raise ValueError(f"unknown identity kind {identity.kind!r}")
+                c = RestClient(self.server, str(self.pki.ca.cert), pair.as_tuple())
+                self._clients[identity] = c
+            return c
+
+    @property
+    def admin(self) -> RestClient:
+        return self.client(ADMIN)
+
+    def calls(self) -> int:
+        return sum(c.calls for c in self._clients.values())
+
+    # -- bootstrap (after /readyz) --------------------------------------------------------------------
+    def bootstrap(self) -> None:
+        """RBAC for the controller identities; the default namespace must exist."""
+        self.admin.request("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
+                           + CONTROLLERS_BINDING["metadata"]["name"], CONTROLLERS_BINDING)
+        self.baseline_namespaces = {o["metadata"]["name"] for o in self.admin.list("Namespace")}
+
+    # -- Cluster protocol ------------------------------------------------------------------------------
+    def _ensure_namespace(self, obj: dict) -> bool:
+        k = KINDS.get(obj.get("kind", ""))
+        if not (k and k.namespaced):
+            return False
+        ns = (obj.get("metadata") or {}).get("namespace") or "default"
+        try:
+            self.admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        except APIRejected as e:
+            if e.status != 409:
+                raise
+        return True
+
+    def create(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        try:
+            return self.client(identity).create(obj)
+        except APIRejected as e:
+            # A scenario's namespace is created on first use (the embedded store has no namespaces).
+            if e.status == 404 and e.message.startswith("namespaces ") and self._ensure_namespace(obj):
+                return self.client(identity).create(obj)
+            raise
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        return self.admin.get(kind, name, namespace)
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+        try:
+            return self.admin.list(kind, namespace)
+        except APIRejected as e:
+            if e.status == 404:     # CRD kinds before install_profile
+                return []
+            raise
+
+    def update(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        return self.client(identity).update(obj)
+
+    def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        return self.client(identity).update_status(obj)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None:
+        """Delete (pods with grace period 0: there is no kubelet to confirm termination)."""
+        grace = 0 if kind == "Pod" else None
+        self.client(identity).delete(kind, name, namespace, grace_seconds=grace)
+
+    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
+        return self.client(identity).bind(pod, node_name)
+
+    def install_profile(self, profile_name: str) -> None:
+        t = crdmod.install_profile(self.admin, profile_name)
+        self.timings[f"install_profile:{profile_name}"] = t["render"] + t["apply"] + t["effective"]
+        self.profile = profile_name
+
+    def reset(self, timeout: float = 30.0) -> None:
+        """Delete every object of the harness's kinds and every namespace created since start."""
+        a = self.admin
+        for kind in RESET_NAMESPACED:
+            try:
+                objs = a.list(kind)
+            except APIRejected as e:
+                if e.status == 404:
+                    continue
+                raise
+            self._strip_finalizers(objs)
+            for ns in sorted({o["metadata"].get("namespace") or "default" for o in objs}):
+                a.delete_collection(kind, ns, grace_seconds=0)
+        for kind in RESET_CLUSTER:
+            try:
+                objs = a.list(kind)
+            except APIRejected as e:
+                if e.status == 404:
+                    continue
+                raise
+            if objs:
+                self._strip_finalizers(objs)
+                a.delete_collection(kind, grace_seconds=0)
+        for ns in a.list("Namespace"):
+            name = ns["metadata"]["name"]
+            if name in SYSTEM_NAMESPACES or name in getattr(self, "baseline_namespaces", ()):
+                continue
+            self._delete_namespace(name)
+        self._wait_empty(timeout)
+
+    def _strip_finalizers(self, objs: list[dict]) -> None:
+        for o in objs:
+            if o["metadata"].get("finalizers"):
+                try:
+                    self.admin.patch(o["kind"], o["metadata"]["name"], {"metadata": {"finalizers": None}},
+                                     o["metadata"].get("namespace"))
+                except APIRejected as e:
+                    if e.status != 404:
+                        raise
+
+    def _delete_namespace(self, name: str) -> None:
+        """Delete and finalize directly: without kube-controller-manager's namespace controller a
+        namespace would stay Terminating forever, so the harness empties it and drops the finalizer."""
+        a = self.admin
+        a.request("DELETE", f"/api/v1/namespaces/{name}", ok_missing=True)
+        cur = a.request("GET", f"/api/v1/namespaces/{name}", ok_missing=True)
+        if cur is None:
+            return
+        cur.setdefault("spec", {})["finalizers"] = []
+        try:
+            a.request("PUT", f"/api/v1/namespaces/{name}/finalize", cur)
+        except APIRejected as e:
+            if e.status not in (404, 409):
+                raise
+
+    def _wait_empty(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for kind in RESET_CLUSTER + RESET_NAMESPACED:
+            while True:
+                left = self.list(kind)
+                if not left:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"reset: {kind} objects still present after {timeout:.0f}s: "
+                                       f"{[o['metadata']['name'] for o in left][:10]}")
+                self._strip_finalizers(left)
+                time.sleep(0.05)
+
+    def close(self) -> None:
+        for c in self._clients.values():
+            c.close()
+        self._clients.clear()
+        self._closed = True
+
+    # context manager sugar
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
