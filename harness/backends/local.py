@@ -226,6 +226,11 @@ class LocalBackend:
         if self.controller_manager:
             self._start_kcm(cluster, bs, pki, server)
             capabilities.add("kube-controller-manager")
+            # Readiness with KCM includes serviceaccount/default (§5.4 "Readiness").
+            cluster.processes[-1].wait_until(
+                lambda: admin.request("GET", "/api/v1/namespaces/default/serviceaccounts/default",
+                                      ok_missing=True) is not None,
+                self.start_timeout, "creating serviceaccount/default")
         if self.scheduler:
             self._start_scheduler(cluster, bs, pki, server)
             capabilities.add("kube-scheduler")

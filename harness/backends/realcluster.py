@@ -95,8 +95,26 @@ class RealCluster:
         except APIRejected as e:
             # A scenario's namespace is created on first use (the embedded store has no namespaces).
             if e.status == 404 and e.message.startswith("namespaces ") and self._ensure_namespace(obj):
-                return self.client(identity).create(obj)
+                return self._create_retrying_sa(obj, identity)
+            if self._missing_service_account(e):
+                return self._create_retrying_sa(obj, identity)
             raise
+
+    @staticmethod
+    def _missing_service_account(e: APIRejected) -> bool:
+        # With kube-controller-manager the ServiceAccount admission plugin is on, and a fresh
+        # namespace has no "default" ServiceAccount for a moment (the SA controller creates it).
+        return e.status == 403 and "error looking up service account" in e.message
+
+    def _create_retrying_sa(self, obj: dict, identity: Identity, timeout: float = 15.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.client(identity).create(obj)
+            except APIRejected as e:
+                if not self._missing_service_account(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         return self.admin.get(kind, name, namespace)

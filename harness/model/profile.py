@@ -90,6 +90,7 @@ class BaseLabel:
     value: str | None = None
     source: str | None = None     # a named fact from the cluster/nodeclass context
     when: str | None = None       # a named condition
+    force: bool = False           # applied after every other input (wins over claim labels)
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class Profile:
     @functools.cached_property
     def base_labels(self) -> tuple[BaseLabel, ...]:
         return tuple(
-            BaseLabel(b["key"], b.get("value"), b.get("from"), b.get("when"))
+            BaseLabel(b["key"], b.get("value"), b.get("from"), b.get("when"), bool(b.get("force")))
             for b in self.provider.get("baseLabels") or ()
         )
 

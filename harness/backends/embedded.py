@@ -1,0 +1,180 @@
+"""The embedded backend: an in-process object store with the API semantics the loop relies on.
+
+It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
+for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
+and NodeRestriction for node identities (karpenter-core.md §6.3). The real backends replace these
+judgements with the real API server's; the conformance run compares the two.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+
+from harness.backends.base import ADMIN, APIRejected, Cause, Identity
+from harness.backends.kinds import KINDS, Kind
+from harness.model.labels import node_restriction_forbids
+from harness.model.profile import DEFAULT_PROFILE, load_profile
+from harness.model.validation import admission_rejection
+
+
+def _resource(kind: Kind) -> str:
+    return f"{kind.plural}.{kind.group}" if kind.group else kind.plural
+
+
+class EmbeddedCluster:
+    backend = "embedded"
+    capabilities = frozenset({"cel", "node-restriction"})
+
+    def __init__(self, profile: str = DEFAULT_PROFILE):
+        self._objs: dict[tuple[str, str, str], dict] = {}
+        self._rv = itertools.count(1)
+        self._uid = itertools.count(1)
+        self._lock = threading.RLock()
+        self.profile = load_profile(profile)
+        self.clock_now = lambda: "2026-01-01T00:00:00Z"
+
+    # -- helpers ------------------------------------------------------------------------------
+    @staticmethod
+    def _key(kind: str, name: str, namespace: str | None) -> tuple[str, str, str]:
+        k = KINDS[kind]
+        return kind, (namespace or "default") if k.namespaced else "", name
+
+    def _not_found(self, kind: str, name: str) -> APIRejected:
+        return APIRejected(404, "NotFound", f'{_resource(KINDS[kind])} "{name}" not found')
+
+    def _node_restriction(self, obj: dict, old: dict | None, identity: Identity) -> None:
+        """NodeRestriction admission for the `nodes` resource (karpenter-core.md §6.3)."""
+        if identity.kind != "node" or obj.get("kind") != "Node":
+            return
+        name = obj["metadata"]["name"]
+
+        def deny(msg: str) -> APIRejected:
+            return APIRejected(403, "Forbidden", f'nodes "{name}" is forbidden: {msg}')
+
+        if name != identity.name:
+            raise deny(f'node "{identity.name}" is not allowed to modify node "{name}"')
+        labels = obj["metadata"].get("labels") or {}
+        if old is None:
+            bad = sorted(k for k in labels if node_restriction_forbids(k, self.profile))
+            if bad:
+                raise deny(f'node "{name}" is not allowed to set the following labels: {", ".join(bad)}')
+            return
+        if (obj.get("spec") or {}).get("taints") != (old.get("spec") or {}).get("taints"):
+            raise deny(f'node "{name}" is not allowed to modify taints')
+        old_labels = old["metadata"].get("labels") or {}
+        changed = {k for k in set(labels) | set(old_labels) if labels.get(k) != old_labels.get(k)}
+        bad = sorted(k for k in changed if node_restriction_forbids(k, self.profile))
+        if bad:
+            raise deny(f'node "{name}" is not allowed to modify labels: {", ".join(bad)}')
+
+    def _admit(self, obj: dict) -> None:
+        if obj.get("kind") in ("NodePool", "NodeClaim"):
+            rejection = admission_rejection(obj, self.profile)
+            if rejection is not None:
+                raise rejection
+
+    # -- Cluster protocol ---------------------------------------------------------------------
+    def create(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        with self._lock:
+            obj = copy.deepcopy(obj)
+            kind = obj["kind"]
+            meta = obj.setdefault("metadata", {})
+            if not meta.get("name") and meta.get("generateName"):
+                raise APIRejected(422, "Invalid", "generateName is resolved by the loop, not the embedded store")
+            key = self._key(kind, meta["name"], meta.get("namespace"))
+            if KINDS[kind].namespaced:
+                meta.setdefault("namespace", "default")
+            if key in self._objs:
+                raise APIRejected(409, "AlreadyExists", f'{_resource(KINDS[kind])} "{meta["name"]}" already exists')
+            self._node_restriction(obj, None, identity)
+            self._admit(obj)
+            meta["resourceVersion"] = str(next(self._rv))
+            meta["uid"] = meta.get("uid") or f"00000000-0000-0000-0000-{next(self._uid):012d}"
+            meta.setdefault("creationTimestamp", self.clock_now())
+            obj.setdefault("apiVersion", KINDS[kind].api_version)
+            self._objs[key] = obj
+            return copy.deepcopy(obj)
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        with self._lock:
+            obj = self._objs.get(self._key(kind, name, namespace))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+        with self._lock:
+            return [copy.deepcopy(o) for (k, ns, _), o in sorted(self._objs.items(), key=lambda kv: kv[0])
+                    if k == kind and (namespace is None or ns == namespace)]
+
+    def _replace(self, obj: dict, identity: Identity, status_only: bool) -> dict:
+        with self._lock:
+            obj = copy.deepcopy(obj)
+            kind, meta = obj["kind"], obj["metadata"]
+            key = self._key(kind, meta["name"], meta.get("namespace"))
+            old = self._objs.get(key)
+            if old is None:
+                raise self._not_found(kind, meta["name"])
+            if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"]["resourceVersion"]:
+                raise APIRejected(409, "Conflict",
+                                  f'Operation cannot be fulfilled on {_resource(KINDS[kind])} "{meta["name"]}": '
+                                  "the object has been modified; please apply your changes to the latest version and try again")
+            if status_only:
+                new = copy.deepcopy(old)
+                new["status"] = obj.get("status")
+            else:
+                new = obj
+                new["status"] = old.get("status") if KINDS[kind].group else obj.get("status", old.get("status"))
+                self._node_restriction(new, old, identity)
+                self._admit(new)
+            new["metadata"]["resourceVersion"] = str(next(self._rv))
+            new["metadata"]["uid"] = old["metadata"]["uid"]
+            new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")
+            self._objs[key] = new
+            return copy.deepcopy(new)
+
+    def update(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        return self._replace(obj, identity, status_only=False)
+
+    def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        return self._replace(obj, identity, status_only=True)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None:
+        with self._lock:
+            if self._objs.pop(self._key(kind, name, namespace), None) is None:
+                raise self._not_found(kind, name)
+
+    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
+        with self._lock:
+            key = self._key("Pod", pod["metadata"]["name"], pod["metadata"].get("namespace"))
+            cur = self._objs.get(key)
+            if cur is None:
+                raise self._not_found("Pod", pod["metadata"]["name"])
+            if (cur.get("spec") or {}).get("nodeName"):
+                raise APIRejected(409, "Conflict", f'pod {pod["metadata"]["name"]} is already assigned to node '
+                                                   f'"{cur["spec"]["nodeName"]}"')
+            cur.setdefault("spec", {})["nodeName"] = node_name
+            cur["metadata"]["resourceVersion"] = str(next(self._rv))
+            return copy.deepcopy(cur)
+
+    def install_profile(self, profile_name: str) -> None:
+        self.profile = load_profile(profile_name)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._objs.clear()
+
+    def close(self) -> None:
+        self.reset()
+
+
+class EmbeddedBackend:
+    name = "embedded"
+
+    def available(self) -> tuple[bool, str]:
+        return True, ""
+
+    def start(self) -> EmbeddedCluster:
+        return EmbeddedCluster()
+
+
+__all__ = ["EmbeddedBackend", "EmbeddedCluster", "Cause"]

@@ -1,0 +1,75 @@
+"""kube-scheduler's verdict on a pod and a Node's *actual* labels, taints and free resources.
+
+Independent of Karpenter's prediction, so a label Karpenter expected but no writer put on the Node
+shows up as a pod that never binds (design 0006 FAQ, runaway provisioning).
+"""
+from __future__ import annotations
+
+from harness.loop.pods import PodView, Taint, untolerated
+from harness.model.requirements import parse_int
+
+
+def _match_expression(labels: dict[str, str], e: dict) -> bool:
+    """NodeSelectorRequirement matching as in k8s.io/component-helpers nodeaffinity."""
+    key, op, values = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
+    present = key in labels
+    if op == "In":
+        return present and labels[key] in values
+    if op == "NotIn":
+        return not present or labels[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt"):
+        if not present or len(values) != 1:
+            return False
+        have, want = parse_int(labels[key]), parse_int(values[0])
+        if have is None or want is None:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False   # Gte/Lte are Karpenter-only operators; kube-scheduler rejects them
+
+
+def node_matches(pod: PodView, labels: dict[str, str], node_name: str) -> str | None:
+    """None when the node's labels satisfy the pod's nodeSelector and required node affinity."""
+    for k, v in pod.node_selector.items():
+        if labels.get(k) != v:
+            return f"node(s) didn't match Pod's node affinity/selector ({k}={v})"
+    terms = pod.required_terms()
+    if terms:
+        for term in terms:
+            exprs_ok = all(_match_expression(labels, e) for e in term.get("matchExpressions") or [])
+            fields_ok = all(
+                (f.get("key") == "metadata.name" and (
+                    (f.get("operator") == "In" and node_name in (f.get("values") or [])) or
+                    (f.get("operator") == "NotIn" and node_name not in (f.get("values") or []))))
+                for f in term.get("matchFields") or [])
+            if exprs_ok and fields_ok and (term.get("matchExpressions") or term.get("matchFields")):
+                return None
+        return "node(s) didn't match Pod's node affinity/selector"
+    return None
+
+
+def can_bind(pod: PodView, node: dict, requested: dict[str, int]) -> str | None:
+    """The filter plugins that matter here: NodeUnschedulable, TaintToleration (NoSchedule and
+    NoExecute), NodeAffinity, NodeResourcesFit, and Ready."""
+    meta, spec = node["metadata"], node.get("spec") or {}
+    if spec.get("unschedulable"):
+        return "node(s) were unschedulable"
+    conditions = {c["type"]: c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
+    if conditions.get("Ready") != "True":
+        return "node(s) were not ready"
+    taints = [Taint.from_dict(t) for t in spec.get("taints") or []]
+    bad = untolerated(pod.tolerations, taints)
+    if bad:
+        return f"node(s) had untolerated taint {{{bad[0].key}: {bad[0].value}}}"
+    why = node_matches(pod, meta.get("labels") or {}, meta["name"])
+    if why:
+        return why
+    from harness.model.resources import parse_resource_list
+    alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+    for k, v in pod.requests.items():
+        if v > 0 and requested.get(k, 0) + v > alloc.get(k, 0):
+            return f"Insufficient {k}"
+    return None

@@ -1,0 +1,198 @@
+"""Pods as Karpenter and kube-scheduler see them: requirements, requests, tolerations, preferences.
+
+karpenter-core.md §2.3 (NewPodRequirements), §3.2 (pod admission), §3.4 (relaxation).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from harness.model.profile import Profile
+from harness.model.requirements import Requirement, Requirements
+from harness.model.resources import parse_resource_list
+from harness.model.semantics import Semantics
+from harness.model.validation import validate_requirement
+
+
+@dataclass
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+    @staticmethod
+    def from_dict(d: dict) -> "Taint":
+        return Taint(str(d["key"]), str(d.get("value") or ""), str(d.get("effect") or "NoSchedule"))
+
+    def to_dict(self) -> dict:
+        d = {"key": self.key, "effect": self.effect}
+        if self.value:
+            d["value"] = self.value
+        return d
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+def tolerates(tolerations: list[dict], taint: Taint) -> bool:
+    """core/v1 Toleration.ToleratesTaint."""
+    for t in tolerations:
+        effect = t.get("effect") or ""
+        if effect and effect != taint.effect:
+            continue
+        key = t.get("key") or ""
+        op = t.get("operator") or "Equal"
+        if not key:
+            if op == "Exists":
+                return True
+            continue
+        if key != taint.key:
+            continue
+        if op == "Exists" or (t.get("value") or "") == taint.value:
+            return True
+    return False
+
+
+def untolerated(tolerations: list[dict], taints: list[Taint], ignore_prefer_no_schedule: bool = True) -> list[Taint]:
+    return [t for t in taints
+            if not (ignore_prefer_no_schedule and t.effect == "PreferNoSchedule") and not tolerates(tolerations, t)]
+
+
+def pod_requests(spec: dict) -> dict[str, int]:
+    """Effective requests: max(sum of containers, each init container) + overhead, plus pods=1.
+    Limits stand in for missing requests (Kubernetes defaulting)."""
+    def container_requests(c: dict) -> dict[str, int]:
+        res = c.get("resources") or {}
+        req = dict(res.get("limits") or {})
+        req.update(res.get("requests") or {})
+        return parse_resource_list(req)
+
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        for k, v in container_requests(c).items():
+            total[k] = total.get(k, 0) + v
+    for c in spec.get("initContainers") or []:
+        for k, v in container_requests(c).items():
+            total[k] = max(total.get(k, 0), v)
+    for k, v in parse_resource_list(spec.get("overhead") or {}).items():
+        total[k] = total.get(k, 0) + v
+    total["pods"] = 1
+    return total
+
+
+@dataclass
+class PodView:
+    """A pod plus the scheduling-relevant views of it, with relaxation state."""
+
+    obj: dict
+    order: int                                   # creation order (queue tiebreak)
+    owner_kind: str = ""
+    owner_name: str = ""
+    relaxed_required: int = 0                    # required OR-terms dropped from the front
+    dropped_preferred: int = 0                   # heaviest preferred node-affinity terms dropped
+    tolerate_prefer_no_schedule: bool = False
+    _requests: dict[str, int] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.obj["metadata"]["name"]
+
+    @property
+    def namespace(self) -> str:
+        return self.obj["metadata"].get("namespace") or "default"
+
+    @property
+    def uid(self) -> str:
+        return self.obj["metadata"].get("uid") or f"{self.namespace}/{self.name}"
+
+    @property
+    def spec(self) -> dict:
+        return self.obj.get("spec") or {}
+
+    @property
+    def requests(self) -> dict[str, int]:
+        if self._requests is None:
+            self._requests = pod_requests(self.spec)
+        return self._requests
+
+    @property
+    def tolerations(self) -> list[dict]:
+        tol = list(self.spec.get("tolerations") or [])
+        if self.tolerate_prefer_no_schedule:
+            tol.append({"operator": "Exists", "effect": "PreferNoSchedule"})
+        return tol
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in (self.spec.get("nodeSelector") or {}).items()}
+
+    def _node_affinity(self) -> dict:
+        return ((self.spec.get("affinity") or {}).get("nodeAffinity")) or {}
+
+    def required_terms(self) -> list[dict]:
+        req = self._node_affinity().get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+        return list(req.get("nodeSelectorTerms") or [])
+
+    def preferred_terms(self) -> list[dict]:
+        """Preferred node-affinity terms, heaviest first (ties keep manifest order; upstream's sort
+        is not stable, karpenter-core.md §2.3)."""
+        prefs = list(self._node_affinity().get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+        return sorted(prefs, key=lambda p: -int(p.get("weight") or 0))
+
+    def requirements(self, sem: Semantics, strict: bool = False) -> Requirements:
+        """NewPodRequirements (karpenter-core.md §2.3): nodeSelector, then the heaviest preferred
+        term (unless strict), then the first remaining required term."""
+        reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in self.node_selector.items())
+        if not strict:
+            prefs = self.preferred_terms()[self.dropped_preferred:]
+            if prefs:
+                term = prefs[0].get("preference") or {}
+                reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                           for e in term.get("matchExpressions") or []))
+        terms = self.required_terms()[self.relaxed_required:]
+        if terms:
+            reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                       for e in terms[0].get("matchExpressions") or []))
+        return reqs
+
+    def relax(self, prefer_no_schedule_taints_exist: bool) -> bool:
+        """One relaxation step (karpenter-core.md §3.4); False when nothing is left to relax.
+        Pod (anti-)affinity and topology spread preferences are not modeled yet."""
+        if len(self.required_terms()) - self.relaxed_required > 1:
+            self.relaxed_required += 1
+            return True
+        if self.dropped_preferred < len(self.preferred_terms()):
+            self.dropped_preferred += 1
+            return True
+        if prefer_no_schedule_taints_exist and not self.tolerate_prefer_no_schedule:
+            self.tolerate_prefer_no_schedule = True
+            return True
+        return False
+
+    def reset_relaxation(self) -> None:
+        self.relaxed_required = self.dropped_preferred = 0
+        self.tolerate_prefer_no_schedule = False
+
+
+def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str, bool] | None:
+    """Provisioner.Validate (karpenter-core.md §3.2): why the pod is ignored, and whether an event
+    is emitted (case (a) emits none). None when the pod is provisionable."""
+    strict = pod.requirements(sem, strict=True)
+    np = strict.get("karpenter.sh/nodepool")
+    if "karpenter.sh/nodepool" in strict and np.operator == "DoesNotExist":
+        return ("configured to not run on a Karpenter provisioned node "
+                "(requirement=karpenter.sh/nodepool DoesNotExist)"), False
+    exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in pod.node_selector.items()]
+    for term in pod.required_terms():
+        if term.get("matchFields"):
+            return "node selector term with matchFields is not supported", True
+        exprs += list(term.get("matchExpressions") or [])
+    for e in exprs:
+        problems = validate_requirement(e, profile)
+        if problems:
+            return "; ".join(problems), True
+    return None
+
+
+def copy_pod(obj: dict) -> dict:
+    return copy.deepcopy(obj)

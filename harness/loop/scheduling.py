@@ -1,0 +1,363 @@
+"""Karpenter core's scheduling simulation: pods -> existing nodes, planned NodeClaims, new NodeClaims.
+
+karpenter-core.md §3.1 (NodeClaimTemplate), §3.2 (setup, daemon overhead), §3.3 (per-pod placement,
+filterInstanceTypesByRequirements and its messages, minValues), §3.4 (relaxation, final errors),
+§2.4 (Compatible with AllowUndefinedWellKnownLabels vs strict).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from harness.loop.pods import PodView, Taint, untolerated
+from harness.model.profile import Profile
+from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.resources import format_resource_list
+from harness.model.semantics import Semantics
+from harness.model.writers import nodeclaim_template_labels
+
+MAX_INSTANCE_TYPES = 600
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def _fits(requests: dict[str, int], allocatable: dict[str, int]) -> bool:
+    return all(v <= allocatable.get(k, 0) for k, v in requests.items() if v > 0)
+
+
+@dataclass
+class Template:
+    """A NodeClaimTemplate built from a NodePool (§3.1)."""
+
+    nodepool: dict
+    requirements: Requirements
+    labels: dict[str, str]
+    taints: list[Taint]
+    startup_taints: list[Taint]
+    instance_types: list                      # harness.model.instancetypes.InstanceType
+    daemon_pods: list[PodView] = field(default_factory=list)
+    _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.nodepool["metadata"]["name"]
+
+    @property
+    def weight(self) -> int:
+        return int((self.nodepool.get("spec") or {}).get("weight") or 0)
+
+    @staticmethod
+    def from_nodepool(nodepool: dict, instance_types: list, profile: Profile, sem: Semantics) -> "Template":
+        spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
+        labels = nodeclaim_template_labels(nodepool)
+        reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], sem)
+        reqs.add(*(Requirement.new(k, IN, [v], sem) for k, v in labels.items()))
+        reqs.add(*(Requirement.new(k, IN, ["true"], sem) for k in profile.scheduling_simulation_keys))
+        return Template(
+            nodepool=nodepool, requirements=reqs, labels=labels,
+            taints=[Taint.from_dict(t) for t in spec.get("taints") or []],
+            startup_taints=[Taint.from_dict(t) for t in spec.get("startupTaints") or []],
+            instance_types=instance_types,
+        )
+
+    def daemon_overhead(self, it, well_known: frozenset[str], sem: Semantics) -> dict[str, int]:
+        """§3.2 step 5: DaemonSet pods that tolerate the template taints, whose strict requirements
+        are compatible with the template, and that intersect the instance type."""
+        cached = self._overhead.get(it.name)
+        if cached is not None:
+            return cached
+        total: dict[str, int] = {}
+        for ds in self.daemon_pods:
+            if untolerated(ds.tolerations, self.taints + self.startup_taints):
+                continue
+            for relaxed in (0, 1):
+                ds.relaxed_required = relaxed
+                dreqs = ds.requirements(sem, strict=True)
+                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects(dreqs) is None:
+                    total = _add(total, ds.requests)
+                    break
+            ds.relaxed_required = 0
+        self._overhead[it.name] = total
+        return total
+
+
+@dataclass
+class ExistingNode:
+    """A registered (or in-flight) node as cluster state sees it (§4.5)."""
+
+    name: str
+    labels: dict[str, str]
+    taints: list[Taint]
+    allocatable: dict[str, int]
+    requested: dict[str, int]
+    nodeclaim: str | None = None
+    pods: list[str] = field(default_factory=list)
+
+    def requirements(self, sem: Semantics) -> Requirements:
+        reqs = Requirements.from_labels(self.labels, sem)
+        reqs.add(Requirement.new(HOSTNAME, IN, [self.labels.get(HOSTNAME, self.name)], sem))
+        return reqs
+
+
+@dataclass
+class PlannedClaim:
+    """A NodeClaim being packed in this Solve."""
+
+    template: Template
+    requirements: Requirements
+    instance_types: list
+    requests: dict[str, int]
+    hostname: str
+    pods: list[PodView] = field(default_factory=list)
+
+
+class FilterError:
+    """InstanceTypeFilterError (§3.3): which of requirements / resources / offering failed."""
+
+    def __init__(self):
+        self.requirements_met = self.fits = self.has_offering = False
+        self.requirements_and_fits = self.requirements_and_offering = self.fits_and_offering = False
+        self.min_values: list[str] | None = None
+
+    def message(self, reqs: Requirements, requests: dict[str, int]) -> str:
+        if self.min_values is not None:
+            msg = f"minValues requirement is not met for label(s) (label(s)=[{' '.join(self.min_values)}])"
+        elif not self.requirements_met and not self.fits and not self.has_offering:
+            msg = "no instance type met the scheduling requirements or had enough resources or had a required offering"
+        elif not self.requirements_met and not self.fits:
+            msg = "no instance type met the scheduling requirements or had enough resources"
+        elif not self.requirements_met and not self.has_offering:
+            msg = "no instance type met the scheduling requirements or had a required offering"
+        elif not self.fits and not self.has_offering:
+            msg = "no instance type had enough resources or had a required offering"
+        elif not self.requirements_met:
+            msg = "no instance type met all requirements"
+        elif not self.fits:
+            msg = "no instance type has enough resources"
+            if requests.get("cpu", 0) >= 1_000_000 * 1000:
+                msg += " (CPU request >= 1 Million, m vs M typo?)"
+        elif not self.has_offering:
+            msg = "no instance type has the required offering"
+        elif self.requirements_and_fits:
+            msg = "no instance type which met the scheduling requirements and had enough resources, had a required offering"
+        elif self.fits_and_offering:
+            msg = "no instance type which had enough resources and the required offering met the scheduling requirements"
+        elif self.requirements_and_offering:
+            msg = "no instance type which met the scheduling requirements and the required offering had the required resources"
+        else:
+            msg = "no instance type met the requirements/resources/offering tuple"
+        resources = json.dumps(format_resource_list(requests), sort_keys=True, separators=(",", ":"))
+        return f"{msg}, requirements={reqs}, resources={resources}"
+
+
+@dataclass
+class SolveResult:
+    new_claims: list[PlannedClaim]
+    existing: dict[str, str]                 # pod uid -> existing node name
+    errors: dict[str, str]                   # pod uid -> final error
+    nodepool_events: list[tuple[str, str, str]] = field(default_factory=list)  # (nodepool, reason, message)
+
+
+class Scheduler:
+    """One provisioning pass (Scheduler.Solve) over pending pods."""
+
+    def __init__(self, templates: Sequence[Template], existing: Sequence[ExistingNode], profile: Profile,
+                 sem: Semantics, min_values_policy: str = "Strict",
+                 hostname_counter: Callable[[], int] | None = None):
+        self.profile, self.sem = profile, sem
+        self.well_known = profile.well_known_labels
+        self.existing = list(existing)
+        self.min_values_policy = min_values_policy
+        self._hostname_counter = hostname_counter or _counter()
+        self.nodepool_events: list[tuple[str, str, str]] = []
+        self.templates = self._prefilter(sorted(templates, key=lambda t: (-t.weight, t.name)))
+        self.planned: list[PlannedClaim] = []
+        self._filter_cache: dict = {}
+
+    # -- setup --------------------------------------------------------------------------------
+    def _prefilter(self, templates: list[Template]) -> list[Template]:
+        """§3.2 step 4: drop templates whose own requirements filter out every instance type."""
+        kept = []
+        for t in templates:
+            its, err = self._filter(t, t.requirements, {}, None)
+            if its:
+                kept.append(t)
+            else:
+                msg = "NodePool requirements filtered out all compatible available instance types"
+                if err is not None and err.min_values is not None:
+                    msg += " due to minValues incompatibility"
+                self.nodepool_events.append((t.name, "NoCompatibleInstanceTypes", msg))
+        return kept
+
+    # -- filtering ----------------------------------------------------------------------------
+    def _filter(self, template: Template, reqs: Requirements, requests: dict[str, int],
+                candidates: list | None) -> tuple[list, FilterError | None]:
+        """filterInstanceTypesByRequirements (§3.3)."""
+        its = template.instance_types if candidates is None else candidates
+        key = (id(template), None if candidates is None else tuple(it.name for it in its), str(reqs),
+               tuple(sorted(requests.items())))
+        hit = self._filter_cache.get(key)
+        if hit is not None:
+            return hit
+        err = FilterError()
+        kept = []
+        for it in its:
+            compatible = it.requirements.intersects(reqs) is None
+            overhead = template.daemon_overhead(it, self.well_known, self.sem)
+            fits = _fits(_add(requests, overhead), it.allocatable())
+            has_offering = any(o.available and o.requirements.is_compatible(reqs, self.well_known)
+                               for o in it.offerings)
+            err.requirements_met |= compatible
+            err.fits |= fits
+            err.has_offering |= has_offering
+            err.requirements_and_fits |= compatible and fits and not has_offering
+            err.requirements_and_offering |= compatible and has_offering and not fits
+            err.fits_and_offering |= fits and has_offering and not compatible
+            if compatible and fits and has_offering:
+                kept.append(it)
+        if kept and reqs.has_min_values():
+            missing = self._min_values_unmet(reqs, kept)
+            if missing and self.min_values_policy != "BestEffort":
+                err.min_values = missing
+                kept = []
+        result = (kept, None if kept else err)
+        self._filter_cache[key] = result
+        return result
+
+    @staticmethod
+    def _min_values_unmet(reqs: Requirements, its: list) -> list[str]:
+        needs = {k: r.min_values for k, r in reqs.items() if r.min_values is not None}
+        seen: dict[str, set[str]] = {k: set() for k in needs}
+        for it in its:
+            for k in needs:
+                r = it.requirements.get(k)
+                if k in it.requirements and not r.complement:
+                    seen[k] |= set(r.values)
+            if all(len(seen[k]) >= n for k, n in needs.items()):
+                return []
+        return sorted(k for k, n in needs.items() if len(seen[k]) < n)
+
+    # -- placement ----------------------------------------------------------------------------
+    def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
+        if untolerated(pod.tolerations, node.taints):
+            return "taints"
+        if node.requirements(self.sem).compatible(pod.requirements(self.sem)) is not None:
+            return "requirements"
+        free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
+        if not _fits(pod.requests, free):
+            return "resources"
+        return None
+
+    def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
+                 candidates: list | None) -> tuple[Requirements, list, dict[str, int]] | str:
+        bad = untolerated(pod.tolerations, template.taints)
+        if bad:
+            return "; ".join(f"did not tolerate taint (taint={t})" for t in bad)
+        pod_reqs = pod.requirements(self.sem)
+        err = base_reqs.compatible(pod_reqs, self.well_known)
+        if err is not None:
+            return f"incompatible requirements, {err}"
+        merged = base_reqs.copy().add(*pod_reqs.values())
+        total = _add(requests, pod.requests)
+        its, ferr = self._filter(template, merged, total, candidates)
+        if not its:
+            assert ferr is not None
+            overhead_min = min((template.daemon_overhead(it, self.well_known, self.sem)
+                                for it in template.instance_types), key=lambda o: sum(o.values()), default={})
+            return ferr.message(merged, _add(total, overhead_min))
+        return merged, its, total
+
+    def solve(self, pods: Sequence[PodView]) -> SolveResult:
+        queue = sorted(pods, key=lambda p: (-p.requests.get("cpu", 0), -p.requests.get("memory", 0), p.order, p.uid))
+        errors: dict[str, str] = {}
+        existing_hits: dict[str, str] = {}
+        prefer_no_schedule = any(t.effect == "PreferNoSchedule" for tp in self.templates for t in tp.taints)
+        for pod in queue:
+            pod.reset_relaxation()
+        pending = list(queue)
+        progress = True
+        while pending and progress:
+            progress = False
+            retry: list[PodView] = []
+            for pod in pending:
+                while True:
+                    err = self._place(pod, existing_hits)
+                    if err is None:
+                        errors.pop(pod.uid, None)
+                        progress = True
+                        break
+                    errors[pod.uid] = err
+                    if not pod.relax(prefer_no_schedule):
+                        retry.append(pod)
+                        break
+            pending = retry if progress else pending
+        claims = self._truncate(errors)
+        return SolveResult(claims, existing_hits, errors, self.nodepool_events)
+
+    def _place(self, pod: PodView, existing_hits: dict[str, str]) -> str | None:
+        # 1. existing / in-flight nodes (strict)
+        for node in self.existing:
+            if self._try_existing(pod, node) is None:
+                node.requested = _add(node.requested, pod.requests)
+                node.pods.append(pod.uid)
+                existing_hits[pod.uid] = node.name
+                return None
+        # 2. NodeClaims planned in this pass, fewest pods first
+        for claim in sorted(self.planned, key=lambda c: len(c.pods)):
+            res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
+            if not isinstance(res, str):
+                claim.requirements, claim.instance_types, claim.requests = res
+                claim.pods.append(pod)
+                return None
+        # 3. a new NodeClaim from each template in weight order
+        if not self.templates:
+            return "nodepool requirements filtered out all available instance types"
+        errs: list[str] = []
+        for template in self.templates:
+            hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
+            base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
+            res = self._can_add(pod, template, base, {}, None)
+            if isinstance(res, str):
+                errs.append(res)
+                continue
+            reqs, its, total = res
+            self.planned.append(PlannedClaim(template, reqs, its, total, hostname, [pod]))
+            return None
+        return "; ".join(errs)
+
+    def _truncate(self, errors: dict[str, str]) -> list[PlannedClaim]:
+        """Results.TruncateInstanceTypes (§3.3): keep the 600 cheapest; drop claims that lose minValues."""
+        kept = []
+        for claim in self.planned:
+            claim.instance_types = sorted(claim.instance_types, key=lambda it: (cheapest_price(it, claim.requirements, self.well_known), it.name))[:MAX_INSTANCE_TYPES]
+            if claim.requirements.has_min_values() and self.min_values_policy != "BestEffort":
+                missing = self._min_values_unmet(claim.requirements, claim.instance_types)
+                if missing:
+                    for pod in claim.pods:
+                        errors[pod.uid] = ("pod didn\u2019t schedule because NodePool couldn\u2019t meet minValues "
+                                           "requirements, validating minValues, minValues requirement is not met for "
+                                           f"label(s) (label(s)=[{' '.join(missing)}]) (NodePool={claim.template.name})")
+                    continue
+            kept.append(claim)
+        return kept
+
+
+def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:
+    prices = [o.price for o in it.offerings if o.available and o.requirements.is_compatible(reqs, well_known)]
+    return min(prices) if prices else float("inf")
+
+
+def _counter():
+    n = [0]
+
+    def nxt() -> int:
+        n[0] += 1
+        return n[0]
+    return nxt

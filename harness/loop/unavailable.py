@@ -1,0 +1,139 @@
+"""The unavailable-offerings cache and the create-error handlers (azure-provider.md §2.6, §8).
+
+Entries expire on the simulated clock, never on wall time, so a scenario can advance an hour and
+see an offering come back.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+DEFAULT_TTL = 180.0   # UnavailableOfferingsTTL, 3 min (§2.6)
+
+
+def parse_duration(text: str | int | float) -> float:
+    """'10m', '1h', '23h', '90s' -> seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m|h)", str(text).strip())
+    if not m:
+        raise ValueError(f"not a duration: {text!r}")
+    n, unit = float(m.group(1)), m.group(2)
+    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+@functools.lru_cache(maxsize=1)
+def error_handlers() -> list[dict]:
+    text = (resources.files("harness") / "data" / "azure-create-errors.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+@dataclass
+class Entry:
+    key: str
+    expires: float
+    threshold: int | None = None      # family blocks: vCPU threshold
+
+
+class UnavailableOfferings:
+    """Keys follow upstream: "<capacityType>:<sku>:<zone>", "spot::", and lowercase
+    "skufamily:<family>:<zone>:<capacityType>" with a vCPU threshold."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.entries: dict[str, Entry] = {}
+        self.seq = 0
+
+    def _live(self, key: str) -> Entry | None:
+        e = self.entries.get(key)
+        if e is None:
+            return None
+        if e.expires <= self.clock.now():
+            del self.entries[key]
+            self.seq += 1
+            return None
+        return e
+
+    def is_unavailable(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str) -> bool:
+        if capacity_type == "spot" and self._live("spot::"):
+            return True
+        if self._live(f"{capacity_type}:{sku}:{zone}"):
+            return True
+        fam = self._live(f"skufamily:{family}:{zone}:{capacity_type}".lower())
+        return bool(fam and (fam.threshold == -1 or vcpus >= (fam.threshold or 0)))
+
+    def mark(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str, ttl: float) -> None:
+        """MarkUnavailableWithTTL: the offering and the family at this vCPU count (§2.6)."""
+        now = self.clock.now()
+        self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(f"{capacity_type}:{sku}:{zone}", now + ttl)
+        fkey = f"skufamily:{family}:{zone}:{capacity_type}".lower()
+        old = self._live(fkey)
+        threshold = vcpus if old is None or old.threshold is None else min(old.threshold, vcpus)
+        self.entries[fkey] = Entry(fkey, now + ttl, threshold)
+        self.seq += 1
+
+    def mark_spot(self, ttl: float) -> None:
+        self.entries["spot::"] = Entry("spot::", self.clock.now() + ttl)
+        self.seq += 1
+
+    def snapshot(self) -> list[dict]:
+        out = []
+        for key in sorted(list(self.entries)):
+            e = self._live(key)
+            if e is None:
+                continue
+            parts = key.split(":")
+            row = {"key": key, "expiresIn": round(e.expires - self.clock.now(), 3)}
+            if key == "spot::":
+                row.update(capacityType="spot", scope="all")
+            elif parts[0] == "skufamily":
+                row.update(family=parts[1], zone=parts[2], capacityType=parts[3], minVCPUs=e.threshold)
+            else:
+                row.update(capacityType=parts[0], size=parts[1], zone=parts[2])
+            out.append(row)
+        return out
+
+
+@dataclass
+class Classified:
+    handler: dict | None
+    error_kind: str              # CreateError | InsufficientCapacity | Unhandled
+    reason: str
+    message: str
+
+
+def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, instance_type, zone: str,
+                      capacity_type: str, all_zones: list[str]) -> Classified:
+    """Run the handler table over an ARM error (code + full text) and apply its cache marks."""
+    for h in error_handlers():
+        if h["code"] != code or ("contains" in h and h["contains"] not in text):
+            continue
+        ttl = parse_duration(h.get("ttl", DEFAULT_TTL))
+        for needle, t in (h.get("ttlWhenContains") or {}).items():
+            if needle in text:
+                ttl = parse_duration(t)
+        if "ttlByCapacityType" in h:
+            ttl = parse_duration(h["ttlByCapacityType"][capacity_type])
+        regional = zone == "0"
+        scope = [z for z in all_zones if (z == "0") == regional]
+        both = ["on-demand", "spot"]
+        marks = {
+            "spot-global": [],
+            "all-zones-capacity-type": [(z, capacity_type) for z in all_zones],
+            "scope-capacity-type": [(z, capacity_type) for z in scope],
+            "zone-both": [(zone, c) for c in both],
+            "scope-both": [(z, c) for z in scope for c in both],
+            "zone-capacity-type": [(zone, capacity_type)],
+            "none": [],
+        }[h["mark"]]
+        if h["mark"] == "spot-global":
+            cache.mark_spot(ttl)
+        for z, c in marks:
+            cache.mark(instance_type.name, instance_type.family, instance_type.vcpus, z, c, ttl)
+        msg = h["message"].format(instanceType=instance_type.name, zone=zone, capacityType=capacity_type)
+        return Classified(h, h["error"], h["reason"], msg[:1200])
+    return Classified(None, "Unhandled", "CreateInstanceFailed", text[:1200])

@@ -1,0 +1,193 @@
+"""The label writers: who puts which label on a Node, with which value, in which order.
+
+Four writers reach a Karpenter-on-Azure Node (design 0006 FAQ "How do Karpenter labels get onto
+the Node?", karpenter-core.md §4, §6; azure-provider.md §4):
+
+  kubelet                the kubelet's own labels at registration (karpenter-core.md §6.4)
+  kubelet-node-labels    the provider's `--node-labels` (azure-provider.md §4.4), applied by the kubelet
+  cloud-node-controller  the cloud node controller's instance-type/zone/region labels (§6.5)
+  karpenter-core         Karpenter core's syncNode copying all NodeClaim labels (§4.2)
+
+Each function here is pure: the loop calls them in order and the backend judges the writes.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from harness.model.labels import can_kubelet_set_label, is_restricted_node_label
+from harness.model.profile import Profile
+from harness.model.requirements import Requirements
+
+KUBELET = "kubelet"
+KUBELET_NODE_LABELS = "kubelet-node-labels"
+CLOUD_NODE_CONTROLLER = "cloud-node-controller"
+KARPENTER_CORE = "karpenter-core"
+WRITERS = (KUBELET, KUBELET_NODE_LABELS, CLOUD_NODE_CONTROLLER, KARPENTER_CORE)
+
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+NODEPOOL = "karpenter.sh/nodepool"
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+PLACEMENT_SCOPE = "karpenter.azure.com/placement-scope"
+ULTRA_SSD = "karpenter.azure.com/sku-storage-ultra-ssd"
+SCALESET_PRIORITY = "kubernetes.azure.com/scalesetpriority"
+PRIORITY = "kubernetes.azure.com/priority"
+NODECLASS_LABEL = "karpenter.azure.com/aksnodeclass"
+
+# azure-provider.md §3.1: the 22 Azure well-known keys (GetWellKnownSingleValuedRequirementLabels)
+AZURE_DOMAINS = ("karpenter.azure.com/", "kubernetes.azure.com/")
+
+
+@dataclass(frozen=True)
+class LabelFacts:
+    """Named facts the profile's base-label table refers to (`from:` and `when:` in the YAML)."""
+
+    values: Mapping[str, str]
+    conditions: frozenset[str]
+
+
+def base_labels(profile: Profile, facts: LabelFacts, forced: bool | None = None) -> dict[str, str]:
+    """The provider's always-generated labels (azure-provider.md §4.1), from the profile's table.
+    `forced` selects the entries applied last (True), the others (False), or all (None)."""
+    out: dict[str, str] = {}
+    for b in profile.base_labels:
+        if forced is not None and b.force != forced:
+            continue
+        if b.when and b.when not in facts.conditions:
+            continue
+        value = b.value if b.value is not None else facts.values.get(b.source or "")
+        if value is None:
+            continue
+        out[b.key] = str(value)
+    return out
+
+
+@dataclass
+class KubeletLabels:
+    """The `--node-labels` the provider hands the kubelet, and the keys its filter dropped."""
+
+    labels: dict[str, str]
+    dropped: dict[str, str] = field(default_factory=dict)   # key -> value removed by CanKubeletSetLabel
+    sources: dict[str, str] = field(default_factory=dict)   # key -> which input supplied the value
+
+
+DEFAULT_KUBELET_SOURCES = ("base", "nodeClaimLabels", "claimRequirements", "instanceTypeRequirements",
+                           "offering", "forcedBase")
+
+
+def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: Mapping[str, str],
+                        claim_requirements: Requirements, instance_type_requirements: Requirements,
+                        chosen: Mapping[str, str]) -> KubeletLabels:
+    """azure-provider.md §4.4 getStaticParameters (research before-0006 §5.2 for the older order):
+    the profile lists the inputs, later ones win; then the kubelet filter, if the profile has one."""
+    inputs = {
+        "base": lambda: base_labels(profile, facts, forced=False),
+        "nodeClaimLabels": lambda: nodeclaim_labels,
+        "claimRequirements": claim_requirements.single_valued_labels,
+        "instanceTypeRequirements": instance_type_requirements.single_valued_labels,
+        "offering": lambda: chosen,
+        "forcedBase": lambda: base_labels(profile, facts, forced=True),
+    }
+    merged: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for source in profile.provider.get("kubeletLabelSources") or DEFAULT_KUBELET_SOURCES:
+        for k, v in inputs[source]().items():
+            merged[k] = v
+            sources[k] = source
+    dropped: dict[str, str] = {}
+    if profile.provider.get("kubeletLabelFilter", "drop") == "drop":
+        for k in sorted(merged):
+            if not can_kubelet_set_label(k, profile):
+                dropped[k] = merged.pop(k)
+                sources.pop(k)
+    return KubeletLabels(merged, dropped, sources)
+
+
+def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dict[str, str]:
+    """karpenter-core.md §6.4 initialNode(): hostname, os, arch (GA and beta)."""
+    return {
+        "kubernetes.io/hostname": hostname,
+        "kubernetes.io/os": os_name,
+        "kubernetes.io/arch": arch,
+        "beta.kubernetes.io/os": os_name,
+        "beta.kubernetes.io/arch": arch,
+    }
+
+
+def cloud_node_controller_labels(instance_type: str, zone: str, region: str) -> dict[str, str]:
+    """karpenter-core.md §6.5: instance type, zone and region, each under the GA and beta keys.
+    Azure reports a regional VM's zone as "0" (azure-provider.md §2.1, #1615)."""
+    return {
+        INSTANCE_TYPE: instance_type,
+        "beta.kubernetes.io/instance-type": instance_type,
+        ZONE: zone,
+        "failure-domain.beta.kubernetes.io/zone": zone,
+        REGION: region,
+        "failure-domain.beta.kubernetes.io/region": region,
+    }
+
+
+def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requirements, zone: str,
+                        capacity_type: str, ultra_ssd: bool, nodepool: str,
+                        claim_requirements: Requirements) -> dict[str, str]:
+    """azure-provider.md §4.3 vmInstanceToNodeClaim + Create's merge of Azure well-known claim labels."""
+    keys = set(profile.provider.get("vmLabels") or
+               ("zone", "placementScope", "capacityType", "scaleSetPriority", "priority", "ultraSSD", "nodePool"))
+    labels = dict(instance_type_requirements.single_valued_labels())
+    if "zone" in keys:
+        labels[ZONE] = zone
+    if "placementScope" in keys:
+        labels[PLACEMENT_SCOPE] = "regional" if zone in ("0", "") else "zonal"
+    if "capacityType" in keys:
+        labels[CAPACITY_TYPE] = capacity_type
+    priority = "spot" if capacity_type == "spot" else "regular"
+    if "scaleSetPriority" in keys:
+        labels[SCALESET_PRIORITY] = priority
+    if "priority" in keys:
+        labels[PRIORITY] = priority
+    if "ultraSSD" in keys:
+        labels[ULTRA_SSD] = "true" if ultra_ssd else "false"
+    if "nodePool" in keys:
+        labels[NODEPOOL] = nodepool
+    if profile.provider.get("mergeWellKnownClaimLabels", True):
+        azure_wk = {k for k in profile.well_known_labels if k.startswith(AZURE_DOMAINS)}
+        for k, v in claim_requirements.single_valued_labels().items():
+            if k in azure_wk:
+                labels[k] = v
+    return labels
+
+
+def resolved_requirement_labels(profile: Profile, requirements: Requirements, rng: random.Random) -> dict[str, str]:
+    """Custom requirement keys turned into labels (karpenter-core.md §3.1 at v1.9+, or
+    Requirements.Labels() before v1.9, §8.1): In -> a member, NotIn/Exists/bounds -> a random integer."""
+    out: dict[str, str] = {}
+    skip_sim = set(profile.scheduling_simulation_keys)
+    for key in sorted(requirements):
+        if key in skip_sim:
+            continue
+        if profile.label_resolution == "requirementsLabels":
+            if is_restricted_node_label(key, profile):
+                continue
+        else:
+            if key in profile.well_known_labels or key in profile.restricted_labels:
+                continue
+        value = requirements[key].any(rng)
+        if value:
+            out[key] = value
+    return out
+
+
+def nodeclaim_template_labels(nodepool: dict, nodeclass_key: str = NODECLASS_LABEL) -> dict[str, str]:
+    """karpenter-core.md §3.1 steps 1+3: template labels, the nodepool label and the nodeclass label."""
+    tmpl = (nodepool.get("spec") or {}).get("template") or {}
+    labels = {str(k): str(v) for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items()}
+    labels[NODEPOOL] = nodepool["metadata"]["name"]
+    ref = (tmpl.get("spec") or {}).get("nodeClassRef") or {}
+    if ref.get("name"):
+        group = ref.get("group") or "karpenter.azure.com"
+        kind = (ref.get("kind") or "AKSNodeClass").lower()
+        labels[f"{group}/{kind}" if group else nodeclass_key] = ref["name"]
+    return labels
