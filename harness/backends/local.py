@@ -95,6 +95,80 @@ class LocalCluster(RealCluster):
                 shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def pki_paths(pki: PKI, root: str | None = None) -> dict[str, str]:
+    """File paths of the server-side PKI, optionally as seen under `root` inside a container."""
+    def p(path: Path) -> str:
+        return str(path) if root is None else f"{root}/{path.relative_to(pki.dir)}"
+    return {"ca": p(pki.ca.cert), "ca_key": p(pki.ca.key), "tls_cert": p(pki.serving.cert),
+            "tls_key": p(pki.serving.key), "sa_pub": p(pki.sa_pub), "sa_key": p(pki.sa_key)}
+
+
+def etcd_args(data_dir: str | Path, client_url: str, peer_url: str) -> list[str]:
+    """envtest's etcd flags (§4.1) plus a standalone member on loopback peer URLs."""
+    return ["--name=harness", f"--data-dir={data_dir}",
+            f"--listen-client-urls={client_url}", f"--advertise-client-urls={client_url}",
+            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=harness={peer_url}", "--unsafe-no-fsync=true", "--log-level=warn"]
+
+
+def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str, issuer: str,
+                   cert_dir: str, service_account_admission: bool = False,
+                   extra: dict[str, str] | None = None) -> list[str]:
+    """envtest's kube-apiserver flags (§4.2) + Node,RBAC and NodeRestriction (§4.4) + loopback-only
+    sandbox flags (--advertise-address=127.0.0.1, --endpoint-reconciler-type=none)."""
+    args = {
+        "etcd-servers": etcd_url,
+        "secure-port": str(port),
+        "bind-address": bind,
+        "advertise-address": "127.0.0.1",
+        "cert-dir": cert_dir,
+        "tls-cert-file": paths["tls_cert"],
+        "tls-private-key-file": paths["tls_key"],
+        "client-ca-file": paths["ca"],
+        "service-account-issuer": issuer,
+        "service-account-key-file": paths["sa_pub"],
+        "service-account-signing-key-file": paths["sa_key"],
+        "service-cluster-ip-range": "10.0.0.0/24",
+        "allow-privileged": "true",
+        "authorization-mode": "Node,RBAC",
+        "enable-admission-plugins": "NodeRestriction",
+        # No controller-manager => no default ServiceAccount; envtest disables the plugin (§4.2).
+        "disable-admission-plugins": "" if service_account_admission else "ServiceAccount",
+        "endpoint-reconciler-type": "none",
+        "enable-priority-and-fairness": "false",
+        "profiling": "false",
+    }
+    args.update(extra or {})
+    return [f"--{k}={v}" for k, v in args.items() if v != ""]
+
+
+def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "127.0.0.1") -> list[str]:
+    """§4.3 step 5: CN=system:kube-scheduler has bootstrap RBAC; no leader election."""
+    kc = kubeconfig_path
+    return [f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+            "--leader-elect=false", f"--bind-address={bind}", f"--secure-port={port}", f"--cert-dir={cert_dir}"]
+
+
+def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str],
+             bind: str = "127.0.0.1") -> list[str]:
+    """§4.3 step 5: kube-controller-manager with SA tokens and the cluster signer."""
+    kc = kubeconfig_path
+    return [f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+            "--leader-elect=false", f"--bind-address={bind}", f"--secure-port={port}", f"--cert-dir={cert_dir}",
+            f"--service-account-private-key-file={paths['sa_key']}", f"--root-ca-file={paths['ca']}",
+            "--use-service-account-credentials=true",
+            f"--cluster-signing-cert-file={paths['ca']}", f"--cluster-signing-key-file={paths['ca_key']}"]
+
+
+def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0.1") -> list[str]:
+    """§3.3: kwok out of cluster, managing only Nodes annotated kwok.x-k8s.io/node=fake (as
+    Karpenter's kwok provider marks them), status heartbeats (no leases), stages from --config
+    (v0.8.0 has no built-in stages, §3.2); --server-address pinned to loopback."""
+    return [f"--kubeconfig={kubeconfig_path}", f"--config={stages}",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--node-lease-duration-seconds=0", f"--server-address={bind}:{port}"]
+
+
 class LocalBackend:
     name = "local"
 
@@ -154,47 +228,25 @@ class LocalBackend:
 
         # etcd (§4.1)
         etcd_port, peer_port = free_port(), free_port()
-        client_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
-        etcd = ManagedProcess("etcd", [
-            str(bs["etcd"]), "--name=harness", f"--data-dir={wd / 'etcd'}",
-            f"--listen-client-urls={client_url}", f"--advertise-client-urls={client_url}",
-            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=harness={peer_url}", "--unsafe-no-fsync=true", "--log-level=warn",
-        ], wd / "logs" / "etcd.log")
+        client_url = f"http://127.0.0.1:{etcd_port}"
+        etcd = ManagedProcess("etcd", [str(bs["etcd"])] + etcd_args(wd / "etcd", client_url,
+                                                                    f"http://127.0.0.1:{peer_port}"),
+                              wd / "logs" / "etcd.log")
         cluster.processes.append(etcd)
 
         # kube-apiserver (§4.2 + §4.4). Started right away: it retries etcd until it answers.
         port = free_port()
         server = f"https://127.0.0.1:{port}"
-        args = {
-            "etcd-servers": client_url,
-            "secure-port": str(port),
-            "bind-address": "127.0.0.1",
-            "advertise-address": "127.0.0.1",
-            "cert-dir": str(wd / "apiserver-certs"),
-            "tls-cert-file": str(pki.serving.cert),
-            "tls-private-key-file": str(pki.serving.key),
-            "client-ca-file": str(pki.ca.cert),
-            "service-account-issuer": server + "/",
-            "service-account-key-file": str(pki.sa_pub),
-            "service-account-signing-key-file": str(pki.sa_key),
-            "service-cluster-ip-range": "10.0.0.0/24",
-            "allow-privileged": "true",
-            "authorization-mode": "Node,RBAC",
-            "enable-admission-plugins": "NodeRestriction",
-            # No controller-manager => no default ServiceAccount; envtest disables the plugin (§4.2).
-            "disable-admission-plugins": "" if self.controller_manager else "ServiceAccount",
-            "endpoint-reconciler-type": "none",
-            "enable-priority-and-fairness": "false",
-            "profiling": "false",
-        }
-        args.update(self.apiserver_args)
-        apiserver = ManagedProcess("kube-apiserver", [str(bs["kube-apiserver"])] +
-                                   [f"--{k}={v}" for k, v in args.items() if v != ""],
+        args = apiserver_args(pki_paths(pki), etcd_url=client_url, port=port, bind="127.0.0.1",
+                              issuer=server + "/", cert_dir=str(wd / "apiserver-certs"),
+                              service_account_admission=self.controller_manager, extra=self.apiserver_args)
+        apiserver = ManagedProcess("kube-apiserver", [str(bs["kube-apiserver"])] + args,
                                    wd / "logs" / "kube-apiserver.log")
         cluster.processes.append(apiserver)
 
-        etcd.wait_until(lambda: requests.get(client_url + "/health", timeout=1).json().get("health") == "true",
+        plain = requests.Session()
+        plain.trust_env = False     # loopback: never through an HTTP(S)_PROXY from the environment
+        etcd.wait_until(lambda: plain.get(client_url + "/health", timeout=1).json().get("health") == "true",
                         self.start_timeout, "healthy (GET /health)")
         t_etcd = time.monotonic() - t0
 
@@ -265,25 +317,18 @@ class LocalBackend:
     def _start_scheduler(self, cluster, bs, pki, server) -> None:
         kc = self._kubeconfig(cluster, "kube-scheduler", pki.kube_scheduler())
         port = free_port()
-        p = ManagedProcess("kube-scheduler", [
-            str(bs["kube-scheduler"]), f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}", "--leader-elect=false", "--bind-address=127.0.0.1",
-            f"--secure-port={port}", f"--cert-dir={cluster.workdir / 'scheduler-certs'}",
-        ], cluster.workdir / "logs" / "kube-scheduler.log")
+        p = ManagedProcess("kube-scheduler", [str(bs["kube-scheduler"])] +
+                           scheduler_args(str(kc), port, str(cluster.workdir / "scheduler-certs")),
+                           cluster.workdir / "logs" / "kube-scheduler.log")
         cluster.processes.append(p)
         p.wait_until(self._https_healthz(port), self.start_timeout, "healthy (GET /healthz)")
 
     def _start_kcm(self, cluster, bs, pki, server) -> None:
         kc = self._kubeconfig(cluster, "kube-controller-manager", pki.kube_controller_manager())
         port = free_port()
-        p = ManagedProcess("kube-controller-manager", [
-            str(bs["kube-controller-manager"]), f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}", "--leader-elect=false", "--bind-address=127.0.0.1",
-            f"--secure-port={port}", f"--cert-dir={cluster.workdir / 'kcm-certs'}",
-            f"--service-account-private-key-file={pki.sa_key}", f"--root-ca-file={pki.ca.cert}",
-            "--use-service-account-credentials=true",
-            f"--cluster-signing-cert-file={pki.ca.cert}", f"--cluster-signing-key-file={pki.ca.key}",
-        ], cluster.workdir / "logs" / "kube-controller-manager.log")
+        p = ManagedProcess("kube-controller-manager", [str(bs["kube-controller-manager"])] +
+                           kcm_args(str(kc), port, str(cluster.workdir / "kcm-certs"), pki_paths(pki)),
+                           cluster.workdir / "logs" / "kube-controller-manager.log")
         cluster.processes.append(p)
         p.wait_until(self._https_healthz(port), self.start_timeout, "healthy (GET /healthz)")
 
@@ -291,12 +336,8 @@ class LocalBackend:
         # kwok acts as a controller (it is not a kubelet): RBAC through the controllers group (§3.3).
         kc = self._kubeconfig(cluster, "kwok", pki.controller("kwok"))
         port = free_port()
-        stages = bs.kwok_stages
-        p = ManagedProcess("kwok", [
-            str(bs["kwok"]), f"--kubeconfig={kc}", f"--config={stages}",
-            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-            "--node-lease-duration-seconds=0", f"--server-address=127.0.0.1:{port}",
-        ], cluster.workdir / "logs" / "kwok.log", cwd=str(cluster.workdir))
+        p = ManagedProcess("kwok", [str(bs["kwok"])] + kwok_args(str(kc), str(bs.kwok_stages), port),
+                           cluster.workdir / "logs" / "kwok.log", cwd=str(cluster.workdir))
         cluster.processes.append(p)
         s = requests.Session()
         s.trust_env = False

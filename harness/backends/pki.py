@@ -67,7 +67,10 @@ class PKI:
     a client cert, so node identities can be created lazily, one per simulated kubelet.
     """
 
-    def __init__(self, directory: str | os.PathLike, *, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")):
+    def __init__(self, directory: str | os.PathLike, *, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+                 ca: tuple[bytes, bytes] | None = None, server_side: bool = True):
+        """`ca=(cert_pem, key_pem)` reuses an existing client CA (e.g. k3s's, to mint node certs for
+        a cluster we did not create); `server_side=False` skips the serving cert and SA keys."""
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -76,24 +79,32 @@ class PKI:
         self._not_before = now - _dt.timedelta(minutes=5)
         self._not_after = now + _VALIDITY
 
-        # Cluster CA (§4.3 step 1).
-        self._ca_key = _key()
-        name = _name("harness-cluster-ca")
-        self._ca_cert = (
-            x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(self._ca_key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(self._not_before).not_valid_after(self._not_after)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False,
-                                         data_encipherment=False, key_agreement=False,
-                                         encipher_only=False, decipher_only=False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(self._ca_key.public_key()), critical=False)
-            .sign(self._ca_key, hashes.SHA256())
-        )
+        if ca is not None:
+            self._ca_cert = x509.load_pem_x509_certificate(ca[0])
+            self._ca_key = serialization.load_pem_private_key(ca[1], password=None)
+            self._not_after = min(self._not_after, self._ca_cert.not_valid_after_utc)
+        else:
+            # Cluster CA (§4.3 step 1).
+            self._ca_key = _key()
+            name = _name("harness-cluster-ca")
+            self._ca_cert = (
+                x509.CertificateBuilder().subject_name(name).issuer_name(name)
+                .public_key(self._ca_key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(self._not_before).not_valid_after(self._not_after)
+                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                             content_commitment=False, key_encipherment=False,
+                                             data_encipherment=False, key_agreement=False,
+                                             encipher_only=False, decipher_only=False), critical=True)
+                .add_extension(x509.SubjectKeyIdentifier.from_public_key(self._ca_key.public_key()),
+                               critical=False)
+                .sign(self._ca_key, hashes.SHA256())
+            )
         self.ca = CertPair(self.dir / "ca.crt", self.dir / "ca.key")
         _write(self.ca.cert, self._ca_cert.public_bytes(serialization.Encoding.PEM))
         _write(self.ca.key, _key_pem(self._ca_key), private=True)
+        if not server_side:
+            return
 
         # Serving cert: SANs of loopback plus the in-cluster service names (§4.3).
         dns = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",

@@ -35,9 +35,10 @@ CONTROLLERS_BINDING = {
 class RealCluster:
     backend = "real"
 
-    def __init__(self, server: str, pki: PKI, capabilities: frozenset[str]):
+    def __init__(self, server: str, pki: PKI, capabilities: frozenset[str], server_ca: str | None = None):
         self.server = server
         self.pki = pki
+        self.server_ca = server_ca or str(pki.ca.cert)    # k3s: serving CA differs from client CA
         self.capabilities = capabilities
         self.profile: str | None = None
         self.timings: dict[str, float] = {}
@@ -58,7 +59,7 @@ class RealCluster:
                     pair = self.pki.controller(identity.username)
                 else:
                     raise ValueError(f"unknown identity kind {identity.kind!r}")
-                c = RestClient(self.server, str(self.pki.ca.cert), pair.as_tuple())
+                c = RestClient(self.server, self.server_ca, pair.as_tuple())
                 self._clients[identity] = c
             return c
 

@@ -1,0 +1,128 @@
+"""What one simulation run produced, in the shape the expectations and reports read.
+
+Every Node label carries its provenance: the ordered writes (writer, value, accepted) that
+touched it, so a report can say which path put it there and which write won.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class LabelWrite:
+    writer: str
+    value: str
+    accepted: bool = True
+    note: str = ""
+
+
+@dataclass
+class NodePoolResult:
+    name: str
+    accepted: bool = True                 # admitted by the API server
+    ready: bool = False
+    stage: str | None = None              # "admission" | "runtime" when rejected
+    message: str | None = None
+    causes: list[str] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> bool:
+        return self.stage is not None
+
+
+@dataclass
+class PodResult:
+    name: str
+    namespace: str
+    owner_kind: str = ""
+    owner_name: str = ""
+    node: str | None = None
+    state: str = "pending"                # scheduled | pending | ignored
+    reason: str | None = None             # Karpenter's FailedScheduling/ignore text, else kube-scheduler's
+    karpenter_error: str | None = None
+    scheduler_error: str | None = None
+    events: list[str] = field(default_factory=list)
+    nodeclaims: list[str] = field(default_factory=list)   # NodeClaims launched for it
+
+
+@dataclass
+class NodeResult:
+    name: str
+    index: int
+    nodeclaim: str
+    nodepool: str
+    instance_type: str
+    zone: str
+    capacity_type: str
+    vm_name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[dict] = field(default_factory=list)
+    provenance: dict[str, list[LabelWrite]] = field(default_factory=dict)
+    kubelet_node_labels: dict[str, str] = field(default_factory=dict)
+    kubelet_dropped: dict[str, str] = field(default_factory=dict)
+    kubelet_refused: str | None = None
+    node_restriction_denied: str | None = None
+    registered: bool = False
+    initialized: bool = False
+    pods: list[str] = field(default_factory=list)
+    nodeclaim_labels: dict[str, str] = field(default_factory=dict)
+    nodeclaim_requirements: list[dict] = field(default_factory=list)
+
+    def writer(self, key: str) -> str | None:
+        """The writer whose value is on the Node now (the last accepted write with that value)."""
+        value = self.labels.get(key)
+        for w in reversed(self.provenance.get(key, [])):
+            if w.accepted and w.value == value:
+                return w.writer
+        return None
+
+    def writers(self, key: str) -> list[str]:
+        return sorted({w.writer for w in self.provenance.get(key, []) if w.accepted})
+
+
+@dataclass
+class NodeClaimResult:
+    name: str
+    nodepool: str
+    pods: list[str]
+    requirements: list[dict]
+    labels: dict[str, str]
+    launched: bool = False
+    failure: dict | None = None           # {kind, reason, message, code, attempted}
+    rejected: str | None = None           # API server rejection of the NodeClaim itself
+    node: str | None = None
+    deleted: str | None = None            # why core deleted it
+
+
+@dataclass
+class RunResult:
+    scenario: str
+    profile: str
+    backend: str
+    seed: int
+    instance_types: dict[str, object] = field(default_factory=dict)     # name -> InstanceType (per nodeclass, first seen)
+    dropped_skus: dict[str, str] = field(default_factory=dict)
+    nodepools: dict[str, NodePoolResult] = field(default_factory=dict)
+    pods: dict[str, PodResult] = field(default_factory=dict)            # "<ns>/<name>"
+    nodes: list[NodeResult] = field(default_factory=list)
+    nodeclaims: list[NodeClaimResult] = field(default_factory=list)
+    azure: dict = field(default_factory=dict)                           # fakeazure snapshot
+    unavailable_offerings: list[dict] = field(default_factory=list)
+    iterations: int = 0
+    steady: bool = False
+    runaway: bool = False
+    runaway_reason: str | None = None
+    events: list[dict] = field(default_factory=list)
+    trace: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def pods_of(self, name: str) -> list[PodResult]:
+        """Pods named `name`, or owned by a Deployment/DaemonSet named `name`."""
+        direct = [p for p in self.pods.values() if p.name == name]
+        return direct or [p for p in self.pods.values() if p.owner_name == name]
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["instance_types"] = sorted(self.instance_types)
+        return d

@@ -1,0 +1,395 @@
+"""Partial matching of a scenario's `expect` block against a RunResult.
+
+Maps are subsets (say only what you care about); lists of requirements, taints, offerings and
+VMs match by natural key, order-insensitive; absence is first-class (`labelsAbsent`, counts of 0).
+Each mismatch names the expectation's path, the expected and actual values, and where the actual
+value came from (the label writer, the rejection stage), so a failure reads without a debugger.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness.loop.result import NodeResult, RunResult
+
+
+@dataclass
+class Mismatch:
+    path: str
+    expected: object
+    actual: object
+    detail: str = ""
+    line: int | None = None
+
+    def render(self) -> str:
+        text = f"{self.path}: expected {_fmt(self.expected)}, got {_fmt(self.actual)}"
+        if self.detail:
+            text += f" ({self.detail})"
+        return text
+
+
+def _fmt(v) -> str:
+    if isinstance(v, str):
+        return '"' + v + '"'
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return "[" + ", ".join(_fmt(x) for x in (sorted(v) if isinstance(v, (set, frozenset)) else v)) + "]"
+    if v is None:
+        return "nothing"
+    return str(v)
+
+
+def _s(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _text_matches(spec: dict, text: str | None, extra: list[str] = ()) -> str | None:
+    """Check message/messageRegex/messageContains (or reason*) against a text; None when it matches.
+    `message` equals the full text or one of `extra` (a rejection's individual causes)."""
+    candidates = [t for t in [text, *extra] if t is not None]
+    for key in ("message", "reason"):
+        if key in spec:
+            if spec[key] not in candidates:
+                return key
+    for key in ("messageRegex", "reasonRegex"):
+        if key in spec and not (text is not None and re.search(spec[key], text)):
+            return key
+    for key in ("messageContains", "reasonContains"):
+        if key in spec and not any(spec[key] in c for c in candidates):
+            return key
+    return None
+
+
+class Checker:
+    def __init__(self, result: RunResult, scenario=None, root: str = "expect"):
+        self.r = result
+        self.scenario = scenario
+        self.root = root
+        self.out: list[Mismatch] = []
+
+    def fail(self, path: str, expected, actual, detail: str = "", src: tuple = ()) -> None:
+        line = None
+        if self.scenario is not None:
+            parts = tuple(int(p) if p.isdigit() else p for p in re.findall(r'[^.\[\]"]+', path))
+            line = self.scenario.doc.line(parts)
+        self.out.append(Mismatch(path, expected, actual, detail, line))
+
+    # -- requirements -------------------------------------------------------------------------
+    def requirement(self, path: str, want, have) -> None:
+        """`want` is a list (In values), "Exists"/"DoesNotExist", or {operator, values, ...}."""
+        if have is None:
+            self.fail(path, want, None, "key not in the requirements")
+            return
+        if isinstance(want, list):
+            want = {"operator": "In", "values": want}
+        elif isinstance(want, str):
+            want = {"operator": want}
+        op = have.operator
+        values = sorted(have.values)
+        if "operator" in want and want["operator"] != op:
+            self.fail(f"{path}.operator", want["operator"], op, f"requirement is {have}")
+        if "values" in want and sorted(_s(v) for v in want["values"]) != values:
+            self.fail(f"{path}.values", sorted(_s(v) for v in want["values"]), values, f"requirement is {have}")
+        for v in want.get("valuesInclude") or []:
+            if _s(v) not in have.values:
+                self.fail(f"{path}.valuesInclude", _s(v), values, f"requirement is {have}")
+        for v in want.get("valuesExclude") or []:
+            if _s(v) in have.values:
+                self.fail(f"{path}.valuesExclude", _s(v), values, f"requirement is {have}")
+        if "minValues" in want and want["minValues"] != have.min_values:
+            self.fail(f"{path}.minValues", want["minValues"], have.min_values)
+
+    def instance_types(self, spec: dict) -> None:
+        for name, want in spec.items():
+            path = f'{self.root}.instanceTypes["{name}"]'
+            it = self.r.instance_types.get(name)
+            if isinstance(want, bool):
+                want = {"present": want}
+            if "present" in want and want["present"] != (it is not None):
+                why = self.r.dropped_skus.get(name)
+                self.fail(f"{path}.present", want["present"], it is not None,
+                          f"dropped: {why}" if why else ("" if it else "not in the catalog's SKU list"))
+            if "dropped" in want:
+                why = self.r.dropped_skus.get(name)
+                if want["dropped"] is True and why is None or want["dropped"] is False and why is not None:
+                    self.fail(f"{path}.dropped", want["dropped"], why)
+                elif isinstance(want["dropped"], str) and (why is None or want["dropped"] not in why):
+                    self.fail(f"{path}.dropped", want["dropped"], why)
+            if it is None:
+                if any(k in want for k in ("requirements", "offerings", "capacity", "requirementsAbsent")):
+                    self.fail(path, "an instance type", None, f"dropped: {self.r.dropped_skus.get(name, 'not listed')}")
+                continue
+            for key, rwant in (want.get("requirements") or {}).items():
+                self.requirement(f'{path}.requirements["{key}"]', rwant, it.requirements[key] if key in it.requirements else None)
+            for key in want.get("requirementsAbsent") or []:
+                if key in it.requirements:
+                    self.fail(f"{path}.requirementsAbsent", f"no {key}", str(it.requirements[key]))
+            offers = [{"zone": o.zone, "capacityType": o.capacity_type, "available": o.available, "price": o.price}
+                      for o in it.offerings]
+            for i, ow in enumerate(want.get("offerings") or []):
+                if not any(all(_s(o.get(k)) == _s(v) if k != "price" else abs(o[k] - v) < 1e-9 for k, v in ow.items())
+                           for o in offers):
+                    self.fail(f"{path}.offerings[{i}]", ow, [f"{o['zone']}/{o['capacityType']}"
+                                                            f"{'' if o['available'] else ' (unavailable)'}" for o in offers])
+            if want.get("offeringsExactly") and len(offers) != len(want.get("offerings") or []):
+                self.fail(f"{path}.offerings", f"exactly {len(want.get('offerings') or [])}", len(offers))
+            for kind in ("capacity", "allocatable"):
+                have = it.capacity if kind == "capacity" else it.allocatable()
+                from harness.model.resources import parse_resource
+                for res, q in (want.get(kind) or {}).items():
+                    if parse_resource(res, q) != have.get(res):
+                        from harness.model.resources import format_resource
+                        self.fail(f"{path}.{kind}.{res}", str(q), format_resource(res, have.get(res, 0)))
+
+    # -- nodepools and pods ---------------------------------------------------------------------
+    def nodepools(self, spec: dict) -> None:
+        for name, want in spec.items():
+            path = f'{self.root}.nodePools["{name}"]'
+            np = self.r.nodepools.get(name)
+            if np is None:
+                self.fail(path, want, None, "no such NodePool was applied")
+                continue
+            if isinstance(want, str):
+                want = {"accepted": True} if want == "accepted" else {"rejected": True}
+            where = f"rejected at {np.stage}: {np.message}" if np.rejected else "accepted"
+            if "accepted" in want and want["accepted"] != (not np.rejected):
+                self.fail(f"{path}.accepted", want["accepted"], not np.rejected, where)
+            if "ready" in want and want["ready"] != np.ready:
+                self.fail(f"{path}.ready", want["ready"], np.ready, where)
+            rej = want.get("rejected")
+            if rej is not None:
+                if isinstance(rej, bool):
+                    if rej != np.rejected:
+                        self.fail(f"{path}.rejected", rej, np.rejected, where)
+                    continue
+                if not np.rejected:
+                    self.fail(f"{path}.rejected", rej, "accepted")
+                    continue
+                if "stage" in rej and rej["stage"] != np.stage:
+                    self.fail(f"{path}.rejected.stage", rej["stage"], np.stage, np.message or "")
+                bad = _text_matches(rej, np.message, np.causes)
+                if bad:
+                    self.fail(f"{path}.rejected.{bad}", rej[bad], np.message,
+                              f"stage {np.stage}" + (f"; causes: {np.causes}" if np.causes else ""))
+            for i, ev in enumerate(want.get("events") or []):
+                if not any(_text_matches(ev, e.get("message")) is None and ev.get("reason", e["reason"]) == e["reason"]
+                           for e in np.events):
+                    self.fail(f"{path}.events[{i}]", ev, np.events)
+
+    def pods(self, spec: dict) -> None:
+        for name, want in spec.items():
+            path = f'{self.root}.pods["{name}"]'
+            pods = self.r.pods_of(name)
+            if not pods:
+                self.fail(path, want, None, "no pod, Deployment or DaemonSet by that name")
+                continue
+            if isinstance(want, str):
+                want = {want: True}
+            state = next((s for s in ("scheduled", "pending", "ignored") if want.get(s) is True), None)
+            if "count" in want and state:
+                n = sum(1 for p in pods if p.state == state)
+                if n != want["count"]:
+                    self.fail(f"{path}.count", want["count"], n, f"{state} pods of {len(pods)}")
+                continue
+            for p in pods:
+                label = path if len(pods) == 1 else f"{path} (pod {p.name})"
+                for s in ("scheduled", "pending", "ignored"):
+                    if s in want and want[s] != (p.state == s):
+                        self.fail(f"{label}.{s}", want[s], p.state == s,
+                                  f"pod is {p.state}" + (f": {p.reason}" if p.reason else "") +
+                                  (f" on {p.node}" if p.node else ""))
+                if "node" in want:
+                    idx = next((n.index for n in self.r.nodes if n.name == p.node), None)
+                    if idx != want["node"]:
+                        self.fail(f"{label}.node", want["node"], idx, f"bound to {p.node}" if p.node else "not bound")
+                bad = _text_matches(want, p.reason, [p.karpenter_error or "", p.scheduler_error or ""])
+                if bad:
+                    self.fail(f"{label}.{bad}", want[bad], p.reason,
+                              f"events: {p.events}" if p.events else f"kube-scheduler: {p.scheduler_error}")
+
+    # -- nodes ------------------------------------------------------------------------------------
+    def _select(self, want: dict, i: int) -> list[NodeResult]:
+        if "pod" in want:
+            pods = self.r.pods_of(want["pod"])
+            names = {p.node for p in pods if p.node}
+            nodes = [n for n in self.r.nodes if n.name in names]
+            if not nodes:   # not bound: the node launched for it
+                claims = {c for p in pods for c in p.nodeclaims}
+                nodes = [n for n in self.r.nodes if n.nodeclaim in claims]
+            return nodes
+        if "nodePool" in want:
+            return [n for n in self.r.nodes if n.nodepool == want["nodePool"]]
+        idx = want.get("index", i)
+        return [self.r.nodes[idx]] if idx < len(self.r.nodes) else []
+
+    def node(self, want: dict, i: int) -> None:
+        path = f"{self.root}.nodes[{i}]"
+        nodes = self._select(want, i)
+        if not nodes:
+            sel = {k: want[k] for k in ("pod", "nodePool", "index") if k in want} or {"index": i}
+            self.fail(path, f"a node matching {sel}", f"{len(self.r.nodes)} node(s)",
+                      "; ".join(f"{n.name} ({n.nodepool}/{n.instance_type})" for n in self.r.nodes))
+            return
+        for n in nodes:
+            p = path if len(nodes) == 1 else f"{path} (node {n.name})"
+            for key in ("instanceType", "zone", "capacityType"):
+                attr = {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type}[key]
+                if key in want and _s(want[key]) != attr:
+                    self.fail(f"{p}.{key}", _s(want[key]), attr)
+            for key in ("registered", "initialized"):
+                if key in want and want[key] != getattr(n, key):
+                    self.fail(f"{p}.{key}", want[key], getattr(n, key),
+                              n.kubelet_refused or n.node_restriction_denied or "")
+            for key, lw in (want.get("labels") or {}).items():
+                self.label(f'{p}.labels["{key}"]', n, key, lw)
+            for key in want.get("labelsAbsent") or []:
+                if key in n.labels:
+                    self.fail(f'{p}.labelsAbsent["{key}"]', "absent", n.labels[key],
+                              f"written by {', '.join(n.writers(key)) or 'unknown'}")
+            for key, v in (want.get("kubeletNodeLabels") or {}).items():
+                if n.kubelet_node_labels.get(key) != _s(v):
+                    why = f"dropped by the provider's kubelet filter" if key in n.kubelet_dropped else ""
+                    self.fail(f'{p}.kubeletNodeLabels["{key}"]', _s(v), n.kubelet_node_labels.get(key), why)
+            for key in want.get("kubeletNodeLabelsAbsent") or []:
+                if key in n.kubelet_node_labels:
+                    self.fail(f'{p}.kubeletNodeLabelsAbsent["{key}"]', "absent", n.kubelet_node_labels[key])
+            if "kubeletRefused" in want:
+                kr = want["kubeletRefused"]
+                if isinstance(kr, bool):
+                    if kr != (n.kubelet_refused is not None):
+                        self.fail(f"{p}.kubeletRefused", kr, n.kubelet_refused)
+                else:
+                    bad = _text_matches(kr, n.kubelet_refused)
+                    if bad:
+                        self.fail(f"{p}.kubeletRefused.{bad}", kr[bad], n.kubelet_refused)
+            if "nodeRestrictionDenied" in want:
+                nr = want["nodeRestrictionDenied"]
+                got = n.node_restriction_denied
+                if isinstance(nr, bool):
+                    if nr != (got is not None):
+                        self.fail(f"{p}.nodeRestrictionDenied", nr, got)
+                else:
+                    for key in nr:
+                        if not got or key not in got:
+                            self.fail(f"{p}.nodeRestrictionDenied", key, got)
+            for j, t in enumerate(want.get("taints") or []):
+                if not any(t["key"] == h["key"] and t.get("effect", h.get("effect")) == h.get("effect") and
+                           t.get("value", h.get("value", "")) == h.get("value", "") for h in n.taints):
+                    self.fail(f"{p}.taints[{j}]", t, n.taints)
+            for key in want.get("taintsAbsent") or []:
+                if any(h["key"] == key for h in n.taints):
+                    self.fail(f"{p}.taintsAbsent", key, n.taints)
+            for key, v in (want.get("nodeClaimLabels") or {}).items():
+                if n.nodeclaim_labels.get(key) != _s(v):
+                    self.fail(f'{p}.nodeClaimLabels["{key}"]', _s(v), n.nodeclaim_labels.get(key))
+            if want.get("nodeClaimRequirements"):
+                from harness.model.requirements import Requirements
+                from harness.model.semantics import semantics_for
+                reqs = Requirements.from_node_selector_terms(n.nodeclaim_requirements, semantics_for(self.r.profile))
+                for key, rw in want["nodeClaimRequirements"].items():
+                    self.requirement(f'{p}.nodeClaimRequirements["{key}"]', rw, reqs[key] if key in reqs else None)
+
+    def label(self, path: str, n: NodeResult, key: str, want) -> None:
+        have = n.labels.get(key)
+        writes = n.provenance.get(key, [])
+        trail = ", ".join(f"{w.writer}={w.value!r}{'' if w.accepted else ' (refused)'}" for w in writes)
+        detail = f"writer: {n.writer(key)}" if have is not None else "never written"
+        if trail:
+            detail += f"; writes: {trail}"
+        if key in n.kubelet_dropped:
+            detail += f"; dropped from --node-labels by the provider's kubelet filter"
+        if not isinstance(want, dict):
+            want = {"value": want}
+        if "value" in want and have != _s(want["value"]):
+            self.fail(path, _s(want["value"]), have, detail)
+        if "valueRegex" in want and (have is None or not re.fullmatch(want["valueRegex"], have)):
+            self.fail(f"{path}.valueRegex", want["valueRegex"], have, detail)
+        if "writer" in want and n.writer(key) != want["writer"]:
+            self.fail(f"{path}.writer", want["writer"], n.writer(key), detail)
+        if "writers" in want and not set(want["writers"]) <= set(n.writers(key)):
+            self.fail(f"{path}.writers", want["writers"], n.writers(key), detail)
+        if "writersExactly" in want and sorted(want["writersExactly"]) != n.writers(key):
+            self.fail(f"{path}.writersExactly", sorted(want["writersExactly"]), n.writers(key), detail)
+
+    # -- azure, loop -----------------------------------------------------------------------------
+    def azure(self, spec: dict) -> None:
+        vms = self.r.azure.get("vms") or []
+        path = f"{self.root}.azure"
+        if "vmCount" in spec and spec["vmCount"] != len(vms):
+            self.fail(f"{path}.vmCount", spec["vmCount"], len(vms), ", ".join(v.get("name", "?") for v in vms))
+        if "nicCount" in spec and spec["nicCount"] != len(self.r.azure.get("nics") or []):
+            self.fail(f"{path}.nicCount", spec["nicCount"], len(self.r.azure.get("nics") or []))
+        for i, want in enumerate(spec.get("vms") or []):
+            matches = [v for v in vms if all(_s(want[k]) == _s(v.get(k)) for k in ("size", "zone", "priority", "nodePool") if k in want)]
+            n = want.get("count")
+            if (n is None and not matches) or (n is not None and len(matches) != n):
+                self.fail(f"{path}.vms[{i}]", want, [{k: v.get(k) for k in ("size", "zone", "priority")} for v in vms])
+        for i, want in enumerate(spec.get("unavailableOfferings") or []):
+            if not any(all(_s(v) == _s(u.get(k)) for k, v in want.items() if k != "ttl") for u in self.r.unavailable_offerings):
+                self.fail(f"{path}.unavailableOfferings[{i}]", want, self.r.unavailable_offerings)
+        reqs = self.r.azure.get("requests") or []
+        for i, want in enumerate(spec.get("requests") or []):
+            hits = [q for q in reqs if (want.get("method") in (None, q.get("method"))) and
+                    ("status" not in want or want["status"] == q.get("status")) and
+                    ("path" not in want or want["path"] == q.get("path")) and
+                    ("pathRegex" not in want or re.search(want["pathRegex"], q.get("path", "")))]
+            if ("count" in want and len(hits) != want["count"]) or ("count" not in want and not hits):
+                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)")
+
+    def nodeclaims(self, spec: dict) -> None:
+        path = f"{self.root}.nodeClaims"
+        launched = sum(1 for c in self.r.nodeclaims if c.launched)
+        summary = "; ".join(f"{c.name}: " + ("launched" if c.launched else (c.rejected or (c.failure or {}).get("message") or "not launched"))
+                            for c in self.r.nodeclaims)
+        if "launched" in spec and spec["launched"] != launched:
+            self.fail(f"{path}.launched", spec["launched"], launched, summary)
+        if "minLaunched" in spec and launched < spec["minLaunched"]:
+            self.fail(f"{path}.minLaunched", spec["minLaunched"], launched, summary)
+        if "maxLaunched" in spec and launched > spec["maxLaunched"]:
+            self.fail(f"{path}.maxLaunched", spec["maxLaunched"], launched, summary)
+        failed = [c for c in self.r.nodeclaims if c.failure or c.rejected]
+        if "failed" in spec and spec["failed"] != len(failed):
+            self.fail(f"{path}.failed", spec["failed"], len(failed), summary)
+        reasons = [(c.failure or {}).get("reason") for c in self.r.nodeclaims if c.failure]
+        for r in spec.get("reasons") or []:
+            if r not in reasons:
+                self.fail(f"{path}.reasons", r, reasons)
+
+    def loop(self, spec: dict) -> None:
+        path = f"{self.root}.loop"
+        launched = sum(1 for c in self.r.nodeclaims if c.launched)
+        for key, have in (("runaway", self.r.runaway), ("steady", self.r.steady), ("iterations", self.r.iterations),
+                          ("nodeClaimsLaunched", launched)):
+            if key in spec and spec[key] != have:
+                self.fail(f"{path}.{key}", spec[key], have, self.r.runaway_reason or "")
+        if "maxIterations" in spec and self.r.iterations > spec["maxIterations"]:
+            self.fail(f"{path}.maxIterations", spec["maxIterations"], self.r.iterations)
+
+    def run(self, expect: dict) -> list[Mismatch]:
+        if "instanceTypes" in expect:
+            self.instance_types(expect["instanceTypes"])
+        if "instanceTypeCount" in expect and expect["instanceTypeCount"] != len(self.r.instance_types):
+            self.fail(f"{self.root}.instanceTypeCount", expect["instanceTypeCount"], len(self.r.instance_types),
+                      ", ".join(sorted(self.r.instance_types)))
+        if "nodePools" in expect:
+            self.nodepools(expect["nodePools"])
+        if "pods" in expect:
+            self.pods(expect["pods"])
+        if "nodeCount" in expect and expect["nodeCount"] != len(self.r.nodes):
+            self.fail(f"{self.root}.nodeCount", expect["nodeCount"], len(self.r.nodes),
+                      ", ".join(f"{n.name} ({n.instance_type})" for n in self.r.nodes))
+        for i, want in enumerate(expect.get("nodes") or []):
+            self.node(want, i)
+        if "nodeClaims" in expect:
+            self.nodeclaims(expect["nodeClaims"])
+        if "azure" in expect:
+            self.azure(expect["azure"])
+        if "loop" in expect:
+            self.loop(expect["loop"])
+        for i, ev in enumerate(expect.get("events") or []):
+            if not any(_text_matches(ev, e.get("message")) is None for e in self.r.events):
+                self.fail(f"{self.root}.events[{i}]", ev, self.r.events)
+        return self.out
+
+
+def check(expect: dict, result: RunResult, scenario=None, root: str = "expect") -> list[Mismatch]:
+    return Checker(result, scenario, root).run(expect)

@@ -1,0 +1,152 @@
+"""The pytest plugin: `pytest scenarios/` collects one item per scenario x profile x backend.
+
+Registered through the `pytest11` entry point (and the repository's root conftest.py). Item ids are
+`<file>::<scenario>[<profile>-<backend>]`, scenario labels become markers, `--profile` and
+`--backend` select, a failure prints a compact expectation diff (a plain string, so it reads the
+same serially and under xdist), and bad scenario files fail collection with `file:line: reason`.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
+from harness.runner.yamlsource import SourceError
+
+BACKEND_SESSIONS: dict[str, object] = {}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("harness", "Karpenter-on-Azure scenarios")
+    group.addoption("--profile", action="append", default=[], metavar="NAME",
+                    help="run scenarios only under these label profiles (repeatable); default: each scenario's own list")
+    group.addoption("--backend", action="append", default=[], metavar="NAME",
+                    help="cluster backend(s): embedded (default), local, container (repeatable)")
+    group.addoption("--keep-cluster", action="store_true", default=False,
+                    help="leave real-backend clusters running after the session (debugging)")
+    group.addoption("--scenario-trace", action="store_true", default=False,
+                    help="append the loop's event trace to every scenario failure")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
+    for tag in _all_tags(config):
+        config.addinivalue_line("markers", f"{tag}: scenario label")
+
+
+def _all_tags(config) -> set[str]:
+    tags: set[str] = set()
+    for arg in config.args or []:
+        path = os.path.abspath(str(arg).split("::")[0])
+        if os.path.isdir(path):
+            for root, _, files in os.walk(path):
+                for f in files:
+                    if f.endswith(SUFFIX):
+                        tags |= _tags_of(os.path.join(root, f))
+        elif path.endswith(SUFFIX):
+            tags |= _tags_of(path)
+    return tags
+
+
+def _tags_of(path: str) -> set[str]:
+    try:
+        return {t for sc in load_scenarios(path) for t in sc.tags}
+    except (SourceError, OSError):
+        return set()
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.name.endswith(SUFFIX):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ScenarioFile(pytest.File):
+    def collect(self):
+        scenarios = load_scenarios(self.path)
+        opts = self.config.option
+        backends = opts.backend or ["embedded"]
+        for sc in scenarios:
+            profiles = [p for p in sc.profiles if not opts.profile or p in opts.profile]
+            for profile in profiles:
+                for backend in backends:
+                    item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{backend}]",
+                                                    scenario=sc, profile=profile, backend=backend)
+                    item.add_marker(pytest.mark.scenario)
+                    for tag in sc.tags:
+                        item.add_marker(getattr(pytest.mark, tag))
+                    if backend not in sc.backends:
+                        item.add_marker(pytest.mark.skip(reason=f"scenario runs on {', '.join(sc.backends)} only"))
+                    if profile in sc.xfail:
+                        item.add_marker(pytest.mark.xfail(reason=sc.xfail[profile], strict=True))
+                    if sc.given.get("serial"):
+                        item.add_marker(pytest.mark.xdist_group(f"serial-{backend}"))
+                    yield item
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, SourceError):
+            return excinfo.value.render()
+        return super().repr_failure(excinfo)
+
+
+class ScenarioFailure(Exception):
+    pass
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, scenario: Scenario, profile: str, backend: str, **kw):
+        super().__init__(**kw)
+        self.scenario, self.profile, self.backend = scenario, profile, backend
+        self.outcome = None
+        self.user_properties += [("profile", profile), ("backend", backend), ("seed", scenario.seed)]
+
+    def runtest(self):
+        from harness.runner.engine import run
+        cluster = _cluster(self.config, self.backend)
+        self.outcome = run(self.scenario, self.profile, cluster)
+        r = self.outcome.result
+        self.user_properties += [("nodes", len(r.nodes)), ("iterations", r.iterations),
+                                 ("seconds", round(self.outcome.seconds, 4))]
+        if self.outcome.mismatches:
+            raise ScenarioFailure()
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, ScenarioFailure) and self.outcome is not None:
+            from harness.runner.report import failure_text
+            return failure_text(self.outcome, trace=self.config.option.scenario_trace)
+        if isinstance(excinfo.value, SourceError):
+            return excinfo.value.render()
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, self.scenario.line - 1, f"scenario: {self.scenario.name} [{self.profile}/{self.backend}]"
+
+
+def _cluster(config, backend: str):
+    """One cluster per backend per session (per xdist worker), reset between scenarios."""
+    cluster = BACKEND_SESSIONS.get(backend)
+    if cluster is not None:
+        return cluster
+    if backend == "embedded":
+        from harness.backends.embedded import EmbeddedBackend
+        impl = EmbeddedBackend()
+    else:
+        from harness.backends.registry import get_backend
+        impl = get_backend(backend)
+    ok, why = impl.available()
+    if not ok:
+        pytest.skip(f"backend {backend} unavailable: {why}")
+    cluster = impl.start()
+    BACKEND_SESSIONS[backend] = cluster
+    return cluster
+
+
+def pytest_sessionfinish(session, exitstatus):
+    keep = session.config.getoption("--keep-cluster", default=False)
+    for name, cluster in list(BACKEND_SESSIONS.items()):
+        if not keep or name == "embedded":
+            try:
+                cluster.close()
+            finally:
+                BACKEND_SESSIONS.pop(name, None)

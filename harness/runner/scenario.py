@@ -1,0 +1,295 @@
+"""Scenario files: load, validate against the JSON Schema and the harness's own checks, resolve
+manifests (inline or by relative path), and report every problem as `file:line: reason`.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from harness.backends.kinds import KINDS
+from harness.model.labels import label_value_errors, qualified_name_errors
+from harness.model.profile import DEFAULT_PROFILE, available_profiles
+from harness.model.resources import QuantityError, parse_quantity
+from harness.runner.yamlsource import Document, SourceError, load_documents
+
+SUFFIX = ".scenario.yaml"
+API_VERSION = "harness.karpenter.azure.com/v1alpha1"
+ALL_BACKENDS = ("embedded", "local", "container")
+DEFAULT_SEED = 1
+SCHEMA_URL_HINT = "# yaml-language-server: $schema="
+
+# apiVersions accepted per kind (what users paste from clusters and docs)
+API_VERSIONS = {
+    "NodePool": {"karpenter.sh/v1"},
+    "NodeClaim": {"karpenter.sh/v1"},
+    "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
+    "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
+    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"},
+}
+_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads((resources.files("harness") / "data" / "scenario.schema.json").read_text())
+
+
+def schema_path() -> Path:
+    return Path(str(resources.files("harness") / "data" / "scenario.schema.json"))
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+@dataclass
+class Manifest:
+    obj: dict
+    file: str
+    line: int
+
+
+@dataclass
+class Scenario:
+    file: Path
+    doc: Document
+    name: str
+    tags: list[str]
+    description: str
+    given: dict
+    manifests: list[Manifest]
+    expect: dict
+    expect_by_profile: dict
+    steps: list[dict]
+    xfail: dict[str, str]
+    line: int = 1
+    step_manifests: list[list[Manifest]] = field(default_factory=list)
+
+    @property
+    def profiles(self) -> list[str]:
+        return list(self.given.get("profiles") or [DEFAULT_PROFILE])
+
+    @property
+    def backends(self) -> list[str]:
+        return list(self.given.get("backends") or ALL_BACKENDS)
+
+    @property
+    def seed(self) -> int:
+        return int(self.given.get("seed", DEFAULT_SEED))
+
+    @property
+    def region(self) -> str:
+        return str(self.given.get("region") or "southcentralus")
+
+    def expect_for(self, profile: str, base: dict | None = None, by_profile: dict | None = None) -> dict:
+        """`expect` with `expectByProfile[profile]` deep-merged over it (maps merge, lists replace)."""
+        return deep_merge(self.expect if base is None else base,
+                          (self.expect_by_profile if by_profile is None else by_profile).get(profile) or {})
+
+    def where(self, path: tuple) -> str:
+        return f"{self.file}:{self.doc.line(path)}"
+
+
+def deep_merge(base, over):
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = copy.deepcopy(base)
+        for k, v in over.items():
+            out[k] = deep_merge(out.get(k), v) if k in out else copy.deepcopy(v)
+        return out
+    return copy.deepcopy(over)
+
+
+# -- validation -------------------------------------------------------------------------------------
+def _schema_errors(doc: Document) -> list[SourceError]:
+    errors = []
+    for err in sorted(_validator().iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
+        best = jsonschema.exceptions.best_match([err])
+        path = tuple(best.absolute_path)
+        reason = best.message
+        if best.validator == "additionalProperties" and isinstance(best.instance, dict):
+            allowed = set((best.schema.get("properties") or {}).keys())
+            extra = sorted(k for k in best.instance if k not in allowed)
+            if extra:
+                path = path + (extra[0],)
+                where = ".".join(str(p) for p in path[:-1]) or "the scenario"
+                reason = f"unknown field {extra[0]!r} in {where}" + (
+                    f" (allowed: {', '.join(sorted(allowed))})" if len(allowed) <= 14 else "")
+        elif best.validator == "oneOf" and best.context:
+            inner = jsonschema.exceptions.best_match(best.context)
+            reason = inner.message
+            path = path + tuple(inner.relative_path)
+        errors.append(doc.error(path, f"{'.'.join(map(str, path)) + ': ' if path else ''}{reason}"))
+    return errors
+
+
+def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path: tuple = ()) -> list[SourceError]:
+    def err(sub: tuple, reason: str) -> SourceError:
+        return doc.error(path + sub, reason) if doc is not None else SourceError(file, line, reason)
+
+    if not isinstance(obj, dict):
+        return [err((), "a manifest must be a mapping with apiVersion, kind and metadata")]
+    kind = obj.get("kind")
+    errors: list[SourceError] = []
+    if kind not in API_VERSIONS:
+        return [err(("kind",), f"unsupported kind {kind!r}; supported: {', '.join(sorted(API_VERSIONS))}")]
+    if obj.get("apiVersion") not in API_VERSIONS[kind]:
+        errors.append(err(("apiVersion",), f"{kind} needs apiVersion {' or '.join(sorted(API_VERSIONS[kind]))}, "
+                                            f"got {obj.get('apiVersion')!r}"))
+    name = (obj.get("metadata") or {}).get("name")
+    if not isinstance(name, str) or not _DNS1123.match(name):
+        errors.append(err(("metadata", "name"), f"{kind} metadata.name must be a lowercase DNS-1123 name, got {name!r}"))
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, dict):
+        return errors + [err(("spec",), f"{kind} spec must be a mapping")]
+    if kind == "NodePool":
+        tspec = ((spec.get("template") or {}).get("spec")) or {}
+        if not (tspec.get("nodeClassRef") or {}).get("name"):
+            errors.append(err(("spec", "template", "spec"), "NodePool spec.template.spec.nodeClassRef.name is required"))
+        for i, r in enumerate(tspec.get("requirements") or []):
+            if not isinstance(r, dict) or "key" not in r or "operator" not in r:
+                errors.append(err(("spec", "template", "spec", "requirements", i),
+                                  "a requirement needs `key` and `operator`"))
+    if kind in ("Pod", "Deployment", "DaemonSet"):
+        pspec = spec if kind == "Pod" else ((spec.get("template") or {}).get("spec"))
+        base = ("spec",) if kind == "Pod" else ("spec", "template", "spec")
+        if not isinstance(pspec, dict) or not isinstance(pspec.get("containers"), list) or not pspec["containers"]:
+            errors.append(err(base, f"{kind} needs at least one container in {'.'.join(base)}.containers"))
+        else:
+            for ci, c in enumerate(pspec["containers"]):
+                res = (c or {}).get("resources") or {}
+                for section in ("requests", "limits"):
+                    for rname, q in (res.get(section) or {}).items():
+                        try:
+                            parse_quantity(q)
+                        except (QuantityError, ValueError, TypeError):
+                            errors.append(err(base + ("containers", ci, "resources", section, rname),
+                                              f"invalid quantity {q!r} for {rname}"))
+            for k, v in (pspec.get("nodeSelector") or {}).items():
+                problems = qualified_name_errors(str(k)) + label_value_errors(str(v))
+                if problems:
+                    errors.append(err(base + ("nodeSelector", k), f"invalid nodeSelector {k}={v}: {problems[0]}"))
+    return errors
+
+
+def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) -> tuple[list[Manifest], list[SourceError]]:
+    out: list[Manifest] = []
+    errors: list[SourceError] = []
+    for i, item in enumerate(items or []):
+        p = path + (i,)
+        if isinstance(item, dict) and set(item) == {"file"}:
+            target = (base_dir / str(item["file"])).resolve()
+            try:
+                docs = load_documents(target)
+            except SourceError as e:
+                if e.reason == "file not found":
+                    errors.append(doc.error(p + ("file",), f"manifest file not found: {item['file']}"))
+                else:
+                    errors.append(e)
+                continue
+            for d in docs:
+                objs = d.data.get("items") if isinstance(d.data, dict) and d.data.get("kind") == "List" else [d.data]
+                for j, obj in enumerate(objs or []):
+                    sub = ("items", j) if objs is not d.data and isinstance(d.data, dict) and "items" in d.data else ()
+                    problems = _check_manifest(obj, str(target), d.line(sub), d, sub)
+                    errors += problems
+                    if not problems:
+                        out.append(Manifest(obj, str(target), d.line(sub)))
+        else:
+            problems = _check_manifest(item, doc.file, doc.line(p), doc, p)
+            errors += problems
+            if not problems:
+                out.append(Manifest(item, doc.file, doc.line(p)))
+    return out, errors
+
+
+def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
+    errors: list[SourceError] = []
+    given = data.get("given") or {}
+    known = set(available_profiles())
+    for i, p in enumerate(given.get("profiles") or []):
+        if p not in known:
+            errors.append(doc.error(("given", "profiles", i), f"unknown profile {p!r}; available: {', '.join(sorted(known))}"))
+    for section, sub in (("expectByProfile", ()), ("xfail", ())):
+        for p in (data.get(section) or {}):
+            if p not in known:
+                errors.append(doc.error((section, p), f"unknown profile {p!r} in {section}; available: {', '.join(sorted(known))}"))
+    names = [s for s in given.get("skus") or [] if isinstance(s, str)]
+    if names:
+        from fakeazure.catalog import load_catalog_file, resolve_catalog
+        catalog = str(given.get("catalog") or given.get("region") or "southcentralus")
+        try:
+            files = resolve_catalog(catalog)
+        except Exception as e:  # noqa: BLE001 - report any catalog problem at the line
+            return errors + [doc.error(("given", "catalog" if "catalog" in given else "region"),
+                                       f"unknown SKU catalog {catalog!r}: {e}")]
+        available = set()
+        for f in files:
+            skus, _ = load_catalog_file(f)
+            available |= {s["name"] for s in skus}
+        for i, s in enumerate(given.get("skus") or []):
+            if isinstance(s, str) and s not in available:
+                close = sorted(a for a in available if a.lower().replace("_", "") == s.lower().replace("_", ""))
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                errors.append(doc.error(("given", "skus", i), f"unknown SKU {s!r} in catalog {catalog!r}{hint}"))
+    return errors
+
+
+def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
+    problems = _schema_errors(doc)
+    if problems:
+        raise problems[0]
+    data = doc.data
+    problems = _check_semantics(doc, data)
+    manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), base_dir)
+    problems += merrs
+    step_manifests = []
+    for si, step in enumerate(data.get("steps") or []):
+        ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), base_dir)
+        step_manifests.append(ms)
+        problems += serrs
+    if problems:
+        raise problems[0]
+    meta = data["metadata"]
+    return Scenario(
+        file=Path(doc.file), doc=doc, name=meta["name"], tags=list(meta.get("labels") or []),
+        description=str(data.get("description") or "").strip(), given=dict(data.get("given") or {}),
+        manifests=manifests, expect=dict(data.get("expect") or {}),
+        expect_by_profile=dict(data.get("expectByProfile") or {}), steps=list(data.get("steps") or []),
+        xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
+
+
+def load_scenarios(path: str | Path) -> list[Scenario]:
+    """Every Scenario document in a file. Raises SourceError (`file:line: reason`) on bad input."""
+    path = Path(path)
+    docs = load_documents(path)
+    if not docs:
+        raise SourceError(path, 1, "no scenario in file")
+    out = []
+    seen: dict[str, int] = {}
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            raise doc.error((), "a scenario must be a mapping (apiVersion, kind: Scenario, metadata, given, manifests, expect)")
+        sc = _scenario_from(doc, path.parent)
+        if sc.name in seen:
+            raise doc.error(("metadata", "name"), f"duplicate scenario name {sc.name!r} (first at line {seen[sc.name]})")
+        seen[sc.name] = doc.line(("metadata", "name"))
+        out.append(sc)
+    return out
+
+
+def find_scenario_files(paths: list[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(x for x in p.rglob(f"*{SUFFIX}"))
+        else:
+            out.append(p)
+    return out
