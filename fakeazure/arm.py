@@ -1,0 +1,260 @@
+"""ARM plumbing shared by every service: the error type, the request/response
+objects the handlers see, the clock, and small wire helpers.
+
+Nothing here knows about sockets or ``responses``; ``fakeazure.mock`` and
+``fakeazure.server`` adapt their transports to :class:`Request`/:class:`Response`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qsl, quote, urlsplit
+
+WELL_KNOWN_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+ARM_HOST = "management.azure.com"
+PRICES_HOST = "prices.azure.com"
+
+
+class ARMError(Exception):
+    """An error that is answered in the ARM envelope (fake-azure.md §4.1).
+
+    ``status`` is the HTTP status, ``code``/``message``/``target`` go in the body.
+    ``headers`` are extra response headers (``Retry-After`` for throttling only;
+    fake-azure.md §5.4: never put Retry-After on other 4xx errors).
+    """
+
+    def __init__(self, code: str, message: str, status: int = 400, target: str | None = None,
+                 details: list[dict] | None = None, headers: Mapping[str, str] | None = None):
+        super().__init__(f"({code}) {message}")
+        self.code = code
+        self.message = message
+        self.status = int(status)
+        self.target = target
+        self.details = list(details or [])
+        self.headers = dict(headers or {})
+
+    def error_body(self) -> dict:
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.target is not None:
+            err["target"] = self.target
+        if self.details:
+            err["details"] = self.details
+        return err
+
+    def envelope(self) -> dict:
+        return {"error": self.error_body()}
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "status": self.status, "target": self.target}
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"ARMError({self.code!r}, status={self.status})"
+
+
+@dataclass
+class Request:
+    """One incoming HTTP request, transport independent."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | str | None = None
+
+    def __post_init__(self) -> None:
+        self.method = self.method.upper()
+        parts = urlsplit(self.url)
+        self.scheme = parts.scheme or "http"
+        self.netloc = parts.netloc
+        self.path = parts.path or "/"
+        self.raw_query = parts.query
+        # parse_qsl decodes '+' as a space: the Retail Prices client (Go url.QueryEscape)
+        # sends spaces as '+' (fake-azure.md §7).
+        self.query_list = parse_qsl(parts.query, keep_blank_values=True)
+        self.query = {k: v for k, v in self.query_list}
+        self.query_ci = {k.lower(): v for k, v in self.query_list}
+
+    @property
+    def base_url(self) -> str:
+        """Scheme and authority the client used; LRO and paging links are built on it."""
+        return f"{self.scheme}://{self.netloc}"
+
+    @property
+    def host(self) -> str:
+        return self.netloc.split(":")[0].lower()
+
+    def json(self) -> Any:
+        if self.body in (None, b"", ""):
+            return None
+        raw = self.body.decode("utf-8") if isinstance(self.body, (bytes, bytearray)) else self.body
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            # ARM's wording for an undeserializable body (unverified exact text).
+            raise ARMError("InvalidRequestContent",
+                           f"The request content was invalid and could not be deserialized: '{exc}'.",
+                           400) from None
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        low = name.lower()
+        for k, v in self.headers.items():
+            if k.lower() == low:
+                return v
+        return default
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any = None  # dict/list -> JSON, str/bytes -> as is, None -> empty
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def body_bytes(self) -> bytes:
+        if self.body is None:
+            return b""
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode("utf-8")
+        return json.dumps(self.body, separators=(",", ":")).encode("utf-8")
+
+    def all_headers(self) -> dict[str, str]:
+        h = dict(self.headers)
+        if self.body is not None and not any(k.lower() == "content-type" for k in h):
+            h["Content-Type"] = "application/json; charset=utf-8"
+        return h
+
+
+def error_response(err: ARMError) -> Response:
+    # fake-azure.md §10.6: errors in the envelope, JSON content type, no Retry-After
+    # unless the error itself asks for it (429).
+    return Response(err.status, err.envelope(), dict(err.headers))
+
+
+# --------------------------------------------------------------------------- clock
+
+
+class FakeClock:
+    """A manual clock: time only moves when told (``advance``/``sleep``).
+
+    LRO progression by time and simulated latency use it, so nothing needs a
+    real sleep.  ``sleep`` advances the clock instead of blocking.
+    """
+
+    def __init__(self, start: float | _dt.datetime | None = None):
+        if start is None:
+            start = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+        if isinstance(start, _dt.datetime):
+            start = start.timestamp()
+        self._t = float(start)
+        self._lock = threading.Lock()
+        self.slept: float = 0.0  # total simulated sleep, for reports
+
+    def time(self) -> float:
+        with self._lock:
+            return self._t
+
+    def advance(self, seconds: float) -> float:
+        with self._lock:
+            self._t += float(seconds)
+            return self._t
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += float(seconds)
+        self.advance(seconds)
+
+    def now(self) -> _dt.datetime:
+        return _dt.datetime.fromtimestamp(self.time(), tz=_dt.timezone.utc)
+
+
+class RealClock:
+    """Wall-clock time; ``sleep`` really sleeps.  Opt-in (``FakeAzure(clock=RealClock())``)."""
+
+    slept = 0.0
+
+    def time(self) -> float:
+        return time.time()
+
+    def advance(self, seconds: float) -> float:  # pragma: no cover - nothing to advance
+        raise RuntimeError("RealClock cannot be advanced")
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        time.sleep(seconds)
+
+    def now(self) -> _dt.datetime:
+        return _dt.datetime.now(tz=_dt.timezone.utc)
+
+
+def iso(ts: float) -> str:
+    """ARM-style timestamp with 7 fractional digits (fake-azure.md §2.4 examples)."""
+    d = _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond:06d}0+00:00"
+
+
+# --------------------------------------------------------------------------- ids & links
+
+
+def new_guid(rng) -> str:
+    """A GUID from the state's seeded RNG so runs are reproducible."""
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def resource_id(sub: str, rg: str, namespace: str, rtype: str, name: str) -> str:
+    return f"/subscriptions/{sub}/resourceGroups/{rg}/providers/{namespace}/{rtype}/{name}"
+
+
+def parse_resource_id(rid: str) -> dict[str, str]:
+    """Split an ARM resource ID (case-insensitive keys).  Returns {} when malformed."""
+    parts = [p for p in rid.strip().split("/") if p]
+    out: dict[str, str] = {}
+    i = 0
+    while i + 1 < len(parts):
+        key = parts[i].lower()
+        if key == "providers" and i + 3 < len(parts):
+            out["namespace"] = parts[i + 1]
+            out["type"] = parts[i + 2]
+            out["name"] = parts[i + 3]
+            i += 4
+            continue
+        out[key] = parts[i + 1]
+        i += 2
+    return out
+
+
+def with_query(base: str, path: str, params: list[tuple[str, str]]) -> str:
+    """An absolute link that keeps every continuation parameter (fake-azure.md §0: the
+    Python SDK re-issues nextLink verbatim, so it must carry api-version and filter)."""
+    q = "&".join(f"{quote(k, safe='$')}={quote(str(v), safe='')}" for k, v in params)
+    return f"{base}{path}?{q}" if q else f"{base}{path}"
+
+
+Handler = Callable[..., Response]
+
+
+def paginate(req: Request, items: list, page_size: int | None, token: str = "$skiptoken") -> dict:
+    """``{"value": page, "nextLink": absolute-url}``; the last page has no nextLink.
+
+    The nextLink repeats every query parameter of the request (api-version, $filter,
+    ...) plus the skip token, because the SDK re-issues it verbatim (fake-azure.md §0)."""
+    start = 0
+    raw = req.query_ci.get(token.lower())
+    if raw:
+        try:
+            start = max(0, int(raw))
+        except ValueError:
+            raise ARMError("InvalidSkipToken", f"The skip token '{raw}' is not valid.", 400) from None
+    if not page_size or page_size <= 0:
+        return {"value": items[start:]}
+    page = items[start:start + page_size]
+    body: dict = {"value": page}
+    nxt = start + page_size
+    if nxt < len(items):
+        params = [(k, v) for k, v in req.query_list if k.lower() != token.lower()]
+        params.append((token, str(nxt)))
+        body["nextLink"] = with_query(req.base_url, req.path, params)
+    return body

@@ -1,0 +1,333 @@
+"""SKU catalogs and prices as data, SKU helpers, and synthetic SKUs for property tests.
+
+Catalog files live in ``fakeazure/catalogs``:
+
+* ``skus/<region>.json``: ``{"value": [ResourceSku, ...]}`` in the ARM wire shape
+  (fake-azure.md §1.2): every capability value is a string, zone details use the
+  capital ``"Name"`` key the SDK reads (fake-azure.md §1.2 gotcha).
+* ``prices/<region>.json``: ``{"prices": {"Standard_D2s_v3": {"on-demand": 0.11, "spot": 0.022}}}``
+  (USD per hour, Linux).
+
+``load_catalog`` also accepts a path to such a file, a directory of them, or one
+file that holds both ``value`` and ``prices``.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import pathlib
+import random
+import re
+from typing import Any, Iterable
+
+from faker import Faker
+from faker.providers import BaseProvider
+
+CATALOG_DIR = pathlib.Path(__file__).resolve().parent / "catalogs"
+
+__all__ = [
+    "CATALOG_DIR", "available_catalogs", "load_catalog_file", "resolve_catalog", "capabilities", "capability",
+    "sku_vcpus", "sku_family", "sku_region", "available_zones", "location_restricted", "restricted_zones",
+    "normalize_sku", "synthetic_skus", "synthetic_prices", "AzureSkuProvider", "sku_faker",
+]
+
+
+def available_catalogs() -> list[str]:
+    """Names of the bundled catalogs (``southcentralus``, ``westcentralus``, ``eastus``)."""
+    return sorted(p.stem for p in (CATALOG_DIR / "skus").glob("*.json"))
+
+
+def resolve_catalog(name_or_path: str | pathlib.Path) -> list[pathlib.Path]:
+    """Files to load for a catalog name or path (SKU file first, then its prices)."""
+    p = pathlib.Path(name_or_path)
+    if p.is_dir():
+        files = sorted(p.rglob("*.json"))
+        return [f for f in files if "prices" not in f.parts] + [f for f in files if "prices" in f.parts]
+    if p.suffix == ".json" or p.exists():
+        if not p.exists():
+            raise FileNotFoundError(f"catalog file not found: {p}")
+        files = [p]
+        sibling = p.parent.parent / "prices" / p.name
+        if p.parent.name == "skus" and sibling.exists():
+            files.append(sibling)
+        return files
+    name = str(name_or_path)
+    sku_file = CATALOG_DIR / "skus" / f"{name}.json"
+    if not sku_file.exists():
+        raise FileNotFoundError(
+            f"unknown catalog {name!r}: not a file and not one of {available_catalogs()}")
+    files = [sku_file]
+    price_file = CATALOG_DIR / "prices" / f"{name}.json"
+    if price_file.exists():
+        files.append(price_file)
+    return files
+
+
+def load_catalog_file(path: str | pathlib.Path) -> tuple[list[dict], dict[str, dict[str, dict]]]:
+    """Read one catalog file -> (skus, {region: {sku: {"on-demand": x, "spot": y}}})."""
+    path = pathlib.Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    skus: list[dict] = []
+    prices: dict[str, dict[str, dict]] = {}
+    if isinstance(data, list):
+        skus = data
+    elif isinstance(data, dict):
+        skus = list(data.get("value") or [])
+        if "prices" in data:
+            region = (data.get("_meta") or {}).get("region") or data.get("region") or path.stem
+            prices[str(region).lower()] = {k: dict(v) for k, v in data["prices"].items()}
+    else:
+        raise ValueError(f"{path}: expected a JSON object or list")
+    for i, s in enumerate(skus):
+        if not isinstance(s, dict) or "name" not in s:
+            raise ValueError(f"{path}: value[{i}] is not a ResourceSku object with a name")
+    return skus, prices
+
+
+# --------------------------------------------------------------------------- SKU helpers
+
+
+def capabilities(sku: dict) -> dict[str, str]:
+    return {c.get("name"): c.get("value") for c in (sku.get("capabilities") or [])}
+
+
+def capability(sku: dict, name: str, default: str | None = None) -> str | None:
+    for c in sku.get("capabilities") or []:
+        if c.get("name") == name:
+            return c.get("value")
+    return default
+
+
+def sku_vcpus(sku: dict) -> int:
+    """vCPUs counted against quota: the hardware vCPUs (constrained sizes count fully)."""
+    try:
+        return int(capability(sku, "vCPUs", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def sku_family(sku: dict) -> str:
+    return sku.get("family") or ""
+
+
+def sku_region(sku: dict) -> str:
+    locs = sku.get("locations") or [li.get("location") for li in sku.get("locationInfo") or []]
+    return (locs[0] if locs else "").lower()
+
+
+def location_info(sku: dict, region: str) -> dict:
+    for li in sku.get("locationInfo") or []:
+        if (li.get("location") or "").lower() == region.lower():
+            return li
+    return {}
+
+
+def location_restricted(sku: dict, region: str) -> bool:
+    """fake-azure.md §1.3: a Location restriction listing the region makes the SKU unusable."""
+    for r in sku.get("restrictions") or []:
+        if (r.get("type") or "").lower() == "location" and region.lower() in [
+                v.lower() for v in r.get("values") or []]:
+            return True
+    return False
+
+
+def restricted_zones(sku: dict, region: str) -> set[str]:
+    out: set[str] = set()
+    for r in sku.get("restrictions") or []:
+        if (r.get("type") or "").lower() == "zone" and region.lower() in [v.lower() for v in r.get("values") or []]:
+            out.update((r.get("restrictionInfo") or {}).get("zones") or [])
+    return out
+
+
+def available_zones(sku: dict, region: str) -> list[str]:
+    """skewer's AvailabilityZones: listed zones minus restricted ones; none if location-restricted
+    (fake-azure.md §1.3, azure-provider.md §2.1)."""
+    if location_restricted(sku, region):
+        return []
+    bad = restricted_zones(sku, region)
+    return [z for z in location_info(sku, region).get("zones") or [] if z not in bad]
+
+
+def normalize_sku(sku: dict) -> dict:
+    """Copy a SKU into the exact wire shape the real service returns: string capability
+    values, zone details under capital ``"Name"`` (fake-azure.md §1.2), ``restrictions``
+    present (``[]`` when unrestricted)."""
+    s = copy.deepcopy(sku)
+    s.setdefault("resourceType", "virtualMachines")
+    if "size" not in s and "_" in s.get("name", ""):
+        s["size"] = s["name"].split("_", 1)[1]
+    s.setdefault("tier", "Standard")
+    caps = []
+    for c in s.get("capabilities") or []:
+        v = c.get("value")
+        if isinstance(v, bool):
+            v = "True" if v else "False"
+        caps.append({"name": str(c.get("name")), "value": "" if v is None else str(v)})
+    s["capabilities"] = caps
+    for li in s.get("locationInfo") or []:
+        li.setdefault("zones", [])
+        details = []
+        for zd in li.get("zoneDetails") or []:
+            zd = dict(zd)
+            if "Name" not in zd and "name" in zd:
+                zd["Name"] = zd.pop("name")
+            details.append(zd)
+        li["zoneDetails"] = details
+    if not s.get("locations") and s.get("locationInfo"):
+        s["locations"] = [li["location"] for li in s["locationInfo"]]
+    s["restrictions"] = list(s.get("restrictions") or [])
+    return s
+
+
+# --------------------------------------------------------------------------- synthetic SKUs
+
+# Series the generator draws from: (family letter, subfamily, features, versions, GiB per vCPU,
+# quota family template, arm64?).  Names follow the size grammar skewer parses
+# (azure-provider.md §1.3).
+_SERIES = [
+    ("D", "", "s", (3, 4, 5, 6), 4, "standardDS{v}Family", False),
+    ("D", "", "ds", (4, 5, 6), 4, "standardDDS{v}Family", False),
+    ("D", "", "as", (4, 5, 6), 4, "standardDAS{v}Family", False),
+    ("D", "", "ads", (5, 6), 4, "standardDADS{v}Family", False),
+    ("D", "", "ls", (5, 6), 2, "standardDLS{v}Family", False),
+    ("D", "", "ps", (5, 6), 4, "standardDPS{v}Family", True),
+    ("D", "", "pls", (5, 6), 2, "standardDPLS{v}Family", True),
+    ("D", "", "plds", (5, 6), 2, "standardDPLDS{v}Family", True),
+    ("E", "", "s", (3, 4, 5, 6), 8, "standardES{v}Family", False),
+    ("E", "", "ds", (4, 5, 6), 8, "standardEDS{v}Family", False),
+    ("E", "", "as", (4, 5, 6), 8, "standardEAS{v}Family", False),
+    ("E", "", "ps", (5, 6), 8, "standardEPS{v}Family", True),
+    ("F", "", "s", (2,), 2, "standardFS{v}Family", False),
+    ("F", "", "als", (6,), 2, "standardFALS{v}Family", False),
+    ("L", "", "s", (3,), 8, "standardLS{v}Family", False),
+    ("L", "", "as", (3,), 8, "standardLAS{v}Family", False),
+]
+_VCPUS = (2, 4, 8, 16, 32, 48, 64, 96)
+
+
+class AzureSkuProvider(BaseProvider):
+    """Faker provider for valid Azure VM sizes and ResourceSku objects."""
+
+    def azure_vm_size(self) -> tuple[str, dict]:
+        fam, sub, feat, versions, gib, qfam, arm = self.random_element(_SERIES)
+        v = self.random_element(versions)
+        n = self.random_element(_VCPUS)
+        size = f"{fam}{sub}{n}{feat}_v{v}"
+        return size, {"letter": fam, "features": feat, "version": v, "vcpus": n, "gib_per_vcpu": gib,
+                      "family": qfam.format(v=f"v{v}"), "arm64": arm}
+
+    def azure_vm_size_name(self) -> str:
+        return "Standard_" + self.azure_vm_size()[0]
+
+    def azure_resource_sku(self, region: str = "eastus", zonal: bool = True) -> dict:
+        size, info = self.azure_vm_size()
+        return _build_synthetic(self.generator, size, info, region, zonal)
+
+
+def _build_synthetic(fake: Faker, size: str, info: dict, region: str, zonal: bool) -> dict:
+    n = info["vcpus"]
+    feat = info["features"]
+    v = info["version"]
+    arm = info["arm64"]
+    has_disk = "d" in feat or info["letter"] in ("F", "L") or (v <= 3 and info["letter"] in "DE")
+    nvme_only = v >= 6 and not arm
+    mem = n * info["gib_per_vcpu"]
+    temp_mib = 0 if (not has_disk or nvme_only) else 38400 * n
+    nvme_mib = 56320 * n if (nvme_only and "d" in feat) else 0
+    cached = 25 * 1024 ** 3 * n if (has_disk and not nvme_only and v <= 3) else 0
+    placements = ("NvmeDisk" if nvme_mib else "ResourceDisk,CacheDisk" if cached and temp_mib
+                  else "ResourceDisk" if temp_mib else "")
+    lowpri = fake.random.random() > 0.1
+    hyperv = "V2" if (arm or v >= 6) else fake.random.choice(["V1,V2", "V1,V2", "V2"])
+    caps = [
+        ("MaxResourceVolumeMB", temp_mib), ("OSVhdSizeMB", 1047552), ("vCPUs", n),
+        ("MemoryPreservingMaintenanceSupported", "True"), ("HyperVGenerations", hyperv),
+    ]
+    if v >= 6:
+        caps.append(("DiskControllerTypes", "SCSI,NVMe" if arm else "NVMe"))
+    if placements:
+        caps.append(("SupportedEphemeralOSDiskPlacements", placements))
+    caps += [
+        ("MemoryGB", mem), ("MaxDataDiskCount", min(64, max(4, 2 * n))), ("CpuArchitectureType",
+                                                                            "Arm64" if arm else "x64"),
+        ("LowPriorityCapable", "True" if lowpri else "False"), ("PremiumIO", "True" if "s" in feat else "False"),
+        ("VMDeploymentTypes", "IaaS"), ("vCPUsAvailable", n), ("vCPUsPerCore", 1 if arm else 2),
+    ]
+    if cached:
+        caps.append(("CachedDiskBytes", cached))
+    caps += [("UncachedDiskIOPS", 1600 * n), ("UncachedDiskBytesPerSecond", 24000000 * n)]
+    if nvme_mib:
+        caps.append(("NvmeDiskSizeInMiB", nvme_mib))
+    caps += [("EphemeralOSDiskSupported", "True" if placements else "False"),
+             ("EncryptionAtHostSupported", "True"), ("CapacityReservationSupported", "False")]
+    if arm:
+        caps.append(("TrustedLaunchDisabled", "True"))
+    caps += [("AcceleratedNetworkingEnabled", "True"), ("RdmaEnabled", "False"),
+             ("MaxNetworkInterfaces", 2 if n <= 4 else 4 if n <= 8 else 8),
+             ("UltraSSDAvailable", "True" if fake.random.random() > 0.3 else "False")]
+    zones = sorted(fake.random.sample(["1", "2", "3"], fake.random.randint(1, 3))) if zonal else []
+    restrictions = []
+    if zonal and zones and fake.random.random() < 0.05:
+        bad = [fake.random.choice(zones)]
+        restrictions.append({"type": "Zone", "values": [region],
+                             "restrictionInfo": {"locations": [region], "zones": bad},
+                             "reasonCode": "NotAvailableForSubscription"})
+    return {
+        "resourceType": "virtualMachines", "name": f"Standard_{size}", "tier": "Standard", "size": size,
+        "family": info["family"], "locations": [region],
+        "locationInfo": [{"location": region, "zones": zones, "zoneDetails": []}],
+        "capabilities": [{"name": k, "value": str(val)} for k, val in caps],
+        "restrictions": restrictions,
+    }
+
+
+def sku_faker(seed: int = 0) -> Faker:
+    """A seeded Faker with :class:`AzureSkuProvider` registered."""
+    fake = Faker()
+    fake.add_provider(AzureSkuProvider)
+    fake.seed_instance(seed)
+    return fake
+
+
+def synthetic_skus(n: int, seed: int = 0, region: str = "eastus", zonal: bool = True) -> list[dict]:
+    """``n`` distinct, valid, internally consistent synthetic SKUs (same seed -> same list)."""
+    fake = sku_faker(seed)
+    out: dict[str, dict] = {}
+    capacity = sum(len(s[3]) for s in _SERIES) * len(_VCPUS)
+    if n > capacity:
+        raise ValueError(f"synthetic_skus: at most {capacity} distinct sizes, asked for {n}")
+    while len(out) < n:
+        sku = fake.azure_resource_sku(region=region, zonal=zonal)
+        out.setdefault(sku["name"], sku)
+    return list(out.values())
+
+
+def synthetic_prices(skus: Iterable[dict], seed: int = 0) -> dict[str, dict[str, float]]:
+    """Plausible prices for synthetic SKUs: ~$0.045 per vCPU-hour, memory-heavy series dearer."""
+    rng = random.Random(seed)
+    out = {}
+    for s in skus:
+        caps = capabilities(s)
+        n = int(caps.get("vCPUs", "1"))
+        mem = float(caps.get("MemoryGB", "1"))
+        od = round(0.03 * n + 0.004 * mem * (0.9 + 0.2 * rng.random()), 4)
+        entry = {"on-demand": od}
+        if caps.get("LowPriorityCapable") == "True":
+            entry["spot"] = round(od * (0.1 + 0.3 * rng.random()), 5)
+        out[s["name"]] = entry
+    return out
+
+
+# Size-name grammar used by skewer (azure-provider.md §1.3), for validating names in tests.
+SIZE_RE = re.compile(
+    r"^(?P<family>[A-Z])(?P<sub>[A-Z]{0,2})(?P<cpus>\d+)(?P<constrained>-\d+)?"
+    r"(?P<features>[abcdeiflmnotspPr]+|C+|NP)?_?(NDR_)?(?P<accel>(xl_)?[A-Z]+[0-9]+[A-Z]*)?_?(_cc_)?"
+    r"(_\d+_)?(_MI300X_)?(_H100_)?(?P<version>[vV][1-9])?(_Promo)?$")
+
+
+def parse_size(size: str) -> dict[str, Any] | None:
+    m = SIZE_RE.match(size)
+    return m.groupdict() if m else None

@@ -1,0 +1,94 @@
+"""Real Azure SDK clients configured for the fake (fake-azure.md §5).
+
+* credential: :class:`FakeCredential` (a duck-typed TokenCredential);
+* ``polling_interval=0`` so long-running operations never sleep (§5.3);
+* ``retry_total=0`` so injected 429/5xx faults surface instead of being retried (§5.4);
+* ``base_url``: https://management.azure.com for the in-process mock, or the server's
+  ``http://127.0.0.1:PORT`` with the :class:`AllowHttp` policy that lets the bearer
+  token policy run over plain HTTP (§5.2 option 2).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from azure.core.credentials import AccessToken
+from azure.core.pipeline.policies import SansIOHTTPPolicy
+
+from .arm import WELL_KNOWN_SUBSCRIPTION
+
+ARM_URL = "https://management.azure.com"
+FAKE_TOKEN = "fakeazure-token"
+
+try:  # azure-core >= 1.31
+    from azure.core.credentials import AccessTokenInfo
+except ImportError:  # pragma: no cover
+    AccessTokenInfo = None  # type: ignore[assignment]
+
+
+class FakeCredential:
+    """Returns a fixed bearer token (``fakeazure-token``) valid for an hour."""
+
+    def __init__(self, token: str = FAKE_TOKEN):
+        self.token = token
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        return AccessToken(self.token, int(time.time()) + 3600)
+
+    if AccessTokenInfo is not None:
+        def get_token_info(self, *scopes: str, options: Any = None) -> "AccessTokenInfo":
+            return AccessTokenInfo(self.token, int(time.time()) + 3600)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+class AllowHttp(SansIOHTTPPolicy):
+    """Lets BearerTokenCredentialPolicy send the token over http:// (loopback server)."""
+
+    def on_request(self, request) -> None:
+        request.context["enforce_https"] = False
+
+
+def _resolve(target: Any) -> tuple[str, str]:
+    """(base_url, subscription_id) for None | FakeAzure | FakeAzureServer | URL str."""
+    from .state import FakeAzure
+    if target is None:
+        return ARM_URL, WELL_KNOWN_SUBSCRIPTION
+    if isinstance(target, FakeAzure):
+        return ARM_URL, target.subscription_id
+    if isinstance(target, str):
+        return target.rstrip("/"), WELL_KNOWN_SUBSCRIPTION
+    url = getattr(target, "url", None)
+    state = getattr(target, "state", None)
+    if url:
+        return str(url).rstrip("/"), getattr(state, "subscription_id", WELL_KNOWN_SUBSCRIPTION)
+    raise TypeError(f"expected None, a FakeAzure, a FakeAzureServer or a URL, not {type(target).__name__}")
+
+
+def _kwargs(base: str, overrides: dict) -> dict:
+    kw: dict[str, Any] = {"base_url": base, "polling_interval": 0, "retry_total": 0}
+    if base.startswith("http://"):
+        kw["per_call_policies"] = [AllowHttp()]
+    kw.update(overrides)
+    return kw
+
+
+def compute_client(state_or_url: Any = None, subscription_id: str | None = None, **kwargs: Any):
+    """A real ``azure.mgmt.compute.ComputeManagementClient`` pointed at the fake."""
+    from azure.mgmt.compute import ComputeManagementClient
+    base, sub = _resolve(state_or_url)
+    return ComputeManagementClient(FakeCredential(), subscription_id or sub, **_kwargs(base, kwargs))
+
+
+def network_client(state_or_url: Any = None, subscription_id: str | None = None, **kwargs: Any):
+    """A real ``azure.mgmt.network.NetworkManagementClient`` pointed at the fake."""
+    from azure.mgmt.network import NetworkManagementClient
+    base, sub = _resolve(state_or_url)
+    return NetworkManagementClient(FakeCredential(), subscription_id or sub, **_kwargs(base, kwargs))

@@ -1,0 +1,1 @@
+"""Microsoft.Compute: resource SKUs, usages, virtual machines, operations."""

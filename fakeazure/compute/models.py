@@ -1,0 +1,475 @@
+"""Compute resource model: SKUs, quota (usages), virtual machines.
+
+Pure Python, no HTTP.  Every public method is called with the state's lock held.
+ARM invariants modelled here:
+
+* a VM consumes its SKU family's quota and the regional ``cores`` total (Spot VMs
+  consume ``lowPriorityCores`` instead) from PUT acceptance until it is deleted,
+  evicted or its creation fails (fake-azure.md §6, azure-provider.md §2.2);
+* a VM needs its NICs: every referenced NIC must exist and not belong to another VM;
+* names are unique per resource group, case-insensitively (fake-azure.md §0);
+* ``zones`` and ``customData`` cannot change on an existing VM (409
+  PropertyChangeNotAllowed, fake-azure.md §2.3); customData is never returned.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import catalog as cat
+from ..arm import ARMError, iso, new_guid, parse_resource_id, resource_id
+from . import exceptions as exc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..state import FakeAzure
+
+DEFAULT_LIMIT = 100000  # quota limit when none was configured (effectively unlimited)
+VM_COUNT_LIMIT = 25000
+VM_TYPE = "Microsoft.Compute/virtualMachines"
+
+
+def _vm_key(rg: str, name: str) -> tuple[str, str]:
+    return rg.lower(), name.lower()
+
+
+def _norm_zones(zones: Any) -> list[str]:
+    if not zones:
+        return []
+    if isinstance(zones, str):
+        zones = [zones]
+    return [str(z) for z in zones]
+
+
+def _is_spot(priority: str | None) -> bool:
+    return (priority or "Regular").lower() in ("spot", "low")
+
+
+@dataclass
+class VirtualMachine:
+    rg: str
+    name: str
+    location: str
+    size: str
+    zones: list[str]
+    priority: str
+    eviction_policy: str | None
+    vcpus: int
+    family: str
+    body: dict  # the resource as returned (customData/adminPassword stripped)
+    custom_data_digest: str | None
+    nic_ids: list[str]
+    nic_delete: dict[str, bool]
+    vm_id: str
+    created: float
+    provisioning_state: str = "Creating"
+    power_state: str = "starting"
+    holds_quota: bool = False
+    operation: str | None = None
+    evicted: bool = False
+    failure: dict | None = None
+    extensions: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return _vm_key(self.rg, self.name)
+
+    @property
+    def spot(self) -> bool:
+        return _is_spot(self.priority)
+
+    def id(self, sub: str) -> str:
+        return resource_id(sub, self.rg, "Microsoft.Compute", "virtualMachines", self.name)
+
+
+class ComputeModel:
+    def __init__(self, state: "FakeAzure"):
+        self.state = state
+        self.vms: dict[tuple[str, str], VirtualMachine] = {}
+        # (region, family_lower) -> {"family": name, "limit": int|None, "current": int}
+        self.family_quota: dict[tuple[str, str], dict] = {}
+        self.regional_limit: dict[str, int] = {}
+        self.lowpri_limit: dict[str, int] = {}
+        self.evictions: list[dict] = []
+
+    # ------------------------------------------------------------------ reset
+    def clear(self) -> None:
+        self.vms.clear()
+        self.evictions.clear()
+
+    # ------------------------------------------------------------------ SKUs
+    def find_sku(self, region: str, size: str) -> dict | None:
+        return self.state._skus.get(region.lower(), {}).get(size.lower())
+
+    # ------------------------------------------------------------------ quota
+    def set_usage(self, region: str, family: str, limit: int | None, current: int = 0) -> None:
+        self.family_quota[(region.lower(), family.lower())] = {"family": family, "limit": limit,
+                                                              "current": int(current)}
+
+    def _family_entry(self, region: str, family: str) -> dict:
+        return self.family_quota.get((region.lower(), family.lower())) or {"family": family, "limit": None,
+                                                                          "current": 0}
+
+    def family_limit(self, region: str, family: str) -> int:
+        lim = self._family_entry(region, family)["limit"]
+        return DEFAULT_LIMIT if lim is None else int(lim)
+
+    def family_usage(self, region: str, family: str) -> int:
+        base = self._family_entry(region, family)["current"]
+        return base + sum(vm.vcpus for vm in self.vms.values()
+                          if vm.holds_quota and not vm.spot and vm.location.lower() == region.lower()
+                          and vm.family.lower() == family.lower())
+
+    def regional_usage(self, region: str) -> int:
+        base = sum(e["current"] for (r, _), e in self.family_quota.items() if r == region.lower())
+        return base + sum(vm.vcpus for vm in self.vms.values()
+                          if vm.holds_quota and not vm.spot and vm.location.lower() == region.lower())
+
+    def lowpri_usage(self, region: str) -> int:
+        return sum(vm.vcpus for vm in self.vms.values()
+                   if vm.holds_quota and vm.spot and vm.location.lower() == region.lower())
+
+    def usage_rows(self, region: str) -> list[dict]:
+        """The Compute usages list (fake-azure.md §6): cores, lowPriorityCores,
+        virtualMachines, then one entry per VM family of the region."""
+        region = region.lower()
+        rows = [
+            _usage("cores", "Total Regional vCPUs", self.regional_usage(region),
+                   self.regional_limit.get(region, DEFAULT_LIMIT)),
+            _usage("lowPriorityCores", "Total Regional Spot vCPUs", self.lowpri_usage(region),
+                   self.lowpri_limit.get(region, DEFAULT_LIMIT)),
+            _usage("virtualMachines", "Virtual Machines",
+                   sum(1 for vm in self.vms.values() if vm.location.lower() == region), VM_COUNT_LIMIT),
+        ]
+        families: dict[str, str] = {}
+        for sku in self.state._skus.get(region, {}).values():
+            fam = cat.sku_family(sku)
+            if fam:
+                families.setdefault(fam.lower(), fam)
+        for (r, fl), e in self.family_quota.items():
+            if r == region:
+                families.setdefault(fl, e["family"])
+        for fl in sorted(families):
+            fam = families[fl]
+            rows.append(_usage(fam, _family_display(fam), self.family_usage(region, fam),
+                               self.family_limit(region, fam)))
+        return rows
+
+    def _check_quota(self, sub: str, region: str, sku: dict, spot: bool, delta: int) -> None:
+        """Real quota from usages (azure-provider.md §2.2; messages fake-azure.md §4.2)."""
+        if delta <= 0:
+            return
+        if spot:
+            limit = self.lowpri_limit.get(region.lower(), DEFAULT_LIMIT)
+            usage = self.lowpri_usage(region)
+            if usage + delta > limit:
+                raise exc.low_priority_quota(sub, region, limit, usage, delta)
+            return
+        fam = cat.sku_family(sku)
+        if fam:
+            limit = self.family_limit(region, fam)
+            usage = self.family_usage(region, fam)
+            if usage + delta > limit:
+                raise exc.family_quota(sub, region, fam, limit, usage, delta)
+        limit = self.regional_limit.get(region.lower(), DEFAULT_LIMIT)
+        usage = self.regional_usage(region)
+        if usage + delta > limit:
+            raise exc.regional_quota(sub, region, limit, usage, delta)
+
+    def quota_fault_error(self, fault, sub: str, region: str, sku: dict, spot: bool) -> ARMError:
+        """The error an injected quota fault raises: real numbers unless the rule overrides them."""
+        need = cat.sku_vcpus(sku)
+        if fault.code == "LowPriorityQuota":
+            usage = self.lowpri_usage(region) if fault.usage is None else fault.usage
+            limit = usage if fault.limit is None else fault.limit
+            return exc.low_priority_quota(sub, region, limit, usage, need)
+        if fault.code == "RegionalQuota":
+            usage = self.regional_usage(region) if fault.usage is None else fault.usage
+            limit = usage if fault.limit is None else fault.limit
+            return exc.regional_quota(sub, region, limit, usage, need)
+        fam = cat.sku_family(sku) or "standardFamily"
+        usage = self.family_usage(region, fam) if fault.usage is None else fault.usage
+        limit = usage if fault.limit is None else fault.limit
+        return exc.family_quota(sub, region, fam, limit, usage, need)
+
+    # ------------------------------------------------------------------ VMs
+    def get(self, rg: str, name: str) -> VirtualMachine | None:
+        return self.vms.get(_vm_key(rg, name))
+
+    def require(self, rg: str, name: str) -> VirtualMachine:
+        vm = self.get(rg, name)
+        if vm is None:
+            raise exc.vm_not_found(rg, name)
+        return vm
+
+    def list(self, rg: str | None = None) -> list[VirtualMachine]:
+        vms = sorted(self.vms.values(), key=lambda v: (v.rg.lower(), v.name.lower()))
+        if rg is not None:
+            vms = [v for v in vms if v.rg.lower() == rg.lower()]
+        return vms
+
+    def parse_put(self, body: Any) -> dict:
+        """Validate the PUT body shape and extract what the model needs."""
+        if not isinstance(body, dict):
+            raise exc.invalid_parameter("The request body must be a JSON object.", "body")
+        props = body.get("properties") or {}
+        if not isinstance(props, dict):
+            raise exc.invalid_parameter("'properties' must be an object.", "properties")
+        location = body.get("location")
+        if not location:
+            # ARM's own wording for a missing location (unverified).
+            raise ARMError("LocationRequired", "The location property is required for this definition.", 400)
+        size = ((props.get("hardwareProfile") or {}).get("vmSize"))
+        if not size:
+            raise exc.invalid_parameter("Required parameter 'hardwareProfile.vmSize' is missing (null).",
+                                        "hardwareProfile.vmSize")
+        nics = ((props.get("networkProfile") or {}).get("networkInterfaces")) or []
+        os_profile = props.get("osProfile") or {}
+        return {
+            "location": str(location),
+            "size": str(size),
+            "zones": _norm_zones(body.get("zones")),
+            "priority": props.get("priority") or "Regular",
+            "eviction_policy": props.get("evictionPolicy"),
+            "custom_data": os_profile.get("customData"),
+            "nics": nics,
+            "ephemeral": bool(((props.get("storageProfile") or {}).get("osDisk") or {}).get("diffDiskSettings")),
+            "disk_controller": (props.get("storageProfile") or {}).get("diskControllerType"),
+        }
+
+    def validate_new(self, sub: str, rg: str, name: str, p: dict) -> dict:
+        """Checks ARM makes before accepting a new VM.  Returns the SKU."""
+        region = p["location"].lower()
+        vm_id = resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name)
+        sku = self.find_sku(region, p["size"])
+        # Unknown or location-restricted size: SkuNotAvailable (fake-azure.md §1.3, §10.3).
+        if sku is None or cat.location_restricted(sku, region):
+            raise exc.sku_not_available(sub, vm_id, region, p["zones"])
+        if p["zones"]:
+            listed = set((cat.location_info(sku, region).get("zones") or []))
+            ok = set(cat.available_zones(sku, region))
+            if any(z not in ok for z in p["zones"]):
+                if not listed and not self.state.region_zones(region):
+                    raise exc.invalid_parameter(
+                        f"The zone(s) '{','.join(p['zones'])}' for resource '{vm_id}' is not supported. "
+                        f"The supported zones for location '{region}' are ''", "zones")
+                raise exc.sku_not_available(sub, vm_id, region, p["zones"])
+        # Spot needs LowPriorityCapable (fake-azure.md §1.3: spot restriction shows only there).
+        if _is_spot(p["priority"]) and (cat.capability(sku, "LowPriorityCapable") or "").lower() != "true":
+            raise exc.sku_not_available_capacity(sku["name"], region)
+        return sku
+
+    def check_nics(self, sub: str, rg: str, name: str, nics: list[dict]) -> list[str]:
+        vm_id = resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name)
+        ids = []
+        for ref in nics:
+            nic_id = (ref or {}).get("id") or ""
+            parts = parse_resource_id(nic_id)
+            nic = self.state.network.get(parts.get("resourcegroups", ""), parts.get("name", ""))
+            if nic is None or (parts.get("type", "").lower() != "networkinterfaces"):
+                raise exc.nic_reference_not_found(nic_id, vm_id)
+            if nic.vm_id and nic.vm_id.lower() != vm_id.lower():
+                owner = self._vm_by_id(nic.vm_id)
+                if owner is not None:
+                    raise exc.nic_in_use_by_other_vm(nic.id(sub), nic.vm_id)
+            ids.append(nic.id(sub))
+        return ids
+
+    def _vm_by_id(self, vm_id: str) -> VirtualMachine | None:
+        parts = parse_resource_id(vm_id)
+        return self.get(parts.get("resourcegroups", ""), parts.get("name", ""))
+
+    def check_update(self, vm: VirtualMachine, p: dict, sub: str) -> None:
+        if vm.provisioning_state == "Deleting":
+            # CRP wording (unverified).
+            raise ARMError("OperationNotAllowed",
+                           f"Operation 'PUT' is not allowed on VM '{vm.name}' since the VM is marked for "
+                           f"deletion. You can only retry the Delete operation (or wait for an ongoing one to "
+                           f"complete).", 409)
+        if p["location"].lower() != vm.location.lower():
+            raise ARMError("InvalidResourceLocation",
+                           f"The resource '{vm.name}' already exists in location '{vm.location}' in resource "
+                           f"group '{vm.rg}'. A resource with the same name cannot be created in location "
+                           f"'{p['location']}'. Please select a new resource name.", 409)
+        # fake-azure.md §2.3: immutable properties.
+        if sorted(p["zones"]) != sorted(vm.zones):
+            raise exc.property_change_not_allowed("zones")
+        if p["custom_data"] is not None and _digest(p["custom_data"]) != vm.custom_data_digest:
+            raise exc.property_change_not_allowed("customData")
+        if (p["priority"] or "Regular").lower() != (vm.priority or "Regular").lower():
+            raise exc.property_change_not_allowed("priority")
+
+    def store_body(self, sub: str, rg: str, name: str, body: dict, p: dict, sku: dict, vm_guid: str,
+                   created: float, old: VirtualMachine | None) -> dict:
+        """The VM resource as ARM returns it (fake-azure.md §2.3): server-filled fields,
+        no customData/adminPassword."""
+        b = copy.deepcopy(body)
+        b.pop("name", None)  # read-only, sent by the Go SDK, ignored (fake-azure.md §2.2)
+        props = b.setdefault("properties", {})
+        os_profile = props.get("osProfile")
+        if isinstance(os_profile, dict):
+            os_profile.pop("customData", None)
+            os_profile.pop("adminPassword", None)
+            os_profile.setdefault("secrets", [])
+            os_profile.setdefault("allowExtensionOperations", True)
+            os_profile.setdefault("requireGuestProvisionSignal", True)
+        storage = props.setdefault("storageProfile", {})
+        osd = storage.setdefault("osDisk", {})
+        osd.setdefault("osType", "Linux")
+        osd.setdefault("name", name)
+        premium = (cat.capability(sku, "PremiumIO") or "").lower() == "true"
+        if not osd.get("diffDiskSettings"):
+            md = osd.setdefault("managedDisk", {})
+            md.setdefault("storageAccountType", "Premium_LRS" if premium else "Standard_LRS")
+            md["id"] = resource_id(sub, rg, "Microsoft.Compute", "disks", osd["name"])
+        storage.setdefault("dataDisks", [])
+        props["vmId"] = vm_guid
+        props["timeCreated"] = iso(created)
+        out = {"name": name, "id": resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name),
+               "type": VM_TYPE, "location": p["location"]}
+        if p["zones"]:
+            out["zones"] = p["zones"]
+        for k, v in b.items():
+            if k not in ("id", "type", "location", "zones", "properties"):
+                out[k] = v
+        out["properties"] = props
+        return out
+
+    def create(self, sub: str, rg: str, name: str, body: dict, p: dict, sku: dict,
+               nic_ids: list[str]) -> VirtualMachine:
+        guid = new_guid(self.state.rng)
+        now = self.state.clock.time()
+        nic_delete = {}
+        for ref in p["nics"]:
+            rid = (ref or {}).get("id", "")
+            opt = (((ref or {}).get("properties") or {}).get("deleteOption") or "Detach")
+            for nid in nic_ids:
+                if nid.lower() == rid.lower():
+                    nic_delete[nid] = opt.lower() == "delete"
+        vm = VirtualMachine(
+            rg=rg, name=name, location=p["location"], size=sku["name"], zones=p["zones"],
+            priority=p["priority"], eviction_policy=p["eviction_policy"], vcpus=cat.sku_vcpus(sku),
+            family=cat.sku_family(sku), body=self.store_body(sub, rg, name, body, p, sku, guid, now, None),
+            custom_data_digest=_digest(p["custom_data"]) if p["custom_data"] is not None else None,
+            nic_ids=nic_ids, nic_delete=nic_delete, vm_id=guid, created=now, holds_quota=True)
+        self.vms[vm.key] = vm
+        for nid in nic_ids:
+            self.state.network.attach(nid, vm.id(sub))
+        return vm
+
+    def update(self, sub: str, vm: VirtualMachine, body: dict, p: dict, sku: dict, nic_ids: list[str]) -> None:
+        vcpus = cat.sku_vcpus(sku)
+        # Resize / retry after a failed create: re-check quota with this VM's own cores released.
+        was = vm.holds_quota
+        vm.holds_quota = False
+        try:
+            self._check_quota(sub, vm.location, sku, vm.spot, vcpus)
+        except ARMError:
+            vm.holds_quota = was
+            raise
+        vm.holds_quota = True
+        created_props = vm.body.get("properties", {})
+        new_body = self.store_body(sub, vm.rg, vm.name, body, p, sku, vm.vm_id, vm.created, vm)
+        new_body["properties"]["timeCreated"] = created_props.get("timeCreated")
+        vm.body = new_body
+        vm.size = sku["name"]
+        vm.vcpus = vcpus
+        vm.family = cat.sku_family(sku)
+        for nid in vm.nic_ids:
+            if nid.lower() not in {n.lower() for n in nic_ids}:
+                self.state.network.detach(nid)
+        vm.nic_ids = nic_ids
+        for nid in nic_ids:
+            self.state.network.attach(nid, vm.id(sub))
+        vm.failure = None
+
+    def mark_succeeded(self, vm: VirtualMachine) -> None:
+        vm.provisioning_state = "Succeeded"
+        vm.power_state = "running"
+
+    def mark_failed(self, vm: VirtualMachine, err: ARMError) -> None:
+        # A VM whose allocation failed stays as a resource in provisioningState Failed
+        # (as in ARM) but holds no cores; the client deletes it.
+        vm.provisioning_state = "Failed"
+        vm.power_state = "stopped"
+        vm.holds_quota = False
+        vm.failure = {"code": err.code, "message": err.message}
+
+    def remove(self, sub: str, vm: VirtualMachine) -> None:
+        """Finish a delete: free quota, cascade-delete NICs/disk with deleteOption Delete
+        (fake-azure.md §2.5)."""
+        vm.holds_quota = False
+        self.vms.pop(vm.key, None)
+        for nid in vm.nic_ids:
+            if vm.nic_delete.get(nid):
+                self.state.network.remove_by_id(nid)
+            else:
+                self.state.network.detach(nid)
+
+    def evict(self, sub: str, vm: VirtualMachine, reason: str = "manual") -> dict:
+        """Spot eviction: policy Delete removes the VM (and NICs with deleteOption Delete);
+        Deallocate keeps it deallocated.  Either way it frees its cores."""
+        policy = (vm.eviction_policy or "Deallocate")
+        record = {"resource_group": vm.rg, "name": vm.name, "size": vm.size, "zones": list(vm.zones),
+                  "priority": vm.priority, "eviction_policy": policy, "time": iso(self.state.clock.time()),
+                  "reason": reason}
+        vm.evicted = True
+        if policy.lower() == "delete":
+            self.remove(sub, vm)
+        else:
+            vm.holds_quota = False
+            vm.power_state = "deallocated"
+        self.evictions.append(record)
+        return record
+
+    # ------------------------------------------------------------------ views
+    def view(self, sub: str, vm: VirtualMachine, expand: str | None = None) -> dict:
+        out = copy.deepcopy(vm.body)
+        props = out.setdefault("properties", {})
+        props["provisioningState"] = vm.provisioning_state
+        if expand and "instanceview" in expand.lower():
+            props["instanceView"] = self.instance_view(vm)
+        return out
+
+    def instance_view(self, vm: VirtualMachine) -> dict:
+        t = iso(self.state.clock.time())
+        ps = vm.provisioning_state.lower()
+        statuses = [{"code": f"ProvisioningState/{ps}", "level": "Error" if ps == "failed" else "Info",
+                     "displayStatus": f"Provisioning {ps}", "time": t}]
+        if vm.failure:
+            statuses[0]["message"] = vm.failure["message"]
+        disp = {"running": "VM running", "deallocated": "VM deallocated", "starting": "VM starting",
+                "stopped": "VM stopped"}.get(vm.power_state, vm.power_state)
+        statuses.append({"code": f"PowerState/{vm.power_state}", "level": "Info", "displayStatus": disp})
+        return {"computerName": (vm.body.get("properties", {}).get("osProfile") or {}).get("computerName"),
+                "statuses": statuses}
+
+    def snapshot_vm(self, sub: str, vm: VirtualMachine) -> dict:
+        return {"resource_group": vm.rg, "name": vm.name, "id": vm.id(sub), "location": vm.location,
+                "size": vm.size, "zones": list(vm.zones), "priority": vm.priority,
+                "provisioning_state": vm.provisioning_state, "power_state": vm.power_state,
+                "vcpus": vm.vcpus, "family": vm.family, "holds_quota": vm.holds_quota,
+                "nics": list(vm.nic_ids), "evicted": vm.evicted, "failure": vm.failure,
+                "tags": dict(vm.body.get("tags") or {})}
+
+
+def _digest(s: Any) -> str:
+    return hashlib.sha256(str(s).encode()).hexdigest()
+
+
+def _usage(name: str, localized: str, current: int, limit: int) -> dict:
+    return {"unit": "Count", "currentValue": int(current), "limit": int(limit),
+            "name": {"value": name, "localizedValue": localized}}
+
+
+def _family_display(fam: str) -> str:
+    # "standardDSv3Family" -> "Standard DSv3 Family vCPUs" (typical, fake-azure.md §6).
+    if " " in fam:
+        return f"{fam} vCPUs"
+    core = fam
+    if core.lower().startswith("standard"):
+        core = core[len("standard"):]
+    if core.lower().endswith("family"):
+        core = core[: -len("family")]
+    return f"Standard {core} Family vCPUs"

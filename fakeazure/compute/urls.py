@@ -1,0 +1,27 @@
+"""URL table for Microsoft.Compute (paths are matched case-insensitively, fake-azure.md §0)."""
+from __future__ import annotations
+
+from . import responses as r
+
+SUB = r"/subscriptions/(?P<sub>[^/]+)"
+RG = SUB + r"/resourceGroups/(?P<rg>[^/]+)"
+VM = RG + r"/providers/Microsoft\.Compute/virtualMachines/(?P<name>[^/]+)"
+
+# (method, path regex, handler, operation name or callable(state, params, method) -> name)
+url_patterns = [
+    ("GET", SUB + r"/providers/Microsoft\.Compute/skus", r.list_skus, "skus.list"),
+    ("GET", SUB + r"/providers/Microsoft\.Compute/locations/(?P<location>[^/]+)/usages", r.list_usages,
+     "usages.list"),
+    ("GET", SUB + r"/providers/Microsoft\.Compute/locations/(?P<location>[^/]+)/operations/(?P<op>[^/]+)",
+     r.get_operation, "operation.get"),
+    ("PUT", VM, r.put_vm, r.vm_operation_name),
+    ("GET", VM, r.get_vm, "vm.get"),
+    ("PATCH", VM, r.patch_vm, "vm.update"),
+    ("DELETE", VM, r.delete_vm, "vm.delete"),
+    ("GET", RG + r"/providers/Microsoft\.Compute/virtualMachines", r.list_vms_rg, "vm.list"),
+    ("GET", SUB + r"/providers/Microsoft\.Compute/virtualMachines", r.list_vms_all, "vm.list"),
+    ("PUT", VM + r"/extensions/(?P<ext>[^/]+)", r.put_extension, "vmext.create"),
+    ("GET", VM + r"/extensions/(?P<ext>[^/]+)", r.get_extension, "vmext.get"),
+    ("DELETE", VM + r"/extensions/(?P<ext>[^/]+)", r.delete_extension, "vmext.delete"),
+    ("GET", VM + r"/extensions", r.list_extensions, "vmext.list"),
+]

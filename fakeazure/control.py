@@ -1,0 +1,247 @@
+"""The control API: ``/_fakeazure/...`` on the fake's own host, for tests and
+harnesses in other processes; :class:`RemoteFakeAzure` mirrors it in Python.
+
+=======  ==========================  ===============================================
+method   path                        effect
+=======  ==========================  ===============================================
+GET      /_fakeazure/health          ``{"ok": true, "subscription_id": ...}``
+POST     /_fakeazure/reset           ``FakeAzure.reset()``
+GET      /_fakeazure/faults          the rules, with ``seen``/``fired`` counters
+POST     /_fakeazure/faults          add a rule, a list of rules, or ``{"faults": [...]}``
+DELETE   /_fakeazure/faults          remove every rule
+GET      /_fakeazure/state.json      ``FakeAzure.snapshot()``
+GET      /_fakeazure/requests        ``[{"method", "path", "status"}, ...]``
+POST     /_fakeazure/usages          ``{"family", "limit", "current"?, "region"?}`` or
+                                     ``{"regional": N}`` / ``{"lowPriority": N}``
+POST     /_fakeazure/evict           ``{"resourceGroup", "name"}``
+POST     /_fakeazure/advance         ``{"seconds": N}`` (fake clock)
+POST     /_fakeazure/settle          finish pending operations
+POST     /_fakeazure/skus            add ResourceSku objects (list or ``{"value": [...]}``)
+POST     /_fakeazure/catalog         ``{"name": "eastus"}`` (or a path on the server)
+POST     /_fakeazure/lro             ``{"lro": "immediate" | "sync" | {"after_polls": N}}``
+=======  ==========================  ===============================================
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from .arm import ARMError, Request, Response
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .state import FakeAzure
+
+PREFIX = "/_fakeazure"
+
+
+def _body(req: Request) -> Any:
+    try:
+        return req.json()
+    except ARMError:
+        raise
+    except Exception as exc:  # pragma: no cover
+        raise ARMError("InvalidRequestContent", str(exc), 400) from None
+
+
+def _bad(msg: str) -> ARMError:
+    return ARMError("InvalidControlRequest", msg, 400)
+
+
+def health(state: "FakeAzure", req: Request, p: dict) -> Response:
+    return Response(200, {"ok": True, "subscription_id": state.subscription_id, "region": state.region})
+
+
+def reset(state: "FakeAzure", req: Request, p: dict) -> Response:
+    state.reset()
+    return Response(200, {"reset": True})
+
+
+def list_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
+    return Response(200, {"faults": state.faults.to_list(), "log": list(state.faults.log)})
+
+
+def add_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req)
+    specs = body.get("faults") if isinstance(body, dict) and "faults" in body else body
+    if isinstance(specs, dict):
+        specs = [specs]
+    if not isinstance(specs, list):
+        raise _bad("POST /_fakeazure/faults takes a fault object, a list, or {\"faults\": [...]}")
+    try:
+        added = [state.faults.add(s).to_dict() for s in specs]
+    except (TypeError, ValueError) as exc:
+        raise _bad(str(exc)) from None
+    return Response(201, {"faults": added})
+
+
+def clear_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
+    state.faults.clear()
+    return Response(200, {"faults": []})
+
+
+def snapshot(state: "FakeAzure", req: Request, p: dict) -> Response:
+    return Response(200, state.snapshot())
+
+
+def requests_log(state: "FakeAzure", req: Request, p: dict) -> Response:
+    return Response(200, {"requests": [r._asdict() for r in state.requests]})
+
+
+def usages(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    if not isinstance(body, dict):
+        raise _bad("usages takes an object")
+    region = body.get("region")
+    if "regional" in body:
+        state.set_regional_quota(int(body["regional"]), region)
+    if "lowPriority" in body:
+        state.set_low_priority_quota(int(body["lowPriority"]), region)
+    if "family" in body:
+        if "limit" not in body:
+            raise _bad("usages: 'family' needs 'limit'")
+        state.set_usage(body["family"], body["limit"], int(body.get("current", 0)), region)
+    return Response(200, {"usages": state.usages(region)})
+
+
+def evict(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    rg = body.get("resourceGroup") or body.get("resource_group")
+    name = body.get("name")
+    if not rg or not name:
+        raise _bad("evict takes {\"resourceGroup\": ..., \"name\": ...}")
+    try:
+        return Response(200, state.evict(rg, name))
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+
+
+def advance(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    state.advance(float(body.get("seconds", 0)))
+    return Response(200, {"time": state.clock.time()})
+
+
+def settle(state: "FakeAzure", req: Request, p: dict) -> Response:
+    return Response(200, {"completed": state.settle()})
+
+
+def add_skus(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req)
+    skus = body.get("value") if isinstance(body, dict) else body
+    if not isinstance(skus, list):
+        raise _bad("skus takes a list of ResourceSku objects or {\"value\": [...]}")
+    return Response(201, {"added": len(state.add_skus(skus))})
+
+
+def load_catalog(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    name = body.get("name") or body.get("path")
+    if not name:
+        raise _bad("catalog takes {\"name\": ...}")
+    try:
+        return Response(201, {"added": len(state.load_catalog(name))})
+    except (FileNotFoundError, ValueError) as exc:
+        raise _bad(str(exc)) from None
+
+
+def set_lro(state: "FakeAzure", req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    try:
+        state.set_lro(body.get("lro"))
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    return Response(200, {"after_polls": state.lro_after_polls})
+
+
+url_patterns = [
+    ("GET", PREFIX + r"/health", health, "control"),
+    ("POST", PREFIX + r"/reset", reset, "control"),
+    ("GET", PREFIX + r"/faults", list_faults, "control"),
+    ("POST", PREFIX + r"/faults", add_faults, "control"),
+    ("DELETE", PREFIX + r"/faults", clear_faults, "control"),
+    ("GET", PREFIX + r"/state\.json", snapshot, "control"),
+    ("GET", PREFIX + r"/requests", requests_log, "control"),
+    ("POST", PREFIX + r"/usages", usages, "control"),
+    ("POST", PREFIX + r"/evict", evict, "control"),
+    ("POST", PREFIX + r"/advance", advance, "control"),
+    ("POST", PREFIX + r"/settle", settle, "control"),
+    ("POST", PREFIX + r"/skus", add_skus, "control"),
+    ("POST", PREFIX + r"/catalog", load_catalog, "control"),
+    ("POST", PREFIX + r"/lro", set_lro, "control"),
+]
+
+
+class RemoteControlError(RuntimeError):
+    pass
+
+
+class RemoteFakeAzure:
+    """The control API of a running server, mirrored in Python (``requests`` under the hood)."""
+
+    def __init__(self, url: str, session=None):
+        import requests
+        self.url = url.rstrip("/")
+        self.session = session or requests.Session()
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        resp = self.session.request(method, f"{self.url}{PREFIX}{path}",
+                                    data=None if body is None else json.dumps(body),
+                                    headers={"Content-Type": "application/json"}, timeout=30)
+        if resp.status_code >= 400:
+            raise RemoteControlError(f"{method} {PREFIX}{path}: {resp.status_code} {resp.text}")
+        return resp.json() if resp.content else None
+
+    def health(self) -> dict:
+        return self._call("GET", "/health")
+
+    def reset(self) -> None:
+        self._call("POST", "/reset")
+
+    def add_fault(self, spec: dict) -> dict:
+        return self._call("POST", "/faults", spec)["faults"][0]
+
+    def add_faults(self, specs: list) -> list:
+        return self._call("POST", "/faults", {"faults": specs})["faults"]
+
+    def faults(self) -> list:
+        return self._call("GET", "/faults")["faults"]
+
+    def clear_faults(self) -> None:
+        self._call("DELETE", "/faults")
+
+    def snapshot(self) -> dict:
+        return self._call("GET", "/state.json")
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        return [(r["method"], r["path"], r["status"]) for r in self._call("GET", "/requests")["requests"]]
+
+    def set_usage(self, family: str, limit: int, current: int = 0, region: str | None = None) -> list:
+        return self._call("POST", "/usages", {"family": family, "limit": limit, "current": current,
+                                              "region": region})["usages"]
+
+    def set_regional_quota(self, limit: int, region: str | None = None) -> None:
+        self._call("POST", "/usages", {"regional": limit, "region": region})
+
+    def set_low_priority_quota(self, limit: int, region: str | None = None) -> None:
+        self._call("POST", "/usages", {"lowPriority": limit, "region": region})
+
+    def evict(self, rg: str, name: str) -> dict:
+        return self._call("POST", "/evict", {"resourceGroup": rg, "name": name})
+
+    def advance(self, seconds: float) -> None:
+        self._call("POST", "/advance", {"seconds": seconds})
+
+    def settle(self) -> int:
+        return self._call("POST", "/settle")["completed"]
+
+    def add_skus(self, skus: list) -> int:
+        return self._call("POST", "/skus", skus)["added"]
+
+    def load_catalog(self, name: str) -> int:
+        return self._call("POST", "/catalog", {"name": name})["added"]
+
+    def set_lro(self, lro) -> None:
+        self._call("POST", "/lro", {"lro": lro})
+
+    def close(self) -> None:
+        self.session.close()

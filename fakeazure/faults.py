@@ -1,0 +1,303 @@
+"""Fault rules: plain data that scenario files can declare.
+
+A rule says *what* fails (``code``), *when* (``match``, ``skip``, ``times``,
+``probability``) and *how* it is delivered (``delivery: sync|async``, ``status``,
+``retry_after``, ``latency``).  Example::
+
+    {"code": "ZonalAllocationFailed", "match": {"size": "Standard_D2s_v3", "zone": "1"}, "times": 1}
+
+Codes and their defaults follow fake-azure.md §4.2 (which error is synchronous,
+which arrives through the long-running operation):
+
+=====================================  ======  ========  =============================
+code                                   status  delivery  default operation
+=====================================  ======  ========  =============================
+SkuNotAvailable                        409     sync      vm.create
+ZonalAllocationFailed                  200*    async     vm.create
+AllocationFailed                       200*    async     vm.create
+OverconstrainedAllocationRequest       200*    async     vm.create
+OverconstrainedZonalAllocationRequest  200*    async     vm.create
+FamilyQuota (OperationNotAllowed)      409     sync      vm.create
+RegionalQuota (OperationNotAllowed)    409     sync      vm.create
+LowPriorityQuota (OperationNotAllowed) 409     sync      vm.create
+DiskControllerTypeMismatch (R09)       400     sync      vm.create
+TooManyRequests                        429     sync      any (with Retry-After)
+InternalServerError / 5xx              500     sync      any
+Latency                                -       -         any (advances the clock)
+SpotEviction                           -       -         running Spot VMs
+<any other code>                       400     sync      vm.create
+=====================================  ======  ========  =============================
+
+``*`` an async failure is a 201 on the PUT and a ``Failed`` operation status
+(HTTP 200 on the status poll), exactly what the SDK surfaces (fake-azure.md §2.4).
+"""
+from __future__ import annotations
+
+import fnmatch
+import itertools
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
+
+# Canonical codes and their aliases.
+_ALIASES = {
+    "familyquota": "FamilyQuota", "familycoresquota": "FamilyQuota", "skufamilyquota": "FamilyQuota",
+    "vmfamilyquotaexceeded": "FamilyQuota",
+    "regionalquota": "RegionalQuota", "totalregionalcoresquota": "RegionalQuota",
+    "regionalcoresquota": "RegionalQuota",
+    "lowpriorityquota": "LowPriorityQuota", "lowprioritycoresquota": "LowPriorityQuota",
+    "spotquota": "LowPriorityQuota",
+    "skunotavailable": "SkuNotAvailable",
+    "zonalallocationfailed": "ZonalAllocationFailed",
+    "allocationfailed": "AllocationFailed",
+    "overconstrainedallocationrequest": "OverconstrainedAllocationRequest",
+    "overconstrainedzonalallocationrequest": "OverconstrainedZonalAllocationRequest",
+    "toomanyrequests": "TooManyRequests", "throttle": "TooManyRequests", "throttling": "TooManyRequests",
+    "429": "TooManyRequests",
+    "internalservererror": "InternalServerError", "servererror": "InternalServerError",
+    "serviceunavailable": "ServiceUnavailable", "badgateway": "BadGateway",
+    "gatewaytimeout": "GatewayTimeout",
+    "latency": "Latency", "slow": "Latency", "slowresponse": "Latency",
+    "spoteviction": "SpotEviction", "eviction": "SpotEviction", "evict": "SpotEviction",
+    "diskcontrollertypemismatch": "DiskControllerTypeMismatch", "diskcontrollermismatch":
+    "DiskControllerTypeMismatch", "r09": "DiskControllerTypeMismatch",
+}
+
+ASYNC_BY_DEFAULT = {"ZonalAllocationFailed", "AllocationFailed", "OverconstrainedAllocationRequest",
+                    "OverconstrainedZonalAllocationRequest"}
+QUOTA_CODES = {"FamilyQuota", "RegionalQuota", "LowPriorityQuota"}
+SERVER_CODES = {"InternalServerError": 500, "BadGateway": 502, "ServiceUnavailable": 503,
+                "GatewayTimeout": 504}
+# Rules evaluated around every request (before the handler runs).
+REQUEST_CODES = {"TooManyRequests", "Latency"} | set(SERVER_CODES)
+PROVISION_CODES = (ASYNC_BY_DEFAULT | QUOTA_CODES | {"SkuNotAvailable", "DiskControllerTypeMismatch"})
+
+MATCH_KEYS = {"operation", "size", "zone", "priority", "resource_group", "name", "location", "method",
+              "path"}
+# Keys known before a request body is parsed.
+BASIC_KEYS = {"operation", "resource_group", "name", "location", "method", "path"}
+_KEY_ALIASES = {"op": "operation", "sku": "size", "vm_size": "size", "vmsize": "size",
+                "resourcegroup": "resource_group", "rg": "resource_group", "resource-group": "resource_group",
+                "capacity_type": "priority", "capacitytype": "priority", "region": "location"}
+
+_ids = itertools.count(1)
+
+
+def canonical_code(code: str, quota: str | None = None) -> str:
+    if code == "OperationNotAllowed" and quota:
+        return {"family": "FamilyQuota", "regional": "RegionalQuota", "lowpriority": "LowPriorityQuota",
+                "low-priority": "LowPriorityQuota", "spot": "LowPriorityQuota"}.get(quota.lower(), code)
+    return _ALIASES.get(str(code).replace("_", "").replace("-", "").lower(), str(code))
+
+
+def _norm_priority(v: str) -> str:
+    v = str(v).strip().lower()
+    return {"on-demand": "regular", "ondemand": "regular", "regular": "regular", "spot": "spot",
+            "low": "spot", "lowpriority": "spot"}.get(v, v)
+
+
+def _norm_zone(v: Any) -> str:
+    v = "" if v is None else str(v).strip()
+    if v.lower() in ("", "0", "regional", "none"):
+        return ""
+    return v[-1] if "-" in v else v  # "eastus-1" -> "1" (Karpenter's zone label form)
+
+
+@dataclass
+class Fault:
+    code: str
+    match: dict = field(default_factory=dict)
+    times: int | None = None
+    probability: float | None = None
+    skip: int = 0
+    delivery: str | None = None  # "sync" | "async"
+    status: int | None = None
+    message: str | None = None
+    target: str | None = None
+    retry_after: int | None = None
+    latency: float | None = None
+    after_seconds: float | None = None  # SpotEviction: evict once the VM is this old
+    limit: int | None = None  # quota faults: "Current Limit" in the message
+    usage: int | None = None  # quota faults: "Current Usage" in the message
+    quota: str | None = None
+    id: int = 0
+    seen: int = 0
+    fired: int = 0
+
+    def __post_init__(self) -> None:
+        self.code = canonical_code(self.code, self.quota)
+        self.match = {_KEY_ALIASES.get(k.lower(), k.lower()): v for k, v in (self.match or {}).items()}
+        unknown = set(self.match) - MATCH_KEYS
+        if unknown:
+            raise ValueError(f"fault {self.code}: unknown match keys {sorted(unknown)}; "
+                             f"allowed: {sorted(MATCH_KEYS)}")
+        if self.delivery is not None and self.delivery not in ("sync", "async"):
+            raise ValueError(f"fault {self.code}: delivery must be 'sync' or 'async', not {self.delivery!r}")
+        if self.probability is not None and not 0.0 <= float(self.probability) <= 1.0:
+            raise ValueError(f"fault {self.code}: probability must be within [0, 1]")
+        if self.times is not None and int(self.times) < 0:
+            raise ValueError(f"fault {self.code}: times must be >= 0")
+        if self.code in SERVER_CODES and self.status is None:
+            self.status = SERVER_CODES[self.code]
+        if not self.id:
+            self.id = next(_ids)
+
+    # -- classification --------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        if self.code == "SpotEviction":
+            return "eviction"
+        if self.delivery == "async" and self.code != "Latency":
+            return "provision"
+        if self.code in REQUEST_CODES:
+            return "request"
+        if (self.status is not None and int(self.status) >= 500 and self.code not in PROVISION_CODES
+                and self.delivery != "async"):
+            return "request"
+        return "provision"
+
+    @property
+    def default_operation(self) -> str:
+        return "vm.create" if self.kind == "provision" else "*"
+
+    def effective_delivery(self) -> str:
+        if self.delivery:
+            return self.delivery
+        return "async" if self.code in ASYNC_BY_DEFAULT else "sync"
+
+    def needs_body(self) -> bool:
+        return bool(set(self.match) - BASIC_KEYS)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.times is not None and self.fired >= int(self.times)
+
+    # -- matching ------------------------------------------------------------------
+    def matches(self, ctx: Mapping[str, Any]) -> bool:
+        # reported-bugs.md R09: only an NVMe-only size booted from a SCSI image fails.
+        if self.code == "DiskControllerTypeMismatch" and not ctx.get("disk_controller_mismatch"):
+            return False
+        op_pat = self.match.get("operation", self.default_operation)
+        if not _match_any(op_pat, ctx.get("operation", "")):
+            return False
+        for key, pat in self.match.items():
+            if key == "operation":
+                continue
+            if key not in ctx:
+                return False
+            val = ctx[key]
+            if key == "zone":
+                pats = pat if isinstance(pat, (list, tuple)) else [pat]
+                if _norm_zone(val) not in {_norm_zone(p) for p in pats}:
+                    return False
+            elif key == "priority":
+                pats = pat if isinstance(pat, (list, tuple)) else [pat]
+                if _norm_priority(val) not in {_norm_priority(p) for p in pats}:
+                    return False
+            elif not _match_any(pat, "" if val is None else str(val)):
+                return False
+        return True
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if v not in (None, {}) or k in ("code",)}
+        return d
+
+
+def _match_any(pat: Any, value: str) -> bool:
+    pats = pat if isinstance(pat, (list, tuple, set)) else [pat]
+    v = value.lower()
+    return any(fnmatch.fnmatchcase(v, str(p).lower()) for p in pats)
+
+
+def make_fault(spec: "Fault | Mapping[str, Any]") -> Fault:
+    """Build a :class:`Fault` from a YAML-like dict (unknown keys are an error)."""
+    if isinstance(spec, Fault):
+        return spec
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"a fault must be a dict or Fault, not {type(spec).__name__}")
+    data = dict(spec)
+    if "code" not in data:
+        raise ValueError(f"fault needs a 'code': {data!r}")
+    allowed = {f for f in Fault.__dataclass_fields__} - {"id", "seen", "fired"}
+    extra = set(data) - allowed
+    if extra:
+        raise ValueError(f"fault {data['code']}: unknown keys {sorted(extra)}; allowed: {sorted(allowed)}")
+    return Fault(**data)
+
+
+class FaultEngine:
+    """Holds rules and decides which fires.  Not thread-safe by itself: the state's lock
+    serialises every call."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.rules: list[Fault] = []
+        self.log: list[dict] = []
+
+    def add(self, spec) -> Fault:
+        f = make_fault(spec)
+        self.rules.append(f)
+        return f
+
+    def extend(self, specs: Iterable) -> list[Fault]:
+        return [self.add(s) for s in specs]
+
+    def clear(self) -> None:
+        self.rules.clear()
+        self.log.clear()
+
+    def _candidates(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None):
+        for f in self.rules:
+            if f.kind != kind or f.exhausted:
+                continue
+            if body_pass is not None and f.needs_body() != body_pass:
+                continue
+            if f.matches(ctx):
+                yield f
+
+    def _fires(self, f: Fault) -> bool:
+        f.seen += 1
+        if f.seen <= int(f.skip or 0):
+            return False
+        if f.probability is not None and self.rng.random() >= float(f.probability):
+            return False
+        f.fired += 1
+        return True
+
+    def pick(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None = None) -> list[Fault]:
+        """Every rule of ``kind`` that matches ``ctx`` and decides to fire, in order."""
+        fired = []
+        for f in list(self._candidates(kind, ctx, body_pass)):
+            if self._fires(f):
+                fired.append(f)
+                self._record(f, ctx)
+        return fired
+
+    def first(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None = None) -> Fault | None:
+        """The first matching rule of ``kind`` that decides to fire (later rules are not consulted)."""
+        for f in list(self._candidates(kind, ctx, body_pass)):
+            if self._fires(f):
+                self._record(f, ctx)
+                return f
+        return None
+
+    def request_phase(self, ctx: Mapping[str, Any], body_pass: bool | None) -> tuple[float, Fault | None]:
+        """Latency rules all add up; the first throttling/5xx rule that fires ends the scan."""
+        latency = 0.0
+        for f in list(self._candidates("request", ctx, body_pass)):
+            if not self._fires(f):
+                continue
+            self._record(f, ctx)
+            latency += float(f.latency or 0.0)
+            if f.code != "Latency":
+                return latency, f
+        return latency, None
+
+    def _record(self, f: Fault, ctx: Mapping[str, Any]) -> None:
+        self.log.append({"fault": f.id, "code": f.code, "operation": ctx.get("operation"),
+                         "name": ctx.get("name")})
+
+    def eviction_rules(self) -> list[Fault]:
+        return [f for f in self.rules if f.kind == "eviction" and not f.exhausted]
+
+    def to_list(self) -> list[dict]:
+        return [f.to_dict() for f in self.rules]

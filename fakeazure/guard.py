@@ -1,0 +1,94 @@
+"""Guard rails: nothing in fakeazure may reach a real Azure host.
+
+* In-process (``mock_azure``): ``responses`` intercepts every ``requests`` call;
+  ARM and Retail Prices are served by the fake, any other Azure/Microsoft host
+  raises :class:`RealAzureBlocked`, and anything else fails as unmatched.
+* :func:`block_real_azure` additionally refuses name resolution of Azure hosts for
+  *any* library in the process (urllib, aiohttp, requests without a mock) by
+  wrapping ``socket.getaddrinfo``.  It is re-entrant and thread-safe.
+* The loopback server only answers; it never makes outbound calls.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import threading
+from urllib.parse import urlsplit
+
+AZURE_DOMAINS = ("azure.com", "microsoft.com", "windows.net", "azure.net", "microsoftonline.com",
+                 "azure-api.net", "azurecr.io", "visualstudio.com")
+_HOST_RE = re.compile(r"(^|\.)(" + "|".join(re.escape(d) for d in AZURE_DOMAINS) + r")\.?$", re.IGNORECASE)
+# Any URL on an Azure/Microsoft host (used by the in-process mock's catch-all).
+AZURE_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^/@]*@)?([^/:?#]*)", re.IGNORECASE)
+
+
+class RealAzureBlocked(ConnectionError):
+    """Raised instead of contacting a real Azure endpoint."""
+
+
+def is_azure_host(host: str) -> bool:
+    return bool(host) and bool(_HOST_RE.search(host.strip().lower()))
+
+
+def is_azure_url(url: str) -> bool:
+    return is_azure_host(urlsplit(url).hostname or "")
+
+
+def blocked(url_or_host: str) -> RealAzureBlocked:
+    return RealAzureBlocked(
+        f"fakeazure guard: refusing to contact real Azure endpoint {url_or_host!r}. Only "
+        f"https://management.azure.com (ARM) and https://prices.azure.com are served, in-process by "
+        f"fakeazure.mock_azure(), or use a FakeAzureServer URL.")
+
+
+_lock = threading.Lock()
+_depth = 0
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _guarded_getaddrinfo(host, *args, **kwargs):
+    if isinstance(host, (bytes, bytearray)):
+        name = host.decode("ascii", "ignore")
+    else:
+        name = str(host or "")
+    if is_azure_host(name):
+        raise blocked(name)
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+class block_real_azure:
+    """Context manager (also ``start()``/``stop()``) that makes resolving any
+    ``*.azure.com`` / ``*.microsoft.com`` / ``*.windows.net`` (...) host raise
+    :class:`RealAzureBlocked`."""
+
+    def __init__(self) -> None:
+        self._active = False
+
+    def start(self) -> "block_real_azure":
+        global _depth
+        with _lock:
+            if not self._active:
+                if _depth == 0:
+                    socket.getaddrinfo = _guarded_getaddrinfo
+                _depth += 1
+                self._active = True
+        return self
+
+    def stop(self) -> None:
+        global _depth
+        with _lock:
+            if self._active:
+                _depth -= 1
+                if _depth == 0:
+                    socket.getaddrinfo = _real_getaddrinfo
+                self._active = False
+
+    def __enter__(self) -> "block_real_azure":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def guard_active() -> bool:
+    return socket.getaddrinfo is _guarded_getaddrinfo

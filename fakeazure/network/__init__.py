@@ -1,0 +1,1 @@
+"""Microsoft.Network: network interfaces and their operations."""

@@ -1,0 +1,193 @@
+"""Network interface model (fake-azure.md §3).  No HTTP here.
+
+A NIC gets private IPs from a per-subnet counter (AKS's default node subnet
+10.224.0.0/16 starts at .4), an etag, and, once a VM references it, a
+``virtualMachine`` back-reference and a MAC address.  A NIC attached to a VM
+cannot be deleted (400 NicInUse).  Subnet / backend-pool / NSG references are
+checked only for IDs registered with ``FakeAzure.add_subnet`` etc. (opt-in).
+"""
+from __future__ import annotations
+
+import copy
+import ipaddress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..arm import ARMError, new_guid, parse_resource_id, resource_id
+from . import exceptions as exc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..state import FakeAzure
+
+NIC_TYPE = "Microsoft.Network/networkInterfaces"
+
+
+@dataclass
+class NetworkInterface:
+    rg: str
+    name: str
+    location: str
+    body: dict
+    etag: str
+    resource_guid: str
+    vm_id: str | None = None
+    mac: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.rg.lower(), self.name.lower()
+
+    def id(self, sub: str) -> str:
+        return resource_id(sub, self.rg, "Microsoft.Network", "networkInterfaces", self.name)
+
+
+class NetworkModel:
+    def __init__(self, state: "FakeAzure"):
+        self.state = state
+        self.nics: dict[tuple[str, str], NetworkInterface] = {}
+        self._next_host: dict[str, int] = {}
+        self._macs = 0
+        self.known_refs: dict[str, set[str]] = {"subnet": set(), "pool": set(), "nsg": set()}
+
+    def clear(self) -> None:
+        self.nics.clear()
+        self._next_host.clear()
+        self._macs = 0
+
+    def get(self, rg: str, name: str) -> NetworkInterface | None:
+        return self.nics.get((rg.lower(), name.lower()))
+
+    def require(self, rg: str, name: str) -> NetworkInterface:
+        nic = self.get(rg, name)
+        if nic is None:
+            raise exc.nic_not_found(rg, name)
+        return nic
+
+    def list(self, rg: str | None = None) -> list[NetworkInterface]:
+        nics = sorted(self.nics.values(), key=lambda n: (n.rg.lower(), n.name.lower()))
+        return [n for n in nics if rg is None or n.rg.lower() == rg.lower()]
+
+    # ------------------------------------------------------------------ IPs
+    def _allocate_ip(self, subnet_id: str) -> str:
+        key = subnet_id.lower()
+        host = self._next_host.get(key, 4)
+        self._next_host[key] = host + 1
+        return str(ipaddress.IPv4Address("10.224.0.0") + host)
+
+    def _check_refs(self, sub: str, nic_id: str, props: dict) -> None:
+        def check(kind: str, rid: str | None) -> None:
+            if rid and self.known_refs[kind] and rid.lower() not in self.known_refs[kind]:
+                raise exc.invalid_reference(rid, nic_id)
+        for cfg in props.get("ipConfigurations") or []:
+            cp = (cfg or {}).get("properties") or {}
+            check("subnet", (cp.get("subnet") or {}).get("id"))
+            for pool in cp.get("loadBalancerBackendAddressPools") or []:
+                check("pool", (pool or {}).get("id"))
+        check("nsg", (props.get("networkSecurityGroup") or {}).get("id"))
+
+    # ------------------------------------------------------------------ CRUD
+    def create_or_update(self, sub: str, rg: str, name: str, body: Any) -> tuple[NetworkInterface, bool]:
+        if not isinstance(body, dict):
+            raise ARMError("InvalidRequestFormat", "Cannot parse the request.", 400)
+        location = body.get("location")
+        if not location:
+            raise ARMError("LocationRequired", "The location property is required for this definition.", 400)
+        nic_id = resource_id(sub, rg, "Microsoft.Network", "networkInterfaces", name)
+        props = copy.deepcopy(body.get("properties") or {})
+        self._check_refs(sub, nic_id, props)
+        existing = self.get(rg, name)
+        old_ips = {}
+        if existing is not None:
+            for cfg in existing.body["properties"].get("ipConfigurations", []):
+                old_ips[cfg["name"].lower()] = cfg["properties"].get("privateIPAddress")
+        configs = []
+        for i, cfg in enumerate(props.get("ipConfigurations") or []):
+            cfg = copy.deepcopy(cfg or {})
+            cname = cfg.get("name") or f"ipconfig{i + 1}"
+            cp = cfg.setdefault("properties", {})
+            subnet = (cp.get("subnet") or {}).get("id") or "default"
+            ip = cp.get("privateIPAddress") if (cp.get("privateIPAllocationMethod") == "Static") else None
+            ip = ip or old_ips.get(cname.lower()) or self._allocate_ip(subnet)
+            cp["privateIPAddress"] = ip
+            cp.setdefault("privateIPAllocationMethod", "Dynamic")
+            cp["privateIPAddressVersion"] = cp.get("privateIPAddressVersion") or "IPv4"
+            cp["provisioningState"] = "Succeeded"
+            cp.setdefault("primary", i == 0)
+            configs.append({"name": cname, "id": f"{nic_id}/ipConfigurations/{cname}",
+                            "etag": None, "type": f"{NIC_TYPE}/ipConfigurations", "properties": cp})
+        etag = f'W/"{new_guid(self.state.rng)}"'
+        for c in configs:
+            c["etag"] = etag
+        props["ipConfigurations"] = configs
+        props["provisioningState"] = "Succeeded"
+        props.setdefault("dnsSettings", {"dnsServers": [], "appliedDnsServers": []})
+        props.setdefault("enableAcceleratedNetworking", False)
+        props.setdefault("enableIPForwarding", False)
+        props["vnetEncryptionSupported"] = False
+        props.setdefault("nicType", "Standard")
+        props.setdefault("disableTcpStateTracking", False)
+        props.setdefault("auxiliaryMode", "None")
+        out = {"name": name, "id": nic_id, "etag": etag, "type": NIC_TYPE, "location": location}
+        for k, v in body.items():
+            if k not in ("name", "id", "etag", "type", "location", "properties"):
+                out[k] = copy.deepcopy(v)
+        out["properties"] = props
+        if existing is not None:
+            props["resourceGuid"] = existing.resource_guid
+            existing.body = out
+            existing.etag = etag
+            existing.location = location
+            return existing, False
+        guid = new_guid(self.state.rng)
+        props["resourceGuid"] = guid
+        nic = NetworkInterface(rg=rg, name=name, location=location, body=out, etag=etag, resource_guid=guid)
+        self.nics[nic.key] = nic
+        return nic, True
+
+    def delete_check(self, sub: str, nic: NetworkInterface) -> None:
+        if nic.vm_id and self.state.compute._vm_by_id(nic.vm_id) is not None:
+            raise exc.nic_in_use(nic.id(sub), nic.vm_id)
+
+    def remove(self, nic: NetworkInterface) -> None:
+        self.nics.pop(nic.key, None)
+
+    def remove_by_id(self, nic_id: str) -> None:
+        p = parse_resource_id(nic_id)
+        nic = self.get(p.get("resourcegroups", ""), p.get("name", ""))
+        if nic is not None:
+            self.remove(nic)
+
+    def _by_id(self, nic_id: str) -> NetworkInterface | None:
+        p = parse_resource_id(nic_id)
+        return self.get(p.get("resourcegroups", ""), p.get("name", ""))
+
+    def attach(self, nic_id: str, vm_id: str) -> None:
+        nic = self._by_id(nic_id)
+        if nic is None:
+            return
+        nic.vm_id = vm_id
+        if nic.mac is None:
+            self._macs += 1
+            n = self._macs
+            nic.mac = "00-0D-3A-{:02X}-{:02X}-{:02X}".format((n >> 16) & 255, (n >> 8) & 255, n & 255)
+
+    def detach(self, nic_id: str) -> None:
+        nic = self._by_id(nic_id)
+        if nic is not None:
+            nic.vm_id = None
+
+    # ------------------------------------------------------------------ views
+    def view(self, nic: NetworkInterface) -> dict:
+        out = copy.deepcopy(nic.body)
+        props = out["properties"]
+        if nic.vm_id:
+            props["virtualMachine"] = {"id": nic.vm_id}
+            props["macAddress"] = nic.mac
+            props["primary"] = True
+            props["hostedWorkloads"] = []
+        return out
+
+    def snapshot_nic(self, sub: str, nic: NetworkInterface) -> dict:
+        ips = [c["properties"].get("privateIPAddress") for c in nic.body["properties"].get("ipConfigurations", [])]
+        return {"resource_group": nic.rg, "name": nic.name, "id": nic.id(sub), "location": nic.location,
+                "virtual_machine": nic.vm_id, "private_ips": ips, "tags": dict(nic.body.get("tags") or {})}

@@ -1,0 +1,12 @@
+"""Retail Prices API errors.  The real API answers bad filters with a 400 and a
+plain JSON error (unverified shape); Karpenter treats any non-200 as an error
+(fake-azure.md §7)."""
+from __future__ import annotations
+
+from ..arm import ARMError
+
+__all__ = ["ARMError", "invalid_filter"]
+
+
+def invalid_filter(detail: str) -> ARMError:
+    return ARMError("BadRequest", f"Invalid OData filter: {detail}", 400)
