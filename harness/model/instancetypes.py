@@ -229,12 +229,9 @@ def memory_capacity(memory_gib: float, overhead_percent: float) -> int:
 
 # == SKU capability access (skewer semantics, fake-azure.md §1.4) ===================================
 def _caps(sku: Mapping) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for c in sku.get("capabilities") or ():
-        name = c.get("name")
-        if name is not None and name.lower() not in out:
-            out[name.lower()] = c.get("value")
-    return out
+    """Capabilities by lowercased name; the first of duplicate names wins (skewer scans in order)."""
+    caps = sku.get("capabilities") or ()
+    return {c["name"].lower(): c.get("value") for c in reversed(caps) if c.get("name") is not None}
 
 
 def sku_capability(sku: Mapping, name: str) -> str | None:
@@ -270,7 +267,7 @@ def _cap_float(caps: Mapping[str, str], name: str) -> float | None:
 
 def _norm(s: str) -> str:
     """skewer normalizeLocation: lowercase, whitespace removed."""
-    return re.sub(r"\s+", "", s).lower()
+    return "".join(s.split()).lower() if " " in s or "\t" in s else s.lower()
 
 
 def _cap_contains(caps: Mapping[str, str], name: str, value: str) -> bool:
@@ -309,17 +306,20 @@ def availability_zones(sku: Mapping, region: str) -> list[str]:
     return sorted(zones, key=lambda z: (len(z), z))
 
 
-def _zone_has_capability(sku: Mapping, region: str, zone: str, name: str) -> bool:
-    """skewer HasCapabilityInZone (zoneDetails `Name`, case-insensitive)."""
+def zones_with_capability(sku: Mapping, region: str, name: str) -> set[str]:
+    """Zones (lowercased) whose zoneDetails list `name`=True: skewer HasCapabilityInZone for each zone
+    (zoneDetails `Name`, or `name`; case-insensitive)."""
+    out: set[str] = set()
+    lname = name.lower()
     for li in _location_info(sku, region):
         for zd in li.get("zoneDetails") or ():
             names = zd.get("Name") if zd.get("Name") is not None else zd.get("name")
-            if not names or not any(n.lower() == zone.lower() for n in names):
+            if not names:
                 continue
-            for c in zd.get("capabilities") or ():
-                if (c.get("name") or "").lower() == name.lower() and (c.get("value") or "").lower() == "true":
-                    return True
-    return False
+            if any((c.get("name") or "").lower() == lname and (c.get("value") or "").lower() == "true"
+                   for c in zd.get("capabilities") or ()):
+                out.update(n.lower() for n in names)
+    return out
 
 
 def max_ephemeral_bytes(caps: Mapping[str, str]) -> tuple[int, str | None]:
@@ -477,9 +477,6 @@ class ClusterParams:
     def zone_label(self, zone: str) -> str:
         """`<lowercase region>-<n>` (§2.1)."""
         return f"{self.region.lower()}-{zone}"
-
-
-ClusterParams._KEYS = ClusterParams.__dataclass_fields__.pop("_KEYS").default  # type: ignore[attr-defined]
 
 
 # == results ========================================================================================
@@ -650,16 +647,16 @@ def _profile(profile: Profile | str | None) -> Profile:
 
 
 # Interned single requirements: offerings share them (cheap builds, cheap intersections).
-_REQ_INTERN: dict[tuple[str, frozenset], Requirement] = {}
+_REQ_INTERN: dict[tuple, Requirement] = {}
 
 
-def _req(key: str, values: Iterable[str]) -> Requirement:
-    vals = frozenset(values)
-    k = (key, vals)
+def _req(key: str, values) -> Requirement:
+    """An `In values` requirement (empty reads as DoesNotExist), interned by (key, values)."""
+    k = (key, values if isinstance(values, tuple) else tuple(values))
     r = _REQ_INTERN.get(k)
     if r is None:
-        r = Requirement(key, False, vals)
-        if len(_REQ_INTERN) < 100_000:
+        r = Requirement(key, False, frozenset(values))
+        if len(_REQ_INTERN) < 200_000:
             _REQ_INTERN[k] = r
     return r
 
@@ -676,6 +673,33 @@ class _ZoneOffer:
     zone: str
     scope: str
     ultra: tuple[str, ...]
+    reqs: dict[str, dict[str, Requirement]] = field(default_factory=dict)   # capacity type -> offering reqs
+
+    def fill(self, sw: "_Switches") -> "_ZoneOffer":
+        """The offering requirements per capacity type (§2.2), each key single-valued except ultra-SSD."""
+        key = (self.zone, self.scope, self.ultra, sw)
+        hit = _OFFER_REQS.get(key)
+        if hit is not None:
+            self.reqs = hit
+            return self
+        for ct in CAPACITY_TYPES:
+            r = {CAPACITY_TYPE: _req(CAPACITY_TYPE, (ct,)), ZONE: _req(ZONE, (self.zone,))}
+            if sw.placement_scope:
+                r[PLACEMENT_SCOPE] = _req(PLACEMENT_SCOPE, (self.scope,))
+            prio = "spot" if ct == SPOT else "regular"
+            if sw.scale_set_priority:
+                r[SCALE_SET_PRIORITY] = _req(SCALE_SET_PRIORITY, (prio,))
+            if sw.priority:
+                r[PRIORITY] = _req(PRIORITY, (prio,))
+            if sw.ultra_ssd:
+                r[ULTRA_SSD] = _req(ULTRA_SSD, self.ultra)
+            self.reqs[ct] = r
+        if len(_OFFER_REQS) < 10_000:
+            _OFFER_REQS[key] = self.reqs
+        return self
+
+
+_OFFER_REQS: dict[tuple, dict[str, dict[str, Requirement]]] = {}
 
 
 @dataclass
@@ -790,11 +814,12 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
     regional_ultra = ("true", "false") if _cap_true(caps, "UltraSSDAvailable") else ("false",)
     zone_offers: list[_ZoneOffer] = []
     sku_zones = availability_zones(sku, cluster.region)
+    ultra_zones = zones_with_capability(sku, cluster.region, "UltraSSDAvailable") if sku_zones else set()
     for z in sku_zones:
-        ultra = ("true", "false") if _zone_has_capability(sku, cluster.region, z, "UltraSSDAvailable") else ("false",)
-        zone_offers.append(_ZoneOffer(cluster.zone_label(z), "zonal", ultra))
+        ultra = ("true", "false") if z.lower() in ultra_zones else ("false",)
+        zone_offers.append(_ZoneOffer(cluster.zone_label(z), "zonal", ultra).fill(sw))
     if not sku_zones or sw.regional_for_zonal:
-        zone_offers.append(_ZoneOffer(sw.regional_value, "regional", regional_ultra))
+        zone_offers.append(_ZoneOffer(sw.regional_value, "regional", regional_ultra).fill(sw))
 
     # -- static requirements (§1.2) --
     reqs: dict[str, Requirement] = {}
@@ -891,24 +916,33 @@ class _StaticEntry:
 
 _CACHE: "OrderedDict[tuple, _StaticEntry]" = OrderedDict()
 _CACHE_MAX = 64
+_SKU_CACHE: dict[tuple, tuple[Mapping, "_Static | str"]] = {}
+_SKU_CACHE_MAX = 50_000
 _LOCK = threading.Lock()
 _STATS = {"hits": 0, "misses": 0}
 
 
 def invalidate_cache(skus: Sequence[Mapping] | None = None) -> None:
-    """Explicit invalidation: everything, or the entries built from this SKU list (call after mutating
-    a SKU list or its dicts in place; building from a new list object never needs this)."""
+    """Explicit invalidation: everything, or what was built from this SKU list and its SKU dicts.
+
+    Caches are keyed by object identity (the list, each SKU dict) plus NodeClass, cluster, profile and
+    known-SKU set; availability, quota and prices are never cached. Call this after mutating a SKU
+    list or a SKU dict in place."""
     with _LOCK:
         if skus is None:
             _CACHE.clear()
+            _SKU_CACHE.clear()
             return
         for key in [k for k, e in _CACHE.items() if e.skus is skus]:
             del _CACHE[key]
+        ids = {id(s) for s in skus}
+        for key in [k for k, v in _SKU_CACHE.items() if k[0] in ids and any(v[0] is s for s in skus)]:
+            del _SKU_CACHE[key]
 
 
 def cache_info() -> dict[str, int]:
     with _LOCK:
-        return {"entries": len(_CACHE), **_STATS}
+        return {"entries": len(_CACHE), "sku_entries": len(_SKU_CACHE), **_STATS}
 
 
 def _statics(skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParams, profile: Profile,
@@ -927,8 +961,20 @@ def _statics(skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParam
         by_name[sku.get("name") or ""] = sku
     statics: list[_Static] = []
     dropped: dict[str, str] = {}
+    ctx = (nc, cluster, profile.name, id(profile), None if known is None else id(known))
     for name in sorted(by_name):
-        result = _static_for(by_name[name], nc, cluster, profile, sw, known)
+        sku = by_name[name]
+        result = None
+        if use_cache:
+            hit = _SKU_CACHE.get((id(sku), ctx))
+            if hit is not None and hit[0] is sku:
+                result = hit[1]
+        if result is None:
+            result = _static_for(sku, nc, cluster, profile, sw, known)
+            if use_cache:
+                if len(_SKU_CACHE) >= _SKU_CACHE_MAX:
+                    _SKU_CACHE.clear()
+                _SKU_CACHE[(id(sku), ctx)] = (sku, result)
         if isinstance(result, str):
             dropped[name] = result
         else:
@@ -1015,17 +1061,7 @@ def build_instance_types(
                 else:
                     available = st.low_priority and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
                     price = spot_price
-                oreqs = {CAPACITY_TYPE: _req(CAPACITY_TYPE, (ct,)), ZONE: _req(ZONE, (zo.zone,))}
-                if sw.placement_scope:
-                    oreqs[PLACEMENT_SCOPE] = _req(PLACEMENT_SCOPE, (zo.scope,))
-                prio = "spot" if ct == SPOT else "regular"
-                if sw.scale_set_priority:
-                    oreqs[SCALE_SET_PRIORITY] = _req(SCALE_SET_PRIORITY, (prio,))
-                if sw.priority:
-                    oreqs[PRIORITY] = _req(PRIORITY, (prio,))
-                if sw.ultra_ssd:
-                    oreqs[ULTRA_SSD] = _req(ULTRA_SSD, zo.ultra)
-                offerings.append(Offering(zo.zone, ct, price, available, _requirements(oreqs)))
+                offerings.append(Offering(zo.zone, ct, price, available, _requirements(dict(zo.reqs[ct]))))
                 if available:
                     if zo.zone not in zones_avail:
                         zones_avail.append(zo.zone)

@@ -6,7 +6,6 @@ storage). Parsing rounds up to those units like `Quantity.MilliValue()` / `Quant
 """
 from __future__ import annotations
 
-import math
 import re
 from fractions import Fraction
 from typing import Mapping
@@ -140,4 +139,4 @@ def ceil_div(a: int, b: int) -> int:
 
 
 __all__ = ["parse_quantity", "value", "milli_value", "parse_resource", "parse_resource_list", "format_quantity",
-           "format_resource", "format_resource_list", "add", "subtract", "fits", "QuantityError", "math"]
+           "format_resource", "format_resource_list", "add", "subtract", "fits", "QuantityError"]
