@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from azure.core.exceptions import HttpResponseError
 
+from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
 from harness.model.profile import Profile
@@ -136,7 +137,7 @@ class AzureProvider:
         wk = self.profile.well_known_labels
         best = []
         for it in its:
-            offers = [o for o in it.offerings if o.available and o.requirements.is_compatible(claim_reqs, wk)]
+            offers = [o for o in it.offerings if offering_compatible(o, claim_reqs, wk)]
             if not offers:
                 continue
             self.rng.shuffle(offers)
@@ -173,7 +174,7 @@ class AzureProvider:
         custom_data = self._bootstrap(kubelet.labels)
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
-        tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name or "harness",
+        tags = {"karpenter.azure.com_cluster": getattr(self.cluster, "cluster_name", None) or "harness-cluster",
                 "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get("karpenter.sh/nodepool", ""),
                 "compute.aks.billing": "linux"}
         try:

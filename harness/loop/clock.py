@@ -1,25 +1,39 @@
-"""Simulated time: scenarios advance a clock instead of sleeping (offering TTLs, timeouts, eviction)."""
+"""Simulated time: scenarios advance a clock instead of sleeping (offering TTLs, timeouts, eviction).
+
+The same clock drives fakeazure (it has the `time()/advance()/sleep()` shape fakeazure's clock
+has), so an LRO's progress, a spot eviction and an unavailable-offering TTL share one timeline.
+"""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
 
 
 class SimClock:
-    def __init__(self, start: float = 0.0):
+    def __init__(self, start: float = EPOCH):
         self._t = float(start)
+        self.start = float(start)
+        self.slept = 0.0
 
     def now(self) -> float:
         return self._t
 
-    def advance(self, seconds: float) -> None:
+    time = now
+
+    def elapsed(self) -> float:
+        return self._t - self.start
+
+    def advance(self, seconds: float) -> float:
         if seconds < 0:
             raise ValueError("time does not run backwards")
-        self._t += seconds
+        self._t += float(seconds)
+        return self._t
+
+    def sleep(self, seconds: float) -> None:
+        """fakeazure's simulated latency: move time, never block."""
+        self.slept += float(seconds)
+        self.advance(seconds)
 
     def timestamp(self) -> str:
-        return (EPOCH + timedelta(seconds=self._t)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    def __call__(self) -> float:      # usable wherever a `time.time`-like callable is expected
-        return self._t
+        return datetime.fromtimestamp(self._t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -21,6 +21,12 @@ MAX_INSTANCE_TYPES = 600
 HOSTNAME = "kubernetes.io/hostname"
 
 
+def offering_compatible(offering, reqs: Requirements, well_known: frozenset[str]) -> bool:
+    """Offerings.Compatible: the claim's requirements are compatible with the offering's
+    (AllowUndefinedWellKnownLabels), so every offering key must be well-known or on the claim."""
+    return offering.available and reqs.is_compatible(offering.requirements, well_known)
+
+
 def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     out = dict(a)
     for k, v in b.items():
@@ -177,9 +183,9 @@ class Scheduler:
         self.min_values_policy = min_values_policy
         self._hostname_counter = hostname_counter or _counter()
         self.nodepool_events: list[tuple[str, str, str]] = []
+        self._filter_cache: dict = {}
         self.templates = self._prefilter(sorted(templates, key=lambda t: (-t.weight, t.name)))
         self.planned: list[PlannedClaim] = []
-        self._filter_cache: dict = {}
 
     # -- setup --------------------------------------------------------------------------------
     def _prefilter(self, templates: list[Template]) -> list[Template]:
@@ -212,8 +218,7 @@ class Scheduler:
             compatible = it.requirements.intersects(reqs) is None
             overhead = template.daemon_overhead(it, self.well_known, self.sem)
             fits = _fits(_add(requests, overhead), it.allocatable())
-            has_offering = any(o.available and o.requirements.is_compatible(reqs, self.well_known)
-                               for o in it.offerings)
+            has_offering = any(offering_compatible(o, reqs, self.well_known) for o in it.offerings)
             err.requirements_met |= compatible
             err.fits |= fits
             err.has_offering |= has_offering
@@ -350,7 +355,7 @@ class Scheduler:
 
 
 def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:
-    prices = [o.price for o in it.offerings if o.available and o.requirements.is_compatible(reqs, well_known)]
+    prices = [o.price for o in it.offerings if offering_compatible(o, reqs, well_known)]
     return min(prices) if prices else float("inf")
 
 

@@ -25,7 +25,7 @@ from harness.loop.kubescheduler import can_bind
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
-from harness.loop.scheduling import ExistingNode, Scheduler, Template, cheapest_price
+from harness.loop.scheduling import ExistingNode, Scheduler, Template, cheapest_price, offering_compatible
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
 from harness.model.labels import kubelet_flag_error
@@ -316,9 +316,9 @@ class Simulation:
                 if emits and f"Failed to schedule pod, {msg}" not in pr.events:
                     pr.events.append(f"Failed to schedule pod, {msg}")
                 continue
-            if key in self.nominated and self._claim_by_name(self.nominated[key]) and \
-                    not self._claim_by_name(self.nominated[key]).done:
-                continue    # waiting for its in-flight NodeClaim
+            claim = self._claim_by_name(self.nominated.get(key, ""))
+            if claim is not None and not (claim.done or claim.refused or claim.initialized):
+                continue    # waiting for its in-flight NodeClaim (cluster state nomination)
             pending.append(pv)
         if not pending:
             return False
@@ -369,7 +369,7 @@ class Simulation:
                              min_values=reqs.get("node.kubernetes.io/instance-type").min_values
                              if "node.kubernetes.io/instance-type" in reqs else None))
         cts = sorted({o.capacity_type for it in its for o in it.offerings
-                      if o.available and o.requirements.is_compatible(reqs, wk)})
+                      if offering_compatible(o, reqs, wk)})
         if cts:
             reqs.add(Requirement.new("karpenter.sh/capacity-type", IN, cts, self.sem))
         labels = dict(t.labels)
@@ -481,7 +481,7 @@ class Simulation:
         self._trace(f"deleted NodeClaim {c.result.name}: {why}")
 
     # registration (kubelet path, cloud node controller, core path) --------------------------------
-    def _write(self, node: NodeResult, writer: str, labels: dict[str, str], accepted: bool, note: str = "") -> None:
+    def _write(self, node: NodeResult, writer: str, labels: dict[str, str], accepted: bool = True, note: str = "") -> None:
         for k, v in labels.items():
             node.provenance.setdefault(k, []).append(LabelWrite(writer, str(v), accepted, note))
 

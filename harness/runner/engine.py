@@ -4,10 +4,12 @@ converged, steps played, and every expectation checked. Used by the pytest plugi
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from dataclasses import dataclass, field
 
 from harness.backends.base import Cluster
+from harness.loop.clock import SimClock
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.unavailable import parse_duration
@@ -18,7 +20,6 @@ from harness.runner.scenario import Scenario
 
 DEFAULT_CLUSTER = {
     "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",
-    "clusterName": "harness-cluster",
     "kubeletIdentityClientID": "11111111-2222-3333-4444-555555555555",
     "vnetGUID": "a1b2c3d4-0000-4000-8000-00000000abcd",
     "subnetName": "aks-subnet",
@@ -48,26 +49,47 @@ def cluster_settings(scenario: Scenario) -> dict:
     return merged
 
 
-def _fake_azure(scenario: Scenario):
+@functools.lru_cache(maxsize=32)
+def _catalog(name: str) -> tuple[tuple[dict, ...], dict]:
+    from fakeazure.catalog import load_catalog_file, resolve_catalog
+    skus: list[dict] = []
+    prices: dict = {}
+    for f in resolve_catalog(name):
+        s, p = load_catalog_file(f)
+        skus += s
+        for region, table in p.items():
+            prices.setdefault(region, {}).update(table)
+    return tuple(skus), prices
+
+
+def _fake_azure(scenario: Scenario, clock: SimClock):
+    """fakeazure state for the scenario's `given`: region, SKUs (catalog names or inline
+    objects), prices, quota and faults."""
     import fakeazure
     given = scenario.given
-    fake = fakeazure.FakeAzure(region=scenario.region, seed=scenario.seed,
-                               catalog=given.get("catalog") or scenario.region)
-    skus = given.get("skus")
-    if skus:
-        names = [s for s in skus if isinstance(s, str)]
-        inline = [s for s in skus if isinstance(s, dict)]
-        fake.select_skus(names, inline) if hasattr(fake, "select_skus") else None
+    catalog_skus, prices = _catalog(str(given.get("catalog") or scenario.region))
+    wanted = given.get("skus")
+    if wanted:
+        by_name = {s["name"]: s for s in catalog_skus}
+        skus = [copy.deepcopy(by_name[w]) if isinstance(w, str) else copy.deepcopy(w) for w in wanted]
+    else:
+        skus = [copy.deepcopy(s) for s in catalog_skus]
+    fake = fakeazure.FakeAzure(region=scenario.region, seed=scenario.seed, skus=skus, clock=clock)
+    for region, table in prices.items():
+        fake.set_prices(region, table)
+    overrides = {}
+    for name, price in (given.get("prices") or {}).items():
+        overrides[name] = dict(price) if isinstance(price, dict) else {"on-demand": price, "spot": price}
+    if overrides:
+        fake.set_prices(scenario.region, overrides)
     for family, q in (given.get("quota") or {}).items():
         limit, current = (q, 0) if isinstance(q, int) else (q.get("limit"), q.get("current", 0))
         if family == "cores":
-            fake.set_regional_quota(limit, current)
+            fake.set_regional_quota(limit)
         elif family == "lowPriorityCores":
-            fake.set_low_priority_quota(limit, current)
+            fake.set_low_priority_quota(limit)
         else:
             fake.set_usage(family, limit, current)
-    for name, price in (given.get("prices") or {}).items():
-        fake.set_price(name, price)
     for f in given.get("faults") or []:
         fake.add_fault(f)
     return fake
@@ -89,10 +111,10 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
         min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
     )
-    fake = _fake_azure(scenario)
+    clock = SimClock()
+    fake = _fake_azure(scenario, clock)
     with fakeazure.mock_azure(fake):
-        sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), fake.clock
-                         if hasattr(fake.clock, "advance") else None)
+        sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
         result = sim.run([copy.deepcopy(m.obj) for m in scenario.manifests])
         outcome = Outcome(scenario, profile, cluster.backend, result)
         outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect")
