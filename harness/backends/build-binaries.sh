@@ -21,6 +21,7 @@ log() { echo "[build-binaries] $*" >&2; }
 want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
 complete=1
 for b in "${want[@]}"; do [ -x "$OUT/$b" ] || complete=0; done
+[ -s "$OUT/kwok-stages.yaml" ] || complete=0
 if [ "$complete" = 1 ]; then log "reusing $OUT"; echo "$OUT"; exit 0; fi
 mkdir -p "$OUT" "$WORK"
 
@@ -90,6 +91,21 @@ if ! [ -x "$OUT/kwok" ]; then
   t0=$(date +%s)
   GOBIN="$OUT" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   log "kwok built in $(( $(date +%s) - t0 ))s"
+fi
+
+# --- kwok stages: v0.8.0 removed the built-in defaults (§3.2); assemble node-fast + node-heartbeat +
+# pod-fast from the kwok module (already in the module cache after the install above).
+if ! [ -s "$OUT/kwok-stages.yaml" ]; then
+  kdir=$(cd "$WORK" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  tmp="$OUT/kwok-stages.yaml.tmp$$"; : > "$tmp"
+  for sub in node/fast node/heartbeat pod/fast; do
+    for f in "$kdir/kustomize/stage/$sub"/*.yaml; do
+      [ "$(basename "$f")" = kustomization.yaml ] && continue
+      { cat "$f"; printf '\n---\n'; } >> "$tmp"
+    done
+  done
+  mv "$tmp" "$OUT/kwok-stages.yaml"
+  log "kwok stages written to $OUT/kwok-stages.yaml"
 fi
 
 "$OUT/kube-apiserver" --version >&2

@@ -34,7 +34,7 @@ import yaml
 
 from harness.backends import binaries as binmod
 from harness.backends.local import (_env_flag, _tmp_root, apiserver_args, etcd_args, kcm_args, kwok_args,
-                                    pki_paths, scheduler_args)
+                                    pki_paths, scheduler_args, sweep_stale_workdirs)
 from harness.backends.pki import PKI, kubeconfig
 from harness.backends.procs import StartError, free_port, pid_alive
 from harness.backends.realcluster import RealCluster
@@ -220,7 +220,9 @@ class ContainerCluster(RealCluster):
             self.containers.clear()
             self._closed = True
             _open.discard(self)
-            if not self.keep:
+            if self.keep:
+                (self.workdir / "owner.pid").unlink(missing_ok=True)
+            else:
                 shutil.rmtree(self.workdir, ignore_errors=True)
 
 
@@ -290,8 +292,10 @@ class ContainerBackend:
         client = _client()
         _ryuk_setup(client)
         _sweep_stale(client)
+        sweep_stale_workdirs("harness-container-")
         workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=_tmp_root()))
         os.chmod(workdir, 0o755)
+        (workdir / "owner.pid").write_text(str(os.getpid()))
         cluster = ContainerCluster(workdir, self.keep)
         try:
             if self.flavor == "k3s":

@@ -19,12 +19,16 @@ rules. Here the replacement rules come from the profile data via `harness.model.
   * `...requirements.items.properties.operator.enum` = profile.crd["operators"].
 
 AKSNodeClass changes (v0.7.0 serves only `v1alpha2`; our manifests are `karpenter.azure.com/v1beta1`):
-  * a `v1beta1` version is added as the served *storage* version, its schema a copy of v1alpha2's;
-    v1alpha2 stays served (not storage). No conversion webhook: with `strategy: None` only apiVersion
-    differs between the two, which is all a test cluster needs;
-  * `spec` and `status` of v1beta1 get `x-kubernetes-preserve-unknown-fields: true`, so fields newer
-    than v0.7.0 (fipsMode, imageVersion, security, ...) are kept instead of pruned. The v0.7.0 schema
-    still validates the fields it knows (e.g. imageFamily's enum), which is the upstream truth of v0.7.0.
+  * a `v1beta1` version is added as the served *storage* version; v1alpha2 stays served (not
+    storage). No conversion webhook: with `strategy: None` only apiVersion differs between the two;
+  * v1beta1's `spec` and `status` are `type: object` + `x-kubernetes-preserve-unknown-fields: true`
+    with none of v0.7.0's constraints or defaults. v0.7.0's schema is stale for v1beta1 manifests:
+    `imageFamily` enum [Ubuntu2204, AzureLinux] with default Ubuntu2204 (newer providers accept
+    Ubuntu/Ubuntu2404 and default differently, and imageFamily decides the os-sku label),
+    `osDiskSizeGB` minimum 100 / default 128, no fipsMode/imageVersion/security fields. Injecting
+    those defaults would silently change what the loop computes, so the API server stores the
+    AKSNodeClass as written. Label validation - the point of installing real CRDs - lives in the
+    NodePool/NodeClaim CRDs and is unaffected. v1alpha2 keeps v0.7.0's schema untouched.
 """
 from __future__ import annotations
 
@@ -46,7 +50,7 @@ AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 HASH_ANNOTATION = "karpenter-harness/render-hash"
 PROFILE_ANNOTATION = "karpenter-harness/profile"
-RENDER_REVISION = "3"    # bump when the patching below changes (part of the cache key)
+RENDER_REVISION = "4"    # bump when the patching below changes (part of the cache key)
 
 NODEPOOLS = "nodepools.karpenter.sh"
 NODECLAIMS = "nodeclaims.karpenter.sh"
@@ -151,11 +155,15 @@ def _patch_aksnodeclass(crd: dict) -> None:
     for v in crd["spec"]["versions"]:
         v["served"] = True
         v["storage"] = v["name"] == "v1beta1"
-    schema = _version(crd, "v1beta1")["schema"]["openAPIV3Schema"]
+    v1b1 = _version(crd, "v1beta1")
+    props = v1b1["schema"]["openAPIV3Schema"].setdefault("properties", {})
     for part in ("spec", "status"):
-        if part in schema.get("properties", {}):
-            schema["properties"][part]["x-kubernetes-preserve-unknown-fields"] = True
-    _version(crd, "v1beta1").setdefault("subresources", {"status": {}})
+        desc = (props.get(part) or {}).get("description", "")
+        props[part] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                       "description": (desc + "\n\n" if desc else "") +
+                       "karpenter-harness: schema relaxed (v0.7.0's constraints/defaults are stale for v1beta1)"}
+    v1b1.setdefault("subresources", {"status": {}})
+    v1b1.pop("additionalPrinterColumns", None)
 
 
 def _strip(crd: dict) -> dict:

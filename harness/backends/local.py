@@ -29,7 +29,7 @@ import yaml
 
 from harness.backends import binaries as binmod
 from harness.backends.pki import PKI, kubeconfig
-from harness.backends.procs import ManagedProcess, StartError, free_port
+from harness.backends.procs import ManagedProcess, StartError, free_port, pid_alive
 from harness.backends.realcluster import RealCluster
 
 __all__ = ["LocalBackend", "LocalCluster", "StartError"]
@@ -91,8 +91,26 @@ class LocalCluster(RealCluster):
             self.processes.clear()
             self._closed = True
             _open_clusters.discard(self)
-            if not self.keep:
+            if self.keep:
+                (self.workdir / "owner.pid").unlink(missing_ok=True)
+            else:
                 shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def sweep_stale_workdirs(prefix: str) -> list[str]:
+    """Remove temp dirs of clusters whose owning process died without cleaning up (SIGKILL);
+    kept dirs (HARNESS_KEEP_CLUSTER / keep=True) have no owner file and are never swept."""
+    removed = []
+    root = Path(_tmp_root() or tempfile.gettempdir())
+    for d in root.glob(prefix + "*"):
+        try:
+            owner = int((d / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if owner != os.getpid() and not pid_alive(owner):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
+    return removed
 
 
 def pki_paths(pki: PKI, root: str | None = None) -> dict[str, str]:
@@ -210,7 +228,9 @@ class LocalBackend:
     def start(self) -> LocalCluster:
         t_start = time.monotonic()
         bs = binmod.ensure_binaries(build=self.build, need=self._needed())
+        sweep_stale_workdirs("harness-local-")
         workdir = Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root()))
+        (workdir / "owner.pid").write_text(str(os.getpid()))
         cluster = LocalCluster(workdir, self.keep)
         try:
             self._start(cluster, bs, t_start)

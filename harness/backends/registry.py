@@ -8,7 +8,10 @@ Imports are lazy so choosing `embedded` never imports the real-cluster machinery
 """
 from __future__ import annotations
 
-from harness.backends.base import Backend
+import atexit
+import threading
+
+from harness.backends.base import Backend, Cluster
 
 BACKEND_NAMES = ("embedded", "local", "container")
 
@@ -26,3 +29,34 @@ def get_backend(name: str, **options) -> Backend:
         from harness.backends.embedded import EmbeddedBackend   # the lead's module
         return EmbeddedBackend(**options)
     raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")
+
+
+_shared: dict[tuple, Cluster] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_cluster(name: str, **options) -> Cluster:
+    """One started cluster per (backend, options) per process - i.e. per pytest-xdist worker -
+    for a session fixture; closed at interpreter exit. Raises RuntimeError with the backend's
+    reason when it is unavailable (callers turn that into pytest.skip)."""
+    key = (name, tuple(sorted(options.items())))
+    with _shared_lock:
+        c = _shared.get(key)
+        if c is None:
+            backend = get_backend(name, **options)
+            ok, why = backend.available()
+            if not ok:
+                raise RuntimeError(f"backend {name!r} unavailable: {why}")
+            c = _shared[key] = backend.start()
+        return c
+
+
+@atexit.register
+def close_shared() -> None:
+    with _shared_lock:
+        for c in _shared.values():
+            try:
+                c.close()
+            except Exception:   # noqa: BLE001 - best effort at exit
+                pass
+        _shared.clear()

@@ -1,0 +1,227 @@
+"""Unit tests of the real-backend pieces that need no cluster: PKI, REST error mapping, binary
+lookup, CRD rendering from the profiles, the backend registry."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import requests
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+from harness.backends import binaries, crds
+from harness.backends.base import APIRejected
+from harness.backends.kubeclient import cause_detail, path_for, rejection
+from harness.backends.kinds import KINDS
+from harness.backends.pki import CONTROLLERS_GROUP, PKI
+from harness.backends.registry import get_backend
+from harness.model import crdrules
+from harness.model.profile import load_profile
+
+
+# -- PKI (reference/cluster-backends.md §4.3-§4.4) ------------------------------------------------------
+def _subject(pair) -> tuple[str, list[str]]:
+    cert = x509.load_pem_x509_certificate(pair.cert.read_bytes())
+    cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+    orgs = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+    return cn, orgs
+
+
+def test_pki_identities(tmp_path):
+    pki = PKI(tmp_path)
+    assert _subject(pki.admin()) == ("admin", ["system:masters"])
+    assert _subject(pki.node("n1")) == ("system:node:n1", ["system:nodes"])
+    assert _subject(pki.controller("system:serviceaccount:kube-system:karpenter")) == (
+        "system:serviceaccount:kube-system:karpenter", [CONTROLLERS_GROUP])
+    assert _subject(pki.kube_scheduler()) == ("system:kube-scheduler", [])
+    assert pki.node("n1") == pki.node("n1")          # minted once, reused
+    assert stat.S_IMODE(os.stat(pki.node("n1").key).st_mode) == 0o600
+    serving = x509.load_pem_x509_certificate(pki.serving.cert.read_bytes())
+    sans = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "kubernetes.default.svc" in sans.get_values_for_type(x509.DNSName)
+    assert {str(i) for i in sans.get_values_for_type(x509.IPAddress)} >= {"127.0.0.1", "10.0.0.1"}
+
+
+def test_pki_reuses_an_existing_ca(tmp_path):
+    first = PKI(tmp_path / "a")
+    second = PKI(tmp_path / "b", ca=(first.ca.cert.read_bytes(), first.ca.key.read_bytes()), server_side=False)
+    ca = x509.load_pem_x509_certificate(first.ca.cert.read_bytes())
+    node = x509.load_pem_x509_certificate(second.node("x").cert.read_bytes())
+    assert node.issuer == ca.subject
+    node.verify_directly_issued_by(ca)
+
+
+# -- REST error mapping -----------------------------------------------------------------------------
+@pytest.mark.parametrize("raw,detail", [
+    ('Invalid value: label domain "kubernetes.azure.com" is restricted',          # k8s 1.36 (map, no value)
+     'label domain "kubernetes.azure.com" is restricted'),
+    ('Invalid value: "object": label domain "kubernetes.io" is restricted',       # older servers
+     'label domain "kubernetes.io" is restricted'),
+    ('Invalid value: "kubernetes.azure.com/agentpool": label domain "kubernetes.azure.com" is restricted',
+     'label domain "kubernetes.azure.com" is restricted'),
+    ('Unsupported value: "Foo": supported values: "In", "NotIn"', 'supported values: "In", "NotIn"'),
+    ("Required value", "Required value"),
+    ("Forbidden: nope", "nope"),
+])
+def test_cause_detail(raw, detail):
+    assert cause_detail(raw) == detail
+
+
+def test_rejection_maps_status():
+    r = requests.Response()
+    r.status_code = 422
+    r._content = json.dumps({
+        "kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+        "message": 'NodePool.karpenter.sh "x" is invalid: spec.template.metadata.labels: Invalid value: m',
+        "details": {"causes": [{"reason": "FieldValueInvalid", "message": "Invalid value: m",
+                                "field": "spec.template.metadata.labels"}]}}).encode()
+    e = rejection(r)
+    assert isinstance(e, APIRejected)
+    assert (e.status, e.reason) == (422, "Invalid")
+    assert e.message.startswith('NodePool.karpenter.sh "x" is invalid')
+    assert [(c.field, c.message) for c in e.causes] == [("spec.template.metadata.labels", "m")]
+
+
+def test_rest_paths():
+    assert path_for(KINDS["NodePool"], "a") == "/apis/karpenter.sh/v1/nodepools/a"
+    assert path_for(KINDS["Pod"], "p", "ns", "binding") == "/api/v1/namespaces/ns/pods/p/binding"
+    assert path_for(KINDS["AKSNodeClass"]) == "/apis/karpenter.azure.com/v1beta1/aksnodeclasses"
+    assert path_for(KINDS["Node"], "n", sub="status") == "/api/v1/nodes/n/status"
+
+
+# -- binaries ---------------------------------------------------------------------------------------
+def test_env_override_must_exist(monkeypatch, tmp_path):
+    monkeypatch.setenv("KUBE_APISERVER_BIN", str(tmp_path / "nope"))
+    with pytest.raises(binaries.BinariesError, match="KUBE_APISERVER_BIN"):
+        binaries.find_binaries(validate=False)
+
+
+def test_missing_binaries_message(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    for var in ("KUBEBUILDER_ASSETS", "HARNESS_BIN_DIR", *binaries.ENV_OVERRIDES.values()):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(binaries.BinariesError, match="build-binaries.sh"):
+        binaries.ensure_binaries(build=False)
+    ok, why = get_backend("local").available()
+    assert not ok and "missing control-plane binaries" in why
+
+
+def test_kubebuilder_assets_honoured(monkeypatch, tmp_path):
+    found = binaries.find_binaries(validate=False)
+    if found.missing():
+        pytest.skip("no cached binaries to link into a fake KUBEBUILDER_ASSETS dir")
+    for name in ("kube-apiserver", "etcd"):
+        (tmp_path / name).symlink_to(found[name])
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
+    bs = binaries.find_binaries()
+    assert bs.sources["kube-apiserver"] == "KUBEBUILDER_ASSETS"
+    assert bs.sources["etcd"] == "KUBEBUILDER_ASSETS"
+    assert bs.versions["kube-apiserver"].startswith("v1.")
+
+
+def test_warm_build_reuses_cache():
+    if binaries.find_binaries(validate=False).missing(binaries.REQUIRED + binaries.OPTIONAL) or \
+            not (binaries.cached_bin_dir() / "kwok-stages.yaml").exists():
+        pytest.skip("binary cache not complete (cold build takes ~13 minutes)")
+    out, seconds = binaries.build()
+    assert out == binaries.cached_bin_dir()
+    assert seconds < 5
+
+
+# -- CRDs from the profiles (azure-provider.md §3.3, karpenter-core.md §5) ----------------------------------
+def _crds_or_skip(profile: str) -> dict[str, dict]:
+    try:
+        return {c["metadata"]["name"]: c for c in crds.render_crds(profile)}
+    except binaries.BinariesError as e:
+        pytest.skip(f"upstream CRDs unavailable: {e}")
+
+
+def _v(crd, name):
+    return next(v for v in crd["spec"]["versions"] if v["name"] == name)
+
+
+@pytest.mark.parametrize("profile", ["upstream", "before-0006", "design-0006"])
+def test_render_crds_uses_profile_rules(profile):
+    got = _crds_or_skip(profile)
+    prof = load_profile(profile)
+    np_schema = _v(got[crds.NODEPOOLS], "v1")["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    tmpl = np_schema["properties"]["template"]["properties"]
+    labels = tmpl["metadata"]["properties"]["labels"]
+    assert labels.get("x-kubernetes-validations", []) == [
+        {"message": r.message, "rule": r.rule} for r in crdrules.label_map_rules(prof, crdrules.NODEPOOL_LABELS)]
+    req = tmpl["spec"]["properties"]["requirements"]
+    assert req["x-kubernetes-validations"] == [
+        {"message": r.message, "rule": r.rule} for r in crdrules.requirement_list_rules(prof)]
+    assert req["items"]["properties"]["operator"]["enum"] == list(prof.crd["operators"])
+    assert req["items"]["properties"]["key"].get("x-kubernetes-validations", []) == [
+        {"message": r.message, "rule": r.rule}
+        for r in crdrules.requirement_key_rules(prof, crdrules.NODEPOOL_REQUIREMENTS)]
+    nc_req = _v(got[crds.NODECLAIMS], "v1")["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
+        "requirements"]
+    assert nc_req["items"]["properties"]["key"].get("x-kubernetes-validations", []) == [
+        {"message": r.message, "rule": r.rule}
+        for r in crdrules.requirement_key_rules(prof, crdrules.NODECLAIM_REQUIREMENTS)]
+    for c in got.values():
+        assert "status" not in c and "resourceVersion" not in c["metadata"]
+
+
+def test_aksnodeclass_serves_v1beta1_and_keeps_unknown_fields():
+    c = _crds_or_skip("upstream")[crds.AKSNODECLASSES]
+    versions = {v["name"]: v for v in c["spec"]["versions"]}
+    assert versions["v1beta1"]["served"] and versions["v1beta1"]["storage"]
+    assert versions["v1alpha2"]["served"] and not versions["v1alpha2"]["storage"]
+    props = versions["v1beta1"]["schema"]["openAPIV3Schema"]["properties"]
+    for part in ("spec", "status"):
+        assert props[part]["x-kubernetes-preserve-unknown-fields"] is True
+        assert "properties" not in props[part] and '"default":' not in json.dumps(props[part])
+    # v1alpha2 is v0.7.0's schema, untouched
+    assert "imageFamily" in versions["v1alpha2"]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+
+
+def test_render_is_cached_on_disk():
+    _crds_or_skip("upstream")
+    cached = list((binaries.cache_dir() / "crds").glob("upstream-*.json"))
+    assert cached, "render_crds should leave its result in the harness cache"
+
+
+def test_probe_expectations_cover_every_rule():
+    prof = load_profile("upstream")
+    (np_obj, np_exp), (nc_obj, nc_exp) = crds.probes(prof)
+    assert {m for _, m in np_exp} == {r.message for r in prof.key_rules
+                                     if crdrules.NODEPOOL_LABELS in r.targets or
+                                     crdrules.NODEPOOL_REQUIREMENTS in r.targets}
+    assert {m for _, m in nc_exp} == {r.message for r in prof.key_rules
+                                     if crdrules.NODECLAIM_REQUIREMENTS in r.targets}
+
+
+# -- registry ----------------------------------------------------------------------------------------
+def test_registry():
+    assert get_backend("local").name == "local"
+    assert get_backend("container").name == "container"
+    with pytest.raises(ValueError, match="unknown backend"):
+        get_backend("nope")
+
+
+def test_registry_embedded_is_lazy():
+    try:
+        b = get_backend("embedded")
+    except ImportError as e:     # the lead's module may not exist yet
+        pytest.skip(str(e))
+    assert b.name == "embedded"
+
+
+def test_docker_unreachable_reason(monkeypatch):
+    from harness.backends.container import ContainerBackend
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    ok, why = ContainerBackend().available()
+    assert not ok
+    assert "docker-up.sh" in why and ("not reachable" in why or "not installed" in why)
+
+
+def test_scripts_are_executable():
+    here = Path(binaries.__file__).parent
+    for s in ("build-binaries.sh", "docker-up.sh"):
+        assert os.access(here / s, os.X_OK) or (here / s).read_text().startswith("#!")
