@@ -105,11 +105,14 @@ def format_quantity(amount: Fraction | int, fmt: str = "DecimalSI") -> str:
 
 
 def format_resource(name: str, amount: int) -> str:
-    """A base-unit amount as a quantity string: cpu from millicores; memory-like keys in BinarySI."""
+    """A base-unit amount as a quantity string: cpu from millicores; for byte resources the shorter of
+    the BinarySI and DecimalSI forms (BinarySI on a tie), so 1843Mi and 128G both read naturally."""
     if name in MILLI_RESOURCES:
         return format_quantity(Fraction(amount, 1000), "DecimalSI")
     if name in ("memory", "ephemeral-storage", "storage") or name.startswith("hugepages-"):
-        return format_quantity(amount, "BinarySI")
+        binary = format_quantity(amount, "BinarySI")
+        decimal = format_quantity(amount, "DecimalSI")
+        return decimal if len(decimal) < len(binary) else binary
     return format_quantity(amount, "DecimalSI")
 
 

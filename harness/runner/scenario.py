@@ -266,10 +266,10 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
 
 
-def load_scenarios(path: str | Path) -> list[Scenario]:
+def load_scenarios(path: str | Path, text: str | None = None) -> list[Scenario]:
     """Every Scenario document in a file. Raises SourceError (`file:line: reason`) on bad input."""
     path = Path(path)
-    docs = load_documents(path)
+    docs = load_documents(path, text)
     if not docs:
         raise SourceError(path, 1, "no scenario in file")
     out = []
@@ -283,6 +283,11 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
         seen[sc.name] = doc.line(("metadata", "name"))
         out.append(sc)
     return out
+
+
+def load_scenarios_text(text: str, name: str = "<text>", base_dir: Path | None = None) -> list[Scenario]:
+    """Scenarios from a string (manifests by relative path resolve against `base_dir`)."""
+    return load_scenarios((base_dir or Path.cwd()) / name, text)
 
 
 def find_scenario_files(paths: list[str | Path]) -> list[Path]:
