@@ -609,6 +609,14 @@ class _Switches:
     unknown_sku_policy: str
     nvme_only_excluded_without_sig: bool
     accelerator_fallback: bool
+    gpu_vendors: frozenset
+    offer_placement_scope: bool
+    offer_scale_set_priority: bool
+    offer_priority: bool
+    offer_ultra_ssd: bool
+    spot_requires_low_priority: bool
+    quota_gates_on_demand: bool
+    availability_requires_price: bool
 
     @staticmethod
     def of(profile: Profile) -> "_Switches":
@@ -617,6 +625,18 @@ class _Switches:
             return default if v is None else v
         prov = profile.provider or {}
         zones = prov.get("zones") or {}
+        offers = prov.get("offerings") or {}
+        placement = bool(sw("placementScope", True))
+        ssp = bool(sw("scaleSetPriority", True))
+        prio = bool(sw("priority", True))
+        ultra = bool(sw("ultraSSD", True))
+        keys = offers.get("keys")
+        if keys is not None:                      # explicit offering keys (capacityType and zone always)
+            keys = set(keys)
+            placement_o, ssp_o, prio_o, ultra_o = ("placementScope" in keys, "scaleSetPriority" in keys,
+                                                   "priority" in keys, "ultraSSD" in keys)
+        else:                                     # default: the keys the requirement switches enable
+            placement_o, ssp_o, prio_o, ultra_o = placement, ssp, prio, ultra
         return _Switches(
             sku_series=bool(sw("skuSeries", True)),
             ultra_ssd=bool(sw("ultraSSD", True)),
@@ -637,6 +657,14 @@ class _Switches:
             unknown_sku_policy=str(prov.get("unknownSKUPolicy", "price999")),
             nvme_only_excluded_without_sig=bool(prov.get("nvmeOnlyExcludedWithoutSIG", False)),
             accelerator_fallback=bool(prov.get("vmSizeAcceleratorFallback", False)),
+            gpu_vendors=frozenset(sw("gpuVendors", ["nvidia", "amd"])),
+            offer_placement_scope=placement_o,
+            offer_scale_set_priority=ssp_o,
+            offer_priority=prio_o,
+            offer_ultra_ssd=ultra_o,
+            spot_requires_low_priority=bool(offers.get("spotRequiresLowPriorityCapable", True)),
+            quota_gates_on_demand=bool(offers.get("quotaGatesOnDemand", True)),
+            availability_requires_price=bool(offers.get("availabilityRequiresPrice", False)),
         )
 
 
@@ -684,14 +712,14 @@ class _ZoneOffer:
             return self
         for ct in CAPACITY_TYPES:
             r = {CAPACITY_TYPE: _req(CAPACITY_TYPE, (ct,)), ZONE: _req(ZONE, (self.zone,))}
-            if sw.placement_scope:
+            if sw.offer_placement_scope:
                 r[PLACEMENT_SCOPE] = _req(PLACEMENT_SCOPE, (self.scope,))
             prio = "spot" if ct == SPOT else "regular"
-            if sw.scale_set_priority:
+            if sw.offer_scale_set_priority:
                 r[SCALE_SET_PRIORITY] = _req(SCALE_SET_PRIORITY, (prio,))
-            if sw.priority:
+            if sw.offer_priority:
                 r[PRIORITY] = _req(PRIORITY, (prio,))
-            if sw.ultra_ssd:
+            if sw.offer_ultra_ssd:
                 r[ULTRA_SSD] = _req(ULTRA_SSD, self.ultra)
             self.reqs[ct] = r
         if len(_OFFER_REQS) < 10_000:
@@ -727,7 +755,7 @@ def _drop_reason_supported(name: str, caps: Mapping[str, str], vm: VMSize, sw: _
     if mem is None or mem < 3.5:
         return "less than 3.5 GiB memory" if mem is not None else "MemoryGB capability missing or invalid"
     gpus = _cap_int(caps, "GPUs")
-    if gpus is not None and gpus > 0 and gpu_info(name) is None:
+    if gpus is not None and gpus > 0 and _gpu(name, sw) is None:
         return "unsupported GPU"
     if vm.constrained:
         return "constrained vCPU"
@@ -743,10 +771,17 @@ def _drop_reason_supported(name: str, caps: Mapping[str, str], vm: VMSize, sw: _
     return None
 
 
+def _gpu(name: str, sw: "_Switches") -> tuple[str, tuple[str, ...]] | None:
+    """The GPU-table entry if its vendor is supported by the profile (`gpuVendors`; before AMD support
+    only NVIDIA-enabled SKUs count as GPU SKUs)."""
+    info = gpu_info(name)
+    return info if info is not None and info[0] in sw.gpu_vendors else None
+
+
 def _drop_reason_nodeclass(name: str, caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
-                           nc: NodeClassParams) -> str | None:
+                           nc: NodeClassParams, sw: "_Switches") -> str | None:
     """Per-NodeClass filters (`isInstanceTypeSupportedByFilters`, §1.5)."""
-    gpu = gpu_info(name)
+    gpu = _gpu(name, sw)
     if gpu is not None:
         vendor, oses = gpu
         fam = nc.image_family or ""
@@ -806,7 +841,7 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
     mem_gib = _cap_float(caps, "MemoryGB") or 0.0
     mem_mib = int(mem_gib * 1024)
     arch = AZURE_TO_KUBE_ARCH.get(arch_raw, arch_raw)
-    reason = _drop_reason_nodeclass(name, caps, vcpus, mem_mib, arch, nc)
+    reason = _drop_reason_nodeclass(name, caps, vcpus, mem_mib, arch, nc, sw)
     if reason:
         return reason
 
@@ -836,7 +871,7 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
     if sw.aks_cpu_memory:
         put(AKS_SKU_CPU, str(vcpus))
         put(AKS_SKU_MEMORY, str(mem_mib))
-    gpu = gpu_info(name)
+    gpu = _gpu(name, sw)
     gpus = _cap_int(caps, "GPUs") or 0
     put(GPU_COUNT, str(gpus if gpu is not None else 0))
     put(GPU_MANUFACTURER)                                   # DoesNotExist -> In [vendor]
@@ -1046,8 +1081,11 @@ def build_instance_types(
     instance_types: list[InstanceType] = []
     dropped = dict(entry.dropped)
     for st in entry.statics:
-        od_price, spot_price = _prices_for(st, price_of, sw)
-        quota_ok = True if has_quota is None else bool(has_quota(st.sku))
+        od_price, spot_price, od_priced, spot_priced = _prices_for(st, price_of, sw)
+        quota_ok = True if (has_quota is None or not sw.quota_gates_on_demand) else bool(has_quota(st.sku))
+        od_ok = quota_ok and (od_priced or not sw.availability_requires_price)
+        spot_ok = (st.low_priority or not sw.spot_requires_low_priority) and (
+            spot_priced or not sw.availability_requires_price)
         offerings: list[Offering] = []
         zones_avail: list[str] = []
         cts_avail: list[str] = []
@@ -1056,10 +1094,10 @@ def build_instance_types(
         for zo in st.zones:
             for ct in CAPACITY_TYPES:
                 if ct == ON_DEMAND:
-                    available = quota_ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
+                    available = od_ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
                     price = od_price
                 else:
-                    available = st.low_priority and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
+                    available = spot_ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
                     price = spot_price
                 offerings.append(Offering(zo.zone, ct, price, available, _requirements(dict(zo.reqs[ct]))))
                 if available:
@@ -1109,15 +1147,17 @@ def _known_set(names: Iterable[str] | None) -> frozenset[str]:
     return fs
 
 
-def _prices_for(st: _Static, price_of: Callable[[str, str], float | None], sw: _Switches) -> tuple[float, float]:
-    """§2.4: unknown SKUs 999 for both; missing on-demand 999; spot defaults to the on-demand price."""
+def _prices_for(st: _Static, price_of: Callable[[str, str], float | None],
+                sw: _Switches) -> tuple[float, float, bool, bool]:
+    """§2.4: unknown SKUs 999 for both; missing on-demand 999; spot defaults to the on-demand price.
+    Also whether each price was found (for `offerings.availabilityRequiresPrice`)."""
     if st.unknown and sw.unknown_sku_policy == "price999":
-        return MISSING_PRICE, MISSING_PRICE
+        return MISSING_PRICE, MISSING_PRICE, True, True
     od = price_of(st.name, ON_DEMAND)
     spot = price_of(st.name, SPOT)
     od_price = MISSING_PRICE if od is None else od
     spot_price = spot if spot is not None else od_price
-    return od_price, spot_price
+    return od_price, spot_price, od is not None, spot is not None or od is not None
 
 
 __all__ = [

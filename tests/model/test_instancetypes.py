@@ -1,0 +1,865 @@
+"""Instance types and offerings from Azure SKUs (azure-provider.md §1, §2, §6; upstream's
+pkg/providers/instancetype/suite_test.go tables re-expressed, §7)."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import harness.model.instancetypes as it_mod
+from harness.model.instancetypes import (ClusterParams, InstanceTypeSet, NodeClassParams, build_instance_types,
+                                         cache_info, invalidate_cache, kube_reserved, max_pods, memory_capacity,
+                                         node_image_version_label, normalize_cluster_label, os_sku_effective,
+                                         os_sku_from_image_family)
+from harness.model.profile import Profile, load_profile, raw_profile
+from harness.model.requirements import Requirement, Requirements
+
+REPO = Path(__file__).resolve().parents[2]
+CATALOG = REPO / "fakeazure" / "catalogs" / "skus"
+SCUS = "southcentralus"
+
+# ---------------------------------------------------------------------------------------------------
+# The 20 southcentralus fixture SKUs (azure-provider.md §6): the capability values that matter,
+# as in Karpenter's pkg/fake/zz_generated.sku.southcentralus.go. Order of a row:
+# family, zones, vCPUs, MemoryGB, GPUs, HyperVGenerations, arch, PremiumIO, AccelNet, EphemeralOSDisk,
+# placements, NvmeDiskSizeInMiB, CachedDiskBytes, MaxResourceVolumeMB, LowPriorityCapable, UltraSSDAvailable,
+# extra capabilities
+# ---------------------------------------------------------------------------------------------------
+T, F = "True", "False"
+SCUS_FACTS = {
+    "Standard_A0": ("standardA0_A7Family", [], "1", "0.75", None, "V1", "x64", F, F, F, None, None, None, "20480", F, None, {}),
+    "Standard_B1s": ("standardBSFamily", ["1", "2", "3"], "1", "1", None, "V1,V2", "x64", T, F, T, "ResourceDisk,CacheDisk", None, "32212254720", "4096", F, T, {}),
+    "Standard_B20ms": ("standardBSFamily", ["1", "2", "3"], "20", "80", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "32212254720", "163840", T, T, {}),
+    "Standard_D128ds_v6": ("StandardDdsv6Family", ["1", "2", "3"], "128", "512", None, "V2", "x64", T, T, T, "NvmeDisk", "7208960", None, "0", T, F, {"DiskControllerTypes": "NVMe"}),
+    "Standard_D16plds_v5": ("standardDPLDSv5Family", ["1", "2", "3"], "16", "32", None, "V2", "Arm64", T, T, T, "ResourceDisk,CacheDisk", None, "429496729600", "614400", T, T, {"TrustedLaunchDisabled": T}),
+    "Standard_D2as_v6": ("standardDav6Family", ["2", "3"], "2", "8", None, "V2", "x64", T, T, F, None, None, None, "0", T, T, {"DiskControllerTypes": "NVMe"}),
+    "Standard_D2s_v3": ("standardDSv3Family", ["1", "2", "3"], "2", "8", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "53687091200", "16384", T, T, {}),
+    "Standard_D2_v2": ("standardDv2Family", ["1", "2", "3"], "2", "7", None, "V1", "x64", F, T, F, None, None, None, "102400", T, None, {"EncryptionAtHostSupported": F}),
+    "Standard_D2_v3": ("standardDv3Family", ["1", "2", "3"], "2", "8", None, "V1", "x64", F, T, F, None, None, None, "51200", T, None, {"EncryptionAtHostSupported": F}),
+    "Standard_D2_v5": ("standardDv5Family", ["1", "2", "3"], "2", "8", None, "V1,V2", "x64", F, T, F, None, None, None, "0", T, T, {}),
+    "Standard_D4s_v3": ("standardDSv3Family", ["1", "2", "3"], "4", "16", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "107374182400", "32768", T, T, {}),
+    "Standard_D64s_v3": ("standardDSv3Family", ["1", "2", "3"], "64", "256", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "1717986918400", "524288", T, T, {}),
+    "Standard_DC8s_v3": ("standardDCSv3Family", ["1"], "8", "64", None, "V2", "x64", T, T, F, None, None, None, "0", T, F, {}),
+    "Standard_DS2_v2": ("standardDSv2Family", ["1", "2", "3"], "2", "7", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "92341796864", "14336", T, None, {}),
+    "Standard_E4d_v5": ("standardEDv5Family", ["1", "2", "3"], "4", "32", None, "V1,V2", "x64", F, T, T, "ResourceDisk", None, None, "153600", T, T, {}),
+    "Standard_F16s_v2": ("standardFSv2Family", ["1", "2", "3"], "16", "32", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "274877906944", "131072", T, T, {}),
+    "Standard_M8-2ms": ("standardMSFamily", ["2", "3"], "8", "218.75", None, "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "851477266432", "262144", T, T, {"TrustedLaunchDisabled": T, "vCPUsAvailable": "2"}),
+    "Standard_NC16as_T4_v3": ("Standard NCASv3_T4 Family", ["1", "2", "3"], "16", "110", "1", "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "154618822656", "360448", T, T, {}),
+    "Standard_NC24ads_A100_v4": ("StandardNCADSA100v4Family", ["1", "3"], "24", "220", "1", "V2", "x64", T, T, T, "ResourceDisk,CacheDisk", "915527", "274877906944", "65536", T, T, {}),
+    "Standard_NC6s_v3": ("standardNCSv3Family", [], "6", "112", "1", "V1,V2", "x64", T, T, T, "ResourceDisk,CacheDisk", None, "343597383680", "753664", T, T, {}),
+}
+
+
+def make_sku(name, family="standardDSv3Family", zones=("1", "2", "3"), region=SCUS, vcpus="2", memory="8", gpus=None,
+             hyperv="V1,V2", arch="x64", premium=T, accel=T, ephemeral=F, placements=None, nvme=None, cache=None,
+             resource="0", low_priority=T, ultra=None, extra=None, restrictions=None, zone_details=None):
+    caps = [("vCPUs", vcpus), ("MemoryGB", memory), ("HyperVGenerations", hyperv), ("CpuArchitectureType", arch),
+            ("PremiumIO", premium), ("AcceleratedNetworkingEnabled", accel), ("EphemeralOSDiskSupported", ephemeral),
+            ("MaxResourceVolumeMB", resource), ("LowPriorityCapable", low_priority)]
+    if gpus is not None:
+        caps.append(("GPUs", gpus))
+    if placements is not None:
+        caps.append(("SupportedEphemeralOSDiskPlacements", placements))
+    if nvme is not None:
+        caps.append(("NvmeDiskSizeInMiB", nvme))
+    if cache is not None:
+        caps.append(("CachedDiskBytes", cache))
+    if ultra is not None:
+        caps.append(("UltraSSDAvailable", ultra))
+    extra = dict(extra or {})
+    extra.setdefault("EncryptionAtHostSupported", T)
+    caps.extend(extra.items())
+    return {
+        "resourceType": "virtualMachines", "name": name, "tier": name.split("_", 1)[0], "size": name.split("_", 1)[1],
+        "family": family, "locations": [region],
+        "locationInfo": [{"location": region, "zones": list(zones), "zoneDetails": list(zone_details or [])}],
+        "capabilities": [{"name": k, "value": v} for k, v in caps],
+        "restrictions": list(restrictions or []),
+    }
+
+
+def scus_skus() -> list[dict]:
+    out = []
+    for name, row in SCUS_FACTS.items():
+        (family, zones, vcpus, mem, gpus, hyperv, arch, prem, accel, eph, place, nvme, cache, res, lp, ultra, extra) = row
+        out.append(make_sku(name, family, zones, SCUS, vcpus, mem, gpus, hyperv, arch, prem, accel, eph, place, nvme,
+                            cache, res, lp, ultra, extra))
+    return out
+
+
+SCUS_SKUS = scus_skus()
+CLUSTER = ClusterParams(region=SCUS)
+
+
+def build(skus=None, nodeclass=None, cluster=CLUSTER, profile="upstream", **kw) -> InstanceTypeSet:
+    return build_instance_types(SCUS_SKUS if skus is None else skus, nodeclass or NodeClassParams(), cluster,
+                                profile, **kw)
+
+
+def values(its: InstanceTypeSet, name: str, key: str):
+    reqs = its[name].requirements
+    if key not in reqs:
+        return None
+    return sorted(reqs[key].values)
+
+
+def derived_profile(base: str, name: str, overrides: dict) -> Profile:
+    """A profile that differs from `base` only by `overrides` (deep-merged), built from data."""
+    raw = copy.deepcopy(raw_profile(base))
+
+    def merge(dst, src):
+        for k, v in src.items():
+            if isinstance(v, dict) and isinstance(dst.get(k), dict):
+                merge(dst[k], v)
+            else:
+                dst[k] = copy.deepcopy(v)
+    merge(raw, overrides)
+    raw["name"] = name
+    return Profile(name=name, description="test profile", raw=raw)
+
+
+# ---------------------------------------------------------------------------------------------------
+# §6: the table of derived values for the 20 southcentralus SKUs
+# kept-or-drop-reason, family, series, version, cpu, memory MiB, (gpu count, mfr, name), hyperv,
+# ephemeral max GB, premium, accelerated, arch, offering zones (n = southcentralus-n)
+# ---------------------------------------------------------------------------------------------------
+Z = {"1": "southcentralus-1", "2": "southcentralus-2", "3": "southcentralus-3", "0": "0"}
+SECTION_6 = [
+    ("Standard_A0", "AKS-restricted size", "A", "A", "1", "1", "768", ("0", None, None), ["1"], None, "false", "false", "amd64", "0"),
+    ("Standard_B1s", "AKS-restricted size", "B", "Bs", "1", "1", "1024", ("0", None, None), ["1", "2"], "32", "true", "false", "amd64", "1230"),
+    ("Standard_B20ms", None, "B", "Bms", "1", "20", "81920", ("0", None, None), ["1", "2"], "32", "true", "true", "amd64", "1230"),
+    ("Standard_D128ds_v6", None, "D", "Dds_v6", "6", "128", "524288", ("0", None, None), ["2"], "7559", "true", "true", "amd64", "1230"),
+    ("Standard_D16plds_v5", None, "D", "Dplds_v5", "5", "16", "32768", ("0", None, None), ["2"], "429", "true", "true", "arm64", "1230"),
+    ("Standard_D2as_v6", None, "D", "Das_v6", "6", "2", "8192", ("0", None, None), ["2"], None, "true", "true", "amd64", "230"),
+    ("Standard_D2s_v3", None, "D", "Ds_v3", "3", "2", "8192", ("0", None, None), ["1", "2"], "53", "true", "true", "amd64", "1230"),
+    ("Standard_D2_v2", None, "D", "D_v2", "2", "2", "7168", ("0", None, None), ["1"], None, "false", "true", "amd64", "1230"),
+    ("Standard_D2_v3", None, "D", "D_v3", "3", "2", "8192", ("0", None, None), ["1"], None, "false", "true", "amd64", "1230"),
+    ("Standard_D2_v5", None, "D", "D_v5", "5", "2", "8192", ("0", None, None), ["1", "2"], None, "false", "true", "amd64", "1230"),
+    ("Standard_D4s_v3", None, "D", "Ds_v3", "3", "4", "16384", ("0", None, None), ["1", "2"], "107", "true", "true", "amd64", "1230"),
+    ("Standard_D64s_v3", None, "D", "Ds_v3", "3", "64", "262144", ("0", None, None), ["1", "2"], "1717", "true", "true", "amd64", "1230"),
+    ("Standard_DC8s_v3", "confidential", "D", "DCs_v3", "3", "8", "65536", ("0", None, None), ["2"], None, "true", "true", "amd64", "10"),
+    ("Standard_DS2_v2", None, "D", "DS_v2", "2", "2", "7168", ("0", None, None), ["1", "2"], "92", "true", "true", "amd64", "1230"),
+    ("Standard_E4d_v5", None, "E", "Ed_v5", "5", "4", "32768", ("0", None, None), ["1", "2"], "161", "false", "true", "amd64", "1230"),
+    ("Standard_F16s_v2", None, "F", "Fs_v2", "2", "16", "32768", ("0", None, None), ["1", "2"], "274", "true", "true", "amd64", "1230"),
+    ("Standard_M8-2ms", "constrained vCPU", "M", "Mms", "1", "8", "224000", ("0", None, None), ["1", "2"], "851", "true", "true", "amd64", "230"),
+    ("Standard_NC16as_T4_v3", None, "N", "NCas_v3", "3", "16", "112640", ("1", "nvidia", "T4"), ["1", "2"], "154", "true", "true", "amd64", "1230"),
+    ("Standard_NC24ads_A100_v4", None, "N", "NCads_v4", "4", "24", "225280", ("1", "nvidia", "A100"), ["2"], "274", "true", "true", "amd64", "130"),
+    ("Standard_NC6s_v3", None, "N", "NCs_v3", "3", "6", "114688", ("1", "nvidia", None), ["1", "2"], "343", "true", "true", "amd64", "0"),
+]
+
+
+def _unfiltered_view(sku: dict) -> dict:
+    """A copy of a dropped SKU that passes every filter, to read its derived values (§6 lists them too)."""
+    s = copy.deepcopy(sku)
+    s["name"] = s["name"].replace("Standard_", "Standard_") + "_view"
+    return s
+
+
+def _derived_row(its: InstanceTypeSet, name: str) -> tuple:
+    g = lambda key: values(its, name, key)  # noqa: E731
+    one = lambda key: (g(key) or [None])[0]  # noqa: E731
+    zones = "".join(sorted(k for k, v in Z.items() if v in (g(it_mod.ZONE) or []) and k != "0")) + (
+        "0" if "0" in (g(it_mod.ZONE) or []) else "")
+    return (one(it_mod.SKU_FAMILY), one(it_mod.SKU_SERIES), one(it_mod.SKU_VERSION), one(it_mod.SKU_CPU),
+            one(it_mod.SKU_MEMORY), (one(it_mod.GPU_COUNT), one(it_mod.GPU_MANUFACTURER), one(it_mod.GPU_NAME)),
+            g(it_mod.HYPERV), one(it_mod.EPHEMERAL_MAX), one(it_mod.PREMIUM), one(it_mod.ACCELERATED),
+            one(it_mod.ARCH), zones)
+
+
+def _derive_all_rows(skus: list[dict]) -> dict[str, tuple]:
+    """Derived values for every SKU, including the dropped ones: those are read through an
+    unrestricted, unconstrained, non-confidential twin built by a permissive profile-independent path."""
+    its = build(skus)
+    rows = {}
+    for sku in skus:
+        name = sku["name"]
+        if name in its:
+            rows[name] = (None,) + _derived_row(its, name)
+        else:
+            rows[name] = (its.dropped[name],) + _static_values_of_dropped(sku)
+    return rows
+
+
+def _static_values_of_dropped(sku: dict) -> tuple:
+    """Requirement values of a dropped SKU computed with the same helpers the build uses."""
+    from harness.model.vmsize import parse_vm_size
+    caps = {c["name"]: c["value"] for c in sku["capabilities"]}
+    vm = parse_vm_size(sku["size"])
+    hyperv = [n for n, tag in (("1", "V1"), ("2", "V2")) if tag in caps["HyperVGenerations"]]
+    eph = it_mod.max_ephemeral_gb(sku)
+    zones = "".join(sorted(sku["locationInfo"][0]["zones"])) + "0"
+    return (vm.family, vm.series, vm.version_label, caps["vCPUs"], str(int(float(caps["MemoryGB"]) * 1024)),
+            ("0", None, None), hyperv, str(eph) if eph else None, "true" if caps["PremiumIO"] == "True" else "false",
+            "true" if caps["AcceleratedNetworkingEnabled"] == "True" else "false",
+            it_mod.AZURE_TO_KUBE_ARCH[caps["CpuArchitectureType"]], zones)
+
+
+@pytest.mark.parametrize("row", SECTION_6, ids=[r[0] for r in SECTION_6])
+def test_section_6_southcentralus_derived_values(row):
+    name, drop, *expected = row
+    rows = _derive_all_rows(SCUS_SKUS)
+    assert rows[name][0] == drop
+    assert list(rows[name][1:]) == expected
+
+
+def test_section_6_kept_set_is_16():
+    its = build()
+    assert len(its) == 16 and len(its.dropped) == 4
+    assert set(its.dropped) == {"Standard_A0", "Standard_B1s", "Standard_DC8s_v3", "Standard_M8-2ms"}
+
+
+@pytest.mark.skipif(not (CATALOG / f"{SCUS}.json").exists(), reason="fakeazure southcentralus catalog not present")
+@pytest.mark.parametrize("catalog_region", [SCUS])
+def test_section_6_against_the_fakeazure_catalog(catalog_region):
+    skus = json.loads((CATALOG / f"{catalog_region}.json").read_text())["value"]
+    assert sorted(s["name"] for s in skus) == sorted(SCUS_FACTS)
+    assert _derive_all_rows(skus) == _derive_all_rows(SCUS_SKUS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# upstream suite_test.go: requirement shape
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("profile,not_requirements", [
+    ("upstream", set()),
+    # design 0006 "today" table: kubernetes.azure.com/cluster is well-known but not schedulable (not a
+    # requirement until #1273), the FAQ's "infinite nodes" case; design-0006 as written keeps that.
+    ("before-0006", {"kubernetes.azure.com/cluster"}),
+    ("design-0006", {"kubernetes.azure.com/cluster"}),
+])
+def test_should_have_all_the_requirements_on_every_sku(profile, not_requirements):
+    """Every well-known label (but the nodepool/windows-build keys no SKU carries) is a requirement key."""
+    prof = load_profile(profile)
+    its = build(profile=profile, cluster=ClusterParams(region=SCUS, node_image_version="202509.01.0"))
+    expected = prof.well_known_labels - {"karpenter.sh/nodepool", "node.kubernetes.io/windows-build"}
+    for it in its:
+        missing = expected - set(it.requirements)
+        assert missing == not_requirements, f"{it.name} lacks {sorted(missing)}"
+
+
+def test_upstream_requirement_keys_exactly():
+    its = build()
+    keys = set(its["Standard_D2s_v3"].requirements)
+    assert keys == {
+        it_mod.INSTANCE_TYPE, it_mod.ARCH, it_mod.OS, it_mod.ZONE, it_mod.REGION, it_mod.CAPACITY_TYPE,
+        it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD, it_mod.SKU_CPU, it_mod.SKU_MEMORY, it_mod.AKS_SKU_CPU,
+        it_mod.AKS_SKU_MEMORY, it_mod.GPU_COUNT, it_mod.GPU_MANUFACTURER, it_mod.GPU_NAME, it_mod.CLUSTER, it_mod.MODE,
+        it_mod.SCALE_SET_PRIORITY, it_mod.PRIORITY, it_mod.OS_SKU, it_mod.FIPS_ENABLED, it_mod.SKU_NAME,
+        it_mod.SKU_FAMILY, it_mod.SKU_SERIES, it_mod.SKU_VERSION, it_mod.EPHEMERAL_MAX, it_mod.PREMIUM,
+        it_mod.ACCELERATED, it_mod.HYPERV}
+    assert it_mod.NODE_IMAGE_VERSION not in keys
+
+
+def test_boolean_requirements_should_have_a_value_either_true_or_false():
+    for it in build():
+        for key in (it_mod.PREMIUM, it_mod.ACCELERATED, it_mod.ULTRA_SSD):
+            vals = it.requirements[key].values
+            assert vals and vals <= {"true", "false"}, (it.name, key, vals)
+
+
+def test_initial_does_not_exist_semantics():
+    its = build()
+    d2 = its["Standard_D2_v2"].requirements
+    for key in (it_mod.GPU_MANUFACTURER, it_mod.GPU_NAME, it_mod.FIPS_ENABLED, it_mod.EPHEMERAL_MAX):
+        assert d2[key].operator == "DoesNotExist", key
+    assert d2[it_mod.SKU_NAME].operator == "In" and d2[it_mod.SKU_NAME].single_value() == "Standard_D2_v2"
+    t4 = its["Standard_NC16as_T4_v3"].requirements
+    assert t4[it_mod.GPU_MANUFACTURER].single_value() == "nvidia" and t4[it_mod.GPU_NAME].single_value() == "T4"
+    assert its["Standard_NC6s_v3"].requirements[it_mod.GPU_NAME].operator == "DoesNotExist"
+
+
+def test_static_two_valued_keys_and_single_valued_labels():
+    r = build()["Standard_D2s_v3"].requirements
+    assert r[it_mod.MODE].values == {"system", "user"}
+    assert r[it_mod.SCALE_SET_PRIORITY].values == {"regular", "spot"}
+    assert r[it_mod.PRIORITY].values == {"regular", "spot"}
+    labels = r.single_valued_labels()
+    for key in (it_mod.MODE, it_mod.SCALE_SET_PRIORITY, it_mod.PRIORITY, it_mod.ZONE, it_mod.CAPACITY_TYPE,
+                it_mod.HYPERV):
+        assert key not in labels
+    assert labels[it_mod.OS_SKU] == "Ubuntu"
+    assert labels[it_mod.CLUSTER] == "test-resourceGroup"
+    assert labels[it_mod.REGION] == SCUS and labels[it_mod.OS] == "linux"
+    assert labels[it_mod.AKS_SKU_MEMORY] == "8192" and labels[it_mod.AKS_SKU_CPU] == "2"
+
+
+def test_e2e_d2s_v3_values():
+    """test/suites/scheduling: Standard_D2s_v3 -> family D, series Ds_v3, version 3, cpu 2, memory 8192,
+    ephemeral 53."""
+    labels = build()["Standard_D2s_v3"].requirements.single_valued_labels()
+    assert {k: labels[k] for k in (it_mod.SKU_FAMILY, it_mod.SKU_SERIES, it_mod.SKU_VERSION, it_mod.SKU_CPU,
+                                   it_mod.SKU_MEMORY, it_mod.EPHEMERAL_MAX)} == {
+        it_mod.SKU_FAMILY: "D", it_mod.SKU_SERIES: "Ds_v3", it_mod.SKU_VERSION: "3", it_mod.SKU_CPU: "2",
+        it_mod.SKU_MEMORY: "8192", it_mod.EPHEMERAL_MAX: "53"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# offerings (§2)
+# ---------------------------------------------------------------------------------------------------
+def test_offerings_per_zone_plus_regional():
+    it = build()["Standard_NC24ads_A100_v4"]
+    assert [(o.zone, o.capacity_type) for o in it.offerings] == [
+        ("southcentralus-1", "on-demand"), ("southcentralus-1", "spot"),
+        ("southcentralus-3", "on-demand"), ("southcentralus-3", "spot"), ("0", "on-demand"), ("0", "spot")]
+    for o in it.offerings:
+        r = o.requirements
+        assert r[it_mod.ZONE].single_value() == o.zone
+        assert r[it_mod.CAPACITY_TYPE].single_value() == o.capacity_type
+        assert r[it_mod.PLACEMENT_SCOPE].single_value() == ("regional" if o.zone == "0" else "zonal")
+        prio = "spot" if o.capacity_type == "spot" else "regular"
+        assert r[it_mod.SCALE_SET_PRIORITY].single_value() == prio and r[it_mod.PRIORITY].single_value() == prio
+        assert o.placement_scope == ("regional" if o.zone == "0" else "zonal")
+
+
+def test_westcentralus_non_zonal_only_regional():
+    skus = [make_sku("Standard_D2s_v3", zones=(), region="westcentralus"),
+            make_sku("Standard_D4s_v3", zones=(), region="westcentralus", vcpus="4", memory="16")]
+    its = build(skus, cluster=ClusterParams(region="westcentralus"))
+    for it in its:
+        assert {o.zone for o in it.offerings} == {"0"}
+        assert it.requirements[it_mod.ZONE].values == {"0"}
+        assert it.requirements[it_mod.PLACEMENT_SCOPE].values == {"regional"}
+        assert it.requirements[it_mod.REGION].single_value() == "westcentralus"
+
+
+@pytest.mark.skipif(not (CATALOG / "westcentralus.json").exists(), reason="fakeazure westcentralus catalog not present")
+def test_westcentralus_catalog():
+    skus = json.loads((CATALOG / "westcentralus.json").read_text())["value"]
+    its = build(skus, cluster=ClusterParams(region="westcentralus"))
+    assert its.dropped["Standard_A0"] in ("AKS-restricted size", "location restriction")
+    assert all({o.zone for o in it.offerings} == {"0"} for it in its)
+    assert len(its) == 10
+
+
+def test_zone_label_uses_lowercase_region():
+    skus = [make_sku("Standard_D2s_v3", region="WestUS2", zones=("2", "1"))]
+    its = build(skus, cluster=ClusterParams(region="WestUS2"))
+    assert its["Standard_D2s_v3"].requirements[it_mod.ZONE].values == {"westus2-1", "westus2-2", "0"}
+
+
+def test_zone_restriction_removes_zones():
+    zr = {"type": "Zone", "values": [SCUS], "restrictionInfo": {"locations": [SCUS], "zones": ["1", "2"]},
+          "reasonCode": "NotAvailableForSubscription"}
+    its = build([make_sku("Standard_D2s_v3", restrictions=[zr])])
+    assert {o.zone for o in its["Standard_D2s_v3"].offerings} == {"southcentralus-3", "0"}
+
+
+def test_all_zones_restricted_gives_regional_zero_not_empty_string():
+    """reported-bugs.md R01: since #1615 a SKU whose zones are all restricted offers zone "0", never ""."""
+    zr = {"type": "Zone", "values": [SCUS], "restrictionInfo": {"locations": [SCUS], "zones": ["1", "2", "3"]},
+          "reasonCode": "NotAvailableForSubscription"}
+    its = build([make_sku("Standard_D2s_v3", restrictions=[zr])])
+    assert its["Standard_D2s_v3"].requirements[it_mod.ZONE].values == {"0"}
+    pre = derived_profile("upstream", "pre-1.12", {"provider": {"zones": {"regionalValue": "",
+                                                                          "regionalOfferingForZonalSKUs": False}}})
+    its = build([make_sku("Standard_D2s_v3", restrictions=[zr])], profile=pre)
+    assert its["Standard_D2s_v3"].requirements[it_mod.ZONE].values == {""}
+
+
+def test_location_restriction_drops_the_sku():
+    lr = {"type": "Location", "values": [SCUS], "restrictionInfo": {"locations": [SCUS]},
+          "reasonCode": "NotAvailableForSubscription"}
+    its = build([make_sku("Standard_D2s_v3", restrictions=[lr])])
+    assert its.dropped == {"Standard_D2s_v3": "location restriction"}
+    assert "location restriction" in its.explain("Standard_D2s_v3")
+
+
+def test_low_priority_capable_gates_spot():
+    its = build([make_sku("Standard_D2s_v3", low_priority=F)])
+    it = its["Standard_D2s_v3"]
+    assert all(not o.available for o in it.offerings if o.capacity_type == "spot")
+    assert all(o.available for o in it.offerings if o.capacity_type == "on-demand")
+    assert it.requirements[it_mod.CAPACITY_TYPE].values == {"on-demand"}
+
+
+def test_quota_gates_on_demand_only():
+    calls = []
+
+    def has_quota(sku):
+        calls.append(sku["name"])
+        return sku["family"] != "standardDSv3Family"
+    its = build(has_quota=has_quota)
+    d2 = its["Standard_D2s_v3"]
+    assert all(not o.available for o in d2.offerings if o.capacity_type == "on-demand")
+    assert all(o.available for o in d2.offerings if o.capacity_type == "spot")
+    assert d2.requirements[it_mod.CAPACITY_TYPE].values == {"spot"}
+    assert its["Standard_D2_v3"].requirements[it_mod.CAPACITY_TYPE].values == {"on-demand", "spot"}
+    assert sorted(calls) == sorted(set(calls))          # once per SKU
+
+
+def test_unavailable_offerings_feed_requirements():
+    seen = []
+
+    def unavailable(name, family, vcpus, zone, ct):
+        seen.append((name, family, vcpus, zone, ct))
+        return name == "Standard_D2s_v3" and zone == "southcentralus-1"
+    it = build(unavailable=unavailable)["Standard_D2s_v3"]
+    assert ("Standard_D2s_v3", "standardDSv3Family", 2, "southcentralus-1", "spot") in seen
+    assert it.requirements[it_mod.ZONE].values == {"southcentralus-2", "southcentralus-3", "0"}
+    assert [o.available for o in it.offerings if o.zone == "southcentralus-1"] == [False, False]
+
+
+def test_kept_when_no_offering_is_available():
+    """§1.5: an instance type with offerings but none available is kept; its offering keys read DoesNotExist."""
+    it = build(unavailable=lambda *a: True)["Standard_D2s_v3"]
+    assert it.offerings and not any(o.available for o in it.offerings)
+    for key in (it_mod.ZONE, it_mod.CAPACITY_TYPE, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD):
+        assert it.requirements[key].operator == "DoesNotExist"
+
+
+def test_should_propagate_ultrassd_values_from_available_offerings():
+    details = [{"Name": ["1"], "capabilities": [{"name": "UltraSSDAvailable", "value": "True"}]}]
+    sku = make_sku("Standard_D2s_v3", ultra=F, zone_details=details)
+    it = build([sku])["Standard_D2s_v3"]
+    by_zone = {o.zone: o.requirements[it_mod.ULTRA_SSD].values for o in it.offerings}
+    assert by_zone == {"southcentralus-1": {"true", "false"}, "southcentralus-2": {"false"},
+                       "southcentralus-3": {"false"}, "0": {"false"}}
+    assert it.requirements[it_mod.ULTRA_SSD].values == {"true", "false"}
+    it = build([sku], unavailable=lambda n, f, v, z, c: z == "southcentralus-1")["Standard_D2s_v3"]
+    assert it.requirements[it_mod.ULTRA_SSD].values == {"false"}
+    # the fake data has no zoneDetails: only the regional offering can be true (§2.3)
+    it = build()["Standard_D2s_v3"]
+    assert {o.zone for o in it.offerings if "true" in o.requirements[it_mod.ULTRA_SSD].values} == {"0"}
+    it = build([make_sku("Standard_D2s_v3", zone_details=[{"name": ["2"], "capabilities": [
+        {"name": "ultrassdavailable", "value": "true"}]}])])["Standard_D2s_v3"]
+    assert {o.zone for o in it.offerings if "true" in o.requirements[it_mod.ULTRA_SSD].values} == {"southcentralus-2"}
+
+
+def test_prices_and_missing_price():
+    prices = {"Standard_D2s_v3": {"on-demand": 0.11, "spot": 0.022}, "Standard_D4s_v3": {"on-demand": 0.22}}
+    its = build(prices=prices)
+    d2 = {(o.zone, o.capacity_type): o.price for o in its["Standard_D2s_v3"].offerings}
+    assert d2[("0", "on-demand")] == 0.11 and d2[("0", "spot")] == 0.022
+    d4 = {o.capacity_type: o.price for o in its["Standard_D4s_v3"].offerings}
+    assert d4 == {"on-demand": 0.22, "spot": 0.22}                 # static spot = on-demand (§2.4)
+    assert {o.price for o in its["Standard_D64s_v3"].offerings} == {999.0}     # no price -> MissingPrice
+    assert {o.price for o in build(prices=lambda n, ct: 1.5 if ct == "on-demand" else None)["Standard_D2s_v3"].offerings} == {1.5}
+    # the catalog file shape (prices under "prices") is accepted as-is
+    assert {o.price for o in build(prices={"prices": prices})["Standard_D4s_v3"].offerings} == {0.22}
+
+
+def test_unknown_skus_priced_999_or_excluded_per_profile():
+    """#1796 / reported-bugs.md R17: unknown SKUs are kept at 999 (upstream) or dropped (before-0006)."""
+    skus = [make_sku("Standard_D4s_v7", family="StandardDsv7Family", vcpus="4", memory="16"),
+            make_sku("Standard_D4s_v5", family="standardDSv5Family", vcpus="4", memory="16")]
+    known = {"Standard_D4s_v5"}
+    prices = {"Standard_D4s_v7": {"on-demand": 0.2}, "Standard_D4s_v5": {"on-demand": 0.19}}
+    its = build(skus, prices=prices, known_skus=known)
+    assert {o.price for o in its["Standard_D4s_v7"].offerings} == {999.0}
+    assert {o.price for o in its["Standard_D4s_v5"].offerings} == {0.19}
+    before = build(skus, prices=prices, known_skus=known, profile="before-0006")
+    assert "Standard_D4s_v7" not in before and before.dropped["Standard_D4s_v7"] == "not in known SKUs"
+    # the bundled known-SKU list knows Dsv7 and the fixture SKUs
+    assert "Standard_D4s_v7" in it_mod.known_skus() and "Standard_NC6s_v3" in it_mod.known_skus()
+    assert it_mod.known_sku_families()["Standard_NC16as_T4_v3"] == "Standard NCASv3_T4 Family"
+
+
+# ---------------------------------------------------------------------------------------------------
+# filters (§1.5)
+# ---------------------------------------------------------------------------------------------------
+def test_sku_filters_and_reasons():
+    skus = [
+        make_sku("Standard_E64is_v3", vcpus="64", memory="432", family="standardESv3Family"),
+        make_sku("Standard_D2s_v3", vcpus="1"),
+        make_sku("Standard_D2ds_v4", memory="3"),
+        make_sku("Standard_NC8_Weird_v9", gpus="1"),
+        make_sku("Standard_NV12ads_A10_v5", gpus="1", vcpus="12", memory="110"),
+        make_sku("Standard_ZZ2", gpus="2") | {"size": "zz2"},
+        make_sku("Standard_EC8as_v5", vcpus="8", memory="64"),
+        make_sku("Standard_M16-4ms", vcpus="16", memory="437.5"),
+        make_sku("Standard_D2_v4") | {"resourceType": "disks"},
+        make_sku("Standard_D4_v4", vcpus="4", memory="16", region="eastus"),
+        make_sku("Standard_D8_v4", vcpus="8", memory="32", arch=None),
+    ]
+    for s in skus:
+        if s["name"] == "Standard_D8_v4":
+            s["capabilities"] = [c for c in s["capabilities"] if c["name"] != "CpuArchitectureType"]
+    dropped = build(skus).dropped
+    assert dropped["Standard_E64is_v3"] == "Karpenter-restricted size"
+    assert dropped["Standard_D2s_v3"] == "fewer than 2 vCPUs"
+    assert dropped["Standard_D2ds_v4"] == "less than 3.5 GiB memory"
+    assert dropped["Standard_NC8_Weird_v9"].startswith("size does not parse")
+    assert dropped["Standard_ZZ2"] == "size does not parse: could not parse VM size zz2"
+    assert dropped["Standard_EC8as_v5"] == "confidential"
+    assert dropped["Standard_M16-4ms"] == "constrained vCPU"
+    assert dropped["Standard_D2_v4"].startswith("not a virtualMachines SKU")
+    assert dropped["Standard_D4_v4"] == "not offered in region southcentralus"
+    assert dropped["Standard_D8_v4"] == "CPU architecture missing"
+    assert "Standard_NV12ads_A10_v5" not in dropped
+    unsupported = build([make_sku("Standard_NC6_v9", gpus="1", vcpus="6", memory="56")]).dropped
+    assert unsupported == {"Standard_NC6_v9": "unsupported GPU"}
+
+
+def test_gpu_image_family_filter():
+    skus = [make_sku("Standard_NV12ads_A10_v5", gpus="1", vcpus="12", memory="110"),          # ubuntu, windows
+            make_sku("Standard_NC24ads_A100_v4", gpus="1", vcpus="24", memory="220"),         # + azurelinux3
+            make_sku("Standard_NC16as_T4_v3", gpus="1", vcpus="16", memory="110"),            # + azurelinux
+            make_sku("Standard_D2s_v3")]
+    for fam in (None, "Ubuntu", "Ubuntu2204", "Ubuntu2404"):
+        assert len(build(skus, NodeClassParams(image_family=fam))) == 4
+    al = build(skus, NodeClassParams(image_family="AzureLinux"))
+    assert al.names() == ["Standard_D2s_v3", "Standard_NC16as_T4_v3", "Standard_NC24ads_A100_v4"]
+    assert al.dropped["Standard_NV12ads_A10_v5"] == "GPU SKU not supported by image family AzureLinux"
+    other = build(skus, NodeClassParams(image_family="Windows2022"))
+    assert other.names() == ["Standard_D2s_v3"]
+
+
+def test_gpu_mode_driver_drops_amd():
+    skus = [make_sku("Standard_NV4ads_V710_v5", gpus="1", vcpus="4", memory="16", family="StandardNVadsV710v5Family"),
+            make_sku("Standard_NC16as_T4_v3", gpus="1", vcpus="16", memory="110")]
+    driver = build(skus)
+    assert driver.names() == ["Standard_NC16as_T4_v3"]
+    assert "NVIDIA" in driver.dropped["Standard_NV4ads_V710_v5"]
+    none = build(skus, NodeClassParams(gpu_mode="None"))
+    amd = none["Standard_NV4ads_V710_v5"]
+    assert amd.capacity["amd.com/gpu"] == 1 and amd.capacity["nvidia.com/gpu"] == 0
+    assert amd.requirements[it_mod.GPU_MANUFACTURER].single_value() == "amd"
+    assert amd.requirements[it_mod.GPU_NAME].single_value() == "V710"
+    assert none["Standard_NC16as_T4_v3"].capacity["nvidia.com/gpu"] == 1
+
+
+def test_nodeclass_filters():
+    assert "Standard_D2_v2" in build(nodeclass=NodeClassParams())
+    eah = build(nodeclass=NodeClassParams(encryption_at_host=True))
+    assert eah.dropped["Standard_D2_v2"] == "encryption at host not supported" and "Standard_D2s_v3" in eah
+    dns = build(nodeclass=NodeClassParams(local_dns=True))
+    assert "Standard_D2s_v3" not in dns and "Standard_D4s_v3" in dns
+    stream = build(nodeclass=NodeClassParams(artifact_streaming=True))
+    assert stream.dropped["Standard_D16plds_v5"] == "artifact streaming does not support arm64"
+    tl = build(nodeclass=NodeClassParams(trusted_launch=True))
+    assert tl.dropped["Standard_D2_v2"] == "trusted launch not supported"              # Gen1 only
+    assert tl.dropped["Standard_D16plds_v5"] == "trusted launch not supported"         # TrustedLaunchDisabled
+    assert "Standard_D2s_v3" in tl
+
+
+def test_nvme_only_block_is_a_profile_switch():
+    """reported-bugs.md R08 knob: off upstream; on, NVMe-only SKUs are dropped unless SIG is used."""
+    assert "Standard_D2as_v6" in build()
+    old = derived_profile("upstream", "nvme-block", {"provider": {"nvmeOnlyExcludedWithoutSIG": True}})
+    its = build(profile=old)
+    assert its.dropped["Standard_D2as_v6"] == "NVMe-only disk controller without SIG"
+    assert "Standard_D2as_v6" in build(profile=old, cluster=ClusterParams(region=SCUS, use_sig=True))
+
+
+# ---------------------------------------------------------------------------------------------------
+# profiles
+# ---------------------------------------------------------------------------------------------------
+def test_before_0006_has_no_new_aks_requirements():
+    """docs/research/before-0006.md §4 / §10, as the profile data states it."""
+    its = build(profile="before-0006")
+    r = its["Standard_D2s_v3"].requirements
+    for key in (it_mod.MODE, it_mod.SCALE_SET_PRIORITY, it_mod.PRIORITY, it_mod.OS_SKU, it_mod.FIPS_ENABLED,
+                it_mod.CLUSTER, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD, it_mod.NODE_IMAGE_VERSION,
+                it_mod.SKU_SERIES):
+        assert key not in r, key
+    assert r[it_mod.ZONE].values == {"southcentralus-1", "southcentralus-2", "southcentralus-3"}   # no "0" (#1659)
+    assert set(its["Standard_D2s_v3"].offerings[0].requirements) == {it_mod.CAPACITY_TYPE, it_mod.ZONE}
+    assert its["Standard_NC6s_v3"].requirements[it_mod.ZONE].values == {""}        # before #1615
+    assert r[it_mod.PREMIUM].values == {"true"} and r[it_mod.AKS_SKU_MEMORY].single_value() == "8192"
+
+
+def test_before_0006_offering_gates_and_gpu_vendors():
+    skus = [make_sku("Standard_D2s_v3", low_priority=F),
+            make_sku("Standard_NV4ads_V710_v5", gpus="1", vcpus="4", memory="16")]
+    its = build(skus, profile="before-0006", has_quota=lambda s: False, nodeclass=NodeClassParams(gpu_mode="None"))
+    assert all(o.available for o in its["Standard_D2s_v3"].offerings)   # no LowPriorityCapable / quota gate
+    assert its.dropped["Standard_NV4ads_V710_v5"] == "unsupported GPU"   # only NVIDIA-enabled SKUs
+    up = build(skus, has_quota=lambda s: False, nodeclass=NodeClassParams(gpu_mode="None"))
+    assert not any(o.available for o in up["Standard_D2s_v3"].offerings)
+    assert "Standard_NV4ads_V710_v5" in up
+
+
+def test_availability_requires_price_is_profile_data():
+    """docs/research/before-0006.md §4.2 (UNCONFIRMED there): availability = price present."""
+    prof = derived_profile("before-0006", "priced", {"provider": {"offerings": {"availabilityRequiresPrice": True}}})
+    its = build(prices={"Standard_D2s_v3": {"on-demand": 0.11}}, profile=prof)
+    assert all(o.available for o in its["Standard_D2s_v3"].offerings)
+    assert not any(o.available for o in its["Standard_D4s_v3"].offerings)
+
+
+def test_design_0006_adds_the_decided_requirements():
+    cl = ClusterParams(region=SCUS, node_image_version="202409.30.0")
+    r = build(profile="design-0006", cluster=cl)["Standard_D2s_v3"].requirements
+    assert r[it_mod.MODE].values == {"system", "user"}
+    assert r[it_mod.SCALE_SET_PRIORITY].values == {"regular", "spot"}
+    assert r[it_mod.OS_SKU].single_value() == "Ubuntu"
+    assert r[it_mod.FIPS_ENABLED].operator == "DoesNotExist"
+    assert r[it_mod.NODE_IMAGE_VERSION].single_value() == "AKSUbuntu-2204gen2containerd-202409.30.0"
+    for key in (it_mod.PRIORITY, it_mod.CLUSTER, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD):
+        assert key not in r, key
+    offer = build(profile="design-0006", cluster=cl)["Standard_D2s_v3"].offerings[1]
+    # offerings keep before-0006's keys (profile provider.offerings.keys), the requirement is static
+    assert set(offer.requirements) == {it_mod.CAPACITY_TYPE, it_mod.ZONE}
+    # without a node image version the key exists but reads DoesNotExist
+    r = build(profile="design-0006")["Standard_D2s_v3"].requirements
+    assert r[it_mod.NODE_IMAGE_VERSION].operator == "DoesNotExist"
+    d2v2 = build(profile="design-0006", cluster=cl)["Standard_D2_v2"].requirements     # Gen1 only
+    assert d2v2[it_mod.NODE_IMAGE_VERSION].single_value() == "AKSUbuntu-2204containerd-202409.30.0"
+
+
+def test_boolean_and_ephemeral_formats_are_profile_data():
+    """reported-bugs.md R25 (#912) and R02 (#940)."""
+    old = derived_profile("upstream", "v1.4", {"provider": {"requirements": {"booleanValues": "trueOnly",
+                                                                             "ephemeralFormat": "float"}}})
+    its = build(profile=old)
+    d2v3 = its["Standard_D2_v3"].requirements
+    assert d2v3[it_mod.PREMIUM].operator == "DoesNotExist"
+    assert its["Standard_D2s_v3"].requirements[it_mod.PREMIUM].values == {"true"}
+    assert its["Standard_D2s_v3"].requirements[it_mod.EPHEMERAL_MAX].values == {"53.6870912"}
+    assert its["Standard_F16s_v2"].requirements[it_mod.EPHEMERAL_MAX].values == {"274.877906944"}
+    assert its["Standard_B20ms"].requirements[it_mod.EPHEMERAL_MAX].values == {"32.21225472"}
+
+
+def test_fips_mode():
+    r = build(nodeclass=NodeClassParams(image_family="AzureLinux", fips_mode="FIPS"))["Standard_D2s_v3"].requirements
+    assert r[it_mod.FIPS_ENABLED].single_value() == "true"
+    assert r[it_mod.OS_SKU].single_value() == "AzureLinux"
+    r = build(nodeclass=NodeClassParams(fips_mode="Disabled"))["Standard_D2s_v3"].requirements
+    assert r[it_mod.FIPS_ENABLED].operator == "DoesNotExist"
+
+
+def test_no_profile_name_checks_in_the_module():
+    src = Path(it_mod.__file__).read_text()
+    for name in ("upstream", "before-0006", "design-0006"):
+        assert f'"{name}"' not in src and f"'{name}'" not in src
+
+
+# ---------------------------------------------------------------------------------------------------
+# capacity and overhead (§1.2)
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("vcpus,gib,cpu_m,mem_mi", [(2, 8, 100, 1843), (4, 7, 140, 1638), (3, 64, 120, 5611)])
+def test_kube_reserved_tax_brackets(vcpus, gib, cpu_m, mem_mi):
+    assert kube_reserved(vcpus, gib) == {"cpu": cpu_m, "memory": mem_mi * 2**20}
+
+
+def test_capacity_and_overhead_of_d2s_v3():
+    it = build()["Standard_D2s_v3"]
+    mem = 8 * 2**30 - math.ceil(8 * 2**30 * 0.075)
+    assert it.capacity == {"cpu": 2000, "memory": mem, "ephemeral-storage": 128 * 10**9, "pods": 250,
+                           "nvidia.com/gpu": 0, "amd.com/gpu": 0}
+    assert it.overhead.kube_reserved == {"cpu": 100, "memory": 1843 * 2**20}
+    assert it.overhead.eviction_threshold == {"memory": 750 * 2**20}
+    assert it.overhead.system_reserved == {"cpu": 0, "memory": 0}
+    assert it.allocatable() == {"cpu": 1900, "memory": mem - 1843 * 2**20 - 750 * 2**20,
+                                "ephemeral-storage": 128 * 10**9, "pods": 250, "nvidia.com/gpu": 0, "amd.com/gpu": 0}
+    assert it.vcpus == 2 and it.family == "standardDSv3Family" and it.sku["name"] == "Standard_D2s_v3"
+
+
+def test_memory_capacity_uses_floor_gib():
+    assert memory_capacity(218.75, 0.075) == 218 * 2**30 - math.ceil(218 * 2**30 * 0.075)
+    assert memory_capacity(8, 0) == 8 * 2**30
+
+
+def test_nodeclass_capacity_inputs():
+    it = build(nodeclass=NodeClassParams(os_disk_size_gb=40, max_pods=42))["Standard_D2s_v3"]
+    assert it.capacity["ephemeral-storage"] == 40 * 10**9 and it.capacity["pods"] == 42
+    it = build(cluster=ClusterParams(region=SCUS, vm_memory_overhead_percent=0))["Standard_D2s_v3"]
+    assert it.capacity["memory"] == 8 * 2**30
+
+
+@pytest.mark.parametrize("plugin,mode,expected", [("none", "", 250), ("azure", "overlay", 250), ("azure", "", 30),
+                                                  ("kubenet", "", 110), ("Azure", "Overlay", 250)])
+def test_max_pods_by_network_plugin(plugin, mode, expected):
+    assert max_pods(None, plugin, mode) == expected
+    assert max_pods(17, plugin, mode) == 17
+
+
+# ---------------------------------------------------------------------------------------------------
+# label helpers
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rg,expected", [
+    ("test-resourceGroup", "test-resourceGroup"),
+    ("MC_rg(1)_cluster_eastus", "MC_rg-1-_cluster_eastus"),
+    ("rg-", "rg-z"), ("rg_", "rg_z"), ("rg.", "rg.z"), ("rg(x)", "rg-x-z"),
+    ("a" * 70, "a" * 63), ("a" * 62 + "-", "a" * 62 + "-z"[:0] + "z" if False else "a" * 62 + "z"),
+    ("a" * 61 + "-", "a" * 61 + "-z"), ("", ""),
+])
+def test_normalize_cluster_label(rg, expected):
+    assert normalize_cluster_label(rg) == expected
+    assert len(normalize_cluster_label(rg)) <= 63
+
+
+@pytest.mark.parametrize("family,expected", [(None, "Ubuntu"), ("", "Ubuntu"), ("Ubuntu", "Ubuntu"),
+                                             ("Ubuntu2204", "Ubuntu"), ("Ubuntu2404", "Ubuntu"),
+                                             ("AzureLinux", "AzureLinux"), ("Windows2022", "Windows2022")])
+def test_os_sku_from_image_family(family, expected):
+    assert os_sku_from_image_family(family) == expected
+
+
+@pytest.mark.parametrize("family,k8s,fips,tl,expected", [
+    ("Ubuntu", "1.33.0", False, False, "Ubuntu2204"), ("Ubuntu", "1.34.0", False, False, "Ubuntu2404"),
+    ("", "1.35.1", False, False, "Ubuntu2404"), ("Ubuntu", "1.34.0", "FIPS", False, "Ubuntu"),
+    ("Ubuntu", "1.34.0", True, True, "Ubuntu2204"), ("Ubuntu", "1.34.0", False, True, "Ubuntu2204"),
+    ("Ubuntu2204", "1.34.0", False, False, "Ubuntu2204"), ("Ubuntu2404", "1.30.0", False, False, "Ubuntu2404"),
+    ("AzureLinux", "1.31.9", False, False, "AzureLinux2"), ("AzureLinux", "1.32.0", False, False, "AzureLinux3"),
+    ("AzureLinux", "v1.33.2", "FIPS", False, "AzureLinux3"), ("Custom", "1.33.0", False, False, "Custom"),
+])
+def test_os_sku_effective(family, k8s, fips, tl, expected):
+    assert os_sku_effective(family, k8s, fips, tl) == expected
+
+
+def test_node_image_version_label_is_modeled():
+    assert node_image_version_label("AzureLinux", "1.33.0", None, False, "202509.01.0", True, True) == \
+        "AKSAzureLinux-V3gen2arm64-202509.01.0"
+    assert node_image_version_label("Ubuntu", "1.34.0", None, False, "1", True, False) == \
+        "AKSUbuntu-2404gen2containerd-1"
+
+
+def test_nodeclass_from_manifest():
+    manifest = {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass", "metadata": {"name": "x"},
+                "spec": {"imageFamily": "AzureLinux", "osDiskSizeGB": 64, "maxPods": 50, "fipsMode": "FIPS",
+                         "security": {"encryptionAtHost": True}, "localDNS": {"mode": "Required"},
+                         "gpu": {"mode": "None"}, "artifactStreaming": {"mode": "Enabled"}}}
+    nc = NodeClassParams.from_manifest(manifest)
+    assert nc == NodeClassParams(image_family="AzureLinux", os_disk_size_gb=64, max_pods=50, encryption_at_host=True,
+                                 trusted_launch=False, gpu_mode="None", artifact_streaming=True, fips_mode="FIPS",
+                                 local_dns=True)
+    assert NodeClassParams.from_manifest({"spec": {}}) == NodeClassParams()
+    assert NodeClassParams.from_manifest(None) == NodeClassParams()
+    assert NodeClassParams.from_manifest({"spec": {"localDNS": {"mode": "Disabled"}}}).local_dns is False
+    assert NodeClassParams.from_manifest({"spec": {"security": {"trustedLaunch": True}}}).trusted_launch
+    assert hash(nc) == hash(NodeClassParams.from_manifest(manifest))
+
+
+def test_cluster_from_dict():
+    c = ClusterParams.from_dict({"region": "eastus", "nodeResourceGroup": "MC_x", "networkPlugin": "azure",
+                                 "networkPluginMode": "", "networkDataplane": "azure", "kubernetesVersion": "1.34.1",
+                                 "kubeletIdentityClientID": "abc", "vnetGUID": "g", "subnetName": "s",
+                                 "vmMemoryOverheadPercent": "0.1", "nodeImageVersion": 202509, "useSIG": True})
+    assert (c.region, c.node_resource_group, c.network_plugin_mode, c.network_dataplane, c.kubernetes_version) == (
+        "eastus", "MC_x", "", "azure", "1.34.1")
+    assert (c.kubelet_identity_client_id, c.vnet_guid, c.subnet_name, c.vm_memory_overhead_percent) == (
+        "abc", "g", "s", 0.1)
+    assert c.node_image_version == "202509" and c.use_sig is True
+    assert ClusterParams.from_dict({}) == ClusterParams()
+    with pytest.raises(ValueError, match="unknown cluster setting 'nodeResourceGoup'"):
+        ClusterParams.from_dict({"nodeResourceGoup": "x"})
+
+
+# ---------------------------------------------------------------------------------------------------
+# caching and speed
+# ---------------------------------------------------------------------------------------------------
+def test_cache_hits_and_explicit_invalidation():
+    skus = [make_sku("Standard_D2s_v3"), make_sku("Standard_D4s_v3", vcpus="4", memory="16")]
+    before = cache_info()["hits"]
+    a = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream")
+    b = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", unavailable=lambda *x: True)
+    assert cache_info()["hits"] == before + 1
+    assert a["Standard_D2s_v3"].requirements[it_mod.ZONE].values and \
+        not b["Standard_D2s_v3"].requirements[it_mod.ZONE].values          # availability is never cached
+    skus[0]["capabilities"][0]["value"] = "1"                             # in-place mutation ...
+    assert "Standard_D2s_v3" in build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream")
+    invalidate_cache(skus)                                                 # ... needs the explicit hook
+    assert build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream").dropped == {
+        "Standard_D2s_v3": "fewer than 2 vCPUs"}
+    invalidate_cache()
+    assert cache_info()["entries"] == 0 and cache_info()["sku_entries"] == 0
+    # different NodeClass / cluster / profile never share an entry
+    assert build_instance_types(skus, NodeClassParams(os_disk_size_gb=40), CLUSTER, "upstream")[
+        "Standard_D4s_v3"].capacity["ephemeral-storage"] == 40 * 10**9
+
+
+def test_uncached_build_equals_cached_build():
+    a = build(use_cache=False)
+    b = build()
+    assert a.names() == b.names() and a.dropped == b.dropped
+    for x, y in zip(a, b):
+        assert x.requirements.to_string(frozenset()) == y.requirements.to_string(frozenset())
+        assert [(o.zone, o.capacity_type, o.price, o.available) for o in x.offerings] == \
+               [(o.zone, o.capacity_type, o.price, o.available) for o in y.offerings]
+
+
+def test_speed_smoke():
+    """Budget is generous (CI machines vary); typical: ~2 ms for these 20 SKUs uncached, <0.5 ms cached."""
+    build(use_cache=False)
+    t = time.perf_counter()
+    for _ in range(10):
+        build(use_cache=False)
+    assert (time.perf_counter() - t) / 10 < 0.05
+
+
+# ---------------------------------------------------------------------------------------------------
+# property test over synthetic SKUs
+# ---------------------------------------------------------------------------------------------------
+try:
+    from fakeazure.catalog import synthetic_skus
+except Exception:  # pragma: no cover - fakeazure absent
+    synthetic_skus = None
+
+
+def _own_synthetic(n: int, seed: int) -> list[dict]:
+    import random
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        v = rng.choice([2, 4, 8, 16, 32])
+        out.append(make_sku(f"Standard_D{v}s_v{rng.randint(3, 6)}x{i}" if False else f"Standard_D{v + i * 64}s_v{rng.randint(3, 6)}",
+                            vcpus=str(v), memory=str(v * rng.choice([2, 4, 8])),
+                            zones=rng.choice([(), ("1",), ("1", "2", "3")]), low_priority=rng.choice([T, F]),
+                            ultra=rng.choice([T, F, None])))
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(min_value=1, max_value=40), seed=st.integers(min_value=0, max_value=10**6),
+       zonal=st.booleans(), profile=st.sampled_from(["upstream", "before-0006", "design-0006"]),
+       blocked=st.sets(st.sampled_from(["on-demand", "spot", "1", "2", "3", "0"]), max_size=3))
+def test_property_synthetic_skus(n, seed, zonal, profile, blocked):
+    region = "eastus"
+    skus = synthetic_skus(n, seed=seed, region=region, zonal=zonal) if synthetic_skus else _own_synthetic(n, seed)
+    if not synthetic_skus:
+        region = SCUS
+
+    def unavailable(name, family, vcpus, zone, ct):
+        return ct in blocked or zone.rsplit("-", 1)[-1] in blocked
+
+    cluster = ClusterParams(region=region)
+    its = build_instance_types(skus, NodeClassParams(), cluster, profile, unavailable=unavailable)
+    prof = load_profile(profile)
+    assert set(its.names()) | set(its.dropped) == {s["name"] for s in skus}
+    assert not set(its.names()) & set(its.dropped)
+    again = build_instance_types(skus, NodeClassParams(), cluster, profile, unavailable=unavailable, use_cache=False)
+    assert again.names() == its.names() and again.dropped == its.dropped
+    for it in its:
+        r = it.requirements
+        avail = [o for o in it.offerings if o.available]
+        assert r[it_mod.ZONE].values == {o.zone for o in avail}
+        assert r[it_mod.CAPACITY_TYPE].values == {o.capacity_type for o in avail}
+        assert r[it_mod.SKU_CPU].single_value() == str(it.vcpus) and it.capacity["cpu"] == it.vcpus * 1000
+        mem = next(c["value"] for c in it.sku["capabilities"] if c["name"] == "MemoryGB")
+        assert r[it_mod.SKU_MEMORY].single_value() == str(int(float(mem) * 1024))
+        assert r[it_mod.INSTANCE_TYPE].single_value() == it.name == r[it_mod.SKU_NAME].single_value()
+        assert it.vcpus >= 2 and not it.vmsize.constrained
+        for o in it.offerings:
+            for key, req in o.requirements.items():
+                assert len(req.values) == 1 or key == it_mod.ULTRA_SSD
+            if o.available:
+                assert r.intersects(o.requirements) is None
+            if o.zone != prof.provider["zones"]["regionalValue"]:
+                assert o.zone.startswith(region.lower() + "-")
+        zonal_zones = {o.zone for o in it.offerings if o.zone.startswith(region.lower() + "-")}
+        regional = {o.zone for o in it.offerings} - zonal_zones
+        if not zonal_zones or prof.provider["zones"].get("regionalOfferingForZonalSKUs", True):
+            assert regional == {prof.provider["zones"]["regionalValue"]}
+        else:
+            assert not regional
+        for ct in ("on-demand", "spot"):
+            assert len([o for o in it.offerings if o.capacity_type == ct]) == len(it.offerings) // 2
+        assert all(v >= 0 for k, v in it.capacity.items())
+
+
+def test_requirements_compose_with_nodepool_requirements():
+    """Instance-type requirements work with the algebra: a NodePool asking for sku-family D and
+    on-demand is compatible with D2s_v3 and not with NC16as_T4_v3."""
+    its = build()
+    pool = Requirements([Requirement.new(it_mod.SKU_FAMILY, "In", ["D"]),
+                         Requirement.new(it_mod.CAPACITY_TYPE, "In", ["on-demand"])])
+    assert its["Standard_D2s_v3"].requirements.compatible(pool) is None
+    assert its["Standard_NC16as_T4_v3"].requirements.compatible(pool) is not None
+    gt = Requirements([Requirement.new(it_mod.EPHEMERAL_MAX, "Gt", ["100"])])
+    ok = {it.name for it in its if it.requirements.intersects(gt) is None}
+    assert "Standard_D4s_v3" in ok and "Standard_D2s_v3" not in ok and "Standard_D2_v2" not in ok
