@@ -14,6 +14,7 @@ file that holds both ``value`` and ``prices``.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import pathlib
 import random
@@ -64,8 +65,20 @@ def resolve_catalog(name_or_path: str | pathlib.Path) -> list[pathlib.Path]:
 
 
 def load_catalog_file(path: str | pathlib.Path) -> tuple[list[dict], dict[str, dict[str, dict]]]:
-    """Read one catalog file -> (skus, {region: {sku: {"on-demand": x, "spot": y}}})."""
-    path = pathlib.Path(path)
+    """Read one catalog file -> (skus, {region: {sku: {"on-demand": x, "spot": y}}}).
+    The result is a fresh copy; parsing is cached per (path, mtime)."""
+    return copy.deepcopy(load_catalog_file_shared(path))
+
+
+def load_catalog_file_shared(path: str | pathlib.Path) -> tuple[list[dict], dict[str, dict[str, dict]]]:
+    """Like :func:`load_catalog_file` but returns the cached objects: do not mutate them."""
+    path = pathlib.Path(path).resolve()
+    return _parse_cached(str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_cached(path_s: str, mtime: int) -> tuple[list[dict], dict[str, dict[str, dict]]]:
+    path = pathlib.Path(path_s)
     try:
         data = json.loads(path.read_text())
     except ValueError as exc:

@@ -144,7 +144,7 @@ class FakeAzure:
         added = []
         with self.lock:
             for f in cat.resolve_catalog(name_or_path):
-                skus, prices = cat.load_catalog_file(f)
+                skus, prices = cat.load_catalog_file_shared(f)  # add_skus copies
                 added += self.add_skus(skus)
                 for region, table in prices.items():
                     self.set_prices(region, table)
