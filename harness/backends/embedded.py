@@ -156,8 +156,9 @@ class EmbeddedCluster:
             cur["metadata"]["resourceVersion"] = str(next(self._rv))
             return copy.deepcopy(cur)
 
-    def install_profile(self, profile_name: str) -> None:
-        self.profile = load_profile(profile_name)
+    def install_profile(self, profile) -> None:
+        """`profile` is a name or a Profile (one carrying scenario knobs)."""
+        self.profile = load_profile(profile) if isinstance(profile, str) else profile
 
     def reset(self) -> None:
         with self._lock:

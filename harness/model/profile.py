@@ -98,6 +98,7 @@ class Profile:
     name: str
     description: str
     raw: dict = field(repr=False, compare=False, hash=False)
+    fingerprint: str = ""        # distinguishes a profile with scenario knobs from its base
 
     # -- core ---------------------------------------------------------------------------------
     @functools.cached_property
@@ -202,3 +203,21 @@ class Profile:
 def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
     raw = raw_profile(name)
     return Profile(name=name, description=str(raw.get("description", "")).strip(), raw=raw)
+
+
+@functools.lru_cache(maxsize=256)
+def _with_knobs(name: str, knobs_json: str) -> Profile:
+    import json
+    raw = _merge(raw_profile(name), json.loads(knobs_json))
+    raw["name"] = name
+    return Profile(name=name, description=str(raw.get("description", "")).strip(), raw=raw,
+                   fingerprint=knobs_json)
+
+
+def profile_with_knobs(name: str, knobs: dict | None) -> Profile:
+    """A profile with a scenario's `given.knobs` merged over it (same merge rules as `extends`),
+    for replaying a reported bug at the provider version that had it (reported-bugs.md §3)."""
+    if not knobs:
+        return load_profile(name)
+    import json
+    return _with_knobs(name, json.dumps(knobs, sort_keys=True))

@@ -14,7 +14,7 @@ from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.unavailable import parse_duration
 from harness.model import instancetypes as itmod
-from harness.model.profile import load_profile
+from harness.model.profile import profile_with_knobs
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
 
@@ -102,10 +102,11 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
 
     t0 = time.perf_counter()
     cluster.reset()
-    cluster.install_profile(profile)
+    prof = profile_with_knobs(profile, scenario.given.get("knobs"))
+    cluster.install_profile(prof if prof.fingerprint else profile)
     loop_cfg = scenario.given.get("loop") or {}
     cfg = SimConfig(
-        scenario=scenario.name, profile=load_profile(profile), backend=cluster.backend, seed=scenario.seed,
+        scenario=scenario.name, profile=prof, backend=cluster.backend, seed=scenario.seed,
         cluster=itmod.ClusterParams.from_dict(cluster_settings(scenario)),
         max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
         runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),

@@ -102,7 +102,9 @@ def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
                 start = (raw.lc.line or 0) + 1
             docs.append(Document(file, _plain(raw, (), lines), lines, start))
     except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
+        # an unclosed flow collection is best reported where it was opened
+        opened = (e.context or "").startswith("while parsing a flow") and e.context_mark is not None
+        mark = e.context_mark if opened else (e.problem_mark or e.context_mark)
         line = mark.line + 1 if mark is not None else None
         reason = " ".join(x for x in (e.context, e.problem) if x) or "malformed YAML"
         raise SourceError(file, line, f"malformed YAML: {reason}") from None
