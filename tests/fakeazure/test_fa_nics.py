@@ -1,0 +1,96 @@
+"""Network interfaces (fake-azure.md §3) through azure-mgmt-network and plain HTTP."""
+from __future__ import annotations
+
+import pytest
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+
+from fa_helpers import RG, create_nic, create_vm, nic_body, vm_body
+
+
+def test_sdk_create_get_delete(fake):
+    nic = fake.network.network_interfaces.begin_create_or_update(RG, "aks-n1", nic_body()).result()
+    assert nic.provisioning_state == "Succeeded"
+    assert nic.ip_configurations[0].private_ip_address == "10.224.0.4"
+    assert nic.ip_configurations[0].private_ip_address_version == "IPv4"
+    assert nic.enable_accelerated_networking is True and nic.etag.startswith('W/"')
+    nic2 = fake.network.network_interfaces.begin_create_or_update(RG, "aks-n2", nic_body()).result()
+    assert nic2.ip_configurations[0].private_ip_address == "10.224.0.5"
+    got = fake.network.network_interfaces.get(RG, "AKS-N1")
+    assert got.id == nic.id and got.virtual_machine is None
+    fake.network.network_interfaces.begin_delete(RG, "aks-n1").result()
+    with pytest.raises(ResourceNotFoundError):
+        fake.network.network_interfaces.get(RG, "aks-n1")
+    fake.network.network_interfaces.begin_delete(RG, "aks-n1").result()  # missing: 204, no error
+    assert [n["name"] for n in fake.state.nics()] == ["aks-n2"]
+
+
+def test_update_keeps_ip_and_guid(fake):
+    a = fake.network.network_interfaces.begin_create_or_update(RG, "n1", nic_body()).result()
+    body = nic_body()
+    body["tags"] = {"x": "y"}
+    b = fake.network.network_interfaces.begin_create_or_update(RG, "n1", body).result()
+    assert b.ip_configurations[0].private_ip_address == a.ip_configurations[0].private_ip_address
+    assert b.resource_guid == a.resource_guid and b.tags == {"x": "y"}
+    assert len(fake.state.nics()) == 1
+
+
+def test_wire_shape_and_lro(fake):
+    url = fake.url(fake.nic_path("n1"), **{"api-version": "2026-03-01"})
+    r = fake.http.put(url, json=nic_body())
+    assert r.status_code == 201
+    body = r.json()
+    assert body["type"] == "Microsoft.Network/networkInterfaces"
+    assert body["properties"]["provisioningState"] == "Succeeded"
+    ipc = body["properties"]["ipConfigurations"][0]
+    assert ipc["id"].endswith("/ipConfigurations/ipconfig0") and ipc["properties"]["privateIPAddress"]
+    assert body["properties"]["dnsSettings"] == {"dnsServers": [], "appliedDnsServers": []}
+    aao = r.headers["Azure-AsyncOperation"]
+    assert "/providers/Microsoft.Network/locations/southcentralus/operations/" in aao
+    assert fake.http.get(aao).json() == {"status": "Succeeded"}
+    assert fake.http.put(url, json=nic_body()).status_code == 200  # update
+    d = fake.http.delete(url)
+    assert d.status_code == 202 and "Location" in d.headers
+    assert fake.http.get(d.headers["Azure-AsyncOperation"]).json()["status"] == "Succeeded"
+    assert fake.http.get(url).status_code == 404
+    assert fake.http.delete(url).status_code == 204
+
+
+def test_attached_nic_cannot_be_deleted_and_detached_nic_survives(fake):
+    nic_id = create_nic(fake, "n1")
+    body = vm_body(nic_id=nic_id)
+    body["properties"]["networkProfile"]["networkInterfaces"][0]["properties"]["deleteOption"] = "Detach"
+    fake.compute.virtual_machines.begin_create_or_update(RG, "vm1", body).result()
+    with pytest.raises(HttpResponseError) as ei:
+        fake.network.network_interfaces.begin_delete(RG, "n1")
+    assert ei.value.status_code == 400 and ei.value.error.code == "NicInUse"
+    assert "/virtualMachines/vm1" in ei.value.error.message
+    nic = fake.network.network_interfaces.get(RG, "n1")
+    assert nic.virtual_machine.id.endswith("/virtualMachines/vm1") and nic.primary
+    fake.compute.virtual_machines.begin_delete(RG, "vm1").result()
+    nic = fake.network.network_interfaces.get(RG, "n1")  # deleteOption Detach: the NIC stays
+    assert nic.virtual_machine is None
+    fake.network.network_interfaces.begin_delete(RG, "n1").result()
+    assert fake.state.nics() == []
+
+
+def test_reference_checks_are_opt_in(make_env, mode):
+    env = make_env(mode)
+    good = f"/subscriptions/{env.sub}/resourceGroups/{RG}/providers/Microsoft.Network/virtualNetworks/v/subnets/s"
+    env.state.add_subnet(good)
+    env.network.network_interfaces.begin_create_or_update(RG, "ok", nic_body(subnet=good)).result()
+    bad = good.replace("/subnets/s", "/subnets/missing")
+    with pytest.raises(HttpResponseError) as ei:
+        env.network.network_interfaces.begin_create_or_update(RG, "bad", nic_body(subnet=bad))
+    assert ei.value.status_code == 400 and ei.value.error.code == "InvalidResourceReference"
+    assert bad in ei.value.error.message  # Karpenter's lberrors.go looks for the submitted ID
+    assert [n["name"] for n in env.state.nics()] == ["ok"]
+
+
+def test_list_and_tags(fake):
+    create_vm(fake, "vm1")
+    create_nic(fake, "loose")
+    names = sorted(n.name for n in fake.network.network_interfaces.list(RG))
+    assert names == ["loose", "vm1"]
+    assert sorted(n.name for n in fake.network.network_interfaces.list_all()) == names
+    upd = fake.network.network_interfaces.update_tags(RG, "loose", {"tags": {"k": "v"}})
+    assert upd.tags == {"k": "v"}
