@@ -990,7 +990,7 @@ def _statics(skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParam
                 _CACHE.move_to_end(key)
                 _STATS["hits"] += 1
                 return entry
-    sw = _Switches.of(profile)
+    sw = _switches_cached(profile)
     by_name: dict[str, Mapping] = {}
     for sku in skus:                                   # upstream keys SKUs by name (last one wins)
         by_name[sku.get("name") or ""] = sku
@@ -1124,9 +1124,19 @@ def build_instance_types(
     return InstanceTypeSet(instance_types, dropped, prof.name)
 
 
-@functools.lru_cache(maxsize=64)
+_SWITCHES: dict[int, tuple[Profile, _Switches]] = {}
+
+
 def _switches_cached(profile: Profile) -> _Switches:
-    return _Switches.of(profile)
+    """Switches per Profile object (by identity: Profile equality ignores its raw data)."""
+    hit = _SWITCHES.get(id(profile))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    sw = _Switches.of(profile)
+    if len(_SWITCHES) > 256:
+        _SWITCHES.clear()
+    _SWITCHES[id(profile)] = (profile, sw)
+    return sw
 
 
 _KNOWN_CACHE: dict[int, tuple[object, frozenset[str]]] = {}
