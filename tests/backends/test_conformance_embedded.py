@@ -1,0 +1,91 @@
+"""The embedded backend against the real API server: same verdict (status, reason, causes) for
+NodePool/NodeClaim label rules under every profile and for NodeRestriction on kubelet-created Nodes.
+
+Full-message equality is checked separately (non-strict xfail): k8s 1.36 prints CEL failures on a
+map as `Invalid value: <rule message>` and on a string as `Invalid value: "<the key>": <rule message>`,
+while older servers (and the embedded store at the time of writing) print `"object"` / `"string"`.
+"""
+from __future__ import annotations
+
+import pytest
+from backend_manifests import node, nodeclaim, nodepool
+
+from harness.backends.base import KARPENTER, APIRejected, Identity
+
+LABELS = [
+    "kubernetes.azure.com/agentpool", "kubernetes.azure.com/mode", "foo.kubernetes.azure.com/x",
+    "kubernetes.azure.com/ebpf-dataplane", "app.kubernetes.io/x", "kubernetes.io/custom", "k8s.io/x",
+    "node-restriction.kubernetes.io/x", "node.kubernetes.io/x", "beta.kubernetes.io/arch",
+    "topology.kubernetes.io/zone", "kubernetes.io/hostname", "karpenter.sh/nodepool", "karpenter.sh/capacity-type",
+    "karpenter.sh/foo", "my.karpenter.sh", "karpenter.azure.com/sku-name", "karpenter.azure.com/sku-hyperv-generation",
+    "agentpool", "example.com/x",
+]
+WRITES = {
+    "nodepool-label": lambda c, k: c.create(nodepool("np", {k: "x"}), KARPENTER),
+    "nodepool-requirement": lambda c, k: c.create(nodepool("np", requirements=[{"key": k, "operator": "Exists"}]),
+                                                  KARPENTER),
+    "nodeclaim-requirement": lambda c, k: c.create(nodeclaim("nc", [{"key": k, "operator": "Exists"}]), KARPENTER),
+    "kubelet-node-create": lambda c, k: c.create(node("n1", {k: "x"}), Identity.node("n1")),
+}
+CLEANUP = {"nodepool-label": ("NodePool", "np"), "nodepool-requirement": ("NodePool", "np"),
+           "nodeclaim-requirement": ("NodeClaim", "nc"), "kubelet-node-create": ("Node", "n1")}
+
+
+def _outcome(cluster, write: str, key: str):
+    try:
+        WRITES[write](cluster, key)
+    except APIRejected as e:
+        return e.status, e.reason, tuple((c.field, c.message) for c in e.causes), e.message
+    cluster.delete(*CLEANUP[write])
+    return ("accepted",) * 3 + ("",)
+
+
+def _matrix(local_cluster, profile: str):
+    try:
+        from harness.backends.embedded import EmbeddedCluster
+    except ImportError as e:
+        pytest.skip(f"embedded backend not importable: {e}")
+    emb = EmbeddedCluster(profile)
+    local_cluster.install_profile(profile)
+    try:
+        for write in WRITES:
+            for key in LABELS:
+                yield write, key, _outcome(local_cluster, write, key), _outcome(emb, write, key)
+    finally:
+        local_cluster.install_profile("upstream")
+        local_cluster.reset()
+
+
+@pytest.mark.parametrize("profile", ["upstream", "before-0006", "design-0006"])
+def test_embedded_agrees_with_the_api_server(local_cluster, profile):
+    diffs = [f"{w} {k}: real={r[:3]} embedded={e[:3]}" for w, k, r, e in _matrix(local_cluster, profile)
+             if r[:3] != e[:3]]
+    assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.xfail(strict=False, reason="message text: k8s 1.36 prints no value for map CEL errors and the key "
+                                        "itself for string CEL errors; the embedded store prints \"object\"/\"string\"")
+@pytest.mark.parametrize("profile", ["upstream"])
+def test_embedded_messages_equal_the_api_server(local_cluster, profile):
+    diffs = [f"{w} {k}:\n  real:     {r[3]}\n  embedded: {e[3]}" for w, k, r, e in _matrix(local_cluster, profile)
+             if r[3] != e[3]]
+    assert not diffs, "\n".join(diffs[:10])
+
+
+def test_kubelet_label_update_message(local_cluster):
+    """NodeRestriction's update message has no 'node "<n>"' subject (admission.go); the embedded
+    store's wording is compared here so a fix shows up as a pass."""
+    from harness.backends.embedded import EmbeddedCluster
+    me = Identity.node("n1")
+    msgs = []
+    for c in (local_cluster, EmbeddedCluster("upstream")):
+        c.create(node("n1"), me)
+        cur = c.get("Node", "n1")
+        cur["metadata"]["labels"] = {"kubernetes.io/custom": "x"}
+        with pytest.raises(APIRejected) as ei:
+            c.update(cur, me)
+        msgs.append(ei.value.message)
+        c.reset()
+    assert msgs[0] == 'nodes "n1" is forbidden: is not allowed to modify labels: kubernetes.io/custom'
+    if msgs[1] != msgs[0]:
+        pytest.xfail(f"embedded says {msgs[1]!r}")
