@@ -124,6 +124,21 @@ COPY kwok-stages.yaml /etc/kwok/stages.yaml
 """
 
 
+def prebuilt_image(client) -> str | None:
+    """A control-plane image built earlier for the configured versions (binaries may be gone since)."""
+    v = binmod.versions()
+    prefix = f"{IMAGE_REPO}:k8s-{v['k8s']}-etcd-{v['etcd']}-"
+    try:
+        images = client.images.list(filters={"label": f"{LABEL}=image"})
+    except Exception:   # noqa: BLE001
+        return None
+    for img in sorted(images, key=lambda i: i.attrs.get("Created", ""), reverse=True):
+        for tag in img.tags:
+            if tag.startswith(prefix):
+                return tag
+    return None
+
+
 def ensure_image(bs: binmod.BinarySet, client=None) -> tuple[str, float]:
     """Build the control-plane image from the cached binaries unless it exists; (tag, seconds)."""
     client = client or _client()
@@ -261,12 +276,10 @@ class ContainerBackend:
             bs = binmod.find_binaries()
         except binmod.BinariesError as e:
             return False, str(e)
-        if bs.missing(self._needed()):
-            try:
-                _client().images.get(image_tag(bs))    # a previously built image is enough
+        if bs.missing(binmod.REQUIRED + binmod.OPTIONAL):
+            if prebuilt_image(_client()):                # a previously built image is enough
                 return True, ""
-            except Exception:   # noqa: BLE001
-                pass
+        if bs.missing(self._needed()):
             if not (self.build and binmod.go_binary()):
                 return False, "no control-plane image and " + binmod._missing_message(bs, self._needed())
         return True, ""
@@ -351,12 +364,13 @@ class ContainerBackend:
 
     def _start_binaries(self, cluster: ContainerCluster, client, t0: float) -> None:
         bs = binmod.find_binaries()
-        if bs.missing(self._needed()):
-            try:
-                client.images.get(image_tag(bs))
-            except Exception:   # noqa: BLE001
+        image, t_build = None, 0.0
+        if bs.missing(binmod.REQUIRED + binmod.OPTIONAL):
+            image = prebuilt_image(client)
+            if image is None:
                 bs = binmod.ensure_binaries(build=self.build, need=self._needed())
-        image, t_build = ensure_image(bs, client)
+        if image is None:
+            image, t_build = ensure_image(bs, client)
         self.timings["image_build"] = t_build
         t1 = time.monotonic()
         pki = PKI(cluster.workdir / "pki")
@@ -397,6 +411,7 @@ class ContainerBackend:
         self._wait(cluster, api, lambda: cluster.admin.get("Namespace", "default") is not None,
                    "serving the default namespace")
         cluster.bootstrap()
+        cluster.write_kubeconfig(cluster.workdir / "admin.kubeconfig")
 
         def inner_kubeconfig(name: str, pair) -> str:
             kc = kubeconfig(inner, Path(paths["ca"]), pair)
@@ -458,7 +473,8 @@ class ContainerBackend:
         k3s._harness_name = "k3s"
         host_port = free_port()
         k3s.ports = {"6443/tcp": ("127.0.0.1", host_port)}
-        k3s.with_kwargs(labels={LABEL: "k3s", OWNER_LABEL: str(os.getpid())}, cgroupns="host")
+        # with_kwargs() replaces K3SContainer's own kwargs, so privileged=True is repeated here.
+        k3s.with_kwargs(privileged=True, cgroupns="host", labels={LABEL: "k3s", OWNER_LABEL: str(os.getpid())})
         k3s.with_command("server --disable traefik --disable=servicelb,metrics-server,local-storage "
                          "--tls-san=127.0.0.1")
         cluster.containers.append(k3s)
@@ -479,6 +495,7 @@ class ContainerBackend:
         self._wait(cluster, k3s, lambda: cluster.admin.get("Namespace", "default") is not None,
                    "serving the default namespace")
         cluster.bootstrap()
+        cluster.write_kubeconfig(cluster.workdir / "admin.kubeconfig")
         cluster.capabilities = frozenset({"real-apiserver", "cel", "node-restriction", "node-authorizer", "rbac",
                                           "docker", "k3s", "kube-scheduler", "kube-controller-manager"})
         cluster.timings["start_after_image"] = time.monotonic() - t1

@@ -292,7 +292,7 @@ class LocalBackend:
         apiserver.wait_until(lambda: admin.get("Namespace", "default") is not None, self.start_timeout,
                              "serving the default namespace")
         cluster.bootstrap()
-        (wd / "admin.kubeconfig").write_text(yaml.safe_dump(kubeconfig(server, pki.ca.cert, pki.admin())))
+        cluster.write_kubeconfig(wd / "admin.kubeconfig")
 
         # Optional components (§4.3 step 5-6), each with its own identity and /healthz.
         if self.controller_manager:

@@ -71,6 +71,13 @@ class RealCluster:
         return sum(c.calls for c in self._clients.values())
 
     # -- bootstrap (after /readyz) --------------------------------------------------------------------
+    def write_kubeconfig(self, path) -> None:
+        """An admin kubeconfig (file references into the cluster's PKI) for kubectl & co."""
+        import yaml
+        from pathlib import Path
+        from harness.backends.pki import kubeconfig
+        Path(path).write_text(yaml.safe_dump(kubeconfig(self.server, Path(self.server_ca), self.pki.admin())))
+
     def bootstrap(self) -> None:
         """RBAC for the controller identities; the default namespace must exist."""
         self.admin.request("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"

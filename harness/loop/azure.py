@@ -126,7 +126,7 @@ class AzureProvider:
             conditions.add("ciliumDataplane")
         if nodeclass.artifact_streaming and arch != "arm64":
             conditions.add("artifactStreaming")
-        if (getattr(c, "provision_mode", None) or "aksscriptless") == "aksscriptless":
+        if c.provision_mode == "aksscriptless":
             conditions.add("scriptless")
         return LabelFacts({k: v for k, v in values.items() if v is not None}, frozenset(conditions))
 
@@ -174,7 +174,7 @@ class AzureProvider:
         custom_data = self._bootstrap(kubelet.labels)
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
-        tags = {"karpenter.azure.com_cluster": getattr(self.cluster, "cluster_name", None) or "harness-cluster",
+        tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
                 "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get("karpenter.sh/nodepool", ""),
                 "compute.aks.billing": "linux"}
         try:

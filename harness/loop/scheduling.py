@@ -122,6 +122,7 @@ class PlannedClaim:
     requests: dict[str, int]
     hostname: str
     pods: list[PodView] = field(default_factory=list)
+    max_room: dict[str, int] | None = None
 
 
 class FilterError:
@@ -183,7 +184,9 @@ class Scheduler:
         self.min_values_policy = min_values_policy
         self._hostname_counter = hostname_counter or _counter()
         self.nodepool_events: list[tuple[str, str, str]] = []
-        self._filter_cache: dict = {}
+        self._compat_cache: dict = {}
+        self._room_cache: dict = {}
+        self._merge_cache: dict = {}
         self.templates = self._prefilter(sorted(templates, key=lambda t: (-t.weight, t.name)))
         self.planned: list[PlannedClaim] = []
 
@@ -203,38 +206,84 @@ class Scheduler:
         return kept
 
     # -- filtering ----------------------------------------------------------------------------
+    def _compat_rows(self, template: Template, reqs: Requirements) -> list[tuple]:
+        """Per instance type: (it, requirements compatible, has a compatible offering). Depends only
+        on the requirements, so it is computed once per distinct requirement set and reused while
+        pods with the same requirements pack into claims."""
+        key = (id(template), reqs.signature())
+        rows = self._compat_cache.get(key)
+        if rows is None:
+            rows = [(it, it.requirements.intersects(reqs) is None,
+                     any(offering_compatible(o, reqs, self.well_known) for o in it.offerings))
+                    for it in template.instance_types]
+            self._compat_cache[key] = rows
+        return rows
+
+    def _row_index(self, template: Template, reqs: Requirements, rows: list[tuple]) -> dict[int, tuple]:
+        key = (id(template), reqs.signature(), "index")
+        index = self._compat_cache.get(key)
+        if index is None:
+            index = {id(row[0]): row for row in rows}
+            self._compat_cache[key] = index
+        return index
+
+    def max_headroom(self, claim: "PlannedClaim") -> dict[str, int]:
+        """The most room any of a planned claim's instance types offers, per resource: a pod that
+        does not fit this cannot fit the claim (a cheap pre-check before filtering)."""
+        if claim.max_room is None:
+            room: dict[str, int] = {}
+            for it in claim.instance_types:
+                for k, v in self._headroom(claim.template, it).items():
+                    room[k] = max(room.get(k, v), v)
+            claim.max_room = room
+        return claim.max_room
+
+    def _headroom(self, template: Template, it) -> dict[str, int]:
+        """allocatable minus this template's daemon overhead on the instance type (cached)."""
+        key = (id(template), it.name)
+        room = self._room_cache.get(key)
+        if room is None:
+            overhead = template.daemon_overhead(it, self.well_known, self.sem)
+            alloc = it.allocatable()
+            room = {k: alloc.get(k, 0) - overhead.get(k, 0) for k in set(alloc) | set(overhead)}
+            self._room_cache[key] = room
+        return room
+
     def _filter(self, template: Template, reqs: Requirements, requests: dict[str, int],
                 candidates: list | None) -> tuple[list, FilterError | None]:
-        """filterInstanceTypesByRequirements (§3.3)."""
-        its = template.instance_types if candidates is None else candidates
-        key = (id(template), None if candidates is None else tuple(it.name for it in its), str(reqs),
-               tuple(sorted(requests.items())))
-        hit = self._filter_cache.get(key)
-        if hit is not None:
-            return hit
-        err = FilterError()
+        """filterInstanceTypesByRequirements (§3.3): requirements, resources (+daemon overhead) and
+        an available compatible offering; `candidates` narrows to a planned claim's options."""
+        rows = self._compat_rows(template, reqs)
+        if candidates is not None:
+            index = self._row_index(template, reqs, rows)
+            rows = [index[id(it)] for it in candidates]
+        needed = [(k, v) for k, v in requests.items() if v > 0]
         kept = []
-        for it in its:
-            compatible = it.requirements.intersects(reqs) is None
-            overhead = template.daemon_overhead(it, self.well_known, self.sem)
-            fits = _fits(_add(requests, overhead), it.allocatable())
-            has_offering = any(offering_compatible(o, reqs, self.well_known) for o in it.offerings)
-            err.requirements_met |= compatible
-            err.fits |= fits
-            err.has_offering |= has_offering
-            err.requirements_and_fits |= compatible and fits and not has_offering
-            err.requirements_and_offering |= compatible and has_offering and not fits
-            err.fits_and_offering |= fits and has_offering and not compatible
+        flags = [False] * 6
+        for it, compatible, has_offering in rows:
+            room = self._headroom(template, it)
+            fits = all(v <= room.get(k, 0) for k, v in needed)
             if compatible and fits and has_offering:
                 kept.append(it)
+                continue
+            flags[0] |= compatible
+            flags[1] |= fits
+            flags[2] |= has_offering
+            flags[3] |= compatible and fits and not has_offering
+            flags[4] |= compatible and has_offering and not fits
+            flags[5] |= fits and has_offering and not compatible
         if kept and reqs.has_min_values():
             missing = self._min_values_unmet(reqs, kept)
             if missing and self.min_values_policy != "BestEffort":
+                err = FilterError()
                 err.min_values = missing
-                kept = []
-        result = (kept, None if kept else err)
-        self._filter_cache[key] = result
-        return result
+                return [], err
+        if kept:
+            return kept, None
+        err = FilterError()
+        (err.requirements_met, err.fits, err.has_offering, err.requirements_and_fits,
+         err.requirements_and_offering, err.fits_and_offering) = flags
+        return kept, err
 
     @staticmethod
     def _min_values_unmet(reqs: Requirements, its: list) -> list[str]:
@@ -266,10 +315,15 @@ class Scheduler:
         if bad:
             return "; ".join(f"did not tolerate taint (taint={t})" for t in bad)
         pod_reqs = pod.requirements(self.sem)
-        err = base_reqs.compatible(pod_reqs, self.well_known)
-        if err is not None:
-            return f"incompatible requirements, {err}"
-        merged = base_reqs.copy().add(*pod_reqs.values())
+        mkey = (base_reqs.signature(), pod_reqs.signature())
+        cached = self._merge_cache.get(mkey)
+        if cached is None:
+            err = base_reqs.compatible(pod_reqs, self.well_known)
+            cached = f"incompatible requirements, {err}" if err is not None else base_reqs.copy().add(*pod_reqs.values())
+            self._merge_cache[mkey] = cached
+        if isinstance(cached, str):
+            return cached
+        merged = cached
         total = _add(requests, pod.requests)
         its, ferr = self._filter(template, merged, total, candidates)
         if not its:
@@ -316,9 +370,13 @@ class Scheduler:
                 return None
         # 2. NodeClaims planned in this pass, fewest pods first
         for claim in sorted(self.planned, key=lambda c: len(c.pods)):
+            room = self.max_headroom(claim)
+            if any(claim.requests.get(k, 0) + v > room.get(k, 0) for k, v in pod.requests.items() if v > 0):
+                continue
             res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
             if not isinstance(res, str):
                 claim.requirements, claim.instance_types, claim.requests = res
+                claim.max_room = None
                 claim.pods.append(pod)
                 return None
         # 3. a new NodeClaim from each template in weight order

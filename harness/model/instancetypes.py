@@ -437,6 +437,8 @@ class ClusterParams:
     vm_memory_overhead_percent: float = 0.075
     node_image_version: str | None = None     # modeled node-image-version (profiles with nodeImageVersion)
     use_sig: bool = False
+    cluster_name: str = "harness-cluster"     # the karpenter.azure.com_cluster VM tag
+    provision_mode: str = "aksscriptless"     # aksscriptless | bootstrappingclient (base label `mode` in before-0006)
 
     _KEYS = {
         "region": "region", "location": "region",
@@ -454,6 +456,8 @@ class ClusterParams:
         "vm_memory_overhead_percent": "vm_memory_overhead_percent",
         "nodeImageVersion": "node_image_version", "node_image_version": "node_image_version",
         "useSIG": "use_sig", "useSig": "use_sig", "use_sig": "use_sig",
+        "clusterName": "cluster_name", "cluster_name": "cluster_name",
+        "provisionMode": "provision_mode", "provision_mode": "provision_mode",
     }
 
     @staticmethod

@@ -229,11 +229,18 @@ def exists(key: str) -> Requirement:
 class Requirements(Mapping[str, Requirement]):
     """karpenter-core.md §2.3-§2.4: key -> Requirement, with Add, Compatible and Intersects."""
 
-    __slots__ = ("_reqs",)
+    __slots__ = ("_reqs", "_sig")
 
     def __init__(self, reqs: Iterable[Requirement] = ()):
         self._reqs: dict[str, Requirement] = {}
+        self._sig: frozenset | None = None
         self.add(*reqs)
+
+    def signature(self) -> frozenset:
+        """A hashable identity of the requirement set (for memoizing scheduling decisions)."""
+        if self._sig is None:
+            self._sig = frozenset(self._reqs.values())
+        return self._sig
 
     # Mapping protocol
     def __getitem__(self, key: str) -> Requirement:
@@ -255,9 +262,12 @@ class Requirements(Mapping[str, Requirement]):
     def copy(self) -> "Requirements":
         new = Requirements()
         new._reqs = dict(self._reqs)
+        new._sig = self._sig
         return new
 
     def add(self, *reqs: Requirement) -> "Requirements":
+        if reqs:
+            self._sig = None
         for r in reqs:
             existing = self._reqs.get(r.key)
             self._reqs[r.key] = existing.intersection(r) if existing is not None else r

@@ -20,6 +20,7 @@ from harness.runner.scenario import Scenario
 
 DEFAULT_CLUSTER = {
     "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",
+    "clusterName": "harness-cluster",
     "kubeletIdentityClientID": "11111111-2222-3333-4444-555555555555",
     "vnetGUID": "a1b2c3d4-0000-4000-8000-00000000abcd",
     "subnetName": "aks-subnet",

@@ -585,8 +585,8 @@ def test_design_0006_adds_the_decided_requirements():
     for key in (it_mod.PRIORITY, it_mod.CLUSTER, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD):
         assert key not in r, key
     offer = build(profile="design-0006", cluster=cl)["Standard_D2s_v3"].offerings[1]
-    # offerings keep before-0006's keys (profile provider.offerings.keys), the requirement is static
-    assert set(offer.requirements) == {it_mod.CAPACITY_TYPE, it_mod.ZONE}
+    # scalesetpriority is a per-offering key in design-0006 (profile provider.offerings.keys)
+    assert set(offer.requirements) == {it_mod.CAPACITY_TYPE, it_mod.ZONE, it_mod.SCALE_SET_PRIORITY}
     # without a node image version the key exists but reads DoesNotExist
     r = build(profile="design-0006")["Standard_D2s_v3"].requirements
     assert r[it_mod.NODE_IMAGE_VERSION].operator == "DoesNotExist"

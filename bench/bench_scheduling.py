@@ -1,0 +1,88 @@
+"""Benchmark the scheduling simulation in the shape of Karpenter core's scheduling benchmark
+(karpenter-core.md §7.4): one NodePool, 400 instance types, 100..5000 pods, pods per second.
+
+    python bench/bench_scheduling.py [--sizes 100,500,1000,2000,5000] [--instance-types 400] [--repeat 3]
+
+Instance types are built by the model from 400 Azure SKUs (fakeazure's seeded synthetic
+generator, topped up from the eastus catalog), so each carries the full Azure requirement set (~30 keys) and 8 offerings. Pods are
+generic (requests drawn from core's lists with seed 42); topology spread and pod (anti-)affinity
+are not modeled by the harness yet, so core's "diverse" mix is not reproduced.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fakeazure.catalog import synthetic_prices, synthetic_skus  # noqa: E402
+from harness.loop.pods import PodView  # noqa: E402
+from harness.loop.scheduling import Scheduler, Template  # noqa: E402
+from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
+from harness.model.profile import load_profile  # noqa: E402
+from harness.model.semantics import semantics_for  # noqa: E402
+
+CPU = ["100m", "250m", "500m", "1000m", "1500m"]
+MEM = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"]
+NODEPOOL = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "bench", "uid": "u"},
+            "spec": {"limits": {"cpu": "10000000"},
+                     "template": {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass",
+                                                            "name": "default"}, "requirements": []}}}}
+
+
+def _catalog_skus(name: str) -> list[dict]:
+    """Real catalog SKUs to top up the synthetic generator (it has 288 distinct sizes)."""
+    from fakeazure.catalog import load_catalog_file, resolve_catalog
+    return [s for f in resolve_catalog(name) for s in load_catalog_file(f)[0]]
+
+
+def pods(n: int, rng: random.Random) -> list[PodView]:
+    out = []
+    for i in range(n):
+        obj = {"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"uid-{i}"},
+               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": rng.choice(CPU),
+                                                                               "memory": rng.choice(MEM)}}}]}}
+        out.append(PodView(obj, i))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", default="100,500,1000,2000,5000")
+    ap.add_argument("--instance-types", type=int, default=400)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", default="upstream")
+    args = ap.parse_args()
+    profile = load_profile(args.profile)
+    sem = semantics_for(profile)
+    skus = synthetic_skus(min(args.instance_types, 288), seed=42, region="eastus")
+    skus += [s for s in _catalog_skus("eastus") if s["name"] not in {x["name"] for x in skus}][:max(0, args.instance_types - len(skus))]
+    t0 = time.perf_counter()
+    its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
+                               profile, prices=synthetic_prices(skus, seed=42))
+    build_ms = (time.perf_counter() - t0) * 1000
+    print(f"instance types: {len(its)} kept of {len(skus)} synthetic SKUs ({len(its.dropped)} dropped), "
+          f"built in {build_ms:.0f} ms")
+    print(f"{'pods':>6} {'nodes':>6} {'median s':>9} {'pods/s':>9}")
+    for n in [int(x) for x in args.sizes.split(",")]:
+        times = []
+        nodes = 0
+        for r in range(args.repeat):
+            batch = pods(n, random.Random(42))
+            t = time.perf_counter()
+            template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
+            result = Scheduler([template], [], profile, sem).solve(batch)
+            times.append(time.perf_counter() - t)
+            nodes = len(result.new_claims)
+            assert not result.errors, next(iter(result.errors.values()))
+        med = statistics.median(times)
+        print(f"{n:>6} {nodes:>6} {med:>9.3f} {n / med:>9.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""One command to bring up a real control plane with the provider's CRDs.
+
+    python -m harness.backends up [--backend local|container] [--profile upstream] [--scheduler] [--kwok]
+                                  [--controller-manager] [--build] [--keep] [--check]
+
+`up` starts the cluster, prints its server URL, admin kubeconfig and start timings, and then either
+runs the acceptance checks and tears everything down (`--check`, exit status 0 when they pass), or
+waits until Ctrl-C / SIGTERM and tears down. `python -m harness.backends build` builds (or reuses)
+the pinned binaries and prints their directory and versions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+
+
+def _checks(cluster) -> list[str]:
+    from harness.backends.base import KARPENTER, APIRejected, Identity
+
+    failures = []
+    ref = {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"}
+    np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "check-restricted"},
+          "spec": {"template": {"metadata": {"labels": {"kubernetes.azure.com/agentpool": "x"}},
+                                "spec": {"nodeClassRef": ref, "requirements": []}}}}
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "check-node", "labels": {"node-restriction.kubernetes.io/x": "y"}}}
+    for what, fn, identity, expect in (
+        ("NodePool with kubernetes.azure.com/agentpool", lambda: cluster.create(np, KARPENTER), "karpenter",
+         'label domain "kubernetes.azure.com" is restricted'),
+        ("kubelet-created Node with node-restriction.kubernetes.io/x",
+         lambda: cluster.create(node, Identity.node("check-node")), "system:node:check-node",
+         'is not allowed to set the following labels: node-restriction.kubernetes.io/x'),
+    ):
+        try:
+            fn()
+            failures.append(f"{what} was accepted")
+        except APIRejected as e:
+            ok = expect in e.message
+            print(f"{'ok  ' if ok else 'FAIL'} {what} ({identity}) -> {e.status} {e.message}")
+            if not ok:
+                failures.append(f"{what}: unexpected message {e.message!r}")
+    try:
+        cluster.create(node, KARPENTER)
+        print("ok   the same Node labels written by the karpenter controller identity are accepted")
+    except APIRejected as e:
+        failures.append(f"karpenter identity refused: {e.message}")
+    cluster.reset()
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness.backends")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start a cluster")
+    up.add_argument("--backend", choices=["local", "container"], default="local")
+    up.add_argument("--profile", default="upstream", help="label profile whose CRD rules to install ('' = none)")
+    up.add_argument("--scheduler", action="store_true")
+    up.add_argument("--kwok", action="store_true")
+    up.add_argument("--controller-manager", action="store_true")
+    up.add_argument("--build", action="store_true", help="build missing binaries (Go module proxy, ~13 min cold)")
+    up.add_argument("--keep", action="store_true", help="keep the temp dir (PKI, etcd data, logs)")
+    up.add_argument("--check", action="store_true", help="run the acceptance checks, then tear down")
+    sub.add_parser("build", help="build or reuse the pinned binaries")
+    args = ap.parse_args(argv)
+
+    if args.cmd == "build":
+        from harness.backends import binaries
+        t0 = time.monotonic()
+        bs = binaries.ensure_binaries(build=True, need=binaries.REQUIRED + binaries.OPTIONAL)
+        print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
+                          "paths": {k: str(v) for k, v in bs.paths.items()}}, indent=2))
+        return 0
+
+    from harness.backends.registry import get_backend
+    backend = get_backend(args.backend, profile=args.profile or None, scheduler=args.scheduler, kwok=args.kwok,
+                          controller_manager=args.controller_manager, build=args.build, keep=args.keep)
+    ok, why = backend.available()
+    if not ok:
+        print(f"{args.backend} backend unavailable: {why}", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    cluster = backend.start()
+    try:
+        info = {"backend": cluster.backend, "server": cluster.server, "profile": cluster.profile,
+                "capabilities": sorted(cluster.capabilities), "workdir": str(cluster.workdir),
+                "start_seconds": round(time.monotonic() - t0, 2),
+                "timings": {k: round(v, 3) for k, v in cluster.timings.items()}}
+        info["kubeconfig"] = str(cluster.workdir / "admin.kubeconfig")
+        print(json.dumps(info, indent=2), flush=True)
+        if args.check:
+            failures = _checks(cluster)
+            for f in failures:
+                print("FAIL", f)
+            return 1 if failures else 0
+        print("cluster up; Ctrl-C to tear down", file=sys.stderr, flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        return 0
+    finally:
+        cluster.close()
+        print("torn down", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
