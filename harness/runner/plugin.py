@@ -27,6 +27,9 @@ def pytest_addoption(parser):
                     help="leave real-backend clusters running after the session (debugging)")
     group.addoption("--scenario-trace", action="store_true", default=False,
                     help="append the loop's event trace to every scenario failure")
+    group.addoption("--shard", default=None, metavar="K/N",
+                    help="run only shard K of N (0-based) of the collected scenario items, for "
+                         "splitting the matrix across machines; stable across runs")
 
 
 def pytest_configure(config):
@@ -54,6 +57,24 @@ def _tags_of(path: str) -> set[str]:
         return {t for sc in load_scenarios(path) for t in sc.tags}
     except (SourceError, OSError):
         return set()
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = config.getoption("--shard")
+    if not shard:
+        return
+    try:
+        k, n = (int(x) for x in shard.split("/"))
+        assert 0 <= k < n
+    except (ValueError, AssertionError):
+        raise pytest.UsageError(f"--shard expects K/N with 0 <= K < N, got {shard!r}") from None
+    import zlib
+    keep, drop = [], []
+    for item in items:
+        (keep if zlib.crc32(item.nodeid.encode()) % n == k else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_collect_file(parent, file_path):
