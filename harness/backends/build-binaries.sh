@@ -32,7 +32,10 @@ staging_version="v0.$minor"          # staging modules are published as v0.<mino
 if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$OUT/kube-controller-manager" ]; then
   t0=$(date +%s)
   d="$WORK/k8s-$K8S_VERSION"; mkdir -p "$d"; cd "$d"
-  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  modinfo=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION")
+  gomod=$(printf '%s' "$modinfo" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  # buildDate = the tag's commit time from the proxy's .info, so rebuilds are bit-identical.
+  date=$(printf '%s' "$modinfo" | python3 -c 'import json,sys; print(json.load(open(json.load(sys.stdin)["Info"]))["Time"].replace("+00:00","Z"))')
   goline=$(grep -m1 '^go ' "$gomod")
   {
     echo "module harness.local/k8sbins"
@@ -60,7 +63,6 @@ GO
   vpkg=k8s.io/component-base/version
   cpkg=k8s.io/client-go/pkg/version
   major=1; kminor=${minor%%.*}
-  date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   ld="-s -w"
   for p in $vpkg $cpkg; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$kminor -X $p.gitTreeState=clean -X $p.buildDate=$date"
