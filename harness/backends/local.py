@@ -229,15 +229,22 @@ class LocalBackend:
         t_start = time.monotonic()
         bs = binmod.ensure_binaries(build=self.build, need=self._needed())
         sweep_stale_workdirs("harness-local-")
-        workdir = Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root()))
-        (workdir / "owner.pid").write_text(str(os.getpid()))
-        cluster = LocalCluster(workdir, self.keep)
-        try:
-            self._start(cluster, bs, t_start)
-        except BaseException:
-            cluster.close()
-            raise
-        return cluster
+        for attempt in range(3):
+            workdir = Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root()))
+            (workdir / "owner.pid").write_text(str(os.getpid()))
+            cluster = LocalCluster(workdir, self.keep)
+            try:
+                self._start(cluster, bs, t_start)
+                return cluster
+            except StartError as e:
+                cluster.close()
+                # free_port() can race with another process (e.g. another xdist worker): retry.
+                if "address already in use" not in str(e) or attempt == 2:
+                    raise
+            except BaseException:
+                cluster.close()
+                raise
+        raise AssertionError("unreachable")
 
     def _start(self, cluster: LocalCluster, bs: binmod.BinarySet, t_start: float) -> None:
         wd = cluster.workdir

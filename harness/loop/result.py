@@ -38,7 +38,7 @@ class PodResult:
     owner_kind: str = ""
     owner_name: str = ""
     node: str | None = None
-    state: str = "pending"                # scheduled | pending | ignored
+    state: str = "pending"                # scheduled | pending | ignored | deleted (its node went away)
     reason: str | None = None             # Karpenter's FailedScheduling/ignore text, else kube-scheduler's
     karpenter_error: str | None = None
     scheduler_error: str | None = None
@@ -89,7 +89,8 @@ class NodeClaimResult:
     requirements: list[dict]
     labels: dict[str, str]
     launched: bool = False
-    failure: dict | None = None           # {kind, reason, message, code, attempted}
+    failure: dict | None = None           # the last launch failure {kind, reason, message, code, attempted}
+    failures: list[dict] = field(default_factory=list)    # every launch failure, in order
     rejected: str | None = None           # API server rejection of the NodeClaim itself
     node: str | None = None
     deleted: str | None = None            # why core deleted it
@@ -120,7 +121,7 @@ class RunResult:
     def pods_of(self, name: str) -> list[PodResult]:
         """Pods named `name`, or owned by a Deployment/DaemonSet named `name`."""
         direct = [p for p in self.pods.values() if p.name == name]
-        return direct or [p for p in self.pods.values() if p.owner_name == name]
+        return direct or [p for p in self.pods.values() if p.owner_name == name and p.state != "deleted"]
 
     def to_json(self) -> dict:
         d = asdict(self)

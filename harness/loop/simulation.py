@@ -431,6 +431,7 @@ class Simulation:
             if isinstance(out, LaunchFailure):
                 c.result.failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
                                     "code": out.code, "attempted": out.attempted}
+                c.result.failures.append(c.result.failure)
                 self._trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
                 if out.kind == "InsufficientCapacity":
                     self._delete_claim(c, f"insufficient capacity, {out.message}")
@@ -636,6 +637,41 @@ class Simulation:
             self._create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
             self.nodes[node["metadata"]["name"]].pods.append(self._pod_key(pod))
 
+    # instance garbage collection (spot eviction, VMs deleted behind Karpenter's back) -------------
+    def _garbage_collect(self) -> bool:
+        """NodeClaims whose VM no longer exists are deleted with their Node; the Node's Deployment
+        pods are replaced (the pod GC deletes them, the ReplicaSet recreates them) and bare pods are
+        lost, as on a real cluster (karpenter-core.md §4.4 liveness; fake-azure.md §2.5)."""
+        live = [c for c in self.claims if not c.done and c.launched is not None]
+        if not live:
+            return False
+        vms = {vm.name.lower() for vm in self.provider.compute.virtual_machines.list(self.provider.rg)}
+        progress = False
+        for c in live:
+            if c.launched.vm_name.lower() in vms:
+                continue
+            node = c.node_name
+            self._trace(f"VM {c.launched.vm_name} no longer exists (evicted or deleted)")
+            self._delete_claim(c, "instance terminated")
+            if node:
+                for key, pr in list(self.result.pods.items()):
+                    if pr.node != node:
+                        continue
+                    pv = self.pod_views.pop(key)
+                    try:
+                        self.cluster.delete("Pod", pr.name, pr.namespace)
+                    except APIRejected:
+                        pass
+                    pr.state, pr.node, pr.reason = "deleted", None, f"node {node} was removed"
+                    if pr.owner_kind == "Deployment":
+                        pod = {"apiVersion": "v1", "kind": "Pod",
+                               "metadata": {"name": self._name(pr.owner_name + "-"), "namespace": pr.namespace,
+                                            "labels": dict(pv.obj["metadata"].get("labels") or {})},
+                               "spec": {k: v for k, v in pv.spec.items() if k != "nodeName"}}
+                        self._create_pod(pod, "Deployment", pr.owner_name)
+            progress = True
+        return progress
+
     # registration timeout -----------------------------------------------------------------------
     def _liveness(self) -> bool:
         progress = False
@@ -673,6 +709,7 @@ class Simulation:
             progress |= self._register()
             progress |= self._kube_schedule()
             progress |= self._liveness()
+            progress |= self._garbage_collect()
             if self._detect_runaway():
                 break
             if not progress:
@@ -704,6 +741,8 @@ class Simulation:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
         for key, pr in self.result.pods.items():
+            if pr.state == "deleted":
+                continue
             if pr.node:
                 pr.state = "scheduled"
                 if pr.node in self.nodes and key not in self.nodes[pr.node].pods:

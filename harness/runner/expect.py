@@ -326,6 +326,9 @@ class Checker:
         for i, want in enumerate(spec.get("unavailableOfferings") or []):
             if not any(all(_s(v) == _s(u.get(k)) for k, v in want.items() if k != "ttl") for u in self.r.unavailable_offerings):
                 self.fail(f"{path}.unavailableOfferings[{i}]", want, self.r.unavailable_offerings)
+        if "unavailableOfferingCount" in spec and spec["unavailableOfferingCount"] != len(self.r.unavailable_offerings):
+            self.fail(f"{path}.unavailableOfferingCount", spec["unavailableOfferingCount"],
+                      len(self.r.unavailable_offerings), str([u["key"] for u in self.r.unavailable_offerings]))
         reqs = self.r.azure.get("requests") or []
         for i, want in enumerate(spec.get("requests") or []):
             hits = [q for q in reqs if (want.get("method") in (None, q.get("method"))) and
@@ -339,6 +342,7 @@ class Checker:
         path = f"{self.root}.nodeClaims"
         launched = sum(1 for c in self.r.nodeclaims if c.launched)
         summary = "; ".join(f"{c.name}: " + ("launched" if c.launched else (c.rejected or (c.failure or {}).get("message") or "not launched"))
+                            + (f" after {len(c.failures)} failed attempt(s)" if c.launched and c.failures else "")
                             for c in self.r.nodeclaims)
         if "launched" in spec and spec["launched"] != launched:
             self.fail(f"{path}.launched", spec["launched"], launched, summary)
@@ -346,10 +350,10 @@ class Checker:
             self.fail(f"{path}.minLaunched", spec["minLaunched"], launched, summary)
         if "maxLaunched" in spec and launched > spec["maxLaunched"]:
             self.fail(f"{path}.maxLaunched", spec["maxLaunched"], launched, summary)
-        failed = [c for c in self.r.nodeclaims if c.failure or c.rejected]
+        failed = [c for c in self.r.nodeclaims if c.failures or c.rejected]
         if "failed" in spec and spec["failed"] != len(failed):
             self.fail(f"{path}.failed", spec["failed"], len(failed), summary)
-        reasons = [(c.failure or {}).get("reason") for c in self.r.nodeclaims if c.failure]
+        reasons = [f.get("reason") for c in self.r.nodeclaims for f in c.failures]
         for r in spec.get("reasons") or []:
             if r not in reasons:
                 self.fail(f"{path}.reasons", r, reasons)
