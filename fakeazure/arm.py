@@ -164,8 +164,9 @@ class FakeClock:
             return self._t
 
     def sleep(self, seconds: float) -> None:
-        self.slept += float(seconds)
-        self.advance(seconds)
+        with self._lock:
+            self.slept += float(seconds)
+            self._t += float(seconds)
 
     def now(self) -> _dt.datetime:
         return _dt.datetime.fromtimestamp(self.time(), tz=_dt.timezone.utc)

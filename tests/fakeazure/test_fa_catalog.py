@@ -239,3 +239,16 @@ def test_synthetic_skus_are_valid(seed, n, zonal):
         assert set(cat.available_zones(s, "eastus")) <= set(zones)
     prices = synthetic_prices(synthetic_skus(n, seed=seed))
     assert all(p["on-demand"] > 0 for p in prices.values())
+
+
+def test_eastus_matches_the_real_capture_where_sizes_overlap():
+    keys = ["vCPUs", "MemoryGB", "MaxResourceVolumeMB", "CachedDiskBytes", "NvmeDiskSizeInMiB",
+            "HyperVGenerations", "CpuArchitectureType", "PremiumIO", "AcceleratedNetworkingEnabled",
+            "EphemeralOSDiskSupported", "SupportedEphemeralOSDiskPlacements", "GPUs", "DiskControllerTypes",
+            "TrustedLaunchDisabled", "vCPUsAvailable", "MaxNetworkInterfaces", "MaxDataDiskCount"]
+    east = {s["name"]: cat.capabilities(s) for s in FakeAzure("eastus").skus()}
+    south = {s["name"]: cat.capabilities(s) for s in FakeAzure("southcentralus").skus()}
+    common = set(east) & set(south)
+    assert len(common) == 19
+    for n in common:
+        assert {k: east[n].get(k) for k in keys} == {k: south[n].get(k) for k in keys}, n

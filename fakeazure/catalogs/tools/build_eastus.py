@@ -229,9 +229,9 @@ S(vm("Standard_L8as_v3", "standardLASv3Family", 8, 64, temp_mib=81920, nvme_mib=
 
 # --- M -------------------------------------------------------------------------
 S(vm("Standard_M8ms", "standardMSFamily", 8, 218.75, temp_mib=262144, cached_bytes=851477266432,
-     tl_disabled=True, acus=160, mpm=False, iops=5000, bps=125000000, max_data=8))
+     tl_disabled=True, acus=160, mpm=False, iops=5000, bps=125000000, max_data=8, max_nics=2))
 S(vm("Standard_M8-2ms", "standardMSFamily", 8, 218.75, temp_mib=262144, cached_bytes=851477266432,
-     tl_disabled=True, acus=160, mpm=False, iops=5000, bps=125000000, max_data=8, vcpus_avail=2,
+     tl_disabled=True, acus=160, mpm=False, iops=5000, bps=125000000, max_data=8, max_nics=2, vcpus_avail=2,
      parent="Standard_M8ms", zones=["2", "3"]))
 
 # --- GPU: NC A100 / H100 / T4 / V100, ND H100, NV A10 / V710 ------------------------
@@ -240,7 +240,7 @@ for n, mem, g, tmp, cache, nv in ((24, 220, 1, 65536, 256 * GIB, 915527),
                                   (96, 880, 4, 262144, 1024 * GIB, 3662108)):
     S(vm(f"Standard_NC{n}ads_A100_v4", "StandardNCADSA100v4Family", n, mem, hyperv="V2", gpus=g,
          temp_mib=tmp, cached_bytes=cache, nvme_mib=nv, placements="ResourceDisk,CacheDisk", per_core=1,
-         mpm=False, zones=["1", "2"], max_data=8 * g, iops=30000 * g, bps=1024000000 * g))
+         mpm=False, zones=["1", "2"], max_data=8 * g, max_nics=2 * g, iops=30000 * g, bps=1024000000 * g))
 S(vm("Standard_NC40ads_H100_v5", "standardNCadsH100v5Family", 40, 320, hyperv="V2", gpus=1, temp_mib=131072,
      nvme_mib=3576832, placements="ResourceDisk", per_core=1, mpm=False, max_data=12, iops=100000,
      bps=3000000000))
@@ -274,7 +274,7 @@ S(vm("Standard_EC4as_v5", "standardECASv5Family", 4, 32, hyperv="V2", cct="SNP",
 S(vm("Standard_DC2es_v5", "standardDCESv5Family", 2, 8, hyperv="V2", cct="TDX", accel=False, ultra=False,
      iops=3750, bps=85000000))
 S(vm("Standard_DC8s_v3", "standardDCSv3Family", 8, 64, hyperv="V2", per_core=1, ultra=False, zones=["1"],
-     iops=12800, bps=201326592, max_nics=8))
+     iops=12800, bps=201326592, max_nics=8, max_data=32))
 
 # --- A size the pricing data does not know (synthetic name, see README) -----------
 S(vm("Standard_D4as_v7", "standardDav7Family", 4, 16, hyperv="V2", disk_ctrl="NVMe", iops=8000,
