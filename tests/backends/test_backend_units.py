@@ -225,3 +225,30 @@ def test_scripts_are_executable():
     here = Path(binaries.__file__).parent
     for s in ("build-binaries.sh", "docker-up.sh"):
         assert os.access(here / s, os.X_OK) or (here / s).read_text().startswith("#!")
+
+
+def test_ensure_binaries_runs_the_build_script_when_missing(monkeypatch, tmp_path):
+    """ensure_binaries(build=True) runs build-binaries.sh (here a stand-in that writes stub binaries
+    into the versioned cache dir) under a file lock, then validates what it produced."""
+    if binaries.go_binary() is None:
+        pytest.skip("no Go toolchain")
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    for var in ("KUBEBUILDER_ASSETS", "HARNESS_BIN_DIR", *binaries.ENV_OVERRIDES.values()):
+        monkeypatch.delenv(var, raising=False)
+    out = binaries.cached_bin_dir()
+    script = tmp_path / "fake-build.sh"
+    script.write_text(f"""#!/usr/bin/env bash
+set -e
+mkdir -p "{out}"
+for b in kube-apiserver kube-scheduler kube-controller-manager; do
+  printf '#!/bin/sh\\necho Kubernetes {binaries.versions()["k8s"]}\\n' > "{out}/$b"; chmod +x "{out}/$b"; done
+printf '#!/bin/sh\\necho etcd Version: 3.6.8\\n' > "{out}/etcd"; chmod +x "{out}/etcd"
+echo "building..." >&2
+echo "{out}"
+""")
+    monkeypatch.setattr(binaries, "BUILD_SCRIPT", script)
+    bs = binaries.ensure_binaries(build=True)
+    assert bs.paths["kube-apiserver"] == out / "kube-apiserver"
+    assert bs.versions["kube-apiserver"] == binaries.versions()["k8s"]
+    assert bs.versions["etcd"] == "v3.6.8"
+    assert not bs.has("kwok")
