@@ -17,6 +17,7 @@ WORK="$CACHE/build"
 
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 log() { echo "[build-binaries] $*" >&2; }
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
 
 want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
 complete=1

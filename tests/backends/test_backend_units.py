@@ -252,3 +252,31 @@ echo "{out}"
     assert bs.versions["kube-apiserver"] == binaries.versions()["k8s"]
     assert bs.versions["etcd"] == "v3.6.8"
     assert not bs.has("kwok")
+
+
+def test_shared_cluster_is_one_per_process(monkeypatch):
+    from harness.backends import registry
+
+    started = []
+
+    class FakeBackend:
+        name = "fake"
+
+        def __init__(self, **options):
+            self.options = options
+
+        def available(self):
+            return (self.options.get("ok", True), "because")
+
+        def start(self):
+            started.append(self.options)
+            return type("C", (), {"close": lambda self: None})()
+
+    monkeypatch.setattr(registry, "get_backend", lambda name, **o: FakeBackend(**o))
+    monkeypatch.setattr(registry, "_shared", {})
+    a = registry.shared_cluster("fake", profile="upstream")
+    assert registry.shared_cluster("fake", profile="upstream") is a
+    assert registry.shared_cluster("fake", profile="before-0006") is not a
+    assert len(started) == 2
+    with pytest.raises(RuntimeError, match="because"):
+        registry.shared_cluster("fake", ok=False)
