@@ -125,7 +125,7 @@ class FakeAzureServer:
     def start(self) -> str:
         if self._httpd is None:
             self._httpd = _Server((self.host, self.port), self.state, self.verbose)
-            self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+            self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                             name=f"fakeazure-server-{self._httpd.server_address[1]}",
                                             daemon=True)
             self._thread.start()

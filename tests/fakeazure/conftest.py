@@ -16,8 +16,10 @@ import pytest
 import requests
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # the repo is not necessarily pip-installed
-    sys.path.insert(0, str(ROOT))
+HERE = pathlib.Path(__file__).resolve().parent
+for _p in (ROOT, HERE):  # the repo is not necessarily pip-installed; fa_helpers sits next to us
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 from fakeazure import FakeAzure, FakeAzureServer, mock_azure  # noqa: E402
 from fakeazure.clients import compute_client, network_client  # noqa: E402
