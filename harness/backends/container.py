@@ -26,7 +26,6 @@ import os
 import shutil
 import tempfile
 import time
-import weakref
 from pathlib import Path
 
 import requests
@@ -178,7 +177,7 @@ def ensure_image(bs: binmod.BinarySet, client=None) -> tuple[str, float]:
 
 
 # -- the cluster --------------------------------------------------------------------------------------
-_open: "weakref.WeakSet[ContainerCluster]" = weakref.WeakSet()
+_open: "set[ContainerCluster]" = set()    # strong refs, removed by close()
 
 
 @atexit.register

@@ -21,7 +21,6 @@ import os
 import shutil
 import tempfile
 import time
-import weakref
 from pathlib import Path
 
 import requests
@@ -44,7 +43,7 @@ def _tmp_root() -> str | None:
     return os.environ.get("HARNESS_TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
 
 
-_open_clusters: "weakref.WeakSet[LocalCluster]" = weakref.WeakSet()
+_open_clusters: "set[LocalCluster]" = set()    # strong refs, removed by close()
 
 
 @atexit.register

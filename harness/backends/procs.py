@@ -15,11 +15,10 @@ import socket
 import subprocess
 import threading
 import time
-import weakref
 from pathlib import Path
 from typing import Callable
 
-_live: "weakref.WeakSet[ManagedProcess]" = weakref.WeakSet()
+_live: "set[ManagedProcess]" = set()    # strong refs: a dropped cluster must still be reaped
 _live_lock = threading.Lock()
 
 

@@ -224,6 +224,12 @@ class RealCluster:
                     raise RuntimeError(f"reset: {kind} objects still present after {timeout:.0f}s: "
                                        f"{[o['metadata']['name'] for o in left][:10]}")
                 self._strip_finalizers(left)
+                if kind == "Pod":
+                    # e.g. pods a ReplicaSet re-created or the garbage collector deleted gracefully:
+                    # without a kubelet nobody confirms termination, so force them (grace 0).
+                    for o in left:
+                        self.admin.delete("Pod", o["metadata"]["name"], o["metadata"].get("namespace"),
+                                          grace_seconds=0, ok_missing=True)
                 time.sleep(0.05)
 
     def close(self) -> None:

@@ -90,6 +90,7 @@ class PodView:
     owner_name: str = ""
     relaxed_required: int = 0                    # required OR-terms dropped from the front
     dropped_preferred: int = 0                   # heaviest preferred node-affinity terms dropped
+    dropped_schedule_anyway: int = 0             # ScheduleAnyway topology spreads dropped
     tolerate_prefer_no_schedule: bool = False
     _requests: dict[str, int] | None = field(default=None, repr=False)
 
@@ -108,6 +109,10 @@ class PodView:
     @property
     def spec(self) -> dict:
         return self.obj.get("spec") or {}
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.obj["metadata"].get("labels") or {}
 
     @property
     def requests(self) -> dict[str, int]:
@@ -157,12 +162,17 @@ class PodView:
 
     def relax(self, prefer_no_schedule_taints_exist: bool) -> bool:
         """One relaxation step (karpenter-core.md §3.4); False when nothing is left to relax.
-        Pod (anti-)affinity and topology spread preferences are not modeled yet."""
+        Preferred pod (anti-)affinity is not modeled yet."""
         if len(self.required_terms()) - self.relaxed_required > 1:
             self.relaxed_required += 1
             return True
         if self.dropped_preferred < len(self.preferred_terms()):
             self.dropped_preferred += 1
+            return True
+        anyway = [t for t in self.spec.get("topologySpreadConstraints") or []
+                  if t.get("whenUnsatisfiable") == "ScheduleAnyway"]
+        if self.dropped_schedule_anyway < len(anyway):
+            self.dropped_schedule_anyway += 1
             return True
         if prefer_no_schedule_taints_exist and not self.tolerate_prefer_no_schedule:
             self.tolerate_prefer_no_schedule = True
@@ -170,7 +180,7 @@ class PodView:
         return False
 
     def reset_relaxation(self) -> None:
-        self.relaxed_required = self.dropped_preferred = 0
+        self.relaxed_required = self.dropped_preferred = self.dropped_schedule_anyway = 0
         self.tolerate_prefer_no_schedule = False
 
 

@@ -177,8 +177,9 @@ class Scheduler:
 
     def __init__(self, templates: Sequence[Template], existing: Sequence[ExistingNode], profile: Profile,
                  sem: Semantics, min_values_policy: str = "Strict",
-                 hostname_counter: Callable[[], int] | None = None):
+                 hostname_counter: Callable[[], int] | None = None, topology=None):
         self.profile, self.sem = profile, sem
+        self.topology = topology
         self.well_known = profile.well_known_labels
         self.existing = list(existing)
         self.min_values_policy = min_values_policy
@@ -302,11 +303,15 @@ class Scheduler:
     def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
         if untolerated(pod.tolerations, node.taints):
             return "taints"
-        if node.requirements(self.sem).compatible(pod.requirements(self.sem)) is not None:
+        node_reqs = node.requirements(self.sem)
+        if node_reqs.compatible(pod.requirements(self.sem)) is not None:
             return "requirements"
         free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
         if not _fits(pod.requests, free):
             return "resources"
+        if self.topology is not None and isinstance(
+                self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), node_reqs), str):
+            return "topology"
         return None
 
     def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
@@ -324,6 +329,11 @@ class Scheduler:
         if isinstance(cached, str):
             return cached
         merged = cached
+        if self.topology is not None:
+            topo = self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), merged)
+            if isinstance(topo, str):
+                return topo
+            merged = topo
         total = _add(requests, pod.requests)
         its, ferr = self._filter(template, merged, total, candidates)
         if not its:
@@ -367,6 +377,8 @@ class Scheduler:
                 node.requested = _add(node.requested, pod.requests)
                 node.pods.append(pod.uid)
                 existing_hits[pod.uid] = node.name
+                if self.topology is not None:
+                    self.topology.record(pod, node.requirements(self.sem))
                 return None
         # 2. NodeClaims planned in this pass, fewest pods first
         for claim in sorted(self.planned, key=lambda c: len(c.pods)):
@@ -378,6 +390,8 @@ class Scheduler:
                 claim.requirements, claim.instance_types, claim.requests = res
                 claim.max_room = None
                 claim.pods.append(pod)
+                if self.topology is not None:
+                    self.topology.record(pod, claim.requirements)
                 return None
         # 3. a new NodeClaim from each template in weight order
         if not self.templates:
@@ -392,6 +406,8 @@ class Scheduler:
                 continue
             reqs, its, total = res
             self.planned.append(PlannedClaim(template, reqs, its, total, hostname, [pod]))
+            if self.topology is not None:
+                self.topology.record(pod, reqs)
             return None
         return "; ".join(errs)
 

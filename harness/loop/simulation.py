@@ -26,6 +26,7 @@ from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, cheapest_price, offering_compatible
+from harness.loop.topology import Topology, universe_for
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
 from harness.model.labels import kubelet_flag_error
@@ -331,8 +332,9 @@ class Simulation:
         def counter() -> int:
             self._hostnames += 1
             return self._hostnames
-        sched = Scheduler(templates, self._existing_nodes(), self.profile, self.sem,
-                          self.cfg.min_values_policy, counter)
+        existing = self._existing_nodes()
+        sched = Scheduler(templates, existing, self.profile, self.sem, self.cfg.min_values_policy, counter,
+                          self._topology(pending, templates, existing))
         solved = sched.solve(pending)
         for np_name, reason, message in solved.nodepool_events:
             res = self.result.nodepools.get(np_name)
@@ -351,6 +353,19 @@ class Simulation:
             if self._create_nodeclaim(planned):
                 progress = True
         return progress
+
+    def _topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
+        """Topology for this pass: the domain universe of the keys pending pods spread over, the
+        existing nodes' labels and the running pods to count (karpenter-core.md §3.3)."""
+        keys = {t["topologyKey"] for pv in pending for t in pv.spec.get("topologySpreadConstraints") or []}
+        if not keys:
+            return None
+        bound = [(pv.namespace, pv.labels, self.result.pods[k].node) for k, pv in self.pod_views.items()
+                 if self.result.pods[k].node]
+        node_labels = {n.name: n.labels for n in existing}
+        for node in self.cluster.list("Node"):
+            node_labels.setdefault(node["metadata"]["name"], node["metadata"].get("labels") or {})
+        return Topology(universe_for(keys, templates), node_labels, bound)
 
     def _pod_error(self, pv: PodView, err: str) -> None:
         pr = self.result.pods[self._pod_key(pv.obj)]

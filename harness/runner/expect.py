@@ -311,8 +311,16 @@ class Checker:
             self.fail(f"{path}.writersExactly", sorted(want["writersExactly"]), n.writers(key), detail)
 
     # -- azure, loop -----------------------------------------------------------------------------
+    @staticmethod
+    def _vm_view(vm: dict) -> dict:
+        """A VM as expectations name it: size, zone (the ARM zone number, "" when regional),
+        priority (Regular/Spot) and nodePool (the karpenter.sh_nodepool tag)."""
+        zones = vm.get("zones") or []
+        return {"name": vm.get("name"), "size": vm.get("size"), "zone": zones[0] if zones else "",
+                "priority": vm.get("priority"), "nodePool": (vm.get("tags") or {}).get("karpenter.sh_nodepool")}
+
     def azure(self, spec: dict) -> None:
-        vms = self.r.azure.get("vms") or []
+        vms = [self._vm_view(v) for v in self.r.azure.get("vms") or []]
         path = f"{self.root}.azure"
         if "vmCount" in spec and spec["vmCount"] != len(vms):
             self.fail(f"{path}.vmCount", spec["vmCount"], len(vms), ", ".join(v.get("name", "?") for v in vms))

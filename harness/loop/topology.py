@@ -1,0 +1,181 @@
+"""Topology spread constraints in Karpenter's scheduling simulation.
+
+Karpenter core's Topology / TopologyGroup (pkg/controllers/provisioning/scheduling/topology.go,
+topologygroup.go): a group per (key, namespaces, selector, maxSkew) counts matching pods per domain
+over a universe of domains built from every NodePool x instance type (plus existing nodes), and
+`nextDomainTopologySpread` narrows a NodeClaim to the least-loaded domain within maxSkew. The
+empty string doubles as "no domain chosen", so a universe containing "" (regional offerings
+before #1615) can make a spread unsatisfiable (reported-bugs.md R01).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from harness.model.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Requirements
+
+HOSTNAME = "kubernetes.io/hostname"
+MAX_INT32 = 2**31 - 1
+
+
+def selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelector semantics (a nil selector matches nothing, an empty one everything)."""
+    if selector is None:
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != str(v):
+            return False
+    for e in selector.get("matchExpressions") or []:
+        k, op, vals = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
+        if op == "In" and labels.get(k) not in vals:
+            return False
+        if op == "NotIn" and k in labels and labels[k] in vals:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return True
+
+
+def _pretty_counts(domains: dict[str, int], limit: int = 25) -> str:
+    """operatorpkg pretty.Map: sorted `k: v` pairs joined by ", ", truncated."""
+    items = [f"{k}: {v}" for k, v in sorted(domains.items())]
+    if len(items) > limit:
+        items = items[:limit] + [f"and {len(domains) - limit} other(s)"]
+    return ", ".join(items)
+
+
+@dataclass
+class TopologyGroup:
+    type: str                     # "topology spread"
+    key: str
+    namespaces: frozenset[str]
+    selector: dict | None
+    max_skew: int
+    min_domains: int | None
+    domains: dict[str, int] = field(default_factory=dict)
+
+    def selects(self, namespace: str, labels: dict[str, str]) -> bool:
+        return namespace in self.namespaces and selector_matches(self.selector, labels)
+
+    def min_count(self, pod_domains: Requirement) -> int:
+        """domainMinCount: hostname spreads always have a zero minimum (a new node is a new domain)."""
+        if self.key == HOSTNAME:
+            return 0
+        low, supported = MAX_INT32, 0
+        for domain, count in self.domains.items():
+            if pod_domains.has(domain):
+                supported += 1
+                low = min(low, count)
+        if self.min_domains is not None and supported < self.min_domains:
+            return 0
+        return low
+
+    def next_domain(self, self_selecting: bool, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
+        """nextDomainTopologySpread: the least-loaded node domain within maxSkew, else DoesNotExist."""
+        if self.key == HOSTNAME and node_domains.operator == IN and len(node_domains.values) == 1:
+            host = next(iter(node_domains.values))
+            count = self.domains.get(host, 0) + (1 if self_selecting else 0)
+            if count <= self.max_skew:
+                return Requirement(self.key, False, frozenset({host}))
+            return Requirement(self.key, False, frozenset())
+        low = self.min_count(pod_domains)
+        best, best_count = "", MAX_INT32
+        candidates = sorted(node_domains.values) if node_domains.operator == IN else sorted(self.domains)
+        for domain in candidates:
+            if domain not in self.domains or not node_domains.has(domain):
+                continue
+            count = self.domains[domain] + (1 if self_selecting else 0)
+            if count - low <= self.max_skew and count < best_count:
+                best, best_count = domain, count
+        if best == "":
+            return Requirement(self.key, False, frozenset())   # "" is also "nothing chosen"
+        return Requirement(self.key, False, frozenset({best}))
+
+    def error(self, pod_domains: Requirement, node_domains: Requirement) -> str:
+        return (f"unsatisfiable topology constraint for {self.type}, key={self.key} "
+                f"(counts = {_pretty_counts(self.domains)}, podDomains = {pod_domains}, nodeDomains = {node_domains}")
+
+
+def spread_constraints(pod) -> list[dict]:
+    """The pod's topology spread constraints still in force (ScheduleAnyway ones can be relaxed)."""
+    tscs = list(pod.spec.get("topologySpreadConstraints") or [])
+    anyway = [t for t in tscs if t.get("whenUnsatisfiable") == "ScheduleAnyway"]
+    hard = [t for t in tscs if t.get("whenUnsatisfiable") != "ScheduleAnyway"]
+    return hard + anyway[pod.dropped_schedule_anyway:]
+
+
+class Topology:
+    """The topology groups of one provisioning pass."""
+
+    def __init__(self, universe: dict[str, set[str]], node_labels: dict[str, dict[str, str]],
+                 bound: list[tuple[str, dict, str]]):
+        """universe: key -> domains from NodePools x instance types; node_labels: existing node ->
+        labels; bound: (namespace, pod labels, node name) of pods already running (counted)."""
+        self.universe = universe
+        self.node_labels = node_labels
+        self.bound = bound
+        self.groups: dict[str, TopologyGroup] = {}
+
+    def _group(self, pod, tsc: dict) -> TopologyGroup:
+        key = tsc["topologyKey"]
+        sel = tsc.get("labelSelector")
+        ident = json.dumps([key, pod.namespace, sel, tsc.get("maxSkew", 1), tsc.get("minDomains")], sort_keys=True)
+        g = self.groups.get(ident)
+        if g is None:
+            g = TopologyGroup("topology spread", key, frozenset({pod.namespace}), sel, int(tsc.get("maxSkew", 1)),
+                              tsc.get("minDomains"))
+            for domain in self.universe.get(key, ()):
+                g.domains[domain] = 0
+            for labels in self.node_labels.values():
+                if key in labels:
+                    g.domains.setdefault(labels[key], 0)
+            for ns, labels, node in self.bound:
+                domain = self.node_labels.get(node, {}).get(key)
+                if domain is not None and g.selects(ns, labels):
+                    g.domains[domain] = g.domains.get(domain, 0) + 1
+            self.groups[ident] = g
+        return g
+
+    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements) -> Requirements | str:
+        """Topology.AddRequirements: tighten node_reqs per constraint, or the topology error."""
+        reqs = node_reqs
+        for tsc in spread_constraints(pod):
+            g = self._group(pod, tsc)
+            pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
+            node_domains = reqs[g.key] if g.key in reqs else Requirement(g.key, True, frozenset())
+            chosen = g.next_domain(g.selects(pod.namespace, pod.labels), pod_domains, node_domains)
+            if len(chosen) == 0:
+                return g.error(pod_domains, node_domains)
+            reqs = reqs.copy().add(chosen)
+        return reqs
+
+    def record(self, pod, reqs: Requirements) -> None:
+        """Topology.Record: count the pod in the domain it committed to (single-valued only)."""
+        for g in self.groups.values():
+            if g.selects(pod.namespace, pod.labels) and g.key in reqs:
+                value = reqs[g.key].single_value()
+                if value is not None:
+                    g.domains[value] = g.domains.get(value, 0) + 1
+
+
+def universe_for(keys: set[str], templates) -> dict[str, set[str]]:
+    """buildDomainGroups: every value of each key over NodePool requirements x instance types."""
+    out: dict[str, set[str]] = {k: set() for k in keys}
+    for t in templates:
+        for key in keys:
+            base = t.requirements[key] if key in t.requirements else None
+            if base is not None and base.operator == IN:
+                out[key] |= set(base.values)
+            for it in t.instance_types:
+                if key not in it.requirements:
+                    continue
+                r = it.requirements[key] if base is None else it.requirements[key].intersection(base)
+                if not r.complement:
+                    out[key] |= set(r.values)
+    return out
+
+
+__all__ = ["Topology", "TopologyGroup", "universe_for", "spread_constraints", "selector_matches",
+           "EXISTS", "DOES_NOT_EXIST"]
