@@ -56,11 +56,16 @@ class Operation:
 
 
 class OperationStore:
+    MAX_KEPT = 20000  # finished operations beyond this are forgotten, oldest first
+
     def __init__(self, clock):
         self.clock = clock
         self.ops: dict[str, Operation] = {}
 
     def add(self, op: Operation) -> Operation:
+        if len(self.ops) >= self.MAX_KEPT:
+            for key in [k for k, o in self.ops.items() if o.done][: self.MAX_KEPT // 2]:
+                del self.ops[key]
         self.ops[op.id.lower()] = op
         if op.after_polls <= 0:
             self.complete(op)

@@ -102,6 +102,7 @@ class FakeAzure:
         self.operations = OperationStore(self.clock)
         self.faults = FaultEngine(self.rng)
         self.requests: list[RequestRecord] = []
+        self.max_log = 200000
         self.request_details: list[dict] = []
         self.internal_errors: list[str] = []
         self.resource_groups: set[str] | None = (
@@ -381,6 +382,9 @@ class FakeAzure:
                 resp.headers.setdefault("x-ms-ratelimit-remaining-subscription-writes", "1199")
             else:
                 resp.headers.setdefault("x-ms-ratelimit-remaining-subscription-reads", "11999")
+            if len(self.requests) >= self.max_log:  # a long-lived server must not grow forever
+                del self.requests[: self.max_log // 2]
+                del self.request_details[: self.max_log // 2]
             self.requests.append(RequestRecord(req.method, req.path, resp.status))
             latency = self._pending_latency
             self.request_details.append({"method": req.method, "path": req.path, "query": req.raw_query,

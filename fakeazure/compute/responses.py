@@ -111,6 +111,10 @@ def _spot(parsed: dict) -> bool:
 def _finish_create(state: "FakeAzure", vm, op) -> None:
     if state.compute.get(vm.rg, vm.name) is not vm:
         return  # deleted meanwhile
+    if vm.provisioning_state == "Deleting":
+        if op.error is not None:  # a delete is under way: keep showing Deleting
+            vm.holds_quota = False
+        return
     if op.error is not None:
         state.compute.mark_failed(vm, op.error)
     else:

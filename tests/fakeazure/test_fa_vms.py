@@ -293,3 +293,16 @@ def test_vm_extensions(fake):
     fake.compute.virtual_machine_extensions.begin_delete(RG, "vm1", "cse").result()
     with pytest.raises(ResourceNotFoundError):
         fake.compute.virtual_machine_extensions.get(RG, "vm1", "cse")
+
+
+def test_delete_while_creating_shows_deleting(fake):
+    nic_id = create_nic(fake, "n1")
+    url = fake.url(fake.vm_path("vm1"), **{"api-version": "2026-04-01"})
+    put = fake.http.put(url, json=vm_body(nic_id=nic_id))
+    d = fake.http.delete(url)
+    assert d.status_code == 202
+    fake.http.get(put.headers["Azure-AsyncOperation"])
+    fake.http.get(put.headers["Azure-AsyncOperation"])  # the create finishes meanwhile
+    assert fake.http.get(url).json()["properties"]["provisioningState"] == "Deleting"
+    fake.state.settle()
+    assert fake.http.get(url).status_code == 404 and fake.state.nics() == []
