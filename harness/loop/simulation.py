@@ -26,7 +26,7 @@ from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, cheapest_price, offering_compatible
-from harness.loop.topology import Topology, universe_for
+from harness.loop.topology import Topology, affinity_terms, topology_keys, universe_for
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
 from harness.model.labels import kubelet_flag_error
@@ -244,6 +244,7 @@ class Simulation:
         progress = False
         nodes = sorted(self.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
         used = self._node_requested()
+        placed = [(pv, self.result.pods[k].node) for k, pv in self.pod_views.items() if self.result.pods[k].node]
         for key, pv in sorted(self.pod_views.items(), key=lambda kv: kv[1].order):
             pr = self.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
@@ -253,10 +254,11 @@ class Simulation:
                          self._claim_by_name(nominated).node_name == n["metadata"]["name"]]
             reasons = []
             for node in preferred + [n for n in nodes if n not in preferred]:
-                why = can_bind(pv, node, used.get(node["metadata"]["name"], {}))
+                why = can_bind(pv, node, used.get(node["metadata"]["name"], {}), nodes, placed)
                 if why is None:
                     name = node["metadata"]["name"]
                     self.cluster.bind(pv.obj, name, ADMIN)
+                    placed.append((pv, name))
                     pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
                     u = used.setdefault(name, {})
                     for k, v in pv.requests.items():
@@ -357,15 +359,18 @@ class Simulation:
     def _topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass: the domain universe of the keys pending pods spread over, the
         existing nodes' labels and the running pods to count (karpenter-core.md §3.3)."""
-        keys = {t["topologyKey"] for pv in pending for t in pv.spec.get("topologySpreadConstraints") or []}
-        if not keys:
+        running = [(pv, self.result.pods[k].node) for k, pv in self.pod_views.items() if self.result.pods[k].node]
+        keys = set().union(*(topology_keys(pv) for pv in pending)) if pending else set()
+        anti = [(pv, n) for pv, n in running if affinity_terms(pv, "podAntiAffinity")]
+        if not keys and not anti:
             return None
-        bound = [(pv.namespace, pv.labels, self.result.pods[k].node) for k, pv in self.pod_views.items()
-                 if self.result.pods[k].node]
         node_labels = {n.name: n.labels for n in existing}
         for node in self.cluster.list("Node"):
             node_labels.setdefault(node["metadata"]["name"], node["metadata"].get("labels") or {})
-        return Topology(universe_for(keys, templates), node_labels, bound)
+        for pv, _ in anti:
+            keys |= topology_keys(pv)
+        bound = [(pv.namespace, pv.labels, n) for pv, n in running]
+        return Topology(universe_for(keys, templates), node_labels, bound, anti)
 
     def _pod_error(self, pv: PodView, err: str) -> None:
         pr = self.result.pods[self._pod_key(pv.obj)]

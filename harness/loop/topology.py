@@ -93,9 +93,33 @@ class TopologyGroup:
             return Requirement(self.key, False, frozenset())   # "" is also "nothing chosen"
         return Requirement(self.key, False, frozenset({best}))
 
+    def next_domain_affinity(self, self_selecting: bool, node_domains: Requirement) -> Requirement:
+        """nextDomainAffinity: domains already holding a matching pod; a self-selecting first pod
+        bootstraps on any node domain."""
+        options = {d for d, n in self.domains.items() if n > 0 and node_domains.has(d)}
+        if not options and self_selecting:
+            first = next((d for d in sorted(self.domains) if node_domains.has(d)), None)
+            if first is None and node_domains.operator == IN:
+                first = sorted(node_domains.values)[0]
+            if first is not None:
+                options = {first}
+        return Requirement(self.key, False, frozenset(options))
+
+    def next_domain_anti_affinity(self, node_domains: Requirement) -> Requirement:
+        """nextDomainAntiAffinity: node domains holding no matching pod (a new hostname is empty)."""
+        if node_domains.operator == IN:
+            return Requirement(self.key, False, frozenset(d for d in node_domains.values if self.domains.get(d, 0) == 0))
+        return Requirement(self.key, False, frozenset(d for d, n in self.domains.items() if n == 0 and node_domains.has(d)))
+
     def error(self, pod_domains: Requirement, node_domains: Requirement) -> str:
         return (f"unsatisfiable topology constraint for {self.type}, key={self.key} "
                 f"(counts = {_pretty_counts(self.domains)}, podDomains = {pod_domains}, nodeDomains = {node_domains}")
+
+
+def affinity_terms(pod, kind: str) -> list[dict]:
+    """Required podAffinity / podAntiAffinity terms (preferred terms are not modeled yet)."""
+    aff = ((pod.spec.get("affinity") or {}).get(kind)) or {}
+    return list(aff.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
 
 
 def spread_constraints(pod) -> list[dict]:
@@ -110,22 +134,44 @@ class Topology:
     """The topology groups of one provisioning pass."""
 
     def __init__(self, universe: dict[str, set[str]], node_labels: dict[str, dict[str, str]],
-                 bound: list[tuple[str, dict, str]]):
+                 bound: list[tuple[str, dict, str]], bound_pods: list | None = None):
         """universe: key -> domains from NodePools x instance types; node_labels: existing node ->
-        labels; bound: (namespace, pod labels, node name) of pods already running (counted)."""
+        labels; bound: (namespace, pod labels, node name) of pods already running (counted);
+        bound_pods: (PodView, node name) of running pods, for their anti-affinity (inverse)."""
         self.universe = universe
         self.node_labels = node_labels
         self.bound = bound
         self.groups: dict[str, TopologyGroup] = {}
+        self.inverse: dict[str, TopologyGroup] = {}
+        self.inverse_owners: dict[str, set[str]] = {}
+        for pv, node in bound_pods or []:
+            for term in affinity_terms(pv, "podAntiAffinity"):
+                g = self._inverse_group(pv, term)
+                domain = self.node_labels.get(node, {}).get(g.key)
+                if domain is not None:
+                    g.domains[domain] = g.domains.get(domain, 0) + 1
 
-    def _group(self, pod, tsc: dict) -> TopologyGroup:
+    def _inverse_group(self, pod, term: dict) -> TopologyGroup:
+        """Anti-affinity works both ways: the domains of pods *with* the term block the pods it selects."""
+        namespaces = frozenset(term.get("namespaces") or [pod.namespace])
+        ident = json.dumps(["inverse", term["topologyKey"], sorted(namespaces), term.get("labelSelector")], sort_keys=True)
+        g = self.inverse.get(ident)
+        if g is None:
+            g = TopologyGroup("pod anti-affinity", term["topologyKey"], namespaces, term.get("labelSelector"),
+                              MAX_INT32, None)
+            self.inverse[ident] = g
+        self.inverse_owners.setdefault(ident, set()).add(pod.uid)
+        return g
+
+    def _group(self, pod, tsc: dict, kind: str = "topology spread") -> TopologyGroup:
         key = tsc["topologyKey"]
         sel = tsc.get("labelSelector")
-        ident = json.dumps([key, pod.namespace, sel, tsc.get("maxSkew", 1), tsc.get("minDomains")], sort_keys=True)
+        namespaces = frozenset(tsc.get("namespaces") or [pod.namespace])
+        ident = json.dumps([kind, key, sorted(namespaces), sel, tsc.get("maxSkew", 1), tsc.get("minDomains")],
+                           sort_keys=True)
         g = self.groups.get(ident)
         if g is None:
-            g = TopologyGroup("topology spread", key, frozenset({pod.namespace}), sel, int(tsc.get("maxSkew", 1)),
-                              tsc.get("minDomains"))
+            g = TopologyGroup(kind, key, namespaces, sel, int(tsc.get("maxSkew", 1)), tsc.get("minDomains"))
             for domain in self.universe.get(key, ()):
                 g.domains[domain] = 0
             for labels in self.node_labels.values():
@@ -138,25 +184,49 @@ class Topology:
             self.groups[ident] = g
         return g
 
+    def _constraints(self, pod):
+        for tsc in spread_constraints(pod):
+            yield self._group(pod, tsc, "topology spread")
+        for term in affinity_terms(pod, "podAffinity"):
+            yield self._group(pod, term, "pod affinity")
+        for term in affinity_terms(pod, "podAntiAffinity"):
+            self._inverse_group(pod, term)
+            yield self._group(pod, term, "pod anti-affinity")
+
     def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements) -> Requirements | str:
         """Topology.AddRequirements: tighten node_reqs per constraint, or the topology error."""
         reqs = node_reqs
-        for tsc in spread_constraints(pod):
-            g = self._group(pod, tsc)
+        groups = list(self._constraints(pod))
+        groups += [g for ident, g in self.inverse.items()
+                   if pod.uid not in self.inverse_owners.get(ident, ()) and g.selects(pod.namespace, pod.labels)]
+        for g in groups:
             pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
             node_domains = reqs[g.key] if g.key in reqs else Requirement(g.key, True, frozenset())
-            chosen = g.next_domain(g.selects(pod.namespace, pod.labels), pod_domains, node_domains)
+            selfsel = g.selects(pod.namespace, pod.labels)
+            if g.type == "topology spread":
+                chosen = g.next_domain(selfsel, pod_domains, node_domains)
+            elif g.type == "pod affinity":
+                chosen = g.next_domain_affinity(selfsel, node_domains)
+            else:
+                chosen = g.next_domain_anti_affinity(node_domains)
             if len(chosen) == 0:
                 return g.error(pod_domains, node_domains)
             reqs = reqs.copy().add(chosen)
         return reqs
 
     def record(self, pod, reqs: Requirements) -> None:
-        """Topology.Record: count the pod in the domain it committed to (single-valued only)."""
+        """Topology.Record: count the pod where it committed (anti-affinity blocks every possible
+        domain, spread and affinity only a single known one)."""
         for g in self.groups.values():
             if g.selects(pod.namespace, pod.labels) and g.key in reqs:
-                value = reqs[g.key].single_value()
-                if value is not None:
+                r = reqs[g.key]
+                values = set(r.values) if g.type == "pod anti-affinity" and not r.complement else (
+                    {r.single_value()} if r.single_value() is not None else set())
+                for value in values:
+                    g.domains[value] = g.domains.get(value, 0) + 1
+        for ident, g in self.inverse.items():
+            if pod.uid in self.inverse_owners.get(ident, ()) and g.key in reqs and not reqs[g.key].complement:
+                for value in reqs[g.key].values:
                     g.domains[value] = g.domains.get(value, 0) + 1
 
 
@@ -177,5 +247,12 @@ def universe_for(keys: set[str], templates) -> dict[str, set[str]]:
     return out
 
 
-__all__ = ["Topology", "TopologyGroup", "universe_for", "spread_constraints", "selector_matches",
-           "EXISTS", "DOES_NOT_EXIST"]
+def topology_keys(pod) -> set[str]:
+    keys = {t["topologyKey"] for t in pod.spec.get("topologySpreadConstraints") or []}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        keys |= {t["topologyKey"] for t in affinity_terms(pod, kind)}
+    return keys
+
+
+__all__ = ["Topology", "TopologyGroup", "universe_for", "spread_constraints", "affinity_terms",
+           "selector_matches", "topology_keys", "EXISTS", "DOES_NOT_EXIST"]
