@@ -89,3 +89,23 @@ def test_kubelet_label_update_message(local_cluster):
     assert msgs[0] == 'nodes "n1" is forbidden: is not allowed to modify labels: kubernetes.io/custom'
     if msgs[1] != msgs[0]:
         pytest.xfail(f"embedded says {msgs[1]!r}")
+
+
+def test_status_is_a_subresource(local_cluster):
+    """The API server ignores `status` on a PUT of the main resource (nodes, pods, CRDs with a status
+    subresource) and drops a Pod's status on create (phase starts Pending)."""
+    from harness.backends.embedded import EmbeddedCluster
+    seen = []
+    for c in (local_cluster, EmbeddedCluster("upstream")):
+        c.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                  "status": {"capacity": {"cpu": "4"}}}, KARPENTER)
+        n = c.get("Node", "n1")
+        n["status"] = {"capacity": {"cpu": "8"}}
+        c.update(n, KARPENTER)
+        c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                  "spec": {"containers": [{"name": "c", "image": "x"}]}, "status": {"phase": "Running"}})
+        seen.append((c.get("Node", "n1")["status"]["capacity"]["cpu"], c.get("Pod", "p")["status"].get("phase")))
+        c.reset()
+    assert seen[0] == ("4", "Pending")
+    if seen[1] != seen[0]:
+        pytest.xfail(f"embedded: node cpu after PUT, pod phase after create = {seen[1]} (real: {seen[0]})")
