@@ -301,7 +301,7 @@ class ComputeModel:
             raise exc.property_change_not_allowed("priority")
 
     def store_body(self, sub: str, rg: str, name: str, body: dict, p: dict, sku: dict, vm_guid: str,
-                   created: float, old: VirtualMachine | None) -> dict:
+                   created: float) -> dict:
         """The VM resource as ARM returns it (fake-azure.md §2.3): server-filled fields,
         no customData/adminPassword."""
         b = copy.deepcopy(body)
@@ -340,17 +340,11 @@ class ComputeModel:
                nic_ids: list[str]) -> VirtualMachine:
         guid = new_guid(self.state.rng)
         now = self.state.clock.time()
-        nic_delete = {}
-        for ref in p["nics"]:
-            rid = (ref or {}).get("id", "")
-            opt = (((ref or {}).get("properties") or {}).get("deleteOption") or "Detach")
-            for nid in nic_ids:
-                if nid.lower() == rid.lower():
-                    nic_delete[nid] = opt.lower() == "delete"
+        nic_delete = _nic_delete_options(p["nics"], nic_ids)
         vm = VirtualMachine(
             rg=rg, name=name, location=p["location"], size=sku["name"], zones=p["zones"],
             priority=p["priority"], eviction_policy=p["eviction_policy"], vcpus=cat.sku_vcpus(sku),
-            family=cat.sku_family(sku), body=self.store_body(sub, rg, name, body, p, sku, guid, now, None),
+            family=cat.sku_family(sku), body=self.store_body(sub, rg, name, body, p, sku, guid, now),
             custom_data_digest=_digest(p["custom_data"]) if p["custom_data"] is not None else None,
             nic_ids=nic_ids, nic_delete=nic_delete, vm_id=guid, created=now, holds_quota=True)
         self.vms[vm.key] = vm
@@ -370,7 +364,7 @@ class ComputeModel:
             raise
         vm.holds_quota = True
         created_props = vm.body.get("properties", {})
-        new_body = self.store_body(sub, vm.rg, vm.name, body, p, sku, vm.vm_id, vm.created, vm)
+        new_body = self.store_body(sub, vm.rg, vm.name, body, p, sku, vm.vm_id, vm.created)
         new_body["properties"]["timeCreated"] = created_props.get("timeCreated")
         vm.body = new_body
         vm.size = sku["name"]
@@ -380,6 +374,7 @@ class ComputeModel:
             if nid.lower() not in {n.lower() for n in nic_ids}:
                 self.state.network.detach(nid)
         vm.nic_ids = nic_ids
+        vm.nic_delete = _nic_delete_options(p["nics"], nic_ids)
         for nid in nic_ids:
             self.state.network.attach(nid, vm.id(sub))
         vm.failure = None
@@ -452,6 +447,18 @@ class ComputeModel:
                 "vcpus": vm.vcpus, "family": vm.family, "holds_quota": vm.holds_quota,
                 "nics": list(vm.nic_ids), "evicted": vm.evicted, "failure": vm.failure,
                 "tags": dict(vm.body.get("tags") or {})}
+
+
+def _nic_delete_options(refs: list, nic_ids: list[str]) -> dict[str, bool]:
+    """NIC id -> cascade on VM delete (``properties.deleteOption == "Delete"``; default Detach)."""
+    out = {}
+    for ref in refs:
+        rid = (ref or {}).get("id", "")
+        opt = (((ref or {}).get("properties") or {}).get("deleteOption") or "Detach")
+        for nid in nic_ids:
+            if nid.lower() == rid.lower():
+                out[nid] = opt.lower() == "delete"
+    return out
 
 
 def _digest(s: Any) -> str:
