@@ -5,8 +5,8 @@
 
 Instance types are built by the model from 400 Azure SKUs (fakeazure's seeded synthetic
 generator, topped up from the eastus catalog), so each carries the full Azure requirement set (~30 keys) and 8 offerings. Pods are
-generic (requests drawn from core's lists with seed 42); topology spread and pod (anti-)affinity
-are not modeled by the harness yet, so core's "diverse" mix is not reproduced.
+generic (requests drawn from core's lists with seed 42), or with `--mix diverse` core's mix of
+zonal and hostname spreads, zonal self-affinity and hostname anti-affinity.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fakeazure.catalog import synthetic_prices, synthetic_skus  # noqa: E402
 from harness.loop.pods import PodView  # noqa: E402
 from harness.loop.scheduling import Scheduler, Template  # noqa: E402
+from harness.loop.topology import Topology, topology_keys, universe_for  # noqa: E402
 from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
 from harness.model.profile import load_profile  # noqa: E402
 from harness.model.semantics import semantics_for  # noqa: E402
@@ -40,12 +41,30 @@ def _catalog_skus(name: str) -> list[dict]:
     return [s for f in resolve_catalog(name) for s in load_catalog_file(f)[0]]
 
 
-def pods(n: int, rng: random.Random) -> list[PodView]:
+def pods(n: int, rng: random.Random, mix: str = "generic") -> list[PodView]:
+    """Generic pods, or core's makeDiversePods fifths: generic, zonal spread, hostname spread,
+    zonal self-affinity, hostname anti-affinity (all app=nginx, so one node each)."""
     out = []
     for i in range(n):
-        obj = {"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"uid-{i}"},
-               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": rng.choice(CPU),
-                                                                               "memory": rng.choice(MEM)}}}]}}
+        spec: dict = {"containers": [{"name": "c", "resources": {"requests": {"cpu": rng.choice(CPU),
+                                                                           "memory": rng.choice(MEM)}}}]}
+        labels = {"my-label": rng.choice("abcde")}
+        kind = (i * 5 // n) if mix == "diverse" else 0
+        if kind in (1, 2):
+            key = "topology.kubernetes.io/zone" if kind == 1 else "kubernetes.io/hostname"
+            spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+                                                  "labelSelector": {"matchLabels": {"my-label": labels["my-label"]}}}]
+        elif kind == 3:
+            labels["my-affinity"] = rng.choice("abcde")
+            spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "topology.kubernetes.io/zone",
+                 "labelSelector": {"matchLabels": {"my-affinity": labels["my-affinity"]}}}]}}
+        elif kind == 4:
+            labels = {"app": "nginx"}
+            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "nginx"}}}]}}
+        obj = {"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"uid-{i}", "labels": labels},
+               "spec": spec}
         out.append(PodView(obj, i))
     return out
 
@@ -56,6 +75,8 @@ def main() -> int:
     ap.add_argument("--instance-types", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", default="upstream")
+    ap.add_argument("--mix", default="generic", choices=["generic", "diverse"],
+                    help="generic pods, or core's diverse mix (spreads, affinity, anti-affinity)")
     args = ap.parse_args()
     profile = load_profile(args.profile)
     sem = semantics_for(profile)
@@ -72,10 +93,12 @@ def main() -> int:
         times = []
         nodes = 0
         for r in range(args.repeat):
-            batch = pods(n, random.Random(42))
+            batch = pods(n, random.Random(42), args.mix)
             t = time.perf_counter()
             template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
-            result = Scheduler([template], [], profile, sem).solve(batch)
+            keys = set().union(*(topology_keys(p) for p in batch))
+            topo = Topology(universe_for(keys, [template]), {}, []) if keys else None
+            result = Scheduler([template], [], profile, sem, topology=topo).solve(batch)
             times.append(time.perf_counter() - t)
             nodes = len(result.new_claims)
             assert not result.errors, next(iter(result.errors.values()))

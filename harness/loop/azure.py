@@ -153,7 +153,7 @@ class AzureProvider:
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
         names = claim_reqs.get("node.kubernetes.io/instance-type")
         its = [it for it in self.instance_types(nodeclass).instance_types
-               if names.has(it.name) and it.requirements.intersects(claim_reqs) is None]
+               if names.has(it.name) and it.requirements.intersects_ok(claim_reqs)]
         pick = self.choose(its, claim_reqs)
         if pick is None:
             return LaunchFailure("InsufficientCapacity", "InsufficientCapacity",

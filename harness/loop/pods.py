@@ -93,6 +93,8 @@ class PodView:
     dropped_schedule_anyway: int = 0             # ScheduleAnyway topology spreads dropped
     tolerate_prefer_no_schedule: bool = False
     _requests: dict[str, int] | None = field(default=None, repr=False)
+    _reqs_cache: dict = field(default_factory=dict, repr=False)
+    topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
 
     @property
     def name(self) -> str:
@@ -146,7 +148,15 @@ class PodView:
 
     def requirements(self, sem: Semantics, strict: bool = False) -> Requirements:
         """NewPodRequirements (karpenter-core.md §2.3): nodeSelector, then the heaviest preferred
-        term (unless strict), then the first remaining required term."""
+        term (unless strict), then the first remaining required term. Memoized per relaxation
+        state; callers must not mutate the result."""
+        key = (sem.profile, strict, self.relaxed_required, self.dropped_preferred)
+        hit = self._reqs_cache.get(key)
+        if hit is None:
+            hit = self._reqs_cache[key] = self._requirements(sem, strict)
+        return hit
+
+    def _requirements(self, sem: Semantics, strict: bool) -> Requirements:
         reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in self.node_selector.items())
         if not strict:
             prefs = self.preferred_terms()[self.dropped_preferred:]

@@ -86,7 +86,7 @@ class Template:
             for relaxed in (0, 1):
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
-                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects(dreqs) is None:
+                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
                     total = _add(total, ds.requests)
                     break
             ds.relaxed_required = 0
@@ -211,17 +211,22 @@ class Scheduler:
         """Per instance type: (it, requirements compatible, has a compatible offering). Depends only
         on the requirements, so it is computed once per distinct requirement set and reused while
         pods with the same requirements pack into claims."""
+        # instance types and offerings never define the hostname, so a claim's hostname placeholder
+        # does not change the answer: key the cache without it
+        if HOSTNAME in reqs:
+            reqs = reqs.without(HOSTNAME)
         key = (id(template), reqs.signature())
         rows = self._compat_cache.get(key)
         if rows is None:
-            rows = [(it, it.requirements.intersects(reqs) is None,
-                     any(offering_compatible(o, reqs, self.well_known) for o in it.offerings))
+            rows = [(it, it.requirements.intersects_ok(reqs),
+                     any(offering_compatible(o, reqs, self.well_known) for o in it.offerings),
+                     *self._room_tuple(template, it))
                     for it in template.instance_types]
             self._compat_cache[key] = rows
         return rows
 
     def _row_index(self, template: Template, reqs: Requirements, rows: list[tuple]) -> dict[int, tuple]:
-        key = (id(template), reqs.signature(), "index")
+        key = (id(template), (reqs.without(HOSTNAME) if HOSTNAME in reqs else reqs).signature(), "index")
         index = self._compat_cache.get(key)
         if index is None:
             index = {id(row[0]): row for row in rows}
@@ -232,12 +237,26 @@ class Scheduler:
         """The most room any of a planned claim's instance types offers, per resource: a pod that
         does not fit this cannot fit the claim (a cheap pre-check before filtering)."""
         if claim.max_room is None:
-            room: dict[str, int] = {}
-            for it in claim.instance_types:
-                for k, v in self._headroom(claim.template, it).items():
-                    room[k] = max(room.get(k, v), v)
+            tuples = [self._room_tuple(claim.template, it) for it in claim.instance_types]
+            room = {"cpu": max(t[0] for t in tuples), "memory": max(t[1] for t in tuples),
+                    "pods": max(t[2] for t in tuples)}
+            for t in tuples:
+                for k, v in t[3].items():
+                    if k not in room:
+                        room[k] = v
+                    elif k not in ("cpu", "memory", "pods"):
+                        room[k] = max(room[k], v)
             claim.max_room = room
         return claim.max_room
+
+    def _room_tuple(self, template: Template, it) -> tuple[int, int, int, dict[str, int]]:
+        key = (id(template), it.name, "t")
+        t = self._room_cache.get(key)
+        if t is None:
+            room = self._headroom(template, it)
+            t = (room.get("cpu", 0), room.get("memory", 0), room.get("pods", 0), room)
+            self._room_cache[key] = t
+        return t
 
     def _headroom(self, template: Template, it) -> dict[str, int]:
         """allocatable minus this template's daemon overhead on the instance type (cached)."""
@@ -258,12 +277,12 @@ class Scheduler:
         if candidates is not None:
             index = self._row_index(template, reqs, rows)
             rows = [index[id(it)] for it in candidates]
-        needed = [(k, v) for k, v in requests.items() if v > 0]
+        cpu, mem, pods = requests.get("cpu", 0), requests.get("memory", 0), requests.get("pods", 0)
+        extra = [(k, v) for k, v in requests.items() if v > 0 and k not in ("cpu", "memory", "pods")]
         kept = []
         flags = [False] * 6
-        for it, compatible, has_offering in rows:
-            room = self._headroom(template, it)
-            fits = all(v <= room.get(k, 0) for k, v in needed)
+        for it, compatible, has_offering, rc, rm, rp, room in rows:
+            fits = rc >= cpu and rm >= mem and rp >= pods and (not extra or all(v <= room.get(k, 0) for k, v in extra))
             if compatible and fits and has_offering:
                 kept.append(it)
                 continue
@@ -309,8 +328,8 @@ class Scheduler:
         free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
         if not _fits(pod.requests, free):
             return "resources"
-        if self.topology is not None and isinstance(
-                self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), node_reqs), str):
+        if self.topology is not None and not isinstance(
+                self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), node_reqs), Requirements):
             return "topology"
         return None
 
@@ -331,8 +350,8 @@ class Scheduler:
         merged = cached
         if self.topology is not None:
             topo = self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), merged)
-            if isinstance(topo, str):
-                return topo
+            if not isinstance(topo, Requirements):
+                return topo            # a TopologyError, rendered only if it becomes the pod's error
             merged = topo
         total = _add(requests, pod.requests)
         its, ferr = self._filter(template, merged, total, candidates)
@@ -386,9 +405,10 @@ class Scheduler:
             if any(claim.requests.get(k, 0) + v > room.get(k, 0) for k, v in pod.requests.items() if v > 0):
                 continue
             res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
-            if not isinstance(res, str):
+            if isinstance(res, tuple):
+                if len(res[1]) != len(claim.instance_types):
+                    claim.max_room = None          # the options narrowed: recompute the bound lazily
                 claim.requirements, claim.instance_types, claim.requests = res
-                claim.max_room = None
                 claim.pods.append(pod)
                 if self.topology is not None:
                     self.topology.record(pod, claim.requirements)
@@ -401,8 +421,8 @@ class Scheduler:
             hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
             base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
             res = self._can_add(pod, template, base, {}, None)
-            if isinstance(res, str):
-                errs.append(res)
+            if not isinstance(res, tuple):
+                errs.append(str(res))
                 continue
             reqs, its, total = res
             self.planned.append(PlannedClaim(template, reqs, its, total, hostname, [pod]))
@@ -414,8 +434,18 @@ class Scheduler:
     def _truncate(self, errors: dict[str, str]) -> list[PlannedClaim]:
         """Results.TruncateInstanceTypes (§3.3): keep the 600 cheapest; drop claims that lose minValues."""
         kept = []
+        prices: dict = {}
         for claim in self.planned:
-            claim.instance_types = sorted(claim.instance_types, key=lambda it: (cheapest_price(it, claim.requirements, self.well_known), it.name))[:MAX_INSTANCE_TYPES]
+            reqs = claim.requirements.without(HOSTNAME)
+            sig = reqs.signature()
+
+            def price(it, sig=sig, reqs=reqs):
+                key = (sig, id(it))
+                p = prices.get(key)
+                if p is None:
+                    p = prices[key] = cheapest_price(it, reqs, self.well_known)
+                return p
+            claim.instance_types = sorted(claim.instance_types, key=lambda it: (price(it), it.name))[:MAX_INSTANCE_TYPES]
             if claim.requirements.has_min_values() and self.min_values_policy != "BestEffort":
                 missing = self._min_values_unmet(claim.requirements, claim.instance_types)
                 if missing:

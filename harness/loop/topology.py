@@ -111,9 +111,23 @@ class TopologyGroup:
             return Requirement(self.key, False, frozenset(d for d in node_domains.values if self.domains.get(d, 0) == 0))
         return Requirement(self.key, False, frozenset(d for d, n in self.domains.items() if n == 0 and node_domains.has(d)))
 
-    def error(self, pod_domains: Requirement, node_domains: Requirement) -> str:
-        return (f"unsatisfiable topology constraint for {self.type}, key={self.key} "
-                f"(counts = {_pretty_counts(self.domains)}, podDomains = {pod_domains}, nodeDomains = {node_domains}")
+    def error(self, pod_domains: Requirement, node_domains: Requirement) -> "TopologyError":
+        return TopologyError(self, dict(self.domains), pod_domains, node_domains)
+
+
+class TopologyError:
+    """A topologyError, rendered only when needed (most failures are just "try the next claim")."""
+
+    __slots__ = ("group", "counts", "pod_domains", "node_domains")
+
+    def __init__(self, group: "TopologyGroup", counts: dict[str, int], pod_domains: Requirement,
+                 node_domains: Requirement):
+        self.group, self.counts, self.pod_domains, self.node_domains = group, counts, pod_domains, node_domains
+
+    def __str__(self) -> str:
+        return (f"unsatisfiable topology constraint for {self.group.type}, key={self.group.key} "
+                f"(counts = {_pretty_counts(self.counts)}, podDomains = {self.pod_domains}, "
+                f"nodeDomains = {self.node_domains}")
 
 
 def affinity_terms(pod, kind: str) -> list[dict]:
@@ -184,21 +198,27 @@ class Topology:
             self.groups[ident] = g
         return g
 
-    def _constraints(self, pod):
-        for tsc in spread_constraints(pod):
-            yield self._group(pod, tsc, "topology spread")
-        for term in affinity_terms(pod, "podAffinity"):
-            yield self._group(pod, term, "pod affinity")
-        for term in affinity_terms(pod, "podAntiAffinity"):
-            self._inverse_group(pod, term)
-            yield self._group(pod, term, "pod anti-affinity")
+    def _constraints(self, pod) -> list[TopologyGroup]:
+        """The pod's own groups, cached on the pod per relaxation state."""
+        key = (id(self), pod.dropped_schedule_anyway)
+        groups = pod.topology_cache.get(key)
+        if groups is None:
+            groups = [self._group(pod, tsc, "topology spread") for tsc in spread_constraints(pod)]
+            groups += [self._group(pod, t, "pod affinity") for t in affinity_terms(pod, "podAffinity")]
+            for term in affinity_terms(pod, "podAntiAffinity"):
+                self._inverse_group(pod, term)
+                groups.append(self._group(pod, term, "pod anti-affinity"))
+            pod.topology_cache[key] = groups
+        return groups
 
-    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements) -> Requirements | str:
+    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements) -> "Requirements | TopologyError":
         """Topology.AddRequirements: tighten node_reqs per constraint, or the topology error."""
         reqs = node_reqs
-        groups = list(self._constraints(pod))
-        groups += [g for ident, g in self.inverse.items()
+        groups = self._constraints(pod)
+        inverse = [g for ident, g in self.inverse.items()
                    if pod.uid not in self.inverse_owners.get(ident, ()) and g.selects(pod.namespace, pod.labels)]
+        if inverse:
+            groups = groups + inverse
         for g in groups:
             pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
             node_domains = reqs[g.key] if g.key in reqs else Requirement(g.key, True, frozenset())
@@ -254,5 +274,5 @@ def topology_keys(pod) -> set[str]:
     return keys
 
 
-__all__ = ["Topology", "TopologyGroup", "universe_for", "spread_constraints", "affinity_terms",
+__all__ = ["Topology", "TopologyGroup", "TopologyError", "universe_for", "spread_constraints", "affinity_terms",
            "selector_matches", "topology_keys", "EXISTS", "DOES_NOT_EXIST"]

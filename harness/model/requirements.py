@@ -289,32 +289,52 @@ class Requirements(Mapping[str, Requirement]):
         return Requirements(Requirement.new(k, IN, [v], sem) for k, v in labels.items())
 
     # -- the core semantics ---------------------------------------------------------------------
-    def intersects(self, incoming: "Requirements") -> str | None:
-        """§2.4 Intersects: only keys defined on both sides; errors joined with "; "."""
-        errors = []
-        mine, theirs = (self._reqs, incoming._reqs)
-        shared = mine.keys() & theirs.keys() if len(mine) > len(theirs) else theirs.keys() & mine.keys()
-        for key in sorted(shared):
+    def _conflicts(self, incoming: "Requirements", first_only: bool) -> list[str]:
+        """Keys defined on both sides whose requirements cannot intersect (§2.4), unless both
+        sides are negative (NotIn/DoesNotExist)."""
+        mine, theirs = self._reqs, incoming._reqs
+        small, big = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+        bad = []
+        for key in small:
+            if key not in big:
+                continue
             existing, other = mine[key], theirs[key]
-            if existing.has_intersection(other):
+            if existing is other or existing.has_intersection(other):
                 continue
             if other.operator in NEGATIVE_OPERATORS and existing.operator in NEGATIVE_OPERATORS:
                 continue
-            errors.append(f"key {key}, {other} not in {existing}")
-        return "; ".join(errors) if errors else None
+            bad.append(key)
+            if first_only:
+                break
+        return bad
+
+    def intersects(self, incoming: "Requirements") -> str | None:
+        """§2.4 Intersects: only keys defined on both sides; errors joined with "; "."""
+        bad = self._conflicts(incoming, first_only=False)
+        if not bad:
+            return None
+        return "; ".join(f"key {k}, {incoming._reqs[k]} not in {self._reqs[k]}" for k in sorted(bad))
+
+    def intersects_ok(self, incoming: "Requirements") -> bool:
+        """Intersects without building the error text (the hot path of instance-type filtering)."""
+        return not self._conflicts(incoming, first_only=True)
+
+    def _undefined(self, incoming: "Requirements", allow_undefined: frozenset[str]) -> list[str]:
+        mine = self._reqs
+        return [key for key, r in incoming._reqs.items()
+                if key not in allow_undefined and key not in mine and r.operator not in NEGATIVE_OPERATORS]
 
     def compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> str | None:
-        """§2.4 Compatible: undefined custom keys fail unless negative; then Intersects."""
-        for key in sorted(incoming._reqs):
-            if key in allow_undefined or key in self._reqs:
-                continue
-            if incoming._reqs[key].operator in NEGATIVE_OPERATORS:
-                continue
+        """§2.4 Compatible: undefined custom keys fail unless negative; then Intersects. Upstream
+        reports the first undefined key in Go map order; we report the first in sorted order."""
+        undefined = self._undefined(incoming, allow_undefined)
+        if undefined:
+            key = min(undefined)
             return f'label "{key}" does not have known values{self._typo_hint(key, allow_undefined)}'
         return self.intersects(incoming)
 
     def is_compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> bool:
-        return self.compatible(incoming, allow_undefined) is None
+        return not self._undefined(incoming, allow_undefined) and self.intersects_ok(incoming)
 
     def _typo_hint(self, key: str, allow_undefined: frozenset[str]) -> str:
         """§2.4: a candidate containing the key, or ending with its name part. Upstream picks by Go
