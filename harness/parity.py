@@ -93,6 +93,14 @@ class LabelEntry:
     bold: bool = False
     draft_notes: str | None = None
     refs: str = ""
+    model_issues: list = field(default_factory=list)   # [{profiles, variant, note}]
+
+    def model_issue(self, profile: str, variant: str) -> str | None:
+        """The known harness defect that distorts this cell, if the data file lists one."""
+        for m in self.model_issues:
+            if profile in (m.get("profiles") or []) and (m.get("variant") or "main") == (variant or "main"):
+                return " ".join(str(m.get("note") or "").split())
+        return None
 
 
 def _probe(raw: dict, defaults: dict, base: "Probe | None" = None) -> Probe:
@@ -122,7 +130,8 @@ def load_labels(path: str | Path | None = None) -> list[LabelEntry]:
             aks_documented=e.get("aks_documented"), aks_observed=e.get("aks_observed"),
             doc_schedulable=e.get("doc_schedulable"), doc_written=e.get("doc_written"),
             notes=str(e.get("notes") or ""), probe=main, variants=variants, bold=bool(e.get("bold")),
-            draft_notes=e.get("draft_notes"), refs=str(e.get("refs") or "")))
+            draft_notes=e.get("draft_notes"), refs=str(e.get("refs") or ""),
+            model_issues=list(e.get("model_issues") or [])))
     return out
 
 
@@ -409,22 +418,33 @@ class Disagreement:
 
 
 def check_doc(rows: list[Row]) -> list[Disagreement]:
+    """Every cell where behavior and design 0006's own Karpenter columns disagree.
+
+    The main probe of each label is compared with the doc's cells (`disagree`). An extra probe
+    context is reported only where it behaves differently from the main probe and so from the doc
+    (`qualification`: the doc's cell holds only under some conditions), or where the Node's value
+    differs from what AKS writes."""
     out: list[Disagreement] = []
     for row in rows:
         e = row.entry
+        main = row.main
         for i, c in enumerate(row.cells):
             kind = "disagree" if i == 0 else "qualification"
             label = e.key if i == 0 else f"{e.key} [{c.variant}]"
-            if e.doc_schedulable is not None and c.schedulable.ok != e.doc_schedulable:
+            issue = e.model_issue(row.profile, c.variant)
+            note = f" (known harness issue: {issue})" if issue else ""
+            sched_differs = i == 0 or c.schedulable.ok != main.schedulable.ok
+            written_differs = i == 0 or c.written.present != main.written.present
+            if e.doc_schedulable is not None and sched_differs and c.schedulable.ok != e.doc_schedulable:
                 out.append(Disagreement(e.key, c.variant, "Karpenter (schedulable)", _yn(e.doc_schedulable),
-                                        _yn(c.schedulable.ok), _sched_reason(e, c), kind))
-            if e.doc_written is not None and c.written.present != e.doc_written:
+                                        _yn(c.schedulable.ok), _sched_reason(e, c) + note, kind))
+            if e.doc_written is not None and written_differs and c.written.present != e.doc_written:
                 out.append(Disagreement(e.key, c.variant, "Karpenter (written to node)", _yn(e.doc_written),
-                                        _yn(c.written.present), _written_reason(e, c), kind))
+                                        _yn(c.written.present), _written_reason(e, c) + note, kind))
             if c.aks_value is not None and c.written.present and c.written.value != c.aks_value:
                 out.append(Disagreement(e.key, c.variant, "value", repr(c.aks_value), repr(c.written.value),
                                         f"{label}: the Node carries {c.written.value!r} where AKS writes "
-                                        f"{c.aks_value!r}", "qualification"))
+                                        f"{c.aks_value!r}" + note, "qualification"))
     return out
 
 
@@ -477,15 +497,24 @@ def render_markdown(rows: list[Row], stats: dict, command: str, title: str | Non
              "NodePool setting the label as a template label. Rows marked ↳ are extra probe contexts. "
              "Write paths: `kubelet` (its own labels), `kubelet-node-labels` (the provider's --node-labels), "
              "`cloud-node-controller`, `karpenter-core` (NodeClaim -> Node sync).", "",
-             f"{stats['labels']} labels, {stats['runs']} probe runs, {stats['seconds']:.1f}s.", ""]
+             f"{stats['labels']} labels, {stats['runs']} probe runs.", ""]
     families: dict[str, list[Row]] = {}
     for r in rows:
         families.setdefault(r.entry.family, []).append(r)
+    notes: list[str] = []
     for fam, frows in families.items():
         lines += [f"## {fam}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
         for r in frows:
-            for _, cols in _cells_of(r):
-                lines.append("| " + " | ".join(_md(c) for c in cols) + " |")
+            for c, (_, cols) in zip(r.cells, _cells_of(r)):
+                issue = r.entry.model_issue(profile, c.variant)
+                if issue:
+                    notes.append(issue)
+                    cols = [cols[0] + f" [^{len(notes)}]", *cols[1:]]
+                lines.append("| " + " | ".join(_md(x) for x in cols) + " |")
+        lines.append("")
+    if notes:
+        lines += ["## Known harness issues in this table", ""]
+        lines += [f"[^{i}]: {n}" for i, n in enumerate(notes, 1)]
         lines.append("")
     return "\n".join(lines)
 
@@ -509,6 +538,16 @@ def row_json(row: Row) -> dict:
 
 
 # -- diff ---------------------------------------------------------------------------------------------
+_GO_LIST_RE = re.compile(r"\[[^\[\]]*\]")
+_HINT_RE = re.compile(r' \(typo of "([^"]+)"\?\)')
+
+
+def _normalized(text: str) -> str:
+    """Texts compared across profiles: Go-printed lists (the well-known label list grows with every
+    new well-known label) are compared as `[…]`."""
+    return _GO_LIST_RE.sub("[…]", text)
+
+
 def _signature(c: Cell) -> dict:
     return {"schedulable": c.schedulable.text(), "written": c.written.text(), "nodepool": c.nodepool.text(short=False)}
 
@@ -523,18 +562,23 @@ def diff_rows(a: list[Row], b: list[Row]) -> list[dict]:
             continue
         for ca, cb in zip(ra.cells, rb.cells):
             sa, sb = _signature(ca), _signature(cb)
-            changed = [k for k in sa if sa[k] != sb[k]]
-            if changed:
-                out.append({"key": ra.entry.key, "variant": ca.variant, "changed": changed,
-                            "a": sa, "b": sb, "decision": _decision_for(ra.entry.key, ca, cb)})
+            changed = [k for k in sa if _normalized(sa[k]) != _normalized(sb[k])]
+            for k in changed:
+                issue = rb.entry.model_issue(rb.profile, cb.variant) or ra.entry.model_issue(ra.profile, ca.variant)
+                out.append({"key": ra.entry.key, "variant": ca.variant, "aspect": k, "a": sa[k], "b": sb[k],
+                            "decision": _decision_for(ra.entry.key, k, sa[k], sb[k]), "model_issue": issue})
     return out
 
 
-def _decision_for(key: str, ca: Cell, cb: Cell) -> str:
+def _decision_for(key: str, aspect: str, a: str, b: str) -> str:
+    if aspect == "nodepool" and key.startswith("kubernetes.azure.com/") and key not in DECISIONS:
+        return BLOCK_DECISION
     if key in DECISIONS:
         return DECISIONS[key]
-    if key.startswith("kubernetes.azure.com/") and ca.nodepool.accepted != cb.nodepool.accepted:
-        return BLOCK_DECISION
+    hint = _HINT_RE.search(b) or _HINT_RE.search(a)
+    if aspect == "schedulable" and hint and _HINT_RE.sub("", a) == _HINT_RE.sub("", b):
+        return (f"side effect of Decision 2: {hint.group(1)} became well-known, so core's typo hint "
+                f"names it (karpenter-core.md §2.4)")
     return "not a decision of design 0006"
 
 
@@ -542,16 +586,20 @@ def render_diff_markdown(a_profile: str, b_profile: str, diffs: list[dict], rows
     lines = [f"<!-- generated by `{command}`; do not edit by hand -->",
              f"# Design 0006 labels: `{a_profile}` -> `{b_profile}`, computed from behavior", "",
              f"Regenerate with `{command}`.", "",
-             f"Every probe cell (see `harness parity --profile ...`) whose outcome differs between `{a_profile}` "
-             f"and `{b_profile}`, with the design 0006 decision it belongs to.", ""]
+             f"Every probe cell (the rows of `harness parity --profile ...`) whose outcome differs between "
+             f"`{a_profile}` and `{b_profile}`, with the design 0006 decision it belongs to. Go-printed lists "
+             f"in messages (the well-known label list grows with the decision) are compared as `[…]`.", ""]
     cols = ("Label", "Aspect", a_profile, b_profile, "Decision")
     lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     names = {"schedulable": "Karpenter schedulable", "written": "Written to node", "nodepool": "NodePool may set"}
+    notes: list[str] = []
     for d in diffs:
         label = d["key"] + (f" ↳ {d['variant']}" if d["variant"] else "")
-        for k in d["changed"]:
-            lines.append("| " + " | ".join(_md(x) for x in (label, names[k], shorten(d["a"][k]), shorten(d["b"][k]),
-                                                            d["decision"])) + " |")
+        if d.get("model_issue"):
+            notes.append(d["model_issue"])
+            label += f" [^{len(notes)}]"
+        lines.append("| " + " | ".join(_md(x) for x in (label, names[d["aspect"]], shorten(d["a"]), shorten(d["b"]),
+                                                        d["decision"])) + " |")
     changed_keys = {d["key"] for d in diffs}
     unchanged = [k for k in DECISIONS if k not in changed_keys and any(r.entry.key == k for r in rows_a)]
     lines += ["", "## Decision items with no behavior change", ""]
@@ -561,10 +609,17 @@ def render_diff_markdown(a_profile: str, b_profile: str, diffs: list[dict], rows
             lines.append(f"- `{k}` ({DECISIONS[k]}): NodePool label {row.main.nodepool.text()} under both profiles.")
     else:
         lines.append("- none")
-    not_decisions = [d for d in diffs if d["decision"] == "not a decision of design 0006"]
-    lines += ["", "## Differences not attributable to a decision", ""]
-    lines += [f"- `{d['key']}`{' ↳ ' + d['variant'] if d['variant'] else ''}: {', '.join(d['changed'])}"
-              for d in not_decisions] or ["- none"]
+    by_decision: dict[str, list[str]] = {}
+    for d in diffs:
+        by_decision.setdefault(d["decision"], [])
+        if d["key"] not in by_decision[d["decision"]]:
+            by_decision[d["decision"]].append(d["key"])
+    lines += ["", "## Labels per decision", ""]
+    for dec, keys in by_decision.items():
+        lines.append(f"- {dec}: " + ", ".join(f"`{k}`" for k in keys))
+    if notes:
+        lines += ["", "## Known harness issues in this diff", ""]
+        lines += [f"[^{i}]: {n}" for i, n in enumerate(notes, 1)]
     return "\n".join(lines) + "\n"
 
 

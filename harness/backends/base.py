@@ -48,7 +48,9 @@ class APIRejected(Exception):
     """The API server refused a request (schema/CEL validation, admission, authorization, conflict).
 
     `message` is the full server text, e.g.
-    'NodePool.karpenter.sh "x" is invalid: spec.template.metadata.labels: Invalid value: "object": ...'.
+    'NodePool.karpenter.sh "x" is invalid: spec.template.metadata.labels: Invalid value: label domain
+    "kubernetes.azure.com" is restricted' (kube-apiserver 1.36 prints no value for a map, the
+    string itself for a string).
     """
 
     status: int

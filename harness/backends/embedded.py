@@ -66,7 +66,8 @@ class EmbeddedCluster:
         changed = {k for k in set(labels) | set(old_labels) if labels.get(k) != old_labels.get(k)}
         bad = sorted(k for k in changed if node_restriction_forbids(k, self.profile))
         if bad:
-            raise deny(f'node "{name}" is not allowed to modify labels: {", ".join(bad)}')
+            # admission.go words the update case without a subject (conformance-checked)
+            raise deny(f'is not allowed to modify labels: {", ".join(bad)}')
 
     def _admit(self, obj: dict) -> None:
         if obj.get("kind") in ("NodePool", "NodeClaim"):
@@ -89,6 +90,11 @@ class EmbeddedCluster:
                 raise APIRejected(409, "AlreadyExists", f'{_resource(KINDS[kind])} "{meta["name"]}" already exists')
             self._node_restriction(obj, None, identity)
             self._admit(obj)
+            # status is a subresource: dropped on create for custom resources, reset for Pods
+            if kind == "Pod":
+                obj["status"] = {"phase": "Pending"}
+            elif KINDS[kind].group not in ("", "apps"):
+                obj.pop("status", None)
             meta["resourceVersion"] = str(next(self._rv))
             meta["uid"] = meta.get("uid") or f"00000000-0000-0000-0000-{next(self._uid):012d}"
             meta.setdefault("creationTimestamp", self.clock_now())
@@ -123,7 +129,7 @@ class EmbeddedCluster:
                 new["status"] = obj.get("status")
             else:
                 new = obj
-                new["status"] = old.get("status") if KINDS[kind].group else obj.get("status", old.get("status"))
+                new["status"] = old.get("status")         # a PUT of the main resource ignores status
                 self._node_restriction(new, old, identity)
                 self._admit(new)
             new["metadata"]["resourceVersion"] = str(next(self._rv))

@@ -45,8 +45,12 @@ class AdmissionError:
         return f"{self.field}: {self.detail}"
 
 
-def _rule_error(field: str, type_name: str, message: str) -> AdmissionError:
-    return AdmissionError(field, f'Invalid value: "{type_name}": {message}', message)
+def _rule_error(field: str, value, message: str) -> AdmissionError:
+    """A failed x-kubernetes-validations rule as kube-apiserver 1.36 prints it: the offending
+    string value quoted, nothing for a map or list (conformance-checked against the local backend)."""
+    if isinstance(value, str):
+        return AdmissionError(field, f"Invalid value: {_quote(value)}: {message}", message)
+    return AdmissionError(field, f"Invalid value: {message}", message)
 
 
 def _schema_error(field: str, value, message: str) -> AdmissionError:
@@ -73,7 +77,7 @@ def _check_labels(labels: dict, field: str, profile: Profile, target: str) -> li
             errs.append(_schema_error(f"{field}.{key}", value, msg))
     for rule in crdrules.label_map_rules(profile, target):
         if not cel.evaluate(rule, labels):
-            errs.append(_rule_error(field, "object", rule.message))
+            errs.append(_rule_error(field, labels, rule.message))
     return errs
 
 
@@ -97,7 +101,7 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -
                 errs.append(_schema_error(f"{f}.key", key, f"{f}.key in body should match '{REQUIREMENT_KEY_PATTERN}'"))
             for rule in key_rules:
                 if not cel.evaluate(rule, key):
-                    errs.append(_rule_error(f"{f}.key", "string", rule.message))
+                    errs.append(_rule_error(f"{f}.key", key, rule.message))
         op = req.get("operator")
         if op not in operators:
             supported = ", ".join(_quote(o) for o in operators)
@@ -113,7 +117,7 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -
                                            "less than or equal to 50", "should be less than or equal to 50"))
     for rule in crdrules.requirement_list_rules(profile):
         if not cel.evaluate(rule, reqs):
-            errs.append(_rule_error(field, "array", rule.message))
+            errs.append(_rule_error(field, reqs, rule.message))
     return errs
 
 

@@ -1,9 +1,9 @@
 """The embedded backend against the real API server: same verdict (status, reason, causes) for
 NodePool/NodeClaim label rules under every profile and for NodeRestriction on kubelet-created Nodes.
 
-Full-message equality is checked separately (non-strict xfail): k8s 1.36 prints CEL failures on a
-map as `Invalid value: <rule message>` and on a string as `Invalid value: "<the key>": <rule message>`,
-while older servers (and the embedded store at the time of writing) print `"object"` / `"string"`.
+Full messages are compared too: k8s 1.36 prints CEL failures on a map as `Invalid value: <rule
+message>` and on a string as `Invalid value: "<the key>": <rule message>` (older servers printed
+`"object"` / `"string"`); the embedded store follows the real server.
 """
 from __future__ import annotations
 
@@ -63,9 +63,7 @@ def test_embedded_agrees_with_the_api_server(local_cluster, profile):
     assert not diffs, "\n".join(diffs)
 
 
-@pytest.mark.xfail(strict=False, reason="message text: k8s 1.36 prints no value for map CEL errors and the key "
-                                        "itself for string CEL errors; the embedded store prints \"object\"/\"string\"")
-@pytest.mark.parametrize("profile", ["upstream"])
+@pytest.mark.parametrize("profile", ["upstream", "before-0006", "design-0006"])
 def test_embedded_messages_equal_the_api_server(local_cluster, profile):
     diffs = [f"{w} {k}:\n  real:     {r[3]}\n  embedded: {e[3]}" for w, k, r, e in _matrix(local_cluster, profile)
              if r[3] != e[3]]
@@ -87,8 +85,7 @@ def test_kubelet_label_update_message(local_cluster):
         msgs.append(ei.value.message)
         c.reset()
     assert msgs[0] == 'nodes "n1" is forbidden: is not allowed to modify labels: kubernetes.io/custom'
-    if msgs[1] != msgs[0]:
-        pytest.xfail(f"embedded says {msgs[1]!r}")
+    assert msgs[1] == msgs[0]
 
 
 def test_status_is_a_subresource(local_cluster):
@@ -107,5 +104,4 @@ def test_status_is_a_subresource(local_cluster):
         seen.append((c.get("Node", "n1")["status"]["capacity"]["cpu"], c.get("Pod", "p")["status"].get("phase")))
         c.reset()
     assert seen[0] == ("4", "Pending")
-    if seen[1] != seen[0]:
-        pytest.xfail(f"embedded: node cpu after PUT, pod phase after create = {seen[1]} (real: {seen[0]})")
+    assert seen[1] == seen[0]

@@ -111,7 +111,11 @@ def test_api_server_message_format():
     rej = admission_rejection(nodepool(labels={"kubernetes.azure.com/agentpool": "x"}), UP)
     assert rej.status == 422 and rej.reason == "Invalid"
     assert rej.message == ('NodePool.karpenter.sh "np" is invalid: spec.template.metadata.labels: Invalid value: '
-                           '"object": label domain "kubernetes.azure.com" is restricted')
+                           'label domain "kubernetes.azure.com" is restricted')
+    rej = admission_rejection(nodepool(reqs=[{"key": "kubernetes.azure.com/agentpool", "operator": "Exists"}]), UP)
+    assert rej.message == ('NodePool.karpenter.sh "np" is invalid: spec.template.spec.requirements[0].key: '
+                           'Invalid value: "kubernetes.azure.com/agentpool": label domain "kubernetes.azure.com" is '
+                           'restricted')
 
 
 def test_requirement_list_rules():
