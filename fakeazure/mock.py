@@ -41,9 +41,13 @@ class mock_azure:
     function has such a parameter.
     """
 
-    def __init__(self, state: FakeAzure | None = None, *, guard: bool = True, **state_kwargs: Any):
+    def __init__(self, state: FakeAzure | None = None, *, guard: bool = True, passthrough: bool = False,
+                 **state_kwargs: Any):
+        """passthrough: let requests to non-Azure hosts (e.g. a loopback kube-apiserver) through
+        to the network; Azure hosts other than the served ones stay blocked either way."""
         self.state = state if state is not None else FakeAzure(**state_kwargs)
         self._guard_enabled = guard
+        self._passthrough = passthrough
         self._guard = block_real_azure()
         self._mock: responses.RequestsMock | None = None
 
@@ -57,8 +61,9 @@ class mock_azure:
         for method in _METHODS:
             mock.add_callback(method, SERVED_URL, callback=self._serve, content_type=None)
             mock.add_callback(method, OTHER_AZURE_URL, callback=_refuse, content_type=None)
-        if outer:
-            # Another responses mock (or transport patch) is active: hand non-Azure URLs to it.
+        if outer or self._passthrough:
+            # Another responses mock (or transport patch) is active, or the caller talks to real
+            # non-Azure endpoints: hand non-Azure URLs to it / to the network.
             mock.add_passthru(NOT_AZURE_URL)
         mock.start()
         self._mock = mock

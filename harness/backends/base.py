@@ -35,6 +35,7 @@ ADMIN = Identity("admin")
 KARPENTER = Identity("controller", "karpenter")
 CLOUD_NODE_MANAGER = Identity("controller", "cloud-node-manager")
 SCHEDULER = Identity("controller", "kube-scheduler")
+NODE_LIFECYCLE = Identity("controller", "node-lifecycle-controller")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ from harness.model.profile import DEFAULT_PROFILE, load_profile
 from harness.model.validation import admission_rejection
 
 
+NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+
+
 def _resource(kind: Kind) -> str:
     return f"{kind.plural}.{kind.group}" if kind.group else kind.plural
 
@@ -90,6 +93,12 @@ class EmbeddedCluster:
                 raise APIRejected(409, "AlreadyExists", f'{_resource(KINDS[kind])} "{meta["name"]}" already exists')
             self._node_restriction(obj, None, identity)
             self._admit(obj)
+            # TaintNodesByCondition admission: a new Node starts not-ready (the node lifecycle
+            # controller removes the taint once the kubelet reports Ready)
+            if kind == "Node":
+                taints = obj.setdefault("spec", {}).setdefault("taints", [])
+                if not any(t.get("key") == NOT_READY["key"] and t.get("effect") == NOT_READY["effect"] for t in taints):
+                    taints.append(dict(NOT_READY))
             # status is a subresource: dropped on create for custom resources, reset for Pods
             if kind == "Pod":
                 obj["status"] = {"phase": "Pending"}
@@ -135,6 +144,11 @@ class EmbeddedCluster:
             new["metadata"]["resourceVersion"] = str(next(self._rv))
             new["metadata"]["uid"] = old["metadata"]["uid"]
             new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")
+            if old["metadata"].get("deletionTimestamp"):
+                new["metadata"]["deletionTimestamp"] = old["metadata"]["deletionTimestamp"]
+                if not new["metadata"].get("finalizers"):
+                    del self._objs[key]             # the last finalizer is gone: deletion completes
+                    return copy.deepcopy(new)
             self._objs[key] = new
             return copy.deepcopy(new)
 
@@ -145,9 +159,18 @@ class EmbeddedCluster:
         return self._replace(obj, identity, status_only=True)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None:
+        """An object with finalizers is only marked (deletionTimestamp) until they are removed."""
         with self._lock:
-            if self._objs.pop(self._key(kind, name, namespace), None) is None:
+            key = self._key(kind, name, namespace)
+            obj = self._objs.get(key)
+            if obj is None:
                 raise self._not_found(kind, name)
+            if obj["metadata"].get("finalizers"):
+                if not obj["metadata"].get("deletionTimestamp"):
+                    obj["metadata"]["deletionTimestamp"] = self.clock_now()
+                    obj["metadata"]["resourceVersion"] = str(next(self._rv))
+                return
+            del self._objs[key]
 
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
         with self._lock:

@@ -18,7 +18,8 @@ import string
 import time
 from dataclasses import dataclass, field
 
-from harness.backends.base import ADMIN, CLOUD_NODE_MANAGER, KARPENTER, APIRejected, Cluster, Identity
+from harness.backends.base import (ADMIN, CLOUD_NODE_MANAGER, KARPENTER, NODE_LIFECYCLE, APIRejected, Cluster,
+                                   Identity)
 from harness.loop.azure import AzureProvider, Launched, LaunchFailure, parse_bootstrap
 from harness.loop.clock import SimClock
 from harness.loop.kubescheduler import can_bind
@@ -44,6 +45,7 @@ LAUNCH_TIMEOUT = 300.0            # karpenter-core.md §4.4
 REGISTRATION_TIMEOUT = 900.0
 UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 UNINITIALIZED = Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule")
+NOT_READY_KEY = "node.kubernetes.io/not-ready"
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "PersistentVolume": 3,
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 
@@ -185,16 +187,22 @@ class Simulation:
                     res.events.append({"reason": "NodeClassNotReady",
                                        "message": f'AKSNodeClass "{ref.get("name")}" not found'})
             conditions = [
-                {"type": "ValidationSucceeded", "status": "False" if err else "True",
-                 **({"reason": "NodePoolValidationFailed", "message": err} if err else {})},
-                {"type": "NodeClassReady", "status": "True" if nodeclass else "False"},
-                {"type": "Ready", "status": "True" if res.ready else "False"},
+                self._condition("ValidationSucceeded", not err, "NodePoolValidationFailed" if err else
+                                "ValidationSucceeded", err or ""),
+                self._condition("NodeClassReady", nodeclass is not None,
+                                "NodeClassReady" if nodeclass else "NodeClassNotFound"),
+                self._condition("Ready", res.ready, "Ready" if res.ready else "NotReady"),
             ]
             np["status"] = {"conditions": conditions}
             try:
                 self.cluster.update_status(np, KARPENTER)
             except APIRejected:
                 pass
+
+    def _condition(self, type_: str, ok: bool, reason: str, message: str = "") -> dict:
+        """A status condition with every field the CRDs require (operatorpkg status.Condition)."""
+        return {"type": type_, "status": "True" if ok else "False", "reason": reason, "message": message,
+                "lastTransitionTime": self.clock.timestamp()}
 
     def _ready_nodepools(self) -> list[dict]:
         out = []
@@ -474,7 +482,7 @@ class Simulation:
         c.obj["status"] = {"providerID": out.provider_id,
                            "capacity": format_resource_list(it.capacity),
                            "allocatable": format_resource_list(it.allocatable()),
-                           "conditions": [{"type": "Launched", "status": "True"}]}
+                           "conditions": [self._condition("Launched", True, "Launched")]}
         try:
             updated = self.cluster.update(c.obj, KARPENTER)
             c.obj = self.cluster.update_status({**updated, "status": c.obj["status"]}, KARPENTER)
@@ -492,14 +500,24 @@ class Simulation:
         except APIRejected:
             pass
         if c.node_name:
-            try:
-                self.cluster.delete("Node", c.node_name, identity=KARPENTER)
-            except APIRejected:
-                pass
+            self._terminate_node(c.node_name)
         for k, n in list(self.nominated.items()):
             if n == c.result.name:
                 del self.nominated[k]
         self._trace(f"deleted NodeClaim {c.result.name}: {why}")
+
+    def _terminate_node(self, name: str) -> None:
+        """Karpenter's termination: the Node carries the karpenter.sh/termination finalizer, so the
+        delete only marks it; the finalizer is removed once the instance is gone (karpenter-core.md §4.2)."""
+        try:
+            self.cluster.delete("Node", name, identity=KARPENTER)
+            node = self.cluster.get("Node", name)
+            if node is not None and node["metadata"].get("finalizers"):
+                node["metadata"]["finalizers"] = [f for f in node["metadata"]["finalizers"]
+                                                  if f != "karpenter.sh/termination"]
+                self.cluster.update(node, KARPENTER)
+        except APIRejected as e:
+            self._trace(f"terminating Node {name}: {e.message}")
 
     # registration (kubelet path, cloud node controller, core path) --------------------------------
     def _write(self, node: NodeResult, writer: str, labels: dict[str, str], accepted: bool = True, note: str = "") -> None:
@@ -618,10 +636,16 @@ class Simulation:
         c.registered = nr.registered = True
         nr.nodeclaim_labels = claim_labels
         nr.nodeclaim_requirements = c.obj["spec"]["requirements"]
-        # the kubelet reports Ready (node identity, status only)
+        # the kubelet reports Ready (node identity, status only); the node lifecycle controller then
+        # lifts the not-ready taint that TaintNodesByCondition admission put on the new Node
         node = self.cluster.get("Node", c.node_name)
         node["status"]["conditions"] = [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]
         self.cluster.update_status(node, Identity.node(c.node_name))
+        node = self.cluster.get("Node", c.node_name)
+        taints = (node.get("spec") or {}).get("taints") or []
+        if any(t["key"] == NOT_READY_KEY for t in taints):
+            node["spec"]["taints"] = [t for t in taints if t["key"] != NOT_READY_KEY]
+            self.cluster.update(node, NODE_LIFECYCLE)
         self._trace(f"Karpenter registered {c.node_name}")
         return True
 
