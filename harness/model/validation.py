@@ -121,9 +121,50 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -
     return errs
 
 
+# Required fields of the v1 CRDs' OpenAPI schemas (sigs.k8s.io/karpenter v1.14 pkg/apis/crds;
+# conformance-checked: a NodePool without spec.template.spec.requirements is refused).
+REQUIRED = {
+    "NodePool": [("spec",), ("spec", "template"), ("spec", "template", "spec"),
+                 ("spec", "template", "spec", "nodeClassRef"), ("spec", "template", "spec", "requirements"),
+                 ("spec", "template", "spec", "nodeClassRef", "group"), ("spec", "template", "spec", "nodeClassRef", "kind"),
+                 ("spec", "template", "spec", "nodeClassRef", "name")],
+    "NodeClaim": [("spec",), ("spec", "nodeClassRef"), ("spec", "requirements"),
+                  ("spec", "nodeClassRef", "group"), ("spec", "nodeClassRef", "kind"), ("spec", "nodeClassRef", "name")],
+}
+REQUIRED_ITEMS = {"requirements": ("key", "operator"), "taints": ("key", "effect"), "startupTaints": ("key", "effect")}
+NOT_CHECKED = AdmissionError("<nil>", "Invalid value: null: some validation rules were not checked because the object "
+                             "was invalid; correct the existing errors to complete validation",
+                             "some validation rules were not checked because the object was invalid")
+
+
+def _required_errors(obj: dict) -> list[AdmissionError]:
+    errs = []
+    for path in REQUIRED.get(obj.get("kind"), []):
+        parent = obj
+        for part in path[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+            if parent is None:
+                break
+        if isinstance(parent, dict) and path[-1] not in parent:
+            errs.append(AdmissionError(".".join(path), "Required value", "Required value"))
+    spec = obj.get("spec") or {}
+    base = ("spec", "template", "spec") if obj.get("kind") == "NodePool" else ("spec",)
+    inner = ((spec.get("template") or {}).get("spec") or {}) if obj.get("kind") == "NodePool" else spec
+    for field, keys in REQUIRED_ITEMS.items():
+        for i, item in enumerate(inner.get(field) or []):
+            for k in keys:
+                if not isinstance(item, dict) or k not in item:
+                    errs.append(AdmissionError(".".join(base) + f".{field}[{i}].{k}", "Required value", "Required value"))
+    return errs
+
+
 def admission_errors(obj: dict, profile: Profile) -> list[AdmissionError]:
-    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted)."""
+    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted). Missing
+    required fields stop validation before the CEL rules run, as in kube-apiserver."""
     kind = obj.get("kind")
+    required = _required_errors(obj)
+    if required:
+        return required + [NOT_CHECKED]
     if kind == "NodePool":
         tmpl = (obj.get("spec") or {}).get("template") or {}
         labels = (tmpl.get("metadata") or {}).get("labels") or {}
