@@ -11,6 +11,7 @@ import copy
 import random
 import re
 import threading
+from urllib.parse import unquote
 import time
 import traceback
 from collections import namedtuple
@@ -404,7 +405,9 @@ class FakeAzure:
                 continue
             m = rx.fullmatch(path)
             if m:
-                return route, m.groupdict()
+                # path segments arrive percent-encoded (the SDK quotes e.g. "(" in resource
+                # group names as %28): match on the raw path, use the decoded values
+                return route, {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
         return None, {}
 
     def _arm_checks(self, req: Request, params: dict) -> None:

@@ -283,12 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--profile", action="append", default=[])
     n.add_argument("--region", default="southcentralus")
     n.set_defaults(fn=cmd_new)
-    try:
-        from harness.parity import add_parser as add_parity
-    except ImportError:   # the parity report is optional
-        add_parity = None
-    if add_parity is not None:
-        add_parity(sub)
+    from harness.parity import add_parser as add_parity
+    add_parity(sub)
     return p
 
 

@@ -175,14 +175,16 @@ def _strip(crd: dict) -> dict:
     return crd
 
 
-def render_crds(profile_name: str) -> list[dict]:
-    """NodePool, NodeClaim and AKSNodeClass CRDs judging with `profile_name`'s rules.
+def render_crds(profile_name) -> list[dict]:
+    """NodePool, NodeClaim and AKSNodeClass CRDs judging with the profile's rules. `profile_name`
+    is a profile name or a Profile (one carrying a scenario's knobs).
 
     Cached on disk under <harness cache>/crds/<profile>-<hash>.json (hash of module versions, the
     profile data and the rendering code), so later sessions need neither Go nor the module cache.
     """
     from harness.model.profile import load_profile
-    profile = load_profile(profile_name)
+    profile = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
+    profile_name = profile.name
     key = _render_key(profile)
     cache = binaries.cache_dir() / "crds" / f"{profile_name}-{key}.json"
     if cache.exists():
@@ -327,20 +329,23 @@ def wait_established(client: RestClient, names: list[str], timeout: float = 30.0
         time.sleep(0.05)
 
 
-def install_profile(client: RestClient, profile_name: str, timeout: float = 60.0) -> dict:
-    """(Re)apply the CRDs for `profile_name` and wait until the API server judges with them.
+def install_profile(client: RestClient, profile_name, timeout: float = 60.0) -> dict:
+    """(Re)apply the CRDs for the profile (a name or a Profile) and wait until the API server
+    judges with them.
 
     Returns timings {"render": s, "apply": s, "effective": s, "written": [...]}.
     """
     from harness.model.profile import load_profile
+    profile = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
+    profile_name = profile.name
     t0 = time.monotonic()
-    crds = render_crds(profile_name)
+    crds = render_crds(profile)
     t1 = time.monotonic()
     written = apply_crds(client, crds)
     wait_established(client, [c["metadata"]["name"] for c in crds], timeout)
     t2 = time.monotonic()
     deadline = t2 + timeout
-    for obj, expected in probes(load_profile(profile_name)):
+    for obj, expected in probes(profile):
         while True:
             ok, detail = _probe_once(client, obj, expected)
             if ok:

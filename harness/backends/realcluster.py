@@ -149,14 +149,17 @@ class RealCluster:
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
         return self.client(identity).bind(pod, node_name)
 
-    def install_profile(self, profile_name: str, force: bool = False) -> None:
+    def install_profile(self, profile_name, force: bool = False) -> None:
         """(Re)apply the profile's CRDs and wait until the API server judges with them; a no-op
-        when this cluster already runs `profile_name` (CRDs are left alone by reset())."""
-        if self.profile == profile_name and not force:
+        when this cluster already runs that profile (CRDs are left alone by reset()). A Profile
+        object (one with a scenario's knobs) is told apart from its base by its fingerprint."""
+        ident = profile_name if isinstance(profile_name, str) else (
+            profile_name.name if not profile_name.fingerprint else f"{profile_name.name}+{profile_name.fingerprint}")
+        if self.profile == ident and not force:
             return
         t = crdmod.install_profile(self.admin, profile_name)
-        self.timings[f"install_profile:{profile_name}"] = t["render"] + t["apply"] + t["effective"]
-        self.profile = profile_name
+        self.timings[f"install_profile:{ident}"] = t["render"] + t["apply"] + t["effective"]
+        self.profile = ident
 
     def reset(self, timeout: float = 30.0) -> None:
         """Delete every object of the harness's kinds and every namespace created since start."""

@@ -165,7 +165,7 @@ class AzureProvider:
         facts = self.label_facts(nodeclass, arch)
         chosen = {"karpenter.sh/capacity-type": offering.capacity_type}
         if self.profile.provides("placementScope"):
-            chosen["karpenter.azure.com/placement-scope"] = "regional" if offering.zone == "0" else "zonal"
+            chosen["karpenter.azure.com/placement-scope"] = "regional" if offering.zone in ("0", "") else "zonal"
         if self.profile.provides("ultraSSD"):
             chosen[ULTRA] = "true" if ultra else "false"
         kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
@@ -190,7 +190,8 @@ class AzureProvider:
             return LaunchFailure("Unhandled", "CreateInstanceFailed", _error_text(e), _error_code(e), attempted)
         body = {
             "location": self.cluster.region,
-            "zones": [] if offering.zone == "0" else [offering.zone.rsplit("-", 1)[-1]],
+            # "0" (and "" before #1615) is a regional offering: no zone (azure-provider.md §2.1)
+            "zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
             "tags": tags,
             "properties": {
                 "hardwareProfile": {"vmSize": it.name},

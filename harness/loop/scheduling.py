@@ -83,7 +83,8 @@ class Template:
         for ds in self.daemon_pods:
             if untolerated(ds.tolerations, self.taints + self.startup_taints):
                 continue
-            for relaxed in (0, 1):
+            # removeRequiredNodeAffinityTerm drops term 0 only when another term remains (§3.4)
+            for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
                 if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):

@@ -232,10 +232,13 @@ class Simulation:
         return templates
 
     def _record_instance_types(self, its) -> None:
+        """The latest build wins, so expectations see availability after faults and TTLs."""
         for it in its.instance_types:
-            self.result.instance_types.setdefault(it.name, it)
+            self.result.instance_types[it.name] = it
+            self.result.dropped_skus.pop(it.name, None)
         for name, why in its.dropped.items():
-            self.result.dropped_skus.setdefault(name, why)
+            if name not in self.result.instance_types:
+                self.result.dropped_skus[name] = why
 
     # kube-scheduler ---------------------------------------------------------------------------
     def _node_requested(self) -> dict[str, dict[str, int]]:
@@ -795,9 +798,11 @@ class Simulation:
                 pr.state = "pending"
                 if pr.reason is None:
                     pr.reason = pr.scheduler_error
+        self._templates()          # instance types as they are now, even with no pod pending
         self.result.unavailable_offerings = self.unavailable.snapshot()
         if hasattr(self.fake, "snapshot"):
             self.result.azure = self.fake.snapshot()
+            self.result.azure["request_log"] = [r._asdict() for r in getattr(self.fake, "requests", [])]
 
 
 def _dedupe_taints(taints: list[Taint]) -> list[Taint]:

@@ -37,6 +37,7 @@ class Entry:
     key: str
     expires: float
     threshold: int | None = None      # family blocks: vCPU threshold
+    ttl: float = 0.0                  # the TTL it was marked with
 
 
 class UnavailableOfferings:
@@ -69,15 +70,15 @@ class UnavailableOfferings:
     def mark(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str, ttl: float) -> None:
         """MarkUnavailableWithTTL: the offering and the family at this vCPU count (§2.6)."""
         now = self.clock.now()
-        self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(f"{capacity_type}:{sku}:{zone}", now + ttl)
+        self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(f"{capacity_type}:{sku}:{zone}", now + ttl, ttl=ttl)
         fkey = f"skufamily:{family}:{zone}:{capacity_type}".lower()
         old = self._live(fkey)
         threshold = vcpus if old is None or old.threshold is None else min(old.threshold, vcpus)
-        self.entries[fkey] = Entry(fkey, now + ttl, threshold)
+        self.entries[fkey] = Entry(fkey, now + ttl, threshold, ttl)
         self.seq += 1
 
     def mark_spot(self, ttl: float) -> None:
-        self.entries["spot::"] = Entry("spot::", self.clock.now() + ttl)
+        self.entries["spot::"] = Entry("spot::", self.clock.now() + ttl, ttl=ttl)
         self.seq += 1
 
     def snapshot(self) -> list[dict]:
@@ -87,7 +88,7 @@ class UnavailableOfferings:
             if e is None:
                 continue
             parts = key.split(":")
-            row = {"key": key, "expiresIn": round(e.expires - self.clock.now(), 3)}
+            row = {"key": key, "ttl": e.ttl, "expiresIn": round(e.expires - self.clock.now(), 3)}
             if key == "spot::":
                 row.update(capacityType="spot", scope="all")
             elif parts[0] == "skufamily":
@@ -118,8 +119,8 @@ def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, inst
                 ttl = parse_duration(t)
         if "ttlByCapacityType" in h:
             ttl = parse_duration(h["ttlByCapacityType"][capacity_type])
-        regional = zone == "0"
-        scope = [z for z in all_zones if (z == "0") == regional]
+        regional = zone in ("0", "")
+        scope = [z for z in all_zones if (z in ("0", "")) == regional]
         both = ["on-demand", "spot"]
         marks = {
             "spot-global": [],

@@ -127,7 +127,7 @@ REQUIRED = {
     "NodePool": [("spec",), ("spec", "template"), ("spec", "template", "spec"),
                  ("spec", "template", "spec", "nodeClassRef"), ("spec", "template", "spec", "requirements"),
                  ("spec", "template", "spec", "nodeClassRef", "group"), ("spec", "template", "spec", "nodeClassRef", "kind"),
-                 ("spec", "template", "spec", "nodeClassRef", "name")],
+                 ("spec", "template", "spec", "nodeClassRef", "name"), ("spec", "disruption", "consolidateAfter")],
     "NodeClaim": [("spec",), ("spec", "nodeClassRef"), ("spec", "requirements"),
                   ("spec", "nodeClassRef", "group"), ("spec", "nodeClassRef", "kind"), ("spec", "nodeClassRef", "name")],
 }

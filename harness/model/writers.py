@@ -152,10 +152,13 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
         labels[ULTRA_SSD] = "true" if ultra_ssd else "false"
     if "nodePool" in keys:
         labels[NODEPOOL] = nodepool
-    if profile.provider.get("mergeWellKnownClaimLabels", True):
-        azure_wk = {k for k in profile.well_known_labels if k.startswith(AZURE_DOMAINS)}
+    merge = profile.provider.get("mergeWellKnownClaimLabels", True)
+    if merge:
+        # true: every Azure well-known key; a list: just those keys
+        keys = ({k for k in profile.well_known_labels if k.startswith(AZURE_DOMAINS)} if merge is True
+                else set(merge))
         for k, v in claim_requirements.single_valued_labels().items():
-            if k in azure_wk:
+            if k in keys:
                 labels[k] = v
     return labels
 

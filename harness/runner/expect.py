@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from harness.loop.result import NodeResult, RunResult
+from harness.loop.unavailable import parse_duration
 
 
 @dataclass
@@ -171,7 +172,8 @@ class Checker:
                     self.fail(f"{path}.rejected.{bad}", rej[bad], np.message,
                               f"stage {np.stage}" + (f"; causes: {np.causes}" if np.causes else ""))
             for i, ev in enumerate(want.get("events") or []):
-                if not any(_text_matches(ev, e.get("message")) is None and ev.get("reason", e["reason"]) == e["reason"]
+                text = {k: v for k, v in ev.items() if k != "reason"}     # `reason` is the event's reason
+                if not any(_text_matches(text, e.get("message")) is None and ev.get("reason", e["reason"]) == e["reason"]
                            for e in np.events):
                     self.fail(f"{path}.events[{i}]", ev, np.events)
 
@@ -332,12 +334,14 @@ class Checker:
             if (n is None and not matches) or (n is not None and len(matches) != n):
                 self.fail(f"{path}.vms[{i}]", want, [{k: v.get(k) for k in ("size", "zone", "priority")} for v in vms])
         for i, want in enumerate(spec.get("unavailableOfferings") or []):
-            if not any(all(_s(v) == _s(u.get(k)) for k, v in want.items() if k != "ttl") for u in self.r.unavailable_offerings):
+            if not any(all(_s(v) == _s(u.get(k)) for k, v in want.items() if k != "ttl") and
+                       ("ttl" not in want or abs(parse_duration(want["ttl"]) - u["ttl"]) < 1e-6)
+                       for u in self.r.unavailable_offerings):
                 self.fail(f"{path}.unavailableOfferings[{i}]", want, self.r.unavailable_offerings)
         if "unavailableOfferingCount" in spec and spec["unavailableOfferingCount"] != len(self.r.unavailable_offerings):
             self.fail(f"{path}.unavailableOfferingCount", spec["unavailableOfferingCount"],
                       len(self.r.unavailable_offerings), str([u["key"] for u in self.r.unavailable_offerings]))
-        reqs = self.r.azure.get("requests") or []
+        reqs = self.r.azure.get("request_log") or []
         for i, want in enumerate(spec.get("requests") or []):
             hits = [q for q in reqs if (want.get("method") in (None, q.get("method"))) and
                     ("status" not in want or want["status"] == q.get("status")) and
