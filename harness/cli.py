@@ -86,28 +86,39 @@ def cmd_run(args) -> int:
                 outcomes.append(run(sc, p, cluster))
     finally:
         cluster.close()
-    failed = [o for o in outcomes if not o.passed]
+    def verdict(o) -> str:
+        """pass / FAIL, with a scenario's declared xfail profiles reported as xfail or XPASS(strict)."""
+        if o.profile in o.scenario.xfail:
+            return "xfail" if not o.passed else "XPASS"
+        return "pass" if o.passed else "FAIL"
+    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS")]
     if args.json:
         print(json.dumps([{
             "file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
-            "passed": o.passed, "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
+            "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
             "runaway": o.result.runaway, "mismatches": [m.render() for m in o.mismatches],
         } for o in outcomes], indent=2))
     else:
         from rich.table import Table
-        table = Table(title=f"{len(outcomes)} run(s) on {args.backend}: {len(outcomes) - len(failed)} passed, "
-                            f"{len(failed)} failed")
+        xfailed = sum(1 for o in outcomes if verdict(o) == "xfail")
+        table = Table(title=f"{len(outcomes)} run(s) on {args.backend}: {len(outcomes) - len(failed) - xfailed} passed, "
+                            f"{xfailed} xfailed, {len(failed)} failed")
         for col in ("scenario", "profile", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
             pending = sum(1 for p in o.result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
-            table.add_row(o.scenario.name, o.profile, "[green]pass[/]" if o.passed else "[red]FAIL[/]",
+            colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
+            table.add_row(o.scenario.name, o.profile, f"[{colour}]{verdict(o)}[/]",
                           str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
         con = _console()
         con.print(table)
         for o in failed:
-            con.print(failure_text(o, trace=args.trace), markup=False)
+            if verdict(o) == "XPASS":
+                con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
+                          f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
+            else:
+                con.print(failure_text(o, trace=args.trace), markup=False)
     return EXIT_FAILED if failed else EXIT_OK
 
 

@@ -36,6 +36,7 @@ class EmbeddedCluster:
         self._lock = threading.RLock()
         self.profile = load_profile(profile)
         self.clock_now = lambda: "2026-01-01T00:00:00Z"
+        self.server_version: str | None = None     # None: behave like the newest supported server
 
     # -- helpers ------------------------------------------------------------------------------
     @staticmethod
@@ -74,7 +75,7 @@ class EmbeddedCluster:
 
     def _admit(self, obj: dict) -> None:
         if obj.get("kind") in ("NodePool", "NodeClaim"):
-            rejection = admission_rejection(obj, self.profile)
+            rejection = admission_rejection(obj, self.profile, self.server_version)
             if rejection is not None:
                 raise rejection
 
@@ -184,6 +185,10 @@ class EmbeddedCluster:
             cur.setdefault("spec", {})["nodeName"] = node_name
             cur["metadata"]["resourceVersion"] = str(next(self._rv))
             return copy.deepcopy(cur)
+
+    def configure(self, kubernetes_version: str | None = None) -> None:
+        """Emulate the API server of this Kubernetes version (message formats differ by version)."""
+        self.server_version = kubernetes_version
 
     def install_profile(self, profile) -> None:
         """`profile` is a name or a Profile (one carrying scenario knobs)."""

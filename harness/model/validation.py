@@ -45,19 +45,35 @@ class AdmissionError:
         return f"{self.field}: {self.detail}"
 
 
-def _rule_error(field: str, value, message: str) -> AdmissionError:
-    """A failed x-kubernetes-validations rule as kube-apiserver 1.36 prints it: the offending
-    string value quoted, nothing for a map or list (conformance-checked against the local backend)."""
+# kube-apiserver changed how a failed x-kubernetes-validations rule prints the value: up to 1.34
+# it names the type ("object", "string", "array"), 1.36 quotes a string value and prints nothing for
+# a map or list (both checked against real servers built by the local backend).
+VALUE_FORMAT_CHANGED_IN = (1, 35)
+
+
+def _rule_error(field: str, value, message: str, server_version: tuple[int, int]) -> AdmissionError:
+    if server_version < VALUE_FORMAT_CHANGED_IN:
+        type_name = "string" if isinstance(value, str) else "array" if isinstance(value, list) else "object"
+        return AdmissionError(field, f'Invalid value: "{type_name}": {message}', message)
     if isinstance(value, str):
         return AdmissionError(field, f"Invalid value: {_quote(value)}: {message}", message)
     return AdmissionError(field, f"Invalid value: {message}", message)
+
+
+def parse_version(version: str | None) -> tuple[int, int]:
+    """'1.33.0' / 'v1.36.3' -> (1, 33); None -> the newest behaviour."""
+    if not version:
+        return (99, 0)
+    parts = [int(p) for p in str(version).lstrip("v").split(".")[:2] if p.isdigit()]
+    return tuple(parts + [0] * (2 - len(parts)))[:2]  # type: ignore[return-value]
 
 
 def _schema_error(field: str, value, message: str) -> AdmissionError:
     return AdmissionError(field, f"Invalid value: {_quote(value)}: {message}", message)
 
 
-def _check_labels(labels: dict, field: str, profile: Profile, target: str) -> list[AdmissionError]:
+def _check_labels(labels: dict, field: str, profile: Profile, target: str,
+                  server_version: tuple[int, int]) -> list[AdmissionError]:
     errs: list[AdmissionError] = []
     if len(labels) > 100:
         errs.append(AdmissionError(field, f"Too many: {len(labels)}: must have at most 100 items",
@@ -77,11 +93,12 @@ def _check_labels(labels: dict, field: str, profile: Profile, target: str) -> li
             errs.append(_schema_error(f"{field}.{key}", value, msg))
     for rule in crdrules.label_map_rules(profile, target):
         if not cel.evaluate(rule, labels):
-            errs.append(_rule_error(field, labels, rule.message))
+            errs.append(_rule_error(field, labels, rule.message, server_version))
     return errs
 
 
-def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -> list[AdmissionError]:
+def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
+                        server_version: tuple[int, int]) -> list[AdmissionError]:
     errs: list[AdmissionError] = []
     if len(reqs) > 100:
         errs.append(AdmissionError(field, f"Too many: {len(reqs)}: must have at most 100 items",
@@ -101,7 +118,7 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -
                 errs.append(_schema_error(f"{f}.key", key, f"{f}.key in body should match '{REQUIREMENT_KEY_PATTERN}'"))
             for rule in key_rules:
                 if not cel.evaluate(rule, key):
-                    errs.append(_rule_error(f"{f}.key", key, rule.message))
+                    errs.append(_rule_error(f"{f}.key", key, rule.message, server_version))
         op = req.get("operator")
         if op not in operators:
             supported = ", ".join(_quote(o) for o in operators)
@@ -117,7 +134,7 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str) -
                                            "less than or equal to 50", "should be less than or equal to 50"))
     for rule in crdrules.requirement_list_rules(profile):
         if not cel.evaluate(rule, reqs):
-            errs.append(_rule_error(field, reqs, rule.message))
+            errs.append(_rule_error(field, reqs, rule.message, server_version))
     return errs
 
 
@@ -158,10 +175,11 @@ def _required_errors(obj: dict) -> list[AdmissionError]:
     return errs
 
 
-def admission_errors(obj: dict, profile: Profile) -> list[AdmissionError]:
+def admission_errors(obj: dict, profile: Profile, server_version: str | None = None) -> list[AdmissionError]:
     """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted). Missing
     required fields stop validation before the CEL rules run, as in kube-apiserver."""
     kind = obj.get("kind")
+    version = parse_version(server_version)
     required = _required_errors(obj)
     if required:
         return required + [NOT_CHECKED]
@@ -169,18 +187,20 @@ def admission_errors(obj: dict, profile: Profile) -> list[AdmissionError]:
         tmpl = (obj.get("spec") or {}).get("template") or {}
         labels = (tmpl.get("metadata") or {}).get("labels") or {}
         reqs = (tmpl.get("spec") or {}).get("requirements") or []
-        errs = _check_labels(labels, "spec.template.metadata.labels", profile, crdrules.NODEPOOL_LABELS)
-        errs += _check_requirements(reqs, "spec.template.spec.requirements", profile, crdrules.NODEPOOL_REQUIREMENTS)
+        errs = _check_labels(labels, "spec.template.metadata.labels", profile, crdrules.NODEPOOL_LABELS, version)
+        errs += _check_requirements(reqs, "spec.template.spec.requirements", profile, crdrules.NODEPOOL_REQUIREMENTS,
+                                    version)
         return errs
     if kind == "NodeClaim":
         reqs = (obj.get("spec") or {}).get("requirements") or []
-        return _check_requirements(reqs, "spec.requirements", profile, crdrules.NODECLAIM_REQUIREMENTS)
+        return _check_requirements(reqs, "spec.requirements", profile, crdrules.NODECLAIM_REQUIREMENTS, version)
     return []
 
 
-def admission_rejection(obj: dict, profile: Profile) -> APIRejected | None:
-    """The APIRejected the API server would return, in its own message format, or None."""
-    errs = admission_errors(obj, profile)
+def admission_rejection(obj: dict, profile: Profile, server_version: str | None = None) -> APIRejected | None:
+    """The APIRejected a kube-apiserver of `server_version` would return, in its own message
+    format, or None."""
+    errs = admission_errors(obj, profile, server_version)
     if not errs:
         return None
     group = {"NodePool": "karpenter.sh", "NodeClaim": "karpenter.sh"}.get(obj["kind"], "")

@@ -18,6 +18,7 @@ from harness.model.profile import profile_with_knobs
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
 
+DEFAULT_K8S_VERSION = "1.33.0"      # harness.model.instancetypes.ClusterParams' default
 DEFAULT_CLUSTER = {
     "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",
     "clusterName": "harness-cluster",
@@ -105,10 +106,13 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     cluster.reset()
     prof = profile_with_knobs(profile, scenario.given.get("knobs"))
     cluster.install_profile(prof if prof.fingerprint else profile)
+    settings = cluster_settings(scenario)
+    if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
+        cluster.configure(kubernetes_version=str(settings.get("kubernetesVersion") or DEFAULT_K8S_VERSION))
     loop_cfg = scenario.given.get("loop") or {}
     cfg = SimConfig(
         scenario=scenario.name, profile=prof, backend=cluster.backend, seed=scenario.seed,
-        cluster=itmod.ClusterParams.from_dict(cluster_settings(scenario)),
+        cluster=itmod.ClusterParams.from_dict(settings),
         max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
         runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
         min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
@@ -121,7 +125,6 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         result = sim.run([copy.deepcopy(m.obj) for m in scenario.manifests])
         outcome = Outcome(scenario, profile, cluster.backend, result)
         outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect")
-        settings = cluster_settings(scenario)
         for i, step in enumerate(scenario.steps):
             if step.get("cluster"):
                 settings = {**settings, **step["cluster"]}
