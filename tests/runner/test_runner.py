@@ -1,0 +1,126 @@
+"""The runner's own behavior: collection ids and markers, partial matching and failure text, the
+CLI's explain/new/run, and determinism across processes (hash seeds) for the xdist guarantee."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.backends.embedded import EmbeddedBackend
+from harness.cli import main as cli
+from harness.runner.engine import run
+from harness.runner.report import failure_text
+from harness.runner.scenario import load_scenarios_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCENARIO = """
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: probe, labels: [unit]}
+given:
+  profiles: [before-0006, upstream]
+  skus: [Standard_D2s_v3]
+manifests:
+  - file: manifests/default-nodepool.yaml
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec:
+      nodeSelector: {kubernetes.azure.com/mode: system}
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+expect:
+  pods: {web: scheduled}
+  nodes:
+    - labels:
+        kubernetes.azure.com/mode: {value: system, writer: karpenter-core}
+        karpenter.sh/nodepool: default
+      labelsAbsent: [kubernetes.azure.com/scalesetpriority]
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = EmbeddedBackend().start()
+    yield c
+    c.close()
+
+
+def scenario(text=SCENARIO):
+    return load_scenarios_text(text, "probe.scenario.yaml", ROOT / "scenarios")[0]
+
+
+def test_partial_match_and_failure_text(cluster):
+    sc = scenario()
+    # upstream: mode is a requirement; the pod pins system; the Node gets it from Karpenter core;
+    # scalesetpriority is a base label, so labelsAbsent fails and says who wrote it
+    out = run(sc, "upstream", cluster)
+    paths = [m.path for m in out.mismatches]
+    assert paths == ['expect.nodes[0].labelsAbsent["kubernetes.azure.com/scalesetpriority"]'], paths
+    text = failure_text(out)
+    assert "probe.scenario.yaml:" in text and "written by" in text and "upstream" in text
+    # before-0006: mode is not a requirement -> the pod's key is undefined -> pending
+    before = run(sc, "before-0006", cluster)
+    assert any('pods["web"].scheduled' in m.path for m in before.mismatches)
+    assert before.result.pods["default/web"].reason == \
+        'incompatible requirements, label "kubernetes.azure.com/mode" does not have known values'
+
+
+def test_run_is_deterministic_and_leaves_nothing(cluster):
+    a = run(scenario(), "upstream", cluster).result
+    b = run(scenario(), "upstream", cluster).result
+    assert [n.name for n in a.nodes] == [n.name for n in b.nodes]
+    assert [n.labels for n in a.nodes] == [n.labels for n in b.nodes]
+    assert a.azure["vms"] and len(a.azure["vms"]) == len(b.azure["vms"])
+    cluster.reset()
+    assert cluster.list("Node") == [] and cluster.list("Pod") == []
+
+
+def test_collection_ids_and_markers():
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "scenarios/design-0006/faq-non-schedulable-labels.scenario.yaml", "-m", "runaway"],
+                          capture_output=True, text=True, cwd=ROOT)
+    ids = [l for l in proc.stdout.splitlines() if "::" in l]
+    assert ids == [f"scenarios/design-0006/faq-non-schedulable-labels.scenario.yaml::"
+                   f"faq-wellknown-label-mismatch-runaway[{p}-embedded]"
+                   for p in ("before-0006", "design-0006", "upstream")], proc.stdout
+
+
+def test_same_results_under_different_hash_seeds(tmp_path):
+    """xdist workers are separate processes with their own hash seeds: results must not depend on it."""
+    outs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-m", "harness", "run", "scenarios/loop", "--json"],
+                              capture_output=True, text=True, cwd=ROOT, env=env)
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+        outs.append([{k: r[k] for k in ("scenario", "profile", "verdict", "nodes", "runaway")}
+                     for r in json.loads(proc.stdout)])
+    assert outs[0] == outs[1]
+
+
+def test_explain_json(capsys):
+    assert cli(["explain", "--sku", "Standard_NC24ads_A100_v4", "--json", "--profile", "upstream"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["requirements"]["karpenter.azure.com/sku-gpu-name"].endswith("In [A100]")
+    assert report["labels"]["karpenter.azure.com/sku-gpu-manufacturer"]["value"] == "nvidia"
+    assert cli(["explain", "--sku", "Standard_A0", "--json"]) == 0
+    assert "AKS-restricted" in json.loads(capsys.readouterr().out)["dropped"]
+
+
+def test_new_scaffolds_a_runnable_scenario(tmp_path, capsys):
+    manifests = tmp_path / "bug.yaml"
+    manifests.write_text((ROOT / "scenarios/manifests/default-nodepool.yaml").read_text() + "\n---\n" + yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
+         "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+    out = tmp_path / "bug.scenario.yaml"
+    assert cli(["new", str(manifests), "--name", "acme-1", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# yaml-language-server: $schema=")
+    assert cli(["validate", str(out)]) == 0
+    assert cli(["run", str(out)]) == 0
