@@ -213,7 +213,8 @@ class AzureProvider:
             zones = sorted({o.zone for o in it.offerings})
             c: Classified = classify_and_mark(_error_code(e), _error_text(e), cache=self.unavailable,
                                               instance_type=it, zone=offering.zone,
-                                              capacity_type=offering.capacity_type, all_zones=zones)
+                                              capacity_type=offering.capacity_type, all_zones=zones,
+                                              enabled=self.profile.provider.get("createErrorHandlers"))
             return LaunchFailure(c.error_kind, c.reason, c.message, _error_code(e), attempted)
         provider_id = "azure://" + _lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,

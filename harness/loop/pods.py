@@ -91,6 +91,8 @@ class PodView:
     relaxed_required: int = 0                    # required OR-terms dropped from the front
     dropped_preferred: int = 0                   # heaviest preferred node-affinity terms dropped
     dropped_schedule_anyway: int = 0             # ScheduleAnyway topology spreads dropped
+    dropped_pod_affinity: int = 0                # heaviest preferred pod-affinity terms dropped
+    dropped_pod_anti_affinity: int = 0           # heaviest preferred pod-anti-affinity terms dropped
     tolerate_prefer_no_schedule: bool = False
     _requests: dict[str, int] | None = field(default=None, repr=False)
     _reqs_cache: dict = field(default_factory=dict, repr=False)
@@ -171,10 +173,16 @@ class PodView:
         return reqs
 
     def relax(self, prefer_no_schedule_taints_exist: bool) -> bool:
-        """One relaxation step (karpenter-core.md §3.4); False when nothing is left to relax.
-        Preferred pod (anti-)affinity is not modeled yet."""
+        """One relaxation step, in upstream's order (karpenter-core.md §3.4); False when nothing is
+        left to relax."""
         if len(self.required_terms()) - self.relaxed_required > 1:
             self.relaxed_required += 1
+            return True
+        if self.dropped_pod_affinity < len(self.preferred_pod_terms("podAffinity")):
+            self.dropped_pod_affinity += 1
+            return True
+        if self.dropped_pod_anti_affinity < len(self.preferred_pod_terms("podAntiAffinity")):
+            self.dropped_pod_anti_affinity += 1
             return True
         if self.dropped_preferred < len(self.preferred_terms()):
             self.dropped_preferred += 1
@@ -189,8 +197,15 @@ class PodView:
             return True
         return False
 
+    def preferred_pod_terms(self, kind: str) -> list[dict]:
+        """Preferred podAffinity/podAntiAffinity terms, heaviest first."""
+        aff = ((self.spec.get("affinity") or {}).get(kind)) or {}
+        prefs = list(aff.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+        return sorted(prefs, key=lambda p: -int(p.get("weight") or 0))
+
     def reset_relaxation(self) -> None:
         self.relaxed_required = self.dropped_preferred = self.dropped_schedule_anyway = 0
+        self.dropped_pod_affinity = self.dropped_pod_anti_affinity = 0
         self.tolerate_prefer_no_schedule = False
 
 

@@ -46,6 +46,7 @@ REGISTRATION_TIMEOUT = 900.0
 UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 UNINITIALIZED = Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule")
 NOT_READY_KEY = "node.kubernetes.io/not-ready"
+CSI_ZONE = "topology.disk.csi.azure.com/zone"
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "PersistentVolume": 3,
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 
@@ -589,8 +590,23 @@ class Simulation:
         self._write(nr, KUBELET_NODE_LABELS, flags)
         c.node_name = out.vm_name
         self._trace(f"kubelet registered Node {out.vm_name}")
+        self._csi_topology(c, nr)
         self._cloud_node_controller(c, nr)
         return True
+
+    def _csi_topology(self, c: _Claim, nr: NodeResult) -> None:
+        """When the Azure Disk CSI node plugin registers, the kubelet publishes its topology as a
+        Node label: the zone of a zonal VM, "" for a regional one (reported-bugs.md §4 R07/R30: PVs
+        and this label carry "" where the node's zone label says "0")."""
+        node = self.cluster.get("Node", c.node_name)
+        zone = c.launched.zone
+        value = "" if zone in ("0", "") else zone
+        node["metadata"]["labels"][CSI_ZONE] = value
+        try:
+            self.cluster.update(node, Identity.node(c.node_name))
+            self._write(nr, KUBELET, {CSI_ZONE: value}, True, "CSI node registration")
+        except APIRejected as e:
+            self._write(nr, KUBELET, {CSI_ZONE: value}, False, e.message)
 
     def _cloud_node_controller(self, c: _Claim, nr: NodeResult) -> None:
         """karpenter-core.md §6.5, acting as the cloud-node-manager controller."""

@@ -130,10 +130,15 @@ class TopologyError:
                 f"nodeDomains = {self.node_domains}")
 
 
-def affinity_terms(pod, kind: str) -> list[dict]:
-    """Required podAffinity / podAntiAffinity terms (preferred terms are not modeled yet)."""
+def affinity_terms(pod, kind: str, preferred: bool = False) -> list[dict]:
+    """Required podAffinity / podAntiAffinity terms; with `preferred`, also the preferred terms still
+    in force (heaviest first, the relaxed ones dropped: PreferencePolicy Respect, karpenter-core.md §3.4)."""
     aff = ((pod.spec.get("affinity") or {}).get(kind)) or {}
-    return list(aff.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+    terms = list(aff.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+    if preferred and hasattr(pod, "preferred_pod_terms"):
+        dropped = pod.dropped_pod_affinity if kind == "podAffinity" else pod.dropped_pod_anti_affinity
+        terms += [p.get("podAffinityTerm") or {} for p in pod.preferred_pod_terms(kind)[dropped:]]
+    return terms
 
 
 def spread_constraints(pod) -> list[dict]:
@@ -200,13 +205,14 @@ class Topology:
 
     def _constraints(self, pod) -> list[TopologyGroup]:
         """The pod's own groups, cached on the pod per relaxation state."""
-        key = (id(self), pod.dropped_schedule_anyway)
+        key = (id(self), pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity)
         groups = pod.topology_cache.get(key)
         if groups is None:
             groups = [self._group(pod, tsc, "topology spread") for tsc in spread_constraints(pod)]
-            groups += [self._group(pod, t, "pod affinity") for t in affinity_terms(pod, "podAffinity")]
+            groups += [self._group(pod, t, "pod affinity") for t in affinity_terms(pod, "podAffinity", True)]
             for term in affinity_terms(pod, "podAntiAffinity"):
-                self._inverse_group(pod, term)
+                self._inverse_group(pod, term)       # only required anti-affinity works both ways
+            for term in affinity_terms(pod, "podAntiAffinity", True):
                 groups.append(self._group(pod, term, "pod anti-affinity"))
             pod.topology_cache[key] = groups
         return groups
@@ -270,7 +276,7 @@ def universe_for(keys: set[str], templates) -> dict[str, set[str]]:
 def topology_keys(pod) -> set[str]:
     keys = {t["topologyKey"] for t in pod.spec.get("topologySpreadConstraints") or []}
     for kind in ("podAffinity", "podAntiAffinity"):
-        keys |= {t["topologyKey"] for t in affinity_terms(pod, kind)}
+        keys |= {t["topologyKey"] for t in affinity_terms(pod, kind, True) if t.get("topologyKey")}
     return keys
 
 

@@ -108,9 +108,13 @@ class Classified:
 
 
 def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, instance_type, zone: str,
-                      capacity_type: str, all_zones: list[str]) -> Classified:
-    """Run the handler table over an ARM error (code + full text) and apply its cache marks."""
+                      capacity_type: str, all_zones: list[str], enabled: list[str] | None = None) -> Classified:
+    """Run the handler table over an ARM error (code + full text) and apply its cache marks.
+    `enabled` names the handlers a provider version has (profile `provider.createErrorHandlers`;
+    default all): e.g. before #892 (v1.4.0) the three allocation handlers did not exist (R15)."""
     for h in error_handlers():
+        if enabled is not None and h["name"] not in enabled:
+            continue
         if h["code"] != code or ("contains" in h and h["contains"] not in text):
             continue
         ttl = parse_duration(h.get("ttl", DEFAULT_TTL))

@@ -613,6 +613,7 @@ class _Switches:
     unknown_sku_policy: str
     nvme_only_excluded_without_sig: bool
     accelerator_fallback: bool
+    zonal_regions: frozenset[str] | None     # before #825/#1105: a static list decided zonality (R13)
     gpu_vendors: frozenset
     offer_placement_scope: bool
     offer_scale_set_priority: bool
@@ -661,6 +662,8 @@ class _Switches:
             unknown_sku_policy=str(prov.get("unknownSKUPolicy", "price999")),
             nvme_only_excluded_without_sig=bool(prov.get("nvmeOnlyExcludedWithoutSIG", False)),
             accelerator_fallback=bool(prov.get("vmSizeAcceleratorFallback", False)),
+            zonal_regions=(frozenset(r.lower() for r in zones["zonalRegions"])
+                           if zones.get("zonalRegions") is not None else None),
             gpu_vendors=frozenset(sw("gpuVendors", ["nvidia", "amd"])),
             offer_placement_scope=placement_o,
             offer_scale_set_priority=ssp_o,
@@ -853,6 +856,8 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
     regional_ultra = ("true", "false") if _cap_true(caps, "UltraSSDAvailable") else ("false",)
     zone_offers: list[_ZoneOffer] = []
     sku_zones = availability_zones(sku, cluster.region)
+    if sw.zonal_regions is not None and cluster.region.lower() not in sw.zonal_regions:
+        sku_zones = []      # a static zonal-region list without this region: every SKU is non-zonal (R13)
     ultra_zones = zones_with_capability(sku, cluster.region, "UltraSSDAvailable") if sku_zones else set()
     for z in sku_zones:
         ultra = ("true", "false") if z.lower() in ultra_zones else ("false",)
@@ -1078,6 +1083,9 @@ def build_instance_types(
     cl = cluster or ClusterParams()
     prof = _profile(profile)
     known = _known_set(known_skus)
+    not_yet_known = (prof.provider or {}).get("unknownSKUs")
+    if not_yet_known:      # replay an older known-SKU list: these names were not on it yet (R17)
+        known = known - frozenset(not_yet_known)
     entry = _statics(skus, nc, cl, prof, known, use_cache)
     sw = _Switches.of(prof) if not use_cache else _switches_cached(prof)
     price_of = _price_lookup(prices)
