@@ -61,6 +61,7 @@ class AzureProvider:
         self.subscription_id = subscription_id
         self.rg = cluster.node_resource_group or RG_DEFAULT
         self._skus: list[dict] | None = None
+        self._prices: dict | None = None
         self._quota: dict[str, dict] | None = None
         self._it_cache: dict = {}
 
@@ -70,6 +71,12 @@ class AzureProvider:
             pager = self.compute.resource_skus.list(filter=f"location eq '{self.cluster.region}'")
             self._skus = [s.as_dict() for s in pager if s.resource_type == "virtualMachines"]
         return self._skus
+
+    def prices(self) -> dict | None:
+        """The region's price table (the provider loads static prices once, azure-provider.md §2.4)."""
+        if self._prices is None:
+            self._prices = (self.fake.prices.get(self.cluster.region.lower()) or {}) if hasattr(self.fake, "prices") else {}
+        return self._prices or None
 
     def refresh_quota(self) -> None:
         """Compute usages per VM family (azure-provider.md §2.2 Quota); fail open on errors."""
@@ -93,8 +100,7 @@ class AzureProvider:
         hit = self._it_cache.get(key)
         if hit is None:
             hit = itmod.build_instance_types(
-                self.skus(), nodeclass, self.cluster, self.profile,
-                prices=self.fake.prices.get(self.cluster.region.lower()) if hasattr(self.fake, "prices") else None,
+                self.skus(), nodeclass, self.cluster, self.profile, prices=self.prices(),
                 unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota)
             self._it_cache = {key: hit}
         return hit

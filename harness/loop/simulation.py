@@ -41,6 +41,7 @@ from harness.model.writers import (CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELE
                                    resolved_requirement_labels)
 
 ITERATION_SECONDS = 10.0
+GC_INTERVAL = 120.0               # the garbage-collection controller's period (karpenter-core.md §4.4)
 LAUNCH_TIMEOUT = 300.0            # karpenter-core.md §4.4
 REGISTRATION_TIMEOUT = 900.0
 UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
@@ -107,6 +108,7 @@ class Simulation:
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0
         self._hostnames = 0
+        self._last_gc = float("-inf")
 
     # ------------------------------------------------------------------------------------------
     def _name(self, prefix: str, n: int = 5) -> str:
@@ -701,13 +703,14 @@ class Simulation:
             self.nodes[node["metadata"]["name"]].pods.append(self._pod_key(pod))
 
     # instance garbage collection (spot eviction, VMs deleted behind Karpenter's back) -------------
-    def _garbage_collect(self) -> bool:
+    def _garbage_collect(self, force: bool = False) -> bool:
         """NodeClaims whose VM no longer exists are deleted with their Node; the Node's Deployment
         pods are replaced (the pod GC deletes them, the ReplicaSet recreates them) and bare pods are
         lost, as on a real cluster (karpenter-core.md §4.4 liveness; fake-azure.md §2.5)."""
         live = [c for c in self.claims if not c.done and c.launched is not None]
-        if not live:
+        if not live or (not force and self.clock.now() - self._last_gc < GC_INTERVAL):
             return False
+        self._last_gc = self.clock.now()
         vms = {vm.name.lower() for vm in self.provider.compute.virtual_machines.list(self.provider.rg)}
         progress = False
         for c in live:
@@ -775,6 +778,8 @@ class Simulation:
             progress |= self._garbage_collect()
             if self._detect_runaway():
                 break
+            if not progress and self._garbage_collect(force=True):
+                progress = True       # a VM vanished (eviction) while the cluster looked steady
             if not progress:
                 deadline = self._next_deadline()
                 if deadline is None or not any(c.refused or c.launched is None for c in self.claims if not c.done):
