@@ -4,7 +4,6 @@ converged, steps played, and every expectation checked. Used by the pytest plugi
 from __future__ import annotations
 
 import copy
-import functools
 import time
 from dataclasses import dataclass, field
 
@@ -15,6 +14,7 @@ from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.unavailable import parse_duration
 from harness.model import instancetypes as itmod
 from harness.model.profile import profile_with_knobs
+from harness.runner.catalogs import catalog
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
 
@@ -51,25 +51,12 @@ def cluster_settings(scenario: Scenario) -> dict:
     return merged
 
 
-@functools.lru_cache(maxsize=32)
-def _catalog(name: str) -> tuple[tuple[dict, ...], dict]:
-    from fakeazure.catalog import load_catalog_file, resolve_catalog
-    skus: list[dict] = []
-    prices: dict = {}
-    for f in resolve_catalog(name):
-        s, p = load_catalog_file(f)
-        skus += s
-        for region, table in p.items():
-            prices.setdefault(region, {}).update(table)
-    return tuple(skus), prices
-
-
 def _fake_azure(scenario: Scenario, clock: SimClock):
     """fakeazure state for the scenario's `given`: region, SKUs (catalog names or inline
     objects), prices, quota and faults."""
     import fakeazure
     given = scenario.given
-    catalog_skus, prices = _catalog(str(given.get("catalog") or scenario.region))
+    catalog_skus, prices = catalog(str(given.get("catalog") or scenario.region))
     wanted = given.get("skus")
     if wanted:
         by_name = {s["name"]: s for s in catalog_skus}

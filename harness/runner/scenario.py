@@ -223,17 +223,13 @@ def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
                 errors.append(doc.error((section, p), f"unknown profile {p!r} in {section}; available: {', '.join(sorted(known))}"))
     names = [s for s in given.get("skus") or [] if isinstance(s, str)]
     if names:
-        from fakeazure.catalog import load_catalog_file, resolve_catalog
+        from harness.runner.catalogs import sku_names
         catalog = str(given.get("catalog") or given.get("region") or "southcentralus")
         try:
-            files = resolve_catalog(catalog)
+            available = sku_names(catalog)
         except Exception as e:  # noqa: BLE001 - report any catalog problem at the line
             return errors + [doc.error(("given", "catalog" if "catalog" in given else "region"),
                                        f"unknown SKU catalog {catalog!r}: {e}")]
-        available = set()
-        for f in files:
-            skus, _ = load_catalog_file(f)
-            available |= {s["name"] for s in skus}
         for i, s in enumerate(given.get("skus") or []):
             if isinstance(s, str) and s not in available:
                 close = sorted(a for a in available if a.lower().replace("_", "") == s.lower().replace("_", ""))
