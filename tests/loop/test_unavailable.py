@@ -1,0 +1,85 @@
+"""The unavailable-offerings cache and the create-error handler table (azure-provider.md §2.6, §8)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from harness.loop.clock import SimClock
+from harness.loop.unavailable import UnavailableOfferings, classify_and_mark, parse_duration
+
+IT = SimpleNamespace(name="Standard_D16s_v3", family="standardDSv3Family", vcpus=16)
+ZONES = ["southcentralus-1", "southcentralus-2", "southcentralus-3", "0"]
+
+
+def cache():
+    return UnavailableOfferings(SimClock())
+
+
+def test_family_block_covers_larger_sizes_and_keeps_the_lower_threshold():
+    c = cache()
+    c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-1", "on-demand", 3600)
+    assert c.is_unavailable("Standard_D32s_v3", "standardDSv3Family", 32, "southcentralus-1", "on-demand")
+    assert not c.is_unavailable("Standard_D8s_v3", "standardDSv3Family", 8, "southcentralus-1", "on-demand")
+    assert not c.is_unavailable("Standard_D32s_v3", "standardDSv3Family", 32, "southcentralus-2", "on-demand")
+    assert not c.is_unavailable("Standard_D32s_v3", "standardDSv3Family", 32, "southcentralus-1", "spot")
+    c.mark("Standard_D4s_v3", "standardDSv3Family", 4, "southcentralus-1", "on-demand", 3600)
+    assert c.is_unavailable("Standard_D8s_v3", "standardDSv3Family", 8, "southcentralus-1", "on-demand")
+
+
+def test_entries_expire_on_the_simulated_clock():
+    c = cache()
+    c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "0", "spot", 60)
+    assert c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "0", "spot")
+    c.clock.advance(61)
+    assert not c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "0", "spot")
+    assert c.snapshot() == []
+
+
+@pytest.mark.parametrize("code, text, zone, ct, marked, reason, kind", [
+    ("OperationNotAllowed", "... approved Low Priority Cores quota ... %22LowPriorityCores%22 ...", "southcentralus-1",
+     "spot", {("spot::", None)}, "SubscriptionQuotaReached", "CreateError"),
+    ("ZonalAllocationFailed", "Allocation failed.", "southcentralus-2", "on-demand",
+     {("southcentralus-2", "on-demand"), ("southcentralus-2", "spot")}, "ZonalAllocationFailure", "CreateError"),
+    ("AllocationFailed", "Allocation failed.", "0", "spot",
+     {("0", "on-demand"), ("0", "spot")}, "AllocationFailure", "CreateError"),
+    ("SkuNotAvailable", "not available", "southcentralus-1", "on-demand",
+     {(z, "on-demand") for z in ZONES[:3]}, "SKUNotAvailable", "CreateError"),
+    ("OperationNotAllowed", "exceeding approved standardDSv3Family Cores quota ... Current Limit: 0, ...",
+     "southcentralus-1", "on-demand", {(z, "on-demand") for z in ZONES}, "SubscriptionQuotaReached", "CreateError"),
+    ("OperationNotAllowed", "exceeding approved Total Regional Cores quota", "southcentralus-1", "on-demand",
+     set(), "InsufficientCapacity", "InsufficientCapacity"),
+    ("BadRequest", "something else", "southcentralus-1", "on-demand", set(), "CreateInstanceFailed", "Unhandled"),
+])
+def test_handler_table(code, text, zone, ct, marked, reason, kind):
+    c = cache()
+    out = classify_and_mark(code, text, cache=c, instance_type=IT, zone=zone, capacity_type=ct, all_zones=ZONES)
+    assert (out.reason, out.error_kind) == (reason, kind)
+    got = {(e["key"], None) if e["key"] == "spot::" else (e["zone"], e["capacityType"])
+           for e in c.snapshot() if "size" in e or e["key"] == "spot::"}
+    assert got == marked
+
+
+def test_ttls_and_messages():
+    c = cache()
+    out = classify_and_mark("OperationNotAllowed", "Family Cores quota, Current Limit: 8", cache=c, instance_type=IT,
+                            zone="southcentralus-1", capacity_type="on-demand", all_zones=ZONES)
+    assert {e["ttl"] for e in c.snapshot()} == {600.0}        # 10 min unless the limit is 0
+    assert out.message == ("subscription level on-demand vCPU quota for Standard_D16s_v3 has been reached "
+                           "(may try provision an alternative instance type)")
+    c = cache()
+    classify_and_mark("SkuNotAvailable", "", cache=c, instance_type=IT, zone="southcentralus-1",
+                      capacity_type="spot", all_zones=ZONES)
+    assert {e["ttl"] for e in c.snapshot()} == {3600.0}       # spot 1 h, on-demand 23 h
+
+
+def test_a_version_without_a_handler_leaves_the_error_unhandled():
+    out = classify_and_mark("ZonalAllocationFailed", "x", cache=cache(), instance_type=IT, zone="southcentralus-1",
+                            capacity_type="spot", all_zones=ZONES, enabled=["LowPriorityQuota"])
+    assert out.error_kind == "Unhandled" and out.reason == "CreateInstanceFailed"
+
+
+def test_parse_duration():
+    assert [parse_duration(x) for x in ("90s", "10m", "23h", "250ms", 5)] == [90, 600, 82800, 0.25, 5]
+    with pytest.raises(ValueError):
+        parse_duration("soon")
