@@ -20,7 +20,6 @@ on close(), at interpreter exit, and at the next start (containers labelled with
 """
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
 import shutil
@@ -177,27 +176,13 @@ def ensure_image(bs: binmod.BinarySet, client=None) -> tuple[str, float]:
 
 
 # -- the cluster --------------------------------------------------------------------------------------
-_open: "set[ContainerCluster]" = set()    # strong refs, removed by close()
-
-
-@atexit.register
-def _close_all() -> None:
-    for c in list(_open):
-        try:
-            c.close()
-        except Exception:   # noqa: BLE001
-            pass
-
-
 class ContainerCluster(RealCluster):
     backend = "container"
 
     def __init__(self, workdir: Path, keep: bool):
-        self.workdir = workdir
-        self.keep = keep
         self.containers: list = []        # testcontainers DockerContainer, start order
         self._closed = False
-        _open.add(self)
+        self._track(workdir, keep)
 
     def container_ids(self) -> dict[str, str]:
         return {getattr(c, "_harness_name", "?"): c.get_container_id() for c in self.containers
@@ -232,12 +217,7 @@ class ContainerCluster(RealCluster):
                 except Exception:   # noqa: BLE001 - already gone
                     pass
             self.containers.clear()
-            self._closed = True
-            _open.discard(self)
-            if self.keep:
-                (self.workdir / "owner.pid").unlink(missing_ok=True)
-            else:
-                shutil.rmtree(self.workdir, ignore_errors=True)
+            self._release()
 
 
 class ContainerBackend:

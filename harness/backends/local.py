@@ -16,7 +16,6 @@ temp dir (PKI, etcd data, logs) is removed unless `keep=True` or HARNESS_KEEP_CL
 """
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tempfile
@@ -43,27 +42,12 @@ def _tmp_root() -> str | None:
     return os.environ.get("HARNESS_TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
 
 
-_open_clusters: "set[LocalCluster]" = set()    # strong refs, removed by close()
-
-
-@atexit.register
-def _close_all() -> None:
-    # Registered after procs' reaper, so it runs first (atexit is LIFO): processes then temp dirs.
-    for c in list(_open_clusters):
-        try:
-            c.close()
-        except Exception:   # noqa: BLE001 - best effort at interpreter exit
-            pass
-
-
 class LocalCluster(RealCluster):
     backend = "local"
 
     def __init__(self, workdir: Path, keep: bool):
-        self.workdir = workdir
-        self.keep = keep
         self.processes: list[ManagedProcess] = []
-        _open_clusters.add(self)
+        self._track(workdir, keep)
 
     def _init_cluster(self, server: str, pki: PKI, capabilities: frozenset[str]) -> None:
         RealCluster.__init__(self, server, pki, capabilities)
@@ -88,12 +72,7 @@ class LocalCluster(RealCluster):
             for p in reversed(self.processes):
                 p.stop()
             self.processes.clear()
-            self._closed = True
-            _open_clusters.discard(self)
-            if self.keep:
-                (self.workdir / "owner.pid").unlink(missing_ok=True)
-            else:
-                shutil.rmtree(self.workdir, ignore_errors=True)
+            self._release()
 
 
 def sweep_stale_workdirs(prefix: str) -> list[str]:

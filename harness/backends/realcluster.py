@@ -10,8 +10,11 @@ Identities map to client certificates of the cluster's PKI (reference/cluster-ba
 """
 from __future__ import annotations
 
+import atexit
+import shutil
 import threading
 import time
+from pathlib import Path
 
 from harness.backends import crds as crdmod
 from harness.backends.base import ADMIN, APIRejected, Identity
@@ -30,6 +33,19 @@ CONTROLLERS_BINDING = {
     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": CONTROLLERS_GROUP}],
 }
+
+
+_OPEN: "set[RealCluster]" = set()     # clusters not closed yet (strong refs, removed by close)
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close whatever a test left open when the interpreter exits (processes, containers, dirs)."""
+    for c in list(_OPEN):
+        try:
+            c.close()
+        except Exception:   # noqa: BLE001 - best effort at interpreter exit
+            pass
 
 
 class RealCluster:
@@ -249,6 +265,20 @@ class RealCluster:
             c.close()
         self._clients.clear()
         self._closed = True
+
+    # lifecycle shared by the local and container clusters ---------------------------------------
+    def _track(self, workdir: Path, keep: bool) -> None:
+        self.workdir, self.keep = workdir, keep
+        _OPEN.add(self)
+
+    def _release(self) -> None:
+        """After the components stopped: forget the cluster and remove (or keep) its work dir."""
+        self._closed = True
+        _OPEN.discard(self)
+        if self.keep:
+            (self.workdir / "owner.pid").unlink(missing_ok=True)
+        else:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     # context manager sugar
     def __enter__(self):

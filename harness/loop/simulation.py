@@ -16,7 +16,7 @@ import copy
 import random
 import string
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from harness.backends.base import (ADMIN, CLOUD_NODE_MANAGER, KARPENTER, NODE_LIFECYCLE, APIRejected, Cluster,
                                    Identity)

@@ -86,7 +86,7 @@ def _check_labels(labels: dict, field: str, profile: Profile, target: str,
                                        "must be of type string"))
             continue
         if len(value) > 63:
-            errs.append(AdmissionError(f"{field}.{key}", f"Too long: may not be more than 63 bytes",
+            errs.append(AdmissionError(f"{field}.{key}", "Too long: may not be more than 63 bytes",
                                        "may not be more than 63 bytes"))
         if not _LABEL_VALUE_RE.match(value):
             msg = f"{field}.{key} in body should match '{LABEL_VALUE_PATTERN}'"

@@ -249,7 +249,7 @@ class Checker:
                               f"written by {', '.join(n.writers(key)) or 'unknown'}")
             for key, v in (want.get("kubeletNodeLabels") or {}).items():
                 if n.kubelet_node_labels.get(key) != _s(v):
-                    why = f"dropped by the provider's kubelet filter" if key in n.kubelet_dropped else ""
+                    why = "dropped by the provider's kubelet filter" if key in n.kubelet_dropped else ""
                     self.fail(f'{p}.kubeletNodeLabels["{key}"]', _s(v), n.kubelet_node_labels.get(key), why)
             for key in want.get("kubeletNodeLabelsAbsent") or []:
                 if key in n.kubelet_node_labels:
@@ -298,7 +298,7 @@ class Checker:
         if trail:
             detail += f"; writes: {trail}"
         if key in n.kubelet_dropped:
-            detail += f"; dropped from --node-labels by the provider's kubelet filter"
+            detail += "; dropped from --node-labels by the provider's kubelet filter"
         if not isinstance(want, dict):
             want = {"value": want}
         if "value" in want and have != _s(want["value"]):

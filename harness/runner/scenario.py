@@ -13,7 +13,6 @@ from pathlib import Path
 
 import jsonschema
 
-from harness.backends.kinds import KINDS
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, available_profiles
 from harness.model.resources import QuantityError, parse_quantity
