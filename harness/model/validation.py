@@ -46,8 +46,9 @@ class AdmissionError:
 
 
 # kube-apiserver changed how a failed x-kubernetes-validations rule prints the value: up to 1.34
-# it names the type ("object", "string", "array"), 1.36 quotes a string value and prints nothing for
-# a map or list (both checked against real servers built by the local backend).
+# it names the type ("object", "string", "array"); from 1.35 it quotes a string value and prints
+# nothing for a map or list (checked against real 1.34.4, 1.35.4 and 1.36.3 servers built by the
+# local backend).
 VALUE_FORMAT_CHANGED_IN = (1, 35)
 
 
