@@ -12,7 +12,7 @@ import time
 
 from .arm import WELL_KNOWN_SUBSCRIPTION
 from .catalog import available_catalogs
-from .server import LOOPBACK, FakeAzureServer
+from .server import LOOPBACK, FakeAzureServer, is_loopback_host
 from .state import FakeAzure
 
 
@@ -20,7 +20,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fakeazure", description="A fake Azure Compute/Network/Prices endpoint.")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="serve the fake on a loopback port")
-    s.add_argument("--host", default=LOOPBACK, help="address to bind (default 127.0.0.1)")
+    s.add_argument("--host", default=LOOPBACK,
+                   help="loopback address to bind: 127.0.0.0/8 or localhost (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=0, help="port (default 0: pick a free one)")
     s.add_argument("--catalog", action="append", default=[],
                    help=f"catalog name {available_catalogs()} or path; repeatable")
@@ -36,11 +37,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.cmd == "catalogs":
         for name in available_catalogs():
             print(name)
         return 0
+    if not is_loopback_host(args.host):
+        parser.error(f"--host {args.host!r} is not a loopback address; fakeazure serves loopback only "
+                     f"(127.0.0.0/8 or localhost)")  # exits 2 with the message, no traceback
     lro = args.lro
     if lro is not None and lro.isdigit():
         lro = {"after_polls": int(lro)}
@@ -50,8 +55,6 @@ def main(argv: list[str] | None = None) -> int:
             faults = json.load(fh)
         if isinstance(faults, dict):
             faults = faults.get("faults", [faults])
-    if args.host not in (LOOPBACK, "localhost", "::1"):
-        print(f"fakeazure: warning: binding {args.host}, not loopback", file=sys.stderr)
     state = FakeAzure(region=args.region, subscription_id=args.subscription, seed=args.seed,
                       catalog=args.catalog or None, lro=lro, page_size=args.page_size, faults=faults)
     server = FakeAzureServer(state, host=args.host, port=args.port, verbose=args.verbose)

@@ -12,12 +12,14 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 from urllib.parse import parse_qsl, quote, urlsplit
 
 WELL_KNOWN_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
-ARM_HOST = "management.azure.com"
-PRICES_HOST = "prices.azure.com"
+
+# Path fragments shared by every ARM URL table (matched case-insensitively, fake-azure.md §0).
+SUB_PATH = r"/subscriptions/(?P<sub>[^/]+)"
+RG_PATH = SUB_PATH + r"/resourceGroups/(?P<rg>[^/]+)"
 
 
 class ARMError(Exception):
@@ -49,8 +51,13 @@ class ARMError(Exception):
     def envelope(self) -> dict:
         return {"error": self.error_body()}
 
-    def to_dict(self) -> dict:
-        return {"code": self.code, "message": self.message, "status": self.status, "target": self.target}
+    def as_sync(self) -> "ARMError":
+        """A copy to answer on the request itself.  An error an operation carries has the
+        status poll's 200 (fake-azure.md §2.4); answered synchronously it needs an error
+        status: 409, as ARM's synchronous provisioning failures (§4.2).  Error statuses
+        (400, 5xx, ...) are kept."""
+        return ARMError(self.code, self.message, self.status if self.status >= 400 else 409, self.target,
+                        self.details, self.headers)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"ARMError({self.code!r}, status={self.status})"
@@ -64,6 +71,8 @@ class Request:
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes | str | None = None
+    # The operation name the dispatcher resolved ("vm.create", ...): fault matching and the log.
+    operation: str | None = None
 
     def __post_init__(self) -> None:
         self.method = self.method.upper()
@@ -75,7 +84,6 @@ class Request:
         # parse_qsl decodes '+' as a space: the Retail Prices client (Go url.QueryEscape)
         # sends spaces as '+' (fake-azure.md §7).
         self.query_list = parse_qsl(parts.query, keep_blank_values=True)
-        self.query = {k: v for k, v in self.query_list}
         self.query_ci = {k.lower(): v for k, v in self.query_list}
 
     @property
@@ -133,6 +141,27 @@ def error_response(err: ARMError) -> Response:
     # fake-azure.md §10.6: errors in the envelope, JSON content type, no Retry-After
     # unless the error itself asks for it (429).
     return Response(err.status, err.envelope(), dict(err.headers))
+
+
+# --------------------------------------------------------------------------- errors every RP shares
+
+
+def resource_not_found(resource: str, rg: str) -> ARMError:
+    """404 ``ResourceNotFound`` for ``resource`` = ``"<Namespace>/<type>/<name>[/<child>/<name>]"``
+    (fake-azure.md §4.2 ResourceNotFound, real template)."""
+    return ARMError("ResourceNotFound",
+                    f"The Resource '{resource}' under resource group '{rg}' was not found. For more details "
+                    f"please go to https://aka.ms/ARMResourceNotFoundFix", 404)
+
+
+def invalid_resource_reference(ref_id: str, referrer_id: str, target: str | None = None) -> ARMError:
+    """400 ``InvalidResourceReference``: the message names the missing resource ID (fake-azure.md §3;
+    Karpenter's lberrors.go looks for the submitted backend-pool ID in it).  ARM's wording for a
+    dangling reference (unverified; CRP and NRP use the same text here)."""
+    return ARMError("InvalidResourceReference",
+                    f"Resource {ref_id} referenced by resource {referrer_id} was not found. Please make sure that "
+                    f"the referenced resource exists, and that both resources are in the same region.", 400,
+                    target=target)
 
 
 # --------------------------------------------------------------------------- clock
@@ -227,14 +256,17 @@ def parse_resource_id(rid: str) -> dict[str, str]:
     return out
 
 
+def rg_and_name(rid: str) -> tuple[str, str]:
+    """(resource group, name) of an ARM resource ID; empty strings when absent."""
+    parts = parse_resource_id(rid)
+    return parts.get("resourcegroups", ""), parts.get("name", "")
+
+
 def with_query(base: str, path: str, params: list[tuple[str, str]]) -> str:
     """An absolute link that keeps every continuation parameter (fake-azure.md §0: the
     Python SDK re-issues nextLink verbatim, so it must carry api-version and filter)."""
     q = "&".join(f"{quote(k, safe='$')}={quote(str(v), safe='')}" for k, v in params)
     return f"{base}{path}?{q}" if q else f"{base}{path}"
-
-
-Handler = Callable[..., Response]
 
 
 def paginate(req: Request, items: list, page_size: int | None, token: str = "$skiptoken") -> dict:

@@ -18,8 +18,7 @@ import functools
 import json
 import pathlib
 import random
-import re
-from typing import Any, Iterable
+from typing import Iterable
 
 from faker import Faker
 from faker.providers import BaseProvider
@@ -28,7 +27,7 @@ CATALOG_DIR = pathlib.Path(__file__).resolve().parent / "catalogs"
 
 __all__ = [
     "CATALOG_DIR", "available_catalogs", "load_catalog_file", "resolve_catalog", "capabilities", "capability",
-    "sku_vcpus", "sku_family", "sku_region", "available_zones", "location_restricted", "restricted_zones",
+    "sku_vcpus", "sku_family", "family_core", "available_zones", "location_restricted", "restricted_zones",
     "normalize_sku", "synthetic_skus", "synthetic_prices", "AzureSkuProvider", "sku_faker",
 ]
 
@@ -126,9 +125,15 @@ def sku_family(sku: dict) -> str:
     return sku.get("family") or ""
 
 
-def sku_region(sku: dict) -> str:
-    locs = sku.get("locations") or [li.get("location") for li in sku.get("locationInfo") or []]
-    return (locs[0] if locs else "").lower()
+def family_core(family: str) -> str:
+    """The quota family without its ``standard`` prefix and ``Family`` suffix (case-insensitive):
+    ``"standardDSv3Family"`` -> ``"DSv3"`` (fake-azure.md §1.2 ``family``)."""
+    core = family
+    if core.lower().startswith("standard"):
+        core = core[len("standard"):]
+    if core.lower().endswith("family"):
+        core = core[: -len("family")]
+    return core
 
 
 def location_info(sku: dict, region: str) -> dict:
@@ -332,15 +337,3 @@ def synthetic_prices(skus: Iterable[dict], seed: int = 0) -> dict[str, dict[str,
             entry["spot"] = round(od * (0.1 + 0.3 * rng.random()), 5)
         out[s["name"]] = entry
     return out
-
-
-# Size-name grammar used by skewer (azure-provider.md §1.3), for validating names in tests.
-SIZE_RE = re.compile(
-    r"^(?P<family>[A-Z])(?P<sub>[A-Z]{0,2})(?P<cpus>\d+)(?P<constrained>-\d+)?"
-    r"(?P<features>[abcdeiflmnotspPr]+|C+|NP)?_?(NDR_)?(?P<accel>(xl_)?[A-Z]+[0-9]+[A-Z]*)?_?(_cc_)?"
-    r"(_\d+_)?(_MI300X_)?(_H100_)?(?P<version>[vV][1-9])?(_Promo)?$")
-
-
-def parse_size(size: str) -> dict[str, Any] | None:
-    m = SIZE_RE.match(size)
-    return m.groupdict() if m else None

@@ -5,7 +5,9 @@
 * ``retry_total=0`` so injected 429/5xx faults surface instead of being retried (§5.4);
 * ``base_url``: https://management.azure.com for the in-process mock, or the server's
   ``http://127.0.0.1:PORT`` with the :class:`AllowHttp` policy that lets the bearer
-  token policy run over plain HTTP (§5.2 option 2).
+  token policy run over plain HTTP (§5.2 option 2);
+* :class:`RefuseRealAzure`: a request to a real Azure host raises
+  :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active to serve it.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from azure.core.credentials import AccessToken
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 
 from .arm import WELL_KNOWN_SUBSCRIPTION
+from .guard import refuse_real_azure
 
 ARM_URL = "https://management.azure.com"
 FAKE_TOKEN = "fakeazure-token"
@@ -56,6 +59,14 @@ class AllowHttp(SansIOHTTPPolicy):
         request.context["enforce_https"] = False
 
 
+class RefuseRealAzure(SansIOHTTPPolicy):
+    """Checks every request (initial calls, pages, status polls) before it is sent: a real Azure
+    host is refused unless ``mock_azure`` is active."""
+
+    def on_request(self, request) -> None:
+        refuse_real_azure(request.http_request.url)
+
+
 def _resolve(target: Any) -> tuple[str, str]:
     """(base_url, subscription_id) for None | FakeAzure | FakeAzureServer | URL str."""
     from .state import FakeAzure
@@ -77,6 +88,8 @@ def _kwargs(base: str, overrides: dict) -> dict:
     if base.startswith("http://"):
         kw["per_call_policies"] = [AllowHttp()]
     kw.update(overrides)
+    extra = kw.get("per_call_policies") or []
+    kw["per_call_policies"] = [RefuseRealAzure()] + (list(extra) if isinstance(extra, (list, tuple)) else [extra])
     return kw
 
 

@@ -27,6 +27,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .arm import ARMError, Request, Response
+from .guard import refuse_real_azure
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import FakeAzure
@@ -184,6 +185,7 @@ class RemoteFakeAzure:
         self.session = session or requests.Session()
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
+        refuse_real_azure(self.url)  # the in-process mock serves /_fakeazure on the ARM host too
         resp = self.session.request(method, f"{self.url}{PREFIX}{path}",
                                     data=None if body is None else json.dumps(body),
                                     headers={"Content-Type": "application/json"}, timeout=30)

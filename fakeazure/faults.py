@@ -263,15 +263,6 @@ class FaultEngine:
         f.fired += 1
         return True
 
-    def pick(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None = None) -> list[Fault]:
-        """Every rule of ``kind`` that matches ``ctx`` and decides to fire, in order."""
-        fired = []
-        for f in list(self._candidates(kind, ctx, body_pass)):
-            if self._fires(f):
-                fired.append(f)
-                self._record(f, ctx)
-        return fired
-
     def first(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None = None) -> Fault | None:
         """The first matching rule of ``kind`` that decides to fire (later rules are not consulted)."""
         for f in list(self._candidates(kind, ctx, body_pass)):

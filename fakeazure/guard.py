@@ -6,7 +6,10 @@
 * :func:`block_real_azure` additionally refuses name resolution of Azure hosts for
   *any* library in the process (urllib, aiohttp, requests without a mock) by
   wrapping ``socket.getaddrinfo``.  It is re-entrant and thread-safe.
-* The loopback server only answers; it never makes outbound calls.
+* fakeazure's own clients (``fakeazure.clients``, ``fetch_prices``, ``RemoteFakeAzure``) default
+  to the real hosts' URLs; :func:`refuse_real_azure` makes them raise
+  :class:`RealAzureBlocked` instead of sending there unless a ``mock_azure`` is active.
+* The loopback server only answers; it never makes outbound calls, and binds loopback only.
 """
 from __future__ import annotations
 
@@ -18,8 +21,6 @@ from urllib.parse import urlsplit
 AZURE_DOMAINS = ("azure.com", "microsoft.com", "windows.net", "azure.net", "microsoftonline.com",
                  "azure-api.net", "azurecr.io", "visualstudio.com")
 _HOST_RE = re.compile(r"(^|\.)(" + "|".join(re.escape(d) for d in AZURE_DOMAINS) + r")\.?$", re.IGNORECASE)
-# Any URL on an Azure/Microsoft host (used by the in-process mock's catch-all).
-AZURE_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^/@]*@)?([^/:?#]*)", re.IGNORECASE)
 
 
 class RealAzureBlocked(ConnectionError):
@@ -44,6 +45,26 @@ def blocked(url_or_host: str) -> RealAzureBlocked:
 _lock = threading.Lock()
 _depth = 0
 _real_getaddrinfo = socket.getaddrinfo
+_mocks = 0  # active mock_azure() instances: they serve ARM and Retail Prices in-process
+
+
+def mock_serving(delta: int) -> None:
+    """Called by ``mock_azure`` start (+1) and stop (-1)."""
+    global _mocks
+    with _lock:
+        _mocks += delta
+
+
+def fake_serving() -> bool:
+    """Whether a ``mock_azure`` is active, i.e. the real hosts' URLs reach the fake."""
+    return _mocks > 0
+
+
+def refuse_real_azure(url: str) -> None:
+    """Raise :class:`RealAzureBlocked` if ``url`` is on a real Azure host and no ``mock_azure``
+    is active to serve it: a fakeazure client never sends a request to real Azure."""
+    if is_azure_url(url) and not fake_serving():
+        raise blocked(url)
 
 
 def _guarded_getaddrinfo(host, *args, **kwargs):

@@ -16,7 +16,7 @@ from typing import Any
 import requests
 import responses
 
-from .guard import AZURE_DOMAINS, block_real_azure, blocked
+from .guard import AZURE_DOMAINS, block_real_azure, blocked, mock_serving
 from .state import FakeAzure
 
 _METHODS = ("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS")
@@ -67,6 +67,7 @@ class mock_azure:
             mock.add_passthru(NOT_AZURE_URL)
         mock.start()
         self._mock = mock
+        mock_serving(+1)
         if self._guard_enabled:
             self._guard.start()
         return self.state
@@ -76,6 +77,7 @@ class mock_azure:
             self._mock.stop()
             self._mock.reset()
             self._mock = None
+            mock_serving(-1)
         self._guard.stop()
 
     def __enter__(self) -> FakeAzure:

@@ -5,14 +5,18 @@ URL.  It moves from ``InProgress`` to a terminal status after a configured numbe
 of status polls (``FakeAzure(lro={"after_polls": N})``) or when the state is
 settled; its ``on_complete`` callback applies the effect to the model (VM becomes
 ``Succeeded``/``Failed``, a delete really removes the VM and frees quota).
-No model code knows about HTTP; the URLs are built by the responses layer.
+No model code knows about HTTP; the URLs are built by the state and the responses
+layer.  :func:`get_operation` is the one status-URL handler both namespaces route to.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
-from .arm import ARMError, iso
+from .arm import ARMError, Request, Response, error_response, iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .state import FakeAzure
 
 
 @dataclass
@@ -29,17 +33,16 @@ class Operation:
     status: str = "InProgress"
     polls: int = 0
     end: float | None = None
-    done_callbacks: list = field(default_factory=list)
 
     @property
     def done(self) -> bool:
         return self.status != "InProgress"
 
-    def status_body(self, network: bool = False) -> dict:
+    def status_body(self) -> dict:
         """The operation status resource.  Compute returns name/startTime/endTime
         (fake-azure.md §2.4); Network returns just ``status`` (+ ``error``) (§3)."""
         body: dict = {"status": self.status}
-        if not network:
+        if self.namespace != "Microsoft.Network":
             body = {"startTime": iso(self.start), "status": self.status, "name": self.id}
             if self.end is not None:
                 body["endTime"] = iso(self.end)
@@ -104,3 +107,23 @@ class OperationStore:
 
     def clear(self) -> None:
         self.ops.clear()
+
+
+def get_operation(state: "FakeAzure", req: Request, p: dict) -> Response:
+    """GET on an ``Azure-AsyncOperation`` (or ``Location`` monitor) URL, either namespace."""
+    op = state.operations.get(p["op"])
+    if op is None:
+        # (harness assumption, not in reference: the code and wording of an unknown operation ID)
+        raise ARMError("NotFound", f"The operation '{p['op']}' could not be found.", 404)
+    state.operations.poll(op)
+    if req.query_ci.get("monitor", "").lower() == "true":
+        # Location (monitor) polling, fake-azure.md §2.4 item 2: 202 while running, then the
+        # outcome as a status code.
+        if not op.done:
+            return Response(202, None, {"Location": req.url})
+        if op.status == "Failed" and op.error is not None:
+            # §2.4: a poll answer other than 200/201/202/204 surfaces as HttpResponseError; that a
+            # failed monitor poll answers 409 (or the error's own 4xx/5xx) is a harness assumption.
+            return error_response(op.error.as_sync())
+        return Response(200)
+    return Response(200, op.status_body())

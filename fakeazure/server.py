@@ -12,6 +12,7 @@ fake-azure.md §5.2).
 """
 from __future__ import annotations
 
+import ipaddress
 import socket
 import sys
 import threading
@@ -20,6 +21,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from .state import FakeAzure
 
 LOOPBACK = "127.0.0.1"
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or an IPv4 loopback address (127.0.0.0/8).  The server is IPv4-only
+    (``ThreadingHTTPServer``), so ``::1`` cannot be bound and does not qualify."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.version == 4 and ip.is_loopback
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -104,10 +117,14 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeAzureServer:
-    """A threaded loopback server around a :class:`FakeAzure` state."""
+    """A threaded loopback server around a :class:`FakeAzure` state.  Any ``host`` that is not
+    loopback (:func:`is_loopback_host`) raises ``ValueError``: the fake is never exposed."""
 
     def __init__(self, state: FakeAzure | None = None, host: str = LOOPBACK, port: int = 0,
                  verbose: bool = False):
+        if not is_loopback_host(host):
+            raise ValueError(f"fakeazure serves loopback only: {host!r} is not a loopback address "
+                             f"(use 127.0.0.1 or localhost)")
         self.state = state if state is not None else FakeAzure()
         self.host = host
         self.port = port
@@ -141,17 +158,6 @@ class FakeAzureServer:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
-
-    def serve_forever(self) -> None:
-        """Run in the calling thread (the CLI)."""
-        if self._httpd is None:
-            self._httpd = _Server((self.host, self.port), self.state, self.verbose)
-        try:
-            self._httpd.serve_forever(poll_interval=0.2)
-        finally:
-            httpd, self._httpd = self._httpd, None
-            httpd.close_connections()
-            httpd.server_close()
 
     def __enter__(self) -> "FakeAzureServer":
         self.start()

@@ -21,8 +21,9 @@ from . import catalog as cat
 from .arm import (ARMError, FakeClock, Request, Response, WELL_KNOWN_SUBSCRIPTION, error_response, iso,
                   new_guid)
 from .compute import exceptions as cexc
-from .compute.models import ComputeModel
+from .compute.models import ComputeModel, is_spot, vm_resource_id
 from .compute.urls import url_patterns as compute_urls
+from .control import url_patterns as control_urls
 from .faults import Fault, FaultEngine, SERVER_CODES
 from .network.models import NetworkModel
 from .network.urls import url_patterns as network_urls
@@ -42,20 +43,8 @@ def _compile(patterns, service):
     return out
 
 
-def _control_routes():
-    from .control import url_patterns as control_urls
-    return _compile(control_urls, "control")
-
-
-_ROUTES = _compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compile(pricing_urls, "prices")
-_ROUTES_WITH_CONTROL: list | None = None
-
-
-def _routes():
-    global _ROUTES_WITH_CONTROL
-    if _ROUTES_WITH_CONTROL is None:
-        _ROUTES_WITH_CONTROL = _ROUTES + _control_routes()
-    return _ROUTES_WITH_CONTROL
+_ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compile(pricing_urls, "prices")
+           + _compile(control_urls, "control"))
 
 
 class FakeAzure:
@@ -118,8 +107,7 @@ class FakeAzure:
                 self.load_catalog(c)
         if skus is None and catalog is None and self.region in cat.available_catalogs():
             self.load_catalog(self.region)
-        for f in faults or []:
-            self.add_fault(f)
+        self.add_faults(faults or [])
 
     # ================================================================== configuration
     def set_lro(self, lro: str | Mapping | None) -> None:
@@ -258,7 +246,7 @@ class FakeAzure:
         """VMs as ARM resources (the GET body, with ``provisioningState``)."""
         with self.lock:
             self._apply_evictions()
-            return [self.compute.view(self.subscription_id, vm) for vm in self.compute.list(resource_group)]
+            return [self.compute.view(vm) for vm in self.compute.list(resource_group)]
 
     def nics(self, resource_group: str | None = None) -> list[dict]:
         with self.lock:
@@ -268,7 +256,7 @@ class FakeAzure:
         with self.lock:
             self._apply_evictions()
             vm = self.compute.get(rg, name)
-            return None if vm is None else self.compute.view(self.subscription_id, vm, "instanceView")
+            return None if vm is None else self.compute.view(vm, "instanceView")
 
     def get_nic(self, rg: str, name: str) -> dict | None:
         with self.lock:
@@ -281,7 +269,7 @@ class FakeAzure:
             vm = self.compute.require(rg, name)
             if not vm.spot:
                 raise ValueError(f"{rg}/{name} is not a Spot VM (priority {vm.priority})")
-            return dict(self.compute.evict(self.subscription_id, vm, "manual"))
+            return dict(self.compute.evict(vm, "manual"))
 
     @property
     def evictions(self) -> list[dict]:
@@ -363,6 +351,7 @@ class FakeAzure:
                                    f"Azure; add a route in fakeazure/*/urls.py if this call is needed.", 501)
                 _method, _rx, handler, op, service = route
                 op_name = op(self, params, req.method) if callable(op) else op
+                req.operation = op_name
                 if service == "arm":
                     self._arm_checks(req, params)
                 if service != "control":
@@ -399,7 +388,7 @@ class FakeAzure:
     # ------------------------------------------------------------------ internals
     def _route(self, req: Request):
         path = req.path
-        for route in _routes():
+        for route in _ROUTES:
             method, rx, handler, op, service = route
             if method != req.method:
                 continue
@@ -417,6 +406,7 @@ class FakeAzure:
                            "The api-version query parameter (?api-version=) is required for all requests.", 400)
         sub = params.get("sub")
         if sub is not None and sub.lower() != self.subscription_id.lower():
+            # (harness assumption, not in reference: code and wording for a foreign subscription)
             raise ARMError("SubscriptionNotFound", f"The subscription '{sub}' could not be found.", 404)
         rg = params.get("rg")
         if rg is not None and req.method in ("PUT", "PATCH"):
@@ -437,6 +427,7 @@ class FakeAzure:
             # fake-azure.md §5.4: Retry-After (integer seconds) makes SDKs retry.
             headers["Retry-After"] = str(int(f.retry_after if f.retry_after is not None else 10))
             headers["x-ms-ratelimit-remaining-subscription-reads"] = "0"
+            # Throttling text: (harness assumption, not in reference; §4.2 says only "throttling").
             msg = f.message or ("The request is being throttled as the limit has been reached for operation type - "
                                 f"{'Write' if ctx.get('method') in ('PUT', 'DELETE', 'PATCH') else 'Read'}"
                                 "_ObservationWindow_00:05:00. For more information, see - "
@@ -444,6 +435,7 @@ class FakeAzure:
             raise ARMError("TooManyRequests", msg, status, headers=headers)
         if f.retry_after is not None:
             headers["Retry-After"] = str(int(f.retry_after))
+        # 5xx texts: (harness assumption, not in reference).
         default_msgs = {
             "InternalServerError": "The server encountered an internal error. Please retry the request.",
             "BadGateway": "The gateway did not receive a response from the service. Please retry the request.",
@@ -453,9 +445,10 @@ class FakeAzure:
         raise ARMError(f.code, f.message or default_msgs.get(f.code, f"Injected fault {f.code}."), status,
                        target=f.target, headers=headers)
 
-    def _provision_faults(self, ctx: dict, sku: dict | None, parsed: dict | None
-                          ) -> tuple[ARMError | None, ARMError | None]:
-        """(synchronous error, error to deliver through the operation) for a write."""
+    def _provision_faults(self, ctx: dict, sku: dict | None, parsed: dict | None) -> ARMError | None:
+        """Fire the first provisioning fault rule that matches a write.  A synchronous fault is
+        raised here; an asynchronous one is returned for the operation to deliver (fake-azure.md
+        §4.2 says which is which).  None: no fault fired."""
         ctx = dict(ctx)
         if sku is not None and parsed is not None:
             ctrl = (cat.capability(sku, "DiskControllerTypes") or "").replace(" ", "").lower().split(",")
@@ -463,7 +456,7 @@ class FakeAzure:
                                                and (parsed.get("disk_controller") or "").lower() != "nvme")
         f = self.faults.first("provision", ctx)
         if f is None:
-            return None, None
+            return None
         self._pending_latency += float(f.latency or 0.0)
         err = self._fault_error(f, ctx, sku, parsed)
         if f.message:
@@ -471,31 +464,32 @@ class FakeAzure:
         if f.target:
             err.target = f.target
         if f.effective_delivery() == "async":
-            return None, err
+            return err
         if f.status:
             err.status = int(f.status)
-        elif err.status < 400:
-            err.status = 409  # an allocation failure forced to arrive synchronously
-        return err, None
+            raise err
+        raise err.as_sync()  # e.g. an allocation failure forced to arrive synchronously
+
+    def _operation_error(self, err: ARMError | None) -> ARMError | None:
+        """The error a new operation is to carry.  lro="sync" has no operation to fail, so the
+        error is answered now, before anything changes, as a synchronous fault would be
+        (``err.as_sync()``: 409 for an allocation failure; README "Differences")."""
+        if err is not None and self.lro_after_polls is None:
+            raise err.as_sync()
+        return err
 
     def _fault_error(self, f: Fault, ctx: dict, sku: dict | None, parsed: dict | None) -> ARMError:
         sub = self.subscription_id
         region = (ctx.get("location") or self.region).lower()
         zone = ctx.get("zone") or ""
-        spot = (ctx.get("priority") or "Regular").lower() in ("spot", "low")
+        spot = is_spot(ctx.get("priority"))
         size = ctx.get("size") or (sku or {}).get("name") or ""
-        vm_id = f"/subscriptions/{sub}/resourceGroups/{ctx.get('resource_group')}/providers/" \
-                f"Microsoft.Compute/virtualMachines/{ctx.get('name')}"
+        vm_id = vm_resource_id(sub, ctx.get("resource_group"), ctx.get("name"))
         code = f.code
         if code == "SkuNotAvailable":
             return cexc.sku_not_available(sub, vm_id, region, [zone] if zone else [])
         if code == "ZonalAllocationFailed":
-            if zone:
-                return cexc.zonal_allocation_failed(size, zone)
-            return ARMError("ZonalAllocationFailed",
-                            "Allocation failed. We do not have sufficient capacity for the requested VM size in "
-                            "this zone. Read more about improving likelihood of allocation success at "
-                            "http://aka.ms/allocation-guidance", 200)
+            return cexc.zonal_allocation_failed(size, zone)
         if code == "AllocationFailed":
             return cexc.allocation_failed()
         if code == "OverconstrainedZonalAllocationRequest":
@@ -542,38 +536,35 @@ class FakeAzure:
                 h["Location"] = f"{url}?monitor=true&api-version={api}"
         return h
 
-    def _poll_operation(self, req: Request, op_id: str, network: bool) -> Response:
-        op = self.operations.get(op_id)
-        if op is None:
-            raise ARMError("NotFound", f"The operation '{op_id}' could not be found.", 404)
-        self.operations.poll(op)
-        if req.query_ci.get("monitor", "").lower() == "true":
-            # Location (monitor) polling: 202 while running, then the outcome as a status code.
-            if not op.done:
-                return Response(202, None, {"Location": req.url})
-            if op.status == "Failed" and op.error is not None:
-                err = copy.copy(op.error)
-                if err.status < 400:
-                    err.status = 409
-                return error_response(err)
-            return Response(200)
-        return Response(200, op.status_body(network=network))
+    def _lro_reply(self, req: Request, op: Operation, status: int, body: Any = None, *,
+                   location_header: bool = False, done_status: int = 200) -> Response:
+        """The answer to the request that started ``op``: ``status`` with an absolute
+        Azure-AsyncOperation URL (+ a Location monitor URL for deletes), fake-azure.md
+        §2.3/§2.4/§2.5, and no Retry-After, so a client with polling_interval=0 never sleeps
+        (§5.3).  lro="sync": the operation is already done, so ``done_status`` with the final
+        body and no async headers (§2.4 item 3).  The body must be taken after the operation
+        started, so that lro="sync" shows the final state."""
+        if op.done and self.lro_after_polls is None:
+            return Response(done_status, body)
+        return Response(status, body, self._operation_headers(req, op, location_header))
 
     def _apply_evictions(self) -> None:
         rules = self.faults.eviction_rules()
         now = self.clock.time()
-        for vm in list(self.compute.vms.values()):
-            key = vm.key
-            if vm.provisioning_state == "Succeeded" and key not in self._succeeded_at:
-                self._succeeded_at[key] = now
+        # Stamp when each VM is first seen Succeeded (eviction rules count after_seconds from
+        # then).  Only VMs queued by a change to Succeeded can need a stamp.
+        for vm in self.compute.newly_succeeded:
+            if (self.compute.vms.get(vm.key) is vm and vm.provisioning_state == "Succeeded"
+                    and vm.key not in self._succeeded_at):
+                self._succeeded_at[vm.key] = now
+        self.compute.newly_succeeded.clear()
         if not rules:
             return
         for vm in list(self.compute.vms.values()):
             if not vm.spot or vm.evicted or vm.provisioning_state != "Succeeded":
                 continue
             since = self._succeeded_at.get(vm.key, now)
-            ctx = {"operation": "vm.evict", "resource_group": vm.rg, "name": vm.name, "location": vm.location,
-                   "size": vm.size, "zone": vm.zones[0] if vm.zones else "", "priority": vm.priority}
+            ctx = vm.fault_ctx("vm.evict")
             for f in rules:
                 if f.exhausted or not f.matches(ctx):
                     continue
@@ -582,8 +573,10 @@ class FakeAzure:
                     continue
                 if self.faults._fires(f):
                     self.faults._record(f, ctx)
-                    self.compute.evict(self.subscription_id, vm, f"fault {f.id}")
+                    self.compute.evict(vm, f"fault {f.id}")
                     self._succeeded_at.pop(vm.key, None)
+                    if self.compute.vms.get(vm.key) is vm:  # Deallocate: stamped again next pass
+                        self.compute.newly_succeeded.append(vm)
                     break
 
 

@@ -8,12 +8,13 @@ Cores quota``, ``Current Limit: 0``.
 """
 from __future__ import annotations
 
-from ..arm import ARMError
+from ..arm import ARMError, invalid_resource_reference, resource_not_found
 
 __all__ = [
     "ARMError", "sku_not_available", "sku_not_available_capacity", "family_quota", "regional_quota",
     "low_priority_quota", "zonal_allocation_failed", "allocation_failed", "overconstrained_zonal",
-    "overconstrained", "property_change_not_allowed", "vm_not_found", "resource_group_not_found",
+    "overconstrained", "property_change_not_allowed", "vm_not_found", "extension_not_found",
+    "resource_group_not_found",
     "disk_controller_mismatch", "nic_reference_not_found", "nic_in_use_by_other_vm", "invalid_parameter",
     "internal_execution_error",
 ]
@@ -84,8 +85,14 @@ def sku_not_available_capacity(size: str, region: str) -> ARMError:
 
 
 def zonal_allocation_failed(size: str, zone: str) -> ARMError:
-    # Newer text with size and zone (fake-azure.md §4.2; aksmachinesapi.go).  Async: the
-    # status poll itself is HTTP 200.
+    # Async: the status poll itself is HTTP 200 (fake-azure.md §2.4).
+    if not zone:
+        # fake-azure.md §4.2: the real text without size and zone (bosh-azure-cpi-release#443).
+        return ARMError("ZonalAllocationFailed",
+                        "Allocation failed. We do not have sufficient capacity for the requested VM size in "
+                        "this zone. Read more about improving likelihood of allocation success at "
+                        "http://aka.ms/allocation-guidance", 200)
+    # Newer text with size and zone (fake-azure.md §4.2; aksmachinesapi.go).
     return ARMError("ZonalAllocationFailed",
                     f"Allocation failed. We do not have sufficient capacity for the requested VM size {size} "
                     f"in zone {zone}. Read more about improving likelihood of allocation success at "
@@ -111,6 +118,8 @@ def overconstrained_zonal(spot: bool) -> ARMError:
         items += ["Low Priority VMs"]
     items += ["Networking Constraints (such as Accelerated Networking or IPv6)"]
     if spot:
+        # (harness assumption, not in reference: §4.2 names only e.g. Low Priority VMs and Networking
+        # Constraints as items of the varying list)
         items += ["Preemptible VMs (VM might be preempted by another VM with a higher priority)"]
     items += ["VM Size"]
     return ARMError("OverconstrainedZonalAllocationRequest", _constraints(items), 200)
@@ -132,10 +141,11 @@ def property_change_not_allowed(prop: str) -> ARMError:
 
 
 def vm_not_found(rg: str, name: str) -> ARMError:
-    # fake-azure.md §4.2 ResourceNotFound.
-    return ARMError("ResourceNotFound",
-                    f"The Resource 'Microsoft.Compute/virtualMachines/{name}' under resource group '{rg}' was "
-                    f"not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix", 404)
+    return resource_not_found(f"Microsoft.Compute/virtualMachines/{name}", rg)
+
+
+def extension_not_found(rg: str, vm_name: str, ext: str) -> ARMError:
+    return resource_not_found(f"Microsoft.Compute/virtualMachines/{vm_name}/extensions/{ext}", rg)
 
 
 def resource_group_not_found(rg: str) -> ARMError:
@@ -153,11 +163,7 @@ def disk_controller_mismatch(size: str) -> ARMError:
 
 
 def nic_reference_not_found(nic_id: str, vm_id: str) -> ARMError:
-    # ARM's wording for a dangling reference (unverified for CRP; NRP uses the same text).
-    return ARMError("InvalidResourceReference",
-                    f"Resource {nic_id} referenced by resource {vm_id} was not found. Please make sure that the "
-                    f"referenced resource exists, and that both resources are in the same region.", 400,
-                    target="networkProfile.networkInterfaces")
+    return invalid_resource_reference(nic_id, vm_id, target="networkProfile.networkInterfaces")
 
 
 def nic_in_use_by_other_vm(nic_id: str, other_vm_id: str) -> ARMError:

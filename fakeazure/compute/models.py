@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import catalog as cat
-from ..arm import ARMError, iso, new_guid, parse_resource_id, resource_id
+from ..arm import ARMError, iso, new_guid, parse_resource_id, resource_id, rg_and_name
 from . import exceptions as exc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +42,23 @@ def _norm_zones(zones: Any) -> list[str]:
     return [str(z) for z in zones]
 
 
-def _is_spot(priority: str | None) -> bool:
+def is_spot(priority: str | None) -> bool:
+    """Spot and its older name Low (fake-azure.md §2.2: priority "Spot" | "Regular", enum also "Low")."""
     return (priority or "Regular").lower() in ("spot", "low")
+
+
+def vm_resource_id(sub: str, rg: str, name: str) -> str:
+    return resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name)
+
+
+def fault_ctx(operation: str, rg: str, name: str, location: str, size: str, zones: list[str], priority: str,
+              method: str | None = None) -> dict:
+    """What fault rules match on for a VM operation (``faults.MATCH_KEYS``)."""
+    ctx = {"operation": operation, "resource_group": rg, "name": name, "location": location, "size": size,
+           "zone": zones[0] if zones else "", "priority": priority}
+    if method is not None:
+        ctx["method"] = method
+    return ctx
 
 
 @dataclass
@@ -77,10 +92,14 @@ class VirtualMachine:
 
     @property
     def spot(self) -> bool:
-        return _is_spot(self.priority)
+        return is_spot(self.priority)
 
     def id(self, sub: str) -> str:
-        return resource_id(sub, self.rg, "Microsoft.Compute", "virtualMachines", self.name)
+        return vm_resource_id(sub, self.rg, self.name)
+
+    def fault_ctx(self, operation: str, method: str | None = None) -> dict:
+        return fault_ctx(operation, self.rg, self.name, self.location, self.size, self.zones, self.priority,
+                         method)
 
 
 class ComputeModel:
@@ -92,11 +111,15 @@ class ComputeModel:
         self.regional_limit: dict[str, int] = {}
         self.lowpri_limit: dict[str, int] = {}
         self.evictions: list[dict] = []
+        # VMs whose provisioning state became Succeeded since the state last looked (it stamps
+        # the time for Spot eviction rules, FakeAzure._apply_evictions).
+        self.newly_succeeded: list[VirtualMachine] = []
 
     # ------------------------------------------------------------------ reset
     def clear(self) -> None:
         self.vms.clear()
         self.evictions.clear()
+        self.newly_succeeded.clear()
 
     # ------------------------------------------------------------------ SKUs
     def find_sku(self, region: str, size: str) -> dict | None:
@@ -238,30 +261,38 @@ class ComputeModel:
             "disk_controller": (props.get("storageProfile") or {}).get("diskControllerType"),
         }
 
+    def usable_sku(self, sub: str, rg: str, name: str, p: dict) -> dict:
+        """The SKU of the requested size; an unknown or location-restricted size is 409
+        SkuNotAvailable (fake-azure.md §1.3, §10.3)."""
+        region = p["location"].lower()
+        sku = self.find_sku(region, p["size"])
+        if sku is None or cat.location_restricted(sku, region):
+            raise exc.sku_not_available(sub, vm_resource_id(sub, rg, name), region, p["zones"])
+        return sku
+
     def validate_new(self, sub: str, rg: str, name: str, p: dict) -> dict:
         """Checks ARM makes before accepting a new VM.  Returns the SKU."""
         region = p["location"].lower()
-        vm_id = resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name)
-        sku = self.find_sku(region, p["size"])
-        # Unknown or location-restricted size: SkuNotAvailable (fake-azure.md §1.3, §10.3).
-        if sku is None or cat.location_restricted(sku, region):
-            raise exc.sku_not_available(sub, vm_id, region, p["zones"])
+        vm_id = vm_resource_id(sub, rg, name)
+        sku = self.usable_sku(sub, rg, name, p)
         if p["zones"]:
             listed = set((cat.location_info(sku, region).get("zones") or []))
             ok = set(cat.available_zones(sku, region))
             if any(z not in ok for z in p["zones"]):
                 if not listed and not self.state.region_zones(region):
+                    # fake-azure.md §4.2 InvalidParameter (400, target = the property); the
+                    # message text is a harness assumption, not in reference.
                     raise exc.invalid_parameter(
                         f"The zone(s) '{','.join(p['zones'])}' for resource '{vm_id}' is not supported. "
                         f"The supported zones for location '{region}' are ''", "zones")
                 raise exc.sku_not_available(sub, vm_id, region, p["zones"])
         # Spot needs LowPriorityCapable (fake-azure.md §1.3: spot restriction shows only there).
-        if _is_spot(p["priority"]) and (cat.capability(sku, "LowPriorityCapable") or "").lower() != "true":
+        if is_spot(p["priority"]) and (cat.capability(sku, "LowPriorityCapable") or "").lower() != "true":
             raise exc.sku_not_available_capacity(sku["name"], region)
         return sku
 
     def check_nics(self, sub: str, rg: str, name: str, nics: list[dict]) -> list[str]:
-        vm_id = resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name)
+        vm_id = vm_resource_id(sub, rg, name)
         ids = []
         for ref in nics:
             nic_id = (ref or {}).get("id") or ""
@@ -277,10 +308,9 @@ class ComputeModel:
         return ids
 
     def _vm_by_id(self, vm_id: str) -> VirtualMachine | None:
-        parts = parse_resource_id(vm_id)
-        return self.get(parts.get("resourcegroups", ""), parts.get("name", ""))
+        return self.get(*rg_and_name(vm_id))
 
-    def check_update(self, vm: VirtualMachine, p: dict, sub: str) -> None:
+    def check_update(self, vm: VirtualMachine, p: dict) -> None:
         if vm.provisioning_state == "Deleting":
             # CRP wording (unverified).
             raise ARMError("OperationNotAllowed",
@@ -288,6 +318,8 @@ class ComputeModel:
                            f"deletion. You can only retry the Delete operation (or wait for an ongoing one to "
                            f"complete).", 409)
         if p["location"].lower() != vm.location.lower():
+            # (harness assumption, not in reference: ARM's code and wording for a name taken in
+            # another location)
             raise ARMError("InvalidResourceLocation",
                            f"The resource '{vm.name}' already exists in location '{vm.location}' in resource "
                            f"group '{vm.rg}'. A resource with the same name cannot be created in location "
@@ -298,6 +330,8 @@ class ComputeModel:
         if p["custom_data"] is not None and _digest(p["custom_data"]) != vm.custom_data_digest:
             raise exc.property_change_not_allowed("customData")
         if (p["priority"] or "Regular").lower() != (vm.priority or "Regular").lower():
+            # (harness assumption, not in reference: §2.3 names only zones and customData as
+            # immutable; priority is treated the same way)
             raise exc.property_change_not_allowed("priority")
 
     def store_body(self, sub: str, rg: str, name: str, body: dict, p: dict, sku: dict, vm_guid: str,
@@ -326,7 +360,7 @@ class ComputeModel:
         storage.setdefault("dataDisks", [])
         props["vmId"] = vm_guid
         props["timeCreated"] = iso(created)
-        out = {"name": name, "id": resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name),
+        out = {"name": name, "id": vm_resource_id(sub, rg, name),
                "type": VM_TYPE, "location": p["location"]}
         if p["zones"]:
             out["zones"] = p["zones"]
@@ -352,16 +386,18 @@ class ComputeModel:
             self.state.network.attach(nid, vm.id(sub))
         return vm
 
-    def update(self, sub: str, vm: VirtualMachine, body: dict, p: dict, sku: dict, nic_ids: list[str]) -> None:
-        vcpus = cat.sku_vcpus(sku)
-        # Resize / retry after a failed create: re-check quota with this VM's own cores released.
+    def check_update_quota(self, sub: str, vm: VirtualMachine, sku: dict) -> None:
+        """Resize / retry after a failed create: quota re-checked with this VM's own cores released."""
         was = vm.holds_quota
         vm.holds_quota = False
         try:
-            self._check_quota(sub, vm.location, sku, vm.spot, vcpus)
-        except ARMError:
+            self._check_quota(sub, vm.location, sku, vm.spot, cat.sku_vcpus(sku))
+        finally:
             vm.holds_quota = was
-            raise
+
+    def update(self, sub: str, vm: VirtualMachine, body: dict, p: dict, sku: dict, nic_ids: list[str]) -> None:
+        """Apply an accepted re-PUT (after :meth:`check_update_quota`)."""
+        vcpus = cat.sku_vcpus(sku)
         vm.holds_quota = True
         created_props = vm.body.get("properties", {})
         new_body = self.store_body(sub, vm.rg, vm.name, body, p, sku, vm.vm_id, vm.created)
@@ -379,8 +415,13 @@ class ComputeModel:
             self.state.network.attach(nid, vm.id(sub))
         vm.failure = None
 
+    def set_provisioning_state(self, vm: VirtualMachine, value: str) -> None:
+        vm.provisioning_state = value
+        if value == "Succeeded":
+            self.newly_succeeded.append(vm)
+
     def mark_succeeded(self, vm: VirtualMachine) -> None:
-        vm.provisioning_state = "Succeeded"
+        self.set_provisioning_state(vm, "Succeeded")
         vm.power_state = "running"
 
     def mark_failed(self, vm: VirtualMachine, err: ARMError) -> None:
@@ -391,7 +432,7 @@ class ComputeModel:
         vm.holds_quota = False
         vm.failure = {"code": err.code, "message": err.message}
 
-    def remove(self, sub: str, vm: VirtualMachine) -> None:
+    def remove(self, vm: VirtualMachine) -> None:
         """Finish a delete: free quota, cascade-delete NICs/disk with deleteOption Delete
         (fake-azure.md §2.5)."""
         vm.holds_quota = False
@@ -402,7 +443,7 @@ class ComputeModel:
             else:
                 self.state.network.detach(nid)
 
-    def evict(self, sub: str, vm: VirtualMachine, reason: str = "manual") -> dict:
+    def evict(self, vm: VirtualMachine, reason: str = "manual") -> dict:
         """Spot eviction: policy Delete removes the VM (and NICs with deleteOption Delete);
         Deallocate keeps it deallocated.  Either way it frees its cores."""
         policy = (vm.eviction_policy or "Deallocate")
@@ -411,7 +452,7 @@ class ComputeModel:
                   "reason": reason}
         vm.evicted = True
         if policy.lower() == "delete":
-            self.remove(sub, vm)
+            self.remove(vm)
         else:
             vm.holds_quota = False
             vm.power_state = "deallocated"
@@ -419,7 +460,7 @@ class ComputeModel:
         return record
 
     # ------------------------------------------------------------------ views
-    def view(self, sub: str, vm: VirtualMachine, expand: str | None = None) -> dict:
+    def view(self, vm: VirtualMachine, expand: str | None = None) -> dict:
         out = copy.deepcopy(vm.body)
         props = out.setdefault("properties", {})
         props["provisioningState"] = vm.provisioning_state
@@ -474,9 +515,4 @@ def _family_display(fam: str) -> str:
     # "standardDSv3Family" -> "Standard DSv3 Family vCPUs" (typical, fake-azure.md §6).
     if " " in fam:
         return f"{fam} vCPUs"
-    core = fam
-    if core.lower().startswith("standard"):
-        core = core[len("standard"):]
-    if core.lower().endswith("family"):
-        core = core[: -len("family")]
-    return f"Standard {core} Family vCPUs"
+    return f"Standard {cat.family_core(fam)} Family vCPUs"

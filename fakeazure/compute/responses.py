@@ -7,8 +7,9 @@ import re
 from typing import TYPE_CHECKING
 
 from .. import catalog as cat
-from ..arm import ARMError, Request, Response, paginate, resource_id
+from ..arm import ARMError, Request, Response, paginate
 from . import exceptions as exc
+from .models import fault_ctx, is_spot
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..state import FakeAzure
@@ -39,20 +40,12 @@ def list_usages(state: "FakeAzure", req: Request, p: dict) -> Response:
     return Response(200, paginate(req, rows, state.page_size))
 
 
-# ----------------------------------------------------------------------------- operations
-
-
-def get_operation(state: "FakeAzure", req: Request, p: dict) -> Response:
-    return state._poll_operation(req, p["op"], network=False)
-
-
 # ----------------------------------------------------------------------------- VMs
 
 
 def _vm_ctx(p: dict, parsed: dict, op: str) -> dict:
-    return {"operation": op, "resource_group": p["rg"], "name": p["name"], "location": parsed["location"],
-            "size": parsed["size"], "zone": parsed["zones"][0] if parsed["zones"] else "",
-            "priority": parsed["priority"], "method": "PUT"}
+    return fault_ctx(op, p["rg"], p["name"], parsed["location"], parsed["size"], parsed["zones"],
+                     parsed["priority"], "PUT")
 
 
 def vm_operation_name(state: "FakeAzure", p: dict, method: str) -> str:
@@ -64,48 +57,36 @@ def vm_operation_name(state: "FakeAzure", p: dict, method: str) -> str:
 def put_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
     sub, rg, name = state.subscription_id, p["rg"], p["name"]
     compute = state.compute
-    parsed = compute.parse_put(req.json())
+    body = req.json()
+    parsed = compute.parse_put(body)
     existing = compute.get(rg, name)
-    op_name = "vm.update" if existing else "vm.create"
-    ctx = _vm_ctx(p, parsed, op_name)
+    ctx = _vm_ctx(p, parsed, req.operation)
     state._request_faults(ctx, body_pass=True)
     region = parsed["location"].lower()
-    vm_id = resource_id(sub, rg, "Microsoft.Compute", "virtualMachines", name)
 
     if existing is not None:
-        compute.check_update(existing, parsed, sub)
-        sku = compute.find_sku(region, parsed["size"])
-        if sku is None or cat.location_restricted(sku, region):
-            raise exc.sku_not_available(sub, vm_id, region, parsed["zones"])
+        compute.check_update(existing, parsed)
+        sku = compute.usable_sku(sub, rg, name, parsed)
         nic_ids = compute.check_nics(sub, rg, name, parsed["nics"])
-        sync_err, async_err = state._provision_faults(ctx, sku, parsed)
-        if sync_err is not None:
-            raise sync_err
-        compute.update(sub, existing, req.json(), parsed, sku, nic_ids)
+        async_err = state._provision_faults(ctx, sku, parsed)
+        compute.check_update_quota(sub, existing, sku)
+        state._operation_error(async_err)  # after quota: a quota 409 comes first, as with an operation
+        compute.update(sub, existing, body, parsed, sku, nic_ids)
         existing.provisioning_state = "Updating"
         op = state._start_operation("vm.update", "Microsoft.Compute", region, existing.id(sub), async_err,
                                     lambda o, vm=existing: _finish_create(state, vm, o))
-        return _lro_response(state, req, op, 200, compute.view(sub, existing))
+        return state._lro_reply(req, op, 200, compute.view(existing))
 
     sku = compute.validate_new(sub, rg, name, parsed)
     nic_ids = compute.check_nics(sub, rg, name, parsed["nics"])
-    sync_err, async_err = state._provision_faults(ctx, sku, parsed)
-    if sync_err is not None:
-        raise sync_err
-    compute._check_quota(sub, region, sku, _spot(parsed), cat.sku_vcpus(sku))
-    if async_err is not None and state.lro_after_polls is None:
-        # lro="sync" has no operation to fail: deliver synchronously (README: Differences).
-        async_err.status = 409
-        raise async_err
-    vm = compute.create(sub, rg, name, req.json(), parsed, sku, nic_ids)
+    async_err = state._provision_faults(ctx, sku, parsed)
+    compute._check_quota(sub, region, sku, is_spot(parsed["priority"]), cat.sku_vcpus(sku))
+    state._operation_error(async_err)  # after quota: a quota 409 comes first, as with an operation
+    vm = compute.create(sub, rg, name, body, parsed, sku, nic_ids)
     op = state._start_operation("vm.create", "Microsoft.Compute", region, vm.id(sub), async_err,
                                 lambda o, vm=vm: _finish_create(state, vm, o))
     vm.operation = op.id
-    return _lro_response(state, req, op, 201, compute.view(sub, vm))
-
-
-def _spot(parsed: dict) -> bool:
-    return (parsed["priority"] or "Regular").lower() in ("spot", "low")
+    return state._lro_reply(req, op, 201, compute.view(vm))
 
 
 def _finish_create(state: "FakeAzure", vm, op) -> None:
@@ -121,18 +102,9 @@ def _finish_create(state: "FakeAzure", vm, op) -> None:
         state.compute.mark_succeeded(vm)
 
 
-def _lro_response(state: "FakeAzure", req: Request, op, status: int, body: dict) -> Response:
-    """201/200 + Azure-AsyncOperation (fake-azure.md §2.3/§2.4).  No Retry-After, so a
-    client with polling_interval=0 never sleeps (§5.3).  In lro="sync" mode the
-    operation is already done: 200 with the final body and no async headers."""
-    if op.done and state.lro_after_polls is None:
-        return Response(200, body)
-    return Response(status, body, state._operation_headers(req, op, location_header=False))
-
-
 def get_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
     vm = state.compute.require(p["rg"], p["name"])
-    return Response(200, state.compute.view(state.subscription_id, vm, req.query_ci.get("$expand")))
+    return Response(200, state.compute.view(vm, req.query_ci.get("$expand")))
 
 
 def patch_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
@@ -141,7 +113,7 @@ def patch_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
     body = req.json() or {}
     if "tags" in body:
         vm.body["tags"] = dict(body.get("tags") or {})
-    return Response(200, state.compute.view(state.subscription_id, vm))
+    return Response(200, state.compute.view(vm))
 
 
 def delete_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
@@ -151,32 +123,23 @@ def delete_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
     vm = state.compute.get(p["rg"], p["name"])
     if vm is None:
         return Response(204)
-    ctx = {"operation": "vm.delete", "resource_group": vm.rg, "name": vm.name, "location": vm.location,
-           "size": vm.size, "zone": vm.zones[0] if vm.zones else "", "priority": vm.priority, "method": "DELETE"}
-    sync_err, async_err = state._provision_faults(ctx, None, None)
-    if sync_err is not None:
-        raise sync_err
+    async_err = state._operation_error(state._provision_faults(vm.fault_ctx("vm.delete", "DELETE"), None, None))
     previous = vm.provisioning_state
     vm.provisioning_state = "Deleting"
 
     def finish(o, vm=vm, previous=previous):
         if o.error is not None:
-            vm.provisioning_state = previous
+            state.compute.set_provisioning_state(vm, previous)
         else:
-            state.compute.remove(sub, vm)
+            state.compute.remove(vm)
 
     op = state._start_operation("vm.delete", "Microsoft.Compute", vm.location, vm.id(sub), async_err, finish)
-    if op.done and state.lro_after_polls is None:
-        if op.error is not None:
-            raise op.error
-        return Response(200)
-    return Response(202, None, state._operation_headers(req, op, location_header=True))
+    return state._lro_reply(req, op, 202, location_header=True)
 
 
 def _vm_page(state: "FakeAzure", req: Request, vms) -> Response:
-    sub = state.subscription_id
     expand = req.query_ci.get("$expand")
-    items = [state.compute.view(sub, vm, expand) for vm in vms]
+    items = [state.compute.view(vm, expand) for vm in vms]
     return Response(200, paginate(req, items, state.page_size))
 
 
@@ -201,7 +164,7 @@ def _parent(state: "FakeAzure", p: dict):
     return vm
 
 
-def _ext_view(state, vm, ext_name: str) -> dict:
+def _ext_view(vm, ext_name: str) -> dict:
     ext = vm.extensions[ext_name.lower()]
     out = dict(ext["body"])
     out.setdefault("properties", {})["provisioningState"] = ext["state"]
@@ -215,34 +178,27 @@ def put_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
     props = dict(body.get("properties") or {})
     props.pop("protectedSettings", None)  # never returned, like customData
     ext_id = f"{vm.id(sub)}/extensions/{p['ext']}"
-    created = p["ext"].lower() not in vm.extensions
-    vm.extensions[p["ext"].lower()] = {
+    key = p["ext"].lower()
+    created = key not in vm.extensions
+    async_err = state._operation_error(state._provision_faults(vm.fault_ctx("vmext.create", "PUT"), None, None))
+    vm.extensions[key] = {
         "state": "Creating" if created else "Updating",
         "body": {"name": p["ext"], "id": ext_id, "type": "Microsoft.Compute/virtualMachines/extensions",
                  "location": body.get("location", vm.location), "tags": body.get("tags"), "properties": props}}
 
-    def finish(o, vm=vm, key=p["ext"].lower()):
+    def finish(o, vm=vm, key=key):
         if key in vm.extensions:
             vm.extensions[key]["state"] = "Failed" if o.error is not None else "Succeeded"
 
-    ctx = {"operation": "vmext.create", "resource_group": vm.rg, "name": vm.name, "location": vm.location,
-           "size": vm.size, "zone": vm.zones[0] if vm.zones else "", "priority": vm.priority, "method": "PUT"}
-    sync_err, async_err = state._provision_faults(ctx, None, None)
-    if sync_err is not None:
-        vm.extensions.pop(p["ext"].lower(), None)
-        raise sync_err
     op = state._start_operation("vmext.create", "Microsoft.Compute", vm.location, ext_id, async_err, finish)
-    return _lro_response(state, req, op, 201 if created else 200, _ext_view(state, vm, p["ext"]))
+    return state._lro_reply(req, op, 201 if created else 200, _ext_view(vm, p["ext"]))
 
 
 def get_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
     vm = _parent(state, p)
     if p["ext"].lower() not in vm.extensions:
-        raise ARMError("ResourceNotFound",
-                       f"The Resource 'Microsoft.Compute/virtualMachines/{vm.name}/extensions/{p['ext']}' under "
-                       f"resource group '{vm.rg}' was not found. For more details please go to "
-                       f"https://aka.ms/ARMResourceNotFoundFix", 404)
-    return Response(200, _ext_view(state, vm, p["ext"]))
+        raise exc.extension_not_found(vm.rg, vm.name, p["ext"])
+    return Response(200, _ext_view(vm, p["ext"]))
 
 
 def delete_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
@@ -255,4 +211,4 @@ def delete_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
 
 def list_extensions(state: "FakeAzure", req: Request, p: dict) -> Response:
     vm = _parent(state, p)
-    return Response(200, {"value": [_ext_view(state, vm, k) for k in sorted(vm.extensions)]})
+    return Response(200, {"value": [_ext_view(vm, k) for k in sorted(vm.extensions)]})

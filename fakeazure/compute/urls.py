@@ -1,10 +1,10 @@
 """URL table for Microsoft.Compute (paths are matched case-insensitively, fake-azure.md §0)."""
 from __future__ import annotations
 
+from ..arm import RG_PATH as RG, SUB_PATH as SUB
+from ..operations import get_operation
 from . import responses as r
 
-SUB = r"/subscriptions/(?P<sub>[^/]+)"
-RG = SUB + r"/resourceGroups/(?P<rg>[^/]+)"
 VM = RG + r"/providers/Microsoft\.Compute/virtualMachines/(?P<name>[^/]+)"
 
 # (method, path regex, handler, operation name or callable(state, params, method) -> name)
@@ -13,7 +13,7 @@ url_patterns = [
     ("GET", SUB + r"/providers/Microsoft\.Compute/locations/(?P<location>[^/]+)/usages", r.list_usages,
      "usages.list"),
     ("GET", SUB + r"/providers/Microsoft\.Compute/locations/(?P<location>[^/]+)/operations/(?P<op>[^/]+)",
-     r.get_operation, "operation.get"),
+     get_operation, "operation.get"),
     ("PUT", VM, r.put_vm, r.vm_operation_name),
     ("GET", VM, r.get_vm, "vm.get"),
     ("PATCH", VM, r.patch_vm, "vm.update"),

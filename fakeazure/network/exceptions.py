@@ -1,15 +1,13 @@
 """Network (NRP) errors (fake-azure.md §3; message wording unverified there)."""
 from __future__ import annotations
 
-from ..arm import ARMError
+from ..arm import ARMError, invalid_resource_reference, resource_not_found
 
 __all__ = ["ARMError", "nic_not_found", "nic_in_use", "invalid_reference"]
 
 
 def nic_not_found(rg: str, name: str) -> ARMError:
-    return ARMError("ResourceNotFound",
-                    f"The Resource 'Microsoft.Network/networkInterfaces/{name}' under resource group '{rg}' was "
-                    f"not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix", 404)
+    return resource_not_found(f"Microsoft.Network/networkInterfaces/{name}", rg)
 
 
 def nic_in_use(nic_id: str, vm_id: str) -> ARMError:
@@ -21,8 +19,5 @@ def nic_in_use(nic_id: str, vm_id: str) -> ARMError:
 
 
 def invalid_reference(ref_id: str, nic_id: str) -> ARMError:
-    # fake-azure.md §3: InvalidResourceReference names the missing resource ID (Karpenter's
-    # lberrors.go looks for the submitted backend pool ID in the message).
-    return ARMError("InvalidResourceReference",
-                    f"Resource {ref_id} referenced by resource {nic_id} was not found. Please make sure that the "
-                    f"referenced resource exists, and that both resources are in the same region.", 400)
+    # fake-azure.md §3: a referenced subnet, backend pool or NSG does not exist.
+    return invalid_resource_reference(ref_id, nic_id)

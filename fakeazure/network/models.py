@@ -13,7 +13,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..arm import ARMError, new_guid, parse_resource_id, resource_id
+from ..arm import ARMError, new_guid, resource_id, rg_and_name
 from . import exceptions as exc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +74,7 @@ class NetworkModel:
         self._next_host[key] = host + 1
         return str(ipaddress.IPv4Address("10.224.0.0") + host)
 
-    def _check_refs(self, sub: str, nic_id: str, props: dict) -> None:
+    def _check_refs(self, nic_id: str, props: dict) -> None:
         def check(kind: str, rid: str | None) -> None:
             if rid and self.known_refs[kind] and rid.lower() not in self.known_refs[kind]:
                 raise exc.invalid_reference(rid, nic_id)
@@ -88,13 +88,15 @@ class NetworkModel:
     # ------------------------------------------------------------------ CRUD
     def create_or_update(self, sub: str, rg: str, name: str, body: Any) -> tuple[NetworkInterface, bool]:
         if not isinstance(body, dict):
+            # (harness assumption, not in reference: NRP's code and wording for a non-object body)
             raise ARMError("InvalidRequestFormat", "Cannot parse the request.", 400)
         location = body.get("location")
         if not location:
+            # (harness assumption, not in reference: ARM's code and wording for a missing location)
             raise ARMError("LocationRequired", "The location property is required for this definition.", 400)
         nic_id = resource_id(sub, rg, "Microsoft.Network", "networkInterfaces", name)
-        props = copy.deepcopy(body.get("properties") or {})
-        self._check_refs(sub, nic_id, props)
+        props = copy.deepcopy(body.get("properties") or {})  # the ipConfigurations below are this copy's
+        self._check_refs(nic_id, props)
         existing = self.get(rg, name)
         old_ips = {}
         if existing is not None:
@@ -102,7 +104,7 @@ class NetworkModel:
                 old_ips[cfg["name"].lower()] = cfg["properties"].get("privateIPAddress")
         configs = []
         for i, cfg in enumerate(props.get("ipConfigurations") or []):
-            cfg = copy.deepcopy(cfg or {})
+            cfg = cfg or {}
             cname = cfg.get("name") or f"ipconfig{i + 1}"
             cp = cfg.setdefault("properties", {})
             subnet = (cp.get("subnet") or {}).get("id") or "default"
@@ -123,7 +125,8 @@ class NetworkModel:
         props.setdefault("dnsSettings", {"dnsServers": [], "appliedDnsServers": []})
         props.setdefault("enableAcceleratedNetworking", False)
         props.setdefault("enableIPForwarding", False)
-        props["vnetEncryptionSupported"] = False
+        props["vnetEncryptionSupported"] = False  # fake-azure.md §3
+        # (harness assumption, not in reference: the further defaults NRP fills in)
         props.setdefault("nicType", "Standard")
         props.setdefault("disableTcpStateTracking", False)
         props.setdefault("auxiliaryMode", "None")
@@ -152,14 +155,12 @@ class NetworkModel:
         self.nics.pop(nic.key, None)
 
     def remove_by_id(self, nic_id: str) -> None:
-        p = parse_resource_id(nic_id)
-        nic = self.get(p.get("resourcegroups", ""), p.get("name", ""))
+        nic = self._by_id(nic_id)
         if nic is not None:
             self.remove(nic)
 
     def _by_id(self, nic_id: str) -> NetworkInterface | None:
-        p = parse_resource_id(nic_id)
-        return self.get(p.get("resourcegroups", ""), p.get("name", ""))
+        return self.get(*rg_and_name(nic_id))
 
     def attach(self, nic_id: str, vm_id: str) -> None:
         nic = self._by_id(nic_id)
@@ -181,10 +182,11 @@ class NetworkModel:
         out = copy.deepcopy(nic.body)
         props = out["properties"]
         if nic.vm_id:
+            # fake-azure.md §3: after a VM attaches, GET shows virtualMachine.id, macAddress, primary.
             props["virtualMachine"] = {"id": nic.vm_id}
             props["macAddress"] = nic.mac
             props["primary"] = True
-            props["hostedWorkloads"] = []
+            props["hostedWorkloads"] = []  # (harness assumption, not in reference)
         return out
 
     def snapshot_nic(self, sub: str, nic: NetworkInterface) -> dict:

@@ -23,22 +23,16 @@ def put_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
     """201 (new) / 200 (update) with provisioningState Succeeded and assigned IPs, plus
     an Azure-AsyncOperation the client polls once (NRP behaviour, fake-azure.md §3)."""
     sub = state.subscription_id
-    op_name = nic_operation_name(state, p, "PUT")
-    sync_err, async_err = state._provision_faults(_ctx(p, op_name, "PUT"), None, None)
-    if sync_err is not None:
-        raise sync_err
+    op_name = req.operation
+    async_err = state._operation_error(state._provision_faults(_ctx(p, op_name, "PUT"), None, None))
     nic, created = state.network.create_or_update(sub, p["rg"], p["name"], req.json())
     if async_err is not None:
         nic.body["properties"]["provisioningState"] = "Failed"
     op = state._start_operation(op_name, "Microsoft.Network", nic.location, nic.id(sub), async_err, None,
                                 after_polls=1)
-    body = state.network.view(nic)
-    if op.done and state.lro_after_polls is None:
-        if async_err is not None:
-            async_err.status = 409
-            raise async_err
-        return Response(201 if created else 200, body)
-    return Response(201 if created else 200, body, state._operation_headers(req, op, location_header=False))
+    status = 201 if created else 200
+    # lro="sync" keeps 201/200: NRP answers with the final body either way (fake-azure.md §3).
+    return state._lro_reply(req, op, status, state.network.view(nic), done_status=status)
 
 
 def get_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
@@ -61,9 +55,7 @@ def delete_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
     if nic is None:
         return Response(204)
     state.network.delete_check(sub, nic)
-    sync_err, async_err = state._provision_faults(_ctx(p, "nic.delete", "DELETE"), None, None)
-    if sync_err is not None:
-        raise sync_err
+    async_err = state._operation_error(state._provision_faults(_ctx(p, "nic.delete", "DELETE"), None, None))
     nic.body["properties"]["provisioningState"] = "Deleting"
 
     def finish(o, nic=nic):
@@ -74,11 +66,7 @@ def delete_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
 
     op = state._start_operation("nic.delete", "Microsoft.Network", nic.location, nic.id(sub), async_err, finish,
                                 after_polls=1)
-    if op.done and state.lro_after_polls is None:
-        if op.error is not None:
-            raise op.error
-        return Response(200)
-    return Response(202, None, state._operation_headers(req, op, location_header=True))
+    return state._lro_reply(req, op, 202, location_header=True)
 
 
 def _page(state: "FakeAzure", req: Request, nics) -> Response:
@@ -92,7 +80,3 @@ def list_nics_rg(state: "FakeAzure", req: Request, p: dict) -> Response:
 
 def list_nics_all(state: "FakeAzure", req: Request, p: dict) -> Response:
     return _page(state, req, state.network.list())
-
-
-def get_operation(state: "FakeAzure", req: Request, p: dict) -> Response:
-    return state._poll_operation(req, p["op"], network=True)

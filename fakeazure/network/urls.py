@@ -1,10 +1,10 @@
 """URL table for Microsoft.Network."""
 from __future__ import annotations
 
+from ..arm import RG_PATH as RG, SUB_PATH as SUB
+from ..operations import get_operation
 from . import responses as r
 
-SUB = r"/subscriptions/(?P<sub>[^/]+)"
-RG = SUB + r"/resourceGroups/(?P<rg>[^/]+)"
 NIC = RG + r"/providers/Microsoft\.Network/networkInterfaces/(?P<name>[^/]+)"
 
 url_patterns = [
@@ -15,5 +15,5 @@ url_patterns = [
     ("GET", RG + r"/providers/Microsoft\.Network/networkInterfaces", r.list_nics_rg, "nic.list"),
     ("GET", SUB + r"/providers/Microsoft\.Network/networkInterfaces", r.list_nics_all, "nic.list"),
     ("GET", SUB + r"/providers/Microsoft\.Network/locations/(?P<location>[^/]+)/operations/(?P<op>[^/]+)",
-     r.get_operation, "operation.get"),
+     get_operation, "operation.get"),
 ]

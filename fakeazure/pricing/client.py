@@ -8,6 +8,8 @@ from urllib.parse import quote_plus
 
 import requests
 
+from ..guard import refuse_real_azure
+
 DEFAULT_BASE = "https://prices.azure.com"
 API_VERSION = "2023-01-01-preview"
 
@@ -32,7 +34,10 @@ def fetch_prices(region: str, session_or_base_url: Any = None, *, max_pages: int
     ``{armSkuName: {"on-demand": price, "spot": price}}`` (keys present when priced).
 
     Items whose productName ends with " Windows" or meterName with " Low Priority" are
-    skipped; skuName ending with " Spot" is the spot price (azure-provider.md §2.4)."""
+    skipped; skuName ending with " Spot" is the spot price (azure-provider.md §2.4).
+
+    Every page URL on a real Azure host (the default base) raises
+    :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active."""
     base = DEFAULT_BASE
     session = None
     if isinstance(session_or_base_url, str):
@@ -46,6 +51,7 @@ def fetch_prices(region: str, session_or_base_url: Any = None, *, max_pages: int
     out: dict[str, dict[str, float]] = {}
     try:
         for _ in range(max_pages):
+            refuse_real_azure(url)
             resp = session.get(url, timeout=30)
             if resp.status_code != 200:
                 raise PricingError(f"prices API returned {resp.status_code}: {resp.text[:300]}")

@@ -13,6 +13,7 @@ import hashlib
 import re
 from typing import Any, Callable
 
+from ..catalog import family_core
 from . import exceptions as exc
 
 REGION_DISPLAY = {
@@ -33,13 +34,7 @@ def _meter_guid(*parts: str) -> str:
 
 
 def _series(sku_name: str, family: str | None) -> str:
-    fam = family or ""
-    core = fam
-    if core.lower().startswith("standard"):
-        core = core[len("standard"):]
-    if core.lower().endswith("family"):
-        core = core[: -len("family")]
-    core = core.strip().replace(" ", "")
+    core = family_core(family or "").strip().replace(" ", "")
     return core or sku_name.split("_", 1)[-1]
 
 
@@ -132,21 +127,19 @@ class _Parser:
             raise exc.invalid_filter(f"unexpected {self.peek()[1]!r}")
         return pred
 
-    def or_expr(self):
-        left = self.and_expr()
-        while self.peek() and self.peek()[0] == "word" and self.peek()[1].lower() == "or":
+    def _chain(self, keyword: str, operand, combine):
+        """``operand (keyword operand)*``, folded left with ``combine(left, right)``."""
+        left = operand()
+        while self.peek() and self.peek()[0] == "word" and self.peek()[1].lower() == keyword:
             self.take()
-            right = self.and_expr()
-            left = (lambda a, b: lambda it: a(it) or b(it))(left, right)
+            left = combine(left, operand())
         return left
 
+    def or_expr(self):
+        return self._chain("or", self.and_expr, lambda a, b: lambda it: a(it) or b(it))
+
     def and_expr(self):
-        left = self.unary()
-        while self.peek() and self.peek()[0] == "word" and self.peek()[1].lower() == "and":
-            self.take()
-            right = self.unary()
-            left = (lambda a, b: lambda it: a(it) and b(it))(left, right)
-        return left
+        return self._chain("and", self.unary, lambda a, b: lambda it: a(it) and b(it))
 
     def unary(self):
         tok = self.peek()

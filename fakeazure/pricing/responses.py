@@ -26,7 +26,7 @@ def list_prices(state: "FakeAzure", req: Request, p: dict) -> Response:
         params = [(k, v) for k, v in req.query_list if k.lower() != "$skip"] + [("$skip", str(skip + size))]
         base = req.base_url
         if req.host == "prices.azure.com" and req.scheme == "https" and ":" not in req.netloc:
-            base = "https://prices.azure.com:443"  # the real service's NextPageLink form
+            base = "https://prices.azure.com:443"  # the real service's NextPageLink form (fake-azure.md §7)
         nxt = with_query(base, req.path, params)
     # PascalCase envelope, camelCase items (fake-azure.md §7).
     return Response(200, {"BillingCurrency": "USD", "CustomerEntityId": "Default",

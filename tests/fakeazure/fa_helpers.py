@@ -42,6 +42,11 @@ def nic_body(location: str = "southcentralus", subnet: str | None = None, accel:
                 "enableAcceleratedNetworking": accel}}
 
 
+def usages(state) -> dict[str, dict]:
+    """The state's usages rows keyed by ``name.value`` ("cores", "standardDSv3Family", ...)."""
+    return {u["name"]["value"]: u for u in state.usages()}
+
+
 def create_nic(env: Env, name: str, **kw) -> str:
     nic = env.network.network_interfaces.begin_create_or_update(RG, name, nic_body(**kw)).result()
     return nic.id

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from fakeazure import FakeAzure, available_catalogs, synthetic_prices, synthetic_skus
 from fakeazure import catalog as cat
+from harness.model.vmsize import parse_vm_size  # skewer's size grammar (azure-provider.md §1.3); raises if unparsable
 
 # (cpu, memory MiB, hyperv, ephemeral max GB or None, premium, accel, arch, zones, LowPriorityCapable)
 # azure-provider.md §6 derived-value table (zone "0" is the regional offering, not a SKU zone).
@@ -86,7 +87,7 @@ def test_catalog_wire_shape(name):
                     "AcceleratedNetworkingEnabled", "EphemeralOSDiskSupported", "LowPriorityCapable",
                     "MaxResourceVolumeMB", "EncryptionAtHostSupported"):
             assert key in caps, (s["name"], key)
-        assert cat.parse_size(s["size"]), s["size"]
+        assert parse_vm_size(s["size"]), s["size"]
         float(caps["MemoryGB"])
         assert int(caps["vCPUsAvailable"]) <= int(caps["vCPUs"])
 
@@ -215,7 +216,7 @@ def test_synthetic_skus_are_deterministic_and_distinct():
 def test_faker_provider():
     fake = cat.sku_faker(3)
     name = fake.azure_vm_size_name()
-    assert name.startswith("Standard_") and cat.parse_size(name.split("_", 1)[1])
+    assert name.startswith("Standard_") and parse_vm_size(name.split("_", 1)[1])
     sku = fake.azure_resource_sku(region="uksouth", zonal=False)
     assert sku["locations"] == ["uksouth"] and sku["locationInfo"][0]["zones"] == []
 
@@ -226,7 +227,7 @@ def test_synthetic_skus_are_valid(seed, n, zonal):
     for s in synthetic_skus(n, seed=seed, region="eastus", zonal=zonal):
         caps = cat.capabilities(s)
         assert all(isinstance(v, str) for v in caps.values())
-        assert cat.parse_size(s["size"]) and s["name"] == "Standard_" + s["size"]
+        assert parse_vm_size(s["size"]) and s["name"] == "Standard_" + s["size"]
         vcpus, mem = int(caps["vCPUs"]), float(caps["MemoryGB"])
         assert vcpus >= 2 and mem >= 2 * vcpus  # at least 2 GiB per vCPU
         assert caps["CpuArchitectureType"] in ("x64", "Arm64")

@@ -11,11 +11,11 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError
 from fakeazure import FakeAzure, Fault, make_fault
 from fakeazure.clients import compute_client
 
-from fa_helpers import RG, SUB, create_nic, vm_body
+from fa_helpers import RG, SUB, create_nic, usages, vm_body
 
 
 def cores(state) -> dict:
-    return {u["name"]["value"]: u["currentValue"] for u in state.usages()}
+    return {name: u["currentValue"] for name, u in usages(state).items()}
 
 
 def attempt(env, name="vm1", **kw):
@@ -148,6 +148,63 @@ def test_async_fault_in_sync_lro_mode(make_env, mode):
     e = attempt(env)
     assert e.status_code == 409 and e.error.code == "AllocationFailed"
     assert env.state.vms() == []
+
+
+def test_async_fault_on_delete_in_sync_lro_mode(make_env, mode):
+    """lro="sync": a would-be-async fault on a delete is a 409 like on a create (it used to come
+    back as HTTP 200 with an error envelope), and the resources stay as they were."""
+    env = make_env(mode, lro="sync")
+    assert attempt(env) is None
+    env.state.add_fault({"code": "AllocationFailed", "match": {"operation": "vm.delete"}, "times": 1})
+    with pytest.raises(ResourceExistsError) as ei:
+        env.compute.virtual_machines.begin_delete(RG, "vm1").result()
+    assert ei.value.status_code == 409 and ei.value.error.code == "AllocationFailed"
+    assert env.state.get_vm(RG, "vm1")["properties"]["provisioningState"] == "Succeeded"
+    assert env.state.requests[-1] == ("DELETE", env.vm_path("vm1"), 409)
+    env.state.add_fault({"code": "AllocationFailed", "match": {"operation": "nic.delete"}, "times": 1})
+    env.compute.virtual_machines.begin_delete(RG, "vm1").result()
+    assert env.state.get_nic(RG, "vm1") is None  # cascaded (deleteOption Delete): make a detached one
+    create_nic(env, "n2")
+    r = env.http.delete(env.url(env.nic_path("n2"), **{"api-version": "2026-03-01"}))
+    assert r.status_code == 409 and r.json()["error"]["code"] == "AllocationFailed"
+    assert env.state.get_nic(RG, "n2")["properties"]["provisioningState"] == "Succeeded"
+    env.network.network_interfaces.begin_delete(RG, "n2").result()
+    assert env.state.nics() == [] and cores(env.state)["cores"] == 0
+
+
+def test_async_fault_on_nic_put_in_sync_lro_mode_leaves_nothing(make_env, mode):
+    env = make_env(mode, lro="sync")
+    env.state.add_fault({"code": "AllocationFailed", "match": {"operation": "nic.create"}, "times": 1})
+    with pytest.raises(ResourceExistsError) as ei:
+        create_nic(env, "n1")
+    assert ei.value.status_code == 409 and ei.value.error.code == "AllocationFailed"
+    assert env.state.nics() == []  # like a VM create: nothing stored (it used to keep a Failed NIC)
+
+
+def test_failed_operation_on_the_location_monitor_url(fake):
+    """Location (monitor) polling of a failed operation answers 409 with the error body."""
+    assert attempt(fake) is None
+    fake.state.add_fault({"code": "AllocationFailed", "match": {"operation": "vm.delete"}, "times": 1})
+    d = fake.http.delete(fake.url(fake.vm_path("vm1"), **{"api-version": "2026-04-01"}))
+    assert d.status_code == 202
+    assert fake.http.get(d.headers["Location"]).status_code == 202
+    r = fake.http.get(d.headers["Location"])
+    assert r.status_code == 409 and r.json()["error"]["code"] == "AllocationFailed"
+    assert fake.state.get_vm(RG, "vm1")["properties"]["provisioningState"] == "Succeeded"
+    assert fake.state.internal_errors == []
+    cleanup(fake)
+
+
+def test_sync_fault_on_extension_update_keeps_the_extension(fake):
+    assert attempt(fake) is None
+    exts = fake.compute.virtual_machine_extensions
+    body = {"location": "southcentralus", "properties": {"publisher": "p", "type": "t", "typeHandlerVersion": "1"}}
+    exts.begin_create_or_update(RG, "vm1", "cse", body).result()
+    fake.state.add_fault({"code": "AllocationFailed", "delivery": "sync", "match": {"operation": "vmext.create"},
+                          "times": 1})
+    with pytest.raises(ResourceExistsError):
+        exts.begin_create_or_update(RG, "vm1", "cse", body).result()
+    assert exts.get(RG, "vm1", "cse").provisioning_state == "Succeeded"
 
 
 def test_async_server_error_in_operation(fake):

@@ -9,8 +9,9 @@ import pytest
 import requests
 import responses
 
-from fakeazure import FakeAzure, RealAzureBlocked, block_real_azure, mock_azure
-from fakeazure.clients import compute_client
+from fakeazure import (FakeAzure, FakeAzureServer, RealAzureBlocked, RemoteFakeAzure, block_real_azure, fetch_prices,
+                       mock_azure)
+from fakeazure.clients import compute_client, network_client
 from fakeazure.guard import guard_active, is_azure_host
 
 
@@ -100,3 +101,37 @@ def test_decorator_injects_state():
         return requests.get("https://management.azure.com/_fakeazure/health").json()["ok"]
 
     assert plain() is True
+
+
+def test_own_clients_refuse_real_azure_without_the_mock():
+    """fetch_prices and the SDK clients default to the real hosts' URLs: outside mock_azure()
+    nothing is sent.  An empty outer responses mock stands in for the network, so a request the
+    guard let through would fail differently (requests.ConnectionError)."""
+    with responses.RequestsMock(assert_all_requests_are_fired=False):
+        with pytest.raises(RealAzureBlocked, match="prices.azure.com"):
+            fetch_prices("southcentralus")
+        c = compute_client()
+        with pytest.raises(RealAzureBlocked, match="management.azure.com"):
+            list(c.resource_skus.list())
+        n = network_client(FakeAzure())
+        with pytest.raises(RealAzureBlocked):
+            n.network_interfaces.get("rg", "nic")
+        with pytest.raises(RealAzureBlocked):
+            RemoteFakeAzure("https://management.azure.com").health()
+        # A client made inside the mock is refused once the mock has stopped.
+        with mock_azure() as state:
+            inside = compute_client(state)
+            assert len(list(inside.resource_skus.list())) == 20
+            assert fetch_prices("southcentralus")
+        with pytest.raises(RealAzureBlocked):
+            list(inside.resource_skus.list())
+        for client in (c, n, inside):
+            client.close()
+
+
+def test_loopback_server_urls_are_not_refused():
+    with FakeAzureServer() as srv:
+        assert fetch_prices("southcentralus", srv.url)["Standard_D2s_v3"]["on-demand"] > 0
+        c = compute_client(srv)
+        assert len(list(c.resource_skus.list())) == 20
+        c.close()

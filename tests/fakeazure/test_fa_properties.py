@@ -11,7 +11,7 @@ from fakeazure import FakeAzure, mock_azure, synthetic_skus
 from fakeazure import catalog as cat
 from fakeazure.clients import compute_client
 
-from fa_helpers import RG, SUB
+from fa_helpers import RG, SUB, usages
 
 SIZES = ["Standard_D2s_v3", "Standard_D4s_v3", "Standard_F16s_v2", "Standard_D2_v5", "Standard_E4d_v5"]
 BASE = f"https://management.azure.com/subscriptions/{SUB}/resourceGroups/{RG}/providers"
@@ -69,7 +69,7 @@ class ARMInvariants(RuleBasedStateMachine):
     def quota_matches_resources(self):
         c = self.state.compute
         held = [vm for vm in c.vms.values() if vm.holds_quota]
-        rows = {u["name"]["value"]: u for u in self.state.usages()}
+        rows = usages(self.state)
         assert rows["cores"]["currentValue"] == sum(vm.vcpus for vm in held if not vm.spot)
         assert rows["lowPriorityCores"]["currentValue"] == sum(vm.vcpus for vm in held if vm.spot)
         assert rows["standardDSv3Family"]["currentValue"] <= 12

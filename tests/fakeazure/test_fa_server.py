@@ -17,7 +17,7 @@ import requests
 from fakeazure import FakeAzure, FakeAzureServer, RemoteFakeAzure, mock_azure
 from fakeazure.clients import compute_client, network_client
 
-from fa_helpers import RG, nic_body, vm_body
+from fa_helpers import RG, nic_body, usages, vm_body
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,7 @@ def test_control_api_mirrors_python(make_env):
         assert added["code"] == "SkuNotAvailable" and len(ctl.faults()) == 1
         ctl.set_usage("standardDSv3Family", 8, current=1)
         ctl.set_regional_quota(40)
-        rows = {u["name"]["value"]: u for u in env.state.usages()}
+        rows = usages(env.state)
         assert rows["standardDSv3Family"]["limit"] == 8 and rows["cores"]["limit"] == 40
         env.network.network_interfaces.begin_create_or_update(RG, "n1", nic_body()).result()
         body = vm_body(nic_id=env.nic_id("n1"), priority="Spot", zones=("3",))
@@ -116,7 +116,7 @@ def test_concurrent_clients_keep_invariants(make_env):
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(worker, range(30)))
     assert results.count("ok") == 20 and results.count("OperationNotAllowed") == 10
-    rows = {u["name"]["value"]: u for u in env.state.usages()}
+    rows = usages(env.state)
     assert rows["standardDSv3Family"]["currentValue"] == 40 == rows["cores"]["currentValue"]
     ips = [ip for nic in env.state.snapshot()["nics"] for ip in nic["private_ips"]]
     assert len(ips) == len(set(ips)) == 30
@@ -155,6 +155,26 @@ def test_cli_catalogs_and_help():
     assert out.returncode == 0 and set(out.stdout.split()) >= {"eastus", "southcentralus", "westcentralus"}
     from fakeazure.__main__ import main
     assert callable(main)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "", "::1", "::", "10.0.0.1", "example.org"])
+def test_only_loopback_hosts_can_be_bound(host):
+    with pytest.raises(ValueError, match="loopback"):
+        FakeAzureServer(host=host)
+
+
+def test_localhost_and_127_8_are_loopback():
+    from fakeazure.server import is_loopback_host
+    assert is_loopback_host("127.0.0.1") and is_loopback_host("127.5.0.9") and is_loopback_host("LocalHost")
+    with FakeAzureServer(host="localhost") as srv:
+        assert requests.get(f"{srv.url}/_fakeazure/health", timeout=5).json()["ok"] is True
+
+
+def test_cli_refuses_a_non_loopback_host():
+    proc = _spawn("serve", "--host", "0.0.0.0", "--port", "0")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and out == ""
+    assert "not a loopback address" in err and "Traceback" not in err
 
 
 def test_keepalive_connections_do_not_block_stop():

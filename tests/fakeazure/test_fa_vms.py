@@ -8,12 +8,11 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 
 from fakeazure import FakeAzure
 
-from fa_helpers import RG, create_nic, create_vm, nic_body, vm_body
+from fa_helpers import RG, create_nic, create_vm, nic_body, usages, vm_body
 
 
 def cores(state: FakeAzure, family: str | None = None) -> int:
-    rows = {u["name"]["value"]: u["currentValue"] for u in state.usages()}
-    return rows[family or "cores"]
+    return usages(state)[family or "cores"]["currentValue"]
 
 
 def test_sdk_create_get_list_delete(fake):
