@@ -34,18 +34,36 @@ def _predicate(rule: KeyRule) -> str:
     return " || ".join(clauses)
 
 
+# Rendered once per Profile object (the embedded backend validates every NodePool and NodeClaim write).
+# Keyed by identity, holding the profile so its id cannot be reused: Profile equality ignores its raw data.
+_RENDERED: dict[int, tuple[Profile, dict[tuple, list[RenderedRule]]]] = {}
+
+
+def _rendered(profile: Profile, key: tuple, render) -> list[RenderedRule]:
+    hit = _RENDERED.get(id(profile))
+    if hit is None or hit[0] is not profile:
+        if len(_RENDERED) > 256:
+            _RENDERED.clear()
+        hit = _RENDERED[id(profile)] = (profile, {})
+    rules = hit[1].get(key)
+    if rules is None:
+        rules = hit[1][key] = render()
+    return list(rules)
+
+
 def label_map_rules(profile: Profile, target: str = NODEPOOL_LABELS) -> list[RenderedRule]:
     """Rules for a labels map (`self` is the map; `self.all(x, ...)` iterates its keys)."""
-    return [RenderedRule(f"self.all(x, {_predicate(r).replace('KEY', 'x')})", r.message)
-            for r in profile.key_rules if target in r.targets]
+    return _rendered(profile, ("map", target), lambda: [
+        RenderedRule(f"self.all(x, {_predicate(r).replace('KEY', 'x')})", r.message)
+        for r in profile.key_rules if target in r.targets])
 
 
 def requirement_key_rules(profile: Profile, target: str) -> list[RenderedRule]:
     """Rules on one requirement's `key` string (`self` is the key)."""
-    return [RenderedRule(_predicate(r).replace("KEY", "self"), r.message)
-            for r in profile.key_rules if target in r.targets]
+    return _rendered(profile, ("key", target), lambda: [
+        RenderedRule(_predicate(r).replace("KEY", "self"), r.message) for r in profile.key_rules if target in r.targets])
 
 
 def requirement_list_rules(profile: Profile) -> list[RenderedRule]:
     """Rules on the requirements array (`self` is the list)."""
-    return [RenderedRule(r.rule, r.message) for r in profile.requirement_list_rules]
+    return _rendered(profile, ("list",), lambda: [RenderedRule(r.rule, r.message) for r in profile.requirement_list_rules])

@@ -17,17 +17,16 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from importlib import resources as _pkg_resources
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import yaml
 
+from harness.model.data import DATA_DIR
 from harness.model.profile import Profile, load_profile
 from harness.model.requirements import Requirement, Requirements
+from harness.model.resources import add, subtract
+from harness.model.versions import version_at_least
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size, size_from_name
-
-DATA_DIR = Path(str(_pkg_resources.files("harness") / "data"))
 
 # -- label keys (azure-provider.md §1.2) ------------------------------------------------------------
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
@@ -143,13 +142,6 @@ def os_sku_from_image_family(image_family: str | None) -> str:
     return fam
 
 
-def _version_at_least(version: str, major: int, minor: int) -> bool:
-    m = re.match(r"^v?(\d+)\.(\d+)", version or "")
-    if not m:
-        return False
-    return (int(m.group(1)), int(m.group(2))) >= (major, minor)
-
-
 def os_sku_effective(image_family: str | None, k8s_version: str, fips: bool | str | None = False,
                      trusted_launch: bool = False) -> str:
     """The resolved image family written as `kubernetes.azure.com/os-sku-effective` (§4.1).
@@ -164,9 +156,9 @@ def os_sku_effective(image_family: str | None, k8s_version: str, fips: bool | st
             return "Ubuntu2204" if trusted_launch else "Ubuntu"
         if trusted_launch:
             return "Ubuntu2204"
-        return "Ubuntu2404" if _version_at_least(k8s_version, 1, 34) else "Ubuntu2204"
+        return "Ubuntu2404" if version_at_least(k8s_version, (1, 34)) else "Ubuntu2204"
     if fam == AZURE_LINUX_FAMILY:
-        return "AzureLinux3" if _version_at_least(k8s_version, 1, 32) else "AzureLinux2"
+        return "AzureLinux3" if version_at_least(k8s_version, (1, 32)) else "AzureLinux2"
     return fam
 
 
@@ -245,13 +237,19 @@ def _cap_true(caps: Mapping[str, str], name: str) -> bool:
     return v is not None and v.lower() == "true"
 
 
+_CAP_INT_RE = re.compile(r"[+-]?\d+")
+
+
 def _cap_int(caps: Mapping[str, str], name: str) -> int | None:
+    """An integer capability: sign and digits after trimming whitespace, else None. Unlike
+    requirements.parse_int (Go's Atoi) it trims, takes any Unicode digits and has no int64 bound."""
     v = caps.get(name.lower())
-    if v is None:
+    v = v.strip() if v is not None else ""
+    if not _CAP_INT_RE.fullmatch(v):
         return None
     try:
-        return int(v.strip()) if re.fullmatch(r"[+-]?\d+", v.strip()) else None
-    except ValueError:
+        return int(v)
+    except ValueError:      # more digits than sys.int_max_str_digits
         return None
 
 
@@ -322,27 +320,25 @@ def zones_with_capability(sku: Mapping, region: str, name: str) -> set[str]:
     return out
 
 
-def max_ephemeral_bytes(caps: Mapping[str, str]) -> tuple[int, str | None]:
-    """`FindMaxEphemeralSizeGBAndPlacement` (§1.4) in bytes: 0 unless EphemeralOSDiskSupported; then
-    NVMe (NvmeDiskSizeInMiB > 0 and placement NvmeDisk), cache (CachedDiskBytes > 0), resource disk
-    (MaxResourceVolumeMB > 0, really MiB), first that applies."""
+def max_ephemeral_bytes(caps: Mapping[str, str]) -> int:
+    """The size half of `FindMaxEphemeralSizeGBAndPlacement` (§1.4), in bytes: 0 unless
+    EphemeralOSDiskSupported; then NVMe (NvmeDiskSizeInMiB > 0 and placement NvmeDisk), cache
+    (CachedDiskBytes > 0), resource disk (MaxResourceVolumeMB > 0, really MiB), first that applies."""
     if not _cap_true(caps, "EphemeralOSDiskSupported"):
-        return 0, None
+        return 0
     nvme = _cap_int(caps, "NvmeDiskSizeInMiB") or 0
     if nvme > 0 and _cap_contains(caps, "SupportedEphemeralOSDiskPlacements", "NvmeDisk"):
-        return nvme * MIB, "NvmeDisk"
+        return nvme * MIB
     cache = _cap_int(caps, "CachedDiskBytes") or 0
     if cache > 0:
-        return cache, "CacheDisk"
+        return cache
     resource = _cap_int(caps, "MaxResourceVolumeMB") or 0
-    if resource > 0:
-        return resource * MIB, "ResourceDisk"
-    return 0, None
+    return resource * MIB if resource > 0 else 0
 
 
 def max_ephemeral_gb(sku: Mapping) -> int:
     """§1.4 max ephemeral OS disk size in decimal GB (integer division)."""
-    return max_ephemeral_bytes(_caps(sku))[0] // 10**9
+    return max_ephemeral_bytes(_caps(sku)) // 10**9
 
 
 def _go_float(f: float) -> str:
@@ -509,11 +505,7 @@ class Overhead:
     eviction_threshold: dict[str, int]
 
     def total(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for part in (self.kube_reserved, self.system_reserved, self.eviction_threshold):
-            for k, v in part.items():
-                out[k] = out.get(k, 0) + v
-        return out
+        return add(add(self.kube_reserved, self.system_reserved), self.eviction_threshold)
 
 
 @dataclass(eq=False)
@@ -532,16 +524,11 @@ class InstanceType:
     def allocatable(self) -> dict[str, int]:
         """capacity minus kube-reserved, system-reserved and eviction threshold (core `Allocatable`)."""
         if self._allocatable is None:
-            total = self.overhead.total()
-            self._allocatable = {k: v - total.get(k, 0) for k, v in self.capacity.items()}
+            self._allocatable = subtract(self.capacity, self.overhead.total())
         return dict(self._allocatable)
 
     def available_offerings(self) -> list[Offering]:
         return [o for o in self.offerings if o.available]
-
-    def label(self, key: str) -> str | None:
-        r = self.requirements._reqs.get(key)  # noqa: SLF001 - read-only peek
-        return r.single_value() if r is not None else None
 
     def __repr__(self) -> str:
         return f"InstanceType({self.name!r}, offerings={len(self.offerings)})"
@@ -592,7 +579,7 @@ class InstanceTypeSet(Sequence[InstanceType]):
 # == switches =======================================================================================
 @dataclass(frozen=True)
 class _Switches:
-    """The profile data this module reads; defaults are upstream's behaviour."""
+    """The profile data this module reads (values a profile lacks are upstream.yaml's)."""
 
     sku_series: bool
     ultra_ssd: bool
@@ -611,6 +598,7 @@ class _Switches:
     regional_value: str
     regional_for_zonal: bool
     unknown_sku_policy: str
+    unknown_skus: frozenset[str]             # names not yet on the replayed known-SKU list (R17)
     nvme_only_excluded_without_sig: bool
     accelerator_fallback: bool
     zonal_regions: frozenset[str] | None     # before #825/#1105: a static list decided zonality (R13)
@@ -625,53 +613,42 @@ class _Switches:
 
     @staticmethod
     def of(profile: Profile) -> "_Switches":
-        def sw(name, default):
-            v = profile.provides(name)
-            return default if v is None else v
-        prov = profile.provider or {}
-        zones = prov.get("zones") or {}
-        offers = prov.get("offerings") or {}
-        placement = bool(sw("placementScope", True))
-        ssp = bool(sw("scaleSetPriority", True))
-        prio = bool(sw("priority", True))
-        ultra = bool(sw("ultraSSD", True))
-        keys = offers.get("keys")
-        if keys is not None:                      # explicit offering keys (capacityType and zone always)
-            keys = set(keys)
-            placement_o, ssp_o, prio_o, ultra_o = ("placementScope" in keys, "scaleSetPriority" in keys,
-                                                   "priority" in keys, "ultraSSD" in keys)
-        else:                                     # default: the keys the requirement switches enable
-            placement_o, ssp_o, prio_o, ultra_o = placement, ssp, prio, ultra
+        setting = profile.provider_setting
+
+        def sw(name):
+            return setting("requirements", name)
+        offer_keys = set(setting("offerings", "keys"))          # capacityType and zone always
+        zonal_regions = setting("zones", "zonalRegions")
         return _Switches(
-            sku_series=bool(sw("skuSeries", True)),
-            ultra_ssd=bool(sw("ultraSSD", True)),
-            placement_scope=bool(sw("placementScope", True)),
-            cluster=bool(sw("cluster", True)),
-            mode=bool(sw("mode", True)),
-            scale_set_priority=bool(sw("scaleSetPriority", True)),
-            priority=bool(sw("priority", True)),
-            os_sku=bool(sw("osSku", True)),
-            fips_enabled=bool(sw("fipsEnabled", True)),
-            hyperv=bool(sw("hypervGeneration", True)),
-            aks_cpu_memory=bool(sw("kubernetesAzureSkuCpuMemory", True)),
-            boolean_values=str(sw("booleanValues", "both")),
-            ephemeral_format=str(sw("ephemeralFormat", "int")),
-            node_image_version=bool(sw("nodeImageVersion", False)),
-            regional_value=str(zones.get("regionalValue", "0")),
-            regional_for_zonal=bool(zones.get("regionalOfferingForZonalSKUs", True)),
-            unknown_sku_policy=str(prov.get("unknownSKUPolicy", "price999")),
-            nvme_only_excluded_without_sig=bool(prov.get("nvmeOnlyExcludedWithoutSIG", False)),
-            accelerator_fallback=bool(prov.get("vmSizeAcceleratorFallback", False)),
-            zonal_regions=(frozenset(r.lower() for r in zones["zonalRegions"])
-                           if zones.get("zonalRegions") is not None else None),
-            gpu_vendors=frozenset(sw("gpuVendors", ["nvidia", "amd"])),
-            offer_placement_scope=placement_o,
-            offer_scale_set_priority=ssp_o,
-            offer_priority=prio_o,
-            offer_ultra_ssd=ultra_o,
-            spot_requires_low_priority=bool(offers.get("spotRequiresLowPriorityCapable", True)),
-            quota_gates_on_demand=bool(offers.get("quotaGatesOnDemand", True)),
-            availability_requires_price=bool(offers.get("availabilityRequiresPrice", False)),
+            sku_series=bool(sw("skuSeries")),
+            ultra_ssd=bool(sw("ultraSSD")),
+            placement_scope=bool(sw("placementScope")),
+            cluster=bool(sw("cluster")),
+            mode=bool(sw("mode")),
+            scale_set_priority=bool(sw("scaleSetPriority")),
+            priority=bool(sw("priority")),
+            os_sku=bool(sw("osSku")),
+            fips_enabled=bool(sw("fipsEnabled")),
+            hyperv=bool(sw("hypervGeneration")),
+            aks_cpu_memory=bool(sw("kubernetesAzureSkuCpuMemory")),
+            boolean_values=str(sw("booleanValues")),
+            ephemeral_format=str(sw("ephemeralFormat")),
+            node_image_version=bool(sw("nodeImageVersion")),
+            regional_value=str(setting("zones", "regionalValue")),
+            regional_for_zonal=bool(setting("zones", "regionalOfferingForZonalSKUs")),
+            unknown_sku_policy=str(setting("unknownSKUPolicy")),
+            unknown_skus=frozenset(setting("unknownSKUs") or ()),
+            nvme_only_excluded_without_sig=bool(setting("nvmeOnlyExcludedWithoutSIG")),
+            accelerator_fallback=bool(setting("vmSizeAcceleratorFallback")),
+            zonal_regions=frozenset(r.lower() for r in zonal_regions) if zonal_regions is not None else None,
+            gpu_vendors=frozenset(sw("gpuVendors")),
+            offer_placement_scope="placementScope" in offer_keys,
+            offer_scale_set_priority="scaleSetPriority" in offer_keys,
+            offer_priority="priority" in offer_keys,
+            offer_ultra_ssd="ultraSSD" in offer_keys,
+            spot_requires_low_priority=bool(setting("offerings", "spotRequiresLowPriorityCapable")),
+            quota_gates_on_demand=bool(setting("offerings", "quotaGatesOnDemand")),
+            availability_requires_price=bool(setting("offerings", "availabilityRequiresPrice")),
         )
 
 
@@ -752,22 +729,19 @@ class _Static:
     overhead: Overhead
 
 
-def _drop_reason_supported(name: str, caps: Mapping[str, str], vm: VMSize, sw: _Switches, cluster: ClusterParams,
-                           sku: Mapping) -> str | None:
+def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: float | None, gpus: int | None,
+                           gpu: tuple[str, tuple[str, ...]] | None, vm: VMSize, sw: _Switches,
+                           cluster: ClusterParams) -> str | None:
     """`isSupported` (§1.5), in upstream's order."""
-    vcpus = _cap_int(caps, "vCPUs")
     if vcpus is None or vcpus < 2:
         return "fewer than 2 vCPUs" if vcpus is not None else "vCPUs capability missing or invalid"
-    mem = _cap_float(caps, "MemoryGB")
-    if mem is None or mem < 3.5:
-        return "less than 3.5 GiB memory" if mem is not None else "MemoryGB capability missing or invalid"
-    gpus = _cap_int(caps, "GPUs")
-    if gpus is not None and gpus > 0 and _gpu(name, sw) is None:
+    if mem_gib is None or mem_gib < 3.5:
+        return "less than 3.5 GiB memory" if mem_gib is not None else "MemoryGB capability missing or invalid"
+    if gpus is not None and gpus > 0 and gpu is None:
         return "unsupported GPU"
     if vm.constrained:
         return "constrained vCPU"
-    size = sku.get("size") or size_from_name(name)
-    if size.startswith("DC") or size.startswith("EC"):
+    if vm.size.startswith("DC") or vm.size.startswith("EC"):
         return "confidential"
     if sw.nvme_only_excluded_without_sig and not cluster.use_sig:
         # reported-bugs.md R08: SCSI declared, or nothing declared, unless SIG is used.
@@ -785,10 +759,9 @@ def _gpu(name: str, sw: "_Switches") -> tuple[str, tuple[str, ...]] | None:
     return info if info is not None and info[0] in sw.gpu_vendors else None
 
 
-def _drop_reason_nodeclass(name: str, caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
-                           nc: NodeClassParams, sw: "_Switches") -> str | None:
+def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
+                           gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams) -> str | None:
     """Per-NodeClass filters (`isInstanceTypeSupportedByFilters`, §1.5)."""
-    gpu = _gpu(name, sw)
     if gpu is not None:
         vendor, oses = gpu
         fam = nc.image_family or ""
@@ -814,12 +787,12 @@ def _drop_reason_nodeclass(name: str, caps: Mapping[str, str], vcpus: int, memor
     return None
 
 
-def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profile: Profile, sw: _Switches,
+def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _Switches,
                 known: frozenset[str] | None) -> _Static | str:
     """Everything about one SKU that does not depend on availability or prices, or a drop reason."""
     name = sku.get("name") or ""
     rtype = sku.get("resourceType")
-    if rtype is not None and rtype.lower() != "virtualmachines":
+    if rtype is not None and rtype.lower() != "virtualmachines":     # lists virtualMachines SKUs (§1.5)
         return f"not a virtualMachines SKU ({rtype})"
     restricted = restricted_skus().get(name)
     if restricted:
@@ -830,25 +803,27 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
     except VMSizeParseError as e:
         return f"size does not parse: {e}"
     locations = sku.get("locations")
-    if locations and not any(_norm(loc) == _norm(cluster.region) for loc in locations):
+    if locations and not any(_norm(loc) == _norm(cluster.region) for loc in locations):   # for the region (§1.5)
         return f"not offered in region {cluster.region}"
     if has_location_restriction(sku, cluster.region):
         return "location restriction"
     caps = _caps(sku)
-    reason = _drop_reason_supported(name, caps, vm, sw, cluster, sku)
-    if reason:
+    vcpus = _cap_int(caps, "vCPUs")
+    mem_gib = _cap_float(caps, "MemoryGB")
+    gpus = _cap_int(caps, "GPUs")
+    gpu = _gpu(name, sw)
+    reason = _drop_reason_supported(caps, vcpus, mem_gib, gpus, gpu, vm, sw, cluster)
+    if reason:              # from here on vcpus >= 2 and mem_gib >= 3.5
         return reason
     arch_raw = caps.get("cpuarchitecturetype")
     if arch_raw is None:
         return "CPU architecture missing"
-    unknown = known is not None and name not in known
+    unknown = known is not None and (name not in known or name in sw.unknown_skus)
     if unknown and sw.unknown_sku_policy == "exclude":
         return "not in known SKUs"
-    vcpus = _cap_int(caps, "vCPUs") or 0
-    mem_gib = _cap_float(caps, "MemoryGB") or 0.0
     mem_mib = int(mem_gib * 1024)
     arch = AZURE_TO_KUBE_ARCH.get(arch_raw, arch_raw)
-    reason = _drop_reason_nodeclass(name, caps, vcpus, mem_mib, arch, nc, sw)
+    reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc)
     if reason:
         return reason
 
@@ -880,8 +855,7 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
     if sw.aks_cpu_memory:
         put(AKS_SKU_CPU, str(vcpus))
         put(AKS_SKU_MEMORY, str(mem_mib))
-    gpu = _gpu(name, sw)
-    gpus = _cap_int(caps, "GPUs") or 0
+    gpus = gpus or 0
     put(GPU_COUNT, str(gpus if gpu is not None else 0))
     put(GPU_MANUFACTURER)                                   # DoesNotExist -> In [vendor]
     put(GPU_NAME)
@@ -916,7 +890,7 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, profi
         put(SKU_SERIES, vm.series)
     version = vm.version_label
     put(SKU_VERSION, *((version,) if version is not None else ()))
-    eph_bytes, _placement = max_ephemeral_bytes(caps)
+    eph_bytes = max_ephemeral_bytes(caps)
     if sw.ephemeral_format == "float":
         put(EPHEMERAL_MAX, *((_go_float(eph_bytes / 1e9),) if eph_bytes > 0 else ()))
     else:
@@ -1014,7 +988,7 @@ def _statics(skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParam
             if hit is not None and hit[0] is sku:
                 result = hit[1]
         if result is None:
-            result = _static_for(sku, nc, cluster, profile, sw, known)
+            result = _static_for(sku, nc, cluster, sw, known)
             if use_cache:
                 if len(_SKU_CACHE) >= _SKU_CACHE_MAX:
                     _SKU_CACHE.clear()
@@ -1083,11 +1057,8 @@ def build_instance_types(
     cl = cluster or ClusterParams()
     prof = _profile(profile)
     known = _known_set(known_skus)
-    not_yet_known = (prof.provider or {}).get("unknownSKUs")
-    if not_yet_known:      # replay an older known-SKU list: these names were not on it yet (R17)
-        known = known - frozenset(not_yet_known)
     entry = _statics(skus, nc, cl, prof, known, use_cache)
-    sw = _Switches.of(prof) if not use_cache else _switches_cached(prof)
+    sw = _switches_cached(prof)
     price_of = _price_lookup(prices)
 
     instance_types: list[InstanceType] = []
@@ -1105,12 +1076,8 @@ def build_instance_types(
         ultra_avail: set[str] = set()
         for zo in st.zones:
             for ct in CAPACITY_TYPES:
-                if ct == ON_DEMAND:
-                    available = od_ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
-                    price = od_price
-                else:
-                    available = spot_ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
-                    price = spot_price
+                ok, price = (od_ok, od_price) if ct == ON_DEMAND else (spot_ok, spot_price)
+                available = ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
                 offerings.append(Offering(zo.zone, ct, price, available, _requirements(dict(zo.reqs[ct]))))
                 if available:
                     if zo.zone not in zones_avail:

@@ -9,10 +9,11 @@ import re
 
 from harness.model.profile import Profile
 
-# apimachinery validation (karpenter-core.md §5.3 "Kubernetes qualified-name rules")
-_NAME_FMT = "[A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9]|[A-Za-z0-9]"
+# apimachinery validation (karpenter-core.md §5.3 "Kubernetes qualified-name rules"); the CRDs' label-value
+# OpenAPI pattern is the same regex (§5.1).
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -71,7 +72,7 @@ def label_value_errors(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not _VALUE_RE.match(value):
+    if not LABEL_VALUE_RE.match(value):
         errs.append(LABEL_VALUE_MSG)
     return errs
 
@@ -81,12 +82,10 @@ def restricted_label_error(key: str, profile: Profile) -> str | None:
     """IsRestrictedLabel (karpenter-core.md §1.3 at HEAD; §8.1 before v1.9). None when allowed."""
     if key in profile.well_known_labels:
         return None
-    domain = label_domain(key)
-    if profile.label_domain_exceptions:
-        # pre-v1.9 IsRestrictedNodeLabel: plain suffix matching, exceptions first (§8.1)
-        restricted = not any(domain.endswith(e) for e in profile.label_domain_exceptions) and (
-            any(domain.endswith(d) for d in profile.restricted_label_domains) or key in profile.restricted_labels)
+    if profile.uses_restricted_node_label:
+        restricted = is_restricted_node_label(key, profile)      # before v1.9 (karpenter-core.md §8.1)
     else:
+        domain = label_domain(key)
         restricted = any(_in_domain(domain, d) for d in profile.restricted_label_domains) or (
             key in profile.restricted_labels)
     if not restricted:
@@ -148,12 +147,16 @@ def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
         return ("failed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels specified with "
                 f"--node-labels: {go_list(bad)}\n--node-labels in the 'kubernetes.io' namespace must begin with an "
                 f"allowed prefix ({namespaces}) or be in the specifically allowed set ({allowed})")
-    invalid = []
+    # One entry per invalid key or value string, `'<k or v>' - <msgs>`, entries joined with "; " (§6.2).
+    # options.go joins an entry's messages with ", " and ranges over a Go map (random order; ours is
+    # label order).
+    invalid: dict[str, list[str]] = {}
     for k, v in sorted(labels.items()):
-        for msg in qualified_name_errors(k):
-            invalid.append(f"'{k}' - {msg}")
-        for msg in label_value_errors(v):
-            invalid.append(f"'{v}' - {msg}")
+        if errs := qualified_name_errors(k):
+            invalid.setdefault(k, []).extend(errs)
+        if errs := label_value_errors(v):
+            invalid.setdefault(v, []).extend(errs)
     if invalid:
-        return "failed to validate kubelet flags: invalid node labels: " + "; ".join(invalid)
+        return "failed to validate kubelet flags: invalid node labels: " + "; ".join(
+            f"'{s}' - {', '.join(msgs)}" for s, msgs in invalid.items())
     return None

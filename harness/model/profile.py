@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-PROFILE_DIR = Path(str(resources.files("harness") / "data" / "profiles"))
+from harness.model.data import DATA_DIR
+
+PROFILE_DIR = DATA_DIR / "profiles"
 DEFAULT_PROFILE = "upstream"
 
 
@@ -29,27 +30,30 @@ def available_profiles() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
 
 
-def _merge(base: Any, over: Any) -> Any:
-    if not isinstance(base, dict) or not isinstance(over, dict):
+def merge(base: Any, over: Any) -> Any:
+    """`over` merged over `base` by the `extends` rules above; shares no object with either."""
+    return _merge_into(copy.deepcopy(base), over)
+
+
+def _merge_into(out: Any, over: Any) -> Any:
+    """Merge `over` into `out` (a private copy, changed in place); only values from `over` are copied."""
+    if not isinstance(out, dict) or not isinstance(over, dict):
         return copy.deepcopy(over)
-    out = copy.deepcopy(base)
     for key, value in over.items():
+        name = key[:-1]
         if key.endswith("!"):
-            out[key[:-1]] = copy.deepcopy(value)
+            out[name] = copy.deepcopy(value)
         elif key.endswith("+") and isinstance(value, list):
-            name = key[:-1]
-            out[name] = list(out.get(name) or []) + [v for v in value if v not in (out.get(name) or [])]
+            current = out.get(name) or []
+            out[name] = list(current) + [copy.deepcopy(v) for v in value if v not in current]
         elif key.endswith("-") and isinstance(value, list):
-            name = key[:-1]
             out[name] = [v for v in (out.get(name) or []) if v not in value]
         elif key.endswith("+") and isinstance(value, dict):
-            name = key[:-1]
             out[name] = {**(out.get(name) or {}), **copy.deepcopy(value)}
         elif key.endswith("-") and isinstance(value, dict):
-            name = key[:-1]
             out[name] = {k: v for k, v in (out.get(name) or {}).items() if k not in value}
         else:
-            out[key] = _merge(out.get(key), value)
+            out[key] = _merge_into(out.get(key), value)
     return out
 
 
@@ -61,8 +65,16 @@ def raw_profile(name: str) -> dict:
     data = yaml.safe_load(path.read_text()) or {}
     parent = data.pop("extends", None)
     if parent:
-        data = _merge(raw_profile(parent), data)
+        data = merge(raw_profile(parent), data)
     data["name"] = name
+    return data
+
+
+def _lookup(data: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
     return data
 
 
@@ -150,6 +162,13 @@ class Profile:
     def label_resolution(self) -> str:
         return self.core.get("labelResolution", "toNodeClaim")
 
+    @property
+    def uses_restricted_node_label(self) -> bool:
+        """Core before v1.9: `IsRestrictedNodeLabel` (plain suffix matching, LabelDomainExceptions) judges
+        restricted keys and `Requirements.Labels()` resolves custom requirement labels. v1.9 (#2586)
+        removed both together (karpenter-core.md §0 caveat, §8.1), so `labelResolution` decides both."""
+        return self.label_resolution == "requirementsLabels"
+
     # -- crd ----------------------------------------------------------------------------------
     @functools.cached_property
     def crd(self) -> dict:
@@ -182,6 +201,12 @@ class Profile:
         """A provider requirement switch, e.g. provides("mode")."""
         return (self.provider.get("requirements") or {}).get(switch)
 
+    def provider_setting(self, *path: str) -> Any:
+        """provider.<path>, or upstream.yaml's value where this profile has none (missing or null).
+        Every shipped profile extends upstream, so the defaults live in the data only."""
+        value = _lookup(self.provider, path)
+        return value if value is not None else _lookup(raw_profile(DEFAULT_PROFILE)["provider"], path)
+
     @functools.cached_property
     def base_labels(self) -> tuple[BaseLabel, ...]:
         return tuple(
@@ -207,9 +232,7 @@ def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
 
 @functools.lru_cache(maxsize=256)
 def _with_knobs(name: str, knobs_json: str) -> Profile:
-    import json
-    raw = _merge(raw_profile(name), json.loads(knobs_json))
-    raw["name"] = name
+    raw = merge(raw_profile(name), json.loads(knobs_json))
     return Profile(name=name, description=str(raw.get("description", "")).strip(), raw=raw,
                    fingerprint=knobs_json)
 
@@ -219,5 +242,4 @@ def profile_with_knobs(name: str, knobs: dict | None) -> Profile:
     for replaying a reported bug at the provider version that had it (reported-bugs.md §3)."""
     if not knobs:
         return load_profile(name)
-    import json
     return _with_knobs(name, json.dumps(knobs, sort_keys=True))

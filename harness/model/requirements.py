@@ -80,30 +80,16 @@ class Requirement:
     def __len__(self) -> int:
         return MAX_INT64 - len(self.values) if self.complement else len(self.values)
 
-    def _in_bounds(self, value: str) -> bool:
-        if self.gte is None and self.lte is None:
-            return True
-        n = parse_int(value)
-        if n is None:
-            return False
-        return (self.gte is None or n >= self.gte) and (self.lte is None or n <= self.lte)
-
     def has(self, value: str) -> bool:
         if self.complement:
-            return value not in self.values and self._in_bounds(value)
-        return value in self.values and self._in_bounds(value)
+            return value not in self.values and _in_bounds(value, self.gte, self.lte)
+        return value in self.values and _in_bounds(value, self.gte, self.lte)
 
     def single_value(self) -> str | None:
         """The value of a single-valued (`In [x]`) requirement, else None (azure-provider.md §1.1)."""
         if not self.complement and len(self.values) == 1:
             return next(iter(self.values))
         return None
-
-    def _bounds_empty(self, gte: int | None, lte: int | None) -> bool:
-        if gte is None or lte is None:
-            return False
-        # v1.9+: inclusive gte > lte; before: exclusive greaterThan >= lessThan (§8.1)
-        return gte > lte + 1 if self.exclusive else gte > lte
 
     # -- algebra --------------------------------------------------------------------------------
     def intersection(self, other: "Requirement") -> "Requirement":
@@ -113,8 +99,7 @@ class Requirement:
         lte = _min_opt(self.lte, other.lte)
         min_values = _max_opt(self.min_values, other.min_values)
         exclusive = self.exclusive or other.exclusive
-        probe = Requirement(self.key, True, frozenset(), exclusive=exclusive)
-        if probe._bounds_empty(gte, lte):
+        if _bounds_empty(gte, lte, exclusive):
             return Requirement(self.key, False, frozenset(), min_values=min_values, exclusive=exclusive)
         if self.complement and other.complement:
             values = self.values | other.values
@@ -125,8 +110,7 @@ class Requirement:
         else:
             values = self.values & other.values
         if gte is not None or lte is not None:
-            bounded = Requirement(self.key, True, frozenset(), gte=gte, lte=lte)
-            values = frozenset(v for v in values if bounded._in_bounds(v))
+            values = frozenset(v for v in values if _in_bounds(v, gte, lte))
         if not complement:
             gte = lte = None
         return Requirement(self.key, complement, frozenset(values), gte, lte, min_values, exclusive)
@@ -135,17 +119,16 @@ class Requirement:
         """karpenter-core.md §2.2 'HasIntersection' (excluded values of two complements are ignored)."""
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
-        if Requirement(self.key, True, frozenset(), exclusive=self.exclusive or other.exclusive)._bounds_empty(gte, lte):
+        if _bounds_empty(gte, lte, self.exclusive or other.exclusive):
             return False
         if self.complement and other.complement:
             return True
-        bounded = Requirement(self.key, True, frozenset(), gte=gte, lte=lte)
         if self.complement:
-            return any(v not in self.values and bounded._in_bounds(v) for v in other.values)
+            return any(v not in self.values and _in_bounds(v, gte, lte) for v in other.values)
         if other.complement:
-            return any(v not in other.values and bounded._in_bounds(v) for v in self.values)
+            return any(v not in other.values and _in_bounds(v, gte, lte) for v in self.values)
         small, big = (self.values, other.values) if len(self.values) <= len(other.values) else (other.values, self.values)
-        return any(v in big and bounded._in_bounds(v) for v in small)
+        return any(v in big and _in_bounds(v, gte, lte) for v in small)
 
     def any(self, rng: random.Random) -> str:
         """karpenter-core.md §2.1 'Any()': a member, a random integer, or "" (seeded here)."""
@@ -204,6 +187,24 @@ class Requirement:
         if self.values:
             entry["values"] = sorted(self.values)
         return [entry]
+
+
+def _in_bounds(value: str, gte: int | None, lte: int | None) -> bool:
+    """Whether `value` lies within the inclusive bounds; with a bound, a non-integer never does."""
+    if gte is None and lte is None:
+        return True
+    n = parse_int(value)
+    if n is None:
+        return False
+    return (gte is None or n >= gte) and (lte is None or n <= lte)
+
+
+def _bounds_empty(gte: int | None, lte: int | None, exclusive: bool) -> bool:
+    """Whether the bounds admit nothing: v1.9+ inclusive gte > lte; before, exclusive greaterThan >=
+    lessThan (karpenter-core.md §2.2, §8.1; the stored bounds are gte = greaterThan+1, lte = lessThan-1)."""
+    if gte is None or lte is None:
+        return False
+    return gte > lte + 1 if exclusive else gte > lte
 
 
 def _max_opt(a: int | None, b: int | None) -> int | None:

@@ -137,9 +137,5 @@ def fits(requests: Mapping[str, int], available: Mapping[str, int]) -> bool:
     return all(v <= available.get(k, 0) for k, v in requests.items() if v > 0)
 
 
-def ceil_div(a: int, b: int) -> int:
-    return -((-a) // b)
-
-
 __all__ = ["parse_quantity", "value", "milli_value", "parse_resource", "parse_resource_list", "format_quantity",
            "format_resource", "format_resource_list", "add", "subtract", "fits", "QuantityError"]

@@ -14,19 +14,20 @@ from dataclasses import dataclass
 
 from harness.backends.base import APIRejected, Cause
 from harness.model import cel, crdrules
-from harness.model.labels import go_list, label_value_errors, qualified_name_errors, restricted_label_error
+from harness.model.labels import (LABEL_VALUE_PATTERN, LABEL_VALUE_RE, go_list, label_value_errors,
+                                  qualified_name_errors, restricted_label_error)
 from harness.model.profile import Profile
 from harness.model.requirements import IN
 from harness.model.semantics import semantics_for
+from harness.model.versions import parse_version as _parse_version
 
 ADMISSION = "admission"
 RUNTIME = "runtime"
+GROUP = "karpenter.sh"      # apis.Group of NodePool and NodeClaim (karpenter-core.md §1.1)
 
-# karpenter-core.md §5.1
-LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+# karpenter-core.md §5.1 (the label-value pattern is apimachinery's label-value regex, harness.model.labels)
 REQUIREMENT_KEY_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
                            r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
 _REQ_KEY_RE = re.compile(REQUIREMENT_KEY_PATTERN)
 
 
@@ -62,11 +63,10 @@ def _rule_error(field: str, value, message: str, server_version: tuple[int, int]
 
 
 def parse_version(version: str | None) -> tuple[int, int]:
-    """'1.33.0' / 'v1.36.3' -> (1, 33); None -> the newest behaviour."""
+    """'1.33.0' / 'v1.36.3' -> (1, 33); None -> the newest behaviour; unparseable text -> (0, 0)."""
     if not version:
         return (99, 0)
-    parts = [int(p) for p in str(version).lstrip("v").split(".")[:2] if p.isdigit()]
-    return tuple(parts + [0] * (2 - len(parts)))[:2]  # type: ignore[return-value]
+    return _parse_version(str(version)) or (0, 0)
 
 
 def _schema_error(field: str, value, message: str) -> AdmissionError:
@@ -89,7 +89,7 @@ def _check_labels(labels: dict, field: str, profile: Profile, target: str,
         if len(value) > 63:
             errs.append(AdmissionError(f"{field}.{key}", "Too long: may not be more than 63 bytes",
                                        "may not be more than 63 bytes"))
-        if not _LABEL_VALUE_RE.match(value):
+        if not LABEL_VALUE_RE.match(value):
             msg = f"{field}.{key} in body should match '{LABEL_VALUE_PATTERN}'"
             errs.append(_schema_error(f"{field}.{key}", value, msg))
     for rule in crdrules.label_map_rules(profile, target):
@@ -139,8 +139,9 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
     return errs
 
 
-# Required fields of the v1 CRDs' OpenAPI schemas (sigs.k8s.io/karpenter v1.14 pkg/apis/crds;
-# conformance-checked: a NodePool without spec.template.spec.requirements is refused).
+# Required fields of the v1 CRDs' OpenAPI schemas. karpenter-core.md §5 (CRD validation) documents the CRDs'
+# patterns and rules but not these lists; they are read from the CRDs and conformance-checked (a NodePool
+# without spec.template.spec.requirements is refused).
 REQUIRED = {
     "NodePool": [("spec",), ("spec", "template"), ("spec", "template", "spec"),
                  ("spec", "template", "spec", "nodeClassRef"), ("spec", "template", "spec", "requirements"),
@@ -204,7 +205,7 @@ def admission_rejection(obj: dict, profile: Profile, server_version: str | None 
     errs = admission_errors(obj, profile, server_version)
     if not errs:
         return None
-    group = {"NodePool": "karpenter.sh", "NodeClaim": "karpenter.sh"}.get(obj["kind"], "")
+    group = GROUP if obj["kind"] in REQUIRED else ""     # callers pass NodePools and NodeClaims
     name = (obj.get("metadata") or {}).get("name", "")
     texts = [e.text for e in errs]
     body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"

@@ -47,11 +47,11 @@ ACCELERATOR_FALLBACK = {
     "NV12s_v3": "M60", "NV24s_v3": "M60", "NV48s_v3": "M60",
     "NV4as_v4": "MI25", "NV8as_v4": "MI25", "NV16as_v4": "MI25", "NV32as_v4": "MI25",
 }
-ACCELERATOR_FALLBACK_UNCERTAIN = True
 
 
 class VMSizeParseError(ValueError):
-    """The size does not match the naming scheme (upstream: `could not parse VM size <size>`)."""
+    """The size does not match the naming scheme. Upstream drops the SKU and logs "parsing VM size"
+    (azure-provider.md §1.3); the message text here is the harness's own."""
 
     def __init__(self, size: str):
         super().__init__(f"could not parse VM size {size}")

@@ -16,6 +16,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Mapping
 
+# label keys: defined once in instancetypes, importable from here too (harness.loop.azure does)
+from harness.model.instancetypes import (CAPACITY_TYPE, INSTANCE_TYPE, PLACEMENT_SCOPE, PRIORITY, REGION,
+                                         SCALE_SET_PRIORITY, ULTRA_SSD, ZONE)
 from harness.model.labels import can_kubelet_set_label, is_restricted_node_label
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
@@ -24,18 +27,8 @@ KUBELET = "kubelet"
 KUBELET_NODE_LABELS = "kubelet-node-labels"
 CLOUD_NODE_CONTROLLER = "cloud-node-controller"
 KARPENTER_CORE = "karpenter-core"
-WRITERS = (KUBELET, KUBELET_NODE_LABELS, CLOUD_NODE_CONTROLLER, KARPENTER_CORE)
 
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NODEPOOL = "karpenter.sh/nodepool"
-ZONE = "topology.kubernetes.io/zone"
-REGION = "topology.kubernetes.io/region"
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-PLACEMENT_SCOPE = "karpenter.azure.com/placement-scope"
-ULTRA_SSD = "karpenter.azure.com/sku-storage-ultra-ssd"
-SCALESET_PRIORITY = "kubernetes.azure.com/scalesetpriority"
-PRIORITY = "kubernetes.azure.com/priority"
-NODECLASS_LABEL = "karpenter.azure.com/aksnodeclass"
 
 # azure-provider.md §3.1: the 22 Azure well-known keys (GetWellKnownSingleValuedRequirementLabels)
 AZURE_DOMAINS = ("karpenter.azure.com/", "kubernetes.azure.com/")
@@ -74,10 +67,6 @@ class KubeletLabels:
     sources: dict[str, str] = field(default_factory=dict)   # key -> which input supplied the value
 
 
-DEFAULT_KUBELET_SOURCES = ("base", "nodeClaimLabels", "claimRequirements", "instanceTypeRequirements",
-                           "offering", "forcedBase")
-
-
 def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: Mapping[str, str],
                         claim_requirements: Requirements, instance_type_requirements: Requirements,
                         chosen: Mapping[str, str]) -> KubeletLabels:
@@ -93,12 +82,12 @@ def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: M
     }
     merged: dict[str, str] = {}
     sources: dict[str, str] = {}
-    for source in profile.provider.get("kubeletLabelSources") or DEFAULT_KUBELET_SOURCES:
+    for source in profile.provider_setting("kubeletLabelSources"):
         for k, v in inputs[source]().items():
             merged[k] = v
             sources[k] = source
     dropped: dict[str, str] = {}
-    if profile.provider.get("kubeletLabelFilter", "drop") == "drop":
+    if profile.provider_setting("kubeletLabelFilter") == "drop":
         for k in sorted(merged):
             if not can_kubelet_set_label(k, profile):
                 dropped[k] = merged.pop(k)
@@ -134,8 +123,7 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
                         capacity_type: str, ultra_ssd: bool, nodepool: str,
                         claim_requirements: Requirements) -> dict[str, str]:
     """azure-provider.md §4.3 vmInstanceToNodeClaim + Create's merge of Azure well-known claim labels."""
-    keys = set(profile.provider.get("vmLabels") or
-               ("zone", "placementScope", "capacityType", "scaleSetPriority", "priority", "ultraSSD", "nodePool"))
+    keys = set(profile.provider_setting("vmLabels"))
     labels = dict(instance_type_requirements.single_valued_labels())
     if "zone" in keys:
         labels[ZONE] = zone
@@ -145,14 +133,14 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
         labels[CAPACITY_TYPE] = capacity_type
     priority = "spot" if capacity_type == "spot" else "regular"
     if "scaleSetPriority" in keys:
-        labels[SCALESET_PRIORITY] = priority
+        labels[SCALE_SET_PRIORITY] = priority
     if "priority" in keys:
         labels[PRIORITY] = priority
     if "ultraSSD" in keys:
         labels[ULTRA_SSD] = "true" if ultra_ssd else "false"
     if "nodePool" in keys:
         labels[NODEPOOL] = nodepool
-    merge = profile.provider.get("mergeWellKnownClaimLabels", True)
+    merge = profile.provider_setting("mergeWellKnownClaimLabels")
     if merge:
         # true: every Azure well-known key; a list: just those keys
         keys = ({k for k in profile.well_known_labels if k.startswith(AZURE_DOMAINS)} if merge is True
@@ -171,7 +159,7 @@ def resolved_requirement_labels(profile: Profile, requirements: Requirements, rn
     for key in sorted(requirements):
         if key in skip_sim:
             continue
-        if profile.label_resolution == "requirementsLabels":
+        if profile.uses_restricted_node_label:
             if is_restricted_node_label(key, profile):
                 continue
         else:
@@ -183,14 +171,16 @@ def resolved_requirement_labels(profile: Profile, requirements: Requirements, rn
     return out
 
 
-def nodeclaim_template_labels(nodepool: dict, nodeclass_key: str = NODECLASS_LABEL) -> dict[str, str]:
+def nodeclaim_template_labels(nodepool: dict) -> dict[str, str]:
     """karpenter-core.md §3.1 steps 1+3: template labels, the nodepool label and the nodeclass label."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = {str(k): str(v) for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items()}
     labels[NODEPOOL] = nodepool["metadata"]["name"]
     ref = (tmpl.get("spec") or {}).get("nodeClassRef") or {}
     if ref.get("name"):
+        # NodeClassLabelKey `<group>/<lowercased kind>` (karpenter-core.md §1.1, §3.1). The CRD requires both
+        # (§5.1); without them we take the Azure NodeClass's, karpenter.azure.com/aksnodeclass (azure-provider.md §4.3).
         group = ref.get("group") or "karpenter.azure.com"
         kind = (ref.get("kind") or "AKSNodeClass").lower()
-        labels[f"{group}/{kind}" if group else nodeclass_key] = ref["name"]
+        labels[f"{group}/{kind}"] = ref["name"]
     return labels

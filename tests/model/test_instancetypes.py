@@ -2,7 +2,6 @@
 pkg/providers/instancetype/suite_test.go tables re-expressed, §7)."""
 from __future__ import annotations
 
-import copy
 import json
 import math
 import time
@@ -16,7 +15,7 @@ from harness.model.instancetypes import (ClusterParams, InstanceTypeSet, NodeCla
                                          cache_info, invalidate_cache, kube_reserved, max_pods, memory_capacity,
                                          node_image_version_label, normalize_cluster_label, os_sku_effective,
                                          os_sku_from_image_family)
-from harness.model.profile import Profile, load_profile, raw_profile
+from harness.model.profile import Profile, load_profile, merge, raw_profile
 from harness.model.requirements import Requirement, Requirements
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,16 +108,8 @@ def values(its: InstanceTypeSet, name: str, key: str):
 
 
 def derived_profile(base: str, name: str, overrides: dict) -> Profile:
-    """A profile that differs from `base` only by `overrides` (deep-merged), built from data."""
-    raw = copy.deepcopy(raw_profile(base))
-
-    def merge(dst, src):
-        for k, v in src.items():
-            if isinstance(v, dict) and isinstance(dst.get(k), dict):
-                merge(dst[k], v)
-            else:
-                dst[k] = copy.deepcopy(v)
-    merge(raw, overrides)
+    """A profile that differs from `base` only by `overrides` (merged like `extends`), built from data."""
+    raw = merge(raw_profile(base), overrides)
     raw["name"] = name
     return Profile(name=name, description="test profile", raw=raw)
 

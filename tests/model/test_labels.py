@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.model.labels import (can_kubelet_set_label, is_kubelet_label, kubelet_flag_error,
+from harness.model.labels import (can_kubelet_set_label, is_kubelet_label, kubelet_flag_error, label_value_errors,
                                   node_restriction_forbids, qualified_name_errors, restricted_label_error)
 from harness.model.profile import load_profile
 
@@ -53,6 +53,18 @@ def test_kubelet_refuses_unknown_kubernetes_io_labels():
                           "'kubernetes.io' namespace must begin with an allowed prefix (kubelet.kubernetes.io, "
                           "node.kubernetes.io) or be in the specifically allowed set (beta.kubernetes.io/arch, ")
     assert kubelet_flag_error({"kubernetes.azure.com/mode": "user"}, UP) is None
+
+
+def test_kubelet_invalid_node_labels_one_entry_per_key_or_value():
+    """§6.2 `invalid node labels: '<k or v>' - <msgs>; ...`: a key's messages share one entry (", "-joined,
+    as ValidateKubeletFlags does); entries are "; "-joined."""
+    long_bad = "example.com/" + "a" * 63 + "-"       # name part too long and not ending alphanumeric
+    err = kubelet_flag_error({long_bad: "ok", "example.com/v": "-bad"}, UP)
+    name_errs = qualified_name_errors(long_bad)
+    assert len(name_errs) == 2
+    assert err == ("failed to validate kubelet flags: invalid node labels: "
+                   f"'{long_bad}' - {name_errs[0]}, {name_errs[1]}; "
+                   f"'-bad' - {label_value_errors('-bad')[0]}")
 
 
 @pytest.mark.parametrize("key, forbidden", [
