@@ -6,7 +6,8 @@
 `up` starts the cluster, prints its server URL, admin kubeconfig and start timings, and then either
 runs the acceptance checks and tears everything down (`--check`, exit status 0 when they pass), or
 waits until Ctrl-C / SIGTERM and tears down. `python -m harness.backends build` builds (or reuses)
-the pinned binaries and prints their directory and versions.
+the pinned binaries (K8S_VERSION, ETCD_VERSION, KWOK_VERSION; Go module proxy, ~13 min cold) into
+the harness cache, streaming the build log to stderr, and prints their paths and versions.
 """
 from __future__ import annotations
 
@@ -69,9 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "build":
         from harness.backends import binaries
         t0 = time.monotonic()
-        bs = binaries.ensure_binaries(build=True, need=binaries.REQUIRED + binaries.OPTIONAL)
+        try:
+            bs = binaries.ensure_binaries(build=True, need=binaries.REQUIRED + binaries.OPTIONAL, echo=True)
+        except binaries.BinariesError as e:
+            print(f"build failed: {e}", file=sys.stderr)
+            return 1
+        stages = bs.kwok_stages       # kwok >= v0.8.0 has no built-in stages: assembled once (§3.2)
         print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
-                          "paths": {k: str(v) for k, v in bs.paths.items()}}, indent=2))
+                          "paths": {k: str(v) for k, v in bs.paths.items()},
+                          "kwok_stages": str(stages) if stages else None}, indent=2))
         return 0
 
     from harness.backends.registry import get_backend
@@ -87,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         info = {"backend": cluster.backend, "server": cluster.server, "profile": cluster.profile,
                 "capabilities": sorted(cluster.capabilities), "workdir": str(cluster.workdir),
                 "start_seconds": round(time.monotonic() - t0, 2),
-                "timings": {k: round(v, 3) for k, v in cluster.timings.items()}}
-        info["kubeconfig"] = str(cluster.workdir / "admin.kubeconfig")
+                "timings": {k: round(v, 3) for k, v in cluster.timings.items()},
+                "kubeconfig": str(cluster.kubeconfig_path)}
         print(json.dumps(info, indent=2), flush=True)
         if args.check:
             failures = _checks(cluster)
@@ -96,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("FAIL", f)
             return 1 if failures else 0
         print("cluster up; Ctrl-C to tear down", file=sys.stderr, flush=True)
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(signal.SIGTERM, signal.default_int_handler)     # raises KeyboardInterrupt
         try:
             while True:
                 time.sleep(3600)

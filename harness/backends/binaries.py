@@ -6,16 +6,20 @@ Lookup order for each binary (reference/cluster-backends.md §5.4 "LocalBinaries
   2. $KUBEBUILDER_ASSETS (envtest's layout: a flat dir with kube-apiserver, etcd, kubectl);
   3. $HARNESS_BIN_DIR;
   4. the build cache, keyed by versions: <cache>/bin/k8s-<K8S_VERSION>-etcd-<ETCD_VERSION>-kwok-<KWOK_VERSION>/
-     (written by build-binaries.sh from the Go module proxy, §1-§3).
+     (written by `python -m harness.backends build`, which runs build-binaries.sh: the Go module
+     proxy, §1-§3).
+The pinned default versions and the cache layout live here only; build-binaries.sh gets them from build().
 Every binary found is validated with `--version` (once per path+mtime per process).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,57 +149,60 @@ def find_binaries(validate: bool = True) -> BinarySet:
     return bs
 
 
-def build(log=None) -> tuple[Path, float]:
-    """Run build-binaries.sh (pinned versions from the env); returns (bin dir, seconds)."""
-    env = dict(os.environ)
+def build(echo: bool = False) -> tuple[Path, float]:
+    """Build (or reuse) the pinned versions into cached_bin_dir() with build-binaries.sh, then write
+    kwok's stage config beside kwok; returns (bin dir, seconds). `echo` streams the build log to
+    stderr (it is otherwise only shown, its tail, when the build fails)."""
     go = go_binary()
     if go is None:
         raise BinariesError("cannot build control-plane binaries: no Go toolchain (go not on PATH, "
                             "/usr/local/go/bin/go missing); set KUBEBUILDER_ASSETS or HARNESS_BIN_DIR instead")
-    env["PATH"] = f"{Path(go).parent}:{env.get('PATH', '')}"
-    env.update({"K8S_VERSION": versions()["k8s"], "ETCD_VERSION": versions()["etcd"],
-                "KWOK_VERSION": versions()["kwok"], "HARNESS_CACHE": str(cache_dir())})
+    v = versions()
+    out = cached_bin_dir()
+    env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}",
+           "K8S_VERSION": v["k8s"], "ETCD_VERSION": v["etcd"], "KWOK_VERSION": v["kwok"]}
     t0 = time.monotonic()
-    proc = subprocess.run(["bash", str(BUILD_SCRIPT)], env=env, capture_output=True, text=True)
+    tail: collections.deque[str] = collections.deque(maxlen=25)
+    with subprocess.Popen(["bash", str(BUILD_SCRIPT), str(out), str(cache_dir() / "build")], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            tail.append(line.rstrip("\n"))
+            if echo:
+                sys.stderr.write(line)
     dt = time.monotonic() - t0
-    if log is not None:
-        log(proc.stderr)
     if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-25:])
-        raise BinariesError(f"{BUILD_SCRIPT.name} failed (exit {proc.returncode}) after {dt:.0f}s:\n{tail}")
-    return Path(proc.stdout.strip().splitlines()[-1]), dt
+        raise BinariesError(f"{BUILD_SCRIPT.name} failed (exit {proc.returncode}) after {dt:.0f}s:\n"
+                            + "\n".join(tail).strip())
+    if (out / "kwok").exists():
+        kwok_stages_file(out)
+    return out, dt
 
 
-def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED) -> BinarySet:
-    """Binaries for `need`, building the pinned versions into the cache first if any is missing.
-
-    The build goes through a file lock so concurrent pytest-xdist workers build once.
-    """
+def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED, echo: bool = False) -> BinarySet:
+    """Binaries for `need`, building the pinned versions into the cache first if any is missing
+    (and `build`). The build goes through a file lock so concurrent pytest-xdist workers build once."""
     bs = find_binaries()
-    if not bs.missing(need) or not build:
-        if bs.missing(need):
-            raise BinariesError(_missing_message(bs, need))
-        return bs
-    from filelock import FileLock
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    with FileLock(str(cache_dir() / "build.lock")):
-        bs = find_binaries()
-        if bs.missing(need):
-            _build_fn()
+    if bs.missing(need) and build:
+        from filelock import FileLock
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        with FileLock(str(cache_dir() / "build.lock")):
             bs = find_binaries()
+            if bs.missing(need):
+                _build_fn(echo=echo)
+                bs = find_binaries()
     if bs.missing(need):
-        raise BinariesError(_missing_message(bs, need))
+        raise BinariesError(missing_message(bs, need))
     return bs
 
 
 _build_fn = build    # keep a handle: ensure_binaries' `build` parameter shadows the function name
 
 
-def _missing_message(bs: BinarySet, need) -> str:
+def missing_message(bs: BinarySet, need) -> str:
     where = ", ".join(f"{n}: {ENV_OVERRIDES[n]}" for n in bs.missing(need))
     return (f"missing control-plane binaries {bs.missing(need)} (looked in env overrides [{where}], "
             f"$KUBEBUILDER_ASSETS, $HARNESS_BIN_DIR, {cached_bin_dir()}); "
-            f"build them with: bash {BUILD_SCRIPT}")
+            f"build them with: python -m harness.backends build (runs {BUILD_SCRIPT.name})")
 
 
 # -- kwok stages (§3.2: kwok v0.8.0 ships no default stages) -----------------------------------------
@@ -234,12 +241,15 @@ def go_module_dir(module: str, version: str) -> Path:
 
 
 def kwok_stages_file(bin_dir: Path) -> Path | None:
-    """`kwok-stages.yaml` beside the kwok binary; assembled from the kwok module if absent."""
-    out = bin_dir / "kwok-stages.yaml"
-    if out.exists():
-        return out
+    """`kwok-stages.yaml` beside the kwok binary, or in the cache when that dir is not writable;
+    assembled once from the kwok module's node-fast, node-heartbeat and pod-fast stages."""
+    kwok = versions()["kwok"]
+    beside, cached = bin_dir / "kwok-stages.yaml", cache_dir() / f"kwok-stages-{kwok}.yaml"
+    for path in (beside, cached):
+        if path.exists():
+            return path
     try:
-        mod = go_module_dir("sigs.k8s.io/kwok", versions()["kwok"])
+        mod = go_module_dir("sigs.k8s.io/kwok", kwok)
     except BinariesError:
         return None
     docs = []
@@ -249,7 +259,8 @@ def kwok_stages_file(bin_dir: Path) -> Path | None:
                 docs.append(f.read_text().strip())
     if not docs:
         return None
-    target = out if os.access(bin_dir, os.W_OK) else cache_dir() / f"kwok-stages-{versions()['kwok']}.yaml"
+    target = beside if os.access(bin_dir, os.W_OK) else cached
+    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text("\n---\n".join(docs) + "\n")
     os.replace(tmp, target)

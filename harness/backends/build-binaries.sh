@@ -1,29 +1,28 @@
 #!/usr/bin/env bash
 # Build pinned Kubernetes control-plane binaries, etcd and kwok from the Go module proxy
-# into a cache outside the repository, keyed by version (reference/cluster-backends.md §1-§3).
+# (reference/cluster-backends.md §1-§3). Run through `python -m harness.backends build`, which owns
+# the pinned versions, the cache layout and kwok's stage config (harness/backends/binaries.py):
 #
-#   harness/backends/build-binaries.sh            # build (or reuse) the default versions
-#   K8S_VERSION=v1.34.4 ETCD_VERSION=v3.6.4 ...   # other versions; each gets its own cache dir
+#   K8S_VERSION=... ETCD_VERSION=... KWOK_VERSION=... build-binaries.sh <bin dir> <work dir>
 #
-# Prints the bin directory on the last line of stdout. Idempotent: a complete cache dir is reused.
+# Idempotent: binaries already in <bin dir> are reused.
 set -euo pipefail
 
-K8S_VERSION=${K8S_VERSION:-v1.36.3}
-ETCD_VERSION=${ETCD_VERSION:-v3.6.8}     # envtest's pairing for 1.36 (§1.2 table)
-KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
-CACHE=${HARNESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-harness}
-OUT="$CACHE/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
-WORK="$CACHE/build"
+if [ $# -ne 2 ] || [ -z "${K8S_VERSION:-}" ] || [ -z "${ETCD_VERSION:-}" ] || [ -z "${KWOK_VERSION:-}" ]; then
+  echo "usage: K8S_VERSION=... ETCD_VERSION=... KWOK_VERSION=... $0 <bin dir> <work dir>" >&2
+  echo "build the pinned versions into the harness cache with: python -m harness.backends build" >&2
+  exit 2
+fi
+OUT=$1
+WORK=$2
 
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 log() { echo "[build-binaries] $*" >&2; }
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
 
 want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
 complete=1
 for b in "${want[@]}"; do [ -x "$OUT/$b" ] || complete=0; done
-[ -s "$OUT/kwok-stages.yaml" ] || complete=0
-if [ "$complete" = 1 ]; then log "reusing $OUT"; echo "$OUT"; exit 0; fi
+if [ "$complete" = 1 ]; then log "reusing $OUT"; exit 0; fi
 mkdir -p "$OUT" "$WORK"
 
 minor=${K8S_VERSION#v1.}            # e.g. 36.3
@@ -96,21 +95,5 @@ if ! [ -x "$OUT/kwok" ]; then
   log "kwok built in $(( $(date +%s) - t0 ))s"
 fi
 
-# --- kwok stages: v0.8.0 removed the built-in defaults (§3.2); assemble node-fast + node-heartbeat +
-# pod-fast from the kwok module (already in the module cache after the install above).
-if ! [ -s "$OUT/kwok-stages.yaml" ]; then
-  kdir=$(cd "$WORK" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-  tmp="$OUT/kwok-stages.yaml.tmp$$"; : > "$tmp"
-  for sub in node/fast node/heartbeat pod/fast; do
-    for f in "$kdir/kustomize/stage/$sub"/*.yaml; do
-      [ "$(basename "$f")" = kustomization.yaml ] && continue
-      { cat "$f"; printf '\n---\n'; } >> "$tmp"
-    done
-  done
-  mv "$tmp" "$OUT/kwok-stages.yaml"
-  log "kwok stages written to $OUT/kwok-stages.yaml"
-fi
-
 "$OUT/kube-apiserver" --version >&2
 "$OUT/etcd" --version | head -1 >&2
-echo "$OUT"

@@ -17,6 +17,8 @@ kind maintainers do not support running kindest/node without the kind CLI (§5.2
 Ryuk (testcontainers' reaper) needs the `testcontainers/ryuk` image; when it is not present locally
 it is disabled (TESTCONTAINERS_RYUK_DISABLED semantics) and the backend reaps its own containers:
 on close(), at interpreter exit, and at the next start (containers labelled with a dead owner pid).
+A kept cluster's containers (keep=True) carry no owner pid: they stay up after the process exits
+(unless Ryuk runs) until close() or `docker rm -f`.
 """
 from __future__ import annotations
 
@@ -25,17 +27,17 @@ import os
 import shutil
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
-import requests
 import yaml
 
 from harness.backends import binaries as binmod
-from harness.backends.local import (_env_flag, _tmp_root, apiserver_args, etcd_args, kcm_args, kwok_args,
-                                    pki_paths, scheduler_args, sweep_stale_workdirs)
+from harness.backends.local import (COMPONENTS, _tmp_root, apiserver_args, etcd_args, healthz, loopback_session,
+                                    pki_paths, sweep_stale_workdirs)
 from harness.backends.pki import PKI, kubeconfig
-from harness.backends.procs import StartError, free_port, pid_alive
-from harness.backends.realcluster import RealCluster
+from harness.backends.procs import StartError, free_port, pid_alive, poll_until
+from harness.backends.realcluster import RealBackend, RealCluster
 
 __all__ = ["ContainerBackend", "ContainerCluster", "docker_status", "ensure_image"]
 
@@ -70,6 +72,7 @@ def docker_status() -> tuple[bool, str]:
 
 
 def _client():
+    """A Docker client; the caller closes it (`with closing(_client()) as client`)."""
     import docker
     return docker.from_env(timeout=300)
 
@@ -137,9 +140,8 @@ def prebuilt_image(client) -> str | None:
     return None
 
 
-def ensure_image(bs: binmod.BinarySet, client=None) -> tuple[str, float]:
+def ensure_image(bs: binmod.BinarySet, client) -> tuple[str, float]:
     """Build the control-plane image from the cached binaries unless it exists; (tag, seconds)."""
-    client = client or _client()
     tag = image_tag(bs)
     try:
         client.images.get(tag)
@@ -156,6 +158,8 @@ def ensure_image(bs: binmod.BinarySet, client=None) -> tuple[str, float]:
         except Exception:   # noqa: BLE001
             pass
         t0 = time.monotonic()
+        for stale in lockdir.glob("image-ctx-*"):     # left by a crashed build (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
         ctx = Path(tempfile.mkdtemp(prefix="image-ctx-", dir=str(lockdir)))
         try:
             (ctx / "bin").mkdir()
@@ -180,9 +184,8 @@ class ContainerCluster(RealCluster):
     backend = "container"
 
     def __init__(self, workdir: Path, keep: bool):
+        super().__init__(workdir, keep)
         self.containers: list = []        # testcontainers DockerContainer, start order
-        self._closed = False
-        self._track(workdir, keep)
 
     def container_ids(self) -> dict[str, str]:
         return {getattr(c, "_harness_name", "?"): c.get_container_id() for c in self.containers
@@ -199,51 +202,35 @@ class ContainerCluster(RealCluster):
                     return f"(no logs: {e})"
         return "(no such container)"
 
-    def close(self) -> None:
-        if self._closed and not self.containers:
-            return
-        try:
-            if hasattr(self, "_clients"):
-                RealCluster.close(self)
-        finally:
-            for c in reversed(self.containers):
-                if getattr(c, "_container", None) is None:
-                    continue
-                try:
-                    if self.keep:
-                        c._container.stop(timeout=5)
-                    else:
-                        c.stop(force=True)
-                except Exception:   # noqa: BLE001 - already gone
-                    pass
-            self.containers.clear()
-            self._release()
+    def _stop_components(self) -> None:
+        for c in reversed(self.containers):
+            if getattr(c, "_container", None) is None:
+                continue
+            try:
+                if self.keep:
+                    c._container.stop(timeout=5)
+                else:
+                    c.stop(force=True)
+            except Exception:   # noqa: BLE001 - already gone
+                pass
+        self.containers.clear()
+
+    def _stop_command(self) -> str:
+        return "docker rm -f " + " ".join(self.container_ids().values())
 
 
-class ContainerBackend:
+class ContainerBackend(RealBackend):
     name = "container"
 
-    def __init__(self, *, flavor: str = "binaries", scheduler: bool = False, controller_manager: bool = False,
-                 kwok: bool = False, profile: str | None = "upstream", keep: bool | None = None,
-                 build: bool = False, start_timeout: float = 120.0, k3s_image: str = DEFAULT_K3S_IMAGE,
-                 apiserver_args: dict[str, str] | None = None):
+    def __init__(self, *, flavor: str = "binaries", k3s_image: str = DEFAULT_K3S_IMAGE, start_timeout: float = 120.0,
+                 **options):
+        """`options`: those of RealBackend (scheduler, controller_manager, kwok, profile, keep, build,
+        apiserver_args)."""
         if flavor not in ("binaries", "k3s"):
             raise ValueError(f"unknown container flavor {flavor!r} (binaries | k3s)")
+        super().__init__(start_timeout=start_timeout, **options)
         self.flavor = flavor
-        self.scheduler = scheduler
-        self.controller_manager = controller_manager
-        self.kwok = kwok
-        self.profile = profile
-        self.keep = _env_flag("HARNESS_KEEP_CLUSTER") if keep is None else keep
-        self.build = build or _env_flag("HARNESS_BUILD_BINARIES")
-        self.start_timeout = start_timeout
         self.k3s_image = k3s_image
-        self.apiserver_args = apiserver_args or {}
-        self.timings: dict[str, float] = {}
-
-    def _needed(self) -> tuple[str, ...]:
-        return tuple(n for n, on in (("etcd", True), ("kube-apiserver", True), ("kube-scheduler", self.scheduler),
-                                     ("kube-controller-manager", self.controller_manager), ("kwok", self.kwok)) if on)
 
     def available(self) -> tuple[bool, str]:
         ok, why = docker_status()
@@ -251,57 +238,59 @@ class ContainerBackend:
             return False, why
         if self.flavor == "k3s":
             return self._k3s_image_available()
-        try:
-            bs = binmod.find_binaries()
-        except binmod.BinariesError as e:
-            return False, str(e)
+        bs, why = self._binaries()
+        if bs is None:
+            return False, why
         if bs.missing(binmod.REQUIRED + binmod.OPTIONAL):
-            if prebuilt_image(_client()):                # a previously built image is enough
-                return True, ""
-        if bs.missing(self._needed()):
-            if not (self.build and binmod.go_binary()):
-                return False, "no control-plane image and " + binmod._missing_message(bs, self._needed())
+            with closing(_client()) as client:
+                if prebuilt_image(client):                # a previously built image is enough
+                    return True, ""
+        if why:
+            return False, "no control-plane image and " + why
         return True, ""
 
     def _k3s_image_available(self) -> tuple[bool, str]:
-        client = _client()
-        try:
-            client.images.get(self.k3s_image)
-            return True, ""
-        except Exception:   # noqa: BLE001
-            pass
-        try:
-            repo, _, tag = self.k3s_image.rpartition(":")
-            client.images.pull(repo, tag=tag)
-            return True, ""
-        except Exception as e:   # noqa: BLE001
-            return False, (f"image {self.k3s_image} is not present locally and cannot be pulled "
-                           f"(no registry reachable?): {e}")
+        with closing(_client()) as client:
+            try:
+                client.images.get(self.k3s_image)
+                return True, ""
+            except Exception:   # noqa: BLE001
+                pass
+            try:
+                repo, _, tag = self.k3s_image.rpartition(":")
+                client.images.pull(repo, tag=tag)
+                return True, ""
+            except Exception as e:   # noqa: BLE001
+                return False, (f"image {self.k3s_image} is not present locally and cannot be pulled "
+                               f"(no registry reachable?): {e}")
 
     # -- start ------------------------------------------------------------------------------------------
     def start(self) -> ContainerCluster:
         t0 = time.monotonic()
-        client = _client()
-        _ryuk_setup(client)
-        _sweep_stale(client)
-        sweep_stale_workdirs("harness-container-")
-        workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=_tmp_root()))
-        os.chmod(workdir, 0o755)
-        (workdir / "owner.pid").write_text(str(os.getpid()))
-        cluster = ContainerCluster(workdir, self.keep)
-        try:
-            if self.flavor == "k3s":
-                self._start_k3s(cluster)
-            else:
-                self._start_binaries(cluster, client, t0)
-            if self.profile:
-                cluster.install_profile(self.profile)
-                cluster.capabilities = cluster.capabilities | {"crds"}
-        except BaseException:
-            cluster.close()
-            raise
+        with closing(_client()) as client:
+            _ryuk_setup(client)
+            _sweep_stale(client)
+            sweep_stale_workdirs("harness-container-")
+            workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=_tmp_root()))
+            os.chmod(workdir, 0o755)
+            cluster = ContainerCluster(workdir, self.keep)
+            try:
+                if self.flavor == "k3s":
+                    self._start_k3s(cluster)
+                else:
+                    self._start_binaries(cluster, client)
+                if self.profile:
+                    cluster.install_profile(self.profile)
+                    cluster.capabilities = cluster.capabilities | {"crds"}
+            except BaseException:
+                cluster.close()
+                raise
         cluster.timings["total"] = time.monotonic() - t0
         return cluster
+
+    def _labels(self, name: str) -> dict[str, str]:
+        # A kept cluster's containers have no owner: _sweep_stale never removes them.
+        return {LABEL: name} if self.keep else {LABEL: name, OWNER_LABEL: str(os.getpid())}
 
     def _container(self, cluster: ContainerCluster, image: str, name: str, argv: list[str], *,
                    netns_of=None, ports: dict | None = None, tmpfs: tuple[str, ...] = ()):
@@ -311,7 +300,7 @@ class ContainerBackend:
         c.with_volume_mapping(str(cluster.pki.dir), PKI_MOUNT, "ro")
         for path in tmpfs:
             c.with_tmpfs_mount(path)
-        kwargs = {"labels": {LABEL: name, OWNER_LABEL: str(os.getpid())}, "entrypoint": [argv[0]]}
+        kwargs = {"labels": self._labels(name), "entrypoint": [argv[0]]}
         c.with_command(argv[1:])
         if netns_of is not None:
             kwargs["network_mode"] = f"container:{netns_of.get_container_id()}"
@@ -324,24 +313,21 @@ class ContainerBackend:
         c.start()
         return c
 
-    def _wait(self, cluster: ContainerCluster, container, check, what: str) -> float:
-        t0 = time.monotonic()
-        deadline = t0 + self.start_timeout
-        name = container._harness_name
-        while True:
-            try:
-                if check():
-                    return time.monotonic() - t0
-            except Exception:   # noqa: BLE001 - not up yet
-                pass
+    def _wait(self, cluster: ContainerCluster, container, check, what: str) -> None:
+        """Poll `check` until true; StartError with the container's log tail when it exits or times out."""
+        def gone() -> bool:
             container._container.reload()
-            status = container._container.status
-            if status in ("exited", "dead") or time.monotonic() > deadline:
-                state = f"container {status}" if status in ("exited", "dead") else f"not {what} within {self.start_timeout:.0f}s"
-                raise StartError(f"{name} (container) {state}; last log lines:\n{cluster.logs(name)}")
-            time.sleep(0.1)
+            return container._container.status in ("exited", "dead")
 
-    def _start_binaries(self, cluster: ContainerCluster, client, t0: float) -> None:
+        def fail(exited: bool) -> StartError:
+            state = f"container {container._container.status}" if exited else \
+                f"not {what} within {self.start_timeout:.0f}s"
+            name = container._harness_name
+            return StartError(f"{name} (container) {state}; last log lines:\n{cluster.logs(name)}")
+
+        poll_until(check, self.start_timeout, fail, gone=gone, interval=0.1)
+
+    def _start_binaries(self, cluster: ContainerCluster, client) -> None:
         bs = binmod.find_binaries()
         image, t_build = None, 0.0
         if bs.missing(binmod.REQUIRED + binmod.OPTIONAL):
@@ -350,19 +336,14 @@ class ContainerBackend:
                 bs = binmod.ensure_binaries(build=self.build, need=self._needed())
         if image is None:
             image, t_build = ensure_image(bs, client)
-        self.timings["image_build"] = t_build
         t1 = time.monotonic()
         pki = PKI(cluster.workdir / "pki")
         os.chmod(pki.dir, 0o755)
         cluster.pki = pki               # mounted at /pki by _container()
         paths = pki_paths(pki, PKI_MOUNT)
-        host = {"kube-apiserver": free_port()}
-        inner_ports = {"kube-apiserver": 6443, "kube-controller-manager": 10257, "kube-scheduler": 10259,
-                       "kwok": 10247}
-        for name, on in (("kube-controller-manager", self.controller_manager), ("kube-scheduler", self.scheduler),
-                         ("kwok", self.kwok)):
-            if on:
-                host[name] = free_port()
+        enabled = [c for c in COMPONENTS if getattr(self, c.option)]
+        host = {"kube-apiserver": free_port()} | {c.name: free_port() for c in enabled}
+        inner_ports = {"kube-apiserver": 6443} | {c.name: c.port for c in enabled}
         server = f"https://127.0.0.1:{host['kube-apiserver']}"
         inner = "https://127.0.0.1:6443"
 
@@ -378,19 +359,13 @@ class ContainerBackend:
                                   issuer="https://127.0.0.1:6443/", cert_dir="/tmp/apiserver",
                                   service_account_admission=self.controller_manager, extra=self.apiserver_args),
                               netns_of=etcd, tmpfs=("/tmp",))
-        probe = requests.Session()
-        probe.verify = str(pki.ca.cert)
-        probe.trust_env = False
+        probe = loopback_session(verify=str(pki.ca.cert))
         self._wait(cluster, api, lambda: probe.get(server + "/readyz", timeout=2).status_code == 200,
                    "ready (GET /readyz)")
-        self.timings["apiserver_ready"] = time.monotonic() - t1
+        t_api = time.monotonic() - t1
 
-        RealCluster.__init__(cluster, server, pki, frozenset())
+        cluster.connect(server, pki, lambda check, what: self._wait(cluster, api, check, what))
         caps = {"real-apiserver", "etcd", "cel", "node-restriction", "node-authorizer", "rbac", "docker"}
-        self._wait(cluster, api, lambda: cluster.admin.get("Namespace", "default") is not None,
-                   "serving the default namespace")
-        cluster.bootstrap()
-        cluster.write_kubeconfig(cluster.workdir / "admin.kubeconfig")
 
         def inner_kubeconfig(name: str, pair) -> str:
             kc = kubeconfig(inner, Path(paths["ca"]), pair)
@@ -400,46 +375,20 @@ class ContainerBackend:
             (pki.dir / f"{name}.kubeconfig").write_text(yaml.safe_dump(kc))
             return f"{PKI_MOUNT}/{name}.kubeconfig"
 
-        insecure = requests.Session()
-        insecure.verify = False     # components' self-signed serving certs
-        insecure.trust_env = False
-        import urllib3
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-
-        def healthz(name: str, scheme: str = "https"):
-            url = f"{scheme}://127.0.0.1:{host[name]}/healthz"
-            return lambda: insecure.get(url, timeout=2).status_code == 200
-
-        if self.controller_manager:
-            kc = inner_kubeconfig("kube-controller-manager", pki.kube_controller_manager())
-            kcm = self._container(cluster, image, "kube-controller-manager",
-                                  ["/usr/local/bin/kube-controller-manager"] +
-                                  kcm_args(kc, 10257, "/tmp/kcm", paths, bind="0.0.0.0"),
-                                  netns_of=etcd, tmpfs=("/tmp",))
-            self._wait(cluster, kcm, healthz("kube-controller-manager"), "healthy (GET /healthz)")
-            self._wait(cluster, kcm, lambda: cluster.admin.request(
-                "GET", "/api/v1/namespaces/default/serviceaccounts/default", ok_missing=True) is not None,
-                "creating serviceaccount/default")
-            caps.add("kube-controller-manager")
-        if self.scheduler:
-            kc = inner_kubeconfig("kube-scheduler", pki.kube_scheduler())
-            sched = self._container(cluster, image, "kube-scheduler",
-                                    ["/usr/local/bin/kube-scheduler"] +
-                                    scheduler_args(kc, 10259, "/tmp/sched", bind="0.0.0.0"),
-                                    netns_of=etcd, tmpfs=("/tmp",))
-            self._wait(cluster, sched, healthz("kube-scheduler"), "healthy (GET /healthz)")
-            caps.add("kube-scheduler")
-        if self.kwok:
-            kc = inner_kubeconfig("kwok", pki.controller("kwok"))
-            kw = self._container(cluster, image, "kwok",
-                                 ["/usr/local/bin/kwok"] + kwok_args(kc, "/etc/kwok/stages.yaml", 10247,
-                                                                     bind="0.0.0.0"),
-                                 netns_of=etcd, tmpfs=("/tmp",))
-            self._wait(cluster, kw, healthz("kwok", "http"), "healthy (GET /healthz)")
-            caps.add("kwok")
+        for comp in enabled:
+            kc = inner_kubeconfig(comp.name, comp.identity(pki))
+            c = self._container(cluster, image, comp.name,
+                                [f"/usr/local/bin/{comp.name}"] + comp.args(
+                                    kc, comp.port, f"/tmp/{comp.name}", paths, "/etc/kwok/stages.yaml",
+                                    bind="0.0.0.0"),
+                                netns_of=etcd, tmpfs=("/tmp",))
+            self._wait(cluster, c, healthz(host[comp.name], comp.scheme), "healthy (GET /healthz)")
+            if comp.name == "kube-controller-manager":
+                self._wait(cluster, c, cluster.default_service_account_exists, "creating serviceaccount/default")
+            caps.add(comp.name)
         cluster.capabilities = frozenset(caps)
-        cluster.timings.update(self.timings)
-        cluster.timings["start_after_image"] = time.monotonic() - t1
+        cluster.timings.update({"image_build": t_build, "apiserver_ready": t_api,
+                                "start_after_image": time.monotonic() - t1})
 
     def _start_k3s(self, cluster: ContainerCluster) -> None:
         """k3s through testcontainers' K3SContainer (reference §5.1). Needs a registry or a preloaded image."""
@@ -453,7 +402,7 @@ class ContainerBackend:
         host_port = free_port()
         k3s.ports = {"6443/tcp": ("127.0.0.1", host_port)}
         # with_kwargs() replaces K3SContainer's own kwargs, so privileged=True is repeated here.
-        k3s.with_kwargs(privileged=True, cgroupns="host", labels={LABEL: "k3s", OWNER_LABEL: str(os.getpid())})
+        k3s.with_kwargs(privileged=True, cgroupns="host", labels=self._labels("k3s"))
         k3s.with_command("server --disable traefik --disable=servicelb,metrics-server,local-storage "
                          "--tls-san=127.0.0.1")
         cluster.containers.append(k3s)
@@ -470,12 +419,8 @@ class ContainerBackend:
                   server_side=False)
         server_ca = cluster.workdir / "server-ca.crt"
         server_ca.write_bytes(read(f"{tls}/server-ca.crt"))
-        RealCluster.__init__(cluster, f"https://127.0.0.1:{host_port}", pki, frozenset(), server_ca=str(server_ca))
-        self._wait(cluster, k3s, lambda: cluster.admin.get("Namespace", "default") is not None,
-                   "serving the default namespace")
-        cluster.bootstrap()
-        cluster.write_kubeconfig(cluster.workdir / "admin.kubeconfig")
+        cluster.connect(f"https://127.0.0.1:{host_port}", pki,
+                        lambda check, what: self._wait(cluster, k3s, check, what), server_ca=str(server_ca))
         cluster.capabilities = frozenset({"real-apiserver", "cel", "node-restriction", "node-authorizer", "rbac",
                                           "docker", "k3s", "kube-scheduler", "kube-controller-manager"})
         cluster.timings["start_after_image"] = time.monotonic() - t1
-

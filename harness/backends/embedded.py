@@ -103,8 +103,10 @@ class EmbeddedCluster:
                 raise APIRejected(409, "AlreadyExists", f'{_resource(KINDS[kind])} "{meta["name"]}" already exists')
             self._node_restriction(obj, None, identity)
             self._admit(obj)
-            # TaintNodesByCondition admission: a new Node starts not-ready (the node lifecycle
-            # controller removes the taint once the kubelet reports Ready)
+            # TaintNodesByCondition admission (plugin/pkg/admission/nodetaint, on by default; the
+            # local backend's API server adds it the same way): a new Node starts with
+            # node.kubernetes.io/not-ready:NoSchedule until the node lifecycle controller sees Ready.
+            # Karpenter waits for it to go as a known ephemeral taint (karpenter-core.md §4.3).
             if kind == "Node":
                 taints = obj.setdefault("spec", {}).setdefault("taints", [])
                 if not any(t.get("key") == NOT_READY["key"] and t.get("effect") == NOT_READY["effect"] for t in taints):
@@ -189,8 +191,10 @@ class EmbeddedCluster:
             if cur is None:
                 raise self._not_found("Pod", pod["metadata"]["name"])
             if (cur.get("spec") or {}).get("nodeName"):
-                raise APIRejected(409, "Conflict", f'pod {pod["metadata"]["name"]} is already assigned to node '
-                                                   f'"{cur["spec"]["nodeName"]}"')
+                # the API server's exact text (checked against `local`)
+                name, bound = pod["metadata"]["name"], cur["spec"]["nodeName"]
+                raise APIRejected(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": '
+                                                   f'pod {name} is already assigned to node "{bound}"')
             cur.setdefault("spec", {})["nodeName"] = node_name
             cur["metadata"]["resourceVersion"] = str(next(self._rv))
             return _clone(cur)

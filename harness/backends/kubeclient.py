@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from typing import Any, Iterable
+from typing import Any
 
 import requests
 
@@ -99,8 +98,7 @@ class RestClient:
     """One identity's view of the API server. Thread-safe enough for the harness (one session per
     thread would be the next step; requests' pool handles concurrent use of one Session)."""
 
-    def __init__(self, server: str, ca: str, cert: tuple[str, str] | None = None, timeout: float = 30.0,
-                 token: str | None = None):
+    def __init__(self, server: str, ca: str, cert: tuple[str, str] | None = None, timeout: float = 30.0):
         self.server = server.rstrip("/")
         self.timeout = timeout
         self.s = requests.Session()
@@ -109,19 +107,13 @@ class RestClient:
             self.s.cert = cert
         self.s.headers.update({"Accept": JSON, "Content-Type": JSON,
                                "User-Agent": "karpenter-harness/0"})
-        if token:
-            self.s.headers["Authorization"] = f"Bearer {token}"
         self.s.trust_env = False     # never route loopback calls through a proxy from the env
-        self.calls = 0
-        self._lock = threading.Lock()
 
     # -- raw ---------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, params: dict | None = None,
                 content_type: str = JSON, ok_missing: bool = False) -> dict | None:
         data = None if body is None else json.dumps(body, separators=(",", ":"))
         headers = {"Content-Type": content_type} if content_type != JSON else None
-        with self._lock:
-            self.calls += 1
         deadline = time.monotonic() + self.timeout
         while True:
             r = self.s.request(method, self.server + path, data=data, params=params, headers=headers,
@@ -210,8 +202,4 @@ class RestClient:
                    "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         self.request("POST", path_for(KINDS["Pod"], md["name"], ns, "binding"), binding)
         return self.get("Pod", md["name"], ns) or {}
-
-
-def names(objs: Iterable[dict]) -> list[str]:
-    return [o["metadata"]["name"] for o in objs]
 

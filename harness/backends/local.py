@@ -12,7 +12,8 @@ sandbox `--advertise-address=127.0.0.1`, `--endpoint-reconciler-type=none`.
 Start is health-checked (etcd /health, apiserver /readyz, default namespace, components' /healthz);
 a timeout raises `StartError` naming the component with its last log lines. Every process is
 stopped on close(), at interpreter exit (atexit) and when the parent dies (PR_SET_PDEATHSIG); the
-temp dir (PKI, etcd data, logs) is removed unless `keep=True` or HARNESS_KEEP_CLUSTER=1.
+temp dir (PKI, etcd data, logs) is removed unless `keep=True` or HARNESS_KEEP_CLUSTER=1. A kept
+cluster is also left running when the process exits without closing it (its location goes to stderr).
 """
 from __future__ import annotations
 
@@ -20,21 +21,19 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import requests
 import yaml
 
 from harness.backends import binaries as binmod
-from harness.backends.pki import PKI, kubeconfig
+from harness.backends.pki import PKI, CertPair, kubeconfig
 from harness.backends.procs import ManagedProcess, StartError, free_port, pid_alive
-from harness.backends.realcluster import RealCluster
+from harness.backends.realcluster import RealBackend, RealCluster
 
 __all__ = ["LocalBackend", "LocalCluster", "StartError"]
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _tmp_root() -> str | None:
@@ -46,33 +45,20 @@ class LocalCluster(RealCluster):
     backend = "local"
 
     def __init__(self, workdir: Path, keep: bool):
+        super().__init__(workdir, keep)
         self.processes: list[ManagedProcess] = []
-        self._track(workdir, keep)
-
-    def _init_cluster(self, server: str, pki: PKI, capabilities: frozenset[str]) -> None:
-        RealCluster.__init__(self, server, pki, capabilities)
 
     @property
     def pids(self) -> dict[str, int]:
         return {p.name: p.pid for p in self.processes}
 
-    def logs(self) -> dict[str, Path]:
-        return {p.name: p.log_path for p in self.processes}
+    def _stop_components(self) -> None:
+        for p in reversed(self.processes):
+            p.stop()
+        self.processes.clear()
 
-    def kubeconfig_path(self) -> Path:
-        return self.workdir / "admin.kubeconfig"
-
-    def close(self) -> None:
-        if getattr(self, "_closed", False) and not self.processes:
-            return
-        try:
-            if hasattr(self, "_clients"):
-                RealCluster.close(self)
-        finally:
-            for p in reversed(self.processes):
-                p.stop()
-            self.processes.clear()
-            self._release()
+    def _stop_command(self) -> str:
+        return "kill -KILL -- " + " ".join(f"-{p.pid}" for p in self.processes)     # process groups
 
 
 def sweep_stale_workdirs(prefix: str) -> list[str]:
@@ -148,12 +134,10 @@ def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "
 def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str],
              bind: str = "127.0.0.1") -> list[str]:
     """§4.3 step 5: kube-controller-manager with SA tokens and the cluster signer."""
-    kc = kubeconfig_path
-    return [f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
-            "--leader-elect=false", f"--bind-address={bind}", f"--secure-port={port}", f"--cert-dir={cert_dir}",
-            f"--service-account-private-key-file={paths['sa_key']}", f"--root-ca-file={paths['ca']}",
-            "--use-service-account-credentials=true",
-            f"--cluster-signing-cert-file={paths['ca']}", f"--cluster-signing-key-file={paths['ca_key']}"]
+    return scheduler_args(kubeconfig_path, port, cert_dir, bind) + [
+        f"--service-account-private-key-file={paths['sa_key']}", f"--root-ca-file={paths['ca']}",
+        "--use-service-account-credentials=true",
+        f"--cluster-signing-cert-file={paths['ca']}", f"--cluster-signing-key-file={paths['ca_key']}"]
 
 
 def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0.1") -> list[str]:
@@ -165,40 +149,57 @@ def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0
             "--node-lease-duration-seconds=0", f"--server-address={bind}:{port}"]
 
 
-class LocalBackend:
+@dataclass(frozen=True)
+class Component:
+    """An optional component (§4.3 step 5-6) with its own client identity and /healthz."""
+    name: str                                 # also its binary's name
+    option: str                               # the backend flag that turns it on
+    identity: Callable[[PKI], CertPair]
+    scheme: str                               # of its /healthz
+    port: int                                 # its port inside a container's network namespace
+
+    def args(self, kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str], stages: str,
+             bind: str = "127.0.0.1") -> list[str]:
+        if self.name == "kube-controller-manager":
+            return kcm_args(kubeconfig_path, port, cert_dir, paths, bind)
+        if self.name == "kube-scheduler":
+            return scheduler_args(kubeconfig_path, port, cert_dir, bind)
+        return kwok_args(kubeconfig_path, stages, port, bind)
+
+
+# Start order. kwok acts as a controller (it is not a kubelet): RBAC through the controllers group (§3.3).
+COMPONENTS = (
+    Component("kube-controller-manager", "controller_manager", PKI.kube_controller_manager, "https", 10257),
+    Component("kube-scheduler", "scheduler", PKI.kube_scheduler, "https", 10259),
+    Component("kwok", "kwok", lambda pki: pki.controller("kwok"), "http", 10247),
+)
+
+
+def loopback_session(verify: bool | str = True) -> requests.Session:
+    """An HTTP session for probes on 127.0.0.1: never through an HTTP(S)_PROXY from the environment."""
+    s = requests.Session()
+    s.trust_env = False
+    s.verify = verify
+    return s
+
+
+def healthz(port: int, scheme: str = "https") -> Callable[[], bool]:
+    """A /healthz probe of a component on host loopback (its self-signed serving cert is not verified)."""
+    import urllib3
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    s = loopback_session(verify=False)
+    url = f"{scheme}://127.0.0.1:{port}/healthz"
+    return lambda: s.get(url, timeout=2).status_code == 200
+
+
+class LocalBackend(RealBackend):
     name = "local"
 
-    def __init__(self, *, scheduler: bool = False, controller_manager: bool = False, kwok: bool = False,
-                 profile: str | None = "upstream", keep: bool | None = None, build: bool = False,
-                 start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None):
-        self.scheduler = scheduler
-        self.controller_manager = controller_manager
-        self.kwok = kwok
-        self.profile = profile
-        self.keep = _env_flag("HARNESS_KEEP_CLUSTER") if keep is None else keep
-        self.build = build or _env_flag("HARNESS_BUILD_BINARIES")
-        self.start_timeout = start_timeout
-        self.apiserver_args = apiserver_args or {}
-
-    def _needed(self) -> tuple[str, ...]:
-        need = ["etcd", "kube-apiserver"]
-        if self.scheduler:
-            need.append("kube-scheduler")
-        if self.controller_manager:
-            need.append("kube-controller-manager")
-        if self.kwok:
-            need.append("kwok")
-        return tuple(need)
-
     def available(self) -> tuple[bool, str]:
-        try:
-            bs = binmod.find_binaries()
-        except binmod.BinariesError as e:
-            return False, str(e)
-        missing = bs.missing(self._needed())
-        if missing and not (self.build and binmod.go_binary()):
-            return False, binmod._missing_message(bs, self._needed())
-        if self.kwok and not missing and bs.kwok_stages is None:
+        bs, why = self._binaries()
+        if why:
+            return False, why
+        if self.kwok and not bs.missing(self._needed()) and bs.kwok_stages is None:
             return False, "kwok v0.8.0+ needs stage configs (kustomize/stage of the kwok Go module) and none were found"
         return True, ""
 
@@ -208,9 +209,7 @@ class LocalBackend:
         bs = binmod.ensure_binaries(build=self.build, need=self._needed())
         sweep_stale_workdirs("harness-local-")
         for attempt in range(3):
-            workdir = Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root()))
-            (workdir / "owner.pid").write_text(str(os.getpid()))
-            cluster = LocalCluster(workdir, self.keep)
+            cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root())), self.keep)
             try:
                 self._start(cluster, bs, t_start)
                 return cluster
@@ -231,69 +230,60 @@ class LocalBackend:
         pki = PKI(wd / "pki")
         t_pki = time.monotonic() - t0
 
+        def process(name: str, args: list[str]) -> ManagedProcess:
+            p = ManagedProcess(name, [str(bs[name])] + args, wd / "logs" / f"{name}.log", cwd=str(wd),
+                               keep=self.keep)
+            cluster.processes.append(p)
+            return p
+
         # etcd (§4.1)
         etcd_port, peer_port = free_port(), free_port()
         client_url = f"http://127.0.0.1:{etcd_port}"
-        etcd = ManagedProcess("etcd", [str(bs["etcd"])] + etcd_args(wd / "etcd", client_url,
-                                                                    f"http://127.0.0.1:{peer_port}"),
-                              wd / "logs" / "etcd.log")
-        cluster.processes.append(etcd)
+        etcd = process("etcd", etcd_args(wd / "etcd", client_url, f"http://127.0.0.1:{peer_port}"))
 
         # kube-apiserver (§4.2 + §4.4). Started right away: it retries etcd until it answers.
         port = free_port()
         server = f"https://127.0.0.1:{port}"
-        args = apiserver_args(pki_paths(pki), etcd_url=client_url, port=port, bind="127.0.0.1",
-                              issuer=server + "/", cert_dir=str(wd / "apiserver-certs"),
-                              service_account_admission=self.controller_manager, extra=self.apiserver_args)
-        apiserver = ManagedProcess("kube-apiserver", [str(bs["kube-apiserver"])] + args,
-                                   wd / "logs" / "kube-apiserver.log")
-        cluster.processes.append(apiserver)
+        apiserver = process("kube-apiserver", apiserver_args(
+            pki_paths(pki), etcd_url=client_url, port=port, bind="127.0.0.1", issuer=server + "/",
+            cert_dir=str(wd / "apiserver-certs"), service_account_admission=self.controller_manager,
+            extra=self.apiserver_args))
 
-        plain = requests.Session()
-        plain.trust_env = False     # loopback: never through an HTTP(S)_PROXY from the environment
+        plain = loopback_session()
         etcd.wait_until(lambda: plain.get(client_url + "/health", timeout=1).json().get("health") == "true",
                         self.start_timeout, "healthy (GET /health)")
         t_etcd = time.monotonic() - t0
 
-        probe = requests.Session()
-        probe.verify = str(pki.ca.cert)
-        probe.trust_env = False
+        probe = loopback_session(verify=str(pki.ca.cert))
+        last_readyz = ""
 
         def readyz() -> bool:
+            nonlocal last_readyz
             r = probe.get(server + "/readyz", timeout=2)
-            self._last_readyz = r.text
+            last_readyz = r.text
             return r.status_code == 200
 
-        self._last_readyz = ""
         try:
             apiserver.wait_until(readyz, self.start_timeout, "ready (GET /readyz)")
         except StartError as e:
-            raise StartError(f"{e}\nlast /readyz answer:\n{self._last_readyz[-1500:]}") from None
+            raise StartError(f"{e}\nlast /readyz answer:\n{last_readyz[-1500:]}") from None
         t_api = time.monotonic() - t0
 
+        cluster.connect(server, pki, lambda check, what: apiserver.wait_until(check, self.start_timeout, what))
         capabilities = {"real-apiserver", "etcd", "cel", "node-restriction", "node-authorizer", "rbac"}
-        cluster._init_cluster(server, pki, frozenset())
-        admin = cluster.admin
-        apiserver.wait_until(lambda: admin.get("Namespace", "default") is not None, self.start_timeout,
-                             "serving the default namespace")
-        cluster.bootstrap()
-        cluster.write_kubeconfig(wd / "admin.kubeconfig")
-
-        # Optional components (§4.3 step 5-6), each with its own identity and /healthz.
-        if self.controller_manager:
-            self._start_kcm(cluster, bs, pki, server)
-            capabilities.add("kube-controller-manager")
-            # Readiness with KCM includes serviceaccount/default (§5.4 "Readiness").
-            cluster.processes[-1].wait_until(
-                lambda: admin.request("GET", "/api/v1/namespaces/default/serviceaccounts/default",
-                                      ok_missing=True) is not None,
-                self.start_timeout, "creating serviceaccount/default")
-        if self.scheduler:
-            self._start_scheduler(cluster, bs, pki, server)
-            capabilities.add("kube-scheduler")
-        if self.kwok:
-            self._start_kwok(cluster, bs, pki, server)
-            capabilities.add("kwok")
+        stages = str(bs.kwok_stages) if self.kwok else ""
+        for comp in COMPONENTS:
+            if not getattr(self, comp.option):
+                continue
+            kc = wd / f"{comp.name}.kubeconfig"
+            kc.write_text(yaml.safe_dump(kubeconfig(server, pki.ca.cert, comp.identity(pki))))
+            port = free_port()
+            p = process(comp.name, comp.args(str(kc), port, str(wd / f"{comp.name}-certs"), pki_paths(pki), stages))
+            p.wait_until(healthz(port, comp.scheme), self.start_timeout, "healthy (GET /healthz)")
+            if comp.name == "kube-controller-manager":
+                p.wait_until(cluster.default_service_account_exists, self.start_timeout,
+                             "creating serviceaccount/default")
+            capabilities.add(comp.name)
         cluster.capabilities = frozenset(capabilities)
         t_components = time.monotonic() - t0
 
@@ -305,46 +295,3 @@ class LocalBackend:
             "pki": t_pki, "etcd_ready": t_etcd, "apiserver_ready": t_api, "components_ready": t_components,
             "total": time.monotonic() - t_start,
         })
-
-    def _kubeconfig(self, cluster: LocalCluster, name: str, pair) -> Path:
-        path = cluster.workdir / f"{name}.kubeconfig"
-        path.write_text(yaml.safe_dump(kubeconfig(cluster.server, cluster.pki.ca.cert, pair)))
-        return path
-
-    def _https_healthz(self, port: int):
-        s = requests.Session()
-        s.verify = False      # the component's self-signed serving cert
-        s.trust_env = False
-        import urllib3
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        return lambda: s.get(f"https://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
-
-    def _start_scheduler(self, cluster, bs, pki, server) -> None:
-        kc = self._kubeconfig(cluster, "kube-scheduler", pki.kube_scheduler())
-        port = free_port()
-        p = ManagedProcess("kube-scheduler", [str(bs["kube-scheduler"])] +
-                           scheduler_args(str(kc), port, str(cluster.workdir / "scheduler-certs")),
-                           cluster.workdir / "logs" / "kube-scheduler.log")
-        cluster.processes.append(p)
-        p.wait_until(self._https_healthz(port), self.start_timeout, "healthy (GET /healthz)")
-
-    def _start_kcm(self, cluster, bs, pki, server) -> None:
-        kc = self._kubeconfig(cluster, "kube-controller-manager", pki.kube_controller_manager())
-        port = free_port()
-        p = ManagedProcess("kube-controller-manager", [str(bs["kube-controller-manager"])] +
-                           kcm_args(str(kc), port, str(cluster.workdir / "kcm-certs"), pki_paths(pki)),
-                           cluster.workdir / "logs" / "kube-controller-manager.log")
-        cluster.processes.append(p)
-        p.wait_until(self._https_healthz(port), self.start_timeout, "healthy (GET /healthz)")
-
-    def _start_kwok(self, cluster, bs, pki, server) -> None:
-        # kwok acts as a controller (it is not a kubelet): RBAC through the controllers group (§3.3).
-        kc = self._kubeconfig(cluster, "kwok", pki.controller("kwok"))
-        port = free_port()
-        p = ManagedProcess("kwok", [str(bs["kwok"])] + kwok_args(str(kc), str(bs.kwok_stages), port),
-                           cluster.workdir / "logs" / "kwok.log", cwd=str(cluster.workdir))
-        cluster.processes.append(p)
-        s = requests.Session()
-        s.trust_env = False
-        p.wait_until(lambda: s.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200,
-                     self.start_timeout, "healthy (GET /healthz)")

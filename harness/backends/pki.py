@@ -67,8 +67,8 @@ class PKI:
     a client cert, so node identities can be created lazily, one per simulated kubelet.
     """
 
-    def __init__(self, directory: str | os.PathLike, *, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
-                 ca: tuple[bytes, bytes] | None = None, server_side: bool = True):
+    def __init__(self, directory: str | os.PathLike, *, ca: tuple[bytes, bytes] | None = None,
+                 server_side: bool = True):
         """`ca=(cert_pem, key_pem)` reuses an existing client CA (e.g. k3s's, to mint node certs for
         a cluster we did not create); `server_side=False` skips the serving cert and SA keys."""
         self.dir = Path(directory)
@@ -110,14 +110,7 @@ class PKI:
         dns = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                "kubernetes.default.svc.cluster.local"]
         ips = ["127.0.0.1", "10.0.0.1"]
-        for h in hosts:
-            try:
-                ipaddress.ip_address(h)
-                ips.append(h)
-            except ValueError:
-                dns.append(h)
-        sans = [x509.DNSName(d) for d in dict.fromkeys(dns)] + \
-               [x509.IPAddress(ipaddress.ip_address(i)) for i in dict.fromkeys(ips)]
+        sans = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
         self.serving = self._issue("kube-apiserver", (), self.dir / "apiserver",
                                    server=True, sans=sans)
 
@@ -185,8 +178,9 @@ class PKI:
         return self.client("system:kube-controller-manager")
 
 
-def kubeconfig(server: str, ca: Path, pair: CertPair, *, name: str = "harness") -> dict:
+def kubeconfig(server: str, ca: Path, pair: CertPair) -> dict:
     """A kubeconfig dict (file paths, not inline data) for one client identity."""
+    name = "harness"
     return {
         "apiVersion": "v1", "kind": "Config",
         "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority": str(ca)}}],

@@ -1,6 +1,7 @@
 """Child processes of the local control plane: started in their own process group, logged to a
 file, health-checked, and always torn down (close(), an atexit reaper, and PR_SET_PDEATHSIG so a
-SIGKILLed pytest worker does not leave etcd/kube-apiserver behind).
+SIGKILLed pytest worker does not leave etcd/kube-apiserver behind) - except the processes of a
+kept cluster (keep=True), which only an explicit close() stops.
 
 reference/cluster-backends.md §5.4 "Hygiene": kill process groups on teardown, keep logs per
 component for failure artefacts.
@@ -41,22 +42,42 @@ def _pdeathsig() -> None:
         pass
 
 
+def poll_until(check: Callable[[], bool], timeout: float, fail: Callable[[bool], Exception], *,
+               gone: Callable[[], bool] = lambda: False, interval: float = 0.05) -> None:
+    """Call `check` until it returns true; an exception from it counts as "not yet" (connection
+    refused while a server starts). Raises `fail(True)` as soon as `gone()` says the component being
+    waited on has exited, `fail(False)` once `timeout` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if gone():
+            raise fail(True)
+        try:
+            if check():
+                return
+        except Exception:   # noqa: BLE001 - not up yet
+            pass
+        if time.monotonic() > deadline:
+            raise fail(False)
+        time.sleep(interval)
+
+
 class ManagedProcess:
-    def __init__(self, name: str, argv: list[str], log_path: Path, env: dict | None = None,
-                 cwd: str | None = None):
+    def __init__(self, name: str, argv: list[str], log_path: Path, cwd: str | None = None, keep: bool = False):
+        """`keep=True` (a kept cluster): the process survives this one - no PR_SET_PDEATHSIG, and
+        the exit reaper leaves it alone; only stop() ends it."""
         self.name = name
         self.argv = argv
         self.log_path = Path(log_path)
         self._log = open(self.log_path, "ab", buffering=0)
-        self.started_at = time.monotonic()
         self.proc = subprocess.Popen(
             argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, cwd=cwd, start_new_session=True,   # own session => own process group
-            preexec_fn=_pdeathsig,
+            cwd=cwd, start_new_session=True,   # own session => own process group
+            preexec_fn=None if keep else _pdeathsig,
         )
         self.pid = self.proc.pid
-        with _live_lock:
-            _live.add(self)
+        if not keep:
+            with _live_lock:
+                _live.add(self)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -73,21 +94,12 @@ class ManagedProcess:
         return StartError(f"{self.name} {what} ({state}; log {self.log_path}); last log lines:\n"
                           f"{self.tail()}")
 
-    def wait_until(self, check: Callable[[], bool], timeout: float, what: str,
-                   interval: float = 0.05) -> float:
+    def wait_until(self, check: Callable[[], bool], timeout: float, what: str) -> None:
         """Poll `check` until true; raise StartError naming the component and its log tail."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if not self.alive():
-                raise self.failure(f"died before it was {what}")
-            try:
-                if check():
-                    return time.monotonic() - self.started_at
-            except Exception:   # noqa: BLE001 - connection refused etc. while starting
-                pass
-            if time.monotonic() > deadline:
-                raise self.failure(f"was not {what} within {timeout:.0f}s")
-            time.sleep(interval)
+        poll_until(check, timeout,
+                   lambda died: self.failure(f"died before it was {what}" if died
+                                             else f"was not {what} within {timeout:.0f}s"),
+                   gone=lambda: not self.alive())
 
     def stop(self, grace: float = 5.0) -> None:
         """SIGTERM the process group, SIGKILL after `grace` seconds; idempotent."""

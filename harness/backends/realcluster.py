@@ -11,11 +11,15 @@ Identities map to client certificates of the cluster's PKI (reference/cluster-ba
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
+from harness.backends import binaries as binmod
 from harness.backends import crds as crdmod
 from harness.backends.base import ADMIN, APIRejected, Identity
 from harness.backends.kinds import KINDS
@@ -26,6 +30,9 @@ SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-no
 # What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
 RESET_NAMESPACED = ("Pod", "Event", "Deployment", "DaemonSet", "PersistentVolumeClaim")
 RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume")
+# What reset() waits to be gone. Not Events: with kube-scheduler / kube-controller-manager running,
+# the deletions themselves produce new events for a moment, so Events are deleted once more at the end.
+RESET_WAIT = RESET_CLUSTER + tuple(k for k in RESET_NAMESPACED if k != "Event")
 
 CONTROLLERS_BINDING = {
     "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -40,8 +47,12 @@ _OPEN: "set[RealCluster]" = set()     # clusters not closed yet (strong refs, re
 
 @atexit.register
 def _close_all() -> None:
-    """Close whatever a test left open when the interpreter exits (processes, containers, dirs)."""
+    """Close whatever a test left open when the interpreter exits (processes, containers, dirs).
+    A kept cluster (keep=True) is left running, and where it is goes to stderr."""
     for c in list(_OPEN):
+        if c.keep:
+            print(c.kept_message(), file=sys.stderr)
+            continue
         try:
             c.close()
         except Exception:   # noqa: BLE001 - best effort at interpreter exit
@@ -49,18 +60,43 @@ def _close_all() -> None:
 
 
 class RealCluster:
+    """The shared part of the local and container clusters. A backend creates the cluster on its
+    work dir, starts the components, calls connect() once the API server is ready, and the
+    subclass stops its components in _stop_components() (called by close())."""
     backend = "real"
 
-    def __init__(self, server: str, pki: PKI, capabilities: frozenset[str], server_ca: str | None = None):
-        self.server = server
-        self.pki = pki
-        self.server_ca = server_ca or str(pki.ca.cert)    # k3s: serving CA differs from client CA
-        self.capabilities = capabilities
+    def __init__(self, workdir: Path, keep: bool):
+        self.workdir, self.keep = workdir, keep
+        self.server = ""
+        self.pki: PKI | None = None
+        self.server_ca = ""
+        self.capabilities: frozenset[str] = frozenset()
         self.profile: str | None = None
         self.timings: dict[str, float] = {}
+        self.baseline_namespaces: frozenset[str] = frozenset()
         self._clients: dict[Identity, RestClient] = {}
         self._lock = threading.Lock()
         self._closed = False
+        if not keep:    # a kept work dir has no owner, so sweep_stale_workdirs never removes it
+            (workdir / "owner.pid").write_text(str(os.getpid()))
+        _OPEN.add(self)
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        """The admin kubeconfig (written by connect()) for kubectl & co."""
+        return self.workdir / "admin.kubeconfig"
+
+    def connect(self, server: str, pki: PKI, wait: Callable[[Callable[[], bool], str], None],
+                server_ca: str | None = None) -> None:
+        """Talk to the API server at `server`, once it answers /readyz: wait until it serves the
+        default namespace (`wait(check, what)` is the backend's health wait on the API server
+        component), bootstrap RBAC and write the admin kubeconfig. `server_ca` when the serving CA
+        is not the client CA (k3s)."""
+        self.server, self.pki = server, pki
+        self.server_ca = server_ca or str(pki.ca.cert)
+        wait(lambda: self.admin.get("Namespace", "default") is not None, "serving the default namespace")
+        self.bootstrap()
+        self.write_kubeconfig()
 
     # -- identities ---------------------------------------------------------------------------------
     def client(self, identity: Identity = ADMIN) -> RestClient:
@@ -83,22 +119,24 @@ class RealCluster:
     def admin(self) -> RestClient:
         return self.client(ADMIN)
 
-    def calls(self) -> int:
-        return sum(c.calls for c in self._clients.values())
-
     # -- bootstrap (after /readyz) --------------------------------------------------------------------
-    def write_kubeconfig(self, path) -> None:
+    def write_kubeconfig(self) -> None:
         """An admin kubeconfig (file references into the cluster's PKI) for kubectl & co."""
         import yaml
-        from pathlib import Path
         from harness.backends.pki import kubeconfig
-        Path(path).write_text(yaml.safe_dump(kubeconfig(self.server, Path(self.server_ca), self.pki.admin())))
+        self.kubeconfig_path.write_text(yaml.safe_dump(kubeconfig(self.server, Path(self.server_ca),
+                                                                  self.pki.admin())))
 
     def bootstrap(self) -> None:
         """RBAC for the controller identities; the default namespace must exist."""
         self.admin.request("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
                            + CONTROLLERS_BINDING["metadata"]["name"], CONTROLLERS_BINDING)
-        self.baseline_namespaces = {o["metadata"]["name"] for o in self.admin.list("Namespace")}
+        self.baseline_namespaces = frozenset(o["metadata"]["name"] for o in self.admin.list("Namespace"))
+
+    def default_service_account_exists(self) -> bool:
+        """Readiness with kube-controller-manager (§5.4): its SA controller created serviceaccount/default."""
+        return self.admin.request("GET", "/api/v1/namespaces/default/serviceaccounts/default",
+                                  ok_missing=True) is not None
 
     # -- Cluster protocol ------------------------------------------------------------------------------
     def _ensure_namespace(self, obj: dict) -> bool:
@@ -179,33 +217,26 @@ class RealCluster:
 
     def reset(self, timeout: float = 30.0) -> None:
         """Delete every object of the harness's kinds and every namespace created since start."""
-        a = self.admin
-        for kind in RESET_NAMESPACED:
-            try:
-                objs = a.list(kind)
-            except APIRejected as e:
-                if e.status == 404:
-                    continue
-                raise
-            self._strip_finalizers(objs)
-            for ns in sorted({o["metadata"].get("namespace") or "default" for o in objs}):
-                a.delete_collection(kind, ns, grace_seconds=0)
-        for kind in RESET_CLUSTER:
-            try:
-                objs = a.list(kind)
-            except APIRejected as e:
-                if e.status == 404:
-                    continue
-                raise
-            if objs:
-                self._strip_finalizers(objs)
-                a.delete_collection(kind, grace_seconds=0)
-        for ns in a.list("Namespace"):
+        for kind in RESET_NAMESPACED + RESET_CLUSTER:
+            self._delete_all(kind)
+        for ns in self.admin.list("Namespace"):
             name = ns["metadata"]["name"]
-            if name in SYSTEM_NAMESPACES or name in getattr(self, "baseline_namespaces", ()):
-                continue
-            self._delete_namespace(name)
+            if name not in SYSTEM_NAMESPACES and name not in self.baseline_namespaces:
+                self._delete_namespace(name)
         self._wait_empty(timeout)
+
+    def _delete_all(self, kind: str) -> None:
+        """Drop the finalizers of every `kind` object, then delete them all (one collection
+        delete per namespace for a namespaced kind). A CRD kind not installed yet has none."""
+        objs = self.list(kind)
+        if not objs:
+            return
+        self._strip_finalizers(objs)
+        if KINDS[kind].namespaced:
+            for ns in sorted({o["metadata"].get("namespace") or "default" for o in objs}):
+                self.admin.delete_collection(kind, ns, grace_seconds=0)
+        else:
+            self.admin.delete_collection(kind, grace_seconds=0)
 
     def _strip_finalizers(self, objs: list[dict]) -> None:
         for o in objs:
@@ -233,52 +264,53 @@ class RealCluster:
                 raise
 
     def _wait_empty(self, timeout: float) -> None:
-        try:
-            self._wait_empty_once(timeout)
-        finally:
-            for ns in sorted({o["metadata"].get("namespace") or "default" for o in self.list("Event")}):
-                self.admin.delete_collection("Event", ns, grace_seconds=0)
-
-    def _wait_empty_once(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        # Events are not waited for: with kube-scheduler / kube-controller-manager running, the
-        # deletions above themselves produce new events for a moment. They are deleted once more.
-        for kind in RESET_CLUSTER + tuple(k for k in RESET_NAMESPACED if k != "Event"):
-            while True:
-                left = self.list(kind)
-                if not left:
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"reset: {kind} objects still present after {timeout:.0f}s: "
-                                       f"{[o['metadata']['name'] for o in left][:10]}")
-                self._strip_finalizers(left)
-                if kind == "Pod":
-                    # e.g. pods a ReplicaSet re-created or the garbage collector deleted gracefully:
-                    # without a kubelet nobody confirms termination, so force them (grace 0).
-                    for o in left:
-                        self.admin.delete("Pod", o["metadata"]["name"], o["metadata"].get("namespace"),
-                                          grace_seconds=0, ok_missing=True)
-                time.sleep(0.05)
+        try:
+            for kind in RESET_WAIT:
+                while left := self.list(kind):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"reset: {kind} objects still present after {timeout:.0f}s: "
+                                           f"{[o['metadata']['name'] for o in left][:10]}")
+                    self._strip_finalizers(left)
+                    if kind == "Pod":
+                        # e.g. pods a ReplicaSet re-created or the garbage collector deleted gracefully:
+                        # without a kubelet nobody confirms termination, so force them (grace 0).
+                        for o in left:
+                            self.admin.delete("Pod", o["metadata"]["name"], o["metadata"].get("namespace"),
+                                              grace_seconds=0, ok_missing=True)
+                    time.sleep(0.05)
+        finally:
+            self._delete_all("Event")
 
+    # -- lifecycle ------------------------------------------------------------------------------------
     def close(self) -> None:
-        for c in self._clients.values():
-            c.close()
-        self._clients.clear()
+        """Close the clients, stop the components, then remove the work dir (kept with keep=True).
+        Idempotent."""
+        if self._closed:
+            return
         self._closed = True
+        try:
+            for c in self._clients.values():
+                c.close()
+            self._clients.clear()
+        finally:
+            try:
+                self._stop_components()
+            finally:
+                _OPEN.discard(self)
+                if not self.keep:
+                    shutil.rmtree(self.workdir, ignore_errors=True)
 
-    # lifecycle shared by the local and container clusters ---------------------------------------
-    def _track(self, workdir: Path, keep: bool) -> None:
-        self.workdir, self.keep = workdir, keep
-        _OPEN.add(self)
+    def _stop_components(self) -> None:
+        """Stop whatever the backend started (processes, containers)."""
 
-    def _release(self) -> None:
-        """After the components stopped: forget the cluster and remove (or keep) its work dir."""
-        self._closed = True
-        _OPEN.discard(self)
-        if self.keep:
-            (self.workdir / "owner.pid").unlink(missing_ok=True)
-        else:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+    def kept_message(self) -> str:
+        """Where a cluster left running at exit (keep=True) is, and how to stop it."""
+        return (f"karpenter-harness: kept {self.backend} cluster running: server {self.server}, "
+                f"kubeconfig {self.kubeconfig_path}, work dir {self.workdir}; stop it with: {self._stop_command()}")
+
+    def _stop_command(self) -> str:
+        return "(nothing to stop)"
 
     # context manager sugar
     def __enter__(self):
@@ -286,3 +318,45 @@ class RealCluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# -- the backends' shared options -------------------------------------------------------------------
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class RealBackend:
+    """Options and the binaries check shared by the local and container backends.
+
+    keep (default: HARNESS_KEEP_CLUSTER): keep the work dir (PKI, etcd data, logs) after close(),
+    and leave the cluster running when the process exits without closing it.
+    build (or HARNESS_BUILD_BINARIES): build missing binaries with Go (binaries.ensure_binaries).
+    """
+    name = "real"
+
+    def __init__(self, *, scheduler: bool = False, controller_manager: bool = False, kwok: bool = False,
+                 profile: str | None = "upstream", keep: bool | None = None, build: bool = False,
+                 start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None):
+        self.scheduler = scheduler
+        self.controller_manager = controller_manager
+        self.kwok = kwok
+        self.profile = profile
+        self.keep = env_flag("HARNESS_KEEP_CLUSTER") if keep is None else keep
+        self.build = build or env_flag("HARNESS_BUILD_BINARIES")
+        self.start_timeout = start_timeout
+        self.apiserver_args = apiserver_args or {}
+
+    def _needed(self) -> tuple[str, ...]:
+        return tuple(n for n, on in (("etcd", True), ("kube-apiserver", True), ("kube-scheduler", self.scheduler),
+                                     ("kube-controller-manager", self.controller_manager), ("kwok", self.kwok)) if on)
+
+    def _binaries(self) -> tuple[binmod.BinarySet | None, str]:
+        """The binaries found (None when the lookup itself failed) and why they will not do: ""
+        when every needed one is there or can be built (build=True and a Go toolchain)."""
+        try:
+            bs = binmod.find_binaries()
+        except binmod.BinariesError as e:
+            return None, str(e)
+        if bs.missing(self._needed()) and not (self.build and binmod.go_binary()):
+            return bs, binmod.missing_message(bs, self._needed())
+        return bs, ""

@@ -18,7 +18,8 @@ BACKEND_NAMES = ("embedded", "local", "container")
 
 def get_backend(name: str, **options) -> Backend:
     """A Backend instance for `name`; keyword options go to the backend's constructor
-    (local/container: scheduler, controller_manager, kwok, profile, keep, build, start_timeout)."""
+    (local/container: scheduler, controller_manager, kwok, profile, keep, build, start_timeout,
+    apiserver_args; container also flavor, k3s_image)."""
     if name == "local":
         from harness.backends.local import LocalBackend
         return LocalBackend(**options)
@@ -53,8 +54,13 @@ def shared_cluster(name: str, **options) -> Cluster:
 
 @atexit.register
 def close_shared() -> None:
+    """Close the shared clusters (at the end of a session; at exit at the latest). Kept clusters
+    (keep=True, e.g. get_backend(..., keep=True) for --keep-cluster) are left running: at exit
+    their location goes to stderr."""
     with _shared_lock:
         for c in _shared.values():
+            if getattr(c, "keep", False):
+                continue
             try:
                 c.close()
             except Exception:   # noqa: BLE001 - best effort at exit

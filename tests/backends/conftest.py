@@ -1,5 +1,6 @@
 """Fixtures for the real-cluster backends: one local control plane per pytest(-xdist) process,
-reset after every test; skipped with the reason when the binaries are missing.
+reset after every test, and one container cluster per test module; skipped with the reason when
+the binaries (or Docker) are missing.
 
 Keep a cluster's temp dir (PKI, etcd data, component logs) with HARNESS_KEEP_CLUSTER=1.
 """
@@ -7,20 +8,29 @@ from __future__ import annotations
 
 import pytest
 
-from harness.backends.local import LocalBackend
 
-
-@pytest.fixture(scope="session")
-def local_cluster():
-    backend = LocalBackend(profile="upstream")
+def _start_or_skip(backend):
+    """Start `backend` for a fixture (closed after it), or skip with the backend's reason."""
     ok, why = backend.available()
     if not ok:
-        pytest.skip(f"local backend unavailable: {why}")
+        pytest.skip(f"{backend.name} backend unavailable: {why}")
     cluster = backend.start()
     try:
         yield cluster
     finally:
         cluster.close()
+
+
+@pytest.fixture(scope="session")
+def local_cluster():
+    from harness.backends.local import LocalBackend
+    yield from _start_or_skip(LocalBackend(profile="upstream"))
+
+
+@pytest.fixture(scope="module")
+def container_cluster():
+    from harness.backends.container import ContainerBackend
+    yield from _start_or_skip(ContainerBackend(profile="upstream"))
 
 
 @pytest.fixture
@@ -31,4 +41,3 @@ def cluster(local_cluster):
         yield local_cluster
     finally:
         local_cluster.reset()
-

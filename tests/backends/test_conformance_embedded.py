@@ -56,17 +56,20 @@ def _matrix(local_cluster, profile: str):
         local_cluster.reset()
 
 
-@pytest.mark.parametrize("profile", ["upstream", "before-0006", "design-0006"])
-def test_embedded_agrees_with_the_api_server(local_cluster, profile):
-    diffs = [f"{w} {k}: real={r[:3]} embedded={e[:3]}" for w, k, r, e in _matrix(local_cluster, profile)
-             if r[:3] != e[:3]]
+@pytest.fixture(scope="module", params=["upstream", "before-0006", "design-0006"])
+def matrix(request, local_cluster):
+    """Every write x label under one profile, on both backends: computed once per profile (per
+    process) for the two tests below."""
+    return list(_matrix(local_cluster, request.param))
+
+
+def test_embedded_agrees_with_the_api_server(matrix):
+    diffs = [f"{w} {k}: real={r[:3]} embedded={e[:3]}" for w, k, r, e in matrix if r[:3] != e[:3]]
     assert not diffs, "\n".join(diffs)
 
 
-@pytest.mark.parametrize("profile", ["upstream", "before-0006", "design-0006"])
-def test_embedded_messages_equal_the_api_server(local_cluster, profile):
-    diffs = [f"{w} {k}:\n  real:     {r[3]}\n  embedded: {e[3]}" for w, k, r, e in _matrix(local_cluster, profile)
-             if r[3] != e[3]]
+def test_embedded_messages_equal_the_api_server(matrix):
+    diffs = [f"{w} {k}:\n  real:     {r[3]}\n  embedded: {e[3]}" for w, k, r, e in matrix if r[3] != e[3]]
     assert not diffs, "\n".join(diffs[:10])
 
 

@@ -9,19 +9,6 @@ from harness.backends.base import KARPENTER, APIRejected, Identity
 from harness.backends.container import LABEL, ContainerBackend
 
 
-@pytest.fixture(scope="module")
-def container_cluster():
-    backend = ContainerBackend(profile="upstream")
-    ok, why = backend.available()
-    if not ok:
-        pytest.skip(f"container backend unavailable: {why}")
-    c = backend.start()
-    try:
-        yield c
-    finally:
-        c.close()
-
-
 def test_container_cluster_judges_like_the_local_one(container_cluster):
     c = container_cluster
     assert c.backend == "container" and "docker" in c.capabilities
@@ -48,7 +35,7 @@ def test_only_host_loopback_ports_are_published(container_cluster):
 
 
 def test_close_removes_the_containers():
-    backend = ContainerBackend(profile=None)
+    backend = ContainerBackend(profile=None, keep=False)
     ok, why = backend.available()
     if not ok:
         pytest.skip(why)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from backend_manifests import node, nodeclaim, nodepool, pod
 
-from harness.backends.base import ADMIN, KARPENTER, SCHEDULER, APIRejected, Identity
+from harness.backends.base import KARPENTER, SCHEDULER, APIRejected, Identity
 from harness.backends.local import LocalBackend, StartError
 from harness.backends.procs import pid_alive
 
@@ -251,7 +251,7 @@ def test_start_failure_names_the_component_and_cleans_up():
 
 
 def test_close_stops_every_process_and_removes_the_workdir():
-    backend = LocalBackend(profile=None, scheduler=True, kwok=True)
+    backend = LocalBackend(profile=None, scheduler=True, kwok=True, keep=False)
     ok, why = backend.available()
     if not ok:
         pytest.skip(why)
@@ -271,7 +271,7 @@ def test_processes_die_with_a_killed_owner():
     if not LocalBackend(profile=None).available()[0]:
         pytest.skip("binaries missing")
     code = ("import json,sys,time; from harness.backends.local import LocalBackend;"
-            "c=LocalBackend(profile=None).start();"
+            "c=LocalBackend(profile=None, keep=False).start();"
             "print(json.dumps({'pids': c.pids, 'workdir': str(c.workdir)}), flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
