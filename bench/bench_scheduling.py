@@ -26,6 +26,7 @@ from harness.loop.topology import Topology, topology_keys, universe_for  # noqa:
 from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
 from harness.model.profile import load_profile  # noqa: E402
 from harness.model.semantics import semantics_for  # noqa: E402
+from harness.runner.catalogs import catalog  # noqa: E402
 
 CPU = ["100m", "250m", "500m", "1000m", "1500m"]
 MEM = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"]
@@ -33,12 +34,6 @@ NODEPOOL = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"n
             "spec": {"limits": {"cpu": "10000000"},
                      "template": {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass",
                                                             "name": "default"}, "requirements": []}}}}
-
-
-def _catalog_skus(name: str) -> list[dict]:
-    """Real catalog SKUs to top up the synthetic generator (it has 288 distinct sizes)."""
-    from fakeazure.catalog import load_catalog_file, resolve_catalog
-    return [s for f in resolve_catalog(name) for s in load_catalog_file(f)[0]]
 
 
 def pods(n: int, rng: random.Random, mix: str = "generic") -> list[PodView]:
@@ -81,7 +76,8 @@ def main() -> int:
     profile = load_profile(args.profile)
     sem = semantics_for(profile)
     skus = synthetic_skus(min(args.instance_types, 288), seed=42, region="eastus")
-    skus += [s for s in _catalog_skus("eastus") if s["name"] not in {x["name"] for x in skus}][:max(0, args.instance_types - len(skus))]
+    # real catalog SKUs top up the synthetic generator (it has 288 distinct sizes)
+    skus += [s for s in catalog("eastus")[0] if s["name"] not in {x["name"] for x in skus}][:max(0, args.instance_types - len(skus))]
     t0 = time.perf_counter()
     its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
                                profile, prices=synthetic_prices(skus, seed=42))

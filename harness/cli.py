@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness.backends.registry import BACKEND_NAMES
 from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -51,7 +52,7 @@ def _load_all(paths: list[str]):
 
 
 def cmd_run(args) -> int:
-    from harness.backends.embedded import EmbeddedBackend
+    from harness.backends.registry import get_backend
     from harness.runner.engine import run
     from harness.runner.report import failure_text
     try:
@@ -61,16 +62,12 @@ def cmd_run(args) -> int:
         return EXIT_BAD_INPUT
     jobs = [(sc, p) for sc in scenarios for p in sc.profiles
             if (not args.profile or p in args.profile) and (not args.k or args.k in sc.name)]
-    if args.backend == "embedded":
-        cluster = EmbeddedBackend().start()
-    else:
-        from harness.backends.registry import get_backend
-        backend = get_backend(args.backend)
-        ok, why = backend.available()
-        if not ok:
-            print(f"backend {args.backend} unavailable: {why}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        cluster = backend.start()
+    backend = get_backend(args.backend)
+    ok, why = backend.available()
+    if not ok:
+        print(f"backend {args.backend} unavailable: {why}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    cluster = backend.start()
     outcomes = []
     try:
         show_progress = not args.json and len(jobs) > 20 and sys.stdout.isatty()
@@ -124,7 +121,7 @@ def cmd_run(args) -> int:
 
 # -- explain --------------------------------------------------------------------------------------
 EXPLAIN_TEMPLATE = """
-apiVersion: harness.karpenter.azure.com/v1alpha1
+apiVersion: {api_version}
 kind: Scenario
 metadata: {{name: explain}}
 given:
@@ -140,10 +137,13 @@ def cmd_explain(args) -> int:
     import yaml
 
     from harness.backends.embedded import EmbeddedBackend
+    from harness.parity import Probe, _nodeclass, _nodepool, _pod
     from harness.runner.engine import run
-    from harness.runner.scenario import load_scenarios_text
-    nodeclass = {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
-                 "metadata": {"name": "default"}, "spec": {"imageFamily": args.image_family}}
+    from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
+    # the probes `harness parity` runs, pinned to the SKU and capacity type
+    probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family},
+                  capacity_types=[args.capacity_type])
+    nodeclass = _nodeclass(probe)
     if args.nodeclass:
         docs = [d for d in yaml.safe_load_all(Path(args.nodeclass).read_text()) if d]
         found = [d for d in docs if d.get("kind") == "AKSNodeClass"]
@@ -152,8 +152,8 @@ def cmd_explain(args) -> int:
             return EXIT_BAD_INPUT
         nodeclass = found[0]
         nodeclass["metadata"]["name"] = "default"
-    text = EXPLAIN_TEMPLATE.format(profile=args.profile, region=args.region, catalog=args.catalog or args.region,
-                                   sku=args.sku)
+    text = EXPLAIN_TEMPLATE.format(api_version=API_VERSION, profile=args.profile, region=args.region,
+                                   catalog=args.catalog or args.region, sku=args.sku)
     try:
         sc = load_scenarios_text(text, "<explain>")[0]
     except SourceError as e:
@@ -162,20 +162,14 @@ def cmd_explain(args) -> int:
     cluster_settings = dict(kv.split("=", 1) for kv in args.cluster)
     sc.given["cluster"] = cluster_settings
     extra_labels = dict(kv.split("=", 1) for kv in args.label)
-    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "explain"},
-                "spec": {"template": {"metadata": {"labels": extra_labels},
-                                      "spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass",
-                                                                "name": "default"},
-                                               "requirements": [{"key": "node.kubernetes.io/instance-type",
-                                                                 "operator": "In", "values": [args.sku]},
-                                                                {"key": "karpenter.sh/capacity-type", "operator": "In",
-                                                                 "values": [args.capacity_type]}]}}}}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
-           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "10m"}}}]}}
-    from harness.runner.scenario import Manifest
+    nodepool = _nodepool(probe, extra_labels, name="explain", instance_types=[args.sku])
+    pod = _pod("probe", cpu="10m")
     sc.manifests = [Manifest(nodeclass, "<explain>", 1), Manifest(nodepool, "<explain>", 1), Manifest(pod, "<explain>", 1)]
-    outcome = run(sc, args.profile, EmbeddedBackend().start())
-    r = outcome.result
+    cluster = EmbeddedBackend().start()
+    try:
+        r = run(sc, args.profile, cluster).result
+    finally:
+        cluster.close()
     it = r.instance_types.get(args.sku)
     report: dict = {"sku": args.sku, "profile": args.profile, "region": args.region}
     if it is None:
@@ -232,6 +226,8 @@ def cmd_explain(args) -> int:
 # -- new ------------------------------------------------------------------------------------------
 def cmd_new(args) -> int:
     import yaml
+
+    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, schema_path
     objs = []
     for f in args.manifests:
         try:
@@ -241,7 +237,7 @@ def cmd_new(args) -> int:
             print(f"{f}:{line + 1 if line is not None else 1}: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
     out = Path(args.output) if args.output else Path(f"{args.name}.scenario.yaml")
-    schema_rel = os.path.relpath(Path(__file__).parent / "data" / "scenario.schema.json", out.resolve().parent)
+    schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     expect: dict = {}
     nodepools = [o["metadata"]["name"] for o in objs if o.get("kind") == "NodePool"]
     pods = [o["metadata"]["name"] for o in objs if o.get("kind") in ("Pod", "Deployment")]
@@ -249,12 +245,12 @@ def cmd_new(args) -> int:
         expect["nodePools"] = {n: "accepted" for n in nodepools}
     if pods:
         expect["pods"] = {p: "scheduled" for p in pods}
-    doc = {"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario",
+    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": args.name, "labels": ["bug"]},
            "description": "Reproduction of: <link the issue>. Edit `expect` to what should happen.",
            "given": {"profiles": args.profile or ["upstream"], "region": args.region},
            "manifests": objs, "expect": expect}
-    text = f"# yaml-language-server: $schema={schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False)
+    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False)
     out.write_text(text)
     print(f"wrote {out} ({len(objs)} manifest(s)); run it with: pytest {out}")
     return EXIT_OK
@@ -266,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run scenarios and print a summary")
     r.add_argument("paths", nargs="*", default=["scenarios"])
     r.add_argument("--profile", action="append", default=[])
-    r.add_argument("--backend", default="embedded", choices=["embedded", "local", "container"])
+    r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")

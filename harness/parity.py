@@ -103,10 +103,8 @@ class LabelEntry:
         return None
 
 
-def _probe(raw: dict, defaults: dict, base: "Probe | None" = None) -> Probe:
-    merged = {**defaults, **({} if base is None else {
-        "region": base.region, "catalog": base.catalog, "skus": base.skus, "nodeclass": base.nodeclass,
-        "cluster": base.cluster, "capacityTypes": base.capacity_types}), **raw}
+def _probe(raw: dict, defaults: dict) -> Probe:
+    merged = {**defaults, **raw}
     return Probe(value=str(merged["value"]), region=str(merged.get("region") or "southcentralus"),
                  catalog=merged.get("catalog"), skus=list(merged.get("skus") or []),
                  nodeclass=dict(merged.get("nodeclass") or {}), cluster=dict(merged.get("cluster") or {}),
@@ -123,7 +121,7 @@ def load_labels(path: str | Path | None = None) -> list[LabelEntry]:
         main = _probe(e["probe"], defaults)
         variants = []
         for v in e.get("variants") or []:
-            # a variant starts from the defaults, not from the main probe, unless it says otherwise
+            # a variant starts from the defaults, not from the main probe
             variants.append(_probe(v, defaults))
         out.append(LabelEntry(
             key=e["key"], table=e["table"], drafts=list(e.get("drafts") or []), family=e["family"],
@@ -152,30 +150,34 @@ def _nodeclass(probe: Probe) -> dict:
             "spec": copy.deepcopy(probe.nodeclass)}
 
 
-def _nodepool(probe: Probe, labels: dict | None = None, name: str = "default") -> dict:
+def _nodepool(probe: Probe, labels: dict | None = None, name: str = "default",
+              instance_types: list[str] | None = None) -> dict:
+    reqs = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(probe.capacity_types)}]
+    if instance_types:
+        reqs.insert(0, {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(instance_types)})
     tmpl: dict = {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
-                           "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In",
-                                             "values": list(probe.capacity_types)}]}}
+                           "requirements": reqs}}
     if labels:
         tmpl["metadata"] = {"labels": dict(labels)}
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": {"template": tmpl}}
 
 
-def _pod(name: str, selector: dict | None = None) -> dict:
-    spec: dict = {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]}
+def _pod(name: str, selector: dict | None = None, cpu: str = "100m") -> dict:
+    spec: dict = {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]}
     if selector:
         spec["nodeSelector"] = dict(selector)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
 def scenario_text(name: str, profile: str, probe: Probe, manifests: list[dict]) -> str:
+    from harness.runner.scenario import API_VERSION
     given: dict = {"profiles": [profile], "region": probe.region, "skus": list(probe.skus),
                    "loop": {"runawayThreshold": 3, "maxIterations": 40}}
     if probe.catalog:
         given["catalog"] = probe.catalog
     if probe.cluster:
         given["cluster"] = dict(probe.cluster)
-    doc = {"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario",
+    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": name}, "given": given, "manifests": manifests}
     return yaml.safe_dump(doc, sort_keys=False)
 
@@ -192,7 +194,7 @@ def _run(text: str, name: str, profile: str, cluster):
 class NodeLabel:
     present: bool
     value: str | None = None
-    writers: list = field(default_factory=list)      # accepted writers, in write order
+    writers: list = field(default_factory=list)      # accepted writers, in WRITER_ORDER
     winner: str | None = None
     refused: list = field(default_factory=list)      # writers whose write was refused
     kubelet_dropped: bool = False
@@ -211,16 +213,11 @@ class NodeLabel:
 def _node_label(node, key: str) -> NodeLabel:
     if node is None:
         return NodeLabel(False)
-    writes = node.provenance.get(key, [])
-    writers = []
-    for w in writes:
-        if w.accepted and w.writer not in writers:
-            writers.append(w.writer)
-    refused = sorted({w.writer for w in writes if not w.accepted})
+    refused = sorted({w.writer for w in node.provenance.get(key, []) if not w.accepted})
     if key not in node.labels:
         return NodeLabel(False, None, [], None, refused, key in node.kubelet_dropped)
-    return NodeLabel(True, node.labels[key], sorted(writers, key=WRITER_ORDER.index), node.writer(key), refused,
-                     key in node.kubelet_dropped)
+    return NodeLabel(True, node.labels[key], sorted(node.writers(key), key=WRITER_ORDER.index), node.writer(key),
+                     refused, key in node.kubelet_dropped)
 
 
 @dataclass
@@ -313,9 +310,7 @@ def _nodepool_verdict(result, key: str) -> NodePoolVerdict:
     node = next((n for n in result.nodes if n.name == p.node), None) or (result.nodes[-1] if result.nodes else None)
     label = _node_label(node, key) if node is not None else None
     if p.state == "scheduled":
-        what = "Node has it" if label and label.present and label.value is not None else "label absent on the Node"
-        if label and label.present:
-            what = f"Node has it via {' + '.join(label.writers)}"
+        what = f"Node has it via {' + '.join(label.writers)}" if label and label.present else "label absent on the Node"
         return NodePoolVerdict(True, node=what, label=label)
     refused = next((n.kubelet_refused for n in result.nodes if n.kubelet_refused), None)
     if refused:

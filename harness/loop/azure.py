@@ -17,10 +17,10 @@ from harness.loop.unavailable import Classified, UnavailableOfferings, classify_
 from harness.model import instancetypes as itmod
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
-from harness.model.writers import KubeletLabels, LabelFacts, kubelet_node_labels, vm_nodeclaim_labels
+from harness.model.writers import (CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, ULTRA_SSD, KubeletLabels,
+                                   LabelFacts, kubelet_node_labels, vm_nodeclaim_labels)
 
 RG_DEFAULT = "MC_harness_cluster_southcentralus"
-ULTRA = "karpenter.azure.com/sku-storage-ultra-ssd"
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Launched:
     instance_type: object
     zone: str
     capacity_type: str
-    ultra_ssd: bool
+    arch: str
     kubelet: KubeletLabels
     nodeclaim_labels: dict[str, str]
     custom_data: str
@@ -38,7 +38,8 @@ class Launched:
 
 @dataclass
 class LaunchFailure:
-    kind: str                 # CreateError | InsufficientCapacity | Unhandled | NodeClassNotFound
+    kind: str                 # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a
+                              # reason of kind InsufficientCapacity, azure-provider.md §8)
     reason: str
     message: str
     code: str = ""
@@ -63,7 +64,14 @@ class AzureProvider:
         self._skus: list[dict] | None = None
         self._prices: dict | None = None
         self._quota: dict[str, dict] | None = None
-        self._it_cache: dict = {}
+        self._it_cache: dict = {}          # (nodeclass, cluster) -> (unavailable-offerings seq, InstanceTypeSet)
+
+    def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
+        """New operator settings (a step's `cluster:`): the resource group and the instance types
+        follow them."""
+        self.cluster = cluster
+        self.rg = cluster.node_resource_group or RG_DEFAULT
+        self._it_cache.clear()
 
     # -- instance types (azure-provider.md §1.5: listed once, then cached) ---------------------
     def skus(self) -> list[dict]:
@@ -92,21 +100,23 @@ class AzureProvider:
         entry = (self._quota or {}).get(sku.get("family") or "")
         if not entry or entry.get("limit") is None or entry.get("current") is None:
             return True
-        vcpus = int(next((c["value"] for c in sku.get("capabilities") or [] if c["name"] == "vCPUs"), "0"))
+        vcpus = itmod._cap_int(itmod._caps(sku), "vCPUs") or 0     # as the model counts them
         return vcpus <= entry["limit"] - entry["current"]
 
     def instance_types(self, nodeclass: "itmod.NodeClassParams"):
-        key = (nodeclass, self.unavailable.seq, self.fake_quota_seq())
+        """Built once per node class and cluster settings, again when the unavailable-offerings
+        cache changes (quota is read once, on the first build)."""
+        key = (nodeclass, self.cluster)
         hit = self._it_cache.get(key)
-        if hit is None:
-            hit = itmod.build_instance_types(
-                self.skus(), nodeclass, self.cluster, self.profile, prices=self.prices(),
-                unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota)
-            self._it_cache = {key: hit}
-        return hit
-
-    def fake_quota_seq(self) -> int:
-        return id(self._quota)
+        if hit is not None and hit[0] == self.unavailable.seq:
+            return hit[1]
+        its = itmod.build_instance_types(
+            self.skus(), nodeclass, self.cluster, self.profile, prices=self.prices(),
+            unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota)
+        # read the seq after the build: entries it found expired were dropped (seq bumped) and
+        # the build already reflects that
+        self._it_cache[key] = (self.unavailable.seq, its)
+        return its
 
     # -- labels -------------------------------------------------------------------------------
     def label_facts(self, nodeclass: "itmod.NodeClassParams", arch: str) -> LabelFacts:
@@ -154,10 +164,12 @@ class AzureProvider:
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
+        # azure-provider.md §8 "Other failure reasons": NodeClass not found and no compatible
+        # instance type are InsufficientCapacity errors
         if nodeclass is None:
             return LaunchFailure("InsufficientCapacity", "NodeClassNotFound",
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
-        names = claim_reqs.get("node.kubernetes.io/instance-type")
+        names = claim_reqs.get(INSTANCE_TYPE)
         its = [it for it in self.instance_types(nodeclass).instance_types
                if names.has(it.name) and it.requirements.intersects_ok(claim_reqs)]
         pick = self.choose(its, claim_reqs)
@@ -165,15 +177,15 @@ class AzureProvider:
             return LaunchFailure("InsufficientCapacity", "InsufficientCapacity",
                                  "all requested instance types were unavailable during launch")
         it, offering = pick
-        ultra_req = claim_reqs.get(ULTRA)
+        ultra_req = claim_reqs.get(ULTRA_SSD)
         ultra = ultra_req.has("true") and not ultra_req.has("false")      # §2.3: explicit request only
-        arch = it.requirements.get("kubernetes.io/arch").single_value() or "amd64"
+        arch = it.requirements.get(itmod.ARCH).single_value() or "amd64"
         facts = self.label_facts(nodeclass, arch)
-        chosen = {"karpenter.sh/capacity-type": offering.capacity_type}
+        chosen = {CAPACITY_TYPE: offering.capacity_type}
         if self.profile.provides("placementScope"):
-            chosen["karpenter.azure.com/placement-scope"] = "regional" if offering.zone in ("0", "") else "zonal"
+            chosen[PLACEMENT_SCOPE] = "regional" if offering.zone in ("0", "") else "zonal"
         if self.profile.provides("ultraSSD"):
-            chosen[ULTRA] = "true" if ultra else "false"
+            chosen[ULTRA_SSD] = "true" if ultra else "false"
         kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
                                       claim_reqs, it.requirements, chosen)
         vm_name = f"aks-{nodeclaim['metadata']['name']}"
@@ -181,7 +193,7 @@ class AzureProvider:
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
         tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
-                "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get("karpenter.sh/nodepool", ""),
+                "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
                 "compute.aks.billing": "linux"}
         try:
             self.network.network_interfaces.begin_create_or_update(self.rg, vm_name, {
@@ -224,8 +236,8 @@ class AzureProvider:
             return LaunchFailure(c.error_kind, c.reason, c.message, _error_code(e), attempted)
         provider_id = "azure://" + _lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
-                                     nodeclaim["metadata"]["labels"].get("karpenter.sh/nodepool", ""), claim_reqs)
-        return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, ultra, kubelet, labels,
+                                     nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
+        return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
                         custom_data)
 
     def _bootstrap(self, labels: dict[str, str]) -> str:

@@ -6,30 +6,8 @@ shows up as a pod that never binds (design 0006 FAQ, runaway provisioning).
 from __future__ import annotations
 
 from harness.loop.pods import PodView, Taint, untolerated
-from harness.model.requirements import parse_int
+from harness.loop.topology import affinity_terms, match_expression, selector_matches
 from harness.model.resources import parse_resource_list
-
-
-def _match_expression(labels: dict[str, str], e: dict) -> bool:
-    """NodeSelectorRequirement matching as in k8s.io/component-helpers nodeaffinity."""
-    key, op, values = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
-    present = key in labels
-    if op == "In":
-        return present and labels[key] in values
-    if op == "NotIn":
-        return not present or labels[key] not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt"):
-        if not present or len(values) != 1:
-            return False
-        have, want = parse_int(labels[key]), parse_int(values[0])
-        if have is None or want is None:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False   # Gte/Lte are Karpenter-only operators; kube-scheduler rejects them
 
 
 def node_matches(pod: PodView, labels: dict[str, str], node_name: str) -> str | None:
@@ -40,7 +18,7 @@ def node_matches(pod: PodView, labels: dict[str, str], node_name: str) -> str | 
     terms = pod.required_terms()
     if terms:
         for term in terms:
-            exprs_ok = all(_match_expression(labels, e) for e in term.get("matchExpressions") or [])
+            exprs_ok = all(match_expression(labels, e) for e in term.get("matchExpressions") or [])
             fields_ok = all(
                 (f.get("key") == "metadata.name" and (
                     (f.get("operator") == "In" and node_name in (f.get("values") or [])) or
@@ -54,7 +32,6 @@ def node_matches(pod: PodView, labels: dict[str, str], node_name: str) -> str | 
 
 def _topology_filter(pod: PodView, node: dict, nodes: list[dict], placed: list[tuple[PodView, str]]) -> str | None:
     """InterPodAffinity (required terms, both directions) and PodTopologySpread (DoNotSchedule)."""
-    from harness.loop.topology import affinity_terms, selector_matches
     labels_of = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
     here = node["metadata"].get("labels") or {}
 

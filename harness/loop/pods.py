@@ -4,7 +4,6 @@ karpenter-core.md §2.3 (NewPodRequirements), §3.2 (pod admission), §3.4 (rela
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 from harness.model.profile import Profile
@@ -53,9 +52,9 @@ def tolerates(tolerations: list[dict], taint: Taint) -> bool:
     return False
 
 
-def untolerated(tolerations: list[dict], taints: list[Taint], ignore_prefer_no_schedule: bool = True) -> list[Taint]:
-    return [t for t in taints
-            if not (ignore_prefer_no_schedule and t.effect == "PreferNoSchedule") and not tolerates(tolerations, t)]
+def untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
+    """The taints that block: PreferNoSchedule never does."""
+    return [t for t in taints if t.effect != "PreferNoSchedule" and not tolerates(tolerations, t)]
 
 
 def pod_requests(spec: dict) -> dict[str, int]:
@@ -227,7 +226,3 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str
         if problems:
             return "; ".join(problems), True
     return None
-
-
-def copy_pod(obj: dict) -> dict:
-    return copy.deepcopy(obj)

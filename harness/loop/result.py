@@ -114,7 +114,8 @@ class RunResult:
     steady: bool = False
     runaway: bool = False
     runaway_reason: str | None = None
-    events: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)    # every event, in emission order: kind, name,
+                                                        # [namespace,] reason, message
     trace: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 

@@ -11,31 +11,20 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from harness.loop.pods import PodView, Taint, untolerated
+from harness.loop.topology import HOSTNAME
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
-from harness.model.resources import format_resource_list
+from harness.model.resources import add, fits, format_resource_list
 from harness.model.semantics import Semantics
 from harness.model.writers import nodeclaim_template_labels
 
-MAX_INSTANCE_TYPES = 600
-HOSTNAME = "kubernetes.io/hostname"
+MAX_INSTANCE_TYPES = 600          # Results.TruncateInstanceTypes (karpenter-core.md §3.3 Truncation)
 
 
 def offering_compatible(offering, reqs: Requirements, well_known: frozenset[str]) -> bool:
     """Offerings.Compatible: the claim's requirements are compatible with the offering's
     (AllowUndefinedWellKnownLabels), so every offering key must be well-known or on the claim."""
     return offering.available and reqs.is_compatible(offering.requirements, well_known)
-
-
-def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return out
-
-
-def _fits(requests: dict[str, int], allocatable: dict[str, int]) -> bool:
-    return all(v <= allocatable.get(k, 0) for k, v in requests.items() if v > 0)
 
 
 @dataclass
@@ -88,7 +77,7 @@ class Template:
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
                 if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
-                    total = _add(total, ds.requests)
+                    total = add(total, ds.requests)
                     break
             ds.relaxed_required = 0
         self._overhead[it.name] = total
@@ -105,12 +94,17 @@ class ExistingNode:
     allocatable: dict[str, int]
     requested: dict[str, int]
     nodeclaim: str | None = None
-    pods: list[str] = field(default_factory=list)
+    _reqs_cache: dict = field(default_factory=dict, repr=False)
 
     def requirements(self, sem: Semantics) -> Requirements:
-        reqs = Requirements.from_labels(self.labels, sem)
-        reqs.add(Requirement.new(HOSTNAME, IN, [self.labels.get(HOSTNAME, self.name)], sem))
-        return reqs
+        """Its labels as `In` plus hostname (§4.5). Memoized: the labels do not change while a
+        Scheduler uses the node (it only adds to `requested`); callers must not mutate the result."""
+        hit = self._reqs_cache.get(sem.profile)
+        if hit is None:
+            hit = Requirements.from_labels(self.labels, sem)
+            hit.add(Requirement.new(HOSTNAME, IN, [self.labels.get(HOSTNAME, self.name)], sem))
+            self._reqs_cache[sem.profile] = hit
+        return hit
 
 
 @dataclass
@@ -208,31 +202,23 @@ class Scheduler:
         return kept
 
     # -- filtering ----------------------------------------------------------------------------
-    def _compat_rows(self, template: Template, reqs: Requirements) -> list[tuple]:
-        """Per instance type: (it, requirements compatible, has a compatible offering). Depends only
-        on the requirements, so it is computed once per distinct requirement set and reused while
-        pods with the same requirements pack into claims."""
+    def _compat_rows(self, template: Template, reqs: Requirements) -> tuple[list[tuple], dict[int, tuple]]:
+        """Per instance type: (it, requirements compatible, has a compatible offering, room...), and
+        the same rows by id(it). Depends only on the requirements, so it is computed once per
+        distinct requirement set and reused while pods with the same requirements pack into claims."""
         # instance types and offerings never define the hostname, so a claim's hostname placeholder
         # does not change the answer: key the cache without it
         if HOSTNAME in reqs:
             reqs = reqs.without(HOSTNAME)
         key = (id(template), reqs.signature())
-        rows = self._compat_cache.get(key)
-        if rows is None:
+        hit = self._compat_cache.get(key)
+        if hit is None:
             rows = [(it, it.requirements.intersects_ok(reqs),
                      any(offering_compatible(o, reqs, self.well_known) for o in it.offerings),
                      *self._room_tuple(template, it))
                     for it in template.instance_types]
-            self._compat_cache[key] = rows
-        return rows
-
-    def _row_index(self, template: Template, reqs: Requirements, rows: list[tuple]) -> dict[int, tuple]:
-        key = (id(template), (reqs.without(HOSTNAME) if HOSTNAME in reqs else reqs).signature(), "index")
-        index = self._compat_cache.get(key)
-        if index is None:
-            index = {id(row[0]): row for row in rows}
-            self._compat_cache[key] = index
-        return index
+            hit = self._compat_cache[key] = (rows, {id(row[0]): row for row in rows})
+        return hit
 
     def max_headroom(self, claim: "PlannedClaim") -> dict[str, int]:
         """The most room any of a planned claim's instance types offers, per resource: a pod that
@@ -251,48 +237,39 @@ class Scheduler:
         return claim.max_room
 
     def _room_tuple(self, template: Template, it) -> tuple[int, int, int, dict[str, int]]:
-        key = (id(template), it.name, "t")
+        """(cpu, memory, pods, every resource) of allocatable minus this template's daemon overhead
+        on the instance type (cached)."""
+        key = (id(template), it.name)
         t = self._room_cache.get(key)
         if t is None:
-            room = self._headroom(template, it)
-            t = (room.get("cpu", 0), room.get("memory", 0), room.get("pods", 0), room)
-            self._room_cache[key] = t
-        return t
-
-    def _headroom(self, template: Template, it) -> dict[str, int]:
-        """allocatable minus this template's daemon overhead on the instance type (cached)."""
-        key = (id(template), it.name)
-        room = self._room_cache.get(key)
-        if room is None:
             overhead = template.daemon_overhead(it, self.well_known, self.sem)
             alloc = it.allocatable()
             room = {k: alloc.get(k, 0) - overhead.get(k, 0) for k in set(alloc) | set(overhead)}
-            self._room_cache[key] = room
-        return room
+            t = self._room_cache[key] = (room.get("cpu", 0), room.get("memory", 0), room.get("pods", 0), room)
+        return t
 
     def _filter(self, template: Template, reqs: Requirements, requests: dict[str, int],
                 candidates: list | None) -> tuple[list, FilterError | None]:
         """filterInstanceTypesByRequirements (§3.3): requirements, resources (+daemon overhead) and
         an available compatible offering; `candidates` narrows to a planned claim's options."""
-        rows = self._compat_rows(template, reqs)
+        rows, index = self._compat_rows(template, reqs)
         if candidates is not None:
-            index = self._row_index(template, reqs, rows)
             rows = [index[id(it)] for it in candidates]
         cpu, mem, pods = requests.get("cpu", 0), requests.get("memory", 0), requests.get("pods", 0)
         extra = [(k, v) for k, v in requests.items() if v > 0 and k not in ("cpu", "memory", "pods")]
         kept = []
         flags = [False] * 6
         for it, compatible, has_offering, rc, rm, rp, room in rows:
-            fits = rc >= cpu and rm >= mem and rp >= pods and (not extra or all(v <= room.get(k, 0) for k, v in extra))
-            if compatible and fits and has_offering:
+            fit = rc >= cpu and rm >= mem and rp >= pods and (not extra or all(v <= room.get(k, 0) for k, v in extra))
+            if compatible and fit and has_offering:
                 kept.append(it)
                 continue
             flags[0] |= compatible
-            flags[1] |= fits
+            flags[1] |= fit
             flags[2] |= has_offering
-            flags[3] |= compatible and fits and not has_offering
-            flags[4] |= compatible and has_offering and not fits
-            flags[5] |= fits and has_offering and not compatible
+            flags[3] |= compatible and fit and not has_offering
+            flags[4] |= compatible and has_offering and not fit
+            flags[5] |= fit and has_offering and not compatible
         if kept and reqs.has_min_values():
             missing = self._min_values_unmet(reqs, kept)
             if missing and self.min_values_policy != "BestEffort":
@@ -327,7 +304,7 @@ class Scheduler:
         if node_reqs.compatible(pod.requirements(self.sem)) is not None:
             return "requirements"
         free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
-        if not _fits(pod.requests, free):
+        if not fits(pod.requests, free):
             return "resources"
         if self.topology is not None and not isinstance(
                 self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), node_reqs), Requirements):
@@ -354,13 +331,13 @@ class Scheduler:
             if not isinstance(topo, Requirements):
                 return topo            # a TopologyError, rendered only if it becomes the pod's error
             merged = topo
-        total = _add(requests, pod.requests)
+        total = add(requests, pod.requests)
         its, ferr = self._filter(template, merged, total, candidates)
         if not its:
             assert ferr is not None
             overhead_min = min((template.daemon_overhead(it, self.well_known, self.sem)
                                 for it in template.instance_types), key=lambda o: sum(o.values()), default={})
-            return ferr.message(merged, _add(total, overhead_min))
+            return ferr.message(merged, add(total, overhead_min))
         return merged, its, total
 
     def solve(self, pods: Sequence[PodView]) -> SolveResult:
@@ -394,8 +371,7 @@ class Scheduler:
         # 1. existing / in-flight nodes (strict)
         for node in self.existing:
             if self._try_existing(pod, node) is None:
-                node.requested = _add(node.requested, pod.requests)
-                node.pods.append(pod.uid)
+                node.requested = add(node.requested, pod.requests)
                 existing_hits[pod.uid] = node.name
                 if self.topology is not None:
                     self.topology.record(pod, node.requirements(self.sem))

@@ -22,27 +22,29 @@ from harness.backends.base import (ADMIN, CLOUD_NODE_MANAGER, KARPENTER, NODE_LI
                                    Identity)
 from harness.loop.azure import AzureProvider, Launched, LaunchFailure, parse_bootstrap
 from harness.loop.clock import SimClock
-from harness.loop.kubescheduler import can_bind
+from harness.loop.kubescheduler import can_bind, node_matches
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
-from harness.loop.scheduling import ExistingNode, Scheduler, Template, cheapest_price, offering_compatible
-from harness.loop.topology import Topology, affinity_terms, topology_keys, universe_for
+from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
+from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
 from harness.model.labels import kubelet_flag_error
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
-from harness.model.resources import format_resource_list, parse_resource_list
+from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.semantics import semantics_for
 from harness.model.validation import runtime_validation_error
-from harness.model.writers import (CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS,
-                                   cloud_node_controller_labels, kubelet_self_labels,
+from harness.model.writers import (CAPACITY_TYPE, CLOUD_NODE_CONTROLLER, INSTANCE_TYPE, KARPENTER_CORE, KUBELET,
+                                   KUBELET_NODE_LABELS, cloud_node_controller_labels, kubelet_self_labels,
                                    resolved_requirement_labels)
 
 ITERATION_SECONDS = 10.0
-GC_INTERVAL = 120.0               # the garbage-collection controller's period (karpenter-core.md §4.4)
-LAUNCH_TIMEOUT = 300.0            # karpenter-core.md §4.4
+GC_INTERVAL = 120.0               # harness assumption: the period of the instance garbage collection
+LAUNCH_TIMEOUT = 300.0            # karpenter-core.md §4.4 LaunchTimeout = 5m
+# karpenter-core.md §4.4 registrationTimeout = 15m. Upstream counts from the Registered condition's
+# last transition; the harness counts from the launch.
 REGISTRATION_TIMEOUT = 900.0
 UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 UNINITIALIZED = Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule")
@@ -72,7 +74,6 @@ class _Claim:
     result: NodeClaimResult
     template: Template
     requirements: Requirements
-    pods: list[str]
     created_at: float
     nodeclass: object
     nodeclass_name: str
@@ -103,12 +104,18 @@ class Simulation:
         self.claims: list[_Claim] = []
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
-        self.daemonsets: list[dict] = []
+        self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0
         self._hostnames = 0
         self._last_gc = float("-inf")
+
+    def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
+        """New operator settings (between steps): the provider's resource group and instance
+        types follow them."""
+        self.cfg.cluster = cluster
+        self.provider.set_cluster(cluster)
 
     # ------------------------------------------------------------------------------------------
     def _name(self, prefix: str, n: int = 5) -> str:
@@ -133,7 +140,9 @@ class Simulation:
             self._create_deployment_pods(obj)
             return
         if kind == "DaemonSet":
-            self.daemonsets.append(obj)
+            name = obj["metadata"]["name"]
+            view = PodView(obj["spec"]["template"] | {"metadata": {"name": name}}, 0, "DaemonSet", name)
+            self.daemonsets.append((obj, view))
             return
         if kind == "Pod":
             self._create_pod(obj, "", "")
@@ -151,7 +160,7 @@ class Simulation:
 
     def _create_deployment_pods(self, dep: dict) -> None:
         spec = dep.get("spec") or {}
-        tmpl = copy.deepcopy(spec.get("template") or {})
+        tmpl = spec.get("template") or {}          # apply() copied the manifest; each pod copies again
         for _ in range(int(spec.get("replicas", 1))):
             pod = {"apiVersion": "v1", "kind": "Pod",
                    "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
@@ -187,8 +196,8 @@ class Simulation:
             else:
                 res.ready = nodeclass is not None
                 if nodeclass is None:
-                    res.events.append({"reason": "NodeClassNotReady",
-                                       "message": f'AKSNodeClass "{ref.get("name")}" not found'})
+                    self._nodepool_event(res, "NodeClassNotReady", f'AKSNodeClass "{ref.get("name")}" not found',
+                                         dedupe=False)
             conditions = [
                 self._condition("ValidationSucceeded", not err, "NodePoolValidationFailed" if err else
                                 "ValidationSucceeded", err or ""),
@@ -202,12 +211,33 @@ class Simulation:
             except APIRejected:
                 pass
 
+    # events: on their object (the shape expectations read there) and, in emission order, on the run
+    def _record_event(self, kind: str, name: str, reason: str, message: str, namespace: str | None = None) -> None:
+        ev = {"kind": kind, "name": name, "reason": reason, "message": message}
+        if namespace is not None:
+            ev["namespace"] = namespace
+        self.result.events.append(ev)
+
+    def _nodepool_event(self, res: NodePoolResult, reason: str, message: str, dedupe: bool = True) -> None:
+        if dedupe and {"reason": reason, "message": message} in res.events:
+            return
+        res.events.append({"reason": reason, "message": message})
+        self._record_event("NodePool", res.name, reason, message)
+
+    def _pod_event(self, pr: PodResult, message: str) -> None:
+        """Karpenter's FailedScheduling event on a pod (karpenter-core.md §3.2 step 1)."""
+        if message in pr.events:
+            return
+        pr.events.append(message)
+        self._record_event("Pod", pr.name, "FailedScheduling", message, pr.namespace)
+
     def _condition(self, type_: str, ok: bool, reason: str, message: str = "") -> dict:
         """A status condition with every field the CRDs require (operatorpkg status.Condition)."""
         return {"type": type_, "status": "True" if ok else "False", "reason": reason, "message": message,
                 "lastTransitionTime": self.clock.timestamp()}
 
     def _ready_nodepools(self) -> list[dict]:
+        """karpenter-core.md §3.2 step 2: Ready NodePools; static ones (spec.replicas) are skipped."""
         out = []
         for np in self.cluster.list("NodePool"):
             res = self.result.nodepools.get(np["metadata"]["name"])
@@ -215,22 +245,22 @@ class Simulation:
                 out.append(np)
         return out
 
-    def _nodeclass_params(self, name: str):
+    def _nodeclass_params(self, name: str) -> "itmod.NodeClassParams | None":
         obj = self.cluster.get("AKSNodeClass", name) if name else None
-        return (itmod.NodeClassParams.from_manifest(obj) if obj else None), obj
+        return itmod.NodeClassParams.from_manifest(obj) if obj else None
 
     def _templates(self) -> list[Template]:
         templates = []
+        daemon_pods = [view for _, view in self.daemonsets]
         for np in self._ready_nodepools():
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
-            params, _ = self._nodeclass_params(ref.get("name", ""))
+            params = self._nodeclass_params(ref.get("name", ""))
             if params is None:
                 continue
             its = self.provider.instance_types(params)
             self._record_instance_types(its)
             t = Template.from_nodepool(np, list(its.instance_types), self.profile, self.sem)
-            t.daemon_pods = [PodView(ds["spec"]["template"] | {"metadata": {"name": ds["metadata"]["name"]}}, 0,
-                                     "DaemonSet", ds["metadata"]["name"]) for ds in self.daemonsets]
+            t.daemon_pods = daemon_pods
             templates.append(t)
         return templates
 
@@ -249,9 +279,7 @@ class Simulation:
         for key, pv in self.pod_views.items():
             node = self.result.pods[key].node
             if node:
-                u = used.setdefault(node, {})
-                for k, v in pv.requests.items():
-                    u[k] = u.get(k, 0) + v
+                used[node] = add(used.get(node, {}), pv.requests)
         return used
 
     def _kube_schedule(self) -> bool:
@@ -264,8 +292,8 @@ class Simulation:
             if pr.node or pr.state == "ignored" and not nodes:
                 continue
             nominated = self.nominated.get(key)
-            preferred = [n for n in nodes if nominated and self._claim_by_name(nominated) and
-                         self._claim_by_name(nominated).node_name == n["metadata"]["name"]]
+            claim = self._claim_by_name(nominated) if nominated else None
+            preferred = [n for n in nodes if claim is not None and claim.node_name == n["metadata"]["name"]]
             reasons = []
             for node in preferred + [n for n in nodes if n not in preferred]:
                 why = can_bind(pv, node, used.get(node["metadata"]["name"], {}), nodes, placed)
@@ -274,9 +302,7 @@ class Simulation:
                     self.cluster.bind(pv.obj, name, ADMIN)
                     placed.append((pv, name))
                     pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
-                    u = used.setdefault(name, {})
-                    for k, v in pv.requests.items():
-                        u[k] = u.get(k, 0) + v
+                    used[name] = add(used.get(name, {}), pv.requests)
                     self._trace(f"kube-scheduler bound {key} to {name}")
                     progress = True
                     break
@@ -300,14 +326,12 @@ class Simulation:
             nominated = [k for k, n in self.nominated.items() if n == c.result.name and not self.result.pods[k].node]
             extra: dict[str, int] = {}
             for k in nominated:
-                for r, v in self.pod_views[k].requests.items():
-                    extra[r] = extra.get(r, 0) + v
+                extra = add(extra, self.pod_views[k].requests)
             if c.registered and c.node_name:
                 node = self.cluster.get("Node", c.node_name)
                 if node is None:
                     continue
-                base = used.get(c.node_name, {})
-                req = {k: base.get(k, 0) + extra.get(k, 0) for k in set(base) | set(extra)}
+                req = add(used.get(c.node_name, {}), extra)
                 out.append(ExistingNode(c.node_name, dict(node["metadata"].get("labels") or {}),
                                         [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []
                                          if t["key"] not in (UNREGISTERED.key, UNINITIALIZED.key)],
@@ -330,8 +354,8 @@ class Simulation:
             if err is not None:
                 msg, emits = err
                 pr.state, pr.reason, pr.karpenter_error = "ignored", msg, msg
-                if emits and f"Failed to schedule pod, {msg}" not in pr.events:
-                    pr.events.append(f"Failed to schedule pod, {msg}")
+                if emits:
+                    self._pod_event(pr, f"Failed to schedule pod, {msg}")
                 continue
             claim = self._claim_by_name(self.nominated.get(key, ""))
             if claim is not None and not (claim.done or claim.refused or claim.initialized):
@@ -341,6 +365,7 @@ class Simulation:
             return False
         templates = self._templates()
         if not templates and not self._ready_nodepools():
+            # karpenter-core.md §3.2 step 2: no Ready dynamic NodePool
             for pv in pending:
                 self._pod_error(pv, "no dynamic nodepools found")
             return False
@@ -354,8 +379,8 @@ class Simulation:
         solved = sched.solve(pending)
         for np_name, reason, message in solved.nodepool_events:
             res = self.result.nodepools.get(np_name)
-            if res is not None and {"reason": reason, "message": message} not in res.events:
-                res.events.append({"reason": reason, "message": message})
+            if res is not None:
+                self._nodepool_event(res, reason, message)
         progress = False
         for uid, node in solved.existing.items():
             claim = next((c for c in self.claims if c.node_name == node or
@@ -389,32 +414,26 @@ class Simulation:
     def _pod_error(self, pv: PodView, err: str) -> None:
         pr = self.result.pods[self._pod_key(pv.obj)]
         pr.karpenter_error = pr.reason = err
-        event = f"Failed to schedule pod, {err}"
-        if event not in pr.events:
-            pr.events.append(event)
+        self._pod_event(pr, f"Failed to schedule pod, {err}")
 
     def _create_nodeclaim(self, planned) -> bool:
         """ToNodeClaim (karpenter-core.md §3.1) and the API write (CRD rules judge it)."""
         t = planned.template
-        reqs = planned.requirements.without("kubernetes.io/hostname", *self.profile.scheduling_simulation_keys)
+        reqs = planned.requirements.without(HOSTNAME, *self.profile.scheduling_simulation_keys)
         wk = self.profile.well_known_labels
-        its = sorted(planned.instance_types, key=lambda it: (cheapest_price(it, reqs, wk), it.name))[:600]
-        reqs.add(Requirement("node.kubernetes.io/instance-type", False, frozenset(it.name for it in its),
-                             min_values=reqs.get("node.kubernetes.io/instance-type").min_values
-                             if "node.kubernetes.io/instance-type" in reqs else None))
+        # Scheduler._truncate already kept the 600 cheapest (karpenter-core.md §3.3 Truncation)
+        its = planned.instance_types
+        reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in its),
+                             min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
         cts = sorted({o.capacity_type for it in its for o in it.offerings
                       if offering_compatible(o, reqs, wk)})
         if cts:
-            reqs.add(Requirement.new("karpenter.sh/capacity-type", IN, cts, self.sem))
+            reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, self.sem))
         labels = dict(t.labels)
         if self.profile.label_resolution == "toNodeClaim":
             labels.update(resolved_requirement_labels(self.profile, reqs, self.rng))
         name = self._name(t.name + "-")
         spec_t = t.nodepool["spec"]["template"]["spec"]
-        requests: dict[str, int] = {}
-        for p in planned.pods:
-            for k, v in p.requests.items():
-                requests[k] = requests.get(k, 0) + v
         obj = {
             "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name, "labels": labels,
@@ -423,7 +442,7 @@ class Simulation:
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs.node_selector_requirements(),
-                     "resources": {"requests": format_resource_list(requests)},
+                     "resources": {"requests": format_resource_list(planned.requests)},   # the pods' sum
                      "nodeClassRef": spec_t.get("nodeClassRef"),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
                      **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {})},
@@ -442,9 +461,8 @@ class Simulation:
                 self._pod_error(self.pod_views[k], f"creating nodeclaim, {e.message}")
             self._trace(f"NodeClaim {name} rejected: {e.message}")
             return False
-        nc_name = (t.nodepool["spec"]["template"]["spec"].get("nodeClassRef") or {}).get("name", "")
-        params, _ = self._nodeclass_params(nc_name)
-        claim = _Claim(created, result, t, reqs, pods, self.clock.now(), params, nc_name)
+        nc_name = (spec_t.get("nodeClassRef") or {}).get("name", "")
+        claim = _Claim(created, result, t, reqs, self.clock.now(), self._nodeclass_params(nc_name), nc_name)
         self.claims.append(claim)
         for k in pods:
             self.nominated[k] = name
@@ -569,11 +587,9 @@ class Simulation:
             nr.kubelet_refused = refusal
             self._trace(f"kubelet on {out.vm_name} exited: {refusal}")
             return True
-        arch = out.instance_type.requirements.get("kubernetes.io/arch").single_value() or "amd64"
-        self_labels = kubelet_self_labels(out.vm_name, arch)
+        self_labels = kubelet_self_labels(out.vm_name, out.arch)
         labels = {**self_labels, **flags}
-        taints = [Taint.from_dict(t) for t in (c.obj["spec"].get("taints") or []) + (c.obj["spec"].get("startupTaints") or [])]
-        taints += [UNREGISTERED, UNINITIALIZED]
+        taints = _claim_taints(c.obj) + [UNREGISTERED, UNINITIALIZED]
         node = {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": out.vm_name, "labels": labels},
                 "spec": {"taints": [t.to_dict() for t in _dedupe_taints(taints)]},
@@ -635,9 +651,9 @@ class Simulation:
         labels.update(claim_labels)
         taints = [Taint.from_dict(t) for t in node["spec"].get("taints") or []]
         if labels.get("karpenter.sh/do-not-sync-taints") != "true":
-            for t in [Taint.from_dict(x) for x in (c.obj["spec"].get("taints") or []) + (c.obj["spec"].get("startupTaints") or [])]:
-                if not any(x.key == t.key and x.effect == t.effect for x in taints):
-                    taints.append(t)
+            # the Node's own taints are unique per (key, effect) (API validation), so this only
+            # drops the claim's taints the Node already has
+            taints = _dedupe_taints(taints + _claim_taints(c.obj))
         taints = [t for t in taints if t.key != UNREGISTERED.key]
         labels["karpenter.sh/registered"] = "true"
         node["metadata"]["labels"] = labels
@@ -685,13 +701,11 @@ class Simulation:
 
     def _daemonset_pods(self, node: dict) -> None:
         """The DaemonSet controller places one pod per eligible node (tolerations + node affinity)."""
-        for ds in self.daemonsets:
+        taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+        for ds, pv in self.daemonsets:
             tmpl = ds["spec"]["template"]
-            pv = PodView(tmpl | {"metadata": {"name": ds["metadata"]["name"]}}, 0)
-            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-            if untolerated(pv.tolerations, [t for t in taints if t.effect != "PreferNoSchedule"]):
+            if untolerated(pv.tolerations, taints):
                 continue
-            from harness.loop.kubescheduler import node_matches
             if node_matches(pv, node["metadata"].get("labels") or {}, node["metadata"]["name"]):
                 continue
             pod = {"apiVersion": "v1", "kind": "Pod",
@@ -770,9 +784,8 @@ class Simulation:
             progress = self._kube_schedule()
             progress |= self._provision()
             progress |= self._launch()
-            progress |= self._register()
-            progress |= self._register()          # registration completes within one pass
-            progress |= self._register()
+            for _ in range(3):                    # registration completes within one pass
+                progress |= self._register()
             progress |= self._kube_schedule()
             progress |= self._liveness()
             progress |= self._garbage_collect()
@@ -824,6 +837,12 @@ class Simulation:
         if hasattr(self.fake, "snapshot"):
             self.result.azure = self.fake.snapshot()
             self.result.azure["request_log"] = [r._asdict() for r in getattr(self.fake, "requests", [])]
+
+
+def _claim_taints(nodeclaim: dict) -> list[Taint]:
+    """A NodeClaim's taints followed by its startup taints."""
+    spec = nodeclaim["spec"]
+    return [Taint.from_dict(t) for t in (spec.get("taints") or []) + (spec.get("startupTaints") or [])]
 
 
 def _dedupe_taints(taints: list[Taint]) -> list[Taint]:

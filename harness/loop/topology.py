@@ -12,30 +12,46 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from harness.model.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Requirements
+from harness.model.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Requirements, parse_int
 
 HOSTNAME = "kubernetes.io/hostname"
 MAX_INT32 = 2**31 - 1
+LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+
+
+def match_expression(labels: dict[str, str], e: dict) -> bool:
+    """NodeSelectorRequirement matching as in k8s.io/component-helpers nodeaffinity; a
+    LabelSelectorRequirement is the same with only In/NotIn/Exists/DoesNotExist."""
+    key, op, values = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
+    present = key in labels
+    if op == "In":
+        return present and labels[key] in values
+    if op == "NotIn":
+        return not present or labels[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt"):
+        if not present or len(values) != 1:
+            return False
+        have, want = parse_int(labels[key]), parse_int(values[0])
+        if have is None or want is None:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False   # Gte/Lte are Karpenter-only operators; kube-scheduler rejects them
 
 
 def selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
-    """metav1.LabelSelector semantics (a nil selector matches nothing, an empty one everything)."""
+    """metav1.LabelSelector semantics (a nil selector matches nothing, an empty one everything).
+    Operators a LabelSelector does not have are not checked."""
     if selector is None:
         return False
     for k, v in (selector.get("matchLabels") or {}).items():
         if labels.get(k) != str(v):
             return False
-    for e in selector.get("matchExpressions") or []:
-        k, op, vals = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
-        if op == "In" and labels.get(k) not in vals:
-            return False
-        if op == "NotIn" and k in labels and labels[k] in vals:
-            return False
-        if op == "Exists" and k not in labels:
-            return False
-        if op == "DoesNotExist" and k in labels:
-            return False
-    return True
+    return all(match_expression(labels, e) for e in selector.get("matchExpressions") or []
+               if e["operator"] in LABEL_SELECTOR_OPERATORS)
 
 
 def _pretty_counts(domains: dict[str, int], limit: int = 25) -> str:
@@ -281,4 +297,4 @@ def topology_keys(pod) -> set[str]:
 
 
 __all__ = ["Topology", "TopologyGroup", "TopologyError", "universe_for", "spread_constraints", "affinity_terms",
-           "selector_matches", "topology_keys", "EXISTS", "DOES_NOT_EXIST"]
+           "selector_matches", "match_expression", "topology_keys", "HOSTNAME", "EXISTS", "DOES_NOT_EXIST"]

@@ -34,7 +34,6 @@ def error_handlers() -> list[dict]:
 
 @dataclass
 class Entry:
-    key: str
     expires: float
     threshold: int | None = None      # family blocks: vCPU threshold
     ttl: float = 0.0                  # the TTL it was marked with
@@ -70,15 +69,15 @@ class UnavailableOfferings:
     def mark(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str, ttl: float) -> None:
         """MarkUnavailableWithTTL: the offering and the family at this vCPU count (§2.6)."""
         now = self.clock.now()
-        self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(f"{capacity_type}:{sku}:{zone}", now + ttl, ttl=ttl)
+        self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(now + ttl, ttl=ttl)
         fkey = f"skufamily:{family}:{zone}:{capacity_type}".lower()
         old = self._live(fkey)
         threshold = vcpus if old is None or old.threshold is None else min(old.threshold, vcpus)
-        self.entries[fkey] = Entry(fkey, now + ttl, threshold, ttl)
+        self.entries[fkey] = Entry(now + ttl, threshold, ttl)
         self.seq += 1
 
     def mark_spot(self, ttl: float) -> None:
-        self.entries["spot::"] = Entry("spot::", self.clock.now() + ttl, ttl=ttl)
+        self.entries["spot::"] = Entry(self.clock.now() + ttl, ttl=ttl)
         self.seq += 1
 
     def snapshot(self) -> list[dict]:
@@ -101,7 +100,6 @@ class UnavailableOfferings:
 
 @dataclass
 class Classified:
-    handler: dict | None
     error_kind: str              # CreateError | InsufficientCapacity | Unhandled
     reason: str
     message: str
@@ -140,5 +138,5 @@ def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, inst
         for z, c in marks:
             cache.mark(instance_type.name, instance_type.family, instance_type.vcpus, z, c, ttl)
         msg = h["message"].format(instanceType=instance_type.name, zone=zone, capacityType=capacity_type)
-        return Classified(h, h["error"], h["reason"], msg[:1200])
-    return Classified(None, "Unhandled", "CreateInstanceFailed", text[:1200])
+        return Classified(h["error"], h["reason"], msg[:1200])
+    return Classified("Unhandled", "CreateInstanceFailed", text[:1200])

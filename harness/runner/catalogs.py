@@ -6,16 +6,13 @@ import functools
 
 @functools.lru_cache(maxsize=32)
 def catalog(name: str) -> tuple[tuple[dict, ...], dict]:
-    """(SKUs, {region: {sku: prices}}) of a catalog name or path. Callers copy before mutating."""
-    from fakeazure.catalog import load_catalog_file, resolve_catalog
-    skus: list[dict] = []
-    prices: dict = {}
-    for f in resolve_catalog(name):
-        s, p = load_catalog_file(f)
-        skus += s
-        for region, table in p.items():
-            prices.setdefault(region, {}).update(table)
-    return tuple(skus), prices
+    """(SKUs, {region: {sku: prices}}) of a catalog name or path, merged the way
+    FakeAzure.load_catalog merges its files. Shared: callers must not mutate them (FakeAzure
+    stores its own copies)."""
+    from fakeazure import FakeAzure
+    fake = FakeAzure(skus=[])            # empty: load only this catalog
+    skus = fake.load_catalog(name)
+    return tuple(skus), fake.prices
 
 
 @functools.lru_cache(maxsize=32)

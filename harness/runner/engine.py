@@ -3,7 +3,6 @@ converged, steps played, and every expectation checked. Used by the pytest plugi
 """
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass, field
 
@@ -18,7 +17,6 @@ from harness.runner.catalogs import catalog
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
 
-DEFAULT_K8S_VERSION = "1.33.0"      # harness.model.instancetypes.ClusterParams' default
 DEFAULT_CLUSTER = {
     "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",
     "clusterName": "harness-cluster",
@@ -60,9 +58,10 @@ def _fake_azure(scenario: Scenario, clock: SimClock):
     wanted = given.get("skus")
     if wanted:
         by_name = {s["name"]: s for s in catalog_skus}
-        skus = [copy.deepcopy(by_name[w]) if isinstance(w, str) else copy.deepcopy(w) for w in wanted]
+        skus = [by_name[w] if isinstance(w, str) else w for w in wanted]
     else:
-        skus = [copy.deepcopy(s) for s in catalog_skus]
+        skus = list(catalog_skus)
+    # FakeAzure.add_skus stores normalized copies (fakeazure.catalog.normalize_sku): no copy here
     fake = fakeazure.FakeAzure(region=scenario.region, seed=scenario.seed, skus=skus, clock=clock)
     for region, table in prices.items():
         fake.set_prices(region, table)
@@ -94,8 +93,6 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     prof = profile_with_knobs(profile, scenario.given.get("knobs"))
     cluster.install_profile(prof if prof.fingerprint else profile)
     settings = cluster_settings(scenario)
-    if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
-        cluster.configure(kubernetes_version=str(settings.get("kubernetesVersion") or DEFAULT_K8S_VERSION))
     loop_cfg = scenario.given.get("loop") or {}
     cfg = SimConfig(
         scenario=scenario.name, profile=prof, backend=cluster.backend, seed=scenario.seed,
@@ -104,19 +101,21 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
         min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
     )
+    if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
+        cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
     clock = SimClock()
     fake = _fake_azure(scenario, clock)
     # real backends talk to a loopback kube-apiserver through `requests` too: let those through
     with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"):
         sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
-        result = sim.run([copy.deepcopy(m.obj) for m in scenario.manifests])
+        result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
         outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect")
         for i, step in enumerate(scenario.steps):
             if step.get("cluster"):
                 settings = {**settings, **step["cluster"]}
-                sim.cfg.cluster = sim.provider.cluster = itmod.ClusterParams.from_dict(settings)
-            _play_step(sim, fake, step, [copy.deepcopy(m.obj) for m in scenario.step_manifests[i]])
+                sim.set_cluster(itmod.ClusterParams.from_dict(settings))
+            _play_step(sim, fake, step, [m.obj for m in scenario.step_manifests[i]])
             step_result = sim.converge()
             outcome.step_results.append(step_result)
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})

@@ -67,7 +67,7 @@ class Checker:
         self.root = root
         self.out: list[Mismatch] = []
 
-    def fail(self, path: str, expected, actual, detail: str = "", src: tuple = ()) -> None:
+    def fail(self, path: str, expected, actual, detail: str = "") -> None:
         line = None
         if self.scenario is not None:
             parts = tuple(int(p) if p.isdigit() else p for p in re.findall(r'[^.\[\]"]+', path))
@@ -402,8 +402,13 @@ class Checker:
         if "loop" in expect:
             self.loop(expect["loop"])
         for i, ev in enumerate(expect.get("events") or []):
-            if not any(_text_matches(ev, e.get("message")) is None for e in self.r.events):
-                self.fail(f"{self.root}.events[{i}]", ev, self.r.events)
+            # every event of the run (RunResult.events); kind, name and reason are the event's own
+            text = {k: v for k, v in ev.items() if k not in ("kind", "name", "reason")}
+            if not any(_text_matches(text, e.get("message")) is None and
+                       all(ev[k] == e.get(k) for k in ("kind", "name", "reason") if k in ev)
+                       for e in self.r.events):
+                self.fail(f"{self.root}.events[{i}]", ev, [f"{e['kind']}/{e['name']} {e['reason']}: {e['message']}"
+                                                         for e in self.r.events])
         return self.out
 
 

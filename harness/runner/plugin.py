@@ -7,14 +7,10 @@ same serially and under xdist), and bad scenario files fail collection with `fil
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
 from harness.runner.yamlsource import SourceError
-
-BACKEND_SESSIONS: dict[str, object] = {}
 
 
 def pytest_addoption(parser):
@@ -34,29 +30,13 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
-    for tag in _all_tags(config):
+
+
+def _register_tag(config, tag: str) -> None:
+    """Scenario labels become markers; each is registered as its file is collected, so
+    --strict-markers accepts it (pytest re-reads the `markers` ini on an unknown name)."""
+    if f"{tag}: scenario label" not in config.getini("markers"):
         config.addinivalue_line("markers", f"{tag}: scenario label")
-
-
-def _all_tags(config) -> set[str]:
-    tags: set[str] = set()
-    for arg in config.args or []:
-        path = os.path.abspath(str(arg).split("::")[0])
-        if os.path.isdir(path):
-            for root, _, files in os.walk(path):
-                for f in files:
-                    if f.endswith(SUFFIX):
-                        tags |= _tags_of(os.path.join(root, f))
-        elif path.endswith(SUFFIX):
-            tags |= _tags_of(path)
-    return tags
-
-
-def _tags_of(path: str) -> set[str]:
-    try:
-        return {t for sc in load_scenarios(path) for t in sc.tags}
-    except (SourceError, OSError):
-        return set()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -96,6 +76,7 @@ class ScenarioFile(pytest.File):
                                                     scenario=sc, profile=profile, backend=backend)
                     item.add_marker(pytest.mark.scenario)
                     for tag in sc.tags:
+                        _register_tag(self.config, tag)
                         item.add_marker(getattr(pytest.mark, tag))
                     if backend not in sc.backends:
                         item.add_marker(pytest.mark.skip(reason=f"scenario runs on {', '.join(sc.backends)} only"))
@@ -146,28 +127,18 @@ class ScenarioItem(pytest.Item):
 
 def _cluster(config, backend: str):
     """One cluster per backend per session (per xdist worker), reset between scenarios."""
-    cluster = BACKEND_SESSIONS.get(backend)
-    if cluster is not None:
-        return cluster
-    if backend == "embedded":
-        from harness.backends.embedded import EmbeddedBackend
-        impl = EmbeddedBackend()
-    else:
-        from harness.backends.registry import get_backend
-        impl = get_backend(backend)
-    ok, why = impl.available()
-    if not ok:
-        pytest.skip(f"backend {backend} unavailable: {why}")
-    cluster = impl.start()
-    BACKEND_SESSIONS[backend] = cluster
-    return cluster
+    from harness.backends.registry import shared_cluster
+    # --keep-cluster: a real backend's cluster is started with keep=True, which close_shared leaves
+    # running (the embedded backend has nothing to keep)
+    options = {"keep": True} if config.getoption("--keep-cluster") and backend != "embedded" else {}
+    try:
+        return shared_cluster(backend, **options)
+    except RuntimeError as e:
+        if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
+            raise
+        pytest.skip(str(e))                   # "backend 'local' unavailable: <why>"
 
 
 def pytest_sessionfinish(session, exitstatus):
-    keep = session.config.getoption("--keep-cluster", default=False)
-    for name, cluster in list(BACKEND_SESSIONS.items()):
-        if not keep or name == "embedded":
-            try:
-                cluster.close()
-            finally:
-                BACKEND_SESSIONS.pop(name, None)
+    from harness.backends.registry import close_shared
+    close_shared()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
+from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, available_profiles
 from harness.model.resources import QuantityError, parse_quantity
@@ -20,7 +21,6 @@ from harness.runner.yamlsource import Document, SourceError, load_documents
 
 SUFFIX = ".scenario.yaml"
 API_VERSION = "harness.karpenter.azure.com/v1alpha1"
-ALL_BACKENDS = ("embedded", "local", "container")
 DEFAULT_SEED = 1
 SCHEMA_URL_HINT = "# yaml-language-server: $schema="
 
@@ -78,7 +78,7 @@ class Scenario:
 
     @property
     def backends(self) -> list[str]:
-        return list(self.given.get("backends") or ALL_BACKENDS)
+        return list(self.given.get("backends") or BACKEND_NAMES)
 
     @property
     def seed(self) -> int:
@@ -216,7 +216,7 @@ def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
     for i, p in enumerate(given.get("profiles") or []):
         if p not in known:
             errors.append(doc.error(("given", "profiles", i), f"unknown profile {p!r}; available: {', '.join(sorted(known))}"))
-    for section, sub in (("expectByProfile", ()), ("xfail", ())):
+    for section in ("expectByProfile", "xfail"):
         for p in (data.get(section) or {}):
             if p not in known:
                 errors.append(doc.error((section, p), f"unknown profile {p!r} in {section}; available: {', '.join(sorted(known))}"))

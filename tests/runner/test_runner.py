@@ -81,6 +81,91 @@ def test_run_is_deterministic_and_leaves_nothing(cluster):
     assert cluster.list("Node") == [] and cluster.list("Pod") == []
 
 
+EVENTS = """
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: events}
+given:
+  profiles: [upstream]
+  skus: [Standard_D2s_v3]
+manifests:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: orphan}
+    spec:
+      template:
+        spec:
+          nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: missing}
+          requirements: []
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+expect:
+  events:
+    - {kind: NodePool, name: orphan, reason: NodeClassNotReady, message: 'AKSNodeClass "missing" not found'}
+    - {kind: Pod, name: web, reason: FailedScheduling, messageContains: no dynamic nodepools found}
+    - {messageRegex: "^Failed to schedule pod, "}
+"""
+
+
+def test_top_level_events_are_every_event_of_the_run(cluster):
+    sc = scenario(EVENTS)
+    out = run(sc, "upstream", cluster)
+    assert out.passed, [m.render() for m in out.mismatches]
+    # emission order: the NodePool's readiness first, then Karpenter's FailedScheduling on the pod
+    assert [(e["kind"], e["name"], e["reason"]) for e in out.result.events] == [
+        ("NodePool", "orphan", "NodeClassNotReady"), ("Pod", "web", "FailedScheduling")]
+    assert out.result.events[1]["message"] == out.result.pods["default/web"].events[0]
+    # kind, name and reason must match the same event as the message
+    sc.expect = {"events": [{"kind": "Pod", "name": "web", "reason": "NodeClassNotReady"},
+                            {"name": "orphan", "messageContains": "no dynamic nodepools"}]}
+    out = run(sc, "upstream", cluster)
+    assert [m.path for m in out.mismatches] == ["expect.events[0]", "expect.events[1]"]
+
+
+CLUSTER_STEP = """
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: cluster-step}
+given:
+  profiles: [upstream]
+  skus: [Standard_D2s_v3]
+manifests:
+  - file: manifests/default-nodepool.yaml
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+expect:
+  pods: {web: scheduled}
+  instanceTypes:
+    Standard_D2s_v3: {capacity: {memory: "7945689497"}}
+steps:
+  - cluster: {vmMemoryOverheadPercent: 0.5}
+    expect:
+      instanceTypes:
+        Standard_D2s_v3: {capacity: {memory: 4Gi}}
+"""
+
+
+def test_a_step_cluster_change_rebuilds_instance_types(cluster, monkeypatch):
+    """Instance types are cached per node class *and* cluster settings; the resource group follows."""
+    from harness.model.instancetypes import ClusterParams
+    from harness.runner import engine
+
+    sims = []
+    real_play = engine._play_step
+    monkeypatch.setattr(engine, "_play_step", lambda sim, *a: (sims.append(sim), real_play(sim, *a)))
+    out = run(scenario(CLUSTER_STEP), "upstream", cluster)
+    assert out.passed, [m.render() for m in out.mismatches]
+    sim = sims[0]
+    sim.set_cluster(ClusterParams.from_dict({"nodeResourceGroup": "MC_other"}))
+    assert (sim.cfg.cluster.node_resource_group, sim.provider.rg) == ("MC_other", "MC_other")
+
+
 def test_collection_ids_and_markers():
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            "scenarios/design-0006/faq-non-schedulable-labels.scenario.yaml", "-m", "runaway"],
