@@ -8,7 +8,8 @@ import pytest
 
 from harness import parity
 
-SEEDS = Path("/work/shared/seeds")
+# the design documents sit beside the repository, in ../shared/seeds
+SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 FINAL, DRAFT = "000_494de8dbc9129fab.txt", "001_58c4136b4b524bb8.txt"
 ROW = re.compile(r"^\|\s*\**([A-Za-z0-9./_-]+)\**\s*\|", re.M)
 
