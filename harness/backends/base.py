@@ -7,8 +7,10 @@ and by the real NodeRestriction admission plugin on `local`/`container`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from harness.model.apistatus import APIRejected, Cause  # noqa: F401  (the API server's refusal, a model value)
 
 
 @dataclass(frozen=True)
@@ -36,31 +38,6 @@ KARPENTER = Identity("controller", "karpenter")
 CLOUD_NODE_MANAGER = Identity("controller", "cloud-node-manager")
 SCHEDULER = Identity("controller", "kube-scheduler")
 NODE_LIFECYCLE = Identity("controller", "node-lifecycle-controller")
-
-
-@dataclass(frozen=True)
-class Cause:
-    field: str           # e.g. "spec.template.spec.requirements[0].key"
-    message: str         # the rule's own message, e.g. 'label domain "kubernetes.io" is restricted'
-
-
-@dataclass
-class APIRejected(Exception):
-    """The API server refused a request (schema/CEL validation, admission, authorization, conflict).
-
-    `message` is the full server text, e.g.
-    'NodePool.karpenter.sh "x" is invalid: spec.template.metadata.labels: Invalid value: label domain
-    "kubernetes.azure.com" is restricted' (kube-apiserver 1.36 prints no value for a map, the
-    string itself for a string).
-    """
-
-    status: int
-    reason: str          # "Invalid" | "Forbidden" | "Conflict" | "NotFound" | "AlreadyExists" | ...
-    message: str
-    causes: list[Cause] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @runtime_checkable

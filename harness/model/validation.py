@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.backends.base import APIRejected, Cause
+from harness.model.apistatus import APIRejected, Cause
 from harness.model import cel, crdrules
 from harness.model.labels import (LABEL_VALUE_PATTERN, LABEL_VALUE_RE, go_list, label_value_errors,
                                   qualified_name_errors, restricted_label_error)

@@ -1,0 +1,30 @@
+"""What an API server answers when it refuses a write: a model value, so the model's own
+validation (harness.model.validation) and every cluster backend raise the same type."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Cause:
+    field: str           # e.g. "spec.template.spec.requirements[0].key"
+    message: str         # the rule's own message, e.g. 'label domain "kubernetes.io" is restricted'
+
+
+@dataclass
+class APIRejected(Exception):
+    """The API server refused a request (schema/CEL validation, admission, authorization, conflict).
+
+    `message` is the full server text, e.g.
+    'NodePool.karpenter.sh "x" is invalid: spec.template.metadata.labels: Invalid value: label domain
+    "kubernetes.azure.com" is restricted' (kube-apiserver 1.36 prints no value for a map, the
+    string itself for a string).
+    """
+
+    status: int
+    reason: str          # "Invalid" | "Forbidden" | "Conflict" | "NotFound" | "AlreadyExists" | ...
+    message: str
+    causes: list[Cause] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.message
