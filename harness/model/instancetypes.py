@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from harness.model.data import DATA_DIR
-from harness.model.gostrconv import float_to_int64, parse_float64, parse_int64
+from harness.model.gostrconv import MAX_INT64, float_to_int64, parse_float64, parse_int64
 from harness.model.profile import Profile, load_profile
 from harness.model.requirements import Requirement, Requirements
 from harness.model.resources import add, subtract
@@ -79,7 +79,7 @@ AZURE_LINUX_FAMILY = "AzureLinux"
 
 # == data files =====================================================================================
 # Derived from the provider by `python -m harness.model.sync`. A profile names the directory (under
-# harness/data) holding its tables with `provider.tables`; upstream's are harness/data itself.
+# harness/data) holding its tables with `derived`; upstream's are harness/data itself.
 def _table(tables: str, name: str):
     return DATA_DIR / tables / name
 
@@ -216,12 +216,16 @@ def kube_reserved(vcpus: int, memory_gib: float) -> dict[str, int]:
     3/64 -> 120m/5611Mi. Float-to-int64 conversions as Go's (KubeReservedResources, instancetype.go)."""
     mem_mi = float_to_int64(1024 * _tax(_MEMORY_TAX, memory_gib))
     cpu_milli = float_to_int64(1000 * _tax(_CPU_TAX, float(vcpus)))
-    return {"cpu": cpu_milli, "memory": mem_mi * MIB}
+    return {"cpu": cpu_milli, "memory": _wrap64(mem_mi * MIB)}       # reservedMemoryMi*1024*1024 in int64
 
 
 def memory_capacity(memory_gib: float, overhead_percent: float) -> int:
     """§1.2 memory: floor(MemoryGB) Gi minus ceil(bytes x VMMemoryOverheadPercent), in bytes."""
-    base = float_to_int64(memory_gib) * GIB      # CalculateMemoryWithoutOverhead: int64(skuMemoryGiB) Gi
+    # CalculateMemoryWithoutOverhead: the quantity "<int64(skuMemoryGiB)>Gi"; resource.ParseQuantity caps a
+    # binary-suffixed amount at MaxInt64 in magnitude (apimachinery quantity.go), absurd sizes included.
+    base = float_to_int64(memory_gib) * GIB
+    if abs(base) > MAX_INT64:
+        base = MAX_INT64 if base > 0 else -MAX_INT64
     return base - float_to_int64(math.ceil(float(base) * overhead_percent))
 
 
@@ -701,7 +705,7 @@ class _Switches:
             accelerator_fallback=bool(setting("vmSizeAcceleratorFallback")),
             zonal_regions=frozenset(r.lower() for r in zonal_regions) if zonal_regions is not None else None,
             gpu_vendors=frozenset(sw("gpuVendors")),
-            tables=str(setting("tables") or "."),
+            tables=str(profile.raw.get("derived") or "."),
             offer_placement_scope="placementScope" in offer_keys,
             offer_scale_set_priority="scaleSetPriority" in offer_keys,
             offer_priority="priority" in offer_keys,

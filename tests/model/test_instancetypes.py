@@ -479,7 +479,7 @@ def test_sku_filters_and_reasons():
 
 
 def test_gpu_image_family_filter():
-    skus = [make_sku("Standard_NV12ads_A10_v5", gpus="1", vcpus="12", memory="110"),          # ubuntu, windows
+    skus = [make_sku("Standard_NC6", gpus="1", vcpus="6", memory="56"),                       # ubuntu, windows
             make_sku("Standard_NC24ads_A100_v4", gpus="1", vcpus="24", memory="220"),         # + azurelinux3
             make_sku("Standard_NC16as_T4_v3", gpus="1", vcpus="16", memory="110"),            # + azurelinux
             make_sku("Standard_D2s_v3")]
@@ -487,7 +487,7 @@ def test_gpu_image_family_filter():
         assert len(build(skus, NodeClassParams(image_family=fam))) == 4
     al = build(skus, NodeClassParams(image_family="AzureLinux"))
     assert al.names() == ["Standard_D2s_v3", "Standard_NC16as_T4_v3", "Standard_NC24ads_A100_v4"]
-    assert al.dropped["Standard_NV12ads_A10_v5"] == "GPU SKU not supported by image family AzureLinux"
+    assert al.dropped["Standard_NC6"] == "GPU SKU not supported by image family AzureLinux"
     other = build(skus, NodeClassParams(image_family="Windows2022"))
     assert other.names() == ["Standard_D2s_v3"]
 

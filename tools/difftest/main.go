@@ -21,6 +21,8 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
+	"unicode"
 
 	"github.com/Azure/azure-sdk-for-go/services/compute/mgmt/2022-08-01/compute" //nolint:staticcheck
 	"github.com/Azure/karpenter-provider-azure/pkg/apis/v1beta1"
@@ -31,6 +33,7 @@ import (
 	"github.com/Azure/karpenter-provider-azure/pkg/providers/pricing"
 	"github.com/Azure/karpenter-provider-azure/pkg/providers/quota"
 	"github.com/patrickmn/go-cache"
+	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -62,9 +65,9 @@ type instanceType struct {
 	Name         string                 `json:"name"`
 	Requirements map[string]requirement `json:"requirements"`
 	Offerings    []offering             `json:"offerings"`
-	Capacity     map[string]int64       `json:"capacity"`
-	KubeReserved map[string]int64       `json:"kubeReserved"`
-	Eviction     map[string]int64       `json:"evictionThreshold"`
+	Capacity     map[string]string      `json:"capacity"`
+	KubeReserved map[string]string      `json:"kubeReserved"`
+	Eviction     map[string]string      `json:"evictionThreshold"`
 }
 
 type output struct {
@@ -73,9 +76,26 @@ type output struct {
 	InstanceTypes []instanceType                `json:"instanceTypes"`
 }
 
-// skuList is a skewer.ResourceClient serving a fixed SKU list in one page, after the location
-// filter ARM applies to `$filter=location eq '<region>'` (skewer.WithLocation).
+// skuList is a skewer.ResourceClient serving a fixed SKU list in one page. It stands for ARM's
+// `$filter=location eq '<region>'` (skewer.WithLocation) the way the harness's fake applies it: a SKU
+// whose `locations` is non-empty and does not list the region (whitespace and case ignored) is left out.
 type skuList struct{ skus []compute.ResourceSku }
+
+func normalizeLocation(s string) string {
+	return strings.ToLower(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), ""))
+}
+
+func inRegion(sku compute.ResourceSku, region string) bool {
+	if sku.Locations == nil || len(*sku.Locations) == 0 {
+		return true
+	}
+	for _, l := range *sku.Locations {
+		if normalizeLocation(l) == normalizeLocation(region) {
+			return true
+		}
+	}
+	return false
+}
 
 func (s *skuList) ListComplete(_ context.Context, _, _ string) (compute.ResourceSkusResultIterator, error) {
 	page := compute.NewResourceSkusResultPage(
@@ -96,14 +116,16 @@ func requirements(reqs scheduling.Requirements) map[string]requirement {
 	return out
 }
 
-func quantities(list corev1.ResourceList) map[string]int64 {
-	out := map[string]int64{}
+// quantities gives each quantity exactly, as a decimal string: CPU in millicores, the rest in units
+// (Quantity.MilliValue/Value would wrap around for absurd SKU values).
+func quantities(list corev1.ResourceList) map[string]string {
+	out := map[string]string{}
 	for name, q := range list {
+		d := new(inf.Dec).Set(q.AsDec())
 		if name == corev1.ResourceCPU {
-			out[string(name)] = q.MilliValue()
-		} else {
-			out[string(name)] = q.Value()
+			d.Mul(d, inf.NewDec(1000, 0))
 		}
+		out[string(name)] = d.Round(d, 0, inf.RoundCeil).String()
 	}
 	return out
 }
@@ -123,8 +145,14 @@ func run(in input) output {
 		return out
 	}
 	prices := pricing.NewProvider(ctx, env, nil, in.Region, make(chan struct{}))
+	listed := []compute.ResourceSku{}
+	for _, sku := range in.SKUs {
+		if inRegion(sku, in.Region) {
+			listed = append(listed, sku)
+		}
+	}
 	provider := instancetype.NewDefaultProvider(in.Region, cache.New(instancetype.InstanceTypesCacheTTL, 0),
-		&skuList{in.SKUs}, prices, kcache.NewUnavailableOfferings(), quota.NewProvider(nil, in.Region))
+		&skuList{listed}, prices, kcache.NewUnavailableOfferings(), quota.NewProvider(nil, in.Region))
 	for _, sku := range in.SKUs {
 		if sku.Name == nil {
 			continue
