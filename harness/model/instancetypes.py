@@ -666,6 +666,7 @@ class _Switches:
     zonal_regions: frozenset[str] | None     # before #825/#1105: a static list decided zonality (R13)
     gpu_vendors: frozenset
     tables: str                              # the profile's table directory under harness/data
+    trusted_launch_filter: bool
     offer_placement_scope: bool
     offer_scale_set_priority: bool
     offer_priority: bool
@@ -706,6 +707,7 @@ class _Switches:
             zonal_regions=frozenset(r.lower() for r in zonal_regions) if zonal_regions is not None else None,
             gpu_vendors=frozenset(sw("gpuVendors")),
             tables=str(profile.raw.get("derived") or "."),
+            trusted_launch_filter=bool(setting("trustedLaunchFilter")),
             offer_placement_scope="placementScope" in offer_keys,
             offer_scale_set_priority="scaleSetPriority" in offer_keys,
             offer_priority="priority" in offer_keys,
@@ -824,7 +826,8 @@ def _gpu(name: str, sw: "_Switches") -> tuple[str, tuple[str, ...]] | None:
 
 
 def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
-                           gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams) -> str | None:
+                           gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams,
+                           sw: "_Switches") -> str | None:
     """Per-NodeClass filters (`isInstanceTypeSupportedByFilters`, §1.5)."""
     if gpu is not None:
         vendor, oses = gpu
@@ -845,7 +848,7 @@ def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int,
         return "LocalDNS needs at least 4 vCPUs and 244 MiB memory"
     if nc.artifact_streaming and arch == "arm64":
         return "artifact streaming does not support arm64"
-    if nc.trusted_launch and (not _cap_contains(caps, "HyperVGenerations", "V2")
+    if sw.trusted_launch_filter and nc.trusted_launch and (not _cap_contains(caps, "HyperVGenerations", "V2")
                               or _cap_contains(caps, "TrustedLaunchDisabled", "True")):
         return "trusted launch not supported"
     return None
@@ -903,7 +906,7 @@ def _static_for(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _
         return "not in known SKUs"
     mem_mib = float_to_int64(mem_gib * 1024)             # memoryMiB: int64(memoryGiB * 1024)
     arch = AZURE_TO_KUBE_ARCH.get(arch_raw, arch_raw)
-    reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc)
+    reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc, sw)
     if reason:
         return reason
 

@@ -344,13 +344,14 @@ def go_view(result: dict) -> dict[str, dict[str, Any]]:
     return out
 
 
-def model_for(skus: list[dict], result: dict, image_family: str) -> InstanceTypeSet:
+def model_for(skus: list[dict], result: dict, image_family: str, trusted_launch: bool = False) -> InstanceTypeSet:
     prices = result.get("prices") or {}
 
     def price(name: str, ct: str) -> float | None:
         p = (prices.get(name) or {}).get(ct)
         return None if p is None or p == 999.0 else p       # pricing.MissingPrice means no price
-    return build_instance_types(skus, NodeClassParams(image_family=image_family), CLUSTER, "upstream",
+    nodeclass = NodeClassParams(image_family=image_family, trusted_launch=trusted_launch)
+    return build_instance_types(skus, nodeclass, CLUSTER, "upstream",
                                 prices=price, use_cache=False)
 
 

@@ -13,7 +13,9 @@ import pytest
 
 import godifftest as gd
 
-IMAGE_FAMILIES = ("Ubuntu2204", "AzureLinux")
+# (image family, trusted launch): v1.14.0 has no trusted-launch filter, so the provider's answer for a
+# trusted-launch NodeClass is its plain answer.
+CASES = [("Ubuntu2204", False), ("AzureLinux", False), ("Ubuntu2204", True)]
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +38,14 @@ def test_generated_lists_are_large_and_varied(batches):
     assert any("resourceType" not in s for b in batches for s in b)
 
 
-@pytest.mark.parametrize("image_family", IMAGE_FAMILIES)
-def test_model_agrees_with_the_provider_on_every_sku(difftest_binary, batches, image_family):
+@pytest.mark.parametrize("image_family,trusted_launch", CASES, ids=[f"{f}{'-trustedLaunch' * t}" for f, t in CASES])
+def test_model_agrees_with_the_provider_on_every_sku(difftest_binary, batches, image_family, trusted_launch):
     compared, kept, failures = 0, 0, []
     for skus in batches:
         result = gd.run(difftest_binary, skus, image_family)
         # UpdateInstanceTypes errors with "no instance types found" when it keeps none: all dropped
         assert result.get("error") in (None, "no instance types found"), result["error"]
-        model = gd.model_for(skus, result, image_family)
+        model = gd.model_for(skus, result, image_family, trusted_launch)
         diffs = gd.compare(skus, result, model)
         compared += len(gd.sku_names(skus))
         kept += len(result["instanceTypes"])

@@ -15,7 +15,7 @@ from harness.model.instancetypes import (ClusterParams, InstanceTypeSet, NodeCla
                                          cache_info, invalidate_cache, kube_reserved, max_pods, memory_capacity,
                                          node_image_version_label, normalize_cluster_label, os_sku_effective,
                                          os_sku_from_image_family)
-from harness.model.profile import Profile, load_profile, merge, raw_profile
+from harness.model.profile import Profile, load_profile, merge, profile_with_knobs, raw_profile
 from harness.model.requirements import Requirement, Requirements
 
 REPO = Path(__file__).resolve().parents[2]
@@ -514,7 +514,9 @@ def test_nodeclass_filters():
     assert "Standard_D2s_v3" not in dns and "Standard_D4s_v3" in dns
     stream = build(nodeclass=NodeClassParams(artifact_streaming=True))
     assert stream.dropped["Standard_D16plds_v5"] == "artifact streaming does not support arm64"
-    tl = build(nodeclass=NodeClassParams(trusted_launch=True))
+    assert "Standard_D2_v2" in build(nodeclass=NodeClassParams(trusted_launch=True))    # no such filter in v1.14.0
+    tl = build(nodeclass=NodeClassParams(trusted_launch=True),
+               profile=profile_with_knobs("upstream", {"provider": {"trustedLaunchFilter": True}}))
     assert tl.dropped["Standard_D2_v2"] == "trusted launch not supported"              # Gen1 only
     assert tl.dropped["Standard_D16plds_v5"] == "trusted launch not supported"         # TrustedLaunchDisabled
     assert "Standard_D2s_v3" in tl
