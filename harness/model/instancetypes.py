@@ -871,8 +871,12 @@ def _update_drop_reason(sku: Mapping, cluster: ClusterParams, sw: _Switches) -> 
     restricted = restricted_skus(sw.tables).get(name)
     if restricted:
         return restricted
+    if sku.get("size") is None:
+        # GetVMSize("") fails and the "parsing VM size" log line dereferences the nil sku.Size: the
+        # provider panics (instancetypes.go UpdateInstanceTypes, v1.14.0); the model drops the SKU.
+        return "no size (the provider panics on such a SKU)"
     try:
-        vm = parse_vm_size(sku.get("size") or "", fallback=sw.accelerator_fallback)
+        vm = parse_vm_size(sku["size"], fallback=sw.accelerator_fallback)
     except VMSizeParseError as e:
         return f"size does not parse: {e}"
     if has_location_restriction(sku, cluster.region):

@@ -496,7 +496,7 @@ def derive(src: Path, origin: str, versions: dict[str, str], modules: dict[str, 
     resolver = GoResolver(modules)
     facts = _deep_merge(label_facts(resolver), crd_facts(src))
     facts["core"]["version"] = versions.get(CORE_MODULE, "")
-    facts["provider"]["version"] = origin.rsplit("@", 1)[-1] if "@" in origin else origin
+    facts["provider"]["version"] = origin.rsplit("@", 1)[-1] if "@" in origin else origin.rsplit(" ", 1)[-1]
     head = [
         f"Derived by `python -m harness.model.sync` from {origin} (with {CORE_MODULE}@{versions.get(CORE_MODULE)},",
         f"{K8S_API_MODULE}@{versions.get(K8S_API_MODULE)}): pkg/apis/v1beta1/labels.go init() over core",
@@ -515,13 +515,23 @@ def derive(src: Path, origin: str, versions: dict[str, str], modules: dict[str, 
     return Derived(files, facts)
 
 
+def _describe(src: Path) -> str:
+    """`git describe --tags --always --dirty` of a checkout, or its directory name."""
+    try:
+        out = subprocess.run(["git", "-C", str(src), "describe", "--tags", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return src.name
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else src.name
+
+
 def load_source(provider_module: str | None, provider_src: str | None) -> tuple[Path, str, dict[str, str], dict[str, Path]]:
     """(provider dir, origin text, required versions, module dirs for the resolver)."""
     if provider_src:
         src = Path(provider_src).expanduser()
         if not (src / "go.mod").is_file():
             raise SyncError(f"{src}: not a provider checkout (no go.mod)")
-        origin = f"{PROVIDER_MODULE} checkout {src.name}"
+        origin = f"{PROVIDER_MODULE} working copy {_describe(src)}"
     else:
         version = provider_module or "v1.14.0"
         src = module_dir(PROVIDER_MODULE, version)

@@ -963,3 +963,9 @@ def test_duplicate_names_keep_the_last_sku_that_passes_update_filters():
     assert _req(build([good, bad])["Standard_D4s_v3"], "karpenter.azure.com/sku-cpu") == ("In", ["4"])
     other = make_sku("Standard_D4s_v3", vcpus="8")
     assert _req(build([good, other])["Standard_D4s_v3"], "karpenter.azure.com/sku-cpu") == ("In", ["8"])
+
+
+def test_sku_without_size_is_dropped_where_the_provider_panics():
+    sku = make_sku("Standard_D2s_v3")
+    del sku["size"]
+    assert build([sku]).dropped == {"Standard_D2s_v3": "no size (the provider panics on such a SKU)"}
