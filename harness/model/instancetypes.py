@@ -295,9 +295,13 @@ def _cap_float(caps: Mapping[str, str], name: str) -> float | None:
     return parse_float64(caps.get(name.lower()))
 
 
+# Go's unicode.IsSpace (the Unicode White_Space property); Python's str.split() also splits on \x1c-\x1f.
+_GO_SPACE = re.compile("[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
 def _norm(s: str) -> str:
-    """skewer normalizeLocation: lowercase, whitespace removed."""
-    return "".join(s.split()).lower() if " " in s or "\t" in s else s.lower()
+    """skewer normalizeLocation (strings.go): every unicode.IsSpace rune removed, then lowercased."""
+    return _GO_SPACE.sub("", s).lower()
 
 
 def _cap_contains(caps: Mapping[str, str], name: str, value: str) -> bool:

@@ -41,8 +41,8 @@ _SPECIAL = {
     "M416s_8_v2": ("M", "", "416", None, "s", None, False, "v2", False),
 }
 
-# azure-provider.md §1.3: accelerator fallback for sizes whose name carries none. Flagged uncertain
-# in the reference (seen in a newer skewer vmsize.go; not confirmed to be in v0.0.24).
+# azure-provider.md §1.3: accelerator fallback for sizes whose name carries none, seen in a newer
+# skewer vmsize.go; skewer v0.0.24 (provider v1.14.0) has no such table, so upstream keeps it off.
 ACCELERATOR_FALLBACK = {
     "NC6s_v3": "V100", "NC12s_v3": "V100", "NC24s_v3": "V100", "NC24rs_v3": "V100",
     "ND40rs_v2": "V100",

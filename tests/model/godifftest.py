@@ -224,7 +224,8 @@ def _odd(rng: random.Random, base: dict, i: int) -> dict:
         caps.insert(0, {"name": rng.choice(["vCPUs", "MemoryGB", "PremiumIO"]), "value": rng.choice(["1", "64", "False"])})
     elif kind == 15:
         li = sku.setdefault("locationInfo", [{"location": REGION}])[0]
-        li["location"] = rng.choice(["South Central US", "SOUTHCENTRALUS", "eastus", " southcentralus "])
+        li["location"] = rng.choice(["South Central US", "SOUTHCENTRALUS", "eastus", " southcentralus ",
+                                     "south\u00a0central\u3000us", "south\x1ccentralus"])
         li["zones"] = rng.choice([["1", "2", "3"], ["10", "2"], ["1", "1"], []])
     elif kind == 16:
         sku["locations"] = rng.choice([["eastus"], ["South Central US"], [], ["eastus", REGION]])

@@ -969,3 +969,12 @@ def test_sku_without_size_is_dropped_where_the_provider_panics():
     sku = make_sku("Standard_D2s_v3")
     del sku["size"]
     assert build([sku]).dropped == {"Standard_D2s_v3": "no size (the provider panics on such a SKU)"}
+
+
+def test_location_whitespace_is_go_unicode_space():
+    # skewer normalizeLocation drops unicode.IsSpace runes (NBSP, ideographic space), not \x1c
+    for location, zonal in (("South\u00a0Central\u3000US", True), ("south\x1ccentralus", False)):
+        sku = make_sku("Standard_D2s_v3")
+        sku["locationInfo"][0]["location"] = location
+        zones = build([sku])["Standard_D2s_v3"].requirements["topology.kubernetes.io/zone"].values
+        assert (f"{SCUS}-1" in zones) == zonal
