@@ -392,6 +392,11 @@ class Scheduler:
                 return None
         # 3. a new NodeClaim from each template in weight order
         if not self.templates:
+            # core v1.14 addToNewNodeClaim (pkg/controllers/provisioning/scheduling/scheduler.go) errors
+            # here; v1.6.2 combines zero per-template errors into nil, so the pod gets no Karpenter
+            # reason and stays pending (profile core.noNodePoolsError).
+            if not self.profile.core.get("noNodePoolsError", True):
+                return None
             return "nodepool requirements filtered out all available instance types"
         errs: list[str] = []
         for template in self.templates:

@@ -22,11 +22,12 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from harness.model.data import DATA_DIR
+from harness.model.gostrconv import MAX_INT64, float_to_int64, parse_float64, parse_int64
 from harness.model.profile import Profile, load_profile
 from harness.model.requirements import Requirement, Requirements
 from harness.model.resources import add, subtract
 from harness.model.versions import version_at_least
-from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size, size_from_name
+from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size
 
 # -- label keys (azure-provider.md §1.2) ------------------------------------------------------------
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
@@ -77,23 +78,29 @@ AZURE_LINUX_FAMILY = "AzureLinux"
 
 
 # == data files =====================================================================================
+# Derived from the provider by `python -m harness.model.sync`. A profile names the directory (under
+# harness/data) holding its tables with `derived`; upstream's are harness/data itself.
+def _table(tables: str, name: str):
+    return DATA_DIR / tables / name
+
+
 @functools.lru_cache(maxsize=None)
-def supported_gpus() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Lowercased SKU name -> (vendor, os list), from harness/data/supported-gpus.yaml."""
-    data = yaml.safe_load((DATA_DIR / "supported-gpus.yaml").read_text()) or {}
+def supported_gpus(tables: str = ".") -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Lowercased SKU name -> (vendor, os list), from supported-gpus.yaml."""
+    data = yaml.safe_load(_table(tables, "supported-gpus.yaml").read_text()) or {}
     return {k.lower(): (v["vendor"], tuple(v.get("os") or ())) for k, v in (data.get("skus") or {}).items()}
 
 
 @functools.lru_cache(maxsize=None)
-def known_skus() -> frozenset[str]:
-    """Known SKU names (harness/data/known-skus.txt)."""
-    return frozenset(known_sku_families())
+def known_skus(tables: str = ".") -> frozenset[str]:
+    """Known SKU names (known-skus.txt)."""
+    return frozenset(known_sku_families(tables))
 
 
 @functools.lru_cache(maxsize=None)
-def known_sku_families() -> dict[str, str]:
+def known_sku_families(tables: str = ".") -> dict[str, str]:
     out: dict[str, str] = {}
-    for line in (DATA_DIR / "known-skus.txt").read_text().splitlines():
+    for line in _table(tables, "known-skus.txt").read_text().splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -103,22 +110,21 @@ def known_sku_families() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def restricted_skus() -> dict[str, str]:
+def restricted_skus(tables: str = ".") -> dict[str, str]:
     """SKU name -> drop reason for the AKS- and Karpenter-restricted sizes (§1.5)."""
-    data = yaml.safe_load((DATA_DIR / "restricted-skus.yaml").read_text()) or {}
+    data = yaml.safe_load(_table(tables, "restricted-skus.yaml").read_text()) or {}
     out = {n: "AKS-restricted size" for n in data.get("aksRestricted") or ()}
     out.update({n: "Karpenter-restricted size" for n in data.get("karpenterRestricted") or ()})
     return out
 
 
-def gpu_info(sku_name: str) -> tuple[str, tuple[str, ...]] | None:
-    """(vendor, os list) if the SKU is in the GPU table. Lookup by lowercased name, `_promo` removed
-    (§1.2), falling back to the full lowercased name."""
-    table = supported_gpus()
+def gpu_info(sku_name: str, tables: str = ".") -> tuple[str, tuple[str, ...]] | None:
+    """(vendor, os list) if the SKU is in the GPU table: lookup by the lowercased name with a trailing
+    `_promo` trimmed (utils normalizeVMSize, pkg/utils/gpu.go)."""
     key = sku_name.lower()
-    if key.endswith("_promo") and key[: -len("_promo")] in table:
-        return table[key[: -len("_promo")]]
-    return table.get(key)
+    if key.endswith("_promo"):
+        key = key[: -len("_promo")]
+    return supported_gpus(tables).get(key)
 
 
 # == label helpers shared with the label writers ====================================================
@@ -207,16 +213,58 @@ def _tax(brackets, amount: float) -> float:
 
 def kube_reserved(vcpus: int, memory_gib: float) -> dict[str, int]:
     """§1.2 kubeReserved: {cpu: millicores, memory: bytes}. 2/8 -> 100m/1843Mi; 4/7 -> 140m/1638Mi;
-    3/64 -> 120m/5611Mi."""
-    mem_mi = int(1024 * _tax(_MEMORY_TAX, memory_gib))
-    cpu_milli = int(1000 * _tax(_CPU_TAX, float(vcpus)))
-    return {"cpu": cpu_milli, "memory": mem_mi * MIB}
+    3/64 -> 120m/5611Mi. Float-to-int64 conversions as Go's (KubeReservedResources, instancetype.go)."""
+    mem_mi = float_to_int64(1024 * _tax(_MEMORY_TAX, memory_gib))
+    cpu_milli = float_to_int64(1000 * _tax(_CPU_TAX, float(vcpus)))
+    return {"cpu": cpu_milli, "memory": _wrap64(mem_mi * MIB)}       # reservedMemoryMi*1024*1024 in int64
 
 
 def memory_capacity(memory_gib: float, overhead_percent: float) -> int:
     """§1.2 memory: floor(MemoryGB) Gi minus ceil(bytes x VMMemoryOverheadPercent), in bytes."""
-    base = int(memory_gib) * GIB
-    return base - math.ceil(float(base) * overhead_percent)
+    # CalculateMemoryWithoutOverhead: the quantity "<int64(skuMemoryGiB)>Gi"; resource.ParseQuantity caps a
+    # binary-suffixed amount at MaxInt64 in magnitude (apimachinery quantity.go), absurd sizes included.
+    base = float_to_int64(memory_gib) * GIB
+    if abs(base) > MAX_INT64:
+        base = MAX_INT64 if base > 0 else -MAX_INT64
+    return base - float_to_int64(math.ceil(float(base) * overhead_percent))
+
+
+# == the SKU as Go decodes it ======================================================================
+# The provider decodes ResourceSku JSON with encoding/json into the compute 2022-08-01 types
+# (skewer v0.0.24 sku.go `SKU compute.ResourceSku`): object keys match field names case-insensitively
+# (`Name`, `name` and `NAME` all fill ZoneDetails.Name) and a later key overwrites an earlier one.
+# `canonical_sku` gives a SKU dict those exact field names, so every reader below sees what Go sees.
+_CAP_FIELDS = ("name", "value")
+_SKU_SCHEMA: dict[str, Any] = {
+    "resourceType": None, "name": None, "tier": None, "size": None, "family": None, "kind": None,
+    "locations": None,
+    "locationInfo": [{"location": None, "zones": None,
+                      "zoneDetails": [{"name": None, "capabilities": [dict.fromkeys(_CAP_FIELDS)]}]}],
+    "capabilities": [dict.fromkeys(_CAP_FIELDS)],
+    "restrictions": [{"type": None, "values": None, "reasonCode": None,
+                      "restrictionInfo": {"locations": None, "zones": None}}],
+}
+
+
+def _fold(value: Any, schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_fold(v, schema[0]) for v in value] if isinstance(value, (list, tuple)) else value
+    if isinstance(schema, dict):
+        if not isinstance(value, Mapping):
+            return value
+        fields = {k.lower(): k for k in schema}
+        out: dict[str, Any] = {}
+        for key, v in value.items():
+            field_name = fields.get(key.lower()) if isinstance(key, str) else None
+            if field_name is not None:
+                out[field_name] = _fold(v, schema[field_name])
+        return out
+    return value
+
+
+def canonical_sku(sku: Mapping) -> dict:
+    """The SKU with Go's field names (case-insensitive keys, last one wins); unknown keys dropped."""
+    return _fold(sku, _SKU_SCHEMA)
 
 
 # == SKU capability access (skewer semantics, fake-azure.md §1.4) ===================================
@@ -228,7 +276,7 @@ def _caps(sku: Mapping) -> dict[str, str]:
 
 def sku_capability(sku: Mapping, name: str) -> str | None:
     """A capability value by case-insensitive name (first match), or None."""
-    return _caps(sku).get(name.lower())
+    return _caps(canonical_sku(sku)).get(name.lower())
 
 
 def _cap_true(caps: Mapping[str, str], name: str) -> bool:
@@ -237,35 +285,23 @@ def _cap_true(caps: Mapping[str, str], name: str) -> bool:
     return v is not None and v.lower() == "true"
 
 
-_CAP_INT_RE = re.compile(r"[+-]?\d+")
-
-
 def _cap_int(caps: Mapping[str, str], name: str) -> int | None:
-    """An integer capability: sign and digits after trimming whitespace, else None. Unlike
-    requirements.parse_int (Go's Atoi) it trims, takes any Unicode digits and has no int64 bound."""
-    v = caps.get(name.lower())
-    v = v.strip() if v is not None else ""
-    if not _CAP_INT_RE.fullmatch(v):
-        return None
-    try:
-        return int(v)
-    except ValueError:      # more digits than sys.int_max_str_digits
-        return None
+    """skewer GetCapabilityIntegerQuantity: `strconv.ParseInt(v, 10, 64)`, None on any error."""
+    return parse_int64(caps.get(name.lower()))
 
 
 def _cap_float(caps: Mapping[str, str], name: str) -> float | None:
-    v = caps.get(name.lower())
-    if v is None:
-        return None
-    try:
-        return float(v)
-    except ValueError:
-        return None
+    """skewer GetCapabilityFloatQuantity: `strconv.ParseFloat(v, 64)`, None on any error."""
+    return parse_float64(caps.get(name.lower()))
+
+
+# Go's unicode.IsSpace (the Unicode White_Space property); Python's str.split() also splits on \x1c-\x1f.
+_GO_SPACE = re.compile("[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
 def _norm(s: str) -> str:
-    """skewer normalizeLocation: lowercase, whitespace removed."""
-    return "".join(s.split()).lower() if " " in s or "\t" in s else s.lower()
+    """skewer normalizeLocation (strings.go): every unicode.IsSpace rune removed, then lowercased."""
+    return _GO_SPACE.sub("", s).lower()
 
 
 def _cap_contains(caps: Mapping[str, str], name: str, value: str) -> bool:
@@ -279,11 +315,15 @@ def _location_info(sku: Mapping, region: str) -> list[Mapping]:
     return [li for li in sku.get("locationInfo") or () if li.get("location") is not None and _norm(li["location"]) == r]
 
 
+LOCATION_RESTRICTION = "Location"     # compute.Location; skewer compares the type exactly
+
+
 def has_location_restriction(sku: Mapping, region: str) -> bool:
-    """skewer HasLocationRestriction (fake-azure.md §1.3)."""
+    """skewer HasLocationRestriction (fake-azure.md §1.3): a restriction whose type is exactly
+    `Location` listing the region."""
     r = _norm(region)
     for res in sku.get("restrictions") or ():
-        if (res.get("type") or "").lower() == "location" and any(_norm(v) == r for v in res.get("values") or ()):
+        if res.get("type") == LOCATION_RESTRICTION and any(_norm(v) == r for v in res.get("values") or ()):
             return True
     return False
 
@@ -304,20 +344,20 @@ def availability_zones(sku: Mapping, region: str) -> list[str]:
     return sorted(zones, key=lambda z: (len(z), z))
 
 
-def zones_with_capability(sku: Mapping, region: str, name: str) -> set[str]:
-    """Zones (lowercased) whose zoneDetails list `name`=True: skewer HasCapabilityInZone for each zone
-    (zoneDetails `Name`, or `name`; case-insensitive)."""
-    out: set[str] = set()
+def has_capability_in_zone(sku: Mapping, name: str, zone: str) -> bool:
+    """skewer HasCapabilityInZone: some zoneDetails entry, in *any* locationInfo (skewer does not look
+    at the location), names `zone` (case-insensitively) and lists capability `name`=True."""
     lname = name.lower()
-    for li in _location_info(sku, region):
+    for li in sku.get("locationInfo") or ():
         for zd in li.get("zoneDetails") or ():
-            names = zd.get("Name") if zd.get("Name") is not None else zd.get("name")
-            if not names:
+            if not zd.get("capabilities"):
+                continue
+            if not any(zone.lower() == (n or "").lower() for n in zd.get("name") or ()):
                 continue
             if any((c.get("name") or "").lower() == lname and (c.get("value") or "").lower() == "true"
                    for c in zd.get("capabilities") or ()):
-                out.update(n.lower() for n in names)
-    return out
+                return True
+    return False
 
 
 def max_ephemeral_bytes(caps: Mapping[str, str]) -> int:
@@ -336,9 +376,35 @@ def max_ephemeral_bytes(caps: Mapping[str, str]) -> int:
     return resource * MIB if resource > 0 else 0
 
 
+def _wrap64(n: int) -> int:
+    """Go int64 arithmetic wraps around."""
+    return (n + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go integer division truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def ephemeral_gb(caps: Mapping[str, str]) -> int:
+    """`FindMaxEphemeralSizeGBAndPlacement`'s size in int64 arithmetic (MiB * units.MiB / units.Gigabyte
+    wraps like Go's for absurd values)."""
+    if not _cap_true(caps, "EphemeralOSDiskSupported"):
+        return 0
+    nvme = _cap_int(caps, "NvmeDiskSizeInMiB") or 0
+    if nvme > 0 and _cap_contains(caps, "SupportedEphemeralOSDiskPlacements", "NvmeDisk"):
+        return _go_div(_wrap64(nvme * MIB), 10**9)
+    cache = _cap_int(caps, "CachedDiskBytes") or 0
+    if cache > 0:
+        return cache // 10**9
+    resource = _cap_int(caps, "MaxResourceVolumeMB") or 0
+    return _go_div(_wrap64(resource * MIB), 10**9) if resource > 0 else 0
+
+
 def max_ephemeral_gb(sku: Mapping) -> int:
     """§1.4 max ephemeral OS disk size in decimal GB (integer division)."""
-    return max_ephemeral_bytes(_caps(sku)) // 10**9
+    return max_ephemeral_bytes(_caps(canonical_sku(sku))) // 10**9
 
 
 def _go_float(f: float) -> str:
@@ -603,6 +669,8 @@ class _Switches:
     accelerator_fallback: bool
     zonal_regions: frozenset[str] | None     # before #825/#1105: a static list decided zonality (R13)
     gpu_vendors: frozenset
+    tables: str                              # the profile's table directory under harness/data
+    trusted_launch_filter: bool
     offer_placement_scope: bool
     offer_scale_set_priority: bool
     offer_priority: bool
@@ -642,6 +710,8 @@ class _Switches:
             accelerator_fallback=bool(setting("vmSizeAcceleratorFallback")),
             zonal_regions=frozenset(r.lower() for r in zonal_regions) if zonal_regions is not None else None,
             gpu_vendors=frozenset(sw("gpuVendors")),
+            tables=str(profile.raw.get("derived") or "."),
+            trusted_launch_filter=bool(setting("trustedLaunchFilter")),
             offer_placement_scope="placementScope" in offer_keys,
             offer_scale_set_priority="scaleSetPriority" in offer_keys,
             offer_priority="priority" in offer_keys,
@@ -735,7 +805,7 @@ def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: 
     """`isSupported` (§1.5), in upstream's order."""
     if vcpus is None or vcpus < 2:
         return "fewer than 2 vCPUs" if vcpus is not None else "vCPUs capability missing or invalid"
-    if mem_gib is None or mem_gib < 3.5:
+    if mem_gib is None or not mem_gib >= 3.5:          # NaN fails `memGiB >= 3.5` too
         return "less than 3.5 GiB memory" if mem_gib is not None else "MemoryGB capability missing or invalid"
     if gpus is not None and gpus > 0 and gpu is None:
         return "unsupported GPU"
@@ -755,12 +825,13 @@ def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: 
 def _gpu(name: str, sw: "_Switches") -> tuple[str, tuple[str, ...]] | None:
     """The GPU-table entry if its vendor is supported by the profile (`gpuVendors`; before AMD support
     only NVIDIA-enabled SKUs count as GPU SKUs)."""
-    info = gpu_info(name)
+    info = gpu_info(name, sw.tables)
     return info if info is not None and info[0] in sw.gpu_vendors else None
 
 
 def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
-                           gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams) -> str | None:
+                           gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams,
+                           sw: "_Switches") -> str | None:
     """Per-NodeClass filters (`isInstanceTypeSupportedByFilters`, §1.5)."""
     if gpu is not None:
         vendor, oses = gpu
@@ -781,49 +852,69 @@ def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int,
         return "LocalDNS needs at least 4 vCPUs and 244 MiB memory"
     if nc.artifact_streaming and arch == "arm64":
         return "artifact streaming does not support arm64"
-    if nc.trusted_launch and (not _cap_contains(caps, "HyperVGenerations", "V2")
+    if sw.trusted_launch_filter and nc.trusted_launch and (not _cap_contains(caps, "HyperVGenerations", "V2")
                               or _cap_contains(caps, "TrustedLaunchDisabled", "True")):
         return "trusted launch not supported"
     return None
 
 
-def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _Switches,
-                known: frozenset[str] | None) -> _Static | str:
-    """Everything about one SKU that does not depend on availability or prices, or a drop reason."""
+def _update_drop_reason(sku: Mapping, cluster: ClusterParams, sw: _Switches) -> str | None:
+    """Why `UpdateInstanceTypes` (instancetypes.go) leaves a canonical SKU out, in its order, or None:
+    the ARM location filter, `ResourceTypeFilter("virtualMachines")` (a SKU without a resourceType
+    fails it), `IsRestrictedSKU`, `GetVMSize` of the SKU's `size` field, `HasLocationRestriction`,
+    `isSupported`."""
     name = sku.get("name") or ""
+    locations = sku.get("locations")
+    # (harness assumption) ARM's `$filter=location eq '<region>'` returns SKUs listing the region;
+    # a SKU without `locations` is passed through (the difftest's resource client does the same).
+    if locations and not any(_norm(loc) == _norm(cluster.region) for loc in locations):
+        return f"not offered in region {cluster.region}"
     rtype = sku.get("resourceType")
-    if rtype is not None and rtype.lower() != "virtualmachines":     # lists virtualMachines SKUs (§1.5)
+    if rtype is None or rtype.lower() != "virtualmachines":
         return f"not a virtualMachines SKU ({rtype})"
-    restricted = restricted_skus().get(name)
+    restricted = restricted_skus(sw.tables).get(name)
     if restricted:
         return restricted
-    size = sku.get("size") or size_from_name(name)
+    if sku.get("size") is None:
+        # GetVMSize("") fails and the "parsing VM size" log line dereferences the nil sku.Size: the
+        # provider panics (instancetypes.go UpdateInstanceTypes, v1.14.0); the model drops the SKU.
+        return "no size (the provider panics on such a SKU)"
     try:
-        vm = parse_vm_size(size, fallback=sw.accelerator_fallback)
+        vm = parse_vm_size(sku["size"], fallback=sw.accelerator_fallback)
     except VMSizeParseError as e:
         return f"size does not parse: {e}"
-    locations = sku.get("locations")
-    if locations and not any(_norm(loc) == _norm(cluster.region) for loc in locations):   # for the region (§1.5)
-        return f"not offered in region {cluster.region}"
     if has_location_restriction(sku, cluster.region):
         return "location restriction"
+    caps = _caps(sku)
+    return _drop_reason_supported(caps, _cap_int(caps, "vCPUs"), _cap_float(caps, "MemoryGB"),
+                                  _cap_int(caps, "GPUs"), _gpu(name, sw), vm, sw, cluster)
+
+
+def _static_for(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _Switches,
+                known: frozenset[str] | None) -> _Static | str:
+    """Everything about one SKU that does not depend on availability or prices, or a drop reason:
+    `UpdateInstanceTypes`, then the per-SKU part of `List` (instancetypes.go)."""
+    sku = canonical_sku(raw)
+    reason = _update_drop_reason(sku, cluster, sw)
+    if reason:
+        return reason
+    name = sku.get("name") or ""
+    vm = parse_vm_size(sku.get("size") or "", fallback=sw.accelerator_fallback)
     caps = _caps(sku)
     vcpus = _cap_int(caps, "vCPUs")
     mem_gib = _cap_float(caps, "MemoryGB")
     gpus = _cap_int(caps, "GPUs")
     gpu = _gpu(name, sw)
-    reason = _drop_reason_supported(caps, vcpus, mem_gib, gpus, gpu, vm, sw, cluster)
-    if reason:              # from here on vcpus >= 2 and mem_gib >= 3.5
-        return reason
+    assert vcpus is not None and mem_gib is not None     # isSupported passed: vcpus >= 2, mem_gib >= 3.5
     arch_raw = caps.get("cpuarchitecturetype")
     if arch_raw is None:
         return "CPU architecture missing"
     unknown = known is not None and (name not in known or name in sw.unknown_skus)
     if unknown and sw.unknown_sku_policy == "exclude":
         return "not in known SKUs"
-    mem_mib = int(mem_gib * 1024)
+    mem_mib = float_to_int64(mem_gib * 1024)             # memoryMiB: int64(memoryGiB * 1024)
     arch = AZURE_TO_KUBE_ARCH.get(arch_raw, arch_raw)
-    reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc)
+    reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc, sw)
     if reason:
         return reason
 
@@ -833,10 +924,11 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _
     sku_zones = availability_zones(sku, cluster.region)
     if sw.zonal_regions is not None and cluster.region.lower() not in sw.zonal_regions:
         sku_zones = []      # a static zonal-region list without this region: every SKU is non-zonal (R13)
-    ultra_zones = zones_with_capability(sku, cluster.region, "UltraSSDAvailable") if sku_zones else set()
     for z in sku_zones:
-        ultra = ("true", "false") if z.lower() in ultra_zones else ("false",)
-        zone_offers.append(_ZoneOffer(cluster.zone_label(z), "zonal", ultra).fill(sw))
+        label = cluster.zone_label(z)
+        # ultraSSDOptions: the ARM zone is the label's last character (MakeARMZonesFromAKSLabelZone)
+        ultra = ("true", "false") if has_capability_in_zone(sku, "UltraSSDAvailable", label[-1:]) else ("false",)
+        zone_offers.append(_ZoneOffer(label, "zonal", ultra).fill(sw))
     if not sku_zones or sw.regional_for_zonal:
         zone_offers.append(_ZoneOffer(sw.regional_value, "regional", regional_ultra).fill(sw))
 
@@ -890,11 +982,11 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _
         put(SKU_SERIES, vm.series)
     version = vm.version_label
     put(SKU_VERSION, *((version,) if version is not None else ()))
-    eph_bytes = max_ephemeral_bytes(caps)
     if sw.ephemeral_format == "float":
+        eph_bytes = max_ephemeral_bytes(caps)
         put(EPHEMERAL_MAX, *((_go_float(eph_bytes / 1e9),) if eph_bytes > 0 else ()))
     else:
-        gb = eph_bytes // 10**9
+        gb = ephemeral_gb(caps)
         put(EPHEMERAL_MAX, *((str(gb),) if gb > 0 else ()))
     premium = _cap_true(caps, "PremiumIO")
     accel = _cap_true(caps, "AcceleratedNetworkingEnabled")
@@ -919,7 +1011,7 @@ def _static_for(sku: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: _
     }
     overhead = Overhead(kube_reserved(vcpus, mem_gib), {"cpu": 0, "memory": 0},
                         {"memory": EVICTION_MEMORY_AVAILABLE})
-    return _Static(name=name, sku=sku, vmsize=vm, vcpus=vcpus, family=sku.get("family") or "",
+    return _Static(name=name, sku=raw, vmsize=vm, vcpus=vcpus, family=sku.get("family") or "",
                    zones=zone_offers, low_priority=_cap_true(caps, "LowPriorityCapable"), unknown=unknown,
                    base=reqs, capacity=capacity, overhead=overhead)
 
@@ -963,6 +1055,17 @@ def cache_info() -> dict[str, int]:
         return {"entries": len(_CACHE), "sku_entries": len(_SKU_CACHE), **_STATS}
 
 
+def _survivor(same_name: list[Mapping], cluster: ClusterParams, sw: _Switches) -> Mapping:
+    """Of SKUs sharing a name, the one `UpdateInstanceTypes` keeps in its name-keyed map: the last
+    that passes its filters (or the last one, to report why it was dropped)."""
+    if len(same_name) == 1:
+        return same_name[0]
+    for sku in reversed(same_name):
+        if _update_drop_reason(canonical_sku(sku), cluster, sw) is None:
+            return sku
+    return same_name[-1]
+
+
 def _statics(skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParams, profile: Profile,
              known: frozenset[str] | None, use_cache: bool) -> _StaticEntry:
     key = (id(skus), len(skus), nc, cluster, profile.name, id(profile), None if known is None else id(known))
@@ -974,14 +1077,14 @@ def _statics(skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParam
                 _STATS["hits"] += 1
                 return entry
     sw = _switches_cached(profile)
-    by_name: dict[str, Mapping] = {}
-    for sku in skus:                                   # upstream keys SKUs by name (last one wins)
-        by_name[sku.get("name") or ""] = sku
+    by_name: dict[str, list[Mapping]] = {}
+    for sku in skus:
+        by_name.setdefault(canonical_sku(sku).get("name") or "", []).append(sku)
     statics: list[_Static] = []
     dropped: dict[str, str] = {}
     ctx = (nc, cluster, profile.name, id(profile), None if known is None else id(known))
     for name in sorted(by_name):
-        sku = by_name[name]
+        sku = _survivor(by_name[name], cluster, sw)
         result = None
         if use_cache:
             hit = _SKU_CACHE.get((id(sku), ctx))
@@ -1056,9 +1159,9 @@ def build_instance_types(
     nc = nodeclass or NodeClassParams()
     cl = cluster or ClusterParams()
     prof = _profile(profile)
-    known = _known_set(known_skus)
-    entry = _statics(skus, nc, cl, prof, known, use_cache)
     sw = _switches_cached(prof)
+    known = _known_set(known_skus, sw.tables)
+    entry = _statics(skus, nc, cl, prof, known, use_cache)
     price_of = _price_lookup(prices)
 
     instance_types: list[InstanceType] = []
@@ -1121,9 +1224,9 @@ def _switches_cached(profile: Profile) -> _Switches:
 _KNOWN_CACHE: dict[int, tuple[object, frozenset[str]]] = {}
 
 
-def _known_set(names: Iterable[str] | None) -> frozenset[str]:
+def _known_set(names: Iterable[str] | None, tables: str = ".") -> frozenset[str]:
     if names is None:
-        return known_skus()
+        return known_skus(tables)
     if isinstance(names, frozenset):
         return names
     hit = _KNOWN_CACHE.get(id(names))

@@ -4,6 +4,9 @@ A profile is a YAML file under harness/data/profiles. `extends: <other>` deep-me
 profile: maps merge key by key, lists are replaced; `name+` appends, `name-` removes and `name!`
 replaces a map wholesale, so a derived profile states only its differences (design-0006 =
 before-0006 + the decisions).
+`derived: <dir>` names the directory under harness/data that `python -m harness.model.sync` fills from
+the provider's source: its provider-facts.yaml is merged beneath the profile's own body (after the
+parent), and instancetypes reads the SKU tables there. Profiles inherit their parent's `derived`.
 Adding a profile needs no code change.
 """
 from __future__ import annotations
@@ -64,10 +67,25 @@ def raw_profile(name: str) -> dict:
         raise ProfileError(f"unknown profile {name!r}; available: {', '.join(available_profiles())}")
     data = yaml.safe_load(path.read_text()) or {}
     parent = data.pop("extends", None)
-    if parent:
-        data = merge(raw_profile(parent), data)
+    base = raw_profile(parent) if parent else None
+    if data.get("derived") is not None:
+        base = merge(base or {}, _derived_facts(str(data["derived"])))
+    if base is not None:
+        data = merge(base, data)
     data["name"] = name
     return data
+
+
+FACTS_FILE = "provider-facts.yaml"
+
+
+@functools.lru_cache(maxsize=None)
+def _derived_facts(derived: str) -> dict:
+    """The facts `python -m harness.model.sync` derived from the provider (harness.model.sync)."""
+    path = DATA_DIR / derived / FACTS_FILE
+    if not path.exists():
+        raise ProfileError(f"{path}: missing; run python -m harness.model.sync")
+    return yaml.safe_load(path.read_text()) or {}
 
 
 def _lookup(data: Any, path: tuple[str, ...]) -> Any:

@@ -1,4 +1,4 @@
-"""The Azure VM size name parser (skewer `GetVMSize`, v0.0.23+ behaviour), azure-provider.md §1.3.
+"""The Azure VM size name parser (skewer v0.0.24 `GetVMSize`, vmsize.go), azure-provider.md §1.3.
 
 The parser takes the SKU *size* (no `Standard_` prefix, e.g. `D2s_v3`) and splits it into family,
 subfamily, vCPUs, constrained vCPUs, additive features, accelerator, version and promo flag. The
@@ -15,7 +15,9 @@ import functools
 import re
 from dataclasses import dataclass
 
-# azure-provider.md §1.3: capture groups in order.
+# skewer v0.0.24 vmsize.go `skuSizeScheme` (the version provider v1.14.0 pins in go.mod), capture
+# groups in order. `\Z` stands for Go's `$` (end of text; Python's `$` also matches before a final
+# newline).
 _SIZE_RE = re.compile(
     r"^([A-Z])"                          # 1 family
     r"([A-Z]?)"                          # 2 subfamily, first letter
@@ -23,23 +25,24 @@ _SIZE_RE = re.compile(
     r"([0-9]+)"                          # 4 vCPUs
     r"-?((?:[0-9]+)?)"                   # 5 constrained vCPUs
     r"((?:[abcdeiflmnotspPr]+|C+|NP)?)"  # 6 additive features
-    r"_?(?:NDR_)?"                       # optional "_" and literal "NDR_"
-    r"(?:((?:xl_)?[A-Z]+[0-9]+[A-Z]*)_?)?"  # 7 accelerator (leading "xl_" stripped below)
+    r"_?"
+    r"(?:(xl_[A-Z]+[0-9]+[A-Z]*|[A-Z]+[0-9]+)_?)?"  # 7 accelerator (leading "xl_" stripped below)
     r"(_cc_)?"                           # 8 confidential child capability
     r"(_[0-9]+_)?"                       # 9 M-series memory/IO variant
     r"(_MI300X_)?"                       # 10
     r"(_H100_)?"                         # 11
     r"((?:[vV][1-9])?)?"                 # 12 version (one digit)
-    r"(_Promo)?$"                        # 13 promo
+    r"(_Promo)?\Z"                       # 13 promo
 )
+_MAX_INT = (1 << 63) - 1     # strconv.Atoi on 64-bit: the constrained vCPU digits must fit an int
 
 # azure-provider.md §1.3: the hard-coded special case (reached only when the pattern fails).
 _SPECIAL = {
     "M416s_8_v2": ("M", "", "416", None, "s", None, False, "v2", False),
 }
 
-# azure-provider.md §1.3: accelerator fallback for sizes whose name carries none. Flagged uncertain
-# in the reference (seen in a newer skewer vmsize.go; not confirmed to be in v0.0.24).
+# azure-provider.md §1.3: accelerator fallback for sizes whose name carries none, seen in a newer
+# skewer vmsize.go; skewer v0.0.24 (provider v1.14.0) has no such table, so upstream keeps it off.
 ACCELERATOR_FALLBACK = {
     "NC6s_v3": "V100", "NC12s_v3": "V100", "NC24s_v3": "V100", "NC24rs_v3": "V100",
     "ND40rs_v2": "V100",
@@ -105,6 +108,8 @@ def parse_vm_size(size: str, *, fallback: bool = True) -> VMSize:
         fam, sub, cpus, constrained, add, acc, cc, ver, promo = special
         return VMSize(size, fam, sub, cpus, constrained, add, acc, False, cc, ver, promo)
     g = m.groups()
+    if g[4] and (len(g[4].lstrip("0")) > 19 or int(g[4]) > _MAX_INT):       # GetVMSize: "converting constrained CPUs" (Atoi range error)
+        raise VMSizeParseError(size)
     accelerator = g[6]
     from_fallback = False
     if accelerator:

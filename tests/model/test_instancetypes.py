@@ -15,7 +15,7 @@ from harness.model.instancetypes import (ClusterParams, InstanceTypeSet, NodeCla
                                          cache_info, invalidate_cache, kube_reserved, max_pods, memory_capacity,
                                          node_image_version_label, normalize_cluster_label, os_sku_effective,
                                          os_sku_from_image_family)
-from harness.model.profile import Profile, load_profile, merge, raw_profile
+from harness.model.profile import Profile, load_profile, merge, profile_with_knobs, raw_profile
 from harness.model.requirements import Requirement, Requirements
 
 REPO = Path(__file__).resolve().parents[2]
@@ -479,7 +479,7 @@ def test_sku_filters_and_reasons():
 
 
 def test_gpu_image_family_filter():
-    skus = [make_sku("Standard_NV12ads_A10_v5", gpus="1", vcpus="12", memory="110"),          # ubuntu, windows
+    skus = [make_sku("Standard_NC6", gpus="1", vcpus="6", memory="56"),                       # ubuntu, windows
             make_sku("Standard_NC24ads_A100_v4", gpus="1", vcpus="24", memory="220"),         # + azurelinux3
             make_sku("Standard_NC16as_T4_v3", gpus="1", vcpus="16", memory="110"),            # + azurelinux
             make_sku("Standard_D2s_v3")]
@@ -487,7 +487,7 @@ def test_gpu_image_family_filter():
         assert len(build(skus, NodeClassParams(image_family=fam))) == 4
     al = build(skus, NodeClassParams(image_family="AzureLinux"))
     assert al.names() == ["Standard_D2s_v3", "Standard_NC16as_T4_v3", "Standard_NC24ads_A100_v4"]
-    assert al.dropped["Standard_NV12ads_A10_v5"] == "GPU SKU not supported by image family AzureLinux"
+    assert al.dropped["Standard_NC6"] == "GPU SKU not supported by image family AzureLinux"
     other = build(skus, NodeClassParams(image_family="Windows2022"))
     assert other.names() == ["Standard_D2s_v3"]
 
@@ -514,7 +514,9 @@ def test_nodeclass_filters():
     assert "Standard_D2s_v3" not in dns and "Standard_D4s_v3" in dns
     stream = build(nodeclass=NodeClassParams(artifact_streaming=True))
     assert stream.dropped["Standard_D16plds_v5"] == "artifact streaming does not support arm64"
-    tl = build(nodeclass=NodeClassParams(trusted_launch=True))
+    assert "Standard_D2_v2" in build(nodeclass=NodeClassParams(trusted_launch=True))    # no such filter in v1.14.0
+    tl = build(nodeclass=NodeClassParams(trusted_launch=True),
+               profile=profile_with_knobs("upstream", {"provider": {"trustedLaunchFilter": True}}))
     assert tl.dropped["Standard_D2_v2"] == "trusted launch not supported"              # Gen1 only
     assert tl.dropped["Standard_D16plds_v5"] == "trusted launch not supported"         # TrustedLaunchDisabled
     assert "Standard_D2s_v3" in tl
@@ -855,3 +857,124 @@ def test_profiles_with_the_same_name_but_different_data_do_not_share_caches():
     assert a == b                                   # Profile equality ignores the raw data ...
     assert it_mod.MODE not in build(profile=a)["Standard_D2s_v3"].requirements
     assert it_mod.MODE in build(profile=b)["Standard_D2s_v3"].requirements   # ... the caches do not
+
+
+# ---------------------------------------------------------------------------------------------------
+# Drift from provider v1.14.0 found by the differential test (tests/model/test_difftest.py); each of
+# these failed before the model followed the provider.
+def _req(it, key):
+    r = it.requirements[key]
+    return r.operator, sorted(r.values)
+
+
+def test_v1_14_gpu_table_has_the_rtx_pro_6000_sizes():
+    # pkg/utils/supported-gpus.yaml at v1.14.0 (89 sizes): the NC*_xl_RTXPRO6000BSE_v6 sizes are GPU SKUs
+    sku = make_sku("Standard_NC36ds_xl_RTXPRO6000BSE_v6", gpus="1", vcpus="36", memory="360")
+    it = build([sku])["Standard_NC36ds_xl_RTXPRO6000BSE_v6"]
+    assert _req(it, "karpenter.azure.com/sku-gpu-manufacturer") == ("In", ["nvidia"])
+    assert _req(it, "karpenter.azure.com/sku-gpu-name") == ("In", ["RTXPRO6000BSE"])
+    assert _req(it, "karpenter.azure.com/sku-gpu-count") == ("In", ["1"])
+    assert it.capacity["nvidia.com/gpu"] == 1
+
+
+@pytest.mark.parametrize("name", ["Standard_NV6ads_A10_v5", "Standard_NV36ads_A10_v5", "Standard_NV72ads_A10_v5"])
+def test_v1_14_a10_sizes_support_azurelinux3(name):
+    sku = make_sku(name, gpus="1", vcpus="6", memory="55")
+    assert name in build([sku], NodeClassParams(image_family="AzureLinux"))
+
+
+@pytest.mark.parametrize("name", ["Standard_ND128isr_NDR_GB200_v6", "Standard_NP40mds_MI300X"])
+def test_sizes_skewer_v0_0_24_rejects_are_dropped(name):
+    assert build([make_sku(name, vcpus="128", memory="1800")]).dropped[name].startswith("size does not parse")
+
+
+def test_mi300x_size_has_no_gpu_name():
+    sku = make_sku("Standard_ND96is_MI300X_v5", gpus="8", vcpus="96", memory="1850")
+    it = build([sku], NodeClassParams(gpu_mode="None"))["Standard_ND96is_MI300X_v5"]
+    assert _req(it, "karpenter.azure.com/sku-gpu-manufacturer") == ("In", ["amd"])
+    assert _req(it, "karpenter.azure.com/sku-gpu-name") == ("DoesNotExist", [])
+
+
+@pytest.mark.parametrize("vcpus", [" 4", "4 ", "1_000", "\u0664", "9223372036854775808", "0x10", "4.0"])
+def test_vcpus_are_parsed_as_go_parse_int(vcpus):
+    assert build([make_sku("Standard_D4s_v3", vcpus=vcpus)]).dropped == {
+        "Standard_D4s_v3": "vCPUs capability missing or invalid"}
+
+
+def test_vcpus_at_the_int64_limit_are_kept():
+    it = build([make_sku("Standard_D4s_v3", vcpus="+9223372036854775807")])["Standard_D4s_v3"]
+    assert _req(it, "karpenter.azure.com/sku-cpu") == ("In", ["9223372036854775807"])
+
+
+@pytest.mark.parametrize("memory", [" 16", "1e400", "NaN", "1_6", "0x10", "16e"])
+def test_memory_is_parsed_as_go_parse_float(memory):
+    assert "Standard_D4s_v3" in build([make_sku("Standard_D4s_v3", memory=memory)]).dropped
+
+
+@pytest.mark.parametrize("memory", ["inf", "+Inf", "Infinity", "1e19"])
+def test_absurd_memory_is_kept_with_go_arithmetic(memory):
+    # ParseFloat accepts inf; int64(+Inf) is MinInt64 on amd64, the "<n>Gi" quantity is capped at
+    # MaxInt64 in magnitude and kube-reserved wraps to 0 (values the provider itself computes).
+    it = build([make_sku("Standard_D4s_v3", memory=memory)])["Standard_D4s_v3"]
+    assert it.capacity["memory"] == -8531619134090667647
+    assert it.overhead.kube_reserved["memory"] == 0
+    assert _req(it, "karpenter.azure.com/sku-memory") == ("In", ["-9223372036854775808"])
+
+
+def test_hex_float_memory_is_read():
+    it = build([make_sku("Standard_D4s_v3", memory="0x1p4")])["Standard_D4s_v3"]
+    assert _req(it, "karpenter.azure.com/sku-memory") == ("In", ["16384"])
+
+
+def test_gpu_count_that_does_not_parse_counts_zero():
+    it = build([make_sku("Standard_NC16as_T4_v3", gpus=" 1", vcpus="16", memory="110")])["Standard_NC16as_T4_v3"]
+    assert _req(it, "karpenter.azure.com/sku-gpu-count") == ("In", ["0"])
+    assert it.capacity["nvidia.com/gpu"] == 0
+
+
+def test_restriction_type_is_matched_exactly():
+    lower = {"type": "location", "values": [SCUS], "restrictionInfo": {"zones": ["1"]}}
+    it = build([make_sku("Standard_D2s_v3", restrictions=[lower])])["Standard_D2s_v3"]
+    assert _req(it, "topology.kubernetes.io/zone") == ("In", ["0", f"{SCUS}-2", f"{SCUS}-3"])
+    exact = {"type": "Location", "values": [SCUS], "restrictionInfo": {}}
+    assert build([make_sku("Standard_D2s_v3", restrictions=[exact])]).dropped == {
+        "Standard_D2s_v3": "location restriction"}
+
+
+def test_sku_without_resource_type_is_dropped():
+    sku = make_sku("Standard_D2s_v3")
+    del sku["resourceType"]
+    assert build([sku]).dropped == {"Standard_D2s_v3": "not a virtualMachines SKU (None)"}
+
+
+@pytest.mark.parametrize("key", ["Name", "name", "NAME", "nAmE"])
+def test_json_keys_are_case_insensitive_as_go_decodes_them(key):
+    details = [{key: ["2"], "Capabilities": [{"Name": "UltraSSDAvailable", "VALUE": "True"}]}]
+    sku = make_sku("Standard_D2s_v3", ultra=F, zone_details=details)
+    sku["Capabilities"] = sku.pop("capabilities")
+    it = build([sku])["Standard_D2s_v3"]
+    ultra = {o.zone: sorted(o.requirements["karpenter.azure.com/sku-storage-ultra-ssd"].values)
+             for o in it.offerings if o.capacity_type == "on-demand"}
+    assert ultra == {"0": ["false"], f"{SCUS}-1": ["false"], f"{SCUS}-2": ["false", "true"], f"{SCUS}-3": ["false"]}
+
+
+def test_duplicate_names_keep_the_last_sku_that_passes_update_filters():
+    good, bad = make_sku("Standard_D4s_v3", vcpus="4"), make_sku("Standard_D4s_v3", vcpus="1")
+    assert _req(build([good, bad])["Standard_D4s_v3"], "karpenter.azure.com/sku-cpu") == ("In", ["4"])
+    other = make_sku("Standard_D4s_v3", vcpus="8")
+    assert _req(build([good, other])["Standard_D4s_v3"], "karpenter.azure.com/sku-cpu") == ("In", ["8"])
+
+
+def test_sku_without_size_is_dropped_where_the_provider_panics():
+    sku = make_sku("Standard_D2s_v3")
+    del sku["size"]
+    assert build([sku]).dropped == {"Standard_D2s_v3": "no size (the provider panics on such a SKU)"}
+
+
+def test_location_whitespace_is_go_unicode_space():
+    # skewer normalizeLocation drops unicode.IsSpace runes (NBSP, ideographic space), not \x1c
+    for location, zonal in (("South\u00a0Central\u3000US", True), ("south\x1ccentralus", False)):
+        sku = make_sku("Standard_D2s_v3")
+        sku["locationInfo"][0]["location"] = location
+        zones = build([sku])["Standard_D2s_v3"].requirements["topology.kubernetes.io/zone"].values
+        assert (f"{SCUS}-1" in zones) == zonal

@@ -1,4 +1,4 @@
-"""The VM size name parser (azure-provider.md §1.3; skewer GetVMSize, v0.0.23+ behaviour)."""
+"""The VM size name parser (azure-provider.md §1.3; skewer v0.0.24 vmsize.go GetVMSize)."""
 from __future__ import annotations
 
 import pytest
@@ -53,16 +53,35 @@ def test_xl_prefix_is_stripped_from_the_accelerator():
     assert (vm.additive_features, vm.accelerator, vm.series) == ("ds", "RTXPRO6000BSE", "NCds_v6")
 
 
-def test_ndr_infix():
-    vm = parse_vm_size("ND128isr_NDR_GB200_v6")
-    assert (vm.family, vm.subfamily, vm.cpus, vm.additive_features) == ("N", "D", "128", "isr")
-    assert (vm.accelerator, vm.version, vm.series) == ("GB200", "v6", "NDisr_v6")
+def test_ndr_infix_is_rejected_as_skewer_v0_0_24_does():
+    # skewer v0.0.24 (pinned by provider v1.14.0) has no `NDR_` infix: the size does not parse and the
+    # provider drops the SKU ("parsing VM size"); GB300 without the infix is an ordinary accelerator.
+    with pytest.raises(VMSizeParseError):
+        parse_vm_size("ND128isr_NDR_GB200_v6")
     assert parse_vm_size("ND128isr_GB300_v6").accelerator == "GB300"
 
 
-def test_mi300x_is_the_accelerator():
-    vm = parse_vm_size("ND96isr_MI300X_v5")
-    assert (vm.accelerator, vm.series, vm.version_label) == ("MI300X", "NDisr_v5", "5")
+def test_accelerator_takes_no_trailing_letters_without_xl_prefix():
+    # v0.0.24's accelerator is `xl_[A-Z]+[0-9]+[A-Z]*|[A-Z]+[0-9]+`: `MI300X` is not one, so the
+    # `_MI300X_` group takes it and there is no GPU name; without a version the size does not parse.
+    for size in ("ND96isr_MI300X_v5", "ND96is_MI300X_v5"):
+        vm = parse_vm_size(size)
+        assert (vm.accelerator, vm.series, vm.version_label) == (None, size[:2] + size[4:size.index("_")] + "_v5", "5")
+    with pytest.raises(VMSizeParseError):
+        parse_vm_size("NP40mds_MI300X")
+
+
+def test_end_of_text_is_go_end_of_text():
+    # Go's `$` matches only at the end of the text; Python's would also match before a final newline.
+    with pytest.raises(VMSizeParseError):
+        parse_vm_size("D2s_v3\n")
+
+
+def test_constrained_vcpus_beyond_int_are_a_parse_error():
+    # GetVMSize runs strconv.Atoi on the constrained vCPUs and fails on a range error.
+    with pytest.raises(VMSizeParseError):
+        parse_vm_size("M8-99999999999999999999ms")
+    assert parse_vm_size("M8-9223372036854775807ms").constrained
 
 
 def test_confidential_child_capability():
