@@ -23,6 +23,7 @@ from harness.backends.base import (ADMIN, CLOUD_NODE_MANAGER, KARPENTER, NODE_LI
 from harness.loop.azure import AzureProvider, Launched, LaunchFailure, parse_bootstrap
 from harness.loop.clock import SimClock
 from harness.loop.kubescheduler import can_bind, node_matches
+from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
@@ -375,7 +376,7 @@ class Simulation:
             return self._hostnames
         existing = self._existing_nodes()
         sched = Scheduler(templates, existing, self.profile, self.sem, self.cfg.min_values_policy, counter,
-                          self._topology(pending, templates, existing))
+                          self._topology(pending, templates, existing), self._remaining_resources())
         solved = sched.solve(pending)
         for np_name, reason, message in solved.nodepool_events:
             res = self.result.nodepools.get(np_name)
@@ -394,6 +395,13 @@ class Simulation:
             if self._create_nodeclaim(planned):
                 progress = True
         return progress
+
+    def _remaining_resources(self) -> RemainingResources:
+        """NodePool limits minus launched NodeClaims' capacity (harness/loop/limits.py: core
+        NewScheduler + updateRemainingResources; an unlaunched NodeClaim is not in cluster state)."""
+        launched = [(c.template.name, c.launched.instance_type.capacity) for c in self.claims
+                    if not c.done and c.launched is not None]
+        return RemainingResources.build(self.cluster.list("NodePool"), launched)
 
     def _topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass: the domain universe of the keys pending pods spread over, the
