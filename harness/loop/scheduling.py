@@ -312,10 +312,20 @@ class Scheduler:
         free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
         if not fits(pod.requests, free):
             return "resources"
-        if self.topology is not None and not isinstance(
-                self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), node_reqs), Requirements):
-            return "topology"
-        return None
+        # ExistingNode.tryVolumeAlternative: each volume alternative, strict Compatible, then topology
+        why = "volumes"
+        for vol in pod.volume_requirements or [None]:
+            reqs = node_reqs
+            if vol is not None:
+                if node_reqs.compatible(vol) is not None:
+                    continue
+                reqs = node_reqs.copy().add(*vol.values())
+            if self.topology is not None and not isinstance(
+                    self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), reqs), Requirements):
+                why = "topology"
+                continue
+            return None
+        return why
 
     def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
                  candidates: list | None) -> tuple[Requirements, list, dict[str, int]] | str:
@@ -331,7 +341,24 @@ class Scheduler:
             self._merge_cache[mkey] = cached
         if isinstance(cached, str):
             return cached
-        merged = cached
+        last = None
+        # NodeClaim.CanAdd: the first volume-topology alternative that works wins (harness/loop/volumes.py)
+        for vol in pod.volume_requirements or [None]:
+            res = self._try_volume_alternative(pod, template, cached, vol, requests, candidates)
+            if isinstance(res, tuple):
+                return res
+            last = res
+        return last
+
+    def _try_volume_alternative(self, pod: PodView, template: Template, merged: Requirements, vol,
+                                requests: dict[str, int], candidates: list | None):
+        """NodeClaim.tryVolumeAlternative (core v1.14.0 scheduling/nodeclaim.go): the volume's
+        requirements go on the NodeClaim only (not the pod's, so topology counting is unchanged)."""
+        if vol is not None:
+            err = merged.compatible(vol, self.well_known)
+            if err is not None:
+                return f"incompatible volume requirements, {err}"
+            merged = merged.copy().add(*vol.values())
         if self.topology is not None:
             topo = self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), merged)
             if not isinstance(topo, Requirements):

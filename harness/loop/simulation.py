@@ -24,6 +24,7 @@ from harness.loop.azure import AzureProvider, Launched, LaunchFailure, parse_boo
 from harness.loop.clock import SimClock
 from harness.loop.kubescheduler import can_bind, node_matches
 from harness.loop.limits import RemainingResources
+from harness.loop.volumes import VolumeModel
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
@@ -51,8 +52,9 @@ UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 UNINITIALIZED = Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule")
 NOT_READY_KEY = "node.kubernetes.io/not-ready"
 CSI_ZONE = "topology.disk.csi.azure.com/zone"
-APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "PersistentVolume": 3,
+APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
+VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
 
 @dataclass
@@ -106,6 +108,7 @@ class Simulation:
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
+        self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
         self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0
@@ -148,6 +151,10 @@ class Simulation:
         if kind == "Pod":
             self._create_pod(obj, "", "")
             return
+        if kind in VOLUME_KINDS:
+            self.volumes.add(copy.deepcopy(obj))
+            if kind == "StorageClass":            # read by the loop only (the backends do not serve it)
+                return
         try:
             self.cluster.create(obj, ADMIN)
             if kind == "NodePool":
@@ -298,6 +305,8 @@ class Simulation:
             reasons = []
             for node in preferred + [n for n in nodes if n not in preferred]:
                 why = can_bind(pv, node, used.get(node["metadata"]["name"], {}), nodes, placed)
+                if why is None and self.volumes:
+                    why = self.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
                 if why is None:
                     name = node["metadata"]["name"]
                     self.cluster.bind(pv.obj, name, ADMIN)
@@ -305,6 +314,8 @@ class Simulation:
                     pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
                     used[name] = add(used.get(name, {}), pv.requests)
                     self._trace(f"kube-scheduler bound {key} to {name}")
+                    for made in self.volumes.provision_for(pv.obj, node["metadata"].get("labels") or {}):
+                        self._trace(f"CSI provisioner created PersistentVolume {made} for {key} on {name}")
                     progress = True
                     break
                 reasons.append(why)
@@ -352,6 +363,9 @@ class Simulation:
             if pr.node or pv.owner_kind == "DaemonSet":
                 continue
             err = admission_error(pv, self.profile, self.sem)
+            verr = self.volumes.validate(pv.obj) if self.volumes or pv.spec.get("volumes") else None
+            if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")
+                err = (f"{err[0]}; {verr}", err[1]) if err is not None else (verr, True)
             if err is not None:
                 msg, emits = err
                 pr.state, pr.reason, pr.karpenter_error = "ignored", msg, msg
@@ -374,6 +388,8 @@ class Simulation:
         def counter() -> int:
             self._hostnames += 1
             return self._hostnames
+        for pv in pending:
+            pv.volume_requirements = self.volumes.requirements(pv.obj, self.sem) if self.volumes else None
         existing = self._existing_nodes()
         sched = Scheduler(templates, existing, self.profile, self.sem, self.cfg.min_values_policy, counter,
                           self._topology(pending, templates, existing), self._remaining_resources())
