@@ -28,17 +28,21 @@ def cmd_validate(args) -> int:
     if not files:
         print("no scenario files found", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.notices import print_notices
     bad = 0
     count = 0
+    warned = 0
     for f in files:
         try:
-            count += len(load_scenarios(f))
+            loaded = load_scenarios(f)
+            count += len(loaded)
+            warned += print_notices(loaded, sys.stderr)       # unmodeled fields, synthesized SKUs
         except SourceError as e:
             bad += 1
             print(e.render(), file=sys.stderr)
     if bad:
         return EXIT_BAD_INPUT
-    print(f"{count} scenario(s) in {len(files)} file(s) are valid")
+    print(f"{count} scenario(s) in {len(files)} file(s) are valid" + (f", {warned} warning(s)" if warned else ""))
     return EXIT_OK
 
 
@@ -60,6 +64,8 @@ def cmd_run(args) -> int:
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.notices import print_notices
+    print_notices(scenarios, sys.stderr)          # what the results below do not account for
     jobs = [(sc, p) for sc in scenarios for p in sc.profiles
             if (not args.profile or p in args.profile) and (not args.k or args.k in sc.name)]
     backend = get_backend(args.backend)
