@@ -158,13 +158,24 @@ def cmd_explain(args) -> int:
             return EXIT_BAD_INPUT
         nodeclass = found[0]
         nodeclass["metadata"]["name"] = "default"
+    catalog = args.catalog or args.region
+    if getattr(args, "catalog_file", None):     # the customer's `az vm list-skus` output (and prices)
+        catalog = json.dumps({"file": str(Path(args.catalog_file).resolve()),
+                              **({"prices": str(Path(args.prices_file).resolve())} if args.prices_file else {})})
     text = EXPLAIN_TEMPLATE.format(api_version=API_VERSION, profile=args.profile, region=args.region,
-                                   catalog=args.catalog or args.region, sku=args.sku)
+                                   catalog=catalog, sku=args.sku)
+    if args.catalog_file and args.region == "southcentralus":
+        text = text.replace("  region: southcentralus\n", "")     # the file's own region
+    if not args.catalog and not args.catalog_file:
+        text = text.replace(f"  catalog: {catalog}\n", "")          # an unknown region synthesizes the SKU
     try:
         sc = load_scenarios_text(text, "<explain>")[0]
     except SourceError as e:
         print(e.render().replace("<explain>:", "explain:"), file=sys.stderr)
         return EXIT_BAD_INPUT
+    for n in sc.warnings:                          # a synthesized SKU says so
+        print(f"warning: {n.message}", file=sys.stderr)
+    args.region = sc.region
     cluster_settings = dict(kv.split("=", 1) for kv in args.cluster)
     sc.given["cluster"] = cluster_settings
     extra_labels = dict(kv.split("=", 1) for kv in args.label)
@@ -281,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--profile", default="upstream")
     e.add_argument("--region", default="southcentralus")
     e.add_argument("--catalog", default=None)
+    e.add_argument("--catalog-file", default=None, metavar="SKUS.json",
+                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
+    e.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     e.add_argument("--image-family", default="Ubuntu2204")
     e.add_argument("--nodeclass", default=None, help="a file with an AKSNodeClass")
     e.add_argument("--capacity-type", default="on-demand", choices=["on-demand", "spot"])

@@ -129,7 +129,7 @@ def synthesize(name: str, region: str, zones: list[str] | None = None) -> Synthe
     od = round(float(d["onDemandPricePerVCPU"]) * n + (0.004 * max(mem - 4 * n, 0)), 5)
     prices = {"on-demand": od, "spot": round(od * float(d["spotFraction"]), 5)}
     assumed = [f"{gib:g} GiB/vCPU" + ("" if from_table else " (default: no series row)"),
-               f"zones {zone_list or 'none'}" + (" (default)" if zones is None else ""),
+               f"zones {','.join(zone_list) or 'none'}" + (" (default)" if zones is None else ""),
                f"${od}/h on-demand"]
     if gpus:
         assumed.append(f"{gpus} GPU (default)")
