@@ -52,6 +52,7 @@ UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 UNINITIALIZED = Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule")
 NOT_READY_KEY = "node.kubernetes.io/not-ready"
 CSI_ZONE = "topology.disk.csi.azure.com/zone"
+NODECLASS_NOT_FOUND = "NodeClass not found on cluster"
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
@@ -204,13 +205,17 @@ class Simulation:
             else:
                 res.ready = nodeclass is not None
                 if nodeclass is None:
-                    self._nodepool_event(res, "NodeClassNotReady", f'AKSNodeClass "{ref.get("name")}" not found',
-                                         dedupe=False)
+                    # core nodepool.readiness (sigs.k8s.io/karpenter v1.14.0
+                    # pkg/controllers/nodepool/readiness/controller.go): NodeClassReady=False with reason
+                    # NodeClassNotFound; the harness records the condition change as an event on the NodePool
+                    self._nodepool_event(res, "NodeClassNotFound", NODECLASS_NOT_FOUND, dedupe=False)
+                    self._trace(f'NodePool {name}: AKSNodeClass "{ref.get("name")}" not found (NodeClassNotFound)')
             conditions = [
                 self._condition("ValidationSucceeded", not err, "NodePoolValidationFailed" if err else
                                 "ValidationSucceeded", err or ""),
                 self._condition("NodeClassReady", nodeclass is not None,
-                                "NodeClassReady" if nodeclass else "NodeClassNotFound"),
+                                "NodeClassReady" if nodeclass else "NodeClassNotFound",
+                                "" if nodeclass else NODECLASS_NOT_FOUND),
                 self._condition("Ready", res.ready, "Ready" if res.ready else "NotReady"),
             ]
             np["status"] = {"conditions": conditions}
