@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -242,34 +241,15 @@ def cmd_explain(args) -> int:
 
 # -- new ------------------------------------------------------------------------------------------
 def cmd_new(args) -> int:
-    import yaml
-
-    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, schema_path
-    objs = []
-    for f in args.manifests:
-        try:
-            objs += [d for d in yaml.safe_load_all(Path(f).read_text()) if d]
-        except (OSError, yaml.YAMLError) as e:
-            line = getattr(getattr(e, "problem_mark", None), "line", None)
-            print(f"{f}:{line + 1 if line is not None else 1}: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    out = Path(args.output) if args.output else Path(f"{args.name}.scenario.yaml")
-    schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
-    expect: dict = {}
-    nodepools = [o["metadata"]["name"] for o in objs if o.get("kind") == "NodePool"]
-    pods = [o["metadata"]["name"] for o in objs if o.get("kind") in ("Pod", "Deployment")]
-    if nodepools:
-        expect["nodePools"] = {n: "accepted" for n in nodepools}
-    if pods:
-        expect["pods"] = {p: "scheduled" for p in pods}
-    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": args.name, "labels": ["bug"]},
-           "description": "Reproduction of: <link the issue>. Edit `expect` to what should happen.",
-           "given": {"profiles": args.profile or ["upstream"], "region": args.region},
-           "manifests": objs, "expect": expect}
-    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False)
-    out.write_text(text)
-    print(f"wrote {out} ({len(objs)} manifest(s)); run it with: pytest {out}")
+    """Scaffold a scenario from manifests or a cluster dump (harness/runner/dump.py)."""
+    from harness.runner.dump import NewOptions, new_scenario, write
+    out, text, notes = new_scenario(NewOptions(
+        paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force))
+    write(out, text)
+    for n in notes:
+        print(n, file=sys.stderr)
+    print(f"wrote {out}; run it with: pytest {out}")
     return EXIT_OK
 
 
@@ -307,8 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("manifests", nargs="+")
     n.add_argument("--name", required=True)
     n.add_argument("-o", "--output", default=None)
-    n.add_argument("--profile", action="append", default=[])
-    n.add_argument("--region", default="southcentralus")
+    n.add_argument("--profile", action="append", default=[], help="default: every profile")
+    n.add_argument("--region", default=None, help="default: the dump's Node labels, else southcentralus")
+    n.add_argument("--catalog-file", default=None, metavar="SKUS.json",
+                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
+    n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
+    n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.set_defaults(fn=cmd_new)
     from harness.parity import add_parser as add_parity
     add_parity(sub)
