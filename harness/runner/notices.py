@@ -25,7 +25,8 @@ class Notice:
 def emit(notices: list[Notice]) -> None:
     """Each notice as a Python warning (pytest collects and prints them in its summary)."""
     for n in notices:
-        warnings.warn(HarnessWarning(n.render()), stacklevel=2)
+        # attributed to the scenario line, so pytest's summary points there and not at the plugin
+        warnings.warn_explicit(HarnessWarning(n.message), HarnessWarning, n.file, n.line)
 
 
 def print_notices(scenarios, file) -> int:
