@@ -39,8 +39,9 @@ DRIVER_TOPOLOGY_KEYS = {"disk.csi.azure.com": "topology.disk.csi.azure.com/zone"
 # in-tree plugin -> CSI driver (k8s.io/csi-translation-lib, used by core's ResolveDriver)
 IN_TREE_DRIVERS = {"kubernetes.io/azure-disk": "disk.csi.azure.com", "kubernetes.io/azure-file": "file.csi.azure.com"}
 
-# kube-scheduler VolumeBinding reasons (pkg/scheduler/framework/plugins/volumebinding/binder.go)
-NODE_CONFLICT = "node(s) had volume node affinity conflict"
+# kube-scheduler VolumeBinding reasons (kubernetes v1.36.3 pkg/scheduler/framework/plugins/volumebinding/
+# binder.go ErrReason*, volume_binding.go PreFilter)
+NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
