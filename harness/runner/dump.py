@@ -132,6 +132,13 @@ def expectations(dump: Dump) -> dict:
     nodepools = [m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"]
     if nodepools:
         expect["nodePools"] = {n: {"accepted": True} for n in nodepools}
+        for ev in dump.events:                 # Karpenter's NodePool events (NoCompatibleInstanceTypes, ...)
+            obj = ev.get("involvedObject") or ev.get("regarding") or {}
+            if obj.get("kind") == "NodePool" and obj.get("name") in expect["nodePools"] and ev.get("reason"):
+                entry = {"reason": ev["reason"], "message": str(ev.get("message") or ev.get("note") or "")}
+                events = expect["nodePools"][obj["name"]].setdefault("events", [])
+                if entry not in events:
+                    events.append(entry)
     states: dict[str, list[tuple[str, str | None]]] = {}      # key -> [(state, Karpenter reason)] per pod
     on_node: dict[str, str] = {}
     reasons = _karpenter_reasons(dump)

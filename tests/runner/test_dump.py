@@ -90,3 +90,18 @@ def test_unknown_region_names_seen_skus_to_synthesize(tmp_path, capsys):
     assert sc.region == "westus3" and sc.given["skus"] == ["Standard_D4s_v5"]
     assert any("synthesized" in n.message for n in sc.warnings)
     assert "--catalog-file" in capsys.readouterr().err
+
+
+def test_nodepool_events_become_expectations(tmp_path):
+    data = yaml.safe_load(DUMP.read_text())
+    data["items"].append({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "np.1"}, "type": "Warning",
+                          "involvedObject": {"kind": "NodePool", "name": "default"}, "reason": "NoCompatibleInstanceTypes",
+                          "message": "NodePool requirements filtered out all compatible available instance types"})
+    f = tmp_path / "dump.yaml"
+    f.write_text(yaml.safe_dump(data))
+    rc, out = new(tmp_path, f)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert sc.expect["nodePools"]["default"]["events"] == [
+        {"reason": "NoCompatibleInstanceTypes",
+         "message": "NodePool requirements filtered out all compatible available instance types"}]
