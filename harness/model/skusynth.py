@@ -1,6 +1,7 @@
 """A ResourceSku synthesized from a VM size name, for SKUs a scenario names but no catalog holds.
 
-The name grammar is skewer's (`harness.model.vmsize.parse_vm_size`, azure-provider.md §1.3): family,
+The name grammar is skewer's `GetVMSize` (github.com/Azure/skewer, as `harness.model.vmsize.parse_vm_size`
+reads it; azure-provider.md §1.3): family,
 subfamily, vCPUs, additive feature letters, accelerator, version. Memory per vCPU comes from a per-series
 table (harness/data/vm-series.yaml); everything else is a documented default from that file. The result
 has the ARM wire shape the fake serves (string capability values), so the provider path computes
@@ -17,6 +18,9 @@ import yaml
 
 from harness.model.data import DATA_DIR
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size, size_from_name
+
+
+OS_VHD_SIZE_MB = 1047552          # the OSVhdSizeMB every size of the captured catalogs reports (fakeazure/catalogs)
 
 
 class SynthesisError(ValueError):
@@ -99,7 +103,7 @@ def synthesize(name: str, region: str, zones: list[str] | None = None) -> Synthe
     placements = ",".join(p for p, on in (("ResourceDisk", temp), ("CacheDisk", cached), ("NvmeDisk", nvme_mib)) if on)
     hyperv = "V2" if (arm or ver >= 6) else str(d["hyperVGenerations"])
     caps: list[tuple[str, object]] = [
-        ("MaxResourceVolumeMB", temp), ("OSVhdSizeMB", 1047552), ("vCPUs", n), ("HyperVGenerations", hyperv),
+        ("MaxResourceVolumeMB", temp), ("OSVhdSizeMB", OS_VHD_SIZE_MB), ("vCPUs", n), ("HyperVGenerations", hyperv),
         ("MemoryGB", mem), ("MaxDataDiskCount", d["maxDataDiskCount"]), ("CpuArchitectureType", "Arm64" if arm else "x64"),
         ("LowPriorityCapable", d["lowPriorityCapable"]), ("PremiumIO", "s" in feats), ("VMDeploymentTypes", "IaaS"),
         ("vCPUsAvailable", n), ("vCPUsPerCore", 1 if arm else 2),
@@ -126,8 +130,8 @@ def synthesize(name: str, region: str, zones: list[str] | None = None) -> Synthe
         "capabilities": [{"name": k, "value": _wire(val)} for k, val in caps],
         "restrictions": [],
     }
-    od = round(float(d["onDemandPricePerVCPU"]) * n + (0.004 * max(mem - 4 * n, 0)), 5)
-    prices = {"on-demand": od, "spot": round(od * float(d["spotFraction"]), 5)}
+    prices = estimate_prices(n, mem)
+    od = prices["on-demand"]
     assumed = [f"{gib:g} GiB/vCPU" + ("" if from_table else " (default: no series row)"),
                f"zones {','.join(zone_list) or 'none'}" + (" (default)" if zones is None else ""),
                f"${od}/h on-demand"]
@@ -138,6 +142,13 @@ def synthesize(name: str, region: str, zones: list[str] | None = None) -> Synthe
     return Synthesized(sku, prices, note)
 
 
+def estimate_prices(vcpus: int, memory_gib: float) -> dict[str, float]:
+    """A stated-default price (vm-series.yaml defaults) for a size no price table holds."""
+    d = _table()["defaults"]
+    od = round(float(d["onDemandPricePerVCPU"]) * vcpus + float(d["pricePerExtraGiB"]) * max(memory_gib - 4 * vcpus, 0), 5)
+    return {"on-demand": od, "spot": round(od * float(d["spotFraction"]), 5)}
+
+
 def _wire(value: object) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
@@ -146,4 +157,4 @@ def _wire(value: object) -> str:
     return str(value)
 
 
-__all__ = ["Synthesized", "SynthesisError", "synthesize", "memory_per_vcpu"]
+__all__ = ["Synthesized", "SynthesisError", "synthesize", "memory_per_vcpu", "estimate_prices"]

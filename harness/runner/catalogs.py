@@ -282,7 +282,9 @@ def _resolve(src: CatalogSource, region: str, names: tuple[str, ...], subset: bo
 def _fill_prices(table: dict, skus: list[dict]) -> None:
     """A customer's SKU file without prices: borrow the bundled price of the same size, else
     estimate from vCPUs (the note on `harness validate` says how many)."""
-    from fakeazure.catalog import sku_vcpus
+    from fakeazure.catalog import capability, sku_vcpus
+
+    from harness.model.skusynth import estimate_prices
     bundled = {}
     for name in available_catalogs():
         for t in catalog(name)[1].values():
@@ -294,8 +296,7 @@ def _fill_prices(table: dict, skus: list[dict]) -> None:
         if s["name"] in bundled:
             table[s["name"]] = dict(bundled[s["name"]])
         else:
-            od = round(0.05 * max(sku_vcpus(s), 1), 5)
-            table[s["name"]] = {"on-demand": od, "spot": round(od * 0.2, 5)}
+            table[s["name"]] = estimate_prices(max(sku_vcpus(s), 1), float(capability(s, "MemoryGB", "0") or 0))
 
 
 def price_notices(sc) -> list[Notice]:
@@ -314,5 +315,5 @@ def price_notices(sc) -> list[Notice]:
     where = ("given", "catalog")
     return [Notice(str(sc.file), sc.doc.line(where),
                    f"{len(missing)} SKU(s) of {src.label} have no price in {sc.region} (e.g. {missing[0]}): they use "
-                   "the bundled price of the same size, else $0.05 per vCPU-hour; give the Retail Prices API JSON "
+                   "the bundled price of the same size, else an estimate from vCPUs and memory (harness/data/vm-series.yaml); give the Retail Prices API JSON "
                    "as given.catalog.prices", "catalog")]
