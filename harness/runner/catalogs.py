@@ -187,9 +187,9 @@ def check(sc) -> tuple[list, list[Notice]]:
     try:
         skus, _ = load_source(src)
     except CatalogError as e:
-        if src.name is not None and "region" in given and "catalog" not in given and any(
-                isinstance(s, str) for s in given.get("skus") or []):
-            skus = ()                    # an unknown region whose SKUs are named: synthesize them all
+        wanted = given.get("skus") or []
+        if src.name is not None and "region" in given and "catalog" not in given and wanted:
+            skus = ()                    # an unknown region whose SKUs are named (synthesized) or inline
         else:
             return [doc.error(where_cat, str(e))], []
     if src.sku_file and "region" not in given:

@@ -65,3 +65,8 @@ def test_run_prints_the_warnings(capsys):
     path = Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "any-region-catalog.scenario.yaml"
     assert cli(["run", str(path), "-k", "synthesized"]) == 0
     assert "warning: Standard_D8ds_v5 is synthesized from its name" in capsys.readouterr().err
+
+
+def test_inline_skus_need_no_catalog_for_their_region(tmp_path):
+    sc = scenario(tmp_path, "  region: eastus2euap\n  skus:\n    - {name: Standard_D2s_v3, locations: [eastus2euap]}")
+    assert sc.warnings == [] and scenario_catalog(sc).skus == []
