@@ -29,7 +29,6 @@ SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp
                    "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
 KARPENTER_PREFIX = "Failed to schedule pod, "
-NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 # Node labels the expectation states through its own fields, or whose value names the node itself
 NODE_FIELD_LABELS = {"karpenter.sh/nodepool": "nodePool", "node.kubernetes.io/instance-type": "instanceType",
                      "topology.kubernetes.io/zone": "zone", "karpenter.sh/capacity-type": "capacityType"}
@@ -266,7 +265,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     from harness.model.profile import available_profiles
     from harness.runner.catalogs import available_catalogs
     from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, load_scenarios_text, schema_path
-    if not NAME_RE.match(opts.name):
+    from harness.runner.scenario import schema
+    if not re.match(schema()["properties"]["metadata"]["properties"]["name"]["pattern"], opts.name):
         raise SourceError("--name", None, f"{opts.name!r} is not a valid scenario name: use a lowercase DNS-1123 "
                                           "name (a-z, 0-9, '-', '.'), e.g. acme-1234")
     out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
