@@ -24,13 +24,13 @@ from harness.loop.azure import AzureProvider, Launched, LaunchFailure, parse_boo
 from harness.loop.clock import SimClock
 from harness.loop.kubescheduler import can_bind, node_matches
 from harness.loop.limits import RemainingResources
-from harness.loop.volumes import VolumeModel
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
 from harness.loop.unavailable import UnavailableOfferings
+from harness.loop.volumes import VolumeModel
 from harness.model import instancetypes as itmod
 from harness.model.labels import kubelet_flag_error
 from harness.model.profile import Profile
