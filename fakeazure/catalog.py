@@ -28,7 +28,8 @@ CATALOG_DIR = pathlib.Path(__file__).resolve().parent / "catalogs"
 __all__ = [
     "CATALOG_DIR", "available_catalogs", "load_catalog_file", "resolve_catalog", "capabilities", "capability",
     "sku_vcpus", "sku_family", "family_core", "available_zones", "location_restricted", "restricted_zones",
-    "normalize_sku", "synthetic_skus", "synthetic_prices", "AzureSkuProvider", "sku_faker",
+    "normalize_sku", "synthetic_skus", "vm_skus", "skus_from_document", "is_retail_prices", "prices_from_retail",
+    "catalog_regions", "synthetic_prices", "AzureSkuProvider", "sku_faker",
 ]
 
 
@@ -84,19 +85,89 @@ def _parse_cached(path_s: str, mtime: int) -> tuple[list[dict], dict[str, dict[s
         raise ValueError(f"{path}: not valid JSON: {exc}") from None
     skus: list[dict] = []
     prices: dict[str, dict[str, dict]] = {}
-    if isinstance(data, list):
-        skus = data
-    elif isinstance(data, dict):
-        skus = list(data.get("value") or [])
-        if "prices" in data:
-            region = (data.get("_meta") or {}).get("region") or data.get("region") or path.stem
-            prices[str(region).lower()] = {k: dict(v) for k, v in data["prices"].items()}
-    else:
+    if is_retail_prices(data):
+        return [], prices_from_retail(data)
+    if not isinstance(data, (list, dict)):
         raise ValueError(f"{path}: expected a JSON object or list")
+    skus = skus_from_document(data)
+    if isinstance(data, dict) and "prices" in data:
+        region = (data.get("_meta") or {}).get("region") or data.get("region") or path.stem
+        prices[str(region).lower()] = {k: dict(v) for k, v in data["prices"].items()}
     for i, s in enumerate(skus):
         if not isinstance(s, dict) or "name" not in s:
             raise ValueError(f"{path}: value[{i}] is not a ResourceSku object with a name")
     return skus, prices
+
+
+# --------------------------------------------------------------------------- customer files
+
+def vm_skus(skus: list[dict]) -> list[dict]:
+    """The virtual-machine entries of a resourceSkus list. `az vm list-skus` (without
+    `--resource-type`) and an unfiltered ARM `GET .../providers/Microsoft.Compute/skus` also list
+    disks, availabilitySets, snapshots, ...; an entry without `resourceType` is taken as a VM."""
+    return [s for s in skus if (s.get("resourceType") or "virtualMachines").lower() == "virtualmachines"]
+
+
+def skus_from_document(data) -> list[dict]:
+    """ResourceSkus from any of the shapes a support engineer gets: `az vm list-skus --output json`
+    (a list; zone details under lowercase `name`), a raw ARM list response (`{"value": [...],
+    "nextLink": ...}`), a list of such pages, or a bundled catalog file. Not normalized
+    (`normalize_sku` does that when the fake stores them)."""
+    if isinstance(data, dict):
+        return vm_skus(list(data.get("value") or []))
+    if isinstance(data, list):
+        if data and all(isinstance(d, dict) and "value" in d and "name" not in d for d in data):
+            return vm_skus([s for page in data for s in page.get("value") or []])
+        return vm_skus([s for s in data if isinstance(s, dict)])
+    raise ValueError("expected a JSON list of ResourceSkus or an object with `value`")
+
+
+def is_retail_prices(data) -> bool:
+    """An Azure Retail Prices API response (`{"Items": [...], "NextPageLink": ...}`), a list of
+    such pages, or a bare list of price items."""
+    if isinstance(data, dict):
+        return "Items" in data
+    if isinstance(data, list) and data:
+        first = data[0]
+        return isinstance(first, dict) and ("Items" in first or "armSkuName" in first)
+    return False
+
+
+def prices_from_retail(data) -> dict[str, dict[str, dict]]:
+    """{region: {sku: {"on-demand": x, "spot": y}}} from Retail Prices API JSON, classified the way
+    the provider's FetchPricing does (Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/pricing/pricing.go: `processPage` drops productName ending " Windows" and meterName
+    ending " Low Priority", `categorizePrices` files skuName ending " Spot" as spot), keeping the
+    items its query filters for: type Consumption, USD, serviceName "Virtual Machines"."""
+    if isinstance(data, dict):
+        items = list(data.get("Items") or [])
+    elif data and isinstance(data[0], dict) and "Items" in data[0]:
+        items = [i for page in data for i in page.get("Items") or []]
+    else:
+        items = list(data or [])
+    out: dict[str, dict[str, dict]] = {}
+    for it in items:
+        if not isinstance(it, dict) or not it.get("armSkuName"):
+            continue
+        if (it.get("type") or "Consumption") != "Consumption" or (it.get("currencyCode") or "USD") != "USD":
+            continue
+        if (it.get("serviceName") or "Virtual Machines") != "Virtual Machines":
+            continue
+        if str(it.get("productName") or "").endswith(" Windows") or str(it.get("meterName") or "").endswith(" Low Priority"):
+            continue
+        region = str(it.get("armRegionName") or "").lower()
+        kind = "spot" if str(it.get("skuName") or "").endswith(" Spot") else "on-demand"
+        out.setdefault(region, {}).setdefault(str(it["armSkuName"]), {})[kind] = float(it.get("retailPrice") or 0)
+    return out
+
+
+def catalog_regions(skus: list[dict]) -> list[str]:
+    """The regions a SKU list covers (from `locations` / `locationInfo`)."""
+    regions = set()
+    for s in skus:
+        regions.update(str(r).lower() for r in s.get("locations") or [])
+        regions.update(str(li.get("location", "")).lower() for li in s.get("locationInfo") or [] if li.get("location"))
+    return sorted(regions)
 
 
 # --------------------------------------------------------------------------- SKU helpers

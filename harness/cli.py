@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -28,17 +27,21 @@ def cmd_validate(args) -> int:
     if not files:
         print("no scenario files found", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.notices import print_notices
     bad = 0
     count = 0
+    warned = 0
     for f in files:
         try:
-            count += len(load_scenarios(f))
+            loaded = load_scenarios(f)
+            count += len(loaded)
+            warned += print_notices(loaded, sys.stderr)       # unmodeled fields, synthesized SKUs
         except SourceError as e:
             bad += 1
             print(e.render(), file=sys.stderr)
     if bad:
         return EXIT_BAD_INPUT
-    print(f"{count} scenario(s) in {len(files)} file(s) are valid")
+    print(f"{count} scenario(s) in {len(files)} file(s) are valid" + (f", {warned} warning(s)" if warned else ""))
     return EXIT_OK
 
 
@@ -60,6 +63,8 @@ def cmd_run(args) -> int:
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.notices import print_notices
+    print_notices(scenarios, sys.stderr)          # what the results below do not account for
     jobs = [(sc, p) for sc in scenarios for p in sc.profiles
             if (not args.profile or p in args.profile) and (not args.k or args.k in sc.name)]
     backend = get_backend(args.backend)
@@ -152,13 +157,24 @@ def cmd_explain(args) -> int:
             return EXIT_BAD_INPUT
         nodeclass = found[0]
         nodeclass["metadata"]["name"] = "default"
+    catalog = args.catalog or args.region
+    if getattr(args, "catalog_file", None):     # the customer's `az vm list-skus` output (and prices)
+        catalog = json.dumps({"file": str(Path(args.catalog_file).resolve()),
+                              **({"prices": str(Path(args.prices_file).resolve())} if args.prices_file else {})})
     text = EXPLAIN_TEMPLATE.format(api_version=API_VERSION, profile=args.profile, region=args.region,
-                                   catalog=args.catalog or args.region, sku=args.sku)
+                                   catalog=catalog, sku=args.sku)
+    if args.catalog_file and args.region == "southcentralus":
+        text = text.replace("  region: southcentralus\n", "")     # the file's own region
+    if not args.catalog and not args.catalog_file:
+        text = text.replace(f"  catalog: {catalog}\n", "")          # an unknown region synthesizes the SKU
     try:
         sc = load_scenarios_text(text, "<explain>")[0]
     except SourceError as e:
         print(e.render().replace("<explain>:", "explain:"), file=sys.stderr)
         return EXIT_BAD_INPUT
+    for n in sc.warnings:                          # a synthesized SKU says so
+        print(f"warning: {n.message}", file=sys.stderr)
+    args.region = sc.region
     cluster_settings = dict(kv.split("=", 1) for kv in args.cluster)
     sc.given["cluster"] = cluster_settings
     extra_labels = dict(kv.split("=", 1) for kv in args.label)
@@ -225,34 +241,15 @@ def cmd_explain(args) -> int:
 
 # -- new ------------------------------------------------------------------------------------------
 def cmd_new(args) -> int:
-    import yaml
-
-    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, schema_path
-    objs = []
-    for f in args.manifests:
-        try:
-            objs += [d for d in yaml.safe_load_all(Path(f).read_text()) if d]
-        except (OSError, yaml.YAMLError) as e:
-            line = getattr(getattr(e, "problem_mark", None), "line", None)
-            print(f"{f}:{line + 1 if line is not None else 1}: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    out = Path(args.output) if args.output else Path(f"{args.name}.scenario.yaml")
-    schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
-    expect: dict = {}
-    nodepools = [o["metadata"]["name"] for o in objs if o.get("kind") == "NodePool"]
-    pods = [o["metadata"]["name"] for o in objs if o.get("kind") in ("Pod", "Deployment")]
-    if nodepools:
-        expect["nodePools"] = {n: "accepted" for n in nodepools}
-    if pods:
-        expect["pods"] = {p: "scheduled" for p in pods}
-    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": args.name, "labels": ["bug"]},
-           "description": "Reproduction of: <link the issue>. Edit `expect` to what should happen.",
-           "given": {"profiles": args.profile or ["upstream"], "region": args.region},
-           "manifests": objs, "expect": expect}
-    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False)
-    out.write_text(text)
-    print(f"wrote {out} ({len(objs)} manifest(s)); run it with: pytest {out}")
+    """Scaffold a scenario from manifests or a cluster dump (harness/runner/dump.py)."""
+    from harness.runner.dump import NewOptions, new_scenario, write
+    out, text, notes = new_scenario(NewOptions(
+        paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force))
+    write(out, text)
+    for n in notes:
+        print(n, file=sys.stderr)
+    print(f"wrote {out}; run it with: pytest {out}")
     return EXIT_OK
 
 
@@ -275,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--profile", default="upstream")
     e.add_argument("--region", default="southcentralus")
     e.add_argument("--catalog", default=None)
+    e.add_argument("--catalog-file", default=None, metavar="SKUS.json",
+                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
+    e.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     e.add_argument("--image-family", default="Ubuntu2204")
     e.add_argument("--nodeclass", default=None, help="a file with an AKSNodeClass")
     e.add_argument("--capacity-type", default="on-demand", choices=["on-demand", "spot"])
@@ -287,8 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("manifests", nargs="+")
     n.add_argument("--name", required=True)
     n.add_argument("-o", "--output", default=None)
-    n.add_argument("--profile", action="append", default=[])
-    n.add_argument("--region", default="southcentralus")
+    n.add_argument("--profile", action="append", default=[], help="default: every profile")
+    n.add_argument("--region", default=None, help="default: the dump's Node labels, else southcentralus")
+    n.add_argument("--catalog-file", default=None, metavar="SKUS.json",
+                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
+    n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
+    n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.set_defaults(fn=cmd_new)
     from harness.parity import add_parser as add_parity
     add_parity(sub)

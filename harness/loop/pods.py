@@ -93,6 +93,8 @@ class PodView:
     dropped_pod_affinity: int = 0                # heaviest preferred pod-affinity terms dropped
     dropped_pod_anti_affinity: int = 0           # heaviest preferred pod-anti-affinity terms dropped
     tolerate_prefer_no_schedule: bool = False
+    # VolumeTopology.GetRequirements alternatives (harness/loop/volumes.py); None: no volume topology
+    volume_requirements: list | None = None
     _requests: dict[str, int] | None = field(default=None, repr=False)
     _reqs_cache: dict = field(default_factory=dict, repr=False)
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology

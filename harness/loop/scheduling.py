@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from harness.loop.limits import RemainingResources, weight_order_key
 from harness.loop.pods import PodView, Taint, untolerated
 from harness.loop.topology import HOSTNAME
 from harness.model.profile import Profile
@@ -38,6 +39,7 @@ class Template:
     startup_taints: list[Taint]
     instance_types: list                      # harness.model.instancetypes.InstanceType
     daemon_pods: list[PodView] = field(default_factory=list)
+    options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     @property
@@ -172,9 +174,11 @@ class Scheduler:
 
     def __init__(self, templates: Sequence[Template], existing: Sequence[ExistingNode], profile: Profile,
                  sem: Semantics, min_values_policy: str = "Strict",
-                 hostname_counter: Callable[[], int] | None = None, topology=None):
+                 hostname_counter: Callable[[], int] | None = None, topology=None,
+                 remaining: RemainingResources | None = None):
         self.profile, self.sem = profile, sem
         self.topology = topology
+        self.remaining = remaining or RemainingResources()
         self.well_known = profile.well_known_labels
         self.existing = list(existing)
         self.min_values_policy = min_values_policy
@@ -183,7 +187,8 @@ class Scheduler:
         self._compat_cache: dict = {}
         self._room_cache: dict = {}
         self._merge_cache: dict = {}
-        self.templates = self._prefilter(sorted(templates, key=lambda t: (-t.weight, t.name)))
+        # core OrderByWeight (pkg/utils/nodepool/nodepool.go, v1.14.0): weight, then name descending
+        self.templates = self._prefilter(sorted(templates, key=lambda t: weight_order_key(t.nodepool)))
         self.planned: list[PlannedClaim] = []
 
     # -- setup --------------------------------------------------------------------------------
@@ -193,6 +198,7 @@ class Scheduler:
         for t in templates:
             its, err = self._filter(t, t.requirements, {}, None)
             if its:
+                t.options = its
                 kept.append(t)
             else:
                 msg = "NodePool requirements filtered out all compatible available instance types"
@@ -306,10 +312,20 @@ class Scheduler:
         free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
         if not fits(pod.requests, free):
             return "resources"
-        if self.topology is not None and not isinstance(
-                self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), node_reqs), Requirements):
-            return "topology"
-        return None
+        # ExistingNode.tryVolumeAlternative: each volume alternative, strict Compatible, then topology
+        why = "volumes"
+        for vol in pod.volume_requirements or [None]:
+            reqs = node_reqs
+            if vol is not None:
+                if node_reqs.compatible(vol) is not None:
+                    continue
+                reqs = node_reqs.copy().add(*vol.values())
+            if self.topology is not None and not isinstance(
+                    self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), reqs), Requirements):
+                why = "topology"
+                continue
+            return None
+        return why
 
     def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
                  candidates: list | None) -> tuple[Requirements, list, dict[str, int]] | str:
@@ -325,7 +341,24 @@ class Scheduler:
             self._merge_cache[mkey] = cached
         if isinstance(cached, str):
             return cached
-        merged = cached
+        last = None
+        # NodeClaim.CanAdd: the first volume-topology alternative that works wins (harness/loop/volumes.py)
+        for vol in pod.volume_requirements or [None]:
+            res = self._try_volume_alternative(pod, template, cached, vol, requests, candidates)
+            if isinstance(res, tuple):
+                return res
+            last = res
+        return last
+
+    def _try_volume_alternative(self, pod: PodView, template: Template, merged: Requirements, vol,
+                                requests: dict[str, int], candidates: list | None):
+        """NodeClaim.tryVolumeAlternative (core v1.14.0 scheduling/nodeclaim.go): the volume's
+        requirements go on the NodeClaim only (not the pod's, so topology counting is unchanged)."""
+        if vol is not None:
+            err = merged.compatible(vol, self.well_known)
+            if err is not None:
+                return f"incompatible volume requirements, {err}"
+            merged = merged.copy().add(*vol.values())
         if self.topology is not None:
             topo = self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), merged)
             if not isinstance(topo, Requirements):
@@ -400,14 +433,22 @@ class Scheduler:
             return "nodepool requirements filtered out all available instance types"
         errs: list[str] = []
         for template in self.templates:
+            # NodePool limits before CanAdd (core addToNewNodeClaim; harness/loop/limits.py)
+            options = template.options if template.options is not None else template.instance_types
+            allowed, limit_err = self.remaining.check(template.name, options)
+            if limit_err is not None:
+                errs.append(limit_err)
+                continue
+            candidates = allowed if len(allowed) != len(options) else None
             hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
             base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
-            res = self._can_add(pod, template, base, {}, None)
+            res = self._can_add(pod, template, base, {}, candidates)
             if not isinstance(res, tuple):
                 errs.append(str(res))
                 continue
             reqs, its, total = res
             self.planned.append(PlannedClaim(template, reqs, its, total, hostname, [pod]))
+            self.remaining.subtract_max(template.name, its)
             if self.topology is not None:
                 self.topology.record(pod, reqs)
             return None

@@ -23,12 +23,14 @@ from harness.backends.base import (ADMIN, CLOUD_NODE_MANAGER, KARPENTER, NODE_LI
 from harness.loop.azure import AzureProvider, Launched, LaunchFailure, parse_bootstrap
 from harness.loop.clock import SimClock
 from harness.loop.kubescheduler import can_bind, node_matches
+from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
 from harness.loop.unavailable import UnavailableOfferings
+from harness.loop.volumes import VolumeModel
 from harness.model import instancetypes as itmod
 from harness.model.labels import kubelet_flag_error
 from harness.model.profile import Profile
@@ -50,8 +52,10 @@ UNREGISTERED = Taint("karpenter.sh/unregistered", "", "NoExecute")
 UNINITIALIZED = Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule")
 NOT_READY_KEY = "node.kubernetes.io/not-ready"
 CSI_ZONE = "topology.disk.csi.azure.com/zone"
-APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "PersistentVolume": 3,
+NODECLASS_NOT_FOUND = "NodeClass not found on cluster"
+APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
+VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
 
 @dataclass
@@ -105,6 +109,7 @@ class Simulation:
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
+        self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
         self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0
@@ -147,6 +152,10 @@ class Simulation:
         if kind == "Pod":
             self._create_pod(obj, "", "")
             return
+        if kind in VOLUME_KINDS:
+            self.volumes.add(copy.deepcopy(obj))
+            if kind == "StorageClass":            # read by the loop only (the backends do not serve it)
+                return
         try:
             self.cluster.create(obj, ADMIN)
             if kind == "NodePool":
@@ -196,13 +205,17 @@ class Simulation:
             else:
                 res.ready = nodeclass is not None
                 if nodeclass is None:
-                    self._nodepool_event(res, "NodeClassNotReady", f'AKSNodeClass "{ref.get("name")}" not found',
-                                         dedupe=False)
+                    # core nodepool.readiness (sigs.k8s.io/karpenter v1.14.0
+                    # pkg/controllers/nodepool/readiness/controller.go): NodeClassReady=False with reason
+                    # NodeClassNotFound; the harness records the condition change as an event on the NodePool
+                    self._nodepool_event(res, "NodeClassNotFound", NODECLASS_NOT_FOUND, dedupe=False)
+                    self._trace(f'NodePool {name}: AKSNodeClass "{ref.get("name")}" not found (NodeClassNotFound)')
             conditions = [
                 self._condition("ValidationSucceeded", not err, "NodePoolValidationFailed" if err else
                                 "ValidationSucceeded", err or ""),
                 self._condition("NodeClassReady", nodeclass is not None,
-                                "NodeClassReady" if nodeclass else "NodeClassNotFound"),
+                                "NodeClassReady" if nodeclass else "NodeClassNotFound",
+                                "" if nodeclass else NODECLASS_NOT_FOUND),
                 self._condition("Ready", res.ready, "Ready" if res.ready else "NotReady"),
             ]
             np["status"] = {"conditions": conditions}
@@ -297,6 +310,8 @@ class Simulation:
             reasons = []
             for node in preferred + [n for n in nodes if n not in preferred]:
                 why = can_bind(pv, node, used.get(node["metadata"]["name"], {}), nodes, placed)
+                if why is None and self.volumes:
+                    why = self.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
                 if why is None:
                     name = node["metadata"]["name"]
                     self.cluster.bind(pv.obj, name, ADMIN)
@@ -304,6 +319,8 @@ class Simulation:
                     pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
                     used[name] = add(used.get(name, {}), pv.requests)
                     self._trace(f"kube-scheduler bound {key} to {name}")
+                    for made in self.volumes.provision_for(pv.obj, node["metadata"].get("labels") or {}):
+                        self._trace(f"CSI provisioner created PersistentVolume {made} for {key} on {name}")
                     progress = True
                     break
                 reasons.append(why)
@@ -351,6 +368,9 @@ class Simulation:
             if pr.node or pv.owner_kind == "DaemonSet":
                 continue
             err = admission_error(pv, self.profile, self.sem)
+            verr = self.volumes.validate(pv.obj) if self.volumes or pv.spec.get("volumes") else None
+            if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")
+                err = (f"{err[0]}; {verr}", err[1]) if err is not None else (verr, True)
             if err is not None:
                 msg, emits = err
                 pr.state, pr.reason, pr.karpenter_error = "ignored", msg, msg
@@ -373,9 +393,11 @@ class Simulation:
         def counter() -> int:
             self._hostnames += 1
             return self._hostnames
+        for pv in pending:
+            pv.volume_requirements = self.volumes.requirements(pv.obj, self.sem) if self.volumes else None
         existing = self._existing_nodes()
         sched = Scheduler(templates, existing, self.profile, self.sem, self.cfg.min_values_policy, counter,
-                          self._topology(pending, templates, existing))
+                          self._topology(pending, templates, existing), self._remaining_resources())
         solved = sched.solve(pending)
         for np_name, reason, message in solved.nodepool_events:
             res = self.result.nodepools.get(np_name)
@@ -394,6 +416,13 @@ class Simulation:
             if self._create_nodeclaim(planned):
                 progress = True
         return progress
+
+    def _remaining_resources(self) -> RemainingResources:
+        """NodePool limits minus launched NodeClaims' capacity (harness/loop/limits.py: core
+        NewScheduler + updateRemainingResources; an unlaunched NodeClaim is not in cluster state)."""
+        launched = [(c.template.name, c.launched.instance_type.capacity) for c in self.claims
+                    if not c.done and c.launched is not None]
+        return RemainingResources.build(self.cluster.list("NodePool"), launched)
 
     def _topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass: the domain universe of the keys pending pods spread over, the

@@ -13,7 +13,7 @@ from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.unavailable import parse_duration
 from harness.model import instancetypes as itmod
 from harness.model.profile import profile_with_knobs
-from harness.runner.catalogs import catalog
+from harness.runner.catalogs import scenario_catalog
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
 
@@ -54,13 +54,14 @@ def _fake_azure(scenario: Scenario, clock: SimClock):
     objects), prices, quota and faults."""
     import fakeazure
     given = scenario.given
-    catalog_skus, prices = catalog(str(given.get("catalog") or scenario.region))
+    resolved = scenario_catalog(scenario)          # catalog subset or whole, plus synthesized SKUs
+    prices = resolved.prices
     wanted = given.get("skus")
     if wanted:
-        by_name = {s["name"]: s for s in catalog_skus}
-        skus = [by_name[w] if isinstance(w, str) else w for w in wanted]
+        by_name = {s["name"]: s for s in resolved.skus}
+        skus = [by_name[w] if isinstance(w, str) else w for w in wanted if not isinstance(w, str) or w in by_name]
     else:
-        skus = list(catalog_skus)
+        skus = list(resolved.skus)
     # FakeAzure.add_skus stores normalized copies (fakeazure.catalog.normalize_sku): no copy here
     fake = fakeazure.FakeAzure(region=scenario.region, seed=scenario.seed, skus=skus, clock=clock)
     for region, table in prices.items():

@@ -105,6 +105,8 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self):
         from harness.runner.engine import run
+        from harness.runner.notices import emit
+        emit(self.scenario.warnings)            # unmodeled fields, synthesized SKUs (HarnessWarning)
         cluster = _cluster(self.config, self.backend)
         self.outcome = run(self.scenario, self.profile, cluster)
         r = self.outcome.result

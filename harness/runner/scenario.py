@@ -30,7 +30,7 @@ API_VERSIONS = {
     "NodeClaim": {"karpenter.sh/v1"},
     "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
     "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
-    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"},
+    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
 }
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
@@ -71,6 +71,7 @@ class Scenario:
     xfail: dict[str, str]
     line: int = 1
     step_manifests: list[list[Manifest]] = field(default_factory=list)
+    warnings: list = field(default_factory=list)      # harness.runner.notices.Notice: runs, but say so
 
     @property
     def profiles(self) -> list[str]:
@@ -220,20 +221,6 @@ def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
         for p in (data.get(section) or {}):
             if p not in known:
                 errors.append(doc.error((section, p), f"unknown profile {p!r} in {section}; available: {', '.join(sorted(known))}"))
-    names = [s for s in given.get("skus") or [] if isinstance(s, str)]
-    if names:
-        from harness.runner.catalogs import sku_names
-        catalog = str(given.get("catalog") or given.get("region") or "southcentralus")
-        try:
-            available = sku_names(catalog)
-        except Exception as e:  # noqa: BLE001 - report any catalog problem at the line
-            return errors + [doc.error(("given", "catalog" if "catalog" in given else "region"),
-                                       f"unknown SKU catalog {catalog!r}: {e}")]
-        for i, s in enumerate(given.get("skus") or []):
-            if isinstance(s, str) and s not in available:
-                close = sorted(a for a in available if a.lower().replace("_", "") == s.lower().replace("_", ""))
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                errors.append(doc.error(("given", "skus", i), f"unknown SKU {s!r} in catalog {catalog!r}{hint}"))
     return errors
 
 
@@ -253,12 +240,17 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
     if problems:
         raise problems[0]
     meta = data["metadata"]
-    return Scenario(
+    sc = Scenario(
         file=Path(doc.file), doc=doc, name=meta["name"], tags=list(meta.get("labels") or []),
         description=str(data.get("description") or "").strip(), given=dict(data.get("given") or {}),
         manifests=manifests, expect=dict(data.get("expect") or {}),
         expect_by_profile=dict(data.get("expectByProfile") or {}), steps=list(data.get("steps") or []),
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
+    from harness.runner.envelope import scenario_warnings
+    problems, sc.warnings = scenario_warnings(sc)
+    if problems:
+        raise problems[0]
+    return sc
 
 
 def load_scenarios(path: str | Path, text: str | None = None) -> list[Scenario]:

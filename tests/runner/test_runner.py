@@ -104,7 +104,7 @@ manifests:
       containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
 expect:
   events:
-    - {kind: NodePool, name: orphan, reason: NodeClassNotReady, message: 'AKSNodeClass "missing" not found'}
+    - {kind: NodePool, name: orphan, reason: NodeClassNotFound, message: NodeClass not found on cluster}
     - {kind: Pod, name: web, reason: FailedScheduling, messageContains: no dynamic nodepools found}
     - {messageRegex: "^Failed to schedule pod, "}
 """
@@ -116,10 +116,10 @@ def test_top_level_events_are_every_event_of_the_run(cluster):
     assert out.passed, [m.render() for m in out.mismatches]
     # emission order: the NodePool's readiness first, then Karpenter's FailedScheduling on the pod
     assert [(e["kind"], e["name"], e["reason"]) for e in out.result.events] == [
-        ("NodePool", "orphan", "NodeClassNotReady"), ("Pod", "web", "FailedScheduling")]
+        ("NodePool", "orphan", "NodeClassNotFound"), ("Pod", "web", "FailedScheduling")]
     assert out.result.events[1]["message"] == out.result.pods["default/web"].events[0]
     # kind, name and reason must match the same event as the message
-    sc.expect = {"events": [{"kind": "Pod", "name": "web", "reason": "NodeClassNotReady"},
+    sc.expect = {"events": [{"kind": "Pod", "name": "web", "reason": "NodeClassNotFound"},
                             {"name": "orphan", "messageContains": "no dynamic nodepools"}]}
     out = run(sc, "upstream", cluster)
     assert [m.path for m in out.mismatches] == ["expect.events[0]", "expect.events[1]"]

@@ -1,0 +1,106 @@
+"""NodePool `spec.limits` as Karpenter core's scheduler enforces them, and NodePool weight order.
+
+Upstream (sigs.k8s.io/karpenter v1.14.0):
+- `NewScheduler` (pkg/controllers/provisioning/scheduling/scheduler.go) starts each NodePool's
+  remaining resources at `spec.limits`; `calculateExistingNodeClaims` -> `updateRemainingResources`
+  subtracts the capacity of every node cluster state holds for the NodePool (`StateNode.Capacity`,
+  which always counts `nodes: 1`; pkg/controllers/state/statenode.go). A NodeClaim that has not
+  launched (no providerID) is not in cluster state yet (`Cluster.UpdateNodeClaim`), so it is not
+  counted.
+- `addToNewNodeClaim`: when `nodes` is limited and exactly zero remain,
+  `node limits have been exhausted for nodepool`; otherwise `filterByRemainingResources` drops
+  instance types whose capacity exceeds what remains of any limited resource, and none left gives
+  `all available instance types exceed limits for nodepool`. Both render as serrors with
+  `(NodePool=<name>)`.
+- After a new NodeClaim is accepted, `subtractMax` subtracts the largest capacity across its
+  instance-type options. Instance-type capacity has no `nodes` entry (the provider's capacity is
+  cpu/memory/pods/storage/gpus), so within one scheduling pass a `nodes` limit is not decremented:
+  the same batch can plan more NodeClaims than `limits.nodes` (karpenter-core.md §3.3).
+- `OrderByWeight` (pkg/utils/nodepool/nodepool.go): heavier weight first; equal weights by name,
+  descending.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from harness.model.resources import parse_resource_list
+
+NODES = "nodes"              # core resources.Node (pkg/utils/resources/resources.go)
+
+
+def nodepool_limits(nodepool: Mapping) -> dict[str, int] | None:
+    """`spec.limits` in base units (cpu millicores, memory bytes, nodes a count); None when unset."""
+    raw = (nodepool.get("spec") or {}).get("limits")
+    if not raw:
+        return None
+    return parse_resource_list(raw)
+
+
+def weight_order_key(nodepool: Mapping) -> tuple:
+    """Sort key for `OrderByWeight`: heavier first, then name descending for equal weights."""
+    weight = int((nodepool.get("spec") or {}).get("weight") or 0)
+    name = nodepool["metadata"]["name"]
+    return (-weight, _Desc(name))
+
+
+@dataclass(frozen=True, order=False)
+class _Desc:
+    """A string that sorts in reverse (names descending inside an ascending sort)."""
+
+    s: str
+
+    def __lt__(self, other: "_Desc") -> bool:
+        return self.s > other.s
+
+
+def exhausted_message(nodepool: str) -> str:
+    return f"node limits have been exhausted for nodepool (NodePool={nodepool})"
+
+
+def exceeded_message(nodepool: str) -> str:
+    return f"all available instance types exceed limits for nodepool (NodePool={nodepool})"
+
+
+@dataclass
+class RemainingResources:
+    """What each limited NodePool may still launch during one scheduling pass."""
+
+    remaining: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @staticmethod
+    def build(nodepools: Iterable[Mapping], node_capacities: Iterable[tuple[str, Mapping[str, int]]]
+              ) -> "RemainingResources":
+        """Limits minus the capacity (plus one node) of every launched node of the NodePool."""
+        out: dict[str, dict[str, int]] = {}
+        for np in nodepools:
+            limits = nodepool_limits(np)
+            if limits is not None:
+                out[np["metadata"]["name"]] = dict(limits)
+        for name, capacity in node_capacities:
+            rem = out.get(name)
+            if rem is None:
+                continue
+            with_node = {**capacity, NODES: 1}
+            for k in rem:                      # resources.Subtract: only the limited keys
+                rem[k] -= with_node.get(k, 0)
+        return RemainingResources(out)
+
+    def check(self, nodepool: str, instance_types: list) -> tuple[list, str | None]:
+        """The instance types a new NodeClaim of `nodepool` may use, or the limit error."""
+        rem = self.remaining.get(nodepool)
+        if rem is None:
+            return instance_types, None
+        if NODES in rem and rem[NODES] == 0:
+            return [], exhausted_message(nodepool)
+        kept = [it for it in instance_types if all(it.capacity.get(k, 0) <= v for k, v in rem.items())]
+        if not kept:
+            return [], exceeded_message(nodepool)
+        return kept, None
+
+    def subtract_max(self, nodepool: str, instance_types: list) -> None:
+        rem = self.remaining.get(nodepool)
+        if rem is None or not instance_types:
+            return
+        for k in rem:
+            rem[k] -= max(it.capacity.get(k, 0) for it in instance_types)

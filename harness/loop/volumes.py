@@ -1,0 +1,305 @@
+"""Pod volumes as Karpenter core, kube-scheduler and the PV controller see them: PVC -> PV binding,
+PersistentVolume node affinity, StorageClass allowedTopologies and volumeBindingMode.
+
+Upstream (sigs.k8s.io/karpenter v1.14.0, pkg/controllers/provisioning/scheduling/volumetopology.go):
+- `VolumeTopology.ValidatePersistentVolumeClaims`: why a pod with PVCs is ignored (its messages and
+  serrors values are reproduced exactly by `VolumeModel.validate`).
+- `VolumeTopology.GetRequirements`: one requirement set per PV node-affinity term (a bound PVC) or per
+  StorageClass `allowedTopologies` term (an unbound PVC, each expression as `In`), the cross product
+  over the pod's volumes, keeping only compatible branches (`mergeVolumeRequirementAlternatives`).
+  Local and hostPath PVs drop their hostname expressions. Keys and values are normalized like any
+  requirement (core `NormalizedLabels` / `NormalizedLabelValues`, where the Azure provider registers
+  `topology.disk.csi.azure.com/zone` -> `topology.kubernetes.io/zone` and `""` -> `"0"` since v1.14.0:
+  provider pkg/utils/zones/normalization.go `RegisterCSIZoneNormalization`).
+- `NodeClaim.CanAdd` / `ExistingNode.CanAdd` try each alternative in order (harness/loop/scheduling.py).
+
+kube-scheduler's VolumeBinding filter (kubernetes pkg/scheduler/framework/plugins/volumebinding,
+`binder.go` reasons) checks the Node's actual labels: a bound PV's node affinity, and for an unbound
+WaitForFirstConsumer claim the StorageClass allowedTopologies. The PV controller
+(kubernetes pkg/controller/volume/persistentvolume/pv_controller.go) binds a claim that names its
+volume (or that a PV's claimRef names) and marks it `pv.kubernetes.io/bind-completed`. Dynamic
+provisioning after the pod binds is the CSI external-provisioner's: the new PV gets the Node's value
+for each topology key (harness assumption: `allowedTopologies` keys, else the driver's key below).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.semantics import Semantics
+
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"        # k8s.io/component-helpers/storage/volume AnnBindCompleted
+IMMEDIATE = "Immediate"
+HOSTNAME = "kubernetes.io/hostname"
+# The topology key each CSI driver publishes on its Node (CSINode topologyKeys); the Azure Disk driver's
+# (kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk: topologyKey).
+DRIVER_TOPOLOGY_KEYS = {"disk.csi.azure.com": "topology.disk.csi.azure.com/zone"}
+# in-tree plugin -> CSI driver (k8s.io/csi-translation-lib, used by core's ResolveDriver)
+IN_TREE_DRIVERS = {"kubernetes.io/azure-disk": "disk.csi.azure.com", "kubernetes.io/azure-file": "file.csi.azure.com"}
+
+# kube-scheduler VolumeBinding reasons (kubernetes v1.36.3 pkg/scheduler/framework/plugins/volumebinding/
+# binder.go ErrReason*, volume_binding.go PreFilter)
+NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+
+def _match(labels: dict, expr: dict) -> bool:
+    """A NodeSelectorRequirement against raw Node labels (no normalization: kube-scheduler)."""
+    key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op in ("Gt", "Lt"):
+        try:
+            a, b = int(labels[key]), int(values[0])
+        except (KeyError, ValueError, IndexError):
+            return False
+        return a > b if op == "Gt" else a < b
+    return False
+
+
+@dataclass
+class VolumeModel:
+    """The PersistentVolumes, PersistentVolumeClaims and StorageClasses of a run."""
+
+    pvs: dict[str, dict] = field(default_factory=dict)
+    pvcs: dict[tuple[str, str], dict] = field(default_factory=dict)
+    classes: dict[str, dict] = field(default_factory=dict)
+    _provisioned: int = 0
+
+    def add(self, obj: dict) -> None:
+        kind, meta = obj.get("kind"), obj.get("metadata") or {}
+        if kind == "PersistentVolume":
+            self.pvs[meta["name"]] = obj
+        elif kind == "PersistentVolumeClaim":
+            self.pvcs[(meta.get("namespace") or "default", meta["name"])] = obj
+        elif kind == "StorageClass":
+            self.classes[meta["name"]] = obj
+        self.bind_claims()
+
+    def __bool__(self) -> bool:
+        return bool(self.pvs or self.pvcs or self.classes)
+
+    # -- the PV controller --------------------------------------------------------------------
+    def bind_claims(self) -> None:
+        """Bind each claim to the PV it names, or to the PV whose claimRef names it."""
+        by_ref = {((pv.get("spec") or {}).get("claimRef") or {}).get("name"): pv for pv in self.pvs.values()}
+        for (ns, name), pvc in self.pvcs.items():
+            spec = pvc.setdefault("spec", {})
+            if not spec.get("volumeName"):
+                pv = by_ref.get(name)
+                ref = ((pv or {}).get("spec") or {}).get("claimRef") or {}
+                if pv is None or (ref.get("namespace") or "default") != ns:
+                    continue
+                spec["volumeName"] = pv["metadata"]["name"]
+            pv = self.pvs.get(spec["volumeName"])
+            if pv is None:
+                continue
+            ref = (pv.get("spec") or {}).get("claimRef")
+            if ref and (ref.get("name") != name or (ref.get("namespace") or "default") != ns):
+                continue                                   # bound to another claim
+            pv.setdefault("spec", {})["claimRef"] = {"namespace": ns, "name": name}
+            pvc.setdefault("metadata", {}).setdefault("annotations", {})[BIND_COMPLETED] = "yes"
+            pvc["status"] = {"phase": "Bound"}
+
+    # -- lookups ------------------------------------------------------------------------------
+    @staticmethod
+    def claim_name(pod: dict, volume: dict) -> str | None:
+        """volumeutil.GetPersistentVolumeClaim: a PVC volume's claimName, or an ephemeral
+        volume's generated `<pod>-<volume>` name."""
+        if volume.get("persistentVolumeClaim"):
+            return str(volume["persistentVolumeClaim"].get("claimName"))
+        if volume.get("ephemeral"):
+            return f"{pod['metadata']['name']}-{volume.get('name')}"
+        return None
+
+    def claim(self, pod: dict, volume: dict) -> tuple[str | None, dict | None]:
+        name = self.claim_name(pod, volume)
+        if name is None:
+            return None, None
+        ns = pod["metadata"].get("namespace") or "default"
+        pvc = self.pvcs.get((ns, name))
+        if pvc is None and volume.get("ephemeral"):
+            # the ephemeral volume controller creates the claim from the pod's template
+            tmpl = (volume["ephemeral"].get("volumeClaimTemplate") or {})
+            pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                   "metadata": {"name": name, "namespace": ns, **copy.deepcopy(tmpl.get("metadata") or {})},
+                   "spec": copy.deepcopy(tmpl.get("spec") or {})}
+            pvc["metadata"]["name"], pvc["metadata"]["namespace"] = name, ns
+            self.pvcs[(ns, name)] = pvc
+        return name, pvc
+
+    def driver(self, pvc: dict) -> str:
+        """scheduling.ResolveDriver: the PV's CSI driver, else the StorageClass provisioner
+        (in-tree names translated)."""
+        pv = self.pvs.get((pvc.get("spec") or {}).get("volumeName") or "")
+        if pv is not None and (pv.get("spec") or {}).get("csi"):
+            return str(pv["spec"]["csi"].get("driver") or "")
+        sc = self.classes.get((pvc.get("spec") or {}).get("storageClassName") or "")
+        prov = str((sc or {}).get("provisioner") or "")
+        return IN_TREE_DRIVERS.get(prov, prov)
+
+    # -- Karpenter: Provisioner.Validate (ValidatePersistentVolumeClaims) ----------------------
+    def validate(self, pod: dict) -> str | None:
+        ns = pod["metadata"].get("namespace") or "default"
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            name, pvc = self.claim(pod, vol)
+            if name is None:
+                continue
+            if pvc is None:
+                return (f'getting persistent volume claim, persistentvolumeclaims "{name}" not found '
+                        f"(PersistentVolumeClaim={name})")
+            meta, spec = pvc.get("metadata") or {}, pvc.get("spec") or {}
+            obj = f"{ns}/{name}"
+            if meta.get("deletionTimestamp"):
+                return f"persistentvolumeclaim is being deleted (PersistentVolumeClaim={obj})"
+            sc_name = str(spec.get("storageClassName") or "")
+            if (pvc.get("status") or {}).get("phase") == "Lost":
+                return ("persistentvolumeclaim bound to non-existent persistentvolume "
+                        f"(PersistentVolume={spec.get('volumeName', '')}, PersistentVolumeClaim={obj})")
+            if spec.get("volumeName"):
+                vname = spec["volumeName"]
+                pv = self.pvs.get(vname)
+                if pv is None or (pv.get("metadata") or {}).get("deletionTimestamp"):
+                    why = (f'persistentvolumes "{vname}" not found' if pv is None
+                           else "persistentvolume is being deleted")
+                    return (f"failed to validate pvc, {why} (PersistentVolume={vname}, "
+                            f"PersistentVolumeClaim={obj}, StorageClass={sc_name})")
+                if BIND_COMPLETED not in (meta.get("annotations") or {}):
+                    return (f"pvc is considered unbound because it does not contain annotation (PersistentVolume="
+                            f"{vname}, PersistentVolumeClaim={name}, annotation={BIND_COMPLETED})")
+            else:
+                if not sc_name:
+                    return f"unbound pvc must define a storage class (PersistentVolumeClaim={obj}, StorageClass=)"
+                sc = self.classes.get(sc_name)
+                if sc is None:
+                    return (f"failed to validate pvc, failed to get storage class, storageclasses.storage.k8s.io "
+                            f'"{sc_name}" not found (PersistentVolumeClaim={obj}, StorageClass={sc_name})')
+                if (sc.get("volumeBindingMode") or IMMEDIATE) == IMMEDIATE:
+                    return ("failed to validate pvc, pvc with immediate volume binding mode must be bound "
+                            f"(PersistentVolumeClaim={obj}, StorageClass={sc_name})")
+        return None
+
+    # -- Karpenter: VolumeTopology.GetRequirements ---------------------------------------------
+    def requirements(self, pod: dict, sem: Semantics) -> list[Requirements] | None:
+        """The pod's volume topology alternatives; None when its volumes add no requirement."""
+        alternatives: list[Requirements | None] = [None]
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            _, pvc = self.claim(pod, vol)
+            if pvc is None:
+                continue
+            alts = self._claim_requirements(pvc, sem)
+            if alts:
+                alternatives = _merge_alternatives(alternatives, alts)
+        if len(alternatives) == 1 and alternatives[0] is None:
+            return None
+        return [a for a in alternatives if a is not None]
+
+    def _claim_requirements(self, pvc: dict, sem: Semantics) -> list[Requirements]:
+        spec = pvc.get("spec") or {}
+        if spec.get("volumeName"):
+            pv = self.pvs.get(spec["volumeName"]) or {}
+            pvspec = pv.get("spec") or {}
+            terms = (((pvspec.get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")) or []
+            out = []
+            for term in terms:
+                exprs = list(term.get("matchExpressions") or [])
+                if pvspec.get("local") is not None or pvspec.get("hostPath") is not None:
+                    kept = [e for e in exprs if e.get("key") != HOSTNAME]
+                    if exprs and not kept:
+                        out.append(Requirements())
+                        continue
+                    exprs = kept
+                if exprs:
+                    out.append(_node_selector_requirements(exprs, sem))
+            return out
+        sc = self.classes.get(str(spec.get("storageClassName") or ""))
+        out = []
+        for term in (sc or {}).get("allowedTopologies") or []:
+            exprs = [{"key": e.get("key"), "operator": IN, "values": e.get("values") or []}
+                     for e in term.get("matchLabelExpressions") or []]
+            if exprs:
+                out.append(_node_selector_requirements(exprs, sem))
+        return out
+
+    # -- kube-scheduler: VolumeBinding filter ---------------------------------------------------
+    def bind_error(self, pod: dict, labels: dict) -> str | None:
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            _, pvc = self.claim(pod, vol)
+            if pvc is None:
+                continue
+            spec = pvc.get("spec") or {}
+            if spec.get("volumeName"):
+                pv = self.pvs.get(spec["volumeName"]) or {}
+                terms = ((((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {})
+                         .get("nodeSelectorTerms")) or []
+                if terms and not any(all(_match(labels, e) for e in t.get("matchExpressions") or [])
+                                     for t in terms):
+                    return NODE_CONFLICT
+                continue
+            sc = self.classes.get(str(spec.get("storageClassName") or "")) or {}
+            if (sc.get("volumeBindingMode") or IMMEDIATE) == IMMEDIATE:
+                return UNBOUND_IMMEDIATE
+            terms = sc.get("allowedTopologies") or []
+            if terms and not any(all(labels.get(e.get("key")) in [str(v) for v in e.get("values") or []]
+                                     for e in t.get("matchLabelExpressions") or []) for t in terms):
+                return BIND_CONFLICT
+        return None
+
+    def provision_for(self, pod: dict, labels: dict) -> list[str]:
+        """After the pod binds: the CSI provisioner creates a PV for each unbound
+        WaitForFirstConsumer claim, pinned to the Node's topology; returns the new PV names."""
+        made = []
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            name, pvc = self.claim(pod, vol)
+            if pvc is None or (pvc.get("spec") or {}).get("volumeName"):
+                continue
+            sc = self.classes.get(str(pvc["spec"].get("storageClassName") or "")) or {}
+            driver = IN_TREE_DRIVERS.get(str(sc.get("provisioner") or ""), str(sc.get("provisioner") or ""))
+            keys = sorted({e.get("key") for t in sc.get("allowedTopologies") or []
+                           for e in t.get("matchLabelExpressions") or []})
+            if not keys and driver in DRIVER_TOPOLOGY_KEYS:
+                keys = [DRIVER_TOPOLOGY_KEYS[driver]]
+            exprs = [{"key": k, "operator": IN, "values": [labels[k]]} for k in keys if k in labels]
+            self._provisioned += 1
+            pv_name = f"pvc-{self._provisioned:04d}-{name}"[:63]
+            pv = {"apiVersion": "v1", "kind": "PersistentVolume",
+                  "metadata": {"name": pv_name, "annotations": {"pv.kubernetes.io/provisioned-by": driver}},
+                  "spec": {"storageClassName": pvc["spec"].get("storageClassName"),
+                           "claimRef": {"namespace": pvc["metadata"].get("namespace") or "default", "name": name},
+                           **({"csi": {"driver": driver, "volumeHandle": pv_name}} if driver else {}),
+                           **({"nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
+                              if exprs else {})}}
+            self.pvs[pv_name] = pv
+            pvc["spec"]["volumeName"] = pv_name
+            made.append(pv_name)
+        if made:
+            self.bind_claims()
+        return made
+
+
+def _node_selector_requirements(exprs: Iterable[dict], sem: Semantics) -> Requirements:
+    """scheduling.NewNodeSelectorRequirements (keys and values normalized)."""
+    return Requirements(Requirement.new(str(e.get("key")), str(e.get("operator")), [str(v) for v in e.get("values") or []],
+                                        sem) for e in exprs)
+
+
+def _merge_alternatives(existing: list, incoming: list[Requirements]) -> list:
+    """mergeVolumeRequirementAlternatives: the compatible branches of the cross product, or all of
+    them when none is compatible."""
+    def merge(a, b):
+        out = Requirements()
+        if a is not None:
+            out.add(*a.values())
+        out.add(*b.values())
+        return out
+    compatible = [merge(a, b) for a in existing for b in incoming if a is None or a.intersects_ok(b)]
+    return compatible or [merge(a, b) for a in existing for b in incoming]

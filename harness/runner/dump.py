@@ -1,0 +1,314 @@
+"""`harness new`: a scenario from a bug report's manifests or a cluster dump.
+
+Input: any mix of files holding manifests as users write them, `kubectl get ... -o yaml|json` output
+(`kind: List`), and multi-document YAML. What the customer's cluster *did* becomes the expectations:
+- a NodeClaim (karpenter.sh/v1) -> `expect.nodes[]` with its NodePool, instance type, zone and capacity
+  type, and the labels of its Node when the dump holds it;
+- Karpenter's `FailedScheduling` event on a pod (`Failed to schedule pod, <reason>`) -> the pod pending
+  with that reason; a pod running on a node -> scheduled;
+- Node labels also give the region, the node resource group (`kubernetes.azure.com/cluster`) and the
+  kubelet version.
+Server-set fields (status, managedFields, resourceVersion, uid, ...) are stripped from manifests.
+Pods a Deployment or DaemonSet of the dump owns are dropped (their owner recreates them).
+"""
+from __future__ import annotations
+
+import copy
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from harness.runner.yamlsource import SourceError, load_documents
+
+MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
+                  "PersistentVolumeClaim", "DaemonSet", "Deployment", "Pod")
+SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink",
+                   "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
+SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
+KARPENTER_PREFIX = "Failed to schedule pod, "
+# Node labels the expectation states through its own fields, or whose value names the node itself
+NODE_FIELD_LABELS = {"karpenter.sh/nodepool": "nodePool", "node.kubernetes.io/instance-type": "instanceType",
+                     "topology.kubernetes.io/zone": "zone", "karpenter.sh/capacity-type": "capacityType"}
+VOLATILE_LABELS = ("kubernetes.io/hostname", "kubernetes.azure.com/node-image-version")
+
+
+@dataclass
+class Dump:
+    manifests: list[dict] = field(default_factory=list)
+    nodeclaims: list[dict] = field(default_factory=list)
+    nodes: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    pods: list[dict] = field(default_factory=list)          # every Pod of the input, owned or not
+    notes: list[str] = field(default_factory=list)
+
+
+def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
+    """Every object in the files, `kind: List` items flattened, with its file and line."""
+    out = []
+    for p in paths:
+        for d in load_documents(Path(p)):
+            data = d.data
+            if data is None:
+                continue
+            if not isinstance(data, dict):
+                raise d.error((), "expected Kubernetes objects (a mapping, or a List with items)")
+            if data.get("kind", "").endswith("List") and isinstance(data.get("items"), list):
+                out += [(item, str(p), d.line(("items", j))) for j, item in enumerate(data["items"])
+                        if isinstance(item, dict)]
+            else:
+                out.append((data, str(p), d.line(())))
+    return out
+
+
+def strip_server_fields(obj: dict) -> dict:
+    """The object as a user would apply it: no status, no server-set metadata, no bound nodeName."""
+    o = copy.deepcopy(obj)
+    o.pop("status", None)
+    meta = o.setdefault("metadata", {})
+    for k in SERVER_METADATA:
+        meta.pop(k, None)
+    ann = meta.get("annotations") or {}
+    for k in SERVER_ANNOTATIONS:
+        ann.pop(k, None)
+    if "annotations" in meta and not ann:
+        meta.pop("annotations")
+    if o.get("kind") == "Pod":
+        (o.get("spec") or {}).pop("nodeName", None)
+    return o
+
+
+def _owner(obj: dict) -> tuple[str, str] | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller", True):
+            return str(ref.get("kind")), str(ref.get("name"))
+    return None
+
+
+def split(objects: list[tuple[dict, str, int]]) -> Dump:
+    dump = Dump()
+    deployments = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Deployment"}
+    daemonsets = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "DaemonSet"}
+    for obj, file, line in objects:
+        kind = obj.get("kind")
+        name = (obj.get("metadata") or {}).get("name")
+        if kind == "NodeClaim":
+            dump.nodeclaims.append(obj)
+        elif kind == "Node":
+            dump.nodes.append(obj)
+        elif kind == "Event":
+            dump.events.append(obj)
+        elif kind == "Pod":
+            dump.pods.append(obj)
+            owner = _owner(obj)
+            if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
+                continue                      # the Deployment recreates it
+            if owner and owner[0] == "DaemonSet" and owner[1] in daemonsets:
+                continue
+            if owner and owner[0] not in ("ReplicaSet", "DaemonSet"):
+                dump.notes.append(f"{file}:{line}: Pod {name} is owned by {owner[0]} {owner[1]}: kept as a bare Pod")
+            dump.manifests.append(strip_server_fields(obj))
+        elif kind in MANIFEST_KINDS:
+            dump.manifests.append(strip_server_fields(obj))
+        else:
+            dump.notes.append(f"{file}:{line}: skipped {kind} {name}: not a kind the harness simulates")
+    return dump
+
+
+def _pod_key(pod: dict, deployments: set[str]) -> str:
+    owner = _owner(pod)
+    if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
+        return owner[1].rsplit("-", 1)[0]
+    return pod["metadata"]["name"]
+
+
+def expectations(dump: Dump) -> dict:
+    """What the customer saw, as `expect`."""
+    deployments = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Deployment"}
+    expect: dict = {}
+    nodepools = [m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"]
+    if nodepools:
+        expect["nodePools"] = {n: {"accepted": True} for n in nodepools}
+        for ev in dump.events:                 # Karpenter's NodePool events (NoCompatibleInstanceTypes, ...)
+            obj = ev.get("involvedObject") or ev.get("regarding") or {}
+            if obj.get("kind") == "NodePool" and obj.get("name") in expect["nodePools"] and ev.get("reason"):
+                entry = {"reason": ev["reason"], "message": str(ev.get("message") or ev.get("note") or "")}
+                events = expect["nodePools"][obj["name"]].setdefault("events", [])
+                if entry not in events:
+                    events.append(entry)
+    states: dict[str, list[tuple[str, str | None]]] = {}      # key -> [(state, Karpenter reason)] per pod
+    on_node: dict[str, str] = {}
+    reasons = _karpenter_reasons(dump)
+    for pod in dump.pods:
+        if (_owner(pod) or ("", ""))[0] == "DaemonSet":
+            continue
+        key = _pod_key(pod, deployments)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            if key == pod["metadata"]["name"]:
+                on_node.setdefault(node, key)       # a bare pod selects its node; a Deployment's may be many
+            states.setdefault(key, []).append(("scheduled", None))
+        elif pod.get("status") or pod["metadata"]["name"] in reasons:
+            states.setdefault(key, []).append(("pending", reasons.get(pod["metadata"]["name"])))
+        else:                                   # a manifest as written, no observation: expect it to schedule
+            states.setdefault(key, []).append(("scheduled", None))
+    pods: dict[str, dict] = {}
+    events: list[dict] = []
+    for key, got in states.items():
+        kinds = {st for st, _ in got}
+        why = {r for _, r in got if r}
+        if kinds == {"scheduled"}:
+            pods[key] = {"scheduled": True}
+        elif kinds == {"pending"}:
+            pods[key] = {"pending": True, **({"reason": next(iter(why))} if len(why) == 1 else {})}
+        else:                                   # a Deployment partly running: count, and the event text
+            pods[key] = {"scheduled": True, "count": sum(1 for st, _ in got if st == "scheduled")}
+        if len(got) > 1 or len(why) > 1:
+            events += [{"kind": "Pod", "reason": "FailedScheduling", "message": KARPENTER_PREFIX + r}
+                       for r in sorted(why)]
+    if pods:
+        expect["pods"] = pods
+    if events:
+        expect["events"] = events
+    nodes_by_name = {n["metadata"]["name"]: n for n in dump.nodes}
+    entries = []
+    for nc in dump.nodeclaims:
+        labels = (nc.get("metadata") or {}).get("labels") or {}
+        node_name = (nc.get("status") or {}).get("nodeName")
+        node = nodes_by_name.get(node_name or "")
+        entries.append(_node_entry(labels, node, on_node.get(node_name or "")))
+    claimed = {(nc.get("status") or {}).get("nodeName") for nc in dump.nodeclaims}
+    for name, node in nodes_by_name.items():
+        labels = node["metadata"].get("labels") or {}
+        if name not in claimed and "karpenter.sh/nodepool" in labels:
+            entries.append(_node_entry(labels, node, on_node.get(name)))
+    if entries:
+        expect["nodes"] = entries
+        expect["nodeCount"] = len(entries)
+    return expect
+
+
+def _karpenter_reasons(dump: Dump) -> dict[str, str]:
+    """Pod name -> the text of Karpenter's last FailedScheduling event on it."""
+    out: dict[str, str] = {}
+    for ev in dump.events:
+        obj = ev.get("involvedObject") or ev.get("regarding") or {}
+        msg = str(ev.get("message") or ev.get("note") or "")
+        if ev.get("reason") == "FailedScheduling" and obj.get("kind") == "Pod" and msg.startswith(KARPENTER_PREFIX):
+            out[str(obj.get("name"))] = msg[len(KARPENTER_PREFIX):]
+    return out
+
+
+def _node_entry(claim_labels: dict, node: dict | None, pod: str | None) -> dict:
+    entry: dict = {"pod": pod} if pod else {"nodePool": claim_labels.get("karpenter.sh/nodepool")}
+    for label, key in NODE_FIELD_LABELS.items():
+        if key != "nodePool" and claim_labels.get(label) is not None:
+            entry[key] = claim_labels[label]
+    if node is not None:
+        name = node["metadata"]["name"]
+        labels = {k: v for k, v in sorted((node["metadata"].get("labels") or {}).items())
+                  if k not in NODE_FIELD_LABELS and k not in VOLATILE_LABELS and name not in str(v)}
+        if labels:
+            entry["labels"] = labels
+    return entry
+
+
+def cluster_facts(dump: Dump) -> dict:
+    """given.region / given.cluster values the customer's Nodes carry."""
+    out: dict = {}
+    for node in dump.nodes:
+        labels = node["metadata"].get("labels") or {}
+        region = labels.get("topology.kubernetes.io/region")
+        zone = labels.get("topology.kubernetes.io/zone", "")
+        if not region and re.match(r"^[a-z0-9]+-\d+$", zone):
+            region = zone.rsplit("-", 1)[0]
+        if region:
+            out.setdefault("region", region)
+        if labels.get("kubernetes.azure.com/cluster"):
+            out.setdefault("cluster", {})["nodeResourceGroup"] = labels["kubernetes.azure.com/cluster"]
+        version = ((node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+        if version:
+            out.setdefault("cluster", {}).setdefault("kubernetesVersion", version.lstrip("v").split("+")[0])
+    return out
+
+
+def missing_nodeclasses(dump: Dump) -> list[str]:
+    have = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "AKSNodeClass"}
+    out = []
+    for m in dump.manifests:
+        if m.get("kind") != "NodePool":
+            continue
+        ref = (((m.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+        if ref.get("name") and ref["name"] not in have:
+            out.append(f'NodeClassNotFound: NodePool "{m["metadata"]["name"]}" references AKSNodeClass '
+                       f'"{ref["name"]}", which the input does not hold, so the NodePool will not be Ready; add it '
+                       f'(kubectl get aksnodeclass {ref["name"]} -o yaml)')
+    return out
+
+
+@dataclass
+class NewOptions:
+    paths: list[str]
+    name: str
+    output: str | None = None
+    profiles: list[str] = field(default_factory=list)
+    region: str | None = None
+    catalog_file: str | None = None
+    prices_file: str | None = None
+    force: bool = False
+
+
+def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
+    """(output path, scenario text, notes). Raises SourceError on bad input or a refused write."""
+    from harness.model.profile import available_profiles
+    from harness.runner.catalogs import available_catalogs
+    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, load_scenarios_text, schema_path
+    from harness.runner.scenario import schema
+    if not re.match(schema()["properties"]["metadata"]["properties"]["name"]["pattern"], opts.name):
+        raise SourceError("--name", None, f"{opts.name!r} is not a valid scenario name: use a lowercase DNS-1123 "
+                                          "name (a-z, 0-9, '-', '.'), e.g. acme-1234")
+    out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
+    if out.exists() and not opts.force:
+        raise SourceError(out, None, "exists; pass --force to overwrite it")
+    dump = split(read_objects(opts.paths))
+    notes = list(dump.notes) + missing_nodeclasses(dump)
+    facts = cluster_facts(dump)
+    given: dict = {"profiles": opts.profiles or sorted(available_profiles())}
+    region = opts.region or facts.get("region")
+    if region:
+        given["region"] = region
+    if opts.catalog_file:
+        rel = os.path.relpath(Path(opts.catalog_file).resolve(), out.resolve().parent)
+        given["catalog"] = {"file": rel}
+        if opts.prices_file:
+            given["catalog"]["prices"] = os.path.relpath(Path(opts.prices_file).resolve(), out.resolve().parent)
+    elif region and region not in available_catalogs():
+        seen = sorted({(nc.get("metadata") or {}).get("labels", {}).get("node.kubernetes.io/instance-type")
+                       for nc in dump.nodeclaims} - {None})
+        if seen:
+            given["skus"] = seen
+        notes.append(f"region {region} has no bundled catalog: pass --catalog-file with `az vm list-skus --location "
+                     f"{region} --all --output json` output" + (f" (until then {', '.join(seen)} are synthesized)"
+                                                                 if seen else ""))
+    if facts.get("cluster"):
+        given["cluster"] = facts["cluster"]
+    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
+           "metadata": {"name": opts.name, "labels": ["bug"]},
+           "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
+                          "showed; edit them to what should happen.",
+           "given": given, "manifests": dump.manifests, "expect": expectations(dump)}
+    schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
+    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
+    return out, text, notes
+
+
+def write(out: Path, text: str) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+
+
+__all__ = ["NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
+           "cluster_facts", "missing_nodeclasses"]

@@ -1,0 +1,157 @@
+"""The honest envelope: every scenario warning that does not stop a run.
+
+- Manifest fields the simulation does not model (harness/data/envelope.yaml lists, per accepted kind,
+  what the loop reads, what cannot change a provisioning decision, and what is not simulated): each
+  unmodeled field present in a manifest is a Notice at its own line, naming the field and what to do.
+- The catalog: SKUs synthesized from their names, prices borrowed or estimated
+  (harness/runner/catalogs.py).
+
+`harness validate` and `harness run` print the notices; the pytest plugin raises them as
+HarnessWarning.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.model.data import DATA_DIR
+from harness.runner.notices import Notice
+from harness.runner.yamlsource import Document, SourceError, load_documents
+
+POD_TEMPLATE_KINDS = ("Deployment", "DaemonSet")
+_SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+
+
+def _split(path: str) -> tuple[str, ...]:
+    return tuple(a or b for a, b in _SEGMENT.findall(path))
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Field status per path for one kind: 'modeled', 'inert', or an advice key (unmodeled)."""
+
+    status: dict[tuple[str, ...], str]
+    prefixes: frozenset[tuple[str, ...]]        # every proper prefix of a rule path
+
+    def deeper(self, path: tuple[str, ...]) -> bool:
+        return path in self.prefixes
+
+
+@functools.lru_cache(maxsize=1)
+def _data() -> dict:
+    return yaml.safe_load((DATA_DIR / "envelope.yaml").read_text())
+
+
+@functools.lru_cache(maxsize=16)
+def rules_for(kind: str) -> Rules:
+    data = _data()
+    status: dict[tuple[str, ...], str] = {}
+    for section in (data["common"], data["kinds"].get(kind) or {}):
+        for p in section.get("modeled") or []:
+            status[_split(p)] = "modeled"
+        for p in section.get("inert") or []:
+            status[_split(p)] = "inert"
+        for p, advice in (section.get("unmodeled") or {}).items():
+            status[_split(p)] = advice
+    if kind in POD_TEMPLATE_KINDS:
+        for path, st in rules_for("Pod").status.items():
+            if path and path[0] in ("metadata", "spec"):
+                status.setdefault(("spec", "template") + path, st)
+    prefixes = frozenset(p[:i] for p in status for i in range(1, len(p)))
+    return Rules(status, prefixes)
+
+
+def advice(key: str) -> str:
+    return str(_data()["advice"].get(key, key))
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: tuple                  # the document path (with list indices) of the field
+    field: str                   # the field path as written in envelope.yaml
+    advice: str
+
+
+def unmodeled_fields(obj: dict) -> list[Finding]:
+    """Every field of `obj` the simulation does not model, first occurrence per field path."""
+    rules = rules_for(str(obj.get("kind")))
+    found: dict[str, Finding] = {}
+
+    def walk(node, doc_path: tuple, path: tuple[str, ...], inherited: str | None) -> None:
+        st = rules.status.get(path, inherited) if path else None
+        if st not in (None, "modeled", "inert"):
+            found.setdefault(_join(path), Finding(doc_path, _join(path), st))
+            return
+        deeper = rules.deeper(path) or not path
+        if st is None and not deeper:
+            found.setdefault(_join(path), Finding(doc_path, _join(path), "unlisted"))
+            return
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, doc_path + (i,), path, st)
+        elif isinstance(node, dict) and deeper:
+            for k, v in node.items():
+                walk(v, doc_path + (k,), path + (str(k),), st)
+
+    walk(obj, (), (), None)
+    return list(found.values())
+
+
+def _join(path: tuple[str, ...]) -> str:
+    return "".join((f"[{p}]" if "." in p else f".{p}") for p in path).lstrip(".")
+
+
+def _locate(sc, m) -> tuple[Document, tuple] | None:
+    """The document and path a manifest came from, for per-field line numbers."""
+    if str(m.file) == str(sc.file):
+        data = sc.doc.data or {}
+        for i, item in enumerate(data.get("manifests") or []):
+            if item is m.obj:
+                return sc.doc, ("manifests", i)
+        for si, step in enumerate(data.get("steps") or []):
+            for i, item in enumerate(step.get("apply") or []):
+                if item is m.obj:
+                    return sc.doc, ("steps", si, "apply", i)
+        return None
+    try:
+        docs = load_documents(Path(m.file))
+    except SourceError:
+        return None
+    for d in docs:
+        if isinstance(d.data, dict) and d.data.get("kind") == "List":
+            for j, _ in enumerate(d.data.get("items") or []):
+                if d.line(("items", j)) == m.line:
+                    return d, ("items", j)
+        elif d.line(()) == m.line:
+            return d, ()
+    return None
+
+
+def manifest_notices(sc) -> list[Notice]:
+    out: list[Notice] = []
+    manifests = list(sc.manifests) + [m for ms in sc.step_manifests for m in ms]
+    for m in manifests:
+        findings = unmodeled_fields(m.obj)
+        if not findings:
+            continue
+        loc = _locate(sc, m)
+        name = (m.obj.get("metadata") or {}).get("name")
+        for f in findings:
+            line = loc[0].line(loc[1] + f.path) if loc else m.line
+            file = loc[0].file if loc else m.file
+            out.append(Notice(str(file), line, f"{m.obj.get('kind')} {name}: {f.field} is not modeled: "
+                                               f"{advice(f.advice)}; the result ignores it"))
+    return out
+
+
+def scenario_warnings(sc) -> tuple[list[SourceError], list[Notice]]:
+    """(errors, notices) for a loaded scenario: its catalog, then its manifests' envelope."""
+    from harness.runner.catalogs import check, price_notices
+    errors, notices = check(sc)
+    if errors:
+        return errors, []
+    return [], notices + price_notices(sc) + manifest_notices(sc)

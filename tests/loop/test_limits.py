@@ -1,0 +1,65 @@
+"""NodePool limits and weight order (harness/loop/limits.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.loop.limits import (RemainingResources, exceeded_message, exhausted_message, nodepool_limits,
+                                 weight_order_key)
+
+
+@dataclass
+class IT:
+    name: str
+    capacity: dict
+
+
+def np(name, weight=None, limits=None):
+    spec = {}
+    if weight is not None:
+        spec["weight"] = weight
+    if limits is not None:
+        spec["limits"] = limits
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def test_limits_parse_to_base_units():
+    assert nodepool_limits(np("a", limits={"cpu": "2", "memory": "8Gi", "nodes": "3"})) == {
+        "cpu": 2000, "memory": 8 * 2**30, "nodes": 3}
+    assert nodepool_limits(np("a")) is None
+
+
+def test_capacity_equal_to_remaining_is_allowed_and_one_more_is_not():
+    rem = RemainingResources.build([np("a", limits={"cpu": "2"})], [])
+    small, big = IT("s", {"cpu": 2000}), IT("b", {"cpu": 4000})
+    assert rem.check("a", [small, big]) == ([small], None)
+    rem.subtract_max("a", [small])
+    assert rem.check("a", [small]) == ([], exceeded_message("a"))
+
+
+def test_launched_nodes_count_one_node_each():
+    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [("a", {"cpu": 2000})])
+    assert rem.check("a", [IT("s", {"cpu": 2000})]) == ([], exhausted_message("a"))
+
+
+def test_nodes_are_not_decremented_within_a_pass():
+    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [])
+    it = IT("s", {"cpu": 2000})
+    rem.subtract_max("a", [it])
+    assert rem.check("a", [it]) == ([it], None)
+
+
+def test_overshot_node_limit_reads_as_instance_types_exceeding():
+    # IsZero is false for a negative remainder; filterByRemainingResources then drops every type
+    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [("a", {}), ("a", {})])
+    assert rem.check("a", [IT("s", {"cpu": 1})]) == ([], exceeded_message("a"))
+
+
+def test_unlimited_nodepool_is_unconstrained():
+    rem = RemainingResources.build([np("a")], [("a", {"cpu": 10**9})])
+    its = [IT("s", {"cpu": 2000})]
+    assert rem.check("a", its) == (its, None)
+
+
+def test_weight_order_heavier_first_then_name_descending():
+    pools = [np("a", 10), np("b", 10), np("c"), np("d", 50)]
+    assert [p["metadata"]["name"] for p in sorted(pools, key=weight_order_key)] == ["d", "b", "a", "c"]

@@ -1,0 +1,107 @@
+"""`harness new` from manifests and cluster dumps (harness/runner/dump.py)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from harness.cli import main as cli
+from harness.runner.scenario import load_scenarios
+
+DUMP = Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "dumps" / "limits-customer-dump.yaml"
+
+
+def new(tmp_path, *inputs, extra=()):
+    out = tmp_path / "case.scenario.yaml"
+    rc = cli(["new", *map(str, inputs), "--name", "case-1", "-o", str(out), *extra])
+    return rc, out
+
+
+def test_dump_becomes_manifests_and_expectations(tmp_path, capsys):
+    rc, out = new(tmp_path, DUMP)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    kinds = [m.obj["kind"] for m in sc.manifests]
+    assert kinds == ["NodePool", "AKSNodeClass", "Deployment"]        # pods of the Deployment dropped
+    np = sc.manifests[0].obj
+    assert set(np["metadata"]) == {"name", "annotations"} and "status" not in np
+    assert "kubectl.kubernetes.io/last-applied-configuration" not in np["metadata"]["annotations"]
+    assert sc.profiles == ["before-0006", "design-0006", "upstream"]
+    assert sc.given["cluster"] == {"nodeResourceGroup": "MC_rg_shop_eastus", "kubernetesVersion": "1.33.3"}
+    assert sc.expect["pods"] == {"web": {"scheduled": True, "count": 1}}
+    assert sc.expect["events"][0]["message"].endswith("exceed limits for nodepool (NodePool=default)")
+    node = sc.expect["nodes"][0]
+    assert node["instanceType"] == "Standard_D4s_v5" and node["zone"] == "eastus-2"
+    assert "kubernetes.io/hostname" not in node["labels"]
+    err = capsys.readouterr().err
+    assert "skipped ReplicaSet web-6d4cf56db6" in err and "skipped Service web" in err
+
+
+def test_refuses_to_overwrite_without_force(tmp_path, capsys):
+    assert new(tmp_path, DUMP)[0] == 0
+    assert new(tmp_path, DUMP)[0] == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert new(tmp_path, DUMP, extra=["--force"])[0] == 0
+
+
+def test_refuses_a_name_validate_would_reject(tmp_path, capsys):
+    out = tmp_path / "x.scenario.yaml"
+    assert cli(["new", str(DUMP), "--name", "Acme_1234", "-o", str(out)]) == 2
+    assert "not a valid scenario name" in capsys.readouterr().err and not out.exists()
+
+
+def test_missing_nodeclass_is_named(tmp_path, capsys):
+    docs = [d for d in yaml.safe_load(DUMP.read_text())["items"] if d["kind"] == "NodePool"]
+    multi = tmp_path / "np.yaml"
+    multi.write_text(yaml.safe_dump_all(docs))
+    assert new(tmp_path, multi)[0] == 0
+    assert ('NodeClassNotFound: NodePool "default" references AKSNodeClass "default"'
+            in capsys.readouterr().err)
+
+
+def test_json_list_and_pending_pod_reason(tmp_path):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo", "namespace": "default", "uid": "u"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Pending"}}
+    ev = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "reason": "FailedScheduling",
+          "involvedObject": {"kind": "Pod", "name": "solo"},
+          "message": 'Failed to schedule pod, incompatible requirements, label "workload" does not have known values'}
+    f = tmp_path / "dump.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, ev]}))
+    rc, out = new(tmp_path, f, extra=["--profile", "upstream"])
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert sc.expect["pods"]["solo"] == {"pending": True,
+                                         "reason": 'incompatible requirements, label "workload" does not have known values'}
+    assert "uid" not in sc.manifests[0].obj["metadata"]
+
+
+def test_unknown_region_names_seen_skus_to_synthesize(tmp_path, capsys):
+    data = yaml.safe_load(DUMP.read_text())
+    for item in data["items"]:
+        for k, v in list(((item.get("metadata") or {}).get("labels") or {}).items()):
+            if isinstance(v, str) and v.startswith("eastus"):
+                item["metadata"]["labels"][k] = v.replace("eastus", "westus3")
+    f = tmp_path / "dump.yaml"
+    f.write_text(yaml.safe_dump(data))
+    rc, out = new(tmp_path, f)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert sc.region == "westus3" and sc.given["skus"] == ["Standard_D4s_v5"]
+    assert any("synthesized" in n.message for n in sc.warnings)
+    assert "--catalog-file" in capsys.readouterr().err
+
+
+def test_nodepool_events_become_expectations(tmp_path):
+    data = yaml.safe_load(DUMP.read_text())
+    data["items"].append({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "np.1"}, "type": "Warning",
+                          "involvedObject": {"kind": "NodePool", "name": "default"}, "reason": "NoCompatibleInstanceTypes",
+                          "message": "NodePool requirements filtered out all compatible available instance types"})
+    f = tmp_path / "dump.yaml"
+    f.write_text(yaml.safe_dump(data))
+    rc, out = new(tmp_path, f)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert sc.expect["nodePools"]["default"]["events"] == [
+        {"reason": "NoCompatibleInstanceTypes",
+         "message": "NodePool requirements filtered out all compatible available instance types"}]

@@ -1,0 +1,82 @@
+"""The envelope: unmodeled manifest fields and catalog notices (harness/runner/envelope.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as cli_main
+from harness.runner.envelope import unmodeled_fields
+from harness.runner.scenario import load_scenarios_text
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def fields(obj):
+    return {f.field: f.advice for f in unmodeled_fields(obj)}
+
+
+def test_nodepool_disruption_and_expiry_are_reported():
+    np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "d"},
+          "spec": {"disruption": {"consolidationPolicy": "WhenEmpty"}, "limits": {"cpu": "4"}, "weight": 3,
+                   "template": {"spec": {"expireAfter": "720h", "nodeClassRef": {"name": "x"}, "requirements": []}}}}
+    assert fields(np) == {"spec.disruption": "disruption", "spec.template.spec.expireAfter": "disruption"}
+
+
+def test_pod_fields_in_deployment_templates_use_the_pod_rules():
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": 1, "template": {"metadata": {"annotations": {"karpenter.sh/do-not-disrupt": "true"}},
+                                               "spec": {"containers": [{"name": "c", "image": "i",
+                                                                        "ports": [{"containerPort": 80, "hostPort": 80}]}],
+                                                        "resourceClaims": [{"name": "gpu"}], "futureField": 1}}}}
+    assert fields(dep) == {
+        "spec.template.metadata.annotations[karpenter.sh/do-not-disrupt]": "disruption",
+        "spec.template.spec.containers.ports.hostPort": "hostports",
+        "spec.template.spec.resourceClaims": "dra",
+        "spec.template.spec.futureField": "unlisted"}
+
+
+def test_modeled_and_inert_fields_are_quiet():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}},
+           "spec": {"nodeSelector": {"a": "b"}, "tolerations": [], "containers": [
+               {"name": "c", "image": "i", "env": [], "resources": {"requests": {"cpu": "1"}}}],
+               "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "x"}}]}, "status": {"phase": "Pending"}}
+    assert fields(pod) == {}
+
+
+def test_notice_points_at_the_field_line(tmp_path):
+    text = f"""apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {{name: s}}
+given: {{skus: [Standard_D2s_v3]}}
+manifests:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {{name: d}}
+    spec:
+      disruption:
+        consolidationPolicy: WhenEmpty
+      template:
+        spec:
+          nodeClassRef: {{name: default}}
+"""
+    (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+    (n,) = sc.warnings
+    assert n.line == 10 and "NodePool d: spec.disruption is not modeled" in n.message
+
+
+def test_validate_prints_warnings_and_still_passes(capsys):
+    assert cli_main(["validate", str(SCENARIOS / "bugs" / "any-region-catalog.scenario.yaml")]) == 0
+    out = capsys.readouterr()
+    assert "Standard_D8ds_v5 is synthesized from its name" in out.err
+    assert "2 warning(s)" in out.out
+
+
+@pytest.mark.filterwarnings("error")
+def test_every_library_field_is_either_listed_or_reported():
+    # the library loads; each notice names a field and its line
+    from harness.runner.scenario import find_scenario_files, load_scenarios
+    for f in find_scenario_files([SCENARIOS]):
+        for sc in load_scenarios(f):
+            for n in sc.warnings:
+                assert n.line >= 1 and n.message
