@@ -14,11 +14,13 @@ from harness.backends.registry import BACKEND_NAMES
 from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+WIDE_COLUMNS = 400        # a piped table's width: wide enough for any label key and value
 
 
-def _console():
+def _console(wide: bool = False):
+    """stdout console; `wide` when stdout is not a terminal, so piped tables are never cut to 80 columns."""
     from rich.console import Console
-    return Console(stderr=False, highlight=False, soft_wrap=True)
+    return Console(stderr=False, highlight=False, soft_wrap=True, width=WIDE_COLUMNS if wide else None)
 
 
 # -- validate -------------------------------------------------------------------------------------
@@ -131,11 +133,69 @@ given:
   skus: [{sku}]
 manifests: []
 """
+# which command-line option each templated scenario line came from: an error in the in-memory
+# scenario is reported against the option the user typed, not a line of a file that does not exist
+EXPLAIN_OPTION_OF_LINE = {6: "profile", 7: "region", 8: "catalog", 9: "sku"}
 
 
-def cmd_explain(args) -> int:
+class ExplainError(Exception):
+    """Bad `harness explain` input, located at the option (`harness explain --sku X: reason`) or
+    at the file and line of `--nodeclass`."""
+
+
+def _explain_option(args, name: str) -> str:
+    value = getattr(args, name) if name != "catalog" or args.catalog else args.region
+    flag = name if name != "catalog" or args.catalog else "region"
+    return f"harness explain --{flag.replace('_', '-')} {value}"
+
+
+def _key_values(args, option: str) -> dict[str, str]:
+    out = {}
+    for kv in getattr(args, option):
+        if "=" not in kv:
+            raise ExplainError(f"harness explain --{option} {kv}: expected KEY=VALUE")
+        k, v = kv.split("=", 1)
+        out[k] = v
+    return out
+
+
+def _explain_nodeclass(path: str) -> dict:
     import yaml
+    try:
+        docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d]
+    except OSError as e:
+        raise ExplainError(f"harness explain --nodeclass {path}: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ExplainError(f"{path}:{mark.line + 1 if mark else 1}: {getattr(e, 'problem', None) or e}") from None
+    found = [d for d in docs if isinstance(d, dict) and d.get("kind") == "AKSNodeClass"]
+    if not found:
+        raise ExplainError(f"{path}:1: no AKSNodeClass in file")
+    nodeclass = found[0]
+    nodeclass.setdefault("metadata", {})["name"] = "default"
+    return nodeclass
 
+
+def requirement_view(r) -> dict:
+    """A requirement as `{operator, values}` (all values, sorted; bounds and minValues when set),
+    the NodeSelectorRequirement shape rather than core's abbreviated String()."""
+    view: dict = {"operator": r.operator, "values": sorted(r.values)}
+    for name, value in (("gte", r.gte), ("lte", r.lte), ("minValues", r.min_values)):
+        if value is not None:
+            view[name] = value
+    return view
+
+
+def _requirement_text(view: dict) -> str:
+    text = view["operator"] + (f" [{' '.join(view['values'])}]" if view["values"] else "")
+    for name, sign in (("gte", ">="), ("lte", "<=")):
+        if name in view:
+            text += f" {sign}{view[name]}"
+    return text + (f" minValues {view['minValues']}" if "minValues" in view else "")
+
+
+def explain_report(args) -> dict:
+    """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
     from harness.parity import Probe, _nodeclass, _nodepool, _pod
     from harness.runner.engine import run
@@ -143,31 +203,27 @@ def cmd_explain(args) -> int:
     # the probes `harness parity` runs, pinned to the SKU and capacity type
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family},
                   capacity_types=[args.capacity_type])
-    nodeclass = _nodeclass(probe)
-    if args.nodeclass:
-        docs = [d for d in yaml.safe_load_all(Path(args.nodeclass).read_text()) if d]
-        found = [d for d in docs if d.get("kind") == "AKSNodeClass"]
-        if not found:
-            print(f"{args.nodeclass}: no AKSNodeClass in file", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        nodeclass = found[0]
-        nodeclass["metadata"]["name"] = "default"
+    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else _nodeclass(probe)
+    cluster_settings = _key_values(args, "cluster")
+    extra_labels = _key_values(args, "label")
     text = EXPLAIN_TEMPLATE.format(api_version=API_VERSION, profile=args.profile, region=args.region,
                                    catalog=args.catalog or args.region, sku=args.sku)
     try:
         sc = load_scenarios_text(text, "<explain>")[0]
     except SourceError as e:
-        print(e.render().replace("<explain>:", "explain:"), file=sys.stderr)
-        return EXIT_BAD_INPUT
-    cluster_settings = dict(kv.split("=", 1) for kv in args.cluster)
+        option = EXPLAIN_OPTION_OF_LINE.get(e.line or 0)
+        where = _explain_option(args, option) if option else "harness explain"
+        raise ExplainError(f"{where}: {e.reason}") from None
     sc.given["cluster"] = cluster_settings
-    extra_labels = dict(kv.split("=", 1) for kv in args.label)
     nodepool = _nodepool(probe, extra_labels, name="explain", instance_types=[args.sku])
     pod = _pod("probe", cpu="10m")
-    sc.manifests = [Manifest(nodeclass, "<explain>", 1), Manifest(nodepool, "<explain>", 1), Manifest(pod, "<explain>", 1)]
+    sc.manifests = [Manifest(nodeclass, args.nodeclass or "<explain>", 1), Manifest(nodepool, "<explain>", 1),
+                    Manifest(pod, "<explain>", 1)]
     cluster = EmbeddedBackend().start()
     try:
         r = run(sc, args.profile, cluster).result
+    except ValueError as e:                 # ClusterParams.from_dict: an unknown --cluster key
+        raise ExplainError(f"harness explain --cluster {' --cluster '.join(args.cluster)}: {e}") from None
     finally:
         cluster.close()
     it = r.instance_types.get(args.sku)
@@ -175,14 +231,14 @@ def cmd_explain(args) -> int:
     if it is None:
         report["dropped"] = r.dropped_skus.get(args.sku, "not in the catalog")
     else:
-        report["requirements"] = {k: str(it.requirements[k]) for k in sorted(it.requirements)}
-        report["offerings"] = [f"{o.zone}/{o.capacity_type} price={o.price} {'available' if o.available else 'unavailable'}"
-                               for o in it.offerings]
+        report["requirements"] = {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)}
+        report["offerings"] = [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
+                                "available": o.available} for o in it.offerings]
     if r.nodes:
         n = r.nodes[0]
         report["node"] = {"name": n.name, "zone": n.zone, "capacityType": n.capacity_type}
         report["labels"] = {k: {"value": v, "writer": n.writer(k),
-                                "writes": [f"{w.writer}={w.value}" + ("" if w.accepted else " (refused)")
+                                "writes": [{"writer": w.writer, "value": w.value, "accepted": w.accepted}
                                            for w in n.provenance.get(k, [])]}
                             for k, v in sorted(n.labels.items())}
         report["kubeletNodeLabels"] = n.kubelet_node_labels
@@ -191,35 +247,55 @@ def cmd_explain(args) -> int:
             report["kubeletRefused"] = n.kubelet_refused
     elif r.pods:
         report["pending"] = next(iter(r.pods.values())).reason
+    return report
+
+
+def _write_text(w: dict) -> str:
+    return f"{w['writer']}={w['value']}" + ("" if w["accepted"] else " (refused)")
+
+
+def cmd_explain(args) -> int:
+    from rich.table import Table
+    from rich.text import Text
+    try:
+        report = explain_report(args)
+    except ExplainError as e:
+        print(e, file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(report, indent=2))
         return EXIT_OK
-    con = _console()
-    con.print(f"[bold]{args.sku}[/] under profile [bold]{args.profile}[/] in {args.region}")
+    # every value is printed as plain Text: `In [on-demand spot]` is data, not rich markup; columns
+    # fold instead of cutting a label name, and a pipe gets the full width (no terminal to fit)
+    con = _console(wide=not sys.stdout.isatty())
+    con.print(Text(f"{args.sku} under profile {args.profile} in {args.region}", style="bold"))
     if "dropped" in report:
-        con.print(f"  dropped: {report['dropped']}")
+        con.print(Text(f"  dropped: {report['dropped']}"))
         return EXIT_OK
-    from rich.table import Table
-    t = Table(title="instance-type requirements (computeRequirements)")
-    t.add_column("key")
-    t.add_column("requirement")
+
+    def table(title: str, columns: tuple[str, ...]) -> Table:
+        t = Table(title=title)
+        for col in columns:
+            t.add_column(col, overflow="fold")
+        return t
+    t = table("instance-type requirements (computeRequirements)", ("key", "requirement"))
     for k, v in report["requirements"].items():
-        t.add_row(k, v.split(" ", 1)[1])
+        t.add_row(Text(k), Text(_requirement_text(v)))
     con.print(t)
-    con.print("offerings: " + ", ".join(report["offerings"]))
+    con.print(Text("offerings: " + ", ".join(
+        f"{o['zone']}/{o['capacityType']} price={o['price']} {'available' if o['available'] else 'unavailable'}"
+        for o in report["offerings"])))
     if "labels" in report:
-        t = Table(title=f"labels on Node {report['node']['name']} and who wrote them")
-        for col in ("label", "value", "winner", "writes"):
-            t.add_column(col)
+        t = table(f"labels on Node {report['node']['name']} and who wrote them", ("label", "value", "winner", "writes"))
         for k, v in report["labels"].items():
-            t.add_row(k, v["value"], v["writer"] or "", "; ".join(v["writes"]))
+            t.add_row(Text(k), Text(v["value"]), Text(v["writer"] or ""), Text("; ".join(map(_write_text, v["writes"]))))
         con.print(t)
         if report["droppedFromKubelet"]:
-            con.print("dropped from --node-labels by the provider: " + ", ".join(report["droppedFromKubelet"]))
+            con.print(Text("dropped from --node-labels by the provider: " + ", ".join(report["droppedFromKubelet"])))
     if report.get("kubeletRefused"):
-        con.print(f"[red]kubelet refused to start:[/] {report['kubeletRefused']}", markup=True)
+        con.print(Text.assemble(("kubelet refused to start: ", "red"), report["kubeletRefused"]))
     if report.get("pending"):
-        con.print(f"no node: {report['pending']}")
+        con.print(Text(f"no node: {report['pending']}"))
     return EXIT_OK
 
 
