@@ -53,6 +53,28 @@ def _load_all(paths: list[str]):
     return out
 
 
+def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str]) -> tuple[list, str]:
+    """(scenario, profile) pairs selected by --profile and -k; when none, the reason, so an option
+    that selects nothing fails loudly instead of printing an empty table."""
+    from harness.model.profile import available_profiles
+    known = available_profiles()
+    for p in profiles:
+        if p not in known:
+            return [], f"--profile {p}: unknown profile; known profiles: {', '.join(known)}"
+    where = " ".join(paths)
+    if not scenarios:
+        return [], f"no scenario files found in {where}"
+    named = [sc for sc in scenarios if not k or k in sc.name]
+    if not named:
+        return [], f"-k {k}: no scenario name in {where} contains it"
+    jobs = [(sc, p) for sc in named for p in sc.profiles if not profiles or p in profiles]
+    if not jobs:
+        declared = sorted({p for sc in named for p in sc.profiles})
+        return [], (f"--profile {' --profile '.join(profiles)} selects no scenario: none of the {len(named)} "
+                    f"scenario(s) in {where} declares it in given.profiles (they declare: {', '.join(declared)})")
+    return jobs, ""
+
+
 def cmd_run(args) -> int:
     from harness.backends.registry import get_backend
     from harness.runner.engine import run
@@ -62,8 +84,10 @@ def cmd_run(args) -> int:
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
-    jobs = [(sc, p) for sc in scenarios for p in sc.profiles
-            if (not args.profile or p in args.profile) and (not args.k or args.k in sc.name)]
+    jobs, why_empty = select_jobs(scenarios, args.profile, args.k, args.paths)
+    if not jobs:
+        print(f"harness run: {why_empty}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     backend = get_backend(args.backend)
     ok, why = backend.available()
     if not ok:

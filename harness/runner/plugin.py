@@ -28,8 +28,28 @@ def pytest_addoption(parser):
                          "splitting the matrix across machines; stable across runs")
 
 
+# profiles declared by the scenarios collected this session (for "--profile X selects nothing")
+DECLARED = pytest.StashKey[dict]()
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
+    config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
+    check_selection_options(config.getoption("--profile"), config.getoption("--backend"))
+
+
+def check_selection_options(profiles: list[str], backends: list[str]) -> None:
+    """An option value that can never select a scenario is a usage error, said before collecting
+    (otherwise pytest exits 5, "no tests ran", with no reason)."""
+    from harness.backends.registry import BACKEND_NAMES
+    from harness.model.profile import available_profiles
+    known = available_profiles()
+    for p in profiles:
+        if p not in known:
+            raise pytest.UsageError(f"--profile {p}: unknown profile; known profiles: {', '.join(known)}")
+    for b in backends:
+        if b not in BACKEND_NAMES:
+            raise pytest.UsageError(f"--backend {b}: unknown backend; known backends: {', '.join(BACKEND_NAMES)}")
 
 
 def _register_tag(config, tag: str) -> None:
@@ -40,6 +60,13 @@ def _register_tag(config, tag: str) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
+    declared = config.stash[DECLARED]
+    wanted = config.getoption("--profile")
+    if wanted and declared["scenarios"] and not declared["profiles"] & set(wanted):
+        raise pytest.UsageError(
+            f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {declared['scenarios']} "
+            f"collected scenario(s) declares it in given.profiles (they declare: "
+            f"{', '.join(sorted(declared['profiles']))})")
     shard = config.getoption("--shard")
     if not shard:
         return
@@ -68,7 +95,10 @@ class ScenarioFile(pytest.File):
         scenarios = load_scenarios(self.path)
         opts = self.config.option
         backends = opts.backend or ["embedded"]
+        declared = self.config.stash[DECLARED]
         for sc in scenarios:
+            declared["scenarios"] += 1
+            declared["profiles"].update(sc.profiles)
             profiles = [p for p in sc.profiles if not opts.profile or p in opts.profile]
             for profile in profiles:
                 for backend in backends:
