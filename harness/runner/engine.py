@@ -110,7 +110,7 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
         result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
-        outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect")
+        outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect", profile)
         for i, step in enumerate(scenario.steps):
             if step.get("cluster"):
                 settings = {**settings, **step["cluster"]}
@@ -119,7 +119,7 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
             step_result = sim.converge()
             outcome.step_results.append(step_result)
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
-            outcome.mismatches += check(step_expect, step_result, scenario, f"steps[{i}].expect")
+            outcome.mismatches += check(step_expect, step_result, scenario, f"steps[{i}].expect", profile)
     outcome.seconds = time.perf_counter() - t0
     result.timings["total"] = outcome.seconds
     return outcome

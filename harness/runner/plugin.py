@@ -7,6 +7,9 @@ same serially and under xdist), and bad scenario files fail collection with `fil
 """
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
 from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
@@ -35,6 +38,7 @@ DECLARED = pytest.StashKey[dict]()
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
     config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
+    config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
     check_selection_options(config.getoption("--profile"), config.getoption("--backend"))
 
 
@@ -167,6 +171,95 @@ def _cluster(config, backend: str):
         if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
             raise
         pytest.skip(str(e))                   # "backend 'local' unavailable: <why>"
+
+
+# -- where a result points: JUnit file/line, GitHub annotations ---------------------------------------
+def _relative(config, path) -> str:
+    from pathlib import Path
+    try:
+        return str(Path(path).resolve().relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each scenario report carries its file and line (`harness_location`) and, on failure, one
+    (file, line, message) per unmet expectation (`harness_annotations`): plain data, so it travels
+    from xdist workers to the controller that writes the JUnit XML and the annotations."""
+    outcome = yield
+    report = outcome.get_result()
+    if not isinstance(item, ScenarioItem):
+        return
+    sc = item.scenario
+    file = _relative(item.config, sc.file)
+    report.harness_location = [file, getattr(item, "harness_line", sc.line)]
+    if report.when != "call" or not report.failed:
+        return
+    if isinstance(call.excinfo.value, ScenarioFailure) and item.outcome is not None:
+        marks = [[file, m.line or sc.line, m.render()] for m in item.outcome.mismatches]
+        item.harness_line = marks[0][1] if marks else sc.line     # the testcase points at the first
+    else:                                  # an XPASS(strict), an error: the scenario's own line
+        marks = [[file, sc.line, str(getattr(report, "longreprtext", "") or "failed").splitlines()[-1]]]
+    report.harness_annotations = [[f, ln, f"{sc.name} [{item.profile}/{item.backend}]: {msg}"] for f, ln, msg in marks]
+
+
+def github_annotation(file: str, line: int, message: str, title: str = "scenario failed") -> str:
+    """A GitHub Actions workflow command that marks `file:line` in the pull request's diff view
+    (https://docs.github.com/en/actions/reference/workflow-commands-for-github-actions#setting-an-error-message)."""
+    def esc(text: str, prop: bool = False) -> str:
+        text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+    return f"::error file={esc(file, True)},line={int(line)},title={esc(title, True)}::{esc(message)}"
+
+
+class ScenarioReporting:
+    """Registered per session in pytest_configure, so the hooks below know the config without a
+    module global. They run on the process that writes the reports (the xdist controller)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.github = os.environ.get("GITHUB_ACTIONS") == "true"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report):
+        """`file` and `line` (1-based) on the scenario's JUnit <testcase>: set on the element JUnit
+        XML's own hook builds at teardown (xunit2 filters attributes set before that); under GitHub
+        Actions, one annotation per unmet expectation."""
+        location = getattr(report, "harness_location", None)
+        reporter = None
+        if location is not None and report.when == "teardown":
+            from _pytest.junitxml import xml_key
+            xml = self.config.stash.get(xml_key, None)
+            if xml is not None:
+                reporter = xml.node_reporter(report)     # the one its teardown finalizes
+        if location is not None and self.github and report.when == "call":
+            # before the terminal reporter writes this item's progress letter
+            for file, line, message in getattr(report, "harness_annotations", None) or []:
+                self._emit(github_annotation(file, line, message))
+        result = yield
+        if reporter is not None:
+            element = reporter.to_xml()        # after finalize: the element that is written out
+            element.set("file", str(location[0]))
+            element.set("line", str(location[1]))
+        return result
+
+    def _emit(self, command: str) -> None:
+        """A workflow command must start its own line: the terminal reporter breaks the progress dots."""
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(command)
+        else:
+            print(command, flush=True)
+
+    def pytest_collectreport(self, report):
+        """A scenario file that does not load is annotated at its `file:line` too."""
+        if not (self.github and report.failed and str(report.nodeid).endswith(SUFFIX)):
+            return
+        m = re.match(r"(?P<file>[^:\n]+):(?P<line>\d+): (?P<reason>.*)", str(report.longrepr))
+        if m:
+            self._emit(github_annotation(_relative(self.config, m["file"]), int(m["line"]), m["reason"],
+                                         title="bad scenario file"))
 
 
 def pytest_sessionfinish(session, exitstatus):
