@@ -75,6 +75,22 @@ def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str])
     return jobs, ""
 
 
+def _print_why(con, outcomes, pods: list[str]) -> None:
+    """`harness run --why POD`: the why view of the named pods in every run, or their state."""
+    for o in outcomes:
+        con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
+        if o.passed:                           # a failure's report above already holds its why view
+            for w in o.why.values():
+                con.print("\n".join(w.render("  ")), markup=False)
+        explained = {w.pod for w in o.why.values()}
+        for key, p in sorted(o.result.pods.items()):
+            if {key, p.name, p.owner_name} & set(pods) and key not in explained and p.state != "pending":
+                con.print(f"  Pod {key}: {p.state}" + (f" on {p.node}" if p.node else ""), markup=False)
+        named = {n for key, p in o.result.pods.items() for n in (key, p.name, p.owner_name)}
+        for missing in sorted(set(pods) - named):
+            con.print(f"  no pod {missing!r} in this scenario", markup=False)
+
+
 def cmd_run(args) -> int:
     from harness.backends.registry import get_backend
     from harness.runner.engine import run
@@ -102,11 +118,11 @@ def cmd_run(args) -> int:
             with Progress(transient=True) as prog:
                 task = prog.add_task("scenarios", total=len(jobs))
                 for sc, p in jobs:
-                    outcomes.append(run(sc, p, cluster))
+                    outcomes.append(run(sc, p, cluster, why=args.why))
                     prog.advance(task)
         else:
             for sc, p in jobs:
-                outcomes.append(run(sc, p, cluster))
+                outcomes.append(run(sc, p, cluster, why=args.why))
     finally:
         cluster.close()
     def verdict(o) -> str:
@@ -120,6 +136,7 @@ def cmd_run(args) -> int:
             "file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
             "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
             "runaway": o.result.runaway, "mismatches": [m.render() for m in o.mismatches],
+            "why": {k: w.to_json() for k, w in o.why.items()},
         } for o in outcomes], indent=2))
     else:
         from rich.table import Table
@@ -142,6 +159,8 @@ def cmd_run(args) -> int:
                           f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
             else:
                 con.print(failure_text(o, trace=args.trace), markup=False)
+        if args.why:
+            _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -366,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
+    r.add_argument("--why", action="append", default=[], metavar="POD",
+                   help="for this pod (name, namespace/name or Deployment), which requirement or resource "
+                        "eliminated how many instance types per NodePool (repeatable)")
     r.set_defaults(fn=cmd_run)
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("paths", nargs="*", default=["scenarios"])
