@@ -240,13 +240,13 @@ def _requirement_text(view: dict) -> str:
 def explain_report(args) -> dict:
     """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
-    from harness.parity import Probe, _nodeclass, _nodepool, _pod
+    from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engine import run
     from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
     # the probes `harness parity` runs, pinned to the SKU and capacity type
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family},
                   capacity_types=[args.capacity_type])
-    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else _nodeclass(probe)
+    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else nodeclass_manifest(probe)
     cluster_settings = _key_values(args, "cluster")
     extra_labels = _key_values(args, "label")
     text = EXPLAIN_TEMPLATE.format(api_version=API_VERSION, profile=args.profile, region=args.region,
@@ -258,8 +258,8 @@ def explain_report(args) -> dict:
         where = _explain_option(args, option) if option else "harness explain"
         raise ExplainError(f"{where}: {e.reason}") from None
     sc.given["cluster"] = cluster_settings
-    nodepool = _nodepool(probe, extra_labels, name="explain", instance_types=[args.sku])
-    pod = _pod("probe", cpu="10m")
+    nodepool = nodepool_manifest(probe, extra_labels, name="explain", instance_types=[args.sku])
+    pod = pod_manifest("probe", cpu="10m")
     sc.manifests = [Manifest(nodeclass, args.nodeclass or "<explain>", 1), Manifest(nodepool, "<explain>", 1),
                     Manifest(pod, "<explain>", 1)]
     cluster = EmbeddedBackend().start()
