@@ -27,8 +27,12 @@ def pytest_addoption(parser):
     group.addoption("--scenario-trace", action="store_true", default=False,
                     help="append the loop's event trace to every scenario failure")
     group.addoption("--shard", default=None, metavar="K/N",
-                    help="run only shard K of N (0-based) of the collected scenario items, for "
-                         "splitting the matrix across machines; stable across runs")
+                    help="run only shard K of N (0-based) of the collected items, for splitting the matrix "
+                         "across machines: balanced by the measured durations in "
+                         "harness/data/scenario-durations.json; stable across runs")
+    group.addoption("--record-durations", default=None, metavar="FILE",
+                    help="write each passed or failed item's call duration (seconds) to FILE as JSON "
+                         "(scripts/refresh-durations.sh uses it)")
 
 
 # profiles declared by the scenarios collected this session (for "--profile X selects nothing")
@@ -79,10 +83,11 @@ def pytest_collection_modifyitems(config, items):
         assert 0 <= k < n
     except (ValueError, AssertionError):
         raise pytest.UsageError(f"--shard expects K/N with 0 <= K < N, got {shard!r}") from None
-    import zlib
+    from harness.runner.shards import assign, load_durations
+    shards = assign([item.nodeid for item in items], n, load_durations())
     keep, drop = [], []
     for item in items:
-        (keep if zlib.crc32(item.nodeid.encode()) % n == k else drop).append(item)
+        (keep if shards[item.nodeid] == k else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -220,12 +225,21 @@ class ScenarioReporting:
     def __init__(self, config):
         self.config = config
         self.github = os.environ.get("GITHUB_ACTIONS") == "true"
+        self.durations: dict[str, float] = {}
+
+    def pytest_sessionfinish(self, session):
+        path = self.config.getoption("--record-durations")
+        if path and self.durations and not hasattr(self.config, "workerinput"):
+            from harness.runner.shards import write_durations
+            write_durations(path, self.durations)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report):
         """`file` and `line` (1-based) on the scenario's JUnit <testcase>: set on the element JUnit
         XML's own hook builds at teardown (xunit2 filters attributes set before that); under GitHub
         Actions, one annotation per unmet expectation."""
+        if report.when == "call":
+            self.durations[report.nodeid] = report.duration
         location = getattr(report, "harness_location", None)
         reporter = None
         if location is not None and report.when == "teardown":
