@@ -227,7 +227,9 @@ class ScenarioReporting:
         self.github = os.environ.get("GITHUB_ACTIONS") == "true"
         self.durations: dict[str, float] = {}
 
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session, exitstatus):
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not hasattr(self.config, "workerinput"):
+            self._explain_empty_selection(session)
         path = self.config.getoption("--record-durations")
         if path and self.durations and not hasattr(self.config, "workerinput"):
             from harness.runner.shards import write_durations
@@ -257,6 +259,32 @@ class ScenarioReporting:
             element.set("file", str(location[0]))
             element.set("line", str(location[1]))
         return result
+
+    def _explain_empty_selection(self, session) -> None:
+        """Under xdist the workers collect, and their usage error is not shown: the controller
+        says why `--profile` selected nothing, and the run exits as a usage error (4), not 5."""
+        from pathlib import Path
+
+        from harness.runner.scenario import find_scenario_files
+        wanted = self.config.getoption("--profile")
+        if not wanted:
+            return
+        paths = [a.split("::")[0] for a in self.config.args if Path(a.split("::")[0]).exists()]
+        files = [f for f in find_scenario_files(paths) if f.name.endswith(SUFFIX)]
+        scenarios = []
+        for f in files:
+            try:
+                scenarios += load_scenarios(f)
+            except SourceError:
+                continue
+        declared = {p for sc in scenarios for p in sc.profiles}
+        if scenarios and not declared & set(wanted):
+            message = (f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {len(scenarios)} "
+                       f"collected scenario(s) declares it in given.profiles (they declare: {', '.join(sorted(declared))})")
+            tr = self.config.pluginmanager.get_plugin("terminalreporter")
+            if tr is not None:
+                tr.write_line(f"ERROR: {message}", red=True)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def _emit(self, command: str) -> None:
         """A workflow command must start its own line: the terminal reporter breaks the progress dots."""

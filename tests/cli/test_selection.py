@@ -51,3 +51,11 @@ def test_pytest_profile_no_collected_scenario_declares():
            in proc.stderr
     # without scenario files in the run, --profile is simply unused
     assert _pytest("tests/loop/test_unavailable.py", "--profile", "design-0006", "--collect-only").returncode == 0
+
+
+def test_pytest_profile_no_scenario_declares_under_xdist():
+    """xdist workers collect; the controller still says why and exits as a usage error."""
+    proc = _pytest("scenarios/loop", "--profile", "design-0006", "-n", "2")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "--profile design-0006 selects no scenario: none of the 11 collected scenario(s) declares it" \
+           in proc.stdout + proc.stderr
