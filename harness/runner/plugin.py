@@ -290,6 +290,7 @@ class ScenarioReporting:
         """A workflow command must start its own line: the terminal reporter breaks the progress dots."""
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
+            tr.write("\n")                      # ends a line of progress letters, if one is open
             tr.write_line(command)
         else:
             print(command, flush=True)
