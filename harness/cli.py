@@ -316,12 +316,14 @@ def cmd_explain(args) -> int:
         con.print(Text(f"  dropped: {report['dropped']}"))
         return EXIT_OK
 
-    def table(title: str, columns: tuple[str, ...]) -> Table:
+    def table(title: str, columns: tuple[str, ...], keys) -> Table:
+        """The first column (label keys) keeps its full width where the terminal allows; the others fold."""
         t = Table(title=title)
-        for col in columns:
+        t.add_column(columns[0], overflow="fold", min_width=min(max((len(k) for k in keys), default=10), 60))
+        for col in columns[1:]:
             t.add_column(col, overflow="fold")
         return t
-    t = table("instance-type requirements (computeRequirements)", ("key", "requirement"))
+    t = table("instance-type requirements (computeRequirements)", ("key", "requirement"), report["requirements"])
     for k, v in report["requirements"].items():
         t.add_row(Text(k), Text(_requirement_text(v)))
     con.print(t)
@@ -329,7 +331,8 @@ def cmd_explain(args) -> int:
         f"{o['zone']}/{o['capacityType']} price={o['price']} {'available' if o['available'] else 'unavailable'}"
         for o in report["offerings"])))
     if "labels" in report:
-        t = table(f"labels on Node {report['node']['name']} and who wrote them", ("label", "value", "winner", "writes"))
+        t = table(f"labels on Node {report['node']['name']} and who wrote them", ("label", "value", "winner", "writes"),
+                  report["labels"])
         for k, v in report["labels"].items():
             t.add_row(Text(k), Text(v["value"]), Text(v["writer"] or ""), Text("; ".join(map(_write_text, v["writes"]))))
         con.print(t)
