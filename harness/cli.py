@@ -13,11 +13,13 @@ from harness.backends.registry import BACKEND_NAMES
 from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+WIDE_COLUMNS = 400        # a piped table's width: wide enough for any label key and value
 
 
-def _console():
+def _console(wide: bool = False):
+    """stdout console; `wide` when stdout is not a terminal, so piped tables are never cut to 80 columns."""
     from rich.console import Console
-    return Console(stderr=False, highlight=False, soft_wrap=True)
+    return Console(stderr=False, highlight=False, soft_wrap=True, width=WIDE_COLUMNS if wide else None)
 
 
 # -- validate -------------------------------------------------------------------------------------
@@ -54,6 +56,44 @@ def _load_all(paths: list[str]):
     return out
 
 
+def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str]) -> tuple[list, str]:
+    """(scenario, profile) pairs selected by --profile and -k; when none, the reason, so an option
+    that selects nothing fails loudly instead of printing an empty table."""
+    from harness.model.profile import available_profiles
+    known = available_profiles()
+    for p in profiles:
+        if p not in known:
+            return [], f"--profile {p}: unknown profile; known profiles: {', '.join(known)}"
+    where = " ".join(paths)
+    if not scenarios:
+        return [], f"no scenario files found in {where}"
+    named = [sc for sc in scenarios if not k or k in sc.name]
+    if not named:
+        return [], f"-k {k}: no scenario name in {where} contains it"
+    jobs = [(sc, p) for sc in named for p in sc.profiles if not profiles or p in profiles]
+    if not jobs:
+        declared = sorted({p for sc in named for p in sc.profiles})
+        return [], (f"--profile {' --profile '.join(profiles)} selects no scenario: none of the {len(named)} "
+                    f"scenario(s) in {where} declares it in given.profiles (they declare: {', '.join(declared)})")
+    return jobs, ""
+
+
+def _print_why(con, outcomes, pods: list[str]) -> None:
+    """`harness run --why POD`: the why view of the named pods in every run, or their state."""
+    for o in outcomes:
+        con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
+        if o.passed:                           # a failure's report above already holds its why view
+            for w in o.why.values():
+                con.print("\n".join(w.render("  ")), markup=False)
+        explained = {w.pod for w in o.why.values()}
+        for key, p in sorted(o.result.pods.items()):
+            if {key, p.name, p.owner_name} & set(pods) and key not in explained and p.state != "pending":
+                con.print(f"  Pod {key}: {p.state}" + (f" on {p.node}" if p.node else ""), markup=False)
+        named = {n for key, p in o.result.pods.items() for n in (key, p.name, p.owner_name)}
+        for missing in sorted(set(pods) - named):
+            con.print(f"  no pod {missing!r} in this scenario", markup=False)
+
+
 def cmd_run(args) -> int:
     from harness.backends.registry import get_backend
     from harness.runner.engine import run
@@ -65,8 +105,10 @@ def cmd_run(args) -> int:
         return EXIT_BAD_INPUT
     from harness.runner.notices import print_notices
     print_notices(scenarios, sys.stderr)          # what the results below do not account for
-    jobs = [(sc, p) for sc in scenarios for p in sc.profiles
-            if (not args.profile or p in args.profile) and (not args.k or args.k in sc.name)]
+    jobs, why_empty = select_jobs(scenarios, args.profile, args.k, args.paths)
+    if not jobs:
+        print(f"harness run: {why_empty}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     backend = get_backend(args.backend)
     ok, why = backend.available()
     if not ok:
@@ -81,11 +123,11 @@ def cmd_run(args) -> int:
             with Progress(transient=True) as prog:
                 task = prog.add_task("scenarios", total=len(jobs))
                 for sc, p in jobs:
-                    outcomes.append(run(sc, p, cluster))
+                    outcomes.append(run(sc, p, cluster, why=args.why))
                     prog.advance(task)
         else:
             for sc, p in jobs:
-                outcomes.append(run(sc, p, cluster))
+                outcomes.append(run(sc, p, cluster, why=args.why))
     finally:
         cluster.close()
     def verdict(o) -> str:
@@ -99,6 +141,7 @@ def cmd_run(args) -> int:
             "file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
             "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
             "runaway": o.result.runaway, "mismatches": [m.render() for m in o.mismatches],
+            "why": {k: w.to_json() for k, w in o.why.items()},
         } for o in outcomes], indent=2))
     else:
         from rich.table import Table
@@ -121,6 +164,8 @@ def cmd_run(args) -> int:
                           f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
             else:
                 con.print(failure_text(o, trace=args.trace), markup=False)
+        if args.why:
+            _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -136,27 +181,79 @@ given:
   skus: [{sku}]
 manifests: []
 """
+# which command-line option each templated scenario line came from: an error in the in-memory
+# scenario is reported against the option the user typed, not a line of a file that does not exist
+EXPLAIN_OPTION_OF_LINE = {6: "profile", 7: "region", 8: "catalog", 9: "sku"}
 
 
-def cmd_explain(args) -> int:
+class ExplainError(Exception):
+    """Bad `harness explain` input, located at the option (`harness explain --sku X: reason`) or
+    at the file and line of `--nodeclass`."""
+
+
+def _explain_option(args, name: str) -> str:
+    value = getattr(args, name) if name != "catalog" or args.catalog else args.region
+    flag = name if name != "catalog" or args.catalog else "region"
+    return f"harness explain --{flag.replace('_', '-')} {value}"
+
+
+def _key_values(args, option: str) -> dict[str, str]:
+    out = {}
+    for kv in getattr(args, option):
+        if "=" not in kv:
+            raise ExplainError(f"harness explain --{option} {kv}: expected KEY=VALUE")
+        k, v = kv.split("=", 1)
+        out[k] = v
+    return out
+
+
+def _explain_nodeclass(path: str) -> dict:
     import yaml
+    try:
+        docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d]
+    except OSError as e:
+        raise ExplainError(f"harness explain --nodeclass {path}: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ExplainError(f"{path}:{mark.line + 1 if mark else 1}: {getattr(e, 'problem', None) or e}") from None
+    found = [d for d in docs if isinstance(d, dict) and d.get("kind") == "AKSNodeClass"]
+    if not found:
+        raise ExplainError(f"{path}:1: no AKSNodeClass in file")
+    nodeclass = found[0]
+    nodeclass.setdefault("metadata", {})["name"] = "default"
+    return nodeclass
 
+
+def requirement_view(r) -> dict:
+    """A requirement as `{operator, values}` (all values, sorted; bounds and minValues when set),
+    the NodeSelectorRequirement shape rather than core's abbreviated String()."""
+    view: dict = {"operator": r.operator, "values": sorted(r.values)}
+    for name, value in (("gte", r.gte), ("lte", r.lte), ("minValues", r.min_values)):
+        if value is not None:
+            view[name] = value
+    return view
+
+
+def _requirement_text(view: dict) -> str:
+    text = view["operator"] + (f" [{' '.join(view['values'])}]" if view["values"] else "")
+    for name, sign in (("gte", ">="), ("lte", "<=")):
+        if name in view:
+            text += f" {sign}{view[name]}"
+    return text + (f" minValues {view['minValues']}" if "minValues" in view else "")
+
+
+def explain_report(args) -> dict:
+    """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
-    from harness.parity import Probe, _nodeclass, _nodepool, _pod
+    from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engine import run
     from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
     # the probes `harness parity` runs, pinned to the SKU and capacity type
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family},
                   capacity_types=[args.capacity_type])
-    nodeclass = _nodeclass(probe)
-    if args.nodeclass:
-        docs = [d for d in yaml.safe_load_all(Path(args.nodeclass).read_text()) if d]
-        found = [d for d in docs if d.get("kind") == "AKSNodeClass"]
-        if not found:
-            print(f"{args.nodeclass}: no AKSNodeClass in file", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        nodeclass = found[0]
-        nodeclass["metadata"]["name"] = "default"
+    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else nodeclass_manifest(probe)
+    cluster_settings = _key_values(args, "cluster")
+    extra_labels = _key_values(args, "label")
     catalog = args.catalog or args.region
     if getattr(args, "catalog_file", None):     # the customer's `az vm list-skus` output (and prices)
         catalog = json.dumps({"file": str(Path(args.catalog_file).resolve()),
@@ -164,26 +261,29 @@ def cmd_explain(args) -> int:
     text = EXPLAIN_TEMPLATE.format(api_version=API_VERSION, profile=args.profile, region=args.region,
                                    catalog=catalog, sku=args.sku)
     if args.catalog_file and args.region == "southcentralus":
-        text = text.replace("  region: southcentralus\n", "")     # the file's own region
+        text = text.replace("  region: southcentralus\n", "  # region: the file's own\n")    # keeps line numbers
     if not args.catalog and not args.catalog_file:
-        text = text.replace(f"  catalog: {catalog}\n", "")          # an unknown region synthesizes the SKU
+        # an unknown region synthesizes the SKU; a comment keeps EXPLAIN_OPTION_OF_LINE's line numbers
+        text = text.replace(f"  catalog: {catalog}\n", "  # catalog: the region's own\n")
     try:
         sc = load_scenarios_text(text, "<explain>")[0]
     except SourceError as e:
-        print(e.render().replace("<explain>:", "explain:"), file=sys.stderr)
-        return EXIT_BAD_INPUT
+        option = EXPLAIN_OPTION_OF_LINE.get(e.line or 0)
+        where = _explain_option(args, option) if option else "harness explain"
+        raise ExplainError(f"{where}: {e.reason}") from None
     for n in sc.warnings:                          # a synthesized SKU says so
         print(f"warning: {n.message}", file=sys.stderr)
     args.region = sc.region
-    cluster_settings = dict(kv.split("=", 1) for kv in args.cluster)
     sc.given["cluster"] = cluster_settings
-    extra_labels = dict(kv.split("=", 1) for kv in args.label)
-    nodepool = _nodepool(probe, extra_labels, name="explain", instance_types=[args.sku])
-    pod = _pod("probe", cpu="10m")
-    sc.manifests = [Manifest(nodeclass, "<explain>", 1), Manifest(nodepool, "<explain>", 1), Manifest(pod, "<explain>", 1)]
+    nodepool = nodepool_manifest(probe, extra_labels, name="explain", instance_types=[args.sku])
+    pod = pod_manifest("probe", cpu="10m")
+    sc.manifests = [Manifest(nodeclass, args.nodeclass or "<explain>", 1), Manifest(nodepool, "<explain>", 1),
+                    Manifest(pod, "<explain>", 1)]
     cluster = EmbeddedBackend().start()
     try:
         r = run(sc, args.profile, cluster).result
+    except ValueError as e:                 # ClusterParams.from_dict: an unknown --cluster key
+        raise ExplainError(f"harness explain --cluster {' --cluster '.join(args.cluster)}: {e}") from None
     finally:
         cluster.close()
     it = r.instance_types.get(args.sku)
@@ -191,14 +291,14 @@ def cmd_explain(args) -> int:
     if it is None:
         report["dropped"] = r.dropped_skus.get(args.sku, "not in the catalog")
     else:
-        report["requirements"] = {k: str(it.requirements[k]) for k in sorted(it.requirements)}
-        report["offerings"] = [f"{o.zone}/{o.capacity_type} price={o.price} {'available' if o.available else 'unavailable'}"
-                               for o in it.offerings]
+        report["requirements"] = {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)}
+        report["offerings"] = [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
+                                "available": o.available} for o in it.offerings]
     if r.nodes:
         n = r.nodes[0]
         report["node"] = {"name": n.name, "zone": n.zone, "capacityType": n.capacity_type}
         report["labels"] = {k: {"value": v, "writer": n.writer(k),
-                                "writes": [f"{w.writer}={w.value}" + ("" if w.accepted else " (refused)")
+                                "writes": [{"writer": w.writer, "value": w.value, "accepted": w.accepted}
                                            for w in n.provenance.get(k, [])]}
                             for k, v in sorted(n.labels.items())}
         report["kubeletNodeLabels"] = n.kubelet_node_labels
@@ -207,35 +307,58 @@ def cmd_explain(args) -> int:
             report["kubeletRefused"] = n.kubelet_refused
     elif r.pods:
         report["pending"] = next(iter(r.pods.values())).reason
+    return report
+
+
+def _write_text(w: dict) -> str:
+    return f"{w['writer']}={w['value']}" + ("" if w["accepted"] else " (refused)")
+
+
+def cmd_explain(args) -> int:
+    from rich.table import Table
+    from rich.text import Text
+    try:
+        report = explain_report(args)
+    except ExplainError as e:
+        print(e, file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(report, indent=2))
         return EXIT_OK
-    con = _console()
-    con.print(f"[bold]{args.sku}[/] under profile [bold]{args.profile}[/] in {args.region}")
+    # every value is printed as plain Text: `In [on-demand spot]` is data, not rich markup; columns
+    # fold instead of cutting a label name, and a pipe gets the full width (no terminal to fit)
+    con = _console(wide=not sys.stdout.isatty())
+    con.print(Text(f"{args.sku} under profile {args.profile} in {args.region}", style="bold"))
     if "dropped" in report:
-        con.print(f"  dropped: {report['dropped']}")
+        con.print(Text(f"  dropped: {report['dropped']}"))
         return EXIT_OK
-    from rich.table import Table
-    t = Table(title="instance-type requirements (computeRequirements)")
-    t.add_column("key")
-    t.add_column("requirement")
+
+    def table(title: str, columns: tuple[str, ...], keys) -> Table:
+        """The first column (label keys) keeps its full width where the terminal allows; the others fold."""
+        t = Table(title=title)
+        t.add_column(columns[0], overflow="fold", min_width=min(max((len(k) for k in keys), default=10), 60))
+        for col in columns[1:]:
+            t.add_column(col, overflow="fold")
+        return t
+    t = table("instance-type requirements (computeRequirements)", ("key", "requirement"), report["requirements"])
     for k, v in report["requirements"].items():
-        t.add_row(k, v.split(" ", 1)[1])
+        t.add_row(Text(k), Text(_requirement_text(v)))
     con.print(t)
-    con.print("offerings: " + ", ".join(report["offerings"]))
+    con.print(Text("offerings: " + ", ".join(
+        f"{o['zone']}/{o['capacityType']} price={o['price']} {'available' if o['available'] else 'unavailable'}"
+        for o in report["offerings"])))
     if "labels" in report:
-        t = Table(title=f"labels on Node {report['node']['name']} and who wrote them")
-        for col in ("label", "value", "winner", "writes"):
-            t.add_column(col)
+        t = table(f"labels on Node {report['node']['name']} and who wrote them", ("label", "value", "winner", "writes"),
+                  report["labels"])
         for k, v in report["labels"].items():
-            t.add_row(k, v["value"], v["writer"] or "", "; ".join(v["writes"]))
+            t.add_row(Text(k), Text(v["value"]), Text(v["writer"] or ""), Text("; ".join(map(_write_text, v["writes"]))))
         con.print(t)
         if report["droppedFromKubelet"]:
-            con.print("dropped from --node-labels by the provider: " + ", ".join(report["droppedFromKubelet"]))
+            con.print(Text("dropped from --node-labels by the provider: " + ", ".join(report["droppedFromKubelet"])))
     if report.get("kubeletRefused"):
-        con.print(f"[red]kubelet refused to start:[/] {report['kubeletRefused']}", markup=True)
+        con.print(Text.assemble(("kubelet refused to start: ", "red"), report["kubeletRefused"]))
     if report.get("pending"):
-        con.print(f"no node: {report['pending']}")
+        con.print(Text(f"no node: {report['pending']}"))
     return EXIT_OK
 
 
@@ -263,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
+    r.add_argument("--why", action="append", default=[], metavar="POD",
+                   help="for this pod (name, namespace/name or Deployment), which requirement or resource "
+                        "eliminated how many instance types per NodePool (repeatable)")
     r.set_defaults(fn=cmd_run)
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("paths", nargs="*", default=["scenarios"])

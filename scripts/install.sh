@@ -1,5 +1,14 @@
 #!/usr/bin/env bash
 # Install the harness and its Python dependencies (idempotent; quiet when already installed).
+# Says what it is doing and how long it took: the first install downloads the Azure SDK, cel-python,
+# pytest and friends (usually 1-3 minutes); later runs take a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --disable-pip-version-check -q -e '.[dev]'
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${CI:-}" ]; then
+  echo "note: no virtualenv is active; installing into $(python3 -c 'import sys; print(sys.prefix)')" \
+       "(python3 -m venv .venv && . .venv/bin/activate first keeps it separate)" >&2
+fi
+start=$SECONDS
+echo "install: pip install -e '.[dev]' (the harness, fakeazure and their dependencies; first time usually 1-3 min)..." >&2
+python3 -m pip install --disable-pip-version-check --progress-bar off -q -e '.[dev]'
+echo "install: done in $((SECONDS - start)) s" >&2

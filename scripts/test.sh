@@ -8,12 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 if command -v go >/dev/null 2>&1; then
-  python3 -m harness.backends build >/dev/null || echo "warning: control-plane build failed; local backend tests will skip" >&2
+  bash scripts/control-plane.sh || echo "warning: control-plane build failed; local backend tests will skip" >&2
 fi
 
 # docker-up.sh writes the pid of a dockerd it starts to this file (and leaves a running daemon alone).
 pidfile=${DOCKERD_PIDFILE:-/tmp/dockerd-harness.pid}
 before=$(cat "$pidfile" 2>/dev/null || true)
+echo "docker: starting it if it is not running (for the container backend)..." >&2
 bash harness/backends/docker-up.sh >/dev/null 2>&1 || echo "note: docker unavailable; container backend tests will skip" >&2
 after=$(cat "$pidfile" 2>/dev/null || true)
 if [ -n "$after" ] && [ "$after" != "$before" ]; then
@@ -26,6 +27,7 @@ if [ -n "$after" ] && [ "$after" != "$before" ]; then
 fi
 
 mkdir -p reports
+echo "tests: pytest tests/ scenarios/ on the embedded and local backends (-n auto; 2-5 min on 2 CPUs)..." >&2
 set +e
 # the scenario library runs on both backends: a conformance run (local items skip, with the
 # reason, when no control plane could be built)

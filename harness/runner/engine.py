@@ -11,6 +11,7 @@ from harness.loop.clock import SimClock
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.unavailable import parse_duration
+from harness.loop.why import explain_pending
 from harness.model import instancetypes as itmod
 from harness.model.profile import profile_with_knobs
 from harness.runner.catalogs import scenario_catalog
@@ -35,6 +36,7 @@ class Outcome:
     mismatches: list[Mismatch] = field(default_factory=list)
     step_results: list[RunResult] = field(default_factory=list)
     seconds: float = 0.0
+    why: dict = field(default_factory=dict)     # pod key -> harness.loop.why.PodWhy (final state)
 
     @property
     def passed(self) -> bool:
@@ -84,8 +86,10 @@ def _fake_azure(scenario: Scenario, clock: SimClock):
     return fake
 
 
-def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: int | None = None) -> Outcome:
-    """Run `scenario` under `profile` on `cluster` and check its expectations."""
+def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: int | None = None,
+        why: list[str] | None = None) -> Outcome:
+    """Run `scenario` under `profile` on `cluster` and check its expectations. A failed run (or
+    `why`: pod names) also gets the why view of its unplaced pods, computed after every check."""
     import fakeazure
     from fakeazure.clients import compute_client, network_client
 
@@ -111,7 +115,7 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
         result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
-        outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect")
+        outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect", profile)
         for i, step in enumerate(scenario.steps):
             if step.get("cluster"):
                 settings = {**settings, **step["cluster"]}
@@ -120,7 +124,9 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
             step_result = sim.converge()
             outcome.step_results.append(step_result)
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
-            outcome.mismatches += check(step_expect, step_result, scenario, f"steps[{i}].expect")
+            outcome.mismatches += check(step_expect, step_result, scenario, f"steps[{i}].expect", profile)
+        if outcome.mismatches or why:
+            outcome.why = explain_pending(sim, why)
     outcome.seconds = time.perf_counter() - t0
     result.timings["total"] = outcome.seconds
     return outcome

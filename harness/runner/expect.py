@@ -61,18 +61,36 @@ def _text_matches(spec: dict, text: str | None, extra: list[str] = ()) -> str | 
 
 
 class Checker:
-    def __init__(self, result: RunResult, scenario=None, root: str = "expect"):
+    def __init__(self, result: RunResult, scenario=None, root: str = "expect", profile: str | None = None):
         self.r = result
         self.scenario = scenario
         self.root = root
+        self.profile = profile
         self.out: list[Mismatch] = []
 
     def fail(self, path: str, expected, actual, detail: str = "") -> None:
         line = None
         if self.scenario is not None:
             parts = tuple(int(p) if p.isdigit() else p for p in re.findall(r'[^.\[\]"]+', path))
-            line = self.scenario.doc.line(parts)
+            line = self.source_line(parts)
         self.out.append(Mismatch(path, expected, actual, detail, line))
+
+    def source_line(self, parts: tuple) -> int:
+        """The line that set the failed expectation: `expectByProfile.<profile>` where the override
+        reaches at least as deep into the path as `expect` does (the override is merged over it)."""
+        doc = self.scenario.doc
+        root = tuple(int(p) if p.isdigit() else p for p in re.findall(r'[^.\[\]"]+', self.root))
+        rest = parts[len(root):]
+        if self.profile is None or not root or root[-1] != "expect":
+            return doc.line(parts)
+        override = root[:-1] + ("expectByProfile", self.profile)
+
+        def depth(prefix: tuple) -> int:
+            return max((n for n in range(1, len(rest) + 1) if prefix + rest[:n] in doc.lines), default=0)
+        base_depth, override_depth = depth(root), depth(override)
+        if override_depth and override_depth >= base_depth:
+            return doc.lines[override + rest[:override_depth]]
+        return doc.line(parts)
 
     # -- requirements -------------------------------------------------------------------------
     def requirement(self, path: str, want, have) -> None:
@@ -412,5 +430,7 @@ class Checker:
         return self.out
 
 
-def check(expect: dict, result: RunResult, scenario=None, root: str = "expect") -> list[Mismatch]:
-    return Checker(result, scenario, root).run(expect)
+def check(expect: dict, result: RunResult, scenario=None, root: str = "expect",
+          profile: str | None = None) -> list[Mismatch]:
+    """Mismatches of `expect` (already merged for `profile`); each carries the line that set it."""
+    return Checker(result, scenario, root, profile).run(expect)

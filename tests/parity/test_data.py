@@ -67,7 +67,9 @@ def test_doc_columns_copied_from_final_draft(labels):
 
 
 def test_select_labels_rejects_unknown(labels):
-    with pytest.raises(SystemExit):
+    with pytest.raises(parity.ParityUsageError, match="--label example.com/not-in-design: not a label"):
         parity.select_labels(labels, ["example.com/not-in-design"])
+    with pytest.raises(parity.ParityUsageError, match="--family foo: unknown label family; known families: "):
+        parity.select_labels(labels, families=["foo"])
     assert [e.key for e in parity.select_labels(labels, families=["podnetwork"])][0].startswith(
         "kubernetes.azure.com/pod")

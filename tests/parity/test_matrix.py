@@ -6,6 +6,8 @@ import copy
 from harness import parity
 from tests.parity.conftest import row
 
+BLOCKED = "Decision 2: every other kubernetes.azure.com label blocked"
+
 
 def test_before_0006_cells(rows_before):
     arch = row(rows_before, "kubernetes.io/arch").main
@@ -73,8 +75,8 @@ def test_diff_before_design_shows_the_decisions(rows_before, rows_design):
     diffs = parity.diff_rows(rows_before[0], rows_design[0])
     got = {(d["key"], d["variant"], d["aspect"]): d["decision"] for d in diffs}
     assert got[("kubernetes.azure.com/mode", "", "schedulable")] == "Decision 2: new well-known requirement"
-    assert got[("kubernetes.azure.com/agentpool", "", "nodepool")] == parity.BLOCK_DECISION
-    assert got[("kubernetes.azure.com/network-name", "", "nodepool")] == parity.BLOCK_DECISION
+    assert got[("kubernetes.azure.com/agentpool", "", "nodepool")] == BLOCKED
+    assert got[("kubernetes.azure.com/network-name", "", "nodepool")] == BLOCKED
     assert not any(k[0] in ("kubernetes.io/arch", "kubernetes.azure.com/ebpf-dataplane",
                             "kubernetes.azure.com/cluster") for k in got), got
     # hyperv's restricted-label message lists the (longer) well-known set: normalized away

@@ -189,15 +189,6 @@ def test_same_results_under_different_hash_seeds(tmp_path):
     assert outs[0] == outs[1]
 
 
-def test_explain_json(capsys):
-    assert cli(["explain", "--sku", "Standard_NC24ads_A100_v4", "--json", "--profile", "upstream"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["requirements"]["karpenter.azure.com/sku-gpu-name"].endswith("In [A100]")
-    assert report["labels"]["karpenter.azure.com/sku-gpu-manufacturer"]["value"] == "nvidia"
-    assert cli(["explain", "--sku", "Standard_A0", "--json"]) == 0
-    assert "AKS-restricted" in json.loads(capsys.readouterr().out)["dropped"]
-
-
 def test_new_scaffolds_a_runnable_scenario(tmp_path, capsys):
     manifests = tmp_path / "bug.yaml"
     manifests.write_text((ROOT / "scenarios/manifests/default-nodepool.yaml").read_text() + "\n---\n" + yaml.safe_dump(

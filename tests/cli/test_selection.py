@@ -1,0 +1,63 @@
+"""Options that select nothing fail loudly, with the reason: `harness run` and `pytest`."""
+from __future__ import annotations
+
+import re
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as cli
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOP = str(ROOT / "scenarios" / "loop")         # its scenarios declare before-0006 and upstream only
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--profile", "upstrem"],
+     "harness run: --profile upstrem: unknown profile; known profiles: before-0006, design-0006, upstream"),
+    (["--profile", "design-0006"],
+     "harness run: --profile design-0006 selects no scenario: none of the "),
+    (["-k", "no-such-scenario"], "harness run: -k no-such-scenario: no scenario name in "),
+])
+def test_run_selecting_nothing_exits_2(args, message, capsys):
+    assert cli(["run", LOOP, *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(message), captured.err
+    assert captured.out == ""                  # no empty table
+
+
+def _pytest(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def test_pytest_unknown_profile_is_a_usage_error():
+    proc = _pytest("scenarios/loop", "--profile", "upstrem", "--collect-only")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "--profile upstrem: unknown profile; known profiles: before-0006, design-0006, upstream" in proc.stderr
+
+
+def test_pytest_unknown_backend_is_a_usage_error():
+    proc = _pytest("scenarios/loop", "--backend", "nope", "--collect-only")
+    assert proc.returncode == 4
+    assert "--backend nope: unknown backend; known backends: " in proc.stderr
+
+
+def test_pytest_profile_no_collected_scenario_declares():
+    proc = _pytest("scenarios/loop", "--profile", "design-0006", "--collect-only")
+    assert proc.returncode == 4
+    assert re.search(r"--profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
+                     proc.stderr)
+    # without scenario files in the run, --profile is simply unused
+    assert _pytest("tests/loop/test_unavailable.py", "--profile", "design-0006", "--collect-only").returncode == 0
+
+
+def test_pytest_profile_no_scenario_declares_under_xdist():
+    """xdist workers collect; the controller still says why and exits as a usage error."""
+    proc = _pytest("scenarios/loop", "--profile", "design-0006", "-n", "2")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert re.search(r"--profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
+                     proc.stdout + proc.stderr)

@@ -1,0 +1,72 @@
+"""Where a failed expectation points: the line of `expect`, or of the `expectByProfile` override
+that set it (the override is merged over `expect`, so its line is the one to edit)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.embedded import EmbeddedBackend
+from harness.runner.engine import run
+from harness.runner.scenario import load_scenarios_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TEXT = """\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: lines}
+given:
+  profiles: [before-0006, upstream]
+  skus: [Standard_D2s_v3]
+manifests:
+  - file: manifests/default-nodepool.yaml
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+expect:
+  pods:
+    web: {pending: true}
+  nodeCount: 5
+expectByProfile:
+  upstream:
+    pods:
+      web:
+        pending: true
+steps:
+  - advance: 1m
+    expect:
+      nodeCount: 7
+    expectByProfile:
+      upstream:
+        nodeCount: 9
+"""
+LINE_EXPECT_PENDING, LINE_EXPECT_NODECOUNT, LINE_OVERRIDE_PENDING = 16, 17, 22
+LINE_STEP_NODECOUNT, LINE_STEP_OVERRIDE = 26, 29
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = EmbeddedBackend().start()
+    yield c
+    c.close()
+
+
+def _lines(cluster, profile: str) -> dict[str, int]:
+    sc = load_scenarios_text(TEXT, "lines.scenario.yaml", ROOT / "scenarios")[0]
+    return {m.path: m.line for m in run(sc, profile, cluster).mismatches}
+
+
+def test_override_failure_points_at_the_override(cluster):
+    got = _lines(cluster, "upstream")
+    assert got['expect.pods["web"].pending'] == LINE_OVERRIDE_PENDING
+    assert got["expect.nodeCount"] == LINE_EXPECT_NODECOUNT          # not overridden: expect's own line
+    assert got["steps[0].expect.nodeCount"] == LINE_STEP_OVERRIDE
+
+
+def test_without_override_failure_points_at_expect(cluster):
+    got = _lines(cluster, "before-0006")
+    assert got['expect.pods["web"].pending'] == LINE_EXPECT_PENDING
+    assert got["steps[0].expect.nodeCount"] == LINE_STEP_NODECOUNT
