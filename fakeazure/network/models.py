@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..arm import ARMError, new_guid, resource_id, rg_and_name
 from . import exceptions as exc
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..state import FakeAzure
 
 NIC_TYPE = "Microsoft.Network/networkInterfaces"
 
@@ -30,6 +28,7 @@ class NetworkInterface:
     body: dict
     etag: str
     resource_guid: str
+    created: float = 0.0
     vm_id: str | None = None
     mac: str | None = None
 
@@ -42,8 +41,15 @@ class NetworkInterface:
 
 
 class NetworkModel:
-    def __init__(self, state: "FakeAzure"):
-        self.state = state
+    """NICs.  A NIC is in use while ``vm_id`` is set: compute sets it when a VM attaches the
+    NIC and clears it (or deletes the NIC) when the VM lets go, so this model never looks
+    into compute."""
+
+    def __init__(self, rng, clock):
+        self.rng = rng
+        self.clock = clock
+        # (created, removed, last view) of deleted NICs, for lagging readers (Resource Graph)
+        self.removed: deque[tuple[float, float, dict]] = deque(maxlen=10000)
         self.nics: dict[tuple[str, str], NetworkInterface] = {}
         self._next_host: dict[str, int] = {}
         self._macs = 0
@@ -51,6 +57,7 @@ class NetworkModel:
 
     def clear(self) -> None:
         self.nics.clear()
+        self.removed.clear()
         self._next_host.clear()
         self._macs = 0
 
@@ -117,7 +124,7 @@ class NetworkModel:
             cp.setdefault("primary", i == 0)
             configs.append({"name": cname, "id": f"{nic_id}/ipConfigurations/{cname}",
                             "etag": None, "type": f"{NIC_TYPE}/ipConfigurations", "properties": cp})
-        etag = f'W/"{new_guid(self.state.rng)}"'
+        etag = f'W/"{new_guid(self.rng)}"'
         for c in configs:
             c["etag"] = etag
         props["ipConfigurations"] = configs
@@ -141,29 +148,31 @@ class NetworkModel:
             existing.etag = etag
             existing.location = location
             return existing, False
-        guid = new_guid(self.state.rng)
+        guid = new_guid(self.rng)
         props["resourceGuid"] = guid
-        nic = NetworkInterface(rg=rg, name=name, location=location, body=out, etag=etag, resource_guid=guid)
+        nic = NetworkInterface(rg=rg, name=name, location=location, body=out, etag=etag, resource_guid=guid,
+                               created=self.clock.time())
         self.nics[nic.key] = nic
         return nic, True
 
     def delete_check(self, sub: str, nic: NetworkInterface) -> None:
-        if nic.vm_id and self.state.compute._vm_by_id(nic.vm_id) is not None:
+        if nic.vm_id:
             raise exc.nic_in_use(nic.id(sub), nic.vm_id)
 
     def remove(self, nic: NetworkInterface) -> None:
-        self.nics.pop(nic.key, None)
+        if self.nics.pop(nic.key, None) is not None:
+            self.removed.append((nic.created, self.clock.time(), self.view(nic)))
 
     def remove_by_id(self, nic_id: str) -> None:
-        nic = self._by_id(nic_id)
+        nic = self.by_id(nic_id)
         if nic is not None:
             self.remove(nic)
 
-    def _by_id(self, nic_id: str) -> NetworkInterface | None:
+    def by_id(self, nic_id: str) -> NetworkInterface | None:
         return self.get(*rg_and_name(nic_id))
 
     def attach(self, nic_id: str, vm_id: str) -> None:
-        nic = self._by_id(nic_id)
+        nic = self.by_id(nic_id)
         if nic is None:
             return
         nic.vm_id = vm_id
@@ -173,7 +182,7 @@ class NetworkModel:
             nic.mac = "00-0D-3A-{:02X}-{:02X}-{:02X}".format((n >> 16) & 255, (n >> 8) & 255, n & 255)
 
     def detach(self, nic_id: str) -> None:
-        nic = self._by_id(nic_id)
+        nic = self.by_id(nic_id)
         if nic is not None:
             nic.vm_id = None
 
