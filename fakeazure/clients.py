@@ -1,7 +1,9 @@
 """Real Azure SDK clients configured for the fake (fake-azure.md §5).
 
 * credential: :class:`FakeCredential` (a duck-typed TokenCredential);
-* ``polling_interval=0`` so long-running operations never sleep (§5.3);
+* ``polling_interval=0`` so long-running operations never sleep (§5.3): the :class:`PollAtOwnInterval`
+  policy drops the ``Retry-After`` the fake puts on running operations (which the SDK would
+  otherwise honour over ``polling_interval``);
 * ``retry_total=0`` so injected 429/5xx faults surface instead of being retried (§5.4);
 * ``base_url``: https://management.azure.com for the in-process mock, the server's
   ``http://127.0.0.1:PORT`` with the :class:`AllowHttp` policy that lets the bearer
@@ -60,6 +62,19 @@ class AllowHttp(SansIOHTTPPolicy):
         request.context["enforce_https"] = False
 
 
+class PollAtOwnInterval(SansIOHTTPPolicy):
+    """Removes ``Retry-After`` from successful answers (long-running operations), so the poller
+    waits ``polling_interval`` (0 here) instead.  Error answers (429/5xx) keep it for the retry
+    policy."""
+
+    def on_response(self, request, response) -> None:
+        http = response.http_response
+        if http.status_code < 400:
+            for name in ("Retry-After", "retry-after-ms", "x-ms-retry-after-ms"):
+                if name in http.headers:
+                    del http.headers[name]
+
+
 class RefuseRealAzure(SansIOHTTPPolicy):
     """Checks every request (initial calls, pages, status polls) before it is sent: a real Azure
     host is refused unless ``mock_azure`` is active."""
@@ -93,7 +108,8 @@ def _kwargs(base: str, ca: str | None, overrides: dict) -> dict:
         kw["per_call_policies"] = [AllowHttp()]
     kw.update(overrides)
     extra = kw.get("per_call_policies") or []
-    kw["per_call_policies"] = [RefuseRealAzure()] + (list(extra) if isinstance(extra, (list, tuple)) else [extra])
+    own = [RefuseRealAzure()] + ([PollAtOwnInterval()] if not kw.get("polling_interval") else [])
+    kw["per_call_policies"] = own + (list(extra) if isinstance(extra, (list, tuple)) else [extra])
     return kw
 
 

@@ -19,9 +19,13 @@ from typing import Any, Callable, Mapping
 from .arm import ARMError, Request, Response, error_response, iso, new_guid
 
 DEFAULT_AFTER_POLLS = 2
-# Seconds a client should wait before the next status poll.  None: no Retry-After header, so
-# an SDK client uses its own polling_interval (fake-azure.md §5.3).
-DEFAULT_RETRY_AFTER: int | None = None
+# Retry-After (integer seconds) on the answer that starts an operation and on every poll while it
+# runs, as ARM sends it (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations
+# "Retry-After").  Without it an SDK client waits its default polling interval (30 s in the Python
+# and Go SDKs) between polls; both honour the header (azure.core.polling.base_polling
+# LROBasePolling._extract_delay; azcore v1.22.0 runtime/poller.go PollUntilDone).  Integer seconds,
+# because Go's azcore ignores a fractional Retry-After (internal/shared/shared.go RetryAfter).
+DEFAULT_RETRY_AFTER: int | None = 1
 
 
 @dataclass
@@ -134,13 +138,14 @@ def parse_lro_mode(lro: str | Mapping | None) -> int | None:
 class Lro:
     """Operations as handlers use them (``ctx.lro``)."""
 
-    def __init__(self, rng, clock, subscription_id: str, lro: str | Mapping | None = None):
+    def __init__(self, rng, clock, subscription_id: str, lro: str | Mapping | None = None,
+                 retry_after: int | None = DEFAULT_RETRY_AFTER):
         self.rng = rng
         self.clock = clock
         self.subscription_id = subscription_id
         self.store = OperationStore(clock)
         self.after_polls: int | None = parse_lro_mode(lro)
-        self.retry_after: int | None = DEFAULT_RETRY_AFTER
+        self.retry_after: int | None = None if retry_after is None else int(retry_after)
 
     @property
     def sync(self) -> bool:

@@ -22,7 +22,7 @@ from .compute.models import ComputeModel
 from .context import ArmContext
 from .dispatch import Dispatcher, RequestRecord
 from .faults import Fault, FaultEngine, FaultService
-from .lro import Lro, parse_lro_mode
+from .lro import DEFAULT_RETRY_AFTER, Lro, parse_lro_mode
 from .network.models import NetworkModel
 from .network.topology import Topology
 from .pricing.models import PriceBook
@@ -50,13 +50,16 @@ class FakeAzure:
         as the real SKU API does).
     prices_page_size: Retail Prices page size (100 as the classic API).
     resource_graph_lag: seconds (state clock) before a VM/NIC change shows in Resource Graph.
+    lro_retry_after: the ``Retry-After`` (integer seconds) sent while an operation runs, so SDK
+        clients poll that often instead of every 30 s (default 1; None: no header).
     """
 
     def __init__(self, region: str = "southcentralus", subscription_id: str = WELL_KNOWN_SUBSCRIPTION,
                  seed: int = 0, skus: list[dict] | None = None, catalog: str | list | None = None,
                  lro: str | Mapping | None = None, clock=None, page_size: int | None = None,
                  prices_page_size: int = 100, faults: Iterable | None = None,
-                 resource_groups: Iterable[str] | None = None, resource_graph_lag: float = 0.0):
+                 resource_groups: Iterable[str] | None = None, resource_graph_lag: float = 0.0,
+                 lro_retry_after: int | None = DEFAULT_RETRY_AFTER):
         self.lock = threading.RLock()
         self.region = region.lower()
         self.subscription_id = subscription_id
@@ -70,7 +73,7 @@ class FakeAzure:
         self.compute = ComputeModel(self.rng, self.clock, self.network)
         self.price_book = PriceBook(self.compute.skus.families, prices_page_size)
         self.faults = FaultEngine(self.rng)
-        self.lro = Lro(self.rng, self.clock, subscription_id, lro)
+        self.lro = Lro(self.rng, self.clock, subscription_id, lro, lro_retry_after)
         self.operations = self.lro.store
         self.spot_evictions = SpotEvictions(self.compute, self.faults, self.clock)
         self.ctx = ArmContext(

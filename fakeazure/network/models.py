@@ -81,6 +81,19 @@ class NetworkModel:
         self._next_host[key] = host + 1
         return str(ipaddress.IPv4Address("10.224.0.0") + host)
 
+    @staticmethod
+    def _check_shape(nic_id: str, props: Any) -> None:
+        """A NIC needs at least one IP configuration, each with a subnet (NRP); keys are read as the
+        REST API spells them (properties.ipConfigurations[].properties.subnet.id)."""
+        configs = props.get("ipConfigurations") if isinstance(props, dict) else None
+        if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+            raise exc.invalid_resource()
+        for i, cfg in enumerate(configs):
+            cp = cfg.get("properties")
+            subnet = cp.get("subnet") if isinstance(cp, dict) else None
+            if not isinstance(subnet, dict) or not isinstance(subnet.get("id"), str) or not subnet["id"]:
+                raise exc.subnet_is_required(f"{nic_id}/ipConfigurations/{cfg.get('name') or f'ipconfig{i + 1}'}")
+
     def _check_refs(self, nic_id: str, props: dict) -> None:
         def check(kind: str, rid: str | None) -> None:
             if rid and self.known_refs[kind] and rid.lower() not in self.known_refs[kind]:
@@ -103,6 +116,7 @@ class NetworkModel:
             raise ARMError("LocationRequired", "The location property is required for this definition.", 400)
         nic_id = resource_id(sub, rg, "Microsoft.Network", "networkInterfaces", name)
         props = copy.deepcopy(body.get("properties") or {})  # the ipConfigurations below are this copy's
+        self._check_shape(nic_id, props)
         self._check_refs(nic_id, props)
         existing = self.get(rg, name)
         old_ips = {}
