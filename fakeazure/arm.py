@@ -98,14 +98,14 @@ class Request:
     def json(self) -> Any:
         if self.body in (None, b"", ""):
             return None
-        raw = self.body.decode("utf-8") if isinstance(self.body, (bytes, bytearray)) else self.body
         try:
+            raw = self.body.decode("utf-8") if isinstance(self.body, (bytes, bytearray)) else self.body
             return json.loads(raw)
-        except ValueError as exc:
-            # ARM's wording for an undeserializable body (unverified exact text).
-            raise ARMError("InvalidRequestContent",
-                           f"The request content was invalid and could not be deserialized: '{exc}'.",
-                           400) from None
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            # ARM's wording for an undeserializable body (unverified exact text).  RecursionError:
+            # nesting deeper than the interpreter's limit.
+            detail = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
+            raise invalid_request_content(detail) from None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         low = name.lower()
@@ -135,6 +135,49 @@ class Response:
         if self.body is not None and not any(k.lower() == "content-type" for k in h):
             h["Content-Type"] = "application/json; charset=utf-8"
         return h
+
+
+def invalid_request_content(detail: str) -> ARMError:
+    return ARMError("InvalidRequestContent",
+                    f"The request content was invalid and could not be deserialized: '{detail}'.", 400)
+
+
+# JSON types a body field may have, by the names request shapes use (``catalogs/shapes/<service>.json``).
+_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
+          "number": (int, float), "integer": int}
+
+
+def check_shape(body: Any, shape: Mapping[str, str]) -> None:
+    """Refuse a request body whose fields have the wrong JSON type, before any model reads it.
+
+    ``shape`` maps a dotted path (``""`` is the body itself; ``a[]`` is every item of the array
+    ``a``) to a type name; ``null`` is accepted for every field but the body (ARM treats it as
+    absent).  Fields not in ``shape`` are not checked.  A mismatch is 400 InvalidRequestContent
+    (the message's detail text is a harness assumption)."""
+    prefixes = {""}
+    for key in shape:
+        for i, ch in enumerate(key):
+            if ch in ".[":
+                prefixes.add(key[:i])
+        prefixes.add(key)
+
+    def walk(value: Any, path: str) -> None:  # descends only where the shape names fields
+        if path not in prefixes:
+            return
+        want = shape.get(path)
+        if want is not None:
+            py = _TYPES[want]
+            if value is None and path:
+                return
+            if not isinstance(value, py) or (want in ("number", "integer") and isinstance(value, bool)):
+                raise invalid_request_content(f"Unexpected value at path '{path or '$'}': expected {want}")
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, f"{path}[]")
+    walk(body, "")
 
 
 def error_response(err: ARMError) -> Response:

@@ -77,6 +77,24 @@ def _bad(msg: str) -> ARMError:
     return ARMError("InvalidControlRequest", msg, 400)
 
 
+def _object(req: Request, what: str) -> dict:
+    """The body as an object (an empty body is ``{}``); anything else is 400."""
+    body = _body(req)
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise _bad(f"{what} takes a JSON object")
+    return body
+
+
+def _number(value: Any, what: str, integer: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+        raise _bad(f"{what} must be {'an integer' if integer else 'a number'}, not {value!r}")
+    if not -1e15 < value < 1e15:
+        raise _bad(f"{what} is out of range: {value!r}")
+    return value
+
+
 def health(state: Configurable, req: Request, p: dict) -> Response:
     return Response(200, {"ok": True, "subscription_id": state.subscription_id, "region": state.region})
 
@@ -118,26 +136,28 @@ def requests_log(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def usages(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
-    if not isinstance(body, dict):
-        raise _bad("usages takes an object")
+    body = _object(req, "usages")
     region = body.get("region")
+    if region is not None and not isinstance(region, str):
+        raise _bad("usages: 'region' must be a string")
     if "regional" in body:
-        state.set_regional_quota(int(body["regional"]), region)
+        state.set_regional_quota(int(_number(body["regional"], "usages: 'regional'", True)), region)
     if "lowPriority" in body:
-        state.set_low_priority_quota(int(body["lowPriority"]), region)
+        state.set_low_priority_quota(int(_number(body["lowPriority"], "usages: 'lowPriority'", True)), region)
     if "family" in body:
-        if "limit" not in body:
-            raise _bad("usages: 'family' needs 'limit'")
-        state.set_usage(body["family"], body["limit"], int(body.get("current", 0)), region)
+        if "limit" not in body or not isinstance(body["family"], str):
+            raise _bad("usages: 'family' (a name) needs 'limit'")
+        limit = None if body["limit"] is None else int(_number(body["limit"], "usages: 'limit'", True))
+        state.set_usage(body["family"], limit, int(_number(body.get("current", 0), "usages: 'current'", True)),
+                        region)
     return Response(200, {"usages": state.usages(region)})
 
 
 def evict(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
+    body = _object(req, "evict")
     rg = body.get("resourceGroup") or body.get("resource_group")
     name = body.get("name")
-    if not rg or not name:
+    if not isinstance(rg, str) or not isinstance(name, str) or not rg or not name:
         raise _bad("evict takes {\"resourceGroup\": ..., \"name\": ...}")
     try:
         return Response(200, state.evict(rg, name))
@@ -146,8 +166,8 @@ def evict(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def advance(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
-    state.advance(float(body.get("seconds", 0)))
+    body = _object(req, "advance")
+    state.advance(float(_number(body.get("seconds", 0), "advance: 'seconds'")))
     return Response(200, {"time": state.clock.time()})
 
 
@@ -158,24 +178,27 @@ def settle(state: Configurable, req: Request, p: dict) -> Response:
 def add_skus(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req)
     skus = body.get("value") if isinstance(body, dict) else body
-    if not isinstance(skus, list):
+    if not isinstance(skus, list) or not all(isinstance(s, dict) and isinstance(s.get("name"), str) for s in skus):
         raise _bad("skus takes a list of ResourceSku objects or {\"value\": [...]}")
-    return Response(201, {"added": len(state.add_skus(skus))})
+    try:
+        return Response(201, {"added": len(state.add_skus(skus))})
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _bad(f"skus: not a ResourceSku: {exc!r}") from None
 
 
 def load_catalog(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
+    body = _object(req, "catalog")
     name = body.get("name") or body.get("path")
-    if not name:
+    if not name or not isinstance(name, str):
         raise _bad("catalog takes {\"name\": ...}")
     try:
         return Response(201, {"added": len(state.load_catalog(name))})
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise _bad(str(exc)) from None
 
 
 def set_lro(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
+    body = _object(req, "lro")
     try:
         state.set_lro(body.get("lro"))
     except ValueError as exc:
@@ -184,9 +207,7 @@ def set_lro(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def configure_network(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
-    if not isinstance(body, dict):
-        raise _bad("network takes an object")
+    body = _object(req, "network")
     names = body.get("networkSecurityGroups")
     if names is not None:
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

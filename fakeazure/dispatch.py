@@ -39,6 +39,20 @@ ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compi
           + _compile(pricing_urls, "prices") + _compile(control_urls, "control"))
 
 
+def check_name(name: str) -> None:
+    """A path segment that decodes to something no ARM resource can be called (a ``/`` or ``\\``
+    smuggled in as ``%2f``/``%5c``, a control character, ``.`` or ``..``, nothing) is 400
+    InvalidResourceName, before any handler sees it.  Wording: NRP's InvalidResourceName
+    message (CRP and ARM word their own name checks differently; harness simplification)."""
+    if (not name or name in (".", "..") or "/" in name or "\\" in name
+            or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name)):
+        shown = name.encode("unicode_escape").decode()
+        raise ARMError("InvalidResourceName",
+                       f"Resource name {shown} is invalid. The name can be up to 80 characters long. It must "
+                       f"begin with a word character, and it must end with a word character or with '_'. The name "
+                       f"may contain word characters or '.', '-', '_'.", 400)
+
+
 def not_implemented(req: Request) -> ARMError:
     return ARMError("NotImplementedInFakeAzure",
                     f"fakeazure does not serve {req.method} {req.path}. Nothing is forwarded to "
@@ -80,7 +94,11 @@ class Dispatcher:
             if m:
                 # path segments arrive percent-encoded (the SDK quotes e.g. "(" in resource
                 # group names as %28): match on the raw path, use the decoded values
-                return route, {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
+                params = {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
+                for key, value in params.items():
+                    if key != "sub" and isinstance(value, str):
+                        check_name(value)
+                return route, params
         return None, {}
 
     def arm_checks(self, req: Request, params: dict) -> None:

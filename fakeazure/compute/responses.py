@@ -3,11 +3,13 @@ returns a :class:`~fakeazure.arm.Response`; errors are raised as ``ARMError`` an
 turned into the ARM envelope by the dispatcher (``fakeazure.dispatch``)."""
 from __future__ import annotations
 
+import json
+import pathlib
 import re
 from typing import TYPE_CHECKING
 
 from .. import catalog as cat
-from ..arm import ARMError, Request, Response, paginate
+from ..arm import ARMError, Request, Response, check_shape, paginate
 from . import exceptions as exc
 from .models import fault_ctx, is_spot
 
@@ -15,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..context import ArmContext
     from .models import ComputeModel
 
+SHAPES = json.loads((pathlib.Path(__file__).resolve().parents[1] / "catalogs" / "shapes" / "compute.json").read_text())
 _LOCATION_FILTER = re.compile(r"^\s*location\s+eq\s+'([^']*)'\s*$", re.IGNORECASE)
 
 
@@ -59,6 +62,7 @@ def put_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     sub, rg, name = ctx.subscription, p["rg"], p["name"]
     compute = ctx.compute
     body = req.json()
+    check_shape(body, SHAPES["vm"])
     parsed = compute.parse_put(body)
     existing = compute.get(rg, name)
     fctx = _vm_ctx(p, parsed, req.operation)
@@ -112,6 +116,7 @@ def patch_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """VirtualMachines_Update: only tags are merged (the SDK accepts only 200 here)."""
     vm = ctx.compute.require(p["rg"], p["name"])
     body = req.json() or {}
+    check_shape(body, SHAPES["patch"])
     if "tags" in body:
         vm.body["tags"] = dict(body.get("tags") or {})
     return Response(200, ctx.compute.view(vm))
@@ -177,6 +182,7 @@ def put_extension(ctx: "ArmContext", req: Request, p: dict) -> Response:
     sub = ctx.subscription
     vm = _parent(ctx, p)
     body = req.json() or {}
+    check_shape(body, SHAPES["extension"])
     props = dict(body.get("properties") or {})
     props.pop("protectedSettings", None)  # never returned, like customData
     ext_id = f"{vm.id(sub)}/extensions/{p['ext']}"

@@ -2,12 +2,17 @@
 topology Karpenter reads (VNets, subnets, NSGs, load balancers; network/topology.py)."""
 from __future__ import annotations
 
+import json
+import pathlib
 from typing import TYPE_CHECKING
 
-from ..arm import Request, Response, paginate, resource_not_found
+from ..arm import Request, Response, check_shape, paginate, resource_not_found
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import ArmContext
+
+
+SHAPES = json.loads((pathlib.Path(__file__).resolve().parents[1] / "catalogs" / "shapes" / "network.json").read_text())
 
 
 def _fault_ctx(p: dict, op: str, method: str) -> dict:
@@ -25,8 +30,10 @@ def put_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     an Azure-AsyncOperation the client polls once (NRP behaviour, fake-azure.md §3)."""
     sub = ctx.subscription
     op_name = req.operation
+    body = req.json()
+    check_shape(body, SHAPES["nic"])
     async_err = ctx.lro.carry(ctx.faults.provision(_fault_ctx(p, op_name, "PUT")))
-    nic, created = ctx.network.create_or_update(sub, p["rg"], p["name"], req.json())
+    nic, created = ctx.network.create_or_update(sub, p["rg"], p["name"], body)
     if async_err is not None:
         nic.body["properties"]["provisioningState"] = "Failed"
     op = ctx.lro.start(op_name, "Microsoft.Network", nic.location, nic.id(sub), async_err, None, after_polls=1)
@@ -42,6 +49,7 @@ def get_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
 def patch_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     nic = ctx.network.require(p["rg"], p["name"])
     body = req.json() or {}
+    check_shape(body, SHAPES["patch"])
     if "tags" in body:
         nic.body["tags"] = dict(body.get("tags") or {})
     return Response(200, ctx.network.view(nic))
