@@ -9,8 +9,7 @@ import pathlib
 
 PKG = pathlib.Path(__file__).resolve().parents[2] / "fakeazure"
 # The modules above the dispatcher: they build or serve a FakeAzure.
-ABOVE_DISPATCH = {"state.py", "__init__.py", "__main__.py", "mock.py", "server.py", "clients.py", "tls.py",
-                  "azshim.py"}
+ABOVE_DISPATCH = {"state.py", "__init__.py", "__main__.py", "mock.py", "server.py", "clients.py"}
 # Underscore names that are public API of their owners (namedtuple, the responses library).
 ALLOWED_PRIVATE = {"_asdict", "_real_send"}
 

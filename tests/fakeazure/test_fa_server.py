@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -183,7 +182,8 @@ def test_keepalive_connections_do_not_block_stop():
     s = requests.Session()
     for _ in range(3):
         assert s.get(f"{url}/_fakeazure/health").status_code == 200
-    t0 = time.perf_counter()
-    srv.stop()  # the session still holds a keep-alive connection
-    assert time.perf_counter() - t0 < 5
+    stopper = threading.Thread(target=srv.stop)  # the session still holds a keep-alive connection
+    stopper.start()
+    stopper.join(timeout=60)  # a hang guard, not a timing: stop() must return at all
+    assert not stopper.is_alive()
     s.close()
