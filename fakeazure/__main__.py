@@ -13,7 +13,7 @@ import sys
 import time
 
 from . import azshim
-from .arm import WELL_KNOWN_SUBSCRIPTION
+from .arm import WELL_KNOWN_SUBSCRIPTION, RealClock
 from .catalog import available_catalogs
 from .server import LOOPBACK, FakeAzureServer, is_loopback_host
 from .state import FakeAzure
@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--faults", help="JSON file with a list of fault rules")
     s.add_argument("--page-size", type=int, default=None)
     s.add_argument("--verbose", action="store_true", help="log each request to stderr")
+    s.add_argument("--clock", choices=("fake", "real"), default="fake",
+                   help="'fake' (default): time moves only through /_fakeazure/advance; 'real': wall-clock time "
+                        "(Resource Graph lag and eviction ages then pass by themselves; latency faults really sleep)")
+    s.add_argument("--resource-graph-lag", type=float, default=0.0,
+                   help="seconds before a VM/NIC change shows in Resource Graph (default 0)")
     s.add_argument("--tls", action="store_true",
                    help="serve https with a generated CA + server certificate; prints the CA path on line 2")
     s.add_argument("--tls-dir", default=None,
@@ -49,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _fail(message: str) -> int:
+    """Bad input: one line on stderr, exit status 2, no traceback."""
+    print(f"fakeazure: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -57,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
             print(name)
         return 0
     if args.cmd == "az-shim":
-        print(azshim.write(args.dir, subscription=args.subscription, tenant=args.tenant, token=args.token))
+        try:
+            print(azshim.write(args.dir, subscription=args.subscription, tenant=args.tenant, token=args.token))
+        except OSError as exc:
+            return _fail(f"{args.dir}: {exc.strerror or exc}")
         return 0
     if not is_loopback_host(args.host):
         parser.error(f"--host {args.host!r} is not a loopback address; fakeazure serves loopback only "
@@ -67,12 +81,30 @@ def main(argv: list[str] | None = None) -> int:
         lro = {"after_polls": int(lro)}
     faults = []
     if args.faults:
-        with open(args.faults) as fh:
-            faults = json.load(fh)
+        try:
+            with open(args.faults) as fh:
+                faults = json.load(fh)
+        except json.JSONDecodeError as exc:
+            return _fail(f"{args.faults}:{exc.lineno}: {exc.msg}")
+        except OSError as exc:
+            return _fail(f"{args.faults}: {exc.strerror or exc}")
         if isinstance(faults, dict):
             faults = faults.get("faults", [faults])
-    state = FakeAzure(region=args.region, subscription_id=args.subscription, seed=args.seed,
-                      catalog=args.catalog or None, lro=lro, page_size=args.page_size, faults=faults)
+        if not isinstance(faults, list):
+            return _fail(f"{args.faults}:1: expected a list of fault rules or {{\"faults\": [...]}}")
+    if not 0 <= args.resource_graph_lag < 1e9:
+        parser.error("--resource-graph-lag must be between 0 and 1e9 seconds")
+    try:
+        state = FakeAzure(region=args.region, subscription_id=args.subscription, seed=args.seed,
+                          catalog=args.catalog or None, lro=lro, page_size=args.page_size,
+                          clock=RealClock() if args.clock == "real" else None,
+                          resource_graph_lag=args.resource_graph_lag)
+    except (OSError, ValueError) as exc:  # an unknown catalog or --lro value
+        parser.error(str(exc))
+    try:
+        state.add_faults(faults)
+    except (TypeError, ValueError) as exc:
+        return _fail(f"{args.faults}: {exc}")
     server = FakeAzureServer(state, host=args.host, port=args.port, verbose=args.verbose, tls=args.tls,
                              tls_dir=args.tls_dir)
     url = server.start()
