@@ -133,7 +133,8 @@ class Dispatcher:
                     resp = handler(self.control, req, params)
                 else:
                     self.before_service()
-                    fctx = {"operation": op_name, "resource_group": params.get("rg"), "name": params.get("name"),
+                    name = params.get("name") or params.get("subnet") or params.get("vnet") or params.get("image")
+                    fctx = {"operation": op_name, "resource_group": params.get("rg"), "name": name,
                             "location": params.get("location"), "method": req.method, "path": req.path}
                     faults.check_request({k: v for k, v in fctx.items() if v is not None}, body_pass=False)
                     resp = handler(self.ctx, req, params)

@@ -88,3 +88,11 @@ def test_each_route_takes_fault_rules_and_is_logged(fake, call, op):
     call(fake.network)  # the rule fired once
     ops = [d["operation"] for d in fake.state.request_details]
     assert ops[-2:] == [op, op] and [r.status for r in fake.state.requests[-2:]] == [429, 200]
+
+
+def test_fault_rules_match_the_vnet_and_subnet_names(fake):
+    fake.state.add_fault({"code": "InternalServerError", "match": {"operation": "subnet.get", "name": "aks-sub*"}})
+    fake.network.subnets.get(NODE_RG, VNET, "other-subnet")
+    with pytest.raises(HttpResponseError) as e:
+        fake.network.subnets.get(NODE_RG, VNET, "aks-subnet")
+    assert e.value.status_code == 500
