@@ -98,14 +98,14 @@ class Request:
     def json(self) -> Any:
         if self.body in (None, b"", ""):
             return None
-        raw = self.body.decode("utf-8") if isinstance(self.body, (bytes, bytearray)) else self.body
         try:
+            raw = self.body.decode("utf-8") if isinstance(self.body, (bytes, bytearray)) else self.body
             return json.loads(raw)
-        except ValueError as exc:
-            # ARM's wording for an undeserializable body (unverified exact text).
-            raise ARMError("InvalidRequestContent",
-                           f"The request content was invalid and could not be deserialized: '{exc}'.",
-                           400) from None
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            # ARM's wording for an undeserializable body (unverified exact text).  RecursionError:
+            # nesting deeper than the interpreter's limit.
+            detail = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
+            raise invalid_request_content(detail) from None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         low = name.lower()
@@ -137,6 +137,49 @@ class Response:
         return h
 
 
+def invalid_request_content(detail: str) -> ARMError:
+    return ARMError("InvalidRequestContent",
+                    f"The request content was invalid and could not be deserialized: '{detail}'.", 400)
+
+
+# JSON types a body field may have, by the names request shapes use (``catalogs/shapes/<service>.json``).
+_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
+          "number": (int, float), "integer": int}
+
+
+def check_shape(body: Any, shape: Mapping[str, str]) -> None:
+    """Refuse a request body whose fields have the wrong JSON type, before any model reads it.
+
+    ``shape`` maps a dotted path (``""`` is the body itself; ``a[]`` is every item of the array
+    ``a``) to a type name; ``null`` is accepted for every field but the body (ARM treats it as
+    absent).  Fields not in ``shape`` are not checked.  A mismatch is 400 InvalidRequestContent
+    (the message's detail text is a harness assumption)."""
+    prefixes = {""}
+    for key in shape:
+        for i, ch in enumerate(key):
+            if ch in ".[":
+                prefixes.add(key[:i])
+        prefixes.add(key)
+
+    def walk(value: Any, path: str) -> None:  # descends only where the shape names fields
+        if path not in prefixes:
+            return
+        want = shape.get(path)
+        if want is not None:
+            py = _TYPES[want]
+            if value is None and path:
+                return
+            if not isinstance(value, py) or (want in ("number", "integer") and isinstance(value, bool)):
+                raise invalid_request_content(f"Unexpected value at path '{path or '$'}': expected {want}")
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, f"{path}[]")
+    walk(body, "")
+
+
 def error_response(err: ARMError) -> Response:
     # fake-azure.md §10.6: errors in the envelope, JSON content type, no Retry-After
     # unless the error itself asks for it (429).
@@ -162,6 +205,27 @@ def invalid_resource_reference(ref_id: str, referrer_id: str, target: str | None
                     f"Resource {ref_id} referenced by resource {referrer_id} was not found. Please make sure that "
                     f"the referenced resource exists, and that both resources are in the same region.", 400,
                     target=target)
+
+
+def resource_group_not_found(rg: str) -> ARMError:
+    return ARMError("ResourceGroupNotFound", f"Resource group '{rg}' could not be found.", 404)
+
+
+class ResourceGroups:
+    """Resource groups exist implicitly until one is added; from then on only the added ones
+    do (others: 404 ResourceGroupNotFound)."""
+
+    def __init__(self, names=None):
+        self.names: set[str] | None = {n.lower() for n in names} if names is not None else None
+
+    def add(self, name: str) -> None:
+        if self.names is None:
+            self.names = set()
+        self.names.add(name.lower())
+
+    def require(self, rg: str) -> None:
+        if self.names is not None and rg.lower() not in self.names:
+            raise resource_group_not_found(rg)
 
 
 # --------------------------------------------------------------------------- clock
@@ -196,6 +260,11 @@ class FakeClock:
         with self._lock:
             self.slept += float(seconds)
             self._t += float(seconds)
+
+    def rewind(self, t: float) -> None:
+        """Set the time back (``FakeAzure.reset`` returns its own clock to the start)."""
+        with self._lock:
+            self._t = float(t)
 
     def now(self) -> _dt.datetime:
         return _dt.datetime.fromtimestamp(self.time(), tz=_dt.timezone.utc)

@@ -16,23 +16,46 @@ from __future__ import annotations
 import re
 import socket
 import threading
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 AZURE_DOMAINS = ("azure.com", "microsoft.com", "windows.net", "azure.net", "microsoftonline.com",
                  "azure-api.net", "azurecr.io", "visualstudio.com")
-_HOST_RE = re.compile(r"(^|\.)(" + "|".join(re.escape(d) for d in AZURE_DOMAINS) + r")\.?$", re.IGNORECASE)
+_HOST_RE = re.compile(r"(^|\.)(" + "|".join(re.escape(d) for d in AZURE_DOMAINS) + r")$")
 
 
 class RealAzureBlocked(ConnectionError):
     """Raised instead of contacting a real Azure endpoint."""
 
 
+def normalize_host(host: str) -> str:
+    """The name a resolver would look up: percent-escapes decoded (until none is left), case
+    folded, surrounding space and the trailing root dots removed, IDNA labels decoded.
+    ``management%2eazure%2ecom`` and ``MANAGEMENT.AZURE.COM.`` both become ``management.azure.com``."""
+    name = str(host or "")
+    for _ in range(5):
+        decoded = unquote(name)
+        if decoded == name:
+            break
+        name = decoded
+    name = name.strip().lower().rstrip(".")
+    try:
+        name = name.encode("ascii").decode("idna") if "xn--" in name else name
+    except (UnicodeError, ValueError):
+        pass
+    return name
+
+
 def is_azure_host(host: str) -> bool:
-    return bool(host) and bool(_HOST_RE.search(host.strip().lower()))
+    name = normalize_host(host)
+    return bool(name) and bool(_HOST_RE.search(name))
 
 
 def is_azure_url(url: str) -> bool:
-    return is_azure_host(urlsplit(url).hostname or "")
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # e.g. an invalid port: judge the raw authority
+        host = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].rsplit(":", 1)[0]
+    return is_azure_host(host)
 
 
 def blocked(url_or_host: str) -> RealAzureBlocked:

@@ -21,14 +21,24 @@ from .state import FakeAzure
 
 _METHODS = ("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS")
 SERVED_URL = re.compile(r"^https?://(?:management|prices)\.azure\.com(?::\d+)?(?:[/?#]|$)", re.IGNORECASE)
-_DOMAINS = "|".join(re.escape(d) for d in AZURE_DOMAINS)
+
+
+def _escaped(text: str) -> str:
+    """``text`` where each character may also arrive percent-encoded (``.`` as ``%2e``)."""
+    return "".join(f"(?:{re.escape(c)}|%{ord(c):02x})" for c in text)
+
+
+# An Azure/Microsoft host as the guard sees it (fakeazure/guard.py normalize_host): any case,
+# percent-encoded characters, trailing root dots.  Matched on the raw URL, since responses
+# matches registrations by regular expression only.
+_DOT = "(?:\\.|%2e)"
+_AZURE_HOST = (r"(?:[^/?#@]*@)?(?:[^/?#:]*" + _DOT + r")?(?:" + "|".join(_escaped(d) for d in AZURE_DOMAINS)
+               + r")" + _DOT + r"*(?::\d+)?(?:[/?#]|$)")
 # Azure/Microsoft hosts that the fake does not serve (never overlaps SERVED_URL: responses pops
 # the first of several matching registrations, so patterns must be disjoint).
-OTHER_AZURE_URL = re.compile(
-    r"^https?://(?!(?:management|prices)\.azure\.com(?::\d+)?(?:[/?#]|$))"
-    r"(?:[^/?#@]*@)?(?:[^/?#:]*\.)?(?:" + _DOMAINS + r")\.?(?::\d+)?(?:[/?#]|$)", re.IGNORECASE)
-NOT_AZURE_URL = re.compile(
-    r"^(?!https?://(?:[^/?#@]*@)?(?:[^/?#:]*\.)?(?:" + _DOMAINS + r")\.?(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
+OTHER_AZURE_URL = re.compile(r"^https?://(?!(?:management|prices)\.azure\.com(?::\d+)?(?:[/?#]|$))" + _AZURE_HOST,
+                             re.IGNORECASE)
+NOT_AZURE_URL = re.compile(r"^(?!https?://" + _AZURE_HOST + ")", re.IGNORECASE)
 
 
 class mock_azure:

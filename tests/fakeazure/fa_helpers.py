@@ -1,6 +1,11 @@
 """Request-body builders and helpers shared by the fakeazure tests."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from conftest import Env
+
 SUB = "00000000-0000-0000-0000-000000000000"
 RG = "rg-test"
 

@@ -16,7 +16,7 @@ import requests
 from fakeazure import FakeAzure, FakeAzureServer, RemoteFakeAzure, mock_azure
 from fakeazure.clients import compute_client, network_client
 
-from fa_helpers import RG, nic_body, usages, vm_body
+from fa_helpers import RG, SUB, nic_body, usages, vm_body
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -182,10 +182,41 @@ def test_keepalive_connections_do_not_block_stop():
     s = requests.Session()
     for _ in range(3):
         assert s.get(f"{url}/_fakeazure/health").status_code == 200
-    # the session still holds a keep-alive connection: stop() must return (a hang guard with a
-    # generous bound, not a timing)
-    stopper = threading.Thread(target=srv.stop, daemon=True)
+    stopper = threading.Thread(target=srv.stop)  # the session still holds a keep-alive connection
     stopper.start()
-    stopper.join(60)
-    assert not stopper.is_alive(), "FakeAzureServer.stop() hangs on a keep-alive connection"
+    stopper.join(timeout=60)  # a hang guard, not a timing: stop() must return at all
+    assert not stopper.is_alive()
     s.close()
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["serve", "--lro", "foo"], "lro must be"),
+    (["serve", "--catalog", "nope"], "unknown catalog 'nope'"),
+    (["serve", "--faults", "{tmp}/bad.json"], "bad.json:2: Expecting value"),
+    (["serve", "--faults", "{tmp}/unknown.json"], "unknown keys ['bogus']"),
+    (["serve", "--faults", "{tmp}/missing.json"], "missing.json: No such file or directory"),
+    (["serve", "--resource-graph-lag", "-1"], "--resource-graph-lag must be"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, args, expect):
+    (tmp_path / "bad.json").write_text('[\n{"code": ')
+    (tmp_path / "unknown.json").write_text('[{"code": "X", "bogus": 1}]')
+    proc = _spawn(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and out == "" and "Traceback" not in err
+    assert expect in err
+
+
+def test_cli_real_clock_and_resource_graph_lag():
+    proc = _spawn("serve", "--clock", "real", "--resource-graph-lag", "3600")
+    try:
+        url = proc.stdout.readline().strip()
+        nic = f"{url}/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Network/networkInterfaces/n1"
+        assert requests.put(f"{nic}?api-version=2022-01-01", json=nic_body(), timeout=30).status_code == 201
+        q = {"query": 'Resources | where type == "microsoft.network/networkinterfaces"', "subscriptions": [SUB]}
+        r = requests.post(f"{url}/providers/Microsoft.ResourceGraph/resources?api-version=2024-04-01", json=q, timeout=30)
+        assert r.status_code == 200 and r.json()["data"] == []  # an hour of lag: not indexed yet
+        assert not RemoteFakeAzure(url).snapshot()["time"].startswith("2026-01-01T00:00:00")  # FakeClock's start
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
