@@ -148,7 +148,7 @@ def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
 def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
     """A knob may change a profile's values but not their shape: merged over each profile the
     scenario runs under, every value keeps its type (a mapping stays a mapping, a list a list)."""
-    from harness.model.profile import DEFAULT_PROFILE, ProfileError, merge, raw_profile
+    from harness.model.profile import DEFAULT_PROFILE, ProfileError, available_profiles, merge, raw_profile
     given = data.get("given") or {}
     knobs = given.get("knobs")
     if not knobs:
@@ -163,18 +163,38 @@ def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
             merged = merge(base, knobs)
         except (TypeError, AttributeError, ValueError) as e:
             return [(("given", "knobs"), f"knobs cannot be merged over profile {name!r}: {e}")]
+        others = [raw_profile(n) for n in available_profiles()]
         for path, v in _walk(merged, ()):
-            have = base
-            for p in path:
-                have = have.get(p) if isinstance(have, dict) else None
-                if have is None:
+            have = _lookup_shape(base, path)
+            for other in others:
+                if have is not None:
                     break
+                have = _lookup_shape(other, path)          # a switch only another profile sets
+            if have is None and isinstance(v, list) and not all(isinstance(x, str) for x in v):
+                # (harness assumption) a list switch no profile spells out holds names (regions,
+                # SKUs, keys), as every such switch the model reads does
+                return [(("given", "knobs") + tuple(p for p in path[:1]),
+                         f"knob {'.'.join(map(str, path))} must be a list of strings")]
             if have is not None and _kind_of(have) != _kind_of(v) and not (path and path[-1] == "name"):
                 where = ".".join(map(str, path))
                 return [(("given", "knobs") + tuple(p for p in path[:1]),
                          f"knob {where} must be {_TYPE_WORDS[_kind_of(have)]} as in profile {name!r}, "
                          f"got {_describe(v)}")]
     return out
+
+
+def _lookup_shape(have, path: tuple):
+    """The value at `path` in a profile, a list's first item standing for all of them."""
+    for p in path:
+        if isinstance(have, dict):
+            have = have.get(p)
+        elif isinstance(have, list) and isinstance(p, int) and have:
+            have = have[p] if p < len(have) else have[0]     # a list's items share one shape
+        else:
+            have = None
+        if have is None:
+            break
+    return have
 
 
 def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
