@@ -473,11 +473,14 @@ class AzureProvider:
                 return
             live = self.list_vm_names() or vms
             for name in sorted(nics):
-                if name.lower() not in live and name.lower() not in owned:
-                    if self._delete_nic(name):
-                        self.event("networkinterface.garbagecollection", "garbage collected NIC", name)
-                    else:
-                        clean = False
+                if name.lower() in live:
+                    continue
+                if name.lower() in owned:
+                    clean = False          # a NodeClaim's NIC without its VM: an orphan once the claim goes
+                elif self._delete_nic(name):
+                    self.event("networkinterface.garbagecollection", "garbage collected NIC", name)
+                else:
+                    clean = False
         else:
             clean = False
         self._maybe_orphans = not clean
