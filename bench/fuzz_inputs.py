@@ -24,7 +24,7 @@ def main() -> int:
     spec.loader.exec_module(mod)
 
     def progress(t):
-        if t.tried % 1000 == 0:
+        if t.tried % 250 == 0:
             print(f"  {t.tried} tried, {t.loaded} loaded, {len(t.tracebacks)} tracebacks", file=sys.stderr, flush=True)
 
     t = mod.fuzz(args.count, args.seed, run_every=args.run_every, progress=progress)

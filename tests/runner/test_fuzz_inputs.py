@@ -144,6 +144,8 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
             target = tmp / "case" / f"m{tally.tried % 50}.scenario.yaml"
             target.write_bytes(data)
             tally.tried += 1
+            if progress:
+                progress(tally)
             try:
                 scenarios = load_scenarios(target)
                 tally.loaded += 1
@@ -167,8 +169,6 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
                     except Exception:  # noqa: BLE001
                         tally.tracebacks.append(f"run of a mutant of {src.name}:\n{traceback.format_exc()}\n"
                                                 f"--- input:\n{data[:3000]!r}")
-            if progress:
-                progress(tally)
     finally:
         if cluster is not None:
             cluster.close()
