@@ -18,7 +18,7 @@ from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, available_profiles
 from harness.model.resources import QuantityError, parse_quantity
 from harness.runner.references import resolve_reference
-from harness.runner.shapes import scenario_value_errors, shape_errors
+from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
 SUFFIX = ".scenario.yaml"
@@ -252,6 +252,8 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
         ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), base_dir)
         step_manifests.append(ms)
         problems += serrs
+    if not problems:
+        problems += lifecycle_errors(doc, manifests, step_manifests, list(data.get("steps") or []))
     if problems:
         raise problems[0]
     meta = data["metadata"]

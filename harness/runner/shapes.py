@@ -203,3 +203,49 @@ def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
     if not isinstance(data, dict):
         return []
     return _regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+
+
+# the loop expands these into pods itself and keeps no object a step could delete
+UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet"})
+
+
+def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: list[dict]) -> list:
+    """SourceErrors for steps a run could not play: an object applied while one of that kind,
+    namespace and name still exists (the harness creates; it does not update), and a delete of
+    an object the scenario never applied (or already deleted) or of an unsupported kind."""
+    from harness.runner.scenario import API_VERSIONS
+    from harness.runner.yamlsource import SourceError
+
+    def key(obj: dict) -> tuple:
+        meta = obj.get("metadata") or {}
+        return obj.get("kind"), meta.get("namespace") or "default", meta.get("name")
+
+    errors = []
+    live: dict[tuple, str] = {}
+
+    def apply(ms: list) -> None:
+        for m in ms:
+            k = key(m.obj)
+            if k in live:
+                errors.append(SourceError(m.file, m.line, f"{k[0]} {k[2]!r} is already applied ({live[k]}); "
+                                                          f"delete it in an earlier step first"))
+            else:
+                live[k] = f"{m.file}:{m.line}"
+    apply(manifests)
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        apply(step_manifests[i] if i < len(step_manifests) else [])
+        for j, d in enumerate(step.get("delete") or []):
+            kind = d.get("kind")
+            k = (kind, d.get("namespace") or "default", d.get("name"))
+            deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS)
+            if kind not in deletable:
+                errors.append(doc.error(("steps", i, "delete", j, "kind"),
+                                        f"cannot delete kind {kind!r}; supported: {', '.join(deletable)}"))
+            elif k not in live:
+                errors.append(doc.error(("steps", i, "delete", j),
+                                        f"no {kind} {d.get('name')!r} is applied at this step, so none can be deleted"))
+            else:
+                del live[k]
+    return errors
