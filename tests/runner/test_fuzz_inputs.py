@@ -23,7 +23,9 @@ CORPUS_DIRS = [ROOT / "scenarios", ROOT / "tests" / "broken"]
 HOSTILE = [5, -1, 0, 2, 1e308, -1e308, float("inf"), "", "x", "(", "[", "999999999999h", "1e308", None, True,
            [1], ["a"], [[]], {"a": "b"}, {"name": 5}, {"file": "/dev/zero"}, {"file": "../../../../etc/passwd"},
            {"file": "."}, {"file": "a\x00b"}, {"file": "x" * 300}, "a" * 2000, {"<<": 5}, [{"code": "x"}],
-           {"code": "TooManyRequests", "probability": 2}, {"provider": 5}, "\u202e", "-", "0.5", "1Gi", "2 cores"]
+           {"code": "TooManyRequests", "probability": 2}, {"provider": 5}, "\u202e", "-", "0.5", "1Gi", "2 cores",
+           [{"kind": "Pod", "name": "nope"}], [{"kind": "Deployment", "name": "web"}], {"kind": "Foo", "name": "x"},
+           {"advance": "1h", "delete": [{"kind": "NodePool", "name": "default"}]}, {"node": 99}]
 TOKENS = ["[", "]", "{", "}", "&a ", "*a", "<<: 5", "!!int ", "!!bool ", "!!binary ", "!foo ", "---\n", ": ", "- ",
           "\t", "\x00", "'", '"', "? ", "|\n", ">\n", "#", "%YAML 1.1\n", "&a [*a]", "\u00e9", "\x85"]
 
