@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path, PurePosixPath, PureWindowsPath
+import re
+from pathlib import Path
 
 from harness.runner.yamlsource import MAX_FILE_BYTES, Document, Path_, SourceError
 
 MAX_REFERENCE_CHARS = 1024
 MAX_NAME_CHARS = 255                 # NAME_MAX on Linux
 ROOT_MARKERS = ("pyproject.toml", ".git")
+_DRIVE = re.compile(r"^[A-Za-z]:")            # C:\x, C:x (absolute or drive-relative on Windows)
 
 
 class UnsafeReference(ValueError):
@@ -45,7 +47,7 @@ def confine(base_dir: str | Path, ref, root: str | Path) -> Path:
         raise UnsafeReference(f"file: the path is longer than {MAX_REFERENCE_CHARS} characters")
     if any(len(part) > MAX_NAME_CHARS for part in ref.split("/")):
         raise UnsafeReference(f"file: a path component is longer than {MAX_NAME_CHARS} characters")
-    if PurePosixPath(ref).is_absolute() or PureWindowsPath(ref).is_absolute() or ref.startswith("~"):
+    if ref.startswith(("/", "\\", "~")) or _DRIVE.match(ref):
         raise UnsafeReference(f"file: {ref!r} is absolute; use a path relative to the scenario file")
     root = Path(root).resolve()
     try:
