@@ -94,7 +94,7 @@ class AzureProvider:
         self.log: list[dict] = []          # every error/retry event, also when no recorder is set
         self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
         self._last_nic_gc: float | None = None
-        self._maybe_orphans = False        # a cleanup left something for the garbage collectors
+        self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
 
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
         """New operator settings (a step's `cluster:`): the resource group and the instance types
@@ -344,6 +344,7 @@ class AzureProvider:
                 # handleInstancePromiseWaitError; vminstance.go VirtualMachinePromise.Cleanup)
                 self.delete(vm_name)
                 return self._create_failed(e, it, offering, attempted)
+        self._suspects.discard(vm_name.lower())
         provider_id = "azure://" + _lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
@@ -406,7 +407,7 @@ class AzureProvider:
             if must_delete_nic:
                 self.event("cloudprovider", "failed to cleanup resources for node claim", vm_name)
         if not ok:
-            self._maybe_orphans = True
+            self._suspects.add(vm_name.lower())
         return ok
 
     def _delete_nic(self, nic_name: str) -> bool:
@@ -428,10 +429,10 @@ class AzureProvider:
         try:
             vm = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
         except ResourceNotFoundError:
-            self._maybe_orphans = True          # a NIC may be left behind
+            self._suspects.add(vm_name.lower())          # a NIC may be left behind
             return
         except HttpResponseError as e:
-            self._maybe_orphans = True
+            self._suspects.add(vm_name.lower())
             self.event("cloudprovider", "failed to delete instance", f"{vm_name}: {_error_text(e)}")
             return
         if (getattr(vm, "provisioning_state", "") or "").lower() == "deleting":
@@ -452,18 +453,16 @@ class AzureProvider:
         NodeClaim older than INSTANCE_GC_GRACE, and NICs with neither a VM nor a NodeClaim of their
         name (every NIC_GC_INTERVAL). `eventually` runs both as if their time had come (the
         harness's steady state stands for 'later'). Nothing runs until a cleanup left something."""
-        if not self._maybe_orphans:
+        if not self._suspects:
             return
         now = self.now()
         owned = {n.lower() for n in owned}
         vms = self.list_vm_names()
         if vms is None:
             return
-        clean = True
         for name in sorted(vms - owned):
             if eventually or now - self.created_at.get(name, now) > INSTANCE_GC_GRACE:
                 self.delete(name)
-            clean = False
         if eventually or self._last_nic_gc is None or now - self._last_nic_gc >= NIC_GC_INTERVAL:
             self._last_nic_gc = now
             try:
@@ -471,19 +470,18 @@ class AzureProvider:
             except HttpResponseError as e:
                 self.event("networkinterface.garbagecollection", "listing NICs", _error_text(e))
                 return
-            live = self.list_vm_names() or vms
+            live = self.list_vm_names()
+            live = vms if live is None else live
             for name in sorted(nics):
-                if name.lower() in live:
-                    continue
-                if name.lower() in owned:
-                    clean = False          # a NodeClaim's NIC without its VM: an orphan once the claim goes
-                elif self._delete_nic(name):
+                if name.lower() not in live and name.lower() not in owned and self._delete_nic(name):
                     self.event("networkinterface.garbagecollection", "garbage collected NIC", name)
-                else:
-                    clean = False
-        else:
-            clean = False
-        self._maybe_orphans = not clean
+            # a suspect stays one while its VM or NIC exists (owned ones may be orphaned later)
+            try:
+                nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
+            except HttpResponseError:
+                return
+            left = {n.lower() for n in nics} | (self.list_vm_names() or live)
+            self._suspects &= left
 
 
 def parse_bootstrap(custom_data: str) -> dict[str, str]:
