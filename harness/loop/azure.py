@@ -9,8 +9,9 @@ from __future__ import annotations
 import base64
 import random
 from dataclasses import dataclass, field
+from typing import Callable
 
-from azure.core.exceptions import HttpResponseError
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
@@ -21,6 +22,25 @@ from harness.model.writers import (CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACE
                                    LabelFacts, kubelet_node_labels, vm_nodeclaim_labels)
 
 RG_DEFAULT = "MC_harness_cluster_southcentralus"
+
+# The Azure SDK retry policy the provider keeps at its defaults (provider v1.14.0
+# pkg/utils/clientopts/armopts.go DefaultRetryOpts; azure-sdk-for-go sdk/azcore v1.22.0
+# runtime/policy_retry.go setDefaults, calcDelay): 3 retries on 408/429/500/502/503/504, delay
+# (2^try - 1) * 800 ms with a [0.8, 1.3) jitter, capped at 60 s; a Retry-After header wins, and one
+# beyond the cap ends the retries. The harness advances its clock instead of sleeping.
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+MAX_RETRIES = 3
+RETRY_DELAY = 0.8
+MAX_RETRY_DELAY = 60.0
+# provider v1.14.0 pkg/controllers/nodeclaim/garbagecollection: instance GC every 2 min for VMs
+# without a NodeClaim older than 5 min (instance_garbagecollection.go Reconcile); NIC GC every
+# 5 min for NICs with neither a VM nor a NodeClaim of their name (nic_garbagecollection.go).
+INSTANCE_GC_GRACE = 300.0
+NIC_GC_INTERVAL = 300.0
+# controller-runtime's default per-item backoff (5 ms doubling to 1000 s) between failed
+# instance-type refreshes (provider v1.14.0 pkg/controllers/instancetype/controller.go Reconcile
+# returns the error, so the singleton is requeued with that backoff).
+REFRESH_BACKOFF_BASE, REFRESH_BACKOFF_MAX = 0.005, 1000.0
 
 
 @dataclass
@@ -64,7 +84,17 @@ class AzureProvider:
         self._skus: list[dict] | None = None
         self._prices: dict | None = None
         self._quota: dict[str, dict] | None = None
-        self._it_cache: dict = {}          # (nodeclass, cluster) -> (unavailable-offerings seq, InstanceTypeSet)
+        self._it_cache: dict = {}          # (nodeclass, cluster) -> (cache seq, InstanceTypeSet)
+        self._sku_seq = 0                  # bumped when the SKU list is (re)read
+        self._sku_failures = 0
+        self._sku_retry_at = 0.0
+        self._jitter = random.Random(f"retry-{subscription_id}")   # own stream: retries never shift offering choices
+        self.clock = getattr(fake, "clock", None)
+        self.on_event: Callable[..., None] | None = None            # the simulation's event recorder
+        self.log: list[dict] = []          # every error/retry event, also when no recorder is set
+        self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
+        self._last_nic_gc: float | None = None
+        self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
 
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
         """New operator settings (a step's `cluster:`): the resource group and the instance types
@@ -73,12 +103,60 @@ class AzureProvider:
         self.rg = cluster.node_resource_group or RG_DEFAULT
         self._it_cache.clear()
 
+    # -- Azure calls: the SDK's retries, then an event the scenario can assert -----------------
+    def now(self) -> float:
+        return self.clock.now() if self.clock is not None and hasattr(self.clock, "now") else (
+            self.clock.time() if self.clock is not None else 0.0)
+
+    def event(self, source: str, reason: str, message: str) -> None:
+        """An error the provider logs (upstream logs these; the harness records them as events
+        of kind `Log`, named for the logging controller, reason = upstream's log message)."""
+        ev = {"kind": "Log", "name": source, "reason": reason, "message": message}
+        self.log.append(ev)
+        if self.on_event is not None:
+            self.on_event("Log", source, reason, message)
+
+    def call(self, operation: str, fn: Callable):
+        """`fn()` under the SDK retry policy; the last error is raised after MAX_RETRIES."""
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except HttpResponseError as e:
+                status = getattr(e, "status_code", None)
+                if status not in RETRY_STATUS or attempt >= MAX_RETRIES:
+                    raise
+                attempt += 1
+                delay = _retry_after(e)
+                if delay is None:
+                    delay = min((2 ** attempt - 1) * RETRY_DELAY * (0.8 + self._jitter.random() / 2), MAX_RETRY_DELAY)
+                elif delay > MAX_RETRY_DELAY:
+                    raise
+                self.event("azcore", "Retry", f"{operation}: {status} {_error_code(e) or ''} retry {attempt} "
+                                              f"after {delay:.1f}s".replace("  ", " "))
+                if self.clock is not None and hasattr(self.clock, "advance"):
+                    self.clock.advance(delay)
+
     # -- instance types (azure-provider.md §1.5: listed once, then cached) ---------------------
     def skus(self) -> list[dict]:
-        if self._skus is None:
-            pager = self.compute.resource_skus.list(filter=f"location eq '{self.cluster.region}'")
-            self._skus = [s.as_dict() for s in pager if s.resource_type == "virtualMachines"]
-        return self._skus
+        """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
+        good list kept, or none yet (upstream List: "no instance types found"), and read again
+        after the controller's backoff (provider v1.14.0 pkg/providers/instancetype/instancetypes.go
+        UpdateInstanceTypes; pkg/controllers/instancetype/controller.go Reconcile)."""
+        if self._skus is None and self.now() >= self._sku_retry_at:
+            try:
+                region = self.cluster.region
+                self._skus = self.call("skus.list", lambda: [
+                    s.as_dict() for s in self.compute.resource_skus.list(filter=f"location eq '{region}'")
+                    if s.resource_type == "virtualMachines"])
+                self._sku_seq += 1
+            except HttpResponseError as e:
+                self._sku_failures += 1
+                self._sku_retry_at = self.now() + min(REFRESH_BACKOFF_BASE * 2 ** self._sku_failures,
+                                                      REFRESH_BACKOFF_MAX)
+                self.event("instancetype", "updating instance types",
+                           f"fetching SKUs using skewer, {_error_text(e)}")
+        return self._skus or []
 
     def prices(self) -> dict | None:
         """The region's price table (the provider loads static prices once, azure-provider.md §2.4)."""
@@ -89,10 +167,13 @@ class AzureProvider:
     def refresh_quota(self) -> None:
         """Compute usages per VM family (azure-provider.md §2.2 Quota); fail open on errors."""
         try:
-            usages = self.compute.usage.list(self.cluster.region)
-            self._quota = {u.name.value: {"limit": u.limit, "current": u.current_value} for u in usages}
-        except HttpResponseError:
+            self._quota = self.call("usages.list", lambda: {
+                u.name.value: {"limit": u.limit, "current": u.current_value}
+                for u in self.compute.usage.list(self.cluster.region)})
+        except HttpResponseError as e:
+            # provider v1.14.0 pkg/controllers/quota/controller.go Reconcile: logged, HasQuotaFor fails open
             self._quota = {}
+            self.event("quota", "updating quota usages", _error_text(e))
 
     def has_quota(self, sku: dict) -> bool:
         if self._quota is None:
@@ -107,15 +188,16 @@ class AzureProvider:
         """Built once per node class and cluster settings, again when the unavailable-offerings
         cache changes (quota is read once, on the first build)."""
         key = (nodeclass, self.cluster)
+        skus = self.skus()
         hit = self._it_cache.get(key)
-        if hit is not None and hit[0] == self.unavailable.seq:
+        if hit is not None and hit[0] == (self.unavailable.seq, self._sku_seq):
             return hit[1]
         its = itmod.build_instance_types(
-            self.skus(), nodeclass, self.cluster, self.profile, prices=self.prices(),
+            skus, nodeclass, self.cluster, self.profile, prices=self.prices(),
             unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota)
         # read the seq after the build: entries it found expired were dropped (seq bumped) and
         # the build already reflects that
-        self._it_cache[key] = (self.unavailable.seq, its)
+        self._it_cache[key] = ((self.unavailable.seq, self._sku_seq), its)
         return its
 
     # -- labels -------------------------------------------------------------------------------
@@ -195,16 +277,22 @@ class AzureProvider:
         tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
                 "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
                 "compute.aks.billing": "linux"}
+        nic_body = {
+            "location": self.cluster.region, "tags": tags,
+            "properties": {"ipConfigurations": [{"name": vm_name, "properties": {
+                "primary": True, "privateIPAllocationMethod": "Dynamic",
+                "subnet": {"id": f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/"
+                                 f"Microsoft.Network/virtualNetworks/aks-vnet/subnets/{self.cluster.subnet_name or 'aks-subnet'}"}}}],
+                "enableAcceleratedNetworking": it.requirements.get(
+                    "karpenter.azure.com/sku-networking-accelerated").has("true")}}
+        # provider v1.14.0 pkg/providers/instance/vminstance.go beginLaunchInstance: NIC, then VM.
+        # A synchronous failure of either is cleaned up at once with mustDeleteNic (BeginCreate ->
+        # cleanupAzureResources); an asynchronous one through the promise's Cleanup (Delete).
         try:
-            self.network.network_interfaces.begin_create_or_update(self.rg, vm_name, {
-                "location": self.cluster.region, "tags": tags,
-                "properties": {"ipConfigurations": [{"name": vm_name, "properties": {
-                    "primary": True, "privateIPAllocationMethod": "Dynamic",
-                    "subnet": {"id": f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/"
-                                     f"Microsoft.Network/virtualNetworks/aks-vnet/subnets/{self.cluster.subnet_name or 'aks-subnet'}"}}}],
-                    "enableAcceleratedNetworking": it.requirements.get(
-                        "karpenter.azure.com/sku-networking-accelerated").has("true")}}).result()
+            self._put_and_read("nic", vm_name, lambda: self.network.network_interfaces.begin_create_or_update(
+                self.rg, vm_name, nic_body), lambda: self.network.network_interfaces.get(self.rg, vm_name))
         except HttpResponseError as e:
+            self._cleanup(vm_name, must_delete_nic=True)
             return LaunchFailure("Unhandled", "CreateInstanceFailed", _error_text(e), _error_code(e), attempted)
         body = {
             "location": self.cluster.region,
@@ -224,38 +312,176 @@ class AzureProvider:
             body["properties"].update(evictionPolicy="Delete", billingProfile={"maxPrice": -1})
         if ultra:
             body["properties"]["additionalCapabilities"] = {"ultraSSDEnabled": True}
+        # createVirtualMachine: a VM that already exists (an earlier attempt's) is taken as created
         try:
-            vm = self.compute.virtual_machines.begin_create_or_update(self.rg, vm_name, body).result()
+            existing = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
+        except ResourceNotFoundError:
+            existing = None
         except HttpResponseError as e:
-            self._cleanup(vm_name)
-            zones = sorted({o.zone for o in it.offerings})
-            c: Classified = classify_and_mark(_error_code(e), _error_text(e), cache=self.unavailable,
-                                              instance_type=it, zone=offering.zone,
-                                              capacity_type=offering.capacity_type, all_zones=zones,
-                                              enabled=self.profile.provider.get("createErrorHandlers"))
-            return LaunchFailure(c.error_kind, c.reason, c.message, _error_code(e), attempted)
+            self._cleanup(vm_name, must_delete_nic=True)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed", f'getting VM "{vm_name}": {_error_text(e)}',
+                                 _error_code(e), attempted)
+        if existing is not None and (getattr(existing, "provisioning_state", "") or "").lower() == "failed":
+            # (harness assumption) the harness retries a failed claim under its own name, which
+            # upstream does not (the failed NodeClaim is deleted): a Failed VM of an earlier attempt
+            # is deleted, not taken as created
+            self.delete(vm_name)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                 f'VM "{vm_name}" of an earlier attempt is in provisioningState Failed', "", attempted)
+        vm = existing
+        if vm is None:
+            try:
+                poller = self.call("vm.create", lambda: self.compute.virtual_machines.begin_create_or_update(
+                    self.rg, vm_name, body))
+            except HttpResponseError as e:
+                self._cleanup(vm_name, must_delete_nic=True)          # sync failure
+                return self._create_failed(e, it, offering, attempted)
+            self.created_at.setdefault(vm_name, self.now())
+            try:
+                vm = self._finish_lro("vm", vm_name, poller, lambda: self.compute.virtual_machines.get(self.rg, vm_name))
+            except HttpResponseError as e:
+                # async failure: the promise's Wait error -> Cleanup -> Delete (cloudprovider.go
+                # handleInstancePromiseWaitError; vminstance.go VirtualMachinePromise.Cleanup)
+                self.delete(vm_name)
+                return self._create_failed(e, it, offering, attempted)
+        self._suspects.discard(vm_name.lower())
         provider_id = "azure://" + _lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
                         custom_data)
 
+    def _create_failed(self, e: HttpResponseError, it, offering, attempted: dict) -> LaunchFailure:
+        zones = sorted({o.zone for o in it.offerings})
+        c: Classified = classify_and_mark(_error_code(e), _error_text(e), cache=self.unavailable,
+                                          instance_type=it, zone=offering.zone,
+                                          capacity_type=offering.capacity_type, all_zones=zones,
+                                          enabled=self.profile.provider.get("createErrorHandlers"))
+        return LaunchFailure(c.error_kind, c.reason, c.message, _error_code(e), attempted)
+
+    def _put_and_read(self, kind: str, name: str, put: Callable, get: Callable):
+        return self._finish_lro(kind, name, self.call(f"{kind}.create", put), get)
+
+    def _finish_lro(self, kind: str, name: str, poller, get: Callable):
+        """The LRO's result. The SDK retries each poll and the final GET; the harness's client
+        does not (fakeazure.clients, retry_total=0), so a transient error there is answered by
+        reading the resource again under the retry policy."""
+        try:
+            return poller.result()
+        except HttpResponseError as e:
+            if getattr(e, "status_code", None) not in RETRY_STATUS:
+                raise
+            self.event("azcore", "Retry", f"{kind}.get {name}: {e.status_code} {_error_code(e)}".strip())
+            res = self.call(f"{kind}.get", get)
+            state = (getattr(res, "provisioning_state", None) or "").lower()
+            if state == "failed":
+                raise HttpResponseError(message=f"{kind} {name} provisioning failed") from None
+            return res
+
     def _bootstrap(self, labels: dict[str, str]) -> str:
         """Scriptless custom data carries KUBELET_NODE_LABELS (azure-provider.md §4.4)."""
         line = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         return base64.b64encode(f"KUBELET_NODE_LABELS={line}\n".encode()).decode()
 
-    def _cleanup(self, vm_name: str) -> None:
-        """Delete what a failed launch left behind (the NIC; the VM if ARM created it)."""
-        for op in (lambda: self.compute.virtual_machines.begin_delete(self.rg, vm_name, force_deletion=True).result(),
-                   lambda: self.network.network_interfaces.begin_delete(self.rg, vm_name).result()):
-            try:
-                op()
-            except HttpResponseError:
-                pass
+    # -- delete and cleanup (provider v1.14.0 pkg/providers/instance/vminstance.go) ------------
+    def resource_name(self, nodeclaim_name: str) -> str:
+        """The VM and NIC name of a NodeClaim (GenerateResourceName)."""
+        return f"aks-{nodeclaim_name}"
+
+    def _cleanup(self, vm_name: str, must_delete_nic: bool) -> bool:
+        """cleanupAzureResources: the VM if it exists (force delete; its NIC and disk go with it),
+        then the NIC if it exists. Errors are logged; what survives is left to the garbage
+        collectors. True when both are gone."""
+        ok = True
+        try:
+            self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
+            self.call("vm.delete", lambda: self.compute.virtual_machines.begin_delete(
+                self.rg, vm_name, force_deletion=True)).result()
+        except ResourceNotFoundError:
+            pass
+        except HttpResponseError as e:
+            ok = False
+            self.event("instance", "virtualMachine.Delete failed", f"{vm_name}: {_error_text(e)}")
+        if not self._delete_nic(vm_name):
+            ok = False
+            if must_delete_nic:
+                self.event("cloudprovider", "failed to cleanup resources for node claim", vm_name)
+        if not ok:
+            self._suspects.add(vm_name.lower())
+        return ok
+
+    def _delete_nic(self, nic_name: str) -> bool:
+        """deleteNicIfExists (pkg/providers/instance/azureresourcemanagerutils.go)."""
+        try:
+            self.call("nic.get", lambda: self.network.network_interfaces.get(self.rg, nic_name))
+            self.call("nic.delete", lambda: self.network.network_interfaces.begin_delete(self.rg, nic_name)).result()
+            return True
+        except ResourceNotFoundError:
+            return True
+        except HttpResponseError as e:
+            self.event("instance", "networkinterface.Delete failed", f"{nic_name}: {_error_text(e)}")
+            return False
 
     def delete(self, vm_name: str) -> None:
-        self._cleanup(vm_name)
+        """DefaultVMProvider.Delete: GET the VM first; gone means nothing to do (its NIC, if any,
+        is left to the NIC garbage collector), being deleted means wait, else cleanup without
+        mustDeleteNic. A failed GET is logged and the VM left to the instance garbage collector."""
+        try:
+            vm = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
+        except ResourceNotFoundError:
+            self._suspects.add(vm_name.lower())          # a NIC may be left behind
+            return
+        except HttpResponseError as e:
+            self._suspects.add(vm_name.lower())
+            self.event("cloudprovider", "failed to delete instance", f"{vm_name}: {_error_text(e)}")
+            return
+        if (getattr(vm, "provisioning_state", "") or "").lower() == "deleting":
+            return
+        self._cleanup(vm_name, must_delete_nic=False)
+
+    def list_vm_names(self) -> set[str] | None:
+        """Lower-case names of the resource group's VMs, or None when the list failed (the
+        caller skips this garbage-collection round, as upstream's Reconcile returns the error)."""
+        try:
+            return self.call("vm.list", lambda: {vm.name.lower() for vm in self.compute.virtual_machines.list(self.rg)})
+        except HttpResponseError as e:
+            self.event("instance.garbagecollection", "listing VMs", _error_text(e))
+            return None
+
+    def collect_garbage(self, owned: set[str], eventually: bool = False) -> None:
+        """The provider's two garbage collectors, for what failed cleanups left: VMs with no
+        NodeClaim older than INSTANCE_GC_GRACE, and NICs with neither a VM nor a NodeClaim of their
+        name (every NIC_GC_INTERVAL). `eventually` runs both as if their time had come (the
+        harness's steady state stands for 'later'). Nothing runs until a cleanup left something."""
+        if not self._suspects:
+            return
+        now = self.now()
+        owned = {n.lower() for n in owned}
+        vms = self.list_vm_names()
+        if vms is None:
+            return
+        for name in sorted(vms - owned):
+            if eventually or now - self.created_at.get(name, now) > INSTANCE_GC_GRACE:
+                self.delete(name)
+        if eventually or self._last_nic_gc is None or now - self._last_nic_gc >= NIC_GC_INTERVAL:
+            self._last_nic_gc = now
+            try:
+                nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
+            except HttpResponseError as e:
+                self.event("networkinterface.garbagecollection", "listing NICs", _error_text(e))
+                return
+            live = self.list_vm_names()
+            live = vms if live is None else live
+            for name in sorted(nics):
+                if name.lower() not in live and name.lower() not in owned and self._delete_nic(name):
+                    self.event("networkinterface.garbagecollection", "garbage collected NIC", name)
+            # a suspect stays one while its VM or NIC exists (owned ones may be orphaned later)
+            try:
+                nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
+            except HttpResponseError:
+                return
+            left = {n.lower() for n in nics} | (self.list_vm_names() or live)
+            self._suspects &= left
 
 
 def parse_bootstrap(custom_data: str) -> dict[str, str]:
@@ -266,6 +492,15 @@ def parse_bootstrap(custom_data: str) -> dict[str, str]:
             pairs = line.split("=", 1)[1]
             return dict(p.split("=", 1) for p in pairs.split(",") if p)
     return {}
+
+
+def _retry_after(e: HttpResponseError) -> float | None:
+    resp = getattr(e, "response", None)
+    value = resp.headers.get("Retry-After") if resp is not None and getattr(resp, "headers", None) else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _error_code(e: HttpResponseError) -> str:

@@ -17,6 +17,8 @@ from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, available_profiles
 from harness.model.resources import QuantityError, parse_quantity
+from harness.runner.references import resolve_reference
+from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
 SUFFIX = ".scenario.yaml"
@@ -143,6 +145,9 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
     if obj.get("apiVersion") not in API_VERSIONS[kind]:
         errors.append(err(("apiVersion",), f"{kind} needs apiVersion {' or '.join(sorted(API_VERSIONS[kind]))}, "
                                             f"got {obj.get('apiVersion')!r}"))
+    shapes = [err(sub, reason) for sub, reason in shape_errors(obj)]
+    if shapes:
+        return errors + shapes
     name = (obj.get("metadata") or {}).get("name")
     if not isinstance(name, str) or not _DNS1123.match(name):
         errors.append(err(("metadata", "name"), f"{kind} metadata.name must be a lowercase DNS-1123 name, got {name!r}"))
@@ -185,14 +190,11 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) 
     for i, item in enumerate(items or []):
         p = path + (i,)
         if isinstance(item, dict) and set(item) == {"file"}:
-            target = (base_dir / str(item["file"])).resolve()
             try:
+                target = resolve_reference(doc, p + ("file",), item["file"], "manifest")
                 docs = load_documents(target)
             except SourceError as e:
-                if e.reason == "file not found":
-                    errors.append(doc.error(p + ("file",), f"manifest file not found: {item['file']}"))
-                else:
-                    errors.append(e)
+                errors.append(e)
                 continue
             for d in docs:
                 objs = d.data.get("items") if isinstance(d.data, dict) and d.data.get("kind") == "List" else [d.data]
@@ -229,7 +231,7 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
     if problems:
         raise problems[0]
     data = doc.data
-    problems = _check_semantics(doc, data)
+    problems = _check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
     manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), base_dir)
     problems += merrs
     step_manifests = []
@@ -237,6 +239,8 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
         ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), base_dir)
         step_manifests.append(ms)
         problems += serrs
+    if not problems:
+        problems += lifecycle_errors(doc, manifests, step_manifests, list(data.get("steps") or []))
     if problems:
         raise problems[0]
     meta = data["metadata"]

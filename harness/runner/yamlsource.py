@@ -1,18 +1,24 @@
 """YAML loading that remembers where everything came from, for `file:line: reason` errors.
 
-PyYAML's C composer (libyaml) builds the node tree with a start mark on every node; we turn each
-document into plain Python data plus a map from JSON path (a tuple of keys/indices) to line, and
-refuse duplicate keys (PyYAML would silently keep the last one).
+PyYAML's C parser (libyaml) streams events with a start mark on each; we build each document into
+plain Python data plus a map from JSON path (a tuple of keys/indices) to line, without recursion,
+and refuse what a hostile or broken file could do to the process: duplicate keys (PyYAML would
+silently keep the last one), nesting beyond MAX_DEPTH, aliases that expand beyond
+MAX_ALIAS_NODES or refer to themselves, files beyond MAX_FILE_BYTES, scalars that cannot be built
+for their tag, and text that is not UTF-8 or holds control characters (with the line).
 """
 from __future__ import annotations
 
+import copy
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
 
 try:
     _Loader = yaml.CSafeLoader
@@ -55,13 +61,31 @@ class Document:
         return SourceError(self.file, self.line(path), reason)
 
 
+# Bounds on what one input file may ask of the loader. A scenario file in the library is < 40 KB
+# and < 20 levels deep; these leave ample room while keeping a hostile file (a "billion laughs"
+# alias bomb, 30 000 nested brackets, /dev/zero) to a fast, clear error.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 100_000        # nodes copied through aliases, per document
+# characters libyaml refuses (YAML 1.1 §5.1 printable set), found up front to report their line
+_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_VALUE = "tag:yaml.org,2002:value"
+
+
 class _Scalars(SafeConstructor):
-    """Constructs scalar nodes (int, float, bool, null, timestamps as strings) like safe_load."""
+    """Builds scalars (int, float, bool, null, timestamps as strings) as safe_load does. Called
+    per scalar node, not through construct_object, so it keeps no reference to what it built
+    (construct_object's memo held every node of every file loaded in the process)."""
 
 
 _SCALARS = _Scalars()
-_SCALARS.yaml_constructors = dict(SafeConstructor.yaml_constructors)
-_SCALARS.yaml_constructors["tag:yaml.org,2002:timestamp"] = SafeConstructor.construct_yaml_str
+_CONSTRUCTORS = dict(SafeConstructor.yaml_constructors)
+_CONSTRUCTORS["tag:yaml.org,2002:timestamp"] = SafeConstructor.construct_yaml_str
+_CONSTRUCTORS[_VALUE] = SafeConstructor.construct_yaml_str
+_RESOLVER = Resolver()
 
 
 class DuplicateKey(Exception):
@@ -69,56 +93,224 @@ class DuplicateKey(Exception):
         self.line, self.key, self.first = line, key, first
 
 
-def _plain(node, path: Path_, lines: dict[Path_, int]) -> Any:
-    if isinstance(node, MappingNode):
-        out: dict = {}
-        seen: dict = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                merged = _plain(value_node, path, {})
-                for m in (merged if isinstance(merged, list) else [merged]):
-                    for k, v in (m or {}).items():
-                        out.setdefault(k, v)
-                continue
-            key = _plain(key_node, path, {})
-            skey = key if isinstance(key, (str, int, float, bool)) and not isinstance(key, bool) else str(key)
-            line = key_node.start_mark.line + 1
-            if skey in seen:
-                raise DuplicateKey(line, str(skey), seen[skey])
-            seen[skey] = line
-            lines[path + (str(skey),)] = line
-            out[skey] = _plain(value_node, path + (str(skey),), lines)
-        return out
-    if isinstance(node, SequenceNode):
-        items = []
-        for i, item in enumerate(node.value):
-            lines[path + (i,)] = item.start_mark.line + 1
-            items.append(_plain(item, path + (i,), lines))
-        return items
-    if isinstance(node, ScalarNode):
-        return _SCALARS.construct_object(node, deep=True)
-    return None
+class _Refused(Exception):
+    """An input the loader will not build, at a line."""
+
+    def __init__(self, line: int, reason: str):
+        self.line, self.reason = line, reason
+
+
+def _scalar(event) -> tuple[Any, str]:
+    """A scalar event's value and resolved tag."""
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = _RESOLVER.resolve(ScalarNode, event.value, event.implicit)
+    if tag in (_STR, _MERGE):
+        return event.value, tag
+    fn = _CONSTRUCTORS.get(tag)
+    line = event.start_mark.line + 1
+    if fn is None:
+        raise _Refused(line, f"unsupported YAML tag {tag!r}")
+    try:
+        return fn(_SCALARS, ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)), tag
+    except Exception:  # noqa: BLE001 - any constructor failure is a bad scalar at this line
+        short = tag.replace("tag:yaml.org,2002:", "!!")
+        raise _Refused(line, f"cannot read {event.value[:40]!r} as {short}") from None
+
+
+def _skey(key: Any) -> Any:
+    return key if isinstance(key, (str, int, float)) and not isinstance(key, bool) else str(key)
+
+
+@dataclass
+class _Frame:
+    """An open collection while its events stream in."""
+
+    value: Any                   # dict or list
+    path: Path_ | None           # None inside a mapping key (no lines recorded there)
+    anchor: str | None
+    size: int = 1                # nodes in this subtree, aliases expanded
+    log_start: int = 0           # where this subtree's lines begin in _Builder.log
+    key: Any = None
+    has_key: bool = False
+    key_is_merge: bool = False
+    merges: list = field(default_factory=list)
+    seen: dict = field(default_factory=dict)
+
+
+class _Builder:
+    """Turns one document's parse events into plain data and a path -> line map without
+    recursion, bounding depth and alias expansion (PyYAML's composer recurses per level and
+    expands an alias each time it is used)."""
+
+    def __init__(self) -> None:
+        self.lines: dict[Path_, int] = {}
+        self.log: list[tuple[Path_, int]] = []     # lines in the order recorded (subtrees are slices)
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[Any, int, list]] = {}    # value, size, lines relative to it
+        self.start_line: int | None = None
+        self.open_anchors: set[str] = set()
+        self.alias_nodes = 0
+        self.root: Any = None
+        self.done = False
+
+    def _child_path(self, line: int) -> Path_ | None:
+        """The path of a node starting now (recording its line), or None inside a key."""
+        if not self.stack:
+            self.start_line = line
+            return ()
+        top = self.stack[-1]
+        if top.path is None:
+            return None
+        if isinstance(top.value, list):
+            p = top.path + (len(top.value),)
+            self._record(p, line)
+            return p
+        if not top.has_key:
+            return None
+        return top.path + (str(top.key),)
+
+    def start(self, event, value) -> None:
+        line = event.start_mark.line + 1
+        if len(self.stack) >= MAX_DEPTH:
+            raise _Refused(line, f"nesting deeper than {MAX_DEPTH} levels")
+        path = self._child_path(line)
+        if event.anchor:
+            self.open_anchors.add(event.anchor)
+        self.stack.append(_Frame(value, path, event.anchor, log_start=len(self.log)))
+
+    def end(self, event) -> None:
+        f = self.stack.pop()
+        if isinstance(f.value, dict):
+            for m in f.merges:
+                for k, v in m.items():
+                    f.value.setdefault(k, v)
+        if f.anchor:
+            self.open_anchors.discard(f.anchor)
+            n = len(f.path) if f.path is not None else 0
+            rel = [(p[n:], ln) for p, ln in self.log[f.log_start:]] if f.path is not None else []
+            self.anchors[f.anchor] = (f.value, f.size, rel)
+        self._finish(f.value, f.size, event.start_mark.line + 1)
+
+    def scalar(self, event) -> None:
+        line = event.start_mark.line + 1
+        self._child_path(line)
+        value, tag = _scalar(event)
+        if event.anchor:
+            self.anchors[event.anchor] = (value, 1, [])
+        self._finish(value, 1, line, is_merge=tag == _MERGE)
+
+    def alias(self, event) -> None:
+        line = event.start_mark.line + 1
+        name = event.anchor
+        if name in self.open_anchors:
+            raise _Refused(line, f"alias *{name} refers to its own anchor (a recursive structure)")
+        if name not in self.anchors:
+            raise _Refused(line, f"alias *{name} has no anchor &{name} before it")
+        value, size, rel = self.anchors[name]
+        self.alias_nodes += size
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            raise _Refused(line, f"aliases expand to more than {MAX_ALIAS_NODES} nodes")
+        path = self._child_path(line)
+        if path is not None:                  # the aliased subtree's lines, at its new place
+            for sub, ln in rel:
+                self._record(path + sub, ln)
+        self._finish(copy.deepcopy(value), size, line)
+
+    def _record(self, path: Path_, line: int) -> None:
+        self.lines[path] = line
+        self.log.append((path, line))
+
+    def _finish(self, value: Any, size: int, line: int, is_merge: bool = False) -> None:
+        if not self.stack:
+            self.root, self.done = value, True
+            return
+        top = self.stack[-1]
+        top.size += size
+        if isinstance(top.value, list):
+            top.value.append(value)
+            return
+        if not top.has_key:
+            top.key, top.has_key, top.key_is_merge = _skey(value), True, is_merge
+            if is_merge:
+                return
+            if top.key in top.seen:
+                raise DuplicateKey(line, str(top.key), top.seen[top.key])
+            top.seen[top.key] = line
+            if top.path is not None:
+                self._record(top.path + (str(top.key),), line)
+            return
+        if top.key_is_merge:
+            merged = value if isinstance(value, list) else [value]
+            if not all(isinstance(m, dict) for m in merged):
+                raise _Refused(line, "merge key << needs a mapping or a list of mappings")
+            top.merges += merged
+        else:
+            top.value[top.key] = value
+        top.key, top.has_key, top.key_is_merge = None, False, False
+
+
+def _line_at(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def read_text(file: str | Path) -> str:
+    """A file's UTF-8 text, at most MAX_FILE_BYTES; errors say which line is not text."""
+    file = str(file)
+    try:
+        with open(file, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SourceError(file, None, "file not found") from None
+    except IsADirectoryError:
+        raise SourceError(file, None, "is a directory, not a file") from None
+    except OSError as e:
+        raise SourceError(file, None, f"cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(file, None, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise SourceError(file, line, f"not UTF-8 text (byte 0x{data[e.start]:02x}: {e.reason})") from None
 
 
 def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
     """All documents of a YAML file; malformed YAML raises SourceError with the parser's line."""
     file = str(file)
     if text is None:
-        try:
-            text = Path(file).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SourceError(file, None, "file not found") from None
-        except UnicodeDecodeError as e:
-            raise SourceError(file, None, f"not UTF-8 text ({e.reason})") from None
+        text = read_text(file)
+    elif len(text) > MAX_FILE_BYTES:
+        raise SourceError(file, None, f"text larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    bad = _NOT_PRINTABLE.search(text)
+    if bad:
+        ch = bad.group()
+        what = "a NUL byte" if ch == "\x00" else f"the control character U+{ord(ch):04X}"
+        raise SourceError(file, _line_at(text, bad.start()), f"malformed YAML: {what} is not allowed in YAML text")
     docs: list[Document] = []
     try:
-        for node in yaml.compose_all(text, Loader=_Loader):
-            if node is None:
-                continue
-            lines: dict[Path_, int] = {}
-            docs.append(Document(file, _plain(node, (), lines), lines, node.start_mark.line + 1))
+        builder: _Builder | None = None
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.ScalarEvent):
+                builder.scalar(event)
+            elif isinstance(event, yaml.MappingStartEvent):
+                builder.start(event, {})
+            elif isinstance(event, yaml.SequenceStartEvent):
+                builder.start(event, [])
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                builder.end(event)
+            elif isinstance(event, yaml.AliasEvent):
+                builder.alias(event)
+            elif isinstance(event, yaml.DocumentStartEvent):
+                builder = _Builder()
+            elif isinstance(event, yaml.DocumentEndEvent):
+                if builder is not None and builder.done:
+                    docs.append(Document(file, builder.root, builder.lines, builder.start_line or 1))
+                builder = None
     except DuplicateKey as e:
         raise SourceError(file, e.line, f'malformed YAML: duplicate key "{e.key}" (first at line {e.first})') from None
+    except _Refused as e:
+        raise SourceError(file, e.line, f"malformed YAML: {e.reason}") from None
     except yaml.MarkedYAMLError as e:
         # an unclosed flow collection is best reported where it was opened
         opened = (e.context or "").startswith("while parsing a flow") and e.context_mark is not None

@@ -18,7 +18,7 @@ CASES = sorted(p for p in BROKEN.glob("*.yaml") if not p.name.endswith(".manifes
 
 
 def expectation(path: Path) -> tuple[str, int, str]:
-    m = re.match(r"# expect: (?:(?P<file>[^:]+):)?(?P<line>\d+): (?P<reason>.*)", path.read_text().splitlines()[0])
+    m = re.match(r"# expect: (?:(?P<file>[^:]+):)?(?P<line>\d+): (?P<reason>.*)", path.read_bytes().decode("utf-8", "replace").splitlines()[0])
     assert m, f"{path} lacks an '# expect:' header"
     return m.group("file") or path.name, int(m.group("line")), m.group("reason")
 

@@ -1,0 +1,251 @@
+"""Manifest shapes: the JSON type of every field the harness reads, checked per kind before any
+code reads it, so a wrong shape is a `file:line: reason` rather than an AttributeError deep in the
+loop. The schemas are data (harness/data/manifest-shapes.yaml); this module builds one validator
+per kind and words the errors.
+"""
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import jsonschema
+import yaml
+
+_TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
+               "number": "a number", "boolean": "true or false", "null": "null"}
+
+
+@functools.lru_cache(maxsize=1)
+def _shapes() -> dict:
+    return yaml.safe_load((resources.files("harness") / "data" / "manifest-shapes.yaml").read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(kind: str) -> jsonschema.Draft202012Validator | None:
+    data = _shapes()
+    body = data["kinds"].get(kind)
+    if body is None:
+        return None
+    return jsonschema.Draft202012Validator({"$defs": data["$defs"], "type": "object", **body})
+
+
+def shape_kinds() -> frozenset[str]:
+    """The kinds with a shape schema."""
+    return frozenset(_shapes()["kinds"])
+
+
+def _describe(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _wanted(types) -> str:
+    types = [types] if isinstance(types, str) else list(types)
+    words = [_TYPE_WORDS.get(t, t) for t in types if t != "null"]
+    return " or ".join(words) or "null"
+
+
+def shape_errors(obj: dict) -> list[tuple[tuple, str]]:
+    """(path within the manifest, reason) for each field of `obj` whose type is not what its
+    kind's schema says; empty for kinds without a schema."""
+    kind = obj.get("kind")
+    v = _validator(kind) if isinstance(kind, str) else None
+    if v is None:
+        return []
+    out = []
+    for err in sorted(v.iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path]):
+        path = tuple(err.absolute_path)
+        where = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path).replace(".[", "[")
+        if err.validator == "type":
+            reason = f"{kind} {where} must be {_wanted(err.validator_value)}, got {_describe(err.instance)}"
+        else:
+            reason = f"{kind} {where}: {err.message}"
+        out.append((path, reason))
+    return out
+
+
+# -- values the JSON Schema cannot judge, checked at load so `validate` accepting a scenario means
+# `run` can use it --------------------------------------------------------------------------------
+REGEX_KEYS = ("Regex",)           # any expectation key ending in Regex is a Python regular expression
+MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 3600.0
+
+
+def _kind_of(v) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
+def _walk(value, path: tuple):
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _walk(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _walk(v, path + (i,))
+
+
+def _regex_errors(data: dict) -> list[tuple[tuple, str]]:
+    import re
+    out = []
+    for path, v in _walk(data, ()):
+        if path and isinstance(path[-1], str) and path[-1].endswith(REGEX_KEYS) and isinstance(v, str):
+            try:
+                re.compile(v)
+            except re.error as e:
+                out.append((path, f"{path[-1]}: invalid regular expression {v!r}: {e}"))
+    return out
+
+
+def _fault_errors(data: dict) -> list[tuple[tuple, str]]:
+    """Each fault rule is built by fakeazure's own constructor now, not first when a run adds it."""
+    from fakeazure.faults import make_fault
+    out = []
+    lists = [(("given", "faults"), (data.get("given") or {}).get("faults"))]
+    lists += [(("steps", i, "faults"), s.get("faults")) for i, s in enumerate(data.get("steps") or [])
+              if isinstance(s, dict)]
+    for base, faults in lists:
+        for i, f in enumerate(faults or []):
+            try:
+                make_fault(f)
+            except (ValueError, TypeError) as e:
+                out.append((base + (i,), f"invalid fault: {e}"))
+    return out
+
+
+def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
+    from harness.loop.unavailable import parse_duration
+    out = []
+    for i, s in enumerate(data.get("steps") or []):
+        if isinstance(s, dict) and "advance" in s:
+            try:
+                seconds = parse_duration(s["advance"])
+            except ValueError as e:
+                out.append((("steps", i, "advance"), str(e)))
+                continue
+            if not 0 <= seconds <= MAX_ADVANCE_SECONDS:
+                out.append((("steps", i, "advance"), f"advance {s['advance']!r} is beyond the 10-year bound"))
+    return out
+
+
+def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
+    """A knob may change a profile's values but not their shape: merged over each profile the
+    scenario runs under, every value keeps its type (a mapping stays a mapping, a list a list)."""
+    from harness.model.profile import DEFAULT_PROFILE, ProfileError, available_profiles, merge, raw_profile
+    given = data.get("given") or {}
+    knobs = given.get("knobs")
+    if not knobs:
+        return []
+    out = []
+    for name in given.get("profiles") or [DEFAULT_PROFILE]:
+        try:
+            base = raw_profile(name)
+        except ProfileError:
+            continue                      # reported as an unknown profile
+        try:
+            merged = merge(base, knobs)
+        except (TypeError, AttributeError, ValueError) as e:
+            return [(("given", "knobs"), f"knobs cannot be merged over profile {name!r}: {e}")]
+        others = [raw_profile(n) for n in available_profiles()]
+        for path, v in _walk(merged, ()):
+            have = _lookup_shape(base, path)
+            for other in others:
+                if have is not None:
+                    break
+                have = _lookup_shape(other, path)          # a switch only another profile sets
+            if have is None and isinstance(v, list) and not all(isinstance(x, str) for x in v):
+                # (harness assumption) a list switch no profile spells out holds names (regions,
+                # SKUs, keys), as every such switch the model reads does
+                return [(("given", "knobs") + tuple(p for p in path[:1]),
+                         f"knob {'.'.join(map(str, path))} must be a list of strings")]
+            if have is not None and _kind_of(have) != _kind_of(v) and not (path and path[-1] == "name"):
+                where = ".".join(map(str, path))
+                return [(("given", "knobs") + tuple(p for p in path[:1]),
+                         f"knob {where} must be {_TYPE_WORDS[_kind_of(have)]} as in profile {name!r}, "
+                         f"got {_describe(v)}")]
+    return out
+
+
+def _lookup_shape(have, path: tuple):
+    """The value at `path` in a profile, a list's first item standing for all of them."""
+    for p in path:
+        if isinstance(have, dict):
+            have = have.get(p)
+        elif isinstance(have, list) and isinstance(p, int) and have:
+            have = have[p] if p < len(have) else have[0]     # a list's items share one shape
+        else:
+            have = None
+        if have is None:
+            break
+    return have
+
+
+def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
+    """(path, reason) for values a run could not use: invalid regexes, fault rules fakeazure would
+    refuse, advances beyond the clock's range, knobs that change a profile's shape."""
+    if not isinstance(data, dict):
+        return []
+    return _regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+
+
+# the loop expands these into pods itself and keeps no object a step could delete
+UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet"})
+
+
+def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: list[dict]) -> list:
+    """SourceErrors for steps a run could not play: an object applied while one of that kind,
+    namespace and name still exists (the harness creates; it does not update), and a delete of
+    an object the scenario never applied (or already deleted) or of an unsupported kind."""
+    from harness.runner.scenario import API_VERSIONS
+    from harness.runner.yamlsource import SourceError
+
+    def key(obj: dict) -> tuple:
+        meta = obj.get("metadata") or {}
+        return obj.get("kind"), meta.get("namespace") or "default", meta.get("name")
+
+    errors = []
+    live: dict[tuple, str] = {}
+
+    def apply(ms: list) -> None:
+        for m in ms:
+            k = key(m.obj)
+            if k in live:
+                errors.append(SourceError(m.file, m.line, f"{k[0]} {k[2]!r} is already applied ({live[k]}); "
+                                                          f"delete it in an earlier step first"))
+            else:
+                live[k] = f"{m.file}:{m.line}"
+    apply(manifests)
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        apply(step_manifests[i] if i < len(step_manifests) else [])
+        for j, d in enumerate(step.get("delete") or []):
+            kind = d.get("kind")
+            k = (kind, d.get("namespace") or "default", d.get("name"))
+            deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS)
+            if kind not in deletable:
+                errors.append(doc.error(("steps", i, "delete", j, "kind"),
+                                        f"cannot delete kind {kind!r}; supported: {', '.join(deletable)}"))
+            elif k not in live:
+                errors.append(doc.error(("steps", i, "delete", j),
+                                        f"no {kind} {d.get('name')!r} is applied at this step, so none can be deleted"))
+            else:
+                del live[k]
+    return errors

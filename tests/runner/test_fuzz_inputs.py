@@ -1,0 +1,188 @@
+"""A seeded mutator over the scenario library and tests/broken (issue 12): every mutant either
+loads or fails with a SourceError (`file:line: reason`), never another exception; a sample of the
+mutants that load also runs on the embedded backend without an exception. Bounded for CI by a
+count and a time budget (the budget only stops the loop, nothing asserts a duration);
+bench/fuzz_inputs.py runs the same mutator for a larger count."""
+from __future__ import annotations
+
+import random
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+CORPUS_DIRS = [ROOT / "scenarios", ROOT / "tests" / "broken"]
+
+# values a hostile or careless author might put anywhere
+HOSTILE = [5, -1, 0, 2, 1e308, -1e308, float("inf"), "", "x", "(", "[", "999999999999h", "1e308", None, True,
+           [1], ["a"], [[]], {"a": "b"}, {"name": 5}, {"file": "/dev/zero"}, {"file": "../../../../etc/passwd"},
+           {"file": "."}, {"file": "a\x00b"}, {"file": "x" * 300}, "a" * 2000, {"<<": 5}, [{"code": "x"}],
+           {"code": "TooManyRequests", "probability": 2}, {"provider": 5}, "\u202e", "-", "0.5", "1Gi", "2 cores",
+           [{"kind": "Pod", "name": "nope"}], [{"kind": "Deployment", "name": "web"}], {"kind": "Foo", "name": "x"},
+           {"advance": "1h", "delete": [{"kind": "NodePool", "name": "default"}]}, {"node": 99}]
+TOKENS = ["[", "]", "{", "}", "&a ", "*a", "<<: 5", "!!int ", "!!bool ", "!!binary ", "!foo ", "---\n", ": ", "- ",
+          "\t", "\x00", "'", '"', "? ", "|\n", ">\n", "#", "%YAML 1.1\n", "&a [*a]", "\u00e9", "\x85"]
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    loaded: int = 0
+    source_errors: int = 0
+    ran: int = 0
+    tracebacks: list[str] = field(default_factory=list)
+
+
+def corpus() -> list[tuple[Path, bytes]]:
+    files = []
+    for d in CORPUS_DIRS:
+        files += sorted(p for p in d.rglob("*.yaml") if "manifests" not in p.parts)
+    return [(p, p.read_bytes()) for p in files]
+
+
+def _paths(node, path=()):
+    yield path
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, path + (i,))
+
+
+def _structural(rng: random.Random, text: str) -> str | None:
+    """Replace, delete or duplicate one value somewhere in one document."""
+    try:
+        docs = list(yaml.load_all(text, Loader=_LOADER))
+    except Exception:  # noqa: BLE001 - not valid YAML to begin with: mutate the text instead
+        return None
+    if not docs or not any(isinstance(d, (dict, list)) for d in docs):
+        return None
+    di = rng.choice([i for i, d in enumerate(docs) if isinstance(d, (dict, list))])
+    try:
+        paths = [p for p in _paths(docs[di]) if p]
+    except RecursionError:          # the 3000-deep and self-referencing cases of tests/broken
+        return None
+    if not paths:
+        return None
+    path = rng.choice(paths)
+    parent = docs[di]
+    for p in path[:-1]:
+        parent = parent[p]
+    op = rng.random()
+    if op < 0.7:
+        parent[path[-1]] = rng.choice(HOSTILE)
+    elif op < 0.85 and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = [parent[path[-1]]] if rng.random() < 0.5 else {"x": parent[path[-1]]}
+    try:
+        return yaml.dump_all(docs, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+    except (Exception, RecursionError):  # noqa: BLE001
+        return None
+
+
+def mutate(rng: random.Random, data: bytes) -> bytes:
+    """One seeded mutation of a file's bytes."""
+    op = rng.random()
+    if op < 0.45:
+        out = _structural(rng, data.decode("utf-8", "replace"))
+        if out is not None:
+            return out.encode("utf-8", "surrogatepass")
+    lines = data.split(b"\n")
+    i = rng.randrange(len(lines))
+    kind = rng.randrange(7)
+    if kind == 0:
+        del lines[i]
+    elif kind == 1:
+        lines.insert(i, lines[rng.randrange(len(lines))])
+    elif kind == 2:
+        j = rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+    elif kind == 3:
+        pos = rng.randrange(len(lines[i]) + 1)
+        tok = rng.choice(TOKENS).encode("utf-8")
+        lines[i] = lines[i][:pos] + tok + lines[i][pos:]
+    elif kind == 4:
+        return data[:rng.randrange(len(data) + 1)]
+    elif kind == 5:
+        lines[i] = lines[i] + b" " + rng.choice([b"\xff\xfe", b"\xc3", b"\x00", b"\x1b[0m"])
+    else:
+        lines[i] = b" " * rng.randrange(8) + lines[i].lstrip()
+    return b"\n".join(lines)
+
+
+def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 0, workdir: Path | None = None,
+         progress=None) -> Tally:
+    """Mutate `count` files (fewer if the budget runs out); load each, and run every `run_every`-th
+    one that loads (0: none) under its first profile on the embedded backend."""
+    import tempfile
+
+    from harness.runner.scenario import load_scenarios
+    from harness.runner.yamlsource import SourceError
+
+    rng = random.Random(seed)
+    files = corpus()
+    tally = Tally()
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="harness-fuzz-"))
+    cluster = None
+    try:
+        shutil.copytree(ROOT / "scenarios" / "manifests", tmp / "manifests", dirs_exist_ok=True)
+        for extra in (ROOT / "tests" / "broken").glob("*.manifests.yaml"):
+            shutil.copy(extra, tmp / "case" / extra.name) if (tmp / "case").exists() else None
+        (tmp / "case").mkdir(exist_ok=True)
+        (tmp / "pyproject.toml").write_text("")       # the tree references are confined to
+        t0 = time.monotonic()
+        while tally.tried < count and (budget_s is None or time.monotonic() - t0 < budget_s):
+            src, data = rng.choice(files)
+            for _ in range(1 + (rng.random() < 0.3)):
+                data = mutate(rng, data)
+            target = tmp / "case" / f"m{tally.tried % 50}.scenario.yaml"
+            target.write_bytes(data)
+            tally.tried += 1
+            if progress:
+                progress(tally)
+            try:
+                scenarios = load_scenarios(target)
+                tally.loaded += 1
+            except SourceError as e:
+                tally.source_errors += 1
+                if not e.render().strip():
+                    tally.tracebacks.append(f"{src.name}: empty SourceError")
+                continue
+            except Exception:  # noqa: BLE001 - this is what the fuzzer looks for
+                tally.tracebacks.append(f"load of a mutant of {src.name}:\n{traceback.format_exc()}\n--- input:\n"
+                                        f"{data[:3000]!r}")
+                continue
+            if run_every and tally.loaded % run_every == 0:
+                from harness.backends.embedded import EmbeddedBackend
+                from harness.runner.engine import run
+                cluster = cluster or EmbeddedBackend().start()
+                for sc in scenarios[:1]:
+                    try:
+                        run(sc, sc.profiles[0], cluster, max_iterations=20)
+                        tally.ran += 1
+                    except Exception:  # noqa: BLE001
+                        tally.tracebacks.append(f"run of a mutant of {src.name}:\n{traceback.format_exc()}\n"
+                                                f"--- input:\n{data[:3000]!r}")
+    finally:
+        if cluster is not None:
+            cluster.close()
+        if workdir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return tally
+
+
+def test_mutated_inputs_never_raise_a_traceback(capsys):
+    tally = fuzz(count=3000, seed=12, budget_s=25.0, run_every=8)
+    with capsys.disabled():
+        print(f"\nfuzz: {tally.tried} mutants, {tally.loaded} loaded, {tally.source_errors} SourceErrors, "
+              f"{tally.ran} run, {len(tally.tracebacks)} tracebacks")
+    assert tally.tried >= 100
+    assert not tally.tracebacks, tally.tracebacks[0]
