@@ -177,12 +177,38 @@ def named_in_manifests(manifests) -> list[tuple[str, object]]:
     return out
 
 
+def _confine_catalog_files(sc) -> list:
+    """A scenario file's catalog files are `{file:}` references like its manifests: relative,
+    inside the scenario's tree, regular files of bounded size (harness/runner/references.py).
+    `harness explain --catalog-file` builds an in-memory scenario with the user's own path."""
+    from harness.runner.references import resolve_reference
+    from harness.runner.yamlsource import SourceError
+    cat = sc.given.get("catalog")
+    if not Path(sc.file).is_file():
+        return []
+    refs = []
+    if isinstance(cat, dict):
+        refs = [(("given", "catalog", k), cat[k]) for k in ("file", "prices") if cat.get(k) is not None]
+    elif isinstance(cat, str) and (cat.endswith(".json") or "/" in cat):
+        refs = [(("given", "catalog"), cat)]
+    errors = []
+    for path, ref in refs:
+        try:
+            resolve_reference(sc.doc, path, ref, "catalog file")
+        except SourceError as e:
+            errors.append(e)
+    return errors
+
+
 def check(sc) -> tuple[list, list[Notice]]:
     """Resolve the scenario's catalog once: (SourceErrors, Notices). Sets `given.region` from a
     single-region catalog file when the scenario names none."""
     from harness.runner.yamlsource import SourceError
     doc, given = sc.doc, sc.given
     where_cat = ("given", "catalog") if "catalog" in given else ("given", "region") if "region" in given else ()
+    errors = _confine_catalog_files(sc)
+    if errors:
+        return errors, []
     src = source_for(given, Path(sc.file).parent, sc.region)
     try:
         skus, _ = load_source(src)
