@@ -188,13 +188,14 @@ def _confine_catalog_files(sc) -> list:
         return []
     refs = []
     if isinstance(cat, dict):
-        refs = [(("given", "catalog", k), cat[k]) for k in ("file", "prices") if cat.get(k) is not None]
+        refs = [(("given", "catalog", k), cat[k], what) for k, what in (("file", "SKU catalog"), ("prices", "price"))
+                if cat.get(k) is not None]
     elif isinstance(cat, str) and (cat.endswith(".json") or "/" in cat):
-        refs = [(("given", "catalog"), cat)]
+        refs = [(("given", "catalog"), cat, "SKU catalog")]
     errors = []
-    for path, ref in refs:
+    for path, ref, what in refs:
         try:
-            resolve_reference(sc.doc, path, ref, "catalog file")
+            resolve_reference(sc.doc, path, ref, what)
         except SourceError as e:
             errors.append(e)
     return errors
