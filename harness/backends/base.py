@@ -77,6 +77,9 @@ class Cluster(Protocol):
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict: ...
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None: ...
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict: ...
+    def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
+        """Why a kubelet started with these --node-labels exits at flag validation, or None (the
+        model's ValidateKubeletFlags on embedded, the real kubelet binary on the real backends)."""
     def install_profile(self, profile_name: str) -> None:
         """Make the cluster judge NodePools/NodeClaims with this label profile's CRD rules."""
     def reset(self) -> None:

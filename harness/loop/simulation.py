@@ -30,7 +30,6 @@ from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
-from harness.model.labels import kubelet_flag_error
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
@@ -581,7 +580,7 @@ class Simulation:
         custom = (((vm or {}).get("properties") or {}).get("osProfile") or {}).get("customData") or out.custom_data
         flags = parse_bootstrap(custom)
         nr.kubelet_node_labels, nr.kubelet_dropped = dict(flags), dict(out.kubelet.dropped)
-        refusal = kubelet_flag_error(flags, self.profile)
+        refusal = self.cluster.kubelet_refusal(flags, self.profile)
         if refusal:
             c.refused = True
             nr.kubelet_refused = refusal
