@@ -71,4 +71,17 @@ def build_rootfs(cache: Path, log) -> Path:
         os.replace(tmp, out)
         return out
     finally:
+        _unmount_under(work)       # debootstrap mounts /proc, /sys (and may bind /dev) in the target
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _unmount_under(root: Path) -> None:
+    """Lazily unmount every mount point below `root`, deepest first, so removing `root` can never
+    reach into a mounted /proc, /sys or a bind-mounted host /dev."""
+    prefix = str(root.resolve()) + "/"
+    try:
+        points = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return
+    for mp in sorted((m for m in points if m.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", mp], capture_output=True)
