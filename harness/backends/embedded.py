@@ -203,6 +203,12 @@ class EmbeddedCluster:
         """The model's ValidateKubeletFlags (karpenter-core.md §6.2)."""
         return kubelet_flag_error(node_labels, profile)
 
+    def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
+        refusal = self.kubelet_refusal(node_labels, profile)
+        if refusal is None:
+            self.create(node, Identity.node(node["metadata"]["name"]))
+        return refusal
+
     def configure(self, kubernetes_version: str | None = None) -> None:
         """Emulate the API server of this Kubernetes version (message formats differ by version)."""
         self.server_version = kubernetes_version

@@ -213,6 +213,13 @@ class RealCluster:
         self.kubelet_judges[judge] = self.kubelet_judges.get(judge, 0) + 1
         return verdict
 
+    def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
+        """The kubelet's flag check (kubelet_refusal), then its registration as system:node:<name>."""
+        refusal = self.kubelet_refusal(node_labels, profile)
+        if refusal is None:
+            self.create(node, Identity.node(node["metadata"]["name"]))
+        return refusal
+
     def install_profile(self, profile_name, force: bool = False) -> None:
         """(Re)apply the profile's CRDs and wait until the API server judges with them; a no-op
         when this cluster already runs that profile (CRDs are left alone by reset()). A Profile
