@@ -312,6 +312,8 @@ class KindBackend(RealBackend):
     def start(self) -> KindCluster:
         t0 = time.monotonic()
         client = _client()
+        from harness.backends.container import _ryuk_setup
+        _ryuk_setup(client)            # no registry: Ryuk's image is not pullable, the backend reaps its own
         tag = imagemod.find_image(client)
         if tag is None:
             tag = imagemod.build(echo=True).tag

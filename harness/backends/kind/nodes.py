@@ -48,7 +48,11 @@ class NodeContainer:
                       network=network, labels=labels,
                       security_opt=["seccomp=unconfined", "apparmor=unconfined"])
         self.container = c
-        c.start()
+        try:
+            c.start()
+        except BaseException:
+            self.remove()
+            raise
 
     @property
     def docker(self):
@@ -98,7 +102,8 @@ class NodeContainer:
 
     def remove(self) -> None:
         try:
-            self.docker.remove(force=True, v=True)
+            if self.container._container is not None:
+                self.docker.remove(force=True, v=True)
         except Exception:   # noqa: BLE001 - already gone
             pass
         try:
@@ -230,6 +235,17 @@ class WorkerPool:
             node = self._warm.pop(0)
         self.refill()
         return node
+
+    def wait_warm(self, timeout: float) -> None:
+        """Until a warm worker is ready (e.g. before a measured boot)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not self._warm:
+                if self._errors:
+                    raise KindStartError(f"warming a worker failed: {self._errors.pop(0)}")
+                if time.monotonic() > deadline:
+                    raise KindStartError(f"no warm worker within {timeout:.0f}s")
+                self._lock.wait(0.5)
 
     # -- kubelets --------------------------------------------------------------------------------------
     def boot(self, vm_name: str, node_labels: dict[str, str], taints: list[str], provider_id: str,
