@@ -153,9 +153,11 @@ class KindCluster(RealCluster):
         boot = self.kubelets.boot(name, node_labels, taints, provider_id)
         deadline = time.monotonic() + self.kubelet_timeout
         while True:
-            if self.admin.get("Node", name) is not None:
+            real = self.admin.get("Node", name)
+            if real is not None:
                 boot.registered = time.monotonic()
                 self.boots.append(boot)
+                self._check_kubelet_labels(real, node["metadata"].get("labels") or {})
                 return None
             refusal = self.kubelets.kubelet_exit(boot)
             if refusal is not None:
@@ -167,6 +169,38 @@ class KindCluster(RealCluster):
                 raise KindStartError(f"the kubelet for {name} neither registered nor exited within "
                                      f"{self.kubelet_timeout:.0f}s; its journal:\n{journal}")
             time.sleep(0.1)
+
+    @staticmethod
+    def label_writers(node: dict) -> dict[str, str]:
+        """Label key -> the field manager that owns it, from the Node's managedFields (the kubelet's
+        manager is "kubelet"; the harness's clients are named after their identity, see client())."""
+        out: dict[str, str] = {}
+        for entry in (node.get("metadata") or {}).get("managedFields") or []:
+            labels = ((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:labels") or {}
+            for f in labels:
+                if f.startswith("f:"):
+                    out[f[2:]] = entry.get("manager", "")
+        return out
+
+    def _check_kubelet_labels(self, real: dict, recorded: dict[str, str]) -> None:
+        """The loop records the kubelet's label writes from the model (its own labels + the flags);
+        here the real Node must agree: the labels owned by the "kubelet" field manager and their
+        values are exactly those. A difference is a finding, raised rather than papered over."""
+        writers = self.label_writers(real)
+        labels = real["metadata"].get("labels") or {}
+        by_kubelet = {k: labels.get(k) for k, m in writers.items() if m == "kubelet"}
+        if by_kubelet != recorded:
+            raise KindStartError(f"the real kubelet of {real['metadata']['name']} wrote labels {by_kubelet}, "
+                                 f"the loop records {recorded}")
+
+    def client(self, identity=None):
+        """Each identity's requests carry its name as User-Agent, which the API server records as the
+        field manager of what it writes (so managedFields tell the writers apart)."""
+        from harness.backends.base import ADMIN
+        c = super().client(identity or ADMIN)
+        ident = identity or ADMIN
+        c.s.headers["User-Agent"] = f"harness-{ident.kind}-{ident.name or 'admin'}/0"
+        return c
 
     def wait_ready(self, name: str) -> dict:
         """The Node once its kubelet reports Ready (the CNI config is in place and containerd runs)."""
@@ -289,7 +323,7 @@ class KindCluster(RealCluster):
 class KindBackend(RealBackend):
     name = "kind"
 
-    def __init__(self, *, pool_size: int = 1, start_timeout: float = 240.0, **options):
+    def __init__(self, *, pool_size: int = 2, start_timeout: float = 240.0, **options):
         """`options`: those of RealBackend (scheduler, profile, keep, build, ...). `pool_size` warm
         workers are kept ready (HARNESS_KIND_POOL overrides)."""
         super().__init__(start_timeout=start_timeout, **options)

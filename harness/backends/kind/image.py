@@ -270,6 +270,9 @@ def component_images(client, names: list[str], binaries: dict[str, Path], out_di
 
 
 # -- 5. the node image -----------------------------------------------------------------------------------
+NODE_IMAGE_REV = 2      # bump when commit_node_image changes (part of the node image's tag)
+
+
 def node_image_tag(k8s: str, key: str) -> str:
     return f"{REPO}-node:{k8s}-{key}"
 
@@ -292,10 +295,18 @@ def _put_file(container, path: str, data: bytes, mode: int = 0o755) -> None:
 
 
 def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], tars: Path, k8s: str) -> None:
+    # The tars are copied in (a bind mount would be recorded as a VOLUME of the committed image).
     c = client.containers.run(base, entrypoint=["sleep", "infinity"], detach=True, privileged=True,
-                              runtime=RUNTIME, volumes={str(tars): {"bind": "/kind/images", "mode": "ro"}},
-                              labels={LABEL: "build"})
+                              runtime=RUNTIME, labels={LABEL: "build"})
     try:
+        bundle = tars / "images.tar"
+        with tarfile.open(bundle, "w") as tar:
+            for t in sorted(tars.glob("*.tar")):
+                if t != bundle:
+                    tar.add(t, arcname=f"images/{t.name}")
+        with open(bundle, "rb") as f:
+            c.put_archive("/kind", f)
+        bundle.unlink()
         for name in ("kubelet", "kubeadm", "kubectl"):
             _put_file(c, f"/usr/bin/{name}", node_bins[name].read_bytes())
         _put_file(c, "/kind/version", (k8s + "\n").encode(), 0o644)
@@ -304,7 +315,7 @@ def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], t
         script = ("set -e; containerd >/tmp/containerd.log 2>&1 & "
                   "for i in $(seq 100); do ctr version >/dev/null 2>&1 && break; sleep 0.2; done; "
                   "for t in /kind/images/*.tar; do ctr -n k8s.io images import --all-platforms --no-unpack \"$t\"; done; "
-                  "ctr -n k8s.io images ls -q; kill %1; wait || true; rm -rf /tmp/containerd.log")
+                  "ctr -n k8s.io images ls -q; kill %1; wait || true; rm -rf /tmp/containerd.log /kind/images")
         out = _exec(c, ["bash", "-c", script], "importing images into the node's containerd")
         log("imported: " + " ".join(out.split()))
         c.commit(repository=tag.rsplit(":", 1)[0], tag=tag.rsplit(":", 1)[1],
@@ -330,7 +341,7 @@ def build(echo: bool = True) -> NodeImage:
     if pause is None:
         raise KindBuildError(f"kubeadm lists no pause image: {names}")
     binaries = {**cp, "pause": ex["pause"]}
-    key = _hash(k8s, rootfs.key(), KIND_VERSION, CNI_VERSION, names,
+    key = _hash(NODE_IMAGE_REV, k8s, rootfs.key(), KIND_VERSION, CNI_VERSION, names,
                 sorted(_file_id(p) for p in [*node_bins.values(), *binaries.values()]),
                 BASE_DOCKERFILE, SCRATCH_DOCKERFILE)
     tag = node_image_tag(k8s, key)

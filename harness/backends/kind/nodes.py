@@ -173,6 +173,7 @@ class WorkerPool:
         self._closed = False
         self._errors: list[BaseException] = []
         self._threads: list[threading.Thread] = []
+        self._removals: list[threading.Thread] = []
         self.refill()
 
     # -- the pool --------------------------------------------------------------------------------------
@@ -275,11 +276,15 @@ class WorkerPool:
         boot.worker.exec("systemctl stop kubelet", check=False)
 
     def release(self, vm_name: str) -> None:
+        """Stop the VM's kubelet now (so it writes nothing more); remove its worker in the background."""
         with self._lock:
             boot = self._booted.pop(vm_name, None)
         if boot is not None:
             self.stop_kubelet(boot)
-            boot.worker.remove()
+            t = threading.Thread(target=boot.worker.remove, daemon=True, name="kind-remove-worker")
+            with self._lock:
+                self._removals.append(t)
+            t.start()
 
     def booted(self) -> list[str]:
         with self._lock:
@@ -290,7 +295,7 @@ class WorkerPool:
             self._closed = True
             nodes = self._warm + [b.worker for b in self._booted.values()]
             self._warm, self._booted = [], {}
-        for t in self._threads:
+        for t in self._threads + self._removals:
             t.join(timeout=self.start_timeout)
         for n in nodes:
             n.remove()
