@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from harness.backends.base import APIRejected, Identity
 from harness.backends.kind import cluster as kc
 from harness.backends.kind import image as img
 from harness.backends.kind import nodes, rootfs
+from harness.backends.procs import pid_alive
 from harness.model.profile import load_profile
 
 UP = load_profile("upstream")
@@ -211,3 +213,32 @@ def test_refused_node_labels_stop_the_real_kubelet(kind_cluster):
 def test_the_control_plane_node_is_not_part_of_a_scenario(kind_cluster):
     assert kind_cluster.baseline_nodes
     assert not {n["metadata"]["name"] for n in kind_cluster.list("Node")} & kind_cluster.baseline_nodes
+
+
+def test_the_watcher_removes_what_a_killed_owner_left():
+    """A process killed without closing its cluster (SIGKILL): its watcher sweeps its labelled resources."""
+    from harness.backends.container import docker_status
+    from harness.backends.kind import reaper
+    ok, why = docker_status()
+    if not ok:
+        pytest.skip(why)
+    import docker
+    client = docker.from_env()
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    name = f"harness-kind-reaper-test-{owner.pid}"
+    try:
+        client.networks.create(name, labels={nodes.LABEL: "network", nodes.OWNER_LABEL: str(owner.pid)})
+        watcher = reaper.start(owner.pid)
+        owner.kill()
+        owner.wait()
+        deadline = time.monotonic() + 30
+        while client.networks.list(names=[name]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert client.networks.list(names=[name]) == []
+        while pid_alive(watcher) and time.monotonic() < deadline:      # it exits once done
+            time.sleep(0.1)
+        assert not pid_alive(watcher)
+    finally:
+        for n in client.networks.list(names=[name]):
+            n.remove()
+        client.close()

@@ -14,7 +14,8 @@ kube-proxy addons are skipped (their images are not built). Workers come from a 
 (nodes.WorkerPool) and join as `kubeadm join` does (bootstrap token, TLS bootstrap).
 
 Every container, volume and network carries the owner's pid: close() removes them, interpreter exit
-closes open clusters, and the next start sweeps what a killed process left.
+closes open clusters, a detached watcher (reaper.py) removes them when the owner dies any other way
+(SIGTERM, SIGKILL), and the next start sweeps whatever is left.
 """
 from __future__ import annotations
 
@@ -88,16 +89,19 @@ def runtime_registered(client) -> bool:
         return False
 
 
-def sweep_stale(client) -> int:
-    """Remove kind-backend containers, volumes and networks whose owning process is gone."""
+def sweep_stale(client, owner: int | None = None) -> int:
+    """Remove kind-backend containers, volumes and networks whose owning process is gone (or, with
+    `owner`, those of that dead process)."""
     n = 0
 
     def dead(labels: dict) -> bool:
         try:
-            owner = int((labels or {}).get(OWNER_LABEL, "0"))
+            pid = int((labels or {}).get(OWNER_LABEL, "0"))
         except ValueError:
             return False
-        return bool(owner) and owner != os.getpid() and not pid_alive(owner)
+        if owner is not None:
+            return pid == owner and not pid_alive(pid)
+        return bool(pid) and pid != os.getpid() and not pid_alive(pid)
 
     for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}):
         if dead(c.labels):
@@ -320,6 +324,17 @@ class KindCluster(RealCluster):
         return f"docker rm -f -v $(docker ps -aq --filter label={OWNER_LABEL}) ; docker network rm {self.name}"
 
 
+_watcher: int | None = None
+
+
+def _watch_owner() -> None:
+    """Once per process: the reaper that removes this process's containers if it dies unclosed."""
+    global _watcher
+    if _watcher is None or not pid_alive(_watcher):
+        from harness.backends.kind import reaper
+        _watcher = reaper.start(os.getpid())
+
+
 class KindBackend(RealBackend):
     name = "kind"
 
@@ -353,6 +368,8 @@ class KindBackend(RealBackend):
             tag = imagemod.build(echo=True).tag
         sweep_stale(client)
         sweep_stale_workdirs("harness-kind-")
+        if not self.keep:
+            _watch_owner()
         workdir = Path(tempfile.mkdtemp(prefix="harness-kind-", dir=_tmp_root()))
         cluster = KindCluster(workdir, self.keep, client)
         try:
