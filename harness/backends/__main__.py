@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                                                       "--node-labels on the real backends)")
     b.add_argument("--kind", action="store_true", help="also the kind node image (Debian mirror + Go module proxy; "
                                                       "implies --node; harness/backends/kind/image.py)")
+    b.add_argument("--coredns", action="store_true", help="with --kind: also build CoreDNS (~25 min) for kubeadm's "
+                                                         "CoreDNS addon")
     args = ap.parse_args(argv)
 
     if args.cmd == "build":
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 report["node_binaries"] = {"dir": str(out), "seconds": round(dt, 1)}
             if args.kind:
                 from harness.backends.kind import image
-                report["kind_node_image"] = image.build(echo=True).to_json()
+                report["kind_node_image"] = image.build(echo=True, coredns=args.coredns).to_json()
         except (binaries.BinariesError, RuntimeError) as e:
             print(f"build failed: {e}", file=sys.stderr)
             return 1

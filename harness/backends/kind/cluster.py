@@ -9,8 +9,9 @@ testcontainers and docker-py, from the node image `python -m harness.backends bu
 The control plane is kubeadm's (static pods: etcd, kube-apiserver with Node,RBAC and NodeRestriction,
 kube-controller-manager, and kube-scheduler when asked for), signed by a cluster CA the harness makes
 (pki.py) and hands to kubeadm, so the harness mints its identities (admin, controllers, nodes) as on
-the other real backends. The API server is published on the host's 127.0.0.1 only. The CoreDNS and
-kube-proxy addons are skipped (their images are not built). Workers come from a warm pool
+the other real backends. The API server is published on the host's 127.0.0.1 only. kubeadm's addon
+phases whose image the node image lacks are skipped: kube-proxy always, CoreDNS unless built
+(`build --kind --coredns`). Workers come from a warm pool
 (nodes.WorkerPool) and join as `kubeadm join` does (bootstrap token, TLS bootstrap).
 
 Every container, volume and network carries the owner's pid: close() removes them, interpreter exit
@@ -124,6 +125,19 @@ def sweep_stale(client, owner: int | None = None) -> int:
     return n
 
 
+def pause_pod(pod: dict, image: str) -> dict:
+    """A copy of `pod` whose containers run `image` (never pulled) with its own entrypoint."""
+    import copy
+    pod = copy.deepcopy(pod)
+    spec = pod.setdefault("spec", {})
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            c["image"], c["imagePullPolicy"] = image, "Never"
+            c.pop("command", None)
+            c.pop("args", None)
+    return pod
+
+
 def _taint_flag(t: dict) -> str:
     """A taint in --register-with-taints syntax: key[=value]:Effect."""
     value = f"={t['value']}" if t.get("value") else ""
@@ -142,6 +156,7 @@ class KindCluster(RealCluster):
         self.kubelets: WorkerPool | None = None
         self.baseline_nodes: frozenset[str] = frozenset()
         self.kubelet_timeout = 120.0
+        self.pause_image = ""                               # what every pod container runs
         self.boots: list = []                               # nodes.Boot of every kubelet started
         self._resources: dict[str, dict] = {}               # Node name -> the VM's capacity/allocatable
 
@@ -235,10 +250,12 @@ class KindCluster(RealCluster):
         return self._overlay(obj) if kind == "Node" else obj
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
-        """The harness's control-plane Node is infrastructure, not part of a scenario's world."""
+        """The harness's control-plane Node is infrastructure, not part of a scenario's world ..."""
         objs = super().list(kind, namespace)
         if kind == "Node":
             objs = [self._overlay(o) for o in objs if o["metadata"]["name"] not in self.baseline_nodes]
+        elif kind == "Pod":       # nor are its static pods (kubeadm's control plane)
+            objs = [o for o in objs if (o.get("spec") or {}).get("nodeName") not in self.baseline_nodes]
         return objs
 
     def update(self, obj: dict, identity=None) -> dict:
@@ -270,6 +287,14 @@ class KindCluster(RealCluster):
         if obj.get("kind") == "Node" and obj["metadata"]["name"] in self._resources:
             return self._overlay(self.wait_ready(obj["metadata"]["name"]))
         return super().update_status(obj, identity or ADMIN)
+
+    def create(self, obj: dict, identity=None) -> dict:
+        """Pods run for real on the kubelets: every container becomes the preloaded pause image
+        (no registry to pull the scenario's images from; the loop keeps the scenario's pod spec)."""
+        from harness.backends.base import ADMIN
+        if obj.get("kind") == "Pod" and self.pause_image:
+            obj = pause_pod(obj, self.pause_image)
+        return super().create(obj, identity or ADMIN)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, identity=None) -> None:
         """Deleting a Node with a real kubelet stops that kubelet and removes its worker first."""
@@ -402,7 +427,8 @@ class KindBackend(RealBackend):
         cp.put("/etc/kubernetes/pki/ca.crt", pki.ca.cert.read_text())
         cp.put("/etc/kubernetes/pki/ca.key", pki.ca.key.read_text(), 0o600)
         cp.put("/kind/kubeadm.yaml", kubeadm_config(name, k8s, cp_ip, token))
-        skip = ",".join(("preflight",) + imagemod.SKIPPED_ADDONS)
+        addons = cp.exec(f"cat {imagemod.SKIP_FILE} 2>/dev/null || echo {','.join(imagemod.ADDON_IMAGES)}").strip()
+        skip = ",".join(["preflight"] + [a for a in addons.split(",") if a])
         cp.exec(f"kubeadm init --config /kind/kubeadm.yaml --skip-phases={skip} --skip-token-print -v=1 "
                 f"> /kind/kubeadm-init.log 2>&1 || {{ tail -40 /kind/kubeadm-init.log; exit 1; }}",
                 what="kubeadm init")
@@ -425,6 +451,8 @@ class KindBackend(RealBackend):
                 time.sleep(0.2)
 
         cluster.connect(server, pki, wait)
+        names = cp.exec(["kubeadm", "config", "images", "list", f"--kubernetes-version={k8s}"]).split()
+        cluster.pause_image = next(n for n in names if imagemod.image_component(n) == "pause")
         cluster.baseline_nodes = frozenset(n["metadata"]["name"] for n in cluster.admin.list("Node"))
         kubelet_cfg = cluster.admin.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
         join = JoinFiles(pki.ca.cert.read_text(),

@@ -43,9 +43,12 @@ REPO = "karpenter-harness/kind"
 LABEL = "karpenter-harness.kind"
 EXTRAS_SCRIPT = Path(__file__).with_name("build-node-extras.sh")
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd")
-# kubeadm's addon phases whose images are not built here (kube-proxy's wants iptables userspace,
-# CoreDNS is a ~25 min build): the cluster skips them (kind-airgapped.md §2, "CoreDNS is the largest extra").
-SKIPPED_ADDONS = ("addon/coredns", "addon/kube-proxy")
+# kubeadm's addon phases whose images may not be built: kube-proxy's image needs iptables userspace (not
+# built), CoreDNS is a ~25 min build done only on request (`build --kind --coredns`); the node image
+# lists the phases its cluster must skip in SKIP_FILE (kind-airgapped.md §2, "CoreDNS is the largest extra").
+ADDON_IMAGES = {"addon/coredns": "coredns", "addon/kube-proxy": "kube-proxy"}
+SKIP_FILE = "/kind/harness-skip-phases"
+ENTRYPOINT_IMAGES = ("pause", "coredns")          # run as the image's entrypoint, not a named command
 
 
 def log(msg: str) -> None:
@@ -120,16 +123,23 @@ def control_plane_binaries(echo: bool) -> dict[str, Path]:
     return {n: bs[n] for n in CONTROL_PLANE}
 
 
-def extras(echo: bool) -> dict[str, Path]:
+def extras(echo: bool, coredns_version: str | None = None) -> dict[str, Path]:
+    """pause and the CNI plugins, and CoreDNS at `coredns_version` when asked (or built before)."""
     out = extras_dir()
     go = binmod.go_binary()
-    if not ((out / "pause").exists() and (out / "cni" / "ptp").exists()):
+    want_coredns = coredns_version is not None and not (out / "coredns").exists()
+    if want_coredns or not ((out / "pause").exists() and (out / "cni" / "ptp").exists()):
         if go is None:
-            raise KindBuildError("no Go toolchain to build pause and the CNI plugins")
+            raise KindBuildError("no Go toolchain to build pause, the CNI plugins and CoreDNS")
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}", "CNI_VERSION": CNI_VERSION}
+        if want_coredns:
+            env["COREDNS_VERSION"] = coredns_version
         binmod._run_logged(["bash", str(EXTRAS_SCRIPT), str(out), str(binmod.cache_dir() / "build" / "kind-extras")],
                            env, echo, time.monotonic())
-    return {"pause": out / "pause", "cni": out / "cni"}
+    found = {"pause": out / "pause", "cni": out / "cni"}
+    if (out / "coredns").exists():
+        found["coredns"] = out / "coredns"
+    return found
 
 
 def kubeadm_images(kubeadm: Path, k8s: str) -> list[str]:
@@ -259,7 +269,7 @@ def component_images(client, names: list[str], binaries: dict[str, Path], out_di
             with tempfile.TemporaryDirectory(prefix="kind-img-", dir=str(kind_cache())) as d:
                 ctx = Path(d)
                 shutil.copy2(binary, ctx / comp)
-                entry = f'ENTRYPOINT ["/usr/local/bin/{comp}"]' if comp == "pause" else ""
+                entry = f'ENTRYPOINT ["/usr/local/bin/{comp}"]' if comp in ENTRYPOINT_IMAGES else ""
                 (ctx / "Dockerfile").write_text(SCRATCH_DOCKERFILE.format(name=name, binary=comp, entrypoint=entry))
                 _docker_build(client, ctx, name)
         with open(tar, "wb") as f:
@@ -270,7 +280,7 @@ def component_images(client, names: list[str], binaries: dict[str, Path], out_di
 
 
 # -- 5. the node image -----------------------------------------------------------------------------------
-NODE_IMAGE_REV = 2      # bump when commit_node_image changes (part of the node image's tag)
+NODE_IMAGE_REV = 3      # bump when commit_node_image changes (part of the node image's tag)
 
 
 def node_image_tag(k8s: str, key: str) -> str:
@@ -294,7 +304,13 @@ def _put_file(container, path: str, data: bytes, mode: int = 0o755) -> None:
     container.put_archive(os.path.dirname(path), buf.getvalue())
 
 
-def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], tars: Path, k8s: str) -> None:
+def skipped_phases(made: dict[str, str]) -> list[str]:
+    """kubeadm addon phases whose image was not built."""
+    return [phase for phase, comp in ADDON_IMAGES.items() if comp not in made.values()]
+
+
+def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], tars: Path, k8s: str,
+                      skip: list[str]) -> None:
     # The tars are copied in (a bind mount would be recorded as a VOLUME of the committed image).
     c = client.containers.run(base, entrypoint=["sleep", "infinity"], detach=True, privileged=True,
                               runtime=RUNTIME, labels={LABEL: "build"})
@@ -310,6 +326,7 @@ def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], t
         for name in ("kubelet", "kubeadm", "kubectl"):
             _put_file(c, f"/usr/bin/{name}", node_bins[name].read_bytes())
         _put_file(c, "/kind/version", (k8s + "\n").encode(), 0o644)
+        _put_file(c, SKIP_FILE, (",".join(skip) + "\n").encode(), 0o644)
         # The images go into the node's containerd store (content only: --no-unpack, as kind does;
         # no snapshots on the container's own overlay rootfs, which overlayfs cannot nest on).
         script = ("set -e; containerd >/tmp/containerd.log 2>&1 & "
@@ -324,8 +341,9 @@ def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], t
         c.remove(force=True)
 
 
-def build(echo: bool = True) -> NodeImage:
-    """Build (or find) the node image of the pinned Kubernetes version."""
+def build(echo: bool = True, coredns: bool = False) -> NodeImage:
+    """Build (or find) the node image of the pinned Kubernetes version; `coredns` also builds CoreDNS
+    (the version kubeadm names) so the cluster runs kubeadm's CoreDNS addon."""
     t0 = time.monotonic()
     timings: dict[str, float] = {}
     k8s = binmod.versions()["k8s"]
@@ -333,14 +351,15 @@ def build(echo: bool = True) -> NodeImage:
     timings["node_binaries"] = time.monotonic() - t0
     cp = control_plane_binaries(echo)
     timings["control_plane_binaries"] = time.monotonic() - t0 - timings["node_binaries"]
-    t1 = time.monotonic()
-    ex = extras(echo)
-    timings["extras"] = time.monotonic() - t1
     names = kubeadm_images(node_bins["kubeadm"], k8s)
+    coredns_version = next((n.rsplit(":", 1)[1] for n in names if image_component(n) == "coredns"), None)
+    t1 = time.monotonic()
+    ex = extras(echo, coredns_version if coredns else None)
+    timings["extras"] = time.monotonic() - t1
     pause = next((n for n in names if image_component(n) == "pause"), None)
     if pause is None:
         raise KindBuildError(f"kubeadm lists no pause image: {names}")
-    binaries = {**cp, "pause": ex["pause"]}
+    binaries = {**cp, **{k: v for k, v in ex.items() if k != "cni"}}
     key = _hash(NODE_IMAGE_REV, k8s, rootfs.key(), KIND_VERSION, CNI_VERSION, names,
                 sorted(_file_id(p) for p in [*node_bins.values(), *binaries.values()]),
                 BASE_DOCKERFILE, SCRATCH_DOCKERFILE)
@@ -360,7 +379,7 @@ def build(echo: bool = True) -> NodeImage:
             made = component_images(client, names, binaries, Path(d))
             timings["component_images"] = time.monotonic() - t1
             t1 = time.monotonic()
-            commit_node_image(client, base, tag, node_bins, Path(d), k8s)
+            commit_node_image(client, base, tag, node_bins, Path(d), k8s, skipped_phases(made))
             timings["node_image"] = time.monotonic() - t1
     timings["total"] = time.monotonic() - t0
     img = NodeImage(tag, k8s, made, timings, built=True)
