@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.backends")
     sub = ap.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a cluster")
-    up.add_argument("--backend", choices=["local", "container"], default="local")
+    up.add_argument("--backend", choices=["local", "container", "kind"], default="local")
     up.add_argument("--profile", default="upstream", help="label profile whose CRD rules to install ('' = none)")
     up.add_argument("--scheduler", action="store_true")
     up.add_argument("--kwok", action="store_true")

@@ -346,7 +346,9 @@ class KindCluster(RealCluster):
             pass
 
     def _stop_command(self) -> str:
-        return f"docker rm -f -v $(docker ps -aq --filter label={OWNER_LABEL}) ; docker network rm {self.name}"
+        n = self.name
+        return (f"docker rm -f -v $(docker ps -aq --filter name={n}-); "
+                f"docker volume rm $(docker volume ls -q --filter name={n}-); docker network rm {n}")
 
 
 _watcher: int | None = None
