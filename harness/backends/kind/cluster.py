@@ -297,12 +297,13 @@ class KindCluster(RealCluster):
         return super().create(obj, identity or ADMIN)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, identity=None) -> None:
-        """Deleting a Node with a real kubelet stops that kubelet and removes its worker first."""
+        """Deleting a Node with a real kubelet (the API server accepted it) stops that kubelet and
+        removes its worker."""
         from harness.backends.base import ADMIN
+        super().delete(kind, name, namespace, identity or ADMIN)
         if kind == "Node" and self.kubelets is not None:
             self.kubelets.release(name)
             self._resources.pop(name, None)
-        super().delete(kind, name, namespace, identity or ADMIN)
 
     def reset(self, timeout: float = 60.0) -> None:
         """Stop every booted kubelet (their workers go; the pool refills), then the usual reset."""
