@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.backends.registry import get_backend  # noqa: E402
 from harness.model.profile import load_profile  # noqa: E402
+from harness.model.writers import kubelet_self_labels  # noqa: E402
 
 GOOD = {"example.com/team": "a", "node.kubernetes.io/instance-type": "Standard_D2s_v5",
         "karpenter.sh/nodepool": "default"}
@@ -28,8 +29,10 @@ BAD = {"kubernetes.io/foo": "bar", "example.com/team": "a"}
 TAINTS = [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]
 
 
-def node(name: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {}},
+def node(name: str, flags: dict[str, str]) -> dict:
+    """The Node the loop expects the kubelet to register: its own labels plus the flags."""
+    labels = {**kubelet_self_labels(name, "amd64"), **flags}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {"taints": TAINTS},
             "status": {"capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
                        "allocatable": {"cpu": "1900m", "memory": "7Gi", "pods": "110"}}}
@@ -57,7 +60,7 @@ def main() -> int:
             cluster.kubelets.wait_warm(300)     # outside the measured window: a boot from a warm pool
             name = f"aks-bench-{i:05d}"
             t = time.monotonic()
-            refusal = cluster.register_kubelet(node(name), GOOD, up, f"azure:///bench/{name}")
+            refusal = cluster.register_kubelet(node(name, GOOD), GOOD, up, f"azure:///bench/{name}")
             t_reg = time.monotonic() - t
             cluster.wait_ready(name)
             t_ready = time.monotonic() - t
@@ -71,7 +74,7 @@ def main() -> int:
             report["ready_s_median"] = statistics.median(b["ready_s"] for b in boots)
         cluster.kubelets.wait_warm(300)
         t = time.monotonic()
-        refusal = cluster.register_kubelet(node("aks-bench-refused"), BAD, up, "azure:///bench/refused")
+        refusal = cluster.register_kubelet(node("aks-bench-refused", BAD), BAD, up, "azure:///bench/refused")
         report["refused"] = {"seconds": round(time.monotonic() - t, 2), "message": refusal,
                              "node_exists": cluster.admin.get("Node", "aks-bench-refused") is not None}
         if args.scenarios:

@@ -259,3 +259,18 @@ def test_addon_phases_without_an_image_are_skipped():
     made = {"registry.k8s.io/pause:3.10.2": "pause", "registry.k8s.io/kube-apiserver:v1.36.3": "kube-apiserver"}
     assert img.skipped_phases(made) == ["addon/coredns", "addon/kube-proxy"]
     assert img.skipped_phases({**made, "registry.k8s.io/coredns/coredns:v1.14.2": "coredns"}) == ["addon/kube-proxy"]
+
+
+def test_kubelet_journal_verdicts():
+    pool = nodes.WorkerPool.__new__(nodes.WorkerPool)          # parsing only: no containers
+    refused = ('E1122 12:00:00.1 1 run.go:72] "command failed" err=<\n'
+               "\tfailed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels specified with "
+               "--node-labels: [kubernetes.io/foo]\n >\n")
+    assert pool.kubelet_exit(None, refused) == ("failed to validate kubelet flags: unknown 'kubernetes.io' or "
+                                                "'k8s.io' labels specified with --node-labels: [kubernetes.io/foo]")
+    assert pool.kubelet_exit(None, "I1122 started\n") is None
+    denied = ('E1122 kubelet_node_status.go:107] "Unable to register node with API server" '
+              'err="nodes \\"aks-x\\" is forbidden: is not allowed to set the following labels: a/b" node="aks-x"\n')
+    assert pool.registration_refusal(None, denied) == \
+        'nodes "aks-x" is forbidden: is not allowed to set the following labels: a/b'
+    assert pool.registration_refusal(None, refused) is None

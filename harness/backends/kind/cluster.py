@@ -178,15 +178,22 @@ class KindCluster(RealCluster):
                 self.boots.append(boot)
                 self._check_kubelet_labels(real, node["metadata"].get("labels") or {})
                 return None
-            refusal = self.kubelets.kubelet_exit(boot)
+            journal = self.kubelets.journal(boot)
+            refusal = self.kubelets.kubelet_exit(boot, journal)
             if refusal is not None:
                 self.kubelets.stop_kubelet(boot)
                 self.boots.append(boot)
                 return refusal
+            denied = self.kubelets.registration_refusal(boot, journal)
+            if denied is not None:       # e.g. NodeRestriction refusing a label at registration
+                from harness.backends.base import APIRejected
+                self.kubelets.stop_kubelet(boot)
+                self.boots.append(boot)
+                raise APIRejected(403, "Forbidden", denied)
             if time.monotonic() > deadline:
-                journal = boot.worker.exec("journalctl -u kubelet --no-pager -o cat | tail -30", check=False)
+                tail = "\n".join(journal.splitlines()[-30:])
                 raise KindStartError(f"the kubelet for {name} neither registered nor exited within "
-                                     f"{self.kubelet_timeout:.0f}s; its journal:\n{journal}")
+                                     f"{self.kubelet_timeout:.0f}s; its journal:\n{tail}")
             time.sleep(0.1)
 
     @staticmethod

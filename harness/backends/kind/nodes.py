@@ -12,8 +12,10 @@ under kubeadm's auto-approve RBAC), then registration under its own identity sys
 """
 from __future__ import annotations
 
+import ast
 import io
 import os
+import re
 import shlex
 import tarfile
 import threading
@@ -264,13 +266,24 @@ class WorkerPool:
                     what="starting the kubelet")
         return boot
 
-    def kubelet_exit(self, boot: Boot) -> str | None:
+    @staticmethod
+    def journal(boot: Boot) -> str:
+        return boot.worker.exec(["journalctl", "-u", "kubelet", "--no-pager", "-o", "cat"], check=False)
+
+    def kubelet_exit(self, boot: Boot, out: str | None = None) -> str | None:
         """The kubelet's flag-validation error from its journal, if it exited with one."""
-        out = boot.worker.exec(["journalctl", "-u", "kubelet", "--no-pager", "-o", "cat"], check=False)
+        out = self.journal(boot) if out is None else out
         if REFUSED not in out:
             return None
         from harness.backends.kubeletjudge import error_text
         return error_text(out) or out[out.index(REFUSED):].split("\n")[0]
+
+    def registration_refusal(self, boot: Boot, out: str | None = None) -> str | None:
+        """The API server's answer when it refused the kubelet's Node (the kubelet logs it and
+        retries: `"Unable to register node with API server" err="..."`, kubelet_node_status.go)."""
+        out = self.journal(boot) if out is None else out
+        m = re.search(r'"Unable to register node with API server" err=("(?:[^"\\]|\\.)*")', out)
+        return ast.literal_eval(m.group(1)) if m else None
 
     def stop_kubelet(self, boot: Boot) -> None:
         boot.worker.exec("systemctl stop kubelet", check=False)
