@@ -32,7 +32,8 @@ import yaml
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
-from harness.backends.kind.nodes import LABEL, OWNER_LABEL, RUNTIME, JoinFiles, NodeContainer, WorkerPool
+from harness.backends.kind.nodes import (LABEL, OWNER_LABEL, RUNTIME, JoinFiles, NodeContainer, WorkerPool,
+                                         remove_container)
 from harness.backends.local import _tmp_root, sweep_stale_workdirs
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
@@ -106,7 +107,7 @@ def sweep_stale(client, owner: int | None = None) -> int:
 
     for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}):
         if dead(c.labels):
-            c.remove(force=True, v=True)
+            remove_container(c)
             n += 1
     for v in client.volumes.list(filters={"label": f"{LABEL}=node"}):
         if dead(v.attrs.get("Labels")):

@@ -21,6 +21,7 @@ import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from harness.backends.kind.errors import KindStartError
 
@@ -103,15 +104,52 @@ class NodeContainer:
             return f"(no logs: {e})"
 
     def remove(self) -> None:
-        try:
-            if self.container._container is not None:
-                self.docker.remove(force=True, v=True)
-        except Exception:   # noqa: BLE001 - already gone
-            pass
+        if self.container._container is not None:
+            remove_container(self.docker)
         try:
             self.volume.remove(force=True)
         except Exception:   # noqa: BLE001
             pass
+
+
+def thaw(container) -> int:
+    """Thaw every frozen cgroup-v1 freezer cgroup below the container's own; returns how many.
+
+    Debian's runc 1.1.5 inside a node can leave a pod container's cgroup FROZEN with its `runc init`
+    in uninterruptible sleep (seen with the systemd cgroup driver on a cgroup v1 host); the node's
+    PID 1 then never dies and `docker rm -f` fails with "tried to kill container, but did not receive
+    an exit event" (harness observation, Docker 20.10.24)."""
+    try:
+        container.reload()
+        pid = container.attrs["State"]["Pid"]
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except Exception:   # noqa: BLE001 - gone, or not on this host
+        return 0
+    rel = next((ln.split(":", 2)[2] for ln in lines if ln.split(":")[1:2] == ["freezer"]), None)
+    if not rel or not pid:
+        return 0
+    n = 0
+    for state in Path("/sys/fs/cgroup/freezer", rel.lstrip("/")).rglob("freezer.state"):
+        try:
+            if state.read_text().strip() != "THAWED":
+                state.write_text("THAWED")
+                n += 1
+        except OSError:
+            pass
+    return n
+
+
+def remove_container(container, attempts: int = 3) -> None:
+    """`docker rm -f -v`, thawing frozen cgroups first (see thaw) and retrying; gone is fine."""
+    for attempt in range(attempts):
+        thaw(container)
+        try:
+            container.remove(force=True, v=True)
+            return
+        except Exception as e:   # noqa: BLE001
+            if "No such container" in str(e) or "404" in str(e) or attempt == attempts - 1:
+                return
+            time.sleep(1)
 
 
 @dataclass
