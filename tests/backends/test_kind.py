@@ -258,7 +258,10 @@ def test_pods_run_the_pause_image():
 def test_addon_phases_without_an_image_are_skipped():
     made = {"registry.k8s.io/pause:3.10.2": "pause", "registry.k8s.io/kube-apiserver:v1.36.3": "kube-apiserver"}
     assert img.skipped_phases(made) == ["addon/coredns", "addon/kube-proxy"]
-    assert img.skipped_phases({**made, "registry.k8s.io/coredns/coredns:v1.14.2": "coredns"}) == ["addon/kube-proxy"]
+    # CoreDNS cannot become Ready without kube-proxy (the kubernetes Service VIP)
+    assert img.skipped_phases({**made, "registry.k8s.io/coredns/coredns:v1.14.2": "coredns"}) == \
+        ["addon/coredns", "addon/kube-proxy"]
+    assert img.skipped_phases({**made, "r/coredns/coredns:v1": "coredns", "r/kube-proxy:v1": "kube-proxy"}) == []
 
 
 def test_kubelet_journal_verdicts():

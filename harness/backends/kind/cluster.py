@@ -32,7 +32,7 @@ import yaml
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
-from harness.backends.kind.nodes import (LABEL, OWNER_LABEL, RUNTIME, JoinFiles, NodeContainer, WorkerPool,
+from harness.backends.kind.nodes import (CNI_CONFLIST, LABEL, OWNER_LABEL, RUNTIME, JoinFiles, NodeContainer, WorkerPool,
                                          remove_container)
 from harness.backends.local import _tmp_root, sweep_stale_workdirs
 from harness.backends.pki import PKI
@@ -262,9 +262,16 @@ class KindCluster(RealCluster):
         objs = super().list(kind, namespace)
         if kind == "Node":
             objs = [self._overlay(o) for o in objs if o["metadata"]["name"] not in self.baseline_nodes]
-        elif kind == "Pod":       # nor are its static pods (kubeadm's control plane)
-            objs = [o for o in objs if (o.get("spec") or {}).get("nodeName") not in self.baseline_nodes]
+        elif kind in ("Pod", "Deployment"):   # nor are its static pods and kubeadm's addons
+            objs = [o for o in objs if not self._infrastructure(o)]
         return objs
+
+    def _infrastructure(self, obj: dict) -> bool:
+        """The control plane's static pods and kubeadm's CoreDNS (label k8s-app=kube-dns)."""
+        meta = obj.get("metadata") or {}
+        if meta.get("namespace") == "kube-system" and (meta.get("labels") or {}).get("k8s-app") == "kube-dns":
+            return True
+        return obj.get("kind", "Pod") == "Pod" and (obj.get("spec") or {}).get("nodeName") in self.baseline_nodes
 
     def update(self, obj: dict, identity=None) -> dict:
         """A Node update that lost a race with its kubelet's status writes (409) is applied again
@@ -438,8 +445,12 @@ class KindBackend(RealBackend):
         cp.put("/etc/kubernetes/pki/ca.crt", pki.ca.cert.read_text())
         cp.put("/etc/kubernetes/pki/ca.key", pki.ca.key.read_text(), 0o600)
         cp.put("/kind/kubeadm.yaml", kubeadm_config(name, k8s, cp_ip, token))
+        cp.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet="10.244.0.0/24"))
         addons = cp.exec(f"cat {imagemod.SKIP_FILE} 2>/dev/null || echo {','.join(imagemod.ADDON_IMAGES)}").strip()
-        skip = ",".join(["preflight"] + [a for a in addons.split(",") if a])
+        skipped = [a for a in addons.split(",") if a]
+        if not self.scheduler and "addon/coredns" not in skipped:
+            skipped.append("addon/coredns")      # its pods would never be scheduled (the loop binds only its own)
+        skip = ",".join(["preflight"] + skipped)
         cp.exec(f"kubeadm init --config /kind/kubeadm.yaml --skip-phases={skip} --skip-token-print -v=1 "
                 f"> /kind/kubeadm-init.log 2>&1 || {{ tail -40 /kind/kubeadm-init.log; exit 1; }}",
                 what="kubeadm init")

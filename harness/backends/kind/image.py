@@ -280,7 +280,7 @@ def component_images(client, names: list[str], binaries: dict[str, Path], out_di
 
 
 # -- 5. the node image -----------------------------------------------------------------------------------
-NODE_IMAGE_REV = 3      # bump when commit_node_image changes (part of the node image's tag)
+NODE_IMAGE_REV = 4      # bump when commit_node_image changes (part of the node image's tag)
 
 
 def node_image_tag(k8s: str, key: str) -> str:
@@ -305,8 +305,13 @@ def _put_file(container, path: str, data: bytes, mode: int = 0o755) -> None:
 
 
 def skipped_phases(made: dict[str, str]) -> list[str]:
-    """kubeadm addon phases whose image was not built."""
-    return [phase for phase, comp in ADDON_IMAGES.items() if comp not in made.values()]
+    """kubeadm addon phases whose image was not built. CoreDNS also needs kube-proxy: it reaches the API
+    server through the `kubernetes` Service's VIP, which only kube-proxy programs (checked: without it
+    the CoreDNS pods run but never become Ready)."""
+    skip = [phase for phase, comp in ADDON_IMAGES.items() if comp not in made.values()]
+    if "addon/kube-proxy" in skip and "addon/coredns" not in skip:
+        skip.insert(0, "addon/coredns")
+    return skip
 
 
 def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], tars: Path, k8s: str,
@@ -381,10 +386,25 @@ def build(echo: bool = True, coredns: bool = False) -> NodeImage:
             t1 = time.monotonic()
             commit_node_image(client, base, tag, node_bins, Path(d), k8s, skipped_phases(made))
             timings["node_image"] = time.monotonic() - t1
+        _prune(client, tag)
     timings["total"] = time.monotonic() - t0
     img = NodeImage(tag, k8s, made, timings, built=True)
     _write_record(img)
     return img
+
+
+def _prune(client, keep: str) -> None:
+    """Remove older node images of the same Kubernetes version (superseded inputs); an image a
+    container still uses stays."""
+    repo, tag = keep.rsplit(":", 1)
+    prefix = tag.rsplit("-", 1)[0] + "-"
+    for image in client.images.list(name=repo):
+        for t in image.tags:
+            if t != keep and t.startswith(f"{repo}:{prefix}"):
+                try:
+                    client.images.remove(t)
+                except Exception:   # noqa: BLE001 - in use
+                    pass
 
 
 def _write_record(img: NodeImage) -> None:
