@@ -277,3 +277,19 @@ def test_kubelet_journal_verdicts():
     assert pool.registration_refusal(None, denied) == \
         'nodes "aks-x" is forbidden: is not allowed to set the following labels: a/b'
     assert pool.registration_refusal(None, refused) is None
+
+
+def test_thaw_unfreezes_frozen_cgroups_below_the_container(tmp_path):
+    class FakeContainer:
+        attrs = {"State": {"Pid": 42}}
+
+        def reload(self):
+            pass
+    (tmp_path / "proc/42").mkdir(parents=True)
+    (tmp_path / "proc/42/cgroup").write_text("7:memory:/docker/abc\n6:freezer:/docker/abc\n")
+    pod = tmp_path / "freezer/docker/abc/kubepods.slice/pod.slice"
+    pod.mkdir(parents=True)
+    (pod.parent.parent / "freezer.state").write_text("THAWED\n")
+    (pod / "freezer.state").write_text("FROZEN\n")
+    assert nodes.thaw(FakeContainer(), tmp_path / "freezer", tmp_path / "proc") == 1
+    assert (pod / "freezer.state").read_text() == "THAWED"

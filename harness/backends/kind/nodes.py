@@ -112,7 +112,7 @@ class NodeContainer:
             pass
 
 
-def thaw(container) -> int:
+def thaw(container, freezer: Path = Path("/sys/fs/cgroup/freezer"), proc: Path = Path("/proc")) -> int:
     """Thaw every frozen cgroup-v1 freezer cgroup below the container's own; returns how many.
 
     Debian's runc 1.1.5 inside a node can leave a pod container's cgroup FROZEN with its `runc init`
@@ -122,14 +122,14 @@ def thaw(container) -> int:
     try:
         container.reload()
         pid = container.attrs["State"]["Pid"]
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        lines = (proc / str(pid) / "cgroup").read_text().splitlines()
     except Exception:   # noqa: BLE001 - gone, or not on this host
         return 0
     rel = next((ln.split(":", 2)[2] for ln in lines if ln.split(":")[1:2] == ["freezer"]), None)
     if not rel or not pid:
         return 0
     n = 0
-    for state in Path("/sys/fs/cgroup/freezer", rel.lstrip("/")).rglob("freezer.state"):
+    for state in (freezer / rel.lstrip("/")).rglob("freezer.state"):
         try:
             if state.read_text().strip() != "THAWED":
                 state.write_text("THAWED")
