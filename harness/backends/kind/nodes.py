@@ -200,7 +200,8 @@ CNI_CONFLIST = """{{
 
 class WorkerPool:
     """Warm worker containers: `boot()` takes one and starts its kubelet for a VM; `release()` stops
-    the kubelet, deletes the Node and removes the container; the pool refills in the background."""
+    the kubelet and removes the container (the cluster deletes the Node); the pool refills in the
+    background."""
 
     def __init__(self, client, image: str, network: str, cluster_name: str, labels: dict[str, str],
                  join: JoinFiles, size: int = 1, start_timeout: float = 120.0):
@@ -233,7 +234,7 @@ class WorkerPool:
             node.put("/var/lib/kubelet/config.yaml.harness", self.join.kubelet_config)
             # one /24 of pod addresses per worker (kube-controller-manager's podCIDRs are not needed
             # for pause pods that never talk across nodes)
-            node.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=f"10.244.{seq % 250}.0/24"))
+            node.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=f"10.244.{1 + seq % 250}.0/24"))
         except BaseException as e:   # noqa: BLE001 - reported by the next boot()
             if node is not None:
                 node.remove()
