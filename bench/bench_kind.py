@@ -78,7 +78,9 @@ def main() -> int:
         report["refused"] = {"seconds": round(time.monotonic() - t, 2), "message": refusal,
                              "node_exists": cluster.admin.get("Node", "aks-bench-refused") is not None}
         if args.scenarios:
-            report["scenarios"] = run_scenarios(cluster, args.scenarios)
+            report["scenarios"] = runs = run_scenarios(cluster, args.scenarios)
+            if runs:
+                report["scenario_s_median"] = statistics.median(r["seconds"] for r in runs)
     finally:
         t = time.monotonic()
         cluster.close()
@@ -98,8 +100,8 @@ def run_scenarios(cluster, paths: list[str]) -> list[dict]:
                     continue
                 t = time.monotonic()
                 try:
-                    result = run(sc, profile, cluster)
-                    verdict = "ok" if not getattr(result, "failures", None) else "fail"
+                    outcome = run(sc, profile, cluster)
+                    verdict = "ok" if outcome.passed else f"fail: {len(outcome.mismatches)} mismatch(es)"
                 except Exception as e:   # noqa: BLE001 - reported, next scenario
                     verdict = f"error: {type(e).__name__}: {e}"[:300]
                 finally:
