@@ -272,10 +272,9 @@ def test_kubelet_journal_verdicts():
     assert pool.kubelet_exit(None, refused) == ("failed to validate kubelet flags: unknown 'kubernetes.io' or "
                                                 "'k8s.io' labels specified with --node-labels: [kubernetes.io/foo]")
     assert pool.kubelet_exit(None, "I1122 started\n") is None
-    denied = ('E1122 kubelet_node_status.go:107] "Unable to register node with API server" '
-              'err="nodes \\"aks-x\\" is forbidden: is not allowed to set the following labels: a/b" node="aks-x"\n')
-    assert pool.registration_refusal(None, denied) == \
-        'nodes "aks-x" is forbidden: is not allowed to set the following labels: a/b'
+    denied = ('E1122 kubelet_node_status.go:114] "Unable to register node with API server, error getting existing '
+              'node" err="nodes \\"aks-x\\" not found" node="aks-x"\n')
+    assert pool.registration_refusal(None, denied) == 'nodes "aks-x" not found'
     assert pool.registration_refusal(None, refused) is None
 
 

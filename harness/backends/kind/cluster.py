@@ -185,12 +185,16 @@ class KindCluster(RealCluster):
                 self.kubelets.stop_kubelet(boot)
                 self.boots.append(boot)
                 return refusal
-            denied = self.kubelets.registration_refusal(boot, journal)
-            if denied is not None:       # e.g. NodeRestriction refusing a label at registration
-                from harness.backends.base import APIRejected
+            if self.kubelets.registration_refusal(boot, journal) is not None:
+                # The API server refused the kubelet's Node (e.g. NodeRestriction). The kubelet does not
+                # log the refusal itself, so the same create, under the same node identity, asks the
+                # API server for its answer (raises APIRejected).
                 self.kubelets.stop_kubelet(boot)
                 self.boots.append(boot)
-                raise APIRejected(403, "Forbidden", denied)
+                from harness.backends.base import Identity
+                super().create(node, Identity.node(name))
+                raise KindStartError(f"the kubelet of {name} could not register, but the same Node was accepted "
+                                     f"under its identity; its journal:\n{journal[-1500:]}")
             if time.monotonic() > deadline:
                 tail = "\n".join(journal.splitlines()[-30:])
                 raise KindStartError(f"the kubelet for {name} neither registered nor exited within "

@@ -318,10 +318,12 @@ class WorkerPool:
         return error_text(out) or out[out.index(REFUSED):].split("\n")[0]
 
     def registration_refusal(self, boot: Boot, out: str | None = None) -> str | None:
-        """The API server's answer when it refused the kubelet's Node (the kubelet logs it and
-        retries: `"Unable to register node with API server" err="..."`, kubelet_node_status.go)."""
+        """What the kubelet logged when the API server refused its Node, or None. kubelet v1.36.3
+        tryRegisterWithAPIServer (pkg/kubelet/kubelet_node_status.go) logs "Unable to register node
+        with API server[, <why>]" and retries; on a Forbidden create it logs the follow-up Get's error,
+        not the refusal itself (the caller asks the API server for that)."""
         out = self.journal(boot) if out is None else out
-        m = re.search(r'"Unable to register node with API server" err=("(?:[^"\\]|\\.)*")', out)
+        m = re.search(r'"Unable to register node with API server[^"]*" err=("(?:[^"\\]|\\.)*")', out)
         return ast.literal_eval(m.group(1)) if m else None
 
     def stop_kubelet(self, boot: Boot) -> None:
