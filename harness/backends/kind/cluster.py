@@ -47,8 +47,12 @@ SERVICE_SUBNET = "10.96.0.0/16"
 
 def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
     """kubeadm's Init/Cluster/Kubelet configuration for the control-plane node. failCgroupV1: false
-    lets kubelet 1.36 run on a cgroup v1 host (kind-airgapped.md "Errors and fixes"); the eviction
-    thresholds at 0% are kind's own (a shared disk must not evict the node's pods)."""
+    lets kubelet 1.36 run on a cgroup v1 host (kind-airgapped.md "Errors and fixes"); failSwapOn,
+    imageGCHighThresholdPercent and the eviction thresholds at 0% are kind's own kubelet settings
+    (sigs.k8s.io/kind v0.33.0 pkg/cluster/internal/kubeadm/config.go: a shared disk must not evict
+    the node's pods). kubeadm's defaults are kept for the API server: --authorization-mode=Node,RBAC
+    and --enable-admission-plugins=NodeRestriction (k8s.io/kubernetes v1.36.3
+    cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand)."""
     docs = [
         {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration",
          "bootstrapTokens": [{"token": token, "ttl": "24h0m0s", "groups": ["system:bootstrappers:kubeadm:default-node-token"],

@@ -156,7 +156,9 @@ def remove_container(container, attempts: int = 3) -> None:
 class JoinFiles:
     """What `kubeadm join` writes on a node before it starts the kubelet: the cluster CA, a
     bootstrap kubeconfig holding a bootstrap token, and the kubelet's config (the cluster's
-    kube-system/kubelet-config ConfigMap)."""
+    kube-system/kubelet-config ConfigMap) - kubeadm's runKubeletStartJoinPhase (k8s.io/kubernetes
+    v1.36.3 cmd/kubeadm/app/cmd/phases/join/kubelet.go), which then starts the kubelet and waits for
+    its TLS bootstrap (runKubeletWaitBootstrapPhase); here the harness waits for the Node instead."""
     ca_crt: str
     bootstrap_kubeconfig: str
     kubelet_config: str
@@ -177,7 +179,8 @@ class Boot:
 def kubelet_flags(vm_name: str, node_ip: str, node_labels: dict[str, str], taints: list[str],
                   provider_id: str) -> list[str]:
     """The flags a VM's bootstrap data gives its kubelet (azure-provider.md §4.4: --node-labels and
-    --register-with-taints), plus the VM's name and providerID."""
+    --register-with-taints), plus the VM's name and providerID (kubelet flag names: k8s.io/kubernetes
+    v1.36.3 cmd/kubelet/app/options/options.go KubeletFlags.AddFlags)."""
     flags = [f"--hostname-override={vm_name}", f"--node-ip={node_ip}", f"--provider-id={provider_id}"]
     if node_labels:
         flags.append("--node-labels=" + ",".join(f"{k}={v}" for k, v in node_labels.items()))
