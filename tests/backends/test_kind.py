@@ -292,3 +292,18 @@ def test_thaw_unfreezes_frozen_cgroups_below_the_container(tmp_path):
     (pod / "freezer.state").write_text("FROZEN\n")
     assert nodes.thaw(FakeContainer(), tmp_path / "freezer", tmp_path / "proc") == 1
     assert (pod / "freezer.state").read_text() == "THAWED"
+
+
+def test_node_runtime_choice(monkeypatch):
+    class Client:
+        def __init__(self, runtimes):
+            self.runtimes = runtimes
+
+        def info(self):
+            return {"Runtimes": self.runtimes}
+    assert nodes.node_runtime(Client({"runc": {}, nodes.RUNTIME: {}})) == nodes.RUNTIME
+    monkeypatch.setattr(nodes, "has_cap_sys_resource", lambda: True)
+    assert nodes.node_runtime(Client({"runc": {}})) == ""
+    monkeypatch.setattr(nodes, "has_cap_sys_resource", lambda: False)
+    with pytest.raises(ValueError, match="docker-up.sh"):
+        nodes.node_runtime(Client({"runc": {}}))

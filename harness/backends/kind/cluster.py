@@ -32,8 +32,8 @@ import yaml
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
-from harness.backends.kind.nodes import (CNI_CONFLIST, LABEL, OWNER_LABEL, RUNTIME, JoinFiles, NodeContainer, WorkerPool,
-                                         remove_container)
+from harness.backends.kind.nodes import (CNI_CONFLIST, LABEL, OWNER_LABEL, JoinFiles, NodeContainer, WorkerPool,
+                                         node_runtime, remove_container)
 from harness.backends.local import _tmp_root, sweep_stale_workdirs
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
@@ -86,13 +86,6 @@ def bootstrap_kubeconfig(server: str, ca_pem: str, token: str) -> str:
 def _client():
     import docker
     return docker.from_env(timeout=300)
-
-
-def runtime_registered(client) -> bool:
-    try:
-        return RUNTIME in (client.info().get("Runtimes") or {})
-    except Exception:   # noqa: BLE001
-        return False
 
 
 def sweep_stale(client, owner: int | None = None) -> int:
@@ -401,9 +394,10 @@ class KindBackend(RealBackend):
         if not ok:
             return False, why
         with closing(_client()) as client:
-            if not runtime_registered(client):
-                return False, (f"the Docker runtime {RUNTIME} is not registered (privileged node containers need it "
-                               "where CAP_SYS_RESOURCE is missing); run harness/backends/docker-up.sh as root")
+            try:
+                node_runtime(client)
+            except ValueError as e:
+                return False, str(e)
             if imagemod.find_image(client) is None and not self.build:
                 return False, ("no kind node image for Kubernetes " + binmod.versions()["k8s"]
                                + "; build it with: python -m harness.backends build --kind")
@@ -438,6 +432,7 @@ class KindBackend(RealBackend):
 
     def _start(self, cluster: KindCluster, tag: str, t0: float) -> None:
         client = cluster.docker
+        runtime = node_runtime(client)
         k8s = binmod.versions()["k8s"]
         cluster.name = name = f"harness-kind-{os.getpid()}-{secrets.token_hex(2)}"
         cluster.network = client.networks.create(name, driver="bridge", labels=self._labels("network"))
@@ -445,7 +440,7 @@ class KindBackend(RealBackend):
         os.chmod(workdir_pki, 0o755)
         port = free_port()
         cp = cluster.control_plane = NodeContainer(client, tag, f"{name}-control-plane", name,
-                                                   self._labels("node"), host_port=port)
+                                                   self._labels("node"), host_port=port, runtime=runtime)
         cp.wait_systemd(self.start_timeout)
         t_node = time.monotonic() - t0
         cp_ip = cp.ip(name)
@@ -489,7 +484,7 @@ class KindBackend(RealBackend):
                          bootstrap_kubeconfig(f"https://{cp_ip}:6443", pki.ca.cert.read_text(), token),
                          kubelet_cfg["data"]["kubelet"])
         cluster.kubelets = WorkerPool(client, tag, name, name, self._labels("node"), join, self.pool_size,
-                                      self.start_timeout)
+                                      self.start_timeout, runtime)
         caps = {"real-apiserver", "etcd", "cel", "node-restriction", "node-authorizer", "rbac", "docker",
                 "kube-controller-manager", "real-kubelet", "kubeadm"}
         if self.scheduler:

@@ -38,7 +38,6 @@ from harness.backends.kind.errors import KindBuildError
 
 KIND_VERSION = os.environ.get("KIND_VERSION", "v0.33.0")      # whose node files (images/base/files) we use
 CNI_VERSION = os.environ.get("CNI_VERSION", "v1.9.1")         # kind v0.33.0's CNI_PLUGINS_VERSION
-RUNTIME = "runc-nosysresource"                                # docker-up.sh registers it
 REPO = "karpenter-harness/kind"
 LABEL = "karpenter-harness.kind"
 EXTRAS_SCRIPT = Path(__file__).with_name("build-node-extras.sh")
@@ -317,8 +316,13 @@ def skipped_phases(made: dict[str, str]) -> list[str]:
 def commit_node_image(client, base: str, tag: str, node_bins: dict[str, Path], tars: Path, k8s: str,
                       skip: list[str]) -> None:
     # The tars are copied in (a bind mount would be recorded as a VOLUME of the committed image).
+    from harness.backends.kind.nodes import node_runtime
+    try:
+        runtime = node_runtime(client)
+    except ValueError as e:
+        raise KindBuildError(str(e)) from None
     c = client.containers.run(base, entrypoint=["sleep", "infinity"], detach=True, privileged=True,
-                              runtime=RUNTIME, labels={LABEL: "build"})
+                              labels={LABEL: "build"}, **({"runtime": runtime} if runtime else {}))
     try:
         bundle = tars / "images.tar"
         with tarfile.open(bundle, "w") as tar:

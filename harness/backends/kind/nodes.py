@@ -26,6 +26,34 @@ from pathlib import Path
 from harness.backends.kind.errors import KindStartError
 
 RUNTIME = "runc-nosysresource"
+CAP_SYS_RESOURCE = 24
+
+
+def has_cap_sys_resource() -> bool:
+    """Whether this host's capability bounding set has CAP_SYS_RESOURCE (so `--privileged` works with
+    plain runc; the Docker daemon is assumed to run on this host)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapBnd:"):
+                return bool(int(line.split()[1], 16) >> CAP_SYS_RESOURCE & 1)
+    except (OSError, ValueError):
+        pass
+    return True
+
+
+def node_runtime(client) -> str:
+    """The runtime for privileged node containers: the runc wrapper when dockerd has it registered,
+    "" (Docker's default) where the host has CAP_SYS_RESOURCE; ValueError with the fix otherwise."""
+    try:
+        registered = RUNTIME in (client.info().get("Runtimes") or {})
+    except Exception:   # noqa: BLE001
+        registered = False
+    if registered:
+        return RUNTIME
+    if has_cap_sys_resource():
+        return ""
+    raise ValueError(f"the Docker runtime {RUNTIME} is not registered and this host lacks CAP_SYS_RESOURCE, so "
+                     "privileged node containers cannot start; run harness/backends/docker-up.sh as root")
 LABEL = "karpenter-harness.kind"
 OWNER_LABEL = "karpenter-harness.owner-pid"
 REFUSED = "failed to validate kubelet flags"
@@ -36,7 +64,7 @@ class NodeContainer:
     """One node container (testcontainers' DockerContainer) and its /var volume."""
 
     def __init__(self, client, image: str, name: str, network: str, labels: dict[str, str],
-                 host_port: int | None = None):
+                 host_port: int | None = None, runtime: str = RUNTIME):
         from testcontainers.core.container import DockerContainer
         self.client, self.name = client, name
         self.volume = client.volumes.create(name=f"{name}-var", labels=labels)
@@ -47,9 +75,9 @@ class NodeContainer:
         c.with_volume_mapping(self.volume.name, "/var", "rw")
         if host_port is not None:        # the API server, on the host's loopback only
             c.ports["6443/tcp"] = ("127.0.0.1", host_port)
-        c.with_kwargs(privileged=True, runtime=RUNTIME, cgroupns="private", tty=True, hostname=name,
-                      network=network, labels=labels,
-                      security_opt=["seccomp=unconfined", "apparmor=unconfined"])
+        kwargs = {"runtime": runtime} if runtime else {}
+        c.with_kwargs(privileged=True, cgroupns="private", tty=True, hostname=name, network=network,
+                      labels=labels, security_opt=["seccomp=unconfined", "apparmor=unconfined"], **kwargs)
         self.container = c
         try:
             c.start()
@@ -207,8 +235,9 @@ class WorkerPool:
     background."""
 
     def __init__(self, client, image: str, network: str, cluster_name: str, labels: dict[str, str],
-                 join: JoinFiles, size: int = 1, start_timeout: float = 120.0):
+                 join: JoinFiles, size: int = 1, start_timeout: float = 120.0, runtime: str = RUNTIME):
         self.client, self.image, self.network, self.cluster_name = client, image, network, cluster_name
+        self.runtime = runtime
         self.labels, self.join, self.size, self.start_timeout = labels, join, size, start_timeout
         self._warm: list[NodeContainer] = []
         self._booted: dict[str, Boot] = {}
@@ -230,7 +259,7 @@ class WorkerPool:
         name, seq = self._next_name()
         node = None
         try:
-            node = NodeContainer(self.client, self.image, name, self.network, self.labels)
+            node = NodeContainer(self.client, self.image, name, self.network, self.labels, runtime=self.runtime)
             node.wait_systemd(self.start_timeout)
             node.put("/etc/kubernetes/pki/ca.crt", self.join.ca_crt)
             node.put("/etc/kubernetes/bootstrap-kubelet.conf", self.join.bootstrap_kubeconfig, 0o600)
