@@ -42,6 +42,10 @@ from harness.backends.realcluster import RealBackend, RealCluster
 __all__ = ["KindBackend", "KindCluster"]
 
 POD_SUBNET = "10.244.0.0/16"
+# A registration error the kubelet logs that means "refused", not "not yet" (a Forbidden create is
+# logged as the follow-up Get's NotFound: kubelet v1.36.3 tryRegisterWithAPIServer).
+REFUSED_REGISTRATION = ("forbidden", "is invalid", "not found")
+REFUSAL_PERSISTS = 10.0       # seconds (harness assumption: longer than a transient refusal at first boot)
 SERVICE_SUBNET = "10.96.0.0/16"
 
 
@@ -169,6 +173,7 @@ class KindCluster(RealCluster):
         self._resources[name] = {k: node["status"][k] for k in ("capacity", "allocatable") if k in node.get("status", {})}
         boot = self.kubelets.boot(name, node_labels, taints, provider_id)
         deadline = time.monotonic() + self.kubelet_timeout
+        refused_since = None
         while True:
             real = self.admin.get("Node", name)
             if real is not None:
@@ -182,21 +187,38 @@ class KindCluster(RealCluster):
                 self.kubelets.stop_kubelet(boot)
                 self.boots.append(boot)
                 return refusal
-            if self.kubelets.registration_refusal(boot, journal) is not None:
-                # The API server refused the kubelet's Node (e.g. NodeRestriction). The kubelet does not
-                # log the refusal itself, so the same create, under the same node identity, asks the
-                # API server for its answer (raises APIRejected).
-                self.kubelets.stop_kubelet(boot)
-                self.boots.append(boot)
-                from harness.backends.base import Identity
-                super().create(node, Identity.node(name))
-                raise KindStartError(f"the kubelet of {name} could not register, but the same Node was accepted "
-                                     f"under its identity; its journal:\n{journal[-1500:]}")
+            why = self.kubelets.registration_refusal(boot, journal) or ""
+            if any(w in why for w in REFUSED_REGISTRATION):
+                # a refusal that persists (the kubelet retries; a transient one clears within seconds)
+                refused_since = refused_since or time.monotonic()
+                if time.monotonic() - refused_since > REFUSAL_PERSISTS:
+                    self._replay_registration(node, boot)
+                    refused_since = None
             if time.monotonic() > deadline:
                 tail = "\n".join(journal.splitlines()[-30:])
                 raise KindStartError(f"the kubelet for {name} neither registered nor exited within "
                                      f"{self.kubelet_timeout:.0f}s; its journal:\n{tail}")
             time.sleep(0.1)
+
+    def _replay_registration(self, node: dict, boot) -> None:
+        """The API server refused the kubelet's Node (e.g. NodeRestriction); the kubelet does not log
+        the refusal itself, so the same create under the same node identity asks for the answer and
+        raises it (APIRejected). AlreadyExists means the kubelet got through meanwhile (a transient
+        error): back to waiting."""
+        from harness.backends.base import APIRejected, Identity
+        name = node["metadata"]["name"]
+        try:
+            super().create(node, Identity.node(name))
+        except APIRejected as e:
+            if e.status == 409:
+                return
+            self.kubelets.stop_kubelet(boot)
+            self.boots.append(boot)
+            raise
+        self.kubelets.stop_kubelet(boot)
+        self.admin.delete("Node", name, ok_missing=True)
+        raise KindStartError(f"the kubelet of {name} could not register, but the same Node was accepted under "
+                             f"its identity; its journal:\n{self.kubelets.journal(boot)[-1500:]}")
 
     @staticmethod
     def label_writers(node: dict) -> dict[str, str]:
