@@ -3,6 +3,9 @@
     python -m harness.backends up [--backend local|container] [--profile upstream] [--scheduler] [--kwok]
                                   [--controller-manager] [--build] [--keep] [--check]
 
+`python -m harness.backends build --node` adds kubelet, kubeadm, kubectl and kube-proxy; `build --kind`
+also the kind backend's node image (harness/backends/kind/image.py).
+
 `up` starts the cluster, prints its server URL, admin kubeconfig and start timings, and then either
 runs the acceptance checks and tears everything down (`--check`, exit status 0 when they pass), or
 waits until Ctrl-C / SIGTERM and tears down. `python -m harness.backends build` builds (or reuses)
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.backends")
     sub = ap.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a cluster")
-    up.add_argument("--backend", choices=["local", "container"], default="local")
+    up.add_argument("--backend", choices=["local", "container", "kind"], default="local")
     up.add_argument("--profile", default="upstream", help="label profile whose CRD rules to install ('' = none)")
     up.add_argument("--scheduler", action="store_true")
     up.add_argument("--kwok", action="store_true")
@@ -64,7 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--build", action="store_true", help="build missing binaries (Go module proxy, ~13 min cold)")
     up.add_argument("--keep", action="store_true", help="keep the temp dir (PKI, etcd data, logs)")
     up.add_argument("--check", action="store_true", help="run the acceptance checks, then tear down")
-    sub.add_parser("build", help="build or reuse the pinned binaries")
+    b = sub.add_parser("build", help="build or reuse the pinned binaries")
+    b.add_argument("--node", action="store_true", help="also kubelet, kubeadm, kubectl, kube-proxy (the kubelet judges "
+                                                      "--node-labels on the real backends)")
+    b.add_argument("--kind", action="store_true", help="also the kind node image (Debian mirror + Go module proxy; "
+                                                      "implies --node; harness/backends/kind/image.py)")
+    b.add_argument("--coredns", action="store_true", help="with --kind: also build CoreDNS (~25 min) for kubeadm's "
+                                                         "CoreDNS addon")
     args = ap.parse_args(argv)
 
     if args.cmd == "build":
@@ -76,9 +85,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
         stages = bs.kwok_stages       # kwok >= v0.8.0 has no built-in stages: assembled once (§3.2)
-        print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
-                          "paths": {k: str(v) for k, v in bs.paths.items()},
-                          "kwok_stages": str(stages) if stages else None}, indent=2))
+        report = {"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
+                  "paths": {k: str(v) for k, v in bs.paths.items()},
+                  "kwok_stages": str(stages) if stages else None}
+        try:
+            if args.node or args.kind:
+                out, dt = binaries.build_node(echo=True)
+                report["node_binaries"] = {"dir": str(out), "seconds": round(dt, 1)}
+            if args.kind:
+                from harness.backends.kind import image
+                report["kind_node_image"] = image.build(echo=True, coredns=args.coredns).to_json()
+        except (binaries.BinariesError, RuntimeError) as e:
+            print(f"build failed: {e}", file=sys.stderr)
+            return 1
+        report["seconds"] = round(time.monotonic() - t0, 1)
+        print(json.dumps(report, indent=2))
         return 0
 
     from harness.backends.registry import get_backend

@@ -54,6 +54,14 @@ class Cluster(Protocol):
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict: ...
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None: ...
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict: ...
+    def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
+        """Why a kubelet started with these --node-labels exits at flag validation, or None (the
+        model's ValidateKubeletFlags on embedded, the real kubelet binary on the real backends)."""
+    def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
+        """A VM's kubelet starts with these --node-labels and registers `node` under its own
+        identity: returns the kubelet's refusal (no Node) or None (registered); an API refusal
+        raises APIRejected. Embedded/local: kubelet_refusal() then a create as the node; kind: a
+        real kubelet boots with the flags and `provider_id`."""
     def install_profile(self, profile_name: str) -> None:
         """Make the cluster judge NodePools/NodeClaims with this label profile's CRD rules."""
     def reset(self) -> None:

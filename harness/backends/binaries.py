@@ -66,6 +66,60 @@ def cached_bin_dir() -> Path:
     return cache_dir() / "bin" / f"k8s-{v['k8s']}-etcd-{v['etcd']}-kwok-{v['kwok']}"
 
 
+# The node binaries (reference/kind-airgapped.md §2): the same wrapper-module build, its own bin dir,
+# so the control-plane dir above keeps its name (and cache key).
+NODE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-proxy")
+NODE_ENV_OVERRIDES = {n: n.upper().replace("-", "_") + "_BIN" for n in NODE_BINARIES}    # KUBELET_BIN, ...
+
+
+def node_bin_dir() -> Path:
+    return cache_dir() / "bin" / f"k8s-node-{versions()['k8s']}"
+
+
+def find_node_binary(name: str) -> Path | None:
+    """A node binary from its env override (KUBELET_BIN, ...), $HARNESS_BIN_DIR or node_bin_dir()."""
+    env = os.environ.get(NODE_ENV_OVERRIDES[name])
+    if env:
+        if not (Path(env).is_file() and os.access(env, os.X_OK)):
+            raise BinariesError(f"{NODE_ENV_OVERRIDES[name]}={env} is not an executable file")
+        return Path(env)
+    for d in (os.environ.get("HARNESS_BIN_DIR"), node_bin_dir()):
+        if d and (p := Path(d) / name).is_file() and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def build_node(echo: bool = False) -> tuple[Path, float]:
+    """Build (or reuse) kubelet, kubeadm, kubectl and kube-proxy of the pinned Kubernetes version into
+    node_bin_dir() (build-binaries.sh --node; under its own lock, so it can run beside a
+    control-plane build); returns (bin dir, seconds)."""
+    go = go_binary()
+    if go is None:
+        raise BinariesError("cannot build the node binaries: no Go toolchain (go not on PATH, /usr/local/go/bin/go "
+                            "missing); set KUBELET_BIN or HARNESS_BIN_DIR instead")
+    from filelock import FileLock
+    out = node_bin_dir()
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}", "K8S_VERSION": versions()["k8s"]}
+    t0 = time.monotonic()
+    with FileLock(str(cache_dir() / "node-build.lock")):
+        _run_logged(["bash", str(BUILD_SCRIPT), "--node", str(out), str(cache_dir() / "build")], env, echo, t0)
+    return out, time.monotonic() - t0
+
+
+def _run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
+    """Run a build script; its log goes to stderr with `echo`, its tail into the error otherwise."""
+    tail: collections.deque[str] = collections.deque(maxlen=25)
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            tail.append(line.rstrip("\n"))
+            if echo:
+                sys.stderr.write(line)
+    if proc.returncode != 0:
+        raise BinariesError(f"{Path(argv[1]).name} failed (exit {proc.returncode}) after "
+                            f"{time.monotonic() - t0:.0f}s:\n" + "\n".join(tail).strip())
+
+
 def go_binary() -> str | None:
     return shutil.which("go") or (str(p) if (p := Path("/usr/local/go/bin/go")).exists() else None)
 

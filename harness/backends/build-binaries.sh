@@ -5,10 +5,23 @@
 #
 #   K8S_VERSION=... ETCD_VERSION=... KWOK_VERSION=... build-binaries.sh <bin dir> <work dir>
 #
+#   K8S_VERSION=... build-binaries.sh --node <bin dir> <work dir>
+#
+# The second form builds the node binaries (kubelet, kubeadm, kubectl, kube-proxy) of the same
+# version from the same kind of wrapper module, in its own module dir and bin dir (the
+# control-plane bin dir and its cache key are unchanged); reference/kind-airgapped.md §2.
+#
 # Idempotent: binaries already in <bin dir> are reused.
 set -euo pipefail
 
-if [ $# -ne 2 ] || [ -z "${K8S_VERSION:-}" ] || [ -z "${ETCD_VERSION:-}" ] || [ -z "${KWOK_VERSION:-}" ]; then
+NODE=0
+if [ "${1:-}" = "--node" ]; then NODE=1; shift; fi
+
+if [ "$NODE" = 1 ] && { [ $# -ne 2 ] || [ -z "${K8S_VERSION:-}" ]; }; then
+  echo "usage: K8S_VERSION=... $0 --node <bin dir> <work dir>" >&2
+  exit 2
+fi
+if [ "$NODE" = 0 ] && { [ $# -ne 2 ] || [ -z "${K8S_VERSION:-}" ] || [ -z "${ETCD_VERSION:-}" ] || [ -z "${KWOK_VERSION:-}" ]; }; then
   echo "usage: K8S_VERSION=... ETCD_VERSION=... KWOK_VERSION=... $0 <bin dir> <work dir>" >&2
   echo "build the pinned versions into the harness cache with: python -m harness.backends build" >&2
   exit 2
@@ -19,7 +32,11 @@ WORK=$2
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 log() { echo "[build-binaries] $*" >&2; }
 
-want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
+if [ "$NODE" = 1 ]; then
+  want=(kubelet kubeadm kubectl kube-proxy)
+else
+  want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
+fi
 complete=1
 for b in "${want[@]}"; do [ -x "$OUT/$b" ] || complete=0; done
 if [ "$complete" = 1 ]; then log "reusing $OUT"; exit 0; fi
@@ -29,9 +46,12 @@ minor=${K8S_VERSION#v1.}            # e.g. 36.3
 staging_version="v0.$minor"          # staging modules are published as v0.<minor>.<patch>
 
 # --- Kubernetes: a wrapper main module replacing every staging module (§1.1-§1.3) ---
-if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$OUT/kube-controller-manager" ]; then
-  t0=$(date +%s)
-  d="$WORK/k8s-$K8S_VERSION"; mkdir -p "$d"; cd "$d"
+# k8s_build <module dir> <cmd>...: generate the wrapper module in <module dir>, build k8s.io/kubernetes/cmd/<cmd>
+# for each <cmd> into $OUT with the version ldflags.
+k8s_build() {
+  local d=$1; shift
+  local t0; t0=$(date +%s)
+  mkdir -p "$d"; cd "$d"
   modinfo=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION")
   gomod=$(printf '%s' "$modinfo" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
   # buildDate = the tag's commit time from the proxy's .info, so rebuilds are bit-identical.
@@ -47,17 +67,9 @@ if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$
     grep -oE '^\s*k8s.io/[^ ]+ => ./staging/src/k8s.io/[^ ]+' "$gomod" | awk -v v="$staging_version" '{print "\t" $1 " => " $1 " " v}'
     echo ")"
   } > go.mod
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-)
-GO
+  { printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for c in "$@"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$c"; done
+    printf ')\n'; } > tools.go
   log "resolving k8s.io/kubernetes $K8S_VERSION module graph"
   go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
   vpkg=k8s.io/component-base/version
@@ -67,10 +79,21 @@ GO
   for p in $vpkg $cpkg; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$kminor -X $p.gitTreeState=clean -X $p.buildDate=$date"
   done
-  log "building kube-apiserver, kube-scheduler, kube-controller-manager (slow: ~GBs of RAM, many minutes on 2 cores)"
-  go build -trimpath -pgo=off -tags tools -ldflags "$ld" -o "$OUT/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager
-  log "kubernetes built in $(( $(date +%s) - t0 ))s"
+  log "building $* (slow: ~GBs of RAM, many minutes on 2 cores)"
+  local pkgs=()
+  for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  go build -trimpath -pgo=off -tags tools -ldflags "$ld" -o "$OUT/" "${pkgs[@]}"
+  log "kubernetes $* built in $(( $(date +%s) - t0 ))s"
+}
+
+if [ "$NODE" = 1 ]; then
+  k8s_build "$WORK/k8s-node-$K8S_VERSION" kubelet kubeadm kubectl kube-proxy
+  "$OUT/kubelet" --version >&2
+  exit 0
+fi
+
+if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$OUT/kube-controller-manager" ]; then
+  k8s_build "$WORK/k8s-$K8S_VERSION" kube-apiserver kube-controller-manager kube-scheduler
 fi
 
 # --- etcd: its own wrapper module (§2.1) ---

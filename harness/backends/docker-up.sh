@@ -15,6 +15,42 @@ DOCKERD_LOG=${DOCKERD_LOG:-/tmp/dockerd.log}
 DOCKERD_PIDFILE=${DOCKERD_PIDFILE:-/tmp/dockerd-harness.pid}
 TIMEOUT=${DOCKER_UP_TIMEOUT:-60}
 
+# The runc wrapper runtime the kind backend's privileged node containers use (reference/kind-airgapped.md,
+# "Recipe" 1): `--privileged` fails where CAP_SYS_RESOURCE is missing from the bounding set. Installed as
+# /usr/local/bin/runc-nosysresource and registered in /etc/docker/daemon.json under "runtimes" (merged
+# into an existing file); a running dockerd reloads "runtimes" on SIGHUP. Skipped when not root.
+RUNTIME_SRC="$(cd "$(dirname "$0")" && pwd)/kind/runc-nosysresource"
+ensure_runtime() {
+  [ "$(id -u)" = 0 ] && [ -f "$RUNTIME_SRC" ] || return 0
+  if ! cmp -s "$RUNTIME_SRC" /usr/local/bin/runc-nosysresource; then
+    install -m 0755 "$RUNTIME_SRC" /usr/local/bin/runc-nosysresource
+  fi
+  mkdir -p /etc/docker
+  python3 - <<'PY'
+import json, os, sys
+path = "/etc/docker/daemon.json"
+try:
+    with open(path) as f:
+        conf = json.load(f)
+except FileNotFoundError:
+    conf = {}
+want = {"path": "/usr/local/bin/runc-nosysresource"}
+if conf.get("runtimes", {}).get("runc-nosysresource") == want:
+    sys.exit(0)
+conf.setdefault("runtimes", {})["runc-nosysresource"] = want
+with open(path + ".tmp", "w") as f:
+    json.dump(conf, f, indent=2)
+os.replace(path + ".tmp", path)
+open("/tmp/.harness-daemon-json-changed", "w").close()
+PY
+  if [ -f /tmp/.harness-daemon-json-changed ]; then
+    rm -f /tmp/.harness-daemon-json-changed
+    local pid; pid=$(pidof dockerd || true)
+    if [ -n "$pid" ]; then log "registered runtime runc-nosysresource; reloading dockerd"; kill -HUP $pid; sleep 1; fi
+  fi
+}
+ensure_runtime
+
 if docker info >/dev/null 2>&1; then log "docker daemon already running"; exit 0; fi
 
 if ! command -v dockerd >/dev/null 2>&1; then
@@ -23,6 +59,7 @@ if ! command -v dockerd >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2 || log "apt-get update failed (continuing with cached lists)"
   apt-get install -y -qq --no-install-recommends docker.io >&2
+  ensure_runtime
 fi
 
 # A previous dockerd of ours that died leaves a stale pid file / socket behind.

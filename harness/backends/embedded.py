@@ -12,7 +12,7 @@ import threading
 
 from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
-from harness.model.labels import node_restriction_forbids
+from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
 from harness.model.validation import admission_rejection
 
@@ -198,6 +198,16 @@ class EmbeddedCluster:
             cur.setdefault("spec", {})["nodeName"] = node_name
             cur["metadata"]["resourceVersion"] = str(next(self._rv))
             return _clone(cur)
+
+    def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
+        """The model's ValidateKubeletFlags (karpenter-core.md §6.2)."""
+        return kubelet_flag_error(node_labels, profile)
+
+    def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
+        refusal = self.kubelet_refusal(node_labels, profile)
+        if refusal is None:
+            self.create(node, Identity.node(node["metadata"]["name"]))
+        return refusal
 
     def configure(self, kubernetes_version: str | None = None) -> None:
         """Emulate the API server of this Kubernetes version (message formats differ by version)."""

@@ -95,6 +95,7 @@ class RealCluster:
         self.profile: str | None = None
         self.timings: dict[str, float] = {}
         self.baseline_namespaces: frozenset[str] = frozenset()
+        self.kubelet_judges: dict[str, int] = {}      # "kubelet" | "model" -> verdicts given
         self._clients: dict[Identity, RestClient] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -224,6 +225,22 @@ class RealCluster:
 
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
         return self.client(identity).bind(pod, node_name)
+
+    def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
+        """The real kubelet binary's verdict on --node-labels (harness/backends/kubeletjudge.py); the
+        model's when no kubelet is built or the profile changes the kubelet's allow-list. Who judged
+        is counted in `kubelet_judges`."""
+        from harness.backends import kubeletjudge
+        verdict, judge = kubeletjudge.refusal(node_labels, profile)
+        self.kubelet_judges[judge] = self.kubelet_judges.get(judge, 0) + 1
+        return verdict
+
+    def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
+        """The kubelet's flag check (kubelet_refusal), then its registration as system:node:<name>."""
+        refusal = self.kubelet_refusal(node_labels, profile)
+        if refusal is None:
+            self.create(node, Identity.node(node["metadata"]["name"]))
+        return refusal
 
     def install_profile(self, profile_name, force: bool = False) -> None:
         """(Re)apply the profile's CRDs and wait until the API server judges with them; a no-op

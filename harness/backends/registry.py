@@ -1,4 +1,4 @@
-"""Backend lookup by name, for the runner's `--backend local|container|embedded` option.
+"""Backend lookup by name, for the runner's `--backend local|container|kind|embedded` option.
 
     from harness.backends.registry import get_backend
     backend = get_backend("local", scheduler=True)
@@ -13,19 +13,22 @@ import threading
 
 from harness.backends.base import Backend, Cluster
 
-BACKEND_NAMES = ("embedded", "local", "container")
+BACKEND_NAMES = ("embedded", "local", "container", "kind")
 
 
 def get_backend(name: str, **options) -> Backend:
     """A Backend instance for `name`; keyword options go to the backend's constructor
     (local/container: scheduler, controller_manager, kwok, profile, keep, build, start_timeout,
-    apiserver_args; container also flavor, k3s_image)."""
+    apiserver_args; container also flavor, k3s_image; kind also pool_size)."""
     if name == "local":
         from harness.backends.local import LocalBackend
         return LocalBackend(**options)
     if name == "container":
         from harness.backends.container import ContainerBackend
         return ContainerBackend(**options)
+    if name == "kind":
+        from harness.backends.kind.cluster import KindBackend
+        return KindBackend(**options)
     if name == "embedded":
         from harness.backends.embedded import EmbeddedBackend   # the lead's module
         return EmbeddedBackend(**options)

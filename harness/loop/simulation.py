@@ -32,7 +32,6 @@ from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_k
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
 from harness.model import instancetypes as itmod
-from harness.model.labels import kubelet_flag_error
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
@@ -611,12 +610,6 @@ class Simulation:
         custom = (((vm or {}).get("properties") or {}).get("osProfile") or {}).get("customData") or out.custom_data
         flags = parse_bootstrap(custom)
         nr.kubelet_node_labels, nr.kubelet_dropped = dict(flags), dict(out.kubelet.dropped)
-        refusal = kubelet_flag_error(flags, self.profile)
-        if refusal:
-            c.refused = True
-            nr.kubelet_refused = refusal
-            self._trace(f"kubelet on {out.vm_name} exited: {refusal}")
-            return True
         self_labels = kubelet_self_labels(out.vm_name, out.arch)
         labels = {**self_labels, **flags}
         taints = _claim_taints(c.obj) + [UNREGISTERED, UNINITIALIZED]
@@ -626,13 +619,18 @@ class Simulation:
                 "status": {"capacity": format_resource_list(out.instance_type.capacity),
                            "allocatable": format_resource_list(out.instance_type.allocatable())}}
         try:
-            self.cluster.create(node, Identity.node(out.vm_name))
+            refusal = self.cluster.register_kubelet(node, flags, self.profile, out.provider_id)
         except APIRejected as e:
             nr.node_restriction_denied = e.message
             self._write(nr, KUBELET, {k: v for k, v in self_labels.items()}, False, e.message)
             self._write(nr, KUBELET_NODE_LABELS, flags, False, e.message)
             c.refused = True
             self._trace(f"API server refused kubelet registration of {out.vm_name}: {e.message}")
+            return True
+        if refusal:
+            c.refused = True
+            nr.kubelet_refused = refusal
+            self._trace(f"kubelet on {out.vm_name} exited: {refusal}")
             return True
         self._write(nr, KUBELET, {k: v for k, v in self_labels.items() if k not in flags or flags[k] == v})
         self._write(nr, KUBELET_NODE_LABELS, flags)

@@ -1,0 +1,10 @@
+"""The `kind` backend: a kubeadm control plane and real kubelets in Docker node containers, built
+without any container registry (reference/kind-airgapped.md).
+
+- `image.py`: the node image (`python -m harness.backends build --kind`), cached by version;
+- `cluster.py`: the backend, driven by testcontainers and docker-py;
+- `nodes.py`: worker containers whose kubelet boots for a fake VM;
+- `reaper.py`: removes a killed process's containers (Ryuk's job, without its registry image);
+- `rootfs.py`, `build-node-extras.sh`, `runc-nosysresource`: the Debian root filesystem, pause + CNI
+  plugins (+ CoreDNS), and the runc wrapper docker-up.sh registers.
+"""

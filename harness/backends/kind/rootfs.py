@@ -1,0 +1,87 @@
+"""The Debian root filesystem of the node image, made with debootstrap from the configured Debian
+mirror (no container registry): systemd, containerd and runc from Debian, as in
+reference/kind-airgapped.md §3 ("Root filesystem and base image").
+
+The tarball is cached under <harness cache>/kind/rootfs/, keyed by suite and package list; it is
+the slowest I/O step of the node-image build and does not depend on the Kubernetes version.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from harness.backends.kind.errors import KindBuildError
+
+SUITE = "bookworm"
+# kind's base image package set (kind v0.33.0 images/base/Dockerfile), with containerd and runc from
+# Debian instead of kind's own builds, and dbus for systemd's bus (kind-airgapped.md §3).
+PACKAGES = ("systemd", "systemd-sysv", "dbus", "containerd", "runc", "iptables", "nftables", "conntrack",
+            "ethtool", "socat", "iproute2", "procps", "kmod", "ca-certificates", "libseccomp2", "pigz",
+            "util-linux", "mount", "ebtables", "jq")
+
+
+def key() -> str:
+    return hashlib.sha256(f"{SUITE}:{','.join(sorted(PACKAGES))}".encode()).hexdigest()[:10]
+
+
+def mirror() -> str:
+    """The Debian mirror apt already uses (deb822 or one-line sources), else deb.debian.org."""
+    if m := os.environ.get("HARNESS_DEBIAN_MIRROR"):
+        return m
+    for f in [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]:
+        try:
+            text = f.read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("URIs:") and "security" not in line:
+                return line.split()[1]
+            if line.startswith("deb ") and "security" not in line:
+                return [w for w in line.split()[1:] if "://" in w][0]
+    return "http://deb.debian.org/debian"
+
+
+def build_rootfs(cache: Path, log) -> Path:
+    """The cached rootfs tarball, made with debootstrap (as root) when it is missing."""
+    out = cache / "rootfs" / f"debian-{SUITE}-{key()}.tar"
+    if out.exists():
+        return out
+    if shutil.which("debootstrap") is None:
+        raise KindBuildError("debootstrap is not installed (apt-get install -y debootstrap)")
+    if os.geteuid() != 0:
+        raise KindBuildError("debootstrap needs root")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="rootfs-", dir=str(out.parent)))
+    try:
+        target = work / "root"
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(target), mirror()]
+        log(f"debootstrap {SUITE} ({len(PACKAGES)} packages) from {mirror()}")
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise KindBuildError(f"debootstrap failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-2000:]}")
+        for deb in (target / "var" / "cache" / "apt" / "archives").glob("*.deb"):
+            deb.unlink()
+        tmp = out.with_suffix(".tmp")
+        subprocess.run(["tar", "-C", str(target), "-cf", str(tmp), "."], check=True)
+        os.replace(tmp, out)
+        return out
+    finally:
+        _unmount_under(work)       # debootstrap mounts /proc, /sys (and may bind /dev) in the target
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _unmount_under(root: Path) -> None:
+    """Lazily unmount every mount point below `root`, deepest first, so removing `root` can never
+    reach into a mounted /proc, /sys or a bind-mounted host /dev."""
+    prefix = str(root.resolve()) + "/"
+    try:
+        points = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return
+    for mp in sorted((m for m in points if m.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", mp], capture_output=True)
