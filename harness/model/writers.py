@@ -16,19 +16,16 @@ import random
 from dataclasses import dataclass, field
 from typing import Mapping
 
-# label keys: defined once in instancetypes, importable from here too (harness.loop.azure does)
-from harness.model.instancetypes import (CAPACITY_TYPE, INSTANCE_TYPE, PLACEMENT_SCOPE, PRIORITY, REGION,
-                                         SCALE_SET_PRIORITY, ULTRA_SSD, ZONE)
 from harness.model.labels import can_kubelet_set_label, is_restricted_node_label
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
+from harness.model.wellknown import (CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, PRIORITY, REGION,
+                                     SCALE_SET_PRIORITY, ULTRA_SSD, ZONE)
 
 KUBELET = "kubelet"
 KUBELET_NODE_LABELS = "kubelet-node-labels"
 CLOUD_NODE_CONTROLLER = "cloud-node-controller"
 KARPENTER_CORE = "karpenter-core"
-
-NODEPOOL = "karpenter.sh/nodepool"
 
 # azure-provider.md §3.1: the 22 Azure well-known keys (GetWellKnownSingleValuedRequirementLabels)
 AZURE_DOMAINS = ("karpenter.azure.com/", "kubernetes.azure.com/")
