@@ -36,7 +36,8 @@ def go_list(items) -> str:
 
 
 def label_domain(key: str) -> str:
-    """core GetLabelDomain (pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before the first '/', or "" without one."""
+    """core GetLabelDomain (pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before the first '/',
+    or "" without one."""
     return key.split("/", 1)[0] if "/" in key else ""
 
 
@@ -102,8 +103,9 @@ def restricted_label_error(key: str, profile: Profile) -> str | None:
 
 
 def is_restricted_node_label(key: str, profile: Profile) -> bool:
-    """Pre-v1.9 core IsRestrictedNodeLabel (pkg/apis/v1/labels.go before v1.9; karpenter-core.md §8.1): well-known counts as restricted, since
-    the cloud provider (not core) injects it. Used by Requirements.Labels() before v1.9."""
+    """Pre-v1.9 core IsRestrictedNodeLabel (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go;
+    karpenter-core.md §8.1): well-known counts as restricted, since the cloud provider (not core)
+    injects it. Used by Requirements.Labels() before v1.9."""
     if key in profile.well_known_labels:
         return True
     domain = label_domain(key)
