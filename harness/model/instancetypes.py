@@ -211,7 +211,7 @@ def build_instance_types(
                     if zo.scope not in scopes_avail:
                         scopes_avail.append(zo.scope)
                     ultra_avail.update(zo.ultra)
-        if not offerings:                                   # List skips it (azure-provider.md §1.5)
+        if not offerings:                   # instancetypes.go List skips it (azure-provider.md §1.5)
             dropped[st.name] = "no offerings"
             continue
         reqs = dict(st.base)

@@ -88,7 +88,7 @@ def restricted_label_error(key: str, profile: Profile) -> str | None:
     if key in profile.well_known_labels:
         return None
     if profile.uses_restricted_node_label:
-        restricted = is_restricted_node_label(key, profile)      # before v1.9 (karpenter-core.md §8.1)
+        restricted = is_restricted_node_label(key, profile)      # before v1.9 (v1.6.2 labels.go; karpenter-core.md §8.1)
     else:
         domain = label_domain(key)
         restricted = any(_in_domain(domain, d) for d in profile.restricted_label_domains) or (

@@ -36,7 +36,9 @@ class NodeClassParams:
     max_pods: int | None = None
     encryption_at_host: bool = False
     trusted_launch: bool = False
-    gpu_mode: str = "Driver"                 # default when spec.gpu/mode is unset (azure-provider.md §1.5)
+    # default when spec.gpu/mode is unset (provider pkg/apis/v1beta1/aksnodeclass.go GetGPUMode;
+    # azure-provider.md §1.5)
+    gpu_mode: str = "Driver"
     artifact_streaming: bool = False
     fips_mode: str | None = None             # "FIPS" | "Disabled" | None
     local_dns: bool = False

@@ -14,7 +14,8 @@ from harness.model.profile import Profile, load_profile
 @dataclass(frozen=True)
 class Semantics:
     profile: str
-    # core >= v1.9 (pkg/scheduling/requirement.go Gte/Lte; karpenter-core.md §2.1 vs §8.1)
+    # core >= v1.9 (pkg/scheduling/requirement.go: Gte/Lte operators, inclusive gte/lte;
+    # karpenter-core.md §2.1 vs §8.1)
     inclusive_bounds: bool
     # The profile's tables, read-only by convention; equality and hashing go by the fields above.
     normalized_labels: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
