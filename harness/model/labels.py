@@ -13,7 +13,8 @@ import re
 from harness.model.profile import Profile
 
 # k8s.io/apimachinery v0.35.1 pkg/api/validate/content/kube.go (IsLabelKey, IsLabelValue, behind
-# pkg/util/validation IsQualifiedName / IsValidLabelValue; karpenter-core.md §5.3); the CRDs' label-value OpenAPI pattern is the same regex (karpenter-core.md §5.1).
+# pkg/util/validation IsQualifiedName / IsValidLabelValue; karpenter-core.md §5.3); the CRDs' label-value
+# OpenAPI pattern is the same regex (karpenter-core.md §5.1).
 LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -88,7 +89,8 @@ def restricted_label_error(key: str, profile: Profile) -> str | None:
     if key in profile.well_known_labels:
         return None
     if profile.uses_restricted_node_label:
-        restricted = is_restricted_node_label(key, profile)      # before v1.9 (v1.6.2 labels.go; karpenter-core.md §8.1)
+        # before v1.9 (v1.6.2 labels.go IsRestrictedNodeLabel; karpenter-core.md §8.1)
+        restricted = is_restricted_node_label(key, profile)
     else:
         domain = label_domain(key)
         restricted = any(_in_domain(domain, d) for d in profile.restricted_label_domains) or (

@@ -48,7 +48,8 @@ def os_sku_effective(image_family: str | None, k8s_version: str, fips: bool | st
 def node_image_version_label(image_family: str | None, k8s_version: str, fips: bool | str | None,
                              trusted_launch: bool, version: str, gen2: bool, arm64: bool) -> str:
     """MODELED value for `kubernetes.azure.com/node-image-version` (harness assumption: the provider
-    v1.14.0 does not compute it, azure-provider.md §1.2, §5; only profiles with `nodeImageVersion: true` use it). Shaped like AKS's own label values, e.g.
+    v1.14.0 does not compute it, azure-provider.md §1.2, §5; only profiles with `nodeImageVersion: true`
+    use it). Shaped like AKS's own label values, e.g.
     `AKSUbuntu-2204gen2containerd-202409.30.0` (reported-bugs.md §4): `AKSUbuntu-<2204|2404|2004fips>
     [gen2][arm64]containerd-<version>` or `AKSAzureLinux-V<2|3>[gen2][arm64]-<version>`."""
     eff = os_sku_effective(image_family, k8s_version, fips, trusted_launch)

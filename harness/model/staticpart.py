@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from harness.model.gostrconv import float_to_int64
-from harness.model.nodeimage import AZURE_LINUX_FAMILY, UBUNTU_FAMILIES, node_image_version_label, os_sku_from_image_family
+from harness.model.nodeimage import (AZURE_LINUX_FAMILY, UBUNTU_FAMILIES, node_image_version_label,
+                                     os_sku_from_image_family)
 from harness.model.overhead import Overhead, max_pods, memory_capacity, node_overhead
 from harness.model.params import ClusterParams, NodeClassParams
 from harness.model.requirements import Requirement

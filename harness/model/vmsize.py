@@ -42,7 +42,8 @@ _SPECIAL = {
 }
 
 # Accelerator fallback for sizes whose name carries none, seen in a newer github.com/Azure/skewer
-# vmsize.go (which version is not recorded; azure-provider.md §1.3); skewer v0.0.24 (provider v1.14.0) has no such table, so upstream keeps it off.
+# vmsize.go (which version is not recorded; azure-provider.md §1.3); skewer v0.0.24 (provider v1.14.0)
+# has no such table, so upstream keeps it off.
 ACCELERATOR_FALLBACK = {
     "NC6s_v3": "V100", "NC12s_v3": "V100", "NC24s_v3": "V100", "NC24rs_v3": "V100",
     "ND40rs_v2": "V100",
