@@ -26,8 +26,8 @@ from harness.model.switches import Switches, resolve_profile
 from harness.model.vmsize import VMSize
 from harness.model.wellknown import CAPACITY_TYPE, CAPACITY_TYPES, ON_DEMAND, PLACEMENT_SCOPE, SPOT, ULTRA_SSD, ZONE
 
-# Names harness/loop and harness/runner read as `instancetypes.X` (owned there; they are defined in
-# wellknown, skus and nodeimage). New code imports them from their own modules.
+# harness/loop/azure.py still reads these as `instancetypes.X`; they are defined in wellknown, skus and
+# nodeimage, and new code imports them from there.
 from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family  # noqa: E402,F401
 from harness.model.skus import _cap_int, _caps  # noqa: E402,F401
 from harness.model.wellknown import ARCH, normalize_cluster_label  # noqa: E402,F401
@@ -38,6 +38,9 @@ MISSING_PRICE = 999.0
 
 @dataclass(eq=False)
 class Offering:
+    """core cloudprovider.Offering (sigs.k8s.io/karpenter v1.14.0 pkg/cloudprovider/types.go): one zone
+    and capacity type of an instance type, its price and whether it can be launched now."""
+
     zone: str
     capacity_type: str
     price: float
@@ -56,6 +59,8 @@ class Offering:
 
 @dataclass(eq=False)
 class InstanceType:
+    """core cloudprovider.InstanceType (pkg/cloudprovider/types.go), plus the SKU it came from."""
+
     name: str
     requirements: Requirements
     offerings: list[Offering]
