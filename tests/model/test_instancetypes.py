@@ -14,9 +14,6 @@ from harness.model import instancetypes, itcache, nodeimage, overhead, params, s
 from harness.model import skus as skumod
 from harness.model.instancetypes import (ClusterParams, InstanceTypeCache, InstanceTypeSet, NodeClassParams,
                                          build_instance_types)
-from harness.model.nodeimage import node_image_version_label, os_sku_effective, os_sku_from_image_family
-from harness.model.overhead import kube_reserved, max_pods, memory_capacity
-from harness.model.wellknown import normalize_cluster_label
 from harness.model.profile import Profile, load_profile, merge, profile_with_knobs, raw_profile
 from harness.model.requirements import Requirement, Requirements
 
@@ -620,11 +617,6 @@ def test_no_profile_name_checks_in_the_module():
 # ---------------------------------------------------------------------------------------------------
 # capacity and overhead (§1.2)
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("vcpus,gib,cpu_m,mem_mi", [(2, 8, 100, 1843), (4, 7, 140, 1638), (3, 64, 120, 5611)])
-def test_kube_reserved_tax_brackets(vcpus, gib, cpu_m, mem_mi):
-    assert kube_reserved(vcpus, gib) == {"cpu": cpu_m, "memory": mem_mi * 2**20}
-
-
 def test_capacity_and_overhead_of_d2s_v3():
     it = build()["Standard_D2s_v3"]
     mem = 8 * 2**30 - math.ceil(8 * 2**30 * 0.075)
@@ -638,95 +630,11 @@ def test_capacity_and_overhead_of_d2s_v3():
     assert it.vcpus == 2 and it.family == "standardDSv3Family" and it.sku["name"] == "Standard_D2s_v3"
 
 
-def test_memory_capacity_uses_floor_gib():
-    assert memory_capacity(218.75, 0.075) == 218 * 2**30 - math.ceil(218 * 2**30 * 0.075)
-    assert memory_capacity(8, 0) == 8 * 2**30
-
-
 def test_nodeclass_capacity_inputs():
     it = build(nodeclass=NodeClassParams(os_disk_size_gb=40, max_pods=42))["Standard_D2s_v3"]
     assert it.capacity["ephemeral-storage"] == 40 * 10**9 and it.capacity["pods"] == 42
     it = build(cluster=ClusterParams(region=SCUS, vm_memory_overhead_percent=0))["Standard_D2s_v3"]
     assert it.capacity["memory"] == 8 * 2**30
-
-
-@pytest.mark.parametrize("plugin,mode,expected", [("none", "", 250), ("azure", "overlay", 250), ("azure", "", 30),
-                                                  ("kubenet", "", 110), ("Azure", "Overlay", 250)])
-def test_max_pods_by_network_plugin(plugin, mode, expected):
-    assert max_pods(None, plugin, mode) == expected
-    assert max_pods(17, plugin, mode) == 17
-
-
-# ---------------------------------------------------------------------------------------------------
-# label helpers
-# ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("rg,expected", [
-    ("test-resourceGroup", "test-resourceGroup"),
-    ("MC_rg(1)_cluster_eastus", "MC_rg-1-_cluster_eastus"),
-    ("rg-", "rg-z"), ("rg_", "rg_z"), ("rg.", "rg.z"), ("rg(x)", "rg-x-z"),
-    ("a" * 70, "a" * 63), ("a" * 62 + "-", "a" * 62 + "z"),           # length 63: the last char becomes z
-    ("a" * 61 + "-", "a" * 61 + "-z"), ("", ""),
-])
-def test_normalize_cluster_label(rg, expected):
-    assert normalize_cluster_label(rg) == expected
-    assert len(normalize_cluster_label(rg)) <= 63
-
-
-@pytest.mark.parametrize("family,expected", [(None, "Ubuntu"), ("", "Ubuntu"), ("Ubuntu", "Ubuntu"),
-                                             ("Ubuntu2204", "Ubuntu"), ("Ubuntu2404", "Ubuntu"),
-                                             ("AzureLinux", "AzureLinux"), ("Windows2022", "Windows2022")])
-def test_os_sku_from_image_family(family, expected):
-    assert os_sku_from_image_family(family) == expected
-
-
-@pytest.mark.parametrize("family,k8s,fips,tl,expected", [
-    ("Ubuntu", "1.33.0", False, False, "Ubuntu2204"), ("Ubuntu", "1.34.0", False, False, "Ubuntu2404"),
-    ("", "1.35.1", False, False, "Ubuntu2404"), ("Ubuntu", "1.34.0", "FIPS", False, "Ubuntu"),
-    ("Ubuntu", "1.34.0", True, True, "Ubuntu2204"), ("Ubuntu", "1.34.0", False, True, "Ubuntu2204"),
-    ("Ubuntu2204", "1.34.0", False, False, "Ubuntu2204"), ("Ubuntu2404", "1.30.0", False, False, "Ubuntu2404"),
-    ("AzureLinux", "1.31.9", False, False, "AzureLinux2"), ("AzureLinux", "1.32.0", False, False, "AzureLinux3"),
-    ("AzureLinux", "v1.33.2", "FIPS", False, "AzureLinux3"), ("Custom", "1.33.0", False, False, "Custom"),
-])
-def test_os_sku_effective(family, k8s, fips, tl, expected):
-    assert os_sku_effective(family, k8s, fips, tl) == expected
-
-
-def test_node_image_version_label_is_modeled():
-    assert node_image_version_label("AzureLinux", "1.33.0", None, False, "202509.01.0", True, True) == \
-        "AKSAzureLinux-V3gen2arm64-202509.01.0"
-    assert node_image_version_label("Ubuntu", "1.34.0", None, False, "1", True, False) == \
-        "AKSUbuntu-2404gen2containerd-1"
-
-
-def test_nodeclass_from_manifest():
-    manifest = {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass", "metadata": {"name": "x"},
-                "spec": {"imageFamily": "AzureLinux", "osDiskSizeGB": 64, "maxPods": 50, "fipsMode": "FIPS",
-                         "security": {"encryptionAtHost": True}, "localDNS": {"mode": "Required"},
-                         "gpu": {"mode": "None"}, "artifactStreaming": {"mode": "Enabled"}}}
-    nc = NodeClassParams.from_manifest(manifest)
-    assert nc == NodeClassParams(image_family="AzureLinux", os_disk_size_gb=64, max_pods=50, encryption_at_host=True,
-                                 trusted_launch=False, gpu_mode="None", artifact_streaming=True, fips_mode="FIPS",
-                                 local_dns=True)
-    assert NodeClassParams.from_manifest({"spec": {}}) == NodeClassParams()
-    assert NodeClassParams.from_manifest(None) == NodeClassParams()
-    assert NodeClassParams.from_manifest({"spec": {"localDNS": {"mode": "Disabled"}}}).local_dns is False
-    assert NodeClassParams.from_manifest({"spec": {"security": {"trustedLaunch": True}}}).trusted_launch
-    assert hash(nc) == hash(NodeClassParams.from_manifest(manifest))
-
-
-def test_cluster_from_dict():
-    c = ClusterParams.from_dict({"region": "eastus", "nodeResourceGroup": "MC_x", "networkPlugin": "azure",
-                                 "networkPluginMode": "", "networkDataplane": "azure", "kubernetesVersion": "1.34.1",
-                                 "kubeletIdentityClientID": "abc", "vnetGUID": "g", "subnetName": "s",
-                                 "vmMemoryOverheadPercent": "0.1", "nodeImageVersion": 202509, "useSIG": True})
-    assert (c.region, c.node_resource_group, c.network_plugin_mode, c.network_dataplane, c.kubernetes_version) == (
-        "eastus", "MC_x", "", "azure", "1.34.1")
-    assert (c.kubelet_identity_client_id, c.vnet_guid, c.subnet_name, c.vm_memory_overhead_percent) == (
-        "abc", "g", "s", 0.1)
-    assert c.node_image_version == "202509" and c.use_sig is True
-    assert ClusterParams.from_dict({}) == ClusterParams()
-    with pytest.raises(ValueError, match="unknown cluster setting 'nodeResourceGoup'"):
-        ClusterParams.from_dict({"nodeResourceGoup": "x"})
 
 
 # ---------------------------------------------------------------------------------------------------
