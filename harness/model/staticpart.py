@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class ZoneOffer:
+    """One offering zone of a SKU (a zone label or the regional value) and its requirement templates."""
+
     zone: str
     scope: str
     ultra: tuple[str, ...]
@@ -65,9 +67,10 @@ class ZoneOffer:
         return self
 
 
-
 @dataclass
 class StaticPart:
+    """One kept SKU before availability and prices: base requirements, zones, capacity, overhead."""
+
     name: str
     sku: Mapping
     vmsize: VMSize
