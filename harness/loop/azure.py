@@ -18,8 +18,8 @@ from harness.loop.unavailable import Classified, UnavailableOfferings, classify_
 from harness.model import instancetypes as itmod
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
-from harness.model.writers import (CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, ULTRA_SSD, KubeletLabels,
-                                   LabelFacts, kubelet_node_labels, vm_nodeclaim_labels)
+from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, ULTRA_SSD
+from harness.model.writers import KubeletLabels, LabelFacts, kubelet_node_labels, vm_nodeclaim_labels
 
 RG_DEFAULT = "MC_harness_cluster_southcentralus"
 

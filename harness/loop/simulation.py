@@ -37,9 +37,9 @@ from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.semantics import semantics_for
 from harness.model.validation import runtime_validation_error
-from harness.model.writers import (CAPACITY_TYPE, CLOUD_NODE_CONTROLLER, INSTANCE_TYPE, KARPENTER_CORE, KUBELET,
-                                   KUBELET_NODE_LABELS, cloud_node_controller_labels, kubelet_self_labels,
-                                   resolved_requirement_labels)
+from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
+from harness.model.writers import (CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS,
+                                   cloud_node_controller_labels, kubelet_self_labels, resolved_requirement_labels)
 
 ITERATION_SECONDS = 10.0
 GC_INTERVAL = 120.0               # harness assumption: the period of the instance garbage collection

@@ -2,7 +2,8 @@
 
 One place produces the rule text: the local backend writes it into the CRDs it installs (so the
 real API server judges NodePools), and the embedded backend evaluates the very same strings with
-cel-python (azure-provider.md §3.3, karpenter-core.md §5.1-5.2, §8.1).
+cel-python. Upstream's rules: the provider v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml and
+karpenter.sh_nodeclaims.yaml (azure-provider.md §3.3, karpenter-core.md §5.1-5.2, §8.1).
 """
 from __future__ import annotations
 

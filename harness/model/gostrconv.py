@@ -85,3 +85,14 @@ def float_to_int64(f: float) -> int:
 
 
 __all__ = ["MIN_INT64", "MAX_INT64", "parse_int64", "parse_float64", "float_to_int64"]
+
+
+def wrap_int64(n: int) -> int:
+    """Go int64 arithmetic wraps around."""
+    return (n + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def go_div(a: int, b: int) -> int:
+    """Go integer division truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q

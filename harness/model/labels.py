@@ -1,7 +1,10 @@
 """Label-key policy: domains, restricted labels, kubelet rules, NodeRestriction, Kubernetes name rules.
 
-Every rule lives here once; the profile supplies the sets (karpenter-core.md §1.3, §6.1-§6.3, §8.1;
-azure-provider.md §3.1, §4.4).
+Every rule lives here once; the profile supplies the sets. Upstream: sigs.k8s.io/karpenter v1.14.0
+pkg/apis/v1/labels.go (GetLabelDomain, IsRestrictedLabel), k8s.io/kubelet pkg/apis/well_known_labels.go
+(IsKubeletLabel), k8s.io/kubernetes cmd/kubelet/app/options/options.go (ValidateKubeletFlags) and
+plugin/pkg/admission/noderestriction/admission.go, the provider's pkg/providers/labels/labels.go
+(CanKubeletSetLabel); karpenter-core.md §1.3, §6.1-§6.3, §8.1; azure-provider.md §3.1, §4.4.
 """
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ import re
 
 from harness.model.profile import Profile
 
-# apimachinery validation (karpenter-core.md §5.3 "Kubernetes qualified-name rules"); the CRDs' label-value
-# OpenAPI pattern is the same regex (§5.1).
+# k8s.io/apimachinery v0.35.1 pkg/api/validate/content/kube.go (IsLabelKey, IsLabelValue, behind
+# pkg/util/validation IsQualifiedName / IsValidLabelValue; karpenter-core.md §5.3); the CRDs' label-value
+# OpenAPI pattern is the same regex (karpenter-core.md §5.1).
 LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -33,7 +37,8 @@ def go_list(items) -> str:
 
 
 def label_domain(key: str) -> str:
-    """karpenter-core.md §1.3 GetLabelDomain: text before the first '/', or "" without one."""
+    """core GetLabelDomain (pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before the first '/',
+    or "" without one."""
     return key.split("/", 1)[0] if "/" in key else ""
 
 
@@ -79,11 +84,13 @@ def label_value_errors(value: str) -> list[str]:
 
 # -- Karpenter core ------------------------------------------------------------------------------
 def restricted_label_error(key: str, profile: Profile) -> str | None:
-    """IsRestrictedLabel (karpenter-core.md §1.3 at HEAD; §8.1 before v1.9). None when allowed."""
+    """core IsRestrictedLabel (pkg/apis/v1/labels.go; karpenter-core.md §1.3 at v1.14.0, §8.1 before
+    v1.9). None when allowed."""
     if key in profile.well_known_labels:
         return None
     if profile.uses_restricted_node_label:
-        restricted = is_restricted_node_label(key, profile)      # before v1.9 (karpenter-core.md §8.1)
+        # before v1.9 (v1.6.2 labels.go IsRestrictedNodeLabel; karpenter-core.md §8.1)
+        restricted = is_restricted_node_label(key, profile)
     else:
         domain = label_domain(key)
         restricted = any(_in_domain(domain, d) for d in profile.restricted_label_domains) or (
@@ -98,8 +105,9 @@ def restricted_label_error(key: str, profile: Profile) -> str | None:
 
 
 def is_restricted_node_label(key: str, profile: Profile) -> bool:
-    """Pre-v1.9 IsRestrictedNodeLabel (karpenter-core.md §8.1): well-known counts as restricted, since
-    the cloud provider (not core) injects it. Used by Requirements.Labels() before v1.9."""
+    """Pre-v1.9 core IsRestrictedNodeLabel (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go;
+    karpenter-core.md §8.1): well-known counts as restricted, since the cloud provider (not core)
+    injects it. Used by Requirements.Labels() before v1.9."""
     if key in profile.well_known_labels:
         return True
     domain = label_domain(key)
@@ -112,13 +120,14 @@ def is_restricted_node_label(key: str, profile: Profile) -> bool:
 
 # -- kubelet and NodeRestriction -----------------------------------------------------------------
 def is_kubernetes_label(key: str) -> bool:
-    """karpenter-core.md §6.2: namespace kubernetes.io / k8s.io or a subdomain of either."""
+    """Namespace kubernetes.io / k8s.io or a subdomain of either (noderestriction admission.go
+    isKubernetesLabel, options.go ValidateKubeletFlags; karpenter-core.md §6.2)."""
     d = label_domain(key)
     return _in_domain(d, "kubernetes.io") or _in_domain(d, "k8s.io")
 
 
 def is_kubelet_label(key: str, profile: Profile) -> bool:
-    """karpenter-core.md §6.1 IsKubeletLabel."""
+    """IsKubeletLabel (k8s.io/kubelet pkg/apis/well_known_labels.go; karpenter-core.md §6.1)."""
     if key in profile.kubelet_allowed_labels:
         return True
     d = label_domain(key)
@@ -126,12 +135,14 @@ def is_kubelet_label(key: str, profile: Profile) -> bool:
 
 
 def can_kubelet_set_label(key: str, profile: Profile) -> bool:
-    """azure-provider.md §4.4 CanKubeletSetLabel (= what kubelet flag validation accepts)."""
+    """provider CanKubeletSetLabel (pkg/providers/labels/labels.go; azure-provider.md §4.4) (= what
+    kubelet flag validation accepts)."""
     return not is_kubernetes_label(key) or is_kubelet_label(key, profile)
 
 
 def node_restriction_forbids(key: str, profile: Profile) -> bool:
-    """karpenter-core.md §6.3 rules (a) and (b) for labels a node identity may not set or modify."""
+    """Labels a node identity may not set or modify (NodeRestriction, noderestriction admission.go
+    getForbiddenLabels; karpenter-core.md §6.3 rules (a) and (b))."""
     d = label_domain(key)
     if _in_domain(d, "node-restriction.kubernetes.io"):
         return True
@@ -139,7 +150,8 @@ def node_restriction_forbids(key: str, profile: Profile) -> bool:
 
 
 def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
-    """ValidateKubeletFlags for --node-labels (karpenter-core.md §6.2): the kubelet exits on error."""
+    """ValidateKubeletFlags for --node-labels (options.go; karpenter-core.md §6.2): the kubelet exits
+    on error."""
     bad = sorted(k for k in labels if is_kubernetes_label(k) and not is_kubelet_label(k, profile))
     if bad:
         allowed = ", ".join(sorted(profile.kubelet_allowed_labels))
@@ -147,7 +159,7 @@ def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
         return ("failed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels specified with "
                 f"--node-labels: {go_list(bad)}\n--node-labels in the 'kubernetes.io' namespace must begin with an "
                 f"allowed prefix ({namespaces}) or be in the specifically allowed set ({allowed})")
-    # One entry per invalid key or value string, `'<k or v>' - <msgs>`, entries joined with "; " (§6.2).
+    # One entry per invalid key or value string, `'<k or v>' - <msgs>`, entries joined with "; " (karpenter-core.md §6.2).
     # options.go joins an entry's messages with ", " and ranges over a Go map (random order; ours is
     # label order).
     invalid: dict[str, list[str]] = {}

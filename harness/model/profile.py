@@ -183,7 +183,8 @@ class Profile:
     @property
     def uses_restricted_node_label(self) -> bool:
         """Core before v1.9: `IsRestrictedNodeLabel` (plain suffix matching, LabelDomainExceptions) judges
-        restricted keys and `Requirements.Labels()` resolves custom requirement labels. v1.9 (#2586)
+        restricted keys and `Requirements.Labels()` resolves custom requirement labels (sigs.k8s.io/karpenter
+        v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirements.go). v1.9 (kubernetes-sigs/karpenter#2586)
         removed both together (karpenter-core.md §0 caveat, §8.1), so `labelResolution` decides both."""
         return self.label_resolution == "requirementsLabels"
 

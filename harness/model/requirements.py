@@ -1,4 +1,5 @@
-"""Karpenter core's requirement algebra (karpenter-core.md §2; pre-v1.9 bound semantics §8.1).
+"""Karpenter core's requirement algebra: sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go
+(Requirement) and requirements.go (Requirements); karpenter-core.md §2; pre-v1.9 bound semantics §8.1.
 
 A `Requirement` is one key's allowed-value set: a concrete set (`In`, empty = `DoesNotExist`) or a
 complement (`NotIn`, no exclusions = `Exists`), with optional integer bounds and minValues.
@@ -42,7 +43,8 @@ class Requirement:
     @staticmethod
     def new(key: str, operator: str, values: Iterable[str] = (), sem: Semantics | None = None,
             min_values: int | None = None) -> "Requirement":
-        """karpenter-core.md §2.1 'Construction': normalize the key, then map the operator."""
+        """core NewRequirementWithFlexibility (requirement.go; karpenter-core.md §2.1): normalize the key,
+        then map the operator."""
         if sem is not None:
             key = sem.normalize_key(key)
             values = sem.normalize_values(key, values)
@@ -57,7 +59,8 @@ class Requirement:
         if operator == DOES_NOT_EXIST:
             return Requirement(key, False, frozenset(), min_values=min_values)
         n = parse_int(values[0]) if values else None
-        n = 0 if n is None else n       # upstream parses without error checking (§2.1)
+        # NewRequirementWithFlexibility ignores the Atoi error (karpenter-core.md §2.1)
+        n = 0 if n is None else n
         if operator == GT:
             if n == MAX_INT64:
                 return Requirement(key, False, frozenset(), min_values=min_values)
@@ -86,14 +89,15 @@ class Requirement:
         return value in self.values and _in_bounds(value, self.gte, self.lte)
 
     def single_value(self) -> str | None:
-        """The value of a single-valued (`In [x]`) requirement, else None (azure-provider.md §1.1)."""
+        """The value of a single-valued (`In [x]`) requirement, else None (as provider
+        pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels reads it; azure-provider.md §1.1)."""
         if not self.complement and len(self.values) == 1:
             return next(iter(self.values))
         return None
 
     # -- algebra --------------------------------------------------------------------------------
     def intersection(self, other: "Requirement") -> "Requirement":
-        """karpenter-core.md §2.2."""
+        """core Requirement.Intersection (requirement.go; karpenter-core.md §2.2)."""
         complement = self.complement and other.complement
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
@@ -116,7 +120,8 @@ class Requirement:
         return Requirement(self.key, complement, frozenset(values), gte, lte, min_values, exclusive)
 
     def has_intersection(self, other: "Requirement") -> bool:
-        """karpenter-core.md §2.2 'HasIntersection' (excluded values of two complements are ignored)."""
+        """core Requirement.HasIntersection (requirement.go; karpenter-core.md §2.2) (excluded values of
+        two complements are ignored)."""
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
         if _bounds_empty(gte, lte, self.exclusive or other.exclusive):
@@ -131,13 +136,14 @@ class Requirement:
         return any(v in big and _in_bounds(v, gte, lte) for v in small)
 
     def any(self, rng: random.Random) -> str:
-        """karpenter-core.md §2.1 'Any()': a member, a random integer, or "" (seeded here)."""
+        """core Requirement.Any (requirement.go; karpenter-core.md §2.1): a member, a random integer,
+        or "" (seeded here)."""
         if not self.complement:
             return rng.choice(sorted(self.values)) if self.values else ""
         low = self.gte if self.gte is not None else 0
         high = self.lte + 1 if self.lte is not None else MAX_INT64
         if high <= low:
-            return ""   # upstream panics in rand.Intn(0) here (§2.1 caveat); we report no value
+            return ""   # Requirement.Any panics in rand.Intn(0) here (karpenter-core.md §2.1); we report no value
         for _ in range(16):
             candidate = str(rng.randrange(low, high))
             if candidate not in self.values:
@@ -146,7 +152,8 @@ class Requirement:
 
     # -- rendering ------------------------------------------------------------------------------
     def __str__(self) -> str:
-        """karpenter-core.md §2.1 'String()', e.g. `zone In [a b]`, `cpu Exists >=2`."""
+        """core Requirement.String (requirement.go; karpenter-core.md §2.1), e.g. `zone In [a b]`,
+        `cpu Exists >=2`."""
         op = self.operator
         if op in (EXISTS, DOES_NOT_EXIST):
             text = f"{self.key} {op}"
@@ -170,7 +177,8 @@ class Requirement:
         return text
 
     def node_selector(self) -> list[dict]:
-        """Serialization as NodeSelectorRequirement(s) (§2.1 'Serialization'; lossy like upstream)."""
+        """Serialization as NodeSelectorRequirement(s) (core Requirement.NodeSelectorRequirement,
+        BoundedNodeSelectorRequirements, requirement.go; karpenter-core.md §2.1; lossy like upstream)."""
         base = {"key": self.key}
         if self.min_values is not None:
             base["minValues"] = self.min_values
@@ -201,7 +209,8 @@ def _in_bounds(value: str, gte: int | None, lte: int | None) -> bool:
 
 def _bounds_empty(gte: int | None, lte: int | None, exclusive: bool) -> bool:
     """Whether the bounds admit nothing: v1.9+ inclusive gte > lte; before, exclusive greaterThan >=
-    lessThan (karpenter-core.md §2.2, §8.1; the stored bounds are gte = greaterThan+1, lte = lessThan-1)."""
+    lessThan (core requirement.go Intersection at v1.14.0, before v1.9 its exclusive bounds;
+    karpenter-core.md §2.2, §8.1; the stored bounds are gte = greaterThan+1, lte = lessThan-1)."""
     if gte is None or lte is None:
         return False
     return gte > lte + 1 if exclusive else gte > lte
@@ -228,7 +237,8 @@ def exists(key: str) -> Requirement:
 
 
 class Requirements(Mapping[str, Requirement]):
-    """karpenter-core.md §2.3-§2.4: key -> Requirement, with Add, Compatible and Intersects."""
+    """core Requirements (requirements.go; karpenter-core.md §2.3-§2.4): key -> Requirement, with Add,
+    Compatible and Intersects."""
 
     __slots__ = ("_reqs", "_sig")
 
@@ -254,7 +264,7 @@ class Requirements(Mapping[str, Requirement]):
         return len(self._reqs)
 
     def get(self, key: str, default=None) -> Requirement:  # type: ignore[override]
-        """A missing key reads as Exists (§2.3)."""
+        """A missing key reads as Exists (core Requirements.Get, requirements.go; karpenter-core.md §2.3)."""
         r = self._reqs.get(key)
         if r is not None:
             return r
@@ -291,7 +301,8 @@ class Requirements(Mapping[str, Requirement]):
 
     # -- the core semantics ---------------------------------------------------------------------
     def _conflicts(self, incoming: "Requirements", first_only: bool) -> list[str]:
-        """Keys defined on both sides whose requirements cannot intersect (§2.4), unless both
+        """Keys defined on both sides whose requirements cannot intersect (core Requirements.Intersects,
+        requirements.go; karpenter-core.md §2.4), unless both
         sides are negative (NotIn/DoesNotExist)."""
         mine, theirs = self._reqs, incoming._reqs
         small, big = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
@@ -310,7 +321,8 @@ class Requirements(Mapping[str, Requirement]):
         return bad
 
     def intersects(self, incoming: "Requirements") -> str | None:
-        """§2.4 Intersects: only keys defined on both sides; errors joined with "; "."""
+        """core Requirements.Intersects (requirements.go; karpenter-core.md §2.4): only keys defined on
+        both sides; errors joined with "; "."""
         bad = self._conflicts(incoming, first_only=False)
         if not bad:
             return None
@@ -326,7 +338,8 @@ class Requirements(Mapping[str, Requirement]):
                 if key not in allow_undefined and key not in mine and r.operator not in NEGATIVE_OPERATORS]
 
     def compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> str | None:
-        """§2.4 Compatible: undefined custom keys fail unless negative; then Intersects. Upstream
+        """core Requirements.Compatible (requirements.go; karpenter-core.md §2.4): undefined custom keys
+        fail unless negative; then Intersects. Upstream
         reports the first undefined key in Go map order; we report the first in sorted order."""
         undefined = self._undefined(incoming, allow_undefined)
         if undefined:
@@ -338,7 +351,8 @@ class Requirements(Mapping[str, Requirement]):
         return not self._undefined(incoming, allow_undefined) and self.intersects_ok(incoming)
 
     def _typo_hint(self, key: str, allow_undefined: frozenset[str]) -> str:
-        """§2.4: a candidate containing the key, or ending with its name part. Upstream picks by Go
+        """core labelHint (requirements.go; karpenter-core.md §2.4): a candidate containing the key, or
+        ending with its name part. Upstream picks by Go
         map order (nondeterministic); we take the first in sorted order of each candidate set."""
         name = key.split("/", 1)[-1]
         for candidates in (allow_undefined, self._reqs.keys()):
@@ -349,7 +363,8 @@ class Requirements(Mapping[str, Requirement]):
 
     # -- rendering ------------------------------------------------------------------------------
     def to_string(self, omit: frozenset[str] = frozenset({"kubernetes.io/hostname"})) -> str:
-        """§2.3 String(): sorted, ", "-joined, RestrictedLabels omitted."""
+        """core Requirements.String (requirements.go; karpenter-core.md §2.3): sorted, ", "-joined,
+        RestrictedLabels omitted."""
         return ", ".join(str(self._reqs[k]) for k in sorted(self._reqs) if k not in omit)
 
     def __str__(self) -> str:
@@ -365,7 +380,8 @@ class Requirements(Mapping[str, Requirement]):
         return out
 
     def single_valued_labels(self) -> dict[str, str]:
-        """Every `In [x]` requirement as a label (azure-provider.md §4.2 GetAllSingleValuedRequirementLabels)."""
+        """Every `In [x]` requirement as a label (provider v1.14.0
+        pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels; azure-provider.md §4.2)."""
         out = {}
         for key, r in self._reqs.items():
             v = r.single_value()

@@ -14,14 +14,17 @@ from harness.model.profile import Profile, load_profile
 @dataclass(frozen=True)
 class Semantics:
     profile: str
-    inclusive_bounds: bool                      # core >= v1.9 (karpenter-core.md §2.1 vs §8.1)
+    # core >= v1.9 (pkg/scheduling/requirement.go: Gte/Lte operators, inclusive gte/lte;
+    # karpenter-core.md §2.1 vs §8.1)
+    inclusive_bounds: bool
     # The profile's tables, read-only by convention; equality and hashing go by the fields above.
     normalized_labels: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     normalized_label_values: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False,
                                                                      repr=False)
 
     def normalize_key(self, key: str) -> str:
-        """karpenter-core.md §1.2 NormalizedLabels (+ the provider's CSI zone key, azure-provider.md §1.1)."""
+        """core NormalizedLabels (pkg/apis/v1/labels.go; karpenter-core.md §1.2) + the provider's CSI zone
+        key (pkg/utils/zones/normalization.go; azure-provider.md §1.1)."""
         return self.normalized_labels.get(key, key)
 
     def normalize_values(self, key: str, values) -> list[str]:

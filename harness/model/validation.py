@@ -1,11 +1,13 @@
 """NodePool / NodeClaim validation in the two stages upstream runs them.
 
 Stage `admission`: the API server checks the CRD's OpenAPI schema and x-kubernetes-validations
-(CEL) when the object is written (azure-provider.md §3.3, karpenter-core.md §5.1-5.2). The rules
+(CEL) when the object is written (the provider v1.14.0 ships pkg/apis/crds/karpenter.sh_nodepools.yaml
+and karpenter.sh_nodeclaims.yaml; azure-provider.md §3.3, karpenter-core.md §5.1-5.2). The rules
 come from the profile (harness.model.crdrules), the same text the local backend installs.
 
 Stage `runtime`: core's Go `RuntimeValidate`, run by the nodepool.validation controller, which sets
-`ValidationSucceeded=False` / `NodePoolValidationFailed` (karpenter-core.md §5.3, azure-provider.md §3.2).
+`ValidationSucceeded=False` / `NodePoolValidationFailed` (sigs.k8s.io/karpenter v1.14.0
+pkg/apis/v1/nodepool_validation.go, nodeclaim_validation.go; karpenter-core.md §5.3, azure-provider.md §3.2).
 """
 from __future__ import annotations
 
@@ -23,9 +25,10 @@ from harness.model.versions import parse_version as _parse_version
 
 ADMISSION = "admission"
 RUNTIME = "runtime"
-GROUP = "karpenter.sh"      # apis.Group of NodePool and NodeClaim (karpenter-core.md §1.1)
+GROUP = "karpenter.sh"      # core apis.Group (pkg/apis/apis.go) of NodePool and NodeClaim (karpenter-core.md §1.1)
 
-# karpenter-core.md §5.1 (the label-value pattern is apimachinery's label-value regex, harness.model.labels)
+# The requirement-key pattern of the CRDs (karpenter.sh_nodepools.yaml; karpenter-core.md §5.1); the
+# label-value pattern is apimachinery's label-value regex (harness.model.labels)
 REQUIREMENT_KEY_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
                            r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _REQ_KEY_RE = re.compile(REQUIREMENT_KEY_PATTERN)
@@ -139,7 +142,8 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
     return errs
 
 
-# Required fields of the v1 CRDs' OpenAPI schemas. karpenter-core.md §5 (CRD validation) documents the CRDs'
+# Required fields of the v1 CRDs' OpenAPI schemas (pkg/apis/crds/karpenter.sh_nodepools.yaml,
+# karpenter.sh_nodeclaims.yaml). karpenter-core.md §5 (CRD validation) documents the CRDs'
 # patterns and rules but not these lists; they are read from the CRDs and conformance-checked (a NodePool
 # without spec.template.spec.requirements is refused).
 REQUIRED = {
@@ -215,7 +219,8 @@ def admission_rejection(obj: dict, profile: Profile, server_version: str | None 
 
 # -- runtime (Go) validation ---------------------------------------------------------------------
 def validate_requirement(req: dict, profile: Profile) -> list[str]:
-    """core ValidateRequirement (karpenter-core.md §5.3; Azure known values azure-provider.md §3.2)."""
+    """core ValidateRequirement (pkg/apis/v1/nodeclaim_validation.go; karpenter-core.md §5.3; Azure known
+    values registered in provider pkg/apis/v1beta1/labels.go init, azure-provider.md §3.2)."""
     sem = semantics_for(profile)
     key = sem.normalize_key(str(req.get("key", "")))
     op = req.get("operator")
@@ -253,7 +258,8 @@ def validate_requirement(req: dict, profile: Profile) -> list[str]:
 
 
 def runtime_validation_error(nodepool: dict, profile: Profile) -> str | None:
-    """NodePool RuntimeValidate (karpenter-core.md §5.3): the ValidationSucceeded=False message."""
+    """core NodePool.RuntimeValidate (pkg/apis/v1/nodepool_validation.go; karpenter-core.md §5.3): the
+    ValidationSucceeded=False message."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = (tmpl.get("metadata") or {}).get("labels") or {}
     reqs = (tmpl.get("spec") or {}).get("requirements") or []

@@ -36,13 +36,14 @@ _SIZE_RE = re.compile(
 )
 _MAX_INT = (1 << 63) - 1     # strconv.Atoi on 64-bit: the constrained vCPU digits must fit an int
 
-# azure-provider.md §1.3: the hard-coded special case (reached only when the pattern fails).
+# skewer vmsize.go's hard-coded special case (reached only when the pattern fails; azure-provider.md §1.3).
 _SPECIAL = {
     "M416s_8_v2": ("M", "", "416", None, "s", None, False, "v2", False),
 }
 
-# azure-provider.md §1.3: accelerator fallback for sizes whose name carries none, seen in a newer
-# skewer vmsize.go; skewer v0.0.24 (provider v1.14.0) has no such table, so upstream keeps it off.
+# Accelerator fallback for sizes whose name carries none, seen in a newer github.com/Azure/skewer
+# vmsize.go (which version is not recorded; azure-provider.md §1.3); skewer v0.0.24 (provider v1.14.0)
+# has no such table, so upstream keeps it off.
 ACCELERATOR_FALLBACK = {
     "NC6s_v3": "V100", "NC12s_v3": "V100", "NC24s_v3": "V100", "NC24rs_v3": "V100",
     "ND40rs_v2": "V100",
@@ -54,7 +55,8 @@ ACCELERATOR_FALLBACK = {
 
 class VMSizeParseError(ValueError):
     """The size does not match the naming scheme. Upstream drops the SKU and logs "parsing VM size"
-    (azure-provider.md §1.3); the message text here is the harness's own."""
+    (provider v1.14.0 pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes; azure-provider.md
+    §1.3); the message text here is the harness's own."""
 
     def __init__(self, size: str):
         super().__init__(f"could not parse VM size {size}")
@@ -77,13 +79,15 @@ class VMSize:
 
     @property
     def series(self) -> str:
-        """Family + subfamily + additive features, plus `_<version>` when there is one (§1.3)."""
+        """Family + subfamily + additive features, plus `_<version>` when there is one (skewer vmsize.go
+        GetVMSize `Series`, the provider's sku-series label; azure-provider.md §1.3)."""
         return self.family + self.subfamily + self.additive_features + (f"_{self.version}" if self.version else "")
 
     @property
     def version_label(self) -> str | None:
         """`sku-version`: the version without v/V, `1` without a version, None (DoesNotExist) if the
-        version does not start with v/V (`ExtractVersionFromVMSize`, §1.2)."""
+        version does not start with v/V (provider pkg/utils/utils.go `ExtractVersionFromVMSize`;
+        azure-provider.md §1.2)."""
         if not self.version:
             return "1"
         if self.version[0] in "vV":
@@ -99,7 +103,8 @@ class VMSize:
 def parse_vm_size(size: str, *, fallback: bool = True) -> VMSize:
     """Parse a size such as `D2s_v3` (not `Standard_D2s_v3`). Raises VMSizeParseError.
 
-    `fallback=False` disables the uncertain accelerator fallback table (§1.3)."""
+    `fallback=False` disables the uncertain accelerator fallback table (ACCELERATOR_FALLBACK above, which
+    names where it comes from; azure-provider.md §1.3)."""
     m = _SIZE_RE.match(size)
     if m is None:
         special = _SPECIAL.get(size)

@@ -3,10 +3,16 @@
 Four writers reach a Karpenter-on-Azure Node (design 0006 FAQ "How do Karpenter labels get onto
 the Node?", karpenter-core.md §4, §6; azure-provider.md §4):
 
-  kubelet                the kubelet's own labels at registration (karpenter-core.md §6.4)
-  kubelet-node-labels    the provider's `--node-labels` (azure-provider.md §4.4), applied by the kubelet
-  cloud-node-controller  the cloud node controller's instance-type/zone/region labels (§6.5)
-  karpenter-core         Karpenter core's syncNode copying all NodeClaim labels (§4.2)
+  kubelet                the kubelet's own labels at registration (k8s.io/kubernetes
+                         pkg/kubelet/kubelet_node_status.go initialNode; karpenter-core.md §6.4)
+  kubelet-node-labels    the provider's `--node-labels` (provider v1.14.0
+                         pkg/providers/launchtemplate/launchtemplate.go getStaticParameters,
+                         pkg/providers/labels/labels.go Get; azure-provider.md §4.4), applied by the kubelet
+  cloud-node-controller  the cloud node controller's instance-type/zone/region labels (k8s.io/cloud-provider
+                         v0.35.0 controllers/node/node_controller.go getNodeModifiersFromCloudProvider;
+                         karpenter-core.md §6.5)
+  karpenter-core         Karpenter core's syncNode copying all NodeClaim labels (sigs.k8s.io/karpenter
+                         v1.14.0 pkg/controllers/nodeclaim/lifecycle/registration.go; karpenter-core.md §4.2)
 
 Each function here is pure: the loop calls them in order and the backend judges the writes.
 """
@@ -16,21 +22,19 @@ import random
 from dataclasses import dataclass, field
 from typing import Mapping
 
-# label keys: defined once in instancetypes, importable from here too (harness.loop.azure does)
-from harness.model.instancetypes import (CAPACITY_TYPE, INSTANCE_TYPE, PLACEMENT_SCOPE, PRIORITY, REGION,
-                                         SCALE_SET_PRIORITY, ULTRA_SSD, ZONE)
 from harness.model.labels import can_kubelet_set_label, is_restricted_node_label
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
+from harness.model.wellknown import (CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, PRIORITY, REGION,
+                                     SCALE_SET_PRIORITY, ULTRA_SSD, ZONE)
 
 KUBELET = "kubelet"
 KUBELET_NODE_LABELS = "kubelet-node-labels"
 CLOUD_NODE_CONTROLLER = "cloud-node-controller"
 KARPENTER_CORE = "karpenter-core"
 
-NODEPOOL = "karpenter.sh/nodepool"
-
-# azure-provider.md §3.1: the 22 Azure well-known keys (GetWellKnownSingleValuedRequirementLabels)
+# The 22 Azure well-known keys (provider pkg/providers/labels/labels.go
+# GetWellKnownSingleValuedRequirementLabels; azure-provider.md §3.1)
 AZURE_DOMAINS = ("karpenter.azure.com/", "kubernetes.azure.com/")
 
 
@@ -43,7 +47,8 @@ class LabelFacts:
 
 
 def base_labels(profile: Profile, facts: LabelFacts, forced: bool | None = None) -> dict[str, str]:
-    """The provider's always-generated labels (azure-provider.md §4.1), from the profile's table.
+    """The provider's always-generated labels (labels.go Get; azure-provider.md §4.1), from the profile's
+    table.
     `forced` selects the entries applied last (True), the others (False), or all (None)."""
     out: dict[str, str] = {}
     for b in profile.base_labels:
@@ -70,7 +75,8 @@ class KubeletLabels:
 def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: Mapping[str, str],
                         claim_requirements: Requirements, instance_type_requirements: Requirements,
                         chosen: Mapping[str, str]) -> KubeletLabels:
-    """azure-provider.md §4.4 getStaticParameters (research before-0006 §5.2 for the older order):
+    """launchtemplate.go getStaticParameters (azure-provider.md §4.4; docs/research/before-0006.md §5.2
+    for the older order):
     the profile lists the inputs, later ones win; then the kubelet filter, if the profile has one."""
     inputs = {
         "base": lambda: base_labels(profile, facts, forced=False),
@@ -96,7 +102,8 @@ def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: M
 
 
 def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dict[str, str]:
-    """karpenter-core.md §6.4 initialNode(): hostname, os, arch (GA and beta)."""
+    """kubelet initialNode (kubelet_node_status.go; karpenter-core.md §6.4): hostname, os, arch (GA and
+    beta)."""
     return {
         "kubernetes.io/hostname": hostname,
         "kubernetes.io/os": os_name,
@@ -107,8 +114,9 @@ def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dic
 
 
 def cloud_node_controller_labels(instance_type: str, zone: str, region: str) -> dict[str, str]:
-    """karpenter-core.md §6.5: instance type, zone and region, each under the GA and beta keys.
-    Azure reports a regional VM's zone as "0" (azure-provider.md §2.1, #1615)."""
+    """Cloud node controller getNodeModifiersFromCloudProvider (node_controller.go; karpenter-core.md
+    §6.5): instance type, zone and region, each under the GA and beta keys. Azure reports a regional
+    VM's zone as "0" (Azure/karpenter-provider-azure PR #1615; azure-provider.md §2.1)."""
     return {
         INSTANCE_TYPE: instance_type,
         "beta.kubernetes.io/instance-type": instance_type,
@@ -122,7 +130,8 @@ def cloud_node_controller_labels(instance_type: str, zone: str, region: str) -> 
 def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requirements, zone: str,
                         capacity_type: str, ultra_ssd: bool, nodepool: str,
                         claim_requirements: Requirements) -> dict[str, str]:
-    """azure-provider.md §4.3 vmInstanceToNodeClaim + Create's merge of Azure well-known claim labels."""
+    """provider vmInstanceToNodeClaim + Create's merge of Azure well-known claim labels
+    (pkg/cloudprovider/cloudprovider.go; azure-provider.md §4.3)."""
     keys = set(profile.provider_setting("vmLabels"))
     labels = dict(instance_type_requirements.single_valued_labels())
     if "zone" in keys:
@@ -152,8 +161,10 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
 
 
 def resolved_requirement_labels(profile: Profile, requirements: Requirements, rng: random.Random) -> dict[str, str]:
-    """Custom requirement keys turned into labels (karpenter-core.md §3.1 at v1.9+, or
-    Requirements.Labels() before v1.9, §8.1): In -> a member, NotIn/Exists/bounds -> a random integer."""
+    """Custom requirement keys turned into labels (core NodeClaimTemplate.resolveCustomLabelsFromRequirements,
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go, at v1.9+; karpenter-core.md §3.1; or
+    Requirements.Labels() before v1.9, sigs.k8s.io/karpenter v1.6.2 pkg/scheduling/requirements.go,
+    karpenter-core.md §8.1): In -> a member, NotIn/Exists/bounds -> a random integer."""
     out: dict[str, str] = {}
     skip_sim = set(profile.scheduling_simulation_keys)
     for key in sorted(requirements):
@@ -172,14 +183,16 @@ def resolved_requirement_labels(profile: Profile, requirements: Requirements, rn
 
 
 def nodeclaim_template_labels(nodepool: dict) -> dict[str, str]:
-    """karpenter-core.md §3.1 steps 1+3: template labels, the nodepool label and the nodeclass label."""
+    """core NewNodeClaimTemplate (nodeclaimtemplate.go; karpenter-core.md §3.1 steps 1+3): template
+    labels, the nodepool label and the nodeclass label."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = {str(k): str(v) for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items()}
     labels[NODEPOOL] = nodepool["metadata"]["name"]
     ref = (tmpl.get("spec") or {}).get("nodeClassRef") or {}
     if ref.get("name"):
-        # NodeClassLabelKey `<group>/<lowercased kind>` (karpenter-core.md §1.1, §3.1). The CRD requires both
-        # (§5.1); without them we take the Azure NodeClass's, karpenter.azure.com/aksnodeclass (azure-provider.md §4.3).
+        # core NodeClassLabelKey `<group>/<lowercased kind>` (pkg/apis/v1/labels.go; karpenter-core.md §1.1,
+        # §3.1). The CRD requires both
+        # (karpenter-core.md §5.1); without them we take the Azure NodeClass's, karpenter.azure.com/aksnodeclass (azure-provider.md §4.3).
         group = ref.get("group") or "karpenter.azure.com"
         kind = (ref.get("kind") or "AKSNodeClass").lower()
         labels[f"{group}/{kind}"] = ref["name"]

@@ -19,8 +19,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from harness.model.instancetypes import (ClusterParams, InstanceTypeSet, NodeClassParams, build_instance_types,
-                                         known_sku_families, supported_gpus)
+from harness.model.instancetypes import ClusterParams, InstanceTypeSet, NodeClassParams, build_instance_types
+from harness.model.skutables import known_sku_families, supported_gpus
 
 PROVIDER_VERSION = "v1.14.0"
 PROVIDER_MODULE = "github.com/Azure/karpenter-provider-azure"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import harness.model.instancetypes as it_mod
-from harness.model.instancetypes import (ClusterParams, InstanceTypeSet, NodeClassParams, build_instance_types,
-                                         cache_info, invalidate_cache, kube_reserved, max_pods, memory_capacity,
-                                         node_image_version_label, normalize_cluster_label, os_sku_effective,
-                                         os_sku_from_image_family)
+import harness.model.wellknown as wk
+from harness.model import instancetypes, itcache, nodeimage, overhead, params, skutables, staticpart, switches
+from harness.model import skus as skumod
+from harness.model.instancetypes import (ClusterParams, InstanceTypeCache, InstanceTypeSet, NodeClassParams,
+                                         build_instance_types)
 from harness.model.profile import Profile, load_profile, merge, profile_with_knobs, raw_profile
 from harness.model.requirements import Requirement, Requirements
 
@@ -146,12 +146,12 @@ SECTION_6 = [
 def _derived_row(its: InstanceTypeSet, name: str) -> tuple:
     g = lambda key: values(its, name, key)  # noqa: E731
     one = lambda key: (g(key) or [None])[0]  # noqa: E731
-    zones = "".join(sorted(k for k, v in Z.items() if v in (g(it_mod.ZONE) or []) and k != "0")) + (
-        "0" if "0" in (g(it_mod.ZONE) or []) else "")
-    return (one(it_mod.SKU_FAMILY), one(it_mod.SKU_SERIES), one(it_mod.SKU_VERSION), one(it_mod.SKU_CPU),
-            one(it_mod.SKU_MEMORY), (one(it_mod.GPU_COUNT), one(it_mod.GPU_MANUFACTURER), one(it_mod.GPU_NAME)),
-            g(it_mod.HYPERV), one(it_mod.EPHEMERAL_MAX), one(it_mod.PREMIUM), one(it_mod.ACCELERATED),
-            one(it_mod.ARCH), zones)
+    zones = "".join(sorted(k for k, v in Z.items() if v in (g(wk.ZONE) or []) and k != "0")) + (
+        "0" if "0" in (g(wk.ZONE) or []) else "")
+    return (one(wk.SKU_FAMILY), one(wk.SKU_SERIES), one(wk.SKU_VERSION), one(wk.SKU_CPU),
+            one(wk.SKU_MEMORY), (one(wk.GPU_COUNT), one(wk.GPU_MANUFACTURER), one(wk.GPU_NAME)),
+            g(wk.HYPERV), one(wk.EPHEMERAL_MAX), one(wk.PREMIUM), one(wk.ACCELERATED),
+            one(wk.ARCH), zones)
 
 
 def _derive_all_rows(skus: list[dict]) -> dict[str, tuple]:
@@ -174,12 +174,12 @@ def _static_values_of_dropped(sku: dict) -> tuple:
     caps = {c["name"]: c["value"] for c in sku["capabilities"]}
     vm = parse_vm_size(sku["size"])
     hyperv = [n for n, tag in (("1", "V1"), ("2", "V2")) if tag in caps["HyperVGenerations"]]
-    eph = it_mod.max_ephemeral_gb(sku)
+    eph = skumod.max_ephemeral_gb(sku)
     zones = "".join(sorted(sku["locationInfo"][0]["zones"])) + "0"
     return (vm.family, vm.series, vm.version_label, caps["vCPUs"], str(int(float(caps["MemoryGB"]) * 1024)),
             ("0", None, None), hyperv, str(eph) if eph else None, "true" if caps["PremiumIO"] == "True" else "false",
             "true" if caps["AcceleratedNetworkingEnabled"] == "True" else "false",
-            it_mod.AZURE_TO_KUBE_ARCH[caps["CpuArchitectureType"]], zones)
+            skumod.AZURE_TO_KUBE_ARCH[caps["CpuArchitectureType"]], zones)
 
 
 @pytest.mark.parametrize("row", SECTION_6, ids=[r[0] for r in SECTION_6])
@@ -228,18 +228,18 @@ def test_upstream_requirement_keys_exactly():
     its = build()
     keys = set(its["Standard_D2s_v3"].requirements)
     assert keys == {
-        it_mod.INSTANCE_TYPE, it_mod.ARCH, it_mod.OS, it_mod.ZONE, it_mod.REGION, it_mod.CAPACITY_TYPE,
-        it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD, it_mod.SKU_CPU, it_mod.SKU_MEMORY, it_mod.AKS_SKU_CPU,
-        it_mod.AKS_SKU_MEMORY, it_mod.GPU_COUNT, it_mod.GPU_MANUFACTURER, it_mod.GPU_NAME, it_mod.CLUSTER, it_mod.MODE,
-        it_mod.SCALE_SET_PRIORITY, it_mod.PRIORITY, it_mod.OS_SKU, it_mod.FIPS_ENABLED, it_mod.SKU_NAME,
-        it_mod.SKU_FAMILY, it_mod.SKU_SERIES, it_mod.SKU_VERSION, it_mod.EPHEMERAL_MAX, it_mod.PREMIUM,
-        it_mod.ACCELERATED, it_mod.HYPERV}
-    assert it_mod.NODE_IMAGE_VERSION not in keys
+        wk.INSTANCE_TYPE, wk.ARCH, wk.OS, wk.ZONE, wk.REGION, wk.CAPACITY_TYPE,
+        wk.PLACEMENT_SCOPE, wk.ULTRA_SSD, wk.SKU_CPU, wk.SKU_MEMORY, wk.AKS_SKU_CPU,
+        wk.AKS_SKU_MEMORY, wk.GPU_COUNT, wk.GPU_MANUFACTURER, wk.GPU_NAME, wk.CLUSTER, wk.MODE,
+        wk.SCALE_SET_PRIORITY, wk.PRIORITY, wk.OS_SKU, wk.FIPS_ENABLED, wk.SKU_NAME,
+        wk.SKU_FAMILY, wk.SKU_SERIES, wk.SKU_VERSION, wk.EPHEMERAL_MAX, wk.PREMIUM,
+        wk.ACCELERATED, wk.HYPERV}
+    assert wk.NODE_IMAGE_VERSION not in keys
 
 
 def test_boolean_requirements_should_have_a_value_either_true_or_false():
     for it in build():
-        for key in (it_mod.PREMIUM, it_mod.ACCELERATED, it_mod.ULTRA_SSD):
+        for key in (wk.PREMIUM, wk.ACCELERATED, wk.ULTRA_SSD):
             vals = it.requirements[key].values
             assert vals and vals <= {"true", "false"}, (it.name, key, vals)
 
@@ -247,37 +247,37 @@ def test_boolean_requirements_should_have_a_value_either_true_or_false():
 def test_initial_does_not_exist_semantics():
     its = build()
     d2 = its["Standard_D2_v2"].requirements
-    for key in (it_mod.GPU_MANUFACTURER, it_mod.GPU_NAME, it_mod.FIPS_ENABLED, it_mod.EPHEMERAL_MAX):
+    for key in (wk.GPU_MANUFACTURER, wk.GPU_NAME, wk.FIPS_ENABLED, wk.EPHEMERAL_MAX):
         assert d2[key].operator == "DoesNotExist", key
-    assert d2[it_mod.SKU_NAME].operator == "In" and d2[it_mod.SKU_NAME].single_value() == "Standard_D2_v2"
+    assert d2[wk.SKU_NAME].operator == "In" and d2[wk.SKU_NAME].single_value() == "Standard_D2_v2"
     t4 = its["Standard_NC16as_T4_v3"].requirements
-    assert t4[it_mod.GPU_MANUFACTURER].single_value() == "nvidia" and t4[it_mod.GPU_NAME].single_value() == "T4"
-    assert its["Standard_NC6s_v3"].requirements[it_mod.GPU_NAME].operator == "DoesNotExist"
+    assert t4[wk.GPU_MANUFACTURER].single_value() == "nvidia" and t4[wk.GPU_NAME].single_value() == "T4"
+    assert its["Standard_NC6s_v3"].requirements[wk.GPU_NAME].operator == "DoesNotExist"
 
 
 def test_static_two_valued_keys_and_single_valued_labels():
     r = build()["Standard_D2s_v3"].requirements
-    assert r[it_mod.MODE].values == {"system", "user"}
-    assert r[it_mod.SCALE_SET_PRIORITY].values == {"regular", "spot"}
-    assert r[it_mod.PRIORITY].values == {"regular", "spot"}
+    assert r[wk.MODE].values == {"system", "user"}
+    assert r[wk.SCALE_SET_PRIORITY].values == {"regular", "spot"}
+    assert r[wk.PRIORITY].values == {"regular", "spot"}
     labels = r.single_valued_labels()
-    for key in (it_mod.MODE, it_mod.SCALE_SET_PRIORITY, it_mod.PRIORITY, it_mod.ZONE, it_mod.CAPACITY_TYPE,
-                it_mod.HYPERV):
+    for key in (wk.MODE, wk.SCALE_SET_PRIORITY, wk.PRIORITY, wk.ZONE, wk.CAPACITY_TYPE,
+                wk.HYPERV):
         assert key not in labels
-    assert labels[it_mod.OS_SKU] == "Ubuntu"
-    assert labels[it_mod.CLUSTER] == "test-resourceGroup"
-    assert labels[it_mod.REGION] == SCUS and labels[it_mod.OS] == "linux"
-    assert labels[it_mod.AKS_SKU_MEMORY] == "8192" and labels[it_mod.AKS_SKU_CPU] == "2"
+    assert labels[wk.OS_SKU] == "Ubuntu"
+    assert labels[wk.CLUSTER] == "test-resourceGroup"
+    assert labels[wk.REGION] == SCUS and labels[wk.OS] == "linux"
+    assert labels[wk.AKS_SKU_MEMORY] == "8192" and labels[wk.AKS_SKU_CPU] == "2"
 
 
 def test_e2e_d2s_v3_values():
     """test/suites/scheduling: Standard_D2s_v3 -> family D, series Ds_v3, version 3, cpu 2, memory 8192,
     ephemeral 53."""
     labels = build()["Standard_D2s_v3"].requirements.single_valued_labels()
-    assert {k: labels[k] for k in (it_mod.SKU_FAMILY, it_mod.SKU_SERIES, it_mod.SKU_VERSION, it_mod.SKU_CPU,
-                                   it_mod.SKU_MEMORY, it_mod.EPHEMERAL_MAX)} == {
-        it_mod.SKU_FAMILY: "D", it_mod.SKU_SERIES: "Ds_v3", it_mod.SKU_VERSION: "3", it_mod.SKU_CPU: "2",
-        it_mod.SKU_MEMORY: "8192", it_mod.EPHEMERAL_MAX: "53"}
+    assert {k: labels[k] for k in (wk.SKU_FAMILY, wk.SKU_SERIES, wk.SKU_VERSION, wk.SKU_CPU,
+                                   wk.SKU_MEMORY, wk.EPHEMERAL_MAX)} == {
+        wk.SKU_FAMILY: "D", wk.SKU_SERIES: "Ds_v3", wk.SKU_VERSION: "3", wk.SKU_CPU: "2",
+        wk.SKU_MEMORY: "8192", wk.EPHEMERAL_MAX: "53"}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -290,11 +290,11 @@ def test_offerings_per_zone_plus_regional():
         ("southcentralus-3", "on-demand"), ("southcentralus-3", "spot"), ("0", "on-demand"), ("0", "spot")]
     for o in it.offerings:
         r = o.requirements
-        assert r[it_mod.ZONE].single_value() == o.zone
-        assert r[it_mod.CAPACITY_TYPE].single_value() == o.capacity_type
-        assert r[it_mod.PLACEMENT_SCOPE].single_value() == ("regional" if o.zone == "0" else "zonal")
+        assert r[wk.ZONE].single_value() == o.zone
+        assert r[wk.CAPACITY_TYPE].single_value() == o.capacity_type
+        assert r[wk.PLACEMENT_SCOPE].single_value() == ("regional" if o.zone == "0" else "zonal")
         prio = "spot" if o.capacity_type == "spot" else "regular"
-        assert r[it_mod.SCALE_SET_PRIORITY].single_value() == prio and r[it_mod.PRIORITY].single_value() == prio
+        assert r[wk.SCALE_SET_PRIORITY].single_value() == prio and r[wk.PRIORITY].single_value() == prio
         assert o.placement_scope == ("regional" if o.zone == "0" else "zonal")
 
 
@@ -304,9 +304,9 @@ def test_westcentralus_non_zonal_only_regional():
     its = build(skus, cluster=ClusterParams(region="westcentralus"))
     for it in its:
         assert {o.zone for o in it.offerings} == {"0"}
-        assert it.requirements[it_mod.ZONE].values == {"0"}
-        assert it.requirements[it_mod.PLACEMENT_SCOPE].values == {"regional"}
-        assert it.requirements[it_mod.REGION].single_value() == "westcentralus"
+        assert it.requirements[wk.ZONE].values == {"0"}
+        assert it.requirements[wk.PLACEMENT_SCOPE].values == {"regional"}
+        assert it.requirements[wk.REGION].single_value() == "westcentralus"
 
 
 @pytest.mark.skipif(not (CATALOG / "westcentralus.json").exists(), reason="fakeazure westcentralus catalog not present")
@@ -321,7 +321,7 @@ def test_westcentralus_catalog():
 def test_zone_label_uses_lowercase_region():
     skus = [make_sku("Standard_D2s_v3", region="WestUS2", zones=("2", "1"))]
     its = build(skus, cluster=ClusterParams(region="WestUS2"))
-    assert its["Standard_D2s_v3"].requirements[it_mod.ZONE].values == {"westus2-1", "westus2-2", "0"}
+    assert its["Standard_D2s_v3"].requirements[wk.ZONE].values == {"westus2-1", "westus2-2", "0"}
 
 
 def test_zone_restriction_removes_zones():
@@ -336,11 +336,11 @@ def test_all_zones_restricted_gives_regional_zero_not_empty_string():
     zr = {"type": "Zone", "values": [SCUS], "restrictionInfo": {"locations": [SCUS], "zones": ["1", "2", "3"]},
           "reasonCode": "NotAvailableForSubscription"}
     its = build([make_sku("Standard_D2s_v3", restrictions=[zr])])
-    assert its["Standard_D2s_v3"].requirements[it_mod.ZONE].values == {"0"}
+    assert its["Standard_D2s_v3"].requirements[wk.ZONE].values == {"0"}
     pre = derived_profile("upstream", "pre-1.12", {"provider": {"zones": {"regionalValue": "",
                                                                           "regionalOfferingForZonalSKUs": False}}})
     its = build([make_sku("Standard_D2s_v3", restrictions=[zr])], profile=pre)
-    assert its["Standard_D2s_v3"].requirements[it_mod.ZONE].values == {""}
+    assert its["Standard_D2s_v3"].requirements[wk.ZONE].values == {""}
 
 
 def test_location_restriction_drops_the_sku():
@@ -356,7 +356,7 @@ def test_low_priority_capable_gates_spot():
     it = its["Standard_D2s_v3"]
     assert all(not o.available for o in it.offerings if o.capacity_type == "spot")
     assert all(o.available for o in it.offerings if o.capacity_type == "on-demand")
-    assert it.requirements[it_mod.CAPACITY_TYPE].values == {"on-demand"}
+    assert it.requirements[wk.CAPACITY_TYPE].values == {"on-demand"}
 
 
 def test_quota_gates_on_demand_only():
@@ -369,8 +369,8 @@ def test_quota_gates_on_demand_only():
     d2 = its["Standard_D2s_v3"]
     assert all(not o.available for o in d2.offerings if o.capacity_type == "on-demand")
     assert all(o.available for o in d2.offerings if o.capacity_type == "spot")
-    assert d2.requirements[it_mod.CAPACITY_TYPE].values == {"spot"}
-    assert its["Standard_D2_v3"].requirements[it_mod.CAPACITY_TYPE].values == {"on-demand", "spot"}
+    assert d2.requirements[wk.CAPACITY_TYPE].values == {"spot"}
+    assert its["Standard_D2_v3"].requirements[wk.CAPACITY_TYPE].values == {"on-demand", "spot"}
     assert sorted(calls) == sorted(set(calls))          # once per SKU
 
 
@@ -382,7 +382,7 @@ def test_unavailable_offerings_feed_requirements():
         return name == "Standard_D2s_v3" and zone == "southcentralus-1"
     it = build(unavailable=unavailable)["Standard_D2s_v3"]
     assert ("Standard_D2s_v3", "standardDSv3Family", 2, "southcentralus-1", "spot") in seen
-    assert it.requirements[it_mod.ZONE].values == {"southcentralus-2", "southcentralus-3", "0"}
+    assert it.requirements[wk.ZONE].values == {"southcentralus-2", "southcentralus-3", "0"}
     assert [o.available for o in it.offerings if o.zone == "southcentralus-1"] == [False, False]
 
 
@@ -390,7 +390,7 @@ def test_kept_when_no_offering_is_available():
     """§1.5: an instance type with offerings but none available is kept; its offering keys read DoesNotExist."""
     it = build(unavailable=lambda *a: True)["Standard_D2s_v3"]
     assert it.offerings and not any(o.available for o in it.offerings)
-    for key in (it_mod.ZONE, it_mod.CAPACITY_TYPE, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD):
+    for key in (wk.ZONE, wk.CAPACITY_TYPE, wk.PLACEMENT_SCOPE, wk.ULTRA_SSD):
         assert it.requirements[key].operator == "DoesNotExist"
 
 
@@ -398,18 +398,18 @@ def test_should_propagate_ultrassd_values_from_available_offerings():
     details = [{"Name": ["1"], "capabilities": [{"name": "UltraSSDAvailable", "value": "True"}]}]
     sku = make_sku("Standard_D2s_v3", ultra=F, zone_details=details)
     it = build([sku])["Standard_D2s_v3"]
-    by_zone = {o.zone: o.requirements[it_mod.ULTRA_SSD].values for o in it.offerings}
+    by_zone = {o.zone: o.requirements[wk.ULTRA_SSD].values for o in it.offerings}
     assert by_zone == {"southcentralus-1": {"true", "false"}, "southcentralus-2": {"false"},
                        "southcentralus-3": {"false"}, "0": {"false"}}
-    assert it.requirements[it_mod.ULTRA_SSD].values == {"true", "false"}
+    assert it.requirements[wk.ULTRA_SSD].values == {"true", "false"}
     it = build([sku], unavailable=lambda n, f, v, z, c: z == "southcentralus-1")["Standard_D2s_v3"]
-    assert it.requirements[it_mod.ULTRA_SSD].values == {"false"}
+    assert it.requirements[wk.ULTRA_SSD].values == {"false"}
     # the fake data has no zoneDetails: only the regional offering can be true (§2.3)
     it = build()["Standard_D2s_v3"]
-    assert {o.zone for o in it.offerings if "true" in o.requirements[it_mod.ULTRA_SSD].values} == {"0"}
+    assert {o.zone for o in it.offerings if "true" in o.requirements[wk.ULTRA_SSD].values} == {"0"}
     it = build([make_sku("Standard_D2s_v3", zone_details=[{"name": ["2"], "capabilities": [
         {"name": "ultrassdavailable", "value": "true"}]}])])["Standard_D2s_v3"]
-    assert {o.zone for o in it.offerings if "true" in o.requirements[it_mod.ULTRA_SSD].values} == {"southcentralus-2"}
+    assert {o.zone for o in it.offerings if "true" in o.requirements[wk.ULTRA_SSD].values} == {"southcentralus-2"}
 
 
 def test_prices_and_missing_price():
@@ -437,8 +437,8 @@ def test_unknown_skus_priced_999_or_excluded_per_profile():
     before = build(skus, prices=prices, known_skus=known, profile="before-0006")
     assert "Standard_D4s_v7" not in before and before.dropped["Standard_D4s_v7"] == "not in known SKUs"
     # the bundled known-SKU list knows Dsv7 and the fixture SKUs
-    assert "Standard_D4s_v7" in it_mod.known_skus() and "Standard_NC6s_v3" in it_mod.known_skus()
-    assert it_mod.known_sku_families()["Standard_NC16as_T4_v3"] == "Standard NCASv3_T4 Family"
+    assert "Standard_D4s_v7" in skutables.known_skus() and "Standard_NC6s_v3" in skutables.known_skus()
+    assert skutables.known_sku_families()["Standard_NC16as_T4_v3"] == "Standard NCASv3_T4 Family"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -500,8 +500,8 @@ def test_gpu_mode_driver_drops_amd():
     none = build(skus, NodeClassParams(gpu_mode="None"))
     amd = none["Standard_NV4ads_V710_v5"]
     assert amd.capacity["amd.com/gpu"] == 1 and amd.capacity["nvidia.com/gpu"] == 0
-    assert amd.requirements[it_mod.GPU_MANUFACTURER].single_value() == "amd"
-    assert amd.requirements[it_mod.GPU_NAME].single_value() == "V710"
+    assert amd.requirements[wk.GPU_MANUFACTURER].single_value() == "amd"
+    assert amd.requirements[wk.GPU_NAME].single_value() == "V710"
     assert none["Standard_NC16as_T4_v3"].capacity["nvidia.com/gpu"] == 1
 
 
@@ -537,14 +537,14 @@ def test_before_0006_has_no_new_aks_requirements():
     """docs/research/before-0006.md §4 / §10, as the profile data states it."""
     its = build(profile="before-0006")
     r = its["Standard_D2s_v3"].requirements
-    for key in (it_mod.MODE, it_mod.SCALE_SET_PRIORITY, it_mod.PRIORITY, it_mod.OS_SKU, it_mod.FIPS_ENABLED,
-                it_mod.CLUSTER, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD, it_mod.NODE_IMAGE_VERSION,
-                it_mod.SKU_SERIES):
+    for key in (wk.MODE, wk.SCALE_SET_PRIORITY, wk.PRIORITY, wk.OS_SKU, wk.FIPS_ENABLED,
+                wk.CLUSTER, wk.PLACEMENT_SCOPE, wk.ULTRA_SSD, wk.NODE_IMAGE_VERSION,
+                wk.SKU_SERIES):
         assert key not in r, key
-    assert r[it_mod.ZONE].values == {"southcentralus-1", "southcentralus-2", "southcentralus-3"}   # no "0" (#1659)
-    assert set(its["Standard_D2s_v3"].offerings[0].requirements) == {it_mod.CAPACITY_TYPE, it_mod.ZONE}
-    assert its["Standard_NC6s_v3"].requirements[it_mod.ZONE].values == {""}        # before #1615
-    assert r[it_mod.PREMIUM].values == {"true"} and r[it_mod.AKS_SKU_MEMORY].single_value() == "8192"
+    assert r[wk.ZONE].values == {"southcentralus-1", "southcentralus-2", "southcentralus-3"}   # no "0" (#1659)
+    assert set(its["Standard_D2s_v3"].offerings[0].requirements) == {wk.CAPACITY_TYPE, wk.ZONE}
+    assert its["Standard_NC6s_v3"].requirements[wk.ZONE].values == {""}        # before #1615
+    assert r[wk.PREMIUM].values == {"true"} and r[wk.AKS_SKU_MEMORY].single_value() == "8192"
 
 
 def test_before_0006_offering_gates_and_gpu_vendors():
@@ -569,21 +569,21 @@ def test_availability_requires_price_is_profile_data():
 def test_design_0006_adds_the_decided_requirements():
     cl = ClusterParams(region=SCUS, node_image_version="202409.30.0")
     r = build(profile="design-0006", cluster=cl)["Standard_D2s_v3"].requirements
-    assert r[it_mod.MODE].values == {"system", "user"}
-    assert r[it_mod.SCALE_SET_PRIORITY].values == {"regular", "spot"}
-    assert r[it_mod.OS_SKU].single_value() == "Ubuntu"
-    assert r[it_mod.FIPS_ENABLED].operator == "DoesNotExist"
-    assert r[it_mod.NODE_IMAGE_VERSION].single_value() == "AKSUbuntu-2204gen2containerd-202409.30.0"
-    for key in (it_mod.PRIORITY, it_mod.CLUSTER, it_mod.PLACEMENT_SCOPE, it_mod.ULTRA_SSD):
+    assert r[wk.MODE].values == {"system", "user"}
+    assert r[wk.SCALE_SET_PRIORITY].values == {"regular", "spot"}
+    assert r[wk.OS_SKU].single_value() == "Ubuntu"
+    assert r[wk.FIPS_ENABLED].operator == "DoesNotExist"
+    assert r[wk.NODE_IMAGE_VERSION].single_value() == "AKSUbuntu-2204gen2containerd-202409.30.0"
+    for key in (wk.PRIORITY, wk.CLUSTER, wk.PLACEMENT_SCOPE, wk.ULTRA_SSD):
         assert key not in r, key
     offer = build(profile="design-0006", cluster=cl)["Standard_D2s_v3"].offerings[1]
     # scalesetpriority is a per-offering key in design-0006 (profile provider.offerings.keys)
-    assert set(offer.requirements) == {it_mod.CAPACITY_TYPE, it_mod.ZONE, it_mod.SCALE_SET_PRIORITY}
+    assert set(offer.requirements) == {wk.CAPACITY_TYPE, wk.ZONE, wk.SCALE_SET_PRIORITY}
     # without a node image version the key exists but reads DoesNotExist
     r = build(profile="design-0006")["Standard_D2s_v3"].requirements
-    assert r[it_mod.NODE_IMAGE_VERSION].operator == "DoesNotExist"
+    assert r[wk.NODE_IMAGE_VERSION].operator == "DoesNotExist"
     d2v2 = build(profile="design-0006", cluster=cl)["Standard_D2_v2"].requirements     # Gen1 only
-    assert d2v2[it_mod.NODE_IMAGE_VERSION].single_value() == "AKSUbuntu-2204containerd-202409.30.0"
+    assert d2v2[wk.NODE_IMAGE_VERSION].single_value() == "AKSUbuntu-2204containerd-202409.30.0"
 
 
 def test_boolean_and_ephemeral_formats_are_profile_data():
@@ -592,35 +592,31 @@ def test_boolean_and_ephemeral_formats_are_profile_data():
                                                                              "ephemeralFormat": "float"}}})
     its = build(profile=old)
     d2v3 = its["Standard_D2_v3"].requirements
-    assert d2v3[it_mod.PREMIUM].operator == "DoesNotExist"
-    assert its["Standard_D2s_v3"].requirements[it_mod.PREMIUM].values == {"true"}
-    assert its["Standard_D2s_v3"].requirements[it_mod.EPHEMERAL_MAX].values == {"53.6870912"}
-    assert its["Standard_F16s_v2"].requirements[it_mod.EPHEMERAL_MAX].values == {"274.877906944"}
-    assert its["Standard_B20ms"].requirements[it_mod.EPHEMERAL_MAX].values == {"32.21225472"}
+    assert d2v3[wk.PREMIUM].operator == "DoesNotExist"
+    assert its["Standard_D2s_v3"].requirements[wk.PREMIUM].values == {"true"}
+    assert its["Standard_D2s_v3"].requirements[wk.EPHEMERAL_MAX].values == {"53.6870912"}
+    assert its["Standard_F16s_v2"].requirements[wk.EPHEMERAL_MAX].values == {"274.877906944"}
+    assert its["Standard_B20ms"].requirements[wk.EPHEMERAL_MAX].values == {"32.21225472"}
 
 
 def test_fips_mode():
     r = build(nodeclass=NodeClassParams(image_family="AzureLinux", fips_mode="FIPS"))["Standard_D2s_v3"].requirements
-    assert r[it_mod.FIPS_ENABLED].single_value() == "true"
-    assert r[it_mod.OS_SKU].single_value() == "AzureLinux"
+    assert r[wk.FIPS_ENABLED].single_value() == "true"
+    assert r[wk.OS_SKU].single_value() == "AzureLinux"
     r = build(nodeclass=NodeClassParams(fips_mode="Disabled"))["Standard_D2s_v3"].requirements
-    assert r[it_mod.FIPS_ENABLED].operator == "DoesNotExist"
+    assert r[wk.FIPS_ENABLED].operator == "DoesNotExist"
 
 
 def test_no_profile_name_checks_in_the_module():
-    src = Path(it_mod.__file__).read_text()
-    for name in ("upstream", "before-0006", "design-0006"):
-        assert f'"{name}"' not in src and f"'{name}'" not in src
+    for mod in (instancetypes, itcache, nodeimage, overhead, params, skumod, skutables, staticpart, switches):
+        src = Path(mod.__file__).read_text()
+        for name in ("upstream", "before-0006", "design-0006"):
+            assert f'"{name}"' not in src and f"'{name}'" not in src, mod.__name__
 
 
 # ---------------------------------------------------------------------------------------------------
 # capacity and overhead (§1.2)
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("vcpus,gib,cpu_m,mem_mi", [(2, 8, 100, 1843), (4, 7, 140, 1638), (3, 64, 120, 5611)])
-def test_kube_reserved_tax_brackets(vcpus, gib, cpu_m, mem_mi):
-    assert kube_reserved(vcpus, gib) == {"cpu": cpu_m, "memory": mem_mi * 2**20}
-
-
 def test_capacity_and_overhead_of_d2s_v3():
     it = build()["Standard_D2s_v3"]
     mem = 8 * 2**30 - math.ceil(8 * 2**30 * 0.075)
@@ -634,11 +630,6 @@ def test_capacity_and_overhead_of_d2s_v3():
     assert it.vcpus == 2 and it.family == "standardDSv3Family" and it.sku["name"] == "Standard_D2s_v3"
 
 
-def test_memory_capacity_uses_floor_gib():
-    assert memory_capacity(218.75, 0.075) == 218 * 2**30 - math.ceil(218 * 2**30 * 0.075)
-    assert memory_capacity(8, 0) == 8 * 2**30
-
-
 def test_nodeclass_capacity_inputs():
     it = build(nodeclass=NodeClassParams(os_disk_size_gb=40, max_pods=42))["Standard_D2s_v3"]
     assert it.capacity["ephemeral-storage"] == 40 * 10**9 and it.capacity["pods"] == 42
@@ -646,106 +637,40 @@ def test_nodeclass_capacity_inputs():
     assert it.capacity["memory"] == 8 * 2**30
 
 
-@pytest.mark.parametrize("plugin,mode,expected", [("none", "", 250), ("azure", "overlay", 250), ("azure", "", 30),
-                                                  ("kubenet", "", 110), ("Azure", "Overlay", 250)])
-def test_max_pods_by_network_plugin(plugin, mode, expected):
-    assert max_pods(None, plugin, mode) == expected
-    assert max_pods(17, plugin, mode) == 17
-
-
-# ---------------------------------------------------------------------------------------------------
-# label helpers
-# ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("rg,expected", [
-    ("test-resourceGroup", "test-resourceGroup"),
-    ("MC_rg(1)_cluster_eastus", "MC_rg-1-_cluster_eastus"),
-    ("rg-", "rg-z"), ("rg_", "rg_z"), ("rg.", "rg.z"), ("rg(x)", "rg-x-z"),
-    ("a" * 70, "a" * 63), ("a" * 62 + "-", "a" * 62 + "z"),           # length 63: the last char becomes z
-    ("a" * 61 + "-", "a" * 61 + "-z"), ("", ""),
-])
-def test_normalize_cluster_label(rg, expected):
-    assert normalize_cluster_label(rg) == expected
-    assert len(normalize_cluster_label(rg)) <= 63
-
-
-@pytest.mark.parametrize("family,expected", [(None, "Ubuntu"), ("", "Ubuntu"), ("Ubuntu", "Ubuntu"),
-                                             ("Ubuntu2204", "Ubuntu"), ("Ubuntu2404", "Ubuntu"),
-                                             ("AzureLinux", "AzureLinux"), ("Windows2022", "Windows2022")])
-def test_os_sku_from_image_family(family, expected):
-    assert os_sku_from_image_family(family) == expected
-
-
-@pytest.mark.parametrize("family,k8s,fips,tl,expected", [
-    ("Ubuntu", "1.33.0", False, False, "Ubuntu2204"), ("Ubuntu", "1.34.0", False, False, "Ubuntu2404"),
-    ("", "1.35.1", False, False, "Ubuntu2404"), ("Ubuntu", "1.34.0", "FIPS", False, "Ubuntu"),
-    ("Ubuntu", "1.34.0", True, True, "Ubuntu2204"), ("Ubuntu", "1.34.0", False, True, "Ubuntu2204"),
-    ("Ubuntu2204", "1.34.0", False, False, "Ubuntu2204"), ("Ubuntu2404", "1.30.0", False, False, "Ubuntu2404"),
-    ("AzureLinux", "1.31.9", False, False, "AzureLinux2"), ("AzureLinux", "1.32.0", False, False, "AzureLinux3"),
-    ("AzureLinux", "v1.33.2", "FIPS", False, "AzureLinux3"), ("Custom", "1.33.0", False, False, "Custom"),
-])
-def test_os_sku_effective(family, k8s, fips, tl, expected):
-    assert os_sku_effective(family, k8s, fips, tl) == expected
-
-
-def test_node_image_version_label_is_modeled():
-    assert node_image_version_label("AzureLinux", "1.33.0", None, False, "202509.01.0", True, True) == \
-        "AKSAzureLinux-V3gen2arm64-202509.01.0"
-    assert node_image_version_label("Ubuntu", "1.34.0", None, False, "1", True, False) == \
-        "AKSUbuntu-2404gen2containerd-1"
-
-
-def test_nodeclass_from_manifest():
-    manifest = {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass", "metadata": {"name": "x"},
-                "spec": {"imageFamily": "AzureLinux", "osDiskSizeGB": 64, "maxPods": 50, "fipsMode": "FIPS",
-                         "security": {"encryptionAtHost": True}, "localDNS": {"mode": "Required"},
-                         "gpu": {"mode": "None"}, "artifactStreaming": {"mode": "Enabled"}}}
-    nc = NodeClassParams.from_manifest(manifest)
-    assert nc == NodeClassParams(image_family="AzureLinux", os_disk_size_gb=64, max_pods=50, encryption_at_host=True,
-                                 trusted_launch=False, gpu_mode="None", artifact_streaming=True, fips_mode="FIPS",
-                                 local_dns=True)
-    assert NodeClassParams.from_manifest({"spec": {}}) == NodeClassParams()
-    assert NodeClassParams.from_manifest(None) == NodeClassParams()
-    assert NodeClassParams.from_manifest({"spec": {"localDNS": {"mode": "Disabled"}}}).local_dns is False
-    assert NodeClassParams.from_manifest({"spec": {"security": {"trustedLaunch": True}}}).trusted_launch
-    assert hash(nc) == hash(NodeClassParams.from_manifest(manifest))
-
-
-def test_cluster_from_dict():
-    c = ClusterParams.from_dict({"region": "eastus", "nodeResourceGroup": "MC_x", "networkPlugin": "azure",
-                                 "networkPluginMode": "", "networkDataplane": "azure", "kubernetesVersion": "1.34.1",
-                                 "kubeletIdentityClientID": "abc", "vnetGUID": "g", "subnetName": "s",
-                                 "vmMemoryOverheadPercent": "0.1", "nodeImageVersion": 202509, "useSIG": True})
-    assert (c.region, c.node_resource_group, c.network_plugin_mode, c.network_dataplane, c.kubernetes_version) == (
-        "eastus", "MC_x", "", "azure", "1.34.1")
-    assert (c.kubelet_identity_client_id, c.vnet_guid, c.subnet_name, c.vm_memory_overhead_percent) == (
-        "abc", "g", "s", 0.1)
-    assert c.node_image_version == "202509" and c.use_sig is True
-    assert ClusterParams.from_dict({}) == ClusterParams()
-    with pytest.raises(ValueError, match="unknown cluster setting 'nodeResourceGoup'"):
-        ClusterParams.from_dict({"nodeResourceGoup": "x"})
-
-
 # ---------------------------------------------------------------------------------------------------
 # caching and speed
 # ---------------------------------------------------------------------------------------------------
 def test_cache_hits_and_explicit_invalidation():
     skus = [make_sku("Standard_D2s_v3"), make_sku("Standard_D4s_v3", vcpus="4", memory="16")]
-    before = cache_info()["hits"]
-    a = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream")
-    b = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", unavailable=lambda *x: True)
-    assert cache_info()["hits"] == before + 1
-    assert a["Standard_D2s_v3"].requirements[it_mod.ZONE].values and \
-        not b["Standard_D2s_v3"].requirements[it_mod.ZONE].values          # availability is never cached
+    cache = InstanceTypeCache()
+    a = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", cache=cache)
+    b = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", unavailable=lambda *x: True, cache=cache)
+    assert cache.info()["hits"] == 1 and cache.info()["misses"] == 1
+    assert a["Standard_D2s_v3"].requirements[wk.ZONE].values and \
+        not b["Standard_D2s_v3"].requirements[wk.ZONE].values          # availability is never cached
     skus[0]["capabilities"][0]["value"] = "1"                             # in-place mutation ...
-    assert "Standard_D2s_v3" in build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream")
-    invalidate_cache(skus)                                                 # ... needs the explicit hook
-    assert build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream").dropped == {
+    assert "Standard_D2s_v3" in build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", cache=cache)
+    cache.invalidate(skus)                                                 # ... needs the explicit hook
+    assert build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", cache=cache).dropped == {
         "Standard_D2s_v3": "fewer than 2 vCPUs"}
-    invalidate_cache()
-    assert cache_info()["entries"] == 0 and cache_info()["sku_entries"] == 0
+    cache.invalidate()
+    assert cache.info()["entries"] == 0 and cache.info()["sku_entries"] == 0
     # different NodeClass / cluster / profile never share an entry
-    assert build_instance_types(skus, NodeClassParams(os_disk_size_gb=40), CLUSTER, "upstream")[
+    assert build_instance_types(skus, NodeClassParams(os_disk_size_gb=40), CLUSTER, "upstream", cache=cache)[
         "Standard_D4s_v3"].capacity["ephemeral-storage"] == 40 * 10**9
+    cache.clear()                                                          # everything, interned values too
+    assert cache.info() == {"entries": 0, "sku_entries": 0, "hits": 0, "misses": 0}
+
+
+def test_builds_use_the_default_cache_unless_given_one():
+    skus = [make_sku("Standard_D2s_v3")]
+    mine = InstanceTypeCache()
+    before = itcache.DEFAULT_CACHE.info()["misses"]
+    build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", cache=mine)
+    assert mine.info()["misses"] == 1 and itcache.DEFAULT_CACHE.info()["misses"] == before
+    build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream")
+    assert itcache.DEFAULT_CACHE.info()["misses"] == before + 1
+    itcache.DEFAULT_CACHE.invalidate(skus)
 
 
 def test_uncached_build_equals_cached_build():
@@ -803,16 +728,16 @@ def test_property_synthetic_skus(n, seed, zonal, profile, blocked):
     for it in its:
         r = it.requirements
         avail = [o for o in it.offerings if o.available]
-        assert r[it_mod.ZONE].values == {o.zone for o in avail}
-        assert r[it_mod.CAPACITY_TYPE].values == {o.capacity_type for o in avail}
-        assert r[it_mod.SKU_CPU].single_value() == str(it.vcpus) and it.capacity["cpu"] == it.vcpus * 1000
+        assert r[wk.ZONE].values == {o.zone for o in avail}
+        assert r[wk.CAPACITY_TYPE].values == {o.capacity_type for o in avail}
+        assert r[wk.SKU_CPU].single_value() == str(it.vcpus) and it.capacity["cpu"] == it.vcpus * 1000
         mem = next(c["value"] for c in it.sku["capabilities"] if c["name"] == "MemoryGB")
-        assert r[it_mod.SKU_MEMORY].single_value() == str(int(float(mem) * 1024))
-        assert r[it_mod.INSTANCE_TYPE].single_value() == it.name == r[it_mod.SKU_NAME].single_value()
+        assert r[wk.SKU_MEMORY].single_value() == str(int(float(mem) * 1024))
+        assert r[wk.INSTANCE_TYPE].single_value() == it.name == r[wk.SKU_NAME].single_value()
         assert it.vcpus >= 2 and not it.vmsize.constrained
         for o in it.offerings:
             for key, req in o.requirements.items():
-                assert len(req.values) == 1 or key == it_mod.ULTRA_SSD
+                assert len(req.values) == 1 or key == wk.ULTRA_SSD
             if o.available:
                 assert r.intersects(o.requirements) is None
             if o.zone != prof.provider["zones"]["regionalValue"]:
@@ -832,11 +757,11 @@ def test_requirements_compose_with_nodepool_requirements():
     """Instance-type requirements work with the algebra: a NodePool asking for sku-family D and
     on-demand is compatible with D2s_v3 and not with NC16as_T4_v3."""
     its = build()
-    pool = Requirements([Requirement.new(it_mod.SKU_FAMILY, "In", ["D"]),
-                         Requirement.new(it_mod.CAPACITY_TYPE, "In", ["on-demand"])])
+    pool = Requirements([Requirement.new(wk.SKU_FAMILY, "In", ["D"]),
+                         Requirement.new(wk.CAPACITY_TYPE, "In", ["on-demand"])])
     assert its["Standard_D2s_v3"].requirements.compatible(pool) is None
     assert its["Standard_NC16as_T4_v3"].requirements.compatible(pool) is not None
-    gt = Requirements([Requirement.new(it_mod.EPHEMERAL_MAX, "Gt", ["100"])])
+    gt = Requirements([Requirement.new(wk.EPHEMERAL_MAX, "Gt", ["100"])])
     ok = {it.name for it in its if it.requirements.intersects(gt) is None}
     assert "Standard_D4s_v3" in ok and "Standard_D2s_v3" not in ok and "Standard_D2_v2" not in ok
 
@@ -845,8 +770,8 @@ def test_profiles_with_the_same_name_but_different_data_do_not_share_caches():
     a = derived_profile("upstream", "same-name", {"provider": {"requirements": {"mode": False}}})
     b = derived_profile("upstream", "same-name", {"provider": {"requirements": {"mode": True}}})
     assert a == b                                   # Profile equality ignores the raw data ...
-    assert it_mod.MODE not in build(profile=a)["Standard_D2s_v3"].requirements
-    assert it_mod.MODE in build(profile=b)["Standard_D2s_v3"].requirements   # ... the caches do not
+    assert wk.MODE not in build(profile=a)["Standard_D2s_v3"].requirements
+    assert wk.MODE in build(profile=b)["Standard_D2s_v3"].requirements   # ... the caches do not
 
 
 # ---------------------------------------------------------------------------------------------------

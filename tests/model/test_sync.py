@@ -33,7 +33,7 @@ def test_upstream_profile_reads_the_derived_facts(derived):
 
 
 def test_image_family_constants_match_the_provider(derived):
-    from harness.model import instancetypes as it
+    from harness.model import nodeimage as it
     fams = derived.facts["provider"]["imageFamilies"]
     assert set(fams["ubuntu"]) == it.UBUNTU_FAMILIES - {""}        # "" reads as the CRD default Ubuntu
     assert fams["azureLinux"] == it.AZURE_LINUX_FAMILY

@@ -1,0 +1,177 @@
+"""What instance-type building remembers between builds, in one object that can be named and cleared.
+
+The provider lists SKUs once and caches the built instance types by the hash of
+`instanceTypeParameters` (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List;
+azure-provider.md §1.5); availability, quota and prices are applied on every call. The harness does
+the same: the per-SKU static part is cached, the offerings' availability and prices never are.
+
+Entries are keyed by object identity (the SKU list, each SKU dict, the Profile, the known-SKU set) plus
+the NodeClass and cluster values; each entry holds the keyed object, so an id cannot be reused while
+cached. Call `invalidate` after mutating a SKU list or a SKU dict in place.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from harness.model.params import ClusterParams, NodeClassParams
+from harness.model.profile import Profile
+from harness.model.requirements import Requirement
+from harness.model.skus import canonical_sku
+from harness.model.skutables import known_skus
+from harness.model.staticpart import StaticPart, static_part, survivor
+from harness.model.switches import Switches
+
+
+@dataclass
+class StaticEntry:
+    """The static parts built from one SKU list, and the SKUs dropped on the way."""
+
+    skus: Sequence[Mapping]          # held so id(skus) cannot be reused while cached
+    statics: list[StaticPart]
+    dropped: dict[str, str]
+
+
+class InstanceTypeCache:
+    """Built static parts (per SKU list and per SKU), resolved profile switches, known-SKU sets, and
+    the interned requirements offerings share (cheap builds, cheap intersections)."""
+
+    LISTS_MAX = 64
+    SKUS_MAX = 50_000
+    SWITCHES_MAX = 256
+    KNOWN_MAX = 64
+    REQS_MAX = 200_000
+    OFFER_REQS_MAX = 10_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lists: "OrderedDict[tuple, StaticEntry]" = OrderedDict()
+        self._skus: dict[tuple, tuple[Mapping, StaticPart | str]] = {}
+        self._switches: dict[int, tuple[Profile, Switches]] = {}
+        self._known: dict[int, tuple[object, frozenset[str]]] = {}
+        self._reqs: dict[tuple, Requirement] = {}
+        self._offer_reqs: dict[tuple, dict[str, dict[str, Requirement]]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    # -- housekeeping -------------------------------------------------------------------------
+    def clear(self) -> None:
+        """Forget everything, interned values included."""
+        with self._lock:
+            for table in (self._lists, self._skus, self._switches, self._known, self._reqs, self._offer_reqs):
+                table.clear()
+            self.hits = self.misses = 0
+
+    def invalidate(self, skus: Sequence[Mapping] | None = None) -> None:
+        """Drop the built static parts: all of them, or those built from this SKU list and its SKU dicts."""
+        with self._lock:
+            if skus is None:
+                self._lists.clear()
+                self._skus.clear()
+                return
+            for key in [k for k, e in self._lists.items() if e.skus is skus]:
+                del self._lists[key]
+            ids = {id(s) for s in skus}
+            for key in [k for k, v in self._skus.items() if k[0] in ids and any(v[0] is s for s in skus)]:
+                del self._skus[key]
+
+    def info(self) -> dict[str, int]:
+        with self._lock:
+            return {"entries": len(self._lists), "sku_entries": len(self._skus),
+                    "hits": self.hits, "misses": self.misses}
+
+    # -- small memos --------------------------------------------------------------------------
+    def switches(self, profile: Profile) -> Switches:
+        """Switches per Profile object (by identity: Profile equality ignores its raw data)."""
+        hit = self._switches.get(id(profile))
+        if hit is not None and hit[0] is profile:
+            return hit[1]
+        sw = Switches.of(profile)
+        if len(self._switches) > self.SWITCHES_MAX:
+            self._switches.clear()
+        self._switches[id(profile)] = (profile, sw)
+        return sw
+
+    def known_set(self, names: Iterable[str] | None, tables: str = ".") -> frozenset[str]:
+        """The known-SKU names as a frozenset (the profile's table when `names` is None)."""
+        if names is None:
+            return known_skus(tables)
+        if isinstance(names, frozenset):
+            return names
+        hit = self._known.get(id(names))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        fs = frozenset(names)
+        if len(self._known) > self.KNOWN_MAX:
+            self._known.clear()
+        self._known[id(names)] = (names, fs)
+        return fs
+
+    def req(self, key: str, values) -> Requirement:
+        """An `In values` requirement (empty reads as DoesNotExist), interned by (key, values)."""
+        k = (key, values if isinstance(values, tuple) else tuple(values))
+        r = self._reqs.get(k)
+        if r is None:
+            r = Requirement(key, False, frozenset(values))
+            if len(self._reqs) < self.REQS_MAX:
+                self._reqs[k] = r
+        return r
+
+    def offer_reqs(self, key: tuple) -> dict[str, dict[str, Requirement]] | None:
+        return self._offer_reqs.get(key)
+
+    def remember_offer_reqs(self, key: tuple, reqs: dict[str, dict[str, Requirement]]) -> None:
+        if len(self._offer_reqs) < self.OFFER_REQS_MAX:
+            self._offer_reqs[key] = reqs
+
+    # -- the static parts ---------------------------------------------------------------------
+    def statics(self, skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParams, profile: Profile,
+                known: frozenset[str] | None, use_cache: bool = True) -> StaticEntry:
+        """The static part of every SKU that survives, by name (`UpdateInstanceTypes` keys its map by
+        name), and the drop reason of every other."""
+        key = (id(skus), len(skus), nc, cluster, profile.name, id(profile), None if known is None else id(known))
+        if use_cache:
+            with self._lock:
+                entry = self._lists.get(key)
+                if entry is not None and entry.skus is skus:
+                    self._lists.move_to_end(key)
+                    self.hits += 1
+                    return entry
+        sw = self.switches(profile)
+        by_name: dict[str, list[Mapping]] = {}
+        for sku in skus:
+            by_name.setdefault(canonical_sku(sku).get("name") or "", []).append(sku)
+        statics: list[StaticPart] = []
+        dropped: dict[str, str] = {}
+        ctx = (nc, cluster, profile.name, id(profile), None if known is None else id(known))
+        for name in sorted(by_name):
+            sku = survivor(by_name[name], cluster, sw)
+            result = None
+            if use_cache:
+                hit = self._skus.get((id(sku), ctx))
+                if hit is not None and hit[0] is sku:
+                    result = hit[1]
+            if result is None:
+                result = static_part(sku, nc, cluster, sw, known, self)
+                if use_cache:
+                    if len(self._skus) >= self.SKUS_MAX:
+                        self._skus.clear()
+                    self._skus[(id(sku), ctx)] = (sku, result)
+            if isinstance(result, str):
+                dropped[name] = result
+            else:
+                statics.append(result)
+        entry = StaticEntry(skus, statics, dropped)
+        if use_cache:
+            with self._lock:
+                self.misses += 1
+                self._lists[key] = entry
+                while len(self._lists) > self.LISTS_MAX:
+                    self._lists.popitem(last=False)
+        return entry
+
+
+# The cache build_instance_types uses when its caller passes none.
+DEFAULT_CACHE = InstanceTypeCache()

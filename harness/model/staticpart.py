@@ -1,0 +1,312 @@
+"""The per-SKU static part of an instance type: everything that does not depend on availability,
+quota or prices, or the reason the SKU is dropped.
+
+Provider v1.14.0 pkg/providers/instancetype/instancetypes.go (UpdateInstanceTypes, isSupported,
+isInstanceTypeSupportedByFilters, the per-SKU part of List and createOfferings) and instancetype.go
+(computeRequirements, computeCapacity); azure-provider.md §1, §2. Every profile difference comes from
+the profile's switches (harness.model.switches).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
+
+from harness.model.gostrconv import float_to_int64
+from harness.model.nodeimage import (AZURE_LINUX_FAMILY, UBUNTU_FAMILIES, node_image_version_label,
+                                     os_sku_from_image_family)
+from harness.model.overhead import Overhead, max_pods, memory_capacity, node_overhead
+from harness.model.params import ClusterParams, NodeClassParams
+from harness.model.requirements import Requirement
+from harness.model.skus import (AZURE_TO_KUBE_ARCH, _cap_contains, _cap_float, _cap_int, _cap_true, _caps, _norm,
+                                availability_zones, canonical_sku, ephemeral_gb, go_float, has_capability_in_zone,
+                                has_location_restriction, max_ephemeral_bytes)
+from harness.model.skutables import gpu_info, restricted_skus
+from harness.model.switches import Switches
+from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size
+from harness.model.wellknown import (ACCELERATED, AKS_SKU_CPU, AKS_SKU_MEMORY, ARCH, CAPACITY_TYPE, CAPACITY_TYPES,
+                                     CLUSTER, EPHEMERAL_MAX, FIPS_ENABLED, GPU_COUNT, GPU_MANUFACTURER, GPU_NAME,
+                                     HYPERV, INSTANCE_TYPE, MODE, NODE_IMAGE_VERSION, OS, OS_SKU, PLACEMENT_SCOPE,
+                                     PREMIUM, PRIORITY, REGION, SCALE_SET_PRIORITY, SKU_CPU, SKU_FAMILY, SKU_MEMORY,
+                                     SKU_NAME, SKU_SERIES, SKU_VERSION, SPOT, ULTRA_SSD, ZONE, normalize_cluster_label)
+
+if TYPE_CHECKING:
+    from harness.model.itcache import InstanceTypeCache
+
+
+@dataclass
+class ZoneOffer:
+    """One offering zone of a SKU (a zone label or the regional value) and its requirement templates."""
+
+    zone: str
+    scope: str
+    ultra: tuple[str, ...]
+    reqs: dict[str, dict[str, Requirement]] = field(default_factory=dict)   # capacity type -> offering reqs
+
+    def fill(self, sw: Switches, cache: "InstanceTypeCache") -> "ZoneOffer":
+        """The offering requirements per capacity type (instancetypes.go createOfferings;
+        azure-provider.md §2.2), each key single-valued except ultra-SSD."""
+        key = (self.zone, self.scope, self.ultra, sw)
+        hit = cache.offer_reqs(key)
+        if hit is not None:
+            self.reqs = hit
+            return self
+        req = cache.req
+        for ct in CAPACITY_TYPES:
+            r = {CAPACITY_TYPE: req(CAPACITY_TYPE, (ct,)), ZONE: req(ZONE, (self.zone,))}
+            if sw.offer_placement_scope:
+                r[PLACEMENT_SCOPE] = req(PLACEMENT_SCOPE, (self.scope,))
+            prio = "spot" if ct == SPOT else "regular"
+            if sw.offer_scale_set_priority:
+                r[SCALE_SET_PRIORITY] = req(SCALE_SET_PRIORITY, (prio,))
+            if sw.offer_priority:
+                r[PRIORITY] = req(PRIORITY, (prio,))
+            if sw.offer_ultra_ssd:
+                r[ULTRA_SSD] = req(ULTRA_SSD, self.ultra)
+            self.reqs[ct] = r
+        cache.remember_offer_reqs(key, self.reqs)
+        return self
+
+
+@dataclass
+class StaticPart:
+    """One kept SKU before availability and prices: base requirements, zones, capacity, overhead."""
+
+    name: str
+    sku: Mapping
+    vmsize: VMSize
+    vcpus: int
+    family: str
+    zones: list[ZoneOffer]
+    low_priority: bool
+    unknown: bool
+    base: dict[str, Requirement]
+    capacity: dict[str, int]
+    overhead: Overhead
+
+
+def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: float | None, gpus: int | None,
+                           gpu: tuple[str, tuple[str, ...]] | None, vm: VMSize, sw: Switches,
+                           cluster: ClusterParams) -> str | None:
+    """`isSupported` (instancetypes.go; azure-provider.md §1.5), in upstream's order."""
+    if vcpus is None or vcpus < 2:
+        return "fewer than 2 vCPUs" if vcpus is not None else "vCPUs capability missing or invalid"
+    if mem_gib is None or not mem_gib >= 3.5:          # NaN fails `memGiB >= 3.5` too
+        return "less than 3.5 GiB memory" if mem_gib is not None else "MemoryGB capability missing or invalid"
+    if gpus is not None and gpus > 0 and gpu is None:
+        return "unsupported GPU"
+    if vm.constrained:
+        return "constrained vCPU"
+    if vm.size.startswith("DC") or vm.size.startswith("EC"):
+        return "confidential"
+    if sw.nvme_only_excluded_without_sig and not cluster.use_sig:
+        # reported-bugs.md R08: SCSI declared, or nothing declared, unless SIG is used.
+        scsi = _cap_contains(caps, "DiskControllerTypes", "SCSI")
+        nvme = _cap_contains(caps, "DiskControllerTypes", "NVMe")
+        if nvme and not scsi:
+            return "NVMe-only disk controller without SIG"
+    return None
+
+
+def _gpu(name: str, sw: Switches) -> tuple[str, tuple[str, ...]] | None:
+    """The GPU-table entry if its vendor is supported by the profile (`gpuVendors`; before AMD support
+    only NVIDIA-enabled SKUs count as GPU SKUs)."""
+    info = gpu_info(name, sw.tables)
+    return info if info is not None and info[0] in sw.gpu_vendors else None
+
+
+def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
+                           gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams,
+                           sw: Switches) -> str | None:
+    """Per-NodeClass filters (instancetypes.go `isInstanceTypeSupportedByFilters`; azure-provider.md §1.5)."""
+    if gpu is not None:
+        vendor, oses = gpu
+        fam = nc.image_family or ""
+        if fam in UBUNTU_FAMILIES:
+            ok = "ubuntu" in oses
+        elif fam == AZURE_LINUX_FAMILY:
+            ok = "azurelinux" in oses or "azurelinux3" in oses
+        else:
+            ok = False
+        if not ok:
+            return f"GPU SKU not supported by image family {fam or 'Ubuntu'}"
+        if nc.gpu_mode == "Driver" and vendor != "nvidia":
+            return f"GPU mode Driver installs NVIDIA drivers only ({vendor} GPU)"
+    if nc.encryption_at_host and not _cap_true(caps, "EncryptionAtHostSupported"):
+        return "encryption at host not supported"
+    if nc.local_dns and (vcpus < 4 or memory_mib < 244):
+        return "LocalDNS needs at least 4 vCPUs and 244 MiB memory"
+    if nc.artifact_streaming and arch == "arm64":
+        return "artifact streaming does not support arm64"
+    if sw.trusted_launch_filter and nc.trusted_launch and (not _cap_contains(caps, "HyperVGenerations", "V2")
+                              or _cap_contains(caps, "TrustedLaunchDisabled", "True")):
+        return "trusted launch not supported"
+    return None
+
+
+def _update_drop_reason(sku: Mapping, cluster: ClusterParams, sw: Switches) -> str | None:
+    """Why `UpdateInstanceTypes` (instancetypes.go) leaves a canonical SKU out, in its order, or None:
+    the ARM location filter, `ResourceTypeFilter("virtualMachines")` (a SKU without a resourceType
+    fails it), `IsRestrictedSKU`, `GetVMSize` of the SKU's `size` field, `HasLocationRestriction`,
+    `isSupported`."""
+    name = sku.get("name") or ""
+    locations = sku.get("locations")
+    # (harness assumption) ARM's `$filter=location eq '<region>'` returns SKUs listing the region;
+    # a SKU without `locations` is passed through (the difftest's resource client does the same).
+    if locations and not any(_norm(loc) == _norm(cluster.region) for loc in locations):
+        return f"not offered in region {cluster.region}"
+    rtype = sku.get("resourceType")
+    if rtype is None or rtype.lower() != "virtualmachines":
+        return f"not a virtualMachines SKU ({rtype})"
+    restricted = restricted_skus(sw.tables).get(name)
+    if restricted:
+        return restricted
+    if sku.get("size") is None:
+        # GetVMSize("") fails and the "parsing VM size" log line dereferences the nil sku.Size: the
+        # provider panics (instancetypes.go UpdateInstanceTypes, v1.14.0); the model drops the SKU.
+        return "no size (the provider panics on such a SKU)"
+    try:
+        vm = parse_vm_size(sku["size"], fallback=sw.accelerator_fallback)
+    except VMSizeParseError as e:
+        return f"size does not parse: {e}"
+    if has_location_restriction(sku, cluster.region):
+        return "location restriction"
+    caps = _caps(sku)
+    return _drop_reason_supported(caps, _cap_int(caps, "vCPUs"), _cap_float(caps, "MemoryGB"),
+                                  _cap_int(caps, "GPUs"), _gpu(name, sw), vm, sw, cluster)
+
+
+def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: Switches,
+                known: frozenset[str] | None, cache: "InstanceTypeCache") -> StaticPart | str:
+    """Everything about one SKU that does not depend on availability or prices, or a drop reason:
+    `UpdateInstanceTypes`, then the per-SKU part of `List` (instancetypes.go)."""
+    sku = canonical_sku(raw)
+    reason = _update_drop_reason(sku, cluster, sw)
+    if reason:
+        return reason
+    name = sku.get("name") or ""
+    vm = parse_vm_size(sku.get("size") or "", fallback=sw.accelerator_fallback)
+    caps = _caps(sku)
+    vcpus = _cap_int(caps, "vCPUs")
+    mem_gib = _cap_float(caps, "MemoryGB")
+    gpus = _cap_int(caps, "GPUs")
+    gpu = _gpu(name, sw)
+    assert vcpus is not None and mem_gib is not None     # isSupported passed: vcpus >= 2, mem_gib >= 3.5
+    arch_raw = caps.get("cpuarchitecturetype")
+    if arch_raw is None:
+        return "CPU architecture missing"
+    unknown = known is not None and (name not in known or name in sw.unknown_skus)
+    if unknown and sw.unknown_sku_policy == "exclude":
+        return "not in known SKUs"
+    mem_mib = float_to_int64(mem_gib * 1024)             # memoryMiB: int64(memoryGiB * 1024)
+    arch = AZURE_TO_KUBE_ARCH.get(arch_raw, arch_raw)
+    reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc, sw)
+    if reason:
+        return reason
+
+    # -- zones (instancetypes.go List, skewer AvailabilityZones; azure-provider.md §2.1) and ultra-SSD
+    #    options per zone (createOfferings; azure-provider.md §2.3) --
+    regional_ultra = ("true", "false") if _cap_true(caps, "UltraSSDAvailable") else ("false",)
+    zone_offers: list[ZoneOffer] = []
+    sku_zones = availability_zones(sku, cluster.region)
+    if sw.zonal_regions is not None and cluster.region.lower() not in sw.zonal_regions:
+        sku_zones = []      # a static zonal-region list without this region: every SKU is non-zonal (R13)
+    for z in sku_zones:
+        label = cluster.zone_label(z)
+        # ultraSSDOptions: the ARM zone is the label's last character (MakeARMZonesFromAKSLabelZone)
+        ultra = ("true", "false") if has_capability_in_zone(sku, "UltraSSDAvailable", label[-1:]) else ("false",)
+        zone_offers.append(ZoneOffer(label, "zonal", ultra).fill(sw, cache))
+    if not sku_zones or sw.regional_for_zonal:
+        zone_offers.append(ZoneOffer(sw.regional_value, "regional", regional_ultra).fill(sw, cache))
+
+    # -- static requirements (instancetype.go computeRequirements; azure-provider.md §1.2) --
+    reqs: dict[str, Requirement] = {}
+
+    def put(key: str, *values: str) -> None:
+        reqs[key] = cache.req(key, values)
+
+    put(INSTANCE_TYPE, name)
+    put(ARCH, arch)
+    put(OS, "linux")
+    put(REGION, cluster.region)
+    put(SKU_CPU, str(vcpus))
+    put(SKU_MEMORY, str(mem_mib))
+    if sw.aks_cpu_memory:
+        put(AKS_SKU_CPU, str(vcpus))
+        put(AKS_SKU_MEMORY, str(mem_mib))
+    gpus = gpus or 0
+    put(GPU_COUNT, str(gpus if gpu is not None else 0))
+    put(GPU_MANUFACTURER)                                   # DoesNotExist -> In [vendor]
+    put(GPU_NAME)
+    if gpu is not None:
+        put(GPU_MANUFACTURER, gpu[0])
+        if vm.accelerator:
+            put(GPU_NAME, vm.accelerator)
+    if sw.cluster:
+        put(CLUSTER, normalize_cluster_label(cluster.node_resource_group))
+    if sw.mode:
+        put(MODE, "system", "user")
+    if sw.scale_set_priority:
+        put(SCALE_SET_PRIORITY, "regular", "spot")
+    if sw.priority:
+        put(PRIORITY, "regular", "spot")
+    if sw.os_sku:
+        put(OS_SKU, os_sku_from_image_family(nc.image_family))
+    if sw.fips_enabled:
+        put(FIPS_ENABLED, *(("true",) if nc.fips else ()))
+    gen1 = _cap_contains(caps, "HyperVGenerations", "V1")
+    gen2 = _cap_contains(caps, "HyperVGenerations", "V2")
+    if sw.node_image_version:
+        if cluster.node_image_version:
+            put(NODE_IMAGE_VERSION, node_image_version_label(nc.image_family, cluster.kubernetes_version,
+                                                             nc.fips_mode, nc.trusted_launch,
+                                                             cluster.node_image_version, gen2, arch == "arm64"))
+        else:
+            put(NODE_IMAGE_VERSION)
+    put(SKU_NAME, name)
+    put(SKU_FAMILY, vm.family)
+    if sw.sku_series:
+        put(SKU_SERIES, vm.series)
+    version = vm.version_label
+    put(SKU_VERSION, *((version,) if version is not None else ()))
+    if sw.ephemeral_format == "float":
+        eph_bytes = max_ephemeral_bytes(caps)
+        put(EPHEMERAL_MAX, *((go_float(eph_bytes / 1e9),) if eph_bytes > 0 else ()))
+    else:
+        gb = ephemeral_gb(caps)
+        put(EPHEMERAL_MAX, *((str(gb),) if gb > 0 else ()))
+    premium = _cap_true(caps, "PremiumIO")
+    accel = _cap_true(caps, "AcceleratedNetworkingEnabled")
+    if sw.boolean_values == "trueOnly":                      # before #912 (reported-bugs.md R25)
+        put(PREMIUM, *(("true",) if premium else ()))
+        put(ACCELERATED, *(("true",) if accel else ()))
+    else:
+        put(PREMIUM, "true" if premium else "false")
+        put(ACCELERATED, "true" if accel else "false")
+    if sw.hyperv:
+        put(HYPERV, *((["1"] if gen1 else []) + (["2"] if gen2 else [])))
+
+    # -- capacity and overhead (instancetype.go computeCapacity; azure-provider.md §1.2) --
+    gpu_vendor = gpu[0] if gpu is not None else None
+    capacity = {
+        "cpu": vcpus * 1000,
+        "memory": memory_capacity(mem_gib, cluster.vm_memory_overhead_percent),
+        "ephemeral-storage": int(nc.os_disk_size_gb) * 10**9,
+        "pods": max_pods(nc.max_pods, cluster.network_plugin, cluster.network_plugin_mode),
+        "nvidia.com/gpu": gpus if gpu_vendor == "nvidia" else 0,
+        "amd.com/gpu": gpus if gpu_vendor == "amd" else 0,
+    }
+    overhead = node_overhead(vcpus, mem_gib)
+    return StaticPart(name=name, sku=raw, vmsize=vm, vcpus=vcpus, family=sku.get("family") or "",
+                   zones=zone_offers, low_priority=_cap_true(caps, "LowPriorityCapable"), unknown=unknown,
+                   base=reqs, capacity=capacity, overhead=overhead)
+
+def survivor(same_name: list[Mapping], cluster: ClusterParams, sw: Switches) -> Mapping:
+    """Of SKUs sharing a name, the one `UpdateInstanceTypes` keeps in its name-keyed map: the last
+    that passes its filters (or the last one, to report why it was dropped)."""
+    if len(same_name) == 1:
+        return same_name[0]
+    for sku in reversed(same_name):
+        if _update_drop_reason(canonical_sku(sku), cluster, sw) is None:
+            return sku
+    return same_name[-1]
+
