@@ -190,6 +190,7 @@ class Scheduler:
         self._room_cache: dict = {}
         self._merge_cache: dict = {}
         self._reach_cache: dict = {}
+        self._headroom_cache: dict = {}
         # core OrderByWeight (pkg/utils/nodepool/nodepool.go, v1.14.0): weight, then name descending
         self.templates = self._prefilter(sorted(templates, key=lambda t: weight_order_key(t.nodepool)))
         self.planned: list[PlannedClaim] = []
@@ -238,15 +239,20 @@ class Scheduler:
         """The most room any of a planned claim's instance types offers, per resource: a pod that
         does not fit this cannot fit the claim (a cheap pre-check before filtering)."""
         if claim.max_room is None:
-            tuples = [self._room_tuple(claim.template, it) for it in claim.instance_types]
-            room = {"cpu": max(t[0] for t in tuples), "memory": max(t[1] for t in tuples),
-                    "pods": max(t[2] for t in tuples)}
-            for t in tuples:
-                for k, v in t[3].items():
-                    if k not in room:
-                        room[k] = v
-                    elif k not in ("cpu", "memory", "pods"):
-                        room[k] = max(room[k], v)
+            # claims narrow to the same option lists again and again (a zone, an arch): memoize by list
+            key = (id(claim.template), tuple(map(id, claim.instance_types)))
+            room = self._headroom_cache.get(key)
+            if room is None:
+                tuples = [self._room_tuple(claim.template, it) for it in claim.instance_types]
+                room = {"cpu": max(t[0] for t in tuples), "memory": max(t[1] for t in tuples),
+                        "pods": max(t[2] for t in tuples)}
+                for t in tuples:
+                    for k, v in t[3].items():
+                        if k not in room:
+                            room[k] = v
+                        elif k not in ("cpu", "memory", "pods"):
+                            room[k] = max(room[k], v)
+                self._headroom_cache[key] = room
             claim.max_room = room
         return claim.max_room
 
