@@ -21,6 +21,7 @@ from harness.loop.scheduling import ExistingNode, Scheduler, Template
 from harness.loop.topology import Topology, topology_keys, universe_for
 from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
 from harness.model.profile import load_profile
+from harness.model.requirements import Requirement, Requirements
 from harness.model.semantics import semantics_for
 
 CPU = ["100m", "250m", "500m", "1000m", "1500m", "3", "7"]
@@ -77,11 +78,17 @@ def make_pod(i: int, rng: random.Random, kind: str) -> PodView:
                 {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}}
     elif kind == "tolerate":
         spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    elif kind == "hostsel":
+        spec["nodeSelector"] = {HOST: rng.choice(["node-1", "node-2", "elsewhere"])}
     elif kind == "huge":
         spec["containers"][0]["resources"]["requests"] = {"cpu": "900", "memory": "1Gi"}
     obj = {"metadata": {"name": f"p{i}", "namespace": rng.choice(["default", "default", "other"]),
                         "uid": f"uid-{i}", "labels": labels}, "spec": spec}
-    return PodView(obj, i)
+    pod = PodView(obj, i)
+    if kind == "volume":          # VolumeTopology alternatives (harness/loop/volumes.py)
+        pod.volume_requirements = [Requirements([Requirement.new(ZONE, "In", [z])])
+                                   for z in rng.sample(ZONES, rng.choice([1, 2]))]
+    return pod
 
 
 MIXES = {
@@ -89,6 +96,7 @@ MIXES = {
     "diverse": ["generic", "zspread", "hspread", "affinity", "anti"],
     "mixed": ["generic", "zspread", "hspread", "affinity", "anti", "prefanti", "selector", "prefnode",
               "tolerate", "huge"],
+    "volumes": ["generic", "hspread", "anti", "volume", "hostsel", "zspread"],
 }
 
 
@@ -111,7 +119,7 @@ def run_case(world, mix: str, n: int, seed: int) -> dict:
     nps = [nodepool("default")]
     existing: list[ExistingNode] = []
     remaining = None
-    if mix == "mixed":
+    if mix in ("mixed", "volumes"):
         nps = [nodepool("default"),
                nodepool("gpu", weight=10, taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
                         limits={"cpu": "64"}),
@@ -142,7 +150,8 @@ def digest(fp: dict) -> str:
     return hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
 
 
-# recorded from the scheduler before the issue-16 optimizations (commit on branch perf)
+# recorded from the scheduler before the issue-16 optimizations (harness/loop/scheduling.py and
+# topology.py as of commit 6d893d0)
 EXPECTED = {
     ('generic', 300, 1): "47f06ac02c145d0e",
     ('diverse', 300, 2): "cc679f966c691768",
@@ -152,6 +161,11 @@ EXPECTED = {
     ('generic', 1500, 6): "c818bfecef7c2fdc",
     ('diverse', 1000, 7): "ad28511155442643",
     ('mixed', 800, 8): "7eec4aabb74928c7",
+    ('volumes', 300, 9): "08f50caca7e1eba4",
+    ('volumes', 600, 10): "5e68e9e1f5252f99",
+    ('diverse', 2000, 11): "1e882a9b8a42aec0",
+    ('mixed', 1500, 12): "5116c48bf8661cbc",
+    ('volumes', 1200, 13): "ac99e11ee4d743d4",
 }
 
 
