@@ -490,13 +490,16 @@ class Scheduler:
             yield from self._order
             return
         sets = sorted((self._gate(g, t)[2] for g, t in gates), key=len)
-        first, rest = sets[0], sets[1:]
-        open_ = {i for i in first if all(i in s for s in rest)} | self._ungated
-        if len(open_) * 8 < len(self.planned):
-            yield from sorted((self.planned[i] for i in open_), key=ClaimOrder.key)
+        first, rest, ungated = sets[0], sets[1:], self._ungated
+        if len(first) * 8 < len(self.planned):
+            # few claims still open: visit just those, in scan order
+            open_ = [self.planned[i] for i in first if all(i in s for s in rest)]
+            open_ += [self.planned[i] for i in ungated if i not in first]
+            yield from sorted(open_, key=ClaimOrder.key)
             return
         for claim in self._order:
-            if claim.index in open_:
+            i = claim.index
+            if (i in first and all(i in s for s in rest)) or i in ungated:
                 yield claim
 
     def _pod_gates(self, pod: PodView) -> list:
@@ -516,7 +519,7 @@ class Scheduler:
     def _template_reaches_topology(self, template: Template, pod: PodView, pod_reqs: Requirements) -> bool:
         """addToNewNodeClaim for this template gets as far as the topology: limits, taints and
         requirement compatibility pass (the placeholder hostname cannot conflict: the pod has none)."""
-        key = (id(template), pod_reqs.signature(), json.dumps(pod.tolerations, sort_keys=True))
+        key = (id(template), pod_reqs.signature(), repr(pod.tolerations))
         ok = self._reach_cache.get(key)
         if ok is None:
             ok = self._reach_cache[key] = (not untolerated(pod.tolerations, template.taints) and

@@ -196,7 +196,7 @@ class Topology:
         self.inverse: dict[str, TopologyGroup] = {}
         self.inverse_owners: dict[str, set[str]] = {}
         self._registrations = 0      # grows whenever a pod becomes an inverse-group owner (cache key)
-        self._selects_cache: dict[tuple[int, str], bool] = {}
+        self._selects_cache: dict[tuple[int, tuple], bool] = {}
         self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         for pv, node in bound_pods or []:
             for term in affinity_terms(pv, "podAntiAffinity"):
@@ -256,8 +256,12 @@ class Topology:
         return groups
 
     def _selects(self, g: TopologyGroup, pod) -> bool:
-        """g.selects(pod), cached per pass (a pod's namespace and labels do not change in one)."""
-        key = (id(g), pod.uid)
+        """g.selects(pod), cached per pass by (namespace, labels): a pod's do not change in a pass,
+        and many pods share them."""
+        ident = pod.topology_cache.get("labels")
+        if ident is None:
+            ident = pod.topology_cache["labels"] = (pod.namespace, frozenset(pod.labels.items()))
+        key = (id(g), ident)
         hit = self._selects_cache.get(key)
         if hit is None:
             hit = self._selects_cache[key] = g.selects(pod.namespace, pod.labels)
@@ -323,7 +327,7 @@ class Topology:
         """Topology.Record: count the pod where it committed (anti-affinity blocks every possible
         domain, spread and affinity only a single known one)."""
         for g in self.groups.values():
-            if g.selects(pod.namespace, pod.labels) and g.key in reqs:
+            if g.key in reqs and self._selects(g, pod):
                 r = reqs[g.key]
                 values = set(r.values) if g.type == "pod anti-affinity" and not r.complement else (
                     {r.single_value()} if r.single_value() is not None else set())
