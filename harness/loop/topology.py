@@ -197,6 +197,7 @@ class Topology:
         self.inverse_owners: dict[str, set[str]] = {}
         self._registrations = 0      # grows whenever a pod becomes an inverse-group owner (cache key)
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
+        self._label_idents: dict[str, tuple] = {}
         self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         for pv, node in bound_pods or []:
             for term in affinity_terms(pv, "podAntiAffinity"):
@@ -258,9 +259,9 @@ class Topology:
     def _selects(self, g: TopologyGroup, pod) -> bool:
         """g.selects(pod), cached per pass by (namespace, labels): a pod's do not change in a pass,
         and many pods share them."""
-        ident = pod.topology_cache.get("labels")
+        ident = self._label_idents.get(pod.uid)
         if ident is None:
-            ident = pod.topology_cache["labels"] = (pod.namespace, frozenset(pod.labels.items()))
+            ident = self._label_idents[pod.uid] = (pod.namespace, frozenset(pod.labels.items()))
         key = (id(g), ident)
         hit = self._selects_cache.get(key)
         if hit is None:
