@@ -9,9 +9,12 @@ growth exponent log(cpu ratio)/log(size ratio) against the previous size (1.0 = 
 `--memory` re-runs each size once under tracemalloc for the peak Python heap of one solve.
 `--cprofile N` profiles the last size and prints the top N functions by cumulative time.
 
-The Go side (core's own benchmark, same workload shape):
-    cd $(go env GOMODCACHE)/sigs.k8s.io/karpenter@v1.14.0 && \
-    go test ./pkg/controllers/provisioning/scheduling -run '^$' -bench 'BenchmarkScheduling' -benchtime 1x
+The Go side (core's own benchmark, makeDiversePods; sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/provisioning/scheduling/scheduling_benchmark_test.go, build tag test_performance),
+from a writable copy of the module (the module cache is read-only):
+    cp -r $(go env GOMODCACHE)/sigs.k8s.io/karpenter@v1.14.0 /tmp/karpenter && chmod -R u+w /tmp/karpenter
+    cd /tmp/karpenter && go test -tags test_performance ./pkg/controllers/provisioning/scheduling \
+        -run '^$' -bench 'BenchmarkScheduling(100|1000|5000|10000|20000)$' -benchtime 1x
 
 Instance types are built by the model from 400 Azure SKUs (fakeazure's seeded synthetic
 generator, topped up from the eastus catalog), so each carries the full Azure requirement set (~30 keys) and 8 offerings. Pods are
