@@ -383,6 +383,8 @@ class Scheduler:
         its, ferr = self._filter(template, merged, total, candidates)
         if not its:
             assert ferr is not None
+            if not self._explain:
+                return "unexplained"       # a claim scan discards it: skip the overhead search and rendering
             overhead_min = min((template.daemon_overhead(it, self.well_known, self.sem)
                                 for it in template.instance_types), key=lambda o: sum(o.values()), default={})
             return ferr.message(merged, add(total, overhead_min))
