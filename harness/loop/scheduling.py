@@ -486,7 +486,11 @@ class Scheduler:
     def _scan(self, pod: PodView):
         """The planned claims in scan order (pod count, then creation), leaving out claims where one
         of the pod's hostname gates is closed: there add_requirements would reject the pod whatever
-        else passes, and the scan's errors are discarded, so skipping them changes no result."""
+        else passes. Skipping changes no result because the scan's per-claim errors are discarded:
+        core addToInflightNode (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go) keeps only the
+        first claim whose NodeClaim.CanAdd succeeds and otherwise returns a fixed "failed scheduling
+        pod to inflight nodes". Core itself visits every claim (in parallel, parallelizeUntil); the
+        index is ours, and tests/loop/test_scheduling_fingerprint.py pins that results are unchanged."""
         gates = self._pod_gates(pod)
         if not gates:
             yield from self._order
