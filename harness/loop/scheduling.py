@@ -122,6 +122,7 @@ class PlannedClaim:
     pods: list[PodView] = field(default_factory=list)
     max_room: dict[str, int] | None = None
     index: int = 0                            # creation order in this Solve (the scan's tiebreak)
+    slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
 
 
 class FilterError:
@@ -431,14 +432,20 @@ class Scheduler:
         # The errors of this scan are discarded, so topology errors are not explained here.
         self._explain = False
         try:
+            need = [(k, v) for k, v in pod.requests.items() if v > 0]
             for claim in self._scan(pod):
-                room = self.max_headroom(claim)
-                if any(claim.requests.get(k, 0) + v > room.get(k, 0) for k, v in pod.requests.items() if v > 0):
+                slack = claim.slack
+                if slack is None:
+                    room = self.max_headroom(claim)
+                    slack = claim.slack = {k: room.get(k, 0) - claim.requests.get(k, 0)
+                                           for k in room.keys() | claim.requests.keys()}
+                if any(v > slack.get(k, 0) for k, v in need):
                     continue
                 res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
                 if isinstance(res, tuple):
                     if len(res[1]) != len(claim.instance_types):
                         claim.max_room = None          # the options narrowed: recompute the bound lazily
+                    claim.slack = None
                     claim.requirements, claim.instance_types, claim.requests = res
                     claim.pods.append(pod)
                     self._order.grew(claim)
