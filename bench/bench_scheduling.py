@@ -2,6 +2,19 @@
 (karpenter-core.md §7.4): one NodePool, 400 instance types, 100..5000 pods, pods per second.
 
     python bench/bench_scheduling.py [--sizes 100,500,1000,2000,5000] [--instance-types 400] [--repeat 3]
+                                     [--mix diverse] [--memory] [--cprofile 25]
+
+CPU seconds (time.process_time) are the figure to compare on a loaded machine; "exp" is the
+growth exponent log(cpu ratio)/log(size ratio) against the previous size (1.0 = linear).
+`--memory` re-runs each size once under tracemalloc for the peak Python heap of one solve.
+`--cprofile N` profiles the last size and prints the top N functions by cumulative time.
+
+The Go side (core's own benchmark, makeDiversePods; sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/provisioning/scheduling/scheduling_benchmark_test.go, build tag test_performance),
+from a writable copy of the module (the module cache is read-only):
+    cp -r $(go env GOMODCACHE)/sigs.k8s.io/karpenter@v1.14.0 /tmp/karpenter && chmod -R u+w /tmp/karpenter
+    cd /tmp/karpenter && go test -tags test_performance ./pkg/controllers/provisioning/scheduling \
+        -run '^$' -bench 'BenchmarkScheduling(100|1000|5000|10000|20000)$' -benchtime 1x
 
 Instance types are built by the model from 400 Azure SKUs (fakeazure's seeded synthetic
 generator, topped up from the eastus catalog), so each carries the full Azure requirement set (~30 keys) and 8 offerings. Pods are
@@ -11,10 +24,14 @@ zonal and hostname spreads, zonal self-affinity and hostname anti-affinity.
 from __future__ import annotations
 
 import argparse
+import cProfile
+import math
+import pstats
 import random
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -64,6 +81,19 @@ def pods(n: int, rng: random.Random, mix: str = "generic") -> list[PodView]:
     return out
 
 
+def solve_once(n: int, its, profile, sem, mix: str) -> tuple[float, float, int]:
+    """One Solve of n pods: (wall s, CPU s, NodeClaims planned)."""
+    batch = pods(n, random.Random(42), mix)
+    t, c = time.perf_counter(), time.process_time()
+    template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
+    keys = set().union(*(topology_keys(p) for p in batch))
+    topo = Topology(universe_for(keys, [template]), {}, []) if keys else None
+    result = Scheduler([template], [], profile, sem, topology=topo).solve(batch)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    assert not result.errors, next(iter(result.errors.values()))
+    return wall, cpu, len(result.new_claims)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="100,500,1000,2000,5000")
@@ -72,6 +102,8 @@ def main() -> int:
     ap.add_argument("--profile", default="upstream")
     ap.add_argument("--mix", default="generic", choices=["generic", "diverse"],
                     help="generic pods, or core's diverse mix (spreads, affinity, anti-affinity)")
+    ap.add_argument("--memory", action="store_true", help="peak traced memory of one solve per size")
+    ap.add_argument("--cprofile", type=int, default=0, metavar="N", help="profile the last size, top N functions")
     args = ap.parse_args()
     profile = load_profile(args.profile)
     sem = semantics_for(profile)
@@ -84,22 +116,32 @@ def main() -> int:
     build_ms = (time.perf_counter() - t0) * 1000
     print(f"instance types: {len(its)} kept of {len(skus)} synthetic SKUs ({len(its.dropped)} dropped), "
           f"built in {build_ms:.0f} ms")
-    print(f"{'pods':>6} {'nodes':>6} {'median s':>9} {'pods/s':>9}")
-    for n in [int(x) for x in args.sizes.split(",")]:
-        times = []
+    print(f"{'pods':>6} {'nodes':>6} {'wall s':>8} {'cpu s':>8} {'pods/cpu-s':>10} {'exp':>5}"
+          + (f" {'peak MB':>8}" if args.memory else ""))
+    sizes = [int(x) for x in args.sizes.split(",")]
+    prev = None
+    for n in sizes:
+        walls, cpus = [], []
         nodes = 0
         for r in range(args.repeat):
-            batch = pods(n, random.Random(42), args.mix)
-            t = time.perf_counter()
-            template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
-            keys = set().union(*(topology_keys(p) for p in batch))
-            topo = Topology(universe_for(keys, [template]), {}, []) if keys else None
-            result = Scheduler([template], [], profile, sem, topology=topo).solve(batch)
-            times.append(time.perf_counter() - t)
-            nodes = len(result.new_claims)
-            assert not result.errors, next(iter(result.errors.values()))
-        med = statistics.median(times)
-        print(f"{n:>6} {nodes:>6} {med:>9.3f} {n / med:>9.0f}")
+            w, c, nodes = solve_once(n, its, profile, sem, args.mix)
+            walls.append(w)
+            cpus.append(c)
+        wall, cpu = statistics.median(walls), statistics.median(cpus)
+        exp = f"{math.log(cpu / prev[1]) / math.log(n / prev[0]):5.2f}" if prev and prev[1] > 0 and cpu > 0 else "    -"
+        line = f"{n:>6} {nodes:>6} {wall:>8.3f} {cpu:>8.3f} {n / max(cpu, 1e-9):>10.0f} {exp}"
+        if args.memory:
+            tracemalloc.start()
+            solve_once(n, its, profile, sem, args.mix)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            line += f" {peak / 2**20:>8.1f}"
+        print(line, flush=True)
+        prev = (n, cpu)
+    if args.cprofile:
+        prof = cProfile.Profile()
+        prof.runcall(solve_once, sizes[-1], its, profile, sem, args.mix)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(args.cprofile)
     return 0
 
 

@@ -6,6 +6,7 @@ filterInstanceTypesByRequirements and its messages, minValues), §3.4 (relaxatio
 """
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -120,6 +121,8 @@ class PlannedClaim:
     hostname: str
     pods: list[PodView] = field(default_factory=list)
     max_room: dict[str, int] | None = None
+    index: int = 0                            # creation order in this Solve (the scan's tiebreak)
+    slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
 
 
 class FilterError:
@@ -187,9 +190,16 @@ class Scheduler:
         self._compat_cache: dict = {}
         self._room_cache: dict = {}
         self._merge_cache: dict = {}
+        self._reach_cache: dict = {}
+        self._headroom_cache: dict = {}
         # core OrderByWeight (pkg/utils/nodepool/nodepool.go, v1.14.0): weight, then name descending
         self.templates = self._prefilter(sorted(templates, key=lambda t: weight_order_key(t.nodepool)))
         self.planned: list[PlannedClaim] = []
+        self._order = ClaimOrder()
+        # hostname gates: (id(group), threshold) -> (group, threshold, indexes of claims still open)
+        self._gates: dict[tuple[int, int], tuple[object, int, set[int]]] = {}
+        self._ungated: set[int] = set()       # claims whose hostname is not their own placeholder
+        self._explain = True                  # False while scanning planned claims (errors discarded)
 
     # -- setup --------------------------------------------------------------------------------
     def _prefilter(self, templates: list[Template]) -> list[Template]:
@@ -230,15 +240,20 @@ class Scheduler:
         """The most room any of a planned claim's instance types offers, per resource: a pod that
         does not fit this cannot fit the claim (a cheap pre-check before filtering)."""
         if claim.max_room is None:
-            tuples = [self._room_tuple(claim.template, it) for it in claim.instance_types]
-            room = {"cpu": max(t[0] for t in tuples), "memory": max(t[1] for t in tuples),
-                    "pods": max(t[2] for t in tuples)}
-            for t in tuples:
-                for k, v in t[3].items():
-                    if k not in room:
-                        room[k] = v
-                    elif k not in ("cpu", "memory", "pods"):
-                        room[k] = max(room[k], v)
+            # claims narrow to the same option lists again and again (a zone, an arch): memoize by list
+            key = (id(claim.template), tuple(map(id, claim.instance_types)))
+            room = self._headroom_cache.get(key)
+            if room is None:
+                tuples = [self._room_tuple(claim.template, it) for it in claim.instance_types]
+                room = {"cpu": max(t[0] for t in tuples), "memory": max(t[1] for t in tuples),
+                        "pods": max(t[2] for t in tuples)}
+                for t in tuples:
+                    for k, v in t[3].items():
+                        if k not in room:
+                            room[k] = v
+                        elif k not in ("cpu", "memory", "pods"):
+                            room[k] = max(room[k], v)
+                self._headroom_cache[key] = room
             claim.max_room = room
         return claim.max_room
 
@@ -360,7 +375,8 @@ class Scheduler:
                 return f"incompatible volume requirements, {err}"
             merged = merged.copy().add(*vol.values())
         if self.topology is not None:
-            topo = self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), merged)
+            topo = self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), merged,
+                                                  self._explain)
             if not isinstance(topo, Requirements):
                 return topo            # a TopologyError, rendered only if it becomes the pod's error
             merged = topo
@@ -368,6 +384,8 @@ class Scheduler:
         its, ferr = self._filter(template, merged, total, candidates)
         if not its:
             assert ferr is not None
+            if not self._explain:
+                return "unexplained"       # a claim scan discards it: skip the overhead search and rendering
             overhead_min = min((template.daemon_overhead(it, self.well_known, self.sem)
                                 for it in template.instance_types), key=lambda o: sum(o.values()), default={})
             return ferr.message(merged, add(total, overhead_min))
@@ -409,20 +427,34 @@ class Scheduler:
                 if self.topology is not None:
                     self.topology.record(pod, node.requirements(self.sem))
                 return None
-        # 2. NodeClaims planned in this pass, fewest pods first
-        for claim in sorted(self.planned, key=lambda c: len(c.pods)):
-            room = self.max_headroom(claim)
-            if any(claim.requests.get(k, 0) + v > room.get(k, 0) for k, v in pod.requests.items() if v > 0):
-                continue
-            res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
-            if isinstance(res, tuple):
-                if len(res[1]) != len(claim.instance_types):
-                    claim.max_room = None          # the options narrowed: recompute the bound lazily
-                claim.requirements, claim.instance_types, claim.requests = res
-                claim.pods.append(pod)
-                if self.topology is not None:
-                    self.topology.record(pod, claim.requirements)
-                return None
+        # 2. NodeClaims planned in this pass, fewest pods first (core Scheduler.add sorts newNodeClaims by
+        # pod count before addToInflightNode; sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go).
+        # The errors of this scan are discarded, so topology errors are not explained here.
+        self._explain = False
+        try:
+            need = [(k, v) for k, v in pod.requests.items() if v > 0]
+            for claim in self._scan(pod):
+                slack = claim.slack
+                if slack is None:
+                    room = self.max_headroom(claim)
+                    slack = claim.slack = {k: room.get(k, 0) - claim.requests.get(k, 0)
+                                           for k in room.keys() | claim.requests.keys()}
+                if any(v > slack.get(k, 0) for k, v in need):
+                    continue
+                res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
+                if isinstance(res, tuple):
+                    if len(res[1]) != len(claim.instance_types):
+                        claim.max_room = None          # the options narrowed: recompute the bound lazily
+                    claim.slack = None
+                    claim.requirements, claim.instance_types, claim.requests = res
+                    claim.pods.append(pod)
+                    self._order.grew(claim)
+                    if self.topology is not None:
+                        self.topology.record(pod, claim.requirements)
+                    self._update_gates(claim)
+                    return None
+        finally:
+            self._explain = True
         # 3. a new NodeClaim from each template in weight order
         if not self.templates:
             # core v1.14 addToNewNodeClaim (pkg/controllers/provisioning/scheduling/scheduler.go) errors
@@ -447,12 +479,95 @@ class Scheduler:
                 errs.append(str(res))
                 continue
             reqs, its, total = res
-            self.planned.append(PlannedClaim(template, reqs, its, total, hostname, [pod]))
+            claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned))
+            self.planned.append(claim)
+            self._order.add(claim)
             self.remaining.subtract_max(template.name, its)
             if self.topology is not None:
                 self.topology.record(pod, reqs)
+            self._update_gates(claim, new=True)
             return None
         return "; ".join(errs)
+
+    # -- the claim scan's index ------------------------------------------------------------------
+    def _scan(self, pod: PodView):
+        """The planned claims in scan order (pod count, then creation), leaving out claims where one
+        of the pod's hostname gates is closed: there add_requirements would reject the pod whatever
+        else passes. Skipping changes no result because the scan's per-claim errors are discarded:
+        core addToInflightNode (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go) keeps only the
+        first claim whose NodeClaim.CanAdd succeeds and otherwise returns a fixed "failed scheduling
+        pod to inflight nodes". Core itself visits every claim (in parallel, parallelizeUntil); the
+        index is ours, and tests/loop/test_scheduling_fingerprint.py pins that results are unchanged."""
+        gates = self._pod_gates(pod)
+        if not gates:
+            yield from self._order
+            return
+        sets = sorted((self._gate(g, t)[2] for g, t in gates), key=len)
+        first, rest, ungated = sets[0], sets[1:], self._ungated
+        if len(first) * 8 < len(self.planned):
+            # few claims still open: visit just those, in scan order
+            open_ = [self.planned[i] for i in first if all(i in s for s in rest)]
+            open_ += [self.planned[i] for i in ungated if i not in first]
+            yield from sorted(open_, key=ClaimOrder.key)
+            return
+        for claim in self._order:
+            i = claim.index
+            if (i in first and all(i in s for s in rest)) or i in ungated:
+                yield claim
+
+    def _pod_gates(self, pod: PodView) -> list:
+        """The pod's hostname gates, only when the original scan is sure to reach
+        Topology.AddRequirements during this placement (asking the topology creates the pod's groups
+        and registrations, which must happen exactly when they did before): no volume alternatives, no
+        hostname requirement of its own, and some template it could open a NodeClaim from."""
+        if self.topology is None or pod.volume_requirements is not None:
+            return []
+        pod_reqs = pod.requirements(self.sem)
+        if HOSTNAME in pod_reqs:
+            return []
+        if not any(self._template_reaches_topology(t, pod, pod_reqs) for t in self.templates):
+            return []
+        return self.topology.hostname_gates(pod)
+
+    def _template_reaches_topology(self, template: Template, pod: PodView, pod_reqs: Requirements) -> bool:
+        """addToNewNodeClaim for this template gets as far as the topology: limits, taints and
+        requirement compatibility pass (the placeholder hostname cannot conflict: the pod has none)."""
+        key = (id(template), pod_reqs.signature(), repr(pod.tolerations))
+        ok = self._reach_cache.get(key)
+        if ok is None:
+            ok = self._reach_cache[key] = (not untolerated(pod.tolerations, template.taints) and
+                                           template.requirements.compatible(pod_reqs, self.well_known) is None)
+        if not ok:
+            return False
+        options = template.options if template.options is not None else template.instance_types
+        return self.remaining.check(template.name, options)[1] is None
+
+    def _gate(self, group, threshold: int) -> tuple[object, int, set[int]]:
+        key = (id(group), threshold)
+        gate = self._gates.get(key)
+        if gate is None:
+            open_ = {c.index for c in self.planned
+                     if c.index not in self._ungated and group.domains.get(c.hostname, 0) < threshold}
+            gate = self._gates[key] = (group, threshold, open_)
+        return gate
+
+    def _update_gates(self, claim: PlannedClaim, new: bool = False) -> None:
+        """After a pod joined `claim` (the only way counts at its hostname grow): close the gates its
+        hostname reached; a claim whose hostname requirement is not its own placeholder is never gated."""
+        r = claim.requirements.get(HOSTNAME)
+        if claim.index in self._ungated:
+            return
+        if r.complement or r.values != frozenset({claim.hostname}) or r.gte is not None or r.lte is not None:
+            self._ungated.add(claim.index)
+            for _, _, open_ in self._gates.values():
+                open_.discard(claim.index)
+            return
+        for group, threshold, open_ in self._gates.values():
+            if group.domains.get(claim.hostname, 0) < threshold:
+                if new:
+                    open_.add(claim.index)
+            else:
+                open_.discard(claim.index)
 
     def _truncate(self, errors: dict[str, str]) -> list[PlannedClaim]:
         """Results.TruncateInstanceTypes (§3.3): keep the 600 cheapest; drop claims that lose minValues."""
@@ -479,6 +594,33 @@ class Scheduler:
                     continue
             kept.append(claim)
         return kept
+
+
+class ClaimOrder:
+    """The planned claims by pod count, then creation: the order a stable sort by pod count gives,
+    kept up to date as claims grow instead of re-sorting every claim for every pod."""
+
+    def __init__(self):
+        self.buckets: dict[int, list[PlannedClaim]] = {}
+
+    @staticmethod
+    def key(claim: PlannedClaim) -> tuple[int, int]:
+        return (len(claim.pods), claim.index)
+
+    def add(self, claim: PlannedClaim) -> None:
+        bisect.insort(self.buckets.setdefault(len(claim.pods), []), claim, key=lambda c: c.index)
+
+    def grew(self, claim: PlannedClaim) -> None:
+        """The claim has one more pod than when it was last placed."""
+        old = self.buckets[len(claim.pods) - 1]
+        del old[bisect.bisect_left(old, claim.index, key=lambda c: c.index)]
+        if not old:
+            del self.buckets[len(claim.pods) - 1]
+        self.add(claim)
+
+    def __iter__(self):
+        for n in sorted(self.buckets):
+            yield from self.buckets[n]
 
 
 def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:

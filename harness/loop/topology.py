@@ -127,8 +127,23 @@ class TopologyGroup:
             return Requirement(self.key, False, frozenset(d for d in node_domains.values if self.domains.get(d, 0) == 0))
         return Requirement(self.key, False, frozenset(d for d, n in self.domains.items() if n == 0 and node_domains.has(d)))
 
-    def error(self, pod_domains: Requirement, node_domains: Requirement) -> "TopologyError":
-        return TopologyError(self, dict(self.domains), pod_domains, node_domains)
+    def error(self, pod_domains: Requirement, node_domains: Requirement, explain: bool = True) -> "TopologyError":
+        """The rejection; without `explain` (a claim scan that discards its errors) the per-domain
+        count table is not copied, and the error must not be rendered."""
+        return TopologyError(self, dict(self.domains) if explain else None, pod_domains, node_domains)
+
+    def hostname_threshold(self, self_selecting: bool) -> int | None:
+        """For a hostname group: the count at a NodeClaim's own hostname from which every later pod
+        this group applies to is rejected there (counts only grow during a pass), else None.
+        nextDomainTopologySpread rejects when count (+1 if self-selecting) > maxSkew,
+        nextDomainAntiAffinity as soon as the count is non-zero; affinity can become satisfiable."""
+        if self.key != HOSTNAME:
+            return None
+        if self.type == "topology spread":
+            return self.max_skew - (1 if self_selecting else 0) + 1
+        if self.type == "pod anti-affinity":
+            return 1
+        return None
 
 
 class TopologyError:
@@ -136,11 +151,12 @@ class TopologyError:
 
     __slots__ = ("group", "counts", "pod_domains", "node_domains")
 
-    def __init__(self, group: "TopologyGroup", counts: dict[str, int], pod_domains: Requirement,
+    def __init__(self, group: "TopologyGroup", counts: dict[str, int] | None, pod_domains: Requirement,
                  node_domains: Requirement):
         self.group, self.counts, self.pod_domains, self.node_domains = group, counts, pod_domains, node_domains
 
     def __str__(self) -> str:
+        assert self.counts is not None, "a topology error built without explain is never rendered"
         return (f"unsatisfiable topology constraint for {self.group.type}, key={self.group.key} "
                 f"(counts = {_pretty_counts(self.counts)}, podDomains = {self.pod_domains}, "
                 f"nodeDomains = {self.node_domains}")
@@ -179,6 +195,10 @@ class Topology:
         self.groups: dict[str, TopologyGroup] = {}
         self.inverse: dict[str, TopologyGroup] = {}
         self.inverse_owners: dict[str, set[str]] = {}
+        self._registrations = 0      # grows whenever a pod becomes an inverse-group owner (cache key)
+        self._selects_cache: dict[tuple[int, tuple], bool] = {}
+        self._label_idents: dict[str, tuple] = {}
+        self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         for pv, node in bound_pods or []:
             for term in affinity_terms(pv, "podAntiAffinity"):
                 g = self._inverse_group(pv, term)
@@ -195,7 +215,10 @@ class Topology:
             g = TopologyGroup("pod anti-affinity", term["topologyKey"], namespaces, term.get("labelSelector"),
                               MAX_INT32, None)
             self.inverse[ident] = g
-        self.inverse_owners.setdefault(ident, set()).add(pod.uid)
+        owners = self.inverse_owners.setdefault(ident, set())
+        if pod.uid not in owners:
+            owners.add(pod.uid)
+            self._registrations += 1
         return g
 
     def _group(self, pod, tsc: dict, kind: str = "topology spread") -> TopologyGroup:
@@ -233,18 +256,57 @@ class Topology:
             pod.topology_cache[key] = groups
         return groups
 
-    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements) -> "Requirements | TopologyError":
-        """Topology.AddRequirements: tighten node_reqs per constraint, or the topology error."""
-        reqs = node_reqs
+    def _selects(self, g: TopologyGroup, pod) -> bool:
+        """g.selects(pod), cached per pass by (namespace, labels): a pod's do not change in a pass,
+        and many pods share them."""
+        ident = self._label_idents.get(pod.uid)
+        if ident is None:
+            ident = self._label_idents[pod.uid] = (pod.namespace, frozenset(pod.labels.items()))
+        key = (id(g), ident)
+        hit = self._selects_cache.get(key)
+        if hit is None:
+            hit = self._selects_cache[key] = g.selects(pod.namespace, pod.labels)
+        return hit
+
+    def _applicable_inverse(self, pod) -> list[TopologyGroup]:
+        """The inverse anti-affinity groups that select the pod and that it does not own. Cached on
+        the pass until a group is added or any pod becomes an owner."""
+        stamp = (len(self.inverse), self._registrations)
+        hit = self._inverse_cache.get(pod.uid)
+        if hit is None or hit[0] != stamp:
+            groups = [g for ident, g in self.inverse.items()
+                      if pod.uid not in self.inverse_owners.get(ident, ()) and self._selects(g, pod)]
+            hit = self._inverse_cache[pod.uid] = (stamp, groups)
+        return hit[1]
+
+    def pod_groups(self, pod) -> list[TopologyGroup]:
+        """Every group add_requirements checks for the pod, in its order (creates the pod's groups
+        and inverse registrations, as its first add_requirements call would)."""
         groups = self._constraints(pod)
-        inverse = [g for ident, g in self.inverse.items()
-                   if pod.uid not in self.inverse_owners.get(ident, ()) and g.selects(pod.namespace, pod.labels)]
-        if inverse:
-            groups = groups + inverse
-        for g in groups:
-            pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
-            node_domains = reqs[g.key] if g.key in reqs else Requirement(g.key, True, frozenset())
-            selfsel = g.selects(pod.namespace, pod.labels)
+        inverse = self._applicable_inverse(pod)
+        return groups + inverse if inverse else groups
+
+    def hostname_gates(self, pod) -> list[tuple[TopologyGroup, int]]:
+        """(group, threshold) for each of the pod's hostname groups whose rejection at a NodeClaim's
+        own hostname is permanent once that hostname's count reaches the threshold."""
+        out = []
+        for g in self.pod_groups(pod):
+            t = g.hostname_threshold(self._selects(g, pod))
+            if t is not None:
+                out.append((g, t))
+        return out
+
+    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements,
+                         explain: bool = True) -> "Requirements | TopologyError":
+        """Topology.AddRequirements: tighten node_reqs per constraint, or the topology error (its
+        count table copied only with `explain`)."""
+        reqs = node_reqs
+        copied = False
+        for g in self.pod_groups(pod):
+            key = g.key
+            pod_domains = pod_reqs[key] if key in pod_reqs else Requirement(key, True, frozenset())
+            node_domains = reqs[key] if key in reqs else Requirement(key, True, frozenset())
+            selfsel = self._selects(g, pod)
             if g.type == "topology spread":
                 chosen = g.next_domain(selfsel, pod_domains, node_domains)
             elif g.type == "pod affinity":
@@ -252,15 +314,21 @@ class Topology:
             else:
                 chosen = g.next_domain_anti_affinity(node_domains)
             if len(chosen) == 0:
-                return g.error(pod_domains, node_domains)
-            reqs = reqs.copy().add(chosen)
+                return g.error(pod_domains, node_domains, explain)
+            # Requirements.Add intersects: skip the copy when that leaves the requirement as it is
+            if key in reqs and reqs[key].intersection(chosen) == reqs[key]:
+                continue
+            if not copied:
+                reqs = reqs.copy()
+                copied = True
+            reqs.add(chosen)
         return reqs
 
     def record(self, pod, reqs: Requirements) -> None:
         """Topology.Record: count the pod where it committed (anti-affinity blocks every possible
         domain, spread and affinity only a single known one)."""
         for g in self.groups.values():
-            if g.selects(pod.namespace, pod.labels) and g.key in reqs:
+            if g.key in reqs and self._selects(g, pod):
                 r = reqs[g.key]
                 values = set(r.values) if g.type == "pod anti-affinity" and not r.complement else (
                     {r.single_value()} if r.single_value() is not None else set())

@@ -1,0 +1,176 @@
+"""The scheduler's results stay identical while its internals are optimized (issue 16).
+
+Each case runs a seeded workload through `Scheduler.solve` and compares a digest of the whole
+result (which pods on which claims in which order, claim requirements, instance-type lists,
+requests, existing-node hits, errors, NodePool events) with the digest the scheduler produced
+before the claim index / lazy topology errors / pod-count buckets were added. A changed digest
+means a behavior change, not a flaky test: every random choice is seeded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import pytest
+
+from fakeazure.catalog import synthetic_prices, synthetic_skus
+from harness.loop.limits import RemainingResources
+from harness.loop.pods import PodView
+from harness.loop.scheduling import ExistingNode, Scheduler, Template
+from harness.loop.topology import Topology, topology_keys, universe_for
+from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
+from harness.model.profile import load_profile
+from harness.model.requirements import Requirement, Requirements
+from harness.model.semantics import semantics_for
+
+CPU = ["100m", "250m", "500m", "1000m", "1500m", "3", "7"]
+MEM = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi", "30Gi"]
+ZONES = ["eastus-1", "eastus-2", "eastus-3"]
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def nodepool(name: str, weight: int = 0, taints=None, limits=None, requirements=None) -> dict:
+    spec: dict = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass",
+                                                         "name": "default"},
+                                        "requirements": requirements or [], "taints": taints or []}}}
+    if weight:
+        spec["weight"] = weight
+    if limits:
+        spec["limits"] = limits
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name, "uid": name},
+            "spec": spec}
+
+
+def make_pod(i: int, rng: random.Random, kind: str) -> PodView:
+    """One pod of a mix: core's diverse fifths, plus selectors, tolerations, preferences and
+    ScheduleAnyway spreads for the `mixed` mix."""
+    spec: dict = {"containers": [{"name": "c", "resources": {"requests": {"cpu": rng.choice(CPU),
+                                                                       "memory": rng.choice(MEM)}}}]}
+    labels = {"my-label": rng.choice("abcde")}
+    if kind in ("zspread", "hspread"):
+        key = ZONE if kind == "zspread" else HOST
+        spec["topologySpreadConstraints"] = [{"maxSkew": rng.choice([1, 1, 2]), "topologyKey": key,
+                                              "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                                              "labelSelector": {"matchLabels": {"my-label": labels["my-label"]}}}]
+    elif kind == "affinity":
+        labels["my-affinity"] = rng.choice("abcde")
+        spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"my-affinity": labels["my-affinity"]}}}]}}
+    elif kind == "anti":
+        labels = {"app": rng.choice(["nginx", "web"])}
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": rng.choice([HOST, HOST, ZONE]), "labelSelector": {"matchLabels": {"app": labels["app"]}}}]}}
+    elif kind == "prefanti":
+        labels = {"app": "cache"}
+        spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {"topologyKey": HOST,
+                                               "labelSelector": {"matchLabels": {"app": "cache"}}}}]}}
+    elif kind == "selector":
+        spec["nodeSelector"] = {ZONE: rng.choice(ZONES)}
+    elif kind == "prefnode":
+        spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "preference": {"matchExpressions": [{"key": ZONE, "operator": "In",
+                                                               "values": [rng.choice(ZONES)]}]}}],
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]},
+                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}}
+    elif kind == "tolerate":
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    elif kind == "hostsel":
+        spec["nodeSelector"] = {HOST: rng.choice(["node-1", "node-2", "elsewhere"])}
+    elif kind == "huge":
+        spec["containers"][0]["resources"]["requests"] = {"cpu": "900", "memory": "1Gi"}
+    obj = {"metadata": {"name": f"p{i}", "namespace": rng.choice(["default", "default", "other"]),
+                        "uid": f"uid-{i}", "labels": labels}, "spec": spec}
+    pod = PodView(obj, i)
+    if kind == "volume":          # VolumeTopology alternatives (harness/loop/volumes.py)
+        pod.volume_requirements = [Requirements([Requirement.new(ZONE, "In", [z])])
+                                   for z in rng.sample(ZONES, rng.choice([1, 2]))]
+    return pod
+
+
+MIXES = {
+    "generic": ["generic"],
+    "diverse": ["generic", "zspread", "hspread", "affinity", "anti"],
+    "mixed": ["generic", "zspread", "hspread", "affinity", "anti", "prefanti", "selector", "prefnode",
+              "tolerate", "huge"],
+    "volumes": ["generic", "hspread", "anti", "volume", "hostsel", "zspread"],
+}
+
+
+@pytest.fixture(scope="module")
+def world():
+    profile = load_profile("upstream")
+    sem = semantics_for(profile)
+    skus = synthetic_skus(60, seed=42, region="eastus")
+    its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
+                               profile, prices=synthetic_prices(skus, seed=42))
+    return profile, sem, list(its)
+
+
+def run_case(world, mix: str, n: int, seed: int) -> dict:
+    profile, sem, its = world
+    rng = random.Random(seed)
+    kinds = MIXES[mix]
+    batch = [make_pod(i, rng, kinds[(i * len(kinds)) // n] if mix == "diverse" else rng.choice(kinds))
+             for i in range(n)]
+    nps = [nodepool("default")]
+    existing: list[ExistingNode] = []
+    remaining = None
+    if mix in ("mixed", "volumes"):
+        nps = [nodepool("default"),
+               nodepool("gpu", weight=10, taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+                        limits={"cpu": "64"}),
+               nodepool("zonal", weight=5, requirements=[{"key": ZONE, "operator": "In", "values": ZONES[:2]}],
+                        limits={"cpu": "200", "nodes": "40"})]
+        for j in range(4):
+            labels = {ZONE: ZONES[j % 3], HOST: f"node-{j}", "kubernetes.io/arch": "amd64",
+                      "karpenter.sh/nodepool": "default"}
+            existing.append(ExistingNode(f"node-{j}", labels, [], {"cpu": 4000, "memory": 16 * 2**30, "pods": 30},
+                                         {"cpu": 500 * j, "memory": 2**30 * j}))
+        remaining = RemainingResources.build(nps, [("zonal", {"cpu": 8000})])
+    templates = [Template.from_nodepool(np_, its, profile, sem) for np_ in nps]
+    keys = set().union(*(topology_keys(p) for p in batch))
+    node_labels = {n_.name: n_.labels for n_ in existing}
+    topo = Topology(universe_for(keys, templates), node_labels, []) if keys else None
+    result = Scheduler(templates, existing, profile, sem, topology=topo, remaining=remaining).solve(batch)
+    return {
+        "claims": [{"template": c.template.name, "hostname": c.hostname, "pods": [p.uid for p in c.pods],
+                    "requirements": str(c.requirements), "instance_types": [it.name for it in c.instance_types],
+                    "requests": sorted(c.requests.items())} for c in result.new_claims],
+        "existing": sorted(result.existing.items()),
+        "errors": sorted(result.errors.items()),
+        "events": result.nodepool_events,
+    }
+
+
+def digest(fp: dict) -> str:
+    return hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# recorded from the scheduler before the issue-16 optimizations (harness/loop/scheduling.py and
+# topology.py as of commit 6d893d0)
+EXPECTED = {
+    ('generic', 300, 1): "47f06ac02c145d0e",
+    ('diverse', 300, 2): "cc679f966c691768",
+    ('diverse', 500, 3): "bf71f089720b4826",
+    ('mixed', 300, 4): "d57f543785fc56e7",
+    ('mixed', 400, 5): "08dfa302843244fe",
+    ('generic', 1500, 6): "c818bfecef7c2fdc",
+    ('diverse', 1000, 7): "ad28511155442643",
+    ('mixed', 800, 8): "7eec4aabb74928c7",
+    ('volumes', 300, 9): "08f50caca7e1eba4",
+    ('volumes', 600, 10): "5e68e9e1f5252f99",
+    ('diverse', 2000, 11): "1e882a9b8a42aec0",
+    ('mixed', 1500, 12): "5116c48bf8661cbc",
+    ('volumes', 1200, 13): "ac99e11ee4d743d4",
+}
+
+
+@pytest.mark.parametrize("mix,n,seed", list(EXPECTED))
+def test_results_match_the_recorded_fingerprint(world, mix, n, seed):
+    fp = run_case(world, mix, n, seed)
+    assert fp["claims"], "the workload plans claims"
+    assert digest(fp) == EXPECTED[(mix, n, seed)]
