@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..arm import ARMError, invalid_resource_reference, resource_not_found
 
-__all__ = ["ARMError", "nic_not_found", "nic_in_use", "invalid_reference", "invalid_resource", "subnet_is_required"]
+__all__ = ["ARMError", "nic_not_found", "nic_in_use", "invalid_reference", "invalid_resource", "subnet_is_required",
+           "another_operation_in_progress"]
 
 
 def nic_not_found(rg: str, name: str) -> ARMError:
@@ -36,3 +37,10 @@ def subnet_is_required(ipconfig_id: str) -> ARMError:
     # for a NIC; code SubnetIsRequired quoted with the same text for an application gateway in
     # Azure/azure-powershell generation notes).
     return ARMError("SubnetIsRequired", f"Subnet reference is required for ipconfiguration {ipconfig_id}.", 400)
+
+
+def another_operation_in_progress(nic_id: str) -> ARMError:
+    # A write to a NIC whose delete is still running: NRP refuses it with AnotherOperationInProgress
+    # (the code as NRP names it; the 409 status and this wording are a harness assumption).
+    return ARMError("AnotherOperationInProgress",
+                    f"Another operation on this or dependent resource is in progress. Resource: {nic_id}.", 409)

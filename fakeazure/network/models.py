@@ -119,6 +119,10 @@ class NetworkModel:
         self._check_shape(nic_id, props)
         self._check_refs(nic_id, props)
         existing = self.get(rg, name)
+        if existing is not None and existing.body["properties"].get("provisioningState") == "Deleting":
+            # the pending delete would otherwise remove the NIC this PUT re-creates, under a VM
+            # that attached it meanwhile
+            raise exc.another_operation_in_progress(nic_id)
         old_ips = {}
         if existing is not None:
             for cfg in existing.body["properties"].get("ipConfigurations", []):

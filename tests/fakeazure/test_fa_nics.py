@@ -1,10 +1,12 @@
 """Network interfaces (fake-azure.md §3) through azure-mgmt-network and plain HTTP."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from fa_helpers import RG, create_nic, create_vm, nic_body, vm_body
+from fa_helpers import RG, SUB, create_nic, create_vm, nic_body, vm_body
 
 
 def test_sdk_create_get_delete(fake):
@@ -118,3 +120,19 @@ def test_an_ip_configuration_needs_a_subnet(fake):
     assert e.value.error.message == (f"Subnet reference is required for ipconfiguration {fake.nic_id('n1')}"
                                      f"/ipConfigurations/ipc.")
     assert fake.state.nics() == []
+
+
+def test_a_put_while_the_nic_is_being_deleted_is_refused():
+    """Found by the ARM invariants machine: a re-created NIC must not be removed by the delete
+    that was still running (a VM attaching it would then point at nothing)."""
+    from fakeazure import FakeAzure
+    state = FakeAzure(seed=1)
+    url = (f"https://management.azure.com/subscriptions/{SUB}/resourceGroups/{RG}/providers/"
+           f"Microsoft.Network/networkInterfaces/n1?api-version=x")
+    assert state.handle("PUT", url, body=json.dumps(nic_body()))[0] == 201
+    assert state.handle("DELETE", url)[0] == 202
+    status, _, body = state.handle("PUT", url, body=json.dumps(nic_body()))
+    assert status == 409 and json.loads(body)["error"]["code"] == "AnotherOperationInProgress"
+    state.settle()
+    assert state.network.get(RG, "n1") is None
+    assert state.handle("PUT", url, body=json.dumps(nic_body()))[0] == 201

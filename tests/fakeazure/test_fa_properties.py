@@ -11,7 +11,7 @@ from fakeazure import FakeAzure, mock_azure, synthetic_skus
 from fakeazure import catalog as cat
 from fakeazure.clients import compute_client
 
-from fa_helpers import RG, SUB, usages
+from fa_helpers import RG, SUB, nic_body, usages
 
 SIZES = ["Standard_D2s_v3", "Standard_D4s_v3", "Standard_F16s_v2", "Standard_D2_v5", "Standard_E4d_v5"]
 BASE = f"https://management.azure.com/subscriptions/{SUB}/resourceGroups/{RG}/providers"
@@ -35,7 +35,9 @@ class ARMInvariants(RuleBasedStateMachine):
           spot=st.booleans(), cascade=st.booleans())
     def create(self, i, size, zone, spot, cascade):
         name = f"vm{i}"
-        self._put("nic", name, {"location": "southcentralus", "properties": {"ipConfigurations": [{"name": "c"}]}})
+        # a NIC ARM accepts (an IP configuration with a subnet); a NIC still being deleted is refused
+        if self._put("nic", name, nic_body()) not in (200, 201):
+            return
         props = {"hardwareProfile": {"vmSize": size}, "networkProfile": {"networkInterfaces": [
             {"id": f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Network/networkInterfaces/{name}",
              "properties": {"deleteOption": "Delete" if cascade else "Detach"}}]}}
