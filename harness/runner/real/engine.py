@@ -1,0 +1,218 @@
+"""`--engine real`: one scenario under one profile with the real Karpenter-on-Azure controller.
+
+Per run: the scenario's fakeazure (the simulated engine's own set-up), served on loopback; the
+provider's CRDs and a service-account token on the `local` cluster (real kube-apiserver,
+kube-scheduler, kube-controller-manager); the controller in its sandbox (harness/runner/real/sandbox.py)
+configured only with loopback endpoints; the manifests applied; then the harness plays kubelet and
+cloud-node-controller from the bootstrap data on each VM (harness/runner/real/kubelet.py) until the
+cluster is quiet; the same `expect` blocks are checked against what the API server and the fake hold.
+The controller, the fake's server, the work dir and every relay are released on pass, fail and
+Ctrl-C (try/finally; the procs reaper and PR_SET_PDEATHSIG behind them).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.backends.base import ADMIN, APIRejected
+from harness.loop.clock import SimClock
+from harness.runner import engine as sim_engine
+from harness.runner.expect import check
+from harness.runner.real import applicability, clusterprep, fakeside, settings
+from harness.runner.real.kubelet import Kubelets
+from harness.runner.real.observe import Observer
+from harness.runner.real.sandbox import Forward, Sandbox
+
+SETTLE_SECONDS = 12.0          # > the provisioner's 10 s maximum batch window (core BatchMaxDuration)
+QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
+POLL_SECONDS = 0.5
+CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
+APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "PersistentVolume": 3,
+               "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
+
+
+@dataclass
+class RealOutcome(sim_engine.Outcome):
+    engine: str = "real"
+    not_applicable: list = field(default_factory=list)       # applicability.NotApplicable
+    skipped: str | None = None                                # why the run was not made at all
+    skipped_steps: list[str] = field(default_factory=list)
+    controller_version: str = ""
+    hosts: list[str] = field(default_factory=list)           # Host headers the fake saw
+    vm_puts: dict = field(default_factory=dict)              # VM name -> PUT body
+    nic_puts: dict = field(default_factory=dict)
+    log_tail: str = ""
+
+
+def _tmp_root() -> str | None:
+    return os.environ.get("HARNESS_TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+
+
+def skip_reason(scenario, cluster) -> str | None:
+    """Scenarios the real engine cannot run faithfully, and why."""
+    wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
+    have = getattr(cluster, "_server_version", None)
+    if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
+        return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
+                f"server, which is {have}")
+    return None
+
+
+def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
+    from harness.backends.controller import ensure_controller
+    from harness.backends.local import sweep_stale_workdirs
+    t0 = time.perf_counter()
+    ctl = controller or ensure_controller()
+    if not hasattr(cluster, "_server_version"):
+        cluster._server_version = (cluster.admin.request("GET", "/version") or {}).get("gitVersion", "")
+    empty = sim_engine.RunResult(scenario.name, profile, "local", scenario.seed)
+    outcome = RealOutcome(scenario, profile, cluster.backend, empty, controller_version=ctl.version)
+    why = skip_reason(scenario, cluster)
+    if why:
+        outcome.skipped = why
+        return outcome
+    sweep_stale_workdirs("harness-real-")
+    workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=_tmp_root()))
+    (workdir / "owner.pid").write_text(str(os.getpid()))
+    server = sandbox = None
+    try:
+        cluster.reset()
+        secrets = clusterprep.prepare(cluster, crd_version(ctl), workdir)
+        fake = sim_engine._fake_azure(scenario, SimClock())
+        fake.set_lro("immediate")
+        server, tap = fakeside.serve(fake)
+        fake_port = int(server.url.rsplit(":", 1)[1])
+        tls, fake_ca = fakeside.tls_context(workdir / "fake-pki")
+        api_port = int(cluster.server.rsplit(":", 1)[1])
+        cfg = sim_engine.cluster_settings(scenario)
+        endpoints = settings.Endpoints(f"https://127.0.0.1:{fake_port}", fake_ca, cluster.server, Path(cluster.server_ca))
+        files = settings.write_files(workdir / "config", endpoints, settings.engine_data()["environment"]["AZURE_TENANT_ID"],
+                                     fake.subscription_id)
+        env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS)
+        sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
+                          [Forward(fake_port, fake_port, tls), Forward(api_port, api_port)])
+        sandbox.start(workdir / "controller.log")
+        run_ = _Run(scenario, profile, cluster, fake, tap, sandbox, cfg)
+        run_.apply([m.obj for m in scenario.manifests])
+        run_.settle()
+        outcome.result = run_.observe()
+        expect, na = applicability.split(scenario.expect_for(profile), "expect")
+        outcome.not_applicable = applicability.ignored_given(scenario.given) + na
+        outcome.mismatches = check(expect, outcome.result, scenario, "expect")
+        for i, step in enumerate(scenario.steps):
+            why = run_.play_step(step, [m.obj for m in scenario.step_manifests[i]])
+            if why:
+                outcome.skipped_steps.append(f"steps[{i}]: {why}")
+                outcome.not_applicable.append(applicability.NotApplicable(f"steps[{i}]", why))
+                break               # later steps build on this one
+            run_.settle()
+            res = run_.observe()
+            outcome.step_results.append(res)
+            step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
+            kept, na = applicability.split(step_expect, f"steps[{i}].expect")
+            outcome.not_applicable += na
+            outcome.mismatches += check(kept, res, scenario, f"steps[{i}].expect")
+        outcome.hosts = sorted(tap.hosts)
+        outcome.vm_puts = {k: v.body for k, v in tap.vm_puts().items()}
+        outcome.nic_puts = {k: v.body for k, v in tap.nic_puts().items()}
+    finally:
+        try:
+            if sandbox is not None:
+                outcome.log_tail = sandbox.process.tail(40) if sandbox.process else ""
+                sandbox.stop()
+            if server is not None:
+                server.stop()
+        finally:
+            if os.environ.get("HARNESS_KEEP_REAL_WORKDIR"):
+                print(f"karpenter-harness: kept real-engine work dir {workdir}", file=__import__("sys").stderr)
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+    outcome.seconds = time.perf_counter() - t0
+    outcome.result.timings["total"] = outcome.seconds
+    return outcome
+
+
+def crd_version(ctl) -> str:
+    """The provider module whose CRDs to install: the controller's own version when it is a
+    released one, else the pinned default."""
+    from harness.backends.controller import DEFAULT_PROVIDER_VERSION
+    v = ctl.version
+    return v if v.startswith("v") and v.count(".") == 2 and "-" not in v else DEFAULT_PROVIDER_VERSION
+
+
+class _Run:
+    """One live run: applies manifests, drives the kubelet stand-ins, waits for quiet, observes."""
+
+    def __init__(self, scenario, profile: str, cluster, fake, tap, sandbox: Sandbox, cfg: dict):
+        from harness.model.profile import profile_with_knobs
+        self.scenario, self.cluster, self.fake, self.sandbox = scenario, cluster, fake, sandbox
+        self.profile = profile_with_knobs(profile, None)
+        self.kubelets = Kubelets(cluster, fake, tap, self.profile, cfg)
+        self.observer = Observer(scenario, profile, cluster, fake, self.kubelets)
+        self.steady = False
+        self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
+
+    def apply(self, manifests: list[dict]) -> None:
+        import copy
+        for obj in sorted(manifests, key=lambda o: APPLY_ORDER.get(o.get("kind"), 9)):
+            obj = copy.deepcopy(obj)
+            if obj.get("kind") == "Pod":
+                obj.setdefault("metadata", {}).setdefault("namespace", "default")
+            try:
+                self.cluster.create(obj, ADMIN)
+                self.observer.applied(obj, None)
+            except APIRejected as e:
+                self.observer.applied(obj, e)
+
+    def _alive(self) -> None:
+        p = self.sandbox.process
+        if p is not None and not p.alive():
+            raise RuntimeError(f"the Karpenter controller exited (code {p.proc.returncode}); last log lines:\n{p.tail(30)}")
+
+    def settle(self) -> None:
+        """Drive the stand-ins until nothing changed for SETTLE_SECONDS (or runaway provisioning is
+        evident, or QUIESCE_TIMEOUT passed: then the run is not steady)."""
+        start = last_change = time.monotonic()
+        last = None
+        while True:
+            self._alive()
+            self.kubelets.step()
+            self.observer.poll()
+            fp = self.observer.fingerprint()
+            now = time.monotonic()
+            if fp != last:
+                last, last_change = fp, now
+            if self.observer.runaway(self.runaway_threshold):
+                self.steady = False
+                return
+            if now - last_change >= SETTLE_SECONDS:
+                self.steady = True
+                return
+            if now - start > QUIESCE_TIMEOUT:
+                self.steady = False
+                return
+            time.sleep(POLL_SECONDS)
+
+    def observe(self):
+        return self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
+
+    def play_step(self, step: dict, manifests: list[dict]) -> str | None:
+        """Play a step live; returns why it cannot be played on the real engine."""
+        if "advance" in step:
+            return (f"advance: {step['advance']} moves simulated time; the controller's timers are real "
+                    f"(cache TTLs, consolidation, GC run on the wall clock)")
+        if step.get("evict"):
+            return "evict: the controller notices a vanished VM only on its garbage-collection period (minutes)"
+        if step.get("cluster"):
+            return "cluster: operator settings are fixed for the controller's lifetime"
+        for f in step.get("faults") or []:
+            self.fake.add_fault(f)
+        if manifests:
+            self.apply(manifests)
+        for d in step.get("delete") or []:
+            self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+        return None

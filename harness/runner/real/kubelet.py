@@ -1,0 +1,295 @@
+"""The kubelet and cloud-node-controller stand-ins for the real engine, fed from the bootstrap data
+the real controller put on the VM.
+
+In aksscriptless mode the provider sends `osProfile.customData` = base64 of a provisioning script
+(provider v1.14.0 pkg/providers/imagefamily/bootstrap/aksbootstrap.go `AKS.Script`, template
+cse_cmd.sh.gtpl) with `KUBELET_FLAGS="--k=v ..."` (incl. `--register-with-taints`, `--max-pods`,
+`--kube-reserved`, `--eviction-hard`) and `KUBELET_NODE_LABELS="k=v,..."`. The stand-in decodes
+exactly those two lines and registers the Node as `system:node:<computerName>` (Node authorizer and
+NodeRestriction judge it), then plays the cloud node controller (providerID, instance type, zone,
+region; lifts the uninitialized taint), reports Ready and renews the node Lease.
+"""
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from harness.model.resources import format_resource_list, parse_resource
+
+UNINITIALIZED = {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}
+_VAR = re.compile(r'^(KUBELET_FLAGS|KUBELET_NODE_LABELS)="(.*)"\s*$', re.M)
+
+
+class BootstrapError(ValueError):
+    pass
+
+
+@dataclass
+class Bootstrap:
+    """What the kubelet would start with."""
+    node_labels: dict[str, str]
+    flags: dict[str, str]
+    raw_labels: str = ""
+
+    @property
+    def taints(self) -> list[dict]:
+        """--register-with-taints: `key=value:Effect` or `key:Effect`, comma separated."""
+        out = []
+        for item in filter(None, self.flags.get("--register-with-taints", "").split(",")):
+            kv, _, effect = item.rpartition(":")
+            key, _, value = kv.partition("=")
+            t = {"key": key, "effect": effect}
+            if value:
+                t["value"] = value
+            out.append(t)
+        return out
+
+    @property
+    def max_pods(self) -> int:
+        return int(self.flags.get("--max-pods", "110"))
+
+    def reserved(self) -> dict[str, int]:
+        """--kube-reserved + --system-reserved + the memory/nodefs hard-eviction thresholds that are
+        quantities (what the kubelet subtracts from capacity for allocatable)."""
+        out: dict[str, int] = {}
+        for flag in ("--kube-reserved", "--system-reserved"):
+            for item in filter(None, self.flags.get(flag, "").split(",")):
+                k, _, v = item.partition("=")
+                out[k] = out.get(k, 0) + parse_resource(k, v)
+        for item in filter(None, self.flags.get("--eviction-hard", "").split(",")):
+            m = re.fullmatch(r"memory\.available<(\S+)", item)
+            if m and not m.group(1).endswith("%"):
+                out["memory"] = out.get("memory", 0) + parse_resource("memory", m.group(1))
+        return out
+
+
+def decode_custom_data(custom_data: str) -> Bootstrap:
+    try:
+        text = base64.b64decode(custom_data).decode("utf-8", "replace")
+    except (ValueError, TypeError) as e:
+        raise BootstrapError(f"customData is not base64: {e}") from None
+    found = dict(_VAR.findall(text))
+    if "KUBELET_NODE_LABELS" not in found:
+        raise BootstrapError("customData has no KUBELET_NODE_LABELS line (not an aksscriptless bootstrap script)")
+    labels = dict(p.split("=", 1) for p in found["KUBELET_NODE_LABELS"].split(",") if "=" in p)
+    flags = {}
+    for tok in shlex.split(found.get("KUBELET_FLAGS", "")):
+        k, _, v = tok.partition("=")
+        flags[k] = v
+    return Bootstrap(labels, flags, found["KUBELET_NODE_LABELS"])
+
+
+def bootstrap_of(vm_put: dict) -> Bootstrap:
+    custom = ((vm_put.get("properties") or {}).get("osProfile") or {}).get("customData")
+    if not custom:
+        raise BootstrapError("the VM PUT body has no osProfile.customData")
+    return decode_custom_data(custom)
+
+
+@dataclass
+class MachineFacts:
+    """What a kubelet learns from the machine itself."""
+    hostname: str
+    arch: str
+    vcpus: int
+    memory_mib: int
+    os_disk_gib: int
+
+
+def machine_facts(vm_put: dict, sku: dict | None) -> MachineFacts:
+    from fakeazure.catalog import capability
+    props = vm_put.get("properties") or {}
+    name = (props.get("osProfile") or {}).get("computerName") or ""
+    arch = (capability(sku, "CpuArchitectureType", "x64") if sku else "x64")
+    disk = ((props.get("storageProfile") or {}).get("osDisk") or {}).get("diskSizeGB") or 128
+    vcpus = int(capability(sku, "vCPUs", "2") if sku else 2)
+    mem = float(capability(sku, "MemoryGB", "8") if sku else 8)
+    return MachineFacts(name.lower(), "arm64" if arch.lower() == "arm64" else "amd64", vcpus,
+                        int(mem * 1024), int(disk))
+
+
+def node_status(facts: MachineFacts, boot: Bootstrap) -> dict:
+    """capacity from the machine, allocatable = capacity - reserved (kubelet node allocatable,
+    https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/)."""
+    capacity = {"cpu": facts.vcpus * 1000, "memory": facts.memory_mib * 1024 * 1024,
+                "pods": boot.max_pods, "ephemeral-storage": facts.os_disk_gib * 1024 ** 3}
+    reserved = boot.reserved()
+    allocatable = {k: max(v - reserved.get(k, 0), 0) for k, v in capacity.items()}
+    return {"capacity": format_resource_list(capacity), "allocatable": format_resource_list(allocatable)}
+
+
+@dataclass
+class KubeletRecord:
+    """One stand-in kubelet's story, for the RunResult (labels it tried, refusals)."""
+    vm_name: str
+    node_name: str
+    bootstrap: Bootstrap
+    refused: str | None = None                 # the kubelet exited (bad --node-labels)
+    denied: str | None = None                  # NodeRestriction refused the registration
+    registered: bool = False
+    self_labels: dict[str, str] = field(default_factory=dict)
+    ccm_labels: dict[str, str] = field(default_factory=dict)
+
+
+def _microtime() -> str:
+    import datetime as dt
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _time() -> str:
+    import datetime as dt
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_SECONDS = 40
+RENEW_SECONDS = 10.0         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
+
+
+class Kubelets:
+    """Every stand-in kubelet of a run: one per VM the controller created, started once the fake
+    holds the VM, registered from that VM's bootstrap data."""
+
+    def __init__(self, cluster, fake, tap, profile, settings: dict):
+        self.cluster, self.fake, self.tap, self.profile = cluster, fake, tap, profile
+        self.rg = settings["nodeResourceGroup"]
+        self.region = settings["region"]
+        self.records: dict[str, KubeletRecord] = {}        # VM name -> record
+        self._pending_ccm: set[str] = set()
+        self._last_renew = 0.0
+        self._skus = {s["name"].lower(): s for s in fake.skus()}
+
+    # -- the loop's one entry point ---------------------------------------------------------------
+    def step(self) -> bool:
+        import time
+        progress = False
+        for name, put in self.tap.vm_puts().items():
+            if name not in self.records and self.fake.get_vm(self.rg, name) is not None:
+                self._boot(name, put.body)
+                progress = True
+        for name in sorted(self._pending_ccm):
+            progress |= self._cloud_node_controller(name)
+        if time.monotonic() - self._last_renew >= RENEW_SECONDS:
+            self._renew()
+            self._last_renew = time.monotonic()
+        return progress
+
+    # -- kubelet ------------------------------------------------------------------------------------
+    def _boot(self, vm_name: str, body: dict) -> None:
+        from harness.backends.base import APIRejected, Identity
+        from harness.model.labels import kubelet_flag_error
+        from harness.model.writers import kubelet_self_labels
+        size = ((body.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
+        facts = machine_facts(body, self._skus.get(size.lower()))
+        try:
+            boot = bootstrap_of(body)
+        except BootstrapError as e:
+            self.records[vm_name] = KubeletRecord(vm_name, facts.hostname or vm_name, Bootstrap({}, {}), refused=str(e))
+            return
+        rec = KubeletRecord(vm_name, facts.hostname or vm_name.lower(), boot)
+        self.records[vm_name] = rec
+        # the kubelet validates its own flags first and exits on a bad --node-labels
+        # (k8s.io/kubernetes cmd/kubelet/app/options ValidateKubeletFlags; karpenter-core.md §6.2)
+        rec.refused = kubelet_flag_error(boot.node_labels, self.profile)
+        if rec.refused:
+            return
+        rec.self_labels = kubelet_self_labels(rec.node_name, facts.arch)
+        taints = list(boot.taints)
+        if boot.flags.get("--cloud-provider") == "external":
+            # an external cloud provider: the kubelet registers with the uninitialized taint
+            # (k8s.io/cloud-provider api.TaintExternalCloudProvider)
+            taints.append(dict(UNINITIALIZED))
+        node = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": rec.node_name, "labels": {**rec.self_labels, **boot.node_labels}},
+                "spec": {"taints": taints}}
+        ident = Identity.node(rec.node_name)
+        try:
+            self.cluster.create(node, ident)
+        except APIRejected as e:
+            rec.denied = e.message
+            return
+        rec.registered = True
+        cur = self.cluster.get("Node", rec.node_name)
+        cur["status"] = {**node_status(facts, boot),
+                         "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                         "message": "kubelet is posting ready status",
+                                         "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
+                         "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
+                                      "kubeletVersion": getattr(self.cluster, "_server_version", ""),
+                                      "containerRuntimeVersion": "containerd://harness"}}
+        self.cluster.update_status(cur, ident)
+        self._lease(rec.node_name, create=True)
+        self._pending_ccm.add(vm_name)
+
+    def _lease(self, node_name: str, create: bool = False) -> None:
+        from harness.backends.base import APIRejected, Identity
+        client = self.cluster.client(Identity.node(node_name))
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
+        spec = {"holderIdentity": node_name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": _microtime()}
+        try:
+            if create:
+                client.request("POST", path, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                              "metadata": {"name": node_name, "namespace": LEASE_NAMESPACE},
+                                              "spec": spec})
+            else:
+                client.request("PATCH", f"{path}/{node_name}", {"spec": spec},
+                               content_type="application/merge-patch+json")
+        except APIRejected:
+            pass        # the Node is gone (deleted by Karpenter): nothing to renew
+
+    def _renew(self) -> None:
+        for rec in self.records.values():
+            if rec.registered and self.cluster.get("Node", rec.node_name) is not None:
+                self._lease(rec.node_name)
+
+    # -- cloud node controller ------------------------------------------------------------------------
+    def _cloud_node_controller(self, vm_name: str) -> bool:
+        """Azure's cloud-node-manager (k8s.io/cloud-provider controllers/node): providerID, instance
+        type, zone and region labels, and the uninitialized taint lifted. The providerID is the one
+        the controller recorded on the NodeClaim (the same VM id; reference/real-controller.md notes
+        its lowercased resource group)."""
+        from harness.backends.base import CLOUD_NODE_MANAGER, APIRejected
+        from harness.model.writers import cloud_node_controller_labels
+        rec = self.records[vm_name]
+        provider_id = self._provider_id(vm_name)
+        node = self.cluster.get("Node", rec.node_name)
+        if node is None:
+            self._pending_ccm.discard(vm_name)
+            return False
+        if provider_id is None:
+            return False
+        vm = self.fake.get_vm(self.rg, vm_name) or {}
+        zones = vm.get("zones") or []
+        zone = f"{self.region.lower()}-{zones[0]}" if zones else "0"
+        size = ((vm.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
+        rec.ccm_labels = cloud_node_controller_labels(size, zone, self.region.lower())
+        node["metadata"]["labels"].update(rec.ccm_labels)
+        node["spec"]["providerID"] = provider_id
+        node["spec"]["taints"] = [t for t in node["spec"].get("taints") or [] if t["key"] != UNINITIALIZED["key"]]
+        try:
+            self.cluster.update(node, CLOUD_NODE_MANAGER)
+        except APIRejected as e:
+            if e.status == 409:
+                return False        # the Node changed under us (Karpenter's sync): next poll
+            raise
+        self._pending_ccm.discard(vm_name)
+        return True
+
+    def _provider_id(self, vm_name: str) -> str | None:
+        for nc in self.cluster.list("NodeClaim"):
+            pid = (nc.get("status") or {}).get("providerID") or ""
+            if pid.lower().endswith(f"/virtualmachines/{vm_name.lower()}"):
+                return pid
+        return None
+
+    def close(self) -> None:
+        """Drop the leases this run created (Nodes are cleared by the cluster's reset)."""
+        for rec in self.records.values():
+            if rec.registered:
+                try:
+                    self.cluster.admin.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}"
+                                                         f"/leases/{rec.node_name}", ok_missing=True)
+                except Exception:   # noqa: BLE001 - best effort
+                    pass

@@ -1,0 +1,252 @@
+"""What a real-engine run produced, read from the API server, the fake and the kubelet stand-ins, in
+the RunResult shape the expectations read (harness/loop/result.py).
+
+Sources, per field:
+  nodePools   - admission from the create call; runtime validation and readiness from the NodePool's
+                status conditions (core `ValidationSucceeded`, `Ready`);
+  pods        - spec.nodeName; Karpenter's `FailedScheduling` events ("Failed to schedule pod, ...",
+                sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/events.go) and
+                kube-scheduler's; `Nominated` events name the NodeClaims launched for a pod;
+  nodes       - the stand-in kubelets' records, the Node and its NodeClaim; label provenance from who
+                wrote what (kubelet, its --node-labels, the cloud node controller) and, for the rest,
+                Karpenter core's sync of the NodeClaim's labels;
+  nodeClaims  - every NodeClaim seen while polling, with its Launched condition;
+  azure       - the fake's snapshot and request log, as the simulated engine reads them.
+"""
+from __future__ import annotations
+
+import re
+
+from harness.backends.base import APIRejected
+from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
+from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
+
+KARPENTER_PREFIX = "Failed to schedule pod, "
+NOMINATED = re.compile(r"nodeclaim/([a-z0-9.-]+)")
+
+
+def _conditions(obj: dict) -> dict[str, dict]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def _true(obj: dict, type_: str) -> bool:
+    return _conditions(obj).get(type_, {}).get("status") == "True"
+
+
+class Observer:
+    def __init__(self, scenario, profile: str, cluster, fake, kubelets):
+        self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
+        self.nodepools: dict[str, NodePoolResult] = {}
+        self.namespaces: set[str] = {"default"}
+        self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
+        self.launched: set[str] = set()
+        self.failures: dict[str, list[dict]] = {}
+        self.deleted: set[str] = set()
+
+    # -- during the run -------------------------------------------------------------------------------
+    def applied(self, obj: dict, error: APIRejected | None) -> None:
+        ns = (obj.get("metadata") or {}).get("namespace")
+        if ns:
+            self.namespaces.add(ns)
+        if obj.get("kind") != "NodePool":
+            return
+        name = obj["metadata"]["name"]
+        if error is None:
+            self.nodepools[name] = NodePoolResult(name)
+        else:
+            self.nodepools[name] = NodePoolResult(name, accepted=False, stage="admission", message=error.message,
+                                                  causes=[c.message for c in error.causes])
+
+    def poll(self) -> None:
+        seen = set()
+        for nc in self.cluster.list("NodeClaim"):
+            name = nc["metadata"]["name"]
+            seen.add(name)
+            self.claims[name] = nc
+            conds = _conditions(nc)
+            launched = conds.get("Launched", {})
+            if launched.get("status") == "True":
+                self.launched.add(name)
+            elif launched.get("status") == "False":
+                f = {"reason": launched.get("reason"), "message": launched.get("message")}
+                if f not in self.failures.setdefault(name, []):
+                    self.failures[name].append(f)
+        self.deleted |= set(self.claims) - seen
+
+    def _events(self) -> list[dict]:
+        out = []
+        for ns in sorted(self.namespaces | {"default"}):
+            out += self.cluster.list("Event", ns)
+        return sorted(out, key=lambda e: (e.get("firstTimestamp") or e.get("eventTime") or "",
+                                          e["metadata"].get("creationTimestamp") or ""))
+
+    def fingerprint(self) -> tuple:
+        """What "nothing changed" compares: NodeClaims and their conditions, Nodes with labels and
+        taints, pod bindings, NodePool conditions and the fake's mutating calls."""
+        claims = tuple(sorted((n, tuple(sorted((t, c.get("status")) for t, c in _conditions(o).items())),
+                               bool(o["metadata"].get("deletionTimestamp")))
+                              for n, o in self.claims.items() if n not in self.deleted))
+        nodes = tuple(sorted((n["metadata"]["name"], tuple(sorted((n["metadata"].get("labels") or {}).items())),
+                              tuple(sorted(t["key"] for t in (n.get("spec") or {}).get("taints") or [])))
+                             for n in self.cluster.list("Node")))
+        pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"))
+                            for ns in self.namespaces for p in self.cluster.list("Pod", ns)))
+        pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
+                             for p in self.cluster.list("NodePool")))
+        writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
+        return claims, nodes, pods, pools, writes
+
+    def nominations(self) -> dict[str, set[str]]:
+        """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""
+        out: dict[str, set[str]] = {}
+        for e in self._events():
+            if e.get("reason") == "Nominated" and (e.get("involvedObject") or {}).get("kind") == "Pod":
+                io = e["involvedObject"]
+                out.setdefault(f"{io.get('namespace')}/{io.get('name')}", set()).update(
+                    NOMINATED.findall(e.get("message") or ""))
+        return out
+
+    def runaway(self, threshold: int) -> str | None:
+        """A pod nominated for `threshold` NodeClaims that is still unbound (design 0006 FAQ)."""
+        bound = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": (p.get("spec") or {}).get("nodeName")
+                 for ns in self.namespaces for p in self.cluster.list("Pod", ns)}
+        for key, claims in sorted(self.nominations().items()):
+            if len(claims) >= threshold and not bound.get(key):
+                return f"pod {key} was nominated for {len(claims)} NodeClaims and never bound"
+        return None
+
+    # -- at the end ---------------------------------------------------------------------------------------
+    def result(self, steady: bool, threshold: int) -> RunResult:
+        r = RunResult(self.scenario.name, self.profile, "local", self.scenario.seed)
+        r.steady = steady
+        why = self.runaway(threshold)
+        r.runaway, r.runaway_reason = why is not None, why
+        events = self._events()
+        r.events = [{"kind": (e.get("involvedObject") or {}).get("kind"), "name": (e.get("involvedObject") or {}).get("name"),
+                     "namespace": (e.get("involvedObject") or {}).get("namespace"),
+                     "reason": e.get("reason"), "message": e.get("message") or ""} for e in events]
+        self._nodepools(r)
+        self._pods(r, events)
+        self._nodes_and_claims(r)
+        snap = self.fake.snapshot()
+        snap["request_log"] = [q._asdict() for q in self.fake.requests]
+        r.azure = snap
+        return r
+
+    def _nodepools(self, r: RunResult) -> None:
+        for np in self.cluster.list("NodePool"):
+            name = np["metadata"]["name"]
+            res = self.nodepools.setdefault(name, NodePoolResult(name))
+            conds = _conditions(np)
+            v = conds.get("ValidationSucceeded")
+            if v and v.get("status") == "False":
+                res.stage, res.message = "runtime", v.get("message")
+            res.ready = conds.get("Ready", {}).get("status") == "True"
+        r.nodepools = dict(self.nodepools)
+        for e in r.events:
+            if e["kind"] == "NodePool" and e["name"] in r.nodepools:
+                r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
+
+    def _owner(self, pod: dict, rs_owner: dict[str, str]) -> tuple[str, str]:
+        for ref in pod["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == "ReplicaSet":
+                return "Deployment", rs_owner.get(ref["name"], ref["name"].rsplit("-", 1)[0])
+            if ref.get("kind") == "DaemonSet":
+                return "DaemonSet", ref["name"]
+        return "", ""
+
+    def _pods(self, r: RunResult, events: list[dict]) -> None:
+        rs_owner = {}
+        for ns in self.namespaces:
+            for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []:
+                for ref in rs["metadata"].get("ownerReferences") or []:
+                    if ref.get("kind") == "Deployment":
+                        rs_owner[rs["metadata"]["name"]] = ref["name"]
+        noms = self.nominations()
+        for ns in sorted(self.namespaces):
+            for p in self.cluster.list("Pod", ns):
+                key = f"{ns}/{p['metadata']['name']}"
+                kind, owner = self._owner(p, rs_owner)
+                pr = PodResult(p["metadata"]["name"], ns, kind, owner)
+                pr.node = (p.get("spec") or {}).get("nodeName")
+                pr.state = "scheduled" if pr.node else "pending"
+                pr.nodeclaims = sorted(noms.get(key, ()))
+                for e in events:
+                    io = e.get("involvedObject") or {}
+                    if io.get("kind") != "Pod" or io.get("name") != pr.name or io.get("namespace") != ns:
+                        continue
+                    if e.get("reason") != "FailedScheduling":
+                        continue
+                    msg = e.get("message") or ""
+                    if msg.startswith(KARPENTER_PREFIX):
+                        pr.karpenter_error = msg[len(KARPENTER_PREFIX):]
+                        if msg not in pr.events:
+                            pr.events.append(msg)
+                    else:
+                        pr.scheduler_error = msg
+                if pr.state == "pending":
+                    pr.reason = pr.karpenter_error or pr.scheduler_error
+                r.pods[key] = pr
+
+    def _nodes_and_claims(self, r: RunResult) -> None:
+        by_vm = {rec.vm_name.lower(): rec for rec in self.kubelets.records.values()}
+        index = 0
+        for name in self.claims:           # creation order (dict insertion = first seen)
+            nc = self.claims[name]
+            labels = dict(nc["metadata"].get("labels") or {})
+            ncr = NodeClaimResult(name, labels.get("karpenter.sh/nodepool", ""), [], nc["spec"].get("requirements") or [],
+                                  labels, launched=name in self.launched, failures=self.failures.get(name, []))
+            ncr.failure = ncr.failures[-1] if ncr.failures else None
+            if name in self.deleted:
+                ncr.deleted = "deleted"
+            r.nodeclaims.append(ncr)
+            for p in r.pods.values():
+                if name in p.nodeclaims:
+                    ncr.pods.append(f"{p.namespace}/{p.name}")
+            pid = (nc.get("status") or {}).get("providerID") or ""
+            vm_name = pid.rsplit("/", 1)[-1] if pid else ""
+            rec = by_vm.get(vm_name.lower())
+            if rec is None or name in self.deleted and not rec.registered:
+                continue
+            node = self.cluster.get("Node", rec.node_name) if rec.registered else None
+            if name in self.deleted and node is None:
+                continue
+            nr = NodeResult(rec.node_name, index, name, ncr.nodepool,
+                            labels.get("node.kubernetes.io/instance-type", ""),
+                            labels.get("topology.kubernetes.io/zone", ""),
+                            labels.get("karpenter.sh/capacity-type", ""), vm_name)
+            index += 1
+            ncr.node = rec.node_name
+            nr.kubelet_node_labels = dict(rec.bootstrap.node_labels)
+            nr.kubelet_refused, nr.node_restriction_denied = rec.refused, rec.denied
+            nr.nodeclaim_labels = labels
+            nr.nodeclaim_requirements = ncr.requirements
+            nr.registered = _true(nc, "Registered")
+            nr.initialized = _true(nc, "Initialized")
+            if node is not None:
+                nr.labels = dict(node["metadata"].get("labels") or {})
+                nr.taints = list((node.get("spec") or {}).get("taints") or [])
+            nr.provenance = _provenance(nr.labels, rec, labels)
+            nr.pods = [k for k, p in r.pods.items() if p.node == rec.node_name]
+            r.nodes.append(nr)
+
+
+def _provenance(node_labels: dict[str, str], rec, claim_labels: dict[str, str]) -> dict[str, list[LabelWrite]]:
+    """Who wrote each label: the stand-ins know their own writes (accepted unless the kubelet exited
+    or NodeRestriction refused it); a label on the Node that none of them wrote, or that equals the
+    NodeClaim's, is Karpenter core's sync (core registration syncs NodeClaim labels to the Node)."""
+    out: dict[str, list[LabelWrite]] = {}
+    ok = rec.refused is None and rec.denied is None
+    note = rec.refused or rec.denied or ""
+    for k, v in rec.self_labels.items():
+        if k not in rec.bootstrap.node_labels or rec.bootstrap.node_labels[k] == v:
+            out.setdefault(k, []).append(LabelWrite(KUBELET, v, ok, note))
+    for k, v in rec.bootstrap.node_labels.items():
+        out.setdefault(k, []).append(LabelWrite(KUBELET_NODE_LABELS, v, ok, note))
+    for k, v in rec.ccm_labels.items():
+        out.setdefault(k, []).append(LabelWrite(CLOUD_NODE_CONTROLLER, v))
+    for k, v in node_labels.items():
+        written = {w.value for w in out.get(k, []) if w.accepted}
+        if k in claim_labels and claim_labels[k] == v or v not in written:
+            out.setdefault(k, []).append(LabelWrite(KARPENTER_CORE, v))
+    return out
