@@ -71,8 +71,8 @@ def _normalized(body: dict, names: list[str]) -> dict[str, object]:
         if VOLATILE.search(k):
             continue
         if isinstance(v, str):
-            for n in names:
-                v = re.sub(re.escape(n), "<name>", v, flags=re.I)
+            for n in filter(None, names):
+                v = re.sub(rf"(?<![\w-]){re.escape(n)}(?![\w-])", "<name>", v, flags=re.I)
             v = re.sub(r"/subscriptions/[0-9a-f-]+/resourceGroups/[^/]+", "/subscriptions/<sub>/resourceGroups/<rg>", v, flags=re.I)
         flat[k] = v
     return flat
