@@ -78,7 +78,7 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
     sweep_stale_workdirs("harness-real-")
     workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=_tmp_root()))
     (workdir / "owner.pid").write_text(str(os.getpid()))
-    server = sandbox = None
+    server = sandbox = run_ = None
     try:
         cluster.reset()
         secrets = clusterprep.prepare(cluster, crd_version(ctl), workdir)
@@ -126,6 +126,8 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
                 sandbox.stop()
             if server is not None:
                 server.stop()
+            if run_ is not None:
+                run_.kubelets.close()
         finally:
             if os.environ.get("HARNESS_KEEP_REAL_WORKDIR"):
                 print(f"karpenter-harness: kept real-engine work dir {workdir}", file=__import__("sys").stderr)

@@ -166,7 +166,7 @@ class Kubelets:
         import time
         progress = False
         for name, put in self.tap.vm_puts().items():
-            if name not in self.records and self.fake.get_vm(self.rg, name) is not None:
+            if name not in self.records and self._running(name):
                 self._boot(name, put.body)
                 progress = True
         for name in sorted(self._pending_ccm):
@@ -175,6 +175,11 @@ class Kubelets:
             self._renew()
             self._last_renew = time.monotonic()
         return progress
+
+    def _running(self, vm_name: str) -> bool:
+        """The VM exists and its create succeeded (a failed create never boots a kubelet)."""
+        vm = self.fake.get_vm(self.rg, vm_name)
+        return vm is not None and (vm.get("properties") or {}).get("provisioningState") == "Succeeded"
 
     # -- kubelet ------------------------------------------------------------------------------------
     def _boot(self, vm_name: str, body: dict) -> None:

@@ -52,7 +52,7 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
     env = {k: str(v) for k, v in data["environment"].items()}
     merged = {**data["cluster_defaults"], **settings}
     for key, var in data["cluster_env"].items():
-        if merged.get(key) not in (None, ""):
+        if merged.get(key) is not None:
             value = merged[key]
             env[var] = str(value).lower() if isinstance(value, bool) else str(value)
     env.update({
