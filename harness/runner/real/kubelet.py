@@ -148,6 +148,22 @@ LEASE_SECONDS = 40
 RENEW_SECONDS = 10.0         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
 
 
+def _retry_conflicts(write, attempts: int = 20):
+    """Read-modify-write against controllers writing the same Node (kube-controller-manager's node
+    lifecycle controller, Karpenter's registration): retry on 409 Conflict, as client-go's
+    RetryOnConflict does."""
+    import time
+
+    from harness.backends.base import APIRejected
+    for i in range(attempts):
+        try:
+            return write()
+        except APIRejected as e:
+            if e.status != 409 or i == attempts - 1:
+                raise
+            time.sleep(0.05)
+
+
 class Kubelets:
     """Every stand-in kubelet of a run: one per VM the controller created, started once the fake
     holds the VM, registered from that VM's bootstrap data."""
@@ -216,15 +232,15 @@ class Kubelets:
             rec.denied = e.message
             return
         rec.registered = True
-        cur = self.cluster.get("Node", rec.node_name)
-        cur["status"] = {**node_status(facts, boot),
-                         "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                         "message": "kubelet is posting ready status",
-                                         "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
-                         "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
-                                      "kubeletVersion": getattr(self.cluster, "_server_version", ""),
-                                      "containerRuntimeVersion": "containerd://harness"}}
-        self.cluster.update_status(cur, ident)
+        status = {**node_status(facts, boot),
+                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                  "message": "kubelet is posting ready status",
+                                  "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
+                  "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
+                               "kubeletVersion": getattr(self.cluster, "_server_version", ""),
+                               "containerRuntimeVersion": "containerd://harness"}}
+        _retry_conflicts(lambda: self.cluster.update_status(
+            {**self.cluster.get("Node", rec.node_name), "status": status}, ident))
         self._lease(rec.node_name, create=True)
         self._pending_ccm.add(vm_name)
 
@@ -270,14 +286,19 @@ class Kubelets:
         zone = f"{self.region.lower()}-{zones[0]}" if zones else "0"
         size = ((vm.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
         rec.ccm_labels = cloud_node_controller_labels(size, zone, self.region.lower())
-        node["metadata"]["labels"].update(rec.ccm_labels)
-        node["spec"]["providerID"] = provider_id
-        node["spec"]["taints"] = [t for t in node["spec"].get("taints") or [] if t["key"] != UNINITIALIZED["key"]]
+
+        def write():
+            node = self.cluster.get("Node", rec.node_name)
+            node["metadata"]["labels"].update(rec.ccm_labels)
+            node["spec"]["providerID"] = provider_id
+            node["spec"]["taints"] = [t for t in node["spec"].get("taints") or [] if t["key"] != UNINITIALIZED["key"]]
+            return self.cluster.update(node, CLOUD_NODE_MANAGER)
         try:
-            self.cluster.update(node, CLOUD_NODE_MANAGER)
+            _retry_conflicts(write)
         except APIRejected as e:
-            if e.status == 409:
-                return False        # the Node changed under us (Karpenter's sync): next poll
+            if e.status == 404:
+                self._pending_ccm.discard(vm_name)
+                return False
             raise
         self._pending_ccm.discard(vm_name)
         return True
