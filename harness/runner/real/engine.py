@@ -42,7 +42,7 @@ class RealOutcome(sim_engine.Outcome):
     skipped: str | None = None                                # why the run was not made at all
     skipped_steps: list[str] = field(default_factory=list)
     controller_version: str = ""
-    hosts: list[str] = field(default_factory=list)           # Host headers the fake saw
+    hosts: list[str] = field(default_factory=list)           # Host headers the fake saw + hosts in the controller log
     vm_puts: dict = field(default_factory=dict)              # VM name -> PUT body
     nic_puts: dict = field(default_factory=dict)
     log_tail: str = ""
@@ -123,6 +123,7 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
         try:
             if sandbox is not None:
                 outcome.log_tail = sandbox.process.tail(40) if sandbox.process else ""
+                outcome.hosts = sorted(set(outcome.hosts) | log_hosts(workdir / "controller.log"))
                 sandbox.stop()
             if server is not None:
                 server.stop()
@@ -133,9 +134,24 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
                 print(f"karpenter-harness: kept real-engine work dir {workdir}", file=__import__("sys").stderr)
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
+    strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"))
+    if strays:      # cannot happen through the sandbox; kept as the run's own proof
+        from harness.runner.expect import Mismatch
+        outcome.mismatches.append(Mismatch("engine.hosts", "loopback only", strays, "hosts in the fake's log or the controller's"))
     outcome.seconds = time.perf_counter() - t0
     outcome.result.timings["total"] = outcome.seconds
     return outcome
+
+
+def log_hosts(log: Path) -> set[str]:
+    """Every host:port in a URL of the controller's log (with ENABLE_AZURE_SDK_LOGGING each ARM call
+    is logged with its URL): the evidence that nothing left loopback."""
+    import re
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return set()
+    return {m.lower() for m in re.findall(r"https?://([A-Za-z0-9.\-\[\]:]+)", text)}
 
 
 def crd_version(ctl) -> str:

@@ -39,7 +39,9 @@ class Observer:
         self.nodepools: dict[str, NodePoolResult] = {}
         self.namespaces: set[str] = {"default"}
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
-        self.launched: set[str] = set()
+        self.launched: set[str] = set()          # Launched=True and the VM create succeeded
+        self.launched_condition: set[str] = set()
+        self.vm_failures: dict[str, dict] = {}
         self.failures: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()
 
@@ -66,12 +68,37 @@ class Observer:
             conds = _conditions(nc)
             launched = conds.get("Launched", {})
             if launched.get("status") == "True":
-                self.launched.add(name)
+                # provider v1.14.0 creates the VM asynchronously (pkg/providers/instance/vminstance.go
+                # BeginCreate): Launched=True comes once the PUT is accepted, and a create that fails
+                # later deletes the NodeClaim. "Launched" here means what the simulation means: the
+                # VM was created.
+                self.launched_condition.add(name)
+                state, failure = self._vm_state(nc)
+                if state == "succeeded":
+                    self.launched.add(name)
+                elif failure and name not in self.vm_failures:
+                    self.vm_failures[name] = failure
+                    self.failures.setdefault(name, []).append(
+                        {"reason": failure.get("code"), "message": failure.get("message"), "code": failure.get("code")})
             elif launched.get("status") == "False":
                 f = {"reason": launched.get("reason"), "message": launched.get("message")}
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
         self.deleted |= set(self.claims) - seen
+
+    def _vm_state(self, nc: dict) -> tuple[str, dict | None]:
+        pid = (nc.get("status") or {}).get("providerID") or ""
+        if not pid:
+            return "", None
+        vm = self.fake.get_vm(self.kubelets.rg, pid.rsplit("/", 1)[-1])
+        if vm is None:
+            return "", None
+        state = ((vm.get("properties") or {}).get("provisioningState") or "").lower()
+        failure = None
+        if state == "failed":
+            name = pid.rsplit("/", 1)[-1].lower()
+            failure = next((v.get("failure") for v in self.fake.snapshot()["vms"] if v["name"].lower() == name), None)
+        return state, failure
 
     def _events(self) -> list[dict]:
         out = []
