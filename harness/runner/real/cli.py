@@ -44,9 +44,8 @@ def run_real(jobs, args) -> int:
             if args.conformance:
                 from harness.runner.real.conformance import simulate
                 pairs.append((simulate(sc, profile), o))
-            if not args.json:
-                print(f"{verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{profile}]"
-                      + (f"  ({o.skipped})" if o.skipped else ""), flush=True)
+            print(f"{verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{profile}]"
+                  + (f"  ({o.skipped})" if o.skipped else ""), file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         print("interrupted: controller, fake and cluster are being torn down", file=sys.stderr)
         raise
