@@ -1,6 +1,8 @@
-"""``python -m fakeazure serve [--port 0] [--host 127.0.0.1] [--catalog NAME|PATH] ...``
+"""``python -m fakeazure serve [--port 0] [--host 127.0.0.1] [--catalog NAME|PATH] [--tls] ...``
 
-Prints the server URL on the first line of stdout, then serves until interrupted.
+Prints the server URL on the first line of stdout (with ``--tls``, the CA certificate's path
+on the second), then serves until interrupted.  ``python -m fakeazure az-shim DIR`` writes a
+fake ``az`` executable into DIR (see ``fakeazure.azshim``).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import signal
 import sys
 import time
 
+from . import azshim
 from .arm import WELL_KNOWN_SUBSCRIPTION
 from .catalog import available_catalogs
 from .server import LOOPBACK, FakeAzureServer, is_loopback_host
@@ -32,7 +35,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--faults", help="JSON file with a list of fault rules")
     s.add_argument("--page-size", type=int, default=None)
     s.add_argument("--verbose", action="store_true", help="log each request to stderr")
+    s.add_argument("--tls", action="store_true",
+                   help="serve https with a generated CA + server certificate; prints the CA path on line 2")
+    s.add_argument("--tls-dir", default=None,
+                   help="write ca.pem/server.pem/server-key.pem here and keep them (implies --tls; "
+                        "default: a temporary directory removed at exit)")
     sub.add_parser("catalogs", help="list the bundled catalogs")
+    a = sub.add_parser("az-shim", help="write a fake `az` (Azure CLI) that prints a fake access token")
+    a.add_argument("dir", help="directory to write the `az` executable into (put it first on PATH)")
+    a.add_argument("--subscription", default=WELL_KNOWN_SUBSCRIPTION)
+    a.add_argument("--tenant", default=azshim.WELL_KNOWN_TENANT)
+    a.add_argument("--token", default=azshim.FAKE_TOKEN)
     return p
 
 
@@ -42,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "catalogs":
         for name in available_catalogs():
             print(name)
+        return 0
+    if args.cmd == "az-shim":
+        print(azshim.write(args.dir, subscription=args.subscription, tenant=args.tenant, token=args.token))
         return 0
     if not is_loopback_host(args.host):
         parser.error(f"--host {args.host!r} is not a loopback address; fakeazure serves loopback only "
@@ -57,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
             faults = faults.get("faults", [faults])
     state = FakeAzure(region=args.region, subscription_id=args.subscription, seed=args.seed,
                       catalog=args.catalog or None, lro=lro, page_size=args.page_size, faults=faults)
-    server = FakeAzureServer(state, host=args.host, port=args.port, verbose=args.verbose)
+    server = FakeAzureServer(state, host=args.host, port=args.port, verbose=args.verbose, tls=args.tls,
+                             tls_dir=args.tls_dir)
     url = server.start()
     print(url, flush=True)
+    if server.ca_path:
+        print(server.ca_path, flush=True)
 
     stop = {"done": False}
 

@@ -164,6 +164,27 @@ def invalid_resource_reference(ref_id: str, referrer_id: str, target: str | None
                     target=target)
 
 
+def resource_group_not_found(rg: str) -> ARMError:
+    return ARMError("ResourceGroupNotFound", f"Resource group '{rg}' could not be found.", 404)
+
+
+class ResourceGroups:
+    """Resource groups exist implicitly until one is added; from then on only the added ones
+    do (others: 404 ResourceGroupNotFound)."""
+
+    def __init__(self, names=None):
+        self.names: set[str] | None = {n.lower() for n in names} if names is not None else None
+
+    def add(self, name: str) -> None:
+        if self.names is None:
+            self.names = set()
+        self.names.add(name.lower())
+
+    def require(self, rg: str) -> None:
+        if self.names is not None and rg.lower() not in self.names:
+            raise resource_group_not_found(rg)
+
+
 # --------------------------------------------------------------------------- clock
 
 
@@ -196,6 +217,11 @@ class FakeClock:
         with self._lock:
             self.slept += float(seconds)
             self._t += float(seconds)
+
+    def rewind(self, t: float) -> None:
+        """Set the time back (``FakeAzure.reset`` returns its own clock to the start)."""
+        with self._lock:
+            self._t = float(t)
 
     def now(self) -> _dt.datetime:
         return _dt.datetime.fromtimestamp(self.time(), tz=_dt.timezone.utc)

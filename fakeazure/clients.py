@@ -1,11 +1,14 @@
 """Real Azure SDK clients configured for the fake (fake-azure.md §5).
 
 * credential: :class:`FakeCredential` (a duck-typed TokenCredential);
-* ``polling_interval=0`` so long-running operations never sleep (§5.3);
+* ``polling_interval=0`` so long-running operations never sleep (§5.3): the :class:`PollAtOwnInterval`
+  policy drops the ``Retry-After`` the fake puts on running operations (which the SDK would
+  otherwise honour over ``polling_interval``);
 * ``retry_total=0`` so injected 429/5xx faults surface instead of being retried (§5.4);
-* ``base_url``: https://management.azure.com for the in-process mock, or the server's
+* ``base_url``: https://management.azure.com for the in-process mock, the server's
   ``http://127.0.0.1:PORT`` with the :class:`AllowHttp` policy that lets the bearer
-  token policy run over plain HTTP (§5.2 option 2);
+  token policy run over plain HTTP (§5.2 option 2), or a TLS server's ``https://127.0.0.1:PORT``
+  with ``connection_verify`` set to the server's CA (nothing relaxed);
 * :class:`RefuseRealAzure`: a request to a real Azure host raises
   :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active to serve it.
 """
@@ -59,6 +62,19 @@ class AllowHttp(SansIOHTTPPolicy):
         request.context["enforce_https"] = False
 
 
+class PollAtOwnInterval(SansIOHTTPPolicy):
+    """Removes ``Retry-After`` from successful answers (long-running operations), so the poller
+    waits ``polling_interval`` (0 here) instead.  Error answers (429/5xx) keep it for the retry
+    policy."""
+
+    def on_response(self, request, response) -> None:
+        http = response.http_response
+        if http.status_code < 400:
+            for name in ("Retry-After", "retry-after-ms", "x-ms-retry-after-ms"):
+                if name in http.headers:
+                    del http.headers[name]
+
+
 class RefuseRealAzure(SansIOHTTPPolicy):
     """Checks every request (initial calls, pages, status polls) before it is sent: a real Azure
     host is refused unless ``mock_azure`` is active."""
@@ -67,41 +83,45 @@ class RefuseRealAzure(SansIOHTTPPolicy):
         refuse_real_azure(request.http_request.url)
 
 
-def _resolve(target: Any) -> tuple[str, str]:
-    """(base_url, subscription_id) for None | FakeAzure | FakeAzureServer | URL str."""
+def _resolve(target: Any) -> tuple[str, str, str | None]:
+    """(base_url, subscription_id, CA path or None) for None | FakeAzure | FakeAzureServer | URL str."""
     from .state import FakeAzure
     if target is None:
-        return ARM_URL, WELL_KNOWN_SUBSCRIPTION
+        return ARM_URL, WELL_KNOWN_SUBSCRIPTION, None
     if isinstance(target, FakeAzure):
-        return ARM_URL, target.subscription_id
+        return ARM_URL, target.subscription_id, None
     if isinstance(target, str):
-        return target.rstrip("/"), WELL_KNOWN_SUBSCRIPTION
+        return target.rstrip("/"), WELL_KNOWN_SUBSCRIPTION, None
     url = getattr(target, "url", None)
     state = getattr(target, "state", None)
     if url:
-        return str(url).rstrip("/"), getattr(state, "subscription_id", WELL_KNOWN_SUBSCRIPTION)
+        return (str(url).rstrip("/"), getattr(state, "subscription_id", WELL_KNOWN_SUBSCRIPTION),
+                getattr(target, "ca_path", None))
     raise TypeError(f"expected None, a FakeAzure, a FakeAzureServer or a URL, not {type(target).__name__}")
 
 
-def _kwargs(base: str, overrides: dict) -> dict:
+def _kwargs(base: str, ca: str | None, overrides: dict) -> dict:
     kw: dict[str, Any] = {"base_url": base, "polling_interval": 0, "retry_total": 0}
+    if ca:
+        kw["connection_verify"] = ca
     if base.startswith("http://"):
         kw["per_call_policies"] = [AllowHttp()]
     kw.update(overrides)
     extra = kw.get("per_call_policies") or []
-    kw["per_call_policies"] = [RefuseRealAzure()] + (list(extra) if isinstance(extra, (list, tuple)) else [extra])
+    own = [RefuseRealAzure()] + ([PollAtOwnInterval()] if not kw.get("polling_interval") else [])
+    kw["per_call_policies"] = own + (list(extra) if isinstance(extra, (list, tuple)) else [extra])
     return kw
 
 
 def compute_client(state_or_url: Any = None, subscription_id: str | None = None, **kwargs: Any):
     """A real ``azure.mgmt.compute.ComputeManagementClient`` pointed at the fake."""
     from azure.mgmt.compute import ComputeManagementClient
-    base, sub = _resolve(state_or_url)
-    return ComputeManagementClient(FakeCredential(), subscription_id or sub, **_kwargs(base, kwargs))
+    base, sub, ca = _resolve(state_or_url)
+    return ComputeManagementClient(FakeCredential(), subscription_id or sub, **_kwargs(base, ca, kwargs))
 
 
 def network_client(state_or_url: Any = None, subscription_id: str | None = None, **kwargs: Any):
     """A real ``azure.mgmt.network.NetworkManagementClient`` pointed at the fake."""
     from azure.mgmt.network import NetworkManagementClient
-    base, sub = _resolve(state_or_url)
-    return NetworkManagementClient(FakeCredential(), subscription_id or sub, **_kwargs(base, kwargs))
+    base, sub, ca = _resolve(state_or_url)
+    return NetworkManagementClient(FakeCredential(), subscription_id or sub, **_kwargs(base, ca, kwargs))

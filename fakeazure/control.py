@@ -19,20 +19,49 @@ POST     /_fakeazure/settle          finish pending operations
 POST     /_fakeazure/skus            add ResourceSku objects (list or ``{"value": [...]}``)
 POST     /_fakeazure/catalog         ``{"name": "eastus"}`` (or a path on the server)
 POST     /_fakeazure/lro             ``{"lro": "immediate" | "sync" | {"after_polls": N}}``
+POST     /_fakeazure/network         ``{"networkSecurityGroups": [names], "resourceGroup"?,
+                                     "subnets": [ids], "backendPools": [ids]}`` (each optional)
+POST     /_fakeazure/resourcegraph   ``{"lag": seconds}``
 =======  ==========================  ===============================================
 """
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .arm import ARMError, Request, Response
 from .guard import refuse_real_azure
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .state import FakeAzure
-
 PREFIX = "/_fakeazure"
+
+
+class Configurable(Protocol):
+    """The configuration API these handlers drive: ``FakeAzure``'s public methods, nothing else
+    (the control API is that API over HTTP)."""
+
+    subscription_id: str
+    region: str
+    faults: Any
+    requests: list
+    clock: Any
+    lro_after_polls: int | None
+
+    def reset(self) -> None: ...
+    def snapshot(self) -> dict: ...
+    def set_usage(self, family: str, limit: int | None, current: int = 0, region: str | None = None) -> None: ...
+    def set_regional_quota(self, limit: int, region: str | None = None) -> None: ...
+    def set_low_priority_quota(self, limit: int, region: str | None = None) -> None: ...
+    def usages(self, region: str | None = None) -> list[dict]: ...
+    def evict(self, rg: str, name: str) -> dict: ...
+    def advance(self, seconds: float) -> None: ...
+    def settle(self) -> int: ...
+    def add_skus(self, skus: list) -> list[dict]: ...
+    def load_catalog(self, name_or_path) -> list[dict]: ...
+    def set_lro(self, lro) -> None: ...
+    def set_network_security_groups(self, names, resource_group: str | None = None) -> None: ...
+    def add_subnet(self, subnet_id: str) -> None: ...
+    def add_backend_pool(self, pool_id: str) -> None: ...
+    def set_resource_graph_lag(self, seconds: float) -> None: ...
 
 
 def _body(req: Request) -> Any:
@@ -48,20 +77,20 @@ def _bad(msg: str) -> ARMError:
     return ARMError("InvalidControlRequest", msg, 400)
 
 
-def health(state: "FakeAzure", req: Request, p: dict) -> Response:
+def health(state: Configurable, req: Request, p: dict) -> Response:
     return Response(200, {"ok": True, "subscription_id": state.subscription_id, "region": state.region})
 
 
-def reset(state: "FakeAzure", req: Request, p: dict) -> Response:
+def reset(state: Configurable, req: Request, p: dict) -> Response:
     state.reset()
     return Response(200, {"reset": True})
 
 
-def list_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
+def list_faults(state: Configurable, req: Request, p: dict) -> Response:
     return Response(200, {"faults": state.faults.to_list(), "log": list(state.faults.log)})
 
 
-def add_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
+def add_faults(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req)
     specs = body.get("faults") if isinstance(body, dict) and "faults" in body else body
     if isinstance(specs, dict):
@@ -75,20 +104,20 @@ def add_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
     return Response(201, {"faults": added})
 
 
-def clear_faults(state: "FakeAzure", req: Request, p: dict) -> Response:
+def clear_faults(state: Configurable, req: Request, p: dict) -> Response:
     state.faults.clear()
     return Response(200, {"faults": []})
 
 
-def snapshot(state: "FakeAzure", req: Request, p: dict) -> Response:
+def snapshot(state: Configurable, req: Request, p: dict) -> Response:
     return Response(200, state.snapshot())
 
 
-def requests_log(state: "FakeAzure", req: Request, p: dict) -> Response:
+def requests_log(state: Configurable, req: Request, p: dict) -> Response:
     return Response(200, {"requests": [r._asdict() for r in state.requests]})
 
 
-def usages(state: "FakeAzure", req: Request, p: dict) -> Response:
+def usages(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req) or {}
     if not isinstance(body, dict):
         raise _bad("usages takes an object")
@@ -104,7 +133,7 @@ def usages(state: "FakeAzure", req: Request, p: dict) -> Response:
     return Response(200, {"usages": state.usages(region)})
 
 
-def evict(state: "FakeAzure", req: Request, p: dict) -> Response:
+def evict(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req) or {}
     rg = body.get("resourceGroup") or body.get("resource_group")
     name = body.get("name")
@@ -116,17 +145,17 @@ def evict(state: "FakeAzure", req: Request, p: dict) -> Response:
         raise _bad(str(exc)) from None
 
 
-def advance(state: "FakeAzure", req: Request, p: dict) -> Response:
+def advance(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req) or {}
     state.advance(float(body.get("seconds", 0)))
     return Response(200, {"time": state.clock.time()})
 
 
-def settle(state: "FakeAzure", req: Request, p: dict) -> Response:
+def settle(state: Configurable, req: Request, p: dict) -> Response:
     return Response(200, {"completed": state.settle()})
 
 
-def add_skus(state: "FakeAzure", req: Request, p: dict) -> Response:
+def add_skus(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req)
     skus = body.get("value") if isinstance(body, dict) else body
     if not isinstance(skus, list):
@@ -134,7 +163,7 @@ def add_skus(state: "FakeAzure", req: Request, p: dict) -> Response:
     return Response(201, {"added": len(state.add_skus(skus))})
 
 
-def load_catalog(state: "FakeAzure", req: Request, p: dict) -> Response:
+def load_catalog(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req) or {}
     name = body.get("name") or body.get("path")
     if not name:
@@ -145,13 +174,40 @@ def load_catalog(state: "FakeAzure", req: Request, p: dict) -> Response:
         raise _bad(str(exc)) from None
 
 
-def set_lro(state: "FakeAzure", req: Request, p: dict) -> Response:
+def set_lro(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req) or {}
     try:
         state.set_lro(body.get("lro"))
     except ValueError as exc:
         raise _bad(str(exc)) from None
     return Response(200, {"after_polls": state.lro_after_polls})
+
+
+def configure_network(state: Configurable, req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    if not isinstance(body, dict):
+        raise _bad("network takes an object")
+    names = body.get("networkSecurityGroups")
+    if names is not None:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise _bad("network: 'networkSecurityGroups' must be a list of names")
+        state.set_network_security_groups(names, body.get("resourceGroup"))
+    for key, add in (("subnets", state.add_subnet), ("backendPools", state.add_backend_pool)):
+        ids = body.get(key) or []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise _bad(f"network: {key!r} must be a list of resource IDs")
+        for rid in ids:
+            add(rid)
+    return Response(200, {"ok": True})
+
+
+def configure_resource_graph(state: Configurable, req: Request, p: dict) -> Response:
+    body = _body(req) or {}
+    lag = body.get("lag") if isinstance(body, dict) else None
+    if isinstance(lag, bool) or not isinstance(lag, (int, float)) or not 0 <= lag < 1e9:
+        raise _bad("resourcegraph takes {\"lag\": seconds} with 0 <= seconds < 1e9")
+    state.set_resource_graph_lag(float(lag))
+    return Response(200, {"lag": float(lag)})
 
 
 url_patterns = [
@@ -169,6 +225,8 @@ url_patterns = [
     ("POST", PREFIX + r"/skus", add_skus, "control"),
     ("POST", PREFIX + r"/catalog", load_catalog, "control"),
     ("POST", PREFIX + r"/lro", set_lro, "control"),
+    ("POST", PREFIX + r"/network", configure_network, "control"),
+    ("POST", PREFIX + r"/resourcegraph", configure_resource_graph, "control"),
 ]
 
 
@@ -179,16 +237,20 @@ class RemoteControlError(RuntimeError):
 class RemoteFakeAzure:
     """The control API of a running server, mirrored in Python (``requests`` under the hood)."""
 
-    def __init__(self, url: str, session=None):
+    def __init__(self, url: str, session=None, ca_path: str | None = None):
+        """ca_path: the CA to trust for an https server (``FakeAzureServer.ca_path``).  It is passed
+        on every call, because ``requests`` lets REQUESTS_CA_BUNDLE override a session's ``verify``."""
         import requests
         self.url = url.rstrip("/")
         self.session = session or requests.Session()
+        self.verify = ca_path if ca_path else True
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         refuse_real_azure(self.url)  # the in-process mock serves /_fakeazure on the ARM host too
         resp = self.session.request(method, f"{self.url}{PREFIX}{path}",
                                     data=None if body is None else json.dumps(body),
-                                    headers={"Content-Type": "application/json"}, timeout=30)
+                                    headers={"Content-Type": "application/json"}, timeout=30,
+                                    verify=self.verify)
         if resp.status_code >= 400:
             raise RemoteControlError(f"{method} {PREFIX}{path}: {resp.status_code} {resp.text}")
         return resp.json() if resp.content else None
@@ -244,6 +306,18 @@ class RemoteFakeAzure:
 
     def set_lro(self, lro) -> None:
         self._call("POST", "/lro", {"lro": lro})
+
+    def set_network_security_groups(self, names: list[str], resource_group: str | None = None) -> None:
+        self._call("POST", "/network", {"networkSecurityGroups": list(names), "resourceGroup": resource_group})
+
+    def add_subnet(self, subnet_id: str) -> None:
+        self._call("POST", "/network", {"subnets": [subnet_id]})
+
+    def add_backend_pool(self, pool_id: str) -> None:
+        self._call("POST", "/network", {"backendPools": [pool_id]})
+
+    def set_resource_graph_lag(self, seconds: float) -> None:
+        self._call("POST", "/resourcegraph", {"lag": seconds})
 
     def close(self) -> None:
         self.session.close()

@@ -36,7 +36,10 @@ from __future__ import annotations
 import fnmatch
 import itertools
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
+
+from .arm import ARMError
+from .catalog import capability
 
 # Canonical codes and their aliases.
 _ALIASES = {
@@ -254,6 +257,13 @@ class FaultEngine:
             if f.matches(ctx):
                 yield f
 
+    def fire(self, f: Fault, ctx: Mapping[str, Any]) -> bool:
+        """Count ``f`` as seen for ``ctx``; True (and logged) when it decides to fire."""
+        if self._fires(f):
+            self._record(f, ctx)
+            return True
+        return False
+
     def _fires(self, f: Fault) -> bool:
         f.seen += 1
         if f.seen <= int(f.skip or 0):
@@ -292,3 +302,81 @@ class FaultEngine:
 
     def to_list(self) -> list[dict]:
         return [f.to_dict() for f in self.rules]
+
+
+# 5xx texts: (harness assumption, not in reference).
+_SERVER_MESSAGES = {
+    "InternalServerError": "The server encountered an internal error. Please retry the request.",
+    "BadGateway": "The gateway did not receive a response from the service. Please retry the request.",
+    "ServiceUnavailable": "The service is currently unavailable. Please retry the request.",
+    "GatewayTimeout": "The gateway did not receive a response within the specified time period.",
+}
+
+# (fault, ctx, sku, parsed) -> the ARMError a provisioning fault stands for
+ProvisionError = Callable[[Fault, dict, "dict | None", "dict | None"], ARMError]
+
+
+class FaultService:
+    """Faults as handlers use them (``ctx.faults``): raise the request-phase rule that fires,
+    find the provisioning rule that fires for a write, and add up simulated latency.
+
+    ``provision_error`` builds the error a provisioning rule stands for; the compute model
+    provides it (it knows the SKU, the quota and CRP's wording)."""
+
+    def __init__(self, engine: FaultEngine, provision_error: ProvisionError):
+        self.engine = engine
+        self.provision_error = provision_error
+        self.pending_latency = 0.0  # simulated seconds of the request being served
+
+    def check_request(self, ctx: dict, body_pass: bool) -> None:
+        """Raise the throttling/5xx rule that fires for this request (fake-azure.md §4.2, §5.4)."""
+        latency, f = self.engine.request_phase(ctx, body_pass)
+        self.pending_latency += latency
+        if f is None:
+            return
+        status = int(f.status or (429 if f.code == "TooManyRequests" else SERVER_CODES.get(f.code, 500)))
+        headers = {}
+        if f.code == "TooManyRequests":
+            # fake-azure.md §5.4: Retry-After (integer seconds) makes SDKs retry.
+            headers["Retry-After"] = str(int(f.retry_after if f.retry_after is not None else 10))
+            headers["x-ms-ratelimit-remaining-subscription-reads"] = "0"
+            # Throttling text: (harness assumption, not in reference; §4.2 says only "throttling").
+            msg = f.message or ("The request is being throttled as the limit has been reached for operation type - "
+                                f"{'Write' if ctx.get('method') in ('PUT', 'DELETE', 'PATCH') else 'Read'}"
+                                "_ObservationWindow_00:05:00. For more information, see - "
+                                "https://aka.ms/srpthrottlinglimits")
+            raise ARMError("TooManyRequests", msg, status, headers=headers)
+        if f.retry_after is not None:
+            headers["Retry-After"] = str(int(f.retry_after))
+        raise ARMError(f.code, f.message or _SERVER_MESSAGES.get(f.code, f"Injected fault {f.code}."), status,
+                       target=f.target, headers=headers)
+
+    def provision(self, ctx: dict, sku: dict | None = None, parsed: dict | None = None) -> ARMError | None:
+        """Fire the first provisioning fault rule that matches a write.  A synchronous fault is
+        raised here; an asynchronous one is returned for the operation to deliver (fake-azure.md
+        §4.2 says which is which).  None: no fault fired."""
+        ctx = dict(ctx)
+        if sku is not None and parsed is not None:
+            ctx["disk_controller_mismatch"] = disk_controller_mismatch(sku, parsed)
+        f = self.engine.first("provision", ctx)
+        if f is None:
+            return None
+        self.pending_latency += float(f.latency or 0.0)
+        err = self.provision_error(f, ctx, sku, parsed)
+        if f.message:
+            err.message = f.message
+        if f.target:
+            err.target = f.target
+        if f.effective_delivery() == "async":
+            return err
+        if f.status:
+            err.status = int(f.status)
+            raise err
+        raise err.as_sync()  # e.g. an allocation failure forced to arrive synchronously
+
+
+def disk_controller_mismatch(sku: dict, parsed: dict) -> bool:
+    """reported-bugs.md R09: an NVMe-only size (``DiskControllerTypes`` without SCSI) booted
+    without ``storageProfile.diskControllerType: NVMe``."""
+    ctrl = (capability(sku, "DiskControllerTypes") or "").replace(" ", "").lower().split(",")
+    return ctrl != [""] and "scsi" not in ctrl and (parsed.get("disk_controller") or "").lower() != "nvme"

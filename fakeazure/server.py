@@ -1,23 +1,29 @@
-"""Loopback HTTP server: the same handlers as the in-process mock, for other
+"""Loopback HTTP(S) server: the same dispatcher as the in-process mock, for other
 threads, processes and containers.  Binds 127.0.0.1 by default.
 
-    server = FakeAzureServer(state).start()   # -> "http://127.0.0.1:PORT"
+    server = FakeAzureServer(state).start()            # -> "http://127.0.0.1:PORT"
+    server = FakeAzureServer(state, tls=True).start()  # -> "https://127.0.0.1:PORT"; trust server.ca_path
     ...
     server.stop()
 
 ARM paths (``/subscriptions/...``), the Retail Prices path (``/api/retail/prices``)
 and the control API (``/_fakeazure/...``) share the one port.  Clients use the URL as
-their ``base_url`` (see ``fakeazure.clients``; HTTP bearer tokens need the policy of
-fake-azure.md §5.2).
+their ``base_url`` (see ``fakeazure.clients``; over plain HTTP, bearer tokens need the policy
+of fake-azure.md §5.2).  Every absolute URL the fake returns (Azure-AsyncOperation, Location,
+nextLink) is built on the server's own address and scheme, never on the client's Host header.
 """
 from __future__ import annotations
 
 import ipaddress
+import shutil
 import socket
+import ssl
 import sys
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from . import tls as tlsmod
 from .state import FakeAzure
 
 LOOPBACK = "127.0.0.1"
@@ -66,8 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         body = self._read_body()
-        host = self.headers.get("Host") or "%s:%d" % self.server.server_address[:2]
-        url = f"http://{host}{self.path}"
+        url = f"{self.server.base_url}{self.path}"
         status, headers, data = self.server.state.handle(self.command, url, dict(self.headers.items()), body)
         self.send_response(status)
         for k, v in headers.items():
@@ -89,12 +94,37 @@ class _Server(ThreadingHTTPServer):
     block_on_close = True
     allow_reuse_address = True
 
-    def __init__(self, addr, state: FakeAzure, verbose: bool):
+    def __init__(self, addr, state: FakeAzure, verbose: bool, ssl_context: ssl.SSLContext | None = None):
         self.state = state
         self.verbose = verbose
+        self.ssl_context = ssl_context
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
         super().__init__(addr, _Handler)
+        host, port = self.server_address[:2]
+        self.base_url = f"{'https' if ssl_context else 'http'}://{host}:{port}"
+
+    def finish_request(self, request, client_address):
+        if self.ssl_context is None:
+            return super().finish_request(request, client_address)
+        # The TLS handshake runs here, in the connection's own thread, so a slow or silent
+        # client cannot stall the accept loop.
+        request.settimeout(_Handler.timeout)
+        try:
+            conn = self.ssl_context.wrap_socket(request, server_side=True)
+        except (OSError, ssl.SSLError):
+            return None
+        with self._conns_lock:
+            self._conns.add(conn)
+        try:
+            return super().finish_request(conn, client_address)
+        finally:
+            with self._conns_lock:
+                self._conns.discard(conn)
+            try:
+                conn.close()
+            except OSError:  # pragma: no cover
+                pass
 
     def process_request(self, request, client_address):
         with self._conns_lock:
@@ -121,7 +151,10 @@ class FakeAzureServer:
     loopback (:func:`is_loopback_host`) raises ``ValueError``: the fake is never exposed."""
 
     def __init__(self, state: FakeAzure | None = None, host: str = LOOPBACK, port: int = 0,
-                 verbose: bool = False):
+                 verbose: bool = False, tls: bool = False, tls_dir: str | None = None):
+        """tls: serve https with a certificate from a CA generated for this server (``ca_path``).
+        tls_dir: where to write ``ca.pem``/``server.pem``/``server-key.pem`` (kept after stop);
+        default: a temporary directory removed by ``stop()``."""
         if not is_loopback_host(host):
             raise ValueError(f"fakeazure serves loopback only: {host!r} is not a loopback address "
                              f"(use 127.0.0.1 or localhost)")
@@ -129,19 +162,43 @@ class FakeAzureServer:
         self.host = host
         self.port = port
         self.verbose = verbose
+        self.tls = bool(tls or tls_dir)
+        self._tls_dir = tls_dir
+        self._own_tls_dir: str | None = None
+        self.tls_files: tlsmod.TLSFiles | None = None
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
+        """``http(s)://ADDRESS:PORT``: the base URL for clients (also ``endpoint``)."""
         if self._httpd is None:
             raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._httpd.base_url
+
+    endpoint = url
+
+    @property
+    def ca_path(self) -> str | None:
+        """The CA certificate (PEM) that signed the server certificate, or None without TLS."""
+        return str(self.tls_files.ca) if self.tls_files else None
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        if self.tls_files is None:
+            directory = self._tls_dir
+            if directory is None:
+                directory = self._own_tls_dir = tempfile.mkdtemp(prefix="fakeazure-tls-")
+            self.tls_files = tlsmod.generate(directory, tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost"))))
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(str(self.tls_files.cert), str(self.tls_files.key))
+        return ctx
 
     def start(self) -> str:
         if self._httpd is None:
-            self._httpd = _Server((self.host, self.port), self.state, self.verbose)
+            self._httpd = _Server((self.host, self.port), self.state, self.verbose, self._ssl_context())
             self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                             name=f"fakeazure-server-{self._httpd.server_address[1]}",
                                             daemon=True)
@@ -158,6 +215,10 @@ class FakeAzureServer:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        if self._own_tls_dir is not None:
+            shutil.rmtree(self._own_tls_dir, ignore_errors=True)
+            self._own_tls_dir = None
+            self.tls_files = None
 
     def __enter__(self) -> "FakeAzureServer":
         self.start()

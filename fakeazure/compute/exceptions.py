@@ -8,7 +8,7 @@ Cores quota``, ``Current Limit: 0``.
 """
 from __future__ import annotations
 
-from ..arm import ARMError, invalid_resource_reference, resource_not_found
+from ..arm import ARMError, invalid_resource_reference, resource_group_not_found, resource_not_found
 
 __all__ = [
     "ARMError", "sku_not_available", "sku_not_available_capacity", "family_quota", "regional_quota",
@@ -146,10 +146,6 @@ def vm_not_found(rg: str, name: str) -> ARMError:
 
 def extension_not_found(rg: str, vm_name: str, ext: str) -> ARMError:
     return resource_not_found(f"Microsoft.Compute/virtualMachines/{vm_name}/extensions/{ext}", rg)
-
-
-def resource_group_not_found(rg: str) -> ARMError:
-    return ARMError("ResourceGroupNotFound", f"Resource group '{rg}' could not be found.", 404)
 
 
 def disk_controller_mismatch(size: str) -> ARMError:

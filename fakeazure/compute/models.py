@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import catalog as cat
 from ..arm import ARMError, iso, new_guid, parse_resource_id, resource_id, rg_and_name
+from ..faults import SERVER_CODES, Fault
 from . import exceptions as exc
+from .quota import Quota
+from .skus import SkuCatalog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..state import FakeAzure
+    from ..network.models import NetworkModel
 
-DEFAULT_LIMIT = 100000  # quota limit when none was configured (effectively unlimited)
-VM_COUNT_LIMIT = 25000
 VM_TYPE = "Microsoft.Compute/virtualMachines"
 
 
@@ -103,118 +105,61 @@ class VirtualMachine:
 
 
 class ComputeModel:
-    def __init__(self, state: "FakeAzure"):
-        self.state = state
+    """SKUs, quota and VMs.  ``network`` is told when a VM attaches, detaches or cascades a NIC
+    (it never looks back into compute)."""
+
+    def __init__(self, rng, clock, network: "NetworkModel"):
+        self.rng = rng
+        self.clock = clock
+        self.network = network
+        self.skus = SkuCatalog()
         self.vms: dict[tuple[str, str], VirtualMachine] = {}
-        # (region, family_lower) -> {"family": name, "limit": int|None, "current": int}
-        self.family_quota: dict[tuple[str, str], dict] = {}
-        self.regional_limit: dict[str, int] = {}
-        self.lowpri_limit: dict[str, int] = {}
+        self.quota = Quota(self.vms, self.skus)
         self.evictions: list[dict] = []
-        # VMs whose provisioning state became Succeeded since the state last looked (it stamps
-        # the time for Spot eviction rules, FakeAzure._apply_evictions).
+        # (created, removed, last view) of deleted VMs, for lagging readers (Resource Graph)
+        self.removed: deque[tuple[float, float, dict]] = deque(maxlen=10000)
+        # VMs whose provisioning state became Succeeded since the eviction rules last looked
+        # (SpotEvictions.apply stamps the time they count ``after_seconds`` from).
         self.newly_succeeded: list[VirtualMachine] = []
 
     # ------------------------------------------------------------------ reset
     def clear(self) -> None:
         self.vms.clear()
+        self.removed.clear()
         self.evictions.clear()
         self.newly_succeeded.clear()
 
     # ------------------------------------------------------------------ SKUs
     def find_sku(self, region: str, size: str) -> dict | None:
-        return self.state._skus.get(region.lower(), {}).get(size.lower())
+        return self.skus.find(region, size)
 
-    # ------------------------------------------------------------------ quota
-    def set_usage(self, region: str, family: str, limit: int | None, current: int = 0) -> None:
-        self.family_quota[(region.lower(), family.lower())] = {"family": family, "limit": limit,
-                                                              "current": int(current)}
-
-    def _family_entry(self, region: str, family: str) -> dict:
-        return self.family_quota.get((region.lower(), family.lower())) or {"family": family, "limit": None,
-                                                                          "current": 0}
-
-    def family_limit(self, region: str, family: str) -> int:
-        lim = self._family_entry(region, family)["limit"]
-        return DEFAULT_LIMIT if lim is None else int(lim)
-
-    def family_usage(self, region: str, family: str) -> int:
-        base = self._family_entry(region, family)["current"]
-        return base + sum(vm.vcpus for vm in self.vms.values()
-                          if vm.holds_quota and not vm.spot and vm.location.lower() == region.lower()
-                          and vm.family.lower() == family.lower())
-
-    def regional_usage(self, region: str) -> int:
-        base = sum(e["current"] for (r, _), e in self.family_quota.items() if r == region.lower())
-        return base + sum(vm.vcpus for vm in self.vms.values()
-                          if vm.holds_quota and not vm.spot and vm.location.lower() == region.lower())
-
-    def lowpri_usage(self, region: str) -> int:
-        return sum(vm.vcpus for vm in self.vms.values()
-                   if vm.holds_quota and vm.spot and vm.location.lower() == region.lower())
-
-    def usage_rows(self, region: str) -> list[dict]:
-        """The Compute usages list (fake-azure.md §6): cores, lowPriorityCores,
-        virtualMachines, then one entry per VM family of the region."""
-        region = region.lower()
-        rows = [
-            _usage("cores", "Total Regional vCPUs", self.regional_usage(region),
-                   self.regional_limit.get(region, DEFAULT_LIMIT)),
-            _usage("lowPriorityCores", "Total Regional Spot vCPUs", self.lowpri_usage(region),
-                   self.lowpri_limit.get(region, DEFAULT_LIMIT)),
-            _usage("virtualMachines", "Virtual Machines",
-                   sum(1 for vm in self.vms.values() if vm.location.lower() == region), VM_COUNT_LIMIT),
-        ]
-        families: dict[str, str] = {}
-        for sku in self.state._skus.get(region, {}).values():
-            fam = cat.sku_family(sku)
-            if fam:
-                families.setdefault(fam.lower(), fam)
-        for (r, fl), e in self.family_quota.items():
-            if r == region:
-                families.setdefault(fl, e["family"])
-        for fl in sorted(families):
-            fam = families[fl]
-            rows.append(_usage(fam, _family_display(fam), self.family_usage(region, fam),
-                               self.family_limit(region, fam)))
-        return rows
-
-    def _check_quota(self, sub: str, region: str, sku: dict, spot: bool, delta: int) -> None:
-        """Real quota from usages (azure-provider.md §2.2; messages fake-azure.md §4.2)."""
-        if delta <= 0:
-            return
-        if spot:
-            limit = self.lowpri_limit.get(region.lower(), DEFAULT_LIMIT)
-            usage = self.lowpri_usage(region)
-            if usage + delta > limit:
-                raise exc.low_priority_quota(sub, region, limit, usage, delta)
-            return
-        fam = cat.sku_family(sku)
-        if fam:
-            limit = self.family_limit(region, fam)
-            usage = self.family_usage(region, fam)
-            if usage + delta > limit:
-                raise exc.family_quota(sub, region, fam, limit, usage, delta)
-        limit = self.regional_limit.get(region.lower(), DEFAULT_LIMIT)
-        usage = self.regional_usage(region)
-        if usage + delta > limit:
-            raise exc.regional_quota(sub, region, limit, usage, delta)
-
-    def quota_fault_error(self, fault, sub: str, region: str, sku: dict, spot: bool) -> ARMError:
-        """The error an injected quota fault raises: real numbers unless the rule overrides them."""
-        need = cat.sku_vcpus(sku)
-        if fault.code == "LowPriorityQuota":
-            usage = self.lowpri_usage(region) if fault.usage is None else fault.usage
-            limit = usage if fault.limit is None else fault.limit
-            return exc.low_priority_quota(sub, region, limit, usage, need)
-        if fault.code == "RegionalQuota":
-            usage = self.regional_usage(region) if fault.usage is None else fault.usage
-            limit = usage if fault.limit is None else fault.limit
-            return exc.regional_quota(sub, region, limit, usage, need)
-        fam = cat.sku_family(sku) or "standardFamily"
-        usage = self.family_usage(region, fam) if fault.usage is None else fault.usage
-        limit = usage if fault.limit is None else fault.limit
-        return exc.family_quota(sub, region, fam, limit, usage, need)
+    def fault_error(self, f: Fault, ctx: dict, sku: dict | None, parsed: dict | None, sub: str,
+                    default_region: str) -> ARMError:
+        """The error a provisioning fault rule stands for, in CRP's wording (fake-azure.md §4.2)."""
+        region = (ctx.get("location") or default_region).lower()
+        zone = ctx.get("zone") or ""
+        spot = is_spot(ctx.get("priority"))
+        size = ctx.get("size") or (sku or {}).get("name") or ""
+        vm_id = vm_resource_id(sub, ctx.get("resource_group"), ctx.get("name"))
+        code = f.code
+        if code == "SkuNotAvailable":
+            return exc.sku_not_available(sub, vm_id, region, [zone] if zone else [])
+        if code == "ZonalAllocationFailed":
+            return exc.zonal_allocation_failed(size, zone)
+        if code == "AllocationFailed":
+            return exc.allocation_failed()
+        if code == "OverconstrainedZonalAllocationRequest":
+            return exc.overconstrained_zonal(spot)
+        if code == "OverconstrainedAllocationRequest":
+            return exc.overconstrained(bool((parsed or {}).get("ephemeral")), spot)
+        if code in ("FamilyQuota", "RegionalQuota", "LowPriorityQuota"):
+            fake_sku = sku or {"name": size, "family": "", "capabilities": []}
+            return self.quota.fault_error(f, sub, region, fake_sku, spot)
+        if code == "DiskControllerTypeMismatch":
+            return exc.disk_controller_mismatch(size)
+        if code in SERVER_CODES:
+            return exc.internal_execution_error()
+        return ARMError(code, f.message or f"Injected fault {code}.", int(f.status or 400), target=f.target)
 
     # ------------------------------------------------------------------ VMs
     def get(self, rg: str, name: str) -> VirtualMachine | None:
@@ -279,7 +224,7 @@ class ComputeModel:
             listed = set((cat.location_info(sku, region).get("zones") or []))
             ok = set(cat.available_zones(sku, region))
             if any(z not in ok for z in p["zones"]):
-                if not listed and not self.state.region_zones(region):
+                if not listed and not self.skus.zonal(region):
                     # fake-azure.md §4.2 InvalidParameter (400, target = the property); the
                     # message text is a harness assumption, not in reference.
                     raise exc.invalid_parameter(
@@ -297,17 +242,17 @@ class ComputeModel:
         for ref in nics:
             nic_id = (ref or {}).get("id") or ""
             parts = parse_resource_id(nic_id)
-            nic = self.state.network.get(parts.get("resourcegroups", ""), parts.get("name", ""))
+            nic = self.network.get(parts.get("resourcegroups", ""), parts.get("name", ""))
             if nic is None or (parts.get("type", "").lower() != "networkinterfaces"):
                 raise exc.nic_reference_not_found(nic_id, vm_id)
             if nic.vm_id and nic.vm_id.lower() != vm_id.lower():
-                owner = self._vm_by_id(nic.vm_id)
+                owner = self.by_id(nic.vm_id)
                 if owner is not None:
                     raise exc.nic_in_use_by_other_vm(nic.id(sub), nic.vm_id)
             ids.append(nic.id(sub))
         return ids
 
-    def _vm_by_id(self, vm_id: str) -> VirtualMachine | None:
+    def by_id(self, vm_id: str) -> VirtualMachine | None:
         return self.get(*rg_and_name(vm_id))
 
     def check_update(self, vm: VirtualMachine, p: dict) -> None:
@@ -372,8 +317,8 @@ class ComputeModel:
 
     def create(self, sub: str, rg: str, name: str, body: dict, p: dict, sku: dict,
                nic_ids: list[str]) -> VirtualMachine:
-        guid = new_guid(self.state.rng)
-        now = self.state.clock.time()
+        guid = new_guid(self.rng)
+        now = self.clock.time()
         nic_delete = _nic_delete_options(p["nics"], nic_ids)
         vm = VirtualMachine(
             rg=rg, name=name, location=p["location"], size=sku["name"], zones=p["zones"],
@@ -383,7 +328,7 @@ class ComputeModel:
             nic_ids=nic_ids, nic_delete=nic_delete, vm_id=guid, created=now, holds_quota=True)
         self.vms[vm.key] = vm
         for nid in nic_ids:
-            self.state.network.attach(nid, vm.id(sub))
+            self.network.attach(nid, vm.id(sub))
         return vm
 
     def check_update_quota(self, sub: str, vm: VirtualMachine, sku: dict) -> None:
@@ -391,7 +336,7 @@ class ComputeModel:
         was = vm.holds_quota
         vm.holds_quota = False
         try:
-            self._check_quota(sub, vm.location, sku, vm.spot, cat.sku_vcpus(sku))
+            self.quota.check(sub, vm.location, sku, vm.spot, cat.sku_vcpus(sku))
         finally:
             vm.holds_quota = was
 
@@ -408,11 +353,11 @@ class ComputeModel:
         vm.family = cat.sku_family(sku)
         for nid in vm.nic_ids:
             if nid.lower() not in {n.lower() for n in nic_ids}:
-                self.state.network.detach(nid)
+                self.network.detach(nid)
         vm.nic_ids = nic_ids
         vm.nic_delete = _nic_delete_options(p["nics"], nic_ids)
         for nid in nic_ids:
-            self.state.network.attach(nid, vm.id(sub))
+            self.network.attach(nid, vm.id(sub))
         vm.failure = None
 
     def set_provisioning_state(self, vm: VirtualMachine, value: str) -> None:
@@ -436,19 +381,20 @@ class ComputeModel:
         """Finish a delete: free quota, cascade-delete NICs/disk with deleteOption Delete
         (fake-azure.md §2.5)."""
         vm.holds_quota = False
-        self.vms.pop(vm.key, None)
+        if self.vms.pop(vm.key, None) is not None:
+            self.removed.append((vm.created, self.clock.time(), self.view(vm)))
         for nid in vm.nic_ids:
             if vm.nic_delete.get(nid):
-                self.state.network.remove_by_id(nid)
+                self.network.remove_by_id(nid)
             else:
-                self.state.network.detach(nid)
+                self.network.detach(nid)
 
     def evict(self, vm: VirtualMachine, reason: str = "manual") -> dict:
         """Spot eviction: policy Delete removes the VM (and NICs with deleteOption Delete);
         Deallocate keeps it deallocated.  Either way it frees its cores."""
         policy = (vm.eviction_policy or "Deallocate")
         record = {"resource_group": vm.rg, "name": vm.name, "size": vm.size, "zones": list(vm.zones),
-                  "priority": vm.priority, "eviction_policy": policy, "time": iso(self.state.clock.time()),
+                  "priority": vm.priority, "eviction_policy": policy, "time": iso(self.clock.time()),
                   "reason": reason}
         vm.evicted = True
         if policy.lower() == "delete":
@@ -469,7 +415,7 @@ class ComputeModel:
         return out
 
     def instance_view(self, vm: VirtualMachine) -> dict:
-        t = iso(self.state.clock.time())
+        t = iso(self.clock.time())
         ps = vm.provisioning_state.lower()
         statuses = [{"code": f"ProvisioningState/{ps}", "level": "Error" if ps == "failed" else "Info",
                      "displayStatus": f"Provisioning {ps}", "time": t}]
@@ -505,14 +451,3 @@ def _nic_delete_options(refs: list, nic_ids: list[str]) -> dict[str, bool]:
 def _digest(s: Any) -> str:
     return hashlib.sha256(str(s).encode()).hexdigest()
 
-
-def _usage(name: str, localized: str, current: int, limit: int) -> dict:
-    return {"unit": "Count", "currentValue": int(current), "limit": int(limit),
-            "name": {"value": name, "localizedValue": localized}}
-
-
-def _family_display(fam: str) -> str:
-    # "standardDSv3Family" -> "Standard DSv3 Family vCPUs" (typical, fake-azure.md §6).
-    if " " in fam:
-        return f"{fam} vCPUs"
-    return f"Standard {cat.family_core(fam)} Family vCPUs"

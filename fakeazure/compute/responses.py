@@ -1,6 +1,6 @@
-"""HTTP handlers for Microsoft.Compute.  Each takes ``(state, request, params)`` and
+"""HTTP handlers for Microsoft.Compute.  Each takes ``(ctx, request, params)`` and
 returns a :class:`~fakeazure.arm.Response`; errors are raised as ``ARMError`` and
-turned into the ARM envelope by the dispatcher."""
+turned into the ARM envelope by the dispatcher (``fakeazure.dispatch``)."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,8 @@ from . import exceptions as exc
 from .models import fault_ctx, is_spot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..state import FakeAzure
+    from ..context import ArmContext
+    from .models import ComputeModel
 
 _LOCATION_FILTER = re.compile(r"^\s*location\s+eq\s+'([^']*)'\s*$", re.IGNORECASE)
 
@@ -20,7 +21,7 @@ _LOCATION_FILTER = re.compile(r"^\s*location\s+eq\s+'([^']*)'\s*$", re.IGNORECAS
 # ----------------------------------------------------------------------------- SKUs & usages
 
 
-def list_skus(state: "FakeAzure", req: Request, p: dict) -> Response:
+def list_skus(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """ResourceSkus_List (fake-azure.md §1.1): optional ``$filter=location eq '<r>'``
     (the only filter the service supports), paged with an absolute nextLink."""
     flt = req.query_ci.get("$filter")
@@ -31,13 +32,13 @@ def list_skus(state: "FakeAzure", req: Request, p: dict) -> Response:
             raise ARMError("InvalidFilterInQueryString",
                            f"The filter '{flt}' is not valid. Only location filter is supported currently.", 400)
         region = m.group(1).lower()
-    skus = state._sku_list(region)
-    return Response(200, paginate(req, skus, state.page_size))
+    skus = ctx.compute.skus.list(region)
+    return Response(200, paginate(req, skus, ctx.page_size))
 
 
-def list_usages(state: "FakeAzure", req: Request, p: dict) -> Response:
-    rows = state.compute.usage_rows(p["location"])
-    return Response(200, paginate(req, rows, state.page_size))
+def list_usages(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    rows = ctx.compute.quota.usage_rows(p["location"])
+    return Response(200, paginate(req, rows, ctx.page_size))
 
 
 # ----------------------------------------------------------------------------- VMs
@@ -48,115 +49,116 @@ def _vm_ctx(p: dict, parsed: dict, op: str) -> dict:
                      parsed["priority"], "PUT")
 
 
-def vm_operation_name(state: "FakeAzure", p: dict, method: str) -> str:
+def vm_operation_name(ctx: "ArmContext", p: dict, method: str) -> str:
     if method == "PUT":
-        return "vm.update" if state.compute.get(p["rg"], p["name"]) else "vm.create"
+        return "vm.update" if ctx.compute.get(p["rg"], p["name"]) else "vm.create"
     return {"GET": "vm.get", "DELETE": "vm.delete", "PATCH": "vm.update"}.get(method, "vm.other")
 
 
-def put_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
-    sub, rg, name = state.subscription_id, p["rg"], p["name"]
-    compute = state.compute
+def put_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    sub, rg, name = ctx.subscription, p["rg"], p["name"]
+    compute = ctx.compute
     body = req.json()
     parsed = compute.parse_put(body)
     existing = compute.get(rg, name)
-    ctx = _vm_ctx(p, parsed, req.operation)
-    state._request_faults(ctx, body_pass=True)
+    fctx = _vm_ctx(p, parsed, req.operation)
+    ctx.faults.check_request(fctx, body_pass=True)
     region = parsed["location"].lower()
 
     if existing is not None:
         compute.check_update(existing, parsed)
         sku = compute.usable_sku(sub, rg, name, parsed)
         nic_ids = compute.check_nics(sub, rg, name, parsed["nics"])
-        async_err = state._provision_faults(ctx, sku, parsed)
+        async_err = ctx.faults.provision(fctx, sku, parsed)
         compute.check_update_quota(sub, existing, sku)
-        state._operation_error(async_err)  # after quota: a quota 409 comes first, as with an operation
+        ctx.lro.carry(async_err)  # after quota: a quota 409 comes first, as with an operation
         compute.update(sub, existing, body, parsed, sku, nic_ids)
         existing.provisioning_state = "Updating"
-        op = state._start_operation("vm.update", "Microsoft.Compute", region, existing.id(sub), async_err,
-                                    lambda o, vm=existing: _finish_create(state, vm, o))
-        return state._lro_reply(req, op, 200, compute.view(existing))
+        op = ctx.lro.start("vm.update", "Microsoft.Compute", region, existing.id(sub), async_err,
+                           lambda o, vm=existing: _finish_create(compute, vm, o))
+        return ctx.lro.reply(req, op, 200, compute.view(existing))
 
     sku = compute.validate_new(sub, rg, name, parsed)
     nic_ids = compute.check_nics(sub, rg, name, parsed["nics"])
-    async_err = state._provision_faults(ctx, sku, parsed)
-    compute._check_quota(sub, region, sku, is_spot(parsed["priority"]), cat.sku_vcpus(sku))
-    state._operation_error(async_err)  # after quota: a quota 409 comes first, as with an operation
+    async_err = ctx.faults.provision(fctx, sku, parsed)
+    compute.quota.check(sub, region, sku, is_spot(parsed["priority"]), cat.sku_vcpus(sku))
+    ctx.lro.carry(async_err)  # after quota: a quota 409 comes first, as with an operation
     vm = compute.create(sub, rg, name, body, parsed, sku, nic_ids)
-    op = state._start_operation("vm.create", "Microsoft.Compute", region, vm.id(sub), async_err,
-                                lambda o, vm=vm: _finish_create(state, vm, o))
+    op = ctx.lro.start("vm.create", "Microsoft.Compute", region, vm.id(sub), async_err,
+                       lambda o, vm=vm: _finish_create(compute, vm, o))
     vm.operation = op.id
-    return state._lro_reply(req, op, 201, compute.view(vm))
+    return ctx.lro.reply(req, op, 201, compute.view(vm))
 
 
-def _finish_create(state: "FakeAzure", vm, op) -> None:
-    if state.compute.get(vm.rg, vm.name) is not vm:
+def _finish_create(compute: "ComputeModel", vm, op) -> None:
+    if compute.get(vm.rg, vm.name) is not vm:
         return  # deleted meanwhile
     if vm.provisioning_state == "Deleting":
         if op.error is not None:  # a delete is under way: keep showing Deleting
             vm.holds_quota = False
         return
     if op.error is not None:
-        state.compute.mark_failed(vm, op.error)
+        compute.mark_failed(vm, op.error)
     else:
-        state.compute.mark_succeeded(vm)
+        compute.mark_succeeded(vm)
 
 
-def get_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
-    vm = state.compute.require(p["rg"], p["name"])
-    return Response(200, state.compute.view(vm, req.query_ci.get("$expand")))
+def get_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    vm = ctx.compute.require(p["rg"], p["name"])
+    return Response(200, ctx.compute.view(vm, req.query_ci.get("$expand")))
 
 
-def patch_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
+def patch_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """VirtualMachines_Update: only tags are merged (the SDK accepts only 200 here)."""
-    vm = state.compute.require(p["rg"], p["name"])
+    vm = ctx.compute.require(p["rg"], p["name"])
     body = req.json() or {}
     if "tags" in body:
         vm.body["tags"] = dict(body.get("tags") or {})
-    return Response(200, state.compute.view(vm))
+    return Response(200, ctx.compute.view(vm))
 
 
-def delete_vm(state: "FakeAzure", req: Request, p: dict) -> Response:
+def delete_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """202 + Azure-AsyncOperation + Location while deleting; 204 when missing
     (fake-azure.md §2.5).  ``forceDeletion`` is accepted and ignored."""
-    sub = state.subscription_id
-    vm = state.compute.get(p["rg"], p["name"])
+    sub = ctx.subscription
+    compute = ctx.compute
+    vm = compute.get(p["rg"], p["name"])
     if vm is None:
         return Response(204)
-    async_err = state._operation_error(state._provision_faults(vm.fault_ctx("vm.delete", "DELETE"), None, None))
+    async_err = ctx.lro.carry(ctx.faults.provision(vm.fault_ctx("vm.delete", "DELETE")))
     previous = vm.provisioning_state
     vm.provisioning_state = "Deleting"
 
     def finish(o, vm=vm, previous=previous):
         if o.error is not None:
-            state.compute.set_provisioning_state(vm, previous)
+            compute.set_provisioning_state(vm, previous)
         else:
-            state.compute.remove(vm)
+            compute.remove(vm)
 
-    op = state._start_operation("vm.delete", "Microsoft.Compute", vm.location, vm.id(sub), async_err, finish)
-    return state._lro_reply(req, op, 202, location_header=True)
+    op = ctx.lro.start("vm.delete", "Microsoft.Compute", vm.location, vm.id(sub), async_err, finish)
+    return ctx.lro.reply(req, op, 202, location_header=True)
 
 
-def _vm_page(state: "FakeAzure", req: Request, vms) -> Response:
+def _vm_page(ctx: "ArmContext", req: Request, vms) -> Response:
     expand = req.query_ci.get("$expand")
-    items = [state.compute.view(vm, expand) for vm in vms]
-    return Response(200, paginate(req, items, state.page_size))
+    items = [ctx.compute.view(vm, expand) for vm in vms]
+    return Response(200, paginate(req, items, ctx.page_size))
 
 
-def list_vms_rg(state: "FakeAzure", req: Request, p: dict) -> Response:
-    state._require_rg(p["rg"])
-    return _vm_page(state, req, state.compute.list(p["rg"]))
+def list_vms_rg(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    ctx.resource_groups.require(p["rg"])
+    return _vm_page(ctx, req, ctx.compute.list(p["rg"]))
 
 
-def list_vms_all(state: "FakeAzure", req: Request, p: dict) -> Response:
-    return _vm_page(state, req, state.compute.list())
+def list_vms_all(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    return _vm_page(ctx, req, ctx.compute.list())
 
 
 # ----------------------------------------------------------------------------- VM extensions
 
 
-def _parent(state: "FakeAzure", p: dict):
-    vm = state.compute.get(p["rg"], p["name"])
+def _parent(ctx: "ArmContext", p: dict):
+    vm = ctx.compute.get(p["rg"], p["name"])
     if vm is None:
         raise ARMError("ParentResourceNotFound",
                        f"Can not perform requested operation on nested resource. Parent resource '{p['name']}' "
@@ -171,16 +173,16 @@ def _ext_view(vm, ext_name: str) -> dict:
     return out
 
 
-def put_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
-    sub = state.subscription_id
-    vm = _parent(state, p)
+def put_extension(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    sub = ctx.subscription
+    vm = _parent(ctx, p)
     body = req.json() or {}
     props = dict(body.get("properties") or {})
     props.pop("protectedSettings", None)  # never returned, like customData
     ext_id = f"{vm.id(sub)}/extensions/{p['ext']}"
     key = p["ext"].lower()
     created = key not in vm.extensions
-    async_err = state._operation_error(state._provision_faults(vm.fault_ctx("vmext.create", "PUT"), None, None))
+    async_err = ctx.lro.carry(ctx.faults.provision(vm.fault_ctx("vmext.create", "PUT")))
     vm.extensions[key] = {
         "state": "Creating" if created else "Updating",
         "body": {"name": p["ext"], "id": ext_id, "type": "Microsoft.Compute/virtualMachines/extensions",
@@ -190,25 +192,37 @@ def put_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
         if key in vm.extensions:
             vm.extensions[key]["state"] = "Failed" if o.error is not None else "Succeeded"
 
-    op = state._start_operation("vmext.create", "Microsoft.Compute", vm.location, ext_id, async_err, finish)
-    return state._lro_reply(req, op, 201 if created else 200, _ext_view(vm, p["ext"]))
+    op = ctx.lro.start("vmext.create", "Microsoft.Compute", vm.location, ext_id, async_err, finish)
+    return ctx.lro.reply(req, op, 201 if created else 200, _ext_view(vm, p["ext"]))
 
 
-def get_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
-    vm = _parent(state, p)
+def get_extension(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    vm = _parent(ctx, p)
     if p["ext"].lower() not in vm.extensions:
         raise exc.extension_not_found(vm.rg, vm.name, p["ext"])
     return Response(200, _ext_view(vm, p["ext"]))
 
 
-def delete_extension(state: "FakeAzure", req: Request, p: dict) -> Response:
-    vm = state.compute.get(p["rg"], p["name"])
+def delete_extension(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    vm = ctx.compute.get(p["rg"], p["name"])
     if vm is None or p["ext"].lower() not in vm.extensions:
         return Response(204)
     vm.extensions.pop(p["ext"].lower(), None)
     return Response(200)
 
 
-def list_extensions(state: "FakeAzure", req: Request, p: dict) -> Response:
-    vm = _parent(state, p)
+def list_extensions(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    vm = _parent(ctx, p)
     return Response(200, {"value": [_ext_view(vm, k) for k in sorted(vm.extensions)]})
+
+
+# ----------------------------------------------------------------------------- community galleries
+
+
+def list_gallery_image_versions(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    versions = ctx.galleries.list_versions(p["location"], p["gallery"], p["image"])
+    return Response(200, paginate(req, versions, ctx.page_size))
+
+
+def get_gallery_image_version(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    return Response(200, ctx.galleries.get_version(p["location"], p["gallery"], p["image"], p["version"]))

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from ..arm import RG_PATH as RG, SUB_PATH as SUB
-from ..operations import get_operation
+from ..lro import get_operation
 from . import responses as r
 
 VM = RG + r"/providers/Microsoft\.Compute/virtualMachines/(?P<name>[^/]+)"
+CIG = (SUB + r"/providers/Microsoft\.Compute/locations/(?P<location>[^/]+)/communityGalleries/(?P<gallery>[^/]+)"
+       r"/images/(?P<image>[^/]+)/versions")
 
-# (method, path regex, handler, operation name or callable(state, params, method) -> name)
+# (method, path regex, handler, operation name or callable(ctx, params, method) -> name)
 url_patterns = [
     ("GET", SUB + r"/providers/Microsoft\.Compute/skus", r.list_skus, "skus.list"),
     ("GET", SUB + r"/providers/Microsoft\.Compute/locations/(?P<location>[^/]+)/usages", r.list_usages,
@@ -24,4 +26,6 @@ url_patterns = [
     ("GET", VM + r"/extensions/(?P<ext>[^/]+)", r.get_extension, "vmext.get"),
     ("DELETE", VM + r"/extensions/(?P<ext>[^/]+)", r.delete_extension, "vmext.delete"),
     ("GET", VM + r"/extensions", r.list_extensions, "vmext.list"),
+    ("GET", CIG, r.list_gallery_image_versions, "gallery.versions.list"),
+    ("GET", CIG + r"/(?P<version>[^/]+)", r.get_gallery_image_version, "gallery.versions.get"),
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..arm import ARMError, invalid_resource_reference, resource_not_found
 
-__all__ = ["ARMError", "nic_not_found", "nic_in_use", "invalid_reference"]
+__all__ = ["ARMError", "nic_not_found", "nic_in_use", "invalid_reference", "invalid_resource", "subnet_is_required"]
 
 
 def nic_not_found(rg: str, name: str) -> ARMError:
@@ -21,3 +21,18 @@ def nic_in_use(nic_id: str, vm_id: str) -> ARMError:
 def invalid_reference(ref_id: str, nic_id: str) -> ARMError:
     # fake-azure.md §3: a referenced subnet, backend pool or NSG does not exist.
     return invalid_resource_reference(ref_id, nic_id)
+
+
+def invalid_resource() -> ARMError:
+    # A NIC PUT whose body has no ``properties.ipConfigurations`` (e.g. snake_case or top-level keys):
+    # ARM's answer as reported in Azure/azure-rest-api-specs#22603 (a body with ``ip_configurations``
+    # at the top level).  That this is the answer for every NIC body without IP configurations is
+    # a harness assumption.
+    return ARMError("InvalidResource", "The resource definition is invalid.", 400)
+
+
+def subnet_is_required(ipconfig_id: str) -> ARMError:
+    # NRP's text for an IP configuration without a subnet (quoted in Azure/azure-sdk-for-python#536
+    # for a NIC; code SubnetIsRequired quoted with the same text for an application gateway in
+    # Azure/azure-powershell generation notes).
+    return ARMError("SubnetIsRequired", f"Subnet reference is required for ipconfiguration {ipconfig_id}.", 400)

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..arm import ARMError, new_guid, resource_id, rg_and_name
 from . import exceptions as exc
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..state import FakeAzure
 
 NIC_TYPE = "Microsoft.Network/networkInterfaces"
 
@@ -30,6 +28,7 @@ class NetworkInterface:
     body: dict
     etag: str
     resource_guid: str
+    created: float = 0.0
     vm_id: str | None = None
     mac: str | None = None
 
@@ -42,8 +41,15 @@ class NetworkInterface:
 
 
 class NetworkModel:
-    def __init__(self, state: "FakeAzure"):
-        self.state = state
+    """NICs.  A NIC is in use while ``vm_id`` is set: compute sets it when a VM attaches the
+    NIC and clears it (or deletes the NIC) when the VM lets go, so this model never looks
+    into compute."""
+
+    def __init__(self, rng, clock):
+        self.rng = rng
+        self.clock = clock
+        # (created, removed, last view) of deleted NICs, for lagging readers (Resource Graph)
+        self.removed: deque[tuple[float, float, dict]] = deque(maxlen=10000)
         self.nics: dict[tuple[str, str], NetworkInterface] = {}
         self._next_host: dict[str, int] = {}
         self._macs = 0
@@ -51,6 +57,7 @@ class NetworkModel:
 
     def clear(self) -> None:
         self.nics.clear()
+        self.removed.clear()
         self._next_host.clear()
         self._macs = 0
 
@@ -74,6 +81,19 @@ class NetworkModel:
         self._next_host[key] = host + 1
         return str(ipaddress.IPv4Address("10.224.0.0") + host)
 
+    @staticmethod
+    def _check_shape(nic_id: str, props: Any) -> None:
+        """A NIC needs at least one IP configuration, each with a subnet (NRP); keys are read as the
+        REST API spells them (properties.ipConfigurations[].properties.subnet.id)."""
+        configs = props.get("ipConfigurations") if isinstance(props, dict) else None
+        if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+            raise exc.invalid_resource()
+        for i, cfg in enumerate(configs):
+            cp = cfg.get("properties")
+            subnet = cp.get("subnet") if isinstance(cp, dict) else None
+            if not isinstance(subnet, dict) or not isinstance(subnet.get("id"), str) or not subnet["id"]:
+                raise exc.subnet_is_required(f"{nic_id}/ipConfigurations/{cfg.get('name') or f'ipconfig{i + 1}'}")
+
     def _check_refs(self, nic_id: str, props: dict) -> None:
         def check(kind: str, rid: str | None) -> None:
             if rid and self.known_refs[kind] and rid.lower() not in self.known_refs[kind]:
@@ -96,6 +116,7 @@ class NetworkModel:
             raise ARMError("LocationRequired", "The location property is required for this definition.", 400)
         nic_id = resource_id(sub, rg, "Microsoft.Network", "networkInterfaces", name)
         props = copy.deepcopy(body.get("properties") or {})  # the ipConfigurations below are this copy's
+        self._check_shape(nic_id, props)
         self._check_refs(nic_id, props)
         existing = self.get(rg, name)
         old_ips = {}
@@ -117,7 +138,7 @@ class NetworkModel:
             cp.setdefault("primary", i == 0)
             configs.append({"name": cname, "id": f"{nic_id}/ipConfigurations/{cname}",
                             "etag": None, "type": f"{NIC_TYPE}/ipConfigurations", "properties": cp})
-        etag = f'W/"{new_guid(self.state.rng)}"'
+        etag = f'W/"{new_guid(self.rng)}"'
         for c in configs:
             c["etag"] = etag
         props["ipConfigurations"] = configs
@@ -141,29 +162,31 @@ class NetworkModel:
             existing.etag = etag
             existing.location = location
             return existing, False
-        guid = new_guid(self.state.rng)
+        guid = new_guid(self.rng)
         props["resourceGuid"] = guid
-        nic = NetworkInterface(rg=rg, name=name, location=location, body=out, etag=etag, resource_guid=guid)
+        nic = NetworkInterface(rg=rg, name=name, location=location, body=out, etag=etag, resource_guid=guid,
+                               created=self.clock.time())
         self.nics[nic.key] = nic
         return nic, True
 
     def delete_check(self, sub: str, nic: NetworkInterface) -> None:
-        if nic.vm_id and self.state.compute._vm_by_id(nic.vm_id) is not None:
+        if nic.vm_id:
             raise exc.nic_in_use(nic.id(sub), nic.vm_id)
 
     def remove(self, nic: NetworkInterface) -> None:
-        self.nics.pop(nic.key, None)
+        if self.nics.pop(nic.key, None) is not None:
+            self.removed.append((nic.created, self.clock.time(), self.view(nic)))
 
     def remove_by_id(self, nic_id: str) -> None:
-        nic = self._by_id(nic_id)
+        nic = self.by_id(nic_id)
         if nic is not None:
             self.remove(nic)
 
-    def _by_id(self, nic_id: str) -> NetworkInterface | None:
+    def by_id(self, nic_id: str) -> NetworkInterface | None:
         return self.get(*rg_and_name(nic_id))
 
     def attach(self, nic_id: str, vm_id: str) -> None:
-        nic = self._by_id(nic_id)
+        nic = self.by_id(nic_id)
         if nic is None:
             return
         nic.vm_id = vm_id
@@ -173,7 +196,7 @@ class NetworkModel:
             nic.mac = "00-0D-3A-{:02X}-{:02X}-{:02X}".format((n >> 16) & 255, (n >> 8) & 255, n & 255)
 
     def detach(self, nic_id: str) -> None:
-        nic = self._by_id(nic_id)
+        nic = self.by_id(nic_id)
         if nic is not None:
             nic.vm_id = None
 

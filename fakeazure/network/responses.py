@@ -1,82 +1,118 @@
-"""HTTP handlers for Microsoft.Network network interfaces (fake-azure.md §3)."""
+"""HTTP handlers for Microsoft.Network: network interfaces (fake-azure.md §3) and the read-only
+topology Karpenter reads (VNets, subnets, NSGs, load balancers; network/topology.py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..arm import Request, Response, paginate
+from ..arm import Request, Response, paginate, resource_not_found
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..state import FakeAzure
+    from ..context import ArmContext
 
 
-def _ctx(p: dict, op: str, method: str) -> dict:
+def _fault_ctx(p: dict, op: str, method: str) -> dict:
     return {"operation": op, "resource_group": p["rg"], "name": p["name"], "method": method}
 
 
-def nic_operation_name(state: "FakeAzure", p: dict, method: str) -> str:
+def nic_operation_name(ctx: "ArmContext", p: dict, method: str) -> str:
     if method == "PUT":
-        return "nic.update" if state.network.get(p["rg"], p["name"]) else "nic.create"
+        return "nic.update" if ctx.network.get(p["rg"], p["name"]) else "nic.create"
     return {"GET": "nic.get", "DELETE": "nic.delete", "PATCH": "nic.update"}.get(method, "nic.other")
 
 
-def put_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
+def put_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """201 (new) / 200 (update) with provisioningState Succeeded and assigned IPs, plus
     an Azure-AsyncOperation the client polls once (NRP behaviour, fake-azure.md §3)."""
-    sub = state.subscription_id
+    sub = ctx.subscription
     op_name = req.operation
-    async_err = state._operation_error(state._provision_faults(_ctx(p, op_name, "PUT"), None, None))
-    nic, created = state.network.create_or_update(sub, p["rg"], p["name"], req.json())
+    async_err = ctx.lro.carry(ctx.faults.provision(_fault_ctx(p, op_name, "PUT")))
+    nic, created = ctx.network.create_or_update(sub, p["rg"], p["name"], req.json())
     if async_err is not None:
         nic.body["properties"]["provisioningState"] = "Failed"
-    op = state._start_operation(op_name, "Microsoft.Network", nic.location, nic.id(sub), async_err, None,
-                                after_polls=1)
+    op = ctx.lro.start(op_name, "Microsoft.Network", nic.location, nic.id(sub), async_err, None, after_polls=1)
     status = 201 if created else 200
     # lro="sync" keeps 201/200: NRP answers with the final body either way (fake-azure.md §3).
-    return state._lro_reply(req, op, status, state.network.view(nic), done_status=status)
+    return ctx.lro.reply(req, op, status, ctx.network.view(nic), done_status=status)
 
 
-def get_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
-    return Response(200, state.network.view(state.network.require(p["rg"], p["name"])))
+def get_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    return Response(200, ctx.network.view(ctx.network.require(p["rg"], p["name"])))
 
 
-def patch_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
-    nic = state.network.require(p["rg"], p["name"])
+def patch_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    nic = ctx.network.require(p["rg"], p["name"])
     body = req.json() or {}
     if "tags" in body:
         nic.body["tags"] = dict(body.get("tags") or {})
-    return Response(200, state.network.view(nic))
+    return Response(200, ctx.network.view(nic))
 
 
-def delete_nic(state: "FakeAzure", req: Request, p: dict) -> Response:
+def delete_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """204 when missing (verified SDK behaviour, fake-azure.md §3); 400 NicInUse while a VM
     holds it; otherwise 202 + Azure-AsyncOperation + Location."""
-    sub = state.subscription_id
-    nic = state.network.get(p["rg"], p["name"])
+    sub = ctx.subscription
+    network = ctx.network
+    nic = network.get(p["rg"], p["name"])
     if nic is None:
         return Response(204)
-    state.network.delete_check(sub, nic)
-    async_err = state._operation_error(state._provision_faults(_ctx(p, "nic.delete", "DELETE"), None, None))
+    network.delete_check(sub, nic)
+    async_err = ctx.lro.carry(ctx.faults.provision(_fault_ctx(p, "nic.delete", "DELETE")))
     nic.body["properties"]["provisioningState"] = "Deleting"
 
     def finish(o, nic=nic):
         if o.error is None:
-            state.network.remove(nic)
+            network.remove(nic)
         else:
             nic.body["properties"]["provisioningState"] = "Succeeded"
 
-    op = state._start_operation("nic.delete", "Microsoft.Network", nic.location, nic.id(sub), async_err, finish,
-                                after_polls=1)
-    return state._lro_reply(req, op, 202, location_header=True)
+    op = ctx.lro.start("nic.delete", "Microsoft.Network", nic.location, nic.id(sub), async_err, finish,
+                       after_polls=1)
+    return ctx.lro.reply(req, op, 202, location_header=True)
 
 
-def _page(state: "FakeAzure", req: Request, nics) -> Response:
-    return Response(200, paginate(req, [state.network.view(n) for n in nics], state.page_size))
+def _page(ctx: "ArmContext", req: Request, nics) -> Response:
+    return Response(200, paginate(req, [ctx.network.view(n) for n in nics], ctx.page_size))
 
 
-def list_nics_rg(state: "FakeAzure", req: Request, p: dict) -> Response:
-    state._require_rg(p["rg"])
-    return _page(state, req, state.network.list(p["rg"]))
+def list_nics_rg(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    ctx.resource_groups.require(p["rg"])
+    return _page(ctx, req, ctx.network.list(p["rg"]))
 
 
-def list_nics_all(state: "FakeAzure", req: Request, p: dict) -> Response:
-    return _page(state, req, state.network.list())
+def list_nics_all(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    return _page(ctx, req, ctx.network.list())
+
+
+# ----------------------------------------------------------------------------- read-only topology
+
+
+def get_vnet(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    return Response(200, ctx.topology.vnet(ctx.subscription, p["rg"], p["vnet"]))
+
+
+def get_subnet(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    return Response(200, ctx.topology.subnet(ctx.subscription, p["rg"], p["vnet"], p["subnet"]))
+
+
+def list_nsgs(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    ctx.resource_groups.require(p["rg"])
+    return Response(200, paginate(req, ctx.topology.nsgs(ctx.subscription, p["rg"]), ctx.page_size))
+
+
+def get_nsg(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    for nsg in ctx.topology.nsgs(ctx.subscription, p["rg"]):
+        if nsg["name"].lower() == p["name"].lower():
+            return Response(200, nsg)
+    raise resource_not_found(f"Microsoft.Network/networkSecurityGroups/{p['name']}", p["rg"])
+
+
+def list_load_balancers(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    ctx.resource_groups.require(p["rg"])
+    return Response(200, paginate(req, ctx.topology.load_balancers(ctx.subscription, p["rg"]), ctx.page_size))
+
+
+def get_load_balancer(ctx: "ArmContext", req: Request, p: dict) -> Response:
+    for lb in ctx.topology.load_balancers(ctx.subscription, p["rg"]):
+        if lb["name"].lower() == p["name"].lower():
+            return Response(200, lb)
+    raise resource_not_found(f"Microsoft.Network/loadBalancers/{p['name']}", p["rg"])

@@ -76,6 +76,34 @@ def build_items(region: str, prices: dict[str, dict], families: dict[str, str]) 
     return items
 
 
+class PriceBook:
+    """The prices the API serves: region -> {sku: {"on-demand": x, "spot": y}}, and the price
+    items built from them (cached per region).  ``families(region)`` names each SKU's VM family
+    (the product name's series); the compute model's SKU catalog provides it."""
+
+    def __init__(self, families: Callable[[str], dict[str, str]], page_size: int = 100):
+        self.families = families
+        self.page_size = int(page_size)
+        self.table: dict[str, dict[str, dict]] = {}
+        self._items: dict[str, list] = {}
+
+    def set(self, region: str, table, replace: bool = False) -> None:
+        region = region.lower()
+        cur = {} if replace else self.table.setdefault(region, {})
+        for sku, p in table.items():
+            cur[sku] = {k: float(v) for k, v in p.items() if v is not None}
+        self.table[region] = cur
+        self._items.pop(region, None)
+
+    def items(self) -> list[dict]:
+        out: list[dict] = []
+        for region in sorted(self.table):
+            if region not in self._items:
+                self._items[region] = build_items(region, self.table[region], self.families(region))
+            out += self._items[region]
+        return out
+
+
 # --------------------------------------------------------------------------- OData subset
 
 _TOKEN = re.compile(r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<lp>\()|(?P<rp>\))|"

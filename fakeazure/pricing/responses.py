@@ -7,19 +7,19 @@ from ..arm import ARMError, Request, Response, with_query
 from .models import compile_filter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..state import FakeAzure
+    from ..context import ArmContext
 
 
-def list_prices(state: "FakeAzure", req: Request, p: dict) -> Response:
+def list_prices(ctx: "ArmContext", req: Request, p: dict) -> Response:
     api_version = req.query_ci.get("api-version", "")
     # Values compare case-sensitively in 2023-01-01-preview (fake-azure.md §7).
     pred = compile_filter(req.query_ci.get("$filter"), case_sensitive=api_version.startswith("2023-01-01"))
-    items = [it for it in state.pricing_items() if pred(it)]
+    items = [it for it in ctx.prices.items() if pred(it)]
     try:
         skip = max(0, int(req.query_ci.get("$skip", "0") or 0))
     except ValueError:
         raise ARMError("BadRequest", "Invalid $skip value.", 400) from None
-    size = state.prices_page_size
+    size = ctx.prices.page_size
     page = items[skip:skip + size]
     nxt = None
     if skip + size < len(items):

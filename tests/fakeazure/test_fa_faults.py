@@ -11,7 +11,7 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError
 from fakeazure import FakeAzure, Fault, make_fault
 from fakeazure.clients import compute_client
 
-from fa_helpers import RG, SUB, create_nic, usages, vm_body
+from fa_helpers import RG, SUB, create_nic, nic_body, usages, vm_body
 
 
 def cores(state) -> dict:
@@ -328,7 +328,7 @@ def _probability_run(seed: int) -> list[bool]:
     for i in range(20):
         state.handle("PUT", f"https://management.azure.com/subscriptions/{SUB}/resourceGroups/{RG}/providers/"
                             f"Microsoft.Network/networkInterfaces/n{i}?api-version=x",
-                     body=b'{"location": "southcentralus", "properties": {}}')
+                     body=__import__("json").dumps(nic_body()))
         status, _, _ = state.handle(
             "PUT", f"https://management.azure.com/subscriptions/{SUB}/resourceGroups/{RG}/providers/"
                    f"Microsoft.Compute/virtualMachines/vm{i}?api-version=x",

@@ -94,3 +94,27 @@ def test_list_and_tags(fake):
     assert sorted(n.name for n in fake.network.network_interfaces.list_all()) == names
     upd = fake.network.network_interfaces.update_tags(RG, "loose", {"tags": {"k": "v"}})
     assert upd.tags == {"k": "v"}
+
+
+@pytest.mark.parametrize("body", [
+    {"location": "southcentralus", "Properties": {"IpConfigurations": [{"name": "c", "Properties": {}}]}},
+    {"location": "southcentralus", "ip_configurations": [{"name": "c", "subnet": "s"}]},
+    {"location": "southcentralus", "properties": {}},
+    {"location": "southcentralus", "properties": {"ipConfigurations": []}},
+])
+def test_a_nic_without_ip_configurations_is_refused(fake, body):
+    """Wrong casing or shape leaves no properties.ipConfigurations: 400 InvalidResource, nothing created."""
+    r = fake.http.put(fake.url(fake.nic_path("n1"), **{"api-version": "2022-01-01"}), json=body)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == {"code": "InvalidResource", "message": "The resource definition is invalid."}
+    assert fake.state.nics() == []
+
+
+def test_an_ip_configuration_needs_a_subnet(fake):
+    body = {"location": "southcentralus", "properties": {"ipConfigurations": [{"name": "ipc", "properties": {}}]}}
+    with pytest.raises(HttpResponseError) as e:
+        fake.network.network_interfaces.begin_create_or_update(RG, "n1", body).result()
+    assert e.value.status_code == 400 and e.value.error.code == "SubnetIsRequired"
+    assert e.value.error.message == (f"Subnet reference is required for ipconfiguration {fake.nic_id('n1')}"
+                                     f"/ipConfigurations/ipc.")
+    assert fake.state.nics() == []

@@ -84,13 +84,13 @@ class ARMInvariants(RuleBasedStateMachine):
         net = self.state.network
         for vm in self.state.compute.vms.values():
             for nid in vm.nic_ids:
-                nic = net._by_id(nid)
+                nic = net.by_id(nid)
                 assert nic is not None and nic.vm_id.lower() == vm.id(SUB).lower()
         owners = [n.vm_id for n in net.nics.values() if n.vm_id]
         assert len(owners) == len(set(owners))
         for n in net.nics.values():
             if n.vm_id:
-                assert self.state.compute._vm_by_id(n.vm_id) is not None
+                assert self.state.compute.by_id(n.vm_id) is not None
 
 
 TestARMInvariants = ARMInvariants.TestCase

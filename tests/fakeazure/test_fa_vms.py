@@ -49,13 +49,15 @@ def test_lro_protocol_on_the_wire(fake):
     assert aao.startswith(fake.base + f"/subscriptions/{fake.sub}/providers/Microsoft.Compute/locations/"
                                       "southcentralus/operations/")
     assert parse_qs(urlsplit(aao).query)["api-version"] == ["2026-04-01"]
-    assert "Retry-After" not in r.headers  # never sleep with polling_interval=0 (§5.3)
+    assert r.headers["Retry-After"] == "1"  # as ARM: SDK clients poll every second, not every 30 s
     first = fake.http.get(aao)
     assert first.status_code == 200 and first.json()["status"] == "InProgress"
+    assert first.headers["Retry-After"] == "1"
     assert set(first.json()) == {"startTime", "status", "name"}
     assert fake.http.get(url).json()["properties"]["provisioningState"] == "Creating"
-    second = fake.http.get(aao).json()
-    assert second["status"] == "Succeeded" and "endTime" in second
+    done = fake.http.get(aao)
+    second = done.json()
+    assert second["status"] == "Succeeded" and "endTime" in second and "Retry-After" not in done.headers
     assert fake.http.get(url).json()["properties"]["provisioningState"] == "Succeeded"
     # DELETE: 202 with both headers, Deleting, then gone; Location (monitor) polling semantics.
     d = fake.http.delete(url + "&forceDeletion=true")
@@ -65,6 +67,13 @@ def test_lro_protocol_on_the_wire(fake):
     assert fake.http.get(d.headers["Location"]).status_code == 200
     assert fake.http.get(url).status_code == 404
     assert fake.http.delete(url).status_code == 204  # missing -> 204 (§2.5)
+
+
+def test_retry_after_can_be_turned_off(make_env, mode):
+    env = make_env(mode, lro_retry_after=None)
+    nic_id = create_nic(env, "n1")
+    r = env.http.put(env.url(env.vm_path("vm1"), **{"api-version": "2026-04-01"}), json=vm_body(nic_id=nic_id))
+    assert r.status_code == 201 and "Retry-After" not in r.headers
 
 
 def test_sdk_request_sequence(fake):

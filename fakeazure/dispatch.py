@@ -1,0 +1,151 @@
+"""Routing, the checks ARM makes before any resource provider sees a request, the error
+envelope, and the request log.
+
+Every serving mode hands a transport-independent :class:`~fakeazure.arm.Request` to
+:meth:`Dispatcher.handle` (``fakeazure.mock`` in-process, ``fakeazure.server`` on loopback),
+so both share one implementation.  Route tables live next to their handlers
+(``<service>/urls.py``); each entry is ``(method, path regex, handler, operation)`` where the
+operation is a name (``"vm.get"``) or ``callable(ctx, params, method) -> name``.
+ARM request conventions: https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling
+and https://github.com/microsoft/api-guidelines/blob/vNext/azure/Guidelines.md (error envelope).
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+import traceback
+from collections import namedtuple
+from typing import Any, Callable
+from urllib.parse import unquote
+
+from .arm import ARMError, Request, Response, error_response, new_guid
+from .compute.urls import url_patterns as compute_urls
+from .context import ArmContext
+from .control import url_patterns as control_urls
+from .network.urls import url_patterns as network_urls
+from .pricing.urls import url_patterns as pricing_urls
+from .resourcegraph.urls import url_patterns as resourcegraph_urls
+
+RequestRecord = namedtuple("RequestRecord", "method path status")
+
+
+def _compile(patterns, service: str) -> list[tuple]:
+    return [(method, re.compile(path + r"/?", re.IGNORECASE), handler, op, service)
+            for method, path, handler, op in patterns]
+
+
+ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compile(resourcegraph_urls, "arm")
+          + _compile(pricing_urls, "prices") + _compile(control_urls, "control"))
+
+
+def not_implemented(req: Request) -> ARMError:
+    return ARMError("NotImplementedInFakeAzure",
+                    f"fakeazure does not serve {req.method} {req.path}. Nothing is forwarded to "
+                    f"Azure; add a route in fakeazure/*/urls.py if this call is needed.", 501)
+
+
+class Dispatcher:
+    """Routes one request to its handler under the state's lock and logs it.
+
+    ``ctx`` goes to ARM and prices handlers; ``control`` (the configuration API, i.e. the
+    ``FakeAzure`` itself) goes to the ``/_fakeazure`` handlers only.  ``before_service`` runs
+    before every non-control request (time-based effects such as Spot eviction)."""
+
+    max_log = 200000
+
+    def __init__(self, ctx: ArmContext, control: Any, lock: threading.RLock, rng, clock,
+                 before_service: Callable[[], None]):
+        self.ctx = ctx
+        self.clock = clock
+        self.control = control
+        self.lock = lock
+        self.rng = rng
+        self.before_service = before_service
+        self.requests: list[RequestRecord] = []
+        self.request_details: list[dict] = []
+        self.internal_errors: list[str] = []
+
+    def clear_log(self) -> None:
+        self.requests.clear()
+        self.request_details.clear()
+        self.internal_errors.clear()
+
+    def route(self, req: Request) -> tuple[tuple | None, dict]:
+        for route in ROUTES:
+            method, rx, handler, op, service = route
+            if method != req.method:
+                continue
+            m = rx.fullmatch(req.path)
+            if m:
+                # path segments arrive percent-encoded (the SDK quotes e.g. "(" in resource
+                # group names as %28): match on the raw path, use the decoded values
+                return route, {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
+        return None, {}
+
+    def arm_checks(self, req: Request, params: dict) -> None:
+        # fake-azure.md §0: any api-version is accepted, but one is required.
+        if "api-version" not in req.query_ci:
+            raise ARMError("MissingApiVersionParameter",
+                           "The api-version query parameter (?api-version=) is required for all requests.", 400)
+        sub = params.get("sub")
+        if sub is not None and sub.lower() != self.ctx.subscription.lower():
+            # (harness assumption, not in reference: code and wording for a foreign subscription)
+            raise ARMError("SubscriptionNotFound", f"The subscription '{sub}' could not be found.", 404)
+        rg = params.get("rg")
+        if rg is not None and req.method in ("PUT", "PATCH"):
+            self.ctx.resource_groups.require(rg)
+
+    def handle(self, req: Request) -> Response:
+        t0 = time.perf_counter()
+        faults = self.ctx.faults
+        with self.lock:
+            faults.pending_latency = 0.0
+            op_name = "unmatched"
+            try:
+                route, params = self.route(req)
+                if route is None:
+                    raise not_implemented(req)
+                _method, _rx, handler, op, service = route
+                op_name = op(self.ctx, params, req.method) if callable(op) else op
+                req.operation = op_name
+                if service == "arm":
+                    self.arm_checks(req, params)
+                if service == "control":
+                    resp = handler(self.control, req, params)
+                else:
+                    self.before_service()
+                    fctx = {"operation": op_name, "resource_group": params.get("rg"), "name": params.get("name"),
+                            "location": params.get("location"), "method": req.method, "path": req.path}
+                    faults.check_request({k: v for k, v in fctx.items() if v is not None}, body_pass=False)
+                    resp = handler(self.ctx, req, params)
+            except ARMError as e:
+                resp = error_response(e)
+            except Exception as e:  # a bug in the fake: answer loudly, keep serving
+                self.internal_errors.append(traceback.format_exc())
+                resp = error_response(ARMError("FakeAzureInternalError", f"fakeazure bug: {e!r}", 500))
+            self._stamp(req, resp)
+            latency = faults.pending_latency
+            self._log(req, resp, op_name, latency, t0)
+        if latency:
+            self.clock.sleep(latency)  # FakeClock: advances time; RealClock: really waits
+        return resp
+
+    def _stamp(self, req: Request, resp: Response) -> None:
+        resp.headers.setdefault("x-ms-request-id", new_guid(self.rng))
+        resp.headers.setdefault("x-ms-correlation-request-id", req.header("x-ms-client-request-id")
+                                or resp.headers["x-ms-request-id"])
+        if req.method in ("PUT", "DELETE", "PATCH", "POST"):
+            resp.headers.setdefault("x-ms-ratelimit-remaining-subscription-writes", "1199")
+        else:
+            resp.headers.setdefault("x-ms-ratelimit-remaining-subscription-reads", "11999")
+
+    def _log(self, req: Request, resp: Response, op_name: str, latency: float, t0: float) -> None:
+        if len(self.requests) >= self.max_log:  # a long-lived server must not grow forever
+            del self.requests[: self.max_log // 2]
+            del self.request_details[: self.max_log // 2]
+        self.requests.append(RequestRecord(req.method, req.path, resp.status))
+        self.request_details.append({"method": req.method, "path": req.path, "query": req.raw_query,
+                                     "status": resp.status, "operation": op_name,
+                                     "simulated_latency": latency,
+                                     "ms": round((time.perf_counter() - t0) * 1000, 3)})

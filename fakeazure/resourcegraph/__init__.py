@@ -1,0 +1,1 @@
+"""Microsoft.ResourceGraph: the resources query Karpenter's garbage collection sends."""
