@@ -1,5 +1,5 @@
 """The wire tap keeps VM/NIC PUT bodies (the fake strips customData from what it stores) and the
-Host of every request, and hands the fake an https URL."""
+Host of every request."""
 import json
 
 from harness.runner.real.fakeside import WireTap
@@ -18,9 +18,9 @@ def test_put_bodies_and_hosts_are_recorded():
     st = _State()
     tap = WireTap(st)
     vm = {"properties": {"osProfile": {"customData": "eA=="}}}
-    tap.handle("PUT", "http://127.0.0.1:1/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/"
+    tap.handle("PUT", "https://127.0.0.1:1/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/"
                       "virtualMachines/aks-x?api-version=1", {"Host": "127.0.0.1:1"}, json.dumps(vm).encode())
-    tap.handle("GET", "http://127.0.0.1:1/subscriptions/s/providers/Microsoft.Compute/skus", {"Host": "127.0.0.1:1"})
+    tap.handle("GET", "https://127.0.0.1:1/subscriptions/s/providers/Microsoft.Compute/skus", {"Host": "127.0.0.1:1"})
     assert st.urls[0].startswith("https://127.0.0.1:1/")
     assert tap.vm_puts()["aks-x"].body == vm
     assert tap.nic_puts() == {}

@@ -5,20 +5,16 @@ what it stores, as Azure does: fake-azure.md §2.3), so the kubelet stand-in can
 data the controller sent and the conformance report can compare PUT bodies.
 
 TLS: azcore refuses bearer tokens over http (azcore v1.22.0 runtime/policy_bearer_token.go), so the
-controller talks https. The sandbox forwarder terminates TLS (harness/runner/real/sandbox.py) and the
-tap hands the fake an https URL, so every absolute URL the fake returns (Azure-AsyncOperation,
-Location, nextLink) is https as well.
+fake serves https (`FakeAzureServer(tls=True)`: its own CA, every absolute URL it returns is https);
+the sandbox forwards the port as raw bytes.
 """
 from __future__ import annotations
 
 import json
 import re
-import ssl
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from harness.backends.pki import PKI
 
 PUT_BODY = re.compile(r"/providers/Microsoft\.(Compute/virtualMachines|Network/networkInterfaces)/([^/]+)$", re.I)
 
@@ -36,14 +32,11 @@ class Put:
 class WireTap:
     """Stands in front of a FakeAzure state for FakeAzureServer (it only calls `handle`)."""
     state: object
-    scheme: str = "https"
     hosts: set[str] = field(default_factory=set)
     puts: list[Put] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def handle(self, method: str, url: str, headers=None, body=None):
-        if url.startswith("http://") and self.scheme == "https":
-            url = "https://" + url[len("http://"):]
         host = (dict(headers or {}).get("Host") or "").lower()
         status, out_headers, data = self.state.handle(method, url, headers, body)
         with self._lock:
@@ -70,19 +63,10 @@ class WireTap:
             return {p.name: p for p in self.puts if p.kind == "nic" and 200 <= p.status < 300}
 
 
-def tls_context(pki_dir: Path) -> tuple[ssl.SSLContext, Path]:
-    """A server context for the fake's port (a serving certificate for IP:127.0.0.1 from a fresh
-    CA) and the CA file the controller trusts."""
-    pki = PKI(pki_dir)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(pki.serving.cert), str(pki.serving.key))
-    return ctx, Path(pki.ca.cert)
-
-
-def serve(state) -> tuple[object, WireTap]:
-    """The fake on a loopback port (plain HTTP; TLS is terminated in front of it)."""
+def serve(state, tls_dir: Path) -> tuple[object, WireTap]:
+    """The fake on a loopback https port; its CA is `server.ca_path`."""
     from fakeazure.server import FakeAzureServer
     tap = WireTap(state)
-    server = FakeAzureServer(tap)
+    server = FakeAzureServer(tap, tls=True, tls_dir=str(tls_dir))
     server.start()
     return server, tap

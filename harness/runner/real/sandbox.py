@@ -12,8 +12,7 @@ reference/real-controller.md §7). So the controller runs under `unshare --net -
 
 The forwarder lives in the harness process: one thread enters the namespace (setns(2) applies to the
 calling thread only) and listens there; accepted connections are handed to a host-side thread that
-dials the host port and pumps bytes both ways. A port can terminate TLS on the way (the fake's port,
-when the fake itself serves plain HTTP).
+dials the host port and pumps bytes both ways (TLS passes through end to end).
 """
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ import os
 import queue
 import shlex
 import socket
-import ssl
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +62,6 @@ class Forward:
     """A port inside the namespace that reaches `target_port` on the host's loopback."""
     port: int
     target_port: int
-    tls: ssl.SSLContext | None = None      # terminate TLS inside, talk plain to the target
 
 
 @dataclass
@@ -171,8 +168,6 @@ class Sandbox:
     def _relay(self, conn: socket.socket, fw: Forward) -> None:
         conn.settimeout(None)
         try:
-            if fw.tls is not None:
-                conn = fw.tls.wrap_socket(conn, server_side=True)
             up = socket.create_connection(("127.0.0.1", fw.target_port), timeout=10)
             up.settimeout(None)
         except OSError:

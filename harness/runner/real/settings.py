@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,13 +81,9 @@ def write_files(workdir: Path, endpoints: Endpoints, tenant: str, subscription: 
         "tokenAudience": TOKEN_AUDIENCE, "resourceIdentifiers": {}}))
     bundle = workdir / "trust-bundle.pem"
     bundle.write_text(endpoints.fake_ca.read_text().strip() + "\n" + endpoints.apiserver_ca.read_text().strip() + "\n")
+    # fakeazure's az shim: what azidentity's AzureCLICredential runs
+    # (`az account get-access-token -o json --resource <aud>`), answered with a fake token
+    from fakeazure import azshim
     az_dir = workdir / "bin"
-    az_dir.mkdir(exist_ok=True)
-    az = az_dir / "az"
-    # what azidentity's AzureCLICredential runs: `az account get-access-token -o json --resource <aud>`
-    az.write_text("#!/bin/sh\n"
-                  "exp=$(( $(date +%s) + 3600 ))\n"
-                  f'printf \'{{"accessToken":"fakeazure-token","expires_on":%s,"tokenType":"Bearer",'
-                  f'"subscription":"{subscription}","tenant":"{tenant}"}}\\n\' "$exp"\n')
-    az.chmod(az.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    azshim.write(az_dir, subscription=subscription, tenant=tenant)
     return {"environment": env_file, "bundle": bundle, "az_dir": az_dir}
