@@ -10,11 +10,11 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def verdict(o) -> str:
-    """pass / FAIL / skipped, with xfails naming `engine: real` reported as xfail or XPASS."""
+    """pass / FAIL / skipped; a declared xfail (the simulation's, or one naming `engine: real`) is
+    xfail or XPASS, as pytest reports it."""
     if o.skipped:
         return "skipped"
-    declared = o.scenario.xfail.get(o.profile, "")
-    if "engine: real" in declared:
+    if o.profile in o.scenario.xfail:
         return "xfail" if not o.passed else "XPASS"
     return "pass" if o.passed else "FAIL"
 
@@ -28,6 +28,16 @@ def outcome_json(o) -> dict:
             "notApplicable": [n.render() for n in o.not_applicable], "hosts": o.hosts}
 
 
+def errored(sc, profile: str, e: Exception):
+    """An outcome for a run the engine itself could not finish (reported as FAIL with the error)."""
+    from harness.loop.result import RunResult
+    from harness.runner.expect import Mismatch
+    from harness.runner.real.engine import RealOutcome
+    o = RealOutcome(sc, profile, "local", RunResult(sc.name, profile, "local", sc.seed))
+    o.mismatches = [Mismatch("engine", "a finished run", f"{type(e).__name__}: {e}")]
+    return o
+
+
 def run_real(jobs, args) -> int:
     from harness.runner.real import session
     ok, why = session.available()
@@ -39,7 +49,10 @@ def run_real(jobs, args) -> int:
     t0 = time.monotonic()
     try:
         for sc, profile in jobs:
-            o = session.run(sc, profile)
+            try:
+                o = session.run(sc, profile)
+            except Exception as e:      # noqa: BLE001 - one broken run must not end the library run
+                o = errored(sc, profile, e)
             outcomes.append(o)
             if args.conformance:
                 from harness.runner.real.conformance import simulate

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from harness.model.resources import format_resource_list, parse_resource
 
+CSI_ZONE = "topology.disk.csi.azure.com/zone"
 UNINITIALIZED = {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}
 _VAR = re.compile(r'^(KUBELET_FLAGS|KUBELET_NODE_LABELS)="(.*)"\s*$', re.M)
 
@@ -131,6 +132,9 @@ class KubeletRecord:
     registered: bool = False
     self_labels: dict[str, str] = field(default_factory=dict)
     ccm_labels: dict[str, str] = field(default_factory=dict)
+    startup_lifted: bool = False
+    csi_labels: dict[str, str] = field(default_factory=dict)
+    csi_denied: str | None = None
 
 
 def _microtime() -> str:
@@ -187,6 +191,7 @@ class Kubelets:
                 progress = True
         for name in sorted(self._pending_ccm):
             progress |= self._cloud_node_controller(name)
+        progress |= self._startup_agents()
         if time.monotonic() - self._last_renew >= RENEW_SECONDS:
             self._renew()
             self._last_renew = time.monotonic()
@@ -239,8 +244,9 @@ class Kubelets:
                   "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
                                "kubeletVersion": getattr(self.cluster, "_server_version", ""),
                                "containerRuntimeVersion": "containerd://harness"}}
-        _retry_conflicts(lambda: self.cluster.update_status(
-            {**self.cluster.get("Node", rec.node_name), "status": status}, ident))
+        # a merge patch of the status: NodeRestriction judges a full update's taints even on the
+        # status subresource, and the node lifecycle controller changes them concurrently
+        self.cluster.client(ident).patch("Node", rec.node_name, {"status": status}, sub="status")
         self._lease(rec.node_name, create=True)
         self._pending_ccm.add(vm_name)
 
@@ -301,7 +307,57 @@ class Kubelets:
                 return False
             raise
         self._pending_ccm.discard(vm_name)
+        self._csi_topology(rec, zones)
         return True
+
+    def _csi_topology(self, rec: KubeletRecord, zones: list[str]) -> None:
+        """The Azure Disk CSI node plugin registers and the kubelet publishes its topology key on the
+        Node: the VM's zone, "" for a regional VM (reported-bugs.md §4 R07/R30; the simulation's
+        `_csi_topology` does the same)."""
+        from harness.backends.base import APIRejected, Identity
+        value = f"{self.region.lower()}-{zones[0]}" if zones else ""
+
+        try:
+            # a merge patch of the one label: a full update carrying a taint list that another
+            # controller just changed would be refused by NodeRestriction ("not allowed to modify taints")
+            self.cluster.client(Identity.node(rec.node_name)).patch("Node", rec.node_name,
+                                                                    {"metadata": {"labels": {CSI_ZONE: value}}})
+            rec.csi_labels = {CSI_ZONE: value}
+        except APIRejected as e:
+            if e.status != 404:
+                rec.csi_denied = e.message
+
+    # -- the agents that own startup taints -----------------------------------------------------------
+    def _startup_agents(self) -> bool:
+        """A NodeClaim's startupTaints belong to an agent on the node (e.g. Cilium's
+        node.cilium.io/agent-not-ready) that lifts them once it runs; Karpenter waits for that before
+        Initialized (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go
+        StartupTaintsRemoved). The stand-in lifts them once Karpenter has registered the Node, as the
+        simulation does."""
+        from harness.backends.base import APIRejected, Identity
+        progress = False
+        claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.cluster.list("NodeClaim")}
+        for rec in self.records.values():
+            nc = claims.get(rec.node_name)
+            startup = {(t["key"], t.get("effect")) for t in ((nc or {}).get("spec") or {}).get("startupTaints") or []}
+            if not startup or rec.startup_lifted:
+                continue
+            node = self.cluster.get("Node", rec.node_name)
+            if node is None or (node["metadata"].get("labels") or {}).get("karpenter.sh/registered") != "true":
+                continue
+
+            def write():
+                cur = self.cluster.get("Node", rec.node_name)
+                cur["spec"]["taints"] = [t for t in cur["spec"].get("taints") or []
+                                         if (t["key"], t.get("effect")) not in startup]
+                return self.cluster.update(cur, Identity("controller", "startup-taint-agent"))
+            try:
+                _retry_conflicts(write)
+            except APIRejected as e:
+                if e.status != 404:
+                    raise
+            rec.startup_lifted = progress = True
+        return progress
 
     def _provider_id(self, vm_name: str) -> str | None:
         for nc in self.cluster.list("NodeClaim"):

@@ -272,6 +272,8 @@ def _provenance(node_labels: dict[str, str], rec, claim_labels: dict[str, str]) 
         out.setdefault(k, []).append(LabelWrite(KUBELET_NODE_LABELS, v, ok, note))
     for k, v in rec.ccm_labels.items():
         out.setdefault(k, []).append(LabelWrite(CLOUD_NODE_CONTROLLER, v))
+    for k, v in rec.csi_labels.items():
+        out.setdefault(k, []).append(LabelWrite(KUBELET, v, True, "CSI node registration"))
     for k, v in node_labels.items():
         written = {w.value for w in out.get(k, []) if w.accepted}
         if k in claim_labels and claim_labels[k] == v or v not in written:
