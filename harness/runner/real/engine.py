@@ -106,6 +106,8 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
         expect, na = applicability.split(scenario.expect_for(profile), "expect")
         outcome.not_applicable = applicability.ignored_given(scenario.given) + na
         outcome.mismatches = check(expect, outcome.result, scenario, "expect")
+        from harness.runner.expect import Mismatch
+        outcome.mismatches += [Mismatch("manifests", "applied", err, "the API server refused it") for err in run_.apply_errors]
         for i, step in enumerate(scenario.steps):
             why = run_.play_step(step, [m.obj for m in scenario.step_manifests[i]])
             if why:
@@ -165,6 +167,17 @@ def crd_version(ctl) -> str:
     return v if v.startswith("v") and v.count(".") == 2 and "-" not in v else DEFAULT_PROVIDER_VERSION
 
 
+def _default_selector(obj: dict) -> None:
+    """apps/v1 requires spec.selector; scenarios written for the simulation often leave it out (the
+    simulated engine creates the pods itself). Default it to the pod template's labels, which is
+    the selector a user would write, and give the template a label when it has none."""
+    spec = obj.setdefault("spec", {})
+    tmpl_meta = spec.setdefault("template", {}).setdefault("metadata", {})
+    labels = tmpl_meta.setdefault("labels", {}) or {"app.kubernetes.io/name": obj["metadata"]["name"]}
+    tmpl_meta["labels"] = labels
+    spec.setdefault("selector", {"matchLabels": dict(labels)})
+
+
 class _Run:
     """One live run: applies manifests, drives the kubelet stand-ins, waits for quiet, observes."""
 
@@ -175,6 +188,7 @@ class _Run:
         self.kubelets = Kubelets(cluster, fake, tap, self.profile, cfg)
         self.observer = Observer(scenario, profile, cluster, fake, self.kubelets)
         self.steady = False
+        self.apply_errors: list[str] = []
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
 
     def apply(self, manifests: list[dict]) -> None:
@@ -183,11 +197,15 @@ class _Run:
             obj = copy.deepcopy(obj)
             if obj.get("kind") == "Pod":
                 obj.setdefault("metadata", {}).setdefault("namespace", "default")
+            if obj.get("kind") in ("Deployment", "DaemonSet"):
+                _default_selector(obj)
             try:
                 self.cluster.create(obj, ADMIN)
                 self.observer.applied(obj, None)
             except APIRejected as e:
                 self.observer.applied(obj, e)
+                if obj.get("kind") != "NodePool":     # a NodePool's refusal is an expectation; others are input errors
+                    self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
 
     def _alive(self) -> None:
         p = self.sandbox.process

@@ -218,7 +218,16 @@ class Observer:
     def _nodes_and_claims(self, r: RunResult) -> None:
         by_vm = {rec.vm_name.lower(): rec for rec in self.kubelets.records.values()}
         index = 0
-        for name in self.claims:           # creation order (dict insertion = first seen)
+        # creation order: creationTimestamp (seconds), ties by the order the VMs were PUT (the launch
+        # order); NodeClaims of one batch are created in parallel (core CreateNodeClaims), so ties
+        # have no order the API can show
+        put_order = {p.name.lower(): i for i, p in enumerate(self.kubelets.tap.puts) if p.kind == "vm"}
+
+        def order(name: str):
+            nc = self.claims[name]
+            vm = ((nc.get("status") or {}).get("providerID") or "").rsplit("/", 1)[-1].lower()
+            return nc["metadata"].get("creationTimestamp") or "", put_order.get(vm, len(put_order)), name
+        for name in sorted(self.claims, key=order):
             nc = self.claims[name]
             labels = dict(nc["metadata"].get("labels") or {})
             ncr = NodeClaimResult(name, labels.get("karpenter.sh/nodepool", ""), [], nc["spec"].get("requirements") or [],
