@@ -186,7 +186,7 @@ class _Run:
         self.scenario, self.cluster, self.fake, self.sandbox = scenario, cluster, fake, sandbox
         self.profile = profile_with_knobs(profile, None)
         self.kubelets = Kubelets(cluster, fake, tap, self.profile, cfg)
-        self.observer = Observer(scenario, profile, cluster, fake, self.kubelets)
+        self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, sandbox.workdir / "controller.log")
         self.steady = False
         self.apply_errors: list[str] = []
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))

@@ -34,8 +34,9 @@ def _true(obj: dict, type_: str) -> bool:
 
 
 class Observer:
-    def __init__(self, scenario, profile: str, cluster, fake, kubelets):
+    def __init__(self, scenario, profile: str, cluster, fake, kubelets, log_path=None):
         self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
+        self.log_path = log_path
         self.nodepools: dict[str, NodePoolResult] = {}
         self.namespaces: set[str] = {"default"}
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
@@ -190,6 +191,7 @@ class Observer:
                     if ref.get("kind") == "Deployment":
                         rs_owner[rs["metadata"]["name"]] = ref["name"]
         noms = self.nominations()
+        ignored = self.ignored_pods()
         for ns in sorted(self.namespaces):
             for p in self.cluster.list("Pod", ns):
                 key = f"{ns}/{p['metadata']['name']}"
@@ -211,9 +213,32 @@ class Observer:
                             pr.events.append(msg)
                     else:
                         pr.scheduler_error = msg
-                if pr.state == "pending":
+                if pr.state == "pending" and key in ignored:
+                    pr.state, pr.karpenter_error = "ignored", ignored[key]
+                if pr.state != "scheduled":
                     pr.reason = pr.karpenter_error or pr.scheduler_error
                 r.pods[key] = pr
+
+    def ignored_pods(self) -> dict[str, str]:
+        """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
+        v1.14.0 pkg/controllers/provisioning/provisioner.go, Validate failed; debug level). Karpenter
+        records that decision nowhere in the API, so its structured log is the observable."""
+        import json
+        out: dict[str, str] = {}
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            return out
+        for line in lines:
+            if '"ignoring pod"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            pod = rec.get("Pod") or {}
+            out[f"{pod.get('namespace')}/{pod.get('name')}"] = rec.get("error", "")
+        return out
 
     def _nodes_and_claims(self, r: RunResult) -> None:
         by_vm = {rec.vm_name.lower(): rec for rec in self.kubelets.records.values()}
