@@ -31,6 +31,9 @@ def test_a_deployment_without_selector_gets_its_template_labels():
 
 def test_log_hosts_lists_every_url_host(tmp_path):
     log = tmp_path / "controller.log"
-    log.write_text('{"url":"https://127.0.0.1:4443/subscriptions/x"}\n{"msg":"GET https://login.example.com/t"}\n')
-    assert log_hosts(log) == {"127.0.0.1:4443", "login.example.com"}
+    log.write_text('{"source":"ApiRequestLog","url":"https://127.0.0.1:4443/subscriptions/x"}\n'
+                   '{"error":"quota reached, see https://docs.example.com/q"}\n'
+                   '{"error":"Get \\"https://login.example.com/t\\": dial tcp: lookup login.example.com: no such host"}\n'
+                   '{"error":"dial tcp 169.254.169.254:80: connect: network is unreachable"}\n')
+    assert log_hosts(log) == {"127.0.0.1:4443", "login.example.com", "169.254.169.254:80"}
     assert log_hosts(tmp_path / "missing.log") == set()

@@ -149,14 +149,29 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
 
 
 def log_hosts(log: Path) -> set[str]:
-    """Every host:port in a URL of the controller's log (with ENABLE_AZURE_SDK_LOGGING each ARM call
-    is logged with its URL): the evidence that nothing left loopback."""
+    """The hosts the controller called or tried to, from its log: the URL of every ARM call (with
+    ENABLE_AZURE_SDK_LOGGING each call is one `ApiRequestLog` line) and every host in a Go network
+    error (`dial tcp HOST:PORT`, `lookup HOST`). URLs inside error texts (e.g. a docs link in an ARM
+    error message) are not calls and are not counted."""
+    import json
     import re
+    from urllib.parse import urlsplit
     try:
         text = log.read_text(errors="replace")
     except OSError:
         return set()
-    return {m.lower() for m in re.findall(r"https?://([A-Za-z0-9.\-\[\]:]+)", text)}
+    hosts = set()
+    for line in text.splitlines():
+        if '"ApiRequestLog"' in line:
+            try:
+                url = json.loads(line).get("url") or ""
+            except ValueError:
+                continue
+            if url:
+                hosts.add(urlsplit(url).netloc.lower())
+    hosts |= {h.lower() for h in re.findall(r"dial tcp ([\w.\-\[\]:]+?)(?::\s|\\|\"|$)", text)}
+    hosts |= {h.lower() for h in re.findall(r"lookup ([\w.\-]+)", text)}
+    return hosts
 
 
 def crd_version(ctl) -> str:

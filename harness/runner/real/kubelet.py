@@ -111,11 +111,11 @@ def machine_facts(vm_put: dict, sku: dict | None) -> MachineFacts:
                         int(mem * 1024), int(disk))
 
 
-def node_status(facts: MachineFacts, boot: Bootstrap) -> dict:
-    """capacity from the machine, allocatable = capacity - reserved (kubelet node allocatable,
-    https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/)."""
+def node_status(facts: MachineFacts, boot: Bootstrap, extended: dict[str, int] | None = None) -> dict:
+    """capacity from the machine (plus device plugins' extended resources), allocatable = capacity -
+    reserved (kubelet node allocatable, https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/)."""
     capacity = {"cpu": facts.vcpus * 1000, "memory": facts.memory_mib * 1024 * 1024,
-                "pods": boot.max_pods, "ephemeral-storage": facts.os_disk_gib * 1024 ** 3}
+                "pods": boot.max_pods, "ephemeral-storage": facts.os_disk_gib * 1024 ** 3, **(extended or {})}
     reserved = boot.reserved()
     allocatable = {k: max(v - reserved.get(k, 0), 0) for k, v in capacity.items()}
     return {"capacity": format_resource_list(capacity), "allocatable": format_resource_list(allocatable)}
@@ -237,7 +237,7 @@ class Kubelets:
             rec.denied = e.message
             return
         rec.registered = True
-        status = {**node_status(facts, boot),
+        status = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                                   "message": "kubelet is posting ready status",
                                   "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
@@ -249,6 +249,18 @@ class Kubelets:
         self.cluster.client(ident).patch("Node", rec.node_name, {"status": status}, sub="status")
         self._lease(rec.node_name, create=True)
         self._pending_ccm.add(vm_name)
+
+    def _device_plugins(self, vm_name: str, size: str) -> dict[str, int]:
+        """Extended resources a device plugin registers (e.g. the NVIDIA plugin's nvidia.com/gpu):
+        the resource names the controller expects on this NodeClaim, counted from the machine's
+        SKU (its GPUs capability)."""
+        from fakeazure.catalog import capability
+        nc = next((n for n in self.cluster.list("NodeClaim")
+                   if ((n.get("status") or {}).get("providerID") or "").lower().endswith(f"/{vm_name.lower()}")), None)
+        names = [k for k in ((nc or {}).get("status") or {}).get("capacity") or {} if "/" in k]
+        sku = self._skus.get(size.lower())
+        gpus = int(capability(sku, "GPUs", "0") or 0) if sku else 0
+        return {n: gpus for n in names if gpus}
 
     def _lease(self, node_name: str, create: bool = False) -> None:
         from harness.backends.base import APIRejected, Identity
