@@ -12,6 +12,7 @@ region; lifts the uninitialized taint), reports Ready and renews the node Lease.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -133,6 +134,7 @@ class KubeletRecord:
     self_labels: dict[str, str] = field(default_factory=dict)
     ccm_labels: dict[str, str] = field(default_factory=dict)
     startup_lifted: bool = False
+    registered_seen: float = 0.0
     csi_labels: dict[str, str] = field(default_factory=dict)
     csi_denied: str | None = None
 
@@ -149,7 +151,8 @@ def _time() -> str:
 
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40
-RENEW_SECONDS = 10.0         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
+RENEW_SECONDS = 10.0
+DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a new node's pods         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
 
 
 def _retry_conflicts(write, attempts: int = 20):
@@ -346,6 +349,8 @@ class Kubelets:
         Initialized (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go
         StartupTaintsRemoved). The stand-in lifts them once Karpenter has registered the Node, as the
         simulation does."""
+        import time
+
         from harness.backends.base import APIRejected, Identity
         progress = False
         claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.cluster.list("NodeClaim")}
@@ -356,6 +361,11 @@ class Kubelets:
                 continue
             node = self.cluster.get("Node", rec.node_name)
             if node is None or (node["metadata"].get("labels") or {}).get("karpenter.sh/registered") != "true":
+                continue
+            # the agent is itself a DaemonSet pod (Cilium's agent lifts node.cilium.io/agent-not-ready):
+            # it runs, and lifts the taint, only once the node's DaemonSet pods are placed
+            rec.registered_seen = rec.registered_seen or time.monotonic()
+            if time.monotonic() - rec.registered_seen < DAEMONSET_GRACE or self._daemon_pods_pending(rec.node_name):
                 continue
 
             def write():
@@ -370,6 +380,19 @@ class Kubelets:
                     raise
             rec.startup_lifted = progress = True
         return progress
+
+    def _daemon_pods_pending(self, node_name: str) -> bool:
+        """A DaemonSet pod created for this node (the DaemonSet controller pins it with a
+        matchFields metadata.name term) that is not bound yet."""
+        for ns in self.cluster.list("Namespace"):
+            for p in self.cluster.list("Pod", ns["metadata"]["name"]):
+                if not any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or []):
+                    continue
+                if (p.get("spec") or {}).get("nodeName"):
+                    continue
+                if node_name in json.dumps((p.get("spec") or {}).get("affinity") or {}):
+                    return True
+        return False
 
     def _provider_id(self, vm_name: str) -> str | None:
         for nc in self.cluster.list("NodeClaim"):

@@ -45,6 +45,8 @@ class Observer:
         self.vm_failures: dict[str, dict] = {}
         self.failures: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()
+        self.claim_nodes: dict[str, str] = {}     # NodeClaim -> its Node
+        self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
 
     # -- during the run -------------------------------------------------------------------------------
     def applied(self, obj: dict, error: APIRejected | None) -> None:
@@ -86,6 +88,20 @@ class Observer:
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
         self.deleted |= set(self.claims) - seen
+        for name, nc in self.claims.items():
+            if (nc.get("status") or {}).get("nodeName"):
+                self.claim_nodes[name] = nc["status"]["nodeName"]
+        for p in self._pods_now():
+            if p["node"] and not p["daemon"]:
+                self.workload_nodes.add(p["node"])
+
+    def _pods_now(self) -> list[dict]:
+        out = []
+        for ns in self.namespaces:
+            for p in self.cluster.list("Pod", ns):
+                out.append({"key": f"{ns}/{p['metadata']['name']}", "node": (p.get("spec") or {}).get("nodeName"),
+                            "daemon": any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or [])})
+        return out
 
     def _vm_state(self, nc: dict) -> tuple[str, dict | None]:
         pid = (nc.get("status") or {}).get("providerID") or ""
@@ -135,12 +151,18 @@ class Observer:
         return out
 
     def runaway(self, threshold: int) -> str | None:
-        """A pod nominated for `threshold` NodeClaims that is still unbound (design 0006 FAQ)."""
-        bound = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": (p.get("spec") or {}).get("nodeName")
-                 for ns in self.namespaces for p in self.cluster.list("Pod", ns)}
-        for key, claims in sorted(self.nominations().items()):
-            if len(claims) >= threshold and not bound.get(key):
-                return f"pod {key} was nominated for {len(claims)} NodeClaims and never bound"
+        """Runaway provisioning (design 0006 FAQ): a workload pod stays unbound while `threshold`
+        launched NodeClaims ended up on Nodes no workload pod ever bound to - Karpenter keeps
+        launching for a pod that never fits. (Its `Nominated` events cannot count this: core
+        dedupes them per pod, sigs.k8s.io/karpenter v1.14.0 scheduling/events.go NominatePodEvent.)"""
+        ignored = self.ignored_pods()
+        pending = [p["key"] for p in self._pods_now() if not p["node"] and not p["daemon"] and p["key"] not in ignored]
+        if not pending:
+            return None
+        idle = [c for c in self.launched if self.claim_nodes.get(c) and self.claim_nodes[c] not in self.workload_nodes]
+        if len(idle) >= threshold:
+            return (f"pod {pending[0]} stayed unbound while {len(idle)} launched NodeClaims got Nodes no "
+                    f"workload pod bound to ({', '.join(sorted(idle)[:5])})")
         return None
 
     # -- at the end ---------------------------------------------------------------------------------------
