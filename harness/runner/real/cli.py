@@ -56,7 +56,8 @@ def run_real(jobs, args) -> int:
             outcomes.append(o)
             if args.conformance:
                 from harness.runner.real.conformance import simulate
-                pairs.append((simulate(sc, profile), o))
+                version = getattr(session.cluster(), "_server_version", None)
+                pairs.append((simulate(sc, profile, version), o))
             print(f"{verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{profile}]"
                   + (f"  ({o.skipped})" if o.skipped else ""), file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:

@@ -36,10 +36,20 @@ def _captured_fakes():
         sim_engine._fake_azure = original
 
 
-def simulate(scenario, profile: str):
-    """The simulated engine's outcome (embedded backend), with its fake's VM/NIC views attached."""
+def simulate(scenario, profile: str, kubernetes_version: str | None = None):
+    """The simulated engine's outcome (embedded backend), with its fake's VM/NIC views attached.
+    `kubernetes_version`: the real engine's API server version, given to the simulation unless the
+    scenario sets its own (labels such as network-stateless-cni depend on it: provider v1.14.0
+    pkg/providers/labels/labels.go)."""
+    import copy
+    import dataclasses
+
     from harness.backends.embedded import EmbeddedBackend
     from harness.runner.engine import run
+    if kubernetes_version and not (scenario.given.get("cluster") or {}).get("kubernetesVersion"):
+        given = copy.deepcopy(scenario.given)
+        given.setdefault("cluster", {})["kubernetesVersion"] = kubernetes_version.lstrip("v")
+        scenario = dataclasses.replace(scenario, given=given)
     cluster = EmbeddedBackend().start()
     try:
         with _captured_fakes() as fakes:
@@ -109,6 +119,24 @@ def _dict_diff(a, b, path: str, out: list[dict]) -> None:
         out.append({"field": path, "simulated": a, "real": b})
 
 
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone", "topology.disk.csi.azure.com/zone")
+
+
+def _noise(field: str, sim_node, real_node) -> str | None:
+    """Why a differing node field is expected to differ between any two runs, or None. Names are
+    random on both sides; an unpinned zone is a random pick among equal offerings (provider v1.14.0
+    pkg/providers/instance/offerings: the launch samples the cheapest compatible offerings)."""
+    if field.endswith("labels.kubernetes.io/hostname"):
+        return "node names are random"
+    zone_field = field.endswith(".zone") or any(field.endswith(f"labels.{k}") for k in ZONE_LABELS)
+    if zone_field and sim_node is not None and real_node is not None:
+        zone_req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == "topology.kubernetes.io/zone"), None)
+        pinned = zone_req is not None and zone_req.get("operator") == "In" and len(zone_req.get("values") or []) == 1
+        if not pinned:
+            return "zone not pinned by the NodeClaim: each engine picks among equal offerings"
+    return None
+
+
 def compare(sim, real) -> dict:
     """Everything the report says about one scenario x profile."""
     from harness.runner.real.cli import verdict as real_verdict
@@ -119,7 +147,7 @@ def compare(sim, real) -> dict:
              "realMismatches": [m.render() for m in real.mismatches],
              "notApplicable": [n.render() for n in real.not_applicable],
              "seconds": {"simulated": round(sim.seconds, 3), "real": round(real.seconds, 1)},
-             "differences": [], "vmBodies": [], "nicBodies": []}
+             "differences": [], "noise": [], "vmBodies": [], "nicBodies": []}
     if real.skipped:
         return entry
     diffs: list[dict] = []
@@ -130,7 +158,14 @@ def compare(sim, real) -> dict:
         if a is None or b is None:
             diffs.append({"field": f"nodes[{i}]", "simulated": a and a["instanceType"], "real": b and b["instanceType"]})
             continue
-        _dict_diff(a, b, f"nodes[{i}]", diffs)
+        node_diffs: list[dict] = []
+        _dict_diff(a, b, f"nodes[{i}]", node_diffs)
+        for d in node_diffs:
+            why = _noise(d["field"], sim.result.nodes[i], real.result.nodes[i])
+            if why:
+                entry["noise"].append({**d, "why": why})
+            else:
+                diffs.append(d)
         sv, rv = sim.result.nodes[i].vm_name, real.result.nodes[i].vm_name
         entry["vmBodies"].append({"node": i, "differences": body_diff(
             getattr(sim, "vm_bodies", {}).get(sv), real.vm_puts.get(rv), [sv], [rv])})
@@ -169,6 +204,7 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
              f"{totals['runs']} run(s): {totals['ranOnReal']} on the real engine ({totals['skippedOnReal']} skipped), "
              f"{totals['agree']} agree, {totals['differ']} differ; real verdicts: {totals['realPass']} pass, "
              f"{totals['realFail']} fail. Generated {totals['generated']} in {totals['seconds']}s.", "",
+             "Fields that differ by construction (random names, unpinned zones) are listed under `noise` in the JSON, not here.", "",
              "| scenario | profile | simulated | real | differing fields | real s |", "|---|---|---|---|---|---|"]
     for e in entries:
         real = e["real"] + (f" ({e['realSkipped']})" if e["realSkipped"] else "")
