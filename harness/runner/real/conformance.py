@@ -166,13 +166,14 @@ def compare(sim, real) -> dict:
                 entry["noise"].append({**d, "why": why})
             else:
                 diffs.append(d)
+        # both sides as the fake stored them (the same normalization applies to both)
         sv, rv = sim.result.nodes[i].vm_name, real.result.nodes[i].vm_name
         entry["vmBodies"].append({"node": i, "differences": body_diff(
-            getattr(sim, "vm_bodies", {}).get(sv), real.vm_puts.get(rv), [sv], [rv])})
+            getattr(sim, "vm_bodies", {}).get(sv), real.vm_bodies.get(rv), [sv], [rv])})
         snic = next((n for n in getattr(sim, "nic_bodies", {}) if sv.lower() in n.lower()), None)
-        rnic = next((n for n in real.nic_puts if rv.lower() in n.lower()), None)
+        rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
         entry["nicBodies"].append({"node": i, "differences": body_diff(
-            getattr(sim, "nic_bodies", {}).get(snic), real.nic_puts.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
+            getattr(sim, "nic_bodies", {}).get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
     entry["differences"] = diffs
     return entry
 

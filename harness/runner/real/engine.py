@@ -43,8 +43,10 @@ class RealOutcome(sim_engine.Outcome):
     skipped_steps: list[str] = field(default_factory=list)
     controller_version: str = ""
     hosts: list[str] = field(default_factory=list)           # Host headers the fake saw + hosts in the controller log
-    vm_puts: dict = field(default_factory=dict)              # VM name -> PUT body
+    vm_puts: dict = field(default_factory=dict)              # VM name -> PUT body (with customData)
     nic_puts: dict = field(default_factory=dict)
+    vm_bodies: dict = field(default_factory=dict)            # VM name -> the fake's stored view (as the simulation's)
+    nic_bodies: dict = field(default_factory=dict)
     log_tail: str = ""
 
 
@@ -124,6 +126,8 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
         outcome.hosts = sorted(tap.hosts)
         outcome.vm_puts = {k: v.body for k, v in tap.vm_puts().items()}
         outcome.nic_puts = {k: v.body for k, v in tap.nic_puts().items()}
+        outcome.vm_bodies = {vm["name"]: vm for vm in fake.vms()}
+        outcome.nic_bodies = {n["name"]: n for n in fake.nics()}
     finally:
         try:
             if sandbox is not None:
