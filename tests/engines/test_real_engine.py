@@ -14,6 +14,7 @@ def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason():
     assert "v1.36.3" in skip_reason(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), cluster)
     assert skip_reason(_sc({"cluster": {"kubernetesVersion": "1.36.0"}}), cluster) is None
     assert skip_reason(_sc({}), cluster) is None
+    assert "SIG access-token server" in skip_reason(_sc({"cluster": {"useSIG": True}}), cluster)
 
 
 def test_a_deployment_without_selector_gets_its_template_labels():

@@ -59,6 +59,9 @@ def skip_reason(scenario, cluster) -> str | None:
     if scenario.given.get("knobs"):
         return ("given.knobs replays an older provider version; the real engine runs exactly one controller "
                 "binary (build another with --provider-src)")
+    if (scenario.given.get("cluster") or {}).get("useSIG"):
+        return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
+                "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
     wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
     have = getattr(cluster, "_server_version", None)
     if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
