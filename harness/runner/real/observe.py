@@ -46,6 +46,7 @@ class Observer:
         self.failures: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()
         self.claim_nodes: dict[str, str] = {}     # NodeClaim -> its Node
+        self.initialized: set[str] = set()        # NodeClaims that reached Initialized=True
         self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
 
     # -- during the run -------------------------------------------------------------------------------
@@ -89,6 +90,8 @@ class Observer:
                     self.failures[name].append(f)
         self.deleted |= set(self.claims) - seen
         for name, nc in self.claims.items():
+            if _true(nc, "Initialized"):
+                self.initialized.add(name)
             if (nc.get("status") or {}).get("nodeName"):
                 self.claim_nodes[name] = nc["status"]["nodeName"]
         for p in self._pods_now():
@@ -152,14 +155,17 @@ class Observer:
 
     def runaway(self, threshold: int) -> str | None:
         """Runaway provisioning (design 0006 FAQ): a workload pod stays unbound while `threshold`
-        launched NodeClaims ended up on Nodes no workload pod ever bound to - Karpenter keeps
+        launched, initialized NodeClaims ended up on Nodes no workload pod ever bound to - Karpenter keeps
         launching for a pod that never fits. (Its `Nominated` events cannot count this: core
         dedupes them per pod, sigs.k8s.io/karpenter v1.14.0 scheduling/events.go NominatePodEvent.)"""
         ignored = self.ignored_pods()
         pending = [p["key"] for p in self._pods_now() if not p["node"] and not p["daemon"] and p["key"] not in ignored]
         if not pending:
             return None
-        idle = [c for c in self.launched if self.claim_nodes.get(c) and self.claim_nodes[c] not in self.workload_nodes]
+        # only initialized Nodes count: before that the pod may simply not be allowed on yet
+        # (startup taints, not Ready)
+        idle = [c for c in self.launched & self.initialized
+                if self.claim_nodes.get(c) and self.claim_nodes[c] not in self.workload_nodes]
         if len(idle) >= threshold:
             return (f"pod {pending[0]} stayed unbound while {len(idle)} launched NodeClaims got Nodes no "
                     f"workload pod bound to ({', '.join(sorted(idle)[:5])})")
