@@ -38,3 +38,12 @@ def test_log_hosts_lists_every_url_host(tmp_path):
                    '{"error":"dial tcp 169.254.169.254:80: connect: network is unreachable"}\n')
     assert log_hosts(log) == {"127.0.0.1:4443", "login.example.com", "169.254.169.254:80"}
     assert log_hosts(tmp_path / "missing.log") == set()
+
+
+def test_which_engine_an_xfail_is_about():
+    from harness.runner.plugin import _xfail_applies
+    assert _xfail_applies("engine: real: the controller refuses X", True)
+    assert not _xfail_applies("engine: real: the controller refuses X", False)
+    assert _xfail_applies("model: volumes are not modeled", False)
+    assert not _xfail_applies("model: volumes are not modeled", True)
+    assert _xfail_applies("unconfirmed: the report's reading", True) and _xfail_applies("unconfirmed: x", False)
