@@ -137,6 +137,16 @@ def _noise(field: str, sim_node, real_node) -> str | None:
     return None
 
 
+def _paired(r) -> list:
+    """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
+    owning Deployment's name, since replica names are random), then by the launch order."""
+    def key(n):
+        owners = sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
+                        for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
+        return (owners, n.nodepool, n.index)
+    return sorted(r.nodes, key=key)
+
+
 def compare(sim, real) -> dict:
     """Everything the report says about one scenario x profile."""
     from harness.runner.real.cli import verdict as real_verdict
@@ -152,22 +162,23 @@ def compare(sim, real) -> dict:
         return entry
     diffs: list[dict] = []
     _dict_diff(_summary(sim.result), _summary(real.result), "", diffs)
-    for i in range(max(len(sim.result.nodes), len(real.result.nodes))):
-        a = _node_view(sim.result.nodes[i]) if i < len(sim.result.nodes) else None
-        b = _node_view(real.result.nodes[i]) if i < len(real.result.nodes) else None
+    sim_nodes, real_nodes = _paired(sim.result), _paired(real.result)
+    for i in range(max(len(sim_nodes), len(real_nodes))):
+        a = _node_view(sim_nodes[i]) if i < len(sim_nodes) else None
+        b = _node_view(real_nodes[i]) if i < len(real_nodes) else None
         if a is None or b is None:
             diffs.append({"field": f"nodes[{i}]", "simulated": a and a["instanceType"], "real": b and b["instanceType"]})
             continue
         node_diffs: list[dict] = []
         _dict_diff(a, b, f"nodes[{i}]", node_diffs)
         for d in node_diffs:
-            why = _noise(d["field"], sim.result.nodes[i], real.result.nodes[i])
+            why = _noise(d["field"], sim_nodes[i], real_nodes[i])
             if why:
                 entry["noise"].append({**d, "why": why})
             else:
                 diffs.append(d)
         # both sides as the fake stored them (the same normalization applies to both)
-        sv, rv = sim.result.nodes[i].vm_name, real.result.nodes[i].vm_name
+        sv, rv = sim_nodes[i].vm_name, real_nodes[i].vm_name
         entry["vmBodies"].append({"node": i, "differences": body_diff(
             getattr(sim, "vm_bodies", {}).get(sv), real.vm_bodies.get(rv), [sv], [rv])})
         snic = next((n for n in getattr(sim, "nic_bodies", {}) if sv.lower() in n.lower()), None)
