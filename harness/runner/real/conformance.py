@@ -152,7 +152,8 @@ def compare(sim, real) -> dict:
     from harness.runner.real.cli import verdict as real_verdict
     sim_verdict = ("xfail" if not sim.passed else "XPASS") if sim.profile in sim.scenario.xfail else (
         "pass" if sim.passed else "FAIL")
-    entry = {"scenario": sim.scenario.name, "file": str(sim.scenario.file), "profile": sim.profile,
+    import os
+    entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": sim.profile,
              "simulated": sim_verdict, "real": real_verdict(real), "realSkipped": real.skipped,
              "realMismatches": [m.render() for m in real.mismatches],
              "notApplicable": [n.render() for n in real.not_applicable],
