@@ -109,6 +109,9 @@ def cmd_run(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.engine == "real":
+        from harness.runner.real.cli import run_real
+        return run_real(jobs, args)
     backend = get_backend(args.backend)
     ok, why = backend.available()
     if not ok:
@@ -383,6 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("paths", nargs="*", default=["scenarios"])
     r.add_argument("--profile", action="append", default=[])
     r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
+    r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
+                   help="real: the Karpenter-on-Azure controller on the local backend (see README)")
+    r.add_argument("--conformance", default=None, metavar="DIR",
+                   help="with --engine real: also run the simulation and write DIR/conformance.{md,json}")
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")

@@ -11,6 +11,8 @@ runs the acceptance checks and tears everything down (`--check`, exit status 0 w
 waits until Ctrl-C / SIGTERM and tears down. `python -m harness.backends build` builds (or reuses)
 the pinned binaries (K8S_VERSION, ETCD_VERSION, KWOK_VERSION; Go module proxy, ~13 min cold) into
 the harness cache, streaming the build log to stderr, and prints their paths and versions.
+`build --controller [--provider-src DIR]` builds (or reuses) the Karpenter-on-Azure controller
+instead (provider v1.14.0 from the Go module proxy, or a maintainer's checkout; harness/backends/controller.py).
 """
 from __future__ import annotations
 
@@ -74,8 +76,25 @@ def main(argv: list[str] | None = None) -> int:
                                                       "implies --node; harness/backends/kind/image.py)")
     b.add_argument("--coredns", action="store_true", help="with --kind: also build CoreDNS (~25 min) for kubeadm's "
                                                          "CoreDNS addon")
+    b.add_argument("--controller", action="store_true",
+                   help="build the Karpenter-on-Azure controller (provider v1.14.0, ~10 min cold) instead")
+    b.add_argument("--provider-src", default=None, metavar="DIR",
+                   help="with --controller: build a karpenter-provider-azure checkout (cached by content hash)")
     args = ap.parse_args(argv)
 
+    if args.cmd == "build" and (args.controller or args.provider_src):
+        from pathlib import Path
+
+        from harness.backends import binaries, controller
+        src = Path(args.provider_src) if args.provider_src else None
+        try:
+            ctl, seconds = controller.build_controller(src, echo=True)
+        except binaries.BinariesError as e:
+            print(f"build failed: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({"seconds": round(seconds, 1), "controller": str(ctl.path), "version": ctl.version,
+                          "source": ctl.source}, indent=2))
+        return 0
     if args.cmd == "build":
         from harness.backends import binaries
         t0 = time.monotonic()

@@ -22,6 +22,12 @@ def pytest_addoption(parser):
                     help="run scenarios only under these label profiles (repeatable); default: each scenario's own list")
     group.addoption("--backend", action="append", default=[], metavar="NAME",
                     help="cluster backend(s): embedded (default), local, container (repeatable)")
+    group.addoption("--engine", default="simulated", choices=["simulated", "real"],
+                    help="simulated (default): the harness's own loop; real: the Karpenter-on-Azure controller "
+                         "(built by `python -m harness.backends build --controller`) on the local backend")
+    group.addoption("--real-subset", action="store_true", default=False,
+                    help="with --engine real: only the small representative subset "
+                         "(harness/data/real-engine.yaml ci_subset), for CI")
     group.addoption("--keep-cluster", action="store_true", default=False,
                     help="leave real-backend clusters running after the session (debugging)")
     group.addoption("--scenario-trace", action="store_true", default=False,
@@ -103,23 +109,28 @@ class ScenarioFile(pytest.File):
     def collect(self):
         scenarios = load_scenarios(self.path)
         opts = self.config.option
-        backends = opts.backend or ["embedded"]
+        real = opts.engine == "real"
+        backends = ["local"] if real else (opts.backend or ["embedded"])
+        subset = _real_subset() if real and opts.real_subset else None
         declared = self.config.stash[DECLARED]
         for sc in scenarios:
             declared["scenarios"] += 1
             declared["profiles"].update(sc.profiles)
+            if subset is not None and sc.name not in subset:
+                continue
             profiles = [p for p in sc.profiles if not opts.profile or p in opts.profile]
             for profile in profiles:
                 for backend in backends:
-                    item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{backend}]",
-                                                    scenario=sc, profile=profile, backend=backend)
+                    item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{'real' if real else backend}]",
+                                                    scenario=sc, profile=profile, backend=backend,
+                                                    engine=opts.engine)
                     item.add_marker(pytest.mark.scenario)
                     for tag in sc.tags:
                         _register_tag(self.config, tag)
                         item.add_marker(getattr(pytest.mark, tag))
                     if backend not in sc.backends:
                         item.add_marker(pytest.mark.skip(reason=f"scenario runs on {', '.join(sc.backends)} only"))
-                    if profile in sc.xfail:
+                    if profile in sc.xfail and _xfail_applies(sc.xfail[profile], real):
                         item.add_marker(pytest.mark.xfail(reason=sc.xfail[profile], strict=True))
                     if sc.given.get("serial"):
                         item.add_marker(pytest.mark.xdist_group(f"serial-{backend}"))
@@ -135,14 +146,32 @@ class ScenarioFailure(Exception):
     pass
 
 
+def _xfail_applies(reason: str, real: bool) -> bool:
+    """Which engine a declared xfail is about: `engine: real` names the real controller's
+    disagreement; `model:` a gap of the simulation's model (the real controller has none of those);
+    any other (e.g. `unconfirmed:`) holds on both, so the real engine passing it is an XPASS."""
+    if "engine: real" in reason:
+        return real
+    if reason.lstrip().startswith("model:"):
+        return not real
+    return True
+
+
+def _real_subset() -> set[str]:
+    from harness.runner.real.settings import engine_data
+    return set(engine_data()["ci_subset"])
+
+
 class ScenarioItem(pytest.Item):
-    def __init__(self, *, scenario: Scenario, profile: str, backend: str, **kw):
+    def __init__(self, *, scenario: Scenario, profile: str, backend: str, engine: str = "simulated", **kw):
         super().__init__(**kw)
-        self.scenario, self.profile, self.backend = scenario, profile, backend
+        self.scenario, self.profile, self.backend, self.engine = scenario, profile, backend, engine
         self.outcome = None
         self.user_properties += [("profile", profile), ("backend", backend), ("seed", scenario.seed)]
 
     def runtest(self):
+        if self.engine == "real":
+            return self._runtest_real()
         from harness.runner.engine import run
         from harness.runner.notices import emit
         emit(self.scenario.warnings)            # unmodeled fields, synthesized SKUs (HarnessWarning)
@@ -154,9 +183,27 @@ class ScenarioItem(pytest.Item):
         if self.outcome.mismatches:
             raise ScenarioFailure()
 
+    def _runtest_real(self):
+        from harness.runner.real import session
+        ok, why = session.available()
+        if not ok:
+            pytest.skip(why)
+        self.outcome = session.run(self.scenario, self.profile,
+                                   keep=bool(self.config.getoption("--keep-cluster")))
+        if self.outcome.skipped:
+            pytest.skip(f"real engine: {self.outcome.skipped}")
+        self.user_properties += [("engine", "real"), ("controller", self.outcome.controller_version),
+                                 ("seconds", round(self.outcome.seconds, 2)),
+                                 ("notApplicable", "; ".join(n.render() for n in self.outcome.not_applicable))]
+        if self.outcome.mismatches:
+            raise ScenarioFailure()
+
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ScenarioFailure) and self.outcome is not None:
-            from harness.runner.report import failure_text
+            if self.engine == "real":
+                from harness.runner.real.session import failure_text
+            else:
+                from harness.runner.report import failure_text
             return failure_text(self.outcome, trace=self.config.option.scenario_trace)
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Build the Karpenter-on-Azure controller (./cmd/controller of github.com/Azure/karpenter-provider-azure)
+# from the Go module proxy, as a dependency of a generated wrapper module (the pattern of
+# build-binaries.sh; reference/real-controller.md "Recipe 1"). Run through
+# `python -m harness.backends build --controller [--provider-src DIR]`, which owns the pinned version,
+# the cache layout and the lock (harness/backends/controller.py):
+#
+#   PROVIDER_VERSION=v1.14.0 build-controller.sh <out dir> <work dir>
+#   PROVIDER_SRC=<checkout> build-controller.sh <out dir> <work dir>     # a maintainer's working copy
+#
+# Idempotent: <out dir>/controller is reused when present.
+set -euo pipefail
+
+if [ $# -ne 2 ] || { [ -z "${PROVIDER_VERSION:-}" ] && [ -z "${PROVIDER_SRC:-}" ]; }; then
+  echo "usage: PROVIDER_VERSION=vX.Y.Z | PROVIDER_SRC=DIR $0 <out dir> <work dir>" >&2
+  echo "build into the harness cache with: python -m harness.backends build --controller" >&2
+  exit 2
+fi
+OUT=$1
+WORK=$2
+MOD=github.com/Azure/karpenter-provider-azure
+
+export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+log() { echo "[build-controller] $*" >&2; }
+
+if [ -x "$OUT/controller" ]; then log "reusing $OUT/controller"; exit 0; fi
+mkdir -p "$OUT" "$WORK"
+t0=$(date +%s)
+cd "$WORK"
+
+if [ -n "${PROVIDER_SRC:-}" ]; then
+  src=$(cd "$PROVIDER_SRC" && pwd)
+  gomod="$src/go.mod"
+  [ -f "$gomod" ] || { echo "$PROVIDER_SRC: no go.mod (not a karpenter-provider-azure checkout)" >&2; exit 2; }
+  grep -q "^module $MOD\$" "$gomod" || { echo "$gomod: module is not $MOD" >&2; exit 2; }
+  version=$( (cd "$src" && git describe --tags --always 2>/dev/null) || echo "v0.0.0-src")
+  require="$MOD v0.0.0-00010101000000-000000000000"
+else
+  log "downloading $MOD@$PROVIDER_VERSION"
+  modinfo=$(go mod download -json "$MOD@$PROVIDER_VERSION")
+  gomod=$(printf '%s' "$modinfo" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  version=$PROVIDER_VERSION
+  require="$MOD $PROVIDER_VERSION"
+fi
+
+{
+  echo "module harness.local/karpenterctl"
+  grep -m1 '^go ' "$gomod"
+  grep -m1 '^godebug ' "$gomod" || true
+  echo "require $require"
+  if [ -n "${PROVIDER_SRC:-}" ]; then
+    echo "replace $MOD => $src"
+    # replace directives only apply in the main module: carry the checkout's own, with its relative
+    # paths made absolute (cluster-backends.md §1.1)
+    python3 - "$gomod" "$src" <<'PY'
+import os, re, sys
+text = open(sys.argv[1]).read()
+lines = []
+for block in re.findall(r'^replace\s*\(\n(.*?)^\)', text, re.S | re.M):
+    lines += block.splitlines()
+lines += re.findall(r'^replace\s+([^(].*)$', text, re.M)
+for l in lines:
+    l = l.split("//")[0].strip()
+    if "=>" not in l:
+        continue
+    left, right = (s.strip() for s in l.split("=>", 1))
+    parts = right.split()
+    if parts and parts[0].startswith((".", "/")) and len(parts) == 1:
+        right = os.path.normpath(os.path.join(sys.argv[2], parts[0]))
+    print(f"replace {left} => {right}")
+PY
+  fi
+} > go.mod
+cat > tools.go <<GO
+//go:build tools
+
+package tools
+
+import _ "$MOD/cmd/controller"
+GO
+
+log "resolving the module graph"
+go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
+log "building $MOD/cmd/controller ($version; slow: ~10 min cold on 2 cores)"
+# the provider's Makefile stamps sigs.k8s.io/karpenter/pkg/operator.Version the same way
+go build -trimpath -pgo=off -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=${version#v}" \
+  -o "$OUT/controller.tmp" "$MOD/cmd/controller"
+mv "$OUT/controller.tmp" "$OUT/controller"
+echo "$version" > "$OUT/VERSION"
+log "controller built in $(( $(date +%s) - t0 ))s"

@@ -1,0 +1,83 @@
+"""What the real controller needs from the cluster, once per cluster: the provider's own CRDs and a
+service account with a token (reference/real-controller.md §2).
+
+The CRDs are the provider's `pkg/apis/crds/` of the module version the controller was built from
+(v1.14.0: core's NodePool, NodeClaim and NodeOverlay plus AKSNodeClass v1beta1), applied unchanged -
+not the harness's profile-rendered ones: the controller's `operator.WaitForCRDs` waits for all four
+(provider v1.14.0 pkg/operator/operator.go) and the API server judges with upstream's own rules.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import yaml
+
+from harness.backends import binaries
+from harness.backends.base import APIRejected
+
+MODULE = "github.com/Azure/karpenter-provider-azure"
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "karpenter"
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+TOKEN_SECONDS = 24 * 3600
+
+
+def provider_crds(version: str) -> list[dict]:
+    d = binaries.go_module_dir(MODULE, version) / "pkg" / "apis" / "crds"
+    return [yaml.safe_load(f.read_text()) for f in sorted(d.glob("*.yaml"))]
+
+
+def install_crds(admin, version: str, timeout: float = 60.0) -> None:
+    """Apply (replace) the provider's CRDs and wait until each is Established."""
+    names = []
+    for crd in provider_crds(version):
+        name = crd["metadata"]["name"]
+        names.append(name)
+        cur = admin.request("GET", f"{CRD_PATH}/{name}", ok_missing=True)
+        if cur is None:
+            admin.request("POST", CRD_PATH, crd)
+        else:
+            crd["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+            admin.request("PUT", f"{CRD_PATH}/{name}", crd)
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while True:
+            cur = admin.request("GET", f"{CRD_PATH}/{name}")
+            conds = {c["type"]: c["status"] for c in (cur.get("status") or {}).get("conditions") or []}
+            if conds.get("Established") == "True":
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"CRD {name} not Established within {timeout:.0f}s")
+            time.sleep(0.1)
+
+
+def service_account_token(admin) -> str:
+    """kube-system/karpenter bound to cluster-admin, and a TokenRequest token for it (the token the
+    controller reads as its in-cluster credential)."""
+    base = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
+    try:
+        admin.request("POST", base, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                     "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE}})
+    except APIRejected as e:
+        if e.status != 409:
+            raise
+    crb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+           "metadata": {"name": "harness-karpenter-controller"},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+           "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]}
+    admin.request("PUT", f"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{crb['metadata']['name']}", crb)
+    tr = admin.request("POST", f"{base}/{SERVICE_ACCOUNT}/token",
+                       {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {"expirationSeconds": TOKEN_SECONDS}})
+    return tr["status"]["token"]
+
+
+def prepare(cluster, version: str, workdir: Path) -> dict[str, Path]:
+    """CRDs (once per cluster) and fresh token/ca.crt files for the sandbox's secrets dir."""
+    if getattr(cluster, "_real_engine_crds", None) != version:
+        install_crds(cluster.admin, version)
+        cluster._real_engine_crds = version
+    token = workdir / "sa-token"
+    token.write_text(service_account_token(cluster.admin))
+    return {"token": token, "ca.crt": Path(cluster.server_ca)}

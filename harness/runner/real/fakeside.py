@@ -1,0 +1,72 @@
+"""fakeazure as the real controller sees it: the scenario's fake (built exactly as the simulated
+engine builds it, harness/runner/engine.py `_fake_azure`) served on a loopback port, with a wire tap
+that keeps every request's host and the VM/NIC PUT bodies (the fake itself strips customData from
+what it stores, as Azure does: fake-azure.md §2.3), so the kubelet stand-in can read the bootstrap
+data the controller sent and the conformance report can compare PUT bodies.
+
+TLS: azcore refuses bearer tokens over http (azcore v1.22.0 runtime/policy_bearer_token.go), so the
+fake serves https (`FakeAzureServer(tls=True)`: its own CA, every absolute URL it returns is https);
+the sandbox forwards the port as raw bytes.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PUT_BODY = re.compile(r"/providers/Microsoft\.(Compute/virtualMachines|Network/networkInterfaces)/([^/]+)$", re.I)
+
+
+@dataclass
+class Put:
+    kind: str          # "vm" | "nic"
+    name: str
+    path: str
+    body: dict
+    status: int
+
+
+@dataclass
+class WireTap:
+    """Stands in front of a FakeAzure state for FakeAzureServer (it only calls `handle`)."""
+    state: object
+    hosts: set[str] = field(default_factory=set)
+    puts: list[Put] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def handle(self, method: str, url: str, headers=None, body=None):
+        host = (dict(headers or {}).get("Host") or "").lower()
+        status, out_headers, data = self.state.handle(method, url, headers, body)
+        with self._lock:
+            self.hosts.add(host)
+            path = url.split("?", 1)[0]
+            m = PUT_BODY.search(path) if method.upper() == "PUT" else None
+            if m and body:
+                try:
+                    parsed = json.loads(body)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict):
+                    kind = "vm" if m.group(1).lower().startswith("compute") else "nic"
+                    self.puts.append(Put(kind, m.group(2), path, parsed, status))
+        return status, out_headers, data
+
+    def vm_puts(self) -> dict[str, Put]:
+        """The last accepted (2xx) VM PUT per VM name."""
+        with self._lock:
+            return {p.name: p for p in self.puts if p.kind == "vm" and 200 <= p.status < 300}
+
+    def nic_puts(self) -> dict[str, Put]:
+        with self._lock:
+            return {p.name: p for p in self.puts if p.kind == "nic" and 200 <= p.status < 300}
+
+
+def serve(state, tls_dir: Path) -> tuple[object, WireTap]:
+    """The fake on a loopback https port; its CA is `server.ca_path`."""
+    from fakeazure.server import FakeAzureServer
+    tap = WireTap(state)
+    server = FakeAzureServer(tap, tls=True, tls_dir=str(tls_dir))
+    server.start()
+    return server, tap

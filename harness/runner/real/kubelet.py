@@ -1,0 +1,412 @@
+"""The kubelet and cloud-node-controller stand-ins for the real engine, fed from the bootstrap data
+the real controller put on the VM.
+
+In aksscriptless mode the provider sends `osProfile.customData` = base64 of a provisioning script
+(provider v1.14.0 pkg/providers/imagefamily/bootstrap/aksbootstrap.go `AKS.Script`, template
+cse_cmd.sh.gtpl) with `KUBELET_FLAGS="--k=v ..."` (incl. `--register-with-taints`, `--max-pods`,
+`--kube-reserved`, `--eviction-hard`) and `KUBELET_NODE_LABELS="k=v,..."`. The stand-in decodes
+exactly those two lines and registers the Node as `system:node:<computerName>` (Node authorizer and
+NodeRestriction judge it), then plays the cloud node controller (providerID, instance type, zone,
+region; lifts the uninitialized taint), reports Ready and renews the node Lease.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from harness.model.resources import format_resource_list, parse_resource
+
+CSI_ZONE = "topology.disk.csi.azure.com/zone"
+UNINITIALIZED = {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}
+_VAR = re.compile(r'^(KUBELET_FLAGS|KUBELET_NODE_LABELS)="(.*)"\s*$', re.M)
+
+
+class BootstrapError(ValueError):
+    pass
+
+
+@dataclass
+class Bootstrap:
+    """What the kubelet would start with."""
+    node_labels: dict[str, str]
+    flags: dict[str, str]
+    raw_labels: str = ""
+
+    @property
+    def taints(self) -> list[dict]:
+        """--register-with-taints: `key=value:Effect` or `key:Effect`, comma separated."""
+        out = []
+        for item in filter(None, self.flags.get("--register-with-taints", "").split(",")):
+            kv, _, effect = item.rpartition(":")
+            key, _, value = kv.partition("=")
+            t = {"key": key, "effect": effect}
+            if value:
+                t["value"] = value
+            out.append(t)
+        return out
+
+    @property
+    def max_pods(self) -> int:
+        return int(self.flags.get("--max-pods", "110"))
+
+    def reserved(self) -> dict[str, int]:
+        """--kube-reserved + --system-reserved + the memory/nodefs hard-eviction thresholds that are
+        quantities (what the kubelet subtracts from capacity for allocatable)."""
+        out: dict[str, int] = {}
+        for flag in ("--kube-reserved", "--system-reserved"):
+            for item in filter(None, self.flags.get(flag, "").split(",")):
+                k, _, v = item.partition("=")
+                out[k] = out.get(k, 0) + parse_resource(k, v)
+        for item in filter(None, self.flags.get("--eviction-hard", "").split(",")):
+            m = re.fullmatch(r"memory\.available<(\S+)", item)
+            if m and not m.group(1).endswith("%"):
+                out["memory"] = out.get("memory", 0) + parse_resource("memory", m.group(1))
+        return out
+
+
+def decode_custom_data(custom_data: str) -> Bootstrap:
+    try:
+        text = base64.b64decode(custom_data).decode("utf-8", "replace")
+    except (ValueError, TypeError) as e:
+        raise BootstrapError(f"customData is not base64: {e}") from None
+    found = dict(_VAR.findall(text))
+    if "KUBELET_NODE_LABELS" not in found:
+        raise BootstrapError("customData has no KUBELET_NODE_LABELS line (not an aksscriptless bootstrap script)")
+    labels = dict(p.split("=", 1) for p in found["KUBELET_NODE_LABELS"].split(",") if "=" in p)
+    flags = {}
+    for tok in shlex.split(found.get("KUBELET_FLAGS", "")):
+        k, _, v = tok.partition("=")
+        flags[k] = v
+    return Bootstrap(labels, flags, found["KUBELET_NODE_LABELS"])
+
+
+def bootstrap_of(vm_put: dict) -> Bootstrap:
+    custom = ((vm_put.get("properties") or {}).get("osProfile") or {}).get("customData")
+    if not custom:
+        raise BootstrapError("the VM PUT body has no osProfile.customData")
+    return decode_custom_data(custom)
+
+
+@dataclass
+class MachineFacts:
+    """What a kubelet learns from the machine itself."""
+    hostname: str
+    arch: str
+    vcpus: int
+    memory_mib: int
+    os_disk_gib: int
+
+
+def machine_facts(vm_put: dict, sku: dict | None) -> MachineFacts:
+    from fakeazure.catalog import capability
+    props = vm_put.get("properties") or {}
+    name = (props.get("osProfile") or {}).get("computerName") or ""
+    arch = (capability(sku, "CpuArchitectureType", "x64") if sku else "x64")
+    disk = ((props.get("storageProfile") or {}).get("osDisk") or {}).get("diskSizeGB") or 128
+    vcpus = int(capability(sku, "vCPUs", "2") if sku else 2)
+    mem = float(capability(sku, "MemoryGB", "8") if sku else 8)
+    return MachineFacts(name.lower(), "arm64" if arch.lower() == "arm64" else "amd64", vcpus,
+                        int(mem * 1024), int(disk))
+
+
+def node_status(facts: MachineFacts, boot: Bootstrap, extended: dict[str, int] | None = None) -> dict:
+    """capacity from the machine (plus device plugins' extended resources), allocatable = capacity -
+    reserved (kubelet node allocatable, https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/)."""
+    capacity = {"cpu": facts.vcpus * 1000, "memory": facts.memory_mib * 1024 * 1024,
+                "pods": boot.max_pods, "ephemeral-storage": facts.os_disk_gib * 1024 ** 3, **(extended or {})}
+    reserved = boot.reserved()
+    allocatable = {k: max(v - reserved.get(k, 0), 0) for k, v in capacity.items()}
+    return {"capacity": format_resource_list(capacity), "allocatable": format_resource_list(allocatable)}
+
+
+@dataclass
+class KubeletRecord:
+    """One stand-in kubelet's story, for the RunResult (labels it tried, refusals)."""
+    vm_name: str
+    node_name: str
+    bootstrap: Bootstrap
+    refused: str | None = None                 # the kubelet exited (bad --node-labels)
+    denied: str | None = None                  # NodeRestriction refused the registration
+    registered: bool = False
+    self_labels: dict[str, str] = field(default_factory=dict)
+    ccm_labels: dict[str, str] = field(default_factory=dict)
+    startup_lifted: bool = False
+    registered_seen: float = 0.0
+    csi_labels: dict[str, str] = field(default_factory=dict)
+    csi_denied: str | None = None
+
+
+def _microtime() -> str:
+    import datetime as dt
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _time() -> str:
+    import datetime as dt
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_SECONDS = 40
+RENEW_SECONDS = 10.0
+DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a new node's pods         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
+
+
+def _retry_conflicts(write, attempts: int = 20):
+    """Read-modify-write against controllers writing the same Node (kube-controller-manager's node
+    lifecycle controller, Karpenter's registration): retry on 409 Conflict, as client-go's
+    RetryOnConflict does."""
+    import time
+
+    from harness.backends.base import APIRejected
+    for i in range(attempts):
+        try:
+            return write()
+        except APIRejected as e:
+            if e.status != 409 or i == attempts - 1:
+                raise
+            time.sleep(0.05)
+
+
+class Kubelets:
+    """Every stand-in kubelet of a run: one per VM the controller created, started once the fake
+    holds the VM, registered from that VM's bootstrap data."""
+
+    def __init__(self, cluster, fake, tap, profile, settings: dict):
+        self.cluster, self.fake, self.tap, self.profile = cluster, fake, tap, profile
+        self.rg = settings["nodeResourceGroup"]
+        self.region = settings["region"]
+        self.records: dict[str, KubeletRecord] = {}        # VM name -> record
+        self._pending_ccm: set[str] = set()
+        self._last_renew = 0.0
+        self._skus = {s["name"].lower(): s for s in fake.skus()}
+
+    # -- the loop's one entry point ---------------------------------------------------------------
+    def step(self) -> bool:
+        import time
+        progress = False
+        for name, put in self.tap.vm_puts().items():
+            if name not in self.records and self._running(name):
+                self._boot(name, put.body)
+                progress = True
+        for name in sorted(self._pending_ccm):
+            progress |= self._cloud_node_controller(name)
+        progress |= self._startup_agents()
+        if time.monotonic() - self._last_renew >= RENEW_SECONDS:
+            self._renew()
+            self._last_renew = time.monotonic()
+        return progress
+
+    def _running(self, vm_name: str) -> bool:
+        """The VM exists and its create succeeded (a failed create never boots a kubelet)."""
+        vm = self.fake.get_vm(self.rg, vm_name)
+        return vm is not None and (vm.get("properties") or {}).get("provisioningState") == "Succeeded"
+
+    # -- kubelet ------------------------------------------------------------------------------------
+    def _boot(self, vm_name: str, body: dict) -> None:
+        from harness.backends.base import APIRejected, Identity
+        from harness.model.labels import kubelet_flag_error
+        from harness.model.writers import kubelet_self_labels
+        size = ((body.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
+        facts = machine_facts(body, self._skus.get(size.lower()))
+        try:
+            boot = bootstrap_of(body)
+        except BootstrapError as e:
+            self.records[vm_name] = KubeletRecord(vm_name, facts.hostname or vm_name, Bootstrap({}, {}), refused=str(e))
+            return
+        rec = KubeletRecord(vm_name, facts.hostname or vm_name.lower(), boot)
+        self.records[vm_name] = rec
+        # the kubelet validates its own flags first and exits on a bad --node-labels
+        # (k8s.io/kubernetes cmd/kubelet/app/options ValidateKubeletFlags; karpenter-core.md §6.2)
+        rec.refused = kubelet_flag_error(boot.node_labels, self.profile)
+        if rec.refused:
+            return
+        rec.self_labels = kubelet_self_labels(rec.node_name, facts.arch)
+        taints = list(boot.taints)
+        if boot.flags.get("--cloud-provider") == "external":
+            # an external cloud provider: the kubelet registers with the uninitialized taint
+            # (k8s.io/cloud-provider api.TaintExternalCloudProvider)
+            taints.append(dict(UNINITIALIZED))
+        node = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": rec.node_name, "labels": {**rec.self_labels, **boot.node_labels}},
+                "spec": {"taints": taints}}
+        ident = Identity.node(rec.node_name)
+        try:
+            self.cluster.create(node, ident)
+        except APIRejected as e:
+            rec.denied = e.message
+            return
+        rec.registered = True
+        status = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
+                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                  "message": "kubelet is posting ready status",
+                                  "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
+                  "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
+                               "kubeletVersion": getattr(self.cluster, "_server_version", ""),
+                               "containerRuntimeVersion": "containerd://harness"}}
+        # a merge patch of the status: NodeRestriction judges a full update's taints even on the
+        # status subresource, and the node lifecycle controller changes them concurrently
+        self.cluster.client(ident).patch("Node", rec.node_name, {"status": status}, sub="status")
+        self._lease(rec.node_name, create=True)
+        self._pending_ccm.add(vm_name)
+
+    def _device_plugins(self, vm_name: str, size: str) -> dict[str, int]:
+        """Extended resources a device plugin registers (e.g. the NVIDIA plugin's nvidia.com/gpu):
+        the resource names the controller expects on this NodeClaim, counted from the machine's
+        SKU (its GPUs capability)."""
+        from fakeazure.catalog import capability
+        nc = next((n for n in self.cluster.list("NodeClaim")
+                   if ((n.get("status") or {}).get("providerID") or "").lower().endswith(f"/{vm_name.lower()}")), None)
+        names = [k for k in ((nc or {}).get("status") or {}).get("capacity") or {} if "/" in k]
+        sku = self._skus.get(size.lower())
+        gpus = int(capability(sku, "GPUs", "0") or 0) if sku else 0
+        return {n: gpus for n in names if gpus}
+
+    def _lease(self, node_name: str, create: bool = False) -> None:
+        from harness.backends.base import APIRejected, Identity
+        client = self.cluster.client(Identity.node(node_name))
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
+        spec = {"holderIdentity": node_name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": _microtime()}
+        try:
+            if create:
+                client.request("POST", path, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                              "metadata": {"name": node_name, "namespace": LEASE_NAMESPACE},
+                                              "spec": spec})
+            else:
+                client.request("PATCH", f"{path}/{node_name}", {"spec": spec},
+                               content_type="application/merge-patch+json")
+        except APIRejected:
+            pass        # the Node is gone (deleted by Karpenter): nothing to renew
+
+    def _renew(self) -> None:
+        for rec in self.records.values():
+            if rec.registered and self.cluster.get("Node", rec.node_name) is not None:
+                self._lease(rec.node_name)
+
+    # -- cloud node controller ------------------------------------------------------------------------
+    def _cloud_node_controller(self, vm_name: str) -> bool:
+        """Azure's cloud-node-manager (k8s.io/cloud-provider controllers/node): providerID, instance
+        type, zone and region labels, and the uninitialized taint lifted. The providerID is the one
+        the controller recorded on the NodeClaim (the same VM id; reference/real-controller.md notes
+        its lowercased resource group)."""
+        from harness.backends.base import CLOUD_NODE_MANAGER, APIRejected
+        from harness.model.writers import cloud_node_controller_labels
+        rec = self.records[vm_name]
+        provider_id = self._provider_id(vm_name)
+        node = self.cluster.get("Node", rec.node_name)
+        if node is None:
+            self._pending_ccm.discard(vm_name)
+            return False
+        if provider_id is None:
+            return False
+        vm = self.fake.get_vm(self.rg, vm_name) or {}
+        zones = vm.get("zones") or []
+        zone = f"{self.region.lower()}-{zones[0]}" if zones else "0"
+        size = ((vm.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
+        rec.ccm_labels = cloud_node_controller_labels(size, zone, self.region.lower())
+
+        def write():
+            node = self.cluster.get("Node", rec.node_name)
+            node["metadata"]["labels"].update(rec.ccm_labels)
+            node["spec"]["providerID"] = provider_id
+            node["spec"]["taints"] = [t for t in node["spec"].get("taints") or [] if t["key"] != UNINITIALIZED["key"]]
+            return self.cluster.update(node, CLOUD_NODE_MANAGER)
+        try:
+            _retry_conflicts(write)
+        except APIRejected as e:
+            if e.status == 404:
+                self._pending_ccm.discard(vm_name)
+                return False
+            raise
+        self._pending_ccm.discard(vm_name)
+        self._csi_topology(rec, zones)
+        return True
+
+    def _csi_topology(self, rec: KubeletRecord, zones: list[str]) -> None:
+        """The Azure Disk CSI node plugin registers and the kubelet publishes its topology key on the
+        Node: the VM's zone, "" for a regional VM (reported-bugs.md §4 R07/R30; the simulation's
+        `_csi_topology` does the same)."""
+        from harness.backends.base import APIRejected, Identity
+        value = f"{self.region.lower()}-{zones[0]}" if zones else ""
+
+        try:
+            # a merge patch of the one label: a full update carrying a taint list that another
+            # controller just changed would be refused by NodeRestriction ("not allowed to modify taints")
+            self.cluster.client(Identity.node(rec.node_name)).patch("Node", rec.node_name,
+                                                                    {"metadata": {"labels": {CSI_ZONE: value}}})
+            rec.csi_labels = {CSI_ZONE: value}
+        except APIRejected as e:
+            if e.status != 404:
+                rec.csi_denied = e.message
+
+    # -- the agents that own startup taints -----------------------------------------------------------
+    def _startup_agents(self) -> bool:
+        """A NodeClaim's startupTaints belong to an agent on the node (e.g. Cilium's
+        node.cilium.io/agent-not-ready) that lifts them once it runs; Karpenter waits for that before
+        Initialized (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go
+        StartupTaintsRemoved). The stand-in lifts them once Karpenter has registered the Node, as the
+        simulation does."""
+        import time
+
+        from harness.backends.base import APIRejected, Identity
+        progress = False
+        claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.cluster.list("NodeClaim")}
+        for rec in self.records.values():
+            nc = claims.get(rec.node_name)
+            startup = {(t["key"], t.get("effect")) for t in ((nc or {}).get("spec") or {}).get("startupTaints") or []}
+            if not startup or rec.startup_lifted:
+                continue
+            node = self.cluster.get("Node", rec.node_name)
+            if node is None or (node["metadata"].get("labels") or {}).get("karpenter.sh/registered") != "true":
+                continue
+            # the agent is itself a DaemonSet pod (Cilium's agent lifts node.cilium.io/agent-not-ready):
+            # it runs, and lifts the taint, only once the node's DaemonSet pods are placed
+            rec.registered_seen = rec.registered_seen or time.monotonic()
+            if time.monotonic() - rec.registered_seen < DAEMONSET_GRACE or self._daemon_pods_pending(rec.node_name):
+                continue
+
+            def write():
+                cur = self.cluster.get("Node", rec.node_name)
+                cur["spec"]["taints"] = [t for t in cur["spec"].get("taints") or []
+                                         if (t["key"], t.get("effect")) not in startup]
+                return self.cluster.update(cur, Identity("controller", "startup-taint-agent"))
+            try:
+                _retry_conflicts(write)
+            except APIRejected as e:
+                if e.status != 404:
+                    raise
+            rec.startup_lifted = progress = True
+        return progress
+
+    def _daemon_pods_pending(self, node_name: str) -> bool:
+        """A DaemonSet pod created for this node (the DaemonSet controller pins it with a
+        matchFields metadata.name term) that is not bound yet."""
+        for ns in self.cluster.list("Namespace"):
+            for p in self.cluster.list("Pod", ns["metadata"]["name"]):
+                if not any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or []):
+                    continue
+                if (p.get("spec") or {}).get("nodeName"):
+                    continue
+                if node_name in json.dumps((p.get("spec") or {}).get("affinity") or {}):
+                    return True
+        return False
+
+    def _provider_id(self, vm_name: str) -> str | None:
+        for nc in self.cluster.list("NodeClaim"):
+            pid = (nc.get("status") or {}).get("providerID") or ""
+            if pid.lower().endswith(f"/virtualmachines/{vm_name.lower()}"):
+                return pid
+        return None
+
+    def close(self) -> None:
+        """Drop the leases this run created (Nodes are cleared by the cluster's reset)."""
+        for rec in self.records.values():
+            if rec.registered:
+                try:
+                    self.cluster.admin.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}"
+                                                         f"/leases/{rec.node_name}", ok_missing=True)
+                except Exception:   # noqa: BLE001 - best effort
+                    pass

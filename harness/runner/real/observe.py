@@ -1,0 +1,343 @@
+"""What a real-engine run produced, read from the API server, the fake and the kubelet stand-ins, in
+the RunResult shape the expectations read (harness/loop/result.py).
+
+Sources, per field:
+  nodePools   - admission from the create call; runtime validation and readiness from the NodePool's
+                status conditions (core `ValidationSucceeded`, `Ready`);
+  pods        - spec.nodeName; Karpenter's `FailedScheduling` events ("Failed to schedule pod, ...",
+                sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/events.go) and
+                kube-scheduler's; `Nominated` events name the NodeClaims launched for a pod;
+  nodes       - the stand-in kubelets' records, the Node and its NodeClaim; label provenance from who
+                wrote what (kubelet, its --node-labels, the cloud node controller) and, for the rest,
+                Karpenter core's sync of the NodeClaim's labels;
+  nodeClaims  - every NodeClaim seen while polling, with its Launched condition;
+  azure       - the fake's snapshot and request log, as the simulated engine reads them.
+"""
+from __future__ import annotations
+
+import re
+
+from harness.backends.base import APIRejected
+from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
+from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
+
+KARPENTER_PREFIX = "Failed to schedule pod, "
+NOMINATED = re.compile(r"nodeclaim/([a-z0-9.-]+)")
+
+
+def _conditions(obj: dict) -> dict[str, dict]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def _true(obj: dict, type_: str) -> bool:
+    return _conditions(obj).get(type_, {}).get("status") == "True"
+
+
+class Observer:
+    def __init__(self, scenario, profile: str, cluster, fake, kubelets, log_path=None):
+        self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
+        self.log_path = log_path
+        self.nodepools: dict[str, NodePoolResult] = {}
+        self.namespaces: set[str] = {"default"}
+        self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
+        self.launched: set[str] = set()          # Launched=True and the VM create succeeded
+        self.launched_condition: set[str] = set()
+        self.vm_failures: dict[str, dict] = {}
+        self.failures: dict[str, list[dict]] = {}
+        self.deleted: set[str] = set()
+        self.claim_nodes: dict[str, str] = {}     # NodeClaim -> its Node
+        self.initialized: set[str] = set()        # NodeClaims that reached Initialized=True
+        self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
+
+    # -- during the run -------------------------------------------------------------------------------
+    def applied(self, obj: dict, error: APIRejected | None) -> None:
+        ns = (obj.get("metadata") or {}).get("namespace")
+        if ns:
+            self.namespaces.add(ns)
+        if obj.get("kind") != "NodePool":
+            return
+        name = obj["metadata"]["name"]
+        if error is None:
+            self.nodepools[name] = NodePoolResult(name)
+        else:
+            self.nodepools[name] = NodePoolResult(name, accepted=False, stage="admission", message=error.message,
+                                                  causes=[c.message for c in error.causes])
+
+    def poll(self) -> None:
+        seen = set()
+        for nc in self.cluster.list("NodeClaim"):
+            name = nc["metadata"]["name"]
+            seen.add(name)
+            self.claims[name] = nc
+            conds = _conditions(nc)
+            launched = conds.get("Launched", {})
+            if launched.get("status") == "True":
+                # provider v1.14.0 creates the VM asynchronously (pkg/providers/instance/vminstance.go
+                # BeginCreate): Launched=True comes once the PUT is accepted, and a create that fails
+                # later deletes the NodeClaim. "Launched" here means what the simulation means: the
+                # VM was created.
+                self.launched_condition.add(name)
+                state, failure = self._vm_state(nc)
+                if state == "succeeded":
+                    self.launched.add(name)
+                elif failure and name not in self.vm_failures:
+                    self.vm_failures[name] = failure
+                    self.failures.setdefault(name, []).append(
+                        {"reason": failure.get("code"), "message": failure.get("message"), "code": failure.get("code")})
+            elif launched.get("status") == "False":
+                f = {"reason": launched.get("reason"), "message": launched.get("message")}
+                if f not in self.failures.setdefault(name, []):
+                    self.failures[name].append(f)
+        self.deleted |= set(self.claims) - seen
+        for name, nc in self.claims.items():
+            if _true(nc, "Initialized"):
+                self.initialized.add(name)
+            if (nc.get("status") or {}).get("nodeName"):
+                self.claim_nodes[name] = nc["status"]["nodeName"]
+        for p in self._pods_now():
+            if p["node"] and not p["daemon"]:
+                self.workload_nodes.add(p["node"])
+
+    def _pods_now(self) -> list[dict]:
+        out = []
+        for ns in self.namespaces:
+            for p in self.cluster.list("Pod", ns):
+                out.append({"key": f"{ns}/{p['metadata']['name']}", "node": (p.get("spec") or {}).get("nodeName"),
+                            "daemon": any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or [])})
+        return out
+
+    def _vm_state(self, nc: dict) -> tuple[str, dict | None]:
+        pid = (nc.get("status") or {}).get("providerID") or ""
+        if not pid:
+            return "", None
+        vm = self.fake.get_vm(self.kubelets.rg, pid.rsplit("/", 1)[-1])
+        if vm is None:
+            return "", None
+        state = ((vm.get("properties") or {}).get("provisioningState") or "").lower()
+        failure = None
+        if state == "failed":
+            name = pid.rsplit("/", 1)[-1].lower()
+            failure = next((v.get("failure") for v in self.fake.snapshot()["vms"] if v["name"].lower() == name), None)
+        return state, failure
+
+    def _events(self) -> list[dict]:
+        out = []
+        for ns in sorted(self.namespaces | {"default"}):
+            out += self.cluster.list("Event", ns)
+        return sorted(out, key=lambda e: (e.get("firstTimestamp") or e.get("eventTime") or "",
+                                          e["metadata"].get("creationTimestamp") or ""))
+
+    def fingerprint(self) -> tuple:
+        """What "nothing changed" compares: NodeClaims and their conditions, Nodes with labels and
+        taints, pod bindings, NodePool conditions and the fake's mutating calls."""
+        claims = tuple(sorted((n, tuple(sorted((t, c.get("status")) for t, c in _conditions(o).items())),
+                               bool(o["metadata"].get("deletionTimestamp")))
+                              for n, o in self.claims.items() if n not in self.deleted))
+        nodes = tuple(sorted((n["metadata"]["name"], tuple(sorted((n["metadata"].get("labels") or {}).items())),
+                              tuple(sorted(t["key"] for t in (n.get("spec") or {}).get("taints") or [])))
+                             for n in self.cluster.list("Node")))
+        pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"))
+                            for ns in self.namespaces for p in self.cluster.list("Pod", ns)))
+        pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
+                             for p in self.cluster.list("NodePool")))
+        writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
+        return claims, nodes, pods, pools, writes
+
+    def nominations(self) -> dict[str, set[str]]:
+        """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""
+        out: dict[str, set[str]] = {}
+        for e in self._events():
+            if e.get("reason") == "Nominated" and (e.get("involvedObject") or {}).get("kind") == "Pod":
+                io = e["involvedObject"]
+                out.setdefault(f"{io.get('namespace')}/{io.get('name')}", set()).update(
+                    NOMINATED.findall(e.get("message") or ""))
+        return out
+
+    def runaway(self, threshold: int) -> str | None:
+        """Runaway provisioning (design 0006 FAQ): a workload pod stays unbound while `threshold`
+        launched, initialized NodeClaims ended up on Nodes no workload pod ever bound to - Karpenter keeps
+        launching for a pod that never fits. (Its `Nominated` events cannot count this: core
+        dedupes them per pod, sigs.k8s.io/karpenter v1.14.0 scheduling/events.go NominatePodEvent.)"""
+        ignored = self.ignored_pods()
+        pending = [p["key"] for p in self._pods_now() if not p["node"] and not p["daemon"] and p["key"] not in ignored]
+        if not pending:
+            return None
+        # only initialized Nodes count: before that the pod may simply not be allowed on yet
+        # (startup taints, not Ready)
+        idle = [c for c in self.launched & self.initialized
+                if self.claim_nodes.get(c) and self.claim_nodes[c] not in self.workload_nodes]
+        if len(idle) >= threshold:
+            return (f"pod {pending[0]} stayed unbound while {len(idle)} launched NodeClaims got Nodes no "
+                    f"workload pod bound to ({', '.join(sorted(idle)[:5])})")
+        return None
+
+    # -- at the end ---------------------------------------------------------------------------------------
+    def result(self, steady: bool, threshold: int) -> RunResult:
+        r = RunResult(self.scenario.name, self.profile, "local", self.scenario.seed)
+        r.steady = steady
+        why = self.runaway(threshold)
+        r.runaway, r.runaway_reason = why is not None, why
+        events = self._events()
+        r.events = [{"kind": (e.get("involvedObject") or {}).get("kind"), "name": (e.get("involvedObject") or {}).get("name"),
+                     "namespace": (e.get("involvedObject") or {}).get("namespace"),
+                     "reason": e.get("reason"), "message": e.get("message") or ""} for e in events]
+        self._nodepools(r)
+        self._pods(r, events)
+        self._nodes_and_claims(r)
+        snap = self.fake.snapshot()
+        snap["request_log"] = [q._asdict() for q in self.fake.requests]
+        r.azure = snap
+        return r
+
+    def _nodepools(self, r: RunResult) -> None:
+        for np in self.cluster.list("NodePool"):
+            name = np["metadata"]["name"]
+            res = self.nodepools.setdefault(name, NodePoolResult(name))
+            conds = _conditions(np)
+            v = conds.get("ValidationSucceeded")
+            if v and v.get("status") == "False":
+                res.stage, res.message = "runtime", v.get("message")
+            res.ready = conds.get("Ready", {}).get("status") == "True"
+        r.nodepools = dict(self.nodepools)
+        for e in r.events:
+            if e["kind"] == "NodePool" and e["name"] in r.nodepools:
+                r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
+
+    def _owner(self, pod: dict, rs_owner: dict[str, str]) -> tuple[str, str]:
+        for ref in pod["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == "ReplicaSet":
+                return "Deployment", rs_owner.get(ref["name"], ref["name"].rsplit("-", 1)[0])
+            if ref.get("kind") == "DaemonSet":
+                return "DaemonSet", ref["name"]
+        return "", ""
+
+    def _pods(self, r: RunResult, events: list[dict]) -> None:
+        rs_owner = {}
+        for ns in self.namespaces:
+            for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []:
+                for ref in rs["metadata"].get("ownerReferences") or []:
+                    if ref.get("kind") == "Deployment":
+                        rs_owner[rs["metadata"]["name"]] = ref["name"]
+        noms = self.nominations()
+        ignored = self.ignored_pods()
+        for ns in sorted(self.namespaces):
+            for p in self.cluster.list("Pod", ns):
+                key = f"{ns}/{p['metadata']['name']}"
+                kind, owner = self._owner(p, rs_owner)
+                pr = PodResult(p["metadata"]["name"], ns, kind, owner)
+                pr.node = (p.get("spec") or {}).get("nodeName")
+                pr.state = "scheduled" if pr.node else "pending"
+                pr.nodeclaims = sorted(noms.get(key, ()))
+                for e in events:
+                    io = e.get("involvedObject") or {}
+                    if io.get("kind") != "Pod" or io.get("name") != pr.name or io.get("namespace") != ns:
+                        continue
+                    if e.get("reason") != "FailedScheduling":
+                        continue
+                    msg = e.get("message") or ""
+                    if msg.startswith(KARPENTER_PREFIX):
+                        pr.karpenter_error = msg[len(KARPENTER_PREFIX):]
+                        if msg not in pr.events:
+                            pr.events.append(msg)
+                    else:
+                        pr.scheduler_error = msg
+                if pr.state == "pending" and key in ignored:
+                    pr.state, pr.karpenter_error = "ignored", ignored[key]
+                if pr.state != "scheduled":
+                    pr.reason = pr.karpenter_error or pr.scheduler_error
+                r.pods[key] = pr
+
+    def ignored_pods(self) -> dict[str, str]:
+        """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
+        v1.14.0 pkg/controllers/provisioning/provisioner.go, Validate failed; debug level). Karpenter
+        records that decision nowhere in the API, so its structured log is the observable."""
+        import json
+        out: dict[str, str] = {}
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            return out
+        for line in lines:
+            if '"ignoring pod"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            pod = rec.get("Pod") or {}
+            out[f"{pod.get('namespace')}/{pod.get('name')}"] = rec.get("error", "")
+        return out
+
+    def _nodes_and_claims(self, r: RunResult) -> None:
+        by_vm = {rec.vm_name.lower(): rec for rec in self.kubelets.records.values()}
+        index = 0
+        # creation order: creationTimestamp (seconds), ties by the order the VMs were PUT (the launch
+        # order); NodeClaims of one batch are created in parallel (core CreateNodeClaims), so ties
+        # have no order the API can show
+        put_order = {p.name.lower(): i for i, p in enumerate(self.kubelets.tap.puts) if p.kind == "vm"}
+
+        def order(name: str):
+            nc = self.claims[name]
+            vm = ((nc.get("status") or {}).get("providerID") or "").rsplit("/", 1)[-1].lower()
+            return nc["metadata"].get("creationTimestamp") or "", put_order.get(vm, len(put_order)), name
+        for name in sorted(self.claims, key=order):
+            nc = self.claims[name]
+            labels = dict(nc["metadata"].get("labels") or {})
+            ncr = NodeClaimResult(name, labels.get("karpenter.sh/nodepool", ""), [], nc["spec"].get("requirements") or [],
+                                  labels, launched=name in self.launched, failures=self.failures.get(name, []))
+            ncr.failure = ncr.failures[-1] if ncr.failures else None
+            if name in self.deleted:
+                ncr.deleted = "deleted"
+            r.nodeclaims.append(ncr)
+            for p in r.pods.values():
+                if name in p.nodeclaims:
+                    ncr.pods.append(f"{p.namespace}/{p.name}")
+            pid = (nc.get("status") or {}).get("providerID") or ""
+            vm_name = pid.rsplit("/", 1)[-1] if pid else ""
+            rec = by_vm.get(vm_name.lower())
+            if rec is None or name in self.deleted and not rec.registered:
+                continue
+            node = self.cluster.get("Node", rec.node_name) if rec.registered else None
+            if name in self.deleted and node is None:
+                continue
+            nr = NodeResult(rec.node_name, index, name, ncr.nodepool,
+                            labels.get("node.kubernetes.io/instance-type", ""),
+                            labels.get("topology.kubernetes.io/zone", ""),
+                            labels.get("karpenter.sh/capacity-type", ""), vm_name)
+            index += 1
+            ncr.node = rec.node_name
+            nr.kubelet_node_labels = dict(rec.bootstrap.node_labels)
+            nr.kubelet_refused, nr.node_restriction_denied = rec.refused, rec.denied
+            nr.nodeclaim_labels = labels
+            nr.nodeclaim_requirements = ncr.requirements
+            nr.registered = _true(nc, "Registered")
+            nr.initialized = _true(nc, "Initialized")
+            if node is not None:
+                nr.labels = dict(node["metadata"].get("labels") or {})
+                nr.taints = list((node.get("spec") or {}).get("taints") or [])
+            nr.provenance = _provenance(nr.labels, rec, labels)
+            nr.pods = [k for k, p in r.pods.items() if p.node == rec.node_name]
+            r.nodes.append(nr)
+
+
+def _provenance(node_labels: dict[str, str], rec, claim_labels: dict[str, str]) -> dict[str, list[LabelWrite]]:
+    """Who wrote each label: the stand-ins know their own writes (accepted unless the kubelet exited
+    or NodeRestriction refused it); a label on the Node that none of them wrote, or that equals the
+    NodeClaim's, is Karpenter core's sync (core registration syncs NodeClaim labels to the Node)."""
+    out: dict[str, list[LabelWrite]] = {}
+    ok = rec.refused is None and rec.denied is None
+    note = rec.refused or rec.denied or ""
+    for k, v in rec.self_labels.items():
+        if k not in rec.bootstrap.node_labels or rec.bootstrap.node_labels[k] == v:
+            out.setdefault(k, []).append(LabelWrite(KUBELET, v, ok, note))
+    for k, v in rec.bootstrap.node_labels.items():
+        out.setdefault(k, []).append(LabelWrite(KUBELET_NODE_LABELS, v, ok, note))
+    for k, v in rec.ccm_labels.items():
+        out.setdefault(k, []).append(LabelWrite(CLOUD_NODE_CONTROLLER, v))
+    for k, v in rec.csi_labels.items():
+        out.setdefault(k, []).append(LabelWrite(KUBELET, v, True, "CSI node registration"))
+    for k, v in node_labels.items():
+        written = {w.value for w in out.get(k, []) if w.accepted}
+        if k in claim_labels and claim_labels[k] == v or v not in written:
+            out.setdefault(k, []).append(LabelWrite(KARPENTER_CORE, v))
+    return out

@@ -1,0 +1,89 @@
+"""The controller's configuration for one scenario: environment variables, the ARM environment file,
+the trust bundle and the fake `az` (reference/real-controller.md §4-§6), from the scenario's `given`
+and the data in harness/data/real-engine.yaml.
+
+Every endpoint is loopback: the ARM environment file points at the fake, the cluster endpoint at the
+API server; the trust bundle holds only the fake's CA and the API server's CA (no system roots), and
+`AZURE_TOKEN_CREDENTIALS=AzureCLICredential` with the fake `az` first on PATH keeps azidentity from
+probing IMDS or AAD (azidentity v1.14 DefaultAzureCredential).
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.model.data import DATA_DIR
+
+# the arm environment's name selects the billing extension (reference/real-controller.md §4)
+ENVIRONMENT_NAME = "AzurePublicCloud"
+TOKEN_AUDIENCE = "https://management.azure.com/"
+
+
+@functools.lru_cache(maxsize=1)
+def engine_data() -> dict:
+    return yaml.safe_load((DATA_DIR / "real-engine.yaml").read_text())
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    fake_url: str            # https://127.0.0.1:<port>, as the controller sees it
+    fake_ca: Path
+    apiserver_url: str       # https://127.0.0.1:<port>
+    apiserver_ca: Path
+
+
+def subnet_id(subscription: str, node_rg: str, subnet_name: str) -> str:
+    vnet = engine_data()["vnet_name"]
+    return (f"/subscriptions/{subscription}/resourceGroups/{node_rg}/providers/Microsoft.Network/"
+            f"virtualNetworks/{vnet}/subnets/{subnet_name}")
+
+
+def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
+                   az_dir: Path, ports: dict[str, int]) -> dict[str, str]:
+    """The whole environment of the controller process (it starts with `env -i`: nothing is
+    inherited). `settings` is the scenario's cluster settings (harness/runner/engine.py cluster_settings)."""
+    data = engine_data()
+    host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
+    env = {k: str(v) for k, v in data["environment"].items()}
+    merged = {**data["cluster_defaults"], **settings}
+    for key, var in data["cluster_env"].items():
+        if merged.get(key) is not None:
+            value = merged[key]
+            env[var] = str(value).lower() if isinstance(value, bool) else str(value)
+    env.update({
+        "PATH": f"{az_dir}:/usr/bin:/bin",
+        "HOME": str(az_dir.parent),
+        "SSL_CERT_FILE": str(files["bundle"]),
+        "AZURE_ENVIRONMENT_FILEPATH": str(files["environment"]),
+        "AZURE_SUBSCRIPTION_ID": subscription,
+        "LOCATION": settings["region"],
+        "CLUSTER_ENDPOINT": endpoints.apiserver_url,
+        "KUBERNETES_SERVICE_HOST": host,
+        "KUBERNETES_SERVICE_PORT": port,
+        "VNET_SUBNET_ID": subnet_id(subscription, settings["nodeResourceGroup"], settings.get("subnetName") or "aks-subnet"),
+        "METRICS_PORT": str(ports["metrics"]),
+        "HEALTH_PROBE_PORT": str(ports["health"]),
+    })
+    return env
+
+
+def write_files(workdir: Path, endpoints: Endpoints, tenant: str, subscription: str) -> dict[str, Path]:
+    """The ARM environment file, the trust bundle and the fake `az` (in its own PATH dir)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env_file = workdir / "azure-environment.json"
+    base = endpoints.fake_url.rstrip("/") + "/"
+    env_file.write_text(json.dumps({
+        "name": ENVIRONMENT_NAME, "resourceManagerEndpoint": base, "activeDirectoryEndpoint": base + "aad/",
+        "tokenAudience": TOKEN_AUDIENCE, "resourceIdentifiers": {}}))
+    bundle = workdir / "trust-bundle.pem"
+    bundle.write_text(endpoints.fake_ca.read_text().strip() + "\n" + endpoints.apiserver_ca.read_text().strip() + "\n")
+    # fakeazure's az shim: what azidentity's AzureCLICredential runs
+    # (`az account get-access-token -o json --resource <aud>`), answered with a fake token
+    from fakeazure import azshim
+    az_dir = workdir / "bin"
+    azshim.write(az_dir, subscription=subscription, tenant=tenant)
+    return {"environment": env_file, "bundle": bundle, "az_dir": az_dir}

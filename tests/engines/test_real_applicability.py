@@ -1,0 +1,20 @@
+"""Expectations only the simulation can answer are reported, never passed silently."""
+from harness.runner.real.applicability import ignored_given, split
+
+
+def test_loop_iterations_and_instance_types_are_not_applicable():
+    kept, na = split({"loop": {"iterations": 3, "runaway": False}, "instanceTypes": {"Standard_D2s_v3": True},
+                      "azure": {"vmCount": 1, "unavailableOfferings": [{"zone": "1"}]}, "nodeCount": 1})
+    assert kept == {"loop": {"runaway": False}, "azure": {"vmCount": 1}, "nodeCount": 1}
+    assert sorted(n.path for n in na) == ["expect.azure.unavailableOfferings", "expect.instanceTypes",
+                                          "expect.loop.iterations"]
+    assert all("not applicable on the real engine" in n.render() for n in na)
+
+
+def test_an_emptied_section_disappears():
+    kept, na = split({"loop": {"iterations": 3}}, "steps[0].expect")
+    assert kept == {} and [n.path for n in na] == ["steps[0].expect.loop.iterations"]
+
+
+def test_prices_in_given_are_reported():
+    assert [n.path for n in ignored_given({"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"]})] == ["given.prices"]

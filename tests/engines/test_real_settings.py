@@ -1,0 +1,45 @@
+"""The controller's configuration holds only loopback endpoints (reference/real-controller.md §4-§6)."""
+import json
+import subprocess
+
+from harness.runner.real import settings
+
+
+def _files(tmp_path):
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----\n")
+    api_ca = tmp_path / "api.pem"
+    api_ca.write_text("-----BEGIN CERTIFICATE-----\napi\n-----END CERTIFICATE-----\n")
+    ep = settings.Endpoints("https://127.0.0.1:4443", ca, "https://127.0.0.1:6443", api_ca)
+    return ep, settings.write_files(tmp_path / "cfg", ep, "t", "s")
+
+
+def test_environment_file_and_bundle_point_at_loopback_only(tmp_path):
+    ep, files = _files(tmp_path)
+    env = json.loads(files["environment"].read_text())
+    assert env["resourceManagerEndpoint"] == "https://127.0.0.1:4443/"
+    assert env["activeDirectoryEndpoint"].startswith("https://127.0.0.1:4443/")
+    assert files["bundle"].read_text().count("BEGIN CERTIFICATE") == 2
+
+
+def test_fake_az_prints_a_token(tmp_path):
+    _, files = _files(tmp_path)
+    out = subprocess.run([str(files["az_dir"] / "az"), "account", "get-access-token", "-o", "json"],
+                         capture_output=True, text=True, check=True).stdout
+    tok = json.loads(out)
+    assert tok["accessToken"] == "fakeazure-token" and tok["tokenType"] == "Bearer" and tok["expires_on"] > 0
+
+
+def test_env_maps_the_scenario_cluster_settings(tmp_path):
+    ep, files = _files(tmp_path)
+    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "subnetName": "sn",
+           "networkDataplane": "azure"}
+    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2})
+    assert env["AZURE_NODE_RESOURCE_GROUP"] == "MC_rg" and env["LOCATION"] == "eastus"
+    assert env["NETWORK_DATAPLANE"] == "azure" and env["NETWORK_POLICY"] == "cilium"
+    assert env["VNET_SUBNET_ID"].endswith("/resourceGroups/MC_rg/providers/Microsoft.Network/virtualNetworks/"
+                                          "aks-vnet-12345678/subnets/sn")
+    assert env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1" and env["KUBERNETES_SERVICE_PORT"] == "6443"
+    assert env["PATH"].split(":")[0] == str(files["az_dir"])
+    urls = [v for v in env.values() if "://" in v]
+    assert urls and all("://127.0.0.1:" in u for u in urls)
