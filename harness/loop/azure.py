@@ -16,9 +16,12 @@ from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
+from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
-from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, ULTRA_SSD
+from harness.model.skus import vcpus_of
+from harness.model.wellknown import (ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, ULTRA_SSD,
+                                     normalize_cluster_label)
 from harness.model.writers import KubeletLabels, LabelFacts, kubelet_node_labels, vm_nodeclaim_labels
 
 RG_DEFAULT = "MC_harness_cluster_southcentralus"
@@ -181,7 +184,7 @@ class AzureProvider:
         entry = (self._quota or {}).get(sku.get("family") or "")
         if not entry or entry.get("limit") is None or entry.get("current") is None:
             return True
-        vcpus = itmod._cap_int(itmod._caps(sku), "vCPUs") or 0     # as the model counts them
+        vcpus = vcpus_of(sku) or 0     # as the model counts them
         return vcpus <= entry["limit"] - entry["current"]
 
     def instance_types(self, nodeclass: "itmod.NodeClassParams"):
@@ -204,11 +207,11 @@ class AzureProvider:
     def label_facts(self, nodeclass: "itmod.NodeClassParams", arch: str) -> LabelFacts:
         c = self.cluster
         values = {
-            "clusterLabel": itmod.normalize_cluster_label(self.rg),
+            "clusterLabel": normalize_cluster_label(self.rg),
             "kubeletIdentityClientID": c.kubelet_identity_client_id,
-            "osSku": itmod.os_sku_from_image_family(nodeclass.image_family or ""),
+            "osSku": os_sku_from_image_family(nodeclass.image_family or ""),
             "imageFamily": nodeclass.image_family or "",
-            "osSkuEffective": itmod.os_sku_effective(nodeclass.image_family or "", c.kubernetes_version,
+            "osSkuEffective": os_sku_effective(nodeclass.image_family or "", c.kubernetes_version,
                                                      nodeclass.fips_mode == "FIPS", nodeclass.trusted_launch),
             "subnetName": c.subnet_name,
             "vnetGUID": c.vnet_guid,
@@ -261,7 +264,7 @@ class AzureProvider:
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
         ultra = ultra_req.has("true") and not ultra_req.has("false")      # §2.3: explicit request only
-        arch = it.requirements.get(itmod.ARCH).single_value() or "amd64"
+        arch = it.requirements.get(ARCH).single_value() or "amd64"
         facts = self.label_facts(nodeclass, arch)
         chosen = {CAPACITY_TYPE: offering.capacity_type}
         if self.profile.provides("placementScope"):

@@ -26,12 +26,6 @@ from harness.model.switches import Switches, resolve_profile
 from harness.model.vmsize import VMSize
 from harness.model.wellknown import CAPACITY_TYPE, CAPACITY_TYPES, ON_DEMAND, PLACEMENT_SCOPE, SPOT, ULTRA_SSD, ZONE
 
-# harness/loop/azure.py still reads these as `instancetypes.X`; they are defined in wellknown, skus and
-# nodeimage, and new code imports them from there.
-from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family  # noqa: E402,F401
-from harness.model.skus import _cap_int, _caps  # noqa: E402,F401
-from harness.model.wellknown import ARCH, normalize_cluster_label  # noqa: E402,F401
-
 # pricing.MissingPrice (provider v1.14.0 pkg/providers/pricing/pricing.go; azure-provider.md §2.4)
 MISSING_PRICE = 999.0
 

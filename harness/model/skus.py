@@ -68,6 +68,11 @@ def sku_capability(sku: Mapping, name: str) -> str | None:
     return _caps(canonical_sku(sku)).get(name.lower())
 
 
+def vcpus_of(sku: Mapping) -> int | None:
+    """The SKU's vCPUs capability as the model counts them (Go ParseInt; None when it does not parse)."""
+    return _cap_int(_caps(sku), "vCPUs")
+
+
 def _cap_true(caps: Mapping[str, str], name: str) -> bool:
     """skewer HasCapability: the value equals `True` case-insensitively."""
     v = caps.get(name.lower())

@@ -12,7 +12,7 @@ import stat
 import re
 from pathlib import Path
 
-from harness.runner.yamlsource import MAX_FILE_BYTES, Document, Path_, SourceError
+from harness.runner.yamlsource import MAX_FILE_BYTES, Document, Path_
 
 MAX_REFERENCE_CHARS = 1024
 MAX_NAME_CHARS = 255                 # NAME_MAX on Linux
