@@ -36,6 +36,12 @@ def go_list(items) -> str:
     return "[" + " ".join(items) + "]"
 
 
+def go_set(items) -> str:
+    """Go's %v rendering of a k8s.io/apimachinery sets.Set[string] (a map[string]Empty, printed with
+    sorted keys): `map[a:{} b:{}]`."""
+    return "map[" + " ".join(f"{k}:{{}}" for k in sorted(items)) + "]"
+
+
 def label_domain(key: str) -> str:
     """core GetLabelDomain (pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before the first '/',
     or "" without one."""

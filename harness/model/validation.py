@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from harness.model.apistatus import APIRejected, Cause
 from harness.model import cel, crdrules
-from harness.model.labels import (LABEL_VALUE_PATTERN, LABEL_VALUE_RE, go_list, label_value_errors,
+from harness.model.labels import (LABEL_VALUE_PATTERN, LABEL_VALUE_RE, go_list, go_set, label_value_errors,
                                   qualified_name_errors, restricted_label_error)
 from harness.model.profile import Profile
 from harness.model.requirements import IN
@@ -237,8 +237,11 @@ def validate_requirement(req: dict, profile: Profile) -> list[str]:
         valid = [v for v in values if v in known]
         invalid = [v for v in values if v not in known]
         if not valid:
+            # core validateWellKnownValues prints the known values, a sets.Set, with %v
+            # (sigs.k8s.io/karpenter v1.14.0 and v1.6.2 pkg/apis/v1/nodeclaim_validation.go; seen on
+            # the real controller: `expected one of: map[system:{} user:{}]`)
             errs.append(f"no valid values found in {go_list(values)} for {key}, expected one of: "
-                        f"{go_list(sorted(known))}, got: {go_list(invalid)}")
+                        f"{go_set(known)}, got: {go_list(invalid)}")
         elif min_values is not None and len(valid) < min_values:
             errs.append(f"not enough valid values found in {go_list(values)} for {key}, expected at least "
                         f"{min_values} valid values from: {go_list(sorted(known))}, got: {len(valid)}")

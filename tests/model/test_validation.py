@@ -39,7 +39,7 @@ def test_capacity_type_known_values(values, valid):
     assert (err is None) == valid
     if not valid:
         assert f"no valid values found in [{' '.join(values)}] for karpenter.sh/capacity-type, expected one of: " \
-               f"[on-demand spot], got: [{' '.join(values)}]" in err
+               f"map[on-demand:{{}} spot:{{}}], got: [{' '.join(values)}]" in err
 
 
 @pytest.mark.parametrize("key, bad, good", [
