@@ -23,6 +23,13 @@ if command -v go >/dev/null 2>&1; then
   else
     echo "warning: controller build failed; the real-engine leg will skip" >&2
   fi
+  # the differential test's Go program against the same provider module (tools/difftest; mostly the
+  # controller's Go build cache: ~1-3 min after it, ~15 min alone); a failed build fails its test
+  echo "difftest: building or reusing tools/difftest against provider v1.14.0..." >&2
+  start=$SECONDS
+  python3 -c 'from tests.model.godifftest import build; build()' >/dev/null \
+    && echo "difftest: ready after $((SECONDS - start)) s" >&2 \
+    || echo "warning: difftest build failed; tests/model/test_difftest.py will say why" >&2
 fi
 
 # docker-up.sh writes the pid of a dockerd it starts to this file (and leaves a running daemon alone).
