@@ -103,11 +103,11 @@ def build_node(echo: bool = False) -> tuple[Path, float]:
     env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}", "K8S_VERSION": versions()["k8s"]}
     t0 = time.monotonic()
     with FileLock(str(cache_dir() / "node-build.lock")):
-        _run_logged(["bash", str(BUILD_SCRIPT), "--node", str(out), str(cache_dir() / "build")], env, echo, t0)
+        run_logged(["bash", str(BUILD_SCRIPT), "--node", str(out), str(cache_dir() / "build")], env, echo, t0)
     return out, time.monotonic() - t0
 
 
-def _run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
+def run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
     """Run a build script; its log goes to stderr with `echo`, its tail into the error otherwise."""
     tail: collections.deque[str] = collections.deque(maxlen=25)
     with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
@@ -216,17 +216,8 @@ def build(echo: bool = False) -> tuple[Path, float]:
     env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}",
            "K8S_VERSION": v["k8s"], "ETCD_VERSION": v["etcd"], "KWOK_VERSION": v["kwok"]}
     t0 = time.monotonic()
-    tail: collections.deque[str] = collections.deque(maxlen=25)
-    with subprocess.Popen(["bash", str(BUILD_SCRIPT), str(out), str(cache_dir() / "build")], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-        for line in proc.stdout:
-            tail.append(line.rstrip("\n"))
-            if echo:
-                sys.stderr.write(line)
+    run_logged(["bash", str(BUILD_SCRIPT), str(out), str(cache_dir() / "build")], env, echo, t0)
     dt = time.monotonic() - t0
-    if proc.returncode != 0:
-        raise BinariesError(f"{BUILD_SCRIPT.name} failed (exit {proc.returncode}) after {dt:.0f}s:\n"
-                            + "\n".join(tail).strip())
     if (out / "kwok").exists():
         kwok_stages_file(out)
     return out, dt

@@ -14,16 +14,13 @@ build once.
 """
 from __future__ import annotations
 
-import collections
 import hashlib
 import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.binaries import BinariesError, cache_dir, go_binary
+from harness.backends.binaries import BinariesError, cache_dir, go_binary, run_logged
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"
@@ -106,17 +103,8 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
             env["PROVIDER_SRC"] = str(src)
         else:
             env["PROVIDER_VERSION"] = provider_version()
-        tail: collections.deque[str] = collections.deque(maxlen=25)
-        with subprocess.Popen(["bash", str(BUILD_SCRIPT), str(out), str(work)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-            for line in proc.stdout:
-                tail.append(line.rstrip("\n"))
-                if echo:
-                    sys.stderr.write(line)
+        run_logged(["bash", str(BUILD_SCRIPT), str(out), str(work)], env, echo, t0)
         dt = time.monotonic() - t0
-        if proc.returncode != 0:
-            raise BinariesError(f"{BUILD_SCRIPT.name} failed (exit {proc.returncode}) after {dt:.0f}s:\n"
-                                + "\n".join(tail).strip())
     found = find_controller(src)
     if found is None:
         raise BinariesError(f"{BUILD_SCRIPT.name} finished but {out / 'controller'} is missing")

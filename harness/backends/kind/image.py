@@ -133,7 +133,7 @@ def extras(echo: bool, coredns_version: str | None = None) -> dict[str, Path]:
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}", "CNI_VERSION": CNI_VERSION}
         if want_coredns:
             env["COREDNS_VERSION"] = coredns_version
-        binmod._run_logged(["bash", str(EXTRAS_SCRIPT), str(out), str(binmod.cache_dir() / "build" / "kind-extras")],
+        binmod.run_logged(["bash", str(EXTRAS_SCRIPT), str(out), str(binmod.cache_dir() / "build" / "kind-extras")],
                            env, echo, time.monotonic())
     found = {"pause": out / "pause", "cni": out / "cni"}
     if (out / "coredns").exists():
