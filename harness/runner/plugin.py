@@ -130,8 +130,8 @@ class ScenarioFile(pytest.File):
                         item.add_marker(getattr(pytest.mark, tag))
                     if backend not in sc.backends:
                         item.add_marker(pytest.mark.skip(reason=f"scenario runs on {', '.join(sc.backends)} only"))
-                    if profile in sc.xfail and _xfail_applies(sc.xfail[profile], real):
-                        item.add_marker(pytest.mark.xfail(reason=sc.xfail[profile], strict=True))
+                    if (reason := sc.xfail_reason(profile, real)) is not None:
+                        item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
                     if sc.given.get("serial"):
                         item.add_marker(pytest.mark.xdist_group(f"serial-{backend}"))
                     yield item
@@ -144,17 +144,6 @@ class ScenarioFile(pytest.File):
 
 class ScenarioFailure(Exception):
     pass
-
-
-def _xfail_applies(reason: str, real: bool) -> bool:
-    """Which engine a declared xfail is about: `engine: real` names the real controller's
-    disagreement; `model:` a gap of the simulation's model (the real controller has none of those);
-    any other (e.g. `unconfirmed:`) holds on both, so the real engine passing it is an XPASS."""
-    if "engine: real" in reason:
-        return real
-    if reason.lstrip().startswith("model:"):
-        return not real
-    return True
 
 
 def _real_subset() -> set[str]:

@@ -79,6 +79,19 @@ class Scenario:
     def profiles(self) -> list[str]:
         return list(self.given.get("profiles") or [DEFAULT_PROFILE])
 
+    def xfail_reason(self, profile: str, real: bool = False) -> str | None:
+        """The declared xfail of `profile` that applies to the engine: a reason containing
+        `engine: real` is the real controller's disagreement (real engine only); one starting with
+        `model:` is a gap of the simulation (simulated engine only); any other holds on both."""
+        reason = self.xfail.get(profile)
+        if reason is None:
+            return None
+        if "engine: real" in reason:
+            return reason if real else None
+        if reason.lstrip().startswith("model:"):
+            return None if real else reason
+        return reason
+
     @property
     def backends(self) -> list[str]:
         return list(self.given.get("backends") or BACKEND_NAMES)

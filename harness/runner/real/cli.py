@@ -11,11 +11,10 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 def verdict(o) -> str:
     """pass / FAIL / skipped; a declared xfail that applies to the real engine
-    (harness/runner/plugin.py `_xfail_applies`) is xfail or XPASS, as pytest reports it."""
+    (Scenario.xfail_reason) is xfail or XPASS, as pytest reports it."""
     if o.skipped:
         return "skipped"
-    from harness.runner.plugin import _xfail_applies
-    if o.profile in o.scenario.xfail and _xfail_applies(o.scenario.xfail[o.profile], True):
+    if o.scenario.xfail_reason(o.profile, real=True) is not None:
         return "xfail" if not o.passed else "XPASS"
     return "pass" if o.passed else "FAIL"
 

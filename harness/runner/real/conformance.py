@@ -150,7 +150,7 @@ def _paired(r) -> list:
 def compare(sim, real) -> dict:
     """Everything the report says about one scenario x profile."""
     from harness.runner.real.cli import verdict as real_verdict
-    sim_verdict = ("xfail" if not sim.passed else "XPASS") if sim.profile in sim.scenario.xfail else (
+    sim_verdict = ("xfail" if not sim.passed else "XPASS") if sim.scenario.xfail_reason(sim.profile) else (
         "pass" if sim.passed else "FAIL")
     import os
     entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": sim.profile,
