@@ -239,7 +239,7 @@ def pytest_runtest_makereport(item, call):
     report.harness_location = [file, getattr(item, "harness_line", sc.line)]
     if report.when != "call" or not report.failed:
         return
-    if isinstance(call.excinfo.value, ScenarioFailure) and item.outcome is not None:
+    if call.excinfo is not None and isinstance(call.excinfo.value, ScenarioFailure) and item.outcome is not None:
         marks = [[file, m.line or sc.line, m.render()] for m in item.outcome.mismatches]
         item.harness_line = marks[0][1] if marks else sc.line     # the testcase points at the first
     else:                                  # an XPASS(strict), an error: the scenario's own line

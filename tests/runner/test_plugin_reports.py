@@ -86,3 +86,16 @@ def test_no_annotations_outside_github(tmp_path):
 def test_annotation_escaping():
     assert github_annotation("a,b:c.yaml", 3, "50%\nnext", title="t") == \
         "::error file=a%2Cb%3Ac.yaml,line=3,title=t::50%25%0Anext"
+
+
+def test_a_strict_xpass_is_reported_not_an_internal_error(tmp_path):
+    """An XPASS(strict) has no exception info: the report hook must still annotate it (it crashed
+    the session with an INTERNALERROR when a real-engine xfail started to pass)."""
+    f = tmp_path / "demo.scenario.yaml"
+    f.write_text(FAILING.split("---\n")[1] + "xfail:\n  upstream: 'unconfirmed: passes now'\n")
+    env = {**os.environ, "GITHUB_ACTIONS": "true"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}",
+                           "-c", os.devnull, "-p", "harness.runner.plugin", str(f)],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 1 and "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "1 failed" in proc.stdout and "::error file=demo.scenario.yaml,line=1," in proc.stdout, proc.stdout
