@@ -107,11 +107,16 @@ def list_nsgs(ctx: "ArmContext", req: Request, p: dict) -> Response:
     return Response(200, paginate(req, ctx.topology.nsgs(ctx.subscription, p["rg"]), ctx.page_size))
 
 
+def _named(items: list[dict], kind: str, p: dict) -> Response:
+    """One of a resource group's read-only resources by name (ARM names are case-insensitive)."""
+    for item in items:
+        if item["name"].lower() == p["name"].lower():
+            return Response(200, item)
+    raise resource_not_found(f"Microsoft.Network/{kind}/{p['name']}", p["rg"])
+
+
 def get_nsg(ctx: "ArmContext", req: Request, p: dict) -> Response:
-    for nsg in ctx.topology.nsgs(ctx.subscription, p["rg"]):
-        if nsg["name"].lower() == p["name"].lower():
-            return Response(200, nsg)
-    raise resource_not_found(f"Microsoft.Network/networkSecurityGroups/{p['name']}", p["rg"])
+    return _named(ctx.topology.nsgs(ctx.subscription, p["rg"]), "networkSecurityGroups", p)
 
 
 def list_load_balancers(ctx: "ArmContext", req: Request, p: dict) -> Response:
@@ -120,7 +125,4 @@ def list_load_balancers(ctx: "ArmContext", req: Request, p: dict) -> Response:
 
 
 def get_load_balancer(ctx: "ArmContext", req: Request, p: dict) -> Response:
-    for lb in ctx.topology.load_balancers(ctx.subscription, p["rg"]):
-        if lb["name"].lower() == p["name"].lower():
-            return Response(200, lb)
-    raise resource_not_found(f"Microsoft.Network/loadBalancers/{p['name']}", p["rg"])
+    return _named(ctx.topology.load_balancers(ctx.subscription, p["rg"]), "loadBalancers", p)
