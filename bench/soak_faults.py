@@ -84,7 +84,7 @@ def main() -> int:
     pool = [sc for f in find_scenario_files([ROOT / "scenarios" / "loop", ROOT / "scenarios" / "upstream-tests"])
             for sc in load_scenarios(f) if not sc.steps]
     cluster = EmbeddedBackend().start()
-    crashes, leaks, collected_later, runs, with_faults = [], [], 0, 0, 0
+    crashes, leaks, collected_later, runs = [], [], 0, 0
     try:
         for i in range(args.runs):
             base = rng.choice(pool)

@@ -262,7 +262,9 @@ class Simulation:
         obj = self.cluster.get("AKSNodeClass", name) if name else None
         return itmod.NodeClassParams.from_manifest(obj) if obj else None
 
-    def _templates(self) -> list[Template]:
+    def templates(self, record: bool = True) -> list[Template]:
+        """The NodeClaimTemplates of a provisioning pass: Ready dynamic NodePools with their
+        AKSNodeClass's instance types. `record=False` (the why view) leaves the run's result alone."""
         templates = []
         daemon_pods = [view for _, view in self.daemonsets]
         for np in self._ready_nodepools():
@@ -271,7 +273,8 @@ class Simulation:
             if params is None:
                 continue
             its = self.provider.instance_types(params)
-            self._record_instance_types(its)
+            if record:
+                self._record_instance_types(its)
             t = Template.from_nodepool(np, list(its.instance_types), self.profile, self.sem)
             t.daemon_pods = daemon_pods
             templates.append(t)
@@ -383,7 +386,7 @@ class Simulation:
             pending.append(pv)
         if not pending:
             return False
-        templates = self._templates()
+        templates = self.templates()
         if not templates and not self._ready_nodepools():
             # karpenter-core.md §3.2 step 2: no Ready dynamic NodePool
             for pv in pending:
@@ -865,7 +868,7 @@ class Simulation:
                 pr.state = "pending"
                 if pr.reason is None:
                     pr.reason = pr.scheduler_error
-        self._templates()          # instance types as they are now, even with no pod pending
+        self.templates()          # instance types as they are now, even with no pod pending
         self.result.unavailable_offerings = self.unavailable.snapshot()
         if hasattr(self.fake, "snapshot"):
             self.result.azure = self.fake.snapshot()

@@ -206,25 +206,9 @@ def explain_pod(pod: PodView, reason: str | None, templates: list[Template], wel
 
 
 def current_templates(sim) -> list[Template]:
-    """The NodeClaimTemplates a provisioning pass would build now: Ready dynamic NodePools with
-    their AKSNodeClass's instance types (the same steps as the loop's provisioner, karpenter-core.md
+    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step, karpenter-core.md
     §3.2), read without recording anything in the run's result."""
-    from harness.model.instancetypes import NodeClassParams
-    daemon_pods = [view for _, view in sim.daemonsets]
-    out = []
-    for np in sim.cluster.list("NodePool"):
-        res = sim.result.nodepools.get(np["metadata"]["name"])
-        if not (res and res.ready) or (np.get("spec") or {}).get("replicas"):
-            continue
-        ref = ((np["spec"].get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
-        nodeclass = sim.cluster.get("AKSNodeClass", ref.get("name", "")) if ref.get("name") else None
-        if nodeclass is None:
-            continue
-        its = sim.provider.instance_types(NodeClassParams.from_manifest(nodeclass))
-        t = Template.from_nodepool(np, list(its.instance_types), sim.profile, sim.sem)
-        t.daemon_pods = daemon_pods
-        out.append(t)
-    return out
+    return sim.templates(record=False)
 
 
 def explain_pending(sim, pods: list[str] | None = None) -> dict[str, PodWhy]:
