@@ -20,7 +20,8 @@ from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
 from harness.model.skus import vcpus_of
-from harness.model.wellknown import (ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE, ULTRA_SSD,
+from harness.model.wellknown import (ACCELERATED, ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE,
+                                     ULTRA_SSD,
                                      normalize_cluster_label)
 from harness.model.writers import KubeletLabels, LabelFacts, kubelet_node_labels, vm_nodeclaim_labels
 
@@ -273,7 +274,7 @@ class AzureProvider:
             chosen[ULTRA_SSD] = "true" if ultra else "false"
         kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
                                       claim_reqs, it.requirements, chosen)
-        vm_name = f"aks-{nodeclaim['metadata']['name']}"
+        vm_name = self.resource_name(nodeclaim["metadata"]["name"])
         custom_data = self._bootstrap(kubelet.labels)
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
@@ -286,8 +287,7 @@ class AzureProvider:
                 "primary": True, "privateIPAllocationMethod": "Dynamic",
                 "subnet": {"id": f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/"
                                  f"Microsoft.Network/virtualNetworks/aks-vnet/subnets/{self.cluster.subnet_name or 'aks-subnet'}"}}}],
-                "enableAcceleratedNetworking": it.requirements.get(
-                    "karpenter.azure.com/sku-networking-accelerated").has("true")}}
+                "enableAcceleratedNetworking": it.requirements.get(ACCELERATED).has("true")}}
         # provider v1.14.0 pkg/providers/instance/vminstance.go beginLaunchInstance: NIC, then VM.
         # A synchronous failure of either is cleaned up at once with mustDeleteNic (BeginCreate ->
         # cleanupAzureResources); an asynchronous one through the promise's Cleanup (Delete).

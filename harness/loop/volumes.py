@@ -27,12 +27,12 @@ import copy
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from harness.loop.topology import HOSTNAME
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.semantics import Semantics
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"        # k8s.io/component-helpers/storage/volume AnnBindCompleted
 IMMEDIATE = "Immediate"
-HOSTNAME = "kubernetes.io/hostname"
 # The topology key each CSI driver publishes on its Node (CSINode topologyKeys); the Azure Disk driver's
 # (kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk: topologyKey).
 DRIVER_TOPOLOGY_KEYS = {"disk.csi.azure.com": "topology.disk.csi.azure.com/zone"}
@@ -263,7 +263,7 @@ class VolumeModel:
             if pvc is None or (pvc.get("spec") or {}).get("volumeName"):
                 continue
             sc = self.classes.get(str(pvc["spec"].get("storageClassName") or "")) or {}
-            driver = IN_TREE_DRIVERS.get(str(sc.get("provisioner") or ""), str(sc.get("provisioner") or ""))
+            driver = self.driver(pvc)          # unbound: the StorageClass provisioner
             keys = sorted({e.get("key") for t in sc.get("allowedTopologies") or []
                            for e in t.get("matchLabelExpressions") or []})
             if not keys and driver in DRIVER_TOPOLOGY_KEYS:

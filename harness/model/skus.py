@@ -63,11 +63,6 @@ def _caps(sku: Mapping) -> dict[str, str]:
     return {c["name"].lower(): c.get("value") for c in reversed(caps) if c.get("name") is not None}
 
 
-def sku_capability(sku: Mapping, name: str) -> str | None:
-    """A capability value by case-insensitive name (first match), or None."""
-    return _caps(canonical_sku(sku)).get(name.lower())
-
-
 def vcpus_of(sku: Mapping) -> int | None:
     """The SKU's vCPUs capability as the model counts them (Go ParseInt; None when it does not parse)."""
     return _cap_int(_caps(sku), "vCPUs")

@@ -15,6 +15,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from harness.model.gostrconv import parse_int64  # strconv.Atoi on 64-bit: digits must fit an int64
+
 # skewer v0.0.24 vmsize.go `skuSizeScheme` (the version provider v1.14.0 pins in go.mod), capture
 # groups in order. `\Z` stands for Go's `$` (end of text; Python's `$` also matches before a final
 # newline).
@@ -34,7 +36,6 @@ _SIZE_RE = re.compile(
     r"((?:[vV][1-9])?)?"                 # 12 version (one digit)
     r"(_Promo)?\Z"                       # 13 promo
 )
-_MAX_INT = (1 << 63) - 1     # strconv.Atoi on 64-bit: the constrained vCPU digits must fit an int
 
 # skewer vmsize.go's hard-coded special case (reached only when the pattern fails; azure-provider.md §1.3).
 _SPECIAL = {
@@ -113,7 +114,7 @@ def parse_vm_size(size: str, *, fallback: bool = True) -> VMSize:
         fam, sub, cpus, constrained, add, acc, cc, ver, promo = special
         return VMSize(size, fam, sub, cpus, constrained, add, acc, False, cc, ver, promo)
     g = m.groups()
-    if g[4] and (len(g[4].lstrip("0")) > 19 or int(g[4]) > _MAX_INT):       # GetVMSize: "converting constrained CPUs" (Atoi range error)
+    if g[4] and parse_int64(g[4]) is None:       # GetVMSize: "converting constrained CPUs" (Atoi range error)
         raise VMSizeParseError(size)
     accelerator = g[6]
     from_fallback = False
