@@ -3,9 +3,8 @@
 Sources (Go module proxy, never committed; they live in the Go module cache and the harness cache):
   * Karpenter core `sigs.k8s.io/karpenter@v1.14.0` `pkg/apis/crds/karpenter.sh_nodepools.yaml`,
     `karpenter.sh_nodeclaims.yaml` (karpenter-core.md §5);
-  * Azure provider `github.com/Azure/karpenter-provider-azure@v0.7.0`
-    `pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml` (the only version the proxy serves here;
-    newer versions answer 403 "This module version is not available").
+  * Azure provider `github.com/Azure/karpenter-provider-azure@v1.14.0`
+    `pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml` (override with AZURE_PROVIDER_VERSION).
 
 What upstream does and we repeat (azure-provider.md §3.3): the provider's NodePool/NodeClaim CRDs are
 core's, with `hack/validation/{labels,requirements}.sh` yq patches replacing the label/requirement-key
@@ -18,17 +17,11 @@ rules. Here the replacement rules come from the profile data via `harness.model.
   * the `requirements` array's own `x-kubernetes-validations` = requirement_list_rules(profile);
   * `...requirements.items.properties.operator.enum` = profile.crd["operators"].
 
-AKSNodeClass changes (v0.7.0 serves only `v1alpha2`; our manifests are `karpenter.azure.com/v1beta1`):
-  * a `v1beta1` version is added as the served *storage* version; v1alpha2 stays served (not
-    storage). No conversion webhook: with `strategy: None` only apiVersion differs between the two;
-  * v1beta1's `spec` and `status` are `type: object` + `x-kubernetes-preserve-unknown-fields: true`
-    with none of v0.7.0's constraints or defaults. v0.7.0's schema is stale for v1beta1 manifests:
-    `imageFamily` enum [Ubuntu2204, AzureLinux] with default Ubuntu2204 (newer providers accept
-    Ubuntu/Ubuntu2404 and default differently, and imageFamily decides the os-sku label),
-    `osDiskSizeGB` minimum 100 / default 128, no fipsMode/imageVersion/security fields. Injecting
-    those defaults would silently change what the loop computes, so the API server stores the
-    AKSNodeClass as written. Label validation - the point of installing real CRDs - lives in the
-    NodePool/NodeClaim CRDs and is unaffected. v1alpha2 keeps v0.7.0's schema untouched.
+The AKSNodeClass CRD is installed as the provider ships it: v1beta1 is the storage version, with
+its defaults (imageFamily Ubuntu, osDiskSizeGB 128, kubelet and gpu defaults), enums, bounds and CEL
+rules (e.g. "FIPS is not yet supported for Ubuntu2204 or Ubuntu2404"), which the embedded backend
+repeats from the same data (harness.model.aksnodeclass). Only an older module without v1beta1
+(v0.7.0) gets a v1beta1 with an open schema added, so its stale v1alpha2 defaults are not injected.
 """
 from __future__ import annotations
 
@@ -50,7 +43,7 @@ AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 HASH_ANNOTATION = "karpenter-harness/render-hash"
 PROFILE_ANNOTATION = "karpenter-harness/profile"
-RENDER_REVISION = "4"    # bump when the patching below changes (part of the cache key)
+RENDER_REVISION = "5"    # bump when the patching below changes (part of the cache key)
 
 NODEPOOLS = "nodepools.karpenter.sh"
 NODECLAIMS = "nodeclaims.karpenter.sh"
@@ -63,7 +56,7 @@ class CRDError(RuntimeError):
 
 def module_versions() -> dict[str, str]:
     return {CORE_MODULE: os.environ.get("KARPENTER_CORE_VERSION", "v1.14.0"),
-            AZURE_MODULE: os.environ.get("AZURE_PROVIDER_VERSION", "v0.7.0")}
+            AZURE_MODULE: os.environ.get("AZURE_PROVIDER_VERSION", "v1.14.0")}
 
 
 def _upstream_files() -> dict[str, Path]:
@@ -145,23 +138,23 @@ def _patch_nodeclaim(crd: dict, profile) -> None:
     _patch_requirements(_at(schema, "spec.requirements"), profile, crdrules.NODECLAIM_REQUIREMENTS)
 
 
-def _patch_aksnodeclass(crd: dict) -> None:
+def _patch_aksnodeclass(crd: dict, profile) -> None:
+    """The module's v1beta1 AKSNodeClass is installed unchanged (defaults and CEL rules included)
+    when the profile carries its admission schema (harness.model.aksnodeclass). A profile without
+    one (a provider version the proxy does not serve), or a module without v1beta1 (v0.7.0), gets a
+    v1beta1 storage version with an open spec: the object is stored as written, as on embedded."""
     names = [v["name"] for v in crd["spec"]["versions"]]
+    if "v1beta1" in names and profile.aks_nodeclass_schema is not None:
+        return
     if "v1beta1" not in names:
-        src = crd["spec"]["versions"][-1]
-        v1b1 = copy.deepcopy(src)
-        v1b1["name"] = "v1beta1"
-        crd["spec"]["versions"].append(v1b1)
+        crd["spec"]["versions"].append(copy.deepcopy(crd["spec"]["versions"][-1]) | {"name": "v1beta1"})
+    v1b1 = _version(crd, "v1beta1")
     for v in crd["spec"]["versions"]:
         v["served"] = True
         v["storage"] = v["name"] == "v1beta1"
-    v1b1 = _version(crd, "v1beta1")
     props = v1b1["schema"]["openAPIV3Schema"].setdefault("properties", {})
     for part in ("spec", "status"):
-        desc = (props.get(part) or {}).get("description", "")
-        props[part] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                       "description": (desc + "\n\n" if desc else "") +
-                       "karpenter-harness: schema relaxed (v0.7.0's constraints/defaults are stale for v1beta1)"}
+        props[part] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     v1b1.setdefault("subresources", {"status": {}})
     v1b1.pop("additionalPrinterColumns", None)
 
@@ -203,23 +196,16 @@ def render_crds(profile_name) -> list[dict]:
         elif name == NODECLAIMS:
             _patch_nodeclaim(crd, profile)
         else:
-            _patch_aksnodeclass(crd)
+            _patch_aksnodeclass(crd, profile)
         ann = crd["metadata"].setdefault("annotations", {})
-        ann[PROFILE_ANNOTATION] = profile_name if name != AKSNODECLASSES else "-"
-        ann[HASH_ANNOTATION] = key if name != AKSNODECLASSES else _render_key_static()
+        ann[PROFILE_ANNOTATION] = profile_name
+        ann[HASH_ANNOTATION] = key
         out.append(crd)
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(out))
     os.replace(tmp, cache)
     return out
-
-
-def _render_key_static() -> str:
-    """The AKSNodeClass CRD does not depend on the profile; its hash covers versions + code only."""
-    h = hashlib.sha256(RENDER_REVISION.encode() + json.dumps(module_versions(), sort_keys=True).encode())
-    h.update(Path(__file__).read_bytes())
-    return h.hexdigest()[:16]
 
 
 # -- probing: has the API server picked up the new rules yet? -------------------------------------------

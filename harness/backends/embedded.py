@@ -14,7 +14,8 @@ from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model.validation import admission_rejection
+from harness.model import aksnodeclass
+from harness.model.validation import admission_rejection, parse_version
 
 
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
@@ -82,11 +83,19 @@ class EmbeddedCluster:
             # admission.go words the update case without a subject (conformance-checked)
             raise deny(f'is not allowed to modify labels: {", ".join(bad)}')
 
-    def _admit(self, obj: dict) -> None:
-        if obj.get("kind") in ("NodePool", "NodeClaim"):
+    def _admit(self, obj: dict) -> dict:
+        """The object as the API server stores it (defaulted), or APIRejected."""
+        kind = obj.get("kind")
+        if kind in ("NodePool", "NodeClaim"):
             rejection = admission_rejection(obj, self.profile, self.server_version)
             if rejection is not None:
                 raise rejection
+        elif kind == "AKSNodeClass" and self.profile.aks_nodeclass_schema is not None:
+            admitted = aksnodeclass.admit(obj, self.profile.aks_nodeclass_schema, parse_version(self.server_version))
+            if admitted.errors:
+                raise aksnodeclass.rejection(obj, admitted.errors)
+            obj = admitted.obj
+        return obj
 
     # -- Cluster protocol ---------------------------------------------------------------------
     def create(self, obj: dict, identity: Identity = ADMIN) -> dict:
@@ -102,7 +111,8 @@ class EmbeddedCluster:
             if key in self._objs:
                 raise APIRejected(409, "AlreadyExists", f'{_resource(KINDS[kind])} "{meta["name"]}" already exists')
             self._node_restriction(obj, None, identity)
-            self._admit(obj)
+            obj = self._admit(obj)
+            meta = obj["metadata"]
             # TaintNodesByCondition admission (plugin/pkg/admission/nodetaint, on by default; the
             # local backend's API server adds it the same way): a new Node starts with
             # node.kubernetes.io/not-ready:NoSchedule until the node lifecycle controller sees Ready.
@@ -152,7 +162,7 @@ class EmbeddedCluster:
                 new = obj
                 new["status"] = old.get("status")         # a PUT of the main resource ignores status
                 self._node_restriction(new, old, identity)
-                self._admit(new)
+                new = self._admit(new)
             new["metadata"]["resourceVersion"] = str(next(self._rv))
             new["metadata"]["uid"] = old["metadata"]["uid"]
             new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")

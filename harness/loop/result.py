@@ -32,6 +32,18 @@ class NodePoolResult:
 
 
 @dataclass
+class NodeClassResult:
+    """An AKSNodeClass as the API server answered it: refused (message, causes), or stored with
+    unknown fields pruned and defaults filled in (harness.model.aksnodeclass)."""
+    name: str
+    accepted: bool = True
+    message: str | None = None
+    causes: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    spec: dict = field(default_factory=dict)       # the stored spec
+
+
+@dataclass
 class PodResult:
     name: str
     namespace: str
@@ -105,6 +117,7 @@ class RunResult:
     instance_types: dict[str, object] = field(default_factory=dict)     # name -> InstanceType (per nodeclass, first seen)
     dropped_skus: dict[str, str] = field(default_factory=dict)
     nodepools: dict[str, NodePoolResult] = field(default_factory=dict)
+    nodeclasses: dict[str, NodeClassResult] = field(default_factory=dict)
     pods: dict[str, PodResult] = field(default_factory=dict)            # "<ns>/<name>"
     nodes: list[NodeResult] = field(default_factory=list)
     nodeclaims: list[NodeClaimResult] = field(default_factory=list)

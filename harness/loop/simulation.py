@@ -25,12 +25,13 @@ from harness.loop.clock import SimClock
 from harness.loop.kubescheduler import can_bind, node_matches
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, untolerated
-from harness.loop.result import (LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult,
-                                 RunResult)
+from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult,
+                                 PodResult, RunResult)
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
+from harness.model import aksnodeclass
 from harness.model import instancetypes as itmod
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
@@ -157,14 +158,21 @@ class Simulation:
             if kind == "StorageClass":            # read by the loop only (the backends do not serve it)
                 return
         try:
-            self.cluster.create(obj, ADMIN)
+            stored = self.cluster.create(obj, ADMIN)
             if kind == "NodePool":
                 self.result.nodepools[obj["metadata"]["name"]] = NodePoolResult(obj["metadata"]["name"])
+            elif kind == "AKSNodeClass":
+                self.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult(
+                    obj["metadata"]["name"], spec=stored.get("spec") or {},
+                    pruned=aksnodeclass.missing_fields(obj.get("spec"), stored.get("spec"), "spec"))
         except APIRejected as e:
             if kind == "NodePool":
                 self.result.nodepools[obj["metadata"]["name"]] = NodePoolResult(
                     obj["metadata"]["name"], accepted=False, stage="admission", message=e.message,
                     causes=[c.message for c in e.causes])
+            elif kind == "AKSNodeClass":
+                self.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult(
+                    obj["metadata"]["name"], accepted=False, message=e.message, causes=[c.message for c in e.causes])
             self._trace(f"{kind} {obj['metadata'].get('name')} rejected: {e.message}")
 
     def _create_deployment_pods(self, dep: dict) -> None:

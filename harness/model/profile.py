@@ -193,6 +193,12 @@ class Profile:
     def crd(self) -> dict:
         return self.raw["crd"]
 
+    @property
+    def aks_nodeclass_schema(self) -> dict | None:
+        """The AKSNodeClass CRD's `spec` schema admission applies (harness.model.aksnodeclass); None
+        when the profile's data carries none."""
+        return (self.raw.get("aksNodeClass") or {}).get("spec")
+
     @functools.cached_property
     def key_rules(self) -> tuple[KeyRule, ...]:
         return tuple(

@@ -16,6 +16,10 @@ versions its go.mod requires):
   pkg/apis/crds/karpenter.sh_{nodepools,nodeclaims}.yaml
                                                   -> provider-facts.yaml: the CEL rules on label keys and
                                                      requirements, the requirement operators
+  pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml
+                                                  -> provider-facts.yaml `aksNodeClass`: the storage
+                                                     version's spec schema (defaults, enums, bounds,
+                                                     patterns, CEL rules) for admission
 and writes them into the profile's `derived` directory under harness/data, printing a unified diff.
 A profile loads `<derived>/provider-facts.yaml` beneath its own body (harness.model.profile), so the
 profile file keeps only decisions and citations. With --profile-name the result is a new profile
@@ -325,7 +329,44 @@ def crd_facts(src: Path) -> dict[str, Any]:
     ordered = [o for o in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte") if o in operators]
     ordered += [o for o in operators if o not in ordered]
     return {"crd": {"operators": ordered, "requirementRules": requirement_rules, "keyRules": rules},
-            "core": {"operators": list(ordered)}}
+            "core": {"operators": list(ordered)},
+            "aksNodeClass": aksnodeclass_facts(src)}
+
+
+# What admission reads from a CRD schema node (harness.model.aksnodeclass); descriptions and list-map
+# markers are dropped.
+_SCHEMA_KEYS = ("type", "format", "enum", "default", "minimum", "maximum", "minLength", "maxLength", "pattern",
+                "minItems", "maxItems", "required", "x-kubernetes-validations")
+
+
+def _prune_schema(node: dict) -> dict:
+    out: dict[str, Any] = {k: node[k] for k in _SCHEMA_KEYS if k in node}
+    if "x-kubernetes-validations" in out:
+        out["x-kubernetes-validations"] = [{"message": v.get("message", ""), "rule": v["rule"].strip()}
+                                           for v in out["x-kubernetes-validations"]]
+    if node.get("properties"):
+        out["properties"] = {k: _prune_schema(v) for k, v in node["properties"].items()}
+    if isinstance(node.get("items"), dict):
+        out["items"] = _prune_schema(node["items"])
+    if isinstance(node.get("additionalProperties"), dict):
+        out["additionalProperties"] = _prune_schema(node["additionalProperties"])
+    return out
+
+
+def aksnodeclass_facts(src: Path) -> dict[str, Any]:
+    """The storage version's `spec` schema of pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml:
+    defaults, enums, bounds, patterns and CEL rules, which the API server applies on admission."""
+    path = src / "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml"
+    try:
+        doc = yaml.safe_load(_read(path))
+    except yaml.YAMLError as e:
+        raise SyncError(f"{path}: {e}") from None
+    versions = doc["spec"]["versions"]
+    storage = next((v for v in versions if v.get("storage")), versions[-1])
+    spec = (storage["schema"]["openAPIV3Schema"].get("properties") or {}).get("spec")
+    if not isinstance(spec, dict):
+        raise SyncError(f"{path}: version {storage['name']} has no spec schema")
+    return {"version": storage["name"], "spec": _prune_schema(spec)}
 
 
 def _deep_merge(a: dict, b: dict) -> dict:
@@ -346,8 +387,9 @@ def derive(src: Path, origin: str, versions: dict[str, str], modules: dict[str, 
         f"{K8S_API_MODULE}@{versions.get(K8S_API_MODULE)}): pkg/apis/v1beta1/labels.go init() over core",
         "pkg/apis/v1/labels.go (well-known labels and values, restricted domains and labels), the image",
         "families (UbuntuFamilies, imageFamilyToOSSKU), and the CEL rules of pkg/apis/crds/karpenter.sh_nodepools.yaml",
-        "and karpenter.sh_nodeclaims.yaml. Do not edit: re-run the sync. Loaded beneath the profile that",
-        "names this directory as `derived` (harness.model.profile).",
+        "and karpenter.sh_nodeclaims.yaml, and the AKSNodeClass spec schema of karpenter.azure.com_aksnodeclasses.yaml.",
+        "Do not edit: re-run the sync. Loaded beneath the profile that names this directory as `derived`",
+        "(harness.model.profile).",
     ]
     facts_text = _header(head) + yaml.safe_dump(facts, sort_keys=False, width=200, allow_unicode=True)
     files = {

@@ -136,15 +136,41 @@ def manifest_notices(sc) -> list[Notice]:
     manifests = list(sc.manifests) + [m for ms in sc.step_manifests for m in ms]
     for m in manifests:
         findings = unmodeled_fields(m.obj)
-        if not findings:
+        pruned = _pruned_by_profile(m.obj, sc.profiles)
+        if not findings and not pruned:
             continue
         loc = _locate(sc, m)
         name = (m.obj.get("metadata") or {}).get("name")
+
+        def at(path: tuple) -> tuple[str, int]:
+            return (str(loc[0].file), loc[0].line(loc[1] + path)) if loc else (str(m.file), m.line)
         for f in findings:
-            line = loc[0].line(loc[1] + f.path) if loc else m.line
-            file = loc[0].file if loc else m.file
-            out.append(Notice(str(file), line, f"{m.obj.get('kind')} {name}: {f.field} is not modeled: "
-                                               f"{advice(f.advice)}; the result ignores it"))
+            out.append(Notice(*at(f.path), f"{m.obj.get('kind')} {name}: {f.field} is not modeled: "
+                                          f"{advice(f.advice)}; the result ignores it"))
+        for field, profiles in pruned.items():
+            out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in the provider's "
+                                                 f"AKSNodeClass schema (profile {', '.join(profiles)}): the API server "
+                                                 "prunes it, so the provider never sees it"))
+    return out
+
+
+def _pruned_by_profile(obj: dict, profiles) -> dict[str, list[str]]:
+    """Fields of an AKSNodeClass spec the API server would prune, with the profiles whose schema
+    lacks them (harness.model.aksnodeclass.prune)."""
+    if obj.get("kind") != "AKSNodeClass" or not isinstance(obj.get("spec"), dict):
+        return {}
+    import copy
+    from harness.model.aksnodeclass import prune
+    from harness.model.profile import ProfileError, load_profile
+    out: dict[str, list[str]] = {}
+    for p in profiles:
+        try:
+            schema = load_profile(p).aks_nodeclass_schema
+        except ProfileError:       # an unknown profile is reported by the loader itself
+            continue
+        if schema is not None:
+            for field in prune(copy.deepcopy(obj["spec"]), schema, "spec"):
+                out.setdefault(field, []).append(p)
     return out
 
 

@@ -195,6 +195,36 @@ class Checker:
                            for e in np.events):
                     self.fail(f"{path}.events[{i}]", ev, np.events)
 
+    def nodeclasses(self, spec: dict) -> None:
+        """AKSNodeClass admission: accepted or refused (message or a cause), pruned fields, stored spec."""
+        for name, want in spec.items():
+            path = f'{self.root}.nodeClasses["{name}"]'
+            nc = self.r.nodeclasses.get(name)
+            if nc is None:
+                self.fail(path, want, None, "no such AKSNodeClass was applied")
+                continue
+            if isinstance(want, str):
+                want = {"accepted": want == "accepted"}
+            where = f"rejected: {nc.message}" if not nc.accepted else "accepted"
+            if "accepted" in want and want["accepted"] != nc.accepted:
+                self.fail(f"{path}.accepted", want["accepted"], nc.accepted, where)
+            rej = want.get("rejected")
+            if isinstance(rej, bool) and rej == nc.accepted:
+                self.fail(f"{path}.rejected", rej, not nc.accepted, where)
+            elif isinstance(rej, dict):
+                if nc.accepted:
+                    self.fail(f"{path}.rejected", rej, "accepted")
+                else:
+                    bad = _text_matches(rej, nc.message, nc.causes)
+                    if bad:
+                        self.fail(f"{path}.rejected.{bad}", rej[bad], nc.message, f"causes: {nc.causes}")
+            if "pruned" in want and sorted(want["pruned"]) != sorted(nc.pruned):
+                self.fail(f"{path}.pruned", want["pruned"], nc.pruned)
+            for key, value in _flatten(want.get("spec") or {}, "").items():
+                have = _flatten(nc.spec, "").get(key)
+                if have != value:
+                    self.fail(f"{path}.spec{key}", value, have, "the stored spec (after pruning and defaulting)")
+
     def pods(self, spec: dict) -> None:
         for name, want in spec.items():
             path = f'{self.root}.pods["{name}"]'
@@ -406,6 +436,8 @@ class Checker:
                       ", ".join(sorted(self.r.instance_types)))
         if "nodePools" in expect:
             self.nodepools(expect["nodePools"])
+        if "nodeClasses" in expect:
+            self.nodeclasses(expect["nodeClasses"])
         if "pods" in expect:
             self.pods(expect["pods"])
         if "nodeCount" in expect and expect["nodeCount"] != len(self.r.nodes):
@@ -434,3 +466,14 @@ def check(expect: dict, result: RunResult, scenario=None, root: str = "expect",
           profile: str | None = None) -> list[Mismatch]:
     """Mismatches of `expect` (already merged for `profile`); each carries the line that set it."""
     return Checker(result, scenario, root, profile).run(expect)
+
+
+def _flatten(d: dict, prefix: str) -> dict:
+    """{"a": {"b": 1}} -> {".a.b": 1}: nested spec expectations compared leaf by leaf."""
+    out: dict = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out.update(_flatten(v, f"{prefix}.{k}"))
+        else:
+            out[f"{prefix}.{k}"] = v
+    return out

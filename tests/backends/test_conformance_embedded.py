@@ -108,3 +108,49 @@ def test_status_is_a_subresource(local_cluster):
         c.reset()
     assert seen[0] == ("4", "Pending")
     assert seen[1] == seen[0]
+
+
+# -- AKSNodeClass admission: provider v1.14.0's CRD on the real server vs harness.model.aksnodeclass --
+NODECLASS_SPECS = {
+    "empty": {}, "gpu": {"gpu": {}}, "kubelet-defaults": {"kubelet": {}},
+    "enum": {"imageFamily": "Ubunt"}, "fips-ubuntu2204": {"imageFamily": "Ubuntu2204", "fipsMode": "FIPS"},
+    "fips-ubuntu2404": {"imageFamily": "Ubuntu2404", "fipsMode": "FIPS"}, "fips-unset": {"fipsMode": "FIPS"},
+    "fips-azurelinux": {"imageFamily": "AzureLinux", "fipsMode": "FIPS"},
+    "type": {"osDiskSizeGB": "abc"}, "bounds": {"osDiskSizeGB": 10, "maxPods": 300},
+    "pattern": {"vnetSubnetID": "nope"}, "int32": {"osDiskSizeGB": 3000000000}, "float": {"osDiskSizeGB": 1.5},
+    "kubelet": {"kubelet": {"imageGCHighThresholdPercent": 10, "imageGCLowThresholdPercent": 20,
+                            "containerLogMaxSize": "x"}},
+    "swap": {"linuxOSConfig": {"swapFileSize": "1Gi"}},
+    "localdns-required": {"localDNS": {"mode": "Preferred"}},
+    "tags": {"tags": {"a<": "b", "k": 5}}, "tags-cel": {"tags": {"a<": "b"}},
+    "type-and-enum": {"imageFamily": 5, "fipsMode": "FIPS"}, "enum-blocks-cel": {"imageFamily": "Ubuntu2404",
+                                                                                 "fipsMode": "FIPSX"},
+    "unknown-field": {"foo": 1, "artifactStreaming": {"mode": "Enabled"}}, "spec-string": "x",
+}
+
+
+def _nodeclass_outcome(cluster, name: str, spec):
+    obj = {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass", "metadata": {"name": name},
+           "spec": spec}
+    try:
+        stored = cluster.create(obj)
+    except APIRejected as e:
+        return e.status, e.message, tuple((c.field, c.message) for c in e.causes)
+    cluster.delete("AKSNodeClass", name)
+    return "stored", stored.get("spec")
+
+
+def test_aksnodeclass_admission_equals_the_api_server(local_cluster):
+    from harness.backends.embedded import EmbeddedCluster
+    local_cluster.install_profile("upstream")
+    emb = EmbeddedCluster()
+    emb.install_profile("upstream")
+    try:
+        diffs = []
+        for name, spec in NODECLASS_SPECS.items():
+            real, got = _nodeclass_outcome(local_cluster, name, spec), _nodeclass_outcome(emb, name, spec)
+            if real != got:
+                diffs.append(f"{name}:\n  real:     {real}\n  embedded: {got}")
+        assert not diffs, "\n".join(diffs)
+    finally:
+        local_cluster.reset()
