@@ -172,17 +172,26 @@ def test_render_crds_uses_profile_rules(profile):
         assert "status" not in c and "resourceVersion" not in c["metadata"]
 
 
-def test_aksnodeclass_serves_v1beta1_and_keeps_unknown_fields():
+def test_aksnodeclass_crd_is_the_providers_own_under_upstream():
+    """upstream installs provider v1.14.0's v1beta1 schema unchanged (defaults and CEL rules included)."""
     c = _crds_or_skip("upstream")[crds.AKSNODECLASSES]
     versions = {v["name"]: v for v in c["spec"]["versions"]}
     assert versions["v1beta1"]["served"] and versions["v1beta1"]["storage"]
-    assert versions["v1alpha2"]["served"] and not versions["v1alpha2"]["storage"]
+    spec = versions["v1beta1"]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec["properties"]["imageFamily"]["default"] == "Ubuntu"
+    assert any("FIPS" in r["message"] for r in spec["x-kubernetes-validations"])
+
+
+def test_aksnodeclass_crd_is_open_without_a_profile_schema():
+    """before-0006 carries no AKSNodeClass schema (its provider's CRD is not on the proxy): v1beta1's
+    spec and status keep unknown fields and inject no defaults, as on embedded."""
+    c = _crds_or_skip("before-0006")[crds.AKSNODECLASSES]
+    versions = {v["name"]: v for v in c["spec"]["versions"]}
+    assert versions["v1beta1"]["storage"]
     props = versions["v1beta1"]["schema"]["openAPIV3Schema"]["properties"]
     for part in ("spec", "status"):
         assert props[part]["x-kubernetes-preserve-unknown-fields"] is True
         assert "properties" not in props[part] and '"default":' not in json.dumps(props[part])
-    # v1alpha2 is v0.7.0's schema, untouched
-    assert "imageFamily" in versions["v1alpha2"]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
 
 
 def test_render_is_cached_on_disk():

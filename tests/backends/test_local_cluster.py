@@ -100,7 +100,7 @@ def test_aksnodeclass_v1beta1_keeps_newer_fields(cluster):
                               "spec": {"imageFamily": "AzureLinux", "fipsMode": "FIPS", "osDiskSizeGB": 64}})
     assert created["apiVersion"] == "karpenter.azure.com/v1beta1"
     got = cluster.get("AKSNodeClass", "default")
-    assert got["spec"] == {"imageFamily": "AzureLinux", "fipsMode": "FIPS", "osDiskSizeGB": 64}   # no v0.7.0 defaults
+    assert got["spec"] == {"imageFamily": "AzureLinux", "fipsMode": "FIPS", "osDiskSizeGB": 64}   # explicit values win over the CRD defaults
     cluster.create({"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
                     "metadata": {"name": "ubuntu"}, "spec": {"imageFamily": "Ubuntu"}})
     got["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "",
