@@ -225,6 +225,15 @@ class Checker:
                 if have != value:
                     self.fail(f"{path}.spec{key}", value, have, "the stored spec (after pruning and defaulting)")
 
+    def unexpected_refusals(self, expected: dict) -> None:
+        """An AKSNodeClass the API server refused is an input error unless the scenario expects it:
+        otherwise its NodePools silently find no class and every pod just stays pending."""
+        for name, nc in self.r.nodeclasses.items():
+            if not nc.accepted and name not in expected:
+                self.fail(f'{self.root}.nodeClasses["{name}"]', "accepted (not mentioned)", "refused",
+                          f"{nc.message}; fix the AKSNodeClass, or expect the refusal with "
+                          f"nodeClasses.{name}.rejected")
+
     def pods(self, spec: dict) -> None:
         for name, want in spec.items():
             path = f'{self.root}.pods["{name}"]'
@@ -438,6 +447,8 @@ class Checker:
             self.nodepools(expect["nodePools"])
         if "nodeClasses" in expect:
             self.nodeclasses(expect["nodeClasses"])
+        if self.root == "expect":
+            self.unexpected_refusals(expect.get("nodeClasses") or {})
         if "pods" in expect:
             self.pods(expect["pods"])
         if "nodeCount" in expect and expect["nodeCount"] != len(self.r.nodes):

@@ -222,11 +222,12 @@ class _Run:
             if obj.get("kind") in ("Deployment", "DaemonSet"):
                 _default_selector(obj)
             try:
-                self.cluster.create(obj, ADMIN)
-                self.observer.applied(obj, None)
+                stored = self.cluster.create(obj, ADMIN)
+                self.observer.applied(obj, None, stored)
             except APIRejected as e:
                 self.observer.applied(obj, e)
-                if obj.get("kind") != "NodePool":     # a NodePool's refusal is an expectation; others are input errors
+                # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
+                if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
                     self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
 
     def _alive(self) -> None:

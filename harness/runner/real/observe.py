@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 
 from harness.backends.base import APIRejected
-from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
+from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
+                                 RunResult)
+from harness.model import aksnodeclass
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
@@ -38,6 +40,7 @@ class Observer:
         self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
         self.log_path = log_path
         self.nodepools: dict[str, NodePoolResult] = {}
+        self.nodeclasses: dict[str, NodeClassResult] = {}
         self.namespaces: set[str] = {"default"}
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
         self.launched: set[str] = set()          # Launched=True and the VM create succeeded
@@ -50,10 +53,20 @@ class Observer:
         self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
 
     # -- during the run -------------------------------------------------------------------------------
-    def applied(self, obj: dict, error: APIRejected | None) -> None:
+    def applied(self, obj: dict, error: APIRejected | None, stored: dict | None = None) -> None:
         ns = (obj.get("metadata") or {}).get("namespace")
         if ns:
             self.namespaces.add(ns)
+        if obj.get("kind") == "AKSNodeClass":
+            name = obj["metadata"]["name"]
+            if error is None:
+                stored_spec = (stored or {}).get("spec") or {}
+                self.nodeclasses[name] = NodeClassResult(
+                    name, spec=stored_spec, pruned=aksnodeclass.missing_fields(obj.get("spec"), stored_spec, "spec"))
+            else:
+                self.nodeclasses[name] = NodeClassResult(name, accepted=False, message=error.message,
+                                                         causes=[c.message for c in error.causes])
+            return
         if obj.get("kind") != "NodePool":
             return
         name = obj["metadata"]["name"]
@@ -199,6 +212,7 @@ class Observer:
                 res.stage, res.message = "runtime", v.get("message")
             res.ready = conds.get("Ready", {}).get("status") == "True"
         r.nodepools = dict(self.nodepools)
+        r.nodeclasses = dict(self.nodeclasses)
         for e in r.events:
             if e["kind"] == "NodePool" and e["name"] in r.nodepools:
                 r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
