@@ -208,22 +208,31 @@ class Simulation:
             err = runtime_validation_error(np, self.profile)
             ref = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
             nodeclass = self.cluster.get("AKSNodeClass", ref.get("name", "")) if ref.get("name") else None
+            # NodeClassReady as core nodepool.readiness (sigs.k8s.io/karpenter v1.14.0
+            # pkg/controllers/nodepool/readiness/controller.go) sets it: NodeClassNotFound, or the
+            # AKSNodeClass's own Ready reason/message when its status controllers hold it back
+            class_ok, class_reason, class_message = True, "NodeClassReady", ""
+            if nodeclass is None:
+                class_ok, class_reason, class_message = False, "NodeClassNotFound", NODECLASS_NOT_FOUND
+            else:
+                held = aksnodeclass.not_ready(nodeclass.get("spec") or {}, self.cfg.cluster.use_sig,
+                                              bool(self.profile.provider.get("fipsRequiresSIG")))
+                if held is not None:
+                    class_ok, class_reason, class_message = False, "UnhealthyDependents", f"{held[0]}=False"
             if err:
                 res.stage, res.message, res.ready = "runtime", err, False
             else:
-                res.ready = nodeclass is not None
-                if nodeclass is None:
-                    # core nodepool.readiness (sigs.k8s.io/karpenter v1.14.0
-                    # pkg/controllers/nodepool/readiness/controller.go): NodeClassReady=False with reason
-                    # NodeClassNotFound; the harness records the condition change as an event on the NodePool
-                    self._nodepool_event(res, "NodeClassNotFound", NODECLASS_NOT_FOUND, dedupe=False)
-                    self._trace(f'NodePool {name}: AKSNodeClass "{ref.get("name")}" not found (NodeClassNotFound)')
+                res.ready = class_ok
+                if not class_ok:
+                    # the harness records the condition change as an event on the NodePool
+                    self._nodepool_event(res, class_reason, class_message, dedupe=nodeclass is not None)
+                    why = (f'AKSNodeClass "{ref.get("name")}" not found' if nodeclass is None else
+                           f'AKSNodeClass "{ref.get("name")}" not ready ({held[0]}={held[1]}: {held[2]})')
+                    self._trace(f"NodePool {name}: {why} ({class_reason})")
             conditions = [
                 self._condition("ValidationSucceeded", not err, "NodePoolValidationFailed" if err else
                                 "ValidationSucceeded", err or ""),
-                self._condition("NodeClassReady", nodeclass is not None,
-                                "NodeClassReady" if nodeclass else "NodeClassNotFound",
-                                "" if nodeclass else NODECLASS_NOT_FOUND),
+                self._condition("NodeClassReady", class_ok, class_reason, class_message),
                 self._condition("Ready", res.ready, "Ready" if res.ready else "NotReady"),
             ]
             np["status"] = {"conditions": conditions}

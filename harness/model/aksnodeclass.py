@@ -260,6 +260,23 @@ def cel_errors(value, schema: dict, path: str, server_version: tuple[int, int] =
     return errs
 
 
+# -- readiness -----------------------------------------------------------------------------------
+def not_ready(spec: dict, use_sig: bool, fips_requires_sig: bool = True) -> tuple[str, str, str] | None:
+    """Why the provider's status controllers keep an admitted AKSNodeClass from Ready, as
+    (dependent condition, its reason, its message), or None. Modeled: FIPS without SIG images, when
+    the profile says so (`provider.fipsRequiresSIG`)
+    (provider v1.14.0 pkg/controllers/nodeclass/status/images.go NodeImageReconciler.Reconcile sets
+    ImagesReady=False). The Ready root then reads `UnhealthyDependents` / `ImagesReady=False`
+    (github.com/awslabs/operatorpkg status/condition_set.go recomputeRootCondition), which core's
+    nodepool.readiness copies into the NodePool's NodeClassReady (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/nodepool/readiness/controller.go setReadyCondition)."""
+    if fips_requires_sig and (spec or {}).get("fipsMode") == "FIPS" and not use_sig:
+        return ("ImagesReady", "SIGRequiredForFIPS",
+                "FIPS images require UseSIG to be enabled, but UseSIG is false (note: UseSIG is only supported "
+                "in AKS managed NAP)")
+    return None
+
+
 # -- admission -----------------------------------------------------------------------------------
 @dataclass
 class Admitted:
