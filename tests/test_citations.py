@@ -30,7 +30,7 @@ SECTION = re.compile(r"§\s*\d")
 URL = re.compile(r"https?://[\w.-]+\.[a-z]{2,}")
 # a path with a folder in it, naming a source/data file of another repository (not one of ours)
 SOURCE_PATH = re.compile(r"(?<![\w./-])(?!(?:harness|fakeazure|tests|docs|scenarios|bench|tools)/)"
-                         r"[\w.@!+-]+(?:/[\w.@!+-]+)+\.(?:go|ya?ml|py|json|proto|sh)\b")
+                         r"[\w.@!+-]+(?:/[\w.@!+-]+)+(?:\.(?:go|ya?ml|py|json|proto|sh|toml|gtpl)\b|/Dockerfile\b)")
 VERSION = re.compile(r"\bv\d+\.\d+|@v\d|\b\d+\.\d+\.\d+\b")
 
 
