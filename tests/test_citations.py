@@ -4,7 +4,8 @@ A `§N` section mark points into notes that live beside the repository (../share
 into docs/research; a reader with only a clone cannot open the first kind. So wherever a comment,
 docstring or data-file comment cites a section, the same block must also name the upstream source:
 a public URL, or a repository path of a source file (`pkg/scheduling/requirements.go`,
-`azure/core/polling/base_polling.py`) together with a version (`v1.14.0`, `39.0.0`, `@v0.0.24`).
+`azure/core/polling/base_polling.py`) together with a version (`v1.14.0`, `39.0.0`, `@v0.0.24`) or a
+commit (`@82140dfe`).
 
 A "block" is, simply:
 - in Python: one string literal (a docstring or any other string), or a run of `#` comments on
@@ -31,7 +32,7 @@ URL = re.compile(r"https?://[\w.-]+\.[a-z]{2,}")
 # a path with a folder in it, naming a source/data file of another repository (not one of ours)
 SOURCE_PATH = re.compile(r"(?<![\w./-])(?!(?:harness|fakeazure|tests|docs|scenarios|bench|tools)/)"
                          r"[\w.@!+-]+(?:/[\w.@!+-]+)+(?:\.(?:go|ya?ml|py|json|proto|sh|toml|gtpl)\b|/Dockerfile\b)")
-VERSION = re.compile(r"\bv\d+\.\d+|@v\d|\b\d+\.\d+\.\d+\b")
+VERSION = re.compile(r"\bv\d+\.\d+|@v\d|\b\d+\.\d+\.\d+\b|@[0-9a-f]{7,40}\b")   # a tag, a release, a commit
 
 
 def _python_blocks(text: str) -> list[tuple[int, str]]:
