@@ -7,7 +7,8 @@ A rule says *what* fails (``code``), *when* (``match``, ``skip``, ``times``,
     {"code": "ZonalAllocationFailed", "match": {"size": "Standard_D2s_v3", "zone": "1"}, "times": 1}
 
 Codes and their defaults follow fake-azure.md §4.2 (which error is synchronous,
-which arrives through the long-running operation):
+which arrives through the long-running operation; the codes Karpenter tells apart are those of
+github.com/Azure/azure-sdk-for-go-extensions v0.6.0 pkg/errors/common.go):
 
 =====================================  ======  ========  =============================
 code                                   status  delivery  default operation
@@ -29,7 +30,9 @@ SpotEviction                           -       -         running Spot VMs
 =====================================  ======  ========  =============================
 
 ``*`` an async failure is a 201 on the PUT and a ``Failed`` operation status
-(HTTP 200 on the status poll), exactly what the SDK surfaces (fake-azure.md §2.4).
+(HTTP 200 on the status poll,
+https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations), exactly what
+the SDK surfaces (fake-azure.md §2.4).
 """
 from __future__ import annotations
 
@@ -329,7 +332,9 @@ class FaultService:
         self.pending_latency = 0.0  # simulated seconds of the request being served
 
     def check_request(self, ctx: dict, body_pass: bool) -> None:
-        """Raise the throttling/5xx rule that fires for this request (fake-azure.md §4.2, §5.4)."""
+        """Raise the throttling/5xx rule that fires for this request
+        (https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling;
+        fake-azure.md §4.2, §5.4)."""
         latency, f = self.engine.request_phase(ctx, body_pass)
         self.pending_latency += latency
         if f is None:
@@ -337,10 +342,13 @@ class FaultService:
         status = int(f.status or (429 if f.code == "TooManyRequests" else SERVER_CODES.get(f.code, 500)))
         headers = {}
         if f.code == "TooManyRequests":
-            # fake-azure.md §5.4: Retry-After (integer seconds) makes SDKs retry.
+            # Retry-After (integer seconds) makes SDKs retry (azure-core 1.41.0
+            # azure/core/pipeline/policies/_retry.py RetryPolicy.get_retry_after; fake-azure.md §5.4).
             headers["Retry-After"] = str(int(f.retry_after if f.retry_after is not None else 10))
             headers["x-ms-ratelimit-remaining-subscription-reads"] = "0"
-            # Throttling text: (harness assumption, not in reference; §4.2 says only "throttling").
+            # Throttling text: (harness assumption, not in reference; fake-azure.md §4.2 says only
+            # "throttling";
+            # https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling)
             msg = f.message or ("The request is being throttled as the limit has been reached for operation type - "
                                 f"{'Write' if ctx.get('method') in ('PUT', 'DELETE', 'PATCH') else 'Read'}"
                                 "_ObservationWindow_00:05:00. For more information, see - "
@@ -354,7 +362,9 @@ class FaultService:
     def provision(self, ctx: dict, sku: dict | None = None, parsed: dict | None = None) -> ARMError | None:
         """Fire the first provisioning fault rule that matches a write.  A synchronous fault is
         raised here; an asynchronous one is returned for the operation to deliver (fake-azure.md
-        §4.2 says which is which).  None: no fault fired."""
+        §4.2 says which is which; the async path is the Failed status of
+        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations).  None: no
+        fault fired."""
         ctx = dict(ctx)
         if sku is not None and parsed is not None:
             ctx["disk_controller_mismatch"] = disk_controller_mismatch(sku, parsed)

@@ -48,8 +48,10 @@ class Operation:
         return self.status != "InProgress"
 
     def status_body(self) -> dict:
-        """The operation status resource.  Compute returns name/startTime/endTime
-        (fake-azure.md §2.4); Network returns just ``status`` (+ ``error``) (§3)."""
+        """The operation status resource
+        (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations).  Compute
+        returns name/startTime/endTime (fake-azure.md §2.4); Network returns just ``status`` (+ ``error``)
+        (fake-azure.md §3)."""
         body: dict = {"status": self.status}
         if self.namespace != "Microsoft.Network":
             body = {"startTime": iso(self.start), "status": self.status, "name": self.id}
@@ -173,7 +175,8 @@ class Lro:
         return self.store.add(op)
 
     def headers(self, req: Request, op: Operation, location_header: bool) -> dict[str, str]:
-        """Absolute status URLs on the request's base URL (fake-azure.md §2.3/§2.4)."""
+        """Absolute status URLs on the request's base URL (the SDK polls them as given: azure-core 1.41.0
+        azure/core/polling/base_polling.py OperationResourcePolling.get_polling_url; fake-azure.md §2.3/§2.4)."""
         api = req.query_ci.get("api-version", "2026-04-01")
         url = (f"{req.base_url}/subscriptions/{self.subscription_id}/providers/{op.namespace}/locations/"
                f"{op.location}/operations/{op.id}")
@@ -195,9 +198,10 @@ class Lro:
     def reply(self, req: Request, op: Operation, status: int, body: Any = None, *,
               location_header: bool = False, done_status: int = 200) -> Response:
         """The answer to the request that started ``op``: ``status`` with an absolute
-        Azure-AsyncOperation URL (+ a Location monitor URL for deletes), fake-azure.md
+        Azure-AsyncOperation URL (+ a Location monitor URL for deletes;
+        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations), fake-azure.md
         §2.3/§2.4/§2.5.  lro="sync": the operation is already done, so ``done_status`` with the
-        final body and no async headers (§2.4 item 3).  The body must be taken after the
+        final body and no async headers (fake-azure.md §2.4 item 3).  The body must be taken after the
         operation started, so that lro="sync" shows the final state."""
         if op.done and self.sync:
             return Response(done_status, body)
@@ -213,11 +217,12 @@ class Lro:
         extra = {} if op.done or self.retry_after is None else {"Retry-After": str(self.retry_after)}
         if req.query_ci.get("monitor", "").lower() == "true":
             # Location (monitor) polling, fake-azure.md §2.4 item 2: 202 while running, then the
-            # outcome as a status code.
+            # outcome as a status code (azure-core 1.41.0 azure/core/polling/base_polling.py LocationPolling).
             if not op.done:
                 return Response(202, None, {"Location": req.url, **extra})
             if op.status == "Failed" and op.error is not None:
-                # §2.4: a poll answer other than 200/201/202/204 surfaces as HttpResponseError; that a
+                # a poll answer other than 200/201/202/204 surfaces as HttpResponseError (azure-core 1.41.0
+                # azure/core/polling/base_polling.py _raise_if_bad_http_status_and_method; fake-azure.md §2.4); that a
                 # failed monitor poll answers 409 (or the error's own 4xx/5xx) is a harness assumption.
                 return error_response(op.error.as_sync())
             return Response(200)

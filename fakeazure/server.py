@@ -9,7 +9,8 @@ threads, processes and containers.  Binds 127.0.0.1 by default.
 ARM paths (``/subscriptions/...``), the Retail Prices path (``/api/retail/prices``)
 and the control API (``/_fakeazure/...``) share the one port.  Clients use the URL as
 their ``base_url`` (see ``fakeazure.clients``; over plain HTTP, bearer tokens need the policy
-of fake-azure.md §5.2).  Every absolute URL the fake returns (Azure-AsyncOperation, Location,
+of fake-azure.md §5.2, since azure-core 1.41.0 azure/core/pipeline/policies/_authentication.py
+_enforce_https refuses them).  Every absolute URL the fake returns (Azure-AsyncOperation, Location,
 nextLink) is built on the server's own address and scheme, never on the client's Host header.
 """
 from __future__ import annotations

@@ -60,10 +60,11 @@ def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str])
     """(scenario, profile) pairs selected by --profile and -k; when none, the reason, so an option
     that selects nothing fails loudly instead of printing an empty table."""
     from harness.model.profile import available_profiles
+    from harness.runner.selection import no_scenario, unknown_profile
     known = available_profiles()
     for p in profiles:
         if p not in known:
-            return [], f"--profile {p}: unknown profile; known profiles: {', '.join(known)}"
+            return [], unknown_profile(p, known)
     where = " ".join(paths)
     if not scenarios:
         return [], f"no scenario files found in {where}"
@@ -73,8 +74,7 @@ def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str])
     jobs = [(sc, p) for sc in named for p in sc.profiles if not profiles or p in profiles]
     if not jobs:
         declared = sorted({p for sc in named for p in sc.profiles})
-        return [], (f"--profile {' --profile '.join(profiles)} selects no scenario: none of the {len(named)} "
-                    f"scenario(s) in {where} declares it in given.profiles (they declare: {', '.join(declared)})")
+        return [], no_scenario(profiles, len(named), declared, where)
     return jobs, ""
 
 

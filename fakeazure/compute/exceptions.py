@@ -1,8 +1,9 @@
 """Compute (CRP) errors with the wording Karpenter and the SDK match on.
 
 Sources: fake-azure.md §2.3, §4.2 (real message templates) and the CRP wording
-used by Karpenter's fake (``pkg/fake/aksmachinesapi.go``).  Karpenter matches the
-*code* plus substrings of the whole error text (fake-azure.md §4.2/§4.3):
+used by Karpenter's fake (karpenter-provider-azure v1.14.0 ``pkg/fake/aksmachinesapi.go``).  Karpenter
+matches the *code* plus substrings of the whole error text (github.com/Azure/azure-sdk-for-go-extensions
+v0.6.0 pkg/errors/common.go; fake-azure.md §4.2/§4.3):
 ``LowPriorityCores``, ``Family Cores quota``, ``exceeding approved Total Regional
 Cores quota``, ``Current Limit: 0``.
 """
@@ -28,8 +29,8 @@ _QUOTA_PORTAL = ("https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/U
 
 def _quota_message(what: str, sub: str, region: str, limit: int, usage: int, required: int, resource: str,
                    docs: str) -> str:
-    # fake-azure.md §4.2 (real text quoted from Azure/karpenter-provider-azure#192 and
-    # cloud-barista/cb-spider#1558).
+    # fake-azure.md §4.2 (real text quoted from https://github.com/Azure/karpenter-provider-azure/issues/192
+    # and https://github.com/cloud-barista/cb-spider/issues/1558).
     new = usage + required
     portal = _QUOTA_PORTAL.format(sub=sub, region=region, resource=resource, new=new)
     return (f"Operation could not be completed as it results in exceeding approved {what} quota. "
@@ -55,14 +56,15 @@ def regional_quota(sub: str, region: str, limit: int, usage: int, required: int)
 
 def low_priority_quota(sub: str, region: str, limit: int, usage: int, required: int) -> ARMError:
     # The readable part says "Low Priority Cores"; the literal `LowPriorityCores` that
-    # Karpenter matches is in the quota URL (fake-azure.md §4.2).
+    # Karpenter matches is in the quota URL (github.com/Azure/azure-sdk-for-go-extensions v0.6.0
+    # pkg/errors/common.go isLowPriorityQuotaExceeded; fake-azure.md §4.2).
     return ARMError("OperationNotAllowed", _quota_message(
         "Low Priority Cores", sub, region, limit, usage, required, "LowPriorityCores",
         "https://docs.microsoft.com/en-us/azure/azure-supportability/low-priority-quota"), 409)
 
 
 def sku_not_available(sub: str, vm_id: str, region: str, zones: list[str]) -> ARMError:
-    # fake-azure.md §4.2, real template (Azure-Samples/azuresandbox#70).
+    # fake-azure.md §4.2, real template (https://github.com/Azure-Samples/azuresandbox/issues/70).
     if zones:
         where = f"in location '{region}' zones '{','.join(zones)}'"
         alt = "deploy to a different location or zones"
@@ -76,7 +78,8 @@ def sku_not_available(sub: str, vm_id: str, region: str, zones: list[str]) -> AR
 
 
 def sku_not_available_capacity(size: str, region: str) -> ARMError:
-    # The newer capacity-restriction variant (fake-azure.md §4.2; aksmachinesapi.go), used for Spot.
+    # The newer capacity-restriction variant (fake-azure.md §4.2; karpenter-provider-azure v1.14.0
+    # pkg/fake/aksmachinesapi.go AKSMachineAPIProvisioningErrorSkuNotAvailable), used for Spot.
     return ARMError("SkuNotAvailable",
                     f"The requested VM size for resource 'Following SKUs have failed for Capacity "
                     f"Restrictions: {size}' is currently not available in location '{region}'. Please try "
@@ -85,14 +88,17 @@ def sku_not_available_capacity(size: str, region: str) -> ARMError:
 
 
 def zonal_allocation_failed(size: str, zone: str) -> ARMError:
-    # Async: the status poll itself is HTTP 200 (fake-azure.md §2.4).
+    # Async: the status poll itself is HTTP 200
+    # (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations; fake-azure.md §2.4).
     if not zone:
-        # fake-azure.md §4.2: the real text without size and zone (bosh-azure-cpi-release#443).
+        # fake-azure.md §4.2: the real text without size and zone
+        # (https://github.com/cloudfoundry/bosh-azure-cpi-release/issues/443).
         return ARMError("ZonalAllocationFailed",
                         "Allocation failed. We do not have sufficient capacity for the requested VM size in "
                         "this zone. Read more about improving likelihood of allocation success at "
                         "http://aka.ms/allocation-guidance", 200)
-    # Newer text with size and zone (fake-azure.md §4.2; aksmachinesapi.go).
+    # Newer text with size and zone (fake-azure.md §4.2; karpenter-provider-azure v1.14.0
+    # pkg/fake/aksmachinesapi.go AKSMachineAPIProvisioningErrorZoneAllocationFailed).
     return ARMError("ZonalAllocationFailed",
                     f"Allocation failed. We do not have sufficient capacity for the requested VM size {size} "
                     f"in zone {zone}. Read more about improving likelihood of allocation success at "
@@ -118,8 +124,10 @@ def overconstrained_zonal(spot: bool) -> ARMError:
         items += ["Low Priority VMs"]
     items += ["Networking Constraints (such as Accelerated Networking or IPv6)"]
     if spot:
-        # (harness assumption, not in reference: §4.2 names only e.g. Low Priority VMs and Networking
-        # Constraints as items of the varying list)
+        # the item's text is the one karpenter-provider-azure v1.14.0 pkg/fake/aksmachinesapi.go
+        # AKSMachineAPIProvisioningErrorOverconstrainedZonalAllocation lists; that it appears for spot
+        # only is a harness assumption (fake-azure.md §4.2 names only e.g. Low Priority VMs and
+        # Networking Constraints as items of the varying list)
         items += ["Preemptible VMs (VM might be preempted by another VM with a higher priority)"]
     items += ["VM Size"]
     return ARMError("OverconstrainedZonalAllocationRequest", _constraints(items), 200)
@@ -136,7 +144,8 @@ def overconstrained(ephemeral: bool, spot: bool) -> ARMError:
 
 
 def property_change_not_allowed(prop: str) -> ARMError:
-    # fake-azure.md §2.3 (quoted as a real error in Karpenter's fake).
+    # fake-azure.md §2.3 (quoted as a real error in Karpenter's fake: karpenter-provider-azure v1.14.0
+    # pkg/fake/virtualmachinesapi.go).
     return ARMError("PropertyChangeNotAllowed", f"Changing property '{prop}' is not allowed.", 409, target=prop)
 
 

@@ -5,11 +5,14 @@ ARM invariants modelled here:
 
 * a VM consumes its SKU family's quota and the regional ``cores`` total (Spot VMs
   consume ``lowPriorityCores`` instead) from PUT acceptance until it is deleted,
-  evicted or its creation fails (fake-azure.md §6, azure-provider.md §2.2);
+  evicted or its creation fails (https://learn.microsoft.com/rest/api/compute/usage/list;
+  fake-azure.md §6, azure-provider.md §2.2);
 * a VM needs its NICs: every referenced NIC must exist and not belong to another VM;
-* names are unique per resource group, case-insensitively (fake-azure.md §0);
+* names are unique per resource group, case-insensitively
+  (https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules; fake-azure.md §0);
 * ``zones`` and ``customData`` cannot change on an existing VM (409
-  PropertyChangeNotAllowed, fake-azure.md §2.3); customData is never returned.
+  PropertyChangeNotAllowed, fake-azure.md §2.3); customData is never returned
+  (https://github.com/Azure/azure-cli/issues/20870).
 """
 from __future__ import annotations
 
@@ -45,7 +48,8 @@ def _norm_zones(zones: Any) -> list[str]:
 
 
 def is_spot(priority: str | None) -> bool:
-    """Spot and its older name Low (fake-azure.md §2.2: priority "Spot" | "Regular", enum also "Low")."""
+    """Spot and its older name Low (fake-azure.md §2.2: priority "Spot" | "Regular", enum also "Low":
+    azure-mgmt-compute 39.0.0 azure/mgmt/compute/models/_enums.py VirtualMachinePriorityTypes)."""
     return (priority or "Regular").lower() in ("spot", "low")
 
 
@@ -135,7 +139,10 @@ class ComputeModel:
 
     def fault_error(self, f: Fault, ctx: dict, sku: dict | None, parsed: dict | None, sub: str,
                     default_region: str) -> ARMError:
-        """The error a provisioning fault rule stands for, in CRP's wording (fake-azure.md §4.2)."""
+        """The error a provisioning fault rule stands for, in CRP's wording (fakeazure/compute/exceptions.py
+        names each source;
+        https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors;
+        fake-azure.md §4.2)."""
         region = (ctx.get("location") or default_region).lower()
         zone = ctx.get("zone") or ""
         spot = is_spot(ctx.get("priority"))
@@ -208,7 +215,9 @@ class ComputeModel:
 
     def usable_sku(self, sub: str, rg: str, name: str, p: dict) -> dict:
         """The SKU of the requested size; an unknown or location-restricted size is 409
-        SkuNotAvailable (fake-azure.md §1.3, §10.3)."""
+        SkuNotAvailable
+        (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/error-sku-not-available;
+        fake-azure.md §1.3, §10.3)."""
         region = p["location"].lower()
         sku = self.find_sku(region, p["size"])
         if sku is None or cat.location_restricted(sku, region):
@@ -225,13 +234,16 @@ class ComputeModel:
             ok = set(cat.available_zones(sku, region))
             if any(z not in ok for z in p["zones"]):
                 if not listed and not self.skus.zonal(region):
-                    # fake-azure.md §4.2 InvalidParameter (400, target = the property); the
-                    # message text is a harness assumption, not in reference.
+                    # fake-azure.md §4.2 InvalidParameter (400, target = the property;
+                    # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors);
+                    # the message text is a harness assumption, not in reference.
                     raise exc.invalid_parameter(
                         f"The zone(s) '{','.join(p['zones'])}' for resource '{vm_id}' is not supported. "
                         f"The supported zones for location '{region}' are ''", "zones")
                 raise exc.sku_not_available(sub, vm_id, region, p["zones"])
-        # Spot needs LowPriorityCapable (fake-azure.md §1.3: spot restriction shows only there).
+        # Spot needs LowPriorityCapable (fake-azure.md §1.3: spot restriction shows only there; the
+        # provider checks it too: karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
+        # createOfferings)
         if is_spot(p["priority"]) and (cat.capability(sku, "LowPriorityCapable") or "").lower() != "true":
             raise exc.sku_not_available_capacity(sku["name"], region)
         return sku
@@ -269,22 +281,28 @@ class ComputeModel:
                            f"The resource '{vm.name}' already exists in location '{vm.location}' in resource "
                            f"group '{vm.rg}'. A resource with the same name cannot be created in location "
                            f"'{p['location']}'. Please select a new resource name.", 409)
-        # fake-azure.md §2.3: immutable properties.
+        # fake-azure.md §2.3: immutable properties (PropertyChangeNotAllowed as in karpenter-provider-azure
+        # v1.14.0 pkg/fake/virtualmachinesapi.go).
         if sorted(p["zones"]) != sorted(vm.zones):
             raise exc.property_change_not_allowed("zones")
         if p["custom_data"] is not None and _digest(p["custom_data"]) != vm.custom_data_digest:
             raise exc.property_change_not_allowed("customData")
         if (p["priority"] or "Regular").lower() != (vm.priority or "Regular").lower():
-            # (harness assumption, not in reference: §2.3 names only zones and customData as
-            # immutable; priority is treated the same way)
+            # (harness assumption, not in reference: fake-azure.md §2.3 names only zones and customData as
+            # immutable; priority is treated the same way, with the code of karpenter-provider-azure
+            # v1.14.0 pkg/fake/virtualmachinesapi.go)
             raise exc.property_change_not_allowed("priority")
 
     def store_body(self, sub: str, rg: str, name: str, body: dict, p: dict, sku: dict, vm_guid: str,
                    created: float) -> dict:
-        """The VM resource as ARM returns it (fake-azure.md §2.3): server-filled fields,
+        """The VM resource as ARM returns it
+        (https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update;
+        fake-azure.md §2.3): server-filled fields,
         no customData/adminPassword."""
         b = copy.deepcopy(body)
-        b.pop("name", None)  # read-only, sent by the Go SDK, ignored (fake-azure.md §2.2)
+        # read-only, sent by the Go SDK, ignored (karpenter-provider-azure v1.14.0
+        # pkg/providers/instance/vminstance.go newVMObject; fake-azure.md §2.2)
+        b.pop("name", None)
         props = b.setdefault("properties", {})
         os_profile = props.get("osProfile")
         if isinstance(os_profile, dict):
@@ -379,7 +397,7 @@ class ComputeModel:
 
     def remove(self, vm: VirtualMachine) -> None:
         """Finish a delete: free quota, cascade-delete NICs/disk with deleteOption Delete
-        (fake-azure.md §2.5)."""
+        (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete; fake-azure.md §2.5)."""
         vm.holds_quota = False
         if self.vms.pop(vm.key, None) is not None:
             self.removed.append((vm.created, self.clock.time(), self.view(vm)))

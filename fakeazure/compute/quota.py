@@ -75,7 +75,8 @@ class Quota:
                    if vm.holds_quota and vm.spot and vm.location.lower() == region.lower())
 
     def usage_rows(self, region: str) -> list[dict]:
-        """The Compute usages list (fake-azure.md §6): cores, lowPriorityCores,
+        """The Compute usages list (https://learn.microsoft.com/rest/api/compute/usage/list; fake-azure.md
+        §6): cores, lowPriorityCores,
         virtualMachines, then one entry per VM family of the region."""
         region = region.lower()
         rows = [
@@ -101,7 +102,8 @@ class Quota:
         return rows
 
     def check(self, sub: str, region: str, sku: dict, spot: bool, delta: int) -> None:
-        """Real quota from usages (azure-provider.md §2.2; messages fake-azure.md §4.2)."""
+        """Real quota from usages (as karpenter-provider-azure v1.14.0 pkg/providers/quota/quota.go
+        DefaultProvider.HasQuotaFor reads them; azure-provider.md §2.2; messages fake-azure.md §4.2)."""
         if delta <= 0:
             return
         if spot:
@@ -144,7 +146,8 @@ def _usage(name: str, localized: str, current: int, limit: int) -> dict:
 
 
 def _family_display(fam: str) -> str:
-    # "standardDSv3Family" -> "Standard DSv3 Family vCPUs" (typical, fake-azure.md §6).
+    # "standardDSv3Family" -> "Standard DSv3 Family vCPUs" (typical localizedValue of
+    # https://learn.microsoft.com/rest/api/compute/usage/list; fake-azure.md §6).
     if " " in fam:
         return f"{fam} vCPUs"
     return f"Standard {cat.family_core(fam)} Family vCPUs"

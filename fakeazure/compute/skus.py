@@ -1,5 +1,6 @@
 """The Resource SKU catalog the compute model serves and checks VM sizes against
-(ResourceSkus_List, fake-azure.md §1).  Stored per region, keyed by lowercased size name."""
+(ResourceSkus_List, https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1).
+Stored per region, keyed by lowercased size name."""
 from __future__ import annotations
 
 from typing import Iterable

@@ -1,4 +1,5 @@
-"""Network interface model (fake-azure.md §3).  No HTTP here.
+"""Network interface model (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces;
+fake-azure.md §3).  No HTTP here.
 
 A NIC gets private IPs from a per-subnet counter (AKS's default node subnet
 10.224.0.0/16 starts at .4), an etag, and, once a VM references it, a
@@ -150,7 +151,9 @@ class NetworkModel:
         props.setdefault("dnsSettings", {"dnsServers": [], "appliedDnsServers": []})
         props.setdefault("enableAcceleratedNetworking", False)
         props.setdefault("enableIPForwarding", False)
-        props["vnetEncryptionSupported"] = False  # fake-azure.md §3
+        # read-only field of the NIC resource (azure-mgmt-network 33.1.0 azure/mgmt/network/models/_models.py
+        # NetworkInterface; fake-azure.md §3)
+        props["vnetEncryptionSupported"] = False
         # (harness assumption, not in reference: the further defaults NRP fills in)
         props.setdefault("nicType", "Standard")
         props.setdefault("disableTcpStateTracking", False)
@@ -209,7 +212,8 @@ class NetworkModel:
         out = copy.deepcopy(nic.body)
         props = out["properties"]
         if nic.vm_id:
-            # fake-azure.md §3: after a VM attaches, GET shows virtualMachine.id, macAddress, primary.
+            # after a VM attaches, GET shows virtualMachine.id, macAddress, primary
+            # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/get; fake-azure.md §3).
             props["virtualMachine"] = {"id": nic.vm_id}
             props["macAddress"] = nic.mac
             props["primary"] = True

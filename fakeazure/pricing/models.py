@@ -1,4 +1,5 @@
-"""Azure Retail Prices model (fake-azure.md §7): price items from the state's price
+"""Azure Retail Prices model (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices;
+fake-azure.md §7): price items from the state's price
 table, the OData ``$filter`` subset clients send, and paging.  No HTTP here.
 
 For every priced SKU a region gets the item kinds a real query returns, so the
@@ -271,7 +272,8 @@ def compile_filter(text: str | None, case_sensitive: bool) -> Callable[[dict], b
     """``priceType eq 'Consumption' and armRegionName eq 'eastus'`` -> predicate.
 
     ``priceType`` is the filter's name for the item field ``type``.  In api-version
-    ``2023-01-01-preview`` values compare case-sensitively (fake-azure.md §7)."""
+    ``2023-01-01-preview`` values compare case-sensitively
+    (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7)."""
     if not text or not text.strip():
         return lambda it: True
     pred = _Parser(_tokens(text), case_sensitive).parse()

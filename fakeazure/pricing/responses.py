@@ -1,4 +1,5 @@
-"""HTTP handler for ``GET /api/retail/prices`` (fake-azure.md §7)."""
+"""HTTP handler for ``GET /api/retail/prices``
+(https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -12,7 +13,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def list_prices(ctx: "ArmContext", req: Request, p: dict) -> Response:
     api_version = req.query_ci.get("api-version", "")
-    # Values compare case-sensitively in 2023-01-01-preview (fake-azure.md §7).
+    # Values compare case-sensitively in 2023-01-01-preview
+    # (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7).
     pred = compile_filter(req.query_ci.get("$filter"), case_sensitive=api_version.startswith("2023-01-01"))
     items = [it for it in ctx.prices.items() if pred(it)]
     try:
@@ -26,8 +28,11 @@ def list_prices(ctx: "ArmContext", req: Request, p: dict) -> Response:
         params = [(k, v) for k, v in req.query_list if k.lower() != "$skip"] + [("$skip", str(skip + size))]
         base = req.base_url
         if req.host == "prices.azure.com" and req.scheme == "https" and ":" not in req.netloc:
-            base = "https://prices.azure.com:443"  # the real service's NextPageLink form (fake-azure.md §7)
+            # the real service's NextPageLink form
+            # (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7)
+            base = "https://prices.azure.com:443"
         nxt = with_query(base, req.path, params)
-    # PascalCase envelope, camelCase items (fake-azure.md §7).
+    # PascalCase envelope, camelCase items (karpenter-provider-azure v1.14.0
+    # pkg/providers/pricing/client/pricingapi_types.go; fake-azure.md §7).
     return Response(200, {"BillingCurrency": "USD", "CustomerEntityId": "Default",
                           "CustomerEntityType": "Retail", "Items": page, "NextPageLink": nxt, "Count": len(page)})

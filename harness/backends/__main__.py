@@ -103,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         except binaries.BinariesError as e:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
-        stages = bs.kwok_stages       # kwok >= v0.8.0 has no built-in stages: assembled once (§3.2)
+        # kwok >= v0.8.0 has no built-in stages (sigs.k8s.io/kwok v0.8.0
+        # kustomize/stage/node/fast/node-initialize.yaml and the like are opt-in): assembled once
+        # (cluster-backends.md §3.2)
+        stages = bs.kwok_stages
         report = {"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
                   "paths": {k: str(v) for k, v in bs.paths.items()},
                   "kwok_stages": str(stages) if stages else None}

@@ -1,6 +1,8 @@
 """Find (and if asked, build) the control-plane binaries the real backends run.
 
-Lookup order for each binary (reference/cluster-backends.md §5.4 "LocalBinariesBackend"):
+Lookup order for each binary (envtest's $KUBEBUILDER_ASSETS convention: sigs.k8s.io/controller-runtime
+v0.23.1 pkg/internal/testing/process/bin_path_finder.go BinPathFinder; reference/cluster-backends.md §5.4
+"LocalBinariesBackend"):
   1. its own env override: KUBE_APISERVER_BIN, ETCD_BIN, KUBE_SCHEDULER_BIN,
      KUBE_CONTROLLER_MANAGER_BIN, KWOK_BIN;
   2. $KUBEBUILDER_ASSETS (envtest's layout: a flat dir with kube-apiserver, etcd, kubectl);
@@ -25,7 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_K8S_VERSION = "v1.36.3"
-DEFAULT_ETCD_VERSION = "v3.6.8"       # envtest's pairing for 1.36 (§1.2 table)
+# etcd paired with Kubernetes 1.36 (k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go
+# DefaultEtcdVersion; envtest's pairing, cluster-backends.md §1.2 table)
+DEFAULT_ETCD_VERSION = "v3.6.8"
 DEFAULT_KWOK_VERSION = "v0.8.0"
 
 BUILD_SCRIPT = Path(__file__).with_name("build-binaries.sh")
@@ -66,7 +70,8 @@ def cached_bin_dir() -> Path:
     return cache_dir() / "bin" / f"k8s-{v['k8s']}-etcd-{v['etcd']}-kwok-{v['kwok']}"
 
 
-# The node binaries (reference/kind-airgapped.md §2): the same wrapper-module build, its own bin dir,
+# The node binaries (built like kind's node image carries them: sigs.k8s.io/kind v0.33.0
+# pkg/build/nodeimage/build.go; reference/kind-airgapped.md §2): the same wrapper-module build, its own bin dir,
 # so the control-plane dir above keeps its name (and cache key).
 NODE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-proxy")
 NODE_ENV_OVERRIDES = {n: n.upper().replace("-", "_") + "_BIN" for n in NODE_BINARIES}    # KUBELET_BIN, ...
@@ -137,7 +142,8 @@ def _version_of(path: str, mtime: float) -> str:
     # "Kubernetes v1.36.3" | "etcd Version: 3.6.8" | "kwok version v0.8.0 ..."
     m = re.search(r"v?(\d+\.\d+\.\d+[-+.\w]*)", text)
     if not m or (name.startswith("kube-") and "v0.0.0" in text):
-        # §1.5: an unstamped k8s build reports v0.0.0-master+$Format:%H$; tools that parse it break.
+        # an unstamped k8s build reports v0.0.0-master+$Format:%H$ (k8s.io/component-base v0.36.3
+        # version/base.go gitVersion); tools that parse it break (cluster-backends.md §1.5).
         raise BinariesError(f"{path} --version gave no usable version: {text[:200]!r}")
     return m.group(0) if m.group(0).startswith("v") else "v" + m.group(1)
 
@@ -164,7 +170,8 @@ class BinarySet:
 
     @property
     def kwok_stages(self) -> Path | None:
-        """Stage config for kwok >= v0.8.0 (which has no built-in stages, §3.2)."""
+        """Stage config for kwok >= v0.8.0 (which has no built-in stages: sigs.k8s.io/kwok v0.8.0
+        kustomize/stage/node/fast/node-initialize.yaml and the like are opt-in; cluster-backends.md §3.2)."""
         if "kwok" not in self.paths:
             return None
         return kwok_stages_file(self.paths["kwok"].parent)
@@ -250,7 +257,8 @@ def missing_message(bs: BinarySet, need) -> str:
             f"build them with: python -m harness.backends build (runs {BUILD_SCRIPT.name})")
 
 
-# -- kwok stages (§3.2: kwok v0.8.0 ships no default stages) -----------------------------------------
+# -- kwok stages (kwok v0.8.0 ships no default stages; these are sigs.k8s.io/kwok v0.8.0
+#    kustomize/stage/node/fast/node-initialize.yaml and its siblings; cluster-backends.md §3.2) --
 KWOK_STAGE_DIRS = ("kustomize/stage/node/fast", "kustomize/stage/node/heartbeat", "kustomize/stage/pod/fast")
 
 

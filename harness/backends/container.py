@@ -2,7 +2,8 @@
 
 Flavor "binaries" (default, works without any registry): an image is built locally, `FROM scratch`
 plus the cached static binaries (etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok;
-CGO_ENABLED=0 builds, reference/cluster-backends.md §1.5). One `DockerContainer` per component; all
+CGO_ENABLED=0 builds as k8s.io/kubernetes v1.36.3 hack/lib/golang.sh makes its static binaries,
+reference/cluster-backends.md §1.5). One `DockerContainer` per component; all
 share the network namespace of the etcd container, so they talk over that namespace's loopback,
 exactly like the local backend. Only the API server port is published, and only on the host's
 127.0.0.1. The PKI is generated on the host (pki.py) and bind-mounted read-only at /pki, so node
@@ -391,7 +392,9 @@ class ContainerBackend(RealBackend):
                                 "start_after_image": time.monotonic() - t1})
 
     def _start_k3s(self, cluster: ContainerCluster) -> None:
-        """k3s through testcontainers' K3SContainer (reference §5.1). Needs a registry or a preloaded image."""
+        """k3s through testcontainers' K3SContainer (testcontainers 4.15.0
+        testcontainers/community/k3s/__init__.py; cluster-backends.md §5.1). Needs a registry or a preloaded
+        image."""
         from testcontainers.community.k3s import K3SContainer
         ok, why = self._k3s_image_available()
         if not ok:

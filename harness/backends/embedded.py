@@ -2,7 +2,8 @@
 
 It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
 for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
-and NodeRestriction for node identities (karpenter-core.md §6.3). The real backends replace these
+and NodeRestriction for node identities (k8s.io/kubernetes v1.36.3
+plugin/pkg/admission/noderestriction/admission.go; karpenter-core.md §6.3). The real backends replace these
 judgements with the real API server's; the conformance run compares the two.
 """
 from __future__ import annotations
@@ -58,7 +59,8 @@ class EmbeddedCluster:
         return APIRejected(404, "NotFound", f'{_resource(KINDS[kind])} "{name}" not found')
 
     def _node_restriction(self, obj: dict, old: dict | None, identity: Identity) -> None:
-        """NodeRestriction admission for the `nodes` resource (karpenter-core.md §6.3)."""
+        """NodeRestriction admission for the `nodes` resource (k8s.io/kubernetes v1.36.3
+        plugin/pkg/admission/noderestriction/admission.go Plugin.admitNode; karpenter-core.md §6.3)."""
         if identity.kind != "node" or obj.get("kind") != "Node":
             return
         name = obj["metadata"]["name"]
@@ -113,10 +115,12 @@ class EmbeddedCluster:
             self._node_restriction(obj, None, identity)
             obj = self._admit(obj)
             meta = obj["metadata"]
-            # TaintNodesByCondition admission (plugin/pkg/admission/nodetaint, on by default; the
+            # TaintNodesByCondition admission (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/nodetaint/admission.go,
+            # on by default; the
             # local backend's API server adds it the same way): a new Node starts with
             # node.kubernetes.io/not-ready:NoSchedule until the node lifecycle controller sees Ready.
-            # Karpenter waits for it to go as a known ephemeral taint (karpenter-core.md §4.3).
+            # Karpenter waits for it to go as a known ephemeral taint (sigs.k8s.io/karpenter v1.14.0
+            # pkg/scheduling/taints.go KnownEphemeralTaints; karpenter-core.md §4.3).
             if kind == "Node":
                 taints = obj.setdefault("spec", {}).setdefault("taints", [])
                 if not any(t.get("key") == NOT_READY["key"] and t.get("effect") == NOT_READY["effect"] for t in taints):
@@ -210,7 +214,8 @@ class EmbeddedCluster:
             return _clone(cur)
 
     def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
-        """The model's ValidateKubeletFlags (karpenter-core.md §6.2)."""
+        """The model's ValidateKubeletFlags (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go;
+        karpenter-core.md §6.2)."""
         return kubelet_flag_error(node_labels, profile)
 
     def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:

@@ -1,7 +1,9 @@
 """`local` backend: etcd + kube-apiserver (+ kube-scheduler, kube-controller-manager, kwok) as
 processes on 127.0.0.1, from binaries found or built by `binaries.py`.
 
-Flags follow envtest (reference/cluster-backends.md §4.1-§4.3) plus the node-identity setup of §4.4:
+Flags follow envtest (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/etcd.go
+EtcdDefaultArgs, apiserver.go APIServer.defaultArgs; reference/cluster-backends.md §4.1-§4.3) plus the
+node-identity setup of §4.4 (https://kubernetes.io/docs/reference/access-authn-authz/node/):
 `--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`, and for a loopback-only
 sandbox `--advertise-address=127.0.0.1`, `--endpoint-reconciler-type=none`.
 
@@ -86,7 +88,9 @@ def pki_paths(pki: PKI, root: str | None = None) -> dict[str, str]:
 
 
 def etcd_args(data_dir: str | Path, client_url: str, peer_url: str) -> list[str]:
-    """envtest's etcd flags (§4.1) plus a standalone member on loopback peer URLs."""
+    """envtest's etcd flags (sigs.k8s.io/controller-runtime v0.23.1
+    pkg/internal/testing/controlplane/etcd.go EtcdDefaultArgs; cluster-backends.md §4.1) plus a standalone
+    member on loopback peer URLs."""
     return ["--name=harness", f"--data-dir={data_dir}",
             f"--listen-client-urls={client_url}", f"--advertise-client-urls={client_url}",
             f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
@@ -96,7 +100,10 @@ def etcd_args(data_dir: str | Path, client_url: str, peer_url: str) -> list[str]
 def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str, issuer: str,
                    cert_dir: str, service_account_admission: bool = False,
                    extra: dict[str, str] | None = None) -> list[str]:
-    """envtest's kube-apiserver flags (§4.2) + Node,RBAC and NodeRestriction (§4.4) + loopback-only
+    """envtest's kube-apiserver flags (sigs.k8s.io/controller-runtime v0.23.1
+    pkg/internal/testing/controlplane/apiserver.go APIServer.defaultArgs; cluster-backends.md §4.2) +
+    Node,RBAC and NodeRestriction (https://kubernetes.io/docs/reference/access-authn-authz/node/; §4.4) +
+    loopback-only
     sandbox flags (--advertise-address=127.0.0.1, --endpoint-reconciler-type=none)."""
     args = {
         "etcd-servers": etcd_url,
@@ -114,7 +121,9 @@ def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str
         "allow-privileged": "true",
         "authorization-mode": "Node,RBAC",
         "enable-admission-plugins": "NodeRestriction",
-        # No controller-manager => no default ServiceAccount; envtest disables the plugin (§4.2).
+        # No controller-manager => no default ServiceAccount; envtest disables the plugin
+        # (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go
+        # APIServer.defaultArgs; cluster-backends.md §4.2).
         "disable-admission-plugins": "" if service_account_admission else "ServiceAccount",
         "endpoint-reconciler-type": "none",
         "enable-priority-and-fairness": "false",
@@ -125,7 +134,9 @@ def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str
 
 
 def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "127.0.0.1") -> list[str]:
-    """§4.3 step 5: CN=system:kube-scheduler has bootstrap RBAC; no leader election."""
+    """CN=system:kube-scheduler has bootstrap RBAC
+    (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#core-component-roles;
+    cluster-backends.md §4.3 step 5); no leader election."""
     kc = kubeconfig_path
     return [f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
             "--leader-elect=false", f"--bind-address={bind}", f"--secure-port={port}", f"--cert-dir={cert_dir}"]
@@ -133,7 +144,9 @@ def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "
 
 def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str],
              bind: str = "127.0.0.1") -> list[str]:
-    """§4.3 step 5: kube-controller-manager with SA tokens and the cluster signer."""
+    """kube-controller-manager with SA tokens and the cluster signer
+    (https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/;
+    cluster-backends.md §4.3 step 5)."""
     return scheduler_args(kubeconfig_path, port, cert_dir, bind) + [
         f"--service-account-private-key-file={paths['sa_key']}", f"--root-ca-file={paths['ca']}",
         "--use-service-account-credentials=true",
@@ -141,7 +154,8 @@ def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, st
 
 
 def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0.1") -> list[str]:
-    """§3.3: kwok out of cluster, managing only Nodes annotated kwok.x-k8s.io/node=fake (as
+    """kwok out of cluster (sigs.k8s.io/kwok v0.8.0 pkg/kwok/cmd/root.go flags; cluster-backends.md §3.3),
+    managing only Nodes annotated kwok.x-k8s.io/node=fake (as
     Karpenter's kwok provider marks them), status heartbeats (no leases), stages from --config
     (v0.8.0 has no built-in stages, §3.2); --server-address pinned to loopback."""
     return [f"--kubeconfig={kubeconfig_path}", f"--config={stages}",
@@ -151,7 +165,8 @@ def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0
 
 @dataclass(frozen=True)
 class Component:
-    """An optional component (§4.3 step 5-6) with its own client identity and /healthz."""
+    """An optional component with its own client identity and /healthz
+    (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md §4.3 step 5-6)."""
     name: str                                 # also its binary's name
     option: str                               # the backend flag that turns it on
     identity: Callable[[PKI], CertPair]
@@ -167,7 +182,8 @@ class Component:
         return kwok_args(kubeconfig_path, stages, port, bind)
 
 
-# Start order. kwok acts as a controller (it is not a kubelet): RBAC through the controllers group (§3.3).
+# Start order. kwok acts as a controller (it is not a kubelet): RBAC through the controllers group
+# (sigs.k8s.io/kwok v0.8.0 pkg/kwok/cmd/root.go; cluster-backends.md §3.3).
 COMPONENTS = (
     Component("kube-controller-manager", "controller_manager", PKI.kube_controller_manager, "https", 10257),
     Component("kube-scheduler", "scheduler", PKI.kube_scheduler, "https", 10259),
@@ -236,12 +252,14 @@ class LocalBackend(RealBackend):
             cluster.processes.append(p)
             return p
 
-        # etcd (§4.1)
+        # etcd (envtest's sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/etcd.go;
+        # cluster-backends.md §4.1)
         etcd_port, peer_port = free_port(), free_port()
         client_url = f"http://127.0.0.1:{etcd_port}"
         etcd = process("etcd", etcd_args(wd / "etcd", client_url, f"http://127.0.0.1:{peer_port}"))
 
-        # kube-apiserver (§4.2 + §4.4). Started right away: it retries etcd until it answers.
+        # kube-apiserver (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go;
+        # cluster-backends.md §4.2 + §4.4). Started right away: it retries etcd until it answers.
         port = free_port()
         server = f"https://127.0.0.1:{port}"
         apiserver = process("kube-apiserver", apiserver_args(

@@ -1,6 +1,8 @@
 """PKI for a throw-away control plane, generated in Python with `cryptography`.
 
-reference/cluster-backends.md §4.2-§4.4: one cluster CA is both `--client-ca-file` and the signer of
+https://kubernetes.io/docs/setup/best-practices/certificates/ and envtest's
+sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/certs/tinyca.go (reference/cluster-backends.md
+§4.2-§4.4): one cluster CA is both `--client-ca-file` and the signer of
 the serving cert; an SA key pair signs service-account tokens; client certs carry the identity in
 the subject (CN = user name, O = groups): admin O=system:masters, controllers in a group bound to
 cluster-admin by RBAC, kube-scheduler CN=system:kube-scheduler (bootstrap RBAC), and node certs
@@ -27,7 +29,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 # (an RBAC grant, not system:masters, so controllers go through authorization like real ones).
 CONTROLLERS_GROUP = "harness:controllers"
 
-_VALIDITY = _dt.timedelta(days=7)          # envtest's tinyca uses 7 days too (§4.2)
+# envtest's tinyca uses 7 days too (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/certs/tinyca.go
+# TinyCA.makeCert; cluster-backends.md §4.2)
+_VALIDITY = _dt.timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,8 @@ class PKI:
             self._ca_key = serialization.load_pem_private_key(ca[1], password=None)
             self._not_after = min(self._not_after, self._ca_cert.not_valid_after_utc)
         else:
-            # Cluster CA (§4.3 step 1).
+            # Cluster CA (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md
+            # §4.3 step 1).
             self._ca_key = _key()
             name = _name("harness-cluster-ca")
             self._ca_cert = (
@@ -106,7 +111,8 @@ class PKI:
         if not server_side:
             return
 
-        # Serving cert: SANs of loopback plus the in-cluster service names (§4.3).
+        # Serving cert: SANs of loopback plus the in-cluster service names
+        # (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md §4.3).
         dns = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                "kubernetes.default.svc.cluster.local"]
         ips = ["127.0.0.1", "10.0.0.1"]
@@ -114,7 +120,8 @@ class PKI:
         self.serving = self._issue("kube-apiserver", (), self.dir / "apiserver",
                                    server=True, sans=sans)
 
-        # Service-account signing key pair (§4.2 --service-account-key-file / -signing-key-file).
+        # Service-account signing key pair (--service-account-key-file / -signing-key-file,
+        # https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/; cluster-backends.md §4.2).
         sa = _key()
         self.sa_key = self.dir / "sa.key"
         self.sa_pub = self.dir / "sa.pub"
@@ -160,7 +167,7 @@ class PKI:
                 self._clients[k] = pair
             return pair
 
-    # Identities of reference §4.3 / §4.4 ---------------------------------------------------------
+    # Identities (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md §4.3 / §4.4)
     def admin(self) -> CertPair:
         return self.client("admin", ("system:masters",))
 

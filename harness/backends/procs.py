@@ -3,8 +3,9 @@ file, health-checked, and always torn down (close(), an atexit reaper, and PR_SE
 SIGKILLed pytest worker does not leave etcd/kube-apiserver behind) - except the processes of a
 kept cluster (keep=True), which only an explicit close() stops.
 
-reference/cluster-backends.md §5.4 "Hygiene": kill process groups on teardown, keep logs per
-component for failure artefacts.
+reference/cluster-backends.md §5.4 "Hygiene": kill process groups on teardown (as envtest starts each
+process in its own group: sigs.k8s.io/controller-runtime v0.23.1
+pkg/internal/testing/process/procattr_unix.go), keep logs per component for failure artefacts.
 """
 from __future__ import annotations
 

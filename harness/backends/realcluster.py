@@ -1,6 +1,8 @@
 """`Cluster` over a real kube-apiserver (shared by the `local` and `container` backends).
 
-Identities map to client certificates of the cluster's PKI (reference/cluster-backends.md §4.3-§4.4):
+Identities map to client certificates of the cluster's PKI
+(https://kubernetes.io/docs/setup/best-practices/certificates/;
+reference/cluster-backends.md §4.3-§4.4):
   ADMIN                 -> CN=admin, O=system:masters
   Identity("controller", n) -> CN=system:serviceaccount:kube-system:<n>, O=harness:controllers, which an
                            RBAC ClusterRoleBinding grants cluster-admin (authorized by RBAC, not a
@@ -157,7 +159,9 @@ class RealCluster:
         self.baseline_namespaces = frozenset(o["metadata"]["name"] for o in self.admin.list("Namespace"))
 
     def default_service_account_exists(self) -> bool:
-        """Readiness with kube-controller-manager (§5.4): its SA controller created serviceaccount/default."""
+        """Readiness with kube-controller-manager (cluster-backends.md §5.4): its SA controller
+        (k8s.io/kubernetes v1.36.3 pkg/controller/serviceaccount/serviceaccounts_controller.go) created
+        serviceaccount/default."""
         return self.admin.request("GET", "/api/v1/namespaces/default/serviceaccounts/default",
                                   ok_missing=True) is not None
 

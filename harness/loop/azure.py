@@ -1,8 +1,12 @@
 """The Azure cloud provider of the simulated Karpenter: instance types from the SKU API, offering
 choice, VM + NIC creation through the real Azure SDK against fakeazure, and error handling.
 
-azure-provider.md §1-§2 (instance types, offerings), §2.5 (allocation strategy), §4 (labels),
-§8 (create errors); fake-azure.md §2-§3 (VM and NIC bodies).
+Upstream (karpenter-provider-azure v1.14.0): pkg/providers/instancetype/instancetypes.go (instance
+types, offerings), pkg/providers/allocationstrategy/allocation_strategy.go DefaultProvider.Allocate,
+pkg/providers/instance/vminstance.go beginLaunchInstance (VM and NIC bodies),
+pkg/providers/instance/offerings/*.go (create errors). Notes: azure-provider.md §1-§2 (instance types,
+offerings), §2.5 (allocation strategy), §4 (labels), §8 (create errors); fake-azure.md §2-§3 (VM and
+NIC bodies).
 """
 from __future__ import annotations
 
@@ -62,8 +66,10 @@ class Launched:
 
 @dataclass
 class LaunchFailure:
-    kind: str                 # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a
-                              # reason of kind InsufficientCapacity, azure-provider.md §8)
+    # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a reason of kind
+    # InsufficientCapacity: karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go
+    # CloudProvider.Create; azure-provider.md §8)
+    kind: str
     reason: str
     message: str
     code: str = ""
@@ -141,7 +147,8 @@ class AzureProvider:
                 if self.clock is not None and hasattr(self.clock, "advance"):
                     self.clock.advance(delay)
 
-    # -- instance types (azure-provider.md §1.5: listed once, then cached) ---------------------
+    # -- instance types (listed once, then cached: karpenter-provider-azure v1.14.0
+    #    pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes; azure-provider.md §1.5) --
     def skus(self) -> list[dict]:
         """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
         good list kept, or none yet (upstream List: "no instance types found"), and read again
@@ -163,13 +170,15 @@ class AzureProvider:
         return self._skus or []
 
     def prices(self) -> dict | None:
-        """The region's price table (the provider loads static prices once, azure-provider.md §2.4)."""
+        """The region's price table (the provider loads static prices once: karpenter-provider-azure v1.14.0
+        pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4)."""
         if self._prices is None:
             self._prices = (self.fake.prices.get(self.cluster.region.lower()) or {}) if hasattr(self.fake, "prices") else {}
         return self._prices or None
 
     def refresh_quota(self) -> None:
-        """Compute usages per VM family (azure-provider.md §2.2 Quota); fail open on errors."""
+        """Compute usages per VM family (karpenter-provider-azure v1.14.0 pkg/providers/quota/quota.go;
+        azure-provider.md §2.2 Quota); fail open on errors."""
         try:
             self._quota = self.call("usages.list", lambda: {
                 u.name.value: {"limit": u.limit, "current": u.current_value}
@@ -234,7 +243,9 @@ class AzureProvider:
 
     # -- create -------------------------------------------------------------------------------
     def choose(self, its: list, claim_reqs: Requirements):
-        """Allocation strategy (azure-provider.md §2.5): cheapest available compatible offering;
+        """Allocation strategy (karpenter-provider-azure v1.14.0
+        pkg/providers/allocationstrategy/allocation_strategy.go DefaultProvider.Allocate;
+        azure-provider.md §2.5): cheapest available compatible offering;
         spot before on-demand and zonal before regional at equal price; seeded shuffle first."""
         wk = self.profile.well_known_labels
         best = []
@@ -250,8 +261,10 @@ class AzureProvider:
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
-        # azure-provider.md §8 "Other failure reasons": NodeClass not found and no compatible
-        # instance type are InsufficientCapacity errors
+        # NodeClass not found and no compatible instance type are InsufficientCapacity errors
+        # (karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go CloudProvider.Create,
+        # pkg/providers/instance/vminstance.go beginLaunchInstance; azure-provider.md §8 "Other failure
+        # reasons")
         if nodeclass is None:
             return LaunchFailure("InsufficientCapacity", "NodeClassNotFound",
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
@@ -264,7 +277,9 @@ class AzureProvider:
                                  "all requested instance types were unavailable during launch")
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
-        ultra = ultra_req.has("true") and not ultra_req.has("false")      # §2.3: explicit request only
+        # explicit request only (karpenter-provider-azure v1.14.0 pkg/providers/instance/vminstance.go
+        # resolveUltraSSDRequested; azure-provider.md §2.3)
+        ultra = ultra_req.has("true") and not ultra_req.has("false")
         arch = it.requirements.get(ARCH).single_value() or "amd64"
         facts = self.label_facts(nodeclass, arch)
         chosen = {CAPACITY_TYPE: offering.capacity_type}
@@ -299,7 +314,8 @@ class AzureProvider:
             return LaunchFailure("Unhandled", "CreateInstanceFailed", _error_text(e), _error_code(e), attempted)
         body = {
             "location": self.cluster.region,
-            # "0" (and "" before #1615) is a regional offering: no zone (azure-provider.md §2.1)
+            # "0" (and "" before #1615) is a regional offering: no zone (karpenter-provider-azure v1.14.0
+            # pkg/utils/zones/zones.go MakeARMZonesFromAKSLabelZone; azure-provider.md §2.1)
             "zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
             "tags": tags,
             "properties": {
@@ -382,7 +398,9 @@ class AzureProvider:
             return res
 
     def _bootstrap(self, labels: dict[str, str]) -> str:
-        """Scriptless custom data carries KUBELET_NODE_LABELS (azure-provider.md §4.4)."""
+        """Scriptless custom data carries KUBELET_NODE_LABELS (karpenter-provider-azure v1.14.0
+        pkg/providers/imagefamily/bootstrap/cse_cmd.sh.gtpl, filled by aksbootstrap.go AKS.applyOptions;
+        azure-provider.md §4.4)."""
         line = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         return base64.b64encode(f"KUBELET_NODE_LABELS={line}\n".encode()).decode()
 

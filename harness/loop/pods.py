@@ -1,6 +1,9 @@
 """Pods as Karpenter and kube-scheduler see them: requirements, requests, tolerations, preferences.
 
-karpenter-core.md §2.3 (NewPodRequirements), §3.2 (pod admission), §3.4 (relaxation).
+Upstream sigs.k8s.io/karpenter v1.14.0: pkg/scheduling/requirements.go NewPodRequirements,
+pkg/controllers/provisioning/provisioner.go Provisioner.Validate (pod admission),
+pkg/controllers/provisioning/scheduling/preferences.go Preferences.Relax (relaxation);
+karpenter-core.md §2.3, §3.2, §3.4.
 """
 from __future__ import annotations
 
@@ -145,12 +148,14 @@ class PodView:
 
     def preferred_terms(self) -> list[dict]:
         """Preferred node-affinity terms, heaviest first (ties keep manifest order; upstream's sort
-        is not stable, karpenter-core.md §2.3)."""
+        is not stable: sort.Slice in sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go
+        newPodRequirements; karpenter-core.md §2.3)."""
         prefs = list(self._node_affinity().get("preferredDuringSchedulingIgnoredDuringExecution") or [])
         return sorted(prefs, key=lambda p: -int(p.get("weight") or 0))
 
     def requirements(self, sem: Semantics, strict: bool = False) -> Requirements:
-        """NewPodRequirements (karpenter-core.md §2.3): nodeSelector, then the heaviest preferred
+        """NewPodRequirements (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
+        karpenter-core.md §2.3): nodeSelector, then the heaviest preferred
         term (unless strict), then the first remaining required term. Memoized per relaxation
         state; callers must not mutate the result."""
         key = (sem.profile, strict, self.relaxed_required, self.dropped_preferred)
@@ -174,7 +179,9 @@ class PodView:
         return reqs
 
     def relax(self, prefer_no_schedule_taints_exist: bool) -> bool:
-        """One relaxation step, in upstream's order (karpenter-core.md §3.4); False when nothing is
+        """One relaxation step, in upstream's order (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/preferences.go Preferences.Relax; karpenter-core.md §3.4);
+        False when nothing is
         left to relax."""
         if len(self.required_terms()) - self.relaxed_required > 1:
             self.relaxed_required += 1
@@ -211,7 +218,8 @@ class PodView:
 
 
 def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str, bool] | None:
-    """Provisioner.Validate (karpenter-core.md §3.2): why the pod is ignored, and whether an event
+    """Provisioner.Validate (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go;
+    karpenter-core.md §3.2): why the pod is ignored, and whether an event
     is emitted (case (a) emits none). None when the pod is provisionable."""
     strict = pod.requirements(sem, strict=True)
     np = strict.get("karpenter.sh/nodepool")

@@ -1,8 +1,12 @@
 """Karpenter core's scheduling simulation: pods -> existing nodes, planned NodeClaims, new NodeClaims.
 
-karpenter-core.md §3.1 (NodeClaimTemplate), §3.2 (setup, daemon overhead), §3.3 (per-pod placement,
-filterInstanceTypesByRequirements and its messages, minValues), §3.4 (relaxation, final errors),
-§2.4 (Compatible with AllowUndefinedWellKnownLabels vs strict).
+Upstream sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/: nodeclaimtemplate.go
+(NewNodeClaimTemplate), scheduler.go (NewScheduler setup, buildDaemonOverheadGroups, Scheduler.add,
+Results.TruncateInstanceTypes), nodeclaim.go (NodeClaim.CanAdd, filterInstanceTypesByRequirements and
+its messages, minValues), preferences.go (relaxation); pkg/scheduling/requirements.go Compatible.
+Notes: karpenter-core.md §3.1 (NodeClaimTemplate), §3.2 (setup, daemon overhead), §3.3 (per-pod
+placement, filterInstanceTypesByRequirements and its messages, minValues), §3.4 (relaxation, final
+errors), §2.4 (Compatible with AllowUndefinedWellKnownLabels vs strict).
 """
 from __future__ import annotations
 
@@ -20,7 +24,9 @@ from harness.model.resources import add, fits, format_resource_list
 from harness.model.semantics import Semantics
 from harness.model.writers import nodeclaim_template_labels
 
-MAX_INSTANCE_TYPES = 600          # Results.TruncateInstanceTypes (karpenter-core.md §3.3 Truncation)
+# MaxInstanceTypes, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
+# pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; karpenter-core.md §3.3 Truncation)
+MAX_INSTANCE_TYPES = 600
 
 
 def offering_compatible(offering, reqs: Requirements, well_known: frozenset[str]) -> bool:
@@ -31,7 +37,9 @@ def offering_compatible(offering, reqs: Requirements, well_known: frozenset[str]
 
 @dataclass
 class Template:
-    """A NodeClaimTemplate built from a NodePool (§3.1)."""
+    """A NodeClaimTemplate built from a NodePool (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate; karpenter-core.md
+    §3.1)."""
 
     nodepool: dict
     requirements: Requirements
@@ -66,7 +74,9 @@ class Template:
         )
 
     def daemon_overhead(self, it, well_known: frozenset[str], sem: Semantics) -> dict[str, int]:
-        """§3.2 step 5: DaemonSet pods that tolerate the template taints, whose strict requirements
+        """buildDaemonOverheadGroups / isDaemonPodCompatible (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/scheduler.go; karpenter-core.md §3.2 step 5): DaemonSet
+        pods that tolerate the template taints, whose strict requirements
         are compatible with the template, and that intersect the instance type."""
         cached = self._overhead.get(it.name)
         if cached is not None:
@@ -75,7 +85,9 @@ class Template:
         for ds in self.daemon_pods:
             if untolerated(ds.tolerations, self.taints + self.startup_taints):
                 continue
-            # removeRequiredNodeAffinityTerm drops term 0 only when another term remains (§3.4)
+            # removeRequiredNodeAffinityTerm drops term 0 only when another term remains
+            # (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go;
+            # karpenter-core.md §3.4)
             for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
@@ -89,7 +101,8 @@ class Template:
 
 @dataclass
 class ExistingNode:
-    """A registered (or in-flight) node as cluster state sees it (§4.5)."""
+    """A registered (or in-flight) node as cluster state sees it (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/existingnode.go ExistingNode; karpenter-core.md §4.5)."""
 
     name: str
     labels: dict[str, str]
@@ -100,7 +113,9 @@ class ExistingNode:
     _reqs_cache: dict = field(default_factory=dict, repr=False)
 
     def requirements(self, sem: Semantics) -> Requirements:
-        """Its labels as `In` plus hostname (§4.5). Memoized: the labels do not change while a
+        """Its labels as `In` plus hostname (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/existingnode.go; karpenter-core.md §4.5). Memoized: the
+        labels do not change while a
         Scheduler uses the node (it only adds to `requested`); callers must not mutate the result."""
         hit = self._reqs_cache.get(sem.profile)
         if hit is None:
@@ -126,7 +141,9 @@ class PlannedClaim:
 
 
 class FilterError:
-    """InstanceTypeFilterError (§3.3): which of requirements / resources / offering failed."""
+    """InstanceTypeFilterError (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3): which of requirements /
+    resources / offering failed."""
 
     def __init__(self):
         self.requirements_met = self.fits = self.has_offering = False
@@ -203,7 +220,9 @@ class Scheduler:
 
     # -- setup --------------------------------------------------------------------------------
     def _prefilter(self, templates: list[Template]) -> list[Template]:
-        """§3.2 step 4: drop templates whose own requirements filter out every instance type."""
+        """Drop templates whose own requirements filter out every instance type (sigs.k8s.io/karpenter
+        v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler; karpenter-core.md §3.2
+        step 4)."""
         kept = []
         for t in templates:
             its, err = self._filter(t, t.requirements, {}, None)
@@ -271,7 +290,9 @@ class Scheduler:
 
     def _filter(self, template: Template, reqs: Requirements, requests: dict[str, int],
                 candidates: list | None) -> tuple[list, FilterError | None]:
-        """filterInstanceTypesByRequirements (§3.3): requirements, resources (+daemon overhead) and
+        """filterInstanceTypesByRequirements (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3): requirements,
+        resources (+daemon overhead) and
         an available compatible offering; `candidates` narrows to a planned claim's options."""
         rows, index = self._compat_rows(template, reqs)
         if candidates is not None:
@@ -570,7 +591,9 @@ class Scheduler:
                 open_.discard(claim.index)
 
     def _truncate(self, errors: dict[str, str]) -> list[PlannedClaim]:
-        """Results.TruncateInstanceTypes (§3.3): keep the 600 cheapest; drop claims that lose minValues."""
+        """Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/scheduler.go; karpenter-core.md §3.3): keep the 600
+        cheapest; drop claims that lose minValues."""
         kept = []
         prices: dict = {}
         for claim in self.planned:

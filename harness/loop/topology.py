@@ -164,7 +164,8 @@ class TopologyError:
 
 def affinity_terms(pod, kind: str, preferred: bool = False) -> list[dict]:
     """Required podAffinity / podAntiAffinity terms; with `preferred`, also the preferred terms still
-    in force (heaviest first, the relaxed ones dropped: PreferencePolicy Respect, karpenter-core.md §3.4)."""
+    in force (heaviest first, the relaxed ones dropped: PreferencePolicy Respect, sigs.k8s.io/karpenter
+    v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go; karpenter-core.md §3.4)."""
     aff = ((pod.spec.get("affinity") or {}).get(kind)) or {}
     terms = list(aff.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
     if preferred and hasattr(pod, "preferred_pod_terms"):

@@ -1,4 +1,5 @@
-"""The unavailable-offerings cache and the create-error handlers (azure-provider.md §2.6, §8).
+"""The unavailable-offerings cache and the create-error handlers (karpenter-provider-azure v1.14.0
+pkg/cache/unavailableofferings.go, pkg/providers/instance/offerings/*.go; azure-provider.md §2.6, §8).
 
 Entries expire on the simulated clock, never on wall time, so a scenario can advance an hour and
 see an offering come back.
@@ -12,7 +13,8 @@ from importlib import resources
 
 import yaml
 
-DEFAULT_TTL = 180.0   # UnavailableOfferingsTTL, 3 min (§2.6)
+# UnavailableOfferingsTTL, 3 min (karpenter-provider-azure v1.14.0 pkg/cache/cache.go; azure-provider.md §2.6)
+DEFAULT_TTL = 180.0
 
 
 def parse_duration(text: str | int | float) -> float:
@@ -67,7 +69,8 @@ class UnavailableOfferings:
         return bool(fam and (fam.threshold == -1 or vcpus >= (fam.threshold or 0)))
 
     def mark(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str, ttl: float) -> None:
-        """MarkUnavailableWithTTL: the offering and the family at this vCPU count (§2.6)."""
+        """MarkUnavailableWithTTL: the offering and the family at this vCPU count (karpenter-provider-azure
+        v1.14.0 pkg/cache/unavailableofferings.go; azure-provider.md §2.6)."""
         now = self.clock.now()
         self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(now + ttl, ttl=ttl)
         fkey = f"skufamily:{family}:{zone}:{capacity_type}".lower()

@@ -3,8 +3,9 @@ how many instance types in each NodePool, and the nearest candidates.
 
 Karpenter core reports only the outcome of filterInstanceTypesByRequirements ("no instance type
 met all requirements, requirements=..., resources=...": core `filterInstanceTypesByRequirements`
-and `InstanceTypeFilterError`, sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/
-nodeclaim.go; karpenter-core.md §3.3). That text stays the pod's reason; this view re-runs the same
+and `InstanceTypeFilterError`, sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3). That text stays the
+pod's reason; this view re-runs the same
 three tests per instance type (requirements intersect, resources fit with daemon overhead, a
 compatible available offering) and counts what failed, per NodePool. It changes nothing in the run.
 """
@@ -100,8 +101,9 @@ def _requirement_source(key: str, template: Template, pod_reqs: Requirements) ->
 
 
 def explain_template(pod: PodView, template: Template, well_known: frozenset[str], sem) -> NodePoolWhy:
-    """Filter the template's instance types for `pod` the way a new NodeClaim would (§3.3), and
-    count what eliminated each one."""
+    """Filter the template's instance types for `pod` the way a new NodeClaim would (sigs.k8s.io/karpenter
+    v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go filterInstanceTypesByRequirements;
+    karpenter-core.md §3.3), and count what eliminated each one."""
     total = len(template.instance_types)
     taints = untolerated(pod.tolerations, template.taints)
     if taints:
@@ -206,8 +208,9 @@ def explain_pod(pod: PodView, reason: str | None, templates: list[Template], wel
 
 
 def current_templates(sim) -> list[Template]:
-    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step, karpenter-core.md
-    §3.2), read without recording anything in the run's result."""
+    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step, as
+    sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go Provisioner.NewScheduler
+    builds them; karpenter-core.md §3.2), read without recording anything in the run's result."""
     return sim.templates(record=False)
 
 

@@ -122,7 +122,8 @@ class InstanceTypeSet(Sequence[InstanceType]):
 
 
 
-# -- pricing (instancetypes.go createOfferings, pricing/pricing.go; azure-provider.md §2.4) -------
+# -- pricing (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go createOfferings,
+#    pkg/providers/pricing/pricing.go; azure-provider.md §2.4) --
 PriceSource = Mapping[str, Mapping[str, float]] | Callable[[str, str], "float | None"] | None
 
 
@@ -158,16 +159,19 @@ def build_instance_types(
     use_cache: bool = True,
     cache: InstanceTypeCache | None = None,
 ) -> InstanceTypeSet:
-    """Instance types for `skus` under one NodeClass, cluster and profile (instancetypes.go List;
-    azure-provider.md §1, §2).
+    """Instance types for `skus` under one NodeClass, cluster and profile (karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go DefaultProvider.List; azure-provider.md §1, §2).
 
     prices: `{sku: {"on-demand": p, "spot": p}}` (the catalog shape, optionally under "prices") or a
       callable `(sku_name, capacity_type) -> price | None`. Missing -> MissingPrice 999; a missing
-      spot price falls back to the on-demand price (static pricing, pricing.go; azure-provider.md §2.4).
+      spot price falls back to the on-demand price (static pricing, pkg/providers/pricing/pricing.go;
+      azure-provider.md §2.4).
     unavailable(sku_name, family, vcpus, zone, capacity_type) -> bool: the unavailable-offerings cache
-      (provider pkg/cache/unavailableofferings.go; azure-provider.md §2.6); None =
+      (provider pkg/cache/unavailableofferings.go UnavailableOfferings.IsUnavailable; azure-provider.md
+      §2.6); None =
       everything available.
-    has_quota(sku) -> bool: quota for on-demand (azure-provider.md §2.2; spot ignores quota); None = quota
+    has_quota(sku) -> bool: quota for on-demand (provider pkg/providers/quota/quota.go
+      DefaultProvider.HasQuotaFor; azure-provider.md §2.2; spot ignores quota); None = quota
       everywhere.
     known_skus: names priced normally; others get 999 (`unknownSKUPolicy: price999`) or are dropped
       (`exclude`). Default: harness/data/known-skus.txt.
@@ -210,11 +214,12 @@ def build_instance_types(
                     if zo.scope not in scopes_avail:
                         scopes_avail.append(zo.scope)
                     ultra_avail.update(zo.ultra)
-        if not offerings:                   # instancetypes.go List skips it (azure-provider.md §1.5)
+        # provider v1.14.0 pkg/providers/instancetype/instancetypes.go List skips it (azure-provider.md §1.5)
+        if not offerings:
             dropped[st.name] = "no offerings"
             continue
         reqs = dict(st.base)
-        # an empty In reads as DoesNotExist (core pkg/scheduling/requirement.go; azure-provider.md §1.1)
+        # an empty In reads as DoesNotExist (core v1.14.0 pkg/scheduling/requirement.go; azure-provider.md §1.1)
         reqs[ZONE] = req(ZONE, zones_avail)
         reqs[CAPACITY_TYPE] = req(CAPACITY_TYPE, cts_avail)
         if sw.placement_scope:
@@ -231,7 +236,8 @@ def build_instance_types(
 
 def _prices_for(st: StaticPart, price_of: Callable[[str, str], float | None],
                 sw: Switches) -> tuple[float, float, bool, bool]:
-    """Prices (instancetypes.go createOfferings, pricing.go; azure-provider.md §2.4): unknown SKUs 999
+    """Prices (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go createOfferings,
+    pkg/providers/pricing/pricing.go; azure-provider.md §2.4): unknown SKUs 999
     for both; missing on-demand 999; spot defaults to the on-demand price.
     Also whether each price was found (for `offerings.availabilityRequiresPrice`)."""
     if st.unknown and sw.unknown_sku_policy == "price999":

@@ -43,7 +43,8 @@ def go_set(items) -> str:
 
 
 def label_domain(key: str) -> str:
-    """core GetLabelDomain (pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before the first '/',
+    """core GetLabelDomain (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before
+    the first '/',
     or "" without one."""
     return key.split("/", 1)[0] if "/" in key else ""
 
@@ -90,12 +91,13 @@ def label_value_errors(value: str) -> list[str]:
 
 # -- Karpenter core ------------------------------------------------------------------------------
 def restricted_label_error(key: str, profile: Profile) -> str | None:
-    """core IsRestrictedLabel (pkg/apis/v1/labels.go; karpenter-core.md §1.3 at v1.14.0, §8.1 before
-    v1.9). None when allowed."""
+    """core IsRestrictedLabel (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; karpenter-core.md §1.3
+    at v1.14.0, §8.1 before v1.9). None when allowed."""
     if key in profile.well_known_labels:
         return None
     if profile.uses_restricted_node_label:
-        # before v1.9 (v1.6.2 labels.go IsRestrictedNodeLabel; karpenter-core.md §8.1)
+        # before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go IsRestrictedNodeLabel;
+        # karpenter-core.md §8.1)
         restricted = is_restricted_node_label(key, profile)
     else:
         domain = label_domain(key)
@@ -126,14 +128,15 @@ def is_restricted_node_label(key: str, profile: Profile) -> bool:
 
 # -- kubelet and NodeRestriction -----------------------------------------------------------------
 def is_kubernetes_label(key: str) -> bool:
-    """Namespace kubernetes.io / k8s.io or a subdomain of either (noderestriction admission.go
-    isKubernetesLabel, options.go ValidateKubeletFlags; karpenter-core.md §6.2)."""
+    """Namespace kubernetes.io / k8s.io or a subdomain of either (k8s.io/kubernetes v1.36.3
+    plugin/pkg/admission/noderestriction/admission.go isKubernetesLabel,
+    cmd/kubelet/app/options/options.go ValidateKubeletFlags; karpenter-core.md §6.2)."""
     d = label_domain(key)
     return _in_domain(d, "kubernetes.io") or _in_domain(d, "k8s.io")
 
 
 def is_kubelet_label(key: str, profile: Profile) -> bool:
-    """IsKubeletLabel (k8s.io/kubelet pkg/apis/well_known_labels.go; karpenter-core.md §6.1)."""
+    """IsKubeletLabel (k8s.io/kubelet v0.36.3 pkg/apis/well_known_labels.go; karpenter-core.md §6.1)."""
     if key in profile.kubelet_allowed_labels:
         return True
     d = label_domain(key)
@@ -141,14 +144,16 @@ def is_kubelet_label(key: str, profile: Profile) -> bool:
 
 
 def can_kubelet_set_label(key: str, profile: Profile) -> bool:
-    """provider CanKubeletSetLabel (pkg/providers/labels/labels.go; azure-provider.md §4.4) (= what
+    """provider CanKubeletSetLabel (karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go;
+    azure-provider.md §4.4) (= what
     kubelet flag validation accepts)."""
     return not is_kubernetes_label(key) or is_kubelet_label(key, profile)
 
 
 def node_restriction_forbids(key: str, profile: Profile) -> bool:
-    """Labels a node identity may not set or modify (NodeRestriction, noderestriction admission.go
-    getForbiddenLabels; karpenter-core.md §6.3 rules (a) and (b))."""
+    """Labels a node identity may not set or modify (NodeRestriction: k8s.io/kubernetes v1.36.3
+    plugin/pkg/admission/noderestriction/admission.go Plugin.getForbiddenLabels; karpenter-core.md §6.3
+    rules (a) and (b))."""
     d = label_domain(key)
     if _in_domain(d, "node-restriction.kubernetes.io"):
         return True
@@ -156,7 +161,8 @@ def node_restriction_forbids(key: str, profile: Profile) -> bool:
 
 
 def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
-    """ValidateKubeletFlags for --node-labels (options.go; karpenter-core.md §6.2): the kubelet exits
+    """ValidateKubeletFlags for --node-labels (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go;
+    karpenter-core.md §6.2): the kubelet exits
     on error."""
     bad = sorted(k for k in labels if is_kubernetes_label(k) and not is_kubelet_label(k, profile))
     if bad:
@@ -165,8 +171,9 @@ def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
         return ("failed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels specified with "
                 f"--node-labels: {go_list(bad)}\n--node-labels in the 'kubernetes.io' namespace must begin with an "
                 f"allowed prefix ({namespaces}) or be in the specifically allowed set ({allowed})")
-    # One entry per invalid key or value string, `'<k or v>' - <msgs>`, entries joined with "; " (karpenter-core.md §6.2).
-    # options.go joins an entry's messages with ", " and ranges over a Go map (random order; ours is
+    # One entry per invalid key or value string, `'<k or v>' - <msgs>`, entries joined with "; "
+    # (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags; karpenter-core.md
+    # §6.2). options.go joins an entry's messages with ", " and ranges over a Go map (random order; ours is
     # label order).
     invalid: dict[str, list[str]] = {}
     for k, v in sorted(labels.items()):

@@ -14,7 +14,8 @@ AZURE_LINUX_FAMILY = "AzureLinux"
 
 
 def os_sku_from_image_family(image_family: str | None) -> str:
-    """`GetOSSKUFromImageFamily` (pkg/apis/v1beta1/labels.go; azure-provider.md §1.2): Ubuntu
+    """`GetOSSKUFromImageFamily` (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/labels.go;
+    azure-provider.md §1.2): Ubuntu
     families -> Ubuntu, AzureLinux -> AzureLinux, else unchanged."""
     fam = image_family or ""
     if fam in UBUNTU_FAMILIES:
@@ -26,8 +27,9 @@ def os_sku_from_image_family(image_family: str | None) -> str:
 
 def os_sku_effective(image_family: str | None, k8s_version: str, fips: bool | str | None = False,
                      trusted_launch: bool = False) -> str:
-    """The resolved image family written as `kubernetes.azure.com/os-sku-effective` (imagefamily
-    resolver.go GetImageFamily, labels.go; azure-provider.md §4.1).
+    """The resolved image family written as `kubernetes.azure.com/os-sku-effective` (karpenter-provider-azure
+    v1.14.0 pkg/providers/imagefamily/resolver.go GetImageFamily, pkg/providers/labels/labels.go Get;
+    azure-provider.md §4.1).
 
     Generic Ubuntu -> Ubuntu2404 on Kubernetes >= 1.34, else Ubuntu2204; with FIPS -> `Ubuntu` (the
     20.04 FIPS image) or Ubuntu2204 with trusted launch; trusted launch alone -> Ubuntu2204.
@@ -49,7 +51,8 @@ def node_image_version_label(image_family: str | None, k8s_version: str, fips: b
                              trusted_launch: bool, version: str, gen2: bool, arm64: bool) -> str:
     """MODELED value for `kubernetes.azure.com/node-image-version` (harness assumption: the provider
     v1.14.0 does not compute it, azure-provider.md §1.2, §5; only profiles with `nodeImageVersion: true`
-    use it). Shaped like AKS's own label values, e.g.
+    use it; AKS's reserved labels: https://learn.microsoft.com/azure/aks/use-labels). Shaped like AKS's own
+    label values, e.g.
     `AKSUbuntu-2204gen2containerd-202409.30.0` (reported-bugs.md §4): `AKSUbuntu-<2204|2404|2004fips>
     [gen2][arm64]containerd-<version>` or `AKSAzureLinux-V<2|3>[gen2][arm64]-<version>`."""
     eff = os_sku_effective(image_family, k8s_version, fips, trusted_launch)

@@ -28,16 +28,17 @@ def _truthy(v) -> bool:
 
 @dataclass(frozen=True)
 class NodeClassParams:
-    """The AKSNodeClass fields that shape instance types (instancetypes.go `instanceTypeParameters`, whose
-    hash keys the provider's instance-type cache; azure-provider.md §1.5)."""
+    """The AKSNodeClass fields that shape instance types (karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go `instanceTypeParameters`, whose hash keys the provider's
+    instance-type cache; azure-provider.md §1.5)."""
 
     image_family: str | None = None
     os_disk_size_gb: int = 128
     max_pods: int | None = None
     encryption_at_host: bool = False
     trusted_launch: bool = False
-    # default when spec.gpu/mode is unset (provider pkg/apis/v1beta1/aksnodeclass.go GetGPUMode;
-    # azure-provider.md §1.5)
+    # default when spec.gpu/mode is unset (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/aksnodeclass.go
+    # AKSNodeClass.GetGPUMode; azure-provider.md §1.5)
     gpu_mode: str = "Driver"
     artifact_streaming: bool = False
     fips_mode: str | None = None             # "FIPS" | "Disabled" | None
@@ -84,7 +85,7 @@ class NodeClassParams:
 @dataclass(frozen=True)
 class ClusterParams:
     """Operator options that shape instance types and labels; defaults as the provider's tests
-    (pkg/test/options.go; azure-provider.md §7)."""
+    (karpenter-provider-azure v1.14.0 pkg/test/options.go Options; azure-provider.md §7)."""
 
     region: str = "southcentralus"
     node_resource_group: str = "test-resourceGroup"
@@ -141,7 +142,7 @@ class ClusterParams:
         return ClusterParams(**kwargs)
 
     def zone_label(self, zone: str) -> str:
-        """`<lowercase region>-<n>` (provider pkg/utils/zones/zones.go MakeAKSLabelZoneFromARMZone;
-        azure-provider.md §2.1)."""
+        """`<lowercase region>-<n>` (karpenter-provider-azure v1.14.0 pkg/utils/zones/zones.go
+        MakeAKSLabelZoneFromARMZone; azure-provider.md §2.1)."""
         return f"{self.region.lower()}-{zone}"
 

@@ -264,7 +264,8 @@ def _with_knobs(name: str, knobs_json: str) -> Profile:
 
 def profile_with_knobs(name: str, knobs: dict | None) -> Profile:
     """A profile with a scenario's `given.knobs` merged over it (same merge rules as `extends`),
-    for replaying a reported bug at the provider version that had it (reported-bugs.md §3)."""
+    for replaying a reported bug at the provider version that had it (the bugs are issues of
+    https://github.com/Azure/karpenter-provider-azure/issues; reported-bugs.md §3)."""
     if not knobs:
         return load_profile(name)
     return _with_knobs(name, json.dumps(knobs, sort_keys=True))

@@ -43,7 +43,8 @@ class Requirement:
     @staticmethod
     def new(key: str, operator: str, values: Iterable[str] = (), sem: Semantics | None = None,
             min_values: int | None = None) -> "Requirement":
-        """core NewRequirementWithFlexibility (requirement.go; karpenter-core.md §2.1): normalize the key,
+        """core NewRequirementWithFlexibility (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
+        karpenter-core.md §2.1): normalize the key,
         then map the operator."""
         if sem is not None:
             key = sem.normalize_key(key)
@@ -59,7 +60,8 @@ class Requirement:
         if operator == DOES_NOT_EXIST:
             return Requirement(key, False, frozenset(), min_values=min_values)
         n = parse_int(values[0]) if values else None
-        # NewRequirementWithFlexibility ignores the Atoi error (karpenter-core.md §2.1)
+        # NewRequirementWithFlexibility ignores the Atoi error (sigs.k8s.io/karpenter v1.14.0
+        # pkg/scheduling/requirement.go; karpenter-core.md §2.1)
         n = 0 if n is None else n
         if operator == GT:
             if n == MAX_INT64:
@@ -90,14 +92,16 @@ class Requirement:
 
     def single_value(self) -> str | None:
         """The value of a single-valued (`In [x]`) requirement, else None (as provider
-        pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels reads it; azure-provider.md §1.1)."""
+        karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels
+        reads it; azure-provider.md §1.1)."""
         if not self.complement and len(self.values) == 1:
             return next(iter(self.values))
         return None
 
     # -- algebra --------------------------------------------------------------------------------
     def intersection(self, other: "Requirement") -> "Requirement":
-        """core Requirement.Intersection (requirement.go; karpenter-core.md §2.2)."""
+        """core Requirement.Intersection (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
+        karpenter-core.md §2.2)."""
         complement = self.complement and other.complement
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
@@ -120,7 +124,8 @@ class Requirement:
         return Requirement(self.key, complement, frozenset(values), gte, lte, min_values, exclusive)
 
     def has_intersection(self, other: "Requirement") -> bool:
-        """core Requirement.HasIntersection (requirement.go; karpenter-core.md §2.2) (excluded values of
+        """core Requirement.HasIntersection (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
+        karpenter-core.md §2.2) (excluded values of
         two complements are ignored)."""
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
@@ -136,14 +141,16 @@ class Requirement:
         return any(v in big and _in_bounds(v, gte, lte) for v in small)
 
     def any(self, rng: random.Random) -> str:
-        """core Requirement.Any (requirement.go; karpenter-core.md §2.1): a member, a random integer,
+        """core Requirement.Any (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go; karpenter-core.md
+        §2.1): a member, a random integer,
         or "" (seeded here)."""
         if not self.complement:
             return rng.choice(sorted(self.values)) if self.values else ""
         low = self.gte if self.gte is not None else 0
         high = self.lte + 1 if self.lte is not None else MAX_INT64
         if high <= low:
-            return ""   # Requirement.Any panics in rand.Intn(0) here (karpenter-core.md §2.1); we report no value
+            return ""   # Requirement.Any panics in rand.Intn(0) here (sigs.k8s.io/karpenter v1.14.0
+                        # pkg/scheduling/requirement.go; karpenter-core.md §2.1); we report no value
         for _ in range(16):
             candidate = str(rng.randrange(low, high))
             if candidate not in self.values:
@@ -152,7 +159,8 @@ class Requirement:
 
     # -- rendering ------------------------------------------------------------------------------
     def __str__(self) -> str:
-        """core Requirement.String (requirement.go; karpenter-core.md §2.1), e.g. `zone In [a b]`,
+        """core Requirement.String (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go; karpenter-core.md
+        §2.1), e.g. `zone In [a b]`,
         `cpu Exists >=2`."""
         op = self.operator
         if op in (EXISTS, DOES_NOT_EXIST):
@@ -178,7 +186,8 @@ class Requirement:
 
     def node_selector(self) -> list[dict]:
         """Serialization as NodeSelectorRequirement(s) (core Requirement.NodeSelectorRequirement,
-        BoundedNodeSelectorRequirements, requirement.go; karpenter-core.md §2.1; lossy like upstream)."""
+        BoundedNodeSelectorRequirements, sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
+        karpenter-core.md §2.1; lossy like upstream)."""
         base = {"key": self.key}
         if self.min_values is not None:
             base["minValues"] = self.min_values
@@ -209,7 +218,7 @@ def _in_bounds(value: str, gte: int | None, lte: int | None) -> bool:
 
 def _bounds_empty(gte: int | None, lte: int | None, exclusive: bool) -> bool:
     """Whether the bounds admit nothing: v1.9+ inclusive gte > lte; before, exclusive greaterThan >=
-    lessThan (core requirement.go Intersection at v1.14.0, before v1.9 its exclusive bounds;
+    lessThan (core pkg/scheduling/requirement.go Intersection at v1.14.0, before v1.9 its exclusive bounds;
     karpenter-core.md §2.2, §8.1; the stored bounds are gte = greaterThan+1, lte = lessThan-1)."""
     if gte is None or lte is None:
         return False
@@ -237,7 +246,8 @@ def exists(key: str) -> Requirement:
 
 
 class Requirements(Mapping[str, Requirement]):
-    """core Requirements (requirements.go; karpenter-core.md §2.3-§2.4): key -> Requirement, with Add,
+    """core Requirements (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md §2.3-§2.4):
+    key -> Requirement, with Add,
     Compatible and Intersects."""
 
     __slots__ = ("_reqs", "_sig")
@@ -264,7 +274,8 @@ class Requirements(Mapping[str, Requirement]):
         return len(self._reqs)
 
     def get(self, key: str, default=None) -> Requirement:  # type: ignore[override]
-        """A missing key reads as Exists (core Requirements.Get, requirements.go; karpenter-core.md §2.3)."""
+        """A missing key reads as Exists (core Requirements.Get, sigs.k8s.io/karpenter v1.14.0
+        pkg/scheduling/requirements.go; karpenter-core.md §2.3)."""
         r = self._reqs.get(key)
         if r is not None:
             return r
@@ -302,7 +313,7 @@ class Requirements(Mapping[str, Requirement]):
     # -- the core semantics ---------------------------------------------------------------------
     def _conflicts(self, incoming: "Requirements", first_only: bool) -> list[str]:
         """Keys defined on both sides whose requirements cannot intersect (core Requirements.Intersects,
-        requirements.go; karpenter-core.md §2.4), unless both
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md §2.4), unless both
         sides are negative (NotIn/DoesNotExist)."""
         mine, theirs = self._reqs, incoming._reqs
         small, big = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
@@ -321,7 +332,8 @@ class Requirements(Mapping[str, Requirement]):
         return bad
 
     def intersects(self, incoming: "Requirements") -> str | None:
-        """core Requirements.Intersects (requirements.go; karpenter-core.md §2.4): only keys defined on
+        """core Requirements.Intersects (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
+        karpenter-core.md §2.4): only keys defined on
         both sides; errors joined with "; "."""
         bad = self._conflicts(incoming, first_only=False)
         if not bad:
@@ -338,7 +350,8 @@ class Requirements(Mapping[str, Requirement]):
                 if key not in allow_undefined and key not in mine and r.operator not in NEGATIVE_OPERATORS]
 
     def compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> str | None:
-        """core Requirements.Compatible (requirements.go; karpenter-core.md §2.4): undefined custom keys
+        """core Requirements.Compatible (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
+        karpenter-core.md §2.4): undefined custom keys
         fail unless negative; then Intersects. Upstream
         reports the first undefined key in Go map order; we report the first in sorted order."""
         undefined = self._undefined(incoming, allow_undefined)
@@ -351,7 +364,8 @@ class Requirements(Mapping[str, Requirement]):
         return not self._undefined(incoming, allow_undefined) and self.intersects_ok(incoming)
 
     def _typo_hint(self, key: str, allow_undefined: frozenset[str]) -> str:
-        """core labelHint (requirements.go; karpenter-core.md §2.4): a candidate containing the key, or
+        """core labelHint (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md §2.4): a
+        candidate containing the key, or
         ending with its name part. Upstream picks by Go
         map order (nondeterministic); we take the first in sorted order of each candidate set."""
         name = key.split("/", 1)[-1]
@@ -363,7 +377,8 @@ class Requirements(Mapping[str, Requirement]):
 
     # -- rendering ------------------------------------------------------------------------------
     def to_string(self, omit: frozenset[str] = frozenset({"kubernetes.io/hostname"})) -> str:
-        """core Requirements.String (requirements.go; karpenter-core.md §2.3): sorted, ", "-joined,
+        """core Requirements.String (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md
+        §2.3): sorted, ", "-joined,
         RestrictedLabels omitted."""
         return ", ".join(str(self._reqs[k]) for k in sorted(self._reqs) if k not in omit)
 

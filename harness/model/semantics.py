@@ -23,8 +23,9 @@ class Semantics:
                                                                      repr=False)
 
     def normalize_key(self, key: str) -> str:
-        """core NormalizedLabels (pkg/apis/v1/labels.go; karpenter-core.md §1.2) + the provider's CSI zone
-        key (pkg/utils/zones/normalization.go; azure-provider.md §1.1)."""
+        """core NormalizedLabels (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; karpenter-core.md §1.2)
+        + the provider's CSI zone key (karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go
+        RegisterCSIZoneNormalization; azure-provider.md §1.1)."""
         return self.normalized_labels.get(key, key)
 
     def normalize_values(self, key: str, values) -> list[str]:

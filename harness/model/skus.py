@@ -15,7 +15,8 @@ from typing import Any, Mapping
 from harness.model.gostrconv import go_div, parse_float64, parse_int64, wrap_int64
 from harness.model.overhead import MIB
 
-# provider pkg/apis/v1beta1/labels.go AzureToKubeArchitectures (azure-provider.md §1.2)
+# provider pkg/apis/v1beta1/labels.go AzureToKubeArchitectures (karpenter-provider-azure v1.14.0;
+# azure-provider.md §1.2)
 AZURE_TO_KUBE_ARCH = {"x64": "amd64", "Arm64": "arm64"}
 
 # The provider decodes ResourceSku JSON with encoding/json into the compute 2022-08-01 types
@@ -56,7 +57,7 @@ def canonical_sku(sku: Mapping) -> dict:
 
 
 
-# -- capability access (skewer v0.0.24 sku.go, strings.go; fake-azure.md §1.4) --------------------
+# -- capability access (github.com/Azure/skewer@v0.0.24/sku.go, strings.go; fake-azure.md §1.4) --------
 def _caps(sku: Mapping) -> dict[str, str]:
     """Capabilities by lowercased name; the first of duplicate names wins (skewer scans in order)."""
     caps = sku.get("capabilities") or ()
@@ -108,8 +109,8 @@ LOCATION_RESTRICTION = "Location"     # compute.Location; skewer compares the ty
 
 
 def has_location_restriction(sku: Mapping, region: str) -> bool:
-    """skewer HasLocationRestriction (skewer v0.0.24 sku.go; fake-azure.md §1.3): a restriction whose type is exactly
-    `Location` listing the region."""
+    """skewer SKU.HasLocationRestriction (github.com/Azure/skewer@v0.0.24/sku.go; fake-azure.md §1.3): a
+    restriction whose type is exactly `Location` listing the region."""
     r = _norm(region)
     for res in sku.get("restrictions") or ():
         if res.get("type") == LOCATION_RESTRICTION and any(_norm(v) == r for v in res.get("values") or ()):
@@ -119,7 +120,8 @@ def has_location_restriction(sku: Mapping, region: str) -> bool:
 
 def availability_zones(sku: Mapping, region: str) -> list[str]:
     """skewer AvailabilityZones(region): zones listed for the region minus zone-restricted ones; none
-    with a Location restriction (skewer v0.0.24 sku.go; azure-provider.md §2.1)."""
+    with a Location restriction (github.com/Azure/skewer@v0.0.24/sku.go SKU.AvailabilityZones;
+    azure-provider.md §2.1)."""
     infos = _location_info(sku, region)
     if not infos:
         return []
@@ -150,8 +152,8 @@ def has_capability_in_zone(sku: Mapping, name: str, zone: str) -> bool:
 
 
 def max_ephemeral_bytes(caps: Mapping[str, str]) -> int:
-    """The size half of `FindMaxEphemeralSizeGBAndPlacement` (instancetypes.go;
-    azure-provider.md §1.4), in bytes: 0 unless
+    """The size half of `FindMaxEphemeralSizeGBAndPlacement` (karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go; azure-provider.md §1.4), in bytes: 0 unless
     EphemeralOSDiskSupported; then NVMe (NvmeDiskSizeInMiB > 0 and placement NvmeDisk), cache
     (CachedDiskBytes > 0), resource disk (MaxResourceVolumeMB > 0, really MiB), first that applies."""
     if not _cap_true(caps, "EphemeralOSDiskSupported"):
@@ -182,8 +184,8 @@ def ephemeral_gb(caps: Mapping[str, str]) -> int:
 
 
 def max_ephemeral_gb(sku: Mapping) -> int:
-    """Max ephemeral OS disk size in decimal GB, integer division (instancetypes.go
-    FindMaxEphemeralSizeGBAndPlacement; azure-provider.md §1.4)."""
+    """Max ephemeral OS disk size in decimal GB, integer division (karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go FindMaxEphemeralSizeGBAndPlacement; azure-provider.md §1.4)."""
     return max_ephemeral_bytes(_caps(canonical_sku(sku))) // 10**9
 
 

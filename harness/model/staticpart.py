@@ -43,8 +43,9 @@ class ZoneOffer:
     reqs: dict[str, dict[str, Requirement]] = field(default_factory=dict)   # capacity type -> offering reqs
 
     def fill(self, sw: Switches, cache: "InstanceTypeCache") -> "ZoneOffer":
-        """The offering requirements per capacity type (instancetypes.go createOfferings;
-        azure-provider.md §2.2), each key single-valued except ultra-SSD."""
+        """The offering requirements per capacity type (karpenter-provider-azure v1.14.0
+        pkg/providers/instancetype/instancetypes.go createOfferings; azure-provider.md §2.2), each key
+        single-valued except ultra-SSD."""
         key = (self.zone, self.scope, self.ultra, sw)
         hit = cache.offer_reqs(key)
         if hit is not None:
@@ -87,7 +88,8 @@ class StaticPart:
 def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: float | None, gpus: int | None,
                            gpu: tuple[str, tuple[str, ...]] | None, vm: VMSize, sw: Switches,
                            cluster: ClusterParams) -> str | None:
-    """`isSupported` (instancetypes.go; azure-provider.md §1.5), in upstream's order."""
+    """`isSupported` (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go;
+    azure-provider.md §1.5), in upstream's order."""
     if vcpus is None or vcpus < 2:
         return "fewer than 2 vCPUs" if vcpus is not None else "vCPUs capability missing or invalid"
     if mem_gib is None or not mem_gib >= 3.5:          # NaN fails `memGiB >= 3.5` too
@@ -117,7 +119,8 @@ def _gpu(name: str, sw: Switches) -> tuple[str, tuple[str, ...]] | None:
 def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int, arch: str,
                            gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams,
                            sw: Switches) -> str | None:
-    """Per-NodeClass filters (instancetypes.go `isInstanceTypeSupportedByFilters`; azure-provider.md §1.5)."""
+    """Per-NodeClass filters (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
+    `isInstanceTypeSupportedByFilters`; azure-provider.md §1.5)."""
     if gpu is not None:
         vendor, oses = gpu
         fam = nc.image_family or ""
@@ -203,7 +206,8 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     if reason:
         return reason
 
-    # -- zones (instancetypes.go List, skewer AvailabilityZones; azure-provider.md §2.1) and ultra-SSD
+    # -- zones (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go List and
+    #    instanceTypeZones, skewer SKU.AvailabilityZones; azure-provider.md §2.1) and ultra-SSD
     #    options per zone (createOfferings; azure-provider.md §2.3) --
     regional_ultra = ("true", "false") if _cap_true(caps, "UltraSSDAvailable") else ("false",)
     zone_offers: list[ZoneOffer] = []
@@ -218,7 +222,8 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     if not sku_zones or sw.regional_for_zonal:
         zone_offers.append(ZoneOffer(sw.regional_value, "regional", regional_ultra).fill(sw, cache))
 
-    # -- static requirements (instancetype.go computeRequirements; azure-provider.md §1.2) --
+    # -- static requirements (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go
+    #    computeRequirements; azure-provider.md §1.2) --
     reqs: dict[str, Requirement] = {}
 
     def put(key: str, *values: str) -> None:
@@ -285,7 +290,8 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     if sw.hyperv:
         put(HYPERV, *((["1"] if gen1 else []) + (["2"] if gen2 else [])))
 
-    # -- capacity and overhead (instancetype.go computeCapacity; azure-provider.md §1.2) --
+    # -- capacity and overhead (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go
+    #    computeCapacity; azure-provider.md §1.2) --
     gpu_vendor = gpu[0] if gpu is not None else None
     capacity = {
         "cpu": vcpus * 1000,

@@ -168,7 +168,7 @@ def restricted_skus_file(resolver: GoResolver, origin: str) -> str:
     lines = [
         f"Derived by `python -m harness.model.sync` from {origin} pkg/providers/instancetype/skus.go",
         "(AKSRestrictedVMSizes, karpenterRestrictedVMSKUs). Do not edit: re-run the sync.",
-        "VM sizes the provider never turns into instance types (IsRestrictedSKU, azure-provider.md §1.5).",
+        "VM sizes the provider never turns into instance types (IsRestrictedSKU in that file).",
     ]
     return (_header(lines) + "aksRestricted:        # low-performance sizes AKS does not allow in node pools\n"
             + "".join(f"  - {n}\n" for n in aks)

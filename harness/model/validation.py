@@ -25,9 +25,11 @@ from harness.model.versions import parse_version as _parse_version
 
 ADMISSION = "admission"
 RUNTIME = "runtime"
-GROUP = "karpenter.sh"      # core apis.Group (pkg/apis/apis.go) of NodePool and NodeClaim (karpenter-core.md §1.1)
+# core apis.Group of NodePool and NodeClaim (sigs.k8s.io/karpenter v1.14.0 pkg/apis/apis.go; karpenter-core.md §1.1)
+GROUP = "karpenter.sh"
 
-# The requirement-key pattern of the CRDs (karpenter.sh_nodepools.yaml; karpenter-core.md §5.1); the
+# The requirement-key pattern of the CRDs (karpenter-provider-azure v1.14.0
+# pkg/apis/crds/karpenter.sh_nodepools.yaml; karpenter-core.md §5.1); the
 # label-value pattern is apimachinery's label-value regex (harness.model.labels)
 REQUIREMENT_KEY_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
                            r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -142,7 +144,8 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
     return errs
 
 
-# Required fields of the v1 CRDs' OpenAPI schemas (pkg/apis/crds/karpenter.sh_nodepools.yaml,
+# Required fields of the v1 CRDs' OpenAPI schemas (karpenter-provider-azure v1.14.0
+# pkg/apis/crds/karpenter.sh_nodepools.yaml,
 # karpenter.sh_nodeclaims.yaml). karpenter-core.md §5 (CRD validation) documents the CRDs'
 # patterns and rules but not these lists; they are read from the CRDs and conformance-checked (a NodePool
 # without spec.template.spec.requirements is refused).
@@ -219,7 +222,8 @@ def admission_rejection(obj: dict, profile: Profile, server_version: str | None 
 
 # -- runtime (Go) validation ---------------------------------------------------------------------
 def validate_requirement(req: dict, profile: Profile) -> list[str]:
-    """core ValidateRequirement (pkg/apis/v1/nodeclaim_validation.go; karpenter-core.md §5.3; Azure known
+    """core ValidateRequirement (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodeclaim_validation.go;
+    karpenter-core.md §5.3; Azure known
     values registered in provider pkg/apis/v1beta1/labels.go init, azure-provider.md §3.2)."""
     sem = semantics_for(profile)
     key = sem.normalize_key(str(req.get("key", "")))
@@ -261,7 +265,8 @@ def validate_requirement(req: dict, profile: Profile) -> list[str]:
 
 
 def runtime_validation_error(nodepool: dict, profile: Profile) -> str | None:
-    """core NodePool.RuntimeValidate (pkg/apis/v1/nodepool_validation.go; karpenter-core.md §5.3): the
+    """core NodePool.RuntimeValidate (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool_validation.go;
+    karpenter-core.md §5.3): the
     ValidationSucceeded=False message."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = (tmpl.get("metadata") or {}).get("labels") or {}

@@ -1,4 +1,5 @@
-"""The Azure VM size name parser (skewer v0.0.24 `GetVMSize`, vmsize.go), azure-provider.md §1.3.
+"""The Azure VM size name parser (skewer `GetVMSize`, github.com/Azure/skewer@v0.0.24/vmsize.go),
+azure-provider.md §1.3.
 
 The parser takes the SKU *size* (no `Standard_` prefix, e.g. `D2s_v3`) and splits it into family,
 subfamily, vCPUs, constrained vCPUs, additive features, accelerator, version and promo flag. The
@@ -37,14 +38,16 @@ _SIZE_RE = re.compile(
     r"(_Promo)?\Z"                       # 13 promo
 )
 
-# skewer vmsize.go's hard-coded special case (reached only when the pattern fails; azure-provider.md §1.3).
+# skewer's hard-coded special case in GetVMSize (github.com/Azure/skewer@v0.0.24/vmsize.go; reached only
+# when the pattern fails; azure-provider.md §1.3).
 _SPECIAL = {
     "M416s_8_v2": ("M", "", "416", None, "s", None, False, "v2", False),
 }
 
 # Accelerator fallback for sizes whose name carries none, seen in a newer github.com/Azure/skewer
-# vmsize.go (which version is not recorded; azure-provider.md §1.3); skewer v0.0.24 (provider v1.14.0)
-# has no such table, so upstream keeps it off.
+# vmsize.go (which version is not recorded: a harness assumption; azure-provider.md §1.3); skewer v0.0.24
+# (github.com/Azure/skewer@v0.0.24/vmsize.go, pinned by provider v1.14.0) has no such table, so upstream
+# keeps it off.
 ACCELERATOR_FALLBACK = {
     "NC6s_v3": "V100", "NC12s_v3": "V100", "NC24s_v3": "V100", "NC24rs_v3": "V100",
     "ND40rs_v2": "V100",
@@ -80,15 +83,16 @@ class VMSize:
 
     @property
     def series(self) -> str:
-        """Family + subfamily + additive features, plus `_<version>` when there is one (skewer vmsize.go
-        GetVMSize `Series`, the provider's sku-series label; azure-provider.md §1.3)."""
+        """Family + subfamily + additive features, plus `_<version>` when there is one (skewer GetVMSize
+        `Series`, github.com/Azure/skewer@v0.0.24/vmsize.go, the provider's sku-series label;
+        azure-provider.md §1.3)."""
         return self.family + self.subfamily + self.additive_features + (f"_{self.version}" if self.version else "")
 
     @property
     def version_label(self) -> str | None:
         """`sku-version`: the version without v/V, `1` without a version, None (DoesNotExist) if the
-        version does not start with v/V (provider pkg/utils/utils.go `ExtractVersionFromVMSize`;
-        azure-provider.md §1.2)."""
+        version does not start with v/V (karpenter-provider-azure v1.14.0 pkg/utils/utils.go
+        `ExtractVersionFromVMSize`; azure-provider.md §1.2)."""
         if not self.version:
             return "1"
         if self.version[0] in "vV":
@@ -105,7 +109,7 @@ def parse_vm_size(size: str, *, fallback: bool = True) -> VMSize:
     """Parse a size such as `D2s_v3` (not `Standard_D2s_v3`). Raises VMSizeParseError.
 
     `fallback=False` disables the uncertain accelerator fallback table (ACCELERATOR_FALLBACK above, which
-    names where it comes from; azure-provider.md §1.3)."""
+    names where it comes from; github.com/Azure/skewer@v0.0.24/vmsize.go has none; azure-provider.md §1.3)."""
     m = _SIZE_RE.match(size)
     if m is None:
         special = _SPECIAL.get(size)

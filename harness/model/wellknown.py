@@ -38,8 +38,9 @@ SCALE_SET_PRIORITY = "kubernetes.azure.com/scalesetpriority"
 PRIORITY = "kubernetes.azure.com/priority"
 OS_SKU = "kubernetes.azure.com/os-sku"
 FIPS_ENABLED = "kubernetes.azure.com/fips_enabled"
-# (harness assumption) not written by the provider v1.14.0 (azure-provider.md §1.2, §5); profiles with
-# `nodeImageVersion: true` model AKS's own label.
+# (harness assumption) not written by the provider v1.14.0 (absent from its pkg/providers/labels/labels.go;
+# azure-provider.md §1.2, §5); profiles with `nodeImageVersion: true` model AKS's own label
+# (https://learn.microsoft.com/azure/aks/use-labels).
 NODE_IMAGE_VERSION = "kubernetes.azure.com/node-image-version"
 SKU_NAME = "karpenter.azure.com/sku-name"
 SKU_FAMILY = "karpenter.azure.com/sku-family"

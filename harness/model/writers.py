@@ -1,15 +1,15 @@
 """The label writers: who puts which label on a Node, with which value, in which order.
 
 Four writers reach a Karpenter-on-Azure Node (design 0006 FAQ "How do Karpenter labels get onto
-the Node?", karpenter-core.md §4, §6; azure-provider.md §4):
+the Node?", karpenter-core.md §4, §6; azure-provider.md §4), each cited below:
 
-  kubelet                the kubelet's own labels at registration (k8s.io/kubernetes
+  kubelet                the kubelet's own labels at registration (k8s.io/kubernetes v1.36.3
                          pkg/kubelet/kubelet_node_status.go initialNode; karpenter-core.md §6.4)
   kubelet-node-labels    the provider's `--node-labels` (provider v1.14.0
                          pkg/providers/launchtemplate/launchtemplate.go getStaticParameters,
                          pkg/providers/labels/labels.go Get; azure-provider.md §4.4), applied by the kubelet
   cloud-node-controller  the cloud node controller's instance-type/zone/region labels (k8s.io/cloud-provider
-                         v0.35.0 controllers/node/node_controller.go getNodeModifiersFromCloudProvider;
+                         v0.36.3 controllers/node/node_controller.go getNodeModifiersFromCloudProvider;
                          karpenter-core.md §6.5)
   karpenter-core         Karpenter core's syncNode copying all NodeClaim labels (sigs.k8s.io/karpenter
                          v1.14.0 pkg/controllers/nodeclaim/lifecycle/registration.go; karpenter-core.md §4.2)
@@ -34,7 +34,7 @@ CLOUD_NODE_CONTROLLER = "cloud-node-controller"
 KARPENTER_CORE = "karpenter-core"
 
 # The 22 Azure well-known keys (provider pkg/providers/labels/labels.go
-# GetWellKnownSingleValuedRequirementLabels; azure-provider.md §3.1)
+# GetWellKnownSingleValuedRequirementLabels, karpenter-provider-azure v1.14.0; azure-provider.md §3.1)
 AZURE_DOMAINS = ("karpenter.azure.com/", "kubernetes.azure.com/")
 
 
@@ -47,8 +47,8 @@ class LabelFacts:
 
 
 def base_labels(profile: Profile, facts: LabelFacts, forced: bool | None = None) -> dict[str, str]:
-    """The provider's always-generated labels (labels.go Get; azure-provider.md §4.1), from the profile's
-    table.
+    """The provider's always-generated labels (karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go
+    Get; azure-provider.md §4.1), from the profile's table.
     `forced` selects the entries applied last (True), the others (False), or all (None)."""
     out: dict[str, str] = {}
     for b in profile.base_labels:
@@ -75,8 +75,8 @@ class KubeletLabels:
 def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: Mapping[str, str],
                         claim_requirements: Requirements, instance_type_requirements: Requirements,
                         chosen: Mapping[str, str]) -> KubeletLabels:
-    """launchtemplate.go getStaticParameters (azure-provider.md §4.4; docs/research/before-0006.md §5.2
-    for the older order):
+    """getStaticParameters (karpenter-provider-azure v1.14.0 pkg/providers/launchtemplate/launchtemplate.go;
+    azure-provider.md §4.4; docs/research/before-0006.md §5.2 for the older order):
     the profile lists the inputs, later ones win; then the kubelet filter, if the profile has one."""
     inputs = {
         "base": lambda: base_labels(profile, facts, forced=False),
@@ -102,8 +102,8 @@ def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: M
 
 
 def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dict[str, str]:
-    """kubelet initialNode (kubelet_node_status.go; karpenter-core.md §6.4): hostname, os, arch (GA and
-    beta)."""
+    """kubelet Kubelet.initialNode (k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go;
+    karpenter-core.md §6.4): hostname, os, arch (GA and beta)."""
     return {
         "kubernetes.io/hostname": hostname,
         "kubernetes.io/os": os_name,
@@ -114,9 +114,10 @@ def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dic
 
 
 def cloud_node_controller_labels(instance_type: str, zone: str, region: str) -> dict[str, str]:
-    """Cloud node controller getNodeModifiersFromCloudProvider (node_controller.go; karpenter-core.md
-    §6.5): instance type, zone and region, each under the GA and beta keys. Azure reports a regional
-    VM's zone as "0" (Azure/karpenter-provider-azure PR #1615; azure-provider.md §2.1)."""
+    """Cloud node controller getNodeModifiersFromCloudProvider (k8s.io/cloud-provider v0.36.3
+    controllers/node/node_controller.go; karpenter-core.md §6.5): instance type, zone and region, each
+    under the GA and beta keys. Azure reports a regional VM's zone as "0" (karpenter-provider-azure v1.14.0
+    pkg/utils/zones/zones.go MakeAKSLabelZoneFromVM, since PR #1615; azure-provider.md §2.1)."""
     return {
         INSTANCE_TYPE: instance_type,
         "beta.kubernetes.io/instance-type": instance_type,
@@ -131,7 +132,7 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
                         capacity_type: str, ultra_ssd: bool, nodepool: str,
                         claim_requirements: Requirements) -> dict[str, str]:
     """provider vmInstanceToNodeClaim + Create's merge of Azure well-known claim labels
-    (pkg/cloudprovider/cloudprovider.go; azure-provider.md §4.3)."""
+    (karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go; azure-provider.md §4.3)."""
     keys = set(profile.provider_setting("vmLabels"))
     labels = dict(instance_type_requirements.single_valued_labels())
     if "zone" in keys:
@@ -183,16 +184,18 @@ def resolved_requirement_labels(profile: Profile, requirements: Requirements, rn
 
 
 def nodeclaim_template_labels(nodepool: dict) -> dict[str, str]:
-    """core NewNodeClaimTemplate (nodeclaimtemplate.go; karpenter-core.md §3.1 steps 1+3): template
-    labels, the nodepool label and the nodeclass label."""
+    """core NewNodeClaimTemplate (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; karpenter-core.md §3.1 steps 1+3):
+    template labels, the nodepool label and the nodeclass label."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = {str(k): str(v) for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items()}
     labels[NODEPOOL] = nodepool["metadata"]["name"]
     ref = (tmpl.get("spec") or {}).get("nodeClassRef") or {}
     if ref.get("name"):
-        # core NodeClassLabelKey `<group>/<lowercased kind>` (pkg/apis/v1/labels.go; karpenter-core.md §1.1,
-        # §3.1). The CRD requires both
-        # (karpenter-core.md §5.1); without them we take the Azure NodeClass's, karpenter.azure.com/aksnodeclass (azure-provider.md §4.3).
+        # core NodeClassLabelKey `<group>/<lowercased kind>` (sigs.k8s.io/karpenter v1.14.0
+        # pkg/apis/v1/labels.go; karpenter-core.md §1.1, §3.1). The CRD requires both (karpenter-core.md
+        # §5.1); without them we take the Azure NodeClass's, karpenter.azure.com/aksnodeclass
+        # (azure-provider.md §4.3).
         group = ref.get("group") or "karpenter.azure.com"
         kind = (ref.get("kind") or "AKSNodeClass").lower()
         labels[f"{group}/{kind}"] = ref["name"]

@@ -14,6 +14,7 @@ import pytest
 
 from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
 from harness.runner.yamlsource import SourceError
+from harness.runner.selection import no_scenario, unknown_profile
 
 
 def pytest_addoption(parser):
@@ -60,7 +61,7 @@ def check_selection_options(profiles: list[str], backends: list[str]) -> None:
     known = available_profiles()
     for p in profiles:
         if p not in known:
-            raise pytest.UsageError(f"--profile {p}: unknown profile; known profiles: {', '.join(known)}")
+            raise pytest.UsageError(unknown_profile(p, known))
     for b in backends:
         if b not in BACKEND_NAMES:
             raise pytest.UsageError(f"--backend {b}: unknown backend; known backends: {', '.join(BACKEND_NAMES)}")
@@ -77,10 +78,7 @@ def pytest_collection_modifyitems(config, items):
     declared = config.stash[DECLARED]
     wanted = config.getoption("--profile")
     if wanted and declared["scenarios"] and not declared["profiles"] & set(wanted):
-        raise pytest.UsageError(
-            f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {declared['scenarios']} "
-            f"collected scenario(s) declares it in given.profiles (they declare: "
-            f"{', '.join(sorted(declared['profiles']))})")
+        raise pytest.UsageError(no_scenario(wanted, declared["scenarios"], declared["profiles"]))
     shard = config.getoption("--shard")
     if not shard:
         return
@@ -317,8 +315,7 @@ class ScenarioReporting:
                 continue
         declared = {p for sc in scenarios for p in sc.profiles}
         if scenarios and not declared & set(wanted):
-            message = (f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {len(scenarios)} "
-                       f"collected scenario(s) declares it in given.profiles (they declare: {', '.join(sorted(declared))})")
+            message = no_scenario(wanted, len(scenarios), declared)
             tr = self.config.pluginmanager.get_plugin("terminalreporter")
             if tr is not None:
                 tr.write_line(f"ERROR: {message}", red=True)

@@ -130,3 +130,17 @@ def test_check_doc_cites_upstream_sources(capsys):
     assert main(["parity", "-q", "--profile", "before-0006", "--check-doc",
                  "--label", "kubernetes.azure.com/cluster"]) == 0
     assert "| Label | Context | Column | Doc | Behavior | Kind | Reason | Sources |" in capsys.readouterr().out
+
+
+def test_check_doc_cites_kube_scheduler_reason_under_before_0006(capsys):
+    """Core v1.6.2 leaves a pod whose NodePools all filter out with kube-scheduler's reason only; that
+    row cites the v1.6.2 scheduler and kube-scheduler's schedulePod, like every other row."""
+    assert main(["parity", "-q", "--profile", "before-0006", "--check-doc", "--format", "json",
+                 "--label", "karpenter.azure.com/sku-gpu-manufacturer"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    amd = next(d for d in found if d["column"] == "Karpenter (schedulable)")
+    assert "no nodes available to schedule pods" in amd["reason"]
+    assert amd["sources"][0].startswith("sigs.k8s.io/karpenter v1.6.2 pkg/controllers/provisioning/scheduling/"
+                                        "scheduler.go:628 Scheduler.addToNewNodeClaim")
+    assert "k8s.io/kubernetes v1.36.3 pkg/scheduler/schedule_one.go:576 Scheduler.schedulePod" in amd["sources"][0]
+    assert all(any(s.startswith(("sigs.k8s.io/", "github.com/", "k8s.io/")) for s in d["sources"]) for d in found)

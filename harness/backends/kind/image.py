@@ -1,4 +1,5 @@
-"""The kind node image, built without a container registry (reference/kind-airgapped.md §2-§5):
+"""The kind node image, built without a container registry (what sigs.k8s.io/kind v0.33.0
+pkg/build/nodeimage/build.go and images/base/Dockerfile make; reference/kind-airgapped.md §2-§5):
 
     python -m harness.backends build --kind
 
@@ -44,7 +45,8 @@ EXTRAS_SCRIPT = Path(__file__).with_name("build-node-extras.sh")
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd")
 # kubeadm's addon phases whose images may not be built: kube-proxy's image needs iptables userspace (not
 # built), CoreDNS is a ~25 min build done only on request (`build --kind --coredns`); the node image
-# lists the phases its cluster must skip in SKIP_FILE (kind-airgapped.md §2, "CoreDNS is the largest extra").
+# lists the phases its cluster must skip in SKIP_FILE (kubeadm's addon phases: k8s.io/kubernetes v1.36.3
+# cmd/kubeadm/app/cmd/phases/init/addons.go; kind-airgapped.md §2, "CoreDNS is the largest extra").
 ADDON_IMAGES = {"addon/coredns": "coredns", "addon/kube-proxy": "kube-proxy"}
 SKIP_FILE = "/kind/harness-skip-phases"
 ENTRYPOINT_IMAGES = ("pause", "coredns")          # run as the image's entrypoint, not a named command
@@ -156,7 +158,8 @@ def image_component(name: str) -> str:
 
 
 # -- 2.+3. base image ------------------------------------------------------------------------------------
-# Edits to kind's containerd config and units for a host without CAP_SYS_RESOURCE (kind-airgapped.md §3):
+# Edits to kind's containerd config (sigs.k8s.io/kind v0.33.0 images/base/files/etc/containerd/config.toml)
+# and units for a host without CAP_SYS_RESOURCE (kind-airgapped.md §3):
 # no fuse-overlayfs proxy plugin, restrict_oom_score_adj, no OOMScoreAdjust; the sandbox image is the
 # pause name kubeadm prints; no base_runtime_spec (its createContainer hook only fakes DMI ids).
 BASE_DOCKERFILE = """\

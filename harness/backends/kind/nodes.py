@@ -1,6 +1,7 @@
 """Node containers of the kind backend, and the warm pool of workers whose kubelet boots for a fake VM.
 
-A node container runs the node image the way kind runs it (reference/kind-airgapped.md §7): privileged
+A node container runs the node image the way kind runs it (sigs.k8s.io/kind v0.33.0
+pkg/cluster/internal/providers/docker/provision.go; reference/kind-airgapped.md §7): privileged
 through the `runc-nosysresource` runtime, a private cgroup namespace, tmpfs on /run and /tmp and a
 volume on /var (containerd's overlay snapshotter cannot nest on the container's own overlay rootfs).
 

@@ -220,7 +220,8 @@ class Kubelets:
         rec = KubeletRecord(vm_name, facts.hostname or vm_name.lower(), boot)
         self.records[vm_name] = rec
         # the kubelet validates its own flags first and exits on a bad --node-labels
-        # (k8s.io/kubernetes cmd/kubelet/app/options ValidateKubeletFlags; karpenter-core.md §6.2)
+        # (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags;
+        # karpenter-core.md §6.2)
         rec.refused = kubelet_flag_error(boot.node_labels, self.profile)
         if rec.refused:
             return
@@ -327,8 +328,9 @@ class Kubelets:
 
     def _csi_topology(self, rec: KubeletRecord, zones: list[str]) -> None:
         """The Azure Disk CSI node plugin registers and the kubelet publishes its topology key on the
-        Node: the VM's zone, "" for a regional VM (reported-bugs.md §4 R07/R30; the simulation's
-        `_csi_topology` does the same)."""
+        Node: the VM's zone, "" for a regional VM (the key topology.disk.csi.azure.com/zone, which
+        karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go maps to the zone label;
+        reported-bugs.md §4 R07/R30; the simulation's `_csi_topology` does the same)."""
         from harness.backends.base import APIRejected, Identity
         value = f"{self.region.lower()}-{zones[0]}" if zones else ""
 

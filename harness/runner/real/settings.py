@@ -1,6 +1,7 @@
 """The controller's configuration for one scenario: environment variables, the ARM environment file,
-the trust bundle and the fake `az` (reference/real-controller.md §4-§6), from the scenario's `given`
-and the data in harness/data/real-engine.yaml.
+the trust bundle and the fake `az` (the options of karpenter-provider-azure v1.14.0
+pkg/operator/options/options.go and pkg/auth/config.go; reference/real-controller.md §4-§6), from the
+scenario's `given` and the data in harness/data/real-engine.yaml.
 
 Every endpoint is loopback: the ARM environment file points at the fake, the cluster endpoint at the
 API server; the trust bundle holds only the fake's CA and the API server's CA (no system roots), and
@@ -18,7 +19,8 @@ import yaml
 
 from harness.model.data import DATA_DIR
 
-# the arm environment's name selects the billing extension (reference/real-controller.md §4)
+# the arm environment's name selects the billing extension (karpenter-provider-azure v1.14.0
+# pkg/providers/instance/vminstance.go isAKSIdentifyingExtensionEnabled; reference/real-controller.md §4)
 ENVIRONMENT_NAME = "AzurePublicCloud"
 TOKEN_AUDIENCE = "https://management.azure.com/"
 
