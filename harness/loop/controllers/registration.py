@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from harness.backends.base import CLOUD_NODE_MANAGER, KARPENTER, NODE_LIFECYCLE, APIRejected, Identity
-from harness.loop.azure import parse_bootstrap
+from harness.loop.azuresdk import parse_bootstrap
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import TERMINATION_FINALIZER
 from harness.loop.pods import Taint
