@@ -62,7 +62,8 @@ class Launched:
 @dataclass
 class LaunchFailure:
     kind: str                 # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a
-                              # reason of kind InsufficientCapacity, azure-provider.md §8)
+                              # reason of kind InsufficientCapacity: provider v1.14.0
+                              # pkg/cloudprovider/cloudprovider.go Create; azure-provider.md §8)
     reason: str
     message: str
     code: str = ""
@@ -142,7 +143,8 @@ class AzureProvider:
                 if self.clock is not None and hasattr(self.clock, "advance"):
                     self.clock.advance(delay)
 
-    # -- instance types (azure-provider.md §1.5: listed once, then cached) ---------------------
+    # -- instance types (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List:
+    # listed once, then cached; azure-provider.md §1.5) ----------------------------------------
     def skus(self) -> list[dict]:
         """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
         good list kept, or none yet (upstream List: "no instance types found"), and read again
@@ -164,13 +166,15 @@ class AzureProvider:
         return self._skus or []
 
     def prices(self) -> dict | None:
-        """The region's price table (the provider loads static prices once, azure-provider.md §2.4)."""
+        """The region's price table (the provider loads static prices once: provider v1.14.0
+        pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4)."""
         if self._prices is None:
             self._prices = (self.fake.prices.get(self.cluster.region.lower()) or {}) if hasattr(self.fake, "prices") else {}
         return self._prices or None
 
     def refresh_quota(self) -> None:
-        """Compute usages per VM family (azure-provider.md §2.2 Quota); fail open on errors."""
+        """Compute usages per VM family (provider v1.14.0 pkg/controllers/quota/controller.go;
+        azure-provider.md §2.2 Quota); fail open on errors."""
         try:
             self._quota = self.call("usages.list", lambda: {
                 u.name.value: {"limit": u.limit, "current": u.current_value}
@@ -235,7 +239,8 @@ class AzureProvider:
 
     # -- create -------------------------------------------------------------------------------
     def choose(self, its: list, claim_reqs: Requirements):
-        """Allocation strategy (azure-provider.md §2.5): cheapest available compatible offering;
+        """Allocation strategy (provider v1.14.0 pkg/providers/allocationstrategy/
+        allocation_strategy.go Allocate; azure-provider.md §2.5): cheapest available compatible offering;
         spot before on-demand and zonal before regional at equal price; seeded shuffle first."""
         wk = self.profile.well_known_labels
         best = []
@@ -251,8 +256,8 @@ class AzureProvider:
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
-        # azure-provider.md §8 "Other failure reasons": NodeClass not found and no compatible
-        # instance type are InsufficientCapacity errors
+        # NodeClass not found and no compatible instance type are InsufficientCapacity errors
+        # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; azure-provider.md §8)
         if nodeclass is None:
             return LaunchFailure("InsufficientCapacity", "NodeClassNotFound",
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
@@ -265,7 +270,7 @@ class AzureProvider:
                                  "all requested instance types were unavailable during launch")
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
-        ultra = ultra_req.has("true") and not ultra_req.has("false")      # §2.3: explicit request only
+        ultra = ultra_req.has("true") and not ultra_req.has("false")      # explicit request only (vminstance.go resolveUltraSSDRequested; azure-provider.md §2.3)
         arch = it.requirements.get(ARCH).single_value() or "amd64"
         facts = self.label_facts(nodeclass, arch)
         chosen = {CAPACITY_TYPE: offering.capacity_type}
@@ -300,7 +305,8 @@ class AzureProvider:
             return LaunchFailure("Unhandled", "CreateInstanceFailed", error_text(e), error_code(e), attempted)
         body = {
             "location": self.cluster.region,
-            # "0" (and "" before #1615) is a regional offering: no zone (azure-provider.md §2.1)
+            # "0" (and "" before #1615) is a regional offering: no zone (provider v1.14.0
+            # pkg/utils/zones/zones.go MakeARMZonesFromAKSLabelZone; azure-provider.md §2.1)
             "zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
             "tags": tags,
             "properties": {

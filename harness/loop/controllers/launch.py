@@ -51,8 +51,10 @@ class Launch:
     def populate(self, c: Claim, out: Launched) -> None:
         """PopulateNodeClaimDetails (launch.go; karpenter-core.md §4.1): the provider's labels under
         the NodeClaim's own; providerID, capacity, allocatable; Launched=True. Profiles with
-        `labelResolution: requirementsLabels` (core before v1.9, karpenter-core.md §8.1) resolve
-        single-valued requirements into labels here."""
+        `labelResolution: requirementsLabels` resolve single-valued requirements into labels here,
+        as core did before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/controllers/nodeclaim/lifecycle/
+        launch.go PopulateNodeClaimDetails; karpenter-core.md §8.1); later cores do it in
+        scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py)."""
         s = self.state
         c.launched, c.launched_at = out, s.clock.now()
         own = dict(c.obj["metadata"].get("labels") or {})

@@ -198,7 +198,8 @@ class Provisioner:
         t = planned.template
         reqs = planned.requirements.without(HOSTNAME, *s.profile.scheduling_simulation_keys)
         wk = s.profile.well_known_labels
-        # Scheduler._truncate already kept the 600 cheapest (karpenter-core.md §3.3 Truncation)
+        # Scheduler._truncate already kept the 600 cheapest (core scheduling/nodeclaimtemplate.go
+        # MaxInstanceTypes; karpenter-core.md §3.3 Truncation)
         its = planned.instance_types
         reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in its),
                              min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))

@@ -103,7 +103,9 @@ class Registration:
     def csi_topology(self, c: Claim, nr: NodeResult) -> None:
         """When the Azure Disk CSI node plugin registers, the kubelet publishes its topology as a
         Node label: the zone of a zonal VM, "" for a regional one (PVs and this label carry "" where
-        the node's zone label says "0"; reported-bugs.md §4 R07/R30)."""
+        the node's zone label says "0": kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk
+        nodeserver.go NodeGetInfo, provider v1.14.0 pkg/utils/zones/normalization.go
+        RegisterCSIZoneNormalization; reported-bugs.md §4 R07/R30)."""
         s = self.state
         node = s.cluster.get("Node", c.node_name)
         zone = c.launched.zone
@@ -117,7 +119,8 @@ class Registration:
 
     # -- 3. the cloud node controller -----------------------------------------------------------------
     def cloud_node_controller(self, c: Claim, nr: NodeResult) -> None:
-        """Acting as cloud-node-manager (karpenter-core.md §6.5): zone/region/instance-type labels,
+        """Acting as cloud-node-manager (k8s.io/cloud-provider v0.36.3 controllers/node/
+        node_controller.go syncNode; karpenter-core.md §6.5): zone/region/instance-type labels,
         providerID, and the uninitialized taint lifted."""
         s = self.state
         node = s.cluster.get("Node", c.node_name)

@@ -96,8 +96,9 @@ class LoopState:
         self.record_event("NodePool", res.name, reason, message)
 
     def pod_event(self, pr: PodResult, message: str) -> None:
-        """Karpenter's FailedScheduling event on a pod (core provisioning/scheduling
-        scheduler.go; karpenter-core.md §3.2 step 1), once per message."""
+        """Karpenter's FailedScheduling event on a pod (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/events.go PodFailedToScheduleEvent;
+        karpenter-core.md §3.2 step 1), once per message."""
         if message in pr.events:
             return
         pr.events.append(message)
