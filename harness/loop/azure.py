@@ -270,7 +270,8 @@ class AzureProvider:
                                  "all requested instance types were unavailable during launch")
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
-        ultra = ultra_req.has("true") and not ultra_req.has("false")      # explicit request only (vminstance.go resolveUltraSSDRequested; azure-provider.md §2.3)
+        # explicit request only (vminstance.go resolveUltraSSDRequested; azure-provider.md §2.3)
+        ultra = ultra_req.has("true") and not ultra_req.has("false")
         arch = it.requirements.get(ARCH).single_value() or "amd64"
         facts = self.label_facts(nodeclass, arch)
         chosen = {CAPACITY_TYPE: offering.capacity_type}

@@ -206,8 +206,10 @@ def explain_pod(pod: PodView, reason: str | None, templates: list[Template], wel
 
 
 def current_templates(sim) -> list[Template]:
-    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step, karpenter-core.md
-    §3.2), read without recording anything in the run's result."""
+    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step,
+    harness/loop/controllers/provisioner.py Provisioner.templates, standing for core
+    pkg/controllers/provisioning/provisioner.go NewScheduler; karpenter-core.md §3.2), read without
+    recording anything in the run's result."""
     return sim.templates(record=False)
 
 

@@ -11,9 +11,12 @@ def _running(sim):
         sim.provisioner.reconcile()
         sim.launch.reconcile()
         for c in sim.claims:
-            sim.registration.kubelet_register(c) if not c.node_name else None
-            sim.registration.register(c) if not c.registered else None
-            sim.initialization.initialize(c) if not c.initialized else None
+            if not c.node_name:
+                sim.registration.kubelet_register(c)
+            if not c.registered:
+                sim.registration.register(c)
+            if not c.initialized:
+                sim.initialization.initialize(c)
         sim.kube_scheduler.reconcile()
 
 
