@@ -2,8 +2,8 @@
 
 1. The kubelet boots with the VM's custom data and registers the Node under its own identity with
    its self-labels and --node-labels (kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go
-   registerWithAPIServer, initialNode; the NodeRestriction admission plugin and the kubelet's flag validation may
-   refuse; karpenter-core.md §6.2-§6.4). The Node starts with the NodeClaim's taints and startup
+   registerWithAPIServer, initialNode; the NodeRestriction admission plugin and the kubelet's flag
+   validation may refuse; karpenter-core.md §6.2-§6.4). The Node starts with the NodeClaim's taints and startup
    taints plus karpenter.sh/unregistered and the cloud provider's uninitialized taint.
 2. The Azure Disk CSI node plugin publishes its topology label (kubernetes-sigs/azuredisk-csi-driver
    pkg/azuredisk nodeserver.go NodeGetInfo, topologyKey).
