@@ -1,25 +1,29 @@
 """The Azure cloud provider of the simulated Karpenter: instance types from the SKU API, offering
 choice, VM + NIC creation through the real Azure SDK against fakeazure, and error handling.
 
-Upstream (karpenter-provider-azure v1.14.0): pkg/providers/instancetype/instancetypes.go (instance
-types, offerings), pkg/providers/allocationstrategy/allocation_strategy.go DefaultProvider.Allocate,
-pkg/providers/instance/vminstance.go beginLaunchInstance (VM and NIC bodies),
-pkg/providers/instance/offerings/*.go (create errors). Notes: azure-provider.md §1-§2 (instance types,
-offerings), §2.5 (allocation strategy), §4 (labels), §8 (create errors); fake-azure.md §2-§3 (VM and
-NIC bodies).
+Upstream (github.com/Azure/karpenter-provider-azure v1.14.0): pkg/cloudprovider/cloudprovider.go
+Create/Delete; pkg/providers/instancetype/instancetypes.go List (instance types, offerings; the
+built types cached per node class, here in the provider's own InstanceTypeCache,
+harness/model/itcache.py); pkg/providers/instance/vminstance.go (VM + NIC create, delete, cleanup);
+pkg/controllers/nodeclaim/garbagecollection (instance and NIC collectors). Notes:
+azure-provider.md §1-§2 (instance types, offerings), §2.5 (allocation strategy), §4 (labels),
+§8 (create errors); fake-azure.md §2-§3 (VM and NIC bodies). The SDK side (retry policy, error
+text, custom data) is harness/loop/azuresdk.py.
 """
 from __future__ import annotations
 
-import base64
 import random
 from dataclasses import dataclass, field
 from typing import Callable
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
+from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, bootstrap_custom_data,
+                                   error_code, error_text, lower_rg, retry_after)
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
+from harness.model.itcache import InstanceTypeCache
 from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
@@ -31,15 +35,6 @@ from harness.model.writers import KubeletLabels, LabelFacts, kubelet_node_labels
 
 RG_DEFAULT = "MC_harness_cluster_southcentralus"
 
-# The Azure SDK retry policy the provider keeps at its defaults (provider v1.14.0
-# pkg/utils/clientopts/armopts.go DefaultRetryOpts; azure-sdk-for-go sdk/azcore v1.22.0
-# runtime/policy_retry.go setDefaults, calcDelay): 3 retries on 408/429/500/502/503/504, delay
-# (2^try - 1) * 800 ms with a [0.8, 1.3) jitter, capped at 60 s; a Retry-After header wins, and one
-# beyond the cap ends the retries. The harness advances its clock instead of sleeping.
-RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-MAX_RETRIES = 3
-RETRY_DELAY = 0.8
-MAX_RETRY_DELAY = 60.0
 # provider v1.14.0 pkg/controllers/nodeclaim/garbagecollection: instance GC every 2 min for VMs
 # without a NodeClaim older than 5 min (instance_garbagecollection.go Reconcile); NIC GC every
 # 5 min for NICs with neither a VM nor a NodeClaim of their name (nic_garbagecollection.go).
@@ -66,10 +61,9 @@ class Launched:
 
 @dataclass
 class LaunchFailure:
-    # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a reason of kind
-    # InsufficientCapacity: karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go
-    # CloudProvider.Create; azure-provider.md §8)
-    kind: str
+    kind: str                 # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a
+                              # reason of kind InsufficientCapacity: provider v1.14.0
+                              # pkg/cloudprovider/cloudprovider.go Create; azure-provider.md §8)
     reason: str
     message: str
     code: str = ""
@@ -85,7 +79,8 @@ class AzureProvider:
     """What Karpenter-on-Azure's cloudprovider.Create does, driven through the Azure SDK."""
 
     def __init__(self, *, fake, compute, network, profile: Profile, cluster: "itmod.ClusterParams",
-                 unavailable: UnavailableOfferings, rng: random.Random, subscription_id: str):
+                 unavailable: UnavailableOfferings, rng: random.Random, subscription_id: str,
+                 cache: InstanceTypeCache | None = None):
         self.fake, self.compute, self.network = fake, compute, network
         self.profile, self.cluster = profile, cluster
         self.unavailable, self.rng = unavailable, rng
@@ -94,14 +89,16 @@ class AzureProvider:
         self._skus: list[dict] | None = None
         self._prices: dict | None = None
         self._quota: dict[str, dict] | None = None
-        self._it_cache: dict = {}          # (nodeclass, cluster) -> (cache seq, InstanceTypeSet)
+        # what instance-type builds remember (static parts per SKU); the provider's own, so runs
+        # never share it and it goes with the provider
+        self.it_cache = cache if cache is not None else InstanceTypeCache()
+        self._built: dict = {}             # (nodeclass, cluster) -> ((offerings seq, SKU seq), InstanceTypeSet)
         self._sku_seq = 0                  # bumped when the SKU list is (re)read
         self._sku_failures = 0
         self._sku_retry_at = 0.0
         self._jitter = random.Random(f"retry-{subscription_id}")   # own stream: retries never shift offering choices
         self.clock = getattr(fake, "clock", None)
         self.on_event: Callable[..., None] | None = None            # the simulation's event recorder
-        self.log: list[dict] = []          # every error/retry event, also when no recorder is set
         self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
         self._last_nic_gc: float | None = None
         self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
@@ -111,7 +108,7 @@ class AzureProvider:
         follow them."""
         self.cluster = cluster
         self.rg = cluster.node_resource_group or RG_DEFAULT
-        self._it_cache.clear()
+        self._built.clear()
 
     # -- Azure calls: the SDK's retries, then an event the scenario can assert -----------------
     def now(self) -> float:
@@ -119,10 +116,9 @@ class AzureProvider:
             self.clock.time() if self.clock is not None else 0.0)
 
     def event(self, source: str, reason: str, message: str) -> None:
-        """An error the provider logs (upstream logs these; the harness records them as events
-        of kind `Log`, named for the logging controller, reason = upstream's log message)."""
-        ev = {"kind": "Log", "name": source, "reason": reason, "message": message}
-        self.log.append(ev)
+        """An error the provider logs (upstream logs these; the harness records them, through
+        `on_event`, as events of kind `Log`, named for the logging controller, reason = upstream's
+        log message)."""
         if self.on_event is not None:
             self.on_event("Log", source, reason, message)
 
@@ -137,18 +133,18 @@ class AzureProvider:
                 if status not in RETRY_STATUS or attempt >= MAX_RETRIES:
                     raise
                 attempt += 1
-                delay = _retry_after(e)
+                delay = retry_after(e)
                 if delay is None:
                     delay = min((2 ** attempt - 1) * RETRY_DELAY * (0.8 + self._jitter.random() / 2), MAX_RETRY_DELAY)
                 elif delay > MAX_RETRY_DELAY:
                     raise
-                self.event("azcore", "Retry", f"{operation}: {status} {_error_code(e) or ''} retry {attempt} "
+                self.event("azcore", "Retry", f"{operation}: {status} {error_code(e) or ''} retry {attempt} "
                                               f"after {delay:.1f}s".replace("  ", " "))
                 if self.clock is not None and hasattr(self.clock, "advance"):
                     self.clock.advance(delay)
 
-    # -- instance types (listed once, then cached: karpenter-provider-azure v1.14.0
-    #    pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes; azure-provider.md §1.5) --
+    # -- instance types (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List:
+    # listed once, then cached; azure-provider.md §1.5) ----------------------------------------
     def skus(self) -> list[dict]:
         """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
         good list kept, or none yet (upstream List: "no instance types found"), and read again
@@ -166,18 +162,18 @@ class AzureProvider:
                 self._sku_retry_at = self.now() + min(REFRESH_BACKOFF_BASE * 2 ** self._sku_failures,
                                                       REFRESH_BACKOFF_MAX)
                 self.event("instancetype", "updating instance types",
-                           f"fetching SKUs using skewer, {_error_text(e)}")
+                           f"fetching SKUs using skewer, {error_text(e)}")
         return self._skus or []
 
     def prices(self) -> dict | None:
-        """The region's price table (the provider loads static prices once: karpenter-provider-azure v1.14.0
+        """The region's price table (the provider loads static prices once: provider v1.14.0
         pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4)."""
         if self._prices is None:
             self._prices = (self.fake.prices.get(self.cluster.region.lower()) or {}) if hasattr(self.fake, "prices") else {}
         return self._prices or None
 
     def refresh_quota(self) -> None:
-        """Compute usages per VM family (karpenter-provider-azure v1.14.0 pkg/providers/quota/quota.go;
+        """Compute usages per VM family (provider v1.14.0 pkg/controllers/quota/controller.go;
         azure-provider.md §2.2 Quota); fail open on errors."""
         try:
             self._quota = self.call("usages.list", lambda: {
@@ -186,7 +182,7 @@ class AzureProvider:
         except HttpResponseError as e:
             # provider v1.14.0 pkg/controllers/quota/controller.go Reconcile: logged, HasQuotaFor fails open
             self._quota = {}
-            self.event("quota", "updating quota usages", _error_text(e))
+            self.event("quota", "updating quota usages", error_text(e))
 
     def has_quota(self, sku: dict) -> bool:
         if self._quota is None:
@@ -202,15 +198,15 @@ class AzureProvider:
         cache changes (quota is read once, on the first build)."""
         key = (nodeclass, self.cluster)
         skus = self.skus()
-        hit = self._it_cache.get(key)
+        hit = self._built.get(key)
         if hit is not None and hit[0] == (self.unavailable.seq, self._sku_seq):
             return hit[1]
         its = itmod.build_instance_types(
             skus, nodeclass, self.cluster, self.profile, prices=self.prices(),
-            unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota)
+            unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota, cache=self.it_cache)
         # read the seq after the build: entries it found expired were dropped (seq bumped) and
         # the build already reflects that
-        self._it_cache[key] = ((self.unavailable.seq, self._sku_seq), its)
+        self._built[key] = ((self.unavailable.seq, self._sku_seq), its)
         return its
 
     # -- labels -------------------------------------------------------------------------------
@@ -244,8 +240,8 @@ class AzureProvider:
     # -- create -------------------------------------------------------------------------------
     def choose(self, its: list, claim_reqs: Requirements):
         """Allocation strategy (karpenter-provider-azure v1.14.0
-        pkg/providers/allocationstrategy/allocation_strategy.go DefaultProvider.Allocate;
-        azure-provider.md §2.5): cheapest available compatible offering;
+        pkg/providers/allocationstrategy/allocation_strategy.go Allocate; azure-provider.md §2.5): cheapest
+        available compatible offering;
         spot before on-demand and zonal before regional at equal price; seeded shuffle first."""
         wk = self.profile.well_known_labels
         best = []
@@ -262,9 +258,7 @@ class AzureProvider:
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
         # NodeClass not found and no compatible instance type are InsufficientCapacity errors
-        # (karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go CloudProvider.Create,
-        # pkg/providers/instance/vminstance.go beginLaunchInstance; azure-provider.md §8 "Other failure
-        # reasons")
+        # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; azure-provider.md §8)
         if nodeclass is None:
             return LaunchFailure("InsufficientCapacity", "NodeClassNotFound",
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
@@ -290,7 +284,7 @@ class AzureProvider:
         kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
                                       claim_reqs, it.requirements, chosen)
         vm_name = self.resource_name(nodeclaim["metadata"]["name"])
-        custom_data = self._bootstrap(kubelet.labels)
+        custom_data = bootstrap_custom_data(kubelet.labels)
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
         tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
@@ -311,10 +305,10 @@ class AzureProvider:
                 self.rg, vm_name, nic_body), lambda: self.network.network_interfaces.get(self.rg, vm_name))
         except HttpResponseError as e:
             self._cleanup(vm_name, must_delete_nic=True)
-            return LaunchFailure("Unhandled", "CreateInstanceFailed", _error_text(e), _error_code(e), attempted)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed", error_text(e), error_code(e), attempted)
         body = {
             "location": self.cluster.region,
-            # "0" (and "" before #1615) is a regional offering: no zone (karpenter-provider-azure v1.14.0
+            # "0" (and "" before #1615) is a regional offering: no zone (provider v1.14.0
             # pkg/utils/zones/zones.go MakeARMZonesFromAKSLabelZone; azure-provider.md §2.1)
             "zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
             "tags": tags,
@@ -338,8 +332,8 @@ class AzureProvider:
             existing = None
         except HttpResponseError as e:
             self._cleanup(vm_name, must_delete_nic=True)
-            return LaunchFailure("Unhandled", "CreateInstanceFailed", f'getting VM "{vm_name}": {_error_text(e)}',
-                                 _error_code(e), attempted)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed", f'getting VM "{vm_name}": {error_text(e)}',
+                                 error_code(e), attempted)
         if existing is not None and (getattr(existing, "provisioning_state", "") or "").lower() == "failed":
             # (harness assumption) the harness retries a failed claim under its own name, which
             # upstream does not (the failed NodeClaim is deleted): a Failed VM of an earlier attempt
@@ -364,7 +358,7 @@ class AzureProvider:
                 self.delete(vm_name)
                 return self._create_failed(e, it, offering, attempted)
         self._suspects.discard(vm_name.lower())
-        provider_id = "azure://" + _lower_rg(vm.id)
+        provider_id = "azure://" + lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
@@ -372,11 +366,11 @@ class AzureProvider:
 
     def _create_failed(self, e: HttpResponseError, it, offering, attempted: dict) -> LaunchFailure:
         zones = sorted({o.zone for o in it.offerings})
-        c: Classified = classify_and_mark(_error_code(e), _error_text(e), cache=self.unavailable,
+        c: Classified = classify_and_mark(error_code(e), error_text(e), cache=self.unavailable,
                                           instance_type=it, zone=offering.zone,
                                           capacity_type=offering.capacity_type, all_zones=zones,
                                           enabled=self.profile.provider.get("createErrorHandlers"))
-        return LaunchFailure(c.error_kind, c.reason, c.message, _error_code(e), attempted)
+        return LaunchFailure(c.error_kind, c.reason, c.message, error_code(e), attempted)
 
     def _put_and_read(self, kind: str, name: str, put: Callable, get: Callable):
         return self._finish_lro(kind, name, self.call(f"{kind}.create", put), get)
@@ -390,19 +384,12 @@ class AzureProvider:
         except HttpResponseError as e:
             if getattr(e, "status_code", None) not in RETRY_STATUS:
                 raise
-            self.event("azcore", "Retry", f"{kind}.get {name}: {e.status_code} {_error_code(e)}".strip())
+            self.event("azcore", "Retry", f"{kind}.get {name}: {e.status_code} {error_code(e)}".strip())
             res = self.call(f"{kind}.get", get)
             state = (getattr(res, "provisioning_state", None) or "").lower()
             if state == "failed":
                 raise HttpResponseError(message=f"{kind} {name} provisioning failed") from None
             return res
-
-    def _bootstrap(self, labels: dict[str, str]) -> str:
-        """Scriptless custom data carries KUBELET_NODE_LABELS (karpenter-provider-azure v1.14.0
-        pkg/providers/imagefamily/bootstrap/cse_cmd.sh.gtpl, filled by aksbootstrap.go AKS.applyOptions;
-        azure-provider.md §4.4)."""
-        line = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-        return base64.b64encode(f"KUBELET_NODE_LABELS={line}\n".encode()).decode()
 
     # -- delete and cleanup (provider v1.14.0 pkg/providers/instance/vminstance.go) ------------
     def resource_name(self, nodeclaim_name: str) -> str:
@@ -422,7 +409,7 @@ class AzureProvider:
             pass
         except HttpResponseError as e:
             ok = False
-            self.event("instance", "virtualMachine.Delete failed", f"{vm_name}: {_error_text(e)}")
+            self.event("instance", "virtualMachine.Delete failed", f"{vm_name}: {error_text(e)}")
         if not self._delete_nic(vm_name):
             ok = False
             if must_delete_nic:
@@ -440,7 +427,7 @@ class AzureProvider:
         except ResourceNotFoundError:
             return True
         except HttpResponseError as e:
-            self.event("instance", "networkinterface.Delete failed", f"{nic_name}: {_error_text(e)}")
+            self.event("instance", "networkinterface.Delete failed", f"{nic_name}: {error_text(e)}")
             return False
 
     def delete(self, vm_name: str) -> None:
@@ -454,7 +441,7 @@ class AzureProvider:
             return
         except HttpResponseError as e:
             self._suspects.add(vm_name.lower())
-            self.event("cloudprovider", "failed to delete instance", f"{vm_name}: {_error_text(e)}")
+            self.event("cloudprovider", "failed to delete instance", f"{vm_name}: {error_text(e)}")
             return
         if (getattr(vm, "provisioning_state", "") or "").lower() == "deleting":
             return
@@ -466,7 +453,7 @@ class AzureProvider:
         try:
             return self.call("vm.list", lambda: {vm.name.lower() for vm in self.compute.virtual_machines.list(self.rg)})
         except HttpResponseError as e:
-            self.event("instance.garbagecollection", "listing VMs", _error_text(e))
+            self.event("instance.garbagecollection", "listing VMs", error_text(e))
             return None
 
     def collect_garbage(self, owned: set[str], eventually: bool = False) -> None:
@@ -489,7 +476,7 @@ class AzureProvider:
             try:
                 nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
             except HttpResponseError as e:
-                self.event("networkinterface.garbagecollection", "listing NICs", _error_text(e))
+                self.event("networkinterface.garbagecollection", "listing NICs", error_text(e))
                 return
             live = self.list_vm_names()
             live = vms if live is None else live
@@ -503,41 +490,3 @@ class AzureProvider:
                 return
             left = {n.lower() for n in nics} | (self.list_vm_names() or live)
             self._suspects &= left
-
-
-def parse_bootstrap(custom_data: str) -> dict[str, str]:
-    """What the node's bootstrap reads back from custom data: the --node-labels map."""
-    text = base64.b64decode(custom_data).decode()
-    for line in text.splitlines():
-        if line.startswith("KUBELET_NODE_LABELS="):
-            pairs = line.split("=", 1)[1]
-            return dict(p.split("=", 1) for p in pairs.split(",") if p)
-    return {}
-
-
-def _retry_after(e: HttpResponseError) -> float | None:
-    resp = getattr(e, "response", None)
-    value = resp.headers.get("Retry-After") if resp is not None and getattr(resp, "headers", None) else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _error_code(e: HttpResponseError) -> str:
-    err = getattr(e, "error", None)
-    return getattr(err, "code", None) or ""
-
-
-def _error_text(e: HttpResponseError) -> str:
-    err = getattr(e, "error", None)
-    msg = getattr(err, "message", None) or str(e)
-    return f"{_error_code(e)}: {msg}" if _error_code(e) else msg
-
-
-def _lower_rg(vm_id: str) -> str:
-    parts = vm_id.split("/")
-    for i, p in enumerate(parts):
-        if p.lower() == "resourcegroups" and i + 1 < len(parts):
-            parts[i + 1] = parts[i + 1].lower()
-    return "/".join(parts)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from harness.model.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Requirements, parse_int
+from harness.model.gostrconv import parse_int64
+from harness.model.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Requirements
 
 HOSTNAME = "kubernetes.io/hostname"
 MAX_INT32 = 2**31 - 1
@@ -20,9 +21,12 @@ LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 
 
 def match_expression(labels: dict[str, str], e: dict) -> bool:
-    """NodeSelectorRequirement matching as in k8s.io/component-helpers nodeaffinity; a
-    LabelSelectorRequirement is the same with only In/NotIn/Exists/DoesNotExist."""
-    key, op, values = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
+    """NodeSelectorRequirement matching on raw labels (k8s.io/component-helpers v0.36.3
+    scheduling/corev1/nodeaffinity nodeSelectorRequirementsAsSelector; k8s.io/apimachinery v0.36.3
+    pkg/labels/selector.go NewRequirement, Requirement.Matches); a LabelSelectorRequirement is the same
+    with only In/NotIn/Exists/DoesNotExist. Gt/Lt need exactly one value and both sides int64
+    (strconv.ParseInt); otherwise no match, as upstream's parse error fails the whole term."""
+    key, op, values = e.get("key"), e.get("operator"), [str(v) for v in e.get("values") or []]
     present = key in labels
     if op == "In":
         return present and labels[key] in values
@@ -35,7 +39,7 @@ def match_expression(labels: dict[str, str], e: dict) -> bool:
     if op in ("Gt", "Lt"):
         if not present or len(values) != 1:
             return False
-        have, want = parse_int(labels[key]), parse_int(values[0])
+        have, want = parse_int64(labels[key]), parse_int64(values[0])
         if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want

@@ -27,7 +27,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from harness.loop.topology import HOSTNAME
+from harness.loop.topology import HOSTNAME, match_expression
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.semantics import Semantics
 
@@ -44,26 +44,6 @@ IN_TREE_DRIVERS = {"kubernetes.io/azure-disk": "disk.csi.azure.com", "kubernetes
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-
-
-def _match(labels: dict, expr: dict) -> bool:
-    """A NodeSelectorRequirement against raw Node labels (no normalization: kube-scheduler)."""
-    key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt"):
-        try:
-            a, b = int(labels[key]), int(values[0])
-        except (KeyError, ValueError, IndexError):
-            return False
-        return a > b if op == "Gt" else a < b
-    return False
 
 
 @dataclass
@@ -241,7 +221,11 @@ class VolumeModel:
                 pv = self.pvs.get(spec["volumeName"]) or {}
                 terms = ((((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {})
                          .get("nodeSelectorTerms")) or []
-                if terms and not any(all(_match(labels, e) for e in t.get("matchExpressions") or [])
+                # raw Node labels, no normalization; a malformed Gt/Lt (not exactly one value, or not an
+                # int64) fails its term, as the term's parse error does in k8s.io/component-helpers
+                # v0.36.3 scheduling/corev1/nodeaffinity LazyErrorNodeSelector.Match (via
+                # storage/volume CheckNodeAffinity)
+                if terms and not any(all(match_expression(labels, e) for e in t.get("matchExpressions") or [])
                                      for t in terms):
                     return NODE_CONFLICT
                 continue

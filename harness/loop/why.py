@@ -208,9 +208,10 @@ def explain_pod(pod: PodView, reason: str | None, templates: list[Template], wel
 
 
 def current_templates(sim) -> list[Template]:
-    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step, as
-    sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go Provisioner.NewScheduler
-    builds them; karpenter-core.md §3.2), read without recording anything in the run's result."""
+    """The NodeClaimTemplates a provisioning pass would build now (the loop's own step,
+    harness/loop/controllers/provisioner.py Provisioner.templates, standing for sigs.k8s.io/karpenter
+    v1.14.0 pkg/controllers/provisioning/provisioner.go NewScheduler; karpenter-core.md §3.2), read without
+    recording anything in the run's result."""
     return sim.templates(record=False)
 
 

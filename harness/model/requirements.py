@@ -12,21 +12,12 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
+from harness.model.gostrconv import MAX_INT64, parse_int64
 from harness.model.semantics import Semantics
 
-MAX_INT64 = 2**63 - 1
 IN, NOT_IN, EXISTS, DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
 GT, LT, GTE, LTE = "Gt", "Lt", "Gte", "Lte"
 NEGATIVE_OPERATORS = frozenset({NOT_IN, DOES_NOT_EXIST})
-
-
-def parse_int(value: str) -> int | None:
-    """Go's strconv.Atoi: optional sign, decimal digits, int64 range; anything else is None."""
-    s = value[1:] if value[:1] in "+-" else value
-    if not s or not s.isascii() or not s.isdigit():
-        return None
-    n = int(value)
-    return n if -(2**63) <= n <= MAX_INT64 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +50,7 @@ class Requirement:
             return Requirement(key, True, frozenset(), min_values=min_values)
         if operator == DOES_NOT_EXIST:
             return Requirement(key, False, frozenset(), min_values=min_values)
-        n = parse_int(values[0]) if values else None
+        n = parse_int64(values[0]) if values else None   # Go strconv.Atoi (64-bit int)
         # NewRequirementWithFlexibility ignores the Atoi error (sigs.k8s.io/karpenter v1.14.0
         # pkg/scheduling/requirement.go; karpenter-core.md §2.1)
         n = 0 if n is None else n
@@ -210,7 +201,7 @@ def _in_bounds(value: str, gte: int | None, lte: int | None) -> bool:
     """Whether `value` lies within the inclusive bounds; with a bound, a non-integer never does."""
     if gte is None and lte is None:
         return True
-    n = parse_int(value)
+    n = parse_int64(value)
     if n is None:
         return False
     return (gte is None or n >= gte) and (lte is None or n <= lte)

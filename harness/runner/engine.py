@@ -139,12 +139,12 @@ def _play_step(sim: Simulation, fake, step: dict, manifests: list[dict]) -> None
         fake.add_fault(f)
     if manifests:
         sim.apply(manifests)
-        sim._validate_nodepools()
+        sim.validate_nodepools()
     for d in step.get("delete") or []:
         try:
             sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
         except APIRejected as e:      # e.g. a NodePool the API server refused never existed
-            sim._trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
+            sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
     ev = step.get("evict")
     if ev and "node" in ev and ev["node"] < len(sim.result.nodes):
         node = sim.result.nodes[ev["node"]]

@@ -1,6 +1,10 @@
 """Volume topology (harness/loop/volumes.py)."""
 from __future__ import annotations
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from harness.loop.volumes import BIND_COMPLETED, NODE_CONFLICT, VolumeModel
 from harness.model.profile import load_profile
 from harness.model.semantics import semantics_for
@@ -91,3 +95,70 @@ def test_wffc_claim_is_provisioned_on_the_node_zone():
     (made,) = m.provision_for(pod("x"), {"topology.disk.csi.azure.com/zone": "eastus-3"})
     assert m.pvs[made]["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"] == [
         zone("eastus-3")]
+
+
+# -- PV node affinity matching is topology.match_expression (one implementation) ------------------
+def _bound(*exprs):
+    return model(pv("a", list(exprs)), pvc("x", volume="a"))
+
+
+def test_gt_lt_on_pv_node_affinity_match_integers():
+    m = _bound({"key": "rank", "operator": "Gt", "values": ["5"]})
+    assert m.bind_error(pod("x"), {"rank": "6"}) is None
+    assert m.bind_error(pod("x"), {"rank": "5"}) == NODE_CONFLICT
+    m = _bound({"key": "rank", "operator": "Lt", "values": ["-3"]})
+    assert m.bind_error(pod("x"), {"rank": "-4"}) is None
+    assert m.bind_error(pod("x"), {"rank": "+0"}) == NODE_CONFLICT
+
+
+@pytest.mark.parametrize("expr, labels", [
+    ({"key": "rank", "operator": "Gt", "values": ["1", "2"]}, {"rank": "9"}),     # not exactly one value
+    ({"key": "rank", "operator": "Gt", "values": []}, {"rank": "9"}),
+    ({"key": "rank", "operator": "Gt", "values": [" 1"]}, {"rank": "9"}),         # int() would take these
+    ({"key": "rank", "operator": "Gt", "values": ["1"]}, {"rank": "1_0"}),
+    ({"key": "rank", "operator": "Gt", "values": ["1"]}, {"rank": "\u0669"}),     # Arabic-Indic 9
+    ({"key": "rank", "operator": "Lt", "values": ["1"]}, {"rank": "-99999999999999999999"}),   # beyond int64
+    ({"key": "rank", "operator": "Gt", "values": ["1"]}, {"rank": "9" * 5000}),   # past int()'s digit limit
+])
+def test_malformed_gt_lt_fails_the_term_as_in_component_helpers(expr, labels):
+    """kube-scheduler's VolumeBinding filter (k8s.io/component-helpers v0.36.3 storage/volume
+    CheckNodeAffinity -> nodeaffinity LazyErrorNodeSelector.Match): a Gt/Lt that is not exactly one
+    int64 value is a parse error of its term, and the label value must parse as int64
+    (k8s.io/apimachinery v0.36.3 pkg/labels/selector.go Requirement.Matches): no match, no crash."""
+    assert _bound(expr).bind_error(pod("x"), labels) == NODE_CONFLICT
+
+
+def _previous_match(labels: dict, expr: dict) -> bool:
+    """volumes.py's own matcher before it was unified, kept here as the reference for valid input."""
+    key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op in ("Gt", "Lt"):
+        try:
+            a, b = int(labels[key]), int(values[0])
+        except (KeyError, ValueError, IndexError):
+            return False
+        return a > b if op == "Gt" else a < b
+    return False
+
+
+_INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+_VALUE = st.sampled_from(["a", "b", "eastus-1", "", "0"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(op=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte"]),
+       values=st.lists(_VALUE, max_size=3), have=st.one_of(st.none(), _VALUE, _INT64.map(str)),
+       want=_INT64)
+def test_same_verdict_as_before_on_valid_input(op, values, have, want):
+    """On valid input (Gt/Lt: one decimal int64 value) the unified matcher agrees with the old one."""
+    from harness.loop.topology import match_expression
+    expr = {"key": "k", "operator": op, "values": [str(want)] if op in ("Gt", "Lt") else values}
+    labels = {} if have is None else {"k": have}
+    assert match_expression(labels, expr) == _previous_match(labels, expr)

@@ -201,3 +201,15 @@ def test_intersection_idempotent(a):
     x = a.intersection(a)
     for v in ["0", "1", "2", "5", "10", "a", "b", "z"]:
         assert x.has(v) == a.has(v)
+
+
+# -- integers are read with Go's strconv (harness/model/gostrconv.py parse_int64) ------------------
+def test_a_value_past_pythons_int_digit_limit_does_not_crash():
+    """Python's int() refuses strings over 4300 digits (sys.int_info.str_digits_check_threshold);
+    Go's Atoi reports a range error, which NewRequirementWithFlexibility ignores (the bound reads 0),
+    and a label value that does not parse is outside any bound."""
+    huge = "9" * 5000
+    assert R("k", "Gt", huge) == R("k", "Gt", "0")
+    assert R("k", "Lt", "-" + huge) == R("k", "Lt", "0")
+    assert not R("k", "Gt", "1").has(huge)
+    assert R("k", "Exists").has(huge)

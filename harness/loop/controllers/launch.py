@@ -1,0 +1,77 @@
+"""NodeClaim launch (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/launch.go).
+
+Reconcile calls cloudProvider.Create (harness/loop/azure.py AzureProvider.create, standing for the
+Azure provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create). A success is written back with
+PopulateNodeClaimDetails and the Launched condition; an InsufficientCapacity error (which includes
+NodeClassNotFound) deletes the NodeClaim (launchNodeClaim); any other error is retried on the next
+pass. A NodeClaim not launched within LaunchTimeout is deleted (lifecycle/liveness.go).
+"""
+from __future__ import annotations
+
+from harness.backends.base import KARPENTER, APIRejected
+from harness.loop.azure import Launched, LaunchFailure
+from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.controllers.termination import Termination
+from harness.model.resources import format_resource_list
+from harness.model.writers import resolved_requirement_labels
+
+LAUNCH_TIMEOUT = 300.0            # core lifecycle/liveness.go LaunchTimeout = 5m
+LAUNCH_TIMEOUT_REASON = "launch_timeout"     # liveness.go launchTimeoutReason
+
+
+class Launch:
+    def __init__(self, state: LoopState, termination: Termination):
+        self.state = state
+        self.termination = termination
+
+    def reconcile(self) -> bool:
+        s = self.state
+        progress = False
+        for c in s.claims:
+            if c.done or c.launched is not None:
+                continue
+            if s.clock.now() - c.created_at > LAUNCH_TIMEOUT:
+                self.termination.delete_claim(c, LAUNCH_TIMEOUT_REASON)
+                progress = True
+                continue
+            out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
+            if isinstance(out, LaunchFailure):
+                c.result.failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
+                                    "code": out.code, "attempted": out.attempted}
+                c.result.failures.append(c.result.failure)
+                s.trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
+                if out.kind == "InsufficientCapacity":
+                    self.termination.delete_claim(c, f"insufficient capacity, {out.message}")
+                progress = True
+                continue
+            self.populate(c, out)
+            progress = True
+        return progress
+
+    def populate(self, c: Claim, out: Launched) -> None:
+        """PopulateNodeClaimDetails (launch.go; karpenter-core.md §4.1): the provider's labels under
+        the NodeClaim's own; providerID, capacity, allocatable; Launched=True. Profiles with
+        `labelResolution: requirementsLabels` resolve single-valued requirements into labels here,
+        as core did before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/controllers/nodeclaim/lifecycle/
+        launch.go PopulateNodeClaimDetails; karpenter-core.md §8.1); later cores do it in
+        scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py)."""
+        s = self.state
+        c.launched, c.launched_at = out, s.clock.now()
+        own = dict(c.obj["metadata"].get("labels") or {})
+        labels = dict(out.nodeclaim_labels)
+        if s.profile.label_resolution == "requirementsLabels":
+            labels.update(resolved_requirement_labels(s.profile, c.requirements, s.rng))
+        labels.update(own)
+        c.obj["metadata"]["labels"] = labels
+        it = out.instance_type
+        c.obj["status"] = {"providerID": out.provider_id,
+                           "capacity": format_resource_list(it.capacity),
+                           "allocatable": format_resource_list(it.allocatable()),
+                           "conditions": [s.condition("Launched", True, "Launched")]}
+        try:
+            updated = s.cluster.update(c.obj, KARPENTER)
+            c.obj = s.cluster.update_status({**updated, "status": c.obj["status"]}, KARPENTER)
+        except APIRejected as e:
+            s.trace(f"NodeClaim {c.result.name} update refused: {e.message}")
+        c.result.launched, c.result.labels, c.result.failure = True, dict(labels), None
+        s.trace(f"launched {c.result.name}: {it.name} zone={out.zone!r} {out.capacity_type}")

@@ -1,0 +1,89 @@
+"""NodePool status: core's nodepool validation and readiness controllers.
+
+- validation (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodepool/validation/controller.go
+  Reconcile): the runtime validation the CRD schema cannot express sets ValidationSucceeded
+  (harness/model/validation.py runtime_validation_error).
+- readiness (pkg/controllers/nodepool/readiness/controller.go Reconcile): NodeClassReady=False with
+  reason NodeClassNotFound when the referenced AKSNodeClass is missing, or with the class's own
+  Ready reason when the provider's status controllers hold it back (harness/model/aksnodeclass.py
+  not_ready: FIPS without SIG images).
+Only Ready NodePools without spec.replicas take part in provisioning (core
+pkg/controllers/provisioning/provisioner.go NewScheduler: static NodePools (`nodepoolutils.IsStatic`)
+and NodePools not Ready are filtered out; karpenter-core.md §3.2 step 2).
+"""
+from __future__ import annotations
+
+from harness.backends.base import KARPENTER, APIRejected
+from harness.loop.controllers.state import LoopState
+from harness.loop.result import NodePoolResult
+from harness.model import aksnodeclass
+from harness.model import instancetypes as itmod
+from harness.model.validation import runtime_validation_error
+
+# core readiness/controller.go Reconcile: SetFalse(NodeClassReady, "NodeClassNotFound", ...)
+NODECLASS_NOT_FOUND = "NodeClass not found on cluster"
+
+
+class NodePoolStatus:
+    """Writes each NodePool's ValidationSucceeded, NodeClassReady and Ready conditions and mirrors
+    them on its NodePoolResult."""
+
+    def __init__(self, state: LoopState):
+        self.state = state
+
+    def reconcile(self) -> None:
+        s = self.state
+        for np in s.cluster.list("NodePool"):
+            name = np["metadata"]["name"]
+            res = s.result.nodepools.setdefault(name, NodePoolResult(name))
+            err = runtime_validation_error(np, s.profile)
+            ref = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+            nodeclass = s.cluster.get("AKSNodeClass", ref.get("name", "")) if ref.get("name") else None
+            # NodeClassReady as readiness/controller.go sets it: NodeClassNotFound, or (setReadyCondition)
+            # the AKSNodeClass's own Ready reason/message when its status controllers hold it back
+            class_ok, class_reason, class_message = True, "NodeClassReady", ""
+            held = None
+            if nodeclass is None:
+                class_ok, class_reason, class_message = False, "NodeClassNotFound", NODECLASS_NOT_FOUND
+            else:
+                held = aksnodeclass.not_ready(nodeclass.get("spec") or {}, s.cfg.cluster.use_sig,
+                                              bool(s.profile.provider.get("fipsRequiresSIG")))
+                if held is not None:
+                    class_ok, class_reason, class_message = False, "UnhealthyDependents", f"{held[0]}=False"
+            if err:
+                res.stage, res.message, res.ready = "runtime", err, False
+            else:
+                res.ready = class_ok
+                if not class_ok:
+                    # the harness records the condition change as an event on the NodePool
+                    s.nodepool_event(res, class_reason, class_message, dedupe=nodeclass is not None)
+                    why = (f'AKSNodeClass "{ref.get("name")}" not found' if held is None else
+                           f'AKSNodeClass "{ref.get("name")}" not ready ({held[0]}={held[1]}: {held[2]})')
+                    s.trace(f"NodePool {name}: {why} ({class_reason})")
+            conditions = [
+                s.condition("ValidationSucceeded", not err, "NodePoolValidationFailed" if err else
+                            "ValidationSucceeded", err or ""),
+                s.condition("NodeClassReady", class_ok, class_reason, class_message),
+                s.condition("Ready", res.ready, "Ready" if res.ready else "NotReady"),
+            ]
+            np["status"] = {"conditions": conditions}
+            try:
+                s.cluster.update_status(np, KARPENTER)
+            except APIRejected:
+                pass
+
+
+def ready_nodepools(state: LoopState) -> list[dict]:
+    """The NodePools a provisioning pass uses: Ready ones; static ones (spec.replicas) are skipped."""
+    out = []
+    for np in state.cluster.list("NodePool"):
+        res = state.result.nodepools.get(np["metadata"]["name"])
+        if res and res.ready and not (np.get("spec") or {}).get("replicas"):
+            out.append(np)
+    return out
+
+
+def nodeclass_params(state: LoopState, name: str) -> "itmod.NodeClassParams | None":
+    """The named AKSNodeClass's parameters, or None when it does not exist."""
+    obj = state.cluster.get("AKSNodeClass", name) if name else None
+    return itmod.NodeClassParams.from_manifest(obj) if obj else None

@@ -1,0 +1,146 @@
+"""What the loop's controllers share: the run's objects, its result and events, and its one seeded
+name generator. Controllers receive this object; none of them holds another's data."""
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.backends.base import ADMIN, Cluster
+from harness.loop.azure import AzureProvider, Launched
+from harness.loop.clock import SimClock
+from harness.loop.pods import PodView
+from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
+from harness.loop.scheduling import Template
+from harness.loop.unavailable import UnavailableOfferings
+from harness.loop.volumes import VolumeModel
+from harness.model.requirements import Requirements
+from harness.model.resources import add
+from harness.model.semantics import semantics_for
+
+if TYPE_CHECKING:
+    from harness.loop.simulation import SimConfig
+
+NAME_ALPHABET = string.ascii_lowercase + string.digits
+
+
+@dataclass
+class Claim:
+    """Loop-side bookkeeping for one NodeClaim, from creation to deletion."""
+
+    obj: dict
+    result: NodeClaimResult
+    template: Template
+    requirements: Requirements
+    created_at: float
+    nodeclass: object
+    nodeclass_name: str
+    launched: Launched | None = None
+    node_name: str | None = None
+    launched_at: float | None = None
+    registered: bool = False
+    initialized: bool = False
+    refused: bool = False
+    done: bool = False
+
+
+class LoopState:
+    """The run's shared state. `rng` is the one seeded stream for generated names and label
+    resolution: controllers draw from it in reconcile order, so a seed replays a run exactly."""
+
+    def __init__(self, cfg: "SimConfig", cluster: Cluster, fake, provider: AzureProvider, clock: SimClock,
+                 unavailable: UnavailableOfferings, rng: random.Random):
+        self.cfg = cfg
+        self.profile = cfg.profile
+        self.sem = semantics_for(cfg.profile)
+        self.cluster = cluster
+        self.fake = fake
+        self.provider = provider
+        self.clock = clock
+        self.unavailable = unavailable
+        self.rng = rng
+        self.result = RunResult(cfg.scenario, cfg.profile.name, cfg.backend, cfg.seed)
+        self.claims: list[Claim] = []
+        self.nodes: dict[str, NodeResult] = {}
+        self.pod_views: dict[str, PodView] = {}
+        self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
+        self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
+        self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
+        self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
+        self._order = 0                            # creation order of pods (kube-scheduler's queue order)
+
+    # -- names and the trace ----------------------------------------------------------------------
+    def name(self, prefix: str, n: int = 5) -> str:
+        """A generated name (apiserver generateName, ReplicaSet pod names): prefix + n random chars."""
+        return prefix + "".join(self.rng.choice(NAME_ALPHABET) for _ in range(n))
+
+    def trace(self, msg: str) -> None:
+        self.result.trace.append(f"[t={self.clock.now():.0f}s] {msg}")
+
+    @staticmethod
+    def pod_key(obj: dict) -> str:
+        return f"{obj['metadata'].get('namespace') or 'default'}/{obj['metadata']['name']}"
+
+    # -- events: on their object (where expectations read them) and, in emission order, on the run --
+    def record_event(self, kind: str, name: str, reason: str, message: str, namespace: str | None = None) -> None:
+        ev = {"kind": kind, "name": name, "reason": reason, "message": message}
+        if namespace is not None:
+            ev["namespace"] = namespace
+        self.result.events.append(ev)
+
+    def nodepool_event(self, res: NodePoolResult, reason: str, message: str, dedupe: bool = True) -> None:
+        if dedupe and {"reason": reason, "message": message} in res.events:
+            return
+        res.events.append({"reason": reason, "message": message})
+        self.record_event("NodePool", res.name, reason, message)
+
+    def pod_event(self, pr: PodResult, message: str) -> None:
+        """Karpenter's FailedScheduling event on a pod (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/events.go PodFailedToScheduleEvent;
+        karpenter-core.md §3.2 step 1), once per message."""
+        if message in pr.events:
+            return
+        pr.events.append(message)
+        self.record_event("Pod", pr.name, "FailedScheduling", message, pr.namespace)
+
+    def condition(self, type_: str, ok: bool, reason: str, message: str = "") -> dict:
+        """A status condition with every field the CRDs require (github.com/awslabs/operatorpkg
+        status.Condition)."""
+        return {"type": type_, "status": "True" if ok else "False", "reason": reason, "message": message,
+                "lastTransitionTime": self.clock.timestamp()}
+
+    @staticmethod
+    def write(node: NodeResult, writer: str, labels: dict[str, str], accepted: bool = True, note: str = "") -> None:
+        """Record who wrote which label on a Node (the provenance expectations read)."""
+        for k, v in labels.items():
+            node.provenance.setdefault(k, []).append(LabelWrite(writer, str(v), accepted, note))
+
+    # -- lookups ----------------------------------------------------------------------------------
+    def claim_by_name(self, name: str) -> Claim | None:
+        return next((c for c in self.claims if c.result.name == name), None)
+
+    def node_requested(self) -> dict[str, dict[str, int]]:
+        """The summed requests of the pods bound to each Node."""
+        used: dict[str, dict[str, int]] = {}
+        for key, pv in self.pod_views.items():
+            node = self.result.pods[key].node
+            if node:
+                used[node] = add(used.get(node, {}), pv.requests)
+        return used
+
+    # -- pods -------------------------------------------------------------------------------------
+    def create_pod(self, pod: dict, owner_kind: str, owner_name: str, node: str | None = None) -> None:
+        """Create a pod through the API (as its owner's controller would) and track it; `node`
+        binds it at once (a DaemonSet pod is created for its Node)."""
+        pod.setdefault("metadata", {}).setdefault("namespace", "default")
+        pod.setdefault("spec", {}).setdefault("containers", [])
+        created = self.cluster.create(pod, ADMIN)
+        key = self.pod_key(created)
+        self._order += 1
+        self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name)
+        self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
+                                          owner_kind, owner_name)
+        if node:
+            self.cluster.bind(created, node, ADMIN)
+            self.result.pods[key].node, self.result.pods[key].state = node, "scheduled"

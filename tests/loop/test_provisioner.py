@@ -1,0 +1,73 @@
+"""harness/loop/controllers/provisioner.py: core's provisioner, pending pods -> NodeClaims."""
+from __future__ import annotations
+
+from harness.loop.controllers.provisioner import NO_DYNAMIC_NODEPOOLS
+from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
+
+
+def test_a_pending_pod_gets_one_nodeclaim_and_a_nomination(embedded):
+    with simulation(embedded, [nodeclass(), nodepool(), pod("web")]) as sim:
+        assert sim.provisioner.reconcile()
+        (c,) = sim.claims
+        assert c.result.pods == ["default/web"] and c.template.name == "default"
+        assert sim.state.nominated == {"default/web": c.result.name}
+        assert sim.state.launches_for == {"default/web": 1}
+        obj = sim.cluster.get("NodeClaim", c.result.name)
+        reqs = {r["key"]: r for r in obj["spec"]["requirements"]}
+        assert reqs["node.kubernetes.io/instance-type"]["values"] == ["Standard_D2s_v3", "Standard_D4s_v3"]
+        assert reqs["karpenter.sh/capacity-type"]["values"] == ["on-demand"]
+        assert "kubernetes.io/hostname" not in reqs
+        assert obj["metadata"]["ownerReferences"][0]["name"] == "default"
+        assert obj["spec"]["resources"]["requests"]["cpu"] == "100m"
+        # the pod waits for its in-flight NodeClaim: a second pass creates nothing
+        assert not sim.provisioner.reconcile()
+        assert len(sim.claims) == 1
+
+
+def test_no_ready_nodepool_is_no_dynamic_nodepools_found(embedded):
+    with simulation(embedded, [nodepool(), pod("web")]) as sim:       # no AKSNodeClass: not Ready
+        assert not sim.provisioner.reconcile()
+        pr = sim.result.pods["default/web"]
+        assert pr.karpenter_error == pr.reason == NO_DYNAMIC_NODEPOOLS
+        assert pr.events == [f"Failed to schedule pod, {NO_DYNAMIC_NODEPOOLS}"]
+        assert sim.claims == []
+
+
+def test_a_pod_no_template_fits_gets_the_schedulers_error_and_no_claim(embedded):
+    with simulation(embedded, [nodeclass(), nodepool(), pod("huge", "64")]) as sim:
+        assert not sim.provisioner.reconcile()
+        pr = sim.result.pods["default/huge"]
+        assert pr.karpenter_error and pr.events == [f"Failed to schedule pod, {pr.karpenter_error}"]
+        assert sim.claims == []
+
+
+def test_templates_record_instance_types_unless_asked_not_to(embedded):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        (t,) = sim.templates(record=False)
+        assert t.name == "default" and {it.name for it in t.instance_types} == {"Standard_D2s_v3", "Standard_D4s_v3"}
+        assert sim.result.instance_types == {}
+        sim.templates()
+        assert set(sim.result.instance_types) == {"Standard_D2s_v3", "Standard_D4s_v3"}
+
+
+def test_existing_nodes_show_in_flight_claims_by_their_labels(embedded):
+    with simulation(embedded, [nodeclass(), nodepool(), pod("web", "250m")]) as sim:
+        sim.provisioner.reconcile()
+        assert sim.provisioner.existing_nodes() == []          # not launched: not in cluster state
+        sim.launch.reconcile()
+        (c,) = sim.claims
+        (n,) = sim.provisioner.existing_nodes()
+        assert (n.name, n.nodeclaim) == (c.launched.vm_name, c.result.name)
+        assert n.requested == {"cpu": 250, "pods": 1}              # the nominated pod
+        assert n.labels["karpenter.sh/nodepool"] == "default"
+
+
+def test_remaining_resources_subtract_launched_capacity(embedded):
+    limited = nodepool()
+    limited["spec"]["limits"] = {"cpu": "4"}
+    with simulation(embedded, [nodeclass(), limited, pod("web")]) as sim:
+        sim.provisioner.reconcile()
+        sim.launch.reconcile()
+        (c,) = sim.claims
+        cpu = c.launched.instance_type.capacity["cpu"]
+        assert sim.provisioner.remaining_resources().remaining["default"]["cpu"] == 4000 - cpu

@@ -1,0 +1,74 @@
+"""harness/loop/simulation.py: the orchestrator (reconcile order, steady state, runaway, finish) and
+the API the runner, the why view and the benches use."""
+from __future__ import annotations
+
+from harness.loop.controllers.launch import LAUNCH_TIMEOUT
+from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
+
+
+def test_run_reaches_a_steady_state_with_every_pod_bound(embedded):
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), nodepool(), deployment("web", replicas=2)])
+        assert result is sim.result and result.steady and not result.runaway
+        assert all(pr.state == "scheduled" for pr in result.pods.values())
+        (nr,) = result.nodes
+        assert nr.registered and nr.initialized and sorted(nr.pods) == sorted(result.pods)
+        assert nr.labels["karpenter.sh/initialized"] == "true"       # _finish reads the Node's labels
+        assert set(result.instance_types) == {"Standard_D2s_v3", "Standard_D4s_v3"}
+        assert {v["name"] for v in result.azure["vms"]} == {nr.vm_name}
+        assert "run" in result.timings
+
+
+def test_converge_again_after_a_step_keeps_the_state(embedded):
+    with simulation(embedded) as sim:
+        sim.run([nodeclass(), nodepool(), pod("a")])
+        first = sim.result.iterations
+        sim.apply([pod("b")])
+        sim.validate_nodepools()
+        sim.converge()
+        assert sim.result.iterations > first
+        assert sim.result.pods["default/b"].state == "scheduled"
+        assert len(sim.result.nodes) == 1                 # b fit on a's node
+
+
+def test_a_pod_that_keeps_causing_claims_is_runaway(embedded, monkeypatch):
+    with simulation(embedded) as sim:
+        monkeypatch.setattr(sim.cluster, "register_kubelet", lambda *a: "kubelet exited")
+        result = sim.run([nodeclass(), nodepool(), pod("web")])
+        assert result.runaway and not result.steady
+        assert result.runaway_reason.startswith("pod default/web caused 3 NodeClaims and never bound")
+        assert sim.state.launches_for == {"default/web": 3}
+        assert all(c.refused for c in sim.claims)
+        assert result.pods["default/web"].state == "pending"
+        assert result.trace[-1].split("] ", 1)[1].startswith("runaway provisioning: pod default/web")
+
+
+def test_when_nothing_changes_the_clock_jumps_to_the_next_deadline(embedded, monkeypatch):
+    """A NodeClaim that cannot launch: no controller changes anything until its launch timeout, so
+    the clock jumps there instead of ticking; launch then deletes it."""
+    with simulation(embedded) as sim:
+        real = sim.launch.reconcile
+        monkeypatch.setattr(sim.launch, "reconcile", lambda: real() if any(
+            sim.clock.now() - c.created_at > LAUNCH_TIMEOUT for c in sim.claims if not c.done) else False)
+        t0 = sim.clock.now()
+        sim.cfg.max_iterations = 4
+        sim.run([nodeclass(), nodepool(), pod("web")])
+        first = sim.claims[0]
+        assert first.result.deleted == "launch_timeout"
+        assert sim.clock.now() - t0 > LAUNCH_TIMEOUT
+        assert sim.result.iterations == 4 and not sim.result.steady
+
+
+def test_the_api_others_use(embedded):
+    """harness/runner/engine.py, harness/loop/why.py and bench/soak_faults.py read these."""
+    with simulation(embedded, [nodeclass(), nodepool(), pod("web")]) as sim:
+        for name in ("cfg", "profile", "sem", "cluster", "fake", "clock", "provider", "result", "claims",
+                     "pod_views", "nodes", "unavailable"):
+            assert getattr(sim, name) is not None, name
+        assert list(sim.pod_views) == ["default/web"]
+        (t,) = sim.templates(record=False)
+        assert t.name == "default" and sim.result.instance_types == {}
+        sim.trace("hello")
+        assert sim.result.trace[-1].endswith("hello")
+        sim.set_cluster(sim.cfg.cluster)
+        assert sim.provider.cluster is sim.cfg.cluster

@@ -1,0 +1,54 @@
+"""harness/loop/controllers/workloads.py: manifests into the cluster, Deployment pods."""
+from __future__ import annotations
+
+import copy
+
+from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
+
+
+def test_apply_orders_by_kind_and_copies_the_manifests(embedded):
+    manifests = [pod("web"), nodepool(), nodeclass()]           # pod first, NodeClass last
+    before = copy.deepcopy(manifests)
+    with simulation(embedded, manifests) as sim:
+        assert manifests == before
+        assert sim.cluster.get("AKSNodeClass", "default") is not None
+        assert sim.result.nodepools["default"].accepted
+        assert list(sim.pod_views) == ["default/web"]
+        assert sim.result.nodepools["default"].ready        # the NodeClass existed when validated
+
+
+def test_deployment_pods_are_named_from_the_seeded_stream(embedded):
+    with simulation(embedded, [deployment("web", replicas=3)], seed=3) as sim:
+        names = [pr.name for pr in sim.result.pods.values()]
+        assert len(names) == 3 and all(n.startswith("web-") and len(n) == len("web-") + 5 for n in names)
+        assert {(pr.owner_kind, pr.owner_name) for pr in sim.result.pods.values()} == {("Deployment", "web")}
+        assert sim.pod_views[f"default/{names[0]}"].labels == {"app": "web"}
+    with simulation(embedded, [deployment("web", replicas=3)], seed=3) as again:
+        assert [pr.name for pr in again.result.pods.values()] == names
+
+
+def test_daemonset_is_remembered_not_created(embedded):
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+          "spec": {"template": {"spec": pod("x")["spec"]}}}
+    with simulation(embedded, [ds]) as sim:
+        ((obj, view),) = sim.state.daemonsets
+        assert obj["metadata"]["name"] == "agent" and view.owner_kind == "DaemonSet"
+        assert sim.result.pods == {}
+
+
+def test_storage_class_goes_to_the_volume_model_only(embedded):
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "disk"},
+          "provisioner": "disk.csi.azure.com", "volumeBindingMode": "WaitForFirstConsumer"}
+    with simulation(embedded, [sc]) as sim:
+        assert "disk" in sim.state.volumes.classes
+
+
+def test_a_rejected_nodepool_is_recorded_with_its_admission_message(embedded):
+    bad = nodepool()
+    bad["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.sh/nodepool", "operator": "In",
+                                                            "values": ["x"]})
+    with simulation(embedded, [nodeclass(), bad]) as sim:
+        res = sim.result.nodepools["default"]
+        assert (res.accepted, res.stage) == (False, "admission")
+        assert res.message
+        assert any("NodePool default rejected" in line for line in sim.result.trace)
