@@ -11,14 +11,13 @@ sandbox `--advertise-address=127.0.0.1`, `--endpoint-reconciler-type=none`.
 
 Start is health-checked (etcd /health, apiserver /readyz, default namespace, components' /healthz);
 a timeout raises `StartError` naming the component with its last log lines. Every process is
-stopped on close(), at interpreter exit (atexit) and when the parent dies (PR_SET_PDEATHSIG); the
-temp dir (PKI, etcd data, logs) is removed unless `keep=True` or HARNESS_KEEP_CLUSTER=1. A kept
-cluster is also left running when the process exits without closing it (its location goes to stderr).
+stopped on close(), at exit, and when the parent is killed (PR_SET_PDEATHSIG, and the watcher of
+harness/backends/lifetime.py); the temp dir (PKI, etcd data, logs) is removed the same ways unless
+`keep=True` or HARNESS_KEEP_CLUSTER=1. A kept cluster is also left running when the process exits
+without closing it (its location goes to stderr).
 """
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,16 +28,14 @@ import requests
 import yaml
 
 from harness.backends import binaries as binmod
+from harness.backends.lifetime import sweep_stale_workdirs
+from harness.backends.lifetime import tmp_root as _tmp_root
 from harness.backends.pki import PKI, CertPair, kubeconfig
-from harness.backends.procs import ManagedProcess, StartError, free_port, pid_alive
+from harness.backends.procs import ManagedProcess, StartError, free_port
 from harness.backends.realcluster import RealBackend, RealCluster
 
-__all__ = ["LocalBackend", "LocalCluster", "StartError"]
-
-
-def _tmp_root() -> str | None:
-    # etcd data and logs on tmpfs when available: start-up and writes are I/O bound otherwise.
-    return os.environ.get("HARNESS_TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+# sweep_stale_workdirs and _tmp_root live in lifetime.py; named here too for the other backends.
+__all__ = ["LocalBackend", "LocalCluster", "StartError", "sweep_stale_workdirs"]
 
 
 class LocalCluster(RealCluster):
@@ -59,22 +56,6 @@ class LocalCluster(RealCluster):
 
     def _stop_command(self) -> str:
         return "kill -KILL -- " + " ".join(f"-{p.pid}" for p in self.processes)     # process groups
-
-
-def sweep_stale_workdirs(prefix: str) -> list[str]:
-    """Remove temp dirs of clusters whose owning process died without cleaning up (SIGKILL);
-    kept dirs (HARNESS_KEEP_CLUSTER / keep=True) have no owner file and are never swept."""
-    removed = []
-    root = Path(_tmp_root() or tempfile.gettempdir())
-    for d in root.glob(prefix + "*"):
-        try:
-            owner = int((d / "owner.pid").read_text())
-        except (OSError, ValueError):
-            continue
-        if owner != os.getpid() and not pid_alive(owner):
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(str(d))
-    return removed
 
 
 def pki_paths(pki: PKI, root: str | None = None) -> dict[str, str]:

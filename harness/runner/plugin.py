@@ -43,11 +43,15 @@ def pytest_addoption(parser):
 
 # profiles declared by the scenarios collected this session (for "--profile X selects nothing")
 DECLARED = pytest.StashKey[dict]()
+# the session's shared clusters (a harness.backends.lifetime.ClusterCache), closed at sessionfinish
+CLUSTERS = pytest.StashKey[object]()
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
     config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
+    from harness.backends.lifetime import ClusterCache
+    config.stash[CLUSTERS] = ClusterCache()
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
     check_selection_options(config.getoption("--profile"), config.getoption("--backend"))
 
@@ -178,7 +182,8 @@ class ScenarioItem(pytest.Item):
         if not ok:
             pytest.skip(why)
         self.outcome = session.run(self.scenario, self.profile,
-                                   keep=bool(self.config.getoption("--keep-cluster")))
+                                   keep=bool(self.config.getoption("--keep-cluster")),
+                                   cache=self.config.stash[CLUSTERS])
         if self.outcome.skipped:
             pytest.skip(f"real engine: {self.outcome.skipped}")
         self.user_properties += [("engine", "real"), ("controller", self.outcome.controller_version),
@@ -205,11 +210,11 @@ class ScenarioItem(pytest.Item):
 def _cluster(config, backend: str):
     """One cluster per backend per session (per xdist worker), reset between scenarios."""
     from harness.backends.registry import shared_cluster
-    # --keep-cluster: a real backend's cluster is started with keep=True, which close_shared leaves
-    # running (the embedded backend has nothing to keep)
+    # --keep-cluster: a real backend's cluster is started with keep=True, which closing the cache
+    # leaves running (the embedded backend has nothing to keep)
     options = {"keep": True} if config.getoption("--keep-cluster") and backend != "embedded" else {}
     try:
-        return shared_cluster(backend, **options)
+        return shared_cluster(backend, cache=config.stash[CLUSTERS], **options)
     except RuntimeError as e:
         if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
             raise
@@ -344,5 +349,6 @@ class ScenarioReporting:
 
 
 def pytest_sessionfinish(session, exitstatus):
-    from harness.backends.registry import close_shared
-    close_shared()
+    cache = session.config.stash.get(CLUSTERS, None)
+    if cache is not None:
+        cache.close()

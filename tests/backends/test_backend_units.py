@@ -276,11 +276,13 @@ def test_shared_cluster_is_one_per_process(monkeypatch):
             started.append(self.options)
             return type("C", (), {"close": lambda self: None})()
 
+    from harness.backends.lifetime import ClusterCache, Lifetime
     monkeypatch.setattr(registry, "get_backend", lambda name, **o: FakeBackend(**o))
-    monkeypatch.setattr(registry, "_shared", {})
-    a = registry.shared_cluster("fake", profile="upstream")
-    assert registry.shared_cluster("fake", profile="upstream") is a
-    assert registry.shared_cluster("fake", profile="before-0006") is not a
+    cache = ClusterCache(Lifetime())
+    a = registry.shared_cluster("fake", cache=cache, profile="upstream")
+    assert registry.shared_cluster("fake", cache=cache, profile="upstream") is a
+    assert registry.shared_cluster("fake", cache=cache, profile="before-0006") is not a
     assert len(started) == 2
     with pytest.raises(RuntimeError, match="because"):
-        registry.shared_cluster("fake", ok=False)
+        registry.shared_cluster("fake", cache=cache, ok=False)
+    cache.close()
