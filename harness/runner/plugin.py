@@ -85,6 +85,7 @@ def pytest_collection_modifyitems(config, items):
             f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {declared['scenarios']} "
             f"collected scenario(s) declares it in given.profiles (they declare: "
             f"{', '.join(sorted(declared['profiles']))})")
+    group_by_profile(items)
     shard = config.getoption("--shard")
     if not shard:
         return
@@ -101,6 +102,17 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def group_by_profile(items: list) -> None:
+    """On a real API server, a profile change re-applies the CRDs and waits until their rules
+    judge (~0.1-0.2 s); scenario runs are independent (reset() between them), so the real-backend
+    scenario items are ordered by profile within the slots they already hold (a stable sort: all
+    other items, and the order within a profile, stay as collected)."""
+    slots = [i for i, it in enumerate(items)
+             if isinstance(it, ScenarioItem) and it.backend != "embedded" and it.engine == "simulated"]
+    for i, it in zip(slots, sorted((items[i] for i in slots), key=lambda it: (it.backend, it.profile))):
+        items[i] = it
 
 
 def pytest_collect_file(parent, file_path):

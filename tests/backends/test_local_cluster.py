@@ -181,7 +181,8 @@ def test_bind_status_and_namespaces(cluster):
     assert rejected(cluster.delete, "Node", "missing").status == 404
 
 
-def test_reset_removes_everything_a_scenario_created(cluster):
+def _one_of_each_kind(cluster) -> None:
+    """An object of every kind reset() clears, a finalizer on one, and a scenario namespace."""
     cluster.create(node("n1"), KARPENTER)
     np = nodepool("np")
     np["metadata"]["finalizers"] = ["karpenter.sh/termination"]
@@ -191,16 +192,51 @@ def test_reset_removes_everything_a_scenario_created(cluster):
                     "metadata": {"name": "default"}, "spec": {}})
     cluster.create(pod("p1"))
     cluster.create(pod("p2", namespace="scenario-b"))
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
     cluster.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
-                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
-                        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
+    cluster.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "scenario-b"},
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
     cluster.create({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
                     "involvedObject": {"kind": "Node", "name": "n1"}, "reason": "R", "message": "m"})
+    cluster.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+                    "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                             "hostPath": {"path": "/tmp/pv"}}})
+    cluster.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc", "namespace": "default"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+
+
+@pytest.mark.parametrize("path", ["storage", "api"])
+def test_reset_removes_everything_a_scenario_created(cluster, path, monkeypatch):
+    """Both ways of resetting (one etcd transaction; the API's deletes and a wait) leave no
+    object of any harness kind and no scenario namespace behind."""
+    from harness.backends.kinds import KINDS
+    monkeypatch.setattr(cluster, "storage_reset", path == "storage")
+    baseline = {n["metadata"]["name"] for n in cluster.list("Namespace")}
+    _one_of_each_kind(cluster)
+    assert all(cluster.list(k) for k in KINDS if k != "Namespace")     # the test covers every kind
     cluster.reset()
-    for kind in ("Node", "NodePool", "NodeClaim", "AKSNodeClass", "Pod", "Deployment", "Event"):
-        assert cluster.list(kind) == [], kind
-    assert "scenario-b" not in [n["metadata"]["name"] for n in cluster.list("Namespace")]
+    for kind in KINDS:
+        if kind != "Namespace":
+            assert cluster.list(kind) == [], kind
+    assert cluster.get("Pod", "p1") is None
+    assert {n["metadata"]["name"] for n in cluster.list("Namespace")} == baseline
     cluster.create(pod("p2", namespace="scenario-b"))                # the namespace can be reused at once
+    cluster.create(nodepool("np"), KARPENTER)                        # and the names
+    cluster.reset()
+    assert cluster.list("Pod") == [] and cluster.list("NodePool") == []
+
+
+def test_storage_prefixes_are_where_the_api_server_keeps_each_kind(cluster):
+    """local.storage_prefix names the etcd keys of every kind the storage reset deletes."""
+    from harness.backends.kinds import KINDS
+    from harness.backends.local import ETCD_ROOT, storage_prefix
+    _one_of_each_kind(cluster)
+    keys = cluster._etcd_keys(ETCD_ROOT)
+    for name, k in KINDS.items():
+        assert any(key.startswith(storage_prefix(k)) for key in keys), (name, storage_prefix(k))
+    assert f"{storage_prefix(KINDS['Pod'])}scenario-b/p2" in keys
+    assert f"{storage_prefix(KINDS['Node'])}n1" in keys
 
 
 def test_listens_on_loopback_only(local_cluster):
