@@ -315,6 +315,7 @@ def _group_alive(pgid: int) -> bool:
 def watch(owner: int, lines) -> None:
     """Read orders until end-of-file (`<key> <verb> <argument>` adds, `-<key>` takes back), wait
     for `owner` to be gone, then reap what is left."""
+    started = start_time(owner)         # a pid reused by a later process is not the owner
     orders: dict[str, tuple[str, str]] = {}
     for line in lines:
         line = line.rstrip("\n")
@@ -323,7 +324,7 @@ def watch(owner: int, lines) -> None:
         elif line:
             key, verb, arg = (line.split(" ", 2) + ["", ""])[:3]
             orders[key] = (verb, arg)
-    while pid_alive(owner):
+    while pid_alive(owner) and start_time(owner) == started:
         time.sleep(0.2)
     reap(owner, list(orders.values()))
 
