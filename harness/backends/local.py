@@ -9,6 +9,9 @@ sandbox `--advertise-address=127.0.0.1`, `--endpoint-reconciler-type=none`.
     with LocalBackend(profile="upstream").start() as cluster:
         cluster.create(nodepool, KARPENTER)
 
+One cluster serves a whole pytest worker; between scenarios reset() empties it with one etcd
+transaction (LocalCluster.reset), not a restart.
+
 Start is health-checked (etcd /health, apiserver /readyz, default namespace, components' /healthz);
 a timeout raises `StartError` naming the component with its last log lines. Every process is
 stopped on close(), at exit, and when the parent is killed (PR_SET_PDEATHSIG, and the watcher of
