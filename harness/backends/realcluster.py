@@ -218,7 +218,10 @@ class RealCluster:
         self.profile = ident
 
     def reset(self, timeout: float = 30.0) -> None:
-        """Delete every object of the harness's kinds and every namespace created since start."""
+        """Delete every object of the harness's kinds and every namespace created since start,
+        through the API (finalizers dropped, grace 0), then wait until they are gone: controllers
+        (kube-controller-manager's garbage collector, ReplicaSets) may still act on the deletions.
+        The local cluster without kube-controller-manager deletes in etcd instead (LocalCluster.reset)."""
         for kind in RESET_NAMESPACED + RESET_CLUSTER:
             self._delete_all(kind)
         for ns in self.admin.list("Namespace"):
