@@ -164,3 +164,22 @@ def test_sweep_leaves_kept_and_live_owners_work_dirs(tmp_path, monkeypatch):
             (tmp_path / name / lifetime.OWNER_FILE).write_text(str(owner))
     assert lifetime.sweep_stale_workdirs("harness-t-") == [str(tmp_path / "harness-t-dead")]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["harness-t-kept", "harness-t-live"]
+
+
+def test_the_kind_sweep_retries_when_a_container_vanishes_while_listed(monkeypatch):
+    """Another process removing its own container between docker's list and inspect must not stop
+    the watcher's sweep of a dead owner (harness/backends/kind/reaper.py)."""
+    docker_errors = pytest.importorskip("docker.errors")
+    from harness.backends.kind import cluster, reaper
+    calls = []
+
+    def flaky(client, owner=None):
+        calls.append(owner)
+        if len(calls) < 3:
+            raise docker_errors.NotFound("No such container")
+        return 0
+
+    monkeypatch.setattr(cluster, "_client", lambda: type("C", (), {"close": lambda self: None})())
+    monkeypatch.setattr(cluster, "sweep_stale", flaky)
+    reaper.sweep(4242)
+    assert calls == [4242, 4242, 4242]

@@ -22,11 +22,21 @@ def start(owner: int) -> int:
     return w.pid
 
 
-def sweep(owner: int) -> None:
-    """Remove what the kind backend labelled with `owner`'s pid (called by the watcher)."""
+def sweep(owner: int, attempts: int = 5) -> None:
+    """Remove what the kind backend labelled with `owner`'s pid (called by the watcher). Listing
+    containers inspects each one, so a container another process removes meanwhile fails the list
+    with NotFound (docker-py ContainerCollection.list): the sweep is tried again."""
+    from docker.errors import NotFound
+
     from harness.backends.kind.cluster import _client, sweep_stale
     client = _client()
     try:
-        sweep_stale(client, owner=owner)
+        for attempt in range(attempts):
+            try:
+                sweep_stale(client, owner=owner)
+                return
+            except NotFound:
+                if attempt == attempts - 1:
+                    raise
     finally:
         client.close()
