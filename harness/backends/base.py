@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from harness.model.apistatus import APIRejected, Cause  # noqa: F401  (the API server's refusal, a model value)
+from harness.model.apistatus import APIRejected, Cause  # the API server's refusal, a model value
+
+__all__ = ["ADMIN", "APIRejected", "Backend", "Cause", "Cluster", "Identity", "KARPENTER", "CLOUD_NODE_MANAGER",
+           "NODE_LIFECYCLE", "SCHEDULER"]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ kind maintainers do not support running kindest/node without the kind CLI (§5.2
 
 Ryuk (testcontainers' reaper) needs the `testcontainers/ryuk` image; when it is not present locally
 it is disabled (TESTCONTAINERS_RYUK_DISABLED semantics) and the backend reaps its own containers:
-on close(), at interpreter exit, and at the next start (containers labelled with a dead owner pid).
+on close(), at exit, through the watcher of harness/backends/lifetime.py when the owner is killed,
+and at the next start (containers labelled with a dead owner pid).
 A kept cluster's containers (keep=True) carry no owner pid: they stay up after the process exits
 (unless Ryuk runs) until close() or `docker rm -f`.
 """
@@ -36,6 +37,7 @@ import yaml
 from harness.backends import binaries as binmod
 from harness.backends.local import (COMPONENTS, _tmp_root, apiserver_args, etcd_args, healthz, loopback_session,
                                     pki_paths, sweep_stale_workdirs)
+from harness.backends.lifetime import LIFETIME
 from harness.backends.pki import PKI, kubeconfig
 from harness.backends.procs import StartError, free_port, pid_alive, poll_until
 from harness.backends.realcluster import RealBackend, RealCluster
@@ -88,6 +90,13 @@ def _ryuk_setup(client) -> None:
     except Exception:   # noqa: BLE001 - ImageNotFound or API error
         tc.ryuk_disabled = True
         os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
+
+
+def sweep_owner(owner: int) -> None:
+    """The watcher's order for a dead owner (harness/backends/lifetime.py): remove its containers
+    (and any other dead owner's)."""
+    with closing(_client()) as client:
+        _sweep_stale(client)
 
 
 def _sweep_stale(client) -> int:
@@ -272,6 +281,8 @@ class ContainerBackend(RealBackend):
             _ryuk_setup(client)
             _sweep_stale(client)
             sweep_stale_workdirs("harness-container-")
+            if not self.keep:       # should this process be killed: the watcher removes the containers
+                LIFETIME.order("container", "call", "harness.backends.container:sweep_owner")
             workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=_tmp_root()))
             os.chmod(workdir, 0o755)
             cluster = ContainerCluster(workdir, self.keep)

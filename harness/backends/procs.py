@@ -1,7 +1,8 @@
 """Child processes of the local control plane: started in their own process group, logged to a
-file, health-checked, and always torn down (close(), an atexit reaper, and PR_SET_PDEATHSIG so a
-SIGKILLed pytest worker does not leave etcd/kube-apiserver behind) - except the processes of a
-kept cluster (keep=True), which only an explicit close() stops.
+file, health-checked, and always torn down - by stop(), at exit and by the watcher when the owner is
+killed (both through harness/backends/lifetime.py), and by PR_SET_PDEATHSIG (prctl(2)) so a
+SIGKILLed pytest worker does not leave etcd/kube-apiserver behind - except the processes of a kept
+cluster (keep=True), which only an explicit stop() ends.
 
 reference/cluster-backends.md §5.4 "Hygiene": kill process groups on teardown (as envtest starts each
 process in its own group: sigs.k8s.io/controller-runtime v0.23.1
@@ -9,19 +10,18 @@ pkg/internal/testing/process/procattr_unix.go), keep logs per component for fail
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 import signal
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Callable
 
-_live: "set[ManagedProcess]" = set()    # strong refs: a dropped cluster must still be reaped
-_live_lock = threading.Lock()
+from harness.backends.lifetime import LIFETIME, PROCESSES, pid_alive, start_time
+
+__all__ = ["ManagedProcess", "StartError", "free_port", "pid_alive", "poll_until"]
 
 
 class StartError(RuntimeError):
@@ -76,9 +76,10 @@ class ManagedProcess:
             preexec_fn=None if keep else _pdeathsig,
         )
         self.pid = self.proc.pid
-        if not keep:
-            with _live_lock:
-                _live.add(self)
+        self._entry = None
+        if not keep:    # a strong reference: a dropped cluster's processes must still be reaped
+            self._entry = LIFETIME.open(f"process {name} ({self.pid})", lambda: self.stop(grace=2.0),
+                                        tier=PROCESSES, reap=(("pgid", f"{self.pid} {start_time(self.pid)}"),))
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -127,28 +128,5 @@ class ManagedProcess:
             self._log.close()
         except OSError:
             pass
-        with _live_lock:
-            _live.discard(self)
-
-
-def live_processes() -> list[ManagedProcess]:
-    with _live_lock:
-        return list(_live)
-
-
-@atexit.register
-def _reap_all() -> None:
-    for p in live_processes():
-        try:
-            p.stop(grace=2.0)
-        except Exception:   # noqa: BLE001 - best effort at interpreter exit
-            pass
-
-
-def pid_alive(pid: int) -> bool:
-    """True if `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        if self._entry is not None:
+            self._entry.release()

@@ -12,11 +12,8 @@ reference/cluster-backends.md §4.3-§4.4):
 """
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
-import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +24,7 @@ from harness.backends import crds as crdmod
 from harness.backends.base import ADMIN, APIRejected, Identity
 from harness.backends.kinds import KINDS
 from harness.backends.kubeclient import RestClient
+from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE
 from harness.backends.pki import CONTROLLERS_GROUP, PKI
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -43,43 +41,6 @@ CONTROLLERS_BINDING = {
     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": CONTROLLERS_GROUP}],
 }
-
-
-_OPEN: "set[RealCluster]" = set()     # clusters not closed yet (strong refs, removed by close)
-
-
-@atexit.register
-def _close_all() -> None:
-    """Close whatever a test left open when the interpreter exits (processes, containers, dirs).
-    A kept cluster (keep=True) is left running, and where it is goes to stderr."""
-    for c in list(_OPEN):
-        if c.keep:
-            print(c.kept_message(), file=sys.stderr)
-            continue
-        try:
-            c.close()
-        except Exception:   # noqa: BLE001 - best effort at interpreter exit
-            pass
-
-
-def _close_all_on_sigterm(signum, frame) -> None:
-    """SIGTERM's default action ends the process without running atexit, which left the local
-    backend's work dir (~124 MB) behind until the next start swept it: close every cluster first
-    (stopping its processes, removing its work dir), then die of the signal as before."""
-    try:
-        _close_all()
-    finally:
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-
-def _install_sigterm_cleanup() -> None:
-    """Only over the default action, and only from the main thread (a handler set by pytest, an
-    IDE or the embedding program stays theirs)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _close_all_on_sigterm)
 
 
 class RealCluster:
@@ -102,9 +63,11 @@ class RealCluster:
         self._lock = threading.Lock()
         self._closed = False
         if not keep:    # a kept work dir has no owner, so sweep_stale_workdirs never removes it
-            (workdir / "owner.pid").write_text(str(os.getpid()))
-        _OPEN.add(self)
-        _install_sigterm_cleanup()
+            (workdir / OWNER_FILE).write_text(str(os.getpid()))
+        # Closed at exit (a kept one is reported instead); the watcher removes the work dir should
+        # this process be killed before (harness/backends/lifetime.py).
+        self._entry = LIFETIME.open(f"{self.backend} cluster {workdir}", self.close, tier=CLUSTERS, keep=keep,
+                                    kept_message=self.kept_message, reap=(("dir", str(workdir)),))
 
     @property
     def kubeconfig_path(self) -> Path:
@@ -259,7 +222,10 @@ class RealCluster:
         self.profile = ident
 
     def reset(self, timeout: float = 30.0) -> None:
-        """Delete every object of the harness's kinds and every namespace created since start."""
+        """Delete every object of the harness's kinds and every namespace created since start,
+        through the API (finalizers dropped, grace 0), then wait until they are gone: controllers
+        (kube-controller-manager's garbage collector, ReplicaSets) may still act on the deletions.
+        The local cluster without kube-controller-manager deletes in etcd instead (LocalCluster.reset)."""
         for kind in RESET_NAMESPACED + RESET_CLUSTER:
             self._delete_all(kind)
         for ns in self.admin.list("Namespace"):
@@ -340,9 +306,9 @@ class RealCluster:
             try:
                 self._stop_components()
             finally:
-                _OPEN.discard(self)
                 if not self.keep:
                     shutil.rmtree(self.workdir, ignore_errors=True)
+                self._entry.release()
 
     def _stop_components(self) -> None:
         """Stop whatever the backend started (processes, containers)."""

@@ -5,13 +5,13 @@
     ok, why = backend.available()
 
 Imports are lazy so choosing `embedded` never imports the real-cluster machinery and vice versa.
+The clusters a run shares live in a `ClusterCache` (harness/backends/lifetime.py, the one home of
+what a process has open).
 """
 from __future__ import annotations
 
-import atexit
-import threading
-
 from harness.backends.base import Backend, Cluster
+from harness.backends.lifetime import DEFAULT_CLUSTERS, ClusterCache
 
 BACKEND_NAMES = ("embedded", "local", "container", "kind")
 
@@ -35,37 +35,22 @@ def get_backend(name: str, **options) -> Backend:
     raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")
 
 
-_shared: dict[tuple, Cluster] = {}
-_shared_lock = threading.Lock()
+def shared_cluster(name: str, *, cache: ClusterCache | None = None, **options) -> Cluster:
+    """One started cluster per (backend, options) in `cache` - a pytest session's (on config.stash,
+    so per xdist worker) or, by default, the process's - closed when the cache is closed and at exit
+    at the latest (harness/backends/lifetime.py). Raises RuntimeError with the backend's reason when
+    it is unavailable (callers turn that into pytest.skip)."""
+    def start() -> Cluster:
+        backend = get_backend(name, **options)
+        ok, why = backend.available()
+        if not ok:
+            raise RuntimeError(f"backend {name!r} unavailable: {why}")
+        return backend.start()
+    return (cache or DEFAULT_CLUSTERS).get((name, tuple(sorted(options.items()))), start)
 
 
-def shared_cluster(name: str, **options) -> Cluster:
-    """One started cluster per (backend, options) per process - i.e. per pytest-xdist worker -
-    for a session fixture; closed at interpreter exit. Raises RuntimeError with the backend's
-    reason when it is unavailable (callers turn that into pytest.skip)."""
-    key = (name, tuple(sorted(options.items())))
-    with _shared_lock:
-        c = _shared.get(key)
-        if c is None:
-            backend = get_backend(name, **options)
-            ok, why = backend.available()
-            if not ok:
-                raise RuntimeError(f"backend {name!r} unavailable: {why}")
-            c = _shared[key] = backend.start()
-        return c
-
-
-@atexit.register
 def close_shared() -> None:
-    """Close the shared clusters (at the end of a session; at exit at the latest). Kept clusters
-    (keep=True, e.g. get_backend(..., keep=True) for --keep-cluster) are left running: at exit
-    their location goes to stderr."""
-    with _shared_lock:
-        for c in _shared.values():
-            if getattr(c, "keep", False):
-                continue
-            try:
-                c.close()
-            except Exception:   # noqa: BLE001 - best effort at exit
-                pass
-        _shared.clear()
+    """Close the process's default shared clusters (`harness run`'s). Kept clusters (keep=True, e.g.
+    get_backend(..., keep=True) for --keep-cluster) are left running: at exit their location goes
+    to stderr."""
+    DEFAULT_CLUSTERS.close()

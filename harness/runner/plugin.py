@@ -44,11 +44,15 @@ def pytest_addoption(parser):
 
 # profiles declared by the scenarios collected this session (for "--profile X selects nothing")
 DECLARED = pytest.StashKey[dict]()
+# the session's shared clusters (a harness.backends.lifetime.ClusterCache), closed at sessionfinish
+CLUSTERS = pytest.StashKey[object]()
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
     config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
+    from harness.backends.lifetime import ClusterCache
+    config.stash[CLUSTERS] = ClusterCache()
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
     check_selection_options(config.getoption("--profile"), config.getoption("--backend"))
 
@@ -79,6 +83,7 @@ def pytest_collection_modifyitems(config, items):
     wanted = config.getoption("--profile")
     if wanted and declared["scenarios"] and not declared["profiles"] & set(wanted):
         raise pytest.UsageError(no_scenario(wanted, declared["scenarios"], declared["profiles"]))
+    group_by_profile(items)
     shard = config.getoption("--shard")
     if not shard:
         return
@@ -95,6 +100,17 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def group_by_profile(items: list) -> None:
+    """On a real API server, a profile change re-applies the CRDs and waits until their rules
+    judge (~0.1-0.2 s); scenario runs are independent (reset() between them), so the real-backend
+    scenario items are ordered by profile within the slots they already hold (a stable sort: all
+    other items, and the order within a profile, stay as collected)."""
+    slots = [i for i, it in enumerate(items)
+             if isinstance(it, ScenarioItem) and it.backend != "embedded" and it.engine == "simulated"]
+    for i, it in zip(slots, sorted((items[i] for i in slots), key=lambda it: (it.backend, it.profile))):
+        items[i] = it
 
 
 def pytest_collect_file(parent, file_path):
@@ -176,7 +192,8 @@ class ScenarioItem(pytest.Item):
         if not ok:
             pytest.skip(why)
         self.outcome = session.run(self.scenario, self.profile,
-                                   keep=bool(self.config.getoption("--keep-cluster")))
+                                   keep=bool(self.config.getoption("--keep-cluster")),
+                                   cache=self.config.stash[CLUSTERS])
         if self.outcome.skipped:
             pytest.skip(f"real engine: {self.outcome.skipped}")
         self.user_properties += [("engine", "real"), ("controller", self.outcome.controller_version),
@@ -203,11 +220,11 @@ class ScenarioItem(pytest.Item):
 def _cluster(config, backend: str):
     """One cluster per backend per session (per xdist worker), reset between scenarios."""
     from harness.backends.registry import shared_cluster
-    # --keep-cluster: a real backend's cluster is started with keep=True, which close_shared leaves
-    # running (the embedded backend has nothing to keep)
+    # --keep-cluster: a real backend's cluster is started with keep=True, which closing the cache
+    # leaves running (the embedded backend has nothing to keep)
     options = {"keep": True} if config.getoption("--keep-cluster") and backend != "embedded" else {}
     try:
-        return shared_cluster(backend, **options)
+        return shared_cluster(backend, cache=config.stash[CLUSTERS], **options)
     except RuntimeError as e:
         if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
             raise
@@ -341,5 +358,6 @@ class ScenarioReporting:
 
 
 def pytest_sessionfinish(session, exitstatus):
-    from harness.backends.registry import close_shared
-    close_shared()
+    cache = session.config.stash.get(CLUSTERS, None)
+    if cache is not None:
+        cache.close()

@@ -285,11 +285,33 @@ def test_shared_cluster_is_one_per_process(monkeypatch):
             started.append(self.options)
             return type("C", (), {"close": lambda self: None})()
 
+    from harness.backends.lifetime import ClusterCache, Lifetime
     monkeypatch.setattr(registry, "get_backend", lambda name, **o: FakeBackend(**o))
-    monkeypatch.setattr(registry, "_shared", {})
-    a = registry.shared_cluster("fake", profile="upstream")
-    assert registry.shared_cluster("fake", profile="upstream") is a
-    assert registry.shared_cluster("fake", profile="before-0006") is not a
+    cache = ClusterCache(Lifetime())
+    a = registry.shared_cluster("fake", cache=cache, profile="upstream")
+    assert registry.shared_cluster("fake", cache=cache, profile="upstream") is a
+    assert registry.shared_cluster("fake", cache=cache, profile="before-0006") is not a
     assert len(started) == 2
     with pytest.raises(RuntimeError, match="because"):
-        registry.shared_cluster("fake", ok=False)
+        registry.shared_cluster("fake", cache=cache, ok=False)
+    cache.close()
+
+
+def test_real_backend_scenarios_are_grouped_by_profile(monkeypatch):
+    """Fewer CRD swaps on a real API server: local items ordered by profile in their own slots;
+    embedded items and other tests keep their places."""
+    from harness.runner import plugin
+
+    class Item:
+        def __init__(self, backend, profile, engine="simulated"):
+            self.backend, self.profile, self.engine = backend, profile, engine
+
+        def __repr__(self):
+            return f"{self.profile[0]}-{self.backend[0]}"
+
+    monkeypatch.setattr(plugin, "ScenarioItem", Item)
+    items = ["test_x"] + [Item(b, p) for p in ("upstream", "before-0006", "upstream", "design-0006")
+                          for b in ("embedded", "local")]
+    plugin.group_by_profile(items)
+    assert [str(i) if isinstance(i, str) else repr(i) for i in items] == [
+        "test_x", "u-e", "b-l", "b-e", "d-l", "u-e", "u-l", "d-e", "u-l"]

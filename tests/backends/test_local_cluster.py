@@ -181,7 +181,8 @@ def test_bind_status_and_namespaces(cluster):
     assert rejected(cluster.delete, "Node", "missing").status == 404
 
 
-def test_reset_removes_everything_a_scenario_created(cluster):
+def _one_of_each_kind(cluster) -> None:
+    """An object of every kind reset() clears, a finalizer on one, and a scenario namespace."""
     cluster.create(node("n1"), KARPENTER)
     np = nodepool("np")
     np["metadata"]["finalizers"] = ["karpenter.sh/termination"]
@@ -191,16 +192,51 @@ def test_reset_removes_everything_a_scenario_created(cluster):
                     "metadata": {"name": "default"}, "spec": {}})
     cluster.create(pod("p1"))
     cluster.create(pod("p2", namespace="scenario-b"))
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
     cluster.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
-                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
-                        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
+    cluster.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "scenario-b"},
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
     cluster.create({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
                     "involvedObject": {"kind": "Node", "name": "n1"}, "reason": "R", "message": "m"})
+    cluster.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+                    "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                             "hostPath": {"path": "/tmp/pv"}}})
+    cluster.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc", "namespace": "default"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+
+
+@pytest.mark.parametrize("path", ["storage", "api"])
+def test_reset_removes_everything_a_scenario_created(cluster, path, monkeypatch):
+    """Both ways of resetting (one etcd transaction; the API's deletes and a wait) leave no
+    object of any harness kind and no scenario namespace behind."""
+    from harness.backends.kinds import KINDS
+    monkeypatch.setattr(cluster, "storage_reset", path == "storage")
+    baseline = {n["metadata"]["name"] for n in cluster.list("Namespace")}
+    _one_of_each_kind(cluster)
+    assert all(cluster.list(k) for k in KINDS if k != "Namespace")     # the test covers every kind
     cluster.reset()
-    for kind in ("Node", "NodePool", "NodeClaim", "AKSNodeClass", "Pod", "Deployment", "Event"):
-        assert cluster.list(kind) == [], kind
-    assert "scenario-b" not in [n["metadata"]["name"] for n in cluster.list("Namespace")]
+    for kind in KINDS:
+        if kind != "Namespace":
+            assert cluster.list(kind) == [], kind
+    assert cluster.get("Pod", "p1") is None
+    assert {n["metadata"]["name"] for n in cluster.list("Namespace")} == baseline
     cluster.create(pod("p2", namespace="scenario-b"))                # the namespace can be reused at once
+    cluster.create(nodepool("np"), KARPENTER)                        # and the names
+    cluster.reset()
+    assert cluster.list("Pod") == [] and cluster.list("NodePool") == []
+
+
+def test_storage_prefixes_are_where_the_api_server_keeps_each_kind(cluster):
+    """local.storage_prefix names the etcd keys of every kind the storage reset deletes."""
+    from harness.backends.kinds import KINDS
+    from harness.backends.local import ETCD_ROOT, storage_prefix
+    _one_of_each_kind(cluster)
+    keys = cluster._etcd_keys(ETCD_ROOT)
+    for name, k in KINDS.items():
+        assert any(key.startswith(storage_prefix(k)) for key in keys), (name, storage_prefix(k))
+    assert f"{storage_prefix(KINDS['Pod'])}scenario-b/p2" in keys
+    assert f"{storage_prefix(KINDS['Node'])}n1" in keys
 
 
 def test_listens_on_loopback_only(local_cluster):
@@ -236,9 +272,11 @@ def test_start_failure_names_the_component_and_cleans_up():
     backend = LocalBackend(profile=None, apiserver_args={"no-such-flag": "1"}, start_timeout=30)
     if not backend.available()[0]:
         pytest.skip(backend.available()[1])
+    from harness.backends.lifetime import LIFETIME
     before = set(_children())
     with pytest.raises(StartError) as ei:
         backend.start()
+    before.add(LIFETIME.watcher_pid())                  # the process's one watcher, if started just now
     msg = str(ei.value)
     assert msg.startswith("kube-apiserver died before it was ready")
     assert "no-such-flag" in msg                        # the last log lines are in the message
@@ -262,8 +300,9 @@ def test_close_stops_every_process_and_removes_the_workdir():
 
 
 def test_processes_die_with_a_killed_owner():
-    """PR_SET_PDEATHSIG: a SIGKILLed pytest worker leaves no etcd/kube-apiserver behind, and the
-    next start sweeps its temp dir."""
+    """PR_SET_PDEATHSIG and the owner's watcher (harness/backends/lifetime.py): a SIGKILLed pytest
+    worker leaves no etcd/kube-apiserver and no work dir behind, without waiting for a next start's
+    sweep."""
     if not LocalBackend(profile=None).available()[0]:
         pytest.skip("binaries missing")
     code = ("import json,sys,time; from harness.backends.local import LocalBackend;"
@@ -276,12 +315,12 @@ def test_processes_die_with_a_killed_owner():
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    deadline = time.monotonic() + 10
-    while any(pid_alive(p) for p in info["pids"].values()) and time.monotonic() < deadline:
+        proc.stdout.close()
+    deadline = time.monotonic() + 60          # a bound, not a timing: the machine may be loaded
+    while (any(pid_alive(p) for p in info["pids"].values()) or Path(info["workdir"]).exists()) \
+            and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(pid_alive(p) for p in info["pids"].values())
-    from harness.backends.local import sweep_stale_workdirs
-    sweep_stale_workdirs("harness-local-")
     assert not Path(info["workdir"]).exists()
 
 

@@ -1,40 +1,42 @@
-"""A watcher that removes a dead process's kind containers, volumes and network (what testcontainers'
-Ryuk does, without its registry image): started detached by the kind backend, it polls the owner
-pid and, once the owner is gone - whatever killed it (SIGTERM, SIGKILL) - sweeps everything labelled
-with that pid, then exits. A clean close() has already removed it all; the sweep then finds nothing.
-
-    python -m harness.backends.kind.reaper <owner pid>
+"""The kind backend's part of the one reaper (harness/backends/lifetime.py): once an owner process
+is gone - whatever ended it (SIGTERM, SIGKILL) - the watcher calls `sweep`, which removes the kind
+containers, volumes and network labelled with that pid (what testcontainers' Ryuk does, without its
+registry image). A clean close() has already removed them; the sweep then finds nothing.
 """
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
+
+from harness.backends.lifetime import LIFETIME, spawn_watcher
+
+SWEEP = "harness.backends.kind.reaper:sweep"
 
 
 def start(owner: int) -> int:
-    """Start the watcher for `owner` in its own session (it outlives the owner); returns its pid."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.backends.kind.reaper", str(owner)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env=env)
-    return proc.pid
+    """Have a watcher sweep `owner`'s kind objects once `owner` is gone; returns the watcher's pid.
+    For this process that is its one watcher; another pid gets a watcher of its own."""
+    if owner == os.getpid():
+        return LIFETIME.order("kind", "call", SWEEP)
+    w = spawn_watcher(owner, [f"kind call {SWEEP}"])
+    w.stdin.close()             # no more orders: the watcher now only waits for `owner` to go
+    return w.pid
 
 
-def main(argv: list[str]) -> int:
+def sweep(owner: int, attempts: int = 5) -> None:
+    """Remove what the kind backend labelled with `owner`'s pid (called by the watcher). Listing
+    containers inspects each one, so a container another process removes meanwhile fails the list
+    with NotFound (docker-py ContainerCollection.list): the sweep is tried again."""
+    from docker.errors import NotFound
+
     from harness.backends.kind.cluster import _client, sweep_stale
-    from harness.backends.procs import pid_alive
-    owner = int(argv[0])
-    while pid_alive(owner):
-        time.sleep(1.0)
     client = _client()
     try:
-        sweep_stale(client, owner=owner)
+        for attempt in range(attempts):
+            try:
+                sweep_stale(client, owner=owner)
+                return
+            except NotFound:
+                if attempt == attempts - 1:
+                    raise
     finally:
         client.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

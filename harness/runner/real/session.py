@@ -24,14 +24,15 @@ def available() -> tuple[bool, str]:
     return sandbox_available()
 
 
-def cluster(keep: bool = False):
+def cluster(keep: bool = False, cache=None):
+    """The shared cluster in `cache` (a pytest session's), else in the process's default cache."""
     from harness.backends.registry import shared_cluster
-    return shared_cluster("local", **CLUSTER_OPTIONS, **({"keep": True} if keep else {}))
+    return shared_cluster("local", cache=cache, **CLUSTER_OPTIONS, **({"keep": True} if keep else {}))
 
 
-def run(scenario, profile: str, keep: bool = False):
+def run(scenario, profile: str, keep: bool = False, cache=None):
     from harness.runner.real.engine import run as run_real
-    return run_real(scenario, profile, cluster(keep))
+    return run_real(scenario, profile, cluster(keep, cache))
 
 
 def failure_text(outcome, trace: bool = False) -> str:
