@@ -743,7 +743,7 @@ class Simulation:
                    "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
                                 "name": f"{ds['metadata']['name']}-{node['metadata']['name'][-5:]}",
                                 "namespace": ds["metadata"].get("namespace") or "default"},
-                   "spec": copy.deepcopy(tmpl.get("spec") or {})}
+                   "spec": _pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
             self._create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
             self.nodes[node["metadata"]["name"]].pods.append(self._pod_key(pod))
 
@@ -873,6 +873,16 @@ class Simulation:
         if hasattr(self.fake, "snapshot"):
             self.result.azure = self.fake.snapshot()
             self.result.azure["request_log"] = [r._asdict() for r in getattr(self.fake, "requests", [])]
+
+
+def _pin_to_node(spec: dict, node: str) -> dict:
+    """The DaemonSet controller's pod pin: required node affinity on metadata.name, replacing the
+    template's required terms, so kube-scheduler can only bind it there (k8s.io/kubernetes v1.36.3
+    pkg/controller/daemon/util/daemonset_util.go ReplaceDaemonSetPodNodeNameNodeAffinity)."""
+    na = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+    na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+    return spec
 
 
 def _claim_taints(nodeclaim: dict) -> list[Taint]:

@@ -202,6 +202,40 @@ class Boot:
     registered: float | None = None
     ready: float | None = None
     flags: list[str] = field(default_factory=list)
+    machine: "Machine | None" = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The VM a kubelet is to report as its own: cAdvisor is shown `cpus` and `memory_kib`
+    (machine-view.sh) and the kubelet's config gets the VM's reservations, so the kubelet itself
+    computes capacity and allocatable (allocatable = capacity - kubeReserved - systemReserved -
+    evictionHard: k8s.io/kubernetes v1.36.3 pkg/kubelet/cm/node_container_manager_linux.go
+    GetNodeAllocatableAbsolute)."""
+    cpus: int                               # shown to cAdvisor: the VM's vCPUs, at most the host's
+    memory_kib: int                         # MemTotal
+    max_pods: int
+    kube_reserved: dict[str, str]           # KubeletConfiguration kubeReserved
+    eviction_hard: dict[str, str]           # merged into the cluster's evictionHard
+    status_sync: dict[str, str] = field(default_factory=dict)   # status-sync periods, when overridden
+
+    def kubelet_config(self, base: str) -> str:
+        """The cluster's KubeletConfiguration (kube-system/kubelet-config) with this VM's pod limit
+        and reservations."""
+        import yaml
+        cfg = yaml.safe_load(base) or {}
+        cfg.update(self.status_sync)
+        cfg["maxPods"] = self.max_pods
+        cfg["kubeReserved"] = dict(self.kube_reserved)
+        cfg["evictionHard"] = {**(cfg.get("evictionHard") or {}), **self.eviction_hard}
+        return yaml.safe_dump(cfg, sort_keys=False)
+
+
+MACHINE_VIEW = Path(__file__).with_name("machine-view.sh")
+
+
+def host_cpus() -> int:
+    return os.cpu_count() or 1
 
 
 def kubelet_flags(vm_name: str, node_ip: str, node_labels: dict[str, str], taints: list[str],
@@ -323,18 +357,25 @@ class WorkerPool:
 
     # -- kubelets --------------------------------------------------------------------------------------
     def boot(self, vm_name: str, node_labels: dict[str, str], taints: list[str], provider_id: str,
-             timeout: float = 120.0) -> Boot:
-        """Start a kubelet for `vm_name`; returns once it exited (refusal) or started (the caller
-        waits for its Node: `wait_registered`)."""
+             machine: Machine | None = None) -> Boot:
+        """Start a kubelet for `vm_name` (shown `machine`, when given, as its own); returns once it
+        started (the caller waits for its Node or its exit message)."""
         t0 = time.monotonic()
         worker = self.take(self.start_timeout)
         flags = kubelet_flags(vm_name, worker.ip(self.network), node_labels, taints, provider_id)
-        boot = Boot(vm_name, worker, t0, flags=flags)
+        boot = Boot(vm_name, worker, t0, flags=flags, machine=machine)
         with self._lock:
             self._booted[vm_name] = boot
         worker.put(KUBELET_FLAGS_FILE, f"KUBELET_KUBEADM_ARGS={shlex.quote(' '.join(flags))}\n")
-        worker.exec("mv /var/lib/kubelet/config.yaml.harness /var/lib/kubelet/config.yaml && systemctl start kubelet",
-                    what="starting the kubelet")
+        if machine is not None:
+            worker.put("/var/lib/kubelet/config.yaml", machine.kubelet_config(self.join.kubelet_config))
+            worker.put("/kind/machine-view.sh", MACHINE_VIEW.read_text(), 0o755)
+            worker.exec(["/kind/machine-view.sh", str(machine.cpus), str(machine.memory_kib)],
+                        what="showing the kubelet the VM's machine")
+            start = "rm -f /var/lib/kubelet/config.yaml.harness && systemctl start kubelet"
+        else:
+            start = "mv /var/lib/kubelet/config.yaml.harness /var/lib/kubelet/config.yaml && systemctl start kubelet"
+        worker.exec(start, what="starting the kubelet")
         return boot
 
     @staticmethod
