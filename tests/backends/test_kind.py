@@ -28,13 +28,14 @@ WRAPPER = Path(img.__file__).with_name("runc-nosysresource")
 # -- pure parts ----------------------------------------------------------------------------------------
 def test_kubeadm_config_keeps_node_restriction_defaults_and_cgroup_v1():
     docs = list(yaml.safe_load_all(kc.kubeadm_config("c1", "v1.36.3", "172.18.0.2", "abcdef.0123456789abcdef")))
-    init, cluster, kubelet = docs
+    init, cluster, kubelet, proxy = docs
     assert init["bootstrapTokens"][0]["token"] == "abcdef.0123456789abcdef"
     assert init["nodeRegistration"]["name"] == "c1-control-plane"
     assert "127.0.0.1" in cluster["apiServer"]["certSANs"]
     # kubeadm's own defaults (Node,RBAC + NodeRestriction) are not overridden
     assert "extraArgs" not in cluster["apiServer"]
     assert kubelet["failCgroupV1"] is False and kubelet["cgroupDriver"] == "systemd"
+    assert proxy["mode"] == "iptables" and proxy["conntrack"] == {"maxPerCore": 0}
 
 
 def test_bootstrap_kubeconfig_carries_the_token_and_ca():
@@ -383,6 +384,37 @@ def test_the_real_kube_scheduler_binds_pods(kind_cluster):
     assert last.pod == "default/big" and last.real_node is None and "Insufficient cpu" in last.message
     kind_cluster.reset()
     assert kind_cluster.placements == [] and kind_cluster.kubelets.booted() == []
+
+
+def test_kube_proxy_and_coredns_run_in_the_cluster(kind_cluster):
+    """kubeadm's addons from the locally built images: kube-proxy on every node (a DaemonSet),
+    CoreDNS on the control plane, Ready because kube-proxy programs the kubernetes Service VIP."""
+    if not {"kube-proxy", "coredns"} <= kind_cluster.capabilities:
+        pytest.skip("node image without the kube-proxy and CoreDNS images")
+    node = _node("aks-kind-00004")
+    assert kind_cluster.register_kubelet(node, {}, UP, "azure:///vm/aks-kind-00004") is None
+    kind_cluster.wait_ready("aks-kind-00004")
+
+    def running(labels: str) -> list[dict]:
+        pods = kind_cluster.admin.request("GET", "/api/v1/namespaces/kube-system/pods",
+                                          params={"labelSelector": labels})["items"]
+        return [p for p in pods if any(c["type"] == "Ready" and c["status"] == "True"
+                                       for c in (p.get("status") or {}).get("conditions") or [])]
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        proxies = {p["spec"].get("nodeName") for p in running("k8s-app=kube-proxy")}
+        if "aks-kind-00004" in proxies and running("k8s-app=kube-dns"):
+            break
+        time.sleep(1)
+    assert "aks-kind-00004" in proxies, proxies
+    dns = running("k8s-app=kube-dns")
+    assert dns and {p["spec"]["nodeName"] for p in dns} <= kind_cluster.baseline_nodes
+    boot = next(b for b in kind_cluster.boots if b.vm_name == "aks-kind-00004")
+    assert "KUBE-SERVICES" in boot.worker.exec(["iptables-legacy-save", "-t", "nat"])     # kube-proxy image: legacy
+    # the addons are infrastructure: not part of a scenario's pods, and reset() leaves them
+    assert not [p for p in kind_cluster.list("Pod") if p["metadata"]["namespace"] == "kube-system"]
+    kind_cluster.reset()
+    assert kind_cluster.admin.get("DaemonSet", "kube-proxy", "kube-system") is not None
 
 
 def test_refused_node_labels_stop_the_real_kubelet(kind_cluster):

@@ -33,8 +33,9 @@ import yaml
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
-from harness.backends.kind.nodes import (CNI_CONFLIST, LABEL, OWNER_LABEL, JoinFiles, Machine, NodeContainer,
-                                         WorkerPool, host_cpus, node_runtime, remove_container)
+from harness.backends.kind.nodes import (CNI_CONFLIST, CONTROL_PLANE_POD_SUBNET, LABEL, OWNER_LABEL, JoinFiles,
+                                         Machine, NodeContainer, WorkerPool, host_cpus, node_runtime,
+                                         remove_container)
 from harness.backends.local import _tmp_root, sweep_stale_workdirs
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
@@ -42,6 +43,7 @@ from harness.backends.realcluster import RealBackend, RealCluster
 
 __all__ = ["KindBackend", "KindCluster"]
 
+ADDON_APPS = ("kube-dns", "kube-proxy")      # kubeadm's addons, by their k8s-app label
 POD_SUBNET = "10.244.0.0/16"
 # A registration error the kubelet logs that means "refused", not "not yet" (a Forbidden create is
 # logged as the follow-up Get's NotFound: kubelet v1.36.3 tryRegisterWithAPIServer).
@@ -126,6 +128,10 @@ def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
          "cgroupDriver": "systemd", "failCgroupV1": False, "failSwapOn": False,
          "imageGCHighThresholdPercent": 100,
          "evictionHard": {"nodefs.available": "0%", "nodefs.inodesFree": "0%", "imagefs.available": "0%"}},
+        # kind's kube-proxy settings (same file, KubeProxyConfiguration): iptables mode, no global
+        # nf_conntrack_max sysctl from inside a node container
+        {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
+         "mode": "iptables", "iptables": {"minSyncPeriod": "1s"}, "conntrack": {"maxPerCore": 0}},
     ]
     return yaml.safe_dump_all(docs)
 
@@ -473,14 +479,15 @@ class KindCluster(RealCluster):
         objs = super().list(kind, namespace)
         if kind == "Node":
             objs = [self._overlay(o) for o in objs if o["metadata"]["name"] not in self.baseline_nodes]
-        elif kind in ("Pod", "Deployment"):   # nor are its static pods and kubeadm's addons
+        elif kind in ("Pod", "Deployment", "DaemonSet"):   # nor are its static pods and kubeadm's addons
             objs = [o for o in objs if not self._infrastructure(o)]
         return objs
 
     def _infrastructure(self, obj: dict) -> bool:
-        """The control plane's static pods and kubeadm's CoreDNS (label k8s-app=kube-dns)."""
+        """The control plane's static pods and kubeadm's addons: CoreDNS (k8s-app=kube-dns) and
+        kube-proxy (k8s-app=kube-proxy, a DaemonSet with a pod on every node)."""
         meta = obj.get("metadata") or {}
-        if meta.get("namespace") == "kube-system" and (meta.get("labels") or {}).get("k8s-app") == "kube-dns":
+        if meta.get("namespace") == "kube-system" and (meta.get("labels") or {}).get("k8s-app") in ADDON_APPS:
             return True
         return obj.get("kind", "Pod") == "Pod" and (obj.get("spec") or {}).get("nodeName") in self.baseline_nodes
 
@@ -662,7 +669,7 @@ class KindBackend(RealBackend):
         cp.put("/etc/kubernetes/pki/ca.crt", pki.ca.cert.read_text())
         cp.put("/etc/kubernetes/pki/ca.key", pki.ca.key.read_text(), 0o600)
         cp.put("/kind/kubeadm.yaml", kubeadm_config(name, k8s, cp_ip, token))
-        cp.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet="10.244.0.0/24"))
+        cp.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=CONTROL_PLANE_POD_SUBNET))
         addons = cp.exec(f"cat {imagemod.SKIP_FILE} 2>/dev/null || echo {','.join(imagemod.ADDON_IMAGES)}").strip()
         skipped = [a for a in addons.split(",") if a]
         if not self.scheduler and "addon/coredns" not in skipped:
@@ -697,13 +704,20 @@ class KindBackend(RealBackend):
         join = JoinFiles(pki.ca.cert.read_text(),
                          bootstrap_kubeconfig(f"https://{cp_ip}:6443", pki.ca.cert.read_text(), token),
                          kubelet_cfg["data"]["kubelet"])
+        if "addon/coredns" not in skipped:
+            # CoreDNS on the control-plane node (it tolerates its taint), so a scenario's nodes carry
+            # only what the scenario and the DaemonSets put there (harness choice)
+            cluster.admin.patch("Deployment", "coredns", {"spec": {"template": {"spec": {"nodeSelector": {
+                "node-role.kubernetes.io/control-plane": ""}}}}}, "kube-system")
         cluster.kubelets = WorkerPool(client, tag, name, name, self._labels("node"), join, self.pool_size,
-                                      self.start_timeout, runtime)
+                                      self.start_timeout, runtime, control_plane=(cp, cp_ip))
         caps = {"real-apiserver", "etcd", "cel", "node-restriction", "node-authorizer", "rbac", "docker",
                 "kube-controller-manager", "real-kubelet", "kubeadm"}
         if self.scheduler:
             caps.add("kube-scheduler")
             cluster.real_scheduler = True
+        caps |= {"kube-proxy" if a == "addon/kube-proxy" else "coredns"
+                 for a in ("addon/kube-proxy", "addon/coredns") if a not in skipped}
         cluster.capabilities = frozenset(caps)
         if self.profile:
             cluster.install_profile(self.profile)

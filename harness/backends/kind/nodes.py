@@ -67,6 +67,7 @@ class NodeContainer:
                  host_port: int | None = None, runtime: str = RUNTIME):
         from testcontainers.core.container import DockerContainer
         self.client, self.name = client, name
+        self.pod_subnet = ""
         self.volume = client.volumes.create(name=f"{name}-var", labels=labels)
         c = DockerContainer(image)
         c.with_name(name)
@@ -251,6 +252,7 @@ def kubelet_flags(vm_name: str, node_ip: str, node_labels: dict[str, str], taint
     return flags
 
 
+CONTROL_PLANE_POD_SUBNET = "10.244.0.0/24"      # the control-plane node's CNI range (cluster.py)
 CNI_CONFLIST = """{{
   "cniVersion": "0.4.0",
   "name": "harness",
@@ -269,7 +271,11 @@ class WorkerPool:
     background."""
 
     def __init__(self, client, image: str, network: str, cluster_name: str, labels: dict[str, str],
-                 join: JoinFiles, size: int = 1, start_timeout: float = 120.0, runtime: str = RUNTIME):
+                 join: JoinFiles, size: int = 1, start_timeout: float = 120.0, runtime: str = RUNTIME,
+                 control_plane: "tuple[NodeContainer, str] | None" = None):
+        """`control_plane`: (its container, its IP) for the pod routes between it and each worker
+        (what kindnetd would set up: pods on a worker reach CoreDNS on the control plane)."""
+        self.control_plane = control_plane
         self.client, self.image, self.network, self.cluster_name = client, image, network, cluster_name
         self.runtime = runtime
         self.labels, self.join, self.size, self.start_timeout = labels, join, size, start_timeout
@@ -300,7 +306,10 @@ class WorkerPool:
             node.put("/var/lib/kubelet/config.yaml.harness", self.join.kubelet_config)
             # one /24 of pod addresses per worker (kube-controller-manager's podCIDRs are not needed
             # for pause pods that never talk across nodes)
-            node.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=f"10.244.{1 + seq % 250}.0/24"))
+            node.pod_subnet = f"10.244.{1 + seq % 250}.0/24"
+            node.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=node.pod_subnet))
+            if self.control_plane is not None:
+                node.exec(["ip", "route", "replace", CONTROL_PLANE_POD_SUBNET, "via", self.control_plane[1]])
         except BaseException as e:   # noqa: BLE001 - reported by the next boot()
             if node is not None:
                 node.remove()
@@ -376,6 +385,9 @@ class WorkerPool:
         else:
             start = "mv /var/lib/kubelet/config.yaml.harness /var/lib/kubelet/config.yaml && systemctl start kubelet"
         worker.exec(start, what="starting the kubelet")
+        if self.control_plane is not None:
+            self.control_plane[0].exec(["ip", "route", "replace", worker.pod_subnet, "via", worker.ip(self.network)],
+                                       check=False)
         return boot
 
     @staticmethod
