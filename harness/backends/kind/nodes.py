@@ -126,6 +126,21 @@ class NodeContainer:
                 raise KindStartError(f"{self.name}: containerd not active within {timeout:.0f}s:\n{self.logs()}")
             time.sleep(0.2)
 
+    def ensure_cri(self, attempts: int = 2) -> None:
+        """containerd's CRI plugin is loaded (`ctr plugins ls`: io.containerd.grpc.v1 cri ok). Under
+        heavy load a node's containerd was seen running without it, and its kubelet then exits with
+        "unknown service runtime.v1.RuntimeService" (harness observation); a restart loads it."""
+        for attempt in range(attempts + 1):
+            out = self.exec(["ctr", "plugins", "ls"], check=False)
+            if any(ln.split()[:2] == ["io.containerd.grpc.v1", "cri"] and ln.split()[-1] == "ok"
+                   for ln in out.splitlines()):
+                return
+            if attempt == attempts:
+                log = self.exec("journalctl -u containerd --no-pager -o cat | grep -i cri | tail -5", check=False)
+                raise KindStartError(f"{self.name}: containerd's CRI plugin did not load:\n{out[-800:]}\n{log}")
+            self.exec("systemctl restart containerd", check=False)
+            self.wait_systemd(60)
+
     def logs(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.docker.logs().decode("utf-8", "replace").splitlines()[-lines:])
@@ -301,6 +316,7 @@ class WorkerPool:
         try:
             node = NodeContainer(self.client, self.image, name, self.network, self.labels, runtime=self.runtime)
             node.wait_systemd(self.start_timeout)
+            node.ensure_cri()
             node.put("/etc/kubernetes/pki/ca.crt", self.join.ca_crt)
             node.put("/etc/kubernetes/bootstrap-kubelet.conf", self.join.bootstrap_kubeconfig, 0o600)
             node.put("/var/lib/kubelet/config.yaml.harness", self.join.kubelet_config)
