@@ -526,3 +526,42 @@ def test_node_runtime_choice(monkeypatch):
     monkeypatch.setattr(nodes, "has_cap_sys_resource", lambda: False)
     with pytest.raises(ValueError, match="docker-up.sh"):
         nodes.node_runtime(Client({"runc": {}}))
+
+
+def test_a_worker_that_fails_to_warm_is_replaced_once(monkeypatch):
+    made = []
+
+    class Flaky:
+        def __init__(self, client, image, name, *a, **kw):
+            made.append(name)
+            self.name, self.removed = name, False
+            if len(made) == 1:
+                raise RuntimeError("node container exited")
+
+        def wait_systemd(self, timeout):
+            pass
+
+        def ensure_cri(self):
+            pass
+
+        def put(self, *a, **kw):
+            pass
+
+        def exec(self, *a, **kw):
+            return ""
+
+        def remove(self):
+            self.removed = True
+    monkeypatch.setattr(nodes, "NodeContainer", Flaky)
+    pool = nodes.WorkerPool.__new__(nodes.WorkerPool)
+    pool.client, pool.image, pool.network, pool.cluster_name, pool.labels = None, "img", "net", "c", {}
+    pool.runtime, pool.start_timeout, pool.control_plane = "", 1.0, None
+    pool.join = nodes.JoinFiles("ca", "kubeconfig", "config")
+    pool._warm, pool._errors, pool._seq, pool._closed = [], [], 0, False
+    pool._lock = __import__("threading").Condition()
+    pool._warm_one()
+    assert made == ["c-worker1", "c-worker2"] and [n.name for n in pool._warm] == ["c-worker2"] and not pool._errors
+    made.clear()
+    monkeypatch.setattr(pool, "WARM_ATTEMPTS", 1)
+    pool._warm_one()
+    assert len(pool._errors) == 1 and len(pool._warm) == 1            # no second try: boot() hears of it

@@ -310,7 +310,9 @@ class WorkerPool:
             self._seq += 1
             return f"{self.cluster_name}-worker{self._seq}", self._seq
 
-    def _warm_one(self) -> None:
+    WARM_ATTEMPTS = 2       # a worker that fails to come up is replaced once before boot() hears of it
+
+    def _warm_one(self, attempt: int = 1) -> None:
         name, seq = self._next_name()
         node = None
         try:
@@ -329,6 +331,8 @@ class WorkerPool:
         except BaseException as e:   # noqa: BLE001 - reported by the next boot()
             if node is not None:
                 node.remove()
+            if attempt < self.WARM_ATTEMPTS and isinstance(e, Exception) and not self._closed:
+                return self._warm_one(attempt + 1)
             with self._lock:
                 self._errors.append(e)
                 self._lock.notify_all()
