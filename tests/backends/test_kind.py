@@ -565,3 +565,15 @@ def test_a_worker_that_fails_to_warm_is_replaced_once(monkeypatch):
     monkeypatch.setattr(pool, "WARM_ATTEMPTS", 1)
     pool._warm_one()
     assert len(pool._errors) == 1 and len(pool._warm) == 1            # no second try: boot() hears of it
+
+
+def test_the_sweep_tolerates_containers_removed_meanwhile():
+    seen = {}
+
+    class Coll:
+        def list(self, **kw):
+            seen.setdefault("containers", kw)
+            return []
+    client = type("C", (), {"containers": Coll(), "volumes": Coll(), "networks": Coll()})()
+    assert kc.sweep_stale(client) == 0
+    assert seen["containers"]["ignore_removed"] is True

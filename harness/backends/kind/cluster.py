@@ -166,7 +166,9 @@ def sweep_stale(client, owner: int | None = None) -> int:
             return pid == owner and not pid_alive(pid)
         return bool(pid) and pid != os.getpid() and not pid_alive(pid)
 
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}):
+    # ignore_removed: another process (a closing cluster, another sweeper) may remove a container
+    # between the list and its inspect
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}, ignore_removed=True):
         if dead(c.labels):
             remove_container(c)
             n += 1
