@@ -1,12 +1,13 @@
 """Benchmark: real kubelets on the kind backend.
 
-    python bench/bench_kind.py [--boots N] [--pool N] [--scenarios PATH ...]
+    python bench/bench_kind.py [--boots N] [--pool N] [--profile P] [--scenarios PATH ...]
 
 Starts a kind cluster (node image from `python -m harness.backends build --kind`), then boots N
 kubelets for fake VMs from the warm pool and reports, per boot: take-from-pool-to-kubelet-start,
 VM-Succeeded (boot call) to Node registered, and to Node Ready; then one boot whose --node-labels the
 kubelet refuses (the Node never registers); then, with --scenarios, each scenario's wall time on
-kind. Everything is torn down at the end (pass, fail or Ctrl-C).
+kind (with the real kube-scheduler binding: how many bindings it made, and every notice where it
+placed a pod elsewhere than the loop). Everything is torn down at the end (pass, fail or Ctrl-C).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def main() -> int:
     ap.add_argument("--boots", type=int, default=3)
     ap.add_argument("--pool", type=int, default=1)
     ap.add_argument("--scenarios", nargs="*", default=[])
+    ap.add_argument("--profile", default=None, help="run the scenarios under this profile only")
     args = ap.parse_args()
     backend = get_backend("kind", profile="upstream", pool_size=args.pool)
     ok, why = backend.available()
@@ -78,7 +80,7 @@ def main() -> int:
         report["refused"] = {"seconds": round(time.monotonic() - t, 2), "message": refusal,
                              "node_exists": cluster.admin.get("Node", "aks-bench-refused") is not None}
         if args.scenarios:
-            report["scenarios"] = runs = run_scenarios(cluster, args.scenarios)
+            report["scenarios"] = runs = run_scenarios(cluster, args.scenarios, args.profile)
             if runs:
                 report["scenario_s_median"] = statistics.median(r["seconds"] for r in runs)
     finally:
@@ -89,25 +91,34 @@ def main() -> int:
     return 0
 
 
-def run_scenarios(cluster, paths: list[str]) -> list[dict]:
+def run_scenarios(cluster, paths: list[str], only_profile: str | None = None) -> list[dict]:
     from harness.runner.engine import run
     from harness.runner.scenario import find_scenario_files, load_scenarios
     out = []
     for f in find_scenario_files(paths):
         for sc in load_scenarios(f):
             for profile in sc.profiles:
-                if "kind" not in sc.backends:
+                if "kind" not in sc.backends or only_profile and profile != only_profile:
                     continue
                 t = time.monotonic()
+                notices, binds, mismatches = [], 0, []
                 try:
                     outcome = run(sc, profile, cluster)
                     verdict = "ok" if outcome.passed else f"fail: {len(outcome.mismatches)} mismatch(es)"
+                    notices = outcome.notices
+                    mismatches = [m.render()[:300] for m in outcome.mismatches]
+                    binds = len(cluster.placements)
                 except Exception as e:   # noqa: BLE001 - reported, next scenario
                     verdict = f"error: {type(e).__name__}: {e}"[:300]
                 finally:
                     cluster.reset()
-                out.append({"scenario": sc.name, "profile": profile, "seconds": round(time.monotonic() - t, 1),
-                            "verdict": verdict})
+                row = {"scenario": sc.name, "profile": profile, "seconds": round(time.monotonic() - t, 1),
+                       "verdict": verdict, "real_bindings": binds}
+                if notices:
+                    row["notices"] = notices
+                if mismatches:
+                    row["mismatches"] = mismatches
+                out.append(row)
     return out
 
 

@@ -89,6 +89,19 @@ class NodeResult:
                 return w.writer
         return None
 
+    def current_writers(self, key: str) -> list[str]:
+        """The writers of the value on the Node now, earliest first: the accepted writes since the
+        last one that set another value (an API server's managedFields name the first of them: an
+        update that leaves a value as it is does not take it over)."""
+        value, run = self.labels.get(key), []
+        for w in reversed(self.provenance.get(key, [])):
+            if not w.accepted:
+                continue
+            if w.value != value:
+                break
+            run.append(w.writer)
+        return run[::-1]
+
     def writers(self, key: str) -> list[str]:
         return sorted({w.writer for w in self.provenance.get(key, []) if w.accepted})
 

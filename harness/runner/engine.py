@@ -16,6 +16,7 @@ from harness.model import instancetypes as itmod
 from harness.model.profile import profile_with_knobs
 from harness.runner.catalogs import scenario_catalog
 from harness.runner.expect import Mismatch, check
+from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
 
 DEFAULT_CLUSTER = {
@@ -37,6 +38,7 @@ class Outcome:
     step_results: list[RunResult] = field(default_factory=list)
     seconds: float = 0.0
     why: dict = field(default_factory=dict)     # pod key -> harness.loop.why.PodWhy (final state)
+    notices: list[str] = field(default_factory=list)   # where the real components differed, not failing
 
     @property
     def passed(self) -> bool:
@@ -115,7 +117,8 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
         result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
-        outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect", profile)
+        outcome.mismatches = _read_back(cluster, result, outcome, "")
+        outcome.mismatches += check(scenario.expect_for(profile), result, scenario, "expect", profile)
         for i, step in enumerate(scenario.steps):
             if step.get("cluster"):
                 settings = {**settings, **step["cluster"]}
@@ -123,6 +126,7 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
             _play_step(sim, fake, step, [m.obj for m in scenario.step_manifests[i]])
             step_result = sim.converge()
             outcome.step_results.append(step_result)
+            outcome.mismatches += _read_back(cluster, step_result, outcome, f"steps[{i}].")
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
             outcome.mismatches += check(step_expect, step_result, scenario, f"steps[{i}].expect", profile)
         if outcome.mismatches or why:
@@ -130,6 +134,24 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     outcome.seconds = time.perf_counter() - t0
     result.timings["total"] = outcome.seconds
     return outcome
+
+
+def _read_back(cluster: Cluster, result: RunResult, outcome: Outcome, where: str) -> list[Mismatch]:
+    """A backend that runs the real components (kind: kube-scheduler, kubelets) puts what they did
+    into the result; where that differs from the loop, a blocking difference is a mismatch and the
+    rest are notices (in `outcome.notices` and the trace)."""
+    if not hasattr(cluster, "read_back"):
+        return []
+    out = []
+    for f in cluster.read_back(result):
+        if f.blocking:
+            out.append(Mismatch(f"{where}{f.path}", f.loop, f.real, f.detail))
+        else:
+            text = f"{where}{f.path}: loop {f.loop!r}, real {f.real!r} ({f.detail})"
+            outcome.notices.append(text)
+            result.trace.append(f"[real] {text}")
+            emit([Notice(str(outcome.scenario.file), outcome.scenario.line, text, "real")])
+    return out
 
 
 def _play_step(sim: Simulation, fake, step: dict, manifests: list[dict]) -> None:

@@ -364,6 +364,14 @@ class Checker:
             self.fail(f"{path}.valueRegex", want["valueRegex"], have, detail)
         if "writer" in want and n.writer(key) != want["writer"]:
             self.fail(f"{path}.writer", want["writer"], n.writer(key), detail)
+        owners = getattr(n, "field_owners", None)        # kind: the real Node's managedFields
+        if "writer" in want and owners is not None and have is not None:
+            real = owners.get(key)
+            # managedFields name whoever last changed the value; a later writer of the same value
+            # (an update that changes nothing takes nothing over) still counts as its writer
+            run = n.current_writers(key)
+            if real != want["writer"] and not (real in run and want["writer"] in run):
+                self.fail(f"{path}.writer", want["writer"], real, f"managedFields owner: {real}; {detail}")
         if "writers" in want and not set(want["writers"]) <= set(n.writers(key)):
             self.fail(f"{path}.writers", want["writers"], n.writers(key), detail)
         if "writersExactly" in want and sorted(want["writersExactly"]) != n.writers(key):

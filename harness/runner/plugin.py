@@ -119,12 +119,18 @@ def pytest_collect_file(parent, file_path):
     return None
 
 
+def _item_backend(real: bool, backend: str) -> str:
+    """The backend part of an item's name: "real" for the real engine on `local`, "real-kind" on kind."""
+    return backend if not real else ("real" if backend == "local" else f"real-{backend}")
+
+
 class ScenarioFile(pytest.File):
     def collect(self):
         scenarios = load_scenarios(self.path)
         opts = self.config.option
         real = opts.engine == "real"
-        backends = ["local"] if real else (opts.backend or ["embedded"])
+        # the real engine runs on `local`, or on `kind` (real kubelets) when that backend is asked for
+        backends = (["kind"] if "kind" in (opts.backend or []) else ["local"]) if real else (opts.backend or ["embedded"])
         subset = _real_subset() if real and opts.real_subset else None
         declared = self.config.stash[DECLARED]
         for sc in scenarios:
@@ -135,7 +141,7 @@ class ScenarioFile(pytest.File):
             profiles = [p for p in sc.profiles if not opts.profile or p in opts.profile]
             for profile in profiles:
                 for backend in backends:
-                    item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{'real' if real else backend}]",
+                    item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{_item_backend(real, backend)}]",
                                                     scenario=sc, profile=profile, backend=backend,
                                                     engine=opts.engine)
                     item.add_marker(pytest.mark.scenario)
@@ -188,12 +194,12 @@ class ScenarioItem(pytest.Item):
 
     def _runtest_real(self):
         from harness.runner.real import session
-        ok, why = session.available()
+        ok, why = session.available(self.backend)
         if not ok:
             pytest.skip(why)
         self.outcome = session.run(self.scenario, self.profile,
                                    keep=bool(self.config.getoption("--keep-cluster")),
-                                   cache=self.config.stash[CLUSTERS])
+                                   cache=self.config.stash[CLUSTERS], backend=self.backend)
         if self.outcome.skipped:
             pytest.skip(f"real engine: {self.outcome.skipped}")
         self.user_properties += [("engine", "real"), ("controller", self.outcome.controller_version),

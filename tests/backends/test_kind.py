@@ -28,13 +28,14 @@ WRAPPER = Path(img.__file__).with_name("runc-nosysresource")
 # -- pure parts ----------------------------------------------------------------------------------------
 def test_kubeadm_config_keeps_node_restriction_defaults_and_cgroup_v1():
     docs = list(yaml.safe_load_all(kc.kubeadm_config("c1", "v1.36.3", "172.18.0.2", "abcdef.0123456789abcdef")))
-    init, cluster, kubelet = docs
+    init, cluster, kubelet, proxy = docs
     assert init["bootstrapTokens"][0]["token"] == "abcdef.0123456789abcdef"
     assert init["nodeRegistration"]["name"] == "c1-control-plane"
     assert "127.0.0.1" in cluster["apiServer"]["certSANs"]
     # kubeadm's own defaults (Node,RBAC + NodeRestriction) are not overridden
     assert "extraArgs" not in cluster["apiServer"]
     assert kubelet["failCgroupV1"] is False and kubelet["cgroupDriver"] == "systemd"
+    assert proxy["mode"] == "iptables" and proxy["conntrack"] == {"maxPerCore": 0}
 
 
 def test_bootstrap_kubeconfig_carries_the_token_and_ca():
@@ -62,6 +63,154 @@ def test_label_writers_from_managed_fields():
         {"manager": "kubelet", "fieldsV1": {"f:status": {}}}]}}
     assert kc.KindCluster.label_writers(node) == {"kubernetes.io/os": "kubelet",
                                                   "karpenter.sh/x": "harness-controller-karpenter"}
+
+
+def test_machine_from_the_vms_capacity():
+    node = {"status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "30"},
+                       "allocatable": {"cpu": "3860m", "memory": "12Gi", "pods": "30"}}}
+    m = kc.machine_for(node, cpus_available=8)
+    assert (m.cpus, m.memory_kib, m.max_pods) == (4, 16 * 1024 * 1024, 30)
+    assert m.kube_reserved == {"cpu": "140m", "memory": str(4 * 1024 ** 3 - 750 * 1024 ** 2)}
+    assert m.eviction_hard == {"memory.available": f"{750 * 1024}Ki"} and m.status_sync == {}
+    # a VM bigger than the host: the kubelet sees the host's CPUs, its status sync is slowed for the stand-in
+    big = kc.machine_for(node, cpus_available=2)
+    assert big.cpus == 2 and big.status_sync == kc.SLOW_STATUS_SYNC
+    assert kc.machine_for({"status": {}}, 2) is None
+
+
+def test_machine_kubelet_config_keeps_the_clusters_settings():
+    m = nodes.Machine(2, 1024, 58, {"cpu": "100m", "memory": "1Gi"}, {"memory.available": "768000Ki"},
+                      dict(kc.SLOW_STATUS_SYNC))
+    cfg = yaml.safe_load(m.kubelet_config(yaml.safe_dump({"cgroupDriver": "systemd",
+                                                          "evictionHard": {"nodefs.available": "0%"}})))
+    assert cfg["cgroupDriver"] == "systemd" and cfg["maxPods"] == 58
+    assert cfg["evictionHard"] == {"nodefs.available": "0%", "memory.available": "768000Ki"}
+    assert cfg["kubeReserved"] == {"cpu": "100m", "memory": "1Gi"}
+    assert cfg["nodeStatusUpdateFrequency"] == "10m0s"
+
+
+def test_field_managers_name_each_writer():
+    from harness.backends.base import ADMIN, CLOUD_NODE_MANAGER, KARPENTER, Identity
+    assert kc.field_manager(KARPENTER) == "karpenter"
+    assert kc.field_manager(CLOUD_NODE_MANAGER) == "cloud-node-manager"
+    assert kc.field_manager(Identity.node("aks-1")) == "harness-csi-node"
+    assert kc.field_manager(ADMIN) == "harness-admin"
+    assert kc.writer_of("karpenter", "karpenter.sh/registered", {}) == "karpenter-core"
+    assert kc.writer_of("cloud-node-manager", "topology.kubernetes.io/zone", {}) == "cloud-node-controller"
+    # the kubelet's one manager writes its own labels and its --node-labels
+    assert kc.writer_of("kubelet", "kubernetes.io/os", {"example.com/a": "b"}) == "kubelet"
+    assert kc.writer_of("kubelet", "example.com/a", {"example.com/a": "b"}) == "kubelet-node-labels"
+    assert len({m.field_manager for m in kc.managers()}) == len(kc.managers())
+
+
+def test_unscheduled_message_is_the_pod_scheduled_condition():
+    pod = {"status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                      "message": "0/2 nodes are available: 2 Insufficient cpu."}]}}
+    assert kc.unscheduled_message(pod) == "0/2 nodes are available: 2 Insufficient cpu."
+    assert kc.unscheduled_message({"status": {}}) == ""
+
+
+def _result_with(pods: dict, nodes_: list):
+    from harness.loop.result import NodeResult, PodResult, RunResult
+    r = RunResult("s", "upstream", "kind", 1)
+    for key, node in pods.items():
+        ns, name = key.split("/")
+        r.pods[key] = PodResult(name, ns, node=node, state="scheduled" if node else "pending")
+    for i, n in enumerate(nodes_):
+        nr = NodeResult(n, i, "c", "p", "Standard_D2s_v5", "1", "on-demand", n)
+        nr.pods = [k for k, v in pods.items() if v == n]
+        r.nodes.append(nr)
+    return r
+
+
+class _FakeAdmin:
+    def __init__(self, objs):
+        self.objs = objs
+
+    def get(self, kind, name, namespace=None):
+        return self.objs.get((kind, name))
+
+
+def _reading(objs: dict, real_scheduler: bool) -> kc.KindCluster:
+    """A KindCluster that only reads back (no containers): `objs` {(kind, name): object} as its API."""
+    class Reading(kc.KindCluster):
+        admin = _FakeAdmin(objs)
+    cluster = Reading.__new__(Reading)
+    cluster.real_scheduler = real_scheduler
+    return cluster
+
+
+def test_read_back_puts_the_real_bindings_into_the_result():
+    pending = {"status": {"conditions": [{"type": "PodScheduled", "status": "False", "message": "0/2 nodes"}]}}
+    cluster = _reading({("Pod", "a"): {"spec": {"nodeName": "n2"}},       # loop: n1
+                        ("Pod", "b"): {"spec": {}, **pending},              # loop: n1
+                        ("Pod", "c"): {"spec": {"nodeName": "n1"}},         # loop: pending
+                        ("Pod", "d"): {"spec": {"nodeName": "n1"}}}, True)  # agrees
+    r = _result_with({"default/a": "n1", "default/b": "n1", "default/c": None, "default/d": "n1"}, ["n1", "n2"])
+    findings = {f.path: f for f in cluster.read_back(r)}
+    assert set(findings) == {"pods[default/a].node", "pods[default/b].node", "pods[default/c].node"}
+    assert not findings["pods[default/a].node"].blocking                # another node: a notice
+    assert findings["pods[default/b].node"].blocking and "0/2 nodes" in findings["pods[default/b].node"].detail
+    assert findings["pods[default/c].node"].blocking
+    assert (r.pods["default/a"].node, r.pods["default/b"].node, r.pods["default/c"].node) == ("n2", None, "n1")
+    assert r.pods["default/b"].state == "pending" and r.pods["default/c"].state == "scheduled"
+    assert sorted(r.nodes[0].pods) == ["default/c", "default/d"] and r.nodes[1].pods == ["default/a"]
+
+
+def test_read_back_names_label_owners_from_managed_fields():
+    from harness.loop.result import LabelWrite
+    real = {"metadata": {"name": "n1", "labels": {"example.com/a": "b", "karpenter.sh/registered": "true"},
+                         "managedFields": [
+        {"manager": "kubelet", "fieldsV1": {"f:metadata": {"f:labels": {"f:example.com/a": {}}}}},
+        {"manager": "harness-admin", "fieldsV1": {"f:metadata": {"f:labels": {"f:karpenter.sh/registered": {}}}}}]}}
+    cluster = _reading({("Node", "n1"): real}, False)
+    r = _result_with({}, ["n1"])
+    nr = r.nodes[0]
+    nr.labels = dict(real["metadata"]["labels"])
+    nr.kubelet_node_labels = {"example.com/a": "b"}
+    nr.provenance = {"example.com/a": [LabelWrite("kubelet-node-labels", "b"), LabelWrite("karpenter-core", "b")],
+                     "karpenter.sh/registered": [LabelWrite("karpenter-core", "true")]}
+    findings = cluster.read_back(r)
+    assert nr.field_owners == {"example.com/a": "kubelet-node-labels", "karpenter.sh/registered": "admin"}
+    # karpenter-core rewrote the kubelet's value (no takeover): fine; an owner the loop never records is not
+    assert [f.path for f in findings] == ["nodes[0].labels[karpenter.sh/registered].writer"]
+    assert findings[0].blocking and findings[0].real == "admin"
+
+
+def test_current_writers_are_the_writers_of_the_value_on_the_node():
+    from harness.loop.result import LabelWrite, NodeResult
+    nr = NodeResult("n", 0, "c", "p", "t", "1", "on-demand", "n", labels={"k": "2"})
+    nr.provenance = {"k": [LabelWrite("a", "1"), LabelWrite("b", "2"), LabelWrite("x", "3", accepted=False),
+                           LabelWrite("c", "2")]}
+    assert nr.current_writers("k") == ["b", "c"]
+    assert nr.current_writers("missing") == []
+
+
+def test_writer_expectation_on_kind_reads_managed_fields():
+    from harness.loop.result import LabelWrite, NodeResult
+    from harness.runner.expect import Checker
+    nr = NodeResult("n", 0, "c", "p", "t", "1", "on-demand", "n", labels={"k": "v"})
+    nr.provenance = {"k": [LabelWrite("kubelet-node-labels", "v"), LabelWrite("karpenter-core", "v")]}
+    r = _result_with({}, [])
+    r.nodes.append(nr)
+
+    def fails(want, owners):
+        nr.field_owners = owners
+        c = Checker(r, None, "expect", "upstream")
+        c.label("expect.nodes[0].labels[k]", nr, "k", want)
+        return c.out
+    assert fails({"writer": "karpenter-core"}, {"k": "kubelet-node-labels"}) == []     # same value, no takeover
+    bad = fails({"writer": "karpenter-core"}, {"k": "cloud-node-controller"})
+    assert bad and "managedFields owner: cloud-node-controller" in bad[0].detail
+
+
+def test_daemonset_pods_are_pinned_to_their_node():
+    from harness.loop.controllers.initialization import pin_to_node as _pin_to_node
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "a", "operator": "Exists"}]}]}}}}
+    pinned = _pin_to_node(spec, "aks-1")
+    assert pinned["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["aks-1"]}]}]}
 
 
 def test_image_component_names():
@@ -185,6 +334,14 @@ def test_a_vm_boots_as_a_real_node(kind_cluster):
     assert writers["example.com/team"] == "kubelet" and writers["kubernetes.io/hostname"] == "kubelet"
     # the loop's view: the VM's capacity, not the Docker host's
     assert kind_cluster.get("Node", "aks-kind-00001")["status"]["allocatable"]["cpu"] == "3800m"
+    # the real Node: memory, pods and allocatable as the kubelet computed them from the VM's machine;
+    # CPU beyond the host's count from the node-status stand-in
+    from harness.model.resources import parse_resource_list
+    status = kind_cluster.admin.get("Node", "aks-kind-00001")["status"]
+    cap, alloc = parse_resource_list(status["capacity"]), parse_resource_list(status["allocatable"])
+    assert (cap["memory"], alloc["memory"]) == (16 << 30, 14 << 30)
+    assert (cap["pods"], alloc["pods"]) == (30, 30)
+    assert (cap["cpu"], alloc["cpu"]) == (4000, 3800)
     # NodeRestriction judges the node's own credentials: a restricted label is refused ...
     as_node = Identity.node("aks-kind-00001")
     mine = kind_cluster.get("Node", "aks-kind-00001")
@@ -196,6 +353,68 @@ def test_a_vm_boots_as_a_real_node(kind_cluster):
     kind_cluster.delete("Node", "aks-kind-00001")
     assert "aks-kind-00001" not in kind_cluster.kubelets.booted()
     assert kind_cluster.admin.get("Node", "aks-kind-00001") is None
+
+
+def test_the_real_kube_scheduler_binds_pods(kind_cluster):
+    from harness.backends.base import KARPENTER
+    assert kind_cluster.real_scheduler and "kube-scheduler" in kind_cluster.capabilities
+    node = _node("aks-kind-00003")
+    assert kind_cluster.register_kubelet(node, {}, UP, "azure:///vm/aks-kind-00003") is None
+    kind_cluster.wait_ready("aks-kind-00003")
+    real = kind_cluster.get("Node", "aks-kind-00003")
+    real["metadata"]["labels"]["karpenter.sh/registered"] = "true"
+    real["spec"]["taints"] = []
+    kind_cluster.update(real, KARPENTER)
+    assert kind_cluster.label_writers(kind_cluster.admin.get("Node", "aks-kind-00003"))["karpenter.sh/registered"] \
+        == "karpenter"
+    # 3 CPUs fit the VM (3800m allocatable), not the 2-CPU host: the real scheduler sees the VM's CPU
+    fits = kind_cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fits", "namespace": "default"},
+                                "spec": {"containers": [{"name": "c", "image": "x",
+                                                         "resources": {"requests": {"cpu": "3"}}}]}})
+    assert fits["spec"].get("nodeName") is None                       # created unbound
+    bound = kind_cluster.bind(fits, "aks-kind-00003")
+    assert bound["spec"]["nodeName"] == "aks-kind-00003"
+    kind_cluster.bind_timeout = 5.0
+    big = kind_cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big", "namespace": "default"},
+                               "spec": {"containers": [{"name": "c", "image": "x",
+                                                        "resources": {"requests": {"cpu": "64"}}}]}})
+    kind_cluster.bind(big, "aks-kind-00003")
+    assert kind_cluster.placements[0] == kc.Placement("default/fits", "aks-kind-00003", "aks-kind-00003")
+    last = kind_cluster.placements[-1]
+    assert last.pod == "default/big" and last.real_node is None and "Insufficient cpu" in last.message
+    kind_cluster.reset()
+    assert kind_cluster.placements == [] and kind_cluster.kubelets.booted() == []
+
+
+def test_kube_proxy_and_coredns_run_in_the_cluster(kind_cluster):
+    """kubeadm's addons from the locally built images: kube-proxy on every node (a DaemonSet),
+    CoreDNS on the control plane, Ready because kube-proxy programs the kubernetes Service VIP."""
+    if not {"kube-proxy", "coredns"} <= kind_cluster.capabilities:
+        pytest.skip("node image without the kube-proxy and CoreDNS images")
+    node = _node("aks-kind-00004")
+    assert kind_cluster.register_kubelet(node, {}, UP, "azure:///vm/aks-kind-00004") is None
+    kind_cluster.wait_ready("aks-kind-00004")
+
+    def running(labels: str) -> list[dict]:
+        pods = kind_cluster.admin.request("GET", "/api/v1/namespaces/kube-system/pods",
+                                          params={"labelSelector": labels})["items"]
+        return [p for p in pods if any(c["type"] == "Ready" and c["status"] == "True"
+                                       for c in (p.get("status") or {}).get("conditions") or [])]
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        proxies = {p["spec"].get("nodeName") for p in running("k8s-app=kube-proxy")}
+        if "aks-kind-00004" in proxies and running("k8s-app=kube-dns"):
+            break
+        time.sleep(1)
+    assert "aks-kind-00004" in proxies, proxies
+    dns = running("k8s-app=kube-dns")
+    assert dns and {p["spec"]["nodeName"] for p in dns} <= kind_cluster.baseline_nodes
+    boot = next(b for b in kind_cluster.boots if b.vm_name == "aks-kind-00004")
+    assert "KUBE-SERVICES" in boot.worker.exec(["iptables-legacy-save", "-t", "nat"])     # kube-proxy image: legacy
+    # the addons are infrastructure: not part of a scenario's pods, and reset() leaves them
+    assert not [p for p in kind_cluster.list("Pod") if p["metadata"]["namespace"] == "kube-system"]
+    kind_cluster.reset()
+    assert kind_cluster.admin.get("DaemonSet", "kube-proxy", "kube-system") is not None
 
 
 def test_refused_node_labels_stop_the_real_kubelet(kind_cluster):
@@ -307,3 +526,54 @@ def test_node_runtime_choice(monkeypatch):
     monkeypatch.setattr(nodes, "has_cap_sys_resource", lambda: False)
     with pytest.raises(ValueError, match="docker-up.sh"):
         nodes.node_runtime(Client({"runc": {}}))
+
+
+def test_a_worker_that_fails_to_warm_is_replaced_once(monkeypatch):
+    made = []
+
+    class Flaky:
+        def __init__(self, client, image, name, *a, **kw):
+            made.append(name)
+            self.name, self.removed = name, False
+            if len(made) == 1:
+                raise RuntimeError("node container exited")
+
+        def wait_systemd(self, timeout):
+            pass
+
+        def ensure_cri(self):
+            pass
+
+        def put(self, *a, **kw):
+            pass
+
+        def exec(self, *a, **kw):
+            return ""
+
+        def remove(self):
+            self.removed = True
+    monkeypatch.setattr(nodes, "NodeContainer", Flaky)
+    pool = nodes.WorkerPool.__new__(nodes.WorkerPool)
+    pool.client, pool.image, pool.network, pool.cluster_name, pool.labels = None, "img", "net", "c", {}
+    pool.runtime, pool.start_timeout, pool.control_plane = "", 1.0, None
+    pool.join = nodes.JoinFiles("ca", "kubeconfig", "config")
+    pool._warm, pool._errors, pool._seq, pool._closed = [], [], 0, False
+    pool._lock = __import__("threading").Condition()
+    pool._warm_one()
+    assert made == ["c-worker1", "c-worker2"] and [n.name for n in pool._warm] == ["c-worker2"] and not pool._errors
+    made.clear()
+    monkeypatch.setattr(pool, "WARM_ATTEMPTS", 1)
+    pool._warm_one()
+    assert len(pool._errors) == 1 and len(pool._warm) == 1            # no second try: boot() hears of it
+
+
+def test_the_sweep_tolerates_containers_removed_meanwhile():
+    seen = {}
+
+    class Coll:
+        def list(self, **kw):
+            seen.setdefault("containers", kw)
+            return []
+    client = type("C", (), {"containers": Coll(), "volumes": Coll(), "networks": Coll()})()
+    assert kc.sweep_stale(client) == 0
+    assert seen["containers"]["ignore_removed"] is True

@@ -40,3 +40,65 @@ def test_not_a_bootstrap_script_is_an_error():
         decode_custom_data(base64.b64encode(b"#cloud-config\n").decode())
     with pytest.raises(BootstrapError, match="no osProfile.customData"):
         bootstrap_of({"properties": {"osProfile": {}}})
+
+
+class _KindLike:
+    """A cluster with real kubelets (the kind backend's protocol): records what the stand-in asks."""
+    kubelets = object()
+
+    def __init__(self, refusal=None):
+        self.refusal, self.booted, self.released = refusal, [], []
+
+    def register_kubelet(self, node, node_labels, profile, provider_id):
+        self.booted.append((node, node_labels, provider_id))
+        return self.refusal
+
+    def release_vm(self, name):
+        self.released.append(name)
+
+    def list(self, kind, namespace=None):
+        return [{"status": {"providerID": "azure:///subscriptions/s/resourceGroups/rg/providers/"
+                                          "Microsoft.Compute/virtualMachines/aks-x"}}] if kind == "NodeClaim" else []
+
+
+class _Fake:
+    def __init__(self):
+        self.vms = {"aks-x": {"properties": {"provisioningState": "Succeeded"}}}
+
+    def skus(self):
+        return []
+
+    def get_vm(self, rg, name):
+        return self.vms.get(name)
+
+
+def _kind_kubelets(refusal=None):
+    from harness.runner.real.kubelet import Kubelets
+    cluster, fake = _KindLike(refusal), _Fake()
+    return Kubelets(cluster, fake, None, None, {"nodeResourceGroup": "rg", "region": "eastus"}), cluster, fake
+
+
+def test_on_kind_the_controllers_vm_boots_a_real_kubelet():
+    kl, cluster, fake = _kind_kubelets()
+    body = {"properties": {"osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}}
+    kl._boot("aks-x", body)
+    node, labels, pid = cluster.booted[0]
+    assert labels == {"env": "prod"} and pid.endswith("/virtualMachines/aks-x")
+    assert node["metadata"]["name"] == "aks-x" and node["metadata"]["labels"]["env"] == "prod"
+    assert {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true",
+            "effect": "NoSchedule"} in node["spec"]["taints"]
+    assert node["status"]["capacity"]["pods"] == "250"          # what the real kubelet is to report
+    assert kl.records["aks-x"].registered
+    # the controller deleted the VM: its kubelet goes, once
+    del fake.vms["aks-x"]
+    assert kl._release_deleted() and not kl._release_deleted()
+    assert cluster.released == ["aks-x"]
+
+
+def test_on_kind_the_real_kubelets_exit_message_is_the_refusal():
+    kl, cluster, _ = _kind_kubelets(refusal="failed to validate kubelet flags: unknown 'kubernetes.io' ...")
+    body = {"properties": {"osProfile": {"computerName": "aks-x",
+                                         "customData": _script("kubernetes.io/foo=bar", FLAGS)}}}
+    kl._boot("aks-x", body)
+    rec = kl.records["aks-x"]
+    assert rec.refused.startswith("failed to validate kubelet flags") and not rec.registered

@@ -26,6 +26,7 @@ import secrets
 import tempfile
 import time
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -33,8 +34,9 @@ import yaml
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
-from harness.backends.kind.nodes import (CNI_CONFLIST, LABEL, OWNER_LABEL, JoinFiles, NodeContainer, WorkerPool,
-                                         node_runtime, remove_container)
+from harness.backends.kind.nodes import (CNI_CONFLIST, CONTROL_PLANE_POD_SUBNET, LABEL, OWNER_LABEL, JoinFiles,
+                                         Machine, NodeContainer, WorkerPool, host_cpus, node_runtime,
+                                         remove_container)
 from harness.backends.local import _tmp_root, sweep_stale_workdirs
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
@@ -42,12 +44,66 @@ from harness.backends.realcluster import RealBackend, RealCluster
 
 __all__ = ["KindBackend", "KindCluster"]
 
+ADDON_APPS = ("kube-dns", "kube-proxy")      # kubeadm's addons, by their k8s-app label
 POD_SUBNET = "10.244.0.0/16"
 # A registration error the kubelet logs that means "refused", not "not yet" (a Forbidden create is
 # logged as the follow-up Get's NotFound: kubelet v1.36.3 tryRegisterWithAPIServer).
 REFUSED_REGISTRATION = ("forbidden", "is invalid", "not found")
 REFUSAL_PERSISTS = 10.0       # seconds (harness assumption: longer than a transient refusal at first boot)
 SERVICE_SUBNET = "10.96.0.0/16"
+
+
+FIELD_MANAGERS = Path(__file__).with_name("field-managers.yaml")
+
+
+@dataclass(frozen=True)
+class Manager:
+    field_manager: str
+    identity: str            # "controller/karpenter", "node", "admin", ... ("" for the real kubelet)
+    writer: str
+
+
+def managers() -> tuple[Manager, ...]:
+    doc = yaml.safe_load(FIELD_MANAGERS.read_text())
+    return tuple(Manager(m["fieldManager"], m.get("identity", ""), m["writer"]) for m in doc["managers"])
+
+
+def field_manager(identity) -> str:
+    """The field manager an identity's writes carry (field-managers.yaml; a controller without a
+    row is named after itself)."""
+    key = identity.kind if identity.kind in ("node", "admin") else f"{identity.kind}/{identity.name}"
+    for m in managers():
+        if m.identity == key:
+            return m.field_manager
+    return f"harness-{identity.kind}-{identity.name or 'admin'}"
+
+
+def writer_of(manager: str, key: str, node_labels: dict[str, str]) -> str:
+    """The writer name (harness/model/writers.py) a field manager stands for; the kubelet's
+    manager writes both its own labels and its --node-labels."""
+    if manager == "kubelet":
+        return "kubelet-node-labels" if key in node_labels else "kubelet"
+    return next((m.writer for m in managers() if m.field_manager == manager), manager)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A pod the loop's kube-scheduler placed and where the real kube-scheduler put it."""
+    pod: str                 # namespace/name
+    loop_node: str | None
+    real_node: str | None
+    message: str = ""        # the real scheduler's PodScheduled message when it left the pod unbound
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A difference between the loop's result and the real cluster, found when reading it back.
+    `blocking`: the run fails (a mismatch); otherwise a notice."""
+    path: str
+    loop: object
+    real: object
+    detail: str
+    blocking: bool
 
 
 def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
@@ -73,6 +129,10 @@ def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
          "cgroupDriver": "systemd", "failCgroupV1": False, "failSwapOn": False,
          "imageGCHighThresholdPercent": 100,
          "evictionHard": {"nodefs.available": "0%", "nodefs.inodesFree": "0%", "imagefs.available": "0%"}},
+        # kind's kube-proxy settings (same file, KubeProxyConfiguration): iptables mode, no global
+        # nf_conntrack_max sysctl from inside a node container
+        {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
+         "mode": "iptables", "iptables": {"minSyncPeriod": "1s"}, "conntrack": {"maxPerCore": 0}},
     ]
     return yaml.safe_dump_all(docs)
 
@@ -107,7 +167,9 @@ def sweep_stale(client, owner: int | None = None) -> int:
             return pid == owner and not pid_alive(pid)
         return bool(pid) and pid != os.getpid() and not pid_alive(pid)
 
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}):
+    # ignore_removed: another process (a closing cluster, another sweeper) may remove a container
+    # between the list and its inspect
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}, ignore_removed=True):
         if dead(c.labels):
             remove_container(c)
             n += 1
@@ -128,6 +190,37 @@ def sweep_stale(client, owner: int | None = None) -> int:
     return n
 
 
+# A VM with more vCPUs than the Docker host: the kubelet can only be shown the host's CPUs
+# (machine-view.sh), so a node-status stand-in writes the VM's CPU into the Node's status, and the
+# kubelet's periodic status sync - which would put its own count back - is pushed past any scenario's
+# length (its fast sync until Ready is unaffected: k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet.go
+# fastStatusUpdateOnce). (harness assumption: 10 minutes outlasts every scenario on kind.)
+SLOW_STATUS_SYNC = {"nodeStatusUpdateFrequency": "10m0s", "nodeStatusReportFrequency": "10m0s"}
+NODE_STATUS_STAND_IN = "harness-node-status"
+
+
+def machine_for(node: dict, cpus_available: int) -> Machine | None:
+    """The Machine a VM's kubelet is to report, from the capacity and allocatable the loop computed
+    for its instance type (None when the loop gave none). Memory: capacity is shown as MemTotal
+    (whole KiB), and capacity - allocatable splits into the provider's eviction threshold
+    (memory.available, harness/model/overhead.py EVICTION_MEMORY_AVAILABLE) and kubeReserved; CPU:
+    capacity - allocatable is kubeReserved."""
+    from harness.model.overhead import EVICTION_MEMORY_AVAILABLE
+    from harness.model.resources import parse_resource_list
+    status = node.get("status") or {}
+    cap, alloc = parse_resource_list(status.get("capacity")), parse_resource_list(status.get("allocatable"))
+    if not {"cpu", "memory"} <= cap.keys() or not {"cpu", "memory"} <= alloc.keys():
+        return None
+    reserved_mem = max(cap["memory"] - alloc["memory"], 0)
+    evict = min(EVICTION_MEMORY_AVAILABLE, reserved_mem)
+    vcpus = -(-cap["cpu"] // 1000)
+    return Machine(cpus=max(1, min(vcpus, cpus_available)), memory_kib=cap["memory"] // 1024,
+                   max_pods=cap.get("pods", 110),
+                   kube_reserved={"cpu": f"{max(cap['cpu'] - alloc['cpu'], 0)}m", "memory": str(reserved_mem - evict)},
+                   eviction_hard={"memory.available": f"{evict // 1024}Ki"},
+                   status_sync=dict(SLOW_STATUS_SYNC) if vcpus > cpus_available else {})
+
+
 def pause_pod(pod: dict, image: str) -> dict:
     """A copy of `pod` whose containers run `image` (never pulled) with its own entrypoint."""
     import copy
@@ -139,6 +232,15 @@ def pause_pod(pod: dict, image: str) -> dict:
             c.pop("command", None)
             c.pop("args", None)
     return pod
+
+
+def unscheduled_message(pod: dict) -> str:
+    """The real kube-scheduler's verdict on an unbound pod: its PodScheduled=False condition message
+    (e.g. "0/2 nodes are available: ...")."""
+    for c in ((pod or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message") or c.get("reason") or ""
+    return ""
 
 
 def _taint_flag(t: dict) -> str:
@@ -162,6 +264,11 @@ class KindCluster(RealCluster):
         self.pause_image = ""                               # what every pod container runs
         self.boots: list = []                               # nodes.Boot of every kubelet started
         self._resources: dict[str, dict] = {}               # Node name -> the VM's capacity/allocatable
+        self.real_scheduler = False                         # kube-scheduler binds the pods (not the loop)
+        self.bind_timeout = 30.0
+        self.placements: list[Placement] = []               # every bind the loop asked for, and the real one
+        self.reported: dict[str, dict] = {}                 # Node name -> capacity/allocatable its kubelet reported
+        self.machines = True                                # show each kubelet its VM's machine (machine-view.sh)
 
     # -- real kubelets ----------------------------------------------------------------------------------
     def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
@@ -172,7 +279,8 @@ class KindCluster(RealCluster):
         name = node["metadata"]["name"]
         taints = [_taint_flag(t) for t in (node.get("spec") or {}).get("taints") or []]
         self._resources[name] = {k: node["status"][k] for k in ("capacity", "allocatable") if k in node.get("status", {})}
-        boot = self.kubelets.boot(name, node_labels, taints, provider_id)
+        machine = machine_for(node, host_cpus()) if self.machines else None
+        boot = self.kubelets.boot(name, node_labels, taints, provider_id, machine)
         deadline = time.monotonic() + self.kubelet_timeout
         refused_since = None
         while True:
@@ -236,21 +344,28 @@ class KindCluster(RealCluster):
     def _check_kubelet_labels(self, real: dict, recorded: dict[str, str]) -> None:
         """The loop records the kubelet's label writes from the model (its own labels + the flags);
         here the real Node must agree: the labels owned by the "kubelet" field manager and their
-        values are exactly those. A difference is a finding, raised rather than papered over."""
+        values are exactly those, but for labels another writer has already changed. A difference
+        is a finding, raised rather than papered over."""
         writers = self.label_writers(real)
         labels = real["metadata"].get("labels") or {}
         by_kubelet = {k: labels.get(k) for k, m in writers.items() if m == "kubelet"}
-        if by_kubelet != recorded:
-            raise KindStartError(f"the real kubelet of {real['metadata']['name']} wrote labels {by_kubelet}, "
-                                 f"the loop records {recorded}")
+        # a label another writer has changed since (the real controller, concurrently) is theirs now
+        taken = {k for k in recorded if k in writers and writers[k] != "kubelet"}
+        diff = {k: (by_kubelet.get(k), recorded.get(k)) for k in sorted((by_kubelet.keys() | recorded.keys()) - taken)
+                if by_kubelet.get(k) != recorded.get(k)}
+        if diff:
+            owners = {k: (labels.get(k), writers.get(k)) for k in diff}
+            raise KindStartError(f"the real kubelet of {real['metadata']['name']} wrote labels the loop does not "
+                                 f"record (key: (real kubelet, loop)): {diff}; on the Node (value, field manager): "
+                                 f"{owners}")
 
     def client(self, identity=None):
-        """Each identity's requests carry its name as User-Agent, which the API server records as the
-        field manager of what it writes (so managedFields tell the writers apart)."""
+        """Each identity's requests carry its field manager (field-managers.yaml) as User-Agent, which
+        the API server records in managedFields for what it writes, so the real Node tells the
+        writers apart."""
         from harness.backends.base import ADMIN
         c = super().client(identity or ADMIN)
-        ident = identity or ADMIN
-        c.s.headers["User-Agent"] = f"harness-{ident.kind}-{ident.name or 'admin'}/0"
+        c.s.headers["User-Agent"] = f"{field_manager(identity or ADMIN)}/harness"
         return c
 
     def wait_ready(self, name: str) -> dict:
@@ -263,10 +378,98 @@ class KindCluster(RealCluster):
                 for b in self.boots:
                     if b.vm_name == name and b.ready is None:
                         b.ready = time.monotonic()
+                        node = self._node_status_stand_in(node, b) or node
+                        self.reported[name] = {k: dict(node["status"].get(k) or {}) for k in ("capacity", "allocatable")}
                 return node
             if time.monotonic() > deadline:
                 raise KindStartError(f"Node {name} not Ready within {self.kubelet_timeout:.0f}s: {conds}")
             time.sleep(0.1)
+
+    def _node_status_stand_in(self, node: dict, boot) -> dict | None:
+        """For a VM with more vCPUs than the host (its kubelet reports the host's count): write the
+        VM's CPU capacity and allocatable into the Node's status (see SLOW_STATUS_SYNC)."""
+        want = self._resources.get(node["metadata"]["name"]) or {}
+        if boot.machine is None or not boot.machine.status_sync or not want:
+            return None
+        from harness.backends.base import Identity
+        patch = {"status": {k: {"cpu": want[k]["cpu"]} for k in ("capacity", "allocatable") if "cpu" in want.get(k, {})}}
+        return self.client(Identity("admin", "node-status")).patch("Node", node["metadata"]["name"], patch, sub="status")
+
+    # -- the real kube-scheduler ---------------------------------------------------------------------
+    def bind(self, pod: dict, node_name: str, identity=None) -> dict:
+        """With the real kube-scheduler, the loop's bind is its prediction: wait (bind_timeout) for
+        the real binding and record both (placements); the pod is never bound by the harness.
+        Without it, the loop binds as on the other backends."""
+        from harness.backends.base import ADMIN
+        if not self.real_scheduler:
+            return super().bind(pod, node_name, identity or ADMIN)
+        md = pod["metadata"]
+        ns = md.get("namespace") or "default"
+        deadline = time.monotonic() + self.bind_timeout
+        while True:
+            real = self.admin.get("Pod", md["name"], ns) or {}
+            got = (real.get("spec") or {}).get("nodeName")
+            if got or not real or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        self.placements.append(Placement(f"{ns}/{md['name']}", node_name, got, "" if got else unscheduled_message(real)))
+        return real
+
+    def read_back(self, result) -> list[Finding]:
+        """Put the real cluster into the loop's result and say where they differ:
+        - every pod's node is the one the real kube-scheduler bound it to (a pod the loop placed but
+          the real scheduler left pending, or the reverse, is blocking; the same pod on another
+          node is a notice: the loop binds the first fitting node, kube-scheduler scores them);
+        - every Node label's owner in the real Node's managedFields (NodeResult.field_owners)."""
+        findings: list[Finding] = []
+        if self.real_scheduler:
+            findings += self._read_back_pods(result)
+        for nr in result.nodes:
+            real = self.admin.get("Node", nr.name)
+            if real is None:
+                continue
+            flags = nr.kubelet_node_labels or {}
+            # (NodeResult has no field for it: a field would change every run's digest on every backend)
+            nr.field_owners = owners = {k: writer_of(m, k, flags) for k, m in self.label_writers(real).items()}
+            for key in sorted(real["metadata"].get("labels") or {}):
+                run = nr.current_writers(key) if key in nr.labels else []
+                if owners.get(key) not in run:
+                    findings.append(Finding(f"nodes[{nr.index}].labels[{key}].writer", run, owners.get(key),
+                                            "the real Node's managedFields name another writer than the loop records",
+                                            True))
+        return findings
+
+    def _read_back_pods(self, result) -> list[Finding]:
+        findings: list[Finding] = []
+        by_node = {nr.name: nr for nr in result.nodes}
+        for key, pr in sorted(result.pods.items()):
+            if pr.state == "deleted":
+                continue
+            real = self.admin.get("Pod", pr.name, pr.namespace)
+            if real is None:
+                continue
+            got = (real.get("spec") or {}).get("nodeName")
+            if got == pr.node:
+                continue
+            path = f"pods[{key}].node"
+            if got and pr.node:
+                findings.append(Finding(path, pr.node, got, "the real kube-scheduler chose another node", False))
+            elif pr.node:
+                findings.append(Finding(path, pr.node, None, "the real kube-scheduler left it pending: "
+                                        + (unscheduled_message(real) or "no binding"), True))
+            else:
+                findings.append(Finding(path, None, got, "the real kube-scheduler bound a pod the loop left "
+                                        f"{pr.state} ({pr.reason or pr.scheduler_error or 'no reason'})", True))
+            for nr in by_node.values():
+                if key in nr.pods and nr.name != got:
+                    nr.pods.remove(key)
+            if got in by_node and key not in by_node[got].pods:
+                by_node[got].pods.append(key)
+            pr.node = got
+            pr.state = "scheduled" if got else "pending"
+            if not got and pr.reason is None:
+                pr.reason = unscheduled_message(real) or None
+        return findings
 
     def _overlay(self, obj: dict | None) -> dict | None:
         """A Node's capacity and allocatable as the VM's instance type has them: the kubelet reports
@@ -286,14 +489,15 @@ class KindCluster(RealCluster):
         objs = super().list(kind, namespace)
         if kind == "Node":
             objs = [self._overlay(o) for o in objs if o["metadata"]["name"] not in self.baseline_nodes]
-        elif kind in ("Pod", "Deployment"):   # nor are its static pods and kubeadm's addons
+        elif kind in ("Pod", "Deployment", "DaemonSet"):   # nor are its static pods and kubeadm's addons
             objs = [o for o in objs if not self._infrastructure(o)]
         return objs
 
     def _infrastructure(self, obj: dict) -> bool:
-        """The control plane's static pods and kubeadm's CoreDNS (label k8s-app=kube-dns)."""
+        """The control plane's static pods and kubeadm's addons: CoreDNS (k8s-app=kube-dns) and
+        kube-proxy (k8s-app=kube-proxy, a DaemonSet with a pod on every node)."""
         meta = obj.get("metadata") or {}
-        if meta.get("namespace") == "kube-system" and (meta.get("labels") or {}).get("k8s-app") == "kube-dns":
+        if meta.get("namespace") == "kube-system" and (meta.get("labels") or {}).get("k8s-app") in ADDON_APPS:
             return True
         return obj.get("kind", "Pod") == "Pod" and (obj.get("spec") or {}).get("nodeName") in self.baseline_nodes
 
@@ -350,6 +554,8 @@ class KindCluster(RealCluster):
             for vm in self.kubelets.booted():
                 self.kubelets.release(vm)
         self._resources.clear()
+        self.placements.clear()
+        self.reported.clear()
         super().reset(timeout)
 
     def _delete_all(self, kind: str) -> None:
@@ -406,8 +612,10 @@ class KindBackend(RealBackend):
     name = "kind"
 
     def __init__(self, *, pool_size: int = 2, start_timeout: float = 240.0, **options):
-        """`options`: those of RealBackend (scheduler, profile, keep, build, ...). `pool_size` warm
-        workers are kept ready (HARNESS_KIND_POOL overrides)."""
+        """`options`: those of RealBackend (scheduler, profile, keep, build, ...); here the real
+        kube-scheduler runs unless scheduler=False (HARNESS_KIND_SCHEDULER=0), and then the loop
+        binds. `pool_size` warm workers are kept ready (HARNESS_KIND_POOL overrides)."""
+        options.setdefault("scheduler", os.environ.get("HARNESS_KIND_SCHEDULER", "1") != "0")
         super().__init__(start_timeout=start_timeout, **options)
         self.pool_size = int(os.environ.get("HARNESS_KIND_POOL", pool_size))
 
@@ -471,7 +679,7 @@ class KindBackend(RealBackend):
         cp.put("/etc/kubernetes/pki/ca.crt", pki.ca.cert.read_text())
         cp.put("/etc/kubernetes/pki/ca.key", pki.ca.key.read_text(), 0o600)
         cp.put("/kind/kubeadm.yaml", kubeadm_config(name, k8s, cp_ip, token))
-        cp.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet="10.244.0.0/24"))
+        cp.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=CONTROL_PLANE_POD_SUBNET))
         addons = cp.exec(f"cat {imagemod.SKIP_FILE} 2>/dev/null || echo {','.join(imagemod.ADDON_IMAGES)}").strip()
         skipped = [a for a in addons.split(",") if a]
         if not self.scheduler and "addon/coredns" not in skipped:
@@ -506,12 +714,20 @@ class KindBackend(RealBackend):
         join = JoinFiles(pki.ca.cert.read_text(),
                          bootstrap_kubeconfig(f"https://{cp_ip}:6443", pki.ca.cert.read_text(), token),
                          kubelet_cfg["data"]["kubelet"])
+        if "addon/coredns" not in skipped:
+            # CoreDNS on the control-plane node (it tolerates its taint), so a scenario's nodes carry
+            # only what the scenario and the DaemonSets put there (harness choice)
+            cluster.admin.patch("Deployment", "coredns", {"spec": {"template": {"spec": {"nodeSelector": {
+                "node-role.kubernetes.io/control-plane": ""}}}}}, "kube-system")
         cluster.kubelets = WorkerPool(client, tag, name, name, self._labels("node"), join, self.pool_size,
-                                      self.start_timeout, runtime)
+                                      self.start_timeout, runtime, control_plane=(cp, cp_ip))
         caps = {"real-apiserver", "etcd", "cel", "node-restriction", "node-authorizer", "rbac", "docker",
                 "kube-controller-manager", "real-kubelet", "kubeadm"}
         if self.scheduler:
             caps.add("kube-scheduler")
+            cluster.real_scheduler = True
+        caps |= {"kube-proxy" if a == "addon/kube-proxy" else "coredns"
+                 for a in ("addon/kube-proxy", "addon/coredns") if a not in skipped}
         cluster.capabilities = frozenset(caps)
         if self.profile:
             cluster.install_profile(self.profile)

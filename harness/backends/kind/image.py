@@ -43,10 +43,11 @@ REPO = "karpenter-harness/kind"
 LABEL = "karpenter-harness.kind"
 EXTRAS_SCRIPT = Path(__file__).with_name("build-node-extras.sh")
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd")
-# kubeadm's addon phases whose images may not be built: kube-proxy's image needs iptables userspace (not
-# built), CoreDNS is a ~25 min build done only on request (`build --kind --coredns`); the node image
-# lists the phases its cluster must skip in SKIP_FILE (kubeadm's addon phases: k8s.io/kubernetes v1.36.3
-# cmd/kubeadm/app/cmd/phases/init/addons.go; kind-airgapped.md §2, "CoreDNS is the largest extra").
+# kubeadm's addon phases whose images may not be built: CoreDNS is a ~25 min build done only on request
+# (`build --kind --coredns`); kube-proxy's image is built from the Go-built binary and the Debian root
+# filesystem's iptables; the node image lists the phases its cluster must skip in SKIP_FILE (kubeadm's
+# addon phases: k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/cmd/phases/init/addons.go; kind-airgapped.md
+# §2, "CoreDNS is the largest extra").
 ADDON_IMAGES = {"addon/coredns": "coredns", "addon/kube-proxy": "kube-proxy"}
 SKIP_FILE = "/kind/harness-skip-phases"
 ENTRYPOINT_IMAGES = ("pause", "coredns")          # run as the image's entrypoint, not a named command
@@ -65,8 +66,9 @@ def extras_dir() -> Path:
 
 
 def record_path() -> Path:
-    """Where the last build of this Kubernetes version is described (tag, timings)."""
-    return kind_cache() / binmod.versions()["k8s"] / "node-image.json"
+    """Where the last build of this Kubernetes version and node-image revision is described (tag,
+    timings); per revision, so checkouts of different revisions sharing the cache each find theirs."""
+    return kind_cache() / binmod.versions()["k8s"] / f"node-image-r{NODE_IMAGE_REV}.json"
 
 
 @dataclass
@@ -212,7 +214,8 @@ def _edit_kind_files(files: Path, pause_image: str) -> None:
         (files / "etc/systemd/system" / name).unlink(missing_ok=True)
 
 
-def base_image(client, cni: Path, pause_image: str, echo: bool) -> tuple[str, float]:
+def base_image(client, cni: Path, pause_image: str, echo: bool) -> tuple[str, float, str]:
+    """(the base image's tag, seconds, the Debian root filesystem image's tag)."""
     t0 = time.monotonic()
     debian = f"{REPO}-debian:{rootfs.SUITE}-{rootfs.key()}"
     if not _image_exists(client, debian):
@@ -225,7 +228,7 @@ def base_image(client, cni: Path, pause_image: str, echo: bool) -> tuple[str, fl
                 BASE_DOCKERFILE, BASE_EDITS_REV)
     tag = f"{REPO}-base:{key}"
     if _image_exists(client, tag):
-        return tag, time.monotonic() - t0
+        return tag, time.monotonic() - t0, debian
     with tempfile.TemporaryDirectory(prefix="kind-base-", dir=str(kind_cache())) as d:
         ctx = Path(d)
         shutil.copytree(kind_files, ctx / "files", ignore=shutil.ignore_patterns("LICENSES", "README.txt"))
@@ -236,7 +239,7 @@ def base_image(client, cni: Path, pause_image: str, echo: bool) -> tuple[str, fl
         (ctx / "Dockerfile").write_text(BASE_DOCKERFILE.format(kind=KIND_VERSION, debian=debian))
         log(f"building {tag}")
         _docker_build(client, ctx, tag)
-    return tag, time.monotonic() - t0
+    return tag, time.monotonic() - t0, debian
 
 
 def _docker_build(client, ctx: Path, tag: str) -> None:
@@ -257,14 +260,45 @@ ENV PATH=/usr/local/bin
 """
 
 
-def component_images(client, names: list[str], binaries: dict[str, Path], out_dir: Path) -> dict[str, str]:
+# kube-proxy (iptables mode) runs iptables-save/-restore: the legacy xtables multi-binary (its name picks
+# the tool), its libraries and extensions, copied out of the Debian root filesystem - the same userspace
+# as the nodes, whose kind entrypoint picks legacy iptables on this host
+# (https://github.com/kubernetes-sigs/kind/blob/v0.33.0/images/base/files/usr/local/bin/entrypoint;
+# kind-airgapped.md §3) - onto
+# scratch instead of the whole 320 MB root filesystem, which every worker's /var would carry.
+XTABLES_TOOLS = ("iptables", "iptables-save", "iptables-restore", "iptables-legacy", "iptables-legacy-save",
+                 "iptables-legacy-restore", "ip6tables", "ip6tables-save", "ip6tables-restore")
+XTABLES_LIBS = ("libxtables.so.12", "libip4tc.so.2", "libip6tc.so.2", "libc.so.6", "libm.so.6")
+KUBE_PROXY_DOCKERFILE = """\
+# A stand-in for the registry image {name}: kube-proxy plus legacy iptables from {debian}
+# (built by harness/backends/kind/image.py).
+FROM {debian} AS userspace
+FROM scratch
+COPY --from=userspace /lib64/ld-linux-x86-64.so.2 /lib64/
+{libs}
+COPY --from=userspace /usr/lib/x86_64-linux-gnu/xtables/ /usr/lib/x86_64-linux-gnu/xtables/
+{tools}
+COPY kube-proxy /usr/local/bin/kube-proxy
+ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+"""
+
+
+def kube_proxy_dockerfile(name: str, debian: str) -> str:
+    libs = "\n".join(f"COPY --from=userspace /lib/x86_64-linux-gnu/{lib} /lib/x86_64-linux-gnu/" for lib in XTABLES_LIBS)
+    tools = "\n".join(f"COPY --from=userspace /usr/sbin/xtables-legacy-multi /usr/sbin/{t}" for t in XTABLES_TOOLS)
+    return KUBE_PROXY_DOCKERFILE.format(name=name, debian=debian, libs=libs, tools=tools)
+
+
+def component_images(client, names: list[str], binaries: dict[str, Path], out_dir: Path,
+                     debian: str = "") -> dict[str, str]:
     """Build each image kubeadm expects that we have a binary for, `docker save` it to
-    out_dir/<component>.tar; returns {image name: binary it holds}."""
+    out_dir/<component>.tar; returns {image name: binary it holds}. kube-proxy's needs `debian`
+    (the root filesystem image) for its iptables."""
     made: dict[str, str] = {}
     for name in names:
         comp = image_component(name)
         binary = binaries.get(comp)
-        if binary is None:
+        if binary is None or (comp == "kube-proxy" and not debian):
             continue
         tar = out_dir / f"{comp}.tar"
         if not _image_exists(client, name):
@@ -272,7 +306,9 @@ def component_images(client, names: list[str], binaries: dict[str, Path], out_di
                 ctx = Path(d)
                 shutil.copy2(binary, ctx / comp)
                 entry = f'ENTRYPOINT ["/usr/local/bin/{comp}"]' if comp in ENTRYPOINT_IMAGES else ""
-                (ctx / "Dockerfile").write_text(SCRATCH_DOCKERFILE.format(name=name, binary=comp, entrypoint=entry))
+                text = (kube_proxy_dockerfile(name, debian) if comp == "kube-proxy" else
+                        SCRATCH_DOCKERFILE.format(name=name, binary=comp, entrypoint=entry))
+                (ctx / "Dockerfile").write_text(text)
                 _docker_build(client, ctx, name)
         with open(tar, "wb") as f:
             for chunk in client.images.get(name).save(named=True):
@@ -282,7 +318,7 @@ def component_images(client, names: list[str], binaries: dict[str, Path], out_di
 
 
 # -- 5. the node image -----------------------------------------------------------------------------------
-NODE_IMAGE_REV = 4      # bump when commit_node_image changes (part of the node image's tag)
+NODE_IMAGE_REV = 5      # bump when commit_node_image changes (part of the node image's tag)
 
 
 def node_image_tag(k8s: str, key: str) -> str:
@@ -371,10 +407,10 @@ def build(echo: bool = True, coredns: bool = False) -> NodeImage:
     pause = next((n for n in names if image_component(n) == "pause"), None)
     if pause is None:
         raise KindBuildError(f"kubeadm lists no pause image: {names}")
-    binaries = {**cp, **{k: v for k, v in ex.items() if k != "cni"}}
+    binaries = {**cp, **{k: v for k, v in ex.items() if k != "cni"}, "kube-proxy": node_bins["kube-proxy"]}
     key = _hash(NODE_IMAGE_REV, k8s, rootfs.key(), KIND_VERSION, CNI_VERSION, names,
                 sorted(_file_id(p) for p in [*node_bins.values(), *binaries.values()]),
-                BASE_DOCKERFILE, SCRATCH_DOCKERFILE)
+                BASE_DOCKERFILE, SCRATCH_DOCKERFILE, KUBE_PROXY_DOCKERFILE, XTABLES_TOOLS, XTABLES_LIBS)
     tag = node_image_tag(k8s, key)
     images = {n: image_component(n) for n in names if image_component(n) in binaries}
     with closing(_client()) as client:
@@ -384,11 +420,11 @@ def build(echo: bool = True, coredns: bool = False) -> NodeImage:
             _write_record(img)
             return img
         t1 = time.monotonic()
-        base, _ = base_image(client, ex["cni"], pause, echo)
+        base, _, debian = base_image(client, ex["cni"], pause, echo)
         timings["base_image"] = time.monotonic() - t1
         t1 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="kind-tars-", dir=str(kind_cache())) as d:
-            made = component_images(client, names, binaries, Path(d))
+            made = component_images(client, names, binaries, Path(d), debian)
             timings["component_images"] = time.monotonic() - t1
             t1 = time.monotonic()
             commit_node_image(client, base, tag, node_bins, Path(d), k8s, skipped_phases(made))
@@ -402,12 +438,18 @@ def build(echo: bool = True, coredns: bool = False) -> NodeImage:
 
 def _prune(client, keep: str) -> None:
     """Remove older node images of the same Kubernetes version (superseded inputs); an image a
-    container still uses stays."""
+    container still uses, or the record of another node-image revision names, stays."""
     repo, tag = keep.rsplit(":", 1)
     prefix = tag.rsplit("-", 1)[0] + "-"
+    recorded = set()
+    for rec in record_path().parent.glob("node-image*.json"):
+        try:
+            recorded.add(json.loads(rec.read_text())["tag"])
+        except (OSError, ValueError, KeyError):
+            pass
     for image in client.images.list(name=repo):
         for t in image.tags:
-            if t != keep and t.startswith(f"{repo}:{prefix}"):
+            if t != keep and t not in recorded and t.startswith(f"{repo}:{prefix}"):
                 try:
                     client.images.remove(t)
                 except Exception:   # noqa: BLE001 - in use

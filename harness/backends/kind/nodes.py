@@ -68,6 +68,7 @@ class NodeContainer:
                  host_port: int | None = None, runtime: str = RUNTIME):
         from testcontainers.core.container import DockerContainer
         self.client, self.name = client, name
+        self.pod_subnet = ""
         self.volume = client.volumes.create(name=f"{name}-var", labels=labels)
         c = DockerContainer(image)
         c.with_name(name)
@@ -125,6 +126,21 @@ class NodeContainer:
             if time.monotonic() > deadline:
                 raise KindStartError(f"{self.name}: containerd not active within {timeout:.0f}s:\n{self.logs()}")
             time.sleep(0.2)
+
+    def ensure_cri(self, attempts: int = 2) -> None:
+        """containerd's CRI plugin is loaded (`ctr plugins ls`: io.containerd.grpc.v1 cri ok). Under
+        heavy load a node's containerd was seen running without it, and its kubelet then exits with
+        "unknown service runtime.v1.RuntimeService" (harness observation); a restart loads it."""
+        for attempt in range(attempts + 1):
+            out = self.exec(["ctr", "plugins", "ls"], check=False)
+            if any(ln.split()[:2] == ["io.containerd.grpc.v1", "cri"] and ln.split()[-1] == "ok"
+                   for ln in out.splitlines()):
+                return
+            if attempt == attempts:
+                log = self.exec("journalctl -u containerd --no-pager -o cat | grep -i cri | tail -5", check=False)
+                raise KindStartError(f"{self.name}: containerd's CRI plugin did not load:\n{out[-800:]}\n{log}")
+            self.exec("systemctl restart containerd", check=False)
+            self.wait_systemd(60)
 
     def logs(self, lines: int = 30) -> str:
         try:
@@ -203,6 +219,40 @@ class Boot:
     registered: float | None = None
     ready: float | None = None
     flags: list[str] = field(default_factory=list)
+    machine: "Machine | None" = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The VM a kubelet is to report as its own: cAdvisor is shown `cpus` and `memory_kib`
+    (machine-view.sh) and the kubelet's config gets the VM's reservations, so the kubelet itself
+    computes capacity and allocatable (allocatable = capacity - kubeReserved - systemReserved -
+    evictionHard: k8s.io/kubernetes v1.36.3 pkg/kubelet/cm/node_container_manager_linux.go
+    GetNodeAllocatableAbsolute)."""
+    cpus: int                               # shown to cAdvisor: the VM's vCPUs, at most the host's
+    memory_kib: int                         # MemTotal
+    max_pods: int
+    kube_reserved: dict[str, str]           # KubeletConfiguration kubeReserved
+    eviction_hard: dict[str, str]           # merged into the cluster's evictionHard
+    status_sync: dict[str, str] = field(default_factory=dict)   # status-sync periods, when overridden
+
+    def kubelet_config(self, base: str) -> str:
+        """The cluster's KubeletConfiguration (kube-system/kubelet-config) with this VM's pod limit
+        and reservations."""
+        import yaml
+        cfg = yaml.safe_load(base) or {}
+        cfg.update(self.status_sync)
+        cfg["maxPods"] = self.max_pods
+        cfg["kubeReserved"] = dict(self.kube_reserved)
+        cfg["evictionHard"] = {**(cfg.get("evictionHard") or {}), **self.eviction_hard}
+        return yaml.safe_dump(cfg, sort_keys=False)
+
+
+MACHINE_VIEW = Path(__file__).with_name("machine-view.sh")
+
+
+def host_cpus() -> int:
+    return os.cpu_count() or 1
 
 
 def kubelet_flags(vm_name: str, node_ip: str, node_labels: dict[str, str], taints: list[str],
@@ -218,6 +268,7 @@ def kubelet_flags(vm_name: str, node_ip: str, node_labels: dict[str, str], taint
     return flags
 
 
+CONTROL_PLANE_POD_SUBNET = "10.244.0.0/24"      # the control-plane node's CNI range (cluster.py)
 CNI_CONFLIST = """{{
   "cniVersion": "0.4.0",
   "name": "harness",
@@ -236,7 +287,11 @@ class WorkerPool:
     background."""
 
     def __init__(self, client, image: str, network: str, cluster_name: str, labels: dict[str, str],
-                 join: JoinFiles, size: int = 1, start_timeout: float = 120.0, runtime: str = RUNTIME):
+                 join: JoinFiles, size: int = 1, start_timeout: float = 120.0, runtime: str = RUNTIME,
+                 control_plane: "tuple[NodeContainer, str] | None" = None):
+        """`control_plane`: (its container, its IP) for the pod routes between it and each worker
+        (what kindnetd would set up: pods on a worker reach CoreDNS on the control plane)."""
+        self.control_plane = control_plane
         self.client, self.image, self.network, self.cluster_name = client, image, network, cluster_name
         self.runtime = runtime
         self.labels, self.join, self.size, self.start_timeout = labels, join, size, start_timeout
@@ -256,21 +311,29 @@ class WorkerPool:
             self._seq += 1
             return f"{self.cluster_name}-worker{self._seq}", self._seq
 
-    def _warm_one(self) -> None:
+    WARM_ATTEMPTS = 2       # a worker that fails to come up is replaced once before boot() hears of it
+
+    def _warm_one(self, attempt: int = 1) -> None:
         name, seq = self._next_name()
         node = None
         try:
             node = NodeContainer(self.client, self.image, name, self.network, self.labels, runtime=self.runtime)
             node.wait_systemd(self.start_timeout)
+            node.ensure_cri()
             node.put("/etc/kubernetes/pki/ca.crt", self.join.ca_crt)
             node.put("/etc/kubernetes/bootstrap-kubelet.conf", self.join.bootstrap_kubeconfig, 0o600)
             node.put("/var/lib/kubelet/config.yaml.harness", self.join.kubelet_config)
             # one /24 of pod addresses per worker (kube-controller-manager's podCIDRs are not needed
             # for pause pods that never talk across nodes)
-            node.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=f"10.244.{1 + seq % 250}.0/24"))
+            node.pod_subnet = f"10.244.{1 + seq % 250}.0/24"
+            node.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=node.pod_subnet))
+            if self.control_plane is not None:
+                node.exec(["ip", "route", "replace", CONTROL_PLANE_POD_SUBNET, "via", self.control_plane[1]])
         except BaseException as e:   # noqa: BLE001 - reported by the next boot()
             if node is not None:
                 node.remove()
+            if attempt < self.WARM_ATTEMPTS and isinstance(e, Exception) and not self._closed:
+                return self._warm_one(attempt + 1)
             with self._lock:
                 self._errors.append(e)
                 self._lock.notify_all()
@@ -324,18 +387,28 @@ class WorkerPool:
 
     # -- kubelets --------------------------------------------------------------------------------------
     def boot(self, vm_name: str, node_labels: dict[str, str], taints: list[str], provider_id: str,
-             timeout: float = 120.0) -> Boot:
-        """Start a kubelet for `vm_name`; returns once it exited (refusal) or started (the caller
-        waits for its Node: `wait_registered`)."""
+             machine: Machine | None = None) -> Boot:
+        """Start a kubelet for `vm_name` (shown `machine`, when given, as its own); returns once it
+        started (the caller waits for its Node or its exit message)."""
         t0 = time.monotonic()
         worker = self.take(self.start_timeout)
         flags = kubelet_flags(vm_name, worker.ip(self.network), node_labels, taints, provider_id)
-        boot = Boot(vm_name, worker, t0, flags=flags)
+        boot = Boot(vm_name, worker, t0, flags=flags, machine=machine)
         with self._lock:
             self._booted[vm_name] = boot
         worker.put(KUBELET_FLAGS_FILE, f"KUBELET_KUBEADM_ARGS={shlex.quote(' '.join(flags))}\n")
-        worker.exec("mv /var/lib/kubelet/config.yaml.harness /var/lib/kubelet/config.yaml && systemctl start kubelet",
-                    what="starting the kubelet")
+        if machine is not None:
+            worker.put("/var/lib/kubelet/config.yaml", machine.kubelet_config(self.join.kubelet_config))
+            worker.put("/kind/machine-view.sh", MACHINE_VIEW.read_text(), 0o755)
+            worker.exec(["/kind/machine-view.sh", str(machine.cpus), str(machine.memory_kib)],
+                        what="showing the kubelet the VM's machine")
+            start = "rm -f /var/lib/kubelet/config.yaml.harness && systemctl start kubelet"
+        else:
+            start = "mv /var/lib/kubelet/config.yaml.harness /var/lib/kubelet/config.yaml && systemctl start kubelet"
+        worker.exec(start, what="starting the kubelet")
+        if self.control_plane is not None:
+            self.control_plane[0].exec(["ip", "route", "replace", worker.pod_subnet, "via", worker.ip(self.network)],
+                                       check=False)
         return boot
 
     @staticmethod

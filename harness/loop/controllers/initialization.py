@@ -51,6 +51,16 @@ class Initialization:
                    "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
                                 "name": f"{ds['metadata']['name']}-{node['metadata']['name'][-5:]}",
                                 "namespace": ds["metadata"].get("namespace") or "default"},
-                   "spec": copy.deepcopy(tmpl.get("spec") or {})}
+                   "spec": pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
             s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
             s.nodes[node["metadata"]["name"]].pods.append(s.pod_key(pod))
+
+
+def pin_to_node(spec: dict, node: str) -> dict:
+    """The DaemonSet controller's pod pin: required node affinity on metadata.name, replacing the
+    template's required terms, so kube-scheduler can only bind it there (k8s.io/kubernetes v1.36.3
+    pkg/controller/daemon/util/daemonset_util.go ReplaceDaemonSetPodNodeNameNodeAffinity)."""
+    na = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+    na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+    return spec

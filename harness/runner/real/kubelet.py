@@ -181,6 +181,7 @@ class Kubelets:
         self.region = settings["region"]
         self.records: dict[str, KubeletRecord] = {}        # VM name -> record
         self._pending_ccm: set[str] = set()
+        self._released: set[str] = set()                    # kind: VMs whose kubelet was stopped
         self._last_renew = 0.0
         self._skus = {s["name"].lower(): s for s in fake.skus()}
 
@@ -195,7 +196,8 @@ class Kubelets:
         for name in sorted(self._pending_ccm):
             progress |= self._cloud_node_controller(name)
         progress |= self._startup_agents()
-        if time.monotonic() - self._last_renew >= RENEW_SECONDS:
+        progress |= self._release_deleted()
+        if time.monotonic() - self._last_renew >= RENEW_SECONDS and not hasattr(self.cluster, "kubelets"):
             self._renew()
             self._last_renew = time.monotonic()
         return progress
@@ -219,10 +221,11 @@ class Kubelets:
             return
         rec = KubeletRecord(vm_name, facts.hostname or vm_name.lower(), boot)
         self.records[vm_name] = rec
+        real_kubelets = hasattr(self.cluster, "kubelets")      # kind: a real kubelet boots for the VM
         # the kubelet validates its own flags first and exits on a bad --node-labels
         # (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags;
         # karpenter-core.md §6.2)
-        rec.refused = kubelet_flag_error(boot.node_labels, self.profile)
+        rec.refused = None if real_kubelets else kubelet_flag_error(boot.node_labels, self.profile)
         if rec.refused:
             return
         rec.self_labels = kubelet_self_labels(rec.node_name, facts.arch)
@@ -234,6 +237,9 @@ class Kubelets:
         node = {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": rec.node_name, "labels": {**rec.self_labels, **boot.node_labels}},
                 "spec": {"taints": taints}}
+        if real_kubelets:
+            self._boot_real(vm_name, size, rec, node, facts)
+            return
         ident = Identity.node(rec.node_name)
         try:
             self.cluster.create(node, ident)
@@ -253,6 +259,34 @@ class Kubelets:
         self.cluster.client(ident).patch("Node", rec.node_name, {"status": status}, sub="status")
         self._lease(rec.node_name, create=True)
         self._pending_ccm.add(vm_name)
+
+    def _boot_real(self, vm_name: str, size: str, rec, node: dict, facts) -> None:
+        """kind: a warm worker's real kubelet starts with the controller's --node-labels and taints,
+        reports the machine of the VM's size and posts its own Ready and Lease
+        (harness/backends/kind/cluster.py register_kubelet); its own exit message is the refusal."""
+        from harness.backends.base import APIRejected
+        node["status"] = node_status(facts, rec.bootstrap, self._device_plugins(vm_name, size))
+        try:
+            rec.refused = self.cluster.register_kubelet(node, rec.bootstrap.node_labels, self.profile,
+                                                        self._provider_id(vm_name) or "")
+        except APIRejected as e:
+            rec.denied = e.message
+            return
+        if rec.refused:
+            return
+        rec.registered = True
+        self._pending_ccm.add(vm_name)
+
+    def _release_deleted(self) -> bool:
+        """kind: a VM the controller deleted takes its kubelet and worker with it."""
+        if not hasattr(self.cluster, "release_vm"):
+            return False
+        gone = [r for n, r in self.records.items() if r.registered and n not in self._released
+                and self.fake.get_vm(self.rg, n) is None]
+        for rec in gone:
+            self.cluster.release_vm(rec.node_name)
+            self._released.add(rec.vm_name)
+        return bool(gone)
 
     def _device_plugins(self, vm_name: str, size: str) -> dict[str, int]:
         """Extended resources a device plugin registers (e.g. the NVIDIA plugin's nvidia.com/gpu):

@@ -10,7 +10,7 @@ from harness.backends.controller import ensure_controller
 CLUSTER_OPTIONS = {"scheduler": True, "controller_manager": True, "profile": None}
 
 
-def available() -> tuple[bool, str]:
+def available(backend: str = "local") -> tuple[bool, str]:
     """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
     from harness.backends.registry import get_backend
     from harness.runner.real.sandbox import sandbox_available
@@ -18,21 +18,22 @@ def available() -> tuple[bool, str]:
         ensure_controller()
     except binaries.BinariesError as e:
         return False, str(e)
-    ok, why = get_backend("local", **CLUSTER_OPTIONS).available()
+    ok, why = get_backend(backend, **CLUSTER_OPTIONS).available()
     if not ok:
-        return False, f"backend 'local' unavailable: {why}"
+        return False, f"backend {backend!r} unavailable: {why}"
     return sandbox_available()
 
 
-def cluster(keep: bool = False, cache=None):
-    """The shared cluster in `cache` (a pytest session's), else in the process's default cache."""
+def cluster(keep: bool = False, cache=None, backend: str = "local"):
+    """The shared cluster in `cache` (a pytest session's, else the process's default cache):
+    `local`, or `kind`, where the controller's VMs boot real kubelets."""
     from harness.backends.registry import shared_cluster
-    return shared_cluster("local", cache=cache, **CLUSTER_OPTIONS, **({"keep": True} if keep else {}))
+    return shared_cluster(backend, cache=cache, **CLUSTER_OPTIONS, **({"keep": True} if keep else {}))
 
 
-def run(scenario, profile: str, keep: bool = False, cache=None):
+def run(scenario, profile: str, keep: bool = False, cache=None, backend: str = "local"):
     from harness.runner.real.engine import run as run_real
-    return run_real(scenario, profile, cluster(keep, cache))
+    return run_real(scenario, profile, cluster(keep, cache, backend))
 
 
 def failure_text(outcome, trace: bool = False) -> str:
