@@ -18,7 +18,8 @@ k8s.io/kube-openapi pkg/validation/errors/schema.go), then CEL rules unless a bl
 hasBlockingErr). Error bodies print values as k8s.io/apimachinery v0.36.3
 pkg/util/validation/field/errors.go ErrorBody does.
 
-Unknown fields are pruned, as the API server prunes them (pkg/apiserver/schema/pruning/algorithm.go
+Errors on sibling fields are listed in key order here; the real server lists them in Go map order,
+which varies between requests. Unknown fields are pruned, as the API server prunes them (pkg/apiserver/schema/pruning/algorithm.go
 Prune): a field v1.14.0 does not know never reaches the provider. `admit` returns their paths so the
 caller can say so (the API server answers them as `unknown field "spec.x"` warnings). Not modeled:
 `x-kubernetes-list-type: map` duplicate keys.
