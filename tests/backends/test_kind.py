@@ -16,6 +16,9 @@ import yaml
 
 from harness.backends.base import APIRejected, Identity
 from harness.backends.kind import cluster as kc
+from harness.backends.kind import kubeadm as ka
+from harness.backends.kind import pods as kp
+from harness.backends.kind import writers as kw
 from harness.backends.kind import image as img
 from harness.backends.kind import nodes, rootfs
 from harness.backends.procs import pid_alive
@@ -27,7 +30,7 @@ WRAPPER = Path(img.__file__).with_name("runc-nosysresource")
 
 # -- pure parts ----------------------------------------------------------------------------------------
 def test_kubeadm_config_keeps_node_restriction_defaults_and_cgroup_v1():
-    docs = list(yaml.safe_load_all(kc.kubeadm_config("c1", "v1.36.3", "172.18.0.2", "abcdef.0123456789abcdef")))
+    docs = list(yaml.safe_load_all(ka.kubeadm_config("c1", "v1.36.3", "172.18.0.2", "abcdef.0123456789abcdef")))
     init, cluster, kubelet, proxy = docs
     assert init["bootstrapTokens"][0]["token"] == "abcdef.0123456789abcdef"
     assert init["nodeRegistration"]["name"] == "c1-control-plane"
@@ -39,7 +42,7 @@ def test_kubeadm_config_keeps_node_restriction_defaults_and_cgroup_v1():
 
 
 def test_bootstrap_kubeconfig_carries_the_token_and_ca():
-    doc = yaml.safe_load(kc.bootstrap_kubeconfig("https://10.0.0.2:6443", "PEM", "a.b"))
+    doc = yaml.safe_load(ka.bootstrap_kubeconfig("https://10.0.0.2:6443", "PEM", "a.b"))
     assert doc["users"][0]["user"] == {"token": "a.b"}
     assert doc["clusters"][0]["cluster"]["server"] == "https://10.0.0.2:6443"
 
@@ -68,19 +71,19 @@ def test_label_writers_from_managed_fields():
 def test_machine_from_the_vms_capacity():
     node = {"status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "30"},
                        "allocatable": {"cpu": "3860m", "memory": "12Gi", "pods": "30"}}}
-    m = kc.machine_for(node, cpus_available=8)
+    m = kp.machine_for(node, cpus_available=8)
     assert (m.cpus, m.memory_kib, m.max_pods) == (4, 16 * 1024 * 1024, 30)
     assert m.kube_reserved == {"cpu": "140m", "memory": str(4 * 1024 ** 3 - 750 * 1024 ** 2)}
     assert m.eviction_hard == {"memory.available": f"{750 * 1024}Ki"} and m.status_sync == {}
     # a VM bigger than the host: the kubelet sees the host's CPUs, its status sync is slowed for the stand-in
-    big = kc.machine_for(node, cpus_available=2)
-    assert big.cpus == 2 and big.status_sync == kc.SLOW_STATUS_SYNC
-    assert kc.machine_for({"status": {}}, 2) is None
+    big = kp.machine_for(node, cpus_available=2)
+    assert big.cpus == 2 and big.status_sync == kp.SLOW_STATUS_SYNC
+    assert kp.machine_for({"status": {}}, 2) is None
 
 
 def test_machine_kubelet_config_keeps_the_clusters_settings():
     m = nodes.Machine(2, 1024, 58, {"cpu": "100m", "memory": "1Gi"}, {"memory.available": "768000Ki"},
-                      dict(kc.SLOW_STATUS_SYNC))
+                      dict(kp.SLOW_STATUS_SYNC))
     cfg = yaml.safe_load(m.kubelet_config(yaml.safe_dump({"cgroupDriver": "systemd",
                                                           "evictionHard": {"nodefs.available": "0%"}})))
     assert cfg["cgroupDriver"] == "systemd" and cfg["maxPods"] == 58
@@ -91,23 +94,23 @@ def test_machine_kubelet_config_keeps_the_clusters_settings():
 
 def test_field_managers_name_each_writer():
     from harness.backends.base import ADMIN, CLOUD_NODE_MANAGER, KARPENTER, Identity
-    assert kc.field_manager(KARPENTER) == "karpenter"
-    assert kc.field_manager(CLOUD_NODE_MANAGER) == "cloud-node-manager"
-    assert kc.field_manager(Identity.node("aks-1")) == "harness-csi-node"
-    assert kc.field_manager(ADMIN) == "harness-admin"
-    assert kc.writer_of("karpenter", "karpenter.sh/registered", {}) == "karpenter-core"
-    assert kc.writer_of("cloud-node-manager", "topology.kubernetes.io/zone", {}) == "cloud-node-controller"
+    assert kw.field_manager(KARPENTER) == "karpenter"
+    assert kw.field_manager(CLOUD_NODE_MANAGER) == "cloud-node-manager"
+    assert kw.field_manager(Identity.node("aks-1")) == "harness-csi-node"
+    assert kw.field_manager(ADMIN) == "harness-admin"
+    assert kw.writer_of("karpenter", "karpenter.sh/registered", {}) == "karpenter-core"
+    assert kw.writer_of("cloud-node-manager", "topology.kubernetes.io/zone", {}) == "cloud-node-controller"
     # the kubelet's one manager writes its own labels and its --node-labels
-    assert kc.writer_of("kubelet", "kubernetes.io/os", {"example.com/a": "b"}) == "kubelet"
-    assert kc.writer_of("kubelet", "example.com/a", {"example.com/a": "b"}) == "kubelet-node-labels"
-    assert len({m.field_manager for m in kc.managers()}) == len(kc.managers())
+    assert kw.writer_of("kubelet", "kubernetes.io/os", {"example.com/a": "b"}) == "kubelet"
+    assert kw.writer_of("kubelet", "example.com/a", {"example.com/a": "b"}) == "kubelet-node-labels"
+    assert len({m.field_manager for m in kw.managers()}) == len(kw.managers())
 
 
 def test_unscheduled_message_is_the_pod_scheduled_condition():
     pod = {"status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                                       "message": "0/2 nodes are available: 2 Insufficient cpu."}]}}
-    assert kc.unscheduled_message(pod) == "0/2 nodes are available: 2 Insufficient cpu."
-    assert kc.unscheduled_message({"status": {}}) == ""
+    assert kp.unscheduled_message(pod) == "0/2 nodes are available: 2 Insufficient cpu."
+    assert kp.unscheduled_message({"status": {}}) == ""
 
 
 def _result_with(pods: dict, nodes_: list):
@@ -379,7 +382,7 @@ def test_the_real_kube_scheduler_binds_pods(kind_cluster):
                                "spec": {"containers": [{"name": "c", "image": "x",
                                                         "resources": {"requests": {"cpu": "64"}}}]}})
     kind_cluster.bind(big, "aks-kind-00003")
-    assert kind_cluster.placements[0] == kc.Placement("default/fits", "aks-kind-00003", "aks-kind-00003")
+    assert kind_cluster.placements[0] == kp.Placement("default/fits", "aks-kind-00003", "aks-kind-00003")
     last = kind_cluster.placements[-1]
     assert last.pod == "default/big" and last.real_node is None and "Insufficient cpu" in last.message
     kind_cluster.reset()
@@ -466,7 +469,7 @@ def test_the_watcher_removes_what_a_killed_owner_left():
 def test_pods_run_the_pause_image():
     pod = {"kind": "Pod", "spec": {"initContainers": [{"name": "i", "image": "busybox", "command": ["sh"]}],
                                    "containers": [{"name": "a", "image": "nginx", "args": ["-g"]}]}}
-    out = kc.pause_pod(pod, "registry.k8s.io/pause:3.10.2")
+    out = kp.pause_pod(pod, "registry.k8s.io/pause:3.10.2")
     assert [c["image"] for c in out["spec"]["initContainers"] + out["spec"]["containers"]] == \
         ["registry.k8s.io/pause:3.10.2"] * 2
     assert all(c["imagePullPolicy"] == "Never" and "command" not in c and "args" not in c

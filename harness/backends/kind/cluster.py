@@ -26,17 +26,18 @@ import secrets
 import tempfile
 import time
 from contextlib import closing
-from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
+from harness.backends.kind.kubeadm import bootstrap_kubeconfig, kubeadm_config
 from harness.backends.kind.nodes import (CNI_CONFLIST, CONTROL_PLANE_POD_SUBNET, LABEL, OWNER_LABEL, JoinFiles,
-                                         Machine, NodeContainer, WorkerPool, host_cpus, node_runtime,
+                                         NodeContainer, WorkerPool, host_cpus, node_runtime,
                                          remove_container)
+from harness.backends.kind.pods import Finding, Placement, machine_for, pause_pod, unscheduled_message
+from harness.backends.kind.writers import field_manager, writer_of
 from harness.backends.local import _tmp_root, sweep_stale_workdirs
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
@@ -45,107 +46,10 @@ from harness.backends.realcluster import RealBackend, RealCluster
 __all__ = ["KindBackend", "KindCluster"]
 
 ADDON_APPS = ("kube-dns", "kube-proxy")      # kubeadm's addons, by their k8s-app label
-POD_SUBNET = "10.244.0.0/16"
 # A registration error the kubelet logs that means "refused", not "not yet" (a Forbidden create is
 # logged as the follow-up Get's NotFound: kubelet v1.36.3 tryRegisterWithAPIServer).
 REFUSED_REGISTRATION = ("forbidden", "is invalid", "not found")
 REFUSAL_PERSISTS = 10.0       # seconds (harness assumption: longer than a transient refusal at first boot)
-SERVICE_SUBNET = "10.96.0.0/16"
-
-
-FIELD_MANAGERS = Path(__file__).with_name("field-managers.yaml")
-
-
-@dataclass(frozen=True)
-class Manager:
-    field_manager: str
-    identity: str            # "controller/karpenter", "node", "admin", ... ("" for the real kubelet)
-    writer: str
-
-
-def managers() -> tuple[Manager, ...]:
-    doc = yaml.safe_load(FIELD_MANAGERS.read_text())
-    return tuple(Manager(m["fieldManager"], m.get("identity", ""), m["writer"]) for m in doc["managers"])
-
-
-def field_manager(identity) -> str:
-    """The field manager an identity's writes carry (field-managers.yaml; a controller without a
-    row is named after itself)."""
-    key = identity.kind if identity.kind in ("node", "admin") else f"{identity.kind}/{identity.name}"
-    for m in managers():
-        if m.identity == key:
-            return m.field_manager
-    return f"harness-{identity.kind}-{identity.name or 'admin'}"
-
-
-def writer_of(manager: str, key: str, node_labels: dict[str, str]) -> str:
-    """The writer name (harness/model/writers.py) a field manager stands for; the kubelet's
-    manager writes both its own labels and its --node-labels."""
-    if manager == "kubelet":
-        return "kubelet-node-labels" if key in node_labels else "kubelet"
-    return next((m.writer for m in managers() if m.field_manager == manager), manager)
-
-
-@dataclass(frozen=True)
-class Placement:
-    """A pod the loop's kube-scheduler placed and where the real kube-scheduler put it."""
-    pod: str                 # namespace/name
-    loop_node: str | None
-    real_node: str | None
-    message: str = ""        # the real scheduler's PodScheduled message when it left the pod unbound
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A difference between the loop's result and the real cluster, found when reading it back.
-    `blocking`: the run fails (a mismatch); otherwise a notice."""
-    path: str
-    loop: object
-    real: object
-    detail: str
-    blocking: bool
-
-
-def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
-    """kubeadm's Init/Cluster/Kubelet configuration for the control-plane node. failCgroupV1: false
-    lets kubelet 1.36 run on a cgroup v1 host (kind-airgapped.md "Errors and fixes"); failSwapOn,
-    imageGCHighThresholdPercent and the eviction thresholds at 0% are kind's own kubelet settings
-    (sigs.k8s.io/kind v0.33.0 pkg/cluster/internal/kubeadm/config.go: a shared disk must not evict
-    the node's pods). kubeadm's defaults are kept for the API server: --authorization-mode=Node,RBAC
-    and --enable-admission-plugins=NodeRestriction (k8s.io/kubernetes v1.36.3
-    cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand)."""
-    docs = [
-        {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration",
-         "bootstrapTokens": [{"token": token, "ttl": "24h0m0s", "groups": ["system:bootstrappers:kubeadm:default-node-token"],
-                              "usages": ["signing", "authentication"]}],
-         "localAPIEndpoint": {"advertiseAddress": cp_ip, "bindPort": 6443},
-         "nodeRegistration": {"name": f"{name}-control-plane", "criSocket": "unix:///run/containerd/containerd.sock",
-                              "kubeletExtraArgs": [{"name": "node-ip", "value": cp_ip}]}},
-        {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration",
-         "clusterName": name, "kubernetesVersion": k8s, "controlPlaneEndpoint": f"{cp_ip}:6443",
-         "apiServer": {"certSANs": ["localhost", "127.0.0.1", cp_ip]},
-         "networking": {"podSubnet": POD_SUBNET, "serviceSubnet": SERVICE_SUBNET}},
-        {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
-         "cgroupDriver": "systemd", "failCgroupV1": False, "failSwapOn": False,
-         "imageGCHighThresholdPercent": 100,
-         "evictionHard": {"nodefs.available": "0%", "nodefs.inodesFree": "0%", "imagefs.available": "0%"}},
-        # kind's kube-proxy settings (same file, KubeProxyConfiguration): iptables mode, no global
-        # nf_conntrack_max sysctl from inside a node container
-        {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
-         "mode": "iptables", "iptables": {"minSyncPeriod": "1s"}, "conntrack": {"maxPerCore": 0}},
-    ]
-    return yaml.safe_dump_all(docs)
-
-
-def bootstrap_kubeconfig(server: str, ca_pem: str, token: str) -> str:
-    import base64
-    return yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "kind", "cluster": {"server": server,
-                                                  "certificate-authority-data": base64.b64encode(ca_pem.encode()).decode()}}],
-        "users": [{"name": "tls-bootstrap-token-user", "user": {"token": token}}],
-        "contexts": [{"name": "tls-bootstrap", "context": {"cluster": "kind", "user": "tls-bootstrap-token-user"}}],
-        "current-context": "tls-bootstrap"})
 
 
 def _client():
@@ -188,59 +92,6 @@ def sweep_stale(client, owner: int | None = None) -> int:
             except Exception:   # noqa: BLE001
                 pass
     return n
-
-
-# A VM with more vCPUs than the Docker host: the kubelet can only be shown the host's CPUs
-# (machine-view.sh), so a node-status stand-in writes the VM's CPU into the Node's status, and the
-# kubelet's periodic status sync - which would put its own count back - is pushed past any scenario's
-# length (its fast sync until Ready is unaffected: k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet.go
-# fastStatusUpdateOnce). (harness assumption: 10 minutes outlasts every scenario on kind.)
-SLOW_STATUS_SYNC = {"nodeStatusUpdateFrequency": "10m0s", "nodeStatusReportFrequency": "10m0s"}
-NODE_STATUS_STAND_IN = "harness-node-status"
-
-
-def machine_for(node: dict, cpus_available: int) -> Machine | None:
-    """The Machine a VM's kubelet is to report, from the capacity and allocatable the loop computed
-    for its instance type (None when the loop gave none). Memory: capacity is shown as MemTotal
-    (whole KiB), and capacity - allocatable splits into the provider's eviction threshold
-    (memory.available, harness/model/overhead.py EVICTION_MEMORY_AVAILABLE) and kubeReserved; CPU:
-    capacity - allocatable is kubeReserved."""
-    from harness.model.overhead import EVICTION_MEMORY_AVAILABLE
-    from harness.model.resources import parse_resource_list
-    status = node.get("status") or {}
-    cap, alloc = parse_resource_list(status.get("capacity")), parse_resource_list(status.get("allocatable"))
-    if not {"cpu", "memory"} <= cap.keys() or not {"cpu", "memory"} <= alloc.keys():
-        return None
-    reserved_mem = max(cap["memory"] - alloc["memory"], 0)
-    evict = min(EVICTION_MEMORY_AVAILABLE, reserved_mem)
-    vcpus = -(-cap["cpu"] // 1000)
-    return Machine(cpus=max(1, min(vcpus, cpus_available)), memory_kib=cap["memory"] // 1024,
-                   max_pods=cap.get("pods", 110),
-                   kube_reserved={"cpu": f"{max(cap['cpu'] - alloc['cpu'], 0)}m", "memory": str(reserved_mem - evict)},
-                   eviction_hard={"memory.available": f"{evict // 1024}Ki"},
-                   status_sync=dict(SLOW_STATUS_SYNC) if vcpus > cpus_available else {})
-
-
-def pause_pod(pod: dict, image: str) -> dict:
-    """A copy of `pod` whose containers run `image` (never pulled) with its own entrypoint."""
-    import copy
-    pod = copy.deepcopy(pod)
-    spec = pod.setdefault("spec", {})
-    for key in ("initContainers", "containers"):
-        for c in spec.get(key) or []:
-            c["image"], c["imagePullPolicy"] = image, "Never"
-            c.pop("command", None)
-            c.pop("args", None)
-    return pod
-
-
-def unscheduled_message(pod: dict) -> str:
-    """The real kube-scheduler's verdict on an unbound pod: its PodScheduled=False condition message
-    (e.g. "0/2 nodes are available: ...")."""
-    for c in ((pod or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return c.get("message") or c.get("reason") or ""
-    return ""
 
 
 def _taint_flag(t: dict) -> str:
