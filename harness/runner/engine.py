@@ -3,6 +3,7 @@ converged, steps played, and every expectation checked. Used by the pytest plugi
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -86,12 +87,23 @@ def _fake_azure(scenario: Scenario, clock: SimClock):
     return fake
 
 
+@functools.lru_cache(maxsize=4)
+def sdk_clients(subscription_id: str) -> tuple:
+    """The Azure SDK compute and network clients, built once per process: they hold no per-run
+    state (the fake they reach is whichever `mock_azure` serves), and building them costs more than
+    a typical scenario's own calls. `use_env_settings=False`: the in-process mock never needs the
+    environment's proxy settings, which `requests` otherwise re-reads on every call
+    (azure-core RequestsTransport, use_env_settings -> Session.trust_env)."""
+    from fakeazure.clients import compute_client, network_client
+    return (compute_client(None, subscription_id, use_env_settings=False),
+            network_client(None, subscription_id, use_env_settings=False))
+
+
 def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: int | None = None,
         why: list[str] | None = None) -> Outcome:
     """Run `scenario` under `profile` on `cluster` and check its expectations. A failed run (or
     `why`: pod names) also gets the why view of its unplaced pods, computed after every check."""
     import fakeazure
-    from fakeazure.clients import compute_client, network_client
 
     t0 = time.perf_counter()
     cluster.reset()
@@ -112,7 +124,8 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     fake = _fake_azure(scenario, clock)
     # real backends talk to a loopback kube-apiserver through `requests` too: let those through
     with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"):
-        sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
+        compute, network = sdk_clients(fake.subscription_id)
+        sim = Simulation(cfg, cluster, fake, compute, network, clock)
         result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
         outcome.mismatches = check(scenario.expect_for(profile), result, scenario, "expect", profile)
