@@ -89,14 +89,15 @@ def _fake_azure(scenario: Scenario, clock: SimClock):
 
 @functools.lru_cache(maxsize=4)
 def sdk_clients(subscription_id: str) -> tuple:
-    """The Azure SDK compute and network clients, built once per process: they hold no per-run
-    state (the fake they reach is whichever `mock_azure` serves), and building them costs more than
-    a typical scenario's own calls. `use_env_settings=False`: the in-process mock never needs the
-    environment's proxy settings, which `requests` otherwise re-reads on every call
-    (azure-core RequestsTransport, use_env_settings -> Session.trust_env)."""
+    """(transport, compute client, network client), built once per process: building the SDK
+    clients costs more than a typical scenario's own calls, and they hold no per-run state. The
+    transport hands each request to the fake it is `serving` in the calling thread, which skips the
+    `requests` session and `responses` matcher of `mock_azure` (fakeazure/transport.py)."""
     from fakeazure.clients import compute_client, network_client
-    return (compute_client(None, subscription_id, use_env_settings=False),
-            network_client(None, subscription_id, use_env_settings=False))
+    from fakeazure.transport import InProcessTransport
+    transport = InProcessTransport()
+    return (transport, compute_client(None, subscription_id, transport=transport),
+            network_client(None, subscription_id, transport=transport))
 
 
 def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: int | None = None,
@@ -123,8 +124,8 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     clock = SimClock()
     fake = _fake_azure(scenario, clock)
     # real backends talk to a loopback kube-apiserver through `requests` too: let those through
-    with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"):
-        compute, network = sdk_clients(fake.subscription_id)
+    transport, compute, network = sdk_clients(fake.subscription_id)
+    with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"), transport.serving(fake):
         sim = Simulation(cfg, cluster, fake, compute, network, clock)
         result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
