@@ -8,7 +8,8 @@ and the response the SDK gets are built the way that path builds them: the URL r
 ``http.client.responses`` (as ``responses`` sets it), the headers case-insensitive.
 
 Bound to a fake per use (:meth:`InProcessTransport.serving`), so clients built once can serve one
-scenario after another. Only the hosts ``mock_azure`` serves are answered; a real Azure host
+scenario after another. Used inside ``mock_azure`` (fakeazure's clients refuse an ARM URL unless
+one is active, and it keeps the process-wide guard on). Only the hosts ``mock_azure`` serves are answered; a real Azure host
 raises :class:`~fakeazure.guard.RealAzureBlocked`, anything else ``ServiceRequestError``.
 Transport contract: azure-core ``azure.core.pipeline.transport.HttpTransport`` and
 ``azure.core.rest.HttpResponse`` (https://learn.microsoft.com/python/api/azure-core/azure.core.pipeline.transport.httptransport).
