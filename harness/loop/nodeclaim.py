@@ -92,6 +92,12 @@ class ClaimOrder:
     def add(self, claim: PlannedClaim) -> None:
         bisect.insort(self.buckets.setdefault(len(claim.pods), []), claim, key=lambda c: c.index)
 
+    def remove(self, claim: PlannedClaim) -> None:
+        bucket = self.buckets[len(claim.pods)]
+        del bucket[bisect.bisect_left(bucket, claim.index, key=lambda c: c.index)]
+        if not bucket:
+            del self.buckets[len(claim.pods)]
+
     def grew(self, claim: PlannedClaim) -> None:
         """The claim has one more pod than when it was last placed."""
         old = self.buckets[len(claim.pods) - 1]
