@@ -10,7 +10,7 @@ growth exponent log(cpu ratio)/log(size ratio) against the previous size (1.0 = 
 `--cprofile N` profiles the last size and prints the top N functions by cumulative time.
 
 Growth: the scheduler's own work per pod is constant on both mixes (a pod visits only claims with
-enough CPU left, harness/loop/scheduling.py _park). What grows faster than linear past ~10k pods is
+enough CPU left, harness/loop/nodeclaim.py ClaimOrder.park). What grows faster than linear past ~10k pods is
 CPython's cyclic garbage collector: each full (generation 2) collection walks every live object, and
 a 100k-pod solve keeps ~0.5 GB of pods, claims and requirements alive, so collections get longer
 as the solve proceeds. `--no-gc` turns the collector off for the run: the exponent then stays ~1.0

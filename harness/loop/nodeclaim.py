@@ -9,6 +9,7 @@ karpenter-core.md §3.3.
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 from dataclasses import dataclass, field
 
@@ -80,10 +81,19 @@ class FilterError:
 
 class ClaimOrder:
     """The planned claims by pod count, then creation: the order a stable sort by pod count gives,
-    kept up to date as claims grow instead of re-sorting every claim for every pod."""
+    kept up to date as claims grow instead of re-sorting every claim for every pod.
+
+    A claim whose CPU slack is below the current pod's CPU request can be parked: out of the order
+    until a pod needs no more CPU than it has left (`unpark`), then back at its pod-count and
+    creation place. Its slack cannot change while it is out (only an added pod changes it), and
+    the scan would skip it for every pod that needs more CPU, so results are unchanged; the scan
+    then visits claims that can still take the pod instead of every full claim, which keeps the
+    generic mix (claims filling up one after another) linear in pods."""
 
     def __init__(self):
         self.buckets: dict[int, list[PlannedClaim]] = {}
+        self._parked: list[tuple[int, int, PlannedClaim]] = []     # heap of (-cpu slack, index, claim)
+        self._parked_ids: set[int] = set()
 
     @staticmethod
     def key(claim: PlannedClaim) -> tuple[int, int]:
@@ -109,3 +119,18 @@ class ClaimOrder:
     def __iter__(self):
         for n in sorted(self.buckets):
             yield from self.buckets[n]
+
+    def park(self, claim: PlannedClaim) -> None:
+        """Out of the order until `unpark` reaches its CPU slack (claim.slack, already computed)."""
+        if claim.index in self._parked_ids:
+            return
+        self.remove(claim)
+        self._parked_ids.add(claim.index)
+        heapq.heappush(self._parked, (-claim.slack.get("cpu", 0), claim.index, claim))
+
+    def unpark(self, need_cpu: int) -> None:
+        """Back into the order: every parked claim with at least `need_cpu` CPU slack."""
+        while self._parked and -self._parked[0][0] >= need_cpu:
+            _, index, claim = heapq.heappop(self._parked)
+            self._parked_ids.discard(index)
+            self.add(claim)

@@ -6,7 +6,6 @@ filterInstanceTypesByRequirements and its messages, minValues), §3.4 (relaxatio
 """
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -62,9 +61,6 @@ class Scheduler:
         self.templates = self._prefilter(sorted(templates, key=lambda t: weight_order_key(t.nodepool)))
         self.planned: list[PlannedClaim] = []
         self._order = ClaimOrder()
-        # claims out of the scan until a pod needs no more CPU than they have left (see _park)
-        self._parked: list[tuple[int, int, PlannedClaim]] = []     # heap of (-cpu slack, index, claim)
-        self._parked_ids: set[int] = set()
         # hostname gates: (id(group), threshold) -> (group, threshold, indexes of claims still open)
         self._gates: dict[tuple[int, int], tuple[object, int, set[int]]] = {}
         self._ungated: set[int] = set()       # claims whose hostname is not their own placeholder
@@ -301,7 +297,7 @@ class Scheduler:
         # The errors of this scan are discarded, so topology errors are not explained here.
         self._explain = False
         need_cpu = pod.requests.get("cpu", 0)
-        self._unpark(need_cpu)
+        self._order.unpark(need_cpu)
         park: list[PlannedClaim] = []
         try:
             need = [(k, v) for k, v in pod.requests.items() if v > 0]
@@ -313,7 +309,7 @@ class Scheduler:
                                            for k in room.keys() | claim.requests.keys()}
                 if any(v > slack.get(k, 0) for k, v in need):
                     if need_cpu > slack.get("cpu", 0):
-                        park.append(claim)
+                        park.append(claim)         # out of the scan until a smaller pod (ClaimOrder.park)
                     continue
                 res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
                 if isinstance(res, tuple):
@@ -330,7 +326,7 @@ class Scheduler:
         finally:
             self._explain = True
             for claim in park:
-                self._park(claim)
+                self._order.park(claim)
         # 3. a new NodeClaim from each template in weight order
         if not self.templates:
             # core v1.14 addToNewNodeClaim (pkg/controllers/provisioning/scheduling/scheduler.go) errors
@@ -391,25 +387,6 @@ class Scheduler:
             i = claim.index
             if (i in first and all(i in s for s in rest)) or i in ungated:
                 yield claim
-
-    def _park(self, claim: PlannedClaim) -> None:
-        """Take a claim whose CPU slack is below the current pod's CPU request out of the scan order.
-        Its slack cannot change while it is out (only an added pod changes it), and the scan would
-        skip it for every pod that needs more CPU than it has left, so it rejoins the order (at its
-        pod-count and creation place) only when a pod needs no more than that (_unpark). The scan
-        then visits claims that can still take the pod, not every full claim: the generic mix, whose
-        claims fill up one after another, stays linear in pods."""
-        if claim.index in self._parked_ids:
-            return
-        self._order.remove(claim)
-        self._parked_ids.add(claim.index)
-        heapq.heappush(self._parked, (-claim.slack.get("cpu", 0), claim.index, claim))
-
-    def _unpark(self, need_cpu: int) -> None:
-        while self._parked and -self._parked[0][0] >= need_cpu:
-            _, index, claim = heapq.heappop(self._parked)
-            self._parked_ids.discard(index)
-            self._order.add(claim)
 
     def _pod_gates(self, pod: PodView) -> list:
         """The pod's hostname gates, only when the original scan is sure to reach

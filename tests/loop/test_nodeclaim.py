@@ -32,3 +32,25 @@ def test_filter_error_message_ends_with_requirements_and_resources():
 def test_moved_names_are_still_importable_from_scheduling():
     assert scheduling.ClaimOrder is ClaimOrder and scheduling.FilterError is FilterError
     assert scheduling.PlannedClaim is PlannedClaim and scheduling.offering_compatible is offering_compatible
+
+
+class _Claim:
+    def __init__(self, index: int, pods: int, cpu_slack: int):
+        self.index, self.pods, self.slack = index, [object()] * pods, {"cpu": cpu_slack}
+
+
+def test_parked_claims_leave_the_order_and_come_back_in_place():
+    order = ClaimOrder()
+    claims = [_Claim(i, 1 + i % 3, slack) for i, slack in enumerate([500, 0, 1500, 250, 1000])]
+    for c in claims:
+        order.add(c)
+    full = list(order)
+    for c in claims:
+        if c.slack["cpu"] < 1000:          # a 1000m pod: these cannot take it
+            order.park(c)
+    order.park(claims[1])                  # parking twice is a no-op
+    assert [c.index for c in order] == [c.index for c in full if c.slack["cpu"] >= 1000]
+    order.unpark(250)                      # a 250m pod: claims with >= 250m slack come back
+    assert [c.index for c in order] == [c.index for c in full if c.slack["cpu"] >= 250]
+    order.unpark(0)
+    assert list(order) == full
