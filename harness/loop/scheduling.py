@@ -10,175 +10,28 @@ errors), §2.4 (Compatible with AllowUndefinedWellKnownLabels vs strict).
 """
 from __future__ import annotations
 
-import bisect
-import json
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from harness.loop.existingnode import ExistingNode
 from harness.loop.limits import RemainingResources, weight_order_key
-from harness.loop.pods import PodView, Taint, untolerated
+from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
+from harness.loop.nodeclaimtemplate import Template
+from harness.loop.pods import PodView, untolerated
 from harness.loop.topology import HOSTNAME
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
-from harness.model.resources import add, fits, format_resource_list
+from harness.model.resources import add, fits
 from harness.model.semantics import Semantics
-from harness.model.writers import nodeclaim_template_labels
+
+# Template, ExistingNode, PlannedClaim, ClaimOrder and offering_compatible live in their own modules
+# (nodeclaimtemplate.py, existingnode.py, nodeclaim.py) and are importable from here as before.
+__all__ = ["Scheduler", "SolveResult", "Template", "ExistingNode", "PlannedClaim", "FilterError", "ClaimOrder",
+           "offering_compatible", "cheapest_price", "MAX_INSTANCE_TYPES"]
 
 # MaxInstanceTypes, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
 # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; karpenter-core.md §3.3 Truncation)
 MAX_INSTANCE_TYPES = 600
-
-
-def offering_compatible(offering, reqs: Requirements, well_known: frozenset[str]) -> bool:
-    """Offerings.Compatible: the claim's requirements are compatible with the offering's
-    (AllowUndefinedWellKnownLabels), so every offering key must be well-known or on the claim."""
-    return offering.available and reqs.is_compatible(offering.requirements, well_known)
-
-
-@dataclass
-class Template:
-    """A NodeClaimTemplate built from a NodePool (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate; karpenter-core.md
-    §3.1)."""
-
-    nodepool: dict
-    requirements: Requirements
-    labels: dict[str, str]
-    taints: list[Taint]
-    startup_taints: list[Taint]
-    instance_types: list                      # harness.model.instancetypes.InstanceType
-    daemon_pods: list[PodView] = field(default_factory=list)
-    options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
-    _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
-
-    @property
-    def name(self) -> str:
-        return self.nodepool["metadata"]["name"]
-
-    @property
-    def weight(self) -> int:
-        return int((self.nodepool.get("spec") or {}).get("weight") or 0)
-
-    @staticmethod
-    def from_nodepool(nodepool: dict, instance_types: list, profile: Profile, sem: Semantics) -> "Template":
-        spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
-        labels = nodeclaim_template_labels(nodepool)
-        reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], sem)
-        reqs.add(*(Requirement.new(k, IN, [v], sem) for k, v in labels.items()))
-        reqs.add(*(Requirement.new(k, IN, ["true"], sem) for k in profile.scheduling_simulation_keys))
-        return Template(
-            nodepool=nodepool, requirements=reqs, labels=labels,
-            taints=[Taint.from_dict(t) for t in spec.get("taints") or []],
-            startup_taints=[Taint.from_dict(t) for t in spec.get("startupTaints") or []],
-            instance_types=instance_types,
-        )
-
-    def daemon_overhead(self, it, well_known: frozenset[str], sem: Semantics) -> dict[str, int]:
-        """buildDaemonOverheadGroups / isDaemonPodCompatible (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/scheduler.go; karpenter-core.md §3.2 step 5): DaemonSet
-        pods that tolerate the template taints, whose strict requirements
-        are compatible with the template, and that intersect the instance type."""
-        cached = self._overhead.get(it.name)
-        if cached is not None:
-            return cached
-        total: dict[str, int] = {}
-        for ds in self.daemon_pods:
-            if untolerated(ds.tolerations, self.taints + self.startup_taints):
-                continue
-            # removeRequiredNodeAffinityTerm drops term 0 only when another term remains
-            # (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go;
-            # karpenter-core.md §3.4)
-            for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
-                ds.relaxed_required = relaxed
-                dreqs = ds.requirements(sem, strict=True)
-                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
-                    total = add(total, ds.requests)
-                    break
-            ds.relaxed_required = 0
-        self._overhead[it.name] = total
-        return total
-
-
-@dataclass
-class ExistingNode:
-    """A registered (or in-flight) node as cluster state sees it (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/existingnode.go ExistingNode; karpenter-core.md §4.5)."""
-
-    name: str
-    labels: dict[str, str]
-    taints: list[Taint]
-    allocatable: dict[str, int]
-    requested: dict[str, int]
-    nodeclaim: str | None = None
-    _reqs_cache: dict = field(default_factory=dict, repr=False)
-
-    def requirements(self, sem: Semantics) -> Requirements:
-        """Its labels as `In` plus hostname (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/existingnode.go; karpenter-core.md §4.5). Memoized: the
-        labels do not change while a
-        Scheduler uses the node (it only adds to `requested`); callers must not mutate the result."""
-        hit = self._reqs_cache.get(sem.profile)
-        if hit is None:
-            hit = Requirements.from_labels(self.labels, sem)
-            hit.add(Requirement.new(HOSTNAME, IN, [self.labels.get(HOSTNAME, self.name)], sem))
-            self._reqs_cache[sem.profile] = hit
-        return hit
-
-
-@dataclass
-class PlannedClaim:
-    """A NodeClaim being packed in this Solve."""
-
-    template: Template
-    requirements: Requirements
-    instance_types: list
-    requests: dict[str, int]
-    hostname: str
-    pods: list[PodView] = field(default_factory=list)
-    max_room: dict[str, int] | None = None
-    index: int = 0                            # creation order in this Solve (the scan's tiebreak)
-    slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
-
-
-class FilterError:
-    """InstanceTypeFilterError (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3): which of requirements /
-    resources / offering failed."""
-
-    def __init__(self):
-        self.requirements_met = self.fits = self.has_offering = False
-        self.requirements_and_fits = self.requirements_and_offering = self.fits_and_offering = False
-        self.min_values: list[str] | None = None
-
-    def message(self, reqs: Requirements, requests: dict[str, int]) -> str:
-        if self.min_values is not None:
-            msg = f"minValues requirement is not met for label(s) (label(s)=[{' '.join(self.min_values)}])"
-        elif not self.requirements_met and not self.fits and not self.has_offering:
-            msg = "no instance type met the scheduling requirements or had enough resources or had a required offering"
-        elif not self.requirements_met and not self.fits:
-            msg = "no instance type met the scheduling requirements or had enough resources"
-        elif not self.requirements_met and not self.has_offering:
-            msg = "no instance type met the scheduling requirements or had a required offering"
-        elif not self.fits and not self.has_offering:
-            msg = "no instance type had enough resources or had a required offering"
-        elif not self.requirements_met:
-            msg = "no instance type met all requirements"
-        elif not self.fits:
-            msg = "no instance type has enough resources"
-            if requests.get("cpu", 0) >= 1_000_000 * 1000:
-                msg += " (CPU request >= 1 Million, m vs M typo?)"
-        elif not self.has_offering:
-            msg = "no instance type has the required offering"
-        elif self.requirements_and_fits:
-            msg = "no instance type which met the scheduling requirements and had enough resources, had a required offering"
-        elif self.fits_and_offering:
-            msg = "no instance type which had enough resources and the required offering met the scheduling requirements"
-        elif self.requirements_and_offering:
-            msg = "no instance type which met the scheduling requirements and the required offering had the required resources"
-        else:
-            msg = "no instance type met the requirements/resources/offering tuple"
-        resources = json.dumps(format_resource_list(requests), sort_keys=True, separators=(",", ":"))
-        return f"{msg}, requirements={reqs}, resources={resources}"
 
 
 @dataclass
@@ -209,6 +62,7 @@ class Scheduler:
         self._merge_cache: dict = {}
         self._reach_cache: dict = {}
         self._headroom_cache: dict = {}
+        self._limit_memo: dict[int, tuple[list, str | None]] = {}    # id(template) -> remaining.check
         # core OrderByWeight (pkg/utils/nodepool/nodepool.go, v1.14.0): weight, then name descending
         self.templates = self._prefilter(sorted(templates, key=lambda t: weight_order_key(t.nodepool)))
         self.planned: list[PlannedClaim] = []
@@ -452,6 +306,9 @@ class Scheduler:
         # pod count before addToInflightNode; sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go).
         # The errors of this scan are discarded, so topology errors are not explained here.
         self._explain = False
+        need_cpu = pod.requests.get("cpu", 0)
+        self._order.unpark(need_cpu)
+        park: list[PlannedClaim] = []
         try:
             need = [(k, v) for k, v in pod.requests.items() if v > 0]
             for claim in self._scan(pod):
@@ -461,6 +318,8 @@ class Scheduler:
                     slack = claim.slack = {k: room.get(k, 0) - claim.requests.get(k, 0)
                                            for k in room.keys() | claim.requests.keys()}
                 if any(v > slack.get(k, 0) for k, v in need):
+                    if need_cpu > slack.get("cpu", 0):
+                        park.append(claim)         # out of the scan until a smaller pod (ClaimOrder.park)
                     continue
                 res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
                 if isinstance(res, tuple):
@@ -476,6 +335,8 @@ class Scheduler:
                     return None
         finally:
             self._explain = True
+            for claim in park:
+                self._order.park(claim)
         # 3. a new NodeClaim from each template in weight order
         if not self.templates:
             # core v1.14 addToNewNodeClaim (pkg/controllers/provisioning/scheduling/scheduler.go) errors
@@ -488,7 +349,7 @@ class Scheduler:
         for template in self.templates:
             # NodePool limits before CanAdd (core addToNewNodeClaim; harness/loop/limits.py)
             options = template.options if template.options is not None else template.instance_types
-            allowed, limit_err = self.remaining.check(template.name, options)
+            allowed, limit_err = self._limit_check(template)
             if limit_err is not None:
                 errs.append(limit_err)
                 continue
@@ -504,6 +365,7 @@ class Scheduler:
             self.planned.append(claim)
             self._order.add(claim)
             self.remaining.subtract_max(template.name, its)
+            self._limit_memo.clear()
             if self.topology is not None:
                 self.topology.record(pod, reqs)
             self._update_gates(claim, new=True)
@@ -560,8 +422,17 @@ class Scheduler:
                                            template.requirements.compatible(pod_reqs, self.well_known) is None)
         if not ok:
             return False
-        options = template.options if template.options is not None else template.instance_types
-        return self.remaining.check(template.name, options)[1] is None
+        return self._limit_check(template)[1] is None
+
+    def _limit_check(self, template: Template) -> tuple[list, str | None]:
+        """remaining.check for a new NodeClaim of the template, memoized until the next subtract_max
+        (the only change to what remains during a Solve): the gate test and the placement ask the
+        same question for every pod."""
+        hit = self._limit_memo.get(id(template))
+        if hit is None:
+            options = template.options if template.options is not None else template.instance_types
+            hit = self._limit_memo[id(template)] = self.remaining.check(template.name, options)
+        return hit
 
     def _gate(self, group, threshold: int) -> tuple[object, int, set[int]]:
         key = (id(group), threshold)
@@ -617,33 +488,6 @@ class Scheduler:
                     continue
             kept.append(claim)
         return kept
-
-
-class ClaimOrder:
-    """The planned claims by pod count, then creation: the order a stable sort by pod count gives,
-    kept up to date as claims grow instead of re-sorting every claim for every pod."""
-
-    def __init__(self):
-        self.buckets: dict[int, list[PlannedClaim]] = {}
-
-    @staticmethod
-    def key(claim: PlannedClaim) -> tuple[int, int]:
-        return (len(claim.pods), claim.index)
-
-    def add(self, claim: PlannedClaim) -> None:
-        bisect.insort(self.buckets.setdefault(len(claim.pods), []), claim, key=lambda c: c.index)
-
-    def grew(self, claim: PlannedClaim) -> None:
-        """The claim has one more pod than when it was last placed."""
-        old = self.buckets[len(claim.pods) - 1]
-        del old[bisect.bisect_left(old, claim.index, key=lambda c: c.index)]
-        if not old:
-            del self.buckets[len(claim.pods) - 1]
-        self.add(claim)
-
-    def __iter__(self):
-        for n in sorted(self.buckets):
-            yield from self.buckets[n]
 
 
 def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:

@@ -21,7 +21,7 @@ from harness.model.profile import Profile
 from harness.model.requirements import Requirement
 from harness.model.skus import canonical_sku
 from harness.model.skutables import known_skus
-from harness.model.staticpart import StaticPart, static_part, survivor
+from harness.model.staticpart import StaticPart, read_sku, static_part, survivor
 from harness.model.switches import Switches
 
 
@@ -140,21 +140,25 @@ class InstanceTypeCache:
                     self.hits += 1
                     return entry
         sw = self.switches(profile)
-        by_name: dict[str, list[Mapping]] = {}
+        by_name: dict[str, list[tuple[Mapping, Mapping]]] = {}
         for sku in skus:
-            by_name.setdefault(canonical_sku(sku).get("name") or "", []).append(sku)
+            canon = canonical_sku(sku)                  # once per SKU: survivor and static_part reuse it
+            by_name.setdefault(canon.get("name") or "", []).append((sku, canon))
         statics: list[StaticPart] = []
         dropped: dict[str, str] = {}
         ctx = (nc, cluster, profile.name, id(profile), None if known is None else id(known))
         for name in sorted(by_name):
-            sku = survivor(by_name[name], cluster, sw)
+            sku, reading = survivor(by_name[name], cluster, sw)
             result = None
             if use_cache:
                 hit = self._skus.get((id(sku), ctx))
                 if hit is not None and hit[0] is sku:
                     result = hit[1]
             if result is None:
-                result = static_part(sku, nc, cluster, sw, known, self)
+                if reading is None:
+                    canon = next(c for raw, c in by_name[name] if raw is sku)
+                    reading = read_sku(canon, cluster, sw)
+                result = static_part(sku, nc, cluster, sw, known, self, reading)
                 if use_cache:
                     if len(self._skus) >= self.SKUS_MAX:
                         self._skus.clear()

@@ -146,11 +146,25 @@ def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int,
     return None
 
 
-def _update_drop_reason(sku: Mapping, cluster: ClusterParams, sw: Switches) -> str | None:
-    """Why `UpdateInstanceTypes` (instancetypes.go) leaves a canonical SKU out, in its order, or None:
-    the ARM location filter, `ResourceTypeFilter("virtualMachines")` (a SKU without a resourceType
-    fails it), `IsRestrictedSKU`, `GetVMSize` of the SKU's `size` field, `HasLocationRestriction`,
-    `isSupported`."""
+@dataclass(frozen=True)
+class SkuReading:
+    """What `UpdateInstanceTypes`' filters read from one canonical SKU, kept so the static part
+    does not parse the size and capabilities a second time."""
+
+    sku: Mapping                  # canonical_sku(raw)
+    caps: Mapping[str, str]
+    vm: VMSize
+    vcpus: int | None
+    mem_gib: float | None
+    gpus: int | None
+    gpu: tuple[str, tuple[str, ...]] | None
+
+
+def read_sku(sku: Mapping, cluster: ClusterParams, sw: Switches) -> SkuReading | str:
+    """Why `UpdateInstanceTypes` (instancetypes.go) leaves a canonical SKU out, in its order, or what
+    its filters read: the ARM location filter, `ResourceTypeFilter("virtualMachines")` (a SKU without
+    a resourceType fails it), `IsRestrictedSKU`, `GetVMSize` of the SKU's `size` field,
+    `HasLocationRestriction`, `isSupported`."""
     name = sku.get("name") or ""
     locations = sku.get("locations")
     # (harness assumption) ARM's `$filter=location eq '<region>'` returns SKUs listing the region;
@@ -174,25 +188,26 @@ def _update_drop_reason(sku: Mapping, cluster: ClusterParams, sw: Switches) -> s
     if has_location_restriction(sku, cluster.region):
         return "location restriction"
     caps = _caps(sku)
-    return _drop_reason_supported(caps, _cap_int(caps, "vCPUs"), _cap_float(caps, "MemoryGB"),
-                                  _cap_int(caps, "GPUs"), _gpu(name, sw), vm, sw, cluster)
+    reading = SkuReading(sku, caps, vm, _cap_int(caps, "vCPUs"), _cap_float(caps, "MemoryGB"),
+                         _cap_int(caps, "GPUs"), _gpu(name, sw))
+    reason = _drop_reason_supported(caps, reading.vcpus, reading.mem_gib, reading.gpus, reading.gpu, vm, sw,
+                                    cluster)
+    return reason if reason else reading
 
 
 def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: Switches,
-                known: frozenset[str] | None, cache: "InstanceTypeCache") -> StaticPart | str:
+                known: frozenset[str] | None, cache: "InstanceTypeCache",
+                reading: SkuReading | str | None = None) -> StaticPart | str:
     """Everything about one SKU that does not depend on availability or prices, or a drop reason:
-    `UpdateInstanceTypes`, then the per-SKU part of `List` (instancetypes.go)."""
-    sku = canonical_sku(raw)
-    reason = _update_drop_reason(sku, cluster, sw)
-    if reason:
-        return reason
+    `UpdateInstanceTypes`, then the per-SKU part of `List` (instancetypes.go). `reading`: what
+    `read_sku` already made of `raw`, if the caller has it."""
+    if reading is None:
+        reading = read_sku(canonical_sku(raw), cluster, sw)
+    if isinstance(reading, str):
+        return reading
+    sku, caps, vm = reading.sku, reading.caps, reading.vm
+    vcpus, mem_gib, gpus, gpu = reading.vcpus, reading.mem_gib, reading.gpus, reading.gpu
     name = sku.get("name") or ""
-    vm = parse_vm_size(sku.get("size") or "", fallback=sw.accelerator_fallback)
-    caps = _caps(sku)
-    vcpus = _cap_int(caps, "vCPUs")
-    mem_gib = _cap_float(caps, "MemoryGB")
-    gpus = _cap_int(caps, "GPUs")
-    gpu = _gpu(name, sw)
     assert vcpus is not None and mem_gib is not None     # isSupported passed: vcpus >= 2, mem_gib >= 3.5
     arch_raw = caps.get("cpuarchitecturetype")
     if arch_raw is None:
@@ -306,13 +321,18 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
                    zones=zone_offers, low_priority=_cap_true(caps, "LowPriorityCapable"), unknown=unknown,
                    base=reqs, capacity=capacity, overhead=overhead)
 
-def survivor(same_name: list[Mapping], cluster: ClusterParams, sw: Switches) -> Mapping:
-    """Of SKUs sharing a name, the one `UpdateInstanceTypes` keeps in its name-keyed map: the last
-    that passes its filters (or the last one, to report why it was dropped)."""
+def survivor(same_name: list[tuple[Mapping, Mapping]], cluster: ClusterParams,
+             sw: Switches) -> tuple[Mapping, SkuReading | str | None]:
+    """Of SKUs sharing a name, given as (raw, canonical) pairs, the one `UpdateInstanceTypes` keeps in
+    its name-keyed map: the last that passes its filters (or the last one, to report why it was
+    dropped); with its `read_sku`, when that was made on the way."""
     if len(same_name) == 1:
-        return same_name[0]
-    for sku in reversed(same_name):
-        if _update_drop_reason(canonical_sku(sku), cluster, sw) is None:
-            return sku
-    return same_name[-1]
+        return same_name[0][0], None
+    last_reason = None
+    for raw, canon in reversed(same_name):
+        reading = read_sku(canon, cluster, sw)
+        if not isinstance(reading, str):
+            return raw, reading
+        last_reason = reading if last_reason is None else last_reason
+    return same_name[-1][0], last_reason
 

@@ -3,6 +3,7 @@ converged, steps played, and every expectation checked. Used by the pytest plugi
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -88,12 +89,24 @@ def _fake_azure(scenario: Scenario, clock: SimClock):
     return fake
 
 
+@functools.lru_cache(maxsize=4)
+def sdk_clients(subscription_id: str) -> tuple:
+    """(transport, compute client, network client), built once per process: building the SDK
+    clients costs more than a typical scenario's own calls, and they hold no per-run state. The
+    transport hands each request to the fake it is `serving` in the calling thread, which skips the
+    `requests` session and `responses` matcher of `mock_azure` (fakeazure/transport.py)."""
+    from fakeazure.clients import compute_client, network_client
+    from fakeazure.transport import InProcessTransport
+    transport = InProcessTransport()
+    return (transport, compute_client(None, subscription_id, transport=transport),
+            network_client(None, subscription_id, transport=transport))
+
+
 def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: int | None = None,
         why: list[str] | None = None) -> Outcome:
     """Run `scenario` under `profile` on `cluster` and check its expectations. A failed run (or
     `why`: pod names) also gets the why view of its unplaced pods, computed after every check."""
     import fakeazure
-    from fakeazure.clients import compute_client, network_client
 
     t0 = time.perf_counter()
     cluster.reset()
@@ -113,8 +126,9 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     clock = SimClock()
     fake = _fake_azure(scenario, clock)
     # real backends talk to a loopback kube-apiserver through `requests` too: let those through
-    with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"):
-        sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
+    transport, compute, network = sdk_clients(fake.subscription_id)
+    with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"), transport.serving(fake):
+        sim = Simulation(cfg, cluster, fake, compute, network, clock)
         result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
         outcome = Outcome(scenario, profile, cluster.backend, result)
         outcome.mismatches = _read_back(cluster, result, outcome, "")

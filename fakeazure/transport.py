@@ -1,0 +1,94 @@
+"""An Azure SDK transport that hands each request straight to a FakeAzure in the calling thread.
+
+The SDK's pipeline (policies, serialization, LRO polling, paging, error mapping) runs unchanged;
+only the last hop differs from ``mock_azure``: no ``requests`` session and no ``responses``
+matcher, which cost more CPU than the fake's own handling of a call. The request the fake sees
+and the response the SDK gets are built the way that path builds them: the URL re-quoted as
+``requests`` prepares it (requests.utils.requote_uri), the reason phrase from
+``http.client.responses`` (as ``responses`` sets it), the headers case-insensitive.
+
+Bound to a fake per use (:meth:`InProcessTransport.serving`), so clients built once can serve one
+scenario after another. Used inside ``mock_azure`` (fakeazure's clients refuse an ARM URL unless
+one is active, and it keeps the process-wide guard on). Only the hosts ``mock_azure`` serves are answered; a real Azure host
+raises :class:`~fakeazure.guard.RealAzureBlocked`, anything else ``ServiceRequestError``.
+Transport contract: azure-core ``azure.core.pipeline.transport.HttpTransport`` and
+``azure.core.rest.HttpResponse`` (https://learn.microsoft.com/python/api/azure-core/azure.core.pipeline.transport.httptransport).
+"""
+from __future__ import annotations
+
+import contextlib
+import http.client
+from typing import Any, Iterator
+
+from azure.core.exceptions import ServiceRequestError
+from azure.core.pipeline.transport import HttpTransport
+from azure.core.rest._http_response_impl import HttpResponseImpl
+from azure.core.utils import CaseInsensitiveDict
+from requests.utils import requote_uri
+
+from .guard import blocked, is_azure_url
+from .mock import SERVED_URL
+
+
+class _Closed:
+    """The `internal_response` of an answer that was never on a socket."""
+
+    def close(self) -> None:
+        pass
+
+
+def _whole_body(pipeline: Any, response: "InProcessResponse", **kwargs: Any) -> Iterator[bytes]:
+    yield response.content
+
+
+class InProcessResponse(HttpResponseImpl):
+    """A fully read response: the fake's status, headers and body."""
+
+    def __init__(self, request: Any, status: int, headers: dict[str, str], body: bytes):
+        h = CaseInsensitiveDict(headers)
+        super().__init__(request=request, internal_response=_Closed(), status_code=status,
+                         reason=http.client.responses.get(status), content_type=h.get("content-type"),
+                         headers=h, stream_download_generator=_whole_body)
+        self._content = body
+
+
+class InProcessTransport(HttpTransport):
+    """Serves the SDK's requests from ``self.state`` (a FakeAzure), set for a while by `serving`."""
+
+    def __init__(self) -> None:
+        self.state = None
+
+    @contextlib.contextmanager
+    def serving(self, state):
+        """Answer from `state` inside the block; outside it every request fails."""
+        previous, self.state = self.state, state
+        try:
+            yield state
+        finally:
+            self.state = previous
+
+    def send(self, request, **kwargs: Any) -> InProcessResponse:
+        url = requote_uri(request.url)
+        if not SERVED_URL.match(url):
+            if is_azure_url(url):
+                raise blocked(url)
+            raise ServiceRequestError(f"fakeazure in-process transport serves ARM only, not {url!r}")
+        if self.state is None:
+            raise ServiceRequestError("fakeazure in-process transport: no FakeAzure is being served")
+        body = request.content
+        if hasattr(body, "read"):
+            body = body.read()
+        status, headers, data = self.state.handle(request.method, url, dict(request.headers), body)
+        return InProcessResponse(request, status, headers, data)
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "InProcessTransport":
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        pass

@@ -1,0 +1,38 @@
+"""A node the scheduler can place pods on before planning new NodeClaims.
+
+Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/existingnode.go
+(NewExistingNode: the node's labels as requirements plus its hostname); karpenter-core.md §4.5.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.loop.pods import Taint
+from harness.loop.topology import HOSTNAME
+from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.semantics import Semantics
+
+
+@dataclass
+class ExistingNode:
+    """A registered (or in-flight) node as cluster state sees it (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/existingnode.go ExistingNode; karpenter-core.md §4.5)."""
+
+    name: str
+    labels: dict[str, str]
+    taints: list[Taint]
+    allocatable: dict[str, int]
+    requested: dict[str, int]
+    nodeclaim: str | None = None
+    _reqs_cache: dict = field(default_factory=dict, repr=False)
+
+    def requirements(self, sem: Semantics) -> Requirements:
+        """Its labels as `In` plus hostname (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/existingnode.go; karpenter-core.md §4.5). Memoized: the labels do not change while a
+        Scheduler uses the node (it only adds to `requested`); callers must not mutate the result."""
+        hit = self._reqs_cache.get(sem.profile)
+        if hit is None:
+            hit = Requirements.from_labels(self.labels, sem)
+            hit.add(Requirement.new(HOSTNAME, IN, [self.labels.get(HOSTNAME, self.name)], sem))
+            self._reqs_cache[sem.profile] = hit
+        return hit

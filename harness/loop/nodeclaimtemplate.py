@@ -1,0 +1,79 @@
+"""The NodeClaimTemplate a NodePool gives the scheduler, and the daemon overhead it carries per
+instance type.
+
+Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go
+(NewNodeClaimTemplate) and scheduler.go (getDaemonOverhead); karpenter-core.md §3.1, §3.2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.loop.pods import PodView, Taint, untolerated
+from harness.model.profile import Profile
+from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.resources import add
+from harness.model.semantics import Semantics
+from harness.model.writers import nodeclaim_template_labels
+
+
+@dataclass
+class Template:
+    """A NodeClaimTemplate built from a NodePool (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate; karpenter-core.md
+    §3.1)."""
+
+    nodepool: dict
+    requirements: Requirements
+    labels: dict[str, str]
+    taints: list[Taint]
+    startup_taints: list[Taint]
+    instance_types: list                      # harness.model.instancetypes.InstanceType
+    daemon_pods: list[PodView] = field(default_factory=list)
+    options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
+    _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.nodepool["metadata"]["name"]
+
+    @property
+    def weight(self) -> int:
+        return int((self.nodepool.get("spec") or {}).get("weight") or 0)
+
+    @staticmethod
+    def from_nodepool(nodepool: dict, instance_types: list, profile: Profile, sem: Semantics) -> "Template":
+        spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
+        labels = nodeclaim_template_labels(nodepool)
+        reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], sem)
+        reqs.add(*(Requirement.new(k, IN, [v], sem) for k, v in labels.items()))
+        reqs.add(*(Requirement.new(k, IN, ["true"], sem) for k in profile.scheduling_simulation_keys))
+        return Template(
+            nodepool=nodepool, requirements=reqs, labels=labels,
+            taints=[Taint.from_dict(t) for t in spec.get("taints") or []],
+            startup_taints=[Taint.from_dict(t) for t in spec.get("startupTaints") or []],
+            instance_types=instance_types,
+        )
+
+    def daemon_overhead(self, it, well_known: frozenset[str], sem: Semantics) -> dict[str, int]:
+        """buildDaemonOverheadGroups / isDaemonPodCompatible (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/scheduler.go; karpenter-core.md §3.2 step 5): DaemonSet pods that tolerate the template taints, whose strict requirements
+        are compatible with the template, and that intersect the instance type."""
+        cached = self._overhead.get(it.name)
+        if cached is not None:
+            return cached
+        total: dict[str, int] = {}
+        for ds in self.daemon_pods:
+            if untolerated(ds.tolerations, self.taints + self.startup_taints):
+                continue
+            # removeRequiredNodeAffinityTerm drops term 0 only when another term remains
+            # (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go;
+            # karpenter-core.md §3.4)
+            for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
+                ds.relaxed_required = relaxed
+                dreqs = ds.requirements(sem, strict=True)
+                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
+                    total = add(total, ds.requests)
+                    break
+            ds.relaxed_required = 0
+        self._overhead[it.name] = total
+        return total
