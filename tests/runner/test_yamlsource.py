@@ -57,12 +57,17 @@ def test_validating_the_library_repeatedly_does_not_grow_memory():
     gc.collect()
     tracemalloc.start()
     try:
-        before = tracemalloc.take_snapshot()
-        for _ in range(3):
+        sizes = []
+        for _ in range(4):
+            gc.collect()
+            sizes.append(tracemalloc.get_traced_memory()[0])
             once()
         gc.collect()
-        grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
+        sizes.append(tracemalloc.get_traced_memory()[0])
     finally:
         tracemalloc.stop()
-    # before the fix each pass kept ~11 MB (SafeConstructor.construct_object's memo)
-    assert grown / 3 < 1_000_000
+    # a leak grows every pass (before the fix: ~11 MB, SafeConstructor.construct_object's memo); a
+    # one-off growth (an interpreter table resized while this worker happens to run the test) shows in
+    # one pass only, so the median pass is judged
+    per_pass = sorted(b - a for a, b in zip(sizes, sizes[1:]))
+    assert per_pass[len(per_pass) // 2] < 1_000_000, per_pass
