@@ -3,5 +3,10 @@
 #   bash scripts/scenarios.sh [pytest args...]      e.g. -k faq, --profile upstream, -n auto
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Bytecode goes to a cache outside the repository even where PYTHONDONTWRITEBYTECODE is set: without it
+# every pytest process re-parses and re-rewrites the harness and its plugins (~1 CPU-s per xdist worker;
+# bench/README.md).
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
+unset PYTHONDONTWRITEBYTECODE
 bash scripts/install.sh
 exec python3 -m pytest scenarios/ "$@"

@@ -9,6 +9,11 @@
 #   bash scripts/test.sh [pytest args for leg 1...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Bytecode goes to a cache outside the repository even where PYTHONDONTWRITEBYTECODE is set: without it
+# every pytest process re-parses and re-rewrites the harness and its plugins (~1 CPU-s per xdist worker;
+# bench/README.md).
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
+unset PYTHONDONTWRITEBYTECODE
 bash scripts/install.sh
 if command -v go >/dev/null 2>&1; then
   # kube-apiserver, kube-scheduler, kube-controller-manager, etcd, kwok, and (--node) the kubelet that
