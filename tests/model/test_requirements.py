@@ -45,7 +45,8 @@ def test_normalizes_beta_and_csi_zone_keys():
     z = R("topology.disk.csi.azure.com/zone", "In", "")
     assert z.key == "topology.kubernetes.io/zone" and z.values == {"0"}   # "" -> "0" (azure-provider.md §1.1;
     # karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go RegisterCSIZoneNormalization)
-    # before-0006: the key is normalized but the value is not (research §3)
+    # before-0006: the key is normalized but the value is not (research §3; sigs.k8s.io/karpenter v1.6.2
+    # pkg/apis/v1/labels.go has NormalizedLabels but no NormalizedLabelValues)
     assert R("topology.disk.csi.azure.com/zone", "In", "", sem=OLD).values == {""}
 
 
