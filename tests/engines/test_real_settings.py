@@ -1,4 +1,5 @@
-"""The controller's configuration holds only loopback endpoints (reference/real-controller.md §4-§6)."""
+"""The controller's configuration holds only loopback endpoints (the options of karpenter-provider-azure v1.14.0
+pkg/operator/options/options.go and pkg/auth/config.go; reference/real-controller.md §4-§6)."""
 import json
 import subprocess
 

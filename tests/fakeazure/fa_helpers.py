@@ -12,7 +12,8 @@ RG = "rg-test"
 
 def vm_body(size: str = "Standard_D2s_v3", zones=("1",), nic_id: str | None = None, location: str = "southcentralus",
             priority: str | None = None, custom_data: str | None = "IyEvYmluL2Jhc2g=", **props) -> dict:
-    """A Karpenter-shaped VM PUT body (fake-azure.md §2.2)."""
+    """A Karpenter-shaped VM PUT body (newVMObject, karpenter-provider-azure v1.14.0
+    pkg/providers/instance/vminstance.go; fake-azure.md §2.2)."""
     p = {
         "hardwareProfile": {"vmSize": size},
         "storageProfile": {

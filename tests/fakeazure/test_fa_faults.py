@@ -1,5 +1,7 @@
 """Fault rules: every code arrives with the status, code and wording upstream matches
-on (fake-azure.md §4.2, azure-provider.md §8), synchronously or through the LRO, and
+on (matchers: github.com/Azure/azure-sdk-for-go-extensions@v0.6.0 pkg/errors/armerrors.go;
+handlers: karpenter-provider-azure v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go;
+fake-azure.md §4.2, azure-provider.md §8), synchronously or through the LRO, and
 the state stays consistent afterwards."""
 from __future__ import annotations
 
@@ -77,7 +79,8 @@ def test_low_priority_quota_fault_carries_literal(fake):
     cleanup(fake)
     e = attempt(fake, priority="Spot")
     assert e.status_code == 409 and e.error.code == "OperationNotAllowed"
-    assert "LowPriorityCores" in e.error.message  # the literal Karpenter matches (fake-azure.md §4.2)
+    assert "LowPriorityCores" in e.error.message  # the literal Karpenter matches
+    # (github.com/Azure/azure-sdk-for-go-extensions@v0.6.0 pkg/errors/consts.go; fake-azure.md §4.2)
     assert "Low Priority Cores quota" in e.error.message
     assert fake.state.vms() == []
 
@@ -100,7 +103,8 @@ def test_allocation_faults_arrive_through_the_operation(fake, code, expect):
     fake.state.add_fault({"code": code, "match": {"size": "Standard_D2s_v3"}, "times": 1})
     fake.state.requests.clear()
     e = attempt(fake)
-    assert type(e) is HttpResponseError and e.status_code == 200  # the status poll's code (§2.4)
+    assert type(e) is HttpResponseError and e.status_code == 200  # the status poll's code
+    # (azure-core 1.41.0 azure/core/polling/base_polling.py LROBasePolling.run; fake-azure.md §2.4)
     assert e.error.code == code and expect in e.error.message
     statuses = [(m, p.rsplit("/", 2)[-2], s) for m, p, s in fake.state.requests if "virtualMachines" in p
                 or "/operations/" in p and "Compute" in p]

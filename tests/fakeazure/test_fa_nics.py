@@ -1,4 +1,5 @@
-"""Network interfaces (fake-azure.md §3) through azure-mgmt-network and plain HTTP."""
+"""Network interfaces (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces; fake-azure.md §3)
+through azure-mgmt-network and plain HTTP."""
 from __future__ import annotations
 
 import json

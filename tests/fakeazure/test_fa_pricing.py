@@ -1,4 +1,5 @@
-"""Retail Prices API (fake-azure.md §7) and the Karpenter-style client."""
+"""Retail Prices API (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices;
+fake-azure.md §7) and the Karpenter-style client."""
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit

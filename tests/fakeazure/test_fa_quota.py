@@ -36,7 +36,9 @@ def test_zero_limit_message(fake):
     fake.state.set_usage("StandardNCADSA100v4Family", 0)
     with pytest.raises(ResourceExistsError) as ei:
         create_vm(fake, "gpu", size="Standard_NC24ads_A100_v4", zones=("1",))
-    assert "Current Limit: 0" in ei.value.error.message  # Karpenter: 1h TTL (azure-provider.md §8)
+    assert "Current Limit: 0" in ei.value.error.message  # Karpenter: 1h TTL
+    # (SubscriptionQuotaReachedTTL, karpenter-provider-azure v1.14.0
+    # pkg/providers/instance/offerings/commonerrorhandlers.go; azure-provider.md §8)
 
 
 def test_regional_quota(fake):

@@ -1,4 +1,6 @@
-"""The unavailable-offerings cache and the create-error handler table (azure-provider.md §2.6, §8)."""
+"""The unavailable-offerings cache and the create-error handler table (karpenter-provider-azure v1.14.0
+pkg/cache/unavailableofferings.go, pkg/providers/instance/offerings/resperrorhandlers.go;
+azure-provider.md §2.6, §8)."""
 from __future__ import annotations
 
 from types import SimpleNamespace

@@ -1,5 +1,5 @@
 """Instance types and offerings from Azure SKUs (azure-provider.md §1, §2, §6; upstream's
-pkg/providers/instancetype/suite_test.go tables re-expressed, §7)."""
+karpenter-provider-azure v1.14.0 pkg/providers/instancetype/suite_test.go tables re-expressed, §7)."""
 from __future__ import annotations
 
 import json
@@ -23,7 +23,7 @@ SCUS = "southcentralus"
 
 # ---------------------------------------------------------------------------------------------------
 # The 20 southcentralus fixture SKUs (azure-provider.md §6): the capability values that matter,
-# as in Karpenter's pkg/fake/zz_generated.sku.southcentralus.go. Order of a row:
+# as in Karpenter's pkg/fake/zz_generated.sku.southcentralus.go (karpenter-provider-azure v1.14.0). Order of a row:
 # family, zones, vCPUs, MemoryGB, GPUs, HyperVGenerations, arch, PremiumIO, AccelNet, EphemeralOSDisk,
 # placements, NvmeDiskSizeInMiB, CachedDiskBytes, MaxResourceVolumeMB, LowPriorityCapable, UltraSSDAvailable,
 # extra capabilities
@@ -114,7 +114,9 @@ def derived_profile(base: str, name: str, overrides: dict) -> Profile:
 
 
 # ---------------------------------------------------------------------------------------------------
-# §6: the table of derived values for the 20 southcentralus SKUs
+# §6: the table of derived values for the 20 southcentralus SKUs (computeRequirements,
+# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go,
+# over pkg/fake/zz_generated.sku.southcentralus.go)
 # kept-or-drop-reason, family, series, version, cpu, memory MiB, (gpu count, mfr, name), hyperv,
 # ephemeral max GB, premium, accelerated, arch, offering zones (n = southcentralus-n)
 # ---------------------------------------------------------------------------------------------------
@@ -156,7 +158,8 @@ def _derived_row(its: InstanceTypeSet, name: str) -> tuple:
 
 def _derive_all_rows(skus: list[dict]) -> dict[str, tuple]:
     """Derived values for every SKU: kept ones from the build, dropped ones (which §6 lists too) from
-    the same helpers the build uses."""
+    the same helpers the build uses (fixtures: karpenter-provider-azure v1.14.0
+    pkg/fake/zz_generated.sku.southcentralus.go)."""
     its = build(skus)
     rows = {}
     for sku in skus:
@@ -281,7 +284,8 @@ def test_e2e_d2s_v3_values():
 
 
 # ---------------------------------------------------------------------------------------------------
-# offerings (§2)
+# offerings (createOfferings, karpenter-provider-azure v1.14.0
+# pkg/providers/instancetype/instancetypes.go; azure-provider.md §2)
 # ---------------------------------------------------------------------------------------------------
 def test_offerings_per_zone_plus_regional():
     it = build()["Standard_NC24ads_A100_v4"]
@@ -387,7 +391,9 @@ def test_unavailable_offerings_feed_requirements():
 
 
 def test_kept_when_no_offering_is_available():
-    """§1.5: an instance type with offerings but none available is kept; its offering keys read DoesNotExist."""
+    """§1.5: an instance type with offerings but none available is kept (List, karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go); its offering keys read DoesNotExist (computeRequirements,
+    pkg/providers/instancetype/instancetype.go)."""
     it = build(unavailable=lambda *a: True)["Standard_D2s_v3"]
     assert it.offerings and not any(o.available for o in it.offerings)
     for key in (wk.ZONE, wk.CAPACITY_TYPE, wk.PLACEMENT_SCOPE, wk.ULTRA_SSD):
@@ -404,7 +410,8 @@ def test_should_propagate_ultrassd_values_from_available_offerings():
     assert it.requirements[wk.ULTRA_SSD].values == {"true", "false"}
     it = build([sku], unavailable=lambda n, f, v, z, c: z == "southcentralus-1")["Standard_D2s_v3"]
     assert it.requirements[wk.ULTRA_SSD].values == {"false"}
-    # the fake data has no zoneDetails: only the regional offering can be true (§2.3)
+    # the fake data has no zoneDetails: only the regional offering can be true (ultraSSDOptions,
+    # karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go; azure-provider.md §2.3)
     it = build()["Standard_D2s_v3"]
     assert {o.zone for o in it.offerings if "true" in o.requirements[wk.ULTRA_SSD].values} == {"0"}
     it = build([make_sku("Standard_D2s_v3", zone_details=[{"name": ["2"], "capabilities": [
@@ -419,6 +426,7 @@ def test_prices_and_missing_price():
     assert d2[("0", "on-demand")] == 0.11 and d2[("0", "spot")] == 0.022
     d4 = {o.capacity_type: o.price for o in its["Standard_D4s_v3"].offerings}
     assert d4 == {"on-demand": 0.22, "spot": 0.22}                 # static spot = on-demand (§2.4)
+    # (karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go NewProvider: spot defaults to static)
     assert {o.price for o in its["Standard_D64s_v3"].offerings} == {999.0}     # no price -> MissingPrice
     assert {o.price for o in build(prices=lambda n, ct: 1.5 if ct == "on-demand" else None)["Standard_D2s_v3"].offerings} == {1.5}
     # the catalog file shape (prices under "prices") is accepted as-is
@@ -442,7 +450,8 @@ def test_unknown_skus_priced_999_or_excluded_per_profile():
 
 
 # ---------------------------------------------------------------------------------------------------
-# filters (§1.5)
+# filters (isSupported, isInstanceTypeSupportedByFilters:
+# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go; azure-provider.md §1.5)
 # ---------------------------------------------------------------------------------------------------
 def test_sku_filters_and_reasons():
     skus = [
@@ -534,7 +543,9 @@ def test_nvme_only_block_is_a_profile_switch():
 # profiles
 # ---------------------------------------------------------------------------------------------------
 def test_before_0006_has_no_new_aks_requirements():
-    """docs/research/before-0006.md §4 / §10, as the profile data states it."""
+    """docs/research/before-0006.md §4 / §10, as the profile data states it (computeRequirements at
+    github.com/matthchr/karpenter-provider-azure@82140dfe
+    pkg/providers/instancetype/instancetype.go, per research §0/§4.1)."""
     its = build(profile="before-0006")
     r = its["Standard_D2s_v3"].requirements
     for key in (wk.MODE, wk.SCALE_SET_PRIORITY, wk.PRIORITY, wk.OS_SKU, wk.FIPS_ENABLED,
@@ -559,7 +570,8 @@ def test_before_0006_offering_gates_and_gpu_vendors():
 
 
 def test_availability_requires_price_is_profile_data():
-    """docs/research/before-0006.md §4.2 (UNCONFIRMED there): availability = price present."""
+    """docs/research/before-0006.md §4.2 (UNCONFIRMED there): availability = price present. Upstream
+    karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go instead prices a missing one at MissingPrice."""
     prof = derived_profile("before-0006", "priced", {"provider": {"offerings": {"availabilityRequiresPrice": True}}})
     its = build(prices={"Standard_D2s_v3": {"on-demand": 0.11}}, profile=prof)
     assert all(o.available for o in its["Standard_D2s_v3"].offerings)
@@ -615,7 +627,8 @@ def test_no_profile_name_checks_in_the_module():
 
 
 # ---------------------------------------------------------------------------------------------------
-# capacity and overhead (§1.2)
+# capacity and overhead (computeCapacity, KubeReservedResources:
+# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go; azure-provider.md §1.2)
 # ---------------------------------------------------------------------------------------------------
 def test_capacity_and_overhead_of_d2s_v3():
     it = build()["Standard_D2s_v3"]

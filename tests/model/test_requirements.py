@@ -1,5 +1,5 @@
-"""The requirement algebra against karpenter-core.md §2 (examples from requirements_test.go) and
-its laws (hypothesis)."""
+"""The requirement algebra against karpenter-core.md §2 (examples from sigs.k8s.io/karpenter v1.14.0
+pkg/scheduling/requirements_test.go and requirement_test.go) and its laws (hypothesis)."""
 from __future__ import annotations
 
 import random
@@ -23,7 +23,8 @@ def Rs(*reqs):
     return Requirements(reqs)
 
 
-# -- construction and rendering (§2.1) ------------------------------------------------------------
+# -- construction and rendering (sigs.k8s.io/karpenter v1.14.0
+# pkg/scheduling/requirement.go NewRequirementWithFlexibility, String; karpenter-core.md §2.1) -------
 @pytest.mark.parametrize("req, text", [
     (R("greaterThan1", "Gt", "1"), "greaterThan1 Exists >=2"),
     (R("lessThan9", "Lt", "9"), "lessThan9 Exists <=8"),
@@ -42,8 +43,10 @@ def test_normalizes_beta_and_csi_zone_keys():
     assert R("failure-domain.beta.kubernetes.io/zone", "In", "a").key == "topology.kubernetes.io/zone"
     assert R("beta.kubernetes.io/arch", "In", "amd64").key == "kubernetes.io/arch"
     z = R("topology.disk.csi.azure.com/zone", "In", "")
-    assert z.key == "topology.kubernetes.io/zone" and z.values == {"0"}   # "" -> "0" (azure-provider.md §1.1)
-    # before-0006: the key is normalized but the value is not (research §3)
+    assert z.key == "topology.kubernetes.io/zone" and z.values == {"0"}   # "" -> "0" (azure-provider.md §1.1;
+    # karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go RegisterCSIZoneNormalization)
+    # before-0006: the key is normalized but the value is not (research §3; sigs.k8s.io/karpenter v1.6.2
+    # pkg/apis/v1/labels.go has NormalizedLabels but no NormalizedLabelValues)
     assert R("topology.disk.csi.azure.com/zone", "In", "", sem=OLD).values == {""}
 
 
@@ -61,10 +64,12 @@ def test_serialization_round_trip_gt_as_gte():
 def test_len_and_operator():
     assert len(R("k", "In", "a", "b")) == 2
     assert len(R("k", "NotIn", "a")) == MAX_INT64 - 1
-    assert R("k", "In").operator == "DoesNotExist"        # empty In reads as DoesNotExist (§1.1)
+    assert R("k", "In").operator == "DoesNotExist"        # empty In reads as DoesNotExist
+    # (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Operator; §1.1)
 
 
-# -- intersection (§2.2) --------------------------------------------------------------------------
+# -- intersection (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Intersection;
+# karpenter-core.md §2.2) ---------------------------------------------------------------------------
 def test_bounds_intersection_empty_is_does_not_exist():
     r = R("k", "Gt", "5").intersection(R("k", "Lt", "5"))
     assert r.operator == "DoesNotExist"
@@ -85,7 +90,8 @@ def test_has_respects_bounds_and_non_integers():
     assert r.has("4") and not r.has("3") and not r.has("abc")
 
 
-# -- Compatible vs Intersects (§2.4) -------------------------------------------------------------
+# -- Compatible vs Intersects (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
+# karpenter-core.md §2.4) ---------------------------------------------------------------------------
 def test_undefined_custom_key_fails_compatible_but_not_intersects():
     node = Rs(R("zone", "In", "a"))
     pod = Rs(R("foo", "In", "bar"))
@@ -188,7 +194,8 @@ def test_intersection_associates(a, b, c):
 @settings(max_examples=300, deadline=None)
 @given(requirement(), requirement())
 def test_has_intersection_agrees_with_intersection(a, b):
-    # HasIntersection ignores the excluded values of two complements (§2.2), so it may say yes
+    # HasIntersection ignores the excluded values of two complements (sigs.k8s.io/karpenter v1.14.0
+    # pkg/scheduling/requirement.go HasIntersection; §2.2), so it may say yes
     # where the full intersection is a complement; for everything else the two agree.
     x = a.intersection(b)
     if not (a.complement and b.complement):
