@@ -15,6 +15,11 @@ phases whose image the node image lacks are skipped: kube-proxy always, CoreDNS 
 (`build --kind --coredns`). Workers come from a warm pool
 (nodes.WorkerPool) and join as `kubeadm join` does (bootstrap token, TLS bootstrap).
 
+Size (~590 lines): KindCluster is one RealCluster whose parts share its container handles and
+identities (kubelet boots, the real scheduler's bindings read back, the Node overlays); what stands
+alone lives beside it: nodes.py (containers, warm pool), pods.py, writers.py, kubeadm.py, image.py,
+reaper.py.
+
 Every container, volume and network carries the owner's pid: close() removes them, interpreter exit
 closes open clusters, a detached watcher (reaper.py) removes them when the owner dies any other way
 (SIGTERM, SIGKILL), and the next start sweeps whatever is left.
