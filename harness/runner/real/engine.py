@@ -72,6 +72,7 @@ def skip_reason(scenario, cluster) -> str | None:
 
 def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
     from harness.backends.controller import ensure_controller
+    from harness.backends.lifetime import DIRS, LIFETIME
     from harness.backends.local import sweep_stale_workdirs
     t0 = time.perf_counter()
     ctl = controller or ensure_controller()
@@ -86,6 +87,11 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
     sweep_stale_workdirs("harness-real-")
     workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=_tmp_root()))
     (workdir / "owner.pid").write_text(str(os.getpid()))
+    keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))
+    # removed by the finally below; on SIGTERM/SIGINT by the exit path, on SIGKILL by the watcher
+    # (harness/backends/lifetime.py)
+    entry = LIFETIME.open(f"real-engine work dir {workdir}", lambda: shutil.rmtree(workdir, ignore_errors=True),
+                          tier=DIRS, keep=keep, reap=(("dir", str(workdir)),))
     server = sandbox = run_ = None
     try:
         cluster.reset()
@@ -142,10 +148,11 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
             if run_ is not None:
                 run_.kubelets.close()
         finally:
-            if os.environ.get("HARNESS_KEEP_REAL_WORKDIR"):
+            if keep:
                 print(f"karpenter-harness: kept real-engine work dir {workdir}", file=__import__("sys").stderr)
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
+            entry.release()
     strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"))
     if strays:      # cannot happen through the sandbox; kept as the run's own proof
         from harness.runner.expect import Mismatch
