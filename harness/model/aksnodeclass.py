@@ -7,8 +7,8 @@ defaults the object (so an AKSNodeClass without imageFamily is stored, and read 
 `imageFamily: Ubuntu`, `osDiskSizeGB: 128`) and refuses what breaks the schema, e.g.
 "FIPS is not yet supported for Ubuntu2204 or Ubuntu2404". The embedded backend repeats both here, from
 the v1beta1 schema `python -m harness.model.sync` derives into provider-facts.yaml (`aksNodeClass`),
-so both backends judge an AKSNodeClass alike (tests/backends/test_aksnodeclass_conformance.py compares
-them against a real kube-apiserver).
+so both backends judge an AKSNodeClass alike (tests/backends/test_conformance_embedded.py compares
+them against a real kube-apiserver; tests/model/test_aksnodeclass.py pins its answers).
 
 Order and message shapes follow k8s.io/apiextensions-apiserver v0.36.3: structural defaulting
 (pkg/apiserver/schema/defaulting/algorithm.go Default), then OpenAPI validation converted to field
@@ -19,8 +19,8 @@ hasBlockingErr). Error bodies print values as k8s.io/apimachinery v0.36.3
 pkg/util/validation/field/errors.go ErrorBody does.
 
 Errors on sibling fields are listed in key order here; the real server lists them in Go map order,
-which varies between requests. Unknown fields are pruned, as the API server prunes them (pkg/apiserver/schema/pruning/algorithm.go
-Prune): a field v1.14.0 does not know never reaches the provider. `admit` returns their paths so the
+which varies between requests. Unknown fields are pruned, as the API server prunes them
+(pkg/apiserver/schema/pruning/algorithm.go Prune): a field v1.14.0 does not know never reaches the provider. `admit` returns their paths so the
 caller can say so (the API server answers them as `unknown field "spec.x"` warnings). Not modeled:
 `x-kubernetes-list-type: map` duplicate keys.
 """
