@@ -28,6 +28,7 @@ from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
 from harness.model.skus import vcpus_of
+from harness.model.versions import version_at_least
 from harness.model.wellknown import (ACCELERATED, ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE,
                                      ULTRA_SSD,
                                      normalize_cluster_label)
@@ -68,11 +69,6 @@ class LaunchFailure:
     message: str
     code: str = ""
     attempted: dict = field(default_factory=dict)
-
-
-def version_at_least(version: str, major_minor: tuple[int, int]) -> bool:
-    parts = [int(p) for p in version.lstrip("v").split(".")[:2] if p.isdigit()]
-    return tuple(parts + [0] * (2 - len(parts))) >= major_minor
 
 
 class AzureProvider:

@@ -42,6 +42,17 @@ class NodeClassResult:
     pruned: list[str] = field(default_factory=list)
     spec: dict = field(default_factory=dict)       # the stored spec
 
+    @staticmethod
+    def of(sent: dict, stored: dict | None, error=None) -> "NodeClassResult":
+        """From a create: what was sent, and what the API server stored or its APIRejected (any
+        backend: the pruned fields are what the stored spec lacks)."""
+        from harness.model.aksnodeclass import missing_fields
+        name = sent["metadata"]["name"]
+        if error is not None:
+            return NodeClassResult(name, accepted=False, message=error.message, causes=[c.message for c in error.causes])
+        spec = (stored or {}).get("spec") or {}
+        return NodeClassResult(name, spec=spec, pruned=missing_fields(sent.get("spec"), spec, "spec"))
+
 
 @dataclass
 class PodResult:

@@ -11,6 +11,7 @@ HarnessWarning.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from dataclasses import dataclass
@@ -159,7 +160,6 @@ def _pruned_by_profile(obj: dict, profiles) -> dict[str, list[str]]:
     lacks them (harness.model.aksnodeclass.prune)."""
     if obj.get("kind") != "AKSNodeClass" or not isinstance(obj.get("spec"), dict):
         return {}
-    import copy
     from harness.model.aksnodeclass import prune
     from harness.model.profile import ProfileError, load_profile
     out: dict[str, list[str]] = {}

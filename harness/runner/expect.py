@@ -220,8 +220,9 @@ class Checker:
                         self.fail(f"{path}.rejected.{bad}", rej[bad], nc.message, f"causes: {nc.causes}")
             if "pruned" in want and sorted(want["pruned"]) != sorted(nc.pruned):
                 self.fail(f"{path}.pruned", want["pruned"], nc.pruned)
+            stored = _flatten(nc.spec, "")
             for key, value in _flatten(want.get("spec") or {}, "").items():
-                have = _flatten(nc.spec, "").get(key)
+                have = stored.get(key)
                 if have != value:
                     self.fail(f"{path}.spec{key}", value, have, "the stored spec (after pruning and defaulting)")
 

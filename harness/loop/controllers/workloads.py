@@ -15,7 +15,6 @@ from harness.backends.base import ADMIN, APIRejected
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import PodView
 from harness.loop.result import NodeClassResult, NodePoolResult
-from harness.model import aksnodeclass
 
 # harness assumption: namespaces and classes first, then what refers to them, pods last
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
@@ -57,17 +56,14 @@ class Workloads:
                 s.result.nodepools[obj["metadata"]["name"]] = NodePoolResult(obj["metadata"]["name"])
             elif kind == "AKSNodeClass":
                 # what the API server stored: defaulted, unknown fields pruned (harness/model/aksnodeclass.py)
-                s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult(
-                    obj["metadata"]["name"], spec=stored.get("spec") or {},
-                    pruned=aksnodeclass.missing_fields(obj.get("spec"), stored.get("spec"), "spec"))
+                s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, stored)
         except APIRejected as e:
             if kind == "NodePool":
                 s.result.nodepools[obj["metadata"]["name"]] = NodePoolResult(
                     obj["metadata"]["name"], accepted=False, stage="admission", message=e.message,
                     causes=[c.message for c in e.causes])
             elif kind == "AKSNodeClass":
-                s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult(
-                    obj["metadata"]["name"], accepted=False, message=e.message, causes=[c.message for c in e.causes])
+                s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, None, e)
             s.trace(f"{kind} {obj['metadata'].get('name')} rejected: {e.message}")
 
     def _create_deployment_pods(self, dep: dict) -> None:

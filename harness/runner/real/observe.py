@@ -20,7 +20,6 @@ import re
 from harness.backends.base import APIRejected
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
-from harness.model import aksnodeclass
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
@@ -58,14 +57,7 @@ class Observer:
         if ns:
             self.namespaces.add(ns)
         if obj.get("kind") == "AKSNodeClass":
-            name = obj["metadata"]["name"]
-            if error is None:
-                stored_spec = (stored or {}).get("spec") or {}
-                self.nodeclasses[name] = NodeClassResult(
-                    name, spec=stored_spec, pruned=aksnodeclass.missing_fields(obj.get("spec"), stored_spec, "spec"))
-            else:
-                self.nodeclasses[name] = NodeClassResult(name, accepted=False, message=error.message,
-                                                         causes=[c.message for c in error.causes])
+            self.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, stored, error)
             return
         if obj.get("kind") != "NodePool":
             return
