@@ -33,10 +33,9 @@ from dataclasses import dataclass
 
 from harness.model import cel
 from harness.model.apistatus import APIRejected, Cause
+from harness.model.validation import NOT_CHECKED_MESSAGE, _rule_error
 
 GROUP = "karpenter.azure.com"
-NOT_CHECKED_MESSAGE = ("some validation rules were not checked because the object was invalid; "
-                       "correct the existing errors to complete validation")
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 
 
@@ -240,7 +239,6 @@ def _pattern(p: str) -> re.Pattern:
 def cel_errors(value, schema: dict, path: str, server_version: tuple[int, int] = (99, 0)) -> list[FieldError]:
     """x-kubernetes-validations, the node's own rules before its children's; the value is printed
     the way the scenario's kube-apiserver version prints it (harness.model.validation)."""
-    from harness.model.validation import _rule_error
     errs: list[FieldError] = []
     for rule in schema.get("x-kubernetes-validations") or ():
         if not cel.evaluate(rule["rule"], value):

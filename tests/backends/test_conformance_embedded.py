@@ -160,3 +160,20 @@ def test_aksnodeclass_admission_equals_the_api_server(local_cluster):
         assert not diffs, "\n".join(diffs)
     finally:
         local_cluster.reset()
+
+
+def test_missing_required_field_answer_equals_the_api_server(local_cluster):
+    """A NodePool without requirements: Required value, then CEL not checked (message and causes)."""
+    from harness.backends.embedded import EmbeddedCluster
+    obj = nodepool("np")
+    del obj["spec"]["template"]["spec"]["requirements"]
+    local_cluster.install_profile("upstream")
+    emb = EmbeddedCluster()
+    emb.install_profile("upstream")
+    got = []
+    for c in (local_cluster, emb):
+        with pytest.raises(APIRejected) as e:
+            c.create(obj, KARPENTER)
+        got.append((e.value.message, [(x.field, x.message) for x in e.value.causes]))
+    local_cluster.reset()
+    assert got[0] == got[1]

@@ -150,3 +150,16 @@ def test_rendered_cel_matches_upstream_text():
     key_rules = {r.message: r.rule for r in crdrules.requirement_key_rules(UP, crdrules.NODECLAIM_REQUIREMENTS)}
     assert 'label "karpenter.sh/nodepool" is restricted' not in key_rules   # NodeClaims may carry it
     assert cel.evaluate(key_rules['label domain "karpenter.sh" is restricted'], "karpenter.sh/nodepool")
+
+
+def test_missing_required_field_stops_cel_with_the_api_servers_whole_cause():
+    """The cause after a blocking error carries the whole text, as a real v1.36.3 server answers
+    (k8s.io/apiextensions-apiserver v0.36.3 pkg/registry/customresource/strategy.go hasBlockingErr)."""
+    np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "x"},
+          "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass",
+                                                          "name": "d"}}}}}
+    rej = admission_rejection(np, load_profile("upstream"))
+    assert [(c.field, c.message) for c in rej.causes] == [
+        ("spec.template.spec.requirements", "Required value"),
+        ("<nil>", "some validation rules were not checked because the object was invalid; correct the existing "
+                  "errors to complete validation")]
