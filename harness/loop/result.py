@@ -91,6 +91,8 @@ class NodeResult:
     pods: list[str] = field(default_factory=list)
     nodeclaim_labels: dict[str, str] = field(default_factory=dict)
     nodeclaim_requirements: list[dict] = field(default_factory=list)
+    # kind only: each label's writer as the real Node's managedFields name it (None: not read from a real Node)
+    field_owners: dict[str, str] | None = None
 
     def writer(self, key: str) -> str | None:
         """The writer whose value is on the Node now (the last accepted write with that value)."""

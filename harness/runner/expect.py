@@ -365,7 +365,7 @@ class Checker:
             self.fail(f"{path}.valueRegex", want["valueRegex"], have, detail)
         if "writer" in want and n.writer(key) != want["writer"]:
             self.fail(f"{path}.writer", want["writer"], n.writer(key), detail)
-        owners = getattr(n, "field_owners", None)        # kind: the real Node's managedFields
+        owners = n.field_owners        # kind: the real Node's managedFields
         if "writer" in want and owners is not None and have is not None:
             real = owners.get(key)
             # managedFields name whoever last changed the value; a later writer of the same value
