@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     cluster = backend.start()
     try:
-        info = {"backend": cluster.backend, "server": cluster.server, "profile": cluster.profile,
+        info = {"backend": cluster.backend, "server": cluster.server, "crds": cluster.installed_crds,
                 "capabilities": sorted(cluster.capabilities), "workdir": str(cluster.workdir),
                 "start_seconds": round(time.monotonic() - t0, 2),
                 "timings": {k: round(v, 3) for k, v in cluster.timings.items()},
