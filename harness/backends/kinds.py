@@ -43,6 +43,15 @@ def kind_of(obj: dict) -> Kind:
     return KINDS[obj["kind"]]
 
 
+# apiVersions a scenario's manifests may use, per kind (what users paste from clusters and docs)
+API_VERSIONS = {
+    "NodePool": {"karpenter.sh/v1"},
+    "NodeClaim": {"karpenter.sh/v1"},
+    "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
+    "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
+    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
+}
+
 # harness assumption: namespaces and classes first, then what refers to them, pods last (what
 # `kubectl apply -f` of one file gives when the objects are written in dependency order)
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,

@@ -34,16 +34,14 @@ import requests
 import yaml
 
 from harness.backends import binaries as binmod
-from harness.backends.lifetime import sweep_stale_workdirs
-from harness.backends.lifetime import tmp_root as _tmp_root
+from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.pki import PKI, CertPair, kubeconfig
 from harness.backends.procs import ManagedProcess, StartError, free_port
 from harness.backends.kinds import KINDS, Kind
 from harness.backends.realcluster import (RESET_CLUSTER, RESET_NAMESPACED, SYSTEM_NAMESPACES, RealBackend,
                                           RealCluster)
 
-# sweep_stale_workdirs and _tmp_root live in lifetime.py; named here too for the other backends.
-__all__ = ["LocalBackend", "LocalCluster", "StartError", "sweep_stale_workdirs"]
+__all__ = ["LocalBackend", "LocalCluster", "StartError"]
 
 
 # Where kube-apiserver keeps an object in etcd: "/registry/" + a per-resource prefix. Built-in
@@ -282,7 +280,7 @@ class LocalBackend(RealBackend):
         bs = binmod.ensure_binaries(build=self.build, need=self._needed())
         sweep_stale_workdirs("harness-local-")
         for attempt in range(3):
-            cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root())), self.keep)
+            cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=tmp_root())), self.keep)
             try:
                 self._start(cluster, bs, t_start)
                 return cluster

@@ -35,10 +35,6 @@ POLL_SECONDS = 0.5
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
 
 
-def _tmp_root() -> str | None:
-    return os.environ.get("HARNESS_TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
-
-
 class RealEngine:
     """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
     `controller`) against fakeazure and a real API server."""
@@ -93,12 +89,11 @@ class RealRun:
     stand-ins; applies manifests, waits for quiet, observes."""
 
     def __init__(self, scenario, profile: str, cluster, ctl):
-        from harness.backends.lifetime import DIRS, LIFETIME
-        from harness.backends.local import sweep_stale_workdirs
+        from harness.backends.lifetime import DIRS, LIFETIME, sweep_stale_workdirs, tmp_root
         from harness.model.profile import profile_with_knobs
         self.scenario, self.cluster = scenario, cluster
         sweep_stale_workdirs("harness-real-")
-        self.workdir = workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=_tmp_root()))
+        self.workdir = workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
         (workdir / "owner.pid").write_text(str(os.getpid()))
         self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))
         # removed by close(); on SIGTERM/SIGINT by the exit path, on SIGKILL by the watcher
