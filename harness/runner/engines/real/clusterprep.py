@@ -8,6 +8,8 @@ not the harness's profile-rendered ones: the controller's `operator.WaitForCRDs`
 """
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
 import yaml
@@ -22,8 +24,16 @@ TOKEN_SECONDS = 24 * 3600
 
 
 def provider_crds(version: str) -> list[dict]:
+    """The provider's CRDs at `version` (fresh copies: the API calls annotate them)."""
+    return copy.deepcopy(_read_crds(version))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_crds(version: str) -> list[dict]:
+    """Read once per process: finding the module (`go mod download`) and parsing ~1 MB of YAML took
+    2-3 s of every real-engine run."""
     d = binaries.go_module_dir(MODULE, version) / "pkg" / "apis" / "crds"
-    return [yaml.safe_load(f.read_text()) for f in sorted(d.glob("*.yaml"))]
+    return [yaml.load(f.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) for f in sorted(d.glob("*.yaml"))]
 
 
 def service_account_token(admin) -> str:
@@ -49,7 +59,8 @@ def service_account_token(admin) -> str:
 
 def prepare(cluster, version: str, workdir: Path) -> dict[str, Path]:
     """CRDs (once per cluster) and fresh token/ca.crt files for the sandbox's secrets dir."""
-    cluster.install_crds(provider_crds(version), f"provider {version}")
+    if cluster.installed_crds != f"provider {version}":
+        cluster.install_crds(provider_crds(version), f"provider {version}")
     token = workdir / "sa-token"
     token.write_text(service_account_token(cluster.admin))
     return {"token": token, "ca.crt": Path(cluster.server_ca)}

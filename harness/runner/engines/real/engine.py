@@ -20,18 +20,19 @@ from pathlib import Path
 
 from harness.backends.base import ADMIN, APIRejected
 from harness.backends.kinds import apply_order
-from harness.backends.sandbox import Forward, Sandbox
+from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer
+from harness.runner.engines.real.settle import Settler, provisioning_rounds
 from harness.runner.expect import Mismatch
 
-SETTLE_SECONDS = 12.0          # > the provisioner's 10 s maximum batch window (core BatchMaxDuration)
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.25
+LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
 
 
@@ -92,6 +93,8 @@ class RealRun:
         from harness.backends.lifetime import DIRS, LIFETIME, sweep_stale_workdirs, tmp_root
         from harness.model.profile import profile_with_knobs
         self.scenario, self.cluster = scenario, cluster
+        self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
+        t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
         self.workdir = workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
         (workdir / "owner.pid").write_text(str(os.getpid()))
@@ -102,6 +105,7 @@ class RealRun:
                                    tier=DIRS, keep=self.keep, reap=(("dir", str(workdir)),))
         self.server = self.sandbox = self.kubelets = None
         self.steady = False
+        self.settle_reason = ""
         self.apply_errors: list[str] = []
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
@@ -109,7 +113,7 @@ class RealRun:
             cluster.reset()
             secrets = clusterprep.prepare(cluster, crd_version(ctl), workdir)
             self.fake = fake = fake_azure(scenario, SimClock())
-            fake.set_lro("immediate")
+            fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
             self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls")
             fake_port = int(self.server.url.rsplit(":", 1)[1])
             api_port = int(cluster.server.rsplit(":", 1)[1])
@@ -125,6 +129,7 @@ class RealRun:
             self.profile = profile_with_knobs(profile, None)
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
             self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, workdir / "controller.log")
+            self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
             raise
@@ -152,29 +157,48 @@ class RealRun:
             raise RuntimeError(f"the Karpenter controller exited (code {p.proc.returncode}); last log lines:\n{p.tail(30)}")
 
     def settle(self):
-        """Drive the stand-ins until nothing changed for SETTLE_SECONDS (or runaway provisioning is
-        evident, or QUIESCE_TIMEOUT passed: then the run is not steady); the result as observed."""
-        start = last_change = time.monotonic()
-        last = None
+        """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
+        window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
+        the run is not steady); the result as observed."""
+        start = time.monotonic()
+        settler = Settler(start)
+        runaway_since = None
         while True:
             self._alive()
             self.kubelets.step()
             self.observer.poll()
-            fp = self.observer.fingerprint()
             now = time.monotonic()
-            if fp != last:
-                last, last_change = fp, now
-            if self.observer.runaway(self.runaway_threshold):
-                self.steady = False
-                break
-            if now - last_change >= SETTLE_SECONDS:
+            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), self.observer.in_flight(),
+                               self._rounds()):
                 self.steady = True
                 break
+            # runaway only when it holds through the quiet window: Nodes that initialize in the same
+            # poll have not been seen by kube-scheduler yet
+            if self.observer.runaway(self.runaway_threshold, now):
+                runaway_since = runaway_since if runaway_since is not None else now
+                if now - runaway_since >= settler.quiet:
+                    self.steady = False
+                    break
+            else:
+                runaway_since = None
             if now - start > QUIESCE_TIMEOUT:
                 self.steady = False
+                settler.reason = (f"not settled after {QUIESCE_TIMEOUT:.0f}s: " + settler.waiting(
+                    now, self.observer.in_flight(), self.observer.pending()))
                 break
             time.sleep(POLL_SECONDS)
-        return self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
+        self.settle_reason = settler.reason
+        result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
+        result.timings.update(self.timings, settle=time.monotonic() - start)
+        result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
+        return result
+
+    def _rounds(self) -> int | None:
+        """The controller's provisioning round count (its metrics), None when it cannot be read."""
+        try:
+            return provisioning_rounds(self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0))
+        except (OSError, SandboxError):
+            return None
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
         """Play a step live; returns why it cannot be played on the real engine."""
