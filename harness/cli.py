@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -186,6 +187,43 @@ def cmd_run(args) -> int:
     if args.why:
         _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_bisect(args) -> int:
+    """`harness bisect FILE [--scenario NAME] --good REF --bad REF --provider-git DIR`."""
+    from harness.backends.binaries import BinariesError
+    from harness.backends.controller import ENV_GIT
+    from harness.backends.registry import close_shared
+    from harness.runner.bisect import bisect, pick
+    git_dir = args.provider_git or os.environ.get(ENV_GIT)
+    if not git_dir:
+        print(f"harness bisect: --provider-git DIR (or {ENV_GIT}): a karpenter-provider-azure clone with its tags",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        scenario = pick(Path(args.path), args.scenario)
+    except SourceError as e:
+        print(e.render(), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as e:
+        print(f"harness bisect: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        res = bisect(Path(git_dir), args.good, args.bad, scenario, args.profile, args.on,
+                     out=sys.stderr if args.json else sys.stdout)
+    except BinariesError as e:
+        print(f"harness bisect: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        close_shared()
+    if args.json:
+        print(json.dumps(res, indent=2))
+    elif "error" in res:
+        print(f"harness bisect: {res['error']}", file=sys.stderr)
+    else:
+        print(f"first commit whose outcome of {res['scenario']} differs from {res['good']}'s: "
+              f"{res['culprit']} ({res['described']}) {res['subject']}")
+    return EXIT_OK if "culprit" in res else EXIT_FAILED
 
 
 # -- explain --------------------------------------------------------------------------------------
@@ -415,6 +453,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for this pod (name, namespace/name or Deployment), which requirement or resource "
                         "eliminated how many instance types per NodePool (repeatable)")
     r.set_defaults(fn=cmd_run)
+    bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
+    bi.add_argument("path", help="a scenario file")
+    bi.add_argument("--scenario", default=None, help="the scenario's name (when the file holds several)")
+    bi.add_argument("--good", required=True, help="a release tag or commit with the old outcome")
+    bi.add_argument("--bad", required=True, help="a later tag or commit with the new outcome")
+    bi.add_argument("--provider-git", default=None, metavar="DIR",
+                    help="a karpenter-provider-azure clone with its tags (or KARPENTER_PROVIDER_GIT)")
+    bi.add_argument("--profile", default="upstream", help="the profile the scenario's expectations are read under")
+    bi.add_argument("--on", choices=["outcome", "verdict"], default="outcome",
+                    help="what a commit is judged by: the whole outcome (default) or the scenario's verdict")
+    bi.add_argument("--json", action="store_true")
+    bi.set_defaults(fn=cmd_bisect)
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("paths", nargs="*", default=["scenarios"])
     v.set_defaults(fn=cmd_validate)

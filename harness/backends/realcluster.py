@@ -229,8 +229,21 @@ class RealCluster:
         no-op when the set named `ident` is the one installed (CRDs are left alone by reset())."""
         if self.installed_crds == ident:
             return
-        crdmod.apply_crds(self.admin, crds)
-        crdmod.wait_established(self.admin, [c["metadata"]["name"] for c in crds], timeout)
+        names = [c["metadata"]["name"] for c in crds]
+        try:
+            crdmod.apply_crds(self.admin, crds)
+        except APIRejected:
+            # another release's CRD whose served versions leave out one in status.storedVersions
+            # (karpenter.sh v1beta1 -> v1) cannot be replaced in place: remove it, then create
+            for name in names:
+                self.admin.request("DELETE", f"{crdmod.CRD_PATH}/{name}", ok_missing=True)
+            deadline = time.monotonic() + timeout
+            while any(self.admin.request("GET", f"{crdmod.CRD_PATH}/{n}", ok_missing=True) for n in names):
+                if time.monotonic() > deadline:
+                    raise crdmod.CRDError(f"CRDs {names} still present {timeout:.0f}s after their deletion")
+                time.sleep(0.1)
+            crdmod.apply_crds(self.admin, crds)
+        crdmod.wait_established(self.admin, names, timeout)
         self.installed_crds = ident
 
     @property

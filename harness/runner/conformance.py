@@ -116,6 +116,21 @@ def _noise(field: str, sim_node, real_node) -> str | None:
     return None
 
 
+def outcome_view(r) -> dict:
+    """A run's outcome without what differs between any two runs (node names, zones no requirement
+    pinned): what `harness bisect` compares between commits."""
+    nodes = []
+    for n in _paired(r):
+        view = _node_view(n)
+        view["labels"] = {k: v for k, v in view["labels"].items()
+                          if _noise(f"labels.{k}", n, n) is None}
+        if _noise(".zone", n, n):
+            view.pop("zone")
+            view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
+        nodes.append(view)
+    return {**_summary(r), "nodes": nodes}
+
+
 def _paired(r) -> list:
     """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
     owning Deployment's name, since replica names are random), then by the launch order."""

@@ -14,26 +14,24 @@ from pathlib import Path
 
 import yaml
 
-from harness.backends import binaries
 from harness.backends.base import APIRejected
 
-MODULE = "github.com/Azure/karpenter-provider-azure"
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
 TOKEN_SECONDS = 24 * 3600
 
 
-def provider_crds(version: str) -> list[dict]:
-    """The provider's CRDs at `version` (fresh copies: the API calls annotate them)."""
-    return copy.deepcopy(_read_crds(version))
+def provider_crds(crds_dir: Path) -> list[dict]:
+    """The CRDs in a provider's pkg/apis/crds (fresh copies: the API calls annotate them)."""
+    return copy.deepcopy(_read_crds(crds_dir))
 
 
-@functools.lru_cache(maxsize=4)
-def _read_crds(version: str) -> list[dict]:
-    """Read once per process: finding the module (`go mod download`) and parsing ~1 MB of YAML took
+@functools.lru_cache(maxsize=8)
+def _read_crds(crds_dir: Path) -> list[dict]:
+    """Read once per process: parsing ~1 MB of YAML (and, for the module, `go mod download`) took
     2-3 s of every real-engine run."""
-    d = binaries.go_module_dir(MODULE, version) / "pkg" / "apis" / "crds"
-    return [yaml.load(f.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) for f in sorted(d.glob("*.yaml"))]
+    return [yaml.load(f.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            for f in sorted(crds_dir.glob("*.yaml"))]
 
 
 def service_account_token(admin) -> str:
@@ -57,10 +55,12 @@ def service_account_token(admin) -> str:
     return tr["status"]["token"]
 
 
-def prepare(cluster, version: str, workdir: Path) -> dict[str, Path]:
-    """CRDs (once per cluster) and fresh token/ca.crt files for the sandbox's secrets dir."""
-    if cluster.installed_crds != f"provider {version}":
-        cluster.install_crds(provider_crds(version), f"provider {version}")
+def prepare(cluster, ctl, workdir: Path) -> dict[str, Path]:
+    """The controller's own CRDs (once per cluster and controller) and fresh token/ca.crt files for
+    the sandbox's secrets dir."""
+    ident = f"provider {ctl.version} ({ctl.crds_dir})"
+    if cluster.installed_crds != ident:
+        cluster.install_crds(provider_crds(ctl.crds_dir), ident)
     token = workdir / "sa-token"
     token.write_text(service_account_token(cluster.admin))
     return {"token": token, "ca.crt": Path(cluster.server_ca)}

@@ -111,7 +111,7 @@ class RealRun:
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         try:
             cluster.reset()
-            secrets = clusterprep.prepare(cluster, crd_version(ctl), workdir)
+            secrets = clusterprep.prepare(cluster, ctl, workdir)
             self.fake = fake = fake_azure(scenario, SimClock())
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
             self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls")
@@ -286,14 +286,6 @@ def log_hosts(log: Path) -> set[str]:
     hosts |= {h.lower() for h in re.findall(r"dial tcp ([\w.\-\[\]:]+?)(?::\s|\\|\"|$)", text)}
     hosts |= {h.lower() for h in re.findall(r"lookup ([\w.\-]+)", text)}
     return hosts
-
-
-def crd_version(ctl) -> str:
-    """The provider module whose CRDs to install: the controller's own version when it is a
-    released one, else the pinned default."""
-    from harness.backends.controller import DEFAULT_PROVIDER_VERSION
-    v = ctl.version
-    return v if v.startswith("v") and v.count(".") == 2 and "-" not in v else DEFAULT_PROVIDER_VERSION
 
 
 def _default_selector(obj: dict) -> None:
