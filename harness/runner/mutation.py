@@ -242,7 +242,7 @@ def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
     data = scenario.doc.data if data is None else data
     out = []
     for block in expectation_blocks(data):
-        profile = block[-1] if block[-2] == "expectByProfile" else None
+        profile = block[-1] if len(block) > 1 and block[-2] == "expectByProfile" else None
         if profile is not None and scenario.xfail_reason(profile) is not None:
             continue                    # only a run known to fail reads it
         body = _get(data, block)
