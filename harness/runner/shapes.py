@@ -197,12 +197,54 @@ def _lookup_shape(have, path: tuple):
     return have
 
 
+def _expectation_blocks(data: dict):
+    """(path, block) of every expectation block: expect, expectByProfile.<p>, and per step."""
+    if isinstance(data.get("expect"), dict):
+        yield ("expect",), data["expect"]
+    for p, e in (data.get("expectByProfile") or {}).items():
+        if isinstance(e, dict):
+            yield ("expectByProfile", p), e
+    for i, step in enumerate(data.get("steps") or []):
+        if not isinstance(step, dict):
+            continue
+        if isinstance(step.get("expect"), dict):
+            yield ("steps", i, "expect"), step["expect"]
+        for p, e in (step.get("expectByProfile") or {}).items():
+            if isinstance(e, dict):
+                yield ("steps", i, "expectByProfile", p), e
+
+
+def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
+    """Quantities (instanceTypes.<sku>.capacity/allocatable) and durations (unavailable offerings'
+    `ttl`) that the checker would have to parse."""
+    from harness.loop.unavailable import parse_duration
+    from harness.model.resources import QuantityError, parse_resource
+    out = []
+    for base, block in _expectation_blocks(data):
+        for sku, want in (block.get("instanceTypes") or {}).items():
+            for kind in ("capacity", "allocatable"):
+                for res, q in ((want.get(kind) if isinstance(want, dict) else None) or {}).items():
+                    try:
+                        parse_resource(res, q)
+                    except (QuantityError, ValueError, TypeError, ArithmeticError):
+                        out.append((base + ("instanceTypes", sku, kind, res), f"invalid quantity {q!r} for {res}"))
+        for i, u in enumerate(((block.get("azure") or {}).get("unavailableOfferings")) or []):
+            if isinstance(u, dict) and "ttl" in u:
+                try:
+                    parse_duration(u["ttl"])
+                except ValueError as e:
+                    out.append((base + ("azure", "unavailableOfferings", i, "ttl"), str(e)))
+    return out
+
+
 def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
     """(path, reason) for values a run could not use: invalid regexes, fault rules fakeazure would
-    refuse, advances beyond the clock's range, knobs that change a profile's shape."""
+    refuse, advances beyond the clock's range, knobs that change a profile's shape, expected
+    quantities and durations that do not parse."""
     if not isinstance(data, dict):
         return []
-    return _regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+    return (_regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+            + _expect_value_errors(data))
 
 
 # the loop expands these into pods itself and keeps no object a step could delete
