@@ -19,6 +19,7 @@ from harness.runner.catalogs import scenario_catalog
 from harness.runner.expect import Mismatch, check
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
+from harness.runner.steps import StepFailed, evict
 
 DEFAULT_CLUSTER = {
     "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",
@@ -137,7 +138,11 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
             if step.get("cluster"):
                 settings = {**settings, **step["cluster"]}
                 sim.set_cluster(itmod.ClusterParams.from_dict(settings))
-            _play_step(sim, fake, step, [m.obj for m in scenario.step_manifests[i]])
+            try:
+                _play_step(sim, fake, step, [m.obj for m in scenario.step_manifests[i]])
+            except StepFailed as e:          # the run's state does not allow the step
+                outcome.mismatches.append(e.mismatch(scenario, i))
+                break
             step_result = sim.converge()
             outcome.step_results.append(step_result)
             outcome.mismatches += _read_back(cluster, step_result, outcome, f"steps[{i}].")
@@ -181,8 +186,6 @@ def _play_step(sim: Simulation, fake, step: dict, manifests: list[dict]) -> None
             sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
         except APIRejected as e:      # e.g. a NodePool the API server refused never existed
             sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
-    ev = step.get("evict")
-    if ev and "node" in ev and ev["node"] < len(sim.result.nodes):
-        node = sim.result.nodes[ev["node"]]
-        fake.evict(sim.provider.rg, node.vm_name)
+    if step.get("evict"):
+        evict(sim, fake, step["evict"])
 

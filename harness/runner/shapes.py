@@ -247,8 +247,11 @@ def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
             + _expect_value_errors(data))
 
 
-# the loop expands these into pods itself and keeps no object a step could delete
-UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet"})
+# the loop expands these into pods itself and keeps no object a step could delete; volumes are
+# the loop's own model for the whole run (harness/loop/volumes.py: a StorageClass is not even in
+# the backends), so deleting one would change nothing the run sees
+UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet", "StorageClass", "PersistentVolume",
+                               "PersistentVolumeClaim"})
 
 
 def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: list[dict]) -> list:
@@ -283,11 +286,29 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
             k = (kind, d.get("namespace") or "default", d.get("name"))
             deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS)
             if kind not in deletable:
+                why = {"Deployment": " (the loop expands it into pods and keeps no object to delete)",
+                       "DaemonSet": " (the loop expands it into pods and keeps no object to delete)"}.get(
+                    kind, " (volumes are the loop's own model for the whole run)" if kind in UNDELETABLE_KINDS else "")
                 errors.append(doc.error(("steps", i, "delete", j, "kind"),
-                                        f"cannot delete kind {kind!r}; supported: {', '.join(deletable)}"))
+                                        f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
             elif k not in live:
                 errors.append(doc.error(("steps", i, "delete", j),
                                         f"no {kind} {d.get('name')!r} is applied at this step, so none can be deleted"))
             else:
                 del live[k]
+        errors += _evict_errors(doc, i, step.get("evict"), live)
     return errors
+
+
+def _evict_errors(doc, i: int, ev, live: dict) -> list:
+    """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
+    bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
+    if not isinstance(ev, dict):
+        return []
+    if len([k for k in ("node", "pod") if k in ev]) != 1:
+        return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
+                                                 "or by `pod` (the node the pod is bound to)")]
+    if "pod" in ev and not any(k[0] in ("Pod", "Deployment", "DaemonSet") and k[2] == ev["pod"] for k in live):
+        return [doc.error(("steps", i, "evict", "pod"),
+                          f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at this step")]
+    return []
