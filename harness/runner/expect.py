@@ -244,7 +244,9 @@ class Checker:
             if isinstance(want, str):
                 want = {want: True}
             if not pods and want.get("count") != 0:
-                self.fail(path, want, None, "no pod, Deployment or DaemonSet by that name")
+                there = sorted({p.owner_name or p.name for p in self.r.pods.values()})
+                self.fail(path, want, None, "no pod, Deployment or DaemonSet by that name; there are: "
+                          + (", ".join(there[:20]) + (", ..." if len(there) > 20 else "") if there else "none"))
                 continue
             if "count" in want:
                 state = next((s for s in ("scheduled", "pending", "ignored") if want.get(s) is True), None)
@@ -444,7 +446,9 @@ class Checker:
                     ("path" not in want or want["path"] == q.get("path")) and
                     ("pathRegex" not in want or re.search(want["pathRegex"], q.get("path", "")))]
             if ("count" in want and len(hits) != want["count"]) or ("count" not in want and not hits):
-                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)")
+                seen = sorted({f"{q.get('method')} {q.get('path')} {q.get('status')}" for q in reqs})
+                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)",
+                          f"{len(reqs)} request(s): " + "; ".join(seen[:12]) + ("; ..." if len(seen) > 12 else ""))
 
     def nodeclaims(self, spec: dict) -> None:
         path = f"{self.root}.nodeClaims"

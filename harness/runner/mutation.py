@@ -316,6 +316,14 @@ def run_mutation(scenarios: list[Scenario], cluster, *, sample: int | None = Non
         tally.runs += len(subject.profiles)
         subjects.append(subject)
     tally.record_seconds = time.perf_counter() - t0
+    return judge_all(subjects, sample=sample, seed=seed, progress=progress, tally=tally)
+
+
+def judge_all(subjects: list[Subject], *, sample: int | None = None, seed: int = 1, progress=None,
+              tally: Tally | None = None) -> Tally:
+    """Judge the mutants of recorded subjects (all, or `sample` of them chosen with `seed`)."""
+    if tally is None:
+        tally = Tally(documents=len(subjects), runs=sum(len(s.profiles) for s in subjects))
     work = [(s, m) for s in subjects for m in mutants(s.scenario)]
     if sample is not None and sample < len(work):
         work = random.Random(seed).sample(work, sample)

@@ -40,6 +40,17 @@ def library():
     return mutation.library([ROOT / "scenarios"])
 
 
+@pytest.fixture(scope="module")
+def subjects(library, cluster) -> list:
+    """The sampled documents, each recorded once for every test here."""
+    out = []
+    for sc in _sample(library, SAMPLE_DOCUMENTS):
+        subject, _ = mutation.record(sc, cluster)
+        if subject is not None:
+            out.append(subject)
+    return out
+
+
 def _sample(library, n: int) -> list:
     """`n` documents chosen with SEED, always including ones with steps and with per-profile overrides."""
     rng = random.Random(SEED)
@@ -67,8 +78,8 @@ def digest(result) -> str:
 
 
 # -- the sampled mutation test -------------------------------------------------------------------------
-def test_sampled_library_mutants_fail_or_are_refused(library, cluster, capsys):
-    t = mutation.run_mutation(_sample(library, SAMPLE_DOCUMENTS), cluster)
+def test_sampled_library_mutants_fail_or_are_refused(subjects, capsys):
+    t = mutation.judge_all(subjects)
     with capsys.disabled():
         print(f"\nmutation (seed {SEED}): {t.documents} documents, {t.runs} runs, {t.mutants} mutants: {t.killed} killed, "
               f"{t.refused} refused, {len(t.survivors)} survived, {len(t.errors)} tracebacks")
@@ -120,12 +131,10 @@ def _strip_expectations(data: dict) -> dict:
     return data
 
 
-def test_1_results_do_not_depend_on_expectations(library, cluster):
+def test_1_results_do_not_depend_on_expectations(subjects, cluster):
     """A run of the document without any expectation produces the same results, step by step."""
-    for sc in _sample(library, 8):
-        subject, _ = mutation.record(sc, cluster)
-        if subject is None:
-            continue
+    for subject in subjects[:8]:
+        sc = subject.scenario
         bare = load_scenarios_text(yaml.safe_dump(_strip_expectations(sc.doc.data), sort_keys=False),
                                    f"bare-{sc.name}.scenario.yaml", sc.file.parent)[0]
         for profile in subject.profiles:
@@ -137,11 +146,9 @@ def test_1_results_do_not_depend_on_expectations(library, cluster):
             assert seen == recorded, f"{sc.file}: {sc.name} [{profile}]"
 
 
-def test_2_checking_leaves_the_result_unchanged(library, cluster):
-    for sc in _sample(library, 6):
-        subject, _ = mutation.record(sc, cluster)
-        if subject is None:
-            continue
+def test_2_checking_leaves_the_result_unchanged(subjects):
+    for subject in subjects[:8]:
+        sc = subject.scenario
         for point in subject.checkpoints:
             before = digest(point.result)
             check(point.expect, point.result, sc, point.root, point.profile)
@@ -151,11 +158,9 @@ def test_2_checking_leaves_the_result_unchanged(library, cluster):
             assert digest(point.result) == before
 
 
-def test_2_the_recorded_expectation_is_the_one_recomputed(library, cluster):
-    for sc in _sample(library, 10):
-        subject, _ = mutation.record(sc, cluster)
-        if subject is None:
-            continue
+def test_2_the_recorded_expectation_is_the_one_recomputed(subjects):
+    for subject in subjects:
+        sc = subject.scenario
         for point in subject.checkpoints:
             assert mutation.expectation_at(sc.doc.data, point, sc) == point.expect
 
@@ -173,13 +178,11 @@ def _full_verdict(sc, subject, m: mutation.Mutant, cluster) -> str:
     return "killed" if any(run(mutated, p, cluster).mismatches for p in subject.profiles) else "survived"
 
 
-def test_3_fast_verdict_equals_a_full_load_and_run(library, cluster):
+def test_3_fast_verdict_equals_a_full_load_and_run(subjects, cluster):
     rng = random.Random(SEED)
     compared = {"killed": 0, "refused": 0, "survived": 0}
-    for sc in _sample(library, 9):
-        subject, _ = mutation.record(sc, cluster)
-        if subject is None:
-            continue
+    for subject in subjects[:9]:
+        sc = subject.scenario
         ms = mutation.mutants(sc)
         chosen = rng.sample(ms, min(4, len(ms)))
         chosen += [m for m in ms if isinstance(m.old, str) and m.new == m.old + mutation.SUFFIX and
