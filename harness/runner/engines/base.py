@@ -18,6 +18,7 @@ from harness.backends.base import Cluster
 from harness.loop.result import RunResult
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
+from harness.runner.steps import StepFailed
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,11 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
         outcome.result = run.settle()
         _check(run, outcome, outcome.result, scenario.expect_for(profile), "")
         for i, step in enumerate(scenario.steps):
-            cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
+            try:
+                cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
+            except StepFailed as e:          # the run's state does not allow the step
+                outcome.mismatches.append(e.mismatch(scenario, i))
+                break
             if cannot:
                 outcome.skipped_steps.append(f"steps[{i}]: {cannot}")
                 outcome.not_applicable.append(NotApplicable(f"steps[{i}]", cannot, engine.name))
