@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,9 @@ def pytest_addoption(parser):
     group.addoption("--engine", default="simulated", choices=["simulated", "real"],
                     help="simulated (default): the harness's own loop; real: the Karpenter-on-Azure controller "
                          "(built by `python -m harness.backends build --controller`) on the local backend")
+    group.addoption("--harness-conformance", default=None, metavar="DIR",
+                    help="with --engine real: also run each scenario on the simulated engine and write the "
+                         "conformance report DIR/conformance.{md,json} (harness/runner/conformance.py)")
     group.addoption("--real-subset", action="store_true", default=False,
                     help="with --engine real: only the small representative subset "
                          "(harness/data/real-engine.yaml ci_subset), for CI")
@@ -190,6 +194,11 @@ class ScenarioItem(pytest.Item):
                 pytest.skip(why)
         cluster = _cluster(self.config, self.backend, engine.cluster_options)
         self.outcome = o = execute(engine, self.scenario, self.profile, cluster)
+        report = self.config.getoption("--harness-conformance")
+        if report and self.engine == "real":
+            from harness.runner import conformance
+            sim = conformance.simulate(self.scenario, self.profile, cluster.server_version)
+            conformance.write_entry(Path(report), conformance.compare(sim, o))
         if o.skipped:
             pytest.skip(f"{self.engine} engine: {o.skipped}")
         r = o.result
@@ -285,6 +294,12 @@ class ScenarioReporting:
         if path and self.durations and not hasattr(self.config, "workerinput"):
             from harness.runner.shards import write_durations
             write_durations(path, self.durations)
+        report = self.config.getoption("--harness-conformance")
+        if report and not hasattr(self.config, "workerinput"):     # after every worker wrote its entries
+            from harness.runner.conformance import assemble
+            made = assemble(Path(report))
+            if made:
+                print(f"\nconformance report: {made[0]} {made[1]}", flush=True)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report):
