@@ -32,6 +32,7 @@ from harness.runner.expect import Mismatch
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
+HTTPS_PORT = 443                # Azure's host names resolve to 127.0.0.1 in the sandbox: this port is the fake
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
 
@@ -114,17 +115,19 @@ class RealRun:
             secrets = clusterprep.prepare(cluster, ctl, workdir)
             self.fake = fake = fake_azure(scenario, SimClock())
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
-            self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls")
+            public = settings.engine_data()["public_cloud"]
+            self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls", tuple(public["hosts"]))
             fake_port = int(self.server.url.rsplit(":", 1)[1])
             api_port = int(cluster.server.rsplit(":", 1)[1])
             cfg = cluster_settings(scenario)
-            endpoints = settings.Endpoints(f"https://127.0.0.1:{fake_port}", Path(self.server.ca_path), cluster.server,
+            endpoints = settings.Endpoints(public["arm_endpoint"], Path(self.server.ca_path), cluster.server,
                                            Path(cluster.server_ca))
             files = settings.write_files(workdir / "config", endpoints,
                                          settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
             env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS)
             self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
-                                   [Forward(fake_port, fake_port), Forward(api_port, api_port)])
+                                   [Forward(HTTPS_PORT, fake_port), Forward(api_port, api_port)],
+                                   hosts=tuple(public["hosts"]))
             self.sandbox.start(workdir / "controller.log")
             self.profile = profile_with_knobs(profile, None)
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
@@ -237,7 +240,8 @@ class RealRun:
 
     def close(self, outcome: Outcome) -> None:
         self._release(outcome)
-        strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"))
+        local = {"127.0.0.1", "localhost", *settings.engine_data()["public_cloud"]["hosts"]}
+        strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in local)
         if strays:      # cannot happen through the sandbox; kept as the run's own proof
             outcome.mismatches.append(Mismatch("engine.hosts", "loopback only", strays,
                                                "hosts in the fake's log or the controller's"))
