@@ -8,6 +8,12 @@ before-0006 + the decisions).
 the provider's source: its provider-facts.yaml is merged beneath the profile's own body (after the
 parent), and instancetypes reads the SKU tables there. Profiles inherit their parent's `derived`.
 Adding a profile needs no code change.
+
+Release profiles (`v1.6.2`, ...) are generated, one per provider release line and behaviour change
+(harness.model.releasesync; `extends: upstream`, `derived: releases/<tag>`); `upstream` reads the newest's
+facts. A name that is no profile but a provider version resolves through harness.model.releases: a tag a
+profile covers answers exactly; another version is answered by the nearest release profile (the caller
+warns with what may differ). The Profile keeps the name asked for; `release` says what answered.
 """
 from __future__ import annotations
 
@@ -40,8 +46,10 @@ def merge(base: Any, over: Any) -> Any:
 
 def _merge_into(out: Any, over: Any) -> Any:
     """Merge `over` into `out` (a private copy, changed in place); only values from `over` are copied."""
-    if not isinstance(out, dict) or not isinstance(over, dict):
+    if not isinstance(over, dict):
         return copy.deepcopy(over)
+    if not isinstance(out, dict):
+        out = {}        # a new map: its `name!`/`name+`/`name-` keys are still read as merge directives
     for key, value in over.items():
         name = key[:-1]
         if key.endswith("!"):
@@ -64,7 +72,12 @@ def _merge_into(out: Any, over: Any) -> Any:
 def raw_profile(name: str) -> dict:
     path = PROFILE_DIR / f"{name}.yaml"
     if not path.exists():
-        raise ProfileError(f"unknown profile {name!r}; available: {', '.join(available_profiles())}")
+        from harness.model import releases      # a provider version: the release profile that answers
+        answer = releases.resolve(name).profile  # raises ProfileError for anything else
+        data = copy.deepcopy(raw_profile(answer))
+        data["name"] = name
+        data["answeredBy"] = answer
+        return data
     data = yaml.safe_load(path.read_text()) or {}
     parent = data.pop("extends", None)
     base = raw_profile(parent) if parent else None
@@ -221,6 +234,12 @@ class Profile:
     @functools.cached_property
     def provider(self) -> dict:
         return self.raw["provider"]
+
+    @property
+    def release(self) -> dict:
+        """The provider release whose facts the profile holds (harness.model.releases.modeled)."""
+        from harness.model import releases
+        return releases.modeled(self)
 
     def provides(self, switch: str) -> Any:
         """A provider requirement switch, e.g. provides("mode")."""

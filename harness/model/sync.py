@@ -46,7 +46,8 @@ from typing import Any
 import yaml
 
 from harness.model.data import DATA_DIR
-from harness.model.gosource import _STRING, GoResolver, SyncError, _balanced, _read, _split_args, _unquote
+from harness.model.gosource import (_STRING, GoResolver, SyncError, _balanced, _read, _split_args, _strip_comments,
+                                   _unquote)
 
 PROVIDER_MODULE = "github.com/Azure/karpenter-provider-azure"
 CORE_MODULE = "sigs.k8s.io/karpenter"
@@ -118,30 +119,79 @@ def _header(lines: list[str], prefix: str = "# ") -> str:
     return "".join(f"{prefix}{line}\n" if line else "#\n" for line in lines)
 
 
-def supported_gpus_file(src: Path, origin: str) -> str:
-    path = src / "pkg/utils/supported-gpus.yaml"
-    try:
-        data = yaml.safe_load(_read(path)) or {}
-    except yaml.YAMLError as e:
-        raise SyncError(f"{path}: {e}") from None
-    lines = [
-        f"Derived by `python -m harness.model.sync` from {origin} pkg/utils/supported-gpus.yaml",
-        f"({len(data)} sizes). Do not edit: re-run the sync. GPU VM sizes AKS supports, with the vendor and the",
-        "OS images that support each (keys lowercased ARM SKU names). Used for sku-gpu-count/-manufacturer,",
-        "nvidia.com/gpu / amd.com/gpu capacity, the 'unsupported GPU' filter and the GPU-vs-image-family filter",
-        "(utils IsGPUSKU / GetGPUManufacturer / IsGPUSKUSupportedOnOS, pkg/utils/gpu.go).",
-    ]
-    body = ["skus:"]
+def _gpu_entries(path: Path, data: dict) -> dict[str, tuple[str, list[str]]]:
+    """name -> (vendor, os list) from either layout of pkg/utils/supported-gpus.yaml: per size
+    (`<size>: {gpu: nvidia, os: [...]}`, provider v1.10+) or per OS and family (`nvidiaEnabledSKUs` for the
+    Ubuntu images and `marinerNvidiaEnabledSKUs` for AzureLinux, `<family>: [sizes]`, read by
+    IsNvidiaEnabledSKU / IsMarinerEnabledGPUSKU in pkg/utils/gpu.go before v1.10)."""
+    if "nvidiaEnabledSKUs" in data:
+        out: dict[str, tuple[str, list[str]]] = {}
+        for key, os_name in (("nvidiaEnabledSKUs", "ubuntu"), ("marinerNvidiaEnabledSKUs", "azurelinux")):
+            for family, sizes in (data.get(key) or {}).items():
+                if not isinstance(sizes, list):
+                    raise SyncError(f"{path}: {key}.{family} is not a list of sizes")
+                for size in sizes:
+                    vendor, oses = out.get(str(size).lower(), ("nvidia", []))
+                    out[str(size).lower()] = (vendor, oses + [os_name])
+        unknown = set(data) - {"nvidiaEnabledSKUs", "marinerNvidiaEnabledSKUs"}
+        if unknown:
+            raise SyncError(f"{path}: unexpected sections {sorted(unknown)}")
+        return out
+    out = {}
     for name, info in data.items():
         if not isinstance(info, dict) or "gpu" not in info:
             raise SyncError(f"{path}: entry {name} has no gpu")
-        oses = ", ".join(info.get("os") or [])
-        body.append(f"  {name}: {{vendor: {info['gpu']}, os: [{oses}]}}")
+        out[name] = (info["gpu"], list(info.get("os") or []))
+    return out
+
+
+def _gpu_maps(path: Path) -> dict[str, list[str]]:
+    """The Go-literal layout before supported-gpus.yaml (provider v0.5.0-v0.5.4, v0.6.0, v0.7.0):
+    `NvidiaEnabledSKUs` / `MarinerNvidiaEnabledSKUs = map[string]bool{"size": true, ...}` in pkg/utils/gpu.go,
+    read as the same two sections."""
+    src = _strip_comments(_read(path))
+    out: dict[str, list[str]] = {}
+    for var, key in (("NvidiaEnabledSKUs", "nvidiaEnabledSKUs"), ("MarinerNvidiaEnabledSKUs", "marinerNvidiaEnabledSKUs")):
+        m = re.search(rf"\b{var}\s*=\s*map\[string\]bool\s*\{{", src)
+        if m is None:
+            raise SyncError(f"{path}: no {var} = map[string]bool{{...}}")
+        body = _braced(src, m.end() - 1)
+        out[key] = [k for k, v in re.findall(r'"([^"]+)"\s*:\s*(true|false)', body) if v == "true"]
+    return {key: {"all": sizes} for key, sizes in out.items()}
+
+
+def supported_gpus_file(src: Path, origin: str) -> str:
+    path = src / "pkg/utils/supported-gpus.yaml"
+    if path.exists():
+        try:
+            data = yaml.safe_load(_read(path)) or {}
+        except yaml.YAMLError as e:
+            raise SyncError(f"{path}: {e}") from None
+        where = "pkg/utils/supported-gpus.yaml"
+    else:
+        path = src / "pkg/utils/gpu.go"
+        data = _gpu_maps(path)
+        where = "pkg/utils/gpu.go (NvidiaEnabledSKUs, MarinerNvidiaEnabledSKUs)"
+    entries = _gpu_entries(path, data)
+    lines = [
+        f"Derived by `python -m harness.model.sync` from {origin} {where}",
+        f"({len(entries)} sizes). Do not edit: re-run the sync. GPU VM sizes AKS supports, with the vendor and the",
+        "OS images that support each (keys lowercased ARM SKU names). Used for sku-gpu-count/-manufacturer,",
+        "nvidia.com/gpu / amd.com/gpu capacity, the 'unsupported GPU' filter and the GPU-vs-image-family filter",
+        "(utils IsGPUSKU / GetGPUManufacturer / IsGPUSKUSupportedOnOS, pkg/utils/gpu.go; before v1.10",
+        "IsNvidiaEnabledSKU = ubuntu, IsMarinerEnabledGPUSKU = azurelinux).",
+    ]
+    body = ["skus:"]
+    for name, (vendor, oses) in entries.items():
+        body.append(f"  {name}: {{vendor: {vendor}, os: [{', '.join(oses)}]}}")
     return _header(lines) + "\n".join(body) + "\n"
 
 
-def known_skus_file(src: Path, origin: str) -> str:
+def known_skus_file(src: Path, origin: str) -> str | None:
+    """None before pkg/providers/instancetype/known_skus.yaml existed (provider v1.12): no known-SKU list."""
     path = src / "pkg/providers/instancetype/known_skus.yaml"
+    if not path.exists():
+        return None
     try:
         entries = yaml.safe_load(_read(path)) or []
     except yaml.YAMLError as e:
@@ -163,11 +213,17 @@ def known_skus_file(src: Path, origin: str) -> str:
 
 def restricted_skus_file(resolver: GoResolver, origin: str) -> str:
     pkg = resolver.package(f"{PROVIDER_MODULE}/pkg/providers/instancetype")
-    aks = pkg.call_args("AKSRestrictedVMSizes", "sets.New")
-    karpenter = pkg.call_args("karpenterRestrictedVMSKUs", "sets.New[string]")
+    if "AKSRestrictedVMSizes" in pkg.decls:
+        aks = pkg.call_args("AKSRestrictedVMSizes", "sets.New")
+        karpenter = pkg.call_args("karpenterRestrictedVMSKUs", "sets.New[string]")
+        where = "pkg/providers/instancetype/skus.go\n(AKSRestrictedVMSizes, karpenterRestrictedVMSKUs)"
+    else:       # before provider v1.4: one list, RestrictedVMSizes in restricted.go
+        aks = pkg.call_args("RestrictedVMSizes", "sets.New")
+        karpenter = []
+        where = "pkg/providers/instancetype/restricted.go\n(RestrictedVMSizes)"
     lines = [
-        f"Derived by `python -m harness.model.sync` from {origin} pkg/providers/instancetype/skus.go",
-        "(AKSRestrictedVMSizes, karpenterRestrictedVMSKUs). Do not edit: re-run the sync.",
+        f"Derived by `python -m harness.model.sync` from {origin} {where.splitlines()[0]}",
+        f"{where.splitlines()[1]}. Do not edit: re-run the sync.",
         "VM sizes the provider never turns into instance types (IsRestrictedSKU in that file).",
     ]
     return (_header(lines) + "aksRestricted:        # low-performance sizes AKS does not allow in node pools\n"
@@ -176,57 +232,126 @@ def restricted_skus_file(resolver: GoResolver, origin: str) -> str:
             + "".join(f"  - {n}\n" for n in karpenter))
 
 
+def _api_package(resolver: GoResolver, module: str, candidates: tuple[str, ...], marker: str):
+    """The first of `candidates` (API version directories under pkg/apis) whose labels.go exists."""
+    root = resolver.modules[module]
+    for version in candidates:
+        if (root / "pkg/apis" / version / marker).is_file():
+            return resolver.package(f"{module}/pkg/apis/{version}")
+    raise SyncError(f"{root}/pkg/apis: none of {', '.join(candidates)} has {marker}")
+
+
+# `<alias>.Name = <alias>.Name.Insert(args...)` / `.Union(Other)` in the provider's init()
+def _init_amend(init: str, name: str) -> tuple[str, str] | None:
+    m = re.search(rf"\b(\w+)\.{name}\s*=\s*\1\.{name}\.(Insert|Union)\(", init)
+    if m is None:
+        return None
+    return m.group(2), _balanced(init, m.end() - 1, Path("init"))
+
+
+def _amended(prov, init: str, path: Path, name: str, base: list[str]) -> list[str]:
+    """Core's `name` set as the provider's init() amends it (Insert of listed values, Insert(X...) of
+    a []string literal, or Union with a sets.New set)."""
+    amend = _init_amend(init, name)
+    if amend is None:
+        return list(base)
+    how, args = amend
+    added: list[str] = []
+    for arg in _split_args(args):
+        if how == "Union" or arg.endswith("..."):
+            ident = arg.rstrip(".").strip()
+            src = prov.source(ident)
+            if re.search(rf"\b{ident}\s*=\s*sets\.New", src):
+                added += prov.call_args(ident, "sets.New")
+            else:
+                m = re.search(rf"\b{ident}\s*=\s*\[\]string\s*\{{(.*?)\}}", src, re.S)
+                if m is None:
+                    raise SyncError(f"{prov.decls[ident][1]}: {ident} is neither sets.New(...) nor a []string literal")
+                added += [prov.expr(a, prov.decls[ident][1]) for a in _split_args(m.group(1))]
+        else:
+            added.append(prov.expr(arg, path))
+    return list(base) + [k for k in added if k not in base]
+
+
+def restricted_label_message(core) -> str:
+    """core IsRestrictedLabel's error text as a template over {key}, {wellKnown}, {domains}: the fmt.Errorf
+    form (`label %s is restricted; ...: %v ...: %v`) or the serrors.Wrap form (message, then the fields in
+    key order, as the controller's log prints them)."""
+    src = core.source("WellKnownLabels")
+    m = re.search(r"\bfunc IsRestrictedLabel\(", src)
+    if m is None:
+        raise SyncError(f"{core.decls['WellKnownLabels'][1]}: no IsRestrictedLabel")
+    body = _braced(src, src.index("{", m.end()))
+    names = {"key": "{key}", "sets.List(WellKnownLabels)": "{wellKnown}",
+             "sets.List(RestrictedLabelDomains)": "{domains}"}
+    w = re.search(r"serrors\.Wrap\(fmt\.Errorf\(", body)
+    if w is not None:
+        args = _split_args(_balanced(body, w.end() - 1 - len("fmt.Errorf("), core.decls["WellKnownLabels"][1]))
+        msg = _unquote(_split_args(_balanced(args[0], args[0].index("("), core.decls["WellKnownLabels"][1]))[0])
+        pairs = sorted((_unquote(args[i]), names[args[i + 1]]) for i in range(1, len(args) - 1, 2))
+        return msg + " (" + ", ".join(f"{k}={v}" for k, v in pairs) + ")"
+    e = re.search(r"fmt\.Errorf\(", body)
+    if e is None:
+        raise SyncError(f"{core.decls['WellKnownLabels'][1]}: IsRestrictedLabel returns no fmt.Errorf")
+    args = _split_args(_balanced(body, e.end() - 1, core.decls["WellKnownLabels"][1]))
+    out = _unquote(args[0]).replace("{", "{{").replace("}", "}}")
+    for arg in args[1:]:
+        out = re.sub(r"%[sv]", lambda _m, a=arg: names[a], out, count=1)
+    return out
+
+
 def label_facts(resolver: GoResolver) -> dict[str, Any]:
     """Well-known labels and values, restricted domains and labels, image families: core's
-    declarations as the provider's `init` (pkg/apis/v1beta1/labels.go) amends them."""
-    core = resolver.package(f"{CORE_MODULE}/pkg/apis/v1")
-    prov = resolver.package(f"{PROVIDER_MODULE}/pkg/apis/v1beta1")
-    init_src = prov.source("AzureWellKnownLabels")
+    declarations (pkg/apis/v1, or v1beta1 before core v1.0) as the provider's `init` (pkg/apis/v1beta1,
+    or v1alpha2 before provider v1.4, labels.go) amends them."""
+    core = _api_package(resolver, CORE_MODULE, ("v1", "v1beta1"), "labels.go")
+    prov = _api_package(resolver, PROVIDER_MODULE, ("v1beta1", "v1alpha2"), "labels.go")
+    path = prov.decls["RestrictedLabelDomains"][1]
+    init_src = prov.source("RestrictedLabelDomains")
     init_m = re.search(r"\bfunc init\(\)\s*\{", init_src)
     if init_m is None:
-        raise SyncError(f"{prov.decls['AzureWellKnownLabels'][1]}: no init()")
+        raise SyncError(f"{path}: no init()")
     init = "{" + _braced(init_src, init_m.end() - 1) + "}"
 
-    well_known = core.call_args("WellKnownLabels", "sets.New")
-    if re.search(r"karpv1\.WellKnownLabels\s*=\s*karpv1\.WellKnownLabels\.Union\(AzureWellKnownLabels\)", init):
-        well_known += [k for k in prov.call_args("AzureWellKnownLabels", "sets.New") if k not in well_known]
-    domains = core.call_args("RestrictedLabelDomains", "sets.New")
-    if re.search(r"karpv1\.RestrictedLabelDomains\s*=\s*karpv1\.RestrictedLabelDomains\.Insert\(RestrictedLabelDomains\.\.\.\)", init):
-        m = re.search(r"\bRestrictedLabelDomains\s*=\s*\[\]string\s*\{(.*?)\}", prov.source("RestrictedLabelDomains"), re.S)
-        if m is None:
-            raise SyncError(f"{prov.decls['RestrictedLabelDomains'][1]}: RestrictedLabelDomains is not a []string literal")
-        domains += [d for d in (prov.expr(a, prov.decls["RestrictedLabelDomains"][1]) for a in _split_args(m.group(1)))
-                    if d not in domains]
+    well_known = _amended(prov, init, path, "WellKnownLabels", core.call_args("WellKnownLabels", "sets.New"))
+    domains = _amended(prov, init, path, "RestrictedLabelDomains", core.call_args("RestrictedLabelDomains", "sets.New"))
     restricted = core.call_args("RestrictedLabels", "sets.New")
     extra_restricted: list[str] = []
-    if re.search(r"karpv1\.RestrictedLabels\s*=\s*karpv1\.RestrictedLabels\.Union\(RestrictedLabels\)", init):
-        extra_restricted = prov.call_args("RestrictedLabels", "sets.New")
+    if _init_amend(init, "RestrictedLabels") is not None:
+        extra_restricted = _amended(prov, init, path, "RestrictedLabels", [])
+    exceptions = core.call_args("LabelDomainExceptions", "sets.New") if "LabelDomainExceptions" in core.decls else []
 
     values: dict[str, list[str]] = {}
-    core_values = core.source("WellKnownValuesForRequirements")
-    m = re.search(r"\bWellKnownValuesForRequirements\s*=\s*map\[string\]sets\.Set\[string\]\s*\{", core_values)
-    if m is None:
-        raise SyncError(f"{core.decls['WellKnownValuesForRequirements'][1]}: unexpected WellKnownValuesForRequirements")
-    body = _braced(core_values, m.end() - 1)
-    for em in re.finditer(r"([\w.]+)\s*:\s*sets\.New\(", body):
-        args = _balanced(body, em.end() - 1, core.decls["WellKnownValuesForRequirements"][1])
-        values[core.expr(em.group(1), core.decls["WellKnownValuesForRequirements"][1])] = [
-            core.expr(a, core.decls["WellKnownValuesForRequirements"][1]) for a in _split_args(args)]
-    path = prov.decls["AzureWellKnownLabels"][1]
-    for em in re.finditer(r"karpv1\.WellKnownValuesForRequirements\[([\w.]+)\]\s*=\s*sets\.New\(", init):
+    if "WellKnownValuesForRequirements" in core.decls:
+        core_values = core.source("WellKnownValuesForRequirements")
+        m = re.search(r"\bWellKnownValuesForRequirements\s*=\s*map\[string\]sets\.Set\[string\]\s*\{", core_values)
+        if m is None:
+            raise SyncError(f"{core.decls['WellKnownValuesForRequirements'][1]}: unexpected WellKnownValuesForRequirements")
+        body = _braced(core_values, m.end() - 1)
+        for em in re.finditer(r"([\w.]+)\s*:\s*sets\.New\(", body):
+            args = _balanced(body, em.end() - 1, core.decls["WellKnownValuesForRequirements"][1])
+            values[core.expr(em.group(1), core.decls["WellKnownValuesForRequirements"][1])] = [
+                core.expr(a, core.decls["WellKnownValuesForRequirements"][1]) for a in _split_args(args)]
+    for em in re.finditer(r"\w+\.WellKnownValuesForRequirements\[([\w.]+)\]\s*=\s*sets\.New\(", init):
         args = _balanced(init, em.end() - 1, path)
         values[prov.expr(em.group(1), path)] = [prov.expr(a, path) for a in _split_args(args)]
 
-    ubuntu = prov.call_args("UbuntuFamilies", "sets.New")
-    m = re.search(r"\bimageFamilyToOSSKU\s*=\s*map\[string\]string\s*\{", prov.source("imageFamilyToOSSKU"))
-    if m is None:
-        raise SyncError(f"{prov.decls['imageFamilyToOSSKU'][1]}: unexpected imageFamilyToOSSKU")
-    fam_src = _braced(prov.source("imageFamilyToOSSKU"), m.end() - 1)
-    os_sku = {prov.expr(k, path): prov.expr(v, path)
-              for k, v in re.findall(r"([\w.\"]+)\s*:\s*([\w.\"]+)\s*,", fam_src)}
+    if "UbuntuFamilies" in prov.decls:
+        ubuntu = prov.call_args("UbuntuFamilies", "sets.New")
+    else:   # before the set: the Ubuntu*ImageFamily constants
+        ubuntu = [prov.string(n) for n in prov.decls if re.fullmatch(r"Ubuntu\w*ImageFamily", n)]
+    os_sku: dict[str, str] = {}
+    if "imageFamilyToOSSKU" in prov.decls:
+        m = re.search(r"\bimageFamilyToOSSKU\s*=\s*map\[string\]string\s*\{", prov.source("imageFamilyToOSSKU"))
+        if m is None:
+            raise SyncError(f"{prov.decls['imageFamilyToOSSKU'][1]}: unexpected imageFamilyToOSSKU")
+        fam_src = _braced(prov.source("imageFamilyToOSSKU"), m.end() - 1)
+        os_sku = {prov.expr(k, path): prov.expr(v, path)
+                  for k, v in re.findall(r"([\w.\"]+)\s*:\s*([\w.\"]+)\s*,", fam_src)}
     return {
         "core": {"wellKnownLabels": well_known, "wellKnownValues": values,
-                 "restrictedLabelDomains": domains, "restrictedLabels": restricted},
+                 "restrictedLabelDomains": domains, "labelDomainExceptions": exceptions,
+                 "restrictedLabels": restricted, "restrictedLabelMessage": restricted_label_message(core)},
         "provider": {"extraRestrictedLabels": extra_restricted,
                      "imageFamilies": {"ubuntu": ubuntu, "azureLinux": prov.string("AzureLinuxImageFamily"),
                                        "osSku": os_sku}},
@@ -283,33 +408,67 @@ def _schema_at(schema: dict, dotted: str, path: str) -> dict:
     return node
 
 
-def crd_facts(src: Path) -> dict[str, Any]:
-    """The CEL rules on label keys and requirements and the requirement operators (pkg/apis/crds)."""
+CRD_FILES = {"NodePool": "karpenter.sh_nodepools.yaml", "NodeClaim": "karpenter.sh_nodeclaims.yaml",
+             "AKSNodeClass": "karpenter.azure.com_aksnodeclasses.yaml"}
+
+
+def _crd_doc(src: Path, file: str) -> dict:
+    path = src / "pkg/apis/crds" / file
+    try:
+        return yaml.safe_load(_read(path))
+    except yaml.YAMLError as e:
+        raise SyncError(f"{path}: {e}") from None
+
+
+def _versions(doc: dict) -> tuple[list[dict], dict]:
+    """(served versions in the CRD's order, the storage version)."""
+    versions = [v for v in doc["spec"]["versions"] if v.get("served", True)]
+    storage = next((v for v in doc["spec"]["versions"] if v.get("storage")), versions[0])
+    return versions, storage
+
+
+def api_facts(src: Path) -> dict[str, Any]:
+    """The API versions each CRD serves and stores (pkg/apis/crds/*.yaml spec.versions)."""
+    out: dict[str, Any] = {}
+    for kind, file in CRD_FILES.items():
+        doc = _crd_doc(src, file)
+        served, storage = _versions(doc)
+        out[kind] = {"group": doc["spec"]["group"], "served": [v["name"] for v in served],
+                     "storage": storage["name"]}
+    return out
+
+
+def _required_paths(node: dict, path: tuple[str, ...] = ()) -> list[list[str]]:
+    """Every required field reachable through object properties (not through list items): what the API
+    server refuses as `Required value` before any CEL rule runs."""
+    out: list[list[str]] = []
+    required = node.get("required") or []
+    for name in required:
+        out.append(list(path + (name,)))
+        child = (node.get("properties") or {}).get(name) or {}
+        if child.get("type") == "object":
+            out += _required_paths(child, path + (name,))
+    for name, child in (node.get("properties") or {}).items():
+        if name not in required and child.get("type") == "object":
+            out += _required_paths(child, path + (name,))
+    return out
+
+
+def _rules_of(schemas: dict[str, dict]) -> dict[str, Any]:
+    """The label/requirement-key CEL rules, requirement-list rules, operators and required fields of one
+    API version of the NodePool and NodeClaim CRDs (`schemas`: kind -> openAPIV3Schema)."""
     targets = {
-        "nodePoolLabels": ("karpenter.sh_nodepools.yaml", "spec.template.metadata.labels", "map"),
-        "nodePoolRequirements": ("karpenter.sh_nodepools.yaml", "spec.template.spec.requirements.[].key", "key"),
-        "nodeClaimRequirements": ("karpenter.sh_nodeclaims.yaml", "spec.requirements.[].key", "key"),
+        "nodePoolLabels": ("NodePool", "spec.template.metadata.labels", "map"),
+        "nodePoolRequirements": ("NodePool", "spec.template.spec.requirements.[].key", "key"),
+        "nodeClaimRequirements": ("NodeClaim", "spec.requirements.[].key", "key"),
     }
-    schemas: dict[str, dict] = {}
-
-    def schema(file: str) -> dict:
-        if file not in schemas:
-            path = src / "pkg/apis/crds" / file
-            try:
-                doc = yaml.safe_load(_read(path))
-            except yaml.YAMLError as e:
-                raise SyncError(f"{path}: {e}") from None
-            versions = doc["spec"]["versions"]
-            storage = next((v for v in versions if v.get("storage")), versions[0])
-            schemas[file] = storage["schema"]["openAPIV3Schema"]
-        return schemas[file]
-
     rules: list[dict[str, Any]] = []
-    for target, (file, dotted, kind) in targets.items():
-        node = _schema_at(schema(file), dotted, file)
+    for target, (kind, dotted, shape) in targets.items():
+        file = CRD_FILES[kind]
+        node = _schema_at(schemas[kind], dotted, file)
         for v in node.get("x-kubernetes-validations") or ():
             text = v["rule"].strip()
-            if kind == "map":
+            if shape == "map":
                 m = re.fullmatch(r"self\.all\(x,\s*(.*)\)", text, re.S)
                 if m is None:
                     raise SyncError(f"{file}: {dotted}: unexpected label map rule {text!r}")
@@ -322,15 +481,36 @@ def crd_facts(src: Path) -> dict[str, Any]:
                 rules.append({**parsed, "targets": [target]})
             elif target not in same["targets"]:
                 same["targets"].append(target)
-    reqs = _schema_at(schema("karpenter.sh_nodepools.yaml"), "spec.template.spec.requirements", "nodepools")
+    reqs = _schema_at(schemas["NodePool"], "spec.template.spec.requirements", "nodepools")
     requirement_rules = [{"message": v["message"], "rule": v["rule"].strip()}
                          for v in reqs.get("x-kubernetes-validations") or ()]
     operators = list((reqs.get("items") or {}).get("properties", {}).get("operator", {}).get("enum") or ())
     ordered = [o for o in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte") if o in operators]
     ordered += [o for o in operators if o not in ordered]
-    return {"crd": {"operators": ordered, "requirementRules": requirement_rules, "keyRules": rules},
-            "core": {"operators": list(ordered)},
-            "aksNodeClass": aksnodeclass_facts(src)}
+    return {"operators": ordered, "requirementRules": requirement_rules, "keyRules": rules,
+            "required": {kind: _required_paths(schemas[kind]) for kind in ("NodePool", "NodeClaim")}}
+
+
+def crd_facts(src: Path) -> dict[str, Any]:
+    """The CEL rules on label keys and requirements, the requirement operators and the required fields
+    (pkg/apis/crds), for the storage version (`crd`) and any other served version (`crdVersions`), the
+    API versions served (`apis`) and the AKSNodeClass admission schemas."""
+    by_version: dict[str, dict[str, dict]] = {}
+    storage_name = None
+    for kind in ("NodePool", "NodeClaim"):
+        served, storage = _versions(_crd_doc(src, CRD_FILES[kind]))
+        if kind == "NodePool":
+            storage_name = storage["name"]
+        for v in served:
+            by_version.setdefault(v["name"], {})[kind] = v["schema"]["openAPIV3Schema"]
+    crd = _rules_of(by_version[storage_name])
+    others = {name: _rules_of(schemas) for name, schemas in by_version.items()
+              if name != storage_name and set(schemas) == {"NodePool", "NodeClaim"}}
+    out: dict[str, Any] = {"apis": api_facts(src), "crd": crd, "core": {"operators": list(crd["operators"])},
+                           "aksNodeClass": aksnodeclass_facts(src)}
+    if others:
+        out["crdVersions"] = others
+    return out
 
 
 # What admission reads from a CRD schema node (harness.model.aksnodeclass); descriptions and list-map
@@ -354,19 +534,23 @@ def _prune_schema(node: dict) -> dict:
 
 
 def aksnodeclass_facts(src: Path) -> dict[str, Any]:
-    """The storage version's `spec` schema of pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml:
-    defaults, enums, bounds, patterns and CEL rules, which the API server applies on admission."""
+    """The `spec` schema of each served version of pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml:
+    defaults, enums, bounds, patterns and CEL rules, which the API server applies on admission. The
+    storage version's is `spec`; the others' are under `versions`."""
     path = src / "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml"
-    try:
-        doc = yaml.safe_load(_read(path))
-    except yaml.YAMLError as e:
-        raise SyncError(f"{path}: {e}") from None
-    versions = doc["spec"]["versions"]
-    storage = next((v for v in versions if v.get("storage")), versions[-1])
-    spec = (storage["schema"]["openAPIV3Schema"].get("properties") or {}).get("spec")
-    if not isinstance(spec, dict):
-        raise SyncError(f"{path}: version {storage['name']} has no spec schema")
-    return {"version": storage["name"], "spec": _prune_schema(spec)}
+    served, storage = _versions(_crd_doc(src, CRD_FILES["AKSNodeClass"]))
+
+    def spec_of(v: dict) -> dict:
+        spec = (v["schema"]["openAPIV3Schema"].get("properties") or {}).get("spec")
+        if not isinstance(spec, dict):
+            raise SyncError(f"{path}: version {v['name']} has no spec schema")
+        return _prune_schema(spec)
+
+    out: dict[str, Any] = {"version": storage["name"], "spec": spec_of(storage)}
+    others = {v["name"]: {"spec": spec_of(v)} for v in served if v["name"] != storage["name"]}
+    if others:
+        out["versions"] = others
+    return out
 
 
 def _deep_merge(a: dict, b: dict) -> dict:
@@ -394,10 +578,12 @@ def derive(src: Path, origin: str, versions: dict[str, str], modules: dict[str, 
     facts_text = _header(head) + yaml.safe_dump(facts, sort_keys=False, width=200, allow_unicode=True)
     files = {
         "supported-gpus.yaml": supported_gpus_file(src, origin),
-        "known-skus.txt": known_skus_file(src, origin),
         "restricted-skus.yaml": restricted_skus_file(resolver, origin),
         FACTS_FILE: facts_text,
     }
+    known = known_skus_file(src, origin)
+    if known is not None:
+        files["known-skus.txt"] = known
     return Derived(files, facts)
 
 
@@ -460,12 +646,25 @@ def main(argv: list[str] | None = None) -> int:
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--provider-module", metavar="VERSION", help="provider module version (default v1.14.0)")
     src.add_argument("--provider-src", metavar="DIR", help="a provider checkout")
+    src.add_argument("--provider-git", metavar="DIR",
+                     help="the provider's git history (a checkout or a bare/mirror git directory): one profile per "
+                          "release, see --releases")
+    ap.add_argument("--releases", metavar="SPEC", default="all",
+                    help="with --provider-git: `all` (every release of the lines in harness.model.releasesync.LINES) or "
+                         "a comma list of lines (v1.6) and tags (v1.6.2)")
+    ap.add_argument("--core-git", metavar="DIR",
+                    help="kubernetes-sigs/karpenter's git history, for a release whose go.mod replaces core by a "
+                         "commit the Go module proxy does not serve")
+    ap.add_argument("--no-attribute", action="store_true",
+                    help="with --provider-git: do not look for the commits that changed each fact (faster)")
     ap.add_argument("--profile-name", metavar="NAME",
                     help="write a new profile NAME (extends: upstream) instead of regenerating upstream's data")
     ap.add_argument("--check", action="store_true", help="print the diff and exit 1 if any, writing nothing")
     ap.add_argument("--data-dir", default=str(DATA_DIR), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     data_dir = Path(args.data_dir)
+    if args.provider_git:
+        return _main_releases(args, data_dir)
     try:
         provider_dir, origin, versions, modules = load_source(args.provider_module, args.provider_src)
         derived = derive(provider_dir, origin, versions, modules)
@@ -479,15 +678,48 @@ def main(argv: list[str] | None = None) -> int:
         files = plan(derived, data_dir / "derived" / args.profile_name)
         files[data_dir / "profiles" / f"{args.profile_name}.yaml"] = profile_text(args.profile_name, origin)
     else:
-        files = plan(derived, data_dir)
+        print("sync: without --profile-name, give --provider-git to regenerate the release profiles "
+              "(upstream is the newest of them)", file=sys.stderr)
+        return 2
+    return _write(files, [], data_dir, args.check)
+
+
+def _write(files: dict[Path, str], remove: list[Path], data_dir: Path, check: bool) -> int:
     text = diff(files, data_dir.parent.parent)
+    for path in remove:
+        text += f"remove {os.path.relpath(path, data_dir.parent.parent)}\n"
     sys.stdout.write(text or "no changes\n")
-    if args.check:
+    if check:
         return 1 if text else 0
     for path, content in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
+    for path in remove:
+        path.unlink()
     return 0
+
+
+def _main_releases(args, data_dir: Path) -> int:
+    from harness.model import releasesync as rs
+    try:
+        git_dir = rs.git_dir_of(args.provider_git)
+        core_git = rs.git_dir_of(args.core_git) if args.core_git else None
+        tags = rs.release_tags(git_dir)
+        if args.releases != "all":
+            wanted = [w.strip() for w in args.releases.split(",") if w.strip()]
+            tags = [t for t in tags if t in wanted or rs.line_of(t) in wanted]
+            missing = [w for w in wanted if w not in tags and not any(rs.line_of(t) == w for t in tags)]
+            if missing:
+                raise SyncError(f"{args.provider_git}: no release tags for {', '.join(missing)}")
+        if not tags:
+            raise SyncError(f"{args.provider_git}: no release tags of the lines {', '.join(rs.LINES)}")
+        files = rs.generate(git_dir, tags, core_git, data_dir, attribute=not args.no_attribute,
+                            log=lambda s: print(f"sync: {s}", file=sys.stderr))
+    except SyncError as e:
+        print(f"sync: {e}", file=sys.stderr)
+        return 2
+    remove = rs.stale(files, data_dir) if args.releases == "all" else []
+    return _write(files, remove, data_dir, args.check)
 
 
 if __name__ == "__main__":
