@@ -58,24 +58,82 @@ def _load_all(paths: list[str]):
 
 def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str]) -> tuple[list, str]:
     """(scenario, profile) pairs selected by --profile and -k; when none, the reason, so an option
-    that selects nothing fails loudly instead of printing an empty table."""
-    from harness.model.profile import available_profiles
-    from harness.runner.selection import no_scenario, unknown_profile
-    known = available_profiles()
+    that selects nothing fails loudly instead of printing an empty table. A release profile, a provider
+    version or `all` runs every selected scenario under it (harness.runner.selection.split_profiles)."""
+    from harness.model.profile import ProfileError, available_profiles
+    from harness.runner.selection import no_scenario, profiles_for, split_profiles, unknown_profile
     for p in profiles:
-        if p not in known:
-            return [], unknown_profile(p, known)
+        try:
+            split_profiles([p])
+        except ProfileError:
+            return [], unknown_profile(p, available_profiles())
     where = " ".join(paths)
     if not scenarios:
         return [], f"no scenario files found in {where}"
     named = [sc for sc in scenarios if not k or k in sc.name]
     if not named:
         return [], f"-k {k}: no scenario name in {where} contains it"
-    jobs = [(sc, p) for sc in named for p in sc.profiles if not profiles or p in profiles]
+    jobs = [(sc, p) for sc in named for p in profiles_for(sc.profiles, profiles)]
     if not jobs:
         declared = sorted({p for sc in named for p in sc.profiles})
         return [], no_scenario(profiles, len(named), declared, where)
     return jobs, ""
+
+
+def outcome_summary(result) -> str:
+    """One line a support engineer compares across releases: refusals, then the nodes launched (instance
+    type x count, capacity type), then the pods left pending."""
+    from collections import Counter
+    parts = []
+    for name, np in sorted(result.nodepools.items()):
+        if np.rejected:
+            parts.append(f"NodePool {name} refused ({np.stage}): {(np.causes[0] if np.causes else np.message or '')[:100]}")
+    for name, nc in sorted(result.nodeclasses.items()):
+        if not nc.accepted:
+            parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
+    kinds = Counter(f"{n.instance_type} {n.capacity_type}" for n in result.nodes)
+    parts.append(f"{len(result.nodes)} node(s)" + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
+                                                    if kinds else ""))
+    pending = sorted(p.name for p in result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
+    if pending:
+        shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
+        parts.append(f"pending: {shown}")
+    if result.runaway:
+        parts.append("runaway")
+    return "; ".join(parts)
+
+
+def _release_span(result) -> str:
+    rel = getattr(result, "release", None) or {}
+    covers = rel.get("covers") or []
+    span = covers[0] if len(covers) == 1 else (f"{covers[0]}-{covers[-1]}" if covers else rel.get("release", ""))
+    if rel.get("policy"):
+        return f"policy (~{rel.get('release', '')})"
+    if rel.get("answeredBy") and not rel.get("exact"):
+        return f"{span} (nearest)"
+    return span
+
+
+def _print_across_releases(con, outcomes, verdict) -> None:
+    """Per scenario run under several profiles: one row per profile with what happened, marking each row
+    whose outcome differs from the row above (oldest release first)."""
+    from rich.table import Table
+    by_scenario: dict = {}
+    for o in outcomes:
+        by_scenario.setdefault((str(o.scenario.file), o.scenario.name), []).append(o)
+    for (file, name), runs in by_scenario.items():
+        if len(runs) < 2:
+            continue
+        table = Table(title=f"{name} across {len(runs)} profiles: where the outcome changes", title_justify="left")
+        for col in ("profile", "release", "result", "outcome", "changed"):
+            table.add_column(col, overflow="fold")
+        prev = None
+        for o in runs:
+            summary = outcome_summary(o.result)
+            changed = "" if prev is None or summary == prev else "<- changed"
+            table.add_row(o.profile, _release_span(o.result), verdict(o), summary, changed)
+            prev = summary
+        con.print(table)
 
 
 def _print_why(con, outcomes, pods: list[str]) -> None:
@@ -109,6 +167,9 @@ def cmd_run(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.selection import version_notices
+    for text in version_notices(args.profile):      # a version the harness has no profile for: say so, loudly
+        print(f"WARNING: {text}", file=sys.stderr)
     if args.engine == "real":
         from harness.runner.real.cli import run_real
         return run_real(jobs, args)
@@ -142,7 +203,7 @@ def cmd_run(args) -> int:
     if args.json:
         print(json.dumps([{
             "file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
-            "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
+            "release": o.result.release, "outcome": outcome_summary(o.result), "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
             "runaway": o.result.runaway, "mismatches": [m.render() for m in o.mismatches],
             "why": {k: w.to_json() for k, w in o.why.items()},
         } for o in outcomes], indent=2))
@@ -151,17 +212,22 @@ def cmd_run(args) -> int:
         xfailed = sum(1 for o in outcomes if verdict(o) == "xfail")
         table = Table(title=f"{len(outcomes)} run(s) on {args.backend}: {len(outcomes) - len(failed) - xfailed} passed, "
                             f"{xfailed} xfailed, {len(failed)} failed")
-        for col in ("scenario", "profile", "result", "nodes", "pods pending", "ms"):
+        for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
             pending = sum(1 for p in o.result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
-            table.add_row(o.scenario.name, o.profile, f"[{colour}]{verdict(o)}[/]",
+            table.add_row(o.scenario.name, o.profile, _release_span(o.result), f"[{colour}]{verdict(o)}[/]",
                           str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
         con = _console()
         con.print(table)
-        for o in failed:
+        _print_across_releases(con, outcomes, verdict)
+        undeclared = [o for o in failed if o.profile not in o.scenario.profiles]
+        if undeclared:       # runs the scenario does not declare (--profile all, a version): the table says it
+            con.print(f"{len(undeclared)} failure(s) under profiles the scenarios do not declare in given.profiles "
+                      "(their outcome is in the table above; run one with --profile NAME for its report)", markup=False)
+        for o in (o for o in failed if o.profile in o.scenario.profiles):
             if verdict(o) == "XPASS":
                 con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                           f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
@@ -384,7 +450,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run scenarios and print a summary")
     r.add_argument("paths", nargs="*", default=["scenarios"])
-    r.add_argument("--profile", action="append", default=[])
+    r.add_argument("--profile", action="append", default=[],
+                   help="a label policy or upstream (filters each scenario's given.profiles), or a provider "
+                        "release (v1.6.2), any version (the nearest release answers, with a warning) or `all` "
+                        "(every release profile): runs each selected scenario under it (repeatable)")
     r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
     r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
                    help="real: the Karpenter-on-Azure controller on the local backend (see README)")

@@ -268,6 +268,23 @@ class Profile:
         return tuple(self.raw["kubelet"]["allowedNamespaces"])
 
 
+def _with_crd(self: Profile, version: str, rules: dict) -> Profile:
+    """The profile judging objects of another served API version: `crd` replaced by that version's rules
+    (harness.model.apiversions)."""
+    return _crd_view(self, version, json.dumps(rules, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _crd_view(base: Profile, version: str, rules_json: str) -> Profile:
+    raw = dict(base.raw)
+    raw["crd"] = json.loads(rules_json)
+    return Profile(name=base.name, description=base.description, raw=raw,
+                   fingerprint=f"{base.fingerprint}|crd:{version}")
+
+
+Profile.with_crd = _with_crd      # type: ignore[attr-defined]
+
+
 @functools.lru_cache(maxsize=None)
 def load_profile(name: str = DEFAULT_PROFILE) -> Profile:
     raw = raw_profile(name)

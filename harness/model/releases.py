@@ -94,7 +94,7 @@ def resolve(name: str) -> Resolution:
     chosen = low or high
     assert chosen is not None
     if low is not None and high is not None:
-        diffs = differences(low[2], high[2])
+        diffs = _with_commits(differences(low[2], high[2]), low[2], high[2])
         where = (f"no profile for provider {tag}; answering with {chosen[2]} (the nearest release before it, "
                  f"{low[1]}); the nearest after it is {high[1]} (profile {high[2]})")
         if diffs:
@@ -111,6 +111,29 @@ def resolve(name: str) -> Resolution:
     text = (f"no profile for provider {tag}: it is older than every release the harness has; answering with "
             f"{high[2]} (the oldest, covers {high[1]}), which may differ in anything.")
     return Resolution(name, high[2], False, text, (high[2],))
+
+
+def _with_commits(lines: list[str], low: str, high: str) -> list[str]:
+    """Each difference line with the upstream commits the index attributes it to (the changes of every
+    profile after `low` up to `high`)."""
+    names = release_profiles()
+    if low not in names or high not in names:
+        return lines
+    commits: dict[str, list[str]] = {}
+    for name in names[names.index(low) + 1:names.index(high) + 1]:
+        for change in (index()["profiles"][name].get("changes") or ()):
+            for c in change.get("commits") or ():
+                m = re.search(r"\(#(\d+)\)", c.get("subject", ""))
+                ref = c["commit"][:8] + (f" #{m.group(1)}" if m else "")
+                if ref not in commits.setdefault(change["fact"], []):
+                    commits[change["fact"]].append(ref)
+    out = []
+    for line in lines:
+        fact = line.split(":", 1)[0]
+        refs = [r for f, rs in commits.items() if fact == f or fact.startswith(f + ".") or f.startswith(fact + ".")
+                for r in rs]
+        out.append(line + (f" [{', '.join(dict.fromkeys(refs))}]" if refs else ""))
+    return out
 
 
 def unknown_text(name: str) -> str:

@@ -438,13 +438,13 @@ def api_facts(src: Path) -> dict[str, Any]:
     return out
 
 
-def _required_paths(node: dict, path: tuple[str, ...] = ()) -> list[list[str]]:
+def _required_paths(node: dict, path: tuple[str, ...] = ()) -> list[str]:
     """Every required field reachable through object properties (not through list items): what the API
     server refuses as `Required value` before any CEL rule runs."""
-    out: list[list[str]] = []
+    out: list[str] = []
     required = node.get("required") or []
     for name in required:
-        out.append(list(path + (name,)))
+        out.append(".".join(path + (name,)))
         child = (node.get("properties") or {}).get(name) or {}
         if child.get("type") == "object":
             out += _required_paths(child, path + (name,))
