@@ -275,11 +275,12 @@ def price_table(src: Path, origin: str) -> tuple[str, str] | None:
         f"(initialOnDemandPrices, generated at {stamp.group(1)}: {len(regions)} regions, {len(sizes)} sizes). Do not edit.",
         "The provider's compiled-in on-demand prices (USD per hour), which it keeps when it does not poll the",
         "Retail Prices API (NewProvider, pkg/providers/pricing/pricing.go: outside the public cloud, spot = on-demand).",
-        "First line: `regions` and the region names; then one line per VM size: its name and its price in each",
-        "region, in that order, `-` where the region has none. Read by harness.model.skutables.compiled_prices.",
+        "First line: `regions`, a tab and the region names; then one line per VM size: its name (which may hold",
+        "spaces), a tab and its price in each region, in that order, `-` where the region has none. Read by",
+        "harness.model.skutables.compiled_prices.",
     ]
-    rows = ["regions " + " ".join(regions)]
-    rows += [s + " " + " ".join(tables[r].get(s, "-") for r in regions) for s in sizes]
+    rows = ["regions\t" + " ".join(regions)]
+    rows += [s + "\t" + " ".join(tables[r].get(s, "-") for r in regions) for s in sizes]
     return stamp.group(1), sync._header(head) + "\n".join(rows) + "\n"
 
 

@@ -82,14 +82,14 @@ def compiled_price_table(table: str) -> dict[str, dict[str, float]]:
     for line in (DATA_DIR / table).read_text().splitlines():
         if not line or line.startswith("#"):
             continue
-        parts = line.split()
-        if parts[0] == "regions":
-            regions = parts[1:]
+        name, _, prices = line.partition("\t")
+        if name == "regions":
+            regions = prices.split()
             out = {r: {} for r in regions}
             continue
-        for region, price in zip(regions, parts[1:]):
+        for region, price in zip(regions, prices.split()):
             if price != "-":
-                out[region][parts[0]] = float(price)
+                out[region][name] = float(price)
     return out
 
 
