@@ -172,6 +172,10 @@ class RealCluster:
             if rejection is not None:
                 raise rejection
             return apiversions.to_model_version(obj)
+        if obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
+            # the installed CRD's v1beta1 carries the release's storage schema (harness.backends.crds); the
+            # versions share one Go reading (conversion strategy None relabels apiVersion)
+            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         return obj
 
     @staticmethod
