@@ -9,6 +9,7 @@ each provider release (harness/data/releases), checked three ways:
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -20,12 +21,14 @@ from harness.model import releases, releasesync, skutables
 from harness.model.data import DATA_DIR
 from harness.model.profile import ProfileError, load_profile, raw_profile
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 INDEX = yaml.safe_load((DATA_DIR / "releases" / "index.yaml").read_text())
 PROFILES = INDEX["profiles"]
 
 
+@functools.lru_cache(maxsize=None)
 def facts(name: str) -> dict:
-    return yaml.safe_load((DATA_DIR / "releases" / name / "provider-facts.yaml").read_text())
+    return yaml.load((DATA_DIR / "releases" / name / "provider-facts.yaml").read_text(), Loader=_LOADER)
 
 
 def get(d, dotted: str):

@@ -70,6 +70,16 @@ def skip_reason(scenario, cluster) -> str | None:
     return None
 
 
+def _release_reason(profile: str, controller_version: str) -> str | None:
+    """A release profile the controller binary is not (harness.model.releases): the real engine runs one."""
+    from harness.model.releases import modeled
+    m = modeled(profile)
+    if m.get("policy") or not m.get("covers") or controller_version in m["covers"]:
+        return None
+    return (f"profile {profile} models provider {m['covers'][0]}-{m['covers'][-1]}; the real engine runs the "
+            f"controller {controller_version} (build another with --provider-src)")
+
+
 def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
     from harness.backends.controller import ensure_controller
     from harness.backends.lifetime import DIRS, LIFETIME
@@ -80,7 +90,7 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
         cluster._server_version = (cluster.admin.request("GET", "/version") or {}).get("gitVersion", "")
     empty = sim_engine.RunResult(scenario.name, profile, "local", scenario.seed)
     outcome = RealOutcome(scenario, profile, cluster.backend, empty, controller_version=ctl.version)
-    why = skip_reason(scenario, cluster)
+    why = skip_reason(scenario, cluster) or _release_reason(profile, ctl.version)
     if why:
         outcome.skipped = why
         return outcome
