@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from harness.model.data import DATA_DIR
+from harness.model.releaseindex import answer_for, release_profiles
 
 PROFILE_DIR = DATA_DIR / "profiles"
 DEFAULT_PROFILE = "upstream"
@@ -37,6 +38,16 @@ class ProfileError(ValueError):
 
 def available_profiles() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+
+
+def unknown_profile_text(name: str) -> str:
+    """What a name that is no profile and no provider version gets: the label policies and `upstream`,
+    then the span of release profiles."""
+    releases = release_profiles()
+    policies = [p for p in available_profiles() if p not in set(releases)]
+    span = (f"; or a provider version ({releases[0]} .. {releases[-1]}, `all-releases` for every one)"
+            if releases else "")
+    return f"unknown profile {name!r}; available: {', '.join(policies)}{span}"
 
 
 def merge(base: Any, over: Any) -> Any:
@@ -72,8 +83,9 @@ def _merge_into(out: Any, over: Any) -> Any:
 def raw_profile(name: str) -> dict:
     path = PROFILE_DIR / f"{name}.yaml"
     if not path.exists():
-        from harness.model import releases      # a provider version: the release profile that answers
-        answer = releases.resolve(name).profile  # raises ProfileError for anything else
+        answer = answer_for(name)                # a provider version: the release profile that answers
+        if answer is None:
+            raise ProfileError(unknown_profile_text(name))
         data = copy.deepcopy(raw_profile(answer))
         data["name"] = name
         data["answeredBy"] = answer
@@ -236,12 +248,6 @@ class Profile:
     def provider(self) -> dict:
         return self.raw["provider"]
 
-    @property
-    def release(self) -> dict:
-        """The provider release whose facts the profile holds (harness.model.releases.modeled)."""
-        from harness.model import releases
-        return releases.modeled(self)
-
     def provides(self, switch: str) -> Any:
         """A provider requirement switch, e.g. provides("mode")."""
         return (self.provider.get("requirements") or {}).get(switch)
@@ -259,6 +265,11 @@ class Profile:
             for b in self.provider.get("baseLabels") or ()
         )
 
+    def with_crd(self, version: str, rules: dict) -> "Profile":
+        """The profile judging objects of another served API version: `crd` replaced by that version's
+        rules (harness.model.apiversions)."""
+        return _crd_view(self, version, json.dumps(rules, sort_keys=True))
+
     # -- kubelet ------------------------------------------------------------------------------
     @functools.cached_property
     def kubelet_allowed_labels(self) -> frozenset[str]:
@@ -269,21 +280,12 @@ class Profile:
         return tuple(self.raw["kubelet"]["allowedNamespaces"])
 
 
-def _with_crd(self: Profile, version: str, rules: dict) -> Profile:
-    """The profile judging objects of another served API version: `crd` replaced by that version's rules
-    (harness.model.apiversions)."""
-    return _crd_view(self, version, json.dumps(rules, sort_keys=True))
-
-
 @functools.lru_cache(maxsize=64)
 def _crd_view(base: Profile, version: str, rules_json: str) -> Profile:
     raw = dict(base.raw)
     raw["crd"] = json.loads(rules_json)
     return Profile(name=base.name, description=base.description, raw=raw,
                    fingerprint=f"{base.fingerprint}|crd:{version}")
-
-
-Profile.with_crd = _with_crd      # type: ignore[attr-defined]
 
 
 @functools.lru_cache(maxsize=None)

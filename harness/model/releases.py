@@ -16,53 +16,21 @@ holds, the tags those facts cover and the core version.
 """
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+from harness.model.profile import (DEFAULT_PROFILE, PROFILE_DIR, Profile, ProfileError, raw_profile,
+                                   unknown_profile_text)
+from harness.model.releaseindex import covered_tags, index, neighbours, parse, release_profiles
 
-from harness.model.data import DATA_DIR
-from harness.model.profile import DEFAULT_PROFILE, PROFILE_DIR, Profile, ProfileError, raw_profile
-
-INDEX = DATA_DIR / "releases" / "index.yaml"
 ALL_RELEASES = "all-releases"
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
-
-
-@functools.lru_cache(maxsize=1)
-def index() -> dict[str, Any]:
-    if not INDEX.exists():
-        return {"profiles": {}}
-    return yaml.safe_load(INDEX.read_text()) or {"profiles": {}}
-
-
-def release_profiles() -> list[str]:
-    """Every release profile, oldest first."""
-    return list(index().get("profiles") or {})
 
 
 def policy_profiles() -> list[str]:
     """The profiles that are not one release: label policies and `upstream` (the newest's alias)."""
     releases = set(release_profiles())
     return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml") if p.stem not in releases)
-
-
-def parse(version: str) -> tuple[int, int, int] | None:
-    m = _VERSION.match(version.strip())
-    if m is None:
-        return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
-
-
-def _tags() -> list[tuple[tuple[int, int, int], str, str]]:
-    """(version, tag, profile) of every covered tag, in version order."""
-    out = []
-    for name, entry in (index().get("profiles") or {}).items():
-        for tag in entry.get("covers") or [name]:
-            out.append((parse(tag), tag, name))
-    return sorted(out)
 
 
 @dataclass(frozen=True)
@@ -80,17 +48,12 @@ def resolve(name: str) -> Resolution:
     if (PROFILE_DIR / f"{name}.yaml").exists():
         return Resolution(name, name, True)
     version = parse(name)
-    if version is None or not _tags():
+    if version is None or not covered_tags():
         raise ProfileError(unknown_text(name))
     tag = "v" + ".".join(map(str, version))
-    tags = _tags()
-    for v, t, profile in tags:
-        if v == version:
-            return Resolution(name, profile, True)
-    before = [(v, t, p) for v, t, p in tags if v < version]
-    after = [(v, t, p) for v, t, p in tags if v > version]
-    low = before[-1] if before else None
-    high = after[0] if after else None
+    exact, low, high = neighbours(version)
+    if exact is not None:
+        return Resolution(name, exact[2], True)
     chosen = low or high
     assert chosen is not None
     if low is not None and high is not None:
@@ -137,9 +100,7 @@ def _with_commits(lines: list[str], low: str, high: str) -> list[str]:
 
 
 def unknown_text(name: str) -> str:
-    releases = release_profiles()
-    span = f"; or a provider version ({releases[0]} .. {releases[-1]}, `{ALL_RELEASES}` for every one)" if releases else ""
-    return f"unknown profile {name!r}; available: {', '.join(policy_profiles())}{span}"
+    return unknown_profile_text(name)
 
 
 def expand(names: list[str]) -> list[str]:

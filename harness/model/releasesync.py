@@ -36,9 +36,9 @@ from typing import Any, Callable
 
 import yaml
 
-from harness.model import sync
+from harness.model import derivation as sync
 from harness.model.data import DATA_DIR
-from harness.model.gosource import GoResolver, SyncError, _balanced, _read, _split_args, _strip_comments
+from harness.model.gosource import GoResolver, SyncError, balanced, read_source, strip_comments
 
 LINES = ("v0.5", "v0.6", "v0.7", "v1.4", "v1.5", "v1.6", "v1.7", "v1.10", "v1.12", "v1.13", "v1.14")
 RELEASES_DIR = "releases"
@@ -130,7 +130,7 @@ def core_source(src: Path, versions: dict[str, str], core_git: Path | None, scra
     sigs.k8s.io/karpenter by a pseudo-version is tried on the Go module proxy, then read from
     `core_git` (kubernetes-sigs/karpenter's history) at the pseudo-version's commit."""
     core = sync.CORE_MODULE
-    repl = replaces(_read(src / "go.mod")).get(core)
+    repl = replaces(read_source(src / "go.mod")).get(core)
     if repl is None:
         return sync.module_dir(core, versions[core]), versions[core]
     module, version = repl
@@ -160,9 +160,9 @@ def _func_body(src: str, name: str) -> str:
     m = re.search(rf"^func (?:\([^)]*\)\s*)?{re.escape(name)}\(", src, re.M)
     if m is None:
         return ""
-    params = _balanced(src, m.end() - 1, Path(name))
+    params = balanced(src, m.end() - 1, Path(name))
     brace = re.compile(r"\{[ \t]*\n").search(src, m.end() + len(params))
-    return sync._braced(src, brace.start()) if brace else ""
+    return sync.braced(src, brace.start()) if brace else ""
 
 
 def _probe_text(probe: dict, read: Callable[[str], list[tuple[str, str]]]) -> str:
@@ -171,7 +171,7 @@ def _probe_text(probe: dict, read: Callable[[str], list[tuple[str, str]]]) -> st
     for name, text in read(probe.get("module", "provider")):
         if name.endswith("_test.go") or not any(fnmatch.fnmatch(name, g) for g in probe["files"]):
             continue
-        text = _strip_comments(text) if name.endswith(".go") else text
+        text = strip_comments(text) if name.endswith(".go") else text
         parts.append(_func_body(text, probe["func"]) if probe.get("func") else text)
     return "\n".join(parts)
 
@@ -241,7 +241,7 @@ def known_skus_from_go(resolver: GoResolver, origin: str) -> str | None:
     m = re.search(r"\ballAzureVMSkus\s*=\s*\[\]skewer\.SKU\s*\{", src)
     if m is None:
         return None     # v1.12+: built from known_skus.yaml
-    body = sync._braced(src, m.end() - 1)
+    body = sync.braced(src, m.end() - 1)
     names = re.findall(r'Name:\s*\w+\.(?:To|ToPtr)\("([^"]+)"\)', body)
     lines = [
         f"Derived by `python -m harness.model.sync` from {origin} pkg/providers/instancetype/skus.go",
@@ -249,7 +249,7 @@ def known_skus_from_go(resolver: GoResolver, origin: str) -> str | None:
         "Known VM SKU names, one per line (this release recorded no quota family). SKUs not listed are not",
         "instance types (GetKarpenterWorkingSKUs filter, unknownSKUPolicy: exclude).",
     ]
-    return sync._header(lines) + "\n".join(names) + "\n"
+    return sync.header_comment(lines) + "\n".join(names) + "\n"
 
 
 def price_table(src: Path, origin: str) -> tuple[str, str] | None:
@@ -258,7 +258,7 @@ def price_table(src: Path, origin: str) -> tuple[str, str] | None:
     path = src / "pkg/providers/pricing/zz_generated.pricing.go"
     if not path.exists():
         return None
-    text = _read(path)
+    text = read_source(path)
     stamp = (re.search(r'InitialPriceUpdate,\s*_\s*=\s*time\.Parse\(time\.RFC3339,\s*"([^"]+)"\)', text)
              or re.search(r"^// generated at (\S+)", text, re.M))
     if stamp is None:
@@ -281,7 +281,7 @@ def price_table(src: Path, origin: str) -> tuple[str, str] | None:
     ]
     rows = ["regions\t" + " ".join(regions)]
     rows += [s + "\t" + " ".join(tables[r].get(s, "-") for r in regions) for s in sizes]
-    return stamp.group(1), sync._header(head) + "\n".join(rows) + "\n"
+    return stamp.group(1), sync.header_comment(head) + "\n".join(rows) + "\n"
 
 
 def _price(literal: str) -> str:
@@ -364,7 +364,7 @@ def derive_source(src: Path, tag: str, commit: str, date: str, core_dir: Path, c
         "behaviour probes of harness/data/release-probes.yaml. Do not edit: re-run the sync. A key ending in `!`",
         "replaces the value of the profile it extends (harness.model.profile).",
     ]
-    files[sync.FACTS_FILE] = sync._header(head) + yaml.safe_dump(_mark_replace(facts), sort_keys=False, width=200,
+    files[sync.FACTS_FILE] = sync.header_comment(head) + yaml.safe_dump(_mark_replace(facts), sort_keys=False, width=200,
                                                                     allow_unicode=True)
     return Release(tag, commit, date, core_desc, facts, files, prices)
 
@@ -624,7 +624,7 @@ def index_text(groups: list[Group], changes: dict[str, list[dict]], git_origin: 
             entry["changes"] = changes.get(g.name, [])
         doc["profiles"][g.name] = entry
         prev = g.name
-    return sync._header(head) + yaml.safe_dump(doc, sort_keys=False, width=160, allow_unicode=True)
+    return sync.header_comment(head) + yaml.safe_dump(doc, sort_keys=False, width=160, allow_unicode=True)
 
 
 def generate(git_dir: Path, tags: list[str], core_git: Path | None, data_dir: Path = DATA_DIR,

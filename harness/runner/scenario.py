@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
+from harness.backends.kinds import API_VERSIONS
 from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, ProfileError
@@ -26,16 +27,6 @@ API_VERSION = "harness.karpenter.azure.com/v1alpha1"
 DEFAULT_SEED = 1
 SCHEMA_URL_HINT = "# yaml-language-server: $schema="
 
-# apiVersions accepted per kind (what users paste from clusters and docs)
-API_VERSIONS = {
-    # v1beta1: served by provider v0.5-v0.7; whether a profile's release serves it is its admission's
-    # call (harness.model.apiversions), not the loader's
-    "NodePool": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
-    "NodeClaim": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
-    "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
-    "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
-    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
-}
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
 

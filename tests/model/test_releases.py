@@ -183,7 +183,7 @@ def test_v0x_serves_v1alpha2_aksnodeclass_only():
 def test_a_covered_tag_answers_exactly():
     r = releases.resolve("v1.14.0")
     assert r.exact and r.profile == INDEX["newest"] and r.notice is None
-    assert load_profile("v1.14.0").release["release"] == INDEX["newest"]
+    assert releases.modeled(load_profile("v1.14.0"))["release"] == INDEX["newest"]
 
 
 def test_a_missing_version_names_the_nearest_and_what_may_differ():
