@@ -320,12 +320,15 @@ class Release:
 
 
 def _mark_replace(facts: dict) -> dict:
-    out = copy.deepcopy(facts)
-    for path in REPLACE:
-        parent = out if len(path) == 1 else out.get(path[0])
-        if isinstance(parent, dict) and path[-1] in parent:
-            parent[path[-1] + "!"] = parent.pop(path[-1])
-    return out
+    """The facts with `!` on each REPLACE key, every key keeping its place (the output is deterministic)."""
+    def walk(node: dict, path: tuple) -> dict:
+        out = {}
+        for k, v in node.items():
+            here = path + (k,)
+            key = k + "!" if here in REPLACE else k
+            out[key] = walk(v, here) if isinstance(v, dict) and len(here) < 2 and key == k else copy.deepcopy(v)
+        return out
+    return walk(facts, ())
 
 
 def derive_source(src: Path, tag: str, commit: str, date: str, core_dir: Path, core_desc: str,
