@@ -528,6 +528,7 @@ class Attributor:
             by_kind.setdefault(source_kind(p), []).append(p)
         out = []
         new_tree = self.scratch / new.tag
+        linear = _is_ancestor(self.git_dir, old.tag, new.tag)
         for (kind, sources), facts in by_kind.items():
             candidates = commits_between(self.git_dir, old.tag, new.tag, sources)
             found: dict[tuple, list[tuple[str, str, str]]] = {p: [] for p in facts}
@@ -559,6 +560,10 @@ class Attributor:
                     commits = candidates
                     entry["narrowed"] = False
                 entry["commits"] = [{"commit": c[0][:12], "date": c[1], "subject": c[2]} for c in commits[-8:]]
+                if not linear:
+                    entry["note"] = (f"{old.tag} is not an ancestor of {new.tag} (separate release branches): a "
+                                     "backport on one branch can make the value differ; the commits are "
+                                     f"{old.tag}..{new.tag}'s that changed it")
                 if not entry["commits"]:
                     entry["note"] = (f"no commit in {old.tag}..{new.tag} changed it: the two tags are on release "
                                      "branches that differ here")
@@ -582,6 +587,14 @@ class Attributor:
             return self._value(kind, work, core_dir, rev)
         except SyncError:
             return {}
+
+
+def _is_ancestor(git_dir: Path, old: str, new: str) -> bool:
+    try:
+        _git(git_dir, "merge-base", "--is-ancestor", old, new)
+        return True
+    except SyncError:
+        return False
 
 
 def _git_has(git_dir: Path, rev: str, path: str) -> bool:

@@ -2,8 +2,10 @@
 
 supported-gpus.yaml (provider v1.14.0 pkg/utils/supported-gpus.yaml, read by pkg/utils/gpu.go),
 known-skus.txt (pkg/providers/instancetype/known_skus.yaml, IsKnownSKU) and restricted-skus.yaml
-(pkg/providers/instancetype/skus.go AKSRestrictedVMSizes, karpenterRestrictedVMSKUs). A profile names
-the directory (under harness/data) holding its tables with `derived`; upstream's are harness/data itself.
+(pkg/providers/instancetype/skus.go AKSRestrictedVMSizes, karpenterRestrictedVMSKUs), and the compiled-in price
+table (pkg/providers/pricing/zz_generated.pricing.go). A profile names the directory (under harness/data) holding
+its tables with `derived`: each release profile's are harness/data/releases/<profile>/ (derived from that
+release's source; upstream reads the newest's).
 """
 from __future__ import annotations
 

@@ -43,3 +43,38 @@ def test_a_forced_version_warns_and_runs_under_the_nearest(capsys):
 def test_unknown_profile_is_bad_input(capsys):
     assert cli_main(["run", API, "--profile", "v1.6.x"]) == 2
     assert "--profile v1.6.x: unknown profile" in capsys.readouterr().err
+
+
+SCENARIO = """\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: by-version}
+given:
+  profiles: [PROFILES]
+  skus: [Standard_D2s_v3]
+manifests: []
+expect:
+  nodeCount: 0
+"""
+
+
+def test_given_profiles_take_versions_and_all_releases(tmp_path):
+    from harness.model import releases
+    from harness.runner.scenario import load_scenarios_text
+    (sc,) = load_scenarios_text(SCENARIO.replace("PROFILES", "upstream, all-releases"), "a.scenario.yaml", tmp_path)
+    assert sc.profiles == ["upstream"] + releases.release_profiles() and not sc.warnings
+    (sc,) = load_scenarios_text(SCENARIO.replace("PROFILES", "v1.6.3, v1.8.1"), "b.scenario.yaml", tmp_path)
+    assert sc.profiles == ["v1.6.3", "v1.8.1"]
+    (notice,) = [n for n in sc.warnings if n.kind == "version"]      # v1.6.3 is covered by v1.6.4: no notice
+    assert notice.line == 5 and notice.message.startswith(
+        "given.profiles v1.8.1: no profile for provider v1.8.1; answering with v1.7.2")
+
+
+def test_given_profiles_refuse_a_name_that_is_no_profile_or_version(tmp_path):
+    import pytest
+
+    from harness.runner.scenario import load_scenarios_text
+    from harness.runner.yamlsource import SourceError
+    with pytest.raises(SourceError, match=r"c.scenario.yaml:5: unknown profile 'v1.x'; available: before-0006, "
+                                          r"design-0006, upstream; or a provider version"):
+        load_scenarios_text(SCENARIO.replace("PROFILES", "v1.x"), "c.scenario.yaml", tmp_path)
