@@ -159,17 +159,19 @@ class RealCluster:
             raise
 
     def _served_version(self, obj: dict) -> dict:
-        """The installed CRDs serve the storage versions only: an object in a version the release does not
-        serve is refused as kubectl would; one in another served version (a v0.7 karpenter.sh/v1beta1
-        NodePool) is judged by that version's rules here and sent converted, as core's conversion webhook
-        would store it (harness.model.apiversions)."""
+        """The installed CRDs serve one version each: an object in a version the release does not serve is
+        refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
+        version's rules here and sent as v1, as core v1.0's conversion webhook would store it
+        (harness.model.apiversions)."""
         if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
             return obj
         rejection = apiversions.served_rejection(obj, self.profile_obj)
         if rejection is not None:
             raise rejection
         if obj.get("kind") in ("NodePool", "NodeClaim") and \
-                apiversions.version_of(obj) != apiversions.storage(self.profile_obj, obj["kind"]):
+                apiversions.version_of(obj) != KINDS[obj["kind"]].version:
+            # the installed CRDs (core v1.14.0's, with the release's rules) serve v1 only: a served v1beta1
+            # object (v0.5-v0.7) is judged with its version's rules here and sent as v1
             from harness.model.validation import admission_rejection
             rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile_obj))
             if rejection is not None:
