@@ -148,7 +148,8 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
 # pkg/apis/crds/karpenter.sh_nodepools.yaml,
 # karpenter.sh_nodeclaims.yaml). karpenter-core.md §5 (CRD validation) documents the CRDs'
 # patterns and rules but not these lists; they are read from the CRDs and conformance-checked (a NodePool
-# without spec.template.spec.requirements is refused).
+# without spec.template.spec.requirements is refused). A release profile carries its own, per served API
+# version (`crd.required`, derived by harness.model.sync); this table is the fallback.
 REQUIRED = {
     "NodePool": [("spec",), ("spec", "template"), ("spec", "template", "spec"),
                  ("spec", "template", "spec", "nodeClassRef"), ("spec", "template", "spec", "requirements"),
@@ -166,9 +167,11 @@ NOT_CHECKED_MESSAGE = ("some validation rules were not checked because the objec
 NOT_CHECKED = AdmissionError("<nil>", f"Invalid value: null: {NOT_CHECKED_MESSAGE}", NOT_CHECKED_MESSAGE)
 
 
-def _required_errors(obj: dict) -> list[AdmissionError]:
+def _required_errors(obj: dict, profile: Profile | None = None) -> list[AdmissionError]:
     errs = []
-    for path in REQUIRED.get(obj.get("kind"), []):
+    derived = ((profile.crd.get("required") or {}) if profile is not None else {}).get(obj.get("kind"))
+    paths = [tuple(p.split(".")) for p in derived] if derived else REQUIRED.get(obj.get("kind"), [])
+    for path in paths:
         parent = obj
         for part in path[:-1]:
             parent = parent.get(part) if isinstance(parent, dict) else None
@@ -192,7 +195,7 @@ def admission_errors(obj: dict, profile: Profile, server_version: str | None = N
     required fields stop validation before the CEL rules run, as in kube-apiserver."""
     kind = obj.get("kind")
     version = parse_version(server_version)
-    required = _required_errors(obj)
+    required = _required_errors(obj, profile)
     if required:
         return required + [NOT_CHECKED]
     if kind == "NodePool":

@@ -16,7 +16,7 @@ import jsonschema
 from harness.backends.kinds import API_VERSIONS
 from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
-from harness.model.profile import DEFAULT_PROFILE, available_profiles
+from harness.model.profile import DEFAULT_PROFILE, ProfileError
 from harness.model.resources import QuantityError, parse_quantity
 from harness.runner.references import resolve_reference
 from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
@@ -70,7 +70,10 @@ class Scenario:
 
     @property
     def profiles(self) -> list[str]:
-        return list(self.given.get("profiles") or [DEFAULT_PROFILE])
+        """given.profiles (default [upstream]); `all-releases` stands for every release profile
+        (harness.model.releases.expand)."""
+        from harness.model.releases import expand
+        return expand(list(self.given.get("profiles") or [DEFAULT_PROFILE]))
 
     def xfail_reason(self, profile: str, real: bool = False) -> str | None:
         """The declared xfail of `profile` that applies to the engine: a reason containing
@@ -221,14 +224,20 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) 
 def check_semantics(doc: Document, data: dict) -> list[SourceError]:
     errors: list[SourceError] = []
     given = data.get("given") or {}
-    known = set(available_profiles())
+    from harness.model.releases import ALL_RELEASES, resolve, unknown_text
     for i, p in enumerate(given.get("profiles") or []):
-        if p not in known:
-            errors.append(doc.error(("given", "profiles", i), f"unknown profile {p!r}; available: {', '.join(sorted(known))}"))
+        if p == ALL_RELEASES:
+            continue
+        try:
+            resolve(str(p))
+        except ProfileError:
+            errors.append(doc.error(("given", "profiles", i), unknown_text(str(p))))
     for section in ("expectByProfile", "xfail"):
         for p in (data.get(section) or {}):
-            if p not in known:
-                errors.append(doc.error((section, p), f"unknown profile {p!r} in {section}; available: {', '.join(sorted(known))}"))
+            try:
+                resolve(str(p))
+            except ProfileError:
+                errors.append(doc.error((section, p), f"{unknown_text(str(p))} (in {section})"))
     return errors
 
 
@@ -269,6 +278,25 @@ def _shadowed_expectations(doc: Document, data: dict) -> list[SourceError]:
     return errors
 
 
+def release_notices(doc: Document, data: dict) -> list:
+    """A `given.profiles` version the harness has no profile for: which release answers and what may
+    differ (harness.model.releases.resolve), as a warning at that line."""
+    from harness.model.releases import ALL_RELEASES, resolve
+    from harness.runner.notices import Notice
+    out = []
+    for i, p in enumerate((data.get("given") or {}).get("profiles") or []):
+        if p == ALL_RELEASES:
+            continue
+        try:
+            r = resolve(str(p))
+        except ProfileError:
+            continue
+        if r.notice:
+            e = doc.error(("given", "profiles", i), "")
+            out.append(Notice(e.file, e.line, f"given.profiles {p}: {r.notice}", kind="version"))
+    return out
+
+
 def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
     problems = schema_errors(doc)
     if problems:
@@ -296,6 +324,7 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
     from harness.runner.envelope import scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
+    sc.warnings = release_notices(doc, doc.data) + sc.warnings
     if problems:
         raise problems[0]
     return sc

@@ -150,13 +150,14 @@ def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
 def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
     """A knob may change a profile's values but not their shape: merged over each profile the
     scenario runs under, every value keeps its type (a mapping stays a mapping, a list a list)."""
-    from harness.model.profile import DEFAULT_PROFILE, ProfileError, available_profiles, merge, raw_profile
+    from harness.model.profile import DEFAULT_PROFILE, ProfileError, merge, raw_profile
+    from harness.model.releases import expand, policy_profiles
     given = data.get("given") or {}
     knobs = given.get("knobs")
     if not knobs:
         return []
     out = []
-    for name in given.get("profiles") or [DEFAULT_PROFILE]:
+    for name in expand(list(given.get("profiles") or [DEFAULT_PROFILE])):
         try:
             base = raw_profile(name)
         except ProfileError:
@@ -165,7 +166,7 @@ def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
             merged = merge(base, knobs)
         except (TypeError, AttributeError, ValueError) as e:
             return [(("given", "knobs"), f"knobs cannot be merged over profile {name!r}: {e}")]
-        others = [raw_profile(n) for n in available_profiles()]
+        others = [raw_profile(n) for n in policy_profiles()]     # release profiles share upstream's shapes
         for path, v in _walk(merged, ()):
             have = _lookup_shape(base, path)
             for other in others:

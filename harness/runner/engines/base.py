@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from harness.model import releases
 from harness.backends.base import Cluster
 from harness.loop.result import RunResult
 from harness.runner.expect import Mismatch, check
@@ -116,8 +117,8 @@ class Engine(Protocol):
 
     def available(self, backend: str) -> tuple[bool, str]: ...
 
-    def skip_reason(self, scenario: Scenario, cluster: Cluster) -> str | None:
-        """Why this engine cannot run the scenario faithfully on `cluster`, or None."""
+    def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:
+        """Why this engine cannot run the scenario under `profile` faithfully on `cluster`, or None."""
 
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, **options) -> Run: ...
 
@@ -129,7 +130,8 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     t0 = time.perf_counter()
     outcome = Outcome(scenario, profile, cluster.backend,
                       RunResult(scenario.name, profile, cluster.backend, scenario.seed), engine=engine.name)
-    outcome.skipped = engine.skip_reason(scenario, cluster)
+    outcome.result.release = releases.modeled(profile)      # which release answers (the loop's result says it too)
+    outcome.skipped = engine.skip_reason(scenario, cluster, profile)
     if outcome.skipped:
         return outcome
     run = engine.start(scenario, profile, cluster, outcome, **options)

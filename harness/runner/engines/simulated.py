@@ -42,7 +42,7 @@ class SimulatedEngine:
         from harness.backends.registry import get_backend
         return get_backend(backend).available()
 
-    def skip_reason(self, scenario: Scenario, cluster: Cluster) -> str | None:
+    def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:
         return None
 
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, *,

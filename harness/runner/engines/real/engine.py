@@ -63,8 +63,11 @@ class RealEngine:
             return False, f"backend {backend!r} unavailable: {why}"
         return sandbox_available()
 
-    def skip_reason(self, scenario, cluster) -> str | None:
+    def skip_reason(self, scenario, cluster, profile: str | None = None) -> str | None:
         """Scenarios the real engine cannot run faithfully, and why."""
+        why = self._release_mismatch(profile) if profile else None
+        if why:
+            return why
         if scenario.given.get("knobs"):
             return ("given.knobs replays an older provider version; the real engine runs exactly one controller "
                     "binary (build another with --provider-src)")
@@ -76,6 +79,21 @@ class RealEngine:
         if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
                     f"server, which is {have}")
+        return None
+
+    def _release_mismatch(self, profile: str) -> str | None:
+        """A profile of another provider release than the controller's (harness/model/releases.py):
+        its expectations describe a controller this run does not have."""
+        from harness.backends.controller import ensure_controller, released
+        from harness.model.releases import modeled
+        ctl = self.controller or ensure_controller()
+        m = modeled(profile)
+        if m.get("policy"):
+            return (f"profile {profile} is a label policy ({m['policy']}), not a provider release: the real engine "
+                    f"answers for the controller it runs ({ctl.version})")
+        if released(ctl.version) and m.get("covers") and ctl.version not in m["covers"]:
+            return (f"profile {profile} models provider {', '.join(m['covers'])}; the controller is {ctl.version} "
+                    f"(run that release's controller: --provider-git DIR --provider-ref {m['release']})")
         return None
 
     def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
