@@ -45,8 +45,11 @@ class RealEngine:
     # Deployments/DaemonSets and the node lifecycle controller (not-ready taint), no harness CRDs
     cluster_options = {"scheduler": True, "controller_manager": True, "profile": None}
 
-    def __init__(self, controller=None):
+    def __init__(self, controller=None, judge_release: bool = True):
+        """`judge_release`: skip a profile of another release than the controller's (False for
+        `harness bisect`, which runs one scenario against every commit on purpose)."""
         self.controller = controller
+        self.judge_release = judge_release
 
     def available(self, backend: str = "local") -> tuple[bool, str]:
         """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
@@ -65,7 +68,7 @@ class RealEngine:
 
     def skip_reason(self, scenario, cluster, profile: str | None = None) -> str | None:
         """Scenarios the real engine cannot run faithfully, and why."""
-        why = self._release_mismatch(profile) if profile else None
+        why = self._release_mismatch(profile) if profile and self.judge_release else None
         if why:
             return why
         if scenario.given.get("knobs"):

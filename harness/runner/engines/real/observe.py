@@ -217,6 +217,7 @@ class Observer:
         r.events = [{"kind": (e.get("involvedObject") or {}).get("kind"), "name": (e.get("involvedObject") or {}).get("name"),
                      "namespace": (e.get("involvedObject") or {}).get("namespace"),
                      "reason": e.get("reason"), "message": e.get("message") or ""} for e in events]
+        r.events += self.log_events()
         self._nodepools(r)
         self._pods(r, events)
         self._nodes_and_claims(r)
@@ -283,6 +284,33 @@ class Observer:
                 if pr.state != "scheduled":
                     pr.reason = pr.karpenter_error or pr.scheduler_error
                 r.pods[key] = pr
+
+    def log_events(self) -> list[dict]:
+        """The errors the controller only logs, as events of kind `Log` the way the simulation records
+        them (harness/loop/azure.py AzureProvider.event): named for the package that logged it (the
+        log line's `caller`, e.g. `instance/vminstance.go:1006` -> `instance`), the reason is the log
+        message (e.g. provider v1.14.0 pkg/providers/instance/vminstance.go "networkinterface.Delete
+        failed"), the message its `error`. Only the provider's and core's own error lines: the
+        controller-runtime "Reconciler error" wrapper repeats one of them."""
+        import json
+        out: list[dict] = []
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            return out
+        for line in lines:
+            if '"level":"ERROR"' not in line or '"ApiRequestLog"' in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            caller = str(rec.get("caller") or "")
+            if rec.get("message") == "Reconciler error" or "/" not in caller:
+                continue
+            out.append({"kind": "Log", "name": caller.split("/")[-2], "namespace": None,
+                        "reason": rec.get("message") or "", "message": str(rec.get("error") or "")})
+        return out
 
     def ignored_pods(self) -> dict[str, str]:
         """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
