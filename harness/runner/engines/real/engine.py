@@ -11,6 +11,7 @@ Ctrl-C (try/finally; the procs reaper and PR_SET_PDEATHSIG behind them).
 """
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import sys
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 from harness.backends.base import ADMIN, APIRejected
-from harness.backends.kinds import apply_order
+from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
 from harness.runner.engines.azureside import cluster_settings, fake_azure
@@ -32,6 +33,7 @@ from harness.runner.expect import Mismatch
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
+NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 HTTPS_PORT = 443                # Azure's host names resolve to 127.0.0.1 in the sandbox: this port is the fake
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
@@ -159,21 +161,54 @@ class RealRun:
             raise
 
     def apply(self, manifests: list[dict]) -> None:
-        import copy
-        for obj in sorted(manifests, key=lambda o: apply_order(o.get("kind"))):
-            obj = copy.deepcopy(obj)
-            if obj.get("kind") == "Pod":
-                obj.setdefault("metadata", {}).setdefault("namespace", "default")
-            if obj.get("kind") in ("Deployment", "DaemonSet"):
-                _default_selector(obj)
-            try:
-                stored = self.cluster.create(obj, ADMIN)
-                self.observer.applied(obj, None, stored)
-            except APIRejected as e:
-                self.observer.applied(obj, e)
-                # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
-                if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
-                    self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
+        """Apply as `kubectl apply` would. Workloads (pods, Deployments) wait until the NodePools
+        applied with them are Ready, or certainly not: the simulation's NodePools are ready at its
+        first pass, while a real provisioning round that finds none ready ("ignoring nodepool, not
+        ready", core v1.14.0 pkg/controllers/provisioning/provisioner.go) waits for the pod
+        controller's 10 s requeue (pkg/controllers/provisioning/controller.go) - a delay no user sees
+        once their NodePool is up."""
+        workloads = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
+        rest = [m for m in manifests if m.get("kind") not in WORKLOAD_KINDS]
+        pools = [name for obj in sorted(rest, key=lambda o: apply_order(o.get("kind")))
+                 if (name := self._apply_one(obj)) is not None]
+        if pools and workloads:
+            self._await_nodepools(pools)
+        for obj in sorted(workloads, key=lambda o: apply_order(o.get("kind"))):
+            self._apply_one(obj)
+
+    def _apply_one(self, obj: dict) -> str | None:
+        """Create `obj`; the name of a NodePool the API server admitted, else None."""
+        obj = copy.deepcopy(obj)
+        if obj.get("kind") == "Pod":
+            obj.setdefault("metadata", {}).setdefault("namespace", "default")
+        if obj.get("kind") in ("Deployment", "DaemonSet"):
+            _default_selector(obj)
+        try:
+            stored = self.cluster.create(obj, ADMIN)
+            self.observer.applied(obj, None, stored)
+        except APIRejected as e:
+            self.observer.applied(obj, e)
+            # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
+            if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
+                self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
+            return None
+        return obj["metadata"]["name"] if obj.get("kind") == "NodePool" else None
+
+    def _await_nodepools(self, names: list[str]) -> None:
+        """Until each NodePool is Ready, or its class or validation says it will not be (a reason
+        other than the readiness not being known yet), or NODEPOOL_WAIT passed."""
+        deadline = time.monotonic() + NODEPOOL_WAIT
+        waiting = list(names)
+        while waiting and time.monotonic() < deadline:
+            self._alive()
+            for name in list(waiting):
+                conds = {c["type"]: c for c in ((self.cluster.get("NodePool", name) or {}).get("status") or {})
+                         .get("conditions") or []}
+                ready, klass = conds.get("Ready", {}), conds.get("NodeClassReady", {})
+                if ready.get("status") == "True" or conds.get("ValidationSucceeded", {}).get("status") == "False" or (
+                        klass.get("status") == "False" and klass.get("reason") != "NodeClassReadinessUnknown"):
+                    waiting.remove(name)
+            time.sleep(0.1)
 
     def _alive(self) -> None:
         p = self.sandbox.process
