@@ -206,7 +206,7 @@ def _play_step(sim: Simulation, fake, step: dict, manifests: list[dict]) -> None
         sim.validate_nodepools()
     for d in step.get("delete") or []:
         try:
-            sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+            sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
         except APIRejected as e:      # e.g. a NodePool the API server refused never existed
             sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
     ev = step.get("evict")
