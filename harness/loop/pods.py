@@ -129,6 +129,12 @@ class PodView:
         return self._requests
 
     @property
+    def host_ports(self) -> list:
+        """The host ports its containers ask for (harness/loop/hostports.py)."""
+        from harness.loop.hostports import host_ports
+        return host_ports(self.spec)
+
+    @property
     def tolerations(self) -> list[dict]:
         tol = list(self.spec.get("tolerations") or [])
         if self.tolerate_prefer_no_schedule:

@@ -11,19 +11,33 @@ from __future__ import annotations
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
-from harness.loop.controllers.registration import UNINITIALIZED, UNREGISTERED
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.limits import RemainingResources
-from harness.loop.pods import PodView, Taint, admission_error
+from harness.loop.pods import PodView, Taint, admission_error, untolerated
 from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
-from harness.model.requirements import IN, Requirement
+from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 from harness.model.writers import resolved_requirement_labels
 
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
+
+# core v1.14.0 pkg/scheduling/taints.go KnownEphemeralTaints (matched on key and effect, as
+# corev1 Taint.MatchTaint does) and KnownEphemeralTaintKeyPrefixes
+EPHEMERAL_TAINTS = (("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute"),
+                    ("node.kubernetes.io/unreachable", "NoSchedule"),
+                    ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
+                    ("karpenter.sh/unregistered", "NoExecute"))
+EPHEMERAL_TAINT_PREFIXES = ("readiness.k8s.io/",)
+# a daemon pod tolerates PreferNoSchedule when Karpenter asks where it would run
+PREFER_NO_SCHEDULE_TOLERATION = {"operator": "Exists", "effect": "PreferNoSchedule"}
+
+
+def is_ephemeral(t: Taint) -> bool:
+    """scheduling.IsKnownEphemeralTaint (core v1.14.0 pkg/scheduling/taints.go)."""
+    return (t.key, t.effect) in EPHEMERAL_TAINTS or t.key.startswith(EPHEMERAL_TAINT_PREFIXES)
 
 
 class Provisioner:
@@ -66,36 +80,92 @@ class Provisioner:
 
     # -- cluster state ----------------------------------------------------------------------------
     def existing_nodes(self) -> list[ExistingNode]:
-        """Cluster state (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/state/cluster.go; karpenter-core.md
-        §4.5): registered
-        Nodes by their labels, in-flight NodeClaims by the NodeClaim's labels; requested = bound +
-        nominated pods. The ephemeral unregistered/uninitialized taints are not counted."""
+        """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
+        scheduling/existingnode.go NewExistingNode; karpenter-core.md §4.5):
+
+        - a launched NodeClaim (cluster state tracks it once it has a provider id): its Node once
+          registered (labels, taints, allocatable), else the NodeClaim's labels and taints and its
+          instance type's allocatable; until initialized, the known ephemeral taints and the
+          NodeClaim's startup taints are ignored (StateNode.Taints);
+        - every other Node (not managed by Karpenter: always registered and initialized);
+        - requested = bound pods + pods nominated to it + the DaemonSet pods that would still land
+          on it (compatible daemons minus those already bound, never below zero);
+        - initialized nodes first, then by name (Scheduler.sortExistingNodes).
+        Nodes marked for deletion are left out (the provisioner reschedules their pods instead)."""
         s = self.state
         used = s.node_requested()
-        out = []
+        bound: dict[str, list] = {}
+        for key, pr in s.result.pods.items():
+            if pr.node and key in s.pod_views:
+                bound.setdefault(pr.node, []).append(s.pod_views[key])
+        nominated: dict[str, list] = {}
+        for key, target in s.nominated.items():
+            pr = s.result.pods.get(key)
+            if pr is not None and not pr.node and key in s.pod_views:
+                nominated.setdefault(target, []).append(s.pod_views[key])
+        out: list[ExistingNode] = []
+        managed: set[str] = set()
         for c in s.claims:
-            if c.done or c.refused:
+            if c.done or c.refused or c.launched is None:
                 continue
-            nominated = [k for k, n in s.nominated.items() if n == c.result.name and not s.result.pods[k].node]
-            extra: dict[str, int] = {}
-            for k in nominated:
-                extra = add(extra, s.pod_views[k].requests)
-            if c.registered and c.node_name:
-                node = s.cluster.get("Node", c.node_name)
-                if node is None:
-                    continue
-                req = add(used.get(c.node_name, {}), extra)
-                out.append(ExistingNode(c.node_name, dict(node["metadata"].get("labels") or {}),
-                                        [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []
-                                         if t["key"] not in (UNREGISTERED.key, UNINITIALIZED.key)],
-                                        parse_resource_list((node.get("status") or {}).get("allocatable") or {}),
-                                        req, c.result.name))
-            elif c.launched is not None:
-                it = c.launched.instance_type
-                out.append(ExistingNode(c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {}),
-                                        [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []],
-                                        it.allocatable(), extra, c.result.name))
+            managed.add(c.launched.vm_name)
+            if c.node_name:
+                managed.add(c.node_name)
+            node = s.cluster.get("Node", c.node_name) if c.node_name else None
+            if node is not None and node["metadata"].get("deletionTimestamp"):
+                continue
+            if c.registered and node is not None:
+                name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
+                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+                if not c.initialized:        # StateNode.Capacity/Allocatable: the NodeClaim's fill zeros
+                    alloc = {**c.launched.instance_type.allocatable(), **{k: v for k, v in alloc.items() if v}}
+            else:
+                name, labels = c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {})
+                taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
+                alloc = c.launched.instance_type.allocatable()
+            if not c.initialized:
+                startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
+                taints = [t for t in taints if not is_ephemeral(t) and
+                          not any(t.key == st.key and t.effect == st.effect for st in startup)]
+            pods = bound.get(name, []) + nominated.get(c.result.name, [])
+            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
+                                      nominated.get(c.result.name, []), c.result.name, c.initialized))
+        for node in s.cluster.list("Node"):
+            name = node["metadata"]["name"]
+            if name in managed or node["metadata"].get("deletionTimestamp"):
+                continue
+            labels = dict(node["metadata"].get("labels") or {})
+            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+            alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+            pods = bound.get(name, []) + nominated.get(name, [])
+            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
+                                      nominated.get(name, []), None, True))
+        out.sort(key=lambda n: (not n.initialized, n.name))
         return out
+
+    def _existing(self, name: str, labels: dict, taints: list, alloc: dict, used: dict, pods: list,
+                  nominated: list, nodeclaim: str | None, initialized: bool) -> ExistingNode:
+        """One ExistingNode: requested = bound + nominated + the daemons still to come (NewExistingNode
+        subtracts the node's DaemonSet requests from the compatible daemons' and floors at zero)."""
+        s = self.state
+        requested = dict(used)
+        for pv in nominated:
+            requested = add(requested, pv.requests)
+        node_reqs = Requirements.from_labels(labels, s.sem)
+        daemons: dict[str, int] = {}
+        for _, ds in s.daemonsets:
+            if untolerated(ds.tolerations + [PREFER_NO_SCHEDULE_TOLERATION], taints):
+                continue
+            if node_reqs.compatible(ds.requirements(s.sem, strict=True)) is None:
+                daemons = add(daemons, ds.requests)
+        for pv in pods:
+            if pv.owner_kind == "DaemonSet":
+                daemons = {k: v - pv.requests.get(k, 0) for k, v in daemons.items()}
+        requested = add(requested, {k: v for k, v in daemons.items() if v > 0 and k != "pods"})
+        return ExistingNode(name, labels, taints, alloc, requested, nodeclaim,
+                            host_ports=[hp for pv in pods for hp in pv.host_ports], initialized=initialized)
 
     def remaining_resources(self) -> RemainingResources:
         """NodePool limits minus launched NodeClaims' capacity (harness/loop/limits.py: core
@@ -177,8 +247,9 @@ class Provisioner:
         for uid, node in solved.existing.items():
             claim = next((c for c in s.claims if c.node_name == node or
                           (c.launched and c.launched.vm_name == node)), None)
-            if claim is not None:       # nominations are keyed like every pod map: namespace/name
-                s.nominated[s.pod_key(by_uid[uid].obj)] = claim.result.name
+            # nominations are keyed like every pod map (namespace/name): to the NodeClaim, or to a
+            # Node Karpenter does not manage
+            s.nominated[s.pod_key(by_uid[uid].obj)] = claim.result.name if claim is not None else node
         for pv in pending:
             if pv.uid in solved.errors:
                 self.pod_error(pv, solved.errors[pv.uid])
