@@ -36,6 +36,20 @@ class Taint:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
+# core v1.14.0 pkg/scheduling/taints.go KnownEphemeralTaints (matched on key and effect, as
+# corev1 Taint.MatchTaint does) and KnownEphemeralTaintKeyPrefixes
+EPHEMERAL_TAINTS = (("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute"),
+                    ("node.kubernetes.io/unreachable", "NoSchedule"),
+                    ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
+                    ("karpenter.sh/unregistered", "NoExecute"))
+EPHEMERAL_TAINT_PREFIXES = ("readiness.k8s.io/",)
+
+
+def is_ephemeral(t: Taint) -> bool:
+    """scheduling.IsKnownEphemeralTaint (core v1.14.0 pkg/scheduling/taints.go)."""
+    return (t.key, t.effect) in EPHEMERAL_TAINTS or t.key.startswith(EPHEMERAL_TAINT_PREFIXES)
+
+
 def tolerates(tolerations: list[dict], taint: Taint) -> bool:
     """core/v1 Toleration.ToleratesTaint."""
     for t in tolerations:

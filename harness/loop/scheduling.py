@@ -80,7 +80,7 @@ class Scheduler:
         step 4)."""
         kept = []
         for t in templates:
-            its, err = self._filter(t, t.requirements, {}, None)
+            its, err = self._prefilter_one(t)
             if its:
                 t.options = its
                 kept.append(t)
@@ -90,6 +90,21 @@ class Scheduler:
                     msg += " due to minValues incompatibility"
                 self.nodepool_events.append((t.name, "NoCompatibleInstanceTypes", msg))
         return kept
+
+    def _prefilter_one(self, template: Template) -> tuple[list, FilterError | None]:
+        """The template's requirements against its instance types, with an empty pod and *no* daemon
+        overhead (NewScheduler passes one DaemonOverheadGroup without DaemonOverhead to
+        filterInstanceTypesByRequirements: core v1.14.0 scheduling/scheduler.go): requirements,
+        an available compatible offering, minValues."""
+        rows, _ = self._compat_rows(template, template.requirements)
+        kept = [row[0] for row in rows if row[1] and row[2]]
+        if kept and template.requirements.has_min_values():
+            missing = self._min_values_unmet(template.requirements, kept)
+            if missing and self.min_values_policy != "BestEffort":
+                err = FilterError()
+                err.min_values = missing
+                return [], err
+        return kept, (None if kept else FilterError())
 
     # -- filtering ----------------------------------------------------------------------------
     def _compat_rows(self, template: Template, reqs: Requirements) -> tuple[list[tuple], dict[int, tuple]]:

@@ -13,7 +13,7 @@ from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.limits import RemainingResources
-from harness.loop.pods import PodView, Taint, admission_error, untolerated
+from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, untolerated
 from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
@@ -24,20 +24,8 @@ from harness.model.writers import resolved_requirement_labels
 
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
 
-# core v1.14.0 pkg/scheduling/taints.go KnownEphemeralTaints (matched on key and effect, as
-# corev1 Taint.MatchTaint does) and KnownEphemeralTaintKeyPrefixes
-EPHEMERAL_TAINTS = (("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute"),
-                    ("node.kubernetes.io/unreachable", "NoSchedule"),
-                    ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
-                    ("karpenter.sh/unregistered", "NoExecute"))
-EPHEMERAL_TAINT_PREFIXES = ("readiness.k8s.io/",)
 # a daemon pod tolerates PreferNoSchedule when Karpenter asks where it would run
 PREFER_NO_SCHEDULE_TOLERATION = {"operator": "Exists", "effect": "PreferNoSchedule"}
-
-
-def is_ephemeral(t: Taint) -> bool:
-    """scheduling.IsKnownEphemeralTaint (core v1.14.0 pkg/scheduling/taints.go)."""
-    return (t.key, t.effect) in EPHEMERAL_TAINTS or t.key.startswith(EPHEMERAL_TAINT_PREFIXES)
 
 
 class Provisioner:
