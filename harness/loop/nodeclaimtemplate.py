@@ -80,7 +80,9 @@ class Template:
             return cached
         out: list[PodView] = []
         for ds in self.daemon_pods:
-            if untolerated(ds.tolerations, self.taints + self.startup_taints):
+            # the template's taints only: a startup taint does not keep a DaemonSet off the node
+            # (core v1.14.0 scheduling/scheduler.go isDaemonPodCompatible checks Spec.Taints)
+            if untolerated(ds.tolerations, self.taints):
                 continue
             # removeRequiredNodeAffinityTerm drops term 0 only when another term remains
             # (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go;

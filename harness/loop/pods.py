@@ -75,8 +75,12 @@ def untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
 
 
 def pod_requests(spec: dict) -> dict[str, int]:
-    """Effective requests: max(sum of containers, each init container) + overhead, plus pods=1.
-    Limits stand in for missing requests (Kubernetes defaulting)."""
+    """Effective requests as kube-scheduler and Karpenter compute them (k8s.io/component-helpers
+    v0.36.3 resource/helpers.go PodRequests): the containers' sum; each sidecar (an init container
+    with restartPolicy Always) adds to it and to the running sidecar sum; a regular init container
+    needs its own requests plus the sidecars started before it; the larger of the two wins. Pod-level
+    `spec.resources` requests replace the cpu and memory computed from containers; overhead is added;
+    plus pods=1. Limits stand in for missing requests (Kubernetes defaulting)."""
     def container_requests(c: dict) -> dict[str, int]:
         res = c.get("resources") or {}
         req = dict(res.get("limits") or {})
@@ -87,9 +91,28 @@ def pod_requests(spec: dict) -> dict[str, int]:
     for c in spec.get("containers") or []:
         for k, v in container_requests(c).items():
             total[k] = total.get(k, 0) + v
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
     for c in spec.get("initContainers") or []:
-        for k, v in container_requests(c).items():
-            total[k] = max(total.get(k, 0), v)
+        reqs = container_requests(c)
+        if (c or {}).get("restartPolicy") == "Always":
+            for k, v in reqs.items():
+                total[k] = total.get(k, 0) + v
+                sidecars[k] = sidecars.get(k, 0) + v
+            reqs = dict(sidecars)
+        else:
+            reqs = {k: reqs.get(k, 0) + sidecars.get(k, 0) for k in set(reqs) | set(sidecars)}
+        for k, v in reqs.items():
+            init_max[k] = max(init_max.get(k, 0), v)
+    for k, v in init_max.items():
+        total[k] = max(total.get(k, 0), v)
+    pod_level = spec.get("resources") or {}
+    if pod_level:
+        level = dict(pod_level.get("limits") or {})
+        level.update(pod_level.get("requests") or {})
+        for k, v in parse_resource_list(level).items():
+            if k in ("cpu", "memory"):        # the resources pod-level resources support
+                total[k] = v
     for k, v in parse_resource_list(spec.get("overhead") or {}).items():
         total[k] = total.get(k, 0) + v
     total["pods"] = 1

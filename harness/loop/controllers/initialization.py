@@ -48,12 +48,26 @@ class Initialization:
         self.daemonset_pods(node)
         return True
 
+    def _pod_template(self, ds: dict) -> dict:
+        """The pod the DaemonSet controller makes: its template, with the containers as the
+        DaemonSet's existing pods have them when it has any (admission, e.g. a LimitRange, may have
+        changed their requests: the pods Karpenter counts, provisioner.py Provisioner.daemon_pod)."""
+        tmpl = ds["spec"]["template"]
+        newest = _newest_owned(self.state, ds)
+        if newest is None:
+            return tmpl
+        spec = copy.deepcopy(tmpl.get("spec") or {})
+        for key in ("containers", "initContainers", "overhead", "resources"):
+            if key in newest.spec:
+                spec[key] = copy.deepcopy(newest.spec[key])
+        return {**tmpl, "spec": spec}
+
     def daemonset_pods(self, node: dict) -> None:
         """One pod per eligible DaemonSet, named `<daemonset>-<last 5 chars of the Node>`, bound at once."""
         s = self.state
         taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
         for ds, pv in s.daemonsets:
-            tmpl = ds["spec"]["template"]
+            tmpl = self._pod_template(ds)
             if untolerated(pv.tolerations, taints):
                 continue
             if node_matches(pv, node["metadata"].get("labels") or {}, node["metadata"]["name"]):
@@ -65,6 +79,13 @@ class Initialization:
                    "spec": pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
             s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
             s.nodes[node["metadata"]["name"]].pods.append(s.pod_key(pod))
+
+
+def _newest_owned(state, ds: dict):
+    name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"
+    owned = [pv for pv in state.pod_views.values()
+             if pv.owner_kind == "DaemonSet" and pv.owner_name == name and pv.namespace == ns]
+    return max(owned, key=lambda pv: pv.order) if owned else None
 
 
 def requested_resources_registered(node: dict, nodeclaim: dict) -> bool:

@@ -9,6 +9,8 @@ NodeClaimTemplate ToNodeClaim, scheduling/nodeclaimtemplate.go).
 """
 from __future__ import annotations
 
+import copy
+
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.state import Claim, LoopState
@@ -35,6 +37,7 @@ class Provisioner:
     def __init__(self, state: LoopState):
         self.state = state
         self._hostnames = 0          # the scheduler's placeholder hostnames, unique over the run
+        self._daemon_views: dict = {}     # (pod order, id(DaemonSet)) -> the simulated daemon pod
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -42,7 +45,7 @@ class Provisioner:
         AKSNodeClass's instance types. `record=False` leaves the run's result alone."""
         s = self.state
         templates = []
-        daemon_pods = [view for _, view in s.daemonsets]
+        daemon_pods = [self.daemon_pod(ds, view) for ds, view in s.daemonsets]
         for np in ready_nodepools(s):
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
             params = nodeclass_params(s, ref.get("name", ""))
@@ -55,6 +58,32 @@ class Provisioner:
             t.daemon_pods = daemon_pods
             templates.append(t)
         return templates
+
+    def daemon_pod(self, ds: dict, template_view: PodView) -> PodView:
+        """The pod Karpenter simulates for a DaemonSet (core v1.14.0 provisioner.go getDaemonSetPods):
+        the newest pod the DaemonSet controls (cluster state's GetDaemonSetPod: its requests may differ
+        from the template's, e.g. after a LimitRange), with the template's required node affinity in
+        place of the controller's per-node pin; the template when it has no pod yet."""
+        s = self.state
+        name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"
+        owned = [pv for pv in s.pod_views.values()
+                 if pv.owner_kind == "DaemonSet" and pv.owner_name == name and pv.namespace == ns]
+        if not owned:
+            return template_view
+        newest = max(owned, key=lambda pv: pv.order)
+        spec = copy.deepcopy(newest.spec)
+        required = ((((ds["spec"]["template"].get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+                    .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        if required:
+            spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})[
+                "requiredDuringSchedulingIgnoredDuringExecution"] = copy.deepcopy(required)
+        key = (newest.order, id(ds))
+        cached = self._daemon_views.get(key)
+        if cached is None:
+            cached = self._daemon_views[key] = PodView({"metadata": {"name": name, "namespace": ns,
+                                                                    "labels": dict(newest.labels)}, "spec": spec},
+                                                       0, "DaemonSet", name)
+        return cached
 
     def _record_instance_types(self, its) -> None:
         """The latest build wins, so expectations see availability after faults and TTLs."""
@@ -246,6 +275,16 @@ class Provisioner:
                 progress = True
         return progress
 
+    def _min_daemon_overhead(self, template: Template, its: list) -> dict[str, int]:
+        """The per-resource minimum of the daemon overhead groups that still have one of `its`
+        (NodeClaim.addDaemonRequests; a resource missing from a group counts as zero)."""
+        s = self.state
+        groups = [template.daemon_overhead(it, s.profile.well_known_labels, s.sem) for it in its]
+        if not groups:
+            return {}
+        keys = set.intersection(*(set(g) for g in groups))
+        return {k: min(g[k] for g in groups) for k in keys if min(g[k] for g in groups) > 0}
+
     def pod_error(self, pv: PodView, err: str) -> None:
         s = self.state
         pr = s.result.pods[s.pod_key(pv.obj)]
@@ -283,7 +322,9 @@ class Provisioner:
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs.node_selector_requirements(),
-                     "resources": {"requests": format_resource_list(planned.requests)},   # the pods' sum
+                     # the pods' sum plus the smallest daemon overhead of its instance types
+                     # (core v1.14.0 scheduling/nodeclaim.go FinalizeScheduling addDaemonRequests)
+                     "resources": {"requests": format_resource_list(add(planned.requests, self._min_daemon_overhead(t, its)))},
                      "nodeClassRef": spec_t.get("nodeClassRef"),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
                      **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {})},

@@ -169,7 +169,9 @@ class Workloads:
             s.daemonsets.append((obj, view))
             return
         if kind == "Pod":
-            s.create_pod(obj, "", "")
+            owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+                          if o.get("controller") and o.get("kind") == "DaemonSet"), None)
+            s.create_pod(obj, "DaemonSet" if owner else "", owner["name"] if owner else "")
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(obj))
