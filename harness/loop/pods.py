@@ -69,6 +69,13 @@ def tolerates(tolerations: list[dict], taint: Taint) -> bool:
     return False
 
 
+def karpenter_untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
+    """The taints Karpenter's scheduler finds untolerated: every effect, PreferNoSchedule included
+    (core v1.14.0 pkg/scheduling/taints.go Taints.Tolerates; a pod tolerates PreferNoSchedule only
+    after relaxation adds that toleration, scheduling/preferences.go toleratePreferNoScheduleTaints)."""
+    return [t for t in taints if not tolerates(tolerations, t)]
+
+
 def untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
     """The taints that block: PreferNoSchedule never does."""
     return [t for t in taints if t.effect != "PreferNoSchedule" and not tolerates(tolerations, t)]

@@ -18,7 +18,7 @@ from harness.loop.hostports import conflict
 from harness.loop.limits import RemainingResources, weight_order_key
 from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
 from harness.loop.nodeclaimtemplate import Template
-from harness.loop.pods import PodView, untolerated
+from harness.loop.pods import PodView, karpenter_untolerated
 from harness.loop.topology import HOSTNAME
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
@@ -210,7 +210,7 @@ class Scheduler:
 
     # -- placement ----------------------------------------------------------------------------
     def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
-        if untolerated(pod.tolerations, node.taints):
+        if karpenter_untolerated(pod.tolerations, node.taints):
             return "taints"
         # ExistingNode.CanAdd checks host ports before resources (core v1.14.0 scheduling/existingnode.go)
         if pod.host_ports and conflict(pod.host_ports, node.host_ports):
@@ -238,7 +238,7 @@ class Scheduler:
 
     def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
                  candidates: list | None) -> tuple[Requirements, list, dict[str, int]] | str:
-        bad = untolerated(pod.tolerations, template.taints)
+        bad = karpenter_untolerated(pod.tolerations, template.taints)
         if bad:
             return "; ".join(f"did not tolerate taint (taint={t})" for t in bad)
         pod_reqs = pod.requirements(self.sem)
@@ -453,7 +453,7 @@ class Scheduler:
         key = (id(template), pod_reqs.signature(), repr(pod.tolerations))
         ok = self._reach_cache.get(key)
         if ok is None:
-            ok = self._reach_cache[key] = (not untolerated(pod.tolerations, template.taints) and
+            ok = self._reach_cache[key] = (not karpenter_untolerated(pod.tolerations, template.taints) and
                                            template.requirements.compatible(pod_reqs, self.well_known) is None)
         if not ok:
             return False

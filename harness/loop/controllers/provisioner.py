@@ -15,7 +15,7 @@ from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.limits import RemainingResources
-from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, untolerated
+from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
@@ -26,8 +26,6 @@ from harness.model.writers import resolved_requirement_labels
 
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
 
-# a daemon pod tolerates PreferNoSchedule when Karpenter asks where it would run
-PREFER_NO_SCHEDULE_TOLERATION = {"operator": "Exists", "effect": "PreferNoSchedule"}
 
 
 class Provisioner:
@@ -173,7 +171,8 @@ class Provisioner:
         node_reqs = Requirements.from_labels(labels, s.sem)
         daemons: dict[str, int] = {}
         for _, ds in s.daemonsets:
-            if untolerated(ds.tolerations + [PREFER_NO_SCHEDULE_TOLERATION], taints):
+            # isDaemonPodCompatibleWithNode: Taints.ToleratesPod, no PreferNoSchedule toleration added
+            if karpenter_untolerated(ds.tolerations, taints):
                 continue
             if node_reqs.compatible(ds.requirements(s.sem, strict=True)) is None:
                 daemons = add(daemons, ds.requests)
