@@ -271,9 +271,20 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str
     """Provisioner.Validate (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go;
     karpenter-core.md §3.2): why the pod is ignored, and whether an event
     is emitted (case (a) emits none). None when the pod is provisionable."""
-    strict = pod.requirements(sem, strict=True)
-    np = strict.get("karpenter.sh/nodepool")
-    if "karpenter.sh/nodepool" in strict and np.operator == "DoesNotExist":
+    # NewPodRequirements, not the strict ones: the nodeSelector, the heaviest preferred term and the
+    # first required term (validateKarpenterManagedLabelCanExist), so a *preferred* DoesNotExist on
+    # karpenter.sh/nodepool also makes Karpenter ignore the pod, silently
+    reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in pod.node_selector.items())
+    prefs = pod.preferred_terms()
+    if prefs:
+        reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                   for e in (prefs[0].get("preference") or {}).get("matchExpressions") or []))
+    terms = pod.required_terms()
+    if terms:
+        reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                   for e in terms[0].get("matchExpressions") or []))
+    np = reqs.get("karpenter.sh/nodepool")
+    if "karpenter.sh/nodepool" in reqs and np.operator == "DoesNotExist":
         return ("configured to not run on a Karpenter provisioned node "
                 "(requirement=karpenter.sh/nodepool DoesNotExist)"), False
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in pod.node_selector.items()]

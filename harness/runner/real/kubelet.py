@@ -184,13 +184,14 @@ class Kubelets:
         self._released: set[str] = set()                    # kind: VMs whose kubelet was stopped
         self._last_renew = 0.0
         self._skus = {s["name"].lower(): s for s in fake.skus()}
+        self.held: set[str] = set()         # VMs whose kubelet does not boot yet (in-flight existing nodes)
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
         import time
         progress = False
         for name, put in self.tap.vm_puts().items():
-            if name not in self.records and self._running(name):
+            if name not in self.records and name.lower() not in self.held and self._running(name):
                 self._boot(name, put.body)
                 progress = True
         for name in sorted(self._pending_ccm):
