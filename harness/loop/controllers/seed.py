@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
 from harness.loop.controllers.nodepool import ready_nodepools
-from harness.loop.nodeclaim import PlannedClaim
+from harness.loop.nodeclaim import PlannedClaim, offering_compatible
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
 from harness.model.requirements import IN, Requirement
@@ -76,7 +76,7 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     it = _instance_type(template.instance_types, entry, where)
     reqs = template.requirements.copy()
     reqs.add(Requirement.new(INSTANCE_TYPE, IN, [it.name], s.sem))
-    offerings = [o for o in it.offerings if o.available and
+    offerings = [o for o in it.offerings if offering_compatible(o, reqs, s.profile.well_known_labels) and
                  (not entry.get("zone") or o.zone == str(entry["zone"])) and
                  (not entry.get("capacityType") or o.capacity_type == entry["capacityType"])]
     if not offerings:
@@ -234,11 +234,15 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
         pod = copy.deepcopy(pod)
         pod.setdefault("apiVersion", "v1")
         pod.setdefault("kind", "Pod")
-        owner = next((o for o in (pod.get("metadata") or {}).get("ownerReferences") or [] if o.get("controller")),
-                     None) or {}
-        kind = "DaemonSet" if owner.get("kind") == "DaemonSet" else ""
+        owner = next((o for o in (pod.get("metadata") or {}).get("ownerReferences") or []
+                      if o.get("controller", True)), None) or {}
+        kind, owner_name = "", ""
+        if owner.get("kind") == "DaemonSet":
+            kind, owner_name = "DaemonSet", owner.get("name", "")
+        elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
+            kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
         try:
-            s.create_pod(pod, kind, owner.get("name", "") if kind else "", node=node_name)
+            s.create_pod(pod, kind, owner_name, node=node_name)
         except APIRejected as e:
             raise SeedError(f"{where}.pods[{j}]: the API server refused the pod: {e.message}") from None
         nr = s.nodes.get(node_name)
