@@ -406,6 +406,8 @@ class Checker:
             want = {"value": want}
         if "value" in want and have != _s(want["value"]):
             self.fail(path, _s(want["value"]), have, detail)
+        if "notValue" in want and have == _s(want["notValue"]):
+            self.fail(f"{path}.notValue", f"not {_s(want['notValue'])}", have, detail)
         if "valueRegex" in want and (have is None or not re.fullmatch(want["valueRegex"], have)):
             self.fail(f"{path}.valueRegex", want["valueRegex"], have, detail)
         if "writer" in want and n.writer(key) != want["writer"]:
