@@ -143,6 +143,7 @@ class PodView:
     # VolumeTopology.GetRequirements alternatives (harness/loop/volumes.py); None: no volume topology
     volume_requirements: list | None = None
     _requests: dict[str, int] | None = field(default=None, repr=False)
+    _host_ports: list | None = field(default=None, repr=False)
     _reqs_cache: dict = field(default_factory=dict, repr=False)
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
 
@@ -174,9 +175,13 @@ class PodView:
 
     @property
     def host_ports(self) -> list:
-        """The host ports its containers ask for (harness/loop/hostports.py)."""
-        from harness.loop.hostports import host_ports
-        return host_ports(self.spec)
+        """The host ports its containers ask for (harness/loop/hostports.py); computed once (a pod's
+        spec does not change)."""
+        hp = self._host_ports
+        if hp is None:
+            from harness.loop.hostports import host_ports
+            hp = self._host_ports = host_ports(self.spec)
+        return hp
 
     @property
     def tolerations(self) -> list[dict]:
@@ -274,15 +279,19 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str
     # NewPodRequirements, not the strict ones: the nodeSelector, the heaviest preferred term and the
     # first required term (validateKarpenterManagedLabelCanExist), so a *preferred* DoesNotExist on
     # karpenter.sh/nodepool also makes Karpenter ignore the pod, silently
-    reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in pod.node_selector.items())
-    prefs = pod.preferred_terms()
-    if prefs:
-        reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
-                   for e in (prefs[0].get("preference") or {}).get("matchExpressions") or []))
-    terms = pod.required_terms()
-    if terms:
-        reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
-                   for e in terms[0].get("matchExpressions") or []))
+    key = ("admission", sem.profile)
+    reqs = pod._reqs_cache.get(key)
+    if reqs is None:
+        reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in pod.node_selector.items())
+        prefs = pod.preferred_terms()
+        if prefs:
+            reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                       for e in (prefs[0].get("preference") or {}).get("matchExpressions") or []))
+        terms = pod.required_terms()
+        if terms:
+            reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                       for e in terms[0].get("matchExpressions") or []))
+        pod._reqs_cache[key] = reqs
     np = reqs.get("karpenter.sh/nodepool")
     if "karpenter.sh/nodepool" in reqs and np.operator == "DoesNotExist":
         return ("configured to not run on a Karpenter provisioned node "

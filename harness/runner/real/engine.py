@@ -263,6 +263,7 @@ class _Run:
         while True:
             self._alive()
             self.kubelets.step()
+            existing.finish_terminating_pods(self.cluster)
             self.observer.poll()
             fp = self.observer.fingerprint()
             now = time.monotonic()

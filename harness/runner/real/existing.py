@@ -75,12 +75,13 @@ def seed_unmanaged(cluster, entry: dict, index: int, skus: dict) -> str:
         alloc.update(parse_resource_list(entry["allocatable"]))
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {"taints": [dict(t) for t in entry.get("taints") or []]}}
-    created = cluster.create(node, ADMIN)
+    cluster.create(node, ADMIN)
     ready = entry.get("ready", True)
     status = {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
               "conditions": [{"type": "Ready", "status": "True" if ready else "False",
                               "reason": "KubeletReady" if ready else "KubeletNotReady"}]}
-    cluster.update_status({**created, "status": status}, ADMIN)
+    # a merge patch: the node lifecycle controller updates a new Node concurrently
+    cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
     bind_pods(cluster, name, entry)
     if entry.get("deleting"):
         mark_deleting(cluster, name)
@@ -96,18 +97,19 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         pod.setdefault("metadata", {}).setdefault("namespace", "default")
         for ref in pod["metadata"].get("ownerReferences") or []:
             ref.setdefault("uid", "00000000-0000-0000-0000-000000000000")
-        stored = cluster.create(pod, ADMIN)
-        cluster.bind(stored, node_name, ADMIN)
+        # created bound (spec.nodeName): the real kube-scheduler would otherwise bind it first
+        pod.setdefault("spec", {})["nodeName"] = node_name
+        cluster.create(pod, ADMIN)
 
 
 def mark_deleting(cluster, node_name: str) -> None:
     """Deleting, held by a finalizer, tainted karpenter.sh/disrupted:NoSchedule (controllers/seed.py)."""
     node = cluster.get("Node", node_name)
-    node["metadata"]["finalizers"] = sorted(set(node["metadata"].get("finalizers") or []) | {"karpenter.sh/termination"})
+    finalizers = sorted(set(node["metadata"].get("finalizers") or []) | {"karpenter.sh/termination"})
     taints = node["spec"].get("taints") or []
     if not any(t["key"] == "karpenter.sh/disrupted" for t in taints):
-        node["spec"]["taints"] = taints + [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]
-    cluster.update(node, ADMIN)
+        taints = taints + [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]
+    cluster.client(ADMIN).patch("Node", node_name, {"metadata": {"finalizers": finalizers}, "spec": {"taints": taints}})
     cluster.delete("Node", node_name)
 
 
@@ -175,39 +177,66 @@ def seed_managed(run, entry: dict, index: int) -> None:
     if nodepool is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
     nc = managed_nodeclaim(entry, index, nodepool)
-    held = not entry.get("registered", True) or not entry.get("initialized", True)
-    vm = vm_name_of(nc["metadata"]["name"])
-    if held:
-        run.kubelets.held.add(vm)
+    unregistered = not entry.get("registered", True)
+    uninitialized = not unregistered and not entry.get("initialized", True)
+    vm = vm_name_of(nc["metadata"]["name"]).lower()
+    if unregistered:
+        run.kubelets.held.add(vm)              # launched, no Node yet
+    elif uninitialized:
+        run.kubelets.not_ready.add(vm)         # registered, NotReady: not initialized
     cluster.create(nc, ADMIN)
     name = nc["metadata"]["name"]
 
     def state():
         cur = cluster.get("NodeClaim", name) or {}
         conds = {c["type"]: c.get("status") for c in (cur.get("status") or {}).get("conditions") or []}
-        if held:
+        if unregistered:
             return conds.get("Launched") == "True"
-        return conds.get("Initialized") == "True" and (cur.get("status") or {}).get("nodeName")
+        wanted = "Registered" if uninitialized else "Initialized"
+        return conds.get(wanted) == "True" and (cur.get("status") or {}).get("nodeName")
     if not wait_for(state, step=run.kubelets.step):
         raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} did not reach its state in {SEED_TIMEOUT:.0f}s")
-    if held:
+    if unregistered:
         return
     node_name = cluster.get("NodeClaim", name)["status"]["nodeName"]
     if entry.get("labels") or entry.get("taints"):
         node = cluster.get("Node", node_name)
-        node["metadata"]["labels"].update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
-        node["spec"]["taints"] = (node["spec"].get("taints") or []) + [dict(t) for t in entry.get("taints") or []]
-        cluster.update(node, ADMIN)
+        patch = {"metadata": {"labels": {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}}}
+        if entry.get("taints"):
+            patch["spec"] = {"taints": (node["spec"].get("taints") or []) + [dict(t) for t in entry["taints"]]}
+        cluster.client(ADMIN).patch("Node", node_name, patch)
     bind_pods(cluster, node_name, entry)
     if entry.get("deleting"):
         mark_deleting(cluster, node_name)
 
 
 def release(run) -> bool:
-    """Let the held in-flight NodeClaims' kubelets boot; True when any was held."""
-    held = bool(run.kubelets.held)
-    run.kubelets.held.clear()
+    """Let the held in-flight NodeClaims' kubelets boot and the NotReady ones report Ready; True when
+    any was held."""
+    kub = run.kubelets
+    held = bool(kub.held or kub.not_ready)
+    kub.held.clear()
+    for vm in sorted(kub.not_ready):
+        rec = next((r for name, r in kub.records.items() if name.lower() == vm), None)
+        if rec is not None and rec.registered:
+            ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                     "message": "kubelet is posting ready status"}
+            run.cluster.client(ADMIN).patch("Node", rec.node_name, {"status": {"conditions": [ready]}}, sub="status")
+    kub.not_ready.clear()
     return held
+
+
+def finish_terminating_pods(cluster) -> None:
+    """The kubelet's part of a graceful delete: a pod with a deletionTimestamp on a node is removed
+    once its containers stop (no containers run here, so at once: a delete with grace period 0)."""
+    for ns in cluster.list("Namespace"):
+        for p in cluster.list("Pod", ns["metadata"]["name"]):
+            if p["metadata"].get("deletionTimestamp") and (p.get("spec") or {}).get("nodeName"):
+                try:
+                    cluster.delete("Pod", p["metadata"]["name"], ns["metadata"]["name"])
+                except APIRejected as e:
+                    if e.status != 404:
+                        raise
 
 
 def unmanaged_results(cluster, names: list[str], result) -> None:

@@ -185,6 +185,7 @@ class Kubelets:
         self._last_renew = 0.0
         self._skus = {s["name"].lower(): s for s in fake.skus()}
         self.held: set[str] = set()         # VMs whose kubelet does not boot yet (in-flight existing nodes)
+        self.not_ready: set[str] = set()    # VMs whose kubelet registers but reports NotReady (until released)
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
@@ -248,9 +249,11 @@ class Kubelets:
             rec.denied = e.message
             return
         rec.registered = True
+        ready = vm_name.lower() not in self.not_ready
         status = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
-                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                  "message": "kubelet is posting ready status",
+                  "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                                  "reason": "KubeletReady" if ready else "KubeletNotReady",
+                                  "message": "kubelet is posting ready status" if ready else "held by the harness",
                                   "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
                   "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
                                "kubeletVersion": getattr(self.cluster, "_server_version", ""),
