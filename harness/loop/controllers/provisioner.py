@@ -241,8 +241,11 @@ class Provisioner:
             return False
         templates = self.templates()
         if not templates and not ready_nodepools(s):
+            # core v1.14.0 provisioner.go Schedule: ErrNodePoolsNotFound only marks the scheduling
+            # decision in cluster state (MarkPodSchedulingDecisions) and logs; no pod event
             for pv in pending:
-                self.pod_error(pv, NO_DYNAMIC_NODEPOOLS)
+                pr = s.result.pods[s.pod_key(pv.obj)]
+                pr.karpenter_error = pr.reason = NO_DYNAMIC_NODEPOOLS
             return False
 
         def counter() -> int:
