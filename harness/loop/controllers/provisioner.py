@@ -147,9 +147,11 @@ class Provisioner:
             pods = bound.get(name, []) + nominated.get(c.result.name, [])
             out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
                                       nominated.get(c.result.name, []), c.result.name, c.initialized))
-        for node in s.cluster.list("Node"):
-            name = node["metadata"]["name"]
-            if name in managed or node["metadata"].get("deletionTimestamp"):
+        # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
+        # the seeded names are the Nodes Karpenter does not manage
+        for name in s.unmanaged_nodes:
+            node = s.cluster.get("Node", name)
+            if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
             labels = dict(node["metadata"].get("labels") or {})
             taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
