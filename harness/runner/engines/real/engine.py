@@ -19,13 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.backends.base import ADMIN, APIRejected
+from harness.backends.base import APIRejected
 from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, clusterprep, fakeside, settings
+from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer
 from harness.runner.engines.real.settle import Settler, provisioning_rounds
@@ -130,6 +130,8 @@ class RealRun:
         self.server = self.sandbox = self.kubelets = None
         self.steady = False
         self.settle_reason = ""
+        self.seeded = False                        # given.existingNodes were seeded (seed())
+        self.unmanaged: list[str] = []             # ... the ones Karpenter does not manage
         self.apply_errors: list[str] = []
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
@@ -177,14 +179,15 @@ class RealRun:
             self._apply_one(obj)
 
     def _apply_one(self, obj: dict) -> str | None:
-        """Create `obj`; the name of a NodePool the API server admitted, else None."""
+        """Create `obj`, or update it when it exists; the name of a NodePool the API server admitted,
+        else None."""
         obj = copy.deepcopy(obj)
         if obj.get("kind") == "Pod":
             obj.setdefault("metadata", {}).setdefault("namespace", "default")
         if obj.get("kind") in ("Deployment", "DaemonSet"):
             _default_selector(obj)
         try:
-            stored = self.cluster.create(obj, ADMIN)
+            stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
             self.observer.applied(obj, None, stored)
         except APIRejected as e:
             self.observer.applied(obj, e)
@@ -210,6 +213,12 @@ class RealRun:
                     waiting.remove(name)
             time.sleep(0.1)
 
+    def seed(self, entries: list[dict]) -> None:
+        """given.existingNodes on the live cluster (existing.py); in-flight ones are held until the
+        first settle, as the simulation's are."""
+        self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+        self.seeded = True
+
     def _alive(self) -> None:
         p = self.sandbox.process
         if p is not None and not p.alive():
@@ -218,7 +227,16 @@ class RealRun:
     def settle(self):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
         window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
-        the run is not steady); the result as observed."""
+        the run is not steady); the result as observed. Existing nodes held in flight by seed() are
+        released after the first settle, and the run settles again (as in the simulation)."""
+        result = self._settle_once()
+        if self.seeded and existing.release(self):
+            result = self._settle_once()
+        if self.unmanaged:
+            existing.unmanaged_results(self.cluster, self.unmanaged, result)
+        return result
+
+    def _settle_once(self):
         start = time.monotonic()
         settler = Settler(start)
         runaway_since = None
@@ -226,6 +244,7 @@ class RealRun:
             self._alive()
             self.kubelets.step()
             self.observer.poll()
+            existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
             now = time.monotonic()
             if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), self.observer.in_flight(),
                                self._rounds()):
