@@ -27,7 +27,7 @@ from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
-from harness.runner.engines.real.observe import Observer
+from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import Settler, provisioning_rounds
 from harness.runner.expect import Mismatch
 
@@ -198,19 +198,13 @@ class RealRun:
         return obj["metadata"]["name"] if obj.get("kind") == "NodePool" else None
 
     def _await_nodepools(self, names: list[str]) -> None:
-        """Until each NodePool is Ready, or its class or validation says it will not be (a reason
-        other than the readiness not being known yet), or NODEPOOL_WAIT passed."""
+        """Until the controller has decided each NodePool's readiness (observe.nodepool_decided), or
+        NODEPOOL_WAIT passed."""
         deadline = time.monotonic() + NODEPOOL_WAIT
         waiting = list(names)
         while waiting and time.monotonic() < deadline:
             self._alive()
-            for name in list(waiting):
-                conds = {c["type"]: c for c in ((self.cluster.get("NodePool", name) or {}).get("status") or {})
-                         .get("conditions") or []}
-                ready, klass = conds.get("Ready", {}), conds.get("NodeClassReady", {})
-                if ready.get("status") == "True" or conds.get("ValidationSucceeded", {}).get("status") == "False" or (
-                        klass.get("status") == "False" and klass.get("reason") != "NodeClassReadinessUnknown"):
-                    waiting.remove(name)
+            waiting = [n for n in waiting if not nodepool_decided(self.cluster.get("NodePool", n) or {})]
             time.sleep(0.1)
 
     def seed(self, entries: list[dict]) -> None:

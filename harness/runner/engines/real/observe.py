@@ -38,6 +38,18 @@ def _true(obj: dict, type_: str) -> bool:
     return _conditions(obj).get(type_, {}).get("status") == "True"
 
 
+def nodepool_decided(nodepool: dict) -> bool:
+    """Whether the controller has decided a NodePool's readiness: Ready, or not ready for a reason of
+    its own (validation failed, or its class is not ready - not merely "readiness unknown", what a
+    NodePool shows until its AKSNodeClass is first reconciled: core v1.14.0
+    pkg/controllers/nodepool/readiness/controller.go)."""
+    conds = _conditions(nodepool)
+    klass = conds.get("NodeClassReady", {})
+    return (conds.get("Ready", {}).get("status") == "True"
+            or conds.get("ValidationSucceeded", {}).get("status") == "False"
+            or (klass.get("status") == "False" and klass.get("reason") != "NodeClassReadinessUnknown"))
+
+
 class Observer:
     def __init__(self, scenario, profile: str, cluster, fake, kubelets, log_path=None):
         self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
@@ -126,8 +138,10 @@ class Observer:
 
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
-        or their kubelet will never register it (refused its flags, or NodeRestriction denied it)."""
-        out = []
+        or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
+        admitted NodePools whose readiness the controller has not decided yet."""
+        out = [f"NodePool/{name}" for name in sorted(n for n, r in self.nodepools.items() if r.accepted)
+               if not nodepool_decided(self.cluster.get("NodePool", name) or {})]
         for name, nc in sorted(self.claims.items()):
             if name in self.deleted or name in self.initialized or name in self.vm_failures:
                 continue
