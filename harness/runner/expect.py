@@ -471,6 +471,10 @@ class Checker:
             self.azure(expect["azure"])
         if "loop" in expect:
             self.loop(expect["loop"])
+        for i, want in enumerate(expect.get("skew") or []):
+            self.skew(want, i)
+        for i, want in enumerate(expect.get("domains") or []):
+            self.domains(want, i)
         for i, ev in enumerate(expect.get("events") or []):
             # every event of the run (RunResult.events); kind, name and reason are the event's own
             text = {k: v for k, v in ev.items() if k not in ("kind", "name", "reason")}
@@ -480,6 +484,70 @@ class Checker:
                 self.fail(f"{self.root}.events[{i}]", ev, [f"{e['kind']}/{e['name']} {e['reason']}: {e['message']}"
                                                          for e in self.r.events])
         return self.out
+
+
+    # -- topology: pods per domain ------------------------------------------------------------------
+    def _domain_of(self, node: str | None, key: str) -> str | None:
+        """The pod's domain: its Node's name for kubernetes.io/hostname (core's ExpectSkew counts by
+        node name), else the Node's label (None: the Node lacks it, the pod is not counted)."""
+        if not node:
+            return None
+        if key == "kubernetes.io/hostname":
+            return node
+        n = next((n for n in self.r.nodes if n.name == node), None)
+        return None if n is None else n.labels.get(key)
+
+    def skew(self, want: dict, i: int) -> None:
+        """Scheduled pods per domain of `topologyKey`, as core's ExpectSkew / ExpectMaxSkew count them
+        (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectSkew; scheduling
+        suite_test.go ExpectMaxSkew): pods of `namespace` (default "default", "" for all) matching
+        `labelSelector` (absent: every pod), scheduled and not terminating. `counts` is the multiset
+        of per-domain counts (Gomega ConsistOf), `max` bounds every count, `maxSkew` bounds
+        max - min."""
+        from harness.loop.topology import selector_matches
+        path = f"{self.root}.skew[{i}]"
+        key = want["topologyKey"]
+        ns = want.get("namespace", "default")
+        selector = want.get("labelSelector", {})
+        counts: dict[str, int] = {}
+        for p in self.r.pods.values():
+            if p.state != "scheduled" or (ns and p.namespace != ns):
+                continue
+            if not selector_matches(selector if selector is not None else {}, p.labels):
+                continue
+            d = self._domain_of(p.node, key)
+            if d is not None:
+                counts[d] = counts.get(d, 0) + 1
+        have = sorted(counts.values())
+        detail = ", ".join(f"{d}: {n}" for d, n in sorted(counts.items())) or "no scheduled pod counted"
+        if "counts" in want and sorted(want["counts"]) != have:
+            self.fail(f"{path}.counts", sorted(want["counts"]), have, detail)
+        if "max" in want and have and have[-1] > want["max"]:
+            self.fail(f"{path}.max", want["max"], have[-1], detail)
+        if "maxSkew" in want and have and have[-1] - have[0] > want["maxSkew"]:
+            self.fail(f"{path}.maxSkew", want["maxSkew"], have[-1] - have[0], detail)
+
+    def domains(self, want: dict, i: int) -> None:
+        """How many distinct domains of `topologyKey` (default kubernetes.io/hostname: the Node) the
+        named pods (or the pods of the named Deployments) are scheduled in: 1 is "together", the
+        number of pods is "all apart". Every named pod must be scheduled."""
+        path = f"{self.root}.domains[{i}]"
+        key = want.get("topologyKey", "kubernetes.io/hostname")
+        seen: dict[str, str | None] = {}
+        for name in want["pods"]:
+            pods = self.r.pods_of(name)
+            if not pods:
+                self.fail(f"{path}.pods", name, None, "no pod or Deployment by that name")
+                continue
+            for p in pods:
+                seen[f"{p.namespace}/{p.name}"] = self._domain_of(p.node, key) if p.state == "scheduled" else None
+        unplaced = sorted(k for k, d in seen.items() if d is None)
+        if unplaced:
+            self.fail(f"{path}.pods", "scheduled in a domain", "not", ", ".join(unplaced))
+        values = sorted({d for d in seen.values() if d is not None})
+        if "count" in want and len(values) != want["count"]:
+            self.fail(f"{path}.count", want["count"], len(values),
+                      "; ".join(f"{k}: {d}" for k, d in sorted(seen.items())))
 
 
 def check(expect: dict, result: RunResult, scenario=None, root: str = "expect",

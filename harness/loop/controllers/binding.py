@@ -1,8 +1,8 @@
 """kube-scheduler's side of the loop: bind each pending pod to the first Node that fits.
 
-The filters are harness/loop/kubescheduler.py (NodeResourcesFit, TaintToleration, NodeAffinity,
-InterPodAffinity, PodTopologySpread; kubernetes v1.36.3 pkg/scheduler/framework/plugins) and the
-VolumeBinding filter of harness/loop/volumes.py. A pod nominated for a NodeClaim tries that
+The filters are harness/loop/kubescheduler.py (the default profile's filter plugins at kubernetes
+v1.36.3, each pod's PreFilter state over all Nodes and the pods bound so far, including the ones
+bound earlier in this pass) and the VolumeBinding filter of harness/loop/volumes.py. A pod nominated for a NodeClaim tries that
 NodeClaim's Node first (harness simplification of the scheduler's nominatedNodeName preference,
 kubernetes pkg/scheduler/schedule_one.go evaluateNominatedNode). After a bind the CSI
 external-provisioner provisions the pod's WaitForFirstConsumer volumes.
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
-from harness.loop.kubescheduler import can_bind
+from harness.loop.kubescheduler import Cycle, Snapshot
+from harness.loop.topology import namespace_labels
 from harness.model.resources import add
 
 
@@ -27,6 +28,8 @@ class KubeScheduler:
         nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
         used = s.node_requested()
         placed = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node]
+        snap = Snapshot(nodes, placed, namespace_labels(s.cluster.list("Namespace"),
+                                                        ["default", *{pv.namespace for pv in s.pod_views.values()}]))
         for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
@@ -34,15 +37,17 @@ class KubeScheduler:
             nominated = s.nominated.get(key)
             claim = s.claim_by_name(nominated) if nominated else None
             preferred = [n for n in nodes if claim is not None and claim.node_name == n["metadata"]["name"]]
-            reasons = []
+            reasons: list[str] = []
+            cycle = Cycle(pv, snap)
             for node in preferred + [n for n in nodes if n not in preferred]:
-                why = can_bind(pv, node, used.get(node["metadata"]["name"], {}), nodes, placed)
-                if why is None and s.volumes:
-                    why = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
-                if why is None:
+                why = cycle.filter(node, used.get(node["metadata"]["name"], {}))
+                if not why and s.volumes:
+                    v = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
+                    why = [v] if v else []
+                if not why:
                     name = node["metadata"]["name"]
                     s.cluster.bind(pv.obj, name, ADMIN)
-                    placed.append((pv, name))
+                    snap.add(pv, name)
                     pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
                     used[name] = add(used.get(name, {}), pv.requests)
                     s.trace(f"kube-scheduler bound {key} to {name}")
@@ -50,7 +55,7 @@ class KubeScheduler:
                         s.trace(f"CSI provisioner created PersistentVolume {made} for {key} on {name}")
                     progress = True
                     break
-                reasons.append(why)
+                reasons.extend(why)
             else:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
         return progress

@@ -230,7 +230,7 @@ class Observer:
             for p in self.cluster.list("Pod", ns):
                 key = f"{ns}/{p['metadata']['name']}"
                 kind, owner = self._owner(p, rs_owner)
-                pr = PodResult(p["metadata"]["name"], ns, kind, owner)
+                pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}))
                 pr.node = (p.get("spec") or {}).get("nodeName")
                 pr.state = "scheduled" if pr.node else "pending"
                 pr.nodeclaims = sorted(noms.get(key, ()))
