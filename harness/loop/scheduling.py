@@ -275,6 +275,8 @@ class Scheduler:
         prefer_no_schedule = any(t.effect == "PreferNoSchedule" for tp in self.templates for t in tp.taints)
         for pod in queue:
             pod.reset_relaxation()
+        if self.topology is not None:
+            self.topology.prepare(queue)        # core NewTopology: every pod's groups before placing any
         pending = list(queue)
         progress = True
         while pending and progress:

@@ -669,6 +669,13 @@ class Topology:
             hit = self._inverse_cache[pod.uid] = (stamp, groups)
         return hit[1]
 
+    def prepare(self, pods) -> None:
+        """NewTopology's Update of every pod of the batch: each pod's groups (and inverse
+        registrations) exist before any pod is placed, so a placement is recorded in every group that
+        counts it, not only in the groups already asked about."""
+        for pod in pods:
+            self._constraints(pod)
+
     def pod_groups(self, pod) -> list[TopologyGroup]:
         """Every group add_requirements checks for the pod, in its order (creates the pod's groups
         and inverse registrations, as its first add_requirements call would)."""

@@ -158,18 +158,18 @@ def digest(fp: dict) -> str:
 # optimizations against the unindexed scan on the new behavior
 EXPECTED = {
     ('generic', 300, 1): "47f06ac02c145d0e",
-    ('diverse', 300, 2): "af646b4982fb229a",
-    ('diverse', 500, 3): "acc91fffd49aaa20",
-    ('mixed', 300, 4): "747f2bf6786f9d26",
-    ('mixed', 400, 5): "0708800090df630d",
+    ('diverse', 300, 2): "f891445dde5aa509",
+    ('diverse', 500, 3): "fb7dc52ead3f9221",
+    ('mixed', 300, 4): "84d6c71f4c5a3b12",
+    ('mixed', 400, 5): "50d9cdc813ec8ecd",
     ('generic', 1500, 6): "c818bfecef7c2fdc",
-    ('diverse', 1000, 7): "9391d6ef3b8a3bf3",
-    ('mixed', 800, 8): "47c6e3b90878a188",
-    ('volumes', 300, 9): "f248b3f701530be1",
-    ('volumes', 600, 10): "a7f27a0ab39994a3",
-    ('diverse', 2000, 11): "5486db23c7e189aa",
-    ('mixed', 1500, 12): "244fdd9fd61e65a9",
-    ('volumes', 1200, 13): "d72a322083b0315f",
+    ('diverse', 1000, 7): "a252ba8684da9f32",
+    ('mixed', 800, 8): "421fa488d17099c7",
+    ('volumes', 300, 9): "24237fc8e688d506",
+    ('volumes', 600, 10): "e54ace2d2cfb576e",
+    ('diverse', 2000, 11): "2508d0e01f38ff65",
+    ('mixed', 1500, 12): "57bbffddd6ae083e",
+    ('volumes', 1200, 13): "9468fbc6c0e440ad",
 }
 
 
