@@ -68,6 +68,7 @@ class PodResult:
     events: list[str] = field(default_factory=list)
     nodeclaims: list[str] = field(default_factory=list)   # NodeClaims launched for it
     labels: dict[str, str] = field(default_factory=dict)  # the pod's labels (expect.skew selects by them)
+    requests: dict[str, int] = field(default_factory=dict)  # effective requests (cpu in millicores, bytes)
 
 
 @dataclass

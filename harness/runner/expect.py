@@ -475,6 +475,8 @@ class Checker:
             self.skew(want, i)
         for i, want in enumerate(expect.get("domains") or []):
             self.domains(want, i)
+        for i, want in enumerate(expect.get("nodeClaimInstanceTypes") or []):
+            self.nodeclaim_instance_types(want, i)
         for i, ev in enumerate(expect.get("events") or []):
             # every event of the run (RunResult.events); kind, name and reason are the event's own
             text = {k: v for k, v in ev.items() if k not in ("kind", "name", "reason")}
@@ -548,6 +550,57 @@ class Checker:
         if "count" in want and len(values) != want["count"]:
             self.fail(f"{path}.count", want["count"], len(values),
                       "; ".join(f"{k}: {d}" for k, d in sorted(seen.items())))
+
+    def nodeclaim_instance_types(self, want: dict, i: int) -> None:
+        """The instance types the first NodeClaim created for `pod` lists (core's
+        supportedInstanceTypes(cloudProvider.CreateCalls[0]), scheduling suite_test.go): at least
+        `minCount`; each has `labels` among its requirement values (ExpectInstancesWithLabel; for the
+        zone and capacity-type keys: an offering there); each has an offering of `offering`'s capacity
+        type and zone (ExpectInstancesWithOffering); with `allocatableExceedsRequests`, each one's
+        allocatable CPU and memory exceed the summed requests of the NodeClaim's pods (core checks
+        requests + overhead < capacity)."""
+        path = f"{self.root}.nodeClaimInstanceTypes[{i}]"
+        pods = self.r.pods_of(want["pod"])
+        claims = [c for p in pods for c in p.nodeclaims]
+        claim = next((c for c in self.r.nodeclaims if claims and c.name == claims[0]), None)
+        if claim is None:
+            self.fail(f"{path}.pod", f"a NodeClaim created for {want['pod']}", None, "no NodeClaim was created for it")
+            return
+        names = sorted({v for r in claim.requirements if r.get("key") == "node.kubernetes.io/instance-type"
+                        and r.get("operator") == "In" for v in r.get("values") or []})
+        its = [self.r.instance_types.get(n) for n in names]
+        missing = [n for n, it in zip(names, its) if it is None]
+        if missing:
+            self.fail(f"{path}", "instance types the run knows", missing)
+            return
+        if "minCount" in want and len(names) < want["minCount"]:
+            self.fail(f"{path}.minCount", want["minCount"], len(names), f"{claim.name}: {', '.join(names)}")
+        for key, value in (want.get("labels") or {}).items():
+            value = _s(value)
+            if key in ("topology.kubernetes.io/zone", "karpenter.sh/capacity-type"):
+                attr = "zone" if key == "topology.kubernetes.io/zone" else "capacity_type"
+                bad = [it.name for it in its if not any(getattr(o, attr) == value for o in it.offerings)]
+            else:
+                bad = [it.name for it in its if key not in it.requirements or not it.requirements[key].has(value)]
+            if bad:
+                self.fail(f'{path}.labels["{key}"]', value, bad, f"instance types of {claim.name} without it")
+        off = want.get("offering")
+        if off:
+            bad = [it.name for it in its if not any(o.available and
+                                                    o.capacity_type == off.get("capacityType", o.capacity_type) and
+                                                    o.zone == _s(off.get("zone", o.zone)) for o in it.offerings)]
+            if bad:
+                self.fail(f"{path}.offering", off, bad, f"instance types of {claim.name} without that offering")
+        if want.get("allocatableExceedsRequests"):
+            total: dict[str, int] = {}
+            for key in claim.pods:
+                pr = self.r.pods.get(key)
+                if pr is not None:
+                    for k, v in pr.requests.items():
+                        total[k] = total.get(k, 0) + v
+            bad = [it.name for it in its if any(total.get(k, 0) >= it.allocatable().get(k, 0) for k in ("cpu", "memory"))]
+            if bad:
+                self.fail(f"{path}.allocatableExceedsRequests", True, bad, f"requests {total}")
 
 
 def check(expect: dict, result: RunResult, scenario=None, root: str = "expect",
