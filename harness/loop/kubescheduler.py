@@ -74,10 +74,13 @@ def node_matches(pod: PodView, labels: Mapping[str, str], node_name: str) -> str
 
 
 def host_ports(pod: PodView) -> list[tuple[str, str, int]]:
-    """util.GetHostPorts: (hostIP, protocol, hostPort) of every container port with a hostPort
-    (containers only; init containers' ports are not host ports kube-scheduler tracks)."""
+    """util.GetHostPorts (k8s.io/kubernetes v1.36.3 pkg/scheduler/util/utils.go): (hostIP, protocol,
+    hostPort) of every port with a hostPort, of the containers and of the init containers that run
+    for the pod's whole life (restartPolicy Always: sidecars); an empty hostIP is 0.0.0.0 and an empty
+    protocol TCP (HostPortInfo sanitize)."""
     out = []
-    for c in pod.spec.get("containers") or []:
+    containers = [c for c in pod.spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    for c in containers + list(pod.spec.get("containers") or []):
         for p in c.get("ports") or []:
             if int(p.get("hostPort") or 0) > 0:
                 out.append((str(p.get("hostIP") or "0.0.0.0"), str(p.get("protocol") or "TCP"), int(p["hostPort"])))
@@ -118,9 +121,10 @@ class Snapshot:
         key = (id(pod), kind)
         hit = self._terms.get(key)
         if hit is None:
-            hit = self._terms[key] = [(t["topologyKey"], term_selector(pod, t),
+            # a term without a topologyKey (the API server refuses one) matches no node's label
+            hit = self._terms[key] = [(str(t.get("topologyKey") or ""), term_selector(pod, t),
                                        term_namespaces(pod, t, self.namespaces))
-                                      for t in affinity_terms(pod, kind) if t.get("topologyKey")]
+                                      for t in affinity_terms(pod, kind)]
         return hit
 
     def ns_labels(self, namespace: str) -> Mapping[str, str]:
@@ -255,6 +259,13 @@ class Cycle:
         if existing_anti and any(existing_anti.get((k, v), 0) > 0 for k, v in labels.items()):
             return EXISTING_ANTI_AFFINITY
         return None
+
+    # -- one plugin, one node (the plugins' own tests run one plugin) ---------------------------
+    def pod_topology_spread(self, node: dict) -> str | None:
+        return self._filter_spread(_labels(node))
+
+    def inter_pod_affinity(self, node: dict) -> str | None:
+        return self._filter_affinity(_labels(node))
 
     # -- the node ------------------------------------------------------------------------------
     def filter(self, node: dict, requested: Mapping[str, int]) -> list[str]:
