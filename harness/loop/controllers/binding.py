@@ -42,7 +42,9 @@ class KubeScheduler:
                 continue
             nominated = s.nominated.get(key)
             claim = s.claim_by_name(nominated) if nominated else None
-            preferred = [n for n in nodes if claim is not None and claim.node_name == n["metadata"]["name"]]
+            # nominated to a NodeClaim (its Node), or to a Node Karpenter does not manage (by name)
+            target = claim.node_name if claim is not None else nominated
+            preferred = [n for n in nodes if target and n["metadata"]["name"] == target]
             if s.cfg.binding == "nominated":
                 ready = [n for n in preferred if any(c.get("type") == "Ready" and c.get("status") == "True"
                                                      for c in (n.get("status") or {}).get("conditions") or [])]
@@ -54,7 +56,7 @@ class KubeScheduler:
             cycle = Cycle(pv, snap)
             for node in preferred + [n for n in nodes if n not in preferred]:
                 why = cycle.filter(node, used.get(node["metadata"]["name"], {}))
-                if not why and s.volumes:
+                if not why and (s.volumes or pv.spec.get("volumes")):
                     v = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
                     why = [v] if v else []
                 if not why:
