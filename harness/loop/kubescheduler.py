@@ -112,7 +112,8 @@ class Snapshot:
 
     def add(self, pv: PodView, node: str) -> None:
         self.pods.setdefault(node, []).append(pv)
-        if self.terms(pv, "podAntiAffinity"):
+        if ((pv.spec.get("affinity") or {}).get("podAntiAffinity") or {}).get(
+                "requiredDuringSchedulingIgnoredDuringExecution") and self.terms(pv, "podAntiAffinity"):
             self.with_anti.append((pv, node))
 
     def terms(self, pod: PodView, kind: str) -> list[tuple[str, dict | None, frozenset[str]]]:

@@ -33,13 +33,15 @@ class KubeScheduler:
         progress = False
         nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
         used = s.node_requested()
-        placed = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node]
-        snap = Snapshot(nodes, placed, namespace_labels(s.cluster.list("Namespace"),
-                                                        ["default", *{pv.namespace for pv in s.pod_views.values()}]))
+        snap: Snapshot | None = None          # built for the first pod that needs it
         for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
                 continue
+            if snap is None:
+                placed = [(p, s.result.pods[k].node) for k, p in s.pod_views.items() if s.result.pods[k].node]
+                snap = Snapshot(nodes, placed, namespace_labels(
+                    s.cluster.list("Namespace"), ["default", *{p.namespace for p in s.pod_views.values()}]))
             nominated = s.nominated.get(key)
             claim = s.claim_by_name(nominated) if nominated else None
             # nominated to a NodeClaim (its Node), or to a Node Karpenter does not manage (by name)
