@@ -151,7 +151,9 @@ class Cycle:
         minDomains default 1, nodeAffinityPolicy default Honor, nodeTaintsPolicy default Ignore,
         filtering.go / common.go filterTopologySpreadConstraints); per constraint the matching pods
         of the pod's namespace on each node that has every constraint's key and passes the
-        constraint's node inclusion policies, summed by domain."""
+        constraint's node inclusion policies, summed by domain. Only existing Nodes are domains here;
+        Karpenter also counts the domains its NodePools could create (core v1.14.0 topology.go
+        buildDomainGroups), so a later pod can be bound where Karpenter would not have planned it."""
         pod = self.pod
         constraints = []
         for tsc in pod.spec.get("topologySpreadConstraints") or []:
@@ -242,7 +244,10 @@ class Cycle:
     def _filter_affinity(self, labels: Mapping[str, str]) -> str | None:
         """interpodaffinity Filter: satisfyPodAffinity (every term's key on the node and a matching
         pod in its domain, or no matching pod anywhere and the pod matches its own terms),
-        satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity."""
+        satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity. Karpenter decides the first pod of
+        an affinity differently (core v1.14.0 topologygroup.go nextDomainAffinity, anyCompatiblePodDomain:
+        no matching pod in a domain the pod may use is enough); see harness/loop/topology.py
+        TopologyGroup.next_domain_affinity."""
         if self._affinity is None:
             return None
         affinity, anti, existing_anti, aff_counts, anti_counts, self_match = self._affinity

@@ -364,7 +364,15 @@ class TopologyGroup:
                              pod_domains: Requirement | None = None, pod_key: str = "") -> Requirement:
         """nextDomainAffinity: node domains the pod may use that already hold a matching pod. A pod
         that selects itself may open a domain only while no matching pod exists in a domain it may
-        use (the first domain only: a hostname-affinity batch lands on one new node)."""
+        use (the first domain only: a hostname-affinity batch lands on one new node).
+
+        Karpenter and kube-scheduler disagree here, and each is modeled where it decides: Karpenter
+        bootstraps while no matching pod is in a domain *this pod may use* (anyCompatiblePodDomain), so
+        two self-affine pods pinned to different zones get a node each; kube-scheduler lets a pod with
+        required affinity in only when no pod *in the cluster* matches and it matches its own terms
+        (k8s.io/kubernetes v1.36.3 pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+        satisfyPodAffinity; harness/loop/kubescheduler.py Cycle._filter_affinity), so the second of
+        them stays pending on its node (scenarios/upstream-core/topology/pod-affinity.scenario.yaml)."""
         pod_domains = pod_domains if pod_domains is not None else Requirement(self.key, True, frozenset())
         if self.key == HOSTNAME and len(node_domains.values) == 1:
             host = next(iter(node_domains.values))
