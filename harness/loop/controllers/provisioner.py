@@ -148,9 +148,11 @@ class Provisioner:
             pods = bound.get(name, []) + nominated.get(c.result.name, [])
             out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
                                       nominated.get(c.result.name, []), c.result.name, c.initialized))
-        for node in s.cluster.list("Node"):
-            name = node["metadata"]["name"]
-            if name in managed or node["metadata"].get("deletionTimestamp"):
+        # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
+        # the seeded names are the Nodes Karpenter does not manage
+        for name in s.unmanaged_nodes:
+            node = s.cluster.get("Node", name)
+            if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
             labels = dict(node["metadata"].get("labels") or {})
             taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
@@ -169,8 +171,8 @@ class Provisioner:
         requested = dict(used)
         for pv in nominated:
             requested = add(requested, pv.requests)
-        node_reqs = Requirements.from_labels(labels, s.sem)
         daemons: dict[str, int] = {}
+        node_reqs = Requirements.from_labels(labels, s.sem) if s.daemonsets else None
         for _, ds in s.daemonsets:
             # isDaemonPodCompatibleWithNode: Taints.ToleratesPod, no PreferNoSchedule toleration added
             if karpenter_untolerated(ds.tolerations, taints):
@@ -257,8 +259,11 @@ class Provisioner:
             return False
         templates = self.templates()
         if not templates and not ready_nodepools(s):
+            # core v1.14.0 provisioner.go Schedule: ErrNodePoolsNotFound only marks the scheduling
+            # decision in cluster state (MarkPodSchedulingDecisions) and logs; no pod event
             for pv in pending:
-                self.pod_error(pv, NO_DYNAMIC_NODEPOOLS)
+                pr = s.result.pods[s.pod_key(pv.obj)]
+                pr.karpenter_error = pr.reason = NO_DYNAMIC_NODEPOOLS
             return False
 
         def counter() -> int:
@@ -294,6 +299,8 @@ class Provisioner:
         """The per-resource minimum of the daemon overhead groups that still have one of `its`
         (NodeClaim.addDaemonRequests; a resource missing from a group counts as zero)."""
         s = self.state
+        if not template.daemon_pods:
+            return {}
         groups = [template.daemon_overhead(it, s.profile.well_known_labels, s.sem) for it in its]
         if not groups:
             return {}

@@ -176,6 +176,7 @@ def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
                     labels=dict(labels), registered=True, initialized=True)
     s.nodes[name] = nr
     s.result.nodes.append(nr)
+    s.unmanaged_nodes.append(name)
     _pods(sim, name, entry, where)
     if entry.get("deleting"):
         _mark_deleting(sim, name)

@@ -66,6 +66,7 @@ class LoopState:
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
+        self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
         self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it

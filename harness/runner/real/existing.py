@@ -95,8 +95,18 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         pod.setdefault("apiVersion", "v1")
         pod.setdefault("kind", "Pod")
         pod.setdefault("metadata", {}).setdefault("namespace", "default")
+        # an owner reference names the live owner's uid, or goes: the garbage collector deletes a
+        # dependent whose owner (by uid) does not exist
+        refs = []
         for ref in pod["metadata"].get("ownerReferences") or []:
-            ref.setdefault("uid", "00000000-0000-0000-0000-000000000000")
+            owner = cluster.get(ref.get("kind", ""), ref.get("name", ""), pod["metadata"]["namespace"]) \
+                if ref.get("kind") in ("DaemonSet", "Deployment") else None
+            if owner is not None:
+                refs.append({**ref, "uid": owner["metadata"]["uid"]})
+        if refs:
+            pod["metadata"]["ownerReferences"] = refs
+        else:
+            pod["metadata"].pop("ownerReferences", None)
         # created bound (spec.nodeName): the real kube-scheduler would otherwise bind it first
         pod.setdefault("spec", {})["nodeName"] = node_name
         cluster.create(pod, ADMIN)
@@ -203,7 +213,9 @@ def seed_managed(run, entry: dict, index: int) -> None:
         node = cluster.get("Node", node_name)
         patch = {"metadata": {"labels": {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}}}
         if entry.get("taints"):
-            patch["spec"] = {"taints": (node["spec"].get("taints") or []) + [dict(t) for t in entry["taints"]]}
+            have = node["spec"].get("taints") or []
+            patch["spec"] = {"taints": have + [dict(t) for t in entry["taints"] if not any(
+                h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]}
         cluster.client(ADMIN).patch("Node", node_name, patch)
     bind_pods(cluster, node_name, entry)
     if entry.get("deleting"):
