@@ -199,6 +199,12 @@ class Profile:
         when the profile's data carries none."""
         return (self.raw.get("aksNodeClass") or {}).get("spec")
 
+    def crd_spec_schema(self, kind: str) -> dict | None:
+        """The `spec` schema of core's NodePool or NodeClaim CRD (`nodePool` / `nodeClaim` in the
+        profile's data, derived by harness.model.sync), before the profile's own label rules are
+        rendered in (harness.model.crdrules.spec_schema)."""
+        return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("spec")
+
     @functools.cached_property
     def key_rules(self) -> tuple[KeyRule, ...]:
         return tuple(

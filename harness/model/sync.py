@@ -16,10 +16,11 @@ versions its go.mod requires):
   pkg/apis/crds/karpenter.sh_{nodepools,nodeclaims}.yaml
                                                   -> provider-facts.yaml: the CEL rules on label keys and
                                                      requirements, the requirement operators
-  pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml
-                                                  -> provider-facts.yaml `aksNodeClass`: the storage
-                                                     version's spec schema (defaults, enums, bounds,
-                                                     patterns, CEL rules) for admission
+  pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml, karpenter.sh_{nodepools,nodeclaims}.yaml
+                                                  -> provider-facts.yaml `aksNodeClass`, `nodePool`,
+                                                     `nodeClaim`: the storage version's spec schema
+                                                     (defaults, enums, bounds, patterns, list types,
+                                                     CEL rules) for admission (harness.model.crdschema)
 and writes them into the profile's `derived` directory under harness/data, printing a unified diff.
 A profile loads `<derived>/provider-facts.yaml` beneath its own body (harness.model.profile), so the
 profile file keeps only decisions and citations. With --profile-name the result is a new profile
@@ -330,13 +331,16 @@ def crd_facts(src: Path) -> dict[str, Any]:
     ordered += [o for o in operators if o not in ordered]
     return {"crd": {"operators": ordered, "requirementRules": requirement_rules, "keyRules": rules},
             "core": {"operators": list(ordered)},
-            "aksNodeClass": aksnodeclass_facts(src)}
+            "aksNodeClass": aksnodeclass_facts(src),
+            "nodePool": spec_schema_facts(src, "karpenter.sh_nodepools.yaml"),
+            "nodeClaim": spec_schema_facts(src, "karpenter.sh_nodeclaims.yaml")}
 
 
 # What admission reads from a CRD schema node (harness.model.aksnodeclass); descriptions and list-map
 # markers are dropped.
 _SCHEMA_KEYS = ("type", "format", "enum", "default", "minimum", "maximum", "minLength", "maxLength", "pattern",
-                "minItems", "maxItems", "required", "x-kubernetes-validations")
+                "minItems", "maxItems", "maxProperties", "required", "x-kubernetes-int-or-string",
+                "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-validations")
 
 
 def _prune_schema(node: dict) -> dict:
@@ -356,7 +360,12 @@ def _prune_schema(node: dict) -> dict:
 def aksnodeclass_facts(src: Path) -> dict[str, Any]:
     """The storage version's `spec` schema of pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml:
     defaults, enums, bounds, patterns and CEL rules, which the API server applies on admission."""
-    path = src / "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml"
+    return spec_schema_facts(src, "karpenter.azure.com_aksnodeclasses.yaml")
+
+
+def spec_schema_facts(src: Path, file: str) -> dict[str, Any]:
+    """The storage version's `spec` schema of pkg/apis/crds/<file>."""
+    path = src / "pkg/apis/crds" / file
     try:
         doc = yaml.safe_load(_read(path))
     except yaml.YAMLError as e:
