@@ -85,15 +85,16 @@ class EmbeddedCluster:
             # admission.go words the update case without a subject (conformance-checked)
             raise deny(f'is not allowed to modify labels: {", ".join(bad)}')
 
-    def _admit(self, obj: dict) -> dict:
-        """The object as the API server stores it (defaulted), or APIRejected."""
+    def _admit(self, obj: dict, old: dict | None = None) -> dict:
+        """The object as the API server stores it (defaulted), or APIRejected. `old`: the stored
+        object, on update (the CRDs' transition rules and validation ratcheting)."""
         kind = obj.get("kind")
         if kind in ("NodePool", "NodeClaim"):
-            rejection = admission_rejection(obj, self.profile, self.server_version)
+            rejection = admission_rejection(obj, self.profile, self.server_version, old)
             if rejection is not None:
                 raise rejection
         elif kind == "AKSNodeClass" and self.profile.aks_nodeclass_schema is not None:
-            admitted = aksnodeclass.admit(obj, self.profile.aks_nodeclass_schema, parse_version(self.server_version))
+            admitted = aksnodeclass.admit(obj, self.profile.aks_nodeclass_schema, parse_version(self.server_version), old)
             if admitted.errors:
                 raise aksnodeclass.rejection(obj, admitted.errors)
             obj = admitted.obj
@@ -166,7 +167,7 @@ class EmbeddedCluster:
                 new = obj
                 new["status"] = old.get("status")         # a PUT of the main resource ignores status
                 self._node_restriction(new, old, identity)
-                new = self._admit(new)
+                new = self._admit(new, old)
             new["metadata"]["resourceVersion"] = str(next(self._rv))
             new["metadata"]["uid"] = old["metadata"]["uid"]
             new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")

@@ -41,9 +41,10 @@ def not_ready(spec: dict, use_sig: bool, fips_requires_sig: bool = True) -> tupl
     return None
 
 
-def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0)) -> Admitted:
-    """What a kube-apiserver of `server_version` does with an AKSNodeClass (harness.model.crdschema.admit)."""
-    return crdschema.admit(obj, schema, server_version)
+def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), old: dict | None = None) -> Admitted:
+    """What a kube-apiserver of `server_version` does with an AKSNodeClass (harness.model.crdschema.admit;
+    `old`: the stored object, on update)."""
+    return crdschema.admit(obj, schema, server_version, old=old)
 
 
 def rejection(obj: dict, errs: list[FieldError]) -> APIRejected:

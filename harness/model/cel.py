@@ -36,11 +36,17 @@ def _schema_key(schema: dict | None) -> str:
     return hit[1]
 
 
+NO_OLD = object()    # no correlated old value: the object is being created
+
+
 @functools.lru_cache(maxsize=200_000)
-def _outcome_json(rule: str, var: str, payload: str, schema_key: str) -> bool | str:
+def _outcome_json(rule: str, var: str, payload: str, schema_key: str, old_payload: str | None = None) -> bool | str:
     try:
-        value = celgo.from_json(json.loads(payload), _SCHEMAS.get(schema_key))
-        result = celgo.evaluate(rule, {var: value})
+        schema = _SCHEMAS.get(schema_key)
+        variables = {var: celgo.from_json(json.loads(payload), schema)}
+        if old_payload is not None:
+            variables["oldSelf"] = celgo.from_json(json.loads(old_payload), schema)
+        result = celgo.evaluate(rule, variables)
     except celgo.CELError as e:
         return str(e)
     if not isinstance(result, bool):
@@ -48,13 +54,16 @@ def _outcome_json(rule: str, var: str, payload: str, schema_key: str) -> bool | 
     return result
 
 
-def outcome(rule: RenderedRule | str, self_value, schema: dict | None = None) -> bool | str:
+def outcome(rule: RenderedRule | str, self_value, schema: dict | None = None, old=NO_OLD) -> bool | str:
     """True, False, or the evaluation error's text. `schema` is the schema node the rule sits on
     (it types the value as the API server does: formats, numbers, escaped field names).
     `self.all(x, body)` rules whose body reads only `x` are evaluated per element (list items or
     map keys), so each element's verdict is cached on its own: false wins, else the first error,
-    as cel-go's `all` macro."""
+    as cel-go's `all` macro. `old`: the correlated old value, bound as `oldSelf` (transition rules)."""
     text = rule.rule if isinstance(rule, RenderedRule) else rule
+    if old is not NO_OLD:
+        return _outcome_json(text, "self", json.dumps(self_value, sort_keys=True), _schema_key(schema),
+                             json.dumps(old, sort_keys=True))
     m = _ALL_FORM.match(text)
     if m and isinstance(self_value, (list, dict)) and not re.search(r"\bself\b", m.group("body")) and not schema:
         body, var = m.group("body"), m.group("var")

@@ -82,7 +82,9 @@ def _at(schema: dict, dotted: str) -> dict:
     return node
 
 
-def _patch_requirements(req: dict, profile: Profile, target: str) -> None:
+def patch_requirements(req: dict, profile: Profile, target: str) -> None:
+    """A requirements array schema with the profile's list rules, key rules and operators (the
+    operator enum keeps the CRD's own order when it holds the same operators)."""
     req["x-kubernetes-validations"] = _cel(requirement_list_rules(profile))
     key = req["items"]["properties"]["key"]
     rules = _cel(requirement_key_rules(profile, target))
@@ -90,7 +92,9 @@ def _patch_requirements(req: dict, profile: Profile, target: str) -> None:
         key["x-kubernetes-validations"] = rules
     else:
         key.pop("x-kubernetes-validations", None)
-    req["items"]["properties"]["operator"]["enum"] = list(profile.crd["operators"])
+    op = req["items"]["properties"]["operator"]
+    if set(op.get("enum") or ()) != set(profile.crd["operators"]):
+        op["enum"] = list(profile.crd["operators"])   # the CRD's own order when the sets agree
 
 
 _PATCHED: dict[tuple[int, str], tuple[Profile, dict | None]] = {}
@@ -113,9 +117,9 @@ def spec_schema(profile: Profile, kind: str) -> dict | None:
                 labels["x-kubernetes-validations"] = rules
             else:
                 labels.pop("x-kubernetes-validations", None)
-            _patch_requirements(_at(schema, "template.spec.requirements"), profile, NODEPOOL_REQUIREMENTS)
+            patch_requirements(_at(schema, "template.spec.requirements"), profile, NODEPOOL_REQUIREMENTS)
         else:
-            _patch_requirements(_at(schema, "requirements"), profile, NODECLAIM_REQUIREMENTS)
+            patch_requirements(_at(schema, "requirements"), profile, NODECLAIM_REQUIREMENTS)
     if len(_PATCHED) > 256:
         _PATCHED.clear()
     _PATCHED[(id(profile), kind)] = (profile, schema)

@@ -18,9 +18,10 @@ harness.model.cel (cel-go's semantics, the API server's libraries).
 
 Errors on sibling fields are listed in key order here; the real server lists them in Go map order,
 which varies between requests. Unknown fields are pruned, as the API server prunes them
-(pkg/apiserver/schema/pruning/algorithm.go Prune). Rules that read `oldSelf` (transition rules) are
-not evaluated: every object is judged as on create (validation.go validateExpressions skips them
-without an old object).
+(pkg/apiserver/schema/pruning/algorithm.go Prune). Rules that read `oldSelf` (transition rules) run
+on update only, with the old value correlated by field name or list-map key; an unchanged value's
+errors are ratcheted away on update. Not modeled: messageExpression, reason/fieldPath, the CEL cost
+budgets.
 """
 from __future__ import annotations
 
@@ -165,38 +166,84 @@ def apply_defaults(value, schema: dict):
 
 
 # -- OpenAPI validation --------------------------------------------------------------------------
-def _type_ok(value, want: str) -> bool:
-    return {"string": lambda v: isinstance(v, str),
-            "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-            "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-            "boolean": lambda v: isinstance(v, bool),
-            "object": lambda v: isinstance(v, dict),
-            "array": lambda v: isinstance(v, list)}.get(want, lambda v: True)(value)
+def _value_info(v) -> tuple[str, str]:
+    """kube-openapi typeValidator.schemaInfoForType for a decoded JSON value: (type, format)."""
+    if isinstance(v, bool):
+        return "boolean", ""
+    if isinstance(v, int):
+        return "integer", "int64"
+    if isinstance(v, float):
+        return "number", "float64"
+    if isinstance(v, str):
+        return "string", ""
+    if isinstance(v, list):
+        return "array", ""
+    if isinstance(v, dict):
+        return "object", ""
+    return "null", ""
 
 
-def schema_errors(value, schema: dict, path: str) -> list[FieldError]:
+def _type_invalid(path: str, want: str, got: str) -> FieldError:
+    detail = f'{path} in body must be of type {want}: "{got}"'
+    return FieldError(path, f'Invalid value: "{got}": {detail}', detail, True)
+
+
+def _type_errors(value, want: str | None, fmt: str, path: str) -> list[FieldError]:
+    """kube-openapi v0.0.0-20260317180543-43fb72c5454a pkg/validation/validate/type.go
+    typeValidator.Validate: a number, bool or object checked against a format first (`must be of type
+    int64: "float64"`), then the type; an integral float passes as an integer."""
+    if not want:
+        return []
+    got, got_fmt = _value_info(value)
+    if value is None:
+        return [_type_invalid(path, want, "null")]
+    float_int = got == "number" and float(value).is_integer() and want == "integer"
+    int_float = got == "integer" and want == "number"
+    if not isinstance(value, (str, list)) and fmt and not (want == got or got_fmt == fmt or float_int or int_float):
+        return [_type_invalid(path, fmt, got_fmt)]
+    if want not in ("number", "integer") and fmt and isinstance(value, (str, list)):
+        return []
+    if not (want == got or float_int or int_float):
+        return [_type_invalid(path, want, got)]
+    return []
+
+
+def _checked_integer(path: str, fmt: str) -> FieldError:
+    kind = f"with format {fmt}" if fmt else "(default format)"
+    detail = f"Checked value must be of type integer {kind} in {path}"
+    return FieldError("<nil>", f'Invalid value: "": {detail}', detail)
+
+
+def schema_errors(value, schema: dict, path: str, old=cel.NO_OLD) -> list[FieldError]:
+    """OpenAPI errors of `value`. On update (`old`: the correlated old value) an unchanged subtree
+    reports nothing: CRD validation ratcheting (KEP-4008, on by default since 1.30;
+    k8s.io/apiextensions-apiserver v0.36.3 pkg/apiserver/schema/validation/ratcheting.go)."""
+    if old is not cel.NO_OLD and old == value and type(old) is type(value):
+        return []
     want = schema.get("type")
+    fmt = schema.get("format") or ""
     if schema.get("x-kubernetes-int-or-string"):
-        # anyOf [integer, string] (kube-openapi pkg/validation/validate/schema_props.go): a value of
-        # neither type fails both branches; the API server words it as one type error
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            detail = f'{path} in body must be of type integer,string: "{_json_type(value)}"'
-            return [FieldError(path, f'Invalid value: "{_json_type(value)}": {detail}', detail, True)]
+        # the structural int-or-string type, then anyOf [integer, string]: the failing branch kept is
+        # the first (kube-openapi pkg/validation/validate/schema_props.go schemaPropsValidator.Validate)
+        if isinstance(value, bool) or not isinstance(value, (int, str)) and not (
+                isinstance(value, float) and value.is_integer()):
+            got = _value_info(value)[0]
+            errs = [_type_invalid(path, "integer,string", got),
+                    FieldError("<nil>", f'Invalid value: "": "{path}" must validate at least one schema (anyOf)',
+                               f'"{path}" must validate at least one schema (anyOf)'),
+                    _type_invalid(path, "integer", got)]
+            if isinstance(value, float):
+                errs.append(_checked_integer(path, ""))
+            return errs
         return _value_errors(value, schema, path)
-    if want and not _type_ok(value, want):
-        if want == "integer" and isinstance(value, float) and schema.get("format") == "int32":
-            # kube-openapi reports a float for an int32 field as a format-typed error, then the
-            # format check itself, then goes on to the bounds
-            errs = [FieldError(path, f'Invalid value: "float64": {path} in body must be of type int32: "float64"',
-                               f'{path} in body must be of type int32: "float64"', True),
-                    FieldError("<nil>", f'Invalid value: "": Checked value must be of type integer with format int32 in {path}',
-                               f"Checked value must be of type integer with format int32 in {path}")]
-            return errs + _value_errors(value, schema, path)
-        detail = f'{path} in body must be of type {want}: "{_json_type(value)}"'
-        errs = [FieldError(path, f'Invalid value: "{_json_type(value)}": {detail}', detail, True)]
+    type_errs = _type_errors(value, want, fmt, path)
+    if type_errs:
+        if want == "integer" and isinstance(value, float):
+            # a fraction for an integer: the format (or default) check, then the bounds
+            return type_errs + [_checked_integer(path, fmt)] + _value_errors(value, schema, path)
         if "enum" in schema:
-            errs += _enum_errors(value, schema, path)
-        return errs
+            type_errs += _enum_errors(value, schema, path)
+        return type_errs
     errs: list[FieldError] = []
     if want == "integer" and schema.get("format") == "int32" and not _INT32[0] <= value <= _INT32[1]:
         errs.append(FieldError("<nil>", f'Invalid value: "": Checked value must be of type integer with format int32 in {path}',
@@ -212,11 +259,32 @@ def schema_errors(value, schema: dict, path: str) -> list[FieldError]:
             if sub is None and isinstance(schema.get("additionalProperties"), dict):
                 sub = schema["additionalProperties"]
             if sub is not None:
-                errs += schema_errors(value[key], sub, f"{path}.{key}")
+                errs += schema_errors(value[key], sub, f"{path}.{key}", _child(old, key))
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            errs += schema_errors(item, schema["items"], f"{path}[{i}]")
+            errs += schema_errors(item, schema["items"], f"{path}[{i}]", _item(old, item, schema))
     return errs
+
+
+def _child(old, key):
+    """The old value correlated with property `key` (k8s.io/apiserver v0.36.3 pkg/cel/common/equality.go
+    CorrelatedObject.Key)."""
+    return old[key] if isinstance(old, dict) and key in old else cel.NO_OLD
+
+
+def _item(old, item, schema: dict):
+    """The old list item correlated with `item`: by key in a list-type map, by value in a set; items
+    of an atomic list have none (equality.go CorrelatedObject.Index)."""
+    if not isinstance(old, list):
+        return cel.NO_OLD
+    kind = schema.get("x-kubernetes-list-type")
+    if kind == "set":
+        return item if item in old else cel.NO_OLD
+    if kind == "map" and isinstance(item, dict):
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        want = {k: item.get(k) for k in keys}
+        return next((o for o in old if isinstance(o, dict) and {k: o.get(k) for k in keys} == want), cel.NO_OLD)
+    return cel.NO_OLD
 
 
 def _enum_errors(value, schema: dict, path: str) -> list[FieldError]:
@@ -237,13 +305,14 @@ def _value_errors(value, schema: dict, path: str) -> list[FieldError]:
         if "maximum" in schema and value > schema["maximum"]:
             errs.append(_invalid(path, value, f"{path} in body should be less than or equal to {schema['maximum']}"))
     if isinstance(value, str):
+        # kube-openapi stringValidator.Validate returns the first of maxLength, minLength, pattern
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             n = schema["maxLength"]
             detail = f"may not be more than {n} {'byte' if n == 1 else 'bytes'}"
             errs.append(FieldError(path, f"Too long: {detail}", detail, True))
-        if "minLength" in schema and len(value) < schema["minLength"]:
+        elif "minLength" in schema and len(value) < schema["minLength"]:
             errs.append(_invalid(path, value, f"{path} in body should be at least {schema['minLength']} chars long"))
-        if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+        elif "pattern" in schema and not _pattern(schema["pattern"]).search(value):
             errs.append(_invalid(path, value, f"{path} in body should match '{schema['pattern']}'"))
     if isinstance(value, dict) and "maxProperties" in schema and len(value) > schema["maxProperties"]:
         detail = f"must have at most {schema['maxProperties']} items"
@@ -270,28 +339,30 @@ def _pattern(p: str) -> re.Pattern:
 
 # -- list types (pkg/apiserver/schema/listtype/validation.go ValidateListSetsAndMaps) ------------------
 def list_type_errors(value, schema: dict, path: str) -> list[FieldError]:
-    """Duplicate items of an x-kubernetes-list-type set, duplicate keys of a list-type map."""
+    """Duplicate items of an x-kubernetes-list-type set, duplicate keys of a list-type map (not
+    ratcheted on update: ValidateListSetsAndMaps runs on the new object alone)."""
     errs: list[FieldError] = []
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         kind = schema.get("x-kubernetes-list-type")
+        # only an item's second occurrence is reported (listtype/validation.go validateListSet)
         if kind == "set":
-            seen: list = []
+            counts: dict[str, int] = {}
             for i, item in enumerate(value):
-                if item in seen:
-                    errs.append(FieldError(f"{path}[{i}]", f"Duplicate value: {_go_value(item)}", ""))
-                else:
-                    seen.append(item)
+                k = json.dumps(item, sort_keys=True)
+                counts[k] = counts.get(k, 0) + 1
+                if counts[k] == 2:
+                    errs.append(FieldError(f"{path}[{i}]", f"Duplicate value: {_go_value(item)}", _go_value(item)))
         elif kind == "map":
             keys = schema.get("x-kubernetes-list-map-keys") or []
-            seen = []
+            counts = {}
             for i, item in enumerate(value):
                 if not isinstance(item, dict):
                     continue
                 key = {k: item[k] for k in keys if k in item}
-                if key in seen:
-                    errs.append(FieldError(f"{path}[{i}]", f"Duplicate value: {_go_value(key)}", ""))
-                else:
-                    seen.append(key)
+                k = json.dumps(key, sort_keys=True)
+                counts[k] = counts.get(k, 0) + 1
+                if counts[k] == 2:
+                    errs.append(FieldError(f"{path}[{i}]", f"Duplicate value: {_go_value(key)}", _go_value(key)))
         for i, item in enumerate(value):
             errs += list_type_errors(item, schema["items"], f"{path}[{i}]")
     elif isinstance(value, dict):
@@ -308,15 +379,20 @@ def list_type_errors(value, schema: dict, path: str) -> list[FieldError]:
 _OLD_SELF = re.compile(r"\boldSelf\b")
 
 
-def cel_errors(value, schema: dict, path: str, server_version: tuple[int, int] = (99, 0)) -> list[FieldError]:
+def cel_errors(value, schema: dict, path: str, server_version: tuple[int, int] = (99, 0),
+               old=cel.NO_OLD) -> list[FieldError]:
     """x-kubernetes-validations, the node's own rules before its children's; the value is printed
-    the way the scenario's kube-apiserver version prints it (harness.model.validation)."""
+    the way the scenario's kube-apiserver version prints it. Transition rules (reading `oldSelf`)
+    run only with a correlated old value (`old`, on update); a rule without oldSelf on an unchanged
+    value is ratcheted (validation.go validateExpressions, correlation.shouldRatchetError)."""
     errs: list[FieldError] = []
+    unchanged = old is not cel.NO_OLD and old == value and type(old) is type(value)
     for rule in schema.get("x-kubernetes-validations") or ():
-        if _OLD_SELF.search(rule["rule"]):
-            continue     # a transition rule: evaluated only on update (validateExpressions)
-        got = cel.outcome(rule["rule"], value, schema)
-        if got is True:
+        transition = bool(_OLD_SELF.search(rule["rule"]))
+        if transition and old is cel.NO_OLD:
+            continue
+        got = cel.outcome(rule["rule"], value, schema, old if transition else cel.NO_OLD)
+        if got is True or (unchanged and not transition):
             continue
         if isinstance(got, str):
             # an evaluation error: reported against the schema's type, with the rule's message or text
@@ -334,10 +410,10 @@ def cel_errors(value, schema: dict, path: str, server_version: tuple[int, int] =
             if sub is None and isinstance(schema.get("additionalProperties"), dict):
                 sub = schema["additionalProperties"]
             if sub is not None:
-                errs += cel_errors(value[key], sub, f"{path}.{key}", server_version)
+                errs += cel_errors(value[key], sub, f"{path}.{key}", server_version, _child(old, key))
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            errs += cel_errors(item, schema["items"], f"{path}[{i}]", server_version)
+            errs += cel_errors(item, schema["items"], f"{path}[{i}]", server_version, _item(old, item, schema))
     return errs
 
 
@@ -349,10 +425,56 @@ class Admitted:
     pruned: list[str]              # paths of unknown fields dropped
 
 
-def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), spec_required: bool = False) -> Admitted:
+def scale_errors(obj: dict, replicas_path: str | None) -> list[FieldError]:
+    """The scale subresource's spec replicas check (k8s.io/apiextensions-apiserver v0.36.3
+    pkg/registry/customresource/validator.go ValidateScaleSpec; the field is named by the path as
+    written, leading dot included; the type error is apimachinery's unstructured.NestedInt64)."""
+    if not replicas_path:
+        return []
+    node = obj
+    for part in replicas_path.lstrip(".").split("."):
+        if not isinstance(node, dict) or part not in node:
+            return []
+        node = node[part]
+    if isinstance(node, bool) or not isinstance(node, int):
+        detail = f"{replicas_path} accessor error: {_go_plain(node)} is of the type {_go_type(node)}, expected int64"
+        return [FieldError(replicas_path, f"Invalid value: 0: {detail}", detail)]
+    if node < 0:
+        return [FieldError(replicas_path, f"Invalid value: {node}: should be a non-negative integer",
+                           "should be a non-negative integer")]
+    if node > _INT32[1]:
+        detail = f"should be less than or equal to {_INT32[1]}"
+        return [FieldError(replicas_path, f"Invalid value: {node}: {detail}", detail)]
+    return []
+
+
+def _go_plain(v) -> str:
+    """Go's %v of a decoded JSON value."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return celgo.go_float_g(v)
+    if v is None:
+        return "<nil>"
+    if isinstance(v, (dict, list)):
+        return ("map[" + " ".join(f"{k}:{_go_plain(x)}" for k, x in sorted(v.items())) + "]" if isinstance(v, dict)
+                else "[" + " ".join(_go_plain(x) for x in v) + "]")
+    return str(v)
+
+
+def _go_type(v) -> str:
+    """Go's %T of a decoded JSON value."""
+    return {bool: "bool", float: "float64", str: "string", dict: "map[string]interface {}",
+            list: "[]interface {}", type(None): "<nil>"}.get(type(v), "int64")
+
+
+def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), spec_required: bool = False,
+          old: dict | None = None, scale_replicas_path: str | None = None) -> Admitted:
     """What a kube-apiserver of `server_version` does with `obj`. `schema` is the CRD version's
     openAPIV3Schema `spec` node; only `spec` is judged (status is a subresource, metadata is the
-    API server's own). `spec_required`: the root schema lists `spec` as required (NodePool, NodeClaim)."""
+    API server's own). `spec_required`: the root schema lists `spec` as required (NodePool, NodeClaim).
+    `old`: the stored object on update (transition rules and ratcheting). `scale_replicas_path`: the
+    CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`)."""
     out = copy.deepcopy(obj)
     spec = out.get("spec")
     if spec is None:
@@ -362,12 +484,20 @@ def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), sp
     pruned = prune(spec, schema, "spec")
     if isinstance(spec, dict):
         apply_defaults(spec, schema)
-    errs = schema_errors(spec, schema, "spec")
+    old_spec = _child(old, "spec") if old is not None else cel.NO_OLD
+    if old_spec is not cel.NO_OLD:
+        # the stored object went through the same pruning and defaulting
+        old_spec = copy.deepcopy(old_spec)
+        prune(old_spec, schema, "spec")
+        if isinstance(old_spec, dict):
+            apply_defaults(old_spec, schema)
+    errs = schema_errors(spec, schema, "spec", old_spec)
+    errs += scale_errors(out, scale_replicas_path)
     errs += list_type_errors(spec, schema, "spec")
     if any(e.blocking for e in errs):
         errs.append(_not_checked())
     else:
-        errs += cel_errors(spec, schema, "spec", server_version)
+        errs += cel_errors(spec, schema, "spec", server_version, old_spec)
     return Admitted(out, errs, pruned)
 
 

@@ -205,6 +205,10 @@ class Profile:
         rendered in (harness.model.crdrules.spec_schema)."""
         return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("spec")
 
+    def crd_scale_replicas_path(self, kind: str) -> str | None:
+        """The CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`), or None."""
+        return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("scaleSpecReplicasPath")
+
     @functools.cached_property
     def key_rules(self) -> tuple[KeyRule, ...]:
         return tuple(

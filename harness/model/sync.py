@@ -375,7 +375,11 @@ def spec_schema_facts(src: Path, file: str) -> dict[str, Any]:
     spec = (storage["schema"]["openAPIV3Schema"].get("properties") or {}).get("spec")
     if not isinstance(spec, dict):
         raise SyncError(f"{path}: version {storage['name']} has no spec schema")
-    return {"version": storage["name"], "spec": _prune_schema(spec)}
+    out = {"version": storage["name"], "spec": _prune_schema(spec)}
+    scale = (storage.get("subresources") or {}).get("scale")
+    if scale:
+        out["scaleSpecReplicasPath"] = scale["specReplicasPath"]
+    return out
 
 
 def _deep_merge(a: dict, b: dict) -> dict:

@@ -49,24 +49,27 @@ KINDS = ("NodePool", "NodeClaim")
 NOT_CHECKED_MESSAGE = crdschema.NOT_CHECKED_MESSAGE
 
 
-def admission_errors(obj: dict, profile: Profile, server_version: str | None = None) -> list[AdmissionError]:
+def admission_errors(obj: dict, profile: Profile, server_version: str | None = None,
+                     old: dict | None = None) -> list[AdmissionError]:
     """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted): the CRD's
     v1 spec schema with the profile's label rules rendered in (harness.model.crdrules.spec_schema),
     judged as the API server judges it (harness.model.crdschema.admit: defaults, OpenAPI
     validation, list types, then the CEL rules unless a blocking error stops them). The object is
-    judged after defaulting; the caller stores what it sent."""
+    judged after defaulting; the caller stores what it sent. `old`: the stored object, on update."""
     kind = obj.get("kind")
     schema = crdrules.spec_schema(profile, kind) if kind in KINDS else None
     if schema is None:
         return []
-    admitted = crdschema.admit(obj, schema, parse_version(server_version), spec_required=True)
+    admitted = crdschema.admit(obj, schema, parse_version(server_version), spec_required=True, old=old,
+                               scale_replicas_path=profile.crd_scale_replicas_path(kind))
     return [AdmissionError(e.field, e.body, e.detail) for e in admitted.errors]
 
 
-def admission_rejection(obj: dict, profile: Profile, server_version: str | None = None) -> APIRejected | None:
+def admission_rejection(obj: dict, profile: Profile, server_version: str | None = None,
+                        old: dict | None = None) -> APIRejected | None:
     """The APIRejected a kube-apiserver of `server_version` would return, in its own message
     format, or None."""
-    errs = admission_errors(obj, profile, server_version)
+    errs = admission_errors(obj, profile, server_version, old)
     if not errs:
         return None
     name = (obj.get("metadata") or {}).get("name", "")
