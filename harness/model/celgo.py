@@ -511,17 +511,136 @@ class IP:
         return str(self.addr)
 
 
+def go_quote(s: str) -> str:
+    """Go's strconv.Quote for the printable text these messages carry."""
+    out = []
+    for c in s:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif ord(c) < 0x20 or ord(c) == 0x7f:
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+class _AddrError(ValueError):
+    def __init__(self, raw: str, msg: str, at: str | None = None):
+        text = f"ParseAddr({go_quote(raw)}): {msg}" + (f" (at {go_quote(at)})" if at is not None else "")
+        super().__init__(text)
+
+
+def _ipv4_fields(raw: str, s: str) -> list[int]:
+    """Go net/netip parseIPv4Fields (Go 1.24): dotted decimal, no leading zeros."""
+    fields, val, dig = [], 0, 0
+    for i, c in enumerate(s):
+        if "0" <= c <= "9":
+            if dig == 1 and val == 0:
+                raise _AddrError(raw, "IPv4 field has octet with leading zero")
+            val, dig = val * 10 + int(c), dig + 1
+            if val > 255:
+                raise _AddrError(raw, "IPv4 field has value >255")
+        elif c == ".":
+            if i == 0 or i == len(s) - 1 or s[i - 1] == ".":
+                raise _AddrError(raw, "IPv4 field must have at least one digit", s[i:])
+            if len(fields) == 3:
+                raise _AddrError(raw, "IPv4 address too long")
+            fields.append(val)
+            val, dig = 0, 0
+        else:
+            raise _AddrError(raw, "unexpected character", s[i:])
+    if len(fields) < 3:
+        raise _AddrError(raw, "IPv4 address too short")
+    return fields + [val]
+
+
+def _ipv6(raw: str):
+    """Go net/netip parseIPv6 (Go 1.24), zone split off first."""
+    s, zone = raw, ""
+    if "%" in s:
+        s, zone = s.split("%", 1)
+        if not zone:
+            raise _AddrError(raw, "zone must be a non-empty string")
+    ip = [0] * 16
+    ellipsis = -1
+    if s.startswith("::"):
+        ellipsis, s = 0, s[2:]
+        if not s:
+            return ipaddress.IPv6Address(0), zone
+    i = 0
+    while i < 16:
+        off, acc = 0, 0
+        while off < len(s) and s[off] in "0123456789abcdefABCDEF":
+            acc = (acc << 4) + int(s[off], 16)
+            if off > 3:
+                raise _AddrError(raw, "each group must have 4 or less digits", s)
+            if acc > 0xFFFF:
+                raise _AddrError(raw, "IPv6 field has value >=2^16", s)
+            off += 1
+        if off == 0:
+            raise _AddrError(raw, "each colon-separated field must have at least one digit", s)
+        if off < len(s) and s[off] == ".":
+            if ellipsis < 0 and i != 12:
+                raise _AddrError(raw, "embedded IPv4 address must replace the final 2 fields of the address", s)
+            if i + 4 > 16:
+                raise _AddrError(raw, "too many hex fields to fit an embedded IPv4 at the end of the address", s)
+            ip[i:i + 4] = _ipv4_fields(raw, s)
+            i, s = i + 4, ""
+            break
+        ip[i], ip[i + 1] = acc >> 8, acc & 0xFF
+        i += 2
+        s = s[off:]
+        if not s:
+            break
+        if s[0] != ":":
+            raise _AddrError(raw, "unexpected character, want colon", s)
+        if len(s) == 1:
+            raise _AddrError(raw, "colon must be followed by more characters", s)
+        s = s[1:]
+        if s[0] == ":":
+            if ellipsis >= 0:
+                raise _AddrError(raw, "multiple :: in address", s)
+            ellipsis, s = i, s[1:]
+            if not s:
+                break
+    if s:
+        raise _AddrError(raw, "trailing garbage after address", s)
+    if i < 16:
+        if ellipsis < 0:
+            raise _AddrError(raw, "address string too short")
+        n = 16 - i
+        ip = ip[:ellipsis] + [0] * n + ip[ellipsis:i]
+    elif ellipsis >= 0:
+        raise _AddrError(raw, "the :: must expand to at least one field of zeros", s)
+    return ipaddress.IPv6Address(bytes(ip)), zone
+
+
+def go_parse_addr(raw: str):
+    """Go net/netip ParseAddr: (address, zone), or ValueError with Go's message."""
+    for c in raw:
+        if c == ".":
+            return ipaddress.IPv4Address(bytes(_ipv4_fields(raw, raw))), ""
+        if c == ":":
+            return _ipv6(raw)
+        if c == "%":
+            raise _AddrError(raw, "missing IPv6 address")
+    raise _AddrError(raw, "unable to parse IP")
+
+
 def _parse_addr(raw: str):
-    if "%" in raw:
-        if ":" in raw.split("%", 1)[0]:
-            raise CELError(f'IP address "{raw}" with zone value is not allowed')
+    """pkg/cel/library/ip.go parseIPAddr: no zones, no IPv4-mapped IPv6 addresses."""
     try:
-        addr = ipaddress.ip_address(raw)
-    except ValueError:
-        raise CELError(f'IP Address "{raw}" parse error during conversion from string: '
-                       f'ParseAddr("{raw}"): unable to parse IP') from None
+        addr, zone = go_parse_addr(raw)
+    except ValueError as e:
+        raise CELError(f"IP Address {go_quote(raw)} parse error during conversion from string: {e}") from None
+    if zone:
+        raise CELError(f"IP address {go_quote(raw)} with zone value is not allowed")
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        raise CELError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
+        raise CELError(f"IPv4-mapped IPv6 address {go_quote(raw)} is not allowed")
     return addr
 
 
@@ -545,22 +664,40 @@ class CIDR:
 
 
 def _parse_cidr(raw: str) -> CIDR:
-    addr_text, slash, bits = raw.partition("/")
-    bad = CELError(f'network address parse error during conversion from string: netip.ParsePrefix("{raw}"): '
-                   f'{"no" if not slash else "bad"} {"/" if not slash else "bits"}')
-    if not slash or not re.fullmatch(r"[0-9]{1,3}", bits) or (len(bits) > 1 and bits[0] == "0"):
-        raise bad
-    if "%" in addr_text:
-        raise bad
+    """pkg/cel/library/cidr.go parseCIDR over Go net/netip ParsePrefix."""
+    def fail(msg: str) -> CELError:
+        return CELError(f"network address parse error during conversion from string: "
+                        f"netip.ParsePrefix({go_quote(raw)}): {msg}")
+    i = raw.rfind("/")
+    if i < 0:
+        raise fail("no '/'")
     try:
-        addr = ipaddress.ip_address(addr_text)
-    except ValueError:
-        raise bad from None
-    if int(bits) > addr.max_prefixlen:
-        raise bad
+        addr, zone = go_parse_addr(raw[:i])
+    except ValueError as e:
+        raise fail(str(e)) from None
+    if addr.version == 6 and zone:
+        raise fail("IPv6 zones cannot be present in a prefix")
+    bits = raw[i + 1:]
+    if (len(bits) > 1 and not "1" <= bits[0] <= "9") or not re.fullmatch(r"[+-]?[0-9]+", bits):
+        raise fail(f"bad bits after slash: {go_quote(bits)}")
+    n = int(bits)
+    if not 0 <= n <= addr.max_prefixlen:
+        raise fail("prefix length out of range")
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        raise CELError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
-    return CIDR(addr, int(bits))
+        raise CELError(f"IPv4-mapped IPv6 address {go_quote(raw)} is not allowed")
+    return CIDR(addr, n)
+
+
+def _cidr(s):
+    """stringToCIDR wraps parseCIDR's error once more (cidr.go)."""
+    if not isinstance(s, str):
+        raise no_overload()
+    try:
+        return _parse_cidr(s)
+    except CELError as e:
+        if str(e).startswith("network address parse error"):
+            raise CELError(f"network address parse error during conversion from string: {e}") from None
+        raise
 
 
 def _ip(v):
@@ -1192,7 +1329,7 @@ FUNCTIONS: dict[str, Callable] = {
         i.addr.is_unspecified or i.addr.is_loopback or i.addr.is_multicast
         or (i.addr.version == 4 and (i.addr in ipaddress.ip_network("169.254.0.0/16") or i.addr == ipaddress.ip_address("255.255.255.255")))
         or (i.addr.version == 6 and i.addr in ipaddress.ip_network("fe80::/10"))), (IP,)))),
-    "cidr": _overloads((1, lambda s: _parse_cidr(s) if isinstance(s, str) else _raise(no_overload()))),
+    "cidr": _overloads((1, _cidr)),
     "isCIDR": _overloads((1, _is_cidr)),
     "containsIP": _overloads((2, _contains_ip)),
     "containsCIDR": _overloads((2, _contains_cidr)),

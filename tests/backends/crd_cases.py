@@ -127,20 +127,39 @@ ZONES = [".", "cluster.local", "foo.cluster.local", "example.com", "svc.cluster.
          "bad zone!", "", "a" * 70 + ".com"]
 
 
-def _override(rng: random.Random, zone) -> dict:
+def _override(rng: random.Random, zone, clean: bool = False) -> dict:
     o = {"zone": zone, "forwardDestination": rng.choice(["ClusterCoreDNS", "VnetDNS"]),
          "forwardPolicy": rng.choice(["Sequential", "RoundRobin", "Random"]), "maxConcurrent": rng.choice([0, 100, 1000]),
          "protocol": rng.choice(["PreferUDP", "ForceTCP"]), "queryLogging": rng.choice(["Error", "Log"]),
          "serveStale": rng.choice(["Verify", "Immediate", "Disable"]), "serveStaleDuration": rng.choice(["1h", "30s"]),
          "cacheDuration": rng.choice(["1h", "10m"])}
-    if rng.random() < 0.05:
+    if not clean and rng.random() < 0.05:
         del o[rng.choice(sorted(o))]
-    if rng.random() < 0.03:
+    if not clean and rng.random() < 0.03:
         o["forwardDestination"] = "Nowhere"
     return o
 
 
+def _valid_overrides(rng: random.Random, vnet: bool) -> list[dict]:
+    """Overrides every localDNS rule accepts: '.' and 'cluster.local' present, cluster.local to
+    ClusterCoreDNS, from vnetDNSOverrides '.' and external zones to VnetDNS, no Verify with ForceTCP."""
+    out = []
+    for zone in [".", "cluster.local"] + rng.sample(["example.com", "svc.cluster.local"], rng.choice([0, 1])):
+        o = _override(rng, zone, clean=True)
+        o.update({"serveStale": "Immediate"} if o["protocol"] == "ForceTCP" else {})
+        internal = zone.endswith("cluster.local")
+        o["forwardDestination"] = "ClusterCoreDNS" if internal else ("VnetDNS" if vnet else rng.choice(["ClusterCoreDNS", "VnetDNS"]))
+        out.append(o)
+    rng.shuffle(out)
+    return out
+
+
 def local_dns(rng: random.Random, name: str) -> Case:
+    if rng.random() < 0.35:
+        dns = {"mode": rng.choice(["Preferred", "Required", "Disabled"]),
+               "kubeDNSOverrides": _valid_overrides(rng, False), "vnetDNSOverrides": _valid_overrides(rng, True)}
+        return Case("AKSNodeClass localDNS: overrides rules", nodeclass(name, {"localDNS": dns}))
+
     def overrides():
         zones = ["."] * (rng.random() < 0.9) + ["cluster.local"] * (rng.random() < 0.9)
         zones += rng.sample(ZONES, rng.choice([0, 0, 1, 2]))
@@ -341,7 +360,7 @@ def generators(aks_schema: dict):
     return [(3, fips), (3, swap), (3, image_gc), (4, sysctl_pair(bounds)), (6, port_range), (5, local_dns),
             (4, tags), (1, aksnodeclass_update),
             (5, nodepool_labels), (6, nodepool_requirements), (5, nodeclaim_requirements), (2, nodepool_ref),
-            (2, nodeclaim_ref), (3, nodepool_static), (3, nodepool_budgets), (2, nodepool_transition),
+            (3, nodeclaim_ref), (3, nodepool_static), (3, nodepool_budgets), (2, nodepool_transition),
             (1, nodeclaim_transition)]
 
 
