@@ -19,7 +19,7 @@ from typing import Callable
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, bootstrap_custom_data,
-                                   error_code, error_text, lower_rg, retry_after)
+                                   error_code, error_text, list_vm_skus, lower_rg, retry_after)
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
@@ -149,9 +149,7 @@ class AzureProvider:
         if self._skus is None and self.now() >= self._sku_retry_at:
             try:
                 region = self.cluster.region
-                self._skus = self.call("skus.list", lambda: [
-                    s.as_dict() for s in self.compute.resource_skus.list(filter=f"location eq '{region}'")
-                    if s.resource_type == "virtualMachines"])
+                self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
                 self._sku_seq += 1
             except HttpResponseError as e:
                 self._sku_failures += 1

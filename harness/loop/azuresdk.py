@@ -6,8 +6,12 @@ Split from harness/loop/azure.py (the provider) so that file holds decisions, th
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 
 from azure.core.exceptions import HttpResponseError
+
+from fakeazure.transport import InProcessResponse
 
 # The Azure SDK retry policy the provider keeps at its defaults (provider v1.14.0
 # pkg/utils/clientopts/armopts.go DefaultRetryOpts; azure-sdk-for-go sdk/azcore v1.22.0
@@ -64,3 +68,48 @@ def lower_rg(vm_id: str) -> str:
         if p.lower() == "resourcegroups" and i + 1 < len(parts):
             parts[i + 1] = parts[i + 1].lower()
     return "/".join(parts)
+
+
+# -- the SKU list ------------------------------------------------------------------------------------
+# The VM SKUs of a ResourceSkus_List page, as the SDK's models give them (`as_dict()`), by the page's
+# response body: the SDK parses the same bytes into the same models, so a page it has parsed once in
+# this process is not parsed again. Every page is still requested through the SDK's pipeline (policies,
+# paging, error mapping, the fake's faults and request log); only the deserialization of a body seen
+# before is skipped. Bounded: cleared when it holds more than _SKU_PAGES_MAX pages.
+_SKU_PAGES: dict[bytes, tuple[str | None, list[dict]]] = {}
+_SKU_PAGES_MAX = 512
+
+
+def list_vm_skus(compute, region: str) -> list[dict]:
+    """`compute.resource_skus.list(filter="location eq '<region>'")` (azure-mgmt-compute 39.0.0
+    ResourceSkusOperations.list; the provider lists the region's SKUs through skewer: provider v1.14.0
+    pkg/providers/instancetype/instancetypes.go), keeping resourceType virtualMachines, as plain
+    dicts. A page whose body was parsed before is handed to the SDK's paging as a page with no items
+    and the same nextLink (azure-core's raw_response_hook runs before the page is deserialized), and
+    its SKUs come from the cache. The returned dicts are shared between runs: read them, never change them."""
+    seen: list[tuple[bytes, tuple[str | None, list[dict]] | None]] = []
+
+    def hook(pipeline_response) -> None:
+        http = pipeline_response.http_response
+        if http.status_code != 200:
+            return
+        key = hashlib.sha256(http.body()).digest()
+        hit = _SKU_PAGES.get(key)
+        seen.append((key, hit))
+        if hit is not None:
+            page = {"value": [], "nextLink": hit[0]} if hit[0] else {"value": []}
+            pipeline_response.http_response = InProcessResponse(
+                http.request, 200, dict(http.headers), json.dumps(page).encode())
+
+    out: list[dict] = []
+    pages = compute.resource_skus.list(filter=f"location eq '{region}'", raw_response_hook=hook).by_page()
+    for page in pages:
+        items = list(page)
+        key, hit = seen[-1]
+        if hit is None:
+            hit = (pages.continuation_token, [s.as_dict() for s in items if s.resource_type == "virtualMachines"])
+            if len(_SKU_PAGES) >= _SKU_PAGES_MAX:
+                _SKU_PAGES.clear()
+            _SKU_PAGES[key] = hit
+        out.extend(hit[1])
+    return out

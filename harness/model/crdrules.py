@@ -103,7 +103,8 @@ _PATCHED: dict[tuple[int, str], tuple[Profile, dict | None]] = {}
 def spec_schema(profile: Profile, kind: str) -> dict | None:
     """The NodePool or NodeClaim `spec` schema with the profile's label and requirement rules and
     operators rendered in: the same patches harness.backends.crds applies to the CRDs the local
-    backend installs (after the provider's hack/validation/{labels,requirements}.sh, azure-provider.md §3.3)."""
+    backend installs (after github.com/Azure/karpenter-provider-azure v1.14.0 hack/validation/labels.sh and
+    hack/validation/requirements.sh, azure-provider.md §3.3)."""
     hit = _PATCHED.get((id(profile), kind))
     if hit is not None and hit[0] is profile:
         return hit[1]
