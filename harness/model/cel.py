@@ -25,7 +25,7 @@ _SCHEMAS: dict[str, dict] = {}
 _SCHEMA_IDS: dict[int, tuple[dict, str]] = {}
 
 
-def _schema_key(schema: dict | None) -> str:
+def schema_key(schema: dict | None) -> str:
     if not schema:
         return ""
     hit = _SCHEMA_IDS.get(id(schema))
@@ -62,7 +62,7 @@ def outcome(rule: RenderedRule | str, self_value, schema: dict | None = None, ol
     as cel-go's `all` macro. `old`: the correlated old value, bound as `oldSelf` (transition rules)."""
     text = rule.rule if isinstance(rule, RenderedRule) else rule
     if old is not NO_OLD:
-        return _outcome_json(text, "self", json.dumps(self_value, sort_keys=True), _schema_key(schema),
+        return _outcome_json(text, "self", json.dumps(self_value, sort_keys=True), schema_key(schema),
                              json.dumps(old, sort_keys=True))
     m = _ALL_FORM.match(text)
     if m and isinstance(self_value, (list, dict)) and not re.search(r"\bself\b", m.group("body")) and not schema:
@@ -76,7 +76,7 @@ def outcome(rule: RenderedRule | str, self_value, schema: dict | None = None, ol
             if isinstance(got, str) and error is None:
                 error = got
         return error if error is not None else True
-    return _outcome_json(text, "self", json.dumps(self_value, sort_keys=True), _schema_key(schema))
+    return _outcome_json(text, "self", json.dumps(self_value, sort_keys=True), schema_key(schema))
 
 
 def evaluate(rule: RenderedRule | str, self_value, schema: dict | None = None) -> bool:

@@ -474,17 +474,40 @@ def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), sp
     openAPIV3Schema `spec` node; only `spec` is judged (status is a subresource, metadata is the
     API server's own). `spec_required`: the root schema lists `spec` as required (NodePool, NodeClaim).
     `old`: the stored object on update (transition rules and ratcheting). `scale_replicas_path`: the
-    CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`)."""
+    CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`).
+
+    The verdict depends on the spec (and the old spec) alone, so it is memoized per schema and spec
+    text: a loop writes the same NodeClaim spec under many names."""
     out = copy.deepcopy(obj)
     spec = out.get("spec")
     if spec is None:
         if spec_required:
             return Admitted(out, [FieldError("spec", "Required value", "Required value", True), _not_checked()], [])
         return Admitted(out, [], [])
+    old_spec = _child(old, "spec") if old is not None else cel.NO_OLD
+    key = (cel.schema_key(schema), json.dumps(spec, sort_keys=True),
+           None if old_spec is cel.NO_OLD else json.dumps(old_spec, sort_keys=True), server_version,
+           scale_replicas_path)
+    hit = _ADMITTED.get(key)
+    if hit is None:
+        hit = _judge(spec, schema, server_version, old_spec, scale_replicas_path)
+        if len(_ADMITTED) > 20_000:
+            _ADMITTED.clear()
+        _ADMITTED[key] = hit
+    stored, errs, pruned = hit
+    out["spec"] = copy.deepcopy(stored)
+    return Admitted(out, list(errs), list(pruned))
+
+
+_ADMITTED: dict[tuple, tuple] = {}
+
+
+def _judge(spec, schema: dict, server_version: tuple[int, int], old_spec, scale_replicas_path: str | None):
+    """(the stored spec, the errors, the pruned paths) for a spec; see admit."""
+    spec = copy.deepcopy(spec)
     pruned = prune(spec, schema, "spec")
     if isinstance(spec, dict):
         apply_defaults(spec, schema)
-    old_spec = _child(old, "spec") if old is not None else cel.NO_OLD
     if old_spec is not cel.NO_OLD:
         # the stored object went through the same pruning and defaulting
         old_spec = copy.deepcopy(old_spec)
@@ -492,15 +515,13 @@ def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), sp
         if isinstance(old_spec, dict):
             apply_defaults(old_spec, schema)
     errs = schema_errors(spec, schema, "spec", old_spec)
-    errs += scale_errors(out, scale_replicas_path)
+    errs += scale_errors({"spec": spec}, scale_replicas_path)
     errs += list_type_errors(spec, schema, "spec")
     if any(e.blocking for e in errs):
         errs.append(_not_checked())
     else:
         errs += cel_errors(spec, schema, "spec", server_version, old_spec)
-    return Admitted(out, errs, pruned)
-
-
+    return spec, tuple(errs), tuple(pruned)
 
 
 def _not_checked() -> FieldError:
