@@ -19,7 +19,8 @@ from typing import Callable
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, bootstrap_custom_data,
-                                   error_code, error_text, list_vm_skus, lower_rg, retry_after)
+                                   error_code, error_text, list_vm_names, list_vm_skus, lower_rg,
+                                   retry_after)
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
@@ -163,7 +164,11 @@ class AzureProvider:
         """The region's price table (the provider loads static prices once: provider v1.14.0
         pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4)."""
         if self._prices is None:
-            self._prices = (self.fake.prices.get(self.cluster.region.lower()) or {}) if hasattr(self.fake, "prices") else {}
+            region = self.cluster.region.lower()
+            if hasattr(self.fake, "region_prices"):
+                self._prices = self.fake.region_prices(region)
+            else:
+                self._prices = (self.fake.prices.get(region) or {}) if hasattr(self.fake, "prices") else {}
         return self._prices or None
 
     def refresh_quota(self) -> None:
@@ -445,7 +450,7 @@ class AzureProvider:
         """Lower-case names of the resource group's VMs, or None when the list failed (the
         caller skips this garbage-collection round, as upstream's Reconcile returns the error)."""
         try:
-            return self.call("vm.list", lambda: {vm.name.lower() for vm in self.compute.virtual_machines.list(self.rg)})
+            return self.call("vm.list", lambda: list_vm_names(self.compute, self.rg))
         except HttpResponseError as e:
             self.event("instance.garbagecollection", "listing VMs", error_text(e))
             return None

@@ -70,46 +70,62 @@ def lower_rg(vm_id: str) -> str:
     return "/".join(parts)
 
 
-# -- the SKU list ------------------------------------------------------------------------------------
-# The VM SKUs of a ResourceSkus_List page, as the SDK's models give them (`as_dict()`), by the page's
-# response body: the SDK parses the same bytes into the same models, so a page it has parsed once in
-# this process is not parsed again. Every page is still requested through the SDK's pipeline (policies,
-# paging, error mapping, the fake's faults and request log); only the deserialization of a body seen
-# before is skipped. Bounded: cleared when it holds more than _SKU_PAGES_MAX pages.
-_SKU_PAGES: dict[bytes, tuple[str | None, list[dict]]] = {}
-_SKU_PAGES_MAX = 512
+# -- lists read page by page, parsed once per page body -----------------------------------------------
+# What a list operation's page holds, as the harness reads it, by the page's response body: the SDK
+# parses the same bytes into the same models, so a page it has parsed once in this process is not
+# parsed again. Every page is still requested through the SDK's pipeline (policies, paging, error
+# mapping, the fake's faults and request log); only the deserialization of a body seen before is
+# skipped: the SDK's paging gets that page with no items and the same nextLink (azure-core's
+# raw_response_hook runs before a page is deserialized). Bounded: cleared past _PAGES_MAX pages.
+_PAGES: dict[tuple[str, bytes], tuple[str | None, list]] = {}
+_PAGES_MAX = 1024
 
 
-def list_vm_skus(compute, region: str) -> list[dict]:
-    """`compute.resource_skus.list(filter="location eq '<region>'")` (azure-mgmt-compute 39.0.0
-    ResourceSkusOperations.list; the provider lists the region's SKUs through skewer: provider v1.14.0
-    pkg/providers/instancetype/instancetypes.go), keeping resourceType virtualMachines, as plain
-    dicts. A page whose body was parsed before is handed to the SDK's paging as a page with no items
-    and the same nextLink (azure-core's raw_response_hook runs before the page is deserialized), and
-    its SKUs come from the cache. The returned dicts are shared between runs: read them, never change them."""
-    seen: list[tuple[bytes, tuple[str | None, list[dict]] | None]] = []
+def _read_pages(kind: str, pager_of, convert) -> list:
+    """The items of every page of `pager_of(raw_response_hook=...)`, each page's models turned into
+    what the harness keeps by `convert(models) -> list`."""
+    seen: list[tuple[tuple[str, bytes], tuple[str | None, list] | None]] = []
 
     def hook(pipeline_response) -> None:
         http = pipeline_response.http_response
         if http.status_code != 200:
             return
-        key = hashlib.sha256(http.body()).digest()
-        hit = _SKU_PAGES.get(key)
+        key = (kind, hashlib.sha256(http.body()).digest())
+        hit = _PAGES.get(key)
         seen.append((key, hit))
         if hit is not None:
             page = {"value": [], "nextLink": hit[0]} if hit[0] else {"value": []}
             pipeline_response.http_response = InProcessResponse(
                 http.request, 200, dict(http.headers), json.dumps(page).encode())
 
-    out: list[dict] = []
-    pages = compute.resource_skus.list(filter=f"location eq '{region}'", raw_response_hook=hook).by_page()
+    out: list = []
+    pages = pager_of(raw_response_hook=hook).by_page()
     for page in pages:
         items = list(page)
-        key, hit = seen[-1]
+        key, hit = seen.pop() if seen else (None, None)     # no response seen: a pager without a pipeline
         if hit is None:
-            hit = (pages.continuation_token, [s.as_dict() for s in items if s.resource_type == "virtualMachines"])
-            if len(_SKU_PAGES) >= _SKU_PAGES_MAX:
-                _SKU_PAGES.clear()
-            _SKU_PAGES[key] = hit
+            hit = (pages.continuation_token, convert(items))
+            if key is not None:
+                if len(_PAGES) >= _PAGES_MAX:
+                    _PAGES.clear()
+                _PAGES[key] = hit
         out.extend(hit[1])
     return out
+
+
+def list_vm_skus(compute, region: str) -> list[dict]:
+    """`compute.resource_skus.list(filter="location eq '<region>'")` (azure-mgmt-compute 39.0.0
+    ResourceSkusOperations.list; the provider lists the region's SKUs through skewer: provider v1.14.0
+    pkg/providers/instancetype/instancetypes.go), keeping resourceType virtualMachines, as the models'
+    `as_dict()`. Parsed once per page body (_read_pages): the dicts are shared between runs, so read
+    them, never change them."""
+    return _read_pages("skus", lambda **kw: compute.resource_skus.list(filter=f"location eq '{region}'", **kw),
+                       lambda items: [s.as_dict() for s in items if s.resource_type == "virtualMachines"])
+
+
+def list_vm_names(compute, resource_group: str) -> set[str]:
+    """Lower-case names of `compute.virtual_machines.list(resource_group)` (the instance garbage
+    collector's list: provider v1.14.0 pkg/controllers/nodeclaim/garbagecollection/instance_garbagecollection.go),
+    parsed once per page body (_read_pages)."""
+    return set(_read_pages("vm-names", lambda **kw: compute.virtual_machines.list(resource_group, **kw),
+                           lambda items: [vm.name.lower() for vm in items]))

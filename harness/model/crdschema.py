@@ -474,16 +474,24 @@ def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), sp
     openAPIV3Schema `spec` node; only `spec` is judged (status is a subresource, metadata is the
     API server's own). `spec_required`: the root schema lists `spec` as required (NodePool, NodeClaim).
     `old`: the stored object on update (transition rules and ratcheting). `scale_replicas_path`: the
-    CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`).
+    CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`)."""
+    stored, errs, pruned = verdict(obj, schema, server_version, spec_required, old, scale_replicas_path)
+    out = dict(obj)
+    if "spec" in obj:
+        out["spec"] = copy.deepcopy(stored)
+    return Admitted(copy.deepcopy(out), list(errs), list(pruned))
 
-    The verdict depends on the spec (and the old spec) alone, so it is memoized per schema and spec
+
+def verdict(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), spec_required: bool = False,
+            old: dict | None = None, scale_replicas_path: str | None = None) -> tuple:
+    """(the stored spec, the errors, the pruned paths) of admit, shared: never change them. The
+    verdict depends on the spec (and the old spec) alone, so it is memoized per schema and spec
     text: a loop writes the same NodeClaim spec under many names."""
-    out = copy.deepcopy(obj)
-    spec = out.get("spec")
+    spec = obj.get("spec")
     if spec is None:
         if spec_required:
-            return Admitted(out, [FieldError("spec", "Required value", "Required value", True), _not_checked()], [])
-        return Admitted(out, [], [])
+            return None, (FieldError("spec", "Required value", "Required value", True), _not_checked()), ()
+        return None, (), ()
     old_spec = _child(old, "spec") if old is not None else cel.NO_OLD
     key = (cel.schema_key(schema), json.dumps(spec, sort_keys=True),
            None if old_spec is cel.NO_OLD else json.dumps(old_spec, sort_keys=True), server_version,
@@ -494,9 +502,7 @@ def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), sp
         if len(_ADMITTED) > 20_000:
             _ADMITTED.clear()
         _ADMITTED[key] = hit
-    stored, errs, pruned = hit
-    out["spec"] = copy.deepcopy(stored)
-    return Admitted(out, list(errs), list(pruned))
+    return hit
 
 
 _ADMITTED: dict[tuple, tuple] = {}

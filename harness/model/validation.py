@@ -60,9 +60,9 @@ def admission_errors(obj: dict, profile: Profile, server_version: str | None = N
     schema = crdrules.spec_schema(profile, kind) if kind in KINDS else None
     if schema is None:
         return []
-    admitted = crdschema.admit(obj, schema, parse_version(server_version), spec_required=True, old=old,
-                               scale_replicas_path=profile.crd_scale_replicas_path(kind))
-    return [AdmissionError(e.field, e.body, e.detail) for e in admitted.errors]
+    _stored, errors, _pruned = crdschema.verdict(obj, schema, parse_version(server_version), spec_required=True,
+                                                 old=old, scale_replicas_path=profile.crd_scale_replicas_path(kind))
+    return [AdmissionError(e.field, e.body, e.detail) for e in errors]
 
 
 def admission_rejection(obj: dict, profile: Profile, server_version: str | None = None,
