@@ -22,13 +22,17 @@ from harness.model.validation import admission_rejection, parse_version
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def _clone(obj):
     """A deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than
-    copy.deepcopy; the store hands out copies so callers never share its objects."""
+    copy.deepcopy (scalars are not recursed into); the store hands out copies so callers never share
+    its objects."""
     if isinstance(obj, dict):
-        return {k: _clone(v) for k, v in obj.items()}
+        return {k: v if type(v) in _ATOMS else _clone(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_clone(v) for v in obj]
+        return [v if type(v) in _ATOMS else _clone(v) for v in obj]
     return obj
 
 
