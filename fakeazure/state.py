@@ -135,10 +135,12 @@ class FakeAzure:
         return self.dispatcher.internal_errors
 
     # ================================================================== configuration
-    def set_lro(self, lro: str | Mapping | None) -> None:
-        """Change LRO progression (see class docstring)."""
+    def set_lro(self, lro: str | Mapping | None, retry_after_ms: int | None = None) -> None:
+        """Change LRO progression (see class docstring); `retry_after_ms` also sends that poll hint in
+        milliseconds on running operations (fakeazure/lro.py RETRY_AFTER_MS_HEADER)."""
         with self.lock:
             self.lro.after_polls = parse_lro_mode(lro)
+            self.lro.retry_after_ms = retry_after_ms
 
     def load_catalog(self, name_or_path) -> list[dict]:
         """Load a bundled catalog by name or a catalog file/dir; returns the SKUs added."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
+from harness.backends.kinds import API_VERSIONS
 from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, available_profiles
@@ -26,14 +27,6 @@ API_VERSION = "harness.karpenter.azure.com/v1alpha1"
 DEFAULT_SEED = 1
 SCHEMA_URL_HINT = "# yaml-language-server: $schema="
 
-# apiVersions accepted per kind (what users paste from clusters and docs)
-API_VERSIONS = {
-    "NodePool": {"karpenter.sh/v1"},
-    "NodeClaim": {"karpenter.sh/v1"},
-    "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
-    "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
-    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
-}
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
 

@@ -11,6 +11,8 @@ from importlib import resources
 import jsonschema
 import yaml
 
+from harness.backends.kinds import API_VERSIONS
+
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
                "number": "a number", "boolean": "true or false", "null": "null"}
 
@@ -213,7 +215,6 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
     """SourceErrors for steps a run could not play: an object applied while one of that kind,
     namespace and name still exists (the harness creates; it does not update), and a delete of
     an object the scenario never applied (or already deleted) or of an unsupported kind."""
-    from harness.runner.scenario import API_VERSIONS
     from harness.runner.yamlsource import SourceError
 
     def key(obj: dict) -> tuple:

@@ -162,7 +162,7 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
                 continue
             if run_every and tally.loaded % run_every == 0:
                 from harness.backends.embedded import EmbeddedBackend
-                from harness.runner.engine import run
+                from harness.runner.engines import run
                 cluster = cluster or EmbeddedBackend().start()
                 for sc in scenarios[:1]:
                     try:
