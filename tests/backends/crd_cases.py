@@ -384,7 +384,10 @@ def upstream_crds() -> list[dict]:
     root = binaries.go_module_dir(crds.AZURE_MODULE, "v1.14.0") / "pkg/apis/crds"
     out = []
     for f in ("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.azure.com_aksnodeclasses.yaml"):
-        crd = crds._strip(yaml.safe_load((root / f).read_text()))
+        crd = yaml.safe_load((root / f).read_text())
+        crd.pop("status", None)
+        for k in ("creationTimestamp", "resourceVersion", "uid", "generation", "managedFields"):
+            crd["metadata"].pop(k, None)
         crd["metadata"].setdefault("annotations", {})[crds.HASH_ANNOTATION] = "upstream-verbatim"
         out.append(crd)
     return out
