@@ -39,13 +39,15 @@ ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compi
           + _compile(pricing_urls, "prices") + _compile(control_urls, "control"))
 
 
+_BAD_NAME_CHARS = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
 def check_name(name: str) -> None:
     """A path segment that decodes to something no ARM resource can be called (a ``/`` or ``\\``
     smuggled in as ``%2f``/``%5c``, a control character, ``.`` or ``..``, nothing) is 400
     InvalidResourceName, before any handler sees it.  Wording: NRP's InvalidResourceName
     message (CRP and ARM word their own name checks differently; harness simplification)."""
-    if (not name or name in (".", "..") or "/" in name or "\\" in name
-            or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name)):
+    if not name or name in (".", "..") or _BAD_NAME_CHARS.search(name):
         shown = name.encode("unicode_escape").decode()
         raise ARMError("InvalidResourceName",
                        f"Resource name {shown} is invalid. The name can be up to 80 characters long. It must "

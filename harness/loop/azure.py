@@ -19,7 +19,7 @@ from typing import Callable
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, bootstrap_custom_data,
-                                   error_code, error_text, list_vm_names, list_vm_skus, lower_rg,
+                                   error_code, error_text, list_usages, list_vm_names, list_vm_skus, lower_rg,
                                    retry_after)
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
@@ -175,9 +175,7 @@ class AzureProvider:
         """Compute usages per VM family (provider v1.14.0 pkg/controllers/quota/controller.go;
         azure-provider.md §2.2 Quota); fail open on errors."""
         try:
-            self._quota = self.call("usages.list", lambda: {
-                u.name.value: {"limit": u.limit, "current": u.current_value}
-                for u in self.compute.usage.list(self.cluster.region)})
+            self._quota = self.call("usages.list", lambda: list_usages(self.compute, self.cluster.region))
         except HttpResponseError as e:
             # provider v1.14.0 pkg/controllers/quota/controller.go Reconcile: logged, HasQuotaFor fails open
             self._quota = {}

@@ -129,3 +129,12 @@ def list_vm_names(compute, resource_group: str) -> set[str]:
     parsed once per page body (_read_pages)."""
     return set(_read_pages("vm-names", lambda **kw: compute.virtual_machines.list(resource_group, **kw),
                            lambda items: [vm.name.lower() for vm in items]))
+
+
+def list_usages(compute, region: str) -> dict[str, dict]:
+    """`compute.usage.list(region)` (the provider's quota controller: provider v1.14.0
+    pkg/controllers/quota/controller.go) as {family: {"limit", "current"}}, parsed once per page
+    body (_read_pages)."""
+    rows = _read_pages("usages", lambda **kw: compute.usage.list(region, **kw),
+                       lambda items: [(u.name.value, u.limit, u.current_value) for u in items])
+    return {name: {"limit": limit, "current": current} for name, limit, current in rows}

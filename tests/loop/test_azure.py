@@ -105,7 +105,7 @@ def test_the_provider_owns_its_instance_type_cache():
         page = [SimpleNamespace(as_dict=lambda: dict(sku), resource_type="virtualMachines")]
         compute = SimpleNamespace(resource_skus=SimpleNamespace(list=lambda filter, **kw: ItemPaged(
             lambda token: page, lambda resp: (None, iter(resp)))),
-            usage=SimpleNamespace(list=lambda region: []))
+            usage=SimpleNamespace(list=lambda region, **kw: ItemPaged(lambda token: [], lambda resp: (None, iter(resp)))))
         return AzureProvider(fake=SimpleNamespace(clock=clock), compute=compute, network=None,
                              profile=load_profile("upstream"), cluster=ClusterParams(region=SCUS),
                              unavailable=UnavailableOfferings(clock), rng=random.Random(1), subscription_id="sub")
