@@ -11,7 +11,9 @@ and the control API (``/_fakeazure/...``) share the one port.  Clients use the U
 their ``base_url`` (see ``fakeazure.clients``; over plain HTTP, bearer tokens need the policy
 of fake-azure.md §5.2, since azure-core 1.41.0 azure/core/pipeline/policies/_authentication.py
 _enforce_https refuses them).  Every absolute URL the fake returns (Azure-AsyncOperation, Location,
-nextLink) is built on the server's own address and scheme, never on the client's Host header.
+nextLink) is built on the server's own address and scheme, never on an arbitrary Host header: only
+a name the server was told it answers for (``tls_names``: Azure's host names a sandbox resolves to
+it) is kept, so a client that reached it as https://management.azure.com polls there too.
 """
 from __future__ import annotations
 
@@ -139,7 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         except BadFraming as err:
             self._refuse_framing(err)
             return
-        url = f"{self.server.base_url}{self.path}"
+        host = (self.headers.get("Host") or "").strip().lower()
+        base = f"https://{host}" if host in self.server.names else self.server.base_url
+        url = f"{base}{self.path}"
         status, headers, data = self.server.state.handle(self.command, url, dict(self.headers.items()), body)
         self.send_response(status)
         for k, v in headers.items():
@@ -199,10 +203,14 @@ class _Server(ThreadingHTTPServer):
     # listen() backlog: socketserver's default of 5 reset ~10% of 20 simultaneous connections
     request_queue_size = 128
 
-    def __init__(self, addr, state: FakeAzure, verbose: bool, ssl_context: ssl.SSLContext | None = None):
+    def __init__(self, addr, state: FakeAzure, verbose: bool, ssl_context: ssl.SSLContext | None = None,
+                 names: tuple[str, ...] = ()):
         self.state = state
         self.verbose = verbose
         self.ssl_context = ssl_context
+        # the host names this server answers for over https (its certificate names them); others
+        # get the server's own address in the URLs it returns
+        self.names = frozenset(n.lower() for n in names) if ssl_context is not None else frozenset()
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
         super().__init__(addr, _Handler)
@@ -269,10 +277,12 @@ class FakeAzureServer:
     loopback (:func:`is_loopback_host`) raises ``ValueError``: the fake is never exposed."""
 
     def __init__(self, state: FakeAzure | None = None, host: str = LOOPBACK, port: int = 0,
-                 verbose: bool = False, tls: bool = False, tls_dir: str | None = None):
+                 verbose: bool = False, tls: bool = False, tls_dir: str | None = None,
+                 tls_names: tuple[str, ...] = ()):
         """tls: serve https with a certificate from a CA generated for this server (``ca_path``).
         tls_dir: where to write ``ca.pem``/``server.pem``/``server-key.pem`` (kept after stop);
-        default: a temporary directory removed by ``stop()``."""
+        default: a temporary directory removed by ``stop()``. tls_names: more names the certificate
+        is valid for (Azure's host names, for a client whose name resolution points them here)."""
         if not is_loopback_host(host):
             raise ValueError(f"fakeazure serves loopback only: {host!r} is not a loopback address "
                              f"(use 127.0.0.1 or localhost)")
@@ -282,6 +292,7 @@ class FakeAzureServer:
         self.verbose = verbose
         self.tls = bool(tls or tls_dir)
         self._tls_dir = tls_dir
+        self._tls_names = tuple(tls_names)
         self._own_tls_dir: str | None = None
         self.tls_files: tlsmod.TLSFiles | None = None
         self._httpd: _Server | None = None
@@ -308,7 +319,8 @@ class FakeAzureServer:
             directory = self._tls_dir
             if directory is None:
                 directory = self._own_tls_dir = tempfile.mkdtemp(prefix="fakeazure-tls-")
-            self.tls_files = tlsmod.generate(directory, tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost"))))
+            self.tls_files = tlsmod.generate(directory, tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost")
+                                                                            + self._tls_names)))
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ctx.load_cert_chain(str(self.tls_files.cert), str(self.tls_files.key))
@@ -316,7 +328,7 @@ class FakeAzureServer:
 
     def start(self) -> str:
         if self._httpd is None:
-            self._httpd = _Server((self.host, self.port), self.state, self.verbose, self._ssl_context())
+            self._httpd = _Server((self.host, self.port), self.state, self.verbose, self._ssl_context(), self._tls_names)
             self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                             name=f"fakeazure-server-{self._httpd.server_address[1]}",
                                             daemon=True)

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from . import catalog as cat
 from .arm import FakeClock, Request, Response, ResourceGroups, WELL_KNOWN_SUBSCRIPTION, iso
+from .compute import exceptions as compute_exc
 from .compute.evictions import SpotEvictions
 from .compute.galleries import CommunityGalleries
 from .compute.models import ComputeModel
@@ -270,7 +271,7 @@ class FakeAzure:
         with self.lock:
             vm = self.compute.require(rg, name)
             if not vm.spot:
-                raise ValueError(f"{rg}/{name} is not a Spot VM (priority {vm.priority})")
+                raise compute_exc.eviction_not_spot(rg, name, vm.priority or "Regular")
             return dict(self.compute.evict(vm, "manual"))
 
     @property

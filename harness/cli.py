@@ -60,24 +60,61 @@ def _load_all(paths: list[str]):
 
 def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str]) -> tuple[list, str]:
     """(scenario, profile) pairs selected by --profile and -k; when none, the reason, so an option
-    that selects nothing fails loudly instead of printing an empty table."""
-    from harness.model.profile import available_profiles
-    from harness.runner.selection import no_scenario, unknown_profile
-    known = available_profiles()
+    that selects nothing fails loudly instead of printing an empty table. A release profile, a provider
+    version or `all` runs every selected scenario under it (harness.runner.selection.split_profiles)."""
+    from harness.model.profile import ProfileError, available_profiles
+    from harness.runner.selection import no_scenario, profiles_for, split_profiles, unknown_profile
     for p in profiles:
-        if p not in known:
-            return [], unknown_profile(p, known)
+        try:
+            split_profiles([p])
+        except ProfileError:
+            return [], unknown_profile(p, available_profiles())
     where = " ".join(paths)
     if not scenarios:
         return [], f"no scenario files found in {where}"
     named = [sc for sc in scenarios if not k or k in sc.name]
     if not named:
         return [], f"-k {k}: no scenario name in {where} contains it"
-    jobs = [(sc, p) for sc in named for p in sc.profiles if not profiles or p in profiles]
+    jobs = [(sc, p) for sc in named for p in profiles_for(sc.profiles, profiles)]
     if not jobs:
         declared = sorted({p for sc in named for p in sc.profiles})
         return [], no_scenario(profiles, len(named), declared, where)
     return jobs, ""
+
+
+def _release_span(result) -> str:
+    rel = getattr(result, "release", None) or {}
+    covers = rel.get("covers") or []
+    span = covers[0] if len(covers) == 1 else (f"{covers[0]}-{covers[-1]}" if covers else rel.get("release", ""))
+    if rel.get("policy"):
+        return f"policy (~{rel.get('release', '')})"
+    if rel.get("answeredBy") and not rel.get("exact"):
+        return f"{span} (nearest)"
+    return span
+
+
+def _print_across_releases(con, outcomes, verdict) -> None:
+    """Per scenario run under several profiles: one row per profile with what happened, marking each row
+    whose outcome differs from the row above (oldest release first)."""
+    from rich.table import Table
+
+    from harness.runner.report import outcome_summary
+    by_scenario: dict = {}
+    for o in outcomes:
+        by_scenario.setdefault((str(o.scenario.file), o.scenario.name), []).append(o)
+    for (file, name), runs in by_scenario.items():
+        if len(runs) < 2:
+            continue
+        table = Table(title=f"{name} across {len(runs)} profiles: where the outcome changes", title_justify="left")
+        for col in ("profile", "release", "result", "outcome", "changed"):
+            table.add_column(col, overflow="fold")
+        prev = None
+        for o in runs:
+            summary = outcome_summary(o.result)
+            changed = "" if prev is None or summary == prev else "<- changed"
+            table.add_row(o.profile, _release_span(o.result), verdict(o), summary, changed)
+            prev = summary
+        con.print(table)
 
 
 def _print_why(con, outcomes, pods: list[str]) -> None:
@@ -112,6 +149,9 @@ def cmd_run(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.selection import version_notices
+    for text in version_notices(args.profile):      # a version the harness has no profile for: say so, loudly
+        print(f"WARNING: {text}", file=sys.stderr)
     engine = get_engine(args.engine)
     backend = engine_backends(args.engine, [args.backend])[0]
     ok, why = engine.available(backend)
@@ -169,16 +209,21 @@ def cmd_run(args) -> int:
         from rich.table import Table
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
                             f"{counts['xfail']} xfailed, {len(failed)} failed")
-        for col in ("scenario", "profile", "result", "nodes", "pods pending", "ms"):
+        for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
             pending = sum(1 for p in o.result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
-            table.add_row(o.scenario.name, o.profile, f"[{colour}]{verdict(o)}[/]",
+            table.add_row(o.scenario.name, o.profile, _release_span(o.result), f"[{colour}]{verdict(o)}[/]",
                           str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
-    for o in failed:
+        _print_across_releases(con, outcomes, verdict)
+    undeclared = [o for o in failed if o.profile not in o.scenario.profiles]
+    if undeclared:       # runs the scenario does not declare (--profile all, a version): the table says it
+        con.print(f"{len(undeclared)} failure(s) under profiles the scenarios do not declare in given.profiles "
+                  "(their outcome is in the table above; run one with --profile NAME for its report)", markup=False)
+    for o in (o for o in failed if o.profile in o.scenario.profiles):
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
@@ -438,7 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run scenarios and print a summary")
     r.add_argument("paths", nargs="*", default=["scenarios"])
-    r.add_argument("--profile", action="append", default=[])
+    r.add_argument("--profile", action="append", default=[],
+                   help="a label policy or upstream (filters each scenario's given.profiles), or a provider "
+                        "release (v1.6.2), any version (the nearest release answers, with a warning) or `all` "
+                        "(every release profile): runs each selected scenario under it (repeatable)")
     r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
     r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
                    help="real: the Karpenter-on-Azure controller on the local backend, or on kind with "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -85,9 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--provider-ref", default=None, metavar="REF",
                    help="with --controller: build this release tag, branch or commit of --provider-git "
                         "(cached per commit)")
+    b.add_argument("--core-version", default=None, metavar="VERSION",
+                   help="with --controller: build the provider against this sigs.k8s.io/karpenter release "
+                        "(a go.mod replace; where it compiles) - also KARPENTER_CORE_VERSION")
     args = ap.parse_args(argv)
 
     if args.cmd == "build" and (args.controller or args.provider_src or args.provider_ref):
+        if args.core_version:
+            os.environ["KARPENTER_CORE_VERSION"] = args.core_version
         from pathlib import Path
 
         from harness.backends import binaries, controller

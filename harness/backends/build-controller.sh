@@ -7,6 +7,7 @@
 #
 #   PROVIDER_VERSION=v1.14.0 build-controller.sh <out dir> <work dir>
 #   PROVIDER_SRC=<checkout> build-controller.sh <out dir> <work dir>     # a maintainer's working copy
+#   CORE_VERSION=v1.13.0 ...     # the same provider with another sigs.k8s.io/karpenter (where it compiles)
 #
 # Idempotent: <out dir>/controller is reused when present.
 set -euo pipefail
@@ -64,11 +65,16 @@ for l in lines:
     if "=>" not in l:
         continue
     left, right = (s.strip() for s in l.split("=>", 1))
+    if os.environ.get("CORE_VERSION") and left.split()[0] == "sigs.k8s.io/karpenter":
+        continue            # CORE_VERSION's replace below wins
     parts = right.split()
     if parts and parts[0].startswith((".", "/")) and len(parts) == 1:
         right = os.path.normpath(os.path.join(sys.argv[2], parts[0]))
     print(f"replace {left} => {right}")
 PY
+  fi
+  if [ -n "${CORE_VERSION:-}" ]; then
+    echo "replace sigs.k8s.io/karpenter => sigs.k8s.io/karpenter $CORE_VERSION"
   fi
 } > go.mod
 cat > tools.go <<GO
@@ -83,6 +89,7 @@ log "resolving the module graph"
 go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
 log "building $MOD/cmd/controller ($version; slow: ~10 min cold on 2 cores)"
 # the provider's Makefile stamps sigs.k8s.io/karpenter/pkg/operator.Version the same way
+if [ -n "${CORE_VERSION:-}" ]; then version="$version+core-$CORE_VERSION"; fi
 go build -trimpath -pgo=off -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=${version#v}" \
   -o "$OUT/controller.tmp" "$MOD/cmd/controller"
 mv "$OUT/controller.tmp" "$OUT/controller"

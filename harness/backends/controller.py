@@ -35,6 +35,7 @@ ENV_BIN = "KARPENTER_CONTROLLER_BIN"
 ENV_SRC = "KARPENTER_PROVIDER_SRC"
 ENV_GIT = "KARPENTER_PROVIDER_GIT"     # a clone of the provider with its tags
 ENV_REF = "KARPENTER_PROVIDER_REF"     # a tag, branch or commit of that clone
+ENV_CORE = "KARPENTER_CORE_VERSION"    # build the provider against this sigs.k8s.io/karpenter instead
 # what a checkout's content hash covers: everything that changes the binary
 _HASHED_SUFFIXES = (".go", ".mod", ".sum", ".gtpl", ".toml", ".conf", ".json", ".yaml")
 
@@ -51,10 +52,11 @@ class ControllerBinary:
         """The CRDs this controller was built with (its `WaitForCRDs` waits for exactly these)."""
         if self.tree is not None:
             return self.tree / "pkg" / "apis" / "crds"
-        return go_module_dir(MODULE, self.version if _released(self.version) else DEFAULT_PROVIDER_VERSION) / "pkg" / "apis" / "crds"
+        return go_module_dir(MODULE, self.version if released(self.version) else DEFAULT_PROVIDER_VERSION) / "pkg" / "apis" / "crds"
 
 
-def _released(version: str) -> bool:
+def released(version: str) -> bool:
+    """A release tag (vX.Y.Z), not a `git describe` of a commit between releases."""
     return version.startswith("v") and version.count(".") == 2 and "-" not in version
 
 
@@ -114,15 +116,22 @@ def source_hash(src: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def core_version() -> str | None:
+    """Another sigs.k8s.io/karpenter release to build the provider with ("does core vX fix this?"),
+    or None for the one its go.mod pins."""
+    return os.environ.get(ENV_CORE) or None
+
+
 def cache_entry(src: Path | None = None) -> Path:
     """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
-    clone (provider_tree), src-<hash>/ for a checkout."""
+    clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION."""
     root = cache_dir() / "controller"
+    core = f"+core-{core_version()}" if core_version() else ""
     if src is None:
-        return root / provider_version()
+        return root / (provider_version() + core)
     if src.parent == cache_dir() / "provider-src":
-        return root / f"git-{src.name}"
-    return root / f"src-{source_hash(src)}"
+        return root / f"git-{src.name}{core}"
+    return root / f"src-{source_hash(src)}{core}"
 
 
 def selected_source(src: Path | None = None, git_dir: Path | None = None, ref: str | None = None) -> Path | None:
@@ -181,6 +190,9 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
         work = cache_dir() / "build" / f"controller-{out.name}"
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}"}
         env.pop("PROVIDER_SRC", None)
+        env.pop("CORE_VERSION", None)
+        if core_version():
+            env["CORE_VERSION"] = core_version()
         if src is not None:
             env["PROVIDER_SRC"] = str(src)
             if (src / ".harness-describe").is_file():      # an exported tree has no .git to describe

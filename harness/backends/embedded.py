@@ -15,7 +15,7 @@ from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model import aksnodeclass
+from harness.model import aksnodeclass, apiversions
 from harness.model.validation import admission_rejection, parse_version
 
 
@@ -90,15 +90,25 @@ class EmbeddedCluster:
             raise deny(f'is not allowed to modify labels: {", ".join(bad)}')
 
     def _admit(self, obj: dict, old: dict | None = None) -> dict:
-        """The object as the API server stores it (defaulted), or APIRejected. `old`: the stored
-        object, on update (the CRDs' transition rules and validation ratcheting)."""
+        """The object as the API server stores it (defaulted), or APIRejected. The profile's release
+        decides which API versions are served and which version's rules judge (harness.model.apiversions).
+        `old`: the stored object, on update (the CRDs' transition rules and validation ratcheting)."""
         kind = obj.get("kind")
+        rejection = apiversions.served_rejection(obj, self.profile)
+        if rejection is not None:
+            raise rejection
         if kind in ("NodePool", "NodeClaim"):
-            rejection = admission_rejection(obj, self.profile, self.server_version, old)
+            if old is not None and old.get("apiVersion") != obj.get("apiVersion"):
+                # the store keeps a karpenter.sh/v1beta1 NodePool as v1 (to_model_version), which cannot be
+                # converted back to the request's version as the API server would: judged without the old object
+                old = None
+            rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile), self.server_version,
+                                            old)
             if rejection is not None:
                 raise rejection
-        elif kind == "AKSNodeClass" and self.profile.aks_nodeclass_schema is not None:
-            admitted = aksnodeclass.admit(obj, self.profile.aks_nodeclass_schema, parse_version(self.server_version), old)
+            obj = apiversions.to_model_version(obj)
+        elif kind == "AKSNodeClass" and (schema := apiversions.nodeclass_schema(obj, self.profile)) is not None:
+            admitted = aksnodeclass.admit(obj, schema, parse_version(self.server_version), old)
             if admitted.errors:
                 raise aksnodeclass.rejection(obj, admitted.errors)
             obj = admitted.obj

@@ -45,8 +45,10 @@ def kind_of(obj: dict) -> Kind:
 
 # apiVersions a scenario's manifests may use, per kind (what users paste from clusters and docs)
 API_VERSIONS = {
-    "NodePool": {"karpenter.sh/v1"},
-    "NodeClaim": {"karpenter.sh/v1"},
+    # v1beta1: served by provider v0.5-v0.7; whether a profile's release serves it is its admission's
+    # call (harness.model.apiversions), not the loader's
+    "NodePool": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
+    "NodeClaim": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
     "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
     "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
     "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},

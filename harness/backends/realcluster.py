@@ -24,6 +24,7 @@ from harness.backends import crds as crdmod
 from harness.backends.base import ADMIN, APIRejected, Identity
 from harness.backends.kinds import KINDS
 from harness.backends.kubeclient import RestClient
+from harness.model import apiversions
 from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE
 from harness.backends.pki import CONTROLLERS_GROUP, PKI
 
@@ -55,6 +56,7 @@ class RealCluster:
         self.pki: PKI | None = None
         self.server_ca = ""
         self.capabilities: frozenset[str] = frozenset()
+        self.profile_obj = None             # the installed Profile (its release's served API versions)
         # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
         # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
         self.installed_crds: str | None = None
@@ -145,6 +147,7 @@ class RealCluster:
         return True
 
     def create(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        obj = self._served_version(obj)
         try:
             return self.client(identity).create(obj)
         except APIRejected as e:
@@ -154,6 +157,31 @@ class RealCluster:
             if self._missing_service_account(e):
                 return self._create_retrying_sa(obj, identity)
             raise
+
+    def _served_version(self, obj: dict) -> dict:
+        """The installed CRDs serve one version each: an object in a version the release does not serve is
+        refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
+        version's rules here and sent as v1, as core v1.0's conversion webhook would store it
+        (harness.model.apiversions)."""
+        if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
+            return obj
+        rejection = apiversions.served_rejection(obj, self.profile_obj)
+        if rejection is not None:
+            raise rejection
+        if obj.get("kind") in ("NodePool", "NodeClaim") and \
+                apiversions.version_of(obj) != KINDS[obj["kind"]].version:
+            # the installed CRDs (core v1.14.0's, with the release's rules) serve v1 only: a served v1beta1
+            # object (v0.5-v0.7) is judged with its version's rules here and sent as v1
+            from harness.model.validation import admission_rejection
+            rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile_obj))
+            if rejection is not None:
+                raise rejection
+            return apiversions.to_model_version(obj)
+        if obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
+            # the installed CRD's v1beta1 carries the release's storage schema (harness.backends.crds); the
+            # versions share one Go reading (conversion strategy None relabels apiVersion)
+            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
+        return obj
 
     @staticmethod
     def _missing_service_account(e: APIRejected) -> bool:
@@ -223,6 +251,8 @@ class RealCluster:
         t = crdmod.install_profile(self.admin, profile_name)
         self.timings[f"install_profile:{ident}"] = t["render"] + t["apply"] + t["effective"]
         self.installed_crds = f"profile {ident}"
+        from harness.model.profile import load_profile
+        self.profile_obj = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
 
     def install_crds(self, crds: list[dict], ident: str, timeout: float = 60.0) -> None:
         """Apply `crds` as they are (no profile rendering) and wait until each is Established; a
@@ -245,6 +275,7 @@ class RealCluster:
             crdmod.apply_crds(self.admin, crds)
         crdmod.wait_established(self.admin, names, timeout)
         self.installed_crds = ident
+        self.profile_obj = None             # a release's own CRDs serve what they serve
 
     @property
     def server_version(self) -> str:

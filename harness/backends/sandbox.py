@@ -8,7 +8,9 @@ reference/real-controller.md §7). So the controller runs under `unshare --net -
 * a private network namespace with only `lo`: its ports never face a real interface, and it can
   reach nothing at all except the ports the harness forwards into it (the fake and the API server,
   under the same 127.0.0.1:<port> as on the host) - no request can leave loopback;
-* a private mount namespace with a tmpfs on /run holding the service-account token and CA.
+* a private mount namespace with a tmpfs on /run holding the service-account token and CA, and, when
+  the sandbox is given `hosts`, its own /etc/hosts (names -> 127.0.0.1: Azure's public host names,
+  which then reach the fake through a forwarded port 443).
 
 The forwarder lives in the harness process: one thread enters the namespace (setns(2) applies to the
 calling thread only) and listens there; accepted connections are handed to a host-side thread that
@@ -74,6 +76,7 @@ class Sandbox:
     workdir: Path
     secrets: dict[str, Path]                  # file name -> host file, placed in the SA secrets dir
     forwards: list[Forward]
+    hosts: tuple[str, ...] = ()               # names that resolve to 127.0.0.1 inside
     process: ManagedProcess | None = None
     _listeners: list[socket.socket] = field(default_factory=list)
     _conns: list[socket.socket] = field(default_factory=list)
@@ -85,7 +88,12 @@ class Sandbox:
     def _script(self, go_file: Path) -> str:
         cp = " && ".join(f"cp {shlex.quote(str(src))} {self.SA_DIR}/{name}" for name, src in self.secrets.items())
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items()))
-        return (f"ip link set lo up && mount -t tmpfs tmpfs /run && mkdir -p {self.SA_DIR} && {cp or 'true'} && "
+        hosts = ""
+        if self.hosts:
+            f = self.workdir / f"{self.name}.hosts"
+            f.write_text("127.0.0.1 localhost\n::1 localhost\n" + "".join(f"127.0.0.1 {h}\n" for h in self.hosts))
+            hosts = f"mount --bind {shlex.quote(str(f))} /etc/hosts && "
+        return (f"ip link set lo up && mount -t tmpfs tmpfs /run && mkdir -p {self.SA_DIR} && {cp or 'true'} && {hosts}"
                 f"while [ ! -e {shlex.quote(str(go_file))} ]; do sleep 0.02; done && "
                 f"exec env -i {env} " + " ".join(shlex.quote(a) for a in self.argv))
 

@@ -141,6 +141,8 @@ class RunResult:
     backend: str
     seed: int
     instance_types: dict[str, object] = field(default_factory=dict)     # name -> InstanceType (per nodeclass, first seen)
+    release: dict = field(default_factory=dict)     # what answered: harness.model.releases.modeled (profile,
+                                                    # provider release, the tags it covers, core version)
     dropped_skus: dict[str, str] = field(default_factory=dict)
     nodepools: dict[str, NodePoolResult] = field(default_factory=dict)
     nodeclasses: dict[str, NodeClassResult] = field(default_factory=dict)

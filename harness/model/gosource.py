@@ -27,7 +27,7 @@ STRING_LITERAL = r'"(?:[^"\\]|\\.)*"|`[^`]*`'
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 
 
-def _strip_comments(src: str) -> str:
+def strip_comments(src: str) -> str:
     """Go source without comments (string literals containing `//` are kept intact)."""
     out, i = [], 0
     pattern = re.compile(rf"({STRING_LITERAL})|//[^\n]*|/\*.*?\*/", re.S)
@@ -59,7 +59,7 @@ class GoPackage:
         if not files:
             raise SyncError(f"{self.dir}: no Go files")
         for path in files:
-            src = _strip_comments(read_source(path))
+            src = strip_comments(read_source(path))
             for block in re.finditer(r"^import\s*\((.*?)^\)", src, re.S | re.M):
                 for m in re.finditer(rf"^\s*(\w+)?\s*({STRING_LITERAL})", block.group(1), re.M):
                     ipath = unquote(m.group(2))
@@ -77,7 +77,7 @@ class GoPackage:
         """The comment-free text of the file that declares `name`."""
         if name not in self.decls:
             raise SyncError(f"{self.dir}: no declaration of {name}")
-        return _strip_comments(read_source(self.decls[name][1]))
+        return strip_comments(read_source(self.decls[name][1]))
 
     def string(self, name: str) -> str:
         """The value of a string constant built from literals, constants and `+`."""

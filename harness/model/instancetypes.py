@@ -174,7 +174,7 @@ def build_instance_types(
       DefaultProvider.HasQuotaFor; azure-provider.md §2.2; spot ignores quota); None = quota
       everywhere.
     known_skus: names priced normally; others get 999 (`unknownSKUPolicy: price999`) or are dropped
-      (`exclude`). Default: harness/data/known-skus.txt.
+      (`exclude`). Default: the profile's known-skus.txt (none before provider v1.4: every SKU is known).
     cache: what to remember between builds (default: DEFAULT_CACHE); use_cache=False builds every
       static part afresh (the interned requirements are still shared).
     """

@@ -8,6 +8,12 @@ before-0006 + the decisions).
 the provider's source: its provider-facts.yaml is merged beneath the profile's own body (after the
 parent), and instancetypes reads the SKU tables there. Profiles inherit their parent's `derived`.
 Adding a profile needs no code change.
+
+Release profiles (`v1.6.2`, ...) are generated, one per provider release line and behaviour change
+(harness.model.releasesync; `extends: upstream`, `derived: releases/<tag>`); `upstream` reads the newest's
+facts. A name that is no profile but a provider version resolves through harness.model.releases: a tag a
+profile covers answers exactly; another version is answered by the nearest release profile (the caller
+warns with what may differ). The Profile keeps the name asked for; `release` says what answered.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from typing import Any
 import yaml
 
 from harness.model.data import DATA_DIR
+from harness.model.releaseindex import answer_for, release_profiles
 
 PROFILE_DIR = DATA_DIR / "profiles"
 DEFAULT_PROFILE = "upstream"
@@ -33,6 +40,16 @@ def available_profiles() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
 
 
+def unknown_profile_text(name: str) -> str:
+    """What a name that is no profile and no provider version gets: the label policies and `upstream`,
+    then the span of release profiles."""
+    releases = release_profiles()
+    policies = [p for p in available_profiles() if p not in set(releases)]
+    span = (f"; or a provider version ({releases[0]} .. {releases[-1]}, `all-releases` for every one)"
+            if releases else "")
+    return f"unknown profile {name!r}; available: {', '.join(policies)}{span}"
+
+
 def merge(base: Any, over: Any) -> Any:
     """`over` merged over `base` by the `extends` rules above; shares no object with either."""
     return _merge_into(copy.deepcopy(base), over)
@@ -40,8 +57,10 @@ def merge(base: Any, over: Any) -> Any:
 
 def _merge_into(out: Any, over: Any) -> Any:
     """Merge `over` into `out` (a private copy, changed in place); only values from `over` are copied."""
-    if not isinstance(out, dict) or not isinstance(over, dict):
+    if not isinstance(over, dict):
         return copy.deepcopy(over)
+    if not isinstance(out, dict):
+        out = {}        # a new map: its `name!`/`name+`/`name-` keys are still read as merge directives
     for key, value in over.items():
         name = key[:-1]
         if key.endswith("!"):
@@ -64,7 +83,13 @@ def _merge_into(out: Any, over: Any) -> Any:
 def raw_profile(name: str) -> dict:
     path = PROFILE_DIR / f"{name}.yaml"
     if not path.exists():
-        raise ProfileError(f"unknown profile {name!r}; available: {', '.join(available_profiles())}")
+        answer = answer_for(name)                # a provider version: the release profile that answers
+        if answer is None:
+            raise ProfileError(unknown_profile_text(name))
+        data = copy.deepcopy(raw_profile(answer))
+        data["name"] = name
+        data["answeredBy"] = answer
+        return data
     data = yaml.safe_load(path.read_text()) or {}
     parent = data.pop("extends", None)
     base = raw_profile(parent) if parent else None
@@ -85,7 +110,8 @@ def _derived_facts(derived: str) -> dict:
     path = DATA_DIR / derived / FACTS_FILE
     if not path.exists():
         raise ProfileError(f"{path}: missing; run python -m harness.model.sync")
-    return yaml.safe_load(path.read_text()) or {}
+    # the C loader when PyYAML has it: a release's facts are ~40 KB (same result as safe_load)
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
 
 
 def _lookup(data: Any, path: tuple[str, ...]) -> Any:
@@ -201,8 +227,9 @@ class Profile:
 
     def crd_spec_schema(self, kind: str) -> dict | None:
         """The `spec` schema of core's NodePool or NodeClaim CRD (`nodePool` / `nodeClaim` in the
-        profile's data, derived by harness.model.sync), before the profile's own label rules are
-        rendered in (harness.model.crdrules.spec_schema)."""
+        profile's data, derived by harness.model.sync: the storage version's, or in a with_crd view the
+        view's version's), before the profile's own label rules are rendered in
+        (harness.model.crdrules.spec_schema)."""
         return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("spec")
 
     def crd_scale_replicas_path(self, kind: str) -> str | None:
@@ -249,6 +276,11 @@ class Profile:
             for b in self.provider.get("baseLabels") or ()
         )
 
+    def with_crd(self, version: str, rules: dict) -> "Profile":
+        """The profile judging objects of another served API version: `crd` replaced by that version's
+        rules, and `nodePool` / `nodeClaim` by that version's spec schemas (harness.model.apiversions)."""
+        return _crd_view(self, version, json.dumps(rules, sort_keys=True))
+
     # -- kubelet ------------------------------------------------------------------------------
     @functools.cached_property
     def kubelet_allowed_labels(self) -> frozenset[str]:
@@ -257,6 +289,18 @@ class Profile:
     @functools.cached_property
     def kubelet_allowed_namespaces(self) -> tuple[str, ...]:
         return tuple(self.raw["kubelet"]["allowedNamespaces"])
+
+
+@functools.lru_cache(maxsize=64)
+def _crd_view(base: Profile, version: str, rules_json: str) -> Profile:
+    raw = dict(base.raw)
+    raw["crd"] = json.loads(rules_json)
+    for key in ("nodePool", "nodeClaim"):
+        other = ((raw.get(key) or {}).get("versions") or {}).get(version)
+        if other is not None:
+            raw[key] = {"version": version, **other}
+    return Profile(name=base.name, description=base.description, raw=raw,
+                   fingerprint=f"{base.fingerprint}|crd:{version}")
 
 
 @functools.lru_cache(maxsize=None)

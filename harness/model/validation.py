@@ -3,7 +3,10 @@
 Stage `admission`: the API server checks the CRD's OpenAPI schema and x-kubernetes-validations
 (CEL) when the object is written (the provider v1.14.0 ships pkg/apis/crds/karpenter.sh_nodepools.yaml
 and karpenter.sh_nodeclaims.yaml; azure-provider.md §3.3, karpenter-core.md §5.1-5.2). The rules
-come from the profile (harness.model.crdrules), the same text the local backend installs.
+come from the profile (harness.model.crdrules), the same text the local backend installs. Each release
+profile carries the spec schema and rules of every API version its CRDs serve (harness.model.derivation);
+an object in a served version other than the storage one is judged with that version's
+(harness.model.apiversions.admission_profile).
 
 Stage `runtime`: core's Go `RuntimeValidate`, run by the nodepool.validation controller, which sets
 `ValidationSucceeded=False` / `NodePoolValidationFailed` (sigs.k8s.io/karpenter v1.14.0
@@ -26,6 +29,7 @@ RUNTIME = "runtime"
 # core apis.Group of NodePool and NodeClaim (sigs.k8s.io/karpenter v1.14.0 pkg/apis/apis.go; karpenter-core.md §1.1)
 GROUP = "karpenter.sh"
 
+
 @dataclass(frozen=True)
 class AdmissionError:
     field: str
@@ -44,15 +48,16 @@ def parse_version(version: str | None) -> tuple[int, int]:
     return _parse_version(str(version)) or (0, 0)
 
 
-# The CRDs' kinds judged here (core's v1 NodePool and NodeClaim).
+# The CRDs' kinds judged here (core's NodePool and NodeClaim).
 KINDS = ("NodePool", "NodeClaim")
 NOT_CHECKED_MESSAGE = crdschema.NOT_CHECKED_MESSAGE
 
 
 def admission_errors(obj: dict, profile: Profile, server_version: str | None = None,
                      old: dict | None = None) -> list[AdmissionError]:
-    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted): the CRD's
-    v1 spec schema with the profile's label rules rendered in (harness.model.crdrules.spec_schema),
+    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted): the profile's
+    spec schema of the CRD (the storage version's, or the served version's in an
+    apiversions.admission_profile view) with its label rules rendered in (harness.model.crdrules.spec_schema),
     judged as the API server judges it (harness.model.crdschema.admit: defaults, OpenAPI
     validation, list types, then the CEL rules unless a blocking error stops them). The object is
     judged after defaulting; the caller stores what it sent. `old`: the stored object, on update."""

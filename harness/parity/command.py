@@ -60,12 +60,16 @@ def command_line(args) -> str:
 
 def check_options(args) -> None:
     """Everything that can be wrong with the options, said before a minute of probing."""
-    from harness.model.profile import available_profiles
+    from harness.model.profile import ProfileError, available_profiles
+    from harness.model.releases import resolve
     from harness.runner.selection import unknown_profile
-    known = available_profiles()
     for flag, p in (("--profile", args.profile), ("--diff", args.diff)):
-        if p is not None and p not in known:
-            raise ParityUsageError(unknown_profile(p, known, flag))
+        if p is None:
+            continue
+        try:
+            resolve(p)
+        except ProfileError:
+            raise ParityUsageError(unknown_profile(p, available_profiles(), flag)) from None
     if args.diff and args.check_doc:
         raise ParityUsageError("--diff and --check-doc are separate reports: give one")
     if args.diff and args.format not in DIFF_FORMATS:

@@ -113,19 +113,23 @@ def bisect(git_dir: Path, good: str, bad: str, scenario: Scenario, profile: str,
             subprocess.run(git + ["bisect", "start", bad_c, good_c], check=True, env=env, capture_output=True)
             step = [sys.executable, "-m", "harness.runner.bisect", "step", str(Path(scenario.file).resolve()),
                     scenario.name, profile, on, str(expected)]
-            proc = subprocess.run(git + ["bisect", "run"] + step, env=env, capture_output=True, text=True)
-            for line in proc.stdout.splitlines():
-                if line.startswith("[bisect]"):
-                    print(line, file=out, flush=True)
+            lines = []
+            with subprocess.Popen(git + ["bisect", "run"] + step, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True) as proc:
+                for line in proc.stdout:           # each step as it ends
+                    lines.append(line)
+                    if line.startswith("[bisect]"):
+                        print(line.rstrip("\n"), file=out, flush=True)
+            output = "".join(lines)
             log = subprocess.run(git + ["bisect", "log"], capture_output=True, text=True).stdout
             subprocess.run(git + ["bisect", "reset"], capture_output=True)
         finally:
             subprocess.run(["git", "-C", str(git_dir), "worktree", "remove", "--force", str(wt)], capture_output=True)
-    m = re.search(r"^([0-9a-f]{40}) is the first bad commit", proc.stdout, re.M)
+    m = re.search(r"^([0-9a-f]{40}) is the first bad commit", output, re.M)
     if not m:
-        skipped = "only skipped commits" in proc.stdout
+        skipped = "only skipped commits" in output
         return {"error": ("the first changed commit is among commits that do not build" if skipped
-                          else f"git bisect run ended without a culprit:\n{proc.stdout[-2000:]}{proc.stderr[-1000:]}"),
+                          else f"git bisect run ended without a culprit:\n{output[-3000:]}"),
                 "log": log}
     culprit = m.group(1)
     subject = subprocess.run(["git", "-C", str(git_dir), "log", "-1", "--format=%s", culprit],

@@ -1,6 +1,13 @@
 """The conformance report: per scenario, the simulation's verdict next to the real controller's,
 every observed field where the two runs differ, and the VM/NIC bodies each side sent to the fake.
 
+Each difference is either explained - the scenario declares a strict xfail for the profile that names
+the wrong side (`engine: real ...`: the controller is wrong or cannot do it here; `model: ...`: the
+simulation is) - or it is an unexplained difference, which `check` (the nightly job) fails on.
+`python -m harness.runner.conformance assemble DIR` joins the per-run entries a pytest run with
+`--harness-conformance DIR` wrote; `stale FILE` lists the entries whose scenario or simulated outcome
+changed since the report was made (tests/runner/test_conformance_current.py).
+
 Compared fields (per node, paired by launch order): instance type, zone, capacity type, Node labels,
 the kubelet's --node-labels, taints; per pod: bound or pending; NodePools: accepted/ready/stage;
 totals: nodes, launched NodeClaims, VMs and NICs, runaway. VM and NIC bodies are compared after
@@ -12,15 +19,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines import run
 from harness.runner.engines.base import verdict
 
+REPORT_PROFILE = "upstream"        # the real engine runs one controller: the profile that models it
 VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceView|resourceGuid|etag|"
                       r"macAddress|privateIPAddress|computerName|customData|adminPassword|name)$")
 
@@ -107,6 +117,13 @@ def _noise(field: str, sim_node, real_node) -> str | None:
     pkg/providers/instance/offerings: the launch samples the cheapest compatible offerings)."""
     if field.endswith("labels.kubernetes.io/hostname"):
         return "node names are random"
+    m = re.search(r"(?:^|\.)(?:labels|kubeletNodeLabels)\.(.+)$", field)
+    if m and real_node is not None:
+        req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == m.group(1)), None)
+        if req is not None and req.get("operator") in ("Exists", "NotIn", "Gt", "Lt", "Gte", "Lte"):
+            # a value no requirement fixes is drawn at random when the label is resolved (core v1.14.0
+            # pkg/scheduling/requirement.go Requirement.Any; the simulation draws from its seed)
+            return f"{m.group(1)} {req.get('operator')}: its value is drawn at random"
     zone_field = field.endswith(".zone") or any(field.endswith(f"labels.{k}") for k in ZONE_LABELS)
     if zone_field and sim_node is not None and real_node is not None:
         zone_req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == "topology.kubernetes.io/zone"), None)
@@ -141,6 +158,15 @@ def _paired(r) -> list:
     return sorted(r.nodes, key=key)
 
 
+def digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def sim_digest(sim) -> str:
+    """What the staleness check recomputes: the simulated verdict and outcome."""
+    return digest({"verdict": verdict(sim), **outcome_view(sim.result)})
+
+
 def compare(sim, real) -> dict:
     """Everything the report says about one scenario x profile."""
     entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": sim.profile,
@@ -149,7 +175,13 @@ def compare(sim, real) -> dict:
              "notApplicable": [n.render() for n in real.not_applicable],
              "seconds": {"simulated": round(sim.seconds, 3), "real": round(real.seconds, 1)},
              "differences": [], "noise": [], "vmBodies": [], "nicBodies": []}
+    entry["scenarioDigest"] = digest(sim.scenario.doc.data)
+    # the version the simulation emulated (the real engine's API server's, unless the scenario set one)
+    entry["kubernetesVersion"] = (sim.scenario.given.get("cluster") or {}).get("kubernetesVersion")
+    entry["simDigest"] = sim_digest(sim)
+    entry["explanation"] = sim.scenario.xfail.get(sim.profile)
     if real.skipped:
+        entry["status"] = "skipped"
         return entry
     diffs: list[dict] = []
     _dict_diff(_summary(sim.result), _summary(real.result), "", diffs)
@@ -177,24 +209,83 @@ def compare(sim, real) -> dict:
         entry["nicBodies"].append({"node": i, "differences": body_diff(
             sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
     entry["differences"] = diffs
+    agree = not diffs and entry["simulated"] == entry["real"]
+    entry["status"] = "agree" if agree else ("explained" if entry["explanation"] else "unexplained")
     return entry
 
 
 def write_report(pairs, out_dir: Path, seconds: float = 0.0) -> tuple[Path, Path]:
+    """The report of (simulated, real) outcome pairs, as conformance.{md,json} in `out_dir`."""
+    return write_entries([compare(s, r) for s, r in pairs], out_dir, seconds)
+
+
+def write_entries(entries: list[dict], out_dir: Path, seconds: float = 0.0) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries = [compare(s, r) for s, r in pairs]
+    entries = sorted(entries, key=lambda e: (e["file"], e["scenario"], e["profile"]))
     ran = [e for e in entries if not e["realSkipped"]]
-    agree = [e for e in ran if not e["differences"] and e["simulated"] == e["real"]]
+    count = {k: sum(1 for e in ran if e.get("status") == k) for k in ("agree", "explained", "unexplained")}
     totals = {"runs": len(entries), "ranOnReal": len(ran), "skippedOnReal": len(entries) - len(ran),
-              "agree": len(agree), "differ": len(ran) - len(agree),
+              "agree": count["agree"], "differ": len(ran) - count["agree"], "explained": count["explained"],
+              "unexplained": count["unexplained"],
               "realPass": sum(1 for e in ran if e["real"] == "pass"),
               "realFail": sum(1 for e in ran if e["real"] == "FAIL"), "seconds": round(seconds, 1),
               "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
     js = out_dir / "conformance.json"
-    js.write_text(json.dumps({"totals": totals, "entries": entries}, indent=2, default=str))
+    js.write_text(json.dumps({"totals": totals, "entries": entries}, indent=2, default=str) + "\n")
     md = out_dir / "conformance.md"
     md.write_text(render_markdown(totals, entries))
     return md, js
+
+
+# -- entries written one per run (pytest --harness-conformance DIR), joined afterwards ------------------
+ENTRIES = "entries"
+
+
+def write_entry(out_dir: Path, entry: dict) -> Path:
+    """One run's entry, under a name unique to the scenario x profile (xdist workers write in parallel)."""
+    d = out_dir / ENTRIES
+    d.mkdir(parents=True, exist_ok=True)
+    f = d / f"{digest([entry['file'], entry['scenario'], entry['profile']])}.json"
+    f.write_text(json.dumps(entry, default=str))
+    return f
+
+
+def assemble(out_dir: Path) -> tuple[Path, Path] | None:
+    """Join the entries in out_dir/entries into conformance.{md,json}; the entries are removed."""
+    d = out_dir / ENTRIES
+    files = sorted(d.glob("*.json")) if d.is_dir() else []
+    if not files:
+        return None
+    entries = [json.loads(f.read_text()) for f in files]
+    seconds = sum(e["seconds"]["real"] for e in entries)
+    out = write_entries(entries, out_dir, seconds)
+    for f in files:
+        f.unlink()
+    d.rmdir()
+    return out
+
+
+def unexplained(report: dict) -> list[dict]:
+    return [e for e in report["entries"] if e.get("status") == "unexplained"]
+
+
+def stale(report: dict, scenarios: list, run_sim=None) -> list[str]:
+    """Why the report no longer describes the library: a scenario x profile the report lacks or
+    holds in excess, or whose document or simulated outcome changed. `run_sim(scenario, profile,
+    kubernetes_version)` gives the simulated outcome (default: `simulate`)."""
+    run_sim = run_sim or simulate
+    have = {(e["file"], e["scenario"], e["profile"]): e for e in report["entries"]}
+    want = {(os.path.relpath(sc.file), sc.name, p): sc for sc in scenarios for p in sc.profiles
+            if p == REPORT_PROFILE}
+    out = [f"{k[0]}::{k[1]} [{k[2]}]: not in the report" for k in sorted(set(want) - set(have))]
+    out += [f"{k[0]}::{k[1]} [{k[2]}]: in the report, not in the library" for k in sorted(set(have) - set(want))]
+    for k in sorted(set(want) & set(have)):
+        sc, e = want[k], have[k]
+        if e.get("scenarioDigest") != digest(sc.doc.data):
+            out.append(f"{k[0]}::{k[1]} [{k[2]}]: the scenario changed")
+        elif e.get("simDigest") != sim_digest(run_sim(sc, k[2], e.get("kubernetesVersion"))):
+            out.append(f"{k[0]}::{k[1]} [{k[2]}]: the simulated outcome changed")
+    return out
 
 
 def _cell(v) -> str:
@@ -204,19 +295,25 @@ def _cell(v) -> str:
 
 def render_markdown(totals: dict, entries: list[dict]) -> str:
     lines = ["# Conformance: simulated loop vs the real Karpenter-on-Azure controller", "",
+             "Regenerate with `bash scripts/regen-conformance.sh` (harness/runner/conformance.py).", "",
              f"{totals['runs']} run(s): {totals['ranOnReal']} on the real engine ({totals['skippedOnReal']} skipped), "
-             f"{totals['agree']} agree, {totals['differ']} differ; real verdicts: {totals['realPass']} pass, "
-             f"{totals['realFail']} fail. Generated {totals['generated']} in {totals['seconds']}s.", "",
+             f"{totals['agree']} agree, {totals['differ']} differ ({totals.get('explained', 0)} explained by a "
+             f"strict xfail naming the wrong side, {totals.get('unexplained', 0)} unexplained); real verdicts: "
+             f"{totals['realPass']} pass, {totals['realFail']} fail. Generated {totals['generated']}, "
+             f"{totals['seconds']:.0f} s of real-engine runs.", "",
              "Fields that differ by construction (random names, unpinned zones) are listed under `noise` in the JSON, not here.", "",
-             "| scenario | profile | simulated | real | differing fields | real s |", "|---|---|---|---|---|---|"]
+             "| scenario | profile | simulated | real | status | differing fields | real s |", "|---|---|---|---|---|---|---|"]
     for e in entries:
         real = e["real"] + (f" ({e['realSkipped']})" if e["realSkipped"] else "")
-        lines.append(f"| {e['scenario']} | {e['profile']} | {e['simulated']} | {_cell(real)} | "
+        lines.append(f"| {e['scenario']} | {e['profile']} | {e['simulated']} | {_cell(real)} | {e.get('status', '')} | "
                      f"{len(e['differences'])} | {e['seconds']['real']} |")
     for e in entries:
-        if not (e["differences"] or e["realMismatches"] or any(b["differences"] for b in e["vmBodies"] + e["nicBodies"])):
+        if not (e["differences"] or e["realMismatches"] or e["simulated"] != e["real"]
+                or any(b["differences"] for b in e["vmBodies"] + e["nicBodies"])) or e["realSkipped"]:
             continue
-        lines += ["", f"## {e['scenario']} [{e['profile']}]", "", f"`{e['file']}`", ""]
+        lines += ["", f"## {e['scenario']} [{e['profile']}]", "", f"`{e['file']}` - {e.get('status', '')}", ""]
+        if e.get("explanation"):
+            lines += [f"Explained (the scenario's xfail): {e['explanation']}", ""]
         if e["realMismatches"]:
             lines += ["Real-engine expectation failures:", ""] + [f"- {m}" for m in e["realMismatches"]] + [""]
         if e["differences"]:
@@ -229,3 +326,30 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
                               "| field | simulated | real |", "|---|---|---|"]
                     lines += [f"| {d['field']} | {_cell(d['simulated'])} | {_cell(d['real'])} |" for d in b["differences"]]
     return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`assemble DIR`: join a run's entries; `check DIR`: exit 1 on an unexplained difference."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2 or argv[0] not in ("assemble", "check"):
+        print("usage: python -m harness.runner.conformance assemble|check DIR", file=sys.stderr)
+        return 2
+    out_dir = Path(argv[1])
+    if argv[0] == "assemble":
+        made = assemble(out_dir)
+        print(f"conformance report: {made[0]} {made[1]}" if made else f"{out_dir}: no entries to assemble",
+              file=sys.stderr)
+        return 0 if made else 1
+    report = json.loads((out_dir / "conformance.json").read_text())
+    bad = unexplained(report)
+    for e in bad:
+        print(f"{e['file']}: {e['scenario']} [{e['profile']}]: simulated {e['simulated']}, real {e['real']}, "
+              f"{len(e['differences'])} differing field(s) and no xfail naming the wrong side", file=sys.stderr)
+    t = report["totals"]
+    print(f"{t['runs']} runs: {t['agree']} agree, {t.get('explained', 0)} explained, {len(bad)} unexplained",
+          file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

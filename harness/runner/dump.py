@@ -262,7 +262,7 @@ class NewOptions:
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     """(output path, scenario text, notes). Raises SourceError on bad input or a refused write."""
-    from harness.model.profile import available_profiles
+    from harness.model.releases import policy_profiles
     from harness.runner.catalogs import available_catalogs
     from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, load_scenarios_text, schema_path
     from harness.runner.scenario import schema
@@ -275,7 +275,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     dump = split(read_objects(opts.paths))
     notes = list(dump.notes) + missing_nodeclasses(dump)
     facts = cluster_facts(dump)
-    given: dict = {"profiles": opts.profiles or sorted(available_profiles())}
+    # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
+    given: dict = {"profiles": opts.profiles or policy_profiles()}
     region = opts.region or facts.get("region")
     if region:
         given["region"] = region

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
+from pathlib import Path
 
 import pytest
 
 from harness.runner.engines import engine_backends
+from harness.runner.notices import HarnessWarning
 from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
 from harness.runner.yamlsource import SourceError
-from harness.runner.selection import no_scenario, unknown_profile
+from harness.runner.selection import no_scenario, profiles_for, split_profiles, unknown_profile
 
 
 def pytest_addoption(parser):
@@ -27,6 +30,9 @@ def pytest_addoption(parser):
     group.addoption("--engine", default="simulated", choices=["simulated", "real"],
                     help="simulated (default): the harness's own loop; real: the Karpenter-on-Azure controller "
                          "(built by `python -m harness.backends build --controller`) on the local backend")
+    group.addoption("--harness-conformance", default=None, metavar="DIR",
+                    help="with --engine real: also run each scenario on the simulated engine and write the "
+                         "conformance report DIR/conformance.{md,json} (harness/runner/conformance.py)")
     group.addoption("--real-subset", action="store_true", default=False,
                     help="with --engine real: only the small representative subset "
                          "(harness/data/real-engine.yaml ci_subset), for CI")
@@ -55,18 +61,25 @@ def pytest_configure(config):
     from harness.backends.lifetime import ClusterCache
     config.stash[CLUSTERS] = ClusterCache()
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
-    check_selection_options(config.getoption("--profile"), config.getoption("--backend"))
+    check_selection_options(config.getoption("--profile"), config.getoption("--backend"), config)
 
 
-def check_selection_options(profiles: list[str], backends: list[str]) -> None:
+def check_selection_options(profiles: list[str], backends: list[str], config=None) -> None:
     """An option value that can never select a scenario is a usage error, said before collecting
     (otherwise pytest exits 5, "no tests ran", with no reason)."""
     from harness.backends.registry import BACKEND_NAMES
-    from harness.model.profile import available_profiles
-    known = available_profiles()
+    from harness.model.profile import ProfileError, available_profiles
+    from harness.runner.selection import split_profiles, version_notices
     for p in profiles:
-        if p not in known:
-            raise pytest.UsageError(unknown_profile(p, known))
+        try:
+            split_profiles([p])
+        except ProfileError:
+            raise pytest.UsageError(unknown_profile(p, available_profiles())) from None
+    for text in version_notices(profiles):     # a version the harness has no profile for: say so, loudly
+        if config is not None:
+            config.issue_config_time_warning(HarnessWarning(text), stacklevel=2)
+        else:
+            warnings.warn(text, HarnessWarning, stacklevel=2)
     for b in backends:
         if b not in BACKEND_NAMES:
             raise pytest.UsageError(f"--backend {b}: unknown backend; known backends: {', '.join(BACKEND_NAMES)}")
@@ -82,7 +95,7 @@ def _register_tag(config, tag: str) -> None:
 def pytest_collection_modifyitems(config, items):
     declared = config.stash[DECLARED]
     wanted = config.getoption("--profile")
-    if wanted and declared["scenarios"] and not declared["profiles"] & set(wanted):
+    if wanted and declared["scenarios"] and not split_profiles(wanted)[1] and not declared["profiles"] & set(wanted):
         raise pytest.UsageError(no_scenario(wanted, declared["scenarios"], declared["profiles"]))
     group_by_profile(items)
     shard = config.getoption("--shard")
@@ -138,7 +151,7 @@ class ScenarioFile(pytest.File):
             declared["profiles"].update(sc.profiles)
             if subset is not None and sc.name not in subset:
                 continue
-            profiles = [p for p in sc.profiles if not opts.profile or p in opts.profile]
+            profiles = profiles_for(sc.profiles, opts.profile)    # release versions / `all` add profiles
             for profile in profiles:
                 for backend in backends:
                     item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{_item_backend(real, backend)}]",
@@ -176,7 +189,9 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kw)
         self.scenario, self.profile, self.backend, self.engine = scenario, profile, backend, engine
         self.outcome = None
-        self.user_properties += [("profile", profile), ("backend", backend), ("seed", scenario.seed)]
+        from harness.model.releases import modeled_text
+        self.user_properties += [("profile", profile), ("release", modeled_text(profile)), ("backend", backend),
+                                 ("seed", scenario.seed)]
 
     def runtest(self):
         from harness.runner.engines import execute, get_engine
@@ -190,6 +205,11 @@ class ScenarioItem(pytest.Item):
                 pytest.skip(why)
         cluster = _cluster(self.config, self.backend, engine.cluster_options)
         self.outcome = o = execute(engine, self.scenario, self.profile, cluster)
+        report = self.config.getoption("--harness-conformance")
+        if report and self.engine == "real":
+            from harness.runner import conformance
+            sim = conformance.simulate(self.scenario, self.profile, cluster.server_version)
+            conformance.write_entry(Path(report), conformance.compare(sim, o))
         if o.skipped:
             pytest.skip(f"{self.engine} engine: {o.skipped}")
         r = o.result
@@ -285,6 +305,12 @@ class ScenarioReporting:
         if path and self.durations and not hasattr(self.config, "workerinput"):
             from harness.runner.shards import write_durations
             write_durations(path, self.durations)
+        report = self.config.getoption("--harness-conformance")
+        if report and not hasattr(self.config, "workerinput"):     # after every worker wrote its entries
+            from harness.runner.conformance import assemble
+            made = assemble(Path(report))
+            if made:
+                print(f"\nconformance report: {made[0]} {made[1]}", flush=True)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report):
@@ -318,7 +344,7 @@ class ScenarioReporting:
 
         from harness.runner.scenario import find_scenario_files
         wanted = self.config.getoption("--profile")
-        if not wanted:
+        if not wanted or split_profiles(wanted)[1]:
             return
         paths = [a.split("::")[0] for a in self.config.args if Path(a.split("::")[0]).exists()]
         files = [f for f in find_scenario_files(paths) if f.name.endswith(SUFFIX)]

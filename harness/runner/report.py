@@ -45,6 +45,29 @@ def failure_text(outcome: Outcome, trace: bool = False) -> str:
     return "\n".join(lines)
 
 
+def outcome_summary(result) -> str:
+    """One line a support engineer compares across releases: refusals, then the nodes launched (instance
+    type x count, capacity type), then the pods left pending."""
+    from collections import Counter
+    parts = []
+    for name, np in sorted(result.nodepools.items()):
+        if np.rejected:
+            parts.append(f"NodePool {name} refused ({np.stage}): {(np.causes[0] if np.causes else np.message or '')[:100]}")
+    for name, nc in sorted(result.nodeclasses.items()):
+        if not nc.accepted:
+            parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
+    kinds = Counter(f"{n.instance_type} {n.capacity_type}" for n in result.nodes)
+    parts.append(f"{len(result.nodes)} node(s)" + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
+                                                    if kinds else ""))
+    pending = sorted(p.name for p in result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
+    if pending:
+        shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
+        parts.append(f"pending: {shown}")
+    if result.runaway:
+        parts.append("runaway")
+    return "; ".join(parts)
+
+
 def outcome_json(o: Outcome) -> dict:
     """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
     out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
@@ -52,7 +75,8 @@ def outcome_json(o: Outcome) -> dict:
            "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes), "runaway": o.result.runaway,
            "steady": o.result.steady, "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable],
-           "why": {k: w.to_json() for k, w in o.why.items()}}
+           "why": {k: w.to_json() for k, w in o.why.items()},
+           "release": o.result.release, "outcome": outcome_summary(o.result)}
     if o.engine == "real":
         out.update(controller=o.version, hosts=o.hosts)
     return out

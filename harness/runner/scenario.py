@@ -16,7 +16,7 @@ import jsonschema
 from harness.backends.kinds import API_VERSIONS
 from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
-from harness.model.profile import DEFAULT_PROFILE, available_profiles
+from harness.model.profile import DEFAULT_PROFILE, ProfileError
 from harness.model.resources import QuantityError, parse_quantity
 from harness.runner.references import resolve_reference
 from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
@@ -70,7 +70,10 @@ class Scenario:
 
     @property
     def profiles(self) -> list[str]:
-        return list(self.given.get("profiles") or [DEFAULT_PROFILE])
+        """given.profiles (default [upstream]); `all-releases` stands for every release profile
+        (harness.model.releases.expand)."""
+        from harness.model.releases import expand
+        return expand(list(self.given.get("profiles") or [DEFAULT_PROFILE]))
 
     def xfail_reason(self, profile: str, real: bool = False) -> str | None:
         """The declared xfail of `profile` that applies to the engine: a reason containing
@@ -116,7 +119,7 @@ def deep_merge(base, over):
 
 
 # -- validation -------------------------------------------------------------------------------------
-def _schema_errors(doc: Document) -> list[SourceError]:
+def schema_errors(doc: Document) -> list[SourceError]:
     errors = []
     for err in sorted(_validator().iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         best = jsonschema.exceptions.best_match([err])
@@ -218,26 +221,89 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) 
     return out, errors
 
 
-def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
+def check_semantics(doc: Document, data: dict) -> list[SourceError]:
     errors: list[SourceError] = []
     given = data.get("given") or {}
-    known = set(available_profiles())
+    from harness.model.releases import ALL_RELEASES, resolve, unknown_text
     for i, p in enumerate(given.get("profiles") or []):
-        if p not in known:
-            errors.append(doc.error(("given", "profiles", i), f"unknown profile {p!r}; available: {', '.join(sorted(known))}"))
+        if p == ALL_RELEASES:
+            continue
+        try:
+            resolve(str(p))
+        except ProfileError:
+            errors.append(doc.error(("given", "profiles", i), unknown_text(str(p))))
     for section in ("expectByProfile", "xfail"):
         for p in (data.get(section) or {}):
-            if p not in known:
-                errors.append(doc.error((section, p), f"unknown profile {p!r} in {section}; available: {', '.join(sorted(known))}"))
+            try:
+                resolve(str(p))
+            except ProfileError:
+                errors.append(doc.error((section, p), f"{unknown_text(str(p))} (in {section})"))
     return errors
 
 
+def _shadowed_expectations(doc: Document, data: dict) -> list[SourceError]:
+    """An expectation that every profile's override replaces is never checked (`expectByProfile`
+    merges maps and replaces lists and values): refused, naming the overrides that replace it."""
+    profiles = list((data.get("given") or {}).get("profiles") or [DEFAULT_PROFILE])
+    pairs = [(("expect",), data.get("expect"), data.get("expectByProfile"))]
+    pairs += [(("steps", i, "expect"), s.get("expect"), s.get("expectByProfile"))
+              for i, s in enumerate(data.get("steps") or []) if isinstance(s, dict)]
+    errors = []
+
+    def replaced_by(base: dict, over, rel: tuple) -> tuple | None:
+        """The prefix of `rel` at which `over` replaces `base`'s value, or None if it merges."""
+        for n in range(1, len(rel) + 1):
+            if not isinstance(over, dict) or rel[n - 1] not in over:
+                return None
+            over, base = over[rel[n - 1]], base.get(rel[n - 1]) if isinstance(base, dict) else None
+            if not (isinstance(over, dict) and isinstance(base, dict)):
+                return rel[:n]
+        return None
+
+    def walk(root: tuple, base: dict, overrides: dict, node: dict, rel: tuple) -> None:
+        for key, value in node.items():
+            sub = rel + (key,)
+            hits = [replaced_by(base, overrides.get(p), sub) for p in profiles]
+            if all(h is not None for h in hits):
+                where = ", ".join(f"expectByProfile.{p}." + ".".join(map(str, h)) for p, h in zip(profiles, hits))
+                errors.append(doc.error(root + sub, f"{'.'.join(map(str, root + sub))} is never checked: every "
+                                                    f"profile the scenario runs under replaces it ({where}; "
+                                                    f"maps merge, lists and values replace)"))
+            elif isinstance(value, dict):
+                walk(root, base, overrides, value, sub)
+
+    for root, base, overrides in pairs:
+        if isinstance(base, dict) and isinstance(overrides, dict) and overrides:
+            walk(root, base, overrides, base, ())
+    return errors
+
+
+def release_notices(doc: Document, data: dict) -> list:
+    """A `given.profiles` version the harness has no profile for: which release answers and what may
+    differ (harness.model.releases.resolve), as a warning at that line."""
+    from harness.model.releases import ALL_RELEASES, resolve
+    from harness.runner.notices import Notice
+    out = []
+    for i, p in enumerate((data.get("given") or {}).get("profiles") or []):
+        if p == ALL_RELEASES:
+            continue
+        try:
+            r = resolve(str(p))
+        except ProfileError:
+            continue
+        if r.notice:
+            e = doc.error(("given", "profiles", i), "")
+            out.append(Notice(e.file, e.line, f"given.profiles {p}: {r.notice}", kind="version"))
+    return out
+
+
 def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
-    problems = _schema_errors(doc)
+    problems = schema_errors(doc)
     if problems:
         raise problems[0]
     data = doc.data
-    problems = _check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
+    problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
+    problems += _shadowed_expectations(doc, data)
     manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), base_dir)
     problems += merrs
     step_manifests = []
@@ -258,6 +324,7 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
     from harness.runner.envelope import scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
+    sc.warnings = release_notices(doc, doc.data) + sc.warnings
     if problems:
         raise problems[0]
     return sc

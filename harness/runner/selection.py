@@ -6,8 +6,12 @@ from typing import Iterable
 
 
 def unknown_profile(name: str, known: Iterable[str], flag: str = "--profile") -> str:
-    """A profile option naming no profile in harness/data/profiles/."""
-    return f"{flag} {name}: unknown profile; known profiles: {', '.join(known)}"
+    """A profile option naming no profile in harness/data/profiles/ and no provider version."""
+    from harness.model import releases
+    policies = [k for k in known if k in set(releases.policy_profiles())] or list(known)
+    rel = releases.release_profiles()
+    span = (f"; or a provider version ({rel[0]} .. {rel[-1]}; `all` runs every release profile)" if rel else "")
+    return f"{flag} {name}: unknown profile; known profiles: {', '.join(policies)}{span}"
 
 
 def no_scenario(wanted: list[str], count: int, declared: Iterable[str], where: str | None = None) -> str:
@@ -16,3 +20,46 @@ def no_scenario(wanted: list[str], count: int, declared: Iterable[str], where: s
     scenarios = f"scenario(s) in {where}" if where is not None else "collected scenario(s)"
     return (f"--profile {' --profile '.join(wanted)} selects no scenario: none of the {count} {scenarios} "
             f"declares it in given.profiles (they declare: {', '.join(sorted(declared))})")
+
+
+def split_profiles(values: Iterable[str]) -> tuple[list[str], list[str]]:
+    """`--profile` values as (filters, forced): a label policy or `upstream` filters each scenario's
+    given.profiles (as before); a release profile, a provider version (`v1.6.2`, `v1.8.1`: the nearest
+    release answers, harness.model.releases) or `all` / `all-releases` makes every selected scenario run
+    under it as well, to show where the outcome changes between releases. ProfileError for a name that
+    is neither."""
+    from harness.model import releases
+    filters: list[str] = []
+    forced: list[str] = []
+    policies = set(releases.policy_profiles())
+    for v in values:
+        if v in ("all", releases.ALL_RELEASES):
+            forced += [p for p in releases.release_profiles() if p not in forced]
+        elif v in policies:
+            filters.append(v)
+        else:
+            releases.resolve(v)
+            if v not in forced:
+                forced.append(v)
+    return filters, forced
+
+
+def profiles_for(declared: list[str], values: Iterable[str]) -> list[str]:
+    """The profiles one scenario runs under: its declared ones the filters keep (all without filters
+    when nothing is forced), then the forced ones."""
+    filters, forced = split_profiles(values)
+    kept = [p for p in declared if (p in filters if filters else not forced)]
+    return kept + [p for p in forced if p not in kept]
+
+
+def version_notices(values: Iterable[str]) -> list[str]:
+    """The loud notice of each `--profile` version the harness answers with another release."""
+    from harness.model import releases
+    out = []
+    for v in values:
+        if v in ("all", releases.ALL_RELEASES) or v in releases.policy_profiles():
+            continue
+        r = releases.resolve(v)
+        if r.notice:
+            out.append(f"--profile {v}: {r.notice}")
+    return out

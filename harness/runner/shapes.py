@@ -150,13 +150,14 @@ def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
 def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
     """A knob may change a profile's values but not their shape: merged over each profile the
     scenario runs under, every value keeps its type (a mapping stays a mapping, a list a list)."""
-    from harness.model.profile import DEFAULT_PROFILE, ProfileError, available_profiles, merge, raw_profile
+    from harness.model.profile import DEFAULT_PROFILE, ProfileError, merge, raw_profile
+    from harness.model.releases import expand, policy_profiles
     given = data.get("given") or {}
     knobs = given.get("knobs")
     if not knobs:
         return []
     out = []
-    for name in given.get("profiles") or [DEFAULT_PROFILE]:
+    for name in expand(list(given.get("profiles") or [DEFAULT_PROFILE])):
         try:
             base = raw_profile(name)
         except ProfileError:
@@ -165,7 +166,7 @@ def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
             merged = merge(base, knobs)
         except (TypeError, AttributeError, ValueError) as e:
             return [(("given", "knobs"), f"knobs cannot be merged over profile {name!r}: {e}")]
-        others = [raw_profile(n) for n in available_profiles()]
+        others = [raw_profile(n) for n in policy_profiles()]     # release profiles share upstream's shapes
         for path, v in _walk(merged, ()):
             have = _lookup_shape(base, path)
             for other in others:
@@ -199,16 +200,61 @@ def _lookup_shape(have, path: tuple):
     return have
 
 
+def _expectation_blocks(data: dict):
+    """(path, block) of every expectation block: expect, expectByProfile.<p>, and per step."""
+    if isinstance(data.get("expect"), dict):
+        yield ("expect",), data["expect"]
+    for p, e in (data.get("expectByProfile") or {}).items():
+        if isinstance(e, dict):
+            yield ("expectByProfile", p), e
+    for i, step in enumerate(data.get("steps") or []):
+        if not isinstance(step, dict):
+            continue
+        if isinstance(step.get("expect"), dict):
+            yield ("steps", i, "expect"), step["expect"]
+        for p, e in (step.get("expectByProfile") or {}).items():
+            if isinstance(e, dict):
+                yield ("steps", i, "expectByProfile", p), e
+
+
+def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
+    """Quantities (instanceTypes.<sku>.capacity/allocatable) and durations (unavailable offerings'
+    `ttl`) that the checker would have to parse."""
+    from harness.loop.unavailable import parse_duration
+    from harness.model.resources import QuantityError, parse_resource
+    out = []
+    for base, block in _expectation_blocks(data):
+        for sku, want in (block.get("instanceTypes") or {}).items():
+            for kind in ("capacity", "allocatable"):
+                for res, q in ((want.get(kind) if isinstance(want, dict) else None) or {}).items():
+                    try:
+                        parse_resource(res, q)
+                    except (QuantityError, ValueError, TypeError, ArithmeticError):
+                        out.append((base + ("instanceTypes", sku, kind, res), f"invalid quantity {q!r} for {res}"))
+        for i, u in enumerate(((block.get("azure") or {}).get("unavailableOfferings")) or []):
+            if isinstance(u, dict) and "ttl" in u:
+                try:
+                    parse_duration(u["ttl"])
+                except ValueError as e:
+                    out.append((base + ("azure", "unavailableOfferings", i, "ttl"), str(e)))
+    return out
+
+
 def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
     """(path, reason) for values a run could not use: invalid regexes, fault rules fakeazure would
-    refuse, advances beyond the clock's range, knobs that change a profile's shape."""
+    refuse, advances beyond the clock's range, knobs that change a profile's shape, expected
+    quantities and durations that do not parse."""
     if not isinstance(data, dict):
         return []
-    return _regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+    return (_regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+            + _expect_value_errors(data))
 
 
-# the loop expands these into pods itself and keeps no object a step could delete
-UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet"})
+# the loop expands these into pods itself and keeps no object a step could delete; volumes are
+# the loop's own model for the whole run (harness/loop/volumes.py: a StorageClass is not even in
+# the backends), so deleting one would change nothing the run sees
+UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet", "StorageClass", "PersistentVolume",
+                               "PersistentVolumeClaim"})
 
 
 def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: list[dict]) -> list:
@@ -242,11 +288,29 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
             k = (kind, d.get("namespace") or "default", d.get("name"))
             deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS)
             if kind not in deletable:
+                why = {"Deployment": " (the loop expands it into pods and keeps no object to delete)",
+                       "DaemonSet": " (the loop expands it into pods and keeps no object to delete)"}.get(
+                    kind, " (volumes are the loop's own model for the whole run)" if kind in UNDELETABLE_KINDS else "")
                 errors.append(doc.error(("steps", i, "delete", j, "kind"),
-                                        f"cannot delete kind {kind!r}; supported: {', '.join(deletable)}"))
+                                        f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
             elif k not in live:
                 errors.append(doc.error(("steps", i, "delete", j),
                                         f"no {kind} {d.get('name')!r} is applied at this step, so none can be deleted"))
             else:
                 del live[k]
+        errors += _evict_errors(doc, i, step.get("evict"), live)
     return errors
+
+
+def _evict_errors(doc, i: int, ev, live: dict) -> list:
+    """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
+    bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
+    if not isinstance(ev, dict):
+        return []
+    if len([k for k in ("node", "pod") if k in ev]) != 1:
+        return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
+                                                 "or by `pod` (the node the pod is bound to)")]
+    if "pod" in ev and not any(k[0] in ("Pod", "Deployment", "DaemonSet") and k[2] == ev["pod"] for k in live):
+        return [doc.error(("steps", i, "evict", "pod"),
+                          f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at this step")]
+    return []

@@ -1,5 +1,8 @@
-"""The conformance report's body comparison: names and ids normalized, real differences kept."""
-from harness.runner.conformance import body_diff, render_markdown
+"""The conformance report: body comparison (names and ids normalized, real differences kept), each
+difference explained or not, entries joined from parallel runs, and the staleness check."""
+import json
+
+from harness.runner.conformance import assemble, body_diff, main, render_markdown, stale, write_entry
 
 
 def _vm(name, size, zone, tags):
@@ -31,5 +34,45 @@ def test_markdown_has_the_totals_and_a_row_per_run():
              "differences": [{"field": "nodes", "simulated": 1, "real": 2}], "vmBodies": [], "nicBodies": []}
     md = render_markdown(totals, [entry])
     assert "1 agree" not in md and "0 agree, 1 differ" in md
-    assert "| s | upstream | pass | FAIL | 1 | 20.0 |" in md
+    assert "| s | upstream | pass | FAIL |  | 1 | 20.0 |" in md
     assert "| nodes | 1 | 2 |" in md
+
+
+def _entry(name, status, explanation=None):
+    return {"scenario": name, "profile": "upstream", "file": "scenarios/x.scenario.yaml", "simulated": "pass",
+            "real": "pass" if status == "agree" else "FAIL", "realSkipped": None, "realMismatches": [],
+            "notApplicable": [], "seconds": {"simulated": 0.01, "real": 5.0}, "status": status,
+            "explanation": explanation, "differences": [] if status == "agree" else [{"field": "nodes", "simulated": 1, "real": 2}],
+            "vmBodies": [], "nicBodies": [], "scenarioDigest": "d", "simDigest": "s"}
+
+
+def test_entries_from_parallel_runs_join_into_one_report_and_check_fails_only_on_unexplained(tmp_path):
+    write_entry(tmp_path, _entry("a", "agree"))
+    write_entry(tmp_path, _entry("b", "explained", "engine: real - core v1.14.0 ... decides"))
+    md, js = assemble(tmp_path)
+    report = json.loads(js.read_text())
+    assert [e["scenario"] for e in report["entries"]] == ["a", "b"]
+    assert (report["totals"]["agree"], report["totals"]["explained"], report["totals"]["unexplained"]) == (1, 1, 0)
+    assert "Explained (the scenario's xfail): engine: real" in md.read_text()
+    assert not (tmp_path / "entries").exists()
+    assert main(["check", str(tmp_path)]) == 0
+    write_entry(tmp_path, _entry("c", "unexplained"))
+    write_entry(tmp_path, _entry("a", "agree"))
+    assemble(tmp_path)
+    assert main(["check", str(tmp_path)]) == 1
+
+
+def test_stale_names_what_changed(tmp_path):
+    from types import SimpleNamespace
+    sc = SimpleNamespace(file="scenarios/x.scenario.yaml", name="a", profiles=["upstream"],
+                         doc=SimpleNamespace(data={"k": 1}))
+    from harness.runner import conformance
+    report = {"entries": [{**_entry("a", "agree"), "scenarioDigest": conformance.digest({"k": 1}), "simDigest": "old"},
+                          _entry("gone", "agree")]}
+    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, engine="simulated",
+                          result=SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={}),
+                          passed=True)
+    sc.xfail_reason = lambda profile, real=False: None
+    found = stale(report, [sc], lambda s, p, v: sim)
+    assert found == ["scenarios/x.scenario.yaml::gone [upstream]: in the report, not in the library",
+                     "scenarios/x.scenario.yaml::a [upstream]: the simulated outcome changed"]

@@ -55,3 +55,15 @@ def test_which_engine_an_xfail_is_about():
     assert not applies("model: volumes are not modeled", True)
     assert applies("unconfirmed: the report's reading", True) and applies("unconfirmed: x", False)
     assert Scenario.xfail_reason(SimpleNamespace(xfail={}), "upstream") is None
+
+
+def test_a_profile_of_another_release_than_the_controllers_is_skipped_with_how_to_run_it(tmp_path):
+    """The real engine answers for the controller it runs: a label policy or another release's profile
+    is skipped, naming the release to build; a commit between releases (bisect) is not judged."""
+    from harness.backends.controller import ControllerBinary
+    engine = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.14.0", "cache"))
+    assert engine._release_mismatch("upstream") is None
+    assert "label policy" in engine._release_mismatch("before-0006")
+    assert "--provider-ref v1.6.2" in engine._release_mismatch("v1.6.2")
+    mid = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.13.1-7-g5c2fa10", "git:5c2fa10"))
+    assert mid._release_mismatch("upstream") is None

@@ -58,3 +58,51 @@ def test_stop_kills_a_waiting_sandbox(tmp_path):
     p = sb.start(tmp_path / "s.log")
     sb.stop()
     assert not pid_alive(p.pid)
+
+
+PUBLIC_CLIENT = """
+import json, socket, ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+for url in ("https://prices.azure.com/api/retail/prices?$filter=armRegionName%20eq%20%27eastus%27",
+            "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/providers/Microsoft.Compute/skus?api-version=2021-07-01"):
+    with urllib.request.urlopen(url, context=ctx, timeout=10) as r:
+        print("fake", r.status, url.split("/")[2])
+for host in ("login.microsoftonline.com", "example.com"):      # not routed: no name, no network
+    try:
+        socket.create_connection((host, 443), timeout=3); print("reached", host)
+    except OSError:
+        print("unreachable", host)
+try:
+    socket.create_connection(("93.184.215.14", 443), timeout=3); print("reached an address")
+except OSError:
+    print("unreachable address")
+"""
+
+
+def test_azure_public_host_names_reach_the_fake_and_nothing_else(tmp_path):
+    """The real engine runs the controller as in Azure's public cloud (harness/data/real-engine.yaml
+    public_cloud): Azure's host names resolve to the fake inside the sandbox, its certificate (signed
+    by the harness's own CA) names them, and every other name or address is unreachable."""
+    import fakeazure
+    from fakeazure.server import FakeAzureServer
+    from harness.runner.engines.real.settings import engine_data
+    names = tuple(engine_data()["public_cloud"]["hosts"])
+    fake = fakeazure.FakeAzure(region="eastus", seed=1)
+    fake.load_catalog("eastus")
+    server = FakeAzureServer(fake, tls=True, tls_dir=str(tmp_path / "tls"), tls_names=names)
+    server.start()
+    script = tmp_path / "public.py"
+    script.write_text(PUBLIC_CLIENT)
+    port = int(server.url.rsplit(":", 1)[1])
+    sb = Sandbox("public", [sys.executable, str(script), server.ca_path], {"PATH": "/usr/bin:/bin"}, tmp_path, {},
+                 [Forward(443, port)], hosts=names)
+    p = sb.start(tmp_path / "public.log")
+    try:
+        p.proc.wait(60)
+        out = (tmp_path / "public.log").read_text()
+    finally:
+        sb.stop()
+        server.stop()
+    assert "fake 200 prices.azure.com" in out and "fake 200 management.azure.com" in out, out
+    assert "unreachable login.microsoftonline.com" in out and "unreachable example.com" in out, out
+    assert "unreachable address" in out, out

@@ -99,3 +99,23 @@ def test_a_strict_xpass_is_reported_not_an_internal_error(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 1 and "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "1 failed" in proc.stdout and "::error file=demo.scenario.yaml,line=1," in proc.stdout, proc.stdout
+
+
+def test_junit_names_the_release_that_answered(tmp_path):
+    """Each item's JUnit <property name="release"> says which provider release the profile modeled; a
+    version the harness has no profile for says which release answered instead, and pytest warns."""
+    f = tmp_path / "demo.scenario.yaml"
+    f.write_text(FAILING)
+    junit = tmp_path / "junit.xml"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}        # this checkout's harness, wherever it is installed from
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}",
+                           "-c", os.devnull, "-p", "harness.runner.plugin", str(f), f"--junitxml={junit}",
+                           "-k", "reports-pass", "--profile", "v1.8.1", "--profile", "upstream"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    root = ET.parse(junit).getroot()
+    props = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")} for c in root.iter("testcase")}
+    newest = __import__("harness.model.releases", fromlist=["x"]).release_profiles()[-1]
+    assert props["reports-pass[upstream-embedded]"]["release"].startswith(f"upstream = {newest} (provider ")
+    assert props["reports-pass[v1.8.1-embedded]"]["release"].startswith(
+        "v1.8.1 -> answered by v1.7.2 (NOT that release) (provider v1.7.0-v1.7.2, core v1.7.1)")
+    assert "no profile for provider v1.8.1; answering with v1.7.2" in proc.stdout, proc.stdout

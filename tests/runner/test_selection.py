@@ -1,13 +1,37 @@
 """The selection messages `harness run`, the pytest plugin and `harness parity` share."""
 from __future__ import annotations
 
-from harness.runner.selection import no_scenario, unknown_profile
+import pytest
+
+from harness.model import releases
+from harness.model.profile import ProfileError
+from harness.runner.selection import no_scenario, profiles_for, split_profiles, unknown_profile, version_notices
+
+RELEASES = releases.release_profiles()
+SPAN = f"; or a provider version ({RELEASES[0]} .. {RELEASES[-1]}; `all` runs every release profile)"
 
 
-def test_unknown_profile_names_the_flag_and_the_known_profiles():
+def test_unknown_profile_names_the_flag_the_known_profiles_and_the_versions():
     assert unknown_profile("upstrem", ["before-0006", "upstream"]) == \
-        "--profile upstrem: unknown profile; known profiles: before-0006, upstream"
-    assert unknown_profile("x", ["upstream"], "--diff") == "--diff x: unknown profile; known profiles: upstream"
+        "--profile upstrem: unknown profile; known profiles: before-0006, upstream" + SPAN
+    assert unknown_profile("x", ["upstream"], "--diff") == "--diff x: unknown profile; known profiles: upstream" + SPAN
+
+
+def test_policies_filter_and_releases_add_runs():
+    assert split_profiles(["before-0006", "v1.6.2", "all"]) == (["before-0006"], ["v1.6.2"] + [
+        p for p in RELEASES if p != "v1.6.2"])
+    assert profiles_for(["before-0006", "upstream"], ["upstream"]) == ["upstream"]
+    assert profiles_for(["before-0006", "upstream"], ["v1.6.3"]) == ["v1.6.3"]         # a covered tag
+    assert profiles_for(["upstream"], ["upstream", "v1.8.1"]) == ["upstream", "v1.8.1"]
+    assert profiles_for(["upstream"], []) == ["upstream"]
+    with pytest.raises(ProfileError):
+        split_profiles(["upstrem"])
+
+
+def test_a_version_answered_by_another_release_is_said_loudly():
+    assert version_notices(["upstream", "v1.6.3", "all"]) == []
+    (text,) = version_notices(["v1.8.1"])
+    assert text.startswith("--profile v1.8.1: no profile for provider v1.8.1; answering with v1.7.2")
 
 
 def test_no_scenario_names_paths_or_the_collection():

@@ -15,6 +15,7 @@ from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, Nod
 from harness.loop.scheduling import Template
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
+from harness.model import releases
 from harness.model.requirements import Requirements
 from harness.model.resources import add
 from harness.model.semantics import semantics_for
@@ -61,6 +62,7 @@ class LoopState:
         self.unavailable = unavailable
         self.rng = rng
         self.result = RunResult(cfg.scenario, cfg.profile.name, cfg.backend, cfg.seed)
+        self.result.release = releases.modeled(cfg.profile)
         self.claims: list[Claim] = []
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}

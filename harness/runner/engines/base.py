@@ -14,10 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from harness.model import releases
 from harness.backends.base import Cluster
 from harness.loop.result import RunResult
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
+from harness.runner.steps import StepFailed
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,8 @@ class Engine(Protocol):
 
     def available(self, backend: str) -> tuple[bool, str]: ...
 
-    def skip_reason(self, scenario: Scenario, cluster: Cluster) -> str | None:
-        """Why this engine cannot run the scenario faithfully on `cluster`, or None."""
+    def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:
+        """Why this engine cannot run the scenario under `profile` faithfully on `cluster`, or None."""
 
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, **options) -> Run: ...
 
@@ -128,7 +130,8 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     t0 = time.perf_counter()
     outcome = Outcome(scenario, profile, cluster.backend,
                       RunResult(scenario.name, profile, cluster.backend, scenario.seed), engine=engine.name)
-    outcome.skipped = engine.skip_reason(scenario, cluster)
+    outcome.result.release = releases.modeled(profile)      # which release answers (the loop's result says it too)
+    outcome.skipped = engine.skip_reason(scenario, cluster, profile)
     if outcome.skipped:
         return outcome
     run = engine.start(scenario, profile, cluster, outcome, **options)
@@ -137,7 +140,11 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
         outcome.result = run.settle()
         _check(run, outcome, outcome.result, scenario.expect_for(profile), "")
         for i, step in enumerate(scenario.steps):
-            cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
+            try:
+                cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
+            except StepFailed as e:          # the run's state does not allow the step
+                outcome.mismatches.append(e.mismatch(scenario, i))
+                break
             if cannot:
                 outcome.skipped_steps.append(f"steps[{i}]: {cannot}")
                 outcome.not_applicable.append(NotApplicable(f"steps[{i}]", cannot, engine.name))

@@ -18,6 +18,7 @@ from harness.runner.engines.base import NotApplicable, Outcome
 from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
+from harness.runner.steps import evict
 
 
 @functools.lru_cache(maxsize=4)
@@ -41,7 +42,7 @@ class SimulatedEngine:
         from harness.backends.registry import get_backend
         return get_backend(backend).available()
 
-    def skip_reason(self, scenario: Scenario, cluster: Cluster) -> str | None:
+    def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:
         return None
 
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, *,
@@ -102,10 +103,8 @@ class SimulatedRun:
                 sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
             except APIRejected as e:      # e.g. a NodePool the API server refused never existed
                 sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
-        ev = step.get("evict")
-        if ev and "node" in ev and ev["node"] < len(sim.result.nodes):
-            node = sim.result.nodes[ev["node"]]
-            fake.evict(sim.provider.rg, node.vm_name)
+        if step.get("evict"):
+            evict(sim, fake, step["evict"])          # StepFailed when the run's state does not allow it
         return None
 
     def applicable(self, expect: dict, root: str) -> tuple[dict, list[NotApplicable]]:

@@ -32,6 +32,7 @@ from harness.runner.expect import Mismatch
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
+HTTPS_PORT = 443                # Azure's host names resolve to 127.0.0.1 in the sandbox: this port is the fake
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
 
@@ -62,8 +63,11 @@ class RealEngine:
             return False, f"backend {backend!r} unavailable: {why}"
         return sandbox_available()
 
-    def skip_reason(self, scenario, cluster) -> str | None:
+    def skip_reason(self, scenario, cluster, profile: str | None = None) -> str | None:
         """Scenarios the real engine cannot run faithfully, and why."""
+        why = self._release_mismatch(profile) if profile else None
+        if why:
+            return why
         if scenario.given.get("knobs"):
             return ("given.knobs replays an older provider version; the real engine runs exactly one controller "
                     "binary (build another with --provider-src)")
@@ -75,6 +79,21 @@ class RealEngine:
         if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
                     f"server, which is {have}")
+        return None
+
+    def _release_mismatch(self, profile: str) -> str | None:
+        """A profile of another provider release than the controller's (harness/model/releases.py):
+        its expectations describe a controller this run does not have."""
+        from harness.backends.controller import ensure_controller, released
+        from harness.model.releases import modeled
+        ctl = self.controller or ensure_controller()
+        m = modeled(profile)
+        if m.get("policy"):
+            return (f"profile {profile} is a label policy ({m['policy']}), not a provider release: the real engine "
+                    f"answers for the controller it runs ({ctl.version})")
+        if released(ctl.version) and m.get("covers") and ctl.version not in m["covers"]:
+            return (f"profile {profile} models provider {', '.join(m['covers'])}; the controller is {ctl.version} "
+                    f"(run that release's controller: --provider-git DIR --provider-ref {m['release']})")
         return None
 
     def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
@@ -114,17 +133,19 @@ class RealRun:
             secrets = clusterprep.prepare(cluster, ctl, workdir)
             self.fake = fake = fake_azure(scenario, SimClock())
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
-            self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls")
+            public = settings.engine_data()["public_cloud"]
+            self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls", tuple(public["hosts"]))
             fake_port = int(self.server.url.rsplit(":", 1)[1])
             api_port = int(cluster.server.rsplit(":", 1)[1])
             cfg = cluster_settings(scenario)
-            endpoints = settings.Endpoints(f"https://127.0.0.1:{fake_port}", Path(self.server.ca_path), cluster.server,
+            endpoints = settings.Endpoints(public["arm_endpoint"], Path(self.server.ca_path), cluster.server,
                                            Path(cluster.server_ca))
             files = settings.write_files(workdir / "config", endpoints,
                                          settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
             env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS)
             self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
-                                   [Forward(fake_port, fake_port), Forward(api_port, api_port)])
+                                   [Forward(HTTPS_PORT, fake_port), Forward(api_port, api_port)],
+                                   hosts=tuple(public["hosts"]))
             self.sandbox.start(workdir / "controller.log")
             self.profile = profile_with_knobs(profile, None)
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
@@ -237,7 +258,8 @@ class RealRun:
 
     def close(self, outcome: Outcome) -> None:
         self._release(outcome)
-        strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"))
+        local = {"127.0.0.1", "localhost", *settings.engine_data()["public_cloud"]["hosts"]}
+        strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in local)
         if strays:      # cannot happen through the sandbox; kept as the run's own proof
             outcome.mismatches.append(Mismatch("engine.hosts", "loopback only", strays,
                                                "hosts in the fake's log or the controller's"))

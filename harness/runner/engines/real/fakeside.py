@@ -63,10 +63,11 @@ class WireTap:
             return {p.name: p for p in self.puts if p.kind == "nic" and 200 <= p.status < 300}
 
 
-def serve(state, tls_dir: Path) -> tuple[object, WireTap]:
-    """The fake on a loopback https port; its CA is `server.ca_path`."""
+def serve(state, tls_dir: Path, names: tuple[str, ...] = ()) -> tuple[object, WireTap]:
+    """The fake on a loopback https port; its CA is `server.ca_path`; its certificate is valid for
+    `names` too (the Azure host names the sandbox resolves to it)."""
     from fakeazure.server import FakeAzureServer
     tap = WireTap(state)
-    server = FakeAzureServer(tap, tls=True, tls_dir=str(tls_dir))
+    server = FakeAzureServer(tap, tls=True, tls_dir=str(tls_dir), tls_names=names)
     server.start()
     return server, tap

@@ -32,7 +32,7 @@ def engine_data() -> dict:
 
 @dataclass(frozen=True)
 class Endpoints:
-    fake_url: str            # https://127.0.0.1:<port>, as the controller sees it
+    fake_url: str            # the fake as the controller sees it (https://management.azure.com, resolved to it)
     fake_ca: Path
     apiserver_url: str       # https://127.0.0.1:<port>
     apiserver_ca: Path

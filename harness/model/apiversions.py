@@ -1,0 +1,117 @@
+"""The API versions a release serves, and what the API server does with an object in one of them.
+
+Each release profile holds `apis` (derived from its pkg/apis/crds: which versions of NodePool, NodeClaim and
+AKSNodeClass the CRDs serve and store), `crdVersions` (the CEL rules, operators and required fields of a
+served NodePool/NodeClaim version other than the storage one) and `aksNodeClass.versions` (the spec schema
+of a served AKSNodeClass version other than the storage one). So:
+
+  * an object in a version the release does not serve is refused as kubectl reports it (the RESTMapper's
+    k8s.io/apimachinery v0.35.1 pkg/api/meta/errors.go NoKindMatchError: `no matches for kind "NodePool" in
+    version "karpenter.sh/v1beta1"`): `karpenter.sh/v1beta1` is served by provider v0.5-v0.7 (core v0.36 and
+    v1.0), `karpenter.azure.com/v1alpha2` by v0.5-v0.7 only as storage, and beside v1beta1 from v1.4;
+  * an object in a served version is judged by that version's schema and rules;
+  * a served karpenter.sh/v1beta1 NodePool is then read by the model as v1, converted as core v1.0's
+    conversion webhook does (sigs.k8s.io/karpenter v1.0.6 pkg/apis/v1/nodepool_conversion.go
+    NodePool.ConvertFrom): consolidationPolicy WhenUnderutilized -> WhenEmptyOrUnderutilized with
+    consolidateAfter 0, disruption.expireAfter -> template.spec.expireAfter, nodeClassRef.apiVersion -> group
+    (default karpenter.azure.com / AKSNodeClass), the kubelet block kept in the compatibility annotation. Core
+    v0.36 (provider v0.5/v0.6) stores v1beta1 itself; the model has one reading of a NodePool (v1's), which
+    holds the same requirements, labels, taints, limits and weight.
+AKSNodeClass versions share one Go reading (conversion strategy None: the API server relabels apiVersion).
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+from harness.model.apistatus import APIRejected
+from harness.model.profile import Profile
+
+GROUPS = {"NodePool": "karpenter.sh", "NodeClaim": "karpenter.sh", "AKSNodeClass": "karpenter.azure.com"}
+# core v1.0.6 pkg/apis/v1/labels.go / nodepool_conversion.go annotation keys
+KUBELET_COMPATIBILITY_ANNOTATION = "compatibility.karpenter.sh/v1beta1-kubelet-conversion"
+NODECLASS_REFERENCE_ANNOTATION = "compatibility.karpenter.sh/v1beta1-nodeclass-reference"
+
+
+def version_of(obj: dict) -> str:
+    api = str(obj.get("apiVersion") or "")
+    return api.rsplit("/", 1)[-1] if "/" in api else api
+
+
+def apis(profile: Profile) -> dict:
+    return profile.raw.get("apis") or {}
+
+
+def served(profile: Profile, kind: str) -> list[str]:
+    """The versions of `kind` the profile's release serves ([] when the profile does not say)."""
+    return list((apis(profile).get(kind) or {}).get("served") or ())
+
+
+def storage(profile: Profile, kind: str) -> str | None:
+    return (apis(profile).get(kind) or {}).get("storage")
+
+
+def served_rejection(obj: dict, profile: Profile) -> APIRejected | None:
+    """The refusal of an object whose apiVersion the release does not serve (None when served, or when
+    the profile has no `apis`)."""
+    kind = obj.get("kind")
+    if kind not in GROUPS:
+        return None
+    versions = served(profile, kind)
+    api = str(obj.get("apiVersion") or "")
+    group, _, version = api.rpartition("/")
+    if not versions or (group == GROUPS[kind] and version in versions):
+        return None
+    return APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{api}"')
+
+
+def admission_profile(obj: dict, profile: Profile) -> Profile:
+    """The profile judging `obj`: for a NodePool/NodeClaim in a served version that is not the storage
+    one, the same profile with that version's CRD rules (`crdVersions.<version>`)."""
+    version = version_of(obj)
+    if obj.get("kind") not in ("NodePool", "NodeClaim") or version == storage(profile, obj["kind"]):
+        return profile
+    rules = (profile.raw.get("crdVersions") or {}).get(version)
+    return profile.with_crd(version, rules) if rules else profile
+
+
+def nodeclass_schema(obj: dict, profile: Profile) -> dict | None:
+    """The AKSNodeClass spec schema of the object's version (the storage one's by default)."""
+    version = version_of(obj)
+    other = ((profile.raw.get("aksNodeClass") or {}).get("versions") or {}).get(version)
+    if other and version != (profile.raw.get("aksNodeClass") or {}).get("version"):
+        return other.get("spec")
+    return profile.aks_nodeclass_schema
+
+
+def to_model_version(obj: dict) -> dict:
+    """The object as the model reads it: a karpenter.sh/v1beta1 NodePool converted to v1 (module doc)."""
+    if obj.get("kind") != "NodePool" or obj.get("apiVersion") != "karpenter.sh/v1beta1":
+        return obj
+    out = copy.deepcopy(obj)
+    out["apiVersion"] = "karpenter.sh/v1"
+    spec = out.setdefault("spec", {})
+    disruption = spec.setdefault("disruption", {}) if isinstance(spec.get("disruption", {}), dict) else {}
+    tspec = spec.setdefault("template", {}).setdefault("spec", {})
+    expire = disruption.pop("expireAfter", None)
+    if expire is not None:
+        tspec["expireAfter"] = expire
+    if disruption.get("consolidationPolicy", "WhenUnderutilized") == "WhenUnderutilized":   # the v1beta1 default
+        disruption["consolidationPolicy"] = "WhenEmptyOrUnderutilized"
+        disruption["consolidateAfter"] = "0s"
+    ref = tspec.get("nodeClassRef")
+    if isinstance(ref, dict):
+        ann = out.setdefault("metadata", {}).setdefault("annotations", {})
+        ann[NODECLASS_REFERENCE_ANNOTATION] = json.dumps(ref, separators=(",", ":"))
+        api_version = str(ref.get("apiVersion") or "")
+        tspec["nodeClassRef"] = {"group": api_version.split("/")[0] if api_version else "karpenter.azure.com",
+                                 "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
+    kubelet = tspec.pop("kubelet", None)
+    if kubelet is not None:
+        out.setdefault("metadata", {}).setdefault("annotations", {})[KUBELET_COMPATIBILITY_ANNOTATION] = json.dumps(
+            kubelet, separators=(",", ":"), sort_keys=True)
+    return out
+
+
+__all__ = ["served_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
+           "served", "storage"]
