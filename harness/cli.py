@@ -135,8 +135,8 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
 
 def cmd_run(args) -> int:
     from harness.backends.registry import close_shared, shared_cluster
-    from harness.runner.engines import engine_backends, execute, get_engine
-    from harness.runner.engines.base import errored, verdict
+    from harness.runner.engines import engine_backends, get_engine
+    from harness.runner.engines.base import execute_guarded, verdict
     from harness.runner.report import failure_text, outcome_json
     try:
         scenarios = _load_all(args.paths)
@@ -170,10 +170,7 @@ def cmd_run(args) -> int:
             progress.start()
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
-            try:
-                o = execute(engine, sc, p, cluster, why=args.why)
-            except Exception as e:      # noqa: BLE001 - one broken run must not end the library run
-                o = errored(engine.name, sc, p, backend, e)
+            o = execute_guarded(engine, sc, p, cluster, why=args.why)     # a run that raises: ERROR, go on
             outcomes.append(o)
             if args.conformance:
                 from harness.runner.conformance import simulate
@@ -191,7 +188,7 @@ def cmd_run(args) -> int:
         if progress is not None:
             progress.stop()
         close_shared()
-    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS")]
+    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.conformance:
         from harness.runner.conformance import write_report
         md, js = write_report(pairs, Path(args.conformance), seconds=time.monotonic() - t0)
@@ -200,7 +197,8 @@ def cmd_run(args) -> int:
         print(json.dumps([outcome_json(o) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
     con = _console()
-    counts = {v: sum(1 for o in outcomes if verdict(o) == v) for v in ("pass", "FAIL", "xfail", "XPASS", "skipped")}
+    counts = {v: sum(1 for o in outcomes if verdict(o) == v)
+              for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
                   + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" in {time.monotonic() - t0:.0f}s",
@@ -208,7 +206,8 @@ def cmd_run(args) -> int:
     else:
         from rich.table import Table
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed)} failed")
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR']} failed"
+                            + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
@@ -470,7 +469,7 @@ def cmd_new(args) -> int:
     from harness.runner.dump import NewOptions, new_scenario, write
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
-        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force))
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -542,6 +541,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    n.add_argument("--replay", action="store_true",
+                   help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "
+                        "their running pods are given.existingNodes)")
     n.set_defaults(fn=cmd_new)
     from harness.parity import add_parser as add_parity
     add_parity(sub)
