@@ -3,8 +3,9 @@ structural pruning, defaulting, OpenAPI validation and the CRD's x-kubernetes-va
 rules, from a CRD version's schema node.
 
 Used for the provider's AKSNodeClass (harness.model.aksnodeclass) and core's NodePool and NodeClaim
-(harness.model.validation), from the v1 / v1beta1 schemas `python -m harness.model.sync` derives into
-provider-facts.yaml (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/crds/*.yaml).
+(harness.model.validation), from the schemas of every served API version `python -m harness.model.sync`
+derives into each release profile's provider-facts.yaml (github.com/Azure/karpenter-provider-azure
+pkg/apis/crds/*.yaml at the release's tag; v1.14.0's for `upstream`).
 
 Order and message shapes follow k8s.io/apiextensions-apiserver v0.36.3: structural defaulting
 (pkg/apiserver/schema/defaulting/algorithm.go Default), then OpenAPI validation converted to field
