@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The tests: install, build (or reuse) what the real parts need, start Docker when it can, then run
 #   1. the unit/integration tests and the scenario library on the embedded and local backends;
-#   2. a representative subset on the real Karpenter-on-Azure controller (`--engine real`);
-#   3. a small subset with real kubelets (`--backend kind`) when the kind node image is cached
+#   2. a representative subset on the real Karpenter-on-Azure controller (`--harness-engine real`);
+#   3. a small subset with real kubelets (`--harness-backend kind`) when the kind node image is cached
 #      (its cold build, ~20+ min, belongs to the nightly matrix: `python -m harness.backends build --kind`).
 # Each real-part leg skips with the reason when its piece could not be built; nothing is faked.
 # A dockerd this script started is stopped again at the end.
@@ -67,10 +67,10 @@ leg() {     # leg NAME PYTEST-ARGS...: run one pytest leg; exit code 5 (no tests
 
 # 1. everything, with the scenario library on both backends: a conformance run (local items skip,
 #    with the reason, when no control plane could be built)
-leg "embedded+local, 3-8 min" tests/ scenarios/ -n auto --backend embedded --backend local \
+leg "embedded+local, 3-8 min" tests/ scenarios/ -n auto --harness-backend embedded --harness-backend local \
   --junitxml=reports/junit.xml "$@"
 # 2. the real controller on its CI subset (scenarios named in harness/data/real-subset.txt)
-leg "real controller subset, ~20 s a scenario" scenarios/ --engine real --real-subset --profile upstream \
+leg "real controller subset, ~20 s a scenario" scenarios/ --harness-engine real --harness-real-subset --harness-profile upstream \
   --junitxml=reports/junit-real.xml
 # 3. real kubelets: the design 0006 label-path scenarios (kubelet --node-labels, karpenter-core sync,
 #    refused labels, NodeRestriction) on kind; skipped with the reason when the node image is not built
@@ -78,7 +78,7 @@ leg "kind subset, ~1-2 min when the image is cached" \
   scenarios/design-0006/decision-allowed-labels.scenario.yaml \
   scenarios/design-0006/decision-custom-domains.scenario.yaml \
   scenarios/design-0006/faq-non-schedulable-labels.scenario.yaml \
-  --profile upstream --backend kind --junitxml=reports/junit-kind.xml
+  --harness-profile upstream --harness-backend kind --junitxml=reports/junit-kind.xml
 # one closing line over the three legs (from their JUnit XML; xfails count as skipped there)
 python3 - <<'PY'
 import glob
