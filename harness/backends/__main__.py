@@ -80,7 +80,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="build the Karpenter-on-Azure controller (provider v1.14.0, ~10 min cold) instead")
     b.add_argument("--provider-src", default=None, metavar="DIR",
                    help="with --controller: build a karpenter-provider-azure checkout (cached by content hash)")
+    from harness import logs
+    logs.add_verbose(ap)
+    for command in (up, b):
+        logs.add_verbose(command, sub=True)
     args = ap.parse_args(argv)
+    logs.setup(args.verbose)
 
     if args.cmd == "build" and (args.controller or args.provider_src):
         from pathlib import Path

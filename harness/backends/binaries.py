@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 DEFAULT_K8S_VERSION = "v1.36.3"
 # etcd paired with Kubernetes 1.36 (k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go
@@ -112,17 +116,73 @@ def build_node(echo: bool = False) -> tuple[Path, float]:
     return out, time.monotonic() - t0
 
 
+HEARTBEAT_SECONDS = 15.0
+# a build script's log line that starts a step worth naming in the heartbeat:
+# "[build-binaries] building kube-apiserver ...", "[build-controller] resolving the module graph", ...
+STEP_LINE = re.compile(r"^\[(?P<tag>[\w-]+)\] (?P<step>(?:building|resolving|downloading) .*?)(?: \(.*\))?\s*$")
+
+
+class Heartbeat:
+    """While a long step runs (a Go build prints nothing for minutes), say every `every` seconds what it
+    is doing and how long it has taken so far: to stderr with `echo` (the tools' own output), else as an
+    INFO log record (`-v`, or pytest's log capture)."""
+
+    def __init__(self, what: str, echo: bool, tag: str = "build", every: float | None = None):
+        self.tag, self.what, self.echo, self.every = tag, what, echo, every or HEARTBEAT_SECONDS
+        self.t0 = self.step_t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{tag}", daemon=True)
+
+    def step(self, tag: str, what: str) -> None:
+        """A new step began (its own clock starts)."""
+        self.tag, self.what, self.step_t0 = tag, what, time.monotonic()
+
+    def line(self) -> str:
+        now = time.monotonic()
+        total = "" if self.step_t0 == self.t0 else f"; {_minutes(now - self.t0)} in all"
+        return f"[{self.tag}] still {self.what}: {_minutes(now - self.step_t0)} so far{total}"
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            if self.echo:
+                print(self.line(), file=sys.stderr, flush=True)
+            else:
+                log.info("%s", self.line())
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
 def run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
-    """Run a build script; its log goes to stderr with `echo`, its tail into the error otherwise."""
+    """Run a build script; its log goes to stderr with `echo` (at DEBUG otherwise), its tail into the
+    error when it fails; a heartbeat names the step it is in every 15 s."""
     tail: collections.deque[str] = collections.deque(maxlen=25)
-    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+    name = Path(argv[1]).name
+    log.info("running %s", " ".join(argv))
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc, \
+            Heartbeat(f"running {name}", echo) as beat:
         for line in proc.stdout:
             tail.append(line.rstrip("\n"))
+            if m := STEP_LINE.match(line):
+                beat.step(m["tag"], m["step"])
             if echo:
                 sys.stderr.write(line)
+            else:
+                log.debug("%s", line.rstrip("\n"))
     if proc.returncode != 0:
-        raise BinariesError(f"{Path(argv[1]).name} failed (exit {proc.returncode}) after "
+        raise BinariesError(f"{name} failed (exit {proc.returncode}) after "
                             f"{time.monotonic() - t0:.0f}s:\n" + "\n".join(tail).strip())
+    log.info("%s done in %.0f s", name, time.monotonic() - t0)
 
 
 def go_binary() -> str | None:
