@@ -169,6 +169,7 @@ def run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
     tail: collections.deque[str] = collections.deque(maxlen=25)
     name = Path(argv[1]).name
     log.info("running %s", " ".join(argv))
+    cpu0 = _children_cpu()
     with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc, \
             Heartbeat(f"running {name}", echo) as beat:
         for line in proc.stdout:
@@ -182,7 +183,19 @@ def run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
     if proc.returncode != 0:
         raise BinariesError(f"{name} failed (exit {proc.returncode}) after "
                             f"{time.monotonic() - t0:.0f}s:\n" + "\n".join(tail).strip())
-    log.info("%s done in %.0f s", name, time.monotonic() - t0)
+    # CPU seconds of the script and everything it waited for (go build's compilers and linkers): the
+    # figure that does not depend on how busy the machine was
+    cpu = _children_cpu() - cpu0
+    message = f"{name} done in {time.monotonic() - t0:.0f} s ({cpu:.0f} CPU-s)"
+    if echo:
+        print(f"[build] {message}", file=sys.stderr, flush=True)
+    log.info("%s", message)
+
+
+def _children_cpu() -> float:
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def go_binary() -> str | None:
