@@ -21,14 +21,34 @@ def add_verbose(parser: argparse.ArgumentParser, sub: bool = False) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS if sub else 0, help=HELP)
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record is emitted (not the stream of the moment the
+    handler was made: under pytest's capture that one is closed later)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.harness_cli = True
+
+    @property
+    def stream(self):                       # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def setup(verbosity: int) -> None:
-    """Send the harness's log records to stderr at the level `verbosity` (-v count) asks for; without
-    -v only warnings and errors are shown."""
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    """Send the harness's log records to stderr at the level `verbosity` (-v count) asks for. Without
+    -v logging is left as Python has it (warnings and errors reach stderr through its last-resort
+    handler); calling it again replaces what an earlier call set."""
     logger = logging.getLogger("harness")
-    logger.setLevel(level)
-    if not any(getattr(h, "harness_cli", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
-        handler.harness_cli = True          # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    for h in [h for h in logger.handlers if getattr(h, "harness_cli", False)]:
+        logger.removeHandler(h)
+    if verbosity <= 0:
+        logger.setLevel(logging.NOTSET)
+        return
+    logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
+    handler = _Stderr()
+    handler.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
+    logger.addHandler(handler)

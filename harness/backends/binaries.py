@@ -106,12 +106,11 @@ def build_node(echo: bool = False) -> tuple[Path, float]:
     if go is None:
         raise BinariesError("cannot build the node binaries: no Go toolchain (go not on PATH, /usr/local/go/bin/go "
                             "missing); set KUBELET_BIN or HARNESS_BIN_DIR instead")
-    from filelock import FileLock
     out = node_bin_dir()
     cache_dir().mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}", "K8S_VERSION": versions()["k8s"]}
     t0 = time.monotonic()
-    with FileLock(str(cache_dir() / "node-build.lock")):
+    with BuildLock(cache_dir() / "node-build.lock", "the node binaries", echo):
         run_logged(["bash", str(BUILD_SCRIPT), "--node", str(out), str(cache_dir() / "build")], env, echo, t0)
     return out, time.monotonic() - t0
 
@@ -156,6 +155,29 @@ class Heartbeat:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+class BuildLock:
+    """The file lock a build holds (concurrent pytest-xdist workers, checkouts and CI chains build once);
+    when another process holds it, say so and keep saying how long we have waited (Heartbeat)."""
+
+    def __init__(self, path: Path, what: str, echo: bool = False):
+        from filelock import FileLock
+        self.lock, self.what, self.echo = FileLock(str(path)), what, echo
+
+    def __enter__(self) -> "BuildLock":
+        from filelock import Timeout
+        try:
+            self.lock.acquire(timeout=0)
+        except Timeout:
+            message = f"[build] another build holds {self.lock.lock_file}; waiting for it ({self.what})"
+            print(message, file=sys.stderr, flush=True) if self.echo else log.info("%s", message)
+            with Heartbeat(f"waiting for another build of {self.what}", self.echo):
+                self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
 
 
 def _minutes(seconds: float) -> str:
@@ -308,9 +330,8 @@ def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED, echo: 
     (and `build`). The build goes through a file lock so concurrent pytest-xdist workers build once."""
     bs = find_binaries()
     if bs.missing(need) and build:
-        from filelock import FileLock
         cache_dir().mkdir(parents=True, exist_ok=True)
-        with FileLock(str(cache_dir() / "build.lock")):
+        with BuildLock(cache_dir() / "build.lock", "the control plane", echo):
             bs = find_binaries()
             if bs.missing(need):
                 _build_fn(echo=echo)

@@ -45,12 +45,14 @@ def test_heartbeat_names_the_step_and_the_time_so_far(tmp_path, monkeypatch):
     done = tmp_path / "done"
     handler = _Done(done)
     logger = logging.getLogger("harness.backends.binaries")
+    level = logger.level
     logger.addHandler(handler)
-    monkeypatch.setattr(logger, "level", logging.DEBUG)
+    logger.setLevel(logging.DEBUG)               # (setLevel: the logger caches isEnabledFor)
     try:
         run_logged(_script(tmp_path, done), {"PATH": "/usr/bin:/bin"}, False, 0.0)
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)
     beats = [l for l in handler.lines if "still" in l]
     # the step's own words, without the script's parenthesised aside
     assert beats and beats[0].startswith("[build-x] still building kube-apiserver kube-scheduler: "), handler.lines
@@ -81,10 +83,12 @@ LOOP = str(Path(__file__).resolve().parents[2] / "scenarios" / "loop")
 def test_cli_verbose_sets_the_log_level(argv, monkeypatch):
     from harness.cli import main
     logger = logging.getLogger("harness")
-    monkeypatch.setattr(logger, "level", logging.NOTSET)
-    monkeypatch.setattr(logger, "handlers", [])
-    assert main(argv) == 0
-    assert logger.level == logging.INFO and logger.handlers
+    try:
+        assert main(argv) == 0
+        assert logger.level == logging.INFO and [h for h in logger.handlers if getattr(h, "harness_cli", False)]
+    finally:
+        main(["validate", LOOP])          # without -v: logging as Python has it again
+    assert logger.level == logging.NOTSET and not [h for h in logger.handlers if getattr(h, "harness_cli", False)]
 
 
 def test_versions(capsys):
@@ -98,3 +102,26 @@ def test_versions(capsys):
         out = capsys.readouterr().out.strip()
         assert out.startswith(f"{prog} ") and (prog == "fakeazure" or out == f"harness {harness.__version__}")
     assert sys.modules["harness"].__version__
+
+
+def test_a_held_build_lock_is_announced_and_waited_for(tmp_path, capsys):
+    import threading
+
+    from filelock import FileLock
+
+    from harness.backends.binaries import BuildLock
+    held = FileLock(str(tmp_path / "build.lock"))
+    held.acquire()
+    got = threading.Event()
+
+    def waiter():
+        with BuildLock(tmp_path / "build.lock", "the control plane", echo=True):
+            got.set()
+    t = threading.Thread(target=waiter)
+    t.start()
+    while "another build holds" not in capsys.readouterr().err:
+        t.join(0.01)
+    assert not got.is_set()
+    held.release()
+    t.join()
+    assert got.is_set()

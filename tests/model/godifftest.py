@@ -1,7 +1,7 @@
 """Support for the differential test against the provider's own Go code (tests/model/test_difftest.py).
 
 `build()` compiles tools/difftest/main.go against github.com/Azure/karpenter-provider-azure at the
-pinned version, in ~/.cache/karpenter-harness/difftest/<version>/ (a generated go.mod, `go mod tidy`,
+pinned version, in <harness cache>/difftest/<version>/ (~/.cache/karpenter-harness unless $HARNESS_CACHE) (a generated go.mod, `go mod tidy`,
 `go build`, all outside the repository; rebuilt only when the source changes). `generate()` makes a
 seeded SKU list: real names and plausible capabilities, plus odd inputs (casing, missing fields, odd
 numbers, duplicates). `compare()` lines the Go output up with harness.model.instancetypes.
