@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="build the Karpenter-on-Azure controller (provider v1.14.0, ~10 min cold) instead")
     b.add_argument("--provider-src", default=None, metavar="DIR",
                    help="with --controller: build a karpenter-provider-azure checkout (cached by content hash)")
-    from harness import logs
+    from harness import __version__, logs
+    ap.add_argument("--version", action="version", version=f"harness {__version__}")
     logs.add_verbose(ap)
     for command in (up, b):
         logs.add_verbose(command, sub=True)
