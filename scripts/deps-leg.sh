@@ -26,6 +26,26 @@ uv=("$work/venv/bin/uv" pip)
 mkdir -p reports
 "${uv[@]}" compile -q pyproject.toml --extra dev --resolution "$resolution" --python "$venv_python" \
   --no-header --output-file "reports/deps-$leg.txt"
+if [ "$leg" = lowest ]; then
+  # a declared floor nothing can install beside the others (another dependency needs more) is not true
+  "$venv_python" - "reports/deps-$leg.txt" <<'PY'
+import re, sys, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+declared = project["dependencies"] + [d for ds in project["optional-dependencies"].values() for d in ds]
+pinned = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", open(sys.argv[1]).read(), re.M))
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+release = lambda v: re.sub(r"(\.0+)+$", "", v)          # 8.0 == 8.0.0
+pinned = {norm(k): release(v) for k, v in pinned.items()}
+wrong = []
+for d in declared:
+    m = re.match(r"([A-Za-z0-9_.-]+)\s*>=\s*([^,;\s]+)", d)
+    if m and pinned.get(norm(m[1])) not in (None, release(m[2])):
+        wrong.append(f"{m[1]}>={m[2]} resolves to {pinned[norm(m[1])]} (another dependency needs more)")
+if wrong:
+    sys.exit("deps (lowest): declared floors that cannot be installed together; raise them in pyproject.toml:\n  "
+             + "\n  ".join(wrong))
+PY
+fi
 "${uv[@]}" install -q --python "$venv_python" -r "reports/deps-$leg.txt"
 "${uv[@]}" install -q --python "$venv_python" --no-deps -e .
 echo "deps ($leg): installed in $((SECONDS - start)) s:" \
