@@ -92,7 +92,7 @@ def main() -> int:
 
 
 def run_scenarios(cluster, paths: list[str], only_profile: str | None = None) -> list[dict]:
-    from harness.runner.engine import run
+    from harness.runner.engines import run
     from harness.runner.scenario import find_scenario_files, load_scenarios
     out = []
     for f in find_scenario_files(paths):

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.backends.embedded import EmbeddedBackend  # noqa: E402
-from harness.runner.engine import run  # noqa: E402
+from harness.runner.engines import run  # noqa: E402
 from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
 
 

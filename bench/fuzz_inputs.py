@@ -1,6 +1,8 @@
 """The input fuzzer of tests/runner/test_fuzz_inputs.py at a larger count (issue 12):
 python bench/fuzz_inputs.py --count 10000 --seed 1 --run-every 25
-Prints the counts; exit 1 with the first traceback if any mutant raised something other than a
+and over steps (issue 29: library scenarios with random steps, each loaded and, when it loads, run):
+python bench/fuzz_inputs.py --steps --count 10000 --seed 1
+Prints the counts; exit 1 with the first traceback if any input raised something other than a
 SourceError (or crashed a run)."""
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--run-every", type=int, default=25, help="run every Nth mutant that loads (0: none)")
+    ap.add_argument("--steps", action="store_true", help="fuzz steps: random steps on library scenarios, every "
+                                                          "input that loads is run")
     args = ap.parse_args()
     spec = importlib.util.spec_from_file_location("fuzz_inputs", HERE.parent / "tests" / "runner" / "test_fuzz_inputs.py")
     mod = importlib.util.module_from_spec(spec)
@@ -27,9 +31,12 @@ def main() -> int:
         if t.tried % 250 == 0:
             print(f"  {t.tried} tried, {t.loaded} loaded, {len(t.tracebacks)} tracebacks", file=sys.stderr, flush=True)
 
-    t = mod.fuzz(args.count, args.seed, run_every=args.run_every, progress=progress)
-    print(f"fuzz: {t.tried} mutants (seed {args.seed}), {t.loaded} loaded, {t.source_errors} SourceErrors, "
-          f"{t.ran} run, {len(t.tracebacks)} tracebacks")
+    if args.steps:
+        t = mod.fuzz_steps(args.count, args.seed, progress=progress)
+    else:
+        t = mod.fuzz(args.count, args.seed, run_every=args.run_every, progress=progress)
+    print(f"fuzz{' steps' if args.steps else ''}: {t.tried} inputs (seed {args.seed}), {t.loaded} loaded, "
+          f"{t.source_errors} SourceErrors, {t.ran} run, {len(t.tracebacks)} tracebacks")
     if t.tracebacks:
         print(t.tracebacks[0])
         return 1

@@ -43,7 +43,7 @@ def run_once(sc, profile, cluster):
     from harness.loop.simulation import SimConfig, Simulation
     from harness.model import instancetypes as itmod
     from harness.model.profile import profile_with_knobs
-    from harness.runner.engine import _fake_azure, cluster_settings
+    from harness.runner.engines.azureside import cluster_settings, fake_azure
 
     cluster.reset()
     prof = profile_with_knobs(profile, sc.given.get("knobs"))
@@ -55,7 +55,7 @@ def run_once(sc, profile, cluster):
     if hasattr(cluster, "configure"):
         cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
     clock = SimClock()
-    fake = _fake_azure(sc, clock)
+    fake = fake_azure(sc, clock)
     with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"):
         sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
         result = sim.run([m.obj for m in sc.manifests])

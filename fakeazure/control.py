@@ -159,10 +159,9 @@ def evict(state: Configurable, req: Request, p: dict) -> Response:
     name = body.get("name")
     if not isinstance(rg, str) or not isinstance(name, str) or not rg or not name:
         raise _bad("evict takes {\"resourceGroup\": ..., \"name\": ...}")
-    try:
-        return Response(200, state.evict(rg, name))
-    except ValueError as exc:
-        raise _bad(str(exc)) from None
+    # a missing VM (404 ResourceNotFound) or one that is not Spot (409 OperationNotAllowed) is the
+    # ARM error itself, as simulateEviction answers it
+    return Response(200, state.evict(rg, name))
 
 
 def advance(state: Configurable, req: Request, p: dict) -> Response:

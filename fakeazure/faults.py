@@ -85,8 +85,6 @@ _KEY_ALIASES = {"op": "operation", "sku": "size", "vm_size": "size", "vmsize": "
                 "resourcegroup": "resource_group", "rg": "resource_group", "resource-group": "resource_group",
                 "capacity_type": "priority", "capacitytype": "priority", "region": "location"}
 
-_ids = itertools.count(1)
-
 
 def canonical_code(code: str, quota: str | None = None) -> str:
     if code == "OperationNotAllowed" and quota:
@@ -144,8 +142,6 @@ class Fault:
             raise ValueError(f"fault {self.code}: times must be >= 0")
         if self.code in SERVER_CODES and self.status is None:
             self.status = SERVER_CODES[self.code]
-        if not self.id:
-            self.id = next(_ids)
 
     # -- classification --------------------------------------------------------------
     @property
@@ -238,9 +234,12 @@ class FaultEngine:
         self.rng = rng
         self.rules: list[Fault] = []
         self.log: list[dict] = []
+        self._ids = itertools.count(1)    # per fake, so a run's result does not depend on earlier runs
 
     def add(self, spec) -> Fault:
         f = make_fault(spec)
+        if not f.id:
+            f.id = next(self._ids)
         self.rules.append(f)
         return f
 

@@ -26,6 +26,13 @@ DEFAULT_AFTER_POLLS = 2
 # LROBasePolling._extract_delay; azcore v1.22.0 runtime/poller.go PollUntilDone).  Integer seconds,
 # because Go's azcore ignores a fractional Retry-After (internal/shared/shared.go RetryAfter).
 DEFAULT_RETRY_AFTER: int | None = 1
+# A faster hint a client may take instead: `x-ms-retry-after-ms`, which Go's azcore prefers to
+# Retry-After (azcore v1.22.0 internal/shared/shared.go RetryAfter: retry-after-ms, x-ms-retry-after-ms,
+# then retry-after) and Python's azure-core reads only when Retry-After is absent (azure-core 1.41.0
+# azure/core/pipeline/policies/_utils.py get_retry_after). ARM sends it on throttled answers; the
+# harness sends it on operations only when asked (the real engine: a Go controller polling an
+# operation that is already done need not wait a whole second).
+RETRY_AFTER_MS_HEADER = "x-ms-retry-after-ms"
 
 
 @dataclass
@@ -148,6 +155,7 @@ class Lro:
         self.store = OperationStore(clock)
         self.after_polls: int | None = parse_lro_mode(lro)
         self.retry_after: int | None = None if retry_after is None else int(retry_after)
+        self.retry_after_ms: int | None = None      # also send x-ms-retry-after-ms (see RETRY_AFTER_MS_HEADER)
 
     @property
     def sync(self) -> bool:
@@ -191,8 +199,12 @@ class Lro:
             h["Azure-AsyncOperation"] = f"{url}?api-version={api}"
             if location_header:
                 h["Location"] = f"{url}?monitor=true&api-version={api}"
-        if self.retry_after is not None:
-            h["Retry-After"] = str(self.retry_after)
+        return {**h, **self._retry_headers()}
+
+    def _retry_headers(self) -> dict[str, str]:
+        h = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+        if self.retry_after_ms is not None:
+            h[RETRY_AFTER_MS_HEADER] = str(self.retry_after_ms)
         return h
 
     def reply(self, req: Request, op: Operation, status: int, body: Any = None, *,
@@ -214,7 +226,7 @@ class Lro:
             # (harness assumption, not in reference: the code and wording of an unknown operation ID)
             raise ARMError("NotFound", f"The operation '{op_id}' could not be found.", 404)
         self.store.poll(op)
-        extra = {} if op.done or self.retry_after is None else {"Retry-After": str(self.retry_after)}
+        extra = {} if op.done else self._retry_headers()
         if req.query_ci.get("monitor", "").lower() == "true":
             # Location (monitor) polling, fake-azure.md §2.4 item 2: 202 while running, then the
             # outcome as a status code (azure-core 1.41.0 azure/core/polling/base_polling.py LocationPolling).

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from . import catalog as cat
 from .arm import FakeClock, Request, Response, ResourceGroups, WELL_KNOWN_SUBSCRIPTION, iso
+from .compute import exceptions as compute_exc
 from .compute.evictions import SpotEvictions
 from .compute.galleries import CommunityGalleries
 from .compute.models import ComputeModel
@@ -135,10 +136,12 @@ class FakeAzure:
         return self.dispatcher.internal_errors
 
     # ================================================================== configuration
-    def set_lro(self, lro: str | Mapping | None) -> None:
-        """Change LRO progression (see class docstring)."""
+    def set_lro(self, lro: str | Mapping | None, retry_after_ms: int | None = None) -> None:
+        """Change LRO progression (see class docstring); `retry_after_ms` also sends that poll hint in
+        milliseconds on running operations (fakeazure/lro.py RETRY_AFTER_MS_HEADER)."""
         with self.lock:
             self.lro.after_polls = parse_lro_mode(lro)
+            self.lro.retry_after_ms = retry_after_ms
 
     def load_catalog(self, name_or_path) -> list[dict]:
         """Load a bundled catalog by name or a catalog file/dir; returns the SKUs added."""
@@ -262,7 +265,7 @@ class FakeAzure:
         with self.lock:
             vm = self.compute.require(rg, name)
             if not vm.spot:
-                raise ValueError(f"{rg}/{name} is not a Spot VM (priority {vm.priority})")
+                raise compute_exc.eviction_not_spot(rg, name, vm.priority or "Regular")
             return dict(self.compute.evict(vm, "manual"))
 
     @property

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
@@ -95,9 +97,10 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
 
 
 def cmd_run(args) -> int:
-    from harness.backends.registry import get_backend
-    from harness.runner.engine import run
-    from harness.runner.report import failure_text
+    from harness.backends.registry import close_shared, shared_cluster
+    from harness.runner.engines import engine_backends, execute, get_engine
+    from harness.runner.engines.base import errored, verdict
+    from harness.runner.report import failure_text, outcome_json
     try:
         scenarios = _load_all(args.paths)
     except SourceError as e:
@@ -109,48 +112,63 @@ def cmd_run(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.engine == "real":
-        from harness.runner.real.cli import run_real
-        return run_real(jobs, args)
-    backend = get_backend(args.backend)
-    ok, why = backend.available()
+    engine = get_engine(args.engine)
+    backend = engine_backends(args.engine, [args.backend])[0]
+    ok, why = engine.available(backend)
     if not ok:
-        print(f"backend {args.backend} unavailable: {why}", file=sys.stderr)
+        print(f"{args.engine} engine on backend {backend} unavailable: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    cluster = backend.start()
-    outcomes = []
+    outcomes, pairs = [], []
+    t0 = time.monotonic()
+    live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
+    progress = None
     try:
-        show_progress = not args.json and len(jobs) > 20 and sys.stdout.isatty()
-        if show_progress:
+        cluster = shared_cluster(backend, **engine.cluster_options)
+        if not live and not args.json and len(jobs) > 20 and sys.stdout.isatty():
             from rich.progress import Progress
-            with Progress(transient=True) as prog:
-                task = prog.add_task("scenarios", total=len(jobs))
-                for sc, p in jobs:
-                    outcomes.append(run(sc, p, cluster, why=args.why))
-                    prog.advance(task)
-        else:
-            for sc, p in jobs:
-                outcomes.append(run(sc, p, cluster, why=args.why))
+            progress = Progress(transient=True)
+            progress.start()
+            task = progress.add_task("scenarios", total=len(jobs))
+        for sc, p in jobs:
+            try:
+                o = execute(engine, sc, p, cluster, why=args.why)
+            except Exception as e:      # noqa: BLE001 - one broken run must not end the library run
+                o = errored(engine.name, sc, p, backend, e)
+            outcomes.append(o)
+            if args.conformance:
+                from harness.runner.conformance import simulate
+                pairs.append((simulate(sc, p, getattr(cluster, "server_version", None)), o))
+            if progress is not None:
+                progress.advance(task)
+            if live:
+                print(f"{verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else ""),
+                      file=sys.stderr if args.json else sys.stdout, flush=True)
+    except KeyboardInterrupt:
+        if live:
+            print("interrupted: controller, fake and cluster are being torn down", file=sys.stderr)
+        raise
     finally:
-        cluster.close()
-    def verdict(o) -> str:
-        """pass / FAIL, with a scenario's declared xfail profiles reported as xfail or XPASS(strict)."""
-        if o.scenario.xfail_reason(o.profile) is not None:
-            return "xfail" if not o.passed else "XPASS"
-        return "pass" if o.passed else "FAIL"
+        if progress is not None:
+            progress.stop()
+        close_shared()
     failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS")]
+    if args.conformance:
+        from harness.runner.conformance import write_report
+        md, js = write_report(pairs, Path(args.conformance), seconds=time.monotonic() - t0)
+        print(f"conformance report: {md} {js}", file=sys.stderr)
     if args.json:
-        print(json.dumps([{
-            "file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
-            "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
-            "runaway": o.result.runaway, "mismatches": [m.render() for m in o.mismatches],
-            "why": {k: w.to_json() for k, w in o.why.items()},
-        } for o in outcomes], indent=2))
+        print(json.dumps([outcome_json(o) for o in outcomes], indent=2))
+        return EXIT_FAILED if failed else EXIT_OK
+    con = _console()
+    counts = {v: sum(1 for o in outcomes if verdict(o) == v) for v in ("pass", "FAIL", "xfail", "XPASS", "skipped")}
+    if live:
+        con.print(f"{len(outcomes)} run(s) on the real engine: "
+                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" in {time.monotonic() - t0:.0f}s",
+                  markup=False)
     else:
         from rich.table import Table
-        xfailed = sum(1 for o in outcomes if verdict(o) == "xfail")
-        table = Table(title=f"{len(outcomes)} run(s) on {args.backend}: {len(outcomes) - len(failed) - xfailed} passed, "
-                            f"{xfailed} xfailed, {len(failed)} failed")
+        table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
+                            f"{counts['xfail']} xfailed, {len(failed)} failed")
         for col in ("scenario", "profile", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
@@ -159,17 +177,53 @@ def cmd_run(args) -> int:
             table.add_row(o.scenario.name, o.profile, f"[{colour}]{verdict(o)}[/]",
                           str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
-        con = _console()
         con.print(table)
-        for o in failed:
-            if verdict(o) == "XPASS":
-                con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
-                          f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
-            else:
-                con.print(failure_text(o, trace=args.trace), markup=False)
-        if args.why:
-            _print_why(con, outcomes, args.why)
+    for o in failed:
+        if verdict(o) == "XPASS":
+            con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
+                      f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
+        else:
+            con.print(failure_text(o, trace=args.trace), markup=False)
+    if args.why:
+        _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_bisect(args) -> int:
+    """`harness bisect FILE [--scenario NAME] --good REF --bad REF --provider-git DIR`."""
+    from harness.backends.binaries import BinariesError
+    from harness.backends.controller import ENV_GIT
+    from harness.backends.registry import close_shared
+    from harness.runner.bisect import bisect, pick
+    git_dir = args.provider_git or os.environ.get(ENV_GIT)
+    if not git_dir:
+        print(f"harness bisect: --provider-git DIR (or {ENV_GIT}): a karpenter-provider-azure clone with its tags",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        scenario = pick(Path(args.path), args.scenario)
+    except SourceError as e:
+        print(e.render(), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as e:
+        print(f"harness bisect: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        res = bisect(Path(git_dir), args.good, args.bad, scenario, args.profile, args.on,
+                     out=sys.stderr if args.json else sys.stdout)
+    except BinariesError as e:
+        print(f"harness bisect: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        close_shared()
+    if args.json:
+        print(json.dumps(res, indent=2))
+    elif "error" in res:
+        print(f"harness bisect: {res['error']}", file=sys.stderr)
+    else:
+        print(f"first commit whose outcome of {res['scenario']} differs from {res['good']}'s: "
+              f"{res['culprit']} ({res['described']}) {res['subject']}")
+    return EXIT_OK if "culprit" in res else EXIT_FAILED
 
 
 # -- explain --------------------------------------------------------------------------------------
@@ -249,7 +303,7 @@ def explain_report(args) -> dict:
     """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
     from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
-    from harness.runner.engine import run
+    from harness.runner.engines import run
     from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
     # the probes `harness parity` runs, pinned to the SKU and capacity type
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family},
@@ -387,9 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", action="append", default=[])
     r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
     r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
-                   help="real: the Karpenter-on-Azure controller on the local backend (see README)")
+                   help="real: the Karpenter-on-Azure controller on the local backend, or on kind with "
+                        "--backend kind (see README)")
     r.add_argument("--conformance", default=None, metavar="DIR",
-                   help="with --engine real: also run the simulation and write DIR/conformance.{md,json}")
+                   help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
+                        "(with --engine real)")
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
@@ -397,6 +453,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for this pod (name, namespace/name or Deployment), which requirement or resource "
                         "eliminated how many instance types per NodePool (repeatable)")
     r.set_defaults(fn=cmd_run)
+    bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
+    bi.add_argument("path", help="a scenario file")
+    bi.add_argument("--scenario", default=None, help="the scenario's name (when the file holds several)")
+    bi.add_argument("--good", required=True, help="a release tag or commit with the old outcome")
+    bi.add_argument("--bad", required=True, help="a later tag or commit with the new outcome")
+    bi.add_argument("--provider-git", default=None, metavar="DIR",
+                    help="a karpenter-provider-azure clone with its tags (or KARPENTER_PROVIDER_GIT)")
+    bi.add_argument("--profile", default="upstream", help="the profile the scenario's expectations are read under")
+    bi.add_argument("--on", choices=["outcome", "verdict"], default="outcome",
+                    help="what a commit is judged by: the whole outcome (default) or the scenario's verdict")
+    bi.add_argument("--json", action="store_true")
+    bi.set_defaults(fn=cmd_bisect)
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("paths", nargs="*", default=["scenarios"])
     v.set_defaults(fn=cmd_validate)

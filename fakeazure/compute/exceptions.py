@@ -17,7 +17,7 @@ __all__ = [
     "overconstrained", "property_change_not_allowed", "vm_not_found", "extension_not_found",
     "resource_group_not_found",
     "disk_controller_mismatch", "nic_reference_not_found", "nic_in_use_by_other_vm", "invalid_parameter",
-    "internal_execution_error",
+    "internal_execution_error", "eviction_not_spot",
 ]
 
 _QUOTA_PORTAL = ("https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/UsageAndQuota.ReactView/"
@@ -184,3 +184,16 @@ def invalid_parameter(message: str, target: str) -> ARMError:
 def internal_execution_error() -> ARMError:
     # What an asynchronously delivered 5xx looks like in the operation status.
     return ARMError("InternalExecutionError", "An internal execution error occurred. Please retry later.", 500)
+
+
+def eviction_not_spot(rg: str, name: str, priority: str) -> ARMError:
+    """POST .../virtualMachines/{vm}/simulateEviction on a VM that is not Spot. The operation is only
+    for Spot VMs ("The operation to simulate the eviction of spot virtual machine", REST API
+    VirtualMachines_SimulateEviction, https://learn.microsoft.com/rest/api/compute/virtual-machines/simulate-eviction),
+    and Azure refuses it for a Regular VM (azure-cli's test_vm_simulate_eviction expects the
+    command to fail, https://github.com/Azure/azure-cli/pull/14133). The code is Compute's usual
+    one for an operation the VM's state does not allow; the wording is a harness assumption (no
+    recorded response is in reference)."""
+    return ARMError("OperationNotAllowed",
+                    f"Simulate eviction is only supported for Spot virtual machines; virtual machine '{name}' "
+                    f"in resource group '{rg}' has priority '{priority}'.", 409)

@@ -83,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="build the Karpenter-on-Azure controller (provider v1.14.0, ~10 min cold) instead")
     b.add_argument("--provider-src", default=None, metavar="DIR",
                    help="with --controller: build a karpenter-provider-azure checkout (cached by content hash)")
+    b.add_argument("--provider-git", default=None, metavar="DIR",
+                   help="with --controller --provider-ref: a karpenter-provider-azure clone with its tags")
+    b.add_argument("--provider-ref", default=None, metavar="REF",
+                   help="with --controller: build this release tag, branch or commit of --provider-git "
+                        "(cached per commit)")
     from harness import __version__, logs
     ap.add_argument("--version", action="version", version=f"harness {__version__}")
     logs.add_verbose(ap)
@@ -91,12 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logs.setup(args.verbose)
 
-    if args.cmd == "build" and (args.controller or args.provider_src):
+    if args.cmd == "build" and (args.controller or args.provider_src or args.provider_ref):
         from pathlib import Path
 
         from harness.backends import binaries, controller
-        src = Path(args.provider_src) if args.provider_src else None
         try:
+            src = controller.selected_source(Path(args.provider_src) if args.provider_src else None,
+                                             Path(args.provider_git) if args.provider_git else None, args.provider_ref)
             ctl, seconds = controller.build_controller(src, echo=True)
         except binaries.BinariesError as e:
             print(f"build failed: {e}", file=sys.stderr)
@@ -154,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     cluster = backend.start()
     try:
-        info = {"backend": cluster.backend, "server": cluster.server, "profile": cluster.profile,
+        info = {"backend": cluster.backend, "server": cluster.server, "crds": cluster.installed_crds,
                 "capabilities": sorted(cluster.capabilities), "workdir": str(cluster.workdir),
                 "start_seconds": round(time.monotonic() - t0, 2),
                 "timings": {k: round(v, 3) for k, v in cluster.timings.items()},

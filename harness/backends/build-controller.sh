@@ -33,7 +33,7 @@ if [ -n "${PROVIDER_SRC:-}" ]; then
   gomod="$src/go.mod"
   [ -f "$gomod" ] || { echo "$PROVIDER_SRC: no go.mod (not a karpenter-provider-azure checkout)" >&2; exit 2; }
   grep -q "^module $MOD\$" "$gomod" || { echo "$gomod: module is not $MOD" >&2; exit 2; }
-  version=$( (cd "$src" && git describe --tags --always 2>/dev/null) || echo "v0.0.0-src")
+  version=${PROVIDER_DESCRIBE:-$( (cd "$src" && git describe --tags --always 2>/dev/null) || echo "v0.0.0-src")}
   require="$MOD v0.0.0-00010101000000-000000000000"
 else
   log "downloading $MOD@$PROVIDER_VERSION"

@@ -35,9 +35,8 @@ from pathlib import Path
 import yaml
 
 from harness.backends import binaries as binmod
-from harness.backends.local import (COMPONENTS, _tmp_root, apiserver_args, etcd_args, healthz, loopback_session,
-                                    pki_paths, sweep_stale_workdirs)
-from harness.backends.lifetime import LIFETIME
+from harness.backends.lifetime import LIFETIME, sweep_stale_workdirs, tmp_root
+from harness.backends.local import COMPONENTS, apiserver_args, etcd_args, healthz, loopback_session, pki_paths
 from harness.backends.pki import PKI, kubeconfig
 from harness.backends.procs import StartError, free_port, pid_alive, poll_until
 from harness.backends.realcluster import RealBackend, RealCluster
@@ -80,7 +79,7 @@ def _client():
     return docker.from_env(timeout=300)
 
 
-def _ryuk_setup(client) -> None:
+def ryuk_setup(client) -> None:
     """Disable Ryuk unless its image is present locally (no registry pulls here)."""
     from testcontainers.core.config import testcontainers_config as tc
     if tc.ryuk_disabled:
@@ -195,30 +194,30 @@ class ContainerCluster(RealCluster):
 
     def __init__(self, workdir: Path, keep: bool):
         super().__init__(workdir, keep)
-        self.containers: list = []        # testcontainers DockerContainer, start order
+        self.containers: dict = {}        # name -> testcontainers DockerContainer, in start order
 
     def container_ids(self) -> dict[str, str]:
-        return {getattr(c, "_harness_name", "?"): c.get_container_id() for c in self.containers
-                if getattr(c, "_container", None) is not None}
+        return {name: c.get_container_id() for name, c in self.containers.items()
+                if c.get_wrapped_container() is not None}
 
     def logs(self, name: str, lines: int = 20) -> str:
-        for c in self.containers:
-            if getattr(c, "_harness_name", None) == name and getattr(c, "_container", None) is not None:
-                try:
-                    out, err = c.get_logs()
-                    text = (out or b"").decode("utf-8", "replace") + (err or b"").decode("utf-8", "replace")
-                    return "\n".join(text.splitlines()[-lines:])
-                except Exception as e:   # noqa: BLE001
-                    return f"(no logs: {e})"
-        return "(no such container)"
+        c = self.containers.get(name)
+        if c is None or c.get_wrapped_container() is None:
+            return "(no such container)"
+        try:
+            out, err = c.get_logs()
+            text = (out or b"").decode("utf-8", "replace") + (err or b"").decode("utf-8", "replace")
+            return "\n".join(text.splitlines()[-lines:])
+        except Exception as e:   # noqa: BLE001
+            return f"(no logs: {e})"
 
     def _stop_components(self) -> None:
-        for c in reversed(self.containers):
-            if getattr(c, "_container", None) is None:
+        for c in reversed(list(self.containers.values())):
+            if c.get_wrapped_container() is None:
                 continue
             try:
                 if self.keep:
-                    c._container.stop(timeout=5)
+                    c.get_wrapped_container().stop(timeout=5)
                 else:
                     c.stop(force=True)
             except Exception:   # noqa: BLE001 - already gone
@@ -278,12 +277,12 @@ class ContainerBackend(RealBackend):
     def start(self) -> ContainerCluster:
         t0 = time.monotonic()
         with closing(_client()) as client:
-            _ryuk_setup(client)
+            ryuk_setup(client)
             _sweep_stale(client)
             sweep_stale_workdirs("harness-container-")
             if not self.keep:       # should this process be killed: the watcher removes the containers
                 LIFETIME.order("container", "call", "harness.backends.container:sweep_owner")
-            workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=_tmp_root()))
+            workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=tmp_root()))
             os.chmod(workdir, 0o755)
             cluster = ContainerCluster(workdir, self.keep)
             try:
@@ -308,7 +307,6 @@ class ContainerBackend(RealBackend):
                    netns_of=None, ports: dict | None = None, tmpfs: tuple[str, ...] = ()):
         from testcontainers.core.container import DockerContainer
         c = DockerContainer(image)
-        c._harness_name = name
         c.with_volume_mapping(str(cluster.pki.dir), PKI_MOUNT, "ro")
         for path in tmpfs:
             c.with_tmpfs_mount(path)
@@ -321,20 +319,21 @@ class ContainerBackend(RealBackend):
             # docker SDK's `ports` accepts (ip, port), so set the mapping directly.)
             c.ports[f"{cport}/tcp"] = ("127.0.0.1", host_port)
         c.with_kwargs(**kwargs)
-        cluster.containers.append(c)
+        cluster.containers[name] = c
         c.start()
         return c
 
-    def _wait(self, cluster: ContainerCluster, container, check, what: str) -> None:
+    def _wait(self, cluster: ContainerCluster, name: str, check, what: str) -> None:
         """Poll `check` until true; StartError with the container's log tail when it exits or times out."""
+        wrapped = cluster.containers[name].get_wrapped_container()     # docker-py's Container
+
         def gone() -> bool:
-            container._container.reload()
-            return container._container.status in ("exited", "dead")
+            wrapped.reload()
+            return wrapped.status in ("exited", "dead")
 
         def fail(exited: bool) -> StartError:
-            state = f"container {container._container.status}" if exited else \
+            state = f"container {wrapped.status}" if exited else \
                 f"not {what} within {self.start_timeout:.0f}s"
-            name = container._harness_name
             return StartError(f"{name} (container) {state}; last log lines:\n{cluster.logs(name)}")
 
         poll_until(check, self.start_timeout, fail, gone=gone, interval=0.1)
@@ -365,18 +364,18 @@ class ContainerBackend(RealBackend):
                                ["/usr/local/bin/etcd"] + etcd_args("/var/lib/etcd", "http://127.0.0.1:2379",
                                                                    "http://127.0.0.1:2380"),
                                ports={inner_ports[n]: p for n, p in host.items()}, tmpfs=("/var/lib/etcd",))
-        api = self._container(cluster, image, "kube-apiserver",
+        self._container(cluster, image, "kube-apiserver",
                               ["/usr/local/bin/kube-apiserver"] + apiserver_args(
                                   paths, etcd_url="http://127.0.0.1:2379", port=6443, bind="0.0.0.0",
                                   issuer="https://127.0.0.1:6443/", cert_dir="/tmp/apiserver",
                                   service_account_admission=self.controller_manager, extra=self.apiserver_args),
                               netns_of=etcd, tmpfs=("/tmp",))
         probe = loopback_session(verify=str(pki.ca.cert))
-        self._wait(cluster, api, lambda: probe.get(server + "/readyz", timeout=2).status_code == 200,
+        self._wait(cluster, "kube-apiserver", lambda: probe.get(server + "/readyz", timeout=2).status_code == 200,
                    "ready (GET /readyz)")
         t_api = time.monotonic() - t1
 
-        cluster.connect(server, pki, lambda check, what: self._wait(cluster, api, check, what))
+        cluster.connect(server, pki, lambda check, what: self._wait(cluster, "kube-apiserver", check, what))
         caps = {"real-apiserver", "etcd", "cel", "node-restriction", "node-authorizer", "rbac", "docker"}
 
         def inner_kubeconfig(name: str, pair) -> str:
@@ -389,14 +388,14 @@ class ContainerBackend(RealBackend):
 
         for comp in enabled:
             kc = inner_kubeconfig(comp.name, comp.identity(pki))
-            c = self._container(cluster, image, comp.name,
+            self._container(cluster, image, comp.name,
                                 [f"/usr/local/bin/{comp.name}"] + comp.args(
                                     kc, comp.port, f"/tmp/{comp.name}", paths, "/etc/kwok/stages.yaml",
                                     bind="0.0.0.0"),
                                 netns_of=etcd, tmpfs=("/tmp",))
-            self._wait(cluster, c, healthz(host[comp.name], comp.scheme), "healthy (GET /healthz)")
+            self._wait(cluster, comp.name, healthz(host[comp.name], comp.scheme), "healthy (GET /healthz)")
             if comp.name == "kube-controller-manager":
-                self._wait(cluster, c, cluster.default_service_account_exists, "creating serviceaccount/default")
+                self._wait(cluster, comp.name, cluster.default_service_account_exists, "creating serviceaccount/default")
             caps.add(comp.name)
         cluster.capabilities = frozenset(caps)
         cluster.timings.update({"image_build": t_build, "apiserver_ready": t_api,
@@ -412,14 +411,13 @@ class ContainerBackend(RealBackend):
             raise StartError(why)
         t1 = time.monotonic()
         k3s = K3SContainer(self.k3s_image, enable_cgroup_mount=False)
-        k3s._harness_name = "k3s"
         host_port = free_port()
         k3s.ports = {"6443/tcp": ("127.0.0.1", host_port)}
         # with_kwargs() replaces K3SContainer's own kwargs, so privileged=True is repeated here.
         k3s.with_kwargs(privileged=True, cgroupns="host", labels=self._labels("k3s"))
         k3s.with_command("server --disable traefik --disable=servicelb,metrics-server,local-storage "
                          "--tls-san=127.0.0.1")
-        cluster.containers.append(k3s)
+        cluster.containers["k3s"] = k3s
         k3s.start()
         tls = "/var/lib/rancher/k3s/server/tls"
 
@@ -434,7 +432,7 @@ class ContainerBackend(RealBackend):
         server_ca = cluster.workdir / "server-ca.crt"
         server_ca.write_bytes(read(f"{tls}/server-ca.crt"))
         cluster.connect(f"https://127.0.0.1:{host_port}", pki,
-                        lambda check, what: self._wait(cluster, k3s, check, what), server_ca=str(server_ca))
+                        lambda check, what: self._wait(cluster, "k3s", check, what), server_ca=str(server_ca))
         cluster.capabilities = frozenset({"real-apiserver", "cel", "node-restriction", "node-authorizer", "rbac",
                                           "docker", "k3s", "kube-scheduler", "kube-controller-manager"})
         cluster.timings["start_after_image"] = time.monotonic() - t1

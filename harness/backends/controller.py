@@ -7,8 +7,12 @@ serves; v1.14.2 and main need armcontainerservice/v9 v9.5.0-beta.1, which it ref
 
 Lookup order:
   1. KARPENTER_CONTROLLER_BIN (an explicit binary; a typo is an error, never a silent fallback);
-  2. the build cache: <cache>/controller/<PROVIDER_VERSION>/controller (pinned, default v1.14.0), or
-     <cache>/controller/src-<content hash>/controller for a maintainer's checkout (--provider-src).
+  2. the build cache: <cache>/controller/<PROVIDER_VERSION>/controller (pinned, default v1.14.0),
+     <cache>/controller/src-<content hash>/controller for a maintainer's checkout (--provider-src), or
+     <cache>/controller/git-<commit>/controller for any release tag or commit of a provider git clone
+     (--provider-git DIR --provider-ref REF; KARPENTER_PROVIDER_GIT / KARPENTER_PROVIDER_REF): the
+     commit's tree is exported once into <cache>/provider-src/<commit>/ and built like a checkout.
+Each binary runs with its own source's CRDs (`crds_dir`: pkg/apis/crds of the module or the tree).
 The build runs under a file lock (<cache>/controller.lock), so concurrent pytest-xdist workers
 build once.
 """
@@ -16,17 +20,21 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.binaries import BinariesError, BuildLock, cache_dir, go_binary, run_logged
+from harness.backends.binaries import BinariesError, BuildLock, cache_dir, go_binary, go_module_dir, run_logged
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"
 BUILD_SCRIPT = Path(__file__).with_name("build-controller.sh")
 ENV_BIN = "KARPENTER_CONTROLLER_BIN"
 ENV_SRC = "KARPENTER_PROVIDER_SRC"
+ENV_GIT = "KARPENTER_PROVIDER_GIT"     # a clone of the provider with its tags
+ENV_REF = "KARPENTER_PROVIDER_REF"     # a tag, branch or commit of that clone
 # what a checkout's content hash covers: everything that changes the binary
 _HASHED_SUFFIXES = (".go", ".mod", ".sum", ".gtpl", ".toml", ".conf", ".json", ".yaml")
 
@@ -35,7 +43,58 @@ _HASHED_SUFFIXES = (".go", ".mod", ".sum", ".gtpl", ".toml", ".conf", ".json", "
 class ControllerBinary:
     path: Path
     version: str          # the provider version (or `git describe` of a checkout)
-    source: str           # "env", "cache" or "src:<dir>"
+    source: str           # "env", "cache", "src:<dir>" or "git:<commit>"
+    tree: Path | None = None     # the source tree it was built from (None: the pinned module)
+
+    @property
+    def crds_dir(self) -> Path:
+        """The CRDs this controller was built with (its `WaitForCRDs` waits for exactly these)."""
+        if self.tree is not None:
+            return self.tree / "pkg" / "apis" / "crds"
+        return go_module_dir(MODULE, self.version if _released(self.version) else DEFAULT_PROVIDER_VERSION) / "pkg" / "apis" / "crds"
+
+
+def _released(version: str) -> bool:
+    return version.startswith("v") and version.count(".") == 2 and "-" not in version
+
+
+def resolve_ref(git_dir: Path, ref: str) -> str:
+    """The full commit id `ref` (tag, branch, commit) names in the clone at `git_dir`."""
+    try:
+        out = subprocess.run(["git", "-C", str(git_dir), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BinariesError(f"{git_dir}: cannot run git: {e}") from None
+    if out.returncode != 0 or not out.stdout.strip():
+        raise BinariesError(f"{git_dir}: no commit named {ref!r} (a tag, branch or commit of a "
+                            f"karpenter-provider-azure clone; `git fetch --tags` for releases)")
+    return out.stdout.strip()
+
+
+def provider_tree(git_dir: Path, ref: str) -> tuple[Path, str]:
+    """(the exported tree of `ref`, its `git describe`): <cache>/provider-src/<commit>/, written once
+    (git archive; no work tree of the clone is touched)."""
+    commit = resolve_ref(git_dir, ref)
+    dest = cache_dir() / "provider-src" / commit
+    if not (dest / "go.mod").is_file():
+        from filelock import FileLock
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(dest.parent / f"{commit}.lock")):
+            if not (dest / "go.mod").is_file():
+                tmp = dest.with_name(f"{commit}.tmp{os.getpid()}")
+                tmp.mkdir(parents=True, exist_ok=True)
+                arch = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit],
+                                      capture_output=True, timeout=300)
+                if arch.returncode != 0:
+                    raise BinariesError(f"git archive {commit[:12]} failed: {arch.stderr.decode(errors='replace')[-500:]}")
+                import io
+                with tarfile.open(fileobj=io.BytesIO(arch.stdout)) as tf:
+                    tf.extractall(tmp, filter="data")
+                os.replace(tmp, dest)
+    described = subprocess.run(["git", "-C", str(git_dir), "describe", "--tags", "--always", commit],
+                               capture_output=True, text=True, timeout=60).stdout.strip() or commit[:12]
+    (dest / ".harness-describe").write_text(described + "\n")
+    return dest, described
 
 
 def provider_version() -> str:
@@ -56,9 +115,29 @@ def source_hash(src: Path) -> str:
 
 
 def cache_entry(src: Path | None = None) -> Path:
-    """<cache>/controller/<version>/ for the pinned module, src-<hash>/ for a checkout."""
+    """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
+    clone (provider_tree), src-<hash>/ for a checkout."""
     root = cache_dir() / "controller"
-    return root / (f"src-{source_hash(src)}" if src is not None else provider_version())
+    if src is None:
+        return root / provider_version()
+    if src.parent == cache_dir() / "provider-src":
+        return root / f"git-{src.name}"
+    return root / f"src-{source_hash(src)}"
+
+
+def selected_source(src: Path | None = None, git_dir: Path | None = None, ref: str | None = None) -> Path | None:
+    """The tree to build: `src`, else `ref` of the clone `git_dir` (or KARPENTER_PROVIDER_GIT /
+    KARPENTER_PROVIDER_REF), else KARPENTER_PROVIDER_SRC; None for the pinned module."""
+    if src is not None:
+        return src
+    ref = ref or os.environ.get(ENV_REF)
+    if ref:
+        git_dir = git_dir or (Path(os.environ[ENV_GIT]) if os.environ.get(ENV_GIT) else None)
+        if git_dir is None:
+            raise BinariesError(f"a provider ref ({ref}) needs a clone of karpenter-provider-azure: "
+                                f"--provider-git DIR or {ENV_GIT}=DIR")
+        return provider_tree(git_dir, ref)[0]
+    return Path(os.environ[ENV_SRC]) if os.environ.get(ENV_SRC) else None
 
 
 def find_controller(src: Path | None = None) -> ControllerBinary | None:
@@ -69,12 +148,14 @@ def find_controller(src: Path | None = None) -> ControllerBinary | None:
         if not (p.is_file() and os.access(p, os.X_OK)):
             raise BinariesError(f"{ENV_BIN}={env} is not an executable file")
         return ControllerBinary(p, os.environ.get("PROVIDER_VERSION", "unknown"), "env")
-    src = src or (Path(os.environ[ENV_SRC]) if os.environ.get(ENV_SRC) else None)
-    d = cache_entry(src.resolve() if src else None)
+    src = selected_source(src)
+    src = src.resolve() if src else None
+    d = cache_entry(src)
     p = d / "controller"
     if p.is_file() and os.access(p, os.X_OK):
         version = (d / "VERSION").read_text().strip() if (d / "VERSION").exists() else provider_version()
-        return ControllerBinary(p, version, f"src:{src}" if src else "cache")
+        source = "cache" if src is None else (f"git:{src.name}" if d.name.startswith("git-") else f"src:{src}")
+        return ControllerBinary(p, version, source, src)
     return None
 
 
@@ -84,6 +165,7 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
     if go is None:
         raise BinariesError("cannot build the Karpenter controller: no Go toolchain (go not on PATH, "
                             f"/usr/local/go/bin/go missing); set {ENV_BIN} to a built binary instead")
+    src = selected_source(src)
     if src is not None:
         src = src.resolve()
         if not (src / "go.mod").is_file():
@@ -100,6 +182,8 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
         env.pop("PROVIDER_SRC", None)
         if src is not None:
             env["PROVIDER_SRC"] = str(src)
+            if (src / ".harness-describe").is_file():      # an exported tree has no .git to describe
+                env["PROVIDER_DESCRIBE"] = (src / ".harness-describe").read_text().strip()
         else:
             env["PROVIDER_VERSION"] = provider_version()
         run_logged(["bash", str(BUILD_SCRIPT), str(out), str(work)], env, echo, t0)

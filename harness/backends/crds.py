@@ -280,7 +280,8 @@ def _probe_once(client: RestClient, obj: dict, expected: set) -> tuple[bool, str
 
 # -- installing -------------------------------------------------------------------------------------
 def apply_crds(client: RestClient, crds: list[dict]) -> list[str]:
-    """Create or replace each CRD whose render hash differs; returns the names written."""
+    """Create or replace each CRD whose render hash differs (one without a hash, e.g. a provider's
+    CRD applied unchanged, is always replaced); returns the names written."""
     written = []
     for crd in crds:
         name = crd["metadata"]["name"]
@@ -289,7 +290,8 @@ def apply_crds(client: RestClient, crds: list[dict]) -> list[str]:
             client.request("POST", CRD_PATH, crd)
             written.append(name)
             continue
-        if (cur["metadata"].get("annotations") or {}).get(HASH_ANNOTATION) == crd["metadata"]["annotations"][HASH_ANNOTATION]:
+        want = (crd["metadata"].get("annotations") or {}).get(HASH_ANNOTATION)
+        if want and (cur["metadata"].get("annotations") or {}).get(HASH_ANNOTATION) == want:
             continue
         body = copy.deepcopy(crd)
         body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]

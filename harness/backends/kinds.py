@@ -1,7 +1,8 @@
 """The Kubernetes kinds the harness reads and writes, with their REST coordinates.
 
 One table shared by every backend, so the embedded store and the real API server agree on
-which kinds are namespaced and under which group/version/plural they are served.
+which kinds are namespaced and under which group/version/plural they are served; and the order in
+which both engines apply a scenario's manifests.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("Event", "", "v1", "events", True),
     Kind("PersistentVolume", "", "v1", "persistentvolumes", False),
     Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
+    Kind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
     Kind("DaemonSet", "apps", "v1", "daemonsets", True),
     Kind("Deployment", "apps", "v1", "deployments", True),
     Kind("NodePool", "karpenter.sh", "v1", "nodepools", False),
@@ -39,3 +41,23 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
 def kind_of(obj: dict) -> Kind:
     """The Kind entry for a manifest; KeyError names the unsupported kind."""
     return KINDS[obj["kind"]]
+
+
+# apiVersions a scenario's manifests may use, per kind (what users paste from clusters and docs)
+API_VERSIONS = {
+    "NodePool": {"karpenter.sh/v1"},
+    "NodeClaim": {"karpenter.sh/v1"},
+    "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
+    "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
+    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
+}
+
+# harness assumption: namespaces and classes first, then what refers to them, pods last (what
+# `kubectl apply -f` of one file gives when the objects are written in dependency order)
+APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
+               "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
+
+
+def apply_order(kind: str | None) -> int:
+    """Where a manifest of `kind` goes when a scenario's manifests are applied (unknown kinds last)."""
+    return APPLY_ORDER.get(kind or "", 9)

@@ -34,16 +34,14 @@ import requests
 import yaml
 
 from harness.backends import binaries as binmod
-from harness.backends.lifetime import sweep_stale_workdirs
-from harness.backends.lifetime import tmp_root as _tmp_root
+from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.pki import PKI, CertPair, kubeconfig
 from harness.backends.procs import ManagedProcess, StartError, free_port
 from harness.backends.kinds import KINDS, Kind
 from harness.backends.realcluster import (RESET_CLUSTER, RESET_NAMESPACED, SYSTEM_NAMESPACES, RealBackend,
                                           RealCluster)
 
-# sweep_stale_workdirs and _tmp_root live in lifetime.py; named here too for the other backends.
-__all__ = ["LocalBackend", "LocalCluster", "StartError", "sweep_stale_workdirs"]
+__all__ = ["LocalBackend", "LocalCluster", "StartError"]
 
 
 # Where kube-apiserver keeps an object in etcd: "/registry/" + a per-resource prefix. Built-in
@@ -66,6 +64,13 @@ def storage_prefix(k: Kind) -> str:
     return f"{ETCD_ROOT}{resource}/"
 
 
+# What kube-controller-manager makes from a scenario's objects, wiped with them by reset(): the
+# ReplicaSets of its Deployments, the ControllerRevisions of its DaemonSets (k8s.io/kubernetes v1.36.3
+# pkg/controller/deployment, pkg/controller/daemon) and the kubelets' Node leases
+# (kube-node-lease; not kube-system's, which hold the components' leader election).
+CONTROLLER_MADE = (f"{ETCD_ROOT}replicasets/", f"{ETCD_ROOT}controllerrevisions/", f"{ETCD_ROOT}leases/kube-node-lease/")
+
+
 def _b64(s: str) -> str:
     return base64.b64encode(s.encode()).decode()
 
@@ -83,25 +88,27 @@ class LocalCluster(RealCluster):
         super().__init__(workdir, keep)
         self.processes: list[ManagedProcess] = []
         self.etcd_url = ""              # etcd's client URL on loopback, once started
-        # reset() deletes in etcd when no controller writes back (no kube-controller-manager): see reset()
+        # reset() deletes in etcd (see reset()); False: through the API, with a wait
         self.storage_reset = False
         self._etcd: requests.Session | None = None
 
     def reset(self, timeout: float = 30.0) -> None:
         """Remove every object of the harness's kinds and every namespace created since start.
 
-        Without kube-controller-manager (the simulated engine's cluster) this is one etcd
-        transaction that deletes those keys (etcd v3 JSON gateway, POST /v3/kv/txn:
+        One etcd transaction deletes those keys (etcd v3 JSON gateway, POST /v3/kv/txn:
         https://etcd.io/docs/v3.6/dev-guide/api_grpc_gateway/): no finalizers, grace periods or
         polling, ~2 calls instead of ~20. The API server's watch cache sees the deletions as
         watch events, and a list right after is served consistently (consistent reads from cache,
         KEP-2340, https://kubernetes.io/docs/reference/using-api/api-concepts/#semantics-for-get-and-list).
-        With kube-controller-manager (the real engine's cluster), controllers react to deletions
-        (garbage collector, ReplicaSets), so the API's own deletes and the wait are used."""
+        With kube-controller-manager (the real engine's cluster) what its controllers made from the
+        scenario's objects goes in the same transaction (CONTROLLER_MADE: no ReplicaSet is left to
+        re-create a deleted pod, no orphan for the garbage collector); the real engine resets only
+        while no Karpenter controller runs. `storage_reset` False takes the API's own deletes and a wait."""
         if not self.storage_reset:
             return super().reset(timeout)
         ops = [{"request_delete_range": _prefix_range(storage_prefix(KINDS[k]))}
                for k in RESET_NAMESPACED + RESET_CLUSTER]
+        ops += [{"request_delete_range": _prefix_range(prefix)} for prefix in CONTROLLER_MADE]
         ns_prefix = storage_prefix(KINDS["Namespace"])
         keep = SYSTEM_NAMESPACES | self.baseline_namespaces
         for key in self._etcd_keys(ns_prefix):
@@ -282,7 +289,7 @@ class LocalBackend(RealBackend):
         bs = binmod.ensure_binaries(build=self.build, need=self._needed())
         sweep_stale_workdirs("harness-local-")
         for attempt in range(3):
-            cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=_tmp_root())), self.keep)
+            cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=tmp_root())), self.keep)
             try:
                 self._start(cluster, bs, t_start)
                 return cluster
@@ -314,7 +321,7 @@ class LocalBackend(RealBackend):
         etcd_port, peer_port = free_port(), free_port()
         client_url = f"http://127.0.0.1:{etcd_port}"
         etcd = process("etcd", etcd_args(wd / "etcd", client_url, f"http://127.0.0.1:{peer_port}"))
-        cluster.etcd_url, cluster.storage_reset = client_url, not self.controller_manager
+        cluster.etcd_url, cluster.storage_reset = client_url, True
 
         # kube-apiserver (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go;
         # cluster-backends.md §4.2 + §4.4). Started right away: it retries etcd until it answers.

@@ -30,7 +30,7 @@ from harness.backends.pki import CONTROLLERS_GROUP, PKI
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
 RESET_NAMESPACED = ("Pod", "Event", "Deployment", "DaemonSet", "PersistentVolumeClaim")
-RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume")
+RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass")
 # What reset() waits to be gone. Not Events: with kube-scheduler / kube-controller-manager running,
 # the deletions themselves produce new events for a moment, so Events are deleted once more at the end.
 RESET_WAIT = RESET_CLUSTER + tuple(k for k in RESET_NAMESPACED if k != "Event")
@@ -55,7 +55,10 @@ class RealCluster:
         self.pki: PKI | None = None
         self.server_ca = ""
         self.capabilities: frozenset[str] = frozenset()
-        self.profile: str | None = None
+        # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
+        # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
+        self.installed_crds: str | None = None
+        self._server_version: str | None = None
         self.timings: dict[str, float] = {}
         self.baseline_namespaces: frozenset[str] = frozenset()
         self.kubelet_judges: dict[str, int] = {}      # "kubelet" | "model" -> verdicts given
@@ -215,11 +218,40 @@ class RealCluster:
         object (one with a scenario's knobs) is told apart from its base by its fingerprint."""
         ident = profile_name if isinstance(profile_name, str) else (
             profile_name.name if not profile_name.fingerprint else f"{profile_name.name}+{profile_name.fingerprint}")
-        if self.profile == ident and not force:
+        if self.installed_crds == f"profile {ident}" and not force:
             return
         t = crdmod.install_profile(self.admin, profile_name)
         self.timings[f"install_profile:{ident}"] = t["render"] + t["apply"] + t["effective"]
-        self.profile = ident
+        self.installed_crds = f"profile {ident}"
+
+    def install_crds(self, crds: list[dict], ident: str, timeout: float = 60.0) -> None:
+        """Apply `crds` as they are (no profile rendering) and wait until each is Established; a
+        no-op when the set named `ident` is the one installed (CRDs are left alone by reset())."""
+        if self.installed_crds == ident:
+            return
+        names = [c["metadata"]["name"] for c in crds]
+        try:
+            crdmod.apply_crds(self.admin, crds)
+        except APIRejected:
+            # another release's CRD whose served versions leave out one in status.storedVersions
+            # (karpenter.sh v1beta1 -> v1) cannot be replaced in place: remove it, then create
+            for name in names:
+                self.admin.request("DELETE", f"{crdmod.CRD_PATH}/{name}", ok_missing=True)
+            deadline = time.monotonic() + timeout
+            while any(self.admin.request("GET", f"{crdmod.CRD_PATH}/{n}", ok_missing=True) for n in names):
+                if time.monotonic() > deadline:
+                    raise crdmod.CRDError(f"CRDs {names} still present {timeout:.0f}s after their deletion")
+                time.sleep(0.1)
+            crdmod.apply_crds(self.admin, crds)
+        crdmod.wait_established(self.admin, names, timeout)
+        self.installed_crds = ident
+
+    @property
+    def server_version(self) -> str:
+        """The API server's own version (`GET /version` gitVersion, e.g. "v1.36.3"), read once."""
+        if self._server_version is None:
+            self._server_version = (self.admin.request("GET", "/version") or {}).get("gitVersion", "")
+        return self._server_version
 
     def reset(self, timeout: float = 30.0) -> None:
         """Delete every object of the harness's kinds and every namespace created since start,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from harness.model import cel
 from harness.model.apistatus import APIRejected, Cause
-from harness.model.validation import NOT_CHECKED_MESSAGE, _rule_error
+from harness.model.validation import NOT_CHECKED_MESSAGE, rule_error
 
 GROUP = "karpenter.azure.com"
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
@@ -243,7 +243,7 @@ def cel_errors(value, schema: dict, path: str, server_version: tuple[int, int] =
     for rule in schema.get("x-kubernetes-validations") or ():
         if not cel.evaluate(rule["rule"], value):
             msg = rule.get("message") or f"failed rule: {rule['rule']}"
-            e = _rule_error(path, value, msg, server_version)
+            e = rule_error(path, value, msg, server_version)
             errs.append(FieldError(path, e.detail, msg))
     if isinstance(value, dict):
         props = schema.get("properties") or {}

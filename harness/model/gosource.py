@@ -16,21 +16,21 @@ class SyncError(Exception):
     """A source file is missing or a declaration has an unexpected shape (printed as `file: reason`)."""
 
 
-def _read(path: Path) -> str:
+def read_source(path: Path) -> str:
     try:
         return path.read_text()
     except OSError as e:
         raise SyncError(f"{path}: {e.strerror or e}") from None
 
 
-_STRING = r'"(?:[^"\\]|\\.)*"|`[^`]*`'
+STRING_LITERAL = r'"(?:[^"\\]|\\.)*"|`[^`]*`'
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 
 
 def _strip_comments(src: str) -> str:
     """Go source without comments (string literals containing `//` are kept intact)."""
     out, i = [], 0
-    pattern = re.compile(rf"({_STRING})|//[^\n]*|/\*.*?\*/", re.S)
+    pattern = re.compile(rf"({STRING_LITERAL})|//[^\n]*|/\*.*?\*/", re.S)
     for m in pattern.finditer(src):
         out.append(src[i:m.start()])
         out.append(m.group(1) or ("\n" * m.group(0).count("\n")))
@@ -39,7 +39,7 @@ def _strip_comments(src: str) -> str:
     return "".join(out)
 
 
-def _unquote(lit: str) -> str:
+def unquote(lit: str) -> str:
     if lit.startswith("`"):
         return lit[1:-1]
     return json.loads(lit)
@@ -59,13 +59,13 @@ class GoPackage:
         if not files:
             raise SyncError(f"{self.dir}: no Go files")
         for path in files:
-            src = _strip_comments(_read(path))
+            src = _strip_comments(read_source(path))
             for block in re.finditer(r"^import\s*\((.*?)^\)", src, re.S | re.M):
-                for m in re.finditer(rf"^\s*(\w+)?\s*({_STRING})", block.group(1), re.M):
-                    ipath = _unquote(m.group(2))
+                for m in re.finditer(rf"^\s*(\w+)?\s*({STRING_LITERAL})", block.group(1), re.M):
+                    ipath = unquote(m.group(2))
                     self.imports[m.group(1) or _default_alias(ipath)] = ipath
-            for m in re.finditer(rf'^import\s+(\w+)?\s*({_STRING})', src, re.M):
-                ipath = _unquote(m.group(2))
+            for m in re.finditer(rf'^import\s+(\w+)?\s*({STRING_LITERAL})', src, re.M):
+                ipath = unquote(m.group(2))
                 self.imports[m.group(1) or _default_alias(ipath)] = ipath
             # `Name [Type] = expr` inside const/var blocks or single declarations, one per line
             for m in re.finditer(r"^\s*(?:const\s+|var\s+)?([A-Za-z_]\w*)(?:\s+[\w.\[\]*]+)?\s*=\s*(.+)$",
@@ -77,7 +77,7 @@ class GoPackage:
         """The comment-free text of the file that declares `name`."""
         if name not in self.decls:
             raise SyncError(f"{self.dir}: no declaration of {name}")
-        return _strip_comments(_read(self.decls[name][1]))
+        return _strip_comments(read_source(self.decls[name][1]))
 
     def string(self, name: str) -> str:
         """The value of a string constant built from literals, constants and `+`."""
@@ -87,11 +87,11 @@ class GoPackage:
         return self.expr(expr, path)
 
     def expr(self, expr: str, path: Path) -> str:
-        parts = [p.strip() for p in re.findall(rf"{_STRING}|[^+]+", expr) if p.strip()]
+        parts = [p.strip() for p in re.findall(rf"{STRING_LITERAL}|[^+]+", expr) if p.strip()]
         out = []
         for part in parts:
             if part[0] in "\"`":
-                out.append(_unquote(part))
+                out.append(unquote(part))
             elif re.fullmatch(r"string\((.+)\)", part):
                 out.append(self.expr(part[7:-1], path))
             elif re.fullmatch(r"[A-Za-z_]\w*", part):
@@ -111,8 +111,8 @@ class GoPackage:
         m = re.search(rf"\b{re.escape(name)}\s*=\s*{re.escape(opener)}\(", src)
         if m is None:
             raise SyncError(f"{self.decls[name][1]}: {name} is not declared as {opener}(...)")
-        body = _balanced(src, m.end() - 1, self.decls[name][1])
-        return [self.expr(a, self.decls[name][1]) for a in _split_args(body)]
+        body = balanced(src, m.end() - 1, self.decls[name][1])
+        return [self.expr(a, self.decls[name][1]) for a in split_args(body)]
 
 
 def _default_alias(import_path: str) -> str:
@@ -120,10 +120,10 @@ def _default_alias(import_path: str) -> str:
     return last if not re.fullmatch(r"v\d+", last) or "/" not in import_path else last
 
 
-def _balanced(src: str, open_at: int, path: Path) -> str:
+def balanced(src: str, open_at: int, path: Path) -> str:
     """The text between the parenthesis at `open_at` and its match (string literals skipped)."""
     depth, i = 0, open_at
-    pattern = re.compile(rf"{_STRING}|[()]")
+    pattern = re.compile(rf"{STRING_LITERAL}|[()]")
     for m in pattern.finditer(src, open_at):
         if m.group(0) == "(":
             depth += 1
@@ -135,9 +135,9 @@ def _balanced(src: str, open_at: int, path: Path) -> str:
     raise SyncError(f"{path}: unbalanced parentheses at offset {i}")
 
 
-def _split_args(body: str) -> list[str]:
+def split_args(body: str) -> list[str]:
     args, depth, cur = [], 0, []
-    for tok in re.findall(rf"{_STRING}|[(),]|[^\"`(),]+", body):
+    for tok in re.findall(rf"{STRING_LITERAL}|[(),]|[^\"`(),]+", body):
         if tok == "," and depth == 0:
             args.append("".join(cur).strip())
             cur = []

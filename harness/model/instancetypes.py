@@ -19,7 +19,7 @@ from harness.model.itcache import DEFAULT_CACHE, InstanceTypeCache
 from harness.model.overhead import Overhead
 from harness.model.params import ClusterParams, NodeClassParams
 from harness.model.profile import Profile
-from harness.model.requirements import Requirement, Requirements
+from harness.model.requirements import Requirements
 from harness.model.resources import subtract
 from harness.model.staticpart import StaticPart
 from harness.model.switches import Switches, resolve_profile
@@ -205,7 +205,7 @@ def build_instance_types(
             for ct in CAPACITY_TYPES:
                 ok, price = (od_ok, od_price) if ct == ON_DEMAND else (spot_ok, spot_price)
                 available = ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
-                offerings.append(Offering(zo.zone, ct, price, available, _requirements(dict(zo.reqs[ct]))))
+                offerings.append(Offering(zo.zone, ct, price, available, Requirements.of(dict(zo.reqs[ct]))))
                 if available:
                     if zo.zone not in zones_avail:
                         zones_avail.append(zo.zone)
@@ -227,7 +227,7 @@ def build_instance_types(
         if sw.ultra_ssd:
             reqs[ULTRA_SSD] = req(ULTRA_SSD, ultra_avail)
         instance_types.append(InstanceType(
-            name=st.name, requirements=_requirements(reqs), offerings=offerings, capacity=dict(st.capacity),
+            name=st.name, requirements=Requirements.of(reqs), offerings=offerings, capacity=dict(st.capacity),
             overhead=st.overhead, vcpus=st.vcpus, family=st.family, vmsize=st.vmsize, sku=st.sku))
     return InstanceTypeSet(instance_types, dropped, prof.name)
 
@@ -247,14 +247,6 @@ def _prices_for(st: StaticPart, price_of: Callable[[str, str], float | None],
     od_price = MISSING_PRICE if od is None else od
     spot_price = spot if spot is not None else od_price
     return od_price, spot_price, od is not None, spot is not None or od is not None
-
-
-
-
-def _requirements(reqs: dict[str, Requirement]) -> Requirements:
-    out = Requirements()
-    out._reqs = reqs  # noqa: SLF001 - same construction as Requirements.copy()
-    return out
 
 
 __all__ = [

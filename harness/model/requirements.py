@@ -272,6 +272,13 @@ class Requirements(Mapping[str, Requirement]):
             return r
         return default if default is not None else exists(key)
 
+    @classmethod
+    def of(cls, reqs: dict[str, "Requirement"]) -> "Requirements":
+        """A set over `reqs` (key -> Requirement, one per key) taken as is: nothing to intersect."""
+        new = cls()
+        new._reqs = reqs
+        return new
+
     def copy(self) -> "Requirements":
         new = Requirements()
         new._reqs = dict(self._reqs)

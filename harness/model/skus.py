@@ -58,7 +58,7 @@ def canonical_sku(sku: Mapping) -> dict:
 
 
 # -- capability access (github.com/Azure/skewer@v0.0.24/sku.go, strings.go; fake-azure.md §1.4) --------
-def _caps(sku: Mapping) -> dict[str, str]:
+def capabilities(sku: Mapping) -> dict[str, str]:
     """Capabilities by lowercased name; the first of duplicate names wins (skewer scans in order)."""
     caps = sku.get("capabilities") or ()
     return {c["name"].lower(): c.get("value") for c in reversed(caps) if c.get("name") is not None}
@@ -66,21 +66,21 @@ def _caps(sku: Mapping) -> dict[str, str]:
 
 def vcpus_of(sku: Mapping) -> int | None:
     """The SKU's vCPUs capability as the model counts them (Go ParseInt; None when it does not parse)."""
-    return _cap_int(_caps(sku), "vCPUs")
+    return cap_int(capabilities(sku), "vCPUs")
 
 
-def _cap_true(caps: Mapping[str, str], name: str) -> bool:
+def cap_true(caps: Mapping[str, str], name: str) -> bool:
     """skewer HasCapability: the value equals `True` case-insensitively."""
     v = caps.get(name.lower())
     return v is not None and v.lower() == "true"
 
 
-def _cap_int(caps: Mapping[str, str], name: str) -> int | None:
+def cap_int(caps: Mapping[str, str], name: str) -> int | None:
     """skewer GetCapabilityIntegerQuantity: `strconv.ParseInt(v, 10, 64)`, None on any error."""
     return parse_int64(caps.get(name.lower()))
 
 
-def _cap_float(caps: Mapping[str, str], name: str) -> float | None:
+def cap_float(caps: Mapping[str, str], name: str) -> float | None:
     """skewer GetCapabilityFloatQuantity: `strconv.ParseFloat(v, 64)`, None on any error."""
     return parse_float64(caps.get(name.lower()))
 
@@ -89,20 +89,20 @@ def _cap_float(caps: Mapping[str, str], name: str) -> float | None:
 _GO_SPACE = re.compile("[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
-def _norm(s: str) -> str:
+def normalize_location(s: str) -> str:
     """skewer normalizeLocation (strings.go): every unicode.IsSpace rune removed, then lowercased."""
     return _GO_SPACE.sub("", s).lower()
 
 
-def _cap_contains(caps: Mapping[str, str], name: str, value: str) -> bool:
+def cap_contains(caps: Mapping[str, str], name: str, value: str) -> bool:
     """skewer HasCapabilityWithSeparator: substring match after normalizing."""
     v = caps.get(name.lower())
-    return v is not None and _norm(value) in _norm(v)
+    return v is not None and normalize_location(value) in normalize_location(v)
 
 
 def _location_info(sku: Mapping, region: str) -> list[Mapping]:
-    r = _norm(region)
-    return [li for li in sku.get("locationInfo") or () if li.get("location") is not None and _norm(li["location"]) == r]
+    r = normalize_location(region)
+    return [li for li in sku.get("locationInfo") or () if li.get("location") is not None and normalize_location(li["location"]) == r]
 
 
 LOCATION_RESTRICTION = "Location"     # compute.Location; skewer compares the type exactly
@@ -111,9 +111,9 @@ LOCATION_RESTRICTION = "Location"     # compute.Location; skewer compares the ty
 def has_location_restriction(sku: Mapping, region: str) -> bool:
     """skewer SKU.HasLocationRestriction (github.com/Azure/skewer@v0.0.24/sku.go; fake-azure.md §1.3): a
     restriction whose type is exactly `Location` listing the region."""
-    r = _norm(region)
+    r = normalize_location(region)
     for res in sku.get("restrictions") or ():
-        if res.get("type") == LOCATION_RESTRICTION and any(_norm(v) == r for v in res.get("values") or ()):
+        if res.get("type") == LOCATION_RESTRICTION and any(normalize_location(v) == r for v in res.get("values") or ()):
             return True
     return False
 
@@ -128,9 +128,9 @@ def availability_zones(sku: Mapping, region: str) -> list[str]:
     if has_location_restriction(sku, region):
         return []
     zones = {z for li in infos for z in li.get("zones") or ()}
-    r = _norm(region)
+    r = normalize_location(region)
     for res in sku.get("restrictions") or ():
-        if any(_norm(v) == r for v in res.get("values") or ()):
+        if any(normalize_location(v) == r for v in res.get("values") or ()):
             zones -= set((res.get("restrictionInfo") or {}).get("zones") or ())
     return sorted(zones, key=lambda z: (len(z), z))
 
@@ -156,37 +156,37 @@ def max_ephemeral_bytes(caps: Mapping[str, str]) -> int:
     pkg/providers/instancetype/instancetypes.go; azure-provider.md §1.4), in bytes: 0 unless
     EphemeralOSDiskSupported; then NVMe (NvmeDiskSizeInMiB > 0 and placement NvmeDisk), cache
     (CachedDiskBytes > 0), resource disk (MaxResourceVolumeMB > 0, really MiB), first that applies."""
-    if not _cap_true(caps, "EphemeralOSDiskSupported"):
+    if not cap_true(caps, "EphemeralOSDiskSupported"):
         return 0
-    nvme = _cap_int(caps, "NvmeDiskSizeInMiB") or 0
-    if nvme > 0 and _cap_contains(caps, "SupportedEphemeralOSDiskPlacements", "NvmeDisk"):
+    nvme = cap_int(caps, "NvmeDiskSizeInMiB") or 0
+    if nvme > 0 and cap_contains(caps, "SupportedEphemeralOSDiskPlacements", "NvmeDisk"):
         return nvme * MIB
-    cache = _cap_int(caps, "CachedDiskBytes") or 0
+    cache = cap_int(caps, "CachedDiskBytes") or 0
     if cache > 0:
         return cache
-    resource = _cap_int(caps, "MaxResourceVolumeMB") or 0
+    resource = cap_int(caps, "MaxResourceVolumeMB") or 0
     return resource * MIB if resource > 0 else 0
 
 
 def ephemeral_gb(caps: Mapping[str, str]) -> int:
     """`FindMaxEphemeralSizeGBAndPlacement`'s size in int64 arithmetic (MiB * units.MiB / units.Gigabyte
     wraps like Go's for absurd values)."""
-    if not _cap_true(caps, "EphemeralOSDiskSupported"):
+    if not cap_true(caps, "EphemeralOSDiskSupported"):
         return 0
-    nvme = _cap_int(caps, "NvmeDiskSizeInMiB") or 0
-    if nvme > 0 and _cap_contains(caps, "SupportedEphemeralOSDiskPlacements", "NvmeDisk"):
+    nvme = cap_int(caps, "NvmeDiskSizeInMiB") or 0
+    if nvme > 0 and cap_contains(caps, "SupportedEphemeralOSDiskPlacements", "NvmeDisk"):
         return go_div(wrap_int64(nvme * MIB), 10**9)
-    cache = _cap_int(caps, "CachedDiskBytes") or 0
+    cache = cap_int(caps, "CachedDiskBytes") or 0
     if cache > 0:
         return cache // 10**9
-    resource = _cap_int(caps, "MaxResourceVolumeMB") or 0
+    resource = cap_int(caps, "MaxResourceVolumeMB") or 0
     return go_div(wrap_int64(resource * MIB), 10**9) if resource > 0 else 0
 
 
 def max_ephemeral_gb(sku: Mapping) -> int:
     """Max ephemeral OS disk size in decimal GB, integer division (karpenter-provider-azure v1.14.0
     pkg/providers/instancetype/instancetypes.go FindMaxEphemeralSizeGBAndPlacement; azure-provider.md §1.4)."""
-    return max_ephemeral_bytes(_caps(canonical_sku(sku))) // 10**9
+    return max_ephemeral_bytes(capabilities(canonical_sku(sku))) // 10**9
 
 
 def go_float(f: float) -> str:

@@ -17,9 +17,9 @@ from harness.model.nodeimage import (AZURE_LINUX_FAMILY, UBUNTU_FAMILIES, node_i
 from harness.model.overhead import Overhead, max_pods, memory_capacity, node_overhead
 from harness.model.params import ClusterParams, NodeClassParams
 from harness.model.requirements import Requirement
-from harness.model.skus import (AZURE_TO_KUBE_ARCH, _cap_contains, _cap_float, _cap_int, _cap_true, _caps, _norm,
-                                availability_zones, canonical_sku, ephemeral_gb, go_float, has_capability_in_zone,
-                                has_location_restriction, max_ephemeral_bytes)
+from harness.model.skus import (AZURE_TO_KUBE_ARCH, availability_zones, canonical_sku, cap_contains, cap_float, cap_int,
+                                cap_true, capabilities, ephemeral_gb, go_float, has_capability_in_zone,
+                                has_location_restriction, max_ephemeral_bytes, normalize_location)
 from harness.model.skutables import gpu_info, restricted_skus
 from harness.model.switches import Switches
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size
@@ -102,8 +102,8 @@ def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: 
         return "confidential"
     if sw.nvme_only_excluded_without_sig and not cluster.use_sig:
         # reported-bugs.md R08: SCSI declared, or nothing declared, unless SIG is used.
-        scsi = _cap_contains(caps, "DiskControllerTypes", "SCSI")
-        nvme = _cap_contains(caps, "DiskControllerTypes", "NVMe")
+        scsi = cap_contains(caps, "DiskControllerTypes", "SCSI")
+        nvme = cap_contains(caps, "DiskControllerTypes", "NVMe")
         if nvme and not scsi:
             return "NVMe-only disk controller without SIG"
     return None
@@ -134,14 +134,14 @@ def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int,
             return f"GPU SKU not supported by image family {fam or 'Ubuntu'}"
         if nc.gpu_mode == "Driver" and vendor != "nvidia":
             return f"GPU mode Driver installs NVIDIA drivers only ({vendor} GPU)"
-    if nc.encryption_at_host and not _cap_true(caps, "EncryptionAtHostSupported"):
+    if nc.encryption_at_host and not cap_true(caps, "EncryptionAtHostSupported"):
         return "encryption at host not supported"
     if nc.local_dns and (vcpus < 4 or memory_mib < 244):
         return "LocalDNS needs at least 4 vCPUs and 244 MiB memory"
     if nc.artifact_streaming and arch == "arm64":
         return "artifact streaming does not support arm64"
-    if sw.trusted_launch_filter and nc.trusted_launch and (not _cap_contains(caps, "HyperVGenerations", "V2")
-                              or _cap_contains(caps, "TrustedLaunchDisabled", "True")):
+    if sw.trusted_launch_filter and nc.trusted_launch and (not cap_contains(caps, "HyperVGenerations", "V2")
+                              or cap_contains(caps, "TrustedLaunchDisabled", "True")):
         return "trusted launch not supported"
     return None
 
@@ -169,7 +169,7 @@ def read_sku(sku: Mapping, cluster: ClusterParams, sw: Switches) -> SkuReading |
     locations = sku.get("locations")
     # (harness assumption) ARM's `$filter=location eq '<region>'` returns SKUs listing the region;
     # a SKU without `locations` is passed through (the difftest's resource client does the same).
-    if locations and not any(_norm(loc) == _norm(cluster.region) for loc in locations):
+    if locations and not any(normalize_location(loc) == normalize_location(cluster.region) for loc in locations):
         return f"not offered in region {cluster.region}"
     rtype = sku.get("resourceType")
     if rtype is None or rtype.lower() != "virtualmachines":
@@ -187,9 +187,9 @@ def read_sku(sku: Mapping, cluster: ClusterParams, sw: Switches) -> SkuReading |
         return f"size does not parse: {e}"
     if has_location_restriction(sku, cluster.region):
         return "location restriction"
-    caps = _caps(sku)
-    reading = SkuReading(sku, caps, vm, _cap_int(caps, "vCPUs"), _cap_float(caps, "MemoryGB"),
-                         _cap_int(caps, "GPUs"), _gpu(name, sw))
+    caps = capabilities(sku)
+    reading = SkuReading(sku, caps, vm, cap_int(caps, "vCPUs"), cap_float(caps, "MemoryGB"),
+                         cap_int(caps, "GPUs"), _gpu(name, sw))
     reason = _drop_reason_supported(caps, reading.vcpus, reading.mem_gib, reading.gpus, reading.gpu, vm, sw,
                                     cluster)
     return reason if reason else reading
@@ -224,7 +224,7 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     # -- zones (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go List and
     #    instanceTypeZones, skewer SKU.AvailabilityZones; azure-provider.md §2.1) and ultra-SSD
     #    options per zone (createOfferings; azure-provider.md §2.3) --
-    regional_ultra = ("true", "false") if _cap_true(caps, "UltraSSDAvailable") else ("false",)
+    regional_ultra = ("true", "false") if cap_true(caps, "UltraSSDAvailable") else ("false",)
     zone_offers: list[ZoneOffer] = []
     sku_zones = availability_zones(sku, cluster.region)
     if sw.zonal_regions is not None and cluster.region.lower() not in sw.zonal_regions:
@@ -273,8 +273,8 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
         put(OS_SKU, os_sku_from_image_family(nc.image_family))
     if sw.fips_enabled:
         put(FIPS_ENABLED, *(("true",) if nc.fips else ()))
-    gen1 = _cap_contains(caps, "HyperVGenerations", "V1")
-    gen2 = _cap_contains(caps, "HyperVGenerations", "V2")
+    gen1 = cap_contains(caps, "HyperVGenerations", "V1")
+    gen2 = cap_contains(caps, "HyperVGenerations", "V2")
     if sw.node_image_version:
         if cluster.node_image_version:
             put(NODE_IMAGE_VERSION, node_image_version_label(nc.image_family, cluster.kubernetes_version,
@@ -294,8 +294,8 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     else:
         gb = ephemeral_gb(caps)
         put(EPHEMERAL_MAX, *((str(gb),) if gb > 0 else ()))
-    premium = _cap_true(caps, "PremiumIO")
-    accel = _cap_true(caps, "AcceleratedNetworkingEnabled")
+    premium = cap_true(caps, "PremiumIO")
+    accel = cap_true(caps, "AcceleratedNetworkingEnabled")
     if sw.boolean_values == "trueOnly":                      # before #912 (reported-bugs.md R25)
         put(PREMIUM, *(("true",) if premium else ()))
         put(ACCELERATED, *(("true",) if accel else ()))
@@ -318,7 +318,7 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     }
     overhead = node_overhead(vcpus, mem_gib)
     return StaticPart(name=name, sku=raw, vmsize=vm, vcpus=vcpus, family=sku.get("family") or "",
-                   zones=zone_offers, low_priority=_cap_true(caps, "LowPriorityCapable"), unknown=unknown,
+                   zones=zone_offers, low_priority=cap_true(caps, "LowPriorityCapable"), unknown=unknown,
                    base=reqs, capacity=capacity, overhead=overhead)
 
 def survivor(same_name: list[tuple[Mapping, Mapping]], cluster: ClusterParams,

@@ -46,7 +46,7 @@ from typing import Any
 import yaml
 
 from harness.model.data import DATA_DIR
-from harness.model.gosource import _STRING, GoResolver, SyncError, _balanced, _read, _split_args, _unquote
+from harness.model.gosource import STRING_LITERAL, GoResolver, SyncError, balanced, read_source, split_args, unquote
 
 PROVIDER_MODULE = "github.com/Azure/karpenter-provider-azure"
 CORE_MODULE = "sigs.k8s.io/karpenter"
@@ -98,7 +98,7 @@ def module_dir(module: str, version: str, download: bool = True) -> Path:
 
 def required_versions(provider_dir: Path) -> dict[str, str]:
     """module -> version from the provider's go.mod `require` lines."""
-    text = _read(provider_dir / "go.mod")
+    text = read_source(provider_dir / "go.mod")
     out: dict[str, str] = {}
     for m in re.finditer(r"^\s*(?:require\s+)?([\w./~-]+)\s+(v[\w.+-]+)(?:\s*//.*)?$", text, re.M):
         out.setdefault(m.group(1), m.group(2))
@@ -121,7 +121,7 @@ def _header(lines: list[str], prefix: str = "# ") -> str:
 def supported_gpus_file(src: Path, origin: str) -> str:
     path = src / "pkg/utils/supported-gpus.yaml"
     try:
-        data = yaml.safe_load(_read(path)) or {}
+        data = yaml.safe_load(read_source(path)) or {}
     except yaml.YAMLError as e:
         raise SyncError(f"{path}: {e}") from None
     lines = [
@@ -143,7 +143,7 @@ def supported_gpus_file(src: Path, origin: str) -> str:
 def known_skus_file(src: Path, origin: str) -> str:
     path = src / "pkg/providers/instancetype/known_skus.yaml"
     try:
-        entries = yaml.safe_load(_read(path)) or []
+        entries = yaml.safe_load(read_source(path)) or []
     except yaml.YAMLError as e:
         raise SyncError(f"{path}: {e}") from None
     families = {e.get("family") for e in entries}
@@ -195,7 +195,7 @@ def label_facts(resolver: GoResolver) -> dict[str, Any]:
         m = re.search(r"\bRestrictedLabelDomains\s*=\s*\[\]string\s*\{(.*?)\}", prov.source("RestrictedLabelDomains"), re.S)
         if m is None:
             raise SyncError(f"{prov.decls['RestrictedLabelDomains'][1]}: RestrictedLabelDomains is not a []string literal")
-        domains += [d for d in (prov.expr(a, prov.decls["RestrictedLabelDomains"][1]) for a in _split_args(m.group(1)))
+        domains += [d for d in (prov.expr(a, prov.decls["RestrictedLabelDomains"][1]) for a in split_args(m.group(1)))
                     if d not in domains]
     restricted = core.call_args("RestrictedLabels", "sets.New")
     extra_restricted: list[str] = []
@@ -209,13 +209,13 @@ def label_facts(resolver: GoResolver) -> dict[str, Any]:
         raise SyncError(f"{core.decls['WellKnownValuesForRequirements'][1]}: unexpected WellKnownValuesForRequirements")
     body = _braced(core_values, m.end() - 1)
     for em in re.finditer(r"([\w.]+)\s*:\s*sets\.New\(", body):
-        args = _balanced(body, em.end() - 1, core.decls["WellKnownValuesForRequirements"][1])
+        args = balanced(body, em.end() - 1, core.decls["WellKnownValuesForRequirements"][1])
         values[core.expr(em.group(1), core.decls["WellKnownValuesForRequirements"][1])] = [
-            core.expr(a, core.decls["WellKnownValuesForRequirements"][1]) for a in _split_args(args)]
+            core.expr(a, core.decls["WellKnownValuesForRequirements"][1]) for a in split_args(args)]
     path = prov.decls["AzureWellKnownLabels"][1]
     for em in re.finditer(r"karpv1\.WellKnownValuesForRequirements\[([\w.]+)\]\s*=\s*sets\.New\(", init):
-        args = _balanced(init, em.end() - 1, path)
-        values[prov.expr(em.group(1), path)] = [prov.expr(a, path) for a in _split_args(args)]
+        args = balanced(init, em.end() - 1, path)
+        values[prov.expr(em.group(1), path)] = [prov.expr(a, path) for a in split_args(args)]
 
     ubuntu = prov.call_args("UbuntuFamilies", "sets.New")
     m = re.search(r"\bimageFamilyToOSSKU\s*=\s*map\[string\]string\s*\{", prov.source("imageFamilyToOSSKU"))
@@ -235,7 +235,7 @@ def label_facts(resolver: GoResolver) -> dict[str, Any]:
 
 def _braced(src: str, open_at: int) -> str:
     depth = 0
-    for m in re.compile(rf"{_STRING}|[{{}}]").finditer(src, open_at):
+    for m in re.compile(rf"{STRING_LITERAL}|[{{}}]").finditer(src, open_at):
         if m.group(0) == "{":
             depth += 1
         elif m.group(0) == "}":
@@ -261,7 +261,7 @@ def _key_rule(rule: str, path: str) -> dict[str, Any]:
             lm = re.fullmatch(r"KEY in \[(.*)\]", c, re.S)
             if lm is None:
                 raise SyncError(f"{path}: cannot read key list in {rule!r}")
-            out["allowKeys"] = [_unquote(x) if x.startswith('"') else x[1:-1]
+            out["allowKeys"] = [unquote(x) if x.startswith('"') else x[1:-1]
                                 for x in re.findall(r'"[^"]*"|\'[^\']*\'', lm.group(1))]
         elif (dm := re.fullmatch(rf'!{_DOMAIN_OF}\.endsWith\("([^"]+)"\)', c)):
             out["domain"] = dm.group(1)
@@ -296,7 +296,7 @@ def crd_facts(src: Path) -> dict[str, Any]:
         if file not in schemas:
             path = src / "pkg/apis/crds" / file
             try:
-                doc = yaml.safe_load(_read(path))
+                doc = yaml.safe_load(read_source(path))
             except yaml.YAMLError as e:
                 raise SyncError(f"{path}: {e}") from None
             versions = doc["spec"]["versions"]
@@ -358,7 +358,7 @@ def aksnodeclass_facts(src: Path) -> dict[str, Any]:
     defaults, enums, bounds, patterns and CEL rules, which the API server applies on admission."""
     path = src / "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml"
     try:
-        doc = yaml.safe_load(_read(path))
+        doc = yaml.safe_load(read_source(path))
     except yaml.YAMLError as e:
         raise SyncError(f"{path}: {e}") from None
     versions = doc["spec"]["versions"]

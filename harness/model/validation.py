@@ -58,7 +58,7 @@ class AdmissionError:
 VALUE_FORMAT_CHANGED_IN = (1, 35)
 
 
-def _rule_error(field: str, value, message: str, server_version: tuple[int, int]) -> AdmissionError:
+def rule_error(field: str, value, message: str, server_version: tuple[int, int]) -> AdmissionError:
     if server_version < VALUE_FORMAT_CHANGED_IN:
         type_name = "string" if isinstance(value, str) else "array" if isinstance(value, list) else "object"
         return AdmissionError(field, f'Invalid value: "{type_name}": {message}', message)
@@ -99,7 +99,7 @@ def _check_labels(labels: dict, field: str, profile: Profile, target: str,
             errs.append(_schema_error(f"{field}.{key}", value, msg))
     for rule in crdrules.label_map_rules(profile, target):
         if not cel.evaluate(rule, labels):
-            errs.append(_rule_error(field, labels, rule.message, server_version))
+            errs.append(rule_error(field, labels, rule.message, server_version))
     return errs
 
 
@@ -124,7 +124,7 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
                 errs.append(_schema_error(f"{f}.key", key, f"{f}.key in body should match '{REQUIREMENT_KEY_PATTERN}'"))
             for rule in key_rules:
                 if not cel.evaluate(rule, key):
-                    errs.append(_rule_error(f"{f}.key", key, rule.message, server_version))
+                    errs.append(rule_error(f"{f}.key", key, rule.message, server_version))
         op = req.get("operator")
         if op not in operators:
             supported = ", ".join(_quote(o) for o in operators)
@@ -140,7 +140,7 @@ def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
                                            "less than or equal to 50", "should be less than or equal to 50"))
     for rule in crdrules.requirement_list_rules(profile):
         if not cel.evaluate(rule, reqs):
-            errs.append(_rule_error(field, reqs, rule.message, server_version))
+            errs.append(rule_error(field, reqs, rule.message, server_version))
     return errs
 
 

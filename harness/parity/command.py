@@ -21,10 +21,9 @@ DIFF_FORMATS = CHECK_DOC_FORMATS = ("markdown", "json")
 
 
 def add_parser(subparsers) -> None:
-    from harness.parity import __doc__ as doc
     p = subparsers.add_parser(
         "parity", help="design 0006's label table regenerated from behavior (one profile, or a diff of two)",
-        description=(doc or "").split("\n\n")[0])
+        description=sys.modules["harness.parity"].__doc__.split("\n\n")[0])   # the package's own summary
     p.add_argument("--profile", default="upstream", help="label profile (default: upstream)")
     p.add_argument("--diff", metavar="OTHER", default=None,
                    help="compare with another profile: only the cells whose behavior differs")

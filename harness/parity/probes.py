@@ -66,7 +66,7 @@ def scenario_text(name: str, profile: str, probe: Probe, manifests: list[dict]) 
 
 
 def _run(text: str, name: str, profile: str, cluster):
-    from harness.runner.engine import run
+    from harness.runner.engines import run
     from harness.runner.scenario import load_scenarios_text
     sc = load_scenarios_text(text, f"<parity:{name}>")[0]
     return run(sc, profile, cluster).result

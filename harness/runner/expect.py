@@ -134,7 +134,8 @@ class Checker:
                 elif isinstance(want["dropped"], str) and (why is None or want["dropped"] not in why):
                     self.fail(f"{path}.dropped", want["dropped"], why)
             if it is None:
-                if any(k in want for k in ("requirements", "offerings", "capacity", "requirementsAbsent")):
+                if any(k in want for k in ("requirements", "requirementsAbsent", "offerings", "offeringsExactly",
+                                           "capacity", "allocatable")):
                     self.fail(path, "an instance type", None, f"dropped: {self.r.dropped_skus.get(name, 'not listed')}")
                 continue
             for key, rwant in (want.get("requirements") or {}).items():
@@ -175,14 +176,12 @@ class Checker:
             if "ready" in want and want["ready"] != np.ready:
                 self.fail(f"{path}.ready", want["ready"], np.ready, where)
             rej = want.get("rejected")
-            if rej is not None:
-                if isinstance(rej, bool):
-                    if rej != np.rejected:
-                        self.fail(f"{path}.rejected", rej, np.rejected, where)
-                    continue
-                if not np.rejected:
-                    self.fail(f"{path}.rejected", rej, "accepted")
-                    continue
+            if isinstance(rej, bool):
+                if rej != np.rejected:
+                    self.fail(f"{path}.rejected", rej, np.rejected, where)
+            elif rej is not None and not np.rejected:
+                self.fail(f"{path}.rejected", rej, "accepted")
+            elif rej is not None:
                 if "stage" in rej and rej["stage"] != np.stage:
                     self.fail(f"{path}.rejected.stage", rej["stage"], np.stage, np.message or "")
                 bad = _text_matches(rej, np.message, np.causes)
@@ -236,20 +235,28 @@ class Checker:
                           f"nodeClasses.{name}.rejected")
 
     def pods(self, spec: dict) -> None:
+        """`pods.<name>`: the pod of that name or the pods its Deployment/DaemonSet owns. With
+        `count`, the state that is `true` (if one is) selects which pods are counted, and every
+        other key is checked on each of them; `count: 0` is the one way to say there are none."""
         for name, want in spec.items():
             path = f'{self.root}.pods["{name}"]'
             pods = self.r.pods_of(name)
-            if not pods:
-                self.fail(path, want, None, "no pod, Deployment or DaemonSet by that name")
-                continue
             if isinstance(want, str):
                 want = {want: True}
-            state = next((s for s in ("scheduled", "pending", "ignored") if want.get(s) is True), None)
-            if "count" in want and state:
-                n = sum(1 for p in pods if p.state == state)
-                if n != want["count"]:
-                    self.fail(f"{path}.count", want["count"], n, f"{state} pods of {len(pods)}")
+            if not pods and want.get("count") != 0:
+                there = sorted({p.owner_name or p.name for p in self.r.pods.values()})
+                self.fail(path, want, None, "no pod, Deployment or DaemonSet by that name; there are: "
+                          + (", ".join(there[:20]) + (", ..." if len(there) > 20 else "") if there else "none"))
                 continue
+            if "count" in want:
+                state = next((s for s in ("scheduled", "pending", "ignored") if want.get(s) is True), None)
+                counted = [p for p in pods if state is None or p.state == state]
+                if len(counted) != want["count"]:
+                    self.fail(f"{path}.count", want["count"], len(counted),
+                              f"{state or 'all'} pods of {len(pods)}: " +
+                              ", ".join(f"{p.name} {p.state}" for p in pods))
+                    continue
+                pods = counted
             for p in pods:
                 label = path if len(pods) == 1 else f"{path} (pod {p.name})"
                 for s in ("scheduled", "pending", "ignored"):
@@ -267,7 +274,12 @@ class Checker:
                               f"events: {p.events}" if p.events else f"kube-scheduler: {p.scheduler_error}")
 
     # -- nodes ------------------------------------------------------------------------------------
+    NODE_SELECTORS = ("pod", "nodePool", "index")
+
     def _select(self, want: dict, i: int) -> list[NodeResult]:
+        """The nodes an entry of `nodes` is about: every selector it gives (`pod`, `nodePool`,
+        `index`) must hold (they are ANDed); an entry with none is the i-th node in launch order."""
+        nodes = list(self.r.nodes)
         if "pod" in want:
             pods = self.r.pods_of(want["pod"])
             names = {p.node for p in pods if p.node}
@@ -275,19 +287,38 @@ class Checker:
             if not nodes:   # not bound: the node launched for it
                 claims = {c for p in pods for c in p.nodeclaims}
                 nodes = [n for n in self.r.nodes if n.nodeclaim in claims]
-            return nodes
         if "nodePool" in want:
-            return [n for n in self.r.nodes if n.nodepool == want["nodePool"]]
-        idx = want.get("index", i)
-        return [self.r.nodes[idx]] if idx < len(self.r.nodes) else []
+            nodes = [n for n in nodes if n.nodepool == want["nodePool"]]
+        if "index" in want or not any(k in want for k in self.NODE_SELECTORS):
+            idx = want.get("index", i)
+            at = self.r.nodes[idx] if idx < len(self.r.nodes) else None
+            nodes = [n for n in nodes if n is at]
+        return nodes
+
+    def _nodes_there(self, want: dict) -> str:
+        """What there is, for a selector that matched nothing: every node, and where the pod went."""
+        text = "; ".join(f"[{j}] {n.name} (nodePool {n.nodepool}, {n.instance_type}"
+                         + (f", pods {', '.join(n.pods)}" if n.pods else "") + ")"
+                         for j, n in enumerate(self.r.nodes))
+        if "pod" in want:
+            pods = self.r.pods_of(want["pod"])
+            where = ", ".join(f"{p.name} {p.state}" + (f" on {p.node}" if p.node else "")
+                              + (f" (NodeClaims {', '.join(p.nodeclaims)})" if p.nodeclaims else "") for p in pods)
+            text += f"; pod {want['pod']}: {where or 'no such pod'}"
+        return text
 
     def node(self, want: dict, i: int) -> None:
         path = f"{self.root}.nodes[{i}]"
         nodes = self._select(want, i)
+        sel = {k: want[k] for k in self.NODE_SELECTORS if k in want} or {"index": i}
+        if "count" in want and len(nodes) != want["count"]:
+            self.fail(f"{path}.count", want["count"], len(nodes),
+                      f"nodes matching {sel}; {len(self.r.nodes)} node(s): {self._nodes_there(want)}")
+            return
         if not nodes:
-            sel = {k: want[k] for k in ("pod", "nodePool", "index") if k in want} or {"index": i}
-            self.fail(path, f"a node matching {sel}", f"{len(self.r.nodes)} node(s)",
-                      "; ".join(f"{n.name} ({n.nodepool}/{n.instance_type})" for n in self.r.nodes))
+            if want.get("count") == 0:
+                return
+            self.fail(path, f"a node matching {sel}", f"{len(self.r.nodes)} node(s)", self._nodes_there(want))
             return
         for n in nodes:
             p = path if len(nodes) == 1 else f"{path} (node {n.name})"
@@ -398,7 +429,8 @@ class Checker:
             matches = [v for v in vms if all(_s(want[k]) == _s(v.get(k)) for k in ("size", "zone", "priority", "nodePool") if k in want)]
             n = want.get("count")
             if (n is None and not matches) or (n is not None and len(matches) != n):
-                self.fail(f"{path}.vms[{i}]", want, [{k: v.get(k) for k in ("size", "zone", "priority")} for v in vms])
+                self.fail(f"{path}.vms[{i}]", want, [{k: v.get(k) for k in ("size", "zone", "priority", "nodePool")}
+                                                     for v in vms], f"{len(matches)} match")
         for i, want in enumerate(spec.get("unavailableOfferings") or []):
             if not any(all(_s(v) == _s(u.get(k)) for k, v in want.items() if k != "ttl") and
                        ("ttl" not in want or abs(parse_duration(want["ttl"]) - u["ttl"]) < 1e-6)
@@ -414,7 +446,9 @@ class Checker:
                     ("path" not in want or want["path"] == q.get("path")) and
                     ("pathRegex" not in want or re.search(want["pathRegex"], q.get("path", "")))]
             if ("count" in want and len(hits) != want["count"]) or ("count" not in want and not hits):
-                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)")
+                seen = sorted({f"{q.get('method')} {q.get('path')} {q.get('status')}" for q in reqs})
+                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)",
+                          f"{len(reqs)} request(s): " + "; ".join(seen[:12]) + ("; ..." if len(seen) > 12 else ""))
 
     def nodeclaims(self, spec: dict) -> None:
         path = f"{self.root}.nodeClaims"

@@ -192,13 +192,12 @@ def _item_backend(real: bool, backend: str) -> str:
 
 class ScenarioFile(pytest.File):
     def collect(self):
+        from harness.runner.engines import engine_backends
         from harness.runner.scenario import load_scenarios
         scenarios = load_scenarios(self.path)
         opts = self.config.option
         real = opts.harness_engine == "real"
-        # the real engine runs on `local`, or on `kind` (real kubelets) when that backend is asked for
-        asked = opts.harness_backend or []
-        backends = (["kind"] if "kind" in asked else ["local"]) if real else (asked or ["embedded"])
+        backends = engine_backends(opts.harness_engine, opts.harness_backend or [])
         subset = _real_subset() if real and opts.harness_real_subset else None
         declared = self.config.stash[DECLARED]
         for sc in scenarios:
@@ -236,7 +235,7 @@ class ScenarioFailure(Exception):
 
 
 def _real_subset() -> set[str]:
-    from harness.runner.real.settings import engine_data
+    from harness.runner.engines.real.settings import engine_data
     return set(engine_data()["ci_subset"])
 
 
@@ -248,41 +247,32 @@ class ScenarioItem(pytest.Item):
         self.user_properties += [("profile", profile), ("backend", backend), ("seed", scenario.seed)]
 
     def runtest(self):
-        if self.engine == "real":
-            return self._runtest_real()
-        from harness.runner.engine import run
+        from harness.runner.engines import execute, get_engine
         from harness.runner.notices import emit
-        emit(self.scenario.warnings)            # unmodeled fields, synthesized SKUs (HarnessWarning)
-        cluster = _cluster(self.config, self.backend)
-        self.outcome = run(self.scenario, self.profile, cluster)
-        r = self.outcome.result
-        self.user_properties += [("nodes", len(r.nodes)), ("iterations", r.iterations),
-                                 ("seconds", round(self.outcome.seconds, 4))]
-        if self.outcome.mismatches:
-            raise ScenarioFailure()
-
-    def _runtest_real(self):
-        from harness.runner.real import session
-        ok, why = session.available(self.backend)
-        if not ok:
-            pytest.skip(why)
-        self.outcome = session.run(self.scenario, self.profile,
-                                   keep=bool(self.config.option.harness_keep_cluster),
-                                   cache=_clusters(self.config), backend=self.backend)
-        if self.outcome.skipped:
-            pytest.skip(f"real engine: {self.outcome.skipped}")
-        self.user_properties += [("engine", "real"), ("controller", self.outcome.controller_version),
-                                 ("seconds", round(self.outcome.seconds, 2)),
-                                 ("notApplicable", "; ".join(n.render() for n in self.outcome.not_applicable))]
-        if self.outcome.mismatches:
+        engine = get_engine(self.engine)
+        if self.engine == "simulated":
+            emit(self.scenario.warnings)        # unmodeled fields, synthesized SKUs (HarnessWarning)
+        else:
+            ok, why = engine.available(self.backend)
+            if not ok:
+                pytest.skip(why)
+        cluster = _cluster(self.config, self.backend, engine.cluster_options)
+        self.outcome = o = execute(engine, self.scenario, self.profile, cluster)
+        if o.skipped:
+            pytest.skip(f"{self.engine} engine: {o.skipped}")
+        r = o.result
+        if self.engine == "real":
+            self.user_properties += [("engine", "real"), ("controller", o.version), ("seconds", round(o.seconds, 2)),
+                                     ("notApplicable", "; ".join(n.render() for n in o.not_applicable))]
+        else:
+            self.user_properties += [("nodes", len(r.nodes)), ("iterations", r.iterations),
+                                     ("seconds", round(o.seconds, 4))]
+        if o.mismatches:
             raise ScenarioFailure()
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ScenarioFailure) and self.outcome is not None:
-            if self.engine == "real":
-                from harness.runner.real.session import failure_text
-            else:
-                from harness.runner.report import failure_text
+            from harness.runner.report import failure_text
             return failure_text(self.outcome, trace=self.config.option.harness_trace)
         from harness.runner.yamlsource import SourceError
         if isinstance(excinfo.value, SourceError):
@@ -293,14 +283,15 @@ class ScenarioItem(pytest.Item):
         return self.path, self.scenario.line - 1, f"scenario: {self.scenario.name} [{self.profile}/{self.backend}]"
 
 
-def _cluster(config, backend: str):
-    """One cluster per backend per session (per xdist worker), reset between scenarios."""
+def _cluster(config, backend: str, engine_options: dict):
+    """One cluster per backend (and engine's needs) per session (per xdist worker), reset between
+    scenarios."""
     from harness.backends.registry import shared_cluster
     # --harness-keep-cluster: a real backend's cluster is started with keep=True, which closing the
     # cache leaves running (the embedded backend has nothing to keep)
     options = {"keep": True} if config.option.harness_keep_cluster and backend != "embedded" else {}
     try:
-        return shared_cluster(backend, cache=_clusters(config), **options)
+        return shared_cluster(backend, cache=_clusters(config), **engine_options, **options)
     except RuntimeError as e:
         if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
             raise

@@ -1,7 +1,7 @@
 """Human-readable renderings of scenario outcomes: failure diffs and summaries."""
 from __future__ import annotations
 
-from harness.runner.engine import Outcome
+from harness.runner.engines.base import Outcome, verdict
 
 MAX_TRACE = 40
 
@@ -9,8 +9,10 @@ MAX_TRACE = 40
 def failure_text(outcome: Outcome, trace: bool = False) -> str:
     sc = outcome.scenario
     r = outcome.result
+    on = (f"on the real engine (controller {outcome.version})" if outcome.engine == "real"
+          else f"on backend {outcome.backend!r}")
     lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} "
-             f"on backend {outcome.backend!r} (seed {sc.seed})"]
+             f"{on} (seed {sc.seed})"]
     for m in outcome.mismatches:
         where = f"{sc.file}:{m.line}: " if m.line else ""
         lines.append(f"  {where}{m.render()}")
@@ -37,4 +39,20 @@ def failure_text(outcome: Outcome, trace: bool = False) -> str:
     if trace and r.trace:
         lines.append("  --- loop trace ---")
         lines += [f"  {t}" for t in r.trace[-MAX_TRACE:]]
+    lines += [f"  {n.render()}" for n in outcome.not_applicable]
+    if trace and outcome.log_tail:
+        lines += ["  --- controller log (tail) ---"] + [f"  {line}" for line in outcome.log_tail.splitlines()]
     return "\n".join(lines)
+
+
+def outcome_json(o: Outcome) -> dict:
+    """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
+    out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
+           "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
+           "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes), "runaway": o.result.runaway,
+           "steady": o.result.steady, "mismatches": [m.render() for m in o.mismatches],
+           "notApplicable": [n.render() for n in o.not_applicable],
+           "why": {k: w.to_json() for k, w in o.why.items()}}
+    if o.engine == "real":
+        out.update(controller=o.version, hosts=o.hosts)
+    return out

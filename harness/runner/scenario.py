@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
+from harness.backends.kinds import API_VERSIONS
 from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, available_profiles
@@ -26,14 +27,6 @@ API_VERSION = "harness.karpenter.azure.com/v1alpha1"
 DEFAULT_SEED = 1
 SCHEMA_URL_HINT = "# yaml-language-server: $schema="
 
-# apiVersions accepted per kind (what users paste from clusters and docs)
-API_VERSIONS = {
-    "NodePool": {"karpenter.sh/v1"},
-    "NodeClaim": {"karpenter.sh/v1"},
-    "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
-    "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
-    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
-}
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
 
@@ -123,7 +116,7 @@ def deep_merge(base, over):
 
 
 # -- validation -------------------------------------------------------------------------------------
-def _schema_errors(doc: Document) -> list[SourceError]:
+def schema_errors(doc: Document) -> list[SourceError]:
     errors = []
     for err in sorted(_validator().iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         best = jsonschema.exceptions.best_match([err])
@@ -225,7 +218,7 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) 
     return out, errors
 
 
-def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
+def check_semantics(doc: Document, data: dict) -> list[SourceError]:
     errors: list[SourceError] = []
     given = data.get("given") or {}
     known = set(available_profiles())
@@ -239,12 +232,50 @@ def _check_semantics(doc: Document, data: dict) -> list[SourceError]:
     return errors
 
 
+def _shadowed_expectations(doc: Document, data: dict) -> list[SourceError]:
+    """An expectation that every profile's override replaces is never checked (`expectByProfile`
+    merges maps and replaces lists and values): refused, naming the overrides that replace it."""
+    profiles = list((data.get("given") or {}).get("profiles") or [DEFAULT_PROFILE])
+    pairs = [(("expect",), data.get("expect"), data.get("expectByProfile"))]
+    pairs += [(("steps", i, "expect"), s.get("expect"), s.get("expectByProfile"))
+              for i, s in enumerate(data.get("steps") or []) if isinstance(s, dict)]
+    errors = []
+
+    def replaced_by(base: dict, over, rel: tuple) -> tuple | None:
+        """The prefix of `rel` at which `over` replaces `base`'s value, or None if it merges."""
+        for n in range(1, len(rel) + 1):
+            if not isinstance(over, dict) or rel[n - 1] not in over:
+                return None
+            over, base = over[rel[n - 1]], base.get(rel[n - 1]) if isinstance(base, dict) else None
+            if not (isinstance(over, dict) and isinstance(base, dict)):
+                return rel[:n]
+        return None
+
+    def walk(root: tuple, base: dict, overrides: dict, node: dict, rel: tuple) -> None:
+        for key, value in node.items():
+            sub = rel + (key,)
+            hits = [replaced_by(base, overrides.get(p), sub) for p in profiles]
+            if all(h is not None for h in hits):
+                where = ", ".join(f"expectByProfile.{p}." + ".".join(map(str, h)) for p, h in zip(profiles, hits))
+                errors.append(doc.error(root + sub, f"{'.'.join(map(str, root + sub))} is never checked: every "
+                                                    f"profile the scenario runs under replaces it ({where}; "
+                                                    f"maps merge, lists and values replace)"))
+            elif isinstance(value, dict):
+                walk(root, base, overrides, value, sub)
+
+    for root, base, overrides in pairs:
+        if isinstance(base, dict) and isinstance(overrides, dict) and overrides:
+            walk(root, base, overrides, base, ())
+    return errors
+
+
 def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
-    problems = _schema_errors(doc)
+    problems = schema_errors(doc)
     if problems:
         raise problems[0]
     data = doc.data
-    problems = _check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
+    problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
+    problems += _shadowed_expectations(doc, data)
     manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), base_dir)
     problems += merrs
     step_manifests = []

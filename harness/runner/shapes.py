@@ -11,6 +11,8 @@ from importlib import resources
 import jsonschema
 import yaml
 
+from harness.backends.kinds import API_VERSIONS
+
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
                "number": "a number", "boolean": "true or false", "null": "null"}
 
@@ -197,23 +199,67 @@ def _lookup_shape(have, path: tuple):
     return have
 
 
+def _expectation_blocks(data: dict):
+    """(path, block) of every expectation block: expect, expectByProfile.<p>, and per step."""
+    if isinstance(data.get("expect"), dict):
+        yield ("expect",), data["expect"]
+    for p, e in (data.get("expectByProfile") or {}).items():
+        if isinstance(e, dict):
+            yield ("expectByProfile", p), e
+    for i, step in enumerate(data.get("steps") or []):
+        if not isinstance(step, dict):
+            continue
+        if isinstance(step.get("expect"), dict):
+            yield ("steps", i, "expect"), step["expect"]
+        for p, e in (step.get("expectByProfile") or {}).items():
+            if isinstance(e, dict):
+                yield ("steps", i, "expectByProfile", p), e
+
+
+def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
+    """Quantities (instanceTypes.<sku>.capacity/allocatable) and durations (unavailable offerings'
+    `ttl`) that the checker would have to parse."""
+    from harness.loop.unavailable import parse_duration
+    from harness.model.resources import QuantityError, parse_resource
+    out = []
+    for base, block in _expectation_blocks(data):
+        for sku, want in (block.get("instanceTypes") or {}).items():
+            for kind in ("capacity", "allocatable"):
+                for res, q in ((want.get(kind) if isinstance(want, dict) else None) or {}).items():
+                    try:
+                        parse_resource(res, q)
+                    except (QuantityError, ValueError, TypeError, ArithmeticError):
+                        out.append((base + ("instanceTypes", sku, kind, res), f"invalid quantity {q!r} for {res}"))
+        for i, u in enumerate(((block.get("azure") or {}).get("unavailableOfferings")) or []):
+            if isinstance(u, dict) and "ttl" in u:
+                try:
+                    parse_duration(u["ttl"])
+                except ValueError as e:
+                    out.append((base + ("azure", "unavailableOfferings", i, "ttl"), str(e)))
+    return out
+
+
 def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
     """(path, reason) for values a run could not use: invalid regexes, fault rules fakeazure would
-    refuse, advances beyond the clock's range, knobs that change a profile's shape."""
+    refuse, advances beyond the clock's range, knobs that change a profile's shape, expected
+    quantities and durations that do not parse."""
     if not isinstance(data, dict):
         return []
-    return _regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+    return (_regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+            + _expect_value_errors(data))
 
 
-# the loop expands these into pods itself and keeps no object a step could delete
-UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet"})
+# the loop expands these into pods itself and keeps no object a step could delete; volumes are
+# the loop's own model for the whole run (harness/loop/volumes.py: a StorageClass is not even in
+# the backends), so deleting one would change nothing the run sees
+UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet", "StorageClass", "PersistentVolume",
+                               "PersistentVolumeClaim"})
 
 
 def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: list[dict]) -> list:
     """SourceErrors for steps a run could not play: an object applied while one of that kind,
     namespace and name still exists (the harness creates; it does not update), and a delete of
     an object the scenario never applied (or already deleted) or of an unsupported kind."""
-    from harness.runner.scenario import API_VERSIONS
     from harness.runner.yamlsource import SourceError
 
     def key(obj: dict) -> tuple:
@@ -241,11 +287,29 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
             k = (kind, d.get("namespace") or "default", d.get("name"))
             deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS)
             if kind not in deletable:
+                why = {"Deployment": " (the loop expands it into pods and keeps no object to delete)",
+                       "DaemonSet": " (the loop expands it into pods and keeps no object to delete)"}.get(
+                    kind, " (volumes are the loop's own model for the whole run)" if kind in UNDELETABLE_KINDS else "")
                 errors.append(doc.error(("steps", i, "delete", j, "kind"),
-                                        f"cannot delete kind {kind!r}; supported: {', '.join(deletable)}"))
+                                        f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
             elif k not in live:
                 errors.append(doc.error(("steps", i, "delete", j),
                                         f"no {kind} {d.get('name')!r} is applied at this step, so none can be deleted"))
             else:
                 del live[k]
+        errors += _evict_errors(doc, i, step.get("evict"), live)
     return errors
+
+
+def _evict_errors(doc, i: int, ev, live: dict) -> list:
+    """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
+    bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
+    if not isinstance(ev, dict):
+        return []
+    if len([k for k in ("node", "pod") if k in ev]) != 1:
+        return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
+                                                 "or by `pod` (the node the pod is bound to)")]
+    if "pod" in ev and not any(k[0] in ("Pod", "Deployment", "DaemonSet") and k[2] == ev["pod"] for k in live):
+        return [doc.error(("steps", i, "evict", "pod"),
+                          f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at this step")]
+    return []

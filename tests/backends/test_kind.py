@@ -20,7 +20,7 @@ from harness.backends.kind import kubeadm as ka
 from harness.backends.kind import pods as kp
 from harness.backends.kind import writers as kw
 from harness.backends.kind import image as img
-from harness.backends.kind import nodes, rootfs
+from harness.backends.kind import nodes, reaper, rootfs
 from harness.backends.procs import pid_alive
 from harness.model.profile import load_profile
 
@@ -578,5 +578,5 @@ def test_the_sweep_tolerates_containers_removed_meanwhile():
             seen.setdefault("containers", kw)
             return []
     client = type("C", (), {"containers": Coll(), "volumes": Coll(), "networks": Coll()})()
-    assert kc.sweep_stale(client) == 0
+    assert reaper.sweep_stale(client) == 0
     assert seen["containers"]["ignore_removed"] is True

@@ -170,7 +170,7 @@ def test_the_kind_sweep_retries_when_a_container_vanishes_while_listed(monkeypat
     """Another process removing its own container between docker's list and inspect must not stop
     the watcher's sweep of a dead owner (harness/backends/kind/reaper.py)."""
     docker_errors = pytest.importorskip("docker.errors")
-    from harness.backends.kind import cluster, reaper
+    from harness.backends.kind import reaper
     calls = []
 
     def flaky(client, owner=None):
@@ -179,7 +179,7 @@ def test_the_kind_sweep_retries_when_a_container_vanishes_while_listed(monkeypat
             raise docker_errors.NotFound("No such container")
         return 0
 
-    monkeypatch.setattr(cluster, "_client", lambda: type("C", (), {"close": lambda self: None})())
-    monkeypatch.setattr(cluster, "sweep_stale", flaky)
+    monkeypatch.setattr(reaper, "docker_client", lambda: type("C", (), {"close": lambda self: None})())
+    monkeypatch.setattr(reaper, "sweep_stale", flaky)
     reaper.sweep(4242)
     assert calls == [4242, 4242, 4242]

@@ -1,5 +1,5 @@
 """Expectations only the simulation can answer are reported, never passed silently."""
-from harness.runner.real.applicability import ignored_given, split
+from harness.runner.engines.real.applicability import ignored_given, split
 
 
 def test_loop_iterations_and_instance_types_are_not_applicable():

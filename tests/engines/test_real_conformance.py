@@ -1,5 +1,5 @@
 """The conformance report's body comparison: names and ids normalized, real differences kept."""
-from harness.runner.real.conformance import body_diff, render_markdown
+from harness.runner.conformance import body_diff, render_markdown
 
 
 def _vm(name, size, zone, tags):

@@ -1,7 +1,7 @@
 """Pure parts of the real engine: skips, selectors, the loopback evidence from the controller log."""
 from types import SimpleNamespace
 
-from harness.runner.real.engine import _default_selector, log_hosts, skip_reason
+from harness.runner.engines.real.engine import RealEngine, _default_selector, log_hosts
 
 
 def _sc(given):
@@ -9,7 +9,8 @@ def _sc(given):
 
 
 def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason():
-    cluster = SimpleNamespace(_server_version="v1.36.3")
+    cluster = SimpleNamespace(server_version="v1.36.3")
+    skip_reason = RealEngine().skip_reason
     assert "older provider version" in skip_reason(_sc({"knobs": {"provider": {}}}), cluster)
     assert "v1.36.3" in skip_reason(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), cluster)
     assert skip_reason(_sc({"cluster": {"kubernetesVersion": "1.36.0"}}), cluster) is None

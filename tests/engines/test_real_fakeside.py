@@ -2,7 +2,7 @@
 Host of every request."""
 import json
 
-from harness.runner.real.fakeside import WireTap
+from harness.runner.engines.real.fakeside import WireTap
 
 
 class _State:

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from harness.runner.real.kubelet import BootstrapError, bootstrap_of, decode_custom_data, node_status, MachineFacts
+from harness.runner.engines.real.kubelet import BootstrapError, bootstrap_of, decode_custom_data, node_status, MachineFacts
 
 
 def _script(labels: str, flags: str) -> str:
@@ -73,7 +73,7 @@ class _Fake:
 
 
 def _kind_kubelets(refusal=None):
-    from harness.runner.real.kubelet import Kubelets
+    from harness.runner.engines.real.kubelet import Kubelets
     cluster, fake = _KindLike(refusal), _Fake()
     return Kubelets(cluster, fake, None, None, {"nodeResourceGroup": "rg", "region": "eastus"}), cluster, fake
 

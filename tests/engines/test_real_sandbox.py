@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from harness.backends.procs import free_port, pid_alive
-from harness.runner.real.sandbox import Forward, Sandbox, sandbox_available
+from harness.backends.sandbox import Forward, Sandbox, sandbox_available
 
 ok, why = sandbox_available()
 pytestmark = pytest.mark.skipif(not ok, reason=why)

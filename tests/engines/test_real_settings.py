@@ -3,7 +3,7 @@ pkg/operator/options/options.go and pkg/auth/config.go; reference/real-controlle
 import json
 import subprocess
 
-from harness.runner.real import settings
+from harness.runner.engines.real import settings
 
 
 def _files(tmp_path):

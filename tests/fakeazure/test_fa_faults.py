@@ -409,6 +409,19 @@ def test_manual_spot_eviction(fake):
         fake.compute.virtual_machines.get(RG, "vm1")
 
 
+def test_simulated_eviction_refuses_a_regular_vm_and_a_missing_one(fake):
+    from fakeazure.arm import ARMError
+    assert attempt(fake) is None                      # priority Regular
+    with pytest.raises(ARMError) as e:
+        fake.state.evict(RG, "vm1")
+    assert (e.value.code, e.value.status) == ("OperationNotAllowed", 409)
+    assert "only supported for Spot virtual machines" in e.value.message
+    assert fake.state.get_vm(RG, "vm1") is not None   # nothing happened to it
+    with pytest.raises(ARMError) as e:
+        fake.state.evict(RG, "nope")
+    assert (e.value.code, e.value.status) == ("ResourceNotFound", 404)
+
+
 def test_eviction_rule_and_deallocate_policy(fake):
     fake.state.add_fault({"code": "SpotEviction", "match": {"size": "Standard_D2s_v3"}, "after_seconds": 60})
     nic = create_nic(fake, "keep")

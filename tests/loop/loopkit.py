@@ -1,5 +1,5 @@
 """A small loop to drive controllers one at a time: a Simulation over the embedded API server and a
-fakeazure with a few SKUs, built as harness/runner/engine.py builds it, with no step run yet.
+fakeazure with a few SKUs, built as harness/runner/engines/simulated.py builds it, with no step run yet.
 Shared by the tests/loop/test_<controller>.py files."""
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def simulation(cluster, manifests=(), profile="upstream", seed=1):
     from harness.loop.simulation import SimConfig, Simulation
     from harness.model import instancetypes as itmod
     from harness.model.profile import load_profile
-    from harness.runner.engine import _fake_azure, cluster_settings
+    from harness.runner.engines.azureside import cluster_settings, fake_azure
     from harness.runner.scenario import load_scenarios_text
 
     sc = load_scenarios_text(SCENARIO, "unit.scenario.yaml", ROOT / "scenarios")[0]
@@ -70,7 +70,7 @@ def simulation(cluster, manifests=(), profile="upstream", seed=1):
     if hasattr(cluster, "configure"):
         cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
     clock = SimClock()
-    fake = _fake_azure(sc, clock)
+    fake = fake_azure(sc, clock)
     with fakeazure.mock_azure(fake):
         sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
         sim.apply(list(manifests))

@@ -60,7 +60,7 @@ def test_when_nothing_changes_the_clock_jumps_to_the_next_deadline(embedded, mon
 
 
 def test_the_api_others_use(embedded):
-    """harness/runner/engine.py, harness/loop/why.py and bench/soak_faults.py read these."""
+    """harness/runner/engines/simulated.py, harness/loop/why.py and bench/soak_faults.py read these."""
     with simulation(embedded, [nodeclass(), nodepool(), pod("web")]) as sim:
         for name in ("cfg", "profile", "sem", "cluster", "fake", "clock", "provider", "result", "claims",
                      "pod_views", "nodes", "unavailable"):

@@ -9,7 +9,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main as cli
-from harness.runner.engine import run
+from harness.runner.engines import run
 from harness.runner.report import failure_text
 from harness.runner.scenario import load_scenarios_text
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner.engine import run
+from harness.runner.engines import run
 from harness.runner.scenario import load_scenarios_text
 
 ROOT = Path(__file__).resolve().parents[2]

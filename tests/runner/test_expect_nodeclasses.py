@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner.engine import run
+from harness.runner.engines import run
 from harness.runner.scenario import load_scenarios
 
 SCENARIO = """

@@ -5,6 +5,7 @@ count and a time budget (the budget only stops the loop, nothing asserts a durat
 bench/fuzz_inputs.py runs the same mutator for a larger count."""
 from __future__ import annotations
 
+import copy
 import random
 import shutil
 import time
@@ -162,7 +163,7 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
                 continue
             if run_every and tally.loaded % run_every == 0:
                 from harness.backends.embedded import EmbeddedBackend
-                from harness.runner.engine import run
+                from harness.runner.engines import run
                 cluster = cluster or EmbeddedBackend().start()
                 for sc in scenarios[:1]:
                     try:
@@ -179,10 +180,141 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
     return tally
 
 
+# -- steps (issue 29): every step kind given objects that do not exist, the wrong kind, or a state
+# where it cannot apply gives `file:line: reason` at load or a failed run, never a traceback -------
+_NAMES = ["web", "default", "spot", "nope", "api", "x" * 70, "Web", ""]
+_KINDS = ["Pod", "NodePool", "AKSNodeClass", "Deployment", "DaemonSet", "Namespace", "NodeClaim", "StorageClass",
+          "PersistentVolume", "PersistentVolumeClaim", "Node", "Foo", ""]
+_FAULTS = [{"code": "SpotEviction", "after_seconds": 1}, {"code": "ZonalAllocationFailed", "times": 1},
+           {"code": "SkuNotAvailable", "match": {"size": "Standard_D2s_v3"}}, {"code": "TooManyRequests", "times": 2},
+           {"code": "InternalServerError", "times": 1}, {"code": "AllocationFailed"},
+           {"code": "OperationNotAllowed", "quota": "family", "limit": 0}, {"code": "Latency", "latency": 1},
+           {"code": "SpotEviction", "match": {"size": "*"}, "probability": 0.5}, {"code": "Nope"}, {"times": 1},
+           {"code": "ZonalAllocationFailed", "match": {"bogus": 1}}, {"code": "TooManyRequests", "times": -1}]
+_CLUSTER = {"nodeResourceGroup": ["MC_other", "", "a" * 300], "clusterName": ["", "c2"],
+            "networkPlugin": ["azure", "kubenet", "none", ""], "networkPluginMode": ["overlay", ""],
+            "networkPolicy": ["cilium", "calico", ""], "networkDataplane": ["cilium", "azure", ""],
+            "kubernetesVersion": ["1.30.0", "1.36.3", "banana", "", "1.99.99"],
+            "kubeletIdentityClientID": ["", "x"], "vnetGUID": ["", "not-a-guid"], "subnetName": ["", "s"],
+            "nodeImageVersion": ["x", "AKSUbuntu-2204gen2containerd-202501.01.0"],
+            "vmMemoryOverheadPercent": [0, 0.5, 1, 2, "x"], "useSIG": [True, False, "yes"],
+            "provisionMode": ["aksscriptless", "bootstrappingclient", "other"], "region": ["westus"]}
+_ADVANCE = ["0s", "30s", "5m", "16m", "1h", "25h", "3ms", "abc", "-1m", 5]
+_EXPECT = [{"nodeCount": 2}, {"nodes": [{"index": 7}]}, {"nodes": [{"pod": "web", "count": 0}]},
+           {"pods": {"web": "scheduled"}}, {"pods": {"web": {"count": 0}}}, {"azure": {"vmCount": 1}},
+           {"events": [{"kind": "Pod"}]}, {"nodeClaims": {"launched": 1}}, {"loop": {"steady": True}}]
+
+
+def _manifest(rng: random.Random) -> dict:
+    name = rng.choice(_NAMES[:5]) + rng.choice(["", "", "-2"])
+    kind = rng.choice(["Pod", "Pod", "NodePool", "AKSNodeClass", "Deployment", "DaemonSet", "Namespace",
+                       "StorageClass", "PersistentVolumeClaim", "NodeClaim", "Foo"])
+    pod = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": rng.choice(["100m", "3", "99"])}}}],
+           "nodeSelector": rng.choice([{}, {"karpenter.sh/capacity-type": rng.choice(["spot", "on-demand", "nope"])}])}
+    ref = {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": rng.choice(["default", "nope"])}
+    api = {"Deployment": "apps/v1", "DaemonSet": "apps/v1", "NodePool": "karpenter.sh/v1", "NodeClaim": "karpenter.sh/v1",
+           "AKSNodeClass": "karpenter.azure.com/v1beta1", "StorageClass": "storage.k8s.io/v1"}.get(kind, "v1")
+    spec = {"Pod": pod, "Deployment": {"replicas": rng.randrange(4), "template": {"spec": pod}},
+            "DaemonSet": {"template": {"spec": pod}}, "AKSNodeClass": {"imageFamily": "Ubuntu2204"},
+            "NodePool": {"template": {"spec": {"nodeClassRef": ref, "requirements": [
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [rng.choice(["spot", "on-demand"])]}]}}},
+            "NodeClaim": {"nodeClassRef": ref, "requirements": []},
+            "PersistentVolumeClaim": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    obj = {"apiVersion": api, "kind": kind, "metadata": {"name": name}}
+    if kind == "StorageClass":
+        obj["provisioner"] = "disk.csi.azure.com"
+    elif kind in spec:
+        obj["spec"] = spec[kind]
+    if rng.random() < 0.1:
+        obj["metadata"]["namespace"] = rng.choice(["default", "nope"])
+    return obj
+
+
+def random_step(rng: random.Random, names: list[str]) -> dict:
+    """One step of one to three actions, objects named from the scenario and from thin air."""
+    step: dict = {}
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        action = rng.choice(["advance", "apply", "delete", "evict", "evict", "faults", "cluster", "expect"])
+        if action == "advance":
+            step["advance"] = rng.choice(_ADVANCE)
+        elif action == "apply":
+            step["apply"] = [_manifest(rng) for _ in range(rng.choice([1, 1, 2]))]
+        elif action == "delete":
+            step["delete"] = [{"kind": rng.choice(_KINDS), "name": rng.choice(names + _NAMES)}
+                              for _ in range(rng.choice([1, 1, 2]))]
+        elif action == "evict":
+            step["evict"] = rng.choice([{"node": rng.randrange(5)}, {"node": 0}, {"node": 0},
+                                        {"pod": rng.choice(names)} if names else {"node": 1},
+                                        {"pod": rng.choice(names + _NAMES)}, {}, {"node": 0, "pod": "web"},
+                                        {"node": -1}, {"node": "a"}])
+        elif action == "faults":
+            step["faults"] = [copy.deepcopy(rng.choice(_FAULTS)) for _ in range(rng.choice([1, 2]))]
+        elif action == "cluster":
+            key = rng.choice(sorted(_CLUSTER))
+            step["cluster"] = {key: rng.choice(_CLUSTER[key])}
+        else:
+            step["expect"] = copy.deepcopy(rng.choice(_EXPECT))
+    return step
+
+
+def fuzz_steps(count: int, seed: int, budget_s: float | None = None, progress=None) -> Tally:
+    """`count` library documents with random steps (appended to or replacing theirs); each is loaded
+    and, when it loads, run under its first profile on the embedded backend."""
+    from harness.backends.embedded import EmbeddedBackend
+    from harness.runner.engines import run
+    from harness.runner.scenario import find_scenario_files, load_scenarios, load_scenarios_text
+    from harness.runner.yamlsource import SourceError
+
+    rng = random.Random(seed)
+    docs = [sc for f in find_scenario_files([ROOT / "scenarios"]) for sc in load_scenarios(f)]
+    tally = Tally()
+    cluster = EmbeddedBackend().start()
+    t0 = time.monotonic()
+    try:
+        while tally.tried < count and (budget_s is None or time.monotonic() - t0 < budget_s):
+            sc = rng.choice(docs)
+            data = copy.deepcopy(sc.doc.data)
+            names = [m.obj["metadata"]["name"] for m in sc.manifests]
+            steps = [random_step(rng, names) for _ in range(rng.choice([1, 1, 2, 3]))]
+            data["steps"] = (list(data.get("steps") or []) if rng.random() < 0.5 else []) + steps
+            text = yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+            tally.tried += 1
+            if progress:
+                progress(tally)
+            try:
+                loaded = load_scenarios_text(text, f"fuzz-steps-{tally.tried % 7}.scenario.yaml", sc.file.parent)
+                tally.loaded += 1
+            except SourceError as e:
+                tally.source_errors += 1
+                if not e.render().strip():
+                    tally.tracebacks.append(f"{sc.name}: empty SourceError")
+                continue
+            except Exception:  # noqa: BLE001 - what the fuzzer looks for
+                tally.tracebacks.append(f"load of {sc.name} with steps:\n{traceback.format_exc()}\n--- steps:\n{steps}")
+                continue
+            try:
+                run(loaded[0], loaded[0].profiles[0], cluster, max_iterations=20)
+                tally.ran += 1
+            except Exception:  # noqa: BLE001
+                tally.tracebacks.append(f"run of {sc.name} with steps:\n{traceback.format_exc()}\n--- steps:\n{steps}")
+    finally:
+        cluster.close()
+    return tally
+
+
+def test_random_steps_never_raise_a_traceback(capsys):
+    tally = fuzz_steps(count=40, seed=29)          # a fixed sample (no time budget: machines are shared)
+    with capsys.disabled():
+        print(f"\nfuzz steps: {tally.tried} inputs, {tally.loaded} loaded and run ({tally.ran} ran), "
+              f"{tally.source_errors} SourceErrors, {len(tally.tracebacks)} tracebacks")
+    assert tally.tried == 40 and tally.ran >= 5
+    assert not tally.tracebacks, tally.tracebacks[0]
+
+
 def test_mutated_inputs_never_raise_a_traceback(capsys):
-    tally = fuzz(count=3000, seed=12, budget_s=25.0, run_every=8)
+    tally = fuzz(count=300, seed=12, run_every=8)   # a fixed sample (no time budget: machines are shared)
     with capsys.disabled():
         print(f"\nfuzz: {tally.tried} mutants, {tally.loaded} loaded, {tally.source_errors} SourceErrors, "
               f"{tally.ran} run, {len(tally.tracebacks)} tracebacks")
-    assert tally.tried >= 100
+    assert tally.tried == 300
     assert not tally.tracebacks, tally.tracebacks[0]

@@ -13,7 +13,7 @@ import yaml
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main as cli
-from harness.runner.engine import run
+from harness.runner.engines import run
 from harness.runner.report import failure_text
 from harness.runner.scenario import load_scenarios_text
 
@@ -154,11 +154,11 @@ steps:
 def test_a_step_cluster_change_rebuilds_instance_types(cluster, monkeypatch):
     """Instance types are cached per node class *and* cluster settings; the resource group follows."""
     from harness.model.instancetypes import ClusterParams
-    from harness.runner import engine
+    from harness.runner.engines.simulated import SimulatedRun
 
     sims = []
-    real_play = engine._play_step
-    monkeypatch.setattr(engine, "_play_step", lambda sim, *a: (sims.append(sim), real_play(sim, *a)))
+    real_play = SimulatedRun.play
+    monkeypatch.setattr(SimulatedRun, "play", lambda run_, *a: (sims.append(run_.sim), real_play(run_, *a))[1])
     out = run(scenario(CLUSTER_STEP), "upstream", cluster)
     assert out.passed, [m.render() for m in out.mismatches]
     sim = sims[0]

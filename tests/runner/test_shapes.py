@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runner.scenario import API_VERSIONS
+from harness.backends.kinds import API_VERSIONS
 from harness.runner.shapes import scenario_value_errors, shape_errors, shape_kinds
 
 

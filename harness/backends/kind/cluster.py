@@ -39,11 +39,12 @@ from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
 from harness.backends.kind.kubeadm import bootstrap_kubeconfig, kubeadm_config
 from harness.backends.kind.nodes import (CNI_CONFLIST, CONTROL_PLANE_POD_SUBNET, LABEL, OWNER_LABEL, JoinFiles,
-                                         NodeContainer, WorkerPool, host_cpus, node_runtime,
-                                         remove_container)
+                                         NodeContainer, WorkerPool, host_cpus, node_runtime)
+from harness.backends.kind import reaper
+from harness.backends.kind.reaper import docker_client, sweep_stale
 from harness.backends.kind.pods import Finding, Placement, machine_for, pause_pod, unscheduled_message
 from harness.backends.kind.writers import field_manager, writer_of
-from harness.backends.local import _tmp_root, sweep_stale_workdirs
+from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
 from harness.backends.realcluster import RealBackend, RealCluster
@@ -55,48 +56,6 @@ ADDON_APPS = ("kube-dns", "kube-proxy")      # kubeadm's addons, by their k8s-ap
 # logged as the follow-up Get's NotFound: kubelet v1.36.3 tryRegisterWithAPIServer).
 REFUSED_REGISTRATION = ("forbidden", "is invalid", "not found")
 REFUSAL_PERSISTS = 10.0       # seconds (harness assumption: longer than a transient refusal at first boot)
-
-
-def _client():
-    import docker
-    return docker.from_env(timeout=300)
-
-
-def sweep_stale(client, owner: int | None = None) -> int:
-    """Remove kind-backend containers, volumes and networks whose owning process is gone (or, with
-    `owner`, those of that dead process)."""
-    n = 0
-
-    def dead(labels: dict) -> bool:
-        try:
-            pid = int((labels or {}).get(OWNER_LABEL, "0"))
-        except ValueError:
-            return False
-        if owner is not None:
-            return pid == owner and not pid_alive(pid)
-        return bool(pid) and pid != os.getpid() and not pid_alive(pid)
-
-    # ignore_removed: another process (a closing cluster, another sweeper) may remove a container
-    # between the list and its inspect
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}, ignore_removed=True):
-        if dead(c.labels):
-            remove_container(c)
-            n += 1
-    for v in client.volumes.list(filters={"label": f"{LABEL}=node"}):
-        if dead(v.attrs.get("Labels")):
-            try:
-                v.remove(force=True)
-                n += 1
-            except Exception:   # noqa: BLE001 - still in use
-                pass
-    for net in client.networks.list(filters={"label": f"{LABEL}=network"}):
-        if dead(net.attrs.get("Labels")):
-            try:
-                net.remove()
-                n += 1
-            except Exception:   # noqa: BLE001
-                pass
-    return n
 
 
 def _taint_flag(t: dict) -> str:
@@ -460,7 +419,6 @@ def _watch_owner() -> None:
     """Once per process: the reaper that removes this process's containers if it dies unclosed."""
     global _watcher
     if _watcher is None or not pid_alive(_watcher):
-        from harness.backends.kind import reaper
         _watcher = reaper.start(os.getpid())
 
 
@@ -480,7 +438,7 @@ class KindBackend(RealBackend):
         ok, why = docker_status()
         if not ok:
             return False, why
-        with closing(_client()) as client:
+        with closing(docker_client()) as client:
             try:
                 node_runtime(client)
             except ValueError as e:
@@ -492,9 +450,9 @@ class KindBackend(RealBackend):
 
     def start(self) -> KindCluster:
         t0 = time.monotonic()
-        client = _client()
-        from harness.backends.container import _ryuk_setup
-        _ryuk_setup(client)            # no registry: Ryuk's image is not pullable, the backend reaps its own
+        client = docker_client()
+        from harness.backends.container import ryuk_setup
+        ryuk_setup(client)            # no registry: Ryuk's image is not pullable, the backend reaps its own
         tag = imagemod.find_image(client)
         if tag is None:
             tag = imagemod.build(echo=True).tag
@@ -502,7 +460,7 @@ class KindBackend(RealBackend):
         sweep_stale_workdirs("harness-kind-")
         if not self.keep:
             _watch_owner()
-        workdir = Path(tempfile.mkdtemp(prefix="harness-kind-", dir=_tmp_root()))
+        workdir = Path(tempfile.mkdtemp(prefix="harness-kind-", dir=tmp_root()))
         cluster = KindCluster(workdir, self.keep, client)
         try:
             self._start(cluster, tag, t0)

@@ -149,7 +149,7 @@ class NodeContainer:
             return f"(no logs: {e})"
 
     def remove(self) -> None:
-        if self.container._container is not None:
+        if self.container.get_wrapped_container() is not None:
             remove_container(self.docker)
         try:
             self.volume.remove(force=True)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 
+from harness.backends.kind.nodes import LABEL, OWNER_LABEL, remove_container
 from harness.backends.lifetime import LIFETIME, spawn_watcher
+from harness.backends.procs import pid_alive
 
 SWEEP = "harness.backends.kind.reaper:sweep"
 
@@ -28,8 +30,7 @@ def sweep(owner: int, attempts: int = 5) -> None:
     with NotFound (docker-py ContainerCollection.list): the sweep is tried again."""
     from docker.errors import NotFound
 
-    from harness.backends.kind.cluster import _client, sweep_stale
-    client = _client()
+    client = docker_client()
     try:
         for attempt in range(attempts):
             try:
@@ -40,3 +41,46 @@ def sweep(owner: int, attempts: int = 5) -> None:
                     raise
     finally:
         client.close()
+
+
+def docker_client():
+    """A Docker client for the kind backend (long timeout: node containers start slowly)."""
+    import docker
+    return docker.from_env(timeout=300)
+
+
+def sweep_stale(client, owner: int | None = None) -> int:
+    """Remove kind-backend containers, volumes and networks whose owning process is gone (or, with
+    `owner`, those of that dead process)."""
+    n = 0
+
+    def dead(labels: dict) -> bool:
+        try:
+            pid = int((labels or {}).get(OWNER_LABEL, "0"))
+        except ValueError:
+            return False
+        if owner is not None:
+            return pid == owner and not pid_alive(pid)
+        return bool(pid) and pid != os.getpid() and not pid_alive(pid)
+
+    # ignore_removed: another process (a closing cluster, another sweeper) may remove a container
+    # between the list and its inspect
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=node"}, ignore_removed=True):
+        if dead(c.labels):
+            remove_container(c)
+            n += 1
+    for v in client.volumes.list(filters={"label": f"{LABEL}=node"}):
+        if dead(v.attrs.get("Labels")):
+            try:
+                v.remove(force=True)
+                n += 1
+            except Exception:   # noqa: BLE001 - still in use
+                pass
+    for net in client.networks.list(filters={"label": f"{LABEL}=network"}):
+        if dead(net.attrs.get("Labels")):
+            try:
+                net.remove()
+                n += 1
+            except Exception:   # noqa: BLE001
+                pass
+    return n

@@ -12,13 +12,11 @@ from __future__ import annotations
 import copy
 
 from harness.backends.base import ADMIN, APIRejected
+from harness.backends.kinds import apply_order
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import PodView
 from harness.loop.result import NodeClassResult, NodePoolResult
 
-# harness assumption: namespaces and classes first, then what refers to them, pods last
-APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
-               "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
 
@@ -29,7 +27,7 @@ class Workloads:
         self.state = state
 
     def apply(self, manifests: list[dict]) -> None:
-        for obj in sorted(manifests, key=lambda o: APPLY_ORDER.get(o.get("kind"), 9)):
+        for obj in sorted(manifests, key=lambda o: apply_order(o.get("kind"))):
             self._apply_one(copy.deepcopy(obj))
 
     def _apply_one(self, obj: dict) -> None:

@@ -252,7 +252,7 @@ class Kubelets:
                                   "message": "kubelet is posting ready status",
                                   "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
                   "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
-                               "kubeletVersion": getattr(self.cluster, "_server_version", ""),
+                               "kubeletVersion": self.cluster.server_version,
                                "containerRuntimeVersion": "containerd://harness"}}
         # a merge patch of the status: NodeRestriction judges a full update's taints even on the
         # status subresource, and the node lifecycle controller changes them concurrently

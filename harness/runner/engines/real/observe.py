@@ -16,6 +16,7 @@ Sources, per field:
 from __future__ import annotations
 
 import re
+import time
 
 from harness.backends.base import APIRejected
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
@@ -23,6 +24,9 @@ from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, N
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
+# kube-scheduler retries an unschedulable pod within its maximum backoff once a Node changes
+# (k8s.io/kubernetes v1.36.3 pkg/scheduler/apis/config/v1/defaults.go: PodMaxBackoffSeconds 10)
+SCHEDULER_RETRY_SECONDS = 10.0
 NOMINATED = re.compile(r"nodeclaim/([a-z0-9.-]+)")
 
 
@@ -49,7 +53,9 @@ class Observer:
         self.deleted: set[str] = set()
         self.claim_nodes: dict[str, str] = {}     # NodeClaim -> its Node
         self.initialized: set[str] = set()        # NodeClaims that reached Initialized=True
+        self.initialized_at: dict[str, float] = {}  # ... and when this observer first saw it (monotonic)
         self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
+        self.pod_objects: list[dict] = []          # the pods as the last poll listed them
 
     # -- during the run -------------------------------------------------------------------------------
     def applied(self, obj: dict, error: APIRejected | None, stored: dict | None = None) -> None:
@@ -69,6 +75,7 @@ class Observer:
                                                   causes=[c.message for c in error.causes])
 
     def poll(self) -> None:
+        self.pod_objects = [p for ns in sorted(self.namespaces) for p in self.cluster.list("Pod", ns)]
         seen = set()
         for nc in self.cluster.list("NodeClaim"):
             name = nc["metadata"]["name"]
@@ -94,9 +101,11 @@ class Observer:
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
         self.deleted |= set(self.claims) - seen
+        now = time.monotonic()
         for name, nc in self.claims.items():
             if _true(nc, "Initialized"):
                 self.initialized.add(name)
+                self.initialized_at.setdefault(name, now)
             if (nc.get("status") or {}).get("nodeName"):
                 self.claim_nodes[name] = nc["status"]["nodeName"]
         for p in self._pods_now():
@@ -104,11 +113,29 @@ class Observer:
                 self.workload_nodes.add(p["node"])
 
     def _pods_now(self) -> list[dict]:
+        """The pods as the last poll listed them."""
+        return [{"key": f"{p['metadata']['namespace']}/{p['metadata']['name']}", "node": (p.get("spec") or {}).get("nodeName"),
+                 "daemon": any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or []),
+                 "scheduled": _conditions(p).get("PodScheduled", {})} for p in self.pod_objects]
+
+    def pending(self) -> frozenset:
+        """The unbound workload pods with the scheduler's verdict on each (its PodScheduled condition):
+        what a provisioning round looks at."""
+        return frozenset((p["key"], p["scheduled"].get("reason"), p["scheduled"].get("message"))
+                         for p in self._pods_now() if not p["node"] and not p["daemon"])
+
+    def in_flight(self) -> list[str]:
+        """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
+        or their kubelet will never register it (refused its flags, or NodeRestriction denied it)."""
         out = []
-        for ns in self.namespaces:
-            for p in self.cluster.list("Pod", ns):
-                out.append({"key": f"{ns}/{p['metadata']['name']}", "node": (p.get("spec") or {}).get("nodeName"),
-                            "daemon": any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or [])})
+        for name, nc in sorted(self.claims.items()):
+            if name in self.deleted or name in self.initialized or name in self.vm_failures:
+                continue
+            vm = ((nc.get("status") or {}).get("providerID") or "").rsplit("/", 1)[-1]
+            rec = self.kubelets.records.get(vm) if vm else None
+            if rec is not None and (rec.refused or rec.denied):
+                continue
+            out.append(name)
         return out
 
     def _vm_state(self, nc: dict) -> tuple[str, dict | None]:
@@ -142,7 +169,7 @@ class Observer:
                               tuple(sorted(t["key"] for t in (n.get("spec") or {}).get("taints") or [])))
                              for n in self.cluster.list("Node")))
         pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"))
-                            for ns in self.namespaces for p in self.cluster.list("Pod", ns)))
+                            for p in self.pod_objects))
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
                              for p in self.cluster.list("NodePool")))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
@@ -158,11 +185,14 @@ class Observer:
                     NOMINATED.findall(e.get("message") or ""))
         return out
 
-    def runaway(self, threshold: int) -> str | None:
+    def runaway(self, threshold: int, now: float | None = None) -> str | None:
         """Runaway provisioning (design 0006 FAQ): a workload pod stays unbound while `threshold`
         launched, initialized NodeClaims ended up on Nodes no workload pod ever bound to - Karpenter keeps
         launching for a pod that never fits. (Its `Nominated` events cannot count this: core
-        dedupes them per pod, sigs.k8s.io/karpenter v1.14.0 scheduling/events.go NominatePodEvent.)"""
+        dedupes them per pod, sigs.k8s.io/karpenter v1.14.0 scheduling/events.go NominatePodEvent.)
+        A NodeClaim counts as idle only once it has been initialized for longer than kube-scheduler
+        takes to retry the pod (SCHEDULER_RETRY_SECONDS): Nodes that initialize together have not been
+        offered to the pod yet. `now` None: at the end of the run, every initialized NodeClaim counts."""
         ignored = self.ignored_pods()
         pending = [p["key"] for p in self._pods_now() if not p["node"] and not p["daemon"] and p["key"] not in ignored]
         if not pending:
@@ -170,7 +200,8 @@ class Observer:
         # only initialized Nodes count: before that the pod may simply not be allowed on yet
         # (startup taints, not Ready)
         idle = [c for c in self.launched & self.initialized
-                if self.claim_nodes.get(c) and self.claim_nodes[c] not in self.workload_nodes]
+                if self.claim_nodes.get(c) and self.claim_nodes[c] not in self.workload_nodes
+                and (now is None or now - self.initialized_at.get(c, now) >= SCHEDULER_RETRY_SECONDS)]
         if len(idle) >= threshold:
             return (f"pod {pending[0]} stayed unbound while {len(idle)} launched NodeClaims got Nodes no "
                     f"workload pod bound to ({', '.join(sorted(idle)[:5])})")

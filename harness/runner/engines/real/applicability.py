@@ -3,18 +3,9 @@ reason (harness/data/real-engine.yaml `not_applicable`), never passed silently."
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
-from harness.runner.real.settings import engine_data
-
-
-@dataclass(frozen=True)
-class NotApplicable:
-    path: str        # the expectation's path, e.g. expect.loop.iterations
-    reason: str
-
-    def render(self) -> str:
-        return f"{self.path}: not applicable on the real engine ({self.reason})"
+from harness.runner.engines.base import NotApplicable
+from harness.runner.engines.real.settings import engine_data
 
 
 def _rules() -> list[tuple[list[str], str]]:

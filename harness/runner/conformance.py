@@ -9,55 +9,34 @@ fields that differ by construction left out (ids, GUIDs, timestamps, provisionin
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
 import json
+import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
+
+from harness.backends.embedded import EmbeddedBackend
+from harness.runner.engines import run
+from harness.runner.engines.base import verdict
 
 VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceView|resourceGuid|etag|"
                       r"macAddress|privateIPAddress|computerName|customData|adminPassword|name)$")
 
 
-@contextmanager
-def _captured_fakes():
-    """The simulated engine's FakeAzure instances (to read the VM and NIC bodies it stored)."""
-    from harness.runner import engine as sim_engine
-    made, original = [], sim_engine._fake_azure
-
-    def capture(*a, **kw):
-        fake = original(*a, **kw)
-        made.append(fake)
-        return fake
-    sim_engine._fake_azure = capture
-    try:
-        yield made
-    finally:
-        sim_engine._fake_azure = original
-
-
 def simulate(scenario, profile: str, kubernetes_version: str | None = None):
-    """The simulated engine's outcome (embedded backend), with its fake's VM/NIC views attached.
+    """The simulated engine's outcome (embedded backend), with the VM/NIC bodies its fake stored.
     `kubernetes_version`: the real engine's API server version, given to the simulation unless the
     scenario sets its own (labels such as network-stateless-cni depend on it: provider v1.14.0
     pkg/providers/labels/labels.go)."""
-    import copy
-    import dataclasses
-
-    from harness.backends.embedded import EmbeddedBackend
-    from harness.runner.engine import run
     if kubernetes_version and not (scenario.given.get("cluster") or {}).get("kubernetesVersion"):
         given = copy.deepcopy(scenario.given)
         given.setdefault("cluster", {})["kubernetesVersion"] = kubernetes_version.lstrip("v")
         scenario = dataclasses.replace(scenario, given=given)
     cluster = EmbeddedBackend().start()
     try:
-        with _captured_fakes() as fakes:
-            o = run(scenario, profile, cluster)
-        fake = fakes[-1]
-        o.vm_bodies = {vm["name"]: vm for vm in fake.vms()}
-        o.nic_bodies = {n["name"]: n for n in fake.nics()}
-        return o
+        return run(scenario, profile, cluster, record_bodies=True)
     finally:
         cluster.close()
 
@@ -137,6 +116,21 @@ def _noise(field: str, sim_node, real_node) -> str | None:
     return None
 
 
+def outcome_view(r) -> dict:
+    """A run's outcome without what differs between any two runs (node names, zones no requirement
+    pinned): what `harness bisect` compares between commits."""
+    nodes = []
+    for n in _paired(r):
+        view = _node_view(n)
+        view["labels"] = {k: v for k, v in view["labels"].items()
+                          if _noise(f"labels.{k}", n, n) is None}
+        if _noise(".zone", n, n):
+            view.pop("zone")
+            view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
+        nodes.append(view)
+    return {**_summary(r), "nodes": nodes}
+
+
 def _paired(r) -> list:
     """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
     owning Deployment's name, since replica names are random), then by the launch order."""
@@ -149,12 +143,8 @@ def _paired(r) -> list:
 
 def compare(sim, real) -> dict:
     """Everything the report says about one scenario x profile."""
-    from harness.runner.real.cli import verdict as real_verdict
-    sim_verdict = ("xfail" if not sim.passed else "XPASS") if sim.scenario.xfail_reason(sim.profile) else (
-        "pass" if sim.passed else "FAIL")
-    import os
     entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": sim.profile,
-             "simulated": sim_verdict, "real": real_verdict(real), "realSkipped": real.skipped,
+             "simulated": verdict(sim), "real": verdict(real), "realSkipped": real.skipped,
              "realMismatches": [m.render() for m in real.mismatches],
              "notApplicable": [n.render() for n in real.not_applicable],
              "seconds": {"simulated": round(sim.seconds, 3), "real": round(real.seconds, 1)},
@@ -181,11 +171,11 @@ def compare(sim, real) -> dict:
         # both sides as the fake stored them (the same normalization applies to both)
         sv, rv = sim_nodes[i].vm_name, real_nodes[i].vm_name
         entry["vmBodies"].append({"node": i, "differences": body_diff(
-            getattr(sim, "vm_bodies", {}).get(sv), real.vm_bodies.get(rv), [sv], [rv])})
-        snic = next((n for n in getattr(sim, "nic_bodies", {}) if sv.lower() in n.lower()), None)
+            sim.vm_bodies.get(sv), real.vm_bodies.get(rv), [sv], [rv])})
+        snic = next((n for n in sim.nic_bodies if sv.lower() in n.lower()), None)
         rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
         entry["nicBodies"].append({"node": i, "differences": body_diff(
-            getattr(sim, "nic_bodies", {}).get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
+            sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
     entry["differences"] = diffs
     return entry
 

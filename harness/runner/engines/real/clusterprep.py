@@ -8,48 +8,30 @@ not the harness's profile-rendered ones: the controller's `operator.WaitForCRDs`
 """
 from __future__ import annotations
 
-import time
+import copy
+import functools
 from pathlib import Path
 
 import yaml
 
-from harness.backends import binaries
 from harness.backends.base import APIRejected
 
-MODULE = "github.com/Azure/karpenter-provider-azure"
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TOKEN_SECONDS = 24 * 3600
 
 
-def provider_crds(version: str) -> list[dict]:
-    d = binaries.go_module_dir(MODULE, version) / "pkg" / "apis" / "crds"
-    return [yaml.safe_load(f.read_text()) for f in sorted(d.glob("*.yaml"))]
+def provider_crds(crds_dir: Path) -> list[dict]:
+    """The CRDs in a provider's pkg/apis/crds (fresh copies: the API calls annotate them)."""
+    return copy.deepcopy(_read_crds(crds_dir))
 
 
-def install_crds(admin, version: str, timeout: float = 60.0) -> None:
-    """Apply (replace) the provider's CRDs and wait until each is Established."""
-    names = []
-    for crd in provider_crds(version):
-        name = crd["metadata"]["name"]
-        names.append(name)
-        cur = admin.request("GET", f"{CRD_PATH}/{name}", ok_missing=True)
-        if cur is None:
-            admin.request("POST", CRD_PATH, crd)
-        else:
-            crd["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
-            admin.request("PUT", f"{CRD_PATH}/{name}", crd)
-    deadline = time.monotonic() + timeout
-    for name in names:
-        while True:
-            cur = admin.request("GET", f"{CRD_PATH}/{name}")
-            conds = {c["type"]: c["status"] for c in (cur.get("status") or {}).get("conditions") or []}
-            if conds.get("Established") == "True":
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"CRD {name} not Established within {timeout:.0f}s")
-            time.sleep(0.1)
+@functools.lru_cache(maxsize=8)
+def _read_crds(crds_dir: Path) -> list[dict]:
+    """Read once per process: parsing ~1 MB of YAML (and, for the module, `go mod download`) took
+    2-3 s of every real-engine run."""
+    return [yaml.load(f.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            for f in sorted(crds_dir.glob("*.yaml"))]
 
 
 def service_account_token(admin) -> str:
@@ -73,11 +55,12 @@ def service_account_token(admin) -> str:
     return tr["status"]["token"]
 
 
-def prepare(cluster, version: str, workdir: Path) -> dict[str, Path]:
-    """CRDs (once per cluster) and fresh token/ca.crt files for the sandbox's secrets dir."""
-    if getattr(cluster, "_real_engine_crds", None) != version:
-        install_crds(cluster.admin, version)
-        cluster._real_engine_crds = version
+def prepare(cluster, ctl, workdir: Path) -> dict[str, Path]:
+    """The controller's own CRDs (once per cluster and controller) and fresh token/ca.crt files for
+    the sandbox's secrets dir."""
+    ident = f"provider {ctl.version} ({ctl.crds_dir})"
+    if cluster.installed_crds != ident:
+        cluster.install_crds(provider_crds(ctl.crds_dir), ident)
     token = workdir / "sa-token"
     token.write_text(service_account_token(cluster.admin))
     return {"token": token, "ca.crt": Path(cluster.server_ca)}

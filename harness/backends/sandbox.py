@@ -200,6 +200,46 @@ class Sandbox:
                 if s in self._conns:
                     self._conns.remove(s)
 
+    def connect(self, port: int, timeout: float = 2.0) -> socket.socket:
+        """A TCP connection to 127.0.0.1:`port` inside the sandbox (the controller's metrics port):
+        a short-lived thread enters the namespace, connects and hands the socket back - a socket
+        keeps the namespace it was made in."""
+        if self.process is None or not self.process.alive():
+            raise SandboxError(f"{self.name}: not running")
+        fd = os.open(f"/proc/{self.process.pid}/ns/net", os.O_RDONLY)
+        out: dict = {}
+
+        def inside() -> None:
+            try:
+                if _libc.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns")
+                out["sock"] = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+            except OSError as e:
+                out["error"] = e
+        try:
+            t = threading.Thread(target=inside, daemon=True, name=f"{self.name}-connect-{port}")
+            t.start()
+            t.join()
+        finally:
+            os.close(fd)
+        if "error" in out:
+            raise SandboxError(f"{self.name}: cannot connect to port {port} inside: {out['error']}")
+        return out["sock"]
+
+    def http_get(self, port: int, path: str, timeout: float = 2.0) -> str:
+        """The body of a plain-HTTP GET to 127.0.0.1:`port``path` inside the sandbox."""
+        with self.connect(port, timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            chunks = []
+            while data := sock.recv(65536):
+                chunks.append(data)
+        head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+        status = head.split(b"\r\n", 1)[0].decode(errors="replace")
+        if " 200 " not in f"{status} ":
+            raise SandboxError(f"{self.name}: GET {path} on port {port}: {status}")
+        return body.decode(errors="replace")
+
     def stop(self) -> None:
         """Stop the process (its namespaces go with it), the listeners and every relay."""
         self._stop.set()

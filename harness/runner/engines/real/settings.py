@@ -47,7 +47,7 @@ def subnet_id(subscription: str, node_rg: str, subnet_name: str) -> str:
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
                    az_dir: Path, ports: dict[str, int]) -> dict[str, str]:
     """The whole environment of the controller process (it starts with `env -i`: nothing is
-    inherited). `settings` is the scenario's cluster settings (harness/runner/engine.py cluster_settings)."""
+    inherited). `settings` is the scenario's cluster settings (harness/runner/engines/azureside.py cluster_settings)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}

@@ -1,5 +1,5 @@
 """fakeazure as the real controller sees it: the scenario's fake (built exactly as the simulated
-engine builds it, harness/runner/engine.py `_fake_azure`) served on a loopback port, with a wire tap
+engine builds it, harness/runner/engines/azureside.py `fake_azure`) served on a loopback port, with a wire tap
 that keeps every request's host and the VM/NIC PUT bodies (the fake itself strips customData from
 what it stores, as Azure does: fake-azure.md §2.3), so the kubelet stand-in can read the bootstrap
 data the controller sent and the conformance report can compare PUT bodies.

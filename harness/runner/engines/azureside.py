@@ -1,0 +1,58 @@
+"""The scenario's Azure side, the same for both engines: the fakeazure state its `given` describes
+(region, SKUs, prices, quota, faults) and the cluster settings over the harness's defaults."""
+from __future__ import annotations
+
+from harness.loop.clock import SimClock
+from harness.runner.catalogs import scenario_catalog
+from harness.runner.scenario import Scenario
+
+DEFAULT_CLUSTER = {
+    "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",
+    "clusterName": "harness-cluster",
+    "kubeletIdentityClientID": "11111111-2222-3333-4444-555555555555",
+    "vnetGUID": "a1b2c3d4-0000-4000-8000-00000000abcd",
+    "subnetName": "aks-subnet",
+}
+
+
+def cluster_settings(scenario: Scenario) -> dict:
+    """given.cluster over the harness defaults, in the scenario's own (camelCase) vocabulary."""
+    merged = {k: (v.format(region=scenario.region) if isinstance(v, str) else v) for k, v in DEFAULT_CLUSTER.items()}
+    merged.update(scenario.given.get("cluster") or {})
+    merged["region"] = scenario.region
+    return merged
+
+
+def fake_azure(scenario: Scenario, clock: SimClock):
+    """fakeazure state for the scenario's `given`: region, SKUs (catalog names or inline
+    objects), prices, quota and faults."""
+    import fakeazure
+    given = scenario.given
+    resolved = scenario_catalog(scenario)          # catalog subset or whole, plus synthesized SKUs
+    prices = resolved.prices
+    wanted = given.get("skus")
+    if wanted:
+        by_name = {s["name"]: s for s in resolved.skus}
+        skus = [by_name[w] if isinstance(w, str) else w for w in wanted if not isinstance(w, str) or w in by_name]
+    else:
+        skus = list(resolved.skus)
+    # FakeAzure.add_skus stores normalized copies (fakeazure.catalog.normalize_sku): no copy here
+    fake = fakeazure.FakeAzure(region=scenario.region, seed=scenario.seed, skus=skus, clock=clock)
+    for region, table in prices.items():
+        fake.set_prices(region, table)
+    overrides = {}
+    for name, price in (given.get("prices") or {}).items():
+        overrides[name] = dict(price) if isinstance(price, dict) else {"on-demand": price, "spot": price}
+    if overrides:
+        fake.set_prices(scenario.region, overrides)
+    for family, q in (given.get("quota") or {}).items():
+        limit, current = (q, 0) if isinstance(q, int) else (q.get("limit"), q.get("current", 0))
+        if family == "cores":
+            fake.set_regional_quota(limit)
+        elif family == "lowPriorityCores":
+            fake.set_low_priority_quota(limit)
+        else:
+            fake.set_usage(family, limit, current)
+    for f in given.get("faults") or []:
+        fake.add_fault(f)
+    return fake

@@ -1,0 +1,166 @@
+"""One interface for both engines, and the one phase loop that runs a scenario through either.
+
+An engine starts a `Run` for (scenario, profile, cluster). `execute` then drives every run the same
+way: apply the manifests, settle, read back, check `expect`; then for each step play it, settle,
+read back, check the step's `expect` - the shape of chainsaw's runner, which takes every test through
+one apply -> assert loop per step (https://kyverno.github.io/chainsaw/latest/quick-start/ and
+github.com/kyverno/chainsaw pkg/runner at 62507786; ../shared/reference/anchors.md §1).
+An engine only says how it applies, plays and settles, and which expectations it can answer; the
+verdict, the step bookkeeping and the `Outcome` are the loop's.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from harness.backends.base import Cluster
+from harness.loop.result import RunResult
+from harness.runner.expect import Mismatch, check
+from harness.runner.scenario import Scenario
+from harness.runner.steps import StepFailed
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """An expectation (or given key, or step) an engine cannot answer, and why: reported, never
+    passed silently."""
+    path: str        # e.g. expect.loop.iterations
+    reason: str
+    engine: str = "real"
+
+    def render(self) -> str:
+        return f"{self.path}: not applicable on the {self.engine} engine ({self.reason})"
+
+
+@dataclass
+class Outcome:
+    scenario: Scenario
+    profile: str
+    backend: str
+    result: RunResult
+    engine: str = "simulated"
+    mismatches: list[Mismatch] = field(default_factory=list)
+    step_results: list[RunResult] = field(default_factory=list)
+    seconds: float = 0.0
+    why: dict = field(default_factory=dict)     # pod key -> harness.loop.why.PodWhy (final state)
+    notices: list[str] = field(default_factory=list)   # where the real components differed, not failing
+    not_applicable: list[NotApplicable] = field(default_factory=list)
+    skipped: str | None = None                  # why the run was not made at all
+    skipped_steps: list[str] = field(default_factory=list)
+    version: str = ""                           # what answered: the real controller's version
+    # what reached the fake (filled when the run records it: always on the real engine, on request
+    # for the simulation - the conformance report compares both sides' bodies)
+    hosts: list[str] = field(default_factory=list)     # Host headers the fake saw + hosts in the controller log
+    vm_puts: dict = field(default_factory=dict)        # VM name -> PUT body (with customData)
+    nic_puts: dict = field(default_factory=dict)
+    vm_bodies: dict = field(default_factory=dict)      # VM name -> the fake's stored view
+    nic_bodies: dict = field(default_factory=dict)
+    log_tail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.mismatches
+
+
+def verdict(o: Outcome) -> str:
+    """pass / FAIL / skipped; a declared xfail that applies to the engine (Scenario.xfail_reason) is
+    xfail or XPASS, as pytest reports it under `xfail_strict`."""
+    if o.skipped:
+        return "skipped"
+    if o.scenario.xfail_reason(o.profile, real=o.engine == "real") is not None:
+        return "xfail" if not o.passed else "XPASS"
+    return "pass" if o.passed else "FAIL"
+
+
+def errored(engine: str, scenario: Scenario, profile: str, backend: str, e: BaseException) -> Outcome:
+    """The outcome of a run the engine itself could not finish (a bug of ours included): a FAIL that
+    carries the exception, so a multi-scenario run goes on with the others."""
+    o = Outcome(scenario, profile, backend, RunResult(scenario.name, profile, backend, scenario.seed), engine=engine)
+    o.mismatches = [Mismatch("engine", "a finished run", f"{type(e).__name__}: {e}")]
+    return o
+
+
+class Run(Protocol):
+    """One live run of one scenario under one profile on one cluster."""
+
+    def apply(self, manifests: list[dict]) -> None: ...
+
+    def settle(self) -> RunResult:
+        """Until steady (or runaway, or the engine's bound): the result as it is then."""
+
+    def play(self, step: dict, manifests: list[dict]) -> str | None:
+        """Play a step's actions; returns why this engine cannot play it (the later steps build on
+        it, so the loop stops there)."""
+
+    def applicable(self, expect: dict, root: str) -> tuple[dict, list[NotApplicable]]:
+        """The part of `expect` this engine can answer, and the rest with the reason."""
+
+    def read_back(self, result: RunResult, where: str, outcome: Outcome) -> list[Mismatch]:
+        """What the real components did that the engine's own bookkeeping must answer for (e.g. the
+        real kube-scheduler's bindings on kind, objects the API server refused): mismatches, and
+        notices put into `outcome`."""
+
+    def finish(self, outcome: Outcome, why: list[str] | None) -> None:
+        """The engine's own facts into the outcome once every step was checked (why views, what
+        reached the fake)."""
+
+    def close(self, outcome: Outcome) -> None:
+        """Release everything the run holds (pass, fail or error)."""
+
+
+class Engine(Protocol):
+    name: str
+    # what a shared cluster must run for this engine (harness.backends.registry.shared_cluster options)
+    cluster_options: dict
+
+    def available(self, backend: str) -> tuple[bool, str]: ...
+
+    def skip_reason(self, scenario: Scenario, cluster: Cluster) -> str | None:
+        """Why this engine cannot run the scenario faithfully on `cluster`, or None."""
+
+    def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, **options) -> Run: ...
+
+
+def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, *, why: list[str] | None = None,
+            **options) -> Outcome:
+    """Run `scenario` under `profile` on `cluster` with `engine` and check every expectation.
+    `why`: pod names whose why view the outcome gets even when the run passes."""
+    t0 = time.perf_counter()
+    outcome = Outcome(scenario, profile, cluster.backend,
+                      RunResult(scenario.name, profile, cluster.backend, scenario.seed), engine=engine.name)
+    outcome.skipped = engine.skip_reason(scenario, cluster)
+    if outcome.skipped:
+        return outcome
+    run = engine.start(scenario, profile, cluster, outcome, **options)
+    try:
+        run.apply([m.obj for m in scenario.manifests])
+        outcome.result = run.settle()
+        _check(run, outcome, outcome.result, scenario.expect_for(profile), "")
+        for i, step in enumerate(scenario.steps):
+            try:
+                cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
+            except StepFailed as e:          # the run's state does not allow the step
+                outcome.mismatches.append(e.mismatch(scenario, i))
+                break
+            if cannot:
+                outcome.skipped_steps.append(f"steps[{i}]: {cannot}")
+                outcome.not_applicable.append(NotApplicable(f"steps[{i}]", cannot, engine.name))
+                break               # later steps build on this one
+            result = run.settle()
+            outcome.step_results.append(result)
+            step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
+            _check(run, outcome, result, step_expect, f"steps[{i}].")
+        run.finish(outcome, why)
+    finally:
+        run.close(outcome)
+    outcome.seconds = time.perf_counter() - t0
+    outcome.result.timings["total"] = outcome.seconds
+    return outcome
+
+
+def _check(run: Run, outcome: Outcome, result: RunResult, expect: dict, where: str) -> None:
+    outcome.mismatches += run.read_back(result, where, outcome)
+    kept, na = run.applicable(expect, f"{where}expect")
+    outcome.not_applicable += na
+    outcome.mismatches += check(kept, result, outcome.scenario, f"{where}expect", outcome.profile)

@@ -1,0 +1,300 @@
+"""`--harness-engine real` (pytest) / `--engine real` (harness run): one scenario under one profile with
+the real Karpenter-on-Azure controller.
+
+Per run: the scenario's fakeazure (the simulated engine's own set-up), served on loopback; the
+provider's CRDs and a service-account token on the `local` cluster (real kube-apiserver,
+kube-scheduler, kube-controller-manager); the controller in its sandbox (harness/backends/sandbox.py)
+configured only with loopback endpoints; the manifests applied; then the harness plays kubelet and
+cloud-node-controller from the bootstrap data on each VM (harness/runner/engines/real/kubelet.py) until the
+cluster is quiet; the same `expect` blocks are checked against what the API server and the fake hold.
+The controller, the fake's server, the work dir and every relay are released on pass, fail and
+Ctrl-C (try/finally; the procs reaper and PR_SET_PDEATHSIG behind them).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.backends.base import ADMIN, APIRejected
+from harness.backends.kinds import apply_order
+from harness.backends.sandbox import Forward, Sandbox, SandboxError
+from harness.loop.clock import SimClock
+from harness.runner.engines.azureside import cluster_settings, fake_azure
+from harness.runner.engines.base import Outcome
+from harness.runner.engines.real import applicability, clusterprep, fakeside, settings
+from harness.runner.engines.real.kubelet import Kubelets
+from harness.runner.engines.real.observe import Observer
+from harness.runner.engines.real.settle import Settler, provisioning_rounds
+from harness.runner.expect import Mismatch
+
+QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
+POLL_SECONDS = 0.25
+LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
+CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
+
+
+class RealEngine:
+    """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
+    `controller`) against fakeazure and a real API server."""
+    name = "real"
+    # the cluster the controller needs: kube-scheduler binds pods, kube-controller-manager runs
+    # Deployments/DaemonSets and the node lifecycle controller (not-ready taint), no harness CRDs
+    cluster_options = {"scheduler": True, "controller_manager": True, "profile": None}
+
+    def __init__(self, controller=None):
+        self.controller = controller
+
+    def available(self, backend: str = "local") -> tuple[bool, str]:
+        """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
+        from harness.backends import binaries
+        from harness.backends.controller import ensure_controller
+        from harness.backends.registry import get_backend
+        from harness.backends.sandbox import sandbox_available
+        try:
+            ensure_controller()
+        except binaries.BinariesError as e:
+            return False, str(e)
+        ok, why = get_backend(backend, **self.cluster_options).available()
+        if not ok:
+            return False, f"backend {backend!r} unavailable: {why}"
+        return sandbox_available()
+
+    def skip_reason(self, scenario, cluster) -> str | None:
+        """Scenarios the real engine cannot run faithfully, and why."""
+        if scenario.given.get("knobs"):
+            return ("given.knobs replays an older provider version; the real engine runs exactly one controller "
+                    "binary (build another with --provider-src)")
+        if (scenario.given.get("cluster") or {}).get("useSIG"):
+            return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
+                    "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
+        wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
+        have = cluster.server_version
+        if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
+            return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
+                    f"server, which is {have}")
+        return None
+
+    def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
+        from harness.backends.controller import ensure_controller
+        ctl = self.controller or ensure_controller()
+        outcome.version = ctl.version
+        outcome.not_applicable = applicability.ignored_given(scenario.given)
+        return RealRun(scenario, profile, cluster, ctl)
+
+
+class RealRun:
+    """One live run: the work dir, the fake's server, the controller in its sandbox and the kubelet
+    stand-ins; applies manifests, waits for quiet, observes."""
+
+    def __init__(self, scenario, profile: str, cluster, ctl):
+        from harness.backends.lifetime import DIRS, LIFETIME, sweep_stale_workdirs, tmp_root
+        from harness.model.profile import profile_with_knobs
+        self.scenario, self.cluster = scenario, cluster
+        self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
+        t0 = time.monotonic()
+        sweep_stale_workdirs("harness-real-")
+        self.workdir = workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
+        (workdir / "owner.pid").write_text(str(os.getpid()))
+        self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))
+        # removed by close(); on SIGTERM/SIGINT by the exit path, on SIGKILL by the watcher
+        # (harness/backends/lifetime.py)
+        self.entry = LIFETIME.open(f"real-engine work dir {workdir}", lambda: shutil.rmtree(workdir, ignore_errors=True),
+                                   tier=DIRS, keep=self.keep, reap=(("dir", str(workdir)),))
+        self.server = self.sandbox = self.kubelets = None
+        self.steady = False
+        self.settle_reason = ""
+        self.apply_errors: list[str] = []
+        self.reported_errors = 0
+        self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
+        try:
+            cluster.reset()
+            secrets = clusterprep.prepare(cluster, ctl, workdir)
+            self.fake = fake = fake_azure(scenario, SimClock())
+            fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
+            self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls")
+            fake_port = int(self.server.url.rsplit(":", 1)[1])
+            api_port = int(cluster.server.rsplit(":", 1)[1])
+            cfg = cluster_settings(scenario)
+            endpoints = settings.Endpoints(f"https://127.0.0.1:{fake_port}", Path(self.server.ca_path), cluster.server,
+                                           Path(cluster.server_ca))
+            files = settings.write_files(workdir / "config", endpoints,
+                                         settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
+            env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS)
+            self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
+                                   [Forward(fake_port, fake_port), Forward(api_port, api_port)])
+            self.sandbox.start(workdir / "controller.log")
+            self.profile = profile_with_knobs(profile, None)
+            self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
+            self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, workdir / "controller.log")
+            self.timings["start"] = time.monotonic() - t0
+        except BaseException:
+            self._release(None)
+            raise
+
+    def apply(self, manifests: list[dict]) -> None:
+        import copy
+        for obj in sorted(manifests, key=lambda o: apply_order(o.get("kind"))):
+            obj = copy.deepcopy(obj)
+            if obj.get("kind") == "Pod":
+                obj.setdefault("metadata", {}).setdefault("namespace", "default")
+            if obj.get("kind") in ("Deployment", "DaemonSet"):
+                _default_selector(obj)
+            try:
+                stored = self.cluster.create(obj, ADMIN)
+                self.observer.applied(obj, None, stored)
+            except APIRejected as e:
+                self.observer.applied(obj, e)
+                # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
+                if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
+                    self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
+
+    def _alive(self) -> None:
+        p = self.sandbox.process
+        if p is not None and not p.alive():
+            raise RuntimeError(f"the Karpenter controller exited (code {p.proc.returncode}); last log lines:\n{p.tail(30)}")
+
+    def settle(self):
+        """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
+        window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
+        the run is not steady); the result as observed."""
+        start = time.monotonic()
+        settler = Settler(start)
+        runaway_since = None
+        while True:
+            self._alive()
+            self.kubelets.step()
+            self.observer.poll()
+            now = time.monotonic()
+            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), self.observer.in_flight(),
+                               self._rounds()):
+                self.steady = True
+                break
+            # runaway only when it holds through the quiet window: Nodes that initialize in the same
+            # poll have not been seen by kube-scheduler yet
+            if self.observer.runaway(self.runaway_threshold, now):
+                runaway_since = runaway_since if runaway_since is not None else now
+                if now - runaway_since >= settler.quiet:
+                    self.steady = False
+                    break
+            else:
+                runaway_since = None
+            if now - start > QUIESCE_TIMEOUT:
+                self.steady = False
+                settler.reason = (f"not settled after {QUIESCE_TIMEOUT:.0f}s: " + settler.waiting(
+                    now, self.observer.in_flight(), self.observer.pending()))
+                break
+            time.sleep(POLL_SECONDS)
+        self.settle_reason = settler.reason
+        result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
+        result.timings.update(self.timings, settle=time.monotonic() - start)
+        result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
+        return result
+
+    def _rounds(self) -> int | None:
+        """The controller's provisioning round count (its metrics), None when it cannot be read."""
+        try:
+            return provisioning_rounds(self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0))
+        except (OSError, SandboxError):
+            return None
+
+    def play(self, step: dict, manifests: list[dict]) -> str | None:
+        """Play a step live; returns why it cannot be played on the real engine."""
+        if "advance" in step:
+            return (f"advance: {step['advance']} moves simulated time; the controller's timers are real "
+                    f"(cache TTLs, consolidation, GC run on the wall clock)")
+        if step.get("evict"):
+            return "evict: the controller notices a vanished VM only on its garbage-collection period (minutes)"
+        if step.get("cluster"):
+            return "cluster: operator settings are fixed for the controller's lifetime"
+        for f in step.get("faults") or []:
+            self.fake.add_fault(f)
+        if manifests:
+            self.apply(manifests)
+        for d in step.get("delete") or []:
+            self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+        return None
+
+    def applicable(self, expect: dict, root: str):
+        return applicability.split(expect, root)
+
+    def read_back(self, result, where: str, outcome: Outcome) -> list[Mismatch]:
+        """Objects the API server refused since the last read (other than the NodePools and
+        AKSNodeClasses whose refusal is an expectation) are input errors."""
+        new = self.apply_errors[self.reported_errors:]
+        self.reported_errors = len(self.apply_errors)
+        return [Mismatch(f"{where}manifests", "applied", err, "the API server refused it") for err in new]
+
+    def finish(self, outcome: Outcome, why) -> None:
+        fake, tap = self.fake, self.tap
+        outcome.hosts = sorted(tap.hosts)
+        outcome.vm_puts = {k: v.body for k, v in tap.vm_puts().items()}
+        outcome.nic_puts = {k: v.body for k, v in tap.nic_puts().items()}
+        outcome.vm_bodies = {vm["name"]: vm for vm in fake.vms()}
+        outcome.nic_bodies = {n["name"]: n for n in fake.nics()}
+
+    def close(self, outcome: Outcome) -> None:
+        self._release(outcome)
+        strays = sorted(h for h in outcome.hosts if h and h.rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"))
+        if strays:      # cannot happen through the sandbox; kept as the run's own proof
+            outcome.mismatches.append(Mismatch("engine.hosts", "loopback only", strays,
+                                               "hosts in the fake's log or the controller's"))
+
+    def _release(self, outcome: Outcome | None) -> None:
+        """Controller, fake server, kubelet stand-ins and the work dir, whatever state the run is in."""
+        try:
+            if self.sandbox is not None:
+                if outcome is not None:
+                    outcome.log_tail = self.sandbox.process.tail(40) if self.sandbox.process else ""
+                    outcome.hosts = sorted(set(outcome.hosts) | log_hosts(self.workdir / "controller.log"))
+                self.sandbox.stop()
+            if self.server is not None:
+                self.server.stop()
+            if self.kubelets is not None:
+                self.kubelets.close()
+        finally:
+            if self.keep:
+                print(f"karpenter-harness: kept real-engine work dir {self.workdir}", file=sys.stderr)
+            else:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            self.entry.release()
+
+
+def log_hosts(log: Path) -> set[str]:
+    """The hosts the controller called or tried to, from its log: the URL of every ARM call (with
+    ENABLE_AZURE_SDK_LOGGING each call is one `ApiRequestLog` line) and every host in a Go network
+    error (`dial tcp HOST:PORT`, `lookup HOST`). URLs inside error texts (e.g. a docs link in an ARM
+    error message) are not calls and are not counted."""
+    import json
+    import re
+    from urllib.parse import urlsplit
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return set()
+    hosts = set()
+    for line in text.splitlines():
+        if '"ApiRequestLog"' in line:
+            try:
+                url = json.loads(line).get("url") or ""
+            except ValueError:
+                continue
+            if url:
+                hosts.add(urlsplit(url).netloc.lower())
+    hosts |= {h.lower() for h in re.findall(r"dial tcp ([\w.\-\[\]:]+?)(?::\s|\\|\"|$)", text)}
+    hosts |= {h.lower() for h in re.findall(r"lookup ([\w.\-]+)", text)}
+    return hosts
+
+
+def _default_selector(obj: dict) -> None:
+    """apps/v1 requires spec.selector; scenarios written for the simulation often leave it out (the
+    simulated engine creates the pods itself). Default it to the pod template's labels, which is
+    the selector a user would write, and give the template a label when it has none."""
+    spec = obj.setdefault("spec", {})
+    tmpl_meta = spec.setdefault("template", {}).setdefault("metadata", {})
+    labels = tmpl_meta.setdefault("labels", {}) or {"app.kubernetes.io/name": obj["metadata"]["name"]}
+    tmpl_meta["labels"] = labels
+    spec.setdefault("selector", {"matchLabels": dict(labels)})

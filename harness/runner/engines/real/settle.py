@@ -1,0 +1,88 @@
+"""When a real-engine run has settled: on cause, with a short quiet window, not on a long one.
+
+Karpenter provisions only in rounds: `Provisioner.Reconcile` waits for its batcher, then `Schedule`s
+and creates NodeClaims (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go). The
+batcher is triggered by a provisionable pod's event (pkg/controllers/provisioning/controller.go
+PodController; a node marked for deletion: NodeController) and closes after BATCH_IDLE_DURATION without
+a new trigger (default 1 s; pkg/operator/options/options.go). Every `Schedule` adds one observation to
+`karpenter_scheduler_scheduling_duration_seconds{controller="provisioner"}`
+(pkg/controllers/provisioning/scheduling/metrics.go DurationSeconds, measured in Provisioner.Schedule).
+
+So a run has settled once
+  - nothing it observes changed for `quiet` seconds (longer than the batch idle window, so a round a
+    change triggered has run and shown what it created; `done_quiet`, shorter, once no pod is pending),
+  - no NodeClaim is in flight (each live one is initialized, or its VM failed, or its kubelet refused),
+  - no workload pod is pending, or a provisioning round finished after anything observed last changed
+    (Karpenter saw the pods and the cluster as they are and decided: a NodeClaim deleted after a failed
+    launch, for one, is followed by a round that launches the next);
+or, when the controller's metrics cannot be read, once nothing changed for `fallback` seconds (longer
+than the 10 s maximum batch window, as before).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+QUIET_SECONDS = 2.0           # > BATCH_IDLE_DURATION (1 s, core's default, which the harness keeps)
+# with no pod pending and no NodeClaim in flight no provisioning round is coming; the window only
+# lets late writes land (the label and taint updates that follow initialization)
+DONE_QUIET_SECONDS = 1.0
+FALLBACK_SECONDS = 12.0       # > BATCH_MAX_DURATION (10 s): what "settled" meant before the metrics
+ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
+_ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
+
+
+def provisioning_rounds(metrics_text: str) -> int:
+    """How many provisioning rounds the controller has run, from its Prometheus text (0 before the
+    first: the series appears with its first observation)."""
+    m = _ROUNDS.search(metrics_text)
+    return int(float(m.group(1))) if m else 0
+
+
+@dataclass
+class Settler:
+    """Fed one observation per poll; says when the run has settled and why."""
+    start: float
+    quiet: float = QUIET_SECONDS
+    done_quiet: float = DONE_QUIET_SECONDS
+    fallback: float = FALLBACK_SECONDS
+    last_fingerprint: object = None
+    last_change: float = 0.0
+    pending: frozenset = field(default_factory=frozenset)
+    pending_rounds: int | None = None        # the round count when anything observed last changed
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        self.last_change = self.start
+
+    def observe(self, now: float, fingerprint, pending: frozenset, in_flight: list[str],
+                rounds: int | None) -> bool:
+        """`fingerprint`: everything observed; `pending`: the pending workload pods with their
+        scheduling state; `in_flight`: NodeClaims neither initialized nor failed; `rounds`: the
+        provisioning round count, None when unreadable."""
+        if (fingerprint, pending) != (self.last_fingerprint, self.pending):
+            self.last_fingerprint, self.last_change = fingerprint, now
+            self.pending, self.pending_rounds = pending, rounds
+        elif self.pending_rounds is None:
+            self.pending_rounds = rounds       # the metrics answered only now
+        quiet_for = now - self.last_change
+        if quiet_for >= self.fallback:
+            self.reason = f"nothing changed for {quiet_for:.1f}s"
+            return True
+        if rounds is None or in_flight or quiet_for < (self.quiet if pending else self.done_quiet):
+            return False
+        if pending and not (self.pending_rounds is not None and rounds > self.pending_rounds):
+            return False
+        self.reason = (f"quiet for {quiet_for:.1f}s, no NodeClaim in flight, "
+                       + ("a provisioning round saw the pending pods since" if pending else "no pod pending"))
+        return True
+
+    def waiting(self, now: float, in_flight: list[str], pending: frozenset) -> str:
+        """What the run was still waiting on (for a run that never settled)."""
+        parts = [f"last change {now - self.last_change:.1f}s ago"]
+        if in_flight:
+            parts.append(f"NodeClaims in flight: {', '.join(in_flight[:5])}")
+        if pending:
+            parts.append(f"pending pods: {', '.join(sorted(k for k, *_ in pending)[:5])}"
+                         + ("" if self.pending_rounds is None else " (no provisioning round since the last change)"))
+        return "; ".join(parts)

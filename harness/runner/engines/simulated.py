@@ -1,0 +1,140 @@
+"""The simulated engine: the harness's own loop (harness/loop/simulation.py) on any backend, with
+fakeazure reached through the real Azure SDK in-process. Milliseconds a scenario; the default."""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from harness.backends.base import APIRejected, Cluster
+from harness.loop.clock import SimClock
+from harness.loop.result import RunResult
+from harness.loop.simulation import SimConfig, Simulation
+from harness.loop.unavailable import parse_duration
+from harness.loop.why import explain_pending
+from harness.model import instancetypes as itmod
+from harness.model.profile import profile_with_knobs
+from harness.runner.engines.azureside import cluster_settings, fake_azure
+from harness.runner.engines.base import NotApplicable, Outcome
+from harness.runner.expect import Mismatch
+from harness.runner.notices import Notice, emit
+from harness.runner.scenario import Scenario
+from harness.runner.steps import evict
+
+
+@functools.lru_cache(maxsize=4)
+def sdk_clients(subscription_id: str) -> tuple:
+    """(transport, compute client, network client), built once per process: building the SDK
+    clients costs more than a typical scenario's own calls, and they hold no per-run state. The
+    transport hands each request to the fake it is `serving` in the calling thread, which skips the
+    `requests` session and `responses` matcher of `mock_azure` (fakeazure/transport.py)."""
+    from fakeazure.clients import compute_client, network_client
+    from fakeazure.transport import InProcessTransport
+    transport = InProcessTransport()
+    return (transport, compute_client(None, subscription_id, transport=transport),
+            network_client(None, subscription_id, transport=transport))
+
+
+class SimulatedEngine:
+    name = "simulated"
+    cluster_options: dict = {}
+
+    def available(self, backend: str) -> tuple[bool, str]:
+        from harness.backends.registry import get_backend
+        return get_backend(backend).available()
+
+    def skip_reason(self, scenario: Scenario, cluster: Cluster) -> str | None:
+        return None
+
+    def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, *,
+              max_iterations: int | None = None, record_bodies: bool = False) -> SimulatedRun:
+        """`record_bodies`: put the VM/NIC bodies the fake stored into the outcome (the conformance
+        report compares them with the real engine's)."""
+        return SimulatedRun(scenario, profile, cluster, max_iterations, record_bodies)
+
+
+class SimulatedRun:
+    def __init__(self, scenario: Scenario, profile: str, cluster: Cluster, max_iterations: int | None,
+                 record_bodies: bool):
+        import fakeazure
+        self.scenario, self.cluster, self.record_bodies = scenario, cluster, record_bodies
+        cluster.reset()
+        prof = profile_with_knobs(profile, scenario.given.get("knobs"))
+        cluster.install_profile(prof if prof.fingerprint else profile)
+        self.settings = cluster_settings(scenario)
+        loop_cfg = scenario.given.get("loop") or {}
+        cfg = SimConfig(
+            scenario=scenario.name, profile=prof, backend=cluster.backend, seed=scenario.seed,
+            cluster=itmod.ClusterParams.from_dict(self.settings),
+            max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
+            runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
+            min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
+        )
+        if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
+            cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
+        clock = SimClock()
+        self.fake = fake_azure(scenario, clock)
+        # real backends talk to a loopback kube-apiserver through `requests` too: let those through
+        transport, compute, network = sdk_clients(self.fake.subscription_id)
+        self.context = contextlib.ExitStack()
+        self.context.enter_context(fakeazure.mock_azure(self.fake, passthrough=cluster.backend != "embedded"))
+        self.context.enter_context(transport.serving(self.fake))
+        self.sim = Simulation(cfg, cluster, self.fake, compute, network, clock)
+
+    def apply(self, manifests: list[dict]) -> None:
+        self.sim.apply(manifests)                  # Simulation.apply copies them
+        self.sim.validate_nodepools()
+
+    def settle(self) -> RunResult:
+        return self.sim.converge()
+
+    def play(self, step: dict, manifests: list[dict]) -> str | None:
+        sim, fake = self.sim, self.fake
+        if step.get("cluster"):
+            self.settings = {**self.settings, **step["cluster"]}
+            sim.set_cluster(itmod.ClusterParams.from_dict(self.settings))
+        if "advance" in step:
+            sim.clock.advance(parse_duration(step["advance"]))
+        for f in step.get("faults") or []:
+            fake.add_fault(f)
+        if manifests:
+            self.apply(manifests)
+        for d in step.get("delete") or []:
+            try:
+                sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+            except APIRejected as e:      # e.g. a NodePool the API server refused never existed
+                sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
+        if step.get("evict"):
+            evict(sim, fake, step["evict"])          # StepFailed when the run's state does not allow it
+        return None
+
+    def applicable(self, expect: dict, root: str) -> tuple[dict, list[NotApplicable]]:
+        return expect, []
+
+    def read_back(self, result: RunResult, where: str, outcome: Outcome) -> list[Mismatch]:
+        """A backend that runs the real components (kind: kube-scheduler, kubelets) puts what they did
+        into the result; where that differs from the loop, a blocking difference is a mismatch and the
+        rest are notices (in `outcome.notices` and the trace)."""
+        if not hasattr(self.cluster, "read_back"):
+            return []
+        out = []
+        for f in self.cluster.read_back(result):
+            if f.blocking:
+                out.append(Mismatch(f"{where}{f.path}", f.loop, f.real, f.detail))
+            else:
+                text = f"{where}{f.path}: loop {f.loop!r}, real {f.real!r} ({f.detail})"
+                outcome.notices.append(text)
+                result.trace.append(f"[real] {text}")
+                emit([Notice(str(outcome.scenario.file), outcome.scenario.line, text, "real")])
+        return out
+
+    def finish(self, outcome: Outcome, why: list[str] | None) -> None:
+        """A failed run (or `why`: pod names) gets the why view of its unplaced pods, computed after
+        every check."""
+        if outcome.mismatches or why:
+            outcome.why = explain_pending(self.sim, why)
+        if self.record_bodies:
+            outcome.vm_bodies = {vm["name"]: vm for vm in self.fake.vms()}
+            outcome.nic_bodies = {n["name"]: n for n in self.fake.nics()}
+
+    def close(self, outcome: Outcome) -> None:
+        self.context.close()

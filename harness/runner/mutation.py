@@ -1,0 +1,355 @@
+"""Mutation testing of scenario expectations (issue 29): every scalar an expectation states, changed,
+must make the scenario fail or be refused by validation; one that survives is an expectation that
+checks nothing (a key the checker ignores, a selector that does not select, an override no
+profile reaches).
+
+Each scenario document is run once per profile on the embedded backend, and the RunResult the
+engine checks at each check point (`expect` after the loop, `steps[i].expect` after step i) is kept
+as a snapshot. A mutant then re-runs only the check phase against those snapshots. That is the
+same verdict a full run of the mutated file gives, because:
+
+1. the simulation never reads an expectation: `engines.run` hands `scenario.manifests`, `given` and
+   each step's actions to the loop, and reads `expect`/`expectByProfile` (top level and per step)
+   only through `Scenario.expect_for` -> `check`; the run is deterministic (seeded), so the mutated
+   file's runs produce the same results;
+2. `check` is a function of (merged expectation, RunResult): it reads the result and writes only
+   its own list of mismatches; the engine's RunResult object is the same one through every step
+   (`Simulation.converge` returns it), so each check point is deep-copied when the engine checks
+   it, and the last needs no copy;
+3. of what loading does, only the schema, the profile names in `expectByProfile` and the value
+   checks (`scenario_value_errors`: regexes, durations, quantities) read expectations, and a
+   mutant is validated by exactly those functions on the mutated document.
+
+tests/runner/test_mutation.py checks each point on a sample: results equal with expectations
+stripped, the checker leaves a result unchanged, and the fast verdict equals a full load-and-run
+of the mutated file for sampled mutants.
+
+Operators (key-aware, so that no operator can only weaken the check): booleans flipped (not
+`offeringsExactly: true`, whose flip only relaxes); integers +1 (`maxLaunched`, `maxIterations`:
+-1); floats +1; strings with a schema enum set to the next enum value (where the value picks members
+of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by the schema); regexes
+required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
+other strings suffixed. List elements are mutated the same way, except in lists that only say what
+is absent or excluded (`labelsAbsent`, `taintsAbsent`, `kubeletNodeLabelsAbsent`,
+`requirementsAbsent`, `valuesExclude`), where any change only weakens.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from unittest import mock
+
+import jsonschema
+
+from harness.loop.result import RunResult
+from harness.runner.engines import base as engine_base
+from harness.runner.engines import run
+from harness.runner.expect import check
+from harness.runner.scenario import Scenario, check_semantics, schema_errors, schema
+from harness.runner.shapes import scenario_value_errors
+
+SUFFIX = "-mutated"
+WEAKEN_ONLY_LISTS = frozenset({"labelsAbsent", "taintsAbsent", "kubeletNodeLabelsAbsent",
+                               "requirementsAbsent", "valuesExclude"})
+UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations"})
+NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, or the map it is in
+# enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
+# taints by effect): another enum value may be just as true there, so they are suffixed (and refused)
+MATCHING_ENUMS = frozenset({"writers", "priority", "effect"})
+_NUMBER = re.compile(r"^(\d+)(.*)$")
+
+
+@dataclass
+class Checkpoint:
+    """One check the engine made: where (`expect` or `steps[i].expect`), under which profile, the
+    merged expectation it checked and the RunResult as it was then."""
+    root: str
+    step: int | None
+    profile: str
+    expect: dict
+    result: RunResult
+
+
+@dataclass
+class Subject:
+    """A scenario document whose runs passed, with every check point of every profile it ran under."""
+    scenario: Scenario
+    checkpoints: list[Checkpoint]
+    profiles: list[str]
+
+
+@dataclass
+class Mutant:
+    path: tuple               # into the document's data
+    old: object
+    new: object
+    file: str
+    line: int
+
+    def describe(self) -> str:
+        return f"{self.file}:{self.line}: {dotted(self.path)}: {self.old!r} -> {self.new!r}"
+
+
+@dataclass
+class Tally:
+    documents: int = 0
+    runs: int = 0
+    skipped: list[str] = field(default_factory=list)      # documents not run in-process, and why
+    mutants: int = 0
+    killed: int = 0
+    refused: int = 0
+    survivors: list[Mutant] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)       # a traceback from validation or the checker
+    record_seconds: float = 0.0
+    mutate_seconds: float = 0.0
+
+
+def dotted(path: tuple) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f'["{p}"]' if re.search(r"[^A-Za-z0-9_-]", p) else f".{p}")
+    return out.lstrip(".")
+
+
+# -- recording ---------------------------------------------------------------------------------------
+def record(scenario: Scenario, cluster) -> tuple[Subject | None, str]:
+    """Run `scenario` under each profile it declares that is expected to pass (not xfail) and keep
+    every check point; (None, why) when it cannot run in-process or a run fails."""
+    if "embedded" not in scenario.backends:
+        return None, f"runs on {', '.join(scenario.backends)} only"
+    profiles = [p for p in scenario.profiles if scenario.xfail_reason(p) is None]
+    if not profiles:
+        return None, "every profile is an xfail"
+    last_root = f"steps[{len(scenario.steps) - 1}].expect" if scenario.steps else "expect"
+    points: list[Checkpoint] = []
+    for profile in profiles:
+        seen: list[Checkpoint] = []
+
+        def recorder(expect, result, sc=None, root="expect", prof=None, _seen=seen):
+            step = int(root[6:root.index("]")]) if root.startswith("steps[") else None
+            snap = result if root == last_root else copy.deepcopy(result)
+            _seen.append(Checkpoint(root, step, prof, copy.deepcopy(expect), snap))
+            return check(expect, result, sc, root, prof)
+
+        with mock.patch.object(engine_base, "check", recorder):
+            outcome = run(scenario, profile, cluster)
+        if outcome.passed and len(seen) != 1 + len(scenario.steps):
+            raise RuntimeError(f"the engine made {len(seen)} checks for {1 + len(scenario.steps)} check points: "
+                               "it no longer checks through harness.runner.engines.base.check (update "
+                               "harness/runner/mutation.py record)")
+        if not outcome.passed:
+            return None, f"fails under {profile}: {outcome.mismatches[0].render()}"
+        points += seen
+    return Subject(scenario, points, profiles), ""
+
+
+# -- enumerating mutants --------------------------------------------------------------------------------
+def expectation_blocks(data: dict) -> list[tuple]:
+    """Paths of every expectation block of a scenario document."""
+    out = []
+    if isinstance(data.get("expect"), dict):
+        out.append(("expect",))
+    for p in data.get("expectByProfile") or {}:
+        out.append(("expectByProfile", p))
+    for i, step in enumerate(data.get("steps") or []):
+        if isinstance(step.get("expect"), dict):
+            out.append(("steps", i, "expect"))
+        for p in step.get("expectByProfile") or {}:
+            out.append(("steps", i, "expectByProfile", p))
+    return out
+
+
+def _get(data, path: tuple):
+    for p in path:
+        data = data[p]
+    return data
+
+
+def _ref(s: dict) -> dict:
+    while "$ref" in s:
+        s = schema()["$defs"][s["$ref"].rsplit("/", 1)[-1]]
+    return s
+
+
+_BRANCH_VALIDATORS: dict[int, jsonschema.Draft202012Validator] = {}
+
+
+def _branch(s: dict, value) -> dict:
+    """The alternative of a oneOf/anyOf that `value` takes."""
+    s = _ref(s)
+    for key in ("oneOf", "anyOf"):
+        for b in s.get(key) or []:
+            v = _BRANCH_VALIDATORS.get(id(b))
+            if v is None:
+                v = _BRANCH_VALIDATORS[id(b)] = jsonschema.Draft202012Validator({"$defs": schema()["$defs"], **b})
+            if v.is_valid(value):
+                return _branch(b, value)
+    return s
+
+
+def schema_at(block: dict, rel: tuple) -> dict:
+    """The schema of the value at `rel` inside an expectation block."""
+    s, node = schema()["$defs"]["expect"], block
+    for p in rel:
+        s = _branch(s, node)
+        if isinstance(p, int):
+            s = s.get("items") or {}
+        else:
+            extra = s.get("additionalProperties")
+            s = (s.get("properties") or {}).get(p) or (extra if isinstance(extra, dict) else {})
+        node = node[p]
+    return _branch(s, node)
+
+
+def _leaves(node, path: tuple):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, path + (i,))
+    else:
+        yield path, node
+
+
+def mutations(key: str, value, enum: list | None) -> list:
+    """The mutated values of one scalar whose key (or, in a list, the list's key) is `key`."""
+    if isinstance(value, bool):
+        return [] if (key == "offeringsExactly" and value) else [not value]
+    if isinstance(value, int):
+        return [value - 1 if key in UPPER_BOUNDS else value + 1]
+    if isinstance(value, float):
+        return [value + 1]
+    if isinstance(value, str):
+        if enum and key not in MATCHING_ENUMS:
+            others = [e for e in enum if e != value]
+            return [others[(enum.index(value) if value in enum else 0) % len(others)]] if others else []
+        if key.endswith("Regex"):
+            return [f"(?:{value}){SUFFIX}"]
+        m = _NUMBER.match(value)
+        if key in NUMBERED_STRINGS and m:
+            return [f"{int(m[1]) + 1}{m[2]}"]
+        return [value + SUFFIX]
+    return []
+
+
+def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
+    """Every mutant of the document's expectations, in document order."""
+    data = scenario.doc.data if data is None else data
+    out = []
+    for block in expectation_blocks(data):
+        profile = block[-1] if len(block) > 1 and block[-2] == "expectByProfile" else None
+        if profile is not None and scenario.xfail_reason(profile) is not None:
+            continue                    # only a run known to fail reads it
+        body = _get(data, block)
+        for rel, value in _leaves(body, ()):
+            if not rel:
+                continue
+            in_list = isinstance(rel[-1], int)
+            key = next((p for p in reversed(rel) if isinstance(p, str)), "")
+            if in_list and key in WEAKEN_ONLY_LISTS:
+                continue
+            if key not in NUMBERED_STRINGS and len(rel) > 1 and rel[-2] in NUMBERED_STRINGS:
+                key = rel[-2]                        # capacity.cpu: "2" is a quantity
+            enum = schema_at(body, rel).get("enum")
+            for new in mutations(key, value, enum):
+                path = block + rel
+                out.append(Mutant(path, value, new, str(scenario.file), scenario.doc.line(path)))
+    return out
+
+
+# -- judging a mutant ---------------------------------------------------------------------------------
+def refused(scenario: Scenario, data: dict) -> bool:
+    """Whether loading refuses the document with `data`: the checks of `_scenario_from` that read
+    expectations (the schema, the profiles named in expectByProfile, the value checks)."""
+    doc = copy.copy(scenario.doc)
+    doc.data = data
+    return bool(schema_errors(doc) or check_semantics(doc, data) or scenario_value_errors(data))
+
+
+def expectation_at(data: dict, point: Checkpoint, scenario: Scenario) -> dict:
+    """The merged expectation the engine checks at `point` for a document with `data`
+    (engines.base.execute: `scenario.expect_for(profile[, step expect, step expectByProfile])`)."""
+    if point.step is None:
+        return scenario.expect_for(point.profile, data.get("expect") or {}, data.get("expectByProfile") or {})
+    step = data["steps"][point.step]
+    return scenario.expect_for(point.profile, step.get("expect") or {}, step.get("expectByProfile") or {})
+
+
+def fails(subject: Subject, data: dict) -> bool:
+    """Whether any check point of the recorded runs fails for the document with `data`."""
+    for point in subject.checkpoints:
+        if check(expectation_at(data, point, subject.scenario), point.result, None, point.root, point.profile):
+            return True
+    return False
+
+
+def judge(subject: Subject, mutant: Mutant, data: dict) -> str:
+    """"refused", "killed" or "survived"; `data` (a private copy of the document) is mutated in
+    place and restored."""
+    parent = _get(data, mutant.path[:-1])
+    parent[mutant.path[-1]] = mutant.new
+    try:
+        if refused(subject.scenario, data):
+            return "refused"
+        return "killed" if fails(subject, data) else "survived"
+    finally:
+        parent[mutant.path[-1]] = mutant.old
+
+
+def run_mutation(scenarios: list[Scenario], cluster, *, sample: int | None = None, seed: int = 1,
+                 progress=None) -> Tally:
+    """Record every scenario, then judge its mutants (all, or `sample` of them chosen with `seed`)."""
+    tally = Tally()
+    subjects = []
+    t0 = time.perf_counter()
+    for sc in scenarios:
+        subject, why = record(sc, cluster)
+        if subject is None:
+            tally.skipped.append(f"{sc.file}:{sc.line}: {sc.name}: {why}")
+            continue
+        tally.documents += 1
+        tally.runs += len(subject.profiles)
+        subjects.append(subject)
+    tally.record_seconds = time.perf_counter() - t0
+    return judge_all(subjects, sample=sample, seed=seed, progress=progress, tally=tally)
+
+
+def judge_all(subjects: list[Subject], *, sample: int | None = None, seed: int = 1, progress=None,
+              tally: Tally | None = None) -> Tally:
+    """Judge the mutants of recorded subjects (all, or `sample` of them chosen with `seed`)."""
+    if tally is None:
+        tally = Tally(documents=len(subjects), runs=sum(len(s.profiles) for s in subjects))
+    work = [(s, m) for s in subjects for m in mutants(s.scenario)]
+    if sample is not None and sample < len(work):
+        work = random.Random(seed).sample(work, sample)
+    t0 = time.perf_counter()
+    copies: dict[int, dict] = {}
+    for subject, m in work:
+        data = copies.setdefault(id(subject), copy.deepcopy(subject.scenario.doc.data))
+        tally.mutants += 1
+        try:
+            verdict = judge(subject, m, data)
+        except Exception:  # noqa: BLE001 - a traceback from validation or the checker is a finding
+            tally.errors.append(f"{m.describe()}: {traceback.format_exc()}")
+            continue
+        if verdict == "refused":
+            tally.refused += 1
+        elif verdict == "killed":
+            tally.killed += 1
+        else:
+            tally.survivors.append(m)
+        if progress:
+            progress(tally)
+    tally.mutate_seconds = time.perf_counter() - t0
+    return tally
+
+
+def library(paths: list[str | Path]) -> list[Scenario]:
+    from harness.runner.scenario import find_scenario_files, load_scenarios
+    return [sc for f in find_scenario_files(paths) for sc in load_scenarios(f)]

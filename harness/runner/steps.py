@@ -1,0 +1,69 @@
+"""Scenario steps that cannot apply. What the file alone decides is refused when it loads
+(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never
+applied); what depends on the run (which nodes exist, whether the VM is Spot) fails the run at
+the step, as a mismatch that names the step's `file:line` (StepFailed), never a traceback.
+"""
+from __future__ import annotations
+
+import re
+
+from fakeazure.arm import ARMError
+
+from harness.loop.result import NodeResult
+from harness.runner.expect import Mismatch
+
+
+class StepFailed(Exception):
+    """A step the run's state does not allow; `key` is the step's field (`evict`, `evict.node`)."""
+
+    def __init__(self, key: str, wanted: str, reason: str):
+        super().__init__(reason)
+        self.key, self.wanted, self.reason = key, wanted, reason
+
+    def mismatch(self, scenario, i: int) -> Mismatch:
+        path = ("steps", i) + tuple(self.key.split("."))
+        return Mismatch(f"steps[{i}].{self.key}", self.wanted, self.reason,
+                        "the step cannot apply; later steps were not played", scenario.doc.line(path))
+
+
+def _nodes_there(nodes: list[NodeResult]) -> str:
+    return "; ".join(f"[{n.index}] {n.name} ({n.capacity_type}, nodePool {n.nodepool})" for n in nodes) or "none"
+
+
+def eviction_target(result, ev: dict) -> NodeResult:
+    """The node an `evict` step names: `node` (launch-order index) or `pod` (the node it is bound to)."""
+    nodes = result.nodes
+    if "node" in ev:
+        if ev["node"] >= len(nodes):
+            raise StepFailed("evict.node", f"node {ev['node']}", f"the run has {len(nodes)} node(s): {_nodes_there(nodes)}")
+        return nodes[ev["node"]]
+    pods = result.pods_of(ev["pod"])
+    bound = sorted({p.node for p in pods if p.node})
+    if not bound:
+        states = ", ".join(f"{p.name} {p.state}" + (f" ({p.reason})" if p.reason else "") for p in pods) or "no such pod"
+        raise StepFailed("evict.pod", f"the node of pod {ev['pod']}", f"not bound to a node: {states}")
+    if len(bound) > 1:
+        raise StepFailed("evict.pod", f"the node of pod {ev['pod']}",
+                         f"its pods are on {len(bound)} nodes ({', '.join(bound)}): name one with `node`")
+    return next(n for n in nodes if n.name == bound[0])
+
+
+def _resource_group(sim, node: NodeResult) -> str:
+    """The VM's resource group, from its providerID (a `cluster` step may have moved the provider's
+    own resource group since it launched)."""
+    claim = next((c for c in sim.claims if c.result.name == node.nodeclaim), None)
+    provider_id = getattr(claim.launched, "provider_id", "") if claim is not None and claim.launched else ""
+    m = re.search(r"/resourceGroups/([^/]+)/", provider_id or "", re.IGNORECASE)
+    return m.group(1) if m else sim.provider.rg
+
+
+def evict(sim, fake, ev: dict) -> None:
+    """Simulate the eviction of the node's VM, as Azure's POST .../virtualMachines/{vm}/simulateEviction
+    does (fakeazure FakeAzure.evict); a VM that is gone or not Spot is the fake's ARM error, and the
+    step fails with it."""
+    node = eviction_target(sim.result, ev)
+    try:
+        fake.evict(_resource_group(sim, node), node.vm_name)
+    except ARMError as e:
+        raise StepFailed("evict", f"the eviction of VM {node.vm_name} (node {node.index}, {node.capacity_type})",
+                         f"simulateEviction refused: ({e.code}) {e.message}") from None

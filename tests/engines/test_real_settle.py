@@ -1,0 +1,76 @@
+"""When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
+quiet window, and the long window only when the controller's metrics cannot be read."""
+from harness.runner.engines.real.settle import (DONE_QUIET_SECONDS, FALLBACK_SECONDS, QUIET_SECONDS, Settler,
+                                                provisioning_rounds)
+
+METRICS = """# HELP karpenter_scheduler_scheduling_duration_seconds Duration of scheduling simulations
+# TYPE karpenter_scheduler_scheduling_duration_seconds histogram
+karpenter_scheduler_scheduling_duration_seconds_bucket{controller="provisioner",le="0.005"} 2
+karpenter_scheduler_scheduling_duration_seconds_sum{controller="provisioner"} 0.0123
+karpenter_scheduler_scheduling_duration_seconds_count{controller="provisioner"} 3
+karpenter_scheduler_scheduling_duration_seconds_count{controller="disruption"} 40
+"""
+
+
+def test_rounds_are_the_provisioners_count_only():
+    assert provisioning_rounds(METRICS) == 3
+    assert provisioning_rounds("# nothing observed yet\n") == 0
+
+
+def test_quiet_with_nothing_pending_and_nothing_in_flight_settles_after_the_short_window():
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 0)
+    assert not s.observe(DONE_QUIET_SECONDS - 0.1, "fp", frozenset(), [], 0)
+    assert s.observe(DONE_QUIET_SECONDS, "fp", frozenset(), [], 0)
+    assert "no pod pending" in s.reason
+
+
+def test_a_claim_in_flight_holds_the_run_until_the_long_window():
+    s = Settler(0.0)
+    for t in (0.0, 3.0, 6.0, FALLBACK_SECONDS - 0.1):
+        assert not s.observe(t, "fp", frozenset(), ["nc-1"], 0)
+    assert s.observe(FALLBACK_SECONDS, "fp", frozenset(), ["nc-1"], 0)
+
+
+def test_pending_pods_wait_for_a_provisioning_round_after_they_changed():
+    s = Settler(0.0)
+    pending = frozenset({("default/web", "Unschedulable", "0/1 nodes are available")})
+    assert not s.observe(0.0, "fp", pending, [], 5)
+    assert not s.observe(3.0, "fp", pending, [], 5)          # quiet, but Karpenter has not looked yet
+    assert s.observe(3.5, "fp", pending, [], 6)              # a round saw them: settled
+    assert "provisioning round" in s.reason
+
+
+def test_a_change_restarts_the_quiet_window():
+    s = Settler(0.0)
+    pending = frozenset({("default/web", "Unschedulable", "x")})
+    assert not s.observe(1.9, "a", pending, [], 0)
+    assert not s.observe(2.5, "b", pending, [], 1)
+    assert not s.observe(2.5 + QUIET_SECONDS - 0.1, "b", pending, [], 2)
+    assert s.observe(2.5 + QUIET_SECONDS, "b", pending, [], 2)
+
+
+def test_any_change_needs_a_round_after_it_while_pods_are_pending():
+    """A NodeClaim deleted after a failed launch changes no pod, yet Karpenter launches again."""
+    s = Settler(0.0)
+    pending = frozenset({("default/web", "Unschedulable", "x")})
+    assert not s.observe(0.0, ("claim-1",), pending, [], 1)
+    assert not s.observe(1.0, (), pending, [], 1)            # the claim is gone: a change
+    assert not s.observe(1.0 + QUIET_SECONDS, (), pending, [], 1)
+    assert s.observe(1.2 + QUIET_SECONDS, (), pending, [], 2)
+
+
+def test_unreadable_metrics_fall_back_to_the_long_window():
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], None)
+    assert not s.observe(5.0, "fp", frozenset(), [], None)
+    assert s.observe(FALLBACK_SECONDS, "fp", frozenset(), [], None)
+    assert "nothing changed" in s.reason
+
+
+def test_what_an_unsettled_run_waited_on():
+    s = Settler(0.0)
+    pending = frozenset({("default/web", "Unschedulable", "x")})
+    s.observe(1.0, "fp", pending, ["nc-1"], 2)
+    text = s.waiting(9.0, ["nc-1"], pending)
+    assert "NodeClaims in flight: nc-1" in text and "pending pods: default/web" in text and "8.0s ago" in text

@@ -1,0 +1,92 @@
+"""Steps that cannot apply in the run's state fail the run at the step, naming its file:line
+(issue 29); those the file alone decides are refused at load (tests/broken/step-*.yaml)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.embedded import EmbeddedBackend
+from harness.runner.engines import run
+from harness.runner.report import failure_text
+from harness.runner.scenario import load_scenarios_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BASE = """\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {{name: steps}}
+given: {{skus: [Standard_D2s_v3]}}
+manifests:
+  - file: manifests/default-nodepool.yaml
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {{name: spot}}
+    spec:
+      weight: 10
+      template:
+        spec:
+          nodeClassRef: {{group: karpenter.azure.com, kind: AKSNodeClass, name: default}}
+          requirements: [{{key: karpenter.sh/capacity-type, operator: In, values: [spot]}}]
+  - apiVersion: v1
+    kind: Pod
+    metadata: {{name: web}}
+    spec:
+      nodeSelector: {{karpenter.sh/capacity-type: {capacity}}}
+      containers: [{{name: c, image: x, resources: {{requests: {{cpu: 100m}}}}}}]
+steps:
+{steps}"""
+STEP_LINE = 23            # the first step's line in BASE
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = EmbeddedBackend().start()
+    yield c
+    c.close()
+
+
+def _run(cluster, steps: str, capacity: str = "on-demand"):
+    sc = load_scenarios_text(BASE.format(steps=steps, capacity=capacity), "steps.scenario.yaml", ROOT / "scenarios")[0]
+    return run(sc, "upstream", cluster)
+
+
+def test_evicting_an_on_demand_vm_fails_the_step_with_azures_refusal(cluster):
+    o = _run(cluster, "  - evict: {node: 0}\n    expect: {nodeCount: 5}\n")
+    assert [(m.path, m.line) for m in o.mismatches] == [("steps[0].evict", STEP_LINE)]
+    assert "simulateEviction refused: (OperationNotAllowed)" in o.mismatches[0].render()
+    assert o.step_results == []                       # the step's expectations are not checked
+    text = failure_text(o)
+    assert f"steps.scenario.yaml:{STEP_LINE}: steps[0].evict: expected" in text
+
+
+def test_evicting_a_node_the_run_does_not_have_fails_the_step(cluster):
+    o = _run(cluster, "  - advance: 1m\n  - evict: {node: 3}\n")
+    assert [(m.path, m.line) for m in o.mismatches] == [("steps[1].evict.node", STEP_LINE + 1)]
+    assert "the run has 1 node(s): [0]" in o.mismatches[0].render()
+
+
+def test_evict_by_pod_evicts_the_node_it_is_bound_to(cluster):
+    o = _run(cluster, "  - advance: 1h\n    evict: {pod: web}\n    expect:\n      azure: {vmCount: 0}\n",
+             capacity="spot")
+    assert o.passed, [m.render() for m in o.mismatches]
+    assert o.result.pods["default/web"].reason.startswith("node aks-spot-")   # its node went away
+
+
+def test_evicting_the_same_vm_twice_fails_the_second_step(cluster):
+    o = _run(cluster, "  - evict: {node: 0}\n  - evict: {node: 0}\n", capacity="spot")
+    assert [m.path for m in o.mismatches] == ["steps[1].evict"]
+    assert "(ResourceNotFound)" in o.mismatches[0].render()
+
+
+def test_evict_after_the_resource_group_changed_finds_the_vm(cluster):
+    o = _run(cluster, "  - cluster: {nodeResourceGroup: MC_other}\n  - evict: {node: 0}\n"
+                      "    expect: {azure: {vmCount: 0}}\n", capacity="spot")
+    assert o.passed, [m.render() for m in o.mismatches]
+
+
+def test_evicting_an_unbound_pods_node_fails_the_step(cluster):
+    o = _run(cluster, "  - evict: {pod: web}\n", capacity="nope")
+    assert [m.path for m in o.mismatches] == ["steps[0].evict.pod"]
+    assert "not bound to a node: web ignored (" in o.mismatches[0].render()
