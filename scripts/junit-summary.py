@@ -3,7 +3,7 @@
 start, a binary or image that was not built, a tool not installed) counts as a failure, named per reason.
 Only skips by design pass (BY_DESIGN below). Exit status 1 when anything failed.
 
-    python3 scripts/junit-summary.py [--strict 0|1] [--seconds N] reports/junit*.xml
+    python3 scripts/junit-summary.py [--strict 0|1] [--seconds N] [--cpu N] reports/junit*.xml
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--strict", default="0")
     ap.add_argument("--seconds", type=int, default=None)
+    ap.add_argument("--cpu", type=int, default=None, help="CPU seconds of the whole run")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args(argv)
     strict = args.strict not in ("", "0", "false", "no")
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     line = "total: " + ", ".join(parts)
     if args.seconds is not None:
         line += f" in {args.seconds // 60} min {args.seconds % 60} s"
+    if args.cpu is not None:
+        line += f" ({args.cpu} CPU-s)"
     failed = n["failed"] > 0 or (strict and missing)
     if missing:
         line += ("; FAILED (strict: a skip for a missing prerequisite fails CI)" if strict else
