@@ -30,6 +30,7 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
     Kind("DaemonSet", "apps", "v1", "daemonsets", True),
     Kind("Deployment", "apps", "v1", "deployments", True),
+    Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
     Kind("NodePool", "karpenter.sh", "v1", "nodepools", False),
     Kind("NodeClaim", "karpenter.sh", "v1", "nodeclaims", False),
     Kind("AKSNodeClass", "karpenter.azure.com", "v1beta1", "aksnodeclasses", False),

@@ -24,6 +24,10 @@ class ExistingNode:
     allocatable: dict[str, int]
     requested: dict[str, int]
     nodeclaim: str | None = None
+    # pods that may not land here: a consolidation simulation keeps candidate pods off nodes under
+    # their consolidateAfter (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go Solve,
+    # existingnode.go isUnderConsolidateAfter); empty for provisioning
+    refuses: frozenset = frozenset()
     _reqs_cache: dict = field(default_factory=dict, repr=False)
 
     def requirements(self, sem: Semantics) -> Requirements:

@@ -194,6 +194,8 @@ class Scheduler:
 
     # -- placement ----------------------------------------------------------------------------
     def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
+        if node.refuses and pod.uid in node.refuses:
+            return "consolidateAfter"
         if untolerated(pod.tolerations, node.taints):
             return "taints"
         node_reqs = node.requirements(self.sem)

@@ -17,17 +17,24 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.backends.base import Cluster
 from harness.loop.azure import AzureProvider
 from harness.loop.clock import SimClock
 from harness.loop.controllers.binding import KubeScheduler
+from harness.loop.controllers.disruption import DisruptionController, record_garbage_collected
+from harness.loop.controllers.expiration import Expiration
 from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
 from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness
+from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption
 from harness.loop.controllers.nodepool import NodePoolStatus
+from harness.loop.controllers.nodetermination import NodeTermination
+from harness.loop.controllers.orchestration import Orchestration
+from harness.loop.controllers.pdbstatus import PDBStatus
+from harness.loop.controllers.podevents import PodEvents
 from harness.loop.controllers.provisioner import Provisioner
 from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState
@@ -55,6 +62,7 @@ class SimConfig:
     max_iterations: int = 60
     runaway_threshold: int = 3
     min_values_policy: str = "Strict"
+    feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
 
 
 class Simulation:
@@ -79,6 +87,14 @@ class Simulation:
         self.initialization = Initialization(self.state)
         self.liveness = Liveness(self.state, self.termination)
         self.gc = GarbageCollection(self.state, self.termination)
+        # disruption (harness/loop/controllers/disruption.py and the modules it names)
+        self.podevents = PodEvents(self.state)
+        self.pdbs = PDBStatus(self.state)
+        self.nodeclaim_disruption = NodeClaimDisruption(self.state)
+        self.node_termination = NodeTermination(self.state, self.termination)
+        self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
+        self.expiration = Expiration(self.state, self.node_termination)
+        self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
 
     # -- what callers read ----------------------------------------------------------------------------
     @property
@@ -143,6 +159,8 @@ class Simulation:
     def apply(self, manifests: list[dict]) -> None:
         """Create the manifests (copies; the caller's dicts are not changed)."""
         self.workloads.apply(manifests)
+        if any(m.get("kind") == "PodDisruptionBudget" for m in manifests):
+            self.pdbs.enabled = True
 
     def validate_nodepools(self) -> None:
         """NodePool validation and readiness (controllers/nodepool.py); run after every apply."""
@@ -173,18 +191,45 @@ class Simulation:
                 break
             if not progress and self.gc.reconcile(force=True):
                 progress = True       # a VM vanished (eviction) while the cluster looked steady
+            progress |= self._disrupt()
             if not progress:
                 deadline = self.liveness.next_deadline()
-                if deadline is None or not any(c.refused or c.launched is None for c in self.claims if not c.done):
+                if deadline is not None and not any(c.refused or c.launched is None for c in self.claims if not c.done):
+                    deadline = None
+                waits = [d for d in (deadline, self._disruption_deadline()) if d is not None]
+                if not waits:
                     result.steady = True
                     break
-                clock.advance(max(deadline - clock.now(), 0) + 1)
+                clock.advance(max(min(waits) - clock.now(), 0) + 1)
             else:
                 clock.advance(ITERATION_SECONDS)
         self._finish()
         return result
 
     # -- the steps ----------------------------------------------------------------------------------
+    def _disrupt(self) -> bool:
+        """The disruption side of one iteration, in the order a pass sees it: pod events and PDB
+        status, the NodeClaims' Drifted/Consolidatable conditions, expiration, the disruption
+        controller's methods, the orchestration queue, then termination (drain, eviction, instance
+        deletion). Each is core's controller of the same name (harness/loop/controllers/)."""
+        record_garbage_collected(self.state)
+        self.podevents.reconcile()
+        self.pdbs.reconcile()
+        self.nodeclaim_disruption.reconcile()
+        progress = self.expiration.reconcile()
+        progress |= self.disruption.reconcile()
+        progress |= self.queue.reconcile()
+        progress |= self.node_termination.reconcile()
+        return progress
+
+    def _disruption_deadline(self) -> float | None:
+        """The earliest short wait the disruption side has in flight (a command's validation delay,
+        a drain's minimum time, an instance deletion's requeue, a queued command's timeout); None when
+        only timers a scenario reaches with `advance` remain (consolidateAfter, expireAfter, budgets)."""
+        waits = [d for d in (self.disruption.next_deadline(), self.node_termination.next_deadline(),
+                             self.queue.next_deadline()) if d is not None]
+        return min(waits) if waits else None
+
     def _lifecycle(self) -> bool:
         """One step of each launched NodeClaim's lifecycle (core nodeclaim/lifecycle/controller.go
         Reconcile runs launch, registration, initialization, liveness in turn): the kubelet path,
@@ -218,11 +263,14 @@ class Simulation:
         """Final Node labels and taints, pod states, instance types as they are now (even with no
         pod pending), the unavailable-offerings cache and the fake's snapshot."""
         result, nodes = self.result, self.nodes
+        record_garbage_collected(self.state)
         for nr in result.nodes:
             node = self.cluster.get("Node", nr.name)
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
+            elif nr.deleted is None and any(c.node_name == nr.name and c.done for c in self.claims):
+                nr.deleted = next(c.result.deleted for c in self.claims if c.node_name == nr.name and c.done) or "deleted"
         for key, pr in result.pods.items():
             if pr.state == "deleted":
                 continue

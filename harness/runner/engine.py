@@ -120,6 +120,7 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
         max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
         runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
         min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
+        feature_gates=dict(scenario.given.get("featureGates") or {}),
     )
     if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
         cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)

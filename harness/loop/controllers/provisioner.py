@@ -13,6 +13,7 @@ from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.registration import UNINITIALIZED, UNREGISTERED
 from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error
 from harness.loop.result import NodeClaimResult
@@ -218,7 +219,8 @@ class Provisioner:
         obj = {
             "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name, "labels": labels,
-                         "annotations": {"karpenter.sh/nodepool-hash-version": "v3"},
+                         # NodePool.Hash and its version (core nodeclaimtemplate.go NewNodeClaimTemplate)
+                         "annotations": nodepool_hash_annotations(t.nodepool),
                          "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
@@ -226,7 +228,8 @@ class Provisioner:
                      "resources": {"requests": format_resource_list(planned.requests)},   # the pods' sum
                      "nodeClassRef": spec_t.get("nodeClassRef"),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
-                     **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {})},
+                     **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {}),
+                     **template_lifetime(spec_t)},    # expireAfter, terminationGracePeriod (ToNodeClaim)
         }
         pods = [s.pod_key(p.obj) for p in planned.pods]
         result = NodeClaimResult(name, t.name, pods, obj["spec"]["requirements"], dict(labels))

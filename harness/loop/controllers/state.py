@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.backends.base import ADMIN, Cluster
 from harness.loop.azure import AzureProvider, Launched
 from harness.loop.clock import SimClock
+from harness.loop.disruptionstate import ClaimDisruption, DisruptionRun, Nominations, Recorder
 from harness.loop.pods import PodView
 from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
 from harness.loop.scheduling import Template
@@ -43,6 +44,7 @@ class Claim:
     initialized: bool = False
     refused: bool = False
     done: bool = False
+    dis: ClaimDisruption = field(default_factory=ClaimDisruption)   # disruption state (disruptionstate.py)
 
 
 class LoopState:
@@ -66,9 +68,11 @@ class LoopState:
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
-        self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
+        self.nominated: dict[str, str] = Nominations(clock)   # pod key -> nodeclaim name (and when)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
+        self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
+        self.disruption.recorder = Recorder(self)
 
     # -- names and the trace ----------------------------------------------------------------------
     def name(self, prefix: str, n: int = 5) -> str:

@@ -18,7 +18,7 @@ from harness.loop.result import NodeClassResult, NodePoolResult
 
 # harness assumption: namespaces and classes first, then what refers to them, pods last
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
-               "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
+               "PersistentVolumeClaim": 3, "PodDisruptionBudget": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
 

@@ -1,0 +1,131 @@
+"""Karpenter core's disruption controller (sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/disruption/controller.go Reconcile, disrupt).
+
+Each pass: taints left by a command that is no longer in the queue are removed (with the NodeClaim's
+DisruptionReason); then the methods run in order - Emptiness, Drift, multi-node consolidation,
+single-node consolidation (NewMethods; static drift is not simulated) - and the first that produces a
+command wins the pass: GetCandidates with the method's filter and disruption class,
+BuildDisruptionBudgetMapping for its reason, ComputeCommands, Queue.StartCommand
+(orchestration.py). The consolidation methods validate their command after commandValidationDelay
+(15 s), during which the controller waits (upstream blocks on the clock); the loop's clock jumps
+to that deadline when nothing else is happening.
+
+Upstream polls every 10 s and re-runs immediately after a command; the loop runs one pass per
+iteration. ConsolidationState: the consolidation methods skip a pass when nothing relevant changed
+since they last found nothing to do, and look again at least every 5 minutes
+(pkg/controllers/state/cluster.go ConsolidationState).
+"""
+from __future__ import annotations
+
+from harness.loop.controllers.candidates import Cluster
+from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
+                                                    Proposal, SingleNode)
+from harness.loop.controllers.drift import Drift
+from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
+from harness.loop.controllers.simulate import Simulator
+from harness.loop.controllers.state import LoopState
+
+
+class DisruptionController:
+    def __init__(self, state: LoopState, provisioner, queue: Orchestration):
+        self.state = state
+        self.queue = queue
+        self.simulator = Simulator(state, provisioner)
+        self.methods = [Emptiness(self), Drift(self), MultiNode(self), SingleNode(self)]
+        self.pending: tuple[object, Proposal, float] | None = None      # (method, proposal, validate at)
+        self._fp = None
+        self._state_time = state.clock.now()
+
+    # -- what the methods ask ------------------------------------------------------------------------
+    def feature_gate(self, name: str) -> bool:
+        return bool((getattr(self.state.cfg, "feature_gates", None) or {}).get(name, False))
+
+    def queue_has(self, claim_name: str) -> bool:
+        return self.queue.has(claim_name)
+
+    def consolidation_state(self) -> float:
+        """Cluster.ConsolidationState: the time of the last relevant change, renewed every 5 minutes."""
+        s = self.state
+        now = s.clock.now()
+        fp = (tuple((c.result.name, c.initialized, c.dis.consolidatable_since is not None, c.dis.marked_for_deletion,
+                     c.dis.deleting_since is not None, c.done) for c in s.claims),
+              tuple(sorted((k, pr.node or "") for k, pr in s.result.pods.items() if pr.state != "deleted")),
+              tuple((np["metadata"].get("resourceVersion"), np["metadata"]["name"]) for np in s.cluster.list("NodePool")))
+        if fp != self._fp:
+            self._fp, self._state_time = fp, now
+        elif now - self._state_time >= CONSOLIDATION_STATE_TTL:
+            self._state_time = now
+        return self._state_time
+
+    # -- the pass -------------------------------------------------------------------------------------
+    def reconcile(self) -> bool:
+        s = self.state
+        now = s.clock.now()
+        if self.pending is not None:
+            method, proposal, due = self.pending
+            if now < due:
+                return False
+            self.pending = None
+            view = Cluster(s)
+            valid, why = method.validate(view, proposal)
+            if valid is None:
+                s.trace(f"{method.method} consolidation command is no longer valid ({why}): abandoned")
+                if method.method != "empty":
+                    method.rejected_events(view, proposal, why or "unknown")
+                return False
+            return self.queue.start(valid)
+        if not any(not c.done and c.initialized for c in s.claims):
+            return False
+        self._remove_outdated_taints()
+        view = Cluster(s)
+        for m in self.methods:
+            cands = view.candidates(lambda c, m=m: m.should_disrupt(view, c), m.disruption_class, self.queue_has,
+                                    m.method)
+            if not cands:
+                continue
+            budgets = view.budget_mapping(m.reason)
+            proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
+            if not proposals:
+                continue
+            if m.method in ("empty", "single", "multi"):
+                self.pending = (m, proposals[0], now + VALIDATION_DELAY)
+                s.trace(f"{m.method} consolidation: validating [{', '.join(c.name for c in proposals[0].candidates)}] "
+                        f"in {VALIDATION_DELAY:.0f}s")
+                return False
+            started = False
+            for p in proposals:
+                started |= self.queue.start(p)
+            return started
+        return False
+
+    def next_deadline(self) -> float | None:
+        return self.pending[2] if self.pending is not None else None
+
+    def _remove_outdated_taints(self) -> None:
+        """Nodes tainted by a command that is gone (and not being deleted) lose the taint and the
+        DisruptionReason condition."""
+        s = self.state
+        for c in s.claims:
+            if c.done or c.dis.disruption_reason is None or c.dis.marked_for_deletion or c.dis.deleting_since is not None:
+                continue
+            if self.queue.has(c.result.name):
+                continue
+            c.dis.disruption_reason = None
+            if c.node_name:
+                remove_disrupted_taint(s, c.node_name)
+
+
+def record_garbage_collected(s: LoopState) -> None:
+    """A NodeClaim the garbage collector deleted because its VM vanished (core
+    nodeclaim/garbagecollection/controller.go; metric reason `garbage_collected`) goes on the
+    disruption record. The Azure provider v1.14.0 has no interruption controller (no
+    pkg/controllers/interruption): a spot eviction is only seen this way, and the harness names its
+    reason Interrupted; any other vanished VM is InstanceTerminated."""
+    from harness.loop.controllers.orchestration import disruption_record
+    seen = {d["nodeClaim"] for d in s.result.disruptions}
+    for c in s.claims:
+        if c.done and c.result.deleted == "instance terminated" and c.result.name not in seen and c.registered:
+            reason = "Interrupted" if c.launched is not None and c.launched.capacity_type == "spot" else "InstanceTerminated"
+            s.result.disruptions.append(disruption_record(s, c, None, None, reason, "garbage-collection"))
+            if c.node_name and c.node_name in s.nodes:
+                s.nodes[c.node_name].deleted = reason
