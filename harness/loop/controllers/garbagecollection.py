@@ -30,7 +30,9 @@ class GarbageCollection:
     def reconcile(self, force: bool = False) -> bool:
         """One round; `force` runs it now whatever the interval (the orchestrator's steady-state check)."""
         s = self.state
-        live = [c for c in s.claims if not c.done and c.launched is not None]
+        # upstream collects only NodeClaims that are not being deleted (Reconcile: DeletionTimestamp
+        # zero); a deleting one's instance is termination's (harness/loop/controllers/nodetermination.py)
+        live = [c for c in s.claims if not c.done and c.launched is not None and c.dis.deleting_since is None]
         # what failed cleanups left (harness/loop/azure.py collect_garbage; a no-op otherwise)
         s.provider.collect_garbage({s.provider.resource_name(c.result.name) for c in s.claims if not c.done},
                                    eventually=force)
