@@ -96,7 +96,7 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
 
 def cmd_run(args) -> int:
     from harness.backends.registry import get_backend
-    from harness.runner.engine import run
+    from harness.runner.engine import run_guarded as run
     from harness.runner.report import failure_text
     try:
         scenarios = _load_all(args.paths)
@@ -134,23 +134,28 @@ def cmd_run(args) -> int:
     finally:
         cluster.close()
     def verdict(o) -> str:
-        """pass / FAIL, with a scenario's declared xfail profiles reported as xfail or XPASS(strict)."""
+        """pass / FAIL / ERROR (the run raised), with a scenario's declared xfail profiles reported as
+        xfail or XPASS(strict)."""
+        if o.error is not None:
+            return "ERROR"
         if o.scenario.xfail_reason(o.profile) is not None:
             return "xfail" if not o.passed else "XPASS"
         return "pass" if o.passed else "FAIL"
-    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS")]
+    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.json:
         print(json.dumps([{
             "file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
             "passed": o.passed, "verdict": verdict(o), "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes),
             "runaway": o.result.runaway, "mismatches": [m.render() for m in o.mismatches],
-            "why": {k: w.to_json() for k, w in o.why.items()},
+            "error": o.error, "why": {k: w.to_json() for k, w in o.why.items()},
         } for o in outcomes], indent=2))
     else:
         from rich.table import Table
         xfailed = sum(1 for o in outcomes if verdict(o) == "xfail")
+        errors = sum(1 for o in outcomes if verdict(o) == "ERROR")
         table = Table(title=f"{len(outcomes)} run(s) on {args.backend}: {len(outcomes) - len(failed) - xfailed} passed, "
-                            f"{xfailed} xfailed, {len(failed)} failed")
+                            f"{xfailed} xfailed, {len(failed) - errors} failed"
+                            + (f", {errors} error(s)" if errors else ""))
         for col in ("scenario", "profile", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:

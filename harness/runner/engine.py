@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from harness.backends.base import APIRejected, Cluster
 from harness.loop.clock import SimClock
@@ -40,10 +41,11 @@ class Outcome:
     seconds: float = 0.0
     why: dict = field(default_factory=dict)     # pod key -> harness.loop.why.PodWhy (final state)
     notices: list[str] = field(default_factory=list)   # where the real components differed, not failing
+    error: str | None = None       # the run could not finish: `file:line: ...: ExcType: message` (crash_outcome)
 
     @property
     def passed(self) -> bool:
-        return not self.mismatches
+        return not self.mismatches and self.error is None
 
 
 def cluster_settings(scenario: Scenario) -> dict:
@@ -151,6 +153,32 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     return outcome
 
 
+def run_guarded(scenario: Scenario, profile: str, cluster: Cluster, **kw) -> Outcome:
+    """`run`, but whatever goes wrong inside the run (a bug of the harness included) becomes that
+    run's error verdict, located at the scenario's file:line, instead of ending a multi-scenario run.
+    Ctrl-C and SystemExit still end it."""
+    t0 = time.perf_counter()
+    try:
+        return run(scenario, profile, cluster, **kw)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:      # noqa: BLE001 - isolation is the point
+        return crash_outcome(scenario, profile, cluster.backend, e, time.perf_counter() - t0)
+
+
+def crash_outcome(scenario: Scenario, profile: str, backend: str, exc: BaseException, seconds: float = 0.0) -> Outcome:
+    """The error verdict of a run that raised: the scenario's file:line, the exception, and the
+    innermost frames of the traceback (where in the harness it broke)."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)[-3:]
+    where = "; ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames)
+    text = (f"{scenario.file}:{scenario.line}: scenario {scenario.name!r} [{profile}/{backend}]: run raised "
+            f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else ""))
+    out = Outcome(scenario, profile, backend, RunResult(scenario.name, profile, backend, scenario.seed))
+    out.error, out.seconds = text, seconds
+    return out
+
+
 def _read_back(cluster: Cluster, result: RunResult, outcome: Outcome, where: str) -> list[Mismatch]:
     """A backend that runs the real components (kind: kube-scheduler, kubelets) puts what they did
     into the result; where that differs from the loop, a blocking difference is a mismatch and the
@@ -179,7 +207,7 @@ def _play_step(sim: Simulation, fake, step: dict, manifests: list[dict]) -> None
         sim.validate_nodepools()
     for d in step.get("delete") or []:
         try:
-            sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+            sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
         except APIRejected as e:      # e.g. a NodePool the API server refused never existed
             sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
     ev = step.get("evict")

@@ -265,6 +265,34 @@ class Checker:
                 if bad:
                     self.fail(f"{label}.{bad}", want[bad], p.reason,
                               f"events: {p.events}" if p.events else f"kube-scheduler: {p.scheduler_error}")
+            self.pod_placement(path, pods, want)
+
+    def pod_placement(self, path: str, pods: list, want: dict) -> None:
+        """Where pods are relative to each other (core's tests compare node names):
+        `sameNodeAs` / `notSameNodeAs` another pod (or Deployment: each of its pods), `nodeCount`
+        the distinct nodes the pods are bound to, `noEvents` no Karpenter FailedScheduling event."""
+        bound = [p.node for p in pods if p.node]
+        for key, same in (("sameNodeAs", True), ("notSameNodeAs", False)):
+            if key not in want:
+                continue
+            others = want[key] if isinstance(want[key], list) else [want[key]]
+            for other in others:
+                theirs = [p for p in self.r.pods_of(other)]
+                if not theirs:
+                    self.fail(f"{path}.{key}", other, None, "no pod or Deployment by that name")
+                    continue
+                nodes = {p.node for p in theirs}
+                for p in pods:
+                    if same and (p.node is None or nodes != {p.node}):
+                        self.fail(f"{path}.{key}", f"{other} on {p.node or 'no node'}", sorted(n or "no node" for n in nodes),
+                                  f"pod {p.name} is on {p.node or 'no node'}")
+                    elif not same and (p.node is None or p.node in nodes):
+                        self.fail(f"{path}.{key}", f"not on {p.node or 'no node'}", sorted(n or "no node" for n in nodes),
+                                  f"pod {p.name} is on {p.node or 'no node'}")
+        if "nodeCount" in want and len(set(bound)) != want["nodeCount"]:
+            self.fail(f"{path}.nodeCount", want["nodeCount"], len(set(bound)), ", ".join(sorted(set(bound))))
+        if want.get("noEvents") and any(p.events for p in pods):
+            self.fail(f"{path}.noEvents", "no FailedScheduling event", [e for p in pods for e in p.events])
 
     # -- nodes ------------------------------------------------------------------------------------
     def _select(self, want: dict, i: int) -> list[NodeResult]:

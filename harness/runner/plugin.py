@@ -151,7 +151,8 @@ class ScenarioFile(pytest.File):
                     if backend not in sc.backends:
                         item.add_marker(pytest.mark.skip(reason=f"scenario runs on {', '.join(sc.backends)} only"))
                     if (reason := sc.xfail_reason(profile, real)) is not None:
-                        item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+                        # only a failed expectation is the declared disagreement; a run that raised is an error
+                        item.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=ScenarioFailure))
                     if sc.given.get("serial"):
                         item.add_marker(pytest.mark.xdist_group(f"serial-{backend}"))
                     yield item
@@ -164,6 +165,11 @@ class ScenarioFile(pytest.File):
 
 class ScenarioFailure(Exception):
     pass
+
+
+class ScenarioError(Exception):
+    """The run raised (a bug of the harness included): the item's error verdict, rendered as the
+    scenario's file:line and the exception (harness.runner.engine.crash_outcome)."""
 
 
 def _real_subset() -> set[str]:
@@ -181,11 +187,13 @@ class ScenarioItem(pytest.Item):
     def runtest(self):
         if self.engine == "real":
             return self._runtest_real()
-        from harness.runner.engine import run
+        from harness.runner.engine import run_guarded
         from harness.runner.notices import emit
         emit(self.scenario.warnings)            # unmodeled fields, synthesized SKUs (HarnessWarning)
         cluster = _cluster(self.config, self.backend)
-        self.outcome = run(self.scenario, self.profile, cluster)
+        self.outcome = run_guarded(self.scenario, self.profile, cluster)
+        if self.outcome.error is not None:
+            raise ScenarioError(self.outcome.error)
         r = self.outcome.result
         self.user_properties += [("nodes", len(r.nodes)), ("iterations", r.iterations),
                                  ("seconds", round(self.outcome.seconds, 4))]
@@ -215,6 +223,8 @@ class ScenarioItem(pytest.Item):
             else:
                 from harness.runner.report import failure_text
             return failure_text(self.outcome, trace=self.config.option.scenario_trace)
+        if isinstance(excinfo.value, ScenarioError):
+            return f"ERROR {excinfo.value}"
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()
         return super().repr_failure(excinfo)

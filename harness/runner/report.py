@@ -9,6 +9,8 @@ MAX_TRACE = 40
 def failure_text(outcome: Outcome, trace: bool = False) -> str:
     sc = outcome.scenario
     r = outcome.result
+    if outcome.error is not None:
+        return f"ERROR {outcome.error}"
     lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} "
              f"on backend {outcome.backend!r} (seed {sc.seed})"]
     for m in outcome.mismatches:

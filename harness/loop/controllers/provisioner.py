@@ -174,11 +174,12 @@ class Provisioner:
             if res is not None:
                 s.nodepool_event(res, reason, message)
         progress = False
+        by_uid = {pv.uid: pv for pv in pending}
         for uid, node in solved.existing.items():
             claim = next((c for c in s.claims if c.node_name == node or
                           (c.launched and c.launched.vm_name == node)), None)
-            if claim is not None:
-                s.nominated[uid] = claim.result.name
+            if claim is not None:       # nominations are keyed like every pod map: namespace/name
+                s.nominated[s.pod_key(by_uid[uid].obj)] = claim.result.name
         for pv in pending:
             if pv.uid in solved.errors:
                 self.pod_error(pv, solved.errors[pv.uid])
