@@ -54,12 +54,21 @@ def nodeclass_hash(nodeclass: dict) -> str:
     return _digest(spec)
 
 
+_MEMO: dict[int, tuple[dict, str]] = {}      # id(nodepool) -> (the object, its hash); a pass reuses one
+_MEMO_SIZE = 64                               # object for every NodeClaim it creates
+
+
 def nodepool_hash_annotations(nodepool: dict) -> dict[str, str]:
     """A new NodeClaim's annotations: the template's, then the NodePool hash and its version (core
     nodeclaimtemplate.go NewNodeClaimTemplate; NodeClaimTemplate.ToNodeClaim)."""
+    hit = _MEMO.get(id(nodepool))
+    if hit is None or hit[0] is not nodepool:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        hit = _MEMO[id(nodepool)] = (nodepool, nodepool_hash(nodepool))
     template = (((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations") or {}
     return {**{str(k): str(v) for k, v in template.items()},
-            NODEPOOL_HASH: nodepool_hash(nodepool), NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
+            NODEPOOL_HASH: hit[1], NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
 
 
 def template_lifetime(template_spec: dict) -> dict:

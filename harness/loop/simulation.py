@@ -191,7 +191,7 @@ class Simulation:
                 break
             if not progress and self.gc.reconcile(force=True):
                 progress = True       # a VM vanished (eviction) while the cluster looked steady
-            progress |= self._disrupt()
+            progress |= self._disrupt(quiet=not progress)
             if not progress:
                 deadline = self.liveness.next_deadline()
                 if deadline is not None and not any(c.refused or c.launched is None for c in self.claims if not c.done):
@@ -207,17 +207,27 @@ class Simulation:
         return result
 
     # -- the steps ----------------------------------------------------------------------------------
-    def _disrupt(self) -> bool:
+    def _disrupt(self, quiet: bool) -> bool:
         """The disruption side of one iteration, in the order a pass sees it: pod events and PDB
         status, the NodeClaims' Drifted/Consolidatable conditions, expiration, the disruption
         controller's methods, the orchestration queue, then termination (drain, eviction, instance
-        deletion). Each is core's controller of the same name (harness/loop/controllers/)."""
-        record_garbage_collected(self.state)
+        deletion). Each is core's controller of the same name (harness/loop/controllers/). The
+        conditions and the disruption controller's methods run once provisioning is `quiet` (this
+        iteration changed nothing else): core's candidates must be initialized and not nominated
+        for a pending pod, so a pass while provisioning is still moving decides nothing (harness
+        simplification of the disruption controller's 10 s polling)."""
+        s = self.state
+        record_garbage_collected(s)
+        if not any(not c.done and c.launched is not None for c in s.claims):
+            return False
         self.podevents.reconcile()
-        self.pdbs.reconcile()
-        self.nodeclaim_disruption.reconcile()
+        self.nodeclaim_disruption.observe()
         progress = self.expiration.reconcile()
-        progress |= self.disruption.reconcile()
+        if quiet or self.disruption.pending is not None:
+            self.pdbs.reconcile()
+            nodepools = s.cluster.list("NodePool")
+            self.nodeclaim_disruption.reconcile(nodepools)
+            progress |= self.disruption.reconcile(nodepools)
         progress |= self.queue.reconcile()
         progress |= self.node_termination.reconcile()
         return progress

@@ -135,14 +135,16 @@ def sentence(text: str) -> str:
 class Cluster:
     """One disruption pass's view: state nodes, NodePools, instance types, PDB limits."""
 
-    def __init__(self, s: LoopState):
+    def __init__(self, s: LoopState, nodepools: list[dict] | None = None):
         self.s = s
         self.now = s.clock.now()
         self.started = s.disruption.pod_started
         self.nodes = state_nodes(s)
-        self.nodepools = {np["metadata"]["name"]: np for np in s.cluster.list("NodePool")}
+        self.nodepools = {np["metadata"]["name"]: np for np in (nodepools if nodepools is not None
+                                                                  else s.cluster.list("NodePool"))}
         self._its: dict[str, dict | None] = {}
         self.pdbs = Limits(list(s.disruption.pdb_status.values()))
+        self._built: dict[str, list[Candidate]] = {}
 
     def instance_types(self, np_name: str) -> dict | None:
         """BuildNodePoolMap: the NodePool's instance types by name (None: not resolvable)."""
@@ -283,13 +285,18 @@ class Cluster:
                          1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable))
 
     def candidates(self, should_disrupt, disruption_class: str, queue_has, method: str) -> list[Candidate]:
-        """GetCandidates."""
-        out = []
-        for sn in self.nodes:
-            c = self.candidate(sn, disruption_class, queue_has, method)
-            if c is not None and should_disrupt(c):
-                out.append(c)
-        return out
+        """GetCandidates. NewCandidate's verdict depends only on the state and the disruption class,
+        so a pass builds each node's candidate once per class and the methods filter it (the
+        events it publishes are deduplicated upstream too)."""
+        built = self._built.get(disruption_class)
+        if built is None:
+            built = self._built[disruption_class] = [
+                c for c in (self.candidate(sn, disruption_class, queue_has, method) for sn in self.nodes) if c is not None]
+        return [c for c in built if not queue_has(c.claim.result.name) and should_disrupt(c)]
+
+    def forget(self) -> None:
+        """The state changed within the pass (a validation re-reads it)."""
+        self._built.clear()
 
     # -- budgets ------------------------------------------------------------------------------------
     def budget_mapping(self, reason: str) -> dict[str, int]:

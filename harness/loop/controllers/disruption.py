@@ -17,6 +17,8 @@ since they last found nothing to do, and look again at least every 5 minutes
 """
 from __future__ import annotations
 
+from harness.loop import podutil
+from harness.loop.budgets import budget_active, disruption_spec
 from harness.loop.controllers.candidates import Cluster
 from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
                                                     Proposal, SingleNode)
@@ -24,6 +26,7 @@ from harness.loop.controllers.drift import Drift
 from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
 from harness.loop.controllers.simulate import Simulator
 from harness.loop.controllers.state import LoopState
+from harness.model.cron import CronError
 
 
 class DisruptionController:
@@ -33,7 +36,8 @@ class DisruptionController:
         self.simulator = Simulator(state, provisioner)
         self.methods = [Emptiness(self), Drift(self), MultiNode(self), SingleNode(self)]
         self.pending: tuple[object, Proposal, float] | None = None      # (method, proposal, validate at)
-        self._fp = None
+        self._fp = None                       # the last pass's fingerprint
+        self._evaluated = float("-inf")       # when a pass last ran
         self._state_time = state.clock.now()
 
     # -- what the methods ask ------------------------------------------------------------------------
@@ -44,21 +48,42 @@ class DisruptionController:
         return self.queue.has(claim_name)
 
     def consolidation_state(self) -> float:
-        """Cluster.ConsolidationState: the time of the last relevant change, renewed every 5 minutes."""
-        s = self.state
-        now = s.clock.now()
-        fp = (tuple((c.result.name, c.initialized, c.dis.consolidatable_since is not None, c.dis.marked_for_deletion,
-                     c.dis.deleting_since is not None, c.done) for c in s.claims),
-              tuple(sorted((k, pr.node or "") for k, pr in s.result.pods.items() if pr.state != "deleted")),
-              tuple((np["metadata"].get("resourceVersion"), np["metadata"]["name"]) for np in s.cluster.list("NodePool")))
-        if fp != self._fp:
-            self._fp, self._state_time = fp, now
-        elif now - self._state_time >= CONSOLIDATION_STATE_TTL:
+        """Cluster.ConsolidationState: the time of the last relevant change (the pass's fingerprint
+        changed), renewed every 5 minutes."""
+        now = self.state.clock.now()
+        if now - self._state_time >= CONSOLIDATION_STATE_TTL:
             self._state_time = now
         return self._state_time
 
+    def _fingerprint(self, nodepools: list[dict]) -> tuple:
+        """What a pass's outcome depends on: the NodeClaims' conditions and marks, where pods are,
+        the NodePools, PDB allowances, and the clock-driven facts (nominations, budget windows,
+        duration-valued do-not-disrupt annotations)."""
+        s = self.state
+        now = s.clock.now()
+        claims = tuple((c.result.name, c.initialized, c.registered, c.dis.consolidatable_since is not None,
+                        c.dis.drifted, c.dis.marked_for_deletion, c.dis.deleting_since is not None, c.done,
+                        c.dis.nominated_until > now, c.dis.disruption_reason) for c in s.claims)
+        pods = tuple(sorted((k, pr.node or "", pr.state) for k, pr in s.result.pods.items()))
+        nps = tuple((np["metadata"]["name"], np["metadata"].get("resourceVersion")) for np in nodepools)
+        windows = []
+        for np in nodepools:
+            for b in disruption_spec(np).budgets:
+                if b.get("schedule") is not None:
+                    try:
+                        windows.append(budget_active(b, now))
+                    except (CronError, ValueError):
+                        windows.append(None)
+        dnd = []
+        for k, pv in s.pod_views.items():
+            value = (pv.obj["metadata"].get("annotations") or {}).get(podutil.DO_NOT_DISRUPT)
+            if value not in (None, "true"):
+                dnd.append(podutil.do_not_disrupt(pv, s.disruption.pod_started.get(k), now))
+        pdbs = tuple(sorted((k, p.disruptions_allowed) for k, p in s.disruption.pdb_status.items()))
+        return claims, pods, nps, tuple(windows), tuple(dnd), pdbs, tuple(c.id for c in s.disruption.active())
+
     # -- the pass -------------------------------------------------------------------------------------
-    def reconcile(self) -> bool:
+    def reconcile(self, nodepools: list[dict] | None = None) -> bool:
         s = self.state
         now = s.clock.now()
         if self.pending is not None:
@@ -66,6 +91,7 @@ class DisruptionController:
             if now < due:
                 return False
             self.pending = None
+            self._fp = None
             view = Cluster(s)
             valid, why = method.validate(view, proposal)
             if valid is None:
@@ -76,8 +102,16 @@ class DisruptionController:
             return self.queue.start(valid)
         if not any(not c.done and c.initialized for c in s.claims):
             return False
+        if nodepools is None:
+            nodepools = s.cluster.list("NodePool")
+        fp = self._fingerprint(nodepools)
+        if fp == self._fp and now - self._evaluated < CONSOLIDATION_STATE_TTL:
+            return False          # nothing a pass reads has changed since the last one found nothing
+        if fp != self._fp:
+            self._state_time = now
+        self._fp, self._evaluated = fp, now
         self._remove_outdated_taints()
-        view = Cluster(s)
+        view = Cluster(s, nodepools)
         for m in self.methods:
             cands = view.candidates(lambda c, m=m: m.should_disrupt(view, c), m.disruption_class, self.queue_has,
                                     m.method)
@@ -89,12 +123,15 @@ class DisruptionController:
                 continue
             if m.method in ("empty", "single", "multi"):
                 self.pending = (m, proposals[0], now + VALIDATION_DELAY)
+                self._fp = None
                 s.trace(f"{m.method} consolidation: validating [{', '.join(c.name for c in proposals[0].candidates)}] "
                         f"in {VALIDATION_DELAY:.0f}s")
                 return False
             started = False
             for p in proposals:
                 started |= self.queue.start(p)
+            if started:
+                self._fp = None                   # run again on the next pass (RequeueImmediately)
             return started
         return False
 
@@ -122,6 +159,8 @@ def record_garbage_collected(s: LoopState) -> None:
     pkg/controllers/interruption): a spot eviction is only seen this way, and the harness names its
     reason Interrupted; any other vanished VM is InstanceTerminated."""
     from harness.loop.controllers.orchestration import disruption_record
+    if not any(c.done and c.result.deleted == "instance terminated" for c in s.claims):
+        return
     seen = {d["nodeClaim"] for d in s.result.disruptions}
     for c in s.claims:
         if c.done and c.result.deleted == "instance terminated" and c.result.name not in seen and c.registered:

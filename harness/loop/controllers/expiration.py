@@ -18,6 +18,7 @@ class Expiration:
     def __init__(self, state: LoopState, termination: NodeTermination):
         self.state = state
         self.termination = termination
+        self._ttl: dict[str, float | None] = {}        # claim -> its expireAfter (the spec does not change)
 
     def reconcile(self) -> bool:
         s = self.state
@@ -26,7 +27,9 @@ class Expiration:
         for c in list(s.claims):
             if c.done or c.refused or c.dis.deleting_since is not None:
                 continue
-            ttl = expire_after(c.obj.get("spec") or {})
+            ttl = self._ttl.get(c.result.name, -1.0)
+            if ttl == -1.0:
+                ttl = self._ttl[c.result.name] = expire_after(c.obj.get("spec") or {})
             if ttl is None or now < c.created_at + ttl:
                 continue
             s.trace(f"NodeClaim {c.result.name} expired (expireAfter {ttl:.0f}s)")

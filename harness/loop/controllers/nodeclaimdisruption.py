@@ -34,15 +34,38 @@ INSTANCE_TYPE_CHECK_AFTER = 3600.0             # drift.go: not until 1h after cr
 class NodeClaimDisruption:
     def __init__(self, state: LoopState):
         self.state = state
+        # claim -> (what its drift depends on, the reason): drift is recomputed only when a NodePool,
+        # an AKSNodeClass, the cluster settings, the SKU list or the claim's own state changed
+        self._drift_memo: dict[str, tuple[tuple, str]] = {}
+        self._hash_memo: dict[tuple[str, str], str] = {}
 
-    def reconcile(self) -> bool:
+    def observe(self) -> None:
+        """Every iteration: the provider's launch facts and the Initialized transition time, which
+        later passes count consolidateAfter from."""
         s = self.state
         now = s.clock.now()
-        nodepools = {np["metadata"]["name"]: np for np in s.cluster.list("NodePool")}
         nodeclasses: dict[str, dict | None] = {}
         for c in s.claims:
-            if c.done or c.refused or c.launched is None or c.dis.deleting_since is not None:
+            if c.done or c.refused or c.launched is None:
                 continue
+            if not c.dis.launch_recorded:
+                self._record_launch(c, nodeclasses)
+            if c.initialized and c.dis.initialized_at is None:
+                c.dis.initialized_at = now
+
+    def reconcile(self, nodepool_list: list[dict] | None = None) -> bool:
+        s = self.state
+        live = [c for c in s.claims if not (c.done or c.refused or c.launched is None or c.dis.deleting_since is not None)]
+        if not live:
+            return False
+        now = s.clock.now()
+        if nodepool_list is None:
+            nodepool_list = s.cluster.list("NodePool")
+        nodepools = {np["metadata"]["name"]: np for np in nodepool_list}
+        nodeclasses: dict[str, dict | None] = {}
+        world = (tuple((n, np["metadata"].get("resourceVersion")) for n, np in sorted(nodepools.items())),
+                 s.cfg.cluster, getattr(s.provider, "_sku_seq", 0))
+        for c in live:
             if not c.dis.launch_recorded:
                 self._record_launch(c, nodeclasses)
             if c.initialized and c.dis.initialized_at is None:
@@ -50,7 +73,7 @@ class NodeClaimDisruption:
             np = nodepools.get(c.template.name)
             if np is None:
                 continue                  # the NodePool is gone: nothing to reconcile against
-            reason = self._drift(c, np, nodeclasses)
+            reason = self._drift_cached(c, np, nodeclasses, world, now)
             if reason and c.dis.drifted != reason:
                 if c.dis.drifted is None:
                     c.dis.drifted_since = now
@@ -60,6 +83,25 @@ class NodeClaimDisruption:
                 c.dis.drifted = c.dis.drifted_since = None
             self._consolidatable(c, np, now)
         return False
+
+    def _drift_cached(self, c: Claim, np: dict, nodeclasses: dict, world: tuple, now: float) -> str:
+        ref = ((((np.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name", "")
+        nodeclass = self._nodeclass(ref, nodeclasses)
+        key = (world, (nodeclass or {}).get("metadata", {}).get("resourceVersion"), c.registered, c.node_name,
+               now - c.created_at > INSTANCE_TYPE_CHECK_AFTER)
+        hit = self._drift_memo.get(c.result.name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        reason = self._drift(c, np, nodeclasses)
+        self._drift_memo[c.result.name] = (key, reason)
+        return reason
+
+    def _nodepool_hash(self, np: dict) -> str:
+        key = (np["metadata"]["name"], np["metadata"].get("resourceVersion") or "")
+        h = self._hash_memo.get(key)
+        if h is None:
+            h = self._hash_memo[key] = nodepool_hash(np)
+        return h
 
     # -- launch facts ----------------------------------------------------------------------------
     def _nodeclass(self, name: str, cache: dict) -> dict | None:
@@ -87,7 +129,7 @@ class NodeClaimDisruption:
         ann = c.obj["metadata"].get("annotations") or {}
         have = ann.get(NODEPOOL_HASH)
         if have is not None and ann.get(NODEPOOL_HASH_VERSION) == NODEPOOL_HASH_VERSION_VALUE \
-                and have != nodepool_hash(np):
+                and have != self._nodepool_hash(np):
             return NODEPOOL_DRIFTED
         labels = c.obj["metadata"].get("labels") or {}
         spec = ((np.get("spec") or {}).get("template") or {}).get("spec") or {}

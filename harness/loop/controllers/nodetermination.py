@@ -24,6 +24,7 @@ modeled.
 """
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timezone
 
 from harness.backends.base import KARPENTER, APIRejected
@@ -241,21 +242,18 @@ class NodeTermination:
 
 
 def evict_pod(s: LoopState, key: str, why: str) -> None:
-    """The pod is deleted; a Deployment's ReplicaSet creates a replacement (new name, same labels and
-    spec, unbound: kubernetes v1.36.3 pkg/controller/replicaset); a bare pod is gone."""
+    """The pod is deleted (LoopState.delete_pod); a Deployment's ReplicaSet creates a replacement from
+    the Deployment's current template (new name, unbound: kubernetes v1.36.3 pkg/controller/replicaset);
+    a bare pod is gone."""
     pr = s.result.pods[key]
-    pv = s.pod_views.pop(key)
-    try:
-        s.cluster.delete("Pod", pr.name, pr.namespace)
-    except APIRejected:
-        pass
-    s.trace(f"pod {key} {why}")
-    pr.state, pr.node, pr.reason = "deleted", None, why
-    if pr.owner_kind == "Deployment":
-        pod = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": s.name(pr.owner_name + "-"), "namespace": pr.namespace,
-                            "labels": dict(pv.obj["metadata"].get("labels") or {}),
-                            **({"annotations": dict(pv.obj["metadata"]["annotations"])}
-                               if pv.obj["metadata"].get("annotations") else {})},
-               "spec": {k: v for k, v in pv.spec.items() if k != "nodeName"}}
-        s.create_pod(pod, "Deployment", pr.owner_name)
+    pv = s.pod_views.get(key)
+    s.delete_pod(key, why)
+    if pr.owner_kind != "Deployment" or pv is None:
+        return
+    dep = s.deployments.get((pr.namespace, pr.owner_name))
+    tmpl = ((dep or {}).get("spec") or {}).get("template") or {"metadata": {"labels": pv.labels}, "spec": pv.spec}
+    meta = copy.deepcopy(tmpl.get("metadata") or {})
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {**meta, "name": s.name(pr.owner_name + "-"), "namespace": pr.namespace},
+           "spec": {k: v for k, v in copy.deepcopy(tmpl.get("spec") or {}).items() if k != "nodeName"}}
+    s.create_pod(pod, "Deployment", pr.owner_name)
