@@ -194,6 +194,8 @@ class AzureProvider:
         cache changes (quota is read once, on the first build)."""
         key = (nodeclass, self.cluster)
         skus = self.skus()
+        if self.unavailable.entries:
+            self.unavailable.expire()          # time passed: expired offerings are available again
         hit = self._built.get(key)
         if hit is not None and hit[0] == (self.unavailable.seq, self._sku_seq):
             return hit[1]

@@ -72,13 +72,17 @@ class Nominations(dict):
     re-nominates a node on every pass (core Results.Record -> Cluster.NominateNodeForPod), and a
     nomination keeps the node out of disruption for the nomination window (statenode.go Nominated)."""
 
-    def __init__(self, clock):
+    def __init__(self, clock, launched=None):
         super().__init__()
         self.clock = clock
+        self.launched = launched          # NodeClaim name -> launched? (None: count every entry)
         self.times: dict[str, float] = {}
 
     def __setitem__(self, key, value):
-        self.times[key] = self.clock.now()
+        # a pod put on a NodeClaim being created is not a nomination (Results.Record nominates
+        # existing and in-flight nodes only)
+        if self.launched is None or self.launched(value):
+            self.times[key] = self.clock.now()
         super().__setitem__(key, value)
 
 

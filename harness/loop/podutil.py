@@ -101,7 +101,7 @@ def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None)
         if publish is not None:
             publish("Pod", pv.name, "InvalidDoNotDisruptAnnotation",
                     f"Invalid karpenter.sh/do-not-disrupt annotation: {err}, ignoring annotation",
-                    (pv.uid, err), pv.namespace)
+                    (pv.uid, err), namespace=pv.namespace)
         return False
     if started is None:
         return True

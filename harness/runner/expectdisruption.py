@@ -17,7 +17,8 @@ Keys (all optional; nodes are named by their index in `nodes[]`, the order they 
   `name`, `reason`, `message` / `messageContains` / `messageRegex`, `absent: true` (no such event).
 - `timeline`: entries that must appear in this order (others may come between): `node`, `action`
   (tainted | untainted | replacement created | replacement initialized | deleting | draining | drained
-  | instance terminating | terminated), `detail` / `detailContains`.
+  | instance terminating | terminated), `detail` / `detailContains`; `absent: true`: no such entry
+  after the previous item's.
 """
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ def _claim_of(result, index: int) -> str | None:
 
 def _index_of(result, node: str | None) -> int | None:
     return next((n.index for n in result.nodes if n.name == node), None)
+
+
+def _timeline_index(result, t: dict) -> int | None:
+    idx = _index_of(result, t.get("node"))
+    if idx is None:
+        idx = next((n.index for n in result.nodes if n.nodeclaim == t.get("nodeClaim")), None)
+    return idx
 
 
 def _text_ok(spec: dict, text: str | None, prefix: str = "message") -> bool:
@@ -131,16 +139,22 @@ def check_disruption(checker, spec: dict) -> None:
     pos = 0
     for i, want in enumerate(steps):
         node = _node_name(r, want["node"]) if "node" in want else None
+        claim = _claim_of(r, want["node"]) if "node" in want else None
         found = None
         for j in range(pos, len(r.timeline)):
             t = r.timeline[j]
-            if (node is None or t.get("node") == node) and want.get("action", t["action"]) == t["action"] and \
-                    _text_ok(want, t.get("detail"), "detail"):
+            if (node is None or t.get("node") == node or t.get("nodeClaim") == claim) and \
+                    want.get("action", t["action"]) == t["action"] and _text_ok(want, t.get("detail"), "detail"):
                 found = j
                 break
+        if want.get("absent"):
+            if found is not None:
+                t = r.timeline[found]
+                checker.fail(f"{root}.timeline[{i}]", f"no {want}", f"{_timeline_index(r, t)}: {t['action']} at t={t['t']}")
+            continue
         if found is None:
             checker.fail(f"{root}.timeline[{i}]", want,
-                         [f"{_index_of(r, t['node'])}: {t['action']}{' ' + t['detail'] if t.get('detail') else ''}"
+                         [f"{_timeline_index(r, t)}: {t['action']}{' ' + t['detail'] if t.get('detail') else ''}"
                           for t in r.timeline[pos:]] or "nothing (more) happened")
             break
         pos = found + 1

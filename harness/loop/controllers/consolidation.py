@@ -138,7 +138,7 @@ class Consolidation:
     def __init__(self, controller, method: str):
         self.ctl = controller
         self.method = method
-        self.last_state: float | None = None
+        self.last_state: tuple | None = None
 
     @property
     def reason(self) -> str:

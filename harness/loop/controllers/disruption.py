@@ -39,6 +39,7 @@ class DisruptionController:
         self._fp = None                       # the last pass's fingerprint
         self._evaluated = float("-inf")       # when a pass last ran
         self._state_time = state.clock.now()
+        self._state_gen = 0
 
     # -- what the methods ask ------------------------------------------------------------------------
     def feature_gate(self, name: str) -> bool:
@@ -47,13 +48,18 @@ class DisruptionController:
     def queue_has(self, claim_name: str) -> bool:
         return self.queue.has(claim_name)
 
-    def consolidation_state(self) -> float:
-        """Cluster.ConsolidationState: the time of the last relevant change (the pass's fingerprint
+    def consolidation_state(self) -> tuple[int, float]:
+        """Cluster.ConsolidationState: a token of the last relevant change (the pass's fingerprint
         changed), renewed every 5 minutes."""
         now = self.state.clock.now()
         if now - self._state_time >= CONSOLIDATION_STATE_TTL:
-            self._state_time = now
-        return self._state_time
+            self._mark_unconsolidated()
+        return (self._state_gen, self._state_time)
+
+    def _mark_unconsolidated(self) -> None:
+        """Cluster.MarkUnconsolidated."""
+        self._state_gen += 1
+        self._state_time = self.state.clock.now()
 
     def _fingerprint(self, nodepools: list[dict]) -> tuple:
         """What a pass's outcome depends on: the NodeClaims' conditions and marks, where pods are,
@@ -108,7 +114,7 @@ class DisruptionController:
         if fp == self._fp and now - self._evaluated < CONSOLIDATION_STATE_TTL:
             return False          # nothing a pass reads has changed since the last one found nothing
         if fp != self._fp:
-            self._state_time = now
+            self._mark_unconsolidated()
         self._fp, self._evaluated = fp, now
         self._remove_outdated_taints()
         view = Cluster(s, nodepools)

@@ -14,8 +14,8 @@
 """
 from __future__ import annotations
 
-from harness.backends.base import APIRejected
 from harness.loop.controllers.state import LoopState
+from harness.loop.controllers.nodetermination import evict_pod
 from harness.loop.controllers.termination import Termination
 
 GC_INTERVAL = 120.0               # core garbagecollection/controller.go Reconcile: RequeueAfter 2m
@@ -55,21 +55,9 @@ class GarbageCollection:
         return progress
 
     def _replace_pods(self, node: str) -> None:
-        """The removed Node's pods are deleted; a Deployment's get a replacement (new name, same
-        labels and spec, unbound)."""
+        """The removed Node's pods are deleted; a Deployment's get a replacement from its current
+        template (new name, unbound: harness/loop/controllers/nodetermination.py evict_pod)."""
         s = self.state
         for key, pr in list(s.result.pods.items()):
-            if pr.node != node:
-                continue
-            pv = s.pod_views.pop(key)
-            try:
-                s.cluster.delete("Pod", pr.name, pr.namespace)
-            except APIRejected:
-                pass
-            pr.state, pr.node, pr.reason = "deleted", None, f"node {node} was removed"
-            if pr.owner_kind == "Deployment":
-                pod = {"apiVersion": "v1", "kind": "Pod",
-                       "metadata": {"name": s.name(pr.owner_name + "-"), "namespace": pr.namespace,
-                                    "labels": dict(pv.obj["metadata"].get("labels") or {})},
-                       "spec": {k: v for k, v in pv.spec.items() if k != "nodeName"}}
-                s.create_pod(pod, "Deployment", pr.owner_name)
+            if pr.node == node and key in s.pod_views:
+                evict_pod(s, key, f"node {node} was removed")

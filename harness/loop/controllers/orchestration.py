@@ -67,6 +67,12 @@ class Orchestration:
                     self._unmark(c.claim)
                 return False
             name = s.claims[-1].result.name
+            # the candidates' pods are bound: CreateNodeClaims nominates nothing for them (only a
+            # provisioning pass nominates a pending pod's node)
+            for pv in planned.pods:
+                key = s.pod_key(pv.obj)
+                if s.result.pods[key].node and s.nominated.get(key) == name:
+                    del s.nominated[key]
             cmd.replacements.append(Replacement(name))
             self._timeline(s.claims[-1], "replacement created", f"for {', '.join(c.name for c in p.candidates)}")
         for c in p.candidates:

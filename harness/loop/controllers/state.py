@@ -69,7 +69,8 @@ class LoopState:
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
-        self.nominated: dict[str, str] = Nominations(clock)   # pod key -> nodeclaim name (and when)
+        self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
+            clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
