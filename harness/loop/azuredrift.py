@@ -55,7 +55,7 @@ def launch_facts(nodeclass_obj: dict | None, cluster) -> dict:
 
 
 def is_drifted(profile, provider, cluster, claim_annotations: dict, facts: dict, nodeclass_obj: dict | None,
-               node_labels: dict | None, arch: str) -> str:
+               node_labels: dict | None, arch: str, claim_labels: dict | None = None) -> str:
     """The first drift reason of the profile's checks, or ""."""
     if nodeclass_obj is None:
         return ""          # resolving the node class failed: IgnoreNotFound, no drift
@@ -85,6 +85,8 @@ def is_drifted(profile, provider, cluster, claim_annotations: dict, facts: dict,
             from harness.model import instancetypes as itmod
             want = base_labels(profile, provider.label_facts(itmod.NodeClassParams.from_manifest(nodeclass_obj), arch))
             for key in conf.get("keys") or ():
+                if key in (claim_labels or {}):
+                    continue          # the NodePool sets it (template label or requirement): not the provider's value
                 if want.get(key) != node_labels.get(key):
                     return str(conf.get("reason") or "ClusterConfigDrift")
     return ""

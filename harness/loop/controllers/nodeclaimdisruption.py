@@ -147,7 +147,7 @@ class NodeClaimDisruption:
         facts = {"kubelet_version": c.dis.kubelet_version, "image_id": c.dis.image_id,
                  "subnet": c.dis.subnet}
         return azuredrift.is_drifted(s.profile, s.provider, s.cfg.cluster, ann, facts, nodeclass, node_labels,
-                                     c.launched.arch)
+                                     c.launched.arch, c.result.labels)
 
     def _instance_type_gone(self, c: Claim, np: dict) -> bool:
         """drift.go instanceTypeNotFound: the instance type is not listed, or no offering (available
