@@ -28,6 +28,7 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("Event", "", "v1", "events", True),
     Kind("PersistentVolume", "", "v1", "persistentvolumes", False),
     Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
+    Kind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
     Kind("DaemonSet", "apps", "v1", "daemonsets", True),
     Kind("Deployment", "apps", "v1", "deployments", True),
     Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),

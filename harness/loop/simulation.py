@@ -50,6 +50,7 @@ from harness.model.profile import Profile
 ITERATION_SECONDS = 10.0          # harness assumption: simulated time one busy iteration takes
 REGISTRATION_PASSES = 3           # kubelet, Karpenter registration and initialization in one iteration
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+WORKLOAD_KINDS = ("Pod", "Deployment")       # applied after given.existingNodes are seeded
 
 
 @dataclass
@@ -162,14 +163,27 @@ class Simulation:
         if any(m.get("kind") == "PodDisruptionBudget" for m in manifests):
             self.pdbs.enabled = True
 
+    def seed(self, entries: list[dict]):
+        """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
+        from harness.loop.controllers.seed import seed_existing_nodes
+        return seed_existing_nodes(self, entries)
+
     def validate_nodepools(self) -> None:
         """NodePool validation and readiness (controllers/nodepool.py); run after every apply."""
         self.nodepools.reconcile()
 
-    def run(self, manifests: list[dict]) -> RunResult:
+    def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
+        """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),
+        and converge."""
         t0 = time.perf_counter()
-        self.apply(manifests)
-        self.validate_nodepools()
+        if existing:       # classes and pools, then the existing nodes, then the workloads
+            self.apply([m for m in manifests if m.get("kind") not in WORKLOAD_KINDS])
+            self.validate_nodepools()
+            self.seed(existing)
+            self.apply([m for m in manifests if m.get("kind") in WORKLOAD_KINDS])
+        else:
+            self.apply(manifests)
+            self.validate_nodepools()
         self.converge()
         self.result.timings["run"] = time.perf_counter() - t0
         return self.result

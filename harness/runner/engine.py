@@ -132,7 +132,8 @@ def run(scenario: Scenario, profile: str, cluster: Cluster, *, max_iterations: i
     transport, compute, network = sdk_clients(fake.subscription_id)
     with fakeazure.mock_azure(fake, passthrough=cluster.backend != "embedded"), transport.serving(fake):
         sim = Simulation(cfg, cluster, fake, compute, network, clock)
-        result = sim.run([m.obj for m in scenario.manifests])          # Simulation.apply copies them
+        result = sim.run([m.obj for m in scenario.manifests],          # Simulation.apply copies them
+                         scenario.given.get("existingNodes"))
         outcome = Outcome(scenario, profile, cluster.backend, result)
         outcome.mismatches = _read_back(cluster, result, outcome, "")
         outcome.mismatches += check(scenario.expect_for(profile), result, scenario, "expect", profile)

@@ -369,12 +369,29 @@ class Checker:
             for key, v in (want.get("nodeClaimLabels") or {}).items():
                 if n.nodeclaim_labels.get(key) != _s(v):
                     self.fail(f'{p}.nodeClaimLabels["{key}"]', _s(v), n.nodeclaim_labels.get(key))
+            self.nodeclaim_requests(p, n, want)
             if want.get("nodeClaimRequirements"):
                 from harness.model.requirements import Requirements
                 from harness.model.semantics import semantics_for
                 reqs = Requirements.from_node_selector_terms(n.nodeclaim_requirements, semantics_for(self.r.profile))
                 for key, rw in want["nodeClaimRequirements"].items():
                     self.requirement(f'{p}.nodeClaimRequirements["{key}"]', rw, reqs[key] if key in reqs else None)
+
+    def nodeclaim_requests(self, path: str, n: NodeResult, want: dict) -> None:
+        """`nodeClaimRequests`: the NodeClaim's spec.resources.requests (the pods' sum plus daemon
+        overhead), each given resource equal; `nodeClaimRequestsExactly` also allows no other."""
+        from harness.model.resources import parse_resource
+        have = n.nodeclaim_requests
+        for key in ("nodeClaimRequests", "nodeClaimRequestsExactly"):
+            spec = want.get(key)
+            if spec is None:
+                continue
+            for res, q in spec.items():
+                got = have.get(res)
+                if got is None or parse_resource(res, got) != parse_resource(res, q):
+                    self.fail(f'{path}.{key}["{res}"]', str(q), got, f"requests: {have}")
+            if key == "nodeClaimRequestsExactly" and set(have) - set(spec):
+                self.fail(f"{path}.{key}", sorted(spec), sorted(have), f"requests: {have}")
 
     def label(self, path: str, n: NodeResult, key: str, want) -> None:
         have = n.labels.get(key)
@@ -389,6 +406,8 @@ class Checker:
             want = {"value": want}
         if "value" in want and have != _s(want["value"]):
             self.fail(path, _s(want["value"]), have, detail)
+        if "notValue" in want and have == _s(want["notValue"]):
+            self.fail(f"{path}.notValue", f"not {_s(want['notValue'])}", have, detail)
         if "valueRegex" in want and (have is None or not re.fullmatch(want["valueRegex"], have)):
             self.fail(f"{path}.valueRegex", want["valueRegex"], have, detail)
         if "writer" in want and n.writer(key) != want["writer"]:

@@ -155,7 +155,8 @@ class Simulator:
             if sn.initialized:
                 initialized.add(sn.name)
             out.append(ExistingNode(sn.name, labels, taints, alloc, used.get(sn.name, {}),
-                                    c.result.name if c is not None else None, refuses))
+                                    nodeclaim=c.result.name if c is not None else None,
+                                    initialized=sn.initialized, refuses=refuses))
         out.sort(key=lambda n: (n.name not in initialized, n.name))
         return out, initialized
 

@@ -68,6 +68,7 @@ class LoopState:
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
+        self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
         self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
             clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)

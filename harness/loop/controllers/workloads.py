@@ -169,7 +169,9 @@ class Workloads:
             s.daemonsets.append((obj, view))
             return
         if kind == "Pod":
-            s.create_pod(obj, "", "")
+            owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+                          if o.get("controller") and o.get("kind") == "DaemonSet"), None)
+            s.create_pod(obj, "DaemonSet" if owner else "", owner["name"] if owner else "")
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(obj))
@@ -197,7 +199,13 @@ class Workloads:
         spec = dep.get("spec") or {}
         self.state.deployments[(dep["metadata"].get("namespace") or "default", dep["metadata"]["name"])] = dep
         tmpl = spec.get("template") or {}          # apply() copied the manifest; each pod copies again
-        for _ in range(int(spec.get("replicas", 1)) if count is None else count):
+        if count is None:      # pods of it already running (given.existingNodes) count toward replicas
+            ns = dep["metadata"].get("namespace") or "default"
+            have = sum(1 for pr in self.state.result.pods.values()
+                       if pr.owner_kind == "Deployment" and pr.owner_name == dep["metadata"]["name"]
+                       and pr.namespace == ns and pr.state != "deleted")
+            count = max(int(spec.get("replicas", 1)) - have, 0)
+        for _ in range(count):
             pod = {"apiVersion": "v1", "kind": "Pod",
                    "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
                                 "name": self.state.name(dep["metadata"]["name"] + "-"),

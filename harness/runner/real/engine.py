@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.backends.base import ADMIN, APIRejected
+from harness.backends.base import APIRejected
 from harness.loop.clock import SimClock
 from harness.runner import engine as sim_engine
 from harness.runner.expect import check
-from harness.runner.real import applicability, clusterprep, fakeside, settings
+from harness.runner.real import applicability, clusterprep, existing, fakeside, settings
 from harness.runner.real.kubelet import Kubelets
 from harness.runner.real.observe import Observer
 from harness.runner.real.sandbox import Forward, Sandbox
@@ -31,6 +31,7 @@ SETTLE_SECONDS = 12.0          # > the provisioner's 10 s maximum batch window (
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.5
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
+WORKLOAD_KINDS = ("Pod", "Deployment")      # applied after given.existingNodes are in place
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "PersistentVolume": 3,
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 
@@ -111,9 +112,19 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
                           [Forward(fake_port, fake_port), Forward(api_port, api_port)])
         sandbox.start(workdir / "controller.log")
         run_ = _Run(scenario, profile, cluster, fake, tap, sandbox, cfg)
-        run_.apply([m.obj for m in scenario.manifests])
+        existing_nodes = scenario.given.get("existingNodes")
+        manifests = [m.obj for m in scenario.manifests]
+        if existing_nodes:       # classes and pools first, the existing nodes, then the workloads
+            run_.apply([m for m in manifests if m.get("kind") not in WORKLOAD_KINDS])
+            unmanaged = existing.seed(run_, existing_nodes, {s["name"].lower(): s for s in fake.skus()})
+            manifests = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
+        run_.apply(manifests)
         run_.settle()
+        if existing_nodes and existing.release(run_):
+            run_.settle()            # the in-flight existing nodes finish, as in the simulation
         outcome.result = run_.observe()
+        if existing_nodes:
+            existing.unmanaged_results(cluster, unmanaged, outcome.result)
         expect, na = applicability.split(scenario.expect_for(profile), "expect")
         outcome.not_applicable = applicability.ignored_given(scenario.given) + na
         outcome.mismatches = check(expect, outcome.result, scenario, "expect")
@@ -127,6 +138,8 @@ def run(scenario, profile: str, cluster, *, controller=None) -> RealOutcome:
                 break               # later steps build on this one
             run_.settle()
             res = run_.observe()
+            if existing_nodes:
+                existing.unmanaged_results(cluster, unmanaged, res)
             outcome.step_results.append(res)
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
             kept, na = applicability.split(step_expect, f"steps[{i}].expect")
@@ -229,7 +242,7 @@ class _Run:
             if obj.get("kind") in ("Deployment", "DaemonSet"):
                 _default_selector(obj)
             try:
-                stored = self.cluster.create(obj, ADMIN)
+                stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
                 self.observer.applied(obj, None, stored)
             except APIRejected as e:
                 self.observer.applied(obj, e)
@@ -250,6 +263,7 @@ class _Run:
         while True:
             self._alive()
             self.kubelets.step()
+            existing.finish_terminating_pods(self.cluster)
             self.observer.poll()
             fp = self.observer.fingerprint()
             now = time.monotonic()

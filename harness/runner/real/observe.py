@@ -316,6 +316,7 @@ class Observer:
             nr.kubelet_refused, nr.node_restriction_denied = rec.refused, rec.denied
             nr.nodeclaim_labels = labels
             nr.nodeclaim_requirements = ncr.requirements
+            nr.nodeclaim_requests = dict(((nc.get("spec") or {}).get("resources") or {}).get("requests") or {})
             nr.registered = _true(nc, "Registered")
             nr.initialized = _true(nc, "Initialized")
             if node is not None:
