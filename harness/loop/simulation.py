@@ -36,6 +36,7 @@ from harness.loop.controllers.orchestration import Orchestration
 from harness.loop.controllers.pdbstatus import PDBStatus
 from harness.loop.controllers.podevents import PodEvents
 from harness.loop.controllers.provisioner import Provisioner
+from harness.loop.controllers.simulate import deleting_pods
 from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
@@ -96,6 +97,7 @@ class Simulation:
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
+        self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
 
     # -- what callers read ----------------------------------------------------------------------------
     @property

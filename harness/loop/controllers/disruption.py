@@ -24,7 +24,7 @@ from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VAL
                                                     Proposal, SingleNode)
 from harness.loop.controllers.drift import Drift
 from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
-from harness.loop.controllers.simulate import Simulator
+from harness.loop.controllers.simulate import Simulator, synced
 from harness.loop.controllers.state import LoopState
 from harness.model.cron import CronError
 
@@ -108,6 +108,8 @@ class DisruptionController:
             return self.queue.start(valid)
         if not any(not c.done and c.initialized for c in s.claims):
             return False
+        if not synced(s):
+            return False          # controller.go Reconcile: wait for cluster state to sync
         if nodepools is None:
             nodepools = s.cluster.list("NodePool")
         fp = self._fingerprint(nodepools)

@@ -23,13 +23,11 @@ from dataclasses import dataclass, field
 from harness.loop import podutil
 from harness.loop.controllers.candidates import Candidate, Cluster, StateNode
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
-from harness.loop.controllers.registration import UNINITIALIZED, UNREGISTERED
 from harness.loop.existingnode import ExistingNode
 from harness.loop.limits import RemainingResources
-from harness.loop.pods import PodView, Taint
+from harness.loop.pods import PodView
 from harness.loop.scheduling import PlannedClaim, Scheduler
 from harness.loop.topology import Topology, affinity_terms, topology_keys, universe_for
-from harness.model.resources import add, parse_resource_list
 
 
 class CandidateDeleting(Exception):
@@ -81,8 +79,7 @@ class Simulator:
         moving: list[str] = []
         for c in candidates:
             moving += [k for k in c.reschedulable if view.currently_reschedulable(k)]
-        deleting_pods = [k for sn in deleting for k in sn.pods
-                         if podutil.is_reschedulable(s.pod_views[k]) and view.currently_reschedulable(k)]
+        deleting_pods = [k for sn in deleting for k in sn.pods if view.currently_reschedulable(k)]
         keys = pending + moving + deleting_pods
         pods = [s.pod_views[k] for k in keys]
         for pv in pods:
@@ -104,12 +101,11 @@ class Simulator:
         deleting_set = set(deleting_pods)
         for key, node in placed.items():
             if node not in initialized and key in non_pending and key not in deleting_set:
-                sn = next(x for x in active if x.name == node)
-                info = []
-                if sn.claim is not None:
-                    info.append(f"nodeclaim/{sn.claim.result.name}")
-                if sn.node is not None:
-                    info.append(f"node/{sn.node['metadata']['name']}")
+                n = next(x for x in existing if x.name == node)
+                c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
+                info = [f"nodeclaim/{c.result.name}"] if c is not None else []
+                if c is None or (c.registered and c.node_name):
+                    info.append(f"node/{node}")
                 errors[key] = f"would schedule against uninitialized {', '.join(info)}"
         return SimResult(solved.new_claims, errors, placed, moving)
 
@@ -125,40 +121,22 @@ class Simulator:
         return out
 
     def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset) -> tuple[list[ExistingNode], set[str]]:
+        """The provisioner's existing nodes (Provisioner.existing_nodes: cluster state, daemon overhead,
+        host ports, initialized first) without the candidates and without nominations (every pending
+        pod is scheduled here); in a consolidation simulation the nodes under consolidateAfter refuse
+        the candidates' pods."""
         s = self.state
-        used: dict[str, dict[str, int]] = {}
-        for sn in active:
-            for k in sn.pods:
-                used[sn.name] = add(used.get(sn.name, {}), s.pod_views[k].requests)
-        out, initialized = [], set()
-        nodepools = view.nodepools
-        for sn in active:
-            c = sn.claim
-            if c is not None and c.registered and sn.node is not None or c is None and sn.node is not None:
-                node = sn.node
-                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []
-                          if t["key"] not in (UNREGISTERED.key, UNINITIALIZED.key)]
-                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-                labels = dict(node["metadata"].get("labels") or {})
-            elif c is not None:
-                taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
-                alloc = c.launched.instance_type.allocatable()
-                labels = dict(c.obj["metadata"].get("labels") or {})
-            else:
-                continue
-            refuses = frozenset()
-            if refuse and c is not None:
-                np = nodepools.get(c.template.name)
+        names = {sn.name for sn in active}
+        skip = frozenset(sn.name for sn in view.nodes if sn.name not in names)
+        out = self.provisioner.existing_nodes(skip=skip, count_nominated=False)
+        if refuse:
+            for n in out:
+                c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
+                np = view.nodepools.get(c.template.name) if c is not None else None
                 at = consolidatable_at(c, np) if np is not None else None
                 if at is not None and view.now < at:
-                    refuses = refuse
-            if sn.initialized:
-                initialized.add(sn.name)
-            out.append(ExistingNode(sn.name, labels, taints, alloc, used.get(sn.name, {}),
-                                    nodeclaim=c.result.name if c is not None else None,
-                                    initialized=sn.initialized, refuses=refuses))
-        out.sort(key=lambda n: (n.name not in initialized, n.name))
-        return out, initialized
+                    n.refuses = refuse
+        return out, {n.name for n in out if n.initialized}
 
     def _topology(self, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
         """NewTopology: the pods being scheduled are excluded from the counts."""
@@ -175,3 +153,24 @@ class Simulator:
         node_labels = {n.name: n.labels for n in existing}
         bound = [(pv.namespace, pv.labels, n) for pv, n in running]
         return Topology(universe_for(keys, templates), node_labels, bound, anti)
+
+
+def deleting_pods(s) -> list[PodView]:
+    """The currently reschedulable pods of the nodes marked for deletion (StateNodes.Deleting()
+    CurrentlyReschedulablePods), which a provisioning pass schedules too (core provisioner.go
+    Schedule): their capacity comes up while they drain. Empty (and cheap) when nothing is deleting."""
+    if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims):
+        return []
+    if not synced(s):
+        return []             # core's provisioner waits for cluster state to sync (a NodeClaim still launching)
+    view = Cluster(s)
+    out = []
+    for sn in view.nodes:
+        if sn.claim is not None and sn.marked_for_deletion:
+            out += [s.pod_views[k] for k in sn.pods if view.currently_reschedulable(k)]
+    return out
+
+
+def synced(s) -> bool:
+    """state/cluster.go Synced: every NodeClaim has launched (has a provider id)."""
+    return all(c.done or c.launched is not None for c in s.claims)
