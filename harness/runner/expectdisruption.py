@@ -3,7 +3,8 @@
 Keys (all optional; nodes are named by their index in `nodes[]`, the order they registered):
 
 - `disrupted`: items matched against the run's disruption record (each disrupted NodeClaim):
-  `node`, `nodePool`, `instanceType`, `capacityType`, `reason` (Empty | Underutilized | Drifted |
+  `node`, `command` (1 for the run's first disruption command, 2 for the next, ...), `nodePool`,
+  `instanceType`, `capacityType`, `reason` (Empty | Underutilized | Drifted |
   Expired | Interrupted | InstanceTerminated), `driftReason`, `method` (empty | single | multi |
   drift | expiration | garbage-collection), `decision` (delete | replace), `candidates` (nodes in the
   command), `replacements` ([{instanceType}], order-insensitive) or `replacementCount`; `count`
@@ -57,6 +58,8 @@ def _text_ok(spec: dict, text: str | None, prefix: str = "message") -> bool:
 
 def _record_matches(result, rec: dict, want: dict) -> bool:
     if "node" in want and rec.get("index") != want["node"]:
+        return False
+    if "command" in want and rec.get("commandIndex") != want["command"]:
         return False
     for key in ("nodePool", "instanceType", "capacityType", "reason", "driftReason", "method", "decision",
                 "candidates"):

@@ -211,5 +211,6 @@ def disruption_record(s: LoopState, c: Claim, cmd: Command | None, cand: Candida
             "reason": reason or (cmd.reason if cmd else ""), "driftReason": c.dis.drifted,
             "method": method or (cmd.method if cmd else ""), "decision": cmd.decision if cmd else "delete",
             "command": getattr(cmd, "uuid", None) if cmd else None,
+            "commandIndex": cmd.id if cmd else None,           # 1 for the run's first command, ...
             "candidates": len(cmd.candidates) if cmd else 1,
             "replacements": reps, "at": s.clock.now()}
