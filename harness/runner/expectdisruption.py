@@ -19,7 +19,7 @@ Keys (all optional; nodes are named by their index in `nodes[]`, the order they 
 - `timeline`: entries that must appear in this order (others may come between): `node`, `action`
   (tainted | untainted | replacement created | replacement initialized | deleting | draining | drained
   | instance terminating | terminated), `detail` / `detailContains`; `absent: true`: no such entry
-  after the previous item's.
+  between the items around it.
 """
 from __future__ import annotations
 
@@ -138,26 +138,40 @@ def check_disruption(checker, spec: dict) -> None:
         elif not hits:
             checker.fail(f"{root}.events[{i}]", want, [f"{e['kind']}/{e['name']} {e['reason']}: {e['message']}"
                                                        for e in r.events if e["kind"] != "Log"])
-    steps = spec.get("timeline") or []
-    pos = 0
-    for i, want in enumerate(steps):
+    _check_timeline(checker, root, spec.get("timeline") or [])
+
+
+def _check_timeline(checker, root: str, steps: list[dict]) -> None:
+    """Positive items must appear in order (others may come between); an `absent` item must not
+    appear between the positive items around it (after the last one: anywhere after it)."""
+    r = checker.r
+
+    def matches(want: dict, t: dict) -> bool:
         node = _node_name(r, want["node"]) if "node" in want else None
         claim = _claim_of(r, want["node"]) if "node" in want else None
-        found = None
-        for j in range(pos, len(r.timeline)):
-            t = r.timeline[j]
-            if (node is None or t.get("node") == node or t.get("nodeClaim") == claim) and \
-                    want.get("action", t["action"]) == t["action"] and _text_ok(want, t.get("detail"), "detail"):
-                found = j
-                break
+        return (node is None or t.get("node") == node or t.get("nodeClaim") == claim) and \
+            want.get("action", t["action"]) == t["action"] and _text_ok(want, t.get("detail"), "detail")
+
+    pos = 0
+    found_at: list[int | None] = []
+    for i, want in enumerate(steps):
         if want.get("absent"):
-            if found is not None:
-                t = r.timeline[found]
-                checker.fail(f"{root}.timeline[{i}]", f"no {want}", f"{_timeline_index(r, t)}: {t['action']} at t={t['t']}")
+            found_at.append(None)
             continue
+        found = next((j for j in range(pos, len(r.timeline)) if matches(want, r.timeline[j])), None)
         if found is None:
             checker.fail(f"{root}.timeline[{i}]", want,
                          [f"{_timeline_index(r, t)}: {t['action']}{' ' + t['detail'] if t.get('detail') else ''}"
                           for t in r.timeline[pos:]] or "nothing (more) happened")
-            break
+            return
+        found_at.append(found)
         pos = found + 1
+    for i, want in enumerate(steps):
+        if not want.get("absent"):
+            continue
+        start = max((f for f in found_at[:i] if f is not None), default=-1) + 1
+        end = min((f for f in found_at[i + 1:] if f is not None), default=len(r.timeline))
+        for t in r.timeline[start:end]:
+            if matches(want, t):
+                checker.fail(f"{root}.timeline[{i}]", f"no {want}", f"{_timeline_index(r, t)}: {t['action']} at t={t['t']}")
+                break
