@@ -182,8 +182,8 @@ class Provisioner:
         requested = dict(used)
         for pv in nominated:
             requested = add(requested, pv.requests)
-        node_reqs = Requirements.from_labels(labels, s.sem)
         daemons: dict[str, int] = {}
+        node_reqs = Requirements.from_labels(labels, s.sem) if s.daemonsets else None
         for _, ds in s.daemonsets:
             # isDaemonPodCompatibleWithNode: Taints.ToleratesPod, no PreferNoSchedule toleration added
             if karpenter_untolerated(ds.tolerations, taints):
@@ -296,6 +296,8 @@ class Provisioner:
         """The per-resource minimum of the daemon overhead groups that still have one of `its`
         (NodeClaim.addDaemonRequests; a resource missing from a group counts as zero)."""
         s = self.state
+        if not template.daemon_pods:
+            return {}
         groups = [template.daemon_overhead(it, s.profile.well_known_labels, s.sem) for it in its]
         if not groups:
             return {}
