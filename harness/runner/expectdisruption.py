@@ -10,6 +10,8 @@ Keys (all optional; nodes are named by their index in `nodes[]`, the order they 
   command), `replacements` ([{instanceType}], order-insensitive) or `replacementCount`; `count`
   (how many records match; default: at least one).
 - `disruptedCount`: how many NodeClaims were disrupted in all.
+- `maxInFlight`: the most NodeClaims under disruption at one time (tainted karpenter.sh/disrupted and
+  not yet terminated or untainted): what the budgets cap.
 - `notDisrupted`: node indexes that were not disrupted.
 - `liveNodes`: how many Nodes exist now.
 - `protected`: items matched against the candidates a protection kept: `node`, `by`
@@ -17,7 +19,7 @@ Keys (all optional; nodes are named by their index in `nodes[]`, the order they 
 - `events`: Karpenter's events: `node` (the event is on that node's Node or NodeClaim), `kind`,
   `name`, `reason`, `message` / `messageContains` / `messageRegex`, `absent: true` (no such event).
 - `timeline`: entries that must appear in this order (others may come between): `node`, `action`
-  (tainted | untainted | replacement created | replacement initialized | deleting | draining | drained
+  (validating: a consolidation command waits consolidationTTL | validated | tainted | untainted | replacement created | replacement initialized | deleting | draining | drained
   | instance terminating | terminated), `detail` / `detailContains`; `absent: true`: no such entry
   between the items around it.
 """
@@ -105,6 +107,10 @@ def check_disruption(checker, spec: dict) -> None:
             checker.fail(f"{root}.disrupted[{i}]", want, f"{len(hits)} matching", summary)
     if "disruptedCount" in spec and spec["disruptedCount"] != len(records):
         checker.fail(f"{root}.disruptedCount", spec["disruptedCount"], len(records), summary)
+    if "maxInFlight" in spec:
+        most = _max_in_flight(r.timeline)
+        if most != spec["maxInFlight"]:
+            checker.fail(f"{root}.maxInFlight", spec["maxInFlight"], most, summary)
     for idx in spec.get("notDisrupted") or []:
         hit = [d for d in records if d.get("index") == idx]
         if hit:
@@ -139,6 +145,19 @@ def check_disruption(checker, spec: dict) -> None:
             checker.fail(f"{root}.events[{i}]", want, [f"{e['kind']}/{e['name']} {e['reason']}: {e['message']}"
                                                        for e in r.events if e["kind"] != "Log"])
     _check_timeline(checker, root, spec.get("timeline") or [])
+
+
+def _max_in_flight(timeline: list[dict]) -> int:
+    live: set[str] = set()
+    most = 0
+    for t in timeline:
+        key = t.get("nodeClaim") or t.get("node")
+        if t["action"] == "tainted":
+            live.add(key)
+            most = max(most, len(live))
+        elif t["action"] in ("terminated", "untainted"):
+            live.discard(key)
+    return most
 
 
 def _check_timeline(checker, root: str, steps: list[dict]) -> None:

@@ -40,7 +40,8 @@ def test_empty_node_waits_for_consolidate_after_then_goes(embedded):
         assert c.done and c.result.deleted == "Empty"
         assert sim.cluster.get("Node", c.node_name) is None and sim.cluster.get("NodeClaim", c.result.name) is None
         actions = [t["action"] for t in sim.result.timeline]
-        assert actions == ["tainted", "deleting", "draining", "drained", "instance terminating", "terminated"]
+        assert actions == ["validating", "validated", "tainted", "deleting", "draining", "drained",
+                           "instance terminating", "terminated"]
 
 
 def test_validation_waits_fifteen_seconds(embedded):
@@ -52,6 +53,8 @@ def test_validation_waits_fifteen_seconds(embedded):
         sim.converge()
         tainted = next(t for t in sim.result.timeline if t["action"] == "tainted")
         assert tainted["t"] - t0 >= 15                             # commandValidationDelay
+        validating, validated = (next(t for t in sim.result.timeline if t["action"] == a) for a in ("validating", "validated"))
+        assert validated["t"] - validating["t"] >= 15
 
 
 def test_replacement_is_initialized_before_the_candidate_is_deleted(embedded):

@@ -105,6 +105,8 @@ class DisruptionController:
                 if method.method != "empty":
                     method.rejected_events(view, proposal, why or "unknown")
                 return False
+            for c in valid.candidates:
+                self.queue.timeline(c.claim, "validated", method.method)
             return self.queue.start(valid)
         if not any(not c.done and c.initialized for c in s.claims):
             return False
@@ -132,6 +134,8 @@ class DisruptionController:
             if m.method in ("empty", "single", "multi"):
                 self.pending = (m, proposals[0], now + VALIDATION_DELAY)
                 self._fp = None
+                for c in proposals[0].candidates:   # the command waits consolidationTTL (validation.go)
+                    self.queue.timeline(c.claim, "validating", m.method)
                 s.trace(f"{m.method} consolidation: validating [{', '.join(c.name for c in proposals[0].candidates)}] "
                         f"in {VALIDATION_DELAY:.0f}s")
                 return False

@@ -74,7 +74,7 @@ class Orchestration:
                 if s.result.pods[key].node and s.nominated.get(key) == name:
                     del s.nominated[key]
             cmd.replacements.append(Replacement(name))
-            self._timeline(s.claims[-1], "replacement created", f"for {', '.join(c.name for c in p.candidates)}")
+            self.timeline(s.claims[-1], "replacement created", f"for {', '.join(c.name for c in p.candidates)}")
         for c in p.candidates:
             c.claim.dis.marked_for_deletion = True
         for node in set((p.sim.existing if p.sim is not None else {}).values()):
@@ -101,7 +101,7 @@ class Orchestration:
                 except APIRejected as e:
                     s.trace(f"tainting {c.name}: {e.message}")
         c.claim.dis.disruption_reason = reason
-        self._timeline(c.claim, "tainted", reason)
+        self.timeline(c.claim, "tainted", reason)
 
     def _unmark(self, claim: Claim) -> None:
         """RequireNoScheduleTaint(false), ClearNodeClaimsCondition(DisruptionReason), UnmarkForDeletion."""
@@ -110,9 +110,9 @@ class Orchestration:
         claim.dis.marked_for_deletion = False
         if claim.node_name:
             remove_disrupted_taint(s, claim.node_name)
-        self._timeline(claim, "untainted")
+        self.timeline(claim, "untainted")
 
-    def _timeline(self, c: Claim, action: str, detail: str = "") -> None:
+    def timeline(self, c: Claim, action: str, detail: str = "") -> None:
         s = self.state
         s.result.timeline.append({"t": s.clock.now(), "node": c.node_name or (c.launched.vm_name if c.launched else ""),
                                   "nodeClaim": c.result.name, "action": action, "detail": detail})
@@ -149,7 +149,7 @@ class Orchestration:
                 waiting = True
                 continue
             r.initialized = True
-            self._timeline(claim, "replacement initialized")
+            self.timeline(claim, "replacement initialized")
         if waiting:
             return False
         p = cmd.proposal

@@ -1,0 +1,15 @@
+"""harness/runner/expectdisruption.py: the timeline-derived keys of expect.disruption."""
+from __future__ import annotations
+
+from harness.runner.expectdisruption import _max_in_flight
+
+
+def _t(claim: str, action: str) -> dict:
+    return {"t": 0.0, "node": f"aks-{claim}", "nodeClaim": claim, "action": action, "detail": ""}
+
+
+def test_max_in_flight_counts_tainted_until_terminated_or_untainted():
+    timeline = [_t("a", "validating"), _t("a", "tainted"), _t("b", "tainted"), _t("a", "terminated"),
+                _t("c", "tainted"), _t("d", "tainted"), _t("b", "untainted"), _t("e", "tainted")]
+    assert _max_in_flight(timeline) == 3          # b, c, d at once; a had finished, b was untainted
+    assert _max_in_flight([]) == 0
