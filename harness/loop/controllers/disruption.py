@@ -162,6 +162,15 @@ class DisruptionController:
             c.dis.disruption_reason = None
             if c.node_name:
                 remove_disrupted_taint(s, c.node_name)
+        # controller.go Reconcile: every state node neither queued nor marked for deletion loses the
+        # karpenter.sh/disrupted taint (state.RequireNoScheduleTaint(false)), managed or not
+        names = [c.node_name for c in s.claims
+                 if not c.done and c.node_name and not c.dis.marked_for_deletion and c.dis.deleting_since is None
+                 and not self.queue.has(c.result.name)]
+        for name in names + list(s.unmanaged_nodes):
+            node = s.cluster.get("Node", name)
+            if node is not None and not node["metadata"].get("deletionTimestamp"):
+                remove_disrupted_taint(s, name)
 
 
 def record_garbage_collected(s: LoopState) -> None:
