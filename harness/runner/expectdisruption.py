@@ -10,8 +10,10 @@ Keys (all optional; nodes are named by their index in `nodes[]`, the order they 
   command), `replacements` ([{instanceType}], order-insensitive) or `replacementCount`; `count`
   (how many records match; default: at least one).
 - `disruptedCount`: how many NodeClaims were disrupted in all.
-- `maxInFlight`: the most NodeClaims under disruption at one time (tainted karpenter.sh/disrupted and
-  not yet terminated or untainted): what the budgets cap.
+- `maxInFlight`: the most NodeClaims under disruption at one time (from tainted karpenter.sh/disrupted
+  until the instance is terminating or the node is untainted): what the budgets cap (core v1.14.0
+  disruption/helpers.go BuildDisruptionBudgetMapping counts neither InstanceTerminating NodeClaims
+  nor nodes that are not marked for deletion).
 - `notDisrupted`: node indexes that were not disrupted.
 - `liveNodes`: how many Nodes exist now.
 - `protected`: items matched against the candidates a protection kept: `node`, `by`
@@ -155,7 +157,7 @@ def _max_in_flight(timeline: list[dict]) -> int:
         if t["action"] == "tainted":
             live.add(key)
             most = max(most, len(live))
-        elif t["action"] in ("terminated", "untainted"):
+        elif t["action"] in ("instance terminating", "terminated", "untainted"):
             live.discard(key)
     return most
 
