@@ -90,7 +90,7 @@ class AzureProvider:
         # never share it and it goes with the provider
         self.it_cache = cache if cache is not None else InstanceTypeCache()
         self._built: dict = {}             # (nodeclass, cluster) -> ((offerings seq, SKU seq), InstanceTypeSet)
-        self._sku_seq = 0                  # bumped when the SKU list is (re)read
+        self.sku_seq = 0                  # bumped when the SKU list is (re)read
         self._sku_failures = 0
         self._sku_retry_at = 0.0
         self._jitter = random.Random(f"retry-{subscription_id}")   # own stream: retries never shift offering choices
@@ -151,7 +151,7 @@ class AzureProvider:
             try:
                 region = self.cluster.region
                 self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
-                self._sku_seq += 1
+                self.sku_seq += 1
             except HttpResponseError as e:
                 self._sku_failures += 1
                 self._sku_retry_at = self.now() + min(REFRESH_BACKOFF_BASE * 2 ** self._sku_failures,
@@ -195,15 +195,17 @@ class AzureProvider:
         cache changes (quota is read once, on the first build)."""
         key = (nodeclass, self.cluster)
         skus = self.skus()
+        if self.unavailable.entries:
+            self.unavailable.expire()          # time passed: expired offerings are available again
         hit = self._built.get(key)
-        if hit is not None and hit[0] == (self.unavailable.seq, self._sku_seq):
+        if hit is not None and hit[0] == (self.unavailable.seq, self.sku_seq):
             return hit[1]
         its = itmod.build_instance_types(
             skus, nodeclass, self.cluster, self.profile, prices=self.prices(),
             unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota, cache=self.it_cache)
         # read the seq after the build: entries it found expired were dropped (seq bumped) and
         # the build already reflects that
-        self._built[key] = ((self.unavailable.seq, self._sku_seq), its)
+        self._built[key] = ((self.unavailable.seq, self.sku_seq), its)
         return its
 
     # -- labels -------------------------------------------------------------------------------

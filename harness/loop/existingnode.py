@@ -26,6 +26,10 @@ class ExistingNode:
     nodeclaim: str | None = None
     host_ports: list = field(default_factory=list)   # held by its pods (core StateNode HostPortUsage)
     initialized: bool = True
+    # pods that may not land here: a consolidation simulation keeps candidate pods off nodes under
+    # their consolidateAfter (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go Solve,
+    # existingnode.go isUnderConsolidateAfter); empty for provisioning
+    refuses: frozenset = frozenset()
     _reqs_cache: dict = field(default_factory=dict, repr=False)
 
     def requirements(self, sem: Semantics) -> Requirements:

@@ -96,6 +96,7 @@ class NodeResult:
     nodeclaim_requests: dict[str, str] = field(default_factory=dict)    # the NodeClaim's spec.resources.requests
     # kind only: each label's writer as the real Node's managedFields name it (None: not read from a real Node)
     field_owners: dict[str, str] | None = None
+    deleted: str | None = None            # why the Node is gone (a disruption reason, or the garbage collector's)
 
     def writer(self, key: str) -> str | None:
         """The writer whose value is on the Node now (the last accepted write with that value)."""
@@ -160,6 +161,11 @@ class RunResult:
     runaway_reason: str | None = None
     events: list[dict] = field(default_factory=list)    # every event, in emission order: kind, name,
                                                         # [namespace,] reason, message
+    # disruption (harness/loop/controllers/disruption.py and friends): one record per disrupted
+    # NodeClaim, the candidates a pass left alone and why, and what happened when, in order
+    disruptions: list[dict] = field(default_factory=list)
+    protected: list[dict] = field(default_factory=list)
+    timeline: list[dict] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 

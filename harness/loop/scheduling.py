@@ -210,6 +210,8 @@ class Scheduler:
 
     # -- placement ----------------------------------------------------------------------------
     def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
+        if node.refuses and pod.uid in node.refuses:
+            return "consolidateAfter"
         if karpenter_untolerated(pod.tolerations, node.taints):
             return "taints"
         # ExistingNode.CanAdd checks host ports before resources (core v1.14.0 scheduling/existingnode.go)

@@ -17,19 +17,27 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.azure import AzureProvider
 from harness.loop.clock import SimClock
 from harness.loop.controllers.binding import KubeScheduler
+from harness.loop.controllers.disruption import DisruptionController, record_garbage_collected
+from harness.loop.controllers.expiration import Expiration
 from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
 from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness
+from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption
 from harness.loop.controllers.nodepool import NodePoolStatus
+from harness.loop.controllers.nodetermination import NodeTermination
+from harness.loop.controllers.orchestration import Orchestration
+from harness.loop.controllers.pdbstatus import PDBStatus
+from harness.loop.controllers.podevents import PodEvents
 from harness.loop.controllers.provisioner import Provisioner
+from harness.loop.controllers.simulate import deleting_pods
 from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
@@ -59,6 +67,7 @@ class SimConfig:
     # "kube-scheduler" (default): the stand-in binds by its filters; "nominated": a pod binds only to
     # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
     binding: str = "kube-scheduler"
+    feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
 
 
 class Simulation:
@@ -83,6 +92,15 @@ class Simulation:
         self.initialization = Initialization(self.state)
         self.liveness = Liveness(self.state, self.termination)
         self.gc = GarbageCollection(self.state, self.termination)
+        # disruption (harness/loop/controllers/disruption.py and the modules it names)
+        self.podevents = PodEvents(self.state)
+        self.pdbs = PDBStatus(self.state)
+        self.nodeclaim_disruption = NodeClaimDisruption(self.state)
+        self.node_termination = NodeTermination(self.state, self.termination)
+        self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
+        self.expiration = Expiration(self.state, self.node_termination)
+        self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
+        self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
 
     # -- what callers read ----------------------------------------------------------------------------
     @property
@@ -147,6 +165,8 @@ class Simulation:
     def apply(self, manifests: list[dict]) -> None:
         """Create the manifests (copies; the caller's dicts are not changed)."""
         self.workloads.apply(manifests)
+        if any(m.get("kind") == "PodDisruptionBudget" for m in manifests):
+            self.pdbs.enabled = True
 
     def seed(self, entries: list[dict]):
         """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
@@ -190,18 +210,55 @@ class Simulation:
                 break
             if not progress and self.gc.reconcile(force=True):
                 progress = True       # a VM vanished (eviction) while the cluster looked steady
+            progress |= self._disrupt(quiet=not progress)
             if not progress:
                 deadline = self.liveness.next_deadline()
-                if deadline is None or not any(c.refused or c.launched is None for c in self.claims if not c.done):
+                if deadline is not None and not any(c.refused or c.launched is None for c in self.claims if not c.done):
+                    deadline = None
+                waits = [d for d in (deadline, self._disruption_deadline()) if d is not None]
+                if not waits:
                     result.steady = True
                     break
-                clock.advance(max(deadline - clock.now(), 0) + 1)
+                clock.advance(max(min(waits) - clock.now(), 0) + 1)
             else:
                 clock.advance(ITERATION_SECONDS)
         self._finish()
         return result
 
     # -- the steps ----------------------------------------------------------------------------------
+    def _disrupt(self, quiet: bool) -> bool:
+        """The disruption side of one iteration, in the order a pass sees it: pod events and PDB
+        status, the NodeClaims' Drifted/Consolidatable conditions, expiration, the disruption
+        controller's methods, the orchestration queue, then termination (drain, eviction, instance
+        deletion). Each is core's controller of the same name (harness/loop/controllers/). The
+        conditions and the disruption controller's methods run once provisioning is `quiet` (this
+        iteration changed nothing else): core's candidates must be initialized and not nominated
+        for a pending pod, so a pass while provisioning is still moving decides nothing (harness
+        simplification of the disruption controller's 10 s polling)."""
+        s = self.state
+        record_garbage_collected(s)
+        if not any(not c.done and c.launched is not None for c in s.claims):
+            return False
+        self.podevents.reconcile()
+        self.nodeclaim_disruption.observe()
+        progress = self.expiration.reconcile()
+        if quiet or self.disruption.pending is not None:
+            self.pdbs.reconcile()
+            nodepools = s.cluster.list("NodePool")
+            self.nodeclaim_disruption.reconcile(nodepools)
+            progress |= self.disruption.reconcile(nodepools)
+        progress |= self.queue.reconcile()
+        progress |= self.node_termination.reconcile()
+        return progress
+
+    def _disruption_deadline(self) -> float | None:
+        """The earliest short wait the disruption side has in flight (a command's validation delay,
+        a drain's minimum time, an instance deletion's requeue, a queued command's timeout); None when
+        only timers a scenario reaches with `advance` remain (consolidateAfter, expireAfter, budgets)."""
+        waits = [d for d in (self.disruption.next_deadline(), self.node_termination.next_deadline(),
+                             self.queue.next_deadline()) if d is not None]
+        return min(waits) if waits else None
+
     def _lifecycle(self) -> bool:
         """One step of each launched NodeClaim's lifecycle (core nodeclaim/lifecycle/controller.go
         Reconcile runs launch, registration, initialization, liveness in turn): the kubelet path,
@@ -235,11 +292,14 @@ class Simulation:
         """Final Node labels and taints, pod states, instance types as they are now (even with no
         pod pending), the unavailable-offerings cache and the fake's snapshot."""
         result, nodes = self.result, self.nodes
+        record_garbage_collected(self.state)
         for nr in result.nodes:
             node = self.cluster.get("Node", nr.name)
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
+            elif nr.deleted is None and any(c.node_name == nr.name and c.done for c in self.claims):
+                nr.deleted = next(c.result.deleted for c in self.claims if c.node_name == nr.name and c.done) or "deleted"
         for key, pr in result.pods.items():
             if pr.state == "deleted":
                 continue

@@ -60,6 +60,14 @@ class UnavailableOfferings:
             return None
         return e
 
+    def expire(self) -> None:
+        """Drop the entries whose TTL has passed (the upstream cache forgets them by itself), so a
+        build cached under the old `seq` is not reused after they expire."""
+        now = self.clock.now()
+        for key in [k for k, e in self.entries.items() if e.expires <= now]:
+            del self.entries[key]
+            self.seq += 1
+
     def is_unavailable(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str) -> bool:
         if capacity_type == "spot" and self._live("spot::"):
             return True

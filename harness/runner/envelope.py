@@ -102,6 +102,20 @@ def unmodeled_fields(obj: dict) -> list[Finding]:
     return list(found.values())
 
 
+def unmodeled_values(obj: dict) -> list[tuple[tuple, str, str, str]]:
+    """(document path, field, value, advice key) for each modeled field holding a value the
+    simulation does not follow (envelope.yaml `values`, e.g. a Balanced consolidation policy)."""
+    out = []
+    for field, values in ((_data().get("values") or {}).get(str(obj.get("kind"))) or {}).items():
+        node = obj
+        path = _split(field)
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, (str, int, float, bool)) and str(node) in values:
+            out.append((path, field, str(node), values[str(node)]))
+    return out
+
+
 def _join(path: tuple[str, ...]) -> str:
     return "".join((f"[{p}]" if "." in p else f".{p}") for p in path).lstrip(".")
 
@@ -138,7 +152,7 @@ def manifest_notices(sc) -> list[Notice]:
     for m in manifests:
         findings = unmodeled_fields(m.obj)
         pruned = _pruned_by_profile(m.obj, sc.profiles)
-        if not findings and not pruned:
+        if not findings and not pruned and not unmodeled_values(m.obj):
             continue
         loc = _locate(sc, m)
         name = (m.obj.get("metadata") or {}).get("name")
@@ -148,6 +162,9 @@ def manifest_notices(sc) -> list[Notice]:
         for f in findings:
             out.append(Notice(*at(f.path), f"{m.obj.get('kind')} {name}: {f.field} is not modeled: "
                                           f"{advice(f.advice)}; the result ignores it"))
+        for path, field, value, key in unmodeled_values(m.obj):
+            out.append(Notice(*at(path), f"{m.obj.get('kind')} {name}: {field}: {value} is not modeled: "
+                                         f"{advice(key)}"))
         for field, profiles in pruned.items():
             out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in the provider's "
                                                  f"AKSNodeClass schema (profile {', '.join(profiles)}): the API server "

@@ -558,6 +558,9 @@ class Checker:
             self.domains(want, i)
         for i, want in enumerate(expect.get("nodeClaimInstanceTypes") or []):
             self.nodeclaim_instance_types(want, i)
+        if "disruption" in expect:
+            from harness.runner.expectdisruption import check_disruption
+            check_disruption(self, expect["disruption"])
         for i, ev in enumerate(expect.get("events") or []):
             # every event of the run (RunResult.events); kind, name and reason are the event's own
             text = {k: v for k, v in ev.items() if k not in ("kind", "name", "reason")}

@@ -208,6 +208,8 @@ def _one_of_each_kind(cluster) -> None:
                              "hostPath": {"path": "/tmp/pv"}}})
     cluster.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc", "namespace": "default"},
                     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    cluster.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": "default"},
+                    "spec": {"minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}}})
     cluster.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"},
                     "provisioner": "disk.csi.azure.com", "volumeBindingMode": "WaitForFirstConsumer"})
 

@@ -16,11 +16,30 @@ def fields(obj):
     return {f.field: f.advice for f in unmodeled_fields(obj)}
 
 
-def test_nodepool_disruption_and_expiry_are_reported():
+def test_nodepool_disruption_and_expiry_are_modeled_static_nodepools_are_not():
     np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "d"},
-          "spec": {"disruption": {"consolidationPolicy": "WhenEmpty"}, "limits": {"cpu": "4"}, "weight": 3,
-                   "template": {"spec": {"expireAfter": "720h", "nodeClassRef": {"name": "x"}, "requirements": []}}}}
-    assert fields(np) == {"spec.disruption": "disruption", "spec.template.spec.expireAfter": "disruption"}
+          "spec": {"disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1m",
+                                  "budgets": [{"nodes": "1", "reasons": ["Empty"]}]},
+                   "limits": {"cpu": "4"}, "weight": 3, "replicas": 2,
+                   "template": {"metadata": {"annotations": {"karpenter.sh/do-not-disrupt": "true"}},
+                                "spec": {"expireAfter": "720h", "terminationGracePeriod": "1h",
+                                         "nodeClassRef": {"name": "x"}, "requirements": []}}}}
+    assert fields(np) == {"spec.replicas": "static"}
+
+
+def test_a_balanced_consolidation_policy_is_reported_by_value():
+    from harness.runner.envelope import unmodeled_values
+    np = {"kind": "NodePool", "metadata": {"name": "d"}, "spec": {"disruption": {"consolidationPolicy": "Balanced"}}}
+    assert unmodeled_values(np) == [(("spec", "disruption", "consolidationPolicy"),
+                                     "spec.disruption.consolidationPolicy", "Balanced", "balanced")]
+    np["spec"]["disruption"]["consolidationPolicy"] = "WhenEmpty"
+    assert unmodeled_values(np) == []
+
+
+def test_pod_disruption_budgets_are_modeled():
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}, "unhealthyPodEvictionPolicy": "AlwaysAllow"}}
+    assert fields(pdb) == {}
 
 
 def test_pod_fields_in_deployment_templates_use_the_pod_rules():
@@ -33,7 +52,6 @@ def test_pod_fields_in_deployment_templates_use_the_pod_rules():
                                                         "resourceClaims": [{"name": "gpu"}], "futureField": 1}}}}
     # a container's host port is modeled (harness/loop/hostports.py); an init container's is not
     assert fields(dep) == {
-        "spec.template.metadata.annotations[karpenter.sh/do-not-disrupt]": "disruption",
         "spec.template.spec.initContainers.ports.hostPort": "hostports",
         "spec.template.spec.resourceClaims": "dra",
         "spec.template.spec.futureField": "unlisted"}
@@ -58,14 +76,14 @@ manifests:
     metadata: {{name: d}}
     spec:
       disruption:
-        consolidationPolicy: WhenEmpty
+        consolidationPolicy: Balanced
       template:
         spec:
           nodeClassRef: {{name: default}}
 """
     (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
     (n,) = sc.warnings
-    assert n.line == 10 and "NodePool d: spec.disruption is not modeled" in n.message
+    assert n.line == 11 and "NodePool d: spec.disruption.consolidationPolicy: Balanced is not modeled" in n.message
 
 
 def test_validate_prints_warnings_and_still_passes(capsys):

@@ -82,6 +82,13 @@ def result():
     r.unavailable_offerings.append({"key": "spot::", "size": "", "zone": "", "capacityType": "spot",
                                     "family": "", "scope": "capacity-type", "ttl": 180.0})
     r.events.append({"kind": "Pod", "name": "web", "reason": "r", "message": "m"})
+    # a disruption record, a protected candidate and a timeline entry, so the disruption checks get past
+    # their loops (harness/runner/expectdisruption.py)
+    node = r.nodes[0]
+    r.disruptions.append({"index": 0, "commandIndex": 1, "nodePool": "default", "reason": "Empty",
+                          "method": "empty", "decision": "replace", "replacements": [{"instanceType": "x"}]})
+    r.protected.append({"node": node.name, "by": "pdb", "method": "single", "message": "m"})
+    r.timeline.append({"node": node.name, "nodeClaim": node.nodeclaim, "action": "tainted", "detail": "d", "t": 0})
     return r
 
 

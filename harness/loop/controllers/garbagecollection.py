@@ -14,8 +14,8 @@
 """
 from __future__ import annotations
 
-from harness.backends.base import APIRejected
 from harness.loop.controllers.state import LoopState
+from harness.loop.controllers.nodetermination import evict_pod
 from harness.loop.controllers.termination import Termination
 
 GC_INTERVAL = 120.0               # core garbagecollection/controller.go Reconcile: RequeueAfter 2m
@@ -30,7 +30,9 @@ class GarbageCollection:
     def reconcile(self, force: bool = False) -> bool:
         """One round; `force` runs it now whatever the interval (the orchestrator's steady-state check)."""
         s = self.state
-        live = [c for c in s.claims if not c.done and c.launched is not None]
+        # upstream collects only NodeClaims that are not being deleted (Reconcile: DeletionTimestamp
+        # zero); a deleting one's instance is termination's (harness/loop/controllers/nodetermination.py)
+        live = [c for c in s.claims if not c.done and c.launched is not None and c.dis.deleting_since is None]
         # what failed cleanups left (harness/loop/azure.py collect_garbage; a no-op otherwise)
         s.provider.collect_garbage({s.provider.resource_name(c.result.name) for c in s.claims if not c.done},
                                    eventually=force)
@@ -53,21 +55,9 @@ class GarbageCollection:
         return progress
 
     def _replace_pods(self, node: str) -> None:
-        """The removed Node's pods are deleted; a Deployment's get a replacement (new name, same
-        labels and spec, unbound)."""
+        """The removed Node's pods are deleted; a Deployment's get a replacement from its current
+        template (new name, unbound: harness/loop/controllers/nodetermination.py evict_pod)."""
         s = self.state
         for key, pr in list(s.result.pods.items()):
-            if pr.node != node:
-                continue
-            pv = s.pod_views.pop(key)
-            try:
-                s.cluster.delete("Pod", pr.name, pr.namespace)
-            except APIRejected:
-                pass
-            pr.state, pr.node, pr.reason = "deleted", None, f"node {node} was removed"
-            if pr.owner_kind == "Deployment":
-                pod = {"apiVersion": "v1", "kind": "Pod",
-                       "metadata": {"name": s.name(pr.owner_name + "-"), "namespace": pr.namespace,
-                                    "labels": dict(pv.obj["metadata"].get("labels") or {})},
-                       "spec": {k: v for k, v in pv.spec.items() if k != "nodeName"}}
-                s.create_pod(pod, "Deployment", pr.owner_name)
+            if pr.node == node and key in s.pod_views:
+                evict_pod(s, key, f"node {node} was removed")

@@ -10,10 +10,12 @@ NodeClaimTemplate ToNodeClaim, scheduling/nodeclaimtemplate.go).
 from __future__ import annotations
 
 import copy
+from typing import Callable
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
@@ -37,6 +39,9 @@ class Provisioner:
         self.state = state
         self._hostnames = 0          # the scheduler's placeholder hostnames, unique over the run
         self._daemon_views: dict = {}     # (pod order, id(DaemonSet)) -> the simulated daemon pod
+        # disruption's seam (harness/loop/controllers/disruption.py): the currently reschedulable pods of
+        # nodes being deleted, which a pass schedules too (core provisioner.go Schedule: Deleting())
+        self.deleting_pods: Callable[[], list[PodView]] = lambda: []
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -95,7 +100,7 @@ class Provisioner:
                 result.dropped_skus[name] = why
 
     # -- cluster state ----------------------------------------------------------------------------
-    def existing_nodes(self) -> list[ExistingNode]:
+    def existing_nodes(self, skip: frozenset = frozenset(), count_nominated: bool = True) -> list[ExistingNode]:
         """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
         scheduling/existingnode.go NewExistingNode; karpenter-core.md §4.5):
@@ -108,7 +113,10 @@ class Provisioner:
         - requested = bound pods + pods nominated to it + the DaemonSet pods that would still land
           on it (compatible daemons minus those already bound, never below zero);
         - initialized nodes first, then by name (Scheduler.sortExistingNodes).
-        Nodes marked for deletion are left out (the provisioner reschedules their pods instead)."""
+        Nodes marked for deletion (being deleted, or a disruption command's candidates) are left out
+        (core Schedule passes nodes.Active(); the provisioner reschedules their pods instead).
+        `skip` leaves out more nodes and `count_nominated=False` counts no nominated pod (a disruption
+        simulation schedules every pending pod itself: disruption/helpers.go SimulateScheduling)."""
         s = self.state
         used = s.node_requested()
         bound: dict[str, list] = {}
@@ -131,6 +139,9 @@ class Provisioner:
             node = s.cluster.get("Node", c.node_name) if c.node_name else None
             if node is not None and node["metadata"].get("deletionTimestamp"):
                 continue
+            if c.dis.marked_for_deletion or c.dis.deleting_since is not None or \
+                    (skip and (c.launched.vm_name in skip or c.node_name in skip)):
+                continue
             if c.registered and node is not None:
                 name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
                 taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
@@ -147,19 +158,20 @@ class Provisioner:
                           not any(t.key == st.key and t.effect == st.effect for st in startup)]
             pods = bound.get(name, []) + nominated.get(c.result.name, [])
             out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
-                                      nominated.get(c.result.name, []), c.result.name, c.initialized))
+                                      nominated.get(c.result.name, []) if count_nominated else [],
+                                      c.result.name, c.initialized))
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
         for name in s.unmanaged_nodes:
             node = s.cluster.get("Node", name)
-            if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
+            if node is None or name in managed or node["metadata"].get("deletionTimestamp") or name in skip:
                 continue
             labels = dict(node["metadata"].get("labels") or {})
             taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
             alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
             pods = bound.get(name, []) + nominated.get(name, [])
             out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
-                                      nominated.get(name, []), None, True))
+                                      nominated.get(name, []) if count_nominated else [], None, True))
         out.sort(key=lambda n: (not n.initialized, n.name))
         return out
 
@@ -255,6 +267,7 @@ class Provisioner:
     def reconcile(self) -> bool:
         s = self.state
         pending = self.pending_pods()
+        pending += [pv for pv in self.deleting_pods() if pv not in pending]
         if not pending:
             return False
         templates = self.templates()
@@ -339,7 +352,8 @@ class Provisioner:
         obj = {
             "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name, "labels": labels,
-                         "annotations": {"karpenter.sh/nodepool-hash-version": "v3"},
+                         # NodePool.Hash and its version (core nodeclaimtemplate.go NewNodeClaimTemplate)
+                         "annotations": nodepool_hash_annotations(t.nodepool),
                          "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
@@ -349,7 +363,8 @@ class Provisioner:
                      "resources": {"requests": format_resource_list(add(planned.requests, self._min_daemon_overhead(t, its)))},
                      "nodeClassRef": spec_t.get("nodeClassRef"),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
-                     **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {})},
+                     **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {}),
+                     **template_lifetime(spec_t)},    # expireAfter, terminationGracePeriod (ToNodeClaim)
         }
         pods = [s.pod_key(p.obj) for p in planned.pods]
         result = NodeClaimResult(name, t.name, pods, obj["spec"]["requirements"], dict(labels))

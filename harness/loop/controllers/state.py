@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.backends.base import ADMIN, APIRejected, Cluster
 from harness.loop.azure import AzureProvider, Launched
 from harness.loop.clock import SimClock
+from harness.loop.disruptionstate import ClaimDisruption, DisruptionRun, Nominations, Recorder
 from harness.loop.pods import PodView
 from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
 from harness.loop.scheduling import Template
@@ -44,6 +45,7 @@ class Claim:
     initialized: bool = False
     refused: bool = False
     done: bool = False
+    dis: ClaimDisruption = field(default_factory=ClaimDisruption)   # disruption state (disruptionstate.py)
 
 
 class LoopState:
@@ -70,9 +72,12 @@ class LoopState:
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
         self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
-        self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
+        self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
+            clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
+        self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
+        self.disruption.recorder = Recorder(self)
 
     # -- names and the trace ----------------------------------------------------------------------
     def name(self, prefix: str, n: int = 5) -> str:

@@ -69,6 +69,7 @@ class SimulatedRun:
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
             min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
             binding=str(loop_cfg.get("binding", "kube-scheduler")),
+            feature_gates=dict(scenario.given.get("featureGates") or {}),
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)

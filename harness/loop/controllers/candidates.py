@@ -1,0 +1,335 @@
+"""Cluster state as the disruption controller reads it, its candidates and its budgets.
+
+sigs.k8s.io/karpenter v1.14.0:
+- pkg/controllers/state/statenode.go: a state node is a NodeClaim and/or a Node; ValidateNodeDisruptable
+  and ValidatePodsDisruptable with their exact errors; MarkedForDeletion, Nominated.
+- pkg/controllers/disruption/types.go NewCandidate: queue, node and pod checks (DisruptionBlocked
+  events, `pretty.Sentence` of the error), the NodePool and instance type, DisruptionCost
+  (ReschedulingCost x LifetimeRemaining), Price (the node's offering), RescheduleDisruptionCost
+  (1 + positive eviction costs of reschedulable pods), IsEmpty, SavingsRatio.
+- pkg/controllers/disruption/helpers.go GetCandidates, BuildDisruptionBudgetMapping (with the
+  NodePool's DisruptionBlocked event when a budget allows nothing).
+Unmanaged Nodes (no NodeClaim) take part in scheduling simulations and never become candidates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.loop import podutil
+from harness.loop.budgets import disruption_spec, expire_after, must_allowed_disruptions, termination_grace_period
+from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.pdb import Limits
+from harness.loop.pods import PodView
+from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL
+
+ZONE = "topology.kubernetes.io/zone"
+GRACEFUL, EVENTUAL = "graceful", "eventual"        # types.go disruption classes
+
+
+@dataclass
+class StateNode:
+    name: str
+    claim: Claim | None
+    node: dict | None
+    pods: list[str] = field(default_factory=list)      # keys of the pods bound to it
+
+    @property
+    def labels(self) -> dict[str, str]:
+        if self.node is not None and (self.claim is None or self.claim.registered):
+            return self.node["metadata"].get("labels") or {}
+        return (self.claim.obj["metadata"].get("labels") or {}) if self.claim else {}
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        if self.node is not None and (self.claim is None or self.claim.registered):
+            return self.node["metadata"].get("annotations") or {}
+        return (self.claim.obj["metadata"].get("annotations") or {}) if self.claim else {}
+
+    @property
+    def managed(self) -> bool:
+        return self.claim is not None
+
+    @property
+    def initialized(self) -> bool:
+        if self.claim is not None:
+            return self.claim.initialized
+        conds = (self.node or {}).get("status", {}).get("conditions") or []
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+    @property
+    def deleting(self) -> bool:
+        if self.claim is not None:
+            return self.claim.dis.deleting_since is not None or self.claim.dis.instance_terminating
+        return bool((self.node or {}).get("metadata", {}).get("deletionTimestamp"))
+
+    @property
+    def marked_for_deletion(self) -> bool:
+        return (self.claim is not None and self.claim.dis.marked_for_deletion) or self.deleting
+
+    @property
+    def ready(self) -> bool:
+        conds = (self.node or {}).get("status", {}).get("conditions") or []
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+
+def state_nodes(s: LoopState) -> list[StateNode]:
+    """Every live NodeClaim (launched) with its Node, then the Nodes no NodeClaim owns."""
+    out: dict[str, StateNode] = {}
+    nodes = {n["metadata"]["name"]: n for n in s.cluster.list("Node")}
+    for c in s.claims:
+        if c.done or c.refused or c.launched is None:
+            continue
+        name = c.node_name or c.launched.vm_name
+        out[name] = StateNode(name, c, nodes.get(c.node_name) if c.node_name else None)
+    for name, node in nodes.items():
+        if name not in out:
+            out[name] = StateNode(name, None, node)
+    for key, pr in s.result.pods.items():
+        if pr.node and pr.node in out and pr.state != "deleted" and key in s.pod_views:
+            out[pr.node].pods.append(key)
+    return list(out.values())
+
+
+@dataclass
+class Candidate:
+    sn: StateNode
+    nodepool: dict
+    instance_type: object | None
+    zone: str
+    capacity_type: str
+    disruption_cost: float
+    reschedulable: list[str]
+    price: float
+    reschedule_cost: float
+
+    @property
+    def name(self) -> str:
+        return self.sn.name
+
+    @property
+    def claim(self) -> Claim:
+        return self.sn.claim
+
+    @property
+    def nodepool_name(self) -> str:
+        return self.nodepool["metadata"]["name"]
+
+    def is_empty(self) -> bool:
+        return self.reschedule_cost <= 1.0          # PerNodeBaseDisruptionCost
+
+    def savings_ratio(self) -> float:
+        return self.price / self.reschedule_cost
+
+
+class CandidateError(Exception):
+    def __init__(self, message: str, protection: str | None = None, event: bool = True, pod_block: bool = False):
+        super().__init__(message)
+        self.message, self.protection, self.event, self.pod_block = message, protection, event, pod_block
+
+
+def sentence(text: str) -> str:
+    """operatorpkg pretty.Sentence: the first letter upper-cased."""
+    return text[:1].upper() + text[1:] if text else text
+
+
+class Cluster:
+    """One disruption pass's view: state nodes, NodePools, instance types, PDB limits."""
+
+    def __init__(self, s: LoopState, nodepools: list[dict] | None = None):
+        self.s = s
+        self.now = s.clock.now()
+        self.started = s.disruption.pod_started
+        self.nodes = state_nodes(s)
+        self.nodepools = {np["metadata"]["name"]: np for np in (nodepools if nodepools is not None
+                                                                  else s.cluster.list("NodePool"))}
+        self._its: dict[str, dict | None] = {}
+        self.pdbs = Limits(list(s.disruption.pdb_status.values()))
+        self._built: dict[str, list[Candidate]] = {}
+
+    def instance_types(self, np_name: str) -> dict | None:
+        """BuildNodePoolMap: the NodePool's instance types by name (None: not resolvable)."""
+        if np_name not in self._its:
+            from harness.loop.controllers.nodepool import nodeclass_params
+            np = self.nodepools.get(np_name)
+            ref = (((np or {}).get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+            params = nodeclass_params(self.s, ref.get("name", "")) if np is not None else None
+            its = self.s.provider.instance_types(params).instance_types if params is not None else []
+            self._its[np_name] = {it.name: it for it in its} or None
+        return self._its[np_name]
+
+    def publish(self, kind: str, name: str, reason: str, message: str, dedupe: tuple = (), timeout: float = 120.0,
+                namespace: str | None = None) -> None:
+        self.s.disruption.recorder.publish(kind, name, reason, message, dedupe, timeout, namespace)
+
+    def blocked(self, sn: StateNode, message: str) -> None:
+        """disruptionevents.Blocked: on the Node (if any) and the NodeClaim."""
+        if sn.node is not None:
+            self.publish("Node", sn.node["metadata"]["name"], "DisruptionBlocked", message, ("node", sn.name))
+        if sn.claim is not None:
+            self.publish("NodeClaim", sn.claim.result.name, "DisruptionBlocked", message, ("nodeclaim", sn.claim.result.name))
+
+    def unconsolidatable(self, c: Candidate, message: str) -> None:
+        """disruptionevents.Unconsolidatable (15 minute dedupe per object)."""
+        if c.sn.node is not None:
+            self.publish("Node", c.sn.node["metadata"]["name"], "Unconsolidatable", message, ("node", c.name), 900.0)
+        self.publish("NodeClaim", c.claim.result.name, "Unconsolidatable", message, ("nodeclaim", c.claim.result.name), 900.0)
+
+    def protect(self, sn: StateNode, by: str, message: str, method: str) -> None:
+        """The run's record of a candidate a protection kept (one entry per node, protection and method)."""
+        rec = {"node": sn.name, "nodeClaim": sn.claim.result.name if sn.claim else None, "by": by,
+               "message": message, "method": method}
+        for p in self.s.result.protected:
+            if all(p.get(k) == rec[k] for k in ("node", "by", "method")):
+                p["last"] = self.now
+                return
+        rec["first"] = rec["last"] = self.now
+        self.s.result.protected.append(rec)
+
+    # -- pods ---------------------------------------------------------------------------------------
+    def pod(self, key: str) -> PodView:
+        return self.s.pod_views[key]
+
+    def do_not_disrupt(self, key: str) -> bool:
+        pv = self.pod(key)
+        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish)
+
+    def evictable(self, key: str) -> bool:
+        """pod.IsEvictable (active, no disrupted-taint toleration, not mirror, no active do-not-disrupt)."""
+        pv = self.pod(key)
+        return not podutil.tolerates_disrupted_taint(pv) and not podutil.owned_by_node(pv) and \
+            not self.do_not_disrupt(key)
+
+    def currently_reschedulable(self, key: str) -> bool:
+        """pdb.Limits.IsCurrentlyReschedulable."""
+        pv = self.pod(key)
+        if not podutil.is_reschedulable(pv) or self.do_not_disrupt(key):
+            return False
+        if self.evictable(key) and not self.pdbs.is_evictable(pv.namespace, pv.labels, fully=True)[1]:
+            return False
+        return True
+
+    # -- candidates -----------------------------------------------------------------------------------
+    def validate_node(self, sn: StateNode) -> None:
+        """StateNode.ValidateNodeDisruptable."""
+        if sn.claim is None:
+            raise CandidateError("node isn't managed by karpenter", event=False)
+        if sn.node is None:
+            raise CandidateError("nodeclaim does not have an associated node")
+        if not sn.initialized:
+            raise CandidateError("node isn't initialized")
+        if sn.marked_for_deletion:
+            raise CandidateError("node is deleting or marked for deletion")
+        if sn.claim.dis.nominated_until > self.now:
+            raise CandidateError("node is nominated for a pending pod", "nominated")
+        if sn.annotations.get(podutil.DO_NOT_DISRUPT) == "true":
+            raise CandidateError(f'disruption is blocked through the "{podutil.DO_NOT_DISRUPT}" annotation',
+                                 "do-not-disrupt")
+        if NODEPOOL not in sn.labels:
+            raise CandidateError(f"node doesn't have required label (label={NODEPOOL})")
+
+    def validate_pods(self, sn: StateNode) -> None:
+        """StateNode.ValidatePodsDisruptable: do-not-disrupt pods, then PDBs (CanEvictPods)."""
+        for key in sn.pods:
+            if self.do_not_disrupt(key):
+                pv = self.pod(key)
+                raise CandidateError(f'pod has "{podutil.DO_NOT_DISRUPT}" annotation (Pod={pv.namespace}/{pv.name})',
+                                     "do-not-disrupt", pod_block=True)
+        for key in sn.pods:
+            if not self.evictable(key):
+                continue
+            pv = self.pod(key)
+            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels)
+            if not ok:
+                if len(keys) > 1:
+                    raise CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
+                                         "pdb", pod_block=True)
+                raise CandidateError(f"pdb prevents pod evictions (PodDisruptionBudget=[{' '.join(keys)}])", "pdb",
+                                     pod_block=True)
+
+    def candidate(self, sn: StateNode, disruption_class: str, queue_has, method: str) -> Candidate | None:
+        """NewCandidate; None when the node is not a candidate (with upstream's events)."""
+        if sn.claim is not None and queue_has(sn.claim.result.name):
+            return None
+        try:
+            self.validate_node(sn)
+        except CandidateError as e:
+            if sn.claim is not None and e.event:
+                self.blocked(sn, sentence(e.message))
+            if e.protection is not None:
+                self.protect(sn, e.protection, sentence(e.message), method)
+            return None
+        np_name = sn.labels[NODEPOOL]
+        np = self.nodepools.get(np_name)
+        its = self.instance_types(np_name) if np is not None else None
+        if np is None or its is None:
+            self.blocked(sn, f"NodePool not found (NodePool={np_name})")
+            return None
+        it = its.get(sn.labels.get(INSTANCE_TYPE, ""))
+        try:
+            self.validate_pods(sn)
+        except CandidateError as e:
+            eventual = termination_grace_period(sn.claim.obj["spec"]) is not None and disruption_class == EVENTUAL
+            if not (eventual and e.pod_block):
+                self.blocked(sn, sentence(e.message))
+                if e.protection is not None:
+                    self.protect(sn, e.protection, sentence(e.message), method)
+                return None
+        reschedulable = [k for k in sn.pods if podutil.is_reschedulable(self.pod(k))]
+        lifetime = 1.0
+        ttl = expire_after(sn.claim.obj["spec"])
+        if ttl is not None and ttl > 0:
+            lifetime = min(max((ttl - (self.now - sn.claim.created_at)) / ttl, 0.0), 1.0)
+        cost = sum(podutil.eviction_cost(self.pod(k)) for k in sn.pods)
+        zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
+        return Candidate(sn, np, it, zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
+                         1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable))
+
+    def candidates(self, should_disrupt, disruption_class: str, queue_has, method: str) -> list[Candidate]:
+        """GetCandidates. NewCandidate's verdict depends only on the state and the disruption class,
+        so a pass builds each node's candidate once per class and the methods filter it (the
+        events it publishes are deduplicated upstream too)."""
+        built = self._built.get(disruption_class)
+        if built is None:
+            built = self._built[disruption_class] = [
+                c for c in (self.candidate(sn, disruption_class, queue_has, method) for sn in self.nodes) if c is not None]
+        return [c for c in built if not queue_has(c.claim.result.name) and should_disrupt(c)]
+
+    def forget(self) -> None:
+        """The state changed within the pass (a validation re-reads it)."""
+        self._built.clear()
+
+    # -- budgets ------------------------------------------------------------------------------------
+    def budget_mapping(self, reason: str) -> dict[str, int]:
+        """BuildDisruptionBudgetMapping."""
+        num: dict[str, int] = {}
+        disrupting: dict[str, int] = {}
+        for sn in self.nodes:
+            if not sn.managed or not sn.initialized or sn.claim.dis.instance_terminating:
+                continue
+            np = sn.labels.get(NODEPOOL, "")
+            num[np] = num.get(np, 0) + 1
+            if not sn.ready or sn.marked_for_deletion:
+                disrupting[np] = disrupting.get(np, 0) + 1
+        out = {}
+        for name, np in self.nodepools.items():
+            allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
+            out[name] = max(allowed - disrupting.get(name, 0), 0)
+            if num.get(name, 0) != 0 and allowed == 0:
+                self.publish("NodePool", name, "DisruptionBlocked",
+                             f"No allowed disruptions for disruption reason {reason} due to blocking budget",
+                             (np["metadata"].get("uid", name), reason), 60.0)
+        return out
+
+
+def node_price(it, zone: str, capacity_type: str) -> float:
+    """resolveNodePrice: the price of the offering matching the node's zone and capacity type, else 0."""
+    if it is None:
+        return 0.0
+    for o in it.offerings:
+        if o.zone == zone and o.capacity_type == capacity_type:
+            return o.price
+    return 0.0
+
+
+def policy(np: dict) -> str:
+    return disruption_spec(np).consolidation_policy

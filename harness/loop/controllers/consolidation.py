@@ -1,0 +1,473 @@
+"""Consolidation: the Emptiness, multi-node and single-node methods of the disruption controller.
+
+sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/:
+- consolidation.go: ShouldDisrupt (with its Unconsolidatable events), sortCandidates (savings ratio =
+  price / reschedule disruption cost, highest first), computeConsolidation (delete when every pod
+  fits elsewhere; replace with exactly one cheaper NodeClaim; an OD->[OD, spot] replacement pinned to
+  spot), computeSpotToSpotConsolidation (SpotToSpotConsolidation feature gate, at least 15 cheaper
+  options, truncated to 15 or the minValues need), IsConsolidated/markConsolidated.
+- emptiness.go: empty candidates (no pod with a positive eviction cost) within the Empty budgets.
+- singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools, the first that
+  consolidates (Underutilized budgets).
+- multinodeconsolidation.go: the first N candidates within budgets (N <= 100) by binary search,
+  filterOutSameInstanceType.
+- validation.go: after commandValidationDelay (15 s) the candidates and the command are checked
+  again (churn, nominations, budgets, a different scheduling result), else the command is dropped
+  (ConsolidationRejected events for single/multi).
+- types.go Command.String/StringForNode/EstimatedSavings and events/events.go for the messages.
+Balanced scoring (balanced.go) is not modeled: a Balanced NodePool is not consolidated by the
+simulation (harness/data/envelope.yaml warns).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
+from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster, sentence
+from harness.loop.controllers.simulate import CandidateDeleting, SimResult, Simulator
+from harness.loop.scheduling import PlannedClaim, offering_compatible
+from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
+
+VALIDATION_DELAY = 15.0                       # consolidation.go commandValidationDelay
+MIN_SPOT_TO_SPOT = 15                         # MinInstanceTypesForSpotToSpotConsolidation
+MULTI_NODE_MAX = 100                          # multinodeconsolidation.go max batch
+CONSOLIDATION_STATE_TTL = 300.0               # state/cluster.go ConsolidationState: 5 minutes
+
+
+@dataclass
+class Proposal:
+    """A disruption Command before the queue starts it (types.go Command)."""
+
+    method: str                               # empty | single | multi | drift
+    reason: str                               # Empty | Underutilized | Drifted
+    candidates: list[Candidate]
+    replacements: list[PlannedClaim] = field(default_factory=list)
+    sim: SimResult | None = None
+
+    @property
+    def decision(self) -> str:
+        if self.candidates and self.replacements:
+            return "replace"
+        return "delete" if self.candidates else "no-op"
+
+    def source_cost(self) -> float:
+        return sum(c.price for c in self.candidates)
+
+    def savings(self) -> float:
+        """Command.EstimatedSavings: all of the source price for a delete; for a replace, less the
+        cheapest available offering of each new NodeClaim's first option."""
+        src = self.source_cost()
+        if not self.replacements:
+            return src
+        dest = 0.0
+        for r in self.replacements:
+            if r.instance_types:
+                avail = [o.price for o in r.instance_types[0].offerings if o.available]
+                if avail:
+                    dest += min(avail)
+        return src - dest
+
+    def string(self) -> str:
+        """Command.String as the consolidation events print it (Method not yet set: the short form)."""
+        sources = ", ".join(c.name for c in self.candidates)
+        if self.replacements:
+            n = len(self.replacements)
+            return f"{self.decision}: [{sources}] -> [{n} {'replacement' if n == 1 else 'replacements'}]"
+        return f"{self.decision}: [{sources}]"
+
+    def string_for_node(self, c: Candidate) -> str:
+        if len(self.candidates) == 1:
+            return self.string()
+        return f"{self.decision}: [{c.name}] (part of {len(self.candidates)}-node consolidation)"
+
+
+# -- prices (pkg/cloudprovider/types.go) ---------------------------------------------------------
+def _cheapest(it, reqs: Requirements, wk) -> float:
+    prices = [o.price for o in it.offerings if o.available and reqs.is_compatible(o.requirements, wk)]
+    return min(prices) if prices else float("inf")
+
+
+def order_by_price(its: list, reqs: Requirements, wk) -> list:
+    """InstanceTypes.OrderByPrice (upstream's sort is not stable; ties by name here)."""
+    return sorted(its, key=lambda it: (_cheapest(it, reqs, wk), it.name))
+
+
+def worst_launch_price(it, reqs: Requirements, wk) -> float:
+    """Offerings.WorstLaunchPrice: the dearest compatible available offering of the first capacity
+    type (reserved, spot, on-demand) that has one."""
+    offers = [o for o in it.offerings if o.available and reqs.is_compatible(o.requirements, wk)]
+    for ct in ("reserved", "spot", "on-demand"):
+        group = [o.price for o in offers if o.capacity_type == ct]
+        if group:
+            return max(group)
+    return float("inf")
+
+
+def min_values_need(its: list, reqs: Requirements) -> tuple[int, str | None]:
+    """InstanceTypes.SatisfiesMinValues: (instance types needed, error)."""
+    needs = {k: r.min_values for k, r in reqs.items() if r.min_values is not None}
+    if not needs:
+        return 0, None
+    seen: dict[str, set] = {k: set() for k in needs}
+    for i, it in enumerate(its):
+        for k in needs:
+            r = it.requirements.get(k) if k in it.requirements else None
+            if r is not None and not r.complement:
+                seen[k] |= set(r.values)
+        if all(len(seen[k]) >= n for k, n in needs.items()):
+            return i + 1, None
+    bad = sorted(k for k, n in needs.items() if len(seen[k]) < n)
+    return len(its), f"minValues requirement is not met for label(s) (label(s)=[{' '.join(bad)}])"
+
+
+def remove_by_price(claim: PlannedClaim, max_price: float, wk) -> tuple[PlannedClaim | None, str | None]:
+    """NodeClaim.RemoveInstanceTypeOptionsByPriceAndMinValues."""
+    kept = [it for it in claim.instance_types if worst_launch_price(it, claim.requirements, wk) < max_price]
+    _, err = min_values_need(kept, claim.requirements)
+    if err is not None:
+        return None, err
+    return dataclasses.replace(claim, instance_types=kept), None
+
+
+# -- the methods ------------------------------------------------------------------------------------
+class Consolidation:
+    """consolidation.go: shared by the three methods (each keeps its own consolidated state)."""
+
+    def __init__(self, controller, method: str):
+        self.ctl = controller
+        self.method = method
+        self.last_state: tuple | None = None
+
+    @property
+    def reason(self) -> str:
+        return "Empty" if self.method == "empty" else "Underutilized"
+
+    disruption_class = GRACEFUL
+
+    def is_consolidated(self) -> bool:
+        return self.last_state is not None and self.last_state == self.ctl.consolidation_state()
+
+    def mark_consolidated(self) -> None:
+        self.last_state = self.ctl.consolidation_state()
+
+    # ShouldDisrupt for single/multi (consolidation.go)
+    def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
+        spec = disruption_spec(c.nodepool)
+        if c.instance_type is None:
+            view.unconsolidatable(c, f'Instance Type "{c.sn.labels.get(INSTANCE_TYPE, "")}" not found')
+            return False
+        if CAPACITY_TYPE not in c.sn.labels:
+            view.unconsolidatable(c, f'Node does not have label "{CAPACITY_TYPE}"')
+            return False
+        if ZONE not in c.sn.labels:
+            view.unconsolidatable(c, f'Node does not have label "{ZONE}"')
+            return False
+        if spec.consolidate_after is None:
+            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation disabled')
+            return False
+        if c.is_empty():
+            return False
+        if spec.consolidation_policy == WHEN_EMPTY:
+            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation policy WhenEmpty, but node is not empty')
+            return False
+        if spec.consolidation_policy == BALANCED:
+            return False                       # balanced scoring is not modeled
+        return c.claim.dis.consolidatable_since is not None
+
+    def sort(self, cands: list[Candidate]) -> list[Candidate]:
+        return sorted(cands, key=lambda c: -c.savings_ratio())
+
+    def compute(self, view: Cluster, cands: list[Candidate]) -> Proposal | None:
+        """computeConsolidation."""
+        wk = self.ctl.state.profile.well_known_labels
+        single = len(cands) == 1
+        try:
+            res = self.ctl.simulator.simulate(view, cands, consolidation=True)
+        except CandidateDeleting:
+            return None
+        if not res.all_non_pending_scheduled():
+            if single:
+                view.unconsolidatable(cands[0], sentence(res.non_pending_errors()))
+            return None
+        if not res.new_claims:
+            return Proposal(self.method, self.reason, cands, [], res)
+        if len(res.new_claims) != 1:
+            if single:
+                view.unconsolidatable(cands[0], f"Can't remove without creating {len(res.new_claims)} candidates")
+            return None
+        price = sum(c.price for c in cands)
+        new = res.new_claims[0]
+        new = dataclasses.replace(new, instance_types=order_by_price(new.instance_types, new.requirements, wk))
+        all_spot = all(c.capacity_type == "spot" for c in cands)
+        ct = new.requirements.get(CAPACITY_TYPE) if CAPACITY_TYPE in new.requirements else None
+        if all_spot and (ct is None or ct.has("spot")):
+            return self._spot_to_spot(view, cands, new, res, price)
+        new, err = remove_by_price(new, price, wk)
+        if err is not None:
+            if single:
+                view.unconsolidatable(cands[0], f"Filtering by price: {err}")
+            return None
+        if not new.instance_types:
+            if single:
+                view.unconsolidatable(cands[0], "Can't replace with a cheaper node")
+            return None
+        ct = new.requirements.get(CAPACITY_TYPE) if CAPACITY_TYPE in new.requirements else None
+        if ct is None or (ct.has("spot") and ct.has("on-demand")):
+            reqs = new.requirements.copy().add(Requirement.new(CAPACITY_TYPE, IN, ["spot"], self.ctl.state.sem))
+            new = dataclasses.replace(new, requirements=reqs)
+        p = Proposal(self.method, self.reason, cands, [new], res)
+        self._candidate_events(view, p)
+        return p
+
+    def _spot_to_spot(self, view: Cluster, cands, new: PlannedClaim, res: SimResult, price: float):
+        s = self.ctl.state
+        wk = s.profile.well_known_labels
+        single = len(cands) == 1
+        if not self.ctl.feature_gate("SpotToSpotConsolidation"):
+            if single:
+                view.unconsolidatable(cands[0], "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node")
+            return None
+        reqs = new.requirements.copy().add(Requirement.new(CAPACITY_TYPE, IN, ["spot"], s.sem))
+        its = [it for it in new.instance_types if any(offering_compatible(o, reqs, wk) for o in it.offerings)]
+        new = dataclasses.replace(new, requirements=reqs, instance_types=its)
+        new, err = remove_by_price(new, price, wk)
+        if err is not None:
+            if single:
+                view.unconsolidatable(cands[0], f"Filtering by price: {err}")
+            return None
+        if not new.instance_types:
+            if single:
+                view.unconsolidatable(cands[0], "Can't replace with a cheaper node")
+            return None
+        if not single:
+            p = Proposal(self.method, self.reason, cands, [new], res)
+            self._candidate_events(view, p)
+            return p
+        if len(new.instance_types) < MIN_SPOT_TO_SPOT:
+            view.unconsolidatable(cands[0], f"SpotToSpotConsolidation requires {MIN_SPOT_TO_SPOT} cheaper instance type "
+                                            f"options than the current candidate to consolidate, got {len(new.instance_types)}")
+            return None
+        keep = MIN_SPOT_TO_SPOT
+        if new.requirements.has_min_values():
+            need, _ = min_values_need(new.instance_types, new.requirements)
+            keep = max(MIN_SPOT_TO_SPOT, need)
+        new = dataclasses.replace(new, instance_types=new.instance_types[:keep])
+        p = Proposal(self.method, self.reason, cands, [new], res)
+        self._candidate_events(view, p)
+        return p
+
+    def _candidate_events(self, view: Cluster, p: Proposal) -> None:
+        """Command.EmitCandidateEvents (ConsolidationCandidate on Node and NodeClaim)."""
+        savings = p.savings()
+        for c in p.candidates:
+            msg = f"Consolidation candidate: {p.string_for_node(c)} (savings: ${savings:.2f})"
+            if c.sn.node is not None:
+                view.publish("Node", c.name, "ConsolidationCandidate", msg, ("node", c.name, p.string_for_node(c)))
+            view.publish("NodeClaim", c.claim.result.name, "ConsolidationCandidate", msg,
+                         ("nodeclaim", c.claim.result.name, p.string_for_node(c)))
+
+    def rejected_events(self, view: Cluster, p: Proposal, why: str) -> None:
+        """Command.EmitRejectedEvents."""
+        savings = p.savings()
+        for c in p.candidates:
+            msg = f"Consolidation rejected: {p.string_for_node(c)}, reason: {why} (savings: ${savings:.2f})"
+            if c.sn.node is not None:
+                view.publish("Node", c.name, "ConsolidationRejected", msg, ("node", c.name, p.string_for_node(c), why))
+            view.publish("NodeClaim", c.claim.result.name, "ConsolidationRejected", msg,
+                         ("nodeclaim", c.claim.result.name, p.string_for_node(c), why))
+
+    # -- validation (validation.go) -------------------------------------------------------------------
+    def validate(self, view: Cluster, p: Proposal) -> tuple[Proposal | None, str | None]:
+        """ConsolidationValidator.isValid: (the command, None) or (None, failure kind)."""
+        fresh, why = self._validate_candidates(view, p.candidates)
+        if fresh is None:
+            return None, why
+        try:
+            res = self.ctl.simulator.simulate(view, fresh, consolidation=True)
+        except CandidateDeleting:
+            return None, "unknown"
+        if not res.all_non_pending_scheduled():
+            return None, "scheduling"
+        if not res.new_claims:
+            return (p, None) if not p.replacements else (None, "scheduling")
+        if len(res.new_claims) > 1 or not p.replacements:
+            return None, "scheduling"
+        want = {it.name for it in p.replacements[0].instance_types}
+        have = {it.name for it in res.new_claims[0].instance_types}
+        if not want <= have:
+            return None, "scheduling"
+        fresh, why = self._validate_candidates(view, p.candidates)
+        return (p, None) if fresh is not None else (None, why)
+
+    def _validate_candidates(self, view: Cluster, cands: list[Candidate]) -> tuple[list[Candidate] | None, str | None]:
+        """validateCandidates: every candidate is still one (GetCandidates + mapCandidates), none is
+        nominated, the budgets still allow them all."""
+        fresh = {c.name: c for c in view.candidates(lambda c: self.should_disrupt(view, c), GRACEFUL,
+                                                    self.ctl.queue_has, self.method)}
+        if any(c.name not in fresh for c in cands):
+            return None, "churn"
+        budgets = view.budget_mapping(self.reason)
+        for c in cands:
+            if c.claim.dis.nominated_until > view.now:
+                return None, "budget"
+            if budgets.get(c.nodepool_name, 0) == 0:
+                return None, "budget"
+            budgets[c.nodepool_name] -= 1
+        return [fresh[c.name] for c in cands], None
+
+
+class Emptiness(Consolidation):
+    def __init__(self, controller):
+        super().__init__(controller, "empty")
+
+    def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
+        if disruption_spec(c.nodepool).consolidate_after is None:
+            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation disabled')
+            return False
+        return c.is_empty() and c.claim.dis.consolidatable_since is not None
+
+    def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
+        if self.is_consolidated():
+            return []
+        empty, constrained = [], False
+        for c in self.sort(cands):
+            if not c.is_empty():
+                continue
+            if budgets.get(c.nodepool_name, 0) == 0:
+                constrained = True
+                view.protect(c.sn, "budget", f"no allowed disruptions for reason Empty in NodePool {c.nodepool_name}",
+                             self.method)
+                continue
+            empty.append(c)
+            budgets[c.nodepool_name] -= 1
+        if not empty:
+            if not constrained:
+                self.mark_consolidated()
+            return []
+        return [Proposal(self.method, self.reason, empty)]
+
+    def validate(self, view: Cluster, p: Proposal) -> tuple[Proposal | None, str | None]:
+        """EmptinessValidator.Validate: the candidates still empty, not nominated, within budget."""
+        fresh = {c.name: c for c in view.candidates(lambda c: self.should_disrupt(view, c), GRACEFUL,
+                                                    self.ctl.queue_has, self.method)}
+        still = [fresh[c.name] for c in p.candidates if c.name in fresh]
+        if not still:
+            return None, "churn"
+        budgets = view.budget_mapping(self.reason)
+        valid = []
+        for c in still:
+            if c.claim.dis.nominated_until > view.now or budgets.get(c.nodepool_name, 0) == 0:
+                continue
+            budgets[c.nodepool_name] -= 1
+            valid.append(c)
+        if not valid:
+            return None, "budget"
+        return Proposal(self.method, self.reason, valid), None
+
+
+class SingleNode(Consolidation):
+    def __init__(self, controller):
+        super().__init__(controller, "single")
+
+    def sort(self, cands: list[Candidate]) -> list[Candidate]:
+        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order)."""
+        ordered = super().sort(cands)
+        groups: dict[str, list[Candidate]] = {}
+        for c in ordered:
+            groups.setdefault(c.nodepool_name, []).append(c)
+        out = []
+        for i in range(max((len(g) for g in groups.values()), default=0)):
+            for g in groups.values():
+                if i < len(g):
+                    out.append(g[i])
+        return out
+
+    def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
+        if self.is_consolidated():
+            return []
+        constrained = False
+        for c in self.sort(cands):
+            if budgets.get(c.nodepool_name, 0) == 0:
+                constrained = True
+                view.protect(c.sn, "budget", f"no allowed disruptions for reason Underutilized in NodePool {c.nodepool_name}",
+                             self.method)
+                continue
+            p = self.compute(view, [c])
+            if p is None or p.decision == "no-op":
+                continue
+            return [p]
+        if not constrained:
+            self.mark_consolidated()
+        return []
+
+
+class MultiNode(Consolidation):
+    def __init__(self, controller):
+        super().__init__(controller, "multi")
+
+    def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
+        if self.is_consolidated():
+            return []
+        ok, constrained = [], False
+        for c in self.sort(cands):
+            if budgets.get(c.nodepool_name, 0) == 0:
+                constrained = True
+                view.protect(c.sn, "budget", f"no allowed disruptions for reason Underutilized in NodePool {c.nodepool_name}",
+                             self.method)
+                continue
+            ok.append(c)
+            budgets[c.nodepool_name] -= 1
+        p = self._first_n(view, ok, min(len(ok), MULTI_NODE_MAX))
+        if p is None:
+            if not constrained:
+                self.mark_consolidated()
+            return []
+        return [p]
+
+    def _first_n(self, view: Cluster, cands: list[Candidate], hi: int) -> Proposal | None:
+        """firstNConsolidationOption: binary search for the longest prefix that consolidates."""
+        if len(cands) < 2:
+            return None
+        lo = 1
+        if len(cands) <= hi:
+            hi = len(cands) - 1
+        saved = None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            batch = cands[:mid + 1]
+            p = self.compute(view, batch)
+            valid = p is not None and p.decision == "delete"
+            if p is not None and p.decision == "replace":
+                r = filter_out_same_type(p.replacements[0], batch, self.ctl.state.profile.well_known_labels,
+                                         self.ctl.state.sem)
+                if r is not None and r.instance_types:
+                    p.replacements[0] = r
+                    valid = True
+            if valid:
+                saved, lo = p, mid + 1
+            else:
+                hi = mid - 1
+        return saved
+
+
+def filter_out_same_type(r: PlannedClaim, cands: list[Candidate], wk, sem) -> PlannedClaim | None:
+    """filterOutSameInstanceType: when a replacement option is one of the candidates' types, only
+    options cheaper than the cheapest such candidate (its offerings compatible with its labels) remain."""
+    types: set[str] = set()
+    prices: dict[str, float] = {}
+    for c in cands:
+        if c.instance_type is None:
+            continue
+        types.add(c.instance_type.name)
+        reqs = Requirements.from_labels(c.sn.labels, sem)
+        offers = [o.price for o in c.instance_type.offerings if reqs.is_compatible(o.requirements, wk)]
+        if offers:
+            prices[c.instance_type.name] = min(prices.get(c.instance_type.name, float("inf")), min(offers))
+    max_price = float("inf")
+    for it in r.instance_types:
+        if it.name in types:
+            max_price = min(max_price, prices.get(it.name, 0.0))     # a Go map's zero value
+    new, err = remove_by_price(r, max_price, wk)
+    return None if err is not None else new

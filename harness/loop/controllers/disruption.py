@@ -1,0 +1,191 @@
+"""Karpenter core's disruption controller (sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/disruption/controller.go Reconcile, disrupt).
+
+Each pass: taints left by a command that is no longer in the queue are removed (with the NodeClaim's
+DisruptionReason); then the methods run in order - Emptiness, Drift, multi-node consolidation,
+single-node consolidation (NewMethods; static drift is not simulated) - and the first that produces a
+command wins the pass: GetCandidates with the method's filter and disruption class,
+BuildDisruptionBudgetMapping for its reason, ComputeCommands, Queue.StartCommand
+(orchestration.py). The consolidation methods validate their command after commandValidationDelay
+(15 s), during which the controller waits (upstream blocks on the clock); the loop's clock jumps
+to that deadline when nothing else is happening.
+
+Upstream polls every 10 s and re-runs immediately after a command; the loop runs one pass per
+iteration. ConsolidationState: the consolidation methods skip a pass when nothing relevant changed
+since they last found nothing to do, and look again at least every 5 minutes
+(pkg/controllers/state/cluster.go ConsolidationState).
+"""
+from __future__ import annotations
+
+from harness.loop import podutil
+from harness.loop.budgets import budget_active, disruption_spec
+from harness.loop.controllers.candidates import Cluster
+from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
+                                                    Proposal, SingleNode)
+from harness.loop.controllers.drift import Drift
+from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
+from harness.loop.controllers.simulate import Simulator, synced
+from harness.loop.controllers.state import LoopState
+from harness.model.cron import CronError
+
+
+class DisruptionController:
+    def __init__(self, state: LoopState, provisioner, queue: Orchestration):
+        self.state = state
+        self.queue = queue
+        self.simulator = Simulator(state, provisioner)
+        self.methods = [Emptiness(self), Drift(self), MultiNode(self), SingleNode(self)]
+        self.pending: tuple[object, Proposal, float] | None = None      # (method, proposal, validate at)
+        self._fp = None                       # the last pass's fingerprint
+        self._evaluated = float("-inf")       # when a pass last ran
+        self._state_time = state.clock.now()
+        self._state_gen = 0
+
+    # -- what the methods ask ------------------------------------------------------------------------
+    def feature_gate(self, name: str) -> bool:
+        return bool((getattr(self.state.cfg, "feature_gates", None) or {}).get(name, False))
+
+    def queue_has(self, claim_name: str) -> bool:
+        return self.queue.has(claim_name)
+
+    def consolidation_state(self) -> tuple[int, float]:
+        """Cluster.ConsolidationState: a token of the last relevant change (the pass's fingerprint
+        changed), renewed every 5 minutes."""
+        now = self.state.clock.now()
+        if now - self._state_time >= CONSOLIDATION_STATE_TTL:
+            self._mark_unconsolidated()
+        return (self._state_gen, self._state_time)
+
+    def _mark_unconsolidated(self) -> None:
+        """Cluster.MarkUnconsolidated."""
+        self._state_gen += 1
+        self._state_time = self.state.clock.now()
+
+    def _fingerprint(self, nodepools: list[dict]) -> tuple:
+        """What a pass's outcome depends on: the NodeClaims' conditions and marks, where pods are,
+        the NodePools, PDB allowances, and the clock-driven facts (nominations, budget windows,
+        duration-valued do-not-disrupt annotations)."""
+        s = self.state
+        now = s.clock.now()
+        claims = tuple((c.result.name, c.initialized, c.registered, c.dis.consolidatable_since is not None,
+                        c.dis.drifted, c.dis.marked_for_deletion, c.dis.deleting_since is not None, c.done,
+                        c.dis.nominated_until > now, c.dis.disruption_reason) for c in s.claims)
+        pods = tuple(sorted((k, pr.node or "", pr.state) for k, pr in s.result.pods.items()))
+        nps = tuple((np["metadata"]["name"], np["metadata"].get("resourceVersion")) for np in nodepools)
+        windows = []
+        for np in nodepools:
+            for b in disruption_spec(np).budgets:
+                if b.get("schedule") is not None:
+                    try:
+                        windows.append(budget_active(b, now))
+                    except (CronError, ValueError):
+                        windows.append(None)
+        dnd = []
+        for k, pv in s.pod_views.items():
+            value = (pv.obj["metadata"].get("annotations") or {}).get(podutil.DO_NOT_DISRUPT)
+            if value not in (None, "true"):
+                dnd.append(podutil.do_not_disrupt(pv, s.disruption.pod_started.get(k), now))
+        pdbs = tuple(sorted((k, p.disruptions_allowed) for k, p in s.disruption.pdb_status.items()))
+        return claims, pods, nps, tuple(windows), tuple(dnd), pdbs, tuple(c.id for c in s.disruption.active())
+
+    # -- the pass -------------------------------------------------------------------------------------
+    def reconcile(self, nodepools: list[dict] | None = None) -> bool:
+        s = self.state
+        now = s.clock.now()
+        if self.pending is not None:
+            method, proposal, due = self.pending
+            if now < due:
+                return False
+            self.pending = None
+            self._fp = None
+            view = Cluster(s)
+            valid, why = method.validate(view, proposal)
+            if valid is None:
+                s.trace(f"{method.method} consolidation command is no longer valid ({why}): abandoned")
+                if method.method != "empty":
+                    method.rejected_events(view, proposal, why or "unknown")
+                return False
+            for c in valid.candidates:
+                self.queue.timeline(c.claim, "validated", method.method)
+            return self.queue.start(valid)
+        if not any(not c.done and c.initialized for c in s.claims):
+            return False
+        if not synced(s):
+            return False          # controller.go Reconcile: wait for cluster state to sync
+        if nodepools is None:
+            nodepools = s.cluster.list("NodePool")
+        fp = self._fingerprint(nodepools)
+        if fp == self._fp and now - self._evaluated < CONSOLIDATION_STATE_TTL:
+            return False          # nothing a pass reads has changed since the last one found nothing
+        if fp != self._fp:
+            self._mark_unconsolidated()
+        self._fp, self._evaluated = fp, now
+        self._remove_outdated_taints()
+        view = Cluster(s, nodepools)
+        for m in self.methods:
+            cands = view.candidates(lambda c, m=m: m.should_disrupt(view, c), m.disruption_class, self.queue_has,
+                                    m.method)
+            if not cands:
+                continue
+            budgets = view.budget_mapping(m.reason)
+            proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
+            if not proposals:
+                continue
+            if m.method in ("empty", "single", "multi"):
+                self.pending = (m, proposals[0], now + VALIDATION_DELAY)
+                self._fp = None
+                for c in proposals[0].candidates:   # the command waits consolidationTTL (validation.go)
+                    self.queue.timeline(c.claim, "validating", m.method)
+                s.trace(f"{m.method} consolidation: validating [{', '.join(c.name for c in proposals[0].candidates)}] "
+                        f"in {VALIDATION_DELAY:.0f}s")
+                return False
+            started = False
+            for p in proposals:
+                started |= self.queue.start(p)
+            if started:
+                self._fp = None                   # run again on the next pass (RequeueImmediately)
+            return started
+        return False
+
+    def next_deadline(self) -> float | None:
+        return self.pending[2] if self.pending is not None else None
+
+    def _remove_outdated_taints(self) -> None:
+        """Nodes tainted by a command that is gone (and not being deleted) lose the taint and the
+        DisruptionReason condition."""
+        s = self.state
+        for c in s.claims:
+            if c.done or c.dis.disruption_reason is None or c.dis.marked_for_deletion or c.dis.deleting_since is not None:
+                continue
+            if self.queue.has(c.result.name):
+                continue
+            c.dis.disruption_reason = None
+            if c.node_name:
+                remove_disrupted_taint(s, c.node_name)
+        # controller.go Reconcile: every state node neither queued nor marked for deletion loses the
+        # karpenter.sh/disrupted taint (state.RequireNoScheduleTaint(false)), managed or not
+        names = [c.node_name for c in s.claims
+                 if not c.done and c.node_name and not c.dis.marked_for_deletion and c.dis.deleting_since is None
+                 and not self.queue.has(c.result.name)]
+        for name in names + list(s.unmanaged_nodes):
+            node = s.cluster.get("Node", name)
+            if node is not None and not node["metadata"].get("deletionTimestamp"):
+                remove_disrupted_taint(s, name)
+
+
+def record_garbage_collected(s: LoopState) -> None:
+    """A NodeClaim the garbage collector deleted because its VM vanished (core
+    nodeclaim/garbagecollection/controller.go; metric reason `garbage_collected`) goes on the
+    disruption record. The Azure provider v1.14.0 has no interruption controller (no
+    pkg/controllers/interruption): a spot eviction is only seen this way, and the harness names its
+    reason Interrupted; any other vanished VM is InstanceTerminated."""
+    from harness.loop.controllers.orchestration import disruption_record
+    if not any(c.done and c.result.deleted == "instance terminated" for c in s.claims):
+        return
+    seen = {d["nodeClaim"] for d in s.result.disruptions}
+    for c in s.claims:
+        if c.done and c.result.deleted == "instance terminated" and c.result.name not in seen and c.registered:
+            reason = "Interrupted" if c.launched is not None and c.launched.capacity_type == "spot" else "InstanceTerminated"
+            s.result.disruptions.append(disruption_record(s, c, None, None, reason, "garbage-collection"))
+            if c.node_name and c.node_name in s.nodes:
+                s.nodes[c.node_name].deleted = reason

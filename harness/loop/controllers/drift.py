@@ -1,0 +1,44 @@
+"""The Drift method of the disruption controller (sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/disruption/drift.go): candidates whose NodeClaim is Drifted, oldest drift first, empty
+ones before the rest; within the Drifted budgets, the first whose pods all fit elsewhere (plus any
+number of new NodeClaims) becomes a command (no validation delay). A candidate whose pods would not
+fit gets DisruptionBlocked with the scheduling errors. Drift is an eventual disruption: with a
+terminationGracePeriod, blocking pods (do-not-disrupt, PDBs) do not keep a node from being a candidate.
+Static NodePools (staticdrift.go) are not simulated.
+"""
+from __future__ import annotations
+
+from harness.loop.controllers.candidates import EVENTUAL, Candidate, Cluster, sentence
+from harness.loop.controllers.consolidation import Proposal
+from harness.loop.controllers.simulate import CandidateDeleting
+
+
+class Drift:
+    method = "drift"
+    reason = "Drifted"
+    disruption_class = EVENTUAL
+
+    def __init__(self, controller):
+        self.ctl = controller
+
+    def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
+        return c.claim.dis.drifted is not None
+
+    def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
+        ordered = sorted(cands, key=lambda c: c.claim.dis.drifted_since or 0.0)
+        empty = [c for c in ordered if not c.reschedulable]
+        rest = [c for c in ordered if c.reschedulable]
+        for c in empty + rest:
+            if budgets.get(c.nodepool_name, 0) == 0:
+                view.protect(c.sn, "budget", f"no allowed disruptions for reason Drifted in NodePool {c.nodepool_name}",
+                             self.method)
+                continue
+            try:
+                res = self.ctl.simulator.simulate(view, [c], consolidation=False)
+            except CandidateDeleting:
+                continue
+            if not res.all_non_pending_scheduled():
+                view.blocked(c.sn, sentence(res.non_pending_errors()))
+                continue
+            return [Proposal(self.method, self.reason, [c], list(res.new_claims), res)]
+        return []

@@ -1,0 +1,189 @@
+"""NodeClaim disruption conditions (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/disruption/):
+the Drifted and Consolidatable status conditions the disruption controller's methods filter on.
+
+- drift.go Drift.Reconcile / isDrifted: not launched -> no condition; else the first of
+  NodePoolDrifted (the NodePool's hash differs from the one stamped on the NodeClaim, same hash
+  version: areStaticFieldsDrifted), RequirementsDrifted (the NodeClaim's labels as requirements are
+  not Compatible with the NodePool's requirements: areRequirementsDrifted), InstanceTypeNotFound (from
+  one hour after creation: the instance type or a compatible offering is gone: instanceTypeNotFound)
+  and the provider's reasons (harness/loop/azuredrift.py). Upstream re-checks on NodePool, NodeClass
+  and pod events and every 5 minutes; the harness checks every pass.
+- consolidation.go Consolidation.Reconcile: Consolidatable=True once the NodeClaim is initialized and
+  consolidateAfter has passed since status.lastPodEventTime (or initialization); cleared while
+  consolidation is disabled (consolidateAfter Never), before initialization, or under
+  consolidateAfter (pkg/utils/disruption/disruption.go IsUnderConsolidateAfter).
+The provider's Create stamps the AKSNodeClass hash and records the VM's image (launch facts, taken the
+pass the NodeClaim launched).
+"""
+from __future__ import annotations
+
+from harness.loop import azuredrift
+from harness.loop.budgets import disruption_spec
+from harness.loop.controllers.nodepool import nodeclass_params
+from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE, nodepool_hash
+from harness.model.requirements import Requirements
+from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
+
+NODEPOOL_DRIFTED = "NodePoolDrifted"           # nodeclaim/disruption/drift.go
+REQUIREMENTS_DRIFTED = "RequirementsDrifted"
+INSTANCE_TYPE_NOT_FOUND = "InstanceTypeNotFound"
+INSTANCE_TYPE_CHECK_AFTER = 3600.0             # drift.go: not until 1h after creation
+
+
+class NodeClaimDisruption:
+    def __init__(self, state: LoopState):
+        self.state = state
+        # claim -> (what its drift depends on, the reason): drift is recomputed only when a NodePool,
+        # an AKSNodeClass, the cluster settings, the SKU list or the claim's own state changed
+        self._drift_memo: dict[str, tuple[tuple, str]] = {}
+        self._hash_memo: dict[tuple[str, str], str] = {}
+
+    def observe(self) -> None:
+        """Every iteration: the provider's launch facts and the Initialized transition time, which
+        later passes count consolidateAfter from."""
+        s = self.state
+        now = s.clock.now()
+        nodeclasses: dict[str, dict | None] = {}
+        for c in s.claims:
+            if c.done or c.refused or c.launched is None:
+                continue
+            if not c.dis.launch_recorded:
+                self._record_launch(c, nodeclasses)
+            if c.initialized and c.dis.initialized_at is None:
+                c.dis.initialized_at = now
+
+    def reconcile(self, nodepool_list: list[dict] | None = None) -> bool:
+        s = self.state
+        live = [c for c in s.claims if not (c.done or c.refused or c.launched is None or c.dis.deleting_since is not None)]
+        if not live:
+            return False
+        now = s.clock.now()
+        if nodepool_list is None:
+            nodepool_list = s.cluster.list("NodePool")
+        nodepools = {np["metadata"]["name"]: np for np in nodepool_list}
+        nodeclasses: dict[str, dict | None] = {}
+        world = (tuple((n, np["metadata"].get("resourceVersion")) for n, np in sorted(nodepools.items())),
+                 s.cfg.cluster, s.provider.sku_seq)
+        for c in live:
+            if not c.dis.launch_recorded:
+                self._record_launch(c, nodeclasses)
+            if c.initialized and c.dis.initialized_at is None:
+                c.dis.initialized_at = now
+            np = nodepools.get(c.template.name)
+            if np is None:
+                continue                  # the NodePool is gone: nothing to reconcile against
+            reason = self._drift_cached(c, np, nodeclasses, world, now)
+            if reason and c.dis.drifted != reason:
+                if c.dis.drifted is None:
+                    c.dis.drifted_since = now
+                    s.trace(f"NodeClaim {c.result.name} drifted: {reason}")
+                c.dis.drifted = reason
+            elif not reason and c.dis.drifted is not None:
+                c.dis.drifted = c.dis.drifted_since = None
+            self._consolidatable(c, np, now)
+        return False
+
+    def _drift_cached(self, c: Claim, np: dict, nodeclasses: dict, world: tuple, now: float) -> str:
+        ref = ((((np.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name", "")
+        nodeclass = self._nodeclass(ref, nodeclasses)
+        key = (world, (nodeclass or {}).get("metadata", {}).get("resourceVersion"), c.registered, c.node_name,
+               now - c.created_at > INSTANCE_TYPE_CHECK_AFTER)
+        hit = self._drift_memo.get(c.result.name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        reason = self._drift(c, np, nodeclasses)
+        self._drift_memo[c.result.name] = (key, reason)
+        return reason
+
+    def _nodepool_hash(self, np: dict) -> str:
+        key = (np["metadata"]["name"], np["metadata"].get("resourceVersion") or "")
+        h = self._hash_memo.get(key)
+        if h is None:
+            h = self._hash_memo[key] = nodepool_hash(np)
+        return h
+
+    # -- launch facts ----------------------------------------------------------------------------
+    def _nodeclass(self, name: str, cache: dict) -> dict | None:
+        if name not in cache:
+            cache[name] = self.state.cluster.get("AKSNodeClass", name) if name else None
+        return cache[name]
+
+    def _record_launch(self, c: Claim, nodeclasses: dict) -> None:
+        s = self.state
+        facts = azuredrift.launch_facts(self._nodeclass(c.nodeclass_name, nodeclasses), s.cfg.cluster)
+        c.dis.launch_recorded = True
+        c.dis.kubelet_version, c.dis.image_id, c.dis.subnet = facts["kubelet_version"], facts["image_id"], facts["subnet"]
+        ann = c.obj["metadata"].setdefault("annotations", {})
+        ann.update(facts["annotations"])
+        if NODEPOOL_HASH not in ann:
+            # claims created without the provisioner's stamp (the seam in provisioner.create_nodeclaim)
+            np = s.cluster.get("NodePool", c.template.name)
+            if np is not None:
+                ann[NODEPOOL_HASH] = nodepool_hash(np)
+                ann[NODEPOOL_HASH_VERSION] = NODEPOOL_HASH_VERSION_VALUE
+
+    # -- drift ---------------------------------------------------------------------------------------
+    def _drift(self, c: Claim, np: dict, nodeclasses: dict) -> str:
+        s = self.state
+        ann = c.obj["metadata"].get("annotations") or {}
+        have = ann.get(NODEPOOL_HASH)
+        if have is not None and ann.get(NODEPOOL_HASH_VERSION) == NODEPOOL_HASH_VERSION_VALUE \
+                and have != self._nodepool_hash(np):
+            return NODEPOOL_DRIFTED
+        labels = c.obj["metadata"].get("labels") or {}
+        spec = ((np.get("spec") or {}).get("template") or {}).get("spec") or {}
+        np_reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], s.sem)
+        if Requirements.from_labels(labels, s.sem).compatible(np_reqs) is not None:
+            return REQUIREMENTS_DRIFTED
+        if s.clock.now() - c.created_at > INSTANCE_TYPE_CHECK_AFTER and self._instance_type_gone(c, np):
+            return INSTANCE_TYPE_NOT_FOUND
+        ref = spec.get("nodeClassRef") or {}
+        nodeclass = self._nodeclass(ref.get("name", ""), nodeclasses)
+        node = s.cluster.get("Node", c.node_name) if c.node_name else None
+        if node is not None and (node["metadata"].get("deletionTimestamp")):
+            node = None
+        node_labels = (node["metadata"].get("labels") or {}) if node is not None else None
+        facts = {"kubelet_version": c.dis.kubelet_version, "image_id": c.dis.image_id,
+                 "subnet": c.dis.subnet}
+        return azuredrift.is_drifted(s.profile, s.provider, s.cfg.cluster, ann, facts, nodeclass, node_labels,
+                                     c.launched.arch, c.result.labels)
+
+    def _instance_type_gone(self, c: Claim, np: dict) -> bool:
+        """drift.go instanceTypeNotFound: the instance type is not listed, or no offering (available
+        or not) is compatible with the NodeClaim's labels."""
+        s = self.state
+        ref = (((np.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+        params = nodeclass_params(s, ref.get("name", ""))
+        if params is None:
+            return False
+        labels = c.obj["metadata"].get("labels") or {}
+        name = labels.get(INSTANCE_TYPE)
+        it = next((i for i in s.provider.instance_types(params).instance_types if i.name == name), None)
+        if it is None:
+            return True
+        reqs = Requirements.from_labels({k: v for k, v in labels.items() if k != CAPACITY_TYPE or v != "reserved"},
+                                        s.sem)
+        return not any(reqs.is_compatible(o.requirements, s.profile.well_known_labels) for o in it.offerings)
+
+    # -- consolidatable ------------------------------------------------------------------------------
+    def _consolidatable(self, c: Claim, np: dict, now: float) -> None:
+        after = disruption_spec(np).consolidate_after
+        if after is None or c.dis.initialized_at is None:
+            c.dis.consolidatable_since = None
+            return
+        since = c.dis.last_pod_event if c.dis.last_pod_event is not None else c.dis.initialized_at
+        if after > 0 and now - since < after:
+            c.dis.consolidatable_since = None
+            return
+        if c.dis.consolidatable_since is None:
+            c.dis.consolidatable_since = now
+
+
+def consolidatable_at(c: Claim, np: dict) -> float | None:
+    """When the NodeClaim becomes consolidatable if nothing changes (None: never / unknown)."""
+    after = disruption_spec(np).consolidate_after
+    if after is None or c.dis.initialized_at is None:
+        return None
+    since = c.dis.last_pod_event if c.dis.last_pod_event is not None else c.dis.initialized_at
+    return since + after

@@ -1,0 +1,259 @@
+"""Graceful termination of a deleted NodeClaim and its Node: drain, eviction, instance deletion,
+finalizers.
+
+sigs.k8s.io/karpenter v1.14.0:
+- pkg/controllers/nodeclaim/lifecycle/controller.go finalize: the terminationGracePeriod deadline
+  annotation (karpenter.sh/nodeclaim-termination-timestamp = deletion time + terminationGracePeriod,
+  with a TerminationGracePeriodExpiring event on the NodeClaim), then the Node is deleted; without a
+  Node the instance is deleted at once.
+- pkg/controllers/node/termination/controller.go finalize: the karpenter.sh/disrupted:NoSchedule taint
+  (and node.kubernetes.io/exclude-from-external-load-balancers), awaitDrain (Drained=Unknown
+  "Draining", at least MinDrainTime = 5 s, FailedDraining events while pods wait),
+  awaitInstanceTermination (cloudProvider.Delete, InstanceTerminating, requeue 5 s until the
+  instance is gone), then the finalizer goes; a NotReady Node whose instance is gone is released
+  at once.
+- pkg/controllers/node/termination/terminator/terminator.go Drain: pods past their
+  terminationGracePeriod deadline are deleted (Disrupted event, bypassing PDBs and do-not-disrupt);
+  the others are evicted in priority groups (non-critical non-daemon, non-critical DaemonSet,
+  critical non-daemon, critical DaemonSet), one group at a time; eviction.go: the eviction API refuses
+  a PDB violation (FailedDraining "evicting pod violates a PDB") and an evicted pod gets an Evicted
+  event naming the NodeClaim's DisruptionReason, else "Forceful Termination".
+Harness assumptions: an evicted or deleted pod is gone at once (its terminationGracePeriodSeconds
+is not waited for; a Deployment's ReplicaSet makes a replacement pod); volume detachment is not
+modeled.
+"""
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+
+from harness.backends.base import KARPENTER, APIRejected
+from harness.loop import podutil
+from harness.loop.budgets import termination_grace_period
+from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.controllers.termination import Termination
+from harness.loop.pdb import MULTIPLE_PDBS_ERROR, Limits
+
+MIN_DRAIN_TIME = 5.0                     # node/termination/controller.go MinDrainTime
+INSTANCE_REQUEUE = 5.0                   # awaitInstanceTermination RequeueAfter
+TERMINATION_ANNOTATION = "karpenter.sh/nodeclaim-termination-timestamp"
+EXCLUDE_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
+DEFAULT_POD_GRACE = 30                   # Kubernetes' default terminationGracePeriodSeconds
+
+
+def rfc3339(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def go_time(t: float) -> str:
+    """Go's time.Time %v in UTC ("2026-01-01 00:10:00 +0000 UTC")."""
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+class NodeTermination:
+    def __init__(self, state: LoopState, termination: Termination):
+        self.state = state
+        self.termination = termination
+        self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
+
+    # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
+    def begin(self, c: Claim, reason: str) -> None:
+        """The NodeClaim is deleted (deletionTimestamp): termination starts on the next pass."""
+        s = self.state
+        if c.dis.deleting_since is not None:
+            return
+        now = s.clock.now()
+        c.dis.deleting_since, c.dis.deleted_by = now, reason
+        tgp = termination_grace_period(c.obj["spec"])
+        if tgp is not None:
+            c.dis.termination_time = now + tgp
+            ann = c.obj["metadata"].setdefault("annotations", {})
+            ann[TERMINATION_ANNOTATION] = rfc3339(c.dis.termination_time)
+            s.disruption.recorder.publish("NodeClaim", c.result.name, "TerminationGracePeriodExpiring",
+                                          f"All pods will be deleted by {rfc3339(c.dis.termination_time)}",
+                                          (c.result.name,))
+        self._timeline(c, "deleting", reason)
+
+    def _timeline(self, c: Claim, action: str, detail: str = "") -> None:
+        s = self.state
+        s.result.timeline.append({"t": s.clock.now(), "node": c.node_name or (c.launched.vm_name if c.launched else ""),
+                                  "nodeClaim": c.result.name, "action": action, "detail": detail})
+
+    def reconcile(self) -> bool:
+        s = self.state
+        progress = False
+        for c in list(s.claims):
+            if c.done or c.dis.deleting_since is None:
+                continue
+            progress |= self._finalize(c)
+        return progress
+
+    def next_deadline(self) -> float | None:
+        """The short waits termination has in flight (MinDrainTime, instance deletion requeue)."""
+        s = self.state
+        out = []
+        for c in s.claims:
+            if c.done or c.dis.deleting_since is None:
+                continue
+            if c.dis.drain_started is not None and not c.dis.drained:
+                out.append(c.dis.drain_started + MIN_DRAIN_TIME)
+            if c.result.name in self._instance_at:
+                out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)
+        return min(out) if out else None
+
+    def _finalize(self, c: Claim) -> bool:
+        s = self.state
+        node = s.cluster.get("Node", c.node_name) if c.node_name else None
+        if node is None:
+            return self._terminate_instance(c)
+        name = c.node_name
+        if not c.dis.node_deleting:
+            c.dis.node_deleting = True
+            try:
+                s.cluster.delete("Node", name, identity=KARPENTER)
+            except APIRejected as e:
+                s.trace(f"deleting Node {name}: {e.message}")
+        if c.dis.termination_time is not None:
+            s.disruption.recorder.publish("Node", name, "TerminationGracePeriodExpiring",
+                                          f"All pods will be deleted by {rfc3339(c.dis.termination_time)}", (name,))
+        progress = self._taint(c, name)
+        if not c.dis.drained:
+            return self._drain(c, name) or progress
+        return self._terminate_instance(c) or progress
+
+    def _taint(self, c: Claim, name: str) -> bool:
+        """Terminator.Taint: the disrupted taint and the load-balancer exclusion label."""
+        s = self.state
+        node = s.cluster.get("Node", name)
+        if node is None:
+            return False
+        taints = (node.get("spec") or {}).get("taints") or []
+        labels = node["metadata"].setdefault("labels", {})
+        has = any(t["key"] == podutil.DISRUPTED_TAINT.key and t.get("effect") == "NoSchedule" for t in taints)
+        if has and labels.get(EXCLUDE_LB_LABEL) == "karpenter":
+            return False
+        if not has:
+            taints = [t for t in taints if t["key"] != podutil.DISRUPTED_TAINT.key] + [podutil.DISRUPTED_TAINT.to_dict()]
+            node.setdefault("spec", {})["taints"] = taints
+        labels[EXCLUDE_LB_LABEL] = "karpenter"
+        try:
+            s.cluster.update(node, KARPENTER)
+        except APIRejected as e:
+            s.trace(f"tainting Node {name}: {e.message}")
+        return True
+
+    # -- drain ------------------------------------------------------------------------------------------
+    def _drain(self, c: Claim, name: str) -> bool:
+        s = self.state
+        now = s.clock.now()
+        rec = s.disruption.recorder
+        if c.dis.drain_started is None:
+            c.dis.drain_started = now
+            self._timeline(c, "draining")
+        pods = [k for k, pr in s.result.pods.items() if pr.node == name and pr.state != "deleted" and k in s.pod_views]
+        waiting = [k for k in pods if self._drainable(k)]
+        progress = False
+        # pods whose terminationGracePeriodSeconds must start now to end by the node's deadline
+        if c.dis.termination_time is not None:
+            for k in list(waiting):
+                pv = s.pod_views[k]
+                grace = pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE)
+                if now > c.dis.termination_time - float(grace):
+                    left = max(int(c.dis.termination_time - now), 1)
+                    rec.publish("Pod", pv.name, "Disrupted",
+                                f"Deleting the pod to accommodate the terminationTime {go_time(c.dis.termination_time)} of "
+                                f"the node. The pod was granted {left} seconds of grace-period of its {grace} "
+                                "terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt "
+                                "annotation.", (pv.name,), namespace=pv.namespace)
+                    evict_pod(s, k, f"deleted from node {name} at its termination deadline")
+                    waiting.remove(k)
+                    progress = True
+        if waiting:
+            rec.publish("Node", name, "FailedDraining", f"Failed to drain node, {len(waiting)} pods are waiting to be evicted",
+                        (name,))
+            limits = Limits(list(s.disruption.pdb_status.values()))
+            reason = c.dis.disruption_reason or "Forceful Termination"
+            for group in self._groups(waiting):
+                if not group:
+                    continue
+                for k in group:
+                    if not self._evictable(k):
+                        continue
+                    pv = s.pod_views[k]
+                    refusal = limits.evict(pv.namespace, pv.labels)
+                    if refusal is not None:
+                        why = ("eviction does not support multiple PDBs" if refusal == MULTIPLE_PDBS_ERROR
+                               else "evicting pod violates a PDB")
+                        rec.publish("Node", name, "FailedDraining",
+                                    f"Failed to drain node, {why} (Pod={pv.namespace}/{pv.name})", (name,))
+                        continue
+                    rec.publish("Pod", pv.name, "Evicted", f"Evicted pod: {reason}", (pv.name,), namespace=pv.namespace)
+                    evict_pod(s, k, f"evicted from node {name}")
+                    progress = True
+                break
+            return progress
+        if now - c.dis.drain_started >= MIN_DRAIN_TIME:
+            c.dis.drained = True
+            self._timeline(c, "drained")
+            return True
+        return progress
+
+    def _drainable(self, key: str) -> bool:
+        """pod.IsWaitingEviction / IsDrainable: not tolerating the disrupted taint, not a mirror pod."""
+        pv = self.state.pod_views[key]
+        return not podutil.tolerates_disrupted_taint(pv) and not podutil.owned_by_node(pv)
+
+    def _evictable(self, key: str) -> bool:
+        s = self.state
+        pv = s.pod_views[key]
+        started = s.disruption.pod_started.get(key)
+        return not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish)
+
+    def _groups(self, keys: list[str]) -> list[list[str]]:
+        """groupPodsByPriority."""
+        groups: list[list[str]] = [[], [], [], []]
+        for k in keys:
+            pv = self.state.pod_views[k]
+            critical, daemon = podutil.is_critical(pv), podutil.owned_by_daemonset(pv)
+            groups[(2 if critical else 0) + (1 if daemon else 0)].append(k)
+        return groups
+
+    # -- instance -----------------------------------------------------------------------------------------
+    def _terminate_instance(self, c: Claim) -> bool:
+        s = self.state
+        now = s.clock.now()
+        at = self._instance_at.get(c.result.name)
+        if at is None:
+            if c.launched is not None:
+                s.provider.delete(c.launched.vm_name)
+            c.dis.instance_terminating = True
+            self._instance_at[c.result.name] = now
+            self._timeline(c, "instance terminating")
+            return True
+        if now - at < INSTANCE_REQUEUE:
+            return False
+        self._instance_at.pop(c.result.name, None)
+        node = c.node_name
+        self.termination.delete_claim(c, c.dis.deleted_by or "deleted")
+        if node and node in s.nodes:
+            s.nodes[node].deleted = c.dis.deleted_by or "deleted"
+        self._timeline(c, "terminated", c.dis.deleted_by or "")
+        return True
+
+
+def evict_pod(s: LoopState, key: str, why: str) -> None:
+    """The pod is deleted (LoopState.delete_pod); a Deployment's ReplicaSet creates a replacement from
+    the Deployment's current template (new name, unbound: kubernetes v1.36.3 pkg/controller/replicaset);
+    a bare pod is gone."""
+    pr = s.result.pods[key]
+    pv = s.pod_views.get(key)
+    s.delete_pod(key, why)
+    if pr.owner_kind != "Deployment" or pv is None:
+        return
+    dep = s.deployments.get((pr.namespace, pr.owner_name))
+    tmpl = ((dep or {}).get("spec") or {}).get("template") or {"metadata": {"labels": pv.labels}, "spec": pv.spec}
+    meta = copy.deepcopy(tmpl.get("metadata") or {})
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {**meta, "name": s.name(pr.owner_name + "-"), "namespace": pr.namespace},
+           "spec": {k: v for k, v in copy.deepcopy(tmpl.get("spec") or {}).items() if k != "nodeName"}}
+    s.create_pod(pod, "Deployment", pr.owner_name)

@@ -1,0 +1,57 @@
+"""NodeClaim pod events (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/podevents/controller.go
+Reconcile): when a non-DaemonSet pod binds to a Node, or a pod on it terminates, the Node's
+NodeClaim gets status.lastPodEventTime = now (at most once per 10 s, dedupeTimeout). Consolidation
+counts consolidateAfter from it (nodeclaim/disruption/consolidation.go).
+
+The loop's binders set a pod's node directly, so this controller compares each pass's bindings with
+the last pass's (the pass runs in the same iteration as the bind, at the same simulated time). It
+also remembers when each pod started (status.startTime, read by duration-valued do-not-disrupt
+annotations) and the nomination window of the NodeClaims the provisioner nominated pods to
+(pkg/controllers/state/statenode.go Nominate: now + max(2 x batch max duration, 10 s) = 20 s).
+"""
+from __future__ import annotations
+
+from harness.loop.controllers.state import LoopState
+
+DEDUPE_TIMEOUT = 10.0            # podevents/controller.go dedupeTimeout
+NOMINATION_WINDOW = 20.0         # statenode.go nominationWindow: max(2 x BatchMaxDuration (10s), 10s)
+
+
+class PodEvents:
+    def __init__(self, state: LoopState):
+        self.state = state
+        self._bound: dict[str, str] = {}          # pod key -> node, as of the last pass
+
+    def reconcile(self) -> bool:
+        s = self.state
+        now = s.clock.now()
+        bound = {k: pr.node for k, pr in s.result.pods.items() if pr.node and pr.state != "deleted"}
+        by_node = {c.node_name: c for c in s.claims if c.node_name and not c.done}
+        touched: set[str] = set()
+        for key, node in bound.items():
+            if self._bound.get(key) != node:
+                s.disruption.pod_started.setdefault(key, now)
+                if s.pod_views.get(key) is not None and s.pod_views[key].owner_kind != "DaemonSet":
+                    touched.add(node)
+        for key, node in self._bound.items():
+            if key not in bound:
+                s.disruption.pod_started.pop(key, None)
+                pv_owner = s.result.pods[key].owner_kind if key in s.result.pods else ""
+                if pv_owner != "DaemonSet":
+                    touched.add(node)
+        self._bound = bound
+        for node in touched:
+            c = by_node.get(node)
+            if c is None:
+                continue
+            last = c.dis.last_pod_event
+            if last is None or now - last >= DEDUPE_TIMEOUT:
+                c.dis.last_pod_event = now
+        # nominations (each provisioning pass renews them: disruptionstate.Nominations)
+        times = getattr(s.nominated, "times", {})
+        for key, claim in s.nominated.items():
+            t = times.get(key)
+            c = s.claim_by_name(claim) if t is not None else None
+            if c is not None and t + NOMINATION_WINDOW > c.dis.nominated_until:
+                c.dis.nominated_until = t + NOMINATION_WINDOW
+        return False

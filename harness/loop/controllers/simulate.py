@@ -1,0 +1,176 @@
+"""SimulateScheduling (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/helpers.go): would the
+pods of the candidates (and of nodes already being deleted) fit on the rest of the cluster plus new
+NodeClaims? It reuses the provisioner the way core does (provisioner.NewScheduler + Solve): the same
+NodeClaimTemplates (Provisioner.templates), Scheduler (harness/loop/scheduling.py) and Topology
+(harness/loop/topology.py), over
+
+- the pending pods (GetPendingPods), the candidates' currently reschedulable pods
+  (pdb.Limits.IsCurrentlyReschedulable) and the deleting nodes' reschedulable pods;
+- the active state nodes that are not candidates, initialized first then by name
+  (scheduler.go sortExistingNodes); in a consolidation simulation (IsConsolidationSimulation) a
+  candidate pod may not land on a node under its consolidateAfter (Solve, existingnode.go);
+- NodePool limits less the capacity of those nodes (calculateExistingNodeClaims,
+  updateRemainingResources).
+
+A pod that is not pending and lands on an uninitialized node gets UninitializedNodeError, so the
+command is not taken (SimulateScheduling). Results mirror core's: new NodeClaims, pod errors, and
+AllNonPendingPodsScheduled / NonPendingPodSchedulingErrors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.loop import podutil
+from harness.loop.controllers.candidates import Candidate, Cluster, StateNode
+from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
+from harness.loop.existingnode import ExistingNode
+from harness.loop.limits import RemainingResources
+from harness.loop.pods import PodView
+from harness.loop.scheduling import PlannedClaim, Scheduler
+from harness.loop.topology import Topology, affinity_terms, topology_keys, universe_for
+
+
+class CandidateDeleting(Exception):
+    """helpers.go errCandidateDeleting."""
+
+
+@dataclass
+class SimResult:
+    new_claims: list[PlannedClaim]
+    errors: dict[str, str]                   # pod key -> error (non-pending pods only)
+    existing: dict[str, str]                 # pod key -> existing node it would go to
+    moved: list[str] = field(default_factory=list)     # the pods that had to move
+
+    def all_non_pending_scheduled(self) -> bool:
+        return not self.errors
+
+    def non_pending_errors(self) -> str:
+        """Results.NonPendingPodSchedulingErrors (upstream iterates a Go map: the order of several
+        errors is random there; the harness lists them in pod order)."""
+        if not self.errors:
+            return "No Pod Scheduling Errors"
+        msg = "not all pods would schedule, "
+        for i, (key, err) in enumerate(self.errors.items()):
+            msg += f"{key} => {err} "
+            if i + 1 >= 5:
+                msg += f" and {len(self.errors) - 5} other(s)"
+                break
+        return msg
+
+
+class Simulator:
+    def __init__(self, state, provisioner):
+        self.state = state
+        self.provisioner = provisioner
+        self._hostnames = 0
+
+    def _counter(self) -> int:
+        self._hostnames += 1
+        return self._hostnames
+
+    def simulate(self, view: Cluster, candidates: list[Candidate], consolidation: bool) -> SimResult:
+        s = self.state
+        names = {c.name for c in candidates}
+        deleting = [sn for sn in view.nodes if sn.marked_for_deletion]
+        if any(sn.name in names for sn in deleting):
+            raise CandidateDeleting()
+        active = [sn for sn in view.nodes if not sn.marked_for_deletion and sn.name not in names]
+        pending = self._pending()
+        moving: list[str] = []
+        for c in candidates:
+            moving += [k for k in c.reschedulable if view.currently_reschedulable(k)]
+        deleting_pods = [k for sn in deleting for k in sn.pods if view.currently_reschedulable(k)]
+        keys = pending + moving + deleting_pods
+        pods = [s.pod_views[k] for k in keys]
+        for pv in pods:
+            pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
+        templates = self.provisioner.templates(record=False)
+        non_pending = set(moving) | set(deleting_pods)
+        refuse = frozenset(s.pod_views[k].uid for k in moving) if consolidation else frozenset()
+        existing, initialized = self._existing(view, active, refuse)
+        remaining = RemainingResources.build(
+            s.cluster.list("NodePool"),
+            [(sn.claim.template.name, sn.claim.launched.instance_type.capacity) for sn in active if sn.claim])
+        topo = self._topology(pods, templates, existing, set(keys))
+        sched = Scheduler(templates, existing, s.profile, s.sem, s.cfg.min_values_policy, self._counter, topo,
+                          remaining)
+        solved = sched.solve(pods)
+        by_uid = {pv.uid: k for k, pv in zip(keys, pods)}
+        errors = {by_uid[uid]: err for uid, err in solved.errors.items() if by_uid.get(uid) in non_pending}
+        placed = {by_uid[uid]: node for uid, node in solved.existing.items() if uid in by_uid}
+        deleting_set = set(deleting_pods)
+        for key, node in placed.items():
+            if node not in initialized and key in non_pending and key not in deleting_set:
+                n = next(x for x in existing if x.name == node)
+                c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
+                info = [f"nodeclaim/{c.result.name}"] if c is not None else []
+                if c is None or (c.registered and c.node_name):
+                    info.append(f"node/{node}")
+                errors[key] = f"would schedule against uninitialized {', '.join(info)}"
+        return SimResult(solved.new_claims, errors, placed, moving)
+
+    def _pending(self) -> list[str]:
+        """GetPendingPods: unbound pods Karpenter provisions for (not DaemonSet, not ignored)."""
+        s = self.state
+        out = []
+        for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
+            pr = s.result.pods[key]
+            if pr.node or pr.state in ("ignored", "deleted") or podutil.owned_by_daemonset(pv):
+                continue
+            out.append(key)
+        return out
+
+    def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset) -> tuple[list[ExistingNode], set[str]]:
+        """The provisioner's existing nodes (Provisioner.existing_nodes: cluster state, daemon overhead,
+        host ports, initialized first) without the candidates and without nominations (every pending
+        pod is scheduled here); in a consolidation simulation the nodes under consolidateAfter refuse
+        the candidates' pods."""
+        s = self.state
+        names = {sn.name for sn in active}
+        skip = frozenset(sn.name for sn in view.nodes if sn.name not in names)
+        out = self.provisioner.existing_nodes(skip=skip, count_nominated=False)
+        if refuse:
+            for n in out:
+                c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
+                np = view.nodepools.get(c.template.name) if c is not None else None
+                at = consolidatable_at(c, np) if np is not None else None
+                if at is not None and view.now < at:
+                    n.refuses = refuse
+        return out, {n.name for n in out if n.initialized}
+
+    def _topology(self, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
+        """NewTopology: the pods being scheduled are excluded from the counts."""
+        s = self.state
+        names = {n.name for n in existing}
+        running = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items()
+                   if s.result.pods[k].node in names and k not in moving]
+        keys = set().union(*(topology_keys(pv) for pv in pods)) if pods else set()
+        anti = [(pv, n) for pv, n in running if affinity_terms(pv, "podAntiAffinity")]
+        if not keys and not anti:
+            return None
+        for pv, _ in anti:
+            keys |= topology_keys(pv)
+        node_labels = {n.name: n.labels for n in existing}
+        bound = [(pv.namespace, pv.labels, n) for pv, n in running]
+        return Topology(universe_for(keys, templates), node_labels, bound, anti)
+
+
+def deleting_pods(s) -> list[PodView]:
+    """The currently reschedulable pods of the nodes marked for deletion (StateNodes.Deleting()
+    CurrentlyReschedulablePods), which a provisioning pass schedules too (core provisioner.go
+    Schedule): their capacity comes up while they drain. Empty (and cheap) when nothing is deleting."""
+    if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims):
+        return []
+    if not synced(s):
+        return []             # core's provisioner waits for cluster state to sync (a NodeClaim still launching)
+    view = Cluster(s)
+    out = []
+    for sn in view.nodes:
+        if sn.claim is not None and sn.marked_for_deletion:
+            out += [s.pod_views[k] for k in sn.pods if view.currently_reschedulable(k)]
+    return out
+
+
+def synced(s) -> bool:
+    """state/cluster.go Synced: every NodeClaim has launched (has a provider id)."""
+    return all(c.done or c.launched is not None for c in s.claims)

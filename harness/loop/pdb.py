@@ -1,0 +1,145 @@
+"""PodDisruptionBudgets: the status kube-controller-manager keeps on them, the eviction API's check,
+and the limits Karpenter reads before disrupting a node.
+
+- Status (k8s.io/kubernetes v1.36.3 pkg/controller/disruption/disruption.go trySync,
+  getExpectedPodCount, getExpectedScale, countHealthyPods, updatePdbStatus): an integer
+  minAvailable counts the matching pods; maxUnavailable and a percentage minAvailable use the
+  summed scale of the pods' controllers (pods without a controller are unmanaged and not counted);
+  disruptionsAllowed = currentHealthy - desiredHealthy, never below 0, and 0 while no pod is expected.
+- Eviction (pkg/registry/core/pod/storage/eviction.go): a pod matched by more than one PDB cannot be
+  evicted ("This pod has more than one PodDisruptionBudget, which the eviction subresource does not
+  support."); otherwise the PDB must allow a disruption, which the eviction then uses up.
+- Karpenter's view (sigs.k8s.io/karpenter v1.14.0 pkg/utils/pdb/pdb.go Limits): CanEvictPods
+  (every evictable pod's single PDB allows a disruption), isFullyBlocked (maxUnavailable 0 / "0%"
+  or minAvailable "100%") and IsCurrentlyReschedulable.
+
+Harness assumptions: a bound pod is Ready (its containers start at once); a pod's controller is its
+Deployment, whose scale is the number of its live pods (the ReplicaSet keeps it there).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from harness.loop.topology import selector_matches
+
+# kubernetes v1.36.3 pkg/registry/core/pod/storage/eviction.go
+MULTIPLE_PDBS_ERROR = ("This pod has more than one PodDisruptionBudget, which the eviction subresource does not "
+                       "support.")
+VIOLATES_PDB_ERROR = "Cannot evict pod as it would violate the pod's disruption budget."
+
+
+def scaled_value(value, total: int, round_up: bool = True) -> int:
+    """intstr.GetScaledValueFromIntOrPercent."""
+    if isinstance(value, int):
+        return value
+    text = str(value)
+    if text.endswith("%"):
+        pct = int(text[:-1])
+        v = pct * total / 100
+        return math.ceil(v) if round_up else math.floor(v)
+    return int(text)
+
+
+@dataclass
+class PDB:
+    namespace: str
+    name: str
+    selector: dict | None
+    min_available: int | str | None
+    max_unavailable: int | str | None
+    always_allow_unhealthy: bool
+    disruptions_allowed: int = 0
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+
+    @property
+    def key(self) -> str:
+        """client.ObjectKey's String form, as Karpenter's messages print it."""
+        return f"{self.namespace}/{self.name}"
+
+    @staticmethod
+    def from_manifest(obj: dict) -> "PDB":
+        spec = obj.get("spec") or {}
+        return PDB(obj["metadata"].get("namespace") or "default", obj["metadata"]["name"],
+                   spec.get("selector"), spec.get("minAvailable"), spec.get("maxUnavailable"),
+                   spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow")
+
+    def matches(self, namespace: str, labels: dict[str, str]) -> bool:
+        return namespace == self.namespace and selector_matches(self.selector, labels)
+
+    @property
+    def fully_blocking(self) -> bool:
+        """pdb.go newPdb isFullyBlocking."""
+        mu, ma = self.max_unavailable, self.min_available
+        return (isinstance(mu, int) and mu == 0) or (isinstance(mu, str) and mu == "0%") or \
+            (isinstance(ma, str) and ma == "100%")
+
+
+@dataclass
+class PodInfo:
+    """What the PDB machinery needs of a pod."""
+
+    namespace: str
+    name: str
+    labels: dict[str, str]
+    bound: bool
+    controller: str | None           # "<kind>/<name>" of its controller, None when unmanaged
+
+
+def compute_status(pdb: PDB, pods: list[PodInfo]) -> PDB:
+    """The disruption controller's trySync for one PDB; fills the status fields in place."""
+    matching = [p for p in pods if pdb.matches(p.namespace, p.labels)]
+    if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
+        scale: dict[str, int] = {}
+        for p in matching:
+            if p.controller is not None:
+                scale[p.controller] = scale.get(p.controller, 0) + 1
+        expected = sum(scale.values())
+        if pdb.max_unavailable is not None:
+            desired = max(expected - scaled_value(pdb.max_unavailable, expected), 0)
+        else:
+            desired = scaled_value(pdb.min_available, expected)
+    elif pdb.min_available is not None:
+        desired, expected = int(pdb.min_available), len(matching)
+    else:
+        desired, expected = 0, 0
+    healthy = sum(1 for p in matching if p.bound)
+    allowed = healthy - desired
+    pdb.expected_pods, pdb.desired_healthy, pdb.current_healthy = expected, desired, healthy
+    pdb.disruptions_allowed = 0 if expected <= 0 or allowed <= 0 else allowed
+    return pdb
+
+
+class Limits:
+    """Karpenter's pdb.Limits over the PDBs' current status."""
+
+    def __init__(self, pdbs: list[PDB]):
+        self.pdbs = pdbs
+
+    def matching(self, namespace: str, labels: dict[str, str]) -> list[PDB]:
+        return [p for p in self.pdbs if p.matches(namespace, labels)]
+
+    def is_evictable(self, namespace: str, labels: dict[str, str], fully: bool = False) -> tuple[list[str], bool]:
+        """pdb.go isEvictable for an evictable pod: (blocking PDB keys, evictable)."""
+        found = self.matching(namespace, labels)
+        if len(found) > 1:
+            return [p.key for p in found], False
+        for p in found:
+            if fully and p.fully_blocking:
+                return [p.key], False
+            if not fully and p.disruptions_allowed == 0:
+                return [p.key], False
+        return [], True
+
+    def evict(self, namespace: str, labels: dict[str, str]) -> str | None:
+        """The eviction API's PDB check; None when allowed (the PDB's allowance is used up)."""
+        found = self.matching(namespace, labels)
+        if len(found) > 1:
+            return MULTIPLE_PDBS_ERROR
+        for p in found:
+            if p.disruptions_allowed <= 0:
+                return VIOLATES_PDB_ERROR
+            p.disruptions_allowed -= 1
+        return None

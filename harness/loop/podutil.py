@@ -1,0 +1,127 @@
+"""Pod predicates Karpenter's disruption and termination read (sigs.k8s.io/karpenter v1.14.0
+pkg/utils/pod/scheduling.go: IsReschedulable, IsEvictable, IsDrainable, IsDisruptable,
+IsDoNotDisruptActive, ToleratesDisruptedNoScheduleTaint, IsOwnedByDaemonSet, IsOwnedByNode;
+pkg/utils/disruption/disruption.go EvictionCost; pkg/utils/pod/events.go).
+
+Harness pods are never terminal or terminating (a deleted pod is gone at once), so every live pod is
+active. A pod is owned by a DaemonSet when the loop made it for one; by a Node (a mirror pod) when its
+manifest says so in metadata.ownerReferences.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from harness.loop.pods import PodView, Taint, tolerates
+
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"             # core pkg/apis/v1 DoNotDisruptAnnotationKey
+DISRUPTED_TAINT = Taint("karpenter.sh/disrupted", "", "NoSchedule")   # core pkg/apis/v1 DisruptedNoScheduleTaint
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"     # k8s.io/api core/v1 PodDeletionCost
+CRITICAL_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
+
+
+def owned_by_daemonset(pv: PodView) -> bool:
+    return pv.owner_kind == "DaemonSet" or _owner(pv, "apps/v1", "DaemonSet")
+
+
+def owned_by_node(pv: PodView) -> bool:
+    return _owner(pv, "v1", "Node")
+
+
+def _owner(pv: PodView, api_version: str, kind: str) -> bool:
+    return any(o.get("apiVersion") == api_version and o.get("kind") == kind
+               for o in pv.obj["metadata"].get("ownerReferences") or ())
+
+
+def controller_of(pv: PodView) -> str | None:
+    """metav1.GetControllerOf: the loop's owner, or a controller ownerReference in the manifest."""
+    if pv.owner_kind:
+        return f"{pv.owner_kind}/{pv.owner_name}"
+    for o in pv.obj["metadata"].get("ownerReferences") or ():
+        if o.get("controller"):
+            return f"{o.get('kind')}/{o.get('name')}"
+    return None
+
+
+def is_reschedulable(pv: PodView) -> bool:
+    return not owned_by_daemonset(pv) and not owned_by_node(pv)
+
+
+def tolerates_disrupted_taint(pv: PodView) -> bool:
+    return tolerates(pv.tolerations, DISRUPTED_TAINT)
+
+
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d*\.?\d*)([a-zµμ]*)")
+
+
+def go_parse_duration(text: str) -> float:
+    """time.ParseDuration (Go's messages: `time: invalid duration "x"`, `time: missing unit in
+    duration "5"`, `time: unknown unit "d" in duration "1d"`)."""
+    orig, s = text, text
+    sign = 1.0
+    if s and s[0] in "+-":
+        sign, s = (-1.0 if s[0] == "-" else 1.0), s[1:]
+    if s == "0":
+        return 0.0
+    if not s:
+        raise ValueError(f'time: invalid duration "{orig}"')
+    total = 0.0
+    while s:
+        m = _PART.match(s)
+        num, unit = m.group(1), m.group(2)
+        if not num or num == ".":
+            raise ValueError(f'time: invalid duration "{orig}"')
+        if not unit:
+            raise ValueError(f'time: missing unit in duration "{orig}"')
+        if unit not in _UNIT:
+            raise ValueError(f'time: unknown unit "{unit}" in duration "{orig}"')
+        total += float(num) * _UNIT[unit]
+        s = s[m.end():]
+    return sign * total
+
+
+def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None) -> bool:
+    """IsDoNotDisruptActive: "true", or a positive duration the pod has not yet run for (no start
+    time: active). An invalid value is ignored, with an InvalidDoNotDisruptAnnotation event."""
+    value = (pv.obj["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT)
+    if value is None:
+        return False
+    value = str(value)
+    if value == "true":
+        return True
+    try:
+        d = go_parse_duration(value)
+        if d <= 0:
+            raise ValueError(f'duration "{value}" must be positive')
+        err = None
+    except ValueError as e:
+        err = str(e) if str(e).startswith("duration") else f'failed to parse "{value}" as a duration: {e}'
+    if err is not None:
+        if publish is not None:
+            publish("Pod", pv.name, "InvalidDoNotDisruptAnnotation",
+                    f"Invalid karpenter.sh/do-not-disrupt annotation: {err}, ignoring annotation",
+                    (pv.uid, err), namespace=pv.namespace)
+        return False
+    if started is None:
+        return True
+    return now - started < d
+
+
+def eviction_cost(pv: PodView) -> float:
+    """disruption.go EvictionCost: 1 + deletion cost / 2^27 + priority / 2^25, clamped to [-10, 10]."""
+    cost = 1.0
+    raw = (pv.obj["metadata"].get("annotations") or {}).get(POD_DELETION_COST)
+    if raw is not None:
+        try:
+            cost += float(raw) / math.pow(2, 27)
+        except ValueError:
+            pass
+    prio = pv.spec.get("priority")
+    if isinstance(prio, int):
+        cost += prio / math.pow(2, 25)
+    return min(max(cost, -10.0), 10.0)
+
+
+def is_critical(pv: PodView) -> bool:
+    return pv.spec.get("priorityClassName") in CRITICAL_PRIORITY_CLASSES

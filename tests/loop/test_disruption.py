@@ -1,0 +1,147 @@
+"""The disruption controllers of the loop, driven through Simulation.converge on the embedded API
+server: harness/loop/controllers/{disruption,consolidation,drift,candidates,simulate,orchestration,
+nodetermination,expiration,nodeclaimdisruption,podevents,pdbstatus}.py (sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/disruption, nodeclaim/disruption, nodeclaim/expiration, node/termination)."""
+from __future__ import annotations
+
+import copy
+
+from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
+
+
+def np(disruption=None, **spec) -> dict:
+    p = nodepool(**spec)
+    p["spec"]["template"]["spec"]["requirements"] = [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]
+    if disruption is not None:
+        p["spec"]["disruption"] = disruption
+    return p
+
+
+def scaled(dep: dict, replicas: int) -> dict:
+    d = copy.deepcopy(dep)
+    d["spec"]["replicas"] = replicas
+    return d
+
+
+def test_empty_node_waits_for_consolidate_after_then_goes(embedded):
+    web = deployment("web", replicas=1, cpu="1")
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "30s"}), web]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        assert c.initialized and c.dis.consolidatable_since is None or sim.result.disruptions == []
+        sim.apply([scaled(web, 0)])
+        sim.converge()
+        assert sim.result.disruptions == [] and not c.done          # consolidateAfter counts from the pods leaving
+        sim.clock.advance(31)
+        sim.converge()
+        (d,) = sim.result.disruptions
+        assert (d["reason"], d["method"], d["decision"], d["replacements"]) == ("Empty", "empty", "delete", [])
+        assert c.done and c.result.deleted == "Empty"
+        assert sim.cluster.get("Node", c.node_name) is None and sim.cluster.get("NodeClaim", c.result.name) is None
+        actions = [t["action"] for t in sim.result.timeline]
+        assert actions == ["validating", "validated", "tainted", "deleting", "draining", "drained",
+                           "instance terminating", "terminated"]
+
+
+def test_validation_waits_fifteen_seconds(embedded):
+    web = deployment("web", replicas=1, cpu="1")
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), web]) as sim:
+        sim.converge()
+        sim.apply([scaled(web, 0)])
+        t0 = sim.clock.now()
+        sim.converge()
+        tainted = next(t for t in sim.result.timeline if t["action"] == "tainted")
+        assert tainted["t"] - t0 >= 15                             # commandValidationDelay
+        validating, validated = (next(t for t in sim.result.timeline if t["action"] == a) for a in ("validating", "validated"))
+        assert validated["t"] - validating["t"] >= 15
+
+
+def test_replacement_is_initialized_before_the_candidate_is_deleted(embedded):
+    web = deployment("web", replicas=3, cpu="1")
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), web]) as sim:
+        sim.converge()
+        assert sim.nodes[sim.claims[0].node_name].instance_type == "Standard_D4s_v3"
+        sim.apply([scaled(web, 1)])
+        sim.converge()
+        (d,) = sim.result.disruptions
+        assert (d["reason"], d["decision"], [r["instanceType"] for r in d["replacements"]]) == (
+            "Underutilized", "replace", ["Standard_D2s_v3"])
+        t = {(e["nodeClaim"], e["action"]): e["t"] for e in sim.result.timeline}
+        old, new = d["nodeClaim"], d["replacements"][0]["nodeClaim"]
+        assert t[(old, "tainted")] <= t[(new, "replacement created")] <= t[(new, "replacement initialized")] \
+            <= t[(old, "deleting")] <= t[(old, "terminated")]
+        reasons = [(e["kind"], e["reason"]) for e in sim.result.events]
+        assert ("NodeClaim", "DisruptionLaunching") in reasons and ("Pod", "Evicted") in reasons
+
+
+def test_drift_from_a_nodepool_change(embedded):
+    web = deployment("web", replicas=1, cpu="1")
+    base = np({"consolidateAfter": "Never"})
+    with simulation(embedded, [nodeclass(), base, web]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        changed = copy.deepcopy(base)
+        changed["spec"]["template"]["metadata"] = {"labels": {"team": "blue"}}
+        sim.apply([changed])
+        sim.converge()
+        (d,) = sim.result.disruptions
+        assert (d["reason"], d["driftReason"], d["method"]) == ("Drifted", "NodePoolDrifted", "drift")
+        assert c.done and len([x for x in sim.claims if not x.done]) == 1
+
+
+def test_expiration_deletes_without_a_replacement_first(embedded):
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "Never"}, expireAfter="1h"),
+                               deployment("web", replicas=1, cpu="1")]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        assert c.obj["spec"]["expireAfter"] == "1h"
+        sim.clock.advance(3601)
+        sim.converge()
+        (d,) = sim.result.disruptions
+        assert (d["reason"], d["method"], d["replacements"]) == ("Expired", "expiration", [])
+        evicted = [e for e in sim.result.events if e["reason"] == "Evicted"]
+        assert evicted and evicted[0]["message"] == "Evicted pod: Forceful Termination"
+
+
+def test_pdb_blocks_the_candidate(embedded):
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "Never"}), deployment("web", 1, "1"), pdb]) as sim:
+        sim.converge()
+        sim.set_cluster(type(sim.cfg.cluster)(**{**sim.cfg.cluster.__dict__, "kubernetes_version": "1.34.1"}))
+        sim.converge()
+        assert sim.result.disruptions == []
+        assert sim.state.disruption.pdb_status[("default", "web")].disruptions_allowed == 0
+        assert {"by": "pdb", "message": "Pdb prevents pod evictions (PodDisruptionBudget=[default/web])"}.items() <= \
+            sim.result.protected[0].items()
+
+
+def test_a_node_is_not_disrupted_while_nominated(embedded):
+    """A pod the provisioner put on an existing node nominates it for 20 s (statenode.go Nominate)."""
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), pod("a", "500m")]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        sim.apply([pod("b", "100m", nodeSelector={"not-there": "x"})])      # pending, not for this node
+        sim.state.nominated["default/b"] = c.result.name                   # as Results.Record would
+        assert sim.state.nominated.times["default/b"] == sim.clock.now()
+        sim.podevents.reconcile()
+        assert c.dis.nominated_until == sim.clock.now() + 20
+        from harness.loop.controllers.candidates import GRACEFUL, Cluster
+        view = Cluster(sim.state)
+        assert view.candidates(lambda x: True, GRACEFUL, lambda n: False, "empty") == []
+        assert view.s.result.protected[-1]["by"] == "nominated"
+
+
+def test_garbage_collected_spot_vm_is_recorded_as_interrupted(embedded):
+    spot = np({"consolidateAfter": "Never"})
+    spot["spec"]["template"]["spec"]["requirements"] = [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
+    with simulation(embedded, [nodeclass(), spot, deployment("web", 1, "1")]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        sim.fake.evict(sim.provider.rg, c.launched.vm_name)
+        sim.converge()
+        (d,) = sim.result.disruptions
+        assert (d["reason"], d["method"]) == ("Interrupted", "garbage-collection")
+        assert sim.nodes[c.node_name].deleted == "Interrupted"

@@ -1,0 +1,67 @@
+"""harness/loop/podutil.py: Karpenter's pod predicates for disruption (sigs.k8s.io/karpenter v1.14.0
+pkg/utils/pod/scheduling.go, pkg/utils/disruption/disruption.go EvictionCost)."""
+from __future__ import annotations
+
+import pytest
+
+from harness.loop import podutil
+from harness.loop.pods import PodView
+
+
+def view(annotations=None, spec=None, owner_kind="", owner_refs=None) -> PodView:
+    meta = {"name": "p", "namespace": "default", "annotations": annotations or {}}
+    if owner_refs:
+        meta["ownerReferences"] = owner_refs
+    return PodView({"metadata": meta, "spec": {"containers": [], **(spec or {})}}, 0, owner_kind, "x" if owner_kind else "")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("forever", 'time: invalid duration "forever"'),
+    ("5", 'time: missing unit in duration "5"'),
+    ("1d", 'time: unknown unit "d" in duration "1d"'),
+])
+def test_go_parse_duration_errors(text, message):
+    with pytest.raises(ValueError) as e:
+        podutil.go_parse_duration(text)
+    assert str(e.value) == message
+
+
+def test_go_parse_duration():
+    assert podutil.go_parse_duration("1h30m") == 5400
+    assert podutil.go_parse_duration("1.5s") == 1.5
+    assert podutil.go_parse_duration("0") == 0
+
+
+def test_do_not_disrupt_true_and_durations():
+    assert podutil.do_not_disrupt(view({"karpenter.sh/do-not-disrupt": "true"}), 0, 10 ** 9)
+    assert not podutil.do_not_disrupt(view(), 0, 10)
+    d = view({"karpenter.sh/do-not-disrupt": "10m"})
+    assert podutil.do_not_disrupt(d, 0, 599) and not podutil.do_not_disrupt(d, 0, 600)
+    assert podutil.do_not_disrupt(d, None, 10 ** 9)            # no start time: fail safe
+
+
+def test_invalid_do_not_disrupt_is_ignored_with_an_event():
+    got = []
+    assert not podutil.do_not_disrupt(view({"karpenter.sh/do-not-disrupt": "-5m"}), 0, 0,
+                                      lambda *a, **k: got.append(a[3]))
+    assert got == ['Invalid karpenter.sh/do-not-disrupt annotation: duration "-5m" must be positive, ignoring annotation']
+
+
+def test_eviction_cost():
+    assert podutil.eviction_cost(view()) == 1.0
+    assert podutil.eviction_cost(view({"controller.kubernetes.io/pod-deletion-cost": str(2 ** 27)})) == 2.0
+    assert podutil.eviction_cost(view(spec={"priority": 2 ** 25})) == 2.0
+    assert podutil.eviction_cost(view(spec={"priority": -(2 ** 31)})) == -10.0      # clamped
+
+
+def test_owners():
+    assert not podutil.is_reschedulable(view(owner_kind="DaemonSet"))
+    assert not podutil.is_reschedulable(view(owner_refs=[{"apiVersion": "v1", "kind": "Node", "name": "n"}]))
+    assert podutil.is_reschedulable(view(owner_kind="Deployment"))
+    assert podutil.controller_of(view(owner_kind="Deployment")) == "Deployment/x"
+    assert podutil.controller_of(view()) is None
+
+
+def test_tolerating_the_disrupted_taint():
+    assert podutil.tolerates_disrupted_taint(view(spec={"tolerations": [{"operator": "Exists"}]}))
+    assert not podutil.tolerates_disrupted_taint(view())

@@ -1,0 +1,16 @@
+"""harness/runner/expectdisruption.py: the timeline-derived keys of expect.disruption."""
+from __future__ import annotations
+
+from harness.runner.expectdisruption import _max_in_flight
+
+
+def _t(claim: str, action: str) -> dict:
+    return {"t": 0.0, "node": f"aks-{claim}", "nodeClaim": claim, "action": action, "detail": ""}
+
+
+def test_max_in_flight_counts_tainted_until_instance_terminating_or_untainted():
+    timeline = [_t("a", "validating"), _t("a", "tainted"), _t("b", "tainted"), _t("a", "instance terminating"),
+                _t("c", "tainted"), _t("d", "tainted"), _t("b", "untainted"), _t("e", "tainted"),
+                _t("a", "terminated")]
+    assert _max_in_flight(timeline) == 3          # b, c, d at once; a's instance was terminating, b was untainted
+    assert _max_in_flight([]) == 0
