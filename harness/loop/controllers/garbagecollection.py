@@ -70,4 +70,7 @@ class GarbageCollection:
                        "metadata": {"name": s.name(pr.owner_name + "-"), "namespace": pr.namespace,
                                     "labels": dict(pv.obj["metadata"].get("labels") or {})},
                        "spec": {k: v for k, v in pv.spec.items() if k != "nodeName"}}
-                s.create_pod(pod, "Deployment", pr.owner_name)
+                try:
+                    s.create_pod(pod, "Deployment", pr.owner_name)
+                except APIRejected as e:
+                    s.refused_pod(pod, "Deployment", pr.owner_name, e)

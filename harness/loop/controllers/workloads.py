@@ -169,7 +169,11 @@ class Workloads:
         if kind == "Pod":
             owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []
                           if o.get("controller") and o.get("kind") == "DaemonSet"), None)
-            s.create_pod(obj, "DaemonSet" if owner else "", owner["name"] if owner else "")
+            kind, name = ("DaemonSet", owner["name"]) if owner else ("", "")
+            try:
+                s.create_pod(obj, kind, name)
+            except APIRejected as e:
+                s.refused_pod(obj, kind, name, e)
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(obj))
@@ -209,4 +213,7 @@ class Workloads:
                                 "name": self.state.name(dep["metadata"]["name"] + "-"),
                                 "namespace": dep["metadata"].get("namespace") or "default"},
                    "spec": copy.deepcopy(tmpl.get("spec") or {})}
-            self.state.create_pod(pod, "Deployment", dep["metadata"]["name"])
+            try:
+                self.state.create_pod(pod, "Deployment", dep["metadata"]["name"])
+            except APIRejected as e:
+                self.state.refused_pod(pod, "Deployment", dep["metadata"]["name"], e)
