@@ -76,8 +76,10 @@ class Workloads:
             self._update_object(obj)
 
     def _update_object(self, obj: dict) -> None:
-        """NodePool, AKSNodeClass, PV, PVC, Namespace: the stored object with the manifest's spec,
-        labels and annotations; the API server judges the update like a create (CRD rules)."""
+        """NodePool, AKSNodeClass, PV, PVC, Namespace, RuntimeClass: the stored object with the
+        manifest's spec (a RuntimeClass's handler, overhead, scheduling), labels and annotations; the
+        API server judges the update like a create (CRD rules). Pods made before a RuntimeClass
+        changes keep what admission wrote into them."""
         s = self.state
         kind, name = obj["kind"], obj["metadata"]["name"]
         current = s.cluster.get(kind, name, obj["metadata"].get("namespace"))
@@ -87,6 +89,12 @@ class Workloads:
                 new["metadata"][k] = obj["metadata"][k]
         if "spec" in obj:
             new["spec"] = obj["spec"]
+        if kind == "RuntimeClass":          # node.k8s.io/v1 keeps its fields at the top level, no spec
+            for k in ("handler", "overhead", "scheduling"):
+                if k in obj:
+                    new[k] = obj[k]
+                else:
+                    new.pop(k, None)
         try:
             stored = s.cluster.update(new, ADMIN)
         except APIRejected as e:
