@@ -83,7 +83,9 @@ def test_sampled_library_mutants_fail_or_are_refused(subjects, capsys):
     with capsys.disabled():
         print(f"\nmutation (seed {SEED}): {t.documents} documents, {t.runs} runs, {t.mutants} mutants: {t.killed} killed, "
               f"{t.refused} refused, {len(t.survivors)} survived, {len(t.errors)} tracebacks")
-    assert t.mutants > 200
+    # the sample is drawn from the whole library, so its size moves whenever a scenario file is added
+    # (30 documents gave 167-221 mutants): the floor is per sampled document, not a fixed count
+    assert t.mutants >= 5 * t.documents
     assert not t.errors, t.errors[0]
     assert not t.survivors, "\n".join(f"{m.describe()}: survived" for m in t.survivors)
 
