@@ -3,7 +3,9 @@
 It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
 for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
 and NodeRestriction for node identities (k8s.io/kubernetes v1.36.3
-plugin/pkg/admission/noderestriction/admission.go; karpenter-core.md §6.3). The real backends replace these
+plugin/pkg/admission/noderestriction/admission.go; karpenter-core.md §6.3), and RuntimeClass admission
+for new pods (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go, in
+harness.model.runtimeclass). The real backends replace these
 judgements with the real API server's; the conformance run compares the two.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model import aksnodeclass, apiversions
+from harness.model import aksnodeclass, apiversions, runtimeclass
 from harness.model.validation import admission_rejection, parse_version
 
 
@@ -129,6 +131,11 @@ class EmbeddedCluster:
                 raise APIRejected(409, "AlreadyExists", f'{_resource(KINDS[kind])} "{meta["name"]}" already exists')
             self._node_restriction(obj, None, identity)
             obj = self._admit(obj)
+            if kind == "Pod":
+                # RuntimeClass admission, CREATE only (k8s.io/kubernetes v1.36.3
+                # plugin/pkg/admission/runtimeclass/admission.go RuntimeClass.Admit, RuntimeClass.Validate):
+                # every pod made through the store (bare, a Deployment's, a DaemonSet's) passes here
+                obj = runtimeclass.admit_pod(obj, lambda name: self._objs.get(self._key("RuntimeClass", name, None)))
             meta = obj["metadata"]
             # TaintNodesByCondition admission (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/nodetaint/admission.go,
             # on by default; the

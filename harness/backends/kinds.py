@@ -30,6 +30,7 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("PersistentVolume", "", "v1", "persistentvolumes", False),
     Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
     Kind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
+    Kind("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses", False),
     Kind("DaemonSet", "apps", "v1", "daemonsets", True),
     Kind("Deployment", "apps", "v1", "deployments", True),
     Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
@@ -54,12 +55,14 @@ API_VERSIONS = {
     "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
     "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
     "PodDisruptionBudget": {"policy/v1"},
+    "RuntimeClass": {"node.k8s.io/v1"},
 }
 
 # harness assumption: namespaces and classes first, then what refers to them, pods last (what
 # `kubectl apply -f` of one file gives when the objects are written in dependency order)
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
-               "PersistentVolumeClaim": 3, "PodDisruptionBudget": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
+               "PersistentVolumeClaim": 3, "PodDisruptionBudget": 3, "RuntimeClass": 3, "DaemonSet": 4,
+               "Deployment": 5, "Pod": 6}
 
 
 # applied after a scenario's given.existingNodes are in place (what runs on them)

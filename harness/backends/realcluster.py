@@ -31,7 +31,7 @@ from harness.backends.pki import CONTROLLERS_GROUP, PKI
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
 RESET_NAMESPACED = ("Pod", "Event", "Deployment", "DaemonSet", "PersistentVolumeClaim", "PodDisruptionBudget")
-RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass")
+RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass", "RuntimeClass")
 # What reset() waits to be gone. Not Events: with kube-scheduler / kube-controller-manager running,
 # the deletions themselves produce new events for a moment, so Events are deleted once more at the end.
 RESET_WAIT = RESET_CLUSTER + tuple(k for k in RESET_NAMESPACED if k != "Event")

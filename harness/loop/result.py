@@ -61,7 +61,7 @@ class PodResult:
     owner_kind: str = ""
     owner_name: str = ""
     node: str | None = None
-    state: str = "pending"                # scheduled | pending | ignored | deleted (its node went away)
+    state: str = "pending"                # scheduled | pending | ignored | deleted (its node went away) | rejected
     reason: str | None = None             # Karpenter's FailedScheduling/ignore text, else kube-scheduler's
     karpenter_error: str | None = None
     scheduler_error: str | None = None
@@ -151,6 +151,8 @@ class RunResult:
     nodepools: dict[str, NodePoolResult] = field(default_factory=dict)
     nodeclasses: dict[str, NodeClassResult] = field(default_factory=dict)
     pods: dict[str, PodResult] = field(default_factory=dict)            # "<ns>/<name>"
+    # bare Pods the API server refused at create (state "rejected", reason: its message); no pod exists
+    rejected_pods: dict[str, PodResult] = field(default_factory=dict)   # "<ns>/<name>"
     nodes: list[NodeResult] = field(default_factory=list)
     nodeclaims: list[NodeClaimResult] = field(default_factory=list)
     azure: dict = field(default_factory=dict)                           # fakeazure snapshot
@@ -172,6 +174,7 @@ class RunResult:
     def pods_of(self, name: str) -> list[PodResult]:
         """Pods named `name`, or owned by a Deployment/DaemonSet named `name`."""
         direct = [p for p in self.pods.values() if p.name == name]
+        direct = direct or [p for p in self.rejected_pods.values() if p.name == name]
         return direct or [p for p in self.pods.values() if p.owner_name == name and p.state != "deleted"]
 
     def to_json(self) -> dict:

@@ -26,7 +26,7 @@ import yaml
 from harness.runner.yamlsource import SourceError, load_documents
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
-                  "PersistentVolumeClaim", "PodDisruptionBudget", "DaemonSet", "Deployment", "Pod")
+                  "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment", "Pod")
 SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink",
                    "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")

@@ -126,7 +126,7 @@ def check_disruption(checker, spec: dict) -> None:
     for i, want in enumerate(spec.get("protected") or []):
         node = _node_name(r, want["node"]) if "node" in want else None
         hits = [p for p in r.protected
-                if (node is None or p.get("node") == node) and
+                if ("node" not in want or (node is not None and p.get("node") == node)) and
                 all(want[k] == p.get(k) for k in ("by", "method") if k in want) and _text_ok(want, p.get("message"))]
         if not hits:
             checker.fail(f"{root}.protected[{i}]", want,
@@ -170,7 +170,9 @@ def _check_timeline(checker, root: str, steps: list[dict]) -> None:
     def matches(want: dict, t: dict) -> bool:
         node = _node_name(r, want["node"]) if "node" in want else None
         claim = _claim_of(r, want["node"]) if "node" in want else None
-        return (node is None or t.get("node") == node or t.get("nodeClaim") == claim) and \
+        if "node" in want and node is None and claim is None:
+            return False                  # no such node: an index past the run's nodes matches nothing
+        return ("node" not in want or t.get("node") == node or t.get("nodeClaim") == claim) and \
             want.get("action", t["action"]) == t["action"] and _text_ok(want, t.get("detail"), "detail")
 
     pos = 0

@@ -31,7 +31,8 @@ of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by t
 required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
 other strings suffixed. List elements are mutated the same way, except in lists that only say what
 is absent or excluded (`labelsAbsent`, `taintsAbsent`, `kubeletNodeLabelsAbsent`,
-`requirementsAbsent`, `valuesExclude`), where any change only weakens.
+`requirementsAbsent`, `valuesExclude`), where any change only weakens, `notValue`, whose
+changed value is an exclusion as weak as the original, and entries marked `absent: true`.
 """
 from __future__ import annotations
 
@@ -56,6 +57,9 @@ from harness.runner.shapes import scenario_value_errors
 SUFFIX = "-mutated"
 WEAKEN_ONLY_LISTS = frozenset({"labelsAbsent", "taintsAbsent", "kubeletNodeLabelsAbsent",
                                "requirementsAbsent", "valuesExclude"})
+# scalars that say what a value is not: another excluded value is no stronger a check (a label's
+# `notValue: v` suffixed still holds wherever `v` did, absent label or another value)
+WEAKEN_ONLY_SCALARS = frozenset({"notValue"})
 UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations"})
 NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, or the map it is in
 # enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
@@ -217,6 +221,18 @@ def _leaves(node, path: tuple):
         yield path, node
 
 
+def _in_absent_entry(body: dict, rel: tuple) -> bool:
+    """Whether the leaf belongs to an entry that says something does not happen (`absent: true`,
+    expect.disruption's events and timeline): a changed field is another absence, no stronger, and the
+    flipped flag claims the entry happens somewhere, which a run can hold as well."""
+    node = body
+    for step in rel[:-1]:
+        node = node[step]
+        if isinstance(node, dict) and node.get("absent") is True:
+            return True
+    return False
+
+
 def mutations(key: str, value, enum: list | None) -> list:
     """The mutated values of one scalar whose key (or, in a list, the list's key) is `key`."""
     if isinstance(value, bool):
@@ -252,7 +268,9 @@ def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
                 continue
             in_list = isinstance(rel[-1], int)
             key = next((p for p in reversed(rel) if isinstance(p, str)), "")
-            if in_list and key in WEAKEN_ONLY_LISTS:
+            if in_list and key in WEAKEN_ONLY_LISTS or not in_list and key in WEAKEN_ONLY_SCALARS:
+                continue
+            if _in_absent_entry(body, rel):
                 continue
             if key not in NUMBERED_STRINGS and len(rel) > 1 and rel[-2] in NUMBERED_STRINGS:
                 key = rel[-2]                        # capacity.cpu: "2" is a quantity

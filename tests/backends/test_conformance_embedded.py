@@ -177,3 +177,55 @@ def test_missing_required_field_answer_equals_the_api_server(local_cluster):
         got.append((e.value.message, [(x.field, x.message) for x in e.value.causes]))
     local_cluster.reset()
     assert got[0] == got[1]
+
+
+# -- RuntimeClass admission (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go) --
+RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "rc"},
+                 "handler": "runc", "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}},
+                 "scheduling": {"nodeSelector": {"sandbox": "true"},
+                                "tolerations": [{"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"}]}}
+BARE_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "bare"}, "handler": "runc"}
+POD_CASES = {
+    "class-writes-overhead-and-scheduling": {"runtimeClassName": "rc", "nodeSelector": {"app": "x"},
+                                             "tolerations": [{"key": "a", "operator": "Equal", "value": "b"}]},
+    "same-overhead-other-spelling": {"runtimeClassName": "rc", "overhead": {"cpu": "0.25", "memory": "65536Ki"}},
+    "overhead-mismatch": {"runtimeClassName": "rc", "overhead": {"cpu": "1"}},
+    "overhead-without-class": {"overhead": {"cpu": "1"}},
+    "overhead-with-class-without-overhead": {"runtimeClassName": "bare", "overhead": {"cpu": "1"}},
+    "class-not-found": {"runtimeClassName": "nope"},
+    "node-selector-conflict": {"runtimeClassName": "rc", "nodeSelector": {"sandbox": "false"}},
+    "redundant-toleration": {"runtimeClassName": "rc",
+                             "tolerations": [{"key": "sandbox", "operator": "Equal", "value": "x", "effect": "NoSchedule"}]},
+}
+
+
+def _pod_outcome(cluster, spec: dict):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "registry.invalid/pause"}], **spec}}
+    try:
+        made = cluster.create(pod)
+    except APIRejected as e:
+        return e.status, e.reason, e.message
+    cluster.delete("Pod", "p", "default")
+    s = made["spec"]
+    # the real server's DefaultTolerationSeconds admission (k8s.io/kubernetes v1.36.3
+    # plugin/pkg/admission/defaulttolerationseconds/admission.go) adds these two; the embedded store does not
+    tolerations = [t for t in s.get("tolerations") or []
+                   if t.get("key") not in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
+    return "accepted", s.get("overhead"), s.get("nodeSelector"), tolerations
+
+
+@pytest.mark.parametrize("case", sorted(POD_CASES))
+def test_runtimeclass_admission_agrees_with_the_api_server(cluster, case):
+    from harness.backends.embedded import EmbeddedCluster
+    emb = EmbeddedCluster("upstream")
+    for c in (cluster, emb):
+        c.create(RUNTIME_CLASS)
+        c.create(BARE_CLASS)
+    real, embedded = _pod_outcome(cluster, POD_CASES[case]), _pod_outcome(emb, POD_CASES[case])
+    if real[0] == "accepted":
+        # the API server prints quantities canonically; compare the values
+        from harness.model.resources import parse_resource_list
+        real = (real[0], parse_resource_list(real[1]), *real[2:])
+        embedded = (embedded[0], parse_resource_list(embedded[1]), *embedded[2:])
+    assert embedded == real

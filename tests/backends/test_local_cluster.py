@@ -212,6 +212,7 @@ def _one_of_each_kind(cluster) -> None:
                     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}}})
     cluster.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"},
                     "provisioner": "disk.csi.azure.com", "volumeBindingMode": "WaitForFirstConsumer"})
+    cluster.create({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "rc"}, "handler": "runc"})
 
 
 @pytest.mark.parametrize("path", ["storage", "api"])

@@ -52,3 +52,31 @@ def test_a_rejected_nodepool_is_recorded_with_its_admission_message(embedded):
         assert (res.accepted, res.stage) == (False, "admission")
         assert res.message
         assert any("NodePool default rejected" in line for line in sim.result.trace)
+
+
+def _runtime_class(cpu: str) -> dict:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"},
+            "handler": "kata", "overhead": {"podFixed": {"cpu": cpu}}}
+
+
+def test_runtime_class_overhead_reaches_the_pods_requests_and_an_update_the_next_pods(embedded):
+    """RuntimeClass admission writes overhead.podFixed into each new pod (k8s.io/kubernetes v1.36.3
+    plugin/pkg/admission/runtimeclass/admission.go setOverhead); the loop counts it in the requests."""
+    with simulation(embedded, [_runtime_class("1"), pod("a", runtimeClassName="kata"),
+                               deployment("web", replicas=1)]) as sim:
+        assert sim.result.pods["default/a"].requests["cpu"] == 1100
+        sim.apply([_runtime_class("2"), pod("b", runtimeClassName="kata")])
+        assert sim.cluster.get("RuntimeClass", "kata")["overhead"] == {"podFixed": {"cpu": "2"}}
+        assert sim.result.pods["default/b"].requests["cpu"] == 2100
+        assert sim.result.pods["default/a"].requests["cpu"] == 1100       # admission ran at its create only
+
+
+def test_a_refused_bare_pod_is_a_rejected_result_and_a_deployments_pod_is_not_made(embedded):
+    bad = deployment("web", replicas=2)
+    bad["spec"]["template"]["spec"]["runtimeClassName"] = "missing"
+    with simulation(embedded, [pod("a", overhead={"cpu": "1"}), bad]) as sim:
+        assert sim.result.pods == {} and sim.pod_views == {}
+        (pr,) = sim.result.rejected_pods.values()
+        assert (pr.name, pr.state) == ("a", "rejected")
+        assert pr.reason == 'pods "a" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead'
+        assert sim.result.pods_of("a") == [pr]

@@ -83,7 +83,9 @@ def test_sampled_library_mutants_fail_or_are_refused(subjects, capsys):
     with capsys.disabled():
         print(f"\nmutation (seed {SEED}): {t.documents} documents, {t.runs} runs, {t.mutants} mutants: {t.killed} killed, "
               f"{t.refused} refused, {len(t.survivors)} survived, {len(t.errors)} tracebacks")
-    assert t.mutants > 200
+    # the sample is drawn from the whole library, so its size moves whenever a scenario file is added
+    # (30 documents gave 167-221 mutants): the floor is per sampled document, not a fixed count
+    assert t.mutants >= 5 * t.documents
     assert not t.errors, t.errors[0]
     assert not t.survivors, "\n".join(f"{m.describe()}: survived" for m in t.survivors)
 
@@ -191,13 +193,22 @@ def test_3_fast_verdict_equals_a_full_load_and_run(subjects, cluster):
         # change the enumeration leaves out)
         typed = [m for m in ms if isinstance(m.old, (bool, int))][:1]
         chosen += [dataclasses.replace(m, new="wrong-type") for m in typed]
-        for path in [p for p, v in mutation._leaves(sc.doc.data.get("expect") or {}, ("expect",))
-                     if isinstance(p[-1], int) and p[-2] in mutation.WEAKEN_ONLY_LISTS][:1]:
-            chosen.append(mutation.Mutant(path, mutation._get(sc.doc.data, path), "absent-mutated", str(sc.file), 0))
         for m in chosen:
             fast = mutation.judge(subject, m, copy.deepcopy(sc.doc.data))
             assert fast == _full_verdict(sc, subject, m, cluster), m.describe()
             compared[fast] += 1
+    # one that survives: a weakening change the enumeration leaves out, in the first sampled document
+    # that has a weaken-only list
+    for subject in subjects:
+        sc = subject.scenario
+        paths = [p for p, v in mutation._leaves(sc.doc.data.get("expect") or {}, ("expect",))
+                 if isinstance(p[-1], int) and p[-2] in mutation.WEAKEN_ONLY_LISTS]
+        if paths:
+            m = mutation.Mutant(paths[0], mutation._get(sc.doc.data, paths[0]), "absent-mutated", str(sc.file), 0)
+            fast = mutation.judge(subject, m, copy.deepcopy(sc.doc.data))
+            assert fast == _full_verdict(sc, subject, m, cluster), m.describe()
+            compared[fast] += 1
+            break
     assert compared["killed"] >= 20 and compared["refused"] >= 1 and compared["survived"] >= 1, compared
 
 

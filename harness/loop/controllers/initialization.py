@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 
-from harness.backends.base import KARPENTER
+from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.kubescheduler import node_matches
 from harness.loop.pods import Taint, is_ephemeral, untolerated
@@ -77,7 +77,11 @@ class Initialization:
                                 "name": f"{ds['metadata']['name']}-{node['metadata']['name'][-5:]}",
                                 "namespace": ds["metadata"].get("namespace") or "default"},
                    "spec": pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
-            s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
+            try:
+                s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
+            except APIRejected as e:
+                s.refused_pod(pod, "DaemonSet", ds["metadata"]["name"], e)
+                continue
             s.nodes[node["metadata"]["name"]].pods.append(s.pod_key(pod))
 
 

@@ -256,4 +256,7 @@ def evict_pod(s: LoopState, key: str, why: str) -> None:
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {**meta, "name": s.name(pr.owner_name + "-"), "namespace": pr.namespace},
            "spec": {k: v for k, v in copy.deepcopy(tmpl.get("spec") or {}).items() if k != "nodeName"}}
-    s.create_pod(pod, "Deployment", pr.owner_name)
+    try:
+        s.create_pod(pod, "Deployment", pr.owner_name)
+    except APIRejected as e:        # admission (e.g. RuntimeClass) refuses the replacement
+        s.refused_pod(pod, "Deployment", pr.owner_name, e)

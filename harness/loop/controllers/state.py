@@ -152,6 +152,19 @@ class LoopState:
         if pv is not None:
             self.trace(f"pod {key} deleted: {reason}")
 
+    def refused_pod(self, pod: dict, owner_kind: str, owner_name: str, error: APIRejected) -> None:
+        """The API server refused to create `pod` (admission, e.g. RuntimeClass): a bare Pod is a
+        `rejected` result with the refusal as its reason (`kubectl apply` prints it); a Deployment's or
+        DaemonSet's pod just does not exist (its controller records FailedCreate and retries:
+        kubernetes v1.36.3 pkg/controller/replicaset/replica_set.go manageReplicas)."""
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        self.trace(f"pod {key} refused by the API server: {error.message}")
+        if not owner_kind:
+            self.result.rejected_pods[key] = PodResult(meta.get("name"), meta.get("namespace") or "default",
+                                                       state="rejected", reason=error.message,
+                                                       labels=dict(meta.get("labels") or {}))
+
     def create_pod(self, pod: dict, owner_kind: str, owner_name: str, node: str | None = None) -> None:
         """Create a pod through the API (as its owner's controller would) and track it; `node`
         binds it at once (a DaemonSet pod is created for its Node)."""

@@ -76,8 +76,10 @@ class Workloads:
             self._update_object(obj)
 
     def _update_object(self, obj: dict) -> None:
-        """NodePool, AKSNodeClass, PV, PVC, Namespace: the stored object with the manifest's spec,
-        labels and annotations; the API server judges the update like a create (CRD rules)."""
+        """NodePool, AKSNodeClass, PV, PVC, Namespace, RuntimeClass: the stored object with the
+        manifest's spec (a RuntimeClass's handler, overhead, scheduling), labels and annotations; the
+        API server judges the update like a create (CRD rules). Pods made before a RuntimeClass
+        changes keep what admission wrote into them."""
         s = self.state
         kind, name = obj["kind"], obj["metadata"]["name"]
         current = s.cluster.get(kind, name, obj["metadata"].get("namespace"))
@@ -87,6 +89,12 @@ class Workloads:
                 new["metadata"][k] = obj["metadata"][k]
         if "spec" in obj:
             new["spec"] = obj["spec"]
+        if kind == "RuntimeClass":          # node.k8s.io/v1 keeps its fields at the top level, no spec
+            for k in ("handler", "overhead", "scheduling"):
+                if k in obj:
+                    new[k] = obj[k]
+                else:
+                    new.pop(k, None)
         try:
             stored = s.cluster.update(new, ADMIN)
         except APIRejected as e:
@@ -169,7 +177,11 @@ class Workloads:
         if kind == "Pod":
             owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []
                           if o.get("controller") and o.get("kind") == "DaemonSet"), None)
-            s.create_pod(obj, "DaemonSet" if owner else "", owner["name"] if owner else "")
+            kind, name = ("DaemonSet", owner["name"]) if owner else ("", "")
+            try:
+                s.create_pod(obj, kind, name)
+            except APIRejected as e:
+                s.refused_pod(obj, kind, name, e)
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(obj))
@@ -209,4 +221,7 @@ class Workloads:
                                 "name": self.state.name(dep["metadata"]["name"] + "-"),
                                 "namespace": dep["metadata"].get("namespace") or "default"},
                    "spec": copy.deepcopy(tmpl.get("spec") or {})}
-            self.state.create_pod(pod, "Deployment", dep["metadata"]["name"])
+            try:
+                self.state.create_pod(pod, "Deployment", dep["metadata"]["name"])
+            except APIRejected as e:
+                self.state.refused_pod(pod, "Deployment", dep["metadata"]["name"], e)

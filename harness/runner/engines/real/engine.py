@@ -192,8 +192,8 @@ class RealRun:
             self.observer.applied(obj, None, stored)
         except APIRejected as e:
             self.observer.applied(obj, e)
-            # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
-            if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
+            # a NodePool's, AKSNodeClass's or bare Pod's refusal is an expectation; others are input errors
+            if obj.get("kind") not in ("NodePool", "AKSNodeClass", "Pod"):
                 self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
             return None
         return obj["metadata"]["name"] if obj.get("kind") == "NodePool" else None
@@ -294,8 +294,8 @@ class RealRun:
         return applicability.split(expect, root)
 
     def read_back(self, result, where: str, outcome: Outcome) -> list[Mismatch]:
-        """Objects the API server refused since the last read (other than the NodePools and
-        AKSNodeClasses whose refusal is an expectation) are input errors."""
+        """Objects the API server refused since the last read (other than the NodePools,
+        AKSNodeClasses and Pods whose refusal is an expectation) are input errors."""
         new = self.apply_errors[self.reported_errors:]
         self.reported_errors = len(self.apply_errors)
         return [Mismatch(f"{where}manifests", "applied", err, "the API server refused it") for err in new]

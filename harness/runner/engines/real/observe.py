@@ -57,6 +57,7 @@ class Observer:
         self.log_path = log_path
         self.nodepools: dict[str, NodePoolResult] = {}
         self.nodeclasses: dict[str, NodeClassResult] = {}
+        self.rejected_pods: dict[str, PodResult] = {}      # bare Pods the API server refused at create
         self.namespaces: set[str] = {"default"}
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
         self.launched: set[str] = set()          # Launched=True and the VM create succeeded
@@ -77,6 +78,12 @@ class Observer:
             self.namespaces.add(ns)
         if obj.get("kind") == "AKSNodeClass":
             self.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, stored, error)
+            return
+        if obj.get("kind") == "Pod" and error is not None:
+            meta = obj["metadata"]
+            key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+            self.rejected_pods[key] = PodResult(meta["name"], meta.get("namespace") or "default", state="rejected",
+                                                reason=error.message, labels=dict(meta.get("labels") or {}))
             return
         if obj.get("kind") != "NodePool":
             return
@@ -252,6 +259,7 @@ class Observer:
             res.ready = conds.get("Ready", {}).get("status") == "True"
         r.nodepools = dict(self.nodepools)
         r.nodeclasses = dict(self.nodeclasses)
+        r.rejected_pods = dict(self.rejected_pods)
         for e in r.events:
             if e["kind"] == "NodePool" and e["name"] in r.nodepools:
                 r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
