@@ -16,5 +16,7 @@ def test_an_emptied_section_disappears():
     assert kept == {} and [n.path for n in na] == ["steps[0].expect.loop.iterations"]
 
 
-def test_prices_in_given_are_reported():
-    assert [n.path for n in ignored_given({"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"]})] == ["given.prices"]
+def test_given_keys_the_controller_cannot_take_are_reported():
+    # given.prices reaches the controller since it polls the fake's Retail Prices API (real-engine.yaml public_cloud)
+    given = {"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"], "loop": {"maxIterations": 3}, "explore": 4}
+    assert [n.path for n in ignored_given(given)] == ["given.loop", "given.explore"]
