@@ -38,11 +38,12 @@ VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceVie
                       r"macAddress|privateIPAddress|computerName|customData|adminPassword|name)$")
 
 
-def simulate(scenario, profile: str, kubernetes_version: str | None = None):
+def simulate(scenario, profile: str, kubernetes_version: str | None = None, explore: int | None = None):
     """The simulated engine's outcome (embedded backend), with the VM/NIC bodies its fake stored.
     `kubernetes_version`: the real engine's API server version, given to the simulation unless the
     scenario sets its own (labels such as network-stateless-cni depend on it: provider v1.14.0
-    pkg/providers/labels/labels.go)."""
+    pkg/providers/labels/labels.go). `explore`: run it under that many seeds (the outcome of the
+    first, with the others in its `exploration`)."""
     if kubernetes_version and not (scenario.given.get("cluster") or {}).get("kubernetesVersion"):
         given = copy.deepcopy(scenario.given)
         given.setdefault("cluster", {})["kubernetesVersion"] = kubernetes_version.lstrip("v")
@@ -52,7 +53,8 @@ def simulate(scenario, profile: str, kubernetes_version: str | None = None):
         from harness.runner.engines import get_engine
         from harness.runner.explore import run_scenario
         # a scenario that declares an outcome set is explored, as its own run is (harness/runner/explore.py)
-        return run_scenario(get_engine("simulated"), scenario, profile, cluster, record_bodies=True)
+        return run_scenario(get_engine("simulated"), scenario, profile, cluster, explore_seeds=explore,
+                            record_bodies=True)
     finally:
         cluster.close()
 
@@ -240,9 +242,9 @@ def compare(sim, real, alternatives=()) -> dict:
     if real.skipped:
         entry["status"] = "skipped"
         return entry
-    if not alternatives and sim.exploration is not None:
-        alternatives = sim.exploration.outcomes[1:]
-    samples = [sim, *alternatives]
+    # each sample as one run (an exploration's runs keep their own verdicts)
+    samples = list(sim.exploration.outcomes) if sim.exploration is not None else [sim]
+    samples += list(alternatives)
     pairs = [(s, _pair(s, real)) for s in samples]
     agreeing = [(s, p) for s, p in pairs if not p["differences"] and verdict(s) == verdict(real)]
     chosen, pair = agreeing[0] if agreeing else min(pairs, key=lambda sp: len(sp[1]["differences"]))
@@ -271,9 +273,7 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None, e
     entry = compare(sim, real)
     if entry["status"] in ("agree", "skipped") or explore <= 1 or sim.exploration is not None:
         return entry
-    from harness.runner.explore import seeds, with_seed
-    others = [simulate(with_seed(scenario, s), profile, kubernetes_version) for s in seeds(scenario, explore)[1:]]
-    return compare(sim, real, others)
+    return compare(simulate(scenario, profile, kubernetes_version, explore=explore), real)
 
 
 def write_report(pairs, out_dir: Path, seconds: float = 0.0) -> tuple[Path, Path]:

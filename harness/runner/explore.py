@@ -118,11 +118,10 @@ def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: l
     # what no check point holds: a step the run's state did not allow, an engine error
     seen = {id(m) for cps in points for cp in cps for m in cp.mismatches}
     mismatches += merge_runs([(o.result.seed, [m for m in o.mismatches if id(m) not in seen]) for o in runs])
-    first.mismatches = mismatches
-    first.exploration = Exploration([r.result.seed for r in runs], runs,
-                                    [outcome_view(final_result(r)) for r in runs])
-    first.seconds = sum(r.seconds for r in runs)
-    return first
+    # the first run, judged over the set; the runs themselves keep their own mismatches
+    return dataclasses.replace(first, mismatches=mismatches, seconds=sum(r.seconds for r in runs),
+                               exploration=Exploration([r.result.seed for r in runs], runs,
+                                                       [outcome_view(final_result(r)) for r in runs]))
 
 
 def expectation(scenario: Scenario, profile: str, root: str) -> dict:
