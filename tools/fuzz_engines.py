@@ -35,7 +35,7 @@ from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
 from harness.runner import conformance, fuzz  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute  # noqa: E402
-from harness.runner.explore import final_result  # noqa: E402
+from harness.runner.explore import describe, final_result  # noqa: E402
 
 
 class Differs(Exception):
@@ -76,10 +76,10 @@ class Fuzzer:
         else:
             row = {"name": doc["metadata"]["name"], "status": entry["status"], "seconds": round(seconds, 1),
                    "differences": entry["differences"], "simOutcomes": entry.get("simOutcomes"),
-                   "skipped": entry.get("realSkipped")}
+                   "skipped": entry.get("realSkipped"), "real": describe(entry["realOutcome"])}
             self.rows.append(row)
-            print(f"{len(self.rows):3} {conformance.status_text(entry) if not differs else 'DIFFERS':40} "
-                  f"{seconds:5.1f}s  {doc['metadata']['name']}"
+            print(f"{len(self.rows):3} {conformance.status_text(entry) if not differs else 'DIFFERS':28} "
+                  f"{seconds:5.1f}s  {doc['metadata']['name']}  {row['real']}"
                   + (f"  ({len(entry['differences'])} field(s): {', '.join(d['field'] for d in entry['differences'][:4])})"
                      if differs else ""), flush=True)
         if differs:
@@ -169,9 +169,9 @@ def report(fz: Fuzzer, out: Path, seconds: float) -> dict:
              f"{totals['generated']} generated scenario(s): {totals['agree']} agree ({several} as one of several "
              f"simulated outcomes), {totals['differ']} differ, {totals['skipped']} skipped on the real engine; "
              f"{totals['failures']} failure(s) shrunk ({fz.shrink_runs} shrink runs); {seconds:.0f} s.", "",
-             "| # | scenario | status | s | differing fields |", "|---|---|---|---|---|"]
+             "| # | scenario | status | s | real outcome | differing fields |", "|---|---|---|---|---|---|"]
     for i, r in enumerate(fz.rows, 1):
-        lines.append(f"| {i} | {r['name']} | {r['status']} | {r['seconds']} | "
+        lines.append(f"| {i} | {r['name']} | {r['status']} | {r['seconds']} | {r['real']} | "
                      + ", ".join(d["field"] for d in r["differences"][:6]) + " |")
     for f in fz.failures:
         lines += ["", f"## {f['name']}", "", f"Minimal scenario: `{f['file']}`", "",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import yaml
 from hypothesis import strategies as st
@@ -35,6 +36,12 @@ MEMORY = [None, "256Mi", "1Gi", "4Gi"]
 FAULTS = ["ZonalAllocationFailed", "AllocationFailed", "SkuNotAvailable"]
 
 
+def one_in(n: int):
+    """True once in `n` draws; False is the simpler value, so a shrunk scenario keeps only the
+    features its failure needs."""
+    return st.integers(0, n - 1).map(lambda x: x == n - 1)
+
+
 def _req(key: str, operator: str, values: list[str] | None = None) -> dict:
     out = {"key": key, "operator": operator}
     if values is not None:
@@ -42,33 +49,46 @@ def _req(key: str, operator: str, values: list[str] | None = None) -> dict:
     return out
 
 
+def sku_facts(name: str) -> dict:
+    """Family, architecture and vCPUs from a size's name (Standard_D4ps_v5: D, arm64, 4)."""
+    m = re.match(r"Standard_([A-Z]+)(\d+)([a-z]*)", name)
+    family, cpus, features = m.group(1), int(m.group(2)), m.group(3)
+    return {"family": family, "arch": "arm64" if "p" in features else "amd64", "cpu": cpus}
+
+
 @st.composite
 def _nodepool(draw, i: int, skus: list[str]) -> dict:
+    """Most requirements are drawn to admit one size of the list (the anchor), so most NodePools can
+    launch something; about one in four values is drawn freely."""
+    anchor = sku_facts(draw(st.sampled_from(skus)))
+    free = one_in(4)
     reqs = [_req("kubernetes.io/os", "In", ["linux"])]
-    ct = draw(st.sampled_from([["on-demand"], ["spot"], ["on-demand", "spot"], None]))
+    ct = draw(st.sampled_from([None, ["on-demand"], ["spot"], ["on-demand", "spot"]]))
     if ct:
         reqs.append(_req("karpenter.sh/capacity-type", "In", ct))
     if draw(st.booleans()):
         zones = draw(st.lists(st.sampled_from(ZONES), min_size=1, max_size=3, unique=True))
         reqs.append(_req("topology.kubernetes.io/zone", "In", sorted(zones)))
-    family = draw(st.sampled_from([None, ["D"], ["D", "E"], ["F"], ["B", "D"]]))
-    if family:
-        reqs.append(_req("karpenter.azure.com/sku-family", "In", family))
-    arch = draw(st.sampled_from([None, ["amd64"], ["arm64"]]))
-    if arch:
-        reqs.append(_req("kubernetes.io/arch", "In", arch))
-    if draw(st.integers(0, 3)) == 0:
-        reqs.append(_req("node.kubernetes.io/instance-type", "In",
-                         sorted(draw(st.lists(st.sampled_from(skus), min_size=1, max_size=2, unique=True)))))
-    cpu = draw(st.sampled_from([None, ("Lt", "5"), ("Gt", "2")]))
-    if cpu:
-        reqs.append(_req("karpenter.azure.com/sku-cpu", cpu[0], [cpu[1]]))
-    if draw(st.integers(0, 2)) == 0:
+    if draw(st.booleans()):
+        family = draw(st.sampled_from(["D", "E", "F", "B"])) if draw(free) else anchor["family"]
+        more = draw(st.sampled_from([[], ["D"], ["E"]]))
+        reqs.append(_req("karpenter.azure.com/sku-family", "In", sorted({family, *more})))
+    if draw(one_in(3)):
+        arch = draw(st.sampled_from(["amd64", "arm64"])) if draw(free) else anchor["arch"]
+        reqs.append(_req("kubernetes.io/arch", "In", [arch]))
+    if draw(one_in(4)):
+        types = draw(st.lists(st.sampled_from(skus), min_size=1, max_size=2, unique=True))
+        reqs.append(_req("node.kubernetes.io/instance-type", "In", sorted(types)))
+    if draw(one_in(4)):
+        lt = anchor["cpu"] < 4 if not draw(free) else draw(st.booleans())
+        reqs.append(_req("karpenter.azure.com/sku-cpu", "Lt", ["4"]) if lt else
+                    _req("karpenter.azure.com/sku-cpu", "Gt", ["3"]))
+    if draw(one_in(3)):
         reqs.append(_req(TEAM, "In", [draw(st.sampled_from(["a", "b"]))]))
     spec: dict = {"template": {"spec": {
         "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
         "requirements": reqs}}}
-    if draw(st.integers(0, 3)) == 0:
+    if draw(one_in(4)):
         spec["template"]["spec"]["taints"] = [{"key": TAINT, "value": f"np{i}", "effect": "NoSchedule"}]
     weight = draw(st.sampled_from([None, None, 10, 50]))
     if weight:
@@ -85,21 +105,22 @@ def _workload(draw, i: int, pools: list[dict]) -> dict:
     labels = {"app": name}
     pod: dict = {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": {}}}]}
     requests = pod["containers"][0]["resources"]["requests"]
-    requests["cpu"] = draw(st.sampled_from(CPU))
+    requests["cpu"] = draw(st.sampled_from(CPU[:4])) if draw(st.integers(0, 3)) else draw(st.sampled_from(CPU))
     mem = draw(st.sampled_from(MEMORY))
     if mem:
         requests["memory"] = mem
-    selector = draw(st.sampled_from([None, "capacity", "zone", "arch", "team"]))
+    selector = draw(st.sampled_from([None, None, None, "capacity", "zone", "arch", "team"]))
     if selector == "capacity":
         pod["nodeSelector"] = {"karpenter.sh/capacity-type": draw(st.sampled_from(["on-demand", "spot"]))}
     elif selector == "zone":
         pod["nodeSelector"] = {"topology.kubernetes.io/zone": draw(st.sampled_from(ZONES))}
     elif selector == "arch":
         pod["nodeSelector"] = {"kubernetes.io/arch": draw(st.sampled_from(["amd64", "arm64"]))}
-    elif selector == "team":
-        pod["nodeSelector"] = {TEAM: draw(st.sampled_from(["a", "b"]))}
+    elif selector == "team":          # a team some NodePool serves, mostly
+        teams = [r["values"][0] for p in pools for r in p["spec"]["template"]["spec"]["requirements"] if r["key"] == TEAM]
+        pod["nodeSelector"] = {TEAM: draw(st.sampled_from(teams or ["a", "b"]))}
     affinity: dict = {}
-    if draw(st.integers(0, 3)) == 0:
+    if draw(one_in(4)):
         affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [_req("karpenter.azure.com/sku-family", draw(st.sampled_from(["In", "NotIn"])),
                                        [draw(st.sampled_from(["D", "E", "F"]))])]}]}}
@@ -131,7 +152,7 @@ def scenarios(draw) -> dict:
     pools = [draw(_nodepool(i, skus)) for i in range(draw(st.integers(1, 3)))]
     workloads = [draw(_workload(i, pools)) for i in range(draw(st.integers(1, 4)))]
     given: dict = {"region": REGION, "skus": skus}
-    if draw(st.integers(0, 3)) == 0:
+    if draw(one_in(4)):
         given["faults"] = [{"code": draw(st.sampled_from(FAULTS)), "match": {"size": draw(st.sampled_from(skus))},
                             "times": 1}]
     manifests = [{"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
