@@ -48,6 +48,7 @@ class Fuzzer:
         self.rows: list[dict] = []            # one per generated scenario (shrink attempts are not rows)
         self.failures: list[dict] = []        # one per shrunk failure: the minimal document and its entry
         self.failing: dict[str, dict] = {}    # document digest -> entry, for Hypothesis's replays
+        self.seen: set[str] = set()           # documents judged (a repeat is not run again)
         self.best: tuple[dict, dict] | None = None
         self.shrinking = False
         self.shrink_spent = 0.0
@@ -68,7 +69,10 @@ class Fuzzer:
             raise Differs(key)
         if self.shrinking and self.shrink_spent >= self.args.shrink_budget:
             return              # out of budget: no further shrink attempt fails, so Hypothesis stops
+        if key in self.seen:        # every round starts with the simplest scenario: judged once
+            return
         entry, seconds = self.judge(doc)
+        self.seen.add(key)
         differs = entry["status"] not in ("agree", "skipped")
         if self.shrinking:
             self.shrink_spent += seconds
@@ -102,7 +106,9 @@ class Fuzzer:
         return f
 
     def round(self, round_seed: int, remaining: int) -> None:
-        self.best, self.shrinking, start = None, False, time.monotonic()
+        # what failed in an earlier round is judged already (and is in `seen`): this round's own only
+        self.best, self.shrinking, self.failing, start = None, False, {}, time.monotonic()
+        runs_before = self.shrink_runs
 
         @seed(round_seed)
         @settings(max_examples=remaining, deadline=None, database=None, derandomize=False, print_blob=False,
@@ -122,8 +128,8 @@ class Fuzzer:
                                   "kept": str(kept) if kept else None, "size": fuzz.size(doc),
                                   "differences": entry["differences"], "simOutcomes": entry.get("simOutcomes"),
                                   "shrinkSeconds": round(time.monotonic() - start, 1)})
-            print(f"    shrunk to {doc['metadata']['name']} ({len(doc['manifests'])} manifests) -> "
-                  f"{self.failures[-1]['file']}", flush=True)
+            print(f"    shrunk to {doc['metadata']['name']} ({len(doc['manifests'])} manifests, "
+                  f"{self.shrink_runs - runs_before} shrink runs) -> {self.failures[-1]['file']}", flush=True)
 
     def keep(self, doc: dict, entry: dict) -> Path:
         """The minimal scenario as a regression case: the real outcome must be possible in the

@@ -173,10 +173,15 @@ def size(doc: dict) -> int:
     return len(json.dumps(doc, sort_keys=True))
 
 
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data) -> bool:      # a label map used twice is written twice, not as &id001
+        return True
+
+
 def to_yaml(doc: dict, header: str = "") -> str:
     head = "# yaml-language-server: $schema=../../harness/data/scenario.schema.json\n"
     head += "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
-    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=110)
+    return head + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=110)
 
 
 def load(doc: dict, root):
