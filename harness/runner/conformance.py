@@ -23,7 +23,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines.base import verdict
+from harness.runner.outcome import digest, node_view, noise_reason, outcome_view, paired, summary  # noqa: F401 (re-exported)
 
 REPORT_PROFILE = "upstream"        # the real engine runs one controller: the profile that models it
 VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceView|resourceGuid|etag|"
@@ -92,98 +92,12 @@ def body_diff(sim: dict | None, real: dict | None, sim_names: list[str], real_na
     return [{"field": k, "simulated": a.get(k), "real": b.get(k)} for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
-def _node_view(n) -> dict:
-    return {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type,
-            "labels": dict(n.labels), "kubeletNodeLabels": dict(n.kubelet_node_labels),
-            "taints": sorted(f"{t['key']}={t.get('value', '')}:{t.get('effect')}" for t in n.taints),
-            "kubeletRefused": n.kubelet_refused is not None}
-
-
-def _pods(r) -> dict:
-    """Each pod's state; a Deployment's pods (whose names are random on both sides: the ReplicaSet's
-    generateName) as a count per state under `<namespace>/<deployment> (Deployment)`."""
-    out: dict = {}
-    for k, p in sorted(r.pods.items()):
-        if p.owner_kind == "DaemonSet":
-            continue
-        if p.owner_kind == "Deployment":
-            if p.state == "deleted":
-                continue
-            counts = out.setdefault(f"{p.namespace}/{p.owner_name} (Deployment)", {})
-            counts[p.state] = counts.get(p.state, 0) + 1
-        else:
-            out[k] = p.state
-    return out
-
-
-def _summary(r) -> dict:
-    return {"nodes": len(r.nodes), "nodeClaimsLaunched": sum(1 for c in r.nodeclaims if c.launched),
-            "vms": len(r.azure.get("vms") or []), "nics": len(r.azure.get("nics") or []), "runaway": r.runaway,
-            "pods": _pods(r),
-            "nodePools": {k: {"accepted": not np.rejected or np.stage == "runtime", "ready": np.ready, "stage": np.stage}
-                          for k, np in sorted(r.nodepools.items())}}
-
-
 def _dict_diff(a, b, path: str, out: list[dict]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
             _dict_diff(a.get(k), b.get(k), f"{path}.{k}" if path else k, out)
     elif a != b:
         out.append({"field": path, "simulated": a, "real": b})
-
-
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone", "topology.disk.csi.azure.com/zone")
-
-
-def _noise(field: str, sim_node, real_node) -> str | None:
-    """Why a differing node field is expected to differ between any two runs, or None. Names are
-    random on both sides; an unpinned zone is a random pick among equal offerings (provider v1.14.0
-    pkg/providers/instance/offerings: the launch samples the cheapest compatible offerings)."""
-    if field.endswith("labels.kubernetes.io/hostname"):
-        return "node names are random"
-    m = re.search(r"(?:^|\.)(?:labels|kubeletNodeLabels)\.(.+)$", field)
-    if m and real_node is not None:
-        req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == m.group(1)), None)
-        if req is not None and req.get("operator") in ("Exists", "NotIn", "Gt", "Lt", "Gte", "Lte"):
-            # a value no requirement fixes is drawn at random when the label is resolved (core v1.14.0
-            # pkg/scheduling/requirement.go Requirement.Any; the simulation draws from its seed)
-            return f"{m.group(1)} {req.get('operator')}: its value is drawn at random"
-    zone_field = field.endswith(".zone") or any(field.endswith(f"labels.{k}") for k in ZONE_LABELS)
-    if zone_field and sim_node is not None and real_node is not None:
-        zone_req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == "topology.kubernetes.io/zone"), None)
-        pinned = zone_req is not None and zone_req.get("operator") == "In" and len(zone_req.get("values") or []) == 1
-        if not pinned:
-            return "zone not pinned by the NodeClaim: each engine picks among equal offerings"
-    return None
-
-
-def outcome_view(r) -> dict:
-    """A run's outcome without what differs between any two runs (node names, zones no requirement
-    pinned): what `harness bisect` compares between commits."""
-    nodes = []
-    for n in _paired(r):
-        view = _node_view(n)
-        view["labels"] = {k: v for k, v in view["labels"].items()
-                          if _noise(f"labels.{k}", n, n) is None}
-        if _noise(".zone", n, n):
-            view.pop("zone")
-            view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
-        nodes.append(view)
-    return {**_summary(r), "nodes": nodes}
-
-
-def _paired(r) -> list:
-    """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
-    owning Deployment's name, since replica names are random), then by the launch order."""
-    def key(n):
-        owners = sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
-                        for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
-        return (owners, n.nodepool, n.index)
-    return sorted(r.nodes, key=key)
-
-
-def digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def sim_digest(sim) -> str:
@@ -196,18 +110,18 @@ def _pair(sim, real) -> dict:
     body differences of each pair of nodes."""
     out = {"differences": [], "noise": [], "vmBodies": [], "nicBodies": []}
     diffs = out["differences"]
-    _dict_diff(_summary(sim.result), _summary(real.result), "", diffs)
-    sim_nodes, real_nodes = _paired(sim.result), _paired(real.result)
+    _dict_diff(summary(sim.result), summary(real.result), "", diffs)
+    sim_nodes, real_nodes = paired(sim.result), paired(real.result)
     for i in range(max(len(sim_nodes), len(real_nodes))):
-        a = _node_view(sim_nodes[i]) if i < len(sim_nodes) else None
-        b = _node_view(real_nodes[i]) if i < len(real_nodes) else None
+        a = node_view(sim_nodes[i]) if i < len(sim_nodes) else None
+        b = node_view(real_nodes[i]) if i < len(real_nodes) else None
         if a is None or b is None:
             diffs.append({"field": f"nodes[{i}]", "simulated": a and a["instanceType"], "real": b and b["instanceType"]})
             continue
         node_diffs: list[dict] = []
         _dict_diff(a, b, f"nodes[{i}]", node_diffs)
         for d in node_diffs:
-            why = _noise(d["field"], sim_nodes[i], real_nodes[i])
+            why = noise_reason(d["field"], sim_nodes[i], real_nodes[i])
             if why:
                 out["noise"].append({**d, "why": why})
             else:

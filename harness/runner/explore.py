@@ -6,7 +6,7 @@ The loop draws every such choice from its one seeded RNG (harness/loop/controlle
 scenario run under seeds `given.seed`, `given.seed + 1`, ... explores what upstream can do, and each
 seed replays exactly.
 
-An outcome is the conformance report's noise-free view of a run (harness/runner/conformance.py
+An outcome is the conformance report's noise-free view of a run (harness/runner/outcome.py
 `outcome_view`: no node names, no zones nothing pinned, no values drawn for `Exists`, Deployment pods
 counted by state). `expect` must hold in every explored run; `outcomes.possible` in at least one,
 `outcomes.always` in each, `outcomes.never` in none (harness/runner/expect.py Checker.outcomes).
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.runner.engines.base import Checkpoint, Outcome, execute
 from harness.runner.expect import check_explored, merge_runs
+from harness.runner.outcome import digest, outcome_view
 from harness.runner.scenario import Scenario
 
 DEFAULT_EXPLORE = 8          # seeds a scenario with `outcomes` and no given.explore runs under
@@ -72,18 +73,16 @@ class Exploration:
     """The runs of one scenario x profile under `seeds`, in that order."""
     seeds: list[int]
     outcomes: list[Outcome]
-    views: list[dict] = field(default_factory=list)     # conformance.outcome_view of each run's final state
+    views: list[dict] = field(default_factory=list)     # outcome.outcome_view of each run's final state
 
     def distinct(self) -> list[tuple[dict, list[int]]]:
         """(outcome, the seeds that reached it), most frequent first (then by first seed)."""
-        from harness.runner.conformance import digest
         groups: dict[str, tuple[dict, list[int]]] = {}
         for seed, view in zip(self.seeds, self.views):
             groups.setdefault(digest(view), (view, []))[1].append(seed)
         return sorted(groups.values(), key=lambda g: -len(g[1]))
 
     def contains(self, view: dict) -> bool:
-        from harness.runner.conformance import digest
         return digest(view) in {digest(v) for v in self.views}
 
 
@@ -96,7 +95,6 @@ def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: l
     """Run the scenario under `n` seeds; the outcome of the first (the scenario's own seed), whose
     mismatches are every run's (each said once, with the seeds it happened under) and those of
     `outcomes` over the set, with the `Exploration` attached."""
-    from harness.runner.conformance import outcome_view
     runs: list[Outcome] = []
     points: list[list[Checkpoint]] = []
     for seed in seeds(scenario, n):
