@@ -138,7 +138,7 @@ def cmd_run(args) -> int:
         return cmd_explore(args)
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import engine_backends, get_engine
-    from harness.runner.engines.base import errored, verdict
+    from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, outcome_json
     try:
@@ -173,10 +173,8 @@ def cmd_run(args) -> int:
             progress.start()
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
-            try:
-                o = run_scenario(engine, sc, p, cluster, why=args.why)     # explored if it declares outcomes
-            except Exception as e:      # noqa: BLE001 - one broken run must not end the library run
-                o = errored(engine.name, sc, p, backend, e)
+            # explored if it declares outcomes; a run that raises: ERROR, go on
+            o = run_scenario(engine, sc, p, cluster, why=args.why)
             outcomes.append(o)
             if args.conformance:
                 from harness.runner.conformance import judge
@@ -194,7 +192,7 @@ def cmd_run(args) -> int:
         if progress is not None:
             progress.stop()
         close_shared()
-    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS")]
+    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.conformance:
         from harness.runner.conformance import write_entries
         md, js = write_entries(entries, Path(args.conformance), seconds=time.monotonic() - t0)
@@ -203,7 +201,8 @@ def cmd_run(args) -> int:
         print(json.dumps([outcome_json(o) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
     con = _console()
-    counts = {v: sum(1 for o in outcomes if verdict(o) == v) for v in ("pass", "FAIL", "xfail", "XPASS", "skipped")}
+    counts = {v: sum(1 for o in outcomes if verdict(o) == v)
+              for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
                   + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" in {time.monotonic() - t0:.0f}s",
@@ -211,7 +210,8 @@ def cmd_run(args) -> int:
     else:
         from rich.table import Table
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed)} failed")
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR']} failed"
+                            + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
@@ -243,7 +243,7 @@ def cmd_explore(args) -> int:
     expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py)."""
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import get_engine
-    from harness.runner.engines.base import errored, verdict
+    from harness.runner.engines.base import verdict
     from harness.runner.explore import render, run_scenario, to_json
     from harness.runner.report import failure_text
     if args.engine != "simulated":
@@ -267,24 +267,20 @@ def cmd_explore(args) -> int:
     try:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:
-            try:
-                o = run_scenario(engine, sc, p, cluster, explore_seeds=args.explore)
-            except Exception as e:      # noqa: BLE001 - one broken run must not end the others
-                o = errored(engine.name, sc, p, args.backend, e)
-            explored.append(o)
+            explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore))   # raised: ERROR
     finally:
         close_shared()
-    failed = [o for o in explored if verdict(o) in ("FAIL", "XPASS")]
+    failed = [o for o in explored if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.json:
         print(json.dumps([to_json(o) if o.exploration is not None else
-                          {"scenario": o.scenario.name, "profile": o.profile, "skipped": o.skipped,
+                          {"scenario": o.scenario.name, "profile": o.profile, "skipped": o.skipped, "error": o.error,
                            "mismatches": [m.render() for m in o.mismatches]} for o in explored], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
     for o in explored:
         lines = render(o) if o.exploration is not None else [f"{o.scenario.name} [{o.profile}]: {o.skipped or 'no run'}"]
         print("\n".join(lines))
         print(f"  expectations over the {len(o.exploration.views) if o.exploration else 0} run(s): {verdict(o)}")
-        if verdict(o) == "FAIL":
+        if verdict(o) in ("FAIL", "ERROR"):
             print(failure_text(o, trace=args.trace))
         elif verdict(o) == "XPASS":
             print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is declared "
@@ -531,7 +527,7 @@ def cmd_new(args) -> int:
     from harness.runner.dump import NewOptions, new_scenario, write
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
-        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force))
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -606,14 +602,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    n.add_argument("--replay", action="store_true",
+                   help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "
+                        "their running pods are given.existingNodes)")
     n.set_defaults(fn=cmd_new)
     from harness.parity import add_parser as add_parity
     add_parity(sub)
+    from harness import __version__, logs
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
+    logs.add_verbose(p)
+    for command in sub.choices.values():
+        logs.add_verbose(command, sub=True)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from harness import logs
+    logs.setup(args.verbose)
     try:
         return args.fn(args)
     except SourceError as e:

@@ -67,6 +67,8 @@ class PodResult:
     scheduler_error: str | None = None
     events: list[str] = field(default_factory=list)
     nodeclaims: list[str] = field(default_factory=list)   # NodeClaims launched for it
+    labels: dict[str, str] = field(default_factory=dict)  # the pod's labels (expect.skew selects by them)
+    requests: dict[str, int] = field(default_factory=dict)  # effective requests (cpu in millicores, bytes)
 
 
 @dataclass
@@ -91,6 +93,7 @@ class NodeResult:
     pods: list[str] = field(default_factory=list)
     nodeclaim_labels: dict[str, str] = field(default_factory=dict)
     nodeclaim_requirements: list[dict] = field(default_factory=list)
+    nodeclaim_requests: dict[str, str] = field(default_factory=dict)    # the NodeClaim's spec.resources.requests
     # kind only: each label's writer as the real Node's managedFields name it (None: not read from a real Node)
     field_owners: dict[str, str] | None = None
 

@@ -18,9 +18,10 @@ simulated engine explores: the real controller's choices are its own (one real r
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 
-from harness.runner.engines.base import Checkpoint, Outcome, execute
+from harness.runner.engines.base import Checkpoint, Outcome, errored, execute, execute_guarded
 from harness.runner.expect import check_explored, merge_runs
 from harness.runner.outcome import digest, outcome_view
 from harness.runner.scenario import Scenario
@@ -133,11 +134,18 @@ def expectation(scenario: Scenario, profile: str, root: str) -> dict:
 def run_scenario(engine, scenario: Scenario, profile: str, cluster, *, explore_seeds: int | None = None,
                  why: list[str] | None = None, **options) -> Outcome:
     """One scenario x profile as the runner runs it: explored when the scenario asks to (or
-    `explore_seeds` says so) on the simulated engine, else one run (base.execute)."""
+    `explore_seeds` says so) on the simulated engine, else one run (base.execute_guarded). Either
+    way a run that raises is that scenario's ERROR verdict (base.errored) and the others go on."""
     n = explore_seeds or declared(scenario)
     if n is None or engine.name != "simulated":
-        return execute(engine, scenario, profile, cluster, why=why, **options)
-    return explore(engine, scenario, profile, cluster, n, why=why, **options)
+        return execute_guarded(engine, scenario, profile, cluster, why=why, **options)
+    t0 = time.perf_counter()
+    try:
+        return explore(engine, scenario, profile, cluster, n, why=why, **options)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:      # noqa: BLE001 - isolation, as base.execute_guarded
+        return errored(engine.name, scenario, profile, cluster.backend, e, time.perf_counter() - t0)
 
 
 # -- reporting ------------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ class SimulatedRun:
             max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
             min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
+            binding=str(loop_cfg.get("binding", "kube-scheduler")),
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
@@ -81,8 +82,11 @@ class SimulatedRun:
         self.sim = Simulation(cfg, cluster, self.fake, compute, network, clock)
 
     def apply(self, manifests: list[dict]) -> None:
-        self.sim.apply(manifests)                  # Simulation.apply copies them
+        self.sim.apply(manifests)                  # Simulation.apply copies them (and updates what exists)
         self.sim.validate_nodepools()
+
+    def seed(self, entries: list[dict]) -> None:
+        self.sim.seed(entries)                     # controllers/seed.py
 
     def settle(self) -> RunResult:
         return self.sim.converge()
@@ -100,7 +104,7 @@ class SimulatedRun:
             self.apply(manifests)
         for d in step.get("delete") or []:
             try:
-                sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+                sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
             except APIRejected as e:      # e.g. a NodePool the API server refused never existed
                 sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
         if step.get("evict"):

@@ -19,6 +19,7 @@ import re
 import time
 
 from harness.backends.base import APIRejected
+from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
@@ -36,6 +37,18 @@ def _conditions(obj: dict) -> dict[str, dict]:
 
 def _true(obj: dict, type_: str) -> bool:
     return _conditions(obj).get(type_, {}).get("status") == "True"
+
+
+def nodepool_decided(nodepool: dict) -> bool:
+    """Whether the controller has decided a NodePool's readiness: Ready, or not ready for a reason of
+    its own (validation failed, or its class is not ready - not merely "readiness unknown", what a
+    NodePool shows until its AKSNodeClass is first reconciled: core v1.14.0
+    pkg/controllers/nodepool/readiness/controller.go)."""
+    conds = _conditions(nodepool)
+    klass = conds.get("NodeClassReady", {})
+    return (conds.get("Ready", {}).get("status") == "True"
+            or conds.get("ValidationSucceeded", {}).get("status") == "False"
+            or (klass.get("status") == "False" and klass.get("reason") != "NodeClassReadinessUnknown"))
 
 
 class Observer:
@@ -126,8 +139,10 @@ class Observer:
 
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
-        or their kubelet will never register it (refused its flags, or NodeRestriction denied it)."""
-        out = []
+        or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
+        admitted NodePools whose readiness the controller has not decided yet."""
+        out = [f"NodePool/{name}" for name in sorted(n for n, r in self.nodepools.items() if r.accepted)
+               if not nodepool_decided(self.cluster.get("NodePool", name) or {})]
         for name, nc in sorted(self.claims.items()):
             if name in self.deleted or name in self.initialized or name in self.vm_failures:
                 continue
@@ -217,6 +232,7 @@ class Observer:
         r.events = [{"kind": (e.get("involvedObject") or {}).get("kind"), "name": (e.get("involvedObject") or {}).get("name"),
                      "namespace": (e.get("involvedObject") or {}).get("namespace"),
                      "reason": e.get("reason"), "message": e.get("message") or ""} for e in events]
+        r.events += self.log_events()
         self._nodepools(r)
         self._pods(r, events)
         self._nodes_and_claims(r)
@@ -240,14 +256,15 @@ class Observer:
             if e["kind"] == "NodePool" and e["name"] in r.nodepools:
                 r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
 
-    def _owner(self, pod: dict, rs_owner: dict[str, str]) -> tuple[str, str]:
+    def _owner(self, pod: dict, rs_owner: dict[str, str], live: set[str]) -> tuple[str, str]:
         """(owner kind, owner name); ("", None) for a pod of a ReplicaSet that no longer exists: after a
         reset, kube-controller-manager may still replace a deleted pod from its informer's copy of the
         previous scenario's ReplicaSet (same name when the pod template is the same), and that orphan
-        lives until the garbage collector removes it; it is not this scenario's pod."""
+        lives until the garbage collector removes it; it is not this scenario's pod. `live`: the uids of
+        the ReplicaSets that exist (a Deployment's or not)."""
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "ReplicaSet":
-                if ref.get("uid") and ref["uid"] not in rs_owner:
+                if ref.get("uid") and ref["uid"] not in live:
                     return "", None
                 return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
             if ref.get("kind") == "DaemonSet":
@@ -255,9 +272,10 @@ class Observer:
         return "", ""
 
     def _pods(self, r: RunResult, events: list[dict]) -> None:
-        rs_owner = {}
+        rs_owner, live = {}, set()
         for ns in self.namespaces:
             for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []:
+                live.add(rs["metadata"].get("uid"))
                 for ref in rs["metadata"].get("ownerReferences") or []:
                     if ref.get("kind") == "Deployment":
                         rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
@@ -266,10 +284,11 @@ class Observer:
         for ns in sorted(self.namespaces):
             for p in self.cluster.list("Pod", ns):
                 key = f"{ns}/{p['metadata']['name']}"
-                kind, owner = self._owner(p, rs_owner)
+                kind, owner = self._owner(p, rs_owner, live)
                 if owner is None:          # an orphan of the previous scenario's ReplicaSet
                     continue
-                pr = PodResult(p["metadata"]["name"], ns, kind, owner)
+                pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}),
+                               requests=pod_requests(p.get("spec") or {}))
                 pr.node = (p.get("spec") or {}).get("nodeName")
                 pr.state = "scheduled" if pr.node else "pending"
                 pr.nodeclaims = sorted(noms.get(key, ()))
@@ -291,6 +310,33 @@ class Observer:
                 if pr.state != "scheduled":
                     pr.reason = pr.karpenter_error or pr.scheduler_error
                 r.pods[key] = pr
+
+    def log_events(self) -> list[dict]:
+        """The errors the controller only logs, as events of kind `Log` the way the simulation records
+        them (harness/loop/azure.py AzureProvider.event): named for the package that logged it (the
+        log line's `caller`, e.g. `instance/vminstance.go:1006` -> `instance`), the reason is the log
+        message (e.g. provider v1.14.0 pkg/providers/instance/vminstance.go "networkinterface.Delete
+        failed"), the message its `error`. Only the provider's and core's own error lines: the
+        controller-runtime "Reconciler error" wrapper repeats one of them."""
+        import json
+        out: list[dict] = []
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            return out
+        for line in lines:
+            if '"level":"ERROR"' not in line or '"ApiRequestLog"' in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            caller = str(rec.get("caller") or "")
+            if rec.get("message") == "Reconciler error" or "/" not in caller:
+                continue
+            out.append({"kind": "Log", "name": caller.split("/")[-2], "namespace": None,
+                        "reason": rec.get("message") or "", "message": str(rec.get("error") or "")})
+        return out
 
     def ignored_pods(self) -> dict[str, str]:
         """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
@@ -355,6 +401,7 @@ class Observer:
             nr.kubelet_refused, nr.node_restriction_denied = rec.refused, rec.denied
             nr.nodeclaim_labels = labels
             nr.nodeclaim_requirements = ncr.requirements
+            nr.nodeclaim_requests = dict(((nc.get("spec") or {}).get("resources") or {}).get("requests") or {})
             nr.registered = _true(nc, "Registered")
             nr.initialized = _true(nc, "Initialized")
             if node is not None:
