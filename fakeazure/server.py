@@ -142,7 +142,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse_framing(err)
             return
         host = (self.headers.get("Host") or "").strip().lower()
-        base = f"https://{host}" if host in self.server.names else self.server.base_url
+        # a client names the default port when its URL does (`https://prices.azure.com:443/...`, the
+        # Retail Prices API's own NextPageLink form): still the name the server answers for
+        name = host[:-len(":443")] if host.endswith(":443") else host
+        base = f"https://{host}" if name in self.server.names else self.server.base_url
         url = f"{base}{self.path}"
         status, headers, data = self.server.state.handle(self.command, url, dict(self.headers.items()), body)
         self.send_response(status)

@@ -134,9 +134,12 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
 
 
 def cmd_run(args) -> int:
+    if args.explore is not None:
+        return cmd_explore(args)
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import engine_backends, get_engine
-    from harness.runner.engines.base import execute_guarded, verdict
+    from harness.runner.engines.base import verdict
+    from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, outcome_json
     try:
         scenarios = _load_all(args.paths)
@@ -158,7 +161,7 @@ def cmd_run(args) -> int:
     if not ok:
         print(f"{args.engine} engine on backend {backend} unavailable: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    outcomes, pairs = [], []
+    outcomes, entries = [], []
     t0 = time.monotonic()
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
     progress = None
@@ -170,11 +173,12 @@ def cmd_run(args) -> int:
             progress.start()
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
-            o = execute_guarded(engine, sc, p, cluster, why=args.why)     # a run that raises: ERROR, go on
+            # explored if it declares outcomes; a run that raises: ERROR, go on
+            o = run_scenario(engine, sc, p, cluster, why=args.why)
             outcomes.append(o)
             if args.conformance:
-                from harness.runner.conformance import simulate
-                pairs.append((simulate(sc, p, getattr(cluster, "server_version", None)), o))
+                from harness.runner.conformance import judge
+                entries.append(judge(sc, p, o, getattr(cluster, "server_version", None)))
             if progress is not None:
                 progress.advance(task)
             if live:
@@ -190,8 +194,8 @@ def cmd_run(args) -> int:
         close_shared()
     failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.conformance:
-        from harness.runner.conformance import write_report
-        md, js = write_report(pairs, Path(args.conformance), seconds=time.monotonic() - t0)
+        from harness.runner.conformance import write_entries
+        md, js = write_entries(entries, Path(args.conformance), seconds=time.monotonic() - t0)
         print(f"conformance report: {md} {js}", file=sys.stderr)
     if args.json:
         print(json.dumps([outcome_json(o) for o in outcomes], indent=2))
@@ -230,6 +234,60 @@ def cmd_run(args) -> int:
             con.print(failure_text(o, trace=args.trace), markup=False)
     if args.why:
         _print_why(con, outcomes, args.why)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_explore(args) -> int:
+    """`harness run PATHS --explore N`: each selected scenario x profile under N seeds on the simulated
+    engine; the distinct outcomes with their counts ("4 NodeClaims in 7 of 10, 5 in 3 of 10"), and the
+    expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py)."""
+    from harness.backends.registry import close_shared, shared_cluster
+    from harness.runner.engines import get_engine
+    from harness.runner.engines.base import verdict
+    from harness.runner.explore import render, run_scenario, to_json
+    from harness.runner.report import failure_text
+    if args.engine != "simulated":
+        print("harness run: --explore runs the simulated engine (the real controller's choices are its own; "
+              "compare a real run with the simulated set with --conformance DIR)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.explore < 1:
+        print("harness run: --explore needs a number of seeds of at least 1", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        scenarios = _load_all(args.paths)
+    except SourceError as e:
+        print(e.render(), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    jobs, why_empty = select_jobs(scenarios, args.profile, args.k, args.paths)
+    if not jobs:
+        print(f"harness run: {why_empty}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    engine = get_engine("simulated")
+    explored = []
+    try:
+        cluster = shared_cluster(args.backend)
+        for sc, p in jobs:
+            explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore))   # raised: ERROR
+    finally:
+        close_shared()
+    failed = [o for o in explored if verdict(o) in ("FAIL", "XPASS", "ERROR")]
+    if args.json:
+        print(json.dumps([to_json(o) if o.exploration is not None else
+                          {"scenario": o.scenario.name, "profile": o.profile, "skipped": o.skipped, "error": o.error,
+                           "mismatches": [m.render() for m in o.mismatches]} for o in explored], indent=2))
+        return EXIT_FAILED if failed else EXIT_OK
+    for o in explored:
+        lines = render(o) if o.exploration is not None else [f"{o.scenario.name} [{o.profile}]: {o.skipped or 'no run'}"]
+        print("\n".join(lines))
+        print(f"  expectations over the {len(o.exploration.views) if o.exploration else 0} run(s): {verdict(o)}")
+        if verdict(o) in ("FAIL", "ERROR"):
+            print(failure_text(o, trace=args.trace))
+        elif verdict(o) == "XPASS":
+            print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is declared "
+                  f"xfail: {o.scenario.xfail[o.profile]}")
+    several = sum(1 for o in explored if o.exploration is not None and len(o.exploration.distinct()) > 1)
+    print(f"{len(explored)} run(s) explored under {args.explore} seed(s): {several} with more than one outcome, "
+          f"{len(failed)} failed")
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -494,6 +552,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
                         "(with --engine real)")
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
+    r.add_argument("--explore", type=int, default=None, metavar="N",
+                   help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "
+                        "with their counts; expectations are judged over the set")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
     r.add_argument("--why", action="append", default=[], metavar="POD",

@@ -115,6 +115,24 @@ class LocalCluster(RealCluster):
             if key[len(ns_prefix):] not in keep:
                 ops.append({"request_delete_range": {"key": _b64(key)}})
         self._etcd_call("txn", {"success": ops})
+        if "kube-controller-manager" in self.pids:
+            self._sweep_orphan_pods()
+
+    # kube-controller-manager's ReplicaSet controller watches pods and ReplicaSets on separate
+    # informers: when it sees the transaction's pod deletions before its ReplicaSet's, it replaces the
+    # pods from its cached copy (k8s.io/kubernetes v1.36.3 pkg/controller/replicaset replica_set.go
+    # manageReplicas), and those orphans live until the garbage collector finds their owner gone - long
+    # enough to be the next scenario's pending pods (Karpenter provisions for them, kube-scheduler binds
+    # them). Found by the differential fuzzer (tools/fuzz_engines.py): a one-replica Deployment whose name
+    # and template the previous scenario also had counted two pods.
+    ORPHAN_CHECKS = (0.25, 0.25, 0.5)        # seconds between the checks after the transaction
+
+    def _sweep_orphan_pods(self) -> None:
+        pods = _prefix_range(storage_prefix(KINDS["Pod"]))
+        for pause in self.ORPHAN_CHECKS:
+            time.sleep(pause)
+            if self._etcd_call("range", {**pods, "keys_only": True, "count_only": True}).get("count", "0") != "0":
+                self._etcd_call("txn", {"success": [{"request_delete_range": pods}]})
 
     def _etcd_keys(self, prefix: str) -> list[str]:
         out = self._etcd_call("range", {**_prefix_range(prefix), "keys_only": True})

@@ -9,7 +9,7 @@ one's - the same is "good" (exit 0), a different one "bad" (exit 1), a commit th
 skipped (exit 125). The clone's own work tree, HEAD and bisect state are never touched.
 
 The outcome compared is what the conformance report compares between engines, with the noise left
-out (runner/conformance.py outcome_view: node names, unpinned zones), or with `--on verdict` only
+out (runner/outcome.py outcome_view: node names, unpinned zones), or with `--on verdict` only
 the scenario's verdict.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from harness.backends.binaries import BinariesError
 from harness.backends.controller import ENV_GIT, ENV_REF, build_controller, provider_tree, resolve_ref
-from harness.runner.conformance import outcome_view
+from harness.runner.outcome import outcome_view
 from harness.runner.engines.base import Outcome, execute, verdict
 from harness.runner.scenario import Scenario, load_scenarios
 

@@ -8,9 +8,13 @@ simulation is) - or it is an unexplained difference, which `check` (the nightly 
 `--harness-conformance DIR` wrote; `stale FILE` lists the entries whose scenario or simulated outcome
 changed since the report was made (tests/runner/test_conformance_current.py).
 
-Compared fields (per node, paired by launch order): instance type, zone, capacity type, Node labels,
-the kubelet's --node-labels, taints; per pod: bound or pending; NodePools: accepted/ready/stage;
-totals: nodes, launched NodeClaims, VMs and NICs, runaway. VM and NIC bodies are compared after
+Where upstream is random or racy the simulation has several outcomes (harness/runner/explore.py): when
+the real run differs from the simulation under the scenario's seed, the simulation is explored under
+more seeds (`judge`), and a real outcome that is one of them agrees ("agree (one of N outcomes)").
+
+Compared fields (per node, paired by the workloads they carry, then launch order): instance type, zone,
+capacity type, Node labels, the kubelet's --node-labels, taints; per pod: bound or pending (a
+Deployment's pods counted per state: their names are random); NodePools: accepted/ready/stage; totals: nodes, launched NodeClaims, VMs and NICs, runaway. VM and NIC bodies are compared after
 flattening to dotted paths, with each side's own VM/NIC names replaced by a placeholder and the
 fields that differ by construction left out (ids, GUIDs, timestamps, provisioning state).
 """
@@ -19,7 +23,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import os
 import re
@@ -27,26 +30,31 @@ import sys
 from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner.engines import run
 from harness.runner.engines.base import verdict
+from harness.runner.outcome import digest, node_view, noise_reason, outcome_view, paired, summary  # noqa: F401 (re-exported)
 
 REPORT_PROFILE = "upstream"        # the real engine runs one controller: the profile that models it
 VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceView|resourceGuid|etag|"
                       r"macAddress|privateIPAddress|computerName|customData|adminPassword|name)$")
 
 
-def simulate(scenario, profile: str, kubernetes_version: str | None = None):
+def simulate(scenario, profile: str, kubernetes_version: str | None = None, explore: int | None = None):
     """The simulated engine's outcome (embedded backend), with the VM/NIC bodies its fake stored.
     `kubernetes_version`: the real engine's API server version, given to the simulation unless the
     scenario sets its own (labels such as network-stateless-cni depend on it: provider v1.14.0
-    pkg/providers/labels/labels.go)."""
+    pkg/providers/labels/labels.go). `explore`: run it under that many seeds (the outcome of the
+    first, with the others in its `exploration`)."""
     if kubernetes_version and not (scenario.given.get("cluster") or {}).get("kubernetesVersion"):
         given = copy.deepcopy(scenario.given)
         given.setdefault("cluster", {})["kubernetesVersion"] = kubernetes_version.lstrip("v")
         scenario = dataclasses.replace(scenario, given=given)
     cluster = EmbeddedBackend().start()
     try:
-        return run(scenario, profile, cluster, record_bodies=True)
+        from harness.runner.engines import get_engine
+        from harness.runner.explore import run_scenario
+        # a scenario that declares an outcome set is explored, as its own run is (harness/runner/explore.py)
+        return run_scenario(get_engine("simulated"), scenario, profile, cluster, explore_seeds=explore,
+                            record_bodies=True)
     finally:
         cluster.close()
 
@@ -84,22 +92,6 @@ def body_diff(sim: dict | None, real: dict | None, sim_names: list[str], real_na
     return [{"field": k, "simulated": a.get(k), "real": b.get(k)} for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
-def _node_view(n) -> dict:
-    return {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type,
-            "labels": dict(n.labels), "kubeletNodeLabels": dict(n.kubelet_node_labels),
-            "taints": sorted(f"{t['key']}={t.get('value', '')}:{t.get('effect')}" for t in n.taints),
-            "kubeletRefused": n.kubelet_refused is not None}
-
-
-def _summary(r) -> dict:
-    return {"nodes": len(r.nodes), "nodeClaimsLaunched": sum(1 for c in r.nodeclaims if c.launched),
-            "vms": len(r.azure.get("vms") or []), "nics": len(r.azure.get("nics") or []), "runaway": r.runaway,
-            "pods": {k: (p.state if p.owner_kind != "Deployment" else f"{p.owner_name}:{p.state}")
-                     for k, p in sorted(r.pods.items()) if p.owner_kind != "DaemonSet"},
-            "nodePools": {k: {"accepted": not np.rejected or np.stage == "runtime", "ready": np.ready, "stage": np.stage}
-                          for k, np in sorted(r.nodepools.items())}}
-
-
 def _dict_diff(a, b, path: str, out: list[dict]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
@@ -108,67 +100,48 @@ def _dict_diff(a, b, path: str, out: list[dict]) -> None:
         out.append({"field": path, "simulated": a, "real": b})
 
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone", "topology.disk.csi.azure.com/zone")
-
-
-def _noise(field: str, sim_node, real_node) -> str | None:
-    """Why a differing node field is expected to differ between any two runs, or None. Names are
-    random on both sides; an unpinned zone is a random pick among equal offerings (provider v1.14.0
-    pkg/providers/instance/offerings: the launch samples the cheapest compatible offerings)."""
-    if field.endswith("labels.kubernetes.io/hostname"):
-        return "node names are random"
-    m = re.search(r"(?:^|\.)(?:labels|kubeletNodeLabels)\.(.+)$", field)
-    if m and real_node is not None:
-        req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == m.group(1)), None)
-        if req is not None and req.get("operator") in ("Exists", "NotIn", "Gt", "Lt", "Gte", "Lte"):
-            # a value no requirement fixes is drawn at random when the label is resolved (core v1.14.0
-            # pkg/scheduling/requirement.go Requirement.Any; the simulation draws from its seed)
-            return f"{m.group(1)} {req.get('operator')}: its value is drawn at random"
-    zone_field = field.endswith(".zone") or any(field.endswith(f"labels.{k}") for k in ZONE_LABELS)
-    if zone_field and sim_node is not None and real_node is not None:
-        zone_req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == "topology.kubernetes.io/zone"), None)
-        pinned = zone_req is not None and zone_req.get("operator") == "In" and len(zone_req.get("values") or []) == 1
-        if not pinned:
-            return "zone not pinned by the NodeClaim: each engine picks among equal offerings"
-    return None
-
-
-def outcome_view(r) -> dict:
-    """A run's outcome without what differs between any two runs (node names, zones no requirement
-    pinned): what `harness bisect` compares between commits."""
-    nodes = []
-    for n in _paired(r):
-        view = _node_view(n)
-        view["labels"] = {k: v for k, v in view["labels"].items()
-                          if _noise(f"labels.{k}", n, n) is None}
-        if _noise(".zone", n, n):
-            view.pop("zone")
-            view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
-        nodes.append(view)
-    return {**_summary(r), "nodes": nodes}
-
-
-def _paired(r) -> list:
-    """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
-    owning Deployment's name, since replica names are random), then by the launch order."""
-    def key(n):
-        owners = sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
-                        for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
-        return (owners, n.nodepool, n.index)
-    return sorted(r.nodes, key=key)
-
-
-def digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 def sim_digest(sim) -> str:
     """What the staleness check recomputes: the simulated verdict and outcome."""
     return digest({"verdict": verdict(sim), **outcome_view(sim.result)})
 
 
-def compare(sim, real) -> dict:
-    """Everything the report says about one scenario x profile."""
+def _pair(sim, real) -> dict:
+    """The differing fields of one simulated run and the real run (noise apart), with the VM/NIC
+    body differences of each pair of nodes."""
+    out = {"differences": [], "noise": [], "vmBodies": [], "nicBodies": []}
+    diffs = out["differences"]
+    _dict_diff(summary(sim.result), summary(real.result), "", diffs)
+    sim_nodes, real_nodes = paired(sim.result), paired(real.result)
+    for i in range(max(len(sim_nodes), len(real_nodes))):
+        a = node_view(sim_nodes[i]) if i < len(sim_nodes) else None
+        b = node_view(real_nodes[i]) if i < len(real_nodes) else None
+        if a is None or b is None:
+            diffs.append({"field": f"nodes[{i}]", "simulated": a and a["instanceType"], "real": b and b["instanceType"]})
+            continue
+        node_diffs: list[dict] = []
+        _dict_diff(a, b, f"nodes[{i}]", node_diffs)
+        for d in node_diffs:
+            why = noise_reason(d["field"], sim_nodes[i], real_nodes[i])
+            if why:
+                out["noise"].append({**d, "why": why})
+            else:
+                diffs.append(d)
+        # both sides as the fake stored them (the same normalization applies to both)
+        sv, rv = sim_nodes[i].vm_name, real_nodes[i].vm_name
+        out["vmBodies"].append({"node": i, "differences": body_diff(
+            sim.vm_bodies.get(sv), real.vm_bodies.get(rv), [sv], [rv])})
+        snic = next((n for n in sim.nic_bodies if sv.lower() in n.lower()), None)
+        rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
+        out["nicBodies"].append({"node": i, "differences": body_diff(
+            sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
+    return out
+
+
+def compare(sim, real, alternatives=()) -> dict:
+    """Everything the report says about one scenario x profile. `sim` is the simulation's run under the
+    scenario's seed; `alternatives` its runs under other seeds (sim.exploration's, when it explored):
+    the real outcome agrees when it is any of them ("agree (one of N outcomes)"); otherwise the report
+    shows the differences from the closest."""
     entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": sim.profile,
              "simulated": verdict(sim), "real": verdict(real), "realSkipped": real.skipped,
              "realMismatches": [m.render() for m in real.mismatches],
@@ -183,35 +156,38 @@ def compare(sim, real) -> dict:
     if real.skipped:
         entry["status"] = "skipped"
         return entry
-    diffs: list[dict] = []
-    _dict_diff(_summary(sim.result), _summary(real.result), "", diffs)
-    sim_nodes, real_nodes = _paired(sim.result), _paired(real.result)
-    for i in range(max(len(sim_nodes), len(real_nodes))):
-        a = _node_view(sim_nodes[i]) if i < len(sim_nodes) else None
-        b = _node_view(real_nodes[i]) if i < len(real_nodes) else None
-        if a is None or b is None:
-            diffs.append({"field": f"nodes[{i}]", "simulated": a and a["instanceType"], "real": b and b["instanceType"]})
-            continue
-        node_diffs: list[dict] = []
-        _dict_diff(a, b, f"nodes[{i}]", node_diffs)
-        for d in node_diffs:
-            why = _noise(d["field"], sim_nodes[i], real_nodes[i])
-            if why:
-                entry["noise"].append({**d, "why": why})
-            else:
-                diffs.append(d)
-        # both sides as the fake stored them (the same normalization applies to both)
-        sv, rv = sim_nodes[i].vm_name, real_nodes[i].vm_name
-        entry["vmBodies"].append({"node": i, "differences": body_diff(
-            sim.vm_bodies.get(sv), real.vm_bodies.get(rv), [sv], [rv])})
-        snic = next((n for n in sim.nic_bodies if sv.lower() in n.lower()), None)
-        rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
-        entry["nicBodies"].append({"node": i, "differences": body_diff(
-            sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
-    entry["differences"] = diffs
-    agree = not diffs and entry["simulated"] == entry["real"]
-    entry["status"] = "agree" if agree else ("explained" if entry["explanation"] else "unexplained")
+    # each sample as one run (an exploration's runs keep their own verdicts)
+    samples = list(sim.exploration.outcomes) if sim.exploration is not None else [sim]
+    samples += list(alternatives)
+    pairs = [(s, _pair(s, real)) for s in samples]
+    agreeing = [(s, p) for s, p in pairs if not p["differences"] and verdict(s) == verdict(real)]
+    chosen, pair = agreeing[0] if agreeing else min(pairs, key=lambda sp: len(sp[1]["differences"]))
+    entry.update(pair)
+    views = {digest(outcome_view(s.result)) for s in samples}
+    entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
+    entry["simSeed"] = chosen.result.seed
+    entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
     return entry
+
+
+def status_text(e: dict) -> str:
+    """`agree (one of 3 outcomes)` where the simulation has several and the real one is among them."""
+    s = e.get("status", "")
+    if s == "agree" and e.get("simOutcomes", 1) > 1:
+        return f"agree (one of {e['simOutcomes']} outcomes)"
+    if s in ("explained", "unexplained") and e.get("simRuns", 1) > 1:
+        return f"{s} (none of {e['simOutcomes']} outcomes in {e['simRuns']} runs)"
+    return s
+
+
+def judge(scenario, profile: str, real, kubernetes_version: str | None = None, explore: int = 8) -> dict:
+    """The report's entry for a real run: compared with the simulation under the scenario's seed and,
+    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py)."""
+    sim = simulate(scenario, profile, kubernetes_version)
+    entry = compare(sim, real)
+    if entry["status"] in ("agree", "skipped") or explore <= 1 or sim.exploration is not None:
+        return entry
+    return compare(simulate(scenario, profile, kubernetes_version, explore=explore), real)
 
 
 def write_report(pairs, out_dir: Path, seconds: float = 0.0) -> tuple[Path, Path]:
@@ -305,13 +281,13 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
              "| scenario | profile | simulated | real | status | differing fields | real s |", "|---|---|---|---|---|---|---|"]
     for e in entries:
         real = e["real"] + (f" ({e['realSkipped']})" if e["realSkipped"] else "")
-        lines.append(f"| {e['scenario']} | {e['profile']} | {e['simulated']} | {_cell(real)} | {e.get('status', '')} | "
+        lines.append(f"| {e['scenario']} | {e['profile']} | {e['simulated']} | {_cell(real)} | {status_text(e)} | "
                      f"{len(e['differences'])} | {e['seconds']['real']} |")
     for e in entries:
         if not (e["differences"] or e["realMismatches"] or e["simulated"] != e["real"]
                 or any(b["differences"] for b in e["vmBodies"] + e["nicBodies"])) or e["realSkipped"]:
             continue
-        lines += ["", f"## {e['scenario']} [{e['profile']}]", "", f"`{e['file']}` - {e.get('status', '')}", ""]
+        lines += ["", f"## {e['scenario']} [{e['profile']}]", "", f"`{e['file']}` - {status_text(e)}", ""]
         if e.get("explanation"):
             lines += [f"Explained (the scenario's xfail): {e['explanation']}", ""]
         if e["realMismatches"]:

@@ -61,11 +61,16 @@ def _text_matches(spec: dict, text: str | None, extra: list[str] = ()) -> str | 
 
 
 class Checker:
-    def __init__(self, result: RunResult, scenario=None, root: str = "expect", profile: str | None = None):
+    def __init__(self, result: RunResult, scenario=None, root: str = "expect", profile: str | None = None,
+                 explored: list[RunResult] | None = None):
         self.r = result
         self.scenario = scenario
         self.root = root
         self.profile = profile
+        # the runs of the scenario under every explored seed at this check point (harness/runner/explore.py);
+        # `outcomes` is judged over them. None: this run alone is the set
+        self.explored = explored
+        self.nodes_root = f"{root}.nodes"
         self.out: list[Mismatch] = []
 
     def fail(self, path: str, expected, actual, detail: str = "") -> None:
@@ -336,7 +341,7 @@ class Checker:
         return text
 
     def node(self, want: dict, i: int) -> None:
-        path = f"{self.root}.nodes[{i}]"
+        path = f"{self.nodes_root}[{i}]"
         nodes = self._select(want, i)
         sel = {k: want[k] for k in self.NODE_SELECTORS if k in want} or {"index": i}
         if "count" in want and len(nodes) != want["count"]:
@@ -541,11 +546,14 @@ class Checker:
             self.unexpected_refusals(expect.get("nodeClasses") or {})
         if "pods" in expect:
             self.pods(expect["pods"])
-        if "nodeCount" in expect and expect["nodeCount"] != len(self.r.nodes):
-            self.fail(f"{self.root}.nodeCount", expect["nodeCount"], len(self.r.nodes),
-                      ", ".join(f"{n.name} ({n.instance_type})" for n in self.r.nodes))
-        for i, want in enumerate(expect.get("nodes") or []):
-            self.node(want, i)
+        if "nodeCount" in expect:
+            self.node_count(expect["nodeCount"])
+        nodes = expect.get("nodes")
+        if isinstance(nodes, dict):          # {oneOf: [[...], [...]]}: one of these node lists holds
+            self.node_lists(nodes)
+        else:
+            for i, want in enumerate(nodes or []):
+                self.node(want, i)
         if "nodeClaims" in expect:
             self.nodeclaims(expect["nodeClaims"])
         if "azure" in expect:
@@ -569,7 +577,90 @@ class Checker:
                        for e in self.r.events):
                 self.fail(f"{self.root}.events[{i}]", ev, [f"{e['kind']}/{e['name']} {e['reason']}: {e['message']}"
                                                          for e in self.r.events])
+        if "oneOf" in expect:
+            self.one_of(expect["oneOf"])
+        if "outcomes" in expect:
+            self.outcomes(expect["outcomes"])
         return self.out
+
+    # -- alternatives, ranges and outcome sets (issue 28: where upstream is random or racy) ----------
+    def node_count(self, want) -> None:
+        """An integer, or a range `{min, max}` (either bound alone is fine)."""
+        have = len(self.r.nodes)
+        there = ", ".join(f"{n.name} ({n.instance_type})" for n in self.r.nodes)
+        path = f"{self.root}.nodeCount"
+        if isinstance(want, dict):
+            if "min" in want and have < want["min"]:
+                self.fail(f"{path}.min", want["min"], have, there)
+            if "max" in want and have > want["max"]:
+                self.fail(f"{path}.max", want["max"], have, there)
+        elif want != have:
+            self.fail(path, want, have, there)
+
+    def _alternatives(self, path: str, checks: list) -> None:
+        """Passes when one of `checks` (each a function of a fresh Checker, which it fills) finds no
+        mismatch; otherwise one mismatch at `path` naming the closest alternative's misses."""
+        tried = []
+        for fill in checks:
+            sub = Checker(self.r, self.scenario, self.root, self.profile, self.explored)
+            fill(sub)
+            if not sub.out:
+                return
+            tried.append(sub.out)
+        if not tried:
+            return
+        best = min(range(len(tried)), key=lambda k: len(tried[k]))
+        self.fail(path, f"one of {len(tried)} alternatives", "none holds",
+                  f"closest is [{best}]: " + "; ".join(m.render() for m in tried[best][:4])
+                  + ("; ..." if len(tried[best]) > 4 else ""))
+
+    def node_lists(self, spec: dict) -> None:
+        """`nodes: {oneOf: [[...], [...]]}`: the nodes match one of the lists."""
+        path = f"{self.root}.nodes.oneOf"
+
+        def alternative(k: int, entries: list):
+            def fill(sub: "Checker") -> None:
+                sub.nodes_root = f"{path}[{k}]"
+                for i, want in enumerate(entries):
+                    sub.node(want, i)
+            return fill
+        self._alternatives(path, [alternative(k, alt) for k, alt in enumerate(spec.get("oneOf") or [])])
+
+    def one_of(self, alternatives: list) -> None:
+        """`oneOf: [{...}, {...}]`: the run satisfies one of these expectation blocks (each is checked
+        like `expect` itself)."""
+        path = f"{self.root}.oneOf"
+
+        def alternative(k: int, block: dict):
+            def fill(sub: "Checker") -> None:
+                sub.root = f"{path}[{k}]"
+                sub.nodes_root = f"{sub.root}.nodes"
+                sub.run(block)
+            return fill
+        self._alternatives(path, [alternative(k, b) for k, b in enumerate(alternatives)])
+
+    def outcomes(self, spec: dict) -> None:
+        """`outcomes: {possible, always, never}`: expectation blocks judged over the runs of every
+        explored seed (`self.explored`; this run alone when none were explored): `possible` holds in
+        at least one run, `always` in each, `never` in none."""
+        runs = self.explored or [self.r]
+        n = len(runs)
+        for kind in ("possible", "always", "never"):
+            for i, block in enumerate(spec.get(kind) or []):
+                path = f"{self.root}.outcomes.{kind}[{i}]"
+                verdicts = [(r, Checker(r, self.scenario, path, self.profile).run(block)) for r in runs]
+                held = [r.seed for r, ms in verdicts if not ms]
+                missed = [(r.seed, ms) for r, ms in verdicts if ms]
+                if kind == "possible" and not held:
+                    seed, ms = min(missed, key=lambda x: len(x[1]))
+                    self.fail(path, "in at least one run", f"in none of {n} run(s)",
+                              f"closest (seed {seed}): " + "; ".join(m.render() for m in ms[:4]))
+                elif kind == "always" and missed:
+                    seed, ms = missed[0]
+                    self.fail(path, f"in every run ({n})", f"fails in {len(missed)} of {n} (seeds {_seeds(s for s, _ in missed)})",
+                              f"seed {seed}: " + "; ".join(m.render() for m in ms[:4]))
+                elif kind == "never" and held:
+                    self.fail(path, "in no run", f"holds in {len(held)} of {n} (seeds {_seeds(held)})")
 
 
     # -- topology: pods per domain ------------------------------------------------------------------
@@ -688,10 +779,52 @@ class Checker:
                           f"requests {total}; not exceeded by: {', '.join(bad) or 'none'}")
 
 
+def _seeds(seeds) -> str:
+    seeds = list(seeds)
+    return ", ".join(map(str, seeds[:8])) + (", ..." if len(seeds) > 8 else "")
+
+
 def check(expect: dict, result: RunResult, scenario=None, root: str = "expect",
-          profile: str | None = None) -> list[Mismatch]:
-    """Mismatches of `expect` (already merged for `profile`); each carries the line that set it."""
-    return Checker(result, scenario, root, profile).run(expect)
+          profile: str | None = None, explored: list[RunResult] | None = None) -> list[Mismatch]:
+    """Mismatches of `expect` (already merged for `profile`); each carries the line that set it.
+    `explored`: the runs under every explored seed at this check point, over which `outcomes` is
+    judged (default: this run alone)."""
+    return Checker(result, scenario, root, profile, explored).run(expect)
+
+
+def check_explored(expect: dict, results: list[RunResult], scenario=None, root: str = "expect",
+                   profile: str | None = None, per_run: list[list[Mismatch]] | None = None) -> list[Mismatch]:
+    """The mismatches of one check point over the runs of several seeds: every expectation but
+    `outcomes` holds in each run (a miss is reported once, with the runs it happened in), and
+    `outcomes` is judged over the set. `per_run`: the per-run mismatches already found (by the
+    engine's own check), in the order of `results`; computed here when None."""
+    if per_run is None:
+        rest = {k: v for k, v in expect.items() if k != "outcomes"}
+        per_run = [check(rest, r, scenario, root, profile) for r in results]
+    out = merge_runs([(r.seed, ms) for r, ms in zip(results, per_run)])
+    if "outcomes" in expect and results:
+        checker = Checker(results[0], scenario, root, profile, results)
+        checker.outcomes(expect["outcomes"])
+        out += checker.out
+    return out
+
+
+def merge_runs(per_seed: list[tuple[int, list[Mismatch]]]) -> list[Mismatch]:
+    """Mismatches of several runs, each path and expected value once, saying in which runs it
+    happened (when more than one run was made)."""
+    groups: dict[tuple, list[tuple[int, Mismatch]]] = {}
+    for seed, ms in per_seed:
+        for m in ms:
+            groups.setdefault((m.path, _fmt(m.expected)), []).append((seed, m))
+    if len(per_seed) <= 1:
+        return [m for hits in groups.values() for _, m in hits]
+    out = []
+    for hits in groups.values():
+        seed, first = hits[0]
+        where = f"in {len(hits)} of {len(per_seed)} explored run(s), seeds {_seeds(s for s, _ in hits)}; seed {seed}"
+        out.append(Mismatch(first.path, first.expected, first.actual,
+                            f"{where}: {first.detail}" if first.detail else where, first.line))
+    return out
 
 
 def _flatten(d: dict, prefix: str) -> dict:

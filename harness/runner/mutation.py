@@ -24,9 +24,15 @@ tests/runner/test_mutation.py checks each point on a sample: results equal with 
 stripped, the checker leaves a result unchanged, and the fast verdict equals a full load-and-run
 of the mutated file for sampled mutants.
 
+A scenario that explores seeds (harness/runner/explore.py: `given.explore`, `outcomes`) is recorded
+under every seed, and a mutant is judged as the exploration judges it: every expectation but `outcomes`
+in each run, `outcomes` over the set (expect.check_explored). So an alternative (`oneOf`) or a possible
+outcome that no explored run reaches survives: it says something the simulation never does.
+
 Operators (key-aware, so that no operator can only weaken the check): booleans flipped (not
-`offeringsExactly: true`, whose flip only relaxes); integers +1 (`maxLaunched`, `maxIterations`:
--1); floats +1; strings with a schema enum set to the next enum value (where the value picks members
+`offeringsExactly: true`, whose flip only relaxes); integers +1 (`maxLaunched`, `maxIterations`,
+a range's `max`: -1); an `outcomes.never` entry moved to `outcomes.possible` (changing a value in it
+only says another thing never happens: the flip must fail, or the entry excludes nothing); floats +1; strings with a schema enum set to the next enum value (where the value picks members
 of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by the schema); regexes
 required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
 other strings suffixed. List elements are mutated the same way, except in lists that only say what
@@ -49,8 +55,10 @@ import jsonschema
 
 from harness.loop.result import RunResult
 from harness.runner.engines import base as engine_base
-from harness.runner.engines import run
-from harness.runner.expect import check
+from harness.runner.engines import get_engine
+from harness.runner.expect import check, check_explored
+from harness.runner.explore import expectation as explored_expectation
+from harness.runner.explore import run_scenario
 from harness.runner.scenario import Scenario, check_semantics, schema_errors, schema
 from harness.runner.shapes import scenario_value_errors
 
@@ -59,8 +67,8 @@ WEAKEN_ONLY_LISTS = frozenset({"labelsAbsent", "taintsAbsent", "kubeletNodeLabel
                                "requirementsAbsent", "valuesExclude"})
 # scalars that say what a value is not: another excluded value is no stronger a check (a label's
 # `notValue: v` suffixed still holds wherever `v` did, absent label or another value)
-WEAKEN_ONLY_SCALARS = frozenset({"notValue"})
-UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations"})
+WEAKEN_ONLY_KEYS = frozenset({"notValue"})
+UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations", "max"})
 NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, or the map it is in
 # enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
 # taints by effect): another enum value may be just as true there, so they are suffixed (and refused)
@@ -94,8 +102,11 @@ class Mutant:
     new: object
     file: str
     line: int
+    note: str = ""            # what the change is, where old/new are whole blocks
 
     def describe(self) -> str:
+        if self.note:
+            return f"{self.file}:{self.line}: {self.note}"
         return f"{self.file}:{self.line}: {dotted(self.path)}: {self.old!r} -> {self.new!r}"
 
 
@@ -131,20 +142,24 @@ def record(scenario: Scenario, cluster) -> tuple[Subject | None, str]:
         return None, "every profile is an xfail"
     last_root = f"steps[{len(scenario.steps) - 1}].expect" if scenario.steps else "expect"
     points: list[Checkpoint] = []
+    engine = get_engine("simulated")
     for profile in profiles:
         seen: list[Checkpoint] = []
 
-        def recorder(expect, result, sc=None, root="expect", prof=None, _seen=seen):
+        def recorder(expect, result, sc=None, root="expect", prof=None, _seen=seen, **kw):
             step = int(root[6:root.index("]")]) if root.startswith("steps[") else None
             snap = result if root == last_root else copy.deepcopy(result)
-            _seen.append(Checkpoint(root, step, prof, copy.deepcopy(expect), snap))
-            return check(expect, result, sc, root, prof)
+            # the expectation as the document states it (an exploration checks each run without
+            # `outcomes`, and the set with them)
+            _seen.append(Checkpoint(root, step, prof, explored_expectation(scenario, prof, root), snap))
+            return check(expect, result, sc, root, prof, **kw)
 
         with mock.patch.object(engine_base, "check", recorder):
-            outcome = run(scenario, profile, cluster)
-        if outcome.passed and len(seen) != 1 + len(scenario.steps):
-            raise RuntimeError(f"the engine made {len(seen)} checks for {1 + len(scenario.steps)} check points: "
-                               "it no longer checks through harness.runner.engines.base.check (update "
+            outcome = run_scenario(engine, scenario, profile, cluster)
+        runs = len(outcome.exploration.views) if outcome.exploration is not None else 1
+        if outcome.passed and len(seen) != runs * (1 + len(scenario.steps)):
+            raise RuntimeError(f"the engine made {len(seen)} checks for {runs} x {1 + len(scenario.steps)} check "
+                               "points: it no longer checks through harness.runner.engines.base.check (update "
                                "harness/runner/mutation.py record)")
         if not outcome.passed:
             return None, f"fails under {profile}: {outcome.mismatches[0].render()}"
@@ -175,7 +190,10 @@ def _get(data, path: tuple):
 
 
 def _ref(s: dict) -> dict:
-    while "$ref" in s:
+    while "$ref" in s or "allOf" in s:
+        if "allOf" in s:          # an expectation block with a restriction (`outcomes` entries): the block
+            s = s["allOf"][0]
+            continue
         s = schema()["$defs"][s["$ref"].rsplit("/", 1)[-1]]
     return s
 
@@ -263,12 +281,20 @@ def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
         if profile is not None and scenario.xfail_reason(profile) is not None:
             continue                    # only a run known to fail reads it
         body = _get(data, block)
+        never = (body.get("outcomes") or {}).get("never") if isinstance(body.get("outcomes"), dict) else None
+        for i, _ in enumerate(never or []):
+            outcomes = body["outcomes"]
+            flipped = {**outcomes, "never": [e for j, e in enumerate(never) if j != i],
+                       "possible": [*(outcomes.get("possible") or []), never[i]]}
+            out.append(Mutant(block + ("outcomes",), outcomes, flipped, str(scenario.file),
+                              scenario.doc.line(block + ("outcomes", "never", i)),
+                              f"{dotted(block + ('outcomes', 'never', i))}: never -> possible"))
         for rel, value in _leaves(body, ()):
-            if not rel:
+            if not rel or rel[:2] == ("outcomes", "never"):
                 continue
             in_list = isinstance(rel[-1], int)
             key = next((p for p in reversed(rel) if isinstance(p, str)), "")
-            if in_list and key in WEAKEN_ONLY_LISTS or not in_list and key in WEAKEN_ONLY_SCALARS:
+            if (in_list and key in WEAKEN_ONLY_LISTS) or key in WEAKEN_ONLY_KEYS:
                 continue
             if _in_absent_entry(body, rel):
                 continue
@@ -300,9 +326,18 @@ def expectation_at(data: dict, point: Checkpoint, scenario: Scenario) -> dict:
 
 
 def fails(subject: Subject, data: dict) -> bool:
-    """Whether any check point of the recorded runs fails for the document with `data`."""
+    """Whether any check point of the recorded runs fails for the document with `data`; the runs of
+    an exploration (one check point under several seeds) are judged together."""
+    groups: dict[tuple, list[Checkpoint]] = {}
     for point in subject.checkpoints:
-        if check(expectation_at(data, point, subject.scenario), point.result, None, point.root, point.profile):
+        groups.setdefault((point.profile, point.root), []).append(point)
+    for points in groups.values():
+        expect = expectation_at(data, points[0], subject.scenario)
+        if len(points) == 1 and "outcomes" not in expect:
+            failed = check(expect, points[0].result, None, points[0].root, points[0].profile)
+        else:
+            failed = check_explored(expect, [p.result for p in points], None, points[0].root, points[0].profile)
+        if failed:
             return True
     return False
 

@@ -91,6 +91,21 @@ def test_absolute_urls_use_the_configured_address_not_the_host_header(tls):
         assert requests.get(skus, headers=h, verify=verify, timeout=10).json()["nextLink"].startswith(srv.url + "/")
 
 
+def test_a_name_the_server_answers_for_keeps_its_pages_with_or_without_the_port():
+    """Go sends `Host: prices.azure.com:443` for a URL that names the port (the real service's
+    NextPageLink form): the pages after it stay on the name, never on the server's loopback address
+    (which a sandboxed client cannot reach)."""
+    state = FakeAzure(page_size=5)
+    state.load_catalog("eastus")
+    with FakeAzureServer(state, tls=True, tls_names=("prices.azure.com",)) as srv:
+        url = f"{srv.url}/api/retail/prices?api-version=2023-01-01-preview&$filter=armRegionName eq 'eastus'"
+        for host in ("prices.azure.com", "prices.azure.com:443"):
+            r = requests.get(url, headers={"Host": host}, verify=srv.ca_path, timeout=10).json()
+            assert r["NextPageLink"].startswith("https://prices.azure.com:443/api/retail/prices?"), (host, r["NextPageLink"])
+        r = requests.get(url, headers={"Host": "other.example:443"}, verify=srv.ca_path, timeout=10).json()
+        assert r["NextPageLink"].startswith(srv.url + "/")
+
+
 def _spawn(*args: str):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.Popen([sys.executable, "-m", "fakeazure", *args], stdout=subprocess.PIPE,

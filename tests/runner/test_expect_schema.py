@@ -161,7 +161,10 @@ def expectation_for(prop: tuple, result, root: dict) -> tuple[Reads, Reads]:
         if i == len(prop) - 1:
             container[step] = _sample(sub, root)
             return top, container
-        if step == "[]":                        # an item, with the keys its schema requires
+        if step == "[]" and prop[i + 1] == "[]":      # a list of lists (nodes.oneOf)
+            child = []
+            container.append(child)
+        elif step == "[]":                        # an item, with the keys its schema requires
             item = Reads({k: "web" if k == "pod" else _sample(_sub(sub, k, root), root)      # a pod of the run
                           for k in _ref(sub, root).get("required") or []})
             container.append(item)
@@ -192,6 +195,6 @@ def test_every_expectation_property_in_the_schema_is_read_by_the_checker(result)
 def test_the_walk_sees_a_property_the_checker_ignores(result):
     """The check itself: a property added to the schema and not to the checker is reported."""
     s = copy.deepcopy(schema())
-    s["$defs"]["expect"]["properties"]["nodes"]["items"]["properties"]["bogus"] = {"type": "string"}
+    s["$defs"]["nodeList"]["items"]["properties"]["bogus"] = {"type": "string"}
     assert ("nodes", "[]", "bogus") in properties(s["$defs"]["expect"], s)
     assert _unread(result, [("nodes", "[]", "bogus"), ("nodes", "[]", "zone")], s) == ["nodes.[].bogus"]

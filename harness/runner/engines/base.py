@@ -10,6 +10,7 @@ verdict, the step bookkeeping and the `Outcome` are the loop's.
 """
 from __future__ import annotations
 
+import copy
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ class Outcome:
     nic_bodies: dict = field(default_factory=dict)
     log_tail: str = ""
     error: str | None = None       # the run could not finish: `file:line: ...: ExcType: message` (errored)
+    # a run under several seeds (harness/runner/explore.py Exploration): the distinct outcomes, their counts
+    exploration: object = None
 
     @property
     def passed(self) -> bool:
@@ -140,10 +143,21 @@ class Engine(Protocol):
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, **options) -> Run: ...
 
 
+@dataclass
+class Checkpoint:
+    """One check the phase loop made: where (`expect`, `steps[i].expect`), the result as it was then
+    and the mismatches the check found (read back, applicable expectations)."""
+    root: str
+    result: RunResult
+    mismatches: list[Mismatch]
+
+
 def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, *, why: list[str] | None = None,
-            **options) -> Outcome:
+            checkpoints: list[Checkpoint] | None = None, **options) -> Outcome:
     """Run `scenario` under `profile` on `cluster` with `engine` and check every expectation.
-    `why`: pod names whose why view the outcome gets even when the run passes."""
+    `why`: pod names whose why view the outcome gets even when the run passes. `checkpoints`: a list
+    that gets each check point (a copy of the result where a later step changes it) - what an
+    exploration judges `outcomes` over (harness/runner/explore.py)."""
     t0 = time.perf_counter()
     outcome = Outcome(scenario, profile, cluster.backend,
                       RunResult(scenario.name, profile, cluster.backend, scenario.seed), engine=engine.name)
@@ -161,7 +175,7 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
             manifests = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
         run.apply(manifests)
         outcome.result = run.settle()
-        _check(run, outcome, outcome.result, scenario.expect_for(profile), "")
+        _check(run, outcome, outcome.result, scenario.expect_for(profile), "", checkpoints, bool(scenario.steps))
         for i, step in enumerate(scenario.steps):
             try:
                 cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
@@ -175,7 +189,7 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
             result = run.settle()
             outcome.step_results.append(result)
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
-            _check(run, outcome, result, step_expect, f"steps[{i}].")
+            _check(run, outcome, result, step_expect, f"steps[{i}].", checkpoints, i < len(scenario.steps) - 1)
         run.finish(outcome, why)
     finally:
         run.close(outcome)
@@ -196,8 +210,13 @@ def execute_guarded(engine: Engine, scenario: Scenario, profile: str, cluster: C
         return errored(engine.name, scenario, profile, cluster.backend, e, time.perf_counter() - t0)
 
 
-def _check(run: Run, outcome: Outcome, result: RunResult, expect: dict, where: str) -> None:
+def _check(run: Run, outcome: Outcome, result: RunResult, expect: dict, where: str,
+           checkpoints: list[Checkpoint] | None = None, later: bool = False) -> None:
+    before = len(outcome.mismatches)
     outcome.mismatches += run.read_back(result, where, outcome)
     kept, na = run.applicable(expect, f"{where}expect")
     outcome.not_applicable += na
     outcome.mismatches += check(kept, result, outcome.scenario, f"{where}expect", outcome.profile)
+    if checkpoints is not None:        # `later`: a step follows and changes the result in place
+        checkpoints.append(Checkpoint(f"{where}expect", copy.deepcopy(result) if later else result,
+                                      outcome.mismatches[before:]))

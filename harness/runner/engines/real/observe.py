@@ -264,27 +264,37 @@ class Observer:
             if e["kind"] == "NodePool" and e["name"] in r.nodepools:
                 r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
 
-    def _owner(self, pod: dict, rs_owner: dict[str, str]) -> tuple[str, str]:
+    def _owner(self, pod: dict, rs_owner: dict[str, str], live: set[str]) -> tuple[str, str]:
+        """(owner kind, owner name); ("", None) for a pod of a ReplicaSet that no longer exists: after a
+        reset, kube-controller-manager may still replace a deleted pod from its informer's copy of the
+        previous scenario's ReplicaSet (same name when the pod template is the same), and that orphan
+        lives until the garbage collector removes it; it is not this scenario's pod. `live`: the uids of
+        the ReplicaSets that exist (a Deployment's or not)."""
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "ReplicaSet":
-                return "Deployment", rs_owner.get(ref["name"], ref["name"].rsplit("-", 1)[0])
+                if ref.get("uid") and ref["uid"] not in live:
+                    return "", None
+                return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
             if ref.get("kind") == "DaemonSet":
                 return "DaemonSet", ref["name"]
         return "", ""
 
     def _pods(self, r: RunResult, events: list[dict]) -> None:
-        rs_owner = {}
+        rs_owner, live = {}, set()
         for ns in self.namespaces:
             for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []:
+                live.add(rs["metadata"].get("uid"))
                 for ref in rs["metadata"].get("ownerReferences") or []:
                     if ref.get("kind") == "Deployment":
-                        rs_owner[rs["metadata"]["name"]] = ref["name"]
+                        rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
         noms = self.nominations()
         ignored = self.ignored_pods()
         for ns in sorted(self.namespaces):
             for p in self.cluster.list("Pod", ns):
                 key = f"{ns}/{p['metadata']['name']}"
-                kind, owner = self._owner(p, rs_owner)
+                kind, owner = self._owner(p, rs_owner, live)
+                if owner is None:          # an orphan of the previous scenario's ReplicaSet
+                    continue
                 pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}),
                                requests=pod_requests(p.get("spec") or {}))
                 pr.node = (p.get("spec") or {}).get("nodeName")

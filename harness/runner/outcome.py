@@ -1,0 +1,95 @@
+"""A run's outcome as the engines can be compared on it: per node its size, zone, capacity type, labels,
+kubelet labels and taints; per pod its state; NodePools; totals. `outcome_view` leaves out what differs
+between any two runs (node names, zones no requirement pinned, values drawn for `Exists`, the random
+names of a Deployment's pods). Used by the conformance report (conformance.py), `harness bisect` and
+outcome sets (explore.py)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+def node_view(n) -> dict:
+    return {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type,
+            "labels": dict(n.labels), "kubeletNodeLabels": dict(n.kubelet_node_labels),
+            "taints": sorted(f"{t['key']}={t.get('value', '')}:{t.get('effect')}" for t in n.taints),
+            "kubeletRefused": n.kubelet_refused is not None}
+
+
+def pods_view(r) -> dict:
+    """Each pod's state; a Deployment's pods (whose names are random on both sides: the ReplicaSet's
+    generateName) as a count per state under `<namespace>/<deployment> (Deployment)`."""
+    out: dict = {}
+    for k, p in sorted(r.pods.items()):
+        if p.owner_kind == "DaemonSet":
+            continue
+        if p.owner_kind == "Deployment":
+            if p.state == "deleted":
+                continue
+            counts = out.setdefault(f"{p.namespace}/{p.owner_name} (Deployment)", {})
+            counts[p.state] = counts.get(p.state, 0) + 1
+        else:
+            out[k] = p.state
+    return out
+
+
+def summary(r) -> dict:
+    return {"nodes": len(r.nodes), "nodeClaimsLaunched": sum(1 for c in r.nodeclaims if c.launched),
+            "vms": len(r.azure.get("vms") or []), "nics": len(r.azure.get("nics") or []), "runaway": r.runaway,
+            "pods": pods_view(r),
+            "nodePools": {k: {"accepted": not np.rejected or np.stage == "runtime", "ready": np.ready, "stage": np.stage}
+                          for k, np in sorted(r.nodepools.items())}}
+
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone", "topology.disk.csi.azure.com/zone")
+
+
+def noise_reason(field: str, sim_node, real_node) -> str | None:
+    """Why a differing node field is expected to differ between any two runs, or None. Names are
+    random on both sides; an unpinned zone is a random pick among equal offerings (provider v1.14.0
+    pkg/providers/instance/offerings: the launch samples the cheapest compatible offerings)."""
+    if field.endswith("labels.kubernetes.io/hostname"):
+        return "node names are random"
+    m = re.search(r"(?:^|\.)(?:labels|kubeletNodeLabels)\.(.+)$", field)
+    if m and real_node is not None:
+        req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == m.group(1)), None)
+        if req is not None and req.get("operator") in ("Exists", "NotIn", "Gt", "Lt", "Gte", "Lte"):
+            # a value no requirement fixes is drawn at random when the label is resolved (core v1.14.0
+            # pkg/scheduling/requirement.go Requirement.Any; the simulation draws from its seed)
+            return f"{m.group(1)} {req.get('operator')}: its value is drawn at random"
+    zone_field = field.endswith(".zone") or any(field.endswith(f"labels.{k}") for k in ZONE_LABELS)
+    if zone_field and sim_node is not None and real_node is not None:
+        zone_req = next((r for r in real_node.nodeclaim_requirements if r.get("key") == "topology.kubernetes.io/zone"), None)
+        pinned = zone_req is not None and zone_req.get("operator") == "In" and len(zone_req.get("values") or []) == 1
+        if not pinned:
+            return "zone not pinned by the NodeClaim: each engine picks among equal offerings"
+    return None
+
+
+def outcome_view(r) -> dict:
+    """A run's outcome without what differs between any two runs (node names, zones no requirement
+    pinned): what `harness bisect` compares between commits."""
+    nodes = []
+    for n in paired(r):
+        view = node_view(n)
+        view["labels"] = {k: v for k, v in view["labels"].items()
+                          if noise_reason(f"labels.{k}", n, n) is None}
+        if noise_reason(".zone", n, n):
+            view.pop("zone")
+            view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
+        nodes.append(view)
+    return {**summary(r), "nodes": nodes}
+
+
+def paired(r) -> list:
+    """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
+    owning Deployment's name, since replica names are random), then by the launch order."""
+    def key(n):
+        owners = sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
+                        for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
+        return (owners, n.nodepool, n.index)
+    return sorted(r.nodes, key=key)
+
+
+def digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]

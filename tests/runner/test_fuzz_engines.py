@@ -1,0 +1,154 @@
+"""The differential fuzzer's fast variant (issue 28 item 5): generated scenarios on the simulated
+engine alone, each checked against invariants that hold whatever the scenario
+(harness/runner/invariants.py) and for determinism per seed. Hypothesis shrinks a failure to a
+minimal scenario, written to HARNESS_FUZZ_OUT (default: pytest's tmp dir) as a file anyone can run.
+Generation is derandomized so CI sees the same sample every run; HARNESS_FUZZ_EXAMPLES sets its
+size. The real-engine variant is tools/fuzz_engines.py (nightly)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from harness.backends.embedded import EmbeddedBackend
+from harness.runner import fuzz
+from harness.runner.engines import get_engine
+from harness.runner.engines.base import execute
+from harness.runner.invariants import (BindingWatch, binding_violations, node_matches_pod, requirement_holds,
+                                       result_violations, tolerated)
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = int(os.environ.get("HARNESS_FUZZ_EXAMPLES", "20"))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = EmbeddedBackend().start()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def out_dir(tmp_path_factory) -> Path:
+    return Path(os.environ.get("HARNESS_FUZZ_OUT") or tmp_path_factory.mktemp("fuzz"))
+
+
+def _plain(result) -> str:
+    d = dataclasses.asdict(result)
+    d.pop("timings", None)
+    d["instance_types"] = sorted(result.instance_types)
+    return json.dumps(d, sort_keys=True, default=repr)
+
+
+def problems(doc: dict, cluster) -> list[str]:
+    """Every invariant the simulated run of `doc` breaks, and a second run under the same seed that
+    differs."""
+    sc = fuzz.load(doc, ROOT / "scenarios")
+    engine = get_engine("simulated")
+    watch = BindingWatch(cluster)
+    with watch.watching():
+        o = execute(engine, sc, "upstream", cluster)
+    out = [m.render() for m in o.mismatches]              # an engine error, a refused manifest
+    for pod, node, nodes, pods in watch.binds:
+        out += binding_violations(pod, node, nodes, pods)
+    out += result_violations(o.result, [m.obj for m in sc.manifests])
+    first = _plain(o.result)
+    if _plain(execute(engine, sc, "upstream", cluster).result) != first:
+        out.append(f"seed {sc.seed}: a second run differs")
+    return out
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=False,
+          suppress_health_check=list(HealthCheck))
+@given(doc=fuzz.scenarios())
+def test_generated_scenarios_keep_the_invariants(doc, cluster, out_dir):
+    found = problems(doc, cluster)
+    if found:
+        f = out_dir / "invariants-minimal.scenario.yaml"
+        if not f.exists() or fuzz.size(doc) <= fuzz.size(_load_yaml(f)):    # Hypothesis shrinks: keep the smallest
+            f.write_text(fuzz.to_yaml(doc, "Broke: " + "; ".join(found[:5])))
+        pytest.fail(f"{len(found)} invariant(s) broken (scenario: {f}):\n" + "\n".join(found[:10]))
+
+
+def _load_yaml(f: Path) -> dict:
+    import yaml
+    return yaml.safe_load(f.read_text())
+
+
+# -- the invariants themselves catch what they should --------------------------------------------------
+def test_requirement_semantics():
+    labels = {"a": "1", "n": "4"}
+    assert requirement_holds({"key": "a", "operator": "In", "values": ["1"]}, labels)
+    assert requirement_holds({"key": "b", "operator": "NotIn", "values": ["1"]}, labels)
+    assert not requirement_holds({"key": "b", "operator": "Exists"}, labels)
+    assert requirement_holds({"key": "n", "operator": "Lt", "values": ["5"]}, labels)
+    assert not requirement_holds({"key": "n", "operator": "Gt", "values": ["4"]}, labels)
+    spec = {"nodeSelector": {"a": "1"}, "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "n", "operator": "In", "values": ["9"]}]}]}}}}
+    assert not node_matches_pod(spec, labels)
+    assert tolerated({"key": "k", "value": "v", "effect": "NoSchedule"}, [{"key": "k", "operator": "Exists"}])
+    assert not tolerated({"key": "k", "value": "v", "effect": "NoSchedule"}, [{"key": "k", "value": "w"}])
+
+
+def _node(name: str, zone: str, taints=None) -> dict:
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+            "spec": {"taints": taints or []}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}}
+
+
+def _pod(name: str, node: str | None = None, **spec) -> dict:
+    return {"metadata": {"name": name, "namespace": "default", "labels": {"app": "w"}},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}],
+                     **({"nodeName": node} if node else {}), **spec}}
+
+
+def test_binding_violations_are_found():
+    nodes = [_node("a", "z1"), _node("b", "z2", [{"key": "t", "value": "", "effect": "NoSchedule"}])]
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "w"}}}]
+    bound = [_pod("p1", "a")]
+    assert binding_violations(_pod("p2", topologySpreadConstraints=spread), "a", nodes, bound)       # skew 2 > 1
+    assert not binding_violations(_pod("p2", topologySpreadConstraints=spread,
+                                       tolerations=[{"key": "t", "operator": "Exists"}]), "b", nodes, bound)
+    assert any("untolerated taint" in v for v in binding_violations(_pod("p2"), "b", nodes, bound))
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "w"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    assert any("anti-affinity" in v for v in binding_violations(_pod("p2", affinity=anti), "a", nodes, bound))
+    big = _pod("p3")
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1800m"
+    assert any("exceed allocatable" in v for v in binding_violations(big, "a", nodes, bound))
+    assert binding_violations(_pod("p2"), "gone", nodes, bound)
+
+
+def test_result_violations_are_found(cluster):
+    doc = {"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario", "metadata": {"name": "inv"},
+           "given": {"region": "eastus", "skus": ["Standard_D2s_v3", "Standard_D4s_v3"]},
+           "manifests": [{"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
+                          "metadata": {"name": "default"}, "spec": {"imageFamily": "Ubuntu2204"}},
+                         {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "np0"},
+                          "spec": {"limits": {"cpu": "4"}, "template": {"spec": {
+                              "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+                              "requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}}}},
+                         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                          "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}]}
+    assert problems(doc, cluster) == []
+    sc = fuzz.load(doc, ROOT / "scenarios")
+    r = execute(get_engine("simulated"), sc, "upstream", cluster).result
+    manifests = [m.obj for m in sc.manifests]
+    manifests[1]["spec"]["limits"] = {"cpu": "1"}                            # below what was launched
+    manifests[1]["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.azure.com/sku-cpu", "operator": "Gt", "values": ["8"]})
+    found = result_violations(r, manifests)
+    assert any("exceeds its limit" in v for v in found) and any("sku-cpu Gt" in v for v in found)
+
+
+def test_the_generator_makes_loadable_scenarios():
+    from hypothesis import find
+    doc = find(fuzz.scenarios(), lambda d: len(d["manifests"]) >= 5 and "faults" in d["given"],
+               settings=settings(database=None, derandomize=True, max_examples=500))
+    sc = fuzz.load(doc, ROOT / "scenarios")
+    assert sc.name.startswith("fuzz-") and sc.given["faults"]
+    assert "# yaml-language-server" in fuzz.to_yaml(doc)
