@@ -19,9 +19,12 @@ WIDE_COLUMNS = 400        # a piped table's width: wide enough for any label key
 
 
 def _console(wide: bool = False):
-    """stdout console; `wide` when stdout is not a terminal, so piped tables are never cut to 80 columns."""
+    """stdout console; `wide` when stdout is not a terminal, so piped tables are never cut to 80 columns.
+    Emoji codes off: `file.yaml:100: reason` must not print as `file.yaml💯 reason` (rich reads `:100:`
+    as an emoji code even with markup off); data goes in as `Text`, so `[...]` is never read as markup."""
     from rich.console import Console
-    return Console(stderr=False, highlight=False, soft_wrap=True, width=WIDE_COLUMNS if wide else None)
+    return Console(stderr=False, highlight=False, soft_wrap=True, emoji=False,
+                   width=WIDE_COLUMNS if wide else None)
 
 
 # -- validate -------------------------------------------------------------------------------------
@@ -97,6 +100,7 @@ def _print_across_releases(con, outcomes, verdict) -> None:
     """Per scenario run under several profiles: one row per profile with what happened, marking each row
     whose outcome differs from the row above (oldest release first)."""
     from rich.table import Table
+    from rich.text import Text
 
     from harness.runner.report import outcome_summary
     by_scenario: dict = {}
@@ -112,7 +116,7 @@ def _print_across_releases(con, outcomes, verdict) -> None:
         for o in runs:
             summary = outcome_summary(o.result)
             changed = "" if prev is None or summary == prev else "<- changed"
-            table.add_row(o.profile, _release_span(o.result), verdict(o), summary, changed)
+            table.add_row(Text(o.profile), Text(_release_span(o.result)), Text(verdict(o)), Text(summary), changed)
             prev = summary
         con.print(table)
 
@@ -207,6 +211,7 @@ def cmd_run(args) -> int:
                   markup=False)
     else:
         from rich.table import Table
+        from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
                             f"{counts['xfail']} xfailed, {len(failed)} failed")
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
@@ -214,7 +219,8 @@ def cmd_run(args) -> int:
         for o in outcomes:
             pending = sum(1 for p in o.result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
-            table.add_row(o.scenario.name, o.profile, _release_span(o.result), f"[{colour}]{verdict(o)}[/]",
+            table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
+                          Text(verdict(o), style=colour),
                           str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from harness.runner.engines.base import Outcome, verdict
+from harness.runner.fold import fold_trace
 
 MAX_TRACE = 40
 
@@ -38,7 +39,7 @@ def failure_text(outcome: Outcome, trace: bool = False) -> str:
             lines += w.render("  ")
     if trace and r.trace:
         lines.append("  --- loop trace ---")
-        lines += [f"  {t}" for t in r.trace[-MAX_TRACE:]]
+        lines += [f"  {t}" for t in fold_trace(r.trace)[-MAX_TRACE:]]
     lines += [f"  {n.render()}" for n in outcome.not_applicable]
     if trace and outcome.log_tail:
         lines += ["  --- controller log (tail) ---"] + [f"  {line}" for line in outcome.log_tail.splitlines()]

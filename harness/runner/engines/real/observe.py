@@ -19,6 +19,7 @@ import re
 import time
 
 from harness.backends.base import APIRejected
+from harness.loop.azure import request_log
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
@@ -221,7 +222,7 @@ class Observer:
         self._pods(r, events)
         self._nodes_and_claims(r)
         snap = self.fake.snapshot()
-        snap["request_log"] = [q._asdict() for q in self.fake.requests]
+        snap["request_log"] = request_log(self.fake)
         r.azure = snap
         return r
 
