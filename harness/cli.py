@@ -16,6 +16,7 @@ from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 WIDE_COLUMNS = 400        # a piped table's width: wide enough for any label key and value
+DETAILS_UP_TO = 10        # `harness run` shows what happened in each passing run up to this many runs
 
 
 def _console(wide: bool = False):
@@ -141,7 +142,7 @@ def cmd_run(args) -> int:
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import engine_backends, execute, get_engine
     from harness.runner.engines.base import errored, verdict
-    from harness.runner.report import failure_text, outcome_json
+    from harness.runner.report import failure_text, happened, happened_lines, outcome_json
     try:
         scenarios = _load_all(args.paths)
     except SourceError as e:
@@ -201,9 +202,9 @@ def cmd_run(args) -> int:
         md, js = write_report(pairs, Path(args.conformance), seconds=time.monotonic() - t0)
         print(f"conformance report: {md} {js}", file=sys.stderr)
     if args.json:
-        print(json.dumps([outcome_json(o) for o in outcomes], indent=2))
+        print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
-    con = _console()
+    con = _console(wide=not sys.stdout.isatty())
     counts = {v: sum(1 for o in outcomes if verdict(o) == v) for v in ("pass", "FAIL", "xfail", "XPASS", "skipped")}
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
@@ -229,12 +230,21 @@ def cmd_run(args) -> int:
     if undeclared:       # runs the scenario does not declare (--profile all, a version): the table says it
         con.print(f"{len(undeclared)} failure(s) under profiles the scenarios do not declare in given.profiles "
                   "(their outcome is in the table above; run one with --profile NAME for its report)", markup=False)
+    if args.details or args.labels or len(outcomes) <= DETAILS_UP_TO:
+        # what happened in the runs that passed (a failure's report below holds the same view)
+        for o in outcomes:
+            if o in failed or o.skipped:
+                continue
+            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
+                      "what happened ---", markup=False)
+            con.print("\n".join("  " + line for line in happened_lines(happened(o.result, labels=args.labels))),
+                      markup=False)
     for o in (o for o in failed if o.profile in o.scenario.profiles):
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
         else:
-            con.print(failure_text(o, trace=args.trace), markup=False)
+            con.print(failure_text(o, trace=args.trace, labels=args.labels), markup=False)
     if args.why:
         _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
@@ -402,6 +412,15 @@ def explain_report(args) -> dict:
         report["requirements"] = {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)}
         report["offerings"] = [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
                                 "available": o.available} for o in it.offerings]
+    # whether the NodeClass's image family keeps the SKU, from the release's own GPU table
+    from harness.model.imagefamily import image_family_verdict
+    from harness.model.releases import modeled
+    stored = (r.nodeclasses.get("default").spec if r.nodeclasses.get("default") else None) or {}
+    rel = modeled(args.profile)
+    covers = rel.get("covers") or []
+    span = (covers[0] if len(covers) == 1 else f"{covers[0]}-{covers[-1]}") if covers else rel.get("release", "")
+    report["imageFamily"] = image_family_verdict(args.sku, stored.get("imageFamily") or nodeclass["spec"].get("imageFamily"),
+                                                 args.profile, f"provider {span}" if span else "")
     if r.nodes:
         n = r.nodes[0]
         report["node"] = {"name": n.name, "zone": n.zone, "capacityType": n.capacity_type}
@@ -437,6 +456,10 @@ def cmd_explain(args) -> int:
     # fold instead of cutting a label name, and a pipe gets the full width (no terminal to fit)
     con = _console(wide=not sys.stdout.isatty())
     con.print(Text(f"{args.sku} under profile {args.profile} in {args.region}", style="bold"))
+    fam = report.get("imageFamily")
+    if fam:
+        con.print(Text(f"{fam['imageFamily']} {'keeps' if fam['keeps'] else 'drops'} it: {fam['why']}"))
+        con.print(Text(f"  source: {fam['source']}"))
     if "dropped" in report:
         con.print(Text(f"  dropped: {report['dropped']}"))
         return EXIT_OK
@@ -503,6 +526,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
+    r.add_argument("--details", action="store_true",
+                   help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs)")
+    r.add_argument("--labels", action="store_true",
+                   help="with what happened: every Node's labels, the writer whose value is on the Node and every "
+                        "writer (in --json too)")
     r.add_argument("--why", action="append", default=[], metavar="POD",
                    help="for this pod (name, namespace/name or Deployment), which requirement or resource "
                         "eliminated how many instance types per NodePool (repeatable)")
