@@ -499,7 +499,7 @@ def cmd_new(args) -> int:
     from harness.runner.dump import NewOptions, new_scenario, write
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
-        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force))
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -576,6 +576,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    n.add_argument("--replay", action="store_true",
+                   help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "
+                        "their running pods are given.existingNodes)")
     n.set_defaults(fn=cmd_new)
     from harness.parity import add_parser as add_parity
     add_parity(sub)

@@ -7,7 +7,9 @@ Input: any mix of files holding manifests as users write them, `kubectl get ... 
 - Karpenter's `FailedScheduling` event on a pod (`Failed to schedule pod, <reason>`) -> the pod pending
   with that reason; a pod running on a node -> scheduled;
 - Node labels also give the region, the node resource group (`kubernetes.azure.com/cluster`) and the
-  kubelet version.
+  kubelet version;
+- the Nodes themselves, with the pods running on them, become `given.existingNodes` (the cluster as it
+  is when the scenario starts; `--replay` instead starts from an empty cluster and expects the nodes).
 Server-set fields (status, managedFields, resourceVersion, uid, ...) are stripped from manifests.
 Pods a Deployment or DaemonSet of the dump owns are dropped (their owner recreates them).
 """
@@ -190,6 +192,65 @@ def expectations(dump: Dump) -> dict:
     return expect
 
 
+def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
+    """The dump's Nodes as `given.existingNodes` (harness/loop/controllers/seed.py), with the pods
+    running on them; and the names of the pods that moved there (they leave the manifests).
+
+    A Node with a karpenter.sh/nodepool label whose NodePool the dump holds is Karpenter's: its
+    NodePool, instance type, zone and capacity type (the loop launches and registers it again;
+    karpenter.sh/initialized absent means it is still in flight). Any other Node is given as it is
+    (labels, taints, capacity, allocatable). A DaemonSet's pod on a Karpenter node is left to the
+    loop's DaemonSet controller when the dump holds the DaemonSet; every other running pod is bound
+    to its node as it was."""
+    pools = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"}
+    daemonsets = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "DaemonSet"}
+    by_node: dict[str, list[dict]] = {}
+    for pod in dump.pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and ((pod.get("status") or {}).get("phase") or "Running") in ("Running", "Pending"):
+            by_node.setdefault(node, []).append(pod)
+    entries, moved = [], set()
+    for node in dump.nodes:
+        meta = node.get("metadata") or {}
+        name, labels = meta.get("name"), dict(meta.get("labels") or {})
+        managed = labels.get("karpenter.sh/nodepool") in pools and labels.get("node.kubernetes.io/instance-type")
+        pods = []
+        for pod in by_node.get(name, []):
+            owner = _owner(pod) or ("", "")
+            if managed and owner[0] == "DaemonSet" and owner[1] in daemonsets:
+                continue                      # the DaemonSet controller places it again
+            kept = strip_server_fields(pod)
+            refs = (pod.get("metadata") or {}).get("ownerReferences")
+            if refs:
+                kept["metadata"]["ownerReferences"] = [{k: v for k, v in r.items() if k != "uid"} for r in refs]
+            pods.append(kept)
+            moved.add(pod["metadata"]["name"])
+        if managed:
+            entry: dict = {"nodePool": labels["karpenter.sh/nodepool"],
+                           "instanceType": labels["node.kubernetes.io/instance-type"]}
+            if labels.get("topology.kubernetes.io/zone"):
+                entry["zone"] = labels["topology.kubernetes.io/zone"]
+            if labels.get("karpenter.sh/capacity-type"):
+                entry["capacityType"] = labels["karpenter.sh/capacity-type"]
+            if labels.get("karpenter.sh/initialized") != "true":
+                entry["initialized"] = False
+        else:
+            status = node.get("status") or {}
+            entry = {"name": name, "labels": labels}
+            if (node.get("spec") or {}).get("taints"):
+                entry["taints"] = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None}
+                                   for t in node["spec"]["taints"]]
+            for key in ("capacity", "allocatable"):
+                if status.get(key):
+                    entry[key] = {k: str(v) for k, v in status[key].items()}
+        if meta.get("deletionTimestamp"):
+            entry["deleting"] = True
+        if pods:
+            entry["pods"] = pods
+        entries.append(entry)
+    return entries, moved
+
+
 def _karpenter_reasons(dump: Dump) -> dict[str, str]:
     """Pod name -> the text of Karpenter's last FailedScheduling event on it."""
     out: dict[str, str] = {}
@@ -258,6 +319,7 @@ class NewOptions:
     catalog_file: str | None = None
     prices_file: str | None = None
     force: bool = False
+    replay: bool = False          # everything from scratch: the dump's nodes become expectations instead
 
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
@@ -295,11 +357,20 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                  if seen else ""))
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
+    expect = expectations(dump)
+    manifests = dump.manifests
+    if dump.nodes and not opts.replay:
+        # the cluster as it is: its Nodes and running pods exist before the first pass, and the
+        # expectations are about the rest (pending pods, events)
+        given["existingNodes"], moved = existing_nodes(dump)
+        manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
+        expect.pop("nodes", None)
+        expect.pop("nodeCount", None)
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug"]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
                           "showed; edit them to what should happen.",
-           "given": given, "manifests": dump.manifests, "expect": expectations(dump)}
+           "given": given, "manifests": manifests, "expect": expect}
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
@@ -312,4 +383,4 @@ def write(out: Path, text: str) -> None:
 
 
 __all__ = ["NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
-           "cluster_facts", "missing_nodeclasses"]
+           "cluster_facts", "missing_nodeclasses", "existing_nodes"]
