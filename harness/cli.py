@@ -499,7 +499,8 @@ def cmd_new(args) -> int:
     from harness.runner.dump import NewOptions, new_scenario, write
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
-        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay))
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
+        provider_version=args.provider_version))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -570,10 +571,17 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("manifests", nargs="+")
     n.add_argument("--name", required=True)
     n.add_argument("-o", "--output", default=None)
-    n.add_argument("--profile", action="append", default=[], help="default: every profile")
-    n.add_argument("--region", default=None, help="default: the dump's Node labels, else southcentralus")
+    n.add_argument("--profile", action="append", default=[],
+                   help="default: the label policies and upstream (or the --provider-version's release)")
+    n.add_argument("--provider-version", default=None, metavar="VERSION",
+                   help="the customer's Karpenter provider version (e.g. v1.6.2): its release profile answers "
+                        "(harness.model.releases.resolve; the nearest release, with a warning, when none covers it)")
+    n.add_argument("--region", default=None,
+                   help="default: what the Nodes, NodeClaims, the AKSNodeClass or the SKU file say; never guessed "
+                        "(an error says how to give it)")
     n.add_argument("--catalog-file", default=None, metavar="SKUS.json",
-                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
+                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response; "
+                        "anywhere on disk (copied beside the scenario when outside its tree)")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",
