@@ -87,7 +87,7 @@ def test_missing_nodeclass_is_named(tmp_path, capsys):
     docs = [d for d in yaml.safe_load(DUMP.read_text())["items"] if d["kind"] == "NodePool"]
     multi = tmp_path / "np.yaml"
     multi.write_text(yaml.safe_dump_all(docs))
-    assert new(tmp_path, multi)[0] == 0
+    assert new(tmp_path, multi, extra=["--region", "eastus"])[0] == 0
     assert ('NodeClassNotFound: NodePool "default" references AKSNodeClass "default"'
             in capsys.readouterr().err)
 
@@ -100,7 +100,7 @@ def test_json_list_and_pending_pod_reason(tmp_path):
           "message": 'Failed to schedule pod, incompatible requirements, label "workload" does not have known values'}
     f = tmp_path / "dump.json"
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, ev]}))
-    rc, out = new(tmp_path, f, extra=["--profile", "upstream"])
+    rc, out = new(tmp_path, f, extra=["--profile", "upstream", "--region", "eastus"])
     assert rc == 0
     (sc,) = load_scenarios(out)
     assert sc.expect["pods"]["solo"] == {"pending": True,
