@@ -199,7 +199,8 @@ def happened_lines(h: dict) -> list[str]:
         if state == "rejected":
             state = f"refused at {np.get('stage')}: {np.get('message')}"
         lines.append(f"NodePool {name}: {state}" + ("" if np["nodeClaims"] else "; no NodeClaim"))
-        lines += [f"  event {e}" for e in np.get("events") or []]
+        # status-condition transitions (the real controller's NodePool events) are state, said above
+        lines += [f"  event {e}" for e in np.get("events") or [] if "Status condition transitioned" not in e]
         for c in np["nodeClaims"]:
             lines.append("  " + _claim_line(c))
             lines += [f"    launch failed: {f}" for f in c.get("failures") or []]
