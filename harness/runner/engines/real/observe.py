@@ -97,7 +97,10 @@ class Observer:
                     self.vm_failures[name] = failure
                     self.failures.setdefault(name, []).append(
                         {"reason": failure.get("code"), "message": failure.get("message"), "code": failure.get("code")})
-            elif launched.get("status") == "False":
+            elif launched.get("status") == "False" or (
+                    launched.get("status") == "Unknown" and launched.get("reason") not in (None, "", "AwaitingReconciliation")):
+                # a failed create leaves Launched Unknown with the error's reason (core v1.14.0
+                # pkg/controllers/nodeclaim/lifecycle/launch.go launchNodeClaim: SetUnknownWithReason)
                 f = {"reason": launched.get("reason"), "message": launched.get("message")}
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
