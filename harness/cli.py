@@ -140,8 +140,8 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
 
 def cmd_run(args) -> int:
     from harness.backends.registry import close_shared, shared_cluster
-    from harness.runner.engines import engine_backends, execute, get_engine
-    from harness.runner.engines.base import errored, verdict
+    from harness.runner.engines import engine_backends, get_engine
+    from harness.runner.engines.base import execute_guarded, verdict
     from harness.runner.report import failure_text, happened, happened_lines, outcome_json
     try:
         scenarios = _load_all(args.paths)
@@ -175,10 +175,7 @@ def cmd_run(args) -> int:
             progress.start()
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
-            try:
-                o = execute(engine, sc, p, cluster, why=args.why)
-            except Exception as e:      # noqa: BLE001 - one broken run must not end the library run
-                o = errored(engine.name, sc, p, backend, e)
+            o = execute_guarded(engine, sc, p, cluster, why=args.why)     # a run that raises: ERROR, go on
             outcomes.append(o)
             if args.conformance:
                 from harness.runner.conformance import simulate
@@ -196,7 +193,7 @@ def cmd_run(args) -> int:
         if progress is not None:
             progress.stop()
         close_shared()
-    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS")]
+    failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.conformance:
         from harness.runner.conformance import write_report
         md, js = write_report(pairs, Path(args.conformance), seconds=time.monotonic() - t0)
@@ -205,7 +202,8 @@ def cmd_run(args) -> int:
         print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
     con = _console(wide=not sys.stdout.isatty())
-    counts = {v: sum(1 for o in outcomes if verdict(o) == v) for v in ("pass", "FAIL", "xfail", "XPASS", "skipped")}
+    counts = {v: sum(1 for o in outcomes if verdict(o) == v)
+              for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
                   + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" in {time.monotonic() - t0:.0f}s",
@@ -214,7 +212,8 @@ def cmd_run(args) -> int:
         from rich.table import Table
         from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed)} failed")
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR']} failed"
+                            + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:

@@ -60,6 +60,10 @@ APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass":
                "PersistentVolumeClaim": 3, "DaemonSet": 4, "Deployment": 5, "Pod": 6}
 
 
+# applied after a scenario's given.existingNodes are in place (what runs on them)
+WORKLOAD_KINDS = ("Pod", "Deployment")
+
+
 def apply_order(kind: str | None) -> int:
     """Where a manifest of `kind` goes when a scenario's manifests are applied (unknown kinds last)."""
     return APPLY_ORDER.get(kind or "", 9)

@@ -24,6 +24,8 @@ class ExistingNode:
     allocatable: dict[str, int]
     requested: dict[str, int]
     nodeclaim: str | None = None
+    host_ports: list = field(default_factory=list)   # held by its pods (core StateNode HostPortUsage)
+    initialized: bool = True
     _reqs_cache: dict = field(default_factory=dict, repr=False)
 
     def requirements(self, sem: Semantics) -> Requirements:

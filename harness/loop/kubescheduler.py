@@ -5,6 +5,7 @@ shows up as a pod that never binds (design 0006 FAQ, runaway provisioning).
 """
 from __future__ import annotations
 
+from harness.loop.hostports import NODE_PORTS_REASON, conflict
 from harness.loop.pods import PodView, Taint, untolerated
 from harness.loop.topology import affinity_terms, match_expression, selector_matches
 from harness.model.resources import parse_resource_list
@@ -78,7 +79,7 @@ def _topology_filter(pod: PodView, node: dict, nodes: list[dict], placed: list[t
 def can_bind(pod: PodView, node: dict, requested: dict[str, int], nodes: list[dict] | None = None,
              placed: list[tuple[PodView, str]] | None = None) -> str | None:
     """The filter plugins that matter here: NodeUnschedulable, TaintToleration (NoSchedule and
-    NoExecute), NodeAffinity, NodeResourcesFit, InterPodAffinity, PodTopologySpread and Ready."""
+    NoExecute), NodeAffinity, NodePorts, NodeResourcesFit, InterPodAffinity, PodTopologySpread and Ready."""
     meta, spec = node["metadata"], node.get("spec") or {}
     if spec.get("unschedulable"):
         return "node(s) were unschedulable"
@@ -92,6 +93,9 @@ def can_bind(pod: PodView, node: dict, requested: dict[str, int], nodes: list[di
     why = node_matches(pod, meta.get("labels") or {}, meta["name"])
     if why:
         return why
+    if pod.host_ports and placed and conflict(pod.host_ports, [hp for p, n in placed if n == meta["name"]
+                                                               for hp in p.host_ports]):
+        return NODE_PORTS_REASON          # NodePorts (harness/loop/hostports.py)
     alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
     for k, v in pod.requests.items():
         if v > 0 and requested.get(k, 0) + v > alloc.get(k, 0):

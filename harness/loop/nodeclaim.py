@@ -38,6 +38,7 @@ class PlannedClaim:
     max_room: dict[str, int] | None = None
     index: int = 0                            # creation order in this Solve (the scan's tiebreak)
     slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
+    host_ports: list = field(default_factory=list)   # held by its pods (core NodeClaim HostPortUsage)
 
 
 class FilterError:

@@ -31,6 +31,7 @@ class Template:
     daemon_pods: list[PodView] = field(default_factory=list)
     options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    _daemons: dict[str, list] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -62,8 +63,26 @@ class Template:
         if cached is not None:
             return cached
         total: dict[str, int] = {}
+        for ds in self.compatible_daemons(it, well_known, sem):
+            total = add(total, ds.requests)
+        self._overhead[it.name] = total
+        return total
+
+    def daemon_ports(self, it, well_known: frozenset[str], sem: Semantics) -> list:
+        """The host ports the compatible DaemonSet pods hold on this instance type (core v1.14.0
+        scheduling/scheduler.go buildDaemonOverheadGroups: each group's HostPortUsage)."""
+        return [hp for ds in self.compatible_daemons(it, well_known, sem) for hp in ds.host_ports]
+
+    def compatible_daemons(self, it, well_known: frozenset[str], sem: Semantics) -> list[PodView]:
+        """The DaemonSet pods that would run on a node of this instance type (cached)."""
+        cached = self._daemons.get(it.name)
+        if cached is not None:
+            return cached
+        out: list[PodView] = []
         for ds in self.daemon_pods:
-            if untolerated(ds.tolerations, self.taints + self.startup_taints):
+            # the template's taints only: a startup taint does not keep a DaemonSet off the node
+            # (core v1.14.0 scheduling/scheduler.go isDaemonPodCompatible checks Spec.Taints)
+            if untolerated(ds.tolerations, self.taints):
                 continue
             # removeRequiredNodeAffinityTerm drops term 0 only when another term remains
             # (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go;
@@ -72,8 +91,8 @@ class Template:
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
                 if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
-                    total = add(total, ds.requests)
+                    out.append(ds)
                     break
             ds.relaxed_required = 0
-        self._overhead[it.name] = total
-        return total
+        self._daemons[it.name] = out
+        return out

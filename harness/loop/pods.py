@@ -36,6 +36,20 @@ class Taint:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
+# core v1.14.0 pkg/scheduling/taints.go KnownEphemeralTaints (matched on key and effect, as
+# corev1 Taint.MatchTaint does) and KnownEphemeralTaintKeyPrefixes
+EPHEMERAL_TAINTS = (("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute"),
+                    ("node.kubernetes.io/unreachable", "NoSchedule"),
+                    ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
+                    ("karpenter.sh/unregistered", "NoExecute"))
+EPHEMERAL_TAINT_PREFIXES = ("readiness.k8s.io/",)
+
+
+def is_ephemeral(t: Taint) -> bool:
+    """scheduling.IsKnownEphemeralTaint (core v1.14.0 pkg/scheduling/taints.go)."""
+    return (t.key, t.effect) in EPHEMERAL_TAINTS or t.key.startswith(EPHEMERAL_TAINT_PREFIXES)
+
+
 def tolerates(tolerations: list[dict], taint: Taint) -> bool:
     """core/v1 Toleration.ToleratesTaint."""
     for t in tolerations:
@@ -55,14 +69,25 @@ def tolerates(tolerations: list[dict], taint: Taint) -> bool:
     return False
 
 
+def karpenter_untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
+    """The taints Karpenter's scheduler finds untolerated: every effect, PreferNoSchedule included
+    (core v1.14.0 pkg/scheduling/taints.go Taints.Tolerates; a pod tolerates PreferNoSchedule only
+    after relaxation adds that toleration, scheduling/preferences.go toleratePreferNoScheduleTaints)."""
+    return [t for t in taints if not tolerates(tolerations, t)]
+
+
 def untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
     """The taints that block: PreferNoSchedule never does."""
     return [t for t in taints if t.effect != "PreferNoSchedule" and not tolerates(tolerations, t)]
 
 
 def pod_requests(spec: dict) -> dict[str, int]:
-    """Effective requests: max(sum of containers, each init container) + overhead, plus pods=1.
-    Limits stand in for missing requests (Kubernetes defaulting)."""
+    """Effective requests as kube-scheduler and Karpenter compute them (k8s.io/component-helpers
+    v0.36.3 resource/helpers.go PodRequests): the containers' sum; each sidecar (an init container
+    with restartPolicy Always) adds to it and to the running sidecar sum; a regular init container
+    needs its own requests plus the sidecars started before it; the larger of the two wins. Pod-level
+    `spec.resources` requests replace the cpu and memory computed from containers; overhead is added;
+    plus pods=1. Limits stand in for missing requests (Kubernetes defaulting)."""
     def container_requests(c: dict) -> dict[str, int]:
         res = c.get("resources") or {}
         req = dict(res.get("limits") or {})
@@ -73,9 +98,28 @@ def pod_requests(spec: dict) -> dict[str, int]:
     for c in spec.get("containers") or []:
         for k, v in container_requests(c).items():
             total[k] = total.get(k, 0) + v
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
     for c in spec.get("initContainers") or []:
-        for k, v in container_requests(c).items():
-            total[k] = max(total.get(k, 0), v)
+        reqs = container_requests(c)
+        if (c or {}).get("restartPolicy") == "Always":
+            for k, v in reqs.items():
+                total[k] = total.get(k, 0) + v
+                sidecars[k] = sidecars.get(k, 0) + v
+            reqs = dict(sidecars)
+        else:
+            reqs = {k: reqs.get(k, 0) + sidecars.get(k, 0) for k in set(reqs) | set(sidecars)}
+        for k, v in reqs.items():
+            init_max[k] = max(init_max.get(k, 0), v)
+    for k, v in init_max.items():
+        total[k] = max(total.get(k, 0), v)
+    pod_level = spec.get("resources") or {}
+    if pod_level:
+        level = dict(pod_level.get("limits") or {})
+        level.update(pod_level.get("requests") or {})
+        for k, v in parse_resource_list(level).items():
+            if k in ("cpu", "memory"):        # the resources pod-level resources support
+                total[k] = v
     for k, v in parse_resource_list(spec.get("overhead") or {}).items():
         total[k] = total.get(k, 0) + v
     total["pods"] = 1
@@ -99,6 +143,7 @@ class PodView:
     # VolumeTopology.GetRequirements alternatives (harness/loop/volumes.py); None: no volume topology
     volume_requirements: list | None = None
     _requests: dict[str, int] | None = field(default=None, repr=False)
+    _host_ports: list | None = field(default=None, repr=False)
     _reqs_cache: dict = field(default_factory=dict, repr=False)
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
 
@@ -127,6 +172,16 @@ class PodView:
         if self._requests is None:
             self._requests = pod_requests(self.spec)
         return self._requests
+
+    @property
+    def host_ports(self) -> list:
+        """The host ports its containers ask for (harness/loop/hostports.py); computed once (a pod's
+        spec does not change)."""
+        hp = self._host_ports
+        if hp is None:
+            from harness.loop.hostports import host_ports
+            hp = self._host_ports = host_ports(self.spec)
+        return hp
 
     @property
     def tolerations(self) -> list[dict]:
@@ -221,9 +276,24 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str
     """Provisioner.Validate (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go;
     karpenter-core.md §3.2): why the pod is ignored, and whether an event
     is emitted (case (a) emits none). None when the pod is provisionable."""
-    strict = pod.requirements(sem, strict=True)
-    np = strict.get("karpenter.sh/nodepool")
-    if "karpenter.sh/nodepool" in strict and np.operator == "DoesNotExist":
+    # NewPodRequirements, not the strict ones: the nodeSelector, the heaviest preferred term and the
+    # first required term (validateKarpenterManagedLabelCanExist), so a *preferred* DoesNotExist on
+    # karpenter.sh/nodepool also makes Karpenter ignore the pod, silently
+    key = ("admission", sem.profile)
+    reqs = pod._reqs_cache.get(key)
+    if reqs is None:
+        reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in pod.node_selector.items())
+        prefs = pod.preferred_terms()
+        if prefs:
+            reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                       for e in (prefs[0].get("preference") or {}).get("matchExpressions") or []))
+        terms = pod.required_terms()
+        if terms:
+            reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                       for e in terms[0].get("matchExpressions") or []))
+        pod._reqs_cache[key] = reqs
+    np = reqs.get("karpenter.sh/nodepool")
+    if "karpenter.sh/nodepool" in reqs and np.operator == "DoesNotExist":
         return ("configured to not run on a Karpenter provisioned node "
                 "(requirement=karpenter.sh/nodepool DoesNotExist)"), False
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in pod.node_selector.items()]

@@ -91,6 +91,7 @@ class NodeResult:
     pods: list[str] = field(default_factory=list)
     nodeclaim_labels: dict[str, str] = field(default_factory=dict)
     nodeclaim_requirements: list[dict] = field(default_factory=list)
+    nodeclaim_requests: dict[str, str] = field(default_factory=dict)    # the NodeClaim's spec.resources.requests
     # kind only: each label's writer as the real Node's managedFields name it (None: not read from a real Node)
     field_owners: dict[str, str] | None = None
 

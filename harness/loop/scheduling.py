@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from harness.loop.existingnode import ExistingNode
+from harness.loop.hostports import conflict
 from harness.loop.limits import RemainingResources, weight_order_key
 from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
 from harness.loop.nodeclaimtemplate import Template
-from harness.loop.pods import PodView, untolerated
+from harness.loop.pods import PodView, karpenter_untolerated
 from harness.loop.topology import HOSTNAME
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
@@ -79,7 +80,7 @@ class Scheduler:
         step 4)."""
         kept = []
         for t in templates:
-            its, err = self._filter(t, t.requirements, {}, None)
+            its, err = self._prefilter_one(t)
             if its:
                 t.options = its
                 kept.append(t)
@@ -89,6 +90,21 @@ class Scheduler:
                     msg += " due to minValues incompatibility"
                 self.nodepool_events.append((t.name, "NoCompatibleInstanceTypes", msg))
         return kept
+
+    def _prefilter_one(self, template: Template) -> tuple[list, FilterError | None]:
+        """The template's requirements against its instance types, with an empty pod and *no* daemon
+        overhead (NewScheduler passes one DaemonOverheadGroup without DaemonOverhead to
+        filterInstanceTypesByRequirements: core v1.14.0 scheduling/scheduler.go): requirements,
+        an available compatible offering, minValues."""
+        rows, _ = self._compat_rows(template, template.requirements)
+        kept = [row[0] for row in rows if row[1] and row[2]]
+        if kept and template.requirements.has_min_values():
+            missing = self._min_values_unmet(template.requirements, kept)
+            if missing and self.min_values_policy != "BestEffort":
+                err = FilterError()
+                err.min_values = missing
+                return [], err
+        return kept, (None if kept else FilterError())
 
     # -- filtering ----------------------------------------------------------------------------
     def _compat_rows(self, template: Template, reqs: Requirements) -> tuple[list[tuple], dict[int, tuple]]:
@@ -194,8 +210,11 @@ class Scheduler:
 
     # -- placement ----------------------------------------------------------------------------
     def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
-        if untolerated(pod.tolerations, node.taints):
+        if karpenter_untolerated(pod.tolerations, node.taints):
             return "taints"
+        # ExistingNode.CanAdd checks host ports before resources (core v1.14.0 scheduling/existingnode.go)
+        if pod.host_ports and conflict(pod.host_ports, node.host_ports):
+            return "host ports"
         node_reqs = node.requirements(self.sem)
         if node_reqs.compatible(pod.requirements(self.sem)) is not None:
             return "requirements"
@@ -219,7 +238,7 @@ class Scheduler:
 
     def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
                  candidates: list | None) -> tuple[Requirements, list, dict[str, int]] | str:
-        bad = untolerated(pod.tolerations, template.taints)
+        bad = karpenter_untolerated(pod.tolerations, template.taints)
         if bad:
             return "; ".join(f"did not tolerate taint (taint={t})" for t in bad)
         pod_reqs = pod.requirements(self.sem)
@@ -298,6 +317,7 @@ class Scheduler:
         for node in self.existing:
             if self._try_existing(pod, node) is None:
                 node.requested = add(node.requested, pod.requests)
+                node.host_ports = node.host_ports + pod.host_ports
                 existing_hits[pod.uid] = node.name
                 if self.topology is not None:
                     self.topology.record(pod, node.requirements(self.sem))
@@ -321,13 +341,17 @@ class Scheduler:
                     if need_cpu > slack.get("cpu", 0):
                         park.append(claim)         # out of the scan until a smaller pod (ClaimOrder.park)
                     continue
-                res = self._can_add(pod, claim.template, claim.requirements, claim.requests, claim.instance_types)
+                if pod.host_ports and conflict(pod.host_ports, claim.host_ports):
+                    continue               # NodeClaim.CanAdd: the claim's pods hold the port
+                res = self._can_add(pod, claim.template, claim.requirements, claim.requests,
+                                    self._port_free(pod, claim.template, claim.instance_types))
                 if isinstance(res, tuple):
                     if len(res[1]) != len(claim.instance_types):
                         claim.max_room = None          # the options narrowed: recompute the bound lazily
                     claim.slack = None
                     claim.requirements, claim.instance_types, claim.requests = res
                     claim.pods.append(pod)
+                    claim.host_ports = claim.host_ports + pod.host_ports
                     self._order.grew(claim)
                     if self.topology is not None:
                         self.topology.record(pod, claim.requirements)
@@ -354,6 +378,8 @@ class Scheduler:
                 errs.append(limit_err)
                 continue
             candidates = allowed if len(allowed) != len(options) else None
+            if pod.host_ports:
+                candidates = self._port_free(pod, template, allowed)
             hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
             base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
             res = self._can_add(pod, template, base, {}, candidates)
@@ -361,7 +387,8 @@ class Scheduler:
                 errs.append(str(res))
                 continue
             reqs, its, total = res
-            claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned))
+            claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned),
+                                 host_ports=list(pod.host_ports))
             self.planned.append(claim)
             self._order.add(claim)
             self.remaining.subtract_max(template.name, its)
@@ -371,6 +398,14 @@ class Scheduler:
             self._update_gates(claim, new=True)
             return None
         return "; ".join(errs)
+
+    def _port_free(self, pod: PodView, template: Template, its: list) -> list:
+        """The instance types whose DaemonSet pods leave the pod's host ports free
+        (filterInstanceTypesByRequirements skips a daemon overhead group whose HostPortUsage
+        conflicts; core v1.14.0 scheduling/nodeclaim.go)."""
+        if not pod.host_ports or not template.daemon_pods:
+            return its
+        return [it for it in its if not conflict(pod.host_ports, template.daemon_ports(it, self.well_known, self.sem))]
 
     # -- the claim scan's index ------------------------------------------------------------------
     def _scan(self, pod: PodView):
@@ -418,7 +453,7 @@ class Scheduler:
         key = (id(template), pod_reqs.signature(), repr(pod.tolerations))
         ok = self._reach_cache.get(key)
         if ok is None:
-            ok = self._reach_cache[key] = (not untolerated(pod.tolerations, template.taints) and
+            ok = self._reach_cache[key] = (not karpenter_untolerated(pod.tolerations, template.taints) and
                                            template.requirements.compatible(pod_reqs, self.well_known) is None)
         if not ok:
             return False

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from harness.backends.base import Cluster
+from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.azure import AzureProvider, request_log
 from harness.loop.clock import SimClock
 from harness.loop.controllers.binding import KubeScheduler
@@ -144,14 +145,27 @@ class Simulation:
         """Create the manifests (copies; the caller's dicts are not changed)."""
         self.workloads.apply(manifests)
 
+    def seed(self, entries: list[dict]):
+        """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
+        from harness.loop.controllers.seed import seed_existing_nodes
+        return seed_existing_nodes(self, entries)
+
     def validate_nodepools(self) -> None:
         """NodePool validation and readiness (controllers/nodepool.py); run after every apply."""
         self.nodepools.reconcile()
 
-    def run(self, manifests: list[dict]) -> RunResult:
+    def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
+        """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),
+        and converge."""
         t0 = time.perf_counter()
-        self.apply(manifests)
-        self.validate_nodepools()
+        if existing:       # classes and pools, then the existing nodes, then the workloads
+            self.apply([m for m in manifests if m.get("kind") not in WORKLOAD_KINDS])
+            self.validate_nodepools()
+            self.seed(existing)
+            self.apply([m for m in manifests if m.get("kind") in WORKLOAD_KINDS])
+        else:
+            self.apply(manifests)
+            self.validate_nodepools()
         self.converge()
         self.result.timings["run"] = time.perf_counter() - t0
         return self.result

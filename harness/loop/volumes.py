@@ -44,6 +44,7 @@ IN_TREE_DRIVERS = {"kubernetes.io/azure-disk": "disk.csi.azure.com", "kubernetes
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
 
 @dataclass
@@ -213,11 +214,16 @@ class VolumeModel:
     # -- kube-scheduler: VolumeBinding filter ---------------------------------------------------
     def bind_error(self, pod: dict, labels: dict) -> str | None:
         for vol in (pod.get("spec") or {}).get("volumes") or []:
-            _, pvc = self.claim(pod, vol)
+            name, pvc = self.claim(pod, vol)
+            if name is not None and pvc is None:
+                # PreFilter: the claim must exist (volume_binding.go PreFilter, GetPodVolumeClaims)
+                return f'persistentvolumeclaim "{name}" not found'
             if pvc is None:
                 continue
             spec = pvc.get("spec") or {}
             if spec.get("volumeName"):
+                if spec["volumeName"] not in self.pvs:
+                    return PV_NOT_EXIST
                 pv = self.pvs.get(spec["volumeName"]) or {}
                 terms = ((((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {})
                          .get("nodeSelectorTerms")) or []

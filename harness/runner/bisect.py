@@ -62,7 +62,7 @@ def run_at(git_dir: Path, ref: str, scenario: Scenario, profile: str, echo: bool
     from harness.runner.engines.real.engine import RealEngine
     tree, described = provider_tree(git_dir, ref)
     ctl, _ = build_controller(tree, echo=echo)
-    engine = RealEngine(controller=ctl)
+    engine = RealEngine(controller=ctl, judge_release=False)
     cluster = shared_cluster("local", **engine.cluster_options)
     return execute(engine, scenario, profile, cluster), described
 
@@ -94,6 +94,8 @@ def bisect(git_dir: Path, good: str, bad: str, scenario: Scenario, profile: str,
     ends = {}
     for label, ref in (("good", good), ("bad", bad)):
         o, described = run_at(git_dir, ref, scenario, profile, echo=False)
+        if o.skipped or o.error:
+            return {"error": f"the scenario cannot be judged at {label} {ref}: {o.skipped or o.error}"}
         ends[label] = json.loads(json.dumps(outcome_of(o, on), default=str))
         print(f"[bisect] {label} {ref} ({described}): {verdict(o)} in {o.seconds:.0f}s", file=out, flush=True)
     if ends["good"] == ends["bad"]:

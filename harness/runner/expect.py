@@ -274,6 +274,34 @@ class Checker:
                 if bad:
                     self.fail(f"{label}.{bad}", want[bad], p.reason,
                               f"events: {p.events}" if p.events else f"kube-scheduler: {p.scheduler_error}")
+            self.pod_placement(path, pods, want)
+
+    def pod_placement(self, path: str, pods: list, want: dict) -> None:
+        """Where pods are relative to each other (core's tests compare node names):
+        `sameNodeAs` / `notSameNodeAs` another pod (or Deployment: each of its pods), `nodeCount`
+        the distinct nodes the pods are bound to, `noEvents` no Karpenter FailedScheduling event."""
+        bound = [p.node for p in pods if p.node]
+        for key, same in (("sameNodeAs", True), ("notSameNodeAs", False)):
+            if key not in want:
+                continue
+            others = want[key] if isinstance(want[key], list) else [want[key]]
+            for other in others:
+                theirs = [p for p in self.r.pods_of(other)]
+                if not theirs:
+                    self.fail(f"{path}.{key}", other, None, "no pod or Deployment by that name")
+                    continue
+                nodes = {p.node for p in theirs}
+                for p in pods:
+                    if same and (p.node is None or nodes != {p.node}):
+                        self.fail(f"{path}.{key}", f"{other} on {p.node or 'no node'}", sorted(n or "no node" for n in nodes),
+                                  f"pod {p.name} is on {p.node or 'no node'}")
+                    elif not same and (p.node is None or p.node in nodes):
+                        self.fail(f"{path}.{key}", f"not on {p.node or 'no node'}", sorted(n or "no node" for n in nodes),
+                                  f"pod {p.name} is on {p.node or 'no node'}")
+        if "nodeCount" in want and len(set(bound)) != want["nodeCount"]:
+            self.fail(f"{path}.nodeCount", want["nodeCount"], len(set(bound)), ", ".join(sorted(set(bound))))
+        if want.get("noEvents") and any(p.events for p in pods):
+            self.fail(f"{path}.noEvents", "no FailedScheduling event", [e for p in pods for e in p.events])
 
     # -- nodes ------------------------------------------------------------------------------------
     NODE_SELECTORS = ("pod", "nodePool", "index")
@@ -374,12 +402,29 @@ class Checker:
             for key, v in (want.get("nodeClaimLabels") or {}).items():
                 if n.nodeclaim_labels.get(key) != _s(v):
                     self.fail(f'{p}.nodeClaimLabels["{key}"]', _s(v), n.nodeclaim_labels.get(key))
+            self.nodeclaim_requests(p, n, want)
             if want.get("nodeClaimRequirements"):
                 from harness.model.requirements import Requirements
                 from harness.model.semantics import semantics_for
                 reqs = Requirements.from_node_selector_terms(n.nodeclaim_requirements, semantics_for(self.r.profile))
                 for key, rw in want["nodeClaimRequirements"].items():
                     self.requirement(f'{p}.nodeClaimRequirements["{key}"]', rw, reqs[key] if key in reqs else None)
+
+    def nodeclaim_requests(self, path: str, n: NodeResult, want: dict) -> None:
+        """`nodeClaimRequests`: the NodeClaim's spec.resources.requests (the pods' sum plus daemon
+        overhead), each given resource equal; `nodeClaimRequestsExactly` also allows no other."""
+        from harness.model.resources import parse_resource
+        have = n.nodeclaim_requests
+        for key in ("nodeClaimRequests", "nodeClaimRequestsExactly"):
+            spec = want.get(key)
+            if spec is None:
+                continue
+            for res, q in spec.items():
+                got = have.get(res)
+                if got is None or parse_resource(res, got) != parse_resource(res, q):
+                    self.fail(f'{path}.{key}["{res}"]', str(q), got, f"requests: {have}")
+            if key == "nodeClaimRequestsExactly" and set(have) - set(spec):
+                self.fail(f"{path}.{key}", sorted(spec), sorted(have), f"requests: {have}")
 
     def label(self, path: str, n: NodeResult, key: str, want) -> None:
         have = n.labels.get(key)
@@ -394,6 +439,8 @@ class Checker:
             want = {"value": want}
         if "value" in want and have != _s(want["value"]):
             self.fail(path, _s(want["value"]), have, detail)
+        if "notValue" in want and have == _s(want["notValue"]):
+            self.fail(f"{path}.notValue", f"not {_s(want['notValue'])}", have, detail)
         if "valueRegex" in want and (have is None or not re.fullmatch(want["valueRegex"], have)):
             self.fail(f"{path}.valueRegex", want["valueRegex"], have, detail)
         if "writer" in want and n.writer(key) != want["writer"]:

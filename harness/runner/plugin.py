@@ -164,7 +164,8 @@ class ScenarioFile(pytest.File):
                     if backend not in sc.backends:
                         item.add_marker(pytest.mark.skip(reason=f"scenario runs on {', '.join(sc.backends)} only"))
                     if (reason := sc.xfail_reason(profile, real)) is not None:
-                        item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+                        # only a failed expectation is the declared disagreement; a run that raised is an error
+                        item.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=ScenarioFailure))
                     if sc.given.get("serial"):
                         item.add_marker(pytest.mark.xdist_group(f"serial-{backend}"))
                     yield item
@@ -177,6 +178,11 @@ class ScenarioFile(pytest.File):
 
 class ScenarioFailure(Exception):
     pass
+
+
+class ScenarioError(Exception):
+    """The run raised (a bug of the harness included): the item's error verdict, rendered as the
+    scenario's file:line and the exception (harness.runner.engines.base.errored)."""
 
 
 def _real_subset() -> set[str]:
@@ -194,7 +200,8 @@ class ScenarioItem(pytest.Item):
                                  ("seed", scenario.seed)]
 
     def runtest(self):
-        from harness.runner.engines import execute, get_engine
+        from harness.runner.engines import get_engine
+        from harness.runner.engines.base import execute_guarded
         from harness.runner.notices import emit
         engine = get_engine(self.engine)
         if self.engine == "simulated":
@@ -204,7 +211,9 @@ class ScenarioItem(pytest.Item):
             if not ok:
                 pytest.skip(why)
         cluster = _cluster(self.config, self.backend, engine.cluster_options)
-        self.outcome = o = execute(engine, self.scenario, self.profile, cluster)
+        self.outcome = o = execute_guarded(engine, self.scenario, self.profile, cluster)
+        if o.error is not None:
+            raise ScenarioError(o.error)
         report = self.config.getoption("--harness-conformance")
         if report and self.engine == "real":
             from harness.runner import conformance
@@ -226,6 +235,8 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, ScenarioFailure) and self.outcome is not None:
             from harness.runner.report import failure_text
             return failure_text(self.outcome, trace=self.config.option.scenario_trace)
+        if isinstance(excinfo.value, ScenarioError):
+            return f"ERROR {excinfo.value}"
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()
         return super().repr_failure(excinfo)

@@ -14,6 +14,8 @@ MAX_TRACE = 40
 def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) -> str:
     sc = outcome.scenario
     r = outcome.result
+    if outcome.error is not None:
+        return f"ERROR {outcome.error}"
     on = (f"on the real engine (controller {outcome.version})" if outcome.engine == "real"
           else f"on backend {outcome.backend!r}")
     lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} "
@@ -65,7 +67,7 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
            "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes), "runaway": o.result.runaway,
            "steady": o.result.steady, "mismatches": [m.render() for m in o.mismatches],
-           "notApplicable": [n.render() for n in o.not_applicable],
+           "notApplicable": [n.render() for n in o.not_applicable], "error": o.error,
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "outcome": outcome_summary(o.result),
            "happened": happened(o.result, labels=labels)}

@@ -297,6 +297,25 @@ def release_notices(doc: Document, data: dict) -> list:
     return out
 
 
+def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) -> list[SourceError]:
+    """given.existingNodes: each pod a valid Pod manifest; a managed entry names a NodePool of the
+    manifests and its instance type (harness/loop/controllers/seed.py)."""
+    errors: list[SourceError] = []
+    pools = {m.obj["metadata"]["name"] for m in manifests if m.obj.get("kind") == "NodePool"}
+    for i, entry in enumerate((data.get("given") or {}).get("existingNodes") or []):
+        path = ("given", "existingNodes", i)
+        if entry.get("nodePool") is not None:
+            if entry["nodePool"] not in pools:
+                errors.append(doc.error(path + ("nodePool",), f"no NodePool {entry['nodePool']!r} in the manifests "
+                                                              f"(NodePools: {', '.join(sorted(pools)) or 'none'})"))
+            if not entry.get("instanceType"):
+                errors.append(doc.error(path, "a node of a NodePool needs its instanceType"))
+        for j, pod in enumerate(entry.get("pods") or []):
+            errors += _check_manifest({"apiVersion": "v1", "kind": "Pod", **pod}, doc.file,
+                                      doc.line(path + ("pods", j)), doc, path + ("pods", j))
+    return errors
+
+
 def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
     problems = schema_errors(doc)
     if problems:
@@ -311,6 +330,7 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
         ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), base_dir)
         step_manifests.append(ms)
         problems += serrs
+    problems += _existing_node_errors(doc, data, manifests)
     if not problems:
         problems += lifecycle_errors(doc, manifests, step_manifests, list(data.get("steps") or []))
     if problems:

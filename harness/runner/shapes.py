@@ -256,11 +256,31 @@ def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
 UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet", "StorageClass", "PersistentVolume",
                                "PersistentVolumeClaim"})
 
+# kubernetes v1.36.3 pkg/apis/core/validation/validation.go ValidatePodUpdate (updatablePodSpecFields)
+POD_UPDATE_FORBIDDEN = ("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+                        "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
+                        "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+                        "was previously negative)")
+
+
+def _pod_spec_changed(old: dict, new: dict) -> bool:
+    """The update would change a Pod spec field the API server refuses to change (images and added
+    tolerations may change)."""
+    def frozen(spec: dict) -> dict:
+        spec = dict(spec or {})
+        for k in ("containers", "initContainers"):
+            spec[k] = [{f: v for f, v in (c or {}).items() if f != "image"} for c in spec.get(k) or []]
+        spec.pop("tolerations", None)
+        spec.pop("activeDeadlineSeconds", None)
+        return spec
+    old_tol, new_tol = (old.get("spec") or {}).get("tolerations") or [], (new.get("spec") or {}).get("tolerations") or []
+    return frozen(old.get("spec")) != frozen(new.get("spec")) or any(t not in new_tol for t in old_tol)
+
 
 def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: list[dict]) -> list:
-    """SourceErrors for steps a run could not play: an object applied while one of that kind,
-    namespace and name still exists (the harness creates; it does not update), and a delete of
-    an object the scenario never applied (or already deleted) or of an unsupported kind."""
+    """SourceErrors for steps a run could not play: a Pod applied again with another spec (applying
+    an existing object is an update, and a Pod's spec is immutable), and a delete of an object the
+    scenario never applied (or already deleted) or of an unsupported kind."""
     from harness.runner.yamlsource import SourceError
 
     def key(obj: dict) -> tuple:
@@ -268,16 +288,18 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
         return obj.get("kind"), meta.get("namespace") or "default", meta.get("name")
 
     errors = []
-    live: dict[tuple, str] = {}
+    live: dict[tuple, object] = {}
 
     def apply(ms: list) -> None:
         for m in ms:
             k = key(m.obj)
-            if k in live:
-                errors.append(SourceError(m.file, m.line, f"{k[0]} {k[2]!r} is already applied ({live[k]}); "
-                                                          f"delete it in an earlier step first"))
-            else:
-                live[k] = f"{m.file}:{m.line}"
+            prev = live.get(k)
+            # applying an object that exists is an update (kubectl apply); a Pod's spec is immutable
+            if prev is not None and k[0] == "Pod" and _pod_spec_changed(prev.obj, m.obj):
+                errors.append(SourceError(m.file, m.line, f"Pod {k[2]!r} is already applied ({prev.file}:{prev.line}) "
+                                                          f"and its spec cannot change: {POD_UPDATE_FORBIDDEN}"))
+                continue
+            live[k] = m
     apply(manifests)
     for i, step in enumerate(steps):
         if not isinstance(step, dict):

@@ -16,5 +16,8 @@ def test_an_emptied_section_disappears():
     assert kept == {} and [n.path for n in na] == ["steps[0].expect.loop.iterations"]
 
 
-def test_prices_in_given_are_reported():
-    assert [n.path for n in ignored_given({"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"]})] == ["given.prices"]
+def test_given_keys_the_controller_cannot_take_are_reported_and_prices_are_not_among_them():
+    """The controller runs as in the public cloud and reads the fake's Retail Prices API, so
+    given.prices reaches it (harness/data/real-engine.yaml public_cloud); the loop's bounds do not."""
+    assert [n.path for n in ignored_given({"prices": {"Standard_D2s_v3": 0.1}, "loop": {"maxIterations": 3},
+                                           "skus": ["x"]})] == ["given.loop"]

@@ -69,7 +69,7 @@ def test_stale_names_what_changed(tmp_path):
     from harness.runner import conformance
     report = {"entries": [{**_entry("a", "agree"), "scenarioDigest": conformance.digest({"k": 1}), "simDigest": "old"},
                           _entry("gone", "agree")]}
-    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, engine="simulated",
+    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated",
                           result=SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={}),
                           passed=True)
     sc.xfail_reason = lambda profile, real=False: None

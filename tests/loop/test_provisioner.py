@@ -29,7 +29,9 @@ def test_no_ready_nodepool_is_no_dynamic_nodepools_found(embedded):
         assert not sim.provisioner.reconcile()
         pr = sim.result.pods["default/web"]
         assert pr.karpenter_error == pr.reason == NO_DYNAMIC_NODEPOOLS
-        assert pr.events == [f"Failed to schedule pod, {NO_DYNAMIC_NODEPOOLS}"]
+        # no pod event: core v1.14.0 pkg/controllers/provisioning/provisioner.go Schedule only marks the
+        # decision in cluster state for ErrNodePoolsNotFound
+        assert pr.events == []
         assert sim.claims == []
 
 
@@ -71,3 +73,17 @@ def test_remaining_resources_subtract_launched_capacity(embedded):
         (c,) = sim.claims
         cpu = c.launched.instance_type.capacity["cpu"]
         assert sim.provisioner.remaining_resources().remaining["default"]["cpu"] == 4000 - cpu
+
+
+def test_a_pod_placed_on_an_in_flight_node_is_nominated_by_namespace_and_name(embedded):
+    """The second pass places a new pod on the in-flight NodeClaim: its nomination is keyed like every
+    pod map (namespace/name; a uid key made existing_nodes raise KeyError), and cluster state then
+    counts its requests on that node."""
+    from tests.loop.loopkit import launched
+    with simulation(embedded) as sim:
+        claim = launched(sim, pod("first", cpu="100m"))
+        sim.apply([pod("second", cpu="200m")])
+        sim.provisioner.reconcile()
+        assert sim.state.nominated["default/second"] == claim.result.name
+        (node,) = sim.provisioner.existing_nodes()
+        assert node.nodeclaim == claim.result.name and node.requested["cpu"] >= 200

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 
 from harness.cli import main as cli
@@ -56,7 +55,6 @@ def test_dump_replay_expects_the_nodes_instead(tmp_path):
 
 
 def test_seeded_dump_runs_as_the_customer_saw_it(tmp_path):
-    pytest.importorskip("harness.loop.controllers.seed", reason="given.existingNodes seeding (coresuite) not merged")
     from harness.backends.embedded import EmbeddedBackend
     from harness.runner.engines import run
     rc, out = new(tmp_path, DUMP, extra=["--profile", "upstream"])

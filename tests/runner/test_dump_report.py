@@ -67,7 +67,6 @@ def test_customer_report_as_sent(tmp_path, capsys):
 
 def test_customer_report_reproduces(tmp_path, capsys):
     """With the cluster as it is seeded, the third replica stays pending for the customer's reason."""
-    pytest.importorskip("harness.loop.controllers.seed", reason="given.existingNodes seeding (coresuite) not merged")
     from harness.backends.embedded import EmbeddedBackend
     from harness.runner.engines import run
     rc, out = new(tmp_path, REPORT / "cluster.yaml", REPORT / "workload.yaml", extra=[

@@ -28,10 +28,13 @@ def test_pod_fields_in_deployment_templates_use_the_pod_rules():
            "spec": {"replicas": 1, "template": {"metadata": {"annotations": {"karpenter.sh/do-not-disrupt": "true"}},
                                                "spec": {"containers": [{"name": "c", "image": "i",
                                                                         "ports": [{"containerPort": 80, "hostPort": 80}]}],
+                                                        "initContainers": [{"name": "i", "image": "i",
+                                                                            "ports": [{"containerPort": 81, "hostPort": 81}]}],
                                                         "resourceClaims": [{"name": "gpu"}], "futureField": 1}}}}
+    # a container's host port is modeled (harness/loop/hostports.py); an init container's is not
     assert fields(dep) == {
         "spec.template.metadata.annotations[karpenter.sh/do-not-disrupt]": "disruption",
-        "spec.template.spec.containers.ports.hostPort": "hostports",
+        "spec.template.spec.initContainers.ports.hostPort": "hostports",
         "spec.template.spec.resourceClaims": "dra",
         "spec.template.spec.futureField": "unlisted"}
 

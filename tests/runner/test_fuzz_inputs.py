@@ -40,10 +40,16 @@ class Tally:
     tracebacks: list[str] = field(default_factory=list)
 
 
+# the ported core suites: hundreds of documents in the shapes the rest of the library already has;
+# mutating them would spend most of the time budget on parsing large files without new input shapes
+CORPUS_SKIP = ("upstream-core",)
+
+
 def corpus() -> list[tuple[Path, bytes]]:
     files = []
     for d in CORPUS_DIRS:
-        files += sorted(p for p in d.rglob("*.yaml") if "manifests" not in p.parts)
+        files += sorted(p for p in d.rglob("*.yaml")
+                        if "manifests" not in p.parts and not set(CORPUS_SKIP) & set(p.parts))
     return [(p, p.read_bytes()) for p in files]
 
 

@@ -37,7 +37,7 @@ class KubeScheduler:
             reasons = []
             for node in preferred + [n for n in nodes if n not in preferred]:
                 why = can_bind(pv, node, used.get(node["metadata"]["name"], {}), nodes, placed)
-                if why is None and s.volumes:
+                if why is None and (s.volumes or pv.spec.get("volumes")):
                     why = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
                 if why is None:
                     name = node["metadata"]["name"]

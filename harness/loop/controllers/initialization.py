@@ -1,8 +1,9 @@
 """NodeClaim initialization (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/
 initialization.go Reconcile; karpenter-core.md §4.3), then the DaemonSet pods the new Node gets.
 
-Upstream waits for the Node to be Ready, its startup taints to be removed (StartupTaintsRemoved) and
-its resources registered, then labels it karpenter.sh/initialized. Startup taints are removed by the
+Upstream waits for the Node to be Ready, its startup taints to be removed (StartupTaintsRemoved), the
+known ephemeral taints to be gone (KnownEphemeralTaintsRemoved) and its requested resources
+registered (RequestedResourcesRegistered), then labels it karpenter.sh/initialized. Startup taints are removed by the
 agent that owns them; the harness acts as that agent at once. The DaemonSet controller (kubernetes
 v1.36.3 pkg/controller/daemon/daemon_controller.go, NodeShouldRunDaemonPod) then places one pod per
 DaemonSet whose pod tolerates the Node's taints and matches its node affinity.
@@ -14,7 +15,8 @@ import copy
 from harness.backends.base import KARPENTER
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.kubescheduler import node_matches
-from harness.loop.pods import Taint, untolerated
+from harness.loop.pods import Taint, is_ephemeral, untolerated
+from harness.model.resources import parse_resource_list
 from harness.model.writers import KARPENTER_CORE
 
 INITIALIZED_LABEL = "karpenter.sh/initialized"          # core pkg/apis/v1 NodeInitializedLabelKey
@@ -27,6 +29,15 @@ class Initialization:
     def initialize(self, c: Claim) -> bool:
         s = self.state
         node = s.cluster.get("Node", c.node_name)
+        conditions = {x["type"]: x.get("status") for x in (node.get("status") or {}).get("conditions") or []}
+        if conditions.get("Ready") != "True":
+            return False           # NodeNotReady
+        startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
+        if any(is_ephemeral(t) and not any(t.key == st.key and t.effect == st.effect for st in startup)
+               for t in map(Taint.from_dict, (node.get("spec") or {}).get("taints") or [])):
+            return False           # KnownEphemeralTaintsExist: a known ephemeral taint is still on the Node
+        if not requested_resources_registered(node, c.obj):
+            return False           # a device plugin has not registered an extended resource yet
         startup = {(t.get("key"), t.get("effect")) for t in c.obj["spec"].get("startupTaints") or []}
         node["spec"]["taints"] = [t for t in node["spec"].get("taints") or [] if (t["key"], t.get("effect")) not in startup]
         node["metadata"]["labels"][INITIALIZED_LABEL] = "true"
@@ -37,12 +48,26 @@ class Initialization:
         self.daemonset_pods(node)
         return True
 
+    def _pod_template(self, ds: dict) -> dict:
+        """The pod the DaemonSet controller makes: its template, with the containers as the
+        DaemonSet's existing pods have them when it has any (admission, e.g. a LimitRange, may have
+        changed their requests: the pods Karpenter counts, provisioner.py Provisioner.daemon_pod)."""
+        tmpl = ds["spec"]["template"]
+        newest = _newest_owned(self.state, ds)
+        if newest is None:
+            return tmpl
+        spec = copy.deepcopy(tmpl.get("spec") or {})
+        for key in ("containers", "initContainers", "overhead", "resources"):
+            if key in newest.spec:
+                spec[key] = copy.deepcopy(newest.spec[key])
+        return {**tmpl, "spec": spec}
+
     def daemonset_pods(self, node: dict) -> None:
         """One pod per eligible DaemonSet, named `<daemonset>-<last 5 chars of the Node>`, bound at once."""
         s = self.state
         taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
         for ds, pv in s.daemonsets:
-            tmpl = ds["spec"]["template"]
+            tmpl = self._pod_template(ds)
             if untolerated(pv.tolerations, taints):
                 continue
             if node_matches(pv, node["metadata"].get("labels") or {}, node["metadata"]["name"]):
@@ -54,6 +79,22 @@ class Initialization:
                    "spec": pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
             s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
             s.nodes[node["metadata"]["name"]].pods.append(s.pod_key(pod))
+
+
+def _newest_owned(state, ds: dict):
+    name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"
+    owned = [pv for pv in state.pod_views.values()
+             if pv.owner_kind == "DaemonSet" and pv.owner_name == name and pv.namespace == ns]
+    return max(owned, key=lambda pv: pv.order) if owned else None
+
+
+def requested_resources_registered(node: dict, nodeclaim: dict) -> bool:
+    """RequestedResourcesRegistered (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go):
+    every resource the NodeClaim requests is non-zero in the Node's allocatable (the kubelet zeroes an
+    extended resource until its device plugin registers it)."""
+    alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+    requests = parse_resource_list(((nodeclaim.get("spec") or {}).get("resources") or {}).get("requests") or {})
+    return all(alloc.get(k, 0) > 0 for k, v in requests.items() if v > 0)
 
 
 def pin_to_node(spec: dict, node: str) -> dict:

@@ -78,7 +78,9 @@ def ready_nodepools(state: LoopState) -> list[dict]:
     out = []
     for np in state.cluster.list("NodePool"):
         res = state.result.nodepools.get(np["metadata"]["name"])
-        if res and res.ready and not (np.get("spec") or {}).get("replicas"):
+        # a NodePool being deleted is ignored (core v1.14.0 provisioner.go NewScheduler)
+        if (res and res.ready and not (np.get("spec") or {}).get("replicas")
+                and not np["metadata"].get("deletionTimestamp")):
             out.append(np)
     return out
 

@@ -9,21 +9,23 @@ NodeClaimTemplate ToNodeClaim, scheduling/nodeclaimtemplate.go).
 """
 from __future__ import annotations
 
+import copy
+
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
-from harness.loop.controllers.registration import UNINITIALIZED, UNREGISTERED
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.limits import RemainingResources
-from harness.loop.pods import PodView, Taint, admission_error
+from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
-from harness.model.requirements import IN, Requirement
+from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 from harness.model.writers import resolved_requirement_labels
 
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
+
 
 
 class Provisioner:
@@ -33,6 +35,7 @@ class Provisioner:
     def __init__(self, state: LoopState):
         self.state = state
         self._hostnames = 0          # the scheduler's placeholder hostnames, unique over the run
+        self._daemon_views: dict = {}     # (pod order, id(DaemonSet)) -> the simulated daemon pod
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -40,7 +43,7 @@ class Provisioner:
         AKSNodeClass's instance types. `record=False` leaves the run's result alone."""
         s = self.state
         templates = []
-        daemon_pods = [view for _, view in s.daemonsets]
+        daemon_pods = [self.daemon_pod(ds, view) for ds, view in s.daemonsets]
         for np in ready_nodepools(s):
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
             params = nodeclass_params(s, ref.get("name", ""))
@@ -54,6 +57,32 @@ class Provisioner:
             templates.append(t)
         return templates
 
+    def daemon_pod(self, ds: dict, template_view: PodView) -> PodView:
+        """The pod Karpenter simulates for a DaemonSet (core v1.14.0 provisioner.go getDaemonSetPods):
+        the newest pod the DaemonSet controls (cluster state's GetDaemonSetPod: its requests may differ
+        from the template's, e.g. after a LimitRange), with the template's required node affinity in
+        place of the controller's per-node pin; the template when it has no pod yet."""
+        s = self.state
+        name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"
+        owned = [pv for pv in s.pod_views.values()
+                 if pv.owner_kind == "DaemonSet" and pv.owner_name == name and pv.namespace == ns]
+        if not owned:
+            return template_view
+        newest = max(owned, key=lambda pv: pv.order)
+        spec = copy.deepcopy(newest.spec)
+        required = ((((ds["spec"]["template"].get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+                    .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        if required:
+            spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})[
+                "requiredDuringSchedulingIgnoredDuringExecution"] = copy.deepcopy(required)
+        key = (newest.order, id(ds))
+        cached = self._daemon_views.get(key)
+        if cached is None:
+            cached = self._daemon_views[key] = PodView({"metadata": {"name": name, "namespace": ns,
+                                                                    "labels": dict(newest.labels)}, "spec": spec},
+                                                       0, "DaemonSet", name)
+        return cached
+
     def _record_instance_types(self, its) -> None:
         """The latest build wins, so expectations see availability after faults and TTLs."""
         result = self.state.result
@@ -66,36 +95,95 @@ class Provisioner:
 
     # -- cluster state ----------------------------------------------------------------------------
     def existing_nodes(self) -> list[ExistingNode]:
-        """Cluster state (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/state/cluster.go; karpenter-core.md
-        §4.5): registered
-        Nodes by their labels, in-flight NodeClaims by the NodeClaim's labels; requested = bound +
-        nominated pods. The ephemeral unregistered/uninitialized taints are not counted."""
+        """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
+        scheduling/existingnode.go NewExistingNode; karpenter-core.md §4.5):
+
+        - a launched NodeClaim (cluster state tracks it once it has a provider id): its Node once
+          registered (labels, taints, allocatable), else the NodeClaim's labels and taints and its
+          instance type's allocatable; until initialized, the known ephemeral taints and the
+          NodeClaim's startup taints are ignored (StateNode.Taints);
+        - every other Node (not managed by Karpenter: always registered and initialized);
+        - requested = bound pods + pods nominated to it + the DaemonSet pods that would still land
+          on it (compatible daemons minus those already bound, never below zero);
+        - initialized nodes first, then by name (Scheduler.sortExistingNodes).
+        Nodes marked for deletion are left out (the provisioner reschedules their pods instead)."""
         s = self.state
         used = s.node_requested()
-        out = []
+        bound: dict[str, list] = {}
+        for key, pr in s.result.pods.items():
+            if pr.node and key in s.pod_views:
+                bound.setdefault(pr.node, []).append(s.pod_views[key])
+        nominated: dict[str, list] = {}
+        for key, target in s.nominated.items():
+            pr = s.result.pods.get(key)
+            if pr is not None and not pr.node and key in s.pod_views:
+                nominated.setdefault(target, []).append(s.pod_views[key])
+        out: list[ExistingNode] = []
+        managed: set[str] = set()
         for c in s.claims:
-            if c.done or c.refused:
+            if c.done or c.refused or c.launched is None:
                 continue
-            nominated = [k for k, n in s.nominated.items() if n == c.result.name and not s.result.pods[k].node]
-            extra: dict[str, int] = {}
-            for k in nominated:
-                extra = add(extra, s.pod_views[k].requests)
-            if c.registered and c.node_name:
-                node = s.cluster.get("Node", c.node_name)
-                if node is None:
-                    continue
-                req = add(used.get(c.node_name, {}), extra)
-                out.append(ExistingNode(c.node_name, dict(node["metadata"].get("labels") or {}),
-                                        [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []
-                                         if t["key"] not in (UNREGISTERED.key, UNINITIALIZED.key)],
-                                        parse_resource_list((node.get("status") or {}).get("allocatable") or {}),
-                                        req, c.result.name))
-            elif c.launched is not None:
-                it = c.launched.instance_type
-                out.append(ExistingNode(c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {}),
-                                        [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []],
-                                        it.allocatable(), extra, c.result.name))
+            managed.add(c.launched.vm_name)
+            if c.node_name:
+                managed.add(c.node_name)
+            node = s.cluster.get("Node", c.node_name) if c.node_name else None
+            if node is not None and node["metadata"].get("deletionTimestamp"):
+                continue
+            if c.registered and node is not None:
+                name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
+                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+                if not c.initialized:        # StateNode.Capacity/Allocatable: the NodeClaim's fill zeros
+                    alloc = {**c.launched.instance_type.allocatable(), **{k: v for k, v in alloc.items() if v}}
+            else:
+                name, labels = c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {})
+                taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
+                alloc = c.launched.instance_type.allocatable()
+            if not c.initialized:
+                startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
+                taints = [t for t in taints if not is_ephemeral(t) and
+                          not any(t.key == st.key and t.effect == st.effect for st in startup)]
+            pods = bound.get(name, []) + nominated.get(c.result.name, [])
+            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
+                                      nominated.get(c.result.name, []), c.result.name, c.initialized))
+        # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
+        # the seeded names are the Nodes Karpenter does not manage
+        for name in s.unmanaged_nodes:
+            node = s.cluster.get("Node", name)
+            if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
+                continue
+            labels = dict(node["metadata"].get("labels") or {})
+            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+            alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+            pods = bound.get(name, []) + nominated.get(name, [])
+            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
+                                      nominated.get(name, []), None, True))
+        out.sort(key=lambda n: (not n.initialized, n.name))
         return out
+
+    def _existing(self, name: str, labels: dict, taints: list, alloc: dict, used: dict, pods: list,
+                  nominated: list, nodeclaim: str | None, initialized: bool) -> ExistingNode:
+        """One ExistingNode: requested = bound + nominated + the daemons still to come (NewExistingNode
+        subtracts the node's DaemonSet requests from the compatible daemons' and floors at zero)."""
+        s = self.state
+        requested = dict(used)
+        for pv in nominated:
+            requested = add(requested, pv.requests)
+        daemons: dict[str, int] = {}
+        node_reqs = Requirements.from_labels(labels, s.sem) if s.daemonsets else None
+        for _, ds in s.daemonsets:
+            # isDaemonPodCompatibleWithNode: Taints.ToleratesPod, no PreferNoSchedule toleration added
+            if karpenter_untolerated(ds.tolerations, taints):
+                continue
+            if node_reqs.compatible(ds.requirements(s.sem, strict=True)) is None:
+                daemons = add(daemons, ds.requests)
+        for pv in pods:
+            if pv.owner_kind == "DaemonSet":
+                daemons = {k: v - pv.requests.get(k, 0) for k, v in daemons.items()}
+        requested = add(requested, {k: v for k, v in daemons.items() if v > 0 and k != "pods"})
+        return ExistingNode(name, labels, taints, alloc, requested, nodeclaim,
+                            host_ports=[hp for pv in pods for hp in pv.host_ports], initialized=initialized)
 
     def remaining_resources(self) -> RemainingResources:
         """NodePool limits minus launched NodeClaims' capacity (harness/loop/limits.py: core
@@ -155,8 +243,11 @@ class Provisioner:
             return False
         templates = self.templates()
         if not templates and not ready_nodepools(s):
+            # core v1.14.0 provisioner.go Schedule: ErrNodePoolsNotFound only marks the scheduling
+            # decision in cluster state (MarkPodSchedulingDecisions) and logs; no pod event
             for pv in pending:
-                self.pod_error(pv, NO_DYNAMIC_NODEPOOLS)
+                pr = s.result.pods[s.pod_key(pv.obj)]
+                pr.karpenter_error = pr.reason = NO_DYNAMIC_NODEPOOLS
             return False
 
         def counter() -> int:
@@ -173,11 +264,13 @@ class Provisioner:
             if res is not None:
                 s.nodepool_event(res, reason, message)
         progress = False
+        by_uid = {pv.uid: pv for pv in pending}
         for uid, node in solved.existing.items():
             claim = next((c for c in s.claims if c.node_name == node or
                           (c.launched and c.launched.vm_name == node)), None)
-            if claim is not None:
-                s.nominated[uid] = claim.result.name
+            # nominations are keyed like every pod map (namespace/name): to the NodeClaim, or to a
+            # Node Karpenter does not manage
+            s.nominated[s.pod_key(by_uid[uid].obj)] = claim.result.name if claim is not None else node
         for pv in pending:
             if pv.uid in solved.errors:
                 self.pod_error(pv, solved.errors[pv.uid])
@@ -185,6 +278,18 @@ class Provisioner:
             if self.create_nodeclaim(planned):
                 progress = True
         return progress
+
+    def _min_daemon_overhead(self, template: Template, its: list) -> dict[str, int]:
+        """The per-resource minimum of the daemon overhead groups that still have one of `its`
+        (NodeClaim.addDaemonRequests; a resource missing from a group counts as zero)."""
+        s = self.state
+        if not template.daemon_pods:
+            return {}
+        groups = [template.daemon_overhead(it, s.profile.well_known_labels, s.sem) for it in its]
+        if not groups:
+            return {}
+        keys = set.intersection(*(set(g) for g in groups))
+        return {k: min(g[k] for g in groups) for k in keys if min(g[k] for g in groups) > 0}
 
     def pod_error(self, pv: PodView, err: str) -> None:
         s = self.state
@@ -223,7 +328,9 @@ class Provisioner:
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs.node_selector_requirements(),
-                     "resources": {"requests": format_resource_list(planned.requests)},   # the pods' sum
+                     # the pods' sum plus the smallest daemon overhead of its instance types
+                     # (core v1.14.0 scheduling/nodeclaim.go FinalizeScheduling addDaemonRequests)
+                     "resources": {"requests": format_resource_list(add(planned.requests, self._min_daemon_overhead(t, its)))},
                      "nodeClassRef": spec_t.get("nodeClassRef"),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
                      **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {})},

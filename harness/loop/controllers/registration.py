@@ -171,6 +171,7 @@ class Registration:
         c.registered = nr.registered = True
         nr.nodeclaim_labels = claim_labels
         nr.nodeclaim_requirements = c.obj["spec"]["requirements"]
+        nr.nodeclaim_requests = dict(((c.obj["spec"].get("resources") or {}).get("requests")) or {})
         # the kubelet reports Ready (node identity, status only); the node lifecycle controller then
         # lifts the not-ready taint that TaintNodesByCondition admission put on the new Node
         node = s.cluster.get("Node", c.node_name)

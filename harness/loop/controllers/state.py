@@ -7,7 +7,7 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.backends.base import ADMIN, Cluster
+from harness.backends.base import ADMIN, APIRejected, Cluster
 from harness.loop.azure import AzureProvider, Launched
 from harness.loop.clock import SimClock
 from harness.loop.pods import PodView
@@ -67,6 +67,8 @@ class LoopState:
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
+        self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
+        self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
         self.nominated: dict[str, str] = {}        # pod key -> nodeclaim name
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
@@ -132,6 +134,19 @@ class LoopState:
         return used
 
     # -- pods -------------------------------------------------------------------------------------
+    def delete_pod(self, key: str, reason: str) -> None:
+        """The pod is deleted through the API and leaves the loop (its result stays, as deleted)."""
+        pv = self.pod_views.pop(key, None)
+        pr = self.result.pods[key]
+        try:
+            self.cluster.delete("Pod", pr.name, pr.namespace)
+        except APIRejected:
+            pass
+        self.nominated.pop(key, None)
+        pr.state, pr.node, pr.reason = "deleted", None, reason
+        if pv is not None:
+            self.trace(f"pod {key} deleted: {reason}")
+
     def create_pod(self, pod: dict, owner_kind: str, owner_name: str, node: str | None = None) -> None:
         """Create a pod through the API (as its owner's controller would) and track it; `node`
         binds it at once (a DaemonSet pod is created for its Node)."""

@@ -1,7 +1,10 @@
 """Manifests into the cluster, and the workload controllers that turn them into pods.
 
 `apply` creates objects in dependency order (as `kubectl apply -f` of a directory would need them to
-exist). A Deployment's pods are made here (the Deployment and ReplicaSet controllers, kubernetes
+exist); an object that already exists is updated, as `kubectl apply` does (`update`): a Deployment
+is scaled or rolled, a NodePool, AKSNodeClass, DaemonSet or volume object takes the new spec, a Pod
+its new labels and annotations (its spec is immutable: harness/runner/shapes.py refuses a changed
+one before the run). A Deployment's pods are made here (the Deployment and ReplicaSet controllers, kubernetes
 v1.36.3 pkg/controller/deployment, pkg/controller/replicaset); a DaemonSet is only remembered: its
 pods are placed when a Node initializes (initialization.py, as the DaemonSet controller
 pkg/controller/daemon does for each eligible Node). StorageClasses, PVs and PVCs also go to the
@@ -28,7 +31,129 @@ class Workloads:
 
     def apply(self, manifests: list[dict]) -> None:
         for obj in sorted(manifests, key=lambda o: apply_order(o.get("kind"))):
-            self._apply_one(copy.deepcopy(obj))
+            obj = copy.deepcopy(obj)
+            if self.exists(obj):
+                self.update(obj)
+            else:
+                self._apply_one(obj)
+
+    def exists(self, obj: dict) -> bool:
+        """The object is already in the cluster (or, for the kinds the loop expands itself, known to it)."""
+        s = self.state
+        kind, meta = obj.get("kind"), obj.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        if kind == "Deployment":
+            return (ns, meta.get("name")) in s.deployments
+        if kind == "DaemonSet":
+            return any(ds["metadata"]["name"] == meta.get("name") for ds, _ in s.daemonsets)
+        if kind == "Pod":
+            key = f"{ns}/{meta.get('name')}"
+            return key in s.pod_views
+        if kind == "StorageClass":
+            return meta.get("name") in s.volumes.classes
+        try:
+            return s.cluster.get(kind, meta.get("name"), meta.get("namespace")) is not None
+        except (KeyError, APIRejected):
+            return False
+
+    # -- updates (kubectl apply of an existing object) ------------------------------------------------
+    def update(self, obj: dict) -> None:
+        """`kubectl apply` of an object that exists: the new desired state replaces the old one
+        (kubectl's three-way merge, with the whole manifest as the last-applied configuration)."""
+        s = self.state
+        kind, name = obj.get("kind"), obj["metadata"]["name"]
+        s.trace(f"update of {kind} {name}")
+        if kind == "Deployment":
+            self._update_deployment(obj)
+        elif kind == "DaemonSet":
+            view = PodView(obj["spec"]["template"] | {"metadata": {"name": name}}, 0, "DaemonSet", name)
+            s.daemonsets = [(obj, view) if ds["metadata"]["name"] == name else (ds, v) for ds, v in s.daemonsets]
+        elif kind == "Pod":
+            self._update_pod(obj)
+        elif kind == "StorageClass":
+            s.volumes.add(obj)
+        else:
+            self._update_object(obj)
+
+    def _update_object(self, obj: dict) -> None:
+        """NodePool, AKSNodeClass, PV, PVC, Namespace: the stored object with the manifest's spec,
+        labels and annotations; the API server judges the update like a create (CRD rules)."""
+        s = self.state
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        current = s.cluster.get(kind, name, obj["metadata"].get("namespace"))
+        new = copy.deepcopy(current)
+        for k in ("labels", "annotations"):
+            if k in obj["metadata"]:
+                new["metadata"][k] = obj["metadata"][k]
+        if "spec" in obj:
+            new["spec"] = obj["spec"]
+        try:
+            stored = s.cluster.update(new, ADMIN)
+        except APIRejected as e:
+            s.trace(f"update of {kind} {name} rejected: {e.message}")
+            if kind == "NodePool" and name in s.result.nodepools:
+                res = s.result.nodepools[name]
+                res.accepted, res.stage, res.message = False, "admission", e.message
+                res.causes = [c.message for c in e.causes]
+            return
+        if kind in VOLUME_KINDS:
+            s.volumes.add(copy.deepcopy(stored))
+        if kind == "AKSNodeClass":
+            s.result.nodeclasses[name] = NodeClassResult.of(obj, stored)
+
+    def _update_pod(self, obj: dict) -> None:
+        """A Pod's labels and annotations (its spec is immutable: kubernetes v1.36.3
+        pkg/apis/core/validation/validation.go ValidatePodUpdate)."""
+        s = self.state
+        key = s.pod_key(obj)
+        pv = s.pod_views[key]
+        current = s.cluster.get("Pod", obj["metadata"]["name"], pv.namespace) or pv.obj
+        new = copy.deepcopy(current)
+        for k in ("labels", "annotations"):
+            new["metadata"][k] = dict(obj["metadata"].get(k) or {})
+        stored = s.cluster.update(new, ADMIN)
+        pv.obj = stored
+        pv.topology_cache.clear()
+
+    def _update_deployment(self, dep: dict) -> None:
+        """The Deployment controller's answer to a new spec (kubernetes v1.36.3 pkg/controller/deployment):
+        a changed pod template rolls every pod to the new template (harness simplification: the old
+        pods go at once, Recreate-like, instead of surge/unavailable steps); otherwise the
+        ReplicaSet is scaled to the new replicas."""
+        s = self.state
+        ns = dep["metadata"].get("namespace") or "default"
+        name = dep["metadata"]["name"]
+        old = s.deployments[(ns, name)]
+        s.deployments[(ns, name)] = dep
+        live = [k for k, pr in s.result.pods.items()
+                if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
+        if (old.get("spec") or {}).get("template") != (dep.get("spec") or {}).get("template"):
+            for key in live:
+                s.delete_pod(key, f"Deployment {name} rolled to a new pod template")
+            live = []
+        want = int((dep.get("spec") or {}).get("replicas", 1))
+        if want > len(live):
+            self._create_deployment_pods(dep, want - len(live))
+        elif want < len(live):
+            for key in self._scale_down_order(live)[:len(live) - want]:
+                s.delete_pod(key, f"Deployment {name} scaled to {want}")
+
+    def _scale_down_order(self, keys: list[str]) -> list[str]:
+        """Which pods a ReplicaSet deletes first (kubernetes v1.36.3 pkg/controller/controller_utils.go
+        ActivePods Less: unassigned before assigned, then the newest first; the readiness, restart
+        and co-location ranks do not apply to simulated pods)."""
+        s = self.state
+        return sorted(keys, key=lambda k: (s.result.pods[k].node is not None, -s.pod_views[k].order))
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """A step's delete: the object goes from the API server; a Pod also leaves the loop's view."""
+        s = self.state
+        if kind == "Pod":
+            key = f"{namespace or 'default'}/{name}"
+            if key in s.pod_views:
+                s.delete_pod(key, "deleted")
+                return
+        s.cluster.delete(kind, name, namespace)
 
     def _apply_one(self, obj: dict) -> None:
         s = self.state
@@ -42,7 +167,9 @@ class Workloads:
             s.daemonsets.append((obj, view))
             return
         if kind == "Pod":
-            s.create_pod(obj, "", "")
+            owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+                          if o.get("controller") and o.get("kind") == "DaemonSet"), None)
+            s.create_pod(obj, "DaemonSet" if owner else "", owner["name"] if owner else "")
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(obj))
@@ -64,12 +191,19 @@ class Workloads:
                 s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, None, e)
             s.trace(f"{kind} {obj['metadata'].get('name')} rejected: {e.message}")
 
-    def _create_deployment_pods(self, dep: dict) -> None:
-        """spec.replicas pods from the template, named `<deployment>-<5 random chars>`
+    def _create_deployment_pods(self, dep: dict, count: int | None = None) -> None:
+        """spec.replicas (or `count`) pods from the template, named `<deployment>-<5 random chars>`
         (harness simplification: the ReplicaSet's pod-template-hash segment is left out)."""
         spec = dep.get("spec") or {}
+        self.state.deployments[(dep["metadata"].get("namespace") or "default", dep["metadata"]["name"])] = dep
         tmpl = spec.get("template") or {}          # apply() copied the manifest; each pod copies again
-        for _ in range(int(spec.get("replicas", 1))):
+        if count is None:      # pods of it already running (given.existingNodes) count toward replicas
+            ns = dep["metadata"].get("namespace") or "default"
+            have = sum(1 for pr in self.state.result.pods.values()
+                       if pr.owner_kind == "Deployment" and pr.owner_name == dep["metadata"]["name"]
+                       and pr.namespace == ns and pr.state != "deleted")
+            count = max(int(spec.get("replicas", 1)) - have, 0)
+        for _ in range(count):
             pod = {"apiVersion": "v1", "kind": "Pod",
                    "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
                                 "name": self.state.name(dep["metadata"]["name"] + "-"),

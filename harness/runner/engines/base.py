@@ -11,11 +11,14 @@ verdict, the step bookkeeping and the `Outcome` are the loop's.
 from __future__ import annotations
 
 import time
+import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from harness.model import releases
 from harness.backends.base import Cluster
+from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.result import RunResult
 from harness.runner.expect import Mismatch, check
 from harness.runner.scenario import Scenario
@@ -58,15 +61,18 @@ class Outcome:
     vm_bodies: dict = field(default_factory=dict)      # VM name -> the fake's stored view
     nic_bodies: dict = field(default_factory=dict)
     log_tail: str = ""
+    error: str | None = None       # the run could not finish: `file:line: ...: ExcType: message` (errored)
 
     @property
     def passed(self) -> bool:
-        return not self.mismatches
+        return not self.mismatches and self.error is None
 
 
 def verdict(o: Outcome) -> str:
     """pass / FAIL / skipped; a declared xfail that applies to the engine (Scenario.xfail_reason) is
     xfail or XPASS, as pytest reports it under `xfail_strict`."""
+    if o.error is not None:
+        return "ERROR"
     if o.skipped:
         return "skipped"
     if o.scenario.xfail_reason(o.profile, real=o.engine == "real") is not None:
@@ -74,18 +80,29 @@ def verdict(o: Outcome) -> str:
     return "pass" if o.passed else "FAIL"
 
 
-def errored(engine: str, scenario: Scenario, profile: str, backend: str, e: BaseException) -> Outcome:
-    """The outcome of a run the engine itself could not finish (a bug of ours included): a FAIL that
-    carries the exception, so a multi-scenario run goes on with the others."""
+def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: BaseException,
+            seconds: float = 0.0) -> Outcome:
+    """The error verdict of a run that raised (a bug of ours included): the scenario's file:line, the
+    exception and the innermost frames of the traceback (where in the harness it broke), so a
+    multi-scenario run goes on with the others."""
+    frames = traceback.extract_tb(exc.__traceback__)[-3:]
+    where = "; ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames)
     o = Outcome(scenario, profile, backend, RunResult(scenario.name, profile, backend, scenario.seed), engine=engine)
-    o.mismatches = [Mismatch("engine", "a finished run", f"{type(e).__name__}: {e}")]
+    o.error = (f"{scenario.file}:{scenario.line}: scenario {scenario.name!r} [{profile}/{backend}]: run raised "
+               f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else ""))
+    o.seconds = seconds
     return o
 
 
 class Run(Protocol):
     """One live run of one scenario under one profile on one cluster."""
 
-    def apply(self, manifests: list[dict]) -> None: ...
+    def apply(self, manifests: list[dict]) -> None:
+        """Apply manifests as `kubectl apply` would: create, or update what exists."""
+
+    def seed(self, entries: list[dict]) -> None:
+        """given.existingNodes: the cluster's existing Nodes, NodeClaims and running pods, before the
+        workloads are applied."""
 
     def settle(self) -> RunResult:
         """Until steady (or runaway, or the engine's bound): the result as it is then."""
@@ -136,7 +153,13 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
         return outcome
     run = engine.start(scenario, profile, cluster, outcome, **options)
     try:
-        run.apply([m.obj for m in scenario.manifests])
+        manifests = [m.obj for m in scenario.manifests]
+        existing = scenario.given.get("existingNodes")
+        if existing:        # classes and pools, then the existing nodes, then the workloads on them
+            run.apply([m for m in manifests if m.get("kind") not in WORKLOAD_KINDS])
+            run.seed(existing)
+            manifests = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
+        run.apply(manifests)
         outcome.result = run.settle()
         _check(run, outcome, outcome.result, scenario.expect_for(profile), "")
         for i, step in enumerate(scenario.steps):
@@ -159,6 +182,18 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     outcome.seconds = time.perf_counter() - t0
     outcome.result.timings["total"] = outcome.seconds
     return outcome
+
+
+def execute_guarded(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, **options) -> Outcome:
+    """`execute`, but whatever goes wrong inside the run becomes that run's error verdict (`errored`)
+    instead of ending a multi-scenario run; Ctrl-C and SystemExit still end it."""
+    t0 = time.perf_counter()
+    try:
+        return execute(engine, scenario, profile, cluster, **options)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:      # noqa: BLE001 - isolation is the point
+        return errored(engine.name, scenario, profile, cluster.backend, e, time.perf_counter() - t0)
 
 
 def _check(run: Run, outcome: Outcome, result: RunResult, expect: dict, where: str) -> None:

@@ -81,8 +81,11 @@ class SimulatedRun:
         self.sim = Simulation(cfg, cluster, self.fake, compute, network, clock)
 
     def apply(self, manifests: list[dict]) -> None:
-        self.sim.apply(manifests)                  # Simulation.apply copies them
+        self.sim.apply(manifests)                  # Simulation.apply copies them (and updates what exists)
         self.sim.validate_nodepools()
+
+    def seed(self, entries: list[dict]) -> None:
+        self.sim.seed(entries)                     # controllers/seed.py
 
     def settle(self) -> RunResult:
         return self.sim.converge()
@@ -100,7 +103,7 @@ class SimulatedRun:
             self.apply(manifests)
         for d in step.get("delete") or []:
             try:
-                sim.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+                sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
             except APIRejected as e:      # e.g. a NodePool the API server refused never existed
                 sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
         if step.get("evict"):

@@ -11,6 +11,7 @@ Ctrl-C (try/finally; the procs reaper and PR_SET_PDEATHSIG behind them).
 """
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import sys
@@ -18,20 +19,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.backends.base import ADMIN, APIRejected
-from harness.backends.kinds import apply_order
+from harness.backends.base import APIRejected
+from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, clusterprep, fakeside, settings
+from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
-from harness.runner.engines.real.observe import Observer
+from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import Settler, provisioning_rounds
 from harness.runner.expect import Mismatch
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
+NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 HTTPS_PORT = 443                # Azure's host names resolve to 127.0.0.1 in the sandbox: this port is the fake
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
@@ -45,8 +47,11 @@ class RealEngine:
     # Deployments/DaemonSets and the node lifecycle controller (not-ready taint), no harness CRDs
     cluster_options = {"scheduler": True, "controller_manager": True, "profile": None}
 
-    def __init__(self, controller=None):
+    def __init__(self, controller=None, judge_release: bool = True):
+        """`judge_release`: skip a profile of another release than the controller's (False for
+        `harness bisect`, which runs one scenario against every commit on purpose)."""
         self.controller = controller
+        self.judge_release = judge_release
 
     def available(self, backend: str = "local") -> tuple[bool, str]:
         """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
@@ -65,7 +70,7 @@ class RealEngine:
 
     def skip_reason(self, scenario, cluster, profile: str | None = None) -> str | None:
         """Scenarios the real engine cannot run faithfully, and why."""
-        why = self._release_mismatch(profile) if profile else None
+        why = self._release_mismatch(profile) if profile and self.judge_release else None
         if why:
             return why
         if scenario.given.get("knobs"):
@@ -125,6 +130,8 @@ class RealRun:
         self.server = self.sandbox = self.kubelets = None
         self.steady = False
         self.settle_reason = ""
+        self.seeded = False                        # given.existingNodes were seeded (seed())
+        self.unmanaged: list[str] = []             # ... the ones Karpenter does not manage
         self.apply_errors: list[str] = []
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
@@ -156,21 +163,55 @@ class RealRun:
             raise
 
     def apply(self, manifests: list[dict]) -> None:
-        import copy
-        for obj in sorted(manifests, key=lambda o: apply_order(o.get("kind"))):
-            obj = copy.deepcopy(obj)
-            if obj.get("kind") == "Pod":
-                obj.setdefault("metadata", {}).setdefault("namespace", "default")
-            if obj.get("kind") in ("Deployment", "DaemonSet"):
-                _default_selector(obj)
-            try:
-                stored = self.cluster.create(obj, ADMIN)
-                self.observer.applied(obj, None, stored)
-            except APIRejected as e:
-                self.observer.applied(obj, e)
-                # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
-                if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
-                    self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
+        """Apply as `kubectl apply` would. Workloads (pods, Deployments) wait until the NodePools
+        applied with them are Ready, or certainly not: the simulation's NodePools are ready at its
+        first pass, while a real provisioning round that finds none ready ("ignoring nodepool, not
+        ready", core v1.14.0 pkg/controllers/provisioning/provisioner.go) waits for the pod
+        controller's 10 s requeue (pkg/controllers/provisioning/controller.go) - a delay no user sees
+        once their NodePool is up."""
+        workloads = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
+        rest = [m for m in manifests if m.get("kind") not in WORKLOAD_KINDS]
+        pools = [name for obj in sorted(rest, key=lambda o: apply_order(o.get("kind")))
+                 if (name := self._apply_one(obj)) is not None]
+        if pools and workloads:
+            self._await_nodepools(pools)
+        for obj in sorted(workloads, key=lambda o: apply_order(o.get("kind"))):
+            self._apply_one(obj)
+
+    def _apply_one(self, obj: dict) -> str | None:
+        """Create `obj`, or update it when it exists; the name of a NodePool the API server admitted,
+        else None."""
+        obj = copy.deepcopy(obj)
+        if obj.get("kind") == "Pod":
+            obj.setdefault("metadata", {}).setdefault("namespace", "default")
+        if obj.get("kind") in ("Deployment", "DaemonSet"):
+            _default_selector(obj)
+        try:
+            stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
+            self.observer.applied(obj, None, stored)
+        except APIRejected as e:
+            self.observer.applied(obj, e)
+            # a NodePool's or AKSNodeClass's refusal is an expectation; others are input errors
+            if obj.get("kind") not in ("NodePool", "AKSNodeClass"):
+                self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
+            return None
+        return obj["metadata"]["name"] if obj.get("kind") == "NodePool" else None
+
+    def _await_nodepools(self, names: list[str]) -> None:
+        """Until the controller has decided each NodePool's readiness (observe.nodepool_decided), or
+        NODEPOOL_WAIT passed."""
+        deadline = time.monotonic() + NODEPOOL_WAIT
+        waiting = list(names)
+        while waiting and time.monotonic() < deadline:
+            self._alive()
+            waiting = [n for n in waiting if not nodepool_decided(self.cluster.get("NodePool", n) or {})]
+            time.sleep(0.1)
+
+    def seed(self, entries: list[dict]) -> None:
+        """given.existingNodes on the live cluster (existing.py); in-flight ones are held until the
+        first settle, as the simulation's are."""
+        self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+        self.seeded = True
 
     def _alive(self) -> None:
         p = self.sandbox.process
@@ -180,7 +221,16 @@ class RealRun:
     def settle(self):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
         window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
-        the run is not steady); the result as observed."""
+        the run is not steady); the result as observed. Existing nodes held in flight by seed() are
+        released after the first settle, and the run settles again (as in the simulation)."""
+        result = self._settle_once()
+        if self.seeded and existing.release(self):
+            result = self._settle_once()
+        if self.unmanaged:
+            existing.unmanaged_results(self.cluster, self.unmanaged, result)
+        return result
+
+    def _settle_once(self):
         start = time.monotonic()
         settler = Settler(start)
         runaway_since = None
@@ -188,6 +238,7 @@ class RealRun:
             self._alive()
             self.kubelets.step()
             self.observer.poll()
+            existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
             now = time.monotonic()
             if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), self.observer.in_flight(),
                                self._rounds()):

@@ -184,13 +184,15 @@ class Kubelets:
         self._released: set[str] = set()                    # kind: VMs whose kubelet was stopped
         self._last_renew = 0.0
         self._skus = {s["name"].lower(): s for s in fake.skus()}
+        self.held: set[str] = set()         # VMs whose kubelet does not boot yet (in-flight existing nodes)
+        self.not_ready: set[str] = set()    # VMs whose kubelet registers but reports NotReady (until released)
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
         import time
         progress = False
         for name, put in self.tap.vm_puts().items():
-            if name not in self.records and self._running(name):
+            if name not in self.records and name.lower() not in self.held and self._running(name):
                 self._boot(name, put.body)
                 progress = True
         for name in sorted(self._pending_ccm):
@@ -247,9 +249,11 @@ class Kubelets:
             rec.denied = e.message
             return
         rec.registered = True
+        ready = vm_name.lower() not in self.not_ready
         status = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
-                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                  "message": "kubelet is posting ready status",
+                  "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                                  "reason": "KubeletReady" if ready else "KubeletNotReady",
+                                  "message": "kubelet is posting ready status" if ready else "held by the harness",
                                   "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
                   "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
                                "kubeletVersion": self.cluster.server_version,

@@ -39,6 +39,18 @@ def _true(obj: dict, type_: str) -> bool:
     return _conditions(obj).get(type_, {}).get("status") == "True"
 
 
+def nodepool_decided(nodepool: dict) -> bool:
+    """Whether the controller has decided a NodePool's readiness: Ready, or not ready for a reason of
+    its own (validation failed, or its class is not ready - not merely "readiness unknown", what a
+    NodePool shows until its AKSNodeClass is first reconciled: core v1.14.0
+    pkg/controllers/nodepool/readiness/controller.go)."""
+    conds = _conditions(nodepool)
+    klass = conds.get("NodeClassReady", {})
+    return (conds.get("Ready", {}).get("status") == "True"
+            or conds.get("ValidationSucceeded", {}).get("status") == "False"
+            or (klass.get("status") == "False" and klass.get("reason") != "NodeClassReadinessUnknown"))
+
+
 class Observer:
     def __init__(self, scenario, profile: str, cluster, fake, kubelets, log_path=None):
         self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
@@ -130,8 +142,10 @@ class Observer:
 
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
-        or their kubelet will never register it (refused its flags, or NodeRestriction denied it)."""
-        out = []
+        or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
+        admitted NodePools whose readiness the controller has not decided yet."""
+        out = [f"NodePool/{name}" for name in sorted(n for n, r in self.nodepools.items() if r.accepted)
+               if not nodepool_decided(self.cluster.get("NodePool", name) or {})]
         for name, nc in sorted(self.claims.items()):
             if name in self.deleted or name in self.initialized or name in self.vm_failures:
                 continue
@@ -221,6 +235,7 @@ class Observer:
         r.events = [{"kind": (e.get("involvedObject") or {}).get("kind"), "name": (e.get("involvedObject") or {}).get("name"),
                      "namespace": (e.get("involvedObject") or {}).get("namespace"),
                      "reason": e.get("reason"), "message": e.get("message") or ""} for e in events]
+        r.events += self.log_events()
         self._nodepools(r)
         self._pods(r, events)
         self._nodes_and_claims(r)
@@ -288,6 +303,33 @@ class Observer:
                     pr.reason = pr.karpenter_error or pr.scheduler_error
                 r.pods[key] = pr
 
+    def log_events(self) -> list[dict]:
+        """The errors the controller only logs, as events of kind `Log` the way the simulation records
+        them (harness/loop/azure.py AzureProvider.event): named for the package that logged it (the
+        log line's `caller`, e.g. `instance/vminstance.go:1006` -> `instance`), the reason is the log
+        message (e.g. provider v1.14.0 pkg/providers/instance/vminstance.go "networkinterface.Delete
+        failed"), the message its `error`. Only the provider's and core's own error lines: the
+        controller-runtime "Reconciler error" wrapper repeats one of them."""
+        import json
+        out: list[dict] = []
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            return out
+        for line in lines:
+            if '"level":"ERROR"' not in line or '"ApiRequestLog"' in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            caller = str(rec.get("caller") or "")
+            if rec.get("message") == "Reconciler error" or "/" not in caller:
+                continue
+            out.append({"kind": "Log", "name": caller.split("/")[-2], "namespace": None,
+                        "reason": rec.get("message") or "", "message": str(rec.get("error") or "")})
+        return out
+
     def ignored_pods(self) -> dict[str, str]:
         """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
         v1.14.0 pkg/controllers/provisioning/provisioner.go, Validate failed; debug level). Karpenter
@@ -351,6 +393,7 @@ class Observer:
             nr.kubelet_refused, nr.node_restriction_denied = rec.refused, rec.denied
             nr.nodeclaim_labels = labels
             nr.nodeclaim_requirements = ncr.requirements
+            nr.nodeclaim_requests = dict(((nc.get("spec") or {}).get("resources") or {}).get("requests") or {})
             nr.registered = _true(nc, "Registered")
             nr.initialized = _true(nc, "Initialized")
             if node is not None:

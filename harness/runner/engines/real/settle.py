@@ -15,8 +15,9 @@ So a run has settled once
   - no workload pod is pending, or a provisioning round finished after anything observed last changed
     (Karpenter saw the pods and the cluster as they are and decided: a NodeClaim deleted after a failed
     launch, for one, is followed by a round that launches the next);
-or, when the controller's metrics cannot be read, once nothing changed for `fallback` seconds (longer
-than the 10 s maximum batch window, as before).
+or once nothing changed for `fallback` seconds (longer than the pod controller's 10 s requeue, which
+brings a round for every pending pod, and than the 10 s maximum batch window): when the controller's
+metrics cannot be read, or a NodeClaim never leaves flight.
 """
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ QUIET_SECONDS = 2.0           # > BATCH_IDLE_DURATION (1 s, core's default, whic
 # with no pod pending and no NodeClaim in flight no provisioning round is coming; the window only
 # lets late writes land (the label and taint updates that follow initialization)
 DONE_QUIET_SECONDS = 1.0
-FALLBACK_SECONDS = 12.0       # > BATCH_MAX_DURATION (10 s): what "settled" meant before the metrics
+# a pending pod's provisioning round comes at the latest with the pod controller's requeue (10 s,
+# core v1.14.0 pkg/controllers/provisioning/controller.go PodController.Reconcile RequeueAfter) plus
+# the batch idle window: no round that long after a change means none is coming; also the window
+# when the metrics cannot be read (> BATCH_MAX_DURATION, 10 s)
+FALLBACK_SECONDS = 15.0
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
 _ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
 

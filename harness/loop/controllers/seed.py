@@ -1,0 +1,251 @@
+"""Customer state before the first pass: existing Nodes, Karpenter NodeClaims and the pods running on
+them (`given.existingNodes`, and what `harness new` reads from a dump).
+
+Core's own tests are the model (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/
+suite_test.go "In-Flight Nodes" and "Existing Nodes": a `test.Node` / `test.NodeClaim` applied, made
+initialized or left in flight, pods bound with ExpectManualBinding, then ExpectProvisioned). Each entry
+becomes:
+
+- with `nodePool` (a node Karpenter manages): a NodeClaim of that NodePool pinned to the entry's
+  instance type, zone and capacity type, created and launched through the loop's own provisioner and
+  launch path (so the VM exists in the fake Azure, and limits and garbage collection see it), then
+  registered and initialized as far as the entry says (`registered: false` leaves it launched with
+  no Node, `initialized: false` leaves the Node uninitialized: in-flight capacity cluster state
+  counts, which the loop then brings up as it would its own);
+- without `nodePool`: a Node Karpenter does not manage (an AKS system pool node, a self-managed node),
+  Ready, with the instance type's well-known labels and allocatable unless the entry gives its own;
+- `labels` and `taints` are put on the Node afterwards (as a user or another controller would), and
+  `pods` are created bound to it (running).
+
+`seed_existing_nodes(sim, entries)` is the one entry point: the runner calls it after the scenario's
+manifests are applied and before the first pass; other controllers' scenarios (disruption) can call it
+the same way.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
+from harness.loop.controllers.nodepool import ready_nodepools
+from harness.loop.nodeclaim import PlannedClaim, offering_compatible
+from harness.loop.result import NodeResult
+from harness.model.params import NodeClassParams
+from harness.model.requirements import IN, Requirement
+from harness.loop.pods import pod_requests
+from harness.model.resources import add, format_resource_list, parse_resource_list
+from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, ZONE
+from harness.model.writers import cloud_node_controller_labels, kubelet_self_labels
+
+ARCH, OS = "kubernetes.io/arch", "kubernetes.io/os"
+NOT_READY = "node.kubernetes.io/not-ready"     # k8s.io/api core/v1 well_known_taints.go TaintNodeNotReady
+DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
+
+
+class SeedError(ValueError):
+    """An existing node the run cannot create (unknown NodePool or instance type, a launch that fails)."""
+
+
+@dataclass
+class Seeded:
+    """What one entry became: the Node's name (None while it has no Node) and its NodeClaim, if any."""
+    node: str | None
+    nodeclaim: str | None
+
+
+def seed_existing_nodes(sim, entries: list[dict]) -> list[Seeded]:
+    """Create every entry (in order) in the simulation's cluster; returns what each became."""
+    out = []
+    for i, entry in enumerate(entries or []):
+        where = f"given.existingNodes[{i}]"
+        if entry.get("nodePool"):
+            out.append(_managed(sim, entry, where))
+        else:
+            out.append(_unmanaged(sim, entry, i, where))
+    return out
+
+
+# -- a node Karpenter manages -----------------------------------------------------------------------
+def _managed(sim, entry: dict, where: str) -> Seeded:
+    s = sim.state
+    np_name = entry["nodePool"]
+    template = next((t for t in sim.provisioner.templates(record=False) if t.name == np_name), None)
+    if template is None:
+        ready = [np["metadata"]["name"] for np in ready_nodepools(s)]
+        raise SeedError(f"{where}.nodePool: no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
+    it = _instance_type(template.instance_types, entry, where)
+    reqs = template.requirements.copy()
+    reqs.add(Requirement.new(INSTANCE_TYPE, IN, [it.name], s.sem))
+    offerings = [o for o in it.offerings if offering_compatible(o, reqs, s.profile.well_known_labels) and
+                 (not entry.get("zone") or o.zone == str(entry["zone"])) and
+                 (not entry.get("capacityType") or o.capacity_type == entry["capacityType"])]
+    if not offerings:
+        raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
+                        f"with capacity type {entry.get('capacityType')!r}")
+    offering = sorted(offerings, key=lambda o: (o.price, o.zone, o.capacity_type))[0]
+    reqs.add(Requirement.new(ZONE, IN, [offering.zone], s.sem))
+    reqs.add(Requirement.new(CAPACITY_TYPE, IN, [offering.capacity_type], s.sem))
+    # the NodeClaim Karpenter made for the pods that run there: its requests are theirs (plus the
+    # DaemonSets', left out), which initialization waits to see registered (RequestedResourcesRegistered)
+    requests: dict[str, int] = {}
+    for p in entry.get("pods") or []:
+        requests = add(requests, pod_requests(p.get("spec") or {}))
+    planned = PlannedClaim(template, reqs, [it], requests, "", [])
+    before = len(s.claims)
+    if not sim.provisioner.create_nodeclaim(planned) or len(s.claims) == before:
+        raise SeedError(f"{where}: the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
+    claim = s.claims[-1]
+    out = s.provider.create(claim.obj, claim.requirements, claim.nodeclass, claim.nodeclass_name)
+    if not hasattr(out, "vm_name"):
+        raise SeedError(f"{where}: launching {it.name} failed: {out.reason}: {out.message}")
+    sim.launch.populate(claim, out)
+    if entry.get("registered", True):
+        sim.registration.kubelet_register(claim)
+        if claim.node_name and not claim.refused:
+            sim.registration.register(claim)
+            _report_resources(sim, claim.node_name, entry)
+            if entry.get("initialized", True) and claim.registered:
+                sim.initialization.initialize(claim)
+    if claim.node_name:
+        _decorate(sim, claim.node_name, entry)
+        _pods(sim, claim.node_name, entry, where)
+        if entry.get("deleting"):
+            _mark_deleting(sim, claim.node_name)
+    s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {offering.zone}, {offering.capacity_type})"
+            + ("" if claim.node_name else ", launched without a Node")
+            + ("" if claim.initialized else ", not initialized"))
+    return Seeded(claim.node_name, claim.result.name)
+
+
+def _instance_type(instance_types: list, entry: dict, where: str):
+    name = entry.get("instanceType")
+    if not name:
+        raise SeedError(f"{where}.instanceType: a node of a NodePool needs its instance type")
+    it = next((x for x in instance_types if x.name == name), None)
+    if it is None:
+        raise SeedError(f"{where}.instanceType: {name!r} is not an instance type of the NodePool's AKSNodeClass "
+                        "(given.skus, or dropped by the provider)")
+    return it
+
+
+# -- a node Karpenter does not manage -------------------------------------------------------------------
+def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
+    s = sim.state
+    name = str(entry.get("name") or f"existing-{i}")
+    labels: dict[str, str] = {}
+    capacity: dict[str, int] = {}
+    alloc: dict[str, int] = {}
+    zone, ct, it_name = str(entry.get("zone") or ""), str(entry.get("capacityType") or ""), ""
+    if entry.get("instanceType"):
+        it = s.provider.instance_types(NodeClassParams()).get(entry["instanceType"])
+        if it is None:
+            raise SeedError(f"{where}.instanceType: {entry['instanceType']!r} is not in the scenario's SKUs")
+        it_name = it.name
+        arch = it.requirements.get(ARCH).single_value() or "amd64"
+        labels.update(kubelet_self_labels(name, arch))
+        labels.update(cloud_node_controller_labels(it.name, zone or "0", s.cfg.cluster.region.lower()))
+        capacity, alloc = dict(it.capacity), it.allocatable()
+    labels.setdefault("kubernetes.io/hostname", name)
+    labels.update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
+    if entry.get("capacity"):
+        capacity.update(parse_resource_list(entry["capacity"]))
+    if entry.get("allocatable"):
+        alloc.update(parse_resource_list(entry["allocatable"]))
+    if not alloc:
+        alloc = dict(capacity)
+    ready = entry.get("ready", True)
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": {"taints": [dict(t) for t in entry.get("taints") or []]},
+            "status": {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
+                       "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                                       "reason": "KubeletReady" if ready else "KubeletNotReady"}]}}
+    try:
+        created = s.cluster.create(node, ADMIN)
+        s.cluster.update_status({**created, "status": node["status"]}, ADMIN)
+        if ready:      # the node lifecycle controller lifts the not-ready taint admission put on it
+            created = s.cluster.get("Node", name)
+            taints = created["spec"].get("taints") or []
+            wanted = node["spec"]["taints"]
+            if taints != wanted:
+                created["spec"]["taints"] = [t for t in taints if t["key"] != NOT_READY or t in wanted]
+                s.cluster.update(created, NODE_LIFECYCLE)
+    except APIRejected as e:
+        raise SeedError(f"{where}: the API server refused Node {name}: {e.message}") from None
+    nr = NodeResult(name, len(s.nodes), "", "", it_name or labels.get(INSTANCE_TYPE, ""),
+                    labels.get(ZONE, zone), labels.get(CAPACITY_TYPE, ct), name,
+                    labels=dict(labels), registered=True, initialized=True)
+    s.nodes[name] = nr
+    s.result.nodes.append(nr)
+    s.unmanaged_nodes.append(name)
+    _pods(sim, name, entry, where)
+    if entry.get("deleting"):
+        _mark_deleting(sim, name)
+    s.trace(f"existing Node {name} (not managed by Karpenter)")
+    return Seeded(name, None)
+
+
+# -- shared ---------------------------------------------------------------------------------------------
+def _report_resources(sim, node_name: str, entry: dict) -> None:
+    """What the kubelet reports instead of the instance type's numbers (`capacity` / `allocatable`,
+    e.g. an extended resource still zero before its device plugin registers)."""
+    if not entry.get("capacity") and not entry.get("allocatable"):
+        return
+    s = sim.state
+    node = s.cluster.get("Node", node_name)
+    status = node.setdefault("status", {})
+    for key in ("capacity", "allocatable"):
+        have = parse_resource_list(status.get(key) or {})
+        have.update(parse_resource_list(entry.get(key) or {}))
+        status[key] = format_resource_list(have)
+    s.cluster.update_status(node, ADMIN)
+
+
+def _mark_deleting(sim, node_name: str) -> None:
+    """A Node being deleted: it keeps a finalizer (deletionTimestamp set, still listed), and carries the
+    karpenter.sh/disrupted:NoSchedule taint Karpenter's termination puts on it (core v1.14.0
+    pkg/apis/v1/taints.go DisruptedNoScheduleTaint), so no new pod binds there."""
+    s = sim.state
+    node = s.cluster.get("Node", node_name)
+    node["metadata"]["finalizers"] = sorted(set(node["metadata"].get("finalizers") or []) | {"karpenter.sh/termination"})
+    taints = node["spec"].get("taints") or []
+    if not any(t["key"] == DISRUPTED for t in taints):
+        node["spec"]["taints"] = taints + [{"key": DISRUPTED, "effect": "NoSchedule"}]
+    s.cluster.update(node, ADMIN)
+    s.cluster.delete("Node", node_name, identity=ADMIN)
+
+
+def _decorate(sim, node_name: str, entry: dict) -> None:
+    """Labels and taints the entry gives, put on the Node after Karpenter's registration."""
+    if not entry.get("labels") and not entry.get("taints"):
+        return
+    s = sim.state
+    node = s.cluster.get("Node", node_name)
+    node["metadata"]["labels"].update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
+    if entry.get("taints"):
+        have = node["spec"].get("taints") or []
+        node["spec"]["taints"] = have + [dict(t) for t in entry["taints"]
+                                         if not any(h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]
+    s.cluster.update(node, ADMIN)
+
+
+def _pods(sim, node_name: str, entry: dict, where: str) -> None:
+    """The entry's pods, created bound to the node (running, as ExpectManualBinding leaves them)."""
+    s = sim.state
+    for j, pod in enumerate(entry.get("pods") or []):
+        pod = copy.deepcopy(pod)
+        pod.setdefault("apiVersion", "v1")
+        pod.setdefault("kind", "Pod")
+        owner = next((o for o in (pod.get("metadata") or {}).get("ownerReferences") or []
+                      if o.get("controller", True)), None) or {}
+        kind, owner_name = "", ""
+        if owner.get("kind") == "DaemonSet":
+            kind, owner_name = "DaemonSet", owner.get("name", "")
+        elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
+            kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
+        try:
+            s.create_pod(pod, kind, owner_name, node=node_name)
+        except APIRejected as e:
+            raise SeedError(f"{where}.pods[{j}]: the API server refused the pod: {e.message}") from None
+        nr = s.nodes.get(node_name)
+        if nr is not None:
+            nr.pods.append(s.pod_key(pod))

@@ -1,0 +1,271 @@
+"""The real engine's side of customer state and updates: applying an object that exists (an update, as
+`kubectl apply` makes it) and the scenario's `given.existingNodes` (harness/loop/controllers/seed.py is
+the simulated engine's). Small functions over a cluster, the fake and the kubelet stand-ins, so they can
+move with the engine interface.
+
+- `apply_object`: create; when the API server answers AlreadyExists, the stored object takes the
+  manifest's spec, labels and annotations (a Pod only its labels and annotations: its spec is immutable,
+  kubernetes v1.36.3 pkg/apis/core/validation/validation.go ValidatePodUpdate). The real Deployment
+  controller then scales or rolls the Deployment.
+- `seed_unmanaged`: a Node Karpenter does not manage, created as an admin with its status (Ready,
+  capacity, allocatable) and the pods bound to it.
+- `seed_managed`: a NodeClaim of the NodePool pinned to the entry's instance type, zone and capacity
+  type, created like core's tests create one (test.NodeClaim + the lifecycle controllers): the real
+  controller launches it through the fake Azure, the kubelet stand-in registers it; `hold` keeps an
+  in-flight entry from registering (`registered: false`) or from becoming Ready (`initialized: false`)
+  until `release` after the first settle, as the simulated engine lets its in-flight nodes finish after
+  the first pass.
+"""
+from __future__ import annotations
+
+import copy
+import time
+
+from harness.backends.base import ADMIN, APIRejected
+
+SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
+
+
+def apply_object(cluster, obj: dict) -> dict:
+    """Create `obj`, or update the stored object when it exists (raises APIRejected as the API server does)."""
+    try:
+        return cluster.create(obj, ADMIN)
+    except APIRejected as e:
+        if e.status != 409:
+            raise
+    meta = obj.get("metadata") or {}
+    current = cluster.get(obj["kind"], meta["name"], meta.get("namespace"))
+    if current is None:
+        raise APIRejected(404, "NotFound", f'{obj["kind"]} "{meta["name"]}" vanished during the update')
+    new = copy.deepcopy(current)
+    for key in ("labels", "annotations"):
+        if key in meta or obj["kind"] == "Pod":
+            new["metadata"][key] = dict(meta.get(key) or {})
+    if obj["kind"] != "Pod":
+        for key, value in obj.items():
+            if key not in ("apiVersion", "kind", "metadata", "status"):
+                new[key] = copy.deepcopy(value)
+    return cluster.update(new, ADMIN)
+
+
+# -- existing nodes -----------------------------------------------------------------------------------
+def seed_unmanaged(cluster, entry: dict, index: int, skus: dict) -> str:
+    """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods."""
+    from harness.model.params import NodeClassParams  # noqa: F401 - the model's instance types below
+    from harness.model.resources import format_resource_list, parse_resource_list
+    name = str(entry.get("name") or f"existing-{index}")
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+    capacity: dict[str, int] = {}
+    sku = skus.get(str(entry.get("instanceType") or "").lower())
+    if sku is not None:
+        from harness.model import instancetypes as itmod
+        its = itmod.build_instance_types([sku])
+        it = its.get(sku["name"])
+        if it is not None:
+            capacity = dict(it.capacity)
+            labels.update({"node.kubernetes.io/instance-type": it.name,
+                           "kubernetes.io/arch": it.requirements.get("kubernetes.io/arch").single_value() or "amd64"})
+    if entry.get("zone"):
+        labels["topology.kubernetes.io/zone"] = str(entry["zone"])
+    labels.update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
+    alloc = dict(capacity)
+    if entry.get("capacity"):
+        capacity.update(parse_resource_list(entry["capacity"]))
+    if entry.get("allocatable"):
+        alloc.update(parse_resource_list(entry["allocatable"]))
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": {"taints": [dict(t) for t in entry.get("taints") or []]}}
+    cluster.create(node, ADMIN)
+    ready = entry.get("ready", True)
+    status = {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
+              "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                              "reason": "KubeletReady" if ready else "KubeletNotReady"}]}
+    # a merge patch: the node lifecycle controller updates a new Node concurrently
+    cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
+    bind_pods(cluster, name, entry)
+    if entry.get("deleting"):
+        mark_deleting(cluster, name)
+    return name
+
+
+def bind_pods(cluster, node_name: str, entry: dict) -> None:
+    """The entry's pods, created and bound to the node (the binding subresource)."""
+    for pod in entry.get("pods") or []:
+        pod = copy.deepcopy(pod)
+        pod.setdefault("apiVersion", "v1")
+        pod.setdefault("kind", "Pod")
+        pod.setdefault("metadata", {}).setdefault("namespace", "default")
+        # an owner reference names the live owner's uid, or goes: the garbage collector deletes a
+        # dependent whose owner (by uid) does not exist
+        refs = []
+        for ref in pod["metadata"].get("ownerReferences") or []:
+            owner = cluster.get(ref.get("kind", ""), ref.get("name", ""), pod["metadata"]["namespace"]) \
+                if ref.get("kind") in ("DaemonSet", "Deployment") else None
+            if owner is not None:
+                refs.append({**ref, "uid": owner["metadata"]["uid"]})
+        if refs:
+            pod["metadata"]["ownerReferences"] = refs
+        else:
+            pod["metadata"].pop("ownerReferences", None)
+        # created bound (spec.nodeName): the real kube-scheduler would otherwise bind it first
+        pod.setdefault("spec", {})["nodeName"] = node_name
+        cluster.create(pod, ADMIN)
+
+
+def mark_deleting(cluster, node_name: str) -> None:
+    """Deleting, held by a finalizer, tainted karpenter.sh/disrupted:NoSchedule (controllers/seed.py)."""
+    node = cluster.get("Node", node_name)
+    finalizers = sorted(set(node["metadata"].get("finalizers") or []) | {"karpenter.sh/termination"})
+    taints = node["spec"].get("taints") or []
+    if not any(t["key"] == "karpenter.sh/disrupted" for t in taints):
+        taints = taints + [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]
+    cluster.client(ADMIN).patch("Node", node_name, {"metadata": {"finalizers": finalizers}, "spec": {"taints": taints}})
+    cluster.delete("Node", node_name)
+
+
+def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
+    """The NodeClaim a managed entry starts from: the NodePool's template, pinned to the entry's
+    instance type, zone and capacity type (core's test.NodeClaim with the NodePool's label)."""
+    tspec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
+    tmeta = ((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    reqs = [r for r in tspec.get("requirements") or []
+            if r.get("key") not in ("node.kubernetes.io/instance-type", "topology.kubernetes.io/zone",
+                                   "karpenter.sh/capacity-type")]
+    reqs.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [entry["instanceType"]]})
+    if entry.get("zone"):
+        reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [str(entry["zone"])]})
+    if entry.get("capacityType"):
+        reqs.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [entry["capacityType"]]})
+    name = f"{nodepool['metadata']['name']}-existing-{index}"
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": name,
+                         "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"]},
+                         "annotations": dict(tmeta.get("annotations") or {}),
+                         "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                                              "name": nodepool["metadata"]["name"],
+                                              "uid": nodepool["metadata"].get("uid", ""), "blockOwnerDeletion": True}]},
+            "spec": {"requirements": reqs, "nodeClassRef": tspec.get("nodeClassRef"),
+                     **({"taints": tspec["taints"]} if tspec.get("taints") else {}),
+                     **({"startupTaints": tspec["startupTaints"]} if tspec.get("startupTaints") else {})}}
+
+
+def wait_for(predicate, timeout: float = SEED_TIMEOUT, step=None, poll: float = 0.3):
+    """Poll `predicate` (driving `step` between polls) until it returns a true value or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if step is not None:
+            step()
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(poll)
+
+
+def vm_name_of(nodeclaim_name: str) -> str:
+    """The VM the provider creates for a NodeClaim (provider v1.14.0 GenerateResourceName: aks-<name>)."""
+    return f"aks-{nodeclaim_name}"
+
+
+def seed(run, entries: list[dict], skus: dict) -> list[str]:
+    """Every entry of given.existingNodes on the live cluster, in order; returns the unmanaged Nodes'
+    names (the observer lists managed ones through their NodeClaims). Managed entries in flight are
+    held (their kubelet does not boot) until `release`."""
+    unmanaged = []
+    for i, entry in enumerate(entries or []):
+        if not entry.get("nodePool"):
+            unmanaged.append(seed_unmanaged(run.cluster, entry, i, skus))
+            continue
+        seed_managed(run, entry, i)
+    return unmanaged
+
+
+def seed_managed(run, entry: dict, index: int) -> None:
+    cluster = run.cluster
+    nodepool = cluster.get("NodePool", entry["nodePool"])
+    if nodepool is None:
+        raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
+    nc = managed_nodeclaim(entry, index, nodepool)
+    unregistered = not entry.get("registered", True)
+    uninitialized = not unregistered and not entry.get("initialized", True)
+    vm = vm_name_of(nc["metadata"]["name"]).lower()
+    if unregistered:
+        run.kubelets.held.add(vm)              # launched, no Node yet
+    elif uninitialized:
+        run.kubelets.not_ready.add(vm)         # registered, NotReady: not initialized
+    cluster.create(nc, ADMIN)
+    name = nc["metadata"]["name"]
+
+    def state():
+        cur = cluster.get("NodeClaim", name) or {}
+        conds = {c["type"]: c.get("status") for c in (cur.get("status") or {}).get("conditions") or []}
+        if unregistered:
+            return conds.get("Launched") == "True"
+        wanted = "Registered" if uninitialized else "Initialized"
+        return conds.get(wanted) == "True" and (cur.get("status") or {}).get("nodeName")
+    if not wait_for(state, step=run.kubelets.step):
+        raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} did not reach its state in {SEED_TIMEOUT:.0f}s")
+    if unregistered:
+        return
+    node_name = cluster.get("NodeClaim", name)["status"]["nodeName"]
+    if entry.get("labels") or entry.get("taints"):
+        node = cluster.get("Node", node_name)
+        patch = {"metadata": {"labels": {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}}}
+        if entry.get("taints"):
+            have = node["spec"].get("taints") or []
+            patch["spec"] = {"taints": have + [dict(t) for t in entry["taints"] if not any(
+                h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]}
+        cluster.client(ADMIN).patch("Node", node_name, patch)
+    bind_pods(cluster, node_name, entry)
+    if entry.get("deleting"):
+        mark_deleting(cluster, node_name)
+
+
+def release(run) -> bool:
+    """Let the held in-flight NodeClaims' kubelets boot and the NotReady ones report Ready; True when
+    any was held."""
+    kub = run.kubelets
+    held = bool(kub.held or kub.not_ready)
+    kub.held.clear()
+    for vm in sorted(kub.not_ready):
+        rec = next((r for name, r in kub.records.items() if name.lower() == vm), None)
+        if rec is not None and rec.registered:
+            ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                     "message": "kubelet is posting ready status"}
+            run.cluster.client(ADMIN).patch("Node", rec.node_name, {"status": {"conditions": [ready]}}, sub="status")
+    kub.not_ready.clear()
+    return held
+
+
+def finish_terminating_pods(cluster, pods: list[dict]) -> None:
+    """The kubelet's part of a graceful delete: a pod with a deletionTimestamp on a node is removed
+    once its containers stop (no containers run here, so at once: a delete with grace period 0).
+    `pods`: the pods as the observer last listed them."""
+    for p in pods:
+        if p["metadata"].get("deletionTimestamp") and (p.get("spec") or {}).get("nodeName"):
+            try:
+                cluster.delete("Pod", p["metadata"]["name"], p["metadata"].get("namespace"))
+            except APIRejected as e:
+                if e.status != 404:
+                    raise
+
+
+def unmanaged_results(cluster, names: list[str], result) -> None:
+    """The unmanaged seeded Nodes in the run's result, first (as the simulated engine lists them)."""
+    from harness.loop.result import NodeResult
+    extra = []
+    for i, name in enumerate(names):
+        node = cluster.get("Node", name)
+        if node is None:
+            continue
+        labels = dict(node["metadata"].get("labels") or {})
+        nr = NodeResult(name, i, "", "", labels.get("node.kubernetes.io/instance-type", ""),
+                        labels.get("topology.kubernetes.io/zone", ""), labels.get("karpenter.sh/capacity-type", ""),
+                        name, labels=labels, taints=list((node.get("spec") or {}).get("taints") or []),
+                        registered=True, initialized=True)
+        nr.pods = [k for k, p in result.pods.items() if p.node == name]
+        extra.append(nr)
+    for nr in result.nodes:
+        nr.index += len(extra)
+    result.nodes[:0] = extra

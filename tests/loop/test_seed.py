@@ -1,0 +1,79 @@
+"""given.existingNodes (harness/loop/controllers/seed.py): Nodes, NodeClaims and running pods that exist
+before the first pass, counted by Karpenter's cluster state as core's tests count theirs (sigs.k8s.io/
+karpenter v1.14.0 pkg/controllers/provisioning/scheduling/suite_test.go "In-Flight Nodes", "Existing
+Nodes")."""
+from __future__ import annotations
+
+import pytest
+
+from harness.loop.controllers.seed import SeedError, seed_existing_nodes
+from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
+
+
+def test_managed_entry_is_a_launched_registered_initialized_nodeclaim_with_its_pods(embedded):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        (seeded,) = seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D4s_v3",
+                                               "zone": "southcentralus-2", "capacityType": "on-demand",
+                                               "labels": {"team": "a"}, "pods": [pod("running", cpu="1")]}])
+        (claim,) = sim.claims
+        assert claim.launched.instance_type.name == "Standard_D4s_v3" and claim.launched.zone == "southcentralus-2"
+        assert claim.registered and claim.initialized and seeded.node == claim.node_name
+        node = sim.cluster.get("Node", claim.node_name)
+        assert node["metadata"]["labels"]["team"] == "a"
+        assert node["metadata"]["labels"]["karpenter.sh/initialized"] == "true"
+        assert sim.result.pods["default/running"].node == claim.node_name
+        # the VM exists in the fake Azure (garbage collection and limits see it)
+        assert claim.launched.vm_name.lower() in sim.provider.list_vm_names()
+        # the NodeClaim asks for what its pods need (initialization waits for it to be registered)
+        assert claim.obj["spec"]["resources"]["requests"]["cpu"] == "1"
+
+
+def test_in_flight_entries_stop_before_registration_or_initialization(embedded):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3", "registered": False},
+                                  {"nodePool": "default", "instanceType": "Standard_D2s_v3", "initialized": False}])
+        unregistered, uninitialized = sim.claims
+        assert unregistered.launched is not None and unregistered.node_name is None
+        assert uninitialized.registered and not uninitialized.initialized
+        existing = sim.provisioner.existing_nodes()
+        # both count as in-flight capacity; initialized nodes would sort first (none here)
+        assert {n.nodeclaim for n in existing} == {unregistered.result.name, uninitialized.result.name}
+        assert not any(n.initialized for n in existing)
+
+
+def test_unmanaged_node_counts_as_existing_capacity(embedded):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        (seeded,) = seed_existing_nodes(sim, [{"name": "system-1", "instanceType": "Standard_D4s_v3",
+                                               "zone": "southcentralus-1", "labels": {"pool": "system"},
+                                               "taints": [{"key": "CriticalAddonsOnly", "value": "true",
+                                                           "effect": "NoSchedule"}],
+                                               "pods": [pod("coredns", cpu="500m")]}])
+        assert seeded.node == "system-1" and not sim.claims
+        node = sim.cluster.get("Node", "system-1")
+        assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "Standard_D4s_v3"
+        assert not any(t["key"] == "node.kubernetes.io/not-ready" for t in node["spec"]["taints"])
+        (existing,) = sim.provisioner.existing_nodes()
+        assert existing.name == "system-1" and existing.nodeclaim is None and existing.initialized
+        assert existing.requested["cpu"] == 500
+        assert [t.key for t in existing.taints] == ["CriticalAddonsOnly"]
+        assert sim.result.nodes[0].name == "system-1"
+
+
+def test_deleting_entry_is_left_out_of_scheduling(embedded):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"name": "old", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                                   "deleting": True}])
+        node = sim.cluster.get("Node", "old")
+        assert node["metadata"].get("deletionTimestamp")
+        assert sim.provisioner.existing_nodes() == []
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"nodePool": "nope", "instanceType": "Standard_D2s_v3"}, "no Ready NodePool 'nope'"),
+    ({"nodePool": "default", "instanceType": "Standard_X1"}, "is not an instance type of the NodePool"),
+    ({"nodePool": "default", "instanceType": "Standard_D2s_v3", "zone": "elsewhere-9"}, "has no available offering"),
+])
+def test_entries_the_run_cannot_create_are_seed_errors(embedded, entry, message):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        with pytest.raises(SeedError, match=message):
+            seed_existing_nodes(sim, [entry])
