@@ -49,11 +49,14 @@ def outcome_summary(result) -> str:
     for name, nc in sorted(result.nodeclasses.items()):
         if not nc.accepted:
             parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
-    kinds = Counter(f"{n.instance_type} {n.capacity_type}" for n in result.nodes)
+    kinds = Counter(f"{n.instance_type} {n.capacity_type or 'existing'}" for n in result.nodes)
     parts.append(f"{len(result.nodes)} node(s)" + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
                                                     if kinds else ""))
-    pending = sorted(p.name for p in result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
+    # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
+    pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name
+                     for p in result.pods.values() if p.state not in ("scheduled", "deleted") and p.owner_kind != "DaemonSet")
     if pending:
+        pending = [f"{n} x{c}" if c > 1 else n for n, c in sorted(Counter(pending).items())]
         shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
         parts.append(f"pending: {shown}")
     if result.runaway:
@@ -207,8 +210,9 @@ def happened_lines(h: dict) -> list[str]:
             lines.append("  " + _claim_line(c))
             lines += [f"    launch failed: {f}" for f in c.get("failures") or []]
     for n in h.get("otherNodes") or []:
-        lines.append(f"Node {n['node']} (not a NodeClaim of this run{', NodePool ' + n['nodePool'] if n.get('nodePool') else ''}):"
-                     f" {n['instanceType']} zone={n['zone']} {n['capacityType']}"
+        owner = f"NodePool {n['nodePool']}, no NodeClaim of this run" if n.get("nodePool") else "not Karpenter's"
+        lines.append(f"Node {n['node']} ({owner}): {n['instanceType']} zone={n['zone']}"
+                     + (f" {n['capacityType']}" if n["capacityType"] else "")
                      + (f"; pods: {', '.join(n['pods'])}" if n["pods"] else ""))
     for key, p in h["pods"].items():
         head = f"Pod {key}" + (f" ({p['owner']})" if p.get("owner") else "") + f": {p['state']}"

@@ -113,3 +113,14 @@ def test_line_100_is_not_an_emoji(tmp_path, capsys):
     with con.capture() as cap:
         con.print("scenarios/x.scenario.yaml:100: expect.pods: expected", markup=False)
     assert "x.scenario.yaml:100:" in cap.get() and "\U0001f4af" not in cap.get()
+
+
+def test_summary_names_a_deployments_pending_pods_by_the_deployment():
+    """Replica names are random: the across-profiles table must not read them as a change."""
+    from harness.loop.result import PodResult, RunResult
+    from harness.runner.report import outcome_summary
+    r = RunResult("x", "upstream", "embedded", 1)
+    r.pods["shop/api-abcde"] = PodResult("api-abcde", "shop", owner_kind="Deployment", owner_name="api")
+    r.pods["shop/api-fghij"] = PodResult("api-fghij", "shop", owner_kind="Deployment", owner_name="api")
+    r.pods["shop/solo"] = PodResult("solo", "shop")
+    assert outcome_summary(r) == "0 node(s); pending: api x2, solo"
