@@ -31,7 +31,8 @@ of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by t
 required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
 other strings suffixed. List elements are mutated the same way, except in lists that only say what
 is absent or excluded (`labelsAbsent`, `taintsAbsent`, `kubeletNodeLabelsAbsent`,
-`requirementsAbsent`, `valuesExclude`), where any change only weakens.
+`requirementsAbsent`, `valuesExclude`), where any change only weakens; so does any change to a value
+that must NOT hold (`notValue`: the label is absent or has another value), which is left alone.
 """
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ from harness.runner.shapes import scenario_value_errors
 SUFFIX = "-mutated"
 WEAKEN_ONLY_LISTS = frozenset({"labelsAbsent", "taintsAbsent", "kubeletNodeLabelsAbsent",
                                "requirementsAbsent", "valuesExclude"})
+# scalars that say what must not hold: another value is as unlikely to be there, so a change only weakens
+WEAKEN_ONLY_KEYS = frozenset({"notValue"})
 UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations"})
 NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, or the map it is in
 # enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
@@ -252,7 +255,7 @@ def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
                 continue
             in_list = isinstance(rel[-1], int)
             key = next((p for p in reversed(rel) if isinstance(p, str)), "")
-            if in_list and key in WEAKEN_ONLY_LISTS:
+            if (in_list and key in WEAKEN_ONLY_LISTS) or key in WEAKEN_ONLY_KEYS:
                 continue
             if key not in NUMBERED_STRINGS and len(rel) > 1 and rel[-2] in NUMBERED_STRINGS:
                 key = rel[-2]                        # capacity.cpu: "2" is a quantity
