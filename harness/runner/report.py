@@ -208,7 +208,8 @@ def happened_lines(h: dict) -> list[str]:
         lines += [f"  event {e}" for e in np.get("events") or [] if "Status condition transitioned" not in e]
         for c in np["nodeClaims"]:
             lines.append("  " + _claim_line(c))
-            lines += [f"    launch failed: {f}" for f in c.get("failures") or []]
+            # an SDK error runs over several lines (azcore prints the response): keep it under its claim
+            lines += ["    launch failed: " + f.replace("\n", "\n      ") for f in c.get("failures") or []]
     for n in h.get("otherNodes") or []:
         owner = f"NodePool {n['nodePool']}, no NodeClaim of this run" if n.get("nodePool") else "not Karpenter's"
         lines.append(f"Node {n['node']} ({owner}): {n['instanceType']} zone={n['zone']}"
