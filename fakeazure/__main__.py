@@ -19,8 +19,18 @@ from .server import LOOPBACK, FakeAzureServer, is_loopback_host
 from .state import FakeAzure
 
 
+def _version() -> str:
+    """The installed distribution's version (fakeazure ships in karpenter-azure-harness)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("karpenter-azure-harness")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fakeazure", description="A fake Azure Compute/Network/Prices endpoint.")
+    p.add_argument("--version", action="version", version=f"fakeazure {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="serve the fake on a loopback port")
     s.add_argument("--host", default=LOOPBACK,

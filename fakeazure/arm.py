@@ -24,6 +24,21 @@ SUB_PATH = r"/subscriptions/(?P<sub>[^/]+)"
 RG_PATH = SUB_PATH + r"/resourceGroups/(?P<rg>[^/]+)"
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def clone_json(obj):
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), without copy.deepcopy's memo and
+    dispatch: request and resource bodies are copied on every read."""
+    if isinstance(obj, dict):
+        return {k: v if type(v) in _ATOMS else clone_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [v if type(v) in _ATOMS else clone_json(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(clone_json(v) for v in obj)
+    return obj
+
+
 class ARMError(Exception):
     """An error that is answered in the ARM envelope (the shape azure-mgmt-core 1.6.0
     azure/mgmt/core/exceptions.py ARMErrorFormat parses; fake-azure.md §4.1).

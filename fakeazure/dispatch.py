@@ -39,13 +39,15 @@ ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compi
           + _compile(pricing_urls, "prices") + _compile(control_urls, "control"))
 
 
+_BAD_NAME_CHARS = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
 def check_name(name: str) -> None:
     """A path segment that decodes to something no ARM resource can be called (a ``/`` or ``\\``
     smuggled in as ``%2f``/``%5c``, a control character, ``.`` or ``..``, nothing) is 400
     InvalidResourceName, before any handler sees it.  Wording: NRP's InvalidResourceName
     message (CRP and ARM word their own name checks differently; harness simplification)."""
-    if (not name or name in (".", "..") or "/" in name or "\\" in name
-            or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name)):
+    if not name or name in (".", "..") or _BAD_NAME_CHARS.search(name):
         shown = name.encode("unicode_escape").decode()
         raise ARMError("InvalidResourceName",
                        f"Resource name {shown} is invalid. The name can be up to 80 characters long. It must "
@@ -54,9 +56,18 @@ def check_name(name: str) -> None:
 
 
 def not_implemented(req: Request) -> ARMError:
+    """No route has this path: 404, as ARM answers a path it does not know (the code names the fake,
+    so a missing route is never mistaken for a missing resource when read; harness assumption)."""
     return ARMError("NotImplementedInFakeAzure",
                     f"fakeazure does not serve {req.method} {req.path}. Nothing is forwarded to "
-                    f"Azure; add a route in fakeazure/*/urls.py if this call is needed.", 501)
+                    f"Azure; add a route in fakeazure/*/urls.py if this call is needed.", 404)
+
+
+def method_not_allowed(req: Request, allowed: list[str]) -> ARMError:
+    """A route has this path but not this method: 405 with `Allow` (RFC 9110 section 15.5.6), in
+    the ARM envelope with the wording ASP.NET-based resource providers use (harness assumption)."""
+    return ARMError("MethodNotAllowed", f"The requested resource does not support http method '{req.method}'.",
+                    405, headers={"Allow": ", ".join(allowed)})
 
 
 def _write_body(req: Request) -> Any:
@@ -96,9 +107,13 @@ class Dispatcher:
         self.internal_errors.clear()
 
     def route(self, req: Request) -> tuple[tuple | None, dict]:
+        allowed: list[str] = []
         for route in ROUTES:
             method, rx, handler, op, service = route
-            if method != req.method:
+            # HEAD is GET without the body (RFC 9110 section 9.3.2); the transports drop the body
+            if method != req.method and not (req.method == "HEAD" and method == "GET"):
+                if rx.fullmatch(req.path):
+                    allowed += [m for m in (method, "HEAD" if method == "GET" else None) if m and m not in allowed]
                 continue
             m = rx.fullmatch(req.path)
             if m:
@@ -109,6 +124,8 @@ class Dispatcher:
                     if key != "sub" and isinstance(value, str):
                         check_name(value)
                 return route, params
+        if allowed:
+            raise method_not_allowed(req, sorted(allowed))
         return None, {}
 
     def arm_checks(self, req: Request, params: dict) -> None:

@@ -19,7 +19,7 @@ import responses
 from .guard import AZURE_DOMAINS, block_real_azure, blocked, mock_serving
 from .state import FakeAzure
 
-_METHODS = ("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS")
+_METHODS = ("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE")
 SERVED_URL = re.compile(r"^https?://(?:management|prices)\.azure\.com(?::\d+)?(?:[/?#]|$)", re.IGNORECASE)
 
 
@@ -117,7 +117,7 @@ class mock_azure:
         if hasattr(body, "read"):
             body = body.read()
         status, headers, data = self.state.handle(request.method, request.url, dict(request.headers), body)
-        return status, headers, data
+        return status, headers, (b"" if request.method == "HEAD" else data)   # a HEAD answer has no body
 
 
 def _refuse(request):

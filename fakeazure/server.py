@@ -17,8 +17,10 @@ it) is kept, so a client that reached it as https://management.azure.com polls t
 """
 from __future__ import annotations
 
+import http
 import ipaddress
 import json
+import logging
 import re
 import shutil
 import socket
@@ -32,6 +34,14 @@ from . import tls as tlsmod
 from .state import FakeAzure
 
 LOOPBACK = "127.0.0.1"
+log = logging.getLogger("fakeazure.server")
+# A client that goes away mid-request (closed keep-alive socket, reset, TLS close without notify).
+HANGUPS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, ssl.SSLEOFError)
+# ARM-style codes for the refusals http.server makes itself, before a request reaches the dispatcher
+# (status phrases of RFC 9110 / RFC 6585, as PascalCase codes; harness assumption: ARM's front door
+# answers these with its own pages).
+_SERVER_ERROR_CODES = {400: "BadRequest", 408: "RequestTimeout", 414: "RequestUriTooLong",
+                       431: "RequestHeaderFieldsTooLarge", 501: "NotImplemented", 505: "HttpVersionNotSupported"}
 
 
 def is_loopback_host(host: str) -> bool:
@@ -145,6 +155,42 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
+    def __getattr__(self, name: str):
+        # every other method token (TRACE, CONNECT, ...) goes to the dispatcher too, which answers
+        # 405 MethodNotAllowed on a known path and 404 elsewhere (http.server would send an HTML 501)
+        if name.startswith("do_") and name[3:].isupper():
+            return self._serve
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (414 URI too long, 400 bad request line, 431 too many headers,
+        505, ...) in the ARM error envelope instead of its HTML page; the connection is closed, as
+        BaseHTTPRequestHandler.send_error does."""
+        try:
+            short = http.HTTPStatus(code).phrase
+        except ValueError:
+            short = "Error"
+        text = message or short
+        self.log_error("code %d, message %s", code, text)
+        if self.request_version == "HTTP/0.9":
+            # a request line http.server could not parse leaves it at HTTP/0.9, which has no status
+            # line or headers; nobody speaks 0.9 to an ARM endpoint, so answer in HTTP/1.0
+            self.request_version = "HTTP/1.0"
+        body = json.dumps({"error": {"code": _SERVER_ERROR_CODES.get(code, short.replace(" ", "").replace("-", "")),
+                                     "message": f"{text}."}}, separators=(",", ":")).encode()
+        self.send_response(code, short)
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        if code >= 200 and code not in (http.HTTPStatus.NO_CONTENT, http.HTTPStatus.RESET_CONTENT,
+                                        http.HTTPStatus.NOT_MODIFIED):
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+        else:
+            self.end_headers()
+
     def log_message(self, fmt, *args) -> None:  # quiet unless asked
         if self.server.verbose:
             sys.stderr.write("fakeazure: %s - %s\n" % (self.address_string(), fmt % args))
@@ -192,6 +238,19 @@ class _Server(ThreadingHTTPServer):
                 conn.close()
             except OSError:  # pragma: no cover
                 pass
+
+    def handle_error(self, request, client_address) -> None:
+        """A client hanging up is one quiet line (logger `fakeazure.server`, INFO; on stderr with
+        verbose); anything else is a bug in the fake and keeps socketserver's traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, HANGUPS):
+            host, port = client_address[:2] if isinstance(client_address, tuple) else (client_address, "")
+            line = f"client {host}:{port} hung up ({type(exc).__name__})"
+            log.info("%s", line)
+            if self.verbose:
+                sys.stderr.write(f"fakeazure: {line}\n")
+            return
+        super().handle_error(request, client_address)
 
     def process_request(self, request, client_address):
         with self._conns_lock:

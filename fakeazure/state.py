@@ -170,6 +170,12 @@ class FakeAzure:
         with self.lock:
             return copy.deepcopy(self.price_book.table)
 
+    def region_prices(self, region: str) -> dict[str, dict]:
+        """One region's table, {sku: {"on-demand": float, "spot": float}} (a copy; cheaper than
+        ``prices`` when one region is wanted)."""
+        with self.lock:
+            return {sku: dict(v) for sku, v in (self.price_book.table.get(region.lower()) or {}).items()}
+
     def set_prices(self, region: str, table: Mapping[str, Mapping[str, float]], replace: bool = False) -> None:
         with self.lock:
             self.price_book.set(region, table, replace)

@@ -589,11 +589,18 @@ def build_parser() -> argparse.ArgumentParser:
     n.set_defaults(fn=cmd_new)
     from harness.parity import add_parser as add_parity
     add_parity(sub)
+    from harness import __version__, logs
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
+    logs.add_verbose(p)
+    for command in sub.choices.values():
+        logs.add_verbose(command, sub=True)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from harness import logs
+    logs.setup(args.verbose)
     try:
         return args.fn(args)
     except SourceError as e:

@@ -3,7 +3,7 @@
 # kube-apiserver, kube-scheduler, kube-controller-manager, etcd and kwok are built once from the Go
 # module proxy into ~/.cache/karpenter-harness (~13 min cold, seconds when cached). Another build
 # (another checkout, a pytest run) holds a file lock meanwhile: say so, and keep saying how long we
-# have waited, instead of waiting silently. Exit status: the build's.
+# have waited (harness/backends/binaries.py BuildLock), instead of waiting silently. Exit status: the build's.
 #   bash scripts/control-plane.sh          (CONTROL_PLANE_BUILD overrides the build command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,27 +21,13 @@ except Timeout:
   print("held")
 PY
 )
-what=building
 if [ "$holder" = "held" ]; then
-  what="waiting on the build lock"
   echo "control plane: another build holds $lock; waiting for it to finish (a cold build takes ~13 min)" >&2
 else
-  echo "control plane: building or reusing the pinned binaries in ~/.cache/karpenter-harness" \
+  echo "control plane: building or reusing the pinned binaries in $(dirname "$lock")" \
        "(~13 min the first time, seconds when cached)..." >&2
 fi
 start=$SECONDS
-${CONTROL_PLANE_BUILD:-python3 -m harness.backends build} >/dev/null &
-build_pid=$!
-trap 'kill "$build_pid" 2>/dev/null' EXIT      # interrupted: do not leave the build running
-told=0
-while kill -0 "$build_pid" 2>/dev/null; do
-  sleep 1
-  minutes=$(((SECONDS - start) / 60))
-  if [ "$minutes" -gt "$told" ] && kill -0 "$build_pid" 2>/dev/null; then
-    echo "control plane: still $what after $minutes min" >&2
-    told=$minutes
-  fi
-done
-trap - EXIT
-wait "$build_pid"
+# the build itself says every 15 s what it builds (or waits for) and how long so far
+${CONTROL_PLANE_BUILD:-python3 -m harness.backends build} >/dev/null
 echo "control plane: ready after $((SECONDS - start)) s" >&2

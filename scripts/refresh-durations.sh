@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measure every scenario item on the embedded backend and write harness/data/scenario-durations.json,
-# the data `pytest --shard K/N` balances the nightly shards with. Run serially (-p no:xdist) so one
+# the data `pytest --harness-shard K/N` balances the nightly shards with. Run serially (-p no:xdist) so one
 # item's time is not inflated by another's; takes a few minutes. Commit the refreshed file.
 #   bash scripts/refresh-durations.sh [pytest args...]
 set -euo pipefail
@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 out=harness/data/scenario-durations.json
 echo "measuring scenario durations on the embedded backend (serial, a few minutes)..." >&2
 set +e
-python3 -m pytest scenarios/ -q -p no:cacheprovider -p no:xdist --backend embedded \
-  --record-durations "$out" "$@" >/dev/null
+python3 -m pytest scenarios/ -q -p no:cacheprovider -p no:xdist --harness-backend embedded \
+  --harness-record-durations "$out" "$@" >/dev/null
 rc=$?
 set -e
 # 1: some scenario failed (its duration is still recorded); anything else is an error

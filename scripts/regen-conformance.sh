@@ -14,7 +14,7 @@ python3 -m harness.backends build >/dev/null
 python3 -m harness.backends build --controller >/dev/null
 rm -rf "$out/entries"
 set +e
-python3 -m pytest "${@:-scenarios/}" --engine real --profile upstream -n "${JOBS:-2}" -p no:cacheprovider -q \
+python3 -m pytest "${@:-scenarios/}" --harness-engine real --harness-profile upstream -n "${JOBS:-2}" -p no:cacheprovider -q \
   --harness-conformance "$out"
 rc=$?
 set -e

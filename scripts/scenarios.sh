@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: install, then run the scenario library on the embedded backend.
-#   bash scripts/scenarios.sh [pytest args...]      e.g. -k faq, --profile upstream, -n auto
+#   bash scripts/scenarios.sh [pytest args...]      e.g. -k faq, --harness-profile upstream, -n auto
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Bytecode goes to a cache outside the repository even where PYTHONDONTWRITEBYTECODE is set: without it

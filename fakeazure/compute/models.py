@@ -16,14 +16,13 @@ ARM invariants modelled here:
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import catalog as cat
-from ..arm import ARMError, iso, new_guid, parse_resource_id, resource_id, rg_and_name
+from ..arm import ARMError, clone_json, iso, new_guid, parse_resource_id, resource_id, rg_and_name
 from ..faults import SERVER_CODES, Fault
 from . import exceptions as exc
 from .quota import Quota
@@ -299,7 +298,7 @@ class ComputeModel:
         (https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update;
         fake-azure.md §2.3): server-filled fields,
         no customData/adminPassword."""
-        b = copy.deepcopy(body)
+        b = clone_json(body)
         # read-only, sent by the Go SDK, ignored (karpenter-provider-azure v1.14.0
         # pkg/providers/instance/vminstance.go newVMObject; fake-azure.md §2.2)
         b.pop("name", None)
@@ -425,7 +424,7 @@ class ComputeModel:
 
     # ------------------------------------------------------------------ views
     def view(self, vm: VirtualMachine, expand: str | None = None) -> dict:
-        out = copy.deepcopy(vm.body)
+        out = clone_json(vm.body)
         props = out.setdefault("properties", {})
         props["provisioningState"] = vm.provisioning_state
         if expand and "instanceview" in expand.lower():

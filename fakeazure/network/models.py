@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ..arm import ARMError, new_guid, resource_id, rg_and_name
+from ..arm import ARMError, clone_json, new_guid, resource_id, rg_and_name
 from . import exceptions as exc
 
 NIC_TYPE = "Microsoft.Network/networkInterfaces"
@@ -209,7 +209,7 @@ class NetworkModel:
 
     # ------------------------------------------------------------------ views
     def view(self, nic: NetworkInterface) -> dict:
-        out = copy.deepcopy(nic.body)
+        out = clone_json(nic.body)
         props = out["properties"]
         if nic.vm_id:
             # after a VM attaches, GET shows virtualMachine.id, macAddress, primary

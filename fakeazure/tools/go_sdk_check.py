@@ -4,7 +4,7 @@ it needs Go and, on a cold module cache, the Go module proxy).
     python -m fakeazure.tools.go_sdk_check
 
 Builds ``fakeazure/tools/goclient`` (binary cached in
-``~/.cache/karpenter-harness/fakeazure-goclient/<source hash>/``), serves a fresh fake over TLS,
+``<harness cache>/fakeazure-goclient/<source hash>/``), serves a fresh fake over TLS,
 writes the fake ``az`` into a temporary directory first on ``PATH``, trusts only the fake's CA
 (``SSL_CERT_FILE``) and runs the client; prints its lines and exits with its status.
 """
@@ -21,7 +21,11 @@ import tempfile
 from fakeazure import FakeAzureServer, azshim
 
 SRC = pathlib.Path(__file__).resolve().parent / "goclient"
-CACHE = pathlib.Path.home() / ".cache" / "karpenter-harness" / "fakeazure-goclient"
+# the harness cache ($HARNESS_CACHE, else $XDG_CACHE_HOME/karpenter-harness: harness/backends/binaries.py
+# cache_dir, which fakeazure does not import)
+CACHE = pathlib.Path(os.environ.get("HARNESS_CACHE")
+                     or pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache")
+                     / "karpenter-harness") / "fakeazure-goclient"
 
 
 def build() -> pathlib.Path:

@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                                                       "--node-labels on the real backends)")
     b.add_argument("--kind", action="store_true", help="also the kind node image (Debian mirror + Go module proxy; "
                                                       "implies --node; harness/backends/kind/image.py)")
+    b.add_argument("--kind-rootfs", action="store_true",
+                   help="only the kind node image's Debian root filesystem (debootstrap, as root; the I/O-bound "
+                        "step, which CI runs beside the Go builds)")
     b.add_argument("--coredns", action="store_true", help="with --kind: also build CoreDNS (~25 min) for kubeadm's "
                                                          "CoreDNS addon")
     b.add_argument("--controller", action="store_true",
@@ -89,7 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--core-version", default=None, metavar="VERSION",
                    help="with --controller: build the provider against this sigs.k8s.io/karpenter release "
                         "(a go.mod replace; where it compiles) - also KARPENTER_CORE_VERSION")
+    from harness import __version__, logs
+    ap.add_argument("--version", action="version", version=f"harness {__version__}")
+    logs.add_verbose(ap)
+    for command in (up, b):
+        logs.add_verbose(command, sub=True)
     args = ap.parse_args(argv)
+    logs.setup(args.verbose)
 
     if args.cmd == "build" and (args.controller or args.provider_src or args.provider_ref):
         if args.core_version:
@@ -106,6 +115,17 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(json.dumps({"seconds": round(seconds, 1), "controller": str(ctl.path), "version": ctl.version,
                           "source": ctl.source}, indent=2))
+        return 0
+    if args.cmd == "build" and args.kind_rootfs:
+        from harness.backends.kind import image, rootfs
+        from harness.backends.kind.errors import KindBuildError
+        t0 = time.monotonic()
+        try:
+            tar = rootfs.build_rootfs(image.kind_cache(), image.log)
+        except KindBuildError as e:
+            print(f"build failed: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "rootfs": str(tar)}, indent=2))
         return 0
     if args.cmd == "build":
         from harness.backends import binaries

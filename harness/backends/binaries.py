@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 DEFAULT_K8S_VERSION = "v1.36.3"
 # etcd paired with Kubernetes 1.36 (k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go
@@ -102,27 +106,118 @@ def build_node(echo: bool = False) -> tuple[Path, float]:
     if go is None:
         raise BinariesError("cannot build the node binaries: no Go toolchain (go not on PATH, /usr/local/go/bin/go "
                             "missing); set KUBELET_BIN or HARNESS_BIN_DIR instead")
-    from filelock import FileLock
     out = node_bin_dir()
     cache_dir().mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}", "K8S_VERSION": versions()["k8s"]}
     t0 = time.monotonic()
-    with FileLock(str(cache_dir() / "node-build.lock")):
+    with BuildLock(cache_dir() / "node-build.lock", "the node binaries", echo):
         run_logged(["bash", str(BUILD_SCRIPT), "--node", str(out), str(cache_dir() / "build")], env, echo, t0)
     return out, time.monotonic() - t0
 
 
+HEARTBEAT_SECONDS = 15.0
+# a build script's log line that starts a step worth naming in the heartbeat:
+# "[build-binaries] building kube-apiserver ...", "[build-controller] resolving the module graph", ...
+STEP_LINE = re.compile(r"^\[(?P<tag>[\w-]+)\] (?P<step>(?:building|resolving|downloading) .*?)(?: \(.*\))?\s*$")
+
+
+class Heartbeat:
+    """While a long step runs (a Go build prints nothing for minutes), say every `every` seconds what it
+    is doing and how long it has taken so far: to stderr with `echo` (the tools' own output), else as an
+    INFO log record (`-v`, or pytest's log capture)."""
+
+    def __init__(self, what: str, echo: bool, tag: str = "build", every: float | None = None):
+        self.tag, self.what, self.echo, self.every = tag, what, echo, every or HEARTBEAT_SECONDS
+        self.t0 = self.step_t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{tag}", daemon=True)
+
+    def step(self, tag: str, what: str) -> None:
+        """A new step began (its own clock starts)."""
+        self.tag, self.what, self.step_t0 = tag, what, time.monotonic()
+
+    def line(self) -> str:
+        now = time.monotonic()
+        total = "" if self.step_t0 == self.t0 else f"; {_minutes(now - self.t0)} in all"
+        return f"[{self.tag}] still {self.what}: {_minutes(now - self.step_t0)} so far{total}"
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            if self.echo:
+                print(self.line(), file=sys.stderr, flush=True)
+            else:
+                log.info("%s", self.line())
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+class BuildLock:
+    """The file lock a build holds (concurrent pytest-xdist workers, checkouts and CI chains build once);
+    when another process holds it, say so and keep saying how long we have waited (Heartbeat)."""
+
+    def __init__(self, path: Path, what: str, echo: bool = False):
+        from filelock import FileLock
+        self.lock, self.what, self.echo = FileLock(str(path)), what, echo
+
+    def __enter__(self) -> "BuildLock":
+        from filelock import Timeout
+        try:
+            self.lock.acquire(timeout=0)
+        except Timeout:
+            message = f"[build] another build holds {self.lock.lock_file}; waiting for it ({self.what})"
+            print(message, file=sys.stderr, flush=True) if self.echo else log.info("%s", message)
+            with Heartbeat(f"waiting for another build of {self.what}", self.echo):
+                self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
 def run_logged(argv: list[str], env: dict, echo: bool, t0: float) -> None:
-    """Run a build script; its log goes to stderr with `echo`, its tail into the error otherwise."""
+    """Run a build script; its log goes to stderr with `echo` (at DEBUG otherwise), its tail into the
+    error when it fails; a heartbeat names the step it is in every 15 s."""
     tail: collections.deque[str] = collections.deque(maxlen=25)
-    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+    name = Path(argv[1]).name
+    log.info("running %s", " ".join(argv))
+    cpu0 = _children_cpu()
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc, \
+            Heartbeat(f"running {name}", echo) as beat:
         for line in proc.stdout:
             tail.append(line.rstrip("\n"))
+            if m := STEP_LINE.match(line):
+                beat.step(m["tag"], m["step"])
             if echo:
                 sys.stderr.write(line)
+            else:
+                log.debug("%s", line.rstrip("\n"))
     if proc.returncode != 0:
-        raise BinariesError(f"{Path(argv[1]).name} failed (exit {proc.returncode}) after "
+        raise BinariesError(f"{name} failed (exit {proc.returncode}) after "
                             f"{time.monotonic() - t0:.0f}s:\n" + "\n".join(tail).strip())
+    # CPU seconds of the script and everything it waited for (go build's compilers and linkers): the
+    # figure that does not depend on how busy the machine was
+    cpu = _children_cpu() - cpu0
+    message = f"{name} done in {time.monotonic() - t0:.0f} s ({cpu:.0f} CPU-s)"
+    if echo:
+        print(f"[build] {message}", file=sys.stderr, flush=True)
+    log.info("%s", message)
+
+
+def _children_cpu() -> float:
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def go_binary() -> str | None:
@@ -235,9 +330,8 @@ def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED, echo: 
     (and `build`). The build goes through a file lock so concurrent pytest-xdist workers build once."""
     bs = find_binaries()
     if bs.missing(need) and build:
-        from filelock import FileLock
         cache_dir().mkdir(parents=True, exist_ok=True)
-        with FileLock(str(cache_dir() / "build.lock")):
+        with BuildLock(cache_dir() / "build.lock", "the control plane", echo):
             bs = find_binaries()
             if bs.missing(need):
                 _build_fn(echo=echo)

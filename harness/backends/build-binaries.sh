@@ -106,7 +106,9 @@ go 1.24
 require go.etcd.io/etcd/server/v3 $ETCD_VERSION
 MOD
   printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
+  log "resolving the etcd $ETCD_VERSION module graph"
   go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
+  log "building etcd $ETCD_VERSION"
   go build -trimpath -ldflags "-s -w" -o "$OUT/etcd" go.etcd.io/etcd/server/v3
   log "etcd built in $(( $(date +%s) - t0 ))s"
 fi
@@ -114,6 +116,7 @@ fi
 # --- kwok: no replace directives, go install works (§3.1) ---
 if ! [ -x "$OUT/kwok" ]; then
   t0=$(date +%s)
+  log "building kwok $KWOK_VERSION"
   GOBIN="$OUT" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   log "kwok built in $(( $(date +%s) - t0 ))s"
 fi

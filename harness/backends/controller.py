@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.binaries import BinariesError, cache_dir, go_binary, go_module_dir, run_logged
+from harness.backends.binaries import BinariesError, BuildLock, cache_dir, go_binary, go_module_dir, run_logged
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"
@@ -179,10 +179,9 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
         src = src.resolve()
         if not (src / "go.mod").is_file():
             raise BinariesError(f"{src}: no go.mod (not a karpenter-provider-azure checkout)")
-    from filelock import FileLock
     cache_dir().mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    with FileLock(str(cache_dir() / "controller.lock")):
+    with BuildLock(cache_dir() / "controller.lock", "the controller", echo):
         found = find_controller(src)
         if found is not None and found.source != "env":
             return found, time.monotonic() - t0

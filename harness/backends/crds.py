@@ -43,7 +43,7 @@ AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 HASH_ANNOTATION = "karpenter-harness/render-hash"
 PROFILE_ANNOTATION = "karpenter-harness/profile"
-RENDER_REVISION = "5"    # bump when the patching below changes (part of the cache key)
+RENDER_REVISION = "6"    # bump when the patching below changes (part of the cache key)
 
 NODEPOOLS = "nodepools.karpenter.sh"
 NODECLAIMS = "nodeclaims.karpenter.sh"
@@ -110,14 +110,7 @@ def _cel(rendered) -> list[dict]:
 
 def _patch_requirements(req: dict, profile, target: str) -> None:
     from harness.model import crdrules
-    req["x-kubernetes-validations"] = _cel(crdrules.requirement_list_rules(profile))
-    props = req["items"]["properties"]
-    key_rules = _cel(crdrules.requirement_key_rules(profile, target))
-    if key_rules:
-        props["key"]["x-kubernetes-validations"] = key_rules
-    else:
-        props["key"].pop("x-kubernetes-validations", None)
-    props["operator"]["enum"] = list(profile.crd["operators"])
+    crdrules.patch_requirements(req, profile, target)
 
 
 def _patch_nodepool(crd: dict, profile) -> None:

@@ -46,7 +46,7 @@ PY
   if [ -f /tmp/.harness-daemon-json-changed ]; then
     rm -f /tmp/.harness-daemon-json-changed
     local pid; pid=$(pidof dockerd || true)
-    if [ -n "$pid" ]; then log "registered runtime runc-nosysresource; reloading dockerd"; kill -HUP $pid; sleep 1; fi
+    if [ -n "$pid" ]; then log "registered runtime runc-nosysresource; reloading dockerd"; kill -HUP "$pid"; sleep 1; fi
   fi
 }
 ensure_runtime
@@ -68,6 +68,7 @@ if ! [ -f "$DOCKERD_PIDFILE" ]; then
   if [ "$(id -u)" != 0 ]; then log "not root: cannot start dockerd"; exit 1; fi
   log "starting dockerd in the background (log: $DOCKERD_LOG)"
   # setsid: own session, so the caller's process group teardown does not take dockerd along.
+  # shellcheck disable=SC2086  # DOCKERD_ARGS is a list of flags
   setsid dockerd ${DOCKERD_ARGS:-} >"$DOCKERD_LOG" 2>&1 < /dev/null &
   echo $! > "$DOCKERD_PIDFILE"
 fi

@@ -22,13 +22,17 @@ from harness.model.validation import admission_rejection, parse_version
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def _clone(obj):
     """A deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than
-    copy.deepcopy; the store hands out copies so callers never share its objects."""
+    copy.deepcopy (scalars are not recursed into); the store hands out copies so callers never share
+    its objects."""
     if isinstance(obj, dict):
-        return {k: _clone(v) for k, v in obj.items()}
+        return {k: v if type(v) in _ATOMS else _clone(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_clone(v) for v in obj]
+        return [v if type(v) in _ATOMS else _clone(v) for v in obj]
     return obj
 
 
@@ -85,20 +89,26 @@ class EmbeddedCluster:
             # admission.go words the update case without a subject (conformance-checked)
             raise deny(f'is not allowed to modify labels: {", ".join(bad)}')
 
-    def _admit(self, obj: dict) -> dict:
+    def _admit(self, obj: dict, old: dict | None = None) -> dict:
         """The object as the API server stores it (defaulted), or APIRejected. The profile's release
-        decides which API versions are served and which version's rules judge (harness.model.apiversions)."""
+        decides which API versions are served and which version's rules judge (harness.model.apiversions).
+        `old`: the stored object, on update (the CRDs' transition rules and validation ratcheting)."""
         kind = obj.get("kind")
         rejection = apiversions.served_rejection(obj, self.profile)
         if rejection is not None:
             raise rejection
         if kind in ("NodePool", "NodeClaim"):
-            rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile), self.server_version)
+            if old is not None and old.get("apiVersion") != obj.get("apiVersion"):
+                # the store keeps a karpenter.sh/v1beta1 NodePool as v1 (to_model_version), which cannot be
+                # converted back to the request's version as the API server would: judged without the old object
+                old = None
+            rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile), self.server_version,
+                                            old)
             if rejection is not None:
                 raise rejection
             obj = apiversions.to_model_version(obj)
         elif kind == "AKSNodeClass" and (schema := apiversions.nodeclass_schema(obj, self.profile)) is not None:
-            admitted = aksnodeclass.admit(obj, schema, parse_version(self.server_version))
+            admitted = aksnodeclass.admit(obj, schema, parse_version(self.server_version), old)
             if admitted.errors:
                 raise aksnodeclass.rejection(obj, admitted.errors)
             obj = admitted.obj
@@ -171,7 +181,7 @@ class EmbeddedCluster:
                 new = obj
                 new["status"] = old.get("status")         # a PUT of the main resource ignores status
                 self._node_restriction(new, old, identity)
-                new = self._admit(new)
+                new = self._admit(new, old)
             new["metadata"]["resourceVersion"] = str(next(self._rv))
             new["metadata"]["uid"] = old["metadata"]["uid"]
             new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")

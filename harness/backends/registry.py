@@ -1,4 +1,4 @@
-"""Backend lookup by name, for the runner's `--backend local|container|kind|embedded` option.
+"""Backend lookup by name, for pytest's `--harness-backend` and `harness run --backend` (local|container|kind|embedded).
 
     from harness.backends.registry import get_backend
     backend = get_backend("local", scheduler=True)
@@ -51,6 +51,6 @@ def shared_cluster(name: str, *, cache: ClusterCache | None = None, **options) -
 
 def close_shared() -> None:
     """Close the process's default shared clusters (`harness run`'s). Kept clusters (keep=True, e.g.
-    get_backend(..., keep=True) for --keep-cluster) are left running: at exit their location goes
+    get_backend(..., keep=True) for --harness-keep-cluster) are left running: at exit their location goes
     to stderr."""
     DEFAULT_CLUSTERS.close()

@@ -19,7 +19,8 @@ from typing import Callable
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, bootstrap_custom_data,
-                                   error_code, error_text, lower_rg, retry_after)
+                                   error_code, error_text, list_usages, list_vm_names, list_vm_skus, lower_rg,
+                                   retry_after)
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
@@ -149,9 +150,7 @@ class AzureProvider:
         if self._skus is None and self.now() >= self._sku_retry_at:
             try:
                 region = self.cluster.region
-                self._skus = self.call("skus.list", lambda: [
-                    s.as_dict() for s in self.compute.resource_skus.list(filter=f"location eq '{region}'")
-                    if s.resource_type == "virtualMachines"])
+                self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
                 self._sku_seq += 1
             except HttpResponseError as e:
                 self._sku_failures += 1
@@ -165,16 +164,18 @@ class AzureProvider:
         """The region's price table (the provider loads static prices once: provider v1.14.0
         pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4)."""
         if self._prices is None:
-            self._prices = (self.fake.prices.get(self.cluster.region.lower()) or {}) if hasattr(self.fake, "prices") else {}
+            region = self.cluster.region.lower()
+            if hasattr(self.fake, "region_prices"):
+                self._prices = self.fake.region_prices(region)
+            else:
+                self._prices = (self.fake.prices.get(region) or {}) if hasattr(self.fake, "prices") else {}
         return self._prices or None
 
     def refresh_quota(self) -> None:
         """Compute usages per VM family (provider v1.14.0 pkg/controllers/quota/controller.go;
         azure-provider.md §2.2 Quota); fail open on errors."""
         try:
-            self._quota = self.call("usages.list", lambda: {
-                u.name.value: {"limit": u.limit, "current": u.current_value}
-                for u in self.compute.usage.list(self.cluster.region)})
+            self._quota = self.call("usages.list", lambda: list_usages(self.compute, self.cluster.region))
         except HttpResponseError as e:
             # provider v1.14.0 pkg/controllers/quota/controller.go Reconcile: logged, HasQuotaFor fails open
             self._quota = {}
@@ -451,7 +452,7 @@ class AzureProvider:
         """Lower-case names of the resource group's VMs, or None when the list failed (the
         caller skips this garbage-collection round, as upstream's Reconcile returns the error)."""
         try:
-            return self.call("vm.list", lambda: {vm.name.lower() for vm in self.compute.virtual_machines.list(self.rg)})
+            return self.call("vm.list", lambda: list_vm_names(self.compute, self.rg))
         except HttpResponseError as e:
             self.event("instance.garbagecollection", "listing VMs", error_text(e))
             return None

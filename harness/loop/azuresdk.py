@@ -6,8 +6,12 @@ Split from harness/loop/azure.py (the provider) so that file holds decisions, th
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 
 from azure.core.exceptions import HttpResponseError
+
+from fakeazure.transport import InProcessResponse
 
 # The Azure SDK retry policy the provider keeps at its defaults (provider v1.14.0
 # pkg/utils/clientopts/armopts.go DefaultRetryOpts; azure-sdk-for-go sdk/azcore v1.22.0
@@ -64,3 +68,73 @@ def lower_rg(vm_id: str) -> str:
         if p.lower() == "resourcegroups" and i + 1 < len(parts):
             parts[i + 1] = parts[i + 1].lower()
     return "/".join(parts)
+
+
+# -- lists read page by page, parsed once per page body -----------------------------------------------
+# What a list operation's page holds, as the harness reads it, by the page's response body: the SDK
+# parses the same bytes into the same models, so a page it has parsed once in this process is not
+# parsed again. Every page is still requested through the SDK's pipeline (policies, paging, error
+# mapping, the fake's faults and request log); only the deserialization of a body seen before is
+# skipped: the SDK's paging gets that page with no items and the same nextLink (azure-core's
+# raw_response_hook runs before a page is deserialized). Bounded: cleared past _PAGES_MAX pages.
+_PAGES: dict[tuple[str, bytes], tuple[str | None, list]] = {}
+_PAGES_MAX = 1024
+
+
+def _read_pages(kind: str, pager_of, convert) -> list:
+    """The items of every page of `pager_of(raw_response_hook=...)`, each page's models turned into
+    what the harness keeps by `convert(models) -> list`."""
+    seen: list[tuple[tuple[str, bytes], tuple[str | None, list] | None]] = []
+
+    def hook(pipeline_response) -> None:
+        http = pipeline_response.http_response
+        if http.status_code != 200:
+            return
+        key = (kind, hashlib.sha256(http.body()).digest())
+        hit = _PAGES.get(key)
+        seen.append((key, hit))
+        if hit is not None:
+            page = {"value": [], "nextLink": hit[0]} if hit[0] else {"value": []}
+            pipeline_response.http_response = InProcessResponse(
+                http.request, 200, dict(http.headers), json.dumps(page).encode())
+
+    out: list = []
+    pages = pager_of(raw_response_hook=hook).by_page()
+    for page in pages:
+        items = list(page)
+        key, hit = seen.pop() if seen else (None, None)     # no response seen: a pager without a pipeline
+        if hit is None:
+            hit = (pages.continuation_token, convert(items))
+            if key is not None:
+                if len(_PAGES) >= _PAGES_MAX:
+                    _PAGES.clear()
+                _PAGES[key] = hit
+        out.extend(hit[1])
+    return out
+
+
+def list_vm_skus(compute, region: str) -> list[dict]:
+    """`compute.resource_skus.list(filter="location eq '<region>'")` (azure-mgmt-compute 39.0.0
+    ResourceSkusOperations.list; the provider lists the region's SKUs through skewer: provider v1.14.0
+    pkg/providers/instancetype/instancetypes.go), keeping resourceType virtualMachines, as the models'
+    `as_dict()`. Parsed once per page body (_read_pages): the dicts are shared between runs, so read
+    them, never change them."""
+    return _read_pages("skus", lambda **kw: compute.resource_skus.list(filter=f"location eq '{region}'", **kw),
+                       lambda items: [s.as_dict() for s in items if s.resource_type == "virtualMachines"])
+
+
+def list_vm_names(compute, resource_group: str) -> set[str]:
+    """Lower-case names of `compute.virtual_machines.list(resource_group)` (the instance garbage
+    collector's list: provider v1.14.0 pkg/controllers/nodeclaim/garbagecollection/instance_garbagecollection.go),
+    parsed once per page body (_read_pages)."""
+    return set(_read_pages("vm-names", lambda **kw: compute.virtual_machines.list(resource_group, **kw),
+                           lambda items: [vm.name.lower() for vm in items]))
+
+
+def list_usages(compute, region: str) -> dict[str, dict]:
+    """`compute.usage.list(region)` (the provider's quota controller: provider v1.14.0
+    pkg/controllers/quota/controller.go) as {family: {"limit", "current"}}, parsed once per page
+    body (_read_pages)."""
+    rows = _read_pages("usages", lambda **kw: compute.usage.list(region, **kw),
+                       lambda items: [(u.name.value, u.limit, u.current_value) for u in items])
+    return {name: {"limit": limit, "current": current} for name, limit, current in rows}

@@ -1,106 +1,316 @@
-"""kube-scheduler's verdict on a pod and a Node's *actual* labels, taints and free resources.
+"""kube-scheduler's filter verdict on a pod and a Node's *actual* labels, taints and free resources.
 
 Independent of Karpenter's prediction, so a label Karpenter expected but no writer put on the Node
 shows up as a pod that never binds (design 0006 FAQ, runaway provisioning).
+
+The default profile's filter plugins at the server's version, in their order (k8s.io/kubernetes
+v1.36.3 pkg/scheduler/apis/config/v1/default_plugins.go getDefaultPlugins), each from
+pkg/scheduler/framework/plugins/: NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
+NodeResourcesFit, (VolumeBinding: harness/loop/volumes.py), PodTopologySpread, InterPodAffinity. A
+node fails on its first failing plugin (framework/runtime RunFilterPlugins); NodeResourcesFit reports
+every insufficient resource. The harness adds one check kube-scheduler gets from the node lifecycle
+controller's not-ready taint: a Node that is not Ready takes no pod.
+
+`Cycle` is one pod's scheduling cycle: PreFilter over every node (the snapshot), then Filter per node.
 """
 from __future__ import annotations
 
-from harness.loop.hostports import NODE_PORTS_REASON, conflict
-from harness.loop.pods import PodView, Taint, untolerated
-from harness.loop.topology import affinity_terms, match_expression, selector_matches
+from typing import Mapping, Sequence
+
+from harness.loop.pods import PodView, Taint, tolerates
+from harness.loop.topology import (HONOR, IGNORE, affinity_terms, match_expression, selector_is_empty,
+                                   selector_matches, spread_selector, term_namespaces, term_selector)
 from harness.model.resources import parse_resource_list
 
+# plugin reasons, verbatim (k8s.io/kubernetes v1.36.3 pkg/scheduler/framework/plugins/...)
+UNSCHEDULABLE = "node(s) were unschedulable"                                    # nodeunschedulable
+NOT_READY = "node(s) were not ready"                                            # harness (see module doc)
+UNTOLERATED = "node(s) had untolerated taint(s)"                                # tainttoleration Filter
+NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"             # nodeaffinity ErrReasonPod
+NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"       # nodeports ErrReason
+TOO_MANY_PODS = "Too many pods"                                                 # noderesources fitsRequest
+SPREAD = "node(s) didn't match pod topology spread constraints"                 # podtopologyspread
+SPREAD_LABEL = SPREAD + " (missing required label)"
+AFFINITY = "node(s) didn't match pod affinity rules"                            # interpodaffinity
+ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
-def node_matches(pod: PodView, labels: dict[str, str], node_name: str) -> str | None:
-    """None when the node's labels satisfy the pod's nodeSelector and required node affinity."""
+
+def _labels(node: dict) -> dict[str, str]:
+    return node["metadata"].get("labels") or {}
+
+
+def untolerated_do_not_schedule(tolerations: list[dict], taints: Sequence[Taint]) -> Taint | None:
+    """v1helper.FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc (NoSchedule and
+    NoExecute; PreferNoSchedule never filters)."""
+    for t in taints:
+        if t.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, t):
+            return t
+    return None
+
+
+def node_matches(pod: PodView, labels: Mapping[str, str], node_name: str) -> str | None:
+    """NodeAffinity Filter: None when the node's labels satisfy the pod's nodeSelector and one of its
+    required node-affinity terms (k8s.io/component-helpers v0.36.3 scheduling/corev1/nodeaffinity
+    GetRequiredNodeAffinity / RequiredNodeAffinity.Match: a term with no expressions and no fields
+    matches nothing; matchFields supports metadata.name)."""
     for k, v in pod.node_selector.items():
         if labels.get(k) != v:
-            return f"node(s) didn't match Pod's node affinity/selector ({k}={v})"
-    terms = pod.required_terms()
-    if terms:
-        for term in terms:
-            exprs_ok = all(match_expression(labels, e) for e in term.get("matchExpressions") or [])
-            fields_ok = all(
-                (f.get("key") == "metadata.name" and (
-                    (f.get("operator") == "In" and node_name in (f.get("values") or [])) or
-                    (f.get("operator") == "NotIn" and node_name not in (f.get("values") or []))))
-                for f in term.get("matchFields") or [])
-            if exprs_ok and fields_ok and (term.get("matchExpressions") or term.get("matchFields")):
-                return None
-        return "node(s) didn't match Pod's node affinity/selector"
-    return None
-
-
-def _topology_filter(pod: PodView, node: dict, nodes: list[dict], placed: list[tuple[PodView, str]]) -> str | None:
-    """InterPodAffinity (required terms, both directions) and PodTopologySpread (DoNotSchedule)."""
-    labels_of = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
-    here = node["metadata"].get("labels") or {}
-
-    def matching(term, ns_default):
-        namespaces = set(term.get("namespaces") or [ns_default])
-        return [(p, n) for p, n in placed if p.namespace in namespaces and selector_matches(term.get("labelSelector"), p.labels)]
-
-    for term in affinity_terms(pod, "podAntiAffinity"):
-        key = term["topologyKey"]
-        if key in here and any(labels_of.get(n, {}).get(key) == here[key] for _, n in matching(term, pod.namespace)):
-            return "node(s) didn't match pod anti-affinity rules"
-    for other, n in placed:
-        for term in affinity_terms(other, "podAntiAffinity"):
-            key = term["topologyKey"]
-            if (pod.namespace in set(term.get("namespaces") or [other.namespace]) and
-                    selector_matches(term.get("labelSelector"), pod.labels) and key in here and
-                    labels_of.get(n, {}).get(key) == here[key]):
-                return "node(s) didn't satisfy existing pods anti-affinity rules"
-    for term in affinity_terms(pod, "podAffinity"):
-        key = term["topologyKey"]
-        peers = matching(term, pod.namespace)
-        if peers and not any(labels_of.get(n, {}).get(key) == here.get(key) for _, n in peers):
-            return "node(s) didn't match pod affinity rules"
-    for tsc in pod.spec.get("topologySpreadConstraints") or []:
-        if tsc.get("whenUnsatisfiable") == "ScheduleAnyway":
+            return NODE_AFFINITY
+    required = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution")
+    if required is None:
+        return None
+    for term in required.get("nodeSelectorTerms") or []:
+        exprs, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+        if not exprs and not fields:
             continue
-        key = tsc["topologyKey"]
-        if key not in here:
-            return "node(s) didn't match pod topology spread constraints (missing required label)"
-        eligible = {labels_of[n["metadata"]["name"]][key] for n in nodes
-                    if key in labels_of[n["metadata"]["name"]] and node_matches(pod, labels_of[n["metadata"]["name"]], n["metadata"]["name"]) is None}
-        counts = {d: 0 for d in eligible}
-        for p, n in matching(tsc, pod.namespace):
-            d = labels_of.get(n, {}).get(key)
-            if d in counts:
-                counts[d] += 1
-        low = min(counts.values()) if counts else 0
-        self_match = 1 if selector_matches(tsc.get("labelSelector"), pod.labels) else 0
-        if counts.get(here[key], 0) + self_match - low > int(tsc.get("maxSkew", 1)):
-            return "node(s) didn't match pod topology spread constraints"
-    return None
+        if not all(match_expression(labels, e) for e in exprs):
+            continue
+        if all(f.get("key") == "metadata.name" and match_expression({"metadata.name": node_name}, f) for f in fields):
+            return None
+    return NODE_AFFINITY
+
+
+def host_ports(pod: PodView) -> list[tuple[str, str, int]]:
+    """util.GetHostPorts (k8s.io/kubernetes v1.36.3 pkg/scheduler/util/utils.go): (hostIP, protocol,
+    hostPort) of every port with a hostPort, of the containers and of the init containers that run
+    for the pod's whole life (restartPolicy Always: sidecars); an empty hostIP is 0.0.0.0 and an empty
+    protocol TCP (HostPortInfo sanitize)."""
+    out = []
+    containers = [c for c in pod.spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    for c in containers + list(pod.spec.get("containers") or []):
+        for p in c.get("ports") or []:
+            if int(p.get("hostPort") or 0) > 0:
+                out.append((str(p.get("hostIP") or "0.0.0.0"), str(p.get("protocol") or "TCP"), int(p["hostPort"])))
+    return out
+
+
+def ports_conflict(want: tuple[str, str, int], used: set[tuple[str, str, int]]) -> bool:
+    """HostPortInfo.CheckConflict (k8s.io/kube-scheduler v0.36.3 framework/types.go): same protocol
+    and port, and the same IP or either side 0.0.0.0."""
+    ip, proto, port = want
+    if ip == "0.0.0.0":
+        return any(p == port and pr == proto for _, pr, p in used)
+    return any(p == port and pr == proto and i in (ip, "0.0.0.0") for i, pr, p in used)
+
+
+class Snapshot:
+    """The nodes and the pods bound to them, as kube-scheduler's cache holds them for a pass."""
+
+    def __init__(self, nodes: list[dict], placed: list[tuple[PodView, str]],
+                 namespaces: Mapping[str, Mapping[str, str]] | None = None):
+        self.nodes = nodes
+        self.by_name = {n["metadata"]["name"]: n for n in nodes}
+        self.pods: dict[str, list[PodView]] = {n: [] for n in self.by_name}
+        self.with_anti: list[tuple[PodView, str]] = []     # HavePodsWithRequiredAntiAffinityList
+        self.namespaces = dict(namespaces or {})
+        self._terms: dict[tuple[int, str], list] = {}
+        for pv, node in placed:
+            self.add(pv, node)
+
+    def add(self, pv: PodView, node: str) -> None:
+        self.pods.setdefault(node, []).append(pv)
+        if ((pv.spec.get("affinity") or {}).get("podAntiAffinity") or {}).get(
+                "requiredDuringSchedulingIgnoredDuringExecution") and self.terms(pv, "podAntiAffinity"):
+            self.with_anti.append((pv, node))
+
+    def terms(self, pod: PodView, kind: str) -> list[tuple[str, dict | None, frozenset[str]]]:
+        """The pod's required (anti-)affinity terms as (topologyKey, selector with matchLabelKeys and
+        mismatchLabelKeys merged, namespaces with namespaceSelector merged), cached per pod."""
+        key = (id(pod), kind)
+        hit = self._terms.get(key)
+        if hit is None:
+            # a term without a topologyKey (the API server refuses one) matches no node's label
+            hit = self._terms[key] = [(str(t.get("topologyKey") or ""), term_selector(pod, t),
+                                       term_namespaces(pod, t, self.namespaces))
+                                      for t in affinity_terms(pod, kind)]
+        return hit
+
+    def ns_labels(self, namespace: str) -> Mapping[str, str]:
+        return self.namespaces.get(namespace, {"kubernetes.io/metadata.name": namespace})
+
+
+def _terminating(pv: PodView) -> bool:
+    return bool(pv.obj["metadata"].get("deletionTimestamp"))
+
+
+class Cycle:
+    """One pod's scheduling cycle over a Snapshot: PreFilter state, then `filter(node)`."""
+
+    def __init__(self, pod: PodView, snap: Snapshot):
+        self.pod, self.snap = pod, snap
+        self.ports = host_ports(pod)
+        self._spread = self._prefilter_spread()
+        self._affinity = self._prefilter_affinity()
+
+    # -- PodTopologySpread ---------------------------------------------------------------------
+    def _prefilter_spread(self):
+        """podtopologyspread calPreFilterState: DoNotSchedule constraints (matchLabelKeys merged,
+        minDomains default 1, nodeAffinityPolicy default Honor, nodeTaintsPolicy default Ignore,
+        filtering.go / common.go filterTopologySpreadConstraints); per constraint the matching pods
+        of the pod's namespace on each node that has every constraint's key and passes the
+        constraint's node inclusion policies, summed by domain. Only existing Nodes are domains here;
+        Karpenter also counts the domains its NodePools could create (core v1.14.0 topology.go
+        buildDomainGroups), so a later pod can be bound where Karpenter would not have planned it."""
+        pod = self.pod
+        constraints = []
+        for tsc in pod.spec.get("topologySpreadConstraints") or []:
+            if tsc.get("whenUnsatisfiable", "DoNotSchedule") != "DoNotSchedule":
+                continue
+            constraints.append({"key": tsc["topologyKey"], "selector": spread_selector(pod, tsc),
+                                "maxSkew": int(tsc.get("maxSkew", 1)), "minDomains": int(tsc.get("minDomains") or 1),
+                                "affinity": tsc.get("nodeAffinityPolicy") or HONOR,
+                                "taints": tsc.get("nodeTaintsPolicy") or IGNORE, "counts": {}})
+        if not constraints:
+            return []
+        for node in self.snap.nodes:
+            labels = _labels(node)
+            if any(c["key"] not in labels for c in constraints):     # nodeLabelsMatchSpreadConstraints
+                continue
+            name = node["metadata"]["name"]
+            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+            for c in constraints:
+                if c["affinity"] == HONOR and node_matches(pod, labels, name) is not None:
+                    continue
+                if c["taints"] == HONOR and untolerated_do_not_schedule(pod.tolerations, taints) is not None:
+                    continue
+                count = 0
+                if not selector_is_empty(c["selector"]):             # countPodsMatchSelector
+                    count = sum(1 for p in self.snap.pods.get(name, ())
+                                if not _terminating(p) and p.namespace == pod.namespace
+                                and selector_matches(c["selector"], p.labels))
+                value = labels[c["key"]]
+                c["counts"][value] = c["counts"].get(value, 0) + count
+        return constraints
+
+    def _filter_spread(self, labels: Mapping[str, str]) -> str | None:
+        """podtopologyspread Filter: matchNum + selfMatch - globalMin <= maxSkew, the global
+        minimum being 0 while fewer eligible domains than minDomains exist (minMatchNum)."""
+        for c in self._spread:
+            value = labels.get(c["key"])
+            if value is None:
+                return SPREAD_LABEL
+            counts = c["counts"]
+            low = 0 if len(counts) < c["minDomains"] else min(counts.values())
+            self_match = 1 if selector_matches(c["selector"], self.pod.labels) else 0
+            if counts.get(value, 0) + self_match - low > c["maxSkew"]:
+                return SPREAD
+        return None
+
+    # -- InterPodAffinity ----------------------------------------------------------------------
+    @staticmethod
+    def _term_matches(term, pod: PodView) -> bool:
+        """AffinityTerm.Matches (namespaceSelector already merged into the namespaces)."""
+        _, selector, namespaces = term
+        return pod.namespace in namespaces and selector_matches(selector, pod.labels)
+
+    def _prefilter_affinity(self):
+        """interpodaffinity PreFilter: counts per (key, value) of existing pods whose required
+        anti-affinity matches the pod, of existing pods matching all of the pod's required affinity
+        terms, and of existing pods matching one of its anti-affinity terms."""
+        pod, snap = self.pod, self.snap
+        affinity, anti = snap.terms(pod, "podAffinity"), snap.terms(pod, "podAntiAffinity")
+        existing_anti: dict[tuple[str, str], int] = {}
+        aff_counts: dict[tuple[str, str], int] = {}
+        anti_counts: dict[tuple[str, str], int] = {}
+        for p, name in snap.with_anti:
+            node = snap.by_name.get(name)
+            if node is None:
+                continue
+            labels = _labels(node)
+            for key, _, _ in [t for t in snap.terms(p, "podAntiAffinity") if self._term_matches(t, pod)]:
+                if key in labels:
+                    existing_anti[(key, labels[key])] = existing_anti.get((key, labels[key]), 0) + 1
+        for name, pods in (snap.pods.items() if affinity or anti else ()):
+            node = snap.by_name.get(name)
+            if node is None:
+                continue
+            labels = _labels(node)
+            for p in pods:
+                if affinity and all(self._term_matches(t, p) for t in affinity):
+                    for key, _, _ in affinity:
+                        if key in labels:
+                            aff_counts[(key, labels[key])] = aff_counts.get((key, labels[key]), 0) + 1
+                for t in anti:
+                    if self._term_matches(t, p) and t[0] in labels:
+                        anti_counts[(t[0], labels[t[0]])] = anti_counts.get((t[0], labels[t[0]]), 0) + 1
+        if not existing_anti and not affinity and not anti:
+            return None                                                        # Skip
+        self_match = bool(affinity) and all(self._term_matches(t, pod) for t in affinity)
+        return affinity, anti, existing_anti, aff_counts, anti_counts, self_match
+
+    def _filter_affinity(self, labels: Mapping[str, str]) -> str | None:
+        """interpodaffinity Filter: satisfyPodAffinity (every term's key on the node and a matching
+        pod in its domain, or no matching pod anywhere and the pod matches its own terms),
+        satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity. Karpenter decides the first pod of
+        an affinity differently (core v1.14.0 topologygroup.go nextDomainAffinity, anyCompatiblePodDomain:
+        no matching pod in a domain the pod may use is enough); see harness/loop/topology.py
+        TopologyGroup.next_domain_affinity."""
+        if self._affinity is None:
+            return None
+        affinity, anti, existing_anti, aff_counts, anti_counts, self_match = self._affinity
+        pods_exist = True
+        for key, _, _ in affinity:
+            if key not in labels:
+                return AFFINITY
+            if aff_counts.get((key, labels[key]), 0) <= 0:
+                pods_exist = False
+        if not pods_exist and not (not aff_counts and self_match):
+            return AFFINITY
+        for key, _, _ in anti:
+            if key in labels and anti_counts.get((key, labels[key]), 0) > 0:
+                return ANTI_AFFINITY
+        if existing_anti and any(existing_anti.get((k, v), 0) > 0 for k, v in labels.items()):
+            return EXISTING_ANTI_AFFINITY
+        return None
+
+    # -- one plugin, one node (the plugins' own tests run one plugin) ---------------------------
+    def pod_topology_spread(self, node: dict) -> str | None:
+        return self._filter_spread(_labels(node))
+
+    def inter_pod_affinity(self, node: dict) -> str | None:
+        return self._filter_affinity(_labels(node))
+
+    # -- the node ------------------------------------------------------------------------------
+    def filter(self, node: dict, requested: Mapping[str, int]) -> list[str]:
+        """The reasons the node fails (empty: it fits): the first failing plugin's, all of
+        NodeResourcesFit's."""
+        meta, spec = node["metadata"], node.get("spec") or {}
+        name, labels = meta["name"], _labels(node)
+        if spec.get("unschedulable") and not tolerates(self.pod.tolerations, UNSCHEDULABLE_TAINT):
+            return [UNSCHEDULABLE]
+        conditions = {c["type"]: c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
+        if conditions.get("Ready") != "True":
+            return [NOT_READY]
+        taints = [Taint.from_dict(t) for t in spec.get("taints") or []]
+        if untolerated_do_not_schedule(self.pod.tolerations, taints) is not None:
+            return [UNTOLERATED]
+        if node_matches(self.pod, labels, name) is not None:
+            return [NODE_AFFINITY]
+        if self.ports:
+            used = {hp for p in self.snap.pods.get(name, ()) for hp in host_ports(p)}
+            if any(ports_conflict(w, used) for w in self.ports):
+                return [NODE_PORTS]
+        alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+        fit = []
+        if len(self.snap.pods.get(name, ())) + 1 > alloc.get("pods", 0):
+            fit.append(TOO_MANY_PODS)
+        for k, v in self.pod.requests.items():
+            if k != "pods" and v > 0 and requested.get(k, 0) + v > alloc.get(k, 0):
+                fit.append(f"Insufficient {k}")
+        if fit:
+            return fit
+        why = self._filter_spread(labels)
+        if why is None:
+            why = self._filter_affinity(labels)
+        return [why] if why else []
 
 
 def can_bind(pod: PodView, node: dict, requested: dict[str, int], nodes: list[dict] | None = None,
-             placed: list[tuple[PodView, str]] | None = None) -> str | None:
-    """The filter plugins that matter here: NodeUnschedulable, TaintToleration (NoSchedule and
-    NoExecute), NodeAffinity, NodePorts, NodeResourcesFit, InterPodAffinity, PodTopologySpread and Ready."""
-    meta, spec = node["metadata"], node.get("spec") or {}
-    if spec.get("unschedulable"):
-        return "node(s) were unschedulable"
-    conditions = {c["type"]: c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
-    if conditions.get("Ready") != "True":
-        return "node(s) were not ready"
-    taints = [Taint.from_dict(t) for t in spec.get("taints") or []]
-    bad = untolerated(pod.tolerations, taints)
-    if bad:
-        return f"node(s) had untolerated taint {{{bad[0].key}: {bad[0].value}}}"
-    why = node_matches(pod, meta.get("labels") or {}, meta["name"])
-    if why:
-        return why
-    if pod.host_ports and placed and conflict(pod.host_ports, [hp for p, n in placed if n == meta["name"]
-                                                               for hp in p.host_ports]):
-        return NODE_PORTS_REASON          # NodePorts (harness/loop/hostports.py)
-    alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-    for k, v in pod.requests.items():
-        if v > 0 and requested.get(k, 0) + v > alloc.get(k, 0):
-            return f"Insufficient {k}"
-    if placed and (pod.spec.get("topologySpreadConstraints") or pod.spec.get("affinity") or
-                   any((p.spec.get("affinity") or {}).get("podAntiAffinity") for p, _ in placed)):
-        return _topology_filter(pod, node, nodes or [node], placed)
-    return None
+             placed: list[tuple[PodView, str]] | None = None,
+             namespaces: Mapping[str, Mapping[str, str]] | None = None) -> str | None:
+    """The first reason `node` fails for `pod` among `nodes` with `placed` pods bound, or None."""
+    reasons = Cycle(pod, Snapshot(nodes or [node], placed or [], namespaces)).filter(node, requested)
+    return reasons[0] if reasons else None

@@ -67,6 +67,8 @@ class PodResult:
     scheduler_error: str | None = None
     events: list[str] = field(default_factory=list)
     nodeclaims: list[str] = field(default_factory=list)   # NodeClaims launched for it
+    labels: dict[str, str] = field(default_factory=dict)  # the pod's labels (expect.skew selects by them)
+    requests: dict[str, int] = field(default_factory=dict)  # effective requests (cpu in millicores, bytes)
 
 
 @dataclass

@@ -229,8 +229,10 @@ class Scheduler:
                 if node_reqs.compatible(vol) is not None:
                     continue
                 reqs = node_reqs.copy().add(*vol.values())
+            # existing nodes are strict: no AllowUndefinedWellKnownLabels (core existingnode.go CanAdd)
             if self.topology is not None and not isinstance(
-                    self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), reqs), Requirements):
+                    self.topology.add_requirements(pod, pod.requirements(self.sem, strict=True), reqs,
+                                                   allow_undefined=frozenset()), Requirements):
                 why = "topology"
                 continue
             return None
@@ -292,6 +294,8 @@ class Scheduler:
         prefer_no_schedule = any(t.effect == "PreferNoSchedule" for tp in self.templates for t in tp.taints)
         for pod in queue:
             pod.reset_relaxation()
+        if self.topology is not None:
+            self.topology.prepare(queue)        # core NewTopology: every pod's groups before placing any
         pending = list(queue)
         progress = True
         while pending and progress:
@@ -320,7 +324,7 @@ class Scheduler:
                 node.host_ports = node.host_ports + pod.host_ports
                 existing_hits[pod.uid] = node.name
                 if self.topology is not None:
-                    self.topology.record(pod, node.requirements(self.sem))
+                    self.topology.record(pod, node.requirements(self.sem), node.taints, frozenset())
                 return None
         # 2. NodeClaims planned in this pass, fewest pods first (core Scheduler.add sorts newNodeClaims by
         # pod count before addToInflightNode; sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go).
@@ -354,7 +358,7 @@ class Scheduler:
                     claim.host_ports = claim.host_ports + pod.host_ports
                     self._order.grew(claim)
                     if self.topology is not None:
-                        self.topology.record(pod, claim.requirements)
+                        self.topology.record(pod, claim.requirements, claim.template.taints)
                     self._update_gates(claim)
                     return None
         finally:
@@ -394,7 +398,7 @@ class Scheduler:
             self.remaining.subtract_max(template.name, its)
             self._limit_memo.clear()
             if self.topology is not None:
-                self.topology.record(pod, reqs)
+                self.topology.record(pod, reqs, template.taints)
             self._update_gates(claim, new=True)
             return None
         return "; ".join(errs)

@@ -56,6 +56,9 @@ class SimConfig:
     max_iterations: int = 60
     runaway_threshold: int = 3
     min_values_policy: str = "Strict"
+    # "kube-scheduler" (default): the stand-in binds by its filters; "nominated": a pod binds only to
+    # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
+    binding: str = "kube-scheduler"
 
 
 class Simulation:

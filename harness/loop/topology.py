@@ -1,26 +1,44 @@
-"""Topology spread constraints in Karpenter's scheduling simulation.
+"""Topology spread and pod (anti-)affinity in Karpenter's scheduling simulation.
 
-Karpenter core's Topology / TopologyGroup (pkg/controllers/provisioning/scheduling/topology.go,
-topologygroup.go): a group per (key, namespaces, selector, maxSkew) counts matching pods per domain
-over a universe of domains built from every NodePool x instance type (plus existing nodes), and
-`nextDomainTopologySpread` narrows a NodeClaim to the least-loaded domain within maxSkew. The
-empty string doubles as "no domain chosen", so a universe containing "" (regional offerings
-before #1615) can make a spread unsatisfiable (reported-bugs.md R01).
+Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/: topology.go
+(Topology: NewTopology, buildDomainGroups, countDomains, Update, Record, AddRequirements,
+buildNamespaceList), topologygroup.go (TopologyGroup: nextDomainTopologySpread, domainMinCount,
+nextDomainAffinity, anyCompatiblePodDomain, nextDomainAntiAffinity, Hash), topologydomaingroup.go
+(TopologyDomainGroup: domains with the taints of the NodePools offering them) and
+topologynodefilter.go (TopologyNodeFilter: nodeAffinityPolicy / nodeTaintsPolicy).
+
+A group per (type, key, namespaces, selector, maxSkew, node filter) counts matching pods per domain
+over a universe of domains built from every NodePool x instance type (plus registered nodes), and
+narrows a NodeClaim's requirements to the domains the constraint allows. The empty string doubles
+as "no domain chosen", so a universe containing "" (regional offerings before #1615) can make a
+spread unsatisfiable (reported-bugs.md R01).
+
+Where core breaks a tie by Go map iteration order (a random pick), `TiePicker` picks with the run's
+seed (see its docstring).
 """
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
 
+from harness.loop.pods import Taint, tolerates
 from harness.model.gostrconv import parse_int64
 from harness.model.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Requirements
 
 HOSTNAME = "kubernetes.io/hostname"
 MAX_INT32 = 2**31 - 1
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+HONOR, IGNORE = "Honor", "Ignore"
+# k8s.io/api v0.36.3 core/v1 well_known_labels.go LabelMetadataName: the API server sets it on every
+# Namespace (k8s.io/kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go PrepareForCreate)
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+SPREAD, AFFINITY, ANTI_AFFINITY = "topology spread", "pod affinity", "pod anti-affinity"
 
 
-def match_expression(labels: dict[str, str], e: dict) -> bool:
+# -- label selectors ---------------------------------------------------------------------------------
+def match_expression(labels: Mapping[str, str], e: dict) -> bool:
     """NodeSelectorRequirement matching on raw labels (k8s.io/component-helpers v0.36.3
     scheduling/corev1/nodeaffinity nodeSelectorRequirementsAsSelector; k8s.io/apimachinery v0.36.3
     pkg/labels/selector.go NewRequirement, Requirement.Matches); a LabelSelectorRequirement is the same
@@ -46,8 +64,9 @@ def match_expression(labels: dict[str, str], e: dict) -> bool:
     return False   # Gte/Lte are Karpenter-only operators; kube-scheduler rejects them
 
 
-def selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
-    """metav1.LabelSelector semantics (a nil selector matches nothing, an empty one everything).
+def selector_matches(selector: dict | None, labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelector semantics (k8s.io/apimachinery v0.36.3 pkg/apis/meta/v1/helpers.go
+    LabelSelectorAsSelector: a nil selector matches nothing, an empty one everything).
     Operators a LabelSelector does not have are not checked."""
     if selector is None:
         return False
@@ -58,29 +77,235 @@ def selector_matches(selector: dict | None, labels: dict[str, str]) -> bool:
                if e["operator"] in LABEL_SELECTOR_OPERATORS)
 
 
-def _pretty_counts(domains: dict[str, int], limit: int = 25) -> str:
-    """operatorpkg pretty.Map: sorted `k: v` pairs joined by ", ", truncated."""
-    items = [f"{k}: {v}" for k, v in sorted(domains.items())]
-    if len(items) > limit:
-        items = items[:limit] + [f"and {len(domains) - limit} other(s)"]
-    return ", ".join(items)
+def selector_is_empty(selector: dict | None) -> bool:
+    """labels.Selector.Empty() of LabelSelectorAsSelector: an empty (non-nil) selector has no
+    requirements; a nil one is labels.Nothing(), which is not Empty."""
+    return selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions")
 
 
-@dataclass
+def merge_label_keys(selector: dict | None, pod_labels: Mapping[str, str], match_keys: Iterable[str] = (),
+                     mismatch_keys: Iterable[str] = ()) -> dict | None:
+    """matchLabelKeys / mismatchLabelKeys merged into the selector: `key In (value)` / `key NotIn
+    (value)` for each key the pod carries (k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/strategy.go
+    applyLabelKeysToLabelSelector, applyMatchLabelKeysAndMismatchLabelKeys, applyMatchLabelKeys: the API
+    server does it at creation; core v1.14.0 topology.go newForTopologies and kube-scheduler's
+    podtopologyspread/common.go filterTopologySpreadConstraints do it again for a spread, which
+    matches the same pods). A nil selector stays nil (it matches nothing). Merging twice matches
+    the same pods, so a selector the API server already merged is unchanged in effect."""
+    match_keys, mismatch_keys = list(match_keys or ()), list(mismatch_keys or ())
+    if selector is None or not (match_keys or mismatch_keys):
+        return selector
+    exprs = list(selector.get("matchExpressions") or [])
+    for keys, op in ((match_keys, "In"), (mismatch_keys, "NotIn")):
+        for key in keys:
+            if key in pod_labels:
+                e = {"key": key, "operator": op, "values": [str(pod_labels[key])]}
+                if e not in exprs:
+                    exprs.append(e)
+    out = dict(selector)
+    out["matchExpressions"] = exprs
+    return out
+
+
+def term_selector(pod, term: dict) -> dict | None:
+    """A pod (anti-)affinity term's selector as the API server stores it (matchLabelKeys and
+    mismatchLabelKeys merged)."""
+    return merge_label_keys(term.get("labelSelector"), pod.labels, term.get("matchLabelKeys"),
+                            term.get("mismatchLabelKeys"))
+
+
+def spread_selector(pod, tsc: dict) -> dict | None:
+    return merge_label_keys(tsc.get("labelSelector"), pod.labels, tsc.get("matchLabelKeys"))
+
+
+def term_namespaces(pod, term: dict, namespace_labels: Mapping[str, Mapping[str, str]]) -> frozenset[str]:
+    """The namespaces a pod (anti-)affinity term selects pods in: core v1.14.0 topology.go
+    buildNamespaceList (the pod's own namespace when neither `namespaces` nor `namespaceSelector` is
+    given; else the listed ones plus every Namespace the selector matches; an empty selector matches
+    all). kube-scheduler v1.36.3 agrees (k8s.io/kube-scheduler v0.36.3 framework/types.go
+    getNamespacesFromPodAffinityTerm, AffinityTerm.Matches; interpodaffinity/plugin.go
+    mergeAffinityTermNamespacesIfNotEmpty)."""
+    listed = [str(n) for n in term.get("namespaces") or []]
+    ns_selector = term.get("namespaceSelector")
+    if not listed and ns_selector is None:
+        return frozenset({pod.namespace})
+    if ns_selector is None:
+        return frozenset(listed)
+    return frozenset(listed) | {ns for ns, labels in namespace_labels.items() if selector_matches(ns_selector, labels)}
+
+
+def namespace_labels(namespaces: Iterable[dict], extra: Iterable[str] = ()) -> dict[str, dict[str, str]]:
+    """Namespace name -> labels, with the `kubernetes.io/metadata.name` label the API server sets
+    (NAMESPACE_NAME_LABEL). `extra` names namespaces known to exist (a pod's own, "default") that no
+    Namespace object in `namespaces` describes."""
+    out: dict[str, dict[str, str]] = {}
+    for ns in namespaces:
+        name = ns["metadata"]["name"]
+        out[name] = {**(ns["metadata"].get("labels") or {}), NAMESPACE_NAME_LABEL: name}
+    for name in extra:
+        out.setdefault(name, {NAMESPACE_NAME_LABEL: name})
+    return out
+
+
+def tolerates_all(tolerations: Sequence[dict], taints: Iterable[Taint]) -> bool:
+    """core v1.14.0 pkg/scheduling/taints.go Taints.Tolerates: every taint, of any effect
+    (PreferNoSchedule included), is tolerated."""
+    return all(tolerates(list(tolerations), t) for t in taints)
+
+
+# -- ties ------------------------------------------------------------------------------------------
+class TiePicker:
+    """Picks one of several equally good domains where core picks by Go map iteration order
+    (nextDomainTopologySpread's `for domain := range t.domains`, Requirement.Values() =
+    sets.UnsortedList(), nextDomainAffinity's bootstrap): upstream chooses at random. We choose
+    with the run's seed: a hash of (seed, pod, group, candidates), so the same question always gets
+    the same answer within a run, a different seed can answer differently, and the answer does not
+    depend on how often or in which order the scheduler asks (its claim scan skips claims it knows
+    will fail, harness/loop/scheduling.py Scheduler._scan). With `seed=None` the smallest name wins
+    (unit tests)."""
+
+    def __init__(self, seed: int | None = 0):
+        self.seed = seed
+
+    def pick(self, candidates: Iterable[str], *context: str) -> str:
+        ordered = sorted(candidates)
+        if len(ordered) == 1 or self.seed is None:
+            return ordered[0]
+        text = json.dumps([self.seed, *context, ordered])
+        h = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+        return ordered[h % len(ordered)]
+
+
+# -- node filter -------------------------------------------------------------------------------------
+class NodeFilter:
+    """core v1.14.0 topologynodefilter.go TopologyNodeFilter (a topology spread's node inclusion):
+    with nodeAffinityPolicy Honor (the default) a node counts only if its requirements are
+    compatible with the pod's nodeSelector plus one of its required node-affinity terms; with
+    nodeTaintsPolicy Honor (default Ignore) only if the pod tolerates every taint of it."""
+
+    __slots__ = ("requirements", "taint_policy", "affinity_policy", "tolerations", "ident")
+
+    def __init__(self, requirements: list[Requirements], taint_policy: str, affinity_policy: str,
+                 tolerations: list[dict], ident: str):
+        self.requirements, self.taint_policy, self.affinity_policy = requirements, taint_policy, affinity_policy
+        self.tolerations, self.ident = tolerations, ident
+
+    @staticmethod
+    def for_pod(pod, taint_policy: str, affinity_policy: str, sem) -> "NodeFilter":
+        """MakeTopologyNodeFilter."""
+        selector = pod.node_selector
+        base = [Requirement.new(k, IN, [v], sem) for k, v in selector.items()]
+        terms = pod.required_terms() if ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution") is not None else None
+        reqs: list[Requirements] = []
+        if terms is None:
+            reqs.append(Requirements(base))
+        else:
+            for term in terms:
+                r = Requirements(base)
+                r.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
+                        for e in term.get("matchExpressions") or []))
+                reqs.append(r)
+        tolerations = list(pod.tolerations)
+        ident = json.dumps([sorted(selector.items()), terms, taint_policy, affinity_policy, tolerations],
+                           sort_keys=True, default=str)
+        return NodeFilter(reqs, taint_policy, affinity_policy, tolerations, ident)
+
+    def matches(self, taints: Iterable[Taint], reqs: Requirements, allow_undefined: frozenset[str] = frozenset()) -> bool:
+        """Matches: affinity (any requirement set compatible) and taints."""
+        if self.affinity_policy == HONOR and self.requirements and not any(
+                reqs.is_compatible(r, allow_undefined) for r in self.requirements):
+            return False
+        if self.taint_policy == HONOR and not tolerates_all(self.tolerations, taints):
+            return False
+        return True
+
+
+# -- the universe of domains -----------------------------------------------------------------------
+class DomainGroup(dict):
+    """core v1.14.0 topologydomaingroup.go TopologyDomainGroup: domain -> the taint sets of the
+    NodePools that offer it (an empty set first means every pod can get it)."""
+
+    def insert(self, domain: str, taints: Sequence[Taint] = ()) -> None:
+        taints = tuple(taints)
+        have = self.get(domain)
+        if have is None or not taints:
+            self[domain] = [taints]
+            return
+        if not have[0]:
+            return
+        have.append(taints)
+
+    def domains_for(self, tolerations: Sequence[dict], taint_policy: str) -> list[str]:
+        """ForEachDomain: every domain, or with nodeTaintsPolicy Honor those some taint set of
+        which the pod tolerates."""
+        if taint_policy != HONOR:
+            return list(self)
+        return [d for d, groups in self.items() if any(tolerates_all(tolerations, ts) for ts in groups)]
+
+
+def universe_for(keys: set[str], templates) -> dict[str, DomainGroup]:
+    """buildDomainGroups: for each key, every value of the NodePool's requirements and labels
+    intersected with each instance type's requirements (a complement contributes its excluded
+    values, as Requirement.Values() returns them), plus each `In` value of the NodePool alone;
+    each domain remembers the NodePool's taints."""
+    out: dict[str, DomainGroup] = {k: DomainGroup() for k in keys}
+    for t in templates:
+        taints = tuple(t.taints)
+        for key in keys:
+            base = t.requirements[key] if key in t.requirements else None
+            for it in t.instance_types:
+                if key in it.requirements:
+                    r = it.requirements[key] if base is None else base.intersection(it.requirements[key])
+                elif base is not None:
+                    r = base
+                else:
+                    continue
+                for v in r.values:
+                    out[key].insert(v, taints)
+            if base is not None and base.operator == IN:
+                for v in base.values:
+                    out[key].insert(v, taints)
+    return out
+
+
+# -- groups ----------------------------------------------------------------------------------------
 class TopologyGroup:
-    type: str                     # "topology spread"
-    key: str
-    namespaces: frozenset[str]
-    selector: dict | None
-    max_skew: int
-    min_domains: int | None
-    domains: dict[str, int] = field(default_factory=dict)
+    """core v1.14.0 topologygroup.go TopologyGroup: counts of matching pods per domain."""
 
-    def selects(self, namespace: str, labels: dict[str, str]) -> bool:
+    def __init__(self, type: str, key: str, namespaces: frozenset[str], selector: dict | None, max_skew: int,
+                 min_domains: int | None, domains: Mapping[str, int] | None = None,
+                 node_filter: NodeFilter | None = None, picker: TiePicker | None = None, ident: str = ""):
+        self.type, self.key, self.namespaces, self.selector = type, key, namespaces, selector
+        self.max_skew, self.min_domains, self.node_filter = max_skew, min_domains, node_filter
+        self.domains: dict[str, int] = dict(domains or {})
+        self.empty: set[str] = {d for d, n in self.domains.items() if n == 0}    # emptyDomains
+        self.picker = picker or TiePicker(None)
+        self.ident = ident
+
+    def selects(self, namespace: str, labels: Mapping[str, str]) -> bool:
         return namespace in self.namespaces and selector_matches(self.selector, labels)
 
+    def counts(self, pod, taints: Iterable[Taint], reqs: Requirements, allow_undefined: frozenset[str] = frozenset()) -> bool:
+        """Counts: the pod is selected and the node passes the group's node filter."""
+        return self.selects(pod.namespace, pod.labels) and (
+            self.node_filter is None or self.node_filter.matches(taints, reqs, allow_undefined))
+
+    def register(self, *domains: str) -> None:
+        for d in domains:
+            if d not in self.domains:
+                self.domains[d] = 0
+                self.empty.add(d)
+
+    def record(self, *domains: str) -> None:
+        for d in domains:
+            self.domains[d] = self.domains.get(d, 0) + 1
+            self.empty.discard(d)
+
+    # -- topology spread ---------------------------------------------------------------------------
     def min_count(self, pod_domains: Requirement) -> int:
-        """domainMinCount: hostname spreads always have a zero minimum (a new node is a new domain)."""
+        """domainMinCount: hostname spreads always have a zero minimum (a new node is a new domain);
+        fewer supported domains than minDomains make the minimum zero."""
         if self.key == HOSTNAME:
             return 0
         low, supported = MAX_INT32, 0
@@ -92,44 +317,109 @@ class TopologyGroup:
             return 0
         return low
 
-    def next_domain(self, self_selecting: bool, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
-        """nextDomainTopologySpread: the least-loaded node domain within maxSkew, else DoesNotExist."""
-        if self.key == HOSTNAME and node_domains.operator == IN and len(node_domains.values) == 1:
+    def next_domain(self, self_selecting: bool, pod_domains: Requirement, node_domains: Requirement,
+                    pod_key: str = "") -> Requirement:
+        """nextDomainTopologySpread: a least-loaded node domain within maxSkew, else DoesNotExist.
+        Among equally loaded domains core takes the first in map order (a random one)."""
+        if self.key == HOSTNAME and len(node_domains.values) == 1:
             host = next(iter(node_domains.values))
             count = self.domains.get(host, 0) + (1 if self_selecting else 0)
             if count <= self.max_skew:
                 return Requirement(self.key, False, frozenset({host}))
             return Requirement(self.key, False, frozenset())
         low = self.min_count(pod_domains)
-        best, best_count = "", MAX_INT32
-        candidates = sorted(node_domains.values) if node_domains.operator == IN else sorted(self.domains)
+        add = 1 if self_selecting else 0
+        if node_domains.operator == IN:
+            candidates = [d for d in node_domains.values if d in self.domains]
+        else:
+            candidates = [d for d in self.domains if node_domains.has(d)]
+        best: list[str] = []
+        best_count = MAX_INT32
         for domain in candidates:
-            if domain not in self.domains or not node_domains.has(domain):
+            count = self.domains[domain] + add
+            if count - low > self.max_skew:
                 continue
-            count = self.domains[domain] + (1 if self_selecting else 0)
-            if count - low <= self.max_skew and count < best_count:
-                best, best_count = domain, count
-        if best == "":
+            if count < best_count:
+                best, best_count = [domain], count
+            elif count == best_count:
+                best.append(domain)
+        if not best or best == [""]:
             return Requirement(self.key, False, frozenset())   # "" is also "nothing chosen"
-        return Requirement(self.key, False, frozenset({best}))
+        # core keeps the first strictly smaller count in map order: "" can win a tie and then means
+        # "nothing chosen" too
+        chosen = self.picker.pick(best, pod_key, self.ident, "spread")
+        if chosen == "":
+            return Requirement(self.key, False, frozenset())
+        return Requirement(self.key, False, frozenset({chosen}))
 
-    def next_domain_affinity(self, self_selecting: bool, node_domains: Requirement) -> Requirement:
-        """nextDomainAffinity: domains already holding a matching pod; a self-selecting first pod
-        bootstraps on any node domain."""
-        options = {d for d, n in self.domains.items() if n > 0 and node_domains.has(d)}
-        if not options and self_selecting:
-            first = next((d for d in sorted(self.domains) if node_domains.has(d)), None)
-            if first is None and node_domains.operator == IN:
-                first = sorted(node_domains.values)[0]
-            if first is not None:
-                options = {first}
+    # -- pod affinity ------------------------------------------------------------------------------
+    def any_compatible_pod_domain(self, pod_domains: Requirement) -> bool:
+        """anyCompatiblePodDomain: a domain the pod may use already holds a matching pod."""
+        return any(n > 0 and pod_domains.has(d) for d, n in self.domains.items())
+
+    def _may_bootstrap(self, self_selecting: bool, pod_domains: Requirement) -> bool:
+        return self_selecting and (len(self.domains) == len(self.empty) or not self.any_compatible_pod_domain(pod_domains))
+
+    def next_domain_affinity(self, self_selecting: bool, node_domains: Requirement,
+                             pod_domains: Requirement | None = None, pod_key: str = "") -> Requirement:
+        """nextDomainAffinity: node domains the pod may use that already hold a matching pod. A pod
+        that selects itself may open a domain only while no matching pod exists in a domain it may
+        use (the first domain only: a hostname-affinity batch lands on one new node).
+
+        Karpenter and kube-scheduler disagree here, and each is modeled where it decides: Karpenter
+        bootstraps while no matching pod is in a domain *this pod may use* (anyCompatiblePodDomain), so
+        two self-affine pods pinned to different zones get a node each; kube-scheduler lets a pod with
+        required affinity in only when no pod *in the cluster* matches and it matches its own terms
+        (k8s.io/kubernetes v1.36.3 pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+        satisfyPodAffinity; harness/loop/kubescheduler.py Cycle._filter_affinity), so the second of
+        them stays pending on its node (scenarios/upstream-core/topology/pod-affinity.scenario.yaml)."""
+        pod_domains = pod_domains if pod_domains is not None else Requirement(self.key, True, frozenset())
+        if self.key == HOSTNAME and len(node_domains.values) == 1:
+            host = next(iter(node_domains.values))
+            if not pod_domains.has(host):
+                return Requirement(self.key, False, frozenset())
+            if self.domains.get(host, 0) > 0 or self._may_bootstrap(self_selecting, pod_domains):
+                return Requirement(self.key, False, frozenset({host}))
+            return Requirement(self.key, False, frozenset())
+        if node_domains.operator == IN:
+            options = {d for d in node_domains.values if pod_domains.has(d) and self.domains.get(d, 0) > 0}
+        else:
+            options = {d for d, n in self.domains.items() if n > 0 and pod_domains.has(d) and node_domains.has(d)}
+        if options:
+            return Requirement(self.key, False, frozenset(options))
+        if self._may_bootstrap(self_selecting, pod_domains):
+            # two independent map-order picks: one domain of pod x node domains, one of the pod's
+            intersected = [d for d in self.domains if pod_domains.has(d) and node_domains.has(d)]
+            if intersected:
+                options.add(self.picker.pick(intersected, pod_key, self.ident, "affinity-node"))
+            possible = [d for d in self.domains if pod_domains.has(d)]
+            if possible:
+                options.add(self.picker.pick(possible, pod_key, self.ident, "affinity-pod"))
         return Requirement(self.key, False, frozenset(options))
 
-    def next_domain_anti_affinity(self, node_domains: Requirement) -> Requirement:
-        """nextDomainAntiAffinity: node domains holding no matching pod (a new hostname is empty)."""
-        if node_domains.operator == IN:
-            return Requirement(self.key, False, frozenset(d for d in node_domains.values if self.domains.get(d, 0) == 0))
-        return Requirement(self.key, False, frozenset(d for d, n in self.domains.items() if n == 0 and node_domains.has(d)))
+    # -- pod anti-affinity -------------------------------------------------------------------------
+    def next_domain_anti_affinity(self, node_domains: Requirement, pod_domains: Requirement | None = None) -> Requirement:
+        """nextDomainAntiAffinity: node domains the pod may use that hold no matching pod (a new
+        hostname is empty)."""
+        pod_domains = pod_domains if pod_domains is not None else Requirement(self.key, True, frozenset())
+        if self.key == HOSTNAME and len(node_domains.values) == 1:
+            host = next(iter(node_domains.values))
+            ok = self.domains.get(host, 0) == 0
+            return Requirement(self.key, False, frozenset({host} if ok else ()))
+        if node_domains.operator == IN and len(node_domains.values) < len(self.empty):
+            options = {d for d in node_domains.values if d in self.empty and pod_domains.has(d)}
+        else:
+            options = {d for d in self.empty if node_domains.has(d) and pod_domains.has(d)}
+        return Requirement(self.key, False, frozenset(options))
+
+    def get(self, self_selecting: bool, pod_domains: Requirement, node_domains: Requirement,
+            pod_key: str = "") -> Requirement:
+        """TopologyGroup.Get."""
+        if self.type == SPREAD:
+            return self.next_domain(self_selecting, pod_domains, node_domains, pod_key)
+        if self.type == AFFINITY:
+            return self.next_domain_affinity(self_selecting, node_domains, pod_domains, pod_key)
+        return self.next_domain_anti_affinity(node_domains, pod_domains)
 
     def error(self, pod_domains: Requirement, node_domains: Requirement, explain: bool = True) -> "TopologyError":
         """The rejection; without `explain` (a claim scan that discards its errors) the per-domain
@@ -143,11 +433,19 @@ class TopologyGroup:
         nextDomainAntiAffinity as soon as the count is non-zero; affinity can become satisfiable."""
         if self.key != HOSTNAME:
             return None
-        if self.type == "topology spread":
+        if self.type == SPREAD:
             return self.max_skew - (1 if self_selecting else 0) + 1
-        if self.type == "pod anti-affinity":
+        if self.type == ANTI_AFFINITY:
             return 1
         return None
+
+
+def _pretty_counts(domains: dict[str, int], limit: int = 25) -> str:
+    """operatorpkg pretty.Map: sorted `k: v` pairs joined by ", ", truncated."""
+    items = [f"{k}: {v}" for k, v in sorted(domains.items())]
+    if len(items) > limit:
+        items = items[:limit] + [f"and {len(domains) - limit} other(s)"]
+    return ", ".join(items)
 
 
 class TopologyError:
@@ -166,6 +464,14 @@ class TopologyError:
                 f"nodeDomains = {self.node_domains}")
 
 
+class TopologyConflict(str):
+    """Requirements.Compatible failing after the topology narrowed the node's requirements
+    (core v1.14.0 nodeclaim.go CanAdd / existingnode.go CanAdd: `nodeClaimRequirements.Compatible(
+    topologyRequirements)`): two groups of one key chose disjoint domains, or a group chose a domain
+    of a key the node does not define."""
+
+
+# -- which terms and constraints are in force --------------------------------------------------------
 def affinity_terms(pod, kind: str, preferred: bool = False) -> list[dict]:
     """Required podAffinity / podAntiAffinity terms; with `preferred`, also the preferred terms still
     in force (heaviest first, the relaxed ones dropped: PreferencePolicy Respect, sigs.k8s.io/karpenter
@@ -187,16 +493,38 @@ def spread_constraints(pod) -> list[dict]:
 
 
 class Topology:
-    """The topology groups of one provisioning pass."""
+    """The topology groups of one provisioning pass (core v1.14.0 topology.go Topology)."""
 
-    def __init__(self, universe: dict[str, set[str]], node_labels: dict[str, dict[str, str]],
-                 bound: list[tuple[str, dict, str]], bound_pods: list | None = None):
-        """universe: key -> domains from NodePools x instance types; node_labels: existing node ->
-        labels; bound: (namespace, pod labels, node name) of pods already running (counted);
-        bound_pods: (PodView, node name) of running pods, for their anti-affinity (inverse)."""
-        self.universe = universe
+    def __init__(self, universe: Mapping[str, "DomainGroup | set[str]"], node_labels: dict[str, dict[str, str]],
+                 bound: list[tuple[str, dict, str]], bound_pods: list | None = None, *, sem=None,
+                 well_known: frozenset[str] = frozenset(), seed: int | None = 0,
+                 namespaces: Mapping[str, Mapping[str, str]] | None = None,
+                 node_taints: Mapping[str, Sequence[Taint]] | None = None, registered: Iterable[str] | None = None):
+        """universe: key -> domains from NodePools x instance types (universe_for); node_labels:
+        existing node (registered or in flight) -> labels; bound: (namespace, pod labels, node name)
+        of the pods counted where they are (running, or nominated to an in-flight node);
+        bound_pods: (PodView, node name) of those with required anti-affinity (the inverse groups);
+        sem: label semantics for the node filters; well_known: AllowUndefinedWellKnownLabels for a
+        NodeClaim's requirements; seed: ties (TiePicker); namespaces: Namespace name -> labels
+        (namespaceSelector); node_taints: node -> taints; registered: the nodes that are Nodes (core
+        countDomains discovers domains only from those, not from in-flight NodeClaims)."""
+        self.universe: dict[str, DomainGroup] = {}
+        for key, domains in universe.items():
+            if isinstance(domains, DomainGroup):
+                self.universe[key] = domains
+            else:
+                g = DomainGroup()
+                for d in domains:
+                    g.insert(d)
+                self.universe[key] = g
         self.node_labels = node_labels
+        self.node_taints = dict(node_taints or {})
+        self.registered = set(node_labels) if registered is None else set(registered)
         self.bound = bound
+        self.sem = sem
+        self.well_known = well_known
+        self.picker = TiePicker(seed)
+        self.namespace_labels = dict(namespaces or {})
         self.groups: dict[str, TopologyGroup] = {}
         self.inverse: dict[str, TopologyGroup] = {}
         self.inverse_owners: dict[str, set[str]] = {}
@@ -204,21 +532,48 @@ class Topology:
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
         self._label_idents: dict[str, tuple] = {}
         self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
+        self._node_reqs: dict[str, Requirements] = {}
+        self._hostnames: set[str] = set()
+        for name, labels in node_labels.items():
+            self._hostnames.add(labels.get(HOSTNAME, name))    # ExistingNode registers its hostname
         for pv, node in bound_pods or []:
             for term in affinity_terms(pv, "podAntiAffinity"):
                 g = self._inverse_group(pv, term)
                 domain = self.node_labels.get(node, {}).get(g.key)
                 if domain is not None:
-                    g.domains[domain] = g.domains.get(domain, 0) + 1
+                    g.record(domain)
+
+    # -- group construction ------------------------------------------------------------------------
+    def _requirements_of(self, node: str) -> Requirements:
+        r = self._node_reqs.get(node)
+        if r is None:
+            r = self._node_reqs[node] = Requirements.from_labels(self.node_labels.get(node, {}), self.sem) \
+                if self.sem is not None else Requirements(Requirement(k, False, frozenset({v}))
+                                                          for k, v in self.node_labels.get(node, {}).items())
+        return r
+
+    def _new_group(self, kind: str, key: str, namespaces: frozenset[str], selector: dict | None, max_skew: int,
+                   min_domains: int | None, node_filter: NodeFilter | None, tolerations: Sequence[dict],
+                   ident: str) -> TopologyGroup:
+        universe = self.universe.get(key) or DomainGroup()
+        policy = node_filter.taint_policy if node_filter is not None else IGNORE
+        domains = {d: 0 for d in universe.domains_for(tolerations, policy)}
+        g = TopologyGroup(kind, key, namespaces, selector, max_skew, min_domains, domains, node_filter,
+                          self.picker, ident)
+        if key == HOSTNAME:
+            g.register(*self._hostnames)
+        return g
 
     def _inverse_group(self, pod, term: dict) -> TopologyGroup:
-        """Anti-affinity works both ways: the domains of pods *with* the term block the pods it selects."""
-        namespaces = frozenset(term.get("namespaces") or [pod.namespace])
-        ident = json.dumps(["inverse", term["topologyKey"], sorted(namespaces), term.get("labelSelector")], sort_keys=True)
+        """updateInverseAntiAffinity: anti-affinity works both ways, so the domains of pods *with*
+        the term block the pods it selects."""
+        namespaces = term_namespaces(pod, term, self.namespace_labels)
+        selector = term_selector(pod, term)
+        ident = json.dumps(["inverse", term["topologyKey"], sorted(namespaces), selector], sort_keys=True)
         g = self.inverse.get(ident)
         if g is None:
-            g = TopologyGroup("pod anti-affinity", term["topologyKey"], namespaces, term.get("labelSelector"),
-                              MAX_INT32, None)
+            g = self._new_group(ANTI_AFFINITY, term["topologyKey"], namespaces, selector, MAX_INT32, None, None, (),
+                                ident)
             self.inverse[ident] = g
         owners = self.inverse_owners.setdefault(ident, set())
         if pod.uid not in owners:
@@ -226,38 +581,76 @@ class Topology:
             self._registrations += 1
         return g
 
-    def _group(self, pod, tsc: dict, kind: str = "topology spread") -> TopologyGroup:
-        key = tsc["topologyKey"]
-        sel = tsc.get("labelSelector")
-        namespaces = frozenset(tsc.get("namespaces") or [pod.namespace])
-        ident = json.dumps([kind, key, sorted(namespaces), sel, tsc.get("maxSkew", 1), tsc.get("minDomains")],
-                           sort_keys=True)
+    def _group(self, pod, kind: str, key: str, namespaces: frozenset[str], selector: dict | None, max_skew: int,
+               min_domains: int | None, node_filter: NodeFilter | None) -> TopologyGroup:
+        """A group by core's Hash (type, key, namespaces, maxSkew, node filter, selector; minDomains
+        is not part of it), counted once (countDomains) when first seen."""
+        ident = json.dumps([kind, key, sorted(namespaces), selector, max_skew,
+                            node_filter.ident if node_filter is not None else None], sort_keys=True)
         g = self.groups.get(ident)
         if g is None:
-            g = TopologyGroup(kind, key, namespaces, sel, int(tsc.get("maxSkew", 1)), tsc.get("minDomains"))
-            for domain in self.universe.get(key, ()):
-                g.domains[domain] = 0
-            for labels in self.node_labels.values():
-                if key in labels:
-                    g.domains.setdefault(labels[key], 0)
-            for ns, labels, node in self.bound:
-                domain = self.node_labels.get(node, {}).get(key)
-                if domain is not None and g.selects(ns, labels):
-                    g.domains[domain] = g.domains.get(domain, 0) + 1
+            tolerations = node_filter.tolerations if node_filter is not None else ()
+            g = self._new_group(kind, key, namespaces, selector, max_skew, min_domains, node_filter, tolerations, ident)
+            self._count_domains(g)
             self.groups[ident] = g
         return g
 
+    def _count_domains(self, g: TopologyGroup) -> None:
+        """countDomains: the domains of registered nodes the node filter admits, then every counted
+        pod where its node is (a hostname group uses the node's name when it has no hostname label;
+        a node without the key does not count)."""
+        for name in sorted(self.registered):
+            labels = self.node_labels.get(name)
+            if labels is None or g.key not in labels:
+                continue
+            if g.node_filter is not None and not g.node_filter.matches(self.node_taints.get(name, ()),
+                                                                      self._requirements_of(name)):
+                continue
+            g.register(labels[g.key])
+        for ns, labels, node in self.bound:
+            if not g.selects(ns, labels):
+                continue
+            nlabels = self.node_labels.get(node)
+            if nlabels is None:
+                continue
+            domain = nlabels.get(g.key)
+            if domain is None and g.key == HOSTNAME:
+                domain = node
+            if domain is None:
+                continue
+            if g.node_filter is not None and not g.node_filter.matches(self.node_taints.get(node, ()),
+                                                                      self._requirements_of(node)):
+                continue
+            g.record(domain)
+
+    def _spread_group(self, pod, tsc: dict) -> TopologyGroup:
+        """newForTopologies: the pod's namespace only; matchLabelKeys merged; node filter."""
+        node_filter = NodeFilter.for_pod(pod, tsc.get("nodeTaintsPolicy") or IGNORE,
+                                         tsc.get("nodeAffinityPolicy") or HONOR, self.sem)
+        min_domains = tsc.get("minDomains")
+        return self._group(pod, SPREAD, tsc["topologyKey"], frozenset({pod.namespace}), spread_selector(pod, tsc),
+                           int(tsc.get("maxSkew", 1)), int(min_domains) if min_domains is not None else None,
+                           node_filter)
+
+    def _term_group(self, pod, term: dict, kind: str) -> TopologyGroup:
+        """newForAffinities: namespaces (buildNamespaceList), no node filter, no skew."""
+        return self._group(pod, kind, term["topologyKey"], term_namespaces(pod, term, self.namespace_labels),
+                           term_selector(pod, term), MAX_INT32, None, None)
+
     def _constraints(self, pod) -> list[TopologyGroup]:
-        """The pod's own groups, cached on the pod per relaxation state."""
-        key = (id(self), pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity)
+        """The pod's own groups (Topology.Update), cached on the pod per relaxation state."""
+        key = (id(self), pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
+               pod.tolerate_prefer_no_schedule)
         groups = pod.topology_cache.get(key)
         if groups is None:
-            groups = [self._group(pod, tsc, "topology spread") for tsc in spread_constraints(pod)]
-            groups += [self._group(pod, t, "pod affinity") for t in affinity_terms(pod, "podAffinity", True)]
+            groups = [self._spread_group(pod, tsc) for tsc in spread_constraints(pod)]
+            groups += [self._term_group(pod, t, AFFINITY) for t in affinity_terms(pod, "podAffinity", True)
+                       if t.get("topologyKey")]
             for term in affinity_terms(pod, "podAntiAffinity"):
-                self._inverse_group(pod, term)       # only required anti-affinity works both ways
-            for term in affinity_terms(pod, "podAntiAffinity", True):
-                groups.append(self._group(pod, term, "pod anti-affinity"))
+                if term.get("topologyKey"):
+                    self._inverse_group(pod, term)       # only required anti-affinity works both ways
+            groups += [self._term_group(pod, t, ANTI_AFFINITY) for t in affinity_terms(pod, "podAntiAffinity", True)
+                       if t.get("topologyKey")]
             pod.topology_cache[key] = groups
         return groups
 
@@ -274,15 +667,22 @@ class Topology:
         return hit
 
     def _applicable_inverse(self, pod) -> list[TopologyGroup]:
-        """The inverse anti-affinity groups that select the pod and that it does not own. Cached on
-        the pass until a group is added or any pod becomes an owner."""
+        """getMatchingTopologies' inverse part: the inverse anti-affinity groups that select the pod
+        (its own too: a pod with self anti-affinity is held off the domains of its peers by both
+        groups). Cached on the pass until a group is added or any pod becomes an owner."""
         stamp = (len(self.inverse), self._registrations)
         hit = self._inverse_cache.get(pod.uid)
         if hit is None or hit[0] != stamp:
-            groups = [g for ident, g in self.inverse.items()
-                      if pod.uid not in self.inverse_owners.get(ident, ()) and self._selects(g, pod)]
+            groups = [g for g in self.inverse.values() if self._selects(g, pod)]
             hit = self._inverse_cache[pod.uid] = (stamp, groups)
         return hit[1]
+
+    def prepare(self, pods) -> None:
+        """NewTopology's Update of every pod of the batch: each pod's groups (and inverse
+        registrations) exist before any pod is placed, so a placement is recorded in every group that
+        counts it, not only in the groups already asked about."""
+        for pod in pods:
+            self._constraints(pod)
 
     def pod_groups(self, pod) -> list[TopologyGroup]:
         """Every group add_requirements checks for the pod, in its order (creates the pod's groups
@@ -301,23 +701,25 @@ class Topology:
                 out.append((g, t))
         return out
 
-    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements,
-                         explain: bool = True) -> "Requirements | TopologyError":
-        """Topology.AddRequirements: tighten node_reqs per constraint, or the topology error (its
-        count table copied only with `explain`)."""
+    def pod_key(self, pod) -> str:
+        return f"{pod.namespace}/{pod.name}"
+
+    def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements, explain: bool = True,
+                         allow_undefined: frozenset[str] | None = None) -> "Requirements | TopologyError | TopologyConflict":
+        """Topology.AddRequirements and the Compatible check after it: each group chooses domains
+        against the node's requirements as given (not as narrowed by another group), the choices are
+        intersected into a copy, and a copy incompatible with the node's requirements is a
+        TopologyConflict. `allow_undefined` is AllowUndefinedWellKnownLabels for a NodeClaim (the
+        default) and nothing for an existing node."""
         reqs = node_reqs
         copied = False
+        touched: list[str] = []
+        pkey = self.pod_key(pod)
         for g in self.pod_groups(pod):
             key = g.key
             pod_domains = pod_reqs[key] if key in pod_reqs else Requirement(key, True, frozenset())
-            node_domains = reqs[key] if key in reqs else Requirement(key, True, frozenset())
-            selfsel = self._selects(g, pod)
-            if g.type == "topology spread":
-                chosen = g.next_domain(selfsel, pod_domains, node_domains)
-            elif g.type == "pod affinity":
-                chosen = g.next_domain_affinity(selfsel, node_domains)
-            else:
-                chosen = g.next_domain_anti_affinity(node_domains)
+            node_domains = node_reqs[key] if key in node_reqs else Requirement(key, True, frozenset())
+            chosen = g.get(self._selects(g, pod), pod_domains, node_domains, pkey)
             if len(chosen) == 0:
                 return g.error(pod_domains, node_domains, explain)
             # Requirements.Add intersects: skip the copy when that leaves the requirement as it is
@@ -327,39 +729,39 @@ class Topology:
                 reqs = reqs.copy()
                 copied = True
             reqs.add(chosen)
+            touched.append(key)
+        if touched:
+            allow = self.well_known if allow_undefined is None else allow_undefined
+            err = node_reqs.compatible(Requirements(reqs[k] for k in dict.fromkeys(touched)), allow)
+            if err is not None:
+                return TopologyConflict(err)
         return reqs
 
-    def record(self, pod, reqs: Requirements) -> None:
-        """Topology.Record: count the pod where it committed (anti-affinity blocks every possible
-        domain, spread and affinity only a single known one)."""
+    def record(self, pod, reqs: Requirements, taints: Sequence[Taint] = (),
+               allow_undefined: frozenset[str] | None = None) -> None:
+        """Topology.Register (a NodeClaim's hostname) and Topology.Record: count the pod where it
+        committed in every group it counts for (anti-affinity blocks every possible domain, spread
+        and affinity only a single known one), and its required anti-affinity where it may land."""
+        allow = self.well_known if allow_undefined is None else allow_undefined
+        host = reqs[HOSTNAME] if HOSTNAME in reqs else None
+        if host is not None and not host.complement and len(host.values) == 1:
+            name = next(iter(host.values))
+            if name not in self._hostnames:
+                self._hostnames.add(name)
+                for g in (*self.groups.values(), *self.inverse.values()):
+                    if g.key == HOSTNAME:
+                        g.register(name)
         for g in self.groups.values():
-            if g.key in reqs and self._selects(g, pod):
+            if g.key in reqs and self._selects(g, pod) and (
+                    g.node_filter is None or g.node_filter.matches(taints, reqs, allow)):
                 r = reqs[g.key]
-                values = set(r.values) if g.type == "pod anti-affinity" and not r.complement else (
-                    {r.single_value()} if r.single_value() is not None else set())
-                for value in values:
-                    g.domains[value] = g.domains.get(value, 0) + 1
+                if g.type == ANTI_AFFINITY:
+                    g.record(*r.values)
+                elif not r.complement and len(r.values) == 1:
+                    g.record(next(iter(r.values)))
         for ident, g in self.inverse.items():
-            if pod.uid in self.inverse_owners.get(ident, ()) and g.key in reqs and not reqs[g.key].complement:
-                for value in reqs[g.key].values:
-                    g.domains[value] = g.domains.get(value, 0) + 1
-
-
-def universe_for(keys: set[str], templates) -> dict[str, set[str]]:
-    """buildDomainGroups: every value of each key over NodePool requirements x instance types."""
-    out: dict[str, set[str]] = {k: set() for k in keys}
-    for t in templates:
-        for key in keys:
-            base = t.requirements[key] if key in t.requirements else None
-            if base is not None and base.operator == IN:
-                out[key] |= set(base.values)
-            for it in t.instance_types:
-                if key not in it.requirements:
-                    continue
-                r = it.requirements[key] if base is None else it.requirements[key].intersection(base)
-                if not r.complement:
-                    out[key] |= set(r.values)
-    return out
+            if pod.uid in self.inverse_owners.get(ident, ()) and g.key in reqs:
+                g.record(*reqs[g.key].values)
 
 
 def topology_keys(pod) -> set[str]:
@@ -369,5 +771,8 @@ def topology_keys(pod) -> set[str]:
     return keys
 
 
-__all__ = ["Topology", "TopologyGroup", "TopologyError", "universe_for", "spread_constraints", "affinity_terms",
-           "selector_matches", "match_expression", "topology_keys", "HOSTNAME", "EXISTS", "DOES_NOT_EXIST"]
+__all__ = ["Topology", "TopologyGroup", "TopologyError", "TopologyConflict", "TiePicker", "NodeFilter",
+           "DomainGroup", "universe_for", "spread_constraints", "affinity_terms", "selector_matches",
+           "selector_is_empty", "match_expression", "merge_label_keys", "term_selector", "spread_selector",
+           "term_namespaces", "namespace_labels", "tolerates_all", "topology_keys", "HOSTNAME", "EXISTS",
+           "DOES_NOT_EXIST", "SPREAD", "AFFINITY", "ANTI_AFFINITY", "HONOR", "IGNORE"]

@@ -7,6 +7,7 @@ karpenter.sh_nodeclaims.yaml (azure-provider.md §3.3, karpenter-core.md §5.1-5
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from harness.model.profile import KeyRule, Profile
@@ -68,3 +69,59 @@ def requirement_key_rules(profile: Profile, target: str) -> list[RenderedRule]:
 def requirement_list_rules(profile: Profile) -> list[RenderedRule]:
     """Rules on the requirements array (`self` is the list)."""
     return _rendered(profile, ("list",), lambda: [RenderedRule(r.rule, r.message) for r in profile.requirement_list_rules])
+
+
+def _cel(rules: list[RenderedRule]) -> list[dict]:
+    return [{"message": r.message, "rule": r.rule} for r in rules]
+
+
+def _at(schema: dict, dotted: str) -> dict:
+    node = schema
+    for part in dotted.split("."):
+        node = node["items"] if part == "[]" else node["properties"][part]
+    return node
+
+
+def patch_requirements(req: dict, profile: Profile, target: str) -> None:
+    """A requirements array schema with the profile's list rules, key rules and operators (the
+    operator enum keeps the CRD's own order when it holds the same operators)."""
+    req["x-kubernetes-validations"] = _cel(requirement_list_rules(profile))
+    key = req["items"]["properties"]["key"]
+    rules = _cel(requirement_key_rules(profile, target))
+    if rules:
+        key["x-kubernetes-validations"] = rules
+    else:
+        key.pop("x-kubernetes-validations", None)
+    op = req["items"]["properties"]["operator"]
+    if set(op.get("enum") or ()) != set(profile.crd["operators"]):
+        op["enum"] = list(profile.crd["operators"])   # the CRD's own order when the sets agree
+
+
+_PATCHED: dict[tuple[int, str], tuple[Profile, dict | None]] = {}
+
+
+def spec_schema(profile: Profile, kind: str) -> dict | None:
+    """The NodePool or NodeClaim `spec` schema with the profile's label and requirement rules and
+    operators rendered in: the same patches harness.backends.crds applies to the CRDs the local
+    backend installs (after github.com/Azure/karpenter-provider-azure v1.14.0 hack/validation/labels.sh and
+    hack/validation/requirements.sh, azure-provider.md §3.3)."""
+    hit = _PATCHED.get((id(profile), kind))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    base = profile.crd_spec_schema(kind)
+    schema = copy.deepcopy(base) if base is not None else None
+    if schema is not None:
+        if kind == "NodePool":
+            labels = _at(schema, "template.metadata.labels")
+            rules = _cel(label_map_rules(profile, NODEPOOL_LABELS))
+            if rules:
+                labels["x-kubernetes-validations"] = rules
+            else:
+                labels.pop("x-kubernetes-validations", None)
+            patch_requirements(_at(schema, "template.spec.requirements"), profile, NODEPOOL_REQUIREMENTS)
+        else:
+            patch_requirements(_at(schema, "requirements"), profile, NODECLAIM_REQUIREMENTS)
+    if len(_PATCHED) > 256:
+        _PATCHED.clear()
+    _PATCHED[(id(profile), kind)] = (profile, schema)
+    return schema

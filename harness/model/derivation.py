@@ -1,5 +1,5 @@
-"""Deriving one provider source's facts and tables (labels, CRD rules per served API version, AKSNodeClass
-schemas, GPU/known/restricted SKU tables), for `python -m harness.model.sync` (harness.model.sync, the
+"""Deriving one provider source's facts and tables (labels, CRD rules per served API version, AKSNodeClass,
+NodePool and NodeClaim spec schemas, GPU/known/restricted SKU tables), for `python -m harness.model.sync` (harness.model.sync, the
 command) and the per-release generation (harness.model.releasesync).
 
 Go source is read (harness.model.gosource) by matching the specific declarations (string constants,
@@ -466,7 +466,8 @@ def _rules_of(schemas: dict[str, dict]) -> dict[str, Any]:
 def crd_facts(src: Path) -> dict[str, Any]:
     """The CEL rules on label keys and requirements, the requirement operators and the required fields
     (pkg/apis/crds), for the storage version (`crd`) and any other served version (`crdVersions`), the
-    API versions served (`apis`) and the AKSNodeClass admission schemas."""
+    API versions served (`apis`) and the admission schemas of AKSNodeClass, NodePool and NodeClaim
+    (`aksNodeClass`, `nodePool`, `nodeClaim`: each served version's `spec` schema)."""
     by_version: dict[str, dict[str, dict]] = {}
     storage_name = None
     for kind in ("NodePool", "NodeClaim"):
@@ -479,16 +480,19 @@ def crd_facts(src: Path) -> dict[str, Any]:
     others = {name: _rules_of(schemas) for name, schemas in by_version.items()
               if name != storage_name and set(schemas) == {"NodePool", "NodeClaim"}}
     out: dict[str, Any] = {"apis": api_facts(src), "crd": crd, "core": {"operators": list(crd["operators"])},
-                           "aksNodeClass": aksnodeclass_facts(src)}
+                           "aksNodeClass": aksnodeclass_facts(src),
+                           "nodePool": spec_schema_facts(src, "NodePool"),
+                           "nodeClaim": spec_schema_facts(src, "NodeClaim")}
     if others:
         out["crdVersions"] = others
     return out
 
 
-# What admission reads from a CRD schema node (harness.model.aksnodeclass); descriptions and list-map
+# What admission reads from a CRD schema node (harness.model.crdschema); descriptions and the other
 # markers are dropped.
 _SCHEMA_KEYS = ("type", "format", "enum", "default", "minimum", "maximum", "minLength", "maxLength", "pattern",
-                "minItems", "maxItems", "required", "x-kubernetes-validations")
+                "minItems", "maxItems", "maxProperties", "required", "x-kubernetes-int-or-string",
+                "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-validations")
 
 
 def _prune_schema(node: dict) -> dict:
@@ -509,17 +513,28 @@ def aksnodeclass_facts(src: Path) -> dict[str, Any]:
     """The `spec` schema of each served version of pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml:
     defaults, enums, bounds, patterns and CEL rules, which the API server applies on admission. The
     storage version's is `spec`; the others' are under `versions`."""
-    path = src / "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml"
-    served, storage = _versions(_crd_doc(src, CRD_FILES["AKSNodeClass"]))
+    return spec_schema_facts(src, "AKSNodeClass")
 
-    def spec_of(v: dict) -> dict:
+
+def spec_schema_facts(src: Path, kind: str) -> dict[str, Any]:
+    """The `spec` schema of each served version of the kind's CRD (pkg/apis/crds, CRD_FILES): the storage
+    version's is `spec`, the others' are under `versions`; with each, the scale subresource's
+    specReplicasPath when the version has one (`scaleSpecReplicasPath`, NodePool's `.spec.replicas`)."""
+    path = src / "pkg/apis/crds" / CRD_FILES[kind]
+    served, storage = _versions(_crd_doc(src, CRD_FILES[kind]))
+
+    def of(v: dict) -> dict[str, Any]:
         spec = (v["schema"]["openAPIV3Schema"].get("properties") or {}).get("spec")
         if not isinstance(spec, dict):
             raise SyncError(f"{path}: version {v['name']} has no spec schema")
-        return _prune_schema(spec)
+        out: dict[str, Any] = {"spec": _prune_schema(spec)}
+        scale = (v.get("subresources") or {}).get("scale")
+        if scale:
+            out["scaleSpecReplicasPath"] = scale["specReplicasPath"]
+        return out
 
-    out: dict[str, Any] = {"version": storage["name"], "spec": spec_of(storage)}
-    others = {v["name"]: {"spec": spec_of(v)} for v in served if v["name"] != storage["name"]}
+    out: dict[str, Any] = {"version": storage["name"], **of(storage)}
+    others = {v["name"]: of(v) for v in served if v["name"] != storage["name"]}
     if others:
         out["versions"] = others
     return out
@@ -543,7 +558,7 @@ def derive(src: Path, origin: str, versions: dict[str, str], modules: dict[str, 
         f"{K8S_API_MODULE}@{versions.get(K8S_API_MODULE)}): pkg/apis/v1beta1/labels.go init() over core",
         "pkg/apis/v1/labels.go (well-known labels and values, restricted domains and labels), the image",
         "families (UbuntuFamilies, imageFamilyToOSSKU), and the CEL rules of pkg/apis/crds/karpenter.sh_nodepools.yaml",
-        "and karpenter.sh_nodeclaims.yaml, and the AKSNodeClass spec schema of karpenter.azure.com_aksnodeclasses.yaml.",
+        "and karpenter.sh_nodeclaims.yaml, and the spec schemas of those and of karpenter.azure.com_aksnodeclasses.yaml.",
         "Do not edit: re-run the sync. Loaded beneath the profile that names this directory as `derived`",
         "(harness.model.profile).",
     ]

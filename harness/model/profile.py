@@ -225,6 +225,17 @@ class Profile:
         when the profile's data carries none."""
         return (self.raw.get("aksNodeClass") or {}).get("spec")
 
+    def crd_spec_schema(self, kind: str) -> dict | None:
+        """The `spec` schema of core's NodePool or NodeClaim CRD (`nodePool` / `nodeClaim` in the
+        profile's data, derived by harness.model.sync: the storage version's, or in a with_crd view the
+        view's version's), before the profile's own label rules are rendered in
+        (harness.model.crdrules.spec_schema)."""
+        return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("spec")
+
+    def crd_scale_replicas_path(self, kind: str) -> str | None:
+        """The CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`), or None."""
+        return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("scaleSpecReplicasPath")
+
     @functools.cached_property
     def key_rules(self) -> tuple[KeyRule, ...]:
         return tuple(
@@ -267,7 +278,7 @@ class Profile:
 
     def with_crd(self, version: str, rules: dict) -> "Profile":
         """The profile judging objects of another served API version: `crd` replaced by that version's
-        rules (harness.model.apiversions)."""
+        rules, and `nodePool` / `nodeClaim` by that version's spec schemas (harness.model.apiversions)."""
         return _crd_view(self, version, json.dumps(rules, sort_keys=True))
 
     # -- kubelet ------------------------------------------------------------------------------
@@ -284,6 +295,10 @@ class Profile:
 def _crd_view(base: Profile, version: str, rules_json: str) -> Profile:
     raw = dict(base.raw)
     raw["crd"] = json.loads(rules_json)
+    for key in ("nodePool", "nodeClaim"):
+        other = ((raw.get(key) or {}).get("versions") or {}).get(version)
+        if other is not None:
+            raw[key] = {"version": version, **other}
     return Profile(name=base.name, description=base.description, raw=raw,
                    fingerprint=f"{base.fingerprint}|crd:{version}")
 

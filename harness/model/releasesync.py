@@ -7,8 +7,8 @@ For every release tag of the lines in LINES (vX.Y.Z, no release candidates) of a
   2. resolves the sigs.k8s.io/karpenter and k8s.io/api versions the tag's go.mod pins (the Go module
      proxy; a `replace` to a commit the proxy does not serve is read from `--core-git DIR`),
   3. derives the facts harness.model.sync derives for one source (labels, CRD rules per served API
-     version, AKSNodeClass schemas, GPU/known/restricted SKU tables), the behaviour facts of
-     harness/data/release-probes.yaml, and the compiled-in on-demand price table
+     version, AKSNodeClass/NodePool/NodeClaim spec schemas, GPU/known/restricted SKU tables), the behaviour
+     facts of harness/data/release-probes.yaml, and the compiled-in on-demand price table
      (pkg/providers/pricing/zz_generated.pricing.go),
   4. groups consecutive patch releases of a line whose facts are equal into one profile, named by its
      newest tag (it `covers` the others: v1.14.0-v1.14.2 are one profile while nothing differs),
@@ -49,7 +49,7 @@ _TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 # Keys whose derived value is complete: they replace the parent profile's value instead of merging
 # into it (harness.model.profile `!`).
 REPLACE = {("core", "wellKnownValues"), ("core", "normalizedLabelValues"), ("provider", "imageFamilies"),
-           ("aksNodeClass",), ("crdVersions",), ("apis",)}
+           ("aksNodeClass",), ("nodePool",), ("nodeClaim",), ("crdVersions",), ("apis",)}
 # Facts that are the release's identity, not its behaviour (left out when deciding what differs).
 IDENTITY = {("release",), ("core", "version"), ("provider", "version")}
 
@@ -357,15 +357,16 @@ def derive_source(src: Path, tag: str, commit: str, date: str, core_dir: Path, c
     if prices is not None:
         facts["provider"]["compiledPrices"] = {"generatedAt": prices[0],
                                                "table": f"{RELEASES_DIR}/{PRICES_DIR}/{price_file_name(prices[0])}"}
-    facts = {k: facts[k] for k in ("release", "apis", "core", "crd", "crdVersions", "aksNodeClass", "provider")
+    facts = {k: facts[k] for k in ("release", "apis", "core", "crd", "crdVersions", "aksNodeClass", "nodePool",
+                                   "nodeClaim", "provider")
              if k in facts}
     head = [
         f"Derived by `python -m harness.model.sync --provider-git` from {origin} (commit {commit[:12]}, {date}) with",
         f"{sync.CORE_MODULE} {core_desc} and {sync.K8S_API_MODULE}@{versions.get(sync.K8S_API_MODULE)}: the",
         "label facts of pkg/apis/{v1beta1,v1alpha2}/labels.go init() over core pkg/apis/{v1,v1beta1}/labels.go, the",
-        "CRDs of pkg/apis/crds (served API versions, CEL rules, required fields, AKSNodeClass schemas), and the",
-        "behaviour probes of harness/data/release-probes.yaml. Do not edit: re-run the sync. A key ending in `!`",
-        "replaces the value of the profile it extends (harness.model.profile).",
+        "CRDs of pkg/apis/crds (served API versions, CEL rules, required fields, AKSNodeClass/NodePool/NodeClaim",
+        "spec schemas), and the behaviour probes of harness/data/release-probes.yaml. Do not edit: re-run the sync.",
+        "A key ending in `!` replaces the value of the profile it extends (harness.model.profile).",
     ]
     files[sync.FACTS_FILE] = sync.header_comment(head) + yaml.safe_dump(_mark_replace(facts), sort_keys=False, width=200,
                                                                     allow_unicode=True)
@@ -455,7 +456,7 @@ def diff_facts(old: Release, new: Release) -> list[tuple]:
 
 def source_kind(path: tuple) -> tuple[str, tuple[str, ...]]:
     """(how the fact is derived, the provider paths it is derived from)."""
-    if path[0] in ("crd", "crdVersions", "apis", "aksNodeClass") or path[:2] == ("core", "operators"):
+    if path[0] in ("crd", "crdVersions", "apis", "aksNodeClass", "nodePool", "nodeClaim") or path[:2] == ("core", "operators"):
         return "crds", ("pkg/apis/crds",)
     if path[0] == "tables":
         return {"supported-gpus.yaml": ("gpus", ("pkg/utils/supported-gpus.yaml",)),

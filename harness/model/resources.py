@@ -6,6 +6,8 @@ storage). Parsing rounds up to those units like `Quantity.MilliValue()` / `Quant
 """
 from __future__ import annotations
 
+import functools
+
 import re
 from fractions import Fraction
 from typing import Mapping
@@ -104,6 +106,7 @@ def format_quantity(amount: Fraction | int, fmt: str = "DecimalSI") -> str:
     raise AssertionError("unreachable")
 
 
+@functools.lru_cache(maxsize=65536)
 def format_resource(name: str, amount: int) -> str:
     """A base-unit amount as a quantity string: cpu from millicores; for byte resources the shorter of
     the BinarySI and DecimalSI forms (BinarySI on a tie), so 1843Mi and 128G both read naturally."""

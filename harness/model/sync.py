@@ -22,8 +22,10 @@ versions its go.mod requires; harness.model.derivation):
                                                      message, image families
   pkg/apis/crds/*.yaml                            -> provider-facts.yaml: API versions served, and per served
                                                      version the CEL rules on label keys and requirements,
-                                                     the operators, the required fields, the AKSNodeClass
-                                                     spec schema
+                                                     the operators, the required fields, and the AKSNodeClass,
+                                                     NodePool and NodeClaim spec schemas (defaults, enums,
+                                                     bounds, patterns, list types, CEL rules) for admission
+                                                     (harness.model.crdschema)
 and, per release, the behaviour probes of harness/data/release-probes.yaml and the compiled-in price table.
 Nothing from upstream is kept but the derived facts, each file headed by what it was derived from.
 """

@@ -3,7 +3,10 @@
 Stage `admission`: the API server checks the CRD's OpenAPI schema and x-kubernetes-validations
 (CEL) when the object is written (the provider v1.14.0 ships pkg/apis/crds/karpenter.sh_nodepools.yaml
 and karpenter.sh_nodeclaims.yaml; azure-provider.md §3.3, karpenter-core.md §5.1-5.2). The rules
-come from the profile (harness.model.crdrules), the same text the local backend installs.
+come from the profile (harness.model.crdrules), the same text the local backend installs. Each release
+profile carries the spec schema and rules of every API version its CRDs serve (harness.model.derivation);
+an object in a served version other than the storage one is judged with that version's
+(harness.model.apiversions.admission_profile).
 
 Stage `runtime`: core's Go `RuntimeValidate`, run by the nodepool.validation controller, which sets
 `ValidationSucceeded=False` / `NodePoolValidationFailed` (sigs.k8s.io/karpenter v1.14.0
@@ -11,13 +14,11 @@ pkg/apis/v1/nodepool_validation.go, nodeclaim_validation.go; karpenter-core.md �
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from harness.model.apistatus import APIRejected, Cause
-from harness.model import cel, crdrules
-from harness.model.labels import (LABEL_VALUE_PATTERN, LABEL_VALUE_RE, go_list, go_set, label_value_errors,
-                                  qualified_name_errors, restricted_label_error)
+from harness.model import crdrules, crdschema
+from harness.model.labels import go_list, go_set, label_value_errors, qualified_name_errors, restricted_label_error
 from harness.model.profile import Profile
 from harness.model.requirements import IN
 from harness.model.semantics import semantics_for
@@ -27,17 +28,6 @@ ADMISSION = "admission"
 RUNTIME = "runtime"
 # core apis.Group of NodePool and NodeClaim (sigs.k8s.io/karpenter v1.14.0 pkg/apis/apis.go; karpenter-core.md §1.1)
 GROUP = "karpenter.sh"
-
-# The requirement-key pattern of the CRDs (karpenter-provider-azure v1.14.0
-# pkg/apis/crds/karpenter.sh_nodepools.yaml; karpenter-core.md §5.1); the
-# label-value pattern is apimachinery's label-value regex (harness.model.labels)
-REQUIREMENT_KEY_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?"
-                           r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_REQ_KEY_RE = re.compile(REQUIREMENT_KEY_PATTERN)
-
-
-def _quote(v) -> str:
-    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @dataclass(frozen=True)
@@ -51,22 +41,6 @@ class AdmissionError:
         return f"{self.field}: {self.detail}"
 
 
-# kube-apiserver changed how a failed x-kubernetes-validations rule prints the value: up to 1.34
-# it names the type ("object", "string", "array"); from 1.35 it quotes a string value and prints
-# nothing for a map or list (checked against real 1.34.4, 1.35.4 and 1.36.3 servers built by the
-# local backend).
-VALUE_FORMAT_CHANGED_IN = (1, 35)
-
-
-def rule_error(field: str, value, message: str, server_version: tuple[int, int]) -> AdmissionError:
-    if server_version < VALUE_FORMAT_CHANGED_IN:
-        type_name = "string" if isinstance(value, str) else "array" if isinstance(value, list) else "object"
-        return AdmissionError(field, f'Invalid value: "{type_name}": {message}', message)
-    if isinstance(value, str):
-        return AdmissionError(field, f"Invalid value: {_quote(value)}: {message}", message)
-    return AdmissionError(field, f"Invalid value: {message}", message)
-
-
 def parse_version(version: str | None) -> tuple[int, int]:
     """'1.33.0' / 'v1.36.3' -> (1, 33); None -> the newest behaviour; unparseable text -> (0, 0)."""
     if not version:
@@ -74,155 +48,39 @@ def parse_version(version: str | None) -> tuple[int, int]:
     return _parse_version(str(version)) or (0, 0)
 
 
-def _schema_error(field: str, value, message: str) -> AdmissionError:
-    return AdmissionError(field, f"Invalid value: {_quote(value)}: {message}", message)
+# The CRDs' kinds judged here (core's NodePool and NodeClaim).
+KINDS = ("NodePool", "NodeClaim")
+NOT_CHECKED_MESSAGE = crdschema.NOT_CHECKED_MESSAGE
 
 
-def _check_labels(labels: dict, field: str, profile: Profile, target: str,
-                  server_version: tuple[int, int]) -> list[AdmissionError]:
-    errs: list[AdmissionError] = []
-    if len(labels) > 100:
-        errs.append(AdmissionError(field, f"Too many: {len(labels)}: must have at most 100 items",
-                                   "must have at most 100 items"))
-    for key in sorted(labels):
-        value = labels[key]
-        if not isinstance(value, str):
-            errs.append(AdmissionError(f"{field}.{key}", f'Invalid value: "{type(value).__name__}": '
-                                       f'{field}.{key} in body must be of type string: "{type(value).__name__}"',
-                                       "must be of type string"))
-            continue
-        if len(value) > 63:
-            errs.append(AdmissionError(f"{field}.{key}", "Too long: may not be more than 63 bytes",
-                                       "may not be more than 63 bytes"))
-        if not LABEL_VALUE_RE.match(value):
-            msg = f"{field}.{key} in body should match '{LABEL_VALUE_PATTERN}'"
-            errs.append(_schema_error(f"{field}.{key}", value, msg))
-    for rule in crdrules.label_map_rules(profile, target):
-        if not cel.evaluate(rule, labels):
-            errs.append(rule_error(field, labels, rule.message, server_version))
-    return errs
-
-
-def _check_requirements(reqs: list, field: str, profile: Profile, target: str,
-                        server_version: tuple[int, int]) -> list[AdmissionError]:
-    errs: list[AdmissionError] = []
-    if len(reqs) > 100:
-        errs.append(AdmissionError(field, f"Too many: {len(reqs)}: must have at most 100 items",
-                                   "must have at most 100 items"))
-    operators = profile.crd["operators"]
-    key_rules = crdrules.requirement_key_rules(profile, target)
-    for i, req in enumerate(reqs):
-        f = f"{field}[{i}]"
-        key = req.get("key")
-        if not isinstance(key, str):
-            errs.append(AdmissionError(f"{f}.key", "Required value", "Required value"))
-        else:
-            if len(key) > 316:
-                errs.append(AdmissionError(f"{f}.key", "Too long: may not be more than 316 bytes",
-                                           "may not be more than 316 bytes"))
-            if not _REQ_KEY_RE.match(key):
-                errs.append(_schema_error(f"{f}.key", key, f"{f}.key in body should match '{REQUIREMENT_KEY_PATTERN}'"))
-            for rule in key_rules:
-                if not cel.evaluate(rule, key):
-                    errs.append(rule_error(f"{f}.key", key, rule.message, server_version))
-        op = req.get("operator")
-        if op not in operators:
-            supported = ", ".join(_quote(o) for o in operators)
-            errs.append(AdmissionError(f"{f}.operator", f"Unsupported value: {_quote(op)}: supported values: {supported}",
-                                       "supported values: " + supported))
-        mv = req.get("minValues")
-        if mv is not None and isinstance(mv, int):
-            if mv < 1:
-                errs.append(AdmissionError(f"{f}.minValues", f"Invalid value: {mv}: {f}.minValues in body should be "
-                                           "greater than or equal to 1", "should be greater than or equal to 1"))
-            if mv > 50:
-                errs.append(AdmissionError(f"{f}.minValues", f"Invalid value: {mv}: {f}.minValues in body should be "
-                                           "less than or equal to 50", "should be less than or equal to 50"))
-    for rule in crdrules.requirement_list_rules(profile):
-        if not cel.evaluate(rule, reqs):
-            errs.append(rule_error(field, reqs, rule.message, server_version))
-    return errs
-
-
-# Required fields of the v1 CRDs' OpenAPI schemas (karpenter-provider-azure v1.14.0
-# pkg/apis/crds/karpenter.sh_nodepools.yaml,
-# karpenter.sh_nodeclaims.yaml). karpenter-core.md §5 (CRD validation) documents the CRDs'
-# patterns and rules but not these lists; they are read from the CRDs and conformance-checked (a NodePool
-# without spec.template.spec.requirements is refused). A release profile carries its own, per served API
-# version (`crd.required`, derived by harness.model.sync); this table is the fallback.
-REQUIRED = {
-    "NodePool": [("spec",), ("spec", "template"), ("spec", "template", "spec"),
-                 ("spec", "template", "spec", "nodeClassRef"), ("spec", "template", "spec", "requirements"),
-                 ("spec", "template", "spec", "nodeClassRef", "group"), ("spec", "template", "spec", "nodeClassRef", "kind"),
-                 ("spec", "template", "spec", "nodeClassRef", "name"), ("spec", "disruption", "consolidateAfter")],
-    "NodeClaim": [("spec",), ("spec", "nodeClassRef"), ("spec", "requirements"),
-                  ("spec", "nodeClassRef", "group"), ("spec", "nodeClassRef", "kind"), ("spec", "nodeClassRef", "name")],
-}
-REQUIRED_ITEMS = {"requirements": ("key", "operator"), "taints": ("key", "effect"), "startupTaints": ("key", "effect")}
-# What the API server appends when a blocking schema error (required, enum, type, too long/many) stops
-# the CEL rules; the cause carries the whole text (k8s.io/apiextensions-apiserver v0.36.3
-# pkg/registry/customresource/strategy.go hasBlockingErr; checked against a real v1.36.3 server)
-NOT_CHECKED_MESSAGE = ("some validation rules were not checked because the object was invalid; "
-                       "correct the existing errors to complete validation")
-NOT_CHECKED = AdmissionError("<nil>", f"Invalid value: null: {NOT_CHECKED_MESSAGE}", NOT_CHECKED_MESSAGE)
-
-
-def _required_errors(obj: dict, profile: Profile | None = None) -> list[AdmissionError]:
-    errs = []
-    derived = ((profile.crd.get("required") or {}) if profile is not None else {}).get(obj.get("kind"))
-    paths = [tuple(p.split(".")) for p in derived] if derived else REQUIRED.get(obj.get("kind"), [])
-    for path in paths:
-        parent = obj
-        for part in path[:-1]:
-            parent = parent.get(part) if isinstance(parent, dict) else None
-            if parent is None:
-                break
-        if isinstance(parent, dict) and path[-1] not in parent:
-            errs.append(AdmissionError(".".join(path), "Required value", "Required value"))
-    spec = obj.get("spec") or {}
-    base = ("spec", "template", "spec") if obj.get("kind") == "NodePool" else ("spec",)
-    inner = ((spec.get("template") or {}).get("spec") or {}) if obj.get("kind") == "NodePool" else spec
-    for field, keys in REQUIRED_ITEMS.items():
-        for i, item in enumerate(inner.get(field) or []):
-            for k in keys:
-                if not isinstance(item, dict) or k not in item:
-                    errs.append(AdmissionError(".".join(base) + f".{field}[{i}].{k}", "Required value", "Required value"))
-    return errs
-
-
-def admission_errors(obj: dict, profile: Profile, server_version: str | None = None) -> list[AdmissionError]:
-    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted). Missing
-    required fields stop validation before the CEL rules run, as in kube-apiserver."""
+def admission_errors(obj: dict, profile: Profile, server_version: str | None = None,
+                     old: dict | None = None) -> list[AdmissionError]:
+    """Schema + CEL errors for a NodePool or NodeClaim manifest (empty list = admitted): the profile's
+    spec schema of the CRD (the storage version's, or the served version's in an
+    apiversions.admission_profile view) with its label rules rendered in (harness.model.crdrules.spec_schema),
+    judged as the API server judges it (harness.model.crdschema.admit: defaults, OpenAPI
+    validation, list types, then the CEL rules unless a blocking error stops them). The object is
+    judged after defaulting; the caller stores what it sent. `old`: the stored object, on update."""
     kind = obj.get("kind")
-    version = parse_version(server_version)
-    required = _required_errors(obj, profile)
-    if required:
-        return required + [NOT_CHECKED]
-    if kind == "NodePool":
-        tmpl = (obj.get("spec") or {}).get("template") or {}
-        labels = (tmpl.get("metadata") or {}).get("labels") or {}
-        reqs = (tmpl.get("spec") or {}).get("requirements") or []
-        errs = _check_labels(labels, "spec.template.metadata.labels", profile, crdrules.NODEPOOL_LABELS, version)
-        errs += _check_requirements(reqs, "spec.template.spec.requirements", profile, crdrules.NODEPOOL_REQUIREMENTS,
-                                    version)
-        return errs
-    if kind == "NodeClaim":
-        reqs = (obj.get("spec") or {}).get("requirements") or []
-        return _check_requirements(reqs, "spec.requirements", profile, crdrules.NODECLAIM_REQUIREMENTS, version)
-    return []
+    schema = crdrules.spec_schema(profile, kind) if kind in KINDS else None
+    if schema is None:
+        return []
+    _stored, errors, _pruned = crdschema.verdict(obj, schema, parse_version(server_version), spec_required=True,
+                                                 old=old, scale_replicas_path=profile.crd_scale_replicas_path(kind))
+    return [AdmissionError(e.field, e.body, e.detail) for e in errors]
 
 
-def admission_rejection(obj: dict, profile: Profile, server_version: str | None = None) -> APIRejected | None:
+def admission_rejection(obj: dict, profile: Profile, server_version: str | None = None,
+                        old: dict | None = None) -> APIRejected | None:
     """The APIRejected a kube-apiserver of `server_version` would return, in its own message
     format, or None."""
-    errs = admission_errors(obj, profile, server_version)
+    errs = admission_errors(obj, profile, server_version, old)
     if not errs:
         return None
-    group = GROUP if obj["kind"] in REQUIRED else ""     # callers pass NodePools and NodeClaims
     name = (obj.get("metadata") or {}).get("name", "")
     texts = [e.text for e in errs]
     body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    return APIRejected(422, "Invalid", f'{obj["kind"]}.{group} "{name}" is invalid: {body}',
+    return APIRejected(422, "Invalid", f'{obj["kind"]}.{GROUP} "{name}" is invalid: {body}',
                        [Cause(e.field, e.message) for e in errs])
 
 

@@ -562,6 +562,12 @@ class Checker:
             self.azure(expect["azure"])
         if "loop" in expect:
             self.loop(expect["loop"])
+        for i, want in enumerate(expect.get("skew") or []):
+            self.skew(want, i)
+        for i, want in enumerate(expect.get("domains") or []):
+            self.domains(want, i)
+        for i, want in enumerate(expect.get("nodeClaimInstanceTypes") or []):
+            self.nodeclaim_instance_types(want, i)
         for i, ev in enumerate(expect.get("events") or []):
             # every event of the run (RunResult.events); kind, name and reason are the event's own
             text = {k: v for k, v in ev.items() if k not in ("kind", "name", "reason")}
@@ -571,6 +577,122 @@ class Checker:
                 self.fail(f"{self.root}.events[{i}]", ev, fold_counts([f"{e['kind']}/{e['name']} {e['reason']}: "
                                                                       f"{e['message']}" for e in self.r.events]))
         return self.out
+
+
+    # -- topology: pods per domain ------------------------------------------------------------------
+    def _domain_of(self, node: str | None, key: str) -> str | None:
+        """The pod's domain: its Node's name for kubernetes.io/hostname (core's ExpectSkew counts by
+        node name), else the Node's label (None: the Node lacks it, the pod is not counted)."""
+        if not node:
+            return None
+        if key == "kubernetes.io/hostname":
+            return node
+        n = next((n for n in self.r.nodes if n.name == node), None)
+        return None if n is None else n.labels.get(key)
+
+    def skew(self, want: dict, i: int) -> None:
+        """Scheduled pods per domain of `topologyKey`, as core's ExpectSkew / ExpectMaxSkew count them
+        (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectSkew; scheduling
+        suite_test.go ExpectMaxSkew): pods of `namespace` (default "default", "" for all) matching
+        `labelSelector` (absent: every pod), scheduled and not terminating. `counts` is the multiset
+        of per-domain counts (Gomega ConsistOf), `max` bounds every count, `maxSkew` bounds
+        max - min."""
+        from harness.loop.topology import selector_matches
+        path = f"{self.root}.skew[{i}]"
+        key = want["topologyKey"]
+        ns = want.get("namespace", "default")
+        selector = want.get("labelSelector", {})
+        counts: dict[str, int] = {}
+        for p in self.r.pods.values():
+            if p.state != "scheduled" or (ns and p.namespace != ns):
+                continue
+            if not selector_matches(selector if selector is not None else {}, p.labels):
+                continue
+            d = self._domain_of(p.node, key)
+            if d is not None:
+                counts[d] = counts.get(d, 0) + 1
+        have = sorted(counts.values())
+        detail = ", ".join(f"{d}: {n}" for d, n in sorted(counts.items())) or "no scheduled pod counted"
+        if "counts" in want and sorted(want["counts"]) != have:
+            self.fail(f"{path}.counts", sorted(want["counts"]), have, detail)
+        if "max" in want and have and have[-1] > want["max"]:
+            self.fail(f"{path}.max", want["max"], have[-1], detail)
+        if "maxSkew" in want and have and have[-1] - have[0] > want["maxSkew"]:
+            self.fail(f"{path}.maxSkew", want["maxSkew"], have[-1] - have[0], detail)
+
+    def domains(self, want: dict, i: int) -> None:
+        """How many distinct domains of `topologyKey` (default kubernetes.io/hostname: the Node) the
+        named pods (or the pods of the named Deployments) are scheduled in: 1 is "together", the
+        number of pods is "all apart". Every named pod must be scheduled."""
+        path = f"{self.root}.domains[{i}]"
+        key = want.get("topologyKey", "kubernetes.io/hostname")
+        seen: dict[str, str | None] = {}
+        for name in want["pods"]:
+            pods = self.r.pods_of(name)
+            if not pods:
+                self.fail(f"{path}.pods", name, None, "no pod or Deployment by that name")
+                continue
+            for p in pods:
+                seen[f"{p.namespace}/{p.name}"] = self._domain_of(p.node, key) if p.state == "scheduled" else None
+        unplaced = sorted(k for k, d in seen.items() if d is None)
+        if unplaced:
+            self.fail(f"{path}.pods", "scheduled in a domain", "not", ", ".join(unplaced))
+        values = sorted({d for d in seen.values() if d is not None})
+        if "count" in want and len(values) != want["count"]:
+            self.fail(f"{path}.count", want["count"], len(values),
+                      "; ".join(f"{k}: {d}" for k, d in sorted(seen.items())))
+
+    def nodeclaim_instance_types(self, want: dict, i: int) -> None:
+        """The instance types the first NodeClaim created for `pod` lists (core's
+        supportedInstanceTypes(cloudProvider.CreateCalls[0]), scheduling suite_test.go): at least
+        `minCount`; each has `labels` among its requirement values (ExpectInstancesWithLabel; for the
+        zone and capacity-type keys: an offering there); each has an offering of `offering`'s capacity
+        type and zone (ExpectInstancesWithOffering); `allocatableExceedsRequests: true`: each one's
+        allocatable CPU and memory exceed the summed requests of the NodeClaim's pods (core checks
+        requests + overhead < capacity), `false`: some one's do not."""
+        path = f"{self.root}.nodeClaimInstanceTypes[{i}]"
+        pods = self.r.pods_of(want["pod"])
+        claims = [c for p in pods for c in p.nodeclaims]
+        claim = next((c for c in self.r.nodeclaims if claims and c.name == claims[0]), None)
+        if claim is None:
+            self.fail(f"{path}.pod", f"a NodeClaim created for {want['pod']}", None, "no NodeClaim was created for it")
+            return
+        names = sorted({v for r in claim.requirements if r.get("key") == "node.kubernetes.io/instance-type"
+                        and r.get("operator") == "In" for v in r.get("values") or []})
+        its = [self.r.instance_types.get(n) for n in names]
+        missing = [n for n, it in zip(names, its) if it is None]
+        if missing:
+            self.fail(f"{path}", "instance types the run knows", missing)
+            return
+        if "minCount" in want and len(names) < want["minCount"]:
+            self.fail(f"{path}.minCount", want["minCount"], len(names), f"{claim.name}: {', '.join(names)}")
+        for key, value in (want.get("labels") or {}).items():
+            value = _s(value)
+            if key in ("topology.kubernetes.io/zone", "karpenter.sh/capacity-type"):
+                attr = "zone" if key == "topology.kubernetes.io/zone" else "capacity_type"
+                bad = [it.name for it in its if not any(getattr(o, attr) == value for o in it.offerings)]
+            else:
+                bad = [it.name for it in its if key not in it.requirements or not it.requirements[key].has(value)]
+            if bad:
+                self.fail(f'{path}.labels["{key}"]', value, bad, f"instance types of {claim.name} without it")
+        off = want.get("offering")
+        if off:
+            bad = [it.name for it in its if not any(o.available and
+                                                    o.capacity_type == off.get("capacityType", o.capacity_type) and
+                                                    o.zone == _s(off.get("zone", o.zone)) for o in it.offerings)]
+            if bad:
+                self.fail(f"{path}.offering", off, bad, f"instance types of {claim.name} without that offering")
+        if "allocatableExceedsRequests" in want:
+            total: dict[str, int] = {}
+            for key in claim.pods:
+                pr = self.r.pods.get(key)
+                if pr is not None:
+                    for k, v in pr.requests.items():
+                        total[k] = total.get(k, 0) + v
+            bad = [it.name for it in its if any(total.get(k, 0) >= it.allocatable().get(k, 0) for k in ("cpu", "memory"))]
+            if bool(bad) == bool(want["allocatableExceedsRequests"]):
+                self.fail(f"{path}.allocatableExceedsRequests", want["allocatableExceedsRequests"], not bad,
+                          f"requests {total}; not exceeded by: {', '.join(bad) or 'none'}")
 
 
 def check(expect: dict, result: RunResult, scenario=None, root: str = "expect",

@@ -1,9 +1,15 @@
 """The pytest plugin: `pytest scenarios/` collects one item per scenario x profile x backend.
 
-Registered through the `pytest11` entry point (and the repository's root conftest.py). Item ids are
-`<file>::<scenario>[<profile>-<backend>]`, scenario labels become markers, `--profile` and
-`--backend` select, a failure prints a compact expectation diff (a plain string, so it reads the
-same serially and under xdist), and bad scenario files fail collection with `file:line: reason`.
+Registered through the `pytest11` entry point (and the repository's root conftest.py), so it is
+loaded into every pytest process of an environment the package is installed in; it must cost such a
+process nothing and never clash with another plugin. Hence every option carries the `--harness-`
+prefix (a bare `--profile` clashes with pytest-profiling, `--keep-cluster` with pytest-kind), and
+nothing beyond pytest is imported until a scenario file is collected or a harness option is used.
+
+Item ids are `<file>::<scenario>[<profile>-<backend>]`, scenario labels become markers,
+`--harness-profile` and `--harness-backend` select, a failure prints a compact expectation diff (a
+plain string, so it reads the same serially and under xdist), and bad scenario files fail collection
+with `file:line: reason`.
 """
 from __future__ import annotations
 
@@ -11,62 +17,120 @@ import os
 import re
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.runner.engines import engine_backends
 from harness.runner.notices import HarnessWarning
-from harness.runner.scenario import SUFFIX, Scenario, load_scenarios
-from harness.runner.yamlsource import SourceError
-from harness.runner.selection import no_scenario, profiles_for, split_profiles, unknown_profile
+from harness.runner.selection import SUFFIX, no_scenario, profiles_for, split_profiles, unknown_profile
+
+if TYPE_CHECKING:
+    from harness.runner.scenario import Scenario
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("harness", "Karpenter-on-Azure scenarios")
-    group.addoption("--profile", action="append", default=[], metavar="NAME",
+    group.addoption("--harness-profile", action="append", default=[], metavar="NAME", dest="harness_profile",
                     help="run scenarios only under these label profiles (repeatable); default: each scenario's own list")
-    group.addoption("--backend", action="append", default=[], metavar="NAME",
-                    help="cluster backend(s): embedded (default), local, container (repeatable)")
-    group.addoption("--engine", default="simulated", choices=["simulated", "real"],
+    group.addoption("--harness-backend", action="append", default=[], metavar="NAME", dest="harness_backend",
+                    help="cluster backend(s): embedded (default), local, container, kind (repeatable)")
+    group.addoption("--harness-engine", default="simulated", choices=["simulated", "real"], dest="harness_engine",
                     help="simulated (default): the harness's own loop; real: the Karpenter-on-Azure controller "
                          "(built by `python -m harness.backends build --controller`) on the local backend")
-    group.addoption("--harness-conformance", default=None, metavar="DIR",
-                    help="with --engine real: also run each scenario on the simulated engine and write the "
+    group.addoption("--harness-conformance", default=None, metavar="DIR", dest="harness_conformance",
+                    help="with --harness-engine real: also run each scenario on the simulated engine and write the "
                          "conformance report DIR/conformance.{md,json} (harness/runner/conformance.py)")
-    group.addoption("--real-subset", action="store_true", default=False,
-                    help="with --engine real: only the small representative subset "
+    group.addoption("--harness-real-subset", action="store_true", default=False, dest="harness_real_subset",
+                    help="with --harness-engine real: only the small representative subset "
                          "(harness/data/real-engine.yaml ci_subset), for CI")
-    group.addoption("--keep-cluster", action="store_true", default=False,
+    group.addoption("--harness-keep-cluster", action="store_true", default=False, dest="harness_keep_cluster",
                     help="leave real-backend clusters running after the session (debugging)")
-    group.addoption("--scenario-trace", action="store_true", default=False,
+    group.addoption("--harness-trace", action="store_true", default=False, dest="harness_trace",
                     help="append the loop's event trace to every scenario failure")
-    group.addoption("--shard", default=None, metavar="K/N",
+    group.addoption("--harness-shard", default=None, metavar="K/N", dest="harness_shard",
                     help="run only shard K of N (0-based) of the collected items, for splitting the matrix "
                          "across machines: balanced by the measured durations in "
                          "harness/data/scenario-durations.json; stable across runs")
-    group.addoption("--record-durations", default=None, metavar="FILE",
+    group.addoption("--harness-record-durations", default=None, metavar="FILE", dest="harness_record_durations",
                     help="write each passed or failed item's call duration (seconds) to FILE as JSON "
                          "(scripts/refresh-durations.sh uses it)")
 
 
-# profiles declared by the scenarios collected this session (for "--profile X selects nothing")
+# The spellings before the `--harness-` prefix. None is registered (a registered name can clash with
+# another plugin's option, which fails every pytest run of the environment). When no other plugin owns
+# one, it still works as a deprecated alias, except the two whose owners are known: there the meaning
+# of a command line would change with what else is installed, so it is refused with the new name.
+OLD_SPELLINGS = {
+    "--backend": "--harness-backend",
+    "--engine": "--harness-engine",
+    "--real-subset": "--harness-real-subset",
+    "--scenario-trace": "--harness-trace",
+    "--shard": "--harness-shard",
+    "--record-durations": "--harness-record-durations",
+}
+REFUSED_SPELLINGS = {"--profile": ("--harness-profile", "pytest-profiling"),
+                     "--keep-cluster": ("--harness-keep-cluster", "pytest-kind")}
+
+
+def _owned_elsewhere(parser, flag: str) -> bool:
+    """Whether another plugin registered `flag` (the parser knows it)."""
+    try:
+        _, unknown = parser.parse_known_and_unknown_args([flag])
+    except (pytest.UsageError, SystemExit):      # known, and wants a value: someone owns it
+        return True
+    return flag not in unknown
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Old option spellings no other plugin owns: aliases with a deprecation warning, or (for the two
+    that clash with known plugins) a usage error naming the new spelling. Runs only where the plugin is
+    loaded early (the pytest11 entry point, `-p harness.runner.plugin`); through conftest.py alone, an
+    old spelling is an unrecognized argument."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        flag, eq, value = arg.partition("=")
+        if flag not in OLD_SPELLINGS and flag not in REFUSED_SPELLINGS:
+            continue
+        if _owned_elsewhere(parser, flag):
+            continue
+        if flag in REFUSED_SPELLINGS:
+            new, clash = REFUSED_SPELLINGS[flag]
+            raise pytest.UsageError(f"{flag} is now {new} (the old name clashes with {clash}'s option)")
+        args[i] = OLD_SPELLINGS[flag] + eq + value
+        early_config.issue_config_time_warning(
+            pytest.PytestDeprecationWarning(f"{flag} is deprecated: use {OLD_SPELLINGS[flag]}"), stacklevel=2)
+
+
+# profiles declared by the scenarios collected this session (for "--harness-profile X selects nothing")
 DECLARED = pytest.StashKey[dict]()
-# the session's shared clusters (a harness.backends.lifetime.ClusterCache), closed at sessionfinish
+# the session's shared clusters (a harness.backends.lifetime.ClusterCache, made on first use), closed at
+# sessionfinish
 CLUSTERS = pytest.StashKey[object]()
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
     config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
-    from harness.backends.lifetime import ClusterCache
-    config.stash[CLUSTERS] = ClusterCache()
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
-    check_selection_options(config.getoption("--profile"), config.getoption("--backend"), config)
+    check_selection_options(config.option.harness_profile, config.option.harness_backend, config)
+
+
+def _clusters(config):
+    """The session's ClusterCache, made when a scenario first needs a cluster."""
+    cache = config.stash.get(CLUSTERS, None)
+    if cache is None:
+        from harness.backends.lifetime import ClusterCache
+        cache = config.stash[CLUSTERS] = ClusterCache()
+    return cache
 
 
 def check_selection_options(profiles: list[str], backends: list[str], config=None) -> None:
     """An option value that can never select a scenario is a usage error, said before collecting
     (otherwise pytest exits 5, "no tests ran", with no reason)."""
+    if not profiles and not backends:
+        return
     from harness.backends.registry import BACKEND_NAMES
     from harness.model.profile import ProfileError, available_profiles
     from harness.runner.selection import split_profiles, version_notices
@@ -74,7 +138,7 @@ def check_selection_options(profiles: list[str], backends: list[str], config=Non
         try:
             split_profiles([p])
         except ProfileError:
-            raise pytest.UsageError(unknown_profile(p, available_profiles())) from None
+            raise pytest.UsageError(unknown_profile(p, available_profiles(), "--harness-profile")) from None
     for text in version_notices(profiles):     # a version the harness has no profile for: say so, loudly
         if config is not None:
             config.issue_config_time_warning(HarnessWarning(text), stacklevel=2)
@@ -82,7 +146,7 @@ def check_selection_options(profiles: list[str], backends: list[str], config=Non
             warnings.warn(text, HarnessWarning, stacklevel=2)
     for b in backends:
         if b not in BACKEND_NAMES:
-            raise pytest.UsageError(f"--backend {b}: unknown backend; known backends: {', '.join(BACKEND_NAMES)}")
+            raise pytest.UsageError(f"--harness-backend {b}: unknown backend; known backends: {', '.join(BACKEND_NAMES)}")
 
 
 def _register_tag(config, tag: str) -> None:
@@ -94,18 +158,19 @@ def _register_tag(config, tag: str) -> None:
 
 def pytest_collection_modifyitems(config, items):
     declared = config.stash[DECLARED]
-    wanted = config.getoption("--profile")
+    wanted = config.option.harness_profile
     if wanted and declared["scenarios"] and not split_profiles(wanted)[1] and not declared["profiles"] & set(wanted):
-        raise pytest.UsageError(no_scenario(wanted, declared["scenarios"], declared["profiles"]))
+        raise pytest.UsageError(no_scenario(wanted, declared["scenarios"], declared["profiles"],
+                                            flag="--harness-profile"))
     group_by_profile(items)
-    shard = config.getoption("--shard")
+    shard = config.option.harness_shard
     if not shard:
         return
     try:
         k, n = (int(x) for x in shard.split("/"))
         assert 0 <= k < n
     except (ValueError, AssertionError):
-        raise pytest.UsageError(f"--shard expects K/N with 0 <= K < N, got {shard!r}") from None
+        raise pytest.UsageError(f"--harness-shard expects K/N with 0 <= K < N, got {shard!r}") from None
     from harness.runner.shards import assign, load_durations
     shards = assign([item.nodeid for item in items], n, load_durations())
     keep, drop = [], []
@@ -140,23 +205,25 @@ def _item_backend(real: bool, backend: str) -> str:
 
 class ScenarioFile(pytest.File):
     def collect(self):
+        from harness.runner.engines import engine_backends
+        from harness.runner.scenario import load_scenarios
         scenarios = load_scenarios(self.path)
         opts = self.config.option
-        real = opts.engine == "real"
-        backends = engine_backends(opts.engine, opts.backend or [])
-        subset = _real_subset() if real and opts.real_subset else None
+        real = opts.harness_engine == "real"
+        backends = engine_backends(opts.harness_engine, opts.harness_backend or [])
+        subset = _real_subset() if real and opts.harness_real_subset else None
         declared = self.config.stash[DECLARED]
         for sc in scenarios:
             declared["scenarios"] += 1
             declared["profiles"].update(sc.profiles)
             if subset is not None and sc.name not in subset:
                 continue
-            profiles = profiles_for(sc.profiles, opts.profile)    # release versions / `all` add profiles
+            profiles = profiles_for(sc.profiles, opts.harness_profile)    # release versions / `all` add profiles
             for profile in profiles:
                 for backend in backends:
                     item = ScenarioItem.from_parent(self, name=f"{sc.name}[{profile}-{_item_backend(real, backend)}]",
                                                     scenario=sc, profile=profile, backend=backend,
-                                                    engine=opts.engine)
+                                                    engine=opts.harness_engine)
                     item.add_marker(pytest.mark.scenario)
                     for tag in sc.tags:
                         _register_tag(self.config, tag)
@@ -171,6 +238,7 @@ class ScenarioFile(pytest.File):
                     yield item
 
     def repr_failure(self, excinfo):
+        from harness.runner.yamlsource import SourceError
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()
         return super().repr_failure(excinfo)
@@ -234,9 +302,10 @@ class ScenarioItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ScenarioFailure) and self.outcome is not None:
             from harness.runner.report import failure_text
-            return failure_text(self.outcome, trace=self.config.option.scenario_trace)
+            return failure_text(self.outcome, trace=self.config.option.harness_trace)
         if isinstance(excinfo.value, ScenarioError):
             return f"ERROR {excinfo.value}"
+        from harness.runner.yamlsource import SourceError
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()
         return super().repr_failure(excinfo)
@@ -249,11 +318,11 @@ def _cluster(config, backend: str, engine_options: dict):
     """One cluster per backend (and engine's needs) per session (per xdist worker), reset between
     scenarios."""
     from harness.backends.registry import shared_cluster
-    # --keep-cluster: a real backend's cluster is started with keep=True, which closing the cache
-    # leaves running (the embedded backend has nothing to keep)
-    options = {"keep": True} if config.getoption("--keep-cluster") and backend != "embedded" else {}
+    # --harness-keep-cluster: a real backend's cluster is started with keep=True, which closing the
+    # cache leaves running (the embedded backend has nothing to keep)
+    options = {"keep": True} if config.option.harness_keep_cluster and backend != "embedded" else {}
     try:
-        return shared_cluster(backend, cache=config.stash[CLUSTERS], **engine_options, **options)
+        return shared_cluster(backend, cache=_clusters(config), **engine_options, **options)
     except RuntimeError as e:
         if type(e) is not RuntimeError:       # a start failure (StartError, ...) is an error, not a skip
             raise
@@ -312,7 +381,7 @@ class ScenarioReporting:
     def pytest_sessionfinish(self, session, exitstatus):
         if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not hasattr(self.config, "workerinput"):
             self._explain_empty_selection(session)
-        path = self.config.getoption("--record-durations")
+        path = self.config.option.harness_record_durations
         if path and self.durations and not hasattr(self.config, "workerinput"):
             from harness.runner.shards import write_durations
             write_durations(path, self.durations)
@@ -350,11 +419,12 @@ class ScenarioReporting:
 
     def _explain_empty_selection(self, session) -> None:
         """Under xdist the workers collect, and their usage error is not shown: the controller
-        says why `--profile` selected nothing, and the run exits as a usage error (4), not 5."""
+        says why `--harness-profile` selected nothing, and the run exits as a usage error (4), not 5."""
         from pathlib import Path
 
-        from harness.runner.scenario import find_scenario_files
-        wanted = self.config.getoption("--profile")
+        from harness.runner.scenario import find_scenario_files, load_scenarios
+        from harness.runner.yamlsource import SourceError
+        wanted = self.config.option.harness_profile
         if not wanted or split_profiles(wanted)[1]:
             return
         paths = [a.split("::")[0] for a in self.config.args if Path(a.split("::")[0]).exists()]
@@ -367,7 +437,7 @@ class ScenarioReporting:
                 continue
         declared = {p for sc in scenarios for p in sc.profiles}
         if scenarios and not declared & set(wanted):
-            message = no_scenario(wanted, len(scenarios), declared)
+            message = no_scenario(wanted, len(scenarios), declared, flag="--harness-profile")
             tr = self.config.pluginmanager.get_plugin("terminalreporter")
             if tr is not None:
                 tr.write_line(f"ERROR: {message}", red=True)

@@ -19,10 +19,10 @@ from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, ProfileError
 from harness.model.resources import QuantityError, parse_quantity
 from harness.runner.references import resolve_reference
+from harness.runner.selection import SUFFIX  # noqa: F401 (re-exported: what names a scenario file)
 from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
-SUFFIX = ".scenario.yaml"
 API_VERSION = "harness.karpenter.azure.com/v1alpha1"
 DEFAULT_SEED = 1
 SCHEMA_URL_HINT = "# yaml-language-server: $schema="

@@ -1,4 +1,4 @@
-"""`--shard K/N`: split the collected items into N shards of about equal measured run time.
+"""`--harness-shard K/N`: split the collected items into N shards of about equal measured run time.
 
 Durations are data (`harness/data/scenario-durations.json`, item id -> seconds on the embedded
 backend), refreshed by `scripts/refresh-durations.sh`. An item measured on another backend, or not

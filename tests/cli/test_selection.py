@@ -35,29 +35,29 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_pytest_unknown_profile_is_a_usage_error():
-    proc = _pytest("scenarios/loop", "--profile", "upstrem", "--collect-only")
+    proc = _pytest("scenarios/loop", "--harness-profile", "upstrem", "--collect-only")
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert "--profile upstrem: unknown profile; known profiles: before-0006, design-0006, upstream" in proc.stderr
+    assert "--harness-profile upstrem: unknown profile; known profiles: before-0006, design-0006, upstream" in proc.stderr
 
 
 def test_pytest_unknown_backend_is_a_usage_error():
-    proc = _pytest("scenarios/loop", "--backend", "nope", "--collect-only")
+    proc = _pytest("scenarios/loop", "--harness-backend", "nope", "--collect-only")
     assert proc.returncode == 4
-    assert "--backend nope: unknown backend; known backends: " in proc.stderr
+    assert "--harness-backend nope: unknown backend; known backends: " in proc.stderr
 
 
 def test_pytest_profile_no_collected_scenario_declares():
-    proc = _pytest("scenarios/loop", "--profile", "design-0006", "--collect-only")
+    proc = _pytest("scenarios/loop", "--harness-profile", "design-0006", "--collect-only")
     assert proc.returncode == 4
-    assert re.search(r"--profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
+    assert re.search(r"--harness-profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
                      proc.stderr)
-    # without scenario files in the run, --profile is simply unused
-    assert _pytest("tests/loop/test_unavailable.py", "--profile", "design-0006", "--collect-only").returncode == 0
+    # without scenario files in the run, --harness-profile is simply unused
+    assert _pytest("tests/loop/test_unavailable.py", "--harness-profile", "design-0006", "--collect-only").returncode == 0
 
 
 def test_pytest_profile_no_scenario_declares_under_xdist():
     """xdist workers collect; the controller still says why and exits as a usage error."""
-    proc = _pytest("scenarios/loop", "--profile", "design-0006", "-n", "2")
+    proc = _pytest("scenarios/loop", "--harness-profile", "design-0006", "-n", "2")
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert re.search(r"--profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
+    assert re.search(r"--harness-profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
                      proc.stdout + proc.stderr)

@@ -38,7 +38,7 @@ def test_unmatched_non_azure_request_fails_and_is_not_passed_through():
 def test_served_hosts_work_and_unknown_arm_paths_are_loud():
     with mock_azure():
         r = requests.get("https://management.azure.com/providers/Microsoft.Foo/bar?api-version=1")
-        assert r.status_code == 501 and "does not serve" in r.json()["error"]["message"]
+        assert r.status_code == 404 and "does not serve" in r.json()["error"]["message"]
         assert requests.get("https://prices.azure.com/api/retail/prices").status_code == 200
 
 

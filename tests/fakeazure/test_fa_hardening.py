@@ -246,7 +246,7 @@ def test_guard_blocks_before_any_socket_connects(monkeypatch):
     with mock_azure(passthrough=True):
         # requests decodes unreserved escapes in the host (%2e -> .): this one reaches the fake itself
         r = requests.get("https://management%2eazure%2ecom/subscriptions", timeout=5)
-        assert r.status_code == 501 and r.json()["error"]["code"] == "NotImplementedInFakeAzure"
+        assert r.status_code == 404 and r.json()["error"]["code"] == "NotImplementedInFakeAzure"
         for url in ("https://management.azure.com.:443/x", "https://login.microsoftonline.com./t",
                     "https://login.microsoftonline%2ecom/t", "https://LOGIN.MICROSOFTONLINE.COM../t"):
             with pytest.raises(RealAzureBlocked, match="fakeazure guard"):

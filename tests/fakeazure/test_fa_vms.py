@@ -263,7 +263,7 @@ def test_get_missing_vm_and_unknown_route(fake):
         "The Resource 'Microsoft.Compute/virtualMachines/nope' under resource group 'rg-test' was not found.")
     r = fake.http.get(fake.url(f"/subscriptions/{fake.sub}/providers/Microsoft.Compute/galleries",
                                **{"api-version": "x"}))
-    assert r.status_code == 501 and r.json()["error"]["code"] == "NotImplementedInFakeAzure"
+    assert r.status_code == 404 and r.json()["error"]["code"] == "NotImplementedInFakeAzure"
 
 
 def test_resource_groups_can_be_strict(make_env, mode):

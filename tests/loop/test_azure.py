@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from azure.core.exceptions import HttpResponseError
+from azure.core.paging import ItemPaged
 
 from harness.loop.azure import AzureProvider
 from harness.loop.azuresdk import MAX_RETRIES, MAX_RETRY_DELAY
@@ -101,9 +102,10 @@ def test_the_provider_owns_its_instance_type_cache():
 
     def make():
         clock = SimClock()
-        compute = SimpleNamespace(resource_skus=SimpleNamespace(list=lambda filter: [SimpleNamespace(
-            as_dict=lambda: dict(sku), resource_type="virtualMachines")]),
-            usage=SimpleNamespace(list=lambda region: []))
+        page = [SimpleNamespace(as_dict=lambda: dict(sku), resource_type="virtualMachines")]
+        compute = SimpleNamespace(resource_skus=SimpleNamespace(list=lambda filter, **kw: ItemPaged(
+            lambda token: page, lambda resp: (None, iter(resp)))),
+            usage=SimpleNamespace(list=lambda region, **kw: ItemPaged(lambda token: [], lambda resp: (None, iter(resp)))))
         return AzureProvider(fake=SimpleNamespace(clock=clock), compute=compute, network=None,
                              profile=load_profile("upstream"), cluster=ClusterParams(region=SCUS),
                              unavailable=UnavailableOfferings(clock), rng=random.Random(1), subscription_id="sub")

@@ -45,3 +45,46 @@ def test_a_pod_that_fits_no_node_gets_the_fit_error(embedded):
         assert pr.node is None
         assert pr.scheduler_error == "0/1 nodes are available: 1 Insufficient cpu."
         assert sim.result.pods["default/web"].node == c.node_name
+
+
+def _labeled(name, labels, **spec):
+    p = pod(name, **spec)
+    p["metadata"]["labels"] = labels
+    return p
+
+
+def test_the_first_pod_of_a_pass_is_filtered_by_affinity_too(embedded):
+    """issue 22: the stand-in skipped InterPodAffinity for the first pod it bound in a pass. A required
+    affinity that no pod anywhere matches, on a pod that does not match its own term, keeps it pending
+    (k8s.io/kubernetes v1.36.3 pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+    satisfyPodAffinity allows the first pod only when it matches its own terms)."""
+    term = {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}
+    with simulation(embedded) as sim:
+        c = _registered(sim, pod("web"))
+        sim.state.create_pod(_labeled("lonely", {"app": "web"},
+                                      affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}),
+                             "", "")
+        sim.state.create_pod(_labeled("self", {"app": "db"},
+                                      affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}),
+                             "", "")
+        sim.kube_scheduler.reconcile()
+        assert sim.result.pods["default/lonely"].node is None
+        assert sim.result.pods["default/lonely"].scheduler_error == (
+            "0/1 nodes are available: 1 node(s) didn't match pod affinity rules.")
+        assert sim.result.pods["default/self"].node == c.node_name
+
+
+def test_min_domains_keeps_the_global_minimum_at_zero(embedded):
+    """issue 22: minDomains was ignored by the stand-in. With one zone known and minDomains 2 the global
+    minimum is 0, so a second matching pod in that zone exceeds maxSkew 1 (podtopologyspread/filtering.go
+    minMatchNum)."""
+    tsc = {"maxSkew": 1, "minDomains": 2, "topologyKey": "topology.kubernetes.io/zone",
+           "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}
+    with simulation(embedded) as sim:
+        c = _registered(sim, pod("filler"))
+        for name in ("first", "second"):
+            sim.state.create_pod(_labeled(name, {"app": "web"}, topologySpreadConstraints=[tsc]), "", "")
+        sim.kube_scheduler.reconcile()
+        assert sim.result.pods["default/first"].node == c.node_name
+        assert sim.result.pods["default/second"].node is None
+        assert "didn't match pod topology spread constraints" in sim.result.pods["default/second"].scheduler_error

@@ -65,3 +65,85 @@ def test_selector_semantics():
     assert selector_matches({}, {"a": "1"})
     assert selector_matches({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["2"]}]}, {})
     assert not selector_matches({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {})
+
+
+# -- issue 22: core v1.14.0's topology groups ------------------------------------------------------------
+from harness.loop.pods import PodView, Taint  # noqa: E402
+from harness.loop.topology import (DomainGroup, NodeFilter, TiePicker, merge_label_keys,  # noqa: E402
+                                   term_namespaces)
+from harness.model.requirements import Requirements  # noqa: E402
+
+H = "kubernetes.io/hostname"
+
+
+def test_ties_are_picked_with_the_seed_and_the_same_question_gets_the_same_answer():
+    """nextDomainTopologySpread takes the first least-loaded domain in Go map order (core v1.14.0
+    topologygroup.go): a random one. TiePicker answers with the seed, independent of how often it is asked."""
+    zones = ["z-1", "z-2", "z-3"]
+    assert TiePicker(None).pick(zones) == "z-1"
+    picks = {TiePicker(seed).pick(zones, "default/p", "g") for seed in range(40)}
+    assert picks == set(zones)
+    assert TiePicker(7).pick(zones, "default/p", "g") == TiePicker(7).pick(list(reversed(zones)), "default/p", "g")
+    g = group({"z-1": 0, "z-2": 0, "z-3": 0})
+    g.picker = TiePicker(3)
+    first = g.next_domain(True, exists(Z), exists(Z), "default/p")
+    assert first == g.next_domain(True, exists(Z), exists(Z), "default/p") and len(first) == 1
+
+
+def test_self_affinity_on_hostname_opens_only_the_first_domain():
+    """nextDomainAffinity's hostname special case (core v1.14.0 topologygroup.go): a self-selecting pod may
+    open a new hostname only while no pod it may join exists (anyCompatiblePodDomain); then only that one."""
+    g = TopologyGroup("pod affinity", H, frozenset({"default"}), {"matchLabels": {"app": "a"}}, 2**31 - 1, None,
+                      {"placeholder-1": 0})
+    assert g.next_domain_affinity(True, in_(H, "placeholder-1")).values == {"placeholder-1"}
+    g.record("placeholder-1")
+    assert g.next_domain_affinity(True, in_(H, "placeholder-2")).operator == "DoesNotExist"
+    assert g.next_domain_affinity(True, in_(H, "placeholder-1")).values == {"placeholder-1"}
+    # the existing pod is in a domain this pod may not use: it may bootstrap its own
+    assert g.next_domain_affinity(True, in_(H, "placeholder-2"), in_(H, "placeholder-2")).values == {"placeholder-2"}
+    # a pod that does not select itself never bootstraps (no matching pod anywhere: no domain)
+    empty = TopologyGroup("pod affinity", Z, frozenset({"default"}), {"matchLabels": {"app": "a"}}, 2**31 - 1, None,
+                          {"z-1": 0, "z-2": 0})
+    assert empty.next_domain_affinity(False, exists(Z)).operator == "DoesNotExist"
+
+
+def test_spread_node_filter_honors_node_affinity_and_optionally_taints():
+    """TopologyNodeFilter (core v1.14.0 topologynodefilter.go): nodeAffinityPolicy Honor (default) counts
+    only nodes compatible with the pod's nodeSelector / required terms; nodeTaintsPolicy Honor only nodes
+    whose every taint the pod tolerates (PreferNoSchedule included: pkg/scheduling/taints.go Tolerates)."""
+    pv = PodView({"metadata": {"name": "p", "labels": {}}, "spec": {"nodeSelector": {Z: "z-1"}}}, 0)
+    honor = NodeFilter.for_pod(pv, "Ignore", "Honor", None)
+    assert honor.matches([], Requirements([in_(Z, "z-1")]))
+    assert not honor.matches([], Requirements([in_(Z, "z-2")]))
+    assert NodeFilter.for_pod(pv, "Ignore", "Ignore", None).matches([], Requirements([in_(Z, "z-2")]))
+    taints = [Taint("k", "v", "PreferNoSchedule")]
+    assert NodeFilter.for_pod(pv, "Ignore", "Honor", None).matches(taints, Requirements([in_(Z, "z-1")]))
+    assert not NodeFilter.for_pod(pv, "Honor", "Honor", None).matches(taints, Requirements([in_(Z, "z-1")]))
+
+
+def test_domain_groups_remember_the_taints_of_the_nodepools_offering_them():
+    """TopologyDomainGroup (core v1.14.0 topologydomaingroup.go): with nodeTaintsPolicy Honor a domain
+    counts only if some NodePool offering it has taints the pod tolerates; an untainted offer wins."""
+    g = DomainGroup()
+    g.insert("foo", [Taint("k", "a")])
+    g.insert("bar", [Taint("k", "a")])
+    g.insert("foo", [])
+    assert sorted(g.domains_for([], "Ignore")) == ["bar", "foo"]
+    assert g.domains_for([], "Honor") == ["foo"]
+    assert sorted(g.domains_for([{"key": "k", "operator": "Exists"}], "Honor")) == ["bar", "foo"]
+
+
+def test_match_label_keys_and_namespace_selectors():
+    """The API server merges matchLabelKeys (In) and mismatchLabelKeys (NotIn) into the selector
+    (k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/strategy.go applyLabelKeysToLabelSelector); a key the
+    pod lacks adds nothing; a nil selector stays nil. buildNamespaceList (core topology.go): an empty
+    namespaceSelector selects every namespace."""
+    sel = merge_label_keys({"matchLabels": {"app": "a"}}, {"rev": "1", "tier": "x"}, ["rev", "absent"], ["tier"])
+    assert sel["matchExpressions"] == [{"key": "rev", "operator": "In", "values": ["1"]},
+                                       {"key": "tier", "operator": "NotIn", "values": ["x"]}]
+    assert merge_label_keys(None, {"rev": "1"}, ["rev"]) is None
+    pv = PodView({"metadata": {"name": "p", "namespace": "a"}, "spec": {}}, 0)
+    nss = {"a": {}, "b": {"team": "t"}, "c": {}}
+    assert term_namespaces(pv, {}, nss) == {"a"}
+    assert term_namespaces(pv, {"namespaceSelector": {}}, nss) == {"a", "b", "c"}
+    assert term_namespaces(pv, {"namespaces": ["c"], "namespaceSelector": {"matchLabels": {"team": "t"}}}, nss) == {"b", "c"}

@@ -1,7 +1,7 @@
 """Support for the differential test against the provider's own Go code (tests/model/test_difftest.py).
 
 `build()` compiles tools/difftest/main.go against github.com/Azure/karpenter-provider-azure at the
-pinned version, in ~/.cache/karpenter-harness/difftest/<version>/ (a generated go.mod, `go mod tidy`,
+pinned version, in <harness cache>/difftest/<version>/ (~/.cache/karpenter-harness unless $HARNESS_CACHE) (a generated go.mod, `go mod tidy`,
 `go build`, all outside the repository; rebuilt only when the source changes). `generate()` makes a
 seeded SKU list: real names and plausible capabilities, plus odd inputs (casing, missing fields, odd
 numbers, duplicates). `compare()` lines the Go output up with harness.model.instancetypes.
@@ -38,11 +38,21 @@ class BuildError(Exception):
 
 
 def _cache_dir(version: str) -> Path:
-    return Path.home() / ".cache" / "karpenter-harness" / "difftest" / version
+    from harness.backends.binaries import cache_dir
+    return cache_dir() / "difftest" / version
 
 
-def build(version: str = PROVIDER_VERSION, timeout: float = 3600) -> Path:
-    """The difftest binary for `version`, building it when the source or version changed."""
+# the controller's build settings (harness/backends/build-controller.sh), so this build of the same
+# module graph reuses its compiled packages from the Go build cache: -trimpath and CGO_ENABLED are part
+# of every package's cache key, and the controller is built first (scripts/test.sh)
+GO_ENV = {"GOFLAGS": "-mod=mod", "GOWORK": "off", "CGO_ENABLED": "0"}
+GO_BUILD_FLAGS = ["-trimpath", "-pgo=off", "-ldflags", "-s -w"]
+
+
+def build(version: str = PROVIDER_VERSION, timeout: float = 3600, echo: bool = False) -> Path:
+    """The difftest binary for `version`, building it when the source or version changed; `echo`
+    says on stderr every 15 s how long the build has taken so far (else an INFO log record)."""
+    from harness.backends.binaries import Heartbeat
     go = shutil.which("go")
     if go is None:
         raise Unavailable("Go toolchain not found on PATH")
@@ -58,11 +68,13 @@ def build(version: str = PROVIDER_VERSION, timeout: float = 3600) -> Path:
         (d / "main.go").write_bytes(source)
         (d / "go.mod").write_text(f"module karpenter-harness/difftest\n\ngo 1.26.5\n\n"
                                   f"require {PROVIDER_MODULE} {version}\n")
-        env = {**os.environ, "GOFLAGS": "-mod=mod"}
+        env = {**os.environ, **GO_ENV}
         nice = ["nice", "-n", "10"] if shutil.which("nice") else []
-        for cmd in ([go, "mod", "tidy"], [go, "build", "-o", str(binary), "."]):
+        for cmd in ([go, "mod", "tidy"], [go, "build", *GO_BUILD_FLAGS, "-o", str(binary), "."]):
+            what = "resolving the module graph" if cmd[1] == "mod" else f"building tools/difftest against {version}"
             try:
-                out = subprocess.run(nice + cmd, cwd=d, env=env, capture_output=True, text=True, timeout=timeout)
+                with Heartbeat(what, echo, tag="difftest"):
+                    out = subprocess.run(nice + cmd, cwd=d, env=env, capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
                 raise Unavailable(f"`{' '.join(cmd[1:])}` timed out after {timeout:.0f}s") from None
             if out.returncode != 0:

@@ -67,12 +67,26 @@ def test_unknown_fields_are_pruned(cluster):
      '<nil>: Invalid value: "": Checked value must be of type integer with format int32 in spec.osDiskSizeGB, '
      "spec.osDiskSizeGB: Invalid value: 1.5: spec.osDiskSizeGB in body should be greater than or equal to 30, "
      f"{NOT_CHECKED}]"),
-], ids=["fips-ubuntu2204", "enum", "type", "bounds", "pattern-and-cel", "required", "float-int32"])
+    ({"linuxOSConfig": {"sysctls": {"netIPv4IPLocalPortRange": "32768"}}},
+     "[spec.linuxOSConfig.sysctls.netIPv4IPLocalPortRange: Invalid value: \"32768\": "
+     "spec.linuxOSConfig.sysctls.netIPv4IPLocalPortRange in body should match '^\\d+ \\d+$', "
+     "spec.linuxOSConfig.sysctls: Invalid value: \"object\": index out of bounds: 1 evaluating rule: "
+     "netIPv4IPLocalPortRange last port must be in [32768, 65535], "
+     "spec.linuxOSConfig.sysctls: Invalid value: \"object\": index out of bounds: 1 evaluating rule: "
+     "netIPv4IPLocalPortRange first port must be <= last port]"),
+], ids=["fips-ubuntu2204", "enum", "type", "bounds", "pattern-and-cel", "required", "float-int32", "port-range-error"])
 def test_refusals_match_kube_apiserver(cluster, spec, body):
     with pytest.raises(APIRejected) as e:
         cluster.create(_nodeclass("x", spec))
     assert e.value.status == 422
     assert e.value.message == f'AKSNodeClass.karpenter.azure.com "x" is invalid: {body}'
+
+
+def test_valid_port_range_is_admitted(cluster):
+    """"32768 60999" passes the three rules that split netIPv4IPLocalPortRange (the strings extension;
+    a real v1.36.3 API server admits it)."""
+    stored = cluster.create(_nodeclass("x", {"linuxOSConfig": {"sysctls": {"netIPv4IPLocalPortRange": "32768 60999"}}}))
+    assert stored["spec"]["linuxOSConfig"]["sysctls"]["netIPv4IPLocalPortRange"] == "32768 60999"
 
 
 def test_cel_value_format_follows_the_server_version():

@@ -2,6 +2,8 @@
 (harness.model.apiversions)."""
 from __future__ import annotations
 
+import copy
+
 from harness.model import apiversions
 from harness.model.profile import load_profile
 from harness.model.validation import admission_rejection
@@ -32,6 +34,26 @@ def test_a_served_older_version_is_judged_by_its_own_rules():
     assert admission_rejection(V1BETA1_POOL, apiversions.admission_profile(V1BETA1_POOL, p)) is None
     as_v1 = admission_rejection(V1BETA1_POOL, p)            # judged by v1's schema it would be refused
     assert "spec.template.spec.nodeClassRef.group: Required value" in as_v1.message
+
+
+def test_a_served_older_version_is_judged_by_its_own_schema():
+    """The v1beta1 view judges with v1beta1's whole spec schema (provider v0.7.5 pkg/apis/crds/karpenter.sh_nodepools.yaml,
+    version v1beta1: consolidationPolicy WhenEmpty|WhenUnderutilized, kubelet.maxPods minimum 0), not v1's."""
+    p = load_profile("v0.7.5")
+    pool = copy.deepcopy(V1BETA1_POOL)
+    pool["spec"]["disruption"] = {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h"}
+    view = apiversions.admission_profile(pool, p)
+    assert view.crd_spec_schema("NodePool") == p.raw["nodePool"]["versions"]["v1beta1"]["spec"]
+    assert view.crd_spec_schema("NodeClaim") == p.raw["nodeClaim"]["versions"]["v1beta1"]["spec"]
+    assert admission_rejection(pool, view) is None
+    assert 'spec.disruption.consolidationPolicy: Unsupported value: "WhenUnderutilized"' in admission_rejection(pool, p).message
+    pool["spec"]["template"]["spec"]["kubelet"]["maxPods"] = -1
+    assert admission_rejection(pool, view).message.endswith(
+        "spec.template.spec.kubelet.maxPods: Invalid value: -1: spec.template.spec.kubelet.maxPods in body should be "
+        "greater than or equal to 0")
+    v05 = load_profile("v0.5.4")             # core v0.36 stores v1beta1 itself: its schema is the profile's own
+    assert v05.raw["nodePool"]["version"] == "v1beta1" and apiversions.admission_profile(pool, v05) is v05
+    assert admission_rejection(pool, v05).message == admission_rejection(pool, view).message
 
 
 def test_v1beta1_nodepool_is_read_as_v1_the_way_the_conversion_webhook_stores_it():

@@ -172,6 +172,21 @@ def test_azurelinux_gpu_families_at_v162():
     assert "azurelinux3" in skutables.supported_gpus("releases/v1.14.2")["standard_nc24ads_a100_v4"][1]
 
 
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_every_served_version_has_its_spec_schema(name):
+    """The admission schemas (nodePool, nodeClaim, aksNodeClass) hold the storage version's `spec` and one
+    per other served version, as `apis` lists them (the CRDs of pkg/apis/crds)."""
+    f = facts(name)
+    for kind, key in (("NodePool", "nodePool"), ("NodeClaim", "nodeClaim"), ("AKSNodeClass", "aksNodeClass")):
+        api = get(f, f"apis.{kind}")
+        assert get(f, f"{key}.version") == api["storage"] and get(f, f"{key}.spec"), (kind, api)
+        others = get(f, f"{key}.versions") or {}
+        assert sorted(others) == sorted(v for v in api["served"] if v != api["storage"]), (kind, api)
+        assert all(o.get("spec") for o in others.values())
+    assert (get(f, "nodePool.scaleSpecReplicasPath") == ".spec.replicas") == \
+        ("replicas" in get(f, "nodePool.spec")["properties"])       # core's static NodePools (v1.8+)
+
+
 def test_v0x_serves_v1alpha2_aksnodeclass_only():
     f = facts("v0.7.5")
     assert get(f, "apis.AKSNodeClass") == {"group": "karpenter.azure.com", "served": ["v1alpha2"], "storage": "v1alpha2"}

@@ -155,7 +155,8 @@ def expectation_for(prop: tuple, result, root: dict) -> tuple[Reads, Reads]:
             container[step] = _sample(sub, root)
             return top, container
         if step == "[]":                        # an item, with the keys its schema requires
-            item = Reads({k: _sample(_sub(sub, k, root), root) for k in _ref(sub, root).get("required") or []})
+            item = Reads({k: "web" if k == "pod" else _sample(_sub(sub, k, root), root)      # a pod of the run
+                          for k in _ref(sub, root).get("required") or []})
             container.append(item)
             child = item
         else:

@@ -110,7 +110,7 @@ def test_junit_names_the_release_that_answered(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}        # this checkout's harness, wherever it is installed from
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}",
                            "-c", os.devnull, "-p", "harness.runner.plugin", str(f), f"--junitxml={junit}",
-                           "-k", "reports-pass", "--profile", "v1.8.1", "--profile", "upstream"],
+                           "-k", "reports-pass", "--harness-profile", "v1.8.1", "--harness-profile", "upstream"],
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     root = ET.parse(junit).getroot()
     props = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")} for c in root.iter("testcase")}

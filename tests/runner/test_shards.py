@@ -1,4 +1,4 @@
-"""`--shard K/N` balances measured run time (harness/runner/shards.py), deterministically."""
+"""`--harness-shard K/N` balances measured run time (harness/runner/shards.py), deterministically."""
 from __future__ import annotations
 
 import subprocess
@@ -41,5 +41,5 @@ def test_pytest_shards_partition_the_items():
         proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                                "scenarios/loop", *extra], capture_output=True, text=True, cwd=ROOT)
         return {line for line in proc.stdout.splitlines() if "::" in line}
-    everything, first, second = ids(), ids("--shard", "0/2"), ids("--shard", "1/2")
+    everything, first, second = ids(), ids("--harness-shard", "0/2"), ids("--harness-shard", "1/2")
     assert first and second and not first & second and first | second == everything

@@ -20,8 +20,8 @@ def test_install_says_what_and_how_long(tmp_path):
     proc = subprocess.run(["bash", "scripts/install.sh"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     err = proc.stderr
-    assert "install: pip install -e '.[dev]' (the harness, fakeazure and their dependencies; first time usually " \
-           "1-3 min)..." in err
+    assert "install: pip install -c requirements.lock -e '.[dev]' (the harness, fakeazure and their dependencies at " \
+           "the locked versions; first time usually 1-3 min)..." in err
     assert "install: done in " in err
     assert "note: no virtualenv is active" in err and "python3 -m venv .venv" in err
-    assert "-e .[dev]" in (tmp_path / "pip.log").read_text()
+    assert "-c requirements.lock -e .[dev]" in (tmp_path / "pip.log").read_text()

@@ -50,6 +50,7 @@ func main() {
 	}
 }
 GO
+  log "building pause"
   go build -trimpath -ldflags "-s -w" -o "$OUT/pause" .
   log "pause built"
 fi
@@ -61,6 +62,7 @@ for p in main/ptp main/loopback ipam/host-local meta/portmap; do
 done
 if [ ${#cni_pkgs[@]} -gt 0 ]; then
   t0=$(date +%s)
+  log "building the CNI plugins $CNI_VERSION"
   (cd "$WORK" && GOBIN="$OUT/cni" go install -trimpath -ldflags "-s -w" "${cni_pkgs[@]}")
   log "CNI plugins $CNI_VERSION built in $(( $(date +%s) - t0 ))s"
 fi
@@ -68,6 +70,7 @@ fi
 # --- CoreDNS (optional: the largest build, ~25 min under load; kubeadm's addon phase is skipped without it) ---
 if [ -n "${COREDNS_VERSION:-}" ] && ! [ -x "$OUT/coredns" ]; then
   t0=$(date +%s)
+  log "building CoreDNS $COREDNS_VERSION"
   (cd "$WORK" && GOBIN="$OUT" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION")
   log "CoreDNS $COREDNS_VERSION built in $(( $(date +%s) - t0 ))s"
 fi

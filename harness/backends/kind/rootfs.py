@@ -49,21 +49,41 @@ def mirror() -> str:
 
 
 def build_rootfs(cache: Path, log) -> Path:
-    """The cached rootfs tarball, made with debootstrap (as root) when it is missing."""
+    """The cached rootfs tarball, made with debootstrap (as root) when it is missing; under a lock, so a
+    build started early beside the Go builds (`python -m harness.backends build --kind-rootfs`, as
+    scripts/test.sh does) is waited for, not repeated."""
     out = cache / "rootfs" / f"debian-{SUITE}-{key()}.tar"
     if out.exists():
         return out
+    from filelock import FileLock, Timeout
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(out.parent / "rootfs.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log(f"another build is making the root filesystem ({out.name}); waiting for it")
+        lock.acquire()
+    try:
+        if out.exists():
+            return out
+        return _debootstrap(out, log)
+    finally:
+        lock.release()
+
+
+def _debootstrap(out: Path, log) -> Path:
     if shutil.which("debootstrap") is None:
         raise KindBuildError("debootstrap is not installed (apt-get install -y debootstrap)")
     if os.geteuid() != 0:
         raise KindBuildError("debootstrap needs root")
-    out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="rootfs-", dir=str(out.parent)))
     try:
         target = work / "root"
         cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(target), mirror()]
         log(f"debootstrap {SUITE} ({len(PACKAGES)} packages) from {mirror()}")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        from harness.backends.binaries import Heartbeat
+        with Heartbeat(f"running debootstrap {SUITE}", echo=True, tag="kind-image"):
+            proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise KindBuildError(f"debootstrap failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-2000:]}")
         for deb in (target / "var" / "cache" / "apt" / "archives").glob("*.deb"):

@@ -18,7 +18,8 @@ from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
-from harness.loop.topology import HOSTNAME, Topology, affinity_terms, topology_keys, universe_for
+from harness.loop.topology import (HOSTNAME, Topology, affinity_terms, namespace_labels, topology_keys,
+                                   universe_for)
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
@@ -198,17 +199,32 @@ class Provisioner:
         the keys pending pods spread over, the existing nodes' labels and the running pods to count."""
         s = self.state
         running = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node]
+        # a pod nominated to an in-flight NodeClaim is not in this pass's batch (pending_pods): core
+        # re-schedules it onto that in-flight node first (it is an existing node), so it counts there
+        in_flight = {c.result.name: n.name for n in existing for c in s.claims
+                     if c.result.name == n.nodeclaim and not c.registered}
+        running += [(s.pod_views[k], in_flight[c]) for k, c in s.nominated.items()
+                    if c in in_flight and k in s.pod_views and not s.result.pods[k].node]
         keys = set().union(*(topology_keys(pv) for pv in pending)) if pending else set()
         anti = [(pv, n) for pv, n in running if affinity_terms(pv, "podAntiAffinity")]
         if not keys and not anti:
             return None
         node_labels = {n.name: n.labels for n in existing}
+        node_taints = {n.name: n.taints for n in existing}
+        registered = set()
         for node in s.cluster.list("Node"):
-            node_labels.setdefault(node["metadata"]["name"], node["metadata"].get("labels") or {})
+            name = node["metadata"]["name"]
+            registered.add(name)
+            node_labels.setdefault(name, node["metadata"].get("labels") or {})
+            node_taints.setdefault(name, [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []])
         for pv, _ in anti:
             keys |= topology_keys(pv)
         bound = [(pv.namespace, pv.labels, n) for pv, n in running]
-        return Topology(universe_for(keys, templates), node_labels, bound, anti)
+        namespaces = namespace_labels(s.cluster.list("Namespace"),
+                                      ["default", *{pv.namespace for pv in s.pod_views.values()}])
+        return Topology(universe_for(keys, templates), node_labels, bound, anti, sem=s.sem,
+                        well_known=s.profile.well_known_labels, seed=s.cfg.seed, namespaces=namespaces,
+                        node_taints=node_taints, registered=registered)
 
     # -- the pass (Reconcile -> Schedule -> CreateNodeClaims) ---------------------------------------
     def pending_pods(self) -> list[PodView]:

@@ -157,7 +157,9 @@ class LoopState:
         self._order += 1
         self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name)
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
-                                          owner_kind, owner_name)
+                                          owner_kind, owner_name,
+                                          labels=dict(created["metadata"].get("labels") or {}),
+                                          requests=dict(self.pod_views[key].requests))
         if node:
             self.cluster.bind(created, node, ADMIN)
             self.result.pods[key].node, self.result.pods[key].state = node, "scheduled"

@@ -68,6 +68,7 @@ class SimulatedRun:
             max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
             min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
+            binding=str(loop_cfg.get("binding", "kube-scheduler")),
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)

@@ -1,4 +1,5 @@
-"""`--engine real`: one scenario under one profile with the real Karpenter-on-Azure controller.
+"""`--harness-engine real` (pytest) / `--engine real` (harness run): one scenario under one profile with
+the real Karpenter-on-Azure controller.
 
 Per run: the scenario's fakeazure (the simulated engine's own set-up), served on loopback; the
 provider's CRDs and a service-account token on the `local` cluster (real kube-apiserver,

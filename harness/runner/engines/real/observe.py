@@ -20,6 +20,7 @@ import time
 
 from harness.backends.base import APIRejected
 from harness.loop.azure import request_log
+from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
@@ -280,7 +281,8 @@ class Observer:
             for p in self.cluster.list("Pod", ns):
                 key = f"{ns}/{p['metadata']['name']}"
                 kind, owner = self._owner(p, rs_owner)
-                pr = PodResult(p["metadata"]["name"], ns, kind, owner)
+                pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}),
+                               requests=pod_requests(p.get("spec") or {}))
                 pr.node = (p.get("spec") or {}).get("nodeName")
                 pr.state = "scheduled" if pr.node else "pending"
                 pr.nodeclaims = sorted(noms.get(key, ()))
