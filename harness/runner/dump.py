@@ -10,7 +10,8 @@ Input: any mix of files holding manifests as users write them, `kubectl get ... 
   kubelet version;
 - the Nodes themselves, with the pods running on them, become `given.existingNodes` (the cluster as it
   is when the scenario starts; `--replay` instead starts from an empty cluster and expects the nodes).
-Server-set fields (status, managedFields, resourceVersion, uid, ...) are stripped from manifests.
+Server-set fields (status, managedFields, resourceVersion, uid, ..., a pod's admission-computed priority and
+preemptionPolicy) are stripped from manifests.
 Pods a Deployment or DaemonSet of the dump owns are dropped (their owner recreates them).
 """
 from __future__ import annotations
@@ -66,7 +67,8 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
 
 
 def strip_server_fields(obj: dict) -> dict:
-    """The object as a user would apply it: no status, no server-set metadata, no bound nodeName."""
+    """The object as a user would apply it: no status, no server-set metadata, no bound nodeName,
+    no admission-computed priority."""
     o = copy.deepcopy(obj)
     o.pop("status", None)
     meta = o.setdefault("metadata", {})
@@ -78,7 +80,13 @@ def strip_server_fields(obj: dict) -> dict:
     if "annotations" in meta and not ann:
         meta.pop("annotations")
     if o.get("kind") == "Pod":
-        (o.get("spec") or {}).pop("nodeName", None)
+        spec = o.get("spec") or {}
+        spec.pop("nodeName", None)
+        # the Priority admission plugin computes both from priorityClassName and refuses a pod that
+        # gives other values (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go
+        # admitPod: "the integer value of priority (%d) must not be provided in pod spec")
+        spec.pop("priority", None)
+        spec.pop("preemptionPolicy", None)
     return o
 
 

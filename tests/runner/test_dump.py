@@ -135,3 +135,14 @@ def test_nodepool_events_become_expectations(tmp_path):
     assert sc.expect["nodePools"]["default"]["events"] == [
         {"reason": "NoCompatibleInstanceTypes",
          "message": "NodePool requirements filtered out all compatible available instance types"}]
+
+
+def test_admission_computed_pod_priority_is_left_to_the_api_server():
+    """`kubectl get pod -o yaml` shows spec.priority/preemptionPolicy the Priority admission plugin
+    computed; applied again they are refused unless they agree with priorityClassName (k8s.io/kubernetes
+    v1.36.3 plugin/pkg/admission/priority/admission.go admitPod), so the scenario keeps only the class."""
+    from harness.runner.dump import strip_server_fields
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "coredns-1", "uid": "u"},
+           "spec": {"nodeName": "n1", "priority": 2000000000, "preemptionPolicy": "PreemptLowerPriority",
+                    "priorityClassName": "system-cluster-critical", "containers": []}}
+    assert strip_server_fields(pod)["spec"] == {"priorityClassName": "system-cluster-critical", "containers": []}
