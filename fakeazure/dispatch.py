@@ -70,6 +70,16 @@ def method_not_allowed(req: Request, allowed: list[str]) -> ARMError:
                     405, headers={"Allow": ", ".join(allowed)})
 
 
+def _write_body(req: Request) -> Any:
+    """The parsed JSON body of a write (PUT/PATCH/POST): what expectations on sent fields read."""
+    if req.method not in ("PUT", "PATCH", "POST") or not req.body:
+        return None
+    try:
+        return req.json()
+    except ARMError:
+        return None
+
+
 class Dispatcher:
     """Routes one request to its handler under the state's lock and logs it.
 
@@ -184,5 +194,5 @@ class Dispatcher:
         self.requests.append(RequestRecord(req.method, req.path, resp.status))
         self.request_details.append({"method": req.method, "path": req.path, "query": req.raw_query,
                                      "status": resp.status, "operation": op_name,
-                                     "simulated_latency": latency,
+                                     "simulated_latency": latency, "body": _write_body(req),
                                      "ms": round((time.perf_counter() - t0) * 1000, 3)})

@@ -23,6 +23,7 @@ RegionalQuota (OperationNotAllowed)    409     sync      vm.create
 LowPriorityQuota (OperationNotAllowed) 409     sync      vm.create
 DiskControllerTypeMismatch (R09)       400     sync      vm.create
 TooManyRequests                        429     sync      any (with Retry-After)
+RequestDisallowedByPolicy              403     sync      any PUT/PATCH (Azure Policy deny)
 InternalServerError / 5xx              500     sync      any
 Latency                                -       -         any (advances the clock)
 SpotEviction                           -       -         running Spot VMs
@@ -33,11 +34,21 @@ SpotEviction                           -       -         running Spot VMs
 (HTTP 200 on the status poll,
 https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations), exactly what
 the SDK surfaces (fake-azure.md §2.4).
+
+A rule can also match the request body (``match: {body: {<dotted path>: <condition>}}``), with Azure
+Policy's condition vocabulary (``equals``, ``notEquals``, ``in``, ``notIn``, ``exists``, ``like``,
+``notLike``; a bare value is ``equals``; string comparison is case-insensitive, as Policy's is:
+https://learn.microsoft.com/azure/governance/policy/concepts/definition-structure-policy-rule#conditions).
+A missing field is null: ``notEquals: true`` holds for a body without it. ``a.b[*].c`` matches when any
+element does. Body rules are evaluated where a handler has parsed the body (VM PUTs:
+``fakeazure/compute/responses.py put_vm``).
 """
 from __future__ import annotations
 
 import fnmatch
 import itertools
+import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -64,6 +75,8 @@ _ALIASES = {
     "gatewaytimeout": "GatewayTimeout",
     "latency": "Latency", "slow": "Latency", "slowresponse": "Latency",
     "spoteviction": "SpotEviction", "eviction": "SpotEviction", "evict": "SpotEviction",
+    "requestdisallowedbypolicy": "RequestDisallowedByPolicy", "policy": "RequestDisallowedByPolicy",
+    "policydeny": "RequestDisallowedByPolicy",
     "diskcontrollertypemismatch": "DiskControllerTypeMismatch", "diskcontrollermismatch":
     "DiskControllerTypeMismatch", "r09": "DiskControllerTypeMismatch",
 }
@@ -73,12 +86,17 @@ ASYNC_BY_DEFAULT = {"ZonalAllocationFailed", "AllocationFailed", "Overconstraine
 QUOTA_CODES = {"FamilyQuota", "RegionalQuota", "LowPriorityQuota"}
 SERVER_CODES = {"InternalServerError": 500, "BadGateway": 502, "ServiceUnavailable": 503,
                 "GatewayTimeout": 504}
+# Azure Policy's deny: ARM refuses the write before any resource provider sees it, 403
+# (https://learn.microsoft.com/azure/governance/policy/concepts/effect-deny; the error's shape:
+# https://learn.microsoft.com/azure/automation/enforce-job-execution-hybrid-worker and
+# https://learn.microsoft.com/troubleshoot/azure/azure-kubernetes/create-upgrade-delete/error-code-requestdisallowedbypolicy).
+POLICY_CODE = "RequestDisallowedByPolicy"
 # Rules evaluated around every request (before the handler runs).
-REQUEST_CODES = {"TooManyRequests", "Latency"} | set(SERVER_CODES)
+REQUEST_CODES = {"TooManyRequests", "Latency", POLICY_CODE} | set(SERVER_CODES)
 PROVISION_CODES = (ASYNC_BY_DEFAULT | QUOTA_CODES | {"SkuNotAvailable", "DiskControllerTypeMismatch"})
 
 MATCH_KEYS = {"operation", "size", "zone", "priority", "resource_group", "name", "location", "method",
-              "path"}
+              "path", "body"}
 # Keys known before a request body is parsed.
 BASIC_KEYS = {"operation", "resource_group", "name", "location", "method", "path"}
 _KEY_ALIASES = {"op": "operation", "sku": "size", "vm_size": "size", "vmsize": "size",
@@ -123,6 +141,8 @@ class Fault:
     limit: int | None = None  # quota faults: "Current Limit" in the message
     usage: int | None = None  # quota faults: "Current Usage" in the message
     quota: str | None = None
+    # RequestDisallowedByPolicy: the assignment and definition the error names (policy_error)
+    policy: dict | None = None
     id: int = 0
     seen: int = 0
     fired: int = 0
@@ -142,6 +162,14 @@ class Fault:
             raise ValueError(f"fault {self.code}: times must be >= 0")
         if self.code in SERVER_CODES and self.status is None:
             self.status = SERVER_CODES[self.code]
+        if "body" in self.match:
+            check_body_conditions(self.match["body"])
+        if self.policy is not None:
+            if not isinstance(self.policy, Mapping):
+                raise ValueError(f"fault {self.code}: policy must be a mapping of {sorted(POLICY_KEYS)}")
+            unknown = set(self.policy) - POLICY_KEYS
+            if unknown:
+                raise ValueError(f"fault {self.code}: unknown policy keys {sorted(unknown)}; allowed: {sorted(POLICY_KEYS)}")
 
     # -- classification --------------------------------------------------------------
     @property
@@ -181,12 +209,20 @@ class Fault:
         op_pat = self.match.get("operation", self.default_operation)
         if not _match_any(op_pat, ctx.get("operation", "")):
             return False
+        # Azure Policy evaluates resource writes (PUT, PATCH), not reads or deletes
+        # (https://learn.microsoft.com/azure/governance/policy/concepts/effect-deny)
+        if self.code == POLICY_CODE and "method" not in self.match and ctx.get("method") not in ("PUT", "PATCH"):
+            return False
         for key, pat in self.match.items():
             if key == "operation":
                 continue
             if key not in ctx:
                 return False
             val = ctx[key]
+            if key == "body":
+                if not body_matches(val, pat):
+                    return False
+                continue
             if key == "zone":
                 pats = pat if isinstance(pat, (list, tuple)) else [pat]
                 if _norm_zone(val) not in {_norm_zone(p) for p in pats}:
@@ -208,6 +244,191 @@ def _match_any(pat: Any, value: str) -> bool:
     pats = pat if isinstance(pat, (list, tuple, set)) else [pat]
     v = value.lower()
     return any(fnmatch.fnmatchcase(v, str(p).lower()) for p in pats)
+
+
+# -- request-body conditions (Azure Policy's vocabulary) ------------------------------------------
+BODY_OPERATORS = ("equals", "notEquals", "in", "notIn", "exists", "like", "notLike")
+_SEGMENT = re.compile(r"^([^\[\]]+)((?:\[(?:\*|\d+)\])*)$")
+_MISSING = object()
+
+
+def _parse_path(path: str) -> list[tuple[str, list[str]]]:
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"body path {path!r}: expected a dotted path such as properties.securityProfile.encryptionAtHost")
+    if "/" in path:
+        raise ValueError(f"body path {path!r}: give the path in the request body (properties.x.y), not a policy alias")
+    out = []
+    for seg in path.split("."):
+        m = _SEGMENT.match(seg)
+        if not m:
+            raise ValueError(f"body path {path!r}: bad segment {seg!r} (a name, optionally [*] or [N])")
+        out.append((m.group(1), re.findall(r"\[(\*|\d+)\]", m.group(2))))
+    return out
+
+
+def _condition(cond: Any) -> tuple[str, Any]:
+    """(operator, target) of a condition: a bare value is `equals`."""
+    if isinstance(cond, Mapping):
+        if len(cond) != 1 or next(iter(cond)) not in BODY_OPERATORS:
+            raise ValueError(f"body condition {dict(cond)!r}: one of {', '.join(BODY_OPERATORS)} (or a bare value)")
+        op, target = next(iter(cond.items()))
+        if op in ("in", "notIn") and not isinstance(target, (list, tuple)):
+            raise ValueError(f"body condition {op}: expects a list, not {target!r}")
+        if op == "exists" and not isinstance(target, bool) and str(target).lower() not in ("true", "false"):
+            raise ValueError(f"body condition exists: expects true or false, not {target!r}")
+        return op, target
+    if isinstance(cond, (list, tuple)):
+        return "in", list(cond)
+    return "equals", cond
+
+
+def check_body_conditions(conds: Any) -> None:
+    """Raise ValueError unless `conds` is `{dotted path: condition}` with conditions of BODY_OPERATORS."""
+    if not isinstance(conds, Mapping) or not conds:
+        raise ValueError("match.body: expected {<path in the request body>: <condition>}, e.g. "
+                         "{properties.securityProfile.encryptionAtHost: {notEquals: true}}")
+    for path, cond in conds.items():
+        _parse_path(path)
+        _condition(cond)
+
+
+def _values_at(node: Any, steps: list[tuple[str, list[str]]]) -> list[Any]:
+    """Every value at the path (`[*]` fans out); a missing field is _MISSING. ARM property names are
+    case-insensitive (https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules)."""
+    if not steps:
+        return [node]
+    (name, indexes), rest = steps[0], steps[1:]
+    if not isinstance(node, Mapping):
+        return [_MISSING]
+    key = next((k for k in node if str(k).lower() == name.lower()), None)
+    if key is None:
+        return [_MISSING]
+    nodes = [node[key]]
+    for ix in indexes:
+        nxt = []
+        for n in nodes:
+            if not isinstance(n, list):
+                nxt.append(_MISSING)
+            elif ix == "*":
+                nxt += n if n else [_MISSING]
+            else:
+                nxt.append(n[int(ix)] if int(ix) < len(n) else _MISSING)
+        nodes = nxt
+    out = []
+    for n in nodes:
+        out += [_MISSING] if n is _MISSING else _values_at(n, rest)
+    return out
+
+
+def _text(v: Any) -> str:
+    if v is _MISSING or v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"), sort_keys=True).lower()
+    return str(v).lower()
+
+
+def _holds(op: str, target: Any, value: Any) -> bool:
+    if op == "exists":
+        return (value is not _MISSING and value is not None) == (str(target).lower() == "true")
+    if op in ("equals", "notEquals"):
+        eq = value is not _MISSING and _text(value) == _text(target)
+        return eq if op == "equals" else not eq
+    if op in ("in", "notIn"):
+        hit = value is not _MISSING and _text(value) in {_text(t) for t in target}
+        return hit if op == "in" else not hit
+    like = value is not _MISSING and fnmatch.fnmatchcase(_text(value), _text(target))
+    return like if op == "like" else not like
+
+
+def body_condition(body: Any, path: str, cond: Any) -> tuple[bool, list[Any]]:
+    """(holds, the values found). With `[*]` every element must hold, as Azure Policy evaluates a
+    condition on an array alias (https://learn.microsoft.com/azure/governance/policy/concepts/definition-structure-alias#understanding-the-array-alias)."""
+    op, target = _condition(cond)
+    values = _values_at(body, _parse_path(path))
+    return all(_holds(op, target, v) for v in values), [None if v is _MISSING else v for v in values]
+
+
+def body_matches(body: Any, conds: Mapping) -> bool:
+    """Every condition holds for the request body (a body that is no JSON object holds none)."""
+    if not isinstance(body, Mapping):
+        return False
+    return all(body_condition(body, path, cond)[0] for path, cond in conds.items())
+
+
+def evaluated_expressions(body: Any, conds: Mapping) -> list[dict]:
+    """The conditions as Azure Policy's `evaluationDetails.evaluatedExpressions` entries."""
+    out = []
+    for path, cond in conds.items():
+        op, target = _condition(cond)
+        holds, values = body_condition(body, path, cond)
+        entry = {"result": "True" if holds else "False", "expressionKind": "Field", "expression": path, "path": path}
+        if op != "exists" and any(v is not None for v in values):
+            entry["expressionValue"] = values[0] if len(values) == 1 else values
+        entry["targetValue"] = target
+        entry["operator"] = op[0].upper() + op[1:]
+        out.append(entry)
+    return out
+
+
+POLICY_KEYS = {"assignment", "assignmentId", "assignmentDisplayName", "definition", "definitionId",
+               "definitionDisplayName", "effect", "reason", "scope"}
+
+
+class PolicyDisallowed(ARMError):
+    """Azure Policy's deny, in ARM's envelope with `additionalInfo` (ARMError has no such field)."""
+
+    def __init__(self, message: str, target: str, additional_info: list[dict]):
+        super().__init__(POLICY_CODE, message, 403, target=target)
+        self.additional_info = additional_info
+
+    def error_body(self) -> dict:
+        err = super().error_body()
+        err["additionalInfo"] = self.additional_info
+        return err
+
+
+def policy_error(f: Fault, ctx: Mapping[str, Any]) -> PolicyDisallowed:
+    """403 RequestDisallowedByPolicy as ARM answers a write an assigned deny policy refuses. Message:
+    `Resource '<name>' was disallowed by policy. Policy identifiers: '<json>'.`, or with the assignment's
+    non-compliance message `... Reasons: '<message>'. See error details for policy resource IDs.`; one
+    `additionalInfo` entry of type PolicyViolation with the assignment, definition and evaluated
+    expressions (shapes: https://learn.microsoft.com/azure/automation/enforce-job-execution-hybrid-worker,
+    https://learn.microsoft.com/azure/governance/policy/concepts/assignment-structure#non-compliance-messages).
+    Ids default to a custom definition and an assignment at the subscription."""
+    p = dict(f.policy or {})
+    m = re.search(r"/subscriptions/([^/]+)", str(ctx.get("path") or ""), re.I)
+    sub = m.group(1) if m else "00000000-0000-0000-0000-000000000000"
+    scope = p.get("scope") or f"/subscriptions/{sub}"
+    assignment = p.get("assignment") or "deny-policy"
+    assignment_id = p.get("assignmentId") or f"{scope}/providers/Microsoft.Authorization/policyAssignments/{assignment}"
+    definition = p.get("definition") or assignment
+    definition_id = p.get("definitionId") or (definition if definition.startswith("/") else
+                                              f"/subscriptions/{sub}/providers/Microsoft.Authorization/policyDefinitions/{definition}")
+    definition_name = definition_id.rsplit("/", 1)[-1]
+    shown_assignment = p.get("assignmentDisplayName") or assignment
+    shown_definition = p.get("definitionDisplayName") or definition_name
+    name = str(ctx.get("name") or "")
+    reason = p.get("reason") or f.message
+    if reason:
+        message = f"Resource '{name}' was disallowed by policy. Reasons: '{reason}'. See error details for policy resource IDs."
+    else:
+        ids = [{"policyAssignment": {"name": shown_assignment, "id": assignment_id},
+                "policyDefinition": {"name": shown_definition, "id": definition_id}}]
+        message = (f"Resource '{name}' was disallowed by policy. Policy identifiers: "
+                   f"'{json.dumps(ids, separators=(',', ':'))}'.")
+    info: dict[str, Any] = {}
+    if "body" in f.match:
+        info["evaluationDetails"] = {"evaluatedExpressions": evaluated_expressions(ctx.get("body"), f.match["body"])}
+    info.update({
+        "policyDefinitionId": definition_id, "policyDefinitionName": definition_name,
+        "policyDefinitionDisplayName": shown_definition, "policyDefinitionEffect": p.get("effect") or "Deny",
+        "policyAssignmentId": assignment_id, "policyAssignmentName": assignment,
+        "policyAssignmentDisplayName": shown_assignment, "policyAssignmentScope": scope,
+        "policyAssignmentParameters": {}})
+    return PolicyDisallowed(message, f.target or name, [{"type": "PolicyViolation", "info": info}])
 
 
 def make_fault(spec: "Fault | Mapping[str, Any]") -> Fault:
@@ -338,6 +559,11 @@ class FaultService:
         self.pending_latency += latency
         if f is None:
             return
+        if f.code == POLICY_CODE:
+            err = policy_error(f, ctx)
+            if f.status:
+                err.status = int(f.status)
+            raise err
         status = int(f.status or (429 if f.code == "TooManyRequests" else SERVER_CODES.get(f.code, 500)))
         headers = {}
         if f.code == "TooManyRequests":

@@ -16,12 +16,16 @@ from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 WIDE_COLUMNS = 400        # a piped table's width: wide enough for any label key and value
+DETAILS_UP_TO = 10        # `harness run` shows what happened in each passing run up to this many runs
 
 
 def _console(wide: bool = False):
-    """stdout console; `wide` when stdout is not a terminal, so piped tables are never cut to 80 columns."""
+    """stdout console; `wide` when stdout is not a terminal, so piped tables are never cut to 80 columns.
+    Emoji codes off: `file.yaml:100: reason` must not print as `file.yaml💯 reason` (rich reads `:100:`
+    as an emoji code even with markup off); data goes in as `Text`, so `[...]` is never read as markup."""
     from rich.console import Console
-    return Console(stderr=False, highlight=False, soft_wrap=True, width=WIDE_COLUMNS if wide else None)
+    return Console(stderr=False, highlight=False, soft_wrap=True, emoji=False,
+                   width=WIDE_COLUMNS if wide else None)
 
 
 # -- validate -------------------------------------------------------------------------------------
@@ -97,6 +101,7 @@ def _print_across_releases(con, outcomes, verdict) -> None:
     """Per scenario run under several profiles: one row per profile with what happened, marking each row
     whose outcome differs from the row above (oldest release first)."""
     from rich.table import Table
+    from rich.text import Text
 
     from harness.runner.report import outcome_summary
     by_scenario: dict = {}
@@ -112,7 +117,7 @@ def _print_across_releases(con, outcomes, verdict) -> None:
         for o in runs:
             summary = outcome_summary(o.result)
             changed = "" if prev is None or summary == prev else "<- changed"
-            table.add_row(o.profile, _release_span(o.result), verdict(o), summary, changed)
+            table.add_row(Text(o.profile), Text(_release_span(o.result)), Text(verdict(o)), Text(summary), changed)
             prev = summary
         con.print(table)
 
@@ -140,7 +145,7 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import failure_text, outcome_json
+    from harness.runner.report import failure_text, happened, happened_lines, outcome_json
     try:
         scenarios = _load_all(args.paths)
     except SourceError as e:
@@ -198,9 +203,9 @@ def cmd_run(args) -> int:
         md, js = write_entries(entries, Path(args.conformance), seconds=time.monotonic() - t0)
         print(f"conformance report: {md} {js}", file=sys.stderr)
     if args.json:
-        print(json.dumps([outcome_json(o) for o in outcomes], indent=2))
+        print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
-    con = _console()
+    con = _console(wide=not sys.stdout.isatty())
     counts = {v: sum(1 for o in outcomes if verdict(o) == v)
               for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
     if live:
@@ -209,6 +214,7 @@ def cmd_run(args) -> int:
                   markup=False)
     else:
         from rich.table import Table
+        from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
                             f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR']} failed"
                             + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
@@ -217,7 +223,8 @@ def cmd_run(args) -> int:
         for o in outcomes:
             pending = sum(1 for p in o.result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
-            table.add_row(o.scenario.name, o.profile, _release_span(o.result), f"[{colour}]{verdict(o)}[/]",
+            table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
+                          Text(verdict(o), style=colour),
                           str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
@@ -226,12 +233,21 @@ def cmd_run(args) -> int:
     if undeclared:       # runs the scenario does not declare (--profile all, a version): the table says it
         con.print(f"{len(undeclared)} failure(s) under profiles the scenarios do not declare in given.profiles "
                   "(their outcome is in the table above; run one with --profile NAME for its report)", markup=False)
+    if args.details or args.labels or len(outcomes) <= DETAILS_UP_TO:
+        # what happened in the runs that passed (a failure's report below holds the same view)
+        for o in outcomes:
+            if o in failed or o.skipped:
+                continue
+            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
+                      "what happened ---", markup=False)
+            con.print("\n".join("  " + line for line in happened_lines(happened(o.result, labels=args.labels))),
+                      markup=False)
     for o in (o for o in failed if o.profile in o.scenario.profiles):
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
         else:
-            con.print(failure_text(o, trace=args.trace), markup=False)
+            con.print(failure_text(o, trace=args.trace, labels=args.labels), markup=False)
     if args.why:
         _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
@@ -453,6 +469,15 @@ def explain_report(args) -> dict:
         report["requirements"] = {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)}
         report["offerings"] = [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
                                 "available": o.available} for o in it.offerings]
+    # whether the NodeClass's image family keeps the SKU, from the release's own GPU table
+    from harness.model.imagefamily import image_family_verdict
+    from harness.model.releases import modeled
+    stored = (r.nodeclasses.get("default").spec if r.nodeclasses.get("default") else None) or {}
+    rel = modeled(args.profile)
+    covers = rel.get("covers") or []
+    span = (covers[0] if len(covers) == 1 else f"{covers[0]}-{covers[-1]}") if covers else rel.get("release", "")
+    report["imageFamily"] = image_family_verdict(args.sku, stored.get("imageFamily") or nodeclass["spec"].get("imageFamily"),
+                                                 args.profile, f"provider {span}" if span else "")
     if r.nodes:
         n = r.nodes[0]
         report["node"] = {"name": n.name, "zone": n.zone, "capacityType": n.capacity_type}
@@ -488,6 +513,10 @@ def cmd_explain(args) -> int:
     # fold instead of cutting a label name, and a pipe gets the full width (no terminal to fit)
     con = _console(wide=not sys.stdout.isatty())
     con.print(Text(f"{args.sku} under profile {args.profile} in {args.region}", style="bold"))
+    fam = report.get("imageFamily")
+    if fam:
+        con.print(Text(f"{fam['imageFamily']} {'keeps' if fam['keeps'] else 'drops'} it: {fam['why']}"))
+        con.print(Text(f"  source: {fam['source']}"))
     if "dropped" in report:
         con.print(Text(f"  dropped: {report['dropped']}"))
         return EXIT_OK
@@ -527,7 +556,8 @@ def cmd_new(args) -> int:
     from harness.runner.dump import NewOptions, new_scenario, write
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
-        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay))
+        catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
+        provider_version=args.provider_version))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -557,6 +587,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "with their counts; expectations are judged over the set")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
+    r.add_argument("--details", action="store_true",
+                   help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs)")
+    r.add_argument("--labels", action="store_true",
+                   help="with what happened: every Node's labels, the writer whose value is on the Node and every "
+                        "writer (in --json too)")
     r.add_argument("--why", action="append", default=[], metavar="POD",
                    help="for this pod (name, namespace/name or Deployment), which requirement or resource "
                         "eliminated how many instance types per NodePool (repeatable)")
@@ -596,10 +631,17 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("manifests", nargs="+")
     n.add_argument("--name", required=True)
     n.add_argument("-o", "--output", default=None)
-    n.add_argument("--profile", action="append", default=[], help="default: every profile")
-    n.add_argument("--region", default=None, help="default: the dump's Node labels, else southcentralus")
+    n.add_argument("--profile", action="append", default=[],
+                   help="default: the label policies and upstream (or the --provider-version's release)")
+    n.add_argument("--provider-version", default=None, metavar="VERSION",
+                   help="the customer's Karpenter provider version (e.g. v1.6.2): its release profile answers "
+                        "(harness.model.releases.resolve; the nearest release, with a warning, when none covers it)")
+    n.add_argument("--region", default=None,
+                   help="default: what the Nodes, NodeClaims, the AKSNodeClass or the SKU file say; never guessed "
+                        "(an error says how to give it)")
     n.add_argument("--catalog-file", default=None, metavar="SKUS.json",
-                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
+                   help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response; "
+                        "anywhere on disk (copied beside the scenario when outside its tree)")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",

@@ -67,6 +67,8 @@ def put_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     parsed = compute.parse_put(body)
     existing = compute.get(rg, name)
     fctx = _vm_ctx(p, parsed, req.operation)
+    # what body rules match (faults.body_matches: an Azure Policy deny on a field of the VM)
+    fctx.update(body=body, path=req.path)
     ctx.faults.check_request(fctx, body_pass=True)
     region = parsed["location"].lower()
 

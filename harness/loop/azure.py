@@ -324,6 +324,10 @@ class AzureProvider:
             body["properties"].update(evictionPolicy="Delete", billingProfile={"maxPrice": -1})
         if ultra:
             body["properties"]["additionalCapabilities"] = {"ultraSSDEnabled": True}
+        if nodeclass.encryption_at_host is not None:
+            # provider v1.14.0 pkg/providers/instance/vminstance.go setVMPropertiesSecurityProfile: sent
+            # whenever spec.security.encryptionAtHost is set (true or false)
+            body["properties"]["securityProfile"] = {"encryptionAtHost": nodeclass.encryption_at_host}
         # createVirtualMachine: a VM that already exists (an earlier attempt's) is taken as created
         try:
             existing = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
@@ -489,3 +493,18 @@ class AzureProvider:
                 return
             left = {n.lower() for n in nics} | (self.list_vm_names() or live)
             self._suspects &= left
+
+
+def request_log(fake) -> list[dict]:
+    """Every request the fake served, oldest first: method, path, status, the fake's operation name
+    (`vm.create`, ...) and the JSON body of a write
+    (what `expect.azure.requests` reads; both engines serve the same fake)."""
+    details = getattr(fake, "request_details", None) or []
+    out = []
+    for i, r in enumerate(getattr(fake, "requests", [])):
+        entry = r._asdict()
+        detail = details[i] if i < len(details) else {}
+        entry["operation"] = detail.get("operation")
+        entry["body"] = detail.get("body")
+        out.append(entry)
+    return out

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
-from harness.loop.azure import AzureProvider
+from harness.loop.azure import AzureProvider, request_log
 from harness.loop.clock import SimClock
 from harness.loop.controllers.binding import KubeScheduler
 from harness.loop.controllers.disruption import DisruptionController, record_garbage_collected
@@ -315,4 +315,4 @@ class Simulation:
         result.unavailable_offerings = self.unavailable.snapshot()
         if hasattr(self.fake, "snapshot"):
             result.azure = self.fake.snapshot()
-            result.azure["request_log"] = [r._asdict() for r in getattr(self.fake, "requests", [])]
+            result.azure["request_log"] = request_log(self.fake)

@@ -57,14 +57,18 @@ class NodePoolWhy:
 @dataclass
 class PodWhy:
     pod: str
-    reason: str | None
+    reason: str | None                  # Karpenter's error (its FailedScheduling text), None when it has none
     nodepools: list[NodePoolWhy] = field(default_factory=list)
+    scheduler: str | None = None        # kube-scheduler's FailedScheduling message, labelled as its own
 
     def to_json(self) -> dict:
         return asdict(self)
 
     def render(self, indent: str = "  ") -> list[str]:
-        lines = [f"{indent}why Pod {self.pod} has no node (Karpenter: {self.reason or 'no error recorded'})"]
+        said = [f"Karpenter: {self.reason or 'no error recorded'}"]
+        if self.scheduler:
+            said.append(f"kube-scheduler: {self.scheduler}")
+        lines = [f"{indent}why Pod {self.pod} has no node ({'; '.join(said)})"]
         if not self.nodepools:
             lines.append(f"{indent}  no Ready NodePool to take it")
         for np in self.nodepools:
@@ -200,11 +204,12 @@ def _candidate_reason(reason: str, it) -> str:
 
 
 def explain_pod(pod: PodView, reason: str | None, templates: list[Template], well_known: frozenset[str],
-                sem) -> PodWhy:
-    """The why view of one pod against every NodePool template (weight order, as core tries them)."""
+                sem, scheduler: str | None = None) -> PodWhy:
+    """The why view of one pod against every NodePool template (weight order, as core tries them).
+    `reason` is Karpenter's error, `scheduler` kube-scheduler's message: each is shown as its own."""
     ordered = sorted(templates, key=lambda t: (-t.weight, t.name))
     return PodWhy(f"{pod.namespace}/{pod.name}", reason,
-                  [explain_template(pod, t, well_known, sem) for t in ordered])
+                  [explain_template(pod, t, well_known, sem) for t in ordered], scheduler)
 
 
 def current_templates(sim) -> list[Template]:
@@ -241,6 +246,7 @@ def explain_pending(sim, pods: list[str] | None = None) -> dict[str, PodWhy]:
                  repr(view.spec.get("tolerations")))
         hit = seen.get(shape)
         if hit is None:
-            hit = seen[shape] = explain_pod(view, pr.reason, templates, well_known, sim.sem)
+            hit = seen[shape] = explain_pod(view, pr.karpenter_error, templates, well_known, sim.sem,
+                                            scheduler=pr.scheduler_error)
             out[key] = hit
     return out

@@ -35,7 +35,7 @@ class NodeClassParams:
     image_family: str | None = None
     os_disk_size_gb: int = 128
     max_pods: int | None = None
-    encryption_at_host: bool = False
+    encryption_at_host: bool | None = None    # None: spec.security.encryptionAtHost unset (nothing sent)
     trusted_launch: bool = False
     # default when spec.gpu/mode is unset (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/aksnodeclass.go
     # AKSNodeClass.GetGPUMode; azure-provider.md §1.5)
@@ -69,7 +69,8 @@ class NodeClassParams:
             image_family=spec.get("imageFamily"),
             os_disk_size_gb=int(osd) if osd is not None else 128,
             max_pods=int(mp) if mp is not None else None,
-            encryption_at_host=_truthy(security.get("encryptionAtHost", False)),
+            encryption_at_host=(_truthy(security["encryptionAtHost"])
+                                if security.get("encryptionAtHost") is not None else None),
             trusted_launch=_truthy(trusted) if trusted is not None else False,
             gpu_mode=str(gpu_mode),
             artifact_streaming=_truthy(streaming) if streaming is not None else False,

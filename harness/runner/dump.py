@@ -10,7 +10,8 @@ Input: any mix of files holding manifests as users write them, `kubectl get ... 
   kubelet version;
 - the Nodes themselves, with the pods running on them, become `given.existingNodes` (the cluster as it
   is when the scenario starts; `--replay` instead starts from an empty cluster and expects the nodes).
-Server-set fields (status, managedFields, resourceVersion, uid, ...) are stripped from manifests.
+Server-set fields (status, managedFields, resourceVersion, uid, ..., a pod's admission-computed priority and
+preemptionPolicy) are stripped from manifests.
 Pods a Deployment or DaemonSet of the dump owns are dropped (their owner recreates them).
 """
 from __future__ import annotations
@@ -66,7 +67,8 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
 
 
 def strip_server_fields(obj: dict) -> dict:
-    """The object as a user would apply it: no status, no server-set metadata, no bound nodeName."""
+    """The object as a user would apply it: no status, no server-set metadata, no bound nodeName,
+    no admission-computed priority."""
     o = copy.deepcopy(obj)
     o.pop("status", None)
     meta = o.setdefault("metadata", {})
@@ -78,7 +80,13 @@ def strip_server_fields(obj: dict) -> dict:
     if "annotations" in meta and not ann:
         meta.pop("annotations")
     if o.get("kind") == "Pod":
-        (o.get("spec") or {}).pop("nodeName", None)
+        spec = o.get("spec") or {}
+        spec.pop("nodeName", None)
+        # the Priority admission plugin computes both from priorityClassName and refuses a pod that
+        # gives other values (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go
+        # admitPod: "the integer value of priority (%d) must not be provided in pod spec")
+        spec.pop("priority", None)
+        spec.pop("preemptionPolicy", None)
     return o
 
 
@@ -309,6 +317,156 @@ def missing_nodeclasses(dump: Dump) -> list[str]:
     return out
 
 
+# the AKS node resource group is MC_<resource group>_<cluster>_<location> unless the cluster names
+# another (https://learn.microsoft.com/azure/aks/faq#why-are-two-resource-groups-created-with-aks)
+_NODE_RG = re.compile(r"/resourceGroups/(MC_[^/]+)", re.I)
+_ZONE = re.compile(r"^([a-z0-9]+)-\d+$")
+
+
+def _region_of_rg(rg: str) -> str | None:
+    if rg.lower().startswith("mc_") and rg.count("_") >= 3:
+        region = rg.rsplit("_", 1)[1].lower()
+        return region if re.fullmatch(r"[a-z0-9]+", region) else None
+    return None
+
+
+def _region_of_labels(labels: dict) -> str | None:
+    region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region")
+    if region:
+        return str(region).lower()
+    m = _ZONE.match(str(labels.get("topology.kubernetes.io/zone") or ""))
+    return m.group(1) if m else None
+
+
+def region_sources(dump: Dump, catalog_file: str | None) -> list[tuple[str, str]]:
+    """(region, where it came from) for every object that says: Node labels (region, or a zone like
+    `westus2-1`), NodeClaim labels and providerID, the AKSNodeClass's vnetSubnetID, the Node's
+    kubernetes.azure.com/cluster (the node resource group's name) and the SKU file's locations."""
+    out: list[tuple[str, str]] = []
+    for node in dump.nodes:
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        region = _region_of_labels(labels) or _region_of_rg(str(labels.get("kubernetes.azure.com/cluster") or ""))
+        if region:
+            out.append((region, f"Node {meta.get('name')}'s labels"))
+    for nc in dump.nodeclaims:
+        meta = nc.get("metadata") or {}
+        region = _region_of_labels(meta.get("labels") or {})
+        m = _NODE_RG.search(str((nc.get("status") or {}).get("providerID") or ""))
+        region = region or (_region_of_rg(m.group(1)) if m else None)
+        if region:
+            out.append((region, f"NodeClaim {meta.get('name')}"))
+    for m in dump.manifests:
+        if m.get("kind") == "AKSNodeClass":
+            rg = _NODE_RG.search(str((m.get("spec") or {}).get("vnetSubnetID") or ""))
+            region = _region_of_rg(rg.group(1)) if rg else None
+            if region:
+                out.append((region, f"AKSNodeClass {m['metadata']['name']}'s vnetSubnetID (node resource group "
+                                    f"{rg.group(1)})"))
+    if catalog_file:
+        from harness.runner.catalogs import CatalogError, CatalogSource, catalog_regions, load_source
+        try:
+            regions = catalog_regions(load_source(CatalogSource(sku_file=str(Path(catalog_file).resolve())))[0])
+        except CatalogError as e:
+            raise SourceError("--catalog-file", None, str(e)) from None
+        if len(regions) == 1:
+            out.append((regions[0], f"the SKU file {Path(catalog_file).name}"))
+    return out
+
+
+def pick_region(flag: str | None, sources: list[tuple[str, str]], notes: list[str]) -> str:
+    """The scenario's region: --region, else the one region every source agrees on. Never a default:
+    none, or sources that disagree, is an error naming the ways to give it."""
+    found: dict[str, list[str]] = {}
+    for region, where in sources:
+        found.setdefault(region, []).append(where)
+    if flag:
+        others = sorted(set(found) - {flag.lower()})
+        if others:
+            notes.append(f"--region {flag} overrides what the input says: " +
+                         "; ".join(f"{r} ({', '.join(found[r][:2])})" for r in others))
+        return flag.lower()
+    if len(found) == 1:
+        (region, wheres), = found.items()
+        notes.append(f"region {region} from {wheres[0]}" + (f" and {len(wheres) - 1} more" if len(wheres) > 1 else ""))
+        return region
+    if found:
+        raise SourceError("--region", None, "the input names several regions: " +
+                          "; ".join(f"{r} ({', '.join(w[:2])})" for r, w in sorted(found.items())) +
+                          "; pass --region REGION")
+    raise SourceError("--region", None,
+                      "no region in the input, and the harness does not guess one. Give it in any of these ways: "
+                      "--region REGION; --catalog-file skus.json (`az vm list-skus --location REGION --all --output "
+                      "json`); or add the Nodes or NodeClaims (`kubectl get nodes,nodeclaims -o yaml`), whose "
+                      "topology.kubernetes.io/region and zone labels say it")
+
+
+def place_file(src: str, out: Path, name: str, what: str, copies: list[Path], notes: list[str]) -> str:
+    """A path to `src` relative to the scenario that the validator accepts (harness/runner/references.py:
+    inside the scenario's tree, at most MAX_FILE_BYTES): `src` itself when it is inside, else a copy
+    beside the scenario (`<name>-<file name>`); a SKU file over the size limit is copied with its
+    virtualMachines SKUs only, compacted."""
+    from harness.runner.references import UnsafeReference, confine, scenario_root
+    from harness.runner.yamlsource import MAX_FILE_BYTES
+    path = Path(src)
+    if not path.is_file():
+        raise SourceError(f"--{what}-file", None, f"{src}: no such file")
+    out_dir = out.resolve().parent
+    rel = os.path.relpath(path.resolve(), out_dir)
+    try:
+        confine(out_dir, rel, scenario_root(out.resolve()))
+        return rel
+    except UnsafeReference:
+        pass                                    # outside the tree, or too large: copy it beside the scenario
+    dest = out_dir / f"{name}-{path.name}"
+    data = path.read_bytes()
+    if len(data) > MAX_FILE_BYTES and what == "catalog":
+        import json
+        from fakeazure.catalog import skus_from_document
+        try:
+            skus = [s for s in skus_from_document(json.loads(data)) if str(s.get("resourceType", "")).lower()
+                    == "virtualmachines"]
+        except (ValueError, AttributeError, TypeError) as e:
+            raise SourceError(f"--{what}-file", None, f"{src}: {e}") from None
+        data = json.dumps(skus, separators=(",", ":")).encode()
+        notes.append(f"{path.name} is over {MAX_FILE_BYTES // (1024 * 1024)} MiB: copied its {len(skus)} "
+                     f"virtualMachines SKUs only")
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(f"--{what}-file", None, f"{src} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, the "
+                                                  "most a scenario reads; save only the region's virtual machine "
+                                                  "sizes")
+    if dest.exists() and dest.read_bytes() != data and dest not in copies:
+        raise SourceError(dest, None, "exists with other content; remove it or choose another --name")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not dest.exists() or dest.read_bytes() != data:
+        dest.write_bytes(data)
+        copies.append(dest)
+    notes.append(f"copied {src} to {dest} (the scenario refers to it as {dest.name})")
+    return dest.name
+
+
+def inflight_nodeclaims(dump: Dump) -> list[dict]:
+    """NodeClaims the dump holds without their Node: launched (a providerID) but not registered yet, as
+    `given.existingNodes` entries in flight (`registered: false`) of a NodePool the dump holds."""
+    pools = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"}
+    nodes = {(n.get("metadata") or {}).get("name") for n in dump.nodes}
+    out = []
+    for nc in dump.nodeclaims:
+        labels = (nc.get("metadata") or {}).get("labels") or {}
+        status = nc.get("status") or {}
+        if status.get("nodeName") in nodes or not status.get("providerID"):
+            continue
+        if labels.get("karpenter.sh/nodepool") not in pools or not labels.get("node.kubernetes.io/instance-type"):
+            continue
+        entry = {"nodePool": labels["karpenter.sh/nodepool"], "instanceType": labels["node.kubernetes.io/instance-type"],
+                 "registered": False}
+        for label, key in (("topology.kubernetes.io/zone", "zone"), ("karpenter.sh/capacity-type", "capacityType")):
+            if labels.get(label):
+                entry[key] = labels[label]
+        out.append(entry)
+    return out
+
+
 @dataclass
 class NewOptions:
     paths: list[str]
@@ -320,6 +478,7 @@ class NewOptions:
     prices_file: str | None = None
     force: bool = False
     replay: bool = False          # everything from scratch: the dump's nodes become expectations instead
+    provider_version: str | None = None     # the customer's Karpenter provider version: its release profile
 
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
@@ -338,16 +497,28 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     notes = list(dump.notes) + missing_nodeclasses(dump)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
-    given: dict = {"profiles": opts.profiles or policy_profiles()}
-    region = opts.region or facts.get("region")
-    if region:
-        given["region"] = region
+    profiles = list(opts.profiles)
+    if opts.provider_version:
+        from harness.model.profile import ProfileError
+        from harness.model.releases import resolve
+        try:
+            res = resolve(opts.provider_version)
+        except ProfileError as e:
+            raise SourceError("--provider-version", None, str(e)) from None
+        if not res.exact:
+            notes.append(f"WARNING: {res.notice}")
+        notes.append(f"provider {opts.provider_version}: profile {res.profile}"
+                     + ("" if res.exact else " (the nearest release: NOT that release)"))
+        profiles = [opts.provider_version] + [p for p in profiles if p != opts.provider_version]
+    given: dict = {"profiles": profiles or policy_profiles()}
+    region = pick_region(opts.region, region_sources(dump, opts.catalog_file), notes)
+    given["region"] = region
+    copies: list[Path] = []
     if opts.catalog_file:
-        rel = os.path.relpath(Path(opts.catalog_file).resolve(), out.resolve().parent)
-        given["catalog"] = {"file": rel}
+        given["catalog"] = {"file": place_file(opts.catalog_file, out, opts.name, "catalog", copies, notes)}
         if opts.prices_file:
-            given["catalog"]["prices"] = os.path.relpath(Path(opts.prices_file).resolve(), out.resolve().parent)
-    elif region and region not in available_catalogs():
+            given["catalog"]["prices"] = place_file(opts.prices_file, out, opts.name, "prices", copies, notes)
+    elif region not in available_catalogs():
         seen = sorted({(nc.get("metadata") or {}).get("labels", {}).get("node.kubernetes.io/instance-type")
                        for nc in dump.nodeclaims} - {None})
         if seen:
@@ -359,10 +530,12 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         given["cluster"] = facts["cluster"]
     expect = expectations(dump)
     manifests = dump.manifests
-    if dump.nodes and not opts.replay:
+    inflight = inflight_nodeclaims(dump) if not opts.replay else []
+    if (dump.nodes or inflight) and not opts.replay:
         # the cluster as it is: its Nodes and running pods exist before the first pass, and the
         # expectations are about the rest (pending pods, events)
         given["existingNodes"], moved = existing_nodes(dump)
+        given["existingNodes"] += inflight
         manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
         expect.pop("nodes", None)
         expect.pop("nodeCount", None)
@@ -373,7 +546,12 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
            "given": given, "manifests": manifests, "expect": expect}
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
-    load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
+    try:
+        load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
+    except SourceError:
+        for c in copies:
+            c.unlink(missing_ok=True)
+        raise
     return out, text, notes
 
 
@@ -383,4 +561,5 @@ def write(out: Path, text: str) -> None:
 
 
 __all__ = ["NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
-           "cluster_facts", "missing_nodeclasses", "existing_nodes"]
+           "cluster_facts", "missing_nodeclasses", "existing_nodes", "inflight_nodeclaims", "region_sources",
+           "pick_region", "place_file"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fakeazure.faults import body_condition, body_matches
 from harness.loop.result import NodeResult, RunResult
 from harness.loop.unavailable import parse_duration
+from harness.runner.fold import fold_counts
 
 
 @dataclass
@@ -495,12 +497,20 @@ class Checker:
         for i, want in enumerate(spec.get("requests") or []):
             hits = [q for q in reqs if (want.get("method") in (None, q.get("method"))) and
                     ("status" not in want or want["status"] == q.get("status")) and
+                    ("operation" not in want or want["operation"] == q.get("operation")) and
                     ("path" not in want or want["path"] == q.get("path")) and
-                    ("pathRegex" not in want or re.search(want["pathRegex"], q.get("path", "")))]
+                    ("pathRegex" not in want or re.search(want["pathRegex"], q.get("path", ""))) and
+                    ("body" not in want or body_matches(q.get("body"), want["body"]))]
             if ("count" in want and len(hits) != want["count"]) or ("count" not in want and not hits):
                 seen = sorted({f"{q.get('method')} {q.get('path')} {q.get('status')}" for q in reqs})
-                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)",
-                          f"{len(reqs)} request(s): " + "; ".join(seen[:12]) + ("; ..." if len(seen) > 12 else ""))
+                detail = f"{len(reqs)} request(s): " + "; ".join(seen[:12]) + ("; ..." if len(seen) > 12 else "")
+                if "body" in want:          # what the requests otherwise matching sent at those paths
+                    near = [q for q in reqs if q.get("body") is not None and
+                            (want.get("method") in (None, q.get("method"))) and
+                            ("operation" not in want or want["operation"] == q.get("operation"))]
+                    sent = sorted({f"{p}={body_condition(q['body'], p, c)[1]}" for q in near for p, c in want["body"].items()})
+                    detail += "; bodies sent: " + ("; ".join(sent[:8]) if sent else "none")
+                self.fail(f"{path}.requests[{i}]", want, f"{len(hits)} matching request(s)", detail)
 
     def nodeclaims(self, spec: dict) -> None:
         path = f"{self.root}.nodeClaims"
@@ -575,8 +585,8 @@ class Checker:
             if not any(_text_matches(text, e.get("message")) is None and
                        all(ev[k] == e.get(k) for k in ("kind", "name", "reason") if k in ev)
                        for e in self.r.events):
-                self.fail(f"{self.root}.events[{i}]", ev, [f"{e['kind']}/{e['name']} {e['reason']}: {e['message']}"
-                                                         for e in self.r.events])
+                self.fail(f"{self.root}.events[{i}]", ev, fold_counts([f"{e['kind']}/{e['name']} {e['reason']}: "
+                                                                      f"{e['message']}" for e in self.r.events]))
         if "oneOf" in expect:
             self.one_of(expect["oneOf"])
         if "outcomes" in expect:

@@ -1,12 +1,17 @@
-"""Human-readable renderings of scenario outcomes: failure diffs and summaries."""
+"""Human-readable renderings of scenario outcomes: failure diffs, summaries, and what happened (per
+NodePool its NodeClaims with instance type, zone, capacity type and price; per pod its node or the
+reasons Karpenter and kube-scheduler gave; refused objects; the Nodes' labels by writer on request)."""
 from __future__ import annotations
 
+import re
+
 from harness.runner.engines.base import Outcome, verdict
+from harness.runner.fold import fold_counts, fold_trace
 
 MAX_TRACE = 40
 
 
-def failure_text(outcome: Outcome, trace: bool = False) -> str:
+def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) -> str:
     sc = outcome.scenario
     r = outcome.result
     if outcome.error is not None:
@@ -19,28 +24,14 @@ def failure_text(outcome: Outcome, trace: bool = False) -> str:
         where = f"{sc.file}:{m.line}: " if m.line else ""
         lines.append(f"  {where}{m.render()}")
     lines.append("  --- what happened ---")
-    for name, np in sorted(r.nodepools.items()):
-        state = f"rejected at {np.stage}: {np.message}" if np.rejected else ("ready" if np.ready else "not ready")
-        lines.append(f"  NodePool {name}: {state}")
-    for n in r.nodes:
-        extra = " kubelet refused to start" if n.kubelet_refused else ""
-        extra += f" registration refused: {n.node_restriction_denied}" if n.node_restriction_denied else ""
-        lines.append(f"  Node[{n.index}] {n.name}: {n.instance_type} zone={n.zone!r} {n.capacity_type} "
-                     f"(NodePool {n.nodepool}){extra}")
-    for key, p in sorted(r.pods.items()):
-        if p.owner_kind == "DaemonSet":
-            continue
-        where = f"on {p.node}" if p.node else (p.reason or "")
-        lines.append(f"  Pod {key}: {p.state} {where}".rstrip())
-    if r.runaway:
-        lines.append(f"  runaway provisioning: {r.runaway_reason}")
+    lines += ["  " + line for line in happened_lines(happened(r, labels=labels))]
     if outcome.why:
         lines.append("  --- why (instance types each NodePool's filter eliminated) ---")
         for w in outcome.why.values():
             lines += w.render("  ")
     if trace and r.trace:
         lines.append("  --- loop trace ---")
-        lines += [f"  {t}" for t in r.trace[-MAX_TRACE:]]
+        lines += [f"  {t}" for t in fold_trace(r.trace)[-MAX_TRACE:]]
     lines += [f"  {n.render()}" for n in outcome.not_applicable]
     if trace and outcome.log_tail:
         lines += ["  --- controller log (tail) ---"] + [f"  {line}" for line in outcome.log_tail.splitlines()]
@@ -58,11 +49,14 @@ def outcome_summary(result) -> str:
     for name, nc in sorted(result.nodeclasses.items()):
         if not nc.accepted:
             parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
-    kinds = Counter(f"{n.instance_type} {n.capacity_type}" for n in result.nodes)
+    kinds = Counter(f"{n.instance_type} {n.capacity_type or 'existing'}" for n in result.nodes)
     parts.append(f"{len(result.nodes)} node(s)" + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
                                                     if kinds else ""))
-    pending = sorted(p.name for p in result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
+    # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
+    pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name
+                     for p in result.pods.values() if p.state not in ("scheduled", "deleted") and p.owner_kind != "DaemonSet")
     if pending:
+        pending = [f"{n} x{c}" if c > 1 else n for n, c in sorted(Counter(pending).items())]
         shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
         parts.append(f"pending: {shown}")
     if result.runaway:
@@ -70,7 +64,7 @@ def outcome_summary(result) -> str:
     return "; ".join(parts)
 
 
-def outcome_json(o: Outcome) -> dict:
+def outcome_json(o: Outcome, labels: bool = False) -> dict:
     """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
     out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
@@ -78,7 +72,167 @@ def outcome_json(o: Outcome) -> dict:
            "steady": o.result.steady, "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error,
            "why": {k: w.to_json() for k, w in o.why.items()},
-           "release": o.result.release, "outcome": outcome_summary(o.result)}
+           "release": o.result.release, "outcome": outcome_summary(o.result),
+           "happened": happened(o.result, labels=labels)}
     if o.engine == "real":
         out.update(controller=o.version, hosts=o.hosts)
     return out
+
+
+_REJECTED = re.compile(r"^\[t=[0-9.]+s\] (?P<kind>[A-Za-z]+) (?P<name>\S+) rejected: (?P<message>.*)$")
+_OWN_REJECTIONS = ("NodePool", "AKSNodeClass", "NodeClaim")
+
+
+def _price(result, instance_type: str, zone: str, capacity_type: str) -> float | None:
+    """The offering's price as the provider priced it (the simulation's instance types; None where the
+    run has none, e.g. the real engine)."""
+    it = (result.instance_types or {}).get(instance_type)
+    for o in getattr(it, "offerings", None) or []:
+        if o.zone == zone and o.capacity_type == capacity_type:
+            return o.price
+    return None
+
+
+def _pod_entry(p) -> dict:
+    entry: dict = {"state": p.state}
+    if p.owner_kind:
+        entry["owner"] = f"{p.owner_kind}/{p.owner_name}"
+    if p.node:
+        entry["node"] = p.node
+    if p.state == "ignored":
+        entry["karpenter"] = p.karpenter_error or p.reason
+    elif p.state != "scheduled":
+        if p.karpenter_error:
+            entry["karpenter"] = p.karpenter_error
+        if p.scheduler_error:
+            entry["kubeScheduler"] = p.scheduler_error
+        if not p.karpenter_error and not p.scheduler_error and p.reason:
+            entry["reason"] = p.reason
+    if p.nodeclaims:
+        entry["nodeClaims"] = list(p.nodeclaims)
+    return entry
+
+
+def _node_labels(n) -> dict:
+    return {k: {"value": v, "writer": n.writer(k), "writers": n.writers(k)} for k, v in sorted(n.labels.items())}
+
+
+def happened(result, labels: bool = False) -> dict:
+    """What a run did, without any expectation: `harness run`'s view of a passing run, `--json`'s
+    `happened`, and the failure report's `what happened` section."""
+    nodes_by_claim = {n.nodeclaim: n for n in result.nodes if n.nodeclaim}
+    pools: dict = {}
+    for name, np in sorted(result.nodepools.items()):
+        entry: dict = {"state": "rejected" if np.rejected else ("ready" if np.ready else "not ready")}
+        if np.rejected:
+            entry.update(stage=np.stage, message=np.message)
+        if np.events:
+            entry["events"] = fold_counts([f"{e.get('reason')}: {e.get('message')}" for e in np.events])
+        entry["nodeClaims"] = []
+        pools[name] = entry
+    claimed = set()
+    for c in result.nodeclaims:
+        claim: dict = {"name": c.name}
+        n = nodes_by_claim.get(c.name)
+        if n is not None:
+            claimed.add(n.name)
+            claim.update(instanceType=n.instance_type, zone=n.zone, capacityType=n.capacity_type,
+                         price=_price(result, n.instance_type, n.zone, n.capacity_type), node=n.name,
+                         pods=sorted(n.pods))
+            if n.kubelet_refused:
+                claim["kubeletRefused"] = n.kubelet_refused
+            if n.node_restriction_denied:
+                claim["registrationRefused"] = n.node_restriction_denied
+        elif c.rejected:
+            claim["rejected"] = c.rejected
+        elif not c.launched:
+            claim["launched"] = False
+        if c.failures:
+            claim["failures"] = fold_counts([f"{f.get('reason')}: {f.get('message')}" for f in c.failures])
+        if c.deleted:
+            claim["deleted"] = c.deleted
+        pools.setdefault(c.nodepool, {"state": "unknown", "nodeClaims": []})["nodeClaims"].append(claim)
+    other = [{"node": n.name, "instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type,
+              **({"nodePool": n.nodepool} if n.nodepool else {}), "pods": sorted(n.pods)}
+             for n in result.nodes if n.name not in claimed]
+    pods = {key: _pod_entry(p) for key, p in sorted(result.pods.items())
+            if p.owner_kind != "DaemonSet" and p.state != "deleted"}
+    rejected = [{"kind": "NodePool", "name": n, "stage": np.stage, "message": np.message}
+                for n, np in sorted(result.nodepools.items()) if np.rejected]
+    rejected += [{"kind": "AKSNodeClass", "name": n, "message": nc.message}
+                 for n, nc in sorted(result.nodeclasses.items()) if not nc.accepted]
+    rejected += [{"kind": "NodeClaim", "name": c.name, "message": c.rejected} for c in result.nodeclaims if c.rejected]
+    for line in result.trace:
+        m = _REJECTED.match(line)
+        if m and m.group("kind") not in _OWN_REJECTIONS:
+            rejected.append({"kind": m.group("kind"), "name": m.group("name"), "message": m.group("message")})
+    out = {"nodePools": pools, "pods": pods}
+    if other:
+        out["otherNodes"] = other
+    if rejected:
+        out["rejected"] = rejected
+    if result.runaway:
+        out["runaway"] = result.runaway_reason
+    if labels:
+        out["nodeLabels"] = {n.name: _node_labels(n) for n in result.nodes}
+    return out
+
+
+def _claim_line(c: dict) -> str:
+    if "instanceType" in c:
+        price = f" ${c['price']:.4f}/h" if c.get("price") is not None else ""
+        pods = f" pods: {', '.join(c['pods'])}" if c.get("pods") else " no pods"
+        text = (f"NodeClaim {c['name']}: {c['instanceType']} zone={c['zone']} {c['capacityType']}{price}"
+                f" -> Node {c['node']};{pods}")
+        for k, what in (("kubeletRefused", "kubelet refused to start"), ("registrationRefused", "registration refused")):
+            if c.get(k):
+                text += f"; {what}: {c[k]}"
+    elif "rejected" in c:
+        text = f"NodeClaim {c['name']}: refused by the API server: {c['rejected']}"
+    else:
+        text = f"NodeClaim {c['name']}: not launched"
+    if c.get("deleted"):
+        text += f" (deleted: {c['deleted']})"
+    return text
+
+
+def happened_lines(h: dict) -> list[str]:
+    """`happened` as text, one object a line, details indented."""
+    lines = []
+    for name, np in h["nodePools"].items():
+        state = np["state"]
+        if state == "rejected":
+            state = f"refused at {np.get('stage')}: {np.get('message')}"
+        lines.append(f"NodePool {name}: {state}" + ("" if np["nodeClaims"] else "; no NodeClaim"))
+        # status-condition transitions (the real controller's NodePool events) are state, said above
+        lines += [f"  event {e}" for e in np.get("events") or [] if "Status condition transitioned" not in e]
+        for c in np["nodeClaims"]:
+            lines.append("  " + _claim_line(c))
+            # an SDK error runs over several lines (azcore prints the response): keep it under its claim
+            lines += ["    launch failed: " + f.replace("\n", "\n      ") for f in c.get("failures") or []]
+    for n in h.get("otherNodes") or []:
+        owner = f"NodePool {n['nodePool']}, no NodeClaim of this run" if n.get("nodePool") else "not Karpenter's"
+        lines.append(f"Node {n['node']} ({owner}): {n['instanceType']} zone={n['zone']}"
+                     + (f" {n['capacityType']}" if n["capacityType"] else "")
+                     + (f"; pods: {', '.join(n['pods'])}" if n["pods"] else ""))
+    for key, p in h["pods"].items():
+        head = f"Pod {key}" + (f" ({p['owner']})" if p.get("owner") else "") + f": {p['state']}"
+        if p.get("node"):
+            head += f" on {p['node']}"
+        lines.append(head)
+        for k, who in (("karpenter", "Karpenter"), ("kubeScheduler", "kube-scheduler"), ("reason", "reason")):
+            if p.get(k):
+                lines.append(f"  {who}: {p[k]}")
+    for r in h.get("rejected") or []:
+        if r["kind"] != "NodePool":          # the NodePool line says it
+            lines.append(f"refused: {r['kind']} {r['name']}: {r['message']}")
+    if h.get("runaway"):
+        lines.append(f"runaway provisioning: {h['runaway']}")
+    for node, labels in (h.get("nodeLabels") or {}).items():
+        lines.append(f"labels on Node {node} (value, the writer whose value is on the Node, every writer):")
+        width = max((len(k) for k in labels), default=0)
+        for k, v in labels.items():
+            others = [w for w in v["writers"] if w != v["writer"]]
+            lines.append(f"  {k.ljust(width)}  {v['value']!r}  {v['writer'] or '?'}"
+                         + (f" (also: {', '.join(others)})" if others else ""))
+    return lines

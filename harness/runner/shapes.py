@@ -218,7 +218,7 @@ def _expectation_blocks(data: dict):
 
 
 def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
-    """Quantities (instanceTypes.<sku>.capacity/allocatable) and durations (unavailable offerings'
+    """Quantities (instanceTypes.<sku>.capacity/allocatable, nodes[].nodeClaimRequests[Exactly]) and durations (unavailable offerings'
     `ttl`) that the checker would have to parse."""
     from harness.loop.unavailable import parse_duration
     from harness.model.resources import QuantityError, parse_resource
@@ -231,6 +231,13 @@ def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
                         parse_resource(res, q)
                     except (QuantityError, ValueError, TypeError, ArithmeticError):
                         out.append((base + ("instanceTypes", sku, kind, res), f"invalid quantity {q!r} for {res}"))
+        for i, node in enumerate(block.get("nodes") or []):
+            for key in ("nodeClaimRequests", "nodeClaimRequestsExactly"):
+                for res, q in ((node.get(key) if isinstance(node, dict) else None) or {}).items():
+                    try:
+                        parse_resource(res, q)
+                    except (QuantityError, ValueError, TypeError, ArithmeticError):
+                        out.append((base + ("nodes", i, key, res), f"invalid quantity {q!r} for {res}"))
         for i, u in enumerate(((block.get("azure") or {}).get("unavailableOfferings")) or []):
             if isinstance(u, dict) and "ttl" in u:
                 try:

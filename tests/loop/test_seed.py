@@ -59,6 +59,20 @@ def test_unmanaged_node_counts_as_existing_capacity(embedded):
         assert sim.result.nodes[0].name == "system-1"
 
 
+def test_owner_references_without_a_live_owner_are_dropped_the_workload_kept(embedded):
+    """A dump's pod names a ReplicaSet the scenario does not have and no uid (the API server refuses
+    a reference without one): the reference goes, the pod still counts as the Deployment's."""
+    p = pod("api-5d8f7c9b6-2lqvx", cpu="1")
+    p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-5d8f7c9b6",
+                                         "controller": True, "blockOwnerDeletion": True}]
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"name": "system-1", "instanceType": "Standard_D4s_v3", "pods": [p]}])
+        stored = sim.cluster.get("Pod", "api-5d8f7c9b6-2lqvx", "default")
+        assert "ownerReferences" not in stored["metadata"]
+        r = sim.result.pods["default/api-5d8f7c9b6-2lqvx"]
+        assert (r.owner_kind, r.owner_name) == ("Deployment", "api-5d8f7c9b6".rsplit("-", 1)[0])
+
+
 def test_deleting_entry_is_left_out_of_scheduling(embedded):
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [{"name": "old", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},

@@ -85,7 +85,7 @@ def test_missing_nodeclass_is_named(tmp_path, capsys):
     docs = [d for d in yaml.safe_load(DUMP.read_text())["items"] if d["kind"] == "NodePool"]
     multi = tmp_path / "np.yaml"
     multi.write_text(yaml.safe_dump_all(docs))
-    assert new(tmp_path, multi)[0] == 0
+    assert new(tmp_path, multi, extra=["--region", "eastus"])[0] == 0
     assert ('NodeClassNotFound: NodePool "default" references AKSNodeClass "default"'
             in capsys.readouterr().err)
 
@@ -98,7 +98,7 @@ def test_json_list_and_pending_pod_reason(tmp_path):
           "message": 'Failed to schedule pod, incompatible requirements, label "workload" does not have known values'}
     f = tmp_path / "dump.json"
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, ev]}))
-    rc, out = new(tmp_path, f, extra=["--profile", "upstream"])
+    rc, out = new(tmp_path, f, extra=["--profile", "upstream", "--region", "eastus"])
     assert rc == 0
     (sc,) = load_scenarios(out)
     assert sc.expect["pods"]["solo"] == {"pending": True,
@@ -135,3 +135,14 @@ def test_nodepool_events_become_expectations(tmp_path):
     assert sc.expect["nodePools"]["default"]["events"] == [
         {"reason": "NoCompatibleInstanceTypes",
          "message": "NodePool requirements filtered out all compatible available instance types"}]
+
+
+def test_admission_computed_pod_priority_is_left_to_the_api_server():
+    """`kubectl get pod -o yaml` shows spec.priority/preemptionPolicy the Priority admission plugin
+    computed; applied again they are refused unless they agree with priorityClassName (k8s.io/kubernetes
+    v1.36.3 plugin/pkg/admission/priority/admission.go admitPod), so the scenario keeps only the class."""
+    from harness.runner.dump import strip_server_fields
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "coredns-1", "uid": "u"},
+           "spec": {"nodeName": "n1", "priority": 2000000000, "preemptionPolicy": "PreemptLowerPriority",
+                    "priorityClassName": "system-cluster-critical", "containers": []}}
+    assert strip_server_fields(pod)["spec"] == {"priorityClassName": "system-cluster-critical", "containers": []}

@@ -228,6 +228,28 @@ def _decorate(sim, node_name: str, entry: dict) -> None:
     s.cluster.update(node, ADMIN)
 
 
+def _live_owner_references(cluster, pod: dict) -> None:
+    """Keep an owner reference that names its uid, or whose owner is in the cluster, with that owner's uid (as the
+    real engine's bind_pods does): the API server refuses a reference without a uid (k8s.io/apimachinery
+    v0.36.3 pkg/api/validation/objectmeta.go validateOwnerReference: uid "must not be empty"), and its garbage collector deletes a dependent
+    whose owner uid does not exist. A dump's pods name ReplicaSets the scenario does not have; the
+    owner's kind and name read above still say which workload the pod belongs to."""
+    meta = pod.setdefault("metadata", {})
+    namespace = meta.get("namespace") or "default"
+    refs = []
+    for ref in meta.get("ownerReferences") or []:
+        live = cluster.get(ref.get("kind", ""), ref.get("name", ""), namespace) \
+            if ref.get("kind") in ("DaemonSet", "Deployment") else None
+        if live is not None:
+            refs.append({**ref, "uid": live["metadata"]["uid"]})
+        elif ref.get("uid"):
+            refs.append(ref)          # as written (a mirror pod's Node reference: core's pod.IsOwnedByNode)
+    if refs:
+        meta["ownerReferences"] = refs
+    else:
+        meta.pop("ownerReferences", None)
+
+
 def _pods(sim, node_name: str, entry: dict, where: str) -> None:
     """The entry's pods, created bound to the node (running, as ExpectManualBinding leaves them)."""
     s = sim.state
@@ -242,6 +264,7 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
             kind, owner_name = "DaemonSet", owner.get("name", "")
         elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
             kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
+        _live_owner_references(s.cluster, pod)
         try:
             s.create_pod(pod, kind, owner_name, node=node_name)
         except APIRejected as e:

@@ -19,6 +19,7 @@ import re
 import time
 
 from harness.backends.base import APIRejected
+from harness.loop.azure import request_log
 from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
@@ -116,7 +117,10 @@ class Observer:
                     self.vm_failures[name] = failure
                     self.failures.setdefault(name, []).append(
                         {"reason": failure.get("code"), "message": failure.get("message"), "code": failure.get("code")})
-            elif launched.get("status") == "False":
+            elif launched.get("status") == "False" or (
+                    launched.get("status") == "Unknown" and launched.get("reason") not in (None, "", "AwaitingReconciliation")):
+                # a failed create leaves Launched Unknown with the error's reason (core v1.14.0
+                # pkg/controllers/nodeclaim/lifecycle/launch.go launchNodeClaim: SetUnknownWithReason)
                 f = {"reason": launched.get("reason"), "message": launched.get("message")}
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
@@ -244,7 +248,7 @@ class Observer:
         self._pods(r, events)
         self._nodes_and_claims(r)
         snap = self.fake.snapshot()
-        snap["request_log"] = [q._asdict() for q in self.fake.requests]
+        snap["request_log"] = request_log(self.fake)
         r.azure = snap
         return r
 
