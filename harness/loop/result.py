@@ -46,7 +46,7 @@ class NodeClassResult:
     def of(sent: dict, stored: dict | None, error=None) -> "NodeClassResult":
         """From a create: what was sent, and what the API server stored or its APIRejected (any
         backend: the pruned fields are what the stored spec lacks)."""
-        from harness.model.aksnodeclass import missing_fields
+        from harness.model.crdschema import missing_fields
         name = sent["metadata"]["name"]
         if error is not None:
             return NodeClassResult(name, accepted=False, message=error.message, causes=[c.message for c in error.causes])

@@ -16,9 +16,7 @@ of harness.model.crdschema, which NodePool and NodeClaim admission share.
 from __future__ import annotations
 
 from harness.model.apistatus import APIRejected, Cause
-# the generic CRD admission steps live in harness.model.crdschema; re-exported for callers of this module
-from harness.model.crdschema import (Admitted, FieldError, apply_defaults, cel_errors, missing_fields,  # noqa: F401
-                                     prune, schema_errors)
+from harness.model.crdschema import Admitted, FieldError
 from harness.model import crdschema
 
 GROUP = "karpenter.azure.com"

@@ -174,10 +174,10 @@ def manifest_notices(sc) -> list[Notice]:
 
 def _pruned_by_profile(obj: dict, profiles) -> dict[str, list[str]]:
     """Fields of an AKSNodeClass spec the API server would prune, with the profiles whose schema
-    lacks them (harness.model.aksnodeclass.prune)."""
+    lacks them (harness.model.crdschema.prune)."""
     if obj.get("kind") != "AKSNodeClass" or not isinstance(obj.get("spec"), dict):
         return {}
-    from harness.model.aksnodeclass import prune
+    from harness.model.crdschema import prune
     from harness.model.profile import ProfileError, load_profile
     out: dict[str, list[str]] = {}
     for p in profiles:

@@ -9,7 +9,7 @@ import pytest
 
 from harness.backends.base import APIRejected
 from harness.backends.embedded import EmbeddedBackend
-from harness.model import aksnodeclass
+from harness.model import aksnodeclass, crdschema
 from harness.model.profile import load_profile
 
 NOT_CHECKED = ("<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
@@ -109,7 +109,7 @@ def test_profiles_without_the_schema_store_as_written():
 def test_missing_fields_compares_sent_and_stored():
     sent = {"a": 1, "b": {"c": 2, "d": 3}, "e": {"f": 1}}
     stored = {"a": 1, "b": {"c": 2}, "g": 5}
-    assert aksnodeclass.missing_fields(sent, stored, "spec") == ["spec.b.d", "spec.e"]
+    assert crdschema.missing_fields(sent, stored, "spec") == ["spec.b.d", "spec.e"]
 
 
 def test_update_is_admitted_too(cluster):

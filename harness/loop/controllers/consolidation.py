@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
 from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster, sentence
-from harness.loop.controllers.simulate import CandidateDeleting, SimResult, Simulator
+from harness.loop.controllers.simulate import CandidateDeleting, SimResult
 from harness.loop.scheduling import PlannedClaim, offering_compatible
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
@@ -204,14 +204,8 @@ class Consolidation:
         ct = new.requirements.get(CAPACITY_TYPE) if CAPACITY_TYPE in new.requirements else None
         if all_spot and (ct is None or ct.has("spot")):
             return self._spot_to_spot(view, cands, new, res, price)
-        new, err = remove_by_price(new, price, wk)
-        if err is not None:
-            if single:
-                view.unconsolidatable(cands[0], f"Filtering by price: {err}")
-            return None
-        if not new.instance_types:
-            if single:
-                view.unconsolidatable(cands[0], "Can't replace with a cheaper node")
+        new = self._cheaper(view, cands, new, price)
+        if new is None:
             return None
         ct = new.requirements.get(CAPACITY_TYPE) if CAPACITY_TYPE in new.requirements else None
         if ct is None or (ct.has("spot") and ct.has("on-demand")):
@@ -220,6 +214,19 @@ class Consolidation:
         p = Proposal(self.method, self.reason, cands, [new], res)
         self._candidate_events(view, p)
         return p
+
+    def _cheaper(self, view: Cluster, cands, new: PlannedClaim, price: float) -> PlannedClaim | None:
+        """The replacement with only instance types cheaper than the candidates (core v1.14.0
+        pkg/controllers/disruption/consolidation.go computeConsolidation / computeSpotToSpotConsolidation:
+        filterByPrice), or None when none is, said on a single candidate as core words it."""
+        new, err = remove_by_price(new, price, self.ctl.state.profile.well_known_labels)
+        why = f"Filtering by price: {err}" if err is not None else \
+            None if new.instance_types else "Can't replace with a cheaper node"
+        if why is None:
+            return new
+        if len(cands) == 1:
+            view.unconsolidatable(cands[0], why)
+        return None
 
     def _spot_to_spot(self, view: Cluster, cands, new: PlannedClaim, res: SimResult, price: float):
         s = self.ctl.state
@@ -232,14 +239,8 @@ class Consolidation:
         reqs = new.requirements.copy().add(Requirement.new(CAPACITY_TYPE, IN, ["spot"], s.sem))
         its = [it for it in new.instance_types if any(offering_compatible(o, reqs, wk) for o in it.offerings)]
         new = dataclasses.replace(new, requirements=reqs, instance_types=its)
-        new, err = remove_by_price(new, price, wk)
-        if err is not None:
-            if single:
-                view.unconsolidatable(cands[0], f"Filtering by price: {err}")
-            return None
-        if not new.instance_types:
-            if single:
-                view.unconsolidatable(cands[0], "Can't replace with a cheaper node")
+        new = self._cheaper(view, cands, new, price)
+        if new is None:
             return None
         if not single:
             p = Proposal(self.method, self.reason, cands, [new], res)

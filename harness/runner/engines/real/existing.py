@@ -51,7 +51,6 @@ def apply_object(cluster, obj: dict) -> dict:
 # -- existing nodes -----------------------------------------------------------------------------------
 def seed_unmanaged(cluster, entry: dict, index: int, skus: dict) -> str:
     """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods."""
-    from harness.model.params import NodeClassParams  # noqa: F401 - the model's instance types below
     from harness.model.resources import format_resource_list, parse_resource_list
     name = str(entry.get("name") or f"existing-{index}")
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
