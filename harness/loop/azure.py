@@ -42,6 +42,9 @@ RG_DEFAULT = "MC_harness_cluster_southcentralus"
 # 5 min for NICs with neither a VM nor a NodeClaim of their name (nic_garbagecollection.go).
 INSTANCE_GC_GRACE = 300.0
 NIC_GC_INTERVAL = 300.0
+# the table NewProvider falls back to for a region it has none for (provider v1.14.0
+# pkg/providers/pricing/pricing.go defaultRegion)
+COMPILED_PRICES_DEFAULT_REGION = "eastus"
 # controller-runtime's default per-item backoff (5 ms doubling to 1000 s) between failed
 # instance-type refreshes (provider v1.14.0 pkg/controllers/instancetype/controller.go Reconcile
 # returns the error, so the singleton is requeued with that backoff).
@@ -77,8 +80,9 @@ class AzureProvider:
 
     def __init__(self, *, fake, compute, network, profile: Profile, cluster: "itmod.ClusterParams",
                  unavailable: UnavailableOfferings, rng: random.Random, subscription_id: str,
-                 cache: InstanceTypeCache | None = None):
+                 cache: InstanceTypeCache | None = None, pricing: str = "retail"):
         self.fake, self.compute, self.network = fake, compute, network
+        self.pricing = pricing
         self.profile, self.cluster = profile, cluster
         self.unavailable, self.rng = unavailable, rng
         self.subscription_id = subscription_id
@@ -162,7 +166,16 @@ class AzureProvider:
 
     def prices(self) -> dict | None:
         """The region's price table (the provider loads static prices once: provider v1.14.0
-        pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4)."""
+        pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4). `pricing: compiled-in`
+        (a non-public cloud, where NewProvider never polls because auth.IsPublic is false): the
+        release's initialOnDemandPrices[region], or eastus's when the region has none (NewProvider's
+        defaultRegion fallback), as both the on-demand and the spot table (`spotPrices: staticPricing`);
+        a size it lacks gets MissingPrice 999 (Provider.OnDemandPrice / SpotPrice)."""
+        if self._prices is None and self.pricing == "compiled-in":
+            from harness.model.skutables import compiled_prices
+            table = (compiled_prices(self.profile, self.cluster.region)
+                     or compiled_prices(self.profile, COMPILED_PRICES_DEFAULT_REGION))
+            self._prices = {name: {"on-demand": p, "spot": p} for name, p in table.items()}
         if self._prices is None:
             region = self.cluster.region.lower()
             if hasattr(self.fake, "region_prices"):

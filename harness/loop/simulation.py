@@ -68,6 +68,9 @@ class SimConfig:
     # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
     binding: str = "kube-scheduler"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
+    # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
+    # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
+    pricing: str = "retail"
 
 
 class Simulation:
@@ -79,7 +82,8 @@ class Simulation:
         unavailable = UnavailableOfferings(clock)
         provider = AzureProvider(fake=fake, compute=compute, network=network, profile=cfg.profile,
                                  cluster=cfg.cluster, unavailable=unavailable, rng=random.Random(cfg.seed + 1),
-                                 subscription_id=getattr(fake, "subscription_id", DEFAULT_SUBSCRIPTION))
+                                 subscription_id=getattr(fake, "subscription_id", DEFAULT_SUBSCRIPTION),
+                                 pricing=cfg.pricing)
         self.state = LoopState(cfg, cluster, fake, provider, clock, unavailable, random.Random(cfg.seed))
         provider.on_event = self.state.record_event
         self.termination = Termination(self.state)

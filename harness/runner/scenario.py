@@ -238,6 +238,24 @@ def check_semantics(doc: Document, data: dict) -> list[SourceError]:
                 resolve(str(p))
             except ProfileError:
                 errors.append(doc.error((section, p), f"{unknown_text(str(p))} (in {section})"))
+    errors += _pricing_errors(doc, given)
+    return errors
+
+
+def _pricing_errors(doc: Document, given: dict) -> list[SourceError]:
+    """`pricing: compiled-in` is a cloud where the controller never polls the Retail Prices API
+    (karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go NewProvider: only when
+    auth.IsPublic): nothing can give it prices, so retail prices in the scenario contradict it."""
+    if given.get("pricing") != "compiled-in":
+        return []
+    why = ("given.pricing: compiled-in keeps the release's compiled-in table (a non-public cloud never polls "
+           "the Retail Prices API); drop {what} or use pricing: retail")
+    errors = []
+    if given.get("prices"):
+        errors.append(doc.error(("given", "prices"), why.format(what="given.prices")))
+    catalog = given.get("catalog")
+    if isinstance(catalog, dict) and catalog.get("prices"):
+        errors.append(doc.error(("given", "catalog", "prices"), why.format(what="given.catalog.prices")))
     return errors
 
 

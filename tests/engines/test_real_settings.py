@@ -44,3 +44,16 @@ def test_env_maps_the_scenario_cluster_settings(tmp_path):
     assert env["PATH"].split(":")[0] == str(files["az_dir"])
     urls = [v for v in env.values() if "://" in v]
     assert urls and all("://127.0.0.1:" in u for u in urls)
+
+
+def test_the_cloud_is_public_unless_the_scenario_asks_for_the_compiled_in_prices():
+    """Public cloud (default): ARM at management.azure.com, port 443 reaches the fake and Azure's names
+    resolve to it, so the controller polls the Retail Prices API. `pricing: compiled-in`: the fake's
+    loopback address is the ARM endpoint, so auth.IsPublic is false and the controller keeps its
+    compiled-in table (provider v1.14.0 pkg/providers/pricing/pricing.go NewProvider)."""
+    arm, fwd, hosts = settings.cloud({}, 40123)
+    assert arm == "https://management.azure.com/" and (fwd.port, fwd.target_port) == (443, 40123)
+    assert "prices.azure.com" in hosts and "management.azure.com" in hosts
+    assert settings.cloud({"pricing": "retail"}, 40123) == (arm, fwd, hosts)
+    arm, fwd, hosts = settings.cloud({"pricing": "compiled-in"}, 40123)
+    assert arm == "https://127.0.0.1:40123/" and (fwd.port, fwd.target_port) == (40123, 40123) and hosts == ()

@@ -12,6 +12,8 @@ from azure.core.paging import ItemPaged
 from harness.loop.azure import AzureProvider
 from harness.loop.azuresdk import MAX_RETRIES, MAX_RETRY_DELAY
 from harness.loop.clock import SimClock
+from harness.model.instancetypes import ClusterParams
+from harness.model.profile import load_profile
 
 
 def provider():
@@ -116,3 +118,35 @@ def test_the_provider_owns_its_instance_type_cache():
     assert [it.name for it in its.instance_types] == ["Standard_D2s_v3"], its.dropped
     assert a.it_cache.info()["misses"] == 1 and b.it_cache.info()["misses"] == 0
     assert itcache.DEFAULT_CACHE.info() == before
+
+
+def _priced(pricing: str, region: str, fake_prices: dict | None = None):
+    fake = SimpleNamespace(clock=SimClock(), region_prices=lambda r: (fake_prices or {}).get(r, {}))
+    return AzureProvider(fake=fake, compute=None, network=None, profile=load_profile("upstream"),
+                         cluster=ClusterParams(region=region), unavailable=None, rng=random.Random(1),
+                         subscription_id="sub", pricing=pricing)
+
+
+def test_compiled_in_pricing_prices_spot_as_on_demand_from_the_release_table():
+    """provider v1.14.0 pkg/providers/pricing/pricing.go NewProvider outside the public cloud:
+    onDemandPrices and spotPrices are both initialOnDemandPrices[region]; the fake's retail prices
+    are never read. eastus Standard_D2as_v5 is 0.178 in v1.14.0's zz_generated.pricing.go (retail: 0.086)."""
+    retail = {"eastus": {"Standard_D2as_v5": {"on-demand": 0.086, "spot": 0.0172}}}
+    assert _priced("retail", "eastus", retail).prices() == retail["eastus"]
+    table = _priced("compiled-in", "eastus", retail).prices()
+    assert table["Standard_D2as_v5"] == {"on-demand": 0.178, "spot": 0.178}
+    assert all(p["spot"] == p["on-demand"] for p in table.values()) and len(table) > 1000
+    # a size the table lacks: MissingPrice 999 for both capacity types (Provider.OnDemandPrice / SpotPrice)
+    from harness.model.instancetypes import MISSING_PRICE, build_instance_types
+    from tests.model.test_instancetypes import make_sku
+    its = build_instance_types([make_sku("Standard_D2s_v3"), make_sku("Standard_D2s_v9")], profile="upstream",
+                               prices=table, known_skus=["Standard_D2s_v3", "Standard_D2s_v9"])
+    prices = {(it.name, o.capacity_type): o.price for it in its.instance_types for o in it.offerings}
+    assert prices[("Standard_D2s_v3", "spot")] == prices[("Standard_D2s_v3", "on-demand")] == 0.096
+    assert prices[("Standard_D2s_v9", "spot")] == prices[("Standard_D2s_v9", "on-demand")] == MISSING_PRICE
+
+
+def test_compiled_in_pricing_falls_back_to_eastus_for_a_region_without_a_table():
+    """NewProvider: `initialOnDemandPrices[region]`, else `initialOnDemandPrices[defaultRegion]` (eastus)."""
+    assert _priced("compiled-in", "nowhere").prices() == _priced("compiled-in", "eastus").prices()
+    assert _priced("compiled-in", "westeurope").prices() != _priced("compiled-in", "eastus").prices()

@@ -248,3 +248,34 @@ def test_committed_release_data_is_what_the_sync_derives_from_the_tags():
         if not path.exists() or path.read_text() != text:
             differ.append(str(Path(path).relative_to(DATA_DIR)))
     assert not differ, f"re-run the sync: {differ}"
+
+
+# The v1.14 profile's compiled-in table is v1.14.0's: karpenter-provider-azure v1.14.0
+# pkg/providers/pricing/zz_generated.pricing.go `initialOnDemandPrices["eastus"]` (generated at
+# 2026-06-18T03:43:41Z) has Standard_D2s_v3 0.096000, Standard_D2as_v5 0.178000, Standard_D4as_v7 0.182000.
+V1_14_0_EASTUS = {"Standard_D2s_v3": 0.096, "Standard_D2as_v5": 0.178, "Standard_D4as_v7": 0.182}
+
+
+def test_v1_14_0_compiled_prices_are_the_go_source_numbers():
+    assert "v1.14.0" in PROFILES["v1.14.2"]["covers"]
+    assert get(facts("v1.14.2"), "provider.compiledPrices.generatedAt") == "2026-06-18T03:43:41Z"
+    eastus = skutables.compiled_prices(load_profile("v1.14.2"), "eastus")
+    assert {k: eastus[k] for k in V1_14_0_EASTUS} == V1_14_0_EASTUS
+
+
+def _go_module_dir(module: str, version: str) -> Path | None:
+    """A module in the Go module cache (`go mod download -json MODULE@VERSION`), if it is there."""
+    root = Path(os.environ.get("GOMODCACHE") or Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
+    escaped = re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), module)
+    d = root / f"{escaped}@{version}"
+    return d if d.is_dir() else None
+
+
+@pytest.mark.skipif(_go_module_dir("github.com/Azure/karpenter-provider-azure", "v1.14.0") is None,
+                    reason="karpenter-provider-azure v1.14.0 not in the Go module cache (go mod download)")
+def test_v1_14_0_compiled_eastus_table_is_the_go_source():
+    src = (_go_module_dir("github.com/Azure/karpenter-provider-azure", "v1.14.0")
+           / "pkg/providers/pricing/zz_generated.pricing.go").read_text()
+    block = re.search(r'initialOnDemandPrices\["eastus"\] = map\[string\]float64\{(.*?)\n\t\}', src, re.S).group(1)
+    go = {m.group(1): float(m.group(2)) for m in re.finditer(r'"([^"]+)":\s*([0-9.]+)', block)}
+    assert skutables.compiled_prices(load_profile("v1.14.2"), "eastus") == go

@@ -70,6 +70,7 @@ class SimulatedRun:
             min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
             binding=str(loop_cfg.get("binding", "kube-scheduler")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
+            pricing=str(scenario.given.get("pricing", "retail")),
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)

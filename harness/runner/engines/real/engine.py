@@ -35,7 +35,6 @@ from harness.runner.expect import Mismatch
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
-HTTPS_PORT = 443                # Azure's host names resolve to 127.0.0.1 in the sandbox: this port is the fake
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
 
@@ -146,14 +145,14 @@ class RealRun:
             fake_port = int(self.server.url.rsplit(":", 1)[1])
             api_port = int(cluster.server.rsplit(":", 1)[1])
             cfg = cluster_settings(scenario)
-            endpoints = settings.Endpoints(public["arm_endpoint"], Path(self.server.ca_path), cluster.server,
+            arm, fake_forward, hosts = settings.cloud(scenario.given, fake_port)
+            endpoints = settings.Endpoints(arm, Path(self.server.ca_path), cluster.server,
                                            Path(cluster.server_ca))
             files = settings.write_files(workdir / "config", endpoints,
                                          settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
             env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS)
             self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
-                                   [Forward(HTTPS_PORT, fake_port), Forward(api_port, api_port)],
-                                   hosts=tuple(public["hosts"]))
+                                   [fake_forward, Forward(api_port, api_port)], hosts=hosts)
             self.sandbox.start(workdir / "controller.log")
             self.profile = profile_with_knobs(profile, None)
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)

@@ -17,12 +17,14 @@ from pathlib import Path
 
 import yaml
 
+from harness.backends.sandbox import Forward
 from harness.model.data import DATA_DIR
 
 # the arm environment's name selects the billing extension (karpenter-provider-azure v1.14.0
 # pkg/providers/instance/vminstance.go isAKSIdentifyingExtensionEnabled; reference/real-controller.md §4)
 ENVIRONMENT_NAME = "AzurePublicCloud"
 TOKEN_AUDIENCE = "https://management.azure.com/"
+HTTPS_PORT = 443        # public cloud: Azure's host names resolve to 127.0.0.1 in the sandbox, this port is the fake
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,6 +38,23 @@ class Endpoints:
     fake_ca: Path
     apiserver_url: str       # https://127.0.0.1:<port>
     apiserver_ca: Path
+
+
+def cloud(given: dict, fake_port: int) -> tuple[str, Forward, tuple[str, ...]]:
+    """The cloud the controller runs in for a scenario: its ARM endpoint, the sandbox's forward to
+    the fake, and the host names that resolve to 127.0.0.1 inside the sandbox.
+
+    `given.pricing: retail` (default): Azure's public cloud (harness/data/real-engine.yaml
+    public_cloud), so the controller polls the fake's Retail Prices API. `compiled-in`: a cloud that is
+    not the public one - the ARM endpoint is the fake's own loopback address, so auth.IsPublic is false
+    and the controller keeps its compiled-in table with spot = on-demand and never polls (provider
+    v1.14.0 pkg/providers/pricing/pricing.go NewProvider; pkg/auth/environment.go IsPublic compares the
+    ResourceManager endpoint with cloud.AzurePublic's). No Azure name resolves then. The environment
+    file keeps its name (ENVIRONMENT_NAME), so the VM bodies are those of the public cloud."""
+    if given.get("pricing") == "compiled-in":
+        return f"https://127.0.0.1:{fake_port}/", Forward(fake_port, fake_port), ()
+    public = engine_data()["public_cloud"]
+    return public["arm_endpoint"], Forward(HTTPS_PORT, fake_port), tuple(public["hosts"])
 
 
 def subnet_id(subscription: str, node_rg: str, subnet_name: str) -> str:
