@@ -18,3 +18,27 @@ def test_a_pod_of_a_replicaset_that_is_gone_is_not_the_scenarios():
 
 def test_a_pod_of_a_live_replicaset_without_a_deployment_is_kept():
     assert Observer._owner(None, _pod("bare", "uid-bare"), {}, {"uid-bare"})[1] is not None
+
+
+def test_a_nodeclaim_a_launch_failure_deleted_keeps_the_run_in_flight_until_the_retry():
+    """A provisioning round that was already running when the failed NodeClaim went away is not the
+    round that retries its pods (the CI subset's zonal-allocation-failure-moves-zone settled between
+    the two): the run waits for a later NodeClaim or RELAUNCH_SECONDS."""
+    from types import SimpleNamespace
+    import time
+
+    from harness.runner.engines.real import observe
+
+    obs = SimpleNamespace(pending=lambda: frozenset({("default/web", "Unschedulable", "")}),
+                          claims={"a": {"metadata": {"creationTimestamp": "2026-11-23T07:00:00Z"}}},
+                          deleted={"a"}, launched=set(), failures={"a": [{"reason": "ZonalAllocationFailed"}]},
+                          deleted_at={"a": time.monotonic()})
+    assert Observer._awaiting_relaunch(obs) == ["a (launch failed; its pods' next provisioning round)"]
+    obs.claims["b"] = {"metadata": {"creationTimestamp": "2026-11-23T07:00:03Z"}}     # the retry
+    assert Observer._awaiting_relaunch(obs) == []
+    del obs.claims["b"]
+    obs.deleted_at["a"] -= observe.RELAUNCH_SECONDS                                     # none came
+    assert Observer._awaiting_relaunch(obs) == []
+    obs.deleted_at["a"] += observe.RELAUNCH_SECONDS
+    obs.pending = lambda: frozenset()                                                   # nothing waits
+    assert Observer._awaiting_relaunch(obs) == []

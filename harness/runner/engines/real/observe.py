@@ -30,6 +30,11 @@ KARPENTER_PREFIX = "Failed to schedule pod, "
 # (k8s.io/kubernetes v1.36.3 pkg/scheduler/apis/config/v1/defaults.go: PodMaxBackoffSeconds 10)
 SCHEDULER_RETRY_SECONDS = 10.0
 NOMINATED = re.compile(r"nodeclaim/([a-z0-9.-]+)")
+# after a launch failure deletes a NodeClaim its pods are pending again, and the provisioning round that
+# retries them comes with the pod controller's requeue (10 s, core v1.14.0
+# pkg/controllers/provisioning/controller.go PodController.Reconcile RequeueAfter) plus the batch idle
+# window (1 s); a round that was already running when the NodeClaim went away is not that round
+RELAUNCH_SECONDS = 11.0
 
 
 def _conditions(obj: dict) -> dict[str, dict]:
@@ -66,6 +71,7 @@ class Observer:
         self.vm_failures: dict[str, dict] = {}
         self.failures: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()
+        self.deleted_at: dict[str, float] = {}     # ... and when this observer first missed it (monotonic)
         self.claim_nodes: dict[str, str] = {}     # NodeClaim -> its Node
         self.initialized: set[str] = set()        # NodeClaims that reached Initialized=True
         self.initialized_at: dict[str, float] = {}  # ... and when this observer first saw it (monotonic)
@@ -124,8 +130,10 @@ class Observer:
                 f = {"reason": launched.get("reason"), "message": launched.get("message")}
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
-        self.deleted |= set(self.claims) - seen
         now = time.monotonic()
+        for name in set(self.claims) - seen - self.deleted:
+            self.deleted_at[name] = now
+        self.deleted |= set(self.claims) - seen
         for name, nc in self.claims.items():
             if _true(nc, "Initialized"):
                 self.initialized.add(name)
@@ -162,6 +170,23 @@ class Observer:
             if rec is not None and (rec.refused or rec.denied):
                 continue
             out.append(name)
+        return out + self._awaiting_relaunch()
+
+    def _awaiting_relaunch(self) -> list[str]:
+        """NodeClaims a launch failure deleted while pods are pending, until a NodeClaim created since
+        shows the retry or RELAUNCH_SECONDS have passed (the pods' next provisioning round)."""
+        if not self.pending():
+            return []
+        now = time.monotonic()
+        created = [c["metadata"].get("creationTimestamp") or "" for n, c in self.claims.items() if n not in self.deleted]
+        out = []
+        for name, gone in sorted(self.deleted_at.items()):
+            if name in self.launched or not self.failures.get(name) or now - gone >= RELAUNCH_SECONDS:
+                continue
+            stamp = self.claims[name]["metadata"].get("creationTimestamp") or ""
+            if any(c > stamp for c in created):
+                continue                      # a later NodeClaim: the retry happened
+            out.append(f"{name} (launch failed; its pods' next provisioning round)")
         return out
 
     def _vm_state(self, nc: dict) -> tuple[str, dict | None]:
