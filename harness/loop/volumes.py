@@ -136,7 +136,10 @@ class VolumeModel:
             if name is None:
                 continue
             if pvc is None:
-                return (f'getting persistent volume claim, persistentvolumeclaims "{name}" not found '
+                # read through controller-runtime's cache, whose NotFound names the Kind, not the resource
+                # (sigs.k8s.io/controller-runtime pkg/cache/internal/cache_reader.go CacheReader.Get);
+                # the real v1.14.0 controller words it so (conformance run 2026-11-23)
+                return (f'getting persistent volume claim, PersistentVolumeClaim "{name}" not found '
                         f"(PersistentVolumeClaim={name})")
             meta, spec = pvc.get("metadata") or {}, pvc.get("spec") or {}
             obj = f"{ns}/{name}"
@@ -150,7 +153,7 @@ class VolumeModel:
                 vname = spec["volumeName"]
                 pv = self.pvs.get(vname)
                 if pv is None or (pv.get("metadata") or {}).get("deletionTimestamp"):
-                    why = (f'persistentvolumes "{vname}" not found' if pv is None
+                    why = (f'PersistentVolume "{vname}" not found' if pv is None
                            else "persistentvolume is being deleted")
                     return (f"failed to validate pvc, {why} (PersistentVolume={vname}, "
                             f"PersistentVolumeClaim={obj}, StorageClass={sc_name})")
@@ -162,7 +165,7 @@ class VolumeModel:
                     return f"unbound pvc must define a storage class (PersistentVolumeClaim={obj}, StorageClass=)"
                 sc = self.classes.get(sc_name)
                 if sc is None:
-                    return (f"failed to validate pvc, failed to get storage class, storageclasses.storage.k8s.io "
+                    return (f"failed to validate pvc, failed to get storage class, StorageClass.storage.k8s.io "
                             f'"{sc_name}" not found (PersistentVolumeClaim={obj}, StorageClass={sc_name})')
                 if (sc.get("volumeBindingMode") or IMMEDIATE) == IMMEDIATE:
                     return ("failed to validate pvc, pvc with immediate volume binding mode must be bound "
