@@ -416,7 +416,7 @@ class AzureProvider:
         """cleanupAzureResources: the VM if it exists (force delete; its NIC and disk go with it),
         then the NIC if it exists. Errors are logged; what survives is left to the garbage
         collectors. True when both are gone."""
-        ok = True
+        vm_err = None
         try:
             self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
             self.call("vm.delete", lambda: self.compute.virtual_machines.begin_delete(
@@ -424,27 +424,34 @@ class AzureProvider:
         except ResourceNotFoundError:
             pass
         except HttpResponseError as e:
-            ok = False
-            self.event("instance", "virtualMachine.Delete failed", f"{vm_name}: {error_text(e)}")
-        if not self._delete_nic(vm_name):
-            ok = False
-            if must_delete_nic:
-                self.event("cloudprovider", "failed to cleanup resources for node claim", vm_name)
+            vm_err = error_text(e)
+            self.event("instance", "virtualMachine.Delete failed", f"{vm_name}: {vm_err}")
+        nic_err = self._delete_nic(vm_name)
+        # provider v1.14.0 pkg/providers/instance/vminstance.go cleanupAzureResources: with mustDeleteNic
+        # (BeginCreate's sync-failure path) the NIC error is not logged there but joined with the VM's and
+        # logged by the caller as "failed to cleanup resources for node claim" (vminstance.go:238);
+        # otherwise it is logged as "networkinterface.Delete failed"
+        if nic_err is not None and not must_delete_nic:
+            self.event("instance", "networkinterface.Delete failed", f"{vm_name}: {nic_err}")
+        if must_delete_nic and (vm_err or nic_err):
+            self.event("instance", "failed to cleanup resources for node claim",
+                       "\n".join(x for x in (vm_err, nic_err) if x))
+        ok = vm_err is None and nic_err is None
         if not ok:
             self._suspects.add(vm_name.lower())
         return ok
 
-    def _delete_nic(self, nic_name: str) -> bool:
-        """deleteNicIfExists (pkg/providers/instance/azureresourcemanagerutils.go)."""
+    def _delete_nic(self, nic_name: str) -> str | None:
+        """deleteNicIfExists (pkg/providers/instance/azureresourcemanagerutils.go): the error's text, or
+        None when the NIC is gone; the callers log it as upstream does."""
         try:
             self.call("nic.get", lambda: self.network.network_interfaces.get(self.rg, nic_name))
             self.call("nic.delete", lambda: self.network.network_interfaces.begin_delete(self.rg, nic_name)).result()
-            return True
+            return None
         except ResourceNotFoundError:
-            return True
+            return None
         except HttpResponseError as e:
-            self.event("instance", "networkinterface.Delete failed", f"{nic_name}: {error_text(e)}")
-            return False
+            return error_text(e)
 
     def delete(self, vm_name: str) -> None:
         """DefaultVMProvider.Delete: GET the VM first; gone means nothing to do (its NIC, if any,
@@ -497,8 +504,13 @@ class AzureProvider:
             live = self.list_vm_names()
             live = vms if live is None else live
             for name in sorted(nics):
-                if name.lower() not in live and name.lower() not in owned and self._delete_nic(name):
+                if name.lower() in live or name.lower() in owned:
+                    continue
+                err = self._delete_nic(name)
+                if err is None:
                     self.event("networkinterface.garbagecollection", "garbage collected NIC", name)
+                else:       # provider v1.14.0 nic_garbagecollection.go Reconcile: Error(err, "")
+                    self.event("networkinterface.garbagecollection", "", err)
             # a suspect stays one while its VM or NIC exists (owned ones may be orphaned later)
             try:
                 nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
