@@ -22,3 +22,12 @@ def test_given_keys_the_controller_cannot_take_are_reported_and_prices_are_not_a
     exploration's seeds (the real controller's choices are its own) do not."""
     given = {"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"], "loop": {"maxIterations": 3}, "explore": 4}
     assert [n.path for n in ignored_given(given)] == ["given.loop", "given.explore"]
+
+
+def test_a_consolidations_validation_wait_is_not_applicable_the_rest_of_the_timeline_is_checked():
+    """The 15 s validation happens inside the controller's disruption pass and shows nowhere (core
+    v1.14.0 pkg/controllers/disruption/validation.go)."""
+    timeline = [{"node": 0, "action": "validating"}, {"node": 0, "action": "validated"}, {"node": 0, "action": "tainted"}]
+    kept, na = split({"disruption": {"timeline": timeline, "liveNodes": 1}}, "steps[1].expect")
+    assert kept == {"disruption": {"timeline": [{"node": 0, "action": "tainted"}], "liveNodes": 1}}
+    assert [n.path for n in na] == ["steps[1].expect.disruption.timeline[0]", "steps[1].expect.disruption.timeline[1]"]

@@ -1,6 +1,7 @@
 """When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
 quiet window, and the long window only when the controller's metrics cannot be read."""
-from harness.runner.engines.real.settle import (DONE_QUIET_SECONDS, FALLBACK_SECONDS, QUIET_SECONDS, Settler,
+from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
+                                                QUIET_SECONDS, Disruption, Settler, disruption_passes,
                                                 provisioning_rounds)
 
 METRICS = """# HELP karpenter_scheduler_scheduling_duration_seconds Duration of scheduling simulations
@@ -74,3 +75,42 @@ def test_what_an_unsettled_run_waited_on():
     s.observe(1.0, "fp", pending, ["nc-1"], 2)
     text = s.waiting(9.0, ["nc-1"], pending)
     assert "NodeClaims in flight: nc-1" in text and "pending pods: default/web" in text and "8.0s ago" in text
+
+
+DISRUPTION_METRICS = """# TYPE karpenter_voluntary_disruption_decision_evaluation_duration_seconds histogram
+karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{consolidation_type="empty",reason="empty"} 9
+karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{consolidation_type="single",reason="underutilized"} 7
+karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{consolidation_type="multi",reason="underutilized"} 7
+"""
+
+
+def test_passes_are_the_single_node_consolidation_count():
+    """A pass that decides nothing ends with single-node consolidation (core v1.14.0
+    pkg/controllers/disruption/controller.go NewMethods order); one that acts stops earlier."""
+    assert disruption_passes(DISRUPTION_METRICS) == 7
+    assert disruption_passes(METRICS) == 0
+
+
+def test_a_disruption_candidate_holds_the_run_until_a_pass_after_the_last_change():
+    s = Settler(0.0)
+    cand = Disruption(passes=3, candidates=("nc-1",))
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, cand)
+    assert not s.observe(DONE_QUIET_SECONDS + 1, "fp", frozenset(), [], 1, cand)      # quiet, but no pass yet
+    assert s.observe(DONE_QUIET_SECONDS + 2, "fp", frozenset(), [], 1, Disruption(4, ("nc-1",)))
+    assert "disruption pass" in s.reason
+
+
+def test_a_disruption_under_way_holds_the_run_and_the_fallback_grows():
+    """The 15 s consolidation validation shows nothing: a candidate's run may be quiet that long."""
+    s = Settler(0.0)
+    busy = Disruption(passes=None, busy=("Node/aks-a",))
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, busy)
+    assert not s.observe(FALLBACK_SECONDS + 1, "fp", frozenset(), [], 1, busy)
+    assert s.observe(DISRUPTION_FALLBACK_SECONDS, "fp", frozenset(), [], 1, busy)
+    assert "being disrupted: Node/aks-a" in s.waiting(1.0, [], frozenset(), busy)
+
+
+def test_no_candidate_no_disruption_wait():
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(passes=None))
+    assert s.observe(DONE_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(passes=None))

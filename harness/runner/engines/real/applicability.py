@@ -18,6 +18,13 @@ def split(expect: dict, root: str = "expect") -> tuple[dict, list[NotApplicable]
     out: list[NotApplicable] = []
     for parts, reason in _rules():
         _drop(kept, parts, [root], reason, out)
+    timeline = (kept.get("disruption") or {}).get("timeline")
+    if timeline:
+        hidden = engine_data()["unobservable_timeline"]
+        for i, item in enumerate(timeline):
+            if item.get("action") in hidden:
+                out.append(NotApplicable(f"{root}.disruption.timeline[{i}]", hidden[item["action"]]))
+        kept["disruption"]["timeline"] = [t for t in timeline if t.get("action") not in hidden]
     return kept, out
 
 

@@ -24,12 +24,13 @@ from harness.backends.base import APIRejected
 from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
+from harness.loop.unavailable import parse_duration
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.settle import Settler, provisioning_rounds
+from harness.runner.engines.real.settle import Settler, disruption_passes, provisioning_rounds
 from harness.runner.expect import Mismatch
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
@@ -37,6 +38,15 @@ POLL_SECONDS = 0.25
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
+# `advance` steps are played on the wall clock up to this long (HARNESS_REAL_MAX_ADVANCE, seconds): the
+# controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
+# are its own and real
+MAX_ADVANCE_SECONDS = 120.0
+# after an `evict` step: core's NodeClaim garbage collector runs every 2 minutes and skips a NodeClaim
+# whose Node is still Ready (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/garbagecollection/
+# controller.go), which kube-controller-manager's node lifecycle controller changes once the dead kubelet's
+# Lease is older than its --node-monitor-grace-period
+EVICTED_TIMEOUT = 300.0
 
 
 class RealEngine:
@@ -135,6 +145,7 @@ class RealRun:
         self.apply_errors: list[str] = []
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
+        self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         try:
             cluster.reset()
             secrets = clusterprep.prepare(cluster, ctl, workdir)
@@ -230,18 +241,32 @@ class RealRun:
             existing.unmanaged_results(self.cluster, self.unmanaged, result)
         return result
 
+    def _step(self) -> None:
+        """One poll: the stand-ins act, the observer reads the cluster, terminating pods finish."""
+        self._alive()
+        self.kubelets.step()
+        self.observer.poll()
+        existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
+
+    def _in_flight(self) -> list[str]:
+        """The observer's in-flight NodeClaims, and the evicted VMs' NodeClaims until the garbage
+        collector has deleted them."""
+        waiting = [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
+                   if n not in self.observer.deleted]
+        return self.observer.in_flight() + waiting
+
     def _settle_once(self):
         start = time.monotonic()
         settler = Settler(start)
         runaway_since = None
+        timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
         while True:
-            self._alive()
-            self.kubelets.step()
-            self.observer.poll()
-            existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
+            self._step()
             now = time.monotonic()
-            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), self.observer.in_flight(),
-                               self._rounds()):
+            rounds, passes = self._metrics()
+            disruption = self.observer.disruption(passes)
+            in_flight = self._in_flight()
+            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), in_flight, rounds, disruption):
                 self.steady = True
                 break
             # runaway only when it holds through the quiet window: Nodes that initialize in the same
@@ -253,32 +278,44 @@ class RealRun:
                     break
             else:
                 runaway_since = None
-            if now - start > QUIESCE_TIMEOUT:
+            if now - start > timeout:
                 self.steady = False
-                settler.reason = (f"not settled after {QUIESCE_TIMEOUT:.0f}s: " + settler.waiting(
-                    now, self.observer.in_flight(), self.observer.pending()))
+                settler.reason = (f"not settled after {timeout:.0f}s: " + settler.waiting(
+                    now, in_flight, self.observer.pending(), disruption))
                 break
             time.sleep(POLL_SECONDS)
+        self.evicted = {n: vm for n, vm in self.evicted.items() if n not in self.observer.deleted}
         self.settle_reason = settler.reason
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.timings.update(self.timings, settle=time.monotonic() - start)
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
         return result
 
-    def _rounds(self) -> int | None:
-        """The controller's provisioning round count (its metrics), None when it cannot be read."""
+    def _metrics(self) -> tuple[int | None, int | None]:
+        """The controller's provisioning round count and disruption pass count (its metrics), None
+        when they cannot be read."""
         try:
-            return provisioning_rounds(self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0))
+            text = self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
         except (OSError, SandboxError):
-            return None
+            return None, None
+        return provisioning_rounds(text), disruption_passes(text)
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
-        """Play a step live; returns why it cannot be played on the real engine."""
+        """Play a step live; returns why it cannot be played on the real engine. `advance` waits on
+        the wall clock (up to MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
+        node's VM in the fake, as Azure's simulateEviction does."""
         if "advance" in step:
-            return (f"advance: {step['advance']} moves simulated time; the controller's timers are real "
-                    f"(cache TTLs, consolidation, GC run on the wall clock)")
+            seconds = parse_duration(step["advance"])
+            cap = float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
+            if seconds > cap:
+                return (f"advance: {step['advance']} would be {seconds:.0f}s of wall-clock time; the controller's "
+                        f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                self._step()
+                time.sleep(min(POLL_SECONDS, max(end - time.monotonic(), 0)))
         if step.get("evict"):
-            return "evict: the controller notices a vanished VM only on its garbage-collection period (minutes)"
+            self._evict(step["evict"])
         if step.get("cluster"):
             return "cluster: operator settings are fixed for the controller's lifetime"
         for f in step.get("faults") or []:
@@ -288,6 +325,21 @@ class RealRun:
         for d in step.get("delete") or []:
             self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
         return None
+
+    def _evict(self, ev: dict) -> None:
+        """The `evict` step on the live run: the node as the last result names it (steps.py
+        eviction_target); the fake's refusal (not Spot, gone) fails the step as on the simulated
+        engine."""
+        from fakeazure.arm import ARMError
+        from harness.runner.steps import StepFailed, eviction_target
+        self.observer.poll()
+        node = eviction_target(self.observer.result(steady=True, threshold=self.runaway_threshold), ev)
+        try:
+            self.fake.evict(self.kubelets.rg, node.vm_name)
+        except ARMError as e:
+            raise StepFailed("evict", f"the eviction of VM {node.vm_name} (node {node.index}, {node.capacity_type})",
+                             f"simulateEviction refused: ({e.code}) {e.message}") from None
+        self.evicted[node.nodeclaim] = node.vm_name
 
     def applicable(self, expect: dict, root: str):
         return applicability.split(expect, root)

@@ -321,8 +321,11 @@ class Kubelets:
             pass        # the Node is gone (deleted by Karpenter): nothing to renew
 
     def _renew(self) -> None:
+        """Every live kubelet's heartbeat; a VM gone from the fake (evicted, deleted) took its kubelet
+        with it, so its Lease ages and the node lifecycle controller marks the Node not ready."""
         for rec in self.records.values():
-            if rec.registered and self.cluster.get("Node", rec.node_name) is not None:
+            if (rec.registered and self.fake.get_vm(self.rg, rec.vm_name) is not None
+                    and self.cluster.get("Node", rec.node_name) is not None):
                 self._lease(rec.node_name)
 
     # -- cloud node controller ------------------------------------------------------------------------

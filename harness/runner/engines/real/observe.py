@@ -24,6 +24,8 @@ from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
+from harness.runner.engines.real import disruptions
+from harness.runner.engines.real.settle import Disruption
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
 # kube-scheduler retries an unschedulable pod within its maximum backoff once a Node changes
@@ -77,6 +79,9 @@ class Observer:
         self.initialized_at: dict[str, float] = {}  # ... and when this observer first saw it (monotonic)
         self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
         self.pod_objects: list[dict] = []          # the pods as the last poll listed them
+        self.node_objects: list[dict] = []         # the Nodes as the last poll listed them
+        self.live: set[str] = set()                # the NodeClaims the last poll listed
+        self.watch = disruptions.DisruptionWatch()
 
     # -- during the run -------------------------------------------------------------------------------
     def applied(self, obj: dict, error: APIRejected | None, stored: dict | None = None) -> None:
@@ -130,6 +135,9 @@ class Observer:
                 f = {"reason": launched.get("reason"), "message": launched.get("message")}
                 if f not in self.failures.setdefault(name, []):
                     self.failures[name].append(f)
+        self.live = seen
+        self.node_objects = self.cluster.list("Node")
+        self.watch.poll(self.claims, seen, self.node_objects, self.pod_objects)
         now = time.monotonic()
         for name in set(self.claims) - seen - self.deleted:
             self.deleted_at[name] = now
@@ -218,13 +226,18 @@ class Observer:
                               for n, o in self.claims.items() if n not in self.deleted))
         nodes = tuple(sorted((n["metadata"]["name"], tuple(sorted((n["metadata"].get("labels") or {}).items())),
                               tuple(sorted(t["key"] for t in (n.get("spec") or {}).get("taints") or [])))
-                             for n in self.cluster.list("Node")))
+                             for n in self.node_objects))
         pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"))
                             for p in self.pod_objects))
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
                              for p in self.cluster.list("NodePool")))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
         return claims, nodes, pods, pools, writes
+
+    def disruption(self, passes: int | None) -> Disruption:
+        """The disruption side for the settle rule (settle.py)."""
+        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live)),
+                          tuple(self.watch.busy(self.claims, self.live)))
 
     def nominations(self) -> dict[str, set[str]]:
         """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""
@@ -272,6 +285,7 @@ class Observer:
         self._nodepools(r)
         self._pods(r, events)
         self._nodes_and_claims(r)
+        self._disruptions(r)
         snap = self.fake.snapshot()
         snap["request_log"] = request_log(self.fake)
         r.azure = snap
@@ -426,6 +440,8 @@ class Observer:
             if rec is None or name in self.deleted and not rec.registered:
                 continue
             node = self.cluster.get("Node", rec.node_name) if rec.registered else None
+            gone = node is None and rec.registered
+            node = node or self.watch.nodes.get(rec.node_name)     # a Node Karpenter deleted: as last seen
             if name in self.deleted and node is None:
                 continue
             nr = NodeResult(rec.node_name, index, name, ncr.nodepool,
@@ -446,7 +462,26 @@ class Observer:
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
             nr.provenance = _provenance(nr.labels, rec, labels)
             nr.pods = [k for k, p in r.pods.items() if p.node == rec.node_name]
+            if gone:
+                nr.deleted = ncr.deleted = "deleted"
             r.nodes.append(nr)
+
+    def _disruptions(self, r: RunResult) -> None:
+        """disruptions, protected and timeline (disruptions.py); each deleted Node names its reason."""
+        launching = [e["name"] for e in r.events if e["kind"] == "NodeClaim" and e["reason"] == "DisruptionLaunching"]
+        index_of = {n.nodeclaim: n.index for n in r.nodes}
+        node_of = {n.nodeclaim: n.name for n in r.nodes}
+        order = [c.name for c in r.nodeclaims]
+        launching = sorted(set(launching), key=lambda n: order.index(n) if n in order else len(order))
+        commands, others = disruptions.read_log(self.log_path)
+        r.disruptions = disruptions.records(self.watch, commands, others, self.claims, self.deleted, index_of,
+                                            launching, node_of)
+        r.protected = disruptions.protected(r.events, self.claims, self.live, node_of)
+        r.timeline = disruptions.timeline(self.watch, set(launching))
+        why = {d["nodeClaim"]: d["reason"] for d in r.disruptions}
+        for n in r.nodes:
+            if n.deleted and n.nodeclaim in why:
+                n.deleted = why[n.nodeclaim]
 
 
 def _provenance(node_labels: dict[str, str], rec, claim_labels: dict[str, str]) -> dict[str, list[LabelWrite]]:

@@ -18,6 +18,20 @@ So a run has settled once
 or once nothing changed for `fallback` seconds (longer than the pod controller's 10 s requeue, which
 brings a round for every pending pod, and than the 10 s maximum batch window): when the controller's
 metrics cannot be read, or a NodeClaim never leaves flight.
+
+Disruption is the other half. Karpenter's disruption controller runs a pass every 10 s
+(core v1.14.0 pkg/controllers/disruption/controller.go `pollingPeriod`; a pass that acted requeues at
+once): emptiness, static drift, drift, multi- then single-node consolidation, the first that acts ends
+the pass. Its candidates carry a NodeClaim condition first (`Consolidatable` once consolidateAfter has
+passed since the last pod event, pkg/controllers/nodeclaim/disruption/consolidation.go; `Drifted`,
+drift.go). Each method's pass is one observation of
+`karpenter_voluntary_disruption_decision_evaluation_duration_seconds{reason,consolidation_type}`
+(controller.go `disrupt`), so the single-node count grows by one with every pass that decided
+nothing. While a candidate exists the run has settled only once such a pass finished after the last
+change (what the simulated loop does at its settle: one disruption pass once provisioning is quiet,
+harness/loop/simulation.py `_disrupt`), and while a disruption is under way (a tainted node, a NodeClaim
+being deleted) not at all. A consolidation first waits 15 s with nothing to show
+(consolidation.go `commandValidationDelay`), so the fallback window is then `disruption_fallback`.
 """
 from __future__ import annotations
 
@@ -33,8 +47,12 @@ DONE_QUIET_SECONDS = 1.0
 # the batch idle window: no round that long after a change means none is coming; also the window
 # when the metrics cannot be read (> BATCH_MAX_DURATION, 10 s)
 FALLBACK_SECONDS = 15.0
+# a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
+DISRUPTION_FALLBACK_SECONDS = 30.0
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
 _ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
+PASSES_METRIC = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
+_PASSES = re.compile(rf'^{PASSES_METRIC}{{[^}}]*consolidation_type="single"[^}}]*}}\s+(\S+)\s*$', re.M)
 
 
 def provisioning_rounds(metrics_text: str) -> int:
@@ -44,6 +62,21 @@ def provisioning_rounds(metrics_text: str) -> int:
     return int(float(m.group(1))) if m else 0
 
 
+def disruption_passes(metrics_text: str) -> int:
+    """How many disruption passes ran every method without acting (0 before the first)."""
+    m = _PASSES.search(metrics_text)
+    return int(float(m.group(1))) if m else 0
+
+
+@dataclass(frozen=True)
+class Disruption:
+    """The disruption side of one poll: `passes` (disruption_passes, None when unreadable), the
+    NodeClaims a pass may act on, and what is being disrupted now."""
+    passes: int | None = None
+    candidates: tuple[str, ...] = ()
+    busy: tuple[str, ...] = ()
+
+
 @dataclass
 class Settler:
     """Fed one observation per poll; says when the run has settled and why."""
@@ -51,42 +84,58 @@ class Settler:
     quiet: float = QUIET_SECONDS
     done_quiet: float = DONE_QUIET_SECONDS
     fallback: float = FALLBACK_SECONDS
+    disruption_fallback: float = DISRUPTION_FALLBACK_SECONDS
     last_fingerprint: object = None
     last_change: float = 0.0
     pending: frozenset = field(default_factory=frozenset)
     pending_rounds: int | None = None        # the round count when anything observed last changed
+    passes_at_change: int | None = None      # the disruption pass count then
     reason: str = ""
 
     def __post_init__(self) -> None:
         self.last_change = self.start
 
     def observe(self, now: float, fingerprint, pending: frozenset, in_flight: list[str],
-                rounds: int | None) -> bool:
+                rounds: int | None, disruption: Disruption = Disruption()) -> bool:
         """`fingerprint`: everything observed; `pending`: the pending workload pods with their
         scheduling state; `in_flight`: NodeClaims neither initialized nor failed; `rounds`: the
-        provisioning round count, None when unreadable."""
+        provisioning round count, None when unreadable; `disruption`: the disruption side."""
         if (fingerprint, pending) != (self.last_fingerprint, self.pending):
             self.last_fingerprint, self.last_change = fingerprint, now
             self.pending, self.pending_rounds = pending, rounds
-        elif self.pending_rounds is None:
-            self.pending_rounds = rounds       # the metrics answered only now
+            self.passes_at_change = disruption.passes
+        else:
+            if self.pending_rounds is None:
+                self.pending_rounds = rounds       # the metrics answered only now
+            if self.passes_at_change is None:
+                self.passes_at_change = disruption.passes
         quiet_for = now - self.last_change
-        if quiet_for >= self.fallback:
+        fallback = self.disruption_fallback if disruption.candidates or disruption.busy else self.fallback
+        if quiet_for >= fallback:
             self.reason = f"nothing changed for {quiet_for:.1f}s"
             return True
-        if rounds is None or in_flight or quiet_for < (self.quiet if pending else self.done_quiet):
+        if rounds is None or in_flight or disruption.busy or quiet_for < (self.quiet if pending else self.done_quiet):
             return False
         if pending and not (self.pending_rounds is not None and rounds > self.pending_rounds):
             return False
+        if disruption.candidates and not (disruption.passes is not None and self.passes_at_change is not None
+                                          and disruption.passes > self.passes_at_change):
+            return False
         self.reason = (f"quiet for {quiet_for:.1f}s, no NodeClaim in flight, "
-                       + ("a provisioning round saw the pending pods since" if pending else "no pod pending"))
+                       + ("a provisioning round saw the pending pods since" if pending else "no pod pending")
+                       + (", a disruption pass decided nothing since" if disruption.candidates else ""))
         return True
 
-    def waiting(self, now: float, in_flight: list[str], pending: frozenset) -> str:
+    def waiting(self, now: float, in_flight: list[str], pending: frozenset,
+                disruption: Disruption = Disruption()) -> str:
         """What the run was still waiting on (for a run that never settled)."""
         parts = [f"last change {now - self.last_change:.1f}s ago"]
         if in_flight:
             parts.append(f"NodeClaims in flight: {', '.join(in_flight[:5])}")
+        if disruption.busy:
+            parts.append(f"being disrupted: {', '.join(disruption.busy[:5])}")
+        elif disruption.candidates:
+            parts.append(f"disruption candidates awaiting a pass: {', '.join(disruption.candidates[:5])}")
         if pending:
             parts.append(f"pending pods: {', '.join(sorted(k for k, *_ in pending)[:5])}"
                          + ("" if self.pending_rounds is None else " (no provisioning round since the last change)"))

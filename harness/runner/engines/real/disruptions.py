@@ -1,0 +1,284 @@
+"""What Karpenter's disruption did in a real-engine run, in the shapes the simulated loop records
+(harness/loop/controllers/orchestration.py `disruption_record`, `RunResult.timeline`/`protected`) so the
+same `expect.disruption` blocks judge both engines.
+
+Sources (sigs.k8s.io/karpenter v1.14.0), all observable without the controller's memory:
+  commands    - the orchestration queue's "disrupting node(s)" log line, one per command
+                (pkg/controllers/disruption/queue.go StartCommand; fields from types.go Command.LogValues:
+                `command` "<Reason>/<id>: <decision>: ...", `disrupted-nodes`, `replacement-nodes`);
+                the method follows from the reason (Empty: emptiness, Drifted: drift, Underutilized:
+                multi-node with two candidates or more, single-node otherwise: multinodeconsolidation.go
+                firstNConsolidationOption works on two NodeClaims at least);
+  expiration  - "deleting expired nodeclaim" (pkg/controllers/nodeclaim/expiration/controller.go);
+  interruption- "garbage collecting nodeclaim with no cloudprovider representation"
+                (pkg/controllers/nodeclaim/garbagecollection/controller.go): provider v1.14.0 has no
+                interruption controller, so an evicted spot VM is seen this way (Interrupted; any other
+                vanished VM is InstanceTerminated, as the simulation names them);
+  replacements- the `DisruptionLaunching` event on each NodeClaim a command created (disruption/events);
+  protected   - `DisruptionBlocked` events on a Node/NodeClaim (types.go NewCandidate's reasons, sentence
+                cased) and on a NodePool ("No allowed disruptions for disruption reason R due to blocking
+                budget": the pool's candidates for R);
+  timeline    - what each poll shows: the `karpenter.sh/disrupted` taint coming and going, the NodeClaim's
+                deletionTimestamp, the Node's (drain), the Node left with no evictable pod, the
+                `InstanceTerminating` condition, the NodeClaim gone; replacements created/initialized.
+                A consolidation's validation wait (`validating`/`validated`) shows nowhere: those
+                entries are not applicable on this engine (harness/data/real-engine.yaml).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+DISRUPTED_TAINT = "karpenter.sh/disrupted"
+COMMAND_LINE = "disrupting node(s)"
+EXPIRED_LINE = "deleting expired nodeclaim"
+GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
+_METHODS = {"Empty": "empty", "Drifted": "drift"}
+_BUDGET = re.compile(r"No allowed disruptions for disruption reason (\w+) due to blocking budget")
+# DisruptionBlocked messages (types.go NewCandidate, pretty.Sentence) -> the protection's name
+_BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "pdb"), ("nominated", "nominated"))
+
+
+def _name(ref) -> str | None:
+    """klog.KObj as zap writes it ({"name": ...}) or a plain string."""
+    if isinstance(ref, dict):
+        return ref.get("name")
+    return ref or None
+
+
+def _conditions(obj: dict) -> dict[str, dict]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+@dataclass
+class Command:
+    index: int                      # 1 for the run's first command
+    reason: str
+    decision: str
+    claims: list[str]               # the candidates' NodeClaims, in the command's order
+    replacements: int
+
+    @property
+    def method(self) -> str:
+        return _METHODS.get(self.reason) or ("multi" if len(self.claims) > 1 else "single")
+
+
+def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
+    """The disruption commands, and the NodeClaims deleted outside a command as (name, why: expired |
+    garbage-collected), in log order."""
+    commands: list[Command] = []
+    others: list[tuple[str, str]] = []
+    try:
+        lines = path.read_text(errors="replace").splitlines() if path else []
+    except OSError:
+        return commands, others
+    for line in lines:
+        if COMMAND_LINE not in line and EXPIRED_LINE not in line and GC_LINE not in line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        msg = rec.get("message")
+        if msg == COMMAND_LINE:
+            reason = str(rec.get("command") or "").split("/", 1)[0]
+            claims = [n for n in (_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
+            commands.append(Command(len(commands) + 1, reason, str(rec.get("decision") or ""), claims,
+                                    int(rec.get("replacement-node-count") or 0)))
+        elif msg in (EXPIRED_LINE, GC_LINE):
+            name = _name(rec.get("NodeClaim"))
+            if name:
+                others.append((name, "expired" if msg == EXPIRED_LINE else "garbage-collected"))
+    return commands, others
+
+
+@dataclass
+class DisruptionWatch:
+    """Fed every poll; keeps the timeline of what it saw change."""
+    start: float = field(default_factory=time.monotonic)
+    timeline: list[dict] = field(default_factory=list)
+    _tainted: set[str] = field(default_factory=set)
+    _seen: set[str] = field(default_factory=set)
+    _done: set[tuple[str, str]] = field(default_factory=set)      # (NodeClaim, action) recorded once
+    _draining: set[str] = field(default_factory=set)
+    claim_nodes: dict[str, str] = field(default_factory=dict)     # NodeClaim -> Node, as last seen
+    nodes: dict[str, dict] = field(default_factory=dict)          # Node name -> last seen object
+    drift_reasons: dict[str, str] = field(default_factory=dict)   # NodeClaim -> its Drifted condition's reason
+
+    def _add(self, claim: str, node: str | None, action: str, detail: str = "", once: bool = True) -> None:
+        if once and (claim, action) in self._done:
+            return
+        self._done.add((claim, action))
+        self.timeline.append({"t": round(time.monotonic() - self.start, 2), "node": node or "", "nodeClaim": claim,
+                              "action": action, "detail": detail})
+
+    def poll(self, claims: dict[str, dict], live: set[str], nodes: list[dict], pods: list[dict]) -> None:
+        """`claims`: every NodeClaim seen (name -> last object); `live`: the ones that exist now."""
+        for name in sorted(live):
+            node = (claims[name].get("status") or {}).get("nodeName")
+            if node:
+                self.claim_nodes[name] = node
+        by_node = {n: c for c, n in self.claim_nodes.items()}
+        present = {n["metadata"]["name"] for n in nodes}
+        self._tainted &= present          # a deleted Node is no longer being disrupted
+        for n in nodes:                   # the taint comes before the NodeClaim's deletion
+            name = n["metadata"]["name"]
+            self.nodes[name] = n
+            claim = by_node.get(name, "")
+            tainted = any(t.get("key") == DISRUPTED_TAINT for t in (n.get("spec") or {}).get("taints") or [])
+            if tainted and name not in self._tainted:
+                self._tainted.add(name)
+                reason = _conditions(claims.get(claim) or {}).get("DisruptionReason", {}).get("reason") or ""
+                self._add(claim, name, "tainted", reason, once=False)
+            elif not tainted and name in self._tainted:
+                self._tainted.discard(name)
+                if not n["metadata"].get("deletionTimestamp"):
+                    self._add(claim, name, "untainted", once=False)
+        self._claims(claims, live)
+        bound: dict[str, int] = {}
+        for p in pods:
+            owners = p["metadata"].get("ownerReferences") or []
+            node = (p.get("spec") or {}).get("nodeName")
+            if node and not any(o.get("kind") == "DaemonSet" for o in owners):
+                bound[node] = bound.get(node, 0) + 1
+        for n in nodes:
+            name = n["metadata"]["name"]
+            if n["metadata"].get("deletionTimestamp"):
+                claim = by_node.get(name, "")
+                if name not in self._draining:
+                    self._draining.add(name)
+                    self._add(claim, name, "draining")
+                if not bound.get(name):
+                    self._add(claim, name, "drained")
+
+    def _claims(self, claims: dict[str, dict], live: set[str]) -> None:
+        for name in sorted(live):
+            nc = claims[name]
+            node = self.claim_nodes.get(name)
+            conds = _conditions(nc)
+            if name not in self._seen:
+                self._seen.add(name)
+                self._add(name, node, "created")
+            if conds.get("Initialized", {}).get("status") == "True":
+                self._add(name, node, "initialized")
+            drift = conds.get("Drifted", {})
+            if drift.get("status") == "True":
+                self.drift_reasons[name] = drift.get("reason") or ""
+            if nc["metadata"].get("deletionTimestamp"):
+                self._add(name, node, "deleting")
+            if conds.get("InstanceTerminating", {}).get("status") == "True":
+                self._add(name, node, "instance terminating")
+        for name in sorted(self._seen - live):
+            self._add(name, self.claim_nodes.get(name), "terminated")
+
+    def busy(self, claims: dict[str, dict], live: set[str]) -> list[str]:
+        """What is being disrupted now: tainted Nodes, NodeClaims being deleted."""
+        out = [f"Node/{n}" for n in sorted(self._tainted)]
+        out += [f"NodeClaim/{n}" for n in sorted(live) if claims[n]["metadata"].get("deletionTimestamp")]
+        return out
+
+
+def candidates(claims: dict[str, dict], live: set[str]) -> list[str]:
+    """NodeClaims a disruption pass may act on: Consolidatable or Drifted, not being deleted."""
+    out = []
+    for name in sorted(live):
+        nc = claims[name]
+        conds = _conditions(nc)
+        if nc["metadata"].get("deletionTimestamp"):
+            continue
+        if any(conds.get(t, {}).get("status") == "True" for t in ("Consolidatable", "Drifted")):
+            out.append(name)
+    return out
+
+
+def records(watch: DisruptionWatch, commands: list[Command], others: list[tuple[str, str]], claims: dict[str, dict],
+            deleted: set[str], index_of: dict[str, int], launching: list[str], node_of: dict[str, str]) -> list[dict]:
+    """One record per disrupted NodeClaim, as the simulation writes them. `index_of`: NodeClaim ->
+    its node's index; `launching`: NodeClaims with a DisruptionLaunching event, in creation order
+    (handed to the commands that asked for replacements, in order); `node_of`: NodeClaim -> Node."""
+    out: list[dict] = []
+    spare = list(launching)
+
+    def base(name: str) -> dict:
+        nc = claims.get(name) or {}
+        labels = nc.get("metadata", {}).get("labels") or {}
+        return {"node": node_of.get(name) or watch.claim_nodes.get(name), "index": index_of.get(name),
+                "nodeClaim": name, "nodePool": labels.get("karpenter.sh/nodepool", ""),
+                "instanceType": labels.get("node.kubernetes.io/instance-type"),
+                "capacityType": labels.get("karpenter.sh/capacity-type"), "driftReason": watch.drift_reasons.get(name)}
+
+    for cmd in commands:
+        reps, spare = spare[:cmd.replacements], spare[cmd.replacements:]
+        gone = [c for c in cmd.claims if c in deleted or (claims.get(c) or {}).get("metadata", {}).get("deletionTimestamp")]
+        for name in gone:
+            rec = base(name)
+            rec.update(reason=cmd.reason, method=cmd.method, decision=cmd.decision, command=None,
+                       commandIndex=cmd.index, candidates=len(cmd.claims),
+                       replacements=[{"nodeClaim": r, "node": node_of.get(r),
+                                      "instanceType": ((claims.get(r) or {}).get("metadata", {}).get("labels") or {})
+                                      .get("node.kubernetes.io/instance-type")} for r in reps])
+            if cmd.reason != "Drifted":
+                rec["driftReason"] = None
+            out.append(rec)
+    for name, why in others:
+        if name not in claims:
+            continue
+        rec = base(name)
+        if why == "expired":
+            rec.update(reason="Expired", method="expiration")
+        else:
+            spot = rec["capacityType"] == "spot"
+            rec.update(reason="Interrupted" if spot else "InstanceTerminated", method="garbage-collection")
+        rec.update(decision="delete", command=None, commandIndex=None, candidates=1, replacements=[], driftReason=None)
+        out.append(rec)
+    return out
+
+
+def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_of: dict[str, str]) -> list[dict]:
+    """The candidates a protection kept, from DisruptionBlocked events."""
+    out: list[dict] = []
+    claim_of_node = {n: c for c, n in node_of.items()}
+
+    def add(node: str | None, claim: str | None, by: str, message: str, method: str = "") -> None:
+        rec = {"node": node, "nodeClaim": claim, "by": by, "message": message, "method": method}
+        if rec not in out:
+            out.append(rec)
+    for e in events:
+        if e.get("reason") != "DisruptionBlocked":
+            continue
+        msg = e.get("message") or ""
+        if e.get("kind") in ("Node", "NodeClaim"):
+            node = e["name"] if e["kind"] == "Node" else node_of.get(e["name"])
+            claim = e["name"] if e["kind"] == "NodeClaim" else claim_of_node.get(e["name"])
+            by = next((b for key, b in _BLOCKED_BY if key in msg), None)
+            if by:              # the other reasons (deleting, not initialized, ...) protect nothing
+                add(node, claim, by, msg)
+        elif e.get("kind") == "NodePool" and (m := _BUDGET.search(msg)):
+            reason = m.group(1)
+            cond = "Drifted" if reason == "Drifted" else "Consolidatable"
+            methods = [_METHODS[reason]] if reason in _METHODS else ["multi", "single"]
+            for name in sorted(live):
+                nc = claims[name]
+                if (nc["metadata"].get("labels") or {}).get("karpenter.sh/nodepool") != e["name"]:
+                    continue
+                if _conditions(nc).get(cond, {}).get("status") != "True":
+                    continue
+                for method in methods:
+                    add(node_of.get(name), name, "budget", msg, method)
+    return out
+
+
+def timeline(watch: DisruptionWatch, launching: set[str]) -> list[dict]:
+    """The watch's timeline with each replacement's creation and initialization named as such, and
+    every other NodeClaim's dropped (provisioning is not disruption)."""
+    out = []
+    for t in watch.timeline:
+        if t["action"] in ("created", "initialized"):
+            if t["nodeClaim"] not in launching:
+                continue
+            t = {**t, "action": f"replacement {t['action']}",
+                 "node": t["node"] or watch.claim_nodes.get(t["nodeClaim"], "")}
+        out.append(t)
+    return out

@@ -1,0 +1,110 @@
+"""What Karpenter's disruption did, read from a real-engine run (harness/runner/engines/real/disruptions.py):
+the orchestration queue's log line, the events and what each poll shows, in the simulation's shapes."""
+import json
+
+from harness.runner.engines.real import disruptions
+from harness.runner.engines.real.disruptions import DisruptionWatch, read_log
+
+
+def _line(message: str, **fields) -> str:
+    return json.dumps({"level": "INFO", "logger": "controller", "message": message, **fields})
+
+
+def _claim(name: str, node: str | None = None, deleting: bool = False, pool: str = "default",
+           conds: dict | None = None, capacity: str = "on-demand") -> dict:
+    meta = {"name": name, "labels": {"karpenter.sh/nodepool": pool, "karpenter.sh/capacity-type": capacity,
+                                     "node.kubernetes.io/instance-type": "Standard_D2s_v3"}}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-11-23T08:00:00Z"
+    return {"metadata": meta, "status": {"nodeName": node, "conditions": [
+        {"type": t, "status": "True", "reason": r} for t, r in (conds or {}).items()]}}
+
+
+def _node(name: str, tainted: bool = False, deleting: bool = False) -> dict:
+    meta = {"name": name}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-11-23T08:00:00Z"
+    return {"metadata": meta, "spec": {"taints": [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}] if tainted else []}}
+
+
+def test_commands_expirations_and_garbage_collection_from_the_log(tmp_path):
+    """core v1.14.0 disruption/queue.go StartCommand, nodeclaim/expiration and garbagecollection."""
+    log = tmp_path / "controller.log"
+    log.write_text("\n".join([
+        "not json",
+        _line("disrupting node(s)", command="Underutilized/1b2c: replace: nodepools=[default]: [aks-a] -> [1 replacement]",
+              decision="replace", **{"replacement-node-count": 1,
+                                     "disrupted-nodes": [{"Node": {"name": "aks-a"}, "NodeClaim": {"name": "a"}}]}),
+        _line("disrupting node(s)", command="Underutilized/3d4e: delete: nodepools=[default]: [aks-b, aks-c]",
+              decision="delete", **{"replacement-node-count": 0,
+                                    "disrupted-nodes": [{"NodeClaim": {"name": "b"}}, {"NodeClaim": {"name": "c"}}]}),
+        _line("deleting expired nodeclaim", NodeClaim={"name": "d"}),
+        _line("garbage collecting nodeclaim with no cloudprovider representation", NodeClaim={"name": "e"}),
+    ]))
+    commands, others = read_log(log)
+    assert [(c.index, c.reason, c.decision, c.claims, c.replacements, c.method) for c in commands] == [
+        (1, "Underutilized", "replace", ["a"], 1, "single"), (2, "Underutilized", "delete", ["b", "c"], 0, "multi")]
+    assert others == [("d", "expired"), ("e", "garbage-collected")]
+
+
+def test_records_name_reason_method_and_replacements_of_what_was_deleted(tmp_path):
+    log = tmp_path / "controller.log"
+    log.write_text("\n".join([
+        _line("disrupting node(s)", command="Drifted/1: replace: x", decision="replace",
+              **{"replacement-node-count": 1, "disrupted-nodes": [{"NodeClaim": {"name": "a"}}]}),
+        _line("disrupting node(s)", command="Empty/2: delete: x", decision="delete",
+              **{"disrupted-nodes": [{"NodeClaim": {"name": "kept"}}]}),
+        _line("garbage collecting nodeclaim with no cloudprovider representation", NodeClaim={"name": "s"}),
+    ]))
+    watch = DisruptionWatch()
+    claims = {"a": _claim("a", "aks-a", conds={"Drifted": "NodePoolDrifted"}), "r": _claim("r", "aks-r"),
+              "kept": _claim("kept", "aks-kept"), "s": _claim("s", "aks-s", capacity="spot")}
+    watch.poll(claims, set(claims), [], [])
+    commands, others = read_log(log)
+    recs = disruptions.records(watch, commands, others, claims, {"a", "s"}, {"a": 0, "r": 1, "s": 2}, ["r"],
+                               {"a": "aks-a", "r": "aks-r", "s": "aks-s"})
+    assert [(r["nodeClaim"], r["index"], r["reason"], r["driftReason"], r["method"], r["decision"], r["commandIndex"])
+            for r in recs] == [("a", 0, "Drifted", "NodePoolDrifted", "drift", "replace", 1),
+                               ("s", 2, "Interrupted", None, "garbage-collection", "delete", None)]
+    assert recs[0]["replacements"] == [{"nodeClaim": "r", "node": "aks-r", "instanceType": "Standard_D2s_v3"}]
+
+
+def test_the_timeline_in_the_order_a_disruption_goes():
+    watch = DisruptionWatch()
+    a, r = _claim("a", "aks-a"), _claim("r")
+    watch.poll({"a": a}, {"a"}, [_node("aks-a")], [])
+    a = _claim("a", "aks-a", deleting=True, conds={"DisruptionReason": "Underutilized"})
+    watch.poll({"a": a, "r": r}, {"a", "r"}, [_node("aks-a", tainted=True, deleting=True)],
+               [{"metadata": {"name": "p"}, "spec": {"nodeName": "aks-a"}}])
+    r = _claim("r", "aks-r", conds={"Initialized": ""})
+    watch.poll({"a": a, "r": r}, {"a", "r"}, [_node("aks-a", tainted=True, deleting=True), _node("aks-r")], [])
+    watch.poll({"a": a, "r": r}, {"r"}, [_node("aks-r")], [])
+    assert watch.busy({"r": r}, {"r"}) == []
+    got = [(t["nodeClaim"], t["action"], t["detail"]) for t in disruptions.timeline(watch, {"r"})]
+    assert got == [("a", "tainted", "Underutilized"), ("a", "deleting", ""), ("r", "replacement created", ""),
+                   ("a", "draining", ""), ("r", "replacement initialized", ""), ("a", "drained", ""),
+                   ("a", "terminated", "")]
+
+
+def test_candidates_and_what_is_under_way():
+    claims = {"a": _claim("a", conds={"Consolidatable": ""}), "b": _claim("b", conds={"Drifted": "RequirementsDrifted"}),
+              "c": _claim("c"), "d": _claim("d", deleting=True, conds={"Consolidatable": ""})}
+    assert disruptions.candidates(claims, set(claims)) == ["a", "b"]
+    watch = DisruptionWatch()
+    watch.poll(claims, set(claims), [_node("aks-x", tainted=True)], [])
+    assert watch.busy(claims, set(claims)) == ["Node/aks-x", "NodeClaim/d"]
+
+
+def test_protections_from_blocked_events():
+    """DisruptionBlocked on a Node (core types.go NewCandidate, sentence cased) and a NodePool's budget
+    event (disruption/events NodePoolBlockedForDisruptionReason): the pool's candidates for that reason."""
+    claims = {"a": _claim("a", "aks-a", conds={"Drifted": "NodePoolDrifted"}), "b": _claim("b", "aks-b")}
+    events = [
+        {"kind": "Node", "name": "aks-b", "reason": "DisruptionBlocked",
+         "message": 'Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=default/precious)'},
+        {"kind": "Node", "name": "aks-b", "reason": "DisruptionBlocked", "message": "Node is deleting or marked for deletion"},
+        {"kind": "NodePool", "name": "default", "reason": "DisruptionBlocked",
+         "message": "No allowed disruptions for disruption reason Drifted due to blocking budget"},
+    ]
+    got = disruptions.protected(events, claims, set(claims), {"a": "aks-a", "b": "aks-b"})
+    assert [(p["node"], p["by"], p["method"]) for p in got] == [("aks-b", "do-not-disrupt", ""), ("aks-a", "budget", "drift")]
