@@ -89,6 +89,10 @@ class RealEngine:
         if (scenario.given.get("cluster") or {}).get("useSIG"):
             return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
                     "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
+        if _scheduled_budgets(scenario):
+            return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
+                    "2026-01-01 00:00 UTC; the controller's clock is the wall clock (core v1.14.0 "
+                    "pkg/apis/v1/nodepool.go Budget.IsActive)")
         wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
         have = cluster.server_version
         if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
@@ -411,6 +415,13 @@ def log_hosts(log: Path) -> set[str]:
     hosts |= {h.lower() for h in re.findall(r"dial tcp ([\w.\-\[\]:]+?)(?::\s|\\|\"|$)", text)}
     hosts |= {h.lower() for h in re.findall(r"lookup ([\w.\-]+)", text)}
     return hosts
+
+
+def _scheduled_budgets(scenario) -> bool:
+    """Whether a NodePool of the scenario (its manifests or a step's) has a budget with a schedule."""
+    objs = [m.obj for m in scenario.manifests] + [m.obj for ms in scenario.step_manifests for m in ms]
+    return any(b.get("schedule") for o in objs if o.get("kind") == "NodePool"
+               for b in ((o.get("spec") or {}).get("disruption") or {}).get("budgets") or [])
 
 
 def _default_selector(obj: dict) -> None:
