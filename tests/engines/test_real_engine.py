@@ -4,8 +4,10 @@ from types import SimpleNamespace
 from harness.runner.engines.real.engine import RealEngine, _default_selector, log_hosts
 
 
-def _sc(given):
-    return SimpleNamespace(given=given)
+def _sc(given, manifests=(), steps=()):
+    obj = lambda o: SimpleNamespace(obj=o)      # noqa: E731 - a Manifest's shape
+    return SimpleNamespace(given=given, manifests=[obj(m) for m in manifests],
+                           step_manifests=[[obj(m) for m in ms] for ms in steps])
 
 
 def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason():
@@ -67,3 +69,15 @@ def test_a_profile_of_another_release_than_the_controllers_is_skipped_with_how_t
     assert "--provider-ref v1.6.2" in engine._release_mismatch("v1.6.2")
     mid = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.13.1-7-g5c2fa10", "git:5c2fa10"))
     assert mid._release_mismatch("upstream") is None
+
+
+def test_a_scheduled_budget_is_skipped_the_simulated_clock_is_not_the_wall_clock():
+    """Budget.IsActive reads the controller's clock (core v1.14.0 pkg/apis/v1/nodepool.go): a schedule
+    written for the simulated clock's start (2026-01-01 00:00 UTC) means nothing on the wall clock."""
+    cluster = SimpleNamespace(server_version="v1.36.3")
+    pool = {"kind": "NodePool", "spec": {"disruption": {"budgets": [{"nodes": "0", "schedule": "0 0 * * *", "duration": "8h"}]}}}
+    plain = {"kind": "NodePool", "spec": {"disruption": {"budgets": [{"nodes": "10%"}]}}}
+    skip_reason = RealEngine().skip_reason
+    assert "wall clock" in skip_reason(_sc({}, [pool]), cluster)
+    assert "wall clock" in skip_reason(_sc({}, [plain], [[pool]]), cluster)
+    assert skip_reason(_sc({}, [plain]), cluster) is None

@@ -1,7 +1,7 @@
 """When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
 quiet window, and the long window only when the controller's metrics cannot be read."""
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
-                                                QUIET_SECONDS, Disruption, Settler, disruption_passes,
+                                                PASS_LAG_SECONDS, QUIET_SECONDS, Disruption, Settler, disruption_passes,
                                                 provisioning_rounds)
 
 METRICS = """# HELP karpenter_scheduler_scheduling_duration_seconds Duration of scheduling simulations
@@ -95,9 +95,31 @@ def test_a_disruption_candidate_holds_the_run_until_a_pass_after_the_last_change
     s = Settler(0.0)
     cand = Disruption(passes=3, candidates=("nc-1",))
     assert not s.observe(0.0, "fp", frozenset(), [], 1, cand)
+    assert not s.observe(PASS_LAG_SECONDS, "fp", frozenset(), [], 1, cand)
     assert not s.observe(DONE_QUIET_SECONDS + 1, "fp", frozenset(), [], 1, cand)      # quiet, but no pass yet
     assert s.observe(DONE_QUIET_SECONDS + 2, "fp", frozenset(), [], 1, Disruption(4, ("nc-1",)))
     assert "disruption pass" in s.reason
+
+
+def test_a_pass_that_ends_right_after_a_change_does_not_count():
+    """It may have read the cluster before the change reached the controller's informers (a
+    PodDisruptionBudget a step relaxed: the real engine settled before the replacement)."""
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(3, ("nc-1",)))
+    assert not s.observe(0.3, "fp", frozenset(), [], 1, Disruption(4, ("nc-1",)))      # within the lag
+    assert not s.observe(PASS_LAG_SECONDS, "fp", frozenset(), [], 1, Disruption(4, ("nc-1",)))
+    assert not s.observe(5.0, "fp", frozenset(), [], 1, Disruption(4, ("nc-1",)))
+    assert s.observe(10.0, "fp", frozenset(), [], 1, Disruption(5, ("nc-1",)))
+
+
+def test_an_evicted_vms_claim_holds_the_run_past_every_window():
+    """core's garbage collector runs every 2 minutes: quiet is no answer until it has run."""
+    s = Settler(0.0)
+    held = Disruption(passes=1, held=("spot-a (its VM was evicted)",))
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, held)
+    assert not s.observe(DISRUPTION_FALLBACK_SECONDS * 4, "fp", frozenset(), [], 1, held)
+    assert "held by: spot-a" in s.waiting(1.0, [], frozenset(), held)
+    assert s.observe(DISRUPTION_FALLBACK_SECONDS * 4 + DONE_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(1))
 
 
 def test_a_disruption_under_way_holds_the_run_and_the_fallback_grows():

@@ -252,12 +252,11 @@ class RealRun:
         self.observer.poll()
         existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
 
-    def _in_flight(self) -> list[str]:
-        """The observer's in-flight NodeClaims, and the evicted VMs' NodeClaims until the garbage
-        collector has deleted them."""
-        waiting = [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
-                   if n not in self.observer.deleted]
-        return self.observer.in_flight() + waiting
+    def _held(self) -> tuple[str, ...]:
+        """The evicted VMs' NodeClaims until core's garbage collector has deleted them: they hold the
+        run past every quiet window (the collector runs every 2 minutes)."""
+        return tuple(f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
+                     if n not in self.observer.deleted)
 
     def _settle_once(self):
         start = time.monotonic()
@@ -265,11 +264,11 @@ class RealRun:
         runaway_since = None
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
         while True:
+            rounds, passes = self._metrics()      # before the poll: what a pass did is then in the poll
             self._step()
             now = time.monotonic()
-            rounds, passes = self._metrics()
-            disruption = self.observer.disruption(passes)
-            in_flight = self._in_flight()
+            disruption = self.observer.disruption(passes, self._held())
+            in_flight = self.observer.in_flight()
             if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), in_flight, rounds, disruption):
                 self.steady = True
                 break

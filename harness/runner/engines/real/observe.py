@@ -234,10 +234,10 @@ class Observer:
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
         return claims, nodes, pods, pools, writes
 
-    def disruption(self, passes: int | None) -> Disruption:
+    def disruption(self, passes: int | None, held: tuple[str, ...] = ()) -> Disruption:
         """The disruption side for the settle rule (settle.py)."""
         return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live)),
-                          tuple(self.watch.busy(self.claims, self.live)))
+                          tuple(self.watch.busy(self.claims, self.live)), held)
 
     def nominations(self) -> dict[str, set[str]]:
         """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""

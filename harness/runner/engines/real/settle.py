@@ -28,7 +28,8 @@ drift.go). Each method's pass is one observation of
 `karpenter_voluntary_disruption_decision_evaluation_duration_seconds{reason,consolidation_type}`
 (controller.go `disrupt`), so the single-node count grows by one with every pass that decided
 nothing. While a candidate exists the run has settled only once such a pass finished after the last
-change (what the simulated loop does at its settle: one disruption pass once provisioning is quiet,
+change (`pass_lag` later: a pass that ends right after a change may have read the cluster before it
+reached the controller's informers, e.g. a PodDisruptionBudget a step relaxed) (what the simulated loop does at its settle: one disruption pass once provisioning is quiet,
 harness/loop/simulation.py `_disrupt`), and while a disruption is under way (a tainted node, a NodeClaim
 being deleted) not at all. A consolidation first waits 15 s with nothing to show
 (consolidation.go `commandValidationDelay`), so the fallback window is then `disruption_fallback`.
@@ -49,6 +50,7 @@ DONE_QUIET_SECONDS = 1.0
 FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
+PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
 _ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
 PASSES_METRIC = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
@@ -75,6 +77,7 @@ class Disruption:
     passes: int | None = None
     candidates: tuple[str, ...] = ()
     busy: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()      # what holds the run past the fallback (an evicted VM's NodeClaim)
 
 
 @dataclass
@@ -85,11 +88,12 @@ class Settler:
     done_quiet: float = DONE_QUIET_SECONDS
     fallback: float = FALLBACK_SECONDS
     disruption_fallback: float = DISRUPTION_FALLBACK_SECONDS
+    pass_lag: float = PASS_LAG_SECONDS
     last_fingerprint: object = None
     last_change: float = 0.0
     pending: frozenset = field(default_factory=frozenset)
     pending_rounds: int | None = None        # the round count when anything observed last changed
-    passes_at_change: int | None = None      # the disruption pass count then
+    passes_at_change: int | None = None      # the disruption pass count `pass_lag` after it
     reason: str = ""
 
     def __post_init__(self) -> None:
@@ -103,13 +107,14 @@ class Settler:
         if (fingerprint, pending) != (self.last_fingerprint, self.pending):
             self.last_fingerprint, self.last_change = fingerprint, now
             self.pending, self.pending_rounds = pending, rounds
-            self.passes_at_change = disruption.passes
-        else:
-            if self.pending_rounds is None:
-                self.pending_rounds = rounds       # the metrics answered only now
-            if self.passes_at_change is None:
-                self.passes_at_change = disruption.passes
+            self.passes_at_change = None
+        elif self.pending_rounds is None:
+            self.pending_rounds = rounds       # the metrics answered only now
         quiet_for = now - self.last_change
+        if self.passes_at_change is None and quiet_for >= self.pass_lag:
+            self.passes_at_change = disruption.passes
+        if disruption.held:
+            return False
         fallback = self.disruption_fallback if disruption.candidates or disruption.busy else self.fallback
         if quiet_for >= fallback:
             self.reason = f"nothing changed for {quiet_for:.1f}s"
@@ -132,6 +137,8 @@ class Settler:
         parts = [f"last change {now - self.last_change:.1f}s ago"]
         if in_flight:
             parts.append(f"NodeClaims in flight: {', '.join(in_flight[:5])}")
+        if disruption.held:
+            parts.append(f"held by: {', '.join(disruption.held[:5])}")
         if disruption.busy:
             parts.append(f"being disrupted: {', '.join(disruption.busy[:5])}")
         elif disruption.candidates:
