@@ -270,11 +270,14 @@ def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_
     return out
 
 
-def timeline(watch: DisruptionWatch, launching: set[str]) -> list[dict]:
+def timeline(watch: DisruptionWatch, launching: set[str], reasons: dict[str, str] | None = None) -> list[dict]:
     """The watch's timeline with each replacement's creation and initialization named as such, and
-    every other NodeClaim's dropped (provisioning is not disruption)."""
+    every other NodeClaim's dropped (provisioning is not disruption). `reasons`: NodeClaim -> its
+    command's reason, for a taint seen before the DisruptionReason condition."""
     out = []
     for t in watch.timeline:
+        if t["action"] == "tainted" and not t["detail"] and (reasons or {}).get(t["nodeClaim"]):
+            t = {**t, "detail": reasons[t["nodeClaim"]]}
         if t["action"] in ("created", "initialized"):
             if t["nodeClaim"] not in launching:
                 continue

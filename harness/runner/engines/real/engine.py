@@ -251,12 +251,23 @@ class RealRun:
         self.kubelets.step()
         self.observer.poll()
         existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
+        self.kubelets.run_pods(self.observer.pod_objects)
 
     def _held(self) -> tuple[str, ...]:
-        """The evicted VMs' NodeClaims until core's garbage collector has deleted them: they hold the
-        run past every quiet window (the collector runs every 2 minutes)."""
-        return tuple(f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
-                     if n not in self.observer.deleted)
+        """What holds the run past every quiet window: the evicted VMs' NodeClaims until core's garbage
+        collector has deleted them (it runs every 2 minutes), then their pods, still bound to the Node
+        that is gone, until kube-controller-manager's pod garbage collector deletes them (orphaned pods,
+        k8s.io/kubernetes v1.36.3 pkg/controller/podgc/gc_controller.go gcOrphaned) and their owners
+        replace them."""
+        if not self.evicted:
+            return ()
+        held = [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
+                if n not in self.observer.deleted]
+        nodes = {n["metadata"]["name"] for n in self.observer.node_objects}
+        held += [f"pod {p['metadata']['name']} on Node {p['spec']['nodeName']}, which is gone (pod garbage collection)"
+                 for p in self.observer.pod_objects
+                 if (p.get("spec") or {}).get("nodeName") and p["spec"]["nodeName"] not in nodes]
+        return tuple(held)
 
     def _settle_once(self):
         start = time.monotonic()
@@ -287,7 +298,8 @@ class RealRun:
                     now, in_flight, self.observer.pending(), disruption))
                 break
             time.sleep(POLL_SECONDS)
-        self.evicted = {n: vm for n, vm in self.evicted.items() if n not in self.observer.deleted}
+        if not self._held():
+            self.evicted = {}
         self.settle_reason = settler.reason
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.timings.update(self.timings, settle=time.monotonic() - start)

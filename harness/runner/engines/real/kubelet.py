@@ -320,6 +320,35 @@ class Kubelets:
         except APIRejected:
             pass        # the Node is gone (deleted by Karpenter): nothing to renew
 
+    def run_pods(self, pods: list[dict]) -> None:
+        """The kubelet runs what is bound to its Node: a pod on a live stand-in's Node gets the status
+        a kubelet posts once its containers run (phase Running, Ready), so PodDisruptionBudgets count
+        it healthy (kube-controller-manager's disruption controller counts Ready pods:
+        k8s.io/kubernetes v1.36.3 pkg/controller/disruption/disruption.go countHealthyPods). On kind the
+        real kubelets do this themselves."""
+        from harness.backends.base import APIRejected, Identity
+        if hasattr(self.cluster, "kubelets"):
+            return
+        live = {rec.node_name for rec in self.records.values() if rec.registered and rec.refused is None
+                and rec.denied is None and self.fake.get_vm(self.rg, rec.vm_name) is not None}
+        for p in pods:
+            node = (p.get("spec") or {}).get("nodeName")
+            if (node not in live or p["metadata"].get("deletionTimestamp")
+                    or (p.get("status") or {}).get("phase") == "Running"):
+                continue
+            now = _time()
+            conds = [{"type": t, "status": "True", "lastTransitionTime": now}
+                     for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
+            containers = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True, "started": True,
+                           "restartCount": 0, "state": {"running": {"startedAt": now}}}
+                          for c in (p.get("spec") or {}).get("containers") or []]
+            status = {"phase": "Running", "conditions": conds, "startTime": now, "containerStatuses": containers}
+            try:
+                self.cluster.client(Identity.node(node)).patch("Pod", p["metadata"]["name"], {"status": status},
+                                                               p["metadata"].get("namespace"), sub="status")
+            except APIRejected:
+                pass        # deleted meanwhile, or its Node went away: the next poll sees it
+
     def _renew(self) -> None:
         """Every live kubelet's heartbeat; a VM gone from the fake (evicted, deleted) took its kubelet
         with it, so its Lease ages and the node lifecycle controller marks the Node not ready."""
