@@ -19,7 +19,7 @@ Sources (sigs.k8s.io/karpenter v1.14.0), all observable without the controller's
                 cased) and on a NodePool ("No allowed disruptions for disruption reason R due to blocking
                 budget": the pool's candidates for R);
   timeline    - what each poll shows: the `karpenter.sh/disrupted` taint coming and going, the NodeClaim's
-                deletionTimestamp, the Node's (drain), the Node left with no evictable pod, the
+                deletionTimestamp, the tainted Node's (drain), the Node left with no evictable pod, the
                 `InstanceTerminating` condition, the NodeClaim gone; replacements created/initialized.
                 A consolidation's validation wait (`validating`/`validated`) shows nowhere: those
                 entries are not applicable on this engine (harness/data/real-engine.yaml).
@@ -144,8 +144,11 @@ class DisruptionWatch:
             if node and not any(o.get("kind") == "DaemonSet" for o in owners):
                 bound[node] = bound.get(node, 0) + 1
         for n in nodes:
+            # a drain starts with the disrupted taint on a deleting Node; a Node whose instance is gone
+            # and that is not Ready is deleted without one (core v1.14.0 pkg/controllers/node/termination/
+            # controller.go finalize)
             name = n["metadata"]["name"]
-            if n["metadata"].get("deletionTimestamp"):
+            if n["metadata"].get("deletionTimestamp") and name in self._tainted:
                 claim = by_node.get(name, "")
                 if name not in self._draining:
                     self._draining.add(name)
