@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.model.cron import CronError, parse_go_duration, parse_nillable, parse_schedule
+from harness.model.cron import CronError, parse_nillable, parse_schedule
+from harness.model.durations import crd_duration
 
 MAX_INT32 = 2 ** 31 - 1
 DEFAULT_EXPIRE_AFTER = "720h"
@@ -64,7 +65,7 @@ def termination_grace_period(spec: dict) -> float | None:
     if value is None:
         return None
     try:
-        return parse_go_duration(str(value))
+        return crd_duration(str(value))
     except ValueError:
         return None
 
@@ -76,7 +77,7 @@ def _nodes_value(nodes: str, num_nodes: int) -> int:
         return int(text)
     if text.endswith("%") and text[:-1].isdigit():
         return math.ceil(int(text[:-1]) * num_nodes / 100)
-    raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage")
+    raise ValueError("invalid value for IntOrString: invalid type: string is not a percentage")
 
 
 def budget_active(budget: dict, now: float) -> bool:
@@ -85,7 +86,7 @@ def budget_active(budget: dict, now: float) -> bool:
     if schedule is None and duration is None:
         return True
     sched = parse_schedule(str(schedule or ""))
-    dur = parse_go_duration(str(duration)) if duration is not None else 0.0
+    dur = crd_duration(str(duration)) if duration is not None else 0.0
     hit = sched.next(now - dur)
     return hit is None or not hit > now
 

@@ -10,9 +10,9 @@ manifest says so in metadata.ownerReferences.
 from __future__ import annotations
 
 import math
-import re
 
 from harness.loop.pods import PodView, Taint, tolerates
+from harness.model.durations import go_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"             # core pkg/apis/v1 DoNotDisruptAnnotationKey
 DISRUPTED_TAINT = Taint("karpenter.sh/disrupted", "", "NoSchedule")   # core pkg/apis/v1 DisruptedNoScheduleTaint
@@ -51,36 +51,6 @@ def tolerates_disrupted_taint(pv: PodView) -> bool:
     return tolerates(pv.tolerations, DISRUPTED_TAINT)
 
 
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d*\.?\d*)([a-zµμ]*)")
-
-
-def go_parse_duration(text: str) -> float:
-    """time.ParseDuration (Go's messages: `time: invalid duration "x"`, `time: missing unit in
-    duration "5"`, `time: unknown unit "d" in duration "1d"`)."""
-    orig, s = text, text
-    sign = 1.0
-    if s and s[0] in "+-":
-        sign, s = (-1.0 if s[0] == "-" else 1.0), s[1:]
-    if s == "0":
-        return 0.0
-    if not s:
-        raise ValueError(f'time: invalid duration "{orig}"')
-    total = 0.0
-    while s:
-        m = _PART.match(s)
-        num, unit = m.group(1), m.group(2)
-        if not num or num == ".":
-            raise ValueError(f'time: invalid duration "{orig}"')
-        if not unit:
-            raise ValueError(f'time: missing unit in duration "{orig}"')
-        if unit not in _UNIT:
-            raise ValueError(f'time: unknown unit "{unit}" in duration "{orig}"')
-        total += float(num) * _UNIT[unit]
-        s = s[m.end():]
-    return sign * total
-
-
 def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None) -> bool:
     """IsDoNotDisruptActive: "true", or a positive duration the pod has not yet run for (no start
     time: active). An invalid value is ignored, with an InvalidDoNotDisruptAnnotation event."""
@@ -91,7 +61,7 @@ def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None)
     if value == "true":
         return True
     try:
-        d = go_parse_duration(value)
+        d = go_duration(value)
         if d <= 0:
             raise ValueError(f'duration "{value}" must be positive')
         err = None

@@ -7,25 +7,14 @@ see an offering come back.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from importlib import resources
 
 import yaml
+from harness.model.durations import scenario_duration
 
 # UnavailableOfferingsTTL, 3 min (karpenter-provider-azure v1.14.0 pkg/cache/cache.go; azure-provider.md §2.6)
 DEFAULT_TTL = 180.0
-
-
-def parse_duration(text: str | int | float) -> float:
-    """'10m', '1h', '23h', '90s' -> seconds."""
-    if isinstance(text, (int, float)):
-        return float(text)
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m|h)", str(text).strip())
-    if not m:
-        raise ValueError(f"not a duration: {text!r}")
-    n, unit = float(m.group(1)), m.group(2)
-    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
 
 
 @functools.lru_cache(maxsize=1)
@@ -126,12 +115,12 @@ def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, inst
             continue
         if h["code"] != code or ("contains" in h and h["contains"] not in text):
             continue
-        ttl = parse_duration(h.get("ttl", DEFAULT_TTL))
+        ttl = scenario_duration(h.get("ttl", DEFAULT_TTL))
         for needle, t in (h.get("ttlWhenContains") or {}).items():
             if needle in text:
-                ttl = parse_duration(t)
+                ttl = scenario_duration(t)
         if "ttlByCapacityType" in h:
-            ttl = parse_duration(h["ttlByCapacityType"][capacity_type])
+            ttl = scenario_duration(h["ttlByCapacityType"][capacity_type])
         regional = zone in ("0", "")
         scope = [z for z in all_zones if (z in ("0", "")) == regional]
         both = ["on-demand", "spot"]

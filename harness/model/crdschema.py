@@ -88,23 +88,6 @@ def _go_value(v) -> str:
     return json.dumps(v, separators=(",", ":"), sort_keys=True)
 
 
-def _json_type(v) -> str:
-    """The type name kube-openapi reports for a decoded JSON value."""
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
-
-
 def _invalid(path: str, value, detail: str, blocking: bool = False) -> FieldError:
     return FieldError(path, f"Invalid value: {_go_value(value)}: {detail}", detail, blocking)
 

@@ -10,7 +10,7 @@ time.ParseDuration subset the CRDs accept (`1h30m`, `90s`) plus the NillableDura
 """
 from __future__ import annotations
 
-import re
+from harness.model.durations import crd_duration
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -194,20 +194,8 @@ def parse_schedule(text: str) -> Schedule:
     return Schedule(**bits)
 
 
-_GO_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(h|m|s|ms))+$")
-_GO_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-
-
-def parse_go_duration(text: str) -> float:
-    """A Go duration as the CRDs accept it (`1h30m`, `720h`, `0s`) in seconds; ValueError otherwise."""
-    s = str(text).strip()
-    if not s or not _GO_DURATION.match(s):
-        raise ValueError(f"not a duration: {text!r}")
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[u] for n, u in _GO_PART.findall(s))
-
-
 def parse_nillable(text) -> float | None:
     """NillableDuration: `Never` (or unset) is None, anything else a Go duration in seconds."""
     if text is None or str(text) == "Never":
         return None
-    return parse_go_duration(str(text))
+    return crd_duration(str(text))

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from fakeazure.faults import body_condition, body_matches
 from harness.loop.result import NodeResult, RunResult
-from harness.loop.unavailable import parse_duration
 from harness.runner.fold import fold_counts
+from harness.model.durations import scenario_duration
 
 
 @dataclass
@@ -487,7 +487,7 @@ class Checker:
                                                      for v in vms], f"{len(matches)} match")
         for i, want in enumerate(spec.get("unavailableOfferings") or []):
             if not any(all(_s(v) == _s(u.get(k)) for k, v in want.items() if k != "ttl") and
-                       ("ttl" not in want or abs(parse_duration(want["ttl"]) - u["ttl"]) < 1e-6)
+                       ("ttl" not in want or abs(scenario_duration(want["ttl"]) - u["ttl"]) < 1e-6)
                        for u in self.r.unavailable_offerings):
                 self.fail(f"{path}.unavailableOfferings[{i}]", want, self.r.unavailable_offerings)
         if "unavailableOfferingCount" in spec and spec["unavailableOfferingCount"] != len(self.r.unavailable_offerings):

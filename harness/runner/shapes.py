@@ -133,12 +133,12 @@ def _fault_errors(data: dict) -> list[tuple[tuple, str]]:
 
 
 def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
-    from harness.loop.unavailable import parse_duration
+    from harness.model.durations import scenario_duration
     out = []
     for i, s in enumerate(data.get("steps") or []):
         if isinstance(s, dict) and "advance" in s:
             try:
-                seconds = parse_duration(s["advance"])
+                seconds = scenario_duration(s["advance"])
             except ValueError as e:
                 out.append((("steps", i, "advance"), str(e)))
                 continue
@@ -220,7 +220,7 @@ def _expectation_blocks(data: dict):
 def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
     """Quantities (instanceTypes.<sku>.capacity/allocatable, nodes[].nodeClaimRequests[Exactly]) and durations (unavailable offerings'
     `ttl`) that the checker would have to parse."""
-    from harness.loop.unavailable import parse_duration
+    from harness.model.durations import scenario_duration
     from harness.model.resources import QuantityError, parse_resource
     out = []
     for base, block in _expectation_blocks(data):
@@ -241,7 +241,7 @@ def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
         for i, u in enumerate(((block.get("azure") or {}).get("unavailableOfferings")) or []):
             if isinstance(u, dict) and "ttl" in u:
                 try:
-                    parse_duration(u["ttl"])
+                    scenario_duration(u["ttl"])
                 except ValueError as e:
                     out.append((base + ("azure", "unavailableOfferings", i, "ttl"), str(e)))
     return out

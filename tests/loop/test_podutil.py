@@ -6,6 +6,7 @@ import pytest
 
 from harness.loop import podutil
 from harness.loop.pods import PodView
+from harness.model.durations import go_duration
 
 
 def view(annotations=None, spec=None, owner_kind="", owner_refs=None) -> PodView:
@@ -22,14 +23,14 @@ def view(annotations=None, spec=None, owner_kind="", owner_refs=None) -> PodView
 ])
 def test_go_parse_duration_errors(text, message):
     with pytest.raises(ValueError) as e:
-        podutil.go_parse_duration(text)
+        go_duration(text)
     assert str(e.value) == message
 
 
 def test_go_parse_duration():
-    assert podutil.go_parse_duration("1h30m") == 5400
-    assert podutil.go_parse_duration("1.5s") == 1.5
-    assert podutil.go_parse_duration("0") == 0
+    assert go_duration("1h30m") == 5400
+    assert go_duration("1.5s") == 1.5
+    assert go_duration("0") == 0
 
 
 def test_do_not_disrupt_true_and_durations():

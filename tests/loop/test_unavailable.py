@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from harness.loop.clock import SimClock
-from harness.loop.unavailable import UnavailableOfferings, classify_and_mark, parse_duration
+from harness.loop.unavailable import UnavailableOfferings, classify_and_mark
+from harness.model.durations import scenario_duration
 
 IT = SimpleNamespace(name="Standard_D16s_v3", family="standardDSv3Family", vcpus=16)
 ZONES = ["southcentralus-1", "southcentralus-2", "southcentralus-3", "0"]
@@ -81,7 +82,7 @@ def test_a_version_without_a_handler_leaves_the_error_unhandled():
     assert out.error_kind == "Unhandled" and out.reason == "CreateInstanceFailed"
 
 
-def test_parse_duration():
-    assert [parse_duration(x) for x in ("90s", "10m", "23h", "250ms", 5)] == [90, 600, 82800, 0.25, 5]
+def test_scenario_duration():
+    assert [scenario_duration(x) for x in ("90s", "10m", "23h", "250ms", 5)] == [90, 600, 82800, 0.25, 5]
     with pytest.raises(ValueError):
-        parse_duration("soon")
+        scenario_duration("soon")

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.model.cron import CronError, parse_go_duration, parse_nillable, parse_schedule
+from harness.model.cron import CronError, parse_nillable, parse_schedule
+from harness.model.durations import crd_duration
 
 
 def ts(*a) -> float:
@@ -73,9 +74,9 @@ def test_next_is_strictly_later_and_on_the_schedule(minute, hour, offset):
 
 
 def test_go_durations():
-    assert parse_go_duration("1h30m") == 5400
-    assert parse_go_duration("720h") == 720 * 3600
-    assert parse_go_duration("0s") == 0
+    assert crd_duration("1h30m") == 5400
+    assert crd_duration("720h") == 720 * 3600
+    assert crd_duration("0s") == 0
     assert parse_nillable("Never") is None and parse_nillable(None) is None
     with pytest.raises(ValueError):
-        parse_go_duration("1d")
+        crd_duration("1d")

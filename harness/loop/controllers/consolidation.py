@@ -152,6 +152,16 @@ class Consolidation:
     def mark_consolidated(self) -> None:
         self.last_state = self.ctl.consolidation_state()
 
+    def held_by_budget(self, view: Cluster, budgets: dict[str, int], c: Candidate) -> bool:
+        """Whether the candidate's NodePool has no disruption left for this reason (the method skips
+        it, and does not mark itself consolidated: core emptiness.go, singlenodeconsolidation.go,
+        multinodeconsolidation.go `constrainedByBudgets`); recorded as a budget protection."""
+        if budgets.get(c.nodepool_name, 0) != 0:
+            return False
+        view.protect(c.sn, "budget", f"no allowed disruptions for reason {self.reason} in NodePool {c.nodepool_name}",
+                     self.method)
+        return True
+
     # ShouldDisrupt for single/multi (consolidation.go)
     def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
         spec = disruption_spec(c.nodepool)
@@ -336,10 +346,8 @@ class Emptiness(Consolidation):
         for c in self.sort(cands):
             if not c.is_empty():
                 continue
-            if budgets.get(c.nodepool_name, 0) == 0:
+            if self.held_by_budget(view, budgets, c):
                 constrained = True
-                view.protect(c.sn, "budget", f"no allowed disruptions for reason Empty in NodePool {c.nodepool_name}",
-                             self.method)
                 continue
             empty.append(c)
             budgets[c.nodepool_name] -= 1
@@ -390,10 +398,8 @@ class SingleNode(Consolidation):
             return []
         constrained = False
         for c in self.sort(cands):
-            if budgets.get(c.nodepool_name, 0) == 0:
+            if self.held_by_budget(view, budgets, c):
                 constrained = True
-                view.protect(c.sn, "budget", f"no allowed disruptions for reason Underutilized in NodePool {c.nodepool_name}",
-                             self.method)
                 continue
             p = self.compute(view, [c])
             if p is None or p.decision == "no-op":
@@ -413,10 +419,8 @@ class MultiNode(Consolidation):
             return []
         ok, constrained = [], False
         for c in self.sort(cands):
-            if budgets.get(c.nodepool_name, 0) == 0:
+            if self.held_by_budget(view, budgets, c):
                 constrained = True
-                view.protect(c.sn, "budget", f"no allowed disruptions for reason Underutilized in NodePool {c.nodepool_name}",
-                             self.method)
                 continue
             ok.append(c)
             budgets[c.nodepool_name] -= 1

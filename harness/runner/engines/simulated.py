@@ -9,7 +9,6 @@ from harness.backends.base import APIRejected, Cluster
 from harness.loop.clock import SimClock
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation
-from harness.loop.unavailable import parse_duration
 from harness.loop.why import explain_pending
 from harness.model import instancetypes as itmod
 from harness.model.profile import profile_with_knobs
@@ -19,6 +18,7 @@ from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
 from harness.runner.steps import evict
+from harness.model.durations import scenario_duration
 
 
 @functools.lru_cache(maxsize=4)
@@ -99,7 +99,7 @@ class SimulatedRun:
             self.settings = {**self.settings, **step["cluster"]}
             sim.set_cluster(itmod.ClusterParams.from_dict(self.settings))
         if "advance" in step:
-            sim.clock.advance(parse_duration(step["advance"]))
+            sim.clock.advance(scenario_duration(step["advance"]))
         for f in step.get("faults") or []:
             fake.add_fault(f)
         if manifests:

@@ -24,7 +24,6 @@ from harness.backends.base import APIRejected
 from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
-from harness.loop.unavailable import parse_duration
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
@@ -32,6 +31,7 @@ from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import Settler, disruption_passes, provisioning_rounds
 from harness.runner.expect import Mismatch
+from harness.model.durations import scenario_duration
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
@@ -320,7 +320,7 @@ class RealRun:
         the wall clock (up to MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
         node's VM in the fake, as Azure's simulateEviction does."""
         if "advance" in step:
-            seconds = parse_duration(step["advance"])
+            seconds = scenario_duration(step["advance"])
             cap = float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
             if seconds > cap:
                 return (f"advance: {step['advance']} would be {seconds:.0f}s of wall-clock time; the controller's "
