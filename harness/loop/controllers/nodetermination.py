@@ -89,13 +89,17 @@ class NodeTermination:
         return progress
 
     def next_deadline(self) -> float | None:
-        """The short waits termination has in flight (MinDrainTime, instance deletion requeue)."""
+        """The short waits termination has in flight (MinDrainTime, instance deletion requeue). A drain
+        that is still blocked once MinDrainTime has passed is no short wait: what unblocks it (a PDB,
+        the do-not-disrupt annotation, terminationGracePeriod's deadline) is the scenario's to reach,
+        with `advance` or a step."""
         s = self.state
+        now = s.clock.now()
         out = []
         for c in s.claims:
             if c.done or c.dis.deleting_since is None:
                 continue
-            if c.dis.drain_started is not None and not c.dis.drained:
+            if c.dis.drain_started is not None and not c.dis.drained and c.dis.drain_started + MIN_DRAIN_TIME > now:
                 out.append(c.dis.drain_started + MIN_DRAIN_TIME)
             if c.result.name in self._instance_at:
                 out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)

@@ -275,11 +275,12 @@ def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_
 
 def timeline(watch: DisruptionWatch, launching: set[str], reasons: dict[str, str] | None = None) -> list[dict]:
     """The watch's timeline with each replacement's creation and initialization named as such, and
-    every other NodeClaim's dropped (provisioning is not disruption). `reasons`: NodeClaim -> its
-    command's reason, for a taint seen before the DisruptionReason condition."""
+    every other NodeClaim's dropped (provisioning is not disruption). `reasons`: NodeClaim -> why it
+    was disrupted, the detail of its taint (seen before the DisruptionReason condition) and of its
+    deletion, as the simulation writes them."""
     out = []
     for t in watch.timeline:
-        if t["action"] == "tainted" and not t["detail"] and (reasons or {}).get(t["nodeClaim"]):
+        if t["action"] in ("tainted", "deleting") and not t["detail"] and (reasons or {}).get(t["nodeClaim"]):
             t = {**t, "detail": reasons[t["nodeClaim"]]}
         if t["action"] in ("created", "initialized"):
             if t["nodeClaim"] not in launching:

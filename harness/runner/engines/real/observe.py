@@ -477,8 +477,7 @@ class Observer:
         r.disruptions = disruptions.records(self.watch, commands, others, self.claims, self.deleted, index_of,
                                             launching, node_of)
         r.protected = disruptions.protected(r.events, self.claims, self.live, node_of)
-        r.timeline = disruptions.timeline(self.watch, set(launching),
-                                          {c: cmd.reason for cmd in commands for c in cmd.claims})
+        r.timeline = disruptions.timeline(self.watch, set(launching), {d["nodeClaim"]: d["reason"] for d in r.disruptions})
         why = {d["nodeClaim"]: d["reason"] for d in r.disruptions}
         for n in r.nodes:
             if n.deleted and n.nodeclaim in why:
