@@ -108,3 +108,16 @@ def test_protections_from_blocked_events():
     ]
     got = disruptions.protected(events, claims, set(claims), {"a": "aks-a", "b": "aks-b"})
     assert [(p["node"], p["by"], p["method"]) for p in got] == [("aks-b", "do-not-disrupt", ""), ("aks-a", "budget", "drift")]
+
+
+def test_a_commands_candidates_are_tainted_together_even_when_a_poll_missed_one():
+    """core taints every candidate of a command at once (queue.go StartCommand markDisrupted); an empty
+    node can be tainted, drained and deleted between two polls."""
+    watch = DisruptionWatch()
+    claims = {n: _claim(n, f"aks-{n}") for n in ("a", "b", "c")}
+    watch.poll(claims, set(claims), [_node(f"aks-{n}") for n in "abc"], [])
+    watch.poll(claims, set(claims), [_node("aks-a", tainted=True), _node("aks-b"), _node("aks-c")], [])
+    watch.poll(claims, {"a", "c"}, [_node("aks-a", tainted=True), _node("aks-c", tainted=True)], [])
+    cmd = disruptions.Command(1, "Empty", "delete", ["a", "b", "c"], 0)
+    got = [(t["nodeClaim"], t["action"]) for t in disruptions.timeline(watch, set(), None, [cmd])]
+    assert got == [("a", "tainted"), ("c", "tainted"), ("b", "tainted"), ("b", "terminated")]

@@ -273,7 +273,8 @@ def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_
     return out
 
 
-def timeline(watch: DisruptionWatch, launching: set[str], reasons: dict[str, str] | None = None) -> list[dict]:
+def timeline(watch: DisruptionWatch, launching: set[str], reasons: dict[str, str] | None = None,
+             commands: list[Command] = ()) -> list[dict]:
     """The watch's timeline with each replacement's creation and initialization named as such, and
     every other NodeClaim's dropped (provisioning is not disruption). `reasons`: NodeClaim -> why it
     was disrupted, the detail of its taint (seen before the DisruptionReason condition) and of its
@@ -288,4 +289,23 @@ def timeline(watch: DisruptionWatch, launching: set[str], reasons: dict[str, str
             t = {**t, "action": f"replacement {t['action']}",
                  "node": t["node"] or watch.claim_nodes.get(t["nodeClaim"], "")}
         out.append(t)
+    return _taint_together(out, commands, watch)
+
+
+def _taint_together(out: list[dict], commands: list[Command], watch: DisruptionWatch) -> list[dict]:
+    """A command's candidates are tainted together (core v1.14.0 disruption/queue.go StartCommand
+    markDisrupted, before anything else of the command), but a poll can miss a taint that comes and goes
+    between two polls (an empty node is drained and deleted within a second): each candidate's taint
+    goes right after the first one seen of its command."""
+    for cmd in commands:
+        seen = [i for i, t in enumerate(out) if t["action"] == "tainted" and t["nodeClaim"] in cmd.claims]
+        if not seen:
+            continue
+        first = out[seen[0]]
+        moved = [out[i] for i in seen[1:]]
+        have = {first["nodeClaim"]} | {t["nodeClaim"] for t in moved}
+        moved += [{**first, "nodeClaim": c, "node": watch.claim_nodes.get(c, "")} for c in cmd.claims if c not in have]
+        out = [t for i, t in enumerate(out) if i not in seen[1:]]
+        at = out.index(first) + 1
+        out[at:at] = [{**t, "t": first["t"]} for t in moved]
     return out

@@ -98,6 +98,8 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         # dependent whose owner (by uid) does not exist
         refs = []
         for ref in pod["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == "ReplicaSet" and ref.get("name"):       # adopted later (adopt_replicasets)
+                pod["metadata"]["labels"] = _owner_labels(pod, ref["name"])
             owner = cluster.get(ref.get("kind", ""), ref.get("name", ""), pod["metadata"]["namespace"]) \
                 if ref.get("kind") in ("DaemonSet", "Deployment") else None
             if owner is not None:
@@ -177,7 +179,35 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
             unmanaged.append(seed_unmanaged(run.cluster, entry, i, skus))
             continue
         seed_managed(run, entry, i)
+    adopt_replicasets(run.cluster, entries or [])
     return unmanaged
+
+
+def adopt_replicasets(cluster, entries: list[dict]) -> None:
+    """The ReplicaSets the entries' pods name as their owner, created once the pods are bound: each
+    adopts its pods (they match its selector and have no controller; k8s.io/kubernetes v1.36.3
+    pkg/controller/replicaset ClaimPods) and replaces one Karpenter evicts, as the owner in a
+    customer's cluster would (the simulated engine recreates such pods the same way). Its replicas
+    are the pods that name it, so it creates none at first."""
+    owned: dict[tuple[str, str], list[dict]] = {}
+    for entry in entries:
+        for pod in entry.get("pods") or []:
+            meta = pod.get("metadata") or {}
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("kind") == "ReplicaSet" and ref.get("name"):
+                    owned.setdefault((meta.get("namespace") or "default", ref["name"]), []).append(pod)
+    for (ns, name), pods in sorted(owned.items()):
+        labels = _owner_labels(pods[0], name)
+        spec = {k: v for k, v in copy.deepcopy(pods[0].get("spec") or {}).items() if k != "nodeName"}
+        cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": len(pods), "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": spec}}})
+
+
+def _owner_labels(pod: dict, replicaset: str) -> dict[str, str]:
+    """The labels a ReplicaSet selects its seeded pods by: theirs, or one the harness gives them."""
+    return dict((pod.get("metadata") or {}).get("labels") or {}) or {"harness.karpenter.azure.com/replicaset": replicaset}
 
 
 def seed_managed(run, entry: dict, index: int) -> None:

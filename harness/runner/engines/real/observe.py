@@ -477,7 +477,8 @@ class Observer:
         r.disruptions = disruptions.records(self.watch, commands, others, self.claims, self.deleted, index_of,
                                             launching, node_of)
         r.protected = disruptions.protected(r.events, self.claims, self.live, node_of)
-        r.timeline = disruptions.timeline(self.watch, set(launching), {d["nodeClaim"]: d["reason"] for d in r.disruptions})
+        r.timeline = disruptions.timeline(self.watch, set(launching), {d["nodeClaim"]: d["reason"] for d in r.disruptions},
+                                          commands)
         why = {d["nodeClaim"]: d["reason"] for d in r.disruptions}
         for n in r.nodes:
             if n.deleted and n.nodeclaim in why:
