@@ -44,6 +44,17 @@ def test_env_maps_the_scenario_cluster_settings(tmp_path):
     assert env["PATH"].split(":")[0] == str(files["az_dir"])
     urls = [v for v in env.values() if "://" in v]
     assert urls and all("://127.0.0.1:" in u for u in urls)
+    assert "FEATURE_GATES" not in env          # Karpenter's defaults
+
+
+def test_the_scenarios_feature_gates_reach_the_controller(tmp_path):
+    """FEATURE_GATES, parsed over core's defaults (sigs.k8s.io/karpenter v1.14.0 pkg/operator/options
+    ParseFeatureGates): the spot-to-spot ports need SpotToSpotConsolidation on both engines."""
+    ep, files = _files(tmp_path)
+    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg"}
+    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2},
+                                  {"SpotToSpotConsolidation": True, "NodeRepair": False})
+    assert env["FEATURE_GATES"] == "NodeRepair=false,SpotToSpotConsolidation=true"
 
 
 def test_the_cloud_is_public_unless_the_scenario_asks_for_the_compiled_in_prices():

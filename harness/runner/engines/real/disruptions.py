@@ -183,15 +183,20 @@ class DisruptionWatch:
         return out
 
 
-def candidates(claims: dict[str, dict], live: set[str]) -> list[str]:
-    """NodeClaims a disruption pass may act on: Consolidatable or Drifted, not being deleted."""
+def candidates(claims: dict[str, dict], live: set[str], never: set[str] = frozenset()) -> list[str]:
+    """NodeClaims a disruption pass acts on or speaks about: Consolidatable or Drifted, or initialized
+    in a NodePool whose consolidateAfter is Never (`never`: each pass's consolidation methods publish
+    Unconsolidatable "NodePool ... has consolidation disabled" for them, core v1.14.0
+    pkg/controllers/disruption/consolidation.go ShouldDisrupt); not being deleted."""
     out = []
     for name in sorted(live):
         nc = claims[name]
         conds = _conditions(nc)
         if nc["metadata"].get("deletionTimestamp"):
             continue
-        if any(conds.get(t, {}).get("status") == "True" for t in ("Consolidatable", "Drifted")):
+        pool = (nc["metadata"].get("labels") or {}).get("karpenter.sh/nodepool")
+        if any(conds.get(t, {}).get("status") == "True" for t in ("Consolidatable", "Drifted")) or (
+                pool in never and conds.get("Initialized", {}).get("status") == "True"):
             out.append(name)
     return out
 

@@ -165,7 +165,8 @@ class RealRun:
                                            Path(cluster.server_ca))
             files = settings.write_files(workdir / "config", endpoints,
                                          settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
-            env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS)
+            env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS,
+                                          scenario.given.get("featureGates"))
             self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
                                    [fake_forward, Forward(api_port, api_port)], hosts=hosts)
             self.sandbox.start(workdir / "controller.log")

@@ -172,15 +172,44 @@ def vm_name_of(nodeclaim_name: str) -> str:
 def seed(run, entries: list[dict], skus: dict) -> list[str]:
     """Every entry of given.existingNodes on the live cluster, in order; returns the unmanaged Nodes'
     names (the observer lists managed ones through their NodeClaims). Managed entries in flight are
-    held (their kubelet does not boot) until `release`."""
+    held (their kubelet does not boot) until `release`. The existing nodes are the state the scenario
+    starts from, so Karpenter's disruption sees them all at once: their NodePools' disruption is
+    held (consolidateAfter Never, a zero budget) while they are seeded one by one and restored after."""
+    pools = sorted({e["nodePool"] for e in entries or [] if e.get("nodePool")})
+    held = hold_disruption(run.cluster, pools)
     unmanaged = []
-    for i, entry in enumerate(entries or []):
-        if not entry.get("nodePool"):
-            unmanaged.append(seed_unmanaged(run.cluster, entry, i, skus))
-            continue
-        seed_managed(run, entry, i)
-    adopt_replicasets(run.cluster, entries or [])
+    try:
+        for i, entry in enumerate(entries or []):
+            if not entry.get("nodePool"):
+                unmanaged.append(seed_unmanaged(run.cluster, entry, i, skus))
+                continue
+            seed_managed(run, entry, i)
+        adopt_replicasets(run.cluster, entries or [])
+    finally:
+        restore_disruption(run.cluster, held)
     return unmanaged
+
+
+def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
+    """Each NodePool's spec.disruption as stored, replaced by one under which no disruption method
+    acts (no Consolidatable condition, no allowed disruption: core v1.14.0 nodeclaim/disruption
+    consolidation.go, disruption/helpers.go BuildDisruptionBudgetMapping). The disruption block is not
+    part of the NodePool's drift hash (`hash:"ignore"`, pkg/apis/v1/nodepool.go)."""
+    held = {}
+    for name in pools:
+        np = cluster.get("NodePool", name)
+        if np is None:
+            continue
+        held[name] = copy.deepcopy((np.get("spec") or {}).get("disruption") or {})
+        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {
+            "consolidateAfter": "Never", "budgets": [{"nodes": "0"}]}}})
+    return held
+
+
+def restore_disruption(cluster, held: dict[str, dict]) -> None:
+    for name, disruption in held.items():
+        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {
+            "consolidateAfter": disruption.get("consolidateAfter"), "budgets": disruption.get("budgets")}}})
 
 
 def adopt_replicasets(cluster, entries: list[dict]) -> None:

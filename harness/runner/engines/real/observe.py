@@ -80,6 +80,7 @@ class Observer:
         self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
         self.pod_objects: list[dict] = []          # the pods as the last poll listed them
         self.node_objects: list[dict] = []         # the Nodes as the last poll listed them
+        self.nodepool_objects: list[dict] = []     # ... and the NodePools
         self.live: set[str] = set()                # the NodeClaims the last poll listed
         self.watch = disruptions.DisruptionWatch()
 
@@ -137,6 +138,7 @@ class Observer:
                     self.failures[name].append(f)
         self.live = seen
         self.node_objects = self.cluster.list("Node")
+        self.nodepool_objects = self.cluster.list("NodePool")
         self.watch.poll(self.claims, seen, self.node_objects, self.pod_objects)
         now = time.monotonic()
         for name in set(self.claims) - seen - self.deleted:
@@ -230,13 +232,15 @@ class Observer:
         pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"))
                             for p in self.pod_objects))
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
-                             for p in self.cluster.list("NodePool")))
+                             for p in self.nodepool_objects))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
         return claims, nodes, pods, pools, writes
 
     def disruption(self, passes: int | None, held: tuple[str, ...] = ()) -> Disruption:
         """The disruption side for the settle rule (settle.py)."""
-        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live)),
+        never = {np["metadata"]["name"] for np in self.nodepool_objects
+                 if ((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter") == "Never"}
+        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never)),
                           tuple(self.watch.busy(self.claims, self.live)), held)
 
     def nominations(self) -> dict[str, set[str]]:
