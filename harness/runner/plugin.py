@@ -181,6 +181,15 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+def pytest_collection_finish(session):
+    """With scenario items to run, the objects alive now (modules, the parsed library) are frozen out
+    of the garbage collector's full collections (harness/runner/heap.py); a session without scenario
+    items is left as it is."""
+    if any(isinstance(item, ScenarioItem) for item in session.items):
+        from harness.runner.heap import freeze_long_lived
+        freeze_long_lived()
+
+
 def group_by_profile(items: list) -> None:
     """On a real API server, a profile change re-applies the CRDs and waits until their rules
     judge (~0.1-0.2 s); scenario runs are independent (reset() between them), so the real-backend
