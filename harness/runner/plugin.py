@@ -182,10 +182,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
-    """With scenario items to run, the objects alive now (modules, the parsed library) are frozen out
-    of the garbage collector's full collections (harness/runner/heap.py); a session without scenario
-    items is left as it is."""
-    if any(isinstance(item, ScenarioItem) for item in session.items):
+    """With scenario items to run, the objects alive now (modules, the parsed library, and for the
+    simulated engine the Azure SDK's clients) are frozen out of the garbage collector's full
+    collections (harness/runner/heap.py); a session without scenario items is left as it is."""
+    engines = {item.engine for item in session.items if isinstance(item, ScenarioItem)}
+    if "simulated" in engines:
+        from harness.runner.engines.simulated import prepare_process
+        prepare_process()
+    elif engines:
         from harness.runner.heap import freeze_long_lived
         freeze_long_lived()
 
