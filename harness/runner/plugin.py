@@ -184,7 +184,10 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """With scenario items to run, the objects alive now (modules, the parsed library, and for the
     simulated engine the Azure SDK's clients) are frozen out of the garbage collector's full
-    collections (harness/runner/heap.py); a session without scenario items is left as it is."""
+    collections (harness/runner/heap.py); a session without scenario items to run (--collect-only
+    included) is left as it is."""
+    if session.config.option.collectonly:
+        return
     engines = {item.engine for item in session.items if isinstance(item, ScenarioItem)}
     if "simulated" in engines:
         from harness.runner.engines.simulated import prepare_process
