@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.backends.embedded import EmbeddedBackend  # noqa: E402
 from harness.runner.engines import run  # noqa: E402
+from harness.runner.engines.simulated import prepare_process  # noqa: E402
 from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
 
 
@@ -39,6 +40,7 @@ def main() -> int:
     scenarios = [sc for f in find_scenario_files(args.paths) for sc in load_scenarios(f)]
     load_s = time.perf_counter() - t0
     jobs = [(sc, p) for sc in scenarios for p in sc.profiles if not args.profile or p in args.profile]
+    prepare_process()            # as the pytest plugin and `harness run` do once the library is loaded
     cluster = EmbeddedBackend().start()
     t0 = time.perf_counter()
     failures = 0

@@ -166,6 +166,9 @@ def cmd_run(args) -> int:
     if not ok:
         print(f"{args.engine} engine on backend {backend} unavailable: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.engine == "simulated":            # the loaded library and the SDK out of the collector's walks
+        from harness.runner.engines.simulated import prepare_process
+        prepare_process()
     outcomes, entries = [], []
     t0 = time.monotonic()
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends

@@ -77,7 +77,12 @@ def lower_rg(vm_id: str) -> str:
 # mapping, the fake's faults and request log); only the deserialization of a body seen before is
 # skipped: the SDK's paging gets that page with no items and the same nextLink (azure-core's
 # raw_response_hook runs before a page is deserialized). Bounded: cleared past _PAGES_MAX pages.
+# A list whose every page body was seen before is answered with the same list object as last time
+# (_LISTS, by the pages' keys), so what is cached by that list's identity downstream (the built
+# instance types' static parts: harness/model/itcache.py) is found again by the next run that reads
+# the same SKUs.
 _PAGES: dict[tuple[str, bytes], tuple[str | None, list]] = {}
+_LISTS: dict[tuple, list] = {}
 _PAGES_MAX = 1024
 
 
@@ -99,17 +104,27 @@ def _read_pages(kind: str, pager_of, convert) -> list:
                 http.request, 200, dict(http.headers), json.dumps(page).encode())
 
     out: list = []
+    keys: list = []                  # the pages' keys, None for one never seen before
     pages = pager_of(raw_response_hook=hook).by_page()
     for page in pages:
         items = list(page)
         key, hit = seen.pop() if seen else (None, None)     # no response seen: a pager without a pipeline
+        keys.append(key if hit is not None else None)
         if hit is None:
             hit = (pages.continuation_token, convert(items))
             if key is not None:
                 if len(_PAGES) >= _PAGES_MAX:
                     _PAGES.clear()
+                    _LISTS.clear()
                 _PAGES[key] = hit
         out.extend(hit[1])
+    if keys and None not in keys:
+        joined = _LISTS.get(tuple(keys))
+        if joined is not None:
+            return joined
+        if len(_LISTS) >= _PAGES_MAX:
+            _LISTS.clear()
+        _LISTS[tuple(keys)] = out
     return out
 
 
@@ -117,8 +132,8 @@ def list_vm_skus(compute, region: str) -> list[dict]:
     """`compute.resource_skus.list(filter="location eq '<region>'")` (azure-mgmt-compute 39.0.0
     ResourceSkusOperations.list; the provider lists the region's SKUs through skewer: provider v1.14.0
     pkg/providers/instancetype/instancetypes.go), keeping resourceType virtualMachines, as the models'
-    `as_dict()`. Parsed once per page body (_read_pages): the dicts are shared between runs, so read
-    them, never change them."""
+    `as_dict()`. Parsed once per page body (_read_pages): the dicts, and the list when every page was
+    seen before, are shared between runs, so read them, never change them."""
     return _read_pages("skus", lambda **kw: compute.resource_skus.list(filter=f"location eq '{region}'", **kw),
                        lambda items: [s.as_dict() for s in items if s.resource_type == "virtualMachines"])
 

@@ -45,6 +45,7 @@ from harness.loop.controllers.workloads import Workloads
 from harness.loop.pods import PodView
 from harness.loop.result import NodeResult, RunResult
 from harness.loop.scheduling import Template
+from harness.model.itcache import InstanceTypeCache
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
 from harness.model.profile import Profile
@@ -76,14 +77,18 @@ class SimConfig:
 class Simulation:
     """One run of the loop over a cluster backend and a fake Azure."""
 
-    def __init__(self, cfg: SimConfig, cluster: Cluster, fake, compute, network, clock: SimClock | None = None):
+    def __init__(self, cfg: SimConfig, cluster: Cluster, fake, compute, network, clock: SimClock | None = None,
+                 it_cache: InstanceTypeCache | None = None):
+        """`it_cache`: the InstanceTypeCache the provider builds instance types with (default: its
+        own); a caller running many scenarios passes one, so runs reading the same SKUs share the
+        static parts built from them (harness/model/itcache.py)."""
         self.cfg = cfg
         clock = clock or SimClock()
         unavailable = UnavailableOfferings(clock)
         provider = AzureProvider(fake=fake, compute=compute, network=network, profile=cfg.profile,
                                  cluster=cfg.cluster, unavailable=unavailable, rng=random.Random(cfg.seed + 1),
                                  subscription_id=getattr(fake, "subscription_id", DEFAULT_SUBSCRIPTION),
-                                 pricing=cfg.pricing)
+                                 cache=it_cache, pricing=cfg.pricing)
         self.state = LoopState(cfg, cluster, fake, provider, clock, unavailable, random.Random(cfg.seed))
         provider.on_event = self.state.record_event
         self.termination = Termination(self.state)

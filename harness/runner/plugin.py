@@ -181,6 +181,22 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+def pytest_collection_finish(session):
+    """With scenario items to run, the objects alive now (modules, the parsed library, and for the
+    simulated engine the Azure SDK's clients) are frozen out of the garbage collector's full
+    collections (harness/runner/heap.py); a session without scenario items to run (--collect-only
+    included) is left as it is."""
+    if session.config.option.collectonly:
+        return
+    engines = {item.engine for item in session.items if isinstance(item, ScenarioItem)}
+    if "simulated" in engines:
+        from harness.runner.engines.simulated import prepare_process
+        prepare_process()
+    elif engines:
+        from harness.runner.heap import freeze_long_lived
+        freeze_long_lived()
+
+
 def group_by_profile(items: list) -> None:
     """On a real API server, a profile change re-applies the CRDs and waits until their rules
     judge (~0.1-0.2 s); scenario runs are independent (reset() between them), so the real-backend

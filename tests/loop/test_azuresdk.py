@@ -42,3 +42,22 @@ def test_retry_after_is_seconds_or_none():
 def test_provider_id_lowercases_only_the_resource_group():
     vm_id = "/subscriptions/S/resourceGroups/MC_RG/providers/Microsoft.Compute/virtualMachines/aks-X"
     assert lower_rg(vm_id) == "/subscriptions/S/resourceGroups/mc_rg/providers/Microsoft.Compute/virtualMachines/aks-X"
+
+
+def test_a_sku_list_whose_pages_were_all_seen_is_the_same_list_object():
+    """_read_pages answers a list read again from the same page bodies with the same list object, so
+    the static parts cached by its identity (harness/model/itcache.py) are found by the next run."""
+    import fakeazure
+    from fakeazure.clients import compute_client
+    from harness.loop.azuresdk import list_vm_skus
+
+    def read(fake):
+        with fakeazure.mock_azure(fake):
+            return list_vm_skus(compute_client(fake), "eastus")
+
+    first, second, third = (read(fakeazure.FakeAzure(region="eastus")) for _ in range(3))
+    assert first == second == third and second is third
+    assert [s["name"] for s in third] == [s["name"] for s in fakeazure.FakeAzure(region="eastus").skus()
+                                          if s.get("resourceType") == "virtualMachines"]
+    one = read(fakeazure.FakeAzure(region="eastus", skus=[third[0]]))
+    assert [s["name"] for s in one] == [third[0]["name"]] and one is not third

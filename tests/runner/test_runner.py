@@ -175,6 +175,24 @@ def test_a_step_cluster_change_rebuilds_instance_types(cluster, monkeypatch):
     assert (sim.cfg.cluster.node_resource_group, sim.provider.rg) == ("MC_other", "MC_other")
 
 
+def test_simulated_runs_share_the_process_instance_type_cache(cluster, monkeypatch):
+    """Every simulated run builds instance types with the engine's one InstanceTypeCache
+    (harness/runner/engines/simulated.py instance_type_cache): a second run of the same scenario finds
+    the static parts the first built, and its outcome is the same."""
+    from harness.runner.engines.simulated import SimulatedRun, instance_type_cache
+
+    caches = []
+    real_settle = SimulatedRun.settle
+    monkeypatch.setattr(SimulatedRun, "settle",
+                        lambda run_: (caches.append(run_.sim.state.provider.it_cache), real_settle(run_))[1])
+    first = run(scenario(CLUSTER_STEP), "upstream", cluster)
+    misses = instance_type_cache().info()["misses"]
+    second = run(scenario(CLUSTER_STEP), "upstream", cluster)
+    assert caches and all(c is instance_type_cache() for c in caches)
+    assert instance_type_cache().info()["misses"] == misses
+    assert first.passed and second.passed and len(first.result.nodes) == len(second.result.nodes)
+
+
 def test_collection_ids_and_markers():
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            "scenarios/design-0006/faq-non-schedulable-labels.scenario.yaml", "-m", "runaway"],
