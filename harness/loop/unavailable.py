@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import yaml
+
 from harness.model.durations import scenario_duration
 
 # UnavailableOfferingsTTL, 3 min (karpenter-provider-azure v1.14.0 pkg/cache/cache.go; azure-provider.md §2.6)

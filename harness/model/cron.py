@@ -10,9 +10,10 @@ time.ParseDuration subset the CRDs accept (`1h30m`, `90s`) plus the NillableDura
 """
 from __future__ import annotations
 
-from harness.model.durations import crd_duration
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+
+from harness.model.durations import crd_duration
 
 STAR = 1 << 63                    # spec.go starBit: the field was `*` or `?`
 _BOUNDS = {                       # spec.go bounds: (min, max, names)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from fakeazure.faults import body_condition, body_matches
 from harness.loop.result import NodeResult, RunResult
-from harness.runner.fold import fold_counts
 from harness.model.durations import scenario_duration
+from harness.runner.fold import fold_counts
 
 
 @dataclass

@@ -58,12 +58,16 @@ def _resource_group(sim, node: NodeResult) -> str:
 
 
 def evict(sim, fake, ev: dict) -> None:
-    """Simulate the eviction of the node's VM, as Azure's POST .../virtualMachines/{vm}/simulateEviction
-    does (fakeazure FakeAzure.evict); a VM that is gone or not Spot is the fake's ARM error, and the
-    step fails with it."""
+    """Simulate the eviction of the node's VM (evict_vm)."""
     node = eviction_target(sim.result, ev)
+    evict_vm(fake, _resource_group(sim, node), node)
+
+
+def evict_vm(fake, resource_group: str, node: NodeResult) -> None:
+    """Evict the node's VM, as Azure's POST .../virtualMachines/{vm}/simulateEviction does (fakeazure
+    FakeAzure.evict); a VM that is gone or not Spot is the fake's ARM error, and the step fails with it."""
     try:
-        fake.evict(_resource_group(sim, node), node.vm_name)
+        fake.evict(resource_group, node.vm_name)
     except ARMError as e:
         raise StepFailed("evict", f"the eviction of VM {node.vm_name} (node {node.index}, {node.capacity_type})",
                          f"simulateEviction refused: ({e.code}) {e.message}") from None

@@ -12,6 +12,7 @@ from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.why import explain_pending
 from harness.model import instancetypes as itmod
 from harness.model import itcache
+from harness.model.durations import scenario_duration
 from harness.model.profile import profile_with_knobs
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import NotApplicable, Outcome
@@ -19,7 +20,6 @@ from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
 from harness.runner.steps import evict
-from harness.model.durations import scenario_duration
 
 
 @functools.lru_cache(maxsize=4)

@@ -24,6 +24,7 @@ from harness.backends.base import APIRejected
 from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
+from harness.model.durations import scenario_duration
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
@@ -31,7 +32,6 @@ from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import Settler, disruption_passes, provisioning_rounds
 from harness.runner.expect import Mismatch
-from harness.model.durations import scenario_duration
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
@@ -346,15 +346,10 @@ class RealRun:
         """The `evict` step on the live run: the node as the last result names it (steps.py
         eviction_target); the fake's refusal (not Spot, gone) fails the step as on the simulated
         engine."""
-        from fakeazure.arm import ARMError
-        from harness.runner.steps import StepFailed, eviction_target
+        from harness.runner.steps import evict_vm, eviction_target
         self.observer.poll()
         node = eviction_target(self.observer.result(steady=True, threshold=self.runaway_threshold), ev)
-        try:
-            self.fake.evict(self.kubelets.rg, node.vm_name)
-        except ARMError as e:
-            raise StepFailed("evict", f"the eviction of VM {node.vm_name} (node {node.index}, {node.capacity_type})",
-                             f"simulateEviction refused: ({e.code}) {e.message}") from None
+        evict_vm(self.fake, self.kubelets.rg, node)
         self.evicted[node.nodeclaim] = node.vm_name
 
     def applicable(self, expect: dict, root: str):
