@@ -54,3 +54,43 @@ def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
     assert nc["metadata"]["labels"] == {"team": "a", "karpenter.sh/nodepool": "default"}
     assert nc["metadata"]["ownerReferences"][0]["uid"] == "u1" and nc["spec"]["startupTaints"]
     assert vm_name_of(nc["metadata"]["name"]) == "aks-default-existing-0"
+
+
+def test_unmanaged_node_has_its_instance_types_capacity_in_the_scenarios_region(tmp_path):
+    import time
+
+    from harness.runner.engines import azureside
+    from harness.runner.engines.real.existing import unmanaged_node
+    from harness.runner.scenario import load_scenarios
+    doc = tmp_path / "x.scenario.yaml"
+    doc.write_text("apiVersion: harness.karpenter.azure.com/v1alpha1\nkind: Scenario\nmetadata: {name: x}\n"
+                   "given: {region: eastus, skus: [Standard_F16s_v2]}\nmanifests: []\n")
+    fake = azureside.fake_azure(load_scenarios(str(doc))[0], time)
+    skus = {s["name"].lower(): s for s in fake.skus()}
+    node, status = unmanaged_node({"name": "other", "instanceType": "Standard_F16s_v2", "zone": "eastus-1"}, 0, skus, "eastus")
+    assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "Standard_F16s_v2"
+    assert status["allocatable"]["cpu"] == "16"
+
+
+def test_seeded_pods_keep_owners_that_can_own_them(cluster):
+    """A mirror pod is owned by its Node; a pod naming a DaemonSet the scenario does not create gets
+    one that adopts it, runs on its node only and never replaces it."""
+    from harness.runner.engines.real.existing import adopt_orphans, bind_pods
+    cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}})
+    entry = {"pods": [
+        {"metadata": {"name": "mirror", "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node", "uid": "x", "controller": True}]},
+         "spec": {"containers": [{"name": "c", "image": "pause"}]}},
+        {"metadata": {"name": "ds-pod", "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "y", "controller": True}]},
+         "spec": {"containers": [{"name": "c", "image": "pause"}]}}]}
+    bind_pods(cluster, "n1", entry)
+    mirror = cluster.get("Pod", "mirror", "default")
+    assert mirror["metadata"]["ownerReferences"][0]["name"] == "n1"
+    assert mirror["metadata"]["ownerReferences"][0]["uid"] == cluster.get("Node", "n1")["metadata"]["uid"]
+    orphan = cluster.get("Pod", "ds-pod", "default")
+    assert "ownerReferences" not in orphan["metadata"]
+    adopt_orphans(cluster, [(entry, "n1")])
+    ds = cluster.get("DaemonSet", "ds", "default")
+    assert ds["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    assert ds["spec"]["selector"]["matchLabels"] == orphan["metadata"]["labels"]
+    terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["n1"]

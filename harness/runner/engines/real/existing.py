@@ -19,10 +19,13 @@ move with the engine interface.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import time
 
 from harness.backends.base import ADMIN, APIRejected
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without the scenario creating them
 SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
 
 
@@ -49,17 +52,31 @@ def apply_object(cluster, obj: dict) -> dict:
 
 
 # -- existing nodes -----------------------------------------------------------------------------------
-def seed_unmanaged(cluster, entry: dict, index: int, skus: dict) -> str:
+def seed_unmanaged(cluster, entry: dict, index: int, skus: dict, region: str) -> str:
     """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods."""
+    node, status = unmanaged_node(entry, index, skus, region)
+    name = node["metadata"]["name"]
+    cluster.create(node, ADMIN)
+    # a merge patch: the node lifecycle controller updates a new Node concurrently
+    cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
+    bind_pods(cluster, name, entry)
+    if entry.get("deleting"):
+        mark_deleting(cluster, name)
+    return name
+
+
+def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[dict, dict]:
+    """The unmanaged entry's Node and its status: its instance type's labels and capacity in the
+    scenario's region, then the entry's own labels, capacity and allocatable."""
+    from harness.model import instancetypes as itmod
+    from harness.model.params import ClusterParams
     from harness.model.resources import format_resource_list, parse_resource_list
     name = str(entry.get("name") or f"existing-{index}")
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
     capacity: dict[str, int] = {}
     sku = skus.get(str(entry.get("instanceType") or "").lower())
     if sku is not None:
-        from harness.model import instancetypes as itmod
-        its = itmod.build_instance_types([sku])
-        it = its.get(sku["name"])
+        it = itmod.build_instance_types([sku], cluster=ClusterParams(region=region)).get(sku["name"])
         if it is not None:
             capacity = dict(it.capacity)
             labels.update({"node.kubernetes.io/instance-type": it.name,
@@ -74,17 +91,11 @@ def seed_unmanaged(cluster, entry: dict, index: int, skus: dict) -> str:
         alloc.update(parse_resource_list(entry["allocatable"]))
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {"taints": [dict(t) for t in entry.get("taints") or []]}}
-    cluster.create(node, ADMIN)
     ready = entry.get("ready", True)
     status = {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
               "conditions": [{"type": "Ready", "status": "True" if ready else "False",
                               "reason": "KubeletReady" if ready else "KubeletNotReady"}]}
-    # a merge patch: the node lifecycle controller updates a new Node concurrently
-    cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
-    bind_pods(cluster, name, entry)
-    if entry.get("deleting"):
-        mark_deleting(cluster, name)
-    return name
+    return node, status
 
 
 def bind_pods(cluster, node_name: str, entry: dict) -> None:
@@ -98,12 +109,18 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         # dependent whose owner (by uid) does not exist
         refs = []
         for ref in pod["metadata"].get("ownerReferences") or []:
-            if ref.get("kind") == "ReplicaSet" and ref.get("name"):       # adopted later (adopt_replicasets)
-                pod["metadata"]["labels"] = _owner_labels(pod, ref["name"])
-            owner = cluster.get(ref.get("kind", ""), ref.get("name", ""), pod["metadata"]["namespace"]) \
-                if ref.get("kind") in ("DaemonSet", "Deployment") else None
+            kind = ref.get("kind")
+            if kind == "Node":
+                # a mirror (static) pod: its owner is the Node it runs on (kubelet pod/mirror_client.go)
+                node = cluster.get("Node", node_name)
+                refs.append({**ref, "apiVersion": "v1", "name": node_name, "uid": node["metadata"]["uid"]})
+                continue
+            owner = cluster.get(kind or "", ref.get("name", ""), pod["metadata"]["namespace"]) \
+                if kind in ADOPTERS or kind == "Deployment" else None
             if owner is not None:
                 refs.append({**ref, "uid": owner["metadata"]["uid"]})
+            elif kind in ADOPTERS and ref.get("name"):                   # adopted later (adopt_orphans)
+                pod["metadata"]["labels"] = _owner_labels(pod, ref["name"])
         if refs:
             pod["metadata"]["ownerReferences"] = refs
         else:
@@ -177,14 +194,20 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
     held (consolidateAfter Never, a zero budget) while they are seeded one by one and restored after."""
     pools = sorted({e["nodePool"] for e in entries or [] if e.get("nodePool")})
     held = hold_disruption(run.cluster, pools)
-    unmanaged = []
+    unmanaged, initialized, placed = [], [], []
     try:
         for i, entry in enumerate(entries or []):
             if not entry.get("nodePool"):
-                unmanaged.append(seed_unmanaged(run.cluster, entry, i, skus))
-                continue
-            seed_managed(run, entry, i)
-        adopt_replicasets(run.cluster, entries or [])
+                node_name = seed_unmanaged(run.cluster, entry, i, skus, run.fake.region)
+                unmanaged.append(node_name)
+            else:
+                nodeclaim, node_name, ready = seed_managed(run, entry, i)
+                if ready:
+                    initialized.append(nodeclaim)
+            if node_name:
+                placed.append((entry, node_name))
+        adopt_orphans(run.cluster, placed)
+        stamp_pod_events(run.cluster, initialized)
     finally:
         restore_disruption(run.cluster, held)
     return unmanaged
@@ -206,32 +229,56 @@ def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
     return held
 
 
+def stamp_pod_events(cluster, nodeclaims: list[str]) -> None:
+    """One status.lastPodEventTime, now, on every seeded initialized NodeClaim: consolidateAfter counts
+    from it (core v1.14.0 pkg/controllers/nodeclaim/disruption/consolidation.go: the last pod event, else
+    the Initialized condition's transition), so the nodes seeded one by one over several seconds become
+    Consolidatable together, as the simulated engine's existing nodes, all there at its time zero. The
+    podevents controller leaves a stamp younger than its 10 s dedupe alone (podevents/controller.go)."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for name in nodeclaims:
+        cluster.client(ADMIN).patch("NodeClaim", name, {"status": {"lastPodEventTime": stamp}}, sub="status")
+
+
 def restore_disruption(cluster, held: dict[str, dict]) -> None:
     for name, disruption in held.items():
         cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {
             "consolidateAfter": disruption.get("consolidateAfter"), "budgets": disruption.get("budgets")}}})
 
 
-def adopt_replicasets(cluster, entries: list[dict]) -> None:
-    """The ReplicaSets the entries' pods name as their owner, created once the pods are bound: each
-    adopts its pods (they match its selector and have no controller; k8s.io/kubernetes v1.36.3
-    pkg/controller/replicaset ClaimPods) and replaces one Karpenter evicts, as the owner in a
-    customer's cluster would (the simulated engine recreates such pods the same way). Its replicas
-    are the pods that name it, so it creates none at first."""
-    owned: dict[tuple[str, str], list[dict]] = {}
-    for entry in entries:
+def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
+    """The ReplicaSets and DaemonSets the entries' pods name as their owner and the scenario does not
+    create, made once the pods are bound: each adopts its pods (they match its selector and have no
+    controller; k8s.io/kubernetes v1.36.3 pkg/controller/controller_ref_manager.go ClaimPods), as the
+    owner in a customer's cluster would. A ReplicaSet's replicas are the pods that name it, so it creates
+    none at first and replaces one Karpenter evicts (the simulated engine recreates such pods the same
+    way). A DaemonSet runs on the nodes of its pods only (node affinity on their hostnames, so Karpenter
+    counts it on no new node) and never replaces them (updateStrategy OnDelete: an adopted pod lacks its
+    controller-revision-hash)."""
+    owned: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
+    for entry, node_name in placed:
         for pod in entry.get("pods") or []:
             meta = pod.get("metadata") or {}
+            ns = meta.get("namespace") or "default"
             for ref in meta.get("ownerReferences") or []:
-                if ref.get("kind") == "ReplicaSet" and ref.get("name"):
-                    owned.setdefault((meta.get("namespace") or "default", ref["name"]), []).append(pod)
-    for (ns, name), pods in sorted(owned.items()):
-        labels = _owner_labels(pods[0], name)
-        spec = {k: v for k, v in copy.deepcopy(pods[0].get("spec") or {}).items() if k != "nodeName"}
-        cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": ns},
-            "spec": {"replicas": len(pods), "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels}, "spec": spec}}})
+                if ref.get("kind") in ADOPTERS and ref.get("name") and cluster.get(ref["kind"], ref["name"], ns) is None:
+                    owned.setdefault((ref["kind"], ns, ref["name"]), []).append((pod, node_name))
+    for (kind, ns, name), pods in sorted(owned.items()):
+        labels = _owner_labels(pods[0][0], name)
+        spec = {k: v for k, v in copy.deepcopy(pods[0][0].get("spec") or {}).items() if k != "nodeName"}
+        body: dict = {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}}
+        if kind == "ReplicaSet":
+            body["replicas"] = len(pods)
+        else:
+            hosts = sorted({node for _, node in pods})
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": hosts}]}]}}}
+            body["updateStrategy"] = {"type": "OnDelete"}
+        owner = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": ns}, "spec": body}
+        if kind == "DaemonSet":
+            cluster.create(owner, ADMIN)
+        else:          # a kind scenarios do not create (harness/backends/kinds.py): straight to the API server
+            cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", owner)
 
 
 def _owner_labels(pod: dict, replicaset: str) -> dict[str, str]:
@@ -239,7 +286,9 @@ def _owner_labels(pod: dict, replicaset: str) -> dict[str, str]:
     return dict((pod.get("metadata") or {}).get("labels") or {}) or {"harness.karpenter.azure.com/replicaset": replicaset}
 
 
-def seed_managed(run, entry: dict, index: int) -> None:
+def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
+    """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
+    while unregistered) and whether it is initialized."""
     cluster = run.cluster
     nodepool = cluster.get("NodePool", entry["nodePool"])
     if nodepool is None:
@@ -252,6 +301,12 @@ def seed_managed(run, entry: dict, index: int) -> None:
         run.kubelets.held.add(vm)              # launched, no Node yet
     elif uninitialized:
         run.kubelets.not_ready.add(vm)         # registered, NotReady: not initialized
+        if any(t.get("key") == NOT_READY_TAINT for t in entry.get("taints") or []):
+            # NotReady for good: kube-controller-manager's node lifecycle controller would lift the taint
+            # from a Ready node (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle, TaintNodesByCondition)
+            run.kubelets.never_ready.add(vm)
+    else:
+        run.kubelets.initialized.add(vm)       # registers initialized, as a long-running node is
     cluster.create(nc, ADMIN)
     name = nc["metadata"]["name"]
 
@@ -265,7 +320,7 @@ def seed_managed(run, entry: dict, index: int) -> None:
     if not wait_for(state, step=run.kubelets.step):
         raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} did not reach its state in {SEED_TIMEOUT:.0f}s")
     if unregistered:
-        return
+        return name, None, False
     node_name = cluster.get("NodeClaim", name)["status"]["nodeName"]
     if entry.get("labels") or entry.get("taints"):
         node = cluster.get("Node", node_name)
@@ -278,21 +333,22 @@ def seed_managed(run, entry: dict, index: int) -> None:
     bind_pods(cluster, node_name, entry)
     if entry.get("deleting"):
         mark_deleting(cluster, node_name)
+    return name, node_name, not uninitialized
 
 
 def release(run) -> bool:
     """Let the held in-flight NodeClaims' kubelets boot and the NotReady ones report Ready; True when
     any was held."""
     kub = run.kubelets
-    held = bool(kub.held or kub.not_ready)
+    held = bool(kub.held or kub.not_ready - kub.never_ready)
     kub.held.clear()
-    for vm in sorted(kub.not_ready):
+    for vm in sorted(kub.not_ready - kub.never_ready):
         rec = next((r for name, r in kub.records.items() if name.lower() == vm), None)
         if rec is not None and rec.registered:
             ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
                      "message": "kubelet is posting ready status"}
             run.cluster.client(ADMIN).patch("Node", rec.node_name, {"status": {"conditions": [ready]}}, sub="status")
-    kub.not_ready.clear()
+    kub.not_ready &= kub.never_ready
     return held
 
 
