@@ -39,20 +39,25 @@ def test_apply_updates_a_deployment_spec(cluster):
 
 
 def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
-    np = {"metadata": {"name": "default", "uid": "u1"},
+    np = {"metadata": {"name": "default", "uid": "u1", "annotations": {
+              "karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3", "other": "x"}},
           "spec": {"template": {"metadata": {"labels": {"team": "a"}},
                                 "spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
                                          "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
                                                           {"key": "karpenter.sh/capacity-type", "operator": "In",
                                                            "values": ["spot", "on-demand"]}],
-                                         "startupTaints": [{"key": "s", "effect": "NoSchedule"}]}}}}
+                                         "startupTaints": [{"key": "s", "effect": "NoSchedule"}],
+                                         "terminationGracePeriod": "300s", "expireAfter": "Never"}}}}
     nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3", "zone": "eastus-1",
                             "capacityType": "on-demand"}, 0, np)
     reqs = {r["key"]: r["values"] for r in nc["spec"]["requirements"]}
     assert reqs == {"kubernetes.io/arch": ["amd64"], "node.kubernetes.io/instance-type": ["Standard_D2s_v3"],
                     "topology.kubernetes.io/zone": ["eastus-1"], "karpenter.sh/capacity-type": ["on-demand"]}
     assert nc["metadata"]["labels"] == {"team": "a", "karpenter.sh/nodepool": "default"}
+    # the NodePool's drift hash, as the provisioner stamps it (else the NodeClaim never drifts)
+    assert nc["metadata"]["annotations"] == {"karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3"}
     assert nc["metadata"]["ownerReferences"][0]["uid"] == "u1" and nc["spec"]["startupTaints"]
+    assert (nc["spec"]["terminationGracePeriod"], nc["spec"]["expireAfter"]) == ("300s", "Never")
     assert vm_name_of(nc["metadata"]["name"]) == "aks-default-existing-0"
 
 

@@ -13,6 +13,7 @@ Ctrl-C (try/finally; the procs reaper and PR_SET_PDEATHSIG behind them).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import shutil
 import sys
@@ -32,6 +33,8 @@ from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import Settler, disruption_passes, provisioning_rounds
 from harness.runner.expect import Mismatch
+
+DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
@@ -145,6 +148,7 @@ class RealRun:
         self.steady = False
         self.settle_reason = ""
         self.seeded = False                        # given.existingNodes were seeded (seed())
+        self.redrift: list[str] = []               # NodePools/AKSNodeClasses a step updated (drift is due)
         self.unmanaged: list[str] = []             # ... the ones Karpenter does not manage
         self.apply_errors: list[str] = []
         self.reported_errors = 0
@@ -205,6 +209,8 @@ class RealRun:
         try:
             stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
             self.observer.applied(obj, None, stored)
+            if obj.get("kind") in DRIFT_SOURCES and (stored["metadata"].get("generation") or 1) > 1:
+                self.redrift.append(f"{obj['kind']} {obj['metadata']['name']}")
         except APIRejected as e:
             self.observer.applied(obj, e)
             # a NodePool's, AKSNodeClass's or bare Pod's refusal is an expectation; others are input errors
@@ -280,6 +286,11 @@ class RealRun:
             self._step()
             now = time.monotonic()
             disruption = self.observer.disruption(passes, self._held())
+            if self.redrift and self.observer.live:
+                # the NodeClaims' drift is marked moments after the hash controllers stamp the update
+                # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it
+                disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
+                    f"{what} changed (drift)" for what in self.redrift))
             in_flight = self.observer.in_flight()
             if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), in_flight, rounds, disruption):
                 self.steady = True
@@ -301,6 +312,7 @@ class RealRun:
             time.sleep(POLL_SECONDS)
         if not self._held():
             self.evicted = {}
+        self.redrift = []
         self.settle_reason = settler.reason
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.timings.update(self.timings, settle=time.monotonic() - start)

@@ -25,6 +25,11 @@ import time
 from harness.backends.base import ADMIN, APIRejected
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+# what a NodeClaim takes from its NodePool's template besides requirements and nodeClassRef (core v1.14.0
+# nodeclaimtemplate.go NewNodeClaimTemplate copies the template's spec): a terminationGracePeriod lets
+# drift and expiration take a node whose pods block eviction (disruption/types.go NewCandidate)
+TEMPLATE_FIELDS = ("taints", "startupTaints", "terminationGracePeriod", "expireAfter")
+HASH, HASH_VERSION = "karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version"
 ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without the scenario creating them
 SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
 
@@ -115,8 +120,7 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
                 node = cluster.get("Node", node_name)
                 refs.append({**ref, "apiVersion": "v1", "name": node_name, "uid": node["metadata"]["uid"]})
                 continue
-            owner = cluster.get(kind or "", ref.get("name", ""), pod["metadata"]["namespace"]) \
-                if kind in ADOPTERS or kind == "Deployment" else None
+            owner = _scenario_owner(cluster, kind, ref.get("name", ""), pod["metadata"]["namespace"])
             if owner is not None:
                 refs.append({**ref, "uid": owner["metadata"]["uid"]})
             elif kind in ADOPTERS and ref.get("name"):                   # adopted later (adopt_orphans)
@@ -143,7 +147,11 @@ def mark_deleting(cluster, node_name: str) -> None:
 
 def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
     """The NodeClaim a managed entry starts from: the NodePool's template, pinned to the entry's
-    instance type, zone and capacity type (core's test.NodeClaim with the NodePool's label)."""
+    instance type, zone and capacity type (core's test.NodeClaim with the NodePool's label), with the
+    NodePool's drift hash as the provisioner stamps it on the NodeClaims it makes (core v1.14.0
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate): without it the NodeClaim
+    never drifts on a NodePool change (nodeclaim/disruption/drift.go areStaticFieldsDrifted), and the
+    nodepool.hash controller stamps existing NodeClaims only when the hash version changes."""
     tspec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
     tmeta = ((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}
     reqs = [r for r in tspec.get("requirements") or []
@@ -158,13 +166,14 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name,
                          "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"]},
-                         "annotations": dict(tmeta.get("annotations") or {}),
+                         "annotations": {**dict(tmeta.get("annotations") or {}), **{
+                             k: v for k, v in (nodepool["metadata"].get("annotations") or {}).items()
+                             if k in (HASH, HASH_VERSION)}},
                          "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
                                               "name": nodepool["metadata"]["name"],
                                               "uid": nodepool["metadata"].get("uid", ""), "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs, "nodeClassRef": tspec.get("nodeClassRef"),
-                     **({"taints": tspec["taints"]} if tspec.get("taints") else {}),
-                     **({"startupTaints": tspec["startupTaints"]} if tspec.get("startupTaints") else {})}}
+                     **{k: copy.deepcopy(tspec[k]) for k in TEMPLATE_FIELDS if tspec.get(k)}}}
 
 
 def wait_for(predicate, timeout: float = SEED_TIMEOUT, step=None, poll: float = 0.3):
@@ -191,7 +200,7 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
     names (the observer lists managed ones through their NodeClaims). Managed entries in flight are
     held (their kubelet does not boot) until `release`. The existing nodes are the state the scenario
     starts from, so Karpenter's disruption sees them all at once: their NodePools' disruption is
-    held (consolidateAfter Never, a zero budget) while they are seeded one by one and restored after."""
+    held (`hold_disruption`) while they are seeded one by one and restored after."""
     pools = sorted({e["nodePool"] for e in entries or [] if e.get("nodePool")})
     held = hold_disruption(run.cluster, pools)
     unmanaged, initialized, placed = [], [], []
@@ -215,9 +224,13 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
 
 def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
     """Each NodePool's spec.disruption as stored, replaced by one under which no disruption method
-    acts (no Consolidatable condition, no allowed disruption: core v1.14.0 nodeclaim/disruption
-    consolidation.go, disruption/helpers.go BuildDisruptionBudgetMapping). The disruption block is not
-    part of the NodePool's drift hash (`hash:"ignore"`, pkg/apis/v1/nodepool.go)."""
+    acts and none says anything: a consolidateAfter of a year (no Consolidatable condition: core v1.14.0
+    nodeclaim/disruption/consolidation.go) and no allowed disruption (disruption/helpers.go
+    BuildDisruptionBudgetMapping). Not `Never`: every pass would publish "NodePool ... has consolidation
+    disabled" for each seeded node (disruption/consolidation.go, emptiness.go ShouldDisrupt), and the
+    recorder would then drop the node's next Unconsolidatable event for 15 minutes
+    (disruption/events/events.go). The disruption block is not part of the NodePool's drift hash
+    (`hash:"ignore"`, pkg/apis/v1/nodepool.go)."""
     held = {}
     for name in pools:
         np = cluster.get("NodePool", name)
@@ -225,7 +238,7 @@ def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
             continue
         held[name] = copy.deepcopy((np.get("spec") or {}).get("disruption") or {})
         cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {
-            "consolidateAfter": "Never", "budgets": [{"nodes": "0"}]}}})
+            "consolidateAfter": "8760h", "budgets": [{"nodes": "0"}]}}})
     return held
 
 
@@ -261,7 +274,7 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
             meta = pod.get("metadata") or {}
             ns = meta.get("namespace") or "default"
             for ref in meta.get("ownerReferences") or []:
-                if ref.get("kind") in ADOPTERS and ref.get("name") and cluster.get(ref["kind"], ref["name"], ns) is None:
+                if ref.get("kind") in ADOPTERS and ref.get("name") and _scenario_owner(cluster, ref["kind"], ref["name"], ns) is None:
                     owned.setdefault((ref["kind"], ns, ref["name"]), []).append((pod, node_name))
     for (kind, ns, name), pods in sorted(owned.items()):
         labels = _owner_labels(pods[0][0], name)
@@ -281,6 +294,12 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
             cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", owner)
 
 
+def _scenario_owner(cluster, kind: str | None, name: str, namespace: str) -> dict | None:
+    """The live owner a seeded pod names, when the scenario made it (its manifests hold Deployments and
+    DaemonSets, never ReplicaSets)."""
+    return cluster.get(kind, name, namespace) if kind in ("DaemonSet", "Deployment") else None
+
+
 def _owner_labels(pod: dict, replicaset: str) -> dict[str, str]:
     """The labels a ReplicaSet selects its seeded pods by: theirs, or one the harness gives them."""
     return dict((pod.get("metadata") or {}).get("labels") or {}) or {"harness.karpenter.azure.com/replicaset": replicaset}
@@ -290,9 +309,14 @@ def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
     """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
     while unregistered) and whether it is initialized."""
     cluster = run.cluster
-    nodepool = cluster.get("NodePool", entry["nodePool"])
-    if nodepool is None:
+    if cluster.get("NodePool", entry["nodePool"]) is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
+    # the NodePool's drift hash, once core's nodepool.hash controller has stamped it
+    nodepool = wait_for(lambda: (lambda np: np if HASH in (np["metadata"].get("annotations") or {}) else None)(
+        cluster.get("NodePool", entry["nodePool"])))
+    if nodepool is None:
+        raise RuntimeError(f"given.existingNodes[{index}].nodePool: NodePool {entry['nodePool']!r} got no {HASH} "
+                           f"annotation in {SEED_TIMEOUT:.0f}s")
     nc = managed_nodeclaim(entry, index, nodepool)
     unregistered = not entry.get("registered", True)
     uninitialized = not unregistered and not entry.get("initialized", True)
