@@ -20,8 +20,9 @@ def test_given_keys_the_controller_cannot_take_are_reported_and_prices_are_not_a
     """The controller runs as in the public cloud and reads the fake's Retail Prices API, so
     given.prices reaches it (harness/data/real-engine.yaml public_cloud); the loop's bounds and an
     exploration's seeds (the real controller's choices are its own) do not."""
-    given = {"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"], "loop": {"maxIterations": 3}, "explore": 4}
-    assert [n.path for n in ignored_given(given)] == ["given.loop", "given.explore"]
+    given = {"prices": {"Standard_D2s_v3": 0.1}, "skus": ["x"], "loop": {"maxIterations": 3, "minValuesPolicy": "BestEffort"},
+             "explore": 4}
+    assert [n.path for n in ignored_given(given)] == ["given.loop.maxIterations", "given.explore"]
 
 
 def test_a_consolidations_validation_wait_is_not_applicable_the_rest_of_the_timeline_is_checked():

@@ -44,7 +44,7 @@ def test_env_maps_the_scenario_cluster_settings(tmp_path):
     assert env["PATH"].split(":")[0] == str(files["az_dir"])
     urls = [v for v in env.values() if "://" in v]
     assert urls and all("://127.0.0.1:" in u for u in urls)
-    assert "FEATURE_GATES" not in env          # Karpenter's defaults
+    assert "FEATURE_GATES" not in env and "MIN_VALUES_POLICY" not in env         # Karpenter's defaults
 
 
 def test_the_scenarios_feature_gates_reach_the_controller(tmp_path):
@@ -55,6 +55,15 @@ def test_the_scenarios_feature_gates_reach_the_controller(tmp_path):
     env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2},
                                   {"SpotToSpotConsolidation": True, "NodeRepair": False})
     assert env["FEATURE_GATES"] == "NodeRepair=false,SpotToSpotConsolidation=true"
+
+
+def test_the_scenarios_min_values_policy_reaches_the_controller(tmp_path):
+    """given.loop.minValuesPolicy is the controller's MIN_VALUES_POLICY (sigs.k8s.io/karpenter v1.14.0
+    pkg/operator/options/options.go); the loop's bounds are not the controller's."""
+    ep, files = _files(tmp_path)
+    env = settings.controller_env({"region": "eastus", "nodeResourceGroup": "MC_rg"}, ep, files, "sub", files["az_dir"],
+                                  {"metrics": 1, "health": 2}, None, {"minValuesPolicy": "BestEffort", "maxIterations": 5})
+    assert env["MIN_VALUES_POLICY"] == "BestEffort"
 
 
 def test_the_cloud_is_public_unless_the_scenario_asks_for_the_compiled_in_prices():

@@ -44,5 +44,10 @@ def _drop(node, parts: list[str], where: list[str], reason: str, out: list[NotAp
 
 
 def ignored_given(given: dict) -> list[NotApplicable]:
-    """given keys the controller cannot take from the scenario."""
-    return [NotApplicable(f"given.{k}", why) for k, why in engine_data()["ignored_given"].items() if given.get(k)]
+    """given keys (dotted paths) the controller cannot take from the scenario."""
+    def at(path: str):
+        node = given
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+    return [NotApplicable(f"given.{k}", why) for k, why in engine_data()["ignored_given"].items() if at(k)]

@@ -170,7 +170,7 @@ class RealRun:
             files = settings.write_files(workdir / "config", endpoints,
                                          settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
             env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS,
-                                          scenario.given.get("featureGates"))
+                                          scenario.given.get("featureGates"), scenario.given.get("loop"))
             self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
                                    [fake_forward, Forward(api_port, api_port)], hosts=hosts)
             self.sandbox.start(workdir / "controller.log")

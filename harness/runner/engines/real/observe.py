@@ -222,7 +222,9 @@ class Observer:
 
     def fingerprint(self) -> tuple:
         """What "nothing changed" compares: NodeClaims and their conditions, Nodes with labels and
-        taints, pod bindings, NodePool conditions and the fake's mutating calls."""
+        taints, pod bindings, NodePool conditions, the fake's mutating calls and the events on Nodes and
+        NodeClaims (a disruption pass's Node event and its NodeClaim twin are written one after the
+        other by client-go's broadcaster: a settle must not end between them)."""
         claims = tuple(sorted((n, tuple(sorted((t, c.get("status")) for t, c in _conditions(o).items())),
                                bool(o["metadata"].get("deletionTimestamp")))
                               for n, o in self.claims.items() if n not in self.deleted))
@@ -234,7 +236,9 @@ class Observer:
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
                              for p in self.nodepool_objects))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
-        return claims, nodes, pods, pools, writes
+        node_events = sum(1 for e in self.cluster.list("Event", "default")
+                          if (e.get("involvedObject") or {}).get("kind") in ("Node", "NodeClaim"))
+        return claims, nodes, pods, pools, writes, node_events
 
     def disruption(self, passes: int | None, held: tuple[str, ...] = ()) -> Disruption:
         """The disruption side for the settle rule (settle.py)."""

@@ -64,12 +64,14 @@ def subnet_id(subscription: str, node_rg: str, subnet_name: str) -> str:
 
 
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
-                   az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None) -> dict[str, str]:
+                   az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None,
+                   loop: dict | None = None) -> dict[str, str]:
     """The whole environment of the controller process (it starts with `env -i`: nothing is
     inherited). `settings` is the scenario's cluster settings (harness/runner/engines/azureside.py
     cluster_settings); `feature_gates` the scenario's given.featureGates, as Karpenter's FEATURE_GATES
     (sigs.k8s.io/karpenter v1.14.0 pkg/operator/options/options.go: `--feature-gates` or FEATURE_GATES,
-    parsed over the defaults by ParseFeatureGates)."""
+    parsed over the defaults by ParseFeatureGates); `loop` the scenario's given.loop, whose
+    minValuesPolicy is the controller's MIN_VALUES_POLICY (the same options.go)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}
@@ -92,6 +94,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
         "METRICS_PORT": str(ports["metrics"]),
         "HEALTH_PROBE_PORT": str(ports["health"]),
     })
+    if (loop or {}).get("minValuesPolicy"):
+        env["MIN_VALUES_POLICY"] = str(loop["minValuesPolicy"])
     if feature_gates:
         env["FEATURE_GATES"] = ",".join(f"{k}={str(bool(v)).lower()}" for k, v in sorted(feature_gates.items()))
     return env
