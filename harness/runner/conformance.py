@@ -102,7 +102,7 @@ def _dict_diff(a, b, path: str, out: list[dict]) -> None:
 
 def sim_digest(sim) -> str:
     """What the staleness check recomputes: the simulated verdict and outcome."""
-    return digest({"verdict": verdict(sim), **outcome_view(sim.result)})
+    return digest({"verdict": verdict(sim), **outcome_view(final(sim))})
 
 
 def _pair(sim, real) -> dict:
@@ -110,8 +110,8 @@ def _pair(sim, real) -> dict:
     body differences of each pair of nodes."""
     out = {"differences": [], "noise": [], "vmBodies": [], "nicBodies": []}
     diffs = out["differences"]
-    _dict_diff(summary(sim.result), summary(real.result), "", diffs)
-    sim_nodes, real_nodes = paired(sim.result), paired(real.result)
+    _dict_diff(summary(final(sim)), summary(final(real)), "", diffs)
+    sim_nodes, real_nodes = paired(final(sim)), paired(final(real))
     for i in range(max(len(sim_nodes), len(real_nodes))):
         a = node_view(sim_nodes[i]) if i < len(sim_nodes) else None
         b = node_view(real_nodes[i]) if i < len(real_nodes) else None
@@ -163,7 +163,7 @@ def compare(sim, real, alternatives=()) -> dict:
     agreeing = [(s, p) for s, p in pairs if not p["differences"] and verdict(s) == verdict(real)]
     chosen, pair = agreeing[0] if agreeing else min(pairs, key=lambda sp: len(sp[1]["differences"]))
     entry.update(pair)
-    views = {digest(outcome_view(s.result)) for s in samples}
+    views = {digest(outcome_view(final(s))) for s in samples}
     entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
     entry["simSeed"] = chosen.result.seed
     entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
@@ -182,12 +182,30 @@ def status_text(e: dict) -> str:
 
 def judge(scenario, profile: str, real, kubernetes_version: str | None = None, explore: int = 8) -> dict:
     """The report's entry for a real run: compared with the simulation under the scenario's seed and,
-    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py)."""
+    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py). Both
+    sides are compared where the real run ended: after its last step, or, when it stopped early (a
+    step it cannot play), with the simulation of the steps it played (`compared` says which)."""
     sim = simulate(scenario, profile, kubernetes_version)
-    entry = compare(sim, real)
-    if entry["status"] in ("agree", "skipped") or explore <= 1 or sim.exploration is not None:
-        return entry
-    return compare(simulate(scenario, profile, kubernetes_version, explore=explore), real)
+    played = len(real.step_results)
+    same = scenario if played >= len(scenario.steps) or real.skipped else played_only(scenario, played)
+    base = sim if same is scenario else simulate(same, profile, kubernetes_version)
+    entry = compare(base, real)
+    if entry["status"] not in ("agree", "skipped") and explore > 1 and base.exploration is None:
+        entry = compare(simulate(same, profile, kubernetes_version, explore=explore), real)
+    entry["simulated"], entry["simDigest"] = verdict(sim), sim_digest(sim)     # the whole scenario's
+    if same is not scenario:
+        entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"
+    return entry
+
+
+def played_only(scenario, steps: int):
+    """The scenario with its first `steps` steps only."""
+    return dataclasses.replace(scenario, steps=scenario.steps[:steps], step_manifests=scenario.step_manifests[:steps])
+
+
+def final(outcome):
+    """A run's state where it ended: after its last step (the simulation's result is that same object)."""
+    return outcome.step_results[-1] if outcome.step_results else outcome.result
 
 
 def write_report(pairs, out_dir: Path, seconds: float = 0.0) -> tuple[Path, Path]:
@@ -288,6 +306,9 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
                 or any(b["differences"] for b in e["vmBodies"] + e["nicBodies"])) or e["realSkipped"]:
             continue
         lines += ["", f"## {e['scenario']} [{e['profile']}]", "", f"`{e['file']}` - {status_text(e)}", ""]
+        if e.get("compared"):
+            lines += [f"Compared {e['compared']}: the real run could not play the next step "
+                      "(its not-applicable reasons are in the JSON).", ""]
         if e.get("explanation"):
             lines += [f"Explained (the scenario's xfail): {e['explanation']}", ""]
         if e["realMismatches"]:

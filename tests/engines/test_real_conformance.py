@@ -69,10 +69,26 @@ def test_stale_names_what_changed(tmp_path):
     from harness.runner import conformance
     report = {"entries": [{**_entry("a", "agree"), "scenarioDigest": conformance.digest({"k": 1}), "simDigest": "old"},
                           _entry("gone", "agree")]}
-    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated",
+    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated", step_results=[],
                           result=SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={}),
                           passed=True)
     sc.xfail_reason = lambda profile, real=False: None
     found = stale(report, [sc], lambda s, p, v: sim)
     assert found == ["scenarios/x.scenario.yaml::gone [upstream]: in the report, not in the library",
                      "scenarios/x.scenario.yaml::a [upstream]: the simulated outcome changed"]
+
+
+def test_runs_are_compared_where_the_real_run_ended():
+    """The simulation returns one result object it keeps updating, the real engine one per settle:
+    both sides are compared after their last step, and a real run that stopped early (a step it cannot
+    play) is compared with the simulation of the steps it played."""
+    from types import SimpleNamespace
+
+    from harness.runner.conformance import final, played_only
+    from harness.runner.scenario import load_scenarios
+    first, last = SimpleNamespace(n=0), SimpleNamespace(n=1)
+    assert final(SimpleNamespace(result=first, step_results=[])) is first
+    assert final(SimpleNamespace(result=first, step_results=[first, last])) is last
+    sc = next(s for s in load_scenarios("scenarios/loop/in-place-updates.scenario.yaml") if len(s.steps) > 1)
+    cut = played_only(sc, 1)
+    assert len(cut.steps) == len(cut.step_manifests) == 1 and len(sc.steps) > 1 and cut.name == sc.name

@@ -14,7 +14,14 @@ move with the engine interface.
   controller launches it through the fake Azure, the kubelet stand-in registers it; `hold` keeps an
   in-flight entry from registering (`registered: false`) or from becoming Ready (`initialized: false`)
   until `release` after the first settle, as the simulated engine lets its in-flight nodes finish after
-  the first pass.
+  the first pass (one whose taints say not-ready stays NotReady).
+- `seed`: all entries as one starting state. Karpenter's disruption controller runs a pass every 10 s
+  while they come up one by one, and what a pass publishes about a node (DisruptionBlocked,
+  Unconsolidatable) hides that node's next such event for 2 to 15 minutes (core v1.14.0
+  pkg/events/recorder.go dedupes by reason and object uid, whatever the message). So seeding keeps the
+  passes silent: disruption held without `Never`, Nodes registered already initialized, one last pod
+  event for all; the pods' owners are made to exist (mirror pods' Node, orphaned ReplicaSets and
+  DaemonSets adopt theirs).
 """
 from __future__ import annotations
 
@@ -300,9 +307,9 @@ def _scenario_owner(cluster, kind: str | None, name: str, namespace: str) -> dic
     return cluster.get(kind, name, namespace) if kind in ("DaemonSet", "Deployment") else None
 
 
-def _owner_labels(pod: dict, replicaset: str) -> dict[str, str]:
-    """The labels a ReplicaSet selects its seeded pods by: theirs, or one the harness gives them."""
-    return dict((pod.get("metadata") or {}).get("labels") or {}) or {"harness.karpenter.azure.com/replicaset": replicaset}
+def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
+    """The labels an adopting owner selects its seeded pods by: theirs, or one the harness gives them."""
+    return dict((pod.get("metadata") or {}).get("labels") or {}) or {"harness.karpenter.azure.com/owner": owner}
 
 
 def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
@@ -311,9 +318,12 @@ def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
     cluster = run.cluster
     if cluster.get("NodePool", entry["nodePool"]) is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
-    # the NodePool's drift hash, once core's nodepool.hash controller has stamped it
-    nodepool = wait_for(lambda: (lambda np: np if HASH in (np["metadata"].get("annotations") or {}) else None)(
-        cluster.get("NodePool", entry["nodePool"])))
+
+    def hashed() -> dict | None:
+        """The NodePool once core's nodepool.hash controller has stamped its drift hash."""
+        np = cluster.get("NodePool", entry["nodePool"])
+        return np if np is not None and HASH in (np["metadata"].get("annotations") or {}) else None
+    nodepool = wait_for(hashed)
     if nodepool is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: NodePool {entry['nodePool']!r} got no {HASH} "
                            f"annotation in {SEED_TIMEOUT:.0f}s")
