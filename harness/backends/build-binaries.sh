@@ -122,4 +122,4 @@ if ! [ -x "$OUT/kwok" ]; then
 fi
 
 "$OUT/kube-apiserver" --version >&2
-"$OUT/etcd" --version | head -1 >&2
+"$OUT/etcd" --version | sed -n 1p >&2          # sed reads it all: head would SIGPIPE etcd (exit 141 under pipefail)
