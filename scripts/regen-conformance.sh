@@ -3,19 +3,40 @@
 # Karpenter-on-Azure controller and on the simulated engine, side by side (harness/runner/conformance.py),
 # then fail on a difference no strict xfail explains (which side is wrong, from the upstream source).
 # Needs the control plane and the controller (built here when missing: ~15 + ~5-20 min cold).
-# About 10-15 min warm on 2 cores with JOBS=2 (each worker runs its own API server and controller).
-#   bash scripts/regen-conformance.sh [OUT_DIR] [pytest selection...]
+# About 55-60 min warm for the whole report on 2 busy cores with JOBS=2 (each worker runs its own API
+# server and controller).
+#   bash scripts/regen-conformance.sh [OUT_DIR] [pytest selection...]   # the whole report (or the selection's)
+#   bash scripts/regen-conformance.sh --stale [OUT_DIR]      # only the runs the report no longer describes
+#                                                             # (a scenario added or edited, a simulated outcome changed)
+#   MERGE=1 bash scripts/regen-conformance.sh OUT_DIR selection...   # rerun a selection, keep the other entries
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stale=
+if [ "${1:-}" = "--stale" ]; then stale=1; shift; fi
 out=${1:-docs/conformance}
 shift || true
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
+if [ -n "$stale" ]; then
+  mapfile -t runs < <(python3 -m harness.runner.conformance stale "$out")
+  if [ ${#runs[@]} -eq 0 ]; then
+    echo "regen-conformance: $out describes the library; nothing to rerun" >&2
+    exec python3 -m harness.runner.conformance check "$out"
+  fi
+  printf 'regen-conformance: stale: %s\n' "${runs[@]}" >&2
+  # `file::scenario [profile]: why` -> the files and a -k expression of the scenario names
+  mapfile -t files < <(printf '%s\n' "${runs[@]}" | sed 's/::.*//' | sort -u)
+  names=$(printf '%s\n' "${runs[@]}" | sed 's/^[^:]*::\([^ ]*\) .*/\1/' | sort -u | paste -sd' ' | sed 's/ / or /g')
+  set -- "${files[@]}" -k "$names"
+  MERGE=1
+fi
 python3 -m harness.backends build >/dev/null
 python3 -m harness.backends build --controller >/dev/null
-rm -rf "$out/entries"
+dest=$out
+if [ -n "${MERGE:-}" ]; then dest=$(mktemp -d); trap 'rm -rf "$dest"' EXIT; fi
+rm -rf "$dest/entries"
 set +e
 python3 -m pytest "${@:-scenarios/}" --harness-engine real --harness-profile upstream -n "${JOBS:-2}" -p no:cacheprovider -q \
-  --harness-conformance "$out"
+  --harness-conformance "$dest"
 rc=$?
 set -e
 # 1: some real runs failed their expectations; the report holds them and `check` judges them.
@@ -24,4 +45,5 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
   echo "regen-conformance: pytest ended with $rc" >&2
   exit "$rc"
 fi
+if [ -n "${MERGE:-}" ]; then python3 -m harness.runner.conformance merge "$dest" "$out"; fi
 python3 -m harness.runner.conformance check "$out"

@@ -32,6 +32,7 @@ from pathlib import Path
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines.base import verdict
 from harness.runner.outcome import digest, node_view, noise_reason, outcome_view, paired, summary  # noqa: F401 (re-exported)
+from harness.runner.scenario import load_scenarios
 
 REPORT_PROFILE = "upstream"        # the real engine runs one controller: the profile that models it
 VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceView|resourceGuid|etag|"
@@ -259,8 +260,34 @@ def assemble(out_dir: Path) -> tuple[Path, Path] | None:
     return out
 
 
+def merge(new_dir: Path, out_dir: Path) -> tuple[Path, Path] | None:
+    """Replace the entries of out_dir's report with those of the report in new_dir (same scenario x
+    profile), keeping the rest: a partial rerun (`regen-conformance.sh --stale`) without remaking all."""
+    made = json.loads((new_dir / "conformance.json").read_text()) if (new_dir / "conformance.json").is_file() else None
+    if made is None:
+        return None
+    key = lambda e: (e["file"], e["scenario"], e["profile"])    # noqa: E731
+    old = json.loads((out_dir / "conformance.json").read_text())["entries"] if (out_dir / "conformance.json").is_file() else []
+    entries = {key(e): e for e in old} | {key(e): e for e in made["entries"]}
+    # a scenario since removed from the library leaves the report
+    library = {(os.path.relpath(sc.file), sc.name) for sc in covered_scenarios({"entries": list(entries.values())})}
+    entries = {k: e for k, e in entries.items() if k[:2] in library}
+    return write_entries(list(entries.values()), out_dir, sum(e["seconds"]["real"] for e in entries.values()))
+
+
 def unexplained(report: dict) -> list[dict]:
     return [e for e in report["entries"] if e.get("status") == "unexplained"]
+
+
+def covered_folders(report: dict) -> list[Path]:
+    """The library folders (scenarios/<folder>, relative to the repository root) the report was made over."""
+    return sorted({Path(*Path(e["file"]).parts[:2]) for e in report["entries"]})
+
+
+def covered_scenarios(report: dict) -> list:
+    """Every scenario of the report's folders as the library holds them now (run from the repository root)."""
+    return [sc for folder in covered_folders(report) for f in sorted(folder.rglob("*.scenario.yaml"))
+            for sc in load_scenarios(str(f))]
 
 
 def stale(report: dict, scenarios: list, run_sim=None) -> list[str]:
@@ -326,12 +353,23 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`assemble DIR`: join a run's entries; `check DIR`: exit 1 on an unexplained difference."""
+    """`assemble DIR`: join a run's entries; `check DIR`: exit 1 on an unexplained difference;
+    `stale DIR`: print `file::scenario` of each run the report no longer describes; `merge NEW DIR`:
+    put a partial rerun's entries into DIR's report."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2 or argv[0] not in ("assemble", "check"):
-        print("usage: python -m harness.runner.conformance assemble|check DIR", file=sys.stderr)
+    if argv[:1] == ["merge"] and len(argv) == 3:
+        made = merge(Path(argv[1]), Path(argv[2]))
+        print(f"conformance report: {made[0]} {made[1]}" if made else f"{argv[1]}: no report to merge", file=sys.stderr)
+        return 0 if made else 1
+    if len(argv) != 2 or argv[0] not in ("assemble", "check", "stale"):
+        print("usage: python -m harness.runner.conformance assemble|check|stale DIR | merge NEW_DIR DIR", file=sys.stderr)
         return 2
     out_dir = Path(argv[1])
+    if argv[0] == "stale":
+        report = json.loads((out_dir / "conformance.json").read_text())
+        for line in stale(report, covered_scenarios(report)):
+            print(line)
+        return 0
     if argv[0] == "assemble":
         made = assemble(out_dir)
         print(f"conformance report: {made[0]} {made[1]}" if made else f"{out_dir}: no entries to assemble",

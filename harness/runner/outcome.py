@@ -9,10 +9,25 @@ import hashlib
 import json
 import re
 
+# What a Node on its way out carries: core's termination marks (sigs.k8s.io/karpenter v1.14.0
+# pkg/controllers/node/termination/controller.go finalize; harness/loop/controllers/nodetermination.py)
+# and, once its VM is gone and its kubelet silent, kube-controller-manager's unreachable taint
+# (kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go UnreachableTaintTemplate; the
+# simulation does not run that controller). A deleted Node's record is its last sight: the real
+# engine's poll sees it mid-termination, the simulation as it was disrupted; these marks say when the
+# record was taken, not what the outcome was.
+TERMINATION_TAINTS = ("karpenter.sh/disrupted", "node.kubernetes.io/unreachable")
+TERMINATION_LABELS = ("node.kubernetes.io/exclude-from-external-load-balancers",)
+
+
 def node_view(n) -> dict:
+    labels, taints = dict(n.labels), n.taints
+    if n.deleted:
+        labels = {k: v for k, v in labels.items() if k not in TERMINATION_LABELS}
+        taints = [t for t in taints if t["key"] not in TERMINATION_TAINTS]
     return {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type,
-            "labels": dict(n.labels), "kubeletNodeLabels": dict(n.kubelet_node_labels),
-            "taints": sorted(f"{t['key']}={t.get('value', '')}:{t.get('effect')}" for t in n.taints),
+            "labels": labels, "kubeletNodeLabels": dict(n.kubelet_node_labels),
+            "taints": sorted(f"{t['key']}={t.get('value', '')}:{t.get('effect')}" for t in taints),
             "kubeletRefused": n.kubelet_refused is not None}
 
 

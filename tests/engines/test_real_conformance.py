@@ -92,3 +92,43 @@ def test_runs_are_compared_where_the_real_run_ended():
     sc = next(s for s in load_scenarios("scenarios/loop/in-place-updates.scenario.yaml") if len(s.steps) > 1)
     cut = played_only(sc, 1)
     assert len(cut.steps) == len(cut.step_manifests) == 1 and len(sc.steps) > 1 and cut.name == sc.name
+
+
+def test_a_partial_rerun_is_merged_into_the_report(tmp_path, monkeypatch):
+    """`merge NEW DIR` replaces the rerun entries, keeps the others and drops a scenario the library
+    no longer holds (`regen-conformance.sh --stale`)."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "scenarios" / "x"
+    folder.mkdir(parents=True)
+    doc = "apiVersion: harness.karpenter.azure.com/v1alpha1\nkind: Scenario\nmetadata: {{name: {}}}\nexpect: {{nodeCount: 0}}\n"
+    (folder / "a.scenario.yaml").write_text(doc.format("a") + "---\n" + doc.format("b"))
+    old, new = tmp_path / "old", tmp_path / "new"
+    file = "scenarios/x/a.scenario.yaml"
+    for d, entries in ((old, [_entry("a", "unexplained"), _entry("b", "agree"), _entry("gone", "agree")]),
+                       (new, [_entry("a", "agree")])):
+        for e in entries:
+            write_entry(d, {**e, "file": file})
+        assemble(d)
+    assert main(["merge", str(new), str(old)]) == 0
+    report = json.loads((old / "conformance.json").read_text())
+    assert {e["scenario"]: e["status"] for e in report["entries"]} == {"a": "agree", "b": "agree"}
+    assert main(["check", str(old)]) == 0
+
+
+def test_a_deleted_nodes_termination_marks_are_not_its_outcome():
+    """The real engine's last poll sees a deleted Node mid-termination (core's disrupted taint and
+    load-balancer exclusion, kube-controller-manager's unreachable taint), the simulation as it was
+    disrupted: the marks say when the record was taken. A Node still there keeps them."""
+    from harness.loop.result import NodeResult
+    from harness.runner.outcome import node_view
+
+    def node(deleted):
+        return NodeResult(name="n", index=0, nodeclaim="c", nodepool="p", instance_type="Standard_D2s_v3", zone="1",
+                          capacity_type="on-demand", vm_name="v", deleted=deleted,
+                          labels={"a": "b", "node.kubernetes.io/exclude-from-external-load-balancers": "karpenter"},
+                          taints=[{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"},
+                                  {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"},
+                                  {"key": "team", "value": "x", "effect": "NoSchedule"}])
+    gone, there = node_view(node("Empty")), node_view(node(None))
+    assert gone["labels"] == {"a": "b"} and gone["taints"] == ["team=x:NoSchedule"]
+    assert len(there["labels"]) == 2 and len(there["taints"]) == 3
