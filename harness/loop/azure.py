@@ -124,7 +124,9 @@ class AzureProvider:
             self.on_event("Log", source, reason, message)
 
     def call(self, operation: str, fn: Callable):
-        """`fn()` under the SDK retry policy; the last error is raised after MAX_RETRIES."""
+        """`fn()` under the SDK retry policy; the last error is raised after MAX_RETRIES. A retry is
+        silent, as in the controller: provider v1.14.0 registers no azcore log listener, so the SDK's
+        retries show only in the fake's request log (`expect.azure.requests`)."""
         attempt = 0
         while True:
             try:
@@ -139,8 +141,6 @@ class AzureProvider:
                     delay = min((2 ** attempt - 1) * RETRY_DELAY * (0.8 + self._jitter.random() / 2), MAX_RETRY_DELAY)
                 elif delay > MAX_RETRY_DELAY:
                     raise
-                self.event("azcore", "Retry", f"{operation}: {status} {error_code(e) or ''} retry {attempt} "
-                                              f"after {delay:.1f}s".replace("  ", " "))
                 if self.clock is not None and hasattr(self.clock, "advance"):
                     self.clock.advance(delay)
 
@@ -400,7 +400,6 @@ class AzureProvider:
         except HttpResponseError as e:
             if getattr(e, "status_code", None) not in RETRY_STATUS:
                 raise
-            self.event("azcore", "Retry", f"{kind}.get {name}: {e.status_code} {error_code(e)}".strip())
             res = self.call(f"{kind}.get", get)
             state = (getattr(res, "provisioning_state", None) or "").lower()
             if state == "failed":

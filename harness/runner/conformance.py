@@ -135,7 +135,17 @@ def _pair(sim, real) -> dict:
         rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
         out["nicBodies"].append({"node": i, "differences": body_diff(
             sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
+    if final(sim).runaway and final(real).runaway:
+        # both ran away: how many NodeClaims each launched is how long it ran before it was stopped
+        # (the simulation at `loop.runawayThreshold` idle NodeClaims, the real engine once that many
+        # have held through its quiet window while the controller went on launching)
+        counted = [d for d in diffs if d["field"] in RUNAWAY_COUNTS or re.fullmatch(r"nodes\[\d+\]", d["field"])]
+        out["noise"] += [{**d, "why": "both runs ran away: the counts say when each was stopped"} for d in counted]
+        out["differences"] = [d for d in diffs if d not in counted]
     return out
+
+
+RUNAWAY_COUNTS = ("nodes", "nodeClaimsLaunched", "vms", "nics")
 
 
 def compare(sim, real, alternatives=()) -> dict:

@@ -42,3 +42,33 @@ def test_a_nodeclaim_a_launch_failure_deleted_keeps_the_run_in_flight_until_the_
     obs.deleted_at["a"] += observe.RELAUNCH_SECONDS
     obs.pending = lambda: frozenset()                                                   # nothing waits
     assert Observer._awaiting_relaunch(obs) == []
+
+
+def test_the_unavailable_offerings_cache_is_read_from_the_controllers_debug_log(tmp_path):
+    """provider v1.14.0 pkg/cache/unavailableofferings.go logs every entry it sets; the live ones
+    (set again: the TTL extends) are the cache the simulation snapshots (harness/loop/unavailable.py)."""
+    import datetime as dt
+    import json
+    from types import SimpleNamespace
+    t0 = dt.datetime(2026, 11, 23, 17, 0, tzinfo=dt.timezone.utc)
+
+    def line(sec, msg, **kv):
+        stamp = (t0 + dt.timedelta(seconds=sec)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return json.dumps({"level": "DEBUG", "time": stamp, "logger": "controller", "message": msg, **kv})
+    log = tmp_path / "controller.log"
+    log.write_text("\n".join([
+        line(0, "removing offering from offerings", unavailable="SkuNotAvailable", **{
+            "instance-type": "Standard_D2_v3", "zone": "", "capacity-type": "on-demand", "ttl": "1h0m0s"}),
+        line(1, "marking VM Family unavailable in zone", family="standardDv3Family", **{
+            "capacity-type": "on-demand", "zone": "", "max-cpu": 2, "ttl": "1h0m0s"}),
+        line(2, "removing offering from offerings", unavailable="SpotUnavailable", **{"capacity-type": "spot", "ttl": "3m0s"}),
+        "not json", line(3, "something else")]) + "\n")
+    obs = SimpleNamespace(log_path=log)
+    obs._log_records = lambda needle, without=None: Observer._log_records(obs, needle, without)
+    now = (t0 + dt.timedelta(seconds=10)).timestamp()
+    got = {e["key"]: e for e in Observer.unavailable_offerings(obs, now)}
+    assert sorted(got) == ["on-demand:Standard_D2_v3:", "skufamily:standarddv3family::on-demand", "spot::"]
+    assert got["on-demand:Standard_D2_v3:"]["size"] == "Standard_D2_v3" and got["on-demand:Standard_D2_v3:"]["ttl"] == 3600
+    assert got["spot::"]["expiresIn"] == 172.0
+    later = (t0 + dt.timedelta(minutes=5)).timestamp()       # the spot entry's 3 minutes are over
+    assert "spot::" not in {e["key"] for e in Observer.unavailable_offerings(obs, later)}

@@ -136,3 +136,27 @@ def test_no_candidate_no_disruption_wait():
     s = Settler(0.0)
     assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(passes=None))
     assert s.observe(DONE_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(passes=None))
+
+
+def test_windows_start_when_a_hold_is_released():
+    """A NodeClaim in flight behind a throttled request: the SDK sleeps out the Retry-After, so quiet
+    during the hold is no answer, and the long window counts from its release."""
+    s = Settler(0.0)
+    held = Disruption(passes=1, held=("an Azure request the fake refused with Retry-After, retried in 9.0s",))
+    assert not s.observe(FALLBACK_SECONDS + 5, "fp", frozenset(), ["nc-1"], 1, held)
+    assert not s.observe(FALLBACK_SECONDS + 6, "fp", frozenset(), ["nc-1"], 1, Disruption(1))
+    assert s.observe(2 * FALLBACK_SECONDS + 5, "fp", frozenset(), ["nc-1"], 1, Disruption(1))
+
+
+def test_a_refusal_with_retry_after_is_remembered_by_the_wire_tap():
+    import time
+
+    from harness.runner.engines.real.fakeside import WireTap
+
+    class Fake:
+        def handle(self, method, url, headers=None, body=None):
+            return 429, {"retry-after": "10"}, b"{}"
+    tap = WireTap(Fake())
+    before = time.monotonic()
+    tap.handle("GET", "https://management.azure.com/x", {"Host": "management.azure.com"})
+    assert before + 10 <= tap.retry_until <= time.monotonic() + 10

@@ -50,6 +50,9 @@ MAX_ADVANCE_SECONDS = 120.0
 # controller.go), which kube-controller-manager's node lifecycle controller changes once the dead kubelet's
 # Lease is older than its --node-monitor-grace-period
 EVICTED_TIMEOUT = 300.0
+# a refusal's Retry-After holds the run (fakeside.WireTap.retry_until) this much longer: the retried request
+# and what the controller does with its answer
+RETRY_SLACK = 1.0
 
 
 class RealEngine:
@@ -126,6 +129,19 @@ class RealEngine:
         return RealRun(scenario, profile, cluster, ctl)
 
 
+# What an earlier scenario on the same cluster left that its events may still name: kube-controller-manager
+# and kube-scheduler record events asynchronously (client-go tools/record broadcaster), so an event about
+# the previous scenario's Node, Deployment or pod can be written after the reset cleared the events.
+EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "ReplicaSet", "DaemonSet",
+                  "PersistentVolumeClaim", "PersistentVolume")
+
+
+def previous_uids(cluster) -> frozenset[str]:
+    """The uids of the objects on the cluster before this run's reset (the previous scenario's)."""
+    return frozenset(o["metadata"]["uid"] for kind in EVENT_SUBJECTS for o in cluster.list(kind)
+                     if o["metadata"].get("uid"))
+
+
 class RealRun:
     """One live run: the work dir, the fake's server, the controller in its sandbox and the kubelet
     stand-ins; applies manifests, waits for quiet, observes."""
@@ -155,6 +171,7 @@ class RealRun:
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         try:
+            departed = previous_uids(cluster)
             cluster.reset()
             secrets = clusterprep.prepare(cluster, ctl, workdir)
             self.fake = fake = fake_azure(scenario, SimClock())
@@ -177,6 +194,7 @@ class RealRun:
             self.profile = profile_with_knobs(profile, None)
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
             self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, workdir / "controller.log")
+            self.observer.departed = departed
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
@@ -266,9 +284,13 @@ class RealRun:
         that is gone, until kube-controller-manager's pod garbage collector deletes them (orphaned pods,
         k8s.io/kubernetes v1.36.3 pkg/controller/podgc/gc_controller.go gcOrphaned) and their owners
         replace them."""
+        held = []
+        wait = self.tap.retry_until - time.monotonic() + RETRY_SLACK
+        if wait > 0:
+            held.append(f"an Azure request the fake refused with Retry-After, retried in {wait:.1f}s")
         if not self.evicted:
-            return ()
-        held = [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
+            return tuple(held)
+        held += [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
                 if n not in self.observer.deleted]
         nodes = {n["metadata"]["name"] for n in self.observer.node_objects}
         held += [f"pod {p['metadata']['name']} on Node {p['spec']['nodeName']}, which is gone (pod garbage collection)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,10 @@ class WireTap:
     state: object
     hosts: set[str] = field(default_factory=set)
     puts: list[Put] = field(default_factory=list)
+    # time.monotonic() when the last refusal that carried Retry-After may be retried: the controller's
+    # SDK sleeps that long before it asks again (azcore v1.22.0 runtime/policy_retry.go honours the
+    # header), so until then "nothing changed" says nothing about what it will do
+    retry_until: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def handle(self, method: str, url: str, headers=None, body=None):
@@ -41,6 +46,12 @@ class WireTap:
         status, out_headers, data = self.state.handle(method, url, headers, body)
         with self._lock:
             self.hosts.add(host)
+            after = next((v for k, v in (out_headers or {}).items() if k.lower() == "retry-after"), None)
+            if status >= 400 and after is not None:
+                try:
+                    self.retry_until = max(self.retry_until, time.monotonic() + float(after))
+                except ValueError:
+                    pass
             path = url.split("?", 1)[0]
             m = PUT_BODY.search(path) if method.upper() == "PUT" else None
             if m and body:

@@ -15,6 +15,8 @@ Sources, per field:
 """
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 import time
 
@@ -67,6 +69,7 @@ class Observer:
         self.nodeclasses: dict[str, NodeClassResult] = {}
         self.rejected_pods: dict[str, PodResult] = {}      # bare Pods the API server refused at create
         self.namespaces: set[str] = {"default"}
+        self.departed: frozenset[str] = frozenset()   # uids of the previous scenario's objects (their late events)
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
         self.launched: set[str] = set()          # Launched=True and the VM create succeeded
         self.launched_condition: set[str] = set()
@@ -216,7 +219,8 @@ class Observer:
     def _events(self) -> list[dict]:
         out = []
         for ns in sorted(self.namespaces | {"default"}):
-            out += self.cluster.list("Event", ns)
+            out += [e for e in self.cluster.list("Event", ns)
+                    if (e.get("involvedObject") or {}).get("uid") not in self.departed]
         return sorted(out, key=lambda e: (e.get("firstTimestamp") or e.get("eventTime") or "",
                                           e["metadata"].get("creationTimestamp") or ""))
 
@@ -237,7 +241,8 @@ class Observer:
                              for p in self.nodepool_objects))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
         node_events = sum(1 for e in self.cluster.list("Event", "default")
-                          if (e.get("involvedObject") or {}).get("kind") in ("Node", "NodeClaim"))
+                          if (e.get("involvedObject") or {}).get("kind") in ("Node", "NodeClaim")
+                          and e["involvedObject"].get("uid") not in self.departed)
         return claims, nodes, pods, pools, writes, node_events
 
     def disruption(self, passes: int | None, held: tuple[str, ...] = ()) -> Disruption:
@@ -297,6 +302,7 @@ class Observer:
         snap = self.fake.snapshot()
         snap["request_log"] = request_log(self.fake)
         r.azure = snap
+        r.unavailable_offerings = self.unavailable_offerings(time.time())
         return r
 
     def _nodepools(self, r: RunResult) -> None:
@@ -370,6 +376,20 @@ class Observer:
                     pr.reason = pr.karpenter_error or pr.scheduler_error
                 r.pods[key] = pr
 
+    def _log_records(self, needle: str, without: str | None = None):
+        """The controller's structured log lines that contain `needle` (and not `without`), parsed (zap JSON)."""
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
+        except OSError:
+            return
+        for line in lines:
+            if needle not in line or (without and without in line):
+                continue
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
     def log_events(self) -> list[dict]:
         """The errors the controller only logs, as events of kind `Log` the way the simulation records
         them (harness/loop/azure.py AzureProvider.event): named for the package that logged it (the
@@ -377,19 +397,8 @@ class Observer:
         message (e.g. provider v1.14.0 pkg/providers/instance/vminstance.go "networkinterface.Delete
         failed"), the message its `error`. Only the provider's and core's own error lines: the
         controller-runtime "Reconciler error" wrapper repeats one of them."""
-        import json
         out: list[dict] = []
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
-        except OSError:
-            return out
-        for line in lines:
-            if '"level":"ERROR"' not in line or '"ApiRequestLog"' in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
+        for rec in self._log_records('"level":"ERROR"', without='"ApiRequestLog"'):
             caller = str(rec.get("caller") or "")
             if rec.get("message") == "Reconciler error" or "/" not in caller:
                 continue
@@ -397,16 +406,44 @@ class Observer:
                         "reason": rec.get("message") or "", "message": str(rec.get("error") or "")})
         return out
 
+    def unavailable_offerings(self, now: float) -> list[dict]:
+        """The provider's unavailable-offerings cache as the simulation snapshots it
+        (harness/loop/unavailable.py), from the controller's debug log: provider v1.14.0
+        pkg/cache/unavailableofferings.go logs each entry it sets ("removing offering from offerings":
+        one offering, or every spot offering; "marking VM Family unavailable in zone": a family from a
+        vCPU count up). An entry set again extends its TTL; the live ones at `now` (epoch seconds)."""
+        from harness.model.durations import go_duration
+        entries: dict[str, dict] = {}
+        for needle in ('"removing offering from offerings"', '"marking VM Family unavailable in zone"'):
+            for rec in self._log_records(needle):
+                try:
+                    at = dt.datetime.fromisoformat(str(rec.get("time")).replace("Z", "+00:00")).timestamp()
+                    ttl = go_duration(str(rec.get("ttl")))
+                except (TypeError, ValueError):
+                    continue
+                ct, zone = rec.get("capacity-type") or "", rec.get("zone") or ""
+                if "family" in rec:
+                    key = f"skufamily:{str(rec['family']).lower()}:{zone}:{ct}"
+                    row = {"family": str(rec["family"]).lower(), "zone": zone, "capacityType": ct,
+                           "minVCPUs": rec.get("max-cpu")}
+                elif rec.get("instance-type"):
+                    key = f"{ct}:{rec['instance-type']}:{zone}"
+                    row = {"capacityType": ct, "size": rec["instance-type"], "zone": zone}
+                else:
+                    key, row = "spot::", {"capacityType": "spot", "scope": "all"}
+                entries[key] = {"key": key, "ttl": ttl, "expires": at + ttl, **row}
+        return [{**{k: v for k, v in e.items() if k != "expires"}, "expiresIn": round(e["expires"] - now, 3)}
+                for _, e in sorted(entries.items()) if e["expires"] > now]
+
     def ignored_pods(self) -> dict[str, str]:
         """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
         v1.14.0 pkg/controllers/provisioning/provisioner.go, Validate failed; debug level). Karpenter
         records that decision nowhere in the API, so its structured log is the observable."""
-        import json
         out: dict[str, str] = {}
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
-        except OSError:
-            return out
+        for rec in self._log_records('"ignoring pod"'):
+            pod = rec.get("Pod") or {}
+            out[f"{pod.get('namespace')}/{pod.get('name')}"] = rec.get("error", "")
+        return out
         for line in lines:
             if '"ignoring pod"' not in line:
                 continue

@@ -114,6 +114,9 @@ class Settler:
         if self.passes_at_change is None and quiet_for >= self.pass_lag:
             self.passes_at_change = disruption.passes
         if disruption.held:
+            # what holds the run acts later (a garbage collector, a client's retry): every quiet
+            # window starts once it is released
+            self.last_change = now
             return False
         fallback = self.disruption_fallback if disruption.candidates or disruption.busy else self.fallback
         if quiet_for >= fallback:
