@@ -170,6 +170,7 @@ class RealRun:
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
+        self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         try:
             departed = previous_uids(cluster)
             cluster.reset()
@@ -336,6 +337,7 @@ class RealRun:
             self.evicted = {}
         self.redrift = []
         self.settle_reason = settler.reason
+        self.scenario_clock = max(self.scenario_clock or 0.0, settler.last_change)
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.timings.update(self.timings, settle=time.monotonic() - start)
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
@@ -360,7 +362,11 @@ class RealRun:
             if seconds > cap:
                 return (f"advance: {step['advance']} would be {seconds:.0f}s of wall-clock time; the controller's "
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
-            end = time.monotonic() + seconds
+            # the scenario's clock stands where the last step's advance ended or where its settle last saw
+            # a change, whichever is later: the quiet window a settle waits out after the last change
+            # is observation, not time the scenario spent (the simulation's settle takes none)
+            start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
+            end = self.scenario_clock = start + seconds
             while time.monotonic() < end:
                 self._step()
                 time.sleep(min(POLL_SECONDS, max(end - time.monotonic(), 0)))
