@@ -146,6 +146,18 @@ class AzureProvider:
 
     # -- instance types (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List:
     # listed once, then cached; azure-provider.md §1.5) ----------------------------------------
+    def start(self) -> str | None:
+        """The operator's start: the first SKU list (provider v1.14.0 pkg/operator/operator.go NewOperator,
+        `lo.Must0(instanceTypeProvider.UpdateInstanceTypes(ctx))`). When it fails after the SDK's retries
+        the controller panics and exits: the panic's text, else None."""
+        try:
+            region = self.cluster.region
+            self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
+            self.sku_seq += 1
+            return None
+        except HttpResponseError as e:
+            return f"panic: fetching SKUs using skewer, {error_text(e)}"
+
     def skus(self) -> list[dict]:
         """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
         good list kept, or none yet (upstream List: "no instance types found"), and read again

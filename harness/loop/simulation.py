@@ -110,6 +110,8 @@ class Simulation:
         self.expiration = Expiration(self.state, self.node_termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
+        self.started = False            # the operator's start ran (converge)
+        self.exited: str | None = None  # why the controller exited at its start (a panic), if it did
 
     # -- what callers read ----------------------------------------------------------------------------
     @property
@@ -183,8 +185,23 @@ class Simulation:
         return seed_existing_nodes(self, entries)
 
     def validate_nodepools(self) -> None:
-        """NodePool validation and readiness (controllers/nodepool.py); run after every apply."""
-        self.nodepools.reconcile()
+        """NodePool validation and readiness (controllers/nodepool.py); run after every apply, once
+        the controller is up."""
+        if self._start():
+            self.nodepools.reconcile()
+
+    def _start(self) -> bool:
+        """Whether the controller runs. Its start lists the SKUs and panics when that fails
+        (AzureProvider.start); then no Karpenter controller acts for the rest of the run (a cluster's
+        kubelet would restart the pod after CrashLoopBackOff; the harness models the first start only,
+        as the real engine does) and the exit is recorded as a `Log` event of the operator."""
+        if not self.started:
+            self.started = True
+            self.exited = self.provider.start()
+            if self.exited:
+                self.state.record_event("Log", "operator", "controller exited", self.exited)
+                self.trace(f"[operator] the controller exited at its start: {self.exited}")
+        return self.exited is None
 
     def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
         """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),
@@ -205,6 +222,12 @@ class Simulation:
     def converge(self) -> RunResult:
         """Iterate until steady, runaway or max_iterations; then fill in the result."""
         result, clock = self.result, self.clock
+        if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
+            while self.kube_scheduler.reconcile():
+                result.iterations += 1
+            result.steady = True
+            self._finish()
+            return result
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
             progress = self.kube_scheduler.reconcile()

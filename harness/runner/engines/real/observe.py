@@ -70,6 +70,7 @@ class Observer:
         self.rejected_pods: dict[str, PodResult] = {}      # bare Pods the API server refused at create
         self.namespaces: set[str] = {"default"}
         self.departed: frozenset[str] = frozenset()   # uids of the previous scenario's objects (their late events)
+        self.exited: str | None = None     # the controller's own exit (its panic line), engine.py _alive
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
         self.launched: set[str] = set()          # Launched=True and the VM create succeeded
         self.launched_condition: set[str] = set()
@@ -404,6 +405,9 @@ class Observer:
                 continue
             out.append({"kind": "Log", "name": caller.split("/")[-2], "namespace": None,
                         "reason": rec.get("message") or "", "message": str(rec.get("error") or "")})
+        if self.exited:           # as the simulation records it (harness/loop/simulation.py _start)
+            out.append({"kind": "Log", "name": "operator", "namespace": None, "reason": "controller exited",
+                        "message": self.exited})
         return out
 
     def unavailable_offerings(self, now: float) -> list[dict]:
