@@ -132,3 +132,22 @@ def test_a_deleted_nodes_termination_marks_are_not_its_outcome():
     gone, there = node_view(node("Empty")), node_view(node(None))
     assert gone["labels"] == {"a": "b"} and gone["taints"] == ["team=x:NoSchedule"]
     assert len(there["labels"]) == 2 and len(there["taints"]) == 3
+
+
+def test_when_both_runs_ran_away_their_counts_are_noise():
+    """A runaway run is stopped: how many NodeClaims each engine launched first says when it was stopped."""
+    from types import SimpleNamespace
+
+    from harness.loop.result import NodeResult
+    from harness.runner.conformance import _pair
+
+    def run(n, runaway):
+        nodes = [NodeResult(name=f"n{i}", index=i, nodeclaim=f"c{i}", nodepool="p", instance_type="Standard_D2s_v3",
+                            zone="", capacity_type="on-demand", vm_name=f"v{i}") for i in range(n)]
+        r = SimpleNamespace(nodes=nodes, nodeclaims=[SimpleNamespace(launched=True)] * n, runaway=runaway,
+                            azure={"vms": [1] * n, "nics": [1] * n}, pods={}, nodepools={})
+        return SimpleNamespace(result=r, step_results=[], vm_bodies={}, nic_bodies={})
+    both = _pair(run(3, True), run(5, True))
+    assert both["differences"] == [] and {d["field"] for d in both["noise"]} >= {"nodes", "vms", "nodes[3]", "nodes[4]"}
+    one = _pair(run(3, False), run(5, True))
+    assert {d["field"] for d in one["differences"]} >= {"nodes", "runaway", "nodes[3]"}

@@ -83,6 +83,7 @@ class Observer:
         self.initialized_at: dict[str, float] = {}  # ... and when this observer first saw it (monotonic)
         self.workload_nodes: set[str] = set()     # Nodes that ever had a non-DaemonSet pod bound
         self.pod_objects: list[dict] = []          # the pods as the last poll listed them
+        self.pods_seen: dict[str, dict] = {}       # every pod a poll listed, as last seen (a deleted one: "deleted")
         self.node_objects: list[dict] = []         # the Nodes as the last poll listed them
         self.nodepool_objects: list[dict] = []     # ... and the NodePools
         self.live: set[str] = set()                # the NodeClaims the last poll listed
@@ -113,6 +114,8 @@ class Observer:
 
     def poll(self) -> None:
         self.pod_objects = [p for ns in sorted(self.namespaces) for p in self.cluster.list("Pod", ns)]
+        for p in self.pod_objects:
+            self.pods_seen[f"{p['metadata']['namespace']}/{p['metadata']['name']}"] = p
         seen = set()
         for nc in self.cluster.list("NodeClaim"):
             name = nc["metadata"]["name"]
@@ -347,35 +350,38 @@ class Observer:
                         rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
         noms = self.nominations()
         ignored = self.ignored_pods()
-        for ns in sorted(self.namespaces):
-            for p in self.cluster.list("Pod", ns):
-                key = f"{ns}/{p['metadata']['name']}"
-                kind, owner = self._owner(p, rs_owner, live)
-                if owner is None:          # an orphan of the previous scenario's ReplicaSet
+        now = {f"{ns}/{p['metadata']['name']}": p for ns in sorted(self.namespaces) for p in self.cluster.list("Pod", ns)}
+        # a pod a poll saw and the cluster no longer has was deleted (evicted by a drain, for one), as
+        # the simulation records it: state "deleted", on the node it was last bound to
+        gone = {k: p for k, p in self.pods_seen.items() if k not in now}
+        for key, p in sorted({**gone, **now}.items()):
+            ns = p["metadata"]["namespace"]
+            kind, owner = self._owner(p, rs_owner, live)
+            if owner is None:          # an orphan of the previous scenario's ReplicaSet
+                continue
+            pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}),
+                           requests=pod_requests(p.get("spec") or {}))
+            pr.node = (p.get("spec") or {}).get("nodeName")
+            pr.state = "deleted" if key in gone else "scheduled" if pr.node else "pending"
+            pr.nodeclaims = sorted(noms.get(key, ()))
+            for e in events:
+                io = e.get("involvedObject") or {}
+                if io.get("kind") != "Pod" or io.get("name") != pr.name or io.get("namespace") != ns:
                     continue
-                pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}),
-                               requests=pod_requests(p.get("spec") or {}))
-                pr.node = (p.get("spec") or {}).get("nodeName")
-                pr.state = "scheduled" if pr.node else "pending"
-                pr.nodeclaims = sorted(noms.get(key, ()))
-                for e in events:
-                    io = e.get("involvedObject") or {}
-                    if io.get("kind") != "Pod" or io.get("name") != pr.name or io.get("namespace") != ns:
-                        continue
-                    if e.get("reason") != "FailedScheduling":
-                        continue
-                    msg = e.get("message") or ""
-                    if msg.startswith(KARPENTER_PREFIX):
-                        pr.karpenter_error = msg[len(KARPENTER_PREFIX):]
-                        if msg not in pr.events:
-                            pr.events.append(msg)
-                    else:
-                        pr.scheduler_error = msg
-                if pr.state == "pending" and key in ignored:
-                    pr.state, pr.karpenter_error = "ignored", ignored[key]
-                if pr.state != "scheduled":
-                    pr.reason = pr.karpenter_error or pr.scheduler_error
-                r.pods[key] = pr
+                if e.get("reason") != "FailedScheduling":
+                    continue
+                msg = e.get("message") or ""
+                if msg.startswith(KARPENTER_PREFIX):
+                    pr.karpenter_error = msg[len(KARPENTER_PREFIX):]
+                    if msg not in pr.events:
+                        pr.events.append(msg)
+                else:
+                    pr.scheduler_error = msg
+            if pr.state == "pending" and key in ignored:
+                pr.state, pr.karpenter_error = "ignored", ignored[key]
+            if pr.state != "scheduled":
+                pr.reason = pr.karpenter_error or pr.scheduler_error
+            r.pods[key] = pr
 
     def _log_records(self, needle: str, without: str | None = None):
         """The controller's structured log lines that contain `needle` (and not `without`), parsed (zap JSON)."""
@@ -510,9 +516,10 @@ class Observer:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
             nr.provenance = _provenance(nr.labels, rec, labels)
-            nr.pods = [k for k, p in r.pods.items() if p.node == rec.node_name]
             if gone:
                 nr.deleted = ncr.deleted = "deleted"
+            # a deleted Node keeps the pods it had (drained ones too), a live one its pods now
+            nr.pods = [k for k, p in r.pods.items() if p.node == rec.node_name and (p.state != "deleted" or gone)]
             r.nodes.append(nr)
 
     def _disruptions(self, r: RunResult) -> None:
