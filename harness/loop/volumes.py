@@ -257,11 +257,7 @@ class VolumeModel:
                 continue
             sc = self.classes.get(str(pvc["spec"].get("storageClassName") or "")) or {}
             driver = self.driver(pvc)          # unbound: the StorageClass provisioner
-            keys = sorted({e.get("key") for t in sc.get("allowedTopologies") or []
-                           for e in t.get("matchLabelExpressions") or []})
-            if not keys and driver in DRIVER_TOPOLOGY_KEYS:
-                keys = [DRIVER_TOPOLOGY_KEYS[driver]]
-            exprs = [{"key": k, "operator": IN, "values": [labels[k]]} for k in keys if k in labels]
+            exprs = provisioned_topology(sc, driver, labels)
             self._provisioned += 1
             pv_name = f"pvc-{self._provisioned:04d}-{name}"[:63]
             pv = {"apiVersion": "v1", "kind": "PersistentVolume",
@@ -277,6 +273,17 @@ class VolumeModel:
         if made:
             self.bind_claims()
         return made
+
+
+def provisioned_topology(sc: dict, driver: str, node_labels: dict) -> list[dict]:
+    """The node-affinity expressions of a PV the CSI provisioner creates for a claim of StorageClass
+    `sc` on a Node with `node_labels`: the Node's value for each `allowedTopologies` key, else for
+    the driver's topology key (harness assumption, module docstring). Shared by the simulation and
+    the real engine's provisioner stand-in (harness/runner/engines/real/csi.py)."""
+    keys = sorted({e.get("key") for t in sc.get("allowedTopologies") or [] for e in t.get("matchLabelExpressions") or []})
+    if not keys and driver in DRIVER_TOPOLOGY_KEYS:
+        keys = [DRIVER_TOPOLOGY_KEYS[driver]]
+    return [{"key": k, "operator": IN, "values": [node_labels[k]]} for k in keys if k in node_labels]
 
 
 def _node_selector_requirements(exprs: Iterable[dict], sem: Semantics) -> Requirements:

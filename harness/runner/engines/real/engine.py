@@ -28,7 +28,7 @@ from harness.loop.clock import SimClock
 from harness.model.durations import scenario_duration
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, clusterprep, existing, fakeside, settings
+from harness.runner.engines.real import applicability, clusterprep, csi, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import Settler, disruption_passes, provisioning_rounds
@@ -171,6 +171,9 @@ class RealRun:
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
+        # claims in play: the CSI provisioner stand-in serves them (csi.py)
+        self.claims = any(m.obj.get("kind") == "PersistentVolumeClaim"
+                          for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
         try:
             departed = previous_uids(cluster)
             cluster.reset()
@@ -288,6 +291,8 @@ class RealRun:
         self.observer.poll()
         existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
         self.kubelets.run_pods(self.observer.pod_objects)
+        if self.claims:
+            csi.provision(self.cluster, self.observer.namespaces)
 
     def _held(self) -> tuple[str, ...]:
         """What holds the run past every quiet window: the evicted VMs' NodeClaims until core's garbage
