@@ -132,14 +132,16 @@ class RealEngine:
 # What an earlier scenario on the same cluster left that its events may still name: kube-controller-manager
 # and kube-scheduler record events asynchronously (client-go tools/record broadcaster), so an event about
 # the previous scenario's Node, Deployment or pod can be written after the reset cleared the events.
-EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "ReplicaSet", "DaemonSet",
+EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "DaemonSet",
                   "PersistentVolumeClaim", "PersistentVolume")
 
 
 def previous_uids(cluster) -> frozenset[str]:
-    """The uids of the objects on the cluster before this run's reset (the previous scenario's)."""
-    return frozenset(o["metadata"]["uid"] for kind in EVENT_SUBJECTS for o in cluster.list(kind)
-                     if o["metadata"].get("uid"))
+    """The uids of the objects on the cluster before this run's reset (the previous scenario's), with
+    the ReplicaSets kube-controller-manager made for its Deployments."""
+    objs = [o for kind in EVENT_SUBJECTS for o in cluster.list(kind)]
+    objs += cluster.admin.request("GET", "/apis/apps/v1/replicasets").get("items") or []
+    return frozenset(o["metadata"]["uid"] for o in objs if o["metadata"].get("uid"))
 
 
 class RealRun:
@@ -228,6 +230,7 @@ class RealRun:
             obj.setdefault("metadata", {}).setdefault("namespace", "default")
         if obj.get("kind") in ("Deployment", "DaemonSet"):
             _default_selector(obj)
+        existing.rebindable(obj)
         try:
             stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
             self.observer.applied(obj, None, stored)

@@ -41,6 +41,24 @@ ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without 
 SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
 
 
+# A dumped claim says it is bound (pv.kubernetes.io/bind-completed) to a volume whose claimRef, dumped too,
+# lost the claim's uid: kube-controller-manager's PV controller then marks the claim Lost (kubernetes
+# v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go syncBoundClaim, "Bound claim has lost
+# reference to PersistentVolume") and Karpenter ignores its pods (sigs.k8s.io/karpenter v1.14.0
+# pkg/controllers/provisioning/scheduling/volumetopology.go ValidatePersistentVolumeClaims). Without the
+# PV controller's own annotations the claim asks for that volume by name (spec.volumeName) and the
+# controller binds the two again, as it had in the cluster the dump came from.
+BIND_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller")
+
+
+def rebindable(obj: dict) -> dict:
+    """A claim as the API server should get it: without the PV controller's binding annotations."""
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    if obj.get("kind") == "PersistentVolumeClaim" and any(a in ann for a in BIND_ANNOTATIONS):
+        obj["metadata"]["annotations"] = {k: v for k, v in ann.items() if k not in BIND_ANNOTATIONS}
+    return obj
+
+
 def apply_object(cluster, obj: dict) -> dict:
     """Create `obj`, or update the stored object when it exists (raises APIRejected as the API server does)."""
     try:
