@@ -160,3 +160,12 @@ def test_a_refusal_with_retry_after_is_remembered_by_the_wire_tap():
     before = time.monotonic()
     tap.handle("GET", "https://management.azure.com/x", {"Host": "management.azure.com"})
     assert before + 10 <= tap.retry_until <= time.monotonic() + 10
+
+    class Failing:           # a retryable status without Retry-After: the SDK's own backoff
+        def handle(self, method, url, headers=None, body=None):
+            return 500, {}, b"{}"
+    from harness.runner.engines.real.fakeside import SDK_BACKOFF
+    tap = WireTap(Failing())
+    before = time.monotonic()
+    tap.handle("GET", "https://management.azure.com/x", {})
+    assert before + SDK_BACKOFF <= tap.retry_until <= time.monotonic() + SDK_BACKOFF

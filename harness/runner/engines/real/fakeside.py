@@ -17,6 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.loop.azuresdk import MAX_RETRIES, RETRY_DELAY, RETRY_STATUS
+
+# azcore v1.22.0 runtime/policy_retry.go calcDelay: RetryDelay * (2^try - 1), jittered by up to 1.3x, for
+# the provider's DefaultRetryOpts (pkg/utils/clientopts/armopts.go: 3 retries, 800 ms)
+SDK_BACKOFF = RETRY_DELAY * (2 ** MAX_RETRIES - 1) * 1.3
 PUT_BODY = re.compile(r"/providers/Microsoft\.(Compute/virtualMachines|Network/networkInterfaces)/([^/]+)$", re.I)
 
 
@@ -52,6 +57,9 @@ class WireTap:
                     self.retry_until = max(self.retry_until, time.monotonic() + float(after))
                 except ValueError:
                     pass
+            elif status in RETRY_STATUS:
+                # no Retry-After: the SDK's exponential backoff, at most this long before its next try
+                self.retry_until = max(self.retry_until, time.monotonic() + SDK_BACKOFF)
             path = url.split("?", 1)[0]
             m = PUT_BODY.search(path) if method.upper() == "PUT" else None
             if m and body:
