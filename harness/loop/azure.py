@@ -149,14 +149,21 @@ class AzureProvider:
     def start(self) -> str | None:
         """The operator's start: the first SKU list (provider v1.14.0 pkg/operator/operator.go NewOperator,
         `lo.Must0(instanceTypeProvider.UpdateInstanceTypes(ctx))`). When it fails after the SDK's retries
-        the controller panics and exits: the panic's text, else None."""
+        the controller panics and exits, as it does when no SKU passes UpdateInstanceTypes' filters
+        ("no instance types found"; harness/model/staticpart.py read_sku): the panic's text, else None.
+        (Checked against v1.14.0; earlier releases are assumed to start the same way.)"""
+        from harness.model.skus import canonical_sku
+        from harness.model.staticpart import read_sku
         try:
             region = self.cluster.region
             self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
             self.sku_seq += 1
-            return None
         except HttpResponseError as e:
             return f"panic: fetching SKUs using skewer, {error_text(e)}"
+        sw = self.it_cache.switches(self.profile)
+        if not any(not isinstance(read_sku(canonical_sku(sku), self.cluster, sw), str) for sku in self._skus):
+            return "panic: no instance types found"
+        return None
 
     def skus(self) -> list[dict]:
         """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
