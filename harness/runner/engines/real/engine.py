@@ -50,7 +50,7 @@ MAX_ADVANCE_SECONDS = 120.0
 # controller.go), which kube-controller-manager's node lifecycle controller changes once the dead kubelet's
 # Lease is older than its --node-monitor-grace-period
 EVICTED_TIMEOUT = 300.0
-# a refusal's Retry-After holds the run (fakeside.WireTap.retry_until) this much longer: the retried request
+# a retryable refusal holds the run until its retry is due (fakeside.WireTap.retry_until) and this much longer: the retried request
 # and what the controller does with its answer
 RETRY_SLACK = 1.0
 
@@ -306,7 +306,7 @@ class RealRun:
         held = []
         wait = self.tap.retry_until - time.monotonic() + RETRY_SLACK
         if wait > 0:
-            held.append(f"an Azure request the fake refused with Retry-After, retried in {wait:.1f}s")
+            held.append(f"an Azure request the fake refused is due for its retry within {wait:.1f}s (Retry-After or the SDK's backoff)")
         if not self.evicted:
             return tuple(held)
         held += [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
