@@ -223,6 +223,7 @@ class Simulation:
         """Iterate until steady, runaway or max_iterations; then fill in the result."""
         result, clock = self.result, self.clock
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
+            self.provisioner.record_catalog()
             while self.kube_scheduler.reconcile():
                 result.iterations += 1
             result.steady = True

@@ -89,6 +89,17 @@ class Provisioner:
                                                        0, "DaemonSet", name)
         return cached
 
+    def record_catalog(self) -> None:
+        """The instance types each NodePool's AKSNodeClass has, recorded whether or not the NodePool is
+        Ready: the result's instanceTypes and drop reasons when the controller never got to a provisioning
+        pass (it exited at its start: harness/loop/simulation.py _start)."""
+        s = self.state
+        for np in s.cluster.list("NodePool"):
+            ref = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+            params = nodeclass_params(s, ref.get("name", ""))
+            if params is not None:
+                self._record_instance_types(s.provider.instance_types(params))
+
     def _record_instance_types(self, its) -> None:
         """The latest build wins, so expectations see availability after faults and TTLs."""
         result = self.state.result
