@@ -174,8 +174,8 @@ class RealRun:
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
-        self.claims = any(m.obj.get("kind") == "PersistentVolumeClaim"
-                          for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
+        self.volume_claims = any(m.obj.get("kind") == "PersistentVolumeClaim"
+                                 for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
         try:
             departed = previous_uids(cluster)
             cluster.reset()
@@ -294,7 +294,7 @@ class RealRun:
         self.observer.poll()
         existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
         self.kubelets.run_pods(self.observer.pod_objects)
-        if self.claims:
+        if self.volume_claims:
             csi.provision(self.cluster, self.observer.namespaces)
 
     def _held(self) -> tuple[str, ...]:
