@@ -18,7 +18,8 @@ from typing import Callable
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, bootstrap_custom_data,
+from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, PollWhenAsked,
+                                   bootstrap_custom_data,
                                    error_code, error_text, list_usages, list_vm_names, list_vm_skus, lower_rg,
                                    retry_after)
 from harness.loop.scheduling import offering_compatible
@@ -333,7 +334,7 @@ class AzureProvider:
         # cleanupAzureResources); an asynchronous one through the promise's Cleanup (Delete).
         try:
             self._put_and_read("nic", vm_name, lambda: self.network.network_interfaces.begin_create_or_update(
-                self.rg, vm_name, nic_body), lambda: self.network.network_interfaces.get(self.rg, vm_name))
+                self.rg, vm_name, nic_body, polling=PollWhenAsked()), lambda: self.network.network_interfaces.get(self.rg, vm_name))
         except HttpResponseError as e:
             self._cleanup(vm_name, must_delete_nic=True)
             return LaunchFailure("Unhandled", "CreateInstanceFailed", error_text(e), error_code(e), attempted)
@@ -380,7 +381,7 @@ class AzureProvider:
         if vm is None:
             try:
                 poller = self.call("vm.create", lambda: self.compute.virtual_machines.begin_create_or_update(
-                    self.rg, vm_name, body))
+                    self.rg, vm_name, body, polling=PollWhenAsked()))
             except HttpResponseError as e:
                 self._cleanup(vm_name, must_delete_nic=True)          # sync failure
                 return self._create_failed(e, it, offering, attempted)
@@ -438,7 +439,7 @@ class AzureProvider:
         try:
             self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
             self.call("vm.delete", lambda: self.compute.virtual_machines.begin_delete(
-                self.rg, vm_name, force_deletion=True)).result()
+                self.rg, vm_name, force_deletion=True, polling=PollWhenAsked())).result()
         except ResourceNotFoundError:
             pass
         except HttpResponseError as e:
@@ -464,7 +465,8 @@ class AzureProvider:
         None when the NIC is gone; the callers log it as upstream does."""
         try:
             self.call("nic.get", lambda: self.network.network_interfaces.get(self.rg, nic_name))
-            self.call("nic.delete", lambda: self.network.network_interfaces.begin_delete(self.rg, nic_name)).result()
+            self.call("nic.delete", lambda: self.network.network_interfaces.begin_delete(
+                self.rg, nic_name, polling=PollWhenAsked())).result()
             return None
         except ResourceNotFoundError:
             return None

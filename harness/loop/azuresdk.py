@@ -10,6 +10,8 @@ import hashlib
 import json
 
 from azure.core.exceptions import HttpResponseError
+from azure.core.polling import PollingMethod
+from azure.mgmt.core.polling.arm_polling import ARMPolling
 
 from fakeazure.transport import InProcessResponse
 
@@ -22,6 +24,45 @@ RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 MAX_RETRIES = 3
 RETRY_DELAY = 0.8
 MAX_RETRY_DELAY = 60.0
+
+
+class PollWhenAsked(PollingMethod):
+    """ARM polling (the SDK's own ARMPolling, interval 0) run in the caller's thread when the result is
+    asked for. Passed as `polling=` to a `begin_*` call: azure-core's LROPoller starts a thread for
+    every operation whose polling method is not finished at once (azure-core 1.41.0
+    azure/core/polling/_poller.py LROPoller.__init__), which cost the simulation two thread starts and
+    joins per launch. The provider always waits for the result right after it begins (the Go SDK's
+    PollUntilDone), so nothing runs in between; errors surface from `result()`, as with the thread."""
+
+    def __init__(self) -> None:
+        self._arm = ARMPolling(0)
+        self._ran = False
+
+    def initialize(self, client, initial_response, deserialization_callback) -> None:
+        self._arm.initialize(client, initial_response, deserialization_callback)
+
+    def run(self) -> None:
+        if not self._ran:
+            self._ran = True
+            if not self._arm.finished():
+                self._arm.run()
+
+    def finished(self) -> bool:
+        return True                      # to LROPoller: nothing to start; `resource()` polls
+
+    def status(self) -> str:
+        return self._arm.status()
+
+    def resource(self):
+        self.run()
+        return self._arm.resource()
+
+    def get_continuation_token(self) -> str:
+        return self._arm.get_continuation_token()
+
+    @classmethod
+    def from_continuation_token(cls, continuation_token: str, **kwargs):
+        return ARMPolling.from_continuation_token(continuation_token, **kwargs)
 
 
 def bootstrap_custom_data(labels: dict[str, str]) -> str:
