@@ -30,7 +30,7 @@ from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
 from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness
-from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption
+from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
 from harness.loop.controllers.nodepool import NodePoolStatus
 from harness.loop.controllers.nodetermination import NodeTermination
 from harness.loop.controllers.orchestration import Orchestration
@@ -257,6 +257,28 @@ class Simulation:
                 clock.advance(ITERATION_SECONDS)
         self._finish()
         return result
+
+    def advance(self, seconds: float) -> None:
+        """A step's `advance`: time passes, and the long timers that fall inside it (expireAfter,
+        consolidateAfter, a draining node's terminationGracePeriod) fire at their time, each followed by
+        a pass to steadiness, rather than all at the window's end. Not stepped to: budget schedule
+        windows and the fake's own timers (offering TTLs, evictions), judged at the window's end."""
+        end = self.clock.now() + seconds
+        while self.started and self.exited is None:
+            at = self._timer_before(end)
+            if at is None:
+                break
+            self.clock.advance(at - self.clock.now())
+            self.converge()
+        if end > self.clock.now():
+            self.clock.advance(end - self.clock.now())
+
+    def _timer_before(self, end: float) -> float | None:
+        now = self.clock.now()
+        nodepools = self.state.cluster.list("NodePool")
+        times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
+                             self.node_termination.grace_deadline()) if t is not None and now < t < end]
+        return min(times, default=None)
 
     # -- the steps ----------------------------------------------------------------------------------
     def _disrupt(self, quiet: bool) -> bool:

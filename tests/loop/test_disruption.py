@@ -104,6 +104,33 @@ def test_expiration_deletes_without_a_replacement_first(embedded):
         assert evicted and evicted[0]["message"] == "Evicted pod: Forceful Termination"
 
 
+def test_a_timer_inside_an_advance_fires_at_its_time(embedded):
+    """Simulation.advance steps to each long timer inside the window: expireAfter 1h, advanced by 2h,
+    deletes the node at 1h after its creation, not at the window's end."""
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "Never"}, expireAfter="1h"),
+                               deployment("web", replicas=1, cpu="1")]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        sim.advance(7200)
+        assert sim.clock.now() >= c.created_at + 7200
+        sim.converge()
+        deleting = next(t for t in sim.result.timeline if t["action"] == "deleting" and t["nodeClaim"] == c.result.name)
+        assert deleting["t"] == c.created_at + 3600
+
+
+def test_consolidate_after_inside_an_advance_fires_at_its_time(embedded):
+    web = deployment("web", replicas=1, cpu="1")
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "30s"}), web]) as sim:
+        sim.converge()
+        sim.apply([scaled(web, 0)])
+        sim.converge()
+        (c,) = sim.claims
+        since = c.dis.last_pod_event
+        sim.advance(600)
+        validating = next(t for t in sim.result.timeline if t["action"] == "validating")
+        assert validating["t"] == since + 30
+
+
 def test_pdb_blocks_the_candidate(embedded):
     pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}

@@ -20,6 +20,20 @@ class Expiration:
         self.termination = termination
         self._ttl: dict[str, float | None] = {}        # claim -> its expireAfter (the spec does not change)
 
+    def next_deadline(self) -> float | None:
+        """When the next live NodeClaim expires (None: none will)."""
+        s = self.state
+        out = []
+        for c in s.claims:
+            if c.done or c.refused or c.dis.deleting_since is not None:
+                continue
+            ttl = self._ttl.get(c.result.name, -1.0)
+            if ttl == -1.0:
+                ttl = self._ttl[c.result.name] = expire_after(c.obj.get("spec") or {})
+            if ttl is not None:
+                out.append(c.created_at + ttl)
+        return min(out, default=None)
+
     def reconcile(self) -> bool:
         s = self.state
         now = s.clock.now()

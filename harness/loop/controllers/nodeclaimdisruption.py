@@ -180,6 +180,21 @@ class NodeClaimDisruption:
             c.dis.consolidatable_since = now
 
 
+def next_consolidatable(s: LoopState, nodepool_list: list[dict]) -> float | None:
+    """The next moment a live NodeClaim's consolidateAfter passes (None: none is waiting for it)."""
+    nodepools = {np["metadata"]["name"]: np for np in nodepool_list}
+    now = s.clock.now()
+    out = []
+    for c in s.claims:
+        np = nodepools.get(c.template.name) if c.template is not None else None
+        if c.done or c.refused or c.launched is None or c.dis.deleting_since is not None or np is None:
+            continue
+        at = consolidatable_at(c, np)
+        if at is not None and at > now:
+            out.append(at)
+    return min(out, default=None)
+
+
 def consolidatable_at(c: Claim, np: dict) -> float | None:
     """When the NodeClaim becomes consolidatable if nothing changes (None: never / unknown)."""
     after = disruption_spec(np).consolidate_after

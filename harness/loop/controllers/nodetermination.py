@@ -105,6 +105,25 @@ class NodeTermination:
                 out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)
         return min(out) if out else None
 
+    def grace_deadline(self) -> float | None:
+        """The next moment a draining node's terminationGracePeriod deletes a pod: its
+        termination time less the pod's own grace period, passed (core's terminator deletes it once
+        now is after that), so the first whole second beyond."""
+        s = self.state
+        now = s.clock.now()
+        out = []
+        for c in s.claims:
+            if c.done or c.dis.deleting_since is None or c.dis.termination_time is None or c.dis.drained:
+                continue
+            for k, pr in s.result.pods.items():
+                pv = s.pod_views.get(k)
+                if pv is None or pr.node != c.node_name or pr.state == "deleted":
+                    continue
+                at = c.dis.termination_time - float(pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE)) + 1
+                if at > now:
+                    out.append(at)
+        return min(out, default=None)
+
     def _finalize(self, c: Claim) -> bool:
         s = self.state
         node = s.cluster.get("Node", c.node_name) if c.node_name else None

@@ -122,7 +122,7 @@ class SimulatedRun:
             self.settings = {**self.settings, **step["cluster"]}
             sim.set_cluster(itmod.ClusterParams.from_dict(self.settings))
         if "advance" in step:
-            sim.clock.advance(scenario_duration(step["advance"]))
+            sim.advance(scenario_duration(step["advance"]))
         for f in step.get("faults") or []:
             fake.add_fault(f)
         if manifests:
