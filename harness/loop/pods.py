@@ -134,6 +134,10 @@ class PodView:
     order: int                                   # creation order (queue tiebreak)
     owner_kind: str = ""
     owner_name: str = ""
+    # core's scheduling queue tiebreak after CPU and memory (sigs.k8s.io/karpenter v1.14.0
+    # pkg/controllers/provisioning/scheduling/queue.go byCPUAndMemoryDescending): creationTimestamp,
+    # whole seconds as the API server stores it, then UID, random: (second, a seeded draw)
+    queue_key: tuple = (0, 0.0)
     relaxed_required: int = 0                    # required OR-terms dropped from the front
     dropped_preferred: int = 0                   # heaviest preferred node-affinity terms dropped
     dropped_schedule_anyway: int = 0             # ScheduleAnyway topology spreads dropped

@@ -290,7 +290,7 @@ class Scheduler:
         return merged, its, total
 
     def solve(self, pods: Sequence[PodView]) -> SolveResult:
-        queue = sorted(pods, key=lambda p: (-p.requests.get("cpu", 0), -p.requests.get("memory", 0), p.order, p.uid))
+        queue = sorted(pods, key=lambda p: (-p.requests.get("cpu", 0), -p.requests.get("memory", 0), p.queue_key, p.order))
         errors: dict[str, str] = {}
         existing_hits: dict[str, str] = {}
         prefer_no_schedule = any(t.effect == "PreferNoSchedule" for tp in self.templates for t in tp.taints)

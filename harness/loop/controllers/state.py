@@ -76,6 +76,10 @@ class LoopState:
             clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
+        # the API server's pod UIDs are random: core's scheduling queue orders pods of equal requests
+        # created in the same second by UID. Their own stream, so names and offerings drawn from `rng`
+        # do not shift with the number of pods.
+        self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 
@@ -173,7 +177,8 @@ class LoopState:
         created = self.cluster.create(pod, ADMIN)
         key = self.pod_key(created)
         self._order += 1
-        self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name)
+        self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name,
+                                      queue_key=(int(self.clock.now()), self.uid_rng.random()))
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
                                           owner_kind, owner_name,
                                           labels=dict(created["metadata"].get("labels") or {}),
