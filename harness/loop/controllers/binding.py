@@ -1,10 +1,13 @@
-"""kube-scheduler's side of the loop: bind each pending pod to the first Node that fits.
+"""kube-scheduler's side of the loop: bind each pending pod to the Node that fits and scores best.
 
 The filters are harness/loop/kubescheduler.py (the default profile's filter plugins at kubernetes
 v1.36.3, each pod's PreFilter state over all Nodes and the pods bound so far, including the ones
-bound earlier in this pass) and the VolumeBinding filter of harness/loop/volumes.py. A pod nominated for a NodeClaim tries that
-NodeClaim's Node first (harness simplification of the scheduler's nominatedNodeName preference,
-kubernetes pkg/scheduler/schedule_one.go evaluateNominatedNode). After a bind the CSI
+bound earlier in this pass) and the VolumeBinding filter of harness/loop/volumes.py; among the Nodes
+that pass, the default profile's scores pick one, a tie at random (harness/loop/kubescore.py). Karpenter's
+plan plays no part: core v1.14.0 never sets pod.status.nominatedNodeName (its NominatePod is an event only:
+sigs.k8s.io/karpenter v1.14.0 pkg/events/reason.go NominatePodEvent, pkg/controllers/provisioning/provisioner.go),
+so a pod Karpenter planned on one NodeClaim binds wherever kube-scheduler scores best among the Nodes
+Ready at that moment - the race behind "Karpenter launched more nodes than needed". After a bind the CSI
 external-provisioner provisions the pod's WaitForFirstConsumer volumes.
 
 With `given.loop.binding: nominated` a pod binds only to the Node of the NodeClaim Karpenter planned it
@@ -18,6 +21,7 @@ from __future__ import annotations
 from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
+from harness.loop.kubescore import non_zero_requests, select_host
 from harness.loop.topology import namespace_labels
 from harness.model.resources import add
 
@@ -34,6 +38,7 @@ class KubeScheduler:
         nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
         used = s.node_requested()
         snap: Snapshot | None = None          # built for the first pod that needs it
+        non_zero: dict[str, tuple[int, int]] | None = None
         for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
@@ -42,12 +47,12 @@ class KubeScheduler:
                 placed = [(p, s.result.pods[k].node) for k, p in s.pod_views.items() if s.result.pods[k].node]
                 snap = Snapshot(nodes, placed, namespace_labels(
                     s.cluster.list("Namespace"), ["default", *{p.namespace for p in s.pod_views.values()}]))
-            nominated = s.nominated.get(key)
-            claim = s.claim_by_name(nominated) if nominated else None
-            # nominated to a NodeClaim (its Node), or to a Node Karpenter does not manage (by name)
-            target = claim.node_name if claim is not None else nominated
-            preferred = [n for n in nodes if target and n["metadata"]["name"] == target]
             if s.cfg.binding == "nominated":
+                nominated = s.nominated.get(key)
+                claim = s.claim_by_name(nominated) if nominated else None
+                # nominated to a NodeClaim (its Node), or to a Node Karpenter does not manage (by name)
+                target = claim.node_name if claim is not None else nominated
+                preferred = [n for n in nodes if target and n["metadata"]["name"] == target]
                 ready = [n for n in preferred if any(c.get("type") == "Ready" and c.get("status") == "True"
                                                      for c in (n.get("status") or {}).get("conditions") or [])]
                 if ready:
@@ -55,20 +60,41 @@ class KubeScheduler:
                     progress = True
                 continue
             reasons: list[str] = []
+            feasible = []
             cycle = Cycle(pv, snap)
-            for node in preferred + [n for n in nodes if n not in preferred]:
+            for node in nodes:
                 why = cycle.filter(node, used.get(node["metadata"]["name"], {}))
                 if not why and (s.volumes or pv.spec.get("volumes")):
                     v = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
                     why = [v] if v else []
-                if not why:
-                    self._bind(key, pv, node, snap, used)
-                    progress = True
-                    break
-                reasons.extend(why)
-            else:
+                if why:
+                    reasons.extend(why)
+                else:
+                    feasible.append(node)
+            if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
+                continue
+            if non_zero is None:
+                non_zero = self._non_zero()
+            node = select_host(pv, feasible, used, non_zero, s.bind_rng)
+            self._bind(key, pv, node, snap, used)
+            name = node["metadata"]["name"]
+            nz = non_zero_requests(pv)
+            non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
+            progress = True
         return progress
+
+    def _non_zero(self) -> dict[str, tuple[int, int]]:
+        """Each Node's summed requests as kube-scheduler scores them (kubescore.non_zero_requests)."""
+        s = self.state
+        out: dict[str, tuple[int, int]] = {}
+        for key, pv in s.pod_views.items():
+            node = s.result.pods[key].node
+            if node:
+                cpu, mem = non_zero_requests(pv)
+                have = out.get(node, (0, 0))
+                out[node] = (have[0] + cpu, have[1] + mem)
+        return out
 
     def _bind(self, key: str, pv, node: dict, snap: Snapshot, used: dict) -> None:
         s = self.state

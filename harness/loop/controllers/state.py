@@ -80,6 +80,7 @@ class LoopState:
         # created in the same second by UID. Their own stream, so names and offerings drawn from `rng`
         # do not shift with the number of pods.
         self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
+        self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 

@@ -1,0 +1,65 @@
+"""harness/loop/kubescore.py: kube-scheduler's Score phase (k8s.io/kubernetes v1.36.3 default profile:
+TaintToleration 3, NodeAffinity 2, NodeResourcesFit LeastAllocated 1, NodeResourcesBalancedAllocation 1;
+selectHost picks among the best at random)."""
+from __future__ import annotations
+
+import random
+
+from harness.loop.kubescore import _balanced, _least_allocated, non_zero_requests, select_host
+from harness.loop.pods import PodView
+
+
+def node(name: str, cpu: str = "4", memory: str = "16Gi", taints=None, labels=None) -> dict:
+    return {"metadata": {"name": name, "labels": labels or {}},
+            "spec": {"taints": taints or []},
+            "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}}}
+
+
+def pod(cpu: str | None = "1", memory: str | None = "1Gi", **spec) -> PodView:
+    req = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    return PodView({"metadata": {"name": "p", "namespace": "default"},
+                    "spec": {"containers": [{"name": "c", "resources": {"requests": req}}], **spec}}, 1)
+
+
+def test_least_allocated_prefers_the_emptier_node():
+    busy, idle = node("busy"), node("idle")
+    used = {"busy": {"cpu": 3000, "memory": 8 << 30}}
+    nz = {"busy": (3000, 8 << 30)}
+    for seed in range(5):
+        assert select_host(pod(), [busy, idle], used, nz, random.Random(seed))["metadata"]["name"] == "idle"
+
+
+def test_a_tie_goes_to_a_seeded_random_node():
+    nodes = [node(f"n{i}") for i in range(4)]
+    picks = {select_host(pod(), nodes, {}, {}, random.Random(seed))["metadata"]["name"] for seed in range(20)}
+    assert len(picks) > 1
+    assert select_host(pod(), nodes, {}, {}, random.Random(3)) is select_host(pod(), nodes, {}, {}, random.Random(3))
+
+
+def test_an_untolerated_prefer_no_schedule_taint_loses():
+    tainted = node("tainted", taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
+    clean = node("clean")
+    for seed in range(5):
+        assert select_host(pod(), [tainted, clean], {}, {}, random.Random(seed))["metadata"]["name"] == "clean"
+
+
+def test_preferred_node_affinity_wins_over_least_allocation():
+    aff = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 50, "preference": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["a"]}]}}]}}
+    wanted = node("wanted", labels={"team": "a"})
+    other = node("other", cpu="64", memory="256Gi")
+    for seed in range(5):
+        assert select_host(pod(affinity=aff), [wanted, other], {}, {}, random.Random(seed))["metadata"]["name"] == "wanted"
+
+
+def test_scores_follow_the_upstream_formulas():
+    assert _least_allocated((1000, 4 << 30), (4000, 16 << 30)) == 75
+    assert _least_allocated((5000, 0), (4000, 16 << 30)) == 50           # over capacity scores 0 for that resource
+    # balanced: a pod that evens the node out scores above 75, one that unbalances it below
+    assert _balanced((2000, 8 << 30), (1000, 8 << 30), (4000, 16 << 30)) > 75
+    assert _balanced((2000, 0), (0, 0), (4000, 16 << 30)) < 75
+
+
+def test_containers_without_requests_count_the_scheduler_defaults():
+    assert non_zero_requests(pod(cpu=None, memory=None)) == (100, 200 * 1024 * 1024)
+    assert non_zero_requests(pod(cpu="2", memory=None)) == (2000, 200 * 1024 * 1024)
