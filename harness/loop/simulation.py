@@ -68,6 +68,9 @@ class SimConfig:
     # "kube-scheduler" (default): the stand-in binds by its filters; "nominated": a pod binds only to
     # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
     binding: str = "kube-scheduler"
+    # "together" (default): a launch's Nodes meet kube-scheduler at once; "staggered": they become Ready one
+    # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle)
+    nodes_ready: str = "together"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
@@ -234,8 +237,11 @@ class Simulation:
             progress = self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
             progress |= self.launch.reconcile()
-            for _ in range(REGISTRATION_PASSES):
-                progress |= self._lifecycle()
+            if self.cfg.nodes_ready == "staggered":
+                progress |= self._lifecycle_staggered()
+            else:
+                for _ in range(REGISTRATION_PASSES):
+                    progress |= self._lifecycle()
             progress |= self.kube_scheduler.reconcile()
             progress |= self.liveness.reconcile()
             progress |= self.gc.reconcile()
@@ -322,13 +328,37 @@ class Simulation:
         for c in self.claims:
             if c.done or c.launched is None or c.refused:
                 continue
-            if not c.node_name:
-                progress |= self.registration.kubelet_register(c)
-                continue
-            if not c.registered:
-                progress |= self.registration.register(c)
-            elif not c.initialized:
-                progress |= self.initialization.initialize(c)
+            progress |= self._lifecycle_step(c)
+        return progress
+
+    def _lifecycle_step(self, c) -> bool:
+        if not c.node_name:
+            return self.registration.kubelet_register(c)
+        if not c.registered:
+            return self.registration.register(c)
+        if not c.initialized:
+            return self.initialization.initialize(c)
+        return False
+
+    def _lifecycle_staggered(self) -> bool:
+        """`given.loop.nodesReady: staggered`: the NodeClaims go through their lifecycle steps one at a
+        time, in a seeded order, and kube-scheduler gets a pass as soon as each one's Node is through.
+        On a cluster a launch's Nodes become Ready seconds apart, and kube-scheduler retries pending pods
+        on every Node event once their backoff (at most 10 s: k8s.io/kubernetes v1.36.3
+        pkg/scheduler/backend/queue) has passed, so a pod Karpenter planned on a later Node can take room
+        on an earlier one - the race that makes Karpenter launch more nodes than it planned."""
+        progress = False
+        claims = [c for c in self.claims if not (c.done or c.launched is None or c.refused)]
+        self.state.ready_rng.shuffle(claims)
+        for c in claims:
+            stepped = False
+            for _ in range(REGISTRATION_PASSES):
+                if c.done or c.refused or not self._lifecycle_step(c):
+                    break
+                stepped = True
+            if stepped and c.registered:
+                self.kube_scheduler.reconcile()
+            progress |= stepped
         return progress
 
     def _detect_runaway(self) -> bool:

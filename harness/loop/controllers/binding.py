@@ -39,6 +39,10 @@ class KubeScheduler:
         used = s.node_requested()
         snap: Snapshot | None = None          # built for the first pod that needs it
         non_zero: dict[str, tuple[int, int]] | None = None
+        # kube-scheduler's active queue takes pods of equal priority by the time they were last queued
+        # (k8s.io/kubernetes v1.36.3 pkg/scheduler/backend/queue/scheduling_queue.go: Timestamp refreshed
+        # on every failed attempt; queuesort/priority_sort.go Less), which depends on timing the loop does
+        # not have; it takes them in creation order
         for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:

@@ -81,6 +81,7 @@ class LoopState:
         # do not shift with the number of pods.
         self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
         self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
+        self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 

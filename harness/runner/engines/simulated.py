@@ -92,6 +92,7 @@ class SimulatedRun:
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
             min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
             binding=str(loop_cfg.get("binding", "kube-scheduler")),
+            nodes_ready=str(loop_cfg.get("nodesReady", "together")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
         )
