@@ -230,9 +230,11 @@ class RealRun:
             obj.setdefault("metadata", {}).setdefault("namespace", "default")
         if obj.get("kind") in ("Deployment", "DaemonSet"):
             _default_selector(obj)
-        existing.rebindable(obj)
+        existing.rebindable(self.cluster, obj)
+        existing.claim_uid_for(self.cluster, obj)
         try:
             stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
+            existing.complete_volume_ref(self.cluster, stored)
             self.observer.applied(obj, None, stored)
             if obj.get("kind") in DRIFT_SOURCES and (stored["metadata"].get("generation") or 1) > 1:
                 self.redrift.append(f"{obj['kind']} {obj['metadata']['name']}")

@@ -51,12 +51,45 @@ SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, regi
 BIND_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller")
 
 
-def rebindable(obj: dict) -> dict:
-    """A claim as the API server should get it: without the PV controller's binding annotations."""
+def rebindable(cluster, obj: dict) -> dict:
+    """A claim as the API server should get it: without the PV controller's binding annotations when the
+    volume it names is already stored, pre-bound to it without a uid (a dump's). A claim whose volume comes
+    later, or has no claimRef, keeps them: the PV controller then completes the binding itself
+    (pv_controller.go syncBoundClaim binds an unbound volume to a claim that says it is bound)."""
     ann = (obj.get("metadata") or {}).get("annotations") or {}
     if obj.get("kind") == "PersistentVolumeClaim" and any(a in ann for a in BIND_ANNOTATIONS):
-        obj["metadata"]["annotations"] = {k: v for k, v in ann.items() if k not in BIND_ANNOTATIONS}
+        name = (obj.get("spec") or {}).get("volumeName")
+        pv = cluster.get("PersistentVolume", name) if name else None
+        if pv is not None and _claims(pv["spec"].get("claimRef"), obj):
+            obj["metadata"]["annotations"] = {k: v for k, v in ann.items() if k not in BIND_ANNOTATIONS}
     return obj
+
+
+def _claims(ref: dict | None, claim: dict) -> bool:
+    meta = claim.get("metadata") or {}
+    return bool(ref) and ref.get("name") == meta.get("name") and \
+        (ref.get("namespace") or "default") == (meta.get("namespace") or "default") and not ref.get("uid")
+
+
+def claim_uid_for(cluster, pv: dict) -> dict:
+    """A volume pre-bound to a claim by name (spec.claimRef without a uid, as manifests and dumps give it)
+    gets the claim's uid when the claim exists: the PV controller binds the two only when the uids match
+    (kubernetes v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go isVolumeBoundToClaim)."""
+    ref = (pv.get("spec") or {}).get("claimRef")
+    if pv.get("kind") == "PersistentVolume" and ref and not ref.get("uid"):
+        claim = cluster.get("PersistentVolumeClaim", ref.get("name"), ref.get("namespace") or "default")
+        if claim is not None and _claims(ref, claim):
+            ref["uid"] = claim["metadata"]["uid"]
+    return pv
+
+
+def complete_volume_ref(cluster, claim: dict) -> None:
+    """After a claim is stored: the volume it names, pre-bound to it without a uid, gets its uid."""
+    name = (claim.get("spec") or {}).get("volumeName")
+    pv = cluster.get("PersistentVolume", name) if name and claim.get("kind") == "PersistentVolumeClaim" else None
+    if pv is not None and _claims(pv["spec"].get("claimRef"), claim):
+        pv["spec"]["claimRef"]["uid"] = claim["metadata"]["uid"]
+        cluster.update(pv, ADMIN)
 
 
 def apply_object(cluster, obj: dict) -> dict:
