@@ -95,6 +95,10 @@ class RealEngine:
         if (scenario.given.get("cluster") or {}).get("useSIG"):
             return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
                     "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
+        if (scenario.given.get("loop") or {}).get("binding") == "nominated":
+            return ("given.loop.binding: nominated asks where Karpenter planned each pod, bound there as core's tests "
+                    "bind (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectProvisioned); "
+                    "the real kube-scheduler binds by its own scores, so a real run answers another question")
         if _scheduled_budgets(scenario):
             return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
                     "2026-01-01 00:00 UTC; the controller's clock is the wall clock (core v1.14.0 "
