@@ -65,11 +65,11 @@ class SimConfig:
     max_iterations: int = 60
     runaway_threshold: int = 3
     min_values_policy: str = "Strict"
-    # "kube-scheduler" (default): the stand-in binds by its filters; "nominated": a pod binds only to
+    # "kube-scheduler" (default): the stand-in binds by its filters and scores; "nominated": a pod binds only to
     # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
     binding: str = "kube-scheduler"
     # "together" (default): a launch's Nodes meet kube-scheduler at once; "staggered": they become Ready one
-    # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle)
+    # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle_staggered)
     nodes_ready: str = "together"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
