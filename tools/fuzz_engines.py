@@ -1,6 +1,6 @@
 """The differential fuzzer between the engines (issue 28 item 5), the real-engine variant (nightly):
 
-    python tools/fuzz_engines.py [--count 40] [--explore 8] [--seed S] [--out reports/fuzz]
+    python tools/fuzz_engines.py [--count 40] [--explore 32] [--seed S] [--out reports/fuzz]
                                  [--shrink-budget 900] [--keep]
 
 Generates scenarios with Hypothesis (harness/runner/fuzz.py: random NodePools, workloads, SKU lists
@@ -196,7 +196,7 @@ def report(fz: Fuzzer, out: Path, seconds: float) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--count", type=int, default=40, help="generated scenarios (shrink attempts not counted)")
-    ap.add_argument("--explore", type=int, default=8, help="seeds the simulation explores when the real outcome "
+    ap.add_argument("--explore", type=int, default=conformance.EXPLORE_ON_DIFFERENCE, help="seeds the simulation explores when the real outcome "
                                                            "differs from its first run")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("GITHUB_RUN_NUMBER", "0") or 0),
                     help="Hypothesis's seed for the first round (then +1 per round)")
