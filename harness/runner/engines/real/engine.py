@@ -236,6 +236,7 @@ class RealRun:
             _default_selector(obj)
         existing.rebindable(self.cluster, obj)
         existing.claim_uid_for(self.cluster, obj)
+        existing.live_owner_uids(self.cluster, obj)
         try:
             stored = existing.apply_object(self.cluster, obj)      # an existing object is updated
             existing.complete_volume_ref(self.cluster, stored)

@@ -352,6 +352,24 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
             cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", owner)
 
 
+def live_owner_uids(cluster, obj: dict) -> dict:
+    """A manifest's owner references carry the live owner's uid when the scenario made the owner: manifests
+    (and core's tests they port) name owners with placeholder uids, and the garbage collector deletes a
+    dependent whose owner uid does not exist (kubernetes v1.36.3 pkg/controller/garbagecollector
+    attemptToDeleteItem), so a DaemonSet's pod would vanish before Karpenter counts it."""
+    meta = obj.get("metadata") or {}
+    refs = meta.get("ownerReferences")
+    if not refs or obj.get("kind") in ("Node", "NodeClaim"):
+        return obj
+    ns = meta.get("namespace") or "default"
+    out = []
+    for ref in refs:
+        owner = _scenario_owner(cluster, ref.get("kind"), ref.get("name", ""), ns)
+        out.append({**ref, "uid": owner["metadata"]["uid"]} if owner is not None else ref)
+    meta["ownerReferences"] = out
+    return obj
+
+
 def _scenario_owner(cluster, kind: str | None, name: str, namespace: str) -> dict | None:
     """The live owner a seeded pod names, when the scenario made it (its manifests hold Deployments and
     DaemonSets, never ReplicaSets)."""
