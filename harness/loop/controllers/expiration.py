@@ -20,6 +20,12 @@ class Expiration:
         self.termination = termination
         self._ttl: dict[str, float | None] = {}        # claim -> its expireAfter (the spec does not change)
 
+    def _expire_after(self, c) -> float | None:
+        ttl = self._ttl.get(c.result.name, -1.0)
+        if ttl == -1.0:
+            ttl = self._ttl[c.result.name] = expire_after(c.obj.get("spec") or {})
+        return ttl
+
     def next_deadline(self) -> float | None:
         """When the next live NodeClaim expires (None: none will)."""
         s = self.state
@@ -27,9 +33,7 @@ class Expiration:
         for c in s.claims:
             if c.done or c.refused or c.dis.deleting_since is not None:
                 continue
-            ttl = self._ttl.get(c.result.name, -1.0)
-            if ttl == -1.0:
-                ttl = self._ttl[c.result.name] = expire_after(c.obj.get("spec") or {})
+            ttl = self._expire_after(c)
             if ttl is not None:
                 out.append(c.created_at + ttl)
         return min(out, default=None)
@@ -41,9 +45,7 @@ class Expiration:
         for c in list(s.claims):
             if c.done or c.refused or c.dis.deleting_since is not None:
                 continue
-            ttl = self._ttl.get(c.result.name, -1.0)
-            if ttl == -1.0:
-                ttl = self._ttl[c.result.name] = expire_after(c.obj.get("spec") or {})
+            ttl = self._expire_after(c)
             if ttl is None or now < c.created_at + ttl:
                 continue
             s.trace(f"NodeClaim {c.result.name} expired (expireAfter {ttl:.0f}s)")

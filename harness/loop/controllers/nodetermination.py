@@ -50,6 +50,12 @@ def go_time(t: float) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
 
 
+def pod_deadline(c: Claim, pv) -> float:
+    """When a draining node's terminationGracePeriod deletes `pv`: the node's termination time less the
+    pod's own grace period (core v1.14.0 pkg/controllers/node/termination/terminator DeleteExpiringPods)."""
+    return c.dis.termination_time - float(pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE))
+
+
 class NodeTermination:
     def __init__(self, state: LoopState, termination: Termination):
         self.state = state
@@ -119,7 +125,7 @@ class NodeTermination:
                 pv = s.pod_views.get(k)
                 if pv is None or pr.node != c.node_name or pr.state == "deleted":
                     continue
-                at = c.dis.termination_time - float(pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE)) + 1
+                at = pod_deadline(c, pv) + 1
                 if at > now:
                     out.append(at)
         return min(out, default=None)
@@ -181,7 +187,7 @@ class NodeTermination:
             for k in list(waiting):
                 pv = s.pod_views[k]
                 grace = pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE)
-                if now > c.dis.termination_time - float(grace):
+                if now > pod_deadline(c, pv):
                     left = max(int(c.dis.termination_time - now), 1)
                     rec.publish("Pod", pv.name, "Disrupted",
                                 f"Deleting the pod to accommodate the terminationTime {go_time(c.dis.termination_time)} of "
