@@ -38,6 +38,15 @@ IMMEDIATE = "Immediate"
 DRIVER_TOPOLOGY_KEYS = {"disk.csi.azure.com": "topology.disk.csi.azure.com/zone"}
 # in-tree plugin -> CSI driver (k8s.io/csi-translation-lib, used by core's ResolveDriver)
 IN_TREE_DRIVERS = {"kubernetes.io/azure-disk": "disk.csi.azure.com", "kubernetes.io/azure-file": "file.csi.azure.com"}
+NO_PROVISIONER = "kubernetes.io/no-provisioner"           # k8s.io/kubernetes pkg/volume NotSupportedProvisioner
+# the PV controller's event on a claim it leaves to an external provisioner (kubernetes v1.36.3
+# pkg/controller/volume/persistentvolume/pv_controller.go provisionClaimOperationExternal)
+EXTERNAL_PROVISIONING = ("Waiting for a volume to be created either by the external provisioner '{}' or manually by the "
+                         "system administrator. If volume creation is delayed, please verify that the provisioner is "
+                         "running and correctly registered.")
+# what kube-scheduler reports when PreBind gives up on it (framework/runtime/framework.go RunPreBindPlugins,
+# volumebinding/binder.go BindPodVolumes with wait.PollUntilContextTimeout)
+PREBIND_TIMEOUT = 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded'
 
 # kube-scheduler VolumeBinding reasons (kubernetes v1.36.3 pkg/scheduler/framework/plugins/volumebinding/
 # binder.go ErrReason*, volume_binding.go PreFilter)
@@ -245,6 +254,26 @@ class VolumeModel:
             if terms and not any(all(labels.get(e.get("key")) in [str(v) for v in e.get("values") or []]
                                      for e in t.get("matchLabelExpressions") or []) for t in terms):
                 return BIND_CONFLICT
+        return None
+
+    def unserved_provisioner(self, pod: dict, served: Iterable[str]) -> str | None:
+        """The provisioner of the pod's first unbound WaitForFirstConsumer claim that the cluster does not
+        run (`served`: CSI driver names). kube-scheduler's VolumeBinding filter passes such a Node (binder.go
+        checkVolumeProvisions refuses only `kubernetes.io/no-provisioner` and an empty name; with no CSIDriver
+        object there is no capacity check), then PreBind annotates the claim and waits up to its 600 s bind
+        timeout for a volume nobody creates (BindPodVolumes), and the pod is tried again: it never binds, while
+        the PV controller says it is waiting for that provisioner (pv_controller.go ExternalProvisioning)."""
+        served = set(served)
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            _, pvc = self.claim(pod, vol)
+            if pvc is None or (pvc.get("spec") or {}).get("volumeName"):
+                continue
+            sc = self.classes.get(str(pvc["spec"].get("storageClassName") or "")) or {}
+            prov = str(sc.get("provisioner") or "")
+            if (sc.get("volumeBindingMode") or IMMEDIATE) == IMMEDIATE or prov in ("", NO_PROVISIONER):
+                continue
+            if IN_TREE_DRIVERS.get(prov, prov) not in served:
+                return prov
         return None
 
     def provision_for(self, pod: dict, labels: dict) -> list[str]:

@@ -103,6 +103,9 @@ class ClusterParams:
     use_sig: bool = False
     cluster_name: str = "harness-cluster"     # the karpenter.azure.com_cluster VM tag
     provision_mode: str = "aksscriptless"     # aksscriptless | bootstrappingclient (base label `mode` in before-0006)
+    # a cluster fact, not an operator option: the volume provisioners running (AKS enables the Azure Disk and
+    # Azure Files CSI drivers by default: https://learn.microsoft.com/azure/aks/csi-storage-drivers)
+    storage_provisioners: tuple[str, ...] = ("disk.csi.azure.com", "file.csi.azure.com")
 
     _KEYS = {
         "region": "region", "location": "region",
@@ -122,6 +125,7 @@ class ClusterParams:
         "useSIG": "use_sig", "useSig": "use_sig", "use_sig": "use_sig",
         "clusterName": "cluster_name", "cluster_name": "cluster_name",
         "provisionMode": "provision_mode", "provision_mode": "provision_mode",
+        "storageProvisioners": "storage_provisioners", "storage_provisioners": "storage_provisioners",
     }
 
     @staticmethod
@@ -137,6 +141,8 @@ class ClusterParams:
             kwargs["vm_memory_overhead_percent"] = float(kwargs["vm_memory_overhead_percent"])
         if "use_sig" in kwargs:
             kwargs["use_sig"] = _truthy(kwargs["use_sig"])
+        if "storage_provisioners" in kwargs:
+            kwargs["storage_provisioners"] = tuple(str(p) for p in kwargs["storage_provisioners"] or ())
         for key in ("kubernetes_version", "node_image_version"):
             if kwargs.get(key) is not None:
                 kwargs[key] = str(kwargs[key])

@@ -97,6 +97,21 @@ def test_wffc_claim_is_provisioned_on_the_node_zone():
         zone("eastus-3")]
 
 
+@pytest.mark.parametrize("provisioner, mode, bound, waits", [
+    ("blob.csi.azure.com", "WaitForFirstConsumer", False, True),    # not running: PreBind waits
+    ("disk.csi.azure.com", "WaitForFirstConsumer", False, False),   # running
+    ("kubernetes.io/azure-disk", "WaitForFirstConsumer", False, False),   # in-tree name: its CSI driver
+    ("kubernetes.io/no-provisioner", "WaitForFirstConsumer", False, False),   # the filter's, not PreBind's
+    ("blob.csi.azure.com", "Immediate", False, False),              # the filter's (unbound immediate)
+    ("blob.csi.azure.com", "WaitForFirstConsumer", True, False),    # bound already
+])
+def test_prebind_waits_only_for_a_provisioner_the_cluster_does_not_run(provisioner, mode, bound, waits):
+    sc = {"kind": "StorageClass", "metadata": {"name": "s"}, "provisioner": provisioner, "volumeBindingMode": mode}
+    objs = [sc, pvc("x", sc="s", volume="v" if bound else None)] + ([pv("v", [zone("eastus-1")], claim="x")] if bound else [])
+    got = model(*objs).unserved_provisioner(pod("x"), ("disk.csi.azure.com", "file.csi.azure.com"))
+    assert got == (provisioner if waits else None)
+
+
 # -- PV node affinity matching is topology.match_expression (one implementation) ------------------
 def _bound(*exprs):
     return model(pv("a", list(exprs)), pvc("x", volume="a"))

@@ -23,6 +23,7 @@ from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
 from harness.loop.kubescore import non_zero_requests, select_host
 from harness.loop.topology import namespace_labels
+from harness.loop.volumes import EXTERNAL_PROVISIONING, PREBIND_TIMEOUT
 from harness.model.resources import add
 
 
@@ -59,7 +60,7 @@ class KubeScheduler:
                 preferred = [n for n in nodes if target and n["metadata"]["name"] == target]
                 ready = [n for n in preferred if any(c.get("type") == "Ready" and c.get("status") == "True"
                                                      for c in (n.get("status") or {}).get("conditions") or [])]
-                if ready:
+                if ready and not self._prebind_waits(key, pv):
                     self._bind(key, pv, ready[0], snap, used)
                     progress = True
                 continue
@@ -81,12 +82,28 @@ class KubeScheduler:
             if non_zero is None:
                 non_zero = self._non_zero()
             node = select_host(pv, feasible, used, non_zero, s.bind_rng)
+            if self._prebind_waits(key, pv):
+                continue
             self._bind(key, pv, node, snap, used)
             name = node["metadata"]["name"]
             nz = non_zero_requests(pv)
             non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
             progress = True
         return progress
+
+    def _prebind_waits(self, key: str, pv) -> bool:
+        """The pod's PreBind waits for a volume no running provisioner creates (VolumeModel.unserved_provisioner):
+        kube-scheduler chose a Node and never binds the pod there."""
+        s = self.state
+        waiting = s.volumes.unserved_provisioner(pv.obj, s.cfg.cluster.storage_provisioners) \
+            if pv.spec.get("volumes") else None
+        if waiting is None:
+            return False
+        pr = s.result.pods[key]
+        if pr.scheduler_error != PREBIND_TIMEOUT:
+            s.trace(f"kube-scheduler: {key} waits in PreBind; PV controller: " + EXTERNAL_PROVISIONING.format(waiting))
+        pr.scheduler_error = PREBIND_TIMEOUT
+        return True
 
     def _non_zero(self) -> dict[str, tuple[int, int]]:
         """Each Node's summed requests as kube-scheduler scores them (kubescore.non_zero_requests)."""

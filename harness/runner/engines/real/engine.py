@@ -26,6 +26,7 @@ from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.loop.clock import SimClock
 from harness.model.durations import scenario_duration
+from harness.model.params import ClusterParams
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, csi, existing, fakeside, settings
@@ -178,7 +179,7 @@ class RealRun:
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
-        self.volume_claims = any(m.obj.get("kind") == "PersistentVolumeClaim"
+        self.volume_claims = any(csi.makes_claims(m.obj)
                                  for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
         try:
             departed = previous_uids(cluster)
@@ -191,6 +192,7 @@ class RealRun:
             fake_port = int(self.server.url.rsplit(":", 1)[1])
             api_port = int(cluster.server.rsplit(":", 1)[1])
             cfg = cluster_settings(scenario)
+            self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
             arm, fake_forward, hosts = settings.cloud(scenario.given, fake_port)
             endpoints = settings.Endpoints(arm, Path(self.server.ca_path), cluster.server,
                                            Path(cluster.server_ca))
@@ -262,9 +264,14 @@ class RealRun:
             time.sleep(0.1)
 
     def seed(self, entries: list[dict]) -> None:
-        """given.existingNodes on the live cluster (existing.py); in-flight ones are held until the
-        first settle, as the simulation's are."""
-        self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+        """given.existingNodes on the live cluster (existing.py); in-flight ones are held until Karpenter
+        launches a node of its own or the run first settles (kubelet.py release_held), as the simulation's
+        finish after its first pass."""
+        self.kubelets.seeding = True
+        try:
+            self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+        finally:
+            self.kubelets.seeding = False
         self.seeded = True
 
     def _alive(self) -> None:
@@ -288,7 +295,7 @@ class RealRun:
         the run is not steady); the result as observed. Existing nodes held in flight by seed() are
         released after the first settle, and the run settles again (as in the simulation)."""
         result = self._settle_once()
-        if self.seeded and existing.release(self):
+        if self.seeded and self.kubelets.release_held():
             result = self._settle_once()
         if self.unmanaged:
             existing.unmanaged_results(self.cluster, self.unmanaged, result)
@@ -302,7 +309,7 @@ class RealRun:
         existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
         self.kubelets.run_pods(self.observer.pod_objects)
         if self.volume_claims:
-            csi.provision(self.cluster, self.observer.namespaces)
+            csi.provision(self.cluster, self.observer.namespaces, self.provisioners)
 
     def _held(self) -> tuple[str, ...]:
         """What holds the run past every quiet window: the evicted VMs' NodeClaims until core's garbage
@@ -398,7 +405,10 @@ class RealRun:
         if step.get("evict"):
             self._evict(step["evict"])
         if step.get("cluster"):
-            return "cluster: operator settings are fixed for the controller's lifetime"
+            if set(step["cluster"]) - {"storageProvisioners"}:
+                return "cluster: operator settings are fixed for the controller's lifetime"
+            # the provisioners the cluster runs are the harness's stand-ins (csi.py), not the controller's
+            self.provisioners = ClusterParams.from_dict(step["cluster"]).storage_provisioners
         for f in step.get("faults") or []:
             self.fake.add_fault(f)
         if manifests:

@@ -13,7 +13,8 @@ move with the engine interface.
   type, created like core's tests create one (test.NodeClaim + the lifecycle controllers): the real
   controller launches it through the fake Azure, the kubelet stand-in registers it; `hold` keeps an
   in-flight entry from registering (`registered: false`) or from becoming Ready (`initialized: false`)
-  until `release` after the first settle, as the simulated engine lets its in-flight nodes finish after
+  until the kubelet stand-ins release them (kubelet.py release_held: when Karpenter launches a node of its
+  own, ahead of it, or after the first settle), as the simulated engine lets its in-flight nodes finish after
   the first pass (one whose taints say not-ready stays NotReady).
 - `seed`: all entries as one starting state. Karpenter's disruption controller runs a pass every 10 s
   while they come up one by one, and what a pass publishes about a node (DisruptionBlocked,
@@ -37,6 +38,7 @@ NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 # drift and expiration take a node whose pods block eviction (disruption/types.go NewCandidate)
 TEMPLATE_FIELDS = ("taints", "startupTaints", "terminationGracePeriod", "expireAfter")
 HASH, HASH_VERSION = "karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version"
+REVISION_HASH = "controller-revision-hash"       # k8s.io/api apps/v1 ControllerRevisionHashLabelKey
 ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without the scenario creating them
 SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
 
@@ -115,10 +117,18 @@ def apply_object(cluster, obj: dict) -> dict:
 
 
 # -- existing nodes -----------------------------------------------------------------------------------
-def seed_unmanaged(cluster, entry: dict, index: int, skus: dict, region: str) -> str:
-    """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods."""
-    node, status = unmanaged_node(entry, index, skus, region)
+def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
+    """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods, and
+    the providerID Azure's cloud-node-manager gives an AKS agent pool's node (a scale set instance).
+    Karpenter's cluster state leaves out a Node labelled with a NodePool and no providerID, and waits for
+    every Node before its first pass (core v1.14.0 pkg/controllers/state/cluster.go UpdateNode, Synced):
+    such a Node would stop provisioning for good or not at all, by whether Karpenter synced before it."""
+    cluster = run.cluster
+    node, status = unmanaged_node(entry, index, skus, run.fake.region)
     name = node["metadata"]["name"]
+    node["spec"]["providerID"] = (f"azure:///subscriptions/{run.fake.subscription_id}/resourceGroups/"
+                                  f"{run.kubelets.rg.lower()}/providers/Microsoft.Compute/virtualMachineScaleSets/"
+                                  f"aks-existing-vmss/virtualMachines/{index}")
     cluster.create(node, ADMIN)
     # a merge patch: the node lifecycle controller updates a new Node concurrently
     cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
@@ -181,6 +191,9 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
             owner = _scenario_owner(cluster, kind, ref.get("name", ""), pod["metadata"]["namespace"])
             if owner is not None:
                 refs.append({**ref, "uid": owner["metadata"]["uid"]})
+                if kind == "DaemonSet":
+                    pod["metadata"]["labels"] = {**(pod["metadata"].get("labels") or {}),
+                                                 REVISION_HASH: revision_hash(cluster, owner)}
             elif kind in ADOPTERS and ref.get("name"):                   # adopted later (adopt_orphans)
                 pod["metadata"]["labels"] = _owner_labels(pod, ref["name"])
         if refs:
@@ -190,6 +203,26 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         # created bound (spec.nodeName): the real kube-scheduler would otherwise bind it first
         pod.setdefault("spec", {})["nodeName"] = node_name
         cluster.create(pod, ADMIN)
+
+
+def revision_hash(cluster, ds: dict) -> str:
+    """The DaemonSet's current revision hash, once its controller has recorded it: a DaemonSet pod without
+    it (or the deprecated template generation) is of an old revision, which the DaemonSet controller's
+    rolling update deletes and replaces (kubernetes v1.36.3 pkg/controller/daemon/update.go
+    findUpdatedPodsOnNode, util/daemonset_util.go IsPodUpdated), so a seeded pod would vanish while
+    Karpenter counts it. A customer's running DaemonSet pods carry it."""
+    meta = ds["metadata"]
+    path = f"/apis/apps/v1/namespaces/{meta.get('namespace') or 'default'}/controllerrevisions"
+
+    def current() -> str | None:
+        items = [r for r in (cluster.admin.request("GET", path) or {}).get("items") or []
+                 if any(o.get("uid") == meta["uid"] for o in r["metadata"].get("ownerReferences") or [])]
+        latest = max(items, key=lambda r: int(r.get("revision") or 0), default=None)
+        return ((latest or {}).get("metadata", {}).get("labels") or {}).get(REVISION_HASH)
+    got = wait_for(current)
+    if got is None:
+        raise RuntimeError(f"DaemonSet {meta['name']}: no ControllerRevision in {SEED_TIMEOUT:.0f}s")
+    return got
 
 
 def mark_deleting(cluster, node_name: str) -> None:
@@ -256,7 +289,7 @@ def vm_name_of(nodeclaim_name: str) -> str:
 def seed(run, entries: list[dict], skus: dict) -> list[str]:
     """Every entry of given.existingNodes on the live cluster, in order; returns the unmanaged Nodes'
     names (the observer lists managed ones through their NodeClaims). Managed entries in flight are
-    held (their kubelet does not boot) until `release`. The existing nodes are the state the scenario
+    held (their kubelet does not boot) until the kubelet stand-ins release them. The existing nodes are the state the scenario
     starts from, so Karpenter's disruption sees them all at once: their NodePools' disruption is
     held (`hold_disruption`) while they are seeded one by one and restored after."""
     pools = sorted({e["nodePool"] for e in entries or [] if e.get("nodePool")})
@@ -265,7 +298,7 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
     try:
         for i, entry in enumerate(entries or []):
             if not entry.get("nodePool"):
-                node_name = seed_unmanaged(run.cluster, entry, i, skus, run.fake.region)
+                node_name = seed_unmanaged(run, entry, i, skus)
                 unmanaged.append(node_name)
             else:
                 nodeclaim, node_name, ready = seed_managed(run, entry, i)
@@ -437,22 +470,6 @@ def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
     if entry.get("deleting"):
         mark_deleting(cluster, node_name)
     return name, node_name, not uninitialized
-
-
-def release(run) -> bool:
-    """Let the held in-flight NodeClaims' kubelets boot and the NotReady ones report Ready; True when
-    any was held."""
-    kub = run.kubelets
-    held = bool(kub.held or kub.not_ready - kub.never_ready)
-    kub.held.clear()
-    for vm in sorted(kub.not_ready - kub.never_ready):
-        rec = next((r for name, r in kub.records.items() if name.lower() == vm), None)
-        if rec is not None and rec.registered:
-            ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
-                     "message": "kubelet is posting ready status"}
-            run.cluster.client(ADMIN).patch("Node", rec.node_name, {"status": {"conditions": [ready]}}, sub="status")
-    kub.not_ready &= kub.never_ready
-    return held
 
 
 def finish_terminating_pods(cluster, pods: list[dict]) -> None:

@@ -15,6 +15,7 @@ import base64
 import json
 import re
 import shlex
+import time
 from dataclasses import dataclass, field
 
 from harness.model.resources import format_resource_list, parse_resource
@@ -154,14 +155,17 @@ LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40
 RENEW_SECONDS = 10.0         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
 DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a new node's pods
+# An existing node in flight was launched before the scenario began, so it comes up before any node Karpenter
+# launches for the scenario: once Karpenter launches one, the held ones are released and the new VMs' kubelets
+# wait this long, in which kube-scheduler (it binds within milliseconds of a Node turning Ready) places the pods
+# Karpenter planned onto the in-flight node there, as it would have minutes earlier on Azure
+IN_FLIGHT_LEAD = 2.0
 
 
 def _retry_conflicts(write, attempts: int = 20):
     """Read-modify-write against controllers writing the same Node (kube-controller-manager's node
     lifecycle controller, Karpenter's registration): retry on 409 Conflict, as client-go's
     RetryOnConflict does."""
-    import time
-
     from harness.backends.base import APIRejected
     for i in range(attempts):
         try:
@@ -193,15 +197,23 @@ class Kubelets:
         # pass's DisruptionBlocked "Node isn't initialized" would hide the node's next DisruptionBlocked for
         # 2 minutes: core v1.14.0 pkg/events/recorder.go dedupes by reason and node uid, whatever the message)
         self.initialized: set[str] = set()
+        self.seeding = False                # given.existingNodes are being launched: a new VM is one of theirs
+        self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
+        self._ahead: set[str] = set()       # ... while these released ones boot
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
-        import time
         progress = False
-        for name, put in self.tap.vm_puts().items():
-            if name not in self.records and name.lower() not in self.held and self._running(name):
-                self._boot(name, put.body)
-                progress = True
+        puts = {n: p for n, p in self.tap.vm_puts().items()
+                if n not in self.records and n.lower() not in self.held and self._running(n)}
+        if puts and not self.seeding and self.release_held():
+            self._lead_until = time.monotonic() + IN_FLIGHT_LEAD
+            return True
+        if time.monotonic() < self._lead_until:
+            puts = {n: p for n, p in puts.items() if n.lower() in self._ahead}
+        for name, put in puts.items():
+            self._boot(name, put.body)
+            progress = True
         for name in sorted(self._pending_ccm):
             progress |= self._cloud_node_controller(name)
         progress |= self._startup_agents()
@@ -210,6 +222,27 @@ class Kubelets:
             self._renew()
             self._last_renew = time.monotonic()
         return progress
+
+    def release_held(self) -> bool:
+        """Let the held in-flight existing nodes' kubelets boot and the NotReady ones report Ready; True when
+        any was held. A held Node deleted meanwhile (an in-flight node Karpenter terminates) stays gone."""
+        from harness.backends.base import ADMIN, APIRejected
+        released = bool(self.held or self.not_ready - self.never_ready)
+        self._ahead |= self.held
+        self.held.clear()
+        for vm in sorted(self.not_ready - self.never_ready):
+            rec = next((r for name, r in self.records.items() if name.lower() == vm), None)
+            if rec is not None and rec.registered:
+                ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                         "message": "kubelet is posting ready status"}
+                try:
+                    self.cluster.client(ADMIN).patch("Node", rec.node_name, {"status": {"conditions": [ready]}},
+                                                     sub="status")
+                except APIRejected as e:
+                    if e.status != 404:
+                        raise
+        self.not_ready &= self.never_ready
+        return released
 
     def _running(self, vm_name: str) -> bool:
         """The VM exists and its create succeeded (a failed create never boots a kubelet)."""
@@ -430,8 +463,6 @@ class Kubelets:
         Initialized (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go
         StartupTaintsRemoved). The stand-in lifts them once Karpenter has registered the Node, as the
         simulation does."""
-        import time
-
         from harness.backends.base import APIRejected, Identity
         progress = False
         claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.cluster.list("NodeClaim")}
