@@ -44,9 +44,6 @@ NO_PROVISIONER = "kubernetes.io/no-provisioner"           # k8s.io/kubernetes pk
 EXTERNAL_PROVISIONING = ("Waiting for a volume to be created either by the external provisioner '{}' or manually by the "
                          "system administrator. If volume creation is delayed, please verify that the provisioner is "
                          "running and correctly registered.")
-# what kube-scheduler reports when PreBind gives up on it (framework/runtime/framework.go RunPreBindPlugins,
-# volumebinding/binder.go BindPodVolumes with wait.PollUntilContextTimeout)
-PREBIND_TIMEOUT = 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded'
 
 # kube-scheduler VolumeBinding reasons (kubernetes v1.36.3 pkg/scheduler/framework/plugins/volumebinding/
 # binder.go ErrReason*, volume_binding.go PreFilter)

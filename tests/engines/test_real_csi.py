@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner.engines.real.csi import SELECTED_NODE, makes_claims, provision
+from harness.runner.engines.real.csi import SELECTED_NODE, ephemeral_claims, makes_claims, provision
 
 
 @pytest.fixture()
@@ -45,3 +45,18 @@ def test_claims_in_play_include_ephemeral_volumes_of_pods_and_templates():
     assert makes_claims({"kind": "Pod", "spec": eph})
     assert makes_claims({"kind": "Deployment", "spec": {"template": {"spec": eph}}})
     assert not makes_claims({"kind": "Pod", "spec": {"volumes": [{"name": "v", "emptyDir": {}}]}})
+
+
+def test_a_claim_whose_selected_node_is_gone_goes_back_to_kube_scheduler(cluster):
+    _claim_on_node(cluster, "disk.csi.azure.com")
+    cluster.delete("Node", "n1")
+    assert provision(cluster, ["default"], ("disk.csi.azure.com",)) == []
+    claim = cluster.get("PersistentVolumeClaim", "c", "default")
+    assert SELECTED_NODE not in (claim["metadata"].get("annotations") or {})
+
+
+def test_a_manifest_claim_named_for_a_pods_ephemeral_volume_is_owned_by_that_pod():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"volumes": [{"name": "v", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
+                    "containers": [{"name": "c", "image": "x"}]}}
+    assert ephemeral_claims([pod, {"kind": "Pod", "metadata": {"name": "q"}}]) == {("default", "p-v"): "p"}

@@ -23,7 +23,7 @@ from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
 from harness.loop.kubescore import non_zero_requests, select_host
 from harness.loop.topology import namespace_labels
-from harness.loop.volumes import EXTERNAL_PROVISIONING, PREBIND_TIMEOUT
+from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
 
 
@@ -32,6 +32,7 @@ class KubeScheduler:
 
     def __init__(self, state: LoopState):
         self.state = state
+        self.waiting: set[str] = set()       # pods whose PreBind waits for a volume (traced once)
 
     def reconcile(self) -> bool:
         s = self.state
@@ -99,10 +100,10 @@ class KubeScheduler:
             if pv.spec.get("volumes") else None
         if waiting is None:
             return False
-        pr = s.result.pods[key]
-        if pr.scheduler_error != PREBIND_TIMEOUT:
+        if key not in self.waiting:
+            # kube-scheduler writes no new condition while it waits (only after its 600 s bind timeout)
+            self.waiting.add(key)
             s.trace(f"kube-scheduler: {key} waits in PreBind; PV controller: " + EXTERNAL_PROVISIONING.format(waiting))
-        pr.scheduler_error = PREBIND_TIMEOUT
         return True
 
     def _non_zero(self) -> dict[str, tuple[int, int]]:

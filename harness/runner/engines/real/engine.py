@@ -227,6 +227,8 @@ class RealRun:
             self._await_nodepools(pools)
         for obj in sorted(workloads, key=lambda o: apply_order(o.get("kind"))):
             self._apply_one(obj)
+        # a manifest claim standing for a pod's ephemeral one becomes that pod's, now that it exists
+        csi.own_ephemeral_claims(self.cluster, csi.ephemeral_claims(workloads), rest)
 
     def _apply_one(self, obj: dict) -> str | None:
         """Create `obj`, or update it when it exists; the name of a NodePool the API server admitted,
