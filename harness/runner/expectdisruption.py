@@ -8,7 +8,7 @@ Keys (all optional; nodes are named by their index in `nodes[]`, the order they 
   Expired | Interrupted | InstanceTerminated), `driftReason`, `method` (empty | single | multi |
   drift | expiration | garbage-collection), `decision` (delete | replace), `candidates` (nodes in the
   command), `replacements` ([{instanceType}], order-insensitive) or `replacementCount`; `count`
-  (how many records match; default: at least one).
+  (how many records match; default: at least one, and items without a count each match a record of their own).
 - `disruptedCount`: how many NodeClaims were disrupted in all.
 - `maxInFlight`: the most NodeClaims under disruption at one time (from tainted karpenter.sh/disrupted
   until the instance is terminating or the node is untainted): what the budgets cap (core v1.14.0
@@ -96,17 +96,40 @@ def _describe(rec: dict) -> str:
             + f" by {rec.get('method')}: {rec.get('decision')}" + (f" -> [{reps}]" if reps else ""))
 
 
+def _unmatched(items: list[int], hits: list[list[int]]) -> int | None:
+    """The first item left without a record of its own when each item takes a distinct record it matches
+    (a maximum bipartite matching by augmenting paths), else None."""
+    owner: dict[int, int] = {}
+
+    def take(i: int, seen: set[int]) -> bool:
+        for j in hits[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or take(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+    return next((i for i in items if not take(i, set())), None)
+
+
 def check_disruption(checker, spec: dict) -> None:
     """Adds a Mismatch to `checker` (harness.runner.expect.Checker) for each unmet expectation."""
     r = checker.r
     root = f"{checker.root}.disruption"
     records = r.disruptions
     summary = "; ".join(_describe(d) for d in records) or "nothing was disrupted"
-    for i, want in enumerate(spec.get("disrupted") or []):
-        hits = [d for d in records if _record_matches(r, d, want)]
+    wanted = spec.get("disrupted") or []
+    hits = [[j for j, d in enumerate(records) if _record_matches(r, d, want)] for want in wanted]
+    for i, want in enumerate(wanted):
         n = want.get("count")
-        if (n is None and not hits) or (n is not None and len(hits) != n):
-            checker.fail(f"{root}.disrupted[{i}]", want, f"{len(hits)} matching", summary)
+        if (n is None and not hits[i]) or (n is not None and len(hits[i]) != n):
+            checker.fail(f"{root}.disrupted[{i}]", want, f"{len(hits[i])} matching", summary)
+    # items without a count name one disruption each: two items are two disrupted NodeClaims
+    single = [i for i, want in enumerate(wanted) if want.get("count") is None and hits[i]]
+    unmatched = _unmatched(single, hits)
+    if unmatched is not None:
+        checker.fail(f"{root}.disrupted[{unmatched}]", wanted[unmatched],
+                     "no disruption of its own (the others' match it)", summary)
     if "disruptedCount" in spec and spec["disruptedCount"] != len(records):
         checker.fail(f"{root}.disruptedCount", spec["disruptedCount"], len(records), summary)
     if "maxInFlight" in spec:

@@ -73,6 +73,10 @@ NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, 
 # enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
 # taints by effect): another enum value may be just as true there, so they are suffixed (and refused)
 MATCHING_ENUMS = frozenset({"writers", "priority", "effect"})
+# a timeline action's next enum value is what follows it in every disruption (deleting, draining, drained,
+# instance terminating, terminated), so that mutant holds wherever the original did; the contradiction is
+# the disruption abandoned (the node untainted), or for an abandoned one, the node deleted
+CONTRADICTIONS = {"action": ("untainted", "deleting")}
 _NUMBER = re.compile(r"^(\d+)(.*)$")
 
 
@@ -260,6 +264,9 @@ def mutations(key: str, value, enum: list | None) -> list:
     if isinstance(value, float):
         return [value + 1]
     if isinstance(value, str):
+        if key in CONTRADICTIONS:
+            alt, other = CONTRADICTIONS[key]
+            return [alt if value != alt else other]
         if enum and key not in MATCHING_ENUMS:
             others = [e for e in enum if e != value]
             return [others[(enum.index(value) if value in enum else 0) % len(others)]] if others else []

@@ -1,7 +1,7 @@
 """harness/runner/expectdisruption.py: the timeline-derived keys of expect.disruption."""
 from __future__ import annotations
 
-from harness.runner.expectdisruption import _max_in_flight
+from harness.runner.expectdisruption import _max_in_flight, _unmatched
 
 
 def _t(claim: str, action: str) -> dict:
@@ -14,3 +14,12 @@ def test_max_in_flight_counts_tainted_until_instance_terminating_or_untainted():
                 _t("a", "terminated")]
     assert _max_in_flight(timeline) == 3          # b, c, d at once; a's instance was terminating, b was untainted
     assert _max_in_flight([]) == 0
+
+
+def test_items_without_a_count_each_need_a_disruption_of_their_own():
+    # two drifted nodes expected, both records match "Drifted": fine; two items for node 1 need two records of it
+    hits = [[0, 1], [0, 1]]
+    assert _unmatched([0, 1], hits) is None
+    assert _unmatched([0, 1], [[1], [1]]) == 1
+    # an item that could take either record yields to one that has only one choice
+    assert _unmatched([0, 1], [[0, 1], [0]]) is None
