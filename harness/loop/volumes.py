@@ -60,6 +60,9 @@ class VolumeModel:
     pvs: dict[str, dict] = field(default_factory=dict)
     pvcs: dict[tuple[str, str], dict] = field(default_factory=dict)
     classes: dict[str, dict] = field(default_factory=dict)
+    # claim -> the Node kube-scheduler's PreBind chose for it (the volume.kubernetes.io/selected-node
+    # annotation; binder.go bindAPIUpdate); the external-provisioner removes it only when it runs
+    selected: dict[tuple[str, str], str] = field(default_factory=dict)
     _provisioned: int = 0
 
     def add(self, obj: dict) -> None:
@@ -247,11 +250,44 @@ class VolumeModel:
             sc = self.classes.get(str(spec.get("storageClassName") or "")) or {}
             if (sc.get("volumeBindingMode") or IMMEDIATE) == IMMEDIATE:
                 return UNBOUND_IMMEDIATE
+            chosen = self.selected.get(self._key(pod, pvc))
+            if chosen is not None and chosen != labels.get(HOSTNAME):
+                return BIND_CONFLICT        # binder.go FindPodVolumes: another Node was selected for it
             terms = sc.get("allowedTopologies") or []
             if terms and not any(all(labels.get(e.get("key")) in [str(v) for v in e.get("values") or []]
                                      for e in t.get("matchLabelExpressions") or []) for t in terms):
                 return BIND_CONFLICT
         return None
+
+    @staticmethod
+    def _key(pod: dict, pvc: dict) -> tuple[str, str]:
+        meta = pvc.get("metadata") or {}
+        return meta.get("namespace") or pod["metadata"].get("namespace") or "default", str(meta.get("name"))
+
+    def select_node(self, pod: dict, node_name: str) -> None:
+        """PreBind's bindAPIUpdate: each unbound WaitForFirstConsumer claim of the pod names the chosen Node."""
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            _, pvc = self.claim(pod, vol)
+            if pvc is not None and not (pvc.get("spec") or {}).get("volumeName"):
+                self.selected.setdefault(self._key(pod, pvc), node_name)
+
+    def reschedule(self, nodes: set[str], served: Iterable[str]) -> list[tuple[str, str]]:
+        """The external-provisioner hands a claim whose selected Node is gone back to kube-scheduler (it
+        removes the selected-node annotation: sig-storage-lib-external-provisioner controller.go
+        provisionClaimOperation, NotFound -> rescheduleProvisioning); only a provisioner that runs does.
+        Returns the claims released."""
+        served = set(served)
+        out = []
+        for key, node in list(self.selected.items()):
+            pvc = self.pvcs.get(key)
+            if node in nodes or pvc is None:
+                continue
+            sc = self.classes.get(str((pvc.get("spec") or {}).get("storageClassName") or "")) or {}
+            prov = str(sc.get("provisioner") or "")
+            if IN_TREE_DRIVERS.get(prov, prov) in served:
+                del self.selected[key]
+                out.append(key)
+        return out
 
     def unserved_provisioner(self, pod: dict, served: Iterable[str]) -> str | None:
         """The provisioner of the pod's first unbound WaitForFirstConsumer claim that the cluster does not

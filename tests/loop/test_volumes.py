@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.loop.volumes import BIND_COMPLETED, NODE_CONFLICT, VolumeModel
+from harness.loop.volumes import BIND_COMPLETED, BIND_CONFLICT, NODE_CONFLICT, VolumeModel
 from harness.model.profile import load_profile
 from harness.model.semantics import semantics_for
 
@@ -112,6 +112,19 @@ def test_prebind_waits_only_for_a_provisioner_the_cluster_does_not_run(provision
     assert got == (provisioner if waits else None)
 
 
+def test_a_claim_selected_for_one_node_refuses_the_others_until_a_running_provisioner_releases_it():
+    sc = {"kind": "StorageClass", "metadata": {"name": "s"}, "provisioner": "blob.csi.azure.com",
+          "volumeBindingMode": "WaitForFirstConsumer"}
+    m = model(sc, pvc("x", sc="s"))
+    m.select_node(pod("x"), "n1")
+    assert m.bind_error(pod("x"), {"kubernetes.io/hostname": "n1"}) is None
+    assert m.bind_error(pod("x"), {"kubernetes.io/hostname": "n2"}) == BIND_CONFLICT
+    # n1 is gone: nobody runs blob, so the claim keeps naming it; once blob runs, it is released
+    assert m.reschedule({"n2"}, ("disk.csi.azure.com",)) == []
+    assert m.reschedule({"n2"}, ("blob.csi.azure.com",)) == [("default", "x")]
+    assert m.bind_error(pod("x"), {"kubernetes.io/hostname": "n2"}) is None
+
+
 # -- PV node affinity matching is topology.match_expression (one implementation) ------------------
 def _bound(*exprs):
     return model(pv("a", list(exprs)), pvc("x", volume="a"))
@@ -177,3 +190,8 @@ def test_same_verdict_as_before_on_valid_input(op, values, have, want):
     expr = {"key": "k", "operator": op, "values": [str(want)] if op in ("Gt", "Lt") else values}
     labels = {} if have is None else {"k": have}
     assert match_expression(labels, expr) == _previous_match(labels, expr)
+
+
+def test_kube_scheduler_nominates_a_pod_waiting_in_prebind_from_1_35():
+    from harness.loop.controllers.binding import writes_nominated_node
+    assert [writes_nominated_node(v) for v in ("1.33.0", "1.34.2", "1.35.0", "1.36.3")] == [False, False, True, True]

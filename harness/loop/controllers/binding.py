@@ -25,6 +25,7 @@ from harness.loop.kubescore import non_zero_requests, select_host
 from harness.loop.topology import namespace_labels
 from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
+from harness.model.versions import version_at_least
 
 
 class KubeScheduler:
@@ -32,12 +33,15 @@ class KubeScheduler:
 
     def __init__(self, state: LoopState):
         self.state = state
-        self.waiting: set[str] = set()       # pods whose PreBind waits for a volume (traced once)
+        self.waiting: dict[str, str] = {}    # pod -> the Node its PreBind waits on (traced once)
 
     def reconcile(self) -> bool:
         s = self.state
         progress = False
         nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
+        if s.volumes.selected:
+            for ns, claim in s.volumes.reschedule({n["metadata"]["name"] for n in nodes}, s.cfg.cluster.storage_provisioners):
+                s.trace(f"CSI provisioner: the Node selected for claim {ns}/{claim} is gone; back to kube-scheduler")
         used = s.node_requested()
         snap: Snapshot | None = None          # built for the first pod that needs it
         non_zero: dict[str, tuple[int, int]] | None = None
@@ -53,6 +57,19 @@ class KubeScheduler:
                 placed = [(p, s.result.pods[k].node) for k, p in s.pod_views.items() if s.result.pods[k].node]
                 snap = Snapshot(nodes, placed, namespace_labels(
                     s.cluster.list("Namespace"), ["default", *{p.namespace for p in s.pod_views.values()}]))
+            if key in s.prebind:
+                waited = next((n for n in nodes if n["metadata"]["name"] == s.prebind[key]), None)
+                if waited is not None and self._prebind_waits(key, pv, waited):
+                    continue
+                del s.prebind[key]
+                if waited is not None:          # the volume came: PreBind completes on the chosen Node
+                    self._bind(key, pv, waited, snap, used)
+                    progress = True
+                    continue
+                # the chosen Node is gone: PreBind fails, the pod is tried again (binder.go checkBindings)
+                gone = self.waiting.pop(key)
+                pr.scheduler_error = (f'running PreBind plugin "VolumeBinding": binding volumes: failed to get node '
+                                      f'"{gone}": node "{gone}" not found')
             if s.cfg.binding == "nominated":
                 nominated = s.nominated.get(key)
                 claim = s.claim_by_name(nominated) if nominated else None
@@ -61,7 +78,7 @@ class KubeScheduler:
                 preferred = [n for n in nodes if target and n["metadata"]["name"] == target]
                 ready = [n for n in preferred if any(c.get("type") == "Ready" and c.get("status") == "True"
                                                      for c in (n.get("status") or {}).get("conditions") or [])]
-                if ready and not self._prebind_waits(key, pv):
+                if ready and not self._prebind_waits(key, pv, ready[0]):
                     self._bind(key, pv, ready[0], snap, used)
                     progress = True
                 continue
@@ -83,7 +100,7 @@ class KubeScheduler:
             if non_zero is None:
                 non_zero = self._non_zero()
             node = select_host(pv, feasible, used, non_zero, s.bind_rng)
-            if self._prebind_waits(key, pv):
+            if self._prebind_waits(key, pv, node):
                 continue
             self._bind(key, pv, node, snap, used)
             name = node["metadata"]["name"]
@@ -92,18 +109,23 @@ class KubeScheduler:
             progress = True
         return progress
 
-    def _prebind_waits(self, key: str, pv) -> bool:
-        """The pod's PreBind waits for a volume no running provisioner creates (VolumeModel.unserved_provisioner):
-        kube-scheduler chose a Node and never binds the pod there."""
+    def _prebind_waits(self, key: str, pv, node: dict) -> bool:
+        """The pod's PreBind waits on `node` for a volume no running provisioner creates
+        (VolumeModel.unserved_provisioner): its claims name the Node (selected-node), kube-scheduler writes
+        no new condition while it waits (only after its 600 s bind timeout) but, from Kubernetes 1.35, the
+        pod's nominatedNodeName, which makes Karpenter stop counting the pod (writes_nominated_node)."""
         s = self.state
         waiting = s.volumes.unserved_provisioner(pv.obj, s.cfg.cluster.storage_provisioners) \
             if pv.spec.get("volumes") else None
         if waiting is None:
             return False
-        if key not in self.waiting:
-            # kube-scheduler writes no new condition while it waits (only after its 600 s bind timeout)
-            self.waiting.add(key)
-            s.trace(f"kube-scheduler: {key} waits in PreBind; PV controller: " + EXTERNAL_PROVISIONING.format(waiting))
+        name = node["metadata"]["name"]
+        if self.waiting.get(key) != name:
+            self.waiting[key] = name
+            s.volumes.select_node(pv.obj, name)
+            s.trace(f"kube-scheduler: {key} waits in PreBind on {name}; PV controller: "
+                    + EXTERNAL_PROVISIONING.format(waiting))
+        s.prebind[key] = name
         return True
 
     def _non_zero(self) -> dict[str, tuple[int, int]]:
@@ -129,6 +151,13 @@ class KubeScheduler:
         s.trace(f"kube-scheduler bound {key} to {name}")
         for made in s.volumes.provision_for(pv.obj, node["metadata"].get("labels") or {}):
             s.trace(f"CSI provisioner created PersistentVolume {made} for {key} on {name}")
+
+
+def writes_nominated_node(kubernetes_version: str | None) -> bool:
+    """kube-scheduler sets a pod's status.nominatedNodeName when its binding cycle will wait in PreBind
+    (kubernetes v1.36.3 pkg/scheduler/schedule_one.go bindingCycle, feature NominatedNodeNameForExpectation:
+    beta and on by default from 1.35, pkg/features/kube_features.go)."""
+    return version_at_least(kubernetes_version, (1, 35))
 
 
 def scheduler_message(n_nodes: int, reasons: list[str]) -> str:

@@ -13,6 +13,7 @@ import copy
 from typing import Callable
 
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
@@ -272,6 +273,10 @@ class Provisioner:
             claim = s.claim_by_name(s.nominated.get(key, ""))
             if claim is not None and not (claim.done or claim.refused or claim.initialized):
                 continue    # waiting for its in-flight NodeClaim (cluster state nomination)
+            if key in s.prebind and writes_nominated_node(s.cfg.cluster.kubernetes_version):
+                # kube-scheduler nominated it while its PreBind waits: IsProvisionable is false for a pod
+                # with status.nominatedNodeName (core v1.14.0 pkg/utils/pod/scheduling.go IsPreempting)
+                continue
             pending.append(pv)
         return pending
 

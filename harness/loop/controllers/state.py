@@ -75,6 +75,9 @@ class LoopState:
         self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
             clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
+        # pod key -> the Node kube-scheduler chose while its VolumeBinding PreBind waits for a volume
+        # (controllers/binding.py); from Kubernetes 1.35 also the pod's status.nominatedNodeName
+        self.prebind: dict[str, str] = {}
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
         # the API server's pod UIDs are random: core's scheduling queue orders pods of equal requests
         # created in the same second by UID. Their own stream, so names and offerings drawn from `rng`
