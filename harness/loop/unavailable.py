@@ -6,6 +6,7 @@ see an offering come back.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from importlib import resources
@@ -39,6 +40,31 @@ class UnavailableOfferings:
         self.clock = clock
         self.entries: dict[str, Entry] = {}
         self.seq = 0
+        self._held: list[tuple[str, Entry]] | None = None    # marks of concurrent launches (concurrent())
+
+    @contextlib.contextmanager
+    def concurrent(self):
+        """Launches running side by side: each chose its offering from the cache as it was when they all
+        started, so a failure's marks take effect when the batch is done (core v1.14.0
+        pkg/controllers/nodeclaim/lifecycle runs its launches in parallel workers)."""
+        self._held = []
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+            for key, entry in held:
+                self._put(key, entry)
+
+    def _put(self, key: str, entry: Entry) -> None:
+        if self._held is not None:
+            self._held.append((key, entry))
+            return
+        if key.startswith("skufamily:"):
+            old = self._live(key)
+            if old is not None and old.threshold is not None and entry.threshold is not None:
+                entry.threshold = min(old.threshold, entry.threshold)
+        self.entries[key] = entry
+        self.seq += 1
 
     def _live(self, key: str) -> Entry | None:
         e = self.entries.get(key)
@@ -70,16 +96,11 @@ class UnavailableOfferings:
         """MarkUnavailableWithTTL: the offering and the family at this vCPU count (karpenter-provider-azure
         v1.14.0 pkg/cache/unavailableofferings.go; azure-provider.md §2.6)."""
         now = self.clock.now()
-        self.entries[f"{capacity_type}:{sku}:{zone}"] = Entry(now + ttl, ttl=ttl)
-        fkey = f"skufamily:{family}:{zone}:{capacity_type}".lower()
-        old = self._live(fkey)
-        threshold = vcpus if old is None or old.threshold is None else min(old.threshold, vcpus)
-        self.entries[fkey] = Entry(now + ttl, threshold, ttl)
-        self.seq += 1
+        self._put(f"{capacity_type}:{sku}:{zone}", Entry(now + ttl, ttl=ttl))
+        self._put(f"skufamily:{family}:{zone}:{capacity_type}".lower(), Entry(now + ttl, vcpus, ttl))
 
     def mark_spot(self, ttl: float) -> None:
-        self.entries["spot::"] = Entry(self.clock.now() + ttl, ttl=ttl)
-        self.seq += 1
+        self._put("spot::", Entry(self.clock.now() + ttl, ttl=ttl))
 
     def snapshot(self) -> list[dict]:
         out = []

@@ -30,6 +30,17 @@ def test_family_block_covers_larger_sizes_and_keeps_the_lower_threshold():
     assert c.is_unavailable("Standard_D8s_v3", "standardDSv3Family", 8, "southcentralus-1", "on-demand")
 
 
+def test_concurrent_launches_see_the_cache_as_it_was_when_they_started():
+    c = cache()
+    with c.concurrent():
+        c.mark_spot(3600)
+        c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-1", "on-demand", 3600)
+        assert not c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-2", "spot")
+        assert not c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-1", "on-demand")
+    assert c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-2", "spot")
+    assert c.is_unavailable("Standard_D32s_v3", "standardDSv3Family", 32, "southcentralus-1", "on-demand")
+
+
 def test_entries_expire_on_the_simulated_clock():
     c = cache()
     c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "0", "spot", 60)

@@ -27,26 +27,33 @@ class Launch:
     def reconcile(self) -> bool:
         s = self.state
         progress = False
-        for c in s.claims:
-            if c.done or c.launched is not None:
-                continue
-            if s.clock.now() - c.created_at > LAUNCH_TIMEOUT:
-                self.termination.delete_claim(c, LAUNCH_TIMEOUT_REASON)
-                progress = True
-                continue
-            out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
-            if isinstance(out, LaunchFailure):
-                c.result.failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
-                                    "code": out.code, "attempted": out.attempted}
-                c.result.failures.append(c.result.failure)
-                s.trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
-                if out.kind == "InsufficientCapacity":
-                    self.termination.delete_claim(c, f"insufficient capacity, {out.message}")
-                progress = True
-                continue
-            self.populate(c, out)
-            progress = True
+        todo = [c for c in s.claims if not c.done and c.launched is None]
+        if len(todo) > 1:
+            # the lifecycle controller launches NodeClaims in parallel workers: which create reaches Azure
+            # first is a race (the seed decides), and each chose its offering before any of the others failed
+            s.launch_rng.shuffle(todo)
+        with s.provider.unavailable.concurrent():
+            for c in todo:
+                progress |= self._launch(c)
         return progress
+
+    def _launch(self, c: Claim) -> bool:
+        """One NodeClaim's Launch reconcile; True when something changed."""
+        s = self.state
+        if s.clock.now() - c.created_at > LAUNCH_TIMEOUT:
+            self.termination.delete_claim(c, LAUNCH_TIMEOUT_REASON)
+            return True
+        out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
+        if isinstance(out, LaunchFailure):
+            c.result.failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
+                                "code": out.code, "attempted": out.attempted}
+            c.result.failures.append(c.result.failure)
+            s.trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
+            if out.kind == "InsufficientCapacity":
+                self.termination.delete_claim(c, f"insufficient capacity, {out.message}")
+            return True
+        self.populate(c, out)
+        return True
 
     def populate(self, c: Claim, out: Launched) -> None:
         """PopulateNodeClaimDetails (launch.go; karpenter-core.md §4.1): the provider's labels under

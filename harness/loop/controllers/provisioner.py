@@ -15,6 +15,7 @@ from typing import Callable
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
+from harness.loop.controllers.simulate import synced
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
 from harness.loop.limits import RemainingResources
@@ -282,6 +283,11 @@ class Provisioner:
 
     def reconcile(self) -> bool:
         s = self.state
+        if not synced(s):
+            # Provisioner.Reconcile waits while cluster state is not synced: a NodeClaim without a provider
+            # id (one whose launch failed and is retried) holds every pass (core v1.14.0
+            # pkg/controllers/provisioning/provisioner.go Reconcile, pkg/controllers/state/cluster.go Synced)
+            return False
         pending = self.pending_pods()
         pending += [pv for pv in self.deleting_pods() if pv not in pending]
         if not pending:

@@ -85,6 +85,7 @@ class LoopState:
         self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
         self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
         self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
+        self.launch_rng = random.Random(f"launch-{cfg.seed}")  # which of a pass's launches reaches Azure first
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 
