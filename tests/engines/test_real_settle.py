@@ -169,3 +169,11 @@ def test_a_refusal_with_retry_after_is_remembered_by_the_wire_tap():
     before = time.monotonic()
     tap.handle("GET", "https://management.azure.com/x", {})
     assert before + SDK_BACKOFF <= tap.retry_until <= time.monotonic() + SDK_BACKOFF
+
+
+def test_a_pod_whose_binding_cycle_failed_holds_the_run_for_kube_schedulers_retry():
+    s = Settler(0.0)
+    failed = frozenset({("default/app", "SchedulerError", 'running PreBind plugin "VolumeBinding": ...')})
+    assert not s.observe(0.0, "fp", failed, [], 1)
+    assert not s.observe(QUIET_SECONDS + 1, "fp", failed, [], 2)       # a round ran, but the retry is still due
+    assert s.observe(FALLBACK_SECONDS, "fp", failed, [], 2)

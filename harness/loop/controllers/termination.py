@@ -40,6 +40,12 @@ class Termination:
         """The Node carries the termination finalizer, so the delete only marks it; the finalizer
         is removed once the instance is gone."""
         s = self.state
+        node, nr = s.cluster.get("Node", name), s.nodes.get(name)
+        if node is not None and nr is not None:
+            # the Node's last labels and taints stay in the result (a Node deleted within one settle
+            # would otherwise keep none: Simulation._finish reads the Nodes that still exist)
+            nr.labels = dict(node["metadata"].get("labels") or {})
+            nr.taints = list((node.get("spec") or {}).get("taints") or [])
         try:
             s.cluster.delete("Node", name, identity=KARPENTER)
             node = s.cluster.get("Node", name)

@@ -50,6 +50,7 @@ DONE_QUIET_SECONDS = 1.0
 FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
+SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
 _ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
@@ -123,6 +124,13 @@ class Settler:
             self.reason = f"nothing changed for {quiet_for:.1f}s"
             return True
         if rounds is None or in_flight or disruption.busy or quiet_for < (self.quiet if pending else self.done_quiet):
+            return False
+        if any(reason == SCHEDULER_ERROR for _, reason, *_ in pending):
+            # a pod whose binding cycle failed (e.g. PreBind: its Node was deleted) is tried again after
+            # kube-scheduler's backoff, at most 10 s (kubernetes v1.36.3 pkg/scheduler/schedule_one.go
+            # handleSchedulingFailure, podMaxBackoffSeconds), and only then says Unschedulable, which is what
+            # Karpenter provisions for (core v1.14.0 pkg/utils/pod/scheduling.go FailedToSchedule): the
+            # fallback window covers that retry
             return False
         if pending and not (self.pending_rounds is not None and rounds > self.pending_rounds):
             return False
