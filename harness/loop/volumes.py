@@ -45,6 +45,13 @@ EXTERNAL_PROVISIONING = ("Waiting for a volume to be created either by the exter
                          "system administrator. If volume creation is delayed, please verify that the provisioner is "
                          "running and correctly registered.")
 
+def class_driver(sc: dict | None) -> str:
+    """The CSI driver that provisions a StorageClass's claims: its provisioner, an in-tree name as the CSI
+    driver it migrated to (one place for the simulation's kube-scheduler and the real engine's stand-in)."""
+    prov = str((sc or {}).get("provisioner") or "")
+    return IN_TREE_DRIVERS.get(prov, prov)
+
+
 # kube-scheduler VolumeBinding reasons (kubernetes v1.36.3 pkg/scheduler/framework/plugins/volumebinding/
 # binder.go ErrReason*, volume_binding.go PreFilter)
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
@@ -133,9 +140,7 @@ class VolumeModel:
         pv = self.pvs.get((pvc.get("spec") or {}).get("volumeName") or "")
         if pv is not None and (pv.get("spec") or {}).get("csi"):
             return str(pv["spec"]["csi"].get("driver") or "")
-        sc = self.classes.get((pvc.get("spec") or {}).get("storageClassName") or "")
-        prov = str((sc or {}).get("provisioner") or "")
-        return IN_TREE_DRIVERS.get(prov, prov)
+        return class_driver(self.classes.get((pvc.get("spec") or {}).get("storageClassName") or ""))
 
     # -- Karpenter: Provisioner.Validate (ValidatePersistentVolumeClaims) ----------------------
     def validate(self, pod: dict) -> str | None:
@@ -282,9 +287,7 @@ class VolumeModel:
             pvc = self.pvcs.get(key)
             if node in nodes or pvc is None:
                 continue
-            sc = self.classes.get(str((pvc.get("spec") or {}).get("storageClassName") or "")) or {}
-            prov = str(sc.get("provisioner") or "")
-            if IN_TREE_DRIVERS.get(prov, prov) in served:
+            if class_driver(self.classes.get(str((pvc.get("spec") or {}).get("storageClassName") or ""))) in served:
                 del self.selected[key]
                 out.append(key)
         return out
@@ -305,7 +308,7 @@ class VolumeModel:
             prov = str(sc.get("provisioner") or "")
             if (sc.get("volumeBindingMode") or IMMEDIATE) == IMMEDIATE or prov in ("", NO_PROVISIONER):
                 continue
-            if IN_TREE_DRIVERS.get(prov, prov) not in served:
+            if class_driver(sc) not in served:
                 return prov
         return None
 

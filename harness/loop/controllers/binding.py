@@ -40,7 +40,8 @@ class KubeScheduler:
         progress = False
         nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
         if s.volumes.selected:
-            for ns, claim in s.volumes.reschedule({n["metadata"]["name"] for n in nodes}, s.cfg.cluster.storage_provisioners):
+            names = {n["metadata"]["name"] for n in nodes}
+            for ns, claim in s.volumes.reschedule(names, s.cfg.cluster.storage_provisioners):
                 s.trace(f"CSI provisioner: the Node selected for claim {ns}/{claim} is gone; back to kube-scheduler")
         used = s.node_requested()
         snap: Snapshot | None = None          # built for the first pod that needs it
@@ -58,18 +59,19 @@ class KubeScheduler:
                 snap = Snapshot(nodes, placed, namespace_labels(
                     s.cluster.list("Namespace"), ["default", *{p.namespace for p in s.pod_views.values()}]))
             if key in s.prebind:
-                waited = next((n for n in nodes if n["metadata"]["name"] == s.prebind[key]), None)
+                chosen = s.prebind[key]
+                waited = next((n for n in nodes if n["metadata"]["name"] == chosen), None)
                 if waited is not None and self._prebind_waits(key, pv, waited):
                     continue
                 del s.prebind[key]
+                self.waiting.pop(key, None)
                 if waited is not None:          # the volume came: PreBind completes on the chosen Node
                     self._bind(key, pv, waited, snap, used)
                     progress = True
                     continue
                 # the chosen Node is gone: PreBind fails, the pod is tried again (binder.go checkBindings)
-                gone = self.waiting.pop(key)
                 pr.scheduler_error = (f'running PreBind plugin "VolumeBinding": binding volumes: failed to get node '
-                                      f'"{gone}": node "{gone}" not found')
+                                      f'"{chosen}": node "{chosen}" not found')
             if s.cfg.binding == "nominated":
                 nominated = s.nominated.get(key)
                 claim = s.claim_by_name(nominated) if nominated else None

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.backends.base import APIRejected
-from harness.loop.volumes import IN_TREE_DRIVERS, provisioned_topology
+from harness.backends.base import ADMIN, APIRejected
+from harness.loop.volumes import class_driver, provisioned_topology
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
@@ -48,10 +48,10 @@ def ephemeral_claims(manifests: list[dict]) -> dict[tuple[str, str], str]:
     for m in manifests:
         if m.get("kind") != "Pod":
             continue
-        meta = m.get("metadata") or {}
+        ns, pod = claim_key(m)
         for v in (m.get("spec") or {}).get("volumes") or []:
             if "ephemeral" in (v or {}):
-                out[(meta.get("namespace") or "default", f"{meta.get('name')}-{v.get('name')}")] = str(meta.get("name"))
+                out[(ns, f"{pod}-{v.get('name')}")] = pod
     return out
 
 
@@ -62,7 +62,6 @@ def own_ephemeral_claims(cluster, owners: dict[tuple[str, str], str], manifests:
     storage/ephemeral VolumeIsForPod), and the controller itself only complains about a claim it finds
     (kubernetes v1.36.3 pkg/controller/volume/ephemeral handleVolume) until the owner is there. A merge
     patch of the metadata: the PV controller writes the claim concurrently."""
-    from harness.backends.base import ADMIN
     for m in manifests:
         if m.get("kind") != "PersistentVolumeClaim" or claim_key(m) not in owners:
             continue
@@ -86,8 +85,7 @@ def provision(cluster, namespaces, served: Iterable[str]) -> list[str]:
             meta, spec = pvc["metadata"], pvc.get("spec") or {}
             node_name = (meta.get("annotations") or {}).get(SELECTED_NODE)
             sc = classes.get(str(spec.get("storageClassName") or ""))
-            prov = str((sc or {}).get("provisioner") or "")
-            driver = IN_TREE_DRIVERS.get(prov, prov)
+            prov, driver = str((sc or {}).get("provisioner") or ""), class_driver(sc)
             if not node_name or spec.get("volumeName") or sc is None or driver not in served:
                 continue
             node = cluster.get("Node", node_name)

@@ -294,8 +294,9 @@ class RealRun:
     def settle(self):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
         window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
-        the run is not steady); the result as observed. Existing nodes held in flight by seed() are
-        released after the first settle, and the run settles again (as in the simulation)."""
+        the run is not steady); the result as observed. Existing nodes held in flight by seed() and not
+        released ahead of a node Karpenter launched (kubelet.py release_held) are released after the first
+        settle, and the run settles again (as in the simulation)."""
         result = self._settle_once()
         if self.seeded and self.kubelets.release_held():
             result = self._settle_once()
