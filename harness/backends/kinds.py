@@ -59,10 +59,13 @@ API_VERSIONS = {
 }
 
 # harness assumption: namespaces and classes first, then what refers to them, pods last (what
-# `kubectl apply -f` of one file gives when the objects are written in dependency order)
+# `kubectl apply -f` of one file gives when the objects are written in dependency order). Volumes before
+# the claims that name them: kube-controller-manager's PV controller marks a claim bound to a volume it
+# cannot find Lost at once (kubernetes v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go
+# syncBoundClaim), and Karpenter ignores its pods until a later resync binds them again
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
-               "PersistentVolumeClaim": 3, "PodDisruptionBudget": 3, "RuntimeClass": 3, "DaemonSet": 4,
-               "Deployment": 5, "Pod": 6}
+               "PodDisruptionBudget": 3, "RuntimeClass": 3, "PersistentVolumeClaim": 4, "DaemonSet": 5,
+               "Deployment": 6, "Pod": 7}
 
 
 # applied after a scenario's given.existingNodes are in place (what runs on them)
