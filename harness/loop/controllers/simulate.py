@@ -158,11 +158,10 @@ class Simulator:
 def deleting_pods(s) -> list[PodView]:
     """The currently reschedulable pods of the nodes marked for deletion (StateNodes.Deleting()
     CurrentlyReschedulablePods), which a provisioning pass schedules too (core provisioner.go
-    Schedule): their capacity comes up while they drain. Empty (and cheap) when nothing is deleting."""
+    Schedule): their capacity comes up while they drain. Empty (and cheap) when nothing is deleting. Only
+    the provisioner's pass calls it, after its cluster-state sync check (provisioner.py reconcile)."""
     if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims):
         return []
-    if not synced(s):
-        return []             # core's provisioner waits for cluster state to sync (a NodeClaim still launching)
     view = Cluster(s)
     out = []
     for sn in view.nodes:
