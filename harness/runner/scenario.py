@@ -18,6 +18,7 @@ from harness.backends.registry import BACKEND_NAMES
 from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, ProfileError
 from harness.model.resources import QuantityError, parse_quantity
+from harness.runner import loadcache
 from harness.runner.references import resolve_reference
 from harness.runner.selection import SUFFIX  # noqa: F401 (re-exported: what names a scenario file)
 from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
@@ -193,7 +194,9 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
     return errors
 
 
-def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) -> tuple[list[Manifest], list[SourceError]]:
+def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str]) -> tuple[list[Manifest], list[SourceError]]:
+    """The manifests `items` stand for (inline, or every object of a referenced file, whose path is
+    added to `reads`), with the problems found in them."""
     out: list[Manifest] = []
     errors: list[SourceError] = []
     for i, item in enumerate(items or []):
@@ -201,6 +204,7 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, base_dir: Path) 
         if isinstance(item, dict) and set(item) == {"file"}:
             try:
                 target = resolve_reference(doc, p + ("file",), item["file"], "manifest")
+                reads.add(str(target))
                 docs = load_documents(target)
             except SourceError as e:
                 errors.append(e)
@@ -334,18 +338,18 @@ def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) 
     return errors
 
 
-def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
+def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     problems = schema_errors(doc)
     if problems:
         raise problems[0]
     data = doc.data
     problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
     problems += _shadowed_expectations(doc, data)
-    manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), base_dir)
+    manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), reads)
     problems += merrs
     step_manifests = []
     for si, step in enumerate(data.get("steps") or []):
-        ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), base_dir)
+        ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), reads)
         step_manifests.append(ms)
         problems += serrs
     problems += _existing_node_errors(doc, data, manifests)
@@ -369,8 +373,16 @@ def _scenario_from(doc: Document, base_dir: Path) -> Scenario:
 
 
 def load_scenarios(path: str | Path, text: str | None = None) -> list[Scenario]:
-    """Every Scenario document in a file. Raises SourceError (`file:line: reason`) on bad input."""
+    """Every Scenario document in a file. Raises SourceError (`file:line: reason`) on bad input.
+    A file loaded cleanly before, unchanged with all it references, comes from the disk cache
+    (harness/runner/loadcache.py)."""
     path = Path(path)
+    if text is None:
+        return loadcache.cached(path, _load)
+    return _load(path, set(), text)
+
+
+def _load(path: Path, reads: set[str], text: str | None = None) -> list[Scenario]:
     docs = load_documents(path, text)
     if not docs:
         raise SourceError(path, 1, "no scenario in file")
@@ -379,7 +391,7 @@ def load_scenarios(path: str | Path, text: str | None = None) -> list[Scenario]:
     for doc in docs:
         if not isinstance(doc.data, dict):
             raise doc.error((), "a scenario must be a mapping (apiVersion, kind: Scenario, metadata, given, manifests, expect)")
-        sc = _scenario_from(doc, path.parent)
+        sc = _scenario_from(doc, reads)
         if sc.name in seen:
             raise doc.error(("metadata", "name"), f"duplicate scenario name {sc.name!r} (first at line {seen[sc.name]})")
         seen[sc.name] = doc.line(("metadata", "name"))
