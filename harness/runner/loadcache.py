@@ -65,7 +65,8 @@ def cached(path: Path, load: Callable[[Path, set[str]], list]) -> list:
     if not enabled():
         return load(path, set())
     folder = _folder()
-    entry = folder / (hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32] + ".pickle")
+    # the path as given and where it points: a scenario keeps the spelling it was loaded by (its file:line)
+    entry = folder / (hashlib.sha256(f"{path.absolute()}\0{path}".encode()).hexdigest()[:32] + ".pickle")
     own = _digest(path)
     try:
         with entry.open("rb") as f:

@@ -97,3 +97,12 @@ def test_a_damaged_entry_is_replaced(tree):
 def test_the_stamp_follows_the_code():
     assert loadcache.code_stamp() == loadcache.code_stamp()
     assert len(loadcache.code_stamp()) == 24
+
+
+def test_a_scenario_keeps_the_spelling_of_its_path(tree, monkeypatch):
+    absolute = load_scenarios(tree)
+    monkeypatch.chdir(tree.parent)
+    relative = load_scenarios(tree.name)
+    assert str(absolute[0].file) == str(tree)
+    assert str(relative[0].file) == tree.name
+    assert len(_entries(tree)) == 2
