@@ -81,28 +81,33 @@ def noise_reason(field: str, sim_node, real_node) -> str | None:
     return None
 
 
+def seen(n) -> dict:
+    """A node as outcomes are compared on it: its view without what differs between any two runs."""
+    view = node_view(n)
+    view["labels"] = {k: v for k, v in view["labels"].items() if noise_reason(f"labels.{k}", n, n) is None}
+    if noise_reason(".zone", n, n):
+        view.pop("zone")
+        view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
+    return view
+
+
 def outcome_view(r) -> dict:
     """A run's outcome without what differs between any two runs (node names, zones no requirement
     pinned): what `harness bisect` compares between commits."""
-    nodes = []
-    for n in paired(r):
-        view = node_view(n)
-        view["labels"] = {k: v for k, v in view["labels"].items()
-                          if noise_reason(f"labels.{k}", n, n) is None}
-        if noise_reason(".zone", n, n):
-            view.pop("zone")
-            view["labels"] = {k: v for k, v in view["labels"].items() if k not in ZONE_LABELS}
-        nodes.append(view)
-    return {**summary(r), "nodes": nodes}
+    return {**summary(r), "nodes": [seen(n) for n in paired(r)]}
 
 
 def paired(r) -> list:
     """Nodes in an order both engines share: by the workload pods they carry (pod names, or the
-    owning Deployment's name, since replica names are random), then by the launch order."""
+    owning Deployment's name, since replica names are random), their NodePool, then what the
+    comparison sees of them (`seen`), launch order last. Launch order alone pairs arbitrarily: core
+    launches a pass's NodeClaims in parallel (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/provisioner.go CreateNodeClaims, workqueue.ParallelizeUntil), so two
+    nodes alike but for their size or zone come up in either order on either engine."""
     def key(n):
         owners = sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
                         for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
-        return (owners, n.nodepool, n.index)
+        return (owners, n.nodepool, json.dumps(seen(n), sort_keys=True), n.index)
     return sorted(r.nodes, key=key)
 
 
