@@ -8,22 +8,32 @@ normalized over the feasible Nodes where the plugin normalizes (framework/plugin
 DefaultNormalizeScore), weighted and summed; the highest total wins, and a tie goes to one of them at
 random (pkg/scheduler/schedule_one.go selectHost), drawn from the loop's seeded stream.
 
-Scored as 0 on every Node, so they never decide here: PodTopologySpread's and InterPodAffinity's
-scoring of soft constraints and preferred terms (including the system default spread constraints),
+PodTopologySpread scores the pod's ScheduleAnyway constraints, or, for a pod with none, the system
+default ones (hostname maxSkew 3, zone maxSkew 5) over the pods its owner selects
+(podtopologyspread/scoring.go, plugin.go systemDefaultConstraints, helper/spread.go DefaultSelector):
+fewer matching pods in a Node's domains scores higher.
+
+Scored as 0 on every Node, so they never decide here: InterPodAffinity's scoring of preferred terms,
 ImageLocality (the harness's Nodes report no images) and VolumeBinding's capacity scoring (off by
 default).
 """
 from __future__ import annotations
 
+import math
 import random
 from typing import Mapping, Sequence
 
+from harness.loop.kubescheduler import Snapshot, node_matches, untolerated_do_not_schedule
 from harness.loop.pods import PodView, Taint, tolerates
-from harness.loop.topology import match_expression
+from harness.loop.topology import (HONOR, HOSTNAME, IGNORE, match_expression, selector_is_empty, selector_matches,
+                                   spread_selector)
 from harness.model.resources import parse_resource, parse_resource_list
 
 MAX_SCORE = 100
-WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
+WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1,
+           "PodTopologySpread": 2}
+# podtopologyspread/plugin.go systemDefaultConstraints (defaultingType System, the default)
+SYSTEM_DEFAULT_SPREAD = ({"topologyKey": HOSTNAME, "maxSkew": 3}, {"topologyKey": "topology.kubernetes.io/zone", "maxSkew": 5})
 # the requests kube-scheduler assumes for a container that sets none, when it scores by least allocation
 # (k8s.io/kubernetes v1.36.3 pkg/scheduler/util/pod_resources.go DefaultMilliCPURequest, DefaultMemoryRequest)
 NON_ZERO_CPU = 100
@@ -95,16 +105,95 @@ def _balanced(requested: tuple[int, int], allocated: tuple[int, int], alloc: tup
     return MAX_SCORE // 2 + (MAX_SCORE // 2 + balance(requested) - balance(allocated)) // 2
 
 
+def _soft_spread(pod: PodView, default_selector: dict | None) -> tuple[list[dict], bool]:
+    """(constraints, whether every Node must carry all their keys): the pod's ScheduleAnyway
+    constraints, else the system defaults over `default_selector` (none when it is empty:
+    common.go buildDefaultConstraints). PreScore requireAllTopologies."""
+    own = pod.spec.get("topologySpreadConstraints") or []
+    if own:
+        return ([{"key": t["topologyKey"], "maxSkew": int(t.get("maxSkew", 1)), "selector": spread_selector(pod, t),
+                  "affinity": t.get("nodeAffinityPolicy") or HONOR, "taints": t.get("nodeTaintsPolicy") or IGNORE}
+                 for t in own if t.get("whenUnsatisfiable", "DoNotSchedule") == "ScheduleAnyway"], True)
+    if default_selector is None or selector_is_empty(default_selector):      # nothing selects the pod
+        return [], False
+    return ([{"key": c["topologyKey"], "maxSkew": c["maxSkew"], "selector": default_selector,
+              "affinity": HONOR, "taints": IGNORE} for c in SYSTEM_DEFAULT_SPREAD], False)
+
+
+def spread_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot, default_selector: dict | None) -> list[int]:
+    """PodTopologySpread's normalized score of each feasible Node (scoring.go PreScore, Score,
+    NormalizeScore): per constraint the pods its selector matches in the Node's domain (a hostname
+    constraint: on the Node; another: over every Node that passes the constraint's node inclusion
+    policies, for the domains of the feasible Nodes), weighted by log(domains + 2), plus maxSkew - 1;
+    fewest scores 100. A Node missing a key of the pod's own constraints scores 0."""
+    constraints, require_all = _soft_spread(pod, default_selector)
+    if not constraints:
+        return [0] * len(nodes)
+
+    def labels(n: dict) -> Mapping[str, str]:
+        return (n.get("metadata") or {}).get("labels") or {}
+
+    def has_all(n: dict) -> bool:
+        return all(c["key"] in labels(n) for c in constraints)
+
+    def matching(node_name: str, selector: dict) -> int:      # countPodsMatchSelector
+        if selector_is_empty(selector):
+            return 0
+        return sum(1 for p in snap.pods.get(node_name, ()) if not p.obj["metadata"].get("deletionTimestamp")
+                   and p.namespace == pod.namespace and selector_matches(selector, p.labels))
+
+    ignored = {n["metadata"]["name"] for n in nodes if require_all and not has_all(n)}
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    for n in nodes:
+        if n["metadata"]["name"] not in ignored:
+            for i, c in enumerate(constraints):
+                if c["key"] != HOSTNAME:
+                    counts[i].setdefault(labels(n).get(c["key"], ""), 0)
+    weights = [math.log((len(nodes) - len(ignored) if c["key"] == HOSTNAME else len(counts[i])) + 2)
+               for i, c in enumerate(constraints)]
+    for n in snap.nodes:
+        name, lab = n["metadata"]["name"], labels(n)
+        if require_all and not has_all(n):
+            continue
+        taints = [Taint.from_dict(t) for t in (n.get("spec") or {}).get("taints") or []]
+        for i, c in enumerate(constraints):
+            if c["key"] == HOSTNAME or lab.get(c["key"], "") not in counts[i]:
+                continue
+            if c["affinity"] == HONOR and node_matches(pod, lab, name) is not None:
+                continue
+            if c["taints"] == HONOR and untolerated_do_not_schedule(pod.tolerations, taints) is not None:
+                continue
+            counts[i][lab.get(c["key"], "")] += matching(name, c["selector"])
+    raw: list[int | None] = []
+    for n in nodes:
+        name, lab = n["metadata"]["name"], labels(n)
+        if name in ignored:
+            raw.append(None)
+            continue
+        score = 0.0
+        for i, c in enumerate(constraints):
+            if c["key"] in lab:
+                cnt = matching(name, c["selector"]) if c["key"] == HOSTNAME else counts[i][lab[c["key"]]]
+                score += cnt * weights[i] + (c["maxSkew"] - 1)
+        raw.append(int(math.floor(score + 0.5)))               # math.Round: half away from zero
+    valid = [r for r in raw if r is not None]
+    top, low = max(valid, default=0), min(valid, default=0)
+    return [0 if r is None else MAX_SCORE if top == 0 else MAX_SCORE * (top + low - r) // top for r in raw]
+
+
 def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Mapping[str, int]],
-                non_zero: Mapping[str, tuple[int, int]], rng: random.Random) -> dict:
+                non_zero: Mapping[str, tuple[int, int]], rng: random.Random, snap: Snapshot | None = None,
+                default_selector: dict | None = None) -> dict:
     """The Node kube-scheduler binds `pod` to among the feasible `nodes`: `requested` is each Node's
-    summed requests, `non_zero` the same with kube-scheduler's defaults for containers without any."""
+    summed requests, `non_zero` the same with kube-scheduler's defaults for containers without any,
+    `snap` the bound pods (for PodTopologySpread), `default_selector` what the pod's owner selects."""
     if len(nodes) == 1:
         return nodes[0]
     pod_nz = non_zero_requests(pod)
     pod_req = (pod.requests.get("cpu", 0), pod.requests.get("memory", 0))
     taints = _normalize([_taint_count(pod, n) for n in nodes], reverse=True)
     affinity = _normalize([_affinity_weight(pod, n) for n in nodes])
+    spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
     totals = []
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
@@ -116,6 +205,7 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
         fit = _least_allocated((nz[0] + pod_nz[0], nz[1] + pod_nz[1]), alloc)
         bal = _balanced((used_req[0] + pod_req[0], used_req[1] + pod_req[1]), used_req, alloc)
         totals.append(WEIGHTS["TaintToleration"] * taints[i] + WEIGHTS["NodeAffinity"] * affinity[i]
-                      + WEIGHTS["NodeResourcesFit"] * fit + WEIGHTS["NodeResourcesBalancedAllocation"] * bal)
+                      + WEIGHTS["NodeResourcesFit"] * fit + WEIGHTS["NodeResourcesBalancedAllocation"] * bal
+                      + WEIGHTS["PodTopologySpread"] * spread[i])
     best = max(totals)
     return rng.choice([n for n, t in zip(nodes, totals) if t == best])

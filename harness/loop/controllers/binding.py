@@ -46,6 +46,8 @@ class KubeScheduler:
         used = s.node_requested()
         snap: Snapshot | None = None          # built for the first pod that needs it
         non_zero: dict[str, tuple[int, int]] | None = None
+        # what each Deployment selects: its pods' system default spread (kubescore.spread_scores)
+        owners: dict[tuple[str, str], dict | None] = {}
         # kube-scheduler's active queue takes pods of equal priority by the time they were last queued
         # (k8s.io/kubernetes v1.36.3 pkg/scheduler/backend/queue/scheduling_queue.go: Timestamp refreshed
         # on every failed attempt; queuesort/priority_sort.go Less), which depends on timing the loop does
@@ -101,7 +103,10 @@ class KubeScheduler:
                 continue
             if non_zero is None:
                 non_zero = self._non_zero()
-            node = select_host(pv, feasible, used, non_zero, s.bind_rng)
+                owners = {(d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
+                          (d.get("spec") or {}).get("selector") for d in s.cluster.list("Deployment")}
+            node = select_host(pv, feasible, used, non_zero, s.bind_rng, snap,
+                               owners.get((pv.namespace, pv.owner_name)) if pv.owner_kind == "Deployment" else None)
             if self._prebind_waits(key, pv, node):
                 continue
             self._bind(key, pv, node, snap, used)
