@@ -103,10 +103,13 @@ def paired(r) -> list:
     comparison sees of them (`seen`), launch order last. Launch order alone pairs arbitrarily: core
     launches a pass's NodeClaims in parallel (sigs.k8s.io/karpenter v1.14.0
     pkg/controllers/provisioning/provisioner.go CreateNodeClaims, workqueue.ParallelizeUntil), so two
-    nodes alike but for their size or zone come up in either order on either engine."""
+    nodes alike but for their size or zone come up in either order on either engine. A deleted Node
+    pairs by what it was: the real engine's last sight of it still lists the pods evicted from it, the
+    simulation's none."""
     def key(n):
-        owners = sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
-                        for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
+        owners = [] if n.deleted else sorted(
+            (r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
+            for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
         return (owners, n.nodepool, json.dumps(seen(n), sort_keys=True), n.index)
     return sorted(r.nodes, key=key)
 

@@ -44,3 +44,12 @@ def test_workloads_pair_before_anything_else():
     bare.nodes[0].pods = ["default/db"]
     bare.pods["default/db"] = PodResult(name="db", namespace="default", node="n0")
     assert [n.name for n in paired(bare)] == ["n1", "n0"]      # no workload sorts before "db"
+
+
+def test_a_deleted_node_pairs_by_what_it_was_not_the_pods_it_lost():
+    sim = _run(_node(0, "np1", "Standard_E4s_v5", "eastus-1"), _node(1, "np0", "Standard_D2ps_v5", "eastus-2"))
+    real = _run(_node(0, "np0", "Standard_D2ps_v5", "eastus-2"), _node(1, "np1", "Standard_E4s_v5", "eastus-1",
+                                                                        ["default/web-x"]))
+    for r in (sim, real):
+        next(n for n in r.nodes if n.nodepool == "np1").deleted = "Underutilized"
+    assert [n.nodepool for n in paired(sim)] == [n.nodepool for n in paired(real)] == ["np0", "np1"]
