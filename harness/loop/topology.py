@@ -30,6 +30,7 @@ HOSTNAME = "kubernetes.io/hostname"
 MAX_INT32 = 2**31 - 1
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 HONOR, IGNORE = "Honor", "Ignore"
+_OWNER = "topology"          # PodView.topology_cache: the Topology its entries belong to
 # k8s.io/api v0.36.3 core/v1 well_known_labels.go LabelMetadataName: the API server sets it on every
 # Namespace (k8s.io/kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go PrepareForCreate)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -638,8 +639,14 @@ class Topology:
                            term_selector(pod, term), MAX_INT32, None, None)
 
     def _constraints(self, pod) -> list[TopologyGroup]:
-        """The pod's own groups (Topology.Update), cached on the pod per relaxation state."""
-        key = (id(self), pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
+        """The pod's own groups (Topology.Update), cached on the pod per relaxation state for this
+        Topology only: a pod outlives the Topology of one pass or one consolidation simulation, and a
+        later Topology must build (and register the inverse groups of) its own. The cache names its
+        Topology by reference, not by id(): a freed Topology's address is reused by the next one."""
+        if pod.topology_cache.get(_OWNER) is not self:
+            pod.topology_cache.clear()
+            pod.topology_cache[_OWNER] = self
+        key = (pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
                pod.tolerate_prefer_no_schedule)
         groups = pod.topology_cache.get(key)
         if groups is None:
