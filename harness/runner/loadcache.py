@@ -8,7 +8,8 @@ unpickles them instead (bench/README.md). Only files that load cleanly are kept:
 judged afresh each time, with its `file:line: reason`.
 
 Where: `<harness cache>/scenarios/<code stamp>/` ($HARNESS_CACHE, else ~/.cache/karpenter-harness);
-a stamp's folder not written to for a week is removed when another is made. `HARNESS_SCENARIO_CACHE=0` turns it off.
+a stamp's folder not written to for a week is removed when another is made.
+`HARNESS_SCENARIO_CACHE=0` turns it off.
 """
 from __future__ import annotations
 
