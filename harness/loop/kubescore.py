@@ -13,9 +13,12 @@ default ones (hostname maxSkew 3, zone maxSkew 5) over the pods its owner select
 (podtopologyspread/scoring.go, plugin.go systemDefaultConstraints, helper/spread.go DefaultSelector):
 fewer matching pods in a Node's domains scores higher.
 
-Scored as 0 on every Node, so they never decide here: InterPodAffinity's scoring of preferred terms,
-ImageLocality (the harness's Nodes report no images) and VolumeBinding's capacity scoring (off by
-default).
+InterPodAffinity scores the pod's preferred (anti-)affinity terms against the pods on each domain,
+and the bound pods' preferred terms and required affinity terms (hardPodAffinityWeight 1) against
+the pod (interpodaffinity/scoring.go).
+
+Scored as 0 on every Node, so they never decide here: ImageLocality (the harness's Nodes report no
+images) and VolumeBinding's capacity scoring (off by default).
 """
 from __future__ import annotations
 
@@ -26,12 +29,13 @@ from typing import Mapping, Sequence
 from harness.loop.kubescheduler import Snapshot, node_matches, untolerated_do_not_schedule
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.loop.topology import (HONOR, HOSTNAME, IGNORE, match_expression, selector_is_empty, selector_matches,
-                                   spread_selector)
+                                   spread_selector, term_namespaces, term_selector)
 from harness.model.resources import parse_resource, parse_resource_list
 
 MAX_SCORE = 100
 WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1,
-           "PodTopologySpread": 2}
+           "PodTopologySpread": 2, "InterPodAffinity": 2}
+HARD_POD_AFFINITY_WEIGHT = 1      # interpodaffinity args default (apis/config/v1/defaults.go)
 # podtopologyspread/plugin.go systemDefaultConstraints (defaultingType System, the default)
 SYSTEM_DEFAULT_SPREAD = ({"topologyKey": HOSTNAME, "maxSkew": 3}, {"topologyKey": "topology.kubernetes.io/zone", "maxSkew": 5})
 # the requests kube-scheduler assumes for a container that sets none, when it scores by least allocation
@@ -181,12 +185,67 @@ def spread_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot, default_s
     return [0 if r is None else MAX_SCORE if top == 0 else MAX_SCORE * (top + low - r) // top for r in raw]
 
 
+def _weighted_terms(pod: PodView, kind: str, namespaces: Mapping[str, Mapping[str, str]],
+                    required: bool = False) -> list[tuple[int, str, dict | None, frozenset[str]]]:
+    """(weight, topologyKey, selector, namespaces) of a pod's preferred `kind` terms as the API server
+    stores them (or its required ones, weighted HARD_POD_AFFINITY_WEIGHT), namespaceSelector merged."""
+    aff = (pod.spec.get("affinity") or {}).get(kind) or {}
+    if required:
+        terms = [(HARD_POD_AFFINITY_WEIGHT, t) for t in aff.get("requiredDuringSchedulingIgnoredDuringExecution") or []]
+    else:
+        terms = [(int(p.get("weight") or 0), p.get("podAffinityTerm") or {})
+                 for p in aff.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+    return [(w, str(t.get("topologyKey") or ""), term_selector(pod, t), term_namespaces(pod, t, namespaces))
+            for w, t in terms]
+
+
+def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list[int]:
+    """InterPodAffinity's normalized score of each feasible Node (scoring.go PreScore
+    processExistingPod, Score, NormalizeScore): for every bound pod, the weights of the pod's
+    preferred affinity terms it matches (+) and anti-affinity terms (-), and of its own required
+    affinity (+1 each), preferred affinity (+) and anti-affinity (-) terms the pod matches, summed per
+    (topologyKey, value) of its Node; a Node scores the sums of its values, scaled min..max to 0..100."""
+    ns = snap.namespaces
+    own = [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(pod, "podAffinity", ns)]
+    own += [(w, k, sel, nss, -1) for w, k, sel, nss in _weighted_terms(pod, "podAntiAffinity", ns)]
+    sums: dict[str, dict[str, int]] = {}
+
+    def add(key: str, labels: Mapping[str, str], amount: int) -> None:
+        if key in labels:
+            per = sums.setdefault(key, {})
+            per[labels[key]] = per.get(labels[key], 0) + amount
+
+    for node in snap.nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if not labels:
+            continue
+        for other in snap.pods.get(node["metadata"]["name"], ()):
+            for w, k, sel, nss, sign in own:
+                if other.namespace in nss and selector_matches(sel, other.labels):
+                    add(k, labels, sign * w)
+            theirs = [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(other, "podAffinity", ns, True)]
+            theirs += [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(other, "podAffinity", ns)]
+            theirs += [(w, k, sel, nss, -1) for w, k, sel, nss in _weighted_terms(other, "podAntiAffinity", ns)]
+            for w, k, sel, nss, sign in theirs:
+                if pod.namespace in nss and selector_matches(sel, pod.labels):
+                    add(k, labels, sign * w)
+    if not sums:
+        return [0] * len(nodes)
+    raw = []
+    for n in nodes:
+        labels = (n.get("metadata") or {}).get("labels") or {}
+        raw.append(sum(per.get(labels[k], 0) for k, per in sums.items() if k in labels))
+    low, spread = min(raw), max(raw) - min(raw)
+    return [int(MAX_SCORE * (r - low) / spread) if spread > 0 else 0 for r in raw]
+
+
 def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Mapping[str, int]],
                 non_zero: Mapping[str, tuple[int, int]], rng: random.Random, snap: Snapshot | None = None,
                 default_selector: dict | None = None) -> dict:
     """The Node kube-scheduler binds `pod` to among the feasible `nodes`: `requested` is each Node's
     summed requests, `non_zero` the same with kube-scheduler's defaults for containers without any,
-    `snap` the bound pods (for PodTopologySpread), `default_selector` what the pod's owner selects."""
+    `snap` the bound pods (PodTopologySpread, InterPodAffinity), `default_selector` what the pod's owner
+    selects."""
     if len(nodes) == 1:
         return nodes[0]
     pod_nz = non_zero_requests(pod)
@@ -194,6 +253,7 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     taints = _normalize([_taint_count(pod, n) for n in nodes], reverse=True)
     affinity = _normalize([_affinity_weight(pod, n) for n in nodes])
     spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
+    inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
     totals = []
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
@@ -206,6 +266,6 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
         bal = _balanced((used_req[0] + pod_req[0], used_req[1] + pod_req[1]), used_req, alloc)
         totals.append(WEIGHTS["TaintToleration"] * taints[i] + WEIGHTS["NodeAffinity"] * affinity[i]
                       + WEIGHTS["NodeResourcesFit"] * fit + WEIGHTS["NodeResourcesBalancedAllocation"] * bal
-                      + WEIGHTS["PodTopologySpread"] * spread[i])
+                      + WEIGHTS["PodTopologySpread"] * spread[i] + WEIGHTS["InterPodAffinity"] * inter[i])
     best = max(totals)
     return rng.choice([n for n, t in zip(nodes, totals) if t == best])
