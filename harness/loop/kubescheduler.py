@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from harness.loop.podutil import terminating
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.loop.topology import (HONOR, IGNORE, affinity_terms, match_expression, selector_is_empty,
                                    selector_matches, spread_selector, term_namespaces, term_selector)
@@ -132,10 +133,6 @@ class Snapshot:
         return self.namespaces.get(namespace, {"kubernetes.io/metadata.name": namespace})
 
 
-def _terminating(pv: PodView) -> bool:
-    return bool(pv.obj["metadata"].get("deletionTimestamp"))
-
-
 class Cycle:
     """One pod's scheduling cycle over a Snapshot: PreFilter state, then `filter(node)`."""
 
@@ -179,7 +176,7 @@ class Cycle:
                 count = 0
                 if not selector_is_empty(c["selector"]):             # countPodsMatchSelector
                     count = sum(1 for p in self.snap.pods.get(name, ())
-                                if not _terminating(p) and p.namespace == pod.namespace
+                                if not terminating(p) and p.namespace == pod.namespace
                                 and selector_matches(c["selector"], p.labels))
                 value = labels[c["key"]]
                 c["counts"][value] = c["counts"].get(value, 0) + count

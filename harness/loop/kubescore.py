@@ -26,6 +26,7 @@ import math
 import random
 from typing import Mapping, Sequence
 
+from harness.loop import podutil
 from harness.loop.kubescheduler import Snapshot, node_matches, untolerated_do_not_schedule
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.loop.topology import (HONOR, HOSTNAME, IGNORE, match_expression, selector_is_empty, selector_matches,
@@ -143,7 +144,7 @@ def spread_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot, default_s
     def matching(node_name: str, selector: dict) -> int:      # countPodsMatchSelector
         if selector_is_empty(selector):
             return 0
-        return sum(1 for p in snap.pods.get(node_name, ()) if not p.obj["metadata"].get("deletionTimestamp")
+        return sum(1 for p in snap.pods.get(node_name, ()) if not podutil.terminating(p)
                    and p.namespace == pod.namespace and selector_matches(selector, p.labels))
 
     ignored = {n["metadata"]["name"] for n in nodes if require_all and not has_all(n)}

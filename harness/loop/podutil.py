@@ -3,13 +3,15 @@ pkg/utils/pod/scheduling.go: IsReschedulable, IsEvictable, IsDrainable, IsDisrup
 IsDoNotDisruptActive, ToleratesDisruptedNoScheduleTaint, IsOwnedByDaemonSet, IsOwnedByNode;
 pkg/utils/disruption/disruption.go EvictionCost; pkg/utils/pod/events.go).
 
-Harness pods are never terminal or terminating (a deleted pod is gone at once), so every live pod is
-active. A pod is owned by a DaemonSet when the loop made it for one; by a Node (a mirror pod) when its
-manifest says so in metadata.ownerReferences.
+Harness pods are never terminal, and a deleted pod is gone at once, with one exception: a seeded pod
+(given.existingNodes) that a dump shows terminating (metadata.deletionTimestamp) and a finalizer holds.
+A pod is owned by a DaemonSet when the loop made it for one; by a Node (a mirror pod) or a StatefulSet
+when its manifest says so in metadata.ownerReferences.
 """
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.model.durations import go_duration
@@ -43,8 +45,31 @@ def controller_of(pv: PodView) -> str | None:
     return None
 
 
+def terminating(pv: PodView) -> bool:
+    """IsTerminating: the pod has a deletionTimestamp."""
+    return bool(pv.obj["metadata"].get("deletionTimestamp"))
+
+
+def stuck_terminating(pv: PodView, now: float) -> bool:
+    """IsStuckTerminating: terminating, its deletionTimestamp (deletion time + grace period) more than a
+    minute past."""
+    stamp = pv.obj["metadata"].get("deletionTimestamp")
+    if not stamp:
+        return False
+    at = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    return now - at > 60.0
+
+
+def is_active(pv: PodView) -> bool:
+    """IsActive: neither terminal (not modeled) nor terminating."""
+    return not terminating(pv)
+
+
 def is_reschedulable(pv: PodView) -> bool:
-    return not owned_by_daemonset(pv) and not owned_by_node(pv)
+    """IsReschedulable: active, or a terminating StatefulSet pod (its replacement cannot start until
+    it is gone, so core counts it), and neither a DaemonSet's nor a mirror pod."""
+    return (is_active(pv) or (_owner(pv, "apps/v1", "StatefulSet") and terminating(pv))) and \
+        not owned_by_daemonset(pv) and not owned_by_node(pv)
 
 
 def tolerates_disrupted_taint(pv: PodView) -> bool:

@@ -17,7 +17,9 @@ kube-scheduler's VolumeBinding filter (kubernetes pkg/scheduler/framework/plugin
 `binder.go` reasons) checks the Node's actual labels: a bound PV's node affinity, and for an unbound
 WaitForFirstConsumer claim the StorageClass allowedTopologies. The PV controller
 (kubernetes pkg/controller/volume/persistentvolume/pv_controller.go) binds a claim that names its
-volume (or that a PV's claimRef names) and marks it `pv.kubernetes.io/bind-completed`. Dynamic
+volume (or that a PV's claimRef names) and marks it `pv.kubernetes.io/bind-completed`, a claim not yet
+marked only to a volume that satisfies it (`volume_mismatch`); kube-scheduler treats a claim naming a
+volume without the mark as unbound immediate (binder.go GetPodVolumeClaims, isPVCFullyBound). Dynamic
 provisioning after the pod binds is the CSI external-provisioner's: the new PV gets the Node's value
 for each topology key (harness assumption: `allowedTopologies` keys, else the driver's key below).
 """
@@ -29,9 +31,11 @@ from typing import Iterable
 
 from harness.loop.topology import HOSTNAME, match_expression
 from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.resources import value
 from harness.model.semantics import Semantics
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"        # k8s.io/component-helpers/storage/volume AnnBindCompleted
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"   # k8s.io/api core/v1 BetaStorageClassAnnotation
 IMMEDIATE = "Immediate"
 # The topology key each CSI driver publishes on its Node (CSINode topologyKeys); the Azure Disk driver's
 # (kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk: topologyKey).
@@ -87,7 +91,11 @@ class VolumeModel:
 
     # -- the PV controller --------------------------------------------------------------------
     def bind_claims(self) -> None:
-        """Bind each claim to the PV it names, or to the PV whose claimRef names it."""
+        """Bind each claim to the PV it names, or to the PV whose claimRef names it (kubernetes v1.36.3
+        pkg/controller/volume/persistentvolume/pv_controller.go syncClaim). A claim that names an unbound
+        volume and is not yet marked bind-completed is bound only when the volume satisfies it
+        (syncUnboundClaim, checkVolumeSatisfyClaim: `volume_mismatch`); otherwise it stays Pending, without
+        the annotation. One marked bind-completed is bound whatever the volume (syncBoundClaim)."""
         by_ref = {((pv.get("spec") or {}).get("claimRef") or {}).get("name"): pv for pv in self.pvs.values()}
         for (ns, name), pvc in self.pvcs.items():
             spec = pvc.setdefault("spec", {})
@@ -103,6 +111,9 @@ class VolumeModel:
             ref = (pv.get("spec") or {}).get("claimRef")
             if ref and (ref.get("name") != name or (ref.get("namespace") or "default") != ns):
                 continue                                   # bound to another claim
+            if not ref and BIND_COMPLETED not in ((pvc.get("metadata") or {}).get("annotations") or {}) \
+                    and volume_mismatch(pv, pvc) is not None:
+                continue                                   # VolumeMismatch event; the claim stays Pending
             pv.setdefault("spec", {})["claimRef"] = {"namespace": ns, "name": name}
             pvc.setdefault("metadata", {}).setdefault("annotations", {})[BIND_COMPLETED] = "yes"
             pvc["status"] = {"phase": "Bound"}
@@ -239,6 +250,10 @@ class VolumeModel:
                 continue
             spec = pvc.get("spec") or {}
             if spec.get("volumeName"):
+                if BIND_COMPLETED not in ((pvc.get("metadata") or {}).get("annotations") or {}):
+                    # not fully bound: "Prebound PVCs are treated as unbound immediate binding"
+                    # (binder.go GetPodVolumeClaims, isPVCFullyBound; volume_binding.go PreFilter)
+                    return UNBOUND_IMMEDIATE
                 if spec["volumeName"] not in self.pvs:
                     return PV_NOT_EXIST
                 pv = self.pvs.get(spec["volumeName"]) or {}
@@ -338,6 +353,31 @@ class VolumeModel:
         if made:
             self.bind_claims()
         return made
+
+
+def volume_mismatch(pv: dict, pvc: dict) -> str | None:
+    """Why the PV controller will not bind claim `pvc` to the unbound volume `pv` it names, or None (kubernetes
+    v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go checkVolumeSatisfyClaim, its messages;
+    classes by k8s.io/component-helpers storage/volume GetPersistentVolumeClass / GetPersistentVolumeClaimClass,
+    beta annotation first; VolumeAttributesClass as with the feature gate on, its default since v1.34)."""
+    pvmeta, pvspec = pv.get("metadata") or {}, pv.get("spec") or {}
+    cmeta, cspec = pvc.get("metadata") or {}, pvc.get("spec") or {}
+    if pvmeta.get("deletionTimestamp"):
+        return f'the volume is marked for deletion "{pvmeta.get("name")}"'
+    requested = ((cspec.get("resources") or {}).get("requests") or {}).get("storage", 0)
+    if value((pvspec.get("capacity") or {}).get("storage", 0)) < value(requested):
+        return "requested PV is too small"
+    pv_class = (pvmeta.get("annotations") or {}).get(BETA_STORAGE_CLASS, pvspec.get("storageClassName") or "")
+    claim_class = (cmeta.get("annotations") or {}).get(BETA_STORAGE_CLASS, cspec.get("storageClassName") or "")
+    if pv_class != claim_class:
+        return "storageClassName does not match"
+    if (pvspec.get("volumeAttributesClassName") or "") != (cspec.get("volumeAttributesClassName") or ""):
+        return "volumeAttributesClassName does not match"
+    if (cspec.get("volumeMode") or "Filesystem") != (pvspec.get("volumeMode") or "Filesystem"):
+        return "incompatible volumeMode"
+    if not set(cspec.get("accessModes") or []) <= set(pvspec.get("accessModes") or []):
+        return "incompatible accessMode"
+    return None
 
 
 def provisioned_topology(sc: dict, driver: str, node_labels: dict) -> list[dict]:

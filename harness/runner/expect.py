@@ -709,6 +709,9 @@ class Checker:
         detail = ", ".join(f"{d}: {n}" for d, n in sorted(counts.items())) or "no scheduled pod counted"
         if "counts" in want and sorted(want["counts"]) != have:
             self.fail(f"{path}.counts", sorted(want["counts"]), have, detail)
+        if ("max" in want or "maxSkew" in want) and not have:
+            # a bound over no domain holds for anything (core's ExpectMaxSkew too): the pods it bounds must be there
+            self.fail(f"{path}.topologyKey", f"scheduled pods in domains of {key}", "none", detail)
         if "max" in want and have and have[-1] > want["max"]:
             self.fail(f"{path}.max", want["max"], have[-1], detail)
         if "maxSkew" in want and have and have[-1] - have[0] > want["maxSkew"]:

@@ -31,7 +31,7 @@ outcome that no explored run reaches survives: it says something the simulation 
 
 Operators (key-aware, so that no operator can only weaken the check): booleans flipped (not
 `offeringsExactly: true`, whose flip only relaxes); integers +1 (`maxLaunched`, `maxIterations`,
-a range's `max`: -1); an `outcomes.never` entry moved to `outcomes.possible` (changing a value in it
+a range's `max`: -1; a skew's `maxSkew` is core's bound as stated, left alone); an `outcomes.never` entry moved to `outcomes.possible` (changing a value in it
 only says another thing never happens: the flip must fail, or the entry excludes nothing); floats +1; strings with a schema enum set to the next enum value (where the value picks members
 of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by the schema); regexes
 required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
@@ -69,6 +69,10 @@ WEAKEN_ONLY_LISTS = frozenset({"labelsAbsent", "taintsAbsent", "kubeletNodeLabel
 # `notValue: v` suffixed still holds wherever `v` did, absent label or another value)
 WEAKEN_ONLY_KEYS = frozenset({"notValue"})
 UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations", "max"})
+# core's ExpectMaxSkew bound, restated: raised it only weakens, lowered it asks more than upstream asserts
+# (the simulation may well spread tighter); what keeps it from holding vacuously is its topologyKey, whose
+# mutant must fail (expect.py fails a bound over no domain)
+STATED_BOUNDS = frozenset({"maxSkew"})
 NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, or the map it is in
 # enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
 # taints by effect): another enum value may be just as true there, so they are suffixed (and refused)
@@ -260,6 +264,8 @@ def mutations(key: str, value, enum: list | None) -> list:
     if isinstance(value, bool):
         return [] if (key == "offeringsExactly" and value) else [not value]
     if isinstance(value, int):
+        if key in STATED_BOUNDS:
+            return []
         return [value - 1 if key in UPPER_BOUNDS else value + 1]
     if isinstance(value, float):
         return [value + 1]

@@ -87,12 +87,28 @@ class NodeTermination:
 
     def reconcile(self) -> bool:
         s = self.state
-        progress = False
+        progress = self._deleted_nodes()
         for c in list(s.claims):
             if c.done or c.dis.deleting_since is None:
                 continue
             progress |= self._finalize(c)
         return progress
+
+    def _deleted_nodes(self) -> bool:
+        """A managed Node deleted from outside (`kubectl delete node`, a dump's deleting Node): its
+        finalize deletes the NodeClaim first (core v1.14.0 pkg/controllers/node/termination/controller.go
+        finalize: `if nodeClaim.DeletionTimestamp.IsZero() { Delete(nodeClaim) }`), so the termination
+        below runs as for any deleted NodeClaim, with no disruption reason."""
+        s = self.state
+        begun = False
+        for c in s.claims:
+            if c.done or c.dis.deleting_since is not None or not c.node_name:
+                continue
+            node = s.cluster.get("Node", c.node_name)
+            if node is not None and node["metadata"].get("deletionTimestamp"):
+                self.begin(c, "")
+                begun = True
+        return begun
 
     def next_deadline(self) -> float | None:
         """The short waits termination has in flight (MinDrainTime, instance deletion requeue). A drain
@@ -187,7 +203,7 @@ class NodeTermination:
             for k in list(waiting):
                 pv = s.pod_views[k]
                 grace = pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE)
-                if now > pod_deadline(c, pv):
+                if now > pod_deadline(c, pv) and not podutil.terminating(pv):
                     left = max(int(c.dis.termination_time - now), 1)
                     rec.publish("Pod", pv.name, "Disrupted",
                                 f"Deleting the pod to accommodate the terminationTime {go_time(c.dis.termination_time)} of "
@@ -228,15 +244,19 @@ class NodeTermination:
         return progress
 
     def _drainable(self, key: str) -> bool:
-        """pod.IsWaitingEviction / IsDrainable: not tolerating the disrupted taint, not a mirror pod."""
+        """pod.IsWaitingEviction / IsDrainable: not tolerating the disrupted taint, not a mirror pod, not
+        stuck terminating (a terminating pod is waited for until then)."""
         pv = self.state.pod_views[key]
-        return not podutil.tolerates_disrupted_taint(pv) and not podutil.owned_by_node(pv)
+        return not podutil.tolerates_disrupted_taint(pv) and not podutil.owned_by_node(pv) and \
+            not podutil.stuck_terminating(pv, self.state.clock.now())
 
     def _evictable(self, key: str) -> bool:
+        """pod.IsEvictable: only an active pod is (re)evicted; a terminating one is already going."""
         s = self.state
         pv = s.pod_views[key]
         started = s.disruption.pod_started.get(key)
-        return not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish)
+        return podutil.is_active(pv) and \
+            not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish)
 
     def _groups(self, keys: list[str]) -> list[list[str]]:
         """groupPodsByPriority."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
 from harness.loop.controllers.nodepool import ready_nodepools
+from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.nodeclaim import PlannedClaim, offering_compatible
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
@@ -265,6 +266,7 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
         elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
             kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
         _live_owner_references(s.cluster, pod)
+        terminating = bool(pod["metadata"].pop("deletionTimestamp", None))
         try:
             s.create_pod(pod, kind, owner_name, node=node_name)
         except APIRejected as e:
@@ -272,3 +274,20 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
         nr = s.nodes.get(node_name)
         if nr is not None:
             nr.pods.append(s.pod_key(pod))
+        if terminating:
+            _terminate(s, s.pod_key(pod))
+
+
+def _terminate(s, key: str) -> None:
+    """A dump's terminating pod (metadata.deletionTimestamp): deleted after its binding. Its finalizers hold
+    it; without any it is gone at once. The kubelet (whose containers stop at once here) confirms with a
+    grace-period-0 delete, which moves deletionTimestamp to now (kubernetes v1.36.3
+    pkg/registry/core/pod/strategy.go CheckGracefulDelete; the real engine's kubelet stand-in does the
+    same: engines/real/existing.py finish_terminating_pods)."""
+    pv = s.pod_views[key]
+    if not pv.obj["metadata"].get("finalizers"):
+        s.delete_pod(key, "terminated")
+        return
+    s.cluster.delete("Pod", pv.name, pv.namespace, identity=ADMIN)
+    pv.obj["metadata"]["deletionTimestamp"] = rfc3339(s.clock.now())
+    s.trace(f"pod {key} terminating (held by {', '.join(pv.obj['metadata']['finalizers'])})")

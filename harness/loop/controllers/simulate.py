@@ -159,15 +159,23 @@ def deleting_pods(s) -> list[PodView]:
     """The currently reschedulable pods of the nodes marked for deletion (StateNodes.Deleting()
     CurrentlyReschedulablePods), which a provisioning pass schedules too (core provisioner.go
     Schedule): their capacity comes up while they drain. Empty (and cheap) when nothing is deleting. Only
-    the provisioner's pass calls it, after its cluster-state sync check (provisioner.py reconcile)."""
-    if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims):
+    the provisioner's pass calls it, after its cluster-state sync check (provisioner.py reconcile). A Node
+    no NodeClaim owns counts once its own deletionTimestamp is set (core v1.14.0
+    pkg/controllers/state/statenode.go Deleted)."""
+    if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims) \
+            and not any(_node_deleting(s, name) for name in s.unmanaged_nodes):
         return []
     view = Cluster(s)
     out = []
     for sn in view.nodes:
-        if sn.claim is not None and sn.marked_for_deletion:
+        if sn.marked_for_deletion:
             out += [s.pod_views[k] for k in sn.pods if view.currently_reschedulable(k)]
     return out
+
+
+def _node_deleting(s, name: str) -> bool:
+    node = s.cluster.get("Node", name)
+    return node is not None and bool(node["metadata"].get("deletionTimestamp"))
 
 
 def synced(s) -> bool:

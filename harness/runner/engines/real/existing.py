@@ -178,8 +178,10 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         pod.setdefault("apiVersion", "v1")
         pod.setdefault("kind", "Pod")
         pod.setdefault("metadata", {}).setdefault("namespace", "default")
+        terminating = bool(pod["metadata"].pop("deletionTimestamp", None))
         # an owner reference names the live owner's uid, or goes: the garbage collector deletes a
-        # dependent whose owner (by uid) does not exist
+        # dependent whose owner (by uid) does not exist; a terminating pod keeps a reference with a uid
+        # as written (its finalizers hold it whatever the collector does), as the simulation does
         refs = []
         for ref in pod["metadata"].get("ownerReferences") or []:
             kind = ref.get("kind")
@@ -194,6 +196,8 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
                 if kind == "DaemonSet":
                     pod["metadata"]["labels"] = {**(pod["metadata"].get("labels") or {}),
                                                  REVISION_HASH: revision_hash(cluster, owner)}
+            elif terminating and ref.get("uid"):
+                refs.append(ref)
             elif kind in ADOPTERS and ref.get("name"):                   # adopted later (adopt_orphans)
                 pod["metadata"]["labels"] = _owner_labels(pod, ref["name"])
         if refs:
@@ -203,6 +207,10 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
         # created bound (spec.nodeName): the real kube-scheduler would otherwise bind it first
         pod.setdefault("spec", {})["nodeName"] = node_name
         cluster.create(pod, ADMIN)
+        if terminating:
+            # a dump's terminating pod: deleted once bound; its finalizers hold it, else it goes at once
+            # (the kubelet stand-in's grace-0 delete, finish_terminating_pods; controllers/seed.py _terminate)
+            cluster.delete("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])
 
 
 def revision_hash(cluster, ds: dict) -> str:
