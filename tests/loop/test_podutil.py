@@ -66,3 +66,26 @@ def test_owners():
 def test_tolerating_the_disrupted_taint():
     assert podutil.tolerates_disrupted_taint(view(spec={"tolerations": [{"operator": "Exists"}]}))
     assert not podutil.tolerates_disrupted_taint(view())
+
+
+def test_a_terminating_pod_is_rescheduled_only_when_a_statefulset_owns_it():
+    """IsReschedulable: (IsActive || (IsOwnedByStatefulSet && IsTerminating)) && !DaemonSet && !Node."""
+    sts = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "ss", "uid": "u", "controller": True}]
+    rs = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}]
+    running, sts_running = view(), view(owner_refs=sts)
+    gone, sts_gone, rs_gone = view(), view(owner_refs=sts), view(owner_refs=rs)
+    for pv in (gone, sts_gone, rs_gone):
+        pv.obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert podutil.is_reschedulable(running) and podutil.is_reschedulable(sts_running)
+    assert podutil.is_reschedulable(sts_gone)
+    assert not podutil.is_reschedulable(gone) and not podutil.is_reschedulable(rs_gone)
+    assert not podutil.is_reschedulable(view(owner_kind="DaemonSet"))
+
+
+def test_stuck_terminating_a_minute_after_the_deletion_timestamp():
+    pv = view()
+    assert not podutil.stuck_terminating(pv, 10 ** 10)
+    pv.obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    at = 1767225600.0                      # 2026-01-01T00:00:00Z
+    assert not podutil.stuck_terminating(pv, at + 60)
+    assert podutil.stuck_terminating(pv, at + 61)

@@ -82,6 +82,41 @@ def test_deleting_entry_is_left_out_of_scheduling(embedded):
         assert sim.provisioner.existing_nodes() == []
 
 
+def test_a_deleting_unmanaged_nodes_pods_are_rescheduled(embedded):
+    """StateNode.Deleted: a Node no NodeClaim owns is deleting once its own deletionTimestamp is set; its
+    currently reschedulable pods join the provisioning pass."""
+    from harness.loop.controllers.simulate import deleting_pods
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"name": "old", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                                   "deleting": True, "pods": [pod("moving")]}])
+        assert [pv.name for pv in deleting_pods(sim.state)] == ["moving"]
+
+
+def test_a_deleted_managed_node_has_its_nodeclaim_deleted(embedded):
+    """core node/termination finalize: a managed Node deleted from outside deletes its NodeClaim, which is then
+    terminated as any deleted NodeClaim (no disruption reason)."""
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3", "deleting": True}])
+        (claim,) = sim.claims
+        assert claim.dis.deleting_since is None
+        assert sim.node_termination.reconcile()
+        assert claim.dis.deleting_since is not None and claim.dis.deleted_by == ""
+
+
+def test_a_terminating_pod_is_held_by_its_finalizers_or_gone(embedded):
+    held = pod("held")
+    held["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z", finalizers=["example.com/hold"])
+    gone = pod("gone")
+    gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"name": "n", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                                   "pods": [held, gone]}])
+        assert sim.cluster.get("Pod", "held", "default")["metadata"].get("deletionTimestamp")
+        assert sim.state.pod_views["default/held"].obj["metadata"]["deletionTimestamp"]
+        assert sim.cluster.get("Pod", "gone", "default") is None
+        assert sim.result.pods["default/gone"].state == "deleted"
+
+
 @pytest.mark.parametrize("entry, message", [
     ({"nodePool": "nope", "instanceType": "Standard_D2s_v3"}, "no Ready NodePool 'nope'"),
     ({"nodePool": "default", "instanceType": "Standard_X1"}, "is not an instance type of the NodePool"),

@@ -371,6 +371,8 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
     for entry, node_name in placed:
         for pod in entry.get("pods") or []:
             meta = pod.get("metadata") or {}
+            if meta.get("deletionTimestamp"):
+                continue      # an orphan being deleted is not adopted (controller_ref_manager.go ClaimObject)
             ns = meta.get("namespace") or "default"
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("kind") in ADOPTERS and ref.get("name") and _scenario_owner(cluster, ref["kind"], ref["name"], ns) is None:
