@@ -334,6 +334,7 @@ class Scheduler:
         self._explain = False
         need_cpu = pod.requests.get("cpu", 0)
         self._order.unpark(need_cpu)
+        self._order.sort()
         park: list[PlannedClaim] = []
         try:
             need = [(k, v) for k, v in pod.requests.items() if v > 0]
@@ -432,7 +433,7 @@ class Scheduler:
             # few claims still open: visit just those, in scan order
             open_ = [self.planned[i] for i in first if all(i in s for s in rest)]
             open_ += [self.planned[i] for i in ungated if i not in first]
-            yield from sorted(open_, key=ClaimOrder.key)
+            yield from sorted(open_, key=self._order.key)
             return
         for claim in self._order:
             i = claim.index

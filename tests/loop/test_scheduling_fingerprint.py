@@ -157,19 +157,19 @@ def digest(fp: dict) -> str:
 # Requirements.Compatible after AddRequirements); test_the_claim_index_changes_no_result re-checks the
 # optimizations against the unindexed scan on the new behavior
 EXPECTED = {
-    ('generic', 300, 1): "47f06ac02c145d0e",
-    ('diverse', 300, 2): "f891445dde5aa509",
-    ('diverse', 500, 3): "fb7dc52ead3f9221",
-    ('mixed', 300, 4): "84d6c71f4c5a3b12",
-    ('mixed', 400, 5): "50d9cdc813ec8ecd",
-    ('generic', 1500, 6): "c818bfecef7c2fdc",
-    ('diverse', 1000, 7): "a252ba8684da9f32",
-    ('mixed', 800, 8): "421fa488d17099c7",
-    ('volumes', 300, 9): "24237fc8e688d506",
-    ('volumes', 600, 10): "e54ace2d2cfb576e",
-    ('diverse', 2000, 11): "2508d0e01f38ff65",
-    ('mixed', 1500, 12): "57bbffddd6ae083e",
-    ('volumes', 1200, 13): "9468fbc6c0e440ad",
+    ('generic', 300, 1): "cc93b330499e0d7e",
+    ('diverse', 300, 2): "7698fe73769c46c6",
+    ('diverse', 500, 3): "5d12ecde8c6c0537",
+    ('mixed', 300, 4): "f5aa1275474b72cb",
+    ('mixed', 400, 5): "cff7a86869dc25f7",
+    ('generic', 1500, 6): "9765339c0cbcabf7",
+    ('diverse', 1000, 7): "2329ea1af7f33aa0",
+    ('mixed', 800, 8): "71d1d7146c060ffa",
+    ('volumes', 300, 9): "7a38b49da99e2bb6",
+    ('volumes', 600, 10): "c3937c1419670ef4",
+    ('diverse', 2000, 11): "d37da11fff00d9cf",
+    ('mixed', 1500, 12): "cdbae910758726cf",
+    ('volumes', 1200, 13): "9d850854c816610b",
 }
 
 

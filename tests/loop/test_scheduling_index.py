@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from harness.loop.gosort import slice_sort
 from harness.loop.scheduling import ClaimOrder
 from harness.loop.topology import HOSTNAME, MAX_INT32, TopologyGroup
 from harness.model.requirements import Requirement
@@ -15,19 +16,38 @@ class Claim:
     pods: list = field(default_factory=list)
 
 
-def test_claim_order_is_the_stable_sort_by_pod_count():
-    rng = random.Random(7)
-    order, claims = ClaimOrder(), []
-    for step in range(400):
-        if not claims or rng.random() < 0.3:
-            c = Claim(len(claims), [object()])
-            claims.append(c)
-            order.add(c)
-        else:
-            c = rng.choice(claims)
-            c.pods.append(object())
-            order.grew(c)
-        assert list(order) == sorted(claims, key=lambda c: len(c.pods))
+def test_claim_order_is_gos_sort_slice_by_pod_count_before_each_pod():
+    """Core sorts newNodeClaims by pod count before each pod (sort.Slice: stable over the list's current
+    order up to 12 claims, Go's pdqsort beyond) and appends new claims; the order's buckets and places
+    must give the same scan as sorting the list itself (tests/loop/test_gosort.py pins slice_sort to Go)."""
+    for seed in (7, 8, 9):
+        rng = random.Random(seed)
+        order, claims, listed = ClaimOrder(), [], []
+        for step in range(400):
+            if not claims or rng.random() < 0.3:
+                c = Claim(len(claims), [object()])
+                claims.append(c)
+                listed.append(c)
+                order.add(c)
+            else:
+                c = rng.choice(claims)
+                c.pods.append(object())
+                order.grew(c)
+            slice_sort(listed, lambda a, b: len(a.pods) < len(b.pods))
+            order.sort()
+            assert list(order) == listed, (seed, step, len(claims))
+
+
+def test_a_claim_that_grows_into_a_tie_is_scanned_first():
+    order = ClaimOrder()
+    a, b = Claim(0, [object()] * 3), Claim(1, [object()])
+    order.add(a)
+    order.add(b)
+    assert list(order) == [b, a]                      # sorted: [B(1), A(3)]
+    for _ in range(2):
+        b.pods.append(object())
+        order.grew(b)
+    assert list(order) == [b, a]                      # B reached 3 from ahead of A: it stays ahead
 
 
 def group(kind: str, key: str = HOSTNAME, skew: int = 1) -> TopologyGroup:

@@ -1,0 +1,90 @@
+"""harness/loop/gosort.py against the Go toolchain's own sort.Slice: the same permutation of equal
+elements, for lengths around every threshold of pdqsort (12, 50) and inputs that take each of its paths
+(sorted, reversed, nearly sorted, many ties, patterns)."""
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import pytest
+
+from harness.loop.gosort import slice_sort
+
+PROGRAM = """package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+type el struct{ id, v int }
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<24), 1<<24)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for in.Scan() {
+		fields := strings.Fields(in.Text())
+		xs := make([]el, len(fields))
+		for i, s := range fields {
+			v, _ := strconv.Atoi(s)
+			xs[i] = el{i, v}
+		}
+		sort.Slice(xs, func(a, b int) bool { return xs[a].v < xs[b].v })
+		ids := make([]string, len(xs))
+		for i, e := range xs {
+			ids[i] = strconv.Itoa(e.id)
+		}
+		fmt.Fprintln(out, strings.Join(ids, " "))
+	}
+}
+"""
+
+
+def cases(n_cases: int = 1500) -> list[list[int]]:
+    rng = random.Random(11)
+    out = []
+    for _ in range(n_cases):
+        n = rng.choice([1, 5, 12, 13, 14, 20, 33, 49, 50, 51, 64, 100, 300])
+        k = rng.choice([1, 2, 3, 5, 10, 1000])
+        v = [rng.randrange(k) for _ in range(n)]
+        shape = rng.choice(["random", "sorted", "reversed", "nearly", "saw"])
+        if shape == "sorted":
+            v.sort()
+        elif shape == "reversed":
+            v.sort(reverse=True)
+        elif shape == "nearly":
+            v.sort()
+            for _ in range(rng.randrange(1, 4)):
+                v[rng.randrange(n)] += rng.choice([-1, 1, 2])
+        elif shape == "saw":
+            v = [i % 7 for i in range(n)]
+        out.append(v)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain (CI installs it for the controller)")
+def test_slice_sort_leaves_ties_where_gos_sort_slice_does(tmp_path):
+    (tmp_path / "go.mod").write_text("module gosortcheck\n\ngo 1.22\n")
+    (tmp_path / "main.go").write_text(PROGRAM)
+    subprocess.run(["go", "build", "-o", "sorter", "."], cwd=tmp_path, check=True, capture_output=True)
+    inputs = cases()
+    got = subprocess.run([str(tmp_path / "sorter")], input="\n".join(" ".join(map(str, c)) for c in inputs) + "\n",
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(got) == len(inputs)
+    for values, go_order in zip(inputs, got):
+        xs = list(enumerate(values))
+        slice_sort(xs, lambda a, b: a[1] < b[1])
+        assert " ".join(str(i) for i, _ in xs) == go_order, values
+
+
+def test_up_to_twelve_elements_ties_keep_their_order():
+    xs = [(i, v) for i, v in enumerate([2, 1, 2, 1, 0, 2, 1, 0, 0, 1, 2, 0])]
+    slice_sort(xs, lambda a, b: a[1] < b[1])
+    assert xs == sorted(xs, key=lambda e: e[1])            # Python's sort is stable
