@@ -10,7 +10,9 @@ changed since the report was made (tests/runner/test_conformance_current.py).
 
 Where upstream is random or racy the simulation has several outcomes (harness/runner/explore.py): when
 the real run differs from the simulation under the scenario's seed, the simulation is explored under
-more seeds (`judge`), and a real outcome that is one of them agrees ("agree (one of N outcomes)").
+more seeds (`judge`), and a real outcome that is one of them agrees ("agree (one of N outcomes)"); then
+with its Nodes turning Ready one at a time (`given.loop.nodesReady: staggered`, the real launch's race),
+and, where the scenario cannot tell its zones apart, up to a relabeling of them (harness/runner/zonesym.py).
 
 Compared fields (per node, paired by the workloads they carry, then launch order): instance type, zone,
 capacity type, Node labels, the kubelet's --node-labels, taints; per pod: bound or pending (a
@@ -30,9 +32,11 @@ import sys
 from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
+from harness.runner.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
 from harness.runner.outcome import digest, node_view, noise_reason, outcome_view, paired, summary  # noqa: F401 (re-exported)
 from harness.runner.scenario import load_scenarios
+from harness.runner.zonesym import canonical_digest, symmetric_zones
 
 REPORT_PROFILE = "upstream"        # the real engine runs one controller: the profile that models it
 VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceView|resourceGuid|etag|"
@@ -172,13 +176,43 @@ def compare(sim, real, alternatives=()) -> dict:
     samples += list(alternatives)
     pairs = [(s, _pair(s, real)) for s in samples]
     agreeing = [(s, p) for s, p in pairs if not p["differences"] and verdict(s) == verdict(real)]
+    relabeled = False
+    if not agreeing:
+        agreeing, relabeled = _agreeing_up_to_zones(sim.scenario, pairs, real), True
     chosen, pair = agreeing[0] if agreeing else min(pairs, key=lambda sp: len(sp[1]["differences"]))
+    if agreeing and relabeled:
+        # the same outcome with the zones the scenario treats alike drawn the other way round
+        pair = {**pair, "differences": [], "noise": pair["noise"] + [
+            {**d, "why": "zones the scenario cannot tell apart, relabeled (harness/runner/zonesym.py)"}
+            for d in pair["differences"]]}
+        entry["zonesRelabeled"] = True
     entry.update(pair)
     views = {digest(outcome_view(final(s))) for s in samples}
     entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
     entry["simSeed"] = chosen.result.seed
     entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
     return entry
+
+
+def _staggered(scenario):
+    """The scenario with its launches' Nodes turning Ready one at a time (given.loop.nodesReady), unless it
+    says how they turn Ready itself."""
+    loop = scenario.given.get("loop") or {}
+    if "nodesReady" in loop:
+        return None
+    given = copy.deepcopy(scenario.given)
+    given.setdefault("loop", {})["nodesReady"] = "staggered"
+    return dataclasses.replace(scenario, given=given)
+
+
+def _agreeing_up_to_zones(scenario, pairs, real) -> list:
+    """The samples whose outcome is the real one's up to a relabeling of the zones the scenario cannot tell
+    apart (harness/runner/zonesym.py); none when it can tell them apart."""
+    zones = symmetric_zones(scenario, scenario_catalog(scenario).skus)
+    if not zones:
+        return []
+    want = canonical_digest(final(real), zones)
+    return [(s, p) for s, p in pairs if verdict(s) == verdict(real) and canonical_digest(final(s), zones) == want]
 
 
 def status_text(e: dict) -> str:
@@ -209,7 +243,14 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
     base = sim if same is scenario else simulate(same, profile, kubernetes_version)
     entry = compare(base, real)
     if entry["status"] not in ("agree", "skipped") and explore > 1 and base.exploration is None:
-        entry = compare(simulate(same, profile, kubernetes_version, explore=explore), real)
+        explored = simulate(same, profile, kubernetes_version, explore=explore)
+        entry = compare(explored, real)
+        staggered = _staggered(same)
+        if entry["status"] != "agree" and staggered is not None:
+            # a real launch's Nodes turn Ready one by one, in an order nobody controls (the race of
+            # given.loop.nodesReady: staggered), so its outcomes are the real run's to reach too
+            other = simulate(staggered, profile, kubernetes_version, explore=explore)
+            entry = compare(explored, real, alternatives=other.exploration.outcomes if other.exploration else [other])
     entry["simulated"], entry["simDigest"] = verdict(sim), sim_digest(sim)     # the whole scenario's
     if same is not scenario:
         entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"

@@ -31,8 +31,8 @@ outcome that no explored run reaches survives: it says something the simulation 
 
 Operators (key-aware, so that no operator can only weaken the check): booleans flipped (not
 `offeringsExactly: true`, whose flip only relaxes); integers +1 (`maxLaunched`, `maxIterations`,
-a range's `max`: -1; a skew's `maxSkew` is core's bound as stated, left alone); an `outcomes.never` entry moved to `outcomes.possible` (changing a value in it
-only says another thing never happens: the flip must fail, or the entry excludes nothing); floats +1; strings with a schema enum set to the next enum value (where the value picks members
+a range's `max`: -1; a skew's `maxSkew` is core's bound as stated, left alone); an `outcomes.never`
+entry moved to `outcomes.possible` (changing a value in it only says another thing never happens: the flip must fail, or the entry excludes nothing); floats +1; strings with a schema enum set to the next enum value (where the value picks members
 of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by the schema); regexes
 required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
 other strings suffixed. List elements are mutated the same way, except in lists that only say what

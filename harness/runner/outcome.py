@@ -107,11 +107,17 @@ def paired(r) -> list:
     pairs by what it was: the real engine's last sight of it still lists the pods evicted from it, the
     simulation's none."""
     def key(n):
-        owners = [] if n.deleted else sorted(
-            (r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
-            for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
-        return (owners, n.nodepool, json.dumps(seen(n), sort_keys=True), n.index)
+        return (owners(r, n), n.nodepool, json.dumps(seen(n), sort_keys=True), n.index)
     return sorted(r.nodes, key=key)
+
+
+def owners(r, n) -> list[str]:
+    """The workloads node `n` carries: its pods' names, a Deployment's pods by the Deployment's name (their
+    own are random); none for a deleted node (see `paired`)."""
+    if n.deleted:
+        return []
+    return sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
+                  for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
 
 
 def digest(obj) -> str:

@@ -196,8 +196,8 @@ class Cluster:
     def evictable(self, key: str) -> bool:
         """pod.IsEvictable (active, no disrupted-taint toleration, not mirror, no active do-not-disrupt)."""
         pv = self.pod(key)
-        return podutil.is_active(pv) and not podutil.tolerates_disrupted_taint(pv) and not podutil.owned_by_node(pv) and \
-            not self.do_not_disrupt(key)
+        return podutil.is_active(pv) and not podutil.tolerates_disrupted_taint(pv) and \
+            not podutil.owned_by_node(pv) and not self.do_not_disrupt(key)
 
     def currently_reschedulable(self, key: str) -> bool:
         """pdb.Limits.IsCurrentlyReschedulable."""
