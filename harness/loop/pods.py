@@ -270,10 +270,20 @@ class PodView:
         prefs = list(aff.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
         return sorted(prefs, key=lambda p: -int(p.get("weight") or 0))
 
-    def reset_relaxation(self) -> None:
+    def reset_relaxation(self, ignore_preferences: bool = False) -> None:
+        """Nothing relaxed; with `ignore_preferences` (Karpenter's PREFERENCE_POLICY=Ignore) every preference
+        counts as dropped from the start: core then builds strict pod requirements and skips preferred
+        affinity terms and ScheduleAnyway spreads (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go
+        updateCachedPodData, topology.go newForTopologies / newForAffinities)."""
         self.relaxed_required = self.dropped_preferred = self.dropped_schedule_anyway = 0
         self.dropped_pod_affinity = self.dropped_pod_anti_affinity = 0
         self.tolerate_prefer_no_schedule = False
+        if ignore_preferences:
+            self.dropped_preferred = len(self.preferred_terms())
+            self.dropped_pod_affinity = len(self.preferred_pod_terms("podAffinity"))
+            self.dropped_pod_anti_affinity = len(self.preferred_pod_terms("podAntiAffinity"))
+            self.dropped_schedule_anyway = sum(1 for t in self.spec.get("topologySpreadConstraints") or []
+                                               if t.get("whenUnsatisfiable") == "ScheduleAnyway")
 
 
 def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str, bool] | None:

@@ -49,13 +49,14 @@ class Scheduler:
     def __init__(self, templates: Sequence[Template], existing: Sequence[ExistingNode], profile: Profile,
                  sem: Semantics, min_values_policy: str = "Strict",
                  hostname_counter: Callable[[], int] | None = None, topology=None,
-                 remaining: RemainingResources | None = None):
+                 remaining: RemainingResources | None = None, preference_policy: str = "Respect"):
         self.profile, self.sem = profile, sem
         self.topology = topology
         self.remaining = remaining or RemainingResources()
         self.well_known = profile.well_known_labels
         self.existing = list(existing)
         self.min_values_policy = min_values_policy
+        self.ignore_preferences = preference_policy == "Ignore"      # core scheduler.go IgnorePreferences
         self._hostname_counter = hostname_counter or _counter()
         self.nodepool_events: list[tuple[str, str, str]] = []
         self._compat_cache: dict = {}
@@ -295,7 +296,7 @@ class Scheduler:
         existing_hits: dict[str, str] = {}
         prefer_no_schedule = any(t.effect == "PreferNoSchedule" for tp in self.templates for t in tp.taints)
         for pod in queue:
-            pod.reset_relaxation()
+            pod.reset_relaxation(self.ignore_preferences)
         if self.topology is not None:
             self.topology.prepare(queue)        # core NewTopology: every pod's groups before placing any
         pending = list(queue)

@@ -65,6 +65,7 @@ class SimConfig:
     max_iterations: int = 60
     runaway_threshold: int = 3
     min_values_policy: str = "Strict"
+    preference_policy: str = "Respect"     # Karpenter's PREFERENCE_POLICY (core pkg/operator/options/options.go)
     # "kube-scheduler" (default): the stand-in binds by its filters and scores; "nominated": a pod binds only to
     # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
     binding: str = "kube-scheduler"

@@ -308,7 +308,8 @@ class Provisioner:
             pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.cfg.min_values_policy, counter,
-                          self.topology(pending, templates, existing), self.remaining_resources())
+                          self.topology(pending, templates, existing), self.remaining_resources(),
+                          s.cfg.preference_policy)
         solved = sched.solve(pending)
         for np_name, reason, message in solved.nodepool_events:
             res = s.result.nodepools.get(np_name)

@@ -93,7 +93,7 @@ class Simulator:
             [(sn.claim.template.name, sn.claim.launched.instance_type.capacity) for sn in active if sn.claim])
         topo = self._topology(pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.cfg.min_values_policy, self._counter, topo,
-                          remaining)
+                          remaining, s.cfg.preference_policy)
         solved = sched.solve(pods)
         by_uid = {pv.uid: k for k, pv in zip(keys, pods)}
         errors = {by_uid[uid]: err for uid, err in solved.errors.items() if by_uid.get(uid) in non_pending}

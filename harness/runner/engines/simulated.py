@@ -91,6 +91,7 @@ class SimulatedRun:
             max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
             min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
+            preference_policy=str(loop_cfg.get("preferencePolicy", "Respect")),
             binding=str(loop_cfg.get("binding", "kube-scheduler")),
             nodes_ready=str(loop_cfg.get("nodesReady", "together")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),

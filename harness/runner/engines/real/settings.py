@@ -71,7 +71,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
     cluster_settings); `feature_gates` the scenario's given.featureGates, as Karpenter's FEATURE_GATES
     (sigs.k8s.io/karpenter v1.14.0 pkg/operator/options/options.go: `--feature-gates` or FEATURE_GATES,
     parsed over the defaults by ParseFeatureGates); `loop` the scenario's given.loop, whose
-    minValuesPolicy is the controller's MIN_VALUES_POLICY (the same options.go)."""
+    minValuesPolicy and preferencePolicy are the controller's MIN_VALUES_POLICY and PREFERENCE_POLICY (the
+    same options.go)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}
@@ -96,6 +97,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
     })
     if (loop or {}).get("minValuesPolicy"):
         env["MIN_VALUES_POLICY"] = str(loop["minValuesPolicy"])
+    if (loop or {}).get("preferencePolicy"):
+        env["PREFERENCE_POLICY"] = str(loop["preferencePolicy"])
     if feature_gates:
         env["FEATURE_GATES"] = ",".join(f"{k}={str(bool(v)).lower()}" for k, v in sorted(feature_gates.items()))
     return env
