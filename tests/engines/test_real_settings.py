@@ -62,8 +62,9 @@ def test_the_scenarios_min_values_policy_reaches_the_controller(tmp_path):
     pkg/operator/options/options.go); the loop's bounds are not the controller's."""
     ep, files = _files(tmp_path)
     env = settings.controller_env({"region": "eastus", "nodeResourceGroup": "MC_rg"}, ep, files, "sub", files["az_dir"],
-                                  {"metrics": 1, "health": 2}, None, {"minValuesPolicy": "BestEffort", "maxIterations": 5})
-    assert env["MIN_VALUES_POLICY"] == "BestEffort"
+                                  {"metrics": 1, "health": 2}, None,
+                                  {"minValuesPolicy": "BestEffort", "preferencePolicy": "Ignore", "maxIterations": 5})
+    assert env["MIN_VALUES_POLICY"] == "BestEffort" and env["PREFERENCE_POLICY"] == "Ignore"
 
 
 def test_the_cloud_is_public_unless_the_scenario_asks_for_the_compiled_in_prices():

@@ -89,3 +89,20 @@ def test_stuck_terminating_a_minute_after_the_deletion_timestamp():
     at = 1767225600.0                      # 2026-01-01T00:00:00Z
     assert not podutil.stuck_terminating(pv, at + 60)
     assert podutil.stuck_terminating(pv, at + 61)
+
+
+def test_ignored_preferences_count_as_relaxed_from_the_start():
+    """PREFERENCE_POLICY=Ignore (core scheduler.go IgnorePreferences): no preferred term or ScheduleAnyway spread
+    takes part; required ones and the PreferNoSchedule toleration step are left to relaxation."""
+    pv = view(spec={"affinity": {
+        "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "ScheduleAnyway"},
+                                      {"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"}]})
+    pv.reset_relaxation(ignore_preferences=True)
+    assert (pv.dropped_preferred, pv.dropped_pod_anti_affinity, pv.dropped_schedule_anyway) == (1, 1, 1)
+    assert pv.relax(prefer_no_schedule_taints_exist=True) and pv.tolerate_prefer_no_schedule
+    pv.reset_relaxation()
+    assert (pv.dropped_preferred, pv.dropped_pod_anti_affinity, pv.dropped_schedule_anyway) == (0, 0, 0)
