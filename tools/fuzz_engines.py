@@ -8,7 +8,8 @@ from the eastus catalog, faults), runs each on the real Karpenter-on-Azure contr
 (`--engine real`, local backend) and on the simulated engine, and fails on a real outcome that the
 simulated outcome set does not hold: the conformance report's comparison
 (harness/runner/conformance.py judge: the simulation under the scenario's seed, then, when the real
-outcome differs, under `--explore` seeds). Hypothesis then shrinks the scenario to a minimal one that
+outcome differs, under `--explore` seeds, those again with the Nodes of a launch turning Ready one by one, and
+up to a relabeling of zones the scenario cannot tell apart). Hypothesis then shrinks the scenario to a minimal one that
 still differs (real runs, within `--shrink-budget` seconds in all); the minimal file is written to
 OUT/<name>.scenario.yaml, and with `--keep` as a regression case under scenarios/fuzz/ (with the real
 outcome as a possible outcome and a strict xfail whose reason you must edit to name the wrong side).
