@@ -4,11 +4,11 @@ elements, for lengths around every threshold of pdqsort (12, 50) and inputs that
 from __future__ import annotations
 
 import random
-import shutil
 import subprocess
 
 import pytest
 
+from harness.backends.binaries import go_binary
 from harness.loop.gosort import slice_sort
 
 PROGRAM = """package main
@@ -69,11 +69,11 @@ def cases(n_cases: int = 1500) -> list[list[int]]:
     return out
 
 
-@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain (CI installs it for the controller)")
+@pytest.mark.skipif(go_binary() is None, reason="needs the Go toolchain (go on PATH or /usr/local/go; CI builds the controller with it)")
 def test_slice_sort_leaves_ties_where_gos_sort_slice_does(tmp_path):
     (tmp_path / "go.mod").write_text("module gosortcheck\n\ngo 1.22\n")
     (tmp_path / "main.go").write_text(PROGRAM)
-    subprocess.run(["go", "build", "-o", "sorter", "."], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run([go_binary(), "build", "-o", "sorter", "."], cwd=tmp_path, check=True, capture_output=True)
     inputs = cases()
     got = subprocess.run([str(tmp_path / "sorter")], input="\n".join(" ".join(map(str, c)) for c in inputs) + "\n",
                          capture_output=True, text=True, check=True).stdout.splitlines()
