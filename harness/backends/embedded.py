@@ -153,6 +153,10 @@ class EmbeddedCluster:
             elif KINDS[kind].group not in ("", "apps"):
                 obj.pop("status", None)
             meta["resourceVersion"] = str(next(self._rv))
+            # a deletion is never created: the API server wipes both fields (k8s.io/apiserver v0.36.3
+            # pkg/registry/rest/meta.go WipeObjectMetaSystemFields), only a delete sets them
+            meta.pop("deletionTimestamp", None)
+            meta.pop("deletionGracePeriodSeconds", None)
             meta["uid"] = meta.get("uid") or f"00000000-0000-0000-0000-{next(self._uid):012d}"
             meta.setdefault("creationTimestamp", self.clock_now())
             obj.setdefault("apiVersion", KINDS[kind].api_version)

@@ -83,9 +83,6 @@ class FilterError:
         return f"{msg}, requirements={reqs}, resources={resources}"
 
 
-MAX_STABLE = MAX_INSERTION     # Go's sort.Slice is an insertion sort up to this many elements
-
-
 class ClaimOrder:
     """The planned claims in the order core scans them: before each pod, Scheduler.add sorts
     newNodeClaims by pod count with sort.Slice (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go);
@@ -123,7 +120,7 @@ class ClaimOrder:
         self._size += 1
         self._tick += 1
         claim.place = self._tick
-        if self.listed is None and self._size > MAX_STABLE:
+        if self.listed is None and self._size > MAX_INSERTION:     # sort.Slice stops being stable
             # Go's list so far (sorted, the parked claims in it too), the new claim appended
             parked = [c for _, _, c in self._parked]
             self.listed = sorted([*self._keyed(), *parked], key=lambda c: (len(c.pods), c.place))

@@ -112,6 +112,21 @@ def test_status_is_a_subresource(local_cluster):
     assert seen[1] == seen[0]
 
 
+def test_a_created_object_is_not_being_deleted(local_cluster):
+    """The API server wipes deletionTimestamp and deletionGracePeriodSeconds on create (k8s.io/apiserver
+    v0.36.3 pkg/registry/rest/meta.go WipeObjectMetaSystemFields): a manifest cannot create a terminating pod."""
+    from harness.backends.embedded import EmbeddedCluster
+    seen = []
+    for c in (local_cluster, EmbeddedCluster("upstream")):
+        c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": "p", "namespace": "default", "deletionTimestamp": "2026-01-01T00:00:00Z",
+            "deletionGracePeriodSeconds": 30}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        meta = c.get("Pod", "p")["metadata"]
+        seen.append((meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")))
+        c.reset()
+    assert seen == [(None, None), (None, None)]
+
+
 # -- AKSNodeClass admission: provider v1.14.0's CRD on the real server vs harness.model.aksnodeclass --
 NODECLASS_SPECS = {
     "empty": {}, "gpu": {"gpu": {}}, "kubelet-defaults": {"kubelet": {}},
