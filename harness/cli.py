@@ -160,6 +160,8 @@ def cmd_run(args) -> int:
     from harness.runner.selection import version_notices
     for text in version_notices(args.profile):      # a version the harness has no profile for: say so, loudly
         print(f"WARNING: {text}", file=sys.stderr)
+    if args.real_timing:
+        os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
     engine = get_engine(args.engine)
     backend = engine_backends(args.engine, [args.backend])[0]
     ok, why = engine.available(backend)
@@ -584,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--conformance", default=None, metavar="DIR",
                    help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
                         "(with --engine real)")
+    r.add_argument("--real-timing", default=None, choices=["fast", "upstream"],
+                   help="with --engine real: fast (the default) divides three of core's periodic waits by ten; "
+                        "upstream runs the release as is (harness/data/controller-timing.yaml)")
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--explore", type=int, default=None, metavar="N",
                    help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "

@@ -92,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--core-version", default=None, metavar="VERSION",
                    help="with --controller: build the provider against this sigs.k8s.io/karpenter release "
                         "(a go.mod replace; where it compiles) - also KARPENTER_CORE_VERSION")
+    b.add_argument("--timing", default=None, choices=["fast", "upstream"],
+                   help="with --controller: fast (the default) divides three of core's periodic waits by ten, "
+                        "upstream builds the release as is (harness/data/controller-timing.yaml) - also "
+                        "KARPENTER_CONTROLLER_TIMING")
     from harness import __version__, logs
     ap.add_argument("--version", action="version", version=f"harness {__version__}")
     logs.add_verbose(ap)
@@ -103,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "build" and (args.controller or args.provider_src or args.provider_ref):
         if args.core_version:
             os.environ["KARPENTER_CORE_VERSION"] = args.core_version
+        if args.timing:
+            os.environ["KARPENTER_CONTROLLER_TIMING"] = args.timing
         from pathlib import Path
 
         from harness.backends import binaries, controller

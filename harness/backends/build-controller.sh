@@ -8,6 +8,7 @@
 #   PROVIDER_VERSION=v1.14.0 build-controller.sh <out dir> <work dir>
 #   PROVIDER_SRC=<checkout> build-controller.sh <out dir> <work dir>     # a maintainer's working copy
 #   CORE_VERSION=v1.13.0 ...     # the same provider with another sigs.k8s.io/karpenter (where it compiles)
+#   CORE_PATCHES=<json> CORE_PATCHES_NAME=fast ...   # core's module copied and edited (controller-timing.yaml)
 #
 # Idempotent: <out dir>/controller is reused when present.
 set -euo pipefail
@@ -87,10 +88,34 @@ GO
 
 log "resolving the module graph"
 go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
+if [ -n "${CORE_PATCHES:-}" ]; then
+  # the core module the graph resolved, copied and edited: each find must occur exactly once
+  coredir=$(go list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' sigs.k8s.io/karpenter)
+  corever=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' sigs.k8s.io/karpenter)
+  [ -d "$coredir" ] || { echo "cannot find sigs.k8s.io/karpenter's module directory to patch" >&2; exit 2; }
+  rm -rf core-patched && cp -r "$coredir" core-patched && chmod -R u+w core-patched
+  python3 - "$CORE_PATCHES" core-patched "${CORE_PATCHES_NAME:-patched}" "$corever" <<'PY'
+import json, sys
+patches, root, name, ver = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
+for p in patches:
+    path = f"{root}/{p['file']}"
+    try:
+        text = open(path).read()
+    except OSError:
+        sys.exit(f"timing {name}: {p['file']} does not exist in sigs.k8s.io/karpenter {ver}; build with timing upstream")
+    if text.count(p["find"]) != 1:
+        sys.exit(f"timing {name}: {p['file']} of sigs.k8s.io/karpenter {ver} has {text.count(p['find'])} "
+                 f"occurrence(s) of {p['find']!r}, not 1; build with timing upstream")
+    open(path, "w").write(text.replace(p["find"], p["replace"]))
+    print(f"[build-controller] {name}: {p['file']}: {p['find']} -> {p['replace']}", file=sys.stderr)
+PY
+  go mod edit -replace "sigs.k8s.io/karpenter=./core-patched"
+fi
 log "building $MOD/cmd/controller ($version; slow: ~10 min cold on 2 cores)"
 # the provider's Makefile stamps sigs.k8s.io/karpenter/pkg/operator.Version the same way
 if [ -n "${CORE_VERSION:-}" ]; then version="$version+core-$CORE_VERSION"; fi
-go build -trimpath -pgo=off -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=${version#v}" \
+stamp=$version${CORE_PATCHES_NAME:++$CORE_PATCHES_NAME}
+go build -trimpath -pgo=off -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=${stamp#v}" \
   -o "$OUT/controller.tmp" "$MOD/cmd/controller"
 mv "$OUT/controller.tmp" "$OUT/controller"
 echo "$version" > "$OUT/VERSION"

@@ -13,12 +13,15 @@ Lookup order:
      (--provider-git DIR --provider-ref REF; KARPENTER_PROVIDER_GIT / KARPENTER_PROVIDER_REF): the
      commit's tree is exported once into <cache>/provider-src/<commit>/ and built like a checkout.
 Each binary runs with its own source's CRDs (`crds_dir`: pkg/apis/crds of the module or the tree).
+A `fast` build (KARPENTER_CONTROLLER_TIMING, the default; harness/data/controller-timing.yaml) has three
+of core's periodic waits divided by ten and a `+fast` cache entry; `upstream` builds the release as is.
 The build runs under a file lock (<cache>/controller.lock), so concurrent pytest-xdist workers
 build once.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import tarfile
@@ -36,6 +39,9 @@ ENV_SRC = "KARPENTER_PROVIDER_SRC"
 ENV_GIT = "KARPENTER_PROVIDER_GIT"     # a clone of the provider with its tags
 ENV_REF = "KARPENTER_PROVIDER_REF"     # a tag, branch or commit of that clone
 ENV_CORE = "KARPENTER_CORE_VERSION"    # build the provider against this sigs.k8s.io/karpenter instead
+ENV_TIMING = "KARPENTER_CONTROLLER_TIMING"     # fast (default) | upstream
+TIMINGS = ("fast", "upstream")
+TIMING_DATA = Path(__file__).resolve().parent.parent / "data" / "controller-timing.yaml"
 # what a checkout's content hash covers: everything that changes the binary
 _HASHED_SUFFIXES = (".go", ".mod", ".sum", ".gtpl", ".toml", ".conf", ".json", ".yaml")
 
@@ -46,6 +52,7 @@ class ControllerBinary:
     version: str          # the provider version (or `git describe` of a checkout)
     source: str           # "env", "cache", "src:<dir>" or "git:<commit>"
     tree: Path | None = None     # the source tree it was built from (None: the pinned module)
+    timing: str = "upstream"     # controller-timing.yaml: `fast` has core's periodic waits divided by ten
 
     @property
     def crds_dir(self) -> Path:
@@ -122,11 +129,26 @@ def core_version() -> str | None:
     return os.environ.get(ENV_CORE) or None
 
 
+def timing() -> str:
+    """`fast` (the default) or `upstream` (harness/data/controller-timing.yaml)."""
+    t = os.environ.get(ENV_TIMING) or "fast"
+    if t not in TIMINGS:
+        raise BinariesError(f"{ENV_TIMING}={t}: expected one of {', '.join(TIMINGS)}")
+    return t
+
+
+def timing_patches(name: str | None = None) -> list[dict]:
+    """The core edits of a timing (none for `upstream`)."""
+    import yaml
+    return (yaml.safe_load(TIMING_DATA.read_text()) or {}).get(name or timing(), []) or []
+
+
 def cache_entry(src: Path | None = None) -> Path:
     """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
-    clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION."""
+    clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION,
+    `+fast` for the fast timing."""
     root = cache_dir() / "controller"
-    core = f"+core-{core_version()}" if core_version() else ""
+    core = (f"+core-{core_version()}" if core_version() else "") + ("" if timing() == "upstream" else f"+{timing()}")
     if src is None:
         return root / (provider_version() + core)
     if src.parent == cache_dir() / "provider-src":
@@ -164,7 +186,7 @@ def find_controller(src: Path | None = None) -> ControllerBinary | None:
     if p.is_file() and os.access(p, os.X_OK):
         version = (d / "VERSION").read_text().strip() if (d / "VERSION").exists() else provider_version()
         source = "cache" if src is None else (f"git:{src.name}" if d.name.startswith("git-") else f"src:{src}")
-        return ControllerBinary(p, version, source, src)
+        return ControllerBinary(p, version, source, src, timing())
     return None
 
 
@@ -190,8 +212,14 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}"}
         env.pop("PROVIDER_SRC", None)
         env.pop("CORE_VERSION", None)
+        env.pop("CORE_PATCHES", None)
         if core_version():
             env["CORE_VERSION"] = core_version()
+        if timing_patches():
+            work.mkdir(parents=True, exist_ok=True)
+            (work / "core-patches.json").write_text(json.dumps(timing_patches()))
+            env["CORE_PATCHES"] = str(work / "core-patches.json")
+            env["CORE_PATCHES_NAME"] = timing()
         if src is not None:
             env["PROVIDER_SRC"] = str(src)
             if (src / ".harness-describe").is_file():      # an exported tree has no .git to describe

@@ -11,6 +11,10 @@ skipped (exit 125). The clone's own work tree, HEAD and bisect state are never t
 The outcome compared is what the conformance report compares between engines, with the noise left
 out (runner/outcome.py outcome_view: node names, unpinned zones), or with `--on verdict` only
 the scenario's verdict.
+
+Each commit is built as released (timing `upstream`) unless KARPENTER_CONTROLLER_TIMING says
+otherwise: a `fast` edit that does not apply to an old core would make its commit "not build" and be
+skipped, which would move the culprit.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.binaries import BinariesError
-from harness.backends.controller import ENV_GIT, ENV_REF, build_controller, provider_tree, resolve_ref
+from harness.backends.controller import ENV_GIT, ENV_REF, ENV_TIMING, build_controller, provider_tree, resolve_ref
 from harness.runner.outcome import outcome_view
 from harness.runner.engines.base import Outcome, execute, verdict
 from harness.runner.scenario import Scenario, load_scenarios
@@ -89,6 +93,7 @@ def step_main(argv: list[str]) -> int:
 def bisect(git_dir: Path, good: str, bad: str, scenario: Scenario, profile: str, on: str = "outcome",
            out=sys.stdout) -> dict:
     """Run the bisection; returns {"culprit", "subject", "steps", ...} or {"error": why}."""
+    os.environ.setdefault(ENV_TIMING, "upstream")      # the steps (git bisect run) inherit it
     git_dir = git_dir.resolve()
     good_c, bad_c = resolve_ref(git_dir, good), resolve_ref(git_dir, bad)
     ends = {}

@@ -43,6 +43,10 @@ def pytest_addoption(parser):
     group.addoption("--harness-real-subset", action="store_true", default=False, dest="harness_real_subset",
                     help="with --harness-engine real: only the small representative subset "
                          "(harness/data/real-engine.yaml ci_subset), for CI")
+    group.addoption("--harness-real-timing", default=None, choices=["fast", "upstream"], dest="harness_real_timing",
+                    help="with --harness-engine real: fast (the default) divides three of core's periodic waits by "
+                         "ten; upstream runs the release as is (harness/data/controller-timing.yaml; "
+                         "also KARPENTER_CONTROLLER_TIMING)")
     group.addoption("--harness-keep-cluster", action="store_true", default=False, dest="harness_keep_cluster",
                     help="leave real-backend clusters running after the session (debugging)")
     group.addoption("--harness-trace", action="store_true", default=False, dest="harness_trace",
@@ -114,6 +118,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "scenario: a declarative scenario (harness)")
     config.stash[DECLARED] = {"scenarios": 0, "profiles": set()}
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
+    if config.option.harness_real_timing:       # read where the controller is found (xdist workers inherit it)
+        os.environ["KARPENTER_CONTROLLER_TIMING"] = config.option.harness_real_timing
     check_selection_options(config.option.harness_profile, config.option.harness_backend, config)
 
 

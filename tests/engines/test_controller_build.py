@@ -24,6 +24,7 @@ def test_env_override_wins(monkeypatch, tmp_path):
 def test_cache_is_keyed_by_version_or_by_source_content(monkeypatch, tmp_path):
     monkeypatch.delenv(controller.ENV_BIN, raising=False)
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(controller.ENV_TIMING, "upstream")
     assert controller.cache_entry().name == controller.DEFAULT_PROVIDER_VERSION
     src = tmp_path / "src"
     (src / "pkg").mkdir(parents=True)
@@ -36,3 +37,31 @@ def test_cache_is_keyed_by_version_or_by_source_content(monkeypatch, tmp_path):
     assert controller.cache_entry(src).name != first and first.startswith("src-")
     assert controller.find_controller(src) is None
     assert "python -m harness.backends build --controller --provider-src" in controller.missing_message(src)
+
+
+def test_the_fast_timing_is_the_default_and_has_its_own_cache_entry(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(controller.ENV_TIMING, raising=False)
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    assert controller.timing() == "fast"
+    assert controller.cache_entry().name == controller.DEFAULT_PROVIDER_VERSION + "+fast"
+    monkeypatch.setenv(controller.ENV_TIMING, "slow")
+    with pytest.raises(BinariesError, match="expected one of fast, upstream"):
+        controller.timing()
+    assert controller.timing_patches("upstream") == []
+
+
+def test_every_fast_edit_applies_once_to_the_pinned_core():
+    """Each `find` of controller-timing.yaml occurs exactly once in sigs.k8s.io/karpenter as the pinned
+    provider requires it (build-controller.sh refuses otherwise), and changes a duration only."""
+    import re
+    from harness.backends.binaries import go_module_dir
+    gomod = (go_module_dir(controller.MODULE, controller.DEFAULT_PROVIDER_VERSION) / "go.mod").read_text()
+    core = re.search(r"^\s*sigs\.k8s\.io/karpenter (v\S+)", gomod, re.M).group(1)
+    root = go_module_dir("sigs.k8s.io/karpenter", core)
+    patches = controller.timing_patches("fast")
+    assert len(patches) == 3
+    for p in patches:
+        assert (root / p["file"]).read_text().count(p["find"]) == 1, p
+        strip = lambda t: re.sub(r"\d+ \* time\.\w+|time\.\w+ \* \d+", "D", t)      # noqa: E731
+        assert strip(p["find"]) == strip(p["replace"]), p          # only the duration differs

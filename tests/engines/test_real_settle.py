@@ -177,3 +177,24 @@ def test_a_pod_whose_binding_cycle_failed_holds_the_run_for_kube_schedulers_retr
     assert not s.observe(0.0, "fp", failed, [], 1)
     assert not s.observe(QUIET_SECONDS + 1, "fp", failed, [], 2)       # a round ran, but the retry is still due
     assert s.observe(FALLBACK_SECONDS, "fp", failed, [], 2)
+
+
+def test_a_passs_own_report_restarts_the_quiet_window_but_asks_for_no_further_pass():
+    """The first pass after a node initializes publishes Unconsolidatable on it (core v1.14.0
+    disruption/events/events.go): Karpenter reads no events, so that pass has seen the cluster."""
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",)), reports=0)
+    assert not s.observe(PASS_LAG_SECONDS, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",)), reports=0)
+    assert not s.observe(4.0, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=1)   # the pass and its report
+    assert not s.observe(4.0 + DONE_QUIET_SECONDS - 0.1, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
+    assert not s.observe(4.0 + 2 * DONE_QUIET_SECONDS - 0.2, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
+    assert s.observe(4.0 + 2 * DONE_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
+
+
+def test_a_state_change_still_asks_for_a_pass_that_saw_it():
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",)), reports=0)
+    assert not s.observe(PASS_LAG_SECONDS, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",)), reports=0)
+    assert not s.observe(4.0, "fp2", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=1)  # a change with it
+    assert not s.observe(8.0, "fp2", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=1)
+    assert s.observe(14.0, "fp2", frozenset(), [], 1, Disruption(3, ("nc-1",)), reports=1)

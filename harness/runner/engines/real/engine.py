@@ -129,7 +129,7 @@ class RealEngine:
     def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
         from harness.backends.controller import ensure_controller
         ctl = self.controller or ensure_controller()
-        outcome.version = ctl.version
+        outcome.version = ctl.version if ctl.timing == "upstream" else f"{ctl.version}, timing {ctl.timing}"
         outcome.not_applicable = applicability.ignored_given(scenario.given)
         return RealRun(scenario, profile, cluster, ctl)
 
@@ -350,7 +350,8 @@ class RealRun:
                 disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
                     f"{what} changed (drift)" for what in self.redrift))
             in_flight = self.observer.in_flight()
-            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), in_flight, rounds, disruption):
+            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), in_flight, rounds, disruption,
+                              self.observer.reports()):
                 self.steady = True
                 break
             # runaway only when it holds through the quiet window: Nodes that initialize in the same

@@ -33,6 +33,13 @@ reached the controller's informers, e.g. a PodDisruptionBudget a step relaxed) (
 harness/loop/simulation.py `_disrupt`), and while a disruption is under way (a tainted node, a NodeClaim
 being deleted) not at all. A consolidation first waits 15 s with nothing to show
 (consolidation.go `commandValidationDelay`), so the fallback window is then `disruption_fallback`.
+
+What a pass that decided nothing publishes about a node (`Unconsolidatable`, `DisruptionBlocked`,
+`ConsolidationRejected` events on the Node and its NodeClaim, core v1.14.0
+pkg/controllers/disruption/events/events.go) is a *report*, not a change a pass must see: Karpenter reads
+no events, and the pass that wrote it had already read the cluster. A new report restarts the quiet
+window (its Node event and NodeClaim twin land one after the other) but asks for no further pass; else
+the first pass after a node initializes, which always reports it, cost a second 10 s poll.
 """
 from __future__ import annotations
 
@@ -50,6 +57,8 @@ DONE_QUIET_SECONDS = 1.0
 FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
+# what a disruption pass that acted on nothing publishes on a Node and its NodeClaim (events.go)
+PASS_REPORTS = frozenset({"Unconsolidatable", "DisruptionBlocked", "ConsolidationRejected"})
 SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
@@ -91,28 +100,33 @@ class Settler:
     disruption_fallback: float = DISRUPTION_FALLBACK_SECONDS
     pass_lag: float = PASS_LAG_SECONDS
     last_fingerprint: object = None
+    last_reports: object = None
     last_change: float = 0.0
+    last_state_change: float = 0.0           # last_change, reports aside: what a pass must see
     pending: frozenset = field(default_factory=frozenset)
     pending_rounds: int | None = None        # the round count when anything observed last changed
     passes_at_change: int | None = None      # the disruption pass count `pass_lag` after it
     reason: str = ""
 
     def __post_init__(self) -> None:
-        self.last_change = self.start
+        self.last_change = self.last_state_change = self.start
 
     def observe(self, now: float, fingerprint, pending: frozenset, in_flight: list[str],
-                rounds: int | None, disruption: Disruption = Disruption()) -> bool:
-        """`fingerprint`: everything observed; `pending`: the pending workload pods with their
-        scheduling state; `in_flight`: NodeClaims neither initialized nor failed; `rounds`: the
-        provisioning round count, None when unreadable; `disruption`: the disruption side."""
+                rounds: int | None, disruption: Disruption = Disruption(), reports: object = None) -> bool:
+        """`fingerprint`: everything observed but `reports` (what disruption passes published);
+        `pending`: the pending workload pods with their scheduling state; `in_flight`: NodeClaims
+        neither initialized nor failed; `rounds`: the provisioning round count, None when unreadable;
+        `disruption`: the disruption side."""
         if (fingerprint, pending) != (self.last_fingerprint, self.pending):
-            self.last_fingerprint, self.last_change = fingerprint, now
+            self.last_fingerprint, self.last_change, self.last_state_change = fingerprint, now, now
             self.pending, self.pending_rounds = pending, rounds
             self.passes_at_change = None
         elif self.pending_rounds is None:
             self.pending_rounds = rounds       # the metrics answered only now
+        if reports != self.last_reports:
+            self.last_reports, self.last_change = reports, now
         quiet_for = now - self.last_change
-        if self.passes_at_change is None and quiet_for >= self.pass_lag:
+        if self.passes_at_change is None and now - self.last_state_change >= self.pass_lag:
             self.passes_at_change = disruption.passes
         if disruption.held:
             # what holds the run acts later (a garbage collector, a client's retry): every quiet
