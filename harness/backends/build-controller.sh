@@ -95,10 +95,16 @@ if [ -n "${CORE_PATCHES:-}" ]; then
   [ -d "$coredir" ] || { echo "cannot find sigs.k8s.io/karpenter's module directory to patch" >&2; exit 2; }
   rm -rf core-patched && cp -r "$coredir" core-patched && chmod -R u+w core-patched
   python3 - "$CORE_PATCHES" core-patched "${CORE_PATCHES_NAME:-patched}" "$corever" <<'PY'
-import json, sys
+import json, os, sys
 patches, root, name, ver = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
 for p in patches:
     path = f"{root}/{p['file']}"
+    if "add" in p:
+        if os.path.exists(path):
+            sys.exit(f"timing {name}: {p['file']} already exists in sigs.k8s.io/karpenter {ver}; build with timing upstream")
+        open(path, "w").write(open(p["add"]).read())
+        print(f"[build-controller] {name}: added {p['file']}", file=sys.stderr)
+        continue
     try:
         text = open(path).read()
     except OSError:

@@ -13,8 +13,9 @@ Lookup order:
      (--provider-git DIR --provider-ref REF; KARPENTER_PROVIDER_GIT / KARPENTER_PROVIDER_REF): the
      commit's tree is exported once into <cache>/provider-src/<commit>/ and built like a checkout.
 Each binary runs with its own source's CRDs (`crds_dir`: pkg/apis/crds of the module or the tree).
-A `fast` build (KARPENTER_CONTROLLER_TIMING, the default; harness/data/controller-timing.yaml) has three
-of core's periodic waits divided by ten and a `+fast` cache entry; `upstream` builds the release as is.
+A `fast` build (KARPENTER_CONTROLLER_TIMING, the default; harness/data/controller-timing.yaml) has a
+disruption pass on SIGUSR1 and two of core's waits divided by ten, and a `+fast` cache entry; `upstream`
+builds the release as is.
 The build runs under a file lock (<cache>/controller.lock), so concurrent pytest-xdist workers
 build once.
 """
@@ -138,9 +139,10 @@ def timing() -> str:
 
 
 def timing_patches(name: str | None = None) -> list[dict]:
-    """The core edits of a timing (none for `upstream`)."""
+    """The core edits of a timing (none for `upstream`); an added file's `add` as its absolute path."""
     import yaml
-    return (yaml.safe_load(TIMING_DATA.read_text()) or {}).get(name or timing(), []) or []
+    patches = (yaml.safe_load(TIMING_DATA.read_text()) or {}).get(name or timing(), []) or []
+    return [{**p, "add": str(TIMING_DATA.with_suffix("") / p["add"])} if "add" in p else p for p in patches]
 
 
 def cache_entry(src: Path | None = None) -> Path:

@@ -234,6 +234,17 @@ class Sandbox:
             raise SandboxError(f"{self.name}: cannot connect to port {port} inside: {out['error']}")
         return out["sock"]
 
+    def signal(self, sig: int) -> bool:
+        """Send `sig` to the process (after `exec`, the command itself: unshare forks nothing);
+        False when it has exited."""
+        if self.process is None or not self.process.alive():
+            return False
+        try:
+            os.kill(self.process.pid, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
     def http_get(self, port: int, path: str, timeout: float = 2.0) -> str:
         """The body of a plain-HTTP GET to 127.0.0.1:`port``path` inside the sandbox."""
         with self.connect(port, timeout) as sock:

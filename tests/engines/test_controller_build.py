@@ -53,15 +53,24 @@ def test_the_fast_timing_is_the_default_and_has_its_own_cache_entry(monkeypatch,
 
 def test_every_fast_edit_applies_once_to_the_pinned_core():
     """Each `find` of controller-timing.yaml occurs exactly once in sigs.k8s.io/karpenter as the pinned
-    provider requires it (build-controller.sh refuses otherwise), and changes a duration only."""
+    provider requires it (build-controller.sh refuses otherwise), a duration edit changes a duration
+    only, and an added file is new to the module and of its package."""
     import re
+    from pathlib import Path
+
     from harness.backends.binaries import go_module_dir
     gomod = (go_module_dir(controller.MODULE, controller.DEFAULT_PROVIDER_VERSION) / "go.mod").read_text()
     core = re.search(r"^\s*sigs\.k8s\.io/karpenter (v\S+)", gomod, re.M).group(1)
     root = go_module_dir("sigs.k8s.io/karpenter", core)
     patches = controller.timing_patches("fast")
-    assert len(patches) == 3
+    assert {p["kind"] for p in patches} == {"trigger", "duration"}
     for p in patches:
+        if "add" in p:
+            assert not (root / p["file"]).exists(), p
+            package = (root / p["file"]).parent.name
+            assert f"\npackage {package}\n" in Path(p["add"]).read_text(), p
+            continue
         assert (root / p["file"]).read_text().count(p["find"]) == 1, p
-        strip = lambda t: re.sub(r"\d+ \* time\.\w+|time\.\w+ \* \d+", "D", t)      # noqa: E731
-        assert strip(p["find"]) == strip(p["replace"]), p          # only the duration differs
+        if p["kind"] == "duration":
+            strip = lambda t: re.sub(r"\d+ \* time\.\w+|time\.\w+ \* \d+", "D", t)      # noqa: E731
+            assert strip(p["find"]) == strip(p["replace"]), p          # only the duration differs

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -39,6 +40,7 @@ DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims 
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
 POLL_SECONDS = 0.25
+PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
@@ -156,7 +158,7 @@ class RealRun:
     def __init__(self, scenario, profile: str, cluster, ctl):
         from harness.backends.lifetime import DIRS, LIFETIME, sweep_stale_workdirs, tmp_root
         from harness.model.profile import profile_with_knobs
-        self.scenario, self.cluster = scenario, cluster
+        self.scenario, self.cluster, self.ctl = scenario, cluster, ctl
         self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
         t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
@@ -338,6 +340,7 @@ class RealRun:
         start = time.monotonic()
         settler = Settler(start)
         runaway_since = None
+        asked = float("-inf")
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
         while True:
             rounds, passes = self._metrics()      # before the poll: what a pass did is then in the poll
@@ -354,6 +357,8 @@ class RealRun:
                               self.observer.reports()):
                 self.steady = True
                 break
+            if settler.wants_pass and self.ctl.timing == "fast" and now - asked >= PASS_ASK_SECONDS:
+                asked = now if self.sandbox.signal(signal.SIGUSR1) else asked     # a pass now (settle.py)
             # runaway only when it holds through the quiet window: Nodes that initialize in the same
             # poll have not been seen by kube-scheduler yet
             if self.observer.runaway(self.runaway_threshold, now):

@@ -27,7 +27,7 @@ from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, N
                                  RunResult)
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
-from harness.runner.engines.real.settle import PASS_REPORTS, Disruption
+from harness.runner.engines.real.settle import Disruption
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
 # kube-scheduler retries an unschedulable pod within its maximum backoff once a Node changes
@@ -229,11 +229,9 @@ class Observer:
                                           e["metadata"].get("creationTimestamp") or ""))
 
     def fingerprint(self) -> tuple:
-        """What "nothing changed" compares: NodeClaims and their conditions, Nodes with labels and
-        taints, pod bindings, NodePool conditions, the fake's mutating calls and the events on Nodes and
-        NodeClaims (a disruption pass's Node event and its NodeClaim twin are written one after the
-        other by client-go's broadcaster: a settle must not end between them), but a pass's reports
-        (`reports`)."""
+        """What "nothing changed" compares, what Karpenter reads: NodeClaims and their conditions, Nodes
+        with labels and taints, pod bindings, NodePool conditions, the fake's mutating calls. Events are
+        `reports`."""
         claims = tuple(sorted((n, tuple(sorted((t, c.get("status")) for t, c in _conditions(o).items())),
                                bool(o["metadata"].get("deletionTimestamp")))
                               for n, o in self.claims.items() if n not in self.deleted))
@@ -245,12 +243,14 @@ class Observer:
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
                              for p in self.nodepool_objects))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
-        node_events = sum(1 for e in self._node_events() if e.get("reason") not in PASS_REPORTS)
-        return claims, nodes, pods, pools, writes, node_events
+        return claims, nodes, pods, pools, writes
 
     def reports(self) -> int:
-        """How many reports disruption passes that decided nothing have published (settle.py)."""
-        return sum(1 for e in self._node_events() if e.get("reason") in PASS_REPORTS)
+        """How many events Karpenter wrote on Nodes and NodeClaims: what a result reads (a disruption
+        pass's Node event and its NodeClaim twin are written one after the other by client-go's
+        broadcaster: a settle must not end between them), and what no Karpenter controller reads
+        (settle.py). Other components' (kube-controller-manager's `RegisteredNode`) are neither."""
+        return sum(1 for e in self._node_events() if (e.get("source") or {}).get("component") == "karpenter")
 
     def _node_events(self) -> list[dict]:
         return [e for e in self.cluster.list("Event", "default")

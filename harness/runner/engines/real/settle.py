@@ -34,12 +34,16 @@ harness/loop/simulation.py `_disrupt`), and while a disruption is under way (a t
 being deleted) not at all. A consolidation first waits 15 s with nothing to show
 (consolidation.go `commandValidationDelay`), so the fallback window is then `disruption_fallback`.
 
-What a pass that decided nothing publishes about a node (`Unconsolidatable`, `DisruptionBlocked`,
-`ConsolidationRejected` events on the Node and its NodeClaim, core v1.14.0
-pkg/controllers/disruption/events/events.go) is a *report*, not a change a pass must see: Karpenter reads
-no events, and the pass that wrote it had already read the cluster. A new report restarts the quiet
-window (its Node event and NodeClaim twin land one after the other) but asks for no further pass; else
-the first pass after a node initializes, which always reports it, cost a second 10 s poll.
+Events on Nodes and NodeClaims are *reports*, not changes a pass must see: no Karpenter controller
+reads events. The first pass after a node initializes always reports it (`Unconsolidatable`, core
+v1.14.0 pkg/controllers/disruption/events/events.go), and kube-controller-manager's node controller
+reports every new Node (`RegisteredNode`); had either counted as a change, each would have cost
+another 10 s poll. A new report restarts the quiet window (a pass's Node event and its NodeClaim twin
+land one after the other) but asks for no further pass.
+
+When all a run waits for is that pass (`wants_pass`), a controller built with timing `fast` is asked
+for it at once (harness/data/controller-timing.yaml: SIGUSR1 runs a pass; the 10 s poll goes on as
+upstream's), instead of waiting up to 10 s for the poll.
 """
 from __future__ import annotations
 
@@ -57,8 +61,6 @@ DONE_QUIET_SECONDS = 1.0
 FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
-# what a disruption pass that acted on nothing publishes on a Node and its NodeClaim (events.go)
-PASS_REPORTS = frozenset({"Unconsolidatable", "DisruptionBlocked", "ConsolidationRejected"})
 SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
@@ -106,6 +108,7 @@ class Settler:
     pending: frozenset = field(default_factory=frozenset)
     pending_rounds: int | None = None        # the round count when anything observed last changed
     passes_at_change: int | None = None      # the disruption pass count `pass_lag` after it
+    wants_pass: bool = False                 # all that the run waits for is a disruption pass (this poll)
     reason: str = ""
 
     def __post_init__(self) -> None:
@@ -113,10 +116,11 @@ class Settler:
 
     def observe(self, now: float, fingerprint, pending: frozenset, in_flight: list[str],
                 rounds: int | None, disruption: Disruption = Disruption(), reports: object = None) -> bool:
-        """`fingerprint`: everything observed but `reports` (what disruption passes published);
+        """`fingerprint`: everything observed but `reports` (the events on Nodes and NodeClaims);
         `pending`: the pending workload pods with their scheduling state; `in_flight`: NodeClaims
         neither initialized nor failed; `rounds`: the provisioning round count, None when unreadable;
         `disruption`: the disruption side."""
+        self.wants_pass = False
         if (fingerprint, pending) != (self.last_fingerprint, self.pending):
             self.last_fingerprint, self.last_change, self.last_state_change = fingerprint, now, now
             self.pending, self.pending_rounds = pending, rounds
@@ -150,6 +154,7 @@ class Settler:
             return False
         if disruption.candidates and not (disruption.passes is not None and self.passes_at_change is not None
                                           and disruption.passes > self.passes_at_change):
+            self.wants_pass = self.passes_at_change is not None
             return False
         self.reason = (f"quiet for {quiet_for:.1f}s, no NodeClaim in flight, "
                        + ("a provisioning round saw the pending pods since" if pending else "no pod pending")
