@@ -145,12 +145,20 @@ def timing_patches(name: str | None = None) -> list[dict]:
     return [{**p, "add": str(TIMING_DATA.with_suffix("") / p["add"])} if "add" in p else p for p in patches]
 
 
+def timing_hash() -> str:
+    """A digest of the timing's edits (and added files): an edited controller-timing.yaml rebuilds."""
+    h = hashlib.sha256()
+    for p in timing_patches():       # the checkout's location is not part of it
+        h.update(json.dumps({**p, "add": Path(p["add"]).read_text()} if "add" in p else p, sort_keys=True).encode())
+    return h.hexdigest()[:8]
+
+
 def cache_entry(src: Path | None = None) -> Path:
     """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
     clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION,
-    `+fast` for the fast timing."""
+    `+fast-<timing_hash>` for the fast timing."""
     root = cache_dir() / "controller"
-    core = (f"+core-{core_version()}" if core_version() else "") + ("" if timing() == "upstream" else f"+{timing()}")
+    core = (f"+core-{core_version()}" if core_version() else "") + ("" if timing() == "upstream" else f"+{timing()}-{timing_hash()}")
     if src is None:
         return root / (provider_version() + core)
     if src.parent == cache_dir() / "provider-src":

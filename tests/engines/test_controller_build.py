@@ -44,7 +44,7 @@ def test_the_fast_timing_is_the_default_and_has_its_own_cache_entry(monkeypatch,
     monkeypatch.delenv(controller.ENV_TIMING, raising=False)
     monkeypatch.delenv(controller.ENV_CORE, raising=False)
     assert controller.timing() == "fast"
-    assert controller.cache_entry().name == controller.DEFAULT_PROVIDER_VERSION + "+fast"
+    assert controller.cache_entry().name == f"{controller.DEFAULT_PROVIDER_VERSION}+fast-{controller.timing_hash()}"
     monkeypatch.setenv(controller.ENV_TIMING, "slow")
     with pytest.raises(BinariesError, match="expected one of fast, upstream"):
         controller.timing()
