@@ -71,6 +71,20 @@ def storage_prefix(k: Kind) -> str:
 CONTROLLER_MADE = (f"{ETCD_ROOT}replicasets/", f"{ETCD_ROOT}controllerrevisions/", f"{ETCD_ROOT}leases/kube-node-lease/")
 
 
+# the prefixes of what kube-controller-manager makes pods from (ReplicaSets, also a Deployment's; DaemonSets)
+POD_MAKERS = (f"{ETCD_ROOT}replicasets/", f"{ETCD_ROOT}daemonsets/")
+
+
+def _deleted_any(ops: list[dict], answer: dict, prefixes: tuple[str, ...]) -> bool:
+    """Whether the transaction's delete of any of `prefixes` removed a key (etcd's DeleteRangeResponse
+    `deleted` count per op, in the order of the ops)."""
+    keys = {_prefix_range(p)["key"] for p in prefixes}
+    for op, resp in zip(ops, answer.get("responses") or ()):
+        if op["request_delete_range"].get("key") in keys and int((resp.get("response_delete_range") or {}).get("deleted", 0)):
+            return True
+    return False
+
+
 def _b64(s: str) -> str:
     return base64.b64encode(s.encode()).decode()
 
@@ -114,8 +128,8 @@ class LocalCluster(RealCluster):
         for key in self._etcd_keys(ns_prefix):
             if key[len(ns_prefix):] not in keep:
                 ops.append({"request_delete_range": {"key": _b64(key)}})
-        self._etcd_call("txn", {"success": ops})
-        if "kube-controller-manager" in self.pids:
+        answer = self._etcd_call("txn", {"success": ops})
+        if "kube-controller-manager" in self.pids and _deleted_any(ops, answer, POD_MAKERS):
             self._sweep_orphan_pods()
 
     # kube-controller-manager's ReplicaSet controller watches pods and ReplicaSets on separate
@@ -125,6 +139,7 @@ class LocalCluster(RealCluster):
     # enough to be the next scenario's pending pods (Karpenter provisions for them, kube-scheduler binds
     # them). Found by the differential fuzzer (tools/fuzz_engines.py): a one-replica Deployment whose name
     # and template the previous scenario also had counted two pods.
+    # Only a run that deleted a pod maker needs them: with none, nothing can make a pod (1 s a scenario).
     ORPHAN_CHECKS = (0.25, 0.25, 0.5)        # seconds between the checks after the transaction
 
     def _sweep_orphan_pods(self) -> None:

@@ -369,3 +369,18 @@ def _children() -> list[int]:
             if stat.rsplit(")", 1)[1].split()[1] == me and pid_alive(int(d.name)):
                 out.append(int(d.name))
     return out
+
+
+def test_the_orphan_sweep_is_due_only_when_a_pod_maker_was_deleted(cluster):
+    """reset() waits for kube-controller-manager's late replacement pods only when it deleted what
+    makes pods (a ReplicaSet or DaemonSet): 1 s a scenario otherwise. The transaction's own answer says."""
+    from harness.backends.local import POD_MAKERS, _deleted_any, _prefix_range
+    ops = [{"request_delete_range": _prefix_range(p)} for p in POD_MAKERS]
+    cluster._etcd_call("txn", {"success": ops})
+    assert not _deleted_any(ops, cluster._etcd_call("txn", {"success": ops}), POD_MAKERS)
+    cluster.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "default"},
+                    "spec": {"selector": {"matchLabels": {"a": "b"}},
+                             "template": {"metadata": {"labels": {"a": "b"}},
+                                          "spec": {"containers": [{"name": "c", "image": "pause"}]}}}})
+    assert _deleted_any(ops, cluster._etcd_call("txn", {"success": ops}), POD_MAKERS)
+    assert cluster.list("DaemonSet") == []
