@@ -198,3 +198,28 @@ def test_a_state_change_still_asks_for_a_pass_that_saw_it():
     assert not s.observe(4.0, "fp2", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=1)  # a change with it
     assert not s.observe(8.0, "fp2", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=1)
     assert s.observe(14.0, "fp2", frozenset(), [], 1, Disruption(3, ("nc-1",)), reports=1)
+
+
+def test_a_pass_during_a_candidates_nomination_says_nothing():
+    """A node nominated for a pending pod is no candidate for core's nomination window (statenode.go
+    Nominate): the run waits for a pass after the window ends."""
+    s = Settler(0.0)
+    cand = ("nc-1",)
+    until = 12.0
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(1, cand, nominated_until=until))
+    assert not s.observe(3.0, "fp", frozenset(), [], 1, Disruption(2, cand, nominated_until=until))   # a pass, nominated
+    assert not s.observe(12.5, "fp", frozenset(), [], 1, Disruption(3, cand, nominated_until=until))  # within the lag
+    assert not s.observe(13.5, "fp", frozenset(), [], 1, Disruption(3, cand, nominated_until=until))
+    assert s.wants_pass
+    assert s.observe(14.0, "fp", frozenset(), [], 1, Disruption(4, cand, nominated_until=until))
+
+
+def test_nominations_last_from_the_last_round_that_saw_the_pod_pending():
+    from harness.runner.engines.real.settle import NOMINATION_SECONDS, Nominations
+    n = Nominations()
+    pending = frozenset({("default/p", "Unschedulable", "x")})
+    n.observe(1.0, 3, pending)
+    n.observe(2.0, 4, pending)                 # a round while p was pending
+    n.observe(5.0, 5, frozenset())             # a round after it bound
+    assert n.until({"default/p": {"nc-1"}}, ("nc-1",), {"default/p": 1.5}) == 2.0 + NOMINATION_SECONDS
+    assert n.until({"default/p": {"nc-2"}}, ("nc-1",), {}) == 0.0

@@ -33,7 +33,7 @@ from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, csi, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.settle import Settler, disruption_passes, provisioning_rounds
+from harness.runner.engines.real.settle import Nominations, Settler, disruption_passes, provisioning_rounds
 from harness.runner.expect import Mismatch
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
@@ -180,6 +180,8 @@ class RealRun:
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
+        self.nominations = Nominations()           # when candidates' nominations end (settle.py)
+        self.nominated_seen: dict[str, float] = {}  # pod key -> when its Nominated event was first seen
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
         self.volume_claims = any(csi.makes_claims(m.obj)
                                  for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
@@ -341,19 +343,28 @@ class RealRun:
         settler = Settler(start)
         runaway_since = None
         asked = float("-inf")
+        nominations = self.nominations
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
         while True:
             rounds, passes = self._metrics()      # before the poll: what a pass did is then in the poll
             self._step()
             now = time.monotonic()
             disruption = self.observer.disruption(passes, self._held())
+            pending = self.observer.pending()
+            nominations.observe(now, rounds, pending)
+            if disruption.candidates:
+                nominated = self.observer.nominations()
+                for pod in nominated:
+                    self.nominated_seen.setdefault(pod, now)
+                disruption = dataclasses.replace(disruption, nominated_until=nominations.until(
+                    nominated, disruption.candidates, self.nominated_seen))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it
                 disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
                     f"{what} changed (drift)" for what in self.redrift))
             in_flight = self.observer.in_flight()
-            if settler.observe(now, self.observer.fingerprint(), self.observer.pending(), in_flight, rounds, disruption,
+            if settler.observe(now, self.observer.fingerprint(), pending, in_flight, rounds, disruption,
                               self.observer.reports()):
                 self.steady = True
                 break

@@ -41,6 +41,12 @@ reports every new Node (`RegisteredNode`); had either counted as a change, each 
 another 10 s poll. A new report restarts the quiet window (a pass's Node event and its NodeClaim twin
 land one after the other) but asks for no further pass.
 
+A node Karpenter nominated for a pending pod is no disruption candidate for the nomination window
+(core v1.14.0 pkg/controllers/state/statenode.go Nominate, nominationWindow: max(2 x BATCH_MAX_DURATION,
+10 s) = 20 s; disruption/types.go NewCandidate "Node is nominated for a pending pod"), a state held in
+Karpenter's memory alone: while a candidate's nomination lasts (`Nominations`) a pass deciding nothing
+says nothing, and the run waits for a pass after it ends.
+
 When all a run waits for is that pass (`wants_pass`), a controller built with timing `fast` is asked
 for it at once (harness/data/controller-timing.yaml: SIGUSR1 runs a pass; the 10 s poll goes on as
 upstream's), instead of waiting up to 10 s for the poll.
@@ -62,6 +68,8 @@ FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
 SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
+# core's nominationWindow at the default BATCH_MAX_DURATION (10 s), plus the poll and event-clock slack
+NOMINATION_SECONDS = 20.0 + 1.0
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
 _ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
@@ -90,6 +98,7 @@ class Disruption:
     candidates: tuple[str, ...] = ()
     busy: tuple[str, ...] = ()
     held: tuple[str, ...] = ()      # what holds the run past the fallback (an evicted VM's NodeClaim)
+    nominated_until: float = 0.0    # monotonic time a candidate's nomination ends (Nominations)
 
 
 @dataclass
@@ -129,6 +138,9 @@ class Settler:
             self.pending_rounds = rounds       # the metrics answered only now
         if reports != self.last_reports:
             self.last_reports, self.last_change = reports, now
+        if disruption.candidates and self.last_state_change < disruption.nominated_until <= now:
+            # a pass during a candidate's nomination could not act on it: one after it ends must be seen
+            self.last_state_change, self.passes_at_change = disruption.nominated_until, None
         quiet_for = now - self.last_change
         if self.passes_at_change is None and now - self.last_state_change >= self.pass_lag:
             self.passes_at_change = disruption.passes
@@ -142,6 +154,8 @@ class Settler:
             self.reason = f"nothing changed for {quiet_for:.1f}s"
             return True
         if rounds is None or in_flight or disruption.busy or quiet_for < (self.quiet if pending else self.done_quiet):
+            return False
+        if disruption.candidates and now < disruption.nominated_until:
             return False
         if any(reason == SCHEDULER_ERROR for _, reason, *_ in pending):
             # a pod whose binding cycle failed (e.g. PreBind: its Node was deleted) is tried again after
@@ -177,3 +191,28 @@ class Settler:
             parts.append(f"pending pods: {', '.join(sorted(k for k, *_ in pending)[:5])}"
                          + ("" if self.pending_rounds is None else " (no provisioning round since the last change)"))
         return "; ".join(parts)
+
+
+@dataclass
+class Nominations:
+    """When the nominations of candidates end. Karpenter nominates an existing or in-flight node for a
+    pod each provisioning round that plans the pending pod onto it, and says so once per pod in two
+    minutes (a `Nominated` event, core v1.14.0 provisioning/scheduling/events.go NominatePodEvent, deduped by
+    pod UID, pkg/events/recorder.go): so a pod's nomination is taken to last from the last round that
+    ran while it was pending, to that node or the one its event names."""
+    rounds: int | None = None
+    last_round: dict = field(default_factory=dict)       # pod key -> monotonic time of a round while pending
+
+    def observe(self, now: float, rounds: int | None, pending: frozenset) -> None:
+        if rounds is not None and self.rounds is not None and rounds > self.rounds:
+            for key, *_ in pending:
+                self.last_round[key] = now
+        if rounds is not None:
+            self.rounds = rounds
+
+    def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...], seen: dict[str, float]) -> float:
+        """`nominated`: pod key -> NodeClaims its event names; `seen`: pod key -> when its event was
+        first observed. The time the last candidate's nomination ends (0.0 for none)."""
+        ends = [max(self.last_round.get(pod, 0.0), seen.get(pod, 0.0)) + NOMINATION_SECONDS
+                for pod, claims in nominated.items() if claims & set(candidates)]
+        return max(ends, default=0.0)
