@@ -214,12 +214,15 @@ def test_a_pass_during_a_candidates_nomination_says_nothing():
     assert s.observe(14.0, "fp", frozenset(), [], 1, Disruption(4, cand, nominated_until=until))
 
 
-def test_nominations_last_from_the_last_round_that_saw_the_pod_pending():
+def test_nominations_last_from_the_last_round_that_saw_the_pod_pending_after_its_event():
     from harness.runner.engines.real.settle import NOMINATION_SECONDS, Nominations
     n = Nominations()
     pending = frozenset({("default/p", "Unschedulable", "x")})
     n.observe(1.0, 3, pending)
-    n.observe(2.0, 4, pending)                 # a round while p was pending
-    n.observe(5.0, 5, frozenset())             # a round after it bound
-    assert n.until({"default/p": {"nc-1"}}, ("nc-1",), {"default/p": 1.5}) == 2.0 + NOMINATION_SECONDS
-    assert n.until({"default/p": {"nc-2"}}, ("nc-1",), {}) == 0.0
+    n.observe(2.0, 4, pending)                 # the round that made the pod's NodeClaim (its event: 2.0)
+    assert n.until({"default/p": {"nc-1"}}, ("nc-1",), {"default/p": 2.0}) == 0.0     # a new claim: no nomination
+    assert n.until({"default/p": {"nc-1"}}, ("nc-1",), {"default/p": 2.0}, {"default/p"}) == 2.0 + NOMINATION_SECONDS
+    n.observe(3.0, 5, pending)                 # a round while p is still pending: planned onto the in-flight claim
+    n.observe(5.0, 6, frozenset())             # a round after it bound
+    assert n.until({"default/p": {"nc-1"}}, ("nc-1",), {"default/p": 2.0}) == 3.0 + NOMINATION_SECONDS
+    assert n.until({"default/p": {"nc-2"}}, ("nc-1",), {"default/p": 2.0}) == 0.0

@@ -352,12 +352,12 @@ class RealRun:
             disruption = self.observer.disruption(passes, self._held())
             pending = self.observer.pending()
             nominations.observe(now, rounds, pending)
+            nominated = self.observer.nominations()
+            for pod in nominated:
+                self.nominated_seen.setdefault(pod, now)
             if disruption.candidates:
-                nominated = self.observer.nominations()
-                for pod in nominated:
-                    self.nominated_seen.setdefault(pod, now)
                 disruption = dataclasses.replace(disruption, nominated_until=nominations.until(
-                    nominated, disruption.candidates, self.nominated_seen))
+                    nominated, disruption.candidates, self.nominated_seen, self.observer.node_nominations()))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it

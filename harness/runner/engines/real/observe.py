@@ -274,6 +274,14 @@ class Observer:
                     NOMINATED.findall(e.get("message") or ""))
         return out
 
+    def node_nominations(self) -> set[str]:
+        """Pods whose `Nominated` event names a Node too: the provisioning round planned them onto an
+        existing node, which is a nomination in Karpenter's state (core v1.14.0 scheduling/scheduler.go;
+        a new NodeClaim's event, provisioner.go, names no Node)."""
+        return {f"{e['involvedObject'].get('namespace')}/{e['involvedObject'].get('name')}" for e in self._events()
+                if e.get("reason") == "Nominated" and (e.get("involvedObject") or {}).get("kind") == "Pod"
+                and "node/" in (e.get("message") or "")}
+
     def runaway(self, threshold: int, now: float | None = None) -> str | None:
         """Runaway provisioning (design 0006 FAQ): a workload pod stays unbound while `threshold`
         launched, initialized NodeClaims ended up on Nodes no workload pod ever bound to - Karpenter keeps

@@ -195,11 +195,13 @@ class Settler:
 
 @dataclass
 class Nominations:
-    """When the nominations of candidates end. Karpenter nominates an existing or in-flight node for a
-    pod each provisioning round that plans the pending pod onto it, and says so once per pod in two
-    minutes (a `Nominated` event, core v1.14.0 provisioning/scheduling/events.go NominatePodEvent, deduped by
-    pod UID, pkg/events/recorder.go): so a pod's nomination is taken to last from the last round that
-    ran while it was pending, to that node or the one its event names."""
+    """When the nominations of candidates end. Karpenter nominates an existing or in-flight node in its
+    state each provisioning round that plans a pending pod onto it (core v1.14.0 scheduling/scheduler.go),
+    and says so once per pod in two minutes (a `Nominated` event deduped by pod UID,
+    pkg/events/recorder.go) - the same event a new NodeClaim's pods get (provisioner.go, no Node named).
+    So a pod's event names the NodeClaim it is planned onto, and its nomination is dated from the last
+    round that ran while it was still pending after that event (the claim existed by then), or from the
+    event itself when it names a Node (an existing node from the start)."""
     rounds: int | None = None
     last_round: dict = field(default_factory=dict)       # pod key -> monotonic time of a round while pending
 
@@ -210,9 +212,17 @@ class Nominations:
         if rounds is not None:
             self.rounds = rounds
 
-    def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...], seen: dict[str, float]) -> float:
+    def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...], seen: dict[str, float],
+              on_node: set[str] = frozenset()) -> float:
         """`nominated`: pod key -> NodeClaims its event names; `seen`: pod key -> when its event was
-        first observed. The time the last candidate's nomination ends (0.0 for none)."""
-        ends = [max(self.last_round.get(pod, 0.0), seen.get(pod, 0.0)) + NOMINATION_SECONDS
-                for pod, claims in nominated.items() if claims & set(candidates)]
+        first observed; `on_node`: pods whose event names a Node. The time the last candidate's
+        nomination ends (0.0 for none)."""
+        ends = []
+        for pod, claims in nominated.items():
+            if not claims & set(candidates) or pod not in seen:
+                continue
+            since = [t for t in (self.last_round.get(pod),) if t is not None and t > seen[pod]]
+            since += [seen[pod]] if pod in on_node else []
+            if since:
+                ends.append(max(since) + NOMINATION_SECONDS)
         return max(ends, default=0.0)
