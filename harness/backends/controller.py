@@ -53,7 +53,7 @@ class ControllerBinary:
     version: str          # the provider version (or `git describe` of a checkout)
     source: str           # "env", "cache", "src:<dir>" or "git:<commit>"
     tree: Path | None = None     # the source tree it was built from (None: the pinned module)
-    timing: str = "upstream"     # controller-timing.yaml: `fast` has core's periodic waits divided by ten
+    timing: str = "upstream"     # controller-timing.yaml: `fast`: a disruption pass on request, two waits / 10
 
     @property
     def crds_dir(self) -> Path:
