@@ -14,7 +14,7 @@ Lookup order:
      commit's tree is exported once into <cache>/provider-src/<commit>/ and built like a checkout.
 Each binary runs with its own source's CRDs (`crds_dir`: pkg/apis/crds of the module or the tree).
 A `fast` build (KARPENTER_CONTROLLER_TIMING, the default; harness/data/controller-timing.yaml) has a
-disruption pass on SIGUSR1 and two of core's waits divided by ten, and a `+fast` cache entry; `upstream`
+disruption pass on SIGUSR1 and two of core's waits divided by ten, and a `+fast-<digest>` cache entry; `upstream`
 builds the release as is.
 The build runs under a file lock (<cache>/controller.lock), so concurrent pytest-xdist workers
 build once.

@@ -343,7 +343,6 @@ class RealRun:
         settler = Settler(start)
         runaway_since = None
         asked = float("-inf")
-        nominations = self.nominations
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
         while True:
             rounds, passes = self._metrics()      # before the poll: what a pass did is then in the poll
@@ -351,12 +350,12 @@ class RealRun:
             now = time.monotonic()
             disruption = self.observer.disruption(passes, self._held())
             pending = self.observer.pending()
-            nominations.observe(now, rounds, pending)
+            self.nominations.observe(now, rounds, pending)
             nominated = self.observer.nominations()
             for pod in nominated:
                 self.nominated_seen.setdefault(pod, now)
             if disruption.candidates:
-                disruption = dataclasses.replace(disruption, nominated_until=nominations.until(
+                disruption = dataclasses.replace(disruption, nominated_until=self.nominations.until(
                     nominated, disruption.candidates, self.nominated_seen, self.observer.node_nominations()))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
