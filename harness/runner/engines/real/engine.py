@@ -351,12 +351,12 @@ class RealRun:
             disruption = self.observer.disruption(passes, self._held())
             pending = self.observer.pending()
             self.nominations.observe(now, rounds, pending)
-            nominated = self.observer.nominations()
+            nominated, on_node = self.observer.nomination_events()
             for pod in nominated:
                 self.nominated_seen.setdefault(pod, now)
             if disruption.candidates:
                 disruption = dataclasses.replace(disruption, nominated_until=self.nominations.until(
-                    nominated, disruption.candidates, self.nominated_seen, self.observer.node_nominations()))
+                    nominated, disruption.candidates, self.nominated_seen, on_node))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it

@@ -266,21 +266,23 @@ class Observer:
 
     def nominations(self) -> dict[str, set[str]]:
         """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""
-        out: dict[str, set[str]] = {}
+        return self.nomination_events()[0]
+
+    def nomination_events(self) -> tuple[dict[str, set[str]], set[str]]:
+        """From one listing: pod key -> NodeClaims its `Nominated` events name, and the pods whose event
+        names a Node too - the provisioning round planned them onto an existing node, a nomination in
+        Karpenter's state (core v1.14.0 scheduling/scheduler.go; a new NodeClaim's event, provisioner.go,
+        names no Node)."""
+        claims: dict[str, set[str]] = {}
+        on_node: set[str] = set()
         for e in self._events():
             if e.get("reason") == "Nominated" and (e.get("involvedObject") or {}).get("kind") == "Pod":
-                io = e["involvedObject"]
-                out.setdefault(f"{io.get('namespace')}/{io.get('name')}", set()).update(
-                    NOMINATED.findall(e.get("message") or ""))
-        return out
-
-    def node_nominations(self) -> set[str]:
-        """Pods whose `Nominated` event names a Node too: the provisioning round planned them onto an
-        existing node, which is a nomination in Karpenter's state (core v1.14.0 scheduling/scheduler.go;
-        a new NodeClaim's event, provisioner.go, names no Node)."""
-        return {f"{e['involvedObject'].get('namespace')}/{e['involvedObject'].get('name')}" for e in self._events()
-                if e.get("reason") == "Nominated" and (e.get("involvedObject") or {}).get("kind") == "Pod"
-                and "node/" in (e.get("message") or "")}
+                io, message = e["involvedObject"], e.get("message") or ""
+                key = f"{io.get('namespace')}/{io.get('name')}"
+                claims.setdefault(key, set()).update(NOMINATED.findall(message))
+                if "node/" in message:
+                    on_node.add(key)
+        return claims, on_node
 
     def runaway(self, threshold: int, now: float | None = None) -> str | None:
         """Runaway provisioning (design 0006 FAQ): a workload pod stays unbound while `threshold`
