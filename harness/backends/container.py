@@ -388,10 +388,14 @@ class ContainerBackend(RealBackend):
 
         for comp in enabled:
             kc = inner_kubeconfig(comp.name, comp.identity(pki))
+            config = None
+            if comp.name == "kube-scheduler" and self.scheduler_config:
+                (pki.dir / "kube-scheduler-config.yaml").write_text(scheduler_config(kc, self.scheduler_config))
+                config = f"{PKI_MOUNT}/kube-scheduler-config.yaml"
             self._container(cluster, image, comp.name,
                                 [f"/usr/local/bin/{comp.name}"] + comp.args(
                                     kc, comp.port, f"/tmp/{comp.name}", paths, "/etc/kwok/stages.yaml",
-                                    bind="0.0.0.0"),
+                                    bind="0.0.0.0", config=config),
                                 netns_of=etcd, tmpfs=("/tmp",))
             self._wait(cluster, comp.name, healthz(host[comp.name], comp.scheme), "healthy (GET /healthz)")
             if comp.name == "kube-controller-manager":

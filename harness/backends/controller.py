@@ -145,6 +145,14 @@ def timing_patches(name: str | None = None) -> list[dict]:
     return [{**p, "add": str(TIMING_DATA.with_suffix("") / p["add"])} if "add" in p else p for p in patches]
 
 
+def scheduler_settings(name: str | None = None) -> tuple[tuple[str, object], ...]:
+    """kube-scheduler's settings for a timing (controller-timing.yaml `kube-scheduler`), as the
+    (field, value) pairs a backend's `scheduler_config` takes."""
+    import yaml
+    settings = ((yaml.safe_load(TIMING_DATA.read_text()) or {}).get("kube-scheduler") or {}).get(name or timing()) or {}
+    return tuple(sorted(settings.items()))
+
+
 def timing_hash() -> str:
     """A digest of the timing's edits (and added files): an edited controller-timing.yaml rebuilds."""
     h = hashlib.sha256()

@@ -39,7 +39,7 @@ from harness.backends.pki import PKI, CertPair, kubeconfig
 from harness.backends.procs import ManagedProcess, StartError, free_port
 from harness.backends.kinds import KINDS, Kind
 from harness.backends.realcluster import (RESET_CLUSTER, RESET_NAMESPACED, SYSTEM_NAMESPACES, RealBackend,
-                                          RealCluster)
+                                          RealCluster, scheduler_config)
 
 __all__ = ["LocalBackend", "LocalCluster", "StartError"]
 
@@ -230,13 +230,16 @@ def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str
     return [f"--{k}={v}" for k, v in args.items() if v != ""]
 
 
-def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "127.0.0.1") -> list[str]:
+def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "127.0.0.1",
+                   config: str | None = None) -> list[str]:
     """CN=system:kube-scheduler has bootstrap RBAC
     (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#core-component-roles;
-    cluster-backends.md §4.3 step 5); no leader election."""
+    cluster-backends.md §4.3 step 5); no leader election. `config`: a --config file
+    (realcluster.scheduler_config), which then names the kubeconfig."""
     kc = kubeconfig_path
-    return [f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
-            "--leader-elect=false", f"--bind-address={bind}", f"--secure-port={port}", f"--cert-dir={cert_dir}"]
+    return [f"--config={config}" if config else f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}", "--leader-elect=false", f"--bind-address={bind}",
+            f"--secure-port={port}", f"--cert-dir={cert_dir}"]
 
 
 def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str],
@@ -271,11 +274,12 @@ class Component:
     port: int                                 # its port inside a container's network namespace
 
     def args(self, kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str], stages: str,
-             bind: str = "127.0.0.1") -> list[str]:
+             bind: str = "127.0.0.1", config: str | None = None) -> list[str]:
+        """`config`: kube-scheduler's --config file, if any."""
         if self.name == "kube-controller-manager":
             return kcm_args(kubeconfig_path, port, cert_dir, paths, bind)
         if self.name == "kube-scheduler":
-            return scheduler_args(kubeconfig_path, port, cert_dir, bind)
+            return scheduler_args(kubeconfig_path, port, cert_dir, bind, config)
         return kwok_args(kubeconfig_path, stages, port, bind)
 
 
@@ -394,7 +398,12 @@ class LocalBackend(RealBackend):
             kc = wd / f"{comp.name}.kubeconfig"
             kc.write_text(yaml.safe_dump(kubeconfig(server, pki.ca.cert, comp.identity(pki))))
             port = free_port()
-            p = process(comp.name, comp.args(str(kc), port, str(wd / f"{comp.name}-certs"), pki_paths(pki), stages))
+            config = None
+            if comp.name == "kube-scheduler" and self.scheduler_config:
+                config = wd / "kube-scheduler-config.yaml"
+                config.write_text(scheduler_config(str(kc), self.scheduler_config))
+            p = process(comp.name, comp.args(str(kc), port, str(wd / f"{comp.name}-certs"), pki_paths(pki), stages,
+                                             config=config and str(config)))
             p.wait_until(healthz(port, comp.scheme), self.start_timeout, "healthy (GET /healthz)")
             if comp.name == "kube-controller-manager":
                 p.wait_until(cluster.default_service_account_exists, self.start_timeout,

@@ -397,19 +397,36 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def scheduler_config(kubeconfig_path: str, settings: tuple[tuple[str, object], ...],
+                     leader_elect: bool = False) -> str:
+    """kube-scheduler's --config file (KubeSchedulerConfiguration v1) with `settings` over its defaults.
+    Given --config, kube-scheduler reads its client connection from the file and honours only the
+    leader election flags beside it (k8s.io/kubernetes v1.36.3 cmd/kube-scheduler/app/options/options.go
+    Options.ApplyTo)."""
+    import yaml
+    return yaml.safe_dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                           "clientConnection": {"kubeconfig": kubeconfig_path},
+                           "leaderElection": {"leaderElect": leader_elect}, **dict(settings)})
+
+
 class RealBackend:
     """Options and the binaries check shared by the local and container backends.
 
     keep (default: HARNESS_KEEP_CLUSTER): keep the work dir (PKI, etcd data, logs) after close(),
     and leave the cluster running when the process exits without closing it.
     build (or HARNESS_BUILD_BINARIES): build missing binaries with Go (binaries.ensure_binaries).
+    scheduler_config: KubeSchedulerConfiguration fields over kube-scheduler's defaults, as (field, value)
+    pairs (hashable: shared clusters are keyed by their options); the real engine's timing chooses them
+    (harness/data/controller-timing.yaml `kube-scheduler`).
     """
     name = "real"
 
     def __init__(self, *, scheduler: bool = False, controller_manager: bool = False, kwok: bool = False,
                  profile: str | None = "upstream", keep: bool | None = None, build: bool = False,
-                 start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None):
+                 start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None,
+                 scheduler_config: tuple[tuple[str, object], ...] = ()):
         self.scheduler = scheduler
+        self.scheduler_config = tuple(scheduler_config)
         self.controller_manager = controller_manager
         self.kwok = kwok
         self.profile = profile

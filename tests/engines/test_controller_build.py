@@ -63,7 +63,7 @@ def test_every_fast_edit_applies_once_to_the_pinned_core():
     core = re.search(r"^\s*sigs\.k8s\.io/karpenter (v\S+)", gomod, re.M).group(1)
     root = go_module_dir("sigs.k8s.io/karpenter", core)
     patches = controller.timing_patches("fast")
-    assert {p["kind"] for p in patches} == {"trigger", "duration"}
+    assert {p["kind"] for p in patches} == {"trigger", "observe", "duration"}
     for p in patches:
         if "add" in p:
             assert not (root / p["file"]).exists(), p

@@ -1,8 +1,9 @@
 """When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
 quiet window, and the long window only when the controller's metrics cannot be read."""
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
-                                                PASS_LAG_SECONDS, QUIET_SECONDS, Disruption, Settler, disruption_passes,
-                                                provisioning_rounds)
+                                                PASS_LAG_SECONDS, PASS_SEEN_SECONDS, QUIET_SECONDS,
+                                                REPORTS_QUIET_SECONDS, Disruption, Settler, disruption_passes,
+                                                pass_counts, provisioning_rounds)
 
 METRICS = """# HELP karpenter_scheduler_scheduling_duration_seconds Duration of scheduling simulations
 # TYPE karpenter_scheduler_scheduling_duration_seconds histogram
@@ -179,16 +180,38 @@ def test_a_pod_whose_binding_cycle_failed_holds_the_run_for_kube_schedulers_retr
     assert s.observe(FALLBACK_SECONDS, "fp", failed, [], 2)
 
 
-def test_a_passs_own_report_restarts_the_quiet_window_but_asks_for_no_further_pass():
+def test_a_passs_own_report_restarts_a_short_window_but_asks_for_no_further_pass():
     """The first pass after a node initializes publishes Unconsolidatable on it (core v1.14.0
-    disruption/events/events.go): Karpenter reads no events, so that pass has seen the cluster."""
+    disruption/events/events.go): Karpenter reads no events, so that pass has seen the cluster; the
+    run waits REPORTS_QUIET_SECONDS after the last report (its NodeClaim twin follows it)."""
     s = Settler(0.0)
     assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",)), reports=0)
     assert not s.observe(PASS_LAG_SECONDS, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",)), reports=0)
     assert not s.observe(4.0, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=1)   # the pass and its report
-    assert not s.observe(4.0 + DONE_QUIET_SECONDS - 0.1, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
-    assert not s.observe(4.0 + 2 * DONE_QUIET_SECONDS - 0.2, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
-    assert s.observe(4.0 + 2 * DONE_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
+    assert not s.observe(4.2, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)   # its twin
+    assert not s.observe(4.2 + REPORTS_QUIET_SECONDS - 0.1, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
+    assert s.observe(4.2 + REPORTS_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",)), reports=2)
+
+
+def test_the_pass_is_asked_for_once_it_would_count_not_after_the_quiet_window():
+    """A fast build numbers its passes: the mark is read PASS_SEEN_SECONDS after the change, and the pass
+    asked for then; the run still settles only once the state has been quiet for the window."""
+    s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",), pass_mark=1)) and not s.wants_pass
+    assert not s.observe(PASS_SEEN_SECONDS, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",), pass_mark=1))
+    assert s.wants_pass and PASS_SEEN_SECONDS < DONE_QUIET_SECONDS
+    # a pass that started before the mark was read decides nothing: it does not count
+    assert not s.observe(0.5, "fp", frozenset(), [], 1, Disruption(1, ("nc-1",), pass_mark=2)) and s.wants_pass
+    assert not s.observe(0.7, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",), pass_mark=2)) and not s.wants_pass
+    assert not s.observe(DONE_QUIET_SECONDS - 0.1, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",), pass_mark=2))
+    assert s.observe(DONE_QUIET_SECONDS, "fp", frozenset(), [], 1, Disruption(2, ("nc-1",), pass_mark=2))
+
+
+def test_a_fast_builds_pass_numbers_are_read_beside_the_histogram():
+    fast = DISRUPTION_METRICS + ("karpenter_harness_disruption_passes_started_total 9\n"
+                                 "karpenter_harness_disruption_pass_decided_nothing 8\n")
+    assert pass_counts(fast) == (8, 9)
+    assert pass_counts(DISRUPTION_METRICS) == (7, 7)      # an upstream build: the histogram's count, twice
 
 
 def test_a_state_change_still_asks_for_a_pass_that_saw_it():

@@ -37,7 +37,7 @@ from pathlib import Path
 from harness.backends import binaries as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
-from harness.backends.kind.kubeadm import bootstrap_kubeconfig, kubeadm_config
+from harness.backends.kind.kubeadm import SCHEDULER_CONFIG, bootstrap_kubeconfig, kubeadm_config
 from harness.backends.kind.nodes import (CNI_CONFLIST, CONTROL_PLANE_POD_SUBNET, LABEL, OWNER_LABEL, JoinFiles,
                                          NodeContainer, WorkerPool, host_cpus, node_runtime)
 from harness.backends.kind import reaper
@@ -47,7 +47,7 @@ from harness.backends.kind.writers import field_manager, writer_of
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.pki import PKI
 from harness.backends.procs import free_port, pid_alive
-from harness.backends.realcluster import RealBackend, RealCluster
+from harness.backends.realcluster import RealBackend, RealCluster, scheduler_config
 
 __all__ = ["KindBackend", "KindCluster"]
 
@@ -492,7 +492,11 @@ class KindBackend(RealBackend):
         token = f"{secrets.token_hex(3)}.{secrets.token_hex(8)}"
         cp.put("/etc/kubernetes/pki/ca.crt", pki.ca.cert.read_text())
         cp.put("/etc/kubernetes/pki/ca.key", pki.ca.key.read_text(), 0o600)
-        cp.put("/kind/kubeadm.yaml", kubeadm_config(name, k8s, cp_ip, token))
+        if self.scheduler_config:
+            # kubeadm's static pod names its kubeconfig (controlplane/manifests.go getSchedulerCommand)
+            cp.put(SCHEDULER_CONFIG, scheduler_config("/etc/kubernetes/scheduler.conf", self.scheduler_config,
+                                                      leader_elect=True))
+        cp.put("/kind/kubeadm.yaml", kubeadm_config(name, k8s, cp_ip, token, bool(self.scheduler_config)))
         cp.put("/etc/cni/net.d/10-harness.conflist", CNI_CONFLIST.format(subnet=CONTROL_PLANE_POD_SUBNET))
         addons = cp.exec(f"cat {imagemod.SKIP_FILE} 2>/dev/null || echo {','.join(imagemod.ADDON_IMAGES)}").strip()
         skipped = [a for a in addons.split(",") if a]

@@ -8,14 +8,18 @@ POD_SUBNET = "10.244.0.0/16"
 SERVICE_SUBNET = "10.96.0.0/16"
 
 
-def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
+SCHEDULER_CONFIG = "/etc/kubernetes/harness-scheduler.yaml"   # kube-scheduler's --config, when it has one
+
+
+def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str, scheduler_config: bool = False) -> str:
     """kubeadm's Init/Cluster/Kubelet configuration for the control-plane node. failCgroupV1: false
     lets kubelet 1.36 run on a cgroup v1 host (kind-airgapped.md "Errors and fixes"); failSwapOn,
     imageGCHighThresholdPercent and the eviction thresholds at 0% are kind's own kubelet settings
     (sigs.k8s.io/kind v0.33.0 pkg/cluster/internal/kubeadm/config.go: a shared disk must not evict
     the node's pods). kubeadm's defaults are kept for the API server: --authorization-mode=Node,RBAC
     and --enable-admission-plugins=NodeRestriction (k8s.io/kubernetes v1.36.3
-    cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand)."""
+    cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand). `scheduler_config`: kube-scheduler
+    reads SCHEDULER_CONFIG (the caller writes it), mounted into its static pod."""
     docs = [
         {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration",
          "bootstrapTokens": [{"token": token, "ttl": "24h0m0s", "groups": ["system:bootstrappers:kubeadm:default-node-token"],
@@ -26,7 +30,11 @@ def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str) -> str:
         {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration",
          "clusterName": name, "kubernetesVersion": k8s, "controlPlaneEndpoint": f"{cp_ip}:6443",
          "apiServer": {"certSANs": ["localhost", "127.0.0.1", cp_ip]},
-         "networking": {"podSubnet": POD_SUBNET, "serviceSubnet": SERVICE_SUBNET}},
+         "networking": {"podSubnet": POD_SUBNET, "serviceSubnet": SERVICE_SUBNET},
+         **({"scheduler": {"extraArgs": [{"name": "config", "value": SCHEDULER_CONFIG}],
+                           "extraVolumes": [{"name": "harness-scheduler", "hostPath": SCHEDULER_CONFIG,
+                                             "mountPath": SCHEDULER_CONFIG, "readOnly": True, "pathType": "File"}]}}
+            if scheduler_config else {})},
         {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
          "cgroupDriver": "systemd", "failCgroupV1": False, "failSwapOn": False,
          "imageGCHighThresholdPercent": 100,

@@ -3,6 +3,11 @@
 // The harness sends it only once the cluster it watches has been quiet; the singleton's own 10 s poll
 // is untouched, so every pass upstream would run still runs, and the extra one is a pass upstream's
 // poll could have landed on.
+//
+// It also numbers the passes (karpenter_harness_disruption_passes_started_total) and says which pass
+// last ran every method without acting (karpenter_harness_disruption_pass_decided_nothing): a pass
+// numbered above the count the harness read once the cluster had changed started after that change,
+// so its "nothing to do" is about the cluster as it is now.
 
 package disruption
 
@@ -10,11 +15,15 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -37,4 +46,25 @@ func harnessPassTrigger() source.Source {
 			queue.Add(reconcile.Request{})
 		},
 	})
+}
+
+var harnessPassesStarted, harnessPassDecidedNothing atomic.Int64
+
+// harnessPassStart numbers a pass as it starts (Controller.Reconcile, before it reads the cluster).
+func harnessPassStart() int64 { return harnessPassesStarted.Add(1) }
+
+// harnessPassEnd records pass `pass` as one whose methods all decided nothing.
+func harnessPassEnd(pass int64) { harnessPassDecidedNothing.Store(pass) }
+
+func init() {
+	crmetrics.Registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "karpenter_harness_disruption_passes_started_total",
+			Help: "Disruption passes started (karpenter-harness fast timing).",
+		}, func() float64 { return float64(harnessPassesStarted.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "karpenter_harness_disruption_pass_decided_nothing",
+			Help: "The number of the latest disruption pass whose methods all decided nothing (karpenter-harness fast timing).",
+		}, func() float64 { return float64(harnessPassDecidedNothing.Load()) }),
+	)
 }

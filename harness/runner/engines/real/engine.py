@@ -33,7 +33,8 @@ from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, clusterprep, csi, existing, fakeside, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.settle import Nominations, Settler, disruption_passes, provisioning_rounds
+from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler, pass_counts,
+                                                provisioning_rounds)
 from harness.runner.expect import Mismatch
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
@@ -62,9 +63,14 @@ class RealEngine:
     """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
     `controller`) against fakeazure and a real API server."""
     name = "real"
-    # the cluster the controller needs: kube-scheduler binds pods, kube-controller-manager runs
-    # Deployments/DaemonSets and the node lifecycle controller (not-ready taint), no harness CRDs
-    cluster_options = {"scheduler": True, "controller_manager": True, "profile": None}
+    @property
+    def cluster_options(self) -> dict:
+        """The cluster the controller needs: kube-scheduler binds pods (with the timing's settings,
+        controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
+        lifecycle controller (not-ready taint), no harness CRDs."""
+        from harness.backends.controller import scheduler_settings
+        return {"scheduler": True, "controller_manager": True, "profile": None,
+                "scheduler_config": scheduler_settings(self.controller.timing if self.controller else None)}
 
     def __init__(self, controller=None, judge_release: bool = True):
         """`judge_release`: skip a profile of another release than the controller's (False for
@@ -340,15 +346,16 @@ class RealRun:
 
     def _settle_once(self):
         start = time.monotonic()
-        settler = Settler(start)
+        # a fast build numbers its passes (settle.pass_counts)
+        settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if self.ctl.timing == "fast" else PASS_LAG_SECONDS)
         runaway_since = None
         asked = float("-inf")
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
         while True:
-            rounds, passes = self._metrics()      # before the poll: what a pass did is then in the poll
+            rounds, (passes, mark) = self._metrics()      # before the poll: what a pass did is then in the poll
             self._step()
             now = time.monotonic()
-            disruption = self.observer.disruption(passes, self._held())
+            disruption = self.observer.disruption(passes, self._held(), mark)
             pending = self.observer.pending()
             self.nominations.observe(now, rounds, pending)
             nominated, on_node = self.observer.nomination_events()
@@ -394,14 +401,14 @@ class RealRun:
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
         return result
 
-    def _metrics(self) -> tuple[int | None, int | None]:
-        """The controller's provisioning round count and disruption pass count (its metrics), None
-        when they cannot be read."""
+    def _metrics(self) -> tuple[int | None, tuple[int | None, int | None]]:
+        """The controller's provisioning round count and its disruption passes (settle.pass_counts),
+        from its metrics; None when they cannot be read."""
         try:
             text = self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
         except (OSError, SandboxError):
-            return None, None
-        return provisioning_rounds(text), disruption_passes(text)
+            return None, (None, None)
+        return provisioning_rounds(text), pass_counts(text)
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
         """Play a step live; returns why it cannot be played on the real engine. `advance` waits on

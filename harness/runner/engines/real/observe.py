@@ -257,12 +257,12 @@ class Observer:
                 if (e.get("involvedObject") or {}).get("kind") in ("Node", "NodeClaim")
                 and e["involvedObject"].get("uid") not in self.departed]
 
-    def disruption(self, passes: int | None, held: tuple[str, ...] = ()) -> Disruption:
-        """The disruption side for the settle rule (settle.py)."""
+    def disruption(self, passes: int | None, held: tuple[str, ...] = (), pass_mark: int | None = None) -> Disruption:
+        """The disruption side for the settle rule (settle.py; `passes` and `pass_mark`: pass_counts)."""
         never = {np["metadata"]["name"] for np in self.nodepool_objects
                  if ((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter") == "Never"}
         return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never)),
-                          tuple(self.watch.busy(self.claims, self.live)), held)
+                          tuple(self.watch.busy(self.claims, self.live)), held, pass_mark=pass_mark)
 
     def nominations(self) -> dict[str, set[str]]:
         """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""

@@ -10,7 +10,8 @@ a new trigger (default 1 s; pkg/operator/options/options.go). Every `Schedule` a
 
 So a run has settled once
   - nothing it observes changed for `quiet` seconds (longer than the batch idle window, so a round a
-    change triggered has run and shown what it created; `done_quiet`, shorter, once no pod is pending),
+    change triggered has run and shown what it created; `done_quiet`, shorter, once no pod is pending)
+    and no report came for `reports_quiet` seconds (below),
   - no NodeClaim is in flight (each live one is initialized, or its VM failed, or its kubelet refused),
   - no workload pod is pending, or a provisioning round finished after anything observed last changed
     (Karpenter saw the pods and the cluster as they are and decided: a NodeClaim deleted after a failed
@@ -38,8 +39,8 @@ Events on Nodes and NodeClaims are *reports*, not changes a pass must see: no Ka
 reads events. The first pass after a node initializes always reports it (`Unconsolidatable`, core
 v1.14.0 pkg/controllers/disruption/events/events.go), and kube-controller-manager's node controller
 reports every new Node (`RegisteredNode`); had either counted as a change, each would have cost
-another 10 s poll. A new report restarts the quiet window (a pass's Node event and its NodeClaim twin
-land one after the other) but asks for no further pass.
+another 10 s poll. A new report restarts a short window of its own (a pass's Node event and its
+NodeClaim twin land one after the other) but asks for no further pass.
 
 A node Karpenter nominated for a pending pod is no disruption candidate for the nomination window
 (core v1.14.0 pkg/controllers/state/statenode.go Nominate, nominationWindow: max(2 x BATCH_MAX_DURATION,
@@ -49,7 +50,10 @@ says nothing, and the run waits for a pass after it ends.
 
 When all a run waits for is that pass (`wants_pass`), a controller built with timing `fast` is asked
 for it at once (harness/data/controller-timing.yaml: SIGUSR1 runs a pass; the 10 s poll goes on as
-upstream's), instead of waiting up to 10 s for the poll.
+upstream's), instead of waiting up to 10 s for the poll. That build also numbers its passes as they
+start and says which one last decided nothing (`pass_counts`): a pass numbered above the count read
+`PASS_SEEN_SECONDS` after the change started once the controller's informers had it, whatever its
+length, so the run need not wait `pass_lag` for a pass that merely ended late enough.
 """
 from __future__ import annotations
 
@@ -60,6 +64,9 @@ QUIET_SECONDS = 2.0           # > BATCH_IDLE_DURATION (1 s, core's default, whic
 # with no pod pending and no NodeClaim in flight no provisioning round is coming; the window only
 # lets late writes land (the label and taint updates that follow initialization)
 DONE_QUIET_SECONDS = 1.0
+# reports land one after the other (a pass's Node event and its NodeClaim twin): a run settles this long
+# after the last one
+REPORTS_QUIET_SECONDS = 0.5
 # a pending pod's provisioning round comes at the latest with the pod controller's requeue (10 s,
 # core v1.14.0 pkg/controllers/provisioning/controller.go PodController.Reconcile RequeueAfter) plus
 # the batch idle window: no round that long after a change means none is coming; also the window
@@ -71,10 +78,16 @@ SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding
 # core's nominationWindow at the default BATCH_MAX_DURATION (10 s), plus the poll and event-clock slack
 NOMINATION_SECONDS = 20.0 + 1.0
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
+# ... or, with the fast timing's pass numbers, start this long after the harness saw the change: the
+# change reached the API server before that poll, and the controller's informers within it
+PASS_SEEN_SECONDS = 0.3
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
 _ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
 PASSES_METRIC = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
 _PASSES = re.compile(rf'^{PASSES_METRIC}{{[^}}]*consolidation_type="single"[^}}]*}}\s+(\S+)\s*$', re.M)
+# the fast timing's pass numbers (harness/data/controller-timing/pass_trigger.go)
+STARTED_METRIC = "karpenter_harness_disruption_passes_started_total"
+DECIDED_NOTHING_METRIC = "karpenter_harness_disruption_pass_decided_nothing"
 
 
 def provisioning_rounds(metrics_text: str) -> int:
@@ -90,15 +103,33 @@ def disruption_passes(metrics_text: str) -> int:
     return int(float(m.group(1))) if m else 0
 
 
+def _sample(metrics_text: str, name: str) -> int | None:
+    m = re.search(rf"^{name}\s+(\S+)\s*$", metrics_text, re.M)
+    return int(float(m.group(1))) if m else None
+
+
+def pass_counts(metrics_text: str) -> tuple[int, int]:
+    """(passes, mark): a pass that decided nothing has been seen since a change once `passes` exceeds the
+    `mark` read `pass_lag` after it. A fast build's: the number of the last pass that decided nothing
+    and the number of passes started; else the count of passes that decided nothing, twice."""
+    started, nothing = _sample(metrics_text, STARTED_METRIC), _sample(metrics_text, DECIDED_NOTHING_METRIC)
+    if started is None or nothing is None:
+        n = disruption_passes(metrics_text)
+        return n, n
+    return nothing, started
+
+
 @dataclass(frozen=True)
 class Disruption:
-    """The disruption side of one poll: `passes` (disruption_passes, None when unreadable), the
-    NodeClaims a pass may act on, and what is being disrupted now."""
+    """The disruption side of one poll: `passes` and `pass_mark` (pass_counts, None when unreadable;
+    the mark is `passes` when not given), the NodeClaims a pass may act on, and what is being disrupted
+    now."""
     passes: int | None = None
     candidates: tuple[str, ...] = ()
     busy: tuple[str, ...] = ()
     held: tuple[str, ...] = ()      # what holds the run past the fallback (an evicted VM's NodeClaim)
     nominated_until: float = 0.0    # monotonic time a candidate's nomination ends (Nominations)
+    pass_mark: int | None = None
 
 
 @dataclass
@@ -110,6 +141,7 @@ class Settler:
     fallback: float = FALLBACK_SECONDS
     disruption_fallback: float = DISRUPTION_FALLBACK_SECONDS
     pass_lag: float = PASS_LAG_SECONDS
+    reports_quiet: float = REPORTS_QUIET_SECONDS
     last_fingerprint: object = None
     last_reports: object = None
     last_change: float = 0.0
@@ -143,7 +175,7 @@ class Settler:
             self.last_state_change, self.passes_at_change = disruption.nominated_until, None
         quiet_for = now - self.last_change
         if self.passes_at_change is None and now - self.last_state_change >= self.pass_lag:
-            self.passes_at_change = disruption.passes
+            self.passes_at_change = disruption.passes if disruption.pass_mark is None else disruption.pass_mark
         if disruption.held:
             # what holds the run acts later (a garbage collector, a client's retry): every quiet
             # window starts once it is released
@@ -153,7 +185,7 @@ class Settler:
         if quiet_for >= fallback:
             self.reason = f"nothing changed for {quiet_for:.1f}s"
             return True
-        if rounds is None or in_flight or disruption.busy or quiet_for < (self.quiet if pending else self.done_quiet):
+        if rounds is None or in_flight or disruption.busy:
             return False
         if disruption.candidates and now < disruption.nominated_until:
             return False
@@ -168,9 +200,14 @@ class Settler:
             return False
         if disruption.candidates and not (disruption.passes is not None and self.passes_at_change is not None
                                           and disruption.passes > self.passes_at_change):
+            # asked for as soon as it would count: the windows below are for writes still landing,
+            # which a pass that saw them or not is followed by another that sees them
             self.wants_pass = self.passes_at_change is not None
             return False
-        self.reason = (f"quiet for {quiet_for:.1f}s, no NodeClaim in flight, "
+        state_quiet = now - self.last_state_change
+        if state_quiet < (self.quiet if pending else self.done_quiet) or quiet_for < self.reports_quiet:
+            return False
+        self.reason = (f"quiet for {state_quiet:.1f}s, no NodeClaim in flight, "
                        + ("a provisioning round saw the pending pods since" if pending else "no pod pending")
                        + (", a disruption pass decided nothing since" if disruption.candidates else ""))
         return True
