@@ -41,6 +41,14 @@ def test_kubeadm_config_keeps_node_restriction_defaults_and_cgroup_v1():
     assert proxy["mode"] == "iptables" and proxy["conntrack"] == {"maxPerCore": 0}
 
 
+def test_kubeadm_config_mounts_a_scheduler_config_only_when_asked():
+    cluster = list(yaml.safe_load_all(ka.kubeadm_config("c1", "v1.36.3", "172.18.0.2", "a.b")))[1]
+    assert "scheduler" not in cluster
+    cluster = list(yaml.safe_load_all(ka.kubeadm_config("c1", "v1.36.3", "172.18.0.2", "a.b", scheduler_config=True)))[1]
+    assert cluster["scheduler"]["extraArgs"] == [{"name": "config", "value": ka.SCHEDULER_CONFIG}]
+    assert cluster["scheduler"]["extraVolumes"][0]["hostPath"] == ka.SCHEDULER_CONFIG
+
+
 def test_bootstrap_kubeconfig_carries_the_token_and_ca():
     doc = yaml.safe_load(ka.bootstrap_kubeconfig("https://10.0.0.2:6443", "PEM", "a.b"))
     assert doc["users"][0]["user"] == {"token": "a.b"}

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from backend_manifests import node, nodeclaim, nodepool, pod
 
 from harness.backends.base import KARPENTER, SCHEDULER, APIRejected, Identity
@@ -294,7 +295,9 @@ def test_start_failure_names_the_component_and_cleans_up():
 
 
 def test_close_stops_every_process_and_removes_the_workdir():
-    backend = LocalBackend(profile=None, scheduler=True, kwok=True, keep=False)
+    """... and kube-scheduler takes its settings from a --config file (it would exit on one it refused)."""
+    backend = LocalBackend(profile=None, scheduler=True, kwok=True, keep=False,
+                           scheduler_config=(("podInitialBackoffSeconds", 1), ("podMaxBackoffSeconds", 1)))
     ok, why = backend.available()
     if not ok:
         pytest.skip(why)
@@ -302,6 +305,10 @@ def test_close_stops_every_process_and_removes_the_workdir():
     pids, workdir = dict(c.pids), c.workdir
     assert set(pids) == {"etcd", "kube-apiserver", "kube-scheduler", "kwok"}
     assert all(pid_alive(p) for p in pids.values())
+    args = Path(f"/proc/{pids['kube-scheduler']}/cmdline").read_bytes().decode().split("\0")
+    config = next(a for a in args if a.startswith("--config=")).split("=", 1)[1]
+    assert yaml.safe_load(Path(config).read_text())["podMaxBackoffSeconds"] == 1
+    assert not any(a.startswith("--kubeconfig=") for a in args)     # the file names it
     c.close()
     assert not any(pid_alive(p) for p in pids.values())
     assert not workdir.exists()

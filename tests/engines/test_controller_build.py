@@ -74,3 +74,20 @@ def test_every_fast_edit_applies_once_to_the_pinned_core():
         if p["kind"] == "duration":
             strip = lambda t: re.sub(r"\d+ \* time\.\w+|time\.\w+ \* \d+", "D", t)      # noqa: E731
             assert strip(p["find"]) == strip(p["replace"]), p          # only the duration differs
+
+
+def test_the_real_engines_cluster_takes_kube_schedulers_settings_from_the_timing(monkeypatch):
+    """controller-timing.yaml `kube-scheduler`: the fast timing's backoff of 1 s; upstream keeps the
+    defaults. The settings go into kube-scheduler's --config file, which names its kubeconfig."""
+    import yaml
+
+    from harness.backends.realcluster import scheduler_config
+    from harness.runner.engines.real.engine import RealEngine
+    monkeypatch.delenv(controller.ENV_TIMING, raising=False)
+    fast = RealEngine().cluster_options["scheduler_config"]
+    assert dict(fast) == {"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1}
+    monkeypatch.setenv(controller.ENV_TIMING, "upstream")
+    assert RealEngine().cluster_options["scheduler_config"] == ()
+    doc = yaml.safe_load(scheduler_config("/k/kc", fast))
+    assert doc["kind"] == "KubeSchedulerConfiguration" and doc["clientConnection"] == {"kubeconfig": "/k/kc"}
+    assert doc["podMaxBackoffSeconds"] == 1 and doc["leaderElection"] == {"leaderElect": False}
