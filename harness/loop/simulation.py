@@ -76,6 +76,8 @@ class SimConfig:
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
     pricing: str = "retail"
+    # given.loop.horizon: seconds of its clock each converge runs at most (None: until steady)
+    horizon: float | None = None
 
 
 class Simulation:
@@ -233,6 +235,7 @@ class Simulation:
             result.steady = True
             self._finish()
             return result
+        until = clock.now() + self.cfg.horizon if self.cfg.horizon is not None else None
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
             progress = self.kube_scheduler.reconcile()
@@ -259,9 +262,13 @@ class Simulation:
                 if not waits:
                     result.steady = True
                     break
-                clock.advance(max(min(waits) - clock.now(), 0) + 1)
+                step = max(min(waits) - clock.now(), 0) + 1
             else:
-                clock.advance(ITERATION_SECONDS)
+                step = ITERATION_SECONDS
+            if until is not None and clock.now() + step > until:
+                result.steady = False         # watched as long as asked (given.loop.horizon)
+                break
+            clock.advance(step)
         self._finish()
         return result
 

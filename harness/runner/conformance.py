@@ -218,8 +218,11 @@ def _agreeing_up_to_zones(scenario, pairs, real) -> list:
 def status_text(e: dict) -> str:
     """`agree (one of 3 outcomes)` where the simulation has several and the real one is among them."""
     s = e.get("status", "")
+    at = f" at the real run's horizon ({e['horizon']} s, not settled)" if e.get("horizon") else ""
     if s == "agree" and e.get("simOutcomes", 1) > 1:
-        return f"agree (one of {e['simOutcomes']} outcomes)"
+        return f"agree (one of {e['simOutcomes']} outcomes){at}"
+    if s == "agree" and at:
+        return f"agree{at}"
     if s in ("explained", "unexplained") and e.get("simRuns", 1) > 1:
         return f"{s} (none of {e['simOutcomes']} outcomes in {e['simRuns']} runs)"
     return s
@@ -242,6 +245,14 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
     same = scenario if played >= len(scenario.steps) or real.skipped else played_only(scenario, played)
     base = sim if same is scenario else simulate(same, profile, kubernetes_version)
     entry = compare(base, real)
+    horizon = _at_real_horizon(same, real) if entry["status"] not in ("agree", "skipped") else None
+    if horizon is not None:
+        # the real run stopped watching before it settled (its 150 s limit): the simulation then ran on
+        # its own clock past what the real run saw, so both are compared where the real run stopped
+        same = horizon
+        base = simulate(same, profile, kubernetes_version)
+        entry = compare(base, real)
+        entry["horizon"] = same.given["loop"]["horizon"]
     if entry["status"] not in ("agree", "skipped") and explore > 1 and base.exploration is None:
         explored = simulate(same, profile, kubernetes_version, explore=explore)
         entry = compare(explored, real)
@@ -255,6 +266,18 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
     if same is not scenario:
         entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"
     return entry
+
+
+def _at_real_horizon(scenario, real):
+    """The scenario watched for as long as the real run watched its last settle (given.loop.horizon),
+    when that run ended without settling; None when it settled, or the scenario sets its own horizon."""
+    last = final(real)
+    seconds = last.timings.get("settle")
+    if real.skipped or last.steady or "horizon" in (scenario.given.get("loop") or {}) or not seconds:
+        return None
+    given = copy.deepcopy(scenario.given)
+    given.setdefault("loop", {})["horizon"] = round(seconds, 1)
+    return dataclasses.replace(scenario, given=given)
 
 
 def played_only(scenario, steps: int):

@@ -150,7 +150,8 @@ def _fault_errors(data: dict) -> list[tuple[tuple, str]]:
     return out
 
 
-def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
+def _duration_errors(data: dict) -> list[tuple[tuple, str]]:
+    """Each step's `advance` and given.loop.horizon: durations, within bounds."""
     from harness.model.durations import scenario_duration
     out = []
     for i, s in enumerate(data.get("steps") or []):
@@ -162,6 +163,13 @@ def _advance_errors(data: dict) -> list[tuple[tuple, str]]:
                 continue
             if not 0 <= seconds <= MAX_ADVANCE_SECONDS:
                 out.append((("steps", i, "advance"), f"advance {s['advance']!r} is beyond the 10-year bound"))
+    horizon = ((data.get("given") or {}).get("loop") or {}).get("horizon")
+    if horizon is not None:
+        try:
+            if scenario_duration(horizon) <= 0:
+                out.append((("given", "loop", "horizon"), f"horizon {horizon!r} is not a positive duration"))
+        except ValueError as e:
+            out.append((("given", "loop", "horizon"), str(e)))
     return out
 
 
@@ -271,7 +279,7 @@ def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
     quantities and durations that do not parse."""
     if not isinstance(data, dict):
         return []
-    return (_regex_errors(data) + _fault_errors(data) + _advance_errors(data) + _knob_errors(data)
+    return (_regex_errors(data) + _fault_errors(data) + _duration_errors(data) + _knob_errors(data)
             + _expect_value_errors(data))
 
 

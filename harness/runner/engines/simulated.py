@@ -96,6 +96,7 @@ class SimulatedRun:
             nodes_ready=str(loop_cfg.get("nodesReady", "together")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
+            horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)

@@ -351,6 +351,9 @@ class RealRun:
         runaway_since = None
         asked = float("-inf")
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
+        horizon = (self.scenario.given.get("loop") or {}).get("horizon")
+        if horizon is not None:          # watched as long as asked, steady or not (as the simulation)
+            timeout = min(timeout, scenario_duration(horizon))
         while True:
             rounds, (passes, mark) = self._metrics()      # before the poll: what a pass did is then in the poll
             self._step()
