@@ -249,3 +249,15 @@ def test_nominations_last_from_the_last_round_that_saw_the_pod_pending_after_its
     n.observe(5.0, 6, frozenset())             # a round after it bound
     assert n.until({"default/p": {"nc-1"}}, ("nc-1",), {"default/p": 2.0}) == 3.0 + NOMINATION_SECONDS
     assert n.until({"default/p": {"nc-2"}}, ("nc-1",), {"default/p": 2.0}) == 0.0
+
+
+def test_with_a_pod_pending_the_pass_waits_for_the_quiet_window():
+    """kube-scheduler may still bind the pending pod to the candidate: asking at once would meet the empty
+    node far more often than upstream's poll (daemonsets/should-ignore-daemonsets-when-no-instance-types-
+    meet-the-daemon lost its node so)."""
+    pending = frozenset({("default/p", "Unschedulable")})
+    s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)
+    assert not s.observe(0.0, "fp", pending, [], 1, Disruption(1, ("nc-1",), pass_mark=1))
+    assert not s.observe(0.5, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and not s.wants_pass
+    assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and s.wants_pass
+

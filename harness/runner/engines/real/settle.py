@@ -173,7 +173,7 @@ class Settler:
         if disruption.candidates and self.last_state_change < disruption.nominated_until <= now:
             # a pass during a candidate's nomination could not act on it: one after it ends must be seen
             self.last_state_change, self.passes_at_change = disruption.nominated_until, None
-        quiet_for = now - self.last_change
+        quiet_for, state_quiet = now - self.last_change, now - self.last_state_change
         if self.passes_at_change is None and now - self.last_state_change >= self.pass_lag:
             self.passes_at_change = disruption.passes if disruption.pass_mark is None else disruption.pass_mark
         if disruption.held:
@@ -200,11 +200,13 @@ class Settler:
             return False
         if disruption.candidates and not (disruption.passes is not None and self.passes_at_change is not None
                                           and disruption.passes > self.passes_at_change):
-            # asked for as soon as it would count: the windows below are for writes still landing,
-            # which a pass that saw them or not is followed by another that sees them
-            self.wants_pass = self.passes_at_change is not None
+            # asked for as soon as it would count when no pod is pending: the window below is then for
+            # late writes, and a pass that missed one is followed by another that sees it. A pending pod
+            # may still be bound by kube-scheduler (to a new, empty candidate it is planned on): a pass
+            # asked for before the quiet window would meet that moment far more often than upstream's
+            # 10 s poll does (an empty node, about to get its pod, deleted)
+            self.wants_pass = self.passes_at_change is not None and (not pending or state_quiet >= self.quiet)
             return False
-        state_quiet = now - self.last_state_change
         if state_quiet < (self.quiet if pending else self.done_quiet) or quiet_for < self.reports_quiet:
             return False
         self.reason = (f"quiet for {state_quiet:.1f}s, no NodeClaim in flight, "
