@@ -25,7 +25,12 @@ class Drift:
         return c.claim.dis.drifted is not None
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
-        ordered = sorted(cands, key=lambda c: c.claim.dis.drifted_since or 0.0)
+        # oldest Drifted condition first (drift.go ComputeCommands, sort.Slice over lastTransitionTime, which the
+        # API keeps in whole seconds); candidates drifted in the same second keep the order cluster state listed
+        # them in, a map's (state/cluster.go), which the seeded stream stands for
+        listed = list(cands)
+        self.ctl.state.drift_rng.shuffle(listed)
+        ordered = sorted(listed, key=lambda c: int(c.claim.dis.drifted_since or 0.0))
         empty = [c for c in ordered if not c.reschedulable]
         rest = [c for c in ordered if c.reschedulable]
         for c in empty + rest:

@@ -86,6 +86,7 @@ class LoopState:
         self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
         self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
         self.launch_rng = random.Random(f"launch-{cfg.seed}")  # which of a pass's launches reaches Azure first
+        self.drift_rng = random.Random(f"drift-{cfg.seed}")    # drift's order among candidates drifted in one second
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 
