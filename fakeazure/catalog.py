@@ -25,7 +25,7 @@ from .arm import clone_json
 
 CATALOG_DIR = pathlib.Path(__file__).resolve().parent / "catalogs"
 
-__all__ = [
+__all__ = [  # noqa: F822 (AzureSkuProvider and sku_faker come from __getattr__, lazily)
     "CATALOG_DIR", "available_catalogs", "load_catalog_file", "resolve_catalog", "capabilities", "capability",
     "sku_vcpus", "sku_family", "family_core", "available_zones", "location_restricted", "restricted_zones",
     "normalize_sku", "synthetic_skus", "vm_skus", "skus_from_document", "is_retail_prices", "prices_from_retail",

@@ -39,7 +39,7 @@ from harness.backends.lifetime import LIFETIME, sweep_stale_workdirs, tmp_root
 from harness.backends.local import COMPONENTS, apiserver_args, etcd_args, healthz, loopback_session, pki_paths
 from harness.backends.pki import PKI, kubeconfig
 from harness.backends.procs import StartError, free_port, pid_alive, poll_until
-from harness.backends.realcluster import RealBackend, RealCluster
+from harness.backends.realcluster import RealBackend, RealCluster, scheduler_config
 
 __all__ = ["ContainerBackend", "ContainerCluster", "docker_status", "ensure_image"]
 

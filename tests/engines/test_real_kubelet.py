@@ -4,7 +4,8 @@ import base64
 
 import pytest
 
-from harness.runner.engines.real.kubelet import BootstrapError, bootstrap_of, decode_custom_data, node_status, MachineFacts
+from harness.loop.machine import MachineFacts
+from harness.runner.engines.real.kubelet import BootstrapError, bootstrap_of, decode_custom_data, node_status
 
 
 def _script(labels: str, flags: str) -> str:

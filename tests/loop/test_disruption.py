@@ -75,6 +75,24 @@ def test_replacement_is_initialized_before_the_candidate_is_deleted(embedded):
         assert ("NodeClaim", "DisruptionLaunching") in reasons and ("Pod", "Evicted") in reasons
 
 
+def test_replace_with_a_zonal_anti_affinity_on_a_nodepool_without_zones(embedded):
+    """The disruption simulation builds its Topology as the provisioner does (core v1.14.0
+    disruption/helpers.go SimulateScheduling -> NewScheduler): the zone a pod's anti-affinity adds to a
+    replacement's requirements is a well-known label (AllowUndefinedWellKnownLabels), not a conflict
+    that made every candidate Unconsolidatable."""
+    web = deployment("web", replicas=3, cpu="1")
+    web["spec"]["template"]["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "batch"}}}]}}
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), web]) as sim:
+        sim.converge()
+        assert sim.nodes[sim.claims[0].node_name].instance_type == "Standard_D4s_v3"
+        sim.apply([scaled(web, 1)])
+        sim.converge()
+        (d,) = sim.result.disruptions
+        assert (d["reason"], d["decision"], [r["instanceType"] for r in d["replacements"]]) == (
+            "Underutilized", "replace", ["Standard_D2s_v3"])
+
+
 def test_drift_from_a_nodepool_change(embedded):
     web = deployment("web", replicas=1, cpu="1")
     base = np({"consolidateAfter": "Never"})

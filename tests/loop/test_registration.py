@@ -92,3 +92,22 @@ def test_claim_taints_then_startup_taints_deduped_by_key_and_effect():
     taints = claim_taints(nc)
     assert [t.key for t in taints] == ["dedicated", "agent-not-ready", "dedicated"]
     assert dedupe_taints(taints) == [Taint("dedicated", "web", "NoSchedule"), Taint("agent-not-ready", "", "NoSchedule")]
+
+
+def test_the_node_reports_the_machines_memory_not_karpenters_estimate(embedded):
+    """The kubelet finds the SKU's MemoryGB; Karpenter's instance type subtracts the provider's
+    VMMemoryOverheadPercent from it (instancetype.go CalculateMemoryWithoutOverhead), so the Node's
+    allocatable is larger than the instance type's: the real engine's stand-in kubelet reports the same."""
+    from fakeazure.catalog import capability
+    from harness.model.resources import parse_resource
+    with simulation(embedded) as sim:
+        c = _launched(sim)
+        sim.registration.kubelet_register(c)
+        node = sim.cluster.get("Node", c.node_name)
+        it = c.launched.instance_type
+        machine = int(float(capability(it.sku, "MemoryGB", "0")) * 1024 ** 3)
+        assert parse_resource("memory", node["status"]["capacity"]["memory"]) == machine
+        reserved = it.overhead.total()["memory"]
+        assert parse_resource("memory", node["status"]["allocatable"]["memory"]) == machine - reserved
+        assert machine - reserved > it.allocatable()["memory"]
+        assert node["status"]["allocatable"]["pods"] == str(it.capacity["pods"])

@@ -66,20 +66,20 @@ def test_modeled_and_inert_fields_are_quiet():
 
 
 def test_notice_points_at_the_field_line(tmp_path):
-    text = f"""apiVersion: harness.karpenter.azure.com/v1alpha1
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
 kind: Scenario
-metadata: {{name: s}}
-given: {{skus: [Standard_D2s_v3]}}
+metadata: {name: s}
+given: {skus: [Standard_D2s_v3]}
 manifests:
   - apiVersion: karpenter.sh/v1
     kind: NodePool
-    metadata: {{name: d}}
+    metadata: {name: d}
     spec:
       disruption:
         consolidationPolicy: Balanced
       template:
         spec:
-          nodeClassRef: {{name: default}}
+          nodeClassRef: {name: default}
 """
     (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
     (n,) = sc.warnings

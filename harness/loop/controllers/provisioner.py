@@ -230,7 +230,16 @@ class Provisioner:
                      if c.result.name == n.nodeclaim and not c.registered}
         running += [(s.pod_views[k], in_flight[c]) for k, c in s.nominated.items()
                     if c in in_flight and k in s.pod_views and not s.result.pods[k].node]
-        keys = set().union(*(topology_keys(pv) for pv in pending)) if pending else set()
+        return self.topology_over(pending, templates, existing, running)
+
+    def topology_over(self, pods: list[PodView], templates: list[Template], existing: list[ExistingNode],
+                      running: list[tuple[PodView, str]]):
+        """NewTopology for scheduling `pods` with `running` (pod, node) counted: one builder for the
+        provisioning pass and the disruption simulation, which core builds alike (SimulateScheduling
+        calls the provisioner's NewScheduler, pkg/controllers/disruption/helpers.go v1.14.0). None when
+        no pod has a topology key and no running pod an anti-affinity."""
+        s = self.state
+        keys = set().union(*(topology_keys(pv) for pv in pods)) if pods else set()
         anti = [(pv, n) for pv, n in running if affinity_terms(pv, "podAntiAffinity")]
         if not keys and not anti:
             return None

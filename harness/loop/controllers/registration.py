@@ -24,7 +24,7 @@ from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import TERMINATION_FINALIZER
 from harness.loop.pods import Taint
 from harness.loop.result import NodeResult
-from harness.model.resources import format_resource_list
+from harness.loop.machine import BASE_RESOURCES, machine_facts, node_status
 from harness.model.writers import (CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS,
                                    cloud_node_controller_labels, kubelet_self_labels)
 
@@ -75,8 +75,7 @@ class Registration:
         node = {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": out.vm_name, "labels": labels},
                 "spec": {"taints": [t.to_dict() for t in dedupe_taints(taints)]},
-                "status": {"capacity": format_resource_list(out.instance_type.capacity),
-                           "allocatable": format_resource_list(out.instance_type.allocatable())}}
+                "status": self.node_status(out, vm)}
         try:
             refusal = s.cluster.register_kubelet(node, flags, s.profile, out.provider_id)
         except APIRejected as e:
@@ -100,6 +99,14 @@ class Registration:
         return True
 
     # -- 2. the CSI node plugin ---------------------------------------------------------------------
+    @staticmethod
+    def node_status(out, vm: dict | None) -> dict:
+        """What the kubelet reports for the VM (harness/loop/machine.py: the machine's memory, not
+        Karpenter's estimate of it), reserving what the provider's bootstrap reserves."""
+        it = out.instance_type
+        extended = {k: v for k, v in it.capacity.items() if k not in BASE_RESOURCES and v}
+        return node_status(machine_facts(vm or {}, it.sku), it.capacity.get("pods", 110), it.overhead.total(), extended)
+
     def csi_topology(self, c: Claim, nr: NodeResult) -> None:
         """When the Azure Disk CSI node plugin registers, the kubelet publishes its topology as a
         Node label: the zone of a zonal VM, "" for a regional one (PVs and this label carry "" where

@@ -27,7 +27,6 @@ from harness.loop.existingnode import ExistingNode
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView
 from harness.loop.scheduling import PlannedClaim, Scheduler
-from harness.loop.topology import Topology, affinity_terms, topology_keys, universe_for
 
 
 class CandidateDeleting(Exception):
@@ -144,15 +143,7 @@ class Simulator:
         names = {n.name for n in existing}
         running = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items()
                    if s.result.pods[k].node in names and k not in moving]
-        keys = set().union(*(topology_keys(pv) for pv in pods)) if pods else set()
-        anti = [(pv, n) for pv, n in running if affinity_terms(pv, "podAntiAffinity")]
-        if not keys and not anti:
-            return None
-        for pv, _ in anti:
-            keys |= topology_keys(pv)
-        node_labels = {n.name: n.labels for n in existing}
-        bound = [(pv.namespace, pv.labels, n) for pv, n in running]
-        return Topology(universe_for(keys, templates), node_labels, bound, anti)
+        return self.provisioner.topology_over(pods, templates, existing, running)
 
 
 def deleting_pods(s) -> list[PodView]:

@@ -18,7 +18,9 @@ import shlex
 import time
 from dataclasses import dataclass, field
 
-from harness.model.resources import format_resource_list, parse_resource
+from harness.loop import machine
+from harness.loop.machine import MachineFacts, machine_facts
+from harness.model.resources import parse_resource
 
 CSI_ZONE = "topology.disk.csi.azure.com/zone"
 INITIALIZED_LABEL = "karpenter.sh/initialized"
@@ -92,36 +94,10 @@ def bootstrap_of(vm_put: dict) -> Bootstrap:
     return decode_custom_data(custom)
 
 
-@dataclass
-class MachineFacts:
-    """What a kubelet learns from the machine itself."""
-    hostname: str
-    arch: str
-    vcpus: int
-    memory_mib: int
-    os_disk_gib: int
-
-
-def machine_facts(vm_put: dict, sku: dict | None) -> MachineFacts:
-    from fakeazure.catalog import capability
-    props = vm_put.get("properties") or {}
-    name = (props.get("osProfile") or {}).get("computerName") or ""
-    arch = (capability(sku, "CpuArchitectureType", "x64") if sku else "x64")
-    disk = ((props.get("storageProfile") or {}).get("osDisk") or {}).get("diskSizeGB") or 128
-    vcpus = int(capability(sku, "vCPUs", "2") if sku else 2)
-    mem = float(capability(sku, "MemoryGB", "8") if sku else 8)
-    return MachineFacts(name.lower(), "arm64" if arch.lower() == "arm64" else "amd64", vcpus,
-                        int(mem * 1024), int(disk))
-
-
 def node_status(facts: MachineFacts, boot: Bootstrap, extended: dict[str, int] | None = None) -> dict:
-    """capacity from the machine (plus device plugins' extended resources), allocatable = capacity -
-    reserved (kubelet node allocatable, https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/)."""
-    capacity = {"cpu": facts.vcpus * 1000, "memory": facts.memory_mib * 1024 * 1024,
-                "pods": boot.max_pods, "ephemeral-storage": facts.os_disk_gib * 1024 ** 3, **(extended or {})}
-    reserved = boot.reserved()
-    allocatable = {k: max(v - reserved.get(k, 0), 0) for k, v in capacity.items()}
-    return {"capacity": format_resource_list(capacity), "allocatable": format_resource_list(allocatable)}
+    """The Node's capacity and allocatable (harness/loop/machine.py), reserving what the bootstrap's
+    flags reserve."""
+    return machine.node_status(facts, boot.max_pods, boot.reserved(), extended)
 
 
 @dataclass

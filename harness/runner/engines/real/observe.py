@@ -472,16 +472,6 @@ class Observer:
             pod = rec.get("Pod") or {}
             out[f"{pod.get('namespace')}/{pod.get('name')}"] = rec.get("error", "")
         return out
-        for line in lines:
-            if '"ignoring pod"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            pod = rec.get("Pod") or {}
-            out[f"{pod.get('namespace')}/{pod.get('name')}"] = rec.get("error", "")
-        return out
 
     def _nodes_and_claims(self, r: RunResult) -> None:
         by_vm = {rec.vm_name.lower(): rec for rec in self.kubelets.records.values()}
