@@ -162,15 +162,16 @@ class RealRun:
     stand-ins; applies manifests, waits for quiet, observes."""
 
     def __init__(self, scenario, profile: str, cluster, ctl):
-        from harness.backends.lifetime import DIRS, LIFETIME, sweep_stale_workdirs, tmp_root
+        from harness.backends.lifetime import DIRS, LIFETIME, OWNER_FILE, sweep_stale_workdirs, tmp_root
         from harness.model.profile import profile_with_knobs
         self.scenario, self.cluster, self.ctl = scenario, cluster, ctl
         self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
         t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
         self.workdir = workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
-        (workdir / "owner.pid").write_text(str(os.getpid()))
         self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))
+        if not self.keep:     # a kept work dir has no owner: the next run's sweep leaves it alone
+            (workdir / OWNER_FILE).write_text(str(os.getpid()))
         # removed by close(); on SIGTERM/SIGINT by the exit path, on SIGKILL by the watcher
         # (harness/backends/lifetime.py)
         self.entry = LIFETIME.open(f"real-engine work dir {workdir}", lambda: shutil.rmtree(workdir, ignore_errors=True),
