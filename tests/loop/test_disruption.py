@@ -57,16 +57,23 @@ def test_validation_waits_fifteen_seconds(embedded):
         assert validated["t"] - validating["t"] >= 15
 
 
+def replaced_after_scale_down(sim, web: dict) -> dict:
+    """Three 1-CPU replicas on a D4s_v3, scaled to one: the one disruption, an Underutilized replace
+    with a D2s_v3."""
+    sim.converge()
+    assert sim.nodes[sim.claims[0].node_name].instance_type == "Standard_D4s_v3"
+    sim.apply([scaled(web, 1)])
+    sim.converge()
+    (d,) = sim.result.disruptions
+    assert (d["reason"], d["decision"], [r["instanceType"] for r in d["replacements"]]) == (
+        "Underutilized", "replace", ["Standard_D2s_v3"])
+    return d
+
+
 def test_replacement_is_initialized_before_the_candidate_is_deleted(embedded):
     web = deployment("web", replicas=3, cpu="1")
     with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), web]) as sim:
-        sim.converge()
-        assert sim.nodes[sim.claims[0].node_name].instance_type == "Standard_D4s_v3"
-        sim.apply([scaled(web, 1)])
-        sim.converge()
-        (d,) = sim.result.disruptions
-        assert (d["reason"], d["decision"], [r["instanceType"] for r in d["replacements"]]) == (
-            "Underutilized", "replace", ["Standard_D2s_v3"])
+        d = replaced_after_scale_down(sim, web)
         t = {(e["nodeClaim"], e["action"]): e["t"] for e in sim.result.timeline}
         old, new = d["nodeClaim"], d["replacements"][0]["nodeClaim"]
         assert t[(old, "tainted")] <= t[(new, "replacement created")] <= t[(new, "replacement initialized")] \
@@ -84,13 +91,7 @@ def test_replace_with_a_zonal_anti_affinity_on_a_nodepool_without_zones(embedded
     web["spec"]["template"]["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "batch"}}}]}}
     with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), web]) as sim:
-        sim.converge()
-        assert sim.nodes[sim.claims[0].node_name].instance_type == "Standard_D4s_v3"
-        sim.apply([scaled(web, 1)])
-        sim.converge()
-        (d,) = sim.result.disruptions
-        assert (d["reason"], d["decision"], [r["instanceType"] for r in d["replacements"]]) == (
-            "Underutilized", "replace", ["Standard_D2s_v3"])
+        replaced_after_scale_down(sim, web)
 
 
 def test_drift_from_a_nodepool_change(embedded):
