@@ -51,8 +51,14 @@ class KubeScheduler:
         # kube-scheduler's active queue takes pods of equal priority by the time they were last queued
         # (k8s.io/kubernetes v1.36.3 pkg/scheduler/backend/queue/scheduling_queue.go: Timestamp refreshed
         # on every failed attempt; queuesort/priority_sort.go Less), which depends on timing the loop does
-        # not have; it takes them in creation order
-        for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
+        # not have: it takes them in creation order, and in a seeded order when the Nodes of a launch
+        # turn Ready one at a time (given.loop.nodesReady: staggered, the race the outcome sets explore),
+        # where pods that kept failing while no Node fitted come back in whatever order their retries
+        # left them (fuzz-62d93f468d: a replica Karpenter planned nowhere took a planned one's room)
+        queue = sorted(s.pod_views.items(), key=lambda kv: kv[1].order)
+        if s.cfg.nodes_ready == "staggered":
+            s.queue_rng.shuffle(queue)
+        for key, pv in queue:
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
                 continue

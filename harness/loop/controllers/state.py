@@ -85,6 +85,7 @@ class LoopState:
         self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
         self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
         self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
+        self.queue_rng = random.Random(f"queue-{cfg.seed}")   # kube-scheduler's queue as a Node turns Ready (staggered)
         self.launch_rng = random.Random(f"launch-{cfg.seed}")  # which of a pass's launches reaches Azure first
         self.drift_rng = random.Random(f"drift-{cfg.seed}")    # drift's order among candidates drifted in one second
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
