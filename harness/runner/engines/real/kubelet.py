@@ -288,9 +288,13 @@ class Kubelets:
         (harness/backends/kind/cluster.py register_kubelet); its own exit message is the refusal."""
         from harness.backends.base import APIRejected
         node["status"] = node_status(facts, rec.bootstrap, self._device_plugins(vm_name, size))
+        flags = dict(rec.bootstrap.node_labels)
+        if INITIALIZED_LABEL in node["metadata"]["labels"]:
+            # a seeded node initialized long ago registers with the label already, as the stand-in's
+            # (above): the real kubelet writes it from its flags
+            flags[INITIALIZED_LABEL] = node["metadata"]["labels"][INITIALIZED_LABEL]
         try:
-            rec.refused = self.cluster.register_kubelet(node, rec.bootstrap.node_labels, self.profile,
-                                                        self._provider_id(vm_name) or "")
+            rec.refused = self.cluster.register_kubelet(node, flags, self.profile, self._provider_id(vm_name) or "")
         except APIRejected as e:
             rec.denied = e.message
             return
