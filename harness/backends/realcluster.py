@@ -60,6 +60,9 @@ class RealCluster:
         # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
         # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
         self.installed_crds: str | None = None
+        # how long a registered Node may stay NotReady with nothing else changing before the real engine's
+        # settle stops waiting for it (0: the settle's own fallback; the kubelet stand-ins are Ready at once)
+        self.node_ready_seconds = 0.0
         self._server_version: str | None = None
         self.timings: dict[str, float] = {}
         self.baseline_namespaces: frozenset[str] = frozenset()

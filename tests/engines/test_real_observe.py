@@ -1,5 +1,5 @@
 """The real engine's observer: which pods are the scenario's (harness/runner/engines/real/observe.py)."""
-from harness.runner.engines.real.observe import Observer
+from harness.runner.engines.real.observe import Observer, deployment_behind
 
 
 def _pod(rs: str, uid: str) -> dict:
@@ -72,3 +72,17 @@ def test_the_unavailable_offerings_cache_is_read_from_the_controllers_debug_log(
     assert got["spot::"]["expiresIn"] == 172.0
     later = (t0 + dt.timedelta(minutes=5)).timestamp()       # the spot entry's 3 minutes are over
     assert "spot::" not in {e["key"] for e in Observer.unavailable_offerings(obs, later)}
+
+
+def test_a_deployment_is_behind_until_its_pods_exist():
+    """A run must not settle on "no pod pending" before kube-controller-manager made the pods."""
+    d = {"metadata": {"name": "big", "generation": 1}, "spec": {"replicas": 2}, "status": {}}
+    assert deployment_behind(d) == "Deployment/big (0 of 2 pods)"
+    d["status"] = {"observedGeneration": 1, "replicas": 1}
+    assert deployment_behind(d) == "Deployment/big (1 of 2 pods)"
+    d["status"]["replicas"] = 2
+    assert deployment_behind(d) is None
+    d["metadata"]["generation"] = 2                   # scaled: the controller has not seen it yet
+    assert deployment_behind(d) == "Deployment/big (2 of 2 pods)"
+    assert deployment_behind({"metadata": {"name": "one"}, "spec": {},
+                              "status": {"observedGeneration": 1, "replicas": 1}}) is None

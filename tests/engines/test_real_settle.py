@@ -34,6 +34,18 @@ def test_a_claim_in_flight_holds_the_run_until_the_long_window():
     assert s.observe(FALLBACK_SECONDS, "fp", frozenset(), ["nc-1"], 0)
 
 
+def test_a_real_kubelets_boot_gets_the_clusters_window():
+    """kind: a real kubelet's Node stays NotReady while its CNI comes up, with nothing else changing
+    (RealCluster.node_ready_seconds); the long window is then the cluster's, for a claim in flight only."""
+    s = Settler(0.0, in_flight_fallback=45.0)
+    assert not s.observe(0.0, "fp", frozenset(), ["nc-1"], 0)
+    assert not s.observe(FALLBACK_SECONDS + 10, "fp", frozenset(), ["nc-1"], 0)
+    assert s.observe(45.0, "fp", frozenset(), ["nc-1"], 0)
+    s = Settler(0.0, in_flight_fallback=45.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], None)          # metrics unreadable, nothing in flight
+    assert s.observe(FALLBACK_SECONDS, "fp", frozenset(), [], None)
+
+
 def test_pending_pods_wait_for_a_provisioning_round_after_they_changed():
     s = Settler(0.0)
     pending = frozenset({("default/web", "Unschedulable", "0/1 nodes are available")})

@@ -76,6 +76,9 @@ class KindCluster(RealCluster):
         self.kubelets: WorkerPool | None = None
         self.baseline_nodes: frozenset[str] = frozenset()
         self.kubelet_timeout = 120.0
+        # a real kubelet's Node is NotReady until its CNI config and containerd are up: seconds, and more
+        # than the settle's 15 s fallback on a busy machine (a pod then left pending for the taint)
+        self.node_ready_seconds = 45.0
         self.pause_image = ""                               # what every pod container runs
         self.boots: list = []                               # nodes.Boot of every kubelet started
         self._resources: dict[str, dict] = {}               # Node name -> the VM's capacity/allocatable

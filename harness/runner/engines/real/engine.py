@@ -348,7 +348,8 @@ class RealRun:
     def _settle_once(self):
         start = time.monotonic()
         # a fast build numbers its passes (settle.pass_counts)
-        settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if self.ctl.timing == "fast" else PASS_LAG_SECONDS)
+        settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if self.ctl.timing == "fast" else PASS_LAG_SECONDS,
+                          in_flight_fallback=self.cluster.node_ready_seconds)
         runaway_since = None
         asked = float("-inf")
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT

@@ -61,6 +61,19 @@ def nodepool_decided(nodepool: dict) -> bool:
             or (klass.get("status") == "False" and klass.get("reason") != "NodeClassReadinessUnknown"))
 
 
+def deployment_behind(d: dict) -> str | None:
+    """What a Deployment still lacks when kube-controller-manager has not made all its pods yet (its
+    Deployment and ReplicaSet controllers create them after the apply, k8s.io/kubernetes v1.36.3
+    pkg/controller/deployment, replicaset), else None: until then "no pod pending" says nothing. A
+    controller still starting (the first scenario on a new kind cluster) once let a run settle before
+    any pod existed."""
+    meta, spec, status = d["metadata"], d.get("spec") or {}, d.get("status") or {}
+    want, have = spec.get("replicas", 1), status.get("replicas") or 0
+    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 1) or have != want:
+        return f"Deployment/{meta['name']} ({have} of {want} pods)"
+    return None
+
+
 class Observer:
     def __init__(self, scenario, profile: str, cluster, fake, kubelets, log_path=None):
         self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
@@ -195,17 +208,8 @@ class Observer:
         return out + self._awaiting_relaunch() + self.deployments_behind()
 
     def deployments_behind(self) -> list[str]:
-        """Deployments whose pods kube-controller-manager has not all made yet (its Deployment and
-        ReplicaSet controllers create them after the apply, k8s.io/kubernetes v1.36.3
-        pkg/controller/deployment, replicaset): until then "no pod pending" says nothing. A controller
-        still starting (the first scenario on a new cluster) once let a run settle before any pod existed."""
-        out = []
-        for d in self.deployment_objects:
-            meta, spec, status = d["metadata"], d.get("spec") or {}, d.get("status") or {}
-            want = spec.get("replicas", 1)
-            if (status.get("observedGeneration") or 0) < (meta.get("generation") or 1) or (status.get("replicas") or 0) != want:
-                out.append(f"Deployment/{meta['name']} ({status.get('replicas') or 0} of {want} pods)")
-        return out
+        """The applied Deployments kube-controller-manager has not caught up with (deployment_behind)."""
+        return [why for d in self.deployment_objects if (why := deployment_behind(d)) is not None]
 
     def _awaiting_relaunch(self) -> list[str]:
         """NodeClaims a launch failure deleted while pods are pending, until a NodeClaim created since

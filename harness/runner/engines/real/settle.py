@@ -140,6 +140,7 @@ class Settler:
     done_quiet: float = DONE_QUIET_SECONDS
     fallback: float = FALLBACK_SECONDS
     disruption_fallback: float = DISRUPTION_FALLBACK_SECONDS
+    in_flight_fallback: float = 0.0   # the least fallback while a NodeClaim is in flight (a real kubelet's boot)
     pass_lag: float = PASS_LAG_SECONDS
     reports_quiet: float = REPORTS_QUIET_SECONDS
     last_fingerprint: object = None
@@ -182,6 +183,8 @@ class Settler:
             self.last_change = now
             return False
         fallback = self.disruption_fallback if disruption.candidates or disruption.busy else self.fallback
+        if in_flight:
+            fallback = max(fallback, self.in_flight_fallback)
         if quiet_for >= fallback:
             self.reason = f"nothing changed for {quiet_for:.1f}s"
             return True
