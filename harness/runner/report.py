@@ -131,6 +131,8 @@ def happened(result, labels: bool = False) -> dict:
         entry["nodeClaims"] = []
         pools[name] = entry
     claimed = set()
+    # a pod left pending is often waiting out a taint (not-ready, a startup taint): its Node's taints say so
+    pending = any(p.state == "pending" for p in result.pods.values())
     for c in result.nodeclaims:
         claim: dict = {"name": c.name}
         n = nodes_by_claim.get(c.name)
@@ -139,6 +141,9 @@ def happened(result, labels: bool = False) -> dict:
             claim.update(instanceType=n.instance_type, zone=n.zone, capacityType=n.capacity_type,
                          price=_price(result, n.instance_type, n.zone, n.capacity_type), node=n.name,
                          pods=sorted(n.pods))
+            if pending and n.taints:
+                claim["taints"] = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
+                                   for t in n.taints]
             if n.kubelet_refused:
                 claim["kubeletRefused"] = n.kubelet_refused
             if n.node_restriction_denied:
@@ -184,6 +189,8 @@ def _claim_line(c: dict) -> str:
         pods = f" pods: {', '.join(c['pods'])}" if c.get("pods") else " no pods"
         text = (f"NodeClaim {c['name']}: {c['instanceType']} zone={c['zone']} {c['capacityType']}{price}"
                 f" -> Node {c['node']};{pods}")
+        if c.get("taints"):
+            text += f"; taints: {', '.join(c['taints'])}"
         for k, what in (("kubeletRefused", "kubelet refused to start"), ("registrationRefused", "registration refused")):
             if c.get(k):
                 text += f"; {what}: {c[k]}"

@@ -124,3 +124,25 @@ def test_summary_names_a_deployments_pending_pods_by_the_deployment():
     r.pods["shop/api-fghij"] = PodResult("api-fghij", "shop", owner_kind="Deployment", owner_name="api")
     r.pods["shop/solo"] = PodResult("solo", "shop")
     assert outcome_summary(r) == "0 node(s); pending: api x2, solo"
+
+
+def test_a_pending_pod_shows_the_taints_of_the_nodes(tmp_path, capsys):
+    """While a pod is pending (often for a taint: a startup taint nothing lifts, a Node not Ready yet),
+    each claim's line names its Node's taints; a run with every pod bound does not."""
+    text = SCENARIO.replace(
+        "          requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]\n",
+        "          requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]\n"
+        "          taints: [{key: dedicated, value: web, effect: NoSchedule}]\n", 1)
+    text = text.replace("      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n",
+                        "      tolerations: [{key: dedicated, operator: Exists}]\n"
+                        "      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n", 1)
+    f = tmp_path / "tainted.scenario.yaml"
+    f.write_text(text)
+    assert cli(["run", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "Pod default/huge: pending" in out and "; taints: dedicated=web:NoSchedule" in out
+    f.write_text(text.replace("      containers: [{name: c, image: x, resources: {requests: {cpu: \"100\"}}}]\n",
+                              "      tolerations: [{key: dedicated, operator: Exists}]\n"
+                              "      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n"))
+    assert cli(["run", str(f)]) == 0
+    assert "taints:" not in capsys.readouterr().out
