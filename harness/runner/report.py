@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from harness.loop.pods import Taint
 from harness.runner.engines.base import Outcome, verdict
 from harness.runner.fold import fold_counts, fold_trace
 
@@ -142,8 +143,7 @@ def happened(result, labels: bool = False) -> dict:
                          price=_price(result, n.instance_type, n.zone, n.capacity_type), node=n.name,
                          pods=sorted(n.pods))
             if pending and n.taints:
-                claim["taints"] = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
-                                   for t in n.taints]
+                claim["taints"] = [str(Taint.from_dict(t)) for t in n.taints]
             if n.kubelet_refused:
                 claim["kubeletRefused"] = n.kubelet_refused
             if n.node_restriction_denied:
