@@ -1,6 +1,6 @@
 """Real-engine speed: seconds per scenario on the real Karpenter-on-Azure controller, by phase.
 
-    python bench/bench_real.py [paths...] [-k TEXT] [--profile upstream] [--limit N] [--json FILE]
+    python bench/bench_real.py [paths...] [-k TEXT] [--profile upstream] [--limit N] [--repeat N] [--json FILE]
 
 Runs each (scenario, profile) once on `--engine real` (the local backend's API server, kube-scheduler
 and kube-controller-manager shared by every run, as under pytest) and prints, per run, the verdict,
@@ -38,6 +38,8 @@ def main() -> int:
     ap.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     ap.add_argument("--profile", default="upstream")
     ap.add_argument("--limit", type=int, default=0, help="at most this many runs")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the selection this many times over (a scenario's spread, not one sample)")
     ap.add_argument("--json", default=None, help="write the per-run rows here")
     args = ap.parse_args()
     engine = get_engine("real")
@@ -49,6 +51,7 @@ def main() -> int:
             if args.profile in sc.profiles and (not args.k or args.k in sc.name)]
     if args.limit:
         jobs = jobs[:args.limit]
+    jobs = jobs * max(args.repeat, 1)
     rows = []
     t0 = time.monotonic()
     try:

@@ -40,7 +40,7 @@ from harness.runner.expect import Mismatch
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
-POLL_SECONDS = 0.25
+POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
@@ -188,7 +188,6 @@ class RealRun:
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
-        self.nominated_seen: dict[str, float] = {}  # pod key -> when its Nominated event was first seen
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
         self.volume_claims = any(csi.makes_claims(m.obj)
                                  for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
@@ -362,13 +361,11 @@ class RealRun:
             now = time.monotonic()
             disruption = self.observer.disruption(passes, self._held(), mark)
             pending = self.observer.pending()
-            self.nominations.observe(now, rounds, pending)
             nominated, on_node = self.observer.nomination_events()
-            for pod in nominated:
-                self.nominated_seen.setdefault(pod, now)
+            self.nominations.observe(now, rounds, pending, nominated)
             if disruption.candidates:
                 disruption = dataclasses.replace(disruption, nominated_until=self.nominations.until(
-                    nominated, disruption.candidates, self.nominated_seen, on_node))
+                    nominated, disruption.candidates, on_node))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it

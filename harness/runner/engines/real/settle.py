@@ -62,11 +62,12 @@ from dataclasses import dataclass, field
 
 QUIET_SECONDS = 2.0           # > BATCH_IDLE_DURATION (1 s, core's default, which the harness keeps)
 # with no pod pending and no NodeClaim in flight no provisioning round is coming; the window only
-# lets late writes land (the label and taint updates that follow initialization)
-DONE_QUIET_SECONDS = 1.0
-# reports land one after the other (a pass's Node event and its NodeClaim twin): a run settles this long
-# after the last one
-REPORTS_QUIET_SECONDS = 0.5
+# lets late writes land (the label and condition updates that follow initialization: Karpenter's
+# `Consolidatable` lands ~0.1-0.2 s after `Initialized`, core v1.14.0 nodeclaim/disruption)
+DONE_QUIET_SECONDS = 0.6
+# reports land one after the other (a pass's Node event and its NodeClaim twin, milliseconds apart from
+# the controller's event broadcaster): a run settles this long after the last one
+REPORTS_QUIET_SECONDS = 0.3
 # a pending pod's provisioning round comes at the latest with the pod controller's requeue (10 s,
 # core v1.14.0 pkg/controllers/provisioning/controller.go PodController.Reconcile RequeueAfter) plus
 # the batch idle window: no round that long after a change means none is coming; also the window
@@ -243,28 +244,47 @@ class Nominations:
     pkg/events/recorder.go) - the same event a new NodeClaim's pods get (provisioner.go, no Node named).
     So a pod's event names the NodeClaim it is planned onto, and its nomination is dated from the last
     round that ran while it was still pending after that event (the claim existed by then), or from the
-    event itself when it names a Node (an existing node from the start)."""
+    event itself when it names a Node (an existing node from the start).
+
+    "After that event" is counted in rounds, not in time: the round that created the claim counts its
+    round (Provisioner.Schedule's duration metric) before it writes the event, yet the harness reads the
+    metrics before each poll, so the poll that first shows the event may come with the count from just
+    before that round. A pod's baseline is the count read after its event was first seen; only a round
+    above it planned the pod onto the claim (a second round needs a new trigger and the batch window,
+    longer than a poll)."""
     rounds: int | None = None
-    last_round: dict = field(default_factory=dict)       # pod key -> monotonic time of a round while pending
+    last_round: dict = field(default_factory=dict)       # pod key -> (monotonic time, count) of a round while pending
+    seen: dict = field(default_factory=dict)             # pod key -> when its Nominated event was first seen
+    baseline: dict = field(default_factory=dict)         # pod key -> the round count read after that
+    awaiting: set = field(default_factory=set)           # pods seen whose baseline is the next count read
 
-    def observe(self, now: float, rounds: int | None, pending: frozenset) -> None:
-        if rounds is not None and self.rounds is not None and rounds > self.rounds:
-            for key, *_ in pending:
-                self.last_round[key] = now
+    def observe(self, now: float, rounds: int | None, pending: frozenset, nominated=()) -> None:
+        """One poll: `rounds` read before it, the `pending` pods and the pods with a `nominated` event
+        it showed."""
         if rounds is not None:
+            for key in self.awaiting:
+                self.baseline[key] = rounds
+            self.awaiting.clear()
+            if self.rounds is not None and rounds > self.rounds:
+                for key, *_ in pending:
+                    self.last_round[key] = (now, rounds)
             self.rounds = rounds
+        for key in nominated:
+            if key not in self.seen:
+                self.seen[key] = now
+                self.awaiting.add(key)
 
-    def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...], seen: dict[str, float],
+    def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...],
               on_node: set[str] = frozenset()) -> float:
-        """`nominated`: pod key -> NodeClaims its event names; `seen`: pod key -> when its event was
-        first observed; `on_node`: pods whose event names a Node. The time the last candidate's
-        nomination ends (0.0 for none)."""
+        """`nominated`: pod key -> NodeClaims its event names; `on_node`: pods whose event names a Node.
+        The time the last candidate's nomination ends (0.0 for none)."""
         ends = []
         for pod, claims in nominated.items():
-            if not claims & set(candidates) or pod not in seen:
+            if not claims & set(candidates) or pod not in self.seen:
                 continue
-            since = [t for t in (self.last_round.get(pod),) if t is not None and t > seen[pod]]
-            since += [seen[pod]] if pod in on_node else []
+            at, count = self.last_round.get(pod, (None, None))
+            since = [at] if at is not None and pod in self.baseline and count > self.baseline[pod] else []
+            since += [self.seen[pod]] if pod in on_node else []
             if since:
                 ends.append(max(since) + NOMINATION_SECONDS)
         return max(ends, default=0.0)
