@@ -294,3 +294,22 @@ def test_with_a_pod_pending_the_pass_waits_for_the_quiet_window():
     assert not s.observe(0.5, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and not s.wants_pass
     assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and s.wants_pass
 
+
+
+def test_a_pod_tried_before_any_node_existed_holds_the_run_once_a_node_does():
+    """kube-scheduler retries such a pod on its backoff alone, no Node event requeues it: with the quiet
+    window over and a round since, the run still waits for that try (labels-taints-nodeclaims/should-create-
+    a-nodeclaim-with-resource-requests settled under `-n 2` with its pod pending beside a Ready Node)."""
+    from harness.runner.engines.real.settle import NO_NODES
+    untried = frozenset({("default/p", "Unschedulable", NO_NODES)})
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", untried, [], 1)
+    assert s.observe(QUIET_SECONDS, "fp", untried, [], 2)                 # no Node: nothing will change
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", untried, [], 1, nodes=1)
+    assert not s.observe(QUIET_SECONDS, "fp", untried, [], 2, nodes=1)    # a Node it has not been tried on
+    assert s.observe(FALLBACK_SECONDS, "fp", untried, [], 2, nodes=1)     # ... bounded by the fallback
+    tried = frozenset({("default/p", "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")})
+    s = Settler(0.0)
+    assert not s.observe(0.0, "fp", tried, [], 1, nodes=1)
+    assert s.observe(QUIET_SECONDS, "fp", tried, [], 2, nodes=1)

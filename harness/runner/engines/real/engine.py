@@ -373,7 +373,7 @@ class RealRun:
                     f"{what} changed (drift)" for what in self.redrift))
             in_flight = self.observer.in_flight()
             if settler.observe(now, self.observer.fingerprint(), pending, in_flight, rounds, disruption,
-                              self.observer.reports()):
+                              self.observer.reports(), nodes=len(self.observer.node_objects)):
                 self.steady = True
                 break
             if settler.wants_pass and self.ctl.timing == "fast" and now - asked >= PASS_ASK_SECONDS:

@@ -76,6 +76,9 @@ FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
 SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
+# kube-scheduler's verdict on a pod it tried while the cluster had no Node (k8s.io/kubernetes v1.36.3
+# pkg/scheduler/scheduler.go ErrNoNodesAvailable)
+NO_NODES = "no nodes available to schedule pods"
 # core's nominationWindow at the default BATCH_MAX_DURATION (10 s), plus the poll and event-clock slack
 NOMINATION_SECONDS = 20.0 + 1.0
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
@@ -158,11 +161,12 @@ class Settler:
         self.last_change = self.last_state_change = self.start
 
     def observe(self, now: float, fingerprint, pending: frozenset, in_flight: list[str],
-                rounds: int | None, disruption: Disruption = Disruption(), reports: object = None) -> bool:
+                rounds: int | None, disruption: Disruption = Disruption(), reports: object = None,
+                nodes: int = 0) -> bool:
         """`fingerprint`: everything observed but `reports` (the events on Nodes and NodeClaims);
         `pending`: the pending workload pods with their scheduling state; `in_flight`: NodeClaims
         neither initialized nor failed; `rounds`: the provisioning round count, None when unreadable;
-        `disruption`: the disruption side."""
+        `disruption`: the disruption side; `nodes`: how many Nodes the cluster has."""
         self.wants_pass = False
         if (fingerprint, pending) != (self.last_fingerprint, self.pending):
             self.last_fingerprint, self.last_change, self.last_state_change = fingerprint, now, now
@@ -199,6 +203,12 @@ class Settler:
             # handleSchedulingFailure, podMaxBackoffSeconds), and only then says Unschedulable, which is what
             # Karpenter provisions for (core v1.14.0 pkg/utils/pod/scheduling.go FailedToSchedule): the
             # fallback window covers that retry
+            return False
+        if nodes and any(NO_NODES in (p[2] or "") for p in pending if len(p) > 2):
+            # kube-scheduler last tried the pod before any Node existed: such a failure is an error to its
+            # queue, retried on its backoff alone, no Node event requeues it (schedule_one.go
+            # handleSchedulingFailure, backend/queue/scheduling_queue.go: no unschedulable plugins). Its
+            # verdict on the Nodes there are now is still to come; the fallback window covers that retry
             return False
         if pending and not (self.pending_rounds is not None and rounds > self.pending_rounds):
             return False
