@@ -313,3 +313,18 @@ def test_a_pod_tried_before_any_node_existed_holds_the_run_once_a_node_does():
     s = Settler(0.0)
     assert not s.observe(0.0, "fp", tried, [], 1, nodes=1)
     assert s.observe(QUIET_SECONDS, "fp", tried, [], 2, nodes=1)
+
+
+def test_no_pass_is_asked_for_while_a_pending_pod_is_planned_onto_a_candidate():
+    """kube-scheduler may still bind it there: a pass asked for then finds the new node empty (`Empty`, the
+    pod evicted) far more often than upstream's 10 s poll would; the run waits for that poll instead."""
+    pending = frozenset({("default/p", "Unschedulable", "0/2 nodes are available")})
+    planned = Disruption(1, ("nc-1",), pass_mark=1, planned=("default/p",))
+    s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)
+    assert not s.observe(0.0, "fp", pending, [], 1, planned)
+    assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, planned) and not s.wants_pass
+    assert not s.observe(QUIET_SECONDS + 5, "fp", pending, [], 2, planned) and not s.wants_pass
+    assert s.observe(QUIET_SECONDS + 6, "fp", pending, [], 2, Disruption(2, ("nc-1",), pass_mark=2, planned=("default/p",)))
+    s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)            # a pod no candidate was planned for: asked at once
+    assert not s.observe(0.0, "fp", pending, [], 1, Disruption(1, ("nc-1",), pass_mark=1))
+    assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and s.wants_pass

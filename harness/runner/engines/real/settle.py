@@ -134,6 +134,10 @@ class Disruption:
     held: tuple[str, ...] = ()      # what holds the run past the fallback (an evicted VM's NodeClaim)
     nominated_until: float = 0.0    # monotonic time a candidate's nomination ends (Nominations)
     pass_mark: int | None = None
+    # pending pods a provisioning round planned onto a candidate (their Nominated event names it):
+    # kube-scheduler may still bind them there, so no pass is asked for - the controller's own poll
+    # lands when upstream's would
+    planned: tuple[str, ...] = ()
 
 
 @dataclass
@@ -218,8 +222,13 @@ class Settler:
             # late writes, and a pass that missed one is followed by another that sees it. A pending pod
             # may still be bound by kube-scheduler (to a new, empty candidate it is planned on): a pass
             # asked for before the quiet window would meet that moment far more often than upstream's
-            # 10 s poll does (an empty node, about to get its pod, deleted)
-            self.wants_pass = self.passes_at_change is not None and (not pending or state_quiet >= self.quiet)
+            # 10 s poll does (an empty node, about to get its pod, deleted). Nor is it asked for while a pending
+            # pod is planned onto a candidate: under load kube-scheduler's bind came later than the quiet
+            # window, and the pass asked for then found the new node empty every time (custom-constraints/
+            # should-schedule-incompatible-pods-to-the-different-node: `Empty`, its pod evicted); upstream's
+            # poll meets that moment only when it happens to land in it
+            self.wants_pass = self.passes_at_change is not None and (
+                not pending or (state_quiet >= self.quiet and not disruption.planned))
             return False
         if state_quiet < (self.quiet if pending else self.done_quiet) or quiet_for < self.reports_quiet:
             return False
