@@ -587,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
                         "(with --engine real)")
     r.add_argument("--real-timing", default=None, choices=["fast", "upstream"],
-                   help="with --engine real: fast (the default): a disruption pass on request, three of core's waits divided by ten; "
+                   help="with --engine real: fast (the default): a disruption pass on request, two of core's waits divided by ten; "
                         "upstream runs the release as is (harness/data/controller-timing.yaml)")
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--explore", type=int, default=None, metavar="N",

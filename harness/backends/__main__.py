@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --controller: build the provider against this sigs.k8s.io/karpenter release "
                         "(a go.mod replace; where it compiles) - also KARPENTER_CORE_VERSION")
     b.add_argument("--timing", default=None, choices=["fast", "upstream"],
-                   help="with --controller: fast (the default): a disruption pass on request, three of core's waits divided by ten; "
+                   help="with --controller: fast (the default): a disruption pass on request, two of core's waits divided by ten; "
                         "upstream builds the release as is (harness/data/controller-timing.yaml) - also "
                         "KARPENTER_CONTROLLER_TIMING")
     from harness import __version__, logs

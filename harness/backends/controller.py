@@ -14,7 +14,7 @@ Lookup order:
      commit's tree is exported once into <cache>/provider-src/<commit>/ and built like a checkout.
 Each binary runs with its own source's CRDs (`crds_dir`: pkg/apis/crds of the module or the tree).
 A `fast` build (KARPENTER_CONTROLLER_TIMING, the default; harness/data/controller-timing.yaml) has a
-disruption pass on SIGUSR1 and three of core's waits divided by ten, and a `+fast-<digest>` cache entry; `upstream`
+disruption pass on SIGUSR1 and two of core's waits divided by ten, and a `+fast-<digest>` cache entry; `upstream`
 builds the release as is.
 The build runs under a file lock (<cache>/controller.lock), so concurrent pytest-xdist workers
 build once.
@@ -53,7 +53,7 @@ class ControllerBinary:
     version: str          # the provider version (or `git describe` of a checkout)
     source: str           # "env", "cache", "src:<dir>" or "git:<commit>"
     tree: Path | None = None     # the source tree it was built from (None: the pinned module)
-    timing: str = "upstream"     # controller-timing.yaml: `fast`: a disruption pass on request, three waits / 10
+    timing: str = "upstream"     # controller-timing.yaml: `fast`: a disruption pass on request, two waits / 10
 
     @property
     def crds_dir(self) -> Path:

@@ -44,7 +44,7 @@ def pytest_addoption(parser):
                     help="with --harness-engine real: only the small representative subset "
                          "(harness/data/real-engine.yaml ci_subset), for CI")
     group.addoption("--harness-real-timing", default=None, choices=["fast", "upstream"], dest="harness_real_timing",
-                    help="with --harness-engine real: fast (the default): a disruption pass on request, three of core's waits divided by "
+                    help="with --harness-engine real: fast (the default): a disruption pass on request, two of core's waits divided by "
                          "ten; upstream runs the release as is (harness/data/controller-timing.yaml; "
                          "also KARPENTER_CONTROLLER_TIMING)")
     group.addoption("--harness-keep-cluster", action="store_true", default=False, dest="harness_keep_cluster",
