@@ -364,10 +364,9 @@ class RealRun:
             nominated, on_node = self.observer.nomination_events()
             self.nominations.observe(now, rounds, pending, nominated)
             if disruption.candidates:
-                waiting = {key for key, *_ in pending}
-                disruption = dataclasses.replace(disruption, nominated_until=self.nominations.until(
-                    nominated, disruption.candidates, on_node), planned=tuple(sorted(
-                        pod for pod, claims in nominated.items() if pod in waiting and claims & set(disruption.candidates))))
+                disruption = dataclasses.replace(
+                    disruption, nominated_until=self.nominations.until(nominated, disruption.candidates, on_node),
+                    planned=Nominations.planned(nominated, disruption.candidates, pending))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it

@@ -293,6 +293,12 @@ class Nominations:
                 self.seen[key] = now
                 self.awaiting.add(key)
 
+    @staticmethod
+    def planned(nominated: dict[str, set[str]], candidates: tuple[str, ...], pending: frozenset) -> tuple[str, ...]:
+        """The pending pods whose Nominated event names a candidate (Disruption.planned)."""
+        waiting, cands = {key for key, *_ in pending}, set(candidates)
+        return tuple(sorted(pod for pod, claims in nominated.items() if pod in waiting and claims & cands))
+
     def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...],
               on_node: set[str] = frozenset()) -> float:
         """`nominated`: pod key -> NodeClaims its event names; `on_node`: pods whose event names a Node.
