@@ -103,3 +103,45 @@ def test_on_kind_the_real_kubelets_exit_message_is_the_refusal():
     kl._boot("aks-x", body)
     rec = kl.records["aks-x"]
     assert rec.refused.startswith("failed to validate kubelet flags") and not rec.registered
+
+
+class _StandInCluster:
+    """A cluster the stand-in kubelets register on (no real kubelets): what they create and patch."""
+    server_version = "v1.36.3"
+
+    def __init__(self):
+        self.created, self.patched = [], []
+
+    def create(self, node, ident):
+        self.created.append(node)
+
+    def list(self, kind, namespace=None):
+        return []
+
+    def client(self, ident):
+        cluster = self
+
+        class _Client:
+            def patch(self, kind, name, body, namespace=None, sub=None):
+                cluster.patched.append((kind, name, sub))
+
+            def request(self, *a, **kw):
+                return None
+        return _Client()
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_the_kubelet_registers_its_node_with_its_ready_condition(held):
+    """A Node created without conditions would lose its not-ready taint to the node lifecycle controller
+    before a NotReady status came (kubelet.py _boot)."""
+    from harness.runner.engines.real.kubelet import Kubelets
+    cluster = _StandInCluster()
+    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    if held:
+        kl.not_ready.add("aks-x")
+    kl._boot("aks-x", {"properties": {"osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}})
+    (node,) = cluster.created
+    (ready,) = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready["status"] == ("False" if held else "True")
+    assert node["status"]["capacity"]["pods"] == "250"
+    assert not [p for p in cluster.patched if p[0] == "Node"]      # no status write after the create

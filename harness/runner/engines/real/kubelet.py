@@ -176,10 +176,12 @@ class Kubelets:
         self.seeding = False                # given.existingNodes are being launched: a new VM is one of theirs
         self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
         self._ahead: set[str] = set()       # ... while these released ones boot
+        self._claims: list[dict] | None = None      # the NodeClaims as this step read them (nodeclaims())
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
         progress = False
+        self._claims = None
         puts = {n: p for n, p in self.tap.vm_puts().items()
                 if n not in self.records and n.lower() not in self.held and self._running(n)}
         if puts and not self.seeding and self.release_held():
@@ -260,25 +262,26 @@ class Kubelets:
         if real_kubelets:
             self._boot_real(vm_name, size, rec, node, facts)
             return
-        ident = Identity.node(rec.node_name)
+        ready = vm_name.lower() not in self.not_ready
+        # the kubelet registers its Node with its status, Ready condition included (k8s.io/kubernetes v1.36.3
+        # pkg/kubelet/kubelet_node_status.go initialNode calls setNodeStatus): a Node created without
+        # conditions loses the not-ready taint TaintNodesByCondition gave it (the node lifecycle controller
+        # maps no condition to no taint: pkg/controller/nodelifecycle doNoScheduleTaintingPass), and
+        # kube-scheduler could bind to a held NotReady Node until its status came
+        node["status"] = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
+                          "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                                          "reason": "KubeletReady" if ready else "KubeletNotReady",
+                                          "message": "kubelet is posting ready status" if ready else "held by the harness",
+                                          "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
+                          "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
+                                       "kubeletVersion": self.cluster.server_version,
+                                       "containerRuntimeVersion": "containerd://harness"}}
         try:
-            self.cluster.create(node, ident)
+            self.cluster.create(node, Identity.node(rec.node_name))
         except APIRejected as e:
             rec.denied = e.message
             return
         rec.registered = True
-        ready = vm_name.lower() not in self.not_ready
-        status = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
-                  "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                  "reason": "KubeletReady" if ready else "KubeletNotReady",
-                                  "message": "kubelet is posting ready status" if ready else "held by the harness",
-                                  "lastHeartbeatTime": _time(), "lastTransitionTime": _time()}],
-                  "nodeInfo": {"architecture": facts.arch, "operatingSystem": "linux",
-                               "kubeletVersion": self.cluster.server_version,
-                               "containerRuntimeVersion": "containerd://harness"}}
-        # a merge patch of the status: NodeRestriction judges a full update's taints even on the
-        # status subresource, and the node lifecycle controller changes them concurrently
-        self.cluster.client(ident).patch("Node", rec.node_name, {"status": status}, sub="status")
         self._lease(rec.node_name, create=True)
         self._pending_ccm.add(vm_name)
 
@@ -319,7 +322,7 @@ class Kubelets:
         the resource names the controller expects on this NodeClaim, counted from the machine's
         SKU (its GPUs capability)."""
         from fakeazure.catalog import capability
-        nc = next((n for n in self.cluster.list("NodeClaim")
+        nc = next((n for n in self.nodeclaims()
                    if ((n.get("status") or {}).get("providerID") or "").lower().endswith(f"/{vm_name.lower()}")), None)
         names = [k for k in ((nc or {}).get("status") or {}).get("capacity") or {} if "/" in k]
         sku = self._skus.get(size.lower())
@@ -445,7 +448,7 @@ class Kubelets:
         simulation does."""
         from harness.backends.base import APIRejected, Identity
         progress = False
-        claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.cluster.list("NodeClaim")}
+        claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.nodeclaims()}
         for rec in self.records.values():
             nc = claims.get(rec.node_name)
             startup = {(t["key"], t.get("effect")) for t in ((nc or {}).get("spec") or {}).get("startupTaints") or []}
@@ -486,8 +489,14 @@ class Kubelets:
                     return True
         return False
 
+    def nodeclaims(self) -> list[dict]:
+        """The NodeClaims, read once a step (a launch of 20 boots 20 kubelets in one step)."""
+        if self._claims is None:
+            self._claims = self.cluster.list("NodeClaim")
+        return self._claims
+
     def _provider_id(self, vm_name: str) -> str | None:
-        for nc in self.cluster.list("NodeClaim"):
+        for nc in self.nodeclaims():
             pid = (nc.get("status") or {}).get("providerID") or ""
             if pid.lower().endswith(f"/virtualmachines/{vm_name.lower()}"):
                 return pid
