@@ -32,7 +32,7 @@ def test_a_nodeclaim_a_launch_failure_deleted_keeps_the_run_in_flight_until_the_
     obs = SimpleNamespace(pending=lambda: frozenset({("default/web", "Unschedulable", "")}),
                           claims={"a": {"metadata": {"creationTimestamp": "2026-11-23T07:00:00Z"}}},
                           deleted={"a"}, launched=set(), failures={"a": [{"reason": "ZonalAllocationFailed"}]},
-                          deleted_at={"a": time.monotonic()})
+                          launched_condition={"a"}, deleted_at={"a": time.monotonic()})
     assert Observer._awaiting_relaunch(obs) == ["a (launch failed; its pods' next provisioning round)"]
     obs.claims["b"] = {"metadata": {"creationTimestamp": "2026-11-23T07:00:03Z"}}     # the retry
     assert Observer._awaiting_relaunch(obs) == []
@@ -40,6 +40,11 @@ def test_a_nodeclaim_a_launch_failure_deleted_keeps_the_run_in_flight_until_the_
     obs.deleted_at["a"] -= observe.RELAUNCH_SECONDS                                     # none came
     assert Observer._awaiting_relaunch(obs) == []
     obs.deleted_at["a"] += observe.RELAUNCH_SECONDS
+    obs.failures = {}           # the failed create and the deletion fell between two polls
+    assert Observer._awaiting_relaunch(obs) == ["a (launch failed; its pods' next provisioning round)"]
+    obs.launched_condition = set()                       # never launched: deleted for another reason
+    assert Observer._awaiting_relaunch(obs) == []
+    obs.launched_condition = {"a"}
     obs.pending = lambda: frozenset()                                                   # nothing waits
     assert Observer._awaiting_relaunch(obs) == []
 

@@ -64,6 +64,11 @@ def test_partial_match_and_failure_text(cluster):
     assert paths == ['expect.nodes[0].labelsAbsent["kubernetes.azure.com/scalesetpriority"]'], paths
     text = failure_text(out)
     assert "probe.scenario.yaml:" in text and "written by" in text and "upstream" in text
+    assert "[settle]" not in text
+    # a real-engine run says why each settle ended without --trace (a run that ended early names its cause)
+    import dataclasses
+    out.result.trace.append("[settle] quiet for 2.0s, no NodeClaim in flight, no pod pending")
+    assert "  [settle] quiet for 2.0s" in failure_text(dataclasses.replace(out, engine="real"))
     # before-0006: mode is not a requirement -> the pod's key is undefined -> pending
     before = run(sc, "before-0006", cluster)
     assert any('pods["web"].scheduled' in m.path for m in before.mismatches)

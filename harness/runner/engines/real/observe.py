@@ -213,14 +213,18 @@ class Observer:
 
     def _awaiting_relaunch(self) -> list[str]:
         """NodeClaims a launch failure deleted while pods are pending, until a NodeClaim created since
-        shows the retry or RELAUNCH_SECONDS have passed (the pods' next provisioning round)."""
+        shows the retry or RELAUNCH_SECONDS have passed (the pods' next provisioning round). A failure
+        is a failed launch seen, or a claim whose create was accepted (Launched) and that went away
+        before a poll saw its VM succeed: an asynchronous create can fail and its NodeClaim be deleted
+        between two polls of a busy machine (CI's zonal-allocation-failure-moves-zone settled so)."""
         if not self.pending():
             return []
         now = time.monotonic()
         created = [c["metadata"].get("creationTimestamp") or "" for n, c in self.claims.items() if n not in self.deleted]
         out = []
         for name, gone in sorted(self.deleted_at.items()):
-            if name in self.launched or not self.failures.get(name) or now - gone >= RELAUNCH_SECONDS:
+            failed = self.failures.get(name) or name in self.launched_condition
+            if name in self.launched or not failed or now - gone >= RELAUNCH_SECONDS:
                 continue
             stamp = self.claims[name]["metadata"].get("creationTimestamp") or ""
             if any(c > stamp for c in created):
