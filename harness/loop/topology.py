@@ -503,7 +503,7 @@ class Topology:
                  node_taints: Mapping[str, Sequence[Taint]] | None = None, registered: Iterable[str] | None = None):
         """universe: key -> domains from NodePools x instance types (universe_for); node_labels:
         existing node (registered or in flight) -> labels; bound: (namespace, pod labels, node name)
-        of the pods counted where they are (running, or nominated to an in-flight node);
+        of the pods counted where they are (bound);
         bound_pods: (PodView, node name) of those with required anti-affinity (the inverse groups);
         sem: label semantics for the node filters; well_known: AllowUndefinedWellKnownLabels for a
         NodeClaim's requirements; seed: ties (TiePicker); namespaces: Namespace name -> labels

@@ -113,7 +113,7 @@ class Provisioner:
                 result.dropped_skus[name] = why
 
     # -- cluster state ----------------------------------------------------------------------------
-    def existing_nodes(self, skip: frozenset = frozenset(), count_nominated: bool = True) -> list[ExistingNode]:
+    def existing_nodes(self, skip: frozenset = frozenset()) -> list[ExistingNode]:
         """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
         scheduling/existingnode.go NewExistingNode; karpenter-core.md §4.5):
@@ -123,24 +123,20 @@ class Provisioner:
           instance type's allocatable; until initialized, the known ephemeral taints and the
           NodeClaim's startup taints are ignored (StateNode.Taints);
         - every other Node (not managed by Karpenter: always registered and initialized);
-        - requested = bound pods + pods nominated to it + the DaemonSet pods that would still land
-          on it (compatible daemons minus those already bound, never below zero);
+        - requested = bound pods + the DaemonSet pods that would still land on it (compatible daemons
+          minus those already bound, never below zero); a pod nominated to it is not counted: it is
+          pending, so each pass plans it again (StateNode counts bound pods alone, and core tracks
+          no nomination's requests);
         - initialized nodes first, then by name (Scheduler.sortExistingNodes).
         Nodes marked for deletion (being deleted, or a disruption command's candidates) are left out
         (core Schedule passes nodes.Active(); the provisioner reschedules their pods instead).
-        `skip` leaves out more nodes and `count_nominated=False` counts no nominated pod (a disruption
-        simulation schedules every pending pod itself: disruption/helpers.go SimulateScheduling)."""
+        `skip` leaves out more nodes (a disruption simulation's candidates)."""
         s = self.state
         used = s.node_requested()
         bound: dict[str, list] = {}
         for key, pr in s.result.pods.items():
             if pr.node and key in s.pod_views:
                 bound.setdefault(pr.node, []).append(s.pod_views[key])
-        nominated: dict[str, list] = {}
-        for key, target in s.nominated.items():
-            pr = s.result.pods.get(key)
-            if pr is not None and not pr.node and key in s.pod_views:
-                nominated.setdefault(target, []).append(s.pod_views[key])
         out: list[ExistingNode] = []
         managed: set[str] = set()
         for c in s.claims:
@@ -169,9 +165,7 @@ class Provisioner:
                 startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
                 taints = [t for t in taints if not is_ephemeral(t) and
                           not any(t.key == st.key and t.effect == st.effect for st in startup)]
-            pods = bound.get(name, []) + nominated.get(c.result.name, [])
-            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
-                                      nominated.get(c.result.name, []) if count_nominated else [],
+            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
                                       c.result.name, c.initialized))
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
@@ -182,20 +176,17 @@ class Provisioner:
             labels = dict(node["metadata"].get("labels") or {})
             taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
             alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-            pods = bound.get(name, []) + nominated.get(name, [])
-            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), pods,
-                                      nominated.get(name, []) if count_nominated else [], None, True))
+            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
+                                      None, True))
         out.sort(key=lambda n: (not n.initialized, n.name))
         return out
 
     def _existing(self, name: str, labels: dict, taints: list, alloc: dict, used: dict, pods: list,
-                  nominated: list, nodeclaim: str | None, initialized: bool) -> ExistingNode:
-        """One ExistingNode: requested = bound + nominated + the daemons still to come (NewExistingNode
+                  nodeclaim: str | None, initialized: bool) -> ExistingNode:
+        """One ExistingNode: requested = its bound `pods` + the daemons still to come (NewExistingNode
         subtracts the node's DaemonSet requests from the compatible daemons' and floors at zero)."""
         s = self.state
         requested = dict(used)
-        for pv in nominated:
-            requested = add(requested, pv.requests)
         daemons: dict[str, int] = {}
         node_reqs = Requirements.from_labels(labels, s.sem) if s.daemonsets else None
         for _, ds in s.daemonsets:
@@ -224,12 +215,6 @@ class Provisioner:
         the keys pending pods spread over, the existing nodes' labels and the running pods to count."""
         s = self.state
         running = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node]
-        # a pod nominated to an in-flight NodeClaim is not in this pass's batch (pending_pods): core
-        # re-schedules it onto that in-flight node first (it is an existing node), so it counts there
-        in_flight = {c.result.name: n.name for n in existing for c in s.claims
-                     if c.result.name == n.nodeclaim and not c.registered}
-        running += [(s.pod_views[k], in_flight[c]) for k, c in s.nominated.items()
-                    if c in in_flight and k in s.pod_views and not s.result.pods[k].node]
         return self.topology_over(pending, templates, existing, running)
 
     def topology_over(self, pods: list[PodView], templates: list[Template], existing: list[ExistingNode],
@@ -262,8 +247,10 @@ class Provisioner:
 
     # -- the pass (Reconcile -> Schedule -> CreateNodeClaims) ---------------------------------------
     def pending_pods(self) -> list[PodView]:
-        """GetPendingPods + Validate: unbound non-DaemonSet pods Karpenter does not ignore and that
-        are not waiting for the NodeClaim they were nominated to."""
+        """GetPendingPods + Validate: unbound non-DaemonSet pods Karpenter does not ignore. A pod
+        planned onto an in-flight NodeClaim in an earlier pass is one of them: every pass plans every
+        pending pod again, existing and in-flight nodes first (core v1.14.0 provisioner.go Schedule;
+        its nomination is cluster state's record for disruption, not a reservation)."""
         s = self.state
         pending = []
         for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
@@ -280,9 +267,6 @@ class Provisioner:
                 if emits:
                     s.pod_event(pr, f"Failed to schedule pod, {msg}")
                 continue
-            claim = s.claim_by_name(s.nominated.get(key, ""))
-            if claim is not None and not (claim.done or claim.refused or claim.initialized):
-                continue    # waiting for its in-flight NodeClaim (cluster state nomination)
             if key in s.prebind and writes_nominated_node(s.cfg.cluster.kubernetes_version):
                 # kube-scheduler nominated it while its PreBind waits: IsProvisionable is false for a pod
                 # with status.nominatedNodeName (core v1.14.0 pkg/utils/pod/scheduling.go IsPreempting)

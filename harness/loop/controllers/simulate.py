@@ -121,13 +121,12 @@ class Simulator:
 
     def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset) -> tuple[list[ExistingNode], set[str]]:
         """The provisioner's existing nodes (Provisioner.existing_nodes: cluster state, daemon overhead,
-        host ports, initialized first) without the candidates and without nominations (every pending
-        pod is scheduled here); in a consolidation simulation the nodes under consolidateAfter refuse
+        host ports, initialized first) without the candidates; in a consolidation simulation the nodes under consolidateAfter refuse
         the candidates' pods."""
         s = self.state
         names = {sn.name for sn in active}
         skip = frozenset(sn.name for sn in view.nodes if sn.name not in names)
-        out = self.provisioner.existing_nodes(skip=skip, count_nominated=False)
+        out = self.provisioner.existing_nodes(skip=skip)
         if refuse:
             for n in out:
                 c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
