@@ -99,3 +99,30 @@ def test_seeded_pods_keep_owners_that_can_own_them(cluster):
     assert ds["spec"]["selector"]["matchLabels"] == orphan["metadata"]["labels"]
     terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["n1"]
+
+
+def test_a_volume_write_that_lost_the_race_with_the_pv_controller_is_retried(cluster):
+    """The PV controller writes a volume as soon as it sees it; the harness's uid completion of the
+    volume's claimRef read it before that and got 409 Conflict ("the object has been modified"): it
+    reads the volume again and retries (found on scenarios/bugs r07 and r30 under -n 2)."""
+    from harness.backends.base import ADMIN, APIRejected
+    from harness.runner.engines.real.existing import complete_volume_ref
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-a"},
+          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "csi": {"driver": "d", "volumeHandle": "h"},
+                   "claimRef": {"name": "data", "namespace": "default"}}}
+    cluster.create(pv, ADMIN)
+    claim = cluster.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+                            "spec": {"volumeName": "pv-a", "accessModes": ["ReadWriteOnce"],
+                                     "resources": {"requests": {"storage": "1Gi"}}}}, ADMIN)
+    real_update, calls = cluster.update, []
+
+    def racing_update(obj, who):
+        calls.append(obj["metadata"]["name"])
+        if len(calls) == 1:          # the PV controller wrote the volume first
+            raise APIRejected(409, "Conflict", 'Operation cannot be fulfilled on persistentvolumes "pv-a": '
+                              "the object has been modified; please apply your changes to the latest version and try again")
+        return real_update(obj, who)
+    cluster.update = racing_update
+    complete_volume_ref(cluster, claim)
+    assert calls == ["pv-a", "pv-a"]
+    assert cluster.get("PersistentVolume", "pv-a")["spec"]["claimRef"]["uid"] == claim["metadata"]["uid"]

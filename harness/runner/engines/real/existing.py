@@ -85,13 +85,28 @@ def claim_uid_for(cluster, pv: dict) -> dict:
     return pv
 
 
+CONFLICT_RETRIES = 5
+
+
 def complete_volume_ref(cluster, claim: dict) -> None:
-    """After a claim is stored: the volume it names, pre-bound to it without a uid, gets its uid."""
+    """After a claim is stored: the volume it names, pre-bound to it without a uid, gets its uid. The PV
+    controller writes the volume meanwhile (its phase, once it has seen it): a write that lost that race
+    (409, "the object has been modified") reads the volume again and retries, as a client-go
+    RetryOnConflict caller does."""
     name = (claim.get("spec") or {}).get("volumeName")
-    pv = cluster.get("PersistentVolume", name) if name and claim.get("kind") == "PersistentVolumeClaim" else None
-    if pv is not None and _claims(pv["spec"].get("claimRef"), claim):
+    if not name or claim.get("kind") != "PersistentVolumeClaim":
+        return
+    for attempt in range(CONFLICT_RETRIES):
+        pv = cluster.get("PersistentVolume", name)
+        if pv is None or not _claims(pv["spec"].get("claimRef"), claim):
+            return
         pv["spec"]["claimRef"]["uid"] = claim["metadata"]["uid"]
-        cluster.update(pv, ADMIN)
+        try:
+            cluster.update(pv, ADMIN)
+            return
+        except APIRejected as e:
+            if e.status != 409 or attempt == CONFLICT_RETRIES - 1:
+                raise
 
 
 def apply_object(cluster, obj: dict) -> dict:
