@@ -121,8 +121,8 @@ class Simulator:
 
     def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset) -> tuple[list[ExistingNode], set[str]]:
         """The provisioner's existing nodes (Provisioner.existing_nodes: cluster state, daemon overhead,
-        host ports, initialized first) without the candidates; in a consolidation simulation the nodes under consolidateAfter refuse
-        the candidates' pods."""
+        host ports, initialized first) without the candidates; in a consolidation simulation the nodes
+        under consolidateAfter refuse the candidates' pods."""
         s = self.state
         names = {sn.name for sn in active}
         skip = frozenset(sn.name for sn in view.nodes if sn.name not in names)
