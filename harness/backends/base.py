@@ -8,13 +8,30 @@ and by the real NodeRestriction admission plugin on `local`/`container`
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, TypeVar, runtime_checkable
 
 from harness.model.apistatus import APIRejected, Cause  # the API server's refusal, a model value
 
 __all__ = ["ADMIN", "APIRejected", "Backend", "Cause", "Cluster", "Identity", "KARPENTER", "CLOUD_NODE_MANAGER",
-           "NODE_LIFECYCLE", "SCHEDULER"]
+           "NODE_LIFECYCLE", "SCHEDULER", "retry_on_conflict"]
+
+T = TypeVar("T")
+
+
+def retry_on_conflict(write: Callable[[], T], attempts: int = 20) -> T:
+    """A read-modify-write against controllers writing the same object (a Node's lifecycle controller,
+    a volume's PV controller): `write` reads and writes again on 409 Conflict, as client-go's
+    RetryOnConflict does."""
+    for i in range(attempts):
+        try:
+            return write()
+        except APIRejected as e:
+            if e.status != 409 or i == attempts - 1:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True)

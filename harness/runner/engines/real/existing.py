@@ -30,7 +30,7 @@ import copy
 import datetime as dt
 import time
 
-from harness.backends.base import ADMIN, APIRejected
+from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 # what a NodeClaim takes from its NodePool's template besides requirements and nodeClassRef (core v1.14.0
@@ -85,28 +85,20 @@ def claim_uid_for(cluster, pv: dict) -> dict:
     return pv
 
 
-CONFLICT_RETRIES = 5
-
-
 def complete_volume_ref(cluster, claim: dict) -> None:
     """After a claim is stored: the volume it names, pre-bound to it without a uid, gets its uid. The PV
     controller writes the volume meanwhile (its phase, once it has seen it): a write that lost that race
-    (409, "the object has been modified") reads the volume again and retries, as a client-go
-    RetryOnConflict caller does."""
+    (409, "the object has been modified") reads the volume again and retries."""
     name = (claim.get("spec") or {}).get("volumeName")
     if not name or claim.get("kind") != "PersistentVolumeClaim":
         return
-    for attempt in range(CONFLICT_RETRIES):
+
+    def write() -> None:
         pv = cluster.get("PersistentVolume", name)
-        if pv is None or not _claims(pv["spec"].get("claimRef"), claim):
-            return
-        pv["spec"]["claimRef"]["uid"] = claim["metadata"]["uid"]
-        try:
+        if pv is not None and _claims(pv["spec"].get("claimRef"), claim):
+            pv["spec"]["claimRef"]["uid"] = claim["metadata"]["uid"]
             cluster.update(pv, ADMIN)
-            return
-        except APIRejected as e:
-            if e.status != 409 or attempt == CONFLICT_RETRIES - 1:
-                raise
+    retry_on_conflict(write)
 
 
 def apply_object(cluster, obj: dict) -> dict:

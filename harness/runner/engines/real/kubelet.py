@@ -138,20 +138,6 @@ DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a
 IN_FLIGHT_LEAD = 2.0
 
 
-def _retry_conflicts(write, attempts: int = 20):
-    """Read-modify-write against controllers writing the same Node (kube-controller-manager's node
-    lifecycle controller, Karpenter's registration): retry on 409 Conflict, as client-go's
-    RetryOnConflict does."""
-    from harness.backends.base import APIRejected
-    for i in range(attempts):
-        try:
-            return write()
-        except APIRejected as e:
-            if e.status != 409 or i == attempts - 1:
-                raise
-            time.sleep(0.05)
-
-
 class Kubelets:
     """Every stand-in kubelet of a run: one per VM the controller created, started once the fake
     holds the VM, registered from that VM's bootstrap data."""
@@ -388,7 +374,7 @@ class Kubelets:
         type, zone and region labels, and the uninitialized taint lifted. The providerID is the one
         the controller recorded on the NodeClaim (the same VM id; reference/real-controller.md notes
         its lowercased resource group)."""
-        from harness.backends.base import CLOUD_NODE_MANAGER, APIRejected
+        from harness.backends.base import CLOUD_NODE_MANAGER, APIRejected, retry_on_conflict
         from harness.model.writers import cloud_node_controller_labels
         rec = self.records[vm_name]
         provider_id = self._provider_id(vm_name)
@@ -411,7 +397,7 @@ class Kubelets:
             node["spec"]["taints"] = [t for t in node["spec"].get("taints") or [] if t["key"] != UNINITIALIZED["key"]]
             return self.cluster.update(node, CLOUD_NODE_MANAGER)
         try:
-            _retry_conflicts(write)
+            retry_on_conflict(write)
         except APIRejected as e:
             if e.status == 404:
                 self._pending_ccm.discard(vm_name)
@@ -446,7 +432,7 @@ class Kubelets:
         Initialized (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go
         StartupTaintsRemoved). The stand-in lifts them once Karpenter has registered the Node, as the
         simulation does."""
-        from harness.backends.base import APIRejected, Identity
+        from harness.backends.base import APIRejected, Identity, retry_on_conflict
         progress = False
         claims = {(nc.get("status") or {}).get("nodeName"): nc for nc in self.nodeclaims()}
         for rec in self.records.values():
@@ -469,7 +455,7 @@ class Kubelets:
                                          if (t["key"], t.get("effect")) not in startup]
                 return self.cluster.update(cur, Identity("controller", "startup-taint-agent"))
             try:
-                _retry_conflicts(write)
+                retry_on_conflict(write)
             except APIRejected as e:
                 if e.status != 404:
                     raise
