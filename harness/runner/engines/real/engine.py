@@ -24,13 +24,14 @@ from pathlib import Path
 
 from harness.backends.base import APIRejected
 from harness.backends.kinds import WORKLOAD_KINDS, apply_order
-from harness.backends.sandbox import Forward, Sandbox, SandboxError
+from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
+from harness.backends.sandbox import SandboxError
 from harness.loop.clock import SimClock
 from harness.model.durations import scenario_duration
 from harness.model.params import ClusterParams
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, clusterprep, csi, existing, fakeside, settings
+from harness.runner.engines.real import applicability, csi, existing, keeper, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler, pass_counts,
@@ -44,7 +45,6 @@ POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
-CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
 # `advance` steps are played on the wall clock up to this long (HARNESS_REAL_MAX_ADVANCE, seconds): the
 # controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
 # are its own and real
@@ -162,22 +162,15 @@ class RealRun:
     stand-ins; applies manifests, waits for quiet, observes."""
 
     def __init__(self, scenario, profile: str, cluster, ctl):
-        from harness.backends.lifetime import DIRS, LIFETIME, OWNER_FILE, sweep_stale_workdirs, tmp_root
         from harness.model.profile import profile_with_knobs
         self.scenario, self.cluster, self.ctl = scenario, cluster, ctl
         self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
         t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
-        self.workdir = workdir = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
-        self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))
-        if not self.keep:     # a kept work dir has no owner: the next run's sweep leaves it alone
-            (workdir / OWNER_FILE).write_text(str(os.getpid()))
-        # removed by close(); on SIGTERM/SIGINT by the exit path, on SIGKILL by the watcher
-        # (harness/backends/lifetime.py)
-        self.entry = LIFETIME.open(f"real-engine work dir {workdir}", lambda: shutil.rmtree(workdir, ignore_errors=True),
-                                   tier=DIRS, keep=self.keep, reap=(("dir", str(workdir)),))
-        self.server = self.sandbox = self.kubelets = None
+        self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))   # a copy of the controller's log
+        self.kept = self.sandbox = self.kubelets = None
         self.steady = False
+        self.finished = False                      # finish() ran: every step was played and checked
         self.settle_reason = ""
         self.seeded = False                        # given.existingNodes were seeded (seed())
         self.redrift: list[str] = []               # NodePools/AKSNodeClasses a step updated (drift is due)
@@ -186,6 +179,7 @@ class RealRun:
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
+        self.ever_evicted = False
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
@@ -193,34 +187,37 @@ class RealRun:
                                  for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
         try:
             departed = previous_uids(cluster)
-            cluster.reset()
-            secrets = clusterprep.prepare(cluster, ctl, workdir)
             self.fake = fake = fake_azure(scenario, SimClock())
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
-            public = settings.engine_data()["public_cloud"]
-            self.server, self.tap = fakeside.serve(fake, workdir / "fake-tls", tuple(public["hosts"]))
-            fake_port = int(self.server.url.rsplit(":", 1)[1])
-            api_port = int(cluster.server.rsplit(":", 1)[1])
             cfg = cluster_settings(scenario)
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
-            arm, fake_forward, hosts = settings.cloud(scenario.given, fake_port)
-            endpoints = settings.Endpoints(arm, Path(self.server.ca_path), cluster.server,
-                                           Path(cluster.server_ca))
-            files = settings.write_files(workdir / "config", endpoints,
-                                         settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
-            env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS,
-                                          scenario.given.get("featureGates"), scenario.given.get("loop"))
-            self.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, workdir, secrets,
-                                   [fake_forward, Forward(api_port, api_port)], hosts=hosts)
-            self.sandbox.start(workdir / "controller.log")
+            self._controller(cfg)
+            self.sandbox = self.kept.sandbox
             self.profile = profile_with_knobs(profile, None)
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
-            self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, workdir / "controller.log")
+            self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
             raise
+
+    def _controller(self, cfg: dict) -> None:
+        """The controller for this run: the one kept from the previous run when it serves this one
+        (keeper.py; stopped while the cluster is reset, then continued), else a new one."""
+        key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
+        kept = keeper.KEEPER.take(key)
+        self.cluster.reset()
+        if kept is not None:
+            self.kept, self.tap = kept, kept.resume(self.fake)
+            why = kept.await_empty()
+            if why is None:
+                return
+            self.kept = None
+            kept.close()
+            print(f"karpenter-harness: the kept controller was replaced: {why}", file=sys.stderr)
+            self.cluster.reset()
+        self.kept, self.tap = keeper.start(key, self.ctl, self.cluster, self.scenario, cfg, self.fake)
 
     def apply(self, manifests: list[dict]) -> None:
         """Apply as `kubectl apply` would. Workloads (pods, Deployments) wait until the NodePools
@@ -402,13 +399,14 @@ class RealRun:
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.timings.update(self.timings, settle=time.monotonic() - start)
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
+        result.trace.append(f"[controller] run {self.kept.runs} of this controller process")
         return result
 
     def _metrics(self) -> tuple[int | None, tuple[int | None, int | None]]:
         """The controller's provisioning round count and its disruption passes (settle.pass_counts),
         from its metrics; None when they cannot be read."""
         try:
-            text = self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
+            text = self.sandbox.http_get(keeper.CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
         except (OSError, SandboxError):
             return None, (None, None)
         return provisioning_rounds(text), pass_counts(text)
@@ -455,6 +453,7 @@ class RealRun:
         node = eviction_target(self.observer.result(steady=True, threshold=self.runaway_threshold), ev)
         evict_vm(self.fake, self.kubelets.rg, node)
         self.evicted[node.nodeclaim] = node.vm_name
+        self.ever_evicted = True
 
     def applicable(self, expect: dict, root: str):
         return applicability.split(expect, root)
@@ -467,6 +466,7 @@ class RealRun:
         return [Mismatch(f"{where}manifests", "applied", err, "the API server refused it") for err in new]
 
     def finish(self, outcome: Outcome, why) -> None:
+        self.finished = True
         fake, tap = self.fake, self.tap
         outcome.hosts = sorted(tap.hosts)
         outcome.vm_puts = {k: v.body for k, v in tap.vm_puts().items()}
@@ -483,23 +483,46 @@ class RealRun:
                                                "hosts in the fake's log or the controller's"))
 
     def _release(self, outcome: Outcome | None) -> None:
-        """Controller, fake server, kubelet stand-ins and the work dir, whatever state the run is in."""
+        """Controller (kept for the next run, keeper.py, or stopped), kubelet stand-ins and the log
+        copy, whatever state the run is in."""
         try:
-            if self.sandbox is not None:
-                if outcome is not None:
+            if self.kept is not None:
+                if outcome is not None and self.sandbox is not None:
                     outcome.log_tail = self.sandbox.process.tail(40) if self.sandbox.process else ""
-                    outcome.hosts = sorted(set(outcome.hosts) | log_hosts(self.workdir / "controller.log"))
-                self.sandbox.stop()
-            if self.server is not None:
-                self.server.stop()
+                    outcome.hosts = sorted(set(outcome.hosts) | log_hosts(self.kept.log))
+                if self.keep:
+                    self._keep_log()
+                keeper.KEEPER.give_back(self.kept, self.leftovers() if outcome is not None else ["the run did not start"])
+        finally:
             if self.kubelets is not None:
                 self.kubelets.close()
-        finally:
-            if self.keep:
-                print(f"karpenter-harness: kept real-engine work dir {self.workdir}", file=sys.stderr)
-            else:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-            self.entry.release()
+
+    def leftovers(self) -> list[str]:
+        """What this run may have left in the controller's memory (keeper.py): why the next run needs
+        a controller of its own."""
+        why = []
+        if not self.finished or not self.steady:
+            why.append("the run did not finish settled")
+        if self.observer.exited is not None:
+            why.append("the controller exited")
+        if self.tap.refused:
+            why.append(f"the fake refused {self.tap.refused} requests (unavailable offerings, retries)")
+        if self.scenario.given.get("faults") or any(s.get("faults") for s in self.scenario.steps):
+            why.append("faults")
+        if self.observer.deleted or self.observer.failures:
+            why.append("NodeClaims were deleted or failed (termination events are deduped by name)")
+        if self.ever_evicted or any(d.get("kind") == "Node" for s in self.scenario.steps for d in s.get("delete") or ()):
+            why.append("a node was evicted or deleted")
+        if any((o.get("metadata") or {}).get("deletionTimestamp")
+               for o in self.observer.node_objects + [self.observer.claims[n] for n in self.observer.live]):
+            why.append("a deletion is under way")
+        return why
+
+    def _keep_log(self) -> None:
+        """HARNESS_KEEP_REAL_WORKDIR: this run's controller log in a dir of its own, left in place."""
+        keep = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
+        shutil.copyfile(self.kept.log, keep / "controller.log")
+        print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
 
 
 def log_hosts(log: Path) -> set[str]:

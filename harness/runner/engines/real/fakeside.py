@@ -44,6 +44,9 @@ class WireTap:
     # SDK sleeps that long before it asks again (azcore v1.22.0 runtime/policy_retry.go honours the
     # header), so until then "nothing changed" says nothing about what it will do
     retry_until: float = 0.0
+    # answers of 400 or more other than 404 (the provider asks for what may not exist before it creates
+    # it): what the controller learnt from them it may keep (keeper.py)
+    refused: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def handle(self, method: str, url: str, headers=None, body=None):
@@ -51,6 +54,7 @@ class WireTap:
         status, out_headers, data = self.state.handle(method, url, headers, body)
         with self._lock:
             self.hosts.add(host)
+            self.refused += status >= 400 and status != 404
             after = next((v for k, v in (out_headers or {}).items() if k.lower() == "retry-after"), None)
             if status >= 400 and after is not None:
                 try:
@@ -82,11 +86,28 @@ class WireTap:
             return {p.name: p for p in self.puts if p.kind == "nic" and 200 <= p.status < 300}
 
 
-def serve(state, tls_dir: Path, names: tuple[str, ...] = ()) -> tuple[object, WireTap]:
-    """The fake on a loopback https port; its CA is `server.ca_path`; its certificate is valid for
-    `names` too (the Azure host names the sandbox resolves to it)."""
+class Switch:
+    """What the fake's server answers with: the current run's wire tap. A controller kept across runs
+    (keeper.py) talks to one server for its lifetime, and each run plugs its own fake in."""
+
+    def __init__(self):
+        self.tap: WireTap | None = None
+
+    def plug(self, state) -> WireTap:
+        self.tap = WireTap(state)
+        return self.tap
+
+    def handle(self, method: str, url: str, headers=None, body=None):
+        tap = self.tap
+        if tap is None:          # between runs: the controller is stopped, nothing should ask
+            return 503, {"Content-Type": "application/json"}, b'{"error": {"code": "ServiceUnavailable"}}'
+        return tap.handle(method, url, headers, body)
+
+
+def serve(switch: Switch, tls_dir: Path, names: tuple[str, ...] = ()):
+    """The fake behind `switch` on a loopback https port; its CA is `server.ca_path`; its certificate
+    is valid for `names` too (the Azure host names the sandbox resolves to it)."""
     from fakeazure.server import FakeAzureServer
-    tap = WireTap(state)
-    server = FakeAzureServer(tap, tls=True, tls_dir=str(tls_dir), tls_names=names)
+    server = FakeAzureServer(switch, tls=True, tls_dir=str(tls_dir), tls_names=names)
     server.start()
-    return server, tap
+    return server

@@ -1,0 +1,204 @@
+"""One Karpenter controller kept per process across real-engine runs (issue 23: its start, ~1 s to its
+controllers plus its Azure clients, prices and SKUs, was a fifth of a launching document).
+
+The controller, its sandbox and the fake's server live in one home dir for as long as the runs that
+follow ask for the same controller (`key`: the binary, its settings, the cluster, what the fake's
+catalog answers) and each run left nothing in the controller's memory that the next one could see.
+Between runs the process is stopped (SIGSTOP), so it does nothing while the next run resets the
+cluster; it is continued once the reset is done, with its log emptied, and the run waits until its
+cluster state holds no node of the previous run (`karpenter_cluster_state_node_count`, core v1.14.0
+pkg/controllers/state/metrics.go) before applying anything. Its leader election is off
+(harness/data/real-engine.yaml), so the stop costs it no lease.
+
+What a run can leave in the controller's memory, and why such a run hands the controller back to be
+stopped instead (`Leftovers`):
+  - an Azure refusal: the unavailable-offerings cache (provider v1.14.0 pkg/cache/
+    unavailableofferings.go, keyed into the instance types' cache, pkg/providers/instancetype/
+    instancetypes.go List) and the SDK's retries;
+  - a NodeClaim or Node deleted, a disruption, an eviction: core's event recorder dedupes the
+    termination events by pod and node *name* for two minutes (pkg/events/recorder.go;
+    pkg/controllers/node/termination/terminator/events/events.go EvictPod), and the disruption
+    queue may hold a command;
+  - a run that did not finish, did not settle, or whose controller exited.
+Every other event core and the provider dedupe is keyed by the object's uid, which a new scenario's
+objects do not share. HARNESS_REAL_KEEP_CONTROLLER=0 starts a controller for every run.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.backends.sandbox import Forward, Sandbox, SandboxError
+from harness.runner.engines.real import clusterprep, fakeside, settings
+
+KEEP_ENV = "HARNESS_REAL_KEEP_CONTROLLER"
+CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
+NODE_COUNT = re.compile(r"^karpenter_cluster_state_node_count\s+(\S+)\s*$", re.M)
+EMPTY_TIMEOUT = 10.0        # a continued controller's cluster state is empty within this, or it is replaced
+
+
+def keeping() -> bool:
+    return os.environ.get(KEEP_ENV, "1") != "0"
+
+
+def controller_key(ctl, cluster, scenario, cfg: dict, fake) -> tuple:
+    """What a kept controller must share with the next run to serve it: the binary and its timing, the
+    cluster (its API server and its identity in this process), the operator's settings (every
+    environment variable the scenario sets: settings.controller_env), the cloud it runs in
+    (given.pricing) and what the fake's catalog answers that the provider caches (SKUs, prices,
+    quota: pkg/operator/operator.go builds those caches once)."""
+    given = scenario.given
+    catalog = {"region": fake.region, "skus": fake.skus(), "prices": fake.region_prices(fake.region),
+               "quota": given.get("quota") or {}}
+    digest = hashlib.sha256(json.dumps(catalog, sort_keys=True, default=str).encode()).hexdigest()
+    loop = given.get("loop") or {}
+    ca = hashlib.sha256(Path(cluster.server_ca).read_bytes()).hexdigest()     # a new cluster has a new CA
+    return (str(ctl.path), ctl.timing, cluster.server, ca, json.dumps(cfg, sort_keys=True, default=str),
+            json.dumps(given.get("featureGates") or {}, sort_keys=True),
+            loop.get("minValuesPolicy"), loop.get("preferencePolicy"), given.get("pricing") or "retail", digest)
+
+
+@dataclass
+class Kept:
+    """A controller in its sandbox, the fake's server it talks to (through `switch`) and their home."""
+    key: tuple
+    home: Path
+    switch: fakeside.Switch
+    server: object = None
+    sandbox: Sandbox | None = None
+    entry: object = None
+    runs: int = 0
+    stopped: bool = False
+
+    @property
+    def log(self) -> Path:
+        return self.home / "controller.log"
+
+    def alive(self) -> bool:
+        p = self.sandbox.process if self.sandbox else None
+        return p is not None and p.alive()
+
+    def pause(self) -> None:
+        self.switch.tap = None
+        self.stopped = self.sandbox.signal(signal.SIGSTOP)
+
+    def resume(self, fake) -> fakeside.WireTap:
+        """Plug the run's fake in, empty the log (opened for appending: the controller writes on at
+        the new end) and continue the controller."""
+        tap = self.switch.plug(fake)
+        os.truncate(self.log, 0)
+        self.sandbox.signal(signal.SIGCONT)
+        self.stopped = False
+        self.runs += 1
+        return tap
+
+    def await_empty(self) -> str | None:
+        """Until the controller's cluster state has let go of the previous run's nodes; why not, or None."""
+        deadline = time.monotonic() + EMPTY_TIMEOUT
+        last = "no metrics"
+        while time.monotonic() < deadline:
+            try:
+                text = self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
+            except (OSError, SandboxError) as e:
+                last = f"its metrics: {e}"
+            else:
+                # the gauge appears with the first node the state tracked
+                m = NODE_COUNT.search(text)
+                if m is None or float(m.group(1)) == 0:
+                    return None
+                last = f"its cluster state still holds {m.group(1)} nodes"
+            time.sleep(0.05)
+        return last
+
+    def close(self) -> None:
+        """Stop everything the controller holds, whatever state it is in."""
+        try:
+            if self.sandbox is not None:
+                if self.stopped:
+                    self.sandbox.signal(signal.SIGCONT)      # a stopped process takes SIGTERM only once continued
+                self.sandbox.stop()
+            if self.server is not None:
+                self.server.stop()
+        finally:
+            shutil.rmtree(self.home, ignore_errors=True)
+            if self.entry is not None:
+                self.entry.release()
+
+
+def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fakeside.WireTap]:
+    """A controller for `scenario` in a new home dir: the fake's server, the controller's files and
+    its sandbox; the run's fake plugged in."""
+    from harness.backends.lifetime import DIRS, LIFETIME, OWNER_FILE, tmp_root
+    home = Path(tempfile.mkdtemp(prefix="harness-real-ctl-", dir=tmp_root()))
+    (home / OWNER_FILE).write_text(str(os.getpid()))
+    kept = Kept(key, home, fakeside.Switch())
+    # closed by the run or the keeper; at exit by LIFETIME, on SIGKILL the watcher removes the dir
+    # (the controller's process group is the sandbox's own entry)
+    kept.entry = LIFETIME.open(f"real-engine controller home {home}", kept.close, tier=DIRS,
+                               reap=(("dir", str(home)),))
+    try:
+        secrets = clusterprep.prepare(cluster, ctl, home)
+        public = settings.engine_data()["public_cloud"]
+        kept.server = fakeside.serve(kept.switch, home / "fake-tls", tuple(public["hosts"]))
+        tap = kept.switch.plug(fake)
+        fake_port = int(kept.server.url.rsplit(":", 1)[1])
+        api_port = int(cluster.server.rsplit(":", 1)[1])
+        arm, fake_forward, hosts = settings.cloud(scenario.given, fake_port)
+        endpoints = settings.Endpoints(arm, Path(kept.server.ca_path), cluster.server, Path(cluster.server_ca))
+        files = settings.write_files(home / "config", endpoints,
+                                     settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
+        env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS,
+                                      scenario.given.get("featureGates"), scenario.given.get("loop"))
+        kept.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, home, secrets,
+                               [fake_forward, Forward(api_port, api_port)], hosts=hosts)
+        kept.sandbox.start(kept.log)
+        kept.runs = 1
+    except BaseException:
+        kept.close()
+        raise
+    return kept, tap
+
+
+@dataclass
+class Keeper:
+    """The process's kept controller (at most one: a worker runs one scenario at a time)."""
+    kept: Kept | None = None
+    reused: int = field(default=0)
+    started: int = field(default=0)
+
+    def take(self, key: tuple) -> Kept | None:
+        """The kept controller when it serves `key` and lives (still stopped); any other is closed."""
+        kept, self.kept = self.kept, None
+        if kept is None:
+            return None
+        if kept.key == key and kept.alive():
+            return kept
+        kept.close()
+        return None
+
+    def give_back(self, kept: Kept, leftovers: list[str]) -> None:
+        """Keep `kept` (stopped) for the next run, or close it when the run left something in its
+        memory (or keeping is off)."""
+        if leftovers or not keeping() or not kept.alive():
+            kept.close()
+            return
+        kept.pause()
+        if self.kept is not None and self.kept is not kept:
+            self.kept.close()
+        self.kept = kept
+
+    def close(self) -> None:
+        kept, self.kept = self.kept, None
+        if kept is not None:
+            kept.close()
+
+
+KEEPER = Keeper()
