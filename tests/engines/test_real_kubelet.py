@@ -145,3 +145,42 @@ def test_the_kubelet_registers_its_node_with_its_ready_condition(held):
     assert ready["status"] == ("False" if held else "True")
     assert node["status"]["capacity"]["pods"] == "250"
     assert not [p for p in cluster.patched if p[0] == "Node"]      # no status write after the create
+
+
+class _GpuFake(_Fake):
+    def skus(self):
+        return [{"name": "Standard_NC4as_T4_v3", "capabilities": [{"name": "GPUs", "value": "1"}]}]
+
+
+class _GpuCluster(_StandInCluster):
+    """The stand-in's cluster while Karpenter has not yet written the NodeClaim's capacity."""
+    PID = "azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/aks-x"
+
+    def __init__(self):
+        super().__init__()
+        self.capacity = {}
+
+    def list(self, kind, namespace=None):
+        return [{"status": {"providerID": self.PID, "capacity": self.capacity}}] if kind == "NodeClaim" else []
+
+    def get(self, kind, name, namespace=None):
+        return self.created[0] if kind == "Node" and self.created else None
+
+
+def test_a_gpu_the_nodeclaim_names_after_the_node_booted_is_reported_by_its_device_plugin_late():
+    """The VM's create is accepted before Karpenter writes the NodeClaim's capacity: a stand-in that
+    booted in between reports the GPUs once the capacity names them (kubelet.py _device_plugins_late)."""
+    from harness.runner.engines.real.kubelet import Kubelets
+    cluster = _GpuCluster()
+    kl = Kubelets(cluster, _GpuFake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    body = {"properties": {"hardwareProfile": {"vmSize": "Standard_NC4as_T4_v3"},
+                           "osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}}
+    kl._boot("aks-x", body)
+    assert "nvidia.com/gpu" not in cluster.created[0]["status"]["capacity"]
+    assert not kl._device_plugins_late()              # the NodeClaim names no extended resource yet
+    cluster.capacity = {"cpu": "4", "nvidia.com/gpu": "1"}
+    kl._claims = None
+    assert kl._device_plugins_late()
+    assert cluster.patched == [("Node", "aks-x", "status")]
+    kl._claims = None
+    assert not kl._device_plugins_late()              # once

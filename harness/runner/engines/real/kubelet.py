@@ -115,6 +115,8 @@ class KubeletRecord:
     registered_seen: float = 0.0
     csi_labels: dict[str, str] = field(default_factory=dict)
     csi_denied: str | None = None
+    size: str = ""                             # the VM's size (its SKU: what a device plugin counts)
+    devices_registered: bool = False           # the extended resources a device plugin reports are on the Node
 
 
 def _microtime() -> str:
@@ -181,6 +183,7 @@ class Kubelets:
         for name in sorted(self._pending_ccm):
             progress |= self._cloud_node_controller(name)
         progress |= self._startup_agents()
+        progress |= self._device_plugins_late()
         progress |= self._release_deleted()
         if time.monotonic() - self._last_renew >= RENEW_SECONDS and not hasattr(self.cluster, "kubelets"):
             self._renew()
@@ -225,7 +228,7 @@ class Kubelets:
         except BootstrapError as e:
             self.records[vm_name] = KubeletRecord(vm_name, facts.hostname or vm_name, Bootstrap({}, {}), refused=str(e))
             return
-        rec = KubeletRecord(vm_name, facts.hostname or vm_name.lower(), boot)
+        rec = KubeletRecord(vm_name, facts.hostname or vm_name.lower(), boot, size=size)
         self.records[vm_name] = rec
         real_kubelets = hasattr(self.cluster, "kubelets")      # kind: a real kubelet boots for the VM
         # the kubelet validates its own flags first and exits on a bad --node-labels
@@ -307,13 +310,47 @@ class Kubelets:
         """Extended resources a device plugin registers (e.g. the NVIDIA plugin's nvidia.com/gpu):
         the resource names the controller expects on this NodeClaim, counted from the machine's
         SKU (its GPUs capability)."""
-        from fakeazure.catalog import capability
         nc = next((n for n in self.nodeclaims()
                    if ((n.get("status") or {}).get("providerID") or "").lower().endswith(f"/{vm_name.lower()}")), None)
         names = [k for k in ((nc or {}).get("status") or {}).get("capacity") or {} if "/" in k]
-        sku = self._skus.get(size.lower())
-        gpus = int(capability(sku, "GPUs", "0") or 0) if sku else 0
+        gpus = self._gpus(size)
         return {n: gpus for n in names if gpus}
+
+    def _device_plugins_late(self) -> bool:
+        """A device plugin registers its resource with the kubelet, which reports it in the Node's
+        status, once the plugin runs (https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/):
+        a stand-in that booted before Karpenter wrote the NodeClaim's capacity (the VM's create is
+        accepted first, core v1.14.0 nodeclaim/lifecycle/launch.go writes the capacity after the
+        cloud provider's Create returns) reports the GPUs once the capacity names them."""
+        from harness.backends.base import APIRejected, Identity
+        progress = False
+        for rec in self.records.values():
+            if not rec.registered or rec.devices_registered or rec.refused or hasattr(self.cluster, "kubelets"):
+                continue
+            extended = self._device_plugins(rec.vm_name, rec.size)
+            node = self.cluster.get("Node", rec.node_name) if extended else None
+            if node is None:
+                if not self._gpus(rec.size):
+                    rec.devices_registered = True          # nothing a device plugin would report
+                continue
+            have = (node.get("status") or {}).get("capacity") or {}
+            rec.devices_registered = True
+            missing = {k: str(v) for k, v in extended.items() if k not in have}
+            if not missing:
+                continue
+            try:
+                self.cluster.client(Identity.node(rec.node_name)).patch(
+                    "Node", rec.node_name, {"status": {"capacity": missing, "allocatable": missing}}, sub="status")
+                progress = True
+            except APIRejected as e:
+                if e.status != 404:
+                    raise
+        return progress
+
+    def _gpus(self, size: str) -> int:
+        from fakeazure.catalog import capability
+        sku = self._skus.get(size.lower())
+        return int(capability(sku, "GPUs", "0") or 0) if sku else 0
 
     def _lease(self, node_name: str, create: bool = False) -> None:
         from harness.backends.base import APIRejected, Identity
