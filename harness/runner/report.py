@@ -31,9 +31,9 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) ->
         for w in outcome.why.values():
             lines += w.render("  ")
     if outcome.engine == "real" and not trace:
-        # why each settle ended (a run that ended too early names its cause without --trace), and
-        # whether the controller was one kept from earlier runs (keeper.py)
-        lines += [f"  {t}" for t in r.trace if t.startswith(("[settle]", "[controller]"))]
+        # why each settle ended (a run that ended too early names its cause without --trace), whether
+        # the controller was one kept from earlier runs (keeper.py), who deleted a deleted pod
+        lines += [f"  {t}" for t in r.trace if t.startswith(("[settle]", "[controller]", "[deleted]"))]
     if trace and r.trace:
         lines.append("  --- loop trace ---")
         lines += [f"  {t}" for t in fold_trace(r.trace)[-MAX_TRACE:]]

@@ -91,3 +91,19 @@ def test_a_deployment_is_behind_until_its_pods_exist():
     assert deployment_behind(d) == "Deployment/big (2 of 2 pods)"
     assert deployment_behind({"metadata": {"name": "one"}, "spec": {},
                               "status": {"observedGeneration": 1, "replicas": 1}}) is None
+
+
+def test_a_deleted_pods_own_last_event_says_who_deleted_it():
+    from harness.loop.result import PodResult, RunResult
+    from harness.runner.engines.real.observe import deletion_causes
+    r = RunResult("s", "upstream", "local", 1)
+    r.pods["default/p"] = PodResult("p", "default", "Pod", "p", state="deleted")
+    r.pods["default/q"] = PodResult("q", "default", "Pod", "q", state="deleted")
+    r.pods["default/r"] = PodResult("r", "default", "Pod", "r", state="scheduled")
+    pod = {"kind": "Pod", "namespace": "default", "name": "p"}
+    events = [{"involvedObject": pod, "reason": "FailedScheduling", "message": "0/1 nodes are available"},
+              {"involvedObject": pod, "reason": "TaintManagerEviction", "message": "Marking for deletion Pod default/p"},
+              {"involvedObject": pod, "reason": "Scheduled", "message": "bound"}]
+    assert deletion_causes(r, events) == [
+        "[deleted] default/p: TaintManagerEviction: Marking for deletion Pod default/p",
+        "[deleted] default/q: no event of the pod says by whom"]

@@ -345,6 +345,7 @@ class Observer:
         r.events += self.log_events()
         self._nodepools(r)
         self._pods(r, events)
+        r.trace += deletion_causes(r, events)
         self._nodes_and_claims(r)
         self._disruptions(r)
         snap = self.fake.snapshot()
@@ -573,6 +574,29 @@ class Observer:
         for n in r.nodes:
             if n.deleted and n.nodeclaim in why:
                 n.deleted = why[n.nodeclaim]
+
+
+# what a pod's own events say about who deleted it: kube-controller-manager's taint eviction
+# (TaintManagerEviction), a drain (Evicted), preemption (Preempted), the kubelet (Killing)
+SCHEDULING_REASONS = frozenset({"FailedScheduling", "Scheduled", "Nominated"})
+
+
+def deletion_causes(r: RunResult, events: list[dict]) -> list[str]:
+    """`[deleted] ns/pod: Reason: message` for every deleted pod with an event other than scheduling's,
+    the last one: a failure report then says who deleted the pod (report.py prints these lines)."""
+    out = []
+    for key, pr in sorted(r.pods.items()):
+        if pr.state != "deleted":
+            continue
+        last = None
+        for e in events:
+            io = e.get("involvedObject") or {}
+            if (io.get("kind"), io.get("namespace"), io.get("name")) == ("Pod", pr.namespace, pr.name) \
+                    and e.get("reason") not in SCHEDULING_REASONS:
+                last = e
+        out.append(f"[deleted] {key}: " + (f"{last.get('reason')}: {last.get('message') or ''}" if last
+                                          else "no event of the pod says by whom"))
+    return out
 
 
 def _provenance(node_labels: dict[str, str], rec, claim_labels: dict[str, str]) -> dict[str, list[LabelWrite]]:
