@@ -4,8 +4,9 @@
 
 Runs each (scenario, profile) once on `--engine real` (the local backend's API server, kube-scheduler
 and kube-controller-manager shared by every run, as under pytest) and prints, per run, the verdict,
-the wall seconds, the controller's start (work dir, fake server, sandbox, controller process), the
-time the initial settle took and why it ended; then median and p90. Needs the control plane and the
+the wall seconds, the run's start (the cluster's reset, the fake, the controller kept from the previous
+run or started: keeper.py), whether the controller was kept, the time the initial settle took and why it
+ended; then median and p90. Needs the control plane and the
 controller built (`python -m harness.backends build`, `build --controller`). Timings are printed,
 never asserted.
 """
@@ -63,9 +64,12 @@ def main() -> int:
             t = o.result.timings
             row = {"scenario": sc.name, "verdict": verdict(o), "seconds": round(o.seconds, 2),
                    "start": round(t.get("start", 0.0), 2), "settle": round(t.get("settle", 0.0), 2),
-                   "settled": next((x[len("[settle] "):] for x in reversed(o.result.trace) if x.startswith("[settle]")), "")}
+                   "settled": next((x[len("[settle] "):] for x in reversed(o.result.trace) if x.startswith("[settle]")), ""),
+                   "controller": "kept" if any(x.startswith("[controller] run ") and not x.startswith("[controller] run 1 ")
+                                               for x in o.result.trace) else "started"}
             rows.append(row)
-            print(f"{row['verdict']:8} {row['seconds']:6.1f}s  start {row['start']:4.1f}s  settle {row['settle']:5.1f}s  "
+            print(f"{row['verdict']:8} {row['seconds']:6.1f}s  start {row['start']:4.1f}s ({row['controller']:7})  "
+                  f"settle {row['settle']:5.1f}s  "
                   f"{sc.name}  ({row['settled'] or o.skipped or ''})", flush=True)
     finally:
         close_shared()

@@ -63,6 +63,9 @@ class RealCluster:
         # how long a registered Node may stay NotReady with nothing else changing before the real engine's
         # settle stops waiting for it (0: the settle's own fallback; the kubelet stand-ins are Ready at once)
         self.node_ready_seconds = 0.0
+        # closed first by close(): what runs against this cluster and must stop before it (the real
+        # engine's kept controller, harness/runner/engines/real/keeper.py)
+        self.dependents: list[Callable[[], None]] = []
         self._server_version: str | None = None
         self.timings: dict[str, float] = {}
         self.baseline_namespaces: frozenset[str] = frozenset()
@@ -365,6 +368,12 @@ class RealCluster:
             return
         self._closed = True
         try:
+            for close in list(reversed(self.dependents)):
+                try:
+                    close()
+                except Exception:   # noqa: BLE001 - the cluster is closed all the same
+                    pass
+            self.dependents.clear()
             for c in self._clients.values():
                 c.close()
             self._clients.clear()

@@ -167,3 +167,16 @@ def test_two_documents_in_a_row_share_one_controller_stopped_between_them(real_c
     third = execute(engine, other, "upstream", cluster)
     assert "[controller] run 1 of this controller process" in third.result.trace
     assert kept.sandbox.process is None or not kept.sandbox.process.alive()
+
+
+def test_a_kept_controller_closes_with_its_cluster_and_once(tmp_path):
+    """Its server and relays are threads Python's exit waits for before any atexit handler: the cluster's
+    close() closes it first (RealCluster.dependents)."""
+    cluster = SimpleNamespace(dependents=[])
+    kept = keeper.Kept(("k",), tmp_path / "home", Switch(), cluster=cluster)
+    (tmp_path / "home").mkdir()
+    cluster.dependents.append(kept.close)
+    for close in list(cluster.dependents):
+        close()
+    assert kept.closed and cluster.dependents == [] and not (tmp_path / "home").exists()
+    kept.close()        # idempotent

@@ -4,11 +4,12 @@ the real Karpenter-on-Azure controller.
 Per run: the scenario's fakeazure (the simulated engine's own set-up), served on loopback; the
 provider's CRDs and a service-account token on the `local` cluster (real kube-apiserver,
 kube-scheduler, kube-controller-manager); the controller in its sandbox (harness/backends/sandbox.py)
-configured only with loopback endpoints; the manifests applied; then the harness plays kubelet and
-cloud-node-controller from the bootstrap data on each VM (harness/runner/engines/real/kubelet.py) until the
-cluster is quiet; the same `expect` blocks are checked against what the API server and the fake hold.
-The controller, the fake's server, the work dir and every relay are released on pass, fail and
-Ctrl-C (try/finally; the procs reaper and PR_SET_PDEATHSIG behind them).
+configured only with loopback endpoints - the previous run's when it serves this one (keeper.py); the
+manifests applied; then the harness plays kubelet and cloud-node-controller from the bootstrap data on
+each VM (harness/runner/engines/real/kubelet.py) until the cluster is quiet; the same `expect` blocks are
+checked against what the API server and the fake hold. The kubelet stand-ins are released on pass, fail
+and Ctrl-C, the controller and the fake's server kept stopped for the next run or released with them
+(try/finally; at exit by LIFETIME, the procs reaper and PR_SET_PDEATHSIG behind them).
 """
 from __future__ import annotations
 

@@ -77,6 +77,8 @@ class Kept:
     entry: object = None
     runs: int = 0
     stopped: bool = False
+    cluster: object = None      # its close() closes this one first (RealCluster.dependents)
+    closed: bool = False
 
     @property
     def log(self) -> Path:
@@ -119,7 +121,13 @@ class Kept:
         return last
 
     def close(self) -> None:
-        """Stop everything the controller holds, whatever state it is in."""
+        """Stop everything the controller holds, whatever state it is in. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        deps = getattr(self.cluster, "dependents", None)
+        if deps is not None and self.close in deps:
+            deps.remove(self.close)
         try:
             if self.sandbox is not None:
                 if self.stopped:
@@ -136,14 +144,18 @@ class Kept:
 def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fakeside.WireTap]:
     """A controller for `scenario` in a new home dir: the fake's server, the controller's files and
     its sandbox; the run's fake plugged in."""
-    from harness.backends.lifetime import DIRS, LIFETIME, OWNER_FILE, tmp_root
+    from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE, tmp_root
     home = Path(tempfile.mkdtemp(prefix="harness-real-ctl-", dir=tmp_root()))
     (home / OWNER_FILE).write_text(str(os.getpid()))
-    kept = Kept(key, home, fakeside.Switch())
-    # closed by the run or the keeper; at exit by LIFETIME, on SIGKILL the watcher removes the dir
-    # (the controller's process group is the sandbox's own entry)
-    kept.entry = LIFETIME.open(f"real-engine controller home {home}", kept.close, tier=DIRS,
+    kept = Kept(key, home, fakeside.Switch(), cluster=cluster)
+    # closed by the run or the keeper, or with its cluster (its server and relays are threads Python's
+    # exit would wait for before any atexit handler ran); at exit by LIFETIME with the shared clusters
+    # (before the process entries: a stopped controller is continued first); on SIGKILL the watcher
+    # removes the dir (the controller's process group is the sandbox's own entry)
+    kept.entry = LIFETIME.open(f"real-engine controller home {home}", kept.close, tier=CLUSTERS,
                                reap=(("dir", str(home)),))
+    if hasattr(cluster, "dependents"):
+        cluster.dependents.append(kept.close)
     try:
         secrets = clusterprep.prepare(cluster, ctl, home)
         public = settings.engine_data()["public_cloud"]
