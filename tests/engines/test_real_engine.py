@@ -81,3 +81,18 @@ def test_a_scheduled_budget_is_skipped_the_simulated_clock_is_not_the_wall_clock
     assert "wall clock" in skip_reason(_sc({}, [pool]), cluster)
     assert "wall clock" in skip_reason(_sc({}, [plain], [[pool]]), cluster)
     assert skip_reason(_sc({}, [plain]), cluster) is None
+
+
+def test_the_departed_uids_of_every_earlier_run_stay_departed(monkeypatch):
+    """An aggregating event recorder can write an event about an object two resets ago: its uid stays
+    filtered (engine.py previous_uids)."""
+    from types import SimpleNamespace
+
+    from harness.runner.engines.real import engine
+    monkeypatch.setattr(engine, "DEPARTED", set())
+    objs = {"Pod": [{"metadata": {"uid": "u1"}}]}
+    cluster = SimpleNamespace(list=lambda kind: objs.get(kind, []),
+                              admin=SimpleNamespace(request=lambda *a: {"items": [{"metadata": {"uid": "rs1"}}]}))
+    assert engine.previous_uids(cluster) == {"u1", "rs1"}
+    objs["Pod"] = [{"metadata": {"uid": "u2"}}]
+    assert engine.previous_uids(cluster) == {"u1", "u2", "rs1"}

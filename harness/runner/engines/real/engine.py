@@ -150,12 +150,19 @@ EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deplo
                   "PersistentVolumeClaim", "PersistentVolume")
 
 
+# ... and the ones earlier runs of this process left, whose events an aggregating recorder can write
+# again later (client-go's event correlator re-creates an event the reset deleted): uids are never
+# reused, so an event about any of them is never this run's
+DEPARTED: set[str] = set()
+
+
 def previous_uids(cluster) -> frozenset[str]:
     """The uids of the objects on the cluster before this run's reset (the previous scenario's), with
-    the ReplicaSets kube-controller-manager made for its Deployments."""
+    the ReplicaSets kube-controller-manager made for its Deployments, and those of every earlier run."""
     objs = [o for kind in EVENT_SUBJECTS for o in cluster.list(kind)]
     objs += cluster.admin.request("GET", "/apis/apps/v1/replicasets").get("items") or []
-    return frozenset(o["metadata"]["uid"] for o in objs if o["metadata"].get("uid"))
+    DEPARTED.update(o["metadata"]["uid"] for o in objs if o["metadata"].get("uid"))
+    return frozenset(DEPARTED)
 
 
 class RealRun:
@@ -208,7 +215,12 @@ class RealRun:
         (keeper.py; stopped while the cluster is reset, then continued), else a new one."""
         key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
         kept = keeper.KEEPER.take(key)
-        self.cluster.reset()
+        try:
+            self.cluster.reset()
+        except BaseException:
+            if kept is not None:
+                kept.close()
+            raise
         if kept is not None:
             self.kept, self.tap = kept, kept.resume(self.fake)
             why = kept.await_empty()
