@@ -180,3 +180,17 @@ def test_a_kept_controller_closes_with_its_cluster_and_once(tmp_path):
         close()
     assert kept.closed and cluster.dependents == [] and not (tmp_path / "home").exists()
     kept.close()        # idempotent
+
+
+def test_faults_need_a_controller_of_their_own():
+    """A fault may aim at what the controller asks once, at its start (loop/transient-azure-errors:
+    the SKU list throttled once): a kept controller would never ask."""
+    from harness.runner.scenario import load_scenarios
+    docs = load_scenarios(ROOT / "scenarios/loop/transient-azure-errors.scenario.yaml")
+    assert {keeper.needs_its_own(sc) for sc in docs} == {"given.faults"}
+    plain = load_scenarios(ROOT / "scenarios/upstream-core/scheduling/binpacking.scenario.yaml")[0]
+    assert keeper.needs_its_own(plain) is None
+    k = keeper.Keeper()
+    a = _Kept(("a",))
+    k.kept = a
+    assert k.take(None) is None and a.closed

@@ -214,7 +214,7 @@ class RealRun:
         """The controller for this run: the one kept from the previous run when it serves this one
         (keeper.py; stopped while the cluster is reset, then continued), else a new one."""
         key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
-        kept = keeper.KEEPER.take(key)
+        kept = keeper.KEEPER.take(None if keeper.needs_its_own(self.scenario) else key)
         try:
             self.cluster.reset()
         except BaseException:

@@ -66,6 +66,20 @@ def controller_key(ctl, cluster, scenario, cfg: dict, fake) -> tuple:
             loop.get("minValuesPolicy"), loop.get("preferencePolicy"), given.get("pricing") or "retail", digest)
 
 
+def needs_its_own(scenario) -> str | None:
+    """Why a scenario needs a controller started for it, or None: faults (a fault may aim at what the
+    controller asks once, at its start: the SKU list, the prices) or an expectation on the Azure requests
+    (it judges the controller's whole conversation, its start included)."""
+    if scenario.given.get("faults"):
+        return "given.faults"
+    blocks = [scenario.expect or {}, *(scenario.expect_by_profile or {}).values()]
+    for step in scenario.steps:
+        blocks += [step.get("expect") or {}, *((step.get("expectByProfile") or {}).values())]
+    if any(((b or {}).get("azure") or {}).get("requests") for b in blocks):
+        return "an expectation on the Azure requests"
+    return None
+
+
 @dataclass
 class Kept:
     """A controller in its sandbox, the fake's server it talks to (through `switch`) and their home."""
@@ -186,12 +200,13 @@ class Keeper:
     reused: int = field(default=0)
     started: int = field(default=0)
 
-    def take(self, key: tuple) -> Kept | None:
-        """The kept controller when it serves `key` and lives (still stopped); any other is closed."""
+    def take(self, key: tuple | None) -> Kept | None:
+        """The kept controller when it serves `key` and lives (still stopped); any other is closed
+        (None: the run needs a controller of its own)."""
         kept, self.kept = self.kept, None
         if kept is None:
             return None
-        if kept.key == key and kept.alive():
+        if key is not None and kept.key == key and kept.alive():
             return kept
         kept.close()
         return None
