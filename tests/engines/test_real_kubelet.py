@@ -133,8 +133,7 @@ class _StandInCluster:
 @pytest.mark.parametrize("held", [False, True])
 def test_the_kubelet_registers_its_node_with_its_ready_condition(held):
     """A Node created without conditions would lose its not-ready taint to the node lifecycle controller
-    before a NotReady status came (kubelet.py _boot); a launched one reports NotReady until Karpenter
-    registered it (_ready_once_registered), a held one until it is released."""
+    before a NotReady status came (kubelet.py _boot)."""
     from harness.runner.engines.real.kubelet import Kubelets
     cluster = _StandInCluster()
     kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
@@ -143,25 +142,9 @@ def test_the_kubelet_registers_its_node_with_its_ready_condition(held):
     kl._boot("aks-x", {"properties": {"osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}})
     (node,) = cluster.created
     (ready,) = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
-    assert ready["status"] == "False"
+    assert ready["status"] == ("False" if held else "True")
     assert node["status"]["capacity"]["pods"] == "250"
     assert not [p for p in cluster.patched if p[0] == "Node"]      # no status write after the create
-    assert kl.awaiting_registration == (set() if held else {"aks-x"})
-
-
-def test_a_launched_node_turns_ready_once_karpenter_registered_it():
-    """kube-scheduler may bind only once the node lifecycle controller lifted the not-ready taint, after
-    Karpenter lifted its NoExecute karpenter.sh/unregistered: kube-controller-manager's taint eviction
-    then cannot see the pod bound to a node it still thinks unregistered (it deleted such pods)."""
-    from harness.runner.engines.real.kubelet import Kubelets
-    cluster = _StandInCluster()
-    cluster.get = lambda kind, name, namespace=None: cluster.created[0] if cluster.created else None
-    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
-    kl._boot("aks-x", {"properties": {"osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}})
-    assert not kl._ready_once_registered() and not cluster.patched
-    cluster.created[0]["metadata"]["labels"]["karpenter.sh/registered"] = "true"
-    assert kl._ready_once_registered()
-    assert cluster.patched == [("Node", "aks-x", "status")] and not kl.awaiting_registration
 
 
 class _GpuFake(_Fake):

@@ -156,9 +156,6 @@ class Kubelets:
         self.held: set[str] = set()         # VMs whose kubelet does not boot yet (in-flight existing nodes)
         self.not_ready: set[str] = set()    # VMs whose kubelet registers but reports NotReady (until released)
         self.never_ready: set[str] = set()  # of those, VMs never released (their Node carries the not-ready taint)
-        # VMs whose Node reports NotReady until Karpenter has registered it (karpenter.sh/registered), as a
-        # real node's kubelet does until its network is up (_ready_once_registered)
-        self.awaiting_registration: set[str] = set()
         # VMs of seeded existing nodes, initialized long ago in the state a scenario starts from: their Node
         # registers with karpenter.sh/initialized already, so no disruption pass sees it uninitialized (that
         # pass's DisruptionBlocked "Node isn't initialized" would hide the node's next DisruptionBlocked for
@@ -185,7 +182,6 @@ class Kubelets:
             progress = True
         for name in sorted(self._pending_ccm):
             progress |= self._cloud_node_controller(name)
-        progress |= self._ready_once_registered()
         progress |= self._startup_agents()
         progress |= self._device_plugins_late()
         progress |= self._release_deleted()
@@ -256,9 +252,6 @@ class Kubelets:
             self._boot_real(vm_name, size, rec, node, facts)
             return
         ready = vm_name.lower() not in self.not_ready
-        if ready and not self.seeding:
-            ready = False
-            self.awaiting_registration.add(vm_name.lower())
         # the kubelet registers its Node with its status, Ready condition included (k8s.io/kubernetes v1.36.3
         # pkg/kubelet/kubelet_node_status.go initialNode calls setNodeStatus): a Node created without
         # conditions loses the not-ready taint TaintNodesByCondition gave it (the node lifecycle controller
@@ -322,40 +315,6 @@ class Kubelets:
         names = [k for k in ((nc or {}).get("status") or {}).get("capacity") or {} if "/" in k]
         gpus = self._gpus(size)
         return {n: gpus for n in names if gpus}
-
-    def _ready_once_registered(self) -> bool:
-        """A Karpenter-launched Node reports Ready only once Karpenter has registered it (lifted its
-        karpenter.sh/unregistered NoExecute taint: core v1.14.0 nodeclaim/lifecycle/registration.go).
-        On Azure the kubelet registers NotReady and turns Ready later; a stand-in Ready at once let
-        kube-scheduler bind a pod the moment the taint went, and kube-controller-manager's taint eviction,
-        whose pod update could come before that node update, deleted the pod (TaintManagerEviction,
-        k8s.io/kubernetes v1.36.3 pkg/controller/tainteviction). Now kube-scheduler binds only once the
-        node lifecycle controller has lifted the not-ready taint, which it does from the same node informer
-        the taint eviction reads."""
-        from harness.backends.base import ADMIN, APIRejected
-        progress = False
-        for vm in sorted(self.awaiting_registration):
-            rec = next((r for name, r in self.records.items() if name.lower() == vm), None)
-            if rec is None or not rec.registered:
-                self.awaiting_registration.discard(vm)
-                continue
-            node = self.cluster.get("Node", rec.node_name)
-            if node is None:
-                self.awaiting_registration.discard(vm)
-                continue
-            if (node["metadata"].get("labels") or {}).get("karpenter.sh/registered") != "true":
-                continue
-            ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
-                     "message": "kubelet is posting ready status", "lastHeartbeatTime": _time(),
-                     "lastTransitionTime": _time()}
-            try:
-                self.cluster.client(ADMIN).patch("Node", rec.node_name, {"status": {"conditions": [ready]}}, sub="status")
-            except APIRejected as e:
-                if e.status != 404:
-                    raise
-            self.awaiting_registration.discard(vm)
-            progress = True
-        return progress
 
     def _device_plugins_late(self) -> bool:
         """A device plugin registers its resource with the kubelet, which reports it in the Node's
