@@ -11,7 +11,7 @@ pkg/controllers/state/metrics.go) before applying anything. Its leader election 
 (harness/data/real-engine.yaml), so the stop costs it no lease.
 
 What a run can leave in the controller's memory, and why such a run hands the controller back to be
-stopped instead (`Leftovers`):
+stopped instead (engine.py `RealRun.leftovers`):
   - an Azure refusal: the unavailable-offerings cache (provider v1.14.0 pkg/cache/
     unavailableofferings.go, keyed into the instance types' cache, pkg/providers/instancetype/
     instancetypes.go List) and the SDK's retries;
@@ -33,7 +33,7 @@ import shutil
 import signal
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
@@ -197,8 +197,6 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
 class Keeper:
     """The process's kept controller (at most one: a worker runs one scenario at a time)."""
     kept: Kept | None = None
-    reused: int = field(default=0)
-    started: int = field(default=0)
 
     def take(self, key: tuple | None) -> Kept | None:
         """The kept controller when it serves `key` and lives (still stopped); any other is closed
