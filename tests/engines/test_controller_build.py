@@ -91,3 +91,17 @@ def test_the_real_engines_cluster_takes_kube_schedulers_settings_from_the_timing
     doc = yaml.safe_load(scheduler_config("/k/kc", fast))
     assert doc["kind"] == "KubeSchedulerConfiguration" and doc["clientConnection"] == {"kubeconfig": "/k/kc"}
     assert doc["podMaxBackoffSeconds"] == 1 and doc["leaderElection"] == {"leaderElect": False}
+
+
+def test_the_real_engines_cluster_runs_kube_controller_manager_without_taint_eviction():
+    """engine.py KCM_CONTROLLERS: the stand-in's Node is Ready at registration, so taint eviction could
+    delete a pod bound the moment karpenter.sh/unregistered is lifted; the flag reaches the process."""
+    from harness.backends.local import COMPONENTS, kcm_args
+    from harness.runner.engines.real.engine import RealEngine
+    opts = RealEngine().cluster_options
+    assert opts["kcm_controllers"] == ("*", "-taint-eviction-controller")
+    kcm = next(c for c in COMPONENTS if c.name == "kube-controller-manager")
+    paths = {"sa_key": "/k/sa", "ca": "/k/ca", "ca_key": "/k/ca.key"}
+    args = kcm.args("/k/kc", 1, "/k/certs", paths, "", controllers=opts["kcm_controllers"])
+    assert "--controllers=*,-taint-eviction-controller" in args
+    assert not any(a.startswith("--controllers") for a in kcm_args("/k/kc", 1, "/k/certs", paths))

@@ -60,6 +60,18 @@ EVICTED_TIMEOUT = 300.0
 RETRY_SLACK = 1.0
 
 
+# kube-controller-manager's controllers on the real engine's cluster: its defaults without taint eviction
+# (k8s.io/kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go TaintEvictionController).
+# The stand-in kubelet's Node is Ready when it registers (kubelet.py), so kube-scheduler binds a pod the
+# moment Karpenter lifts the NoExecute karpenter.sh/unregistered taint; a taint eviction controller whose
+# node informer has not seen that update yet deletes the pod at once (pkg/controller/tainteviction/
+# taint_eviction.go processPodOnNode: no toleration -> AddWork(now, now)). A real kubelet registers NotReady,
+# so on a cluster kube-scheduler waits for Ready and the window is closed; here it would be a flake. No
+# scenario relies on a NoExecute taint evicting a pod (their tolerations of node.kubernetes.io/unreachable
+# wait 300 s, longer than any run).
+KCM_CONTROLLERS = ("*", "-taint-eviction-controller")
+
+
 class RealEngine:
     """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
     `controller`) against fakeazure and a real API server."""
@@ -68,9 +80,9 @@ class RealEngine:
     def cluster_options(self) -> dict:
         """The cluster the controller needs: kube-scheduler binds pods (with the timing's settings,
         controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
-        lifecycle controller (not-ready taint), no harness CRDs."""
+        lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), no harness CRDs."""
         from harness.backends.controller import scheduler_settings
-        return {"scheduler": True, "controller_manager": True, "profile": None,
+        return {"scheduler": True, "controller_manager": True, "profile": None, "kcm_controllers": KCM_CONTROLLERS,
                 "scheduler_config": scheduler_settings(self.controller.timing if self.controller else None)}
 
     def __init__(self, controller=None, judge_release: bool = True):
