@@ -107,3 +107,16 @@ def test_a_deleted_pods_own_last_event_says_who_deleted_it():
     assert deletion_causes(r, events) == [
         "[deleted] default/p: TaintManagerEviction: Marking for deletion Pod default/p",
         "[deleted] default/q: no event of the pod says by whom"]
+
+
+def test_a_pod_turning_terminating_is_a_change_a_disruption_pass_must_see():
+    """Core counts a terminating pod as gone from its node (v1.14.0 pkg/utils/pod/scheduling.go
+    IsReschedulable): its node may be empty before the pod object goes, so the settle's fingerprint
+    changes with the deletionTimestamp and a pass is asked for only after every one of them."""
+    from types import SimpleNamespace
+    pod = {"metadata": {"namespace": "default", "name": "web-1"}, "spec": {"nodeName": "n1"}}
+    obs = SimpleNamespace(claims={}, deleted=set(), node_objects=[], pod_objects=[pod], nodepool_objects=[],
+                          fake=SimpleNamespace(requests=[]))
+    before = Observer.fingerprint(obs)
+    pod["metadata"]["deletionTimestamp"] = "2026-11-25T11:00:00Z"
+    assert Observer.fingerprint(obs) != before

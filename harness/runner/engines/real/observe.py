@@ -256,7 +256,7 @@ class Observer:
 
     def fingerprint(self) -> tuple:
         """What "nothing changed" compares, what Karpenter reads: NodeClaims and their conditions, Nodes
-        with labels and taints, pod bindings, NodePool conditions, the fake's mutating calls. Events are
+        with labels and taints, pod bindings and terminations, NodePool conditions, the fake's mutating calls. Events are
         `reports`."""
         claims = tuple(sorted((n, tuple(sorted((t, c.get("status")) for t, c in _conditions(o).items())),
                                bool(o["metadata"].get("deletionTimestamp")))
@@ -264,8 +264,10 @@ class Observer:
         nodes = tuple(sorted((n["metadata"]["name"], tuple(sorted((n["metadata"].get("labels") or {}).items())),
                               tuple(sorted(t["key"] for t in (n.get("spec") or {}).get("taints") or [])))
                              for n in self.node_objects))
-        pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"))
-                            for p in self.pod_objects))
+        # a terminating pod is no longer reschedulable, so its node may be empty to a disruption pass (core
+        # v1.14.0 pkg/utils/pod/scheduling.go IsReschedulable): its deletionTimestamp is a change a pass must see
+        pods = tuple(sorted((p["metadata"]["namespace"], p["metadata"]["name"], (p.get("spec") or {}).get("nodeName"),
+                             bool(p["metadata"].get("deletionTimestamp"))) for p in self.pod_objects))
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
                              for p in self.nodepool_objects))
         writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
