@@ -78,6 +78,8 @@ class SimConfig:
     pricing: str = "retail"
     # given.loop.horizon: seconds of its clock each converge runs at most (None: until steady)
     horizon: float | None = None
+    # given.loop.nodeBoot: seconds of its clock a launched VM takes to register its Node (a kubelet's boot)
+    node_boot: float = 0.0
 
 
 class Simulation:
@@ -117,6 +119,7 @@ class Simulation:
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
         self.started = False            # the operator's start ran (converge)
+        self.paused: tuple[str, ...] = ()   # NodeClaims in flight when converge(until="launch") stopped
         self.exited: str | None = None  # why the controller exited at its start (a panic), if it did
 
     # -- what callers read ----------------------------------------------------------------------------
@@ -225,9 +228,12 @@ class Simulation:
         self.result.timings["run"] = time.perf_counter() - t0
         return self.result
 
-    def converge(self) -> RunResult:
-        """Iterate until steady, runaway or max_iterations; then fill in the result."""
+    def converge(self, until: str | None = None) -> RunResult:
+        """Iterate until steady, runaway or max_iterations; then fill in the result. `until="launch"`
+        (a step's `during: launch`): stop once a launch leaves a NodeClaim in flight - launched, its Node
+        not registered - before its lifecycle runs, and name those in `paused`."""
         result, clock = self.result, self.clock
+        self.paused = ()
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
             self.provisioner.record_catalog()
             while self.kube_scheduler.reconcile():
@@ -235,12 +241,16 @@ class Simulation:
             result.steady = True
             self._finish()
             return result
-        until = clock.now() + self.cfg.horizon if self.cfg.horizon is not None else None
+        end = clock.now() + self.cfg.horizon if self.cfg.horizon is not None else None
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
             progress = self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
             progress |= self.launch.reconcile()
+            if until == "launch" and self._in_flight():
+                self.paused, result.steady = tuple(self._in_flight()), False
+                self.trace(f"[settle] stopped with {', '.join(self.paused)} in flight for the next step (during: launch)")
+                break
             if self.cfg.nodes_ready == "staggered":
                 progress |= self._lifecycle_staggered()
             else:
@@ -258,14 +268,14 @@ class Simulation:
                 deadline = self.liveness.next_deadline()
                 if deadline is not None and not any(c.refused or c.launched is None for c in self.claims if not c.done):
                     deadline = None
-                waits = [d for d in (deadline, self._disruption_deadline()) if d is not None]
+                waits = [d for d in (deadline, self._disruption_deadline(), self._boot_deadline()) if d is not None]
                 if not waits:
                     result.steady = True
                     break
                 step = max(min(waits) - clock.now(), 0) + 1
             else:
                 step = ITERATION_SECONDS
-            if until is not None and clock.now() + step > until:
+            if end is not None and clock.now() + step > end:
                 result.steady = False         # watched as long as asked (given.loop.horizon)
                 break
             clock.advance(step)
@@ -339,8 +349,20 @@ class Simulation:
             progress |= self._lifecycle_step(c)
         return progress
 
+    def _in_flight(self) -> list[str]:
+        return [c.result.name for c in self.claims
+                if not (c.done or c.refused) and c.launched is not None and not c.node_name]
+
+    def _boot_deadline(self) -> float | None:
+        """When the next launched VM's kubelet registers (given.loop.nodeBoot), if one is still booting."""
+        times = [c.launched_at + self.cfg.node_boot for c in self.claims if not (c.done or c.refused)
+                 and c.launched_at is not None and not c.node_name and c.launched_at + self.cfg.node_boot > self.clock.now()]
+        return min(times, default=None)
+
     def _lifecycle_step(self, c) -> bool:
         if not c.node_name:
+            if c.launched_at is not None and self.clock.now() < c.launched_at + self.cfg.node_boot:
+                return False            # the VM's kubelet is still booting (given.loop.nodeBoot)
             return self.registration.kubelet_register(c)
         if not c.registered:
             return self.registration.register(c)

@@ -4,8 +4,10 @@
 capacity type, zone, SKU family, architecture, instance type, vCPUs and a custom label; weights,
 limits, taints), 1-4 workloads (Deployments with replicas, requests, node selectors, required node
 affinity, tolerations, hostname/zone pod anti-affinity, zone/hostname topology spread), a small SKU
-list from the eastus catalog, and at most one Azure fault. Each document is a plain dict in the
-scenario format, so a failure shrinks to a file anyone can run (`to_yaml`).
+list from the eastus catalog, and at most one Azure fault; in one of three documents with several
+workloads, the last ones arrive in a step played while the first ones' launch is in flight. Each
+document is a plain dict in the scenario format, so a failure shrinks to a file anyone can run
+(`to_yaml`).
 
 Two users: tests/runner/test_fuzz_engines.py runs the simulated engine alone and checks invariants
 (harness/runner/invariants.py); tools/fuzz_engines.py runs both engines and fails on a real outcome
@@ -34,6 +36,7 @@ TAINT = "fuzz.example.com/dedicated"
 CPU = ["100m", "250m", "500m", "1", "1500m", "3"]
 MEMORY = [None, "256Mi", "1Gi", "4Gi"]
 FAULTS = ["ZonalAllocationFailed", "AllocationFailed", "SkuNotAvailable"]
+BOOT = "15s"       # given.loop.nodeBoot of a scenario whose later workloads arrive during a launch
 
 
 def one_in(n: int):
@@ -155,10 +158,19 @@ def scenarios(draw) -> dict:
     if draw(one_in(4)):
         given["faults"] = [{"code": draw(st.sampled_from(FAULTS)), "match": {"size": draw(st.sampled_from(skus))},
                             "times": 1}]
+    later: list[dict] = []
+    if len(workloads) > 1 and draw(one_in(3)):
+        # the last workloads arrive while the first ones' launch is in flight (a step's `during: launch`;
+        # the VMs take BOOT to register, longer than Karpenter's batch window)
+        k = draw(st.integers(1, len(workloads) - 1))
+        workloads, later = workloads[:k], workloads[k:]
+        given["loop"] = {"nodeBoot": BOOT}
     manifests = [{"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
                   "metadata": {"name": "default"}, "spec": {"imageFamily": "Ubuntu2204"}}, *pools, *workloads]
     doc = {"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario",
            "metadata": {"name": "", "labels": ["fuzz"]}, "given": given, "manifests": manifests}
+    if later:
+        doc["steps"] = [{"during": "launch", "apply": later}]
     doc["metadata"]["name"] = "fuzz-" + digest(doc)[:10]
     return doc
 

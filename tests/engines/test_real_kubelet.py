@@ -184,3 +184,21 @@ def test_a_gpu_the_nodeclaim_names_after_the_node_booted_is_reported_by_its_devi
     assert cluster.patched == [("Node", "aks-x", "status")]
     kl._claims = None
     assert not kl._device_plugins_late()              # once
+
+
+def test_a_vms_kubelet_boots_node_boot_seconds_after_its_create_succeeded(monkeypatch):
+    """given.loop.nodeBoot: the stand-in waits that long from the poll that first saw the VM created, as
+    the simulation waits on its clock; the harness's own seeded existing nodes register at once."""
+    from harness.runner.engines.real import kubelet
+    from harness.runner.engines.real.kubelet import Kubelets
+    now = [100.0]
+    monkeypatch.setattr(kubelet.time, "monotonic", lambda: now[0])
+    kl = Kubelets(object(), _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"}, boot=15.0)
+    assert not kl._booted("vm0")
+    now[0] += 14.9
+    assert not kl._booted("vm0")
+    now[0] += 0.1
+    assert kl._booted("vm0")
+    kl.seeding = True
+    assert kl._booted("vm1")
+    assert Kubelets(object(), _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})._booted("vm2")

@@ -90,3 +90,26 @@ def test_evicting_an_unbound_pods_node_fails_the_step(cluster):
     o = _run(cluster, "  - evict: {pod: web}\n", capacity="nope")
     assert [m.path for m in o.mismatches] == ["steps[0].evict.pod"]
     assert "not bound to a node: web ignored (" in o.mismatches[0].render()
+
+
+def test_a_during_launch_step_fails_when_the_phase_before_left_no_launch_in_flight(cluster):
+    """`during: launch` after a phase whose launch registered at once (no given.loop.nodeBoot, and a step
+    before settled it) or made none: the step cannot be played while a launch is in flight."""
+    o = _run(cluster, "  - advance: 1m\n  - during: launch\n    expect: {nodeCount: 5}\n")
+    assert [(m.path, m.line) for m in o.mismatches] == [("steps[1].during", STEP_LINE + 1)]
+    assert "none was: the phase before settled" in o.mismatches[0].render()
+
+
+def test_a_during_launch_step_is_played_while_the_launch_boots(cluster):
+    """The settle before a `during: launch` step stops once a NodeClaim is launched and its Node has not
+    registered (Simulation.converge until="launch"); given.loop.nodeBoot keeps it so on the loop's clock."""
+    text = BASE.format(steps="  - during: launch\n    expect: {nodeCount: 1}\n", capacity="on-demand")
+    text = text.replace("given: {skus: [Standard_D2s_v3]}", "given: {skus: [Standard_D2s_v3], loop: {nodeBoot: 30s}}")
+    sc = load_scenarios_text(text, "steps.scenario.yaml", ROOT / "scenarios")[0]
+    o = run(sc, "upstream", cluster)
+    assert o.passed, [m.render() for m in o.mismatches]
+    trace = o.step_results[0].trace            # the run's one trace: the pause, then the step's settle
+    at = lambda text: next(i for i, line in enumerate(trace) if text in line)  # noqa: E731
+    assert at("launched default-") < at("in flight for the next step") < at("kubelet registered")
+    t = lambda i: float(trace[i].split("]")[0].removeprefix("[t=").removesuffix("s"))  # noqa: E731
+    assert t(at("kubelet registered")) - t(at("launched default-")) >= 30

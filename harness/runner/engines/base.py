@@ -107,8 +107,14 @@ class Run(Protocol):
         """given.existingNodes: the cluster's existing Nodes, NodeClaims and running pods, before the
         workloads are applied."""
 
-    def settle(self) -> RunResult:
-        """Until steady (or runaway, or the engine's bound): the result as it is then."""
+    # the NodeClaims the last settle left in flight when it stopped for a `during: launch` step (empty when
+    # it settled)
+    in_flight: tuple[str, ...]
+
+    def settle(self, until: str | None = None) -> RunResult:
+        """Until steady (or runaway, or the engine's bound): the result as it is then. `until="launch"`
+        (the next step's `during`): stop as soon as a NodeClaim is launched and its Node has not
+        registered, and say which in `in_flight`."""
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
         """Play a step's actions; returns why this engine cannot play it (the later steps build on
@@ -174,10 +180,13 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
             run.seed(existing)
             manifests = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
         run.apply(manifests)
-        outcome.result = run.settle()
+        outcome.result = run.settle(_during(scenario, 0))
         _check(run, outcome, outcome.result, scenario.expect_for(profile), "", checkpoints, bool(scenario.steps))
         for i, step in enumerate(scenario.steps):
             try:
+                if step.get("during") == "launch" and not run.in_flight:
+                    raise StepFailed("during", "a NodeClaim in flight (launched, its Node not registered)",
+                                     "none was: the phase before settled with every launch registered or none made")
                 cannot = run.play(step, [m.obj for m in scenario.step_manifests[i]])
             except StepFailed as e:          # the run's state does not allow the step
                 outcome.mismatches.append(e.mismatch(scenario, i))
@@ -186,7 +195,7 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
                 outcome.skipped_steps.append(f"steps[{i}]: {cannot}")
                 outcome.not_applicable.append(NotApplicable(f"steps[{i}]", cannot, engine.name))
                 break               # later steps build on this one
-            result = run.settle()
+            result = run.settle(_during(scenario, i + 1))
             outcome.step_results.append(result)
             step_expect = scenario.expect_for(profile, step.get("expect") or {}, step.get("expectByProfile") or {})
             _check(run, outcome, result, step_expect, f"steps[{i}].", checkpoints, i < len(scenario.steps) - 1)
@@ -196,6 +205,11 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     outcome.seconds = time.perf_counter() - t0
     outcome.result.timings["total"] = outcome.seconds
     return outcome
+
+
+def _during(scenario: Scenario, i: int) -> str | None:
+    """What the settle before steps[i] stops for (its `during`), or None: settle fully."""
+    return scenario.steps[i].get("during") if i < len(scenario.steps) else None
 
 
 def execute_guarded(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, **options) -> Outcome:

@@ -80,6 +80,7 @@ class SimulatedRun:
                  record_bodies: bool):
         import fakeazure
         self.scenario, self.cluster, self.record_bodies = scenario, cluster, record_bodies
+        self.in_flight: tuple[str, ...] = ()
         cluster.reset()
         prof = profile_with_knobs(profile, scenario.given.get("knobs"))
         cluster.install_profile(prof if prof.fingerprint else profile)
@@ -97,6 +98,7 @@ class SimulatedRun:
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
             horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
+            node_boot=scenario_duration(loop_cfg["nodeBoot"]) if "nodeBoot" in loop_cfg else 0.0,
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
@@ -116,8 +118,10 @@ class SimulatedRun:
     def seed(self, entries: list[dict]) -> None:
         self.sim.seed(entries)                     # controllers/seed.py
 
-    def settle(self) -> RunResult:
-        return self.sim.converge()
+    def settle(self, until: str | None = None) -> RunResult:
+        result = self.sim.converge(until)
+        self.in_flight = self.sim.paused
+        return result
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
         sim, fake = self.sim, self.fake

@@ -202,6 +202,7 @@ class RealRun:
         self.ever_evicted = False
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
+        self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
         self.volume_claims = any(csi.makes_claims(m.obj)
                                  for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
@@ -214,7 +215,9 @@ class RealRun:
             self._controller(cfg)
             self.sandbox = self.kept.sandbox
             self.profile = profile_with_knobs(profile, None)
-            self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg)
+            loop = scenario.given.get("loop") or {}
+            self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg,
+                                     boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0)
             self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
             self.timings["start"] = time.monotonic() - t0
@@ -323,13 +326,17 @@ class RealRun:
             raise RuntimeError(f"the Karpenter controller exited (code {p.proc.returncode}); last log lines:\n{tail}")
         self.observer.exited = line
 
-    def settle(self):
+    def settle(self, until: str | None = None):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
         window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
         the run is not steady); the result as observed. Existing nodes held in flight by seed() and not
         released ahead of a node Karpenter launched (kubelet.py release_held) are released after the first
-        settle, and the run settles again (as in the simulation)."""
-        result = self._settle_once()
+        settle, and the run settles again (as in the simulation). `until="launch"`: stop at the first poll
+        that shows a launch in flight (Observer.launched_unregistered), named in `in_flight`."""
+        self.in_flight = ()
+        result = self._settle_once(until)
+        if self.in_flight:
+            return result
         if self.seeded and self.kubelets.release_held():
             result = self._settle_once()
         if self.unmanaged:
@@ -366,11 +373,11 @@ class RealRun:
                  if (p.get("spec") or {}).get("nodeName") and p["spec"]["nodeName"] not in nodes]
         return tuple(held)
 
-    def _settle_once(self):
+    def _settle_once(self, until: str | None = None):
         start = time.monotonic()
         # a fast build numbers its passes (settle.pass_counts)
         settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if self.ctl.timing == "fast" else PASS_LAG_SECONDS,
-                          in_flight_fallback=self.cluster.node_ready_seconds)
+                          in_flight_fallback=self.cluster.node_ready_seconds + self.kubelets.boot_seconds)
         runaway_since = None
         asked = float("-inf")
         timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
@@ -395,6 +402,10 @@ class RealRun:
                 disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
                     f"{what} changed (drift)" for what in self.redrift))
             in_flight = self.observer.in_flight()
+            if until == "launch" and (flying := self.observer.launched_unregistered()):
+                self.in_flight, self.steady = tuple(flying), False
+                settler.reason = f"stopped with {', '.join(flying)} in flight for the next step (during: launch)"
+                break
             if settler.observe(now, self.observer.fingerprint(), pending, in_flight, rounds, disruption,
                               self.observer.reports(), nodes=len(self.observer.node_objects)):
                 self.steady = True

@@ -144,8 +144,12 @@ class Kubelets:
     """Every stand-in kubelet of a run: one per VM the controller created, started once the fake
     holds the VM, registered from that VM's bootstrap data."""
 
-    def __init__(self, cluster, fake, tap, profile, settings: dict):
+    def __init__(self, cluster, fake, tap, profile, settings: dict, boot: float = 0.0):
+        """`boot`: seconds a VM's kubelet takes to register once the VM's create succeeded
+        (given.loop.nodeBoot; the simulation counts them on its clock)."""
         self.cluster, self.fake, self.tap, self.profile = cluster, fake, tap, profile
+        self.boot_seconds = boot
+        self._up_since: dict[str, float] = {}               # VM name -> when its create was first seen done
         self.rg = settings["nodeResourceGroup"]
         self.region = settings["region"]
         self.records: dict[str, KubeletRecord] = {}        # VM name -> record
@@ -171,7 +175,7 @@ class Kubelets:
         progress = False
         self._claims = None
         puts = {n: p for n, p in self.tap.vm_puts().items()
-                if n not in self.records and n.lower() not in self.held and self._running(n)}
+                if n not in self.records and n.lower() not in self.held and self._running(n) and self._booted(n)}
         if puts and not self.seeding and self.release_held():
             self._lead_until = time.monotonic() + IN_FLIGHT_LEAD
             return True
@@ -210,6 +214,13 @@ class Kubelets:
                         raise
         self.not_ready &= self.never_ready
         return released
+
+    def _booted(self, vm_name: str) -> bool:
+        """The VM's kubelet has booted: `boot_seconds` since its create was first seen done."""
+        if not self.boot_seconds or self.seeding:       # seeded existing nodes register at once, as in the simulation
+            return True
+        since = self._up_since.setdefault(vm_name, time.monotonic())
+        return time.monotonic() - since >= self.boot_seconds
 
     def _running(self, vm_name: str) -> bool:
         """The VM exists and its create succeeded (a failed create never boots a kubelet)."""

@@ -191,6 +191,14 @@ class Observer:
         return frozenset((p["key"], p["scheduled"].get("reason"), p["scheduled"].get("message"))
                          for p in self._pods_now() if not p["node"] and not p["daemon"])
 
+    def launched_unregistered(self) -> list[str]:
+        """Live NodeClaims whose VM was created (`launched`, as the simulation means it) and whose Node has
+        not registered: a launch in flight, what a `during: launch` step is played in."""
+        registered = {(n.get("spec") or {}).get("providerID") for n in self.node_objects}
+        return [name for name in sorted(self.live - self.deleted) if name in self.launched
+                and name not in self.claim_nodes
+                and ((self.claims[name].get("status") or {}).get("providerID") or None) not in registered]
+
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
         or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
