@@ -1,7 +1,7 @@
 """The differential fuzzer between the engines (issue 28 item 5), the real-engine variant (nightly):
 
     python tools/fuzz_engines.py [--count 40] [--explore 32] [--seed S] [--out reports/fuzz]
-                                 [--shrink-budget 900] [--keep]
+                                 [--shrink-budget 900] [--keep] [--in-flight]
 
 Generates scenarios with Hypothesis (harness/runner/fuzz.py: random NodePools, workloads, SKU lists
 from the eastus catalog, faults), runs each on the real Karpenter-on-Azure controller
@@ -121,7 +121,7 @@ class Fuzzer:
         @settings(max_examples=remaining, deadline=None, database=None, derandomize=False, print_blob=False,
                   report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
                   phases=[Phase.generate] + ([Phase.shrink] if self.args.shrink_budget > 0 else []))
-        @given(fuzz.scenarios())
+        @given(fuzz.scenarios(in_flight=self.args.in_flight))
         def run(doc):
             self(doc)
         try:
@@ -202,6 +202,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=int(os.environ.get("GITHUB_RUN_NUMBER", "0") or 0),
                     help="Hypothesis's seed for the first round (then +1 per round)")
     ap.add_argument("--out", default=str(ROOT / "reports" / "fuzz"))
+    ap.add_argument("--in-flight", action="store_true",
+                    help="every document with several workloads applies its last ones during the first ones' launch")
     ap.add_argument("--shrink-budget", type=float, default=900.0,
                     help="seconds of real runs spent shrinking, over all failures (0: no shrinking)")
     ap.add_argument("--keep", action="store_true", help="also write each minimal failure under scenarios/fuzz/")

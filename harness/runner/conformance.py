@@ -239,10 +239,11 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
     """The report's entry for a real run: compared with the simulation under the scenario's seed and,
     when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py). Both
     sides are compared where the real run ended: after its last step, or, when it stopped early (a
-    step it cannot play), with the simulation of the steps it played (`compared` says which)."""
+    step it cannot play), with the simulation of the steps it played (`compared` says which). A step the
+    run's state did not allow (StepFailed: the simulation meets it too) is no early stop."""
     sim = simulate(scenario, profile, kubernetes_version)
     played = len(real.step_results)
-    same = scenario if played >= len(scenario.steps) or real.skipped else played_only(scenario, played)
+    same = compared_as(scenario, real)
     base = sim if same is scenario else simulate(same, profile, kubernetes_version)
     entry = compare(base, real)
     horizon = _at_real_horizon(same, real) if entry["status"] not in ("agree", "skipped") else None
@@ -278,6 +279,16 @@ def _at_real_horizon(scenario, real):
     given = copy.deepcopy(scenario.given)
     given.setdefault("loop", {})["horizon"] = round(seconds, 1)
     return dataclasses.replace(scenario, given=given)
+
+
+def compared_as(scenario, real):
+    """The scenario the simulation is compared as: the whole of it, or, when the real run stopped at a
+    step it cannot play (`skipped_steps`), the steps it played. A step the run's state did not allow
+    (StepFailed, a mismatch) stops the simulation there too."""
+    played = len(real.step_results)
+    if played >= len(scenario.steps) or real.skipped or not real.skipped_steps:
+        return scenario
+    return played_only(scenario, played)
 
 
 def played_only(scenario, steps: int):

@@ -149,8 +149,9 @@ def _workload(draw, i: int, pools: list[dict]) -> dict:
 
 
 @st.composite
-def scenarios(draw) -> dict:
-    """A scenario document (a dict) with no expectations."""
+def scenarios(draw, in_flight: bool = False) -> dict:
+    """A scenario document (a dict) with no expectations; `in_flight`: every document with several
+    workloads plays its last ones during the first ones' launch (tools/fuzz_engines.py --in-flight)."""
     skus = sorted(draw(st.lists(st.sampled_from(SKUS), min_size=1, max_size=4, unique=True)))
     pools = [draw(_nodepool(i, skus)) for i in range(draw(st.integers(1, 3)))]
     workloads = [draw(_workload(i, pools)) for i in range(draw(st.integers(1, 4)))]
@@ -159,7 +160,7 @@ def scenarios(draw) -> dict:
         given["faults"] = [{"code": draw(st.sampled_from(FAULTS)), "match": {"size": draw(st.sampled_from(skus))},
                             "times": 1}]
     later: list[dict] = []
-    if len(workloads) > 1 and draw(one_in(3)):
+    if len(workloads) > 1 and (in_flight or draw(one_in(3))):
         # the last workloads arrive while the first ones' launch is in flight (a step's `during: launch`;
         # the VMs take BOOT to register, longer than Karpenter's batch window)
         k = draw(st.integers(1, len(workloads) - 1))

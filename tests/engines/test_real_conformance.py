@@ -94,6 +94,21 @@ def test_runs_are_compared_where_the_real_run_ended():
     assert len(cut.steps) == len(cut.step_manifests) == 1 and len(sc.steps) > 1 and cut.name == sc.name
 
 
+def test_a_step_the_runs_state_did_not_allow_is_compared_with_the_whole_simulation():
+    """Found by the fuzzer: a `during: launch` step after a phase that launched nothing fails on both
+    engines (StepFailed); comparing the real run with the simulation of no step at all made a pass
+    and a FAIL of the same outcome. Only a step the real engine cannot play cuts the simulation."""
+    from types import SimpleNamespace
+
+    from harness.runner.conformance import compared_as
+    from harness.runner.scenario import load_scenarios
+    sc = next(s for s in load_scenarios("scenarios/loop/in-place-updates.scenario.yaml") if len(s.steps) > 1)
+    failed = SimpleNamespace(step_results=[], skipped=None, skipped_steps=[])
+    assert compared_as(sc, failed) is sc
+    cannot = SimpleNamespace(step_results=[object()], skipped=None, skipped_steps=["steps[1]: why"])
+    assert len(compared_as(sc, cannot).steps) == 1
+
+
 def test_a_partial_rerun_is_merged_into_the_report(tmp_path, monkeypatch):
     """`merge NEW DIR` replaces the rerun entries, keeps the others and drops a scenario the library
     no longer holds (`regen-conformance.sh --stale`)."""
