@@ -115,9 +115,9 @@ def _print_across_releases(con, outcomes, verdict) -> None:
             table.add_column(col, overflow="fold")
         prev = None
         for o in runs:
-            summary = outcome_summary(o.result)
+            summary = outcome_summary(o.final)
             changed = "" if prev is None or summary == prev else "<- changed"
-            table.add_row(Text(o.profile), Text(_release_span(o.result)), Text(verdict(o)), Text(summary), changed)
+            table.add_row(Text(o.profile), Text(_release_span(o.final)), Text(verdict(o)), Text(summary), changed)
             prev = summary
         con.print(table)
 
@@ -130,10 +130,10 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
             for w in o.why.values():
                 con.print("\n".join(w.render("  ")), markup=False)
         explained = {w.pod for w in o.why.values()}
-        for key, p in sorted(o.result.pods.items()):
+        for key, p in sorted(o.final.pods.items()):
             if {key, p.name, p.owner_name} & set(pods) and key not in explained and p.state != "pending":
                 con.print(f"  Pod {key}: {p.state}" + (f" on {p.node}" if p.node else ""), markup=False)
-        named = {n for key, p in o.result.pods.items() for n in (key, p.name, p.owner_name)}
+        named = {n for key, p in o.final.pods.items() for n in (key, p.name, p.owner_name)}
         for missing in sorted(set(pods) - named):
             con.print(f"  no pod {missing!r} in this scenario", markup=False)
 
@@ -226,11 +226,11 @@ def cmd_run(args) -> int:
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
-            pending = sum(1 for p in o.result.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
+            pending = sum(1 for p in o.final.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(verdict(o), style=colour),
-                          str(len(o.result.nodes)) + (" (runaway)" if o.result.runaway else ""), str(pending),
+                          str(len(o.final.nodes)) + (" (runaway)" if o.final.runaway else ""), str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
         _print_across_releases(con, outcomes, verdict)
@@ -245,7 +245,7 @@ def cmd_run(args) -> int:
                 continue
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
                       "what happened ---", markup=False)
-            con.print("\n".join("  " + line for line in happened_lines(happened(o.result, labels=args.labels))),
+            con.print("\n".join("  " + line for line in happened_lines(happened(o.final, labels=args.labels))),
                       markup=False)
     for o in (o for o in failed if o.profile in o.scenario.profiles):
         if verdict(o) == "XPASS":

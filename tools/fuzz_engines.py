@@ -36,7 +36,7 @@ from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
 from harness.runner import conformance, fuzz  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute  # noqa: E402
-from harness.runner.explore import describe, final_result  # noqa: E402
+from harness.runner.explore import describe  # noqa: E402
 
 
 class Differs(Exception):
@@ -61,7 +61,7 @@ class Fuzzer:
         real = execute(self.engine, sc, "upstream", self.cluster)
         entry = conformance.judge(sc, "upstream", real, getattr(self.cluster, "server_version", None),
                                   explore=self.args.explore)
-        entry["realOutcome"] = conformance.outcome_view(final_result(real))
+        entry["realOutcome"] = conformance.outcome_view(real.final)
         return entry, time.monotonic() - t0
 
     def __call__(self, doc: dict) -> None:

@@ -392,8 +392,15 @@ class Simulation:
         return progress
 
     def _detect_runaway(self) -> bool:
+        """A pod that caused `runaway_threshold` NodeClaims and is still unbound - judged only once no
+        launched VM is still booting (given.loop.nodeBoot): a booting Node may yet take the pod, as the real
+        engine's settle waits for cause rather than count (issue 28 item 1)."""
+        if self._boot_deadline() is not None:
+            return False
         result = self.result
         for key, n in self.state.launches_for.items():
+            if key not in self.state.pod_views:       # deleted since (evicted, scaled down): gone, not stuck
+                continue
             if n >= self.cfg.runaway_threshold and not result.pods[key].node:
                 result.runaway = True
                 result.runaway_reason = (f"pod {key} caused {n} NodeClaims and never bound"

@@ -47,7 +47,7 @@ class Step:
 
 def outcome_of(o: Outcome, on: str) -> object:
     """What a bisect step compares: the verdict, or the noise-free outcome view."""
-    return verdict(o) if on == "verdict" else {"verdict": verdict(o), **outcome_view(o.result)}
+    return verdict(o) if on == "verdict" else {"verdict": verdict(o), **outcome_view(o.final)}
 
 
 def pick(path: Path, name: str | None) -> Scenario:

@@ -107,7 +107,7 @@ def _dict_diff(a, b, path: str, out: list[dict]) -> None:
 
 def sim_digest(sim) -> str:
     """What the staleness check recomputes: the simulated verdict and outcome."""
-    return digest({"verdict": verdict(sim), **outcome_view(final(sim))})
+    return digest({"verdict": verdict(sim), **outcome_view(sim.final)})
 
 
 def _pair(sim, real) -> dict:
@@ -115,8 +115,8 @@ def _pair(sim, real) -> dict:
     body differences of each pair of nodes."""
     out = {"differences": [], "noise": [], "vmBodies": [], "nicBodies": []}
     diffs = out["differences"]
-    _dict_diff(summary(final(sim)), summary(final(real)), "", diffs)
-    sim_nodes, real_nodes = paired(final(sim)), paired(final(real))
+    _dict_diff(summary(sim.final), summary(real.final), "", diffs)
+    sim_nodes, real_nodes = paired(sim.final), paired(real.final)
     for i in range(max(len(sim_nodes), len(real_nodes))):
         a = node_view(sim_nodes[i]) if i < len(sim_nodes) else None
         b = node_view(real_nodes[i]) if i < len(real_nodes) else None
@@ -139,7 +139,7 @@ def _pair(sim, real) -> dict:
         rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
         out["nicBodies"].append({"node": i, "differences": body_diff(
             sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
-    if final(sim).runaway and final(real).runaway:
+    if sim.final.runaway and real.final.runaway:
         # both ran away: how many NodeClaims each launched is how long it ran before it was stopped
         # (the simulation at `loop.runawayThreshold` idle NodeClaims, the real engine once that many
         # have held through its quiet window while the controller went on launching)
@@ -187,7 +187,7 @@ def compare(sim, real, alternatives=()) -> dict:
             for d in pair["differences"]]}
         entry["zonesRelabeled"] = True
     entry.update(pair)
-    views = {digest(outcome_view(final(s))) for s in samples}
+    views = {digest(outcome_view(s.final)) for s in samples}
     entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
     entry["simSeed"] = chosen.result.seed
     entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
@@ -211,8 +211,8 @@ def _agreeing_up_to_zones(scenario, pairs, real) -> list:
     zones = symmetric_zones(scenario, scenario_catalog(scenario).skus)
     if not zones:
         return []
-    want = canonical_digest(final(real), zones)
-    return [(s, p) for s, p in pairs if verdict(s) == verdict(real) and canonical_digest(final(s), zones) == want]
+    want = canonical_digest(real.final, zones)
+    return [(s, p) for s, p in pairs if verdict(s) == verdict(real) and canonical_digest(s.final, zones) == want]
 
 
 def status_text(e: dict) -> str:
@@ -272,7 +272,7 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
 def _at_real_horizon(scenario, real):
     """The scenario watched for as long as the real run watched its last settle (given.loop.horizon),
     when that run ended without settling; None when it settled, or the scenario sets its own horizon."""
-    last = final(real)
+    last = real.final
     seconds = last.timings.get("settle")
     if real.skipped or last.steady or "horizon" in (scenario.given.get("loop") or {}) or not seconds:
         return None
@@ -294,11 +294,6 @@ def compared_as(scenario, real):
 def played_only(scenario, steps: int):
     """The scenario with its first `steps` steps only."""
     return dataclasses.replace(scenario, steps=scenario.steps[:steps], step_manifests=scenario.step_manifests[:steps])
-
-
-def final(outcome):
-    """A run's state where it ended: after its last step (the simulation's result is that same object)."""
-    return outcome.step_results[-1] if outcome.step_results else outcome.result
 
 
 def write_report(pairs, out_dir: Path, seconds: float = 0.0) -> tuple[Path, Path]:

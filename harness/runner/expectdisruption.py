@@ -138,7 +138,10 @@ def check_disruption(checker, spec: dict) -> None:
             checker.fail(f"{root}.maxInFlight", spec["maxInFlight"], most, summary)
     for idx in spec.get("notDisrupted") or []:
         hit = [d for d in records if d.get("index") == idx]
-        if hit:
+        if not any(n.index == idx for n in r.nodes):      # a node that never was cannot be left alone
+            checker.fail(f"{root}.notDisrupted", f"node {idx} not disrupted",
+                         f"no node {idx} (nodes: {', '.join(str(n.index) for n in r.nodes) or 'none'})")
+        elif hit:
             checker.fail(f"{root}.notDisrupted", f"node {idx} not disrupted", _describe(hit[0]))
     if "liveNodes" in spec:
         live = [n for n in r.nodes if n.deleted is None and n.registered]

@@ -87,10 +87,6 @@ class Exploration:
         return digest(view) in {digest(v) for v in self.views}
 
 
-def final_result(o: Outcome):
-    return o.step_results[-1] if o.step_results else o.result
-
-
 def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: list[str] | None = None,
             **options) -> Outcome:
     """Run the scenario under `n` seeds; the outcome of the first (the scenario's own seed), whose
@@ -120,7 +116,7 @@ def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: l
     # the first run, judged over the set; the runs themselves keep their own mismatches
     return dataclasses.replace(first, mismatches=mismatches, seconds=sum(r.seconds for r in runs),
                                exploration=Exploration([r.result.seed for r in runs], runs,
-                                                       [outcome_view(final_result(r)) for r in runs]))
+                                                       [outcome_view(r.final) for r in runs]))
 
 
 def expectation(scenario: Scenario, profile: str, root: str) -> dict:

@@ -14,7 +14,7 @@ MAX_TRACE = 40
 
 def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) -> str:
     sc = outcome.scenario
-    r = outcome.result
+    r = outcome.final
     if outcome.error is not None:
         return f"ERROR {outcome.error}"
     on = (f"on the real engine (controller {outcome.version})" if outcome.engine == "real"
@@ -73,12 +73,12 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
     """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
     out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
-           "seconds": round(o.seconds, 4), "nodes": len(o.result.nodes), "runaway": o.result.runaway,
-           "steady": o.result.steady, "mismatches": [m.render() for m in o.mismatches],
+           "seconds": round(o.seconds, 4), "nodes": len(o.final.nodes), "runaway": o.final.runaway,
+           "steady": o.final.steady, "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error,
            "why": {k: w.to_json() for k, w in o.why.items()},
-           "release": o.result.release, "outcome": outcome_summary(o.result),
-           "happened": happened(o.result, labels=labels)}
+           "release": o.result.release, "outcome": outcome_summary(o.final),
+           "happened": happened(o.final, labels=labels)}
     if o.engine == "real":
         out.update(controller=o.version, hosts=o.hosts)
     return out

@@ -69,9 +69,9 @@ def test_stale_names_what_changed(tmp_path):
     from harness.runner import conformance
     report = {"entries": [{**_entry("a", "agree"), "scenarioDigest": conformance.digest({"k": 1}), "simDigest": "old"},
                           _entry("gone", "agree")]}
-    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated", step_results=[],
-                          result=SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={}),
-                          passed=True)
+    ended = SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={})
+    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated",
+                          step_results=[], result=ended, final=ended, passed=True)
     sc.xfail_reason = lambda profile, real=False: None
     found = stale(report, [sc], lambda s, p, v: sim)
     assert found == ["scenarios/x.scenario.yaml::gone [upstream]: in the report, not in the library",
@@ -82,13 +82,14 @@ def test_runs_are_compared_where_the_real_run_ended():
     """The simulation returns one result object it keeps updating, the real engine one per settle:
     both sides are compared after their last step, and a real run that stopped early (a step it cannot
     play) is compared with the simulation of the steps it played."""
-    from types import SimpleNamespace
-
-    from harness.runner.conformance import final, played_only
+    from harness.loop.result import RunResult
+    from harness.runner.conformance import played_only
+    from harness.runner.engines.base import Outcome
     from harness.runner.scenario import load_scenarios
-    first, last = SimpleNamespace(n=0), SimpleNamespace(n=1)
-    assert final(SimpleNamespace(result=first, step_results=[])) is first
-    assert final(SimpleNamespace(result=first, step_results=[first, last])) is last
+    first, last = (RunResult("s", "upstream", "local", seed) for seed in (1, 2))
+    sc = load_scenarios("scenarios/loop/in-place-updates.scenario.yaml")[0]
+    assert Outcome(sc, "upstream", "local", first).final is first
+    assert Outcome(sc, "upstream", "local", first, step_results=[first, last]).final is last
     sc = next(s for s in load_scenarios("scenarios/loop/in-place-updates.scenario.yaml") if len(s.steps) > 1)
     cut = played_only(sc, 1)
     assert len(cut.steps) == len(cut.step_manifests) == 1 and len(sc.steps) > 1 and cut.name == sc.name
@@ -161,7 +162,7 @@ def test_when_both_runs_ran_away_their_counts_are_noise():
                             zone="", capacity_type="on-demand", vm_name=f"v{i}") for i in range(n)]
         r = SimpleNamespace(nodes=nodes, nodeclaims=[SimpleNamespace(launched=True)] * n, runaway=runaway,
                             azure={"vms": [1] * n, "nics": [1] * n}, pods={}, nodepools={})
-        return SimpleNamespace(result=r, step_results=[], vm_bodies={}, nic_bodies={})
+        return SimpleNamespace(result=r, final=r, step_results=[], vm_bodies={}, nic_bodies={})
     both = _pair(run(3, True), run(5, True))
     assert both["differences"] == [] and {d["field"] for d in both["noise"]} >= {"nodes", "vms", "nodes[3]", "nodes[4]"}
     one = _pair(run(3, False), run(5, True))

@@ -18,7 +18,6 @@ from harness.backends.embedded import EmbeddedBackend
 from harness.runner import fuzz
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute
-from harness.runner.explore import final_result
 from harness.runner.invariants import (BindingWatch, binding_violations, node_matches_pod, requirement_holds,
                                        result_violations, tolerated)
 
@@ -58,9 +57,9 @@ def problems(doc: dict, cluster) -> list[str]:
     out = [m.render() for m in o.mismatches if not m.path.endswith("].during")]
     for pod, node, nodes, pods in watch.binds:
         out += binding_violations(pod, node, nodes, pods)
-    out += result_violations(final_result(o), [m.obj for m in sc.manifests + [m for ms in sc.step_manifests for m in ms]])
-    first = _plain(final_result(o))
-    if _plain(final_result(execute(engine, sc, "upstream", cluster))) != first:
+    out += result_violations(o.final, [m.obj for m in sc.manifests + [m for ms in sc.step_manifests for m in ms]])
+    first = _plain(o.final)
+    if _plain(execute(engine, sc, "upstream", cluster).final) != first:
         out.append(f"seed {sc.seed}: a second run differs")
     return out
 

@@ -189,7 +189,7 @@ def test_simulated_runs_share_the_process_instance_type_cache(cluster, monkeypat
     caches = []
     real_settle = SimulatedRun.settle
     monkeypatch.setattr(SimulatedRun, "settle",
-                        lambda run_: (caches.append(run_.sim.state.provider.it_cache), real_settle(run_))[1])
+                        lambda run_, until=None: (caches.append(run_.sim.state.provider.it_cache), real_settle(run_, until))[1])
     first = run(scenario(CLUSTER_STEP), "upstream", cluster)
     misses = instance_type_cache().info()["misses"]
     second = run(scenario(CLUSTER_STEP), "upstream", cluster)

@@ -67,6 +67,12 @@ class Outcome:
     exploration: object = None
 
     @property
+    def final(self) -> RunResult:
+        """The state where the run ended: after its last step. The simulation updates one result in place;
+        the real engine reads a new one back per phase, so `result` alone is its first phase there."""
+        return self.step_results[-1] if self.step_results else self.result
+
+    @property
     def passed(self) -> bool:
         return not self.mismatches and self.error is None
 
