@@ -52,6 +52,9 @@ from harness.model.profile import Profile
 
 ITERATION_SECONDS = 10.0          # harness assumption: simulated time one busy iteration takes
 REGISTRATION_PASSES = 3           # kubelet, Karpenter registration and initialization in one iteration
+# the provisioner's batcher closes a window once no pod arrived for this long (sigs.k8s.io/karpenter v1.14.0
+# pkg/operator/options/options.go BatchIdleDuration, default 1s; pkg/controllers/provisioning/batcher.go Wait)
+BATCH_IDLE_SECONDS = 1.0
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
 
@@ -233,6 +236,10 @@ class Simulation:
         (a step's `during: launch`): stop once a launch leaves a NodeClaim in flight - launched, its Node
         not registered - before its lifecycle runs, and name those in `paused`."""
         result, clock = self.result, self.clock
+        if self.paused:
+            # the pods a `during: launch` step brought are planned once the batch window closes, so the
+            # NodeClaims of that round launch (and register) that much after the ones in flight
+            clock.advance(BATCH_IDLE_SECONDS)
         self.paused = ()
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
             self.provisioner.record_catalog()
@@ -268,11 +275,14 @@ class Simulation:
                 deadline = self.liveness.next_deadline()
                 if deadline is not None and not any(c.refused or c.launched is None for c in self.claims if not c.done):
                     deadline = None
-                waits = [d for d in (deadline, self._disruption_deadline(), self._boot_deadline()) if d is not None]
+                # a timeout fires a second past its deadline; a VM registers at its boot time, so launches
+                # a batch window apart register apart (one round's Nodes may take the pods of the next)
+                waits = [d + 1 for d in (deadline, self._disruption_deadline()) if d is not None]
+                waits += [d for d in (self._boot_deadline(),) if d is not None]
                 if not waits:
                     result.steady = True
                     break
-                step = max(min(waits) - clock.now(), 0) + 1
+                step = max(min(waits) - clock.now(), 0)
             else:
                 step = ITERATION_SECONDS
             if end is not None and clock.now() + step > end:
