@@ -345,8 +345,20 @@ class Simulation:
         a drain's minimum time, an instance deletion's requeue, a queued command's timeout); None when
         only timers a scenario reaches with `advance` remain (consolidateAfter, expireAfter, budgets)."""
         waits = [d for d in (self.disruption.next_deadline(), self.node_termination.next_deadline(),
-                             self.queue.next_deadline()) if d is not None]
+                             self.queue.next_deadline(), self._nomination_expiry()) if d is not None]
         return min(waits) if waits else None
+
+    def _nomination_expiry(self) -> float | None:
+        """When the next nomination of a live NodeClaim ends (pkg/controllers/state/statenode.go Nominate:
+        a nominated node is no disruption candidate until then): the disruption controller's next poll
+        after it may decide what it could not before (a pod planned onto an in-flight NodeClaim that
+        kube-scheduler bound elsewhere leaves a nomination behind, fuzz-c3c76bc446)."""
+        now, st = self.clock.now(), self.state
+        # a pod still pending is planned (and its nomination renewed) every round: no wait ends that one
+        renewed = {claim for key, claim in st.nominated.items() if key in st.pod_views and not st.result.pods[key].node}
+        ends = [c.dis.nominated_until for c in self.claims
+                if not c.done and c.dis.nominated_until > now and c.result.name not in renewed]
+        return min(ends, default=None)
 
     def _lifecycle(self) -> bool:
         """One step of each launched NodeClaim's lifecycle (core nodeclaim/lifecycle/controller.go

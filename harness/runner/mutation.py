@@ -43,6 +43,7 @@ changed value is an exclusion as weak as the original, and entries marked `absen
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
 import time
@@ -126,6 +127,7 @@ class Tally:
     mutants: int = 0
     killed: int = 0
     refused: int = 0
+    equivalent: int = 0        # survived, but the mutated expectation says what the original does (same_commands)
     survivors: list[Mutant] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)       # a traceback from validation or the checker
     record_seconds: float = 0.0
@@ -363,9 +365,29 @@ def judge(subject: Subject, mutant: Mutant, data: dict) -> str:
     try:
         if refused(subject.scenario, data):
             return "refused"
-        return "killed" if fails(subject, data) else "survived"
+        if fails(subject, data):
+            return "killed"
+        return "equivalent" if same_commands(subject, mutant) else "survived"
     finally:
         parent[mutant.path[-1]] = mutant.old
+
+
+def same_commands(subject: Subject, mutant: Mutant) -> bool:
+    """A `disrupted[i].command` renumbered onto a command that did the same as the original in every run
+    (reason, decision, candidates, replacements; the nodes aside): an equivalent mutant, no gap in the
+    expectation (emptiness budgets: 30% of ten empty nodes deletes three, then 30% of seven three again)."""
+    if mutant.path[-1] != "command" or "disrupted" not in mutant.path:
+        return False
+
+    def shape(records, n):
+        return sorted(json.dumps({k: v for k, v in d.items() if k in COMMAND_SHAPE}, sort_keys=True, default=str)
+                      for d in records if d.get("commandIndex") == n)
+    runs = [cp.result.disruptions for cp in subject.checkpoints]
+    return bool(runs) and all(shape(r, mutant.old) == shape(r, mutant.new) != [] for r in runs)
+
+
+# what a disruption record says about its command, apart from which nodes it took
+COMMAND_SHAPE = ("reason", "decision", "candidates", "method", "replacements", "replacementCount")
 
 
 def run_mutation(scenarios: list[Scenario], cluster, *, sample: int | None = None, seed: int = 1,
@@ -406,6 +428,8 @@ def judge_all(subjects: list[Subject], *, sample: int | None = None, seed: int =
             continue
         if verdict == "refused":
             tally.refused += 1
+        elif verdict == "equivalent":
+            tally.equivalent += 1
         elif verdict == "killed":
             tally.killed += 1
         else:

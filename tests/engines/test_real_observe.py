@@ -120,3 +120,34 @@ def test_a_pod_turning_terminating_is_a_change_a_disruption_pass_must_see():
     before = Observer.fingerprint(obs)
     pod["metadata"]["deletionTimestamp"] = "2026-11-25T11:00:00Z"
     assert Observer.fingerprint(obs) != before
+
+
+def test_a_during_launch_step_waits_for_every_nodeclaim_of_the_round_to_launch():
+    """fuzz-c3c76bc446: a round's two NodeClaims launch in parallel; stopping at the first VM created
+    played the step with the other still unlaunched (the simulation launches a round in one pass)."""
+    from types import SimpleNamespace
+    obs = SimpleNamespace(live={"a", "b", "c"}, deleted={"c"}, launched={"a"}, vm_failures={})
+    assert Observer.launching(obs) == ["b"]
+    obs.launched.add("b")
+    assert Observer.launching(obs) == []
+    obs.launched.discard("b")
+    obs.vm_failures["b"] = {"reason": "SkuNotAvailable"}          # its launch ended, failed
+    assert Observer.launching(obs) == []
+
+
+def test_a_during_launch_step_waits_for_pods_no_provisioning_round_answered():
+    """fuzz-c3c76bc446 again: w0's and w1's pods reached Karpenter in two rounds; the first round's launch
+    alone is not the in-flight state the simulation steps in. A pod is answered by a Nominated event or
+    Karpenter's FailedScheduling, or is one Karpenter ignores."""
+    from types import SimpleNamespace
+
+    from harness.runner.engines.real.observe import KARPENTER_PREFIX
+
+    def event(reason, name, message):
+        return {"reason": reason, "message": message, "involvedObject": {"kind": "Pod", "namespace": "default", "name": name}}
+    events = [event("FailedScheduling", "w2", KARPENTER_PREFIX + "incompatible requirements"),
+              event("FailedScheduling", "w3", "0/1 nodes are available")]          # kube-scheduler's
+    obs = SimpleNamespace(ignored_pods=lambda: {"default/w4": "ignored"}, _events=lambda: events,
+                          nomination_events=lambda: ({"default/w0": {"np2-a"}}, set()),
+                          pending=lambda: frozenset((f"default/{n}", "Unschedulable", "") for n in ("w0", "w1", "w2", "w3", "w4")))
+    assert Observer.unplanned(obs) == ["default/w1", "default/w3"]

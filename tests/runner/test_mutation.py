@@ -96,7 +96,7 @@ def test_sampled_library_mutants_fail_or_are_refused(subjects, capsys):
     t = mutation.judge_all(subjects)
     with capsys.disabled():
         print(f"\nmutation (seed {SEED}): {t.documents} documents, {t.runs} runs, {t.mutants} mutants: {t.killed} killed, "
-              f"{t.refused} refused, {len(t.survivors)} survived, {len(t.errors)} tracebacks")
+              f"{t.refused} refused, {t.equivalent} equivalent, {len(t.survivors)} survived, {len(t.errors)} tracebacks")
     # the sample is drawn from the whole library, so its size moves whenever a scenario file is added
     # (30 documents gave 167-221 mutants): the floor is per sampled document, not a fixed count
     assert t.mutants >= 5 * t.documents
@@ -235,3 +235,18 @@ def test_the_nightly_script_runs_and_reports(tmp_path):
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 survived, 0 tracebacks" in proc.stdout, proc.stdout
+
+
+def test_a_command_renumbered_onto_one_that_did_the_same_is_an_equivalent_mutant():
+    """emptiness budgets (30% of ten empty nodes: three, then three again): `command: 1 -> 2` passes
+    because the second command did what the first did; a command that did otherwise is no excuse."""
+    from types import SimpleNamespace
+    recs = [{"commandIndex": 1, "reason": "Empty", "decision": "delete", "candidates": 3, "node": f"n{i}"} for i in range(3)]
+    recs += [{"commandIndex": 2, "reason": "Empty", "decision": "delete", "candidates": 3, "node": f"m{i}"} for i in range(3)]
+    recs += [{"commandIndex": 3, "reason": "Empty", "decision": "delete", "candidates": 2, "node": f"k{i}"} for i in range(2)]
+    subject = SimpleNamespace(checkpoints=[SimpleNamespace(result=SimpleNamespace(disruptions=recs))])
+    path = ("expect", "disruption", "disrupted", 0, "command")
+    assert mutation.same_commands(subject, mutation.Mutant(path, 1, 2, "f", 1))
+    assert not mutation.same_commands(subject, mutation.Mutant(path, 2, 3, "f", 1))
+    assert not mutation.same_commands(subject, mutation.Mutant(path, 3, 4, "f", 1))       # no command 4
+    assert not mutation.same_commands(subject, mutation.Mutant(("expect", "nodeCount"), 1, 2, "f", 1))

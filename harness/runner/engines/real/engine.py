@@ -402,7 +402,8 @@ class RealRun:
                 disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
                     f"{what} changed (drift)" for what in self.redrift))
             in_flight = self.observer.in_flight()
-            if until == "launch" and (flying := self.observer.launched_unregistered()):
+            if (until == "launch" and (flying := self.observer.launched_unregistered()) and not self.observer.launching()
+                    and not self.observer.unplanned()):
                 self.in_flight, self.steady = tuple(flying), False
                 settler.reason = f"stopped with {', '.join(flying)} in flight for the next step (during: launch)"
                 break

@@ -199,6 +199,27 @@ class Observer:
                 and name not in self.claim_nodes
                 and ((self.claims[name].get("status") or {}).get("providerID") or None) not in registered]
 
+    def launching(self) -> list[str]:
+        """Live NodeClaims whose launch has not ended yet: no VM created, none failed. A round's NodeClaims
+        launch in parallel (core v1.14.0 nodeclaim/lifecycle/launch.go, one reconcile each), so a `during:
+        launch` step waits for all of them, as the simulation launches a round's NodeClaims in one pass."""
+        return [name for name in sorted(self.live - self.deleted)
+                if name not in self.launched and name not in self.vm_failures]
+
+    def unplanned(self) -> list[str]:
+        """Pending workload pods no provisioning round has answered yet: neither a `Nominated` event (planned
+        onto a NodeClaim or a node) nor Karpenter's `FailedScheduling`, and not ignored. A `during: launch`
+        step waits for them: pods applied together reach Karpenter a batch window apart at most, and the
+        simulation plans them in one round."""
+        ignored = self.ignored_pods()
+        answered = set(self.nomination_events()[0])
+        for e in self._events():
+            io = e.get("involvedObject") or {}
+            if (e.get("reason") == "FailedScheduling" and io.get("kind") == "Pod"
+                    and (e.get("message") or "").startswith(KARPENTER_PREFIX)):
+                answered.add(f"{io.get('namespace')}/{io.get('name')}")
+        return sorted(key for key, *_ in self.pending() if key not in answered and key not in ignored)
+
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
         or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
