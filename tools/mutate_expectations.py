@@ -3,7 +3,8 @@
     python tools/mutate_expectations.py [paths...] [--sample N --seed S]
 
 Every scalar an expectation states (and each list element where a change cannot only weaken the
-check) is changed, one at a time; the scenario must then fail or be refused by validation. Runs
+check) is changed, one at a time; the scenario must then fail or be refused by validation (or be an
+equivalent mutant: a disruption command renumbered onto one that did the same). Runs
 each scenario document once per profile on the embedded backend and re-checks only the recorded
 results per mutant (harness/runner/mutation.py says why that is the same verdict as a full run).
 Prints the counts and every survivor as `file:line: path: old -> new`; exit 1 if any survived or
@@ -45,7 +46,7 @@ def main() -> int:
         for s in t.skipped:
             print(f"skipped: {s}")
     print(f"mutation: {t.documents} documents ({t.runs} runs, {len(t.skipped)} skipped), {t.mutants} mutants: "
-          f"{t.killed} killed, {t.refused} refused by validation, {len(t.survivors)} survived, "
+          f"{t.killed} killed, {t.refused} refused by validation, {t.equivalent} equivalent, {len(t.survivors)} survived, "
           f"{len(t.errors)} tracebacks; recording {t.record_seconds:.1f} s, mutants {t.mutate_seconds:.1f} s, "
           f"total {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.1f} CPU-s")
     return 1 if t.survivors or t.errors else 0
