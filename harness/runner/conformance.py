@@ -194,15 +194,23 @@ def compare(sim, real, alternatives=()) -> dict:
     return entry
 
 
+def _with_loop(scenario, key: str, value, **defaults):
+    """The scenario with given.loop[key] = value (and `defaults` where it sets none), or None when it sets
+    `key` itself."""
+    if key in (scenario.given.get("loop") or {}):
+        return None
+    given = copy.deepcopy(scenario.given)
+    loop = given.setdefault("loop", {})
+    loop[key] = value
+    for k, v in defaults.items():
+        loop.setdefault(k, v)
+    return dataclasses.replace(scenario, given=given)
+
+
 def _staggered(scenario):
     """The scenario with its launches' Nodes turning Ready one at a time (given.loop.nodesReady), unless it
     says how they turn Ready itself."""
-    loop = scenario.given.get("loop") or {}
-    if "nodesReady" in loop:
-        return None
-    given = copy.deepcopy(scenario.given)
-    given.setdefault("loop", {})["nodesReady"] = "staggered"
-    return dataclasses.replace(scenario, given=given)
+    return _with_loop(scenario, "nodesReady", "staggered")
 
 
 # how long a launched VM takes to register in the simulation's third look at a differing run: any time
@@ -217,13 +225,7 @@ def _booting(scenario):
     Real VMs boot for minutes and the real engine's stand-in kubelets for a few seconds, while Karpenter
     plans the pods still pending again: a NodeClaim of that round can be left empty once kube-scheduler
     binds its pod to a Node of the round before (fuzz-62d93f468d)."""
-    loop = scenario.given.get("loop") or {}
-    if "nodeBoot" in loop:
-        return None
-    given = copy.deepcopy(scenario.given)
-    given.setdefault("loop", {})["nodeBoot"] = BOOT_ON_DIFFERENCE
-    given["loop"].setdefault("nodesReady", "staggered")
-    return dataclasses.replace(scenario, given=given)
+    return _with_loop(scenario, "nodeBoot", BOOT_ON_DIFFERENCE, nodesReady="staggered")
 
 
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:

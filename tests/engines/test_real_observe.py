@@ -148,6 +148,6 @@ def test_a_during_launch_step_waits_for_pods_no_provisioning_round_answered():
     events = [event("FailedScheduling", "w2", KARPENTER_PREFIX + "incompatible requirements"),
               event("FailedScheduling", "w3", "0/1 nodes are available")]          # kube-scheduler's
     obs = SimpleNamespace(ignored_pods=lambda: {"default/w4": "ignored"}, _events=lambda: events,
-                          nomination_events=lambda: ({"default/w0": {"np2-a"}}, set()),
+                          nomination_events=lambda events=None: ({"default/w0": {"np2-a"}}, set()),
                           pending=lambda: frozenset((f"default/{n}", "Unschedulable", "") for n in ("w0", "w1", "w2", "w3", "w4")))
     assert Observer.unplanned(obs) == ["default/w1", "default/w3"]

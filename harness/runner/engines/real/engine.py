@@ -332,7 +332,8 @@ class RealRun:
         the run is not steady); the result as observed. Existing nodes held in flight by seed() and not
         released ahead of a node Karpenter launched (kubelet.py release_held) are released after the first
         settle, and the run settles again (as in the simulation). `until="launch"`: stop at the first poll
-        that shows a launch in flight (Observer.launched_unregistered), named in `in_flight`."""
+        that shows a launch in flight (Observer.launched_unregistered) once the round's other launches
+        ended and every pending pod was answered by a round (launching, unplanned), named in `in_flight`."""
         self.in_flight = ()
         result = self._settle_once(until)
         if self.in_flight:

@@ -211,9 +211,9 @@ class Observer:
         onto a NodeClaim or a node) nor Karpenter's `FailedScheduling`, and not ignored. A `during: launch`
         step waits for them: pods applied together reach Karpenter a batch window apart at most, and the
         simulation plans them in one round."""
-        ignored = self.ignored_pods()
-        answered = set(self.nomination_events()[0])
-        for e in self._events():
+        ignored, events = self.ignored_pods(), self._events()
+        answered = set(self.nomination_events(events)[0])
+        for e in events:
             io = e.get("involvedObject") or {}
             if (e.get("reason") == "FailedScheduling" and io.get("kind") == "Pod"
                     and (e.get("message") or "").startswith(KARPENTER_PREFIX)):
@@ -325,14 +325,14 @@ class Observer:
         """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""
         return self.nomination_events()[0]
 
-    def nomination_events(self) -> tuple[dict[str, set[str]], set[str]]:
+    def nomination_events(self, events: list[dict] | None = None) -> tuple[dict[str, set[str]], set[str]]:
         """From one listing: pod key -> NodeClaims its `Nominated` events name, and the pods whose event
         names a Node too - the provisioning round planned them onto an existing node, a nomination in
         Karpenter's state (core v1.14.0 scheduling/scheduler.go; a new NodeClaim's event, provisioner.go,
-        names no Node)."""
+        names no Node). `events`: a listing already made this poll."""
         claims: dict[str, set[str]] = {}
         on_node: set[str] = set()
-        for e in self._events():
+        for e in self._events() if events is None else events:
             if e.get("reason") == "Nominated" and (e.get("involvedObject") or {}).get("kind") == "Pod":
                 io, message = e["involvedObject"], e.get("message") or ""
                 key = f"{io.get('namespace')}/{io.get('name')}"
