@@ -284,6 +284,23 @@ def test_the_round_that_made_the_claim_is_no_nomination_when_its_count_is_read_a
     assert n.until(claims, ("nc-1",)) == 4.0 + NOMINATION_SECONDS
 
 
+def test_a_fast_build_says_when_each_nomination_ends():
+    """The fast timing's nominations.go exposes StateNode.nominatedUntil per node (Unix seconds): the run
+    waits for exactly that, not for a window dated from rounds counted between polls (fuzz-c3c76bc446
+    settled inside a nomination it had not dated, 1 run in 16)."""
+    from harness.runner.engines.real.settle import Nominations, nomination_ends
+    text = METRICS + """# TYPE karpenter_harness_nominated_until_seconds gauge
+karpenter_harness_nominated_until_seconds{provider_id="azure:///subscriptions/s/vm/a"} 1.7645e+09
+karpenter_harness_nominated_until_seconds{provider_id="azure:///subscriptions/s/vm/b"} 1764500010.5
+"""
+    ends = nomination_ends(text)
+    assert ends == {"azure:///subscriptions/s/vm/a": 1.7645e9, "azure:///subscriptions/s/vm/b": 1764500010.5}
+    assert nomination_ends(METRICS) == {}
+    # read at Unix 1764500000.0, monotonic 100.0: b's nomination ends 10.5 s later
+    assert Nominations.ends(ends, ["azure:///subscriptions/s/vm/b", "azure:///x"], 1764500000.0, 100.0) == 110.5
+    assert Nominations.ends(ends, ["azure:///x"], 1764500000.0, 100.0) == 0.0
+
+
 def test_with_a_pod_pending_the_pass_waits_for_the_quiet_window():
     """kube-scheduler may still bind the pending pod to the candidate: asking at once would meet the empty
     node far more often than upstream's poll (daemonsets/should-ignore-daemonsets-when-no-instance-types-

@@ -35,8 +35,8 @@ from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, csi, existing, keeper, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler, pass_counts,
-                                                provisioning_rounds)
+from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler,
+                                                nomination_ends, pass_counts, provisioning_rounds)
 from harness.runner.expect import Mismatch
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
@@ -386,7 +386,8 @@ class RealRun:
         if horizon is not None:          # watched as long as asked, steady or not (as the simulation)
             timeout = min(timeout, scenario_duration(horizon))
         while True:
-            rounds, (passes, mark) = self._metrics()      # before the poll: what a pass did is then in the poll
+            rounds, (passes, mark), ends = self._metrics()      # before the poll: what a pass did is then in the poll
+            wall = time.time()
             self._step()
             now = time.monotonic()
             disruption = self.observer.disruption(passes, self._held(), mark)
@@ -394,8 +395,10 @@ class RealRun:
             nominated, on_node = self.observer.nomination_events()
             self.nominations.observe(now, rounds, pending, nominated)
             if disruption.candidates:
+                until = (self.nominations.until(nominated, disruption.candidates, on_node) if ends is None else
+                         Nominations.ends(ends, self.observer.provider_ids(disruption.candidates), wall, now))
                 disruption = dataclasses.replace(
-                    disruption, nominated_until=self.nominations.until(nominated, disruption.candidates, on_node),
+                    disruption, nominated_until=until,
                     planned=Nominations.planned(nominated, disruption.candidates, pending))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
@@ -440,14 +443,16 @@ class RealRun:
         result.trace.append(f"[controller] run {self.kept.runs} of this controller process")
         return result
 
-    def _metrics(self) -> tuple[int | None, tuple[int | None, int | None]]:
-        """The controller's provisioning round count and its disruption passes (settle.pass_counts),
-        from its metrics; None when they cannot be read."""
+    def _metrics(self) -> tuple[int | None, tuple[int | None, int | None], dict[str, float] | None]:
+        """The controller's provisioning round count, its disruption passes (settle.pass_counts) and, from
+        a fast build, when its nominations end (settle.nomination_ends), from its metrics; None when they
+        cannot be read (the nominations: or the build does not say)."""
         try:
             text = self.sandbox.http_get(keeper.CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
         except (OSError, SandboxError):
-            return None, (None, None)
-        return provisioning_rounds(text), pass_counts(text)
+            return None, (None, None), None
+        return (provisioning_rounds(text), pass_counts(text),
+                nomination_ends(text) if self.ctl.timing == "fast" else None)
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
         """Play a step live; returns why it cannot be played on the real engine. `advance` waits on

@@ -321,6 +321,11 @@ class Observer:
         return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never)),
                           tuple(self.watch.busy(self.claims, self.live)), held, pass_mark=pass_mark)
 
+    def provider_ids(self, claims) -> list[str]:
+        """The provider IDs of the named NodeClaims that have one (launched)."""
+        return [pid for name in claims
+                if (pid := ((self.claims.get(name) or {}).get("status") or {}).get("providerID"))]
+
     def nominations(self) -> dict[str, set[str]]:
         """pod key -> NodeClaims Karpenter nominated it for (its `Nominated` events)."""
         return self.nomination_events()[0]

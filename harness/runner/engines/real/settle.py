@@ -92,6 +92,9 @@ _PASSES = re.compile(rf'^{PASSES_METRIC}{{[^}}]*consolidation_type="single"[^}}]
 # the fast timing's pass numbers (harness/data/controller-timing/pass_trigger.go)
 STARTED_METRIC = "karpenter_harness_disruption_passes_started_total"
 DECIDED_NOTHING_METRIC = "karpenter_harness_disruption_pass_decided_nothing"
+# the fast timing's nominations (harness/data/controller-timing/nominations.go)
+NOMINATED_METRIC = "karpenter_harness_nominated_until_seconds"
+_NOMINATED = re.compile(rf'^{NOMINATED_METRIC}{{provider_id="([^"]*)"}}\s+(\S+)\s*$', re.M)
 
 
 def provisioning_rounds(metrics_text: str) -> int:
@@ -121,6 +124,12 @@ def pass_counts(metrics_text: str) -> tuple[int, int]:
         n = disruption_passes(metrics_text)
         return n, n
     return nothing, started
+
+
+def nomination_ends(metrics_text: str) -> dict[str, float]:
+    """A fast build's nominations: provider ID -> when that node's latest nomination ends, Unix seconds
+    (Karpenter's own StateNode.nominatedUntil; empty before the first)."""
+    return {m.group(1): float(m.group(2)) for m in _NOMINATED.finditer(metrics_text)}
 
 
 @dataclass(frozen=True)
@@ -270,7 +279,9 @@ class Nominations:
     metrics before each poll, so the poll that first shows the event may come with the count from just
     before that round. A pod's baseline is the count read after its event was first seen; only a round
     above it planned the pod onto the claim (a second round needs a new trigger and the batch window,
-    longer than a poll)."""
+    longer than a poll).
+
+    A fast build says when each nomination ends (`nomination_ends`), and `ends` reads that instead."""
     rounds: int | None = None
     last_round: dict = field(default_factory=dict)       # pod key -> (monotonic time, count) of a round while pending
     seen: dict = field(default_factory=dict)             # pod key -> when its Nominated event was first seen
@@ -298,6 +309,14 @@ class Nominations:
         """The pending pods whose Nominated event names a candidate (Disruption.planned)."""
         waiting, cands = {key for key, *_ in pending}, set(candidates)
         return tuple(sorted(pod for pod, claims in nominated.items() if pod in waiting and claims & cands))
+
+    @staticmethod
+    def ends(nominations: dict[str, float], provider_ids: list[str], wall: float, now: float) -> float:
+        """From a fast build's `nomination_ends`: the monotonic time the last nomination of the candidates'
+        nodes (`provider_ids`) ends, given the Unix (`wall`) and monotonic (`now`) time of the reading
+        (0.0 for none)."""
+        ends = [nominations[p] - wall + now for p in provider_ids if p in nominations]
+        return max(ends, default=0.0)
 
     def until(self, nominated: dict[str, set[str]], candidates: tuple[str, ...],
               on_node: set[str] = frozenset()) -> float:
