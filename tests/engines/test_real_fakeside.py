@@ -25,3 +25,35 @@ def test_put_bodies_and_hosts_are_recorded():
     assert tap.vm_puts()["aks-x"].body == vm
     assert tap.nic_puts() == {}
     assert tap.hosts == {"127.0.0.1:1"}
+
+
+def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_only():
+    """A rule without `times` answers every retry the same: its first request's tries hold the run until
+    the SDK gives up (SDK_CHAIN), a controller asking again on its own backoff does not extend that
+    (usages-unavailable-fails-open waited 130 s for the quota controller's retries). A rule with `times`
+    may let the retry through, so each refusal holds the run for its retry."""
+    import time
+
+    from fakeazure import FakeAzure
+    from harness.runner.engines.real.fakeside import SDK_BACKOFF, SDK_CHAIN
+
+    fake = FakeAzure()
+    url = (f"https://management.azure.com/subscriptions/{fake.subscription_id}/providers/Microsoft.Compute/"
+           "locations/southcentralus/usages?api-version=2024-07-01")
+    fake.add_fault({"code": "ServiceUnavailable", "match": {"operation": "usages.list"}})
+    tap = WireTap(fake)
+    start = time.monotonic()
+    assert tap.handle("GET", url, {"Host": "management.azure.com"})[0] == 503
+    assert start + SDK_BACKOFF <= tap.retry_until <= time.monotonic() + SDK_BACKOFF
+    tap.permanent_since = {k: v - 60 for k, v in tap.permanent_since.items()}     # the first refusal, a minute ago
+    tap.retry_until = 0.0
+    tap.handle("GET", url, {"Host": "management.azure.com"})
+    assert tap.retry_until <= start - 60 + SDK_CHAIN + 1
+
+    limited = FakeAzure()
+    limited.add_fault({"code": "ServiceUnavailable", "match": {"operation": "usages.list"}, "times": 5})
+    tap = WireTap(limited)
+    tap.permanent_since = {}
+    before = time.monotonic()
+    tap.handle("GET", url, {"Host": "management.azure.com"})
+    assert tap.retry_until >= before + SDK_BACKOFF

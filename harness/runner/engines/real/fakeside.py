@@ -22,6 +22,8 @@ from harness.loop.azuresdk import MAX_RETRIES, RETRY_DELAY, RETRY_STATUS
 # azcore v1.22.0 runtime/policy_retry.go calcDelay: RetryDelay * (2^try - 1), jittered by up to 1.3x, for
 # the provider's DefaultRetryOpts (pkg/utils/clientopts/armopts.go: 3 retries, 800 ms)
 SDK_BACKOFF = RETRY_DELAY * (2 ** MAX_RETRIES - 1) * 1.3
+# ... and every try of one request, the first and its retries, before the SDK gives the provider the error
+SDK_CHAIN = sum(RETRY_DELAY * (2 ** n - 1) for n in range(1, MAX_RETRIES + 1)) * 1.3
 PUT_BODY = re.compile(r"/providers/Microsoft\.(Compute/virtualMachines|Network/networkInterfaces)/([^/]+)$", re.I)
 
 
@@ -44,26 +46,49 @@ class WireTap:
     # SDK sleeps that long before it asks again (azcore v1.22.0 runtime/policy_retry.go honours the
     # header), so until then "nothing changed" says nothing about what it will do
     retry_until: float = 0.0
+    # fault rule id -> when it first refused, for a rule that refuses every time (no `times`, no
+    # `probability`): its retries are answered the same, so only its first request's tries hold the run
+    # (until the SDK gives up and the provider acts on the error); a controller that asks again and again
+    # (the quota controller on its error backoff, core v1.14.0 singleton) would otherwise hold it for minutes
+    permanent_since: dict = field(default_factory=dict)
     # answers of 400 or more other than 404 (the provider asks for what may not exist before it creates
     # it): what the controller learnt from them it may keep (keeper.py)
     refused: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def _permanent(self, since: int) -> list:
+        """The fault rules that fired since log entry `since` when every one refuses every time, else []."""
+        faults = getattr(self.state, "faults", None)
+        if faults is None:
+            return []
+        ids = {e["fault"] for e in faults.log[since:]}
+        rules = [r for r in faults.rules if r.id in ids]
+        return rules if rules and all(r.times is None and r.probability is None for r in rules) else []
+
     def handle(self, method: str, url: str, headers=None, body=None):
         host = (dict(headers or {}).get("Host") or "").lower()
+        faults = getattr(self.state, "faults", None)
+        since = len(faults.log) if faults is not None else 0
         status, out_headers, data = self.state.handle(method, url, headers, body)
         with self._lock:
             self.hosts.add(host)
             self.refused += status >= 400 and status != 404
+            now = time.monotonic()
             after = next((v for k, v in (out_headers or {}).items() if k.lower() == "retry-after"), None)
-            if status >= 400 and after is not None:
-                try:
-                    self.retry_until = max(self.retry_until, time.monotonic() + float(after))
-                except ValueError:
-                    pass
-            elif status in RETRY_STATUS:
-                # no Retry-After: the SDK's exponential backoff, at most this long before its next try
-                self.retry_until = max(self.retry_until, time.monotonic() + SDK_BACKOFF)
+            try:
+                wait = float(after) if status >= 400 and after is not None else None
+            except ValueError:
+                wait = None
+            if wait is None and status in RETRY_STATUS:
+                wait = SDK_BACKOFF       # no Retry-After: the SDK's exponential backoff, at most this long a try
+            if wait is not None:
+                until = now + wait
+                permanent = self._permanent(since) if status in RETRY_STATUS else []
+                if permanent:
+                    first = min(self.permanent_since.setdefault(r.id, now) for r in permanent)
+                    chain = SDK_CHAIN if after is None else wait * (MAX_RETRIES + 1)
+                    until = min(until, first + chain)
+                self.retry_until = max(self.retry_until, until)
             path = url.split("?", 1)[0]
             m = PUT_BODY.search(path) if method.upper() == "PUT" else None
             if m and body:
