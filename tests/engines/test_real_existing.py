@@ -53,7 +53,10 @@ def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
     reqs = {r["key"]: r["values"] for r in nc["spec"]["requirements"]}
     assert reqs == {"kubernetes.io/arch": ["amd64"], "node.kubernetes.io/instance-type": ["Standard_D2s_v3"],
                     "topology.kubernetes.io/zone": ["eastus-1"], "karpenter.sh/capacity-type": ["on-demand"]}
-    assert nc["metadata"]["labels"] == {"team": "a", "karpenter.sh/nodepool": "default"}
+    # the NodePool's and the NodeClass's labels, as core's template puts them (the kubelet of a node Karpenter
+    # launched got both; left to core's hydration controller, the second raced the launch)
+    assert nc["metadata"]["labels"] == {"team": "a", "karpenter.sh/nodepool": "default",
+                                        "karpenter.azure.com/aksnodeclass": "default"}
     # the NodePool's drift hash, as the provisioner stamps it (else the NodeClaim never drifts)
     assert nc["metadata"]["annotations"] == {"karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3"}
     assert nc["metadata"]["ownerReferences"][0]["uid"] == "u1" and nc["spec"]["startupTaints"]

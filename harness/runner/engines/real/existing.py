@@ -269,9 +269,15 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
     if entry.get("capacityType"):
         reqs.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [entry["capacityType"]]})
     name = f"{nodepool['metadata']['name']}-existing-{index}"
+    ref = tspec.get("nodeClassRef") or {}
+    # the NodePool's and the NodeClass's labels, as the template puts both (NewNodeClaimTemplate; core v1.14.0
+    # pkg/apis/v1/labels.go NodeClassLabelKey): without the second, core's hydration controller adds it in a
+    # race with the launch, and the VM's kubelet got it (--node-labels) or not by which came first
+    nodeclass = {f"{ref['group']}/{str(ref['kind']).lower()}": ref["name"]} if ref.get("group") and ref.get("kind") else {}
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name,
-                         "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"]},
+                         "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"],
+                                    **nodeclass},
                          "annotations": {**dict(tmeta.get("annotations") or {}), **{
                              k: v for k, v in (nodepool["metadata"].get("annotations") or {}).items()
                              if k in (HASH, HASH_VERSION)}},
