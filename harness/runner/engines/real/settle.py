@@ -45,8 +45,9 @@ NodeClaim twin land one after the other) but asks for no further pass.
 A node Karpenter nominated for a pending pod is no disruption candidate for the nomination window
 (core v1.14.0 pkg/controllers/state/statenode.go Nominate, nominationWindow: max(2 x BATCH_MAX_DURATION,
 10 s) = 20 s; disruption/types.go NewCandidate "Node is nominated for a pending pod"), a state held in
-Karpenter's memory alone: while a candidate's nomination lasts (`Nominations`) a pass deciding nothing
-says nothing, and the run waits for a pass after it ends.
+Karpenter's memory alone (a fast build exposes it: `nomination_ends`; else the harness dates it from the
+pods' events and the rounds it counts): while a candidate's nomination lasts (`Nominations`) a pass
+deciding nothing says nothing, and the run waits for a pass after it ends.
 
 When all a run waits for is that pass (`wants_pass`), a controller built with timing `fast` is asked
 for it at once (harness/data/controller-timing.yaml: SIGUSR1 runs a pass; the 10 s poll goes on as
