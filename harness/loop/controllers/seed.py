@@ -83,7 +83,10 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     if not offerings:
         raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
                         f"with capacity type {entry.get('capacityType')!r}")
-    offering = sorted(offerings, key=lambda o: (o.price, o.zone, o.capacity_type))[0]
+    # the provider's rank among what is left (allocationstrategy/stages/offering_rank.go compareOfferings:
+    # price, spot before on-demand, zonal before regional; AzureProvider.choose), ties by zone name where
+    # the provider shuffles (the real engine picks among them: the zone is noise to the conformance report)
+    offering = sorted(offerings, key=lambda o: (o.price, o.capacity_type != "spot", o.zone in ("0", ""), o.zone))[0]
     reqs.add(Requirement.new(ZONE, IN, [offering.zone], s.sem))
     reqs.add(Requirement.new(CAPACITY_TYPE, IN, [offering.capacity_type], s.sem))
     # the NodeClaim Karpenter made for the pods that run there: its requests are theirs (plus the
