@@ -28,10 +28,11 @@ def test_put_bodies_and_hosts_are_recorded():
 
 
 def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_only():
-    """A rule without `times` answers every retry the same: its first request's tries hold the run until
-    the SDK gives up (SDK_CHAIN), a controller asking again on its own backoff does not extend that
-    (usages-unavailable-fails-open waited 130 s for the quota controller's retries). A rule with `times`
-    may let the retry through, so each refusal holds the run for its retry."""
+    """A rule without `times` answers every retry the same: once nothing is in flight its first request's
+    tries hold the run until the SDK gives up (SDK_CHAIN), a controller asking again on its own backoff does
+    not extend that (usages-unavailable-fails-open waited 130 s for the quota controller's retries); while
+    a launch is in flight every refusal counts (`retry_until`). A rule with `times` may let the retry
+    through, so each refusal holds the run for its retry."""
     import time
 
     from fakeazure import FakeAzure
@@ -44,11 +45,13 @@ def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_onl
     tap = WireTap(fake)
     start = time.monotonic()
     assert tap.handle("GET", url, {"Host": "management.azure.com"})[0] == 503
-    assert start + SDK_BACKOFF <= tap.retry_until <= time.monotonic() + SDK_BACKOFF
+    assert start + SDK_BACKOFF <= tap.first_tries_until <= time.monotonic() + SDK_BACKOFF
     tap.permanent_since = {k: v - 60 for k, v in tap.permanent_since.items()}     # the first refusal, a minute ago
-    tap.retry_until = 0.0
+    tap.retry_until = tap.first_tries_until = 0.0
+    later = time.monotonic()
     tap.handle("GET", url, {"Host": "management.azure.com"})
-    assert tap.retry_until <= start - 60 + SDK_CHAIN + 1
+    assert tap.first_tries_until <= start - 60 + SDK_CHAIN + 1
+    assert tap.retry_until >= later + SDK_BACKOFF
 
     limited = FakeAzure()
     limited.add_fault({"code": "ServiceUnavailable", "match": {"operation": "usages.list"}, "times": 5})
@@ -56,4 +59,4 @@ def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_onl
     tap.permanent_since = {}
     before = time.monotonic()
     tap.handle("GET", url, {"Host": "management.azure.com"})
-    assert tap.retry_until >= before + SDK_BACKOFF
+    assert tap.first_tries_until >= before + SDK_BACKOFF

@@ -363,7 +363,9 @@ class RealRun:
         k8s.io/kubernetes v1.36.3 pkg/controller/podgc/gc_controller.go gcOrphaned) and their owners
         replace them."""
         held = []
-        wait = self.tap.retry_until - time.monotonic() + RETRY_SLACK
+        # while anything is in flight every refusal counts (fakeside.WireTap.first_tries_until)
+        wait = ((self.tap.retry_until if self.observer.in_flight() else self.tap.first_tries_until)
+                - time.monotonic() + RETRY_SLACK)
         if wait > 0:
             held.append(f"an Azure request the fake refused is due for its retry within {wait:.1f}s (Retry-After or the SDK's backoff)")
         if not self.evicted:

@@ -46,11 +46,14 @@ class WireTap:
     # SDK sleeps that long before it asks again (azcore v1.22.0 runtime/policy_retry.go honours the
     # header), so until then "nothing changed" says nothing about what it will do
     retry_until: float = 0.0
-    # fault rule id -> when it first refused, for a rule that refuses every time (no `times`, no
-    # `probability`): its retries are answered the same, so only its first request's tries hold the run
-    # (until the SDK gives up and the provider acts on the error); a controller that asks again and again
-    # (the quota controller on its error backoff, core v1.14.0 singleton) would otherwise hold it for minutes
-    permanent_since: dict = field(default_factory=dict)
+    # ... the same, but a refusal by a fault rule that refuses every time (no `times`, no `probability`)
+    # counts only within its first request's tries (until the SDK gives up and the provider acts on the
+    # error): its retries are answered the same, and a background controller that asks again and again
+    # (the quota controller on its error backoff, core v1.14.0 singleton) would hold the run for minutes.
+    # The engine holds on this one once nothing is in flight (a failing launch is retried by core until
+    # its LaunchTimeout, so while one is in flight every refusal counts)
+    first_tries_until: float = 0.0
+    permanent_since: dict = field(default_factory=dict)    # such a rule's id -> when it first refused
     # answers of 400 or more other than 404 (the provider asks for what may not exist before it creates
     # it): what the controller learnt from them it may keep (keeper.py)
     refused: int = 0
@@ -83,12 +86,13 @@ class WireTap:
                 wait = SDK_BACKOFF       # no Retry-After: the SDK's exponential backoff, at most this long a try
             if wait is not None:
                 until = now + wait
+                self.retry_until = max(self.retry_until, until)
                 permanent = self._permanent(since) if status in RETRY_STATUS else []
                 if permanent:
                     first = min(self.permanent_since.setdefault(r.id, now) for r in permanent)
                     chain = SDK_CHAIN if after is None else wait * (MAX_RETRIES + 1)
                     until = min(until, first + chain)
-                self.retry_until = max(self.retry_until, until)
+                self.first_tries_until = max(self.first_tries_until, until)
             path = url.split("?", 1)[0]
             m = PUT_BODY.search(path) if method.upper() == "PUT" else None
             if m and body:
