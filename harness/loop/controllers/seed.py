@@ -83,12 +83,13 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     if not offerings:
         raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
                         f"with capacity type {entry.get('capacityType')!r}")
-    # the provider's rank among what is left (allocationstrategy/stages/offering_rank.go compareOfferings:
-    # price, spot before on-demand, zonal before regional; AzureProvider.choose), ties by zone name where
-    # the provider shuffles (the real engine picks among them: the zone is noise to the conformance report)
-    offering = sorted(offerings, key=lambda o: (o.price, o.capacity_type != "spot", o.zone in ("0", ""), o.zone))[0]
-    reqs.add(Requirement.new(ZONE, IN, [offering.zone], s.sem))
-    reqs.add(Requirement.new(CAPACITY_TYPE, IN, [offering.capacity_type], s.sem))
+    # the NodeClaim pins what the entry names, as the real engine's seeding does (runner/engines/real/
+    # existing.py managed_nodeclaim): the provider picks the rest as for any launch (AzureProvider.choose),
+    # and the kubelet gets a zone or capacity-type label only when the NodeClaim pins it
+    if entry.get("zone"):
+        reqs.add(Requirement.new(ZONE, IN, [str(entry["zone"])], s.sem))
+    if entry.get("capacityType"):
+        reqs.add(Requirement.new(CAPACITY_TYPE, IN, [entry["capacityType"]], s.sem))
     # the NodeClaim Karpenter made for the pods that run there: its requests are theirs (plus the
     # DaemonSets', left out), which initialization waits to see registered (RequestedResourcesRegistered)
     requests: dict[str, int] = {}
@@ -115,7 +116,7 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
         _pods(sim, claim.node_name, entry, where)
         if entry.get("deleting"):
             _mark_deleting(sim, claim.node_name)
-    s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {offering.zone}, {offering.capacity_type})"
+    s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {out.zone}, {out.capacity_type})"
             + ("" if claim.node_name else ", launched without a Node")
             + ("" if claim.initialized else ", not initialized"))
     return Seeded(claim.node_name, claim.result.name)
