@@ -150,6 +150,12 @@ def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
         labels.update(kubelet_self_labels(name, arch))
         labels.update(cloud_node_controller_labels(it.name, zone or "0", s.cfg.cluster.region.lower()))
         capacity, alloc = dict(it.capacity), it.allocatable()
+    else:
+        # a kubelet labels its Node's OS whatever it runs on (the real engine's seeded Node says linux:
+        # runner/engines/real/existing.py unmanaged_node), and kube-controller-manager's node lifecycle
+        # controller mirrors it to the beta key (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle
+        # node_lifecycle_controller.go labelReconcileInfo)
+        labels.update({OS: "linux", "beta.kubernetes.io/os": "linux"})
     labels.setdefault("kubernetes.io/hostname", name)
     labels.update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
     if entry.get("capacity"):
