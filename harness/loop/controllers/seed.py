@@ -40,6 +40,7 @@ from harness.model.writers import cloud_node_controller_labels, kubelet_self_lab
 
 ARCH, OS = "kubernetes.io/arch", "kubernetes.io/os"
 NOT_READY = "node.kubernetes.io/not-ready"     # k8s.io/api core/v1 well_known_taints.go TaintNodeNotReady
+UNREACHABLE = "node.kubernetes.io/unreachable"  # ... TaintNodeUnreachable
 DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
 
 
@@ -226,15 +227,20 @@ def _mark_deleting(sim, node_name: str) -> None:
 
 
 def _decorate(sim, node_name: str, entry: dict) -> None:
-    """Labels and taints the entry gives, put on the Node after Karpenter's registration."""
+    """Labels and taints the entry gives, put on the Node after Karpenter's registration. Not the
+    NoSchedule `unreachable` taint: this Node's kubelet reports its Ready condition, and kube-controller-
+    manager's node lifecycle controller keeps only the condition taint that matches it (k8s.io/kubernetes
+    v1.36.3 pkg/controller/nodelifecycle node_lifecycle_controller.go doNoScheduleTaintingPass: Ready False
+    -> not-ready, Unknown -> unreachable), as it does on the real engine's cluster."""
     if not entry.get("labels") and not entry.get("taints"):
         return
     s = sim.state
     node = s.cluster.get("Node", node_name)
     node["metadata"]["labels"].update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
-    if entry.get("taints"):
+    taints = [t for t in entry.get("taints") or [] if (t.get("key"), t.get("effect")) != (UNREACHABLE, "NoSchedule")]
+    if taints:
         have = node["spec"].get("taints") or []
-        node["spec"]["taints"] = have + [dict(t) for t in entry["taints"]
+        node["spec"]["taints"] = have + [dict(t) for t in taints
                                          if not any(h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]
     s.cluster.update(node, ADMIN)
 
