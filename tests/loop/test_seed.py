@@ -126,3 +126,32 @@ def test_entries_the_run_cannot_create_are_seed_errors(embedded, entry, message)
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         with pytest.raises(SeedError, match=message):
             seed_existing_nodes(sim, [entry])
+
+
+def test_seeding_pins_only_what_the_entry_names_as_the_real_engine_does(embedded):
+    """A zone-less entry is not pinned to a zone: the provider picks one as for any launch (zonal before
+    regional at equal price: provider v1.14.0 allocationstrategy/stages/offering_rank.go), and the kubelet
+    gets no zone label (the real engine's seeded NodeClaim pins only the entry's instance type, zone and
+    capacity type: runner/engines/real/existing.py managed_nodeclaim)."""
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3"}])
+        (claim,) = sim.claims
+        assert claim.launched.zone not in ("", "0")
+        assert "topology.kubernetes.io/zone" not in sim.result.nodes[0].kubelet_node_labels
+
+
+def test_seeded_nodes_carry_what_the_real_clusters_controllers_give_them(embedded):
+    """An unmanaged Node without an instance type is labelled linux (and the beta key kube-controller-manager
+    mirrors); a managed Node whose kubelet reports does not keep a NoSchedule `unreachable` taint
+    (the node lifecycle controller's doNoScheduleTaintingPass), the `not-ready` one it keeps."""
+    taints = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+              {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"}]
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"name": "bare"},
+                                  {"nodePool": "default", "instanceType": "Standard_D2s_v3", "initialized": False,
+                                   "taints": taints}])
+        labels = sim.cluster.get("Node", "bare")["metadata"]["labels"]
+        assert (labels["kubernetes.io/os"], labels["beta.kubernetes.io/os"]) == ("linux", "linux")
+        (claim,) = sim.claims
+        keys = {t["key"] for t in sim.cluster.get("Node", claim.node_name)["spec"]["taints"]}
+        assert "node.kubernetes.io/not-ready" in keys and "node.kubernetes.io/unreachable" not in keys
