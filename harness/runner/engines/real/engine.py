@@ -354,15 +354,17 @@ class RealRun:
         if self.volume_claims:
             csi.provision(self.cluster, self.observer.namespaces, self.provisioners)
 
-    def _held(self) -> tuple[str, ...]:
+    def _held(self, in_flight: list[str] | None = None) -> tuple[str, ...]:
         """What holds the run past every quiet window: the evicted VMs' NodeClaims until core's garbage
         collector has deleted them (it runs every 2 minutes), then their pods, still bound to the Node
         that is gone, until kube-controller-manager's pod garbage collector deletes them (orphaned pods,
         k8s.io/kubernetes v1.36.3 pkg/controller/podgc/gc_controller.go gcOrphaned) and their owners
         replace them."""
         held = []
-        # while anything is in flight every refusal counts (fakeside.WireTap.first_tries_until)
-        wait = ((self.tap.retry_until if self.observer.in_flight() else self.tap.first_tries_until)
+        # while anything is in flight every refusal counts (fakeside.WireTap.first_tries_until); `in_flight`:
+        # the poll's Observer.in_flight, when it has one
+        in_flight = self.observer.in_flight() if in_flight is None else in_flight
+        wait = ((self.tap.retry_until if in_flight else self.tap.first_tries_until)
                 - time.monotonic() + RETRY_SLACK)
         if wait > 0:
             held.append(f"an Azure request the fake refused is due for its retry within {wait:.1f}s (Retry-After or the SDK's backoff)")
@@ -392,7 +394,8 @@ class RealRun:
             wall = time.time()
             self._step()
             now = time.monotonic()
-            disruption = self.observer.disruption(passes, self._held(), mark)
+            in_flight = self.observer.in_flight()
+            disruption = self.observer.disruption(passes, self._held(in_flight), mark)
             pending = self.observer.pending()
             nominated, on_node = self.observer.nomination_events()
             self.nominations.observe(now, rounds, pending, nominated)
@@ -407,7 +410,6 @@ class RealRun:
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it
                 disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
                     f"{what} changed (drift)" for what in self.redrift))
-            in_flight = self.observer.in_flight()
             if (until == "launch" and (flying := self.observer.launched_unregistered()) and not self.observer.launching()
                     and not self.observer.unplanned()):
                 self.in_flight, self.steady = tuple(flying), False
