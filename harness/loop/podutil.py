@@ -50,14 +50,23 @@ def terminating(pv: PodView) -> bool:
     return bool(pv.obj["metadata"].get("deletionTimestamp"))
 
 
+STUCK_AFTER = 60.0     # core v1.14.0 pkg/utils/pod/scheduling.go IsStuckTerminating: a minute past deletionTimestamp
+
+
+def stuck_at(pv: PodView) -> float | None:
+    """When a terminating pod counts as stuck (IsStuckTerminating holds once now is past this); None when
+    it is not terminating."""
+    stamp = pv.obj["metadata"].get("deletionTimestamp")
+    if not stamp:
+        return None
+    return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() + STUCK_AFTER
+
+
 def stuck_terminating(pv: PodView, now: float) -> bool:
     """IsStuckTerminating: terminating, its deletionTimestamp (deletion time + grace period) more than a
     minute past."""
-    stamp = pv.obj["metadata"].get("deletionTimestamp")
-    if not stamp:
-        return False
-    at = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
-    return now - at > 60.0
+    at = stuck_at(pv)
+    return at is not None and now > at
 
 
 def is_active(pv: PodView) -> bool:

@@ -194,7 +194,12 @@ class Simulation:
     def seed(self, entries: list[dict]):
         """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
         from harness.loop.controllers.seed import seed_existing_nodes
-        return seed_existing_nodes(self, entries)
+        seeded = seed_existing_nodes(self, entries)
+        # the PDBs' status in the state the scenario starts from covers its running pods (kube-controller-
+        # manager's disruption controller computed it long ago): the first pass reads it, and a deleting
+        # node's drain evicts by it
+        self.pdbs.reconcile()
+        return seeded
 
     def validate_nodepools(self) -> None:
         """NodePool validation and readiness (controllers/nodepool.py); run after every apply, once
@@ -386,6 +391,8 @@ class Simulation:
             if c.launched_at is not None and self.clock.now() < c.launched_at + self.cfg.node_boot:
                 return False            # the VM's kubelet is still booting (given.loop.nodeBoot)
             return self.registration.kubelet_register(c)
+        if c.dis.deleting_since is not None:
+            return False                # a NodeClaim being deleted is only finalized (lifecycle/controller.go Reconcile)
         if not c.registered:
             return self.registration.register(c)
         if not c.initialized:

@@ -93,14 +93,60 @@ def test_a_deleting_unmanaged_nodes_pods_are_rescheduled(embedded):
 
 
 def test_a_deleted_managed_node_has_its_nodeclaim_deleted(embedded):
-    """core node/termination finalize: a managed Node deleted from outside deletes its NodeClaim, which is then
-    terminated as any deleted NodeClaim (no disruption reason)."""
+    """core node/termination finalize: a managed Node deleted from outside deletes its NodeClaim at once, which is
+    then terminated as any deleted NodeClaim (no disruption reason)."""
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3", "deleting": True}])
         (claim,) = sim.claims
-        assert claim.dis.deleting_since is None
-        assert sim.node_termination.reconcile()
         assert claim.dis.deleting_since is not None and claim.dis.deleted_by == ""
+
+
+def test_a_deleting_in_flight_node_is_never_initialized(embedded):
+    """Its NodeClaim is deleted before its kubelet reports Ready, and core's lifecycle controller only finalizes
+    a NodeClaim being deleted (nodeclaim/lifecycle/controller.go Reconcile)."""
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3", "initialized": False,
+                                   "deleting": True}])
+        (claim,) = sim.claims
+        assert not sim._lifecycle_step(claim)
+        assert not claim.initialized
+
+
+def test_a_drain_waits_for_a_terminating_pod_until_it_is_stuck(embedded):
+    """IsStuckTerminating (core pkg/utils/pod/scheduling.go): the drain waits on a terminating pod its finalizers
+    hold until a minute past its deletionTimestamp, a short wait the settle steps to, then goes on without it."""
+    held = pod("held")
+    held["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z", finalizers=["example.com/hold"])
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3", "deleting": True,
+                                   "pods": [held]}])
+        (claim,) = sim.claims
+        t0 = sim.clock.now()
+        sim.node_termination.reconcile()
+        sim.clock.advance(10.0)            # past MinDrainTime: the stuck moment is what the drain waits for
+        sim.node_termination.reconcile()
+        assert sim.node_termination.next_deadline() == t0 + 60.0
+        sim.converge()
+        assert claim.done and sim.result.nodes[0].deleted
+        assert sim.clock.now() >= t0 + 60.0
+
+
+def test_a_daemonset_releases_a_pod_its_selector_does_not_match(embedded):
+    """controller_ref_manager.go ClaimObject: a pod owned by the DaemonSet that does not match its selector is
+    released (kube-controller-manager does so on the real engine's cluster): no owner, counted as a bare pod."""
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"app": "ds"}},
+                   "template": {"metadata": {"labels": {"app": "ds"}}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}}}
+    ref = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "controller": True}]
+    other, own = pod("other"), pod("own")
+    other["metadata"]["ownerReferences"] = ref
+    own["metadata"].update(ownerReferences=ref, labels={"app": "ds"})
+    with simulation(embedded, [nodeclass(), nodepool(), ds]) as sim:
+        seed_existing_nodes(sim, [{"name": "n", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                                   "pods": [other, own]}])
+        assert sim.result.pods["default/other"].owner_kind == ""
+        assert not sim.cluster.get("Pod", "other", "default")["metadata"].get("ownerReferences")
+        assert (sim.result.pods["default/own"].owner_kind, sim.result.pods["default/own"].owner_name) == ("DaemonSet", "ds")
 
 
 def test_a_terminating_pod_is_held_by_its_finalizers_or_gone(embedded):

@@ -111,10 +111,11 @@ class NodeTermination:
         return begun
 
     def next_deadline(self) -> float | None:
-        """The short waits termination has in flight (MinDrainTime, instance deletion requeue). A drain
-        that is still blocked once MinDrainTime has passed is no short wait: what unblocks it (a PDB,
-        the do-not-disrupt annotation, terminationGracePeriod's deadline) is the scenario's to reach,
-        with `advance` or a step."""
+        """The short waits termination has in flight (MinDrainTime, instance deletion requeue, a terminating
+        pod the drain waits on until it is stuck: a minute past its deletionTimestamp, core v1.14.0
+        pkg/utils/pod/scheduling.go IsStuckTerminating, after which the drain goes on without it). A drain
+        that is still blocked otherwise is no short wait: what unblocks it (a PDB, the do-not-disrupt
+        annotation, terminationGracePeriod's deadline) is the scenario's to reach, with `advance` or a step."""
         s = self.state
         now = s.clock.now()
         out = []
@@ -123,6 +124,10 @@ class NodeTermination:
                 continue
             if c.dis.drain_started is not None and not c.dis.drained and c.dis.drain_started + MIN_DRAIN_TIME > now:
                 out.append(c.dis.drain_started + MIN_DRAIN_TIME)
+            if c.dis.drain_started is not None and not c.dis.drained:
+                out += [at for k, pr in s.result.pods.items()
+                        if pr.node == c.node_name and pr.state != "deleted" and k in s.pod_views
+                        and (at := podutil.stuck_at(s.pod_views[k])) is not None and at >= now and self._drainable(k)]
             if c.result.name in self._instance_at:
                 out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)
         return min(out) if out else None

@@ -34,6 +34,7 @@ from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
 from harness.model.requirements import IN, Requirement
 from harness.loop.pods import pod_requests
+from harness.loop.topology import selector_matches
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, ZONE
 from harness.model.writers import cloud_node_controller_labels, kubelet_self_labels
@@ -117,6 +118,11 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
         _pods(sim, claim.node_name, entry, where)
         if entry.get("deleting"):
             _mark_deleting(sim, claim.node_name)
+            # core's node termination answers the Node's deletion by deleting its NodeClaim at once (core
+            # v1.14.0 pkg/controllers/node/termination/controller.go finalize), long before the kubelet of an
+            # in-flight node reports Ready: the lifecycle controller then only finalizes it
+            # (nodeclaim/lifecycle/controller.go Reconcile), so it is never initialized
+            sim.node_termination.begin(claim, "")
     s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {out.zone}, {out.capacity_type})"
             + ("" if claim.node_name else ", launched without a Node")
             + ("" if claim.initialized else ", not initialized"))
@@ -267,6 +273,23 @@ def _live_owner_references(cluster, pod: dict) -> None:
         meta.pop("ownerReferences", None)
 
 
+def _release_unmatched(s, pod: dict) -> bool:
+    """A pod whose controller reference names one of the scenario's DaemonSets while its labels do not match
+    that DaemonSet's selector is released by the DaemonSet controller (k8s.io/kubernetes v1.36.3
+    pkg/controller/controller_ref_manager.go ClaimObject: owned, selector does not match, release), as
+    kube-controller-manager does on the real engine's cluster: the reference goes and True is returned."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    refs = meta.get("ownerReferences") or []
+    kept = [r for r in refs if not (r.get("controller") and r.get("kind") == "DaemonSet" and any(
+        ds["metadata"]["name"] == r.get("name") and (ds["metadata"].get("namespace") or "default") == (meta.get("namespace") or "default")
+        and not selector_matches((ds.get("spec") or {}).get("selector"), labels) for ds, _ in s.daemonsets))]
+    if len(kept) == len(refs):
+        return False
+    meta["ownerReferences"] = kept
+    return True
+
+
 def _pods(sim, node_name: str, entry: dict, where: str) -> None:
     """The entry's pods, created bound to the node (running, as ExpectManualBinding leaves them)."""
     s = sim.state
@@ -281,6 +304,8 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
             kind, owner_name = "DaemonSet", owner.get("name", "")
         elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
             kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
+        if _release_unmatched(s, pod):
+            kind, owner_name = "", ""
         _live_owner_references(s.cluster, pod)
         terminating = bool(pod["metadata"].pop("deletionTimestamp", None))
         try:

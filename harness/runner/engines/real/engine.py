@@ -35,7 +35,7 @@ from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, csi, existing, keeper, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler,
+from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler, drain_waits,
                                                 nomination_ends, pass_counts, provisioning_rounds)
 from harness.runner.expect import Mismatch
 
@@ -368,6 +368,9 @@ class RealRun:
                 - time.monotonic() + RETRY_SLACK)
         if wait > 0:
             held.append(f"an Azure request the fake refused is due for its retry within {wait:.1f}s (Retry-After or the SDK's backoff)")
+        held += [f"pod {pod} terminating on the draining Node {node}: core's drain waits on it until it is stuck, "
+                 f"in {left:.1f}s (a minute past its deletionTimestamp, IsStuckTerminating)"
+                 for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, time.time())]
         if not self.evicted:
             return tuple(held)
         held += [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())

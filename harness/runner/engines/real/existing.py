@@ -466,6 +466,8 @@ def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
             run.kubelets.never_ready.add(vm)
     else:
         run.kubelets.initialized.add(vm)       # registers initialized, as a long-running node is
+    if entry.get("capacity") or entry.get("allocatable"):
+        run.kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
     cluster.create(nc, ADMIN)
     name = nc["metadata"]["name"]
 

@@ -165,6 +165,9 @@ class Kubelets:
         # pass's DisruptionBlocked "Node isn't initialized" would hide the node's next DisruptionBlocked for
         # 2 minutes: core v1.14.0 pkg/events/recorder.go dedupes by reason and node uid, whatever the message)
         self.initialized: set[str] = set()
+        # VM name -> the capacity and allocatable a seeded entry says its kubelet reports (an extended resource
+        # the kubelet zeroed, for one): they replace the machine's, and no device plugin reports those later
+        self.reports: dict[str, dict[str, dict]] = {}
         self.seeding = False                # given.existingNodes are being launched: a new VM is one of theirs
         self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
         self._ahead: set[str] = set()       # ... while these released ones boot
@@ -268,7 +271,7 @@ class Kubelets:
         # conditions loses the not-ready taint TaintNodesByCondition gave it (the node lifecycle controller
         # maps no condition to no taint: pkg/controller/nodelifecycle doNoScheduleTaintingPass), and
         # kube-scheduler could bind to a held NotReady Node until its status came
-        node["status"] = {**node_status(facts, boot, self._device_plugins(vm_name, size)),
+        node["status"] = {**self._reported(vm_name, node_status(facts, boot, self._device_plugins(vm_name, size))),
                           "conditions": [{"type": "Ready", "status": "True" if ready else "False",
                                           "reason": "KubeletReady" if ready else "KubeletNotReady",
                                           "message": "kubelet is posting ready status" if ready else "held by the harness",
@@ -284,6 +287,16 @@ class Kubelets:
         rec.registered = True
         self._lease(rec.node_name, create=True)
         self._pending_ccm.add(vm_name)
+
+    def _reported(self, vm_name: str, status: dict) -> dict:
+        """The machine's capacity and allocatable with what a seeded entry says its kubelet reports instead
+        (given.existingNodes[].capacity / allocatable, as the simulation's seeding applies them)."""
+        from harness.model.resources import format_resource_list, parse_resource_list
+        over = self.reports.get(vm_name.lower()) or {}
+        for key in ("capacity", "allocatable"):
+            if over.get(key):
+                status = {**status, key: {**(status.get(key) or {}), **format_resource_list(parse_resource_list(over[key]))}}
+        return status
 
     def _boot_real(self, vm_name: str, size: str, rec, node: dict, facts) -> None:
         """kind: a warm worker's real kubelet starts with the controller's --node-labels and taints,

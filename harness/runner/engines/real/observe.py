@@ -407,14 +407,15 @@ class Observer:
                 r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
 
     def _owner(self, pod: dict, rs_owner: dict[str, str], live: set[str]) -> tuple[str, str]:
-        """(owner kind, owner name); ("", None) for a pod of a ReplicaSet that no longer exists: after a
+        """(owner kind, owner name); ("", None) for a pod of an earlier scenario's ReplicaSet: after a
         reset, kube-controller-manager may still replace a deleted pod from its informer's copy of the
         previous scenario's ReplicaSet (same name when the pod template is the same), and that orphan
         lives until the garbage collector removes it; it is not this scenario's pod. `live`: the uids of
-        the ReplicaSets that exist (a Deployment's or not)."""
+        the ReplicaSets that exist (a Deployment's or not). A pod of a ReplicaSet that never existed here
+        (a seeded terminating pod keeps its dump's reference) is this scenario's."""
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "ReplicaSet":
-                if ref.get("uid") and ref["uid"] not in live:
+                if ref.get("uid") and ref["uid"] not in live and ref["uid"] in self.departed:
                     return "", None
                 return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
             if ref.get("kind") == "DaemonSet":

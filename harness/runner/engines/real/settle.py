@@ -134,6 +134,33 @@ def nomination_ends(metrics_text: str) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
+DRAIN_REQUEUE_SECONDS = 1.0   # core v1.14.0 node/termination/controller.go awaitDrain: a drain error requeues after 1 s
+
+
+def drain_waits(nodes: list[dict], pods: list[dict], now: float) -> list[tuple[str, str, float]]:
+    """(pod, Node, seconds left) for each terminating pod a draining Node's drain still waits on: core's
+    drain waits on a terminating pod (its finalizers hold it) until it is stuck, a minute past its
+    deletionTimestamp, then goes on without it (pkg/utils/pod/scheduling.go IsDrainable; the rule is
+    harness/loop/podutil.py's, as the simulation's drain uses it). `now`: wall-clock seconds, the API
+    server's clock (the same machine)."""
+    from harness.loop import podutil
+    from harness.loop.pods import PodView
+    draining = {n["metadata"]["name"] for n in nodes if n["metadata"].get("deletionTimestamp")}
+    out = []
+    for p in pods:
+        node = (p.get("spec") or {}).get("nodeName")
+        if node not in draining:
+            continue
+        pv = PodView(p, 0)
+        at = podutil.stuck_at(pv)
+        if at is None or podutil.tolerates_disrupted_taint(pv) or podutil.owned_by_node(pv):
+            continue
+        left = at + DRAIN_REQUEUE_SECONDS - now
+        if left > 0:
+            out.append((pv.name, node, left))
+    return out
+
+
 class Disruption:
     """The disruption side of one poll: `passes` and `pass_mark` (pass_counts, None when unreadable;
     the mark is `passes` when not given), the NodeClaims a pass may act on, and what is being disrupted
