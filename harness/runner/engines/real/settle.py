@@ -133,7 +133,6 @@ def nomination_ends(metrics_text: str) -> dict[str, float]:
     return {m.group(1): float(m.group(2)) for m in _NOMINATED.finditer(metrics_text)}
 
 
-@dataclass(frozen=True)
 DRAIN_REQUEUE_SECONDS = 1.0   # core v1.14.0 node/termination/controller.go awaitDrain: a drain error requeues after 1 s
 
 
@@ -161,6 +160,7 @@ def drain_waits(nodes: list[dict], pods: list[dict], now: float) -> list[tuple[s
     return out
 
 
+@dataclass(frozen=True)
 class Disruption:
     """The disruption side of one poll: `passes` and `pass_mark` (pass_counts, None when unreadable;
     the mark is `passes` when not given), the NodeClaims a pass may act on, and what is being disrupted
