@@ -186,6 +186,22 @@ def test_a_gpu_the_nodeclaim_names_after_the_node_booted_is_reported_by_its_devi
     assert not kl._device_plugins_late()              # once
 
 
+def test_a_seeded_entrys_reported_resources_replace_the_machines_and_no_device_plugin_overrides_them():
+    """given.existingNodes[].capacity / allocatable: what the entry's kubelet reports (a GPU it zeroed), as the
+    simulation's seeding applies it; the device plugin stand-in does not report that resource later."""
+    from harness.runner.engines.real.kubelet import Kubelets
+    cluster = _GpuCluster()
+    cluster.capacity = {"cpu": "4", "nvidia.com/gpu": "1"}
+    kl = Kubelets(cluster, _GpuFake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    kl.reports["aks-x"] = {"capacity": {"nvidia.com/gpu": "0"}, "allocatable": {"nvidia.com/gpu": "0"}}
+    body = {"properties": {"hardwareProfile": {"vmSize": "Standard_NC4as_T4_v3"},
+                           "osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}}
+    kl._boot("aks-x", body)
+    status = cluster.created[0]["status"]
+    assert status["capacity"]["nvidia.com/gpu"] == "0" and status["allocatable"]["nvidia.com/gpu"] == "0"
+    assert not kl._device_plugins_late()
+
+
 def test_a_vms_kubelet_boots_node_boot_seconds_after_its_create_succeeded(monkeypatch):
     """given.loop.nodeBoot: the stand-in waits that long from the poll that first saw the VM created, as
     the simulation waits on its clock; the harness's own seeded existing nodes register at once."""

@@ -1,4 +1,6 @@
 """The real engine's observer: which pods are the scenario's (harness/runner/engines/real/observe.py)."""
+from types import SimpleNamespace
+
 from harness.runner.engines.real.observe import Observer, deployment_behind
 
 
@@ -11,13 +13,23 @@ def test_a_pod_of_a_replicaset_that_is_gone_is_not_the_scenarios():
     ReplicaSet after a reset (same name when the template is the same): found by the fuzzer, where a
     one-replica Deployment counted two pods."""
     rs_owner, live = {"w0-5d8f": "w0", "uid-new": "w0"}, {"uid-new", "uid-bare"}
-    assert Observer._owner(None, _pod("w0-5d8f", "uid-new"), rs_owner, live) == ("Deployment", "w0")
-    assert Observer._owner(None, _pod("w0-5d8f", "uid-old"), rs_owner, live) == ("", None)
-    assert Observer._owner(None, {"metadata": {"name": "p"}}, rs_owner, live) == ("", "")
+    obs = SimpleNamespace(departed=frozenset({"uid-old"}))
+    assert Observer._owner(obs, _pod("w0-5d8f", "uid-new"), rs_owner, live) == ("Deployment", "w0")
+    assert Observer._owner(obs, _pod("w0-5d8f", "uid-old"), rs_owner, live) == ("", None)
+    assert Observer._owner(obs, {"metadata": {"name": "p"}}, rs_owner, live) == ("", "")
 
 
 def test_a_pod_of_a_live_replicaset_without_a_deployment_is_kept():
-    assert Observer._owner(None, _pod("bare", "uid-bare"), {}, {"uid-bare"})[1] is not None
+    obs = SimpleNamespace(departed=frozenset())
+    assert Observer._owner(obs, _pod("bare", "uid-bare"), {}, {"uid-bare"})[1] is not None
+
+
+def test_a_seeded_pod_of_a_replicaset_that_never_existed_is_the_scenarios():
+    """A dump's terminating pod keeps its ReplicaSet reference (uid and all; its finalizers hold it): that
+    ReplicaSet was never on this cluster, so the pod is no earlier scenario's orphan (deleting-nodes
+    should-not-reschedule-pods-not-active-owned-by-a-replicaset)."""
+    obs = SimpleNamespace(departed=frozenset({"uid-old"}))
+    assert Observer._owner(obs, _pod("rs", "uid-dump"), {}, set()) == ("Deployment", "rs")
 
 
 def test_a_nodeclaim_a_launch_failure_deleted_keeps_the_run_in_flight_until_the_retry():

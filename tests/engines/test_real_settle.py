@@ -345,3 +345,24 @@ def test_no_pass_is_asked_for_while_a_pending_pod_is_planned_onto_a_candidate():
     s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)            # a pod no candidate was planned for: asked at once
     assert not s.observe(0.0, "fp", pending, [], 1, Disruption(1, ("nc-1",), pass_mark=1))
     assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and s.wants_pass
+
+
+def test_a_draining_nodes_terminating_pod_holds_the_run_until_it_is_stuck():
+    """core's drain waits on a terminating pod a minute past its deletionTimestamp (IsStuckTerminating), then
+    requeues within a second and goes on: the run is held that long, for pods of draining Nodes only, not for a
+    mirror pod or one that tolerates the disrupted taint (IsDrainable)."""
+    from harness.loop.controllers.nodetermination import rfc3339
+    from harness.runner.engines.real.settle import drain_waits
+    now = 1_800_000_000.0
+    nodes = [{"metadata": {"name": "draining", "deletionTimestamp": rfc3339(now - 5)}}, {"metadata": {"name": "up"}}]
+
+    def p(name, node, deleted, **extra):
+        meta = {"name": name, **({"deletionTimestamp": rfc3339(deleted)} if deleted is not None else {})}
+        meta.update(extra.pop("meta", {}))
+        return {"metadata": meta, "spec": {"nodeName": node, **extra}}
+    pods = [p("held", "draining", now - 10), p("stuck", "draining", now - 100), p("running", "draining", None),
+            p("elsewhere", "up", now - 10),
+            p("mirror", "draining", now - 10, meta={"ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "draining"}]}),
+            p("tolerant", "draining", now - 10, tolerations=[{"key": "karpenter.sh/disrupted", "operator": "Exists"}])]
+    (wait,) = drain_waits(nodes, pods, now)
+    assert wait[:2] == ("held", "draining") and abs(wait[2] - 51.0) < 1e-6
