@@ -48,8 +48,11 @@ def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
                                                            "values": ["spot", "on-demand"]}],
                                          "startupTaints": [{"key": "s", "effect": "NoSchedule"}],
                                          "terminationGracePeriod": "300s", "expireAfter": "Never"}}}}
+    gpu = {"metadata": {"name": "g"}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "10m", "nvidia.com/gpu": "1"}}}]}}
     nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3", "zone": "eastus-1",
-                            "capacityType": "on-demand"}, 0, np)
+                            "capacityType": "on-demand", "pods": [gpu]}, 0, np)
+    # what its pods request, as the template asks (initialization waits for each to be registered)
+    assert nc["spec"]["resources"]["requests"] == {"cpu": "10m", "nvidia.com/gpu": "1", "pods": "1"}
     reqs = {r["key"]: r["values"] for r in nc["spec"]["requirements"]}
     assert reqs == {"kubernetes.io/arch": ["amd64"], "node.kubernetes.io/instance-type": ["Standard_D2s_v3"],
                     "topology.kubernetes.io/zone": ["eastus-1"], "karpenter.sh/capacity-type": ["on-demand"]}

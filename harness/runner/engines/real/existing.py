@@ -274,6 +274,16 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
     # pkg/apis/v1/labels.go NodeClassLabelKey): without the second, core's hydration controller adds it in a
     # race with the launch, and the VM's kubelet got it (--node-labels) or not by which came first
     nodeclass = {f"{ref['group']}/{str(ref['kind']).lower()}": ref["name"]} if ref.get("group") and ref.get("kind") else {}
+    # what its pods request, as the template asks for the pods it was made for (NewNodeClaimTemplate; the
+    # simulation's seeding does the same): initialization waits until the Node has registered each of these
+    # (nodeclaim/lifecycle/initialization.go RequestedResourcesRegistered), so a GPU the kubelet zeroed keeps
+    # the node uninitialized, and Karpenter counts the NodeClaim's GPUs for it (statenode.go Allocatable)
+    from harness.loop.pods import pod_requests
+    from harness.model.resources import add, format_resource_list
+    requests: dict[str, int] = {}
+    for pod in entry.get("pods") or []:
+        requests = add(requests, pod_requests(pod.get("spec") or {}))
+    resources = {"resources": {"requests": format_resource_list(requests)}} if requests else {}
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name,
                          "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"],
@@ -284,7 +294,7 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
                          "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
                                               "name": nodepool["metadata"]["name"],
                                               "uid": nodepool["metadata"].get("uid", ""), "blockOwnerDeletion": True}]},
-            "spec": {"requirements": reqs, "nodeClassRef": tspec.get("nodeClassRef"),
+            "spec": {"requirements": reqs, "nodeClassRef": tspec.get("nodeClassRef"), **resources,
                      **{k: copy.deepcopy(tspec[k]) for k in TEMPLATE_FIELDS if tspec.get(k)}}}
 
 
