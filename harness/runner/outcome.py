@@ -11,12 +11,13 @@ import re
 
 # What a Node on its way out carries: core's termination marks (sigs.k8s.io/karpenter v1.14.0
 # pkg/controllers/node/termination/controller.go finalize; harness/loop/controllers/nodetermination.py)
-# and, once its VM is gone and its kubelet silent, kube-controller-manager's unreachable taint
-# (kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go UnreachableTaintTemplate; the
-# simulation does not run that controller). A deleted Node's record is its last sight: the real
+# and kube-controller-manager's condition taints (kubernetes pkg/controller/nodelifecycle/
+# node_lifecycle_controller.go UnreachableTaintTemplate once its VM is gone and its kubelet silent,
+# NotReadyTaintTemplate while an in-flight node deleted before it became Ready still reports NotReady;
+# the simulation does not run that controller). A deleted Node's record is its last sight: the real
 # engine's poll sees it mid-termination, the simulation as it was disrupted; these marks say when the
 # record was taken, not what the outcome was.
-TERMINATION_TAINTS = ("karpenter.sh/disrupted", "node.kubernetes.io/unreachable")
+TERMINATION_TAINTS = ("karpenter.sh/disrupted", "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
 TERMINATION_LABELS = ("node.kubernetes.io/exclude-from-external-load-balancers",)
 
 

@@ -137,6 +137,7 @@ def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
                                   f"{run.kubelets.rg.lower()}/providers/Microsoft.Compute/virtualMachineScaleSets/"
                                   f"aks-existing-vmss/virtualMachines/{index}")
     cluster.create(node, ADMIN)
+    run.kubelets.heartbeat(name)
     # a merge patch: the node lifecycle controller updates a new Node concurrently
     cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
     bind_pods(cluster, name, entry)
@@ -172,9 +173,12 @@ def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[di
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {"taints": [dict(t) for t in entry.get("taints") or []]}}
     ready = entry.get("ready", True)
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # a kubelet's heartbeat times: the node lifecycle controller compares them with its saved copy
     status = {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
               "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                              "reason": "KubeletReady" if ready else "KubeletNotReady"}]}
+                              "reason": "KubeletReady" if ready else "KubeletNotReady",
+                              "lastHeartbeatTime": now, "lastTransitionTime": now}]}
     return node, status
 
 

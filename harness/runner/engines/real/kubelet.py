@@ -168,6 +168,7 @@ class Kubelets:
         # VM name -> the capacity and allocatable a seeded entry says its kubelet reports (an extended resource
         # the kubelet zeroed, for one): they replace the machine's, and no device plugin reports those later
         self.reports: dict[str, dict[str, dict]] = {}
+        self.unmanaged: set[str] = set()    # seeded Nodes Karpenter does not manage: their kubelets heartbeat too
         self.seeding = False                # given.existingNodes are being launched: a new VM is one of theirs
         self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
         self._ahead: set[str] = set()       # ... while these released ones boot
@@ -421,6 +422,15 @@ class Kubelets:
             except APIRejected:
                 pass        # deleted meanwhile, or its Node went away: the next poll sees it
 
+    def heartbeat(self, node_name: str) -> None:
+        """A seeded Node Karpenter does not manage has a kubelet too: its Lease, renewed with the stand-ins'.
+        Without one kube-controller-manager's node lifecycle controller marks it Unknown (unreachable) once
+        node-monitor-grace-period passes, or at once when it still holds the probe time of an earlier
+        scenario's Node of the same name (pkg/controller/nodelifecycle tryUpdateNodeHealth keeps its saved
+        probe time while neither the Lease nor the Ready heartbeat changed)."""
+        self._lease(node_name, create=True)
+        self.unmanaged.add(node_name)
+
     def _renew(self) -> None:
         """Every live kubelet's heartbeat; a VM gone from the fake (evicted, deleted) took its kubelet
         with it, so its Lease ages and the node lifecycle controller marks the Node not ready."""
@@ -428,6 +438,9 @@ class Kubelets:
             if (rec.registered and self.fake.get_vm(self.rg, rec.vm_name) is not None
                     and self.cluster.get("Node", rec.node_name) is not None):
                 self._lease(rec.node_name)
+        for name in sorted(self.unmanaged):
+            if self.cluster.get("Node", name) is not None:
+                self._lease(name)
 
     # -- cloud node controller ------------------------------------------------------------------------
     def _cloud_node_controller(self, vm_name: str) -> bool:
