@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
+from harness.runner.selection import load_all, select_jobs
 from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -54,38 +55,6 @@ def cmd_validate(args) -> int:
 
 
 # -- run ------------------------------------------------------------------------------------------
-def _load_all(paths: list[str]):
-    from harness.runner.scenario import find_scenario_files, load_scenarios
-    out = []
-    for f in find_scenario_files(paths):
-        out += load_scenarios(f)
-    return out
-
-
-def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str]) -> tuple[list, str]:
-    """(scenario, profile) pairs selected by --profile and -k; when none, the reason, so an option
-    that selects nothing fails loudly instead of printing an empty table. A release profile, a provider
-    version or `all` runs every selected scenario under it (harness.runner.selection.split_profiles)."""
-    from harness.model.profile import ProfileError, available_profiles
-    from harness.runner.selection import no_scenario, profiles_for, split_profiles, unknown_profile
-    for p in profiles:
-        try:
-            split_profiles([p])
-        except ProfileError:
-            return [], unknown_profile(p, available_profiles())
-    where = " ".join(paths)
-    if not scenarios:
-        return [], f"no scenario files found in {where}"
-    named = [sc for sc in scenarios if not k or k in sc.name]
-    if not named:
-        return [], f"-k {k}: no scenario name in {where} contains it"
-    jobs = [(sc, p) for sc in named for p in profiles_for(sc.profiles, profiles)]
-    if not jobs:
-        declared = sorted({p for sc in named for p in sc.profiles})
-        return [], no_scenario(profiles, len(named), declared, where)
-    return jobs, ""
-
-
 def _release_span(result) -> str:
     rel = getattr(result, "release", None) or {}
     covers = rel.get("covers") or []
@@ -147,7 +116,7 @@ def cmd_run(args) -> int:
     from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, happened, happened_lines, outcome_json
     try:
-        scenarios = _load_all(args.paths)
+        scenarios = load_all(args.paths)
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -275,7 +244,7 @@ def cmd_explore(args) -> int:
         print("harness run: --explore needs a number of seeds of at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        scenarios = _load_all(args.paths)
+        scenarios = load_all(args.paths)
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -313,26 +282,27 @@ def cmd_explore(args) -> int:
 
 
 def cmd_bisect(args) -> int:
-    """`harness bisect FILE [--scenario NAME] --good REF --bad REF --provider-git DIR`."""
+    """`harness bisect PATH... [--scenario NAME] [-k TEXT] --good REF --bad REF --provider-git DIR`."""
     from harness.backends.binaries import BinariesError
     from harness.backends.controller import ENV_GIT
     from harness.backends.registry import close_shared
-    from harness.runner.bisect import bisect, pick
+    from harness.runner.bisect import bisect, jobs_of
     git_dir = args.provider_git or os.environ.get(ENV_GIT)
     if not git_dir:
         print(f"harness bisect: --provider-git DIR (or {ENV_GIT}): a karpenter-provider-azure clone with its tags",
               file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        scenario = pick(Path(args.path), args.scenario)
+        scenarios = load_all(args.paths)
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except ValueError as e:
-        print(f"harness bisect: {e}", file=sys.stderr)
+    pairs, why_empty = select_jobs(scenarios, args.profile or ["upstream"], args.k, args.paths, args.scenario)
+    if not pairs:
+        print(f"harness bisect: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        res = bisect(Path(git_dir), args.good, args.bad, scenario, args.profile, args.on,
+        res = bisect(Path(git_dir), args.good, args.bad, jobs_of(pairs), args.on,
                      out=sys.stderr if args.json else sys.stdout)
     except BinariesError as e:
         print(f"harness bisect: {e}", file=sys.stderr)
@@ -344,7 +314,7 @@ def cmd_bisect(args) -> int:
     elif "error" in res:
         print(f"harness bisect: {res['error']}", file=sys.stderr)
     else:
-        print(f"first commit whose outcome of {res['scenario']} differs from {res['good']}'s: "
+        print(f"first commit whose outcome of {', '.join(res['changed'])} differs from {res['good']}'s: "
               f"{res['culprit']} ({res['described']}) {res['subject']}")
     return EXIT_OK if "culprit" in res else EXIT_FAILED
 
@@ -605,13 +575,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "eliminated how many instance types per NodePool (repeatable)")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
-    bi.add_argument("path", help="a scenario file")
-    bi.add_argument("--scenario", default=None, help="the scenario's name (when the file holds several)")
+    bi.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
+    bi.add_argument("--scenario", action="append", default=[], metavar="NAME",
+                    help="only the scenario of this name (repeatable)")
+    bi.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     bi.add_argument("--good", required=True, help="a release tag or commit with the old outcome")
     bi.add_argument("--bad", required=True, help="a later tag or commit with the new outcome")
     bi.add_argument("--provider-git", default=None, metavar="DIR",
                     help="a karpenter-provider-azure clone with its tags (or KARPENTER_PROVIDER_GIT)")
-    bi.add_argument("--profile", default="upstream", help="the profile the scenario's expectations are read under")
+    bi.add_argument("--profile", action="append", default=[],
+                    help="the profile the expectations are read under (default upstream; repeatable, as for run)")
     bi.add_argument("--on", choices=["outcome", "verdict"], default="outcome",
                     help="what a commit is judged by: the whole outcome (default) or the scenario's verdict")
     bi.add_argument("--json", action="store_true")

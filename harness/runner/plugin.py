@@ -47,6 +47,16 @@ def pytest_addoption(parser):
                     help="with --harness-engine real: fast (the default): a disruption pass on request, two of core's waits divided by "
                          "ten; upstream runs the release as is (harness/data/controller-timing.yaml; "
                          "also KARPENTER_CONTROLLER_TIMING)")
+    group.addoption("--harness-provider-git", default=None, metavar="DIR", dest="harness_provider_git",
+                    help="with --harness-engine real: a karpenter-provider-azure clone with its tags, for "
+                         "--harness-provider-version (also KARPENTER_PROVIDER_GIT)")
+    group.addoption("--harness-provider-version", default=None, metavar="REF", dest="harness_provider_version",
+                    help="with --harness-engine real: the controller built from this release tag or commit of "
+                         "--harness-provider-git (cached per commit, with its own CRDs); a release tag also "
+                         "selects its profile unless --harness-profile is given")
+    group.addoption("--harness-core-version", default=None, metavar="VERSION", dest="harness_core_version",
+                    help="with --harness-engine real: build the provider against this sigs.k8s.io/karpenter "
+                         "(a go.mod replace; where it compiles; also KARPENTER_CORE_VERSION)")
     group.addoption("--harness-keep-cluster", action="store_true", default=False, dest="harness_keep_cluster",
                     help="leave real-backend clusters running after the session (debugging)")
     group.addoption("--harness-trace", action="store_true", default=False, dest="harness_trace",
@@ -120,7 +130,30 @@ def pytest_configure(config):
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
     if config.option.harness_real_timing:       # read where the controller is found (xdist workers inherit it)
         os.environ["KARPENTER_CONTROLLER_TIMING"] = config.option.harness_real_timing
+    choose_provider(config.option)
     check_selection_options(config.option.harness_profile, config.option.harness_backend, config)
+
+
+def choose_provider(option) -> None:
+    """--harness-provider-git/-version/--harness-core-version as the environment the controller is found
+    by (harness/backends/controller.py; xdist workers inherit it). A release tag with a profile of its
+    own (harness/data/profiles) runs under that profile when no --harness-profile is given: the real
+    engine skips a profile of another release than its controller's."""
+    from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
+    if option.harness_provider_git:
+        os.environ[ENV_GIT] = option.harness_provider_git
+    if option.harness_core_version:
+        os.environ[ENV_CORE] = option.harness_core_version
+    ref = option.harness_provider_version
+    if not ref:
+        return
+    if not os.environ.get(ENV_GIT):
+        raise pytest.UsageError(f"--harness-provider-version {ref}: needs --harness-provider-git DIR (or {ENV_GIT}), "
+                                f"a karpenter-provider-azure clone with its tags")
+    os.environ[ENV_REF] = ref
+    from harness.model import releases
+    if not option.harness_profile and ref in releases.release_profiles():
+        option.harness_profile = [ref]
 
 
 def _clusters(config):

@@ -68,3 +68,41 @@ def version_notices(values: Iterable[str]) -> list[str]:
         if r.notice:
             out.append(f"--profile {v}: {r.notice}")
     return out
+
+
+def load_all(paths: list[str]) -> list:
+    """Every scenario of the scenario files in `paths` (files or directories); SourceError on a bad one."""
+    from harness.runner.scenario import find_scenario_files, load_scenarios
+    out = []
+    for f in find_scenario_files(paths):
+        out += load_scenarios(f)
+    return out
+
+
+def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str],
+                names: Iterable[str] = ()) -> tuple[list, str]:
+    """(scenario, profile) pairs selected by --profile, -k (a substring of the name) and exact `names`;
+    when none, the reason, so an option that selects nothing fails loudly instead of printing an empty
+    table. A release profile, a provider version or `all` runs every selected scenario under it
+    (split_profiles)."""
+    from harness.model.profile import ProfileError, available_profiles
+    for p in profiles:
+        try:
+            split_profiles([p])
+        except ProfileError:
+            return [], unknown_profile(p, available_profiles())
+    where = " ".join(paths)
+    if not scenarios:
+        return [], f"no scenario files found in {where}"
+    names = set(names)
+    if names - {sc.name for sc in scenarios}:
+        missing = sorted(names - {sc.name for sc in scenarios})
+        return [], f"{where}: no scenario named {', '.join(missing)}"
+    named = [sc for sc in scenarios if (not k or k in sc.name) and (not names or sc.name in names)]
+    if not named:
+        return [], f"-k {k}: no scenario name in {where} contains it"
+    jobs = [(sc, p) for sc in named for p in profiles_for(sc.profiles, profiles)]
+    if not jobs:
+        declared = sorted({p for sc in named for p in sc.profiles})
+        return [], no_scenario(profiles, len(named), declared, where)
+    return jobs, ""

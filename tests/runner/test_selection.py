@@ -41,3 +41,29 @@ def test_no_scenario_names_paths_or_the_collection():
     assert no_scenario(["a"], 2, ["upstream"]) == (
         "--profile a selects no scenario: none of the 2 collected scenario(s) declares it in given.profiles "
         "(they declare: upstream)")
+
+
+def test_a_provider_version_is_the_controller_built_and_its_release_profile(monkeypatch):
+    """--harness-provider-version REF: the ref the controller is built from (KARPENTER_PROVIDER_REF,
+    which xdist workers inherit) and, for a release with a profile of its own and no --harness-profile,
+    that profile; without a clone it is a usage error."""
+    from types import SimpleNamespace
+
+    from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
+    from harness.runner.plugin import choose_provider
+    for env in (ENV_GIT, ENV_REF, ENV_CORE):
+        monkeypatch.delenv(env, raising=False)
+
+    def option(**kw):
+        return SimpleNamespace(**{"harness_provider_git": None, "harness_provider_version": None,
+                                  "harness_core_version": None, "harness_profile": [], **kw})
+    with pytest.raises(pytest.UsageError, match="needs --harness-provider-git"):
+        choose_provider(option(harness_provider_version="v1.13.1"))
+    opt = option(harness_provider_git="/src/provider", harness_provider_version="v1.13.1", harness_core_version="v1.13.0")
+    choose_provider(opt)
+    assert opt.harness_profile == ["v1.13.1"]
+    import os
+    assert (os.environ[ENV_GIT], os.environ[ENV_REF], os.environ[ENV_CORE]) == ("/src/provider", "v1.13.1", "v1.13.0")
+    kept = option(harness_provider_version="5c2fa10", harness_profile=["upstream"])
+    choose_provider(kept)                          # a commit, and a profile given: left as asked
+    assert kept.harness_profile == ["upstream"]
