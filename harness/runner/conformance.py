@@ -390,6 +390,25 @@ def merge(new_dir: Path, out_dir: Path) -> tuple[Path, Path] | None:
     return write_entries(list(entries.values()), out_dir, sum(e["seconds"]["real"] for e in entries.values()))
 
 
+def report_drift(checked_in: dict, fresh: dict) -> list[str]:
+    """Where a checked-in report and a fresh run of the same library disagree: a run one holds and the
+    other not (over the folders both cover), or another real verdict or status. Empty when the checked-in
+    report says what the fresh run says."""
+    key = lambda e: (e["file"], e["scenario"], e["profile"])    # noqa: E731
+    old, new = {key(e): e for e in checked_in["entries"]}, {key(e): e for e in fresh["entries"]}
+    both = set(map(str, covered_folders(checked_in))) & set(map(str, covered_folders(fresh)))
+    inside = lambda k: str(Path(k[0]).parent) in both      # noqa: E731
+    out = [f"{k[0]}::{k[1]} [{k[2]}]: only in the fresh run" for k in sorted(set(new) - set(old)) if inside(k)]
+    out += [f"{k[0]}::{k[1]} [{k[2]}]: only in the checked-in report" for k in sorted(set(old) - set(new)) if inside(k)]
+    out += [f"{k[0]}::{k[1]} [{k[2]}]: checked in real {old[k]['real']} ({old[k]['status']}), "
+            f"now real {new[k]['real']} ({new[k]['status']})"
+            for k in sorted(set(old) & set(new))
+            if (old[k]["real"], old[k]["status"]) != (new[k]["real"], new[k]["status"])]
+    uncovered = sorted(set(map(str, covered_folders(fresh))) - both)
+    out += [f"{folder}: in the fresh run, not covered by the checked-in report" for folder in uncovered]
+    return out
+
+
 def unexplained(report: dict) -> list[dict]:
     return [e for e in report["entries"] if e.get("status") == "unexplained"]
 
@@ -472,14 +491,22 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """`assemble DIR`: join a run's entries; `check DIR`: exit 1 on an unexplained difference;
     `stale DIR`: print `file::scenario` of each run the report no longer describes; `merge NEW DIR`:
-    put a partial rerun's entries into DIR's report."""
+    put a partial rerun's entries into DIR's report; `compare CHECKED_IN FRESH`: exit 1 where they
+    disagree (report_drift())."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"] and len(argv) == 3:
+        reports = [json.loads((Path(d) / "conformance.json").read_text()) for d in argv[1:]]
+        drift = report_drift(*reports)
+        for line in drift:
+            print(f"{argv[1]} vs {argv[2]}: {line}", file=sys.stderr)
+        return 1 if drift else 0
     if argv[:1] == ["merge"] and len(argv) == 3:
         made = merge(Path(argv[1]), Path(argv[2]))
         print(f"conformance report: {made[0]} {made[1]}" if made else f"{argv[1]}: no report to merge", file=sys.stderr)
         return 0 if made else 1
     if len(argv) != 2 or argv[0] not in ("assemble", "check", "stale"):
-        print("usage: python -m harness.runner.conformance assemble|check|stale DIR | merge NEW_DIR DIR", file=sys.stderr)
+        print("usage: python -m harness.runner.conformance assemble|check|stale DIR | merge NEW_DIR DIR | "
+              "compare CHECKED_IN_DIR FRESH_DIR", file=sys.stderr)
         return 2
     out_dir = Path(argv[1])
     if argv[0] == "stale":

@@ -167,3 +167,23 @@ def test_when_both_runs_ran_away_their_counts_are_noise():
     assert both["differences"] == [] and {d["field"] for d in both["noise"]} >= {"nodes", "vms", "nodes[3]", "nodes[4]"}
     one = _pair(run(3, False), run(5, True))
     assert {d["field"] for d in one["differences"]} >= {"nodes", "runaway", "nodes[3]"}
+
+
+def test_report_drift_names_what_a_fresh_run_says_otherwise(tmp_path):
+    """The nightly's `compare`: another real verdict or status, a run one side lacks inside the folders
+    both cover, and a folder only the fresh run covers; nothing for two reports that say the same."""
+    from harness.runner.conformance import report_drift
+    other = {**_entry("z", "agree"), "file": "scenarios/other/y.scenario.yaml"}
+    checked_in = {"entries": [_entry("a", "agree"), _entry("b", "agree"), _entry("gone", "agree")]}
+    fresh = {"entries": [_entry("a", "agree"), _entry("b", "unexplained"), _entry("new", "agree"), other]}
+    assert report_drift(checked_in, checked_in) == []
+    assert report_drift(checked_in, fresh) == [
+        "scenarios/x.scenario.yaml::new [upstream]: only in the fresh run",
+        "scenarios/x.scenario.yaml::gone [upstream]: only in the checked-in report",
+        "scenarios/x.scenario.yaml::b [upstream]: checked in real pass (agree), now real FAIL (unexplained)",
+        "scenarios/other: in the fresh run, not covered by the checked-in report"]
+    for d, report in (("old", checked_in), ("new", fresh)):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "conformance.json").write_text(json.dumps(report))
+    assert main(["compare", str(tmp_path / "old"), str(tmp_path / "old")]) == 0
+    assert main(["compare", str(tmp_path / "old"), str(tmp_path / "new")]) == 1
