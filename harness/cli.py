@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
-from harness.runner.selection import load_all, select_jobs
+from harness.runner.selection import select_jobs
 from harness.runner.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -115,6 +115,7 @@ def cmd_run(args) -> int:
     from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, happened, happened_lines, outcome_json
+    from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
     except SourceError as e:
@@ -243,6 +244,7 @@ def cmd_explore(args) -> int:
     if args.explore < 1:
         print("harness run: --explore needs a number of seeds of at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
     except SourceError as e:
@@ -292,6 +294,7 @@ def cmd_bisect(args) -> int:
         print(f"harness bisect: --provider-git DIR (or {ENV_GIT}): a karpenter-provider-azure clone with its tags",
               file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
     except SourceError as e:

@@ -139,6 +139,8 @@ def choose_provider(option) -> None:
     by (harness/backends/controller.py; xdist workers inherit it). A release tag with a profile of its
     own (harness/data/profiles) runs under that profile when no --harness-profile is given: the real
     engine skips a profile of another release than its controller's."""
+    if not (option.harness_provider_git or option.harness_core_version or option.harness_provider_version):
+        return                                   # (nothing imported: a run without them stays light)
     from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
     if option.harness_provider_git:
         os.environ[ENV_GIT] = option.harness_provider_git

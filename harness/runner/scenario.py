@@ -412,3 +412,8 @@ def find_scenario_files(paths: list[str | Path]) -> list[Path]:
         else:
             out.append(p)
     return out
+
+
+def load_all(paths: list[str | Path]) -> list[Scenario]:
+    """Every scenario of the scenario files in `paths` (files or directories); SourceError on a bad one."""
+    return [sc for f in find_scenario_files(paths) for sc in load_scenarios(f)]

@@ -70,15 +70,6 @@ def version_notices(values: Iterable[str]) -> list[str]:
     return out
 
 
-def load_all(paths: list[str]) -> list:
-    """Every scenario of the scenario files in `paths` (files or directories); SourceError on a bad one."""
-    from harness.runner.scenario import find_scenario_files, load_scenarios
-    out = []
-    for f in find_scenario_files(paths):
-        out += load_scenarios(f)
-    return out
-
-
 def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str],
                 names: Iterable[str] = ()) -> tuple[list, str]:
     """(scenario, profile) pairs selected by --profile, -k (a substring of the name) and exact `names`;

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from harness.runner.bisect import STEP_MARK, Job, bisect_run, jobs_of
-from harness.runner.selection import load_all, select_jobs
+from harness.runner.scenario import load_all
+from harness.runner.selection import select_jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -51,8 +51,9 @@ def test_a_provider_version_is_the_controller_built_and_its_release_profile(monk
 
     from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
     from harness.runner.plugin import choose_provider
-    for env in (ENV_GIT, ENV_REF, ENV_CORE):
-        monkeypatch.delenv(env, raising=False)
+    for env in (ENV_GIT, ENV_REF, ENV_CORE):     # recorded, so the values choose_provider sets are undone
+        monkeypatch.setenv(env, "")
+        monkeypatch.delenv(env)
 
     def option(**kw):
         return SimpleNamespace(**{"harness_provider_git": None, "harness_provider_version": None,
