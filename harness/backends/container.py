@@ -395,7 +395,8 @@ class ContainerBackend(RealBackend):
             self._container(cluster, image, comp.name,
                                 [f"/usr/local/bin/{comp.name}"] + comp.args(
                                     kc, comp.port, f"/tmp/{comp.name}", paths, "/etc/kwok/stages.yaml",
-                                    bind="0.0.0.0", config=config, controllers=self.kcm_controllers),
+                                    bind="0.0.0.0", config=config, controllers=self.kcm_controllers,
+                                    settings=self.kcm_settings),
                                 netns_of=etcd, tmpfs=("/tmp",))
             self._wait(cluster, comp.name, healthz(host[comp.name], comp.scheme), "healthy (GET /healthz)")
             if comp.name == "kube-controller-manager":

@@ -145,12 +145,22 @@ def timing_patches(name: str | None = None) -> list[dict]:
     return [{**p, "add": str(TIMING_DATA.with_suffix("") / p["add"])} if "add" in p else p for p in patches]
 
 
+def _component_settings(component: str, name: str | None) -> tuple[tuple[str, object], ...]:
+    import yaml
+    settings = ((yaml.safe_load(TIMING_DATA.read_text()) or {}).get(component) or {}).get(name or timing()) or {}
+    return tuple(sorted(settings.items()))
+
+
 def scheduler_settings(name: str | None = None) -> tuple[tuple[str, object], ...]:
     """kube-scheduler's settings for a timing (controller-timing.yaml `kube-scheduler`), as the
     (field, value) pairs a backend's `scheduler_config` takes."""
-    import yaml
-    settings = ((yaml.safe_load(TIMING_DATA.read_text()) or {}).get("kube-scheduler") or {}).get(name or timing()) or {}
-    return tuple(sorted(settings.items()))
+    return _component_settings("kube-scheduler", name)
+
+
+def kcm_settings(name: str | None = None) -> tuple[tuple[str, object], ...]:
+    """kube-controller-manager's flags for a timing (controller-timing.yaml `kube-controller-manager`),
+    as the (flag, value) pairs a backend's `kcm_settings` takes."""
+    return _component_settings("kube-controller-manager", name)
 
 
 def timing_hash() -> str:

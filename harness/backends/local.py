@@ -243,11 +243,13 @@ def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "
 
 
 def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str],
-             bind: str = "127.0.0.1", controllers: tuple[str, ...] = ()) -> list[str]:
+             bind: str = "127.0.0.1", controllers: tuple[str, ...] = (),
+             settings: tuple[tuple[str, object], ...] = ()) -> list[str]:
     """kube-controller-manager with SA tokens and the cluster signer
     (https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/;
-    cluster-backends.md §4.3 step 5); `controllers`: its --controllers list, when not the defaults."""
-    chosen = [f"--controllers={','.join(controllers)}"] if controllers else []
+    cluster-backends.md §4.3 step 5); `controllers`: its --controllers list, when not the defaults;
+    `settings`: (flag, value) pairs over its defaults."""
+    chosen = ([f"--controllers={','.join(controllers)}"] if controllers else []) + [f"--{k}={v}" for k, v in settings]
     return scheduler_args(kubeconfig_path, port, cert_dir, bind) + chosen + [
         f"--service-account-private-key-file={paths['sa_key']}", f"--root-ca-file={paths['ca']}",
         "--use-service-account-credentials=true",
@@ -275,10 +277,11 @@ class Component:
     port: int                                 # its port inside a container's network namespace
 
     def args(self, kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, str], stages: str,
-             bind: str = "127.0.0.1", config: str | None = None, controllers: tuple[str, ...] = ()) -> list[str]:
-        """`config`: kube-scheduler's --config file, if any; `controllers`: kube-controller-manager's."""
+             bind: str = "127.0.0.1", config: str | None = None, controllers: tuple[str, ...] = (),
+             settings: tuple[tuple[str, object], ...] = ()) -> list[str]:
+        """`config`: kube-scheduler's --config file, if any; `controllers`, `settings`: kube-controller-manager's."""
         if self.name == "kube-controller-manager":
-            return kcm_args(kubeconfig_path, port, cert_dir, paths, bind, controllers)
+            return kcm_args(kubeconfig_path, port, cert_dir, paths, bind, controllers, settings)
         if self.name == "kube-scheduler":
             return scheduler_args(kubeconfig_path, port, cert_dir, bind, config)
         return kwok_args(kubeconfig_path, stages, port, bind)
@@ -404,7 +407,8 @@ class LocalBackend(RealBackend):
                 config = wd / "kube-scheduler-config.yaml"
                 config.write_text(scheduler_config(str(kc), self.scheduler_config))
             p = process(comp.name, comp.args(str(kc), port, str(wd / f"{comp.name}-certs"), pki_paths(pki), stages,
-                                             config=config and str(config), controllers=self.kcm_controllers))
+                                             config=config and str(config), controllers=self.kcm_controllers,
+                                             settings=self.kcm_settings))
             p.wait_until(healthz(port, comp.scheme), self.start_timeout, "healthy (GET /healthz)")
             if comp.name == "kube-controller-manager":
                 p.wait_until(cluster.default_service_account_exists, self.start_timeout,

@@ -430,17 +430,20 @@ class RealBackend:
     scheduler_config: KubeSchedulerConfiguration fields over kube-scheduler's defaults, as (field, value)
     pairs (hashable: shared clusters are keyed by their options); the real engine's timing chooses them
     (harness/data/controller-timing.yaml `kube-scheduler`).
-    kcm_controllers: kube-controller-manager's --controllers (empty: its defaults, `*`); the local and
-    container backends honour it, kind's kubeadm control plane keeps its defaults.
+    kcm_controllers: kube-controller-manager's --controllers (empty: its defaults, `*`); kcm_settings: its
+    other flags over the defaults, as (flag, value) pairs; the local and container backends honour both,
+    kind's kubeadm control plane keeps its defaults (its kubelets are real).
     """
     name = "real"
 
     def __init__(self, *, scheduler: bool = False, controller_manager: bool = False, kwok: bool = False,
                  profile: str | None = "upstream", keep: bool | None = None, build: bool = False,
                  start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None,
-                 scheduler_config: tuple[tuple[str, object], ...] = (), kcm_controllers: tuple[str, ...] = ()):
+                 scheduler_config: tuple[tuple[str, object], ...] = (), kcm_controllers: tuple[str, ...] = (),
+                 kcm_settings: tuple[tuple[str, object], ...] = ()):
         self.scheduler = scheduler
         self.kcm_controllers = tuple(kcm_controllers)
+        self.kcm_settings = tuple(kcm_settings)
         self.scheduler_config = tuple(scheduler_config)
         self.controller_manager = controller_manager
         self.kwok = kwok

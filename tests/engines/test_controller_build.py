@@ -105,3 +105,7 @@ def test_the_real_engines_cluster_runs_kube_controller_manager_without_taint_evi
     args = kcm.args("/k/kc", 1, "/k/certs", paths, "", controllers=opts["kcm_controllers"])
     assert "--controllers=*,-taint-eviction-controller" in args
     assert not any(a.startswith("--controllers") for a in kcm_args("/k/kc", 1, "/k/certs", paths))
+    # the fast timing's node lifecycle flags (controller-timing.yaml kube-controller-manager)
+    assert ("node-monitor-grace-period", "15s") in opts["kcm_settings"]
+    args = kcm.args("/k/kc", 1, "/k/certs", paths, "", settings=opts["kcm_settings"])
+    assert "--node-monitor-grace-period=15s" in args and "--node-monitor-period=1s" in args

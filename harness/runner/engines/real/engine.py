@@ -80,10 +80,12 @@ class RealEngine:
     def cluster_options(self) -> dict:
         """The cluster the controller needs: kube-scheduler binds pods (with the timing's settings,
         controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
-        lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), no harness CRDs."""
-        from harness.backends.controller import scheduler_settings
+        lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), with the timing's
+        flags (controller.kcm_settings), no harness CRDs."""
+        from harness.backends.controller import kcm_settings, scheduler_settings
+        timing = self.controller.timing if self.controller else None
         return {"scheduler": True, "controller_manager": True, "profile": None, "kcm_controllers": KCM_CONTROLLERS,
-                "scheduler_config": scheduler_settings(self.controller.timing if self.controller else None)}
+                "scheduler_config": scheduler_settings(timing), "kcm_settings": kcm_settings(timing)}
 
     def __init__(self, controller=None, judge_release: bool = True):
         """`judge_release`: skip a profile of another release than the controller's (False for

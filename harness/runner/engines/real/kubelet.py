@@ -131,7 +131,9 @@ def _time() -> str:
 
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40
-RENEW_SECONDS = 10.0         # the kubelet's lease renew interval (node-lease-renew-interval-fraction 0.25 x 40 s)
+# the Lease renew interval: a kubelet's is 10 s (node-lease-renew-interval-fraction 0.25 x 40 s); the stand-in
+# renews more often so that the fast timing's 15 s --node-monitor-grace-period (controller-timing.yaml) has margin
+RENEW_SECONDS = 2.0
 DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a new node's pods
 # An existing node in flight was launched before the scenario began, so it comes up before any node Karpenter
 # launches for the scenario: once Karpenter launches one, the held ones are released and the new VMs' kubelets
