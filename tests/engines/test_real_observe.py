@@ -163,3 +163,25 @@ def test_a_during_launch_step_waits_for_pods_no_provisioning_round_answered():
                           nomination_events=lambda events=None: ({"default/w0": {"np2-a"}}, set()),
                           pending=lambda: frozenset((f"default/{n}", "Unschedulable", "") for n in ("w0", "w1", "w2", "w3", "w4")))
     assert Observer.unplanned(obs) == ["default/w1", "default/w3"]
+
+
+def test_a_namespace_the_scenario_applies_is_read_back():
+    """A Namespace manifest names where the scenario's pods may live (a seeded pod in it, core's topology
+    `wrong-namespace` cases): the observer lists pods there too, as the simulation reports them."""
+    obs = SimpleNamespace(namespaces={"default"}, deployments=set(), nodeclasses={})
+    Observer.applied(obs, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "wrong-namespace"}}, None)
+    assert obs.namespaces == {"default", "wrong-namespace"}
+
+
+def test_a_nodepool_update_is_decided_once_its_generation_is_reconciled():
+    """An updated NodePool's Ready condition still carries the generation the controller last saw: the
+    workloads of the same step wait until it reconciled the new one."""
+    from harness.runner.engines.real.observe import nodepool_decided
+
+    def pool(generation, observed):
+        return {"metadata": {"generation": generation}, "status": {"conditions": [
+            {"type": "Ready", "status": "True", "observedGeneration": observed}]}}
+    assert nodepool_decided(pool(1, 1))
+    assert not nodepool_decided(pool(2, 1))
+    assert nodepool_decided(pool(2, 2))
+    assert nodepool_decided({"metadata": {"generation": 3}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})

@@ -312,6 +312,9 @@ class RealRun:
         finally:
             self.kubelets.seeding = False
         self.seeded = True
+        # the seeded pods' namespaces are read back as the manifests' are
+        self.observer.namespaces |= {(p.get("metadata") or {}).get("namespace") or "default"
+                                     for e in entries for p in e.get("pods") or ()}
 
     def _alive(self) -> None:
         """Raise when the controller is gone, unless its exit is one the controller itself decides

@@ -53,8 +53,13 @@ def nodepool_decided(nodepool: dict) -> bool:
     """Whether the controller has decided a NodePool's readiness: Ready, or not ready for a reason of
     its own (validation failed, or its class is not ready - not merely "readiness unknown", what a
     NodePool shows until its AKSNodeClass is first reconciled: core v1.14.0
-    pkg/controllers/nodepool/readiness/controller.go)."""
-    conds = _conditions(nodepool)
+    pkg/controllers/nodepool/readiness/controller.go). For the NodePool as it now is: a condition set
+    for an earlier generation says nothing of an update (operatorpkg status.ConditionSet.Set stamps the
+    generation it saw; a step that narrows a NodePool's zones and brings pods in the same apply raced the
+    controller's informer under load, and a round planned with the old requirements)."""
+    generation = (nodepool.get("metadata") or {}).get("generation") or 1
+    conds = {t: c for t, c in _conditions(nodepool).items()
+             if c.get("observedGeneration") is None or c["observedGeneration"] >= generation}
     klass = conds.get("NodeClassReady", {})
     return (conds.get("Ready", {}).get("status") == "True"
             or conds.get("ValidationSucceeded", {}).get("status") == "False"
@@ -109,6 +114,8 @@ class Observer:
         ns = (obj.get("metadata") or {}).get("namespace")
         if ns:
             self.namespaces.add(ns)
+        if obj.get("kind") == "Namespace" and error is None:     # what the scenario puts in it is watched too
+            self.namespaces.add(obj["metadata"]["name"])
         if obj.get("kind") == "Deployment" and error is None:
             self.deployments.add(ns or "default")
         if obj.get("kind") == "AKSNodeClass":
