@@ -273,7 +273,15 @@ def ensure_controller(build: bool = False, src: Path | None = None) -> Controlle
 
 
 def missing_message(src: Path | None = None) -> str:
-    where = cache_entry(src.resolve() if src else None) / "controller"
-    how = f" --provider-src {src}" if src else ""
+    """What is missing and the command that builds it, for the source the environment selects too
+    (a ref of a clone, a checkout)."""
+    chosen = src or selected_source()
+    where = cache_entry(chosen.resolve() if chosen else None) / "controller"
+    if src is None and os.environ.get(ENV_REF):
+        how = f" --provider-git {os.environ.get(ENV_GIT)} --provider-ref {os.environ[ENV_REF]}"
+    else:
+        how = f" --provider-src {chosen}" if chosen else ""
+    how += f" --timing {timing()}" if timing() != "fast" else ""
+    how += f" --core-version {core_version()}" if core_version() else ""
     return (f"the Karpenter-on-Azure controller is not built ({ENV_BIN} unset, {where} missing); "
             f"build it with: python -m harness.backends build --controller{how} (~10 min cold)")

@@ -153,6 +153,7 @@ def choose_provider(option) -> None:
         raise pytest.UsageError(f"--harness-provider-version {ref}: needs --harness-provider-git DIR (or {ENV_GIT}), "
                                 f"a karpenter-provider-azure clone with its tags")
     os.environ[ENV_REF] = ref
+    os.environ.setdefault("HARNESS_BUILD_CONTROLLER", "1")     # the release asked for is built on first use
     from harness.model import releases
     if not option.harness_profile and ref in releases.release_profiles():
         option.harness_profile = [ref]

@@ -51,7 +51,7 @@ def test_a_provider_version_is_the_controller_built_and_its_release_profile(monk
 
     from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
     from harness.runner.plugin import choose_provider
-    for env in (ENV_GIT, ENV_REF, ENV_CORE):     # recorded, so the values choose_provider sets are undone
+    for env in (ENV_GIT, ENV_REF, ENV_CORE, "HARNESS_BUILD_CONTROLLER"):     # recorded, so the values choose_provider sets are undone
         monkeypatch.setenv(env, "")
         monkeypatch.delenv(env)
 
@@ -65,6 +65,7 @@ def test_a_provider_version_is_the_controller_built_and_its_release_profile(monk
     assert opt.harness_profile == ["v1.13.1"]
     import os
     assert (os.environ[ENV_GIT], os.environ[ENV_REF], os.environ[ENV_CORE]) == ("/src/provider", "v1.13.1", "v1.13.0")
+    assert os.environ["HARNESS_BUILD_CONTROLLER"] == "1"          # the release asked for is built on first use
     kept = option(harness_provider_version="5c2fa10", harness_profile=["upstream"])
     choose_provider(kept)                          # a commit, and a profile given: left as asked
     assert kept.harness_profile == ["upstream"]
