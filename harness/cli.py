@@ -196,7 +196,7 @@ def cmd_run(args) -> int:
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
-            pending = sum(1 for p in o.final.pods.values() if p.state != "scheduled" and p.owner_kind != "DaemonSet")
+            pending = sum(1 for p in o.final.pods.values() if p.state not in ("scheduled", "deleted") and p.owner_kind != "DaemonSet")
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(verdict(o), style=colour),

@@ -81,6 +81,20 @@ def untolerated(tolerations: list[dict], taints: list[Taint]) -> list[Taint]:
     return [t for t in taints if t.effect != "PreferNoSchedule" and not tolerates(tolerations, t)]
 
 
+def seeded_claim_requests(pods: list[dict], allocatable: dict[str, int]) -> dict[str, int]:
+    """What a seeded (given.existingNodes) NodeClaim asks for: its pods' requests, as core's template asks
+    for the pods it was made for (nodeclaimtemplate.go NewNodeClaimTemplate), each resource held to what
+    the instance type has. Core's tests bind pods past a node's size (a 150-CPU pod on a 32-CPU node), which
+    no round would have planned, and the provider launches only an instance type whose allocatable fits
+    the NodeClaim's requests (cloudprovider Create filters by resources.Fits): the real engine's NodeClaim
+    never launched. A resource the type lacks is left out for the same reason."""
+    total: dict[str, int] = {}
+    for pod in pods:
+        for k, v in pod_requests(pod.get("spec") or {}).items():
+            total[k] = total.get(k, 0) + v
+    return {k: min(v, allocatable[k]) for k, v in total.items() if k in allocatable}
+
+
 def pod_requests(spec: dict) -> dict[str, int]:
     """Effective requests as kube-scheduler and Karpenter compute them (k8s.io/component-helpers
     v0.36.3 resource/helpers.go PodRequests): the containers' sum; each sidecar (an init container

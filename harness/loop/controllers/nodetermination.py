@@ -291,8 +291,19 @@ class NodeTermination:
         self.termination.delete_claim(c, c.dis.deleted_by or "deleted")
         if node and node in s.nodes:
             s.nodes[node].deleted = c.dis.deleted_by or "deleted"
+            self._collect_dependents(node)
         self._timeline(c, "terminated", c.dis.deleted_by or "")
         return True
+
+    def _collect_dependents(self, node: str) -> None:
+        """Once the Node is gone (its termination finalizer removed), kube-controller-manager's garbage
+        collector deletes what names it as owner: its mirror pods, which no drain evicts (k8s.io/kubernetes
+        v1.36.3 pkg/controller/garbagecollector attemptToDeleteItem: the owner's uid no longer exists)."""
+        s = self.state
+        for key, pr in list(s.result.pods.items()):
+            pv = s.pod_views.get(key)
+            if pr.node == node and pr.state != "deleted" and pv is not None and podutil.owned_by_node(pv):
+                s.delete_pod(key, f"its owner, Node {node}, was deleted (garbage collector)")
 
 
 def evict_pod(s: LoopState, key: str, why: str) -> None:

@@ -33,14 +33,19 @@ from harness.loop.nodeclaim import PlannedClaim, offering_compatible
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
 from harness.model.requirements import IN, Requirement
-from harness.loop.pods import pod_requests
+from harness.loop.pods import seeded_claim_requests
 from harness.loop.topology import selector_matches
-from harness.model.resources import add, format_resource_list, parse_resource_list
+from harness.model.resources import format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, ZONE
 from harness.model.writers import cloud_node_controller_labels, kubelet_self_labels
 
 ARCH, OS = "kubernetes.io/arch", "kubernetes.io/os"
 NOT_READY = "node.kubernetes.io/not-ready"     # k8s.io/api core/v1 well_known_taints.go TaintNodeNotReady
+# what kube-controller-manager's node lifecycle controller puts on a Node whose kubelet reports Ready False,
+# beside the NoSchedule one TaintNodesByCondition gives (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle
+# node_lifecycle_controller.go doNoExecuteTaintingPass, NotReadyTaintTemplate; the eviction it leads to is
+# the taint-eviction controller's, which the real engine's cluster does not run)
+NOT_READY_NO_EXECUTE = (NOT_READY, "NoExecute")
 UNREACHABLE = "node.kubernetes.io/unreachable"  # ... TaintNodeUnreachable
 DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
 
@@ -92,11 +97,10 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
         reqs.add(Requirement.new(ZONE, IN, [str(entry["zone"])], s.sem))
     if entry.get("capacityType"):
         reqs.add(Requirement.new(CAPACITY_TYPE, IN, [entry["capacityType"]], s.sem))
-    # the NodeClaim Karpenter made for the pods that run there: its requests are theirs (plus the
-    # DaemonSets', left out), which initialization waits to see registered (RequestedResourcesRegistered)
-    requests: dict[str, int] = {}
-    for p in entry.get("pods") or []:
-        requests = add(requests, pod_requests(p.get("spec") or {}))
+    # the NodeClaim Karpenter made for the pods that run there: what they request, held to the type's size
+    # (pods.seeded_claim_requests; the real engine's seeding asks the same), which initialization waits to
+    # see registered (RequestedResourcesRegistered)
+    requests = seeded_claim_requests(entry.get("pods") or [], it.allocatable())
     planned = PlannedClaim(template, reqs, [it], requests, "", [])
     before = len(s.claims)
     if not sim.provisioner.create_nodeclaim(planned) or len(s.claims) == before:
@@ -180,13 +184,16 @@ def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
     try:
         created = s.cluster.create(node, ADMIN)
         s.cluster.update_status({**created, "status": node["status"]}, ADMIN)
+        created = s.cluster.get("Node", name)
+        taints = created["spec"].get("taints") or []
         if ready:      # the node lifecycle controller lifts the not-ready taint admission put on it
-            created = s.cluster.get("Node", name)
-            taints = created["spec"].get("taints") or []
             wanted = node["spec"]["taints"]
             if taints != wanted:
                 created["spec"]["taints"] = [t for t in taints if t["key"] != NOT_READY or t in wanted]
                 s.cluster.update(created, NODE_LIFECYCLE)
+        elif NOT_READY_NO_EXECUTE not in [(t["key"], t.get("effect")) for t in taints]:
+            created["spec"]["taints"] = taints + [{"key": NOT_READY, "effect": "NoExecute"}]
+            s.cluster.update(created, NODE_LIFECYCLE)
     except APIRejected as e:
         raise SeedError(f"{where}: the API server refused Node {name}: {e.message}") from None
     nr = NodeResult(name, len(s.nodes), "", "", it_name or labels.get(INSTANCE_TYPE, ""),
@@ -237,13 +244,18 @@ def _decorate(sim, node_name: str, entry: dict) -> None:
     NoSchedule `unreachable` taint: this Node's kubelet reports its Ready condition, and kube-controller-
     manager's node lifecycle controller keeps only the condition taint that matches it (k8s.io/kubernetes
     v1.36.3 pkg/controller/nodelifecycle node_lifecycle_controller.go doNoScheduleTaintingPass: Ready False
-    -> not-ready, Unknown -> unreachable), as it does on the real engine's cluster."""
+    -> not-ready, Unknown -> unreachable), as it does on the real engine's cluster. An uninitialized entry
+    with the not-ready taint has a kubelet that reports NotReady for good (the real engine holds it so:
+    runner/engines/real/existing.py never_ready), so the lifecycle controller's NoExecute not-ready taint
+    joins it (NOT_READY_NO_EXECUTE)."""
     if not entry.get("labels") and not entry.get("taints"):
         return
     s = sim.state
     node = s.cluster.get("Node", node_name)
     node["metadata"]["labels"].update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
     taints = [t for t in entry.get("taints") or [] if (t.get("key"), t.get("effect")) != (UNREACHABLE, "NoSchedule")]
+    if not entry.get("initialized", True) and any(t.get("key") == NOT_READY for t in taints):
+        taints.append({"key": NOT_READY, "effect": "NoExecute"})
     if taints:
         have = node["spec"].get("taints") or []
         node["spec"]["taints"] = have + [dict(t) for t in taints

@@ -146,23 +146,30 @@ def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
     return name
 
 
-def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[dict, dict]:
-    """The unmanaged entry's Node and its status: its instance type's labels and capacity in the
-    scenario's region, then the entry's own labels, capacity and allocatable."""
+def _instance_type(skus: dict, name: str | None, region: str):
+    """The provider's instance type of a SKU the scenario lists (its capacity, allocatable, labels), or None."""
     from harness.model import instancetypes as itmod
     from harness.model.params import ClusterParams
+    sku = skus.get(str(name or "").lower())
+    return itmod.build_instance_types([sku], cluster=ClusterParams(region=region)).get(sku["name"]) if sku else None
+
+
+def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[dict, dict]:
+    """The unmanaged entry's Node and its status: what its kubelet and the cloud node controller label an
+    Azure VM of its instance type with in the scenario's region (harness/model/writers.py, as the
+    simulation's seeding does: loop/controllers/seed.py), its capacity, then the entry's own labels,
+    capacity and allocatable."""
     from harness.model.resources import format_resource_list, parse_resource_list
+    from harness.model.writers import cloud_node_controller_labels, kubelet_self_labels
     name = str(entry.get("name") or f"existing-{index}")
-    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "beta.kubernetes.io/os": "linux"}
     capacity: dict[str, int] = {}
-    sku = skus.get(str(entry.get("instanceType") or "").lower())
-    if sku is not None:
-        it = itmod.build_instance_types([sku], cluster=ClusterParams(region=region)).get(sku["name"])
-        if it is not None:
-            capacity = dict(it.capacity)
-            labels.update({"node.kubernetes.io/instance-type": it.name,
-                           "kubernetes.io/arch": it.requirements.get("kubernetes.io/arch").single_value() or "amd64"})
-    if entry.get("zone"):
+    it = _instance_type(skus, entry.get("instanceType"), region)
+    if it is not None:
+        capacity = dict(it.capacity)
+        labels.update(kubelet_self_labels(name, it.requirements.get("kubernetes.io/arch").single_value() or "amd64"))
+        labels.update(cloud_node_controller_labels(it.name, str(entry.get("zone") or "0"), region.lower()))
+    elif entry.get("zone"):
         labels["topology.kubernetes.io/zone"] = str(entry["zone"])
     labels.update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
     alloc = dict(capacity)
@@ -255,13 +262,14 @@ def mark_deleting(cluster, node_name: str) -> None:
     cluster.delete("Node", node_name)
 
 
-def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
+def managed_nodeclaim(entry: dict, index: int, nodepool: dict, allocatable: dict[str, int] | None = None) -> dict:
     """The NodeClaim a managed entry starts from: the NodePool's template, pinned to the entry's
     instance type, zone and capacity type (core's test.NodeClaim with the NodePool's label), with the
     NodePool's drift hash as the provisioner stamps it on the NodeClaims it makes (core v1.14.0
     pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate): without it the NodeClaim
     never drifts on a NodePool change (nodeclaim/disruption/drift.go areStaticFieldsDrifted), and the
-    nodepool.hash controller stamps existing NodeClaims only when the hash version changes."""
+    nodepool.hash controller stamps existing NodeClaims only when the hash version changes. `allocatable`:
+    the instance type's, which its requests are held to."""
     tspec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
     tmeta = ((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}
     reqs = [r for r in tspec.get("requirements") or []
@@ -278,15 +286,13 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict) -> dict:
     # pkg/apis/v1/labels.go NodeClassLabelKey): without the second, core's hydration controller adds it in a
     # race with the launch, and the VM's kubelet got it (--node-labels) or not by which came first
     nodeclass = {f"{ref['group']}/{str(ref['kind']).lower()}": ref["name"]} if ref.get("group") and ref.get("kind") else {}
-    # what its pods request, as the template asks for the pods it was made for (NewNodeClaimTemplate; the
-    # simulation's seeding does the same): initialization waits until the Node has registered each of these
-    # (nodeclaim/lifecycle/initialization.go RequestedResourcesRegistered), so a GPU the kubelet zeroed keeps
-    # the node uninitialized, and Karpenter counts the NodeClaim's GPUs for it (statenode.go Allocatable)
-    from harness.loop.pods import pod_requests
-    from harness.model.resources import add, format_resource_list
-    requests: dict[str, int] = {}
-    for pod in entry.get("pods") or []:
-        requests = add(requests, pod_requests(pod.get("spec") or {}))
+    # what its pods request, held to the type's size (pods.seeded_claim_requests, as the simulation's seeding
+    # asks): initialization waits until the Node has registered each of these (nodeclaim/lifecycle/
+    # initialization.go RequestedResourcesRegistered), so a GPU the kubelet zeroed keeps the node
+    # uninitialized, and Karpenter counts the NodeClaim's GPUs for it (statenode.go Allocatable)
+    from harness.loop.pods import seeded_claim_requests
+    from harness.model.resources import format_resource_list
+    requests = seeded_claim_requests(entry.get("pods") or [], allocatable or {})
     resources = {"resources": {"requests": format_resource_list(requests)}} if requests else {}
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
             "metadata": {"name": name,
@@ -336,7 +342,7 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
                 node_name = seed_unmanaged(run, entry, i, skus)
                 unmanaged.append(node_name)
             else:
-                nodeclaim, node_name, ready = seed_managed(run, entry, i)
+                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus)
                 if ready:
                     initialized.append(nodeclaim)
             if node_name:
@@ -405,9 +411,10 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
                 if ref.get("kind") in ADOPTERS and ref.get("name") and _scenario_owner(cluster, ref["kind"], ref["name"], ns) is None:
                     owned.setdefault((ref["kind"], ns, ref["name"]), []).append((pod, node_name))
     for (kind, ns, name), pods in sorted(owned.items()):
-        labels = _owner_labels(pods[0][0], name)
+        labels = _owner_labels(pods[0][0], name)         # a replacement is made in the first pod's image
         spec = {k: v for k, v in copy.deepcopy(pods[0][0].get("spec") or {}).items() if k != "nodeName"}
-        body: dict = {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}}
+        body: dict = {"selector": {"matchLabels": {OWNER_LABEL: name}},
+                      "template": {"metadata": {"labels": labels}, "spec": spec}}
         if kind == "ReplicaSet":
             body["replicas"] = len(pods)
         else:
@@ -446,12 +453,17 @@ def _scenario_owner(cluster, kind: str | None, name: str, namespace: str) -> dic
     return cluster.get(kind, name, namespace) if kind in ("DaemonSet", "Deployment") else None
 
 
+OWNER_LABEL = "harness.karpenter.azure.com/owner"
+
+
 def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
-    """The labels an adopting owner selects its seeded pods by: theirs, or one the harness gives them."""
-    return dict((pod.get("metadata") or {}).get("labels") or {}) or {"harness.karpenter.azure.com/owner": owner}
+    """A seeded pod's labels with the one its adopting owner selects it by: the owner's name, whatever else
+    the pod carries (core's tests give the pods of one ReplicaSet different labels: selected by the first
+    pod's, the others stayed orphans, listed apart from their workload)."""
+    return {**((pod.get("metadata") or {}).get("labels") or {}), OWNER_LABEL: owner}
 
 
-def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
+def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | None, bool]:
     """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
     while unregistered) and whether it is initialized."""
     cluster = run.cluster
@@ -466,7 +478,8 @@ def seed_managed(run, entry: dict, index: int) -> tuple[str, str | None, bool]:
     if nodepool is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: NodePool {entry['nodePool']!r} got no {HASH} "
                            f"annotation in {SEED_TIMEOUT:.0f}s")
-    nc = managed_nodeclaim(entry, index, nodepool)
+    it = _instance_type(skus, entry["instanceType"], run.fake.region)
+    nc = managed_nodeclaim(entry, index, nodepool, it.allocatable() if it is not None else None)
     unregistered = not entry.get("registered", True)
     uninitialized = not unregistered and not entry.get("initialized", True)
     vm = vm_name_of(nc["metadata"]["name"]).lower()
