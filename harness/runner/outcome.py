@@ -19,6 +19,12 @@ import re
 # record was taken, not what the outcome was.
 TERMINATION_TAINTS = ("karpenter.sh/disrupted", "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
 TERMINATION_LABELS = ("node.kubernetes.io/exclude-from-external-load-balancers",)
+# kube-controller-manager's node lifecycle controller puts these on a NotReady or unreachable Node through a
+# rate limiter (--node-eviction-rate 0.1: one Node per zone every 10 s; k8s.io/kubernetes v1.36.3
+# pkg/controller/nodelifecycle node_lifecycle_controller.go zoneNoExecuteTainter, doNoExecuteTaintingPass),
+# so whether a record carries one says when it was taken and what Nodes went NotReady before it, not the
+# outcome. The NoSchedule twins (TaintNodesByCondition, at once) stay.
+LIFECYCLE_NO_EXECUTE = (("node.kubernetes.io/not-ready", "NoExecute"), ("node.kubernetes.io/unreachable", "NoExecute"))
 
 
 def node_view(n) -> dict:
@@ -26,6 +32,7 @@ def node_view(n) -> dict:
     if n.deleted:
         labels = {k: v for k, v in labels.items() if k not in TERMINATION_LABELS}
         taints = [t for t in taints if t["key"] not in TERMINATION_TAINTS]
+    taints = [t for t in taints if (t["key"], t.get("effect")) not in LIFECYCLE_NO_EXECUTE]
     return {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type,
             "labels": labels, "kubeletNodeLabels": dict(n.kubelet_node_labels),
             "taints": sorted(f"{t['key']}={t.get('value', '')}:{t.get('effect')}" for t in taints),
