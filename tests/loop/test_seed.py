@@ -201,3 +201,21 @@ def test_seeded_nodes_carry_what_the_real_clusters_controllers_give_them(embedde
         (claim,) = sim.claims
         keys = {t["key"] for t in sim.cluster.get("Node", claim.node_name)["spec"]["taints"]}
         assert "node.kubernetes.io/not-ready" in keys and "node.kubernetes.io/unreachable" not in keys
+
+
+def test_a_deleted_nodes_mirror_pod_is_collected_and_a_held_notready_node_has_the_noexecute_taint(embedded):
+    """Once a Node is gone kube-controller-manager's garbage collector deletes what it owns (a mirror pod,
+    which no drain evicts); a node whose kubelet stays NotReady (uninitialized, with the not-ready taint) gets
+    the node lifecycle controller's NoExecute not-ready taint too."""
+    mirror = pod("mirror")
+    mirror["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "u", "controller": True}]
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [
+            {"nodePool": "default", "instanceType": "Standard_D2s_v3", "deleting": True, "pods": [mirror]},
+            {"nodePool": "default", "instanceType": "Standard_D2s_v3", "initialized": False,
+             "taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}])
+        held = sim.claims[1]
+        taints = {(t["key"], t.get("effect")) for t in sim.cluster.get("Node", held.node_name)["spec"].get("taints") or []}
+        assert {("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute")} <= taints
+        sim.converge()
+        assert sim.result.pods["default/mirror"].state == "deleted"
