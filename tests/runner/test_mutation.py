@@ -107,13 +107,13 @@ def test_sampled_library_mutants_fail_or_are_refused(subjects, capsys):
 def test_a_vacuous_expectation_survives_and_is_named(cluster, tmp_path):
     """The tool finds what the issue found: an override that every profile replaces is refused at
     load now, so the vacuous case here is a selector-only entry whose index does not matter."""
-    text = (ROOT / "scenarios" / "loop" / "nodepool-weight.scenario.yaml").read_text()
-    text = text.replace("    - {pod: second, nodePool: cheap, instanceType: Standard_D2s_v3}",
-                        "    - {pod: second, nodePool: cheap, instanceType: Standard_D2s_v3}\n"
-                        "    - {index: 0, taintsAbsent: [example.com/none]}")
+    text = (ROOT / "scenarios" / "loop" / "nodepool-limits.scenario.yaml").read_text()
+    stated = "  nodeCount: 2\n  pods:\n    a: {scheduled: true}\n    b: {scheduled: true}\n"
+    assert stated in text
+    text = text.replace(stated, stated + "  nodes:\n    - {index: 0, taintsAbsent: [example.com/none]}\n")
     scenarios = load_scenarios_text(text, "vacuous.scenario.yaml", ROOT / "scenarios" / "loop")
-    t = mutation.run_mutation([sc for sc in scenarios if sc.name == "weight-heavier-at-limit-falls-back"], cluster)
-    assert [mutation.dotted(m.path) for m in t.survivors] == ["expect.nodes[2].index"]
+    t = mutation.run_mutation([sc for sc in scenarios if sc.name == "limits-nodes-same-pass-overshoots"], cluster)
+    assert [mutation.dotted(m.path) for m in t.survivors] == ["expect.nodes[0].index"]
     assert t.survivors[0].describe().startswith(f"{ROOT / 'scenarios' / 'loop' / 'vacuous.scenario.yaml'}:")
 
 
