@@ -75,6 +75,10 @@ class SimConfig:
     # "together" (default): a launch's Nodes meet kube-scheduler at once; "staggered": they become Ready one
     # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle_staggered)
     nodes_ready: str = "together"
+    # "together" (default): the pods one apply brings reach Karpenter's provisioning batch together;
+    # "staggered": each workload after the first lands before or after the first round, in a seeded choice
+    # (controllers/workloads.py Workloads.late, Simulation._arrive_late)
+    pods_arrive: str = "together"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
@@ -259,6 +263,7 @@ class Simulation:
             progress = self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
             progress |= self.launch.reconcile()
+            progress |= self._arrive_late()
             if until == "launch" and self._in_flight():
                 self.paused, result.steady = tuple(self._in_flight()), False
                 self.trace(f"[settle] stopped with {', '.join(self.paused)} in flight for the next step (during: launch)")
@@ -419,6 +424,26 @@ class Simulation:
                 self.kube_scheduler.reconcile()
             progress |= stepped
         return progress
+
+    def _arrive_late(self) -> bool:
+        """`given.loop.podsArrive: staggered`: the pods an apply held back (Workloads.late) are created once
+        the first round's NodeClaims are launched, and the next round - a batch window later, before those
+        launches' Nodes register - plans them: onto a NodeClaim in flight (Karpenter nominates its node, no
+        disruption candidate for the nomination window) or a new one. On a cluster kubectl creates one
+        object after another and the Deployment and ReplicaSet controllers make each one's pods from their
+        own queues; under load a later workload's pods reach the API server after core's batch window (BATCH_IDLE_DURATION, 1 s:
+        sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/batcher.go) has closed."""
+        if not self.workloads.late:
+            return False
+        late, self.workloads.late = self.workloads.late, []
+        self.clock.advance(BATCH_IDLE_SECONDS)
+        before = len(self.pod_views)
+        for create in late:
+            create()
+        self.trace(f"[workloads] {len(self.pod_views) - before} pod(s) arrived after the first provisioning round (podsArrive: staggered)")
+        self.provisioner.reconcile()
+        self.launch.reconcile()
+        return True
 
     def _detect_runaway(self) -> bool:
         """A pod that caused `runaway_threshold` NodeClaims and is still unbound - judged only once no

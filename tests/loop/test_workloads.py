@@ -80,3 +80,38 @@ def test_a_refused_bare_pod_is_a_rejected_result_and_a_deployments_pod_is_not_ma
         assert (pr.name, pr.state) == ("a", "rejected")
         assert pr.reason == 'pods "a" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead'
         assert sim.result.pods_of("a") == [pr]
+
+
+def _arrival(embedded, seed: int) -> tuple[tuple[str, ...], int]:
+    """podsArrive: staggered - (the pods created at the apply, how many creations were held back)."""
+    with simulation(embedded, [nodeclass(), nodepool()], seed=seed) as sim:
+        sim.cfg.pods_arrive = "staggered"
+        sim.apply([pod("a"), deployment("b", replicas=2), pod("c")])
+        return tuple(sorted(pr.owner_name or pr.name for pr in sim.result.pods.values())), len(sim.workloads.late)
+
+
+def test_staggered_arrival_holds_back_later_workloads_in_order(embedded):
+    """The first workload of an apply always arrives; a later one may not, and then none after it does
+    (kubectl creates in order); a Deployment's pods arrive together. Seeded: a seed replays its choice."""
+    seen = {_arrival(embedded, seed) for seed in range(1, 13)}
+    # in apply order (harness/backends/kinds.py): the Deployment first, then the Pods as listed
+    assert seen <= {(("a", "b", "b", "c"), 0), (("a", "b", "b"), 1), (("b", "b"), 2)}
+    assert len(seen) > 1
+    assert all(_arrival(embedded, seed) == _arrival(embedded, seed) for seed in (1, 2))
+
+
+def test_a_late_pod_is_planned_onto_the_nodeclaim_in_flight_and_nominates_it(embedded):
+    """Released after the first round's launch, planned by the next before that NodeClaim's Node registers:
+    onto it (core's Results.Record nominates it), not onto a new one."""
+    seed = next(s for s in range(1, 40) if _arrival(embedded, s)[1] == 2)
+    with simulation(embedded, [nodeclass(), nodepool()], seed=seed) as sim:
+        sim.cfg.pods_arrive = "staggered"
+        sim.apply([pod("a"), deployment("b", replicas=2), pod("c")])
+        sim.converge()
+        assert len(sim.claims) == 1
+        claim = sim.claims[0].result.name
+        assert any("2 pod(s) arrived after the first provisioning round" in t for t in sim.result.trace)
+        late = [k for k, pr in sim.result.pods.items() if pr.owner_name != "b"]
+        assert len(late) == 2
+        assert {sim.state.nominated.get(k) for k in late} == {claim}
+        assert all(pr.node == sim.claims[0].node_name for pr in sim.result.pods.values())

@@ -13,6 +13,7 @@ volume model (harness/loop/volumes.py).
 from __future__ import annotations
 
 import copy
+from typing import Callable
 
 from harness.backends.base import ADMIN, APIRejected
 from harness.backends.kinds import apply_order
@@ -28,8 +29,13 @@ class Workloads:
 
     def __init__(self, state: LoopState):
         self.state = state
+        # given.loop.podsArrive: staggered - the pod creations held back until after the first provisioning
+        # round (Simulation._arrive_late), and whether this apply's workloads have started arriving late
+        self.late: list[Callable[[], None]] = []
+        self._first = True
 
     def apply(self, manifests: list[dict]) -> None:
+        self._first = True
         for obj in sorted(manifests, key=lambda o: apply_order(o.get("kind"))):
             obj = copy.deepcopy(obj)
             if self.exists(obj):
@@ -146,6 +152,20 @@ class Workloads:
             for key in self._scale_down_order(live)[:len(live) - want]:
                 s.delete_pod(key, f"Deployment {name} scaled to {want}")
 
+    def _arrive(self, create: Callable[[], None]) -> None:
+        """One workload's pods (a bare Pod, a Deployment's) reach the API server: at once, or with
+        `given.loop.podsArrive: staggered` after the first provisioning round - the first of an apply never,
+        each later one in a seeded choice, and once one is late every later one is too (kubectl creates them
+        in order). A Deployment's pods arrive together: the ReplicaSet controller's slow-start batches
+        (kubernetes v1.36.3 pkg/controller/replicaset/replica_set.go slowStartBatch) follow one another within
+        milliseconds, far inside core's 1 s batch window."""
+        s = self.state
+        if s.cfg.pods_arrive == "staggered" and not self._first and (self.late or s.arrive_rng.random() < 0.5):
+            self.late.append(create)
+        else:
+            create()
+        self._first = False
+
     def _scale_down_order(self, keys: list[str]) -> list[str]:
         """Which pods a ReplicaSet deletes first (kubernetes v1.36.3 pkg/controller/controller_utils.go
         ActivePods Less: unassigned before assigned, then the newest first; the readiness, restart
@@ -178,10 +198,7 @@ class Workloads:
             owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []
                           if o.get("controller") and o.get("kind") == "DaemonSet"), None)
             kind, name = ("DaemonSet", owner["name"]) if owner else ("", "")
-            try:
-                s.create_pod(obj, kind, name)
-            except APIRejected as e:
-                s.refused_pod(obj, kind, name, e)
+            self._arrive(lambda: self._create_pod(obj, kind, name))
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(obj))
@@ -215,13 +232,16 @@ class Workloads:
                        if pr.owner_kind == "Deployment" and pr.owner_name == dep["metadata"]["name"]
                        and pr.namespace == ns and pr.state != "deleted")
             count = max(int(spec.get("replicas", 1)) - have, 0)
-        for _ in range(count):
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
-                                "name": self.state.name(dep["metadata"]["name"] + "-"),
-                                "namespace": dep["metadata"].get("namespace") or "default"},
-                   "spec": copy.deepcopy(tmpl.get("spec") or {})}
-            try:
-                self.state.create_pod(pod, "Deployment", dep["metadata"]["name"])
-            except APIRejected as e:
-                self.state.refused_pod(pod, "Deployment", dep["metadata"]["name"], e)
+        pods = [{"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
+                              "name": self.state.name(dep["metadata"]["name"] + "-"),
+                              "namespace": dep["metadata"].get("namespace") or "default"},
+                 "spec": copy.deepcopy(tmpl.get("spec") or {})} for _ in range(count)]
+        name = dep["metadata"]["name"]
+        self._arrive(lambda: [self._create_pod(pod, "Deployment", name) for pod in pods])
+
+    def _create_pod(self, pod: dict, owner_kind: str, owner_name: str) -> None:
+        try:
+            self.state.create_pod(pod, owner_kind, owner_name)
+        except APIRejected as e:
+            self.state.refused_pod(pod, owner_kind, owner_name, e)
