@@ -431,8 +431,9 @@ class Simulation:
         launches' Nodes register - plans them: onto a NodeClaim in flight (Karpenter nominates its node, no
         disruption candidate for the nomination window) or a new one. On a cluster kubectl creates one
         object after another and the Deployment and ReplicaSet controllers make each one's pods from their
-        own queues; under load a later workload's pods reach the API server after core's batch window (BATCH_IDLE_DURATION, 1 s:
-        sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/batcher.go) has closed."""
+        own queues; under load a later workload's pods reach the API server after core's batch window
+        (BATCH_IDLE_DURATION, 1 s: sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/batcher.go)
+        has closed."""
         if not self.workloads.late:
             return False
         late, self.workloads.late = self.workloads.late, []
@@ -440,7 +441,8 @@ class Simulation:
         before = len(self.pod_views)
         for create in late:
             create()
-        self.trace(f"[workloads] {len(self.pod_views) - before} pod(s) arrived after the first provisioning round (podsArrive: staggered)")
+        self.trace(f"[workloads] {len(self.pod_views) - before} pod(s) arrived after the first provisioning round "
+                   "(podsArrive: staggered)")
         self.provisioner.reconcile()
         self.launch.reconcile()
         return True
