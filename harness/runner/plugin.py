@@ -198,6 +198,16 @@ def _register_tag(config, tag: str) -> None:
         config.addinivalue_line("markers", f"{tag}: scenario label")
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` on the real engine: `xdist_workers_per_core` workers per core (harness/data/real-engine.yaml),
+    unless PYTEST_XDIST_AUTO_NUM_WORKERS says otherwise; the simulated engine keeps xdist's one per core."""
+    if config.getoption("harness_engine", "simulated") != "real" or os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    from harness.runner.engines.real.settings import engine_data
+    return max(1, len(os.sched_getaffinity(0)) * int(engine_data()["xdist_workers_per_core"]))
+
+
 def pytest_collection_modifyitems(config, items):
     declared = config.stash[DECLARED]
     wanted = config.option.harness_profile
@@ -205,6 +215,8 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(no_scenario(wanted, declared["scenarios"], declared["profiles"],
                                             flag="--harness-profile"))
     group_by_profile(items)
+    if config.option.harness_engine == "real":
+        real_longest_first(items, config)
     shard = config.option.harness_shard
     if not shard:
         return
@@ -248,6 +260,24 @@ def group_by_profile(items: list) -> None:
              if isinstance(it, ScenarioItem) and it.backend != "embedded" and it.engine == "simulated"]
     for i, it in zip(slots, sorted((items[i] for i in slots), key=lambda it: (it.backend, it.profile))):
         items[i] = it
+
+
+def real_longest_first(items: list, config) -> None:
+    """The real-engine items, in the slots they hold, longest first by the conformance report's seconds
+    (harness/runner/shards.py longest_first): a library run on the real engine is as long as its longest
+    worker, and a run that waits out a 3-minute timer handed out last ends the session minutes after
+    the others."""
+    from harness.runner.shards import longest_first, real_seconds
+    slots = [i for i, it in enumerate(items) if isinstance(it, ScenarioItem) and it.engine == "real"]
+    if len(slots) < 2:
+        return
+    seconds = real_seconds(config.rootpath / "docs" / "conformance" / "conformance.json")
+    if not seconds:
+        return
+    real = [items[i] for i in slots]
+    keys = [(_relative(config, it.path), it.scenario.name, it.profile) for it in real]
+    for i, j in zip(slots, longest_first(keys, {k: seconds[k] for k in keys if k in seconds})):
+        items[i] = real[j]
 
 
 def pytest_collect_file(parent, file_path):
@@ -391,7 +421,6 @@ def _cluster(config, backend: str, engine_options: dict):
 
 # -- where a result points: JUnit file/line, GitHub annotations ---------------------------------------
 def _relative(config, path) -> str:
-    from pathlib import Path
     try:
         return str(Path(path).resolve().relative_to(config.rootpath))
     except ValueError:

@@ -50,6 +50,25 @@ def assign(nodeids: list[str], n: int, durations: dict[str, float]) -> dict[str,
     return out
 
 
+def real_seconds(report: Path) -> dict[tuple[str, str, str], float]:
+    """(file relative to the repository, scenario, profile) -> the real engine's seconds, as the checked-in
+    conformance report measured them (docs/conformance/conformance.json); empty without the report."""
+    if not report.is_file():
+        return {}
+    entries = json.loads(report.read_text()).get("entries") or []
+    return {(e["file"], e["scenario"], e["profile"]): float((e.get("seconds") or {}).get("real") or 0.0)
+            for e in entries if (e.get("seconds") or {}).get("real")}
+
+
+def longest_first(keys: list, seconds: dict) -> list[int]:
+    """The indices of `keys` in descending measured seconds (unmeasured ones at the median), ties in the
+    given order. Handed out in this order, pytest-xdist's load scheduling starts the long real-engine
+    runs (the ones waiting out a real timer) first and fills the workers' ends with short ones (LPT),
+    instead of leaving one worker alone with a 3-minute run at the end."""
+    default = statistics.median(seconds.values()) if seconds else 0.0
+    return sorted(range(len(keys)), key=lambda i: -seconds.get(keys[i], default))
+
+
 def shard_loads(nodeids: list[str], n: int, durations: dict[str, float]) -> list[float]:
     """The estimated seconds per shard (for the refresh script's report and the tests)."""
     default = statistics.median(durations.values()) if durations else 1.0

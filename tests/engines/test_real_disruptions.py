@@ -121,3 +121,17 @@ def test_a_commands_candidates_are_tainted_together_even_when_a_poll_missed_one(
     cmd = disruptions.Command(1, "Empty", "delete", ["a", "b", "c"], 0)
     got = [(t["nodeClaim"], t["action"]) for t in disruptions.timeline(watch, set(), None, [cmd])]
     assert got == [("a", "tainted"), ("c", "tainted"), ("b", "tainted"), ("b", "terminated")]
+
+
+def test_instance_terminating_missed_between_two_polls():
+    """A NodeClaim with an instance is gone only after InstanceTerminating (core v1.14.0 nodeclaim/lifecycle
+    controller.go finalize); one that never launched (no providerID) has no instance to terminate."""
+    watch = DisruptionWatch()
+    a, b = _claim("a", "aks-a", deleting=True), _claim("b", deleting=True)
+    a["status"]["providerID"] = "azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/aks-a"
+    watch.poll({"a": a, "b": b}, {"a", "b"}, [], [])
+    watch.poll({"a": a, "b": b}, set(), [], [])
+    watch.poll({"a": a, "b": b}, set(), [], [])
+    got = [(t["nodeClaim"], t["action"]) for t in watch.timeline]
+    assert got == [("a", "created"), ("a", "deleting"), ("b", "created"), ("b", "deleting"),
+                   ("a", "instance terminating"), ("a", "terminated"), ("b", "terminated")]

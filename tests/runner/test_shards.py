@@ -1,11 +1,12 @@
 """`--harness-shard K/N` balances measured run time (harness/runner/shards.py), deterministically."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
-from harness.runner.shards import assign, estimate, load_durations, shard_loads
+from harness.runner.shards import assign, estimate, load_durations, longest_first, real_seconds, shard_loads
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,3 +44,52 @@ def test_pytest_shards_partition_the_items():
         return {line for line in proc.stdout.splitlines() if "::" in line}
     everything, first, second = ids(), ids("--harness-shard", "0/2"), ids("--harness-shard", "1/2")
     assert first and second and not first & second and first | second == everything
+
+
+def test_real_engine_runs_are_handed_out_longest_first(tmp_path):
+    """An unmeasured run sits at the median; equal ones keep their order (stable)."""
+    report = tmp_path / "conformance.json"
+    report.write_text(json.dumps({"entries": [
+        {"file": "f.yaml", "scenario": "long", "profile": "upstream", "seconds": {"simulated": 0.1, "real": 200.0}},
+        {"file": "f.yaml", "scenario": "short", "profile": "upstream", "seconds": {"simulated": 0.1, "real": 3.0}},
+        {"file": "f.yaml", "scenario": "mid", "profile": "upstream", "seconds": {"simulated": 0.1, "real": 20.0}},
+        {"file": "f.yaml", "scenario": "tiny", "profile": "upstream", "seconds": {"simulated": 0.1, "real": 1.0}},
+        {"file": "f.yaml", "scenario": "skipped", "profile": "upstream", "seconds": {"simulated": 0.1, "real": None}}]}))
+    seconds = real_seconds(report)
+    assert set(seconds) == {("f.yaml", s, "upstream") for s in ("long", "short", "mid", "tiny")}
+    keys = [("f.yaml", s, "upstream") for s in ("short", "new", "skipped", "mid", "long")]
+    assert [keys[i][1] for i in longest_first(keys, seconds)] == ["long", "mid", "new", "skipped", "short"]
+    assert real_seconds(tmp_path / "absent.json") == {}
+
+
+def test_pytest_orders_the_real_engine_library_by_the_conformance_report():
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "scenarios/disruption", "--harness-engine", "real", "--harness-profile", "upstream"],
+                          capture_output=True, text=True, cwd=ROOT)
+    ids = [line for line in proc.stdout.splitlines() if "::" in line]
+    seconds = real_seconds(ROOT / "docs" / "conformance" / "conformance.json")
+    measured = [seconds[(i.split("::")[0], i.split("::")[1].split("[")[0], "upstream")] for i in ids
+                if (i.split("::")[0], i.split("::")[1].split("[")[0], "upstream") in seconds]
+    assert len(measured) > 20 and measured == sorted(measured, reverse=True)
+
+
+def test_auto_workers_on_the_real_engine(monkeypatch):
+    """`-n auto` gives the real engine two workers per core (its runs mostly wait on timers); the simulated
+    engine, and an explicit PYTEST_XDIST_AUTO_NUM_WORKERS, are left to xdist."""
+    import os
+
+    from harness.runner.plugin import pytest_xdist_auto_num_workers
+
+    class Config:
+        def __init__(self, engine):
+            self.engine = engine
+
+        def getoption(self, name, default=None):
+            return self.engine if name == "harness_engine" else default
+
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    cores = len(os.sched_getaffinity(0))
+    assert pytest_xdist_auto_num_workers(Config("real")) == 2 * cores
+    assert pytest_xdist_auto_num_workers(Config("simulated")) is None
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert pytest_xdist_auto_num_workers(Config("real")) is None

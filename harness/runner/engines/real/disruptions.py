@@ -174,6 +174,14 @@ class DisruptionWatch:
             if conds.get("InstanceTerminating", {}).get("status") == "True":
                 self._add(name, node, "instance terminating")
         for name in sorted(self._seen - live):
+            if (name, "terminated") in self._done:
+                continue
+            # a NodeClaim with an instance loses its termination finalizer only after cloudProvider.Delete
+            # and InstanceTerminating=True (core v1.14.0 pkg/controllers/nodeclaim/lifecycle/controller.go
+            # finalize); on a busy machine both can fall between two polls
+            if ((claims[name].get("status") or {}).get("providerID")
+                    and (name, "instance terminating") not in self._done):
+                self._add(name, self.claim_nodes.get(name), "instance terminating")
             self._add(name, self.claim_nodes.get(name), "terminated")
 
     def busy(self, claims: dict[str, dict], live: set[str]) -> list[str]:
