@@ -1,7 +1,7 @@
 """The real engine's observer: which pods are the scenario's (harness/runner/engines/real/observe.py)."""
 from types import SimpleNamespace
 
-from harness.runner.engines.real.observe import Observer, deployment_behind
+from harness.runner.engines.real.observe import Observer, claim_unbound, deployment_behind
 
 
 def _pod(rs: str, uid: str) -> dict:
@@ -185,3 +185,32 @@ def test_a_nodepool_update_is_decided_once_its_generation_is_reconciled():
     assert not nodepool_decided(pool(2, 1))
     assert nodepool_decided(pool(2, 2))
     assert nodepool_decided({"metadata": {"generation": 3}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+
+
+def test_a_claim_naming_its_volume_is_in_flight_until_the_pv_controller_binds_it():
+    """r30-pv-csi-zone-drives-nodeclaim-zone settled under -n 4 before kube-controller-manager's binder had
+    bound the pre-bound claim, with its pod "ignored" by Karpenter; a claim that can never bind holds nothing."""
+    def pvc(annotated=False, volume="pv-a", name="data", uid="u1"):
+        meta = {"name": name, "namespace": "default", "uid": uid}
+        if annotated:
+            meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+        return {"metadata": meta, "spec": {"volumeName": volume, "storageClassName": "managed-csi",
+                                           "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}
+
+    def pv(ref=None, **spec):
+        return {"metadata": {"name": "pv-a"}, "spec": {"storageClassName": "managed-csi", "accessModes": ["ReadWriteOnce"],
+                                                       "capacity": {"storage": "10Gi"}, **({"claimRef": ref} if ref else {}), **spec}}
+
+    assert claim_unbound(pvc(), {"pv-a": pv()}) == "PersistentVolumeClaim/data (not yet bound to pv-a)"
+    assert claim_unbound(pvc(), {"pv-a": pv({"namespace": "default", "name": "data"})}) is not None
+    assert claim_unbound(pvc(), {"pv-a": pv({"namespace": "default", "name": "data", "uid": "u1"})}) is not None
+    assert claim_unbound(pvc(annotated=True), {"pv-a": pv()}) is None
+    assert claim_unbound(pvc(), {}) is None                                                  # no such volume
+    assert claim_unbound(pvc(), {"pv-a": pv({"namespace": "default", "name": "other"})}) is None
+    assert claim_unbound(pvc(), {"pv-a": pv({"namespace": "default", "name": "data", "uid": "u0"})}) is None
+    assert claim_unbound({"metadata": {"name": "d", "namespace": "default"}, "spec": {}}, {}) is None
+    # a volume that does not satisfy the claim (pv_controller.go checkVolumeSatisfyClaim) never binds it
+    assert claim_unbound(pvc(), {"pv-a": pv(storageClassName="")}) is None
+    assert claim_unbound(pvc(), {"pv-a": pv(capacity={"storage": "5Gi"})}) is None
+    assert claim_unbound(pvc(), {"pv-a": pv(accessModes=["ReadOnlyMany"])}) is None
+    assert claim_unbound(pvc(), {"pv-a": pv(volumeMode="Block")}) is None

@@ -25,6 +25,7 @@ from harness.loop.azure import request_log
 from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
+from harness.model.resources import parse_quantity
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
 from harness.runner.engines.real.settle import Disruption
@@ -79,6 +80,46 @@ def deployment_behind(d: dict) -> str | None:
     return None
 
 
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+
+
+def claim_unbound(pvc: dict, volumes: dict[str, dict]) -> str | None:
+    """What a claim still lacks when it names a volume the PV controller will bind it to, and has not yet
+    (k8s.io/kubernetes v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim: a
+    claim with spec.volumeName binds once that volume exists, unclaimed or claimed by it; only then does it
+    carry pv.kubernetes.io/bind-completed), else None. Until then Karpenter ignores its pod ("pvc is
+    considered unbound", core v1.14.0 scheduling/volumetopology.go), so "no round to come" says nothing;
+    on a busy machine the binder's first sync can come after the run's quiet window. A claim whose volume
+    is missing or claimed by another stays pending for good, and holds nothing."""
+    meta, spec = pvc["metadata"], pvc.get("spec") or {}
+    name = spec.get("volumeName")
+    if not name or BIND_COMPLETED in (meta.get("annotations") or {}):
+        return None
+    pv = volumes.get(name)
+    if pv is None or not _volume_satisfies(pv.get("spec") or {}, spec):
+        return None
+    ref = (pv.get("spec") or {}).get("claimRef")
+    if ref and (ref.get("name") != meta["name"] or (ref.get("namespace") or "default") != meta.get("namespace", "default")
+                or ref.get("uid") not in (None, "", meta.get("uid"))):
+        return None
+    return f"PersistentVolumeClaim/{meta['name']} (not yet bound to {name})"
+
+
+def _volume_satisfies(pv: dict, claim: dict) -> bool:
+    """pv_controller.go checkVolumeSatisfyClaim: enough capacity, the same class and volume mode, the
+    claim's access modes among the volume's (else the binder leaves the claim Pending for good)."""
+    want = ((claim.get("resources") or {}).get("requests") or {}).get("storage")
+    have = (pv.get("capacity") or {}).get("storage")
+    try:
+        if want is not None and (have is None or parse_quantity(have) < parse_quantity(want)):
+            return False
+    except ValueError:
+        return False
+    return ((claim.get("storageClassName") or "") == (pv.get("storageClassName") or "")
+            and (claim.get("volumeMode") or "Filesystem") == (pv.get("volumeMode") or "Filesystem")
+            and set(claim.get("accessModes") or ()) <= set(pv.get("accessModes") or ()))
+
+
 class Observer:
     def __init__(self, scenario, profile: str, cluster, fake, kubelets, log_path=None):
         self.scenario, self.profile, self.cluster, self.fake, self.kubelets = scenario, profile, cluster, fake, kubelets
@@ -107,6 +148,8 @@ class Observer:
         self.live: set[str] = set()                # the NodeClaims the last poll listed
         self.deployments: set[str] = set()         # namespaces a Deployment was applied in
         self.deployment_objects: list[dict] = []   # ... their Deployments as the last poll listed them
+        self.claim_namespaces: set[str] = set()    # namespaces a PersistentVolumeClaim was applied in
+        self.unbound_claims: list[str] = []        # claim_unbound of their claims, as the last poll saw them
         self.watch = disruptions.DisruptionWatch()
 
     # -- during the run -------------------------------------------------------------------------------
@@ -118,6 +161,8 @@ class Observer:
             self.namespaces.add(obj["metadata"]["name"])
         if obj.get("kind") == "Deployment" and error is None:
             self.deployments.add(ns or "default")
+        if obj.get("kind") == "PersistentVolumeClaim" and error is None:
+            self.claim_namespaces.add(ns or "default")
         if obj.get("kind") == "AKSNodeClass":
             self.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, stored, error)
             return
@@ -171,6 +216,11 @@ class Observer:
         self.node_objects = self.cluster.list("Node")
         self.nodepool_objects = self.cluster.list("NodePool")
         self.deployment_objects = [d for ns in sorted(self.deployments) for d in self.cluster.list("Deployment", ns)]
+        if self.claim_namespaces:
+            volumes = {v["metadata"]["name"]: v for v in self.cluster.list("PersistentVolume")}
+            self.unbound_claims = [why for ns in sorted(self.claim_namespaces)
+                                   for c in self.cluster.list("PersistentVolumeClaim", ns)
+                                   if (why := claim_unbound(c, volumes)) is not None]
         self.watch.poll(self.claims, seen, self.node_objects, self.pod_objects)
         now = time.monotonic()
         for name in set(self.claims) - seen - self.deleted:
@@ -230,7 +280,8 @@ class Observer:
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
         or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
-        admitted NodePools whose readiness the controller has not decided yet."""
+        admitted NodePools whose readiness the controller has not decided yet; Deployments and claims
+        kube-controller-manager has not caught up with."""
         out = [f"NodePool/{name}" for name in sorted(n for n, r in self.nodepools.items() if r.accepted)
                if not nodepool_decided(self.cluster.get("NodePool", name) or {})]
         for name, nc in sorted(self.claims.items()):
@@ -241,7 +292,7 @@ class Observer:
             if rec is not None and (rec.refused or rec.denied):
                 continue
             out.append(name)
-        return out + self._awaiting_relaunch() + self.deployments_behind()
+        return out + self._awaiting_relaunch() + self.deployments_behind() + self.unbound_claims
 
     def deployments_behind(self) -> list[str]:
         """The applied Deployments kube-controller-manager has not caught up with (deployment_behind)."""
