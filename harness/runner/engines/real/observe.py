@@ -25,7 +25,7 @@ from harness.loop.azure import request_log
 from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult)
-from harness.model.resources import parse_quantity
+from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
 from harness.runner.engines.real.settle import Disruption
@@ -80,44 +80,29 @@ def deployment_behind(d: dict) -> str | None:
     return None
 
 
-BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-
-
 def claim_unbound(pvc: dict, volumes: dict[str, dict]) -> str | None:
     """What a claim still lacks when it names a volume the PV controller will bind it to, and has not yet
     (k8s.io/kubernetes v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim: a
-    claim with spec.volumeName binds once that volume exists, unclaimed or claimed by it; only then does it
-    carry pv.kubernetes.io/bind-completed), else None. Until then Karpenter ignores its pod ("pvc is
-    considered unbound", core v1.14.0 scheduling/volumetopology.go), so "no round to come" says nothing;
-    on a busy machine the binder's first sync can come after the run's quiet window. A claim whose volume
-    is missing or claimed by another stays pending for good, and holds nothing."""
+    claim with spec.volumeName binds once that volume exists and is claimed by it, or is unclaimed and
+    satisfies it - checkVolumeSatisfyClaim, the simulation's `volume_mismatch`; only then does it carry
+    pv.kubernetes.io/bind-completed), else None. Until then Karpenter ignores its pod ("pvc is considered
+    unbound", core v1.14.0 scheduling/volumetopology.go), so "no round to come" says nothing; on a busy
+    machine the binder's first sync can come after the run's quiet window. A claim whose volume is
+    missing, claimed by another or not fit for it stays pending for good, and holds nothing."""
     meta, spec = pvc["metadata"], pvc.get("spec") or {}
     name = spec.get("volumeName")
     if not name or BIND_COMPLETED in (meta.get("annotations") or {}):
         return None
     pv = volumes.get(name)
-    if pv is None or not _volume_satisfies(pv.get("spec") or {}, spec):
+    if pv is None:
         return None
     ref = (pv.get("spec") or {}).get("claimRef")
+    if ref is None and volume_mismatch(pv, pvc) is not None:
+        return None
     if ref and (ref.get("name") != meta["name"] or (ref.get("namespace") or "default") != meta.get("namespace", "default")
                 or ref.get("uid") not in (None, "", meta.get("uid"))):
         return None
     return f"PersistentVolumeClaim/{meta['name']} (not yet bound to {name})"
-
-
-def _volume_satisfies(pv: dict, claim: dict) -> bool:
-    """pv_controller.go checkVolumeSatisfyClaim: enough capacity, the same class and volume mode, the
-    claim's access modes among the volume's (else the binder leaves the claim Pending for good)."""
-    want = ((claim.get("resources") or {}).get("requests") or {}).get("storage")
-    have = (pv.get("capacity") or {}).get("storage")
-    try:
-        if want is not None and (have is None or parse_quantity(have) < parse_quantity(want)):
-            return False
-    except ValueError:
-        return False
-    return ((claim.get("storageClassName") or "") == (pv.get("storageClassName") or "")
-            and (claim.get("volumeMode") or "Filesystem") == (pv.get("volumeMode") or "Filesystem")
-            and set(claim.get("accessModes") or ()) <= set(pv.get("accessModes") or ()))
 
 
 class Observer:
