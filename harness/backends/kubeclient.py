@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any
+from typing import Any, Callable
 
 import requests
 
@@ -108,6 +108,8 @@ class RestClient:
         self.s.headers.update({"Accept": JSON, "Content-Type": JSON,
                                "User-Agent": "karpenter-harness/0"})
         self.s.trust_env = False     # never route loopback calls through a proxy from the env
+        # told of every object a write answered with (RealCluster: its watch caches' read-your-writes)
+        self.on_write: Callable[[dict], None] | None = None
 
     # -- raw ---------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, params: dict | None = None,
@@ -129,7 +131,10 @@ class RestClient:
             raise rejection(r)
         if not r.content:
             return {}
-        return r.json()
+        out = r.json()
+        if self.on_write is not None and method in ("POST", "PUT", "PATCH") and isinstance(out, dict):
+            self.on_write(out)
+        return out
 
     def close(self) -> None:
         self.s.close()

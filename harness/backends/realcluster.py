@@ -27,6 +27,7 @@ from harness.backends.kubeclient import RestClient
 from harness.model import apiversions
 from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE
 from harness.backends.pki import CONTROLLERS_GROUP, PKI
+from harness.backends.watchcache import WatchCache
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
@@ -66,6 +67,8 @@ class RealCluster:
         # closed first by close(): what runs against this cluster and must stop before it (the real
         # engine's kept controller, harness/runner/engines/real/keeper.py)
         self.dependents: list[Callable[[], None]] = []
+        # the watch caches reading this cluster (watch()): told of every write its clients make
+        self.watches: list[WatchCache] = []
         self._server_version: str | None = None
         self.timings: dict[str, float] = {}
         self.baseline_namespaces: frozenset[str] = frozenset()
@@ -111,8 +114,27 @@ class RealCluster:
                 else:
                     raise ValueError(f"unknown identity kind {identity.kind!r}")
                 c = RestClient(self.server, self.server_ca, pair.as_tuple())
+                c.on_write = self._wrote
                 self._clients[identity] = c
             return c
+
+    def watch(self, kinds: tuple[str, ...]) -> WatchCache:
+        """A started list-and-watch mirror of `kinds` (harness/backends/watchcache.py) that sees this
+        cluster's own writes; closed by unwatch() or with the cluster."""
+        cache = WatchCache(self.admin, kinds).start()
+        with self._lock:
+            self.watches.append(cache)
+        return cache
+
+    def unwatch(self, cache: WatchCache) -> None:
+        with self._lock:
+            if cache in self.watches:
+                self.watches.remove(cache)
+        cache.close()
+
+    def _wrote(self, obj: dict) -> None:
+        for cache in list(self.watches):
+            cache.wrote(obj)
 
     @property
     def admin(self) -> RestClient:
@@ -374,6 +396,8 @@ class RealCluster:
                 except Exception:   # noqa: BLE001 - the cluster is closed all the same
                     pass
             self.dependents.clear()
+            for cache in list(self.watches):
+                self.unwatch(cache)
             for c in self._clients.values():
                 c.close()
             self._clients.clear()

@@ -35,7 +35,7 @@ def test_env_maps_the_scenario_cluster_settings(tmp_path):
     ep, files = _files(tmp_path)
     cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "subnetName": "sn",
            "networkDataplane": "azure"}
-    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2})
+    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2, "probe": 3})
     assert env["AZURE_NODE_RESOURCE_GROUP"] == "MC_rg" and env["LOCATION"] == "eastus"
     assert env["NETWORK_DATAPLANE"] == "azure" and env["NETWORK_POLICY"] == "cilium"
     assert env["VNET_SUBNET_ID"].endswith("/resourceGroups/MC_rg/providers/Microsoft.Network/virtualNetworks/"
@@ -52,7 +52,7 @@ def test_the_scenarios_feature_gates_reach_the_controller(tmp_path):
     ParseFeatureGates): the spot-to-spot ports need SpotToSpotConsolidation on both engines."""
     ep, files = _files(tmp_path)
     cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg"}
-    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2},
+    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2, "probe": 3},
                                   {"SpotToSpotConsolidation": True, "NodeRepair": False})
     assert env["FEATURE_GATES"] == "NodeRepair=false,SpotToSpotConsolidation=true"
 
@@ -62,7 +62,7 @@ def test_the_scenarios_min_values_policy_reaches_the_controller(tmp_path):
     pkg/operator/options/options.go); the loop's bounds are not the controller's."""
     ep, files = _files(tmp_path)
     env = settings.controller_env({"region": "eastus", "nodeResourceGroup": "MC_rg"}, ep, files, "sub", files["az_dir"],
-                                  {"metrics": 1, "health": 2}, None,
+                                  {"metrics": 1, "health": 2, "probe": 3}, None,
                                   {"minValuesPolicy": "BestEffort", "preferencePolicy": "Ignore", "maxIterations": 5})
     assert env["MIN_VALUES_POLICY"] == "BestEffort" and env["PREFERENCE_POLICY"] == "Ignore"
 

@@ -10,9 +10,12 @@ package state
 import (
 	"time"
 
+	opmetrics "github.com/awslabs/operatorpkg/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	karpentermetrics "sigs.k8s.io/karpenter/pkg/metrics"
 )
 
 var harnessNominatedUntil = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -25,4 +28,9 @@ func harnessNominated(providerID string, until time.Time) {
 	harnessNominatedUntil.WithLabelValues(providerID).Set(float64(until.UnixNano()) / 1e9)
 }
 
-func init() { crmetrics.Registry.MustRegister(harnessNominatedUntil) }
+func init() {
+	crmetrics.Registry.MustRegister(harnessNominatedUntil)
+	// ... and on the harness's probe (probe.go), with the node count a kept controller is awaited on
+	karpentermetrics.HarnessProbe.MustRegister(harnessNominatedUntil,
+		ClusterStateNodesCount.(*opmetrics.PrometheusGauge).GaugeVec)
+}

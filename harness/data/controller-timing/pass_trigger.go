@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	opmetrics "github.com/awslabs/operatorpkg/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/client-go/util/workqueue"
@@ -26,6 +27,9 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	karpentermetrics "sigs.k8s.io/karpenter/pkg/metrics"
 )
 
 func harnessPassTrigger() source.Source {
@@ -57,7 +61,7 @@ func harnessPassStart() int64 { return harnessPassesStarted.Add(1) }
 func harnessPassEnd(pass int64) { harnessPassDecidedNothing.Store(pass) }
 
 func init() {
-	crmetrics.Registry.MustRegister(
+	harness := []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "karpenter_harness_disruption_passes_started_total",
 			Help: "Disruption passes started (karpenter-harness fast timing).",
@@ -66,5 +70,10 @@ func init() {
 			Name: "karpenter_harness_disruption_pass_decided_nothing",
 			Help: "The number of the latest disruption pass whose methods all decided nothing (karpenter-harness fast timing).",
 		}, func() float64 { return float64(harnessPassDecidedNothing.Load()) }),
-	)
+	}
+	crmetrics.Registry.MustRegister(harness...)
+	// the harness's probe (probe.go) also serves the provisioning rounds its settle counts
+	// (karpenter_scheduler_scheduling_duration_seconds, scheduling/metrics.go)
+	karpentermetrics.HarnessProbe.MustRegister(append(harness,
+		scheduling.DurationSeconds.(*opmetrics.PrometheusHistogram).HistogramVec)...)
 }

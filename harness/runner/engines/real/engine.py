@@ -27,6 +27,7 @@ from harness.backends.base import APIRejected
 from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
+from harness.backends.watchcache import CachedReads
 from harness.loop.clock import SimClock
 from harness.model.durations import scenario_duration
 from harness.model.params import ClusterParams
@@ -58,6 +59,8 @@ EVICTED_TIMEOUT = 300.0
 # a retryable refusal holds the run until its retry is due (fakeside.WireTap.retry_until) and this much longer: the retried request
 # and what the controller does with its answer
 RETRY_SLACK = 1.0
+# what the polls read, from a list-and-watch mirror rather than lists (harness/backends/watchcache.py)
+WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "Event", "PersistentVolume", "PersistentVolumeClaim")
 
 
 # kube-controller-manager's controllers on the real engine's cluster: its defaults without taint eviction
@@ -190,7 +193,7 @@ class RealRun:
         t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
         self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))   # a copy of the controller's log
-        self.kept = self.sandbox = self.kubelets = None
+        self.kept = self.sandbox = self.kubelets = self.cache = None
         self.steady = False
         self.finished = False                      # finish() ran: every step was played and checked
         self.settle_reason = ""
@@ -216,11 +219,14 @@ class RealRun:
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
             self._controller(cfg)
             self.sandbox = self.kept.sandbox
+            self.cache = cluster.watch(WATCHED)             # after the reset: this run's objects only
+            self.reads = CachedReads(cluster, self.cache)
             self.profile = profile_with_knobs(profile, None)
             loop = scenario.given.get("loop") or {}
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg,
                                      boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0)
-            self.observer = Observer(scenario, profile, cluster, fake, self.kubelets, self.kept.log)
+            self.kubelets.reads = self.reads
+            self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
@@ -299,7 +305,7 @@ class RealRun:
         waiting = list(names)
         while waiting and time.monotonic() < deadline:
             self._alive()
-            waiting = [n for n in waiting if not nodepool_decided(self.cluster.get("NodePool", n) or {})]
+            waiting = [n for n in waiting if not nodepool_decided(self.reads.get("NodePool", n) or {})]
             time.sleep(0.1)
 
     def seed(self, entries: list[dict]) -> None:
@@ -460,7 +466,7 @@ class RealRun:
         a fast build, when its nominations end (settle.nomination_ends), from its metrics; None when they
         cannot be read (the nominations: or the build does not say)."""
         try:
-            text = self.sandbox.http_get(keeper.CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
+            text = keeper.metrics_text(self.sandbox, self.ctl.timing)
         except (OSError, SandboxError):
             return None, (None, None), None
         return (provisioning_rounds(text), pass_counts(text),
@@ -549,6 +555,8 @@ class RealRun:
                     self._keep_log()
                 keeper.KEEPER.give_back(self.kept, self.leftovers() if outcome is not None else ["the run did not start"])
         finally:
+            if self.cache is not None:
+                self.cluster.unwatch(self.cache)
             if self.kubelets is not None:
                 self.kubelets.close()
 

@@ -40,9 +40,17 @@ from harness.backends.sandbox import Forward, Sandbox, SandboxError
 from harness.runner.engines.real import clusterprep, fakeside, settings
 
 KEEP_ENV = "HARNESS_REAL_KEEP_CONTROLLER"
-CONTROLLER_PORTS = {"metrics": 18080, "health": 18081}    # inside the sandbox's own network namespace
+# inside the sandbox's own network namespace; `probe`: a fast build's few series (controller-timing/probe.go)
+CONTROLLER_PORTS = {"metrics": 18080, "health": 18081, "probe": 18082}
 NODE_COUNT = re.compile(r"^karpenter_cluster_state_node_count\s+(\S+)\s*$", re.M)
 EMPTY_TIMEOUT = 10.0        # a continued controller's cluster state is empty within this, or it is replaced
+
+
+def metrics_text(sandbox, timing: str) -> str:
+    """The controller's metrics the harness reads: a fast build's probe (the few series its settle
+    counts), else the whole /metrics."""
+    port = CONTROLLER_PORTS["probe" if timing == "fast" else "metrics"]
+    return sandbox.http_get(port, "/metrics", timeout=1.0)
 
 
 def keeping() -> bool:
@@ -93,6 +101,7 @@ class Kept:
     stopped: bool = False
     cluster: object = None      # its close() closes this one first (RealCluster.dependents)
     closed: bool = False
+    timing: str = "upstream"    # its build's (controller-timing.yaml): a fast one serves the probe
 
     @property
     def log(self) -> Path:
@@ -122,7 +131,7 @@ class Kept:
         last = "no metrics"
         while time.monotonic() < deadline:
             try:
-                text = self.sandbox.http_get(CONTROLLER_PORTS["metrics"], "/metrics", timeout=1.0)
+                text = metrics_text(self.sandbox, self.timing)
             except (OSError, SandboxError) as e:
                 last = f"its metrics: {e}"
             else:
@@ -161,7 +170,7 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
     from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE, tmp_root
     home = Path(tempfile.mkdtemp(prefix="harness-real-ctl-", dir=tmp_root()))
     (home / OWNER_FILE).write_text(str(os.getpid()))
-    kept = Kept(key, home, fakeside.Switch(), cluster=cluster)
+    kept = Kept(key, home, fakeside.Switch(), cluster=cluster, timing=ctl.timing)
     # closed by the run or the keeper, or with its cluster (its server and relays are threads Python's
     # exit would wait for before any atexit handler ran); at exit by LIFETIME with the shared clusters
     # (before the process entries: a stopped controller is continued first); on SIGKILL the watcher

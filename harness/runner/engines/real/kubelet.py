@@ -150,6 +150,7 @@ class Kubelets:
         """`boot`: seconds a VM's kubelet takes to register once the VM's create succeeded
         (given.loop.nodeBoot; the simulation counts them on its clock)."""
         self.cluster, self.fake, self.tap, self.profile = cluster, fake, tap, profile
+        self.reads = cluster         # what its polls read: the run's watch cache (engine.py), else the cluster
         self.boot_seconds = boot
         self._up_since: dict[str, float] = {}               # VM name -> when its create was first seen done
         self.rg = settings["nodeResourceGroup"]
@@ -438,10 +439,10 @@ class Kubelets:
         with it, so its Lease ages and the node lifecycle controller marks the Node not ready."""
         for rec in self.records.values():
             if (rec.registered and self.fake.get_vm(self.rg, rec.vm_name) is not None
-                    and self.cluster.get("Node", rec.node_name) is not None):
+                    and self.reads.get("Node", rec.node_name) is not None):
                 self._lease(rec.node_name)
         for name in sorted(self.unmanaged):
-            if self.cluster.get("Node", name) is not None:
+            if self.reads.get("Node", name) is not None:
                 self._lease(name)
 
     # -- cloud node controller ------------------------------------------------------------------------
@@ -541,20 +542,19 @@ class Kubelets:
     def _daemon_pods_pending(self, node_name: str) -> bool:
         """A DaemonSet pod created for this node (the DaemonSet controller pins it with a
         matchFields metadata.name term) that is not bound yet."""
-        for ns in self.cluster.list("Namespace"):
-            for p in self.cluster.list("Pod", ns["metadata"]["name"]):
-                if not any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or []):
-                    continue
-                if (p.get("spec") or {}).get("nodeName"):
-                    continue
-                if node_name in json.dumps((p.get("spec") or {}).get("affinity") or {}):
-                    return True
+        for p in self.reads.list("Pod"):
+            if not any(r.get("kind") == "DaemonSet" for r in p["metadata"].get("ownerReferences") or []):
+                continue
+            if (p.get("spec") or {}).get("nodeName"):
+                continue
+            if node_name in json.dumps((p.get("spec") or {}).get("affinity") or {}):
+                return True
         return False
 
     def nodeclaims(self) -> list[dict]:
         """The NodeClaims, read once a step (a launch of 20 boots 20 kubelets in one step)."""
         if self._claims is None:
-            self._claims = self.cluster.list("NodeClaim")
+            self._claims = self.reads.list("NodeClaim")
         return self._claims
 
     def _provider_id(self, vm_name: str) -> str | None:

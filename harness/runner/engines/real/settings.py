@@ -94,6 +94,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
         "VNET_SUBNET_ID": subnet_id(subscription, settings["nodeResourceGroup"], settings.get("subnetName") or "aks-subnet"),
         "METRICS_PORT": str(ports["metrics"]),
         "HEALTH_PROBE_PORT": str(ports["health"]),
+        # read by a fast build only (harness/data/controller-timing/probe.go)
+        "KARPENTER_HARNESS_PROBE_ADDR": f"127.0.0.1:{ports['probe']}",
     })
     if (loop or {}).get("minValuesPolicy"):
         env["MIN_VALUES_POLICY"] = str(loop["minValuesPolicy"])
