@@ -1,7 +1,7 @@
 """When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
 quiet window, and the long window only when the controller's metrics cannot be read."""
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
-                                                PASS_LAG_SECONDS, PASS_SEEN_SECONDS, QUIET_SECONDS,
+                                                PASS_LAG_SECONDS, PASS_SEEN_SECONDS, QUIET_SECONDS, ROUND_LAG_SECONDS,
                                                 REPORTS_QUIET_SECONDS, Disruption, Settler, disruption_passes,
                                                 pass_counts, provisioning_rounds)
 
@@ -51,7 +51,8 @@ def test_pending_pods_wait_for_a_provisioning_round_after_they_changed():
     pending = frozenset({("default/web", "Unschedulable", "0/1 nodes are available")})
     assert not s.observe(0.0, "fp", pending, [], 5)
     assert not s.observe(3.0, "fp", pending, [], 5)          # quiet, but Karpenter has not looked yet
-    assert s.observe(3.5, "fp", pending, [], 6)              # a round saw them: settled
+    assert not s.observe(3.5, "fp", pending, [], 6)          # a round saw them: what it created may be on its way
+    assert s.observe(3.5 + ROUND_LAG_SECONDS, "fp", pending, [], 6)     # ... and is in the poll by now: settled
     assert "provisioning round" in s.reason
 
 
@@ -60,6 +61,7 @@ def test_a_change_restarts_the_quiet_window():
     pending = frozenset({("default/web", "Unschedulable", "x")})
     assert not s.observe(1.9, "a", pending, [], 0)
     assert not s.observe(2.5, "b", pending, [], 1)
+    assert not s.observe(2.6, "b", pending, [], 2)
     assert not s.observe(2.5 + QUIET_SECONDS - 0.1, "b", pending, [], 2)
     assert s.observe(2.5 + QUIET_SECONDS, "b", pending, [], 2)
 
@@ -71,7 +73,8 @@ def test_any_change_needs_a_round_after_it_while_pods_are_pending():
     assert not s.observe(0.0, ("claim-1",), pending, [], 1)
     assert not s.observe(1.0, (), pending, [], 1)            # the claim is gone: a change
     assert not s.observe(1.0 + QUIET_SECONDS, (), pending, [], 1)
-    assert s.observe(1.2 + QUIET_SECONDS, (), pending, [], 2)
+    assert not s.observe(1.2 + QUIET_SECONDS, (), pending, [], 2)
+    assert s.observe(1.2 + QUIET_SECONDS + ROUND_LAG_SECONDS, (), pending, [], 2)
 
 
 def test_unreadable_metrics_fall_back_to_the_long_window():
@@ -321,14 +324,17 @@ def test_a_pod_tried_before_any_node_existed_holds_the_run_once_a_node_does():
     untried = frozenset({("default/p", "Unschedulable", NO_NODES)})
     s = Settler(0.0)
     assert not s.observe(0.0, "fp", untried, [], 1)
+    assert not s.observe(1.0, "fp", untried, [], 2)
     assert s.observe(QUIET_SECONDS, "fp", untried, [], 2)                 # no Node: nothing will change
     s = Settler(0.0)
     assert not s.observe(0.0, "fp", untried, [], 1, nodes=1)
+    assert not s.observe(1.0, "fp", untried, [], 2, nodes=1)
     assert not s.observe(QUIET_SECONDS, "fp", untried, [], 2, nodes=1)    # a Node it has not been tried on
     assert s.observe(FALLBACK_SECONDS, "fp", untried, [], 2, nodes=1)     # ... bounded by the fallback
     tried = frozenset({("default/p", "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")})
     s = Settler(0.0)
     assert not s.observe(0.0, "fp", tried, [], 1, nodes=1)
+    assert not s.observe(1.0, "fp", tried, [], 2, nodes=1)
     assert s.observe(QUIET_SECONDS, "fp", tried, [], 2, nodes=1)
 
 
@@ -339,11 +345,13 @@ def test_no_pass_is_asked_for_while_a_pending_pod_is_planned_onto_a_candidate():
     planned = Disruption(1, ("nc-1",), pass_mark=1, planned=("default/p",))
     s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)
     assert not s.observe(0.0, "fp", pending, [], 1, planned)
+    assert not s.observe(1.0, "fp", pending, [], 2, planned)
     assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, planned) and not s.wants_pass
     assert not s.observe(QUIET_SECONDS + 5, "fp", pending, [], 2, planned) and not s.wants_pass
     assert s.observe(QUIET_SECONDS + 6, "fp", pending, [], 2, Disruption(2, ("nc-1",), pass_mark=2, planned=("default/p",)))
     s = Settler(0.0, pass_lag=PASS_SEEN_SECONDS)            # a pod no candidate was planned for: asked at once
     assert not s.observe(0.0, "fp", pending, [], 1, Disruption(1, ("nc-1",), pass_mark=1))
+    assert not s.observe(1.0, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1))
     assert not s.observe(QUIET_SECONDS, "fp", pending, [], 2, Disruption(1, ("nc-1",), pass_mark=1)) and s.wants_pass
 
 

@@ -69,6 +69,13 @@ DONE_QUIET_SECONDS = 0.6
 # reports land one after the other (a pass's Node event and its NodeClaim twin, milliseconds apart from
 # the controller's event broadcaster): a run settles this long after the last one
 REPORTS_QUIET_SECONDS = 0.3
+# a provisioning round is counted as it ends (core v1.14.0 scheduling/scheduler.go Solve observes
+# scheduling_duration_seconds on return), before the provisioner creates the NodeClaims it decided
+# (provisioning/provisioner.go Schedule, then CreateNodeClaims): a round counts once its count has stood
+# this long, so its writes are in the poll that ends the run. (Read from a watch cache a poll follows the
+# metrics within milliseconds: a round that launched was taken for one that decided nothing, and the
+# controller, stopped with its create under way, made that NodeClaim in the next run's cluster.)
+ROUND_LAG_SECONDS = 0.5
 # a pending pod's provisioning round comes at the latest with the pod controller's requeue (10 s,
 # core v1.14.0 pkg/controllers/provisioning/controller.go PodController.Reconcile RequeueAfter) plus
 # the batch idle window: no round that long after a change means none is coming; also the window
@@ -194,6 +201,8 @@ class Settler:
     last_state_change: float = 0.0           # last_change, reports aside: what a pass must see
     pending: frozenset = field(default_factory=frozenset)
     pending_rounds: int | None = None        # the round count when anything observed last changed
+    rounds_seen: int | None = None           # the round count read last, and when it was first read
+    rounds_at: float = 0.0
     passes_at_change: int | None = None      # the disruption pass count `pass_lag` after it
     wants_pass: bool = False                 # all that the run waits for is a disruption pass (this poll)
     reason: str = ""
@@ -209,6 +218,8 @@ class Settler:
         neither initialized nor failed; `rounds`: the provisioning round count, None when unreadable;
         `disruption`: the disruption side; `nodes`: how many Nodes the cluster has."""
         self.wants_pass = False
+        if rounds != self.rounds_seen:
+            self.rounds_seen, self.rounds_at = rounds, now
         if (fingerprint, pending) != (self.last_fingerprint, self.pending):
             self.last_fingerprint, self.last_change, self.last_state_change = fingerprint, now, now
             self.pending, self.pending_rounds = pending, rounds
@@ -251,7 +262,8 @@ class Settler:
             # handleSchedulingFailure, backend/queue/scheduling_queue.go: no unschedulable plugins). Its
             # verdict on the Nodes there are now is still to come; the fallback window covers that retry
             return False
-        if pending and not (self.pending_rounds is not None and rounds > self.pending_rounds):
+        if pending and not (self.pending_rounds is not None and rounds > self.pending_rounds
+                            and now - self.rounds_at >= ROUND_LAG_SECONDS):
             return False
         if disruption.candidates and not (disruption.passes is not None and self.passes_at_change is not None
                                           and disruption.passes > self.passes_at_change):
