@@ -4,8 +4,8 @@
 # then fail on a difference no strict xfail explains (which side is wrong, from the upstream source).
 # Needs the control plane and the controller (built here when missing: ~15 + ~5-20 min cold).
 # About 55-60 min warm for the whole report on 2 busy cores with JOBS=2 (each worker runs its own API
-# server and controller); JOBS defaults to `auto`, two workers per core on the real engine (harness/data/
-# real-engine.yaml xdist_workers_per_core: the library outside upstream-core in 16 min instead of 30 on 2 cores).
+# server and controller); JOBS defaults to `auto`, three workers per core on the real engine (harness/data/
+# real-engine.yaml xdist_workers_per_core: the library outside upstream-core in 11 min instead of 30 on 2 cores).
 #   bash scripts/regen-conformance.sh [OUT_DIR] [pytest selection...]   # the whole report (or the selection's)
 #   bash scripts/regen-conformance.sh --stale [OUT_DIR]      # only the runs the report no longer describes
 #                                                             # (a scenario added or edited, a simulated outcome changed)

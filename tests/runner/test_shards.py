@@ -74,7 +74,7 @@ def test_pytest_orders_the_real_engine_library_by_the_conformance_report():
 
 
 def test_auto_workers_on_the_real_engine(monkeypatch):
-    """`-n auto` gives the real engine two workers per core (its runs mostly wait on timers); the simulated
+    """`-n auto` gives the real engine three workers per core (its runs mostly wait on timers); the simulated
     engine, and an explicit PYTEST_XDIST_AUTO_NUM_WORKERS, are left to xdist."""
     import os
 
@@ -89,7 +89,7 @@ def test_auto_workers_on_the_real_engine(monkeypatch):
 
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     cores = len(os.sched_getaffinity(0))
-    assert pytest_xdist_auto_num_workers(Config("real")) == 2 * cores
+    assert pytest_xdist_auto_num_workers(Config("real")) == 3 * cores
     assert pytest_xdist_auto_num_workers(Config("simulated")) is None
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
     assert pytest_xdist_auto_num_workers(Config("real")) is None
