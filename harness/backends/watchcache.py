@@ -191,16 +191,19 @@ class WatchCache:
             if r.status_code >= 300:
                 raise APIRejected(r.status_code, r.reason or "", r.text[:200])
             self._responses[s.kind.kind] = r
-            if self._stopped.is_set():
-                return False
-            for line in r.iter_lines(chunk_size=None):
-                if not line:
-                    continue
-                event = json.loads(line)
-                kind, obj = event.get("type"), event.get("object") or {}
-                if kind == "ERROR":
-                    return int(obj.get("code") or 0) == 410      # "too old resource version": list again
-                self._apply(s, kind, obj)
+            try:
+                if self._stopped.is_set():
+                    return False
+                for line in r.iter_lines(chunk_size=None):
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    kind, obj = event.get("type"), event.get("object") or {}
+                    if kind == "ERROR":
+                        return int(obj.get("code") or 0) == 410      # "too old resource version": list again
+                    self._apply(s, kind, obj)
+            finally:
+                self._responses.pop(s.kind.kind, None)
         return False
 
     def _apply(self, s: _Store, kind: str, obj: dict) -> None:
@@ -223,17 +226,18 @@ def _key(k: Kind, obj: dict) -> tuple[str, str]:
 
 
 def _shutdown(resp: requests.Response) -> None:
-    """Wake the thread blocked reading this streamed response: shut its socket down under it."""
+    """Wake the thread blocked reading this streamed response: shut its socket down under it. The thread
+    closes the response itself on its way out (closing it here too raced that close: "I/O operation on
+    closed file" from http.client's flush)."""
     try:
         sock = resp.raw.connection.sock
     except AttributeError:
-        sock = None
+        return
     if sock is not None:
         try:
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
+        except (OSError, ValueError):
             pass
-    resp.close()
 
 
 class CachedReads:

@@ -196,3 +196,12 @@ def test_local_cluster_reads_its_own_writes(cluster):
         cluster.unwatch(cache)
     assert cache not in cluster.watches
     assert not [t for t in threading.enumerate() if t.name.startswith("watch-")]
+
+
+def test_close_right_after_start_raises_nothing(server):
+    """Closing while a watch is being opened or read (a run's release): the watch thread closes its own
+    response; closing it from outside too raced that ("I/O operation on closed file", seen under -n 6)."""
+    for _ in range(20):
+        cache = WatchCache(RestClient(server.url, ca=""), ("Pod",)).start()
+        cache.close()
+        assert not cache._threads
