@@ -62,7 +62,6 @@ class WatchCache:
         self._stopped = threading.Event()
         self._responses: dict[str, requests.Response] = {}
         self._threads: list[threading.Thread] = []
-        self.version = 0          # counts every change any watch delivered (what `wait` waits on)
         self.errors: list[str] = []
 
     # -- lifetime --------------------------------------------------------------------------------------
@@ -114,27 +113,19 @@ class WatchCache:
             with self._cond:
                 s.wanted = max(s.wanted, _rv(obj))
 
-    def catch_up(self, kind: str | None = None, timeout: float = CATCH_UP_SECONDS) -> None:
-        """Until the watch of `kind` (every kind when None) has delivered the cluster's own latest write."""
-        stores = self._stores.values() if kind is None else (self._stores[kind],)
+    def catch_up(self, kind: str, timeout: float = CATCH_UP_SECONDS) -> None:
+        """Until the watch of `kind` has delivered the cluster's own latest write of it."""
+        s = self._stores[kind]
         deadline = time.monotonic() + timeout
         with self._cond:
-            while lagging := [s for s in stores if s.rv < s.wanted]:
+            while s.rv < s.wanted:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    s = lagging[0]
                     raise WatchLagging(
                         f"the watch of {s.kind.plural} has not delivered resourceVersion {s.wanted} "
                         f"(its last: {s.rv}) {timeout:.0f}s after the harness wrote it"
                         + (f"; last watch error: {self.errors[-1]}" if self.errors else ""))
                 self._cond.wait(left)
-
-    def wait(self, since: int, timeout: float) -> int:
-        """Until a change later than `since` (a `version`) or `timeout`; the version now."""
-        with self._cond:
-            if self.version == since:
-                self._cond.wait(timeout)
-            return self.version
 
     # -- the watch threads -----------------------------------------------------------------------------
     def _run(self, kind: str) -> None:
@@ -146,7 +137,7 @@ class WatchCache:
             while not self._stopped.is_set():
                 try:
                     if relist:
-                        self._list(s, session)
+                        self._list(s)
                         relist = False
                     relist = self._watch(s, session)
                 except (requests.RequestException, OSError, ValueError, APIRejected) as e:
@@ -159,25 +150,19 @@ class WatchCache:
         finally:
             session.close()
 
-    def _list(self, s: _Store, session: requests.Session) -> None:
-        r = session.get(self.client.server + path_for(s.kind), timeout=self.client.timeout)
-        if r.status_code == 404:          # a CRD kind not installed yet: nothing to mirror, look again
+    def _list(self, s: _Store) -> None:
+        """The kind's objects now (through the client: its retry of 429 and its `rejection`), and the
+        resourceVersion to watch from."""
+        body = self.client.request("GET", path_for(s.kind), ok_missing=True)
+        if body is None:                  # a CRD kind not installed yet: nothing to mirror, look again
             with self._cond:
                 s.items, s.synced = {}, True
                 self._cond.notify_all()
             raise APIRejected(404, "NotFound", f"{s.kind.plural} not served yet")
-        if r.status_code >= 300:
-            raise APIRejected(r.status_code, r.reason or "", r.text[:200])
-        body = r.json()
-        items = {}
-        for o in body.get("items") or ():
-            o.setdefault("apiVersion", s.kind.api_version)
-            o.setdefault("kind", s.kind.kind)
-            items[_key(s.kind, o)] = o
+        items = {_key(s.kind, o): _stamped(s.kind, o) for o in body.get("items") or ()}
         with self._cond:
             s.items, s.synced = items, True
             s.rv = max(s.rv, int(body["metadata"]["resourceVersion"]))
-            self.version += 1
             self._cond.notify_all()
 
     def _watch(self, s: _Store, session: requests.Session) -> bool:
@@ -209,15 +194,18 @@ class WatchCache:
     def _apply(self, s: _Store, kind: str, obj: dict) -> None:
         with self._cond:
             s.rv = max(s.rv, _rv(obj))
-            if kind != "BOOKMARK":
-                obj.setdefault("apiVersion", s.kind.api_version)
-                obj.setdefault("kind", s.kind.kind)
-                if kind == "DELETED":
-                    s.items.pop(_key(s.kind, obj), None)
-                else:
-                    s.items[_key(s.kind, obj)] = obj
-                self.version += 1
+            if kind == "DELETED":
+                s.items.pop(_key(s.kind, obj), None)
+            elif kind != "BOOKMARK":
+                s.items[_key(s.kind, obj)] = _stamped(s.kind, obj)
             self._cond.notify_all()
+
+
+def _stamped(k: Kind, obj: dict) -> dict:
+    """As the API's single-object answers carry them (a list's and a watch's items do not)."""
+    obj.setdefault("apiVersion", k.api_version)
+    obj.setdefault("kind", k.kind)
+    return obj
 
 
 def _key(k: Kind, obj: dict) -> tuple[str, str]:

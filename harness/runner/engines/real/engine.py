@@ -193,7 +193,7 @@ class RealRun:
         t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
         self.keep = bool(os.environ.get("HARNESS_KEEP_REAL_WORKDIR"))   # a copy of the controller's log
-        self.kept = self.sandbox = self.kubelets = self.cache = None
+        self.kept = self.sandbox = self.kubelets = self.cache = self.reads = None
         self.steady = False
         self.finished = False                      # finish() ran: every step was played and checked
         self.settle_reason = ""
