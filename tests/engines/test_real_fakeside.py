@@ -31,7 +31,9 @@ def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_onl
     """A rule without `times` answers every retry the same: once nothing is in flight its first request's
     tries hold the run until the SDK gives up (SDK_CHAIN), a controller asking again on its own backoff does
     not extend that (usages-unavailable-fails-open waited 130 s for the quota controller's retries); while
-    a launch is in flight every refusal counts (`retry_until`). A rule with `times` may let the retry
+    a launch is in flight (`retry_until`) that holds per request: another request refused by the rule holds
+    the run for its own tries, the same request asked again later does not (a launch core retries in a
+    loop: nic-get-failing-after-create-leaves-the-nic waited 150 s). A rule with `times` may let the retry
     through, so each refusal holds the run for its retry."""
     import time
 
@@ -48,10 +50,14 @@ def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_onl
     assert start + SDK_BACKOFF <= tap.first_tries_until <= time.monotonic() + SDK_BACKOFF
     tap.permanent_since = {k: v - 60 for k, v in tap.permanent_since.items()}     # the first refusal, a minute ago
     tap.retry_until = tap.first_tries_until = 0.0
+    tap.repeat_since = {k: v - 60 for k, v in tap.repeat_since.items()}
     later = time.monotonic()
     tap.handle("GET", url, {"Host": "management.azure.com"})
     assert tap.first_tries_until <= start - 60 + SDK_CHAIN + 1
-    assert tap.retry_until >= later + SDK_BACKOFF
+    assert tap.retry_until <= start - 60 + SDK_CHAIN + 1          # the same request again: a loop
+    tap.handle("GET", url.replace("southcentralus", "westus2"), {"Host": "management.azure.com"})
+    assert tap.first_tries_until <= start - 60 + SDK_CHAIN + 1
+    assert tap.retry_until >= later + SDK_BACKOFF                  # another request: its own tries
 
     limited = FakeAzure()
     limited.add_fault({"code": "ServiceUnavailable", "match": {"operation": "usages.list"}, "times": 5})

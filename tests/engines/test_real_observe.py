@@ -128,10 +128,35 @@ def test_a_pod_turning_terminating_is_a_change_a_disruption_pass_must_see():
     from types import SimpleNamespace
     pod = {"metadata": {"namespace": "default", "name": "web-1"}, "spec": {"nodeName": "n1"}}
     obs = SimpleNamespace(claims={}, deleted=set(), node_objects=[], pod_objects=[pod], nodepool_objects=[],
-                          fake=SimpleNamespace(requests=[]))
+                          _azure_writes=lambda: ())
     before = Observer.fingerprint(obs)
     pod["metadata"]["deletionTimestamp"] = "2026-11-25T11:00:00Z"
     assert Observer.fingerprint(obs) != before
+
+
+def test_a_write_answered_as_before_is_no_change():
+    """A launch core retries in a loop re-PUTs the same NIC, a VM that cannot be deleted is refused the
+    same each garbage-collection period: neither is a change (each restarted the quiet window, and such a
+    run waited 2-3 minutes). A write that changes the fake's VMs or NICs, or a refusal not seen before, is."""
+    from types import SimpleNamespace
+
+    from fakeazure.dispatch import RequestRecord
+    nic = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/networkInterfaces/a"
+    vm = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/a"
+    state = {"vms": [], "nics": [{"name": "a"}]}
+    fake = SimpleNamespace(requests=[RequestRecord("PUT", nic, 201)], vms=lambda: state["vms"], nics=lambda: state["nics"])
+    obs = SimpleNamespace(fake=fake, _writes_seen=-1, _writes_key=())
+    first = Observer._azure_writes(obs)
+    fake.requests += [RequestRecord("GET", nic, 500), RequestRecord("PUT", nic, 200)]
+    assert Observer._azure_writes(obs) == first                  # the same NIC PUT again
+    fake.requests.append(RequestRecord("DELETE", vm, 500))
+    refused = Observer._azure_writes(obs)
+    assert refused != first                                      # a refusal not seen before
+    fake.requests.append(RequestRecord("DELETE", vm, 500))
+    assert Observer._azure_writes(obs) == refused                # ... and the same refusal again
+    state["vms"] = [{"name": "a", "properties": {"provisioningState": "Creating"}}]
+    fake.requests.append(RequestRecord("PUT", vm, 201))
+    assert Observer._azure_writes(obs) != refused                # a VM created
 
 
 def test_a_during_launch_step_waits_for_every_nodeclaim_of_the_round_to_launch():

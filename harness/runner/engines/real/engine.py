@@ -300,11 +300,13 @@ class RealRun:
 
     def _await_nodepools(self, names: list[str]) -> None:
         """Until the controller has decided each NodePool's readiness (observe.nodepool_decided), or
-        NODEPOOL_WAIT passed."""
+        NODEPOOL_WAIT passed, or the controller exited as it may (_alive: no one decides them then)."""
         deadline = time.monotonic() + NODEPOOL_WAIT
         waiting = list(names)
         while waiting and time.monotonic() < deadline:
             self._alive()
+            if self.observer.exited is not None:
+                return
             waiting = [n for n in waiting if not nodepool_decided(self.reads.get("NodePool", n) or {})]
             time.sleep(0.1)
 
@@ -372,7 +374,7 @@ class RealRun:
         k8s.io/kubernetes v1.36.3 pkg/controller/podgc/gc_controller.go gcOrphaned) and their owners
         replace them."""
         held = []
-        # while anything is in flight every refusal counts (fakeside.WireTap.first_tries_until); `in_flight`:
+        # while anything is in flight every request refused counts (fakeside.WireTap.retry_until); `in_flight`:
         # the poll's Observer.in_flight, when it has one
         in_flight = self.observer.in_flight() if in_flight is None else in_flight
         wait = ((self.tap.retry_until if in_flight else self.tap.first_tries_until)
@@ -408,6 +410,10 @@ class RealRun:
             wall = time.time()
             self._step()
             now = time.monotonic()
+            if self.observer.exited is not None:
+                # the controller is gone (_alive): nothing of Karpenter's is coming, no round, no pass,
+                # no launch; the quiet window lets the rest of the cluster (kube-scheduler) show its part
+                settler.fallback = settler.in_flight_fallback = settler.quiet
             in_flight = self.observer.in_flight()
             disruption = self.observer.disruption(passes, self._held(in_flight), mark)
             pending = self.observer.pending()

@@ -46,12 +46,17 @@ class WireTap:
     # SDK sleeps that long before it asks again (azcore v1.22.0 runtime/policy_retry.go honours the
     # header), so until then "nothing changed" says nothing about what it will do
     retry_until: float = 0.0
-    # ... the same, but a refusal by a fault rule that refuses every time (no `times`, no `probability`)
-    # counts only within its first request's tries (until the SDK gives up and the provider acts on the
-    # error): its retries are answered the same, and a background controller that asks again and again
-    # (the quota controller on its error backoff, core v1.14.0 singleton) would hold the run for minutes.
-    # The engine holds on this one once nothing is in flight (a failing launch is retried by core until
-    # its LaunchTimeout, so while one is in flight every refusal counts)
+    # A refusal by a fault rule that refuses every time (no `times`, no `probability`) holds only within
+    # the first tries of its request (until the SDK gives up and the provider acts on the error): the same
+    # request asked again is answered the same. A launch refused so is retried by core until its
+    # LaunchTimeout (5 min, core v1.14.0 nodeclaim/lifecycle/liveness.go), a failed VM's delete by the
+    # garbage collector on every period, each time the same request refused the same way: a loop, not
+    # progress. While a NodeClaim is in flight the engine holds on `retry_until`, where that holds per
+    # request (another NodeClaim's launch is another request) ...
+    repeat_since: dict = field(default_factory=dict)       # (method, path) -> when such a rule first refused it
+    # ... and once nothing is in flight on `first_tries_until`, where it holds per rule: a background
+    # controller asking again and again on its error backoff (the quota controller, core v1.14.0
+    # singleton) would hold the run for minutes
     first_tries_until: float = 0.0
     permanent_since: dict = field(default_factory=dict)    # such a rule's id -> when it first refused
     # answers of 400 or more other than 404 (the provider asks for what may not exist before it creates
@@ -84,16 +89,17 @@ class WireTap:
                 wait = None
             if wait is None and status in RETRY_STATUS:
                 wait = SDK_BACKOFF       # no Retry-After: the SDK's exponential backoff, at most this long a try
+            path = url.split("?", 1)[0]
             if wait is not None:
-                until = now + wait
-                self.retry_until = max(self.retry_until, until)
+                until = request_until = now + wait
                 permanent = self._permanent(since) if status in RETRY_STATUS else []
                 if permanent:
-                    first = min(self.permanent_since.setdefault(r.id, now) for r in permanent)
                     chain = SDK_CHAIN if after is None else wait * (MAX_RETRIES + 1)
+                    first = min(self.permanent_since.setdefault(r.id, now) for r in permanent)
                     until = min(until, first + chain)
+                    request_until = min(request_until, self.repeat_since.setdefault((method.upper(), path), now) + chain)
+                self.retry_until = max(self.retry_until, request_until)
                 self.first_tries_until = max(self.first_tries_until, until)
-            path = url.split("?", 1)[0]
             m = PUT_BODY.search(path) if method.upper() == "PUT" else None
             if m and body:
                 try:

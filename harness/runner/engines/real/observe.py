@@ -16,6 +16,7 @@ Sources, per field:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 import time
@@ -136,6 +137,7 @@ class Observer:
         self.claim_namespaces: set[str] = set()    # namespaces a PersistentVolumeClaim was applied in
         self.unbound_claims: list[str] = []        # claim_unbound of their claims, as the last poll saw them
         self.watch = disruptions.DisruptionWatch()
+        self._writes_seen, self._writes_key = -1, ()      # _azure_writes
 
     # -- during the run -------------------------------------------------------------------------------
     def applied(self, obj: dict, error: APIRejected | None, stored: dict | None = None) -> None:
@@ -342,8 +344,23 @@ class Observer:
                              bool(p["metadata"].get("deletionTimestamp"))) for p in self.pod_objects))
         pools = tuple(sorted((p["metadata"]["name"], tuple(sorted((t, c.get("status")) for t, c in _conditions(p).items())))
                              for p in self.nodepool_objects))
-        writes = sum(1 for r in self.fake.requests if r.method in ("PUT", "DELETE", "PATCH"))
-        return claims, nodes, pods, pools, writes
+        return claims, nodes, pods, pools, self._azure_writes()
+
+    def _azure_writes(self) -> tuple:
+        """What the controller's writes did in the fake: its VMs and NICs as they are, and each distinct
+        refused write. A write answered as the same one was before changes nothing: a launch that core
+        retries in a loop re-PUTs the same NIC (a NIC GET failing for good: the launch fails each time,
+        provider v1.14.0 vminstance.go BeginCreate), the garbage collector's delete of a VM that cannot be
+        deleted is refused the same each period; counted as changes, each restarted the quiet window and
+        such a run waited 2-3 minutes for the controller's backoff to outgrow it. Read again only after
+        a new write."""
+        log = self.fake.requests
+        writes = [r for r in log if r.method in ("PUT", "DELETE", "PATCH")]
+        if len(writes) != self._writes_seen:
+            state = json.dumps([self.fake.vms(), self.fake.nics()], sort_keys=True, default=str)
+            refused = frozenset((r.method, r.path, r.status) for r in writes if r.status >= 400)
+            self._writes_seen, self._writes_key = len(writes), (hashlib.sha256(state.encode()).hexdigest(), refused)
+        return self._writes_key
 
     def reports(self) -> int:
         """How many events Karpenter wrote on Nodes and NodeClaims: what a result reads (a disruption
