@@ -63,6 +63,7 @@ class WatchCache:
         self._responses: dict[str, requests.Response] = {}
         self._threads: list[threading.Thread] = []
         self.errors: list[str] = []
+        self.changes = 0          # objects added, changed or deleted since the start (wait_change)
 
     # -- lifetime --------------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> "WatchCache":
@@ -112,6 +113,14 @@ class WatchCache:
         if s is not None:
             with self._cond:
                 s.wanted = max(s.wanted, _rv(obj))
+
+    def wait_change(self, seen: int, timeout: float) -> int:
+        """Until an object changed after `seen` changes (a poll's `changes` read before it), or `timeout`;
+        the count then. What an idle poll waits on instead of a fixed tick."""
+        with self._cond:
+            if self.changes == seen:
+                self._cond.wait_for(lambda: self.changes != seen or self._stopped.is_set(), timeout)
+            return self.changes
 
     def catch_up(self, kind: str, timeout: float = CATCH_UP_SECONDS) -> None:
         """Until the watch of `kind` has delivered the cluster's own latest write of it."""
@@ -163,6 +172,7 @@ class WatchCache:
         with self._cond:
             s.items, s.synced = items, True
             s.rv = max(s.rv, int(body["metadata"]["resourceVersion"]))
+            self.changes += 1
             self._cond.notify_all()
 
     def _watch(self, s: _Store, session: requests.Session) -> bool:
@@ -198,6 +208,7 @@ class WatchCache:
                 s.items.pop(_key(s.kind, obj), None)
             elif kind != "BOOKMARK":
                 s.items[_key(s.kind, obj)] = _stamped(s.kind, obj)
+            self.changes += kind != "BOOKMARK"
             self._cond.notify_all()
 
 

@@ -120,6 +120,27 @@ def test_list_then_watch_mirrors_adds_updates_and_deletes(server):
     assert not cache._threads
 
 
+def test_an_idle_poll_wakes_on_a_change_not_on_a_bookmark(server):
+    """Settler.idle: a poll with nothing to watch closely waits for the next change of a watched object
+    (wait_change), at most its timeout."""
+    cache = WatchCache(RestClient(server.url, ca=""), ("Pod",)).start()
+    try:
+        _until(lambda: server.watches)
+        seen = cache.changes
+        t = time.monotonic()
+        assert cache.wait_change(seen, 0.2) == seen and time.monotonic() - t >= 0.2
+        server.events.put({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "5"}}})
+        assert cache.wait_change(seen, 0.3) == seen
+        woke = []
+        waiter = threading.Thread(target=lambda: woke.append(cache.wait_change(seen, 10.0)))
+        waiter.start()
+        server.events.put({"type": "ADDED", "object": _pod("a", 6)})
+        waiter.join(5.0)
+        assert woke == [seen + 1]
+    finally:
+        cache.close()
+
+
 def test_gone_lists_again(server):
     server.items = [_pod("a", 1)]
     cache = WatchCache(RestClient(server.url, ca=""), ("Pod",)).start()

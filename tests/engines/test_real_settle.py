@@ -374,3 +374,17 @@ def test_a_draining_nodes_terminating_pod_holds_the_run_until_it_is_stuck():
             p("tolerant", "draining", now - 10, tolerations=[{"key": "karpenter.sh/disrupted", "operator": "Exists"}])]
     (wait,) = drain_waits(nodes, pods, now)
     assert wait[:2] == ("held", "draining") and abs(wait[2] - 51.0) < 1e-6
+
+
+def test_a_run_waiting_on_a_timer_polls_idle():
+    """Nothing shown for IDLE_SECONDS, nothing in flight, no pass asked for: the poll waits for a watched
+    change instead of ticking (Settler.idle); a change, a NodeClaim in flight or a pass asked keeps it close."""
+    from harness.runner.engines.real.settle import IDLE_SECONDS
+    s = Settler(0.0)
+    s.observe(0.1, "a", frozenset(), [], 1)
+    assert not s.idle(1.0, [], float("-inf"))
+    assert s.idle(0.1 + IDLE_SECONDS, [], float("-inf"))
+    assert not s.idle(0.1 + IDLE_SECONDS, ["np-x"], float("-inf"))
+    assert not s.idle(0.1 + IDLE_SECONDS, [], 1.0)
+    s.observe(5.0, "b", frozenset(), [], 1)
+    assert not s.idle(5.5, [], float("-inf"))

@@ -36,8 +36,10 @@ from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, csi, existing, keeper, settings
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.settle import (PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations, Settler, drain_waits,
-                                                nomination_ends, pass_counts, provisioning_rounds)
+from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
+                                                IDLE_POLL_SECONDS, PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations,
+                                                Settler, drain_waits, nomination_ends, pass_counts,
+                                                provisioning_rounds)
 from harness.runner.expect import Mismatch
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
@@ -397,7 +399,9 @@ class RealRun:
     def _settle_once(self, until: str | None = None):
         start = time.monotonic()
         # a fast build numbers its passes (settle.pass_counts)
-        settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if self.ctl.timing == "fast" else PASS_LAG_SECONDS,
+        fast = self.ctl.timing == "fast"
+        settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if fast else PASS_LAG_SECONDS,
+                          disruption_fallback=FAST_DISRUPTION_FALLBACK_SECONDS if fast else DISRUPTION_FALLBACK_SECONDS,
                           in_flight_fallback=self.cluster.node_ready_seconds + self.kubelets.boot_seconds)
         runaway_since = None
         asked = float("-inf")
@@ -406,6 +410,7 @@ class RealRun:
         if horizon is not None:          # watched as long as asked, steady or not (as the simulation)
             timeout = min(timeout, scenario_duration(horizon))
         while True:
+            seen = self.cache.changes                           # a change from here on ends an idle wait
             rounds, (passes, mark), ends = self._metrics()      # before the poll: what a pass did is then in the poll
             wall = time.time()
             self._step()
@@ -455,7 +460,10 @@ class RealRun:
                 settler.reason = (f"not settled after {timeout:.0f}s: " + settler.waiting(
                     now, in_flight, self.observer.pending(), disruption))
                 break
-            time.sleep(POLL_SECONDS)
+            if settler.idle(now, in_flight, asked):
+                self.cache.wait_change(seen, IDLE_POLL_SECONDS)
+            else:
+                time.sleep(POLL_SECONDS)
         if not self._held():
             self.evicted = {}
         self.redrift = []
@@ -494,8 +502,12 @@ class RealRun:
             start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
             end = self.scenario_clock = start + seconds
             while time.monotonic() < end:
+                seen = self.cache.changes
                 self._step()
-                time.sleep(min(POLL_SECONDS, max(end - time.monotonic(), 0)))
+                # the stand-ins act on watched changes and on their own timers: a booting node's (a
+                # NodeClaim in flight) is watched closely, the rest (a Lease's renewal) within IDLE_POLL_SECONDS
+                tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
+                self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
         if step.get("evict"):
             self._evict(step["evict"])
         if step.get("cluster"):

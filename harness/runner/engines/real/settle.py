@@ -83,12 +83,19 @@ ROUND_LAG_SECONDS = 0.5
 FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
+# ... in a `fast` build, whose validation waits 1.5 s (controller-timing.yaml commandValidationDelay):
+# the 10 s poll and the validation are within the fallback window
+FAST_DISRUPTION_FALLBACK_SECONDS = FALLBACK_SECONDS
 SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
 # kube-scheduler's verdict on a pod it tried while the cluster had no Node (k8s.io/kubernetes v1.36.3
 # pkg/scheduler/scheduler.go ErrNoNodesAvailable)
 NO_NODES = "no nodes available to schedule pods"
 # core's nominationWindow at the default BATCH_MAX_DURATION (10 s), plus the poll and event-clock slack
 NOMINATION_SECONDS = 20.0 + 1.0
+# a run that has shown nothing new for this long (longer than every quiet window) polls at most every
+# IDLE_POLL_SECONDS, and at once when a watched object changes (Settler.idle)
+IDLE_SECONDS = 2.5
+IDLE_POLL_SECONDS = 0.5
 PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to count as having seen it
 # ... or, with the fast timing's pass numbers, start this long after the harness saw the change: the
 # change reached the API server before that poll, and the controller's informers within it
@@ -199,6 +206,7 @@ class Settler:
     last_reports: object = None
     last_change: float = 0.0
     last_state_change: float = 0.0           # last_change, reports aside: what a pass must see
+    last_seen: float = 0.0                   # the last poll that showed a change or a report (held or not)
     pending: frozenset = field(default_factory=frozenset)
     pending_rounds: int | None = None        # the round count when anything observed last changed
     rounds_seen: int | None = None           # the round count read last, and when it was first read
@@ -208,7 +216,7 @@ class Settler:
     reason: str = ""
 
     def __post_init__(self) -> None:
-        self.last_change = self.last_state_change = self.start
+        self.last_change = self.last_state_change = self.last_seen = self.start
 
     def observe(self, now: float, fingerprint, pending: frozenset, in_flight: list[str],
                 rounds: int | None, disruption: Disruption = Disruption(), reports: object = None,
@@ -224,10 +232,11 @@ class Settler:
             self.last_fingerprint, self.last_change, self.last_state_change = fingerprint, now, now
             self.pending, self.pending_rounds = pending, rounds
             self.passes_at_change = None
+            self.last_seen = now
         elif self.pending_rounds is None:
             self.pending_rounds = rounds       # the metrics answered only now
         if reports != self.last_reports:
-            self.last_reports, self.last_change = reports, now
+            self.last_reports, self.last_change, self.last_seen = reports, now, now
         if disruption.candidates and self.last_state_change < disruption.nominated_until <= now:
             # a pass during a candidate's nomination could not act on it: one after it ends must be seen
             self.last_state_change, self.passes_at_change = disruption.nominated_until, None
@@ -285,6 +294,15 @@ class Settler:
                        + ("a provisioning round saw the pending pods since" if pending else "no pod pending")
                        + (", a disruption pass decided nothing since" if disruption.candidates else ""))
         return True
+
+    def idle(self, now: float, in_flight: list[str], asked: float) -> bool:
+        """Nothing to watch closely: nothing changed for IDLE_SECONDS (beyond every quiet window), no
+        NodeClaim in flight (a stand-in boots on a timer), no pass asked for lately (its end shows in the
+        metrics alone). The run then waits on a timer of the cluster's (an expiry, a grace period, a garbage
+        collector), whose end shows as a change in the watched objects: the poll waits for one, or
+        IDLE_POLL_SECONDS."""
+        return (now - self.last_seen >= IDLE_SECONDS and not in_flight and not self.wants_pass
+                and now - asked >= IDLE_SECONDS)
 
     def waiting(self, now: float, in_flight: list[str], pending: frozenset,
                 disruption: Disruption = Disruption()) -> str:
