@@ -253,6 +253,19 @@ def test_a_pass_during_a_candidates_nomination_says_nothing():
     assert s.observe(14.0, "fp", frozenset(), [], 1, Disruption(4, cand, nominated_until=until))
 
 
+def test_the_fallback_window_of_a_nominated_candidate_starts_when_its_nomination_ends():
+    """fuzz-c3c76bc446: a candidate nominated for 20 s and no pass deciding anything (the controller's
+    passes unreadable here): a 15 s window from the last change ended the run before any pass could act on
+    it (nothing disrupted where core consolidates); the window counts from the nomination's end."""
+    s = Settler(0.0, disruption_fallback=15.0)
+    nominated = Disruption(None, ("nc-1",), nominated_until=20.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, nominated)
+    assert not s.observe(16.0, "fp", frozenset(), [], 1, nominated)
+    assert not s.observe(34.0, "fp", frozenset(), [], 1, nominated)
+    assert s.observe(35.5, "fp", frozenset(), [], 1, nominated)
+    assert "since a candidate's nomination ended" in s.reason
+
+
 def test_nominations_last_from_the_last_round_that_saw_the_pod_pending_after_its_event():
     from harness.runner.engines.real.settle import NOMINATION_SECONDS, Nominations
     n = Nominations()

@@ -83,9 +83,10 @@ ROUND_LAG_SECONDS = 0.5
 FALLBACK_SECONDS = 15.0
 # a pass that finds a candidate: up to the 10 s poll, then the 15 s validation, before anything shows
 DISRUPTION_FALLBACK_SECONDS = 30.0
-# ... in a `fast` build, whose validation waits 1.5 s (controller-timing.yaml commandValidationDelay):
-# the 10 s poll and the validation are within the fallback window
-FAST_DISRUPTION_FALLBACK_SECONDS = FALLBACK_SECONDS
+# ... in a `fast` build, whose validation waits 1.5 s (controller-timing.yaml commandValidationDelay): the
+# 10 s poll, the validation and a pass's own seconds under load. (A candidate's nomination, 20 s, is waited
+# out on its own: the window starts when it ends.)
+FAST_DISRUPTION_FALLBACK_SECONDS = 20.0
 SCHEDULER_ERROR = "SchedulerError"     # PodScheduled reason of a failed binding cycle (k8s.io/api PodReasonSchedulerError)
 # kube-scheduler's verdict on a pod it tried while the cluster had no Node (k8s.io/kubernetes v1.36.3
 # pkg/scheduler/scheduler.go ErrNoNodesAvailable)
@@ -251,8 +252,11 @@ class Settler:
         fallback = self.disruption_fallback if disruption.candidates or disruption.busy else self.fallback
         if in_flight:
             fallback = max(fallback, self.in_flight_fallback)
-        if quiet_for >= fallback:
-            self.reason = f"nothing changed for {quiet_for:.1f}s"
+        # no pass can act on a candidate while its nomination lasts: the window starts when that ends
+        since = max(self.last_change, min(disruption.nominated_until, now)) if disruption.candidates else self.last_change
+        if now - since >= fallback:
+            self.reason = f"nothing changed for {quiet_for:.1f}s" + (
+                f" ({now - since:.1f}s since a candidate's nomination ended)" if since > self.last_change else "")
             return True
         if rounds is None or in_flight or disruption.busy:
             return False
