@@ -79,6 +79,9 @@ class SimConfig:
     # "staggered": each workload after the first lands before or after the first round, in a seeded choice
     # (controllers/workloads.py Workloads.late, Simulation._arrive_late)
     pods_arrive: str = "together"
+    # "together" (default): a pass's launches all chose their offerings before any failed; "staggered": each
+    # after the first starts before or after the ones ahead of it finished, in a seeded choice (controllers/launch.py)
+    launches: str = "together"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)

@@ -49,11 +49,23 @@ class UnavailableOfferings:
         pkg/controllers/nodeclaim/lifecycle runs its launches in parallel workers)."""
         self._held = []
         try:
-            yield
+            yield self
         finally:
-            held, self._held = self._held, None
+            self.release()
+            self._held = None
+
+    def held(self) -> bool:
+        """Marks of concurrent launches wait to take effect (concurrent())."""
+        return bool(self._held)
+
+    def release(self) -> None:
+        """The concurrent launches so far are done: their marks take effect, for the ones that start now too."""
+        held, self._held = self._held or [], None
+        try:
             for key, entry in held:
                 self._put(key, entry)
+        finally:
+            self._held = []
 
     def _put(self, key: str, entry: Entry) -> None:
         if self._held is not None:

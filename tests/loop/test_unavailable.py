@@ -41,6 +41,21 @@ def test_concurrent_launches_see_the_cache_as_it_was_when_they_started():
     assert c.is_unavailable("Standard_D32s_v3", "standardDSv3Family", 32, "southcentralus-1", "on-demand")
 
 
+def test_a_launch_that_starts_after_the_ones_ahead_sees_their_marks():
+    """given.loop.launches: staggered (controllers/launch.py): a worker that starts once the ones ahead
+    of it are done finds what their failures marked; the ones after it too, and its own marks wait as
+    concurrent ones do."""
+    c = cache()
+    with c.concurrent() as batch:
+        c.mark_spot(3600)
+        assert batch.held() and not c.is_unavailable("Standard_D2s_v3", "standardDSv3Family", 2, "southcentralus-2", "spot")
+        batch.release()
+        assert not batch.held() and c.is_unavailable("Standard_D2s_v3", "standardDSv3Family", 2, "southcentralus-2", "spot")
+        c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-1", "on-demand", 3600)
+        assert not c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-1", "on-demand")
+    assert c.is_unavailable("Standard_D16s_v3", "standardDSv3Family", 16, "southcentralus-1", "on-demand")
+
+
 def test_entries_expire_on_the_simulated_clock():
     c = cache()
     c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "0", "spot", 60)

@@ -32,8 +32,13 @@ class Launch:
             # the lifecycle controller launches NodeClaims in parallel workers: which create reaches Azure
             # first is a race (the seed decides), and each chose its offering before any of the others failed
             s.launch_rng.shuffle(todo)
-        with s.provider.unavailable.concurrent():
-            for c in todo:
+        with s.provider.unavailable.concurrent() as batch:
+            for i, c in enumerate(todo):
+                if i and s.cfg.launches == "staggered" and batch.held() and s.stagger_rng.random() < 0.5:
+                    # given.loop.launches: staggered - on a busy controller this worker started once the ones
+                    # ahead of it were done: what their failures marked unavailable is gone for it
+                    # (loop/outcome-sets concurrent-launches-race-for-one-allocation-failure)
+                    batch.release()
                 progress |= self._launch(c)
         return progress
 

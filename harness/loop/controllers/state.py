@@ -87,6 +87,7 @@ class LoopState:
         self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
         self.queue_rng = random.Random(f"queue-{cfg.seed}")   # kube-scheduler's queue as a Node turns Ready (staggered)
         self.launch_rng = random.Random(f"launch-{cfg.seed}")  # which of a pass's launches reaches Azure first
+        self.stagger_rng = random.Random(f"stagger-{cfg.seed}")  # ... and whether it starts after the ones before it
         self.drift_rng = random.Random(f"drift-{cfg.seed}")    # drift's order among candidates drifted in one second
         self.arrive_rng = random.Random(f"arrive-{cfg.seed}")  # which workloads of an apply arrive late (podsArrive)
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)

@@ -96,6 +96,7 @@ class SimulatedRun:
             binding=str(loop_cfg.get("binding", "kube-scheduler")),
             nodes_ready=str(loop_cfg.get("nodesReady", "together")),
             pods_arrive=str(loop_cfg.get("podsArrive", "together")),
+            launches=str(loop_cfg.get("launches", "together")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
             horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
