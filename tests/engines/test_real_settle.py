@@ -1,6 +1,6 @@
 """When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
 quiet window, and the long window only when the controller's metrics cannot be read."""
-from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
+from harness.runner.engines.real.settle import (NOMINATION_SECONDS, DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
                                                 PASS_LAG_SECONDS, PASS_SEEN_SECONDS, QUIET_SECONDS, ROUND_LAG_SECONDS,
                                                 REPORTS_QUIET_SECONDS, Disruption, Settler, disruption_passes,
                                                 pass_counts, provisioning_rounds)
@@ -264,6 +264,13 @@ def test_the_fallback_window_of_a_nominated_candidate_starts_when_its_nomination
     assert not s.observe(34.0, "fp", frozenset(), [], 1, nominated)
     assert s.observe(35.5, "fp", frozenset(), [], 1, nominated)
     assert "since a candidate's nomination ended" in s.reason
+    # a nomination renewed round after round (a pod that stays pending) is the steady state: the window
+    # starts at most NOMINATION_SECONDS after the last change
+    s = Settler(0.0, disruption_fallback=15.0)
+    assert not s.observe(0.0, "fp", frozenset(), [], 1, Disruption(None, ("nc-1",), nominated_until=20.0))
+    renewed = Disruption(None, ("nc-1",), nominated_until=1000.0)
+    assert not s.observe(NOMINATION_SECONDS + 14.0, "fp", frozenset(), [], 1, renewed)
+    assert s.observe(NOMINATION_SECONDS + 15.0, "fp", frozenset(), [], 1, renewed)
 
 
 def test_nominations_last_from_the_last_round_that_saw_the_pod_pending_after_its_event():

@@ -252,8 +252,12 @@ class Settler:
         fallback = self.disruption_fallback if disruption.candidates or disruption.busy else self.fallback
         if in_flight:
             fallback = max(fallback, self.in_flight_fallback)
-        # no pass can act on a candidate while its nomination lasts: the window starts when that ends
-        since = max(self.last_change, min(disruption.nominated_until, now)) if disruption.candidates else self.last_change
+        # no pass can act on a candidate while its nomination lasts: the window starts when that ends - the
+        # nomination of the last change's round, at most NOMINATION_SECONDS later; one that rounds renew for a
+        # pod that stays pending with nothing else changing is the steady state (volume-topology's pod whose
+        # claim is never provisioned renews its node's every 10 s)
+        since = (max(self.last_change, min(disruption.nominated_until, now, self.last_change + NOMINATION_SECONDS))
+                 if disruption.candidates else self.last_change)
         if now - since >= fallback:
             self.reason = f"nothing changed for {quiet_for:.1f}s" + (
                 f" ({now - since:.1f}s since a candidate's nomination ended)" if since > self.last_change else "")
