@@ -159,9 +159,9 @@ def test_per_run_misses_are_said_once_with_their_seeds(explored):
 def test_the_library_scenarios_explore_and_pass(cluster):
     for sc in load_scenarios(FILE):
         o = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster)
-        assert o.exploration is not None and len(o.exploration.views) == 10, sc.name
+        assert o.exploration is not None and len(o.exploration.views) == sc.given["explore"], sc.name
         assert verdict(o) == "pass", [m.render() for m in o.mismatches]
-        assert len(o.exploration.distinct()) == 2
+        assert len(o.exploration.distinct()) >= 2, sc.name
 
 
 def test_a_failing_outcome_points_at_its_line(cluster):
