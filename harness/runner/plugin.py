@@ -204,6 +204,16 @@ def _register_tag(config, tag: str) -> None:
         config.addinivalue_line("markers", f"{tag}: scenario label")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Real-engine runs under `--dist load` (xdist's default with -n): longest first, and a worker's next
+    short run one its kept controller serves (harness/runner/engines/real/affinity.py)."""
+    if config.getoption("harness_engine", "simulated") != "real" or config.getvalue("dist") != "load":
+        return None
+    from harness.runner.engines.real.affinity import AffinityScheduling
+    return AffinityScheduling(config, log)
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config):
     """`-n auto` on the real engine: `xdist_workers_per_core` workers per core (harness/data/real-engine.yaml),
@@ -387,7 +397,9 @@ class ScenarioItem(pytest.Item):
             pytest.skip(f"{self.engine} engine: {o.skipped}")
         r = o.result
         if self.engine == "real":
+            runs = next((x.split()[2] for x in r.trace if x.startswith("[controller] run ")), "")
             self.user_properties += [("engine", "real"), ("controller", o.version), ("seconds", round(o.seconds, 2)),
+                                     ("controllerRun", runs),     # its controller's nth run: > 1 when kept (keeper.py)
                                      ("notApplicable", "; ".join(n.render() for n in o.not_applicable))]
         else:
             self.user_properties += [("nodes", len(r.nodes)), ("iterations", r.iterations),

@@ -59,18 +59,24 @@ def keeping() -> bool:
 
 def controller_key(ctl, cluster, scenario, cfg: dict, fake) -> tuple:
     """What a kept controller must share with the next run to serve it: the binary and its timing, the
-    cluster (its API server and its identity in this process), the operator's settings (every
-    environment variable the scenario sets: settings.controller_env), the cloud it runs in
-    (given.pricing) and what the fake's catalog answers that the provider caches (SKUs, prices,
-    quota: pkg/operator/operator.go builds those caches once)."""
+    cluster (its API server and its identity in this process) and what the scenario asks of it
+    (scenario_key)."""
+    ca = hashlib.sha256(Path(cluster.server_ca).read_bytes()).hexdigest()     # a new cluster has a new CA
+    return (str(ctl.path), ctl.timing, cluster.server, ca) + scenario_key(scenario, cfg, fake)
+
+
+def scenario_key(scenario, cfg: dict, fake) -> tuple:
+    """What a scenario asks of the controller that a kept one must already have: the operator's settings
+    (every environment variable the scenario sets: settings.controller_env), its feature gates and loop
+    policies, the cloud it runs in (given.pricing) and what the fake's catalog answers that the provider
+    caches (SKUs, prices, quota: pkg/operator/operator.go builds those caches once). Scenarios with the
+    same key run one after another on a worker where they can (affinity.py)."""
     given = scenario.given
     catalog = {"region": fake.region, "skus": fake.skus(), "prices": fake.region_prices(fake.region),
                "quota": given.get("quota") or {}}
     digest = hashlib.sha256(json.dumps(catalog, sort_keys=True, default=str).encode()).hexdigest()
     loop = given.get("loop") or {}
-    ca = hashlib.sha256(Path(cluster.server_ca).read_bytes()).hexdigest()     # a new cluster has a new CA
-    return (str(ctl.path), ctl.timing, cluster.server, ca, json.dumps(cfg, sort_keys=True, default=str),
-            json.dumps(given.get("featureGates") or {}, sort_keys=True),
+    return (json.dumps(cfg, sort_keys=True, default=str), json.dumps(given.get("featureGates") or {}, sort_keys=True),
             loop.get("minValuesPolicy"), loop.get("preferencePolicy"), given.get("pricing") or "retail", digest)
 
 
