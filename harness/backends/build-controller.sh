@@ -21,6 +21,7 @@ fi
 OUT=$1
 WORK=$2
 MOD=github.com/Azure/karpenter-provider-azure
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 log() { echo "[build-controller] $*" >&2; }
@@ -94,27 +95,8 @@ if [ -n "${CORE_PATCHES:-}" ]; then
   corever=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' sigs.k8s.io/karpenter)
   [ -d "$coredir" ] || { echo "cannot find sigs.k8s.io/karpenter's module directory to patch" >&2; exit 2; }
   rm -rf core-patched && cp -r "$coredir" core-patched && chmod -R u+w core-patched
-  python3 - "$CORE_PATCHES" core-patched "${CORE_PATCHES_NAME:-patched}" "$corever" <<'PY'
-import json, os, sys
-patches, root, name, ver = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
-for p in patches:
-    path = f"{root}/{p['file']}"
-    if "add" in p:
-        if os.path.exists(path):
-            sys.exit(f"timing {name}: {p['file']} already exists in sigs.k8s.io/karpenter {ver}; build with timing upstream")
-        open(path, "w").write(open(p["add"]).read())
-        print(f"[build-controller] {name}: added {p['file']}", file=sys.stderr)
-        continue
-    try:
-        text = open(path).read()
-    except OSError:
-        sys.exit(f"timing {name}: {p['file']} does not exist in sigs.k8s.io/karpenter {ver}; build with timing upstream")
-    if text.count(p["find"]) != 1:
-        sys.exit(f"timing {name}: {p['file']} of sigs.k8s.io/karpenter {ver} has {text.count(p['find'])} "
-                 f"occurrence(s) of {p['find']!r}, not 1; build with timing upstream")
-    open(path, "w").write(text.replace(p["find"], p["replace"]))
-    print(f"[build-controller] {name}: {p['file']}: {p['find']} -> {p['replace']}", file=sys.stderr)
-PY
+  python3 "$HERE/apply-edits.py" "$CORE_PATCHES" core-patched "${CORE_PATCHES_NAME:-patched}" \
+    "sigs.k8s.io/karpenter $corever" build-controller
   go mod edit -replace "sigs.k8s.io/karpenter=./core-patched"
 fi
 log "building $MOD/cmd/controller ($version; slow: ~10 min cold on 2 cores)"

@@ -30,7 +30,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.binaries import BinariesError, BuildLock, cache_dir, go_binary, go_module_dir, run_logged
+from harness.backends.binaries import BUILD_SCRIPT as BINARIES_SCRIPT
+from harness.backends.binaries import (BinariesError, BuildLock, cache_dir, cached_bin_dir, go_binary, go_module_dir,
+                                       run_logged, versions)
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"
@@ -161,6 +163,55 @@ def kcm_settings(name: str | None = None) -> tuple[tuple[str, object], ...]:
     """kube-controller-manager's flags for a timing (controller-timing.yaml `kube-controller-manager`),
     as the (flag, value) pairs a backend's `kcm_settings` takes."""
     return _component_settings("kube-controller-manager", name)
+
+
+def kcm_source_edits(name: str | None = None) -> list[dict]:
+    """kube-controller-manager's source edits for a timing (controller-timing.yaml
+    `kube-controller-manager-source`; none for `upstream`)."""
+    import yaml
+    return ((yaml.safe_load(TIMING_DATA.read_text()) or {}).get("kube-controller-manager-source") or {}).get(
+        name or timing()) or []
+
+
+def timed_kcm_path(name: str | None = None) -> Path | None:
+    """Where a timing's kube-controller-manager is built (beside the pinned control plane, keyed by its
+    edits), or None when the timing edits none."""
+    edits = kcm_source_edits(name)
+    if not edits:
+        return None
+    digest = hashlib.sha256(json.dumps(edits, sort_keys=True).encode()).hexdigest()[:8]
+    return cached_bin_dir().parent / f"kcm-{versions()['k8s']}+{name or timing()}-{digest}" / "kube-controller-manager"
+
+
+def timed_kcm(name: str | None = None) -> Path | None:
+    """A timing's kube-controller-manager when it is built, else None (the pinned one runs instead)."""
+    path = timed_kcm_path(name)
+    return path if path is not None and path.is_file() and os.access(path, os.X_OK) else None
+
+
+def build_timed_kcm(name: str | None = None, echo: bool = False) -> Path | None:
+    """Build (or reuse) a timing's kube-controller-manager (build-binaries.sh --kcm; under the control
+    plane's lock: it reuses that build's Go cache); None when the timing edits none."""
+    path = timed_kcm_path(name)
+    if path is None or timed_kcm(name) is not None:
+        return path
+    go = go_binary()
+    if go is None:
+        raise BinariesError("cannot build kube-controller-manager: no Go toolchain (go not on PATH, "
+                            "/usr/local/go/bin/go missing)")
+    work = cache_dir() / "build"
+    work.mkdir(parents=True, exist_ok=True)
+    edits = work / f"{path.parent.name}.json"
+    t0 = time.monotonic()
+    with BuildLock(cache_dir() / "build.lock", f"kube-controller-manager ({name or timing()})", echo):
+        if timed_kcm(name) is None:
+            edits.write_text(json.dumps(kcm_source_edits(name)))
+            env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}",
+                   "K8S_VERSION": versions()["k8s"], "K8S_EDITS": str(edits), "K8S_EDITS_NAME": name or timing()}
+            run_logged(["bash", str(BINARIES_SCRIPT), "--kcm", str(path.parent), str(work)], env, echo, t0)
+    if timed_kcm(name) is None:
+        raise BinariesError(f"build-binaries.sh --kcm finished but {path} is missing")
+    return path
 
 
 def timing_hash() -> str:

@@ -352,7 +352,8 @@ class LocalBackend(RealBackend):
         t_pki = time.monotonic() - t0
 
         def process(name: str, args: list[str]) -> ManagedProcess:
-            p = ManagedProcess(name, [str(bs[name])] + args, wd / "logs" / f"{name}.log", cwd=str(wd),
+            binary = self.kcm_binary if name == "kube-controller-manager" and self.kcm_binary else bs[name]
+            p = ManagedProcess(name, [str(binary)] + args, wd / "logs" / f"{name}.log", cwd=str(wd),
                                keep=self.keep)
             cluster.processes.append(p)
             return p

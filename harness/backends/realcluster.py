@@ -456,7 +456,8 @@ class RealBackend:
     (harness/data/controller-timing.yaml `kube-scheduler`).
     kcm_controllers: kube-controller-manager's --controllers (empty: its defaults, `*`); kcm_settings: its
     other flags over the defaults, as (flag, value) pairs; the local and container backends honour both,
-    kind's kubeadm control plane keeps its defaults (its kubelets are real).
+    kind's kubeadm control plane keeps its defaults (its kubelets are real). kcm_binary: another
+    kube-controller-manager than the pinned one (a timing's, controller.timed_kcm; the local backend only).
     """
     name = "real"
 
@@ -464,8 +465,9 @@ class RealBackend:
                  profile: str | None = "upstream", keep: bool | None = None, build: bool = False,
                  start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None,
                  scheduler_config: tuple[tuple[str, object], ...] = (), kcm_controllers: tuple[str, ...] = (),
-                 kcm_settings: tuple[tuple[str, object], ...] = ()):
+                 kcm_settings: tuple[tuple[str, object], ...] = (), kcm_binary: str | None = None):
         self.scheduler = scheduler
+        self.kcm_binary = kcm_binary
         self.kcm_controllers = tuple(kcm_controllers)
         self.kcm_settings = tuple(kcm_settings)
         self.scheduler_config = tuple(scheduler_config)

@@ -109,3 +109,61 @@ def test_the_real_engines_cluster_runs_kube_controller_manager_without_taint_evi
     assert ("node-monitor-grace-period", "15s") in opts["kcm_settings"]
     args = kcm.args("/k/kc", 1, "/k/certs", paths, "", settings=opts["kcm_settings"])
     assert "--node-monitor-grace-period=15s" in args and "--node-monitor-period=1s" in args
+
+
+def test_every_kcm_edit_applies_once_to_the_pinned_kubernetes_and_changes_a_duration_only():
+    """controller-timing.yaml `kube-controller-manager-source`: each `find` occurs exactly once in
+    k8s.io/kubernetes as pinned (build-binaries.sh --kcm refuses otherwise); only durations differ;
+    upstream edits nothing. Skips where the module is not in the Go module cache (no control-plane build)."""
+    import re
+
+    from harness.backends.binaries import go_module_dir, versions
+    edits = controller.kcm_source_edits("fast")
+    assert {e["file"] for e in edits} == {"pkg/controller/podgc/gc_controller.go"}
+    assert controller.kcm_source_edits("upstream") == [] and controller.timed_kcm_path("upstream") is None
+    try:
+        root = go_module_dir("k8s.io/kubernetes", versions()["k8s"])
+    except BinariesError as e:
+        pytest.skip(f"k8s.io/kubernetes is not in the Go module cache: {e}")
+    strip = lambda t: re.sub(r"\d+ \* time\.\w+", "D", t)  # noqa: E731
+    for e in edits:
+        assert (root / e["file"]).read_text().count(e["find"]) == 1, e
+        assert strip(e["find"]) == strip(e["replace"]) and e["find"] != e["replace"], e
+
+
+def test_the_timed_kcm_is_keyed_by_its_edits_and_runs_once_built(monkeypatch, tmp_path):
+    """The fast kube-controller-manager sits beside the pinned bin dir, named by the k8s version, the
+    timing and a digest of its edits; the real engine's cluster runs it once it exists, the pinned one
+    before (same outcomes, later)."""
+    from harness.runner.engines.real.engine import RealEngine
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    monkeypatch.delenv(controller.ENV_TIMING, raising=False)
+    path = controller.timed_kcm_path("fast")
+    assert path.parent.parent == tmp_path / "bin" and path.parent.name.startswith("kcm-v1.36.3+fast-")
+    assert controller.timed_kcm() is None and RealEngine().cluster_options["kcm_binary"] is None
+    path.parent.mkdir(parents=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    assert RealEngine().cluster_options["kcm_binary"] == str(path)
+
+
+def test_apply_edits_refuses_a_find_that_is_not_there_exactly_once(tmp_path):
+    """apply-edits.py (both build scripts): an edit applies where its find occurs once, and stops the
+    build naming the file and the count otherwise."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(controller.__file__).with_name("apply-edits.py")
+    (tmp_path / "m" / "pkg").mkdir(parents=True)
+    (tmp_path / "m" / "pkg" / "a.go").write_text("const x = 20 * time.Second\n")
+    edits = tmp_path / "e.json"
+    edits.write_text(json.dumps([{"file": "pkg/a.go", "find": "20 * time.Second", "replace": "2 * time.Second"}]))
+    run = lambda: subprocess.run([sys.executable, str(script), str(edits), str(tmp_path / "m"), "fast",  # noqa: E731
+                                  "k8s.io/kubernetes v1.36.3", "build-binaries"], capture_output=True, text=True)
+    ok = run()
+    assert ok.returncode == 0 and "fast: pkg/a.go: 20 * time.Second -> 2 * time.Second" in ok.stderr
+    assert (tmp_path / "m" / "pkg" / "a.go").read_text() == "const x = 2 * time.Second\n"
+    again = run()
+    assert again.returncode == 1
+    assert "pkg/a.go of k8s.io/kubernetes v1.36.3 has 0 occurrence(s) of '20 * time.Second', not 1" in again.stderr

@@ -86,11 +86,14 @@ class RealEngine:
         """The cluster the controller needs: kube-scheduler binds pods (with the timing's settings,
         controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
         lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), with the timing's
-        flags (controller.kcm_settings), no harness CRDs."""
-        from harness.backends.controller import kcm_settings, scheduler_settings
+        flags (controller.kcm_settings) and its build when the timing has one (controller.timed_kcm: the
+        pinned binary until `python -m harness.backends build` has built it), no harness CRDs."""
+        from harness.backends.controller import kcm_settings, scheduler_settings, timed_kcm
         timing = self.controller.timing if self.controller else None
+        kcm = timed_kcm(timing)
         return {"scheduler": True, "controller_manager": True, "profile": None, "kcm_controllers": KCM_CONTROLLERS,
-                "scheduler_config": scheduler_settings(timing), "kcm_settings": kcm_settings(timing)}
+                "scheduler_config": scheduler_settings(timing), "kcm_settings": kcm_settings(timing),
+                "kcm_binary": str(kcm) if kcm else None}
 
     def __init__(self, controller=None, judge_release: bool = True):
         """`judge_release`: skip a profile of another release than the controller's (False for

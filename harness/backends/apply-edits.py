@@ -1,0 +1,33 @@
+"""Apply a timing's edits (harness/data/controller-timing.yaml) to a copied Go module: each `find` must
+occur exactly once in its `file`, each `add` must be a new file; else stop and say which. Used by
+build-controller.sh (sigs.k8s.io/karpenter) and build-binaries.sh (k8s.io/kubernetes).
+
+    python3 apply-edits.py <edits.json> <module copy> <timing name> <module@version> <log tag>
+"""
+import json
+import os
+import sys
+
+
+def main(edits_file: str, root: str, name: str, module: str, tag: str) -> None:
+    for p in json.load(open(edits_file)):
+        path = f"{root}/{p['file']}"
+        if "add" in p:
+            if os.path.exists(path):
+                sys.exit(f"timing {name}: {p['file']} already exists in {module}; build with timing upstream")
+            open(path, "w").write(open(p["add"]).read())
+            print(f"[{tag}] {name}: added {p['file']}", file=sys.stderr)
+            continue
+        try:
+            text = open(path).read()
+        except OSError:
+            sys.exit(f"timing {name}: {p['file']} does not exist in {module}; build with timing upstream")
+        if text.count(p["find"]) != 1:
+            sys.exit(f"timing {name}: {p['file']} of {module} has {text.count(p['find'])} "
+                     f"occurrence(s) of {p['find']!r}, not 1; build with timing upstream")
+        open(path, "w").write(text.replace(p["find"], p["replace"]))
+        print(f"[{tag}] {name}: {p['file']}: {p['find']} -> {p['replace']}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:6])
