@@ -96,9 +96,27 @@ def test_leftovers_name_what_a_run_left_in_the_controllers_memory():
     assert RealRun.leftovers(_run()) == []
     assert RealRun.leftovers(_run(steady=False)) == ["the run did not finish settled"]
     assert "faults" in RealRun.leftovers(_run(scenario=SimpleNamespace(given={"faults": [{}]}, steps=[])))
-    gone = _run()
+    failed = _run()
+    failed.observer.failures = {"default-abc": "launch failed"}
+    assert RealRun.leftovers(failed) == ["NodeClaims failed"]
+    # a deletion: core's termination events are deduped by their subject's name for two minutes, so a
+    # controller that evicted a pod the scenario names itself may not serve a run that names it again;
+    # launched NodeClaims' and Nodes', and Deployments' pods' names are random
+    pod = SimpleNamespace(obj={"kind": "Pod", "metadata": {"name": "batch"}})
+    scenario = SimpleNamespace(given={}, steps=[], manifests=[pod], step_manifests=[])
+    gone = _run(scenario=scenario)
     gone.observer.deleted = {"default-abc"}
-    assert RealRun.leftovers(gone) == ["NodeClaims were deleted or failed (termination events are deduped by name)"]
+    events = [{"kind": "Pod", "name": "web-7d9f-x2x4q", "reason": "Evicted"},
+              {"kind": "Node", "name": "aks-default-abc", "reason": "FailedDraining"}]
+    assert RealRun.leftovers(gone, events) == []
+    events.append({"kind": "Pod", "name": "batch", "reason": "Evicted"})
+    assert RealRun.leftovers(gone, events) == [
+        "core's termination events named batch, which a later run may name again (they are deduped by name for two minutes)"]
+    assert "the run's events are unknown" in RealRun.leftovers(gone)[0]
+    seeded = _run(scenario=SimpleNamespace(given={"existingNodes": [{}]}, steps=[], manifests=[], step_manifests=[]))
+    seeded.observer.deleted = {"default-existing-0"}
+    assert "default-existing-0" in RealRun.leftovers(seeded, [{"kind": "NodeClaim", "name": "default-existing-0",
+                                                               "reason": "TerminationGracePeriodExpiring"}])[0]
     node_deleted = _run(scenario=SimpleNamespace(given={}, steps=[{"delete": [{"kind": "Node", "name": "n"}]}]))
     assert RealRun.leftovers(node_deleted) == ["a node was evicted or deleted"]
     draining = _run()

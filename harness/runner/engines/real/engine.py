@@ -574,16 +574,17 @@ class RealRun:
                     outcome.hosts = sorted(set(outcome.hosts) | log_hosts(self.kept.log))
                 if self.keep:
                     self._keep_log()
-                keeper.KEEPER.give_back(self.kept, self.leftovers() if outcome is not None else ["the run did not start"])
+                keeper.KEEPER.give_back(self.kept, ["the run did not start"] if outcome is None else
+                                        self.leftovers(outcome.result.events if outcome.result else None))
         finally:
             if self.cache is not None:
                 self.cluster.unwatch(self.cache)
             if self.kubelets is not None:
                 self.kubelets.close()
 
-    def leftovers(self) -> list[str]:
+    def leftovers(self, events: list[dict] | None = None) -> list[str]:
         """What this run may have left in the controller's memory (keeper.py): why the next run needs
-        a controller of its own."""
+        a controller of its own. `events`: the run's (RunResult.events); None: unknown."""
         why = []
         if not self.finished or not self.steady:
             why.append("the run did not finish settled")
@@ -593,8 +594,11 @@ class RealRun:
             why.append(f"the fake refused {self.tap.refused} requests (unavailable offerings, retries)")
         if self.scenario.given.get("faults") or any(s.get("faults") for s in self.scenario.steps):
             why.append("faults")
-        if self.observer.deleted or self.observer.failures:
-            why.append("NodeClaims were deleted or failed (termination events are deduped by name)")
+        if self.observer.failures:
+            why.append("NodeClaims failed")
+        if self.observer.deleted and (named := reusable_names(self.scenario, events)):
+            why.append(f"core's termination events named {', '.join(named[:3])}, which a later run may name again "
+                       "(they are deduped by name for two minutes)")
         if self.ever_evicted or any(d.get("kind") == "Node" for s in self.scenario.steps for d in s.get("delete") or ()):
             why.append("a node was evicted or deleted")
         if any((o.get("metadata") or {}).get("deletionTimestamp")
@@ -607,6 +611,31 @@ class RealRun:
         keep = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
         shutil.copyfile(self.kept.log, keep / "controller.log")
         print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
+
+
+# core's termination events, each deduped by its subject's name for two minutes (v1.14.0
+# pkg/controllers/node/termination/terminator/events/events.go: EvictPod, DisruptPodDelete, NodeFailedToDrain,
+# NodeAwaitingVolumeDetachmentEvent, Node/NodeClaimTerminationGracePeriodExpiring; DedupeValues the name)
+TERMINATION_REASONS = frozenset({"Evicted", "Disrupted", "FailedDraining", "AwaitingVolumeDetachment",
+                                 "TerminationGracePeriodExpiring"})
+
+
+def reusable_names(scenario, events: list[dict] | None) -> list[str]:
+    """The subjects of the run's termination events whose names a later scenario may use again: all of
+    them when the run seeded nodes (given.existingNodes: their Nodes, NodeClaims and pods are named by
+    index) or when the events are unknown, else the pods the scenario names itself (bare Pods, a
+    StatefulSet's). The NodeClaims and Nodes Karpenter launches and the pods of Deployments are named
+    with a random suffix."""
+    if events is None:
+        return ["(the run's events are unknown)"]
+    subjects = sorted({e["name"] for e in events if e.get("kind") in ("Pod", "Node", "NodeClaim")
+                       and e.get("reason") in TERMINATION_REASONS and e.get("name")})
+    if scenario.given.get("existingNodes"):
+        return subjects
+    objs = [m.obj for m in scenario.manifests] + [m.obj for ms in scenario.step_manifests for m in ms]
+    bare = {(o.get("metadata") or {}).get("name") for o in objs if o.get("kind") == "Pod"}
+    sets = tuple(f"{(o.get('metadata') or {}).get('name')}-" for o in objs if o.get("kind") == "StatefulSet")
+    return [n for n in subjects if n in bare or n.startswith(sets)]
 
 
 def log_hosts(log: Path) -> set[str]:

@@ -15,10 +15,13 @@ stopped instead (engine.py `RealRun.leftovers`):
   - an Azure refusal: the unavailable-offerings cache (provider v1.14.0 pkg/cache/
     unavailableofferings.go, keyed into the instance types' cache, pkg/providers/instancetype/
     instancetypes.go List) and the SDK's retries;
-  - a NodeClaim or Node deleted, a disruption, an eviction: core's event recorder dedupes the
-    termination events by pod and node *name* for two minutes (pkg/events/recorder.go;
-    pkg/controllers/node/termination/terminator/events/events.go EvictPod), and the disruption
-    queue may hold a command;
+  - a NodeClaim or Node deleted, a disruption, an eviction that named an object a later scenario may
+    name again (a bare pod, a seeded node): core's event recorder dedupes the termination events by
+    the subject's *name* for two minutes (pkg/events/recorder.go;
+    pkg/controllers/node/termination/terminator/events/events.go EvictPod; engine.py reusable_names).
+    Launched NodeClaims and Nodes and Deployments' pods have random names, so such a run hands its
+    controller on once it settled (nothing in flight: the disruption queue is empty);
+  - a NodeClaim that failed;
   - a run that did not finish, did not settle, or whose controller exited.
 Every other event core and the provider dedupe is keyed by the object's uid, which a new scenario's
 objects do not share. HARNESS_REAL_KEEP_CONTROLLER=0 starts a controller for every run.
