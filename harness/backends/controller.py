@@ -140,16 +140,20 @@ def timing() -> str:
     return t
 
 
+def timing_data() -> dict:
+    """harness/data/controller-timing.yaml as a mapping."""
+    import yaml
+    return yaml.safe_load(TIMING_DATA.read_text()) or {}
+
+
 def timing_patches(name: str | None = None) -> list[dict]:
     """The core edits of a timing (none for `upstream`); an added file's `add` as its absolute path."""
-    import yaml
-    patches = (yaml.safe_load(TIMING_DATA.read_text()) or {}).get(name or timing(), []) or []
+    patches = timing_data().get(name or timing(), []) or []
     return [{**p, "add": str(TIMING_DATA.with_suffix("") / p["add"])} if "add" in p else p for p in patches]
 
 
 def _component_settings(component: str, name: str | None) -> tuple[tuple[str, object], ...]:
-    import yaml
-    settings = ((yaml.safe_load(TIMING_DATA.read_text()) or {}).get(component) or {}).get(name or timing()) or {}
+    settings = (timing_data().get(component) or {}).get(name or timing()) or {}
     return tuple(sorted(settings.items()))
 
 
@@ -168,9 +172,7 @@ def kcm_settings(name: str | None = None) -> tuple[tuple[str, object], ...]:
 def kcm_source_edits(name: str | None = None) -> list[dict]:
     """kube-controller-manager's source edits for a timing (controller-timing.yaml
     `kube-controller-manager-source`; none for `upstream`)."""
-    import yaml
-    return ((yaml.safe_load(TIMING_DATA.read_text()) or {}).get("kube-controller-manager-source") or {}).get(
-        name or timing()) or []
+    return (timing_data().get("kube-controller-manager-source") or {}).get(name or timing()) or []
 
 
 def timed_kcm_path(name: str | None = None) -> Path | None:

@@ -1,9 +1,9 @@
 """When a real-engine run has settled (harness/runner/engines/real/settle.py): on cause, with a short
 quiet window, and the long window only when the controller's metrics cannot be read."""
-from harness.runner.engines.real.settle import (NOMINATION_SECONDS, DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
-                                                PASS_LAG_SECONDS, PASS_SEEN_SECONDS, QUIET_SECONDS, ROUND_LAG_SECONDS,
-                                                REPORTS_QUIET_SECONDS, Disruption, Settler, disruption_passes,
-                                                pass_counts, provisioning_rounds)
+from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, DONE_QUIET_SECONDS, FALLBACK_SECONDS,
+                                                NOMINATION_SECONDS, PASS_LAG_SECONDS, PASS_SEEN_SECONDS, QUIET_SECONDS,
+                                                REPORTS_QUIET_SECONDS, ROUND_LAG_SECONDS, Disruption, Settler,
+                                                disruption_passes, pass_counts, provisioning_rounds)
 
 METRICS = """# HELP karpenter_scheduler_scheduling_duration_seconds Duration of scheduling simulations
 # TYPE karpenter_scheduler_scheduling_duration_seconds histogram

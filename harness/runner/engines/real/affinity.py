@@ -25,8 +25,8 @@ _BRACKET = re.compile(r"^(?P<name>[^\[]+)\[(?P<profile>.+?)-real(?:-[a-z0-9]+)?\
 def run_keys(rootpath: Path, nodeids: list[str]) -> dict[str, str | None]:
     """nodeid -> a digest of what its scenario asks of the controller (keeper.scenario_key), None for a
     run that starts a controller of its own (keeper.needs_its_own) or that is not a real-engine scenario run."""
-    from harness.runner.engines.azureside import cluster_settings, fake_azure
     from harness.loop.clock import SimClock
+    from harness.runner.engines.azureside import cluster_settings, fake_azure
     from harness.runner.engines.real import keeper
     from harness.runner.scenario import load_scenarios
     files: dict[str, dict] = {}

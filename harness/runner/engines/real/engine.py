@@ -214,8 +214,7 @@ class RealRun:
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
-        self.volume_claims = any(csi.makes_claims(m.obj)
-                                 for m in scenario.manifests + [m for ms in scenario.step_manifests for m in ms])
+        self.volume_claims = any(csi.makes_claims(o) for o in scenario_objects(scenario))
         try:
             departed = previous_uids(cluster)
             self.fake = fake = fake_azure(scenario, SimClock())
@@ -613,6 +612,11 @@ class RealRun:
         print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
 
 
+def scenario_objects(scenario) -> list[dict]:
+    """Every object a scenario applies: its manifests, then each step's."""
+    return [m.obj for m in scenario.manifests] + [m.obj for ms in scenario.step_manifests for m in ms]
+
+
 # core's termination events, each deduped by its subject's name for two minutes (v1.14.0
 # pkg/controllers/node/termination/terminator/events/events.go: EvictPod, DisruptPodDelete, NodeFailedToDrain,
 # NodeAwaitingVolumeDetachmentEvent, Node/NodeClaimTerminationGracePeriodExpiring; DedupeValues the name)
@@ -632,7 +636,7 @@ def reusable_names(scenario, events: list[dict] | None) -> list[str]:
                        and e.get("reason") in TERMINATION_REASONS and e.get("name")})
     if scenario.given.get("existingNodes"):
         return subjects
-    objs = [m.obj for m in scenario.manifests] + [m.obj for ms in scenario.step_manifests for m in ms]
+    objs = scenario_objects(scenario)
     bare = {(o.get("metadata") or {}).get("name") for o in objs if o.get("kind") == "Pod"}
     sets = tuple(f"{(o.get('metadata') or {}).get('name')}-" for o in objs if o.get("kind") == "StatefulSet")
     return [n for n in subjects if n in bare or n.startswith(sets)]
@@ -666,7 +670,7 @@ def log_hosts(log: Path) -> set[str]:
 
 def _scheduled_budgets(scenario) -> bool:
     """Whether a NodePool of the scenario (its manifests or a step's) has a budget with a schedule."""
-    objs = [m.obj for m in scenario.manifests] + [m.obj for ms in scenario.step_manifests for m in ms]
+    objs = scenario_objects(scenario)
     return any(b.get("schedule") for o in objs if o.get("kind") == "NodePool"
                for b in ((o.get("spec") or {}).get("disruption") or {}).get("budgets") or [])
 
