@@ -99,6 +99,7 @@ def _owner(obj: dict) -> tuple[str, str] | None:
 
 
 TIME_FIELDS = ("creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastPodEventTime", "startTime",
+               "lastHeartbeatTime", "lastProbeTime",
                "lastTimestamp", "firstTimestamp", "eventTime", "lastScheduleTime", "lastSuccessfulTime")
 
 
@@ -316,7 +317,10 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
     return entries + inflight, moved
 
 
-DRIFT_REASONS = ("NodePoolDrifted", "NodeClassDrifted")      # what a hash annotation says
+# a Drifted condition's reason a hash annotation reproduces -> existingNodes' `drifted` (the provider's
+# hash drift is reason NodeClassDrift: harness/loop/azuredrift.py NODECLASS_DRIFT)
+DRIFT_REASONS = {"NodePoolDrifted": "NodePoolDrifted", "NodeClassDrift": "NodeClassDrifted",
+                 "NodeClassDrifted": "NodeClassDrifted"}
 HASH_ANNOTATIONS = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version",
                     "karpenter.azure.com/aksnodeclass-hash", "karpenter.azure.com/aksnodeclass-hash-version")
 # conditions the loop derives itself from what the entry gives (their times are read where they matter)
@@ -368,7 +372,7 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
     if drifted and drifted.get("status") == "True":
         reason = str(drifted.get("reason") or "")
         if reason in DRIFT_REASONS:
-            entry["drifted"] = reason
+            entry["drifted"] = DRIFT_REASONS[reason]
         else:
             notes.append(f"NodeClaim {name}: status.conditions Drifted reason {reason or '(none)'} is not kept as such: "
                          "the loop derives it from the NodePool, AKSNodeClass and catalog")

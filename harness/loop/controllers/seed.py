@@ -181,8 +181,10 @@ def _history(sim, claim, entry: dict, where: str) -> None:
     elif drifted:
         ann.setdefault(NODEPOOL_HASH, "launched-from-an-older-nodepool")
         ann.setdefault(NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
-    if not drifted:             # current as the dump says: the loop's hashes (its digits are not upstream's)
-        ann = {k: v for k, v in ann.items() if k not in (NODEPOOL_HASH, NODECLASS_HASH)}
+    # a hash the dump does not call drifted is current: the loop's own stays (its digits are not upstream's)
+    current = {"NodeClassDrifted": (NODEPOOL_HASH,), "NodePoolDrifted": (NODECLASS_HASH,)}.get(
+        str(drifted), (NODEPOOL_HASH, NODECLASS_HASH))
+    ann = {k: v for k, v in ann.items() if k not in current}
     have.update(ann)
 
 
