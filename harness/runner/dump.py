@@ -262,6 +262,9 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
             refs = (pod.get("metadata") or {}).get("ownerReferences")
             if refs:
                 kept["metadata"]["ownerReferences"] = [{k: v for k, v in r.items() if k != "uid"} for r in refs]
+            started = (pod.get("status") or {}).get("startTime")
+            if started:                 # a duration-valued do-not-disrupt annotation counts from it
+                kept["status"] = {"startTime": str(started)}
             out.append(kept)
             moved.add(pod["metadata"]["name"])
         return out

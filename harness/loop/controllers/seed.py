@@ -198,8 +198,7 @@ def _settled_pods(sim, claim, entry: dict) -> None:
         started = ((pod.get("status") or {}).get("startTime"))
         if key in s.result.pods and s.result.pods[key].node:
             sim.podevents._bound[key] = s.result.pods[key].node
-            if started:
-                s.disruption.pod_started[key] = parse_rfc3339(str(started))
+            s.disruption.pod_started[key] = parse_rfc3339(str(started)) if started else s.clock.now()
     if claim.dis.initialized_at is None and entry.get("createdAt") and claim.initialized:
         claim.dis.initialized_at = claim.created_at
 
