@@ -141,3 +141,25 @@ def test_region_without_catalog_offers_the_customers_zones(tmp_path, capsys):
 def test_at_sets_the_start(tmp_path, flag, want):
     (sc,) = load_scenarios(new(tmp_path, "expiring-node.yaml", flag, want))
     assert sc.given["startTime"] == want
+
+
+def test_do_not_disrupt_duration_continues_from_the_pods_start(tmp_path):
+    """The drifted node's pod has `karpenter.sh/do-not-disrupt: 24h` and started 23h before the dump: drift
+    waits one more hour, not 24 (the pod's status.startTime is kept)."""
+    data = yaml.safe_load((DUMPS / "drifted-nodeclass.yaml").read_text())
+    data["items"][0]["spec"]["disruption"]["budgets"] = [{"nodes": "10%"}]
+    pod = data["items"][-1]
+    pod["metadata"]["annotations"] = {"karpenter.sh/do-not-disrupt": "24h"}
+    pod["status"]["startTime"] = "2026-11-19T12:15:00Z"
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    (sc,) = load_scenarios(out)
+    start = parse_rfc3339(sc.given["startTime"])
+    assert start == parse_rfc3339("2026-11-20T11:15:00Z")
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]          # at the dump's time: still there
+    outcome = run(with_steps(out, [{"advance": "59m"}, {"advance": "5m"}]))
+    drifted = [t for t in outcome.result.timeline if t["action"] == "deleting"]
+    assert drifted and drifted[0]["detail"] == "Drifted"
+    assert start + 3600 <= drifted[0]["t"] <= start + 3600 + 5 * 60
