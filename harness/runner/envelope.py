@@ -14,7 +14,8 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -37,7 +38,7 @@ class Rules:
 
     status: dict[tuple[str, ...], str]
     prefixes: frozenset[tuple[str, ...]]        # every proper prefix of a rule path
-    defaults: dict[tuple[str, ...], str] = field(default_factory=dict)   # unmodeled fields' API defaults
+    defaults: dict[tuple[str, ...], str] = dataclasses.field(default_factory=dict)   # unmodeled fields' API defaults
 
     def deeper(self, path: tuple[str, ...]) -> bool:
         return path in self.prefixes

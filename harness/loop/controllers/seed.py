@@ -156,7 +156,7 @@ def _history(sim, claim, entry: dict, where: str) -> None:
     """What the dump says happened before the start: the NodeClaim's creation time (its age counts from
     there: expireAfter, the drift check's instance-type wait), its Initialized and lastPodEventTime times
     (consolidateAfter counts from the later), and the hash annotations it was launched with. The launch
-    facts are recorded first (nodeclaimdisruption.py _record_launch stamps the current AKSNodeClass hash
+    facts are recorded first (nodeclaimdisruption.py record_launch stamps the current AKSNodeClass hash
     once), so the dump's older hash is the one drift compares; `drifted` without the dump's annotation
     gets a placeholder hash that matches no spec."""
     s = sim.state
@@ -173,7 +173,7 @@ def _history(sim, claim, entry: dict, where: str) -> None:
     drifted = entry.get("drifted")
     if not ann and not drifted:
         return
-    sim.nodeclaim_disruption._record_launch(claim, {})
+    sim.nodeclaim_disruption.record_launch(claim, {})
     have = claim.obj["metadata"].setdefault("annotations", {})
     if drifted == "NodeClassDrifted":
         ann.setdefault(NODECLASS_HASH, "launched-from-an-older-aksnodeclass")
@@ -197,7 +197,7 @@ def _settled_pods(sim, claim, entry: dict) -> None:
     for key, pod in zip(keys, entry.get("pods") or []):
         started = ((pod.get("status") or {}).get("startTime"))
         if key in s.result.pods and s.result.pods[key].node:
-            sim.podevents._bound[key] = s.result.pods[key].node
+            sim.podevents.settled(key, s.result.pods[key].node)
             s.disruption.pod_started[key] = parse_rfc3339(str(started)) if started else s.clock.now()
     if claim.dis.initialized_at is None and entry.get("createdAt") and claim.initialized:
         claim.dis.initialized_at = claim.created_at
