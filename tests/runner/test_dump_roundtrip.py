@@ -163,3 +163,22 @@ def test_do_not_disrupt_duration_continues_from_the_pods_start(tmp_path):
     drifted = [t for t in outcome.result.timeline if t["action"] == "deleting"]
     assert drifted and drifted[0]["detail"] == "Drifted"
     assert start + 3600 <= drifted[0]["t"] <= start + 3600 + 5 * 60
+
+
+def test_termination_grace_period_counts_from_the_dumps_deletion(tmp_path):
+    """With terminationGracePeriod 1h, the node deleted at 13:50 is forced down at 14:50 whatever the PDB
+    says: 45.5 minutes after the dump (14:04:30), not an hour."""
+    data = yaml.safe_load((DUMPS / "drain-behind-pdb.yaml").read_text())
+    data["items"][0]["spec"]["template"]["spec"]["terminationGracePeriod"] = "1h"
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    (sc,) = load_scenarios(out)
+    start = parse_rfc3339(sc.given["startTime"])
+    outcome = run(with_steps(out, [{"advance": "44m", "expect": {"nodes": sc.expect["nodes"]}}, {"advance": "2m"}]))
+    # the pods are deleted their own 30 s grace before 14:50 (sigs.k8s.io/karpenter v1.14.0
+    # pkg/controllers/node/termination/terminator/terminator.go DeleteExpiringPods), so the drain ends 45 minutes after the dump, not 60
+    (drained,) = [t["t"] for t in outcome.result.timeline if t["action"] == "drained"]
+    assert start + 45 * 60 <= drained <= start + 45 * 60 + 15
+    assert outcome.result.nodes[0].deleted is not None
+    assert not [m for m in outcome.mismatches if m.path.startswith("steps[0]")]      # still draining at 44m

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
 from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
-from harness.loop.controllers.nodetermination import rfc3339
+from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
                                  NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
 from harness.loop.nodeclaim import PlannedClaim, offering_compatible
@@ -204,9 +204,15 @@ def _settled_pods(sim, claim, entry: dict) -> None:
 
 
 def _deleting_since(claim, entry: dict) -> None:
-    """A dump's deletionTimestamp: termination counts its grace period from it."""
-    if isinstance(entry.get("deleting"), str):
-        claim.dis.deleting_since = parse_rfc3339(entry["deleting"])
+    """A dump's deletionTimestamp: termination counts its terminationGracePeriod from it (the deadline
+    NodeTermination.begin set from the start moves back by as much)."""
+    if not isinstance(entry.get("deleting"), str):
+        return
+    since = parse_rfc3339(entry["deleting"])
+    if claim.dis.termination_time is not None:
+        claim.dis.termination_time -= claim.dis.deleting_since - since
+        claim.obj["metadata"].setdefault("annotations", {})[TERMINATION_ANNOTATION] = rfc3339(claim.dis.termination_time)
+    claim.dis.deleting_since = since
 
 
 def _instance_type(instance_types: list, entry: dict, where: str):
