@@ -98,6 +98,7 @@ def _owner(obj: dict) -> tuple[str, str] | None:
     return None
 
 
+FINISHED_PHASES = ("Succeeded", "Failed")
 TIME_FIELDS = ("creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastPodEventTime", "startTime",
                "lastHeartbeatTime", "lastProbeTime",
                "lastTimestamp", "firstTimestamp", "eventTime", "lastScheduleTime", "lastSuccessfulTime")
@@ -141,6 +142,10 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
         elif kind == "Event":
             dump.events.append(obj)
         elif kind == "Pod":
+            phase = (obj.get("status") or {}).get("phase")
+            if phase in FINISHED_PHASES:      # a Job's completed pod, an evicted one: it holds no capacity
+                dump.notes.append(f"{file}:{line}: Pod {name}: status.phase {phase}: a finished pod is not kept")
+                continue
             dump.pods.append(obj)
             owner = _owner(obj)
             if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:

@@ -182,3 +182,18 @@ def test_termination_grace_period_counts_from_the_dumps_deletion(tmp_path):
     assert start + 45 * 60 <= drained <= start + 45 * 60 + 15
     assert outcome.result.nodes[0].deleted is not None
     assert not [m for m in outcome.mismatches if m.path.startswith("steps[0]")]      # still draining at 44m
+
+
+def test_a_finished_pod_is_named_not_kept(tmp_path, capsys):
+    """A Job's completed pod (status.phase Succeeded) holds no capacity: not a pod to schedule again."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    done = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
+    done["status"]["phase"] = "Succeeded"
+    done["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "ingest",
+                                           "controller": True, "uid": "u"}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    (sc,) = load_scenarios(new(tmp_path, dump))
+    assert "Pod ingest: status.phase Succeeded: a finished pod is not kept" in capsys.readouterr().err
+    assert "ingest" not in sc.expect["pods"] and "ingest" not in [m.obj["metadata"]["name"] for m in sc.manifests]
+    assert "pods" not in sc.given["existingNodes"][0]
