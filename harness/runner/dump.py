@@ -1,18 +1,13 @@
 """`harness new`: a scenario from a bug report's manifests or a cluster dump.
 
-Input: any mix of files holding manifests as users write them, `kubectl get ... -o yaml|json` output
-(`kind: List`), and multi-document YAML. What the customer's cluster *did* becomes the expectations:
-- a NodeClaim (karpenter.sh/v1) -> `expect.nodes[]` with its NodePool, instance type, zone and capacity
-  type, and the labels of its Node when the dump holds it;
-- Karpenter's `FailedScheduling` event on a pod (`Failed to schedule pod, <reason>`) -> the pod pending
-  with that reason; a pod running on a node -> scheduled;
-- Node labels also give the region, the node resource group (`kubernetes.azure.com/cluster`) and the
-  kubelet version;
-- the Nodes themselves, with the pods running on them, become `given.existingNodes` (the cluster as it
-  is when the scenario starts; `--replay` instead starts from an empty cluster and expects the nodes).
-Server-set fields (status, managedFields, resourceVersion, uid, ..., a pod's admission-computed priority and
-preemptionPolicy) are stripped from manifests.
-Pods a Deployment or DaemonSet of the dump owns are dropped (their owner recreates them).
+Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML. The dump's
+state is the start: its NodeClaims and Nodes, with their pods, become `given.existingNodes` (times,
+deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
+(`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
+nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
+NodePool events. Node labels give the region, node resource group and kubelet version. Missing
+AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
+Server-set fields are stripped; pods a Deployment or DaemonSet of the dump owns are left to it.
 """
 from __future__ import annotations
 
@@ -460,7 +455,14 @@ def default_nodeclass(name: str, profiles: list[str]) -> tuple[dict, str]:
     apiVersion every profile of the scenario serves; and which version that is."""
     from harness.model.apiversions import served, storage
     from harness.model.profile import load_profile
-    loaded = [load_profile(p) for p in profiles]
+    from harness.model.profile import ProfileError
+    loaded = []
+    for p in profiles:
+        try:
+            loaded.append(load_profile(p))
+        except ProfileError:          # a release the harness answers with its nearest (resolve), or a set name
+            continue
+    loaded = loaded or [load_profile("upstream")]
     versions = [v for v in served(loaded[0], "AKSNodeClass") if all(v in served(p, "AKSNodeClass") for p in loaded[1:])]
     version = (storage(loaded[0], "AKSNodeClass") if storage(loaded[0], "AKSNodeClass") in versions else None) \
         or (versions[-1] if versions else storage(loaded[0], "AKSNodeClass") or "v1beta1")
@@ -715,7 +717,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         given["cluster"] = facts["cluster"]
     manifests = dump.manifests
     for name in missing_nodeclasses(dump):
-        obj, version = default_nodeclass(name, given["profiles"] if opts.provider_version else ["upstream"])
+        obj, version = default_nodeclass(name, given["profiles"])
         manifests.insert(next((i for i, m in enumerate(manifests) if m.get("kind") == "NodePool"), 0), obj)
         notes.append(f"AKSNodeClass {name} is referenced by a NodePool but not in the input: assumed the release's "
                      f"default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
