@@ -535,7 +535,7 @@ def cmd_new(args) -> int:
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
-        provider_version=args.provider_version))
+        provider_version=args.provider_version, at=args.at))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -627,6 +627,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response; "
                         "anywhere on disk (copied beside the scenario when outside its tree)")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
+    n.add_argument("--at", default=None, metavar="TIME",
+                   help="the dump's time, where the scenario's clock starts (RFC 3339, e.g. 2026-11-20T14:05:00Z; "
+                        "default: the newest timestamp in the input)")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",
                    help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "

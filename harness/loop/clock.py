@@ -10,6 +10,16 @@ from datetime import datetime, timezone
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
 
 
+def parse_rfc3339(text: str) -> float:
+    """A Kubernetes timestamp (`2026-11-20T14:05:00Z`, with fraction or offset) as epoch seconds."""
+    return datetime.fromisoformat(str(text).strip().replace("Z", "+00:00")).timestamp()
+
+
+def start_of(given: dict) -> float:
+    """Where a scenario's clock starts: given.startTime (a dump's time), else EPOCH."""
+    return parse_rfc3339(given["startTime"]) if given.get("startTime") else EPOCH
+
+
 class SimClock:
     def __init__(self, start: float = EPOCH):
         self._t = float(start)

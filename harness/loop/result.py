@@ -97,6 +97,8 @@ class NodeResult:
     # kind only: each label's writer as the real Node's managedFields name it (None: not read from a real Node)
     field_owners: dict[str, str] | None = None
     deleted: str | None = None            # why the Node is gone (a disruption reason, or the garbage collector's)
+    deleting: bool = False                # still there with a deletionTimestamp at the end (draining)
+    drifted: str | None = None            # its NodeClaim's Drifted reason at the end
 
     def writer(self, key: str) -> str | None:
         """The writer whose value is on the Node now (the last accepted write with that value)."""

@@ -479,6 +479,11 @@ class Simulation:
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
+                nr.deleting = bool(node["metadata"].get("deletionTimestamp"))
+            claim = next((c for c in self.claims if c.node_name == nr.name and not c.done), None)
+            if claim is not None:
+                nr.deleting = nr.deleting or claim.dis.deleting_since is not None
+                nr.drifted = claim.dis.drifted
             elif nr.deleted is None and any(c.node_name == nr.name and c.done for c in self.claims):
                 nr.deleted = next(c.result.deleted for c in self.claims if c.node_name == nr.name and c.done) or "deleted"
         for key, pr in result.pods.items():

@@ -239,7 +239,7 @@ def check(sc) -> tuple[list, list[Notice]]:
             errors.append(SourceError(file, line, f"unknown SKU {name!r} in catalog {src.label!r} (did you mean {close!r}?)"))
             continue
         try:
-            synth = synthesize(name, sc.region, region_zones(skus, sc.region))
+            synth = synthesize(name, sc.region, _zones(sc.given, skus, sc.region))
         except SynthesisError as e:
             if where[2]:                      # named in given.skus: an error
                 errors.append(SourceError(file, line, f"unknown SKU {name!r} in catalog {src.label!r}: {e}"))
@@ -273,17 +273,25 @@ def scenario_catalog(sc) -> ResolvedCatalog:
     plus borrowed or estimated prices for SKUs without one)."""
     src = source_for(sc.given, Path(sc.file).parent, sc.region)
     names = tuple(n for n, _ in _named(sc))
-    return _resolve(src, sc.region, names, bool([s for s in sc.given.get("skus") or [] if isinstance(s, str)]))
+    return _resolve(src, sc.region, names, bool([s for s in sc.given.get("skus") or [] if isinstance(s, str)]),
+                    tuple(sc.given["zones"]) if sc.given.get("zones") else None)
+
+
+def _zones(given: dict, skus, region: str) -> list[str] | None:
+    """The zones synthesized SKUs are offered in: given.zones (the customer's, `harness new` writes them),
+    else the catalog's for the region, else the synthesizer's default."""
+    return list(given["zones"]) if given.get("zones") else region_zones(skus, region)
 
 
 @functools.lru_cache(maxsize=64)
-def _resolve(src: CatalogSource, region: str, names: tuple[str, ...], subset: bool) -> ResolvedCatalog:
+def _resolve(src: CatalogSource, region: str, names: tuple[str, ...], subset: bool,
+             zones_given: tuple[str, ...] | None = None) -> ResolvedCatalog:
     try:
         skus, prices = load_source(src)
     except CatalogError:
         skus, prices = (), {}
     by_name = {s["name"]: s for s in skus}
-    zones = region_zones(skus, region)
+    zones = list(zones_given) if zones_given else region_zones(skus, region)
     synthesized: dict[str, str] = {}
     extra_prices: dict[str, dict] = {}
     for n in names:

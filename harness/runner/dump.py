@@ -1,18 +1,13 @@
 """`harness new`: a scenario from a bug report's manifests or a cluster dump.
 
-Input: any mix of files holding manifests as users write them, `kubectl get ... -o yaml|json` output
-(`kind: List`), and multi-document YAML. What the customer's cluster *did* becomes the expectations:
-- a NodeClaim (karpenter.sh/v1) -> `expect.nodes[]` with its NodePool, instance type, zone and capacity
-  type, and the labels of its Node when the dump holds it;
-- Karpenter's `FailedScheduling` event on a pod (`Failed to schedule pod, <reason>`) -> the pod pending
-  with that reason; a pod running on a node -> scheduled;
-- Node labels also give the region, the node resource group (`kubernetes.azure.com/cluster`) and the
-  kubelet version;
-- the Nodes themselves, with the pods running on them, become `given.existingNodes` (the cluster as it
-  is when the scenario starts; `--replay` instead starts from an empty cluster and expects the nodes).
-Server-set fields (status, managedFields, resourceVersion, uid, ..., a pod's admission-computed priority and
-preemptionPolicy) are stripped from manifests.
-Pods a Deployment or DaemonSet of the dump owns are dropped (their owner recreates them).
+Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML. The dump's
+state is the start: its NodeClaims and Nodes, with their pods, become `given.existingNodes` (times,
+deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
+(`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
+nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
+NodePool events. Node labels give the region, node resource group and kubelet version. Missing
+AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
+Server-set fields are stripped; pods a Deployment or DaemonSet of the dump owns are left to it.
 """
 from __future__ import annotations
 
@@ -46,6 +41,7 @@ class Dump:
     events: list[dict] = field(default_factory=list)
     pods: list[dict] = field(default_factory=list)          # every Pod of the input, owned or not
     notes: list[str] = field(default_factory=list)
+    newest: str | None = None                               # the latest timestamp it holds: the dump's time
 
 
 def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
@@ -97,8 +93,38 @@ def _owner(obj: dict) -> tuple[str, str] | None:
     return None
 
 
+FINISHED_PHASES = ("Succeeded", "Failed")
+TIME_FIELDS = ("creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastPodEventTime", "startTime",
+               "lastHeartbeatTime", "lastProbeTime",
+               "lastTimestamp", "firstTimestamp", "eventTime", "lastScheduleTime", "lastSuccessfulTime")
+
+
+def newest_time(objects: list[dict]) -> str | None:
+    """The latest timestamp any object holds (TIME_FIELDS, at any depth): when the dump was taken, as
+    near as it says."""
+    from harness.loop.clock import parse_rfc3339
+    best: tuple[float, str] | None = None
+    stack: list = list(objects)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in TIME_FIELDS and isinstance(v, str):
+                    try:
+                        at = parse_rfc3339(v)
+                    except ValueError:
+                        continue
+                    if best is None or at > best[0]:
+                        best = (at, v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return best[1] if best else None
+
+
 def split(objects: list[tuple[dict, str, int]]) -> Dump:
-    dump = Dump()
+    dump = Dump(newest=newest_time([o for o, _, _ in objects]))
     deployments = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Deployment"}
     daemonsets = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "DaemonSet"}
     for obj, file, line in objects:
@@ -111,6 +137,10 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
         elif kind == "Event":
             dump.events.append(obj)
         elif kind == "Pod":
+            phase = (obj.get("status") or {}).get("phase")
+            if phase in FINISHED_PHASES:      # a Job's completed pod, an evicted one: it holds no capacity
+                dump.notes.append(f"{file}:{line}: Pod {name}: status.phase {phase}: a finished pod is not kept")
+                continue
             dump.pods.append(obj)
             owner = _owner(obj)
             if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
@@ -201,15 +231,17 @@ def expectations(dump: Dump) -> dict:
 
 
 def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
-    """The dump's Nodes as `given.existingNodes` (harness/loop/controllers/seed.py), with the pods
-    running on them; and the names of the pods that moved there (they leave the manifests).
+    """The dump's NodeClaims and Nodes as `given.existingNodes` (harness/loop/controllers/seed.py), with
+    the pods running on them; and the names of the pods that moved there (they leave the manifests).
 
-    A Node with a karpenter.sh/nodepool label whose NodePool the dump holds is Karpenter's: its
-    NodePool, instance type, zone and capacity type (the loop launches and registers it again;
-    karpenter.sh/initialized absent means it is still in flight). Any other Node is given as it is
+    A NodeClaim of a NodePool the dump holds is Karpenter's node (`_claim_entry`): running capacity with
+    the pods bound to its node name (pod.spec.nodeName == status.nodeName) whether or not the Node was
+    sent; in flight (`registered: false`) only when nothing says it registered. A Node with no NodeClaim
+    but a karpenter.sh/nodepool label of such a NodePool is one too; any other Node is given as it is
     (labels, taints, capacity, allocatable). A DaemonSet's pod on a Karpenter node is left to the
-    loop's DaemonSet controller when the dump holds the DaemonSet; every other running pod is bound
-    to its node as it was."""
+    loop's DaemonSet controller when the dump holds the DaemonSet; every other running pod is bound to its
+    node as it was. Entries in flight come last: an entry's place among the registered ones is its node's
+    index (launch order), which the expectations name."""
     pools = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"}
     daemonsets = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "DaemonSet"}
     by_node: dict[str, list[dict]] = {}
@@ -217,13 +249,12 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
         node = (pod.get("spec") or {}).get("nodeName")
         if node and ((pod.get("status") or {}).get("phase") or "Running") in ("Running", "Pending"):
             by_node.setdefault(node, []).append(pod)
-    entries, moved = [], set()
-    for node in dump.nodes:
-        meta = node.get("metadata") or {}
-        name, labels = meta.get("name"), dict(meta.get("labels") or {})
-        managed = labels.get("karpenter.sh/nodepool") in pools and labels.get("node.kubernetes.io/instance-type")
-        pods = []
-        for pod in by_node.get(name, []):
+    nodes_by_name = {(n.get("metadata") or {}).get("name"): n for n in dump.nodes}
+    moved: set[str] = set()
+
+    def pods_of(name: str | None, managed: bool) -> list[dict]:
+        out = []
+        for pod in by_node.get(name or "", []):
             owner = _owner(pod) or ("", "")
             if managed and owner[0] == "DaemonSet" and owner[1] in daemonsets:
                 continue                      # the DaemonSet controller places it again
@@ -231,8 +262,36 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
             refs = (pod.get("metadata") or {}).get("ownerReferences")
             if refs:
                 kept["metadata"]["ownerReferences"] = [{k: v for k, v in r.items() if k != "uid"} for r in refs]
-            pods.append(kept)
+            started = (pod.get("status") or {}).get("startTime")
+            if started:                 # a duration-valued do-not-disrupt annotation counts from it
+                kept["status"] = {"startTime": str(started)}
+            out.append(kept)
             moved.add(pod["metadata"]["name"])
+        return out
+
+    entries, inflight, claimed = [], [], set()
+    for nc in dump.nodeclaims:
+        labels = (nc.get("metadata") or {}).get("labels") or {}
+        if labels.get("karpenter.sh/nodepool") not in pools or not labels.get("node.kubernetes.io/instance-type"):
+            dump.notes.append(f"NodeClaim {nc['metadata'].get('name')}: its NodePool "
+                              f"{labels.get('karpenter.sh/nodepool')!r} or instance type is not in the input: not seeded")
+            continue
+        node_name = (nc.get("status") or {}).get("nodeName")
+        claimed.add(node_name)
+        entry = _claim_entry(nc, nodes_by_name.get(node_name or ""), bool(by_node.get(node_name or "")), dump.notes)
+        if entry is None:
+            continue
+        pods = pods_of(node_name, True) if entry.get("registered", True) else []
+        if pods:
+            entry["pods"] = pods
+        (entries if entry.get("registered", True) else inflight).append(entry)
+    for node in dump.nodes:
+        meta = node.get("metadata") or {}
+        name, labels = meta.get("name"), dict(meta.get("labels") or {})
+        if name in claimed:
+            continue
+        managed = labels.get("karpenter.sh/nodepool") in pools and labels.get("node.kubernetes.io/instance-type")
+        pods = pods_of(name, bool(managed))
         if managed:
             entry: dict = {"nodePool": labels["karpenter.sh/nodepool"],
                            "instanceType": labels["node.kubernetes.io/instance-type"]}
@@ -242,6 +301,8 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
                 entry["capacityType"] = labels["karpenter.sh/capacity-type"]
             if labels.get("karpenter.sh/initialized") != "true":
                 entry["initialized"] = False
+            if meta.get("creationTimestamp"):
+                entry["createdAt"] = str(meta["creationTimestamp"])
         else:
             status = node.get("status") or {}
             entry = {"name": name, "labels": labels}
@@ -252,11 +313,84 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
                 if status.get(key):
                     entry[key] = {k: str(v) for k, v in status[key].items()}
         if meta.get("deletionTimestamp"):
-            entry["deleting"] = True
+            entry["deleting"] = str(meta["deletionTimestamp"]) if managed else True
         if pods:
             entry["pods"] = pods
         entries.append(entry)
-    return entries, moved
+    return entries + inflight, moved
+
+
+# a Drifted condition's reason a hash annotation reproduces -> existingNodes' `drifted` (the provider's
+# hash drift is reason NodeClassDrift: harness/loop/azuredrift.py NODECLASS_DRIFT)
+DRIFT_REASONS = {"NodePoolDrifted": "NodePoolDrifted", "NodeClassDrift": "NodeClassDrifted",
+                 "NodeClassDrifted": "NodeClassDrifted"}
+HASH_ANNOTATIONS = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version",
+                    "karpenter.azure.com/aksnodeclass-hash", "karpenter.azure.com/aksnodeclass-hash-version")
+# conditions the loop derives itself from what the entry gives (their times are read where they matter)
+DERIVED_CONDITIONS = ("Launched", "Registered", "Initialized", "Ready", "Drifted", "Consolidatable", "Empty",
+                      "Drained", "VolumesDetached", "InstanceTerminating", "ConsistentStateFound",
+                      "DisruptionReason", "Expired")
+
+
+def _condition(obj: dict, kind: str) -> dict | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == kind), None)
+
+
+def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) -> dict | None:
+    """One NodeClaim as an existingNodes entry: its NodePool, instance type, zone and capacity type;
+    its creation, Initialized and lastPodEventTime times; deletion (the NodeClaim's or its Node's
+    deletionTimestamp); Drifted as the hash annotation it was launched with. What cannot be kept is a
+    note naming the object and the field."""
+    meta = nc.get("metadata") or {}
+    name, labels, status = meta.get("name"), meta.get("labels") or {}, nc.get("status") or {}
+    entry: dict = {"nodePool": labels["karpenter.sh/nodepool"], "instanceType": labels["node.kubernetes.io/instance-type"]}
+    if labels.get("topology.kubernetes.io/zone"):
+        entry["zone"] = labels["topology.kubernetes.io/zone"]
+    if labels.get("karpenter.sh/capacity-type"):
+        entry["capacityType"] = labels["karpenter.sh/capacity-type"]
+    if meta.get("creationTimestamp"):
+        entry["createdAt"] = str(meta["creationTimestamp"])
+    registered = _condition(nc, "Registered")
+    initialized = _condition(nc, "Initialized")
+    node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    if node is None and not has_pods and not (registered and registered.get("status") == "True"):
+        if not status.get("providerID"):
+            notes.append(f"NodeClaim {name}: not launched (no status.providerID): not seeded; the loop makes its own")
+            return None
+        entry["registered"] = False
+    elif (initialized or {}).get("status") != "True" and node_labels.get("karpenter.sh/initialized") != "true" \
+            and not (node is None and has_pods):
+        entry["initialized"] = False
+    if (initialized or {}).get("status") == "True" and initialized.get("lastTransitionTime"):
+        entry["initializedAt"] = str(initialized["lastTransitionTime"])
+    if status.get("lastPodEventTime"):
+        entry["lastPodEventTime"] = str(status["lastPodEventTime"])
+    deleted = meta.get("deletionTimestamp") or ((node or {}).get("metadata") or {}).get("deletionTimestamp")
+    if deleted:
+        entry["deleting"] = str(deleted)
+    elif any(t.get("key") == "karpenter.sh/disrupted" for t in ((node or {}).get("spec") or {}).get("taints") or []):
+        notes.append(f"Node {node['metadata']['name']}: spec.taints karpenter.sh/disrupted without a deletionTimestamp "
+                     "(a disruption command waiting for its replacements) is not kept: the loop decides again")
+    drifted = _condition(nc, "Drifted")
+    if drifted and drifted.get("status") == "True":
+        reason = str(drifted.get("reason") or "")
+        if reason in DRIFT_REASONS:
+            entry["drifted"] = DRIFT_REASONS[reason]
+        else:
+            notes.append(f"NodeClaim {name}: status.conditions Drifted reason {reason or '(none)'} is not kept as such: "
+                         "the loop derives it from the NodePool, AKSNodeClass and catalog")
+    ann = {k: str(v) for k, v in (meta.get("annotations") or {}).items() if k in HASH_ANNOTATIONS}
+    if ann and entry.get("drifted"):
+        entry["annotations"] = ann
+    for cond in (status.get("conditions") or []):
+        if cond.get("type") not in DERIVED_CONDITIONS:
+            notes.append(f"NodeClaim {name}: status.conditions {cond.get('type')} is not kept (not modeled)")
+    taints = [t for t in ((node or {}).get("spec") or {}).get("taints") or []
+              if t.get("key") not in ("karpenter.sh/disrupted", "node.kubernetes.io/not-ready",
+                                       "node.kubernetes.io/unreachable", "karpenter.sh/unregistered")]
+    if taints:
+        entry["taints"] = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None} for t in taints]
+    return entry
 
 
 def _karpenter_reasons(dump: Dump) -> dict[str, str]:
@@ -304,17 +438,36 @@ def cluster_facts(dump: Dump) -> dict:
 
 
 def missing_nodeclasses(dump: Dump) -> list[str]:
+    """AKSNodeClasses the NodePools reference that the input does not hold."""
     have = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "AKSNodeClass"}
     out = []
     for m in dump.manifests:
         if m.get("kind") != "NodePool":
             continue
         ref = (((m.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
-        if ref.get("name") and ref["name"] not in have:
-            out.append(f'NodeClassNotFound: NodePool "{m["metadata"]["name"]}" references AKSNodeClass '
-                       f'"{ref["name"]}", which the input does not hold, so the NodePool will not be Ready; add it '
-                       f'(kubectl get aksnodeclass {ref["name"]} -o yaml)')
+        if ref.get("name") and ref["name"] not in have and ref["name"] not in out:
+            out.append(ref["name"])
     return out
+
+
+def default_nodeclass(name: str, profiles: list[str]) -> tuple[dict, str]:
+    """The AKSNodeClass a release makes of an empty spec (its CRD defaults: image family, OS disk), in an
+    apiVersion every profile of the scenario serves; and which version that is."""
+    from harness.model.apiversions import served, storage
+    from harness.model.profile import load_profile
+    from harness.model.profile import ProfileError
+    loaded = []
+    for p in profiles:
+        try:
+            loaded.append(load_profile(p))
+        except ProfileError:          # a release the harness answers with its nearest (resolve), or a set name
+            continue
+    loaded = loaded or [load_profile("upstream")]
+    versions = [v for v in served(loaded[0], "AKSNodeClass") if all(v in served(p, "AKSNodeClass") for p in loaded[1:])]
+    version = (storage(loaded[0], "AKSNodeClass") if storage(loaded[0], "AKSNodeClass") in versions else None) \
+        or (versions[-1] if versions else storage(loaded[0], "AKSNodeClass") or "v1beta1")
+    return ({"apiVersion": f"karpenter.azure.com/{version}", "kind": "AKSNodeClass", "metadata": {"name": name},
+             "spec": {}}, version)
 
 
 # the AKS node resource group is MC_<resource group>_<cluster>_<location> unless the cluster names
@@ -445,28 +598,6 @@ def place_file(src: str, out: Path, name: str, what: str, copies: list[Path], no
     return dest.name
 
 
-def inflight_nodeclaims(dump: Dump) -> list[dict]:
-    """NodeClaims the dump holds without their Node: launched (a providerID) but not registered yet, as
-    `given.existingNodes` entries in flight (`registered: false`) of a NodePool the dump holds."""
-    pools = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"}
-    nodes = {(n.get("metadata") or {}).get("name") for n in dump.nodes}
-    out = []
-    for nc in dump.nodeclaims:
-        labels = (nc.get("metadata") or {}).get("labels") or {}
-        status = nc.get("status") or {}
-        if status.get("nodeName") in nodes or not status.get("providerID"):
-            continue
-        if labels.get("karpenter.sh/nodepool") not in pools or not labels.get("node.kubernetes.io/instance-type"):
-            continue
-        entry = {"nodePool": labels["karpenter.sh/nodepool"], "instanceType": labels["node.kubernetes.io/instance-type"],
-                 "registered": False}
-        for label, key in (("topology.kubernetes.io/zone", "zone"), ("karpenter.sh/capacity-type", "capacityType")):
-            if labels.get(label):
-                entry[key] = labels[label]
-        out.append(entry)
-    return out
-
-
 @dataclass
 class NewOptions:
     paths: list[str]
@@ -479,10 +610,49 @@ class NewOptions:
     force: bool = False
     replay: bool = False          # everything from scratch: the dump's nodes become expectations instead
     provider_version: str | None = None     # the customer's Karpenter provider version: its release profile
+    at: str | None = None         # the dump's time (RFC 3339); default: the newest timestamp in it
+
+
+def dump_zones(dump: Dump, region: str) -> list[str]:
+    """The zones (`1`, `2`, ...) the customer's Nodes and NodeClaims are in (`<region>-<n>` labels)."""
+    out = set()
+    for obj in dump.nodes + dump.nodeclaims:
+        zone = str(((obj.get("metadata") or {}).get("labels") or {}).get("topology.kubernetes.io/zone") or "")
+        if zone.startswith(f"{region}-") and zone.rsplit("-", 1)[1].isdigit():
+            out.add(zone.rsplit("-", 1)[1])
+    return sorted(out)
+
+
+def dumped_node_expectations(entries: list[dict]) -> list[dict]:
+    """What the dump shows of each Karpenter node the scenario seeds, by its index (seeding order: the
+    registered entries, in flight ones last): there at the end (`deleted: false`), deleting or not,
+    drifted or not. A run that passes reproduced it; one that fails names what changed."""
+    out = []
+    for i, entry in enumerate(e for e in entries if e.get("registered", True)):
+        if not entry.get("nodePool"):
+            continue
+        want: dict = {"index": i, "nodePool": entry["nodePool"], "instanceType": entry["instanceType"]}
+        if entry.get("zone"):
+            want["zone"] = entry["zone"]
+        want.update({"deleted": False, "deleting": bool(entry.get("deleting")), "drifted": bool(entry.get("drifted"))})
+        out.append(want)
+    return out
+
+
+def _pods_where(expect: dict, entries: list[dict]) -> None:
+    """A bare pod the dump shows running on a seeded Karpenter node is expected on that node (its index)."""
+    registered = [e for e in entries if e.get("registered", True)]
+    for i, entry in enumerate(registered):
+        for pod in entry.get("pods") or []:
+            name = pod["metadata"]["name"]
+            if entry.get("nodePool") and not (pod["metadata"].get("ownerReferences")) \
+                    and (expect.get("pods") or {}).get(name) == {"scheduled": True}:
+                expect["pods"][name] = {"scheduled": True, "node": i}
 
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     """(output path, scenario text, notes). Raises SourceError on bad input or a refused write."""
+    from harness.loop.clock import parse_rfc3339
     from harness.model.releases import policy_profiles
     from harness.runner.catalogs import available_catalogs
     from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, load_scenarios_text, schema_path
@@ -494,7 +664,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     if out.exists() and not opts.force:
         raise SourceError(out, None, "exists; pass --force to overwrite it")
     dump = split(read_objects(opts.paths))
-    notes = list(dump.notes) + missing_nodeclasses(dump)
+    notes = list(dump.notes)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
     profiles = list(opts.profiles)
@@ -509,10 +679,22 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             notes.append(f"WARNING: {res.notice}")
         notes.append(f"provider {opts.provider_version}: profile {res.profile}"
                      + ("" if res.exact else " (the nearest release: NOT that release)"))
-        profiles = [opts.provider_version] + [p for p in profiles if p != opts.provider_version]
+        # the customer's release and the newest: the run shows where the outcome changes between them
+        from harness.model.releases import parse
+        tag = "v" + ".".join(map(str, parse(opts.provider_version))) if parse(opts.provider_version) else res.profile
+        profiles = [tag] + [p for p in profiles or ["upstream"] if p != tag]
     given: dict = {"profiles": profiles or policy_profiles()}
     region = pick_region(opts.region, region_sources(dump, opts.catalog_file), notes)
     given["region"] = region
+    at = opts.at or dump.newest
+    if at:
+        try:
+            parse_rfc3339(at)
+        except ValueError:
+            raise SourceError("--at", None, f"{at!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)") from None
+        given["startTime"] = at
+        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else "the newest timestamp in the input")
+                     + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
     copies: list[Path] = []
     if opts.catalog_file:
         given["catalog"] = {"file": place_file(opts.catalog_file, out, opts.name, "catalog", copies, notes)}
@@ -520,29 +702,45 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             given["catalog"]["prices"] = place_file(opts.prices_file, out, opts.name, "prices", copies, notes)
     elif region not in available_catalogs():
         seen = sorted({(nc.get("metadata") or {}).get("labels", {}).get("node.kubernetes.io/instance-type")
-                       for nc in dump.nodeclaims} - {None})
+                       for nc in dump.nodeclaims + dump.nodes} - {None})
         if seen:
             given["skus"] = seen
+        zones = dump_zones(dump, region)
+        if zones:
+            given["zones"] = zones
         notes.append(f"region {region} has no bundled catalog: pass --catalog-file with `az vm list-skus --location "
-                     f"{region} --all --output json` output" + (f" (until then {', '.join(seen)} are synthesized)"
+                     f"{region} --all --output json` output" + (f" (until then {', '.join(seen)} are synthesized"
+                                                                 + (f" in zones {', '.join(zones)}, where the "
+                                                                    "customer's nodes are" if zones else "") + ")"
                                                                  if seen else ""))
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
-    expect = expectations(dump)
     manifests = dump.manifests
-    inflight = inflight_nodeclaims(dump) if not opts.replay else []
-    if (dump.nodes or inflight) and not opts.replay:
-        # the cluster as it is: its Nodes and running pods exist before the first pass, and the
-        # expectations are about the rest (pending pods, events)
-        given["existingNodes"], moved = existing_nodes(dump)
-        given["existingNodes"] += inflight
-        manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
-        expect.pop("nodes", None)
-        expect.pop("nodeCount", None)
+    for name in missing_nodeclasses(dump):
+        obj, version = default_nodeclass(name, given["profiles"])
+        manifests.insert(next((i for i, m in enumerate(manifests) if m.get("kind") == "NodePool"), 0), obj)
+        notes.append(f"AKSNodeClass {name} is referenced by a NodePool but not in the input: assumed the release's "
+                     f"default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
+                     f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
+    expect = expectations(dump)
+    if (dump.nodes or dump.nodeclaims) and not opts.replay:
+        # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
+        # expectations are what the dump shows of them, and of the rest (pending pods, events)
+        entries, moved = existing_nodes(dump)
+        notes += [n for n in dump.notes if n not in notes]
+        if entries:
+            given["existingNodes"] = entries
+            manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
+            expect.pop("nodes", None)
+            expect.pop("nodeCount", None)
+            seeded = dumped_node_expectations(entries)
+            if seeded:
+                expect["nodes"] = seeded
+            _pods_where(expect, entries)
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug"]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
-                          "showed; edit them to what should happen.",
+                          "showed: a pass means the run reproduced it, a failure names what changed.",
            "given": given, "manifests": manifests, "expect": expect}
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
@@ -561,5 +759,5 @@ def write(out: Path, text: str) -> None:
 
 
 __all__ = ["NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
-           "cluster_facts", "missing_nodeclasses", "existing_nodes", "inflight_nodeclaims", "region_sources",
+           "cluster_facts", "missing_nodeclasses", "existing_nodes", "region_sources", "default_nodeclass",
            "pick_region", "place_file"]

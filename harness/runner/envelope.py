@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,7 @@ class Rules:
 
     status: dict[tuple[str, ...], str]
     prefixes: frozenset[tuple[str, ...]]        # every proper prefix of a rule path
+    defaults: dict[tuple[str, ...], str] = dataclasses.field(default_factory=dict)   # unmodeled fields' API defaults
 
     def deeper(self, path: tuple[str, ...]) -> bool:
         return path in self.prefixes
@@ -62,8 +64,12 @@ def rules_for(kind: str) -> Rules:
         for path, st in rules_for("Pod").status.items():
             if path and path[0] in ("metadata", "spec"):
                 status.setdefault(("spec", "template") + path, st)
+    # a field holding the value the API server defaults it to asks for nothing the simulation lacks
+    defaults = {_split(p): str(v) for p, v in ((data.get("defaults") or {}).get(kind) or {}).items()}
+    if kind in POD_TEMPLATE_KINDS:
+        defaults.update({("spec", "template") + path: v for path, v in rules_for("Pod").defaults.items()})
     prefixes = frozenset(p[:i] for p in status for i in range(1, len(p)))
-    return Rules(status, prefixes)
+    return Rules(status, prefixes, defaults)
 
 
 def advice(key: str) -> str:
@@ -85,6 +91,9 @@ def unmodeled_fields(obj: dict) -> list[Finding]:
     def walk(node, doc_path: tuple, path: tuple[str, ...], inherited: str | None) -> None:
         st = rules.status.get(path, inherited) if path else None
         if st not in (None, "modeled", "inert"):
+            if path in rules.defaults and isinstance(node, (str, int, float, bool)) \
+                    and str(node) == rules.defaults[path]:
+                return
             found.setdefault(_join(path), Finding(doc_path, _join(path), st))
             return
         deeper = rules.deeper(path) or not path

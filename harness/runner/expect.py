@@ -361,6 +361,13 @@ class Checker:
                 attr = {"instanceType": n.instance_type, "zone": n.zone, "capacityType": n.capacity_type}[key]
                 if key in want and _s(want[key]) != attr:
                     self.fail(f"{p}.{key}", _s(want[key]), attr)
+            if "deleted" in want and want["deleted"] != (n.deleted is not None):
+                self.fail(f"{p}.deleted", want["deleted"], n.deleted or False)
+            if "deleting" in want and want["deleting"] != n.deleting:
+                self.fail(f"{p}.deleting", want["deleting"], n.deleting, f"deleted: {n.deleted}" if n.deleted else "")
+            if "drifted" in want and want["drifted"] != (n.drifted is not None):
+                self.fail(f"{p}.drifted", want["drifted"], n.drifted or False,
+                          f"deleted: {n.deleted}" if n.deleted else "")
             for key in ("registered", "initialized"):
                 if key in want and want[key] != getattr(n, key):
                     self.fail(f"{p}.{key}", want[key], getattr(n, key),
@@ -595,9 +602,14 @@ class Checker:
 
     # -- alternatives, ranges and outcome sets (issue 28: where upstream is random or racy) ----------
     def node_count(self, want) -> None:
-        """An integer, or a range `{min, max}` (either bound alone is fine)."""
-        have = len(self.r.nodes)
-        there = ", ".join(f"{n.name} ({n.instance_type})" for n in self.r.nodes)
+        """The live nodes at the end (a deleted one is named apart): an integer, or a range `{min, max}`
+        (either bound alone is fine)."""
+        live = [n for n in self.r.nodes if n.deleted is None]
+        have = len(live)
+        there = ", ".join(f"{n.name} ({n.instance_type})" for n in live)
+        gone = [n for n in self.r.nodes if n.deleted is not None]
+        if gone:
+            there += "; deleted: " + ", ".join(f"{n.name} ({n.deleted})" for n in gone)
         path = f"{self.root}.nodeCount"
         if isinstance(want, dict):
             if "min" in want and have < want["min"]:

@@ -319,13 +319,30 @@ def release_notices(doc: Document, data: dict) -> list:
     return out
 
 
+def _after(stamp: str, start: float) -> bool:
+    from harness.loop.clock import parse_rfc3339
+    try:
+        return parse_rfc3339(stamp) > start
+    except ValueError:
+        return False                  # the schema's pattern names a malformed time
+
+
 def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) -> list[SourceError]:
     """given.existingNodes: each pod a valid Pod manifest; a managed entry names a NodePool of the
     manifests and its instance type (harness/loop/controllers/seed.py)."""
+    from harness.loop.clock import start_of
     errors: list[SourceError] = []
     pools = {m.obj["metadata"]["name"] for m in manifests if m.obj.get("kind") == "NodePool"}
-    for i, entry in enumerate((data.get("given") or {}).get("existingNodes") or []):
+    given = data.get("given") or {}
+    start = start_of(given)
+    for i, entry in enumerate(given.get("existingNodes") or []):
         path = ("given", "existingNodes", i)
+        for key in ("createdAt", "initializedAt", "lastPodEventTime", "deleting"):
+            # a dump's history is before its time: the simulated clock starts at given.startTime
+            if isinstance(entry.get(key), str) and _after(entry[key], start):
+                errors.append(doc.error(path + (key,), f"{entry[key]} is after the start "
+                                                       f"({given.get('startTime') or 'the default 2026-01-01T00:00:00Z'}"
+                                                       "); set given.startTime to the dump's time"))
         if entry.get("nodePool") is not None:
             if entry["nodePool"] not in pools:
                 errors.append(doc.error(path + ("nodePool",), f"no NodePool {entry['nodePool']!r} in the manifests "

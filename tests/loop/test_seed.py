@@ -219,3 +219,31 @@ def test_a_deleted_nodes_mirror_pod_is_collected_and_a_held_notready_node_has_th
         assert {("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute")} <= taints
         sim.converge()
         assert sim.result.pods["default/mirror"].state == "deleted"
+
+
+def test_a_dumps_history_is_kept(embedded):
+    """createdAt, initializedAt, lastPodEventTime, a deletionTimestamp and a drifted hash from a dump: the
+    NodeClaim's age and disruption clocks continue from them (the simulation starts at EPOCH here)."""
+    from harness.loop.clock import EPOCH
+    from harness.loop.hashes import NODECLASS_HASH, NODEPOOL_HASH
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [
+            {"nodePool": "default", "instanceType": "Standard_D2s_v3", "createdAt": "2025-12-31T00:00:00Z",
+             "initializedAt": "2025-12-31T00:01:00Z", "lastPodEventTime": "2025-12-31T06:00:00Z",
+             "drifted": "NodeClassDrifted", "annotations": {NODECLASS_HASH: "123", NODEPOOL_HASH: "456"},
+             "pods": [pod("running")]},
+            {"nodePool": "default", "instanceType": "Standard_D2s_v3", "deleting": "2025-12-31T23:00:00Z"}])
+        drifted, deleting = sim.claims
+        assert drifted.created_at == EPOCH - 86400 and drifted.obj["metadata"]["creationTimestamp"] == "2025-12-31T00:00:00Z"
+        assert drifted.dis.initialized_at == EPOCH - 86400 + 60 and drifted.dis.last_pod_event == EPOCH - 18 * 3600
+        ann = drifted.obj["metadata"]["annotations"]
+        assert ann[NODECLASS_HASH] == "123" and ann[NODEPOOL_HASH] != "456"     # only the drifted hash is the dump's
+        assert sim.state.disruption.pod_started["default/running"] == EPOCH          # no startTime: the start
+        assert deleting.dis.deleting_since == EPOCH - 3600
+
+
+def test_a_creation_after_the_start_is_refused(embedded):
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        with pytest.raises(SeedError, match=r"given.existingNodes\[0\].createdAt: 2026-02-01T00:00:00Z is after"):
+            seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3",
+                                       "createdAt": "2026-02-01T00:00:00Z"}])

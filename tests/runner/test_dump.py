@@ -39,7 +39,10 @@ def test_dump_becomes_manifests_and_expectations(tmp_path, capsys):
     (running,) = node["pods"]
     assert running["metadata"]["name"] == "web-6d4cf56db6-x7k2p" and "nodeName" not in running["spec"]
     assert running["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet"
-    assert "nodes" not in sc.expect and "nodeCount" not in sc.expect
+    # what the dump shows of the seeded node: there at the end, not deleting, not drifted
+    assert sc.expect["nodes"] == [{"index": 0, "nodePool": "default", "instanceType": "Standard_D4s_v5",
+                                   "zone": "eastus-2", "deleted": False, "deleting": False, "drifted": False}]
+    assert "nodeCount" not in sc.expect
     err = capsys.readouterr().err
     assert "skipped ReplicaSet web-6d4cf56db6" in err and "skipped Service web" in err
 
@@ -86,8 +89,11 @@ def test_missing_nodeclass_is_named(tmp_path, capsys):
     multi = tmp_path / "np.yaml"
     multi.write_text(yaml.safe_dump_all(docs))
     assert new(tmp_path, multi, extra=["--region", "eastus"])[0] == 0
-    assert ('NodeClassNotFound: NodePool "default" references AKSNodeClass "default"'
-            in capsys.readouterr().err)
+    assert "AKSNodeClass default is referenced by a NodePool but not in the input: assumed the release's " \
+           "default (karpenter.azure.com/v1beta1" in capsys.readouterr().err
+    (sc,) = load_scenarios(tmp_path / "case.scenario.yaml")
+    assert [(m.obj["kind"], m.obj["metadata"]["name"], m.obj["spec"]) for m in sc.manifests] == [
+        ("AKSNodeClass", "default", {}), ("NodePool", "default", sc.manifests[1].obj["spec"])]
 
 
 def test_json_list_and_pending_pod_reason(tmp_path):

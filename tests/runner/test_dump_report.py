@@ -45,7 +45,7 @@ def test_customer_report_as_sent(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "region westus2 from Node aks-default-7xk2m's labels" in err
     (sc,) = load_scenarios(out)                       # what `harness validate` reads
-    assert sc.region == "westus2" and sc.profiles == ["v1.14.1"]
+    assert sc.region == "westus2" and sc.profiles == ["v1.14.1", "upstream"]
     assert sc.given["catalog"] == {"file": "case-1-skus.json"} and (out.parent / "case-1-skus.json").is_file()
     assert sc.given["cluster"] == {"nodeResourceGroup": "MC_contoso-rg_shop-aks_westus2", "kubernetesVersion": "1.32.7"}
     managed, *vmss = sc.given["existingNodes"]
@@ -117,13 +117,31 @@ def test_disagreeing_sources_and_the_flag():
     assert notes == ["--region eastus overrides what the input says: westus2 (Node a)"]
 
 
-def test_inflight_nodeclaim_is_existing_capacity(tmp_path):
+def test_nodeclaim_without_its_node_is_running_capacity(tmp_path):
+    """The customer sent the NodeClaim (Registered, Initialized) but not its Node: it is running capacity,
+    registered and initialized, not a launch in flight."""
     items = [i for i in _items("cluster.yaml") if i["kind"] != "Node" or "vmss" in i["metadata"]["name"]]
     rc, out = new(tmp_path, _write(tmp_path, "cluster.yaml", items), extra=["--catalog-file", str(REPORT / "skus.json")])
     assert rc == 0
     (sc,) = load_scenarios(out)
-    assert sc.given["existingNodes"][-1] == {"nodePool": "default", "instanceType": "Standard_D8ds_v5",
-                                             "registered": False, "zone": "westus2-1", "capacityType": "on-demand"}
+    entry = next(e for e in sc.given["existingNodes"] if e.get("nodePool"))
+    assert "registered" not in entry and "initialized" not in entry
+    assert entry["createdAt"] and entry["initializedAt"] == "2026-10-02T13:41:51Z"
+
+
+def test_inflight_nodeclaim_is_existing_capacity(tmp_path):
+    items = [i for i in _items("cluster.yaml") if i["kind"] != "Node" or "vmss" in i["metadata"]["name"]]
+    for i in items:
+        if i["kind"] == "NodeClaim":      # launched, not registered: no Registered/Initialized condition
+            i["status"]["conditions"] = [c for c in i["status"]["conditions"] if c["type"] == "Launched"]
+            del i["status"]["nodeName"]
+    rc, out = new(tmp_path, _write(tmp_path, "cluster.yaml", items), extra=["--catalog-file", str(REPORT / "skus.json")])
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    entry = sc.given["existingNodes"][-1]
+    assert {k: entry[k] for k in ("nodePool", "instanceType", "registered", "zone", "capacityType")} == {
+        "nodePool": "default", "instanceType": "Standard_D8ds_v5", "registered": False, "zone": "westus2-1",
+        "capacityType": "on-demand"}
 
 
 def test_catalog_inside_the_tree_is_referenced_not_copied(tmp_path):
@@ -144,6 +162,6 @@ def test_provider_version(tmp_path, capsys):
     assert rc == 0
     err = capsys.readouterr().err
     assert "WARNING: no profile for provider v1.8.1" in err and "profile v1.7.2" in err
-    assert load_scenarios(out)[0].profiles == ["v1.8.1"]
+    assert load_scenarios(out)[0].profiles == ["v1.8.1", "upstream"]
     rc, _ = new(tmp_path, REPORT / "cluster.yaml", extra=["--provider-version", "banana", "--force"])
     assert rc == 2 and "--provider-version" in capsys.readouterr().err

@@ -101,3 +101,13 @@ def test_every_library_field_is_either_listed_or_reported():
         for sc in load_scenarios(f):
             for n in sc.warnings:
                 assert n.line >= 1 and n.message
+
+
+def test_a_field_at_its_api_default_is_not_warned():
+    """`kubectl get -o yaml` shows every defaulted field: schedulerName default-scheduler asks for nothing."""
+    pod = {"kind": "Pod", "spec": {"schedulerName": "default-scheduler", "containers": []}}
+    assert "spec.schedulerName" not in fields(pod)
+    assert fields({"kind": "Pod", "spec": {"schedulerName": "gpu-scheduler", "containers": []}})["spec.schedulerName"] \
+        == "scheduler"
+    deployment = {"kind": "Deployment", "spec": {"template": {"spec": {"schedulerName": "default-scheduler"}}}}
+    assert "spec.template.spec.schedulerName" not in fields(deployment)

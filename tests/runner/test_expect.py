@@ -70,3 +70,22 @@ def test_without_override_failure_points_at_expect(cluster):
     got = _lines(cluster, "before-0006")
     assert got['expect.pods["web"].pending'] == LINE_EXPECT_PENDING
     assert got["steps[0].expect.nodeCount"] == LINE_STEP_NODECOUNT
+
+
+def test_node_count_is_the_live_nodes_and_a_node_says_deleted_deleting_drifted():
+    """nodeCount counts the nodes still there (a deleted one is named apart); `deleted`, `deleting` and
+    `drifted` on a node entry state what a dump shows of it (harness new writes them)."""
+    from harness.loop.result import NodeResult, RunResult
+    from harness.runner.expect import check
+    r = RunResult("s", "upstream", "embedded", 1)
+    gone = NodeResult("aks-a", 0, "a", "web", "Standard_D2s_v3", "eastus-1", "on-demand", "aks-a", deleted="Expired")
+    draining = NodeResult("aks-b", 1, "b", "web", "Standard_D2s_v3", "eastus-1", "on-demand", "aks-b", deleting=True,
+                          drifted="NodeClassDrift")
+    r.nodes = [gone, draining]
+    assert check({"nodeCount": 1, "nodes": [{"index": 0, "deleted": True},
+                                            {"index": 1, "deleted": False, "deleting": True, "drifted": True}]}, r) == []
+    (miss,) = check({"nodeCount": 2}, r)
+    assert (miss.path, miss.expected, miss.actual) == ("expect.nodeCount", 2, 1)
+    assert "deleted: aks-a (Expired)" in miss.detail
+    (miss,) = check({"nodes": [{"index": 0, "deleted": False}]}, r)
+    assert (miss.path, miss.actual) == ("expect.nodes[0].deleted", "Expired")

@@ -49,7 +49,7 @@ class NodeClaimDisruption:
             if c.done or c.refused or c.launched is None:
                 continue
             if not c.dis.launch_recorded:
-                self._record_launch(c, nodeclasses)
+                self.record_launch(c, nodeclasses)
             if c.initialized and c.dis.initialized_at is None:
                 c.dis.initialized_at = now
 
@@ -67,7 +67,7 @@ class NodeClaimDisruption:
                  s.cfg.cluster, s.provider.sku_seq)
         for c in live:
             if not c.dis.launch_recorded:
-                self._record_launch(c, nodeclasses)
+                self.record_launch(c, nodeclasses)
             if c.initialized and c.dis.initialized_at is None:
                 c.dis.initialized_at = now
             np = nodepools.get(c.template.name)
@@ -109,7 +109,7 @@ class NodeClaimDisruption:
             cache[name] = self.state.cluster.get("AKSNodeClass", name) if name else None
         return cache[name]
 
-    def _record_launch(self, c: Claim, nodeclasses: dict) -> None:
+    def record_launch(self, c: Claim, nodeclasses: dict) -> None:
         s = self.state
         facts = azuredrift.launch_facts(self._nodeclass(c.nodeclass_name, nodeclasses), s.cfg.cluster)
         c.dis.launch_recorded = True

@@ -22,6 +22,10 @@ class PodEvents:
         self.state = state
         self._bound: dict[str, str] = {}          # pod key -> node, as of the last pass
 
+    def settled(self, key: str, node: str) -> None:
+        """A pod that ran on `node` before the run started (a dump's): its binding is no pod event."""
+        self._bound[key] = node
+
     def reconcile(self) -> bool:
         s = self.state
         now = s.clock.now()

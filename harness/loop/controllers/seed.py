@@ -27,8 +27,11 @@ import copy
 from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
+from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
-from harness.loop.controllers.nodetermination import rfc3339
+from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
+from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
+                                 NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
 from harness.loop.nodeclaim import PlannedClaim, offering_compatible
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
@@ -110,6 +113,7 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     if not hasattr(out, "vm_name"):
         raise SeedError(f"{where}: launching {it.name} failed: {out.reason}: {out.message}")
     sim.launch.populate(claim, out)
+    _history(sim, claim, entry, where)
     if entry.get("registered", True):
         sim.registration.kubelet_register(claim)
         if claim.node_name and not claim.refused:
@@ -120,6 +124,7 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     if claim.node_name:
         _decorate(sim, claim.node_name, entry)
         _pods(sim, claim.node_name, entry, where)
+        _settled_pods(sim, claim, entry)
         if entry.get("deleting"):
             _mark_deleting(sim, claim.node_name)
             # core's node termination answers the Node's deletion by deleting its NodeClaim at once (core
@@ -127,10 +132,87 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
             # in-flight node reports Ready: the lifecycle controller then only finalizes it
             # (nodeclaim/lifecycle/controller.go Reconcile), so it is never initialized
             sim.node_termination.begin(claim, "")
+            _deleting_since(claim, entry)
+    elif entry.get("deleting"):           # a NodeClaim deleted before its Node joined
+        sim.node_termination.begin(claim, "")
+        _deleting_since(claim, entry)
     s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {out.zone}, {out.capacity_type})"
             + ("" if claim.node_name else ", launched without a Node")
             + ("" if claim.initialized else ", not initialized"))
     return Seeded(claim.node_name, claim.result.name)
+
+
+def _at(entry: dict, key: str, where: str) -> float | None:
+    value = entry.get(key)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return parse_rfc3339(str(value))
+    except ValueError:
+        raise SeedError(f"{where}.{key}: {value!r} is not an RFC 3339 time") from None
+
+
+def _history(sim, claim, entry: dict, where: str) -> None:
+    """What the dump says happened before the start: the NodeClaim's creation time (its age counts from
+    there: expireAfter, the drift check's instance-type wait), its Initialized and lastPodEventTime times
+    (consolidateAfter counts from the later), and the hash annotations it was launched with. The launch
+    facts are recorded first (nodeclaimdisruption.py record_launch stamps the current AKSNodeClass hash
+    once), so the dump's older hash is the one drift compares; `drifted` without the dump's annotation
+    gets a placeholder hash that matches no spec."""
+    s = sim.state
+    created = _at(entry, "createdAt", where)
+    if created is not None:
+        if created > s.clock.now():
+            raise SeedError(f"{where}.createdAt: {entry['createdAt']} is after given.startTime "
+                            f"({s.clock.timestamp()})")
+        claim.created_at = created
+        claim.obj["metadata"]["creationTimestamp"] = rfc3339(created)
+    claim.dis.initialized_at = _at(entry, "initializedAt", where)
+    claim.dis.last_pod_event = _at(entry, "lastPodEventTime", where)
+    ann = {str(k): str(v) for k, v in (entry.get("annotations") or {}).items()}
+    drifted = entry.get("drifted")
+    if not ann and not drifted:
+        return
+    sim.nodeclaim_disruption.record_launch(claim, {})
+    have = claim.obj["metadata"].setdefault("annotations", {})
+    if drifted == "NodeClassDrifted":
+        ann.setdefault(NODECLASS_HASH, "launched-from-an-older-aksnodeclass")
+        ann.setdefault(NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE)
+    elif drifted:
+        ann.setdefault(NODEPOOL_HASH, "launched-from-an-older-nodepool")
+        ann.setdefault(NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
+    # a hash the dump does not call drifted is current: the loop's own stays (its digits are not upstream's)
+    current = {"NodeClassDrifted": (NODEPOOL_HASH,), "NodePoolDrifted": (NODECLASS_HASH,)}.get(
+        str(drifted), (NODEPOOL_HASH, NODECLASS_HASH))
+    ann = {k: v for k, v in ann.items() if k not in current}
+    have.update(ann)
+
+
+def _settled_pods(sim, claim, entry: dict) -> None:
+    """The entry's pods ran there before the start: their binding is no pod event now (podevents.py
+    would stamp lastPodEventTime at the start), and each started at its status.startTime (a duration-valued
+    do-not-disrupt annotation counts from it)."""
+    s = sim.state
+    keys = [s.pod_key(p) for p in entry.get("pods") or []]
+    for key, pod in zip(keys, entry.get("pods") or []):
+        started = ((pod.get("status") or {}).get("startTime"))
+        if key in s.result.pods and s.result.pods[key].node:
+            sim.podevents.settled(key, s.result.pods[key].node)
+            s.disruption.pod_started[key] = parse_rfc3339(str(started)) if started else s.clock.now()
+    if claim.dis.initialized_at is None and entry.get("createdAt") and claim.initialized:
+        claim.dis.initialized_at = claim.created_at
+
+
+def _deleting_since(claim, entry: dict) -> None:
+    """A dump's deletionTimestamp: termination counts its terminationGracePeriod from it (the deadline
+    NodeTermination.begin set from the start moves back by as much)."""
+    if not isinstance(entry.get("deleting"), str):
+        return
+    since = parse_rfc3339(entry["deleting"])
+    if claim.dis.termination_time is not None:
+        claim.dis.termination_time -= claim.dis.deleting_since - since
+        claim.obj["metadata"].setdefault("annotations", {})[TERMINATION_ANNOTATION] = rfc3339(claim.dis.termination_time)
+    claim.dis.deleting_since = since
 
 
 def _instance_type(instance_types: list, entry: dict, where: str):

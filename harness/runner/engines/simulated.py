@@ -6,7 +6,7 @@ import contextlib
 import functools
 
 from harness.backends.base import APIRejected, Cluster
-from harness.loop.clock import SimClock
+from harness.loop.clock import SimClock, start_of
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.why import explain_pending
@@ -104,7 +104,7 @@ class SimulatedRun:
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
-        clock = SimClock()
+        clock = SimClock(start_of(scenario.given))      # a dump's time (given.startTime) or EPOCH
         self.fake = fake_azure(scenario, clock)
         # real backends talk to a loopback kube-apiserver through `requests` too: let those through
         transport, compute, network = sdk_clients(self.fake.subscription_id)

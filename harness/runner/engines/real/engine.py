@@ -135,6 +135,15 @@ class RealEngine:
             return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
                     "2026-01-01 00:00 UTC; the controller's clock is the wall clock (core v1.14.0 "
                     "pkg/apis/v1/nodepool.go Budget.IsActive)")
+        entries = scenario.given.get("existingNodes") or []
+        history = [k for k in ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
+                   if any(k in e for e in entries)]
+        history += ["deleting (a time)"] if any(isinstance(e.get("deleting"), str) for e in entries) else []
+        if scenario.given.get("startTime") or history:
+            return ("a dump's history (" + ", ".join((["given.startTime"] if scenario.given.get("startTime") else [])
+                                                     + [f"existingNodes[].{k}" for k in history]) +
+                    ") is replayed on the simulated clock; the controller's clock is the wall clock and it stamps "
+                    "its own creation times and hashes")
         wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
         have = cluster.server_version
         if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):

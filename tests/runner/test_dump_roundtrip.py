@@ -1,0 +1,199 @@
+"""Customer dumps round-trip: `harness new` on a `kubectl get -o yaml` dump (tests/runner/dumps/, written
+by hand in kubectl's shape), then the run with no edit reproduces what the dump shows at the dump's time
+(given.startTime) and carries on from it (harness/runner/dump.py, harness/loop/controllers/seed.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli import main as cli
+from harness.loop.clock import parse_rfc3339
+from harness.runner.scenario import load_scenarios, load_scenarios_text
+
+DUMPS = Path(__file__).resolve().parent / "dumps"
+
+
+def new(tmp_path, dump: str | Path, *extra: str):
+    out = tmp_path / "case.scenario.yaml"
+    src = dump if isinstance(dump, Path) else DUMPS / dump
+    assert cli(["new", str(src), "--name", "case-1", "-o", str(out), "--force", *extra]) == 0
+    return out
+
+
+def run(sc, profile: str = "upstream"):
+    from harness.backends.embedded import EmbeddedBackend
+    from harness.runner.engines import run as run_scenario
+    cluster = EmbeddedBackend().start()
+    try:
+        return run_scenario(sc, profile, cluster)
+    finally:
+        cluster.close()
+
+
+def with_steps(out: Path, steps: list[dict]):
+    """The generated scenario with steps appended (carrying on past the dump's time)."""
+    doc = yaml.safe_load(out.read_text())
+    doc["steps"] = steps
+    (sc,) = load_scenarios_text(yaml.safe_dump(doc, sort_keys=False), out.name, out.parent)
+    return sc
+
+
+def test_node_draining_behind_a_pdb_stays_deleting(tmp_path, capsys):
+    out = new(tmp_path, "drain-behind-pdb.yaml", "--provider-version", "1.6.2")
+    (sc,) = load_scenarios(out)
+    assert sc.profiles == ["v1.6.2", "upstream"]
+    assert sc.given["startTime"] == "2026-11-20T14:04:30Z"        # the Node's last heartbeat: the newest time
+    (entry,) = sc.given["existingNodes"]
+    assert entry["deleting"] == "2026-11-20T13:50:00Z" and entry["createdAt"] == "2026-11-19T10:02:11Z"
+    assert [p["metadata"]["name"] for p in entry["pods"]] == ["api-7f9c6b5d4-h2x9q", "api-7f9c6b5d4-m4k7t"]
+    assert [m.obj["kind"] for m in sc.manifests].count("PodDisruptionBudget") == 1
+    assert sc.expect["nodes"] == [{"index": 0, "nodePool": "web", "instanceType": "Standard_D4s_v5",
+                                   "zone": "eastus-1", "deleted": False, "deleting": True, "drifted": False}]
+    assert not [w for w in sc.warnings if "schedulerName" in w.message]     # the default is not warned
+    for profile in sc.profiles:
+        outcome = run(sc, profile)
+        assert outcome.passed, [m.render() for m in outcome.mismatches]
+        (node,) = outcome.result.nodes
+        assert node.deleting and any(t["key"] == "karpenter.sh/disrupted" for t in node.taints)
+        assert sorted(node.pods) == ["default/api-7f9c6b5d4-h2x9q", "default/api-7f9c6b5d4-m4k7t"]
+    # carrying on: a day later the PDB still holds both pods, and the node is still draining
+    outcome = run(with_steps(out, [{"advance": "22h30m", "expect": {"nodes": sc.expect["nodes"]}}]))
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+
+
+def test_drifted_nodeclass_stays_drifted_behind_its_budget(tmp_path):
+    out = new(tmp_path, "drifted-nodeclass.yaml")
+    (sc,) = load_scenarios(out)
+    (entry,) = sc.given["existingNodes"]
+    assert entry["drifted"] == "NodeClassDrifted"
+    assert entry["annotations"]["karpenter.azure.com/aksnodeclass-hash"] == "7261398123455519287"
+    assert sc.expect["pods"]["batch-runner"] == {"scheduled": True, "node": 0}
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert outcome.result.nodes[0].drifted == "NodeClassDrift" and not outcome.result.disruptions
+
+
+def test_drifted_node_is_replaced_once_the_budget_allows(tmp_path):
+    """The same dump without the Drifted budget: the run carries on and drift replaces the node, so the
+    generated expectation (still drifted, still there) fails and names what changed."""
+    data = yaml.safe_load((DUMPS / "drifted-nodeclass.yaml").read_text())
+    data["items"][0]["spec"]["disruption"]["budgets"] = [{"nodes": "10%"}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    (sc,) = load_scenarios(new(tmp_path, dump))
+    outcome = run(sc)
+    assert not outcome.passed
+    assert [d["reason"] for d in outcome.result.disruptions] == ["Drifted"]
+    assert outcome.result.disruptions[0]["driftReason"] == "NodeClassDrift"
+    assert any(m.path == "expect.nodes[0].deleted" for m in outcome.mismatches)
+
+
+def test_aged_node_expires_on_time(tmp_path):
+    out = new(tmp_path, "expiring-node.yaml")
+    (sc,) = load_scenarios(out)
+    start = parse_rfc3339(sc.given["startTime"])
+    assert sc.given["startTime"] == "2026-11-20T13:30:00Z"
+    assert sc.given["existingNodes"][0]["createdAt"] == "2026-10-21T14:00:00Z"
+    outcome = run(sc)                         # at the dump's time: the node is there
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    # carrying on: 720h after its creation (14:00, 30 minutes on) it expires, not before
+    outcome = run(with_steps(out, [{"advance": "29m"}, {"advance": "1m30s"}]))
+    expired = [t for t in outcome.result.timeline if t["action"] == "deleting"]
+    assert expired and expired[0]["detail"] == "Expired"
+    assert start + 30 * 60 <= expired[0]["t"] <= start + 31 * 60
+
+
+def test_nodeclaims_without_nodes_are_running_capacity(tmp_path):
+    (sc,) = load_scenarios(new(tmp_path, "nodeclaims-without-nodes.yaml"))
+    entries = sc.given["existingNodes"]
+    assert [e.get("registered", True) for e in entries] == [True, True]
+    assert [[p["metadata"]["name"] for p in e["pods"]] for e in entries] == [["ingest"], ["transform"]]
+    assert sc.expect["pods"]["ingest"] == {"scheduled": True, "node": 0}
+    assert sc.expect["pods"]["report"]["pending"] is True
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert [n.registered and n.initialized for n in outcome.result.nodes] == [True, True]
+
+
+def test_missing_nodeclass_is_the_release_default(tmp_path, capsys):
+    (sc,) = load_scenarios(new(tmp_path, "missing-nodeclass.yaml", "--provider-version", "v1.6.2"))
+    err = capsys.readouterr().err
+    assert "AKSNodeClass web is referenced by a NodePool but not in the input: assumed the release's default" in err
+    nodeclass = next(m.obj for m in sc.manifests if m.obj["kind"] == "AKSNodeClass")
+    assert nodeclass["metadata"]["name"] == "web" and nodeclass["spec"] == {}
+    for profile in sc.profiles:
+        outcome = run(sc, profile)
+        assert outcome.passed, (profile, [m.render() for m in outcome.mismatches], outcome.error)
+
+
+def test_region_without_catalog_offers_the_customers_zones(tmp_path, capsys):
+    (sc,) = load_scenarios(new(tmp_path, "region-without-catalog.yaml"))
+    assert sc.region == "swedencentral" and sc.given["zones"] == ["3"] and sc.given["skus"] == ["Standard_D4s_v5"]
+    assert "synthesized in zones 3, where the customer's nodes are" in capsys.readouterr().err
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert outcome.result.nodes[0].zone == "swedencentral-3"
+
+
+@pytest.mark.parametrize("flag,want", [("--at", "2026-11-21T00:00:00Z")])
+def test_at_sets_the_start(tmp_path, flag, want):
+    (sc,) = load_scenarios(new(tmp_path, "expiring-node.yaml", flag, want))
+    assert sc.given["startTime"] == want
+
+
+def test_do_not_disrupt_duration_continues_from_the_pods_start(tmp_path):
+    """The drifted node's pod has `karpenter.sh/do-not-disrupt: 24h` and started 23h before the dump: drift
+    waits one more hour, not 24 (the pod's status.startTime is kept)."""
+    data = yaml.safe_load((DUMPS / "drifted-nodeclass.yaml").read_text())
+    data["items"][0]["spec"]["disruption"]["budgets"] = [{"nodes": "10%"}]
+    pod = data["items"][-1]
+    pod["metadata"]["annotations"] = {"karpenter.sh/do-not-disrupt": "24h"}
+    pod["status"]["startTime"] = "2026-11-19T12:15:00Z"
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    (sc,) = load_scenarios(out)
+    start = parse_rfc3339(sc.given["startTime"])
+    assert start == parse_rfc3339("2026-11-20T11:15:00Z")
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]          # at the dump's time: still there
+    outcome = run(with_steps(out, [{"advance": "59m"}, {"advance": "5m"}]))
+    drifted = [t for t in outcome.result.timeline if t["action"] == "deleting"]
+    assert drifted and drifted[0]["detail"] == "Drifted"
+    assert start + 3600 <= drifted[0]["t"] <= start + 3600 + 5 * 60
+
+
+def test_termination_grace_period_counts_from_the_dumps_deletion(tmp_path):
+    """With terminationGracePeriod 1h, the node deleted at 13:50 is forced down at 14:50 whatever the PDB
+    says: 45.5 minutes after the dump (14:04:30), not an hour."""
+    data = yaml.safe_load((DUMPS / "drain-behind-pdb.yaml").read_text())
+    data["items"][0]["spec"]["template"]["spec"]["terminationGracePeriod"] = "1h"
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    (sc,) = load_scenarios(out)
+    start = parse_rfc3339(sc.given["startTime"])
+    outcome = run(with_steps(out, [{"advance": "44m", "expect": {"nodes": sc.expect["nodes"]}}, {"advance": "2m"}]))
+    # the pods are deleted their own 30 s grace before 14:50 (sigs.k8s.io/karpenter v1.14.0
+    # pkg/controllers/node/termination/terminator/terminator.go DeleteExpiringPods), so the drain ends 45 minutes after the dump, not 60
+    (drained,) = [t["t"] for t in outcome.result.timeline if t["action"] == "drained"]
+    assert start + 45 * 60 <= drained <= start + 45 * 60 + 15
+    assert outcome.result.nodes[0].deleted is not None
+    assert not [m for m in outcome.mismatches if m.path.startswith("steps[0]")]      # still draining at 44m
+
+
+def test_a_finished_pod_is_named_not_kept(tmp_path, capsys):
+    """A Job's completed pod (status.phase Succeeded) holds no capacity: not a pod to schedule again."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    done = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
+    done["status"]["phase"] = "Succeeded"
+    done["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "ingest",
+                                           "controller": True, "uid": "u"}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    (sc,) = load_scenarios(new(tmp_path, dump))
+    assert "Pod ingest: status.phase Succeeded: a finished pod is not kept" in capsys.readouterr().err
+    assert "ingest" not in sc.expect["pods"] and "ingest" not in [m.obj["metadata"]["name"] for m in sc.manifests]
+    assert "pods" not in sc.given["existingNodes"][0]
