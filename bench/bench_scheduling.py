@@ -101,7 +101,9 @@ def solve_once(n: int, its, profile, sem, mix: str) -> tuple[float, float, int]:
     t, c = time.perf_counter(), time.process_time()
     template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
     keys = set().union(*(topology_keys(p) for p in batch))
-    topo = Topology(universe_for(keys, [template]), {}, []) if keys else None
+    # as the provisioner builds it (harness/loop/controllers/provisioner.py): the profile's well-known
+    # labels let a claim's requirements leave a zone undefined
+    topo = Topology(universe_for(keys, [template]), {}, [], sem=sem, well_known=profile.well_known_labels) if keys else None
     result = Scheduler([template], [], profile, sem, topology=topo).solve(batch)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     assert not result.errors, next(iter(result.errors.values()))
