@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from itertools import accumulate
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
+
+from sortedcontainers import SortedKeyList
 
 from harness.loop.gosort import keeps_ties, slice_sort
 from harness.loop.nodeclaimtemplate import Template
@@ -102,7 +105,11 @@ class ClaimOrder:
     needs no more CPU than it has left (`unpark`). Its slack and pod count cannot change while parked
     (only an added pod changes them), and the scan would skip it for every pod that needs more CPU, so
     results are unchanged; the scan (`buckets`) then visits only claims that can still take the pod,
-    while the runs keep the parked claims in Go's list."""
+    while the runs keep the parked claims in Go's list.
+
+    A claim can carry tags (`tag`, set by the scheduler: the domains its requirements allow on a
+    key a pod's affinity needs); `tagged` visits, in scan order, only the unparked claims carrying
+    one of some tags, so a pod that only fits one zone does not walk every claim of the others."""
 
     def __init__(self):
         self._runs: dict[int, list[PlannedClaim]] = {}       # pod count -> its claims in Go's order
@@ -113,6 +120,8 @@ class ClaimOrder:
         self._parked: list[tuple[int, int, PlannedClaim]] = []     # heap of (-cpu slack, index, claim)
         self._parked_ids: set[int] = set()
         self._tick = 0
+        self._tags: dict[int, frozenset] = {}                # claim index -> its tags
+        self._views: dict[object, SortedKeyList] = {}        # tag -> its unparked claims, in scan order
 
     def key(self, claim: PlannedClaim) -> tuple[int, int]:
         """The claim's rank in the scan."""
@@ -151,7 +160,7 @@ class ClaimOrder:
                 self._enter(claim, count)
         listed = [c for n in sorted(self._runs) for c in self._runs[n]] + added[::-1]
         slice_sort(listed, _fewer_pods)
-        self._runs, self.buckets, self._filed, self._sizes = {}, {}, {}, [0]
+        self._runs, self.buckets, self._filed, self._sizes, self._views = {}, {}, {}, [0], {}
         for claim in listed:
             self._tick += 1
             claim.place = self._tick
@@ -171,13 +180,44 @@ class ClaimOrder:
         self._sizes[count] += 1
         if claim.index not in self._parked_ids:
             bisect.insort(self.buckets.setdefault(count, []), claim, key=_place)
+            self._show(claim, self._tags.get(claim.index, ()))
 
     def _leave(self, claim: PlannedClaim) -> None:
+        if claim.index not in self._parked_ids:
+            self._hide(claim, self._tags.get(claim.index, ()))
+            _remove(self.buckets, self._filed[claim.index], claim)
         count = self._filed.pop(claim.index)
         _remove(self._runs, count, claim)
         self._sizes[count] -= 1
+
+    def tag(self, claim: PlannedClaim, tags: frozenset) -> None:
+        """The claim's tags from now on."""
+        old = self._tags.get(claim.index, frozenset())
+        if tags == old:
+            return
         if claim.index not in self._parked_ids:
-            _remove(self.buckets, count, claim)
+            self._hide(claim, old - tags)
+            self._show(claim, tags - old)
+        self._tags[claim.index] = tags
+
+    def tagged(self, tags) -> Iterator[PlannedClaim]:
+        """The unparked claims carrying any of `tags`, in scan order."""
+        views = [self._views[t] for t in tags if t in self._views]
+        if len(views) == 1:
+            return iter(views[0])
+        seen: set[int] = set()
+        return (c for c in heapq.merge(*views, key=self.key) if not (c.index in seen or seen.add(c.index)))
+
+    def _show(self, claim: PlannedClaim, tags) -> None:
+        for t in tags:
+            view = self._views.get(t)
+            if view is None:
+                view = self._views[t] = SortedKeyList(key=self.key)
+            view.add(claim)
+
+    def _hide(self, claim: PlannedClaim, tags) -> None:
+        for t in tags:
+            self._views[t].remove(claim)
 
     def __iter__(self):
         for n in sorted(self.buckets):
@@ -187,6 +227,7 @@ class ClaimOrder:
         """Skipped until `unpark` reaches its CPU slack (claim.slack, already computed)."""
         if claim.index in self._parked_ids:
             return
+        self._hide(claim, self._tags.get(claim.index, ()))
         _remove(self.buckets, self._filed[claim.index], claim)
         self._parked_ids.add(claim.index)
         heapq.heappush(self._parked, (-claim.slack.get("cpu", 0), claim.index, claim))
@@ -197,6 +238,7 @@ class ClaimOrder:
             _, index, claim = heapq.heappop(self._parked)
             self._parked_ids.discard(index)
             bisect.insort(self.buckets.setdefault(self._filed[index], []), claim, key=_place)
+            self._show(claim, self._tags.get(index, ()))
 
 
 class _Before:
