@@ -116,7 +116,8 @@ class ClaimOrder:
         self.buckets: dict[int, list[PlannedClaim]] = {}     # the same, parked claims left out
         self._filed: dict[int, int] = {}                     # claim index -> the run it is in
         self._sizes: list[int] = [0]                         # pod count -> length of its run
-        self._changed: list[tuple[PlannedClaim, int | None, int]] = []   # since the last sort: (claim, count, place) before
+        # since the last sort: each changed claim with its count and place before (count None: added)
+        self._changed: list[tuple[PlannedClaim, int | None, int]] = []
         self._parked: list[tuple[int, int, PlannedClaim]] = []     # heap of (-cpu slack, index, claim)
         self._parked_ids: set[int] = set()
         self._tick = 0
@@ -148,8 +149,10 @@ class ClaimOrder:
         changed, self._changed = self._changed, []
         if not changed:
             return                                   # a sorted list: sort.Slice leaves it as it is
-        if len(changed) == 1 and keeps_ties(_Before(self, *changed[0]), _fewer_pods, self._moved(*changed[0])):
-            return
+        if len(changed) == 1:
+            before = _Before(self, *changed[0])
+            if keeps_ties(before, _fewer_pods, before.moved):
+                return
         added = []
         for claim, count, place in reversed(changed):      # back to the list as Go holds it
             self._leave(claim)

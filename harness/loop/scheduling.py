@@ -452,8 +452,9 @@ class Scheduler:
             return
         for claim in source:
             i = claim.index
-            if ((i in first and all(i in s for s in rest)) or i in ungated) and all(g.admits(claim) for g in domains[1:]):
-                yield claim
+            if (i in first and all(i in s for s in rest)) or i in ungated:
+                if all(g.admits(claim) for g in domains[1:]):
+                    yield claim
 
     def _pod_gates(self, pod: PodView) -> list:
         """The pod's hostname gates, only when the original scan is sure to reach
@@ -480,15 +481,12 @@ class Scheduler:
                     self._order.tag(claim, self._tags_of(claim))
 
     def _tags_of(self, claim: PlannedClaim) -> frozenset:
-        """(key, domain) for each domain the claim's requirements allow on a watched key, or (key, ANY)
-        where they allow an open set (NotIn, Exists, no requirement): such a claim is always visited."""
+        """(key, domain) for each domain the claim's requirement on a watched key lists, or (key, ANY)
+        where it is open (NotIn, Exists, no requirement): such a claim is always visited."""
         tags = []
         for key in self._watched:
-            r = claim.requirements.get(key)
-            if r.complement:
-                tags.append((key, ANY))
-            else:
-                tags += [(key, v) for v in r.values if r.has(v)]
+            allowed = _listed_domains(claim.requirements.get(key))
+            tags += [(key, ANY)] if allowed is None else [(key, v) for v in allowed]
         return frozenset(tags)
 
     def _template_reaches_topology(self, template: Template, pod: PodView, pod_reqs: Requirements) -> bool:
@@ -586,8 +584,16 @@ class DomainGate:
         return [(self.key, ANY), *((self.key, d) for d in self.domains)]
 
     def admits(self, claim: PlannedClaim) -> bool:
-        r = claim.requirements.get(self.key)
-        return r.complement or any(r.has(d) for d in self.domains)
+        allowed = _listed_domains(claim.requirements.get(self.key))
+        return allowed is None or not allowed.isdisjoint(self.domains)
+
+
+def _listed_domains(r: Requirement) -> frozenset[str] | None:
+    """The values an `In` requirement lists (nextDomainAffinity reads them as listed), or None for an
+    open one (NotIn, Exists, bounds): a claim with an open requirement is never skipped."""
+    if r.complement or r.gte is not None or r.lte is not None:
+        return None
+    return r.values
 
 
 def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:
