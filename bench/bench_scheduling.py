@@ -10,7 +10,9 @@ growth exponent log(cpu ratio)/log(size ratio) against the previous size (1.0 = 
 `--cprofile N` profiles the last size and prints the top N functions by cumulative time.
 
 Growth: a pod visits only the planned claims with enough CPU left (harness/loop/nodeclaim.py
-ClaimOrder.park), so the scheduler's work per pod stays about constant on both mixes. What still
+ClaimOrder.park) and, with a zonal affinity, only those in its zones (Scheduler._scan's domain
+gates); Go's sort.Slice order costs a claim move per pod, not a replay (gosort.keeps_ties); so the
+scheduler's work per pod stays about constant on both mixes (docs/benchmarks/scheduling.md). What still
 grows faster than linear past ~10k pods is CPython's cyclic garbage collector: each full
 (generation 2) collection walks every live object, and a 100k-pod solve keeps ~0.5 GB of pods,
 claims and requirements alive. `--no-gc` turns the collector off for the run to separate the two
@@ -101,7 +103,9 @@ def solve_once(n: int, its, profile, sem, mix: str) -> tuple[float, float, int]:
     t, c = time.perf_counter(), time.process_time()
     template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
     keys = set().union(*(topology_keys(p) for p in batch))
-    topo = Topology(universe_for(keys, [template]), {}, []) if keys else None
+    # as the provisioner builds it (harness/loop/controllers/provisioner.py): the profile's well-known
+    # labels let a claim's requirements leave a zone undefined
+    topo = Topology(universe_for(keys, [template]), {}, [], sem=sem, well_known=profile.well_known_labels) if keys else None
     result = Scheduler([template], [], profile, sem, topology=topo).solve(batch)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     assert not result.errors, next(iter(result.errors.values()))

@@ -4,15 +4,13 @@
 
 Runs every (scenario, profile) pair once and writes, per pair, a digest of everything the run
 produced (node labels with their writers, NodeClaims, pods, events, dropped SKUs, the fake's
-snapshot, the loop trace, mismatches; wall-clock timings excluded). A refactor that claims "no
-behavior change" runs this before and after and compares: `--against` prints the pairs whose
-digest moved and exits 1 if any did.
+snapshot, the loop trace, mismatches; wall-clock timings excluded: harness/runner/fingerprint.py).
+A refactor that claims "no behavior change" runs this before and after and compares: `--against`
+prints the pairs whose digest moved and exits 1 if any did.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -21,28 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.backends.embedded import EmbeddedBackend  # noqa: E402
 from harness.runner.engines import run  # noqa: E402
+from harness.runner.fingerprint import fingerprint as run_fingerprint  # noqa: E402
 from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
-
-
-def _plain(obj):
-    """JSON-able view of a result: dataclasses as dicts, sets sorted, unknown objects by repr."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, (set, frozenset)):
-        return sorted(repr(v) for v in obj)
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    return repr(obj)
-
-
-def _digest(result) -> str:
-    view = _plain(result)
-    view.pop("timings", None)
-    return hashlib.sha256(json.dumps(view, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
 def fingerprint(paths: list[str]) -> dict[str, str]:
@@ -52,10 +30,7 @@ def fingerprint(paths: list[str]) -> dict[str, str]:
         for f in find_scenario_files(paths):
             for sc in load_scenarios(f):
                 for profile in sc.profiles:
-                    o = run(sc, profile, cluster)
-                    parts = [_digest(o.result)] + [_digest(r) for r in o.step_results]
-                    parts.append(hashlib.sha256(repr([str(m) for m in o.mismatches]).encode()).hexdigest()[:8])
-                    out[f"{f}::{sc.name}[{profile}]"] = "-".join(parts)
+                    out[f"{f}::{sc.name}[{profile}]"] = run_fingerprint(run(sc, profile, cluster))
     finally:
         cluster.close()
     return out

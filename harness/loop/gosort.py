@@ -7,11 +7,12 @@ stable: it is pattern-defeating quicksort (Go src/sort/slice.go Slice, zsortfunc
 insertion sort up to 12 elements, which keeps ties in order, then median pivots, partitions, a seeded
 xorshift to break patterns and a heapsort fallback), unchanged since Go 1.19. This is that algorithm,
 step for step, over a Python list with a `less` on elements; tests/loop/test_gosort.py checks it against
-the Go toolchain's own sort.Slice.
+the Go toolchain's own sort.Slice. `keeps_ties` says, from at most 12 reads, when a list that is sorted
+but for one element leaves sort.Slice as a stable sort would, so a caller can skip the replay.
 """
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -27,6 +28,40 @@ def slice_sort(xs: list[T], less: Callable[[T, T], bool]) -> None:
     """Sort `xs` in place as Go's sort.Slice(xs, less) does."""
     n = len(xs)
     _Sorter(xs, less).pdqsort(0, n, n.bit_length())
+
+
+def pivot_reads(n: int) -> frozenset[int]:
+    """The positions choosePivot_func compares when sorting a whole slice of length n >= 8."""
+    marks = [n // 4 * 1, n // 4 * 2, n // 4 * 3]
+    if n >= SHORTEST_NINTHER:
+        return frozenset(m + d for m in marks for d in (-1, 0, 1))
+    return frozenset(marks)
+
+
+def keeps_ties(xs: Sequence[T], less: Callable[[T, T], bool], moved: int) -> bool:
+    """Whether sort.Slice(xs) orders xs as a stable sort does, for an xs that would be sorted without
+    its element at `moved` (one element changed its key or was appended); False means "replay".
+
+    Why it holds (each case is one pdqsort_func path): up to 12 elements it is an insertion sort, which
+    is stable. Otherwise the first round has balanced = partitioned = true and no pattern breaking.
+    Before choosePivot's first swap every comparison is of two read positions in order, and the only
+    pairs out of order involve `moved`: if `moved` is not read, no swap happens, the hint is
+    "increasing" and partialInsertionSort runs. It finds the one descent (next to `moved`), swaps it,
+    and its shifts carry the element left past strictly greater ones or right past strictly smaller
+    ones, to where a stable sort puts it; its next scan meets no descent and it reports sorted. A
+    sorted xs is left as it is (no swap, no descent). Under 50 elements partialInsertionSort gives up at
+    the first descent, so only a sorted xs is known. Reads xs[moved - 1 .. moved + 1] and, when
+    `moved` is a pivot read, the pivot reads."""
+    n = len(xs)
+    if n <= MAX_INSERTION:
+        return True
+    if (moved == 0 or not less(xs[moved], xs[moved - 1])) and (moved == n - 1 or not less(xs[moved + 1], xs[moved])):
+        return True                               # already sorted
+    if n < SHORTEST_SHIFTING:
+        return False
+    if moved not in pivot_reads(n):
+        return True
+    return _Sorter(xs, less).choose_pivot(0, n)[1] == "increasing"
 
 
 class _Sorter:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import bisect
 import heapq
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 
-from harness.loop.gosort import MAX_INSERTION, slice_sort
+from sortedcontainers import SortedKeyList
+
+from harness.loop.gosort import keeps_ties, slice_sort
 from harness.loop.nodeclaimtemplate import Template
 from harness.loop.pods import PodView
 from harness.model.requirements import Requirements
@@ -86,92 +90,148 @@ class FilterError:
 class ClaimOrder:
     """The planned claims in the order core scans them: before each pod, Scheduler.add sorts
     newNodeClaims by pod count with sort.Slice (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go);
-    a new claim is appended. Up to 12 claims Go's sort.Slice is an insertion sort (harness/loop/gosort.py),
-    which keeps ties in their current order: among claims of one pod count, a claim that has just grown
-    into the count comes first (the list was sorted, and it was ahead of every claim of the count it
-    left), and a new claim comes after the other one-pod claims. `place` records that, so the order is
-    kept up to date as claims grow instead of re-sorting every claim for every pod. From the 13th claim
-    on, Go's pattern-defeating quicksort moves ties in its own (deterministic) way: the order becomes the
-    list itself, sorted with gosort.slice_sort before each pod (`sort`).
+    a new claim is appended.
+
+    Go's list is kept as runs, one per pod count, each in Go's order (`place` ranks a claim in its run).
+    Between two sorts the list changes by one claim: a new claim is appended, or one claim grows by one
+    pod. Where gosort.keeps_ties proves that sort.Slice then orders the list as a stable sort does, the
+    claim just moves: a grown claim to the front of its new count's run (the list was sorted, so it was
+    ahead of every claim of that count), a new claim to the back of its count's run. Otherwise (two
+    changes, a short list, or the moved claim among choosePivot's reads) the change is undone and
+    Go's list replayed through gosort.slice_sort. Either way the order is Go's, exactly; the replay is
+    the rare case, so a sort costs about the same at 10 claims or 10,000.
 
     A claim whose CPU slack is below the current pod's CPU request can be parked: skipped until a pod
-    needs no more CPU than it has left (`unpark`). Its slack and place cannot change while parked (only
-    an added pod changes them), and the scan would skip it for every pod that needs more CPU, so results
-    are unchanged; up to 12 claims the scan then visits claims that can still take the pod instead of
-    every full claim."""
+    needs no more CPU than it has left (`unpark`). Its slack and pod count cannot change while parked
+    (only an added pod changes them), and the scan would skip it for every pod that needs more CPU, so
+    results are unchanged; the scan (`buckets`) then visits only claims that can still take the pod,
+    while the runs keep the parked claims in Go's list.
+
+    A claim can carry tags (`tag`, set by the scheduler: the domains its requirements allow on a
+    key a pod's affinity needs); `tagged` visits, in scan order, only the unparked claims carrying
+    one of some tags, so a pod that only fits one zone does not walk every claim of the others."""
 
     def __init__(self):
-        self.buckets: dict[int, list[PlannedClaim]] = {}
+        self._runs: dict[int, list[PlannedClaim]] = {}       # pod count -> its claims in Go's order
+        self.buckets: dict[int, list[PlannedClaim]] = {}     # the same, parked claims left out
+        self._filed: dict[int, int] = {}                     # claim index -> the run it is in
+        self._sizes: list[int] = [0]                         # pod count -> length of its run
+        # since the last sort: each changed claim with its count and place before (count None: added)
+        self._changed: list[tuple[PlannedClaim, int | None, int]] = []
         self._parked: list[tuple[int, int, PlannedClaim]] = []     # heap of (-cpu slack, index, claim)
         self._parked_ids: set[int] = set()
         self._tick = 0
-        self._size = 0
-        self.listed: list[PlannedClaim] | None = None    # Go's list, from the 13th claim on
-        self._position: dict[int, int] = {}
+        self._tags: dict[int, frozenset] = {}                # claim index -> its tags
+        self._views: dict[object, SortedKeyList] = {}        # tag -> its unparked claims, in scan order
 
     def key(self, claim: PlannedClaim) -> tuple[int, int]:
         """The claim's rank in the scan."""
-        if self.listed is not None:
-            return (self._position[claim.index], 0)
-        return (len(claim.pods), claim.place)
+        return (self._filed[claim.index], claim.place)
 
     def add(self, claim: PlannedClaim) -> None:
         """A new claim, appended: last among the claims of its pod count."""
-        self._size += 1
+        self._changed.append((claim, None, 0))
         self._tick += 1
         claim.place = self._tick
-        if self.listed is None and self._size > MAX_INSERTION:     # sort.Slice stops being stable
-            # Go's list so far (sorted, the parked claims in it too), the new claim appended
-            parked = [c for _, _, c in self._parked]
-            self.listed = sorted([*self._keyed(), *parked], key=lambda c: (len(c.pods), c.place))
-            self.buckets = {}
-        if self.listed is not None:
-            self.listed.append(claim)
-            return
-        self._insert(claim)
-
-    def sort(self) -> None:
-        """Scheduler.add's sort.Slice by pod count, before the pod is tried on the planned claims."""
-        if self.listed is not None:
-            slice_sort(self.listed, lambda a, b: len(a.pods) < len(b.pods))
-            self._position = {c.index: i for i, c in enumerate(self.listed)}
-
-    def _insert(self, claim: PlannedClaim) -> None:
-        bisect.insort(self.buckets.setdefault(len(claim.pods), []), claim, key=lambda c: c.place)
-
-    def _take(self, claim: PlannedClaim, count: int) -> None:
-        bucket = self.buckets[count]
-        del bucket[bisect.bisect_left(bucket, claim.place, key=lambda c: c.place)]
-        if not bucket:
-            del self.buckets[count]
+        self._enter(claim, len(claim.pods))
 
     def grew(self, claim: PlannedClaim) -> None:
         """The claim has one more pod than when it was last placed: first among its new count."""
-        if self.listed is not None:
-            return
-        self._take(claim, len(claim.pods) - 1)
+        count = self._filed[claim.index]
+        self._changed.append((claim, count, claim.place))
+        self._leave(claim)
         self._tick += 1
         claim.place = -self._tick
-        self._insert(claim)
+        self._enter(claim, len(claim.pods))
 
-    def _keyed(self):
-        for n in sorted(self.buckets):
-            yield from self.buckets[n]
+    def sort(self) -> None:
+        """Scheduler.add's sort.Slice by pod count, before the pod is tried on the planned claims."""
+        changed, self._changed = self._changed, []
+        if not changed:
+            return                                   # a sorted list: sort.Slice leaves it as it is
+        if len(changed) == 1:
+            before = _Before(self, *changed[0])
+            if keeps_ties(before, _fewer_pods, before.moved):
+                return
+        added = []
+        for claim, count, place in reversed(changed):      # back to the list as Go holds it
+            self._leave(claim)
+            if count is None:
+                added.append(claim)
+            else:
+                claim.place = place
+                self._enter(claim, count)
+        listed = [c for n in sorted(self._runs) for c in self._runs[n]] + added[::-1]
+        slice_sort(listed, _fewer_pods)
+        self._runs, self.buckets, self._filed, self._sizes, self._views = {}, {}, {}, [0], {}
+        for claim in listed:
+            self._tick += 1
+            claim.place = self._tick
+            self._enter(claim, len(claim.pods))
+
+    def _moved(self, claim: PlannedClaim, count: int | None, place: int) -> int:
+        """Where the changed claim stood in Go's list before this sort."""
+        if count is None:
+            return sum(self._sizes) - 1
+        return sum(self._sizes[:count]) + bisect.bisect_left(self._runs.get(count, ()), place, key=_place)
+
+    def _enter(self, claim: PlannedClaim, count: int) -> None:
+        self._filed[claim.index] = count
+        bisect.insort(self._runs.setdefault(count, []), claim, key=_place)
+        while len(self._sizes) <= count:
+            self._sizes.append(0)
+        self._sizes[count] += 1
+        if claim.index not in self._parked_ids:
+            bisect.insort(self.buckets.setdefault(count, []), claim, key=_place)
+            self._show(claim, self._tags.get(claim.index, ()))
+
+    def _leave(self, claim: PlannedClaim) -> None:
+        if claim.index not in self._parked_ids:
+            self._hide(claim, self._tags.get(claim.index, ()))
+            _remove(self.buckets, self._filed[claim.index], claim)
+        count = self._filed.pop(claim.index)
+        _remove(self._runs, count, claim)
+        self._sizes[count] -= 1
+
+    def tag(self, claim: PlannedClaim, tags: frozenset) -> None:
+        """The claim's tags from now on."""
+        old = self._tags.get(claim.index, frozenset())
+        if tags == old:
+            return
+        if claim.index not in self._parked_ids:
+            self._hide(claim, old - tags)
+            self._show(claim, tags - old)
+        self._tags[claim.index] = tags
+
+    def tagged(self, tags) -> Iterator[PlannedClaim]:
+        """The unparked claims carrying any of `tags`, in scan order."""
+        views = [self._views[t] for t in tags if t in self._views]
+        if len(views) == 1:
+            return iter(views[0])
+        seen: set[int] = set()
+        return (c for c in heapq.merge(*views, key=self.key) if not (c.index in seen or seen.add(c.index)))
+
+    def _show(self, claim: PlannedClaim, tags) -> None:
+        for t in tags:
+            view = self._views.get(t)
+            if view is None:
+                view = self._views[t] = SortedKeyList(key=self.key)
+            view.add(claim)
+
+    def _hide(self, claim: PlannedClaim, tags) -> None:
+        for t in tags:
+            self._views[t].remove(claim)
 
     def __iter__(self):
-        if self.listed is None:
-            yield from self._keyed()
-            return
-        for claim in self.listed:
-            if claim.index not in self._parked_ids:
-                yield claim
+        for n in sorted(self.buckets):
+            yield from self.buckets[n]
 
     def park(self, claim: PlannedClaim) -> None:
         """Skipped until `unpark` reaches its CPU slack (claim.slack, already computed)."""
         if claim.index in self._parked_ids:
             return
-        if self.listed is None:
-            self._take(claim, len(claim.pods))
+        self._hide(claim, self._tags.get(claim.index, ()))
+        _remove(self.buckets, self._filed[claim.index], claim)
         self._parked_ids.add(claim.index)
         heapq.heappush(self._parked, (-claim.slack.get("cpu", 0), claim.index, claim))
 
@@ -180,5 +240,43 @@ class ClaimOrder:
         while self._parked and -self._parked[0][0] >= need_cpu:
             _, index, claim = heapq.heappop(self._parked)
             self._parked_ids.discard(index)
-            if self.listed is None:
-                self._insert(claim)
+            bisect.insort(self.buckets.setdefault(self._filed[index], []), claim, key=_place)
+            self._show(claim, self._tags.get(index, ()))
+
+
+class _Before:
+    """Go's list as it stood before this sort, one change back: the runs laid end to end, with the
+    changed claim at its old place (a grown claim) or at the end (a new one). Read by position."""
+
+    def __init__(self, order: ClaimOrder, claim: PlannedClaim, count: int | None, place: int):
+        self.runs, self.sizes, self.claim = order._runs, order._sizes, claim
+        self.ends = list(accumulate(order._sizes))
+        self.moved = order._moved(claim, count, place)
+        now = order._filed[claim.index]
+        self.now = self.ends[now] - self.sizes[now] + bisect.bisect_left(self.runs[now], claim.place, key=_place)
+
+    def __len__(self) -> int:
+        return self.ends[-1]
+
+    def __getitem__(self, index: int) -> PlannedClaim:
+        if index == self.moved:
+            return self.claim
+        index -= index > self.moved                  # among the others, without the claim ...
+        index += index >= self.now                   # ... laid out as they are now
+        count = bisect.bisect_right(self.ends, index)
+        return self.runs[count][index - self.ends[count] + self.sizes[count]]
+
+
+def _place(claim: PlannedClaim) -> int:
+    return claim.place
+
+
+def _fewer_pods(a: PlannedClaim, b: PlannedClaim) -> bool:
+    return len(a.pods) < len(b.pods)
+
+
+def _remove(runs: dict[int, list[PlannedClaim]], count: int, claim: PlannedClaim) -> None:
+    run = runs[count]
+    del run[bisect.bisect_left(run, claim.place, key=_place)]
+    if not run:
+        del runs[count]

@@ -72,6 +72,7 @@ class Scheduler:
         # hostname gates: (id(group), threshold) -> (group, threshold, indexes of claims still open)
         self._gates: dict[tuple[int, int], tuple[object, int, set[int]]] = {}
         self._ungated: set[int] = set()       # claims whose hostname is not their own placeholder
+        self._watched: set[str] = set()       # keys of domain gates seen: claims are tagged on them
         self._explain = True                  # False while scanning planned claims (errors discarded)
 
     # -- setup --------------------------------------------------------------------------------
@@ -418,28 +419,42 @@ class Scheduler:
     # -- the claim scan's index ------------------------------------------------------------------
     def _scan(self, pod: PodView):
         """The planned claims in scan order (pod count, then creation), leaving out claims where one
-        of the pod's hostname gates is closed: there add_requirements would reject the pod whatever
-        else passes. Skipping changes no result because the scan's per-claim errors are discarded:
-        core addToInflightNode (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go) keeps only the
-        first claim whose NodeClaim.CanAdd succeeds and otherwise returns a fixed "failed scheduling
-        pod to inflight nodes". Core itself visits every claim (in parallel, parallelizeUntil); the
-        index is ours, and tests/loop/test_scheduling_fingerprint.py pins that results are unchanged."""
+        of the pod's gates is closed: a hostname gate (the count at the claim's own hostname) or a
+        domain gate (its affinity needs a domain the claim's requirements do not allow); there
+        add_requirements would reject the pod whatever else passes. Skipping changes no result
+        because the scan's per-claim errors are discarded: core addToInflightNode
+        (sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go) keeps only the first claim whose
+        NodeClaim.CanAdd succeeds and otherwise returns a fixed "failed scheduling pod to inflight
+        nodes". Core itself visits every claim (in parallel, parallelizeUntil); the index is ours,
+        and tests/loop/test_scheduling_fingerprint.py pins that results are unchanged."""
         gates = self._pod_gates(pod)
         if not gates:
             yield from self._order
             return
-        sets = sorted((self._gate(g, t)[2] for g, t in gates), key=len)
+        hosts = [g for g in gates if not isinstance(g, DomainGate)]
+        domains = [g for g in gates if isinstance(g, DomainGate)]
+        source = self._order
+        if domains:
+            self._watch(domains)
+            source = self._order.tagged(domains[0].tags())
+        if not hosts:
+            for claim in source:
+                if all(g.admits(claim) for g in domains[1:]):
+                    yield claim
+            return
+        sets = sorted((self._gate(g, t)[2] for g, t in hosts), key=len)
         first, rest, ungated = sets[0], sets[1:], self._ungated
         if len(first) * 8 < len(self.planned):
             # few claims still open: visit just those, in scan order
             open_ = [self.planned[i] for i in first if all(i in s for s in rest)]
             open_ += [self.planned[i] for i in ungated if i not in first]
-            yield from sorted(open_, key=self._order.key)
+            yield from sorted((c for c in open_ if all(g.admits(c) for g in domains)), key=self._order.key)
             return
-        for claim in self._order:
+        for claim in source:
             i = claim.index
             if (i in first and all(i in s for s in rest)) or i in ungated:
-                yield claim
+                if all(g.admits(claim) for g in domains[1:]):
+                    yield claim
 
     def _pod_gates(self, pod: PodView) -> list:
         """The pod's hostname gates, only when the original scan is sure to reach
@@ -453,7 +468,26 @@ class Scheduler:
             return []
         if not any(self._template_reaches_topology(t, pod, pod_reqs) for t in self.templates):
             return []
-        return self.topology.hostname_gates(pod)
+        strict = pod.requirements(self.sem, strict=True)
+        return [*self.topology.hostname_gates(pod),
+                *(DomainGate(k, d) for k, d in self.topology.domain_gates(pod, strict))]
+
+    def _watch(self, gates: list[DomainGate]) -> None:
+        """Tag every claim on each gate's key, from the first pod whose gate needs it on."""
+        for g in gates:
+            if g.key not in self._watched:
+                self._watched.add(g.key)
+                for claim in self.planned:
+                    self._order.tag(claim, self._tags_of(claim))
+
+    def _tags_of(self, claim: PlannedClaim) -> frozenset:
+        """(key, domain) for each domain the claim's requirement on a watched key lists, or (key, ANY)
+        where it is open (NotIn, Exists, no requirement): such a claim is always visited."""
+        tags = []
+        for key in self._watched:
+            allowed = _listed_domains(claim.requirements.get(key))
+            tags += [(key, ANY)] if allowed is None else [(key, v) for v in allowed]
+        return frozenset(tags)
 
     def _template_reaches_topology(self, template: Template, pod: PodView, pod_reqs: Requirements) -> bool:
         """addToNewNodeClaim for this template gets as far as the topology: limits, taints and
@@ -488,7 +522,10 @@ class Scheduler:
 
     def _update_gates(self, claim: PlannedClaim, new: bool = False) -> None:
         """After a pod joined `claim` (the only way counts at its hostname grow): close the gates its
-        hostname reached; a claim whose hostname requirement is not its own placeholder is never gated."""
+        hostname reached; a claim whose hostname requirement is not its own placeholder is never gated.
+        Its requirements may have narrowed too: its tags follow them."""
+        if self._watched:
+            self._order.tag(claim, self._tags_of(claim))
         r = claim.requirements.get(HOSTNAME)
         if claim.index in self._ungated:
             return
@@ -531,6 +568,32 @@ class Scheduler:
                     continue
             kept.append(claim)
         return kept
+
+
+ANY = ""        # the tag of a claim whose requirement on a key allows an open set of domains
+
+
+@dataclass(frozen=True)
+class DomainGate:
+    """A pod's affinity on `key` (not the hostname) admits only claims allowing one of `domains`
+    (Topology.domain_gates)."""
+    key: str
+    domains: frozenset[str]
+
+    def tags(self) -> list[tuple[str, str]]:
+        return [(self.key, ANY), *((self.key, d) for d in self.domains)]
+
+    def admits(self, claim: PlannedClaim) -> bool:
+        allowed = _listed_domains(claim.requirements.get(self.key))
+        return allowed is None or not allowed.isdisjoint(self.domains)
+
+
+def _listed_domains(r: Requirement) -> frozenset[str] | None:
+    """The values an `In` requirement lists (nextDomainAffinity reads them as listed), or None for an
+    open one (NotIn, Exists, bounds): a claim with an open requirement is never skipped."""
+    if r.complement or r.gte is not None or r.lte is not None:
+        return None
+    return r.values
 
 
 def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:

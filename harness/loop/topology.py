@@ -358,7 +358,7 @@ class TopologyGroup:
         """anyCompatiblePodDomain: a domain the pod may use already holds a matching pod."""
         return any(n > 0 and pod_domains.has(d) for d, n in self.domains.items())
 
-    def _may_bootstrap(self, self_selecting: bool, pod_domains: Requirement) -> bool:
+    def may_bootstrap(self, self_selecting: bool, pod_domains: Requirement) -> bool:
         return self_selecting and (len(self.domains) == len(self.empty) or not self.any_compatible_pod_domain(pod_domains))
 
     def next_domain_affinity(self, self_selecting: bool, node_domains: Requirement,
@@ -379,7 +379,7 @@ class TopologyGroup:
             host = next(iter(node_domains.values))
             if not pod_domains.has(host):
                 return Requirement(self.key, False, frozenset())
-            if self.domains.get(host, 0) > 0 or self._may_bootstrap(self_selecting, pod_domains):
+            if self.domains.get(host, 0) > 0 or self.may_bootstrap(self_selecting, pod_domains):
                 return Requirement(self.key, False, frozenset({host}))
             return Requirement(self.key, False, frozenset())
         if node_domains.operator == IN:
@@ -388,7 +388,7 @@ class TopologyGroup:
             options = {d for d, n in self.domains.items() if n > 0 and pod_domains.has(d) and node_domains.has(d)}
         if options:
             return Requirement(self.key, False, frozenset(options))
-        if self._may_bootstrap(self_selecting, pod_domains):
+        if self.may_bootstrap(self_selecting, pod_domains):
             # two independent map-order picks: one domain of pod x node domains, one of the pod's
             intersected = [d for d in self.domains if pod_domains.has(d) and node_domains.has(d)]
             if intersected:
@@ -706,6 +706,21 @@ class Topology:
             t = g.hostname_threshold(self._selects(g, pod))
             if t is not None:
                 out.append((g, t))
+        return out
+
+    def domain_gates(self, pod, pod_reqs: Requirements) -> list[tuple[str, frozenset[str]]]:
+        """(key, domains) for each of the pod's affinity groups on a key other than the hostname that
+        cannot bootstrap now: nextDomainAffinity then admits a node only through one of `domains`
+        (those holding a matching pod, within the pod's own requirement on the key: `pod_reqs` as
+        add_requirements gets them), so a NodeClaim whose requirement on the key allows none of them
+        is rejected until a matching pod lands in a domain it allows."""
+        out = []
+        for g in self.pod_groups(pod):
+            if g.type != AFFINITY or g.key == HOSTNAME:
+                continue
+            pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
+            if not g.may_bootstrap(self._selects(g, pod), pod_domains):
+                out.append((g.key, frozenset(d for d, n in g.domains.items() if n > 0 and pod_domains.has(d))))
         return out
 
     def pod_key(self, pod) -> str:

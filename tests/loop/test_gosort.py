@@ -1,15 +1,18 @@
 """harness/loop/gosort.py against the Go toolchain's own sort.Slice: the same permutation of equal
 elements, for lengths around every threshold of pdqsort (12, 50) and inputs that take each of its paths
-(sorted, reversed, nearly sorted, many ties, patterns)."""
+(sorted, reversed, nearly sorted, many ties, patterns); and that keeps_ties claims a stable result only
+where the replay gives one."""
 from __future__ import annotations
 
 import random
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.backends.binaries import go_binary
-from harness.loop.gosort import slice_sort
+from harness.loop.gosort import SHORTEST_SHIFTING, _Sorter, keeps_ties, pivot_reads, slice_sort
 
 PROGRAM = """package main
 
@@ -88,3 +91,56 @@ def test_up_to_twelve_elements_ties_keep_their_order():
     xs = [(i, v) for i, v in enumerate([2, 1, 2, 1, 0, 2, 1, 0, 0, 1, 2, 0])]
     slice_sort(xs, lambda a, b: a[1] < b[1])
     assert xs == sorted(xs, key=lambda e: e[1])            # Python's sort is stable
+
+
+# -- keeps_ties: the shortcut a caller may take instead of the replay ---------------------------------
+def _by_value(a, b):
+    return a[1] < b[1]
+
+
+@st.composite
+def one_out_of_place(draw):
+    """A sorted list of (id, value) with one element changed or appended: (list, its position)."""
+    n = draw(st.sampled_from([1, 2, 5, 12, 13, 14, 30, 49, 50, 51, 52, 64, 99, 100, 101, 200, 301]))
+    top = draw(st.sampled_from([1, 2, 3, 5, 20, 1000]))
+    values = sorted(draw(st.lists(st.integers(0, top), min_size=n, max_size=n)))
+    if draw(st.booleans()):
+        moved = n
+        values.append(draw(st.integers(0, top)))
+    else:
+        moved = draw(st.integers(0, n - 1))
+        values[moved] = draw(st.sampled_from([values[moved] + 1, values[moved] - 1, draw(st.integers(0, top))]))
+    return list(enumerate(values)), moved
+
+
+@settings(max_examples=800, deadline=None, derandomize=True)
+@given(one_out_of_place())
+def test_keeps_ties_only_where_the_replay_is_a_stable_sort(case):
+    xs, moved = case
+    replayed = list(xs)
+    slice_sort(replayed, _by_value)
+    if keeps_ties(xs, _by_value, moved):
+        assert replayed == sorted(xs, key=lambda e: e[1])          # Python's sort is stable
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(one_out_of_place())
+def test_keeps_ties_holds_for_long_lists_unless_the_moved_element_is_a_pivot_read(case):
+    """Not vacuous: from 50 elements only choosePivot's reads can need the replay."""
+    xs, moved = case
+    if len(xs) >= SHORTEST_SHIFTING and moved not in pivot_reads(len(xs)):
+        assert keeps_ties(xs, _by_value, moved)
+
+
+def test_pivot_reads_are_choose_pivots_reads():
+    reads = []
+
+    class Spy(list):
+        def __getitem__(self, i):
+            reads.append(i)
+            return list.__getitem__(self, i)
+
+    for n in (8, 13, 49, 50, 51, 100, 1001):
+        reads.clear()
+        _Sorter(Spy(range(n)), lambda a, b: a < b).choose_pivot(0, n)
+        assert set(reads) == pivot_reads(n), n

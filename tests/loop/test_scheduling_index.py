@@ -4,16 +4,20 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from harness.loop.gosort import slice_sort
 from harness.loop.scheduling import ClaimOrder
 from harness.loop.topology import HOSTNAME, MAX_INT32, TopologyGroup
 from harness.model.requirements import Requirement
 
 
-@dataclass
+@dataclass(eq=False)
 class Claim:
     index: int
     pods: list = field(default_factory=list)
+    slack: dict = field(default_factory=dict)
 
 
 def test_claim_order_is_gos_sort_slice_by_pod_count_before_each_pod():
@@ -36,6 +40,41 @@ def test_claim_order_is_gos_sort_slice_by_pod_count_before_each_pod():
             slice_sort(listed, lambda a, b: len(a.pods) < len(b.pods))
             order.sort()
             assert list(order) == listed, (seed, step, len(claims))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32), st.sampled_from([0.05, 0.15, 0.3]), st.integers(1, 8))
+def test_claim_order_matches_the_full_replay_with_parking(seed, p_add, front):
+    """The shortcut (move one claim) against sort.Slice replayed over Go's whole list before every pod,
+    through lists long enough for pdqsort (>= 50 claims), long runs of ties, and parked claims; the
+    grown claim is mostly one of the first `front` in the scan, as the scheduler's is."""
+    rng = random.Random(seed)
+    order, claims, listed, parked = ClaimOrder(), [], [], set()
+    for _ in range(900):
+        scan = list(order)
+        r = rng.random()
+        if r < p_add or not scan:
+            c = Claim(len(claims), [object()], {"cpu": rng.randrange(5)})
+            claims.append(c)
+            listed.append(c)
+            order.add(c)
+        elif r < 0.9:
+            c = scan[rng.randrange(min(len(scan), front))] if rng.random() < 0.9 else rng.choice(scan)
+            c.pods.append(object())
+            c.slack = {"cpu": rng.randrange(5)}
+            order.grew(c)
+        elif r < 0.95:
+            c = rng.choice(scan)
+            order.park(c)
+            parked.add(c.index)
+        else:
+            need = rng.randrange(5)
+            order.unpark(need)
+            parked -= {c.index for c in claims if c.slack["cpu"] >= need}
+        slice_sort(listed, lambda a, b: len(a.pods) < len(b.pods))
+        order.sort()
+        assert list(order) == [c for c in listed if c.index not in parked]
+        assert sorted(list(order), key=order.key) == list(order)
 
 
 def test_a_claim_that_grows_into_a_tie_is_scanned_first():

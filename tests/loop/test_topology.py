@@ -169,3 +169,30 @@ def test_a_pods_cached_groups_belong_to_one_topology_even_when_an_address_is_reu
     second = topology.Topology({Z: {"z-1", "z-2"}}, {}, [], sem=semantics_for("upstream"))
     second.pod_groups(pod)
     assert second.inverse, "the pod's required anti-affinity is registered in the new Topology"
+
+
+def test_domain_gates_name_the_domains_a_zonal_affinity_can_still_use():
+    """Topology.domain_gates (harness/loop/scheduling.py Scheduler._scan skips claims outside them):
+    none while the pod may bootstrap; once a matching pod is in z-2, only z-2; a pod pinned to z-1
+    may bootstrap there again (anyCompatiblePodDomain), so it has no gate."""
+    from harness.loop.pods import PodView
+    from harness.loop.topology import Topology
+    from harness.model.semantics import semantics_for
+
+    sem = semantics_for("upstream")
+    affinity = {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": Z, "labelSelector": {"matchLabels": {"app": "a"}}}]}
+
+    def pod(name, zone=None):
+        spec = {"containers": [{"name": "c"}], "affinity": {"podAffinity": affinity}}
+        if zone:
+            spec["nodeSelector"] = {Z: zone}
+        return PodView({"metadata": {"name": name, "namespace": "default", "labels": {"app": "a"}}, "spec": spec}, 1)
+
+    topo = Topology({Z: {"z-1", "z-2", "z-3"}}, {}, [], sem=sem)
+    first, second, pinned = pod("p1"), pod("p2"), pod("p3", "z-1")
+    topo.prepare([first, second, pinned])
+    assert topo.domain_gates(second, second.requirements(sem, strict=True)) == []
+    topo.record(first, Requirements([in_(Z, "z-2")]))
+    assert topo.domain_gates(second, second.requirements(sem, strict=True)) == [(Z, frozenset({"z-2"}))]
+    assert topo.domain_gates(pinned, pinned.requirements(sem, strict=True)) == []

@@ -1,0 +1,47 @@
+"""A run's behaviour fingerprint: a short digest of everything a scenario run produced (node labels
+with their writers, NodeClaims, pods, events, dropped SKUs, the fake's snapshot, the loop trace,
+mismatches; wall-clock timings left out), and of each run of an exploration.
+
+Two runs with one fingerprint behaved the same. bench/fingerprint_library.py compares a whole library
+before and after a change; tests/runner/test_fingerprint.py runs scenarios in one process in two orders
+and asks for the same fingerprints (no state carried from one run to the next).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+from harness.runner.engines.base import Outcome
+
+
+def _plain(obj):
+    """JSON-able view of a result: dataclasses as dicts, sets sorted, unknown objects by repr."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return sorted(repr(v) for v in obj)
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return repr(obj)
+
+
+def result_digest(result) -> str:
+    """One RunResult (or any dataclass), its timings left out."""
+    view = _plain(result)
+    view.pop("timings", None)
+    return hashlib.sha256(json.dumps(view, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+
+
+def fingerprint(outcome: Outcome) -> str:
+    """The run's result, each step's, its mismatches, and (explored) every seed's run the same way."""
+    parts = [result_digest(outcome.result)] + [result_digest(r) for r in outcome.step_results]
+    parts.append(hashlib.sha256(repr([str(m) for m in outcome.mismatches]).encode()).hexdigest()[:8])
+    exploration = outcome.exploration
+    if exploration is not None:
+        parts += [fingerprint(dataclasses.replace(o, exploration=None)) for o in exploration.outcomes[1:]]
+    return "-".join(parts)
