@@ -1,5 +1,5 @@
 """Imports only point down: cli -> parity -> runner -> loop -> backends -> model, and fakeazure
-imports nothing from harness (../shared/STYLE.md §1). An upward import is how a layer starts to
+imports nothing from harness. An upward import is how a layer starts to
 depend on the one that uses it; this walk fails on the first one."""
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_the_walk_sees_an_upward_import(tmp_path):
     assert _layer("harness.model.validation") < _layer("harness.backends.base")
 
 
-# -- no cycles, no private reach-ins (../shared/STYLE.md §1b) ------------------------------------------
+# -- no cycles, no private reach-ins -------------------------------------------------------------------
 # namedtuple's public API is spelled with a leading underscore (https://docs.python.org/3/library/collections.html)
 NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 

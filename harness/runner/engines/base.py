@@ -4,7 +4,7 @@ An engine starts a `Run` for (scenario, profile, cluster). `execute` then drives
 way: apply the manifests, settle, read back, check `expect`; then for each step play it, settle,
 read back, check the step's `expect` - the shape of chainsaw's runner, which takes every test through
 one apply -> assert loop per step (https://kyverno.github.io/chainsaw/latest/quick-start/ and
-github.com/kyverno/chainsaw pkg/runner at 62507786; ../shared/reference/anchors.md §1).
+github.com/kyverno/chainsaw pkg/runner at 62507786).
 An engine only says how it applies, plays and settles, and which expectations it can answer; the
 verdict, the step bookkeeping and the `Outcome` are the loop's.
 """
