@@ -114,7 +114,7 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import failure_text, happened, happened_lines, outcome_json
+    from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
     from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
@@ -215,8 +215,10 @@ def cmd_run(args) -> int:
                 continue
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
                       "what happened ---", markup=False)
-            con.print("\n".join("  " + line for line in happened_lines(happened(o.final, labels=args.labels))),
-                      markup=False)
+            lines = happened_lines(happened(o.final, labels=args.labels))
+            if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
+                lines += over_time_lines(o.final)
+            con.print("\n".join("  " + line for line in lines), markup=False)
     for o in (o for o in failed if o.profile in o.scenario.profiles):
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
@@ -567,9 +569,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "
                         "with their counts; expectations are judged over the set")
     r.add_argument("--json", action="store_true")
-    r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
+    r.add_argument("--trace", action="store_true",
+                   help="print the loop trace of failures, and what happened when (NodeClaims, disruption steps, "
+                        "events; offset from the start and UTC)")
     r.add_argument("--details", action="store_true",
-                   help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs)")
+                   help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs), "
+                        "with the NodeClaims' lives, the disruption steps and the events over time")
+    r.add_argument("--report", default=None, metavar="DIR",
+                   help="write the runs as self-contained HTML pages to DIR (index.html, one page per run: "
+                        "timeline, why, labels by writer, expectations; docs/report.md)")
     r.add_argument("--labels", action="store_true",
                    help="with what happened: every Node's labels, the writer whose value is on the Node and every "
                         "writer (in --json too)")
