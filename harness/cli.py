@@ -115,6 +115,8 @@ def cmd_run(args) -> int:
     from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
+    from harness.loop.why import EVERY_PENDING
+    from harness.runner.runpage import write_run, write_site
     from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
@@ -154,8 +156,10 @@ def cmd_run(args) -> int:
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
             # explored if it declares outcomes; a run that raises: ERROR, go on
-            o = run_scenario(engine, sc, p, cluster, why=args.why)
+            o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
             outcomes.append(o)
+            if args.report:
+                write_run(Path(args.report), o)
             if args.conformance:
                 from harness.runner.conformance import judge
                 entries.append(judge(sc, p, o, getattr(cluster, "server_version", None)))
@@ -177,6 +181,9 @@ def cmd_run(args) -> int:
         from harness.runner.conformance import write_entries
         md, js = write_entries(entries, Path(args.conformance), seconds=time.monotonic() - t0)
         print(f"conformance report: {md} {js}", file=sys.stderr)
+    if args.report:
+        index = write_site(Path(args.report), Path(args.conformance) / "conformance.json" if args.conformance else None)
+        print(f"run report: {index}", file=sys.stderr)
     if args.json:
         print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
@@ -262,8 +269,14 @@ def cmd_explore(args) -> int:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:
             explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore))   # raised: ERROR
+            if args.report:
+                from harness.runner.runpage import write_run
+                write_run(Path(args.report), explored[-1])
     finally:
         close_shared()
+    if args.report:
+        from harness.runner.runpage import write_site
+        print(f"run report: {write_site(Path(args.report))}", file=sys.stderr)
     failed = [o for o in explored if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.json:
         print(json.dumps([to_json(o) if o.exploration is not None else
