@@ -144,6 +144,9 @@ def cmd_run(args) -> int:
         from harness.runner.engines.simulated import prepare_process
         prepare_process()
     outcomes, entries = [], []
+    if args.report:
+        from harness.runner.runpage import clear
+        clear(Path(args.report))
     t0 = time.monotonic()
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
     progress = None
@@ -265,6 +268,9 @@ def cmd_explore(args) -> int:
         return EXIT_BAD_INPUT
     engine = get_engine("simulated")
     explored = []
+    if args.report:
+        from harness.runner.runpage import clear
+        clear(Path(args.report))
     try:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:

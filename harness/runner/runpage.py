@@ -37,7 +37,7 @@ def _release(result) -> str:
 def _expectation_entries(expect: dict, root: str) -> list[tuple[str, tuple, object]]:
     """The scenario's expectations a level below each top key (`expect.nodePools.default`,
     `expect.pods.web`, `expect.nodeCount`): what one row of the page says."""
-    parts = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", root))
+    parts = tuple(int(p) if p.isdigit() else p for p in _parts(root))
     out = []
     for k, v in (expect or {}).items():
         if isinstance(v, dict) and v and k not in ("loop",):
@@ -49,8 +49,14 @@ def _expectation_entries(expect: dict, root: str) -> list[tuple[str, tuple, obje
     return out
 
 
+def _parts(path: str) -> tuple:
+    """`expect.pods["web"].scheduled` and `expect.pods.web.scheduled` alike (expect.py Checker.fail)."""
+    return tuple(re.findall(r'[^.\[\]"]+', path))
+
+
 def _under(path: str, prefix: str) -> bool:
-    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+    p, q = _parts(path), _parts(prefix)
+    return p[:len(q)] == q
 
 
 def expectations(o: Outcome) -> list[dict]:
@@ -137,6 +143,13 @@ def page_data(o: Outcome) -> dict:
         "why": _why(o), "nodeLabels": _labels(h), "expectations": expectations(o),
         "exploration": _exploration(o), "source": _source(Path(sc.file)),
     }
+
+
+def clear(out_dir: Path) -> None:
+    """Start a report afresh: an earlier report's runs and pages in DIR would read as this run's."""
+    d = Path(out_dir)
+    for f in [*(d / RUNS).glob("*.json"), *d.glob("*.html")]:
+        f.unlink()
 
 
 def write_run(out_dir: Path, o: Outcome) -> Path:

@@ -6,7 +6,7 @@ written by a process that never ran the scenario (pytest's xdist controller).
 """
 from __future__ import annotations
 
-from markupsafe import escape
+from html import escape
 
 from harness.loop.history import offset_text
 
