@@ -22,18 +22,16 @@ def utc(t: float) -> str:
 
 
 def offset_text(seconds: float) -> str:
-    """`+0s`, `+45s`, `+2m05s`, `+1h02m`, `+3d04h`: a duration as a person reads it."""
+    """`+0s`, `+45s`, `+2m05s`, `+10m`, `+1h02m`, `+3d04h`, `+30d`: a duration as a person reads it (two
+    units at most, a zero second unit left out)."""
     s = int(round(seconds))
     sign, s = ("-", -s) if s < 0 else ("+", s)
     days, rest = divmod(s, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{sign}{days}d{hours:02d}h"
-    if hours:
-        return f"{sign}{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{sign}{minutes}m{secs:02d}s"
+    for big, unit, small, small_unit in ((days, "d", hours, "h"), (hours, "h", minutes, "m"), (minutes, "m", secs, "s")):
+        if big:
+            return f"{sign}{big}{unit}" + (f"{small:02d}{small_unit}" if small else "")
     return f"{sign}{secs}s"
 
 
@@ -181,8 +179,8 @@ def history(result) -> History:
             span.reason = c.deleted
         if c.rejected:
             span.failure = f"refused by the API server: {c.rejected}"
-        elif c.failure:
-            span.failure = f"{c.failure.get('reason')}: {c.failure.get('message')}"
+        elif c.failure and str(c.failure.get("message")).lower() not in (span.reason or "").lower():
+            span.failure = f"{c.failure.get('reason')}: {c.failure.get('message')}"      # unless the reason says it
         claims.append(span)
     pods = []
     for key, p in sorted(result.pods.items(), key=lambda kv: (kv[1].at.get("created", 0.0), kv[0])):

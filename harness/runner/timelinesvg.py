@@ -15,7 +15,9 @@ LABEL = 370                  # the left column: names and what each NodeClaim is
 RIGHT = 250                  # room for the reason a NodeClaim went, right of its bar's end
 CLAIM_ROW, POD_ROW, EVENT_ROW = 40, 20, 16
 MAX_PODS = 40                # more pods than this: the rest are counted, not drawn
-NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+DAY = 86400
+NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, DAY,
+              2 * DAY, 5 * DAY, 7 * DAY, 14 * DAY, 30 * DAY, 60 * DAY, 90 * DAY, 180 * DAY, 365 * DAY)
 
 # the stage each bar segment stands for, by the phase it starts at
 SEGMENTS = {"created": "launching", "launched": "registering", "registered": "initializing",
@@ -23,7 +25,7 @@ SEGMENTS = {"created": "launching", "launched": "registering", "registered": "in
 
 
 def _ticks(end: float) -> list[float]:
-    step = next((s for s in NICE_STEPS if end / s <= 8), NICE_STEPS[-1])
+    step = next((s for s in NICE_STEPS if end / s <= 8), max(NICE_STEPS[-1], end / 8))
     n = int(end // step)
     return [i * step for i in range(n + 1)]
 

@@ -21,7 +21,8 @@ TIMEOUT = 60.0           # seconds a page may take to load (a guard, never a mea
 
 
 def chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+    """Debian's chromium; Ubuntu's name for it; Google Chrome (GitHub's Ubuntu runners have it)."""
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 
 
 @dataclass

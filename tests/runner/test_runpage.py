@@ -100,6 +100,13 @@ def test_pages_are_self_contained_and_an_index_lists_every_run(page_report):
     assert index.count('class="badge bad"') >= 2          # both runs failed; the header counts them too
 
 
+def test_a_scenario_under_two_profiles_has_the_across_table_on_each_page(page_report):
+    _, out = page_report
+    for page in [out / "index.html", *out.glob("page-*.html")]:
+        table = page.read_text().split('<table class="across">', 1)[1].split("</table>", 1)[0]
+        assert ">before-0006</a>" in table and ">upstream</a>" in table, page.name
+
+
 def test_across_profiles_marks_where_the_outcome_changes():
     runs = [{"id": str(i), "file": "f", "line": 1, "backend": "embedded", "engine": "simulated", "profile": p,
              "release": "", "verdict": "pass", "outcome": o}
