@@ -111,12 +111,12 @@ def cmd_run(args) -> int:
     if args.explore is not None:
         return cmd_explore(args)
     from harness.backends.registry import close_shared, shared_cluster
+    from harness.loop.why import EVERY_PENDING
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
-    from harness.loop.why import EVERY_PENDING
-    from harness.runner.runpage import write_run, write_site
+    from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
@@ -145,7 +145,6 @@ def cmd_run(args) -> int:
         prepare_process()
     outcomes, entries = [], []
     if args.report:
-        from harness.runner.runpage import clear
         clear(Path(args.report))
     t0 = time.monotonic()
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
@@ -234,7 +233,8 @@ def cmd_run(args) -> int:
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
         else:
-            con.print(failure_text(o, trace=args.trace, labels=args.labels), markup=False)
+            con.print(failure_text(o, trace=args.trace, labels=args.labels, over_time=args.details or args.trace),
+                      markup=False)
     if args.why:
         _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
@@ -266,22 +266,20 @@ def cmd_explore(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.runpage import clear, write_run, write_site
     engine = get_engine("simulated")
     explored = []
     if args.report:
-        from harness.runner.runpage import clear
         clear(Path(args.report))
     try:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:
             explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore))   # raised: ERROR
             if args.report:
-                from harness.runner.runpage import write_run
                 write_run(Path(args.report), explored[-1])
     finally:
         close_shared()
     if args.report:
-        from harness.runner.runpage import write_site
         print(f"run report: {write_site(Path(args.report))}", file=sys.stderr)
     failed = [o for o in explored if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.json:

@@ -13,7 +13,9 @@ from harness.runner.fold import fold_counts, fold_trace
 MAX_TRACE = 40
 
 
-def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) -> str:
+def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, over_time: bool | None = None) -> str:
+    """A failed run's report; `over_time` (default: with `trace`) adds the NodeClaims' lives, the disruption
+    steps and the events in time order."""
     sc = outcome.scenario
     r = outcome.final
     if outcome.error is not None:
@@ -35,7 +37,7 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) ->
         # why each settle ended (a run that ended too early names its cause without --trace), whether
         # the controller was one kept from earlier runs (keeper.py), who deleted a deleted pod
         lines += [f"  {t}" for t in r.trace if t.startswith(("[settle]", "[controller]", "[deleted]"))]
-    if trace:
+    if trace if over_time is None else over_time:
         lines += ["  " + line for line in over_time_lines(r)]
     if trace and r.trace:
         lines.append("  --- loop trace ---")

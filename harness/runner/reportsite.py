@@ -51,9 +51,6 @@ def render_site(out_dir: Path, runs: list[dict], across: dict[str, list[dict]], 
             e["statusText"] = status_text(e)
         (out_dir / "conformance.html").write_text(env.get_template("conformance.html.j2").render(
             report=conf, title="Conformance: simulated loop vs the real controller"))
-    groups: dict[str, list[dict]] = {}
-    for r in runs:
-        groups.setdefault(f"{r['file']}", []).append(r)
     for r in runs:
         html = env.get_template("run.html.j2").render(
             run=r, svg=timeline_svg(r["timeline"]), moments=moments(r["timeline"]), across=across.get(r["id"]), names=names,
@@ -61,6 +58,6 @@ def render_site(out_dir: Path, runs: list[dict], across: dict[str, list[dict]], 
         (out_dir / names[r["id"]]).write_text(html)
     index = out_dir / "index.html"
     index.write_text(env.get_template("index.html.j2").render(
-        runs=runs, groups=groups, across=across, names=names, counts=counts, conformance=conf is not None,
+        runs=runs, across=across, names=names, counts=counts, conformance=conf is not None,
         title=f"Run report: {len(runs)} run(s)"))
     return index

@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from harness.loop.history import history, offset_text
+from harness.loop.history import history
 from harness.runner.engines.base import Outcome, verdict
 from harness.runner.outcome import digest
 from harness.runner.report import happened, outcome_summary
@@ -129,7 +129,6 @@ def page_data(o: Outcome) -> dict:
     sc, r = o.scenario, o.final
     h = happened(r, labels=True)
     timeline = history(r).to_json()
-    start = r.started
     return {
         "id": run_id(o), "file": str(sc.file), "line": sc.line, "scenario": sc.name,
         "description": sc.description or "", "profile": o.profile,
@@ -138,8 +137,6 @@ def page_data(o: Outcome) -> dict:
         "seed": sc.seed, "seconds": round(o.seconds, 3), "error": o.error, "skipped": o.skipped,
         "outcome": outcome_summary(r), "nodes": len(r.nodes), "happened": {k: v for k, v in h.items() if k != "nodeLabels"},
         "timeline": timeline,
-        "disruptions": [{**d, "atText": offset_text(d["at"] - start)} if start is not None and d.get("at") else d
-                        for d in r.disruptions],
         "why": _why(o), "nodeLabels": _labels(h), "expectations": expectations(o),
         "exploration": _exploration(o), "source": _source(Path(sc.file)),
     }

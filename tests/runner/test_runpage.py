@@ -169,3 +169,21 @@ def test_every_page_renders_in_chromium_with_each_nodeclaim_and_why_it_went(disr
             if c["went"]:
                 assert f"<b>{c['went']}</b>" in row.group(1)
     assert went > 0            # the library's disruption scenarios disrupt nodes
+
+
+def test_the_conformance_report_becomes_a_page_linked_from_the_index(page_report, tmp_path):
+    from harness.runner.runpage import write_site
+    _, out = page_report
+    report = tmp_path / "conformance.json"
+    entry = {"file": "scenarios/x.scenario.yaml", "scenario": "x", "profile": "upstream", "simulated": "pass",
+             "real": "FAIL", "realSkipped": None, "status": "unexplained", "differences": [
+                 {"field": "nodes[0].instanceType", "simulated": "Standard_D2s_v3", "real": "Standard_D4s_v3"}],
+             "realMismatches": ["expect.nodeCount: expected 1, got 2"], "seconds": {"real": 12.5}}
+    report.write_text(json.dumps({"totals": {"runs": 1, "ranOnReal": 1, "skippedOnReal": 0, "agree": 0, "differ": 1,
+                                             "explained": 0, "unexplained": 1, "realPass": 0, "realFail": 1,
+                                             "seconds": 12.5, "generated": "2026-01-01T00:00:00Z"},
+                                  "entries": [entry]}))
+    write_site(out, report)
+    page = (out / "conformance.html").read_text()
+    assert "nodes[0].instanceType" in page and "Standard_D4s_v3" in page and "unexplained" in page
+    assert 'href="conformance.html"' in (out / "index.html").read_text()
