@@ -142,7 +142,7 @@ def browser():
     b.close()
 
 
-def test_every_page_renders_in_chromium_with_each_nodeclaim_and_why_it_went(disruption_report, browser):
+def test_every_page_renders_in_chromium_with_each_nodeclaim_and_why_it_went(browser, disruption_report):
     runs = read_runs(disruption_report)
     pages = sorted(disruption_report.glob("*.html"))
     assert len(pages) == len(runs) + 1 and runs
