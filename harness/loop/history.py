@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 CLAIM_PHASES = ("created", "launched", "registered", "initialized", "disrupting", "deleted")
+# a disruption record's method (core's ConsolidationType: "empty", "single", "multi"; drift and expiration;
+# the garbage collector's "garbage-collection", a spot eviction among them: sigs.k8s.io/karpenter v1.14.0
+# pkg/controllers/disruption/*.go ConsolidationType, harness/loop/controllers/disruption.py
+# record_garbage_collected) as the report says how a NodeClaim went
+WENT = {"empty": "emptiness", "single": "consolidation", "multi": "consolidation (multi-node)",
+        "garbage-collection": "garbage collection"}
 _TRACE_TIME = re.compile(r"^\[t=(?P<t>[0-9.]+)s(?:\.\.(?P<u>[0-9.]+)s)?\]")   # fold_trace writes t=A..Bs
 
 
@@ -62,7 +68,8 @@ class ClaimSpan:
     capacity_type: str | None = None
     price: float | None = None
     phases: dict[str, Moment] = field(default_factory=dict)   # CLAIM_PHASES present, in that order
-    went: str | None = None            # how it went: drift, consolidation, expiration, emptiness, ...
+    went: str | None = None            # how it went: drift, consolidation, expiration, emptiness, ... (WENT)
+    method: str | None = None          # the disruption record's method, as recorded (single, multi, empty, ...)
     reason: str | None = None          # the disruption reason (Drifted, Underutilized, ...) or why it was deleted
     replaced_by: list[str] = field(default_factory=list)
     failure: str | None = None         # a launch failure or the API server's refusal
@@ -173,7 +180,8 @@ def history(result) -> History:
         span.phases = {p: at(times[p]) for p in CLAIM_PHASES if p in times}
         rec = records.get(c.name)
         if rec is not None:
-            span.went, span.reason = rec.get("method") or None, rec.get("reason") or c.deleted
+            span.method, span.reason = rec.get("method") or None, rec.get("reason") or c.deleted
+            span.went = WENT.get(span.method, span.method)
             span.replaced_by = [r["nodeClaim"] for r in rec.get("replacements") or []]
         elif c.deleted:
             span.reason = c.deleted

@@ -48,6 +48,13 @@ def test_claims_carry_their_phases_what_they_are_and_why_they_went():
     assert (pod.created.offset, pod.bound.offset, pod.node) == (0, 45, "aks-b")
 
 
+def test_a_consolidation_reads_as_one_and_keeps_its_method():
+    r = _run()
+    r.disruptions[0].update(method="single", reason="Underutilized")
+    a = history(r).claims[0]
+    assert (a.went, a.method, a.reason) == ("consolidation", "single", "Underutilized")
+
+
 def test_json_is_camel_case_with_offsets_and_utc():
     j = history(_run()).to_json()
     claim = j["nodeClaims"][0]
