@@ -35,7 +35,8 @@ def offset_text(seconds: float) -> str:
     days, rest = divmod(s, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
-    for big, unit, small, small_unit in ((days, "d", hours, "h"), (hours, "h", minutes, "m"), (minutes, "m", secs, "s")):
+    for big, unit, small, small_unit in ((days, "d", hours, "h"), (hours, "h", minutes, "m"),
+                                         (minutes, "m", secs, "s")):
         if big:
             return f"{sign}{big}{unit}" + (f"{small:02d}{small_unit}" if small else "")
     return f"{sign}{secs}s"

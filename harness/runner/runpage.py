@@ -127,7 +127,7 @@ def _source(path: Path) -> list[str]:
 def page_data(o: Outcome) -> dict:
     """One run as the report's pages read it (plain JSON)."""
     sc, r = o.scenario, o.final
-    h = happened(r, labels=True)
+    labels = happened(r, labels=True)
     timeline = history(r).to_json()
     return {
         "id": run_id(o), "file": str(sc.file), "line": sc.line, "scenario": sc.name,
@@ -135,9 +135,9 @@ def page_data(o: Outcome) -> dict:
         "profileIndex": sc.profiles.index(o.profile) if o.profile in sc.profiles else len(sc.profiles),
         "release": _release(o.result), "backend": o.backend, "engine": o.engine, "verdict": verdict(o),
         "seed": sc.seed, "seconds": round(o.seconds, 3), "error": o.error, "skipped": o.skipped,
-        "outcome": outcome_summary(r), "nodes": len(r.nodes), "happened": {k: v for k, v in h.items() if k != "nodeLabels"},
+        "outcome": outcome_summary(r), "nodes": len(r.nodes),
         "timeline": timeline,
-        "why": _why(o), "nodeLabels": _labels(h), "expectations": expectations(o),
+        "why": _why(o), "nodeLabels": _labels(labels), "expectations": expectations(o),
         "exploration": _exploration(o), "source": _source(Path(sc.file)),
     }
 
