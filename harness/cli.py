@@ -111,10 +111,12 @@ def cmd_run(args) -> int:
     if args.explore is not None:
         return cmd_explore(args)
     from harness.backends.registry import close_shared, shared_cluster
+    from harness.loop.why import EVERY_PENDING
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import failure_text, happened, happened_lines, outcome_json
+    from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
+    from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
         scenarios = load_all(args.paths)
@@ -142,6 +144,8 @@ def cmd_run(args) -> int:
         from harness.runner.engines.simulated import prepare_process
         prepare_process()
     outcomes, entries = [], []
+    if args.report:
+        clear(Path(args.report))
     t0 = time.monotonic()
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
     progress = None
@@ -154,8 +158,10 @@ def cmd_run(args) -> int:
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
             # explored if it declares outcomes; a run that raises: ERROR, go on
-            o = run_scenario(engine, sc, p, cluster, why=args.why)
+            o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
             outcomes.append(o)
+            if args.report:
+                write_run(Path(args.report), o)
             if args.conformance:
                 from harness.runner.conformance import judge
                 entries.append(judge(sc, p, o, getattr(cluster, "server_version", None)))
@@ -177,6 +183,9 @@ def cmd_run(args) -> int:
         from harness.runner.conformance import write_entries
         md, js = write_entries(entries, Path(args.conformance), seconds=time.monotonic() - t0)
         print(f"conformance report: {md} {js}", file=sys.stderr)
+    if args.report:
+        index = write_site(Path(args.report), Path(args.conformance) / "conformance.json" if args.conformance else None)
+        print(f"run report: {index}", file=sys.stderr)
     if args.json:
         print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
@@ -215,14 +224,17 @@ def cmd_run(args) -> int:
                 continue
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
                       "what happened ---", markup=False)
-            con.print("\n".join("  " + line for line in happened_lines(happened(o.final, labels=args.labels))),
-                      markup=False)
+            lines = happened_lines(happened(o.final, labels=args.labels))
+            if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
+                lines += over_time_lines(o.final)
+            con.print("\n".join("  " + line for line in lines), markup=False)
     for o in (o for o in failed if o.profile in o.scenario.profiles):
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
         else:
-            con.print(failure_text(o, trace=args.trace, labels=args.labels), markup=False)
+            con.print(failure_text(o, trace=args.trace, labels=args.labels, over_time=args.details or args.trace),
+                      markup=False)
     if args.why:
         _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
@@ -254,14 +266,21 @@ def cmd_explore(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.runpage import clear, write_run, write_site
     engine = get_engine("simulated")
     explored = []
+    if args.report:
+        clear(Path(args.report))
     try:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:
             explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore))   # raised: ERROR
+            if args.report:
+                write_run(Path(args.report), explored[-1])
     finally:
         close_shared()
+    if args.report:
+        print(f"run report: {write_site(Path(args.report))}", file=sys.stderr)
     failed = [o for o in explored if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.json:
         print(json.dumps([to_json(o) if o.exploration is not None else
@@ -567,9 +586,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "
                         "with their counts; expectations are judged over the set")
     r.add_argument("--json", action="store_true")
-    r.add_argument("--trace", action="store_true", help="print the loop trace of failures")
+    r.add_argument("--trace", action="store_true",
+                   help="print the loop trace of failures, and what happened when (NodeClaims, disruption steps, "
+                        "events; offset from the start and UTC)")
     r.add_argument("--details", action="store_true",
-                   help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs)")
+                   help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs), "
+                        "with the NodeClaims' lives, the disruption steps and the events over time")
+    r.add_argument("--report", default=None, metavar="DIR",
+                   help="write the runs as self-contained HTML pages to DIR (index.html, one page per run: "
+                        "timeline, why, labels by writer, expectations; docs/report.md)")
     r.add_argument("--labels", action="store_true",
                    help="with what happened: every Node's labels, the writer whose value is on the Node and every "
                         "writer (in --json too)")

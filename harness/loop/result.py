@@ -69,6 +69,7 @@ class PodResult:
     nodeclaims: list[str] = field(default_factory=list)   # NodeClaims launched for it
     labels: dict[str, str] = field(default_factory=dict)  # the pod's labels (expect.skew selects by them)
     requests: dict[str, int] = field(default_factory=dict)  # effective requests (cpu in millicores, bytes)
+    at: dict[str, float] = field(default_factory=dict)    # created | bound | deleted -> simulated time (epoch s)
 
 
 @dataclass
@@ -138,6 +139,8 @@ class NodeClaimResult:
     rejected: str | None = None           # API server rejection of the NodeClaim itself
     node: str | None = None
     deleted: str | None = None            # why core deleted it
+    # created | launched | registered | initialized | deleted -> simulated time (epoch s); harness/loop/history.py
+    at: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -146,6 +149,7 @@ class RunResult:
     profile: str
     backend: str
     seed: int
+    started: float | None = None          # the simulated clock at the run's start (epoch s; history.py's zero)
     instance_types: dict[str, object] = field(default_factory=dict)     # name -> InstanceType (per nodeclass, first seen)
     release: dict = field(default_factory=dict)     # what answered: harness.model.releases.modeled (profile,
                                                     # provider release, the tags it covers, core version)
@@ -164,7 +168,7 @@ class RunResult:
     runaway: bool = False
     runaway_reason: str | None = None
     events: list[dict] = field(default_factory=list)    # every event, in emission order: kind, name,
-                                                        # [namespace,] reason, message
+                                                        # [namespace,] reason, message, t (simulated time)
     # disruption (harness/loop/controllers/disruption.py and friends): one record per disrupted
     # NodeClaim, the candidates a pass left alone and why, and what happened when, in order
     disruptions: list[dict] = field(default_factory=list)

@@ -53,6 +53,25 @@ class NodePoolWhy:
     eliminations: list[Elimination] = field(default_factory=list)
     nearest: list[Candidate] = field(default_factory=list)
 
+    def render(self, indent: str = "") -> list[str]:
+        """The NodePool's part of the why view: how many instance types fit, what eliminated the others, the
+        nearest candidates (the run report shows these lines per NodePool)."""
+        head = f"{indent}NodePool {self.nodepool}: "
+        if self.blocked:
+            return [head + self.blocked]
+        lines = [head + f"{self.fitting} of {self.instance_types} instance types fit"]
+        for e in self.eliminations:
+            have = ""
+            if e.have:
+                shown = list(e.have.items())[:VALUES_SHOWN]
+                more = len(e.have) - len(shown)
+                have = "; they have " + ", ".join(f"{v} ({n})" for v, n in shown) + (f", {more} more" if more else "")
+            lines.append(f"{indent}  {e.what} ({e.source}) eliminates {e.count}"
+                         + (f", {e.only} by itself" if e.only != e.count else "") + have)
+        if self.nearest:
+            lines.append(f"{indent}  nearest: " + "; ".join(f"{c.name} ({', '.join(c.reasons)})" for c in self.nearest))
+        return lines
+
 
 @dataclass
 class PodWhy:
@@ -72,21 +91,7 @@ class PodWhy:
         if not self.nodepools:
             lines.append(f"{indent}  no Ready NodePool to take it")
         for np in self.nodepools:
-            head = f"{indent}  NodePool {np.nodepool}: "
-            if np.blocked:
-                lines.append(head + np.blocked)
-                continue
-            lines.append(head + f"{np.fitting} of {np.instance_types} instance types fit")
-            for e in np.eliminations:
-                have = ""
-                if e.have:
-                    shown = list(e.have.items())[:VALUES_SHOWN]
-                    more = len(e.have) - len(shown)
-                    have = "; they have " + ", ".join(f"{v} ({n})" for v, n in shown) + (f", {more} more" if more else "")
-                lines.append(f"{indent}    {e.what} ({e.source}) eliminates {e.count}"
-                             + (f", {e.only} by itself" if e.only != e.count else "") + have)
-            if np.nearest:
-                lines.append(f"{indent}    nearest: " + "; ".join(f"{c.name} ({', '.join(c.reasons)})" for c in np.nearest))
+            lines += np.render(indent + "  ")
         return lines
 
 
@@ -220,10 +225,14 @@ def current_templates(sim) -> list[Template]:
     return sim.templates(record=False)
 
 
+EVERY_PENDING = "*"      # in explain_pending's `pods`: every pending pod Karpenter reported an error for
+
+
 def explain_pending(sim, pods: list[str] | None = None) -> dict[str, PodWhy]:
     """The why view of every pod Karpenter reported an error for and that is still pending (or of
-    the pods named in `pods`: `name`, `namespace/name` or an owning Deployment's name)."""
-    wanted = set(pods or [])
+    the pods named in `pods`: `name`, `namespace/name` or an owning Deployment's name; EVERY_PENDING asks
+    for the view of a passing run, which has none unless asked)."""
+    wanted = set(pods or []) - {EVERY_PENDING}
     chosen = []
     for key, view in sim.pod_views.items():
         pr = sim.result.pods.get(key)

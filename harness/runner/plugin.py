@@ -59,6 +59,9 @@ def pytest_addoption(parser):
                          "(a go.mod replace; where it compiles; also KARPENTER_CORE_VERSION)")
     group.addoption("--harness-keep-cluster", action="store_true", default=False, dest="harness_keep_cluster",
                     help="leave real-backend clusters running after the session (debugging)")
+    group.addoption("--harness-report", default=None, metavar="DIR", dest="harness_report",
+                    help="write every scenario run as a self-contained HTML page to DIR, with an index "
+                         "(harness/runner/runpage.py; docs/report.md)")
     group.addoption("--harness-trace", action="store_true", default=False, dest="harness_trace",
                     help="append the loop's event trace to every scenario failure")
     group.addoption("--harness-shard", default=None, metavar="K/N", dest="harness_shard",
@@ -131,6 +134,9 @@ def pytest_configure(config):
     if config.option.harness_real_timing:       # read where the controller is found (xdist workers inherit it)
         os.environ["KARPENTER_CONTROLLER_TIMING"] = config.option.harness_real_timing
     choose_provider(config.option)
+    if config.option.harness_report and not hasattr(config, "workerinput"):   # before any worker writes a run
+        from harness.runner.runpage import clear
+        clear(Path(config.option.harness_report))
     check_selection_options(config.option.harness_profile, config.option.harness_backend, config)
     if config.option.harness_engine == "real" and getattr(config.option, "maxschedchunk", "") is None:
         # runs handed out longest first (real_longest_first) one at a time: xdist's load scheduling
@@ -385,7 +391,13 @@ class ScenarioItem(pytest.Item):
         cluster = _cluster(self.config, self.backend, engine.cluster_options)
         # explored under several seeds when the scenario declares an outcome set (harness/runner/explore.py);
         # a run that raises is an ERROR verdict (base.errored)
-        self.outcome = o = run_scenario(engine, self.scenario, self.profile, cluster)
+        pages = self.config.option.harness_report
+        from harness.loop.why import EVERY_PENDING
+        self.outcome = o = run_scenario(engine, self.scenario, self.profile, cluster,
+                                        why=[EVERY_PENDING] if pages else None)
+        if pages:                 # each process writes its runs; the controller writes the pages (sessionfinish)
+            from harness.runner.runpage import write_run
+            write_run(Path(pages), o)
         report = self.config.getoption("--harness-conformance")
         if report and self.engine == "real":          # an errored real run is in the report too (ERROR)
             from harness.runner import conformance
@@ -498,6 +510,13 @@ class ScenarioReporting:
             made = assemble(Path(report))
             if made:
                 print(f"\nconformance report: {made[0]} {made[1]}", flush=True)
+        pages = self.config.option.harness_report
+        if pages and not hasattr(self.config, "workerinput"):      # after every worker wrote its runs
+            from harness.runner.runpage import write_site
+            conformance = Path(report) / "conformance.json" if report else None
+            index = write_site(Path(pages), conformance)
+            if index is not None:
+                print(f"\nrun report: {index}", flush=True)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report):

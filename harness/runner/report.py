@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from harness.loop.history import Moment, claim_lines, history, human_trace, price_of, timeline_lines
 from harness.loop.pods import Taint
 from harness.runner.engines.base import Outcome, verdict
 from harness.runner.fold import fold_counts, fold_trace
@@ -12,7 +13,9 @@ from harness.runner.fold import fold_counts, fold_trace
 MAX_TRACE = 40
 
 
-def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) -> str:
+def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, over_time: bool | None = None) -> str:
+    """A failed run's report; `over_time` (default: with `trace`) adds the NodeClaims' lives, the disruption
+    steps and the events in time order."""
     sc = outcome.scenario
     r = outcome.final
     if outcome.error is not None:
@@ -34,13 +37,28 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False) ->
         # why each settle ended (a run that ended too early names its cause without --trace), whether
         # the controller was one kept from earlier runs (keeper.py), who deleted a deleted pod
         lines += [f"  {t}" for t in r.trace if t.startswith(("[settle]", "[controller]", "[deleted]"))]
+    if trace if over_time is None else over_time:
+        lines += ["  " + line for line in over_time_lines(r)]
     if trace and r.trace:
         lines.append("  --- loop trace ---")
-        lines += [f"  {t}" for t in fold_trace(r.trace)[-MAX_TRACE:]]
+        lines += [f"  {human_trace(t, r.started)}" for t in fold_trace(r.trace)[-MAX_TRACE:]]
     lines += [f"  {n.render()}" for n in outcome.not_applicable]
     if trace and outcome.log_tail:
         lines += ["  --- controller log (tail) ---"] + [f"  {line}" for line in outcome.log_tail.splitlines()]
     return "\n".join(lines)
+
+
+def over_time_lines(result) -> list[str]:
+    """`--details` / `--trace`: each NodeClaim's life, then the disruption steps and events in time order
+    (offset from the run's start and UTC)."""
+    h = history(result)
+    if not h.claims and not h.events and not h.steps:
+        return []
+    lines = [f"--- over time (from {h.start}) ---"] + claim_lines(h)
+    steps = timeline_lines(h)
+    if steps:
+        lines += ["disruption steps and events:"] + ["  " + line for line in steps]
+    return lines
 
 
 def outcome_summary(result) -> str:
@@ -79,6 +97,14 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "outcome": outcome_summary(o.final),
            "happened": happened(o.final, labels=labels)}
+    # what happened when (harness/loop/history.py): the NodeClaims' and pods' lives, the disruption steps, the
+    # events; and the disruption records, their `at` as offset and UTC
+    h = history(o.final).to_json()
+    out["events"] = h.pop("events")
+    out["timeline"] = h
+    start = o.final.started
+    out["disruptions"] = [{**d, "at": Moment.of(d["at"], start).to_json()} if start is not None and d.get("at") else d
+                          for d in o.final.disruptions]
     if o.engine == "real":
         out.update(controller=o.version, hosts=o.hosts)
     return out
@@ -86,16 +112,6 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
 
 _REJECTED = re.compile(r"^\[t=[0-9.]+s\] (?P<kind>[A-Za-z]+) (?P<name>\S+) rejected: (?P<message>.*)$")
 _OWN_REJECTIONS = ("NodePool", "AKSNodeClass", "NodeClaim")
-
-
-def _price(result, instance_type: str, zone: str, capacity_type: str) -> float | None:
-    """The offering's price as the provider priced it (the simulation's instance types; None where the
-    run has none, e.g. the real engine)."""
-    it = (result.instance_types or {}).get(instance_type)
-    for o in getattr(it, "offerings", None) or []:
-        if o.zone == zone and o.capacity_type == capacity_type:
-            return o.price
-    return None
 
 
 def _pod_entry(p) -> dict:
@@ -144,7 +160,7 @@ def happened(result, labels: bool = False) -> dict:
         if n is not None:
             claimed.add(n.name)
             claim.update(instanceType=n.instance_type, zone=n.zone, capacityType=n.capacity_type,
-                         price=_price(result, n.instance_type, n.zone, n.capacity_type), node=n.name,
+                         price=price_of(result, n.instance_type, n.zone, n.capacity_type), node=n.name,
                          pods=sorted(n.pods))
             if pending and n.taints:
                 claim["taints"] = [str(Taint.from_dict(t)) for t in n.taints]

@@ -24,7 +24,8 @@ def test_pod_events_are_recorded_once_on_the_pod_and_the_run(embedded):
         s.pod_event(pr, "Failed to schedule pod, x")
         assert pr.events == ["Failed to schedule pod, x"]
         assert s.result.events == [{"kind": "Pod", "name": "web", "reason": "FailedScheduling",
-                                    "message": "Failed to schedule pod, x", "namespace": "default"}]
+                                    "message": "Failed to schedule pod, x", "namespace": "default",
+                                    "t": s.clock.now()}]
 
 
 def test_nodepool_events_dedupe_unless_told_not_to(embedded):

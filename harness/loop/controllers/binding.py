@@ -160,6 +160,7 @@ class KubeScheduler:
         snap.add(pv, name)
         pr = s.result.pods[key]
         pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
+        pr.at["bound"] = s.clock.now()
         used[name] = add(used.get(name, {}), pv.requests)
         s.trace(f"kube-scheduler bound {key} to {name}")
         for made in s.volumes.provision_for(pv.obj, node["metadata"].get("labels") or {}):

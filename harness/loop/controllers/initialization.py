@@ -45,6 +45,7 @@ class Initialization:
         nr = s.nodes[c.node_name]
         s.write(nr, KARPENTER_CORE, {INITIALIZED_LABEL: "true"})
         c.initialized = nr.initialized = True
+        c.result.at["initialized"] = s.clock.now()
         self.daemonset_pods(node)
         return True
 

@@ -86,4 +86,5 @@ class Launch:
         except APIRejected as e:
             s.trace(f"NodeClaim {c.result.name} update refused: {e.message}")
         c.result.launched, c.result.labels, c.result.failure = True, dict(labels), None
+        c.result.at["launched"] = c.launched_at
         s.trace(f"launched {c.result.name}: {it.name} zone={out.zone!r} {out.capacity_type}")

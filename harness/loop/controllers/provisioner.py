@@ -383,7 +383,8 @@ class Provisioner:
                      **template_lifetime(spec_t)},    # expireAfter, terminationGracePeriod (ToNodeClaim)
         }
         pods = [s.pod_key(p.obj) for p in planned.pods]
-        result = NodeClaimResult(name, t.name, pods, obj["spec"]["requirements"], dict(labels))
+        result = NodeClaimResult(name, t.name, pods, obj["spec"]["requirements"], dict(labels),
+                                 at={"created": s.clock.now()})
         s.result.nodeclaims.append(result)
         for k in pods:
             s.result.pods[k].nodeclaims.append(name)

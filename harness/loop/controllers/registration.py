@@ -176,6 +176,7 @@ class Registration:
             return False
         s.write(nr, KARPENTER_CORE, {**claim_labels, REGISTERED_LABEL: "true"})
         c.registered = nr.registered = True
+        c.result.at["registered"] = s.clock.now()
         nr.nodeclaim_labels = claim_labels
         nr.nodeclaim_requirements = c.obj["spec"]["requirements"]
         nr.nodeclaim_requests = dict(((c.obj["spec"].get("resources") or {}).get("requests")) or {})

@@ -63,7 +63,7 @@ class LoopState:
         self.clock = clock
         self.unavailable = unavailable
         self.rng = rng
-        self.result = RunResult(cfg.scenario, cfg.profile.name, cfg.backend, cfg.seed)
+        self.result = RunResult(cfg.scenario, cfg.profile.name, cfg.backend, cfg.seed, started=clock.start)
         self.result.release = releases.modeled(cfg.profile)
         self.claims: list[Claim] = []
         self.nodes: dict[str, NodeResult] = {}
@@ -107,7 +107,7 @@ class LoopState:
 
     # -- events: on their object (where expectations read them) and, in emission order, on the run --
     def record_event(self, kind: str, name: str, reason: str, message: str, namespace: str | None = None) -> None:
-        ev = {"kind": kind, "name": name, "reason": reason, "message": message}
+        ev = {"kind": kind, "name": name, "reason": reason, "message": message, "t": self.clock.now()}
         if namespace is not None:
             ev["namespace"] = namespace
         self.result.events.append(ev)
@@ -163,6 +163,7 @@ class LoopState:
             pass
         self.nominated.pop(key, None)
         pr.state, pr.node, pr.reason = "deleted", None, reason
+        pr.at["deleted"] = self.clock.now()
         if pv is not None:
             self.trace(f"pod {key} deleted: {reason}")
 
@@ -192,7 +193,9 @@ class LoopState:
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
                                           owner_kind, owner_name,
                                           labels=dict(created["metadata"].get("labels") or {}),
-                                          requests=dict(self.pod_views[key].requests))
+                                          requests=dict(self.pod_views[key].requests),
+                                          at={"created": self.clock.now()})
         if node:
             self.cluster.bind(created, node, ADMIN)
             self.result.pods[key].node, self.result.pods[key].state = node, "scheduled"
+            self.result.pods[key].at["bound"] = self.clock.now()

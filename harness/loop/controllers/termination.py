@@ -23,6 +23,7 @@ class Termination:
         """Delete `c` for reason `why` (launch_timeout, registration_timeout, an ICE message, ...)."""
         s = self.state
         c.done, c.result.deleted = True, why
+        c.result.at["deleted"] = s.clock.now()
         if c.launched is not None:
             s.provider.delete(c.launched.vm_name)
         try:
