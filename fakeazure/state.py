@@ -9,6 +9,7 @@ in-process) and ``fakeazure.server`` (``http.server`` on 127.0.0.1).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import threading
@@ -243,6 +244,19 @@ class FakeAzure:
     def clear_faults(self) -> None:
         with self.lock:
             self.faults.clear()
+
+    @contextlib.contextmanager
+    def faults_held(self):
+        """Within: no request or create fault rule counts a request or fires (`times` and `skip`
+        are left for later; Spot eviction rules still run on the clock). What exists before a
+        scenario starts (its existing nodes) was created before its faults began."""
+        with self.lock:
+            self.faults.held = True
+        try:
+            yield self
+        finally:
+            with self.lock:
+                self.faults.held = False
 
     # ================================================================== inspection
     def vms(self, resource_group: str | None = None) -> list[dict]:
