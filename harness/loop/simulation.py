@@ -296,7 +296,7 @@ class Simulation:
                 # a timeout fires a second past its deadline; a VM registers at its boot time, so launches
                 # a batch window apart register apart (one round's Nodes may take the pods of the next)
                 waits = [d + 1 for d in (deadline, self._disruption_deadline()) if d is not None]
-                waits += [d for d in (self._boot_deadline(),) if d is not None]
+                waits += [d for d in (self._boot_deadline(), self.gc.next_round()) if d is not None]
                 if not waits:
                     result.steady = True
                     break
