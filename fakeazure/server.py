@@ -64,6 +64,7 @@ HANDSHAKE_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
 _DECIMAL = re.compile(r"[0-9]{1,19}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_METHOD_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")      # RFC 9110 section 5.6.2 token
 CRLF, LF, EMPTY = b"\r\n", b"\n", b""
 
 
@@ -176,9 +177,10 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
     def __getattr__(self, name: str):
-        # every other method token (TRACE, CONNECT, ...) goes to the dispatcher too, which answers
-        # 405 MethodNotAllowed on a known path and 404 elsewhere (http.server would send an HTML 501)
-        if name.startswith("do_") and name[3:].isupper():
+        # every other method token (TRACE, CONNECT, `get`: methods are case-sensitive, RFC 9110
+        # section 9.1) goes to the dispatcher too, which answers 405 MethodNotAllowed on a known path
+        # and 404 elsewhere (http.server would send a 501)
+        if name.startswith("do_") and _METHOD_TOKEN.fullmatch(name[3:]):
             return self._serve
         raise AttributeError(name)
 
