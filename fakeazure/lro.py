@@ -89,12 +89,14 @@ class OperationStore:
     def __init__(self, clock):
         self.clock = clock
         self.ops: dict[str, Operation] = {}
+        self.running: dict[str, Operation] = {}    # the ops not done: what every request looks at
 
     def add(self, op: Operation) -> Operation:
         if len(self.ops) >= self.MAX_KEPT:
             for key in [k for k, o in self.ops.items() if o.done][: self.MAX_KEPT // 2]:
                 del self.ops[key]
         self.ops[op.id.lower()] = op
+        self.running[op.id.lower()] = op
         if op.after_polls <= 0:
             self.complete(op)
         return op
@@ -112,8 +114,7 @@ class OperationStore:
 
     def complete_due(self, now: float) -> int:
         """Finish, in the order they fall due, the pending operations whose time has come."""
-        due = sorted((o for o in self.ops.values() if not o.done and o.due is not None and o.due <= now),
-                     key=lambda o: o.due)
+        due = sorted((o for o in self.running.values() if o.due is not None and o.due <= now), key=lambda o: o.due)
         for op in due:
             self.complete(op)
         return len(due)
@@ -123,23 +124,24 @@ class OperationStore:
             return
         op.status = "Failed" if op.error is not None else "Succeeded"
         op.end = self.clock.time()
+        self.running.pop(op.id.lower(), None)
         if op.on_complete is not None:
             op.on_complete(op)
 
     def settle(self) -> int:
         """Finish every pending operation (as if the client had polled to the end)."""
         n = 0
-        for op in list(self.ops.values()):
-            if not op.done:
-                self.complete(op)
-                n += 1
+        for op in list(self.running.values()):
+            self.complete(op)
+            n += 1
         return n
 
     def pending(self) -> list[Operation]:
-        return [o for o in self.ops.values() if not o.done]
+        return list(self.running.values())
 
     def clear(self) -> None:
         self.ops.clear()
+        self.running.clear()
 
 
 def parse_lro_mode(lro: str | Mapping | None) -> int | None:
