@@ -77,13 +77,22 @@ def _bad(msg: str) -> ARMError:
     return ARMError("InvalidControlRequest", msg, 400)
 
 
-def _object(req: Request, what: str) -> dict:
-    """The body as an object (an empty body is ``{}``); anything else is 400."""
+def _object(req: Request, what: str, allowed: tuple[str, ...] = (), one_of: tuple[str, ...] = ()) -> dict:
+    """The body as an object (an empty body is ``{}``); anything else is 400, and so is a key
+    not in `allowed` (keys are case-sensitive: ``{"LRO": ...}`` is not ``{"lro": ...}``) or a
+    body with none of `one_of` (what the call is for): a body the call does not understand is
+    refused, never taken as a request for the defaults."""
     body = _body(req)
     if body is None:
-        return {}
+        body = {}
     if not isinstance(body, dict):
         raise _bad(f"{what} takes a JSON object")
+    unknown = sorted(str(k) for k in body if k not in allowed)
+    if unknown:
+        raise _bad(f"{what}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                   f"(allowed: {', '.join(allowed) or 'none'})")
+    if one_of and not any(k in body for k in one_of):
+        raise _bad(f"{what} needs {' or '.join(map(repr, one_of))}")
     return body
 
 
@@ -100,6 +109,7 @@ def health(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def reset(state: Configurable, req: Request, p: dict) -> Response:
+    _object(req, "reset")
     state.reset()
     return Response(200, {"reset": True})
 
@@ -110,6 +120,8 @@ def list_faults(state: Configurable, req: Request, p: dict) -> Response:
 
 def add_faults(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req)
+    if isinstance(body, dict) and "faults" in body:
+        body = _object(req, "faults", ("faults",))
     specs = body.get("faults") if isinstance(body, dict) and "faults" in body else body
     if isinstance(specs, dict):
         specs = [specs]
@@ -136,7 +148,8 @@ def requests_log(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def usages(state: Configurable, req: Request, p: dict) -> Response:
-    body = _object(req, "usages")
+    body = _object(req, "usages", ("family", "limit", "current", "region", "regional", "lowPriority"),
+                   one_of=("family", "regional", "lowPriority"))
     region = body.get("region")
     if region is not None and not isinstance(region, str):
         raise _bad("usages: 'region' must be a string")
@@ -154,7 +167,7 @@ def usages(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def evict(state: Configurable, req: Request, p: dict) -> Response:
-    body = _object(req, "evict")
+    body = _object(req, "evict", ("resourceGroup", "resource_group", "name"))
     rg = body.get("resourceGroup") or body.get("resource_group")
     name = body.get("name")
     if not isinstance(rg, str) or not isinstance(name, str) or not rg or not name:
@@ -165,18 +178,22 @@ def evict(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def advance(state: Configurable, req: Request, p: dict) -> Response:
-    body = _object(req, "advance")
-    state.advance(float(_number(body.get("seconds", 0), "advance: 'seconds'")))
+    body = _object(req, "advance", ("seconds",), one_of=("seconds",))
+    seconds = float(_number(body["seconds"], "advance: 'seconds'"))
+    if seconds < 0:
+        raise _bad(f"advance: 'seconds' must not be negative (time does not run backwards), not {seconds!r}")
+    state.advance(seconds)
     return Response(200, {"time": state.clock.time()})
 
 
 def settle(state: Configurable, req: Request, p: dict) -> Response:
+    _object(req, "settle")
     return Response(200, {"completed": state.settle()})
 
 
 def add_skus(state: Configurable, req: Request, p: dict) -> Response:
     body = _body(req)
-    skus = body.get("value") if isinstance(body, dict) else body
+    skus = _object(req, "skus", ("value",), one_of=("value",))["value"] if isinstance(body, dict) else body
     if not isinstance(skus, list) or not all(isinstance(s, dict) and isinstance(s.get("name"), str) for s in skus):
         raise _bad("skus takes a list of ResourceSku objects or {\"value\": [...]}")
     try:
@@ -186,7 +203,7 @@ def add_skus(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def load_catalog(state: Configurable, req: Request, p: dict) -> Response:
-    body = _object(req, "catalog")
+    body = _object(req, "catalog", ("name", "path"), one_of=("name", "path"))
     name = body.get("name") or body.get("path")
     if not name or not isinstance(name, str):
         raise _bad("catalog takes {\"name\": ...}")
@@ -197,7 +214,7 @@ def load_catalog(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def set_lro(state: Configurable, req: Request, p: dict) -> Response:
-    body = _object(req, "lro")
+    body = _object(req, "lro", ("lro",), one_of=("lro",))
     try:
         state.set_lro(body.get("lro"))
     except ValueError as exc:
@@ -206,7 +223,8 @@ def set_lro(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def configure_network(state: Configurable, req: Request, p: dict) -> Response:
-    body = _object(req, "network")
+    body = _object(req, "network", ("networkSecurityGroups", "resourceGroup", "subnets", "backendPools"),
+                   one_of=("networkSecurityGroups", "subnets", "backendPools"))
     names = body.get("networkSecurityGroups")
     if names is not None:
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -222,8 +240,8 @@ def configure_network(state: Configurable, req: Request, p: dict) -> Response:
 
 
 def configure_resource_graph(state: Configurable, req: Request, p: dict) -> Response:
-    body = _body(req) or {}
-    lag = body.get("lag") if isinstance(body, dict) else None
+    body = _object(req, "resourcegraph", ("lag",))
+    lag = body.get("lag")
     if isinstance(lag, bool) or not isinstance(lag, (int, float)) or not 0 <= lag < 1e9:
         raise _bad("resourcegraph takes {\"lag\": seconds} with 0 <= seconds < 1e9")
     state.set_resource_graph_lag(float(lag))

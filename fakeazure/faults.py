@@ -455,6 +455,7 @@ class FaultEngine:
         self.rng = rng
         self.rules: list[Fault] = []
         self.log: list[dict] = []
+        self.held = False                 # request and create rules neither count nor fire (FakeAzure.faults_held)
         self._ids = itertools.count(1)    # per fake, so a run's result does not depend on earlier runs
 
     def add(self, spec) -> Fault:
@@ -472,6 +473,8 @@ class FaultEngine:
         self.log.clear()
 
     def _candidates(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None):
+        if self.held:
+            return
         for f in self.rules:
             if f.kind != kind or f.exhausted:
                 continue

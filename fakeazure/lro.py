@@ -2,9 +2,11 @@
 
 An :class:`Operation` is the status resource behind an ``Azure-AsyncOperation`` URL.  It
 moves from ``InProgress`` to a terminal status after a configured number of status polls
-(``FakeAzure(lro={"after_polls": N})``) or when the state is settled; its ``on_complete``
-callback applies the effect to the model (VM becomes ``Succeeded``/``Failed``, a delete
-removes the VM and frees quota).
+(``FakeAzure(lro={"after_polls": N})``), or once that many poll intervals have passed on the
+state clock whether or not anyone polls (Azure finishes an accepted operation without its client:
+a delete whose polls were throttled still removes the VM), or when the state is settled; its
+``on_complete`` callback applies the effect to the model (VM becomes ``Succeeded``/``Failed``, a
+delete removes the VM and frees quota).
 
 :class:`Lro` is what a handler sees (``ctx.lro``): it starts operations, decides how the
 request that started one is answered, and builds the absolute status URLs.
@@ -26,6 +28,10 @@ DEFAULT_AFTER_POLLS = 2
 # LROBasePolling._extract_delay; azcore v1.22.0 runtime/poller.go PollUntilDone).  Integer seconds,
 # because Go's azcore ignores a fractional Retry-After (internal/shared/shared.go RetryAfter).
 DEFAULT_RETRY_AFTER: int | None = 1
+# The interval a client polls at without Retry-After (azure-core 1.41.0 azure/core/polling/
+# base_polling.py LROBasePolling: polling_interval 30; azcore v1.22.0 runtime/poller.go: 30 s), the
+# length of one poll on the clock when the fake sends no Retry-After.
+SDK_POLL_INTERVAL = 30
 # A faster hint a client may take instead: `x-ms-retry-after-ms`, which Go's azcore prefers to
 # Retry-After (azcore v1.22.0 internal/shared/shared.go RetryAfter: retry-after-ms, x-ms-retry-after-ms,
 # then retry-after) and Python's azure-core reads only when Retry-After is absent (azure-core 1.41.0
@@ -49,6 +55,7 @@ class Operation:
     status: str = "InProgress"
     polls: int = 0
     end: float | None = None
+    due: float | None = None     # on the state clock, it finishes by itself (None: only by polls)
 
     @property
     def done(self) -> bool:
@@ -82,12 +89,14 @@ class OperationStore:
     def __init__(self, clock):
         self.clock = clock
         self.ops: dict[str, Operation] = {}
+        self.running: dict[str, Operation] = {}    # the ops not done: what every request looks at
 
     def add(self, op: Operation) -> Operation:
         if len(self.ops) >= self.MAX_KEPT:
             for key in [k for k, o in self.ops.items() if o.done][: self.MAX_KEPT // 2]:
                 del self.ops[key]
         self.ops[op.id.lower()] = op
+        self.running[op.id.lower()] = op
         if op.after_polls <= 0:
             self.complete(op)
         return op
@@ -103,28 +112,36 @@ class OperationStore:
                 self.complete(op)
         return op
 
+    def complete_due(self, now: float) -> int:
+        """Finish, in the order they fall due, the pending operations whose time has come."""
+        due = sorted((o for o in self.running.values() if o.due is not None and o.due <= now), key=lambda o: o.due)
+        for op in due:
+            self.complete(op)
+        return len(due)
+
     def complete(self, op: Operation) -> None:
         if op.done:
             return
         op.status = "Failed" if op.error is not None else "Succeeded"
         op.end = self.clock.time()
+        self.running.pop(op.id.lower(), None)
         if op.on_complete is not None:
             op.on_complete(op)
 
     def settle(self) -> int:
         """Finish every pending operation (as if the client had polled to the end)."""
         n = 0
-        for op in list(self.ops.values()):
-            if not op.done:
-                self.complete(op)
-                n += 1
+        for op in list(self.running.values()):
+            self.complete(op)
+            n += 1
         return n
 
     def pending(self) -> list[Operation]:
-        return [o for o in self.ops.values() if not o.done]
+        return list(self.running.values())
 
     def clear(self) -> None:
         self.ops.clear()
+        self.running.clear()
 
 
 def parse_lro_mode(lro: str | Mapping | None) -> int | None:
@@ -177,9 +194,12 @@ class Lro:
             n = 0  # lro="sync": complete now
         elif after_polls is not None:
             n = min(n, after_polls)
+        now = self.clock.time()
+        # as long as its polls take at the interval the answers advertise (Retry-After)
+        interval = SDK_POLL_INTERVAL if self.retry_after is None else self.retry_after
         op = Operation(id=new_guid(self.rng), namespace=namespace, location=location.lower(), kind=kind,
-                       target=target, start=self.clock.time(), after_polls=n, error=error,
-                       on_complete=on_complete)
+                       target=target, start=now, after_polls=n, error=error,
+                       on_complete=on_complete, due=now + n * interval)
         return self.store.add(op)
 
     def headers(self, req: Request, op: Operation, location_header: bool) -> dict[str, str]:

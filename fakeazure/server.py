@@ -28,6 +28,7 @@ import ssl
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import tls as tlsmod
@@ -57,8 +58,13 @@ def is_loopback_host(host: str) -> bool:
 
 
 MAX_BODY = 64 * 1024 * 1024  # bytes; ARM itself refuses far smaller request bodies
+# A TLS client has this long to finish its handshake (one that never starts it holds a thread no
+# longer), and stop() waits this long for the connections' threads once their sockets are shut.
+HANDSHAKE_TIMEOUT = 10.0
+STOP_TIMEOUT = 5.0
 _DECIMAL = re.compile(r"[0-9]{1,19}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_METHOD_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")      # RFC 9110 section 5.6.2 token
 CRLF, LF, EMPTY = b"\r\n", b"\n", b""
 
 
@@ -84,6 +90,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:  # pragma: no cover
             pass
+
+    def parse_request(self) -> bool:
+        line = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = line.split()
+        if len(words) == 2:
+            # HTTP/0.9 (a request line without a version): http.server would go on to read header
+            # lines a 0.9 client never sends, holding the connection until the socket timeout
+            self.requestline, (self.command, self.path) = line, words
+            self.request_version, self.close_connection = "HTTP/0.9", True
+            self.send_error(http.HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/0.9 is not supported")
+            return False
+        return super().parse_request()
 
     def _read_body(self) -> bytes:
         """The request body, framed strictly (RFC 9112 section 6): one decimal Content-Length, or
@@ -159,9 +177,10 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
     def __getattr__(self, name: str):
-        # every other method token (TRACE, CONNECT, ...) goes to the dispatcher too, which answers
-        # 405 MethodNotAllowed on a known path and 404 elsewhere (http.server would send an HTML 501)
-        if name.startswith("do_") and name[3:].isupper():
+        # every other method token (TRACE, CONNECT, `get`: methods are case-sensitive, RFC 9110
+        # section 9.1) goes to the dispatcher too, which answers 405 MethodNotAllowed on a known path
+        # and 404 elsewhere (http.server would send a 501)
+        if name.startswith("do_") and _METHOD_TOKEN.fullmatch(name[3:]):
             return self._serve
         raise AttributeError(name)
 
@@ -200,8 +219,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # server_close() joins handler threads: nothing is left running
-    block_on_close = True
+    # the server tracks its connections' threads itself (`_workers`) and stop() joins them for at
+    # most STOP_TIMEOUT once their sockets are shut (socketserver's block_on_close joins without end)
+    daemon_threads = True
+    block_on_close = False
     allow_reuse_address = True
     # listen() backlog: socketserver's default of 5 reset ~10% of 20 simultaneous connections
     request_queue_size = 128
@@ -215,6 +236,7 @@ class _Server(ThreadingHTTPServer):
         # get the server's own address in the URLs it returns
         self.names = frozenset(n.lower() for n in names) if ssl_context is not None else frozenset()
         self._conns: set[socket.socket] = set()
+        self._workers: set[threading.Thread] = set()
         self._conns_lock = threading.Lock()
         super().__init__(addr, _Handler)
         host, port = self.server_address[:2]
@@ -224,15 +246,22 @@ class _Server(ThreadingHTTPServer):
         if self.ssl_context is None:
             return super().finish_request(request, client_address)
         # The TLS handshake runs here, in the connection's own thread, so a slow or silent
-        # client cannot stall the accept loop.
-        request.settimeout(_Handler.timeout)
+        # client cannot stall the accept loop. wrap_socket takes the descriptor over from
+        # `request` (closing that object): the TLS socket is what close_connections must shut,
+        # before the handshake, or a client that never sends a byte holds stop() until it times out.
+        request.settimeout(HANDSHAKE_TIMEOUT)
         try:
-            conn = self.ssl_context.wrap_socket(request, server_side=True)
+            conn = self.ssl_context.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
         except (OSError, ssl.SSLError):
             return None
         with self._conns_lock:
             self._conns.add(conn)
         try:
+            try:
+                conn.do_handshake()
+            except (OSError, ssl.SSLError):
+                return None
+            conn.settimeout(_Handler.timeout)
             return super().finish_request(conn, client_address)
         finally:
             with self._conns_lock:
@@ -256,9 +285,18 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
     def process_request(self, request, client_address):
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
         with self._conns_lock:
             self._conns.add(request)
-        super().process_request(request, client_address)
+            self._workers.add(thread)
+        thread.start()
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._conns_lock:
+                self._workers.discard(threading.current_thread())
 
     def shutdown_request(self, request):
         with self._conns_lock:
@@ -270,9 +308,21 @@ class _Server(ThreadingHTTPServer):
             conns = list(self._conns)
         for c in conns:
             try:
-                c.shutdown(socket.SHUT_RDWR)
+                # the descriptor's own shutdown: SSLSocket.shutdown would drop its TLS object first,
+                # under a thread that may be inside the handshake
+                socket.socket.shutdown(c, socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def join_workers(self, timeout: float) -> list[threading.Thread]:
+        """Wait up to `timeout` in all for the connections' threads; the ones still running."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._conns_lock:
+                alive = [t for t in self._workers if t.is_alive()]
+            if not alive or time.monotonic() >= deadline:
+                return alive
+            alive[0].join(max(0.0, min(0.1, deadline - time.monotonic())))
 
 
 class FakeAzureServer:
@@ -342,12 +392,22 @@ class FakeAzureServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
-        httpd.shutdown()
-        httpd.close_connections()
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        try:
+            httpd.shutdown()
+            httpd.server_close()
+            # a connection opened while the loop was stopping is shut too: a second pass
+            for _ in range(2):
+                httpd.close_connections()
+                stuck = httpd.join_workers(STOP_TIMEOUT / 2)
+            if stuck:
+                log.warning("stopped with %d connection thread(s) still running", len(stuck))
+            if self._thread is not None:
+                self._thread.join(timeout=STOP_TIMEOUT)
+                self._thread = None
+        finally:
+            self._remove_tls_dir()
+
+    def _remove_tls_dir(self) -> None:
         if self._own_tls_dir is not None:
             shutil.rmtree(self._own_tls_dir, ignore_errors=True)
             self._own_tls_dir = None

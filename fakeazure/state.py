@@ -9,6 +9,7 @@ in-process) and ``fakeazure.server`` (``http.server`` on 127.0.0.1).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import threading
@@ -83,7 +84,7 @@ class FakeAzure:
             resource_graph=ResourceGraph(self.compute, self.network, self.clock, subscription_id, resource_graph_lag),
             prices=self.price_book, faults=FaultService(self.faults, self._provision_error), lro=self.lro,
             resource_groups=ResourceGroups(resource_groups), page_size=page_size)
-        self.dispatcher = Dispatcher(self.ctx, self, self.lock, self.rng, self.clock, self.spot_evictions.apply)
+        self.dispatcher = Dispatcher(self.ctx, self, self.lock, self.rng, self.clock, self._tick)
         if skus is not None:
             self.add_skus(skus)
         if catalog is not None:
@@ -244,25 +245,40 @@ class FakeAzure:
         with self.lock:
             self.faults.clear()
 
+    @contextlib.contextmanager
+    def faults_held(self):
+        """Within: no request or create fault rule counts a request or fires (`times` and `skip`
+        are left for later; Spot eviction rules still run on the clock). What exists before a
+        scenario starts (its existing nodes) was created before its faults began."""
+        with self.lock:
+            self.faults.held = True
+        try:
+            yield self
+        finally:
+            with self.lock:
+                self.faults.held = False
+
     # ================================================================== inspection
     def vms(self, resource_group: str | None = None) -> list[dict]:
         """VMs as ARM resources (the GET body, with ``provisioningState``)."""
         with self.lock:
-            self.spot_evictions.apply()
+            self._tick()
             return [self.compute.view(vm) for vm in self.compute.list(resource_group)]
 
     def nics(self, resource_group: str | None = None) -> list[dict]:
         with self.lock:
+            self._tick()
             return [self.network.view(n) for n in self.network.list(resource_group)]
 
     def get_vm(self, rg: str, name: str) -> dict | None:
         with self.lock:
-            self.spot_evictions.apply()
+            self._tick()
             vm = self.compute.get(rg, name)
             return None if vm is None else self.compute.view(vm, "instanceView")
 
     def get_nic(self, rg: str, name: str) -> dict | None:
         with self.lock:
+            self._tick()
             nic = self.network.get(rg, name)
             return None if nic is None else self.network.view(nic)
 
@@ -277,8 +293,14 @@ class FakeAzure:
     @property
     def evictions(self) -> list[dict]:
         with self.lock:
-            self.spot_evictions.apply()
+            self._tick()
             return copy.deepcopy(self.compute.evictions)
+
+    def _tick(self) -> None:
+        """What time did since the last look: operations that fell due finish, Spot VMs whose
+        eviction time came are evicted. Called under the lock, before serving and inspecting."""
+        self.operations.complete_due(self.clock.time())
+        self.spot_evictions.apply()
 
     def settle(self) -> int:
         """Complete every pending long-running operation; returns how many."""
@@ -286,10 +308,11 @@ class FakeAzure:
             return self.operations.settle()
 
     def advance(self, seconds: float) -> None:
-        """Move the (fake) clock forward and apply time-based faults (Spot eviction)."""
+        """Move the (fake) clock forward: operations that fall due finish, time-based faults (Spot
+        eviction) apply."""
         with self.lock:
             self.clock.advance(seconds)
-            self.spot_evictions.apply()
+            self._tick()
 
     def reset(self) -> None:
         """Forget resources, operations, faults, quota settings and the request log; keep
@@ -310,7 +333,7 @@ class FakeAzure:
     def snapshot(self) -> dict:
         """JSON-able picture of the state for reports and diffs."""
         with self.lock:
-            self.spot_evictions.apply()
+            self._tick()
             sub = self.subscription_id
             quota = self.compute.quota
             regions = sorted(set(self.compute.skus.regions()) | {vm.location.lower() for vm in self.compute.vms.values()})

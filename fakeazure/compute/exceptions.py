@@ -16,7 +16,7 @@ __all__ = [
     "low_priority_quota", "zonal_allocation_failed", "allocation_failed", "overconstrained_zonal",
     "overconstrained", "property_change_not_allowed", "vm_not_found", "extension_not_found",
     "resource_group_not_found",
-    "disk_controller_mismatch", "nic_reference_not_found", "nic_in_use_by_other_vm", "invalid_parameter",
+    "disk_controller_mismatch", "nic_reference_not_found", "nic_in_use_by_other_vm", "nic_not_provisioned", "invalid_parameter",
     "internal_execution_error", "eviction_not_spot",
 ]
 
@@ -175,6 +175,18 @@ def nic_in_use_by_other_vm(nic_id: str, other_vm_id: str) -> ARMError:
     # (unverified wording)
     return ARMError("NicInUse",
                     f"Network interface {nic_id} is already used by virtual machine {other_vm_id}.", 400)
+
+
+def nic_not_provisioned(nic_id: str, vm_id: str) -> ARMError:
+    # A VM PUT naming a NIC whose DELETE is still running. ReferencedResourceNotProvisioned is the
+    # code and this the wording NRP answers (400) when an operation references a NIC that is not in
+    # Succeeded state (quoted for a load balancer and a NIC in Failed state after PutNicOperation,
+    # Azure/aks-engine#336). (harness assumption: that a VM PUT gets the same answer for a NIC in
+    # Deleting state, and the operation name DeleteNicOperation.)
+    return ARMError("ReferencedResourceNotProvisioned",
+                    f"Cannot proceed with operation because resource {nic_id} used by resource {vm_id} is not "
+                    f"in Succeeded state. Resource is in Deleting state and the last operation that "
+                    f"updated/is updating the resource is DeleteNicOperation.", 400)
 
 
 def invalid_parameter(message: str, target: str) -> ARMError:

@@ -256,6 +256,9 @@ class ComputeModel:
             nic = self.network.get(parts.get("resourcegroups", ""), parts.get("name", ""))
             if nic is None or (parts.get("type", "").lower() != "networkinterfaces"):
                 raise exc.nic_reference_not_found(nic_id, vm_id)
+            if nic.deleting:
+                # attached now, the NIC would be gone under the VM when its delete finishes
+                raise exc.nic_not_provisioned(nic.id(sub), vm_id)
             if nic.vm_id and nic.vm_id.lower() != vm_id.lower():
                 owner = self.by_id(nic.vm_id)
                 if owner is not None:

@@ -40,6 +40,11 @@ class NetworkInterface:
     def id(self, sub: str) -> str:
         return resource_id(sub, self.rg, "Microsoft.Network", "networkInterfaces", self.name)
 
+    @property
+    def deleting(self) -> bool:
+        """A DELETE of this NIC was accepted and has not finished (or failed) yet."""
+        return self.body["properties"].get("provisioningState") == "Deleting"
+
 
 class NetworkModel:
     """NICs.  A NIC is in use while ``vm_id`` is set: compute sets it when a VM attaches the
@@ -120,7 +125,7 @@ class NetworkModel:
         self._check_shape(nic_id, props)
         self._check_refs(nic_id, props)
         existing = self.get(rg, name)
-        if existing is not None and existing.body["properties"].get("provisioningState") == "Deleting":
+        if existing is not None and existing.deleting:
             # the pending delete would otherwise remove the NIC this PUT re-creates, under a VM
             # that attached it meanwhile
             raise exc.another_operation_in_progress(nic_id)

@@ -135,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "build":
         from harness.backends import binaries
+        if args.kind:
+            # the node image is a Docker build: say so now, not after the binaries' build
+            from harness.backends.container import DockerUnavailable, require_docker
+            try:
+                require_docker()
+            except DockerUnavailable as e:
+                print(f"build failed: {e}", file=sys.stderr)
+                return 1
         t0 = time.monotonic()
         try:
             bs = binaries.ensure_binaries(build=True, need=binaries.REQUIRED + binaries.OPTIONAL, echo=True)

@@ -41,7 +41,8 @@ from harness.backends.pki import PKI, kubeconfig
 from harness.backends.procs import StartError, free_port, pid_alive, poll_until
 from harness.backends.realcluster import RealBackend, RealCluster, scheduler_config
 
-__all__ = ["ContainerBackend", "ContainerCluster", "docker_status", "ensure_image"]
+__all__ = ["ContainerBackend", "ContainerCluster", "DockerUnavailable", "docker_status", "ensure_image",
+           "require_docker"]
 
 IMAGE_REPO = "karpenter-harness/control-plane"
 LABEL = "karpenter-harness.backend"
@@ -69,8 +70,20 @@ def docker_status() -> tuple[bool, str]:
         if not installed:
             return False, ("Docker is not installed (no docker/dockerd on PATH); run "
                            "harness/backends/docker-up.sh to install Debian's docker.io and start dockerd")
-        return False, (f"the Docker daemon is not reachable at {host}: {type(e).__name__}: {e}; "
-                       "start it with harness/backends/docker-up.sh")
+        return False, (f"Docker is not running: the Docker daemon is not reachable at {host} "
+                       f"({type(e).__name__}: {e}); start it with `sudo bash harness/backends/docker-up.sh`")
+
+
+class DockerUnavailable(RuntimeError):
+    """No Docker daemon answers; the message says why and how to start one (docker_status)."""
+
+
+def require_docker() -> None:
+    """Raise DockerUnavailable unless a Docker daemon answers: before work that needs one (the kind
+    node image), so the caller says so instead of failing deep inside docker-py."""
+    ok, why = docker_status()
+    if not ok:
+        raise DockerUnavailable(why)
 
 
 def _client():

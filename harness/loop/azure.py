@@ -42,6 +42,7 @@ RG_DEFAULT = "MC_harness_cluster_southcentralus"
 # without a NodeClaim older than 5 min (instance_garbagecollection.go Reconcile); NIC GC every
 # 5 min for NICs with neither a VM nor a NodeClaim of their name (nic_garbagecollection.go).
 INSTANCE_GC_GRACE = 300.0
+INSTANCE_GC_INTERVAL = 120.0
 NIC_GC_INTERVAL = 300.0
 # the table NewProvider falls back to for a region it has none for (provider v1.14.0
 # pkg/providers/pricing/pricing.go defaultRegion)
@@ -104,6 +105,7 @@ class AzureProvider:
         self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
         self._last_nic_gc: float | None = None
         self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
+        self.leftovers: set[str] = set()   # suspects no NodeClaim owns whose VM or NIC the last round left
 
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
         """New operator settings (a step's `cluster:`): the resource group and the instance types
@@ -503,8 +505,10 @@ class AzureProvider:
         """The provider's two garbage collectors, for what failed cleanups left: VMs with no
         NodeClaim older than INSTANCE_GC_GRACE, and NICs with neither a VM nor a NodeClaim of their
         name (every NIC_GC_INTERVAL). `eventually` runs both as if their time had come (the
-        harness's steady state stands for 'later'). Nothing runs until a cleanup left something."""
+        harness's steady state stands for 'later'). Nothing runs until a cleanup left something.
+        Afterwards `leftovers` holds what a later round still has to remove."""
         if not self._suspects:
+            self.leftovers = set()
             return
         now = self.now()
         owned = {n.lower() for n in owned}
@@ -538,6 +542,7 @@ class AzureProvider:
                 return
             left = {n.lower() for n in nics} | (self.list_vm_names() or live)
             self._suspects &= left
+            self.leftovers = self._suspects - owned
 
 
 def request_log(fake) -> list[dict]:

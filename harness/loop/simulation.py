@@ -15,6 +15,7 @@ nothing changes but a timeout is pending, the clock jumps to it.
 """
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from dataclasses import dataclass, field
@@ -201,7 +202,11 @@ class Simulation:
     def seed(self, entries: list[dict]):
         """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
         from harness.loop.controllers.seed import seed_existing_nodes
-        seeded = seed_existing_nodes(self, entries)
+        # the existing nodes were launched before the scenario's faults began: the real engine seeds
+        # them the same way (runner/engines/real/engine.py RealRun.seed)
+        held = self.fake.faults_held() if hasattr(self.fake, "faults_held") else contextlib.nullcontext()
+        with held:
+            seeded = seed_existing_nodes(self, entries)
         # the PDBs' status in the state the scenario starts from covers its running pods (kube-controller-
         # manager's disruption controller computed it long ago): the first pass reads it, and a deleting
         # node's drain evicts by it
@@ -291,7 +296,7 @@ class Simulation:
                 # a timeout fires a second past its deadline; a VM registers at its boot time, so launches
                 # a batch window apart register apart (one round's Nodes may take the pods of the next)
                 waits = [d + 1 for d in (deadline, self._disruption_deadline()) if d is not None]
-                waits += [d for d in (self._boot_deadline(),) if d is not None]
+                waits += [d for d in (self._boot_deadline(), self.gc.next_round()) if d is not None]
                 if not waits:
                     result.steady = True
                     break

@@ -150,15 +150,21 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
         return [err((), "a manifest must be a mapping with apiVersion, kind and metadata")]
     kind = obj.get("kind")
     errors: list[SourceError] = []
-    if kind not in API_VERSIONS:
+    # a referenced file's objects meet no JSON Schema: a mapping or list where a string belongs is
+    # refused here rather than looked up (an unhashable key)
+    if not isinstance(kind, str) or kind not in API_VERSIONS:
         return [err(("kind",), f"unsupported kind {kind!r}; supported: {', '.join(sorted(API_VERSIONS))}")]
-    if obj.get("apiVersion") not in API_VERSIONS[kind]:
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str) or api_version not in API_VERSIONS[kind]:
         errors.append(err(("apiVersion",), f"{kind} needs apiVersion {' or '.join(sorted(API_VERSIONS[kind]))}, "
-                                            f"got {obj.get('apiVersion')!r}"))
+                                            f"got {api_version!r}"))
     shapes = [err(sub, reason) for sub, reason in shape_errors(obj)]
     if shapes:
         return errors + shapes
-    name = (obj.get("metadata") or {}).get("name")
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        return errors + [err(("metadata",), f"{kind} metadata must be a mapping")]
+    name = metadata.get("name")
     if not isinstance(name, str) or not _DNS1123.match(name):
         errors.append(err(("metadata", "name"), f"{kind} metadata.name must be a lowercase DNS-1123 name, got {name!r}"))
     spec = obj.get("spec") or {}

@@ -5,7 +5,8 @@ plain Python data plus a map from JSON path (a tuple of keys/indices) to line, w
 and refuse what a hostile or broken file could do to the process: duplicate keys (PyYAML would
 silently keep the last one), nesting beyond MAX_DEPTH, aliases that expand beyond
 MAX_ALIAS_NODES or refer to themselves, files beyond MAX_FILE_BYTES, scalars that cannot be built
-for their tag, and text that is not UTF-8 or holds control characters (with the line).
+for their tag, mappings and sequences with a tag other than their own, and text that is not UTF-8
+or holds control characters (with the line).
 """
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U0001
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _VALUE = "tag:yaml.org,2002:value"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
 
 
 class _Scalars(SafeConstructor):
@@ -117,6 +120,15 @@ def _scalar(event) -> tuple[Any, str]:
     except Exception:  # noqa: BLE001 - any constructor failure is a bad scalar at this line
         short = tag.replace("tag:yaml.org,2002:", "!!")
         raise _Refused(line, f"cannot read {event.value[:40]!r} as {short}") from None
+
+
+def _collection_tag(event, plain: str) -> None:
+    """A mapping or sequence may carry only its own plain tag (`!!map`, `!!seq`): any other tag
+    (`!!python/object:os.system`, `!!set`, `!!omap`, `!foo`) asks for a type the loader does not
+    build, and is refused at its line rather than dropped (the builder makes plain dicts and lists)."""
+    if event.tag is None or event.implicit or event.tag in ("!", plain):
+        return
+    raise _Refused(event.start_mark.line + 1, f"unsupported YAML tag {event.tag!r}")
 
 
 def _skey(key: Any) -> Any:
@@ -267,8 +279,8 @@ def read_text(file: str | Path) -> str:
         raise SourceError(file, None, "is a directory, not a file") from None
     except OSError as e:
         raise SourceError(file, None, f"cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise SourceError(file, None, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    if len(data) > MAX_FILE_BYTES:      # the whole file is refused: its first line stands for it
+        raise SourceError(file, 1, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -282,7 +294,7 @@ def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
     if text is None:
         text = read_text(file)
     elif len(text) > MAX_FILE_BYTES:
-        raise SourceError(file, None, f"text larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        raise SourceError(file, 1, f"text larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     bad = _NOT_PRINTABLE.search(text)
     if bad:
         ch = bad.group()
@@ -295,8 +307,10 @@ def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
             if isinstance(event, yaml.ScalarEvent):
                 builder.scalar(event)
             elif isinstance(event, yaml.MappingStartEvent):
+                _collection_tag(event, _MAP)
                 builder.start(event, {})
             elif isinstance(event, yaml.SequenceStartEvent):
+                _collection_tag(event, _SEQ)
                 builder.start(event, [])
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 builder.end(event)
@@ -320,5 +334,5 @@ def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
         reason = " ".join(x for x in (e.context, e.problem) if x) or "malformed YAML"
         raise SourceError(file, line, f"malformed YAML: {reason}") from None
     except yaml.YAMLError as e:
-        raise SourceError(file, None, f"malformed YAML: {e}") from None
+        raise SourceError(file, 1, f"malformed YAML: {e}") from None
     return [d for d in docs if d.data is not None]

@@ -241,6 +241,26 @@ def test_docker_unreachable_reason(monkeypatch):
     assert "docker-up.sh" in why and ("not reachable" in why or "not installed" in why)
 
 
+def test_build_kind_without_docker_says_so_before_building(monkeypatch, capsys):
+    """`python -m harness.backends build --kind` with no Docker daemon: one line saying Docker is not
+    running and how the project starts it, exit 1, no docker-py traceback - and no binary is built."""
+    from harness.backends import __main__ as cli
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    monkeypatch.setattr(binaries, "ensure_binaries", lambda *a, **k: pytest.fail("built binaries without Docker"))
+    assert cli.main(["build", "--kind"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("build failed: Docker ") and "harness/backends/docker-up.sh" in err
+    assert "Traceback" not in err
+
+
+def test_the_node_image_build_needs_docker(monkeypatch):
+    from harness.backends.container import DockerUnavailable
+    from harness.backends.kind import image
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(DockerUnavailable, match="docker-up.sh"):
+        image._client()
+
+
 def test_scripts_are_executable():
     here = Path(binaries.__file__).parent
     for s in ("build-binaries.sh", "docker-up.sh"):

@@ -448,3 +448,15 @@ def test_eviction_rule_needs_time_to_pass(make_env, mode):
     env.state.advance(1)
     assert env.state.get_vm(RG, "vm1") is None
     assert env.state.evictions[0]["reason"].startswith("fault")
+
+
+def test_faults_held_neither_fire_nor_count(fake):
+    """What exists before a scenario (its existing nodes) is created with the faults held: a bounded
+    rule is left whole for the requests after."""
+    fake.state.add_fault({"code": "ZonalAllocationFailed", "match": {"size": "Standard_D2s_v3"}, "times": 1})
+    with fake.state.faults_held():
+        assert attempt(fake, "seeded") is None
+    assert fake.state.snapshot()["fault_log"] == []
+    e = attempt(fake, "later")
+    assert isinstance(e, HttpResponseError) and e.error.code == "ZonalAllocationFailed"
+    assert attempt(fake, "later") is None

@@ -93,6 +93,28 @@ def test_non_object_bodies_to_the_control_api_are_400(fake, path, body):
     assert fake.state.internal_errors == []
 
 
+@pytest.mark.parametrize("path, body", [
+    ("/lro", {"LRO": "sync"}), ("/lro", {}), ("/lro", None), ("/advance", {}), ("/advance", {"Seconds": 5}),
+    ("/advance", {"seconds": -5}), ("/usages", {}), ("/usages", {"regional": 5, "Region": "eastus"}),
+    ("/faults", {"faults": [], "extra": 1}), ("/skus", {"valu": []}), ("/reset", {"hard": True}),
+    ("/settle", {"all": True}), ("/network", {}), ("/network", {"subnet": ["x"]}),
+    ("/resourcegraph", {"lag": 1, "Lag": 2}), ("/catalog", {}), ("/evict", {"rg": "x", "name": "y"}),
+])
+def test_control_bodies_with_unknown_or_missing_keys_are_400(fake, path, body):
+    """A body the control call does not understand is refused, not read as a request for the
+    defaults: {"LRO": "sync"} (the key is case-sensitive) used to reset the LRO mode."""
+    fake.state.set_lro("immediate")
+    before = fake.state.snapshot()
+    r = fake.http.post(fake.url("/_fakeazure" + path), data=None if body is None else json.dumps(body),
+                       headers={"Content-Type": "application/json"})
+    assert_arm_400(r)
+    assert r.json()["error"]["code"] == "InvalidControlRequest"
+    after = fake.state.snapshot()
+    assert fake.state.lro_after_polls == 1
+    assert {k: v for k, v in after.items() if k != "requests"} == {k: v for k, v in before.items() if k != "requests"}
+    assert fake.state.internal_errors == []
+
+
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
                      lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
                      max_leaves=8)

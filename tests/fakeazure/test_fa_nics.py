@@ -137,3 +137,35 @@ def test_a_put_while_the_nic_is_being_deleted_is_refused():
     state.settle()
     assert state.network.get(RG, "n1") is None
     assert state.handle("PUT", url, body=json.dumps(nic_body()))[0] == 201
+
+
+def test_a_vm_cannot_attach_a_nic_being_deleted(fake):
+    """A VM PUT naming a NIC whose DELETE is in flight is refused until the delete finishes (then
+    the NIC is gone: 400 InvalidResourceReference) or fails (then it attaches); otherwise the VM
+    would list a NIC that no longer exists once the delete finished."""
+    nic_id = create_nic(fake, "n1")
+    vm_url = fake.url(fake.vm_path("vm1"), **{"api-version": "2026-04-01"})
+    fake.state.add_fault({"code": "InternalServerError", "delivery": "async", "match": {"operation": "nic.delete"},
+                          "times": 1})
+    d = fake.http.delete(fake.url(fake.nic_path("n1"), **{"api-version": "2024-05-01"}))
+    assert d.status_code == 202
+    r = fake.http.put(vm_url, json=vm_body(nic_id=nic_id))
+    assert r.status_code == 400 and r.json()["error"]["code"] == "ReferencedResourceNotProvisioned"
+    assert r.json()["error"]["message"] == (
+        f"Cannot proceed with operation because resource {nic_id} used by resource "
+        f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Compute/virtualMachines/vm1 is not in "
+        f"Succeeded state. Resource is in Deleting state and the last operation that updated/is updating the "
+        f"resource is DeleteNicOperation.")
+    assert fake.state.vms() == []
+    assert fake.http.get(d.headers["Azure-AsyncOperation"]).json()["status"] == "Failed"   # the delete failed
+    assert fake.http.put(vm_url, json=vm_body(nic_id=nic_id)).status_code == 201           # the NIC is there
+
+
+def test_a_vm_naming_a_nic_whose_delete_finished_gets_the_reference_error(fake):
+    nic_id = create_nic(fake, "n1")
+    d = fake.http.delete(fake.url(fake.nic_path("n1"), **{"api-version": "2024-05-01"}))
+    assert d.status_code == 202
+    fake.state.settle()
+    r = fake.http.put(fake.url(fake.vm_path("vm1"), **{"api-version": "2026-04-01"}), json=vm_body(nic_id=nic_id))
+    assert r.status_code == 400 and r.json()["error"]["code"] == "InvalidResourceReference"
+    assert fake.state.vms() == [] and fake.state.nics() == []

@@ -103,6 +103,23 @@ def test_raw_refusals_are_arm_json(server, request_line, status, code):
     assert json.loads(body)["error"]["code"] == code
 
 
+@pytest.mark.parametrize("request_line", [b"GET /_fakeazure/health", b"POST /subscriptions"])
+def test_an_http09_request_is_answered_at_once(server, request_line):
+    """A request line without a version (HTTP/0.9) and no header block after it: answered 505 in the
+    ARM envelope and closed, not held until the socket timeout waiting for headers 0.9 never sends.
+    The client keeps its side open, so only the server's answer and close end _raw."""
+    host, port = server.url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as s:
+        s.sendall(request_line + b"\r\n")
+        raw = b""
+        while chunk := s.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == b"505"
+    import json
+    assert json.loads(body)["error"]["code"] == "HttpVersionNotSupported"
+
+
 def test_client_hang_up_is_one_quiet_line(server, caplog, capfd):
     """A client that resets the connection before the answer is written: one INFO line on the
     `fakeazure.server` logger, nothing on stderr (no traceback)."""

@@ -131,6 +131,50 @@ def test_cli_serve_tls_prints_url_then_ca_path():
     assert not os.path.exists(ca)  # the temporary directory is removed at exit
 
 
+def test_silent_tls_clients_do_not_hold_the_server_at_stop(monkeypatch):
+    """A client that connects and never starts its TLS handshake: stop() shuts its socket (the TLS
+    socket wrap_socket made, not the raw one it took over) instead of waiting for the handshake to
+    time out, and removes the generated directory with the private key."""
+    import socket
+    import threading
+    from fakeazure import server as servermod
+    monkeypatch.setattr(servermod, "HANDSHAKE_TIMEOUT", 3600.0)   # only the shutdown can end the wait
+    srv = FakeAzureServer(tls=True)
+    host, port = srv.start().split("//")[1].split(":")
+    key_dir = os.path.dirname(srv.ca_path)
+    clients = [socket.create_connection((host, int(port))) for _ in range(20)]
+    try:
+        while len(srv._httpd._conns) < 20:
+            time.sleep(0.01)
+        stopper = threading.Thread(target=srv.stop)
+        stopper.start()
+        stopper.join(120)          # a guard against a hang, not a speed check
+        assert not stopper.is_alive()
+    finally:
+        for c in clients:
+            c.close()
+    assert not os.path.exists(key_dir)
+
+
+def test_cli_serve_tls_stops_on_sigterm_with_silent_clients():
+    import socket
+    proc = _spawn("serve", "--tls")
+    url = proc.stdout.readline().strip()
+    ca = proc.stdout.readline().strip()
+    host, port = url.split("//")[1].split(":")
+    clients = [socket.create_connection((host, int(port))) for _ in range(50)]
+    try:
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)   # a guard against a hang, not a speed check
+    finally:
+        for c in clients:
+            c.close()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert not os.path.exists(ca)
+
+
 def test_az_shim_answers_like_the_azure_cli(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fakeazure", "az-shim", str(tmp_path / "bin")], capture_output=True,
                           text=True, cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60)

@@ -71,6 +71,33 @@ def test_lro_protocol_on_the_wire(fake):
     # (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete; fake-azure.md §2.5)
 
 
+def test_an_accepted_delete_finishes_on_the_clock_unpolled(fake):
+    """Azure finishes an accepted operation whether or not its client polls: a delete whose polls
+    were all throttled still removes the VM once its time (two polls at Retry-After 1 s) has passed."""
+    nic_id = create_nic(fake, "n1")
+    fake.compute.virtual_machines.begin_create_or_update(RG, "vm1", vm_body(nic_id=nic_id)).result()
+    fake.state.add_fault({"code": "TooManyRequests", "match": {"operation": "operation.get"}})
+    url = fake.url(fake.vm_path("vm1"), **{"api-version": "2026-04-01"})
+    d = fake.http.delete(url)
+    assert d.status_code == 202 and fake.http.get(d.headers["Azure-AsyncOperation"]).status_code == 429
+    fake.state.advance(1)
+    assert fake.http.get(url).json()["properties"]["provisioningState"] == "Deleting"
+    fake.state.advance(1)
+    assert fake.http.get(url).status_code == 404
+    assert fake.state.vms() == [] and fake.state.snapshot()["pending_operations"] == 0
+
+
+def test_an_operation_without_retry_after_takes_the_sdk_interval(make_env, mode):
+    env = make_env(mode, lro_retry_after=None)
+    nic_id = create_nic(env, "n1")
+    r = env.http.put(env.url(env.vm_path("vm1"), **{"api-version": "2026-04-01"}), json=vm_body(nic_id=nic_id))
+    assert r.status_code == 201
+    env.state.advance(59)
+    assert env.state.get_vm(RG, "vm1")["properties"]["provisioningState"] == "Creating"
+    env.state.advance(1)           # two polls 30 s apart (azure-core's polling_interval without Retry-After)
+    assert env.state.get_vm(RG, "vm1")["properties"]["provisioningState"] == "Succeeded"
+
+
 def test_retry_after_can_be_turned_off(make_env, mode):
     env = make_env(mode, lro_retry_after=None)
     nic_id = create_nic(env, "n1")

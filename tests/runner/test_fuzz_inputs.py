@@ -38,6 +38,12 @@ class Tally:
     source_errors: int = 0
     ran: int = 0
     tracebacks: list[str] = field(default_factory=list)
+    no_line: list[str] = field(default_factory=list)      # refusals without a line: `file: reason`
+    # the input of each failure above, to keep as a reproducer: (a file name, its bytes)
+    inputs: list[tuple[str, bytes]] = field(default_factory=list)
+
+    def keep(self, name: str, data: bytes | str) -> None:
+        self.inputs.append((f"{len(self.inputs):04d}-{name}", data.encode() if isinstance(data, str) else data))
 
 
 # the ported core suites: hundreds of documents in the shapes the rest of the library already has;
@@ -162,10 +168,15 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
                 tally.source_errors += 1
                 if not e.render().strip():
                     tally.tracebacks.append(f"{src.name}: empty SourceError")
+                    tally.keep(src.name, data)
+                elif not e.line:
+                    tally.no_line.append(f"a mutant of {src.name}: {e.render()}")
+                    tally.keep(src.name, data)
                 continue
             except Exception:  # noqa: BLE001 - this is what the fuzzer looks for
                 tally.tracebacks.append(f"load of a mutant of {src.name}:\n{traceback.format_exc()}\n--- input:\n"
                                         f"{data[:3000]!r}")
+                tally.keep(src.name, data)
                 continue
             if run_every and tally.loaded % run_every == 0:
                 from harness.backends.embedded import EmbeddedBackend
@@ -178,6 +189,7 @@ def fuzz(count: int, seed: int, budget_s: float | None = None, run_every: int = 
                     except Exception:  # noqa: BLE001
                         tally.tracebacks.append(f"run of a mutant of {src.name}:\n{traceback.format_exc()}\n"
                                                 f"--- input:\n{data[:3000]!r}")
+                        tally.keep(src.name, data)
     finally:
         if cluster is not None:
             cluster.close()
@@ -294,15 +306,21 @@ def fuzz_steps(count: int, seed: int, budget_s: float | None = None, progress=No
                 tally.source_errors += 1
                 if not e.render().strip():
                     tally.tracebacks.append(f"{sc.name}: empty SourceError")
+                    tally.keep(sc.file.name, text)
+                elif not e.line:
+                    tally.no_line.append(f"{sc.name} with steps: {e.render()}")
+                    tally.keep(sc.file.name, text)
                 continue
             except Exception:  # noqa: BLE001 - what the fuzzer looks for
                 tally.tracebacks.append(f"load of {sc.name} with steps:\n{traceback.format_exc()}\n--- steps:\n{steps}")
+                tally.keep(sc.file.name, text)
                 continue
             try:
                 run(loaded[0], loaded[0].profiles[0], cluster, max_iterations=20)
                 tally.ran += 1
             except Exception:  # noqa: BLE001
                 tally.tracebacks.append(f"run of {sc.name} with steps:\n{traceback.format_exc()}\n--- steps:\n{steps}")
+                tally.keep(sc.file.name, text)
     finally:
         cluster.close()
     return tally
@@ -315,6 +333,7 @@ def test_random_steps_never_raise_a_traceback(capsys):
               f"{tally.source_errors} SourceErrors, {len(tally.tracebacks)} tracebacks")
     assert tally.tried == 40 and tally.ran >= 5
     assert not tally.tracebacks, tally.tracebacks[0]
+    assert not tally.no_line, tally.no_line[0]
 
 
 def test_mutated_inputs_never_raise_a_traceback(capsys):
@@ -324,3 +343,4 @@ def test_mutated_inputs_never_raise_a_traceback(capsys):
               f"{tally.ran} run, {len(tally.tracebacks)} tracebacks")
     assert tally.tried == 300
     assert not tally.tracebacks, tally.tracebacks[0]
+    assert not tally.no_line, tally.no_line[0]

@@ -29,6 +29,13 @@ def test_merge_keys_and_aliases_keep_data_and_lines():
     ("a:\n  <<: [1]\n", 2, "merge key << needs a mapping"),
     ("a: !!float x\n", 1, "cannot read 'x' as !!float"),
     ("a: !custom 1\n", 1, "unsupported YAML tag"),
+    # a tag on a mapping or sequence is refused as on a scalar, not dropped
+    ("a: 1\ngiven: !!python/object:os.system\n  b: 1\n", 2, "unsupported YAML tag 'tag:yaml.org,2002:python/object:os.system'"),
+    ("a: !!python/object/apply:os.system [ls]\n", 1, "unsupported YAML tag"),
+    ("a:\n  - !!set {x, y}\n", 2, "unsupported YAML tag 'tag:yaml.org,2002:set'"),
+    ("a: !!omap [{b: 1}]\n", 1, "unsupported YAML tag 'tag:yaml.org,2002:omap'"),
+    ("a: !foo\n  - 1\n", 1, "unsupported YAML tag '!foo'"),
+    ("a: !!map [1]\n", 1, "unsupported YAML tag 'tag:yaml.org,2002:map'"),
     ("a: 1\nb: \"\x07\"\n", 2, "U+0007"),
     ("a: " + "{b: " * (MAX_DEPTH + 1) + "1" + "}" * (MAX_DEPTH + 1) + "\n", 1, "nesting deeper than"),
 ])
@@ -43,8 +50,14 @@ def test_oversized_file_is_refused_before_parsing(tmp_path, monkeypatch):
     monkeypatch.setattr(yamlsource, "MAX_FILE_BYTES", 100)
     f = tmp_path / "big.yaml"
     f.write_text("a: " + "x" * 200)
-    with pytest.raises(SourceError, match="larger than"):
+    with pytest.raises(SourceError, match="larger than") as e:
         load_documents(f)
+    assert e.value.render() == f"{f}:1: file larger than 0 MiB"
+
+
+def test_a_collection_with_its_own_tag_loads():
+    assert load_documents("t.yaml", "--- !!map\na: !!map {b: !!seq [1]}\nc: ! {d: 2}\n")[0].data == \
+        {"a": {"b": [1]}, "c": {"d": 2}}
 
 
 def test_validating_the_library_repeatedly_does_not_grow_memory():

@@ -99,6 +99,9 @@ def _file_id(p: Path) -> str:
 
 def _client():
     import docker
+
+    from harness.backends.container import require_docker
+    require_docker()            # a daemon answers, or DockerUnavailable says how to start one
     return docker.from_env(timeout=600)
 
 

@@ -14,11 +14,17 @@
 """
 from __future__ import annotations
 
+from harness.loop.azure import INSTANCE_GC_INTERVAL
 from harness.loop.controllers.state import LoopState
 from harness.loop.controllers.nodetermination import evict_pod
 from harness.loop.controllers.termination import Termination
 
 GC_INTERVAL = 120.0               # core garbagecollection/controller.go Reconcile: RequeueAfter 2m
+# How long the loop, otherwise steady, keeps waking for the provider's garbage collectors while a
+# failed cleanup's VM or NIC is still there. Upstream's run every 2 minutes for as long as the
+# controller runs; the harness stops watching after 15 rounds and reports what is left (harness
+# assumption: a fault that outlasts half an hour stands for one that does not end).
+GC_PATIENCE = 1800.0
 
 
 class GarbageCollection:
@@ -26,6 +32,8 @@ class GarbageCollection:
         self.state = state
         self.termination = termination
         self._last_gc = float("-inf")
+        self._leftover_since: float | None = None      # when a steady-state round first left something
+        self._last_forced: float | None = None
 
     def reconcile(self, force: bool = False) -> bool:
         """One round; `force` runs it now whatever the interval (the orchestrator's steady-state check)."""
@@ -36,6 +44,12 @@ class GarbageCollection:
         # what failed cleanups left (harness/loop/azure.py collect_garbage; a no-op otherwise)
         s.provider.collect_garbage({s.provider.resource_name(c.result.name) for c in s.claims if not c.done},
                                    eventually=force)
+        if force:
+            self._last_forced = s.clock.now()
+            if not s.provider.leftovers:
+                self._leftover_since = None
+            elif self._leftover_since is None:
+                self._leftover_since = s.clock.now()
         if not live or (not force and s.clock.now() - self._last_gc < GC_INTERVAL):
             return False
         self._last_gc = s.clock.now()
@@ -53,6 +67,17 @@ class GarbageCollection:
                 self._replace_pods(node)
             progress = True
         return progress
+
+    def next_round(self) -> float | None:
+        """When the provider's garbage collectors run again for what the last steady-state round left
+        (a VM or NIC whose delete failed): upstream's instance collector requeues every 2 minutes
+        (provider v1.14.0 pkg/controllers/nodeclaim/garbagecollection/instance_garbagecollection.go
+        Reconcile: RequeueAfter 2m). None when nothing is left or GC_PATIENCE has run out."""
+        s = self.state
+        if self._leftover_since is None or not s.provider.leftovers or self._last_forced is None:
+            return None
+        at = self._last_forced + INSTANCE_GC_INTERVAL
+        return at if at - self._leftover_since <= GC_PATIENCE else None
 
     def _replace_pods(self, node: str) -> None:
         """The removed Node's pods are deleted; a Deployment's get a replacement from its current

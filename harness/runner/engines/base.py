@@ -111,7 +111,8 @@ class Run(Protocol):
 
     def seed(self, entries: list[dict]) -> None:
         """given.existingNodes: the cluster's existing Nodes, NodeClaims and running pods, before the
-        workloads are applied."""
+        workloads are applied; the scenario's request and create faults do not touch them (they
+        existed before its faults began: FakeAzure.faults_held)."""
 
     # the NodeClaims the last settle left in flight when it stopped for a `during: launch` step (empty when
     # it settled)

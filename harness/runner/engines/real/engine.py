@@ -329,7 +329,10 @@ class RealRun:
         finish after its first pass."""
         self.kubelets.seeding = True
         try:
-            self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+            # the existing nodes were launched before the scenario's faults began (the simulation's
+            # Simulation.seed holds them the same way): a seed launch meets no fault on either engine
+            with self.fake.faults_held():
+                self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
         finally:
             self.kubelets.seeding = False
         self.seeded = True

@@ -341,6 +341,10 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
             if not entry.get("nodePool"):
                 node_name = seed_unmanaged(run, entry, i, skus)
                 unmanaged.append(node_name)
+            elif run.observer.exited is not None:
+                # the controller exited at its start: nothing launches the entry's NodeClaim (the
+                # simulation's seed leaves it out the same way: harness/loop/controllers/seed.py)
+                node_name = None
             else:
                 nodeclaim, node_name, ready = seed_managed(run, entry, i, skus)
                 if ready:
