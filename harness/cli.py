@@ -555,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
     r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
                    help="real: the Karpenter-on-Azure controller on the local backend, or on kind with "
-                        "--backend kind (see README)")
+                        "--backend kind (docs/engines/real-controller.md)")
     r.add_argument("--conformance", default=None, metavar="DIR",
                    help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
                         "(with --engine real)")

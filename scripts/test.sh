@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 t_start=$SECONDS
 # Bytecode goes to a cache outside the repository even where PYTHONDONTWRITEBYTECODE is set: without it
 # every pytest process re-parses and re-rewrites the harness and its plugins (~1 CPU-s per xdist worker;
-# bench/README.md).
+# docs/benchmarks/simulation.md).
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
 unset PYTHONDONTWRITEBYTECODE
 bash scripts/install.sh
