@@ -255,6 +255,10 @@ PAGES = {"scenario-format.md": scenario_format, "cli.md": cli, "fakeazure.md": f
          "profiles.md": profiles}
 
 
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def render() -> dict[Path, str]:
     return {OUT / name: fn().rstrip("\n") + "\n" for name, fn in PAGES.items()}
 
@@ -270,15 +274,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stale.append(path)
         if args.check:
-            diff = difflib.unified_diff(old.splitlines(), text.splitlines(), str(path.relative_to(ROOT)),
+            diff = difflib.unified_diff(old.splitlines(), text.splitlines(), _shown(path),
                                         "generated", lineterm="", n=1)
             print("\n".join(list(diff)[:40]), file=sys.stderr)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     for path in stale:
-        rel = path.relative_to(ROOT)
-        print(f"{rel}: {'not current: run python3 scripts/gen-docs.py' if args.check else 'written'}",
+        print(f"{_shown(path)}: {'not current: run python3 scripts/gen-docs.py' if args.check else 'written'}",
               file=sys.stderr)
     return 1 if stale and args.check else 0
 
