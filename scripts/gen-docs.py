@@ -145,7 +145,8 @@ def _actions(parser: argparse.ArgumentParser) -> list[str]:
             extra.append(f"default `{a.default}`")
         if a.required and a.option_strings:
             extra.append("required")
-        if isinstance(a, argparse._AppendAction) or a.nargs in ("*", "+") and a.option_strings:
+        if (isinstance(a, argparse._AppendAction) or a.nargs in ("*", "+") and a.option_strings) \
+                and "repeatable" not in help_text:
             extra.append("repeatable")
         text = help_text + (f" ({'; '.join(extra)})" if extra else "")
         rows.append(f"| {_option(a)} | {_cell(text)} |")
@@ -181,6 +182,15 @@ def _path(regex: str) -> str:
     return p.replace("\\.", ".")
 
 
+def _doc(fn) -> str:
+    return (fn.__doc__ or fn.__name__).strip().split("\n\n")[0]
+
+
+def _operations(op) -> list[str]:
+    """A route's operation names: the name, or those a naming function's docstring lists in backticks."""
+    return [op] if isinstance(op, str) else re.findall(r"`([a-z]+\.[a-z.]+)`", _doc(op))
+
+
 def fakeazure() -> str:
     from fakeazure.compute.urls import url_patterns as compute
     from fakeazure.control import url_patterns as control
@@ -196,19 +206,19 @@ def fakeazure() -> str:
         "# fakeazure endpoints", "",
         "Every route the fake answers, from the route tables its dispatcher reads. Paths match case-insensitively,",
         "as ARM's do; every ARM route needs an `api-version` query parameter (any value). The operation name is",
-        "what `given.faults[].match.operation` and `expect.azure.requests[].operation` name; a route without one",
-        "answers every request the same way. Anything else gets ARM's 404 error envelope.", "",
+        "what `given.faults[].match.operation` and `expect.azure.requests[].operation` name. A path no route has",
+        "answers 404 `NotImplementedInFakeAzure`, a method a route does not serve 405 (see [fakeazure](../fakeazure.md)).", "",
         "## Coverage", "",
         "| service | routes | operations |", "|---|---|---|"]
     for service, source, patterns in tables:
-        ops = sorted({op for *_, op in patterns if isinstance(op, str) and op != "control"})
+        ops = sorted({name for *_, op in patterns for name in _operations(op) if name != "control"})
         lines.append(f"| {service} | {len(patterns)} | {_cell(', '.join(f'`{o}`' for o in ops) or '-')} |")
     lines.append("")
     for service, source, patterns in tables:
         lines += [f"## {service}", "", f"From `{source}`.", "",
                   "| method | path | operation | handler |", "|---|---|---|---|"]
         for method, regex, handler, op in patterns:
-            name = op if isinstance(op, str) else f"by request ({op.__name__})"
+            name = op if isinstance(op, str) else _doc(op)
             lines.append(f"| {method} | `{_cell(_path(regex))}` | {_cell(name)} | `{handler.__module__}."
                          f"{handler.__name__}` |")
         lines.append("")
