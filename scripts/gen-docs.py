@@ -32,8 +32,10 @@ def _header(source: str) -> list[str]:
 
 
 def _cell(text: object) -> str:
-    """A Markdown table cell: one line, pipes escaped."""
-    return re.sub(r"\s+", " ", str(text)).replace("|", "\\|").strip()
+    """A Markdown table cell: one line, pipes escaped outside code spans (the table extension keeps a code
+    span's pipes in its cell, and would show an escaped one as written)."""
+    parts = re.sub(r"\s+", " ", str(text)).strip().split("`")
+    return "`".join(part if i % 2 else part.replace("|", "\\|") for i, part in enumerate(parts))
 
 
 # -- the scenario format, from the JSON Schema -----------------------------------------------------------
