@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,10 @@ def test_readme_is_short():
                   for cell in line.strip().strip("|").split("|") if len(cell.split()) > 40]
     assert not long_cells, "\n".join(long_cells)
 
+
+
+def test_readme_links_resolve():
+    """The README is read on the forge and in the wheel's metadata, outside the site: its links are files."""
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text())
+    missing = [link for link in links if "://" not in link and not (ROOT / link).exists()]
+    assert links and not missing, missing
