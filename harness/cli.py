@@ -556,7 +556,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the cluster the scenarios run against (docs/engines/backends.md)")
     r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
                    help="real: the Karpenter-on-Azure controller on the local backend, or on kind with "
-                        "--backend kind (docs/engines/real-controller.md)")
+                        "--backend kind (docs/engines/real-engine.md)")
     r.add_argument("--conformance", default=None, metavar="DIR",
                    help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
                         "(with --engine real)")
