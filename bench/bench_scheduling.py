@@ -29,7 +29,7 @@ so each gets its own CPU figure (user + sys; Go's wall time includes its paralle
     cd pkg/controllers/provisioning/scheduling && for n in 100 1000 5000 10000; do
         /usr/bin/time -f "$n pods: %U s user %S s sys %M KB" nice -n 10 /tmp/sched.test \
             -test.run '^$' -test.bench "BenchmarkScheduling$n\$" -test.benchtime 1x; done
-Measured results, side by side, are in bench/README.md.
+Measured results, side by side, are in docs/benchmarks/scheduling.md.
 
 Instance types are built by the model from 400 Azure SKUs (fakeazure's seeded synthetic
 generator, topped up from the eastus catalog), so each carries the full Azure requirement set (~30 keys) and 8 offerings. Pods are

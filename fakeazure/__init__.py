@@ -1,7 +1,7 @@
 """fakeazure: an ARM-compatible fake of Azure Compute (SKUs, VMs, extensions, usages, community
 gallery image versions), Network (NICs; VNets, subnets, NSGs, load balancers read-only), Resource
 Graph (Karpenter's query) and Retail Prices, served in-process through ``responses`` or as a
-loopback HTTP(S) server.  See fakeazure/README.md."""
+loopback HTTP(S) server.  See docs/fakeazure.md."""
 from __future__ import annotations
 
 from .arm import ARMError, FakeClock, RealClock, WELL_KNOWN_SUBSCRIPTION

@@ -28,7 +28,7 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fakeazure", description="A fake Azure Compute/Network/Prices endpoint.")
     p.add_argument("--version", action="version", version=f"fakeazure {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -71,7 +71,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.cmd == "catalogs":
         for name in available_catalogs():

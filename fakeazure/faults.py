@@ -6,43 +6,7 @@ A rule says *what* fails (``code``), *when* (``match``, ``skip``, ``times``,
 
     {"code": "ZonalAllocationFailed", "match": {"size": "Standard_D2s_v3", "zone": "1"}, "times": 1}
 
-Codes and their defaults follow fake-azure.md §4.2 (which error is synchronous,
-which arrives through the long-running operation; the codes Karpenter tells apart are those of
-github.com/Azure/azure-sdk-for-go-extensions v0.6.0 pkg/errors/common.go):
-
-=====================================  ======  ========  =============================
-code                                   status  delivery  default operation
-=====================================  ======  ========  =============================
-SkuNotAvailable                        409     sync      vm.create
-ZonalAllocationFailed                  200*    async     vm.create
-AllocationFailed                       200*    async     vm.create
-OverconstrainedAllocationRequest       200*    async     vm.create
-OverconstrainedZonalAllocationRequest  200*    async     vm.create
-FamilyQuota (OperationNotAllowed)      409     sync      vm.create
-RegionalQuota (OperationNotAllowed)    409     sync      vm.create
-LowPriorityQuota (OperationNotAllowed) 409     sync      vm.create
-DiskControllerTypeMismatch (R09)       400     sync      vm.create
-TooManyRequests                        429     sync      any (with Retry-After)
-RequestDisallowedByPolicy              403     sync      any PUT/PATCH (Azure Policy deny)
-InternalServerError / 5xx              500     sync      any
-Latency                                -       -         any (advances the clock)
-SpotEviction                           -       -         running Spot VMs
-<any other code>                       400     sync      vm.create
-=====================================  ======  ========  =============================
-
-``*`` an async failure is a 201 on the PUT and a ``Failed`` operation status
-(HTTP 200 on the status poll,
-https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations), exactly what
-the SDK surfaces (fake-azure.md §2.4).
-
-A rule can also match the request body (``match: {body: {<dotted path>: <condition>}}``), with Azure
-Policy's condition vocabulary (``equals``, ``notEquals``, ``in``, ``notIn``, ``exists``, ``like``,
-``notLike``; a bare value is ``equals``; string comparison is case-insensitive, as Policy's is:
-https://learn.microsoft.com/azure/governance/policy/concepts/definition-structure-policy-rule#conditions).
-A missing field is null: ``notEquals: true`` holds for a body without it. ``a.b[*].c`` matches when any
-element does. Body rules are evaluated where a handler has parsed the body (VM PUTs:
-``fakeazure/compute/responses.py put_vm``).
-"""
+Why it is built this way: docs/architecture/fakeazure.md."""
 from __future__ import annotations
 
 import fnmatch

@@ -182,7 +182,7 @@ class Lro:
     def carry(self, err: ARMError | None) -> ARMError | None:
         """The error a new operation is to carry.  lro="sync" has no operation to fail, so the
         error is answered now, before anything changes, as a synchronous fault would be
-        (``err.as_sync()``: 409 for an allocation failure; README "Differences")."""
+        (``err.as_sync()``: 409 for an allocation failure; docs/fakeazure.md "Differences from Azure")."""
         if err is not None and self.sync:
             raise err.as_sync()
         return err

@@ -566,15 +566,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="harness", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run scenarios and print a summary")
-    r.add_argument("paths", nargs="*", default=["scenarios"])
+    r.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or directories")
     r.add_argument("--profile", action="append", default=[],
                    help="a label policy or upstream (filters each scenario's given.profiles), or a provider "
                         "release (v1.6.2), any version (the nearest release answers, with a warning) or `all` "
                         "(every release profile): runs each selected scenario under it (repeatable)")
-    r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES))
+    r.add_argument("--backend", default="embedded", choices=list(BACKEND_NAMES),
+                   help="the cluster the scenarios run against (docs/engines/backends.md)")
     r.add_argument("--engine", default="simulated", choices=["simulated", "real"],
                    help="real: the Karpenter-on-Azure controller on the local backend, or on kind with "
-                        "--backend kind (see README)")
+                        "--backend kind (docs/engines/real-engine.md)")
     r.add_argument("--conformance", default=None, metavar="DIR",
                    help="also run the simulation on the embedded backend and write DIR/conformance.{md,json} "
                         "(with --engine real)")
@@ -615,31 +616,32 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the profile the expectations are read under (default upstream; repeatable, as for run)")
     bi.add_argument("--on", choices=["outcome", "verdict"], default="outcome",
                     help="what a commit is judged by: the whole outcome (default) or the scenario's verdict")
-    bi.add_argument("--json", action="store_true")
+    bi.add_argument("--json", action="store_true", help="print the result as JSON")
     bi.set_defaults(fn=cmd_bisect)
     v = sub.add_parser("validate", help="check scenario files without running them")
-    v.add_argument("paths", nargs="*", default=["scenarios"])
+    v.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or directories")
     v.set_defaults(fn=cmd_validate)
     e = sub.add_parser("explain", help="requirements of one SKU and the labels each writer puts on its Node")
-    e.add_argument("--sku", required=True)
-    e.add_argument("--profile", default="upstream")
-    e.add_argument("--region", default="southcentralus")
-    e.add_argument("--catalog", default=None)
+    e.add_argument("--sku", required=True, help="the VM size, e.g. Standard_D2s_v3")
+    e.add_argument("--profile", default="upstream", help="the profile, release or version to answer under")
+    e.add_argument("--region", default="southcentralus", help="the region whose catalog and prices are read")
+    e.add_argument("--catalog", default=None, help="a bundled catalog name (default: the region's)")
     e.add_argument("--catalog-file", default=None, metavar="SKUS.json",
                    help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
     e.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
-    e.add_argument("--image-family", default="Ubuntu2204")
+    e.add_argument("--image-family", default="Ubuntu2204", help="the AKSNodeClass's imageFamily")
     e.add_argument("--nodeclass", default=None, help="a file with an AKSNodeClass")
-    e.add_argument("--capacity-type", default="on-demand", choices=["on-demand", "spot"])
+    e.add_argument("--capacity-type", default="on-demand", choices=["on-demand", "spot"],
+                   help="the capacity type the Node is launched with")
     e.add_argument("--cluster", action="append", default=[], metavar="KEY=VALUE",
                    help="cluster setting, e.g. networkDataplane=cilium, kubernetesVersion=1.34.0")
     e.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="a NodePool template label")
-    e.add_argument("--json", action="store_true")
+    e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.set_defaults(fn=cmd_explain)
     n = sub.add_parser("new", help="scaffold a scenario from manifest files (bug reproduction)")
-    n.add_argument("manifests", nargs="+")
-    n.add_argument("--name", required=True)
-    n.add_argument("-o", "--output", default=None)
+    n.add_argument("manifests", nargs="+", help="manifest files or `kubectl get -o yaml|json` dumps")
+    n.add_argument("--name", required=True, help="the scenario's metadata.name")
+    n.add_argument("-o", "--output", default=None, help="the scenario file to write (default: NAME.scenario.yaml here)")
     n.add_argument("--profile", action="append", default=[],
                    help="default: the label policies and upstream (or the --provider-version's release)")
     n.add_argument("--provider-version", default=None, metavar="VERSION",

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Bytecode goes to a cache outside the repository even where PYTHONDONTWRITEBYTECODE is set: without it
 # every pytest process re-parses and re-rewrites the harness and its plugins (~1 CPU-s per xdist worker;
-# bench/README.md).
+# docs/benchmarks/simulation.md).
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
 unset PYTHONDONTWRITEBYTECODE
 bash scripts/install.sh

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The tests: install, build (or reuse) what every leg needs, run every leg, and sum them in one line:
+#   0. docs: the generated reference pages are current and `mkdocs build --strict` passes (tests/test_docs.py;
+#      needs no build, so it runs first: seconds);
 #   1. embedded+local: the unit/integration tests and the scenario library on the embedded and local backends;
 #   2. real controller: a representative subset on the real Karpenter-on-Azure controller (`--harness-engine real`);
 #   3. kind: the design 0006 label-path scenarios with real kubelets (`--harness-backend kind`);
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/.."
 t_start=$SECONDS
 # Bytecode goes to a cache outside the repository even where PYTHONDONTWRITEBYTECODE is set: without it
 # every pytest process re-parses and re-rewrites the harness and its plugins (~1 CPU-s per xdist worker;
-# bench/README.md).
+# docs/benchmarks/simulation.md).
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
 unset PYTHONDONTWRITEBYTECODE
 bash scripts/install.sh
@@ -53,6 +55,22 @@ trap cleanup EXIT
 
 mkdir -p reports
 rm -f reports/junit*.xml        # the closing line below sums this run's legs only
+
+rc=0
+leg() {     # leg NAME PYTEST-ARGS...: run one pytest leg; exit code 5 (no tests) is not a failure
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "tests ($name): pytest $*" >&2
+  set +e
+  python3 -m pytest -p no:cacheprovider "$@"
+  local r=$?
+  set -e
+  echo "tests ($name): exit $r after $((SECONDS - t0)) s" >&2
+  if [ "$r" -ne 0 ] && [ "$r" -ne 5 ]; then rc=$r; fi
+}
+
+# 0. the docs (scripts/gen-docs.py's pages current, mkdocs build --strict): before the builds, which it does not need
+leg docs tests/test_docs.py --junitxml=reports/junit-docs.xml
 
 # CPU seconds of everything this script ran and waited for (the Go compilers too): the measure that does
 # not depend on how busy the machine is; sets CPU_NOW
@@ -104,22 +122,9 @@ jobs_pids=()
 cpu_now
 echo "builds: done after $((SECONDS - t_start)) s (${CPU_NOW} CPU-s so far)" >&2
 
-rc=0
-leg() {     # leg NAME PYTEST-ARGS...: run one pytest leg; exit code 5 (no tests) is not a failure
-  local name=$1; shift
-  local t0=$SECONDS
-  echo "tests ($name): pytest $*" >&2
-  set +e
-  python3 -m pytest -p no:cacheprovider "$@"
-  local r=$?
-  set -e
-  echo "tests ($name): exit $r after $((SECONDS - t0)) s" >&2
-  if [ "$r" -ne 0 ] && [ "$r" -ne 5 ]; then rc=$r; fi
-}
-
 # 1. everything, with the scenario library on both backends: a conformance run
 leg "embedded+local" tests/ scenarios/ -n auto --harness-backend embedded --harness-backend local \
-  --junitxml=reports/junit.xml "$@"
+  --ignore=tests/test_docs.py --junitxml=reports/junit.xml "$@"
 # 2. the real controller on its CI subset (scenarios named in harness/data/real-engine.yaml ci_subset)
 leg "real controller subset" scenarios/ --harness-engine real --harness-real-subset --harness-profile upstream \
   --junitxml=reports/junit-real.xml

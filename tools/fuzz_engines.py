@@ -3,21 +3,7 @@
     python tools/fuzz_engines.py [--count 40] [--explore 32] [--seed S] [--out reports/fuzz]
                                  [--shrink-budget 900] [--keep] [--in-flight]
 
-Generates scenarios with Hypothesis (harness/runner/fuzz.py: random NodePools, workloads, SKU lists
-from the eastus catalog, faults), runs each on the real Karpenter-on-Azure controller
-(`--engine real`, local backend) and on the simulated engine, and fails on a real outcome that the
-simulated outcome set does not hold: the conformance report's comparison
-(harness/runner/conformance.py judge: the simulation under the scenario's seed, then, when the real
-outcome differs, under `--explore` seeds, those again with the Nodes of a launch turning Ready one by one, and
-up to a relabeling of zones the scenario cannot tell apart). Hypothesis then shrinks the scenario to a minimal one that
-still differs (real runs, within `--shrink-budget` seconds in all); the minimal file is written to
-OUT/<name>.scenario.yaml, and with `--keep` as a regression case under scenarios/fuzz/ (with the real
-outcome as a possible outcome and a strict xfail whose reason you must edit to name the wrong side).
-After a failure has been shrunk, generation goes on under the next seed until `--count` scenarios
-were generated. Prints one line per run and the counts; writes OUT/fuzz-report.{json,md}; exit 1 when
-some real outcome was not in the simulated set. Needs the control plane and the controller built
-(`python -m harness.backends build`, `build --controller`); about 10-25 s a scenario on 2 busy cores.
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import argparse

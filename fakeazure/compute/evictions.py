@@ -1,5 +1,5 @@
 """Spot eviction by fault rule: a running Spot VM is evicted once it has been ``Succeeded``
-for ``after_seconds`` on the state clock (``SpotEviction`` rules, fakeazure/README.md "Faults").
+for ``after_seconds`` on the state clock (``SpotEviction`` rules, docs/fakeazure.md "Faults").
 Azure's own description of Spot eviction: https://learn.microsoft.com/azure/virtual-machines/spot-vms
 """
 from __future__ import annotations

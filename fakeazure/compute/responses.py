@@ -54,6 +54,7 @@ def _vm_ctx(p: dict, parsed: dict, op: str) -> dict:
 
 
 def vm_operation_name(ctx: "ArmContext", p: dict, method: str) -> str:
+    """`vm.create` for a VM that does not exist yet, else `vm.update`; `vm.get`, `vm.delete`."""
     if method == "PUT":
         return "vm.update" if ctx.compute.get(p["rg"], p["name"]) else "vm.create"
     return {"GET": "vm.get", "DELETE": "vm.delete", "PATCH": "vm.update"}.get(method, "vm.other")

@@ -21,6 +21,7 @@ def _fault_ctx(p: dict, op: str, method: str) -> dict:
 
 
 def nic_operation_name(ctx: "ArmContext", p: dict, method: str) -> str:
+    """`nic.create` for a NIC that does not exist yet, else `nic.update`; `nic.get`, `nic.delete`."""
     if method == "PUT":
         return "nic.update" if ctx.network.get(p["rg"], p["name"]) else "nic.create"
     return {"GET": "nic.get", "DELETE": "nic.delete", "PATCH": "nic.update"}.get(method, "nic.other")

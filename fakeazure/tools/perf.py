@@ -1,5 +1,5 @@
 """Speed of the fake through the real SDK, in-process: a measurement, not a test (timings are
-never asserted; fakeazure/README.md "Speed" holds measured figures).
+never asserted; docs/fakeazure.md "Speed" holds measured figures).
 
     python -m fakeazure.tools.perf
 

@@ -58,7 +58,7 @@ def _checks(cluster) -> list[str]:
     return failures
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m harness.backends")
     sub = ap.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a cluster")
@@ -101,7 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     logs.add_verbose(ap)
     for command in (up, b):
         logs.add_verbose(command, sub=True)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from harness import logs
+    args = build_parser().parse_args(argv)
     logs.setup(args.verbose)
 
     if args.cmd == "build" and (args.controller or args.provider_src or args.provider_ref):

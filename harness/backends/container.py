@@ -1,27 +1,6 @@
 """`container` backend: the same control plane as `local`, run in Docker through testcontainers.
 
-Flavor "binaries" (default, works without any registry): an image is built locally, `FROM scratch`
-plus the cached static binaries (etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok;
-CGO_ENABLED=0 builds as k8s.io/kubernetes v1.36.3 hack/lib/golang.sh makes its static binaries,
-reference/cluster-backends.md §1.5). One `DockerContainer` per component; all
-share the network namespace of the etcd container, so they talk over that namespace's loopback,
-exactly like the local backend. Only the API server port is published, and only on the host's
-127.0.0.1. The PKI is generated on the host (pki.py) and bind-mounted read-only at /pki, so node
-credentials are minted on the host on demand.
-
-Flavor "k3s" (reference §5.1): testcontainers' `K3SContainer` with a pinned `rancher/k3s` image,
-for machines where a registry is reachable (k3s enables Node,RBAC and NodeRestriction itself).
-Node identities are minted with k3s's own client CA, copied out of the container. Skipped with the
-reason when the image is neither present nor pullable. A kind cluster is not driven from Python:
-kind maintainers do not support running kindest/node without the kind CLI (§5.2).
-
-Ryuk (testcontainers' reaper) needs the `testcontainers/ryuk` image; when it is not present locally
-it is disabled (TESTCONTAINERS_RYUK_DISABLED semantics) and the backend reaps its own containers:
-on close(), at exit, through the watcher of harness/backends/lifetime.py when the owner is killed,
-and at the next start (containers labelled with a dead owner pid).
-A kept cluster's containers (keep=True) carry no owner pid: they stay up after the process exits
-(unless Ryuk runs) until close() or `docker rm -f`.
-"""
+Why it is built this way: docs/architecture/backends.md."""
 from __future__ import annotations
 
 import hashlib

@@ -2,23 +2,10 @@
 
 The controller is `./cmd/controller` of `github.com/Azure/karpenter-provider-azure`, built from the
 Go module proxy as a dependency of a generated wrapper module by build-controller.sh
-(reference/real-controller.md "Recipe 1": v1.14.0 is the newest version whose dependencies the proxy
+(v1.14.0 is the newest version whose dependencies the proxy
 serves; v1.14.2 and main need armcontainerservice/v9 v9.5.0-beta.1, which it refuses).
 
-Lookup order:
-  1. KARPENTER_CONTROLLER_BIN (an explicit binary; a typo is an error, never a silent fallback);
-  2. the build cache: <cache>/controller/<PROVIDER_VERSION>/controller (pinned, default v1.14.0),
-     <cache>/controller/src-<content hash>/controller for a maintainer's checkout (--provider-src), or
-     <cache>/controller/git-<commit>/controller for any release tag or commit of a provider git clone
-     (--provider-git DIR --provider-ref REF; KARPENTER_PROVIDER_GIT / KARPENTER_PROVIDER_REF): the
-     commit's tree is exported once into <cache>/provider-src/<commit>/ and built like a checkout.
-Each binary runs with its own source's CRDs (`crds_dir`: pkg/apis/crds of the module or the tree).
-A `fast` build (KARPENTER_CONTROLLER_TIMING, the default; harness/data/controller-timing.yaml) has a
-disruption pass on SIGUSR1 and two of core's waits divided by ten, and a `+fast-<digest>` cache entry; `upstream`
-builds the release as is.
-The build runs under a file lock (<cache>/controller.lock), so concurrent pytest-xdist workers
-build once.
-"""
+Why it is built this way: docs/architecture/backends.md."""
 from __future__ import annotations
 
 import hashlib

@@ -1,28 +1,7 @@
 """One home for everything a process opens that must not outlive it: real clusters, their child
 processes and work dirs, and the clusters a run shares.
 
-* `LIFETIME` is the process's registry. A cluster, a managed process or a work dir `open()`s an
-  entry and `release()`s it when it closes itself; whatever is still open is closed at exit by
-  one handler: atexit (normal exit, an uncaught exception, Ctrl-C's KeyboardInterrupt) and, over
-  the default action only, SIGTERM/SIGINT (whose default action ends the process without running
-  atexit: https://docs.python.org/3/library/atexit.html). A kept entry (keep=True) is left
-  running and where it is goes to stderr.
-* `ClusterCache`: the clusters shared across one run, one per (backend, options). A pytest
-  session keeps its own on `config.stash` (https://docs.pytest.org/en/stable/reference/reference.html#pytest.Stash);
-  `harness run` uses the process's default one.
-* The one reaper, for deaths no handler sees (SIGKILL, the OOM killer): a detached watcher process,
-  started on first need, to which the owner sends what to remove over a pipe - process groups,
-  work dirs, a backend's sweep of its labelled Docker objects - and takes back what it closed
-  itself. When the pipe reaches end-of-file (the owner has exited, however) the watcher waits for
-  the owner's pid to be gone and removes what is left. This is testcontainers' Ryuk model
-  (filters sent over a connection, everything matching reaped once the connection drops:
-  https://github.com/testcontainers/moby-ryuk#readme) over a pipe instead of a TCP port, so
-  nothing listens and no image is needed.
-* `sweep_stale_workdirs`: at a backend's start, the work dirs of owners that died before any of
-  the above could run (their watcher killed too).
-
-    python -m harness.backends.lifetime <owner pid>     # the watcher; reads its orders on stdin
-"""
+Why it is built this way: docs/architecture/backends.md."""
 from __future__ import annotations
 
 import atexit

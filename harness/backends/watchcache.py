@@ -2,7 +2,7 @@
 
 Why: the real engine's settle reads the pods, NodeClaims, Nodes, NodePools and Events every poll. Listed
 afresh each time, the polls cost each worker's API server and etcd about a quarter of a core and every poll
-~0.1 s of round trips (bench/README "Stop 53"). A watch delivers only what changed, as client-go's
+~0.1 s of round trips (docs/benchmarks/real-engine.md). A watch delivers only what changed, as client-go's
 informers do (k8s.io/client-go v0.34 tools/cache/reflector.go ListAndWatch: list, watch from the list's
 resourceVersion, list again when the server answers 410 Gone).
 

@@ -1,25 +1,8 @@
-"""kube-scheduler's Score phase for the stand-in: which of the feasible Nodes a pod binds to.
+"""kube-scheduler's Score phase for the stand-in: which of the feasible Nodes a pod binds to, by the
+default profile's score plugins and weights (k8s.io/kubernetes v1.36.3
+pkg/scheduler/apis/config/v1/default_plugins.go getDefaultPlugins), a tie broken at random.
 
-The default profile's score plugins and weights (k8s.io/kubernetes v1.36.3
-pkg/scheduler/apis/config/v1/default_plugins.go getDefaultPlugins): TaintToleration 3, NodeAffinity 2,
-NodeResourcesFit 1 (LeastAllocated over cpu and memory, weight 1 each), PodTopologySpread 2,
-InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1. A plugin's raw scores are
-normalized over the feasible Nodes where the plugin normalizes (framework/plugins/helper
-DefaultNormalizeScore), weighted and summed; the highest total wins, and a tie goes to one of them at
-random (pkg/scheduler/schedule_one.go selectHost), drawn from the loop's seeded stream.
-
-PodTopologySpread scores the pod's ScheduleAnyway constraints, or, for a pod with none, the system
-default ones (hostname maxSkew 3, zone maxSkew 5) over the pods its owner selects
-(podtopologyspread/scoring.go, plugin.go systemDefaultConstraints, helper/spread.go DefaultSelector):
-fewer matching pods in a Node's domains scores higher.
-
-InterPodAffinity scores the pod's preferred (anti-)affinity terms against the pods on each domain,
-and the bound pods' preferred terms and required affinity terms (hardPodAffinityWeight 1) against
-the pod (interpodaffinity/scoring.go).
-
-Scored as 0 on every Node, so they never decide here: ImageLocality (the harness's Nodes report no
-images) and VolumeBinding's capacity scoring (off by default).
-"""
+Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import math

@@ -1,28 +1,7 @@
 """Pod volumes as Karpenter core, kube-scheduler and the PV controller see them: PVC -> PV binding,
 PersistentVolume node affinity, StorageClass allowedTopologies and volumeBindingMode.
 
-Upstream (sigs.k8s.io/karpenter v1.14.0, pkg/controllers/provisioning/scheduling/volumetopology.go):
-- `VolumeTopology.ValidatePersistentVolumeClaims`: why a pod with PVCs is ignored (its messages and
-  serrors values are reproduced exactly by `VolumeModel.validate`).
-- `VolumeTopology.GetRequirements`: one requirement set per PV node-affinity term (a bound PVC) or per
-  StorageClass `allowedTopologies` term (an unbound PVC, each expression as `In`), the cross product
-  over the pod's volumes, keeping only compatible branches (`mergeVolumeRequirementAlternatives`).
-  Local and hostPath PVs drop their hostname expressions. Keys and values are normalized like any
-  requirement (core `NormalizedLabels` / `NormalizedLabelValues`, where the Azure provider registers
-  `topology.disk.csi.azure.com/zone` -> `topology.kubernetes.io/zone` and `""` -> `"0"` since v1.14.0:
-  provider pkg/utils/zones/normalization.go `RegisterCSIZoneNormalization`).
-- `NodeClaim.CanAdd` / `ExistingNode.CanAdd` try each alternative in order (harness/loop/scheduling.py).
-
-kube-scheduler's VolumeBinding filter (kubernetes pkg/scheduler/framework/plugins/volumebinding,
-`binder.go` reasons) checks the Node's actual labels: a bound PV's node affinity, and for an unbound
-WaitForFirstConsumer claim the StorageClass allowedTopologies. The PV controller
-(kubernetes pkg/controller/volume/persistentvolume/pv_controller.go) binds a claim that names its
-volume (or that a PV's claimRef names) and marks it `pv.kubernetes.io/bind-completed`, a claim not yet
-marked only to a volume that satisfies it (`volume_mismatch`); kube-scheduler treats a claim naming a
-volume without the mark as unbound immediate (binder.go GetPodVolumeClaims, isPVCFullyBound). Dynamic
-provisioning after the pod binds is the CSI external-provisioner's: the new PV gets the Node's value
-for each topology key (harness assumption: `allowedTopologies` keys, else the driver's key below).
-"""
+Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import copy

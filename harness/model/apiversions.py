@@ -1,24 +1,6 @@
 """The API versions a release serves, and what the API server does with an object in one of them.
 
-Each release profile holds `apis` (derived from its pkg/apis/crds: which versions of NodePool, NodeClaim and
-AKSNodeClass the CRDs serve and store), `crdVersions` (the CEL rules, operators and required fields of a
-served NodePool/NodeClaim version other than the storage one) and `aksNodeClass.versions` (the spec schema
-of a served AKSNodeClass version other than the storage one). So:
-
-  * an object in a version the release does not serve is refused as kubectl reports it (the RESTMapper's
-    k8s.io/apimachinery v0.35.1 pkg/api/meta/errors.go NoKindMatchError: `no matches for kind "NodePool" in
-    version "karpenter.sh/v1beta1"`): `karpenter.sh/v1beta1` is served by provider v0.5-v0.7 (core v0.36 and
-    v1.0), `karpenter.azure.com/v1alpha2` by v0.5-v0.7 only as storage, and beside v1beta1 from v1.4;
-  * an object in a served version is judged by that version's schema and rules;
-  * a served karpenter.sh/v1beta1 NodePool is then read by the model as v1, converted as core v1.0's
-    conversion webhook does (sigs.k8s.io/karpenter v1.0.6 pkg/apis/v1/nodepool_conversion.go
-    NodePool.ConvertFrom): consolidationPolicy WhenUnderutilized -> WhenEmptyOrUnderutilized with
-    consolidateAfter 0, disruption.expireAfter -> template.spec.expireAfter, nodeClassRef.apiVersion -> group
-    (default karpenter.azure.com / AKSNodeClass), the kubelet block kept in the compatibility annotation. Core
-    v0.36 (provider v0.5/v0.6) stores v1beta1 itself; the model has one reading of a NodePool (v1's), which
-    holds the same requirements, labels, taints, limits and weight.
-AKSNodeClass versions share one Go reading (conversion strategy None: the API server relabels apiVersion).
-"""
+Why it is built this way: docs/architecture/model.md."""
 from __future__ import annotations
 
 import copy

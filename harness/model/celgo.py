@@ -5,38 +5,7 @@ does, because cel-python's own evaluator differs where CRD rules notice: it has 
 extension (`.split(' ')` on netIPv4IPLocalPortRange), parses `int(" 12")` and `int("1_2")`, turns an
 error inside `all()` into "no such overload", and compares no ints with doubles.
 
-What the API server's CRD validation environment holds (k8s.io/apiserver v0.36.3
-pkg/cel/environment/base.go baseOpts, at the compatibility version 1.35 a 1.36 server compiles new
-rules at), and where each piece is modeled here:
-  * cel-go v0.26.0 standard library: operators, `size`, `contains`/`startsWith`/`endsWith`/`matches`,
-    conversions (`int`, `uint`, `double`, `string`, `bool`, `bytes`, `duration`, `timestamp`, `dyn`,
-    `type`), macros `has`, `all`, `exists`, `exists_one`, `map`, `filter`; heterogeneous equality and
-    cross-type numeric comparisons (cel.CrossTypeNumericComparisons);
-  * ext.Strings(StringsVersion(2)) (cel-go v0.26.0 ext/strings.go): charAt, indexOf, lastIndexOf,
-    lowerAscii, upperAscii, replace, split, substring, trim, join, strings.quote, format (%s %d %f %e
-    %x %X %o %b with an optional precision);
-  * ext.Sets (ext/sets.go): sets.contains, sets.equivalent, sets.intersects;
-  * ext.TwoVarComprehensions (ext/comprehensions.go): all/exists/existsOne with two variables,
-    transformList, transformMap;
-  * Kubernetes libraries (k8s.io/apiserver v0.36.3 pkg/cel/library): lists.go (isSorted, sum, min,
-    max, indexOf, lastIndexOf), regex.go (find, findAll), urls.go (url, isURL, getScheme, getHost,
-    getHostname, getPort, getEscapedPath, getQuery), quantity.go (quantity, isQuantity, sign,
-    isGreaterThan, isLessThan, compareTo, asApproximateFloat, asInteger, isInteger, add, sub),
-    ip.go (ip, isIP, ip.isCanonical, family, isUnspecified, isLoopback, isLinkLocalMulticast,
-    isLinkLocalUnicast, isGlobalUnicast, string), cidr.go (cidr, isCIDR, containsIP, containsCIDR,
-    ip, prefixLength, masked, string).
-Not modeled: optional types (`?.`, `optional.of`; celpy's grammar has no `?.`), ext.Lists v3
-(`lists.range`, `slice`, `sortBy`...), the format and semver libraries, authz (not offered to CRD
-rules), proto message construction, and the cost limits (CRD rules bounded by maxLength/maxItems
-stay far below them). An unknown function raises :class:`CELError` (the API server would refuse
-such a rule when the CRD is written).
-
-Values: bool, int, :class:`UInt`, float, str, bytes, None, lists, dicts, :class:`Duration`,
-:class:`Timestamp`, :class:`Quantity`, :class:`IP`, :class:`CIDR`, :class:`URL`, :class:`Type`.
-Data read from the object (:func:`from_json`) keeps its lists as :class:`DataList` and its objects
-as :class:`ObjectMap` (escaped field names). Errors are raised as :class:`CELError` carrying cel-go's text, and absorbed where cel-go absorbs them
-(`&&`, `||`, and so the `all`/`exists` macros: false/true wins over an error, else the first error).
-"""
+Why it is built this way: docs/architecture/model.md."""
 from __future__ import annotations
 
 import base64

@@ -7,23 +7,7 @@ Used for the provider's AKSNodeClass (harness.model.aksnodeclass) and core's Nod
 derives into each release profile's provider-facts.yaml (github.com/Azure/karpenter-provider-azure
 pkg/apis/crds/*.yaml at the release's tag; v1.14.0's for `upstream`).
 
-Order and message shapes follow k8s.io/apiextensions-apiserver v0.36.3: structural defaulting
-(pkg/apiserver/schema/defaulting/algorithm.go Default), then OpenAPI validation converted to field
-errors (pkg/apiserver/validation/validation.go kubeOpenAPIResultToFieldErrors, messages from
-k8s.io/kube-openapi pkg/validation/errors/schema.go), list-type map/set uniqueness
-(pkg/apiserver/schema/listtype/validation.go ValidateListSetsAndMaps), then CEL rules unless a
-blocking error (enum, required, too long, too many, wrong type) stops them
-(pkg/registry/customresource/strategy.go Validate, hasBlockingErr). Error bodies print values as
-k8s.io/apimachinery v0.36.3 pkg/util/validation/field/errors.go ErrorBody does. CEL is
-harness.model.cel (cel-go's semantics, the API server's libraries).
-
-Errors on sibling fields are listed in key order here; the real server lists them in Go map order,
-which varies between requests. Unknown fields are pruned, as the API server prunes them
-(pkg/apiserver/schema/pruning/algorithm.go Prune). Rules that read `oldSelf` (transition rules) run
-on update only, with the old value correlated by field name or list-map key; an unchanged value's
-errors are ratcheted away on update. Not modeled: messageExpression, reason/fieldPath, the CEL cost
-budgets.
-"""
+Why it is built this way: docs/architecture/model.md."""
 from __future__ import annotations
 
 import copy

@@ -1,25 +1,7 @@
 """One profile per provider release, derived from each release's own source (`python -m harness.model.sync
 --provider-git DIR --releases all`).
 
-For every release tag of the lines in LINES (vX.Y.Z, no release candidates) of a provider git directory
-(github.com/Azure/karpenter-provider-azure's history), it
-  1. extracts the tag's go.mod and pkg/ into a scratch directory (`git archive`, nothing is kept),
-  2. resolves the sigs.k8s.io/karpenter and k8s.io/api versions the tag's go.mod pins (the Go module
-     proxy; a `replace` to a commit the proxy does not serve is read from `--core-git DIR`),
-  3. derives the facts harness.model.sync derives for one source (labels, CRD rules per served API
-     version, AKSNodeClass/NodePool/NodeClaim spec schemas, GPU/known/restricted SKU tables), the behaviour
-     facts of harness/data/release-probes.yaml, and the compiled-in on-demand price table
-     (pkg/providers/pricing/zz_generated.pricing.go),
-  4. groups consecutive patch releases of a line whose facts are equal into one profile, named by its
-     newest tag (it `covers` the others: v1.14.0-v1.14.2 are one profile while nothing differs),
-  5. finds, for every fact that differs from the previous profile, the upstream commits that changed it
-     (the commits between the two tags touching the fact's source files, narrowed to those after
-     which the derived value changed),
-and writes harness/data/releases/<profile>/ (facts and tables), harness/data/releases/prices/<stamp>.txt
-(one file per distinct table), harness/data/releases/index.yaml (profiles, what each covers, the changes
-and their commits) and harness/data/profiles/<profile>.yaml (`extends: upstream`, `derived:` that
-directory); upstream.yaml's `derived:` is pointed at the newest profile, so `upstream` is its alias.
-"""
+Why it is built this way: docs/architecture/model.md."""
 from __future__ import annotations
 
 import copy

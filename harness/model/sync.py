@@ -10,25 +10,7 @@ harness/data/releases/<profile>/, harness/data/releases/index.yaml and harness/d
 (`upstream` is pointed at the newest). --provider-src / --provider-module derive one source into a new
 profile `extends: upstream` whose tables and facts live in harness/data/derived/<name>/.
 
-What is read, from github.com/Azure/karpenter-provider-azure (and the sigs.k8s.io/karpenter and k8s.io/api
-versions its go.mod requires; harness.model.derivation):
-  pkg/utils/supported-gpus.yaml (or gpu.go)       -> supported-gpus.yaml
-  pkg/providers/instancetype/known_skus.yaml      -> known-skus.txt (skus.go's allAzureVMSkus before v1.12)
-  pkg/providers/instancetype/skus.go              -> restricted-skus.yaml (AKSRestrictedVMSizes,
-                                                     karpenterRestrictedVMSKUs; restricted.go before v1.4)
-  pkg/apis/{v1beta1,v1alpha2}/labels.go (+ core pkg/apis/{v1,v1beta1}/labels.go, k8s.io/api core/v1)
-                                                  -> provider-facts.yaml: well-known labels and values,
-                                                     restricted domains and labels, the restricted-label
-                                                     message, image families
-  pkg/apis/crds/*.yaml                            -> provider-facts.yaml: API versions served, and per served
-                                                     version the CEL rules on label keys and requirements,
-                                                     the operators, the required fields, and the AKSNodeClass,
-                                                     NodePool and NodeClaim spec schemas (defaults, enums,
-                                                     bounds, patterns, list types, CEL rules) for admission
-                                                     (harness.model.crdschema)
-and, per release, the behaviour probes of harness/data/release-probes.yaml and the compiled-in price table.
-Nothing from upstream is kept but the derived facts, each file headed by what it was derived from.
-"""
+Why it is built this way: docs/architecture/model.md."""
 from __future__ import annotations
 
 import argparse

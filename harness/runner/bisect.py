@@ -1,26 +1,7 @@
 """`harness bisect`: the first provider commit whose outcome of a scenario, or of a selection of them,
 differs from a good one's.
 
-Given a clone of karpenter-provider-azure, a good and a bad ref (release tags or commits) and the
-scenarios (files or directories, narrowed by name, `-k` and profile as `harness run` does), it runs
-them on the real engine at both ends (the controller built from each commit, with that commit's own
-CRDs), then lets `git bisect run` walk the commits between them in a throwaway worktree of the clone
-(https://git-scm.com/docs/git-bisect#_bisect_run): each step builds the commit's controller (cached per
-commit), runs the selection and compares each outcome with the good one's - all the same is "good"
-(exit 0), any different "bad" (exit 1), a commit that does not build is skipped (exit 125). The clone's
-own work tree, HEAD and bisect state are never touched. A run that cannot be judged at either end (the
-real engine skips it, or it errors) is left out of the selection, and said so.
-
-The outcome compared is what the conformance report compares between engines, with the noise left
-out (runner/outcome.py outcome_view: node names, unpinned zones), or with `--on verdict` only
-the scenario's verdict. With several runs `git bisect` finds one commit where the selection's outcome
-changed; where two runs changed at different commits it is the one between the ends that bisection
-meets, as for any non-monotonic property.
-
-Each commit is built as released (timing `upstream`) unless KARPENTER_CONTROLLER_TIMING says
-otherwise: a `fast` edit that does not apply to an old core would make its commit "not build" and be
-skipped, which would move the culprit.
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import json

@@ -1,25 +1,7 @@
 """The conformance report: per scenario, the simulation's verdict next to the real controller's,
 every observed field where the two runs differ, and the VM/NIC bodies each side sent to the fake.
 
-Each difference is either explained - the scenario declares a strict xfail for the profile that names
-the wrong side (`engine: real ...`: the controller is wrong or cannot do it here; `model: ...`: the
-simulation is) - or it is an unexplained difference, which `check` (the nightly job) fails on.
-`python -m harness.runner.conformance assemble DIR` joins the per-run entries a pytest run with
-`--harness-conformance DIR` wrote; `stale FILE` lists the entries whose scenario or simulated outcome
-changed since the report was made (tests/runner/test_conformance_current.py).
-
-Where upstream is random or racy the simulation has several outcomes (harness/runner/explore.py): when
-the real run differs from the simulation under the scenario's seed, the simulation is explored under
-more seeds (`judge`), and a real outcome that is one of them agrees ("agree (one of N outcomes)"); then
-with its Nodes turning Ready one at a time (`given.loop.nodesReady: staggered`, the real launch's race),
-and, where the scenario cannot tell its zones apart, up to a relabeling of them (harness/runner/zonesym.py).
-
-Compared fields (per node, paired by the workloads they carry, then launch order): instance type, zone,
-capacity type, Node labels, the kubelet's --node-labels, taints; per pod: bound or pending (a
-Deployment's pods counted per state: their names are random); NodePools: accepted/ready/stage; totals: nodes, launched NodeClaims, VMs and NICs, runaway. VM and NIC bodies are compared after
-flattening to dotted paths, with each side's own VM/NIC names replaced by a placeholder and the
-fields that differ by construction left out (ids, GUIDs, timestamps, provisioning state).
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import copy

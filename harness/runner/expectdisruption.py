@@ -1,30 +1,6 @@
 """`expect.disruption`: what Karpenter's disruption did by now, partially matched.
 
-Keys (all optional; nodes are named by their index in `nodes[]`, the order they registered):
-
-- `disrupted`: items matched against the run's disruption record (each disrupted NodeClaim):
-  `node`, `command` (1 for the run's first disruption command, 2 for the next, ...), `nodePool`,
-  `instanceType`, `capacityType`, `reason` (Empty | Underutilized | Drifted |
-  Expired | Interrupted | InstanceTerminated), `driftReason`, `method` (empty | single | multi |
-  drift | expiration | garbage-collection), `decision` (delete | replace), `candidates` (nodes in the
-  command), `replacements` ([{instanceType}], order-insensitive) or `replacementCount`; `count`
-  (how many records match; default: at least one, and items without a count each match a record of their own).
-- `disruptedCount`: how many NodeClaims were disrupted in all.
-- `maxInFlight`: the most NodeClaims under disruption at one time (from tainted karpenter.sh/disrupted
-  until the instance is terminating or the node is untainted): what the budgets cap (core v1.14.0
-  disruption/helpers.go BuildDisruptionBudgetMapping counts neither InstanceTerminating NodeClaims
-  nor nodes that are not marked for deletion).
-- `notDisrupted`: node indexes that were not disrupted.
-- `liveNodes`: how many Nodes exist now.
-- `protected`: items matched against the candidates a protection kept: `node`, `by`
-  (do-not-disrupt | pdb | budget | nominated), `method`, `message` / `messageContains` / `messageRegex`.
-- `events`: Karpenter's events: `node` (the event is on that node's Node or NodeClaim), `kind`,
-  `name`, `reason`, `message` / `messageContains` / `messageRegex`, `absent: true` (no such event).
-- `timeline`: entries that must appear in this order (others may come between): `node`, `action`
-  (validating: a consolidation command waits consolidationTTL | validated | tainted | untainted | replacement created | replacement initialized | deleting | draining | drained
-  | instance terminating | terminated), `detail` / `detailContains`; `absent: true`: no such entry
-  between the items around it.
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import re

@@ -6,15 +6,7 @@ The loop draws every such choice from its one seeded RNG (harness/loop/controlle
 scenario run under seeds `given.seed`, `given.seed + 1`, ... explores what upstream can do, and each
 seed replays exactly.
 
-An outcome is the conformance report's noise-free view of a run (harness/runner/outcome.py
-`outcome_view`: no node names, no zones nothing pinned, no values drawn for `Exists`, Deployment pods
-counted by state). `expect` must hold in every explored run; `outcomes.possible` in at least one,
-`outcomes.always` in each, `outcomes.never` in none (harness/runner/expect.py Checker.outcomes).
-
-A scenario explores when it asks to (`given.explore: N`, or any `outcomes` block: 8 seeds by default)
-or when `harness run --explore N` says so; every other run is the one run it always was. Only the
-simulated engine explores: the real controller's choices are its own (one real run is one sample).
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,24 +1,6 @@
 """What must hold after any run, whatever the scenario (issue 28 item 5, the fuzzer's fast variant).
 
-Checked from what the API shows - the NodePools, Nodes and Pods - and from each binding as it
-happened (the cluster's Nodes and bound Pods at the moment of the bind), never from the loop's own
-bookkeeping, so a loop bug cannot hide itself:
-
-1. every launched NodeClaim's Node satisfies its NodePool's requirements, and the required node
-   constraints (nodeSelector, required node affinity) of every pod it was launched for;
-2. no pod is bound against its constraints, judged on the cluster as it was when it was bound: node
-   selector and required node affinity, untolerated NoSchedule/NoExecute taints, requests beyond the
-   Node's allocatable, required pod anti-affinity (both ways), and DoNotSchedule topology spread skew
-   as kube-scheduler computes it (kubernetes v1.36.3 pkg/scheduler/framework/plugins/podtopologyspread
-   filtering.go Filter: `matchNum + selfMatchNum - minMatchNum > maxSkew` fails, over the domains of the
-   nodes that pass the pod's node affinity, nodeAffinityPolicy Honor and nodeTaintsPolicy Ignore by
-   default);
-3. no NodePool exceeds its limits: the summed capacity of its launched NodeClaims' instance types
-   (core v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go: an instance type whose capacity
-   exceeds the NodePool's remaining limits is not launched).
-
-Determinism per seed is the caller's check (run twice, compare `RunResult` without timings).
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import contextlib

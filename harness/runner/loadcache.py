@@ -4,7 +4,7 @@ Loading a file (YAML with the line of every path, the JSON Schema, the harness's
 manifests it references) is ~2 CPU-s for the library, paid again by every pytest process: under
 xdist each worker collects every file. A file whose bytes, whose referenced manifest files' bytes
 and whose harness code and data are unchanged loads to the same scenarios, so the second process
-unpickles them instead (bench/README.md). Only files that load cleanly are kept: a bad file is
+unpickles them instead (docs/benchmarks/simulation.md). Only files that load cleanly are kept: a bad file is
 judged afresh each time, with its `file:line: reason`.
 
 Where: `<harness cache>/scenarios/<code stamp>/` ($HARNESS_CACHE, else ~/.cache/karpenter-harness);

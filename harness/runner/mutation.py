@@ -3,43 +3,7 @@ must make the scenario fail or be refused by validation; one that survives is an
 checks nothing (a key the checker ignores, a selector that does not select, an override no
 profile reaches).
 
-Each scenario document is run once per profile on the embedded backend, and the RunResult the
-engine checks at each check point (`expect` after the loop, `steps[i].expect` after step i) is kept
-as a snapshot. A mutant then re-runs only the check phase against those snapshots. That is the
-same verdict a full run of the mutated file gives, because:
-
-1. the simulation never reads an expectation: `engines.run` hands `scenario.manifests`, `given` and
-   each step's actions to the loop, and reads `expect`/`expectByProfile` (top level and per step)
-   only through `Scenario.expect_for` -> `check`; the run is deterministic (seeded), so the mutated
-   file's runs produce the same results;
-2. `check` is a function of (merged expectation, RunResult): it reads the result and writes only
-   its own list of mismatches; the engine's RunResult object is the same one through every step
-   (`Simulation.converge` returns it), so each check point is deep-copied when the engine checks
-   it, and the last needs no copy;
-3. of what loading does, only the schema, the profile names in `expectByProfile` and the value
-   checks (`scenario_value_errors`: regexes, durations, quantities) read expectations, and a
-   mutant is validated by exactly those functions on the mutated document.
-
-tests/runner/test_mutation.py checks each point on a sample: results equal with expectations
-stripped, the checker leaves a result unchanged, and the fast verdict equals a full load-and-run
-of the mutated file for sampled mutants.
-
-A scenario that explores seeds (harness/runner/explore.py: `given.explore`, `outcomes`) is recorded
-under every seed, and a mutant is judged as the exploration judges it: every expectation but `outcomes`
-in each run, `outcomes` over the set (expect.check_explored). So an alternative (`oneOf`) or a possible
-outcome that no explored run reaches survives: it says something the simulation never does.
-
-Operators (key-aware, so that no operator can only weaken the check): booleans flipped (not
-`offeringsExactly: true`, whose flip only relaxes); integers +1 (`maxLaunched`, `maxIterations`,
-a range's `max`: -1; a skew's `maxSkew` is core's bound as stated, left alone); an `outcomes.never`
-entry moved to `outcomes.possible` (changing a value in it only says another thing never happens: the flip must fail, or the entry excludes nothing); floats +1; strings with a schema enum set to the next enum value (where the value picks members
-of a collection, `writers`, `priority`, `effect`, suffixed instead: refused by the schema); regexes
-required to match one more suffix; durations and quantities (`ttl`, `capacity`, `allocatable`) with their number +1;
-other strings suffixed. List elements are mutated the same way, except in lists that only say what
-is absent or excluded (`labelsAbsent`, `taintsAbsent`, `kubeletNodeLabelsAbsent`,
-`requirementsAbsent`, `valuesExclude`), where any change only weakens, `notValue`, whose
-changed value is an exclusion as weak as the original, and entries marked `absent: true`.
-"""
+Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
 
 import copy

@@ -1,5 +1,5 @@
 """harness bisect's git side (bisect_run) on a toy history, and its selection of runs; the real
-engine's side is shown in bench/README.md (a bisection between two provider releases)."""
+engine's side is shown in docs/benchmarks/real-engine.md (a bisection between two provider releases)."""
 from __future__ import annotations
 
 import subprocess

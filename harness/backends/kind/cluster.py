@@ -7,23 +7,7 @@ reference/kind-airgapped.md §7 "Cluster without kind: testcontainers").
     with get_backend("kind").start() as cluster:
         boot = cluster.kubelets.boot("vm-1", {"example.com/team": "a"}, [], "azure:///.../vm-1")
 
-The control plane is kubeadm's (static pods: etcd, kube-apiserver with Node,RBAC and NodeRestriction,
-kube-controller-manager, and kube-scheduler when asked for), signed by a cluster CA the harness makes
-(pki.py) and hands to kubeadm, so the harness mints its identities (admin, controllers, nodes) as on
-the other real backends. The API server is published on the host's 127.0.0.1 only. kubeadm's addon
-phases whose image the node image lacks are skipped: kube-proxy always, CoreDNS unless built
-(`build --kind --coredns`). Workers come from a warm pool
-(nodes.WorkerPool) and join as `kubeadm join` does (bootstrap token, TLS bootstrap).
-
-Size (~590 lines): KindCluster is one RealCluster whose parts share its container handles and
-identities (kubelet boots, the real scheduler's bindings read back, the Node overlays); what stands
-alone lives beside it: nodes.py (containers, warm pool), pods.py, writers.py, kubeadm.py, image.py,
-reaper.py.
-
-Every container, volume and network carries the owner's pid: close() removes them, interpreter exit
-closes open clusters, a detached watcher (reaper.py) removes them when the owner dies any other way
-(SIGTERM, SIGKILL), and the next start sweeps whatever is left.
-"""
+Why it is built this way: docs/architecture/backends.md."""
 from __future__ import annotations
 
 import os

@@ -1,21 +1,10 @@
 """kube-scheduler's side of the loop: bind each pending pod to the Node that fits and scores best.
 
-The filters are harness/loop/kubescheduler.py (the default profile's filter plugins at kubernetes
-v1.36.3, each pod's PreFilter state over all Nodes and the pods bound so far, including the ones
-bound earlier in this pass) and the VolumeBinding filter of harness/loop/volumes.py; among the Nodes
-that pass, the default profile's scores pick one, a tie at random (harness/loop/kubescore.py). Karpenter's
-plan plays no part: core v1.14.0 never sets pod.status.nominatedNodeName (its NominatePod is an event only:
-sigs.k8s.io/karpenter v1.14.0 pkg/events/reason.go NominatePodEvent, pkg/controllers/provisioning/provisioner.go),
-so a pod Karpenter planned on one NodeClaim binds wherever kube-scheduler scores best among the Nodes
-Ready at that moment - the race behind "Karpenter launched more nodes than needed". After a bind the CSI
-external-provisioner provisions the pod's WaitForFirstConsumer volumes.
+The default profile's filter plugins of k8s.io/kubernetes v1.36.3 (harness/loop/kubescheduler.py) and
+the VolumeBinding filter (harness/loop/volumes.py) decide where a pod fits; the default profile's scores
+pick one Node, a tie at random (harness/loop/kubescore.py).
 
-With `given.loop.binding: nominated` a pod binds only to the Node of the NodeClaim Karpenter planned it
-on, without filters, as Karpenter core's own tests bind (sigs.k8s.io/karpenter v1.14.0
-pkg/test/expectations/expectations.go ExpectProvisioned sets pod.spec.nodeName from the scheduling
-results): the ported core cases whose assertions are about Karpenter's plan, where a real
-kube-scheduler would bind a later batch to the nodes that already exist.
-"""
+Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 from harness.backends.base import ADMIN

@@ -1,27 +1,8 @@
 """Graceful termination of a deleted NodeClaim and its Node: drain, eviction, instance deletion,
-finalizers.
+finalizers, as sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/termination/controller.go and
+pkg/controllers/nodeclaim/lifecycle/controller.go finalize run them.
 
-sigs.k8s.io/karpenter v1.14.0:
-- pkg/controllers/nodeclaim/lifecycle/controller.go finalize: the terminationGracePeriod deadline
-  annotation (karpenter.sh/nodeclaim-termination-timestamp = deletion time + terminationGracePeriod,
-  with a TerminationGracePeriodExpiring event on the NodeClaim), then the Node is deleted; without a
-  Node the instance is deleted at once.
-- pkg/controllers/node/termination/controller.go finalize: the karpenter.sh/disrupted:NoSchedule taint
-  (and node.kubernetes.io/exclude-from-external-load-balancers), awaitDrain (Drained=Unknown
-  "Draining", at least MinDrainTime = 5 s, FailedDraining events while pods wait),
-  awaitInstanceTermination (cloudProvider.Delete, InstanceTerminating, requeue 5 s until the
-  instance is gone), then the finalizer goes; a NotReady Node whose instance is gone is released
-  at once.
-- pkg/controllers/node/termination/terminator/terminator.go Drain: pods past their
-  terminationGracePeriod deadline are deleted (Disrupted event, bypassing PDBs and do-not-disrupt);
-  the others are evicted in priority groups (non-critical non-daemon, non-critical DaemonSet,
-  critical non-daemon, critical DaemonSet), one group at a time; eviction.go: the eviction API refuses
-  a PDB violation (FailedDraining "evicting pod violates a PDB") and an evicted pod gets an Evicted
-  event naming the NodeClaim's DisruptionReason, else "Forceful Termination".
-Harness assumptions: an evicted or deleted pod is gone at once (its terminationGracePeriodSeconds
-is not waited for; a Deployment's ReplicaSet makes a replacement pod); volume detachment is not
-modeled.
-"""
+Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import copy

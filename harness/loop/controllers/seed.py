@@ -1,26 +1,7 @@
 """Customer state before the first pass: existing Nodes, Karpenter NodeClaims and the pods running on
 them (`given.existingNodes`, and what `harness new` reads from a dump).
 
-Core's own tests are the model (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/
-suite_test.go "In-Flight Nodes" and "Existing Nodes": a `test.Node` / `test.NodeClaim` applied, made
-initialized or left in flight, pods bound with ExpectManualBinding, then ExpectProvisioned). Each entry
-becomes:
-
-- with `nodePool` (a node Karpenter manages): a NodeClaim of that NodePool pinned to the entry's
-  instance type, zone and capacity type, created and launched through the loop's own provisioner and
-  launch path (so the VM exists in the fake Azure, and limits and garbage collection see it), then
-  registered and initialized as far as the entry says (`registered: false` leaves it launched with
-  no Node, `initialized: false` leaves the Node uninitialized: in-flight capacity cluster state
-  counts, which the loop then brings up as it would its own);
-- without `nodePool`: a Node Karpenter does not manage (an AKS system pool node, a self-managed node),
-  Ready, with the instance type's well-known labels and allocatable unless the entry gives its own;
-- `labels` and `taints` are put on the Node afterwards (as a user or another controller would), and
-  `pods` are created bound to it (running).
-
-`seed_existing_nodes(sim, entries)` is the one entry point: the runner calls it after the scenario's
-manifests are applied and before the first pass; other controllers' scenarios (disruption) can call it
-the same way.
-"""
+Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import copy

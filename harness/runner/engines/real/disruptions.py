@@ -2,28 +2,7 @@
 (harness/loop/controllers/orchestration.py `disruption_record`, `RunResult.timeline`/`protected`) so the
 same `expect.disruption` blocks judge both engines.
 
-Sources (sigs.k8s.io/karpenter v1.14.0), all observable without the controller's memory:
-  commands    - the orchestration queue's "disrupting node(s)" log line, one per command
-                (pkg/controllers/disruption/queue.go StartCommand; fields from types.go Command.LogValues:
-                `command` "<Reason>/<id>: <decision>: ...", `disrupted-nodes`, `replacement-nodes`);
-                the method follows from the reason (Empty: emptiness, Drifted: drift, Underutilized:
-                multi-node with two candidates or more, single-node otherwise: multinodeconsolidation.go
-                firstNConsolidationOption works on two NodeClaims at least);
-  expiration  - "deleting expired nodeclaim" (pkg/controllers/nodeclaim/expiration/controller.go);
-  interruption- "garbage collecting nodeclaim with no cloudprovider representation"
-                (pkg/controllers/nodeclaim/garbagecollection/controller.go): provider v1.14.0 has no
-                interruption controller, so an evicted spot VM is seen this way (Interrupted; any other
-                vanished VM is InstanceTerminated, as the simulation names them);
-  replacements- the `DisruptionLaunching` event on each NodeClaim a command created (disruption/events);
-  protected   - `DisruptionBlocked` events on a Node/NodeClaim (types.go NewCandidate's reasons, sentence
-                cased) and on a NodePool ("No allowed disruptions for disruption reason R due to blocking
-                budget": the pool's candidates for R);
-  timeline    - what each poll shows: the `karpenter.sh/disrupted` taint coming and going, the NodeClaim's
-                deletionTimestamp, the tainted Node's (drain), the Node left with no evictable pod, the
-                `InstanceTerminating` condition, the NodeClaim gone; replacements created/initialized.
-                A consolidation's validation wait (`validating`/`validated`) shows nowhere: those
-                entries are not applicable on this engine (harness/data/real-engine.yaml).
-"""
+Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
 import json

@@ -3,27 +3,7 @@
 the simulated engine's). Small functions over a cluster, the fake and the kubelet stand-ins, so they can
 move with the engine interface.
 
-- `apply_object`: create; when the API server answers AlreadyExists, the stored object takes the
-  manifest's spec, labels and annotations (a Pod only its labels and annotations: its spec is immutable,
-  kubernetes v1.36.3 pkg/apis/core/validation/validation.go ValidatePodUpdate). The real Deployment
-  controller then scales or rolls the Deployment.
-- `seed_unmanaged`: a Node Karpenter does not manage, created as an admin with its status (Ready,
-  capacity, allocatable) and the pods bound to it.
-- `seed_managed`: a NodeClaim of the NodePool pinned to the entry's instance type, zone and capacity
-  type, created like core's tests create one (test.NodeClaim + the lifecycle controllers): the real
-  controller launches it through the fake Azure, the kubelet stand-in registers it; `hold` keeps an
-  in-flight entry from registering (`registered: false`) or from becoming Ready (`initialized: false`)
-  until the kubelet stand-ins release them (kubelet.py release_held: when Karpenter launches a node of its
-  own, ahead of it, or after the first settle), as the simulated engine lets its in-flight nodes finish after
-  the first pass (one whose taints say not-ready stays NotReady).
-- `seed`: all entries as one starting state. Karpenter's disruption controller runs a pass every 10 s
-  while they come up one by one, and what a pass publishes about a node (DisruptionBlocked,
-  Unconsolidatable) hides that node's next such event for 2 to 15 minutes (core v1.14.0
-  pkg/events/recorder.go dedupes by reason and object uid, whatever the message). So seeding keeps the
-  passes silent: disruption held without `Never`, Nodes registered already initialized, one last pod
-  event for all; the pods' owners are made to exist (mirror pods' Node, orphaned ReplicaSets and
-  DaemonSets adopt theirs).
-"""
+Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
 import copy

@@ -1,31 +1,7 @@
 """One Karpenter controller kept per process across real-engine runs (issue 23: its start, ~1 s to its
 controllers plus its Azure clients, prices and SKUs, was a fifth of a launching document).
 
-The controller, its sandbox and the fake's server live in one home dir for as long as the runs that
-follow ask for the same controller (`key`: the binary, its settings, the cluster, what the fake's
-catalog answers) and each run left nothing in the controller's memory that the next one could see.
-Between runs the process is stopped (SIGSTOP), so it does nothing while the next run resets the
-cluster; it is continued once the reset is done, with its log emptied, and the run waits until its
-cluster state holds no node of the previous run (`karpenter_cluster_state_node_count`, core v1.14.0
-pkg/controllers/state/metrics.go) before applying anything. Its leader election is off
-(harness/data/real-engine.yaml), so the stop costs it no lease.
-
-What a run can leave in the controller's memory, and why such a run hands the controller back to be
-stopped instead (engine.py `RealRun.leftovers`):
-  - an Azure refusal: the unavailable-offerings cache (provider v1.14.0 pkg/cache/
-    unavailableofferings.go, keyed into the instance types' cache, pkg/providers/instancetype/
-    instancetypes.go List) and the SDK's retries;
-  - a NodeClaim or Node deleted, a disruption, an eviction that named an object a later scenario may
-    name again (a bare pod, a seeded node): core's event recorder dedupes the termination events by
-    the subject's *name* for two minutes (pkg/events/recorder.go;
-    pkg/controllers/node/termination/terminator/events/events.go EvictPod; engine.py reusable_names).
-    Launched NodeClaims and Nodes and Deployments' pods have random names, so such a run hands its
-    controller on once it settled (nothing in flight: the disruption queue is empty);
-  - a NodeClaim that failed;
-  - a run that did not finish, did not settle, or whose controller exited.
-Every other event core and the provider dedupe is keyed by the object's uid, which a new scenario's
-objects do not share. HARNESS_REAL_KEEP_CONTROLLER=0 starts a controller for every run.
-"""
+Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
 import hashlib

@@ -1,61 +1,14 @@
 """When a real-engine run has settled: on cause, with a short quiet window, not on a long one.
 
-Karpenter provisions only in rounds: `Provisioner.Reconcile` waits for its batcher, then `Schedule`s
-and creates NodeClaims (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go). The
-batcher is triggered by a provisionable pod's event (pkg/controllers/provisioning/controller.go
-PodController; a node marked for deletion: NodeController) and closes after BATCH_IDLE_DURATION without
-a new trigger (default 1 s; pkg/operator/options/options.go). Every `Schedule` adds one observation to
-`karpenter_scheduler_scheduling_duration_seconds{controller="provisioner"}`
-(pkg/controllers/provisioning/scheduling/metrics.go DurationSeconds, measured in Provisioner.Schedule).
+A run has settled once nothing it observes changed for a quiet window, no NodeClaim is in flight, a
+provisioning round ran after the last change while a pod is pending (core's
+`karpenter_scheduler_scheduling_duration_seconds` count), and, while a disruption candidate exists, a
+disruption pass that decided nothing ran after it. Events are reports, not changes; a nominated candidate
+waits out core's nomination window; a `fast` build is asked for the pass at once. Mirrors
+sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go Provisioner.Reconcile and
+pkg/controllers/disruption/controller.go (the 10 s poll).
 
-So a run has settled once
-  - nothing it observes changed for `quiet` seconds (longer than the batch idle window, so a round a
-    change triggered has run and shown what it created; `done_quiet`, shorter, once no pod is pending)
-    and no report came for `reports_quiet` seconds (below),
-  - no NodeClaim is in flight (each live one is initialized, or its VM failed, or its kubelet refused),
-  - no workload pod is pending, or a provisioning round finished after anything observed last changed
-    (Karpenter saw the pods and the cluster as they are and decided: a NodeClaim deleted after a failed
-    launch, for one, is followed by a round that launches the next);
-or once nothing changed for `fallback` seconds (longer than the pod controller's 10 s requeue, which
-brings a round for every pending pod, and than the 10 s maximum batch window): when the controller's
-metrics cannot be read, or a NodeClaim never leaves flight.
-
-Disruption is the other half. Karpenter's disruption controller runs a pass every 10 s
-(core v1.14.0 pkg/controllers/disruption/controller.go `pollingPeriod`; a pass that acted requeues at
-once): emptiness, static drift, drift, multi- then single-node consolidation, the first that acts ends
-the pass. Its candidates carry a NodeClaim condition first (`Consolidatable` once consolidateAfter has
-passed since the last pod event, pkg/controllers/nodeclaim/disruption/consolidation.go; `Drifted`,
-drift.go). Each method's pass is one observation of
-`karpenter_voluntary_disruption_decision_evaluation_duration_seconds{reason,consolidation_type}`
-(controller.go `disrupt`), so the single-node count grows by one with every pass that decided
-nothing. While a candidate exists the run has settled only once such a pass finished after the last
-change (`pass_lag` later: a pass that ends right after a change may have read the cluster before it
-reached the controller's informers, e.g. a PodDisruptionBudget a step relaxed) (what the simulated loop does at its settle: one disruption pass once provisioning is quiet,
-harness/loop/simulation.py `_disrupt`), and while a disruption is under way (a tainted node, a NodeClaim
-being deleted) not at all. A consolidation first waits 15 s with nothing to show
-(consolidation.go `commandValidationDelay`), so the fallback window is then `disruption_fallback`.
-
-Events on Nodes and NodeClaims are *reports*, not changes a pass must see: no Karpenter controller
-reads events. The first pass after a node initializes always reports it (`Unconsolidatable`, core
-v1.14.0 pkg/controllers/disruption/events/events.go), and kube-controller-manager's node controller
-reports every new Node (`RegisteredNode`); had either counted as a change, each would have cost
-another 10 s poll. A new report restarts a short window of its own (a pass's Node event and its
-NodeClaim twin land one after the other) but asks for no further pass.
-
-A node Karpenter nominated for a pending pod is no disruption candidate for the nomination window
-(core v1.14.0 pkg/controllers/state/statenode.go Nominate, nominationWindow: max(2 x BATCH_MAX_DURATION,
-10 s) = 20 s; disruption/types.go NewCandidate "Node is nominated for a pending pod"), a state held in
-Karpenter's memory alone (a fast build exposes it: `nomination_ends`; else the harness dates it from the
-pods' events and the rounds it counts): while a candidate's nomination lasts (`Nominations`) a pass
-deciding nothing says nothing, and the run waits for a pass after it ends.
-
-When all a run waits for is that pass (`wants_pass`), a controller built with timing `fast` is asked
-for it at once (harness/data/controller-timing.yaml: SIGUSR1 runs a pass; the 10 s poll goes on as
-upstream's), instead of waiting up to 10 s for the poll. That build also numbers its passes as they
-start and says which one last decided nothing (`pass_counts`): a pass numbered above the count read
-`PASS_SEEN_SECONDS` after the change started once the controller's informers had it, whatever its
-length, so the run need not wait `pass_lag` for a pass that merely ended late enough.
-"""
+Why it is built this way, rule by rule: docs/architecture/settle.md."""
 from __future__ import annotations
 
 import re
