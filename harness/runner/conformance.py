@@ -12,7 +12,9 @@ Where upstream is random or racy the simulation has several outcomes (harness/ru
 the real run differs from the simulation under the scenario's seed, the simulation is explored under
 more seeds (`judge`), and a real outcome that is one of them agrees ("agree (one of N outcomes)"); then
 with its Nodes turning Ready one at a time (`given.loop.nodesReady: staggered`, the real launch's race),
-and, where the scenario cannot tell its zones apart, up to a relabeling of them (harness/runner/zonesym.py).
+with a Deployment's pods created before or after the bare Pods applied with it
+(`given.loop.controllerPods: raced`), and, where the scenario cannot tell its zones apart, up to a
+relabeling of them (harness/runner/zonesym.py).
 
 Compared fields (per node, paired by the workloads they carry, then launch order): instance type, zone,
 capacity type, Node labels, the kubelet's --node-labels, taints; per pod: bound or pending (a
@@ -228,6 +230,14 @@ def _booting(scenario):
     return _with_loop(scenario, "nodeBoot", BOOT_ON_DIFFERENCE, nodesReady="staggered")
 
 
+def _raced(scenario):
+    """The scenario with each Deployment's pods created before or after the bare Pods applied with it
+    (given.loop.controllerPods: raced), unless it says which come first itself: a real apply mostly
+    creates and binds the bare Pods first, the ReplicaSet controller making its pods once it observes the
+    Deployment."""
+    return _with_loop(scenario, "controllerPods", "raced")
+
+
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:
     """The samples whose outcome is the real one's up to a relabeling of the zones the scenario cannot tell
     apart (harness/runner/zonesym.py); none when it can tell them apart."""
@@ -284,8 +294,9 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
         alternatives: list = []
         # a real launch's Nodes turn Ready one by one, in an order nobody controls (the race of
         # given.loop.nodesReady: staggered), and register while Karpenter plans again (given.loop.nodeBoot):
-        # their outcomes are the real run's to reach too
-        for variant in (_staggered(same), _booting(same)):
+        # their outcomes are the real run's to reach too, as are those of a Deployment's pods created after
+        # the bare Pods applied with it (given.loop.controllerPods: raced)
+        for variant in (_staggered(same), _booting(same), _raced(same)):
             if entry["status"] == "agree" or variant is None:
                 continue
             other = simulate(variant, profile, kubernetes_version, explore=explore)
