@@ -83,6 +83,9 @@ class SimConfig:
     # "together" (default): a pass's launches all chose their offerings before any failed; "staggered": each
     # after the first starts before or after the ones ahead of it finished, in a seeded choice (controllers/launch.py)
     launches: str = "together"
+    # "first" (default): an apply's Deployments create their pods before its bare Pods; "raced": each
+    # Deployment's pods come before or after the apply's bare Pods, in a seeded choice (controllers/workloads.py)
+    controller_pods: str = "first"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)

@@ -210,6 +210,14 @@ def _booting(scenario):
     return _with_loop(scenario, "nodeBoot", BOOT_ON_DIFFERENCE, nodesReady="staggered")
 
 
+def _raced(scenario):
+    """The scenario with each Deployment's pods created before or after the bare Pods applied with it
+    (given.loop.controllerPods: raced), unless it says which come first itself: a real apply mostly
+    creates and binds the bare Pods first, the ReplicaSet controller making its pods once it observes the
+    Deployment."""
+    return _with_loop(scenario, "controllerPods", "raced")
+
+
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:
     """The samples whose outcome is the real one's up to a relabeling of the zones the scenario cannot tell
     apart (harness/runner/zonesym.py); none when it can tell them apart."""
@@ -266,8 +274,9 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
         alternatives: list = []
         # a real launch's Nodes turn Ready one by one, in an order nobody controls (the race of
         # given.loop.nodesReady: staggered), and register while Karpenter plans again (given.loop.nodeBoot):
-        # their outcomes are the real run's to reach too
-        for variant in (_staggered(same), _booting(same)):
+        # their outcomes are the real run's to reach too, as are those of a Deployment's pods created after
+        # the bare Pods applied with it (given.loop.controllerPods: raced)
+        for variant in (_staggered(same), _booting(same), _raced(same)):
             if entry["status"] == "agree" or variant is None:
                 continue
             other = simulate(variant, profile, kubernetes_version, explore=explore)

@@ -115,3 +115,23 @@ def test_a_late_pod_is_planned_onto_the_nodeclaim_in_flight_and_nominates_it(emb
         assert len(late) == 2
         assert {sim.state.nominated.get(k) for k in late} == {claim}
         assert all(pr.node == sim.claims[0].node_name for pr in sim.result.pods.values())
+
+
+def _creation(embedded, seed: int, controller_pods: str) -> tuple[str, ...]:
+    """The owners of an apply's pods in the order they were created (a Deployment's by its name)."""
+    with simulation(embedded, [nodeclass(), nodepool()], seed=seed) as sim:
+        sim.cfg.controller_pods = controller_pods
+        sim.apply([pod("a"), deployment("b", replicas=2), pod("c"), deployment("d", replicas=1)])
+        views = sorted(sim.pod_views.values(), key=lambda pv: pv.order)
+        return tuple(pv.owner_name or pv.name for pv in views)
+
+
+def test_controller_pods_first_by_default_raced_after_bare_pods_in_a_seeded_choice(embedded):
+    """controllerPods: first (default) - the Deployments' pods, then the bare Pods; raced - each Deployment's
+    pods before or after the apply's bare Pods (in apply order either way). Seeded: a seed replays its choice."""
+    assert {_creation(embedded, seed, "first") for seed in (1, 2, 3)} == {("b", "b", "d", "a", "c")}
+    seen = {_creation(embedded, seed, "raced") for seed in range(1, 13)}
+    assert seen <= {("b", "b", "d", "a", "c"), ("b", "b", "a", "c", "d"), ("d", "a", "c", "b", "b"),
+                    ("a", "c", "b", "b", "d")}
+    assert ("a", "c", "b", "b", "d") in seen and ("b", "b", "d", "a", "c") in seen
+    assert all(_creation(embedded, seed, "raced") == _creation(embedded, seed, "raced") for seed in (1, 2))

@@ -5,7 +5,8 @@ exist); an object that already exists is updated, as `kubectl apply` does (`upda
 is scaled or rolled, a NodePool, AKSNodeClass, DaemonSet or volume object takes the new spec, a Pod
 its new labels and annotations (its spec is immutable: harness/runner/shapes.py refuses a changed
 one before the run). A Deployment's pods are made here (the Deployment and ReplicaSet controllers, kubernetes
-v1.36.3 pkg/controller/deployment, pkg/controller/replicaset); a DaemonSet is only remembered: its
+v1.36.3 pkg/controller/deployment, pkg/controller/replicaset), before the apply's bare Pods or, with
+`given.loop.controllerPods: raced`, after them in a seeded choice; a DaemonSet is only remembered: its
 pods are placed when a Node initializes (initialization.py, as the DaemonSet controller
 pkg/controller/daemon does for each eligible Node). StorageClasses, PVs and PVCs also go to the
 volume model (harness/loop/volumes.py).
@@ -33,6 +34,9 @@ class Workloads:
         # round (Simulation._arrive_late), and whether this apply's workloads have started arriving late
         self.late: list[Callable[[], None]] = []
         self._first = True
+        # given.loop.controllerPods: raced - the Deployments of this apply whose ReplicaSet creates its pods
+        # only after the apply's bare Pods exist
+        self._after_bare: list[Callable[[], None]] = []
 
     def apply(self, manifests: list[dict]) -> None:
         self._first = True
@@ -42,6 +46,9 @@ class Workloads:
                 self.update(obj)
             else:
                 self._apply_one(obj)
+        held, self._after_bare = self._after_bare, []
+        for create in held:
+            create()
 
     def exists(self, obj: dict) -> bool:
         """The object is already in the cluster (or, for the kinds the loop expands itself, known to it)."""
@@ -222,7 +229,15 @@ class Workloads:
 
     def _create_deployment_pods(self, dep: dict, count: int | None = None) -> None:
         """spec.replicas (or `count`) pods from the template, named `<deployment>-<5 random chars>`
-        (harness simplification: the ReplicaSet's pod-template-hash segment is left out)."""
+        (harness simplification: the ReplicaSet's pod-template-hash segment is left out).
+
+        When: at once, before the apply's bare Pods (the harness's order: APPLY_ORDER puts Deployments
+        first), or with `given.loop.controllerPods: raced`, in a seeded choice per Deployment, after them.
+        A real apply races: kubectl's next create is one request, while the Deployment's pods take the
+        Deployment controller's and then the ReplicaSet controller's informer and work queue (kubernetes
+        v1.36.3 pkg/controller/deployment/deployment_controller.go addDeployment, syncDeployment;
+        pkg/controller/replicaset/replica_set.go manageReplicas), so bare Pods applied with it are mostly
+        created, queued and bound first."""
         spec = dep.get("spec") or {}
         self.state.deployments[(dep["metadata"].get("namespace") or "default", dep["metadata"]["name"])] = dep
         tmpl = spec.get("template") or {}          # apply() copied the manifest; each pod copies again
@@ -238,7 +253,14 @@ class Workloads:
                               "namespace": dep["metadata"].get("namespace") or "default"},
                  "spec": copy.deepcopy(tmpl.get("spec") or {})} for _ in range(count)]
         name = dep["metadata"]["name"]
-        self._arrive(lambda: [self._create_pod(pod, "Deployment", name) for pod in pods])
+
+        def arrive() -> None:
+            self._arrive(lambda: [self._create_pod(pod, "Deployment", name) for pod in pods])
+
+        if self.state.cfg.controller_pods == "raced" and self.state.owned_rng.random() < 0.5:
+            self._after_bare.append(arrive)
+        else:
+            arrive()
 
     def _create_pod(self, pod: dict, owner_kind: str, owner_name: str) -> None:
         try:

@@ -97,6 +97,7 @@ class SimulatedRun:
             nodes_ready=str(loop_cfg.get("nodesReady", "together")),
             pods_arrive=str(loop_cfg.get("podsArrive", "together")),
             launches=str(loop_cfg.get("launches", "together")),
+            controller_pods=str(loop_cfg.get("controllerPods", "first")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
             horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
