@@ -19,6 +19,7 @@ from typing import Any, Callable
 import yaml
 
 from harness.model import derivation as sync
+from harness.model.coresync import core_probes
 from harness.model.data import DATA_DIR
 from harness.model.gosource import GoResolver, SyncError, balanced, read_source, strip_comments
 
@@ -134,7 +135,8 @@ def core_source(src: Path, versions: dict[str, str], core_git: Path | None, scra
 @functools.lru_cache(maxsize=None)
 def probes_spec(data_dir: str = str(DATA_DIR)) -> tuple[dict, ...]:
     path = Path(data_dir) / PROBES_FILE
-    return tuple(yaml.safe_load(path.read_text())["probes"])
+    # core's behaviour switches are probes too (harness/data/core-behaviour.yaml, harness.model.coresync)
+    return tuple(yaml.safe_load(path.read_text())["probes"]) + core_probes(data_dir)
 
 
 def _func_body(src: str, name: str) -> str:

@@ -1,0 +1,146 @@
+"""Karpenter core's behaviour at the core version a profile pins, as the loop reads it.
+
+harness/data/core-behaviour.yaml names each behaviour that changed between the oldest modeled core and
+v1.14.0; the value per provider release is derived from that release's core source
+(harness.model.coresync) into `core.behaviour` of its facts. `CoreBehaviour.of(profile)` gives the loop
+the switches it implements as typed fields, and `notices(touched)` the behaviours a run answered with
+v1.14.0's although the profile's core differs (a switch known but not implemented, a core older than the
+oldest modeled, an option that core does not have), by name, for the scopes the run touched.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.model.coresync import core_spec
+from harness.model.profile import DEFAULT_PROFILE, Profile, raw_profile
+
+# what a run must have done for a switch of that scope to be able to change its outcome
+SCOPES = {
+    "provisioning": "pods were scheduled or NodeClaims created",
+    "disruption": "a node was disrupted, or a disruption candidate was considered",
+    "drift": "a NodeClaim drifted",
+    "consolidation": "a NodePool with consolidation enabled had nodes",
+    "deletingNodes": "a node was deleted while pods were on it",
+    "termination": "a node was terminated",
+    "terminationGracePeriod": "a node with a terminationGracePeriod was terminated",
+    "pdb": "a PodDisruptionBudget existed",
+    "doNotDisruptDuration": "a pod had a karpenter.sh/do-not-disrupt annotation other than \"true\"",
+    "nodeLimits": "a NodePool limited `nodes`",
+    "minValuesBestEffort": "MIN_VALUES_POLICY was BestEffort",
+    "preferencePolicyIgnore": "PREFERENCE_POLICY was Ignore",
+    "launchFailure": "a NodeClaim failed to launch or register",
+    "preferences": "a pod had preferred affinities or ScheduleAnyway spreads",
+    "topologySpread": "a pod had topology spread constraints",
+    "hostPorts": "a pod used a hostPort",
+    "daemonSets": "a DaemonSet existed",
+    "volumes": "a pod used a PersistentVolumeClaim",
+    "startupTaints": "a NodePool had taints or startupTaints",
+    "podLevelResources": "a pod had pod-level resources",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _switches() -> tuple[dict, ...]:
+    return tuple(core_spec()["switches"])
+
+
+def _version(text: str) -> tuple[int, int, int] | None:
+    m = re.match(r"^v(\d+)\.(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+@functools.lru_cache(maxsize=None)
+def newest_values() -> dict[str, Any]:
+    """The switches' values at the newest core (the `upstream` profile's derived facts)."""
+    return dict((raw_profile(DEFAULT_PROFILE).get("core") or {}).get("behaviour") or {})
+
+
+@dataclass(frozen=True)
+class CoreBehaviour:
+    """The core behaviour switches of one profile (values it lacks are the newest core's)."""
+
+    version: str
+    values: dict = field(repr=False, compare=False, hash=False)
+
+    @staticmethod
+    def of(profile: Profile) -> "CoreBehaviour":
+        core = profile.raw.get("core") or {}
+        values = {**newest_values(), **(core.get("behaviour") or {})}
+        return CoreBehaviour(str(core.get("version") or core_spec()["newest"]), values)
+
+    # -- the switches the loop implements ------------------------------------------------------------
+    @property
+    def drift_before_emptiness(self) -> bool:
+        return self.values["disruptionMethodOrder"] == "driftFirst"
+
+    @property
+    def drift_empty_candidates(self) -> str:
+        """batch | skip | first (harness/data/core-behaviour.yaml driftEmptyCandidates)."""
+        return str(self.values["driftEmptyCandidates"])
+
+    @property
+    def emptiness_validates_subset(self) -> bool:
+        return self.values["emptinessValidation"] == "subset"
+
+    @property
+    def deleting_pods_currently_reschedulable(self) -> bool:
+        return self.values["deletingNodePods"] == "currentlyReschedulable"
+
+    @property
+    def do_not_disrupt_durations(self) -> bool:
+        return bool(self.values["doNotDisruptDurations"])
+
+    @property
+    def consolidate_after_destinations(self) -> bool:
+        return bool(self.values["consolidateAfterDestinations"])
+
+    @property
+    def node_limits(self) -> bool:
+        return bool(self.values["nodeLimits"])
+
+    def min_values_policy(self, asked: str) -> str:
+        """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
+        return asked if self.values["minValuesPolicy"] else "Strict"
+
+    def preference_policy(self, asked: str) -> str:
+        """The PREFERENCE_POLICY in effect: the asked one, or Respect where core has no such option."""
+        return asked if self.values["preferencePolicy"] else "Respect"
+
+    # -- what a run says ---------------------------------------------------------------------------------
+    @property
+    def modeled(self) -> bool:
+        v, oldest = _version(self.version), _version(core_spec()["oldestModeled"])
+        return v is not None and oldest is not None and v >= oldest
+
+    def differs(self) -> list[dict]:
+        """The switches whose value at this core is not the newest core's."""
+        newest = newest_values()
+        return [s for s in _switches() if s["name"] in newest and self.values.get(s["name"]) != newest[s["name"]]]
+
+    def notices(self, touched: set[str]) -> list[str]:
+        """What the run answered with another core's behaviour, by name, for the scopes it touched."""
+        version = self.version.split(" ", 1)[0]
+        newest = core_spec()["newest"]
+        out = []
+        if not self.modeled:
+            out.append(f"core {version} is older than the oldest core the loop models "
+                       f"({core_spec()['oldestModeled']}): provisioning, disruption and termination are modeled as "
+                       f"{newest} (with the {newest} API) except the implemented switches derived for {version}; "
+                       "answer with --engine real")
+        for s in self.differs():
+            if not set(s["scope"]) & touched:
+                continue
+            if not s.get("implemented"):
+                out.append(f"core {version}: {s['name']} is modeled as {newest} ({s['modeledAs']}; changed in "
+                           f"{s['since']}, kubernetes-sigs/karpenter#{s['pr']}); answer with --engine real")
+            elif s["name"] in _OPTION_SWITCHES:
+                out.append(f"core {version} has no {_OPTION_SWITCHES[s['name']]} option (added in {s['since']}, "
+                           f"kubernetes-sigs/karpenter#{s['pr']}): the setting is not applied")
+        return out
+
+
+_OPTION_SWITCHES = {"minValuesPolicy": "MIN_VALUES_POLICY", "preferencePolicy": "PREFERENCE_POLICY"}
+
