@@ -101,6 +101,18 @@ class CoreBehaviour:
     def node_limits(self) -> bool:
         return bool(self.values["nodeLimits"])
 
+    @property
+    def capacity_type_from_offerings(self) -> bool:
+        return bool(self.values["capacityTypeFromOfferings"])
+
+    @property
+    def ephemeral_not_ready_no_execute(self) -> bool:
+        return bool(self.values["ephemeralNotReadyNoExecute"])
+
+    @property
+    def node_readiness_taints(self) -> bool:
+        return bool(self.values["nodeReadinessTaints"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -163,7 +163,7 @@ class Provisioner:
                 alloc = c.launched.instance_type.allocatable()
             if not c.initialized:
                 startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
-                taints = [t for t in taints if not is_ephemeral(t) and
+                taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
                           not any(t.key == st.key and t.effect == st.effect for st in startup)]
             out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
                                       c.result.name, c.initialized))
@@ -208,7 +208,7 @@ class Provisioner:
         s = self.state
         launched = [(c.template.name, c.launched.instance_type.capacity) for c in s.claims
                     if not c.done and c.launched is not None]
-        return RemainingResources.build(s.cluster.list("NodePool"), launched)
+        return RemainingResources.build(s.cluster.list("NodePool"), launched, s.core.node_limits)
 
     def topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass (core scheduling/topology.go NewTopology): the domain universe of
@@ -300,9 +300,9 @@ class Provisioner:
         for pv in pending:
             pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
         existing = self.existing_nodes()
-        sched = Scheduler(templates, existing, s.profile, s.sem, s.cfg.min_values_policy, counter,
+        sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
-                          s.cfg.preference_policy)
+                          s.preference_policy)
         solved = sched.solve(pending)
         for np_name, reason, message in solved.nodepool_events:
             res = s.result.nodepools.get(np_name)
@@ -358,7 +358,7 @@ class Provisioner:
                              min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
         cts = sorted({o.capacity_type for it in its for o in it.offerings
                       if offering_compatible(o, reqs, wk)})
-        if cts:
+        if cts and s.core.capacity_type_from_offerings:       # core v1.9.0 (#2642); before, the template's
             reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, s.sem))
         labels = dict(t.labels)
         if s.profile.label_resolution == "toNodeClaim":
