@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model.coresync import core_spec
+from harness.model.corespec import core_spec
 from harness.model.profile import DEFAULT_PROFILE, Profile, raw_profile
 
 # what a run must have done for a switch of that scope to be able to change its outcome

@@ -21,22 +21,13 @@ from typing import Any, Callable
 
 import yaml
 
+from harness.model.corespec import core_probes, core_spec
 from harness.model.data import DATA_DIR
 from harness.model.gosource import SyncError
+from harness.model.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
 
-CORE_FILE = "core-behaviour.yaml"
 FACTS_FILE = "provider-facts.yaml"
 _PSEUDO = re.compile(r"^v\d+\.\d+\.\d+-[\d.]*\d{14}-([0-9a-f]{12,40})$")
-
-
-@functools.lru_cache(maxsize=None)
-def core_spec(data_dir: str = str(DATA_DIR)) -> dict:
-    return yaml.safe_load((Path(data_dir) / CORE_FILE).read_text())
-
-
-def core_probes(data_dir: str = str(DATA_DIR)) -> tuple[dict, ...]:
-    """The switches that carry a probe (every one does today), in file order."""
-    return tuple(s for s in core_spec(data_dir)["switches"] if s.get("files"))
 
 
 def core_rev(core: str) -> str:
@@ -48,24 +39,22 @@ def core_rev(core: str) -> str:
 
 def git_reader(git_dir: Path, rev: str, globs: tuple[str, ...]) -> Callable[[str], list[tuple[str, str]]]:
     """A `read(module)` for evaluate_probe over core at `rev`: the files matching `globs` only."""
-    from harness.model.releasesync import _git
 
     @functools.lru_cache(maxsize=None)
     def read(module: str) -> list[tuple[str, str]]:
         if module != "core":
             return []
-        names = _git(git_dir, "ls-tree", "-r", "--name-only", rev, "pkg").split()
+        names = git(git_dir, "ls-tree", "-r", "--name-only", rev, "pkg").split()
         out = []
         for name in sorted(names):
             if name.endswith((".go", ".yaml")) and any(fnmatch.fnmatch(name, g) for g in globs):
-                out.append((name, _git(git_dir, "show", f"{rev}:{name}")))
+                out.append((name, git(git_dir, "show", f"{rev}:{name}")))
         return out
     return read
 
 
 def evaluate(git_dir: Path, rev: str, data_dir: Path = DATA_DIR) -> dict[str, Any]:
     """switch name -> its value at core `rev`."""
-    from harness.model.releasesync import evaluate_probe
     probes = core_probes(str(data_dir))
     globs = tuple(sorted({g for p in probes for g in p["files"]}))
     read = git_reader(git_dir, rev, globs)
@@ -104,7 +93,6 @@ def check(git_dir: Path, values: dict[str, dict[str, Any]], cores: dict[str, str
           data_dir: Path = DATA_DIR) -> list[str]:
     """Where a switch's derived value disagrees with its history: a release must have v1.14.0's value
     exactly when its core contains the switch's `commit` or one of its `backports`' commits."""
-    from harness.model.releasesync import _is_ancestor
     out = []
     newest = evaluate(git_dir, core_spec(str(data_dir))["newest"], data_dir)
     for s in core_probes(str(data_dir)):
@@ -113,7 +101,7 @@ def check(git_dir: Path, values: dict[str, dict[str, Any]], cores: dict[str, str
             if not modeled(core, data_dir):
                 continue
             rev = core_rev(core)
-            expect_new = any(_is_ancestor(git_dir, c, rev) for c in commits)
+            expect_new = any(is_ancestor(git_dir, c, rev) for c in commits)
             has_new = values[name].get(s["name"]) == newest.get(s["name"])
             if expect_new != has_new:
                 out.append(f"{s['name']}: {name} (core {core.split(' ', 1)[0]}) derives {values[name].get(s['name'])!r}, "
@@ -126,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--core-git", required=True, help="a git directory or checkout of kubernetes-sigs/karpenter")
     ap.add_argument("--check", action="store_true", help="only compare the derived values with each switch's `since`")
     args = ap.parse_args(argv)
-    from harness.model.releasesync import git_dir_of
     try:
         git_dir = git_dir_of(args.core_git)
         cores = release_cores()
