@@ -102,6 +102,11 @@ class CoreBehaviour:
         return bool(self.values["nodeLimits"])
 
     @property
+    def no_compatible_instance_types_event(self) -> str:
+        """none | plain | minValuesSuffix (core-behaviour.yaml noCompatibleInstanceTypesEvent)."""
+        return str(self.values["noCompatibleInstanceTypesEvent"])
+
+    @property
     def capacity_type_from_offerings(self) -> bool:
         return bool(self.values["capacityTypeFromOfferings"])
 

@@ -21,7 +21,7 @@ from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
-from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
+from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import (HOSTNAME, Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
 from harness.model.requirements import IN, Requirement, Requirements
@@ -304,7 +304,12 @@ class Provisioner:
                           self.topology(pending, templates, existing), self.remaining_resources(),
                           s.preference_policy)
         solved = sched.solve(pending)
+        event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
+            if reason == "NoCompatibleInstanceTypes" and event != "minValuesSuffix":
+                if event == "none":
+                    continue            # core before v1.2.0 (#1891) has no such event
+                message = message.removesuffix(MIN_VALUES_EVENT_SUFFIX)     # before v1.6.0 (#2299)
             res = s.result.nodepools.get(np_name)
             if res is not None:
                 s.nodepool_event(res, reason, message)
