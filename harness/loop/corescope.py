@@ -33,7 +33,7 @@ def touched_scopes(s) -> set[str]:
         if any(((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("terminationGracePeriod")
                for np in nodepools):
             out.add("terminationGracePeriod")
-    if s.disruption.pdb_status:
+    if s.disruption.pdb_status or s.cluster.list("PodDisruptionBudget"):
         out.add("pdb")
     if any(c.result.failures or c.result.failure for c in s.claims):
         out.add("launchFailure")
