@@ -4,14 +4,19 @@ behaviour could have changed its outcome (a drift switch only when a NodeClaim d
 when a PodDisruptionBudget existed, and so on)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.loop import podutil
 
+if TYPE_CHECKING:
+    from harness.loop.controllers.state import LoopState
 
-def _pods(s) -> list[dict]:
+
+def _pods(s: "LoopState") -> list[dict]:
     return [pv.obj for pv in s.pod_views.values()] + [ds_pod.obj for _, ds_pod in s.daemonsets]
 
 
-def touched_scopes(s) -> set[str]:
+def touched_scopes(s: "LoopState") -> set[str]:
     r = s.result
     out = {"provisioning"} if (s.claims or r.pods) else set()
     nodepools = s.cluster.list("NodePool")
