@@ -58,18 +58,36 @@ def newest_values() -> dict[str, Any]:
     return dict((raw_profile(DEFAULT_PROFILE).get("core") or {}).get("behaviour") or {})
 
 
+@functools.lru_cache(maxsize=None)
+def release_values(core_version: str) -> tuple[str, dict[str, Any]] | None:
+    """(a release profile, its switch values) for a release that pins `core_version`, or None."""
+    from harness.model.releaseindex import release_profiles
+    for name in release_profiles():
+        core = raw_profile(name).get("core") or {}
+        if str(core.get("version") or "") == core_version and core.get("behaviour"):
+            return name, dict(core["behaviour"])
+    return None
+
+
 @dataclass(frozen=True)
 class CoreBehaviour:
     """The core behaviour switches of one profile (values it lacks are the newest core's)."""
 
     version: str
     values: dict = field(repr=False, compare=False, hash=False)
+    profile: str = ""
+    # a label policy (before-0006) names a core but carries upstream's behaviour: that core's release values
+    policy_reference: tuple[str, dict] | None = field(default=None, repr=False, compare=False, hash=False)
 
     @staticmethod
     def of(profile: Profile) -> "CoreBehaviour":
         core = profile.raw.get("core") or {}
         values = {**newest_values(), **(core.get("behaviour") or {})}
-        return CoreBehaviour(str(core.get("version") or core_spec()["newest"]), values)
+        version = str(core.get("version") or core_spec()["newest"])
+        reference = None
+        if (profile.raw.get("release") or {}).get("policy"):
+            reference = release_values(version.split(" ", 1)[0])
+        return CoreBehaviour(version, values, profile.name, reference)
 
     # -- the switches the loop implements ------------------------------------------------------------
     @property
@@ -147,6 +165,13 @@ class CoreBehaviour:
                        f"({core_spec()['oldestModeled']}): provisioning, disruption and termination are modeled as "
                        f"{newest} (with the {newest} API) except the implemented switches derived for {version}; "
                        "answer with --engine real")
+        if self.policy_reference is not None:
+            release, ref = self.policy_reference
+            for s in _switches():
+                if s["name"] in ref and ref[s["name"]] != self.values.get(s["name"]) and set(s["scope"]) & touched:
+                    out.append(f"{self.profile} is a label policy naming core {version}, but its core behaviour is "
+                               f"{newest}'s: {s['name']} differs at core {version} (changed in {s['since']}, "
+                               f"kubernetes-sigs/karpenter#{s['pr']}); run profile {release} for that core's behaviour")
         for s in self.differs():
             if not set(s["scope"]) & touched:
                 continue

@@ -109,3 +109,14 @@ def test_with_behaviour_keeps_header_and_order():
     out = with_behaviour(text, {"b": 2})
     assert out.startswith("# head\n# more\nrelease:")
     assert "  behaviour:\n    b: 2\ncrd: {}" in out
+
+
+def test_a_label_policy_says_its_core_behaviour_is_the_newest():
+    """before-0006 names core v1.6.2 but extends upstream: every switch that differs at v1.6.2 is said, with the
+    release profile that has that core's behaviour."""
+    cb = CoreBehaviour.of(load_profile("before-0006"))
+    assert cb.policy_reference is not None and cb.policy_reference[0] == "v1.6.2"
+    notices = cb.notices({"consolidation"})
+    assert notices == ["before-0006 is a label policy naming core v1.6.2, but its core behaviour is v1.14.0's: "
+                       "consolidateAfterDestinations differs at core v1.6.2 (changed in v1.14.0, "
+                       "kubernetes-sigs/karpenter#3006); run profile v1.6.2 for that core's behaviour"]
