@@ -59,11 +59,25 @@ def _release_span(result) -> str:
     rel = getattr(result, "release", None) or {}
     covers = rel.get("covers") or []
     span = covers[0] if len(covers) == 1 else (f"{covers[0]}-{covers[-1]}" if covers else rel.get("release", ""))
+    core = str(rel.get("core") or "").split(" ", 1)[0]
+    core = f", core {core}" if core else ""
     if rel.get("policy"):
-        return f"policy (~{rel.get('release', '')})"
+        return f"policy (~{rel.get('release', '')}{core})"
     if rel.get("answeredBy") and not rel.get("exact"):
-        return f"{span} (nearest)"
-    return span
+        return f"{span} (nearest{core})"
+    return f"{span} ({core[2:]})" if core else span
+
+
+def _print_core_notices(outcomes) -> None:
+    """Every core behaviour a run answered with v1.14.0's although its release's core differs (by name, once
+    per distinct text), on stderr like the other warnings."""
+    seen: dict[str, list[str]] = {}
+    for o in outcomes:
+        for text in o.final.core_notices:
+            seen.setdefault(text, []).append(f"{o.scenario.name} [{o.profile}]")
+    for text, runs in seen.items():
+        more = f" +{len(runs) - 2}" if len(runs) > 2 else ""
+        print(f"WARNING: {text} ({', '.join(runs[:2])}{more})", file=sys.stderr)
 
 
 def _print_across_releases(con, outcomes, verdict) -> None:
@@ -213,6 +227,7 @@ def cmd_run(args) -> int:
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
         _print_across_releases(con, outcomes, verdict)
+    _print_core_notices(outcomes)
     undeclared = [o for o in failed if o.profile not in o.scenario.profiles]
     if undeclared:       # runs the scenario does not declare (--profile all, a version): the table says it
         con.print(f"{len(undeclared)} failure(s) under profiles the scenarios do not declare in given.profiles "

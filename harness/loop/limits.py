@@ -69,12 +69,16 @@ class RemainingResources:
     remaining: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @staticmethod
-    def build(nodepools: Iterable[Mapping], node_capacities: Iterable[tuple[str, Mapping[str, int]]]
-              ) -> "RemainingResources":
-        """Limits minus the capacity (plus one node) of every launched node of the NodePool."""
+    def build(nodepools: Iterable[Mapping], node_capacities: Iterable[tuple[str, Mapping[str, int]]],
+              node_limits: bool = True) -> "RemainingResources":
+        """Limits minus the capacity (plus one node) of every launched node of the NodePool.
+        `node_limits` False: core before v1.12.0 (#2526), where no state node or instance type has a
+        `nodes` resource, so a `nodes` limit limits nothing (core-behaviour.yaml nodeLimits)."""
         out: dict[str, dict[str, int]] = {}
         for np in nodepools:
             limits = nodepool_limits(np)
+            if limits is not None and not node_limits:
+                limits.pop(NODES, None)
             if limits is not None:
                 out[np["metadata"]["name"]] = dict(limits)
         for name, capacity in node_capacities:

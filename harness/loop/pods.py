@@ -45,8 +45,17 @@ EPHEMERAL_TAINTS = (("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kuber
 EPHEMERAL_TAINT_PREFIXES = ("readiness.k8s.io/",)
 
 
-def is_ephemeral(t: Taint) -> bool:
-    """scheduling.IsKnownEphemeralTaint (core v1.14.0 pkg/scheduling/taints.go)."""
+def is_ephemeral(t: Taint, core=None) -> bool:
+    """scheduling.IsKnownEphemeralTaint (core v1.14.0 pkg/scheduling/taints.go). `core` (a
+    harness.model.corebehaviour.CoreBehaviour): not-ready:NoExecute is ephemeral only from core v1.7.0
+    (#2265), the key prefixes only from v1.13.0 (#3025) (core-behaviour.yaml ephemeralNotReadyNoExecute,
+    nodeReadinessTaints)."""
+    if core is not None:
+        if (t.key, t.effect) == ("node.kubernetes.io/not-ready", "NoExecute") and not core.ephemeral_not_ready_no_execute:
+            return False
+        if not core.node_readiness_taints and t.key.startswith(EPHEMERAL_TAINT_PREFIXES) and \
+                (t.key, t.effect) not in EPHEMERAL_TAINTS:
+            return False
     return (t.key, t.effect) in EPHEMERAL_TAINTS or t.key.startswith(EPHEMERAL_TAINT_PREFIXES)
 
 

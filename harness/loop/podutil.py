@@ -85,15 +85,20 @@ def tolerates_disrupted_taint(pv: PodView) -> bool:
     return tolerates(pv.tolerations, DISRUPTED_TAINT)
 
 
-def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None) -> bool:
+def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None, durations: bool = True) -> bool:
     """IsDoNotDisruptActive: "true", or a positive duration the pod has not yet run for (no start
-    time: active). An invalid value is ignored, with an InvalidDoNotDisruptAnnotation event."""
+    time: active). An invalid value is ignored, with an InvalidDoNotDisruptAnnotation event.
+    `durations` False: core before v1.12.0 (HasDoNotDisrupt, pkg/utils/pod/scheduling.go), where only
+    "true" protects and any other value is no annotation at all, without an event
+    (harness/data/core-behaviour.yaml doNotDisruptDurations)."""
     value = (pv.obj["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT)
     if value is None:
         return False
     value = str(value)
     if value == "true":
         return True
+    if not durations:
+        return False
     try:
         d = go_duration(value)
         if d <= 0:

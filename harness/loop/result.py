@@ -153,6 +153,9 @@ class RunResult:
     instance_types: dict[str, object] = field(default_factory=dict)     # name -> InstanceType (per nodeclass, first seen)
     release: dict = field(default_factory=dict)     # what answered: harness.model.releases.modeled (profile,
                                                     # provider release, the tags it covers, core version)
+    # the core behaviours this run answered with v1.14.0's although the release's core differs, by name,
+    # for what the run touched (harness.model.corebehaviour CoreBehaviour.notices)
+    core_notices: list[str] = field(default_factory=list)
     dropped_skus: dict[str, str] = field(default_factory=dict)
     nodepools: dict[str, NodePoolResult] = field(default_factory=dict)
     nodeclasses: dict[str, NodeClassResult] = field(default_factory=dict)

@@ -25,6 +25,9 @@ from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, fits
 from harness.model.semantics import Semantics
 
+# core v1.6.0+ scheduling/events.go NoCompatibleInstanceTypes, when minValues filtered out every type
+MIN_VALUES_EVENT_SUFFIX = " due to minValues incompatibility"
+
 # Template, ExistingNode, PlannedClaim, ClaimOrder and offering_compatible live in their own modules
 # (nodeclaimtemplate.py, existingnode.py, nodeclaim.py) and are importable from here as before.
 __all__ = ["Scheduler", "SolveResult", "Template", "ExistingNode", "PlannedClaim", "FilterError", "ClaimOrder",
@@ -89,7 +92,7 @@ class Scheduler:
             else:
                 msg = "NodePool requirements filtered out all compatible available instance types"
                 if err is not None and err.min_values is not None:
-                    msg += " due to minValues incompatibility"
+                    msg += MIN_VALUES_EVENT_SUFFIX
                 self.nodepool_events.append((t.name, "NoCompatibleInstanceTypes", msg))
         return kept
 

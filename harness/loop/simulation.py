@@ -24,6 +24,7 @@ from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.azure import AzureProvider, request_log
 from harness.loop.clock import SimClock
+from harness.loop.corescope import touched_scopes
 from harness.loop.controllers.binding import KubeScheduler
 from harness.loop.controllers.disruption import DisruptionController, record_garbage_collected
 from harness.loop.controllers.expiration import Expiration
@@ -507,6 +508,7 @@ class Simulation:
                     pr.reason = pr.scheduler_error
         self.templates()
         result.unavailable_offerings = self.unavailable.snapshot()
+        result.core_notices = self.state.core.notices(touched_scopes(self.state))
         if hasattr(self.fake, "snapshot"):
             result.azure = self.fake.snapshot()
             result.azure["request_log"] = request_log(self.fake)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import yaml
 
 from harness.model import derivation as sync
+from harness.model.corespec import core_probes
 from harness.model.data import DATA_DIR
 from harness.model.gosource import GoResolver, SyncError, balanced, read_source, strip_comments
 
@@ -49,7 +50,7 @@ def line_of(tag: str) -> str:
 
 
 # == git ============================================================================================
-def _git(git_dir: Path, *args: str, binary: bool = False) -> Any:
+def git(git_dir: Path, *args: str, binary: bool = False) -> Any:
     try:
         out = subprocess.run(["git", "--git-dir", str(git_dir), *args], capture_output=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as e:
@@ -70,14 +71,14 @@ def git_dir_of(path: str | Path) -> Path:
 
 
 def release_tags(git_dir: Path, lines: tuple[str, ...] = LINES) -> list[str]:
-    tags = [t for t in _git(git_dir, "tag", "--list").split() if _TAG.match(t) and line_of(t) in lines]
+    tags = [t for t in git(git_dir, "tag", "--list").split() if _TAG.match(t) and line_of(t) in lines]
     return sorted(tags, key=tag_key)
 
 
 def extract(git_dir: Path, rev: str, dest: Path, paths: tuple[str, ...] = ("go.mod", "pkg")) -> Path:
     """`git archive rev paths | tar -x -C dest`."""
     dest.mkdir(parents=True, exist_ok=True)
-    data = _git(git_dir, "archive", "--format=tar", rev, *paths, binary=True)
+    data = git(git_dir, "archive", "--format=tar", rev, *paths, binary=True)
     out = subprocess.run(["tar", "-x", "-C", str(dest)], input=data, capture_output=True, timeout=300)
     if out.returncode != 0:
         raise SyncError(f"{dest}: tar: {out.stderr.decode(errors='replace').strip()}")
@@ -86,13 +87,13 @@ def extract(git_dir: Path, rev: str, dest: Path, paths: tuple[str, ...] = ("go.m
 
 def commit_info(git_dir: Path, rev: str) -> tuple[str, str]:
     """(full commit id, commit date) of a tag or commit."""
-    sha, date = _git(git_dir, "log", "-1", "--format=%H %cs", rev).split()
+    sha, date = git(git_dir, "log", "-1", "--format=%H %cs", rev).split()
     return sha, date
 
 
 def file_at(git_dir: Path, rev: str, path: str) -> str | None:
     try:
-        return _git(git_dir, "show", f"{rev}:{path}")
+        return git(git_dir, "show", f"{rev}:{path}")
     except SyncError:
         return None
 
@@ -134,7 +135,8 @@ def core_source(src: Path, versions: dict[str, str], core_git: Path | None, scra
 @functools.lru_cache(maxsize=None)
 def probes_spec(data_dir: str = str(DATA_DIR)) -> tuple[dict, ...]:
     path = Path(data_dir) / PROBES_FILE
-    return tuple(yaml.safe_load(path.read_text())["probes"])
+    # core's behaviour switches are probes too (harness/data/core-behaviour.yaml, harness.model.coresync)
+    return tuple(yaml.safe_load(path.read_text())["probes"]) + core_probes(data_dir)
 
 
 def _func_body(src: str, name: str) -> str:
@@ -459,7 +461,7 @@ def source_kind(path: tuple) -> tuple[str, tuple[str, ...]]:
 
 def commits_between(git_dir: Path, old: str, new: str, paths: tuple[str, ...]) -> list[tuple[str, str, str]]:
     """(commit, date, subject) of the non-merge commits in old..new touching `paths`, oldest first."""
-    out = _git(git_dir, "log", "--no-merges", "--reverse", "--topo-order", "--format=%H%x09%cs%x09%s",
+    out = git(git_dir, "log", "--no-merges", "--reverse", "--topo-order", "--format=%H%x09%cs%x09%s",
                f"{old}..{new}", "--", *paths)
     return [tuple(line.split("\t", 2)) for line in out.splitlines() if line.strip()]  # type: ignore[misc]
 
@@ -511,7 +513,7 @@ class Attributor:
             by_kind.setdefault(source_kind(p), []).append(p)
         out = []
         new_tree = self.scratch / new.tag
-        linear = _is_ancestor(self.git_dir, old.tag, new.tag)
+        linear = is_ancestor(self.git_dir, old.tag, new.tag)
         for (kind, sources), facts in by_kind.items():
             candidates = commits_between(self.git_dir, old.tag, new.tag, sources)
             found: dict[tuple, list[tuple[str, str, str]]] = {p: [] for p in facts}
@@ -554,7 +556,7 @@ class Attributor:
         return sorted(out, key=lambda e: e["fact"])
 
     def _core_changed(self, sha: str) -> bool:
-        text = _git(self.git_dir, "show", "--format=", sha, "--", "go.mod")
+        text = git(self.git_dir, "show", "--format=", sha, "--", "go.mod")
         return bool(re.search(r"^[-+]\s*(?:replace\s+)?sigs\.k8s\.io/karpenter\s", text, re.M))
 
     def _value_at(self, kind: str, sources: tuple[str, ...], rev: str, work: Path, core_dir: Path) -> dict:
@@ -572,9 +574,9 @@ class Attributor:
             return {}
 
 
-def _is_ancestor(git_dir: Path, old: str, new: str) -> bool:
+def is_ancestor(git_dir: Path, old: str, new: str) -> bool:
     try:
-        _git(git_dir, "merge-base", "--is-ancestor", old, new)
+        git(git_dir, "merge-base", "--is-ancestor", old, new)
         return True
     except SyncError:
         return False
@@ -582,7 +584,7 @@ def _is_ancestor(git_dir: Path, old: str, new: str) -> bool:
 
 def _git_has(git_dir: Path, rev: str, path: str) -> bool:
     try:
-        _git(git_dir, "cat-file", "-e", f"{rev}:{path}")
+        git(git_dir, "cat-file", "-e", f"{rev}:{path}")
         return True
     except SyncError:
         return False
@@ -672,7 +674,7 @@ def _core_dir_for(src: Path, core_git: Path | None, scratch: Path) -> Path:
 
 def _origin_url(git_dir: Path) -> str:
     try:
-        url = _git(git_dir, "config", "--get", "remote.origin.url").strip()
+        url = git(git_dir, "config", "--get", "remote.origin.url").strip()
     except SyncError:
         url = ""
     return url or sync.PROVIDER_MODULE

@@ -408,6 +408,10 @@ class ScenarioItem(pytest.Item):
         if o.skipped:
             pytest.skip(f"{self.engine} engine: {o.skipped}")
         r = o.result
+        for text in o.final.core_notices:         # core behaviours answered as v1.14.0's: say so, by name
+            warnings.warn_explicit(HarnessWarning(text), HarnessWarning, str(self.scenario.file), self.scenario.line)
+        if r.core_notices:
+            self.user_properties.append(("coreNotices", "; ".join(r.core_notices)))
         if self.engine == "real":
             runs = next((x.split()[2] for x in r.trace if x.startswith("[controller] run ")), "")
             self.user_properties += [("engine", "real"), ("controller", o.version), ("seconds", round(o.seconds, 2)),

@@ -95,7 +95,8 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "steady": o.final.steady, "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error,
            "why": {k: w.to_json() for k, w in o.why.items()},
-           "release": o.result.release, "outcome": outcome_summary(o.final),
+           "release": o.result.release, "coreNotices": list(o.final.core_notices),
+           "outcome": outcome_summary(o.final),
            "happened": happened(o.final, labels=labels)}
     # what happened when (harness/loop/history.py): the NodeClaims' and pods' lives, the disruption steps, the
     # events; and the disruption records, their `at` as offset and UTC

@@ -191,3 +191,42 @@ def test_garbage_collected_spot_vm_is_recorded_as_interrupted(embedded):
         (d,) = sim.result.disruptions
         assert (d["reason"], d["method"]) == ("Interrupted", "garbage-collection")
         assert sim.nodes[c.node_name].deleted == "Interrupted"
+
+
+def _two_empty_nodes_validating(sim):
+    """Two 1500m pods on two D2s_v3, scaled to zero: one Emptiness command for both, pending its 15 s
+    validation; returns (method, proposal)."""
+    web = deployment("web", replicas=2, cpu="1500m")
+    pool = np({"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]})
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3"]})
+    sim.apply([nodeclass(), pool, web])
+    sim.validate_nodepools()
+    sim.converge()
+    assert len([c for c in sim.claims if not c.done]) == 2
+    sim.disruption.reconcile()                  # nothing empty yet
+    sim.apply([scaled(web, 0)])
+    for _ in range(5):
+        sim.podevents.reconcile()
+        sim.disruption.reconcile()
+        if sim.disruption.pending is not None:
+            break
+    method, proposal, _ = sim.disruption.pending
+    assert method.method == "empty" and len(proposal.candidates) == 2
+    return method, proposal
+
+
+def test_emptiness_validation_keeps_the_still_valid_subset_from_core_v1_5(embedded):
+    """core v1.5.0 (#2206) EmptinessValidator.validateCandidates: a candidate nominated during the wait drops
+    out, the other is still deleted; core v1.4.0 Validation.ValidateCandidates abandons the whole command
+    (core-behaviour.yaml emptinessValidation)."""
+    from harness.loop.controllers.candidates import Cluster
+    for profile, expect in (("v1.5.1", 1), ("v1.4.1", None)):
+        with simulation(embedded, profile=profile) as sim:
+            method, proposal = _two_empty_nodes_validating(sim)
+            proposal.candidates[0].claim.dis.nominated_until = sim.clock.now() + 20
+            valid, why = method.validate(Cluster(sim.state), proposal)
+            if expect is None:
+                assert valid is None and why == "churn"        # "1 candidates are no longer valid"
+            else:
+                assert [c.name for c in valid.candidates] == [proposal.candidates[1].name]

@@ -63,3 +63,13 @@ def test_unlimited_nodepool_is_unconstrained():
 def test_weight_order_heavier_first_then_name_descending():
     pools = [np("a", 10), np("b", 10), np("c"), np("d", 50)]
     assert [p["metadata"]["name"] for p in sorted(pools, key=weight_order_key)] == ["d", "b", "a", "c"]
+
+
+def test_node_limits_limit_nothing_before_core_v1_12():
+    """Core before v1.12.0 (#2526) has no `nodes` resource: limits.nodes is dropped (core-behaviour.yaml
+    nodeLimits); the other limits stay."""
+    np = {"metadata": {"name": "default"}, "spec": {"limits": {"nodes": "1", "cpu": "4"}}}
+    old = RemainingResources.build([np], [("default", {"cpu": 2000})], node_limits=False)
+    assert old.remaining == {"default": {"cpu": 2000}}
+    new = RemainingResources.build([np], [("default", {"cpu": 2000})])
+    assert new.remaining == {"default": {"nodes": 0, "cpu": 2000}}

@@ -106,3 +106,15 @@ def test_ignored_preferences_count_as_relaxed_from_the_start():
     assert pv.relax(prefer_no_schedule_taints_exist=True) and pv.tolerate_prefer_no_schedule
     pv.reset_relaxation()
     assert (pv.dropped_preferred, pv.dropped_pod_anti_affinity, pv.dropped_schedule_anyway) == (0, 0, 0)
+
+
+def test_do_not_disrupt_durations_only_from_core_v1_12():
+    """Before core v1.12.0 (#2874) only "true" protects: a duration is no annotation at all, and an invalid
+    value gets no event (core-behaviour.yaml doNotDisruptDurations)."""
+    events = []
+    d = view({"karpenter.sh/do-not-disrupt": "3h"})
+    assert podutil.do_not_disrupt(d, 0, 60) and not podutil.do_not_disrupt(d, 0, 60, durations=False)
+    bad = view({"karpenter.sh/do-not-disrupt": "forever"})
+    assert not podutil.do_not_disrupt(bad, 0, 60, lambda *a, **k: events.append(a), durations=False)
+    assert events == []
+    assert podutil.do_not_disrupt(view({"karpenter.sh/do-not-disrupt": "true"}), 0, 60, durations=False)

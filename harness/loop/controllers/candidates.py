@@ -191,13 +191,21 @@ class Cluster:
 
     def do_not_disrupt(self, key: str) -> bool:
         pv = self.pod(key)
-        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish)
+        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish, self.s.core.do_not_disrupt_durations)
 
     def evictable(self, key: str) -> bool:
         """pod.IsEvictable (active, no disrupted-taint toleration, not mirror, no active do-not-disrupt)."""
         pv = self.pod(key)
         return podutil.is_active(pv) and not podutil.tolerates_disrupted_taint(pv) and \
             not podutil.owned_by_node(pv) and not self.do_not_disrupt(key)
+
+    def moves(self, key: str) -> bool:
+        """Whether a simulation schedules this pod of a candidate or deleting node: IsCurrentlyReschedulable
+        from core v1.4.0 (#2033); before it, every reschedulable pod, even one a fully blocking PDB or a
+        do-not-disrupt annotation keeps where it is (harness/data/core-behaviour.yaml deletingNodePods)."""
+        if self.s.core.deleting_pods_currently_reschedulable:
+            return self.currently_reschedulable(key)
+        return podutil.is_reschedulable(self.pod(key))
 
     def currently_reschedulable(self, key: str) -> bool:
         """pdb.Limits.IsCurrentlyReschedulable."""

@@ -362,12 +362,17 @@ class Emptiness(Consolidation):
         fresh = {c.name: c for c in view.candidates(lambda c: self.should_disrupt(view, c), GRACEFUL,
                                                     self.ctl.queue_has, self.method)}
         still = [fresh[c.name] for c in p.candidates if c.name in fresh]
-        if not still:
+        # core before v1.5.0 (#2206) abandons the command when any candidate changed
+        # (core-behaviour.yaml emptinessValidation: Validation.ValidateCandidates)
+        subset = self.ctl.state.core.emptiness_validates_subset
+        if not still or (not subset and len(still) != len(p.candidates)):
             return None, "churn"
         budgets = view.budget_mapping(self.reason)
         valid = []
         for c in still:
             if c.claim.dis.nominated_until > view.now or budgets.get(c.nodepool_name, 0) == 0:
+                if not subset:
+                    return None, "budget"
                 continue
             budgets[c.nodepool_name] -= 1
             valid.append(c)

@@ -34,7 +34,9 @@ class DisruptionController:
         self.state = state
         self.queue = queue
         self.simulator = Simulator(state, provisioner)
-        self.methods = [Emptiness(self), Drift(self), MultiNode(self), SingleNode(self)]
+        # core before v1.5.0 (#2180) tries Drift before Emptiness (core-behaviour.yaml disruptionMethodOrder)
+        first = [Drift(self), Emptiness(self)] if state.core.drift_before_emptiness else [Emptiness(self), Drift(self)]
+        self.methods = first + [MultiNode(self), SingleNode(self)]
         self.pending: tuple[object, Proposal, float] | None = None      # (method, proposal, validate at)
         self._fp = None                       # the last pass's fingerprint
         self._evaluated = float("-inf")       # when a pass last ran
@@ -84,7 +86,8 @@ class DisruptionController:
         for k, pv in s.pod_views.items():
             value = (pv.obj["metadata"].get("annotations") or {}).get(podutil.DO_NOT_DISRUPT)
             if value not in (None, "true"):
-                dnd.append(podutil.do_not_disrupt(pv, s.disruption.pod_started.get(k), now))
+                dnd.append(podutil.do_not_disrupt(pv, s.disruption.pod_started.get(k), now,
+                                                  durations=s.core.do_not_disrupt_durations))
         pdbs = tuple(sorted((k, p.disruptions_allowed) for k, p in s.disruption.pdb_status.items()))
         return claims, pods, nps, tuple(windows), tuple(dnd), pdbs, tuple(c.id for c in s.disruption.active())
 

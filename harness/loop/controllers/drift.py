@@ -33,7 +33,22 @@ class Drift:
         ordered = sorted(listed, key=lambda c: int(c.claim.dis.drifted_since or 0.0))
         empty = [c for c in ordered if not c.reschedulable]
         rest = [c for c in ordered if c.reschedulable]
-        for c in empty + rest:
+        handling = self.ctl.state.core.drift_empty_candidates     # core-behaviour.yaml driftEmptyCandidates
+        if handling == "batch":
+            # core v1.0-v1.4: every empty candidate the Drifted budget allows, in one command, unsimulated
+            batch = []
+            for c in empty:
+                if budgets.get(c.nodepool_name, 0) > 0:
+                    budgets[c.nodepool_name] -= 1
+                    batch.append(c)
+            if batch:
+                return [Proposal(self.method, self.reason, batch)]
+            order = ordered
+        elif handling == "skip":
+            order = rest        # core v1.5.0-v1.6.1: empty candidates are left to Emptiness (#2180)
+        else:
+            order = empty + rest
+        for c in order:
             if budgets.get(c.nodepool_name, 0) == 0:
                 view.protect(c.sn, "budget", f"no allowed disruptions for reason Drifted in NodePool {c.nodepool_name}",
                              self.method)

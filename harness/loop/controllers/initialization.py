@@ -33,7 +33,7 @@ class Initialization:
         if conditions.get("Ready") != "True":
             return False           # NodeNotReady
         startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
-        if any(is_ephemeral(t) and not any(t.key == st.key and t.effect == st.effect for st in startup)
+        if any(is_ephemeral(t, s.core) and not any(t.key == st.key and t.effect == st.effect for st in startup)
                for t in map(Taint.from_dict, (node.get("spec") or {}).get("taints") or [])):
             return False           # KnownEphemeralTaintsExist: a known ephemeral taint is still on the Node
         if not requested_resources_registered(node, c.obj):

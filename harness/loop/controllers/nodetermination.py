@@ -242,7 +242,8 @@ class NodeTermination:
         pv = s.pod_views[key]
         started = s.disruption.pod_started.get(key)
         return podutil.is_active(pv) and \
-            not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish)
+            not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish,
+                                        s.core.do_not_disrupt_durations)
 
     def _groups(self, keys: list[str]) -> list[list[str]]:
         """groupPodsByPriority."""

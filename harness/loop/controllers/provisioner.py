@@ -21,7 +21,7 @@ from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
-from harness.loop.scheduling import ExistingNode, Scheduler, Template, offering_compatible
+from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import (HOSTNAME, Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
 from harness.model.requirements import IN, Requirement, Requirements
@@ -163,7 +163,7 @@ class Provisioner:
                 alloc = c.launched.instance_type.allocatable()
             if not c.initialized:
                 startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
-                taints = [t for t in taints if not is_ephemeral(t) and
+                taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
                           not any(t.key == st.key and t.effect == st.effect for st in startup)]
             out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
                                       c.result.name, c.initialized))
@@ -208,7 +208,7 @@ class Provisioner:
         s = self.state
         launched = [(c.template.name, c.launched.instance_type.capacity) for c in s.claims
                     if not c.done and c.launched is not None]
-        return RemainingResources.build(s.cluster.list("NodePool"), launched)
+        return RemainingResources.build(s.cluster.list("NodePool"), launched, s.core.node_limits)
 
     def topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass (core scheduling/topology.go NewTopology): the domain universe of
@@ -300,11 +300,16 @@ class Provisioner:
         for pv in pending:
             pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
         existing = self.existing_nodes()
-        sched = Scheduler(templates, existing, s.profile, s.sem, s.cfg.min_values_policy, counter,
+        sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
-                          s.cfg.preference_policy)
+                          s.preference_policy)
         solved = sched.solve(pending)
+        event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
+            if reason == "NoCompatibleInstanceTypes" and event != "minValuesSuffix":
+                if event == "none":
+                    continue            # core before v1.2.0 (#1891) has no such event
+                message = message.removesuffix(MIN_VALUES_EVENT_SUFFIX)     # before v1.6.0 (#2299)
             res = s.result.nodepools.get(np_name)
             if res is not None:
                 s.nodepool_event(res, reason, message)
@@ -358,7 +363,7 @@ class Provisioner:
                              min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
         cts = sorted({o.capacity_type for it in its for o in it.offerings
                       if offering_compatible(o, reqs, wk)})
-        if cts:
+        if cts and s.core.capacity_type_from_offerings:       # core v1.9.0 (#2642); before, the template's
             reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, s.sem))
         labels = dict(t.labels)
         if s.profile.label_resolution == "toNodeClaim":

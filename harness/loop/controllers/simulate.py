@@ -77,22 +77,25 @@ class Simulator:
         pending = self._pending()
         moving: list[str] = []
         for c in candidates:
-            moving += [k for k in c.reschedulable if view.currently_reschedulable(k)]
-        deleting_pods = [k for sn in deleting for k in sn.pods if view.currently_reschedulable(k)]
+            moving += [k for k in c.reschedulable if view.moves(k)]
+        deleting_pods = [k for sn in deleting for k in sn.pods if view.moves(k)]
         keys = pending + moving + deleting_pods
         pods = [s.pod_views[k] for k in keys]
         for pv in pods:
             pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
         templates = self.provisioner.templates(record=False)
         non_pending = set(moving) | set(deleting_pods)
-        refuse = frozenset(s.pod_views[k].uid for k in moving) if consolidation else frozenset()
+        # core v1.14.0 (#3006) keeps a consolidation's pods off nodes inside their consolidateAfter window
+        refuse = frozenset(s.pod_views[k].uid for k in moving) \
+            if consolidation and s.core.consolidate_after_destinations else frozenset()
         existing, initialized = self._existing(view, active, refuse)
         remaining = RemainingResources.build(
             s.cluster.list("NodePool"),
-            [(sn.claim.template.name, sn.claim.launched.instance_type.capacity) for sn in active if sn.claim])
+            [(sn.claim.template.name, sn.claim.launched.instance_type.capacity) for sn in active if sn.claim],
+            s.core.node_limits)
         topo = self._topology(pods, templates, existing, set(keys))
-        sched = Scheduler(templates, existing, s.profile, s.sem, s.cfg.min_values_policy, self._counter, topo,
-                          remaining, s.cfg.preference_policy)
+        sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
+                          remaining, s.preference_policy)
         solved = sched.solve(pods)
         by_uid = {pv.uid: k for k, pv in zip(keys, pods)}
         errors = {by_uid[uid]: err for uid, err in solved.errors.items() if by_uid.get(uid) in non_pending}
@@ -159,7 +162,7 @@ def deleting_pods(s) -> list[PodView]:
     out = []
     for sn in view.nodes:
         if sn.marked_for_deletion:
-            out += [s.pod_views[k] for k in sn.pods if view.currently_reschedulable(k)]
+            out += [s.pod_views[k] for k in sn.pods if view.moves(k)]
     return out
 
 

@@ -17,6 +17,7 @@ from harness.loop.scheduling import Template
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
 from harness.model import releases
+from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import Requirements
 from harness.model.resources import add
 from harness.model.semantics import semantics_for
@@ -57,6 +58,10 @@ class LoopState:
         self.cfg = cfg
         self.profile = cfg.profile
         self.sem = semantics_for(cfg.profile)
+        self.core = CoreBehaviour.of(cfg.profile)     # core's behaviour at the pinned version
+        # the options in effect: a core without MIN_VALUES_POLICY / PREFERENCE_POLICY runs Strict / Respect
+        self.min_values_policy = self.core.min_values_policy(cfg.min_values_policy)
+        self.preference_policy = self.core.preference_policy(cfg.preference_policy)
         self.cluster = cluster
         self.fake = fake
         self.provider = provider

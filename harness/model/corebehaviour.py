@@ -1,0 +1,188 @@
+"""Karpenter core's behaviour at the core version a profile pins, as the loop reads it.
+
+harness/data/core-behaviour.yaml names each behaviour that changed between the oldest modeled core and
+v1.14.0; the value per provider release is derived from that release's core source
+(harness.model.coresync) into `core.behaviour` of its facts. `CoreBehaviour.of(profile)` gives the loop
+the switches it implements as typed fields, and `notices(touched)` the behaviours a run answered with
+v1.14.0's although the profile's core differs (a switch known but not implemented, a core older than the
+oldest modeled, an option that core does not have), by name, for the scopes the run touched.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.model.corespec import core_spec
+from harness.model.profile import DEFAULT_PROFILE, Profile, raw_profile
+
+# what a run must have done for a switch of that scope to be able to change its outcome
+SCOPES = {
+    "provisioning": "pods were scheduled or NodeClaims created",
+    "disruption": "a node was disrupted, or a disruption candidate was considered",
+    "drift": "a NodeClaim drifted",
+    "consolidation": "a NodePool with consolidation enabled had nodes",
+    "deletingNodes": "a node was deleted while pods were on it",
+    "termination": "a node was terminated",
+    "terminationGracePeriod": "a node with a terminationGracePeriod was terminated",
+    "pdb": "a PodDisruptionBudget existed",
+    "doNotDisruptDuration": "a pod had a karpenter.sh/do-not-disrupt annotation other than \"true\"",
+    "nodeLimits": "a NodePool limited `nodes`",
+    "minValuesBestEffort": "MIN_VALUES_POLICY was BestEffort",
+    "preferencePolicyIgnore": "PREFERENCE_POLICY was Ignore",
+    "launchFailure": "a NodeClaim failed to launch or register",
+    "preferences": "a pod had preferred affinities or ScheduleAnyway spreads",
+    "topologySpread": "a pod had topology spread constraints",
+    "hostPorts": "a pod used a hostPort",
+    "daemonSets": "a DaemonSet existed",
+    "volumes": "a pod used a PersistentVolumeClaim",
+    "startupTaints": "a NodePool had taints or startupTaints",
+    "podLevelResources": "a pod had pod-level resources",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _switches() -> tuple[dict, ...]:
+    return tuple(core_spec()["switches"])
+
+
+def _version(text: str) -> tuple[int, int, int] | None:
+    m = re.match(r"^v(\d+)\.(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+@functools.lru_cache(maxsize=None)
+def newest_values() -> dict[str, Any]:
+    """The switches' values at the newest core (the `upstream` profile's derived facts)."""
+    return dict((raw_profile(DEFAULT_PROFILE).get("core") or {}).get("behaviour") or {})
+
+
+@functools.lru_cache(maxsize=None)
+def release_values(core_version: str) -> tuple[str, dict[str, Any]] | None:
+    """(a release profile, its switch values) for a release that pins `core_version`, or None."""
+    from harness.model.releaseindex import release_profiles
+    for name in release_profiles():
+        core = raw_profile(name).get("core") or {}
+        if str(core.get("version") or "") == core_version and core.get("behaviour"):
+            return name, dict(core["behaviour"])
+    return None
+
+
+@dataclass(frozen=True)
+class CoreBehaviour:
+    """The core behaviour switches of one profile (values it lacks are the newest core's)."""
+
+    version: str
+    values: dict = field(repr=False, compare=False, hash=False)
+    profile: str = ""
+    # a label policy (before-0006) names a core but carries upstream's behaviour: that core's release values
+    policy_reference: tuple[str, dict] | None = field(default=None, repr=False, compare=False, hash=False)
+
+    @staticmethod
+    def of(profile: Profile) -> "CoreBehaviour":
+        core = profile.raw.get("core") or {}
+        values = {**newest_values(), **(core.get("behaviour") or {})}
+        version = str(core.get("version") or core_spec()["newest"])
+        reference = None
+        if (profile.raw.get("release") or {}).get("policy"):
+            reference = release_values(version.split(" ", 1)[0])
+        return CoreBehaviour(version, values, profile.name, reference)
+
+    # -- the switches the loop implements ------------------------------------------------------------
+    @property
+    def drift_before_emptiness(self) -> bool:
+        return self.values["disruptionMethodOrder"] == "driftFirst"
+
+    @property
+    def drift_empty_candidates(self) -> str:
+        """batch | skip | first (harness/data/core-behaviour.yaml driftEmptyCandidates)."""
+        return str(self.values["driftEmptyCandidates"])
+
+    @property
+    def emptiness_validates_subset(self) -> bool:
+        return self.values["emptinessValidation"] == "subset"
+
+    @property
+    def deleting_pods_currently_reschedulable(self) -> bool:
+        return self.values["deletingNodePods"] == "currentlyReschedulable"
+
+    @property
+    def do_not_disrupt_durations(self) -> bool:
+        return bool(self.values["doNotDisruptDurations"])
+
+    @property
+    def consolidate_after_destinations(self) -> bool:
+        return bool(self.values["consolidateAfterDestinations"])
+
+    @property
+    def node_limits(self) -> bool:
+        return bool(self.values["nodeLimits"])
+
+    @property
+    def no_compatible_instance_types_event(self) -> str:
+        """none | plain | minValuesSuffix (core-behaviour.yaml noCompatibleInstanceTypesEvent)."""
+        return str(self.values["noCompatibleInstanceTypesEvent"])
+
+    @property
+    def capacity_type_from_offerings(self) -> bool:
+        return bool(self.values["capacityTypeFromOfferings"])
+
+    @property
+    def ephemeral_not_ready_no_execute(self) -> bool:
+        return bool(self.values["ephemeralNotReadyNoExecute"])
+
+    @property
+    def node_readiness_taints(self) -> bool:
+        return bool(self.values["nodeReadinessTaints"])
+
+    def min_values_policy(self, asked: str) -> str:
+        """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
+        return asked if self.values["minValuesPolicy"] else "Strict"
+
+    def preference_policy(self, asked: str) -> str:
+        """The PREFERENCE_POLICY in effect: the asked one, or Respect where core has no such option."""
+        return asked if self.values["preferencePolicy"] else "Respect"
+
+    # -- what a run says ---------------------------------------------------------------------------------
+    @property
+    def modeled(self) -> bool:
+        v, oldest = _version(self.version), _version(core_spec()["oldestModeled"])
+        return v is not None and oldest is not None and v >= oldest
+
+    def differs(self) -> list[dict]:
+        """The switches whose value at this core is not the newest core's."""
+        newest = newest_values()
+        return [s for s in _switches() if s["name"] in newest and self.values.get(s["name"]) != newest[s["name"]]]
+
+    def notices(self, touched: set[str]) -> list[str]:
+        """What the run answered with another core's behaviour, by name, for the scopes it touched."""
+        version = self.version.split(" ", 1)[0]
+        newest = core_spec()["newest"]
+        out = []
+        if not self.modeled:
+            out.append(f"core {version} is older than the oldest core the loop models "
+                       f"({core_spec()['oldestModeled']}): provisioning, disruption and termination are modeled as "
+                       f"{newest} (with the {newest} API) except the implemented switches derived for {version}; "
+                       "answer with --engine real")
+        if self.policy_reference is not None:
+            release, ref = self.policy_reference
+            for s in _switches():
+                if s["name"] in ref and ref[s["name"]] != self.values.get(s["name"]) and set(s["scope"]) & touched:
+                    out.append(f"{self.profile} is a label policy naming core {version}, but its core behaviour is "
+                               f"{newest}'s: {s['name']} differs at core {version} (changed in {s['since']}, "
+                               f"kubernetes-sigs/karpenter#{s['pr']}); run profile {release} for that core's behaviour")
+        for s in self.differs():
+            if not set(s["scope"]) & touched:
+                continue
+            if not s.get("implemented"):
+                out.append(f"core {version}: {s['name']} is modeled as {newest} ({s['modeledAs']}; changed in "
+                           f"{s['since']}, kubernetes-sigs/karpenter#{s['pr']}); answer with --engine real")
+            elif s["name"] in _OPTION_SWITCHES:
+                out.append(f"core {version} has no {_OPTION_SWITCHES[s['name']]} option (added in {s['since']}, "
+                           f"kubernetes-sigs/karpenter#{s['pr']}): the setting is not applied")
+        return out
+
+
+_OPTION_SWITCHES = {"minValuesPolicy": "MIN_VALUES_POLICY", "preferencePolicy": "PREFERENCE_POLICY"}
+

@@ -1,0 +1,38 @@
+"""harness/loop/corescope.py: which core-behaviour scopes a run touched, and the run's coreNotices."""
+from __future__ import annotations
+
+from harness.loop.corescope import touched_scopes
+from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
+
+
+def test_a_plain_provisioning_run_touches_provisioning_and_consolidation_only(embedded):
+    with simulation(embedded) as sim:
+        sim.run([nodeclass(), nodepool(), pod("a")])
+        touched = touched_scopes(sim.state)
+    assert "provisioning" in touched
+    assert not touched & {"drift", "termination", "pdb", "doNotDisruptDuration", "nodeLimits", "hostPorts"}
+
+
+def test_annotations_limits_and_ports_are_scopes(embedded):
+    np = nodepool()
+    np["spec"]["limits"] = {"nodes": "3"}
+    p = pod("a", containers=[{"name": "c", "image": "x", "ports": [{"containerPort": 80, "hostPort": 80}]}])
+    p["metadata"]["annotations"] = {"karpenter.sh/do-not-disrupt": "3h"}
+    with simulation(embedded) as sim:
+        sim.run([nodeclass(), np, p])
+        touched = touched_scopes(sim.state)
+    assert {"nodeLimits", "doNotDisruptDuration", "hostPorts"} <= touched
+
+
+def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "a", "namespace": "default"},
+           "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "a"}}}}
+    with simulation(embedded, profile="v1.6.1") as sim:
+        result = sim.run([nodeclass(), nodepool(), pod("a")])
+    assert result.release["core"] == "v1.6.1"
+    assert result.core_notices == []                 # nothing the run did differs at core v1.6.1
+    with simulation(embedded, profile="v1.6.1") as sim:
+        result = sim.run([nodeclass(), nodepool(), pdb, pod("a")])
+    assert [n.split(" is modeled")[0] for n in result.core_notices] == ["core v1.6.1: multiplePdbsEviction"]
+    with simulation(embedded) as sim:
+        assert sim.run([nodeclass(), nodepool(), pdb, pod("a")]).core_notices == []
