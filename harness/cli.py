@@ -56,14 +56,17 @@ def cmd_validate(args) -> int:
 
 # -- run ------------------------------------------------------------------------------------------
 def _release_span(result) -> str:
+    """The release column: the provider tags the profile covers and the core version they pin (ERROR rows
+    included: harness.runner.engines.base.new_outcome fills it before the run starts)."""
     rel = getattr(result, "release", None) or {}
     covers = rel.get("covers") or []
     span = covers[0] if len(covers) == 1 else (f"{covers[0]}-{covers[-1]}" if covers else rel.get("release", ""))
     if rel.get("policy"):
         return f"policy (~{rel.get('release', '')})"
     if rel.get("answeredBy") and not rel.get("exact"):
-        return f"{span} (nearest)"
-    return span
+        span = f"{span} (nearest)"
+    core = str(rel.get("core") or "").split(" ", 1)[0]
+    return f"{span} / core {core}" if core else span
 
 
 def _print_across_releases(con, outcomes, verdict) -> None:
