@@ -93,8 +93,24 @@ def test_an_error_row_names_its_release(capsys, monkeypatch):
     assert runs["v0.7.5"]["verdict"] == "ERROR"
     assert runs["v0.7.5"]["release"] == {"profile": "v0.7.5", "release": "v0.7.5", "covers": ["v0.7.5"],
                                          "core": "v1.0.6"}
-    assert "[v0.7.5/embedded, provider v0.7.5, core v1.0.6]: run raised RuntimeError: boom" in runs["v0.7.5"]["error"]
+    error = runs["v0.7.5"]["error"]
+    assert "[v0.7.5/embedded]: run raised RuntimeError: boom" in error
+    assert error.endswith("; release: v0.7.5 (provider v0.7.5, core v1.0.6)")
     assert runs["v1.4.1"]["release"]["core"] == "v1.4.0"
     assert cli_main(["run", API, "-k", "v075-zonal"]) == 1
     out = capsys.readouterr().out
     assert "v0.7.5 / core v1.0.6" in out and "v1.4.0-v1.4.1 / core v1.4.0" in out and "ERROR" in out
+
+
+def test_a_policy_the_releases_core_lacks_is_a_notice(capsys):
+    """given.loop.minValuesPolicy BestEffort under provider v1.4 (core v1.4.0, before MIN_VALUES_POLICY): a
+    warning at the line, and the run's --json `notices` say minValues is strict there."""
+    path = str(ROOT / "scenarios" / "releases" / "min-values-best-effort.scenario.yaml")
+    assert cli_main(["run", path, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "min-values-best-effort.scenario.yaml:22: warning: given.loop.minValuesPolicy BestEffort: profile v1.4.1 " \
+           "(core v1.4.0) has no MIN_VALUES_POLICY" in captured.err
+    runs = {r["profile"]: r for r in json.loads(captured.out)}
+    assert runs["v1.4.1"]["notices"] == ["given.loop.minValuesPolicy BestEffort: core v1.4.0 has no MIN_VALUES_POLICY "
+                                         "(from v1.6.0); minValues is enforced strictly"]
+    assert runs["v1.6.2"]["notices"] == [] and runs["v1.6.2"]["nodes"] == 1

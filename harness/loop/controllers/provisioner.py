@@ -28,10 +28,9 @@ from harness.model import apiversions
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
-
-MIN_VALUES_RELAXED = "karpenter.sh/nodeclaim-min-values-relaxed"   # core v1.14.0 pkg/apis/v1/labels.go
 from harness.model.writers import resolved_requirement_labels
 
+MIN_VALUES_RELAXED = "karpenter.sh/nodeclaim-min-values-relaxed"   # core v1.14.0 pkg/apis/v1/labels.go
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
 
 

@@ -97,9 +97,12 @@ def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: Ba
     frames = traceback.extract_tb(exc.__traceback__)[-3:]
     where = "; ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames)
     o = new_outcome(engine, scenario, profile, backend)
-    o.error = (f"{scenario.file}:{scenario.line}: scenario {scenario.name!r} [{profile}/{backend}, "
-               f"{release_text(o.result.release)}]: run raised "
-               f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else ""))
+    try:
+        answered = releases.modeled_text(profile)       # `v0.7.5 (provider v0.7.5, core v1.0.6)`
+    except Exception:       # noqa: BLE001 - the profile itself may be what failed
+        answered = f"{profile} (its profile does not load)"
+    o.error = (f"{scenario.file}:{scenario.line}: scenario {scenario.name!r} [{profile}/{backend}]: run raised "
+               f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else "") + f"; release: {answered}")
     o.seconds = seconds
     return o
 
@@ -114,21 +117,6 @@ def new_outcome(engine: str, scenario: Scenario, profile: str, backend: str) -> 
         o.result.release = {"profile": profile, "release": "", "covers": [], "core": "",
                             "error": f"{type(e).__name__}: {e}"}
     return o
-
-
-def release_text(release: dict) -> str:
-    """`provider v0.7.5, core v1.0.6` (a span for a profile covering several tags; `label policy ...` for a
-    policy profile): the release a row's result answered for."""
-    if not release:
-        return "release unknown"
-    if release.get("policy"):
-        return f"label policy {release['policy']} (~provider {release.get('release', '')})"
-    covers = release.get("covers") or []
-    span = covers[0] if len(covers) == 1 else (f"{covers[0]}-{covers[-1]}" if covers else release.get("release") or "?")
-    if release.get("answeredBy") and not release.get("exact"):
-        span += f" (nearest: {release['answeredBy']})"
-    core = str(release.get("core") or "?").split(" ", 1)[0]
-    return f"provider {span}, core {core}"
 
 
 class Run(Protocol):
