@@ -283,3 +283,21 @@ def test_v1_14_0_compiled_eastus_table_is_the_go_source():
     block = re.search(r'initialOnDemandPrices\["eastus"\] = map\[string\]float64\{(.*?)\n\t\}', src, re.S).group(1)
     go = {m.group(1): float(m.group(2)) for m in re.finditer(r'"([^"]+)":\s*([0-9.]+)', block)}
     assert skutables.compiled_prices(load_profile("v1.14.2"), "eastus") == go
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_image_family_tables_the_model_reads_are_the_releases(name):
+    """The per-release image-family facts against what the model computes from them: where the release
+    writes os-sku, harness.model.nodeimage maps every family as its GetOSSKUFromImageFamily does; every
+    family the GPU check reaches is one the release's CRD serves (provider.gpuImageFamilies)."""
+    from harness.model import nodeimage
+    from harness.model.switches import Switches
+    f = facts(name)
+    fams = get(f, "provider.imageFamilies") or {}
+    if get(f, "provider.requirements.osSku"):
+        assert fams["osSku"], name
+        assert {k: nodeimage.os_sku_from_image_family(k) for k in fams["osSku"]} == fams["osSku"], name
+    served = set(get(f, "aksNodeClass.spec")["properties"]["imageFamily"]["enum"])
+    gpu = dict(Switches.of(load_profile(name)).gpu_image_family_os)
+    assert set(gpu) <= served, (name, sorted(set(gpu) - served))
+    assert [o for fam, o in gpu.items() if "ubuntu" in o] and gpu.get("AzureLinux") == ("azurelinux", "azurelinux3")
