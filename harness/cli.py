@@ -56,6 +56,8 @@ def cmd_validate(args) -> int:
 
 # -- run ------------------------------------------------------------------------------------------
 def _release_span(result) -> str:
+    """The release column: the provider tags the profile covers and the core version they pin (ERROR rows
+    included: harness.runner.engines.base.new_outcome fills it before the run starts)."""
     rel = getattr(result, "release", None) or {}
     covers = rel.get("covers") or []
     span = covers[0] if len(covers) == 1 else (f"{covers[0]}-{covers[-1]}" if covers else rel.get("release", ""))

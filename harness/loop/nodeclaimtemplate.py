@@ -44,7 +44,7 @@ class Template:
     @staticmethod
     def from_nodepool(nodepool: dict, instance_types: list, profile: Profile, sem: Semantics) -> "Template":
         spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
-        labels = nodeclaim_template_labels(nodepool)
+        labels = nodeclaim_template_labels(nodepool, profile)
         reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], sem)
         reqs.add(*(Requirement.new(k, IN, [v], sem) for k, v in labels.items()))
         reqs.add(*(Requirement.new(k, IN, ["true"], sem) for k in profile.scheduling_simulation_keys))

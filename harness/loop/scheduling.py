@@ -10,7 +10,7 @@ errors), §2.4 (Compatible with AllowUndefinedWellKnownLabels vs strict).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from harness.loop.existingnode import ExistingNode
@@ -201,6 +201,24 @@ class Scheduler:
         return kept, err
 
     @staticmethod
+    def _relax_min_values(reqs: Requirements, its: list) -> Requirements:
+        """NodeClaim.CanAdd under MIN_VALUES_POLICY=BestEffort (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/nodeclaim.go, SatisfiesMinValues in pkg/cloudprovider/types.go):
+        each minValues the remaining instance types cannot meet becomes the number of values they do have, so
+        the NodeClaim's requirements hold only what its own CRD admits (In with at least minValues values)."""
+        seen: dict[str, set[str]] = {k: set() for k, r in reqs.items() if r.min_values is not None}
+        for it in its:
+            for k in seen:
+                r = it.requirements.get(k)
+                if k in it.requirements and not r.complement:
+                    seen[k] |= set(r.values)
+        low = {k: len(v) for k, v in seen.items() if len(v) < reqs[k].min_values}
+        if not low:
+            return reqs
+        return Requirements.of({k: (replace(r, min_values=low[k]) if k in low else r)
+                                for k, r in reqs.items()})
+
+    @staticmethod
     def _min_values_unmet(reqs: Requirements, its: list) -> list[str]:
         needs = {k: r.min_values for k, r in reqs.items() if r.min_values is not None}
         seen: dict[str, set[str]] = {k: set() for k in needs}
@@ -285,6 +303,8 @@ class Scheduler:
             merged = topo
         total = add(requests, pod.requests)
         its, ferr = self._filter(template, merged, total, candidates)
+        if its and self.min_values_policy == "BestEffort" and merged.has_min_values():
+            merged = self._relax_min_values(merged, its)
         if not its:
             assert ferr is not None
             if not self._explain:

@@ -66,6 +66,27 @@ def nodeclass_schema(obj: dict, profile: Profile) -> dict | None:
     return profile.aks_nodeclass_schema
 
 
+def written_api_version(profile: Profile, kind: str) -> str:
+    """The apiVersion core's controllers write `kind` in: their Go API's, which the CRDs store (core v0.36
+    writes karpenter.sh/v1beta1 NodeClaims, v1.0+ karpenter.sh/v1); `<group>/v1` when the profile does not say."""
+    return f"{GROUPS[kind]}/{storage(profile, kind) or 'v1'}"
+
+
+def nodeclaim_nodeclass_ref(nodepool: dict, profile: Profile) -> dict | None:
+    """The NodeClaim's spec.nodeClassRef in the version core writes it: v1's {group, kind, name}, or a
+    v1beta1 {apiVersion, kind, name} - the NodePool's own as written (kept in NODECLASS_REFERENCE_ANNOTATION
+    by to_model_version), as core v0.36 copies the template's reference."""
+    ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef")
+    if not isinstance(ref, dict) or storage(profile, "NodeClaim") in (None, "v1"):
+        return ref
+    kept = ((nodepool.get("metadata") or {}).get("annotations") or {}).get(NODECLASS_REFERENCE_ANNOTATION)
+    if kept:
+        return json.loads(kept)
+    group = ref.get("group") or GROUPS["AKSNodeClass"]
+    return {"apiVersion": f"{group}/{storage(profile, 'AKSNodeClass') or 'v1beta1'}",
+            "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
+
+
 def to_model_version(obj: dict) -> dict:
     """The object as the model reads it: a karpenter.sh/v1beta1 NodePool converted to v1 (module doc)."""
     if obj.get("kind") != "NodePool" or obj.get("apiVersion") != "karpenter.sh/v1beta1":
@@ -96,4 +117,4 @@ def to_model_version(obj: dict) -> dict:
 
 
 __all__ = ["served_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
-           "served", "storage"]
+           "served", "storage", "written_api_version", "nodeclaim_nodeclass_ref"]

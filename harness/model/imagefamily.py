@@ -6,20 +6,18 @@ The provider keeps a GPU size under an image family only when its GPU table list
 -> pkg/utils/gpu.go IsGPUSKUSupportedOnOS over pkg/utils/supported-gpus.yaml; before v1.10 the maps
 IsNvidiaEnabledSKU (Ubuntu) and IsMarinerEnabledGPUSKU (AzureLinux) of pkg/utils/gpu.go). Each release
 profile reads its own release's table (harness/data/releases/<profile>/supported-gpus.yaml); a non-GPU size is
-not filtered by image family. Mirrors harness.model.staticpart._drop_reason_nodeclass's GPU branch.
+not filtered by image family. Which imageFamily values reach which table is the release's too (probe
+provider.gpuImageFamilies; harness.model.switches.gpu_supported_by_image_family, as staticpart uses it).
 """
 from __future__ import annotations
 
 import re
 
 from harness.model.data import DATA_DIR
-from harness.model.nodeimage import AZURE_LINUX_FAMILY, UBUNTU_FAMILIES
 from harness.model.skutables import gpu_info
-from harness.model.switches import Switches, resolve_profile
+from harness.model.switches import Switches, defaulted_image_family, gpu_supported_by_image_family, resolve_profile
 
 _SOURCE = re.compile(r"from (github\.com/\S+ .+?)\s*$")
-# the OS names the table uses for each image family (staticpart._drop_reason_nodeclass)
-_OS_OF_FAMILY = {AZURE_LINUX_FAMILY: ("azurelinux", "azurelinux3")}
 
 
 def table_source(tables: str) -> str:
@@ -35,7 +33,7 @@ def image_family_verdict(sku: str, image_family: str | None, profile=None, relea
     """{imageFamily, keeps, why, source}: whether `image_family` keeps `sku` under the profile's release."""
     prof = resolve_profile(profile)
     sw = Switches.of(prof)
-    fam = image_family or "Ubuntu"
+    fam = defaulted_image_family(sw, image_family)
     at = f" at {release}" if release else ""
     source = table_source(sw.tables)
     info = gpu_info(sku, sw.tables)
@@ -48,13 +46,15 @@ def image_family_verdict(sku: str, image_family: str | None, profile=None, relea
         return {"imageFamily": fam, "keeps": False, "source": source,
                 "why": f"{vendor} GPU sizes are not supported{at} (dropped as 'unsupported GPU' before any "
                        f"image-family filter)"}
-    if fam in UBUNTU_FAMILIES:
-        wanted: tuple[str, ...] = ("ubuntu",)
-    else:
-        wanted = _OS_OF_FAMILY.get(fam, ())
-    if any(os in oses for os in wanted):
+    if gpu_supported_by_image_family(sw, image_family, oses):
         return {"imageFamily": fam, "keeps": True, "source": source,
                 "why": f"GPU size supported on {fam}{at} (the GPU table lists {listed})"}
+    families = dict(sw.gpu_image_family_os)
+    if fam not in families:
+        known = ", ".join(sorted(families)) or "none"
+        return {"imageFamily": fam, "keeps": False, "source": source,
+                "why": f"imageFamily {fam} reaches no GPU table{at} (isInstanceTypeSupportedByImageFamily checks GPU "
+                       f"sizes only for {known}); the provider drops it as 'GPU SKU not supported by image family {fam}'"}
     return {"imageFamily": fam, "keeps": False, "source": source,
             "why": f"GPU size not supported on {fam}{at} (the GPU table lists {listed}); the provider drops it "
                    f"as 'GPU SKU not supported by image family {fam}'"}

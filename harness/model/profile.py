@@ -203,6 +203,20 @@ class Profile:
         return tuple(self.core.get("schedulingSimulationKeys") or ())
 
     @property
+    def node_class_label(self) -> bool:
+        """Whether core's NodeClaim template labels (and so requires) `<group>/<lowercased kind>` =
+        nodeClassRef.name (sigs.k8s.io/karpenter v1.1.0+ nodeclaimtemplate.go NewNodeClaimTemplate
+        NodeClassLabelKey; probe core.nodeClassLabel). Core v0.36/v1.0 put only the NodePool label there, and
+        their providers' NodeClaim CRDs refuse the karpenter.azure.com key."""
+        return bool(self.core.get("nodeClassLabel", True))
+
+    @property
+    def min_values_policy(self) -> bool:
+        """Whether core reads MIN_VALUES_POLICY (Strict/BestEffort; sigs.k8s.io/karpenter v1.6.0+
+        pkg/operator/options/options.go; probe core.minValuesPolicy). Before, minValues is always strict."""
+        return bool(self.core.get("minValuesPolicy", True))
+
+    @property
     def label_resolution(self) -> str:
         return self.core.get("labelResolution", "toNodeClaim")
 

@@ -169,6 +169,8 @@ def evaluate_probe(probe: dict, read: Callable[[str], list[tuple[str, str]]],
         pkg_dir = str(Path(probe["files"][0]).parent)
         pkg = resolver.package(f"{sync.PROVIDER_MODULE}/{pkg_dir}")
         return pkg.call_args(probe["setsNew"], "sets.New") if probe["setsNew"] in pkg.decls else probe.get("else")
+    if "caseOf" in probe:
+        return _case_values(probe, read, resolver)
     text = _probe_text(probe, read)
     if "each" in probe:
         values = [copy.deepcopy(e["value"]) for e in probe["each"]
@@ -177,6 +179,43 @@ def evaluate_probe(probe: dict, read: Callable[[str], list[tuple[str, str]]],
             return values[0] if values else probe.get("else")
         return values
     return copy.deepcopy(probe["then"] if re.search(probe["match"], text, re.M) else probe["else"])
+
+
+_CASE = re.compile(r"^[ \t]*case[ \t]+(.*?):[ \t]*$", re.M)
+_CASE_END = re.compile(r"^[ \t]*(?:case[ \t]|default:)", re.M)
+
+
+def _case_values(probe: dict, read: Callable[[str], list[tuple[str, str]]], resolver: GoResolver | None) -> Any:
+    """`caseOf`: the strings accepted by the `case` of `func`'s switch whose body matches the pattern (the
+    module doc of release-probes.yaml), each constant and `sets.New` set resolved through the file's package."""
+    if resolver is None:
+        return None
+    module = probe.get("module", "provider")
+    module_path = sync.CORE_MODULE if module == "core" else sync.PROVIDER_MODULE
+    for name, text in read(module):
+        if name.endswith("_test.go") or not any(fnmatch.fnmatch(name, g) for g in probe["files"]):
+            continue
+        body = _func_body(strip_comments(text), probe["func"])
+        for m in _CASE.finditer(body):
+            end = _CASE_END.search(body, m.end())
+            if not re.search(probe["caseOf"], body[m.end():end.start() if end else len(body)]):
+                continue
+            pkg = resolver.package(f"{module_path}/{Path(name).parent}")
+            out: list[str] = []
+            for part in re.split(r",|\|\|", m.group(1)):
+                part = part.strip()
+                has = re.fullmatch(r"(?:(\w+)\.)?(\w+)\.Has\(.*\)", part)
+                if has:
+                    owner = resolver.package(pkg.imports[has.group(1)]) if has.group(1) else pkg
+                    opener = next((o for o in ("sets.New", "sets.New[string]")
+                                   if re.search(rf"\b{has.group(2)}\s*=\s*{re.escape(o)}\(", owner.source(has.group(2)))),
+                                  "sets.New")
+                    values = owner.call_args(has.group(2), opener)
+                else:
+                    values = [pkg.expr(part.split("==")[-1].strip(), pkg.dir / Path(name).name)]
+                out += [v for v in values if v not in out]
+            return out
+    return copy.deepcopy(probe.get("else"))
 
 
 def _tree_reader(roots: dict[str, Path]) -> Callable[[str], list[tuple[str, str]]]:
@@ -455,7 +494,8 @@ def source_kind(path: tuple) -> tuple[str, tuple[str, ...]]:
         if dotted == p["fact"] or p["fact"].startswith(dotted + ".") or dotted.startswith(p["fact"] + "."):
             if p.get("module") == "core":
                 return "core", ("go.mod",)
-            return "probe", tuple(sorted({str(Path(g).parent) if "*" in g else g for g in p["files"]}))
+            return "probe", tuple(sorted({str(Path(g).parent) if "*" in g else g for g in p["files"]}
+                                         | set(p.get("reads") or ())))
     return "labels", ("pkg/apis/v1beta1", "pkg/apis/v1alpha2")
 
 
@@ -491,7 +531,10 @@ class Attributor:
             facts = {}
             for p in probes_spec():
                 if p.get("module", "provider") == "provider":
-                    set_path(facts, p["fact"], evaluate_probe(p, read, resolver))
+                    try:
+                        set_path(facts, p["fact"], evaluate_probe(p, read, resolver))
+                    except SyncError:
+                        continue    # one probe that cannot read this commit does not blank the others
         else:
             return {}
         out: dict[tuple, Any] = {}

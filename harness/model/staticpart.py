@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from harness.model.gostrconv import float_to_int64
-from harness.model.nodeimage import (AZURE_LINUX_FAMILY, UBUNTU_FAMILIES, node_image_version_label,
-                                     os_sku_from_image_family)
+from harness.model.nodeimage import node_image_version_label, os_sku_from_image_family
 from harness.model.overhead import Overhead, max_pods, memory_capacity, node_overhead
 from harness.model.params import ClusterParams, NodeClassParams
 from harness.model.requirements import Requirement
@@ -21,7 +20,7 @@ from harness.model.skus import (AZURE_TO_KUBE_ARCH, availability_zones, canonica
                                 cap_true, capabilities, ephemeral_gb, go_float, has_capability_in_zone,
                                 has_location_restriction, max_ephemeral_bytes, normalize_location)
 from harness.model.skutables import gpu_info, restricted_skus
-from harness.model.switches import Switches
+from harness.model.switches import Switches, gpu_supported_by_image_family
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size
 from harness.model.wellknown import (ACCELERATED, AKS_SKU_CPU, AKS_SKU_MEMORY, ARCH, CAPACITY_TYPE, CAPACITY_TYPES,
                                      CLUSTER, EPHEMERAL_MAX, FIPS_ENABLED, GPU_COUNT, GPU_MANUFACTURER, GPU_NAME,
@@ -123,15 +122,10 @@ def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int,
     `isInstanceTypeSupportedByFilters`; azure-provider.md §1.5)."""
     if gpu is not None:
         vendor, oses = gpu
-        fam = nc.image_family or ""
-        if fam in UBUNTU_FAMILIES:
-            ok = "ubuntu" in oses
-        elif fam == AZURE_LINUX_FAMILY:
-            ok = "azurelinux" in oses or "azurelinux3" in oses
-        else:
-            ok = False
-        if not ok:
-            return f"GPU SKU not supported by image family {fam or 'Ubuntu'}"
+        # which families reach which GPU table is the release's own (Switches.gpu_image_family_os): at
+        # v1.6.2 the generic `Ubuntu` reaches none, from v1.6.3 (#1147) it is one of UbuntuFamilies
+        if not gpu_supported_by_image_family(sw, nc.image_family, oses):
+            return f"GPU SKU not supported by image family {nc.image_family or 'Ubuntu'}"
         if nc.gpu_mode == "Driver" and vendor != "nvidia":
             return f"GPU mode Driver installs NVIDIA drivers only ({vendor} GPU)"
     if nc.encryption_at_host and not cap_true(caps, "EncryptionAtHostSupported"):

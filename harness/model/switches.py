@@ -39,6 +39,9 @@ class Switches:
     zonal_regions: frozenset[str] | None     # before #825/#1105: a static list decided zonality
                                              # (Azure/karpenter-provider-azure#731; reported-bugs.md R13)
     gpu_vendors: frozenset
+    # (imageFamily, the GPU table's OS names its GPU check reads) pairs (probe provider.gpuImageFamilies): a
+    # family missing here drops every GPU size (isInstanceTypeSupportedByImageFamily's `default: return false`)
+    gpu_image_family_os: tuple[tuple[str, tuple[str, ...]], ...]
     tables: str                              # the profile's table directory under harness/data
     trusted_launch_filter: bool
     offer_placement_scope: bool
@@ -80,6 +83,7 @@ class Switches:
             accelerator_fallback=bool(setting("vmSizeAcceleratorFallback")),
             zonal_regions=frozenset(r.lower() for r in zonal_regions) if zonal_regions is not None else None,
             gpu_vendors=frozenset(sw("gpuVendors")),
+            gpu_image_family_os=gpu_image_family_os(setting("gpuImageFamilies") or {}),
             tables=str(profile.raw.get("derived") or "."),
             trusted_launch_filter=bool(setting("trustedLaunchFilter")),
             offer_placement_scope="placementScope" in offer_keys,
@@ -90,6 +94,32 @@ class Switches:
             quota_gates_on_demand=bool(setting("offerings", "quotaGatesOnDemand")),
             availability_requires_price=bool(setting("offerings", "availabilityRequiresPrice")),
         )
+
+
+# the GPU table's OS names each check of isInstanceTypeSupportedByImageFamily reads (pkg/utils/gpu.go: the
+# NVIDIA map / IsGPUSKUSupportedOnOS(sku, "ubuntu"); the Mariner map / "azurelinux" or "azurelinux3")
+_GPU_TABLE_OS = {"ubuntu": ("ubuntu",), "azureLinux": ("azurelinux", "azurelinux3")}
+
+
+def gpu_image_family_os(families: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(imageFamily, OS names) pairs from the derived provider.gpuImageFamilies ({ubuntu: [...], azureLinux: [...]})."""
+    out: dict[str, tuple[str, ...]] = {}
+    for check, names in families.items():
+        for fam in names or ():
+            out[str(fam)] = _GPU_TABLE_OS.get(check, ())
+    return tuple(out.items())
+
+
+def gpu_supported_by_image_family(sw: "Switches", image_family: str | None, oses: tuple[str, ...]) -> bool:
+    """isInstanceTypeSupportedByImageFamily (github.com/Azure/karpenter-provider-azure v1.6.2
+    pkg/providers/instancetype/instancetypes.go) for a GPU size whose table lists `oses`."""
+    return any(os in oses for os in dict(sw.gpu_image_family_os).get(defaulted_image_family(sw, image_family), ()))
+
+
+def defaulted_image_family(sw: "Switches", image_family: str | None) -> str:
+    """The family itself, or for an unset one the first Ubuntu family the GPU check knows (harness
+    assumption: the CRD default, Ubuntu2204 or Ubuntu, which admission normally fills in)."""
+    return image_family or next((f for f, o in sw.gpu_image_family_os if "ubuntu" in o), "Ubuntu")
 
 
 def resolve_profile(profile: Profile | str | None) -> Profile:

@@ -183,19 +183,18 @@ def resolved_requirement_labels(profile: Profile, requirements: Requirements, rn
     return out
 
 
-def nodeclaim_template_labels(nodepool: dict) -> dict[str, str]:
+def nodeclaim_template_labels(nodepool: dict, profile: Profile) -> dict[str, str]:
     """core NewNodeClaimTemplate (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; karpenter-core.md §3.1 steps 1+3):
-    template labels, the nodepool label and the nodeclass label."""
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go): template labels, the nodepool label
+    and, where the release's core adds it (Profile.node_class_label: v1.1.0+), the nodeclass label."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = {str(k): str(v) for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items()}
     labels[NODEPOOL] = nodepool["metadata"]["name"]
     ref = (tmpl.get("spec") or {}).get("nodeClassRef") or {}
-    if ref.get("name"):
+    if ref.get("name") and profile.node_class_label:
         # core NodeClassLabelKey `<group>/<lowercased kind>` (sigs.k8s.io/karpenter v1.14.0
-        # pkg/apis/v1/labels.go; karpenter-core.md §1.1, §3.1). The CRD requires both (karpenter-core.md
-        # §5.1); without them we take the Azure NodeClass's, karpenter.azure.com/aksnodeclass
-        # (azure-provider.md §4.3).
+        # pkg/apis/v1/labels.go). The v1 CRD requires both; a v1beta1 NodePool converted without them reads
+        # as the Azure NodeClass's, karpenter.azure.com/aksnodeclass.
         group = ref.get("group") or "karpenter.azure.com"
         kind = (ref.get("kind") or "AKSNodeClass").lower()
         labels[f"{group}/{kind}"] = ref["name"]

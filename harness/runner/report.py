@@ -93,7 +93,7 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
            "seconds": round(o.seconds, 4), "nodes": len(o.final.nodes), "runaway": o.final.runaway,
            "steady": o.final.steady, "mismatches": [m.render() for m in o.mismatches],
-           "notApplicable": [n.render() for n in o.not_applicable], "error": o.error,
+           "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "coreNotices": list(o.final.core_notices),
            "outcome": outcome_summary(o.final),

@@ -333,6 +333,30 @@ def _after(stamp: str, start: float) -> bool:
         return False                  # the schema's pattern names a malformed time
 
 
+def core_release_notices(doc: Document, data: dict) -> list:
+    """An input the core of a `given.profiles` release does not read: `given.loop.minValuesPolicy` other than
+    Strict where core predates MIN_VALUES_POLICY (probe core.minValuesPolicy, core v1.6.0+), as a warning at
+    that line (the engine then runs Strict, as that core does)."""
+    from harness.model.profile import load_profile
+    from harness.model.releases import expand, resolve
+    from harness.runner.notices import Notice
+    policy = ((data.get("given") or {}).get("loop") or {}).get("minValuesPolicy")
+    if policy in (None, "Strict"):
+        return []
+    out = []
+    for p in expand([str(x) for x in (data.get("given") or {}).get("profiles") or []]):
+        try:
+            prof = load_profile(resolve(p).profile)
+        except ProfileError:
+            continue
+        if not prof.min_values_policy:
+            e = doc.error(("given", "loop", "minValuesPolicy"), "")
+            out.append(Notice(e.file, e.line, f"given.loop.minValuesPolicy {policy}: profile {p} (core "
+                              f"{prof.core.get('version', '?')}) has no MIN_VALUES_POLICY (core v1.6.0+): minValues "
+                              "is enforced strictly there", kind="version"))
+    return out
+
+
 def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) -> list[SourceError]:
     """given.existingNodes: each pod a valid Pod manifest; a managed entry names a NodePool of the
     manifests and its instance type (harness/loop/controllers/seed.py)."""
@@ -389,7 +413,7 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
     from harness.runner.envelope import scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
-    sc.warnings = release_notices(doc, doc.data) + sc.warnings
+    sc.warnings = release_notices(doc, doc.data) + core_release_notices(doc, doc.data) + sc.warnings
     if problems:
         raise problems[0]
     return sc

@@ -38,3 +38,15 @@ def test_verdicts():
     assert plain["keeps"] is True and plain["why"].startswith("not a GPU size")
     ubuntu = image_family_verdict("Standard_NC24ads_A100_v4", None, "upstream")     # unset: Ubuntu
     assert ubuntu["imageFamily"] == "Ubuntu" and ubuntu["keeps"] is True
+
+
+def test_generic_ubuntu_reaches_no_gpu_table_at_v1_6_2():
+    """Provider v1.6.2's isInstanceTypeSupportedByImageFamily has `case Ubuntu2204ImageFamily` only (probe
+    provider.gpuImageFamilies); #1147 (v1.6.3) made it UbuntuFamilies.Has."""
+    old = image_family_verdict("Standard_NC16as_T4_v3", "Ubuntu", "v1.6.2")
+    assert old["keeps"] is False and "imageFamily Ubuntu reaches no GPU table" in old["why"]
+    assert "only for AzureLinux, Ubuntu2204" in old["why"]
+    assert image_family_verdict("Standard_NC16as_T4_v3", "Ubuntu2204", "v1.6.2")["keeps"] is True
+    assert image_family_verdict("Standard_NC16as_T4_v3", "Ubuntu", "v1.6.4")["keeps"] is True
+    unset = image_family_verdict("Standard_NC16as_T4_v3", None, "v1.6.2")      # the CRD default, Ubuntu2204
+    assert unset["imageFamily"] == "Ubuntu2204" and unset["keeps"] is True

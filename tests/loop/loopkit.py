@@ -50,7 +50,7 @@ def deployment(name, replicas=2, cpu="100m", labels=None) -> dict:
 
 
 @contextmanager
-def simulation(cluster, manifests=(), profile="upstream", seed=1):
+def simulation(cluster, manifests=(), profile="upstream", seed=1, min_values_policy="Strict"):
     """A Simulation with `manifests` applied and NodePools validated, inside the fake's SDK mock."""
     import fakeazure
     from fakeazure.clients import compute_client, network_client
@@ -66,7 +66,7 @@ def simulation(cluster, manifests=(), profile="upstream", seed=1):
     prof = load_profile(profile)
     cluster.install_profile(prof)
     cfg = SimConfig(scenario="unit", profile=prof, backend=cluster.backend, seed=seed,
-                    cluster=itmod.ClusterParams.from_dict(cluster_settings(sc)))
+                    cluster=itmod.ClusterParams.from_dict(cluster_settings(sc)), min_values_policy=min_values_policy)
     if hasattr(cluster, "configure"):
         cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
     clock = SimClock()

@@ -109,3 +109,45 @@ def test_a_larger_pod_arriving_takes_the_in_flight_node_and_the_planned_pod_gets
         assert new.result.pods == ["default/small"]
         assert sim.state.nominated["default/large"] == claim.result.name
         assert sim.state.nominated["default/small"] == new.result.name
+
+
+def test_best_effort_lowers_min_values_to_what_the_instance_types_meet(embedded):
+    """MIN_VALUES_POLICY=BestEffort (core v1.14.0 scheduling/nodeclaim.go CanAdd): instance-type Exists
+    minValues 3 over two types becomes In [both] minValues 2, which the NodeClaim CRD admits, and the NodeClaim
+    says it was relaxed (scheduler.go addToNewNodeClaim)."""
+    np = nodepool(requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 3}])
+    with simulation(embedded, [nodeclass(), np, pod("web")], min_values_policy="BestEffort") as sim:
+        assert sim.provisioner.reconcile()
+        (c,) = sim.claims
+        obj = sim.cluster.get("NodeClaim", c.result.name)
+        (it,) = [r for r in obj["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"]
+        assert it == {"key": "node.kubernetes.io/instance-type", "operator": "In",
+                      "values": ["Standard_D2s_v3", "Standard_D4s_v3"], "minValues": 2}
+        assert obj["metadata"]["annotations"]["karpenter.sh/nodeclaim-min-values-relaxed"] == "true"
+
+
+def test_a_nodeclaim_not_relaxed_says_false(embedded):
+    with simulation(embedded, [nodeclass(), nodepool(), pod("web")]) as sim:
+        assert sim.provisioner.reconcile()
+        obj = sim.cluster.get("NodeClaim", sim.claims[0].result.name)
+        assert obj["metadata"]["annotations"]["karpenter.sh/nodeclaim-min-values-relaxed"] == "false"
+
+
+def test_core_v1_0_and_v0_36_nodeclaims_carry_no_nodeclass_key(embedded):
+    """Core v1.0.6 / v0.36.1 NewNodeClaimTemplate adds only the NodePool label (probe core.nodeClassLabel):
+    the NodeClaim passes provider v0.7.5's / v0.5.4's CRD, which restricts karpenter.azure.com keys; core
+    v0.36 writes it as karpenter.sh/v1beta1 (the only version v0.5's CRDs serve), with no relaxed annotation
+    (MIN_VALUES_POLICY is core v1.6.0+)."""
+    v1beta1 = nodepool(nodeClassRef={"name": "default"})
+    v1beta1["apiVersion"] = "karpenter.sh/v1beta1"          # provider v0.5 serves no karpenter.sh/v1
+    for profile, api in (("v0.7.5", "karpenter.sh/v1"), ("v0.5.4", "karpenter.sh/v1beta1")):
+        nc = {**nodeclass(), "apiVersion": "karpenter.azure.com/v1alpha2"}
+        with simulation(embedded, [nc, v1beta1, pod("web")], profile=profile) as sim:
+            assert sim.provisioner.reconcile()
+            (c,) = sim.claims
+            obj = sim.cluster.get("NodeClaim", c.result.name)
+            assert obj["apiVersion"] == api
+            keys = {r["key"] for r in obj["spec"]["requirements"]}
+            assert "karpenter.azure.com/aksnodeclass" not in keys | set(obj["metadata"]["labels"])
+            assert "karpenter.sh/nodeclaim-min-values-relaxed" not in obj["metadata"]["annotations"]
+            assert obj["spec"]["nodeClassRef"]["name"] == "default"

@@ -122,9 +122,13 @@ KNOWN = [
     ("v1.4.1", "provider.createErrorHandlers", None, None, "2af8d9d9", "Overconstrained*/AllocationFailure handlers (#892)"),
     ("v1.4.1", "provider.zones.zonalRegions", None, None, "efe70c85", "static zonal-region list updated (#825)"),
     ("v1.4.1", "provider.requirements.skuAccelerator", True, False, "d4c04ae5", "sku-accelerator dropped"),
+    ("v1.4.1", "core.nodeClassLabel", False, True, "c602c65b", "core v1.4.0: NodeClassLabelKey on templates (#601)"),
     ("v1.5.1", "provider.requirements.booleanValues", "trueOnly", "both", "8bf92a46", "both boolean values (#912)"),
     ("v1.5.5", "provider.requirements.ephemeralFormat", "float", "int", "30a2a7dc", "ephemeral OS disk placement (#940)"),
+    ("v1.6.1", "core.minValuesPolicy", False, True, "06adbf13", "core v1.6.0: MIN_VALUES_POLICY (#1036)"),
     ("v1.6.2", "provider.zones.zonalRegions", None, None, "42e11b25", "zone provider replaces the static list (#1105)"),
+    ("v1.6.4", "provider.gpuImageFamilies.ubuntu", ["Ubuntu2204"], ["Ubuntu", "Ubuntu2204", "Ubuntu2404"], "6957e32d",
+     "GPU check for every Ubuntu family (#1147)"),
     ("v1.6.5", "provider.requirements.kubernetesAzureSkuCpuMemory", False, True, "2829d45a", "AKS sku-cpu/-memory (#1193)"),
     ("v1.6.6", "provider.requirements.skuSeries", False, True, "b14a4328", "sku-series (#1234)"),
     ("v1.6.6", "provider.requirements.cluster", False, True, "1758cc06", "kubernetes.azure.com/cluster requirement (#1273)"),
@@ -279,3 +283,21 @@ def test_v1_14_0_compiled_eastus_table_is_the_go_source():
     block = re.search(r'initialOnDemandPrices\["eastus"\] = map\[string\]float64\{(.*?)\n\t\}', src, re.S).group(1)
     go = {m.group(1): float(m.group(2)) for m in re.finditer(r'"([^"]+)":\s*([0-9.]+)', block)}
     assert skutables.compiled_prices(load_profile("v1.14.2"), "eastus") == go
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_image_family_tables_the_model_reads_are_the_releases(name):
+    """The per-release image-family facts against what the model computes from them: where the release
+    writes os-sku, harness.model.nodeimage maps every family as its GetOSSKUFromImageFamily does; every
+    family the GPU check reaches is one the release's CRD serves (provider.gpuImageFamilies)."""
+    from harness.model import nodeimage
+    from harness.model.switches import Switches
+    f = facts(name)
+    fams = get(f, "provider.imageFamilies") or {}
+    if get(f, "provider.requirements.osSku"):
+        assert fams["osSku"], name
+        assert {k: nodeimage.os_sku_from_image_family(k) for k in fams["osSku"]} == fams["osSku"], name
+    served = set(get(f, "aksNodeClass.spec")["properties"]["imageFamily"]["enum"])
+    gpu = dict(Switches.of(load_profile(name)).gpu_image_family_os)
+    assert set(gpu) <= served, (name, sorted(set(gpu) - served))
+    assert [o for fam, o in gpu.items() if "ubuntu" in o] and gpu.get("AzureLinux") == ("azurelinux", "azurelinux3")

@@ -78,3 +78,39 @@ def test_given_profiles_refuse_a_name_that_is_no_profile_or_version(tmp_path):
     with pytest.raises(SourceError, match=r"c.scenario.yaml:5: unknown profile 'v1.x'; available: before-0006, "
                                           r"design-0006, upstream; or a provider version"):
         load_scenarios_text(SCENARIO.replace("PROFILES", "v1.x"), "c.scenario.yaml", tmp_path)
+
+
+def test_an_error_row_names_its_release(capsys, monkeypatch):
+    """A run that raises still says whose behaviour it was: the table's release column, --json's `release`
+    and the error text name the provider release and the core version it pins (engines/base.new_outcome)."""
+    from harness.runner.engines.simulated import SimulatedEngine
+
+    def broken(self, *a, **kw):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(SimulatedEngine, "start", broken)
+    assert cli_main(["run", API, "-k", "v075-zonal", "--json"]) == 1
+    runs = {r["profile"]: r for r in json.loads(capsys.readouterr().out)}
+    assert runs["v0.7.5"]["verdict"] == "ERROR"
+    assert runs["v0.7.5"]["release"] == {"profile": "v0.7.5", "release": "v0.7.5", "covers": ["v0.7.5"],
+                                         "core": "v1.0.6"}
+    error = runs["v0.7.5"]["error"]
+    assert "[v0.7.5/embedded]: run raised RuntimeError: boom" in error
+    assert error.endswith("; release: v0.7.5 (provider v0.7.5, core v1.0.6)")
+    assert runs["v1.4.1"]["release"]["core"] == "v1.4.0"
+    assert cli_main(["run", API, "-k", "v075-zonal"]) == 1
+    out = capsys.readouterr().out
+    assert "v0.7.5 / core v1.0.6" in out and "v1.4.0-v1.4.1 / core v1.4.0" in out and "ERROR" in out
+
+
+def test_a_policy_the_releases_core_lacks_is_a_notice(capsys):
+    """given.loop.minValuesPolicy BestEffort under provider v1.4 (core v1.4.0, before MIN_VALUES_POLICY): a
+    warning at the line, and the run's --json `notices` say minValues is strict there."""
+    path = str(ROOT / "scenarios" / "releases" / "min-values-best-effort.scenario.yaml")
+    assert cli_main(["run", path, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "min-values-best-effort.scenario.yaml:22: warning: given.loop.minValuesPolicy BestEffort: profile v1.4.1 " \
+           "(core v1.4.0) has no MIN_VALUES_POLICY" in captured.err
+    runs = {r["profile"]: r for r in json.loads(captured.out)}
+    assert runs["v1.4.1"]["notices"] == ["given.loop.minValuesPolicy BestEffort: core v1.4.0 has no MIN_VALUES_POLICY "
+                                         "(from v1.6.0); minValues is enforced strictly"]
+    assert runs["v1.6.2"]["notices"] == [] and runs["v1.6.2"]["nodes"] == 1

@@ -24,11 +24,13 @@ from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template, offering_compatible
 from harness.loop.topology import (HOSTNAME, Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
+from harness.model import apiversions
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 from harness.model.writers import resolved_requirement_labels
 
+MIN_VALUES_RELAXED = "karpenter.sh/nodeclaim-min-values-relaxed"   # core v1.14.0 pkg/apis/v1/labels.go
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
 
 
@@ -370,19 +372,29 @@ class Provisioner:
             labels.update(resolved_requirement_labels(s.profile, reqs, s.rng))
         name = s.name(t.name + "-")
         spec_t = t.nodepool["spec"]["template"]["spec"]
+        annotations = nodepool_hash_annotations(t.nodepool)
+        if s.profile.min_values_policy:
+            # every new NodeClaim says whether BestEffort lowered a minValues of its template (core v1.6.0+,
+            # sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go addToNewNodeClaim; harness assumption:
+            # judged on the claim's final requirements, core on its first pod's)
+            relaxed = any(r.min_values is not None and k in reqs and reqs[k].min_values is not None
+                          and reqs[k].min_values < r.min_values for k, r in t.requirements.items())
+            annotations[MIN_VALUES_RELAXED] = "true" if relaxed else "false"
         obj = {
-            "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            # in the version the release's core writes (v1beta1 at core v0.36: the only one its CRDs serve)
+            "apiVersion": apiversions.written_api_version(s.profile, "NodeClaim"), "kind": "NodeClaim",
             "metadata": {"name": name, "labels": labels,
                          # NodePool.Hash and its version (core nodeclaimtemplate.go NewNodeClaimTemplate)
-                         "annotations": nodepool_hash_annotations(t.nodepool),
-                         "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                         "annotations": annotations,
+                         "ownerReferences": [{"apiVersion": apiversions.written_api_version(s.profile, "NodePool"),
+                                              "kind": "NodePool",
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs.node_selector_requirements(),
                      # the pods' sum plus the smallest daemon overhead of its instance types
                      # (core v1.14.0 scheduling/nodeclaim.go FinalizeScheduling addDaemonRequests)
                      "resources": {"requests": format_resource_list(add(planned.requests, self._min_daemon_overhead(t, its)))},
-                     "nodeClassRef": spec_t.get("nodeClassRef"),
+                     "nodeClassRef": apiversions.nodeclaim_nodeclass_ref(t.nodepool, s.profile),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
                      **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {}),
                      **template_lifetime(spec_t)},    # expireAfter, terminationGracePeriod (ToNodeClaim)

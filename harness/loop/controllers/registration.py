@@ -165,7 +165,7 @@ class Registration:
         node["metadata"]["annotations"] = {**(node["metadata"].get("annotations") or {}),
                                            **(c.obj["metadata"].get("annotations") or {})}
         node["metadata"]["finalizers"] = sorted(set(node["metadata"].get("finalizers") or []) | {TERMINATION_FINALIZER})
-        node["metadata"]["ownerReferences"] = [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        node["metadata"]["ownerReferences"] = [{"apiVersion": c.obj["apiVersion"], "kind": "NodeClaim",
                                                 "name": c.result.name, "uid": c.obj["metadata"].get("uid", "")}]
         node["spec"]["taints"] = [t.to_dict() for t in taints]
         try:

@@ -96,10 +96,26 @@ def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: Ba
     multi-scenario run goes on with the others."""
     frames = traceback.extract_tb(exc.__traceback__)[-3:]
     where = "; ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames)
-    o = Outcome(scenario, profile, backend, RunResult(scenario.name, profile, backend, scenario.seed), engine=engine)
+    o = new_outcome(engine, scenario, profile, backend)
+    try:
+        answered = releases.modeled_text(profile)       # `v0.7.5 (provider v0.7.5, core v1.0.6)`
+    except Exception:       # noqa: BLE001 - the profile itself may be what failed
+        answered = f"{profile} (its profile does not load)"
     o.error = (f"{scenario.file}:{scenario.line}: scenario {scenario.name!r} [{profile}/{backend}]: run raised "
-               f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else ""))
+               f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else "") + f"; release: {answered}")
     o.seconds = seconds
+    return o
+
+
+def new_outcome(engine: str, scenario: Scenario, profile: str, backend: str) -> Outcome:
+    """An empty outcome that already names the release answering (provider release, the tags it covers,
+    core version), before anything can fail: an ERROR row says whose behaviour it was too."""
+    o = Outcome(scenario, profile, backend, RunResult(scenario.name, profile, backend, scenario.seed), engine=engine)
+    try:
+        o.result.release = releases.modeled(profile)
+    except Exception as e:      # noqa: BLE001 - a profile that does not load still gets its row
+        o.result.release = {"profile": profile, "release": "", "covers": [], "core": "",
+                            "error": f"{type(e).__name__}: {e}"}
     return o
 
 
@@ -172,9 +188,7 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     that gets each check point (a copy of the result where a later step changes it) - what an
     exploration judges `outcomes` over (harness/runner/explore.py)."""
     t0 = time.perf_counter()
-    outcome = Outcome(scenario, profile, cluster.backend,
-                      RunResult(scenario.name, profile, cluster.backend, scenario.seed), engine=engine.name)
-    outcome.result.release = releases.modeled(profile)      # which release answers (the loop's result says it too)
+    outcome = new_outcome(engine.name, scenario, profile, cluster.backend)   # the loop's result says it too
     outcome.skipped = engine.skip_reason(scenario, cluster, profile)
     if outcome.skipped:
         return outcome

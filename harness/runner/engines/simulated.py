@@ -72,7 +72,9 @@ class SimulatedEngine:
               max_iterations: int | None = None, record_bodies: bool = False) -> SimulatedRun:
         """`record_bodies`: put the VM/NIC bodies the fake stored into the outcome (the conformance
         report compares them with the real engine's)."""
-        return SimulatedRun(scenario, profile, cluster, max_iterations, record_bodies)
+        run = SimulatedRun(scenario, profile, cluster, max_iterations, record_bodies)
+        outcome.notices += run.notices
+        return run
 
 
 class SimulatedRun:
@@ -86,12 +88,20 @@ class SimulatedRun:
         cluster.install_profile(prof if prof.fingerprint else profile)
         self.settings = cluster_settings(scenario)
         loop_cfg = scenario.given.get("loop") or {}
+        self.notices: list[str] = []
+        min_values_policy = str(loop_cfg.get("minValuesPolicy", "Strict"))
+        if min_values_policy != "Strict" and not prof.min_values_policy:
+            # MIN_VALUES_POLICY arrived in core v1.6.0 (sigs.k8s.io/karpenter 7034d838, #2299): an older core
+            # ignores the variable and enforces minValues strictly
+            self.notices.append(f"given.loop.minValuesPolicy {min_values_policy}: core {prof.core.get('version', '?')} "
+                                "has no MIN_VALUES_POLICY (from v1.6.0); minValues is enforced strictly")
+            min_values_policy = "Strict"
         cfg = SimConfig(
             scenario=scenario.name, profile=prof, backend=cluster.backend, seed=scenario.seed,
             cluster=itmod.ClusterParams.from_dict(self.settings),
             max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
-            min_values_policy=str(loop_cfg.get("minValuesPolicy", "Strict")),
+            min_values_policy=min_values_policy,
             preference_policy=str(loop_cfg.get("preferencePolicy", "Respect")),
             binding=str(loop_cfg.get("binding", "kube-scheduler")),
             nodes_ready=str(loop_cfg.get("nodesReady", "together")),
