@@ -277,6 +277,9 @@ def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
                 continue
             if _in_absent_entry(body, rel):
                 continue
+            if key == "max" and len(rel) >= 3 and rel[-3] == "skew":
+                continue        # a skew entry's max restates core's bound (topology_test.go: ExpectSkew(...)
+                                # .ToNot(ContainElements(BeNumerically(">", n)))): a stated bound, as maxSkew
             if key not in NUMBERED_STRINGS and len(rel) > 1 and rel[-2] in NUMBERED_STRINGS:
                 key = rel[-2]                        # capacity.cpu: "2" is a quantity
             enum = schema_at(body, rel).get("enum")

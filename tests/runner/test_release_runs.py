@@ -99,7 +99,7 @@ def test_an_error_row_names_its_release(capsys, monkeypatch):
     assert runs["v1.4.1"]["release"]["core"] == "v1.4.0"
     assert cli_main(["run", API, "-k", "v075-zonal"]) == 1
     out = capsys.readouterr().out
-    assert "v0.7.5 / core v1.0.6" in out and "v1.4.0-v1.4.1 / core v1.4.0" in out and "ERROR" in out
+    assert "v0.7.5 (core v1.0.6)" in out and "v1.4.0-v1.4.1 (core v1.4.0)" in out and "ERROR" in out
 
 
 def test_a_policy_the_releases_core_lacks_is_a_notice(capsys):
