@@ -1,5 +1,6 @@
 """Benchmark the scheduling simulation in the shape of Karpenter core's scheduling benchmark
-(karpenter-core.md §7.4): one NodePool, 400 instance types, 100..5000 pods, pods per second.
+(sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduling_benchmark_test.go): one NodePool,
+400 instance types, 100..5000 pods, pods per second.
 
     python bench/bench_scheduling.py [--sizes 100,500,1000,2000,5000] [--instance-types 400] [--repeat 3]
                                      [--mix diverse] [--memory] [--cprofile 25] [--no-gc]

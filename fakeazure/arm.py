@@ -19,7 +19,7 @@ WELL_KNOWN_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
 # Path fragments shared by every ARM URL table (matched case-insensitively, as ARM treats resource
 # names: https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules;
-# fake-azure.md §0).
+# https://learn.microsoft.com/rest/api/azure/).
 SUB_PATH = r"/subscriptions/(?P<sub>[^/]+)"
 RG_PATH = SUB_PATH + r"/resourceGroups/(?P<rg>[^/]+)"
 
@@ -41,12 +41,13 @@ def clone_json(obj):
 
 class ARMError(Exception):
     """An error that is answered in the ARM envelope (the shape azure-mgmt-core 1.6.0
-    azure/mgmt/core/exceptions.py ARMErrorFormat parses; fake-azure.md §4.1).
+    azure/mgmt/core/exceptions.py ARMErrorFormat parses;
+    https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors).
 
     ``status`` is the HTTP status, ``code``/``message``/``target`` go in the body.
     ``headers`` are extra response headers (``Retry-After`` for throttling only;
     azure-core 1.41.0 azure/core/pipeline/policies/_retry.py RetryPolicy.get_retry_after honors it, so
-    never put Retry-After on other 4xx errors; fake-azure.md §5.4).
+    never put Retry-After on other 4xx errors).
     """
 
     def __init__(self, code: str, message: str, status: int = 400, target: str | None = None,
@@ -73,8 +74,11 @@ class ARMError(Exception):
     def as_sync(self) -> "ARMError":
         """A copy to answer on the request itself.  An error an operation carries has the
         status poll's 200 (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations;
-        fake-azure.md §2.4); answered synchronously it needs an error
-        status: 409, as ARM's synchronous provisioning failures (fake-azure.md §4.2).  Error statuses
+        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations); answered synchronously
+        it needs an error
+        status: 409, as ARM's synchronous provisioning failures
+        (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors).  Error
+        statuses
         (400, 5xx, ...) are kept."""
         return ARMError(self.code, self.message, self.status if self.status >= 400 else 409, self.target,
                         self.details, self.headers)
@@ -103,7 +107,7 @@ class Request:
         self.raw_query = parts.query
         # parse_qsl decodes '+' as a space: the Retail Prices client (Go url.QueryEscape)
         # sends spaces as '+' (karpenter-provider-azure v1.14.0 pkg/providers/pricing/client/pricingapi.go;
-        # fake-azure.md §7).
+        # https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).
         self.query_list = parse_qsl(parts.query, keep_blank_values=True)
         self.query_ci = {k.lower(): v for k, v in self.query_list}
 
@@ -203,7 +207,8 @@ def check_shape(body: Any, shape: Mapping[str, str]) -> None:
 
 def error_response(err: ARMError) -> Response:
     # errors in the envelope (azure-mgmt-core 1.6.0 azure/mgmt/core/exceptions.py ARMErrorFormat), JSON
-    # content type, no Retry-After unless the error itself asks for it (429; fake-azure.md §10.6).
+    # content type, no Retry-After unless the error itself asks for it (429; azure-core 1.41.0
+    # azure/core/pipeline/policies/_retry.py).
     return Response(err.status, err.envelope(), dict(err.headers))
 
 
@@ -213,14 +218,15 @@ def error_response(err: ARMError) -> Response:
 def resource_not_found(resource: str, rg: str) -> ARMError:
     """404 ``ResourceNotFound`` for ``resource`` = ``"<Namespace>/<type>/<name>[/<child>/<name>]"``
     (real template: https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors
-    lists ResourceNotFound; fake-azure.md §4.2)."""
+    lists ResourceNotFound)."""
     return ARMError("ResourceNotFound",
                     f"The Resource '{resource}' under resource group '{rg}' was not found. For more details "
                     f"please go to https://aka.ms/ARMResourceNotFoundFix", 404)
 
 
 def invalid_resource_reference(ref_id: str, referrer_id: str, target: str | None = None) -> ARMError:
-    """400 ``InvalidResourceReference``: the message names the missing resource ID (fake-azure.md §3;
+    """400 ``InvalidResourceReference``: the message names the missing resource ID
+    (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces;
     Karpenter's karpenter-provider-azure v1.14.0 pkg/providers/instance/lberrors.go
     isMissingSubmittedBackendPool looks for the submitted backend-pool ID in it).  ARM's wording for a
     dangling reference (unverified; CRP and NRP use the same text here)."""
@@ -315,7 +321,7 @@ class RealClock:
 def iso(ts: float) -> str:
     """ARM-style timestamp with 7 fractional digits (the status bodies of
     https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations;
-    fake-azure.md §2.4 examples)."""
+    https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations)."""
     d = _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc)
     return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond:06d}0+00:00"
 
@@ -357,7 +363,7 @@ def rg_and_name(rid: str) -> tuple[str, str]:
 
 
 def with_query(base: str, path: str, params: list[tuple[str, str]]) -> str:
-    """An absolute link that keeps every continuation parameter (fake-azure.md §0: the
+    """An absolute link that keeps every continuation parameter (https://learn.microsoft.com/rest/api/azure/: the
     Python SDK re-issues nextLink verbatim, azure-mgmt-compute 39.0.0
     azure/mgmt/compute/operations/_operations.py prepare_request, so it must carry api-version and filter)."""
     q = "&".join(f"{quote(k, safe='$')}={quote(str(v), safe='')}" for k, v in params)
@@ -369,7 +375,7 @@ def paginate(req: Request, items: list, page_size: int | None, token: str = "$sk
 
     The nextLink repeats every query parameter of the request (api-version, $filter,
     ...) plus the skip token, because the SDK re-issues it verbatim (azure-mgmt-compute 39.0.0
-    azure/mgmt/compute/operations/_operations.py prepare_request; fake-azure.md §0)."""
+    azure/mgmt/compute/operations/_operations.py prepare_request; https://learn.microsoft.com/rest/api/azure/)."""
     start = 0
     raw = req.query_ci.get(token.lower())
     if raw:

@@ -3,9 +3,9 @@
 Catalog files live in ``fakeazure/catalogs``:
 
 * ``skus/<region>.json``: ``{"value": [ResourceSku, ...]}`` in the ARM wire shape
-  (https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1.2): every
+  (https://learn.microsoft.com/rest/api/compute/resource-skus/list): every
   capability value is a string, zone details use the capital ``"Name"`` key the SDK reads
-  (fake-azure.md §1.2 gotcha).
+  (https://learn.microsoft.com/rest/api/compute/resource-skus/list).
 * ``prices/<region>.json``: ``{"prices": {"Standard_D2s_v3": {"on-demand": 0.11, "spot": 0.022}}}``
   (USD per hour, Linux).
 
@@ -208,7 +208,7 @@ def sku_family(sku: dict) -> str:
 def family_core(family: str) -> str:
     """The quota family without its ``standard`` prefix and ``Family`` suffix (case-insensitive):
     ``"standardDSv3Family"`` -> ``"DSv3"`` (the ResourceSku ``family`` field,
-    https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1.2)."""
+    https://learn.microsoft.com/rest/api/compute/resource-skus/list)."""
     core = family
     if core.lower().startswith("standard"):
         core = core[len("standard"):]
@@ -226,7 +226,7 @@ def location_info(sku: dict, region: str) -> dict:
 
 def location_restricted(sku: dict, region: str) -> bool:
     """A Location restriction listing the region makes the SKU unusable (skewer SKU.HasLocationRestriction,
-    github.com/Azure/skewer@v0.0.24/sku.go; fake-azure.md §1.3)."""
+    github.com/Azure/skewer@v0.0.24/sku.go)."""
     for r in sku.get("restrictions") or []:
         if (r.get("type") or "").lower() == "location" and region.lower() in [
                 v.lower() for v in r.get("values") or []]:
@@ -244,8 +244,8 @@ def restricted_zones(sku: dict, region: str) -> set[str]:
 
 def available_zones(sku: dict, region: str) -> list[str]:
     """skewer's AvailabilityZones: listed zones minus restricted ones; none if location-restricted
-    (github.com/Azure/skewer@v0.0.24/sku.go SKU.AvailabilityZones; fake-azure.md §1.3, azure-provider.md
-    §2.1)."""
+    (github.com/Azure/skewer@v0.0.24/sku.go SKU.AvailabilityZones, github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go instanceTypeZones, pkg/utils/zones/zones.go)."""
     if location_restricted(sku, region):
         return []
     bad = restricted_zones(sku, region)
@@ -255,7 +255,7 @@ def available_zones(sku: dict, region: str) -> list[str]:
 def normalize_sku(sku: dict) -> dict:
     """Copy a SKU into the exact wire shape the real service returns: string capability
     values, zone details under capital ``"Name"`` (https://learn.microsoft.com/rest/api/compute/resource-skus/list;
-    fake-azure.md §1.2), ``restrictions``
+    https://learn.microsoft.com/rest/api/compute/resource-skus/list), ``restrictions``
     present (``[]`` when unrestricted). The copy is arm.clone_json's (JSON-shaped data, without
     copy.deepcopy's memo: a run's fake normalizes every SKU of its catalog)."""
     s = clone_json(sku)
@@ -289,7 +289,7 @@ def normalize_sku(sku: dict) -> dict:
 
 # Series the generator draws from: (family letter, subfamily, features, versions, GiB per vCPU,
 # quota family template, arm64?).  Names follow the size grammar skewer parses
-# (GetVMSize, github.com/Azure/skewer@v0.0.24/vmsize.go; azure-provider.md §1.3).
+# (GetVMSize, github.com/Azure/skewer@v0.0.24/vmsize.go).
 _SERIES = [
     ("D", "", "s", (3, 4, 5, 6), 4, "standardDS{v}Family", False),
     ("D", "", "ds", (4, 5, 6), 4, "standardDDS{v}Family", False),

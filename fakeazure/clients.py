@@ -1,13 +1,17 @@
-"""Real Azure SDK clients configured for the fake (fake-azure.md §5).
+"""Real Azure SDK clients configured for the fake (azure-mgmt-compute 39.0.0
+azure/mgmt/compute/_compute_management_client.py).
 
 * credential: :class:`FakeCredential` (a duck-typed TokenCredential);
-* ``polling_interval=0`` so long-running operations never sleep (§5.3): the :class:`PollAtOwnInterval`
+* ``polling_interval=0`` so long-running operations never sleep (azure-core 1.41.0
+  azure/core/polling/base_polling.py): the :class:`PollAtOwnInterval`
   policy drops the ``Retry-After`` the fake puts on running operations (which the SDK would
   otherwise honour over ``polling_interval``);
-* ``retry_total=0`` so injected 429/5xx faults surface instead of being retried (§5.4);
+* ``retry_total=0`` so injected 429/5xx faults surface instead of being retried (azure-core 1.41.0
+  azure/core/pipeline/policies/_retry.py);
 * ``base_url``: https://management.azure.com for the in-process mock, the server's
   ``http://127.0.0.1:PORT`` with the :class:`AllowHttp` policy that lets the bearer
-  token policy run over plain HTTP (§5.2 option 2), or a TLS server's ``https://127.0.0.1:PORT``
+  token policy run over plain HTTP (azure-core 1.41.0 azure/core/pipeline/policies/_authentication.py), or a TLS
+  server's ``https://127.0.0.1:PORT``
   with ``connection_verify`` set to the server's CA (nothing relaxed);
 * :class:`RefuseRealAzure`: a request to a real Azure host raises
   :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active to serve it.

@@ -130,7 +130,8 @@ class Dispatcher:
 
     def arm_checks(self, req: Request, params: dict) -> None:
         # any api-version is accepted, but one is required (SDKs pin different ones, e.g.
-        # azure-mgmt-compute 39.0.0 azure/mgmt/compute/operations/_operations.py; fake-azure.md §0).
+        # azure-mgmt-compute 39.0.0 azure/mgmt/compute/operations/_operations.py;
+        # https://learn.microsoft.com/rest/api/azure/).
         if "api-version" not in req.query_ci:
             raise ARMError("MissingApiVersionParameter",
                            "The api-version query parameter (?api-version=) is required for all requests.", 400)

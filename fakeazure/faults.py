@@ -167,7 +167,7 @@ class Fault:
 
     # -- matching ------------------------------------------------------------------
     def matches(self, ctx: Mapping[str, Any]) -> bool:
-        # reported-bugs.md R09: only an NVMe-only size booted from a SCSI image fails.
+        # Azure/karpenter-provider-azure#616: only an NVMe-only size booted from a SCSI image fails.
         if self.code == "DiskControllerTypeMismatch" and not ctx.get("disk_controller_mismatch"):
             return False
         op_pat = self.match.get("operation", self.default_operation)
@@ -521,7 +521,8 @@ class FaultService:
     def check_request(self, ctx: dict, body_pass: bool) -> None:
         """Raise the throttling/5xx rule that fires for this request
         (https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling;
-        fake-azure.md §4.2, §5.4)."""
+        https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors, azure-core
+        1.41.0 azure/core/pipeline/policies/_retry.py)."""
         latency, f = self.engine.request_phase(ctx, body_pass)
         self.pending_latency += latency
         if f is None:
@@ -535,10 +536,12 @@ class FaultService:
         headers = {}
         if f.code == "TooManyRequests":
             # Retry-After (integer seconds) makes SDKs retry (azure-core 1.41.0
-            # azure/core/pipeline/policies/_retry.py RetryPolicy.get_retry_after; fake-azure.md §5.4).
+            # azure/core/pipeline/policies/_retry.py RetryPolicy.get_retry_after).
             headers["Retry-After"] = str(int(f.retry_after if f.retry_after is not None else 10))
             headers["x-ms-ratelimit-remaining-subscription-reads"] = "0"
-            # Throttling text: (harness assumption, not in reference; fake-azure.md §4.2 says only
+            # Throttling text: (harness assumption, not in reference;
+            # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors says
+            # only
             # "throttling";
             # https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling)
             msg = f.message or ("The request is being throttled as the limit has been reached for operation type - "
@@ -553,8 +556,9 @@ class FaultService:
 
     def provision(self, ctx: dict, sku: dict | None = None, parsed: dict | None = None) -> ARMError | None:
         """Fire the first provisioning fault rule that matches a write.  A synchronous fault is
-        raised here; an asynchronous one is returned for the operation to deliver (fake-azure.md
-        §4.2 says which is which; the async path is the Failed status of
+        raised here; an asynchronous one is returned for the operation to deliver
+        (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors says which
+        is which; the async path is the Failed status of
         https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations).  None: no
         fault fired."""
         ctx = dict(ctx)
@@ -578,7 +582,7 @@ class FaultService:
 
 
 def disk_controller_mismatch(sku: dict, parsed: dict) -> bool:
-    """reported-bugs.md R09: an NVMe-only size (``DiskControllerTypes`` without SCSI) booted
+    """Azure/karpenter-provider-azure#616: an NVMe-only size (``DiskControllerTypes`` without SCSI) booted
     without ``storageProfile.diskControllerType: NVMe``."""
     ctrl = (capability(sku, "DiskControllerTypes") or "").replace(" ", "").lower().split(",")
     return ctrl != [""] and "scsi" not in ctrl and (parsed.get("disk_controller") or "").lower() != "nvme"

@@ -1,4 +1,5 @@
-"""Long-running operations (the ARM async pattern, fake-azure.md §2.4).
+"""Long-running operations (the ARM async pattern,
+https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations).
 
 An :class:`Operation` is the status resource behind an ``Azure-AsyncOperation`` URL.  It
 moves from ``InProgress`` to a terminal status after a configured number of status polls
@@ -64,8 +65,8 @@ class Operation:
     def status_body(self) -> dict:
         """The operation status resource
         (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations).  Compute
-        returns name/startTime/endTime (fake-azure.md §2.4); Network returns just ``status`` (+ ``error``)
-        (fake-azure.md §3)."""
+        returns name/startTime/endTime; Network returns just ``status`` (+ ``error``)
+        (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces)."""
         body: dict = {"status": self.status}
         if self.namespace != "Microsoft.Network":
             body = {"startTime": iso(self.start), "status": self.status, "name": self.id}
@@ -204,7 +205,9 @@ class Lro:
 
     def headers(self, req: Request, op: Operation, location_header: bool) -> dict[str, str]:
         """Absolute status URLs on the request's base URL (the SDK polls them as given: azure-core 1.41.0
-        azure/core/polling/base_polling.py OperationResourcePolling.get_polling_url; fake-azure.md §2.3/§2.4)."""
+        azure/core/polling/base_polling.py OperationResourcePolling.get_polling_url;
+        https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update,
+        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations)."""
         api = req.query_ci.get("api-version", "2026-04-01")
         url = (f"{req.base_url}/subscriptions/{self.subscription_id}/providers/{op.namespace}/locations/"
                f"{op.location}/operations/{op.id}")
@@ -231,9 +234,12 @@ class Lro:
               location_header: bool = False, done_status: int = 200) -> Response:
         """The answer to the request that started ``op``: ``status`` with an absolute
         Azure-AsyncOperation URL (+ a Location monitor URL for deletes;
-        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations), fake-azure.md
-        §2.3/§2.4/§2.5.  lro="sync": the operation is already done, so ``done_status`` with the
-        final body and no async headers (fake-azure.md §2.4 item 3).  The body must be taken after the
+        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations),
+        https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update,
+        https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations,
+        https://learn.microsoft.com/rest/api/compute/virtual-machines/delete.  lro="sync": the operation is already
+        done, so ``done_status`` with the
+        final body and no async headers.  The body must be taken after the
         operation started, so that lro="sync" shows the final state."""
         if op.done and self.sync:
             return Response(done_status, body)
@@ -248,13 +254,16 @@ class Lro:
         self.store.poll(op)
         extra = {} if op.done else self._retry_headers()
         if req.query_ci.get("monitor", "").lower() == "true":
-            # Location (monitor) polling, fake-azure.md §2.4 item 2: 202 while running, then the
+            # Location (monitor) polling,
+            # https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations: 202 while running,
+            # then the
             # outcome as a status code (azure-core 1.41.0 azure/core/polling/base_polling.py LocationPolling).
             if not op.done:
                 return Response(202, None, {"Location": req.url, **extra})
             if op.status == "Failed" and op.error is not None:
                 # a poll answer other than 200/201/202/204 surfaces as HttpResponseError (azure-core 1.41.0
-                # azure/core/polling/base_polling.py _raise_if_bad_http_status_and_method; fake-azure.md §2.4); that a
+                # azure/core/polling/base_polling.py _raise_if_bad_http_status_and_method;
+                # https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations); that a
                 # failed monitor poll answers 409 (or the error's own 4xx/5xx) is a harness assumption.
                 return error_response(op.error.as_sync())
             return Response(200)

@@ -9,7 +9,8 @@ threads, processes and containers.  Binds 127.0.0.1 by default.
 ARM paths (``/subscriptions/...``), the Retail Prices path (``/api/retail/prices``)
 and the control API (``/_fakeazure/...``) share the one port.  Clients use the URL as
 their ``base_url`` (see ``fakeazure.clients``; over plain HTTP, bearer tokens need the policy
-of fake-azure.md §5.2, since azure-core 1.41.0 azure/core/pipeline/policies/_authentication.py
+of azure-core 1.41.0 azure/core/pipeline/policies/_authentication.py, since azure-core 1.41.0
+azure/core/pipeline/policies/_authentication.py
 _enforce_https refuses them).  Every absolute URL the fake returns (Azure-AsyncOperation, Location,
 nextLink) is built on the server's own address and scheme, never on an arbitrary Host header: only
 a name the server was told it answers for (``tls_names``: Azure's host names a sandbox resolves to

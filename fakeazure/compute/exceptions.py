@@ -1,9 +1,12 @@
 """Compute (CRP) errors with the wording Karpenter and the SDK match on.
 
-Sources: fake-azure.md §2.3, §4.2 (real message templates) and the CRP wording
+Sources: https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update,
+https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors (real message
+templates) and the CRP wording
 used by Karpenter's fake (karpenter-provider-azure v1.14.0 ``pkg/fake/aksmachinesapi.go``).  Karpenter
 matches the *code* plus substrings of the whole error text (github.com/Azure/azure-sdk-for-go-extensions
-v0.6.0 pkg/errors/common.go; fake-azure.md §4.2/§4.3):
+v0.6.0 pkg/errors/common.go;
+https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors):
 ``LowPriorityCores``, ``Family Cores quota``, ``exceeding approved Total Regional
 Cores quota``, ``Current Limit: 0``.
 """
@@ -29,7 +32,8 @@ _QUOTA_PORTAL = ("https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/U
 
 def _quota_message(what: str, sub: str, region: str, limit: int, usage: int, required: int, resource: str,
                    docs: str) -> str:
-    # fake-azure.md §4.2 (real text quoted from https://github.com/Azure/karpenter-provider-azure/issues/192
+    # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors (real text
+    # quoted from https://github.com/Azure/karpenter-provider-azure/issues/192
     # and https://github.com/cloud-barista/cb-spider/issues/1558).
     new = usage + required
     portal = _QUOTA_PORTAL.format(sub=sub, region=region, resource=resource, new=new)
@@ -57,14 +61,16 @@ def regional_quota(sub: str, region: str, limit: int, usage: int, required: int)
 def low_priority_quota(sub: str, region: str, limit: int, usage: int, required: int) -> ARMError:
     # The readable part says "Low Priority Cores"; the literal `LowPriorityCores` that
     # Karpenter matches is in the quota URL (github.com/Azure/azure-sdk-for-go-extensions v0.6.0
-    # pkg/errors/common.go isLowPriorityQuotaExceeded; fake-azure.md §4.2).
+    # pkg/errors/common.go isLowPriorityQuotaExceeded;
+    # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors).
     return ARMError("OperationNotAllowed", _quota_message(
         "Low Priority Cores", sub, region, limit, usage, required, "LowPriorityCores",
         "https://docs.microsoft.com/en-us/azure/azure-supportability/low-priority-quota"), 409)
 
 
 def sku_not_available(sub: str, vm_id: str, region: str, zones: list[str]) -> ARMError:
-    # fake-azure.md §4.2, real template (https://github.com/Azure-Samples/azuresandbox/issues/70).
+    # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors, real template
+    # (https://github.com/Azure-Samples/azuresandbox/issues/70).
     if zones:
         where = f"in location '{region}' zones '{','.join(zones)}'"
         alt = "deploy to a different location or zones"
@@ -78,7 +84,9 @@ def sku_not_available(sub: str, vm_id: str, region: str, zones: list[str]) -> AR
 
 
 def sku_not_available_capacity(size: str, region: str) -> ARMError:
-    # The newer capacity-restriction variant (fake-azure.md §4.2; karpenter-provider-azure v1.14.0
+    # The newer capacity-restriction variant
+    # (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors;
+    # karpenter-provider-azure v1.14.0
     # pkg/fake/aksmachinesapi.go AKSMachineAPIProvisioningErrorSkuNotAvailable), used for Spot.
     return ARMError("SkuNotAvailable",
                     f"The requested VM size for resource 'Following SKUs have failed for Capacity "
@@ -89,15 +97,18 @@ def sku_not_available_capacity(size: str, region: str) -> ARMError:
 
 def zonal_allocation_failed(size: str, zone: str) -> ARMError:
     # Async: the status poll itself is HTTP 200
-    # (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations; fake-azure.md §2.4).
+    # (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations).
     if not zone:
-        # fake-azure.md §4.2: the real text without size and zone
+        # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors: the real
+        # text without size and zone
         # (https://github.com/cloudfoundry/bosh-azure-cpi-release/issues/443).
         return ARMError("ZonalAllocationFailed",
                         "Allocation failed. We do not have sufficient capacity for the requested VM size in "
                         "this zone. Read more about improving likelihood of allocation success at "
                         "http://aka.ms/allocation-guidance", 200)
-    # Newer text with size and zone (fake-azure.md §4.2; karpenter-provider-azure v1.14.0
+    # Newer text with size and zone
+    # (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors;
+    # karpenter-provider-azure v1.14.0
     # pkg/fake/aksmachinesapi.go AKSMachineAPIProvisioningErrorZoneAllocationFailed).
     return ARMError("ZonalAllocationFailed",
                     f"Allocation failed. We do not have sufficient capacity for the requested VM size {size} "
@@ -126,7 +137,9 @@ def overconstrained_zonal(spot: bool) -> ARMError:
     if spot:
         # the item's text is the one karpenter-provider-azure v1.14.0 pkg/fake/aksmachinesapi.go
         # AKSMachineAPIProvisioningErrorOverconstrainedZonalAllocation lists; that it appears for spot
-        # only is a harness assumption (fake-azure.md §4.2 names only e.g. Low Priority VMs and
+        # only is a harness assumption
+        # (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors names
+        # only e.g. Low Priority VMs and
         # Networking Constraints as items of the varying list)
         items += ["Preemptible VMs (VM might be preempted by another VM with a higher priority)"]
     items += ["VM Size"]
@@ -144,7 +157,8 @@ def overconstrained(ephemeral: bool, spot: bool) -> ARMError:
 
 
 def property_change_not_allowed(prop: str) -> ARMError:
-    # fake-azure.md §2.3 (quoted as a real error in Karpenter's fake: karpenter-provider-azure v1.14.0
+    # https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update (quoted as a real error in
+    # Karpenter's fake: karpenter-provider-azure v1.14.0
     # pkg/fake/virtualmachinesapi.go).
     return ARMError("PropertyChangeNotAllowed", f"Changing property '{prop}' is not allowed.", 409, target=prop)
 
@@ -158,7 +172,7 @@ def extension_not_found(rg: str, vm_name: str, ext: str) -> ARMError:
 
 
 def disk_controller_mismatch(size: str) -> ARMError:
-    # reported-bugs.md R09 (exact message; the status code and error code are not shown in
+    # Azure/karpenter-provider-azure#616 (exact message; the status code and error code are not shown in
     # the report -- 400 BadRequest is our assumption, a rule may override `status`).
     return ARMError("BadRequest",
                     f"The VM size '{size}' cannot boot with OS image or disk. Please check that disk controller "

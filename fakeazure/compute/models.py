@@ -6,12 +6,15 @@ ARM invariants modelled here:
 * a VM consumes its SKU family's quota and the regional ``cores`` total (Spot VMs
   consume ``lowPriorityCores`` instead) from PUT acceptance until it is deleted,
   evicted or its creation fails (https://learn.microsoft.com/rest/api/compute/usage/list;
-  fake-azure.md §6, azure-provider.md §2.2);
+  https://learn.microsoft.com/rest/api/compute/usage/list, github.com/Azure/karpenter-provider-azure v1.14.0
+  pkg/providers/instancetype/instancetypes.go createOfferings);
 * a VM needs its NICs: every referenced NIC must exist and not belong to another VM;
 * names are unique per resource group, case-insensitively
-  (https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules; fake-azure.md §0);
+  (https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules;
+  https://learn.microsoft.com/rest/api/azure/);
 * ``zones`` and ``customData`` cannot change on an existing VM (409
-  PropertyChangeNotAllowed, fake-azure.md §2.3); customData is never returned
+  PropertyChangeNotAllowed, https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update);
+  customData is never returned
   (https://github.com/Azure/azure-cli/issues/20870).
 """
 from __future__ import annotations
@@ -47,7 +50,8 @@ def _norm_zones(zones: Any) -> list[str]:
 
 
 def is_spot(priority: str | None) -> bool:
-    """Spot and its older name Low (fake-azure.md §2.2: priority "Spot" | "Regular", enum also "Low":
+    """Spot and its older name Low (https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update:
+    priority "Spot" | "Regular", enum also "Low":
     azure-mgmt-compute 39.0.0 azure/mgmt/compute/models/_enums.py VirtualMachinePriorityTypes)."""
     return (priority or "Regular").lower() in ("spot", "low")
 
@@ -141,7 +145,7 @@ class ComputeModel:
         """The error a provisioning fault rule stands for, in CRP's wording (fakeazure/compute/exceptions.py
         names each source;
         https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors;
-        fake-azure.md §4.2)."""
+        https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors)."""
         region = (ctx.get("location") or default_region).lower()
         zone = ctx.get("zone") or ""
         spot = is_spot(ctx.get("priority"))
@@ -216,7 +220,8 @@ class ComputeModel:
         """The SKU of the requested size; an unknown or location-restricted size is 409
         SkuNotAvailable
         (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/error-sku-not-available;
-        fake-azure.md §1.3, §10.3)."""
+        github.com/Azure/skewer@v0.0.24/sku.go HasLocationRestriction,
+        https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update)."""
         region = p["location"].lower()
         sku = self.find_sku(region, p["size"])
         if sku is None or cat.location_restricted(sku, region):
@@ -233,14 +238,16 @@ class ComputeModel:
             ok = set(cat.available_zones(sku, region))
             if any(z not in ok for z in p["zones"]):
                 if not listed and not self.skus.zonal(region):
-                    # fake-azure.md §4.2 InvalidParameter (400, target = the property;
+                    # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors
+                    # InvalidParameter (400, target = the property;
                     # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors);
                     # the message text is a harness assumption, not in reference.
                     raise exc.invalid_parameter(
                         f"The zone(s) '{','.join(p['zones'])}' for resource '{vm_id}' is not supported. "
                         f"The supported zones for location '{region}' are ''", "zones")
                 raise exc.sku_not_available(sub, vm_id, region, p["zones"])
-        # Spot needs LowPriorityCapable (fake-azure.md §1.3: spot restriction shows only there; the
+        # Spot needs LowPriorityCapable (github.com/Azure/skewer@v0.0.24/sku.go HasLocationRestriction: spot
+        # restriction shows only there; the
         # provider checks it too: karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
         # createOfferings)
         if is_spot(p["priority"]) and (cat.capability(sku, "LowPriorityCapable") or "").lower() != "true":
@@ -283,14 +290,17 @@ class ComputeModel:
                            f"The resource '{vm.name}' already exists in location '{vm.location}' in resource "
                            f"group '{vm.rg}'. A resource with the same name cannot be created in location "
                            f"'{p['location']}'. Please select a new resource name.", 409)
-        # fake-azure.md §2.3: immutable properties (PropertyChangeNotAllowed as in karpenter-provider-azure
+        # https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update: immutable properties
+        # (PropertyChangeNotAllowed as in karpenter-provider-azure
         # v1.14.0 pkg/fake/virtualmachinesapi.go).
         if sorted(p["zones"]) != sorted(vm.zones):
             raise exc.property_change_not_allowed("zones")
         if p["custom_data"] is not None and _digest(p["custom_data"]) != vm.custom_data_digest:
             raise exc.property_change_not_allowed("customData")
         if (p["priority"] or "Regular").lower() != (vm.priority or "Regular").lower():
-            # (harness assumption, not in reference: fake-azure.md §2.3 names only zones and customData as
+            # (harness assumption, not in reference:
+            # https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update names only zones and
+            # customData as
             # immutable; priority is treated the same way, with the code of karpenter-provider-azure
             # v1.14.0 pkg/fake/virtualmachinesapi.go)
             raise exc.property_change_not_allowed("priority")
@@ -299,11 +309,11 @@ class ComputeModel:
                    created: float) -> dict:
         """The VM resource as ARM returns it
         (https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update;
-        fake-azure.md §2.3): server-filled fields,
+        https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update): server-filled fields,
         no customData/adminPassword."""
         b = clone_json(body)
         # read-only, sent by the Go SDK, ignored (karpenter-provider-azure v1.14.0
-        # pkg/providers/instance/vminstance.go newVMObject; fake-azure.md §2.2)
+        # pkg/providers/instance/vminstance.go newVMObject)
         b.pop("name", None)
         props = b.setdefault("properties", {})
         os_profile = props.get("osProfile")
@@ -399,7 +409,7 @@ class ComputeModel:
 
     def remove(self, vm: VirtualMachine) -> None:
         """Finish a delete: free quota, cascade-delete NICs/disk with deleteOption Delete
-        (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete; fake-azure.md §2.5)."""
+        (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete)."""
         vm.holds_quota = False
         if self.vms.pop(vm.key, None) is not None:
             self.removed.append((vm.created, self.clock.time(), self.view(vm)))

@@ -3,7 +3,8 @@ the cores the VMs hold against them.
 
 Model: a VM consumes its SKU family's quota and the regional ``cores`` total (Spot VMs
 consume ``lowPriorityCores`` instead) from PUT acceptance until it is deleted, evicted or its
-creation fails (fake-azure.md §6, azure-provider.md §2.2).  Documented usages API:
+creation fails (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
+createOfferings).  Documented usages API:
 https://learn.microsoft.com/rest/api/compute/usage/list
 """
 from __future__ import annotations
@@ -75,8 +76,7 @@ class Quota:
                    if vm.holds_quota and vm.spot and vm.location.lower() == region.lower())
 
     def usage_rows(self, region: str) -> list[dict]:
-        """The Compute usages list (https://learn.microsoft.com/rest/api/compute/usage/list; fake-azure.md
-        §6): cores, lowPriorityCores,
+        """The Compute usages list (https://learn.microsoft.com/rest/api/compute/usage/list): cores, lowPriorityCores,
         virtualMachines, then one entry per VM family of the region."""
         region = region.lower()
         rows = [
@@ -103,7 +103,9 @@ class Quota:
 
     def check(self, sub: str, region: str, sku: dict, spot: bool, delta: int) -> None:
         """Real quota from usages (as karpenter-provider-azure v1.14.0 pkg/providers/quota/quota.go
-        DefaultProvider.HasQuotaFor reads them; azure-provider.md §2.2; messages fake-azure.md §4.2)."""
+        DefaultProvider.HasQuotaFor reads them; github.com/Azure/karpenter-provider-azure v1.14.0
+        pkg/providers/instancetype/instancetypes.go createOfferings; messages
+        https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors)."""
         if delta <= 0:
             return
         if spot:
@@ -147,7 +149,7 @@ def _usage(name: str, localized: str, current: int, limit: int) -> dict:
 
 def _family_display(fam: str) -> str:
     # "standardDSv3Family" -> "Standard DSv3 Family vCPUs" (typical localizedValue of
-    # https://learn.microsoft.com/rest/api/compute/usage/list; fake-azure.md §6).
+    # https://learn.microsoft.com/rest/api/compute/usage/list).
     if " " in fam:
         return f"{fam} vCPUs"
     return f"Standard {cat.family_core(fam)} Family vCPUs"

@@ -25,8 +25,8 @@ _LOCATION_FILTER = re.compile(r"^\s*location\s+eq\s+'([^']*)'\s*$", re.IGNORECAS
 
 
 def list_skus(ctx: "ArmContext", req: Request, p: dict) -> Response:
-    """ResourceSkus_List (https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md
-    §1.1): optional ``$filter=location eq '<r>'``
+    """ResourceSkus_List (https://learn.microsoft.com/rest/api/compute/resource-skus/list): optional
+    ``$filter=location eq '<r>'``
     (the only filter the service supports), paged with an absolute nextLink."""
     flt = req.query_ci.get("$filter")
     region = None
@@ -128,7 +128,7 @@ def patch_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
 
 def delete_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """202 + Azure-AsyncOperation + Location while deleting; 204 when missing
-    (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete; fake-azure.md §2.5).
+    (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete).
     ``forceDeletion`` is accepted and ignored."""
     sub = ctx.subscription
     compute = ctx.compute

@@ -1,5 +1,5 @@
 """The Resource SKU catalog the compute model serves and checks VM sizes against
-(ResourceSkus_List, https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1).
+(ResourceSkus_List, https://learn.microsoft.com/rest/api/compute/resource-skus/list).
 Stored per region, keyed by lowercased size name."""
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """URL table for Microsoft.Compute (paths are matched case-insensitively, as ARM does:
-https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules; fake-azure.md §0)."""
+https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules;
+https://learn.microsoft.com/rest/api/azure/)."""
 from __future__ import annotations
 
 from ..arm import RG_PATH as RG, SUB_PATH as SUB

@@ -1,5 +1,5 @@
 """Network (NRP) errors (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces;
-fake-azure.md §3; message wording unverified there)."""
+https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces; message wording unverified there)."""
 from __future__ import annotations
 
 from ..arm import ARMError, invalid_resource_reference, resource_not_found
@@ -13,7 +13,7 @@ def nic_not_found(rg: str, name: str) -> ARMError:
 
 
 def nic_in_use(nic_id: str, vm_id: str) -> ARMError:
-    # Deleting a NIC still attached to a VM (fake-azure.md §3, NicInUse; wording unverified;
+    # Deleting a NIC still attached to a VM (NicInUse; wording unverified;
     # https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/delete).
     return ARMError("NicInUse",
                     f"Network Interface {nic_id} is used by existing resource {vm_id}. In order to delete the "
@@ -23,7 +23,8 @@ def nic_in_use(nic_id: str, vm_id: str) -> ARMError:
 
 def invalid_reference(ref_id: str, nic_id: str) -> ARMError:
     # a referenced subnet, backend pool or NSG does not exist (karpenter-provider-azure v1.14.0
-    # pkg/providers/instance/lberrors.go reads this error; fake-azure.md §3).
+    # pkg/providers/instance/lberrors.go reads this error;
+    # https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces).
     return invalid_resource_reference(ref_id, nic_id)
 
 

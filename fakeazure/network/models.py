@@ -1,5 +1,5 @@
 """Network interface model (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces;
-fake-azure.md §3).  No HTTP here.
+https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces).  No HTTP here.
 
 A NIC gets private IPs from a per-subnet counter (AKS's default node subnet
 10.224.0.0/16 starts at .4), an etag, and, once a VM references it, a
@@ -157,7 +157,7 @@ class NetworkModel:
         props.setdefault("enableAcceleratedNetworking", False)
         props.setdefault("enableIPForwarding", False)
         # read-only field of the NIC resource (azure-mgmt-network 33.1.0 azure/mgmt/network/models/_models.py
-        # NetworkInterface; fake-azure.md §3)
+        # NetworkInterface; https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces)
         props["vnetEncryptionSupported"] = False
         # (harness assumption, not in reference: the further defaults NRP fills in)
         props.setdefault("nicType", "Standard")
@@ -218,7 +218,7 @@ class NetworkModel:
         props = out["properties"]
         if nic.vm_id:
             # after a VM attaches, GET shows virtualMachine.id, macAddress, primary
-            # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/get; fake-azure.md §3).
+            # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/get).
             props["virtualMachine"] = {"id": nic.vm_id}
             props["macAddress"] = nic.mac
             props["primary"] = True

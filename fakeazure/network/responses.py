@@ -1,5 +1,5 @@
 """HTTP handlers for Microsoft.Network: network interfaces
-(https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces; fake-azure.md §3) and the read-only
+(https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces) and the read-only
 topology Karpenter reads (VNets, subnets, NSGs, load balancers; network/topology.py)."""
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def nic_operation_name(ctx: "ArmContext", p: dict, method: str) -> str:
 def put_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """201 (new) / 200 (update) with provisioningState Succeeded and assigned IPs, plus
     an Azure-AsyncOperation the client polls once (NRP behaviour,
-    https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/create-or-update; fake-azure.md §3)."""
+    https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/create-or-update)."""
     sub = ctx.subscription
     op_name = req.operation
     body = req.json()
@@ -42,7 +42,7 @@ def put_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     op = ctx.lro.start(op_name, "Microsoft.Network", nic.location, nic.id(sub), async_err, None, after_polls=1)
     status = 201 if created else 200
     # lro="sync" keeps 201/200: NRP answers with the final body either way
-    # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/create-or-update; fake-azure.md §3).
+    # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/create-or-update).
     return ctx.lro.reply(req, op, status, ctx.network.view(nic), done_status=status)
 
 
@@ -61,7 +61,7 @@ def patch_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
 
 def delete_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     """204 when missing (verified SDK behaviour,
-    https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/delete; fake-azure.md §3); 400
+    https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/delete); 400
     NicInUse while a VM
     holds it; otherwise 202 + Azure-AsyncOperation + Location."""
     sub = ctx.subscription

@@ -1,6 +1,7 @@
 """A Retail Prices client that pages and classifies the way Karpenter does
 (karpenter-provider-azure v1.14.0 pkg/providers/pricing/client/pricingapi.go GetProductsPricePages,
-pkg/providers/pricing/pricing.go processPage; fake-azure.md §7, azure-provider.md §2.4).  Works against
+pkg/providers/pricing/pricing.go processPage;
+https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).  Works against
 the in-process mock
 (default base URL) or a loopback server (pass its URL)."""
 from __future__ import annotations
@@ -37,7 +38,7 @@ def fetch_prices(region: str, session_or_base_url: Any = None, *, max_pages: int
 
     Items whose productName ends with " Windows" or meterName with " Low Priority" are
     skipped; skuName ending with " Spot" is the spot price (karpenter-provider-azure v1.14.0
-    pkg/providers/pricing/pricing.go processPage, categorizePrices; azure-provider.md §2.4).
+    pkg/providers/pricing/pricing.go processPage, categorizePrices).
 
     Every page URL on a real Azure host (the default base) raises
     :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active."""

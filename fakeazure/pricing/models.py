@@ -1,9 +1,11 @@
 """Azure Retail Prices model (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices;
-fake-azure.md §7): price items from the state's price
+https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices): price items from the state's
+price
 table, the OData ``$filter`` subset clients send, and paging.  No HTTP here.
 
 For every priced SKU a region gets the item kinds a real query returns, so the
-client-side classification Karpenter does is exercised (azure-provider.md §2.4):
+client-side classification Karpenter does is exercised (github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/providers/pricing/pricing.go):
 Linux on-demand, Linux Spot (``skuName`` ending `` Spot``), Linux Low Priority
 (``meterName`` ending `` Low Priority``), Windows (``productName`` ending
 `` Windows``) and a 1-year Reservation (``type: Reservation``).
@@ -273,7 +275,7 @@ def compile_filter(text: str | None, case_sensitive: bool) -> Callable[[dict], b
 
     ``priceType`` is the filter's name for the item field ``type``.  In api-version
     ``2023-01-01-preview`` values compare case-sensitively
-    (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7)."""
+    (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices)."""
     if not text or not text.strip():
         return lambda it: True
     pred = _Parser(_tokens(text), case_sensitive).parse()

@@ -1,5 +1,5 @@
 """HTTP handler for ``GET /api/retail/prices``
-(https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7)."""
+(https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def list_prices(ctx: "ArmContext", req: Request, p: dict) -> Response:
     api_version = req.query_ci.get("api-version", "")
     # Values compare case-sensitively in 2023-01-01-preview
-    # (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7).
+    # (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).
     pred = compile_filter(req.query_ci.get("$filter"), case_sensitive=api_version.startswith("2023-01-01"))
     items = [it for it in ctx.prices.items() if pred(it)]
     try:
@@ -29,10 +29,10 @@ def list_prices(ctx: "ArmContext", req: Request, p: dict) -> Response:
         base = req.base_url
         if req.host == "prices.azure.com" and req.scheme == "https" and ":" not in req.netloc:
             # the real service's NextPageLink form
-            # (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices; fake-azure.md §7)
+            # (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices)
             base = "https://prices.azure.com:443"
         nxt = with_query(base, req.path, params)
     # PascalCase envelope, camelCase items (karpenter-provider-azure v1.14.0
-    # pkg/providers/pricing/client/pricingapi_types.go; fake-azure.md §7).
+    # pkg/providers/pricing/client/pricingapi_types.go).
     return Response(200, {"BillingCurrency": "USD", "CustomerEntityId": "Default",
                           "CustomerEntityType": "Retail", "Items": page, "NextPageLink": nxt, "Count": len(page)})

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         # kwok >= v0.8.0 has no built-in stages (sigs.k8s.io/kwok v0.8.0
         # kustomize/stage/node/fast/node-initialize.yaml and the like are opt-in): assembled once
-        # (cluster-backends.md §3.2)
+        # (sigs.k8s.io/kwok v0.8.0 kustomize/stage/node/fast/node-initialize.yaml)
         stages = bs.kwok_stages
         report = {"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
                   "paths": {k: str(v) for k, v in bs.paths.items()},

@@ -3,8 +3,8 @@
 The loop talks to a `Cluster` only through these calls, each made under an `Identity`, so the
 same simulated kubelet write is judged by the model's NodeRestriction emulation on `embedded`
 and by the real NodeRestriction admission plugin on `local`/`container`
-(k8s.io/kubernetes v1.36.3 plugin/pkg/admission/noderestriction/admission.go; reference/cluster-backends.md
-§4.4, karpenter-core.md §6.3).
+(k8s.io/kubernetes v1.36.3 plugin/pkg/admission/noderestriction/admission.go;
+https://kubernetes.io/docs/reference/access-authn-authz/node/).
 """
 from __future__ import annotations
 

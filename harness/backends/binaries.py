@@ -1,7 +1,8 @@
 """Find (and if asked, build) the control-plane binaries the real backends run.
 
 Lookup order for each binary (envtest's $KUBEBUILDER_ASSETS convention: sigs.k8s.io/controller-runtime
-v0.23.1 pkg/internal/testing/process/bin_path_finder.go BinPathFinder; reference/cluster-backends.md §5.4
+v0.23.1 pkg/internal/testing/process/bin_path_finder.go BinPathFinder; sigs.k8s.io/controller-runtime v0.23.1
+pkg/internal/testing/process/process.go
 "LocalBinariesBackend"):
   1. its own env override: KUBE_APISERVER_BIN, ETCD_BIN, KUBE_SCHEDULER_BIN,
      KUBE_CONTROLLER_MANAGER_BIN, KWOK_BIN;
@@ -9,7 +10,8 @@ v0.23.1 pkg/internal/testing/process/bin_path_finder.go BinPathFinder; reference
   3. $HARNESS_BIN_DIR;
   4. the build cache, keyed by versions: <cache>/bin/k8s-<K8S_VERSION>-etcd-<ETCD_VERSION>-kwok-<KWOK_VERSION>/
      (written by `python -m harness.backends build`, which runs build-binaries.sh: the Go module
-     proxy, §1-§3).
+     proxy, k8s.io/kubernetes v1.36.3 go.mod, go.etcd.io/etcd/server/v3 v3.6.4 go.mod, sigs.k8s.io/kwok v0.8.0
+     pkg/kwok/cmd/root.go).
 The pinned default versions and the cache layout live here only; build-binaries.sh gets them from build().
 Every binary found is validated with `--version` (once per path+mtime per process).
 """
@@ -32,7 +34,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_K8S_VERSION = "v1.36.3"
 # etcd paired with Kubernetes 1.36 (k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go
-# DefaultEtcdVersion; envtest's pairing, cluster-backends.md §1.2 table)
+# DefaultEtcdVersion; envtest's pairing, k8s.io/kubernetes v1.36.3 go.mod)
 DEFAULT_ETCD_VERSION = "v3.6.8"
 DEFAULT_KWOK_VERSION = "v0.8.0"
 
@@ -75,7 +77,8 @@ def cached_bin_dir() -> Path:
 
 
 # The node binaries (built like kind's node image carries them: sigs.k8s.io/kind v0.33.0
-# pkg/build/nodeimage/build.go; reference/kind-airgapped.md §2): the same wrapper-module build, its own bin dir,
+# pkg/build/nodeimage/build.go; k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go): the same
+# wrapper-module build, its own bin dir,
 # so the control-plane dir above keeps its name (and cache key).
 NODE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-proxy")
 NODE_ENV_OVERRIDES = {n: n.upper().replace("-", "_") + "_BIN" for n in NODE_BINARIES}    # KUBELET_BIN, ...
@@ -238,7 +241,7 @@ def _version_of(path: str, mtime: float) -> str:
     m = re.search(r"v?(\d+\.\d+\.\d+[-+.\w]*)", text)
     if not m or (name.startswith("kube-") and "v0.0.0" in text):
         # an unstamped k8s build reports v0.0.0-master+$Format:%H$ (k8s.io/component-base v0.36.3
-        # version/base.go gitVersion); tools that parse it break (cluster-backends.md §1.5).
+        # version/base.go gitVersion); tools that parse it break (k8s.io/kubernetes v1.36.3 hack/lib/version.sh).
         raise BinariesError(f"{path} --version gave no usable version: {text[:200]!r}")
     return m.group(0) if m.group(0).startswith("v") else "v" + m.group(1)
 
@@ -266,7 +269,7 @@ class BinarySet:
     @property
     def kwok_stages(self) -> Path | None:
         """Stage config for kwok >= v0.8.0 (which has no built-in stages: sigs.k8s.io/kwok v0.8.0
-        kustomize/stage/node/fast/node-initialize.yaml and the like are opt-in; cluster-backends.md §3.2)."""
+        kustomize/stage/node/fast/node-initialize.yaml and the like are opt-in)."""
         if "kwok" not in self.paths:
             return None
         return kwok_stages_file(self.paths["kwok"].parent)
@@ -352,7 +355,7 @@ def missing_message(bs: BinarySet, need) -> str:
 
 
 # -- kwok stages (kwok v0.8.0 ships no default stages; these are sigs.k8s.io/kwok v0.8.0
-#    kustomize/stage/node/fast/node-initialize.yaml and its siblings; cluster-backends.md §3.2) --
+#    kustomize/stage/node/fast/node-initialize.yaml and its siblings) --
 KWOK_STAGE_DIRS = ("kustomize/stage/node/fast", "kustomize/stage/node/heartbeat", "kustomize/stage/pod/fast")
 
 

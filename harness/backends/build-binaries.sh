@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build pinned Kubernetes control-plane binaries, etcd and kwok from the Go module proxy
-# (reference/cluster-backends.md §1-§3). Run through `python -m harness.backends build`, which owns
+# (k8s.io/kubernetes v1.36.3 go.mod, go.etcd.io/etcd/server/v3 v3.6.4 go.mod, sigs.k8s.io/kwok v0.8.0
+# pkg/kwok/cmd/root.go). Run through `python -m harness.backends build`, which owns
 # the pinned versions, the cache layout and kwok's stage config (harness/backends/binaries.py):
 #
 #   K8S_VERSION=... ETCD_VERSION=... KWOK_VERSION=... build-binaries.sh <bin dir> <work dir>
@@ -9,7 +10,8 @@
 #
 # The second form builds the node binaries (kubelet, kubeadm, kubectl, kube-proxy) of the same
 # version from the same kind of wrapper module, in its own module dir and bin dir (the
-# control-plane bin dir and its cache key are unchanged); reference/kind-airgapped.md §2.
+# control-plane bin dir and its cache key are unchanged); k8s.io/kubernetes v1.36.3
+# cmd/kubeadm/app/constants/constants.go.
 #
 #   K8S_VERSION=... K8S_EDITS=<edits.json> K8S_EDITS_NAME=fast build-binaries.sh --kcm <bin dir> <work dir>
 #
@@ -60,7 +62,7 @@ mkdir -p "$OUT" "$WORK"
 minor=${K8S_VERSION#v1.}            # e.g. 36.3
 staging_version="v0.$minor"          # staging modules are published as v0.<minor>.<patch>
 
-# --- Kubernetes: a wrapper main module replacing every staging module (§1.1-§1.3) ---
+# --- Kubernetes: a wrapper main module replacing every staging module (k8s.io/kubernetes v1.36.3 go.mod) ---
 # k8s_build <module dir> <cmd>...: generate the wrapper module in <module dir>, build k8s.io/kubernetes/cmd/<cmd>
 # for each <cmd> into $OUT with the version ldflags.
 k8s_build() {
@@ -78,7 +80,7 @@ k8s_build() {
     grep -m1 '^godebug ' "$gomod" || true
     echo "require k8s.io/kubernetes $K8S_VERSION"
     echo "replace ("
-    # Robust rule: derive the staging list from the tag's own go.mod (§1.2)
+    # Robust rule: derive the staging list from the tag's own go.mod (k8s.io/kubernetes v1.36.3 go.mod)
     grep -oE '^\s*k8s.io/[^ ]+ => ./staging/src/k8s.io/[^ ]+' "$gomod" | awk -v v="$staging_version" '{print "\t" $1 " => " $1 " " v}'
     echo ")"
   } > go.mod
@@ -125,7 +127,7 @@ if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$
   k8s_build "$WORK/k8s-$K8S_VERSION" kube-apiserver kube-controller-manager kube-scheduler
 fi
 
-# --- etcd: its own wrapper module (§2.1) ---
+# --- etcd: its own wrapper module (go.etcd.io/etcd/server/v3 v3.6.4 go.mod) ---
 if ! [ -x "$OUT/etcd" ]; then
   t0=$(date +%s)
   d="$WORK/etcd-$ETCD_VERSION"; mkdir -p "$d"; cd "$d"
@@ -142,7 +144,7 @@ MOD
   log "etcd built in $(( $(date +%s) - t0 ))s"
 fi
 
-# --- kwok: no replace directives, go install works (§3.1) ---
+# --- kwok: no replace directives, go install works (sigs.k8s.io/kwok v0.8.0 cmd/kwok/main.go) ---
 if ! [ -x "$OUT/kwok" ]; then
   t0=$(date +%s)
   log "building kwok $KWOK_VERSION"

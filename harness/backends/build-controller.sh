@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the Karpenter-on-Azure controller (./cmd/controller of github.com/Azure/karpenter-provider-azure)
 # from the Go module proxy, as a dependency of a generated wrapper module (the pattern of
-# build-binaries.sh; reference/real-controller.md "Recipe 1"). Run through
+# build-binaries.sh; github.com/Azure/karpenter-provider-azure v1.14.0 cmd/controller/main.go). Run through
 # `python -m harness.backends build --controller [--provider-src DIR]`, which owns the pinned version,
 # the cache layout and the lock (harness/backends/controller.py):
 #
@@ -54,7 +54,7 @@ fi
   if [ -n "${PROVIDER_SRC:-}" ]; then
     echo "replace $MOD => $src"
     # replace directives only apply in the main module: carry the checkout's own, with its relative
-    # paths made absolute (cluster-backends.md §1.1)
+    # paths made absolute (k8s.io/kubernetes v1.36.3 go.mod)
     python3 - "$gomod" "$src" <<'PY'
 import os, re, sys
 text = open(sys.argv[1]).read()

@@ -400,7 +400,7 @@ class ContainerBackend(RealBackend):
 
     def _start_k3s(self, cluster: ContainerCluster) -> None:
         """k3s through testcontainers' K3SContainer (testcontainers 4.15.0
-        testcontainers/community/k3s/__init__.py; cluster-backends.md §5.1). Needs a registry or a preloaded
+        testcontainers/community/k3s/__init__.py). Needs a registry or a preloaded
         image."""
         from testcontainers.community.k3s import K3SContainer
         ok, why = self._k3s_image_available()

@@ -2,11 +2,12 @@
 
 Sources (Go module proxy, never committed; they live in the Go module cache and the harness cache):
   * Karpenter core `sigs.k8s.io/karpenter@v1.14.0` `pkg/apis/crds/karpenter.sh_nodepools.yaml`,
-    `karpenter.sh_nodeclaims.yaml` (karpenter-core.md §5);
+    `karpenter.sh_nodeclaims.yaml`;
   * Azure provider `github.com/Azure/karpenter-provider-azure@v1.14.0`
     `pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml` (override with AZURE_PROVIDER_VERSION).
 
-What upstream does and we repeat (azure-provider.md §3.3): the provider's NodePool/NodeClaim CRDs are
+What upstream does and we repeat (github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/apis/crds/karpenter.sh_nodepools.yaml): the provider's NodePool/NodeClaim CRDs are
 core's, with `hack/validation/{labels,requirements}.sh` yq patches replacing the label/requirement-key
 rules. Here the replacement rules come from the profile data via `harness.model.crdrules`:
   * NodePool `spec.template.metadata.labels.x-kubernetes-validations` = label_map_rules(NODEPOOL_LABELS)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Make a Docker daemon available for the `container` backend (reference/cluster-backends.md §5).
+# Make a Docker daemon available for the `container` backend (testcontainers-python 4.15.0
+# src/testcontainers/core/container.py).
 # Idempotent: does nothing when `docker info` already answers.
 #
 #   harness/backends/docker-up.sh          # install Debian's docker.io if dockerd is missing, start it
@@ -15,7 +16,8 @@ DOCKERD_LOG=${DOCKERD_LOG:-/tmp/dockerd.log}
 DOCKERD_PIDFILE=${DOCKERD_PIDFILE:-/tmp/dockerd-harness.pid}
 TIMEOUT=${DOCKER_UP_TIMEOUT:-60}
 
-# The runc wrapper runtime the kind backend's privileged node containers use (reference/kind-airgapped.md,
+# The runc wrapper runtime the kind backend's privileged node containers use (sigs.k8s.io/kind v0.33.0
+# images/base/Dockerfile,
 # "Recipe" 1): `--privileged` fails where CAP_SYS_RESOURCE is missing from the bounding set. Installed as
 # /usr/local/bin/runc-nosysresource and registered in /etc/docker/daemon.json under "runtimes" (merged
 # into an existing file); a running dockerd reloads "runtimes" on SIGHUP. Skipped when not root.

@@ -3,7 +3,7 @@
 It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
 for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
 and NodeRestriction for node identities (k8s.io/kubernetes v1.36.3
-plugin/pkg/admission/noderestriction/admission.go; karpenter-core.md §6.3), and RuntimeClass admission
+plugin/pkg/admission/noderestriction/admission.go), and RuntimeClass admission
 for new pods (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go, in
 harness.model.runtimeclass). The real backends replace these
 judgements with the real API server's; the conformance run compares the two.
@@ -66,7 +66,7 @@ class EmbeddedCluster:
 
     def _node_restriction(self, obj: dict, old: dict | None, identity: Identity) -> None:
         """NodeRestriction admission for the `nodes` resource (k8s.io/kubernetes v1.36.3
-        plugin/pkg/admission/noderestriction/admission.go Plugin.admitNode; karpenter-core.md §6.3)."""
+        plugin/pkg/admission/noderestriction/admission.go Plugin.admitNode)."""
         if identity.kind != "node" or obj.get("kind") != "Node":
             return
         name = obj["metadata"]["name"]
@@ -142,7 +142,8 @@ class EmbeddedCluster:
             # local backend's API server adds it the same way): a new Node starts with
             # node.kubernetes.io/not-ready:NoSchedule until the node lifecycle controller sees Ready.
             # Karpenter waits for it to go as a known ephemeral taint (sigs.k8s.io/karpenter v1.14.0
-            # pkg/scheduling/taints.go KnownEphemeralTaints; karpenter-core.md §4.3).
+            # pkg/scheduling/taints.go KnownEphemeralTaints; sigs.k8s.io/karpenter v1.14.0
+            # pkg/controllers/nodeclaim/lifecycle/initialization.go).
             if kind == "Node":
                 taints = obj.setdefault("spec", {}).setdefault("taints", [])
                 if not any(t.get("key") == NOT_READY["key"] and t.get("effect") == NOT_READY["effect"] for t in taints):
@@ -241,7 +242,7 @@ class EmbeddedCluster:
 
     def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
         """The model's ValidateKubeletFlags (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go;
-        karpenter-core.md §6.2)."""
+        k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags)."""
         return kubelet_flag_error(node_labels, profile)
 
     def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:

@@ -1,4 +1,5 @@
-"""The real kubelet as the judge of `--node-labels` (reference/kind-airgapped.md "The kubelet as judge").
+"""The real kubelet as the judge of `--node-labels` (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go
+ValidateKubeletFlags).
 
 The kubelet validates its flags before anything else and exits: `NewKubeletCommand`'s RunE calls
 `options.ValidateKubeletFlags` and returns "failed to validate kubelet flags: %w" (k8s.io/kubernetes

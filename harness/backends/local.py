@@ -2,8 +2,10 @@
 processes on 127.0.0.1, from binaries found or built by `binaries.py`.
 
 Flags follow envtest (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/etcd.go
-EtcdDefaultArgs, apiserver.go APIServer.defaultArgs; reference/cluster-backends.md §4.1-§4.3) plus the
-node-identity setup of §4.4 (https://kubernetes.io/docs/reference/access-authn-authz/node/):
+EtcdDefaultArgs, apiserver.go APIServer.defaultArgs; sigs.k8s.io/controller-runtime v0.23.1
+pkg/internal/testing/controlplane/apiserver.go APIServer.defaultArgs,
+https://kubernetes.io/docs/setup/best-practices/certificates/) plus the
+node-identity setup (https://kubernetes.io/docs/reference/access-authn-authz/node/):
 `--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`, and for a loopback-only
 sandbox `--advertise-address=127.0.0.1`, `--endpoint-reconciler-type=none`.
 
@@ -186,7 +188,7 @@ def pki_paths(pki: PKI, root: str | None = None) -> dict[str, str]:
 
 def etcd_args(data_dir: str | Path, client_url: str, peer_url: str) -> list[str]:
     """envtest's etcd flags (sigs.k8s.io/controller-runtime v0.23.1
-    pkg/internal/testing/controlplane/etcd.go EtcdDefaultArgs; cluster-backends.md §4.1) plus a standalone
+    pkg/internal/testing/controlplane/etcd.go EtcdDefaultArgs) plus a standalone
     member on loopback peer URLs."""
     return ["--name=harness", f"--data-dir={data_dir}",
             f"--listen-client-urls={client_url}", f"--advertise-client-urls={client_url}",
@@ -198,8 +200,8 @@ def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str
                    cert_dir: str, service_account_admission: bool = False,
                    extra: dict[str, str] | None = None) -> list[str]:
     """envtest's kube-apiserver flags (sigs.k8s.io/controller-runtime v0.23.1
-    pkg/internal/testing/controlplane/apiserver.go APIServer.defaultArgs; cluster-backends.md §4.2) +
-    Node,RBAC and NodeRestriction (https://kubernetes.io/docs/reference/access-authn-authz/node/; §4.4) +
+    pkg/internal/testing/controlplane/apiserver.go APIServer.defaultArgs) +
+    Node,RBAC and NodeRestriction (https://kubernetes.io/docs/reference/access-authn-authz/node/) +
     loopback-only
     sandbox flags (--advertise-address=127.0.0.1, --endpoint-reconciler-type=none)."""
     args = {
@@ -220,7 +222,7 @@ def apiserver_args(paths: dict[str, str], *, etcd_url: str, port: int, bind: str
         "enable-admission-plugins": "NodeRestriction",
         # No controller-manager => no default ServiceAccount; envtest disables the plugin
         # (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go
-        # APIServer.defaultArgs; cluster-backends.md §4.2).
+        # APIServer.defaultArgs).
         "disable-admission-plugins": "" if service_account_admission else "ServiceAccount",
         "endpoint-reconciler-type": "none",
         "enable-priority-and-fairness": "false",
@@ -234,7 +236,7 @@ def scheduler_args(kubeconfig_path: str, port: int, cert_dir: str, bind: str = "
                    config: str | None = None) -> list[str]:
     """CN=system:kube-scheduler has bootstrap RBAC
     (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#core-component-roles;
-    cluster-backends.md §4.3 step 5); no leader election. `config`: a --config file
+    https://kubernetes.io/docs/setup/best-practices/certificates/); no leader election. `config`: a --config file
     (realcluster.scheduler_config), which then names the kubeconfig."""
     kc = kubeconfig_path
     return [f"--config={config}" if config else f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
@@ -247,7 +249,8 @@ def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, st
              settings: tuple[tuple[str, object], ...] = ()) -> list[str]:
     """kube-controller-manager with SA tokens and the cluster signer
     (https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/;
-    cluster-backends.md §4.3 step 5); `controllers`: its --controllers list, when not the defaults;
+    https://kubernetes.io/docs/setup/best-practices/certificates/); `controllers`: its --controllers list, when not
+    the defaults;
     `settings`: (flag, value) pairs over its defaults."""
     chosen = ([f"--controllers={','.join(controllers)}"] if controllers else []) + [f"--{k}={v}" for k, v in settings]
     return scheduler_args(kubeconfig_path, port, cert_dir, bind) + chosen + [
@@ -257,10 +260,11 @@ def kcm_args(kubeconfig_path: str, port: int, cert_dir: str, paths: dict[str, st
 
 
 def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0.1") -> list[str]:
-    """kwok out of cluster (sigs.k8s.io/kwok v0.8.0 pkg/kwok/cmd/root.go flags; cluster-backends.md §3.3),
+    """kwok out of cluster (sigs.k8s.io/kwok v0.8.0 pkg/kwok/cmd/root.go flags),
     managing only Nodes annotated kwok.x-k8s.io/node=fake (as
     Karpenter's kwok provider marks them), status heartbeats (no leases), stages from --config
-    (v0.8.0 has no built-in stages, §3.2); --server-address pinned to loopback."""
+    (v0.8.0 has no built-in stages, sigs.k8s.io/kwok v0.8.0 kustomize/stage/node/fast/node-initialize.yaml);
+    --server-address pinned to loopback."""
     return [f"--kubeconfig={kubeconfig_path}", f"--config={stages}",
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
             "--node-lease-duration-seconds=0", f"--server-address={bind}:{port}"]
@@ -269,7 +273,7 @@ def kwok_args(kubeconfig_path: str, stages: str, port: int, bind: str = "127.0.0
 @dataclass(frozen=True)
 class Component:
     """An optional component with its own client identity and /healthz
-    (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md §4.3 step 5-6)."""
+    (https://kubernetes.io/docs/setup/best-practices/certificates/)."""
     name: str                                 # also its binary's name
     option: str                               # the backend flag that turns it on
     identity: Callable[[PKI], CertPair]
@@ -288,7 +292,7 @@ class Component:
 
 
 # Start order. kwok acts as a controller (it is not a kubelet): RBAC through the controllers group
-# (sigs.k8s.io/kwok v0.8.0 pkg/kwok/cmd/root.go; cluster-backends.md §3.3).
+# (sigs.k8s.io/kwok v0.8.0 pkg/kwok/cmd/root.go).
 COMPONENTS = (
     Component("kube-controller-manager", "controller_manager", PKI.kube_controller_manager, "https", 10257),
     Component("kube-scheduler", "scheduler", PKI.kube_scheduler, "https", 10259),
@@ -359,14 +363,16 @@ class LocalBackend(RealBackend):
             return p
 
         # etcd (envtest's sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/etcd.go;
-        # cluster-backends.md §4.1)
+        # sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/etcd.go EtcdDefaultArgs)
         etcd_port, peer_port = free_port(), free_port()
         client_url = f"http://127.0.0.1:{etcd_port}"
         etcd = process("etcd", etcd_args(wd / "etcd", client_url, f"http://127.0.0.1:{peer_port}"))
         cluster.etcd_url, cluster.storage_reset = client_url, True
 
         # kube-apiserver (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go;
-        # cluster-backends.md §4.2 + §4.4). Started right away: it retries etcd until it answers.
+        # sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go APIServer.defaultArgs,
+        # https://kubernetes.io/docs/reference/access-authn-authz/node/). Started right away: it retries etcd until it
+        # answers.
         port = free_port()
         server = f"https://127.0.0.1:{port}"
         apiserver = process("kube-apiserver", apiserver_args(

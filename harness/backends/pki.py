@@ -1,8 +1,10 @@
 """PKI for a throw-away control plane, generated in Python with `cryptography`.
 
 https://kubernetes.io/docs/setup/best-practices/certificates/ and envtest's
-sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/certs/tinyca.go (reference/cluster-backends.md
-§4.2-§4.4): one cluster CA is both `--client-ca-file` and the signer of
+sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/certs/tinyca.go (sigs.k8s.io/controller-runtime v0.23.1
+pkg/internal/testing/controlplane/apiserver.go APIServer.defaultArgs,
+https://kubernetes.io/docs/reference/access-authn-authz/node/): one cluster CA is both `--client-ca-file` and the
+signer of
 the serving cert; an SA key pair signs service-account tokens; client certs carry the identity in
 the subject (CN = user name, O = groups): admin O=system:masters, controllers in a group bound to
 cluster-admin by RBAC, kube-scheduler CN=system:kube-scheduler (bootstrap RBAC), and node certs
@@ -30,7 +32,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 CONTROLLERS_GROUP = "harness:controllers"
 
 # envtest's tinyca uses 7 days too (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/certs/tinyca.go
-# TinyCA.makeCert; cluster-backends.md §4.2)
+# TinyCA.makeCert; sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go
+# APIServer.defaultArgs)
 _VALIDITY = _dt.timedelta(days=7)
 
 
@@ -88,8 +91,7 @@ class PKI:
             self._ca_key = serialization.load_pem_private_key(ca[1], password=None)
             self._not_after = min(self._not_after, self._ca_cert.not_valid_after_utc)
         else:
-            # Cluster CA (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md
-            # §4.3 step 1).
+            # Cluster CA (https://kubernetes.io/docs/setup/best-practices/certificates/).
             self._ca_key = _key()
             name = _name("harness-cluster-ca")
             self._ca_cert = (
@@ -112,7 +114,7 @@ class PKI:
             return
 
         # Serving cert: SANs of loopback plus the in-cluster service names
-        # (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md §4.3).
+        # (https://kubernetes.io/docs/setup/best-practices/certificates/).
         dns = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                "kubernetes.default.svc.cluster.local"]
         ips = ["127.0.0.1", "10.0.0.1"]
@@ -121,7 +123,9 @@ class PKI:
                                    server=True, sans=sans)
 
         # Service-account signing key pair (--service-account-key-file / -signing-key-file,
-        # https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/; cluster-backends.md §4.2).
+        # https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/;
+        # sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/apiserver.go
+        # APIServer.defaultArgs).
         sa = _key()
         self.sa_key = self.dir / "sa.key"
         self.sa_pub = self.dir / "sa.pub"
@@ -167,7 +171,8 @@ class PKI:
                 self._clients[k] = pair
             return pair
 
-    # Identities (https://kubernetes.io/docs/setup/best-practices/certificates/; cluster-backends.md §4.3 / §4.4)
+    # Identities (https://kubernetes.io/docs/setup/best-practices/certificates/;
+    # https://kubernetes.io/docs/reference/access-authn-authz/node/)
     def admin(self) -> CertPair:
         return self.client("admin", ("system:masters",))
 

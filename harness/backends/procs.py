@@ -4,7 +4,8 @@ killed (both through harness/backends/lifetime.py), and by PR_SET_PDEATHSIG (prc
 SIGKILLed pytest worker does not leave etcd/kube-apiserver behind - except the processes of a kept
 cluster (keep=True), which only an explicit stop() ends.
 
-reference/cluster-backends.md §5.4 "Hygiene": kill process groups on teardown (as envtest starts each
+sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/process/process.go "Hygiene": kill process groups on
+teardown (as envtest starts each
 process in its own group: sigs.k8s.io/controller-runtime v0.23.1
 pkg/internal/testing/process/procattr_unix.go), keep logs per component for failure artefacts.
 """

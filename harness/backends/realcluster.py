@@ -2,13 +2,15 @@
 
 Identities map to client certificates of the cluster's PKI
 (https://kubernetes.io/docs/setup/best-practices/certificates/;
-reference/cluster-backends.md §4.3-§4.4):
+https://kubernetes.io/docs/setup/best-practices/certificates/,
+  https://kubernetes.io/docs/reference/access-authn-authz/node/):
   ADMIN                 -> CN=admin, O=system:masters
   Identity("controller", n) -> CN=system:serviceaccount:kube-system:<n>, O=harness:controllers, which an
                            RBAC ClusterRoleBinding grants cluster-admin (authorized by RBAC, not a
                            system:masters bypass; NodeRestriction ignores non-node users either way)
   Identity.node(n)      -> CN=system:node:<n>, O=system:nodes, no RBAC binding at all: only the Node
-                           authorizer and the NodeRestriction admission plugin decide (§4.4).
+                           authorizer and the NodeRestriction admission plugin decide
+                           (https://kubernetes.io/docs/reference/access-authn-authz/node/).
 """
 from __future__ import annotations
 
@@ -155,7 +157,8 @@ class RealCluster:
         self.baseline_namespaces = frozenset(o["metadata"]["name"] for o in self.admin.list("Namespace"))
 
     def default_service_account_exists(self) -> bool:
-        """Readiness with kube-controller-manager (cluster-backends.md §5.4): its SA controller
+        """Readiness with kube-controller-manager (sigs.k8s.io/controller-runtime v0.23.1
+        pkg/internal/testing/process/process.go): its SA controller
         (k8s.io/kubernetes v1.36.3 pkg/controller/serviceaccount/serviceaccounts_controller.go) created
         serviceaccount/default."""
         return self.admin.request("GET", "/api/v1/namespaces/default/serviceaccounts/default",

@@ -3,7 +3,8 @@
 The controller binds its metrics and health ports on every interface (`:<port>`, sigs.k8s.io/karpenter
 v1.14.0 pkg/operator/operator.go NewOperator), and rest.InClusterConfig() insists on
 /var/run/secrets/kubernetes.io/serviceaccount (k8s.io/client-go rest/config.go InClusterConfig;
-reference/real-controller.md §7). So the controller runs under `unshare --net --mount`:
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/operator/operator.go). So the controller runs under `unshare
+--net --mount`:
 
 * a private network namespace with only `lo`: its ports never face a real interface, and it can
   reach nothing at all except the ports the harness forwards into it (the fake and the API server,

@@ -6,8 +6,14 @@ Create/Delete; pkg/providers/instancetype/instancetypes.go List (instance types,
 built types cached per node class, here in the provider's own InstanceTypeCache,
 harness/model/itcache.py); pkg/providers/instance/vminstance.go (VM + NIC create, delete, cleanup);
 pkg/controllers/nodeclaim/garbagecollection (instance and NIC collectors). Notes:
-azure-provider.md §1-§2 (instance types, offerings), §2.5 (allocation strategy), §4 (labels),
-§8 (create errors); fake-azure.md §2-§3 (VM and NIC bodies). The SDK side (retry policy, error
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements
+(instance types, offerings), github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/providers/allocationstrategy/allocation_strategy.go (allocation strategy),
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go (labels),
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go (create
+errors); https://learn.microsoft.com/rest/api/compute/virtual-machines,
+https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces (VM and NIC bodies). The SDK side (retry
+policy, error
 text, custom data) is harness/loop/azuresdk.py.
 """
 from __future__ import annotations
@@ -70,7 +76,8 @@ class Launched:
 class LaunchFailure:
     kind: str                 # CreateError | InsufficientCapacity | Unhandled (NodeClassNotFound is a
                               # reason of kind InsufficientCapacity: provider v1.14.0
-                              # pkg/cloudprovider/cloudprovider.go Create; azure-provider.md §8)
+                              # pkg/cloudprovider/cloudprovider.go Create; github.com/Azure/karpenter-provider-azure
+                              # v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go)
     reason: str
     message: str
     code: str = ""
@@ -148,7 +155,7 @@ class AzureProvider:
                     self.clock.advance(delay)
 
     # -- instance types (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List:
-    # listed once, then cached; azure-provider.md §1.5) ----------------------------------------
+    # listed once, then cached) ----------------------------------------
     def start(self) -> str | None:
         """The operator's start: the first SKU list (provider v1.14.0 pkg/operator/operator.go NewOperator,
         `lo.Must0(instanceTypeProvider.UpdateInstanceTypes(ctx))`). When it fails after the SDK's retries
@@ -188,7 +195,7 @@ class AzureProvider:
 
     def prices(self) -> dict | None:
         """The region's price table (the provider loads static prices once: provider v1.14.0
-        pkg/providers/pricing/pricing.go NewProvider; azure-provider.md §2.4). `pricing: compiled-in`
+        pkg/providers/pricing/pricing.go NewProvider). `pricing: compiled-in`
         (a non-public cloud, where NewProvider never polls because auth.IsPublic is false): the
         release's initialOnDemandPrices[region], or eastus's when the region has none (NewProvider's
         defaultRegion fallback), as both the on-demand and the spot table (`spotPrices: staticPricing`);
@@ -208,7 +215,8 @@ class AzureProvider:
 
     def refresh_quota(self) -> None:
         """Compute usages per VM family (provider v1.14.0 pkg/controllers/quota/controller.go;
-        azure-provider.md §2.2 Quota); fail open on errors."""
+        github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
+        createOfferings); fail open on errors."""
         try:
             self._quota = self.call("usages.list", lambda: list_usages(self.compute, self.cluster.region))
         except HttpResponseError as e:
@@ -274,7 +282,7 @@ class AzureProvider:
     # -- create -------------------------------------------------------------------------------
     def choose(self, its: list, claim_reqs: Requirements):
         """Allocation strategy (karpenter-provider-azure v1.14.0
-        pkg/providers/allocationstrategy/allocation_strategy.go Allocate; azure-provider.md §2.5): cheapest
+        pkg/providers/allocationstrategy/allocation_strategy.go Allocate): cheapest
         available compatible offering;
         spot before on-demand and zonal before regional at equal price; seeded shuffle first."""
         wk = self.profile.well_known_labels
@@ -292,7 +300,8 @@ class AzureProvider:
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
         # NodeClass not found and no compatible instance type are InsufficientCapacity errors
-        # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; azure-provider.md §8)
+        # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; github.com/Azure/karpenter-provider-azure
+        # v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go)
         if nodeclass is None:
             return LaunchFailure("InsufficientCapacity", "NodeClassNotFound",
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
@@ -306,7 +315,8 @@ class AzureProvider:
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
         # explicit request only (karpenter-provider-azure v1.14.0 pkg/providers/instance/vminstance.go
-        # resolveUltraSSDRequested; azure-provider.md §2.3)
+        # resolveUltraSSDRequested; github.com/Azure/karpenter-provider-azure v1.14.0
+        # pkg/providers/instancetype/instancetypes.go ultraSSDOptions)
         ultra = ultra_req.has("true") and not ultra_req.has("false")
         arch = it.requirements.get(ARCH).single_value() or "amd64"
         facts = self.label_facts(nodeclass, arch)
@@ -343,7 +353,8 @@ class AzureProvider:
         body = {
             "location": self.cluster.region,
             # "0" (and "" before #1615) is a regional offering: no zone (provider v1.14.0
-            # pkg/utils/zones/zones.go MakeARMZonesFromAKSLabelZone; azure-provider.md §2.1)
+            # pkg/utils/zones/zones.go MakeARMZonesFromAKSLabelZone; github.com/Azure/karpenter-provider-azure v1.14.0
+            # pkg/providers/instancetype/instancetypes.go instanceTypeZones)
             "zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
             "tags": tags,
             "properties": {

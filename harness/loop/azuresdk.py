@@ -68,7 +68,8 @@ class PollWhenAsked(PollingMethod):
 def bootstrap_custom_data(labels: dict[str, str]) -> str:
     """Custom data carrying the kubelet's --node-labels as the KUBELET_NODE_LABELS variable (provider
     v1.14.0 pkg/providers/imagefamily/bootstrap/cse_cmd.sh.gtpl, filled by aksbootstrap.go;
-    azure-provider.md §4.4). Harness simplification: only that line, not the whole script."""
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/launchtemplate/launchtemplate.go
+    getStaticParameters). Harness simplification: only that line, not the whole script."""
     line = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
     return base64.b64encode(f"KUBELET_NODE_LABELS={line}\n".encode()).decode()
 

@@ -1,7 +1,8 @@
 """A node the scheduler can place pods on before planning new NodeClaims.
 
 Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/existingnode.go
-(NewExistingNode: the node's labels as requirements plus its hostname); karpenter-core.md §4.5.
+(NewExistingNode: the node's labels as requirements plus its hostname); sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/state/statenode.go.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from harness.model.semantics import Semantics
 @dataclass
 class ExistingNode:
     """A registered (or in-flight) node as cluster state sees it (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/existingnode.go ExistingNode; karpenter-core.md §4.5)."""
+    pkg/controllers/provisioning/scheduling/existingnode.go ExistingNode; sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/state/statenode.go)."""
 
     name: str
     labels: dict[str, str]
@@ -34,7 +36,8 @@ class ExistingNode:
 
     def requirements(self, sem: Semantics) -> Requirements:
         """Its labels as `In` plus hostname (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/existingnode.go; karpenter-core.md §4.5). Memoized: the labels do not change while a
+        pkg/controllers/provisioning/scheduling/existingnode.go; sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/state/statenode.go). Memoized: the labels do not change while a
         Scheduler uses the node (it only adds to `requested`); callers must not mutate the result."""
         hit = self._reqs_cache.get(sem.profile)
         if hit is None:

@@ -15,7 +15,8 @@ Upstream (sigs.k8s.io/karpenter v1.14.0):
 - After a new NodeClaim is accepted, `subtractMax` subtracts the largest capacity across its
   instance-type options. Instance-type capacity has no `nodes` entry (the provider's capacity is
   cpu/memory/pods/storage/gpus), so within one scheduling pass a `nodes` limit is not decremented:
-  the same batch can plan more NodeClaims than `limits.nodes` (karpenter-core.md §3.3).
+  the same batch can plan more NodeClaims than `limits.nodes` (sigs.k8s.io/karpenter v1.14.0
+  pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd).
 - `OrderByWeight` (pkg/utils/nodepool/nodepool.go): heavier weight first; equal weights by name,
   descending.
 """

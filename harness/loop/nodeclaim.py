@@ -4,7 +4,7 @@ and the order the scheduler scans planned NodeClaims in.
 Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go
 (NodeClaim, InstanceTypeFilterError and its messages) and scheduler.go (addToInflightNode sorts
 the new NodeClaims by pod count); Offerings.Compatible from pkg/cloudprovider/types.go;
-karpenter-core.md §3.3.
+sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class PlannedClaim:
 
 class FilterError:
     """InstanceTypeFilterError (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3): which of requirements / resources / offering failed."""
+    pkg/controllers/provisioning/scheduling/nodeclaim.go): which of requirements / resources / offering failed."""
 
     def __init__(self):
         self.requirements_met = self.fits = self.has_offering = False

@@ -2,7 +2,9 @@
 instance type.
 
 Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go
-(NewNodeClaimTemplate) and scheduler.go (getDaemonOverhead); karpenter-core.md §3.1, §3.2.
+(NewNodeClaimTemplate) and scheduler.go (getDaemonOverhead); sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate,
+pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler.
 """
 from __future__ import annotations
 
@@ -19,8 +21,7 @@ from harness.model.writers import nodeclaim_template_labels
 @dataclass
 class Template:
     """A NodeClaimTemplate built from a NodePool (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate; karpenter-core.md
-    §3.1)."""
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate)."""
 
     nodepool: dict
     requirements: Requirements
@@ -57,7 +58,8 @@ class Template:
 
     def daemon_overhead(self, it, well_known: frozenset[str], sem: Semantics) -> dict[str, int]:
         """buildDaemonOverheadGroups / isDaemonPodCompatible (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/scheduler.go; karpenter-core.md §3.2 step 5): DaemonSet pods that tolerate the template taints, whose strict requirements
+        pkg/controllers/provisioning/scheduling/scheduler.go): DaemonSet pods that tolerate the template taints, whose
+        strict requirements
         are compatible with the template, and that intersect the instance type."""
         cached = self._overhead.get(it.name)
         if cached is not None:
@@ -86,7 +88,7 @@ class Template:
                 continue
             # removeRequiredNodeAffinityTerm drops term 0 only when another term remains
             # (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go;
-            # karpenter-core.md §3.4)
+            # sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go Relax)
             for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)

@@ -3,7 +3,8 @@
 Upstream sigs.k8s.io/karpenter v1.14.0: pkg/scheduling/requirements.go NewPodRequirements,
 pkg/controllers/provisioning/provisioner.go Provisioner.Validate (pod admission),
 pkg/controllers/provisioning/scheduling/preferences.go Preferences.Relax (relaxation);
-karpenter-core.md §2.3, §3.2, §3.4.
+sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go, pkg/controllers/provisioning/scheduling/scheduler.go
+NewScheduler, pkg/controllers/provisioning/scheduling/preferences.go Relax.
 """
 from __future__ import annotations
 
@@ -231,13 +232,13 @@ class PodView:
     def preferred_terms(self) -> list[dict]:
         """Preferred node-affinity terms, heaviest first (ties keep manifest order; upstream's sort
         is not stable: sort.Slice in sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go
-        newPodRequirements; karpenter-core.md §2.3)."""
+        newPodRequirements)."""
         prefs = list(self._node_affinity().get("preferredDuringSchedulingIgnoredDuringExecution") or [])
         return sorted(prefs, key=lambda p: -int(p.get("weight") or 0))
 
     def requirements(self, sem: Semantics, strict: bool = False) -> Requirements:
         """NewPodRequirements (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
-        karpenter-core.md §2.3): nodeSelector, then the heaviest preferred
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go): nodeSelector, then the heaviest preferred
         term (unless strict), then the first remaining required term. Memoized per relaxation
         state; callers must not mutate the result."""
         key = (sem.profile, strict, self.relaxed_required, self.dropped_preferred)
@@ -262,7 +263,7 @@ class PodView:
 
     def relax(self, prefer_no_schedule_taints_exist: bool) -> bool:
         """One relaxation step, in upstream's order (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/preferences.go Preferences.Relax; karpenter-core.md §3.4);
+        pkg/controllers/provisioning/scheduling/preferences.go Preferences.Relax);
         False when nothing is
         left to relax."""
         if len(self.required_terms()) - self.relaxed_required > 1:
@@ -311,7 +312,8 @@ class PodView:
 
 def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str, bool] | None:
     """Provisioner.Validate (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go;
-    karpenter-core.md §3.2): why the pod is ignored, and whether an event
+    sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler): why the pod is
+    ignored, and whether an event
     is emitted (case (a) emits none). None when the pod is provisionable."""
     # NewPodRequirements, not the strict ones: the nodeSelector, the heaviest preferred term and the
     # first required term (validateKarpenterManagedLabelCanExist), so a *preferred* DoesNotExist on

@@ -4,9 +4,14 @@ Upstream sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/:
 (NewNodeClaimTemplate), scheduler.go (NewScheduler setup, buildDaemonOverheadGroups, Scheduler.add,
 Results.TruncateInstanceTypes), nodeclaim.go (NodeClaim.CanAdd, filterInstanceTypesByRequirements and
 its messages, minValues), preferences.go (relaxation); pkg/scheduling/requirements.go Compatible.
-Notes: karpenter-core.md §3.1 (NodeClaimTemplate), §3.2 (setup, daemon overhead), §3.3 (per-pod
-placement, filterInstanceTypesByRequirements and its messages, minValues), §3.4 (relaxation, final
-errors), §2.4 (Compatible with AllowUndefinedWellKnownLabels vs strict).
+Notes: sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate
+(NodeClaimTemplate), sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler
+(setup, daemon overhead), sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd
+(per-pod
+placement, filterInstanceTypesByRequirements and its messages, minValues), sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/provisioning/scheduling/preferences.go Relax (relaxation, final
+errors), sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go Compatible (Compatible with
+AllowUndefinedWellKnownLabels vs strict).
 """
 from __future__ import annotations
 
@@ -34,7 +39,8 @@ __all__ = ["Scheduler", "SolveResult", "Template", "ExistingNode", "PlannedClaim
            "offering_compatible", "cheapest_price", "MAX_INSTANCE_TYPES"]
 
 # MaxInstanceTypes, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
-# pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; karpenter-core.md §3.3 Truncation)
+# pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; sigs.k8s.io/karpenter v1.14.0
+# pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd)
 MAX_INSTANCE_TYPES = 600
 
 
@@ -81,7 +87,7 @@ class Scheduler:
     # -- setup --------------------------------------------------------------------------------
     def _prefilter(self, templates: list[Template]) -> list[Template]:
         """Drop templates whose own requirements filter out every instance type (sigs.k8s.io/karpenter
-        v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler; karpenter-core.md §3.2
+        v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler
         step 4)."""
         kept = []
         for t in templates:
@@ -166,7 +172,7 @@ class Scheduler:
     def _filter(self, template: Template, reqs: Requirements, requests: dict[str, int],
                 candidates: list | None) -> tuple[list, FilterError | None]:
         """filterInstanceTypesByRequirements (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3): requirements,
+        pkg/controllers/provisioning/scheduling/nodeclaim.go): requirements,
         resources (+daemon overhead) and
         an available compatible offering; `candidates` narrows to a planned claim's options."""
         rows, index = self._compat_rows(template, reqs)
@@ -566,7 +572,8 @@ class Scheduler:
 
     def _truncate(self, errors: dict[str, str]) -> list[PlannedClaim]:
         """Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/scheduler.go; karpenter-core.md §3.3): keep the 600
+        pkg/controllers/provisioning/scheduling/scheduler.go; sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd): keep the 600
         cheapest; drop claims that lose minValues."""
         kept = []
         prices: dict = {}

@@ -11,7 +11,7 @@ A group per (type, key, namespaces, selector, maxSkew, node filter) counts match
 over a universe of domains built from every NodePool x instance type (plus registered nodes), and
 narrows a NodeClaim's requirements to the domains the constraint allows. The empty string doubles
 as "no domain chosen", so a universe containing "" (regional offerings before #1615) can make a
-spread unsatisfiable (reported-bugs.md R01).
+spread unsatisfiable (Azure/karpenter-provider-azure#1384).
 
 Where core breaks a tie by Go map iteration order (a random pick), `TiePicker` picks with the run's
 seed (see its docstring).
@@ -476,7 +476,7 @@ class TopologyConflict(str):
 def affinity_terms(pod, kind: str, preferred: bool = False) -> list[dict]:
     """Required podAffinity / podAntiAffinity terms; with `preferred`, also the preferred terms still
     in force (heaviest first, the relaxed ones dropped: PreferencePolicy Respect, sigs.k8s.io/karpenter
-    v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go; karpenter-core.md §3.4)."""
+    v1.14.0 pkg/controllers/provisioning/scheduling/preferences.go)."""
     aff = ((pod.spec.get("affinity") or {}).get(kind)) or {}
     terms = list(aff.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
     if preferred and hasattr(pod, "preferred_pod_terms"):

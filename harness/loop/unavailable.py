@@ -1,5 +1,6 @@
 """The unavailable-offerings cache and the create-error handlers (karpenter-provider-azure v1.14.0
-pkg/cache/unavailableofferings.go, pkg/providers/instance/offerings/*.go; azure-provider.md §2.6, §8).
+pkg/cache/unavailableofferings.go, pkg/providers/instance/offerings/*.go; github.com/Azure/karpenter-provider-azure
+v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go).
 
 Entries expire on the simulated clock, never on wall time, so a scenario can advance an hour and
 see an offering come back.
@@ -15,7 +16,8 @@ import yaml
 
 from harness.model.durations import scenario_duration
 
-# UnavailableOfferingsTTL, 3 min (karpenter-provider-azure v1.14.0 pkg/cache/cache.go; azure-provider.md §2.6)
+# UnavailableOfferingsTTL, 3 min (karpenter-provider-azure v1.14.0 pkg/cache/cache.go;
+# github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cache/unavailableofferings.go)
 DEFAULT_TTL = 180.0
 
 
@@ -106,7 +108,7 @@ class UnavailableOfferings:
 
     def mark(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str, ttl: float) -> None:
         """MarkUnavailableWithTTL: the offering and the family at this vCPU count (karpenter-provider-azure
-        v1.14.0 pkg/cache/unavailableofferings.go; azure-provider.md §2.6)."""
+        v1.14.0 pkg/cache/unavailableofferings.go)."""
         now = self.clock.now()
         self._put(f"{capacity_type}:{sku}:{zone}", Entry(now + ttl, ttl=ttl))
         self._put(f"skufamily:{family}:{zone}:{capacity_type}".lower(), Entry(now + ttl, vcpus, ttl))

@@ -4,7 +4,7 @@ how many instance types in each NodePool, and the nearest candidates.
 Karpenter core reports only the outcome of filterInstanceTypesByRequirements ("no instance type
 met all requirements, requirements=..., resources=...": core `filterInstanceTypesByRequirements`
 and `InstanceTypeFilterError`, sigs.k8s.io/karpenter v1.14.0
-pkg/controllers/provisioning/scheduling/nodeclaim.go; karpenter-core.md §3.3). That text stays the
+pkg/controllers/provisioning/scheduling/nodeclaim.go). That text stays the
 pod's reason; this view re-runs the same
 three tests per instance type (requirements intersect, resources fit with daemon overhead, a
 compatible available offering) and counts what failed, per NodePool. It changes nothing in the run.
@@ -112,7 +112,8 @@ def _requirement_source(key: str, template: Template, pod_reqs: Requirements) ->
 def explain_template(pod: PodView, template: Template, well_known: frozenset[str], sem) -> NodePoolWhy:
     """Filter the template's instance types for `pod` the way a new NodeClaim would (sigs.k8s.io/karpenter
     v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go filterInstanceTypesByRequirements;
-    karpenter-core.md §3.3), and count what eliminated each one."""
+    sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd), and count what
+    eliminated each one."""
     total = len(template.instance_types)
     taints = untolerated(pod.tolerations, template.taints)
     if taints:
@@ -220,7 +221,8 @@ def explain_pod(pod: PodView, reason: str | None, templates: list[Template], wel
 def current_templates(sim) -> list[Template]:
     """The NodeClaimTemplates a provisioning pass would build now (the loop's own step,
     harness/loop/controllers/provisioner.py Provisioner.templates, standing for sigs.k8s.io/karpenter
-    v1.14.0 pkg/controllers/provisioning/provisioner.go NewScheduler; karpenter-core.md §3.2), read without
+    v1.14.0 pkg/controllers/provisioning/provisioner.go NewScheduler; sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler), read without
     recording anything in the run's result."""
     return sim.templates(record=False)
 

@@ -3,7 +3,8 @@
 One place produces the rule text: the local backend writes it into the CRDs it installs (so the
 real API server judges NodePools), and the embedded backend evaluates the very same strings with
 cel-python. Upstream's rules: the provider v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml and
-karpenter.sh_nodeclaims.yaml (azure-provider.md §3.3, karpenter-core.md §5.1-5.2, §8.1).
+karpenter.sh_nodeclaims.yaml (sigs.k8s.io/karpenter v1.14.0 pkg/apis/crds/karpenter.sh_nodeclaims.yaml,
+sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirement.go).
 """
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def spec_schema(profile: Profile, kind: str) -> dict | None:
     """The NodePool or NodeClaim `spec` schema with the profile's label and requirement rules and
     operators rendered in: the same patches harness.backends.crds applies to the CRDs the local
     backend installs (after github.com/Azure/karpenter-provider-azure v1.14.0 hack/validation/labels.sh and
-    hack/validation/requirements.sh, azure-provider.md §3.3)."""
+    hack/validation/requirements.sh, github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/apis/crds/karpenter.sh_nodepools.yaml)."""
     hit = _PATCHED.get((id(profile), kind))
     if hit is not None and hit[0] is profile:
         return hit[1]

@@ -3,8 +3,11 @@
 `build_instance_types` turns SKUs (ResourceSku dicts, harness.model.skus) into `InstanceType`s whose
 requirements, offerings, capacity and overhead follow the provider's List/createOfferings (provider
 v1.14.0 pkg/providers/instancetype/instancetypes.go) and computeRequirements/computeCapacity
-(instancetype.go), and records every SKU it drops with the reason (for `explain`); azure-provider.md
-§1, §2, §6, §9. The per-SKU part lives in harness.model.staticpart, what is kept between builds in
+(instancetype.go), and records every SKU it drops with the reason (for `explain`);
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements,
+pkg/providers/instancetype/instancetypes.go createOfferings, pkg/fake/zz_generated.sku.southcentralus.go,
+pkg/providers/instancetype/instancetypes.go. The per-SKU part lives in harness.model.staticpart, what is kept between
+builds in
 harness.model.itcache; here availability, quota and prices are applied on every build.
 
 Every profile difference comes from the profile data (`provider.requirements`, `provider.zones`,
@@ -26,7 +29,7 @@ from harness.model.switches import Switches, resolve_profile
 from harness.model.vmsize import VMSize
 from harness.model.wellknown import CAPACITY_TYPE, CAPACITY_TYPES, ON_DEMAND, PLACEMENT_SCOPE, SPOT, ULTRA_SSD, ZONE
 
-# pricing.MissingPrice (provider v1.14.0 pkg/providers/pricing/pricing.go; azure-provider.md §2.4)
+# pricing.MissingPrice (provider v1.14.0 pkg/providers/pricing/pricing.go)
 MISSING_PRICE = 999.0
 
 
@@ -123,7 +126,7 @@ class InstanceTypeSet(Sequence[InstanceType]):
 
 
 # -- pricing (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go createOfferings,
-#    pkg/providers/pricing/pricing.go; azure-provider.md §2.4) --
+#    pkg/providers/pricing/pricing.go) --
 PriceSource = Mapping[str, Mapping[str, float]] | Callable[[str, str], "float | None"] | None
 
 
@@ -160,18 +163,19 @@ def build_instance_types(
     cache: InstanceTypeCache | None = None,
 ) -> InstanceTypeSet:
     """Instance types for `skus` under one NodeClass, cluster and profile (karpenter-provider-azure v1.14.0
-    pkg/providers/instancetype/instancetypes.go DefaultProvider.List; azure-provider.md §1, §2).
+    pkg/providers/instancetype/instancetypes.go DefaultProvider.List; github.com/Azure/karpenter-provider-azure
+    v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements).
 
     prices: `{sku: {"on-demand": p, "spot": p}}` (the catalog shape, optionally under "prices") or a
       callable `(sku_name, capacity_type) -> price | None`. Missing -> MissingPrice 999; a missing
       spot price falls back to the on-demand price (static pricing, pkg/providers/pricing/pricing.go;
-      azure-provider.md §2.4).
+      github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go).
     unavailable(sku_name, family, vcpus, zone, capacity_type) -> bool: the unavailable-offerings cache
-      (provider pkg/cache/unavailableofferings.go UnavailableOfferings.IsUnavailable; azure-provider.md
-      §2.6); None =
+      (provider pkg/cache/unavailableofferings.go UnavailableOfferings.IsUnavailable); None =
       everything available.
     has_quota(sku) -> bool: quota for on-demand (provider pkg/providers/quota/quota.go
-      DefaultProvider.HasQuotaFor; azure-provider.md §2.2; spot ignores quota); None = quota
+      DefaultProvider.HasQuotaFor; github.com/Azure/karpenter-provider-azure v1.14.0
+      pkg/providers/instancetype/instancetypes.go createOfferings; spot ignores quota); None = quota
       everywhere.
     known_skus: names priced normally; others get 999 (`unknownSKUPolicy: price999`) or are dropped
       (`exclude`). Default: the profile's known-skus.txt (none before provider v1.4: every SKU is known).
@@ -214,12 +218,13 @@ def build_instance_types(
                     if zo.scope not in scopes_avail:
                         scopes_avail.append(zo.scope)
                     ultra_avail.update(zo.ultra)
-        # provider v1.14.0 pkg/providers/instancetype/instancetypes.go List skips it (azure-provider.md §1.5)
+        # provider v1.14.0 pkg/providers/instancetype/instancetypes.go List skips it
         if not offerings:
             dropped[st.name] = "no offerings"
             continue
         reqs = dict(st.base)
-        # an empty In reads as DoesNotExist (core v1.14.0 pkg/scheduling/requirement.go; azure-provider.md §1.1)
+        # an empty In reads as DoesNotExist (core v1.14.0 pkg/scheduling/requirement.go; sigs.k8s.io/karpenter v1.14.0
+        # pkg/apis/v1/labels.go NormalizedLabels)
         reqs[ZONE] = req(ZONE, zones_avail)
         reqs[CAPACITY_TYPE] = req(CAPACITY_TYPE, cts_avail)
         if sw.placement_scope:
@@ -237,7 +242,7 @@ def build_instance_types(
 def _prices_for(st: StaticPart, price_of: Callable[[str, str], float | None],
                 sw: Switches) -> tuple[float, float, bool, bool]:
     """Prices (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go createOfferings,
-    pkg/providers/pricing/pricing.go; azure-provider.md §2.4): unknown SKUs 999
+    pkg/providers/pricing/pricing.go): unknown SKUs 999
     for both; missing on-demand 999; spot defaults to the on-demand price.
     Also whether each price was found (for `offerings.availabilityRequiresPrice`)."""
     if st.unknown and sw.unknown_sku_policy == "price999":

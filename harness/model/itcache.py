@@ -2,7 +2,8 @@
 
 The provider lists SKUs once and caches the built instance types by the hash of
 `instanceTypeParameters` (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List;
-azure-provider.md §1.5); availability, quota and prices are applied on every call. The harness does
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes);
+availability, quota and prices are applied on every call. The harness does
 the same: the per-SKU static part is cached, the offerings' availability and prices never are.
 
 Entries are keyed by object identity (the SKU list, each SKU dict, the Profile, the known-SKU set) plus

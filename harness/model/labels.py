@@ -4,7 +4,9 @@ Every rule lives here once; the profile supplies the sets. Upstream: sigs.k8s.io
 pkg/apis/v1/labels.go (GetLabelDomain, IsRestrictedLabel), k8s.io/kubelet pkg/apis/well_known_labels.go
 (IsKubeletLabel), k8s.io/kubernetes cmd/kubelet/app/options/options.go (ValidateKubeletFlags) and
 plugin/pkg/admission/noderestriction/admission.go, the provider's pkg/providers/labels/labels.go
-(CanKubeletSetLabel); karpenter-core.md §1.3, §6.1-§6.3, §8.1; azure-provider.md §3.1, §4.4.
+(CanKubeletSetLabel); sigs.k8s.io/karpenter v1.6.2 pkg/scheduling/requirement.go;
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/labels.go init,
+pkg/providers/launchtemplate/launchtemplate.go getStaticParameters.
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import re
 from harness.model.profile import Profile
 
 # k8s.io/apimachinery v0.35.1 pkg/api/validate/content/kube.go (IsLabelKey, IsLabelValue, behind
-# pkg/util/validation IsQualifiedName / IsValidLabelValue; karpenter-core.md §5.3); the CRDs' label-value
-# OpenAPI pattern is the same regex (karpenter-core.md §5.1).
+# pkg/util/validation IsQualifiedName / IsValidLabelValue; sigs.k8s.io/karpenter v1.14.0
+# pkg/apis/v1/nodepool_validation.go RuntimeValidate); the CRDs' label-value
+# OpenAPI pattern is the same regex (sigs.k8s.io/karpenter v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml).
 LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -43,7 +46,7 @@ def go_set(items) -> str:
 
 
 def label_domain(key: str) -> str:
-    """core GetLabelDomain (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; karpenter-core.md §1.3): text before
+    """core GetLabelDomain (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go): text before
     the first '/',
     or "" without one."""
     return key.split("/", 1)[0] if "/" in key else ""
@@ -91,13 +94,14 @@ def label_value_errors(value: str) -> list[str]:
 
 # -- Karpenter core ------------------------------------------------------------------------------
 def restricted_label_error(key: str, profile: Profile) -> str | None:
-    """core IsRestrictedLabel (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; karpenter-core.md §1.3
-    at v1.14.0, §8.1 before v1.9). None when allowed."""
+    """core IsRestrictedLabel (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go
+    at v1.14.0, sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirement.go before v1.9). None
+    when allowed."""
     if key in profile.well_known_labels:
         return None
     if profile.uses_restricted_node_label:
         # before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go IsRestrictedNodeLabel;
-        # karpenter-core.md §8.1)
+        # sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirement.go)
         restricted = is_restricted_node_label(key, profile)
     else:
         domain = label_domain(key)
@@ -114,7 +118,8 @@ def restricted_label_error(key: str, profile: Profile) -> str | None:
 
 def is_restricted_node_label(key: str, profile: Profile) -> bool:
     """Pre-v1.9 core IsRestrictedNodeLabel (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go;
-    karpenter-core.md §8.1): well-known counts as restricted, since the cloud provider (not core)
+    sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirement.go): well-known counts as
+    restricted, since the cloud provider (not core)
     injects it. Used by Requirements.Labels() before v1.9."""
     if key in profile.well_known_labels:
         return True
@@ -130,13 +135,13 @@ def is_restricted_node_label(key: str, profile: Profile) -> bool:
 def is_kubernetes_label(key: str) -> bool:
     """Namespace kubernetes.io / k8s.io or a subdomain of either (k8s.io/kubernetes v1.36.3
     plugin/pkg/admission/noderestriction/admission.go isKubernetesLabel,
-    cmd/kubelet/app/options/options.go ValidateKubeletFlags; karpenter-core.md §6.2)."""
+    cmd/kubelet/app/options/options.go ValidateKubeletFlags)."""
     d = label_domain(key)
     return _in_domain(d, "kubernetes.io") or _in_domain(d, "k8s.io")
 
 
 def is_kubelet_label(key: str, profile: Profile) -> bool:
-    """IsKubeletLabel (k8s.io/kubelet v0.36.3 pkg/apis/well_known_labels.go; karpenter-core.md §6.1)."""
+    """IsKubeletLabel (k8s.io/kubelet v0.36.3 pkg/apis/well_known_labels.go)."""
     if key in profile.kubelet_allowed_labels:
         return True
     d = label_domain(key)
@@ -145,14 +150,15 @@ def is_kubelet_label(key: str, profile: Profile) -> bool:
 
 def can_kubelet_set_label(key: str, profile: Profile) -> bool:
     """provider CanKubeletSetLabel (karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go;
-    azure-provider.md §4.4) (= what
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/launchtemplate/launchtemplate.go
+    getStaticParameters) (= what
     kubelet flag validation accepts)."""
     return not is_kubernetes_label(key) or is_kubelet_label(key, profile)
 
 
 def node_restriction_forbids(key: str, profile: Profile) -> bool:
     """Labels a node identity may not set or modify (NodeRestriction: k8s.io/kubernetes v1.36.3
-    plugin/pkg/admission/noderestriction/admission.go Plugin.getForbiddenLabels; karpenter-core.md §6.3
+    plugin/pkg/admission/noderestriction/admission.go Plugin.getForbiddenLabels
     rules (a) and (b))."""
     d = label_domain(key)
     if _in_domain(d, "node-restriction.kubernetes.io"):
@@ -162,7 +168,7 @@ def node_restriction_forbids(key: str, profile: Profile) -> bool:
 
 def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
     """ValidateKubeletFlags for --node-labels (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go;
-    karpenter-core.md §6.2): the kubelet exits
+    k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags): the kubelet exits
     on error."""
     bad = sorted(k for k in labels if is_kubernetes_label(k) and not is_kubelet_label(k, profile))
     if bad:
@@ -172,8 +178,8 @@ def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
                 f"--node-labels: {go_list(bad)}\n--node-labels in the 'kubernetes.io' namespace must begin with an "
                 f"allowed prefix ({namespaces}) or be in the specifically allowed set ({allowed})")
     # One entry per invalid key or value string, `'<k or v>' - <msgs>`, entries joined with "; "
-    # (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags; karpenter-core.md
-    # §6.2). options.go joins an entry's messages with ", " and ranges over a Go map (random order; ours is
+    # (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags). options.go joins an entry's
+    # messages with ", " and ranges over a Go map (random order; ours is
     # label order).
     invalid: dict[str, list[str]] = {}
     for k, v in sorted(labels.items()):

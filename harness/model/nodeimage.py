@@ -15,7 +15,8 @@ AZURE_LINUX_FAMILY = "AzureLinux"
 
 def os_sku_from_image_family(image_family: str | None) -> str:
     """`GetOSSKUFromImageFamily` (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/labels.go;
-    azure-provider.md §1.2): Ubuntu
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements):
+    Ubuntu
     families -> Ubuntu, AzureLinux -> AzureLinux, else unchanged."""
     fam = image_family or ""
     if fam in UBUNTU_FAMILIES:
@@ -29,7 +30,7 @@ def os_sku_effective(image_family: str | None, k8s_version: str, fips: bool | st
                      trusted_launch: bool = False) -> str:
     """The resolved image family written as `kubernetes.azure.com/os-sku-effective` (karpenter-provider-azure
     v1.14.0 pkg/providers/imagefamily/resolver.go GetImageFamily, pkg/providers/labels/labels.go Get;
-    azure-provider.md §4.1).
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go Get).
 
     Generic Ubuntu -> Ubuntu2404 on Kubernetes >= 1.34, else Ubuntu2204; with FIPS -> `Ubuntu` (the
     20.04 FIPS image) or Ubuntu2204 with trusted launch; trusted launch alone -> Ubuntu2204.
@@ -50,10 +51,12 @@ def os_sku_effective(image_family: str | None, k8s_version: str, fips: bool | st
 def node_image_version_label(image_family: str | None, k8s_version: str, fips: bool | str | None,
                              trusted_launch: bool, version: str, gen2: bool, arm64: bool) -> str:
     """MODELED value for `kubernetes.azure.com/node-image-version` (harness assumption: the provider
-    v1.14.0 does not compute it, azure-provider.md §1.2, §5; only profiles with `nodeImageVersion: true`
+    v1.14.0 does not compute it, github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetype.go computeRequirements, designs/0006-requirements-and-labels.md; only
+    profiles with `nodeImageVersion: true`
     use it; AKS's reserved labels: https://learn.microsoft.com/azure/aks/use-labels). Shaped like AKS's own
     label values, e.g.
-    `AKSUbuntu-2204gen2containerd-202409.30.0` (reported-bugs.md §4): `AKSUbuntu-<2204|2404|2004fips>
+    `AKSUbuntu-2204gen2containerd-202409.30.0` (virtual-kubelet/virtual-kubelet#1250): `AKSUbuntu-<2204|2404|2004fips>
     [gen2][arm64]containerd-<version>` or `AKSAzureLinux-V<2|3>[gen2][arm64]-<version>`."""
     eff = os_sku_effective(image_family, k8s_version, fips, trusted_launch)
     g = "gen2" if gen2 else ""

@@ -3,7 +3,7 @@ eviction threshold, and the pod limit.
 
 Provider v1.14.0 pkg/providers/instancetype/instancetype.go (computeCapacity, memoryMiB,
 CalculateMemoryWithoutOverhead, KubeReservedResources, SystemReservedResources, EvictionThreshold)
-and pkg/utils/utils.go GetMaxPods (azure-provider.md §1.2). Karpenter core subtracts the total from
+and pkg/utils/utils.go GetMaxPods. Karpenter core subtracts the total from
 capacity for `Allocatable` (sigs.k8s.io/karpenter v1.14.0 pkg/cloudprovider/types.go).
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ _CPU_TAX = ((1.0, 0.06), (2.0, 0.04), (4.0, 0.02), (math.inf, 0.01))
 
 
 def max_pods(nodeclass_max_pods: int | None, network_plugin: str, network_plugin_mode: str) -> int:
-    """Pods capacity (karpenter-provider-azure v1.14.0 pkg/utils/utils.go GetMaxPods; azure-provider.md §1.2):
+    """Pods capacity (karpenter-provider-azure v1.14.0 pkg/utils/utils.go GetMaxPods;
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements):
     the NodeClass value, else
     none -> 250, azure+overlay -> 250, azure -> 30, else 110."""
     if nodeclass_max_pods is not None:
@@ -53,7 +54,7 @@ def _tax(brackets, amount: float) -> float:
 
 def kube_reserved(vcpus: int, memory_gib: float) -> dict[str, int]:
     """kubeReserved {cpu: millicores, memory: bytes} (karpenter-provider-azure v1.14.0
-    pkg/providers/instancetype/instancetype.go KubeReservedResources; azure-provider.md §1.2). 2/8 -> 100m/1843Mi;
+    pkg/providers/instancetype/instancetype.go KubeReservedResources). 2/8 -> 100m/1843Mi;
     4/7 -> 140m/1638Mi; 3/64 -> 120m/5611Mi.
     Float-to-int64 conversions as Go's."""
     mem_mi = float_to_int64(1024 * _tax(_MEMORY_TAX, memory_gib))
@@ -63,7 +64,7 @@ def kube_reserved(vcpus: int, memory_gib: float) -> dict[str, int]:
 
 def memory_capacity(memory_gib: float, overhead_percent: float) -> int:
     """Memory capacity (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go
-    CalculateMemoryWithoutOverhead; azure-provider.md §1.2):
+    CalculateMemoryWithoutOverhead):
     floor(MemoryGB) Gi minus ceil(bytes x VMMemoryOverheadPercent), in bytes."""
     # The quantity "<int64(skuMemoryGiB)>Gi"; resource.ParseQuantity caps a binary-suffixed amount at
     # MaxInt64 in magnitude (k8s.io/apimachinery pkg/api/resource/quantity.go), absurd sizes included.

@@ -3,7 +3,7 @@
 NodeClassParams stands for the provider's `instanceTypeParameters` (provider v1.14.0
 pkg/providers/instancetype/instancetypes.go), ClusterParams for the operator options it reads
 (pkg/operator/options), with defaults from the provider's tests (pkg/test/options.go;
-azure-provider.md §7).
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/suite_test.go).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _truthy(v) -> bool:
 class NodeClassParams:
     """The AKSNodeClass fields that shape instance types (karpenter-provider-azure v1.14.0
     pkg/providers/instancetype/instancetypes.go `instanceTypeParameters`, whose hash keys the provider's
-    instance-type cache; azure-provider.md §1.5)."""
+    instance-type cache)."""
 
     image_family: str | None = None
     os_disk_size_gb: int = 128
@@ -38,7 +38,8 @@ class NodeClassParams:
     encryption_at_host: bool | None = None    # None: spec.security.encryptionAtHost unset (nothing sent)
     trusted_launch: bool = False
     # default when spec.gpu/mode is unset (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/aksnodeclass.go
-    # AKSNodeClass.GetGPUMode; azure-provider.md §1.5)
+    # AKSNodeClass.GetGPUMode; github.com/Azure/karpenter-provider-azure v1.14.0
+    # pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes)
     gpu_mode: str = "Driver"
     artifact_streaming: bool = False
     fips_mode: str | None = None             # "FIPS" | "Disabled" | None
@@ -86,7 +87,8 @@ class NodeClassParams:
 @dataclass(frozen=True)
 class ClusterParams:
     """Operator options that shape instance types and labels; defaults as the provider's tests
-    (karpenter-provider-azure v1.14.0 pkg/test/options.go Options; azure-provider.md §7)."""
+    (karpenter-provider-azure v1.14.0 pkg/test/options.go Options; github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/suite_test.go)."""
 
     region: str = "southcentralus"
     node_resource_group: str = "test-resourceGroup"
@@ -150,6 +152,7 @@ class ClusterParams:
 
     def zone_label(self, zone: str) -> str:
         """`<lowercase region>-<n>` (karpenter-provider-azure v1.14.0 pkg/utils/zones/zones.go
-        MakeAKSLabelZoneFromARMZone; azure-provider.md §2.1)."""
+        MakeAKSLabelZoneFromARMZone; github.com/Azure/karpenter-provider-azure v1.14.0
+        pkg/providers/instancetype/instancetypes.go instanceTypeZones)."""
         return f"{self.region.lower()}-{zone}"
 

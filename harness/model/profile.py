@@ -225,7 +225,7 @@ class Profile:
         """Core before v1.9: `IsRestrictedNodeLabel` (plain suffix matching, LabelDomainExceptions) judges
         restricted keys and `Requirements.Labels()` resolves custom requirement labels (sigs.k8s.io/karpenter
         v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirements.go). v1.9 (kubernetes-sigs/karpenter#2586)
-        removed both together (karpenter-core.md §0 caveat, §8.1), so `labelResolution` decides both."""
+        removed both together (kubernetes-sigs/karpenter#2586 caveat, sigs.k8s.io/karpenter v1.6.2 pkg/scheduling/requirement.go), so `labelResolution` decides both."""
         return self.label_resolution == "requirementsLabels"
 
     # -- crd ----------------------------------------------------------------------------------
@@ -333,7 +333,7 @@ def _with_knobs(name: str, knobs_json: str) -> Profile:
 def profile_with_knobs(name: str, knobs: dict | None) -> Profile:
     """A profile with a scenario's `given.knobs` merged over it (same merge rules as `extends`),
     for replaying a reported bug at the provider version that had it (the bugs are issues of
-    https://github.com/Azure/karpenter-provider-azure/issues; reported-bugs.md §3)."""
+    https://github.com/Azure/karpenter-provider-azure/issues)."""
     if not knobs:
         return load_profile(name)
     return _with_knobs(name, json.dumps(knobs, sort_keys=True))

@@ -1,5 +1,6 @@
 """Karpenter core's requirement algebra: sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go
-(Requirement) and requirements.go (Requirements); karpenter-core.md §2; pre-v1.9 bound semantics §8.1.
+(Requirement) and requirements.go (Requirements); sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
+pre-v1.9 bound semantics sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirement.go.
 
 A `Requirement` is one key's allowed-value set: a concrete set (`In`, empty = `DoesNotExist`) or a
 complement (`NotIn`, no exclusions = `Exists`), with optional integer bounds and minValues.
@@ -35,7 +36,7 @@ class Requirement:
     def new(key: str, operator: str, values: Iterable[str] = (), sem: Semantics | None = None,
             min_values: int | None = None) -> "Requirement":
         """core NewRequirementWithFlexibility (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
-        karpenter-core.md §2.1): normalize the key,
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go): normalize the key,
         then map the operator."""
         if sem is not None:
             key = sem.normalize_key(key)
@@ -52,7 +53,7 @@ class Requirement:
             return Requirement(key, False, frozenset(), min_values=min_values)
         n = parse_int64(values[0]) if values else None   # Go strconv.Atoi (64-bit int)
         # NewRequirementWithFlexibility ignores the Atoi error (sigs.k8s.io/karpenter v1.14.0
-        # pkg/scheduling/requirement.go; karpenter-core.md §2.1)
+        # pkg/scheduling/requirement.go)
         n = 0 if n is None else n
         if operator == GT:
             if n == MAX_INT64:
@@ -84,7 +85,8 @@ class Requirement:
     def single_value(self) -> str | None:
         """The value of a single-valued (`In [x]`) requirement, else None (as provider
         karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels
-        reads it; azure-provider.md §1.1)."""
+        reads it; sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go NewRequirement, pkg/apis/v1/labels.go
+        NormalizedLabels)."""
         if not self.complement and len(self.values) == 1:
             return next(iter(self.values))
         return None
@@ -92,7 +94,7 @@ class Requirement:
     # -- algebra --------------------------------------------------------------------------------
     def intersection(self, other: "Requirement") -> "Requirement":
         """core Requirement.Intersection (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
-        karpenter-core.md §2.2)."""
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Intersection)."""
         complement = self.complement and other.complement
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
@@ -116,7 +118,7 @@ class Requirement:
 
     def has_intersection(self, other: "Requirement") -> bool:
         """core Requirement.HasIntersection (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
-        karpenter-core.md §2.2) (excluded values of
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Intersection) (excluded values of
         two complements are ignored)."""
         gte = _max_opt(self.gte, other.gte)
         lte = _min_opt(self.lte, other.lte)
@@ -132,8 +134,8 @@ class Requirement:
         return any(v in big and _in_bounds(v, gte, lte) for v in small)
 
     def any(self, rng: random.Random) -> str:
-        """core Requirement.Any (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go; karpenter-core.md
-        §2.1): a member, a random integer,
+        """core Requirement.Any (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go): a member, a random
+        integer,
         or "" (seeded here)."""
         if not self.complement:
             return rng.choice(sorted(self.values)) if self.values else ""
@@ -141,7 +143,7 @@ class Requirement:
         high = self.lte + 1 if self.lte is not None else MAX_INT64
         if high <= low:
             return ""   # Requirement.Any panics in rand.Intn(0) here (sigs.k8s.io/karpenter v1.14.0
-                        # pkg/scheduling/requirement.go; karpenter-core.md §2.1); we report no value
+                        # pkg/scheduling/requirement.go); we report no value
         for _ in range(16):
             candidate = str(rng.randrange(low, high))
             if candidate not in self.values:
@@ -150,8 +152,8 @@ class Requirement:
 
     # -- rendering ------------------------------------------------------------------------------
     def __str__(self) -> str:
-        """core Requirement.String (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go; karpenter-core.md
-        §2.1), e.g. `zone In [a b]`,
+        """core Requirement.String (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go), e.g. `zone In [a
+        b]`,
         `cpu Exists >=2`."""
         op = self.operator
         if op in (EXISTS, DOES_NOT_EXIST):
@@ -178,7 +180,7 @@ class Requirement:
     def node_selector(self) -> list[dict]:
         """Serialization as NodeSelectorRequirement(s) (core Requirement.NodeSelectorRequirement,
         BoundedNodeSelectorRequirements, sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go;
-        karpenter-core.md §2.1; lossy like upstream)."""
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go; lossy like upstream)."""
         base = {"key": self.key}
         if self.min_values is not None:
             base["minValues"] = self.min_values
@@ -210,7 +212,9 @@ def _in_bounds(value: str, gte: int | None, lte: int | None) -> bool:
 def _bounds_empty(gte: int | None, lte: int | None, exclusive: bool) -> bool:
     """Whether the bounds admit nothing: v1.9+ inclusive gte > lte; before, exclusive greaterThan >=
     lessThan (core pkg/scheduling/requirement.go Intersection at v1.14.0, before v1.9 its exclusive bounds;
-    karpenter-core.md §2.2, §8.1; the stored bounds are gte = greaterThan+1, lte = lessThan-1)."""
+    sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Intersection, sigs.k8s.io/karpenter v1.6.2
+    pkg/apis/v1/labels.go, pkg/scheduling/requirement.go; the stored bounds are gte = greaterThan+1, lte =
+    lessThan-1)."""
     if gte is None or lte is None:
         return False
     return gte > lte + 1 if exclusive else gte > lte
@@ -237,7 +241,7 @@ def exists(key: str) -> Requirement:
 
 
 class Requirements(Mapping[str, Requirement]):
-    """core Requirements (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md §2.3-§2.4):
+    """core Requirements (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go):
     key -> Requirement, with Add,
     Compatible and Intersects."""
 
@@ -266,7 +270,7 @@ class Requirements(Mapping[str, Requirement]):
 
     def get(self, key: str, default=None) -> Requirement:  # type: ignore[override]
         """A missing key reads as Exists (core Requirements.Get, sigs.k8s.io/karpenter v1.14.0
-        pkg/scheduling/requirements.go; karpenter-core.md §2.3)."""
+        pkg/scheduling/requirements.go)."""
         r = self._reqs.get(key)
         if r is not None:
             return r
@@ -311,7 +315,7 @@ class Requirements(Mapping[str, Requirement]):
     # -- the core semantics ---------------------------------------------------------------------
     def _conflicts(self, incoming: "Requirements", first_only: bool) -> list[str]:
         """Keys defined on both sides whose requirements cannot intersect (core Requirements.Intersects,
-        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md §2.4), unless both
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go), unless both
         sides are negative (NotIn/DoesNotExist)."""
         mine, theirs = self._reqs, incoming._reqs
         small, big = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
@@ -331,7 +335,7 @@ class Requirements(Mapping[str, Requirement]):
 
     def intersects(self, incoming: "Requirements") -> str | None:
         """core Requirements.Intersects (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
-        karpenter-core.md §2.4): only keys defined on
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go Compatible): only keys defined on
         both sides; errors joined with "; "."""
         bad = self._conflicts(incoming, first_only=False)
         if not bad:
@@ -349,7 +353,7 @@ class Requirements(Mapping[str, Requirement]):
 
     def compatible(self, incoming: "Requirements", allow_undefined: frozenset[str] = frozenset()) -> str | None:
         """core Requirements.Compatible (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
-        karpenter-core.md §2.4): undefined custom keys
+        sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go Compatible): undefined custom keys
         fail unless negative; then Intersects. Upstream
         reports the first undefined key in Go map order; we report the first in sorted order."""
         undefined = self._undefined(incoming, allow_undefined)
@@ -362,7 +366,7 @@ class Requirements(Mapping[str, Requirement]):
         return not self._undefined(incoming, allow_undefined) and self.intersects_ok(incoming)
 
     def _typo_hint(self, key: str, allow_undefined: frozenset[str]) -> str:
-        """core labelHint (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md §2.4): a
+        """core labelHint (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go): a
         candidate containing the key, or
         ending with its name part. Upstream picks by Go
         map order (nondeterministic); we take the first in sorted order of each candidate set."""
@@ -375,8 +379,8 @@ class Requirements(Mapping[str, Requirement]):
 
     # -- rendering ------------------------------------------------------------------------------
     def to_string(self, omit: frozenset[str] = frozenset({"kubernetes.io/hostname"})) -> str:
-        """core Requirements.String (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go; karpenter-core.md
-        §2.3): sorted, ", "-joined,
+        """core Requirements.String (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go): sorted, ",
+        "-joined,
         RestrictedLabels omitted."""
         return ", ".join(str(self._reqs[k]) for k in sorted(self._reqs) if k not in omit)
 
@@ -394,7 +398,7 @@ class Requirements(Mapping[str, Requirement]):
 
     def single_valued_labels(self) -> dict[str, str]:
         """Every `In [x]` requirement as a label (provider v1.14.0
-        pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels; azure-provider.md §4.2)."""
+        pkg/providers/labels/labels.go GetAllSingleValuedRequirementLabels)."""
         out = {}
         for key, r in self._reqs.items():
             v = r.single_value()

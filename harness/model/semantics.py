@@ -15,7 +15,8 @@ from harness.model.profile import Profile, load_profile
 class Semantics:
     profile: str
     # core >= v1.9 (pkg/scheduling/requirement.go: Gte/Lte operators, inclusive gte/lte;
-    # karpenter-core.md §2.1 vs §8.1)
+    # sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go vs sigs.k8s.io/karpenter v1.6.2
+    # pkg/apis/v1/labels.go, pkg/scheduling/requirement.go)
     inclusive_bounds: bool
     # The profile's tables, read-only by convention; equality and hashing go by the fields above.
     normalized_labels: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -23,9 +24,9 @@ class Semantics:
                                                                      repr=False)
 
     def normalize_key(self, key: str) -> str:
-        """core NormalizedLabels (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; karpenter-core.md §1.2)
+        """core NormalizedLabels (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go)
         + the provider's CSI zone key (karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go
-        RegisterCSIZoneNormalization; azure-provider.md §1.1)."""
+        RegisterCSIZoneNormalization; sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go NewRequirement)."""
         return self.normalized_labels.get(key, key)
 
     def normalize_values(self, key: str, values) -> list[str]:

@@ -1,7 +1,7 @@
 """Reading an Azure ResourceSku the way the provider does.
 
 Input SKUs are plain dicts in the ARM ResourceSku JSON shape (Resource Skus - List,
-https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1.2): capability values
+https://learn.microsoft.com/rest/api/compute/resource-skus/list): capability values
 are strings, capability names are matched case-insensitively, `locationInfo[].zoneDetails[]` uses
 `Name` (or `name`). The provider reads them through skewer (github.com/Azure/skewer v0.0.24 sku.go:
 HasCapability, GetCapabilityIntegerQuantity, AvailabilityZones, HasLocationRestriction, ...) and its
@@ -16,7 +16,7 @@ from harness.model.gostrconv import go_div, parse_float64, parse_int64, wrap_int
 from harness.model.overhead import MIB
 
 # provider pkg/apis/v1beta1/labels.go AzureToKubeArchitectures (karpenter-provider-azure v1.14.0;
-# azure-provider.md §1.2)
+# github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements)
 AZURE_TO_KUBE_ARCH = {"x64": "amd64", "Arm64": "arm64"}
 
 # The provider decodes ResourceSku JSON with encoding/json into the compute 2022-08-01 types
@@ -57,7 +57,7 @@ def canonical_sku(sku: Mapping) -> dict:
 
 
 
-# -- capability access (github.com/Azure/skewer@v0.0.24/sku.go, strings.go; fake-azure.md §1.4) --------
+# -- capability access (github.com/Azure/skewer@v0.0.24/sku.go, strings.go) --------
 def capabilities(sku: Mapping) -> dict[str, str]:
     """Capabilities by lowercased name; the first of duplicate names wins (skewer scans in order)."""
     caps = sku.get("capabilities") or ()
@@ -109,7 +109,7 @@ LOCATION_RESTRICTION = "Location"     # compute.Location; skewer compares the ty
 
 
 def has_location_restriction(sku: Mapping, region: str) -> bool:
-    """skewer SKU.HasLocationRestriction (github.com/Azure/skewer@v0.0.24/sku.go; fake-azure.md §1.3): a
+    """skewer SKU.HasLocationRestriction (github.com/Azure/skewer@v0.0.24/sku.go): a
     restriction whose type is exactly `Location` listing the region."""
     r = normalize_location(region)
     for res in sku.get("restrictions") or ():
@@ -121,7 +121,8 @@ def has_location_restriction(sku: Mapping, region: str) -> bool:
 def availability_zones(sku: Mapping, region: str) -> list[str]:
     """skewer AvailabilityZones(region): zones listed for the region minus zone-restricted ones; none
     with a Location restriction (github.com/Azure/skewer@v0.0.24/sku.go SKU.AvailabilityZones;
-    azure-provider.md §2.1)."""
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go instanceTypeZones,
+    pkg/utils/zones/zones.go)."""
     infos = _location_info(sku, region)
     if not infos:
         return []
@@ -153,7 +154,7 @@ def has_capability_in_zone(sku: Mapping, name: str, zone: str) -> bool:
 
 def max_ephemeral_bytes(caps: Mapping[str, str]) -> int:
     """The size half of `FindMaxEphemeralSizeGBAndPlacement` (karpenter-provider-azure v1.14.0
-    pkg/providers/instancetype/instancetypes.go; azure-provider.md §1.4), in bytes: 0 unless
+    pkg/providers/instancetype/instancetypes.go), in bytes: 0 unless
     EphemeralOSDiskSupported; then NVMe (NvmeDiskSizeInMiB > 0 and placement NvmeDisk), cache
     (CachedDiskBytes > 0), resource disk (MaxResourceVolumeMB > 0, really MiB), first that applies."""
     if not cap_true(caps, "EphemeralOSDiskSupported"):
@@ -185,7 +186,7 @@ def ephemeral_gb(caps: Mapping[str, str]) -> int:
 
 def max_ephemeral_gb(sku: Mapping) -> int:
     """Max ephemeral OS disk size in decimal GB, integer division (karpenter-provider-azure v1.14.0
-    pkg/providers/instancetype/instancetypes.go FindMaxEphemeralSizeGBAndPlacement; azure-provider.md §1.4)."""
+    pkg/providers/instancetype/instancetypes.go FindMaxEphemeralSizeGBAndPlacement)."""
     return max_ephemeral_bytes(capabilities(canonical_sku(sku))) // 10**9
 
 

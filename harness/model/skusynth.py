@@ -1,7 +1,7 @@
 """A ResourceSku synthesized from a VM size name, for SKUs a scenario names but no catalog holds.
 
 The name grammar is skewer's `GetVMSize` (github.com/Azure/skewer@v0.0.24/vmsize.go, as
-`harness.model.vmsize.parse_vm_size` reads it; azure-provider.md §1.3): family, subfamily, vCPUs, additive feature
+`harness.model.vmsize.parse_vm_size` reads it): family, subfamily, vCPUs, additive feature
 letters, accelerator,
 version. Memory per vCPU comes from a per-series table (harness/data/vm-series.yaml); everything else
 is a documented default from that file. The result

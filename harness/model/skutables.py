@@ -58,7 +58,8 @@ def known_sku_families(tables: str = ".") -> dict[str, str] | None:
 @functools.lru_cache(maxsize=None)
 def restricted_skus(tables: str = ".") -> dict[str, str]:
     """SKU name -> drop reason for the AKS- and Karpenter-restricted sizes (karpenter-provider-azure v1.14.0
-    pkg/providers/instancetype/skus.go IsRestrictedSKU; azure-provider.md §1.5)."""
+    pkg/providers/instancetype/skus.go IsRestrictedSKU; github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes)."""
     data = yaml.safe_load(_table(tables, "restricted-skus.yaml").read_text()) or {}
     out = {n: "AKS-restricted size" for n in data.get("aksRestricted") or ()}
     out.update({n: "Karpenter-restricted size" for n in data.get("karpenterRestricted") or ()})

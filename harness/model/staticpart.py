@@ -3,7 +3,9 @@ quota or prices, or the reason the SKU is dropped.
 
 Provider v1.14.0 pkg/providers/instancetype/instancetypes.go (UpdateInstanceTypes, isSupported,
 isInstanceTypeSupportedByFilters, the per-SKU part of List and createOfferings) and instancetype.go
-(computeRequirements, computeCapacity); azure-provider.md §1, §2. Every profile difference comes from
+(computeRequirements, computeCapacity); github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/providers/instancetype/instancetype.go computeRequirements, pkg/providers/instancetype/instancetypes.go
+createOfferings. Every profile difference comes from
 the profile's switches (harness.model.switches).
 """
 from __future__ import annotations
@@ -43,7 +45,7 @@ class ZoneOffer:
 
     def fill(self, sw: Switches, cache: "InstanceTypeCache") -> "ZoneOffer":
         """The offering requirements per capacity type (karpenter-provider-azure v1.14.0
-        pkg/providers/instancetype/instancetypes.go createOfferings; azure-provider.md §2.2), each key
+        pkg/providers/instancetype/instancetypes.go createOfferings), each key
         single-valued except ultra-SSD."""
         key = (self.zone, self.scope, self.ultra, sw)
         hit = cache.offer_reqs(key)
@@ -88,7 +90,8 @@ def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: 
                            gpu: tuple[str, tuple[str, ...]] | None, vm: VMSize, sw: Switches,
                            cluster: ClusterParams) -> str | None:
     """`isSupported` (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go;
-    azure-provider.md §1.5), in upstream's order."""
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
+    UpdateInstanceTypes), in upstream's order."""
     if vcpus is None or vcpus < 2:
         return "fewer than 2 vCPUs" if vcpus is not None else "vCPUs capability missing or invalid"
     if mem_gib is None or not mem_gib >= 3.5:          # NaN fails `memGiB >= 3.5` too
@@ -100,7 +103,7 @@ def _drop_reason_supported(caps: Mapping[str, str], vcpus: int | None, mem_gib: 
     if vm.size.startswith("DC") or vm.size.startswith("EC"):
         return "confidential"
     if sw.nvme_only_excluded_without_sig and not cluster.use_sig:
-        # reported-bugs.md R08: SCSI declared, or nothing declared, unless SIG is used.
+        # Azure/karpenter-provider-azure#943: SCSI declared, or nothing declared, unless SIG is used.
         scsi = cap_contains(caps, "DiskControllerTypes", "SCSI")
         nvme = cap_contains(caps, "DiskControllerTypes", "NVMe")
         if nvme and not scsi:
@@ -119,7 +122,7 @@ def _drop_reason_nodeclass(caps: Mapping[str, str], vcpus: int, memory_mib: int,
                            gpu: tuple[str, tuple[str, ...]] | None, nc: NodeClassParams,
                            sw: Switches) -> str | None:
     """Per-NodeClass filters (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
-    `isInstanceTypeSupportedByFilters`; azure-provider.md §1.5)."""
+    `isInstanceTypeSupportedByFilters`)."""
     if gpu is not None:
         vendor, oses = gpu
         # which families reach which GPU table is the release's own (Switches.gpu_image_family_os): at
@@ -216,8 +219,9 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
         return reason
 
     # -- zones (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go List and
-    #    instanceTypeZones, skewer SKU.AvailabilityZones; azure-provider.md §2.1) and ultra-SSD
-    #    options per zone (createOfferings; azure-provider.md §2.3) --
+    #    instanceTypeZones, skewer SKU.AvailabilityZones; github.com/Azure/karpenter-provider-azure v1.14.0
+    #    pkg/utils/zones/zones.go) and ultra-SSD
+    #    options per zone (createOfferings) --
     regional_ultra = ("true", "false") if cap_true(caps, "UltraSSDAvailable") else ("false",)
     zone_offers: list[ZoneOffer] = []
     sku_zones = availability_zones(sku, cluster.region)
@@ -232,7 +236,7 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
         zone_offers.append(ZoneOffer(sw.regional_value, "regional", regional_ultra).fill(sw, cache))
 
     # -- static requirements (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go
-    #    computeRequirements; azure-provider.md §1.2) --
+    #    computeRequirements) --
     reqs: dict[str, Requirement] = {}
 
     def put(key: str, *values: str) -> None:
@@ -290,7 +294,7 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
         put(EPHEMERAL_MAX, *((str(gb),) if gb > 0 else ()))
     premium = cap_true(caps, "PremiumIO")
     accel = cap_true(caps, "AcceleratedNetworkingEnabled")
-    if sw.boolean_values == "trueOnly":                      # before #912 (reported-bugs.md R25)
+    if sw.boolean_values == "trueOnly":                      # before #912 (Azure/karpenter-provider-azure#912)
         put(PREMIUM, *(("true",) if premium else ()))
         put(ACCELERATED, *(("true",) if accel else ()))
     else:
@@ -300,7 +304,7 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
         put(HYPERV, *((["1"] if gen1 else []) + (["2"] if gen2 else [])))
 
     # -- capacity and overhead (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go
-    #    computeCapacity; azure-provider.md §1.2) --
+    #    computeCapacity) --
     gpu_vendor = gpu[0] if gpu is not None else None
     capacity = {
         "cpu": vcpus * 1000,

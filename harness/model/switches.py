@@ -33,11 +33,13 @@ class Switches:
     regional_for_zonal: bool
     unknown_sku_policy: str
     unknown_skus: frozenset[str]             # names not yet on the replayed known-SKU list
-                                             # (Azure/karpenter-provider-azure#1604; reported-bugs.md R17)
+                                             # (Azure/karpenter-provider-azure#1604;
+                                             # Azure/karpenter-provider-azure#1604)
     nvme_only_excluded_without_sig: bool
     accelerator_fallback: bool
     zonal_regions: frozenset[str] | None     # before #825/#1105: a static list decided zonality
-                                             # (Azure/karpenter-provider-azure#731; reported-bugs.md R13)
+                                             # (Azure/karpenter-provider-azure#731;
+                                             # Azure/karpenter-provider-azure#731)
     gpu_vendors: frozenset
     # (imageFamily, the GPU table's OS names its GPU check reads) pairs (probe provider.gpuImageFamilies): a
     # family missing here drops every GPU size (isInstanceTypeSupportedByImageFamily's `default: return false`)

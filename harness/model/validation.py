@@ -2,7 +2,7 @@
 
 Stage `admission`: the API server checks the CRD's OpenAPI schema and x-kubernetes-validations
 (CEL) when the object is written (the provider v1.14.0 ships pkg/apis/crds/karpenter.sh_nodepools.yaml
-and karpenter.sh_nodeclaims.yaml; azure-provider.md §3.3, karpenter-core.md §5.1-5.2). The rules
+and karpenter.sh_nodeclaims.yaml, sigs.k8s.io/karpenter v1.14.0 pkg/apis/crds/karpenter.sh_nodeclaims.yaml). The rules
 come from the profile (harness.model.crdrules), the same text the local backend installs. Each release
 profile carries the spec schema and rules of every API version its CRDs serve (harness.model.derivation);
 an object in a served version other than the storage one is judged with that version's
@@ -10,7 +10,7 @@ an object in a served version other than the storage one is judged with that ver
 
 Stage `runtime`: core's Go `RuntimeValidate`, run by the nodepool.validation controller, which sets
 `ValidationSucceeded=False` / `NodePoolValidationFailed` (sigs.k8s.io/karpenter v1.14.0
-pkg/apis/v1/nodepool_validation.go, nodeclaim_validation.go; karpenter-core.md §5.3, azure-provider.md §3.2).
+pkg/apis/v1/nodepool_validation.go, nodeclaim_validation.go).
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from harness.model.versions import parse_version as _parse_version
 
 ADMISSION = "admission"
 RUNTIME = "runtime"
-# core apis.Group of NodePool and NodeClaim (sigs.k8s.io/karpenter v1.14.0 pkg/apis/apis.go; karpenter-core.md §1.1)
+# core apis.Group of NodePool and NodeClaim (sigs.k8s.io/karpenter v1.14.0 pkg/apis/apis.go; sigs.k8s.io/karpenter
+# v1.14.0 pkg/apis/v1/labels.go)
 GROUP = "karpenter.sh"
 
 
@@ -87,8 +88,9 @@ def admission_rejection(obj: dict, profile: Profile, server_version: str | None 
 # -- runtime (Go) validation ---------------------------------------------------------------------
 def validate_requirement(req: dict, profile: Profile) -> list[str]:
     """core ValidateRequirement (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodeclaim_validation.go;
-    karpenter-core.md §5.3; Azure known
-    values registered in provider pkg/apis/v1beta1/labels.go init, azure-provider.md §3.2)."""
+    sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool_validation.go RuntimeValidate; Azure known
+    values registered in provider pkg/apis/v1beta1/labels.go init, sigs.k8s.io/karpenter v1.14.0
+    pkg/apis/v1/nodepool_validation.go RuntimeValidate)."""
     sem = semantics_for(profile)
     key = sem.normalize_key(str(req.get("key", "")))
     op = req.get("operator")
@@ -130,7 +132,7 @@ def validate_requirement(req: dict, profile: Profile) -> list[str]:
 
 def runtime_validation_error(nodepool: dict, profile: Profile) -> str | None:
     """core NodePool.RuntimeValidate (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool_validation.go;
-    karpenter-core.md §5.3): the
+    sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool_validation.go RuntimeValidate): the
     ValidationSucceeded=False message."""
     tmpl = (nodepool.get("spec") or {}).get("template") or {}
     labels = (tmpl.get("metadata") or {}).get("labels") or {}

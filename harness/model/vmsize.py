@@ -1,5 +1,5 @@
 """The Azure VM size name parser (skewer `GetVMSize`, github.com/Azure/skewer@v0.0.24/vmsize.go),
-azure-provider.md §1.3.
+github.com/Azure/skewer@v0.0.24/vmsize.go GetVMSize.
 
 The parser takes the SKU *size* (no `Standard_` prefix, e.g. `D2s_v3`) and splits it into family,
 subfamily, vCPUs, constrained vCPUs, additive features, accelerator, version and promo flag. The
@@ -39,13 +39,13 @@ _SIZE_RE = re.compile(
 )
 
 # skewer's hard-coded special case in GetVMSize (github.com/Azure/skewer@v0.0.24/vmsize.go; reached only
-# when the pattern fails; azure-provider.md §1.3).
+# when the pattern fails).
 _SPECIAL = {
     "M416s_8_v2": ("M", "", "416", None, "s", None, False, "v2", False),
 }
 
 # Accelerator fallback for sizes whose name carries none, seen in a newer github.com/Azure/skewer
-# vmsize.go (which version is not recorded: a harness assumption; azure-provider.md §1.3); skewer v0.0.24
+# vmsize.go (which version is not recorded: a harness assumption); skewer v0.0.24
 # (github.com/Azure/skewer@v0.0.24/vmsize.go, pinned by provider v1.14.0) has no such table, so upstream
 # keeps it off.
 ACCELERATOR_FALLBACK = {
@@ -59,8 +59,8 @@ ACCELERATOR_FALLBACK = {
 
 class VMSizeParseError(ValueError):
     """The size does not match the naming scheme. Upstream drops the SKU and logs "parsing VM size"
-    (provider v1.14.0 pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes; azure-provider.md
-    §1.3); the message text here is the harness's own."""
+    (provider v1.14.0 pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes;
+    github.com/Azure/skewer@v0.0.24/vmsize.go GetVMSize); the message text here is the harness's own."""
 
     def __init__(self, size: str):
         super().__init__(f"could not parse VM size {size}")
@@ -85,14 +85,15 @@ class VMSize:
     def series(self) -> str:
         """Family + subfamily + additive features, plus `_<version>` when there is one (skewer GetVMSize
         `Series`, github.com/Azure/skewer@v0.0.24/vmsize.go, the provider's sku-series label;
-        azure-provider.md §1.3)."""
+        github.com/Azure/skewer@v0.0.24/vmsize.go GetVMSize)."""
         return self.family + self.subfamily + self.additive_features + (f"_{self.version}" if self.version else "")
 
     @property
     def version_label(self) -> str | None:
         """`sku-version`: the version without v/V, `1` without a version, None (DoesNotExist) if the
         version does not start with v/V (karpenter-provider-azure v1.14.0 pkg/utils/utils.go
-        `ExtractVersionFromVMSize`; azure-provider.md §1.2)."""
+        `ExtractVersionFromVMSize`; github.com/Azure/karpenter-provider-azure v1.14.0
+        pkg/providers/instancetype/instancetype.go computeRequirements)."""
         if not self.version:
             return "1"
         if self.version[0] in "vV":
@@ -109,7 +110,7 @@ def parse_vm_size(size: str, *, fallback: bool = True) -> VMSize:
     """Parse a size such as `D2s_v3` (not `Standard_D2s_v3`). Raises VMSizeParseError.
 
     `fallback=False` disables the uncertain accelerator fallback table (ACCELERATOR_FALLBACK above, which
-    names where it comes from; github.com/Azure/skewer@v0.0.24/vmsize.go has none; azure-provider.md §1.3)."""
+    names where it comes from; github.com/Azure/skewer@v0.0.24/vmsize.go has none)."""
     m = _SIZE_RE.match(size)
     if m is None:
         special = _SPECIAL.get(size)

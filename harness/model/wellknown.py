@@ -5,7 +5,8 @@ the same way. Upstream defines them in three places: Kubernetes' `k8s.io/api/cor
 well_known_labels.go (instance-type, arch, os, zone, region), karpenter core
 (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go: capacity-type, nodepool) and the provider
 (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/labels.go: the `karpenter.azure.com/`
-and `kubernetes.azure.com/` keys; azure-provider.md §1.2).
+and `kubernetes.azure.com/` keys; github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/providers/instancetype/instancetype.go computeRequirements).
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ PRIORITY = "kubernetes.azure.com/priority"
 OS_SKU = "kubernetes.azure.com/os-sku"
 FIPS_ENABLED = "kubernetes.azure.com/fips_enabled"
 # (harness assumption) not written by the provider v1.14.0 (absent from its pkg/providers/labels/labels.go;
-# azure-provider.md §1.2, §5); profiles with `nodeImageVersion: true` model AKS's own label
+# github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go computeRequirements,
+# designs/0006-requirements-and-labels.md); profiles with `nodeImageVersion: true` model AKS's own label
 # (https://learn.microsoft.com/azure/aks/use-labels).
 NODE_IMAGE_VERSION = "kubernetes.azure.com/node-image-version"
 SKU_NAME = "karpenter.azure.com/sku-name"
@@ -54,7 +56,8 @@ HYPERV = "karpenter.azure.com/sku-hyperv-generation"
 
 def normalize_cluster_label(node_resource_group: str) -> str:
     """The CLUSTER label's value (provider v1.14.0 pkg/utils/labels.go
-    NormalizeClusterResourceGroupNameForLabel; azure-provider.md §1.2): replace `(` and `)` with `-`,
+    NormalizeClusterResourceGroupNameForLabel; github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/instancetype/instancetype.go computeRequirements): replace `(` and `)` with `-`,
     truncate to 63, and if the result ends in `-`, `_` or `.` append `z` (or replace the last
     character with `z` when the length is over 62)."""
     s = (node_resource_group or "").replace("(", "-").replace(")", "-")[:63]

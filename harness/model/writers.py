@@ -1,18 +1,20 @@
 """The label writers: who puts which label on a Node, with which value, in which order.
 
 Four writers reach a Karpenter-on-Azure Node (design 0006 FAQ "How do Karpenter labels get onto
-the Node?", karpenter-core.md §4, §6; azure-provider.md §4), each cited below:
+the Node?", sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/controller.go, k8s.io/kubernetes v1.36.3
+pkg/kubelet/kubelet_node_status.go, plugin/pkg/admission/noderestriction/admission.go;
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go), each cited below:
 
   kubelet                the kubelet's own labels at registration (k8s.io/kubernetes v1.36.3
-                         pkg/kubelet/kubelet_node_status.go initialNode; karpenter-core.md §6.4)
+                         pkg/kubelet/kubelet_node_status.go initialNode)
   kubelet-node-labels    the provider's `--node-labels` (provider v1.14.0
                          pkg/providers/launchtemplate/launchtemplate.go getStaticParameters,
-                         pkg/providers/labels/labels.go Get; azure-provider.md §4.4), applied by the kubelet
+                         pkg/providers/labels/labels.go Get), applied by the kubelet
   cloud-node-controller  the cloud node controller's instance-type/zone/region labels (k8s.io/cloud-provider
                          v0.36.3 controllers/node/node_controller.go getNodeModifiersFromCloudProvider;
-                         karpenter-core.md §6.5)
+                         k8s.io/cloud-provider v0.36.3 controllers/node/node_controller.go)
   karpenter-core         Karpenter core's syncNode copying all NodeClaim labels (sigs.k8s.io/karpenter
-                         v1.14.0 pkg/controllers/nodeclaim/lifecycle/registration.go; karpenter-core.md §4.2)
+                         v1.14.0 pkg/controllers/nodeclaim/lifecycle/registration.go)
 
 Each function here is pure: the loop calls them in order and the backend judges the writes.
 """
@@ -34,7 +36,8 @@ CLOUD_NODE_CONTROLLER = "cloud-node-controller"
 KARPENTER_CORE = "karpenter-core"
 
 # The 22 Azure well-known keys (provider pkg/providers/labels/labels.go
-# GetWellKnownSingleValuedRequirementLabels, karpenter-provider-azure v1.14.0; azure-provider.md §3.1)
+# GetWellKnownSingleValuedRequirementLabels, karpenter-provider-azure v1.14.0;
+# github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/labels.go init)
 AZURE_DOMAINS = ("karpenter.azure.com/", "kubernetes.azure.com/")
 
 
@@ -48,7 +51,7 @@ class LabelFacts:
 
 def base_labels(profile: Profile, facts: LabelFacts, forced: bool | None = None) -> dict[str, str]:
     """The provider's always-generated labels (karpenter-provider-azure v1.14.0 pkg/providers/labels/labels.go
-    Get; azure-provider.md §4.1), from the profile's table.
+    Get), from the profile's table.
     `forced` selects the entries applied last (True), the others (False), or all (None)."""
     out: dict[str, str] = {}
     for b in profile.base_labels:
@@ -76,7 +79,8 @@ def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: M
                         claim_requirements: Requirements, instance_type_requirements: Requirements,
                         chosen: Mapping[str, str]) -> KubeletLabels:
     """getStaticParameters (karpenter-provider-azure v1.14.0 pkg/providers/launchtemplate/launchtemplate.go;
-    azure-provider.md §4.4; docs/research/before-0006.md §5.2 for the older order):
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/launchtemplate/launchtemplate.go
+    getStaticParameters; docs/research/before-0006.md section 5.2 for the older order):
     the profile lists the inputs, later ones win; then the kubelet filter, if the profile has one."""
     inputs = {
         "base": lambda: base_labels(profile, facts, forced=False),
@@ -103,7 +107,7 @@ def kubelet_node_labels(profile: Profile, facts: LabelFacts, nodeclaim_labels: M
 
 def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dict[str, str]:
     """kubelet Kubelet.initialNode (k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go;
-    karpenter-core.md §6.4): hostname, os, arch (GA and beta)."""
+    k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go initialNode): hostname, os, arch (GA and beta)."""
     return {
         "kubernetes.io/hostname": hostname,
         "kubernetes.io/os": os_name,
@@ -115,9 +119,9 @@ def kubelet_self_labels(hostname: str, arch: str, os_name: str = "linux") -> dic
 
 def cloud_node_controller_labels(instance_type: str, zone: str, region: str) -> dict[str, str]:
     """Cloud node controller getNodeModifiersFromCloudProvider (k8s.io/cloud-provider v0.36.3
-    controllers/node/node_controller.go; karpenter-core.md §6.5): instance type, zone and region, each
+    controllers/node/node_controller.go): instance type, zone and region, each
     under the GA and beta keys. Azure reports a regional VM's zone as "0" (karpenter-provider-azure v1.14.0
-    pkg/utils/zones/zones.go MakeAKSLabelZoneFromVM, since PR #1615; azure-provider.md §2.1)."""
+    pkg/utils/zones/zones.go MakeAKSLabelZoneFromVM, since PR #1615; github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go instanceTypeZones)."""
     return {
         INSTANCE_TYPE: instance_type,
         "beta.kubernetes.io/instance-type": instance_type,
@@ -132,7 +136,7 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
                         capacity_type: str, ultra_ssd: bool, nodepool: str,
                         claim_requirements: Requirements) -> dict[str, str]:
     """provider vmInstanceToNodeClaim + Create's merge of Azure well-known claim labels
-    (karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go; azure-provider.md §4.3)."""
+    (karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go)."""
     keys = set(profile.provider_setting("vmLabels"))
     labels = dict(instance_type_requirements.single_valued_labels())
     if "zone" in keys:
@@ -163,9 +167,10 @@ def vm_nodeclaim_labels(profile: Profile, instance_type_requirements: Requiremen
 
 def resolved_requirement_labels(profile: Profile, requirements: Requirements, rng: random.Random) -> dict[str, str]:
     """Custom requirement keys turned into labels (core NodeClaimTemplate.resolveCustomLabelsFromRequirements,
-    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go, at v1.9+; karpenter-core.md §3.1; or
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go, at v1.9+; or
     Requirements.Labels() before v1.9, sigs.k8s.io/karpenter v1.6.2 pkg/scheduling/requirements.go,
-    karpenter-core.md §8.1): In -> a member, NotIn/Exists/bounds -> a random integer."""
+    sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go, pkg/scheduling/requirement.go): In -> a member,
+    NotIn/Exists/bounds -> a random integer."""
     out: dict[str, str] = {}
     skip_sim = set(profile.scheduling_simulation_keys)
     for key in sorted(requirements):

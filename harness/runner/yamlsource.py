@@ -68,7 +68,7 @@ class Document:
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000        # nodes copied through aliases, per document
-# characters libyaml refuses (YAML 1.1 §5.1 printable set, https://yaml.org/spec/1.1/),
+# characters libyaml refuses (YAML 1.1 section 5.1 printable set, https://yaml.org/spec/1.1/),
 # found up front to report their line
 _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

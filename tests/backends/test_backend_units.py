@@ -23,7 +23,7 @@ from harness.model.profile import load_profile
 
 
 # -- PKI (https://kubernetes.io/docs/setup/best-practices/certificates/,
-# https://kubernetes.io/docs/reference/access-authn-authz/node/; reference/cluster-backends.md §4.3-§4.4) ----
+# https://kubernetes.io/docs/reference/access-authn-authz/node/) ----
 def _subject(pair) -> tuple[str, list[str]]:
     cert = x509.load_pem_x509_certificate(pair.cert.read_bytes())
     cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
@@ -137,7 +137,7 @@ def test_warm_build_reuses_cache():
 
 
 # -- CRDs from the profiles (karpenter-provider-azure v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml,
-# sigs.k8s.io/karpenter v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml; azure-provider.md §3.3, karpenter-core.md §5) -------
+# sigs.k8s.io/karpenter v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml) -------
 def _crds_or_skip(profile: str) -> dict[str, dict]:
     try:
         return {c["metadata"]["name"]: c for c in crds.render_crds(profile)}

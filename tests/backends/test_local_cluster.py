@@ -29,7 +29,7 @@ def rejected(fn, *a, **kw) -> APIRejected:
 
 
 # -- CEL rules from the profile (karpenter-provider-azure v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml;
-# azure-provider.md §3.3, karpenter-core.md §5.1) ----------------------------------------------------
+# github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/crds/karpenter.sh_nodepools.yaml) -----------------------
 def test_restricted_nodepool_label_rejected_upstream(cluster):
     e = rejected(cluster.create, nodepool("np", {"kubernetes.azure.com/agentpool": "x"}), KARPENTER)
     assert (e.status, e.reason) == (422, "Invalid")
@@ -112,7 +112,7 @@ def test_aksnodeclass_v1beta1_keeps_newer_fields(cluster):
 
 # -- NodeRestriction and the Node authorizer (k8s.io/kubernetes v1.36.3
 # plugin/pkg/admission/noderestriction/admission.go Plugin.admitNode,
-# https://kubernetes.io/docs/reference/access-authn-authz/node/; karpenter-core.md §6.3, cluster-backends.md §4.4)
+# https://kubernetes.io/docs/reference/access-authn-authz/node/)
 @pytest.mark.parametrize("label", ["node-restriction.kubernetes.io/x", "kubernetes.io/custom"])
 def test_kubelet_may_not_set_restricted_labels(cluster, label):
     e = rejected(cluster.create, node("n1", {label: "v"}), Identity.node("n1"))
@@ -148,7 +148,7 @@ def test_node_update_rules(cluster):
     cur["metadata"]["labels"]["kubernetes.io/custom"] = "x"
     e = rejected(cluster.update, cur, me)
     # The real plugin's update message has no 'node "<n>"' subject (k8s.io/kubernetes v1.36.3
-    # plugin/pkg/admission/noderestriction/admission.go Plugin.admitNode; karpenter-core.md §6.3).
+    # plugin/pkg/admission/noderestriction/admission.go Plugin.admitNode).
     assert e.message == 'nodes "n1" is forbidden: is not allowed to modify labels: kubernetes.io/custom'
     cur = cluster.get("Node", "n1")
     cur["spec"]["taints"] = []

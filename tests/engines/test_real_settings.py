@@ -1,5 +1,5 @@
 """The controller's configuration holds only loopback endpoints (the options of karpenter-provider-azure v1.14.0
-pkg/operator/options/options.go and pkg/auth/config.go; reference/real-controller.md §4-§6)."""
+pkg/operator/options/options.go and pkg/auth/config.go)."""
 import json
 import subprocess
 

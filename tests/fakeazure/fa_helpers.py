@@ -13,7 +13,8 @@ RG = "rg-test"
 def vm_body(size: str = "Standard_D2s_v3", zones=("1",), nic_id: str | None = None, location: str = "southcentralus",
             priority: str | None = None, custom_data: str | None = "IyEvYmluL2Jhc2g=", **props) -> dict:
     """A Karpenter-shaped VM PUT body (newVMObject, karpenter-provider-azure v1.14.0
-    pkg/providers/instance/vminstance.go; fake-azure.md §2.2)."""
+    pkg/providers/instance/vminstance.go;
+    https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update)."""
     p = {
         "hardwareProfile": {"vmSize": size},
         "storageProfile": {

@@ -1,4 +1,5 @@
-"""Catalog data: wire shape, the southcentralus fixture table of azure-provider.md §6 (upstream fixtures:
+"""Catalog data: wire shape, the southcentralus fixture table of github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/fake/zz_generated.sku.southcentralus.go (upstream fixtures:
 karpenter-provider-azure v1.14.0 pkg/fake/zz_generated.sku.southcentralus.go), westcentralus, the broad eastus catalog, prices,
 synthetic SKUs."""
 from __future__ import annotations
@@ -10,12 +11,13 @@ from hypothesis import given, settings, strategies as st
 
 from fakeazure import FakeAzure, available_catalogs, synthetic_prices, synthetic_skus
 from fakeazure import catalog as cat
-# skewer's size grammar (GetVMSize, github.com/Azure/skewer@v0.0.24/vmsize.go; azure-provider.md §1.3);
+# skewer's size grammar (GetVMSize, github.com/Azure/skewer@v0.0.24/vmsize.go);
 # parse_vm_size raises if unparsable
 from harness.model.vmsize import parse_vm_size
 
 # (cpu, memory MiB, hyperv, ephemeral max GB or None, premium, accel, arch, zones, LowPriorityCapable)
-# azure-provider.md §6 derived-value table (zone "0" is the regional offering, not a SKU zone), derived from
+# github.com/Azure/karpenter-provider-azure v1.14.0 pkg/fake/zz_generated.sku.southcentralus.go derived-value table
+# (zone "0" is the regional offering, not a SKU zone), derived from
 # the SKUs of karpenter-provider-azure v1.14.0 pkg/fake/zz_generated.sku.southcentralus.go.
 SCUS_TABLE = {
     "Standard_A0": (1, 768, "1", None, False, False, "amd64", [], False),
@@ -50,7 +52,7 @@ SCUS_PRICES = {"Standard_A0": 0.02, "Standard_B1s": 0.0125, "Standard_B20ms": 0.
 
 def max_ephemeral_gb(caps: dict) -> int:
     """FindMaxEphemeralSizeGBAndPlacement (karpenter-provider-azure v1.14.0
-    pkg/providers/instancetype/instancetypes.go; azure-provider.md §1.4)."""
+    pkg/providers/instancetype/instancetypes.go)."""
     if caps.get("EphemeralOSDiskSupported", "").lower() != "true":
         return 0
     nvme = int(caps.get("NvmeDiskSizeInMiB", "0") or 0)
@@ -84,11 +86,11 @@ def test_catalog_wire_shape(name):
         assert isinstance(s["restrictions"], list)
         for c in s["capabilities"]:
             assert isinstance(c["value"], str), (s["name"], c)  # all strings
-            # (https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1.2)
+            # (https://learn.microsoft.com/rest/api/compute/resource-skus/list)
         for li in s["locationInfo"]:
             for zd in li.get("zoneDetails", []):
                 assert "Name" in zd and "name" not in zd  # capital Name (azure-mgmt-compute 39.0.0
-                # azure/mgmt/compute/models/_models.py ResourceSkuZoneDetails; fake-azure.md §1.2)
+                # azure/mgmt/compute/models/_models.py ResourceSkuZoneDetails)
         caps = cat.capabilities(s)
         for key in ("vCPUs", "MemoryGB", "HyperVGenerations", "CpuArchitectureType", "PremiumIO",
                     "AcceleratedNetworkingEnabled", "EphemeralOSDiskSupported", "LowPriorityCapable",
@@ -171,7 +173,9 @@ def test_eastus_covers_requested_families():
     prices = FakeAzure("eastus").prices["eastus"]
     unpriced = [n for n in names if n not in prices]
     assert unpriced == ["Standard_D4as_v7"]
-    # eastus examples of fake-azure.md §1.5/§7 (https://learn.microsoft.com/rest/api/compute/resource-skus/list,
+    # eastus examples of https://learn.microsoft.com/rest/api/compute/resource-skus/list,
+    # https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices
+    # (https://learn.microsoft.com/rest/api/compute/resource-skus/list,
     # https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).
     for n, p in {"Standard_D2s_v3": 0.096, "Standard_D4s_v5": 0.192, "Standard_D2ps_v5": 0.077,
                  "Standard_E2s_v5": 0.126, "Standard_B2s": 0.0416, "Standard_DC2as_v5": 0.086,

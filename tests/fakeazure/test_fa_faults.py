@@ -1,7 +1,8 @@
 """Fault rules: every code arrives with the status, code and wording upstream matches
 on (matchers: github.com/Azure/azure-sdk-for-go-extensions@v0.6.0 pkg/errors/armerrors.go;
 handlers: karpenter-provider-azure v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go;
-fake-azure.md §4.2, azure-provider.md §8), synchronously or through the LRO, and
+https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors), synchronously or
+through the LRO, and
 the state stays consistent afterwards."""
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def test_low_priority_quota_fault_carries_literal(fake):
     e = attempt(fake, priority="Spot")
     assert e.status_code == 409 and e.error.code == "OperationNotAllowed"
     assert "LowPriorityCores" in e.error.message  # the literal Karpenter matches
-    # (github.com/Azure/azure-sdk-for-go-extensions@v0.6.0 pkg/errors/consts.go; fake-azure.md §4.2)
+    # (github.com/Azure/azure-sdk-for-go-extensions@v0.6.0 pkg/errors/consts.go;
+    # https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/common-deployment-errors)
     assert "Low Priority Cores quota" in e.error.message
     assert fake.state.vms() == []
 
@@ -104,7 +106,8 @@ def test_allocation_faults_arrive_through_the_operation(fake, code, expect):
     fake.state.requests.clear()
     e = attempt(fake)
     assert type(e) is HttpResponseError and e.status_code == 200  # the status poll's code
-    # (azure-core 1.41.0 azure/core/polling/base_polling.py LROBasePolling.run; fake-azure.md §2.4)
+    # (azure-core 1.41.0 azure/core/polling/base_polling.py LROBasePolling.run;
+    # https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations)
     assert e.error.code == code and expect in e.error.message
     statuses = [(m, p.rsplit("/", 2)[-2], s) for m, p, s in fake.state.requests if "virtualMachines" in p
                 or "/operations/" in p and "Compute" in p]

@@ -1,4 +1,4 @@
-"""The fake's layering (STYLE.md §2): transports -> state -> dispatch -> handlers -> models.
+"""The fake's layering: transports -> state -> dispatch -> handlers -> models.
 
 Nothing below the dispatcher imports ``fakeazure.state``, fakeazure imports nothing from
 ``harness``, and no module calls another object's underscore attribute."""

@@ -1,4 +1,4 @@
-"""Network interfaces (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces; fake-azure.md §3)
+"""Network interfaces (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces)
 through azure-mgmt-network and plain HTTP."""
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Retail Prices API (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices;
-fake-azure.md §7) and the Karpenter-style client."""
+https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices) and the Karpenter-style
+client."""
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit

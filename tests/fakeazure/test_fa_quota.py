@@ -38,7 +38,8 @@ def test_zero_limit_message(fake):
         create_vm(fake, "gpu", size="Standard_NC24ads_A100_v4", zones=("1",))
     assert "Current Limit: 0" in ei.value.error.message  # Karpenter: 1h TTL
     # (SubscriptionQuotaReachedTTL, karpenter-provider-azure v1.14.0
-    # pkg/providers/instance/offerings/commonerrorhandlers.go; azure-provider.md §8)
+    # pkg/providers/instance/offerings/commonerrorhandlers.go; github.com/Azure/karpenter-provider-azure v1.14.0
+    # pkg/providers/instance/offerings/resperrorhandlers.go)
 
 
 def test_regional_quota(fake):

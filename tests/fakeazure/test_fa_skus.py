@@ -1,4 +1,4 @@
-"""Resource SKUs list (https://learn.microsoft.com/rest/api/compute/resource-skus/list; fake-azure.md §1)
+"""Resource SKUs list (https://learn.microsoft.com/rest/api/compute/resource-skus/list)
 through the real SDK and plain HTTP, both modes."""
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def test_sdk_reads_capital_name_zone_details_and_restrictions(make_env, mode):
     assert len(skus) == 90
     zd = skus["Standard_D2s_v5"].location_info[0].zone_details[0]
     assert zd.name == ["1", "2", "3"]  # the SDK only reads "Name" (azure-mgmt-compute 39.0.0
-    # azure/mgmt/compute/models/_models.py ResourceSkuZoneDetails; fake-azure.md §1.2)
+    # azure/mgmt/compute/models/_models.py ResourceSkuZoneDetails;
+    # https://learn.microsoft.com/rest/api/compute/resource-skus/list)
     assert zd.capabilities[0].name == "UltraSSDAvailable"
     r = skus["Standard_D8s_v3"].restrictions[0]
     assert r.type == ResourceSkuRestrictionsType.ZONE

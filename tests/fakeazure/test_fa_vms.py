@@ -19,7 +19,7 @@ def test_sdk_create_get_list_delete(fake):
     vm = create_vm(fake, "aks-default-a1")
     assert vm.provisioning_state == "Succeeded"
     assert vm.zones == ["1"] and vm.hardware_profile.vm_size == "Standard_D2s_v3"
-    assert vm.os_profile.custom_data is None  # never returned (https://github.com/Azure/azure-cli/issues/20870; fake-azure.md §2.3)
+    assert vm.os_profile.custom_data is None  # never returned (https://github.com/Azure/azure-cli/issues/20870; https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update)
     assert vm.vm_id and vm.time_created
     assert vm.storage_profile.os_disk.os_type == "Linux"
     assert vm.tags == {"karpenter.sh_nodepool": "default"}
@@ -39,7 +39,7 @@ def test_sdk_create_get_list_delete(fake):
 
 def test_lro_protocol_on_the_wire(fake):
     """201 + Azure-AsyncOperation, InProgress then Succeeded, final GET
-    (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations; fake-azure.md §2.4)."""
+    (https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations)."""
     nic_id = create_nic(fake, "n1")
     url = fake.url(fake.vm_path("vm1"), **{"api-version": "2026-04-01"})
     r = fake.http.put(url, json=vm_body(nic_id=nic_id))
@@ -68,7 +68,7 @@ def test_lro_protocol_on_the_wire(fake):
     assert fake.http.get(d.headers["Location"]).status_code == 200
     assert fake.http.get(url).status_code == 404
     assert fake.http.delete(url).status_code == 204  # missing -> 204
-    # (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete; fake-azure.md §2.5)
+    # (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete)
 
 
 def test_an_accepted_delete_finishes_on_the_clock_unpolled(fake):

@@ -28,7 +28,7 @@ def test_spread_picks_the_least_loaded_domain_within_skew():
 
 
 def test_empty_string_domain_is_the_no_domain_sentinel():
-    """reported-bugs.md R01: a regional domain "" with the minimum count makes the spread unsatisfiable."""
+    """Azure/karpenter-provider-azure#1384: a regional domain "" with the minimum count makes the spread unsatisfiable."""
     g = group({"": 0, "eastus-1": 2, "eastus-2": 1, "eastus-3": 1})
     chosen = g.next_domain(True, exists(Z), exists(Z))
     assert chosen.operator == "DoesNotExist"

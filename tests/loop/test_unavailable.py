@@ -1,6 +1,7 @@
 """The unavailable-offerings cache and the create-error handler table (karpenter-provider-azure v1.14.0
 pkg/cache/unavailableofferings.go, pkg/providers/instance/offerings/resperrorhandlers.go;
-azure-provider.md §2.6, §8)."""
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cache/unavailableofferings.go,
+pkg/providers/instance/offerings/resperrorhandlers.go)."""
 from __future__ import annotations
 
 from types import SimpleNamespace

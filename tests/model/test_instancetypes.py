@@ -1,5 +1,7 @@
-"""Instance types and offerings from Azure SKUs (azure-provider.md §1, §2, §6; upstream's
-karpenter-provider-azure v1.14.0 pkg/providers/instancetype/suite_test.go tables re-expressed, §7)."""
+"""Instance types and offerings from Azure SKUs (github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/providers/instancetype/instancetype.go computeRequirements, pkg/providers/instancetype/instancetypes.go
+createOfferings, pkg/fake/zz_generated.sku.southcentralus.go; upstream's
+karpenter-provider-azure v1.14.0 pkg/providers/instancetype/suite_test.go tables re-expressed)."""
 from __future__ import annotations
 
 import json
@@ -22,7 +24,7 @@ CATALOG = REPO / "fakeazure" / "catalogs" / "skus"
 SCUS = "southcentralus"
 
 # ---------------------------------------------------------------------------------------------------
-# The 20 southcentralus fixture SKUs (azure-provider.md §6): the capability values that matter,
+# The 20 southcentralus fixture SKUs: the capability values that matter,
 # as in Karpenter's pkg/fake/zz_generated.sku.southcentralus.go (karpenter-provider-azure v1.14.0). Order of a row:
 # family, zones, vCPUs, MemoryGB, GPUs, HyperVGenerations, arch, PremiumIO, AccelNet, EphemeralOSDisk,
 # placements, NvmeDiskSizeInMiB, CachedDiskBytes, MaxResourceVolumeMB, LowPriorityCapable, UltraSSDAvailable,
@@ -114,7 +116,7 @@ def derived_profile(base: str, name: str, overrides: dict) -> Profile:
 
 
 # ---------------------------------------------------------------------------------------------------
-# §6: the table of derived values for the 20 southcentralus SKUs (computeRequirements,
+# the table of derived values for the 20 southcentralus SKUs (computeRequirements,
 # karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go,
 # over pkg/fake/zz_generated.sku.southcentralus.go)
 # kept-or-drop-reason, family, series, version, cpu, memory MiB, (gpu count, mfr, name), hyperv,
@@ -157,7 +159,8 @@ def _derived_row(its: InstanceTypeSet, name: str) -> tuple:
 
 
 def _derive_all_rows(skus: list[dict]) -> dict[str, tuple]:
-    """Derived values for every SKU: kept ones from the build, dropped ones (which §6 lists too) from
+    """Derived values for every SKU: kept ones from the build, dropped ones (which
+    github.com/Azure/karpenter-provider-azure v1.14.0 pkg/fake/zz_generated.sku.southcentralus.go lists too) from
     the same helpers the build uses (fixtures: karpenter-provider-azure v1.14.0
     pkg/fake/zz_generated.sku.southcentralus.go)."""
     its = build(skus)
@@ -285,7 +288,7 @@ def test_e2e_d2s_v3_values():
 
 # ---------------------------------------------------------------------------------------------------
 # offerings (createOfferings, karpenter-provider-azure v1.14.0
-# pkg/providers/instancetype/instancetypes.go; azure-provider.md §2)
+# pkg/providers/instancetype/instancetypes.go)
 # ---------------------------------------------------------------------------------------------------
 def test_offerings_per_zone_plus_regional():
     it = build()["Standard_NC24ads_A100_v4"]
@@ -336,7 +339,7 @@ def test_zone_restriction_removes_zones():
 
 
 def test_all_zones_restricted_gives_regional_zero_not_empty_string():
-    """reported-bugs.md R01: since #1615 a SKU whose zones are all restricted offers zone "0", never ""."""
+    """Azure/karpenter-provider-azure#1384: since #1615 a SKU whose zones are all restricted offers zone "0", never ""."""
     zr = {"type": "Zone", "values": [SCUS], "restrictionInfo": {"locations": [SCUS], "zones": ["1", "2", "3"]},
           "reasonCode": "NotAvailableForSubscription"}
     its = build([make_sku("Standard_D2s_v3", restrictions=[zr])])
@@ -391,7 +394,7 @@ def test_unavailable_offerings_feed_requirements():
 
 
 def test_kept_when_no_offering_is_available():
-    """§1.5: an instance type with offerings but none available is kept (List, karpenter-provider-azure v1.14.0
+    """an instance type with offerings but none available is kept (List, karpenter-provider-azure v1.14.0
     pkg/providers/instancetype/instancetypes.go); its offering keys read DoesNotExist (computeRequirements,
     pkg/providers/instancetype/instancetype.go)."""
     it = build(unavailable=lambda *a: True)["Standard_D2s_v3"]
@@ -411,7 +414,7 @@ def test_should_propagate_ultrassd_values_from_available_offerings():
     it = build([sku], unavailable=lambda n, f, v, z, c: z == "southcentralus-1")["Standard_D2s_v3"]
     assert it.requirements[wk.ULTRA_SSD].values == {"false"}
     # the fake data has no zoneDetails: only the regional offering can be true (ultraSSDOptions,
-    # karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go; azure-provider.md §2.3)
+    # karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go)
     it = build()["Standard_D2s_v3"]
     assert {o.zone for o in it.offerings if "true" in o.requirements[wk.ULTRA_SSD].values} == {"0"}
     it = build([make_sku("Standard_D2s_v3", zone_details=[{"name": ["2"], "capabilities": [
@@ -425,7 +428,7 @@ def test_prices_and_missing_price():
     d2 = {(o.zone, o.capacity_type): o.price for o in its["Standard_D2s_v3"].offerings}
     assert d2[("0", "on-demand")] == 0.11 and d2[("0", "spot")] == 0.022
     d4 = {o.capacity_type: o.price for o in its["Standard_D4s_v3"].offerings}
-    assert d4 == {"on-demand": 0.22, "spot": 0.22}                 # static spot = on-demand (§2.4)
+    assert d4 == {"on-demand": 0.22, "spot": 0.22}                 # static spot = on-demand
     # (karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go NewProvider: spot defaults to static)
     assert {o.price for o in its["Standard_D64s_v3"].offerings} == {999.0}     # no price -> MissingPrice
     assert {o.price for o in build(prices=lambda n, ct: 1.5 if ct == "on-demand" else None)["Standard_D2s_v3"].offerings} == {1.5}
@@ -434,7 +437,7 @@ def test_prices_and_missing_price():
 
 
 def test_unknown_skus_priced_999_or_excluded_per_profile():
-    """#1796 / reported-bugs.md R17: unknown SKUs are kept at 999 (upstream) or dropped (before-0006)."""
+    """#1796 / Azure/karpenter-provider-azure#1604: unknown SKUs are kept at 999 (upstream) or dropped (before-0006)."""
     skus = [make_sku("Standard_D4s_v7", family="StandardDsv7Family", vcpus="4", memory="16"),
             make_sku("Standard_D4s_v5", family="standardDSv5Family", vcpus="4", memory="16")]
     known = {"Standard_D4s_v5"}
@@ -451,7 +454,7 @@ def test_unknown_skus_priced_999_or_excluded_per_profile():
 
 # ---------------------------------------------------------------------------------------------------
 # filters (isSupported, isInstanceTypeSupportedByFilters:
-# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go; azure-provider.md §1.5)
+# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go)
 # ---------------------------------------------------------------------------------------------------
 def test_sku_filters_and_reasons():
     skus = [
@@ -531,7 +534,7 @@ def test_nodeclass_filters():
 
 
 def test_nvme_only_block_is_a_profile_switch():
-    """reported-bugs.md R08 knob: off upstream; on, NVMe-only SKUs are dropped unless SIG is used."""
+    """Azure/karpenter-provider-azure#943 knob: off upstream; on, NVMe-only SKUs are dropped unless SIG is used."""
     assert "Standard_D2as_v6" in build()
     old = derived_profile("upstream", "nvme-block", {"provider": {"nvmeOnlyExcludedWithoutSIG": True}})
     its = build(profile=old)
@@ -543,9 +546,9 @@ def test_nvme_only_block_is_a_profile_switch():
 # profiles
 # ---------------------------------------------------------------------------------------------------
 def test_before_0006_has_no_new_aks_requirements():
-    """docs/research/before-0006.md §4 / §10, as the profile data states it (computeRequirements at
+    """docs/research/before-0006.md sections 4 / 10, as the profile data states it (computeRequirements at
     github.com/matthchr/karpenter-provider-azure@82140dfe
-    pkg/providers/instancetype/instancetype.go, per research §0/§4.1)."""
+    pkg/providers/instancetype/instancetype.go, per docs/research/before-0006.md sections 0/4.1)."""
     its = build(profile="before-0006")
     r = its["Standard_D2s_v3"].requirements
     for key in (wk.MODE, wk.SCALE_SET_PRIORITY, wk.PRIORITY, wk.OS_SKU, wk.FIPS_ENABLED,
@@ -570,7 +573,7 @@ def test_before_0006_offering_gates_and_gpu_vendors():
 
 
 def test_availability_requires_price_is_profile_data():
-    """docs/research/before-0006.md §4.2 (UNCONFIRMED there): availability = price present. Upstream
+    """docs/research/before-0006.md section 4.2 (UNCONFIRMED there): availability = price present. Upstream
     karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go instead prices a missing one at MissingPrice."""
     prof = derived_profile("before-0006", "priced", {"provider": {"offerings": {"availabilityRequiresPrice": True}}})
     its = build(prices={"Standard_D2s_v3": {"on-demand": 0.11}}, profile=prof)
@@ -599,7 +602,7 @@ def test_design_0006_adds_the_decided_requirements():
 
 
 def test_boolean_and_ephemeral_formats_are_profile_data():
-    """reported-bugs.md R25 (#912) and R02 (#940)."""
+    """Azure/karpenter-provider-azure#912 (#912) and R02 (#940)."""
     old = derived_profile("upstream", "v1.4", {"provider": {"requirements": {"booleanValues": "trueOnly",
                                                                              "ephemeralFormat": "float"}}})
     its = build(profile=old)
@@ -628,7 +631,7 @@ def test_no_profile_name_checks_in_the_module():
 
 # ---------------------------------------------------------------------------------------------------
 # capacity and overhead (computeCapacity, KubeReservedResources:
-# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go; azure-provider.md §1.2)
+# karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetype.go)
 # ---------------------------------------------------------------------------------------------------
 def test_capacity_and_overhead_of_d2s_v3():
     it = build()["Standard_D2s_v3"]

@@ -1,9 +1,12 @@
-"""Label policy tables: the kubelet label filter (azure-provider.md §4.4 / labels_test.go
+"""Label policy tables: the kubelet label filter (github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/providers/launchtemplate/launchtemplate.go getStaticParameters / labels_test.go
 TestIsKubeletLabel, karpenter-provider-azure v1.14.0 pkg/providers/labels/labels_test.go; k8s.io/kubelet v0.36.3
 pkg/apis/well_known_labels.go IsKubeletLabel), kubelet flag validation (k8s.io/kubernetes v1.36.3
 cmd/kubelet/app/options/options.go ValidateKubeletFlags) and NodeRestriction (k8s.io/kubernetes v1.36.3
-plugin/pkg/admission/noderestriction/admission.go; karpenter-core.md §6), and IsRestrictedLabel per core
-version (sigs.k8s.io/karpenter v1.14.0 and v1.6.2 pkg/apis/v1/labels.go; §1.3, §8.1)."""
+plugin/pkg/admission/noderestriction/admission.go; k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go), and
+IsRestrictedLabel per core
+version (sigs.k8s.io/karpenter v1.14.0 and v1.6.2 pkg/apis/v1/labels.go; sigs.k8s.io/karpenter v1.6.2
+pkg/scheduling/requirement.go)."""
 from __future__ import annotations
 
 import pytest
@@ -59,7 +62,8 @@ def test_kubelet_refuses_unknown_kubernetes_io_labels():
 
 
 def test_kubelet_invalid_node_labels_one_entry_per_key_or_value():
-    """§6.2 `invalid node labels: '<k or v>' - <msgs>; ...`: a key's messages share one entry (", "-joined,
+    """k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags `invalid node labels: '<k or
+    v>' - <msgs>; ...`: a key's messages share one entry (", "-joined,
     as ValidateKubeletFlags does); entries are "; "-joined (k8s.io/kubernetes v1.36.3
     cmd/kubelet/app/options/options.go ValidateKubeletFlags)."""
     long_bad = "example.com/" + "a" * 63 + "-"       # name part too long and not ending alphanumeric
@@ -89,7 +93,7 @@ def test_restricted_label_upstream_message():
                           "provisioning logic; specify a well known label: [karpenter.azure.com/placement-scope ")
     assert msg.endswith("or a custom label that does not use a restricted domain: [karpenter.azure.com karpenter.sh]")
     assert restricted_label_error("notkarpenter.sh/x", UP) is None            # dot boundary at HEAD
-    # (IsRestrictedLabel, GetLabelDomain: sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go; §1.3)
+    # (IsRestrictedLabel, GetLabelDomain: sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go)
     assert restricted_label_error("kubernetes.io/hostname", UP) is not None   # RestrictedLabels
     assert restricted_label_error("app.kubernetes.io/x", UP) is None          # relaxed in core v1.9
 
@@ -101,7 +105,7 @@ def test_restricted_label_before_v19():
         "well-known-labels=[")
     assert restricted_label_error("node-restriction.kubernetes.io/x", OLD) is None   # exception domain
     assert restricted_label_error("kops.k8s.io/x", OLD) is None
-    assert restricted_label_error("mykubernetes.io/x", OLD) is not None             # plain suffix, §8.1
+    assert restricted_label_error("mykubernetes.io/x", OLD) is not None             # plain suffix, sigs.k8s.io/karpenter v1.6.2 pkg/scheduling/requirement.go
     # (IsRestrictedLabel: sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go)
 
 

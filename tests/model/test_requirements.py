@@ -1,4 +1,5 @@
-"""The requirement algebra against karpenter-core.md §2 (examples from sigs.k8s.io/karpenter v1.14.0
+"""The requirement algebra against sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go,
+pkg/scheduling/requirements.go (examples from sigs.k8s.io/karpenter v1.14.0
 pkg/scheduling/requirements_test.go and requirement_test.go) and its laws (hypothesis)."""
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def Rs(*reqs):
 
 
 # -- construction and rendering (sigs.k8s.io/karpenter v1.14.0
-# pkg/scheduling/requirement.go NewRequirementWithFlexibility, String; karpenter-core.md §2.1) -------
+# pkg/scheduling/requirement.go NewRequirementWithFlexibility, String) -------
 @pytest.mark.parametrize("req, text", [
     (R("greaterThan1", "Gt", "1"), "greaterThan1 Exists >=2"),
     (R("lessThan9", "Lt", "9"), "lessThan9 Exists <=8"),
@@ -43,9 +44,10 @@ def test_normalizes_beta_and_csi_zone_keys():
     assert R("failure-domain.beta.kubernetes.io/zone", "In", "a").key == "topology.kubernetes.io/zone"
     assert R("beta.kubernetes.io/arch", "In", "amd64").key == "kubernetes.io/arch"
     z = R("topology.disk.csi.azure.com/zone", "In", "")
-    assert z.key == "topology.kubernetes.io/zone" and z.values == {"0"}   # "" -> "0" (azure-provider.md §1.1;
+    assert z.key == "topology.kubernetes.io/zone" and z.values == {"0"}   # "" -> "0" (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go NewRequirement;
     # karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go RegisterCSIZoneNormalization)
-    # before-0006: the key is normalized but the value is not (research §3; sigs.k8s.io/karpenter v1.6.2
+    # before-0006: the key is normalized but the value is not (docs/research/before-0006.md section 3;
+    # sigs.k8s.io/karpenter v1.6.2
     # pkg/apis/v1/labels.go has NormalizedLabels but no NormalizedLabelValues)
     assert R("topology.disk.csi.azure.com/zone", "In", "", sem=OLD).values == {""}
 
@@ -65,11 +67,12 @@ def test_len_and_operator():
     assert len(R("k", "In", "a", "b")) == 2
     assert len(R("k", "NotIn", "a")) == MAX_INT64 - 1
     assert R("k", "In").operator == "DoesNotExist"        # empty In reads as DoesNotExist
-    # (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Operator; §1.1)
+    # (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Operator; sigs.k8s.io/karpenter v1.14.0
+    # pkg/apis/v1/labels.go)
 
 
 # -- intersection (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Intersection;
-# karpenter-core.md §2.2) ---------------------------------------------------------------------------
+# sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirement.go Intersection) ------------------------------------------
 def test_bounds_intersection_empty_is_does_not_exist():
     r = R("k", "Gt", "5").intersection(R("k", "Lt", "5"))
     assert r.operator == "DoesNotExist"
@@ -91,7 +94,7 @@ def test_has_respects_bounds_and_non_integers():
 
 
 # -- Compatible vs Intersects (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go;
-# karpenter-core.md §2.4) ---------------------------------------------------------------------------
+# sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/requirements.go Compatible) -------------------------------------------
 def test_undefined_custom_key_fails_compatible_but_not_intersects():
     node = Rs(R("zone", "In", "a"))
     pod = Rs(R("foo", "In", "bar"))
@@ -195,7 +198,7 @@ def test_intersection_associates(a, b, c):
 @given(requirement(), requirement())
 def test_has_intersection_agrees_with_intersection(a, b):
     # HasIntersection ignores the excluded values of two complements (sigs.k8s.io/karpenter v1.14.0
-    # pkg/scheduling/requirement.go HasIntersection; §2.2), so it may say yes
+    # pkg/scheduling/requirement.go HasIntersection), so it may say yes
     # where the full intersection is a complement; for everything else the two agree.
     x = a.intersection(b)
     if not (a.complement and b.complement):

@@ -1,6 +1,7 @@
 """NodePool validation in its two stages, re-expressing the provider's crd_validation_cel_test.go
-cases (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/crd_validation_cel_test.go; azure-provider.md §7) and core's
-RuntimeValidate (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool_validation.go; karpenter-core.md §5.3)."""
+cases (karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/crd_validation_cel_test.go;
+github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/suite_test.go) and core's
+RuntimeValidate (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool_validation.go)."""
 from __future__ import annotations
 
 import pytest

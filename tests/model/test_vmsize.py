@@ -1,11 +1,11 @@
-"""The VM size name parser (azure-provider.md §1.3; github.com/Azure/skewer@v0.0.24/vmsize.go GetVMSize)."""
+"""The VM size name parser (github.com/Azure/skewer@v0.0.24/vmsize.go GetVMSize)."""
 from __future__ import annotations
 
 import pytest
 
 from harness.model.vmsize import ACCELERATOR_FALLBACK, VMSizeParseError, parse_vm_size, size_from_name
 
-# §1.3 examples: size -> family / series / sku-version / accelerator (None = no accelerator), as
+# size -> family / series / sku-version / accelerator (None = no accelerator), as
 # GetVMSize parses them (github.com/Azure/skewer@v0.0.24/vmsize.go)
 SECTION_1_3 = [
     ("D4pls_v6", "D", "Dpls_v6", "6", None),
@@ -137,7 +137,7 @@ def test_parse_failure_is_a_clear_error(size):
 
 
 def test_accelerator_fallback_table_is_optional():
-    # §1.3: flagged uncertain (not confirmed in github.com/Azure/skewer@v0.0.24/vmsize.go)
+    # flagged uncertain (not confirmed in github.com/Azure/skewer@v0.0.24/vmsize.go)
     assert parse_vm_size("NC6s_v3", fallback=False).accelerator is None
     with_fb = parse_vm_size("NC6s_v3", fallback=True)
     assert with_fb.accelerator == "V100" and with_fb.accelerator_from_fallback

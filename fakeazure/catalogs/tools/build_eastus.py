@@ -169,7 +169,7 @@ S(vm("Standard_D16plds_v5", "standardDPLDSv5Family", 16, 32, hyperv="V2", arch="
 
 # --- D v6 (NVMe) ---------------------------------------------------------------
 for n in (2, 4):
-    # Intel Dsv6 / AMD Dasv6 / Dalsv6: NVMe-only disk controller (reported-bugs.md R09).
+    # Intel Dsv6 / AMD Dasv6 / Dalsv6: NVMe-only disk controller (Azure/karpenter-provider-azure#616).
     S(vm(f"Standard_D{n}s_v6", "standardDSv6Family", n, 4 * n, hyperv="V2", disk_ctrl="NVMe",
          iops=3750 * n // 2, bps=106000000 * n // 2))
     S(vm(f"Standard_D{n}as_v6", "standardDav6Family", n, 4 * n, hyperv="V2", disk_ctrl="NVMe", acus=230,

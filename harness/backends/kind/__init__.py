@@ -1,5 +1,5 @@
 """The `kind` backend: a kubeadm control plane and real kubelets in Docker node containers, built
-without any container registry (reference/kind-airgapped.md).
+without any container registry (sigs.k8s.io/kind v0.33.0 pkg/build/nodeimage/build.go).
 
 - `image.py`: the node image (`python -m harness.backends build --kind`), cached by version;
 - `cluster.py`: the backend, driven by testcontainers and docker-py;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the small programs a kind node needs besides Kubernetes, from the Go module proxy only
-# (reference/kind-airgapped.md §2): the pause program (written here, a stand-in for the registry's
+# (k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go): the pause program (written here, a stand-in for
+# the registry's
 # pause image), the CNI plugins kind's base image ships (ptp, host-local, loopback, portmap), and,
 # with COREDNS_VERSION set, CoreDNS. Run by `python -m harness.backends build --kind`
 # (harness/backends/kind/image.py), which owns the versions:

@@ -1,7 +1,7 @@
 """`kind` backend: a kubeadm control plane and real kubelets in Docker node containers, through
 testcontainers and docker-py, from the node image `python -m harness.backends build --kind` makes
 (the container settings of sigs.k8s.io/kind v0.33.0 pkg/cluster/internal/providers/docker/provision.go;
-reference/kind-airgapped.md §7 "Cluster without kind: testcontainers").
+sigs.k8s.io/kind v0.33.0 pkg/cluster/internal/providers/docker/provision.go).
 
     from harness.backends.registry import get_backend
     with get_backend("kind").start() as cluster:

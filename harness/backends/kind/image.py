@@ -1,5 +1,6 @@
 """The kind node image, built without a container registry (what sigs.k8s.io/kind v0.33.0
-pkg/build/nodeimage/build.go and images/base/Dockerfile make; reference/kind-airgapped.md §2-§5):
+pkg/build/nodeimage/build.go and images/base/Dockerfile make; k8s.io/kubernetes v1.36.3
+cmd/kubeadm/app/constants/constants.go):
 
     python -m harness.backends build --kind
 
@@ -46,8 +47,8 @@ CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", 
 # kubeadm's addon phases whose images may not be built: CoreDNS is a ~25 min build done only on request
 # (`build --kind --coredns`); kube-proxy's image is built from the Go-built binary and the Debian root
 # filesystem's iptables; the node image lists the phases its cluster must skip in SKIP_FILE (kubeadm's
-# addon phases: k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/cmd/phases/init/addons.go; kind-airgapped.md
-# §2, "CoreDNS is the largest extra").
+# addon phases: k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/cmd/phases/init/addons.go; k8s.io/kubernetes v1.36.3
+# cmd/kubeadm/app/constants/constants.go CoreDNSVersion).
 ADDON_IMAGES = {"addon/coredns": "coredns", "addon/kube-proxy": "kube-proxy"}
 SKIP_FILE = "/kind/harness-skip-phases"
 ENTRYPOINT_IMAGES = ("pause", "coredns")          # run as the image's entrypoint, not a named command
@@ -164,7 +165,7 @@ def image_component(name: str) -> str:
 
 # -- 2.+3. base image ------------------------------------------------------------------------------------
 # Edits to kind's containerd config (sigs.k8s.io/kind v0.33.0 images/base/files/etc/containerd/config.toml)
-# and units for a host without CAP_SYS_RESOURCE (kind-airgapped.md §3):
+# and units for a host without CAP_SYS_RESOURCE (sigs.k8s.io/kind v0.33.0 images/base/Dockerfile):
 # no fuse-overlayfs proxy plugin, restrict_oom_score_adj, no OOMScoreAdjust; the sandbox image is the
 # pause name kubeadm prints; no base_runtime_spec (its createContainer hook only fakes DMI ids).
 BASE_DOCKERFILE = """\
@@ -267,7 +268,7 @@ ENV PATH=/usr/local/bin
 # the tool), its libraries and extensions, copied out of the Debian root filesystem - the same userspace
 # as the nodes, whose kind entrypoint picks legacy iptables on this host
 # (https://github.com/kubernetes-sigs/kind/blob/v0.33.0/images/base/files/usr/local/bin/entrypoint;
-# kind-airgapped.md §3) - onto
+# sigs.k8s.io/kind v0.33.0 images/base/Dockerfile) - onto
 # scratch instead of the whole 320 MB root filesystem, which every worker's /var would carry.
 XTABLES_TOOLS = ("iptables", "iptables-save", "iptables-restore", "iptables-legacy", "iptables-legacy-save",
                  "iptables-legacy-restore", "ip6tables", "ip6tables-save", "ip6tables-restore")

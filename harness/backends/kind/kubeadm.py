@@ -13,7 +13,8 @@ SCHEDULER_CONFIG = "/etc/kubernetes/harness-scheduler.yaml"   # kube-scheduler's
 
 def kubeadm_config(name: str, k8s: str, cp_ip: str, token: str, scheduler_config: bool = False) -> str:
     """kubeadm's Init/Cluster/Kubelet configuration for the control-plane node. failCgroupV1: false
-    lets kubelet 1.36 run on a cgroup v1 host (kind-airgapped.md "Errors and fixes"); failSwapOn,
+    lets kubelet 1.36 run on a cgroup v1 host (k8s.io/kubelet v0.36.3 config/v1beta1/types.go FailCgroupV1);
+    failSwapOn,
     imageGCHighThresholdPercent and the eviction thresholds at 0% are kind's own kubelet settings
     (sigs.k8s.io/kind v0.33.0 pkg/cluster/internal/kubeadm/config.go: a shared disk must not evict
     the node's pods). kubeadm's defaults are kept for the API server: --authorization-mode=Node,RBAC

@@ -1,7 +1,7 @@
 """Node containers of the kind backend, and the warm pool of workers whose kubelet boots for a fake VM.
 
 A node container runs the node image the way kind runs it (sigs.k8s.io/kind v0.33.0
-pkg/cluster/internal/providers/docker/provision.go; reference/kind-airgapped.md §7): privileged
+pkg/cluster/internal/providers/docker/provision.go): privileged
 through the `runc-nosysresource` runtime, a private cgroup namespace, tmpfs on /run and /tmp and a
 volume on /var (containerd's overlay snapshotter cannot nest on the container's own overlay rootfs).
 
@@ -257,7 +257,8 @@ def host_cpus() -> int:
 
 def kubelet_flags(vm_name: str, node_ip: str, node_labels: dict[str, str], taints: list[str],
                   provider_id: str) -> list[str]:
-    """The flags a VM's bootstrap data gives its kubelet (azure-provider.md §4.4: --node-labels and
+    """The flags a VM's bootstrap data gives its kubelet (github.com/Azure/karpenter-provider-azure v1.14.0
+    pkg/providers/launchtemplate/launchtemplate.go getStaticParameters: --node-labels and
     --register-with-taints), plus the VM's name and providerID (kubelet flag names: k8s.io/kubernetes
     v1.36.3 cmd/kubelet/app/options/options.go KubeletFlags.AddFlags)."""
     flags = [f"--hostname-override={vm_name}", f"--node-ip={node_ip}", f"--provider-id={provider_id}"]

@@ -1,6 +1,6 @@
 """The Debian root filesystem of the node image, made with debootstrap from the configured Debian
 mirror (no container registry): systemd, containerd and runc from Debian, as in
-reference/kind-airgapped.md §3 ("Root filesystem and base image"), after sigs.k8s.io/kind v0.33.0
+("Root filesystem and base image"), after sigs.k8s.io/kind v0.33.0
 images/base/Dockerfile.
 
 The tarball is cached under <harness cache>/kind/rootfs/, keyed by suite and package list; it is
@@ -20,7 +20,7 @@ from harness.backends.kind.errors import KindBuildError
 SUITE = "bookworm"
 # kind's base image package set (kind v0.33.0 images/base/Dockerfile), with containerd and runc from
 # Debian instead of kind's own builds, and dbus for systemd's bus (kind v0.33.0 images/base/Dockerfile;
-# kind-airgapped.md §3).
+# sigs.k8s.io/kind v0.33.0 images/base/Dockerfile).
 PACKAGES = ("systemd", "systemd-sysv", "dbus", "containerd", "runc", "iptables", "nftables", "conntrack",
             "ethtool", "socat", "iproute2", "procps", "kmod", "ca-certificates", "libseccomp2", "pigz",
             "util-linux", "mount", "ebtables", "jq")

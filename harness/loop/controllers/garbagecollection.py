@@ -5,8 +5,10 @@
   whose instance the cloud provider no longer lists (a spot eviction, a VM deleted behind Karpenter's
   back) is deleted with its Node. The Node's Deployment pods are replaced (the pod GC deletes them:
   kubernetes v1.36.3 pkg/controller/podgc/gc_controller.go gcOrphaned; the ReplicaSet recreates
-  them: pkg/controller/replicaset) and bare pods are lost, as on a real cluster (karpenter-core.md
-  §4.4; fake-azure.md §2.5). Harness deviation: upstream only collects Registered NodeClaims whose Node is
+  them: pkg/controller/replicaset) and bare pods are lost, as on a real cluster (sigs.k8s.io/karpenter v1.14.0
+  pkg/controllers/nodeclaim/lifecycle/liveness.go;
+  https://learn.microsoft.com/rest/api/compute/virtual-machines/delete). Harness deviation: upstream only collects
+  Registered NodeClaims whose Node is
   not Ready; the harness collects any launched one.
 - the provider's instance and NIC garbage collectors (github.com/Azure/karpenter-provider-azure
   v1.14.0 pkg/controllers/nodeclaim/garbagecollection instance_garbagecollection.go,

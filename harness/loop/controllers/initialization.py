@@ -1,5 +1,6 @@
 """NodeClaim initialization (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/
-initialization.go Reconcile; karpenter-core.md §4.3), then the DaemonSet pods the new Node gets.
+initialization.go Reconcile; sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/initialization.go),
+then the DaemonSet pods the new Node gets.
 
 Upstream waits for the Node to be Ready, its startup taints to be removed (StartupTaintsRemoved), the
 known ephemeral taints to be gone (KnownEphemeralTaintsRemoved) and its requested resources

@@ -61,11 +61,13 @@ class Launch:
         return True
 
     def populate(self, c: Claim, out: Launched) -> None:
-        """PopulateNodeClaimDetails (launch.go; karpenter-core.md §4.1): the provider's labels under
+        """PopulateNodeClaimDetails (launch.go; sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/nodeclaim/lifecycle/launch.go): the provider's labels under
         the NodeClaim's own; providerID, capacity, allocatable; Launched=True. Profiles with
         `labelResolution: requirementsLabels` resolve single-valued requirements into labels here,
         as core did before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/controllers/nodeclaim/lifecycle/
-        launch.go PopulateNodeClaimDetails; karpenter-core.md §8.1); later cores do it in
+        launch.go PopulateNodeClaimDetails; sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go,
+        pkg/scheduling/requirement.go); later cores do it in
         scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py)."""
         s = self.state
         c.launched, c.launched_at = out, s.clock.now()

@@ -9,7 +9,8 @@
   not_ready: FIPS without SIG images).
 Only Ready NodePools without spec.replicas take part in provisioning (core
 pkg/controllers/provisioning/provisioner.go NewScheduler: static NodePools (`nodepoolutils.IsStatic`)
-and NodePools not Ready are filtered out; karpenter-core.md §3.2 step 2).
+and NodePools not Ready are filtered out; sigs.k8s.io/karpenter v1.14.0
+pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler).
 """
 from __future__ import annotations
 

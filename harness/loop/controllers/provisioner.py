@@ -3,7 +3,8 @@
 One pass: the pending pods Karpenter would act on (GetPendingPods; Validate drops pods it ignores,
 with the volume checks of harness/loop/volumes.py), the NodeClaimTemplates of the Ready dynamic
 NodePools (NewScheduler), the cluster state's existing and in-flight nodes (pkg/controllers/state
-cluster.go; karpenter-core.md §4.5), the scheduling simulation (harness/loop/scheduling.py Scheduler,
+cluster.go; sigs.k8s.io/karpenter v1.14.0 pkg/controllers/state/statenode.go), the scheduling simulation
+(harness/loop/scheduling.py Scheduler,
 standing for scheduling/scheduler.go Solve) and, for every new NodeClaim, the API create (Create ->
 NodeClaimTemplate ToNodeClaim, scheduling/nodeclaimtemplate.go).
 """
@@ -118,7 +119,7 @@ class Provisioner:
     def existing_nodes(self, skip: frozenset = frozenset()) -> list[ExistingNode]:
         """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
-        scheduling/existingnode.go NewExistingNode; karpenter-core.md §4.5):
+        scheduling/existingnode.go NewExistingNode):
 
         - a launched NodeClaim (cluster state tracks it once it has a provider id): its Node once
           registered (labels, taints, allocatable), else the NodeClaim's labels and taints and its
@@ -351,15 +352,15 @@ class Provisioner:
 
     def create_nodeclaim(self, planned) -> bool:
         """ToNodeClaim (sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; karpenter-core.md §3.1) and the API
+        pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go) and the API
         write (provisioner.go Create; the CRD rules judge it)."""
         s = self.state
         t = planned.template
         reqs = planned.requirements.without(HOSTNAME, *s.profile.scheduling_simulation_keys)
         wk = s.profile.well_known_labels
         # Scheduler._truncate already kept the 600 cheapest (sigs.k8s.io/karpenter v1.14.0
-        # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go MaxInstanceTypes; karpenter-core.md
-        # §3.3 Truncation)
+        # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go MaxInstanceTypes; sigs.k8s.io/karpenter v1.14.0
+        # pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd)
         its = planned.instance_types
         reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in its),
                              min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))

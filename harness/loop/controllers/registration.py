@@ -3,7 +3,8 @@
 1. The kubelet boots with the VM's custom data and registers the Node under its own identity with
    its self-labels and --node-labels (kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go
    registerWithAPIServer, initialNode; the NodeRestriction admission plugin and the kubelet's flag
-   validation may refuse; karpenter-core.md §6.2-§6.4). The Node starts with the NodeClaim's taints and startup
+   validation may refuse; k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags,
+   plugin/pkg/admission/noderestriction/admission.go). The Node starts with the NodeClaim's taints and startup
    taints plus karpenter.sh/unregistered and the cloud provider's uninitialized taint.
 2. The Azure Disk CSI node plugin publishes its topology label (kubernetes-sigs/azuredisk-csi-driver
    pkg/azuredisk nodeserver.go NodeGetInfo, topologyKey).
@@ -112,7 +113,7 @@ class Registration:
         Node label: the zone of a zonal VM, "" for a regional one (PVs and this label carry "" where
         the node's zone label says "0": kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk
         nodeserver.go NodeGetInfo, provider v1.14.0 pkg/utils/zones/normalization.go
-        RegisterCSIZoneNormalization; reported-bugs.md §4 R07/R30)."""
+        RegisterCSIZoneNormalization; kubernetes/kubernetes#109154, kubernetes-sigs/karpenter#2458)."""
         s = self.state
         node = s.cluster.get("Node", c.node_name)
         zone = c.launched.zone
@@ -127,7 +128,7 @@ class Registration:
     # -- 3. the cloud node controller -----------------------------------------------------------------
     def cloud_node_controller(self, c: Claim, nr: NodeResult) -> None:
         """Acting as cloud-node-manager (k8s.io/cloud-provider v0.36.3
-        controllers/node/node_controller.go syncNode; karpenter-core.md §6.5): zone/region/instance-type labels,
+        controllers/node/node_controller.go syncNode): zone/region/instance-type labels,
         providerID, and the uninitialized taint lifted."""
         s = self.state
         node = s.cluster.get("Node", c.node_name)

@@ -127,7 +127,8 @@ class LoopState:
     def pod_event(self, pr: PodResult, message: str) -> None:
         """Karpenter's FailedScheduling event on a pod (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/provisioning/scheduling/events.go PodFailedToScheduleEvent;
-        karpenter-core.md §3.2 step 1), once per message."""
+        sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler), once per
+        message."""
         if message in pr.events:
             return
         pr.events.append(message)

@@ -4,7 +4,8 @@ Karpenter's termination (sigs.k8s.io/karpenter v1.14.0
 pkg/controllers/nodeclaim/lifecycle/controller.go finalize: cloudProvider.Delete, then the finalizer;
 pkg/controllers/node/termination/controller.go: the Node's karpenter.sh/termination finalizer goes
 once the instance is gone;
-karpenter-core.md §4.2). The harness runs it at once: drain and the termination grace period are not
+sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/registration.go). The harness runs it at once: drain
+and the termination grace period are not
 modeled. Pods nominated to the NodeClaim lose their nomination.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What the real controller needs from the cluster, once per cluster: the provider's own CRDs and a
-service account with a token (reference/real-controller.md §2).
+service account with a token (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/operator/operator.go).
 
 The CRDs are the provider's `pkg/apis/crds/` of the module version the controller was built from
 (v1.14.0: core's NodePool, NodeClaim and NodeOverlay plus AKSNodeClass v1beta1), applied unchanged -

@@ -1,7 +1,8 @@
 """fakeazure as the real controller sees it: the scenario's fake (built exactly as the simulated
 engine builds it, harness/runner/engines/azureside.py `fake_azure`) served on a loopback port, with a wire tap
 that keeps every request's host and the VM/NIC PUT bodies (the fake itself strips customData from
-what it stores, as Azure does: fake-azure.md §2.3), so the kubelet stand-in can read the bootstrap
+what it stores, as Azure does: https://learn.microsoft.com/rest/api/compute/virtual-machines/create-or-update), so the
+kubelet stand-in can read the bootstrap
 data the controller sent and the conformance report can compare PUT bodies.
 
 TLS: azcore refuses bearer tokens over http (azcore v1.22.0 runtime/policy_bearer_token.go), so the

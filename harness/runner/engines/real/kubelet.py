@@ -251,7 +251,7 @@ class Kubelets:
         real_kubelets = hasattr(self.cluster, "kubelets")      # kind: a real kubelet boots for the VM
         # the kubelet validates its own flags first and exits on a bad --node-labels
         # (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags;
-        # karpenter-core.md §6.2)
+        # k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags)
         rec.refused = None if real_kubelets else kubelet_flag_error(boot.node_labels, self.profile)
         if rec.refused:
             return
@@ -449,7 +449,7 @@ class Kubelets:
     def _cloud_node_controller(self, vm_name: str) -> bool:
         """Azure's cloud-node-manager (k8s.io/cloud-provider controllers/node): providerID, instance
         type, zone and region labels, and the uninitialized taint lifted. The providerID is the one
-        the controller recorded on the NodeClaim (the same VM id; reference/real-controller.md notes
+        the controller recorded on the NodeClaim (the same VM id
         its lowercased resource group)."""
         from harness.backends.base import CLOUD_NODE_MANAGER, APIRejected, retry_on_conflict
         from harness.model.writers import cloud_node_controller_labels
@@ -488,7 +488,7 @@ class Kubelets:
         """The Azure Disk CSI node plugin registers and the kubelet publishes its topology key on the
         Node: the VM's zone, "" for a regional VM (the key topology.disk.csi.azure.com/zone, which
         karpenter-provider-azure v1.14.0 pkg/utils/zones/normalization.go maps to the zone label;
-        reported-bugs.md §4 R07/R30; the simulation's `_csi_topology` does the same)."""
+        kubernetes/kubernetes#109154, kubernetes-sigs/karpenter#2458; the simulation's `_csi_topology` does the same)."""
         from harness.backends.base import APIRejected, Identity
         value = f"{self.region.lower()}-{zones[0]}" if zones else ""
 

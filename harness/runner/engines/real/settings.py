@@ -1,6 +1,6 @@
 """The controller's configuration for one scenario: environment variables, the ARM environment file,
 the trust bundle and the fake `az` (the options of karpenter-provider-azure v1.14.0
-pkg/operator/options/options.go and pkg/auth/config.go; reference/real-controller.md §4-§6), from the
+pkg/operator/options/options.go and pkg/auth/config.go), from the
 scenario's `given` and the data in harness/data/real-engine.yaml.
 
 Every endpoint is loopback: the ARM environment file points at the fake, the cluster endpoint at the
@@ -21,7 +21,8 @@ from harness.backends.sandbox import Forward
 from harness.model.data import DATA_DIR
 
 # the arm environment's name selects the billing extension (karpenter-provider-azure v1.14.0
-# pkg/providers/instance/vminstance.go isAKSIdentifyingExtensionEnabled; reference/real-controller.md §4)
+# pkg/providers/instance/vminstance.go isAKSIdentifyingExtensionEnabled; github.com/Azure/karpenter-provider-azure
+# v1.14.0 pkg/auth/config.go)
 ENVIRONMENT_NAME = "AzurePublicCloud"
 TOKEN_AUDIENCE = "https://management.azure.com/"
 HTTPS_PORT = 443        # public cloud: Azure's host names resolve to 127.0.0.1 in the sandbox, this port is the fake
