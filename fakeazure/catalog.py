@@ -50,6 +50,12 @@ def available_catalogs() -> list[str]:
 def resolve_catalog(name_or_path: str | pathlib.Path) -> list[pathlib.Path]:
     """Files to load for a catalog name or path (SKU file first, then its prices)."""
     p = pathlib.Path(name_or_path)
+    try:
+        p.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as e:        # a name no file system can hold (ENAMETOOLONG, ...): not a path, not a catalog
+        raise FileNotFoundError(f"unknown catalog {str(name_or_path)[:80]!r}: {e.strerror}") from None
     if p.is_dir():
         files = sorted(p.rglob("*.json"))
         return [f for f in files if "prices" not in f.parts] + [f for f in files if "prices" in f.parts]

@@ -265,3 +265,10 @@ def test_eastus_matches_the_real_capture_where_sizes_overlap():
     assert len(common) == 19
     for n in common:
         assert {k: east[n].get(k) for k in keys} == {k: south[n].get(k) for k in keys}, n
+
+
+def test_a_name_no_file_system_can_hold_is_an_unknown_catalog():
+    # a fuzzed region of 5,000 letters (seed 20261126) made Path.is_dir raise ENAMETOOLONG
+    from fakeazure.catalog import resolve_catalog
+    with pytest.raises(FileNotFoundError, match="unknown catalog"):
+        resolve_catalog("a" * 5000)
