@@ -207,7 +207,7 @@ class RealCluster:
             rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile_obj))
             if rejection is not None:
                 raise rejection
-            return apiversions.to_model_version(obj)
+            return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
         if obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
             # the installed CRD's v1beta1 carries the release's storage schema (harness.backends.crds); the
             # versions share one Go reading (conversion strategy None relabels apiVersion)
@@ -242,10 +242,20 @@ class RealCluster:
             raise
 
     def update(self, obj: dict, identity: Identity = ADMIN) -> dict:
-        return self.client(identity).update(obj)
+        return self.client(identity).update(self._as_installed(obj))
 
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
-        return self.client(identity).update_status(obj)
+        return self.client(identity).update_status(self._as_installed(obj))
+
+    @staticmethod
+    def _as_installed(obj: dict) -> dict:
+        """A NodePool or NodeClaim written in a version the installed CRDs do not serve (v1beta1 at
+        v0.5-v0.7, as the release stores it) is sent as v1, as create sends it (_served_version): the
+        API server refuses a body whose apiVersion is not the path's."""
+        if obj.get("kind") in ("NodePool", "NodeClaim") and \
+                apiversions.version_of(obj) != KINDS[obj["kind"]].version:
+            return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
+        return obj
 
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None:
         """Delete (pods with grace period 0: there is no kubelet to confirm termination)."""

@@ -116,5 +116,27 @@ def to_model_version(obj: dict) -> dict:
     return out
 
 
-__all__ = ["served_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
+def nodeclaim_to_v1(obj: dict) -> dict:
+    """A karpenter.sh/v1beta1 NodeClaim as core v1.0's conversion stores it in v1 (sigs.k8s.io/karpenter
+    v1.0.6 pkg/apis/v1/nodeclaim_conversion.go ConvertFrom): nodeClassRef by group, the v1beta1 reference
+    and kubelet kept as annotations. A real API server whose CRD serves v1 only is sent this."""
+    if obj.get("kind") != "NodeClaim" or obj.get("apiVersion") != "karpenter.sh/v1beta1":
+        return obj
+    out = copy.deepcopy(obj)
+    out["apiVersion"] = "karpenter.sh/v1"
+    spec = out.setdefault("spec", {})
+    ann = out.setdefault("metadata", {}).setdefault("annotations", {})
+    ref = spec.get("nodeClassRef")
+    if isinstance(ref, dict) and "group" not in ref:
+        ann[NODECLASS_REFERENCE_ANNOTATION] = json.dumps(ref, separators=(",", ":"))
+        api_version = str(ref.get("apiVersion") or "")
+        spec["nodeClassRef"] = {"group": api_version.split("/")[0] if api_version else "karpenter.azure.com",
+                                "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
+    kubelet = spec.pop("kubelet", None)
+    if kubelet is not None:
+        ann[KUBELET_COMPATIBILITY_ANNOTATION] = json.dumps(kubelet, separators=(",", ":"), sort_keys=True)
+    return out
+
+
+__all__ = ["nodeclaim_to_v1", "served_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
            "served", "storage", "written_api_version", "nodeclaim_nodeclass_ref"]
