@@ -26,8 +26,10 @@ TARGETS = ("nodePoolLabels", "nodePoolRequirements", "nodeClaimRequirements")
 def provider_git():
     path = os.environ.get(GIT_ENV)
     if not path:
-        pytest.skip(f"set {GIT_ENV}=DIR (a clone or mirror of github.com/Azure/karpenter-provider-azure with its "
-                    "release tags) to re-derive each release profile's CRD rules from its tag")
+        # the same reason as tests/model/test_releases.py: a skip by design (scripts/junit-summary.py), as the
+        # tags are not on the Go module proxy CI reaches; set HARNESS_PROVIDER_GIT=DIR (a clone or mirror
+        # of github.com/Azure/karpenter-provider-azure with its tags) to run it, as the nightly job does
+        pytest.skip(f"{GIT_ENV} (the provider's git history) not given")
     try:
         return releasesync.git_dir_of(path)
     except SyncError as e:
