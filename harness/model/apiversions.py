@@ -102,18 +102,24 @@ def to_model_version(obj: dict) -> dict:
     if disruption.get("consolidationPolicy", "WhenUnderutilized") == "WhenUnderutilized":   # the v1beta1 default
         disruption["consolidationPolicy"] = "WhenEmptyOrUnderutilized"
         disruption["consolidateAfter"] = "0s"
-    ref = tspec.get("nodeClassRef")
-    if isinstance(ref, dict):
+    _v1_reference_and_kubelet(out, tspec)
+    return out
+
+
+def _v1_reference_and_kubelet(out: dict, spec: dict) -> None:
+    """core v1.0's conversion of a v1beta1 spec (a NodePool's template spec, a NodeClaim's spec): nodeClassRef
+    by group, the v1beta1 reference and the kubelet block kept as annotations of `out`."""
+    ref = spec.get("nodeClassRef")
+    if isinstance(ref, dict) and "group" not in ref:
         ann = out.setdefault("metadata", {}).setdefault("annotations", {})
         ann[NODECLASS_REFERENCE_ANNOTATION] = json.dumps(ref, separators=(",", ":"))
         api_version = str(ref.get("apiVersion") or "")
-        tspec["nodeClassRef"] = {"group": api_version.split("/")[0] if api_version else "karpenter.azure.com",
-                                 "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
-    kubelet = tspec.pop("kubelet", None)
+        spec["nodeClassRef"] = {"group": api_version.split("/")[0] if api_version else "karpenter.azure.com",
+                                "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
+    kubelet = spec.pop("kubelet", None)
     if kubelet is not None:
         out.setdefault("metadata", {}).setdefault("annotations", {})[KUBELET_COMPATIBILITY_ANNOTATION] = json.dumps(
             kubelet, separators=(",", ":"), sort_keys=True)
-    return out
 
 
 def nodeclaim_to_v1(obj: dict) -> dict:
@@ -124,17 +130,7 @@ def nodeclaim_to_v1(obj: dict) -> dict:
         return obj
     out = copy.deepcopy(obj)
     out["apiVersion"] = "karpenter.sh/v1"
-    spec = out.setdefault("spec", {})
-    ann = out.setdefault("metadata", {}).setdefault("annotations", {})
-    ref = spec.get("nodeClassRef")
-    if isinstance(ref, dict) and "group" not in ref:
-        ann[NODECLASS_REFERENCE_ANNOTATION] = json.dumps(ref, separators=(",", ":"))
-        api_version = str(ref.get("apiVersion") or "")
-        spec["nodeClassRef"] = {"group": api_version.split("/")[0] if api_version else "karpenter.azure.com",
-                                "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
-    kubelet = spec.pop("kubelet", None)
-    if kubelet is not None:
-        ann[KUBELET_COMPATIBILITY_ANNOTATION] = json.dumps(kubelet, separators=(",", ":"), sort_keys=True)
+    _v1_reference_and_kubelet(out, out.setdefault("spec", {}))
     return out
 
 
