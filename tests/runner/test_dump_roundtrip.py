@@ -58,6 +58,14 @@ def test_node_draining_behind_a_pdb_stays_deleting(tmp_path, capsys):
         (node,) = outcome.result.nodes
         assert node.deleting and any(t["key"] == "karpenter.sh/disrupted" for t in node.taints)
         assert sorted(node.pods) == ["default/api-7f9c6b5d4-h2x9q", "default/api-7f9c6b5d4-m4k7t"]
+    # the timeline dates the seeded NodeClaim as the dump does: created at its creationTimestamp, deleting
+    # since its deletionTimestamp, not both at the run's start
+    from harness.loop.history import history
+    (span,) = history(outcome.result).claims
+    assert span.phases["created"].utc == "2026-11-19T10:02:11Z"
+    assert span.phases["disrupting"].utc == "2026-11-20T13:50:00Z"
+    (step,) = [st for st in history(outcome.result).steps if st.action == "deleting"]
+    assert step.at.utc == "2026-11-20T13:50:00Z" and step.at.offset == -870
     # carrying on: a day later the PDB still holds both pods, and the node is still draining
     outcome = run(with_steps(out, [{"advance": "22h30m", "expect": {"nodes": sc.expect["nodes"]}}]))
     assert outcome.passed, [m.render() for m in outcome.mismatches]
