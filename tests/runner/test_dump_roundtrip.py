@@ -205,3 +205,56 @@ def test_a_finished_pod_is_named_not_kept(tmp_path, capsys):
     assert "Pod ingest: status.phase Succeeded: a finished pod is not kept" in capsys.readouterr().err
     assert "ingest" not in sc.expect["pods"] and "ingest" not in [m.obj["metadata"]["name"] for m in sc.manifests]
     assert "pods" not in sc.given["existingNodes"][0]
+
+
+def test_job_and_cronjob_are_workloads(tmp_path, capsys):
+    """A dumped Job's running pod is seeded on its node, owned by the Job (not a bare pod); the Job
+    carries on from its status (1 of 2 succeeded) and the pod completes its run-duration after its
+    start; a dumped CronJob is kept, its next Job due after its lastScheduleTime."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    pod = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
+    pod["metadata"]["name"] = "ingest-x7k2p"
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "ingest",
+                                          "controller": True, "uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030"}]
+    pod["metadata"]["labels"] = {"batch.kubernetes.io/job-name": "ingest", "job-name": "ingest"}
+    pod["status"]["startTime"] = "2026-11-20T09:40:05Z"
+    template = {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030",
+                                        "batch.kubernetes.io/job-name": "ingest"}},
+                "spec": {"restartPolicy": "Never", "containers": pod["spec"]["containers"]}}
+    data["items"] += [
+        {"apiVersion": "batch/v1", "kind": "Job",
+         "metadata": {"name": "ingest", "namespace": "default", "uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030",
+                      "annotations": {"harness.karpenter.azure.com/run-duration": "30m"}},
+         "spec": {"completions": 2, "parallelism": 1, "backoffLimit": 6, "suspend": False,
+                  "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030"}},
+                  "template": template},
+         "status": {"active": 1, "succeeded": 1, "startTime": "2026-11-20T09:10:00Z"}},
+        {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "default"},
+         "spec": {"schedule": "0 2 * * *", "concurrencyPolicy": "Forbid", "suspend": False,
+                  "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never",
+                                                                 "containers": pod["spec"]["containers"]}}}}},
+         "status": {"lastScheduleTime": "2026-11-20T02:00:00Z"}}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    err = capsys.readouterr().err
+    assert "not a kind the harness simulates" not in err and "kept as a bare Pod" not in err
+    (sc,) = load_scenarios(out)
+    job = next(m.obj for m in sc.manifests if m.obj["kind"] == "Job")
+    assert "selector" not in job["spec"] and job["status"] == {"succeeded": 1, "startTime": "2026-11-20T09:10:00Z"}
+    assert job["spec"]["template"]["metadata"] == {"labels": {}} or "labels" not in job["spec"]["template"]["metadata"] \
+        or not job["spec"]["template"]["metadata"]["labels"]
+    assert [m.obj["kind"] for m in sc.manifests].count("CronJob") == 1
+    (seeded,) = [p for e in sc.given["existingNodes"] for p in e.get("pods") or [] if p["metadata"]["name"] == "ingest-x7k2p"]
+    assert seeded["metadata"]["ownerReferences"][0]["kind"] == "Job"
+    assert sc.expect["pods"]["ingest"] == {"scheduled": True}
+    assert any("CronJob nightly: how long its pods run is in no API object" in n.message for n in sc.warnings)
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    # carrying on: the pod started 09:40:05 and runs 30m, so it completes at 10:10:05, 10 minutes after the
+    # dump, and with it the Job (2 of 2); the CronJob makes no Job before 02:00 the next day
+    outcome = run(with_steps(out, [{"advance": "9m", "expect": {"pods": {"ingest": {"scheduled": True}}}},
+                                   {"advance": "2m", "expect": {"pods": {"ingest": {"succeeded": True, "count": 1}},
+                                                                "events": [{"kind": "Job", "reason": "Completed"}]}}]))
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert not [p for p in outcome.result.pods.values() if p.cronjob == "nightly"]

@@ -405,6 +405,8 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
             kind, owner_name = "DaemonSet", owner.get("name", "")
         elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
             kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
+        elif owner.get("kind") == "Job":             # the Job adopts it when applied (controllers/jobs.py)
+            kind, owner_name = "Job", owner.get("name", "")
         if _release_unmatched(s, pod):
             kind, owner_name = "", ""
         _live_owner_references(s.cluster, pod)
