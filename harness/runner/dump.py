@@ -79,14 +79,6 @@ def strip_server_fields(obj: dict) -> dict:
     status = {k: v for k, v in (o.pop("status", None) or {}).items() if k in KEPT_STATUS.get(str(o.get("kind")), ())}
     if status:
         o["status"] = status
-    if o.get("kind") in ("Job", "CronJob"):
-        spec = o.get("spec") or {}
-        job = (spec.get("jobTemplate") or {}).get("spec") or {} if o["kind"] == "CronJob" else spec
-        if not job.get("manualSelector"):
-            job.pop("selector", None)
-        labels = ((job.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        for k in JOB_LABELS:
-            labels.pop(k, None)
     meta = o.setdefault("metadata", {})
     for k in SERVER_METADATA:
         meta.pop(k, None)
@@ -95,6 +87,20 @@ def strip_server_fields(obj: dict) -> dict:
         ann.pop(k, None)
     if "annotations" in meta and not ann:
         meta.pop("annotations")
+    if o.get("kind") in ("Job", "CronJob"):
+        spec = o.get("spec") or {}
+        job = (spec.get("jobTemplate") or {}).get("spec") or {} if o["kind"] == "CronJob" else spec
+        if not job.get("manualSelector"):
+            job.pop("selector", None)
+        tmeta = (job.get("template") or {}).get("metadata") or {}
+        for labels in (meta.get("labels"), tmeta.get("labels")):
+            for k in JOB_LABELS:
+                (labels or {}).pop(k, None)
+        for m in (meta, tmeta):
+            if "labels" in m and not m["labels"]:
+                m.pop("labels")
+        if "metadata" in (job.get("template") or {}) and not tmeta:
+            job["template"].pop("metadata")
     if o.get("kind") == "Pod":
         spec = o.get("spec") or {}
         spec.pop("nodeName", None)
