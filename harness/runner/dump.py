@@ -375,7 +375,8 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
     note naming the object and the field."""
     meta = nc.get("metadata") or {}
     name, labels, status = meta.get("name"), meta.get("labels") or {}, nc.get("status") or {}
-    entry: dict = {"nodePool": labels["karpenter.sh/nodepool"], "instanceType": labels["node.kubernetes.io/instance-type"]}
+    entry: dict = {"nodeClaim": name, "nodePool": labels["karpenter.sh/nodepool"],
+                   "instanceType": labels["node.kubernetes.io/instance-type"]}
     if labels.get("topology.kubernetes.io/zone"):
         entry["zone"] = labels["topology.kubernetes.io/zone"]
     if labels.get("karpenter.sh/capacity-type"):

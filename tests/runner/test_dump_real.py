@@ -50,6 +50,9 @@ def test_drain_behind_pdb_stays_deleting_since_its_deletion(tmp_path):
     assert outcome.passed, [m.render() for m in outcome.mismatches]
     (step,) = [t for t in outcome.result.timeline if t["action"] == "deleting"]
     assert step["t"] == parse_rfc3339(claim["metadata"]["deletionTimestamp"])
+    # the dump's names: the NodeClaim keeps its own, its Node is the one the pods' spec.nodeName names
+    (node,) = outcome.result.nodes
+    assert (node.nodeclaim, node.name) == (claim["metadata"]["name"], claim["status"]["nodeName"])
 
 
 def test_drifted_node_stays_drifted_behind_its_budget(tmp_path):

@@ -90,7 +90,8 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     # (pods.seeded_claim_requests; the real engine's seeding asks the same), which initialization waits to
     # see registered (RequestedResourcesRegistered)
     requests = seeded_claim_requests(entry.get("pods") or [], it.allocatable())
-    planned = PlannedClaim(template, reqs, [it], requests, "", [])
+    # the dump's NodeClaim name, so its Node (aks-<name>) is the one the customer's objects name
+    planned = PlannedClaim(template, reqs, [it], requests, "", [], name=str(entry.get("nodeClaim") or ""))
     before = len(s.claims)
     if not sim.provisioner.create_nodeclaim(planned) or len(s.claims) == before:
         raise SeedError(f"{where}: the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
