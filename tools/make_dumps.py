@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from harness.backends.kinds import KINDS  # noqa: E402
 from harness.backends.local import LocalBackend  # noqa: E402
 
 KCM_CONTROLLERS = ("deployment-controller", "replicaset-controller", "job-controller", "cronjob-controller",
@@ -287,7 +288,6 @@ CASES = {
 def dump(cluster, kinds: tuple[str, ...]) -> dict:
     """Every object of `kinds` as `kubectl get -o yaml` prints them: a v1 List whose items carry their
     apiVersion and kind (a list answer leaves them out)."""
-    from harness.backends.kinds import KINDS
     items = []
     for kind in kinds:
         k = KINDS[kind]
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             cluster.reset()
             build(Case(cluster, region))
             time.sleep(1.0)          # the disruption controller's PDB status, the Job's status
-            text = HEADER.format(what=what, kinds=",".join(k.lower() + "s" for k in kinds)) + \
+            text = HEADER.format(what=what, kinds=",".join(KINDS[k].plural for k in kinds)) + \
                 yaml.safe_dump(dump(cluster, kinds), sort_keys=False)
             (out / f"{name}.yaml").write_text(text)
             print(f"wrote {out / f'{name}.yaml'}")
