@@ -154,6 +154,7 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
     deployments = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Deployment"}
     daemonsets = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "DaemonSet"}
     jobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Job"}
+    cronjobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "CronJob"}
     for obj, file, line in objects:
         kind = obj.get("kind")
         name = (obj.get("metadata") or {}).get("name")
@@ -179,6 +180,12 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
             if owner and owner[0] not in ("ReplicaSet", "DaemonSet"):
                 dump.notes.append(f"{file}:{line}: Pod {name} is owned by {owner[0]} {owner[1]}: kept as a bare Pod")
             dump.manifests.append(strip_server_fields(obj))
+        elif kind == "Job" and (_owner(obj) or ("", ""))[0] == "CronJob" and _owner(obj)[1] in cronjobs:
+            # a CronJob's Job: the reference (without its uid) says whose, so Forbid and Replace see it running
+            kept = strip_server_fields(obj)
+            kept["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                                    "name": _owner(obj)[1], "controller": True}]
+            dump.manifests.append(kept)
         elif kind in MANIFEST_KINDS:
             dump.manifests.append(strip_server_fields(obj))
         else:

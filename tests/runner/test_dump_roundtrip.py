@@ -257,3 +257,39 @@ def test_job_and_cronjob_are_workloads(tmp_path, capsys):
                                                                 "events": [{"kind": "Job", "reason": "Completed"}]}}]))
     assert outcome.passed, [m.render() for m in outcome.mismatches]
     assert not [p for p in outcome.result.pods.values() if p.cronjob == "nightly"]
+
+
+def test_a_cronjobs_running_job_keeps_forbid_from_starting_another(tmp_path):
+    """A dumped CronJob (Forbid, hourly) and the Job it made at 10:00, still running (its pod runs 90m):
+    harness new keeps the Job's reference to its CronJob, so at 11:00 the CronJob sees it running and
+    skips; at 11:30 the pod completes."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    job_name = "nightly-29919480"                        # 10:00 in minutes since the epoch
+    pod = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
+    pod["metadata"]["name"] = f"{job_name}-k2x8s"
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": job_name,
+                                          "controller": True, "uid": "u-job"}]
+    pod["status"]["startTime"] = "2026-11-20T10:00:00Z"
+    spec = {"restartPolicy": "Never", "containers": pod["spec"]["containers"]}
+    run_for = {"harness.karpenter.azure.com/run-duration": "90m"}
+    data["items"] += [
+        {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "default", "uid": "u-cj"},
+         "spec": {"schedule": "0 * * * *", "concurrencyPolicy": "Forbid",
+                  "jobTemplate": {"metadata": {"annotations": run_for}, "spec": {"template": {"spec": spec}}}},
+         "status": {"lastScheduleTime": "2026-11-20T10:00:00Z", "active": [{"kind": "Job", "name": job_name}]}},
+        {"apiVersion": "batch/v1", "kind": "Job",
+         "metadata": {"name": job_name, "namespace": "default", "uid": "u-job", "annotations": run_for,
+                      "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly",
+                                           "controller": True, "uid": "u-cj"}]},
+         "spec": {"template": {"spec": spec}}, "status": {"active": 1, "startTime": "2026-11-20T10:00:00Z"}}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    (sc,) = load_scenarios(out)
+    job = next(m.obj for m in sc.manifests if m.obj["kind"] == "Job")
+    assert job["metadata"]["ownerReferences"] == [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly",
+                                                   "controller": True}]
+    outcome = run(with_steps(out, [{"advance": "61m"}, {"advance": "30m"}]))
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    mine = {p.name: p.state for p in outcome.result.pods.values() if p.cronjob == "nightly"}
+    assert mine == {f"{job_name}-k2x8s": "succeeded"}, mine          # 11:00 skipped; 11:30 completed

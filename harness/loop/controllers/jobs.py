@@ -60,7 +60,6 @@ class CronRun:
     name: str
     obj: dict
     last: float                     # the last schedule time acted on (its apply time before any)
-    jobs: list[str] = field(default_factory=list)
 
 
 class Jobs:
@@ -80,6 +79,9 @@ class Jobs:
         # a dumped Job's status: its pods that already succeeded, when it started (activeDeadlineSeconds
         # counts from it)
         status = obj.get("status") or {}
+        # a dumped CronJob's Job names it in its controller reference
+        cronjob = cronjob or next((r.get("name", "") for r in meta.get("ownerReferences") or []
+                                   if r.get("kind") == "CronJob" and r.get("controller")), "")
         started = parse_rfc3339(status["startTime"]) if status.get("startTime") else s.clock.now()
         job = JobRun(ns, meta["name"], copy.deepcopy(spec.get("template") or {}), completions, parallelism,
                      run_duration(meta), started, started + float(deadline) if deadline is not None else None,
@@ -87,6 +89,8 @@ class Jobs:
         # its pods already running (given.existingNodes) are its active ones, as the Job controller adopts them
         job.active = [k for k, pr in s.result.pods.items() if pr.owner_kind == "Job" and pr.owner_name == job.name
                       and pr.namespace == ns and pr.state not in ("deleted", "succeeded")]
+        for key in job.active:
+            s.result.pods[key].cronjob = job.cronjob
         self.jobs[(ns, job.name)] = job
         s.trace(f"Job {ns}/{job.name}: {completions} completion(s), parallelism {parallelism}"
                 + (f", pods run {job.run:g}s" if job.run is not None else ", pods run until the end"))
@@ -222,7 +226,8 @@ class Jobs:
         if due is None:
             return False
         cron.last = due
-        running = [n for n in cron.jobs if not self.jobs[(cron.namespace, n)].finished]
+        running = [j.name for j in self.jobs.values()
+                   if j.cronjob == cron.name and j.namespace == cron.namespace and not j.finished]
         policy = spec.get("concurrencyPolicy") or "Allow"
         if running and policy == "Forbid":
             s.trace(f"CronJob {cron.name}: {', '.join(running)} still running: schedule skipped (Forbid)")
@@ -236,7 +241,6 @@ class Jobs:
         tmpl = spec.get("jobTemplate") or {}
         name = f"{cron.name}-{int(due // 60)}"
         meta = {**copy.deepcopy(tmpl.get("metadata") or {}), "name": name, "namespace": cron.namespace}
-        cron.jobs.append(name)
         s.record_event("CronJob", cron.name, "SuccessfulCreate", f"Created job {name}", cron.namespace)
         self.add_job({"metadata": meta, "spec": copy.deepcopy(tmpl.get("spec") or {})}, cronjob=cron.name)
         return True
