@@ -178,6 +178,20 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
             if not isinstance(r, dict) or "key" not in r or "operator" not in r:
                 errors.append(err(("spec", "template", "spec", "requirements", i),
                                   "a requirement needs `key` and `operator`"))
+    if kind in ("Job", "CronJob"):
+        from harness.loop.controllers.jobs import RUN_DURATION
+        from harness.model.durations import scenario_duration
+        where = ("metadata",) if kind == "Job" else ("spec", "jobTemplate", "metadata")
+        meta = obj
+        for part in where:
+            meta = meta.get(part) if isinstance(meta, dict) else None
+        value = ((meta or {}).get("annotations") or {}).get(RUN_DURATION) if isinstance(meta, dict) else None
+        if value is not None:
+            try:
+                scenario_duration(str(value))
+            except ValueError:
+                errors.append(err(where + ("annotations", RUN_DURATION), f"{kind} {RUN_DURATION} {value!r} is not a "
+                                                                       "duration (e.g. 10m, 1h30m)"))
     if kind == "CronJob":
         from harness.model.cron import CronError, parse_schedule
         try:

@@ -95,3 +95,12 @@ def test_one_advance_over_three_schedule_times_makes_a_job_at_each():
     pods = {p.owner_name: p.at["created"] for p in outcome.result.pods.values() if p.cronjob == "m"}
     assert sorted(pods) == ["m-29919430", "m-29919440", "m-29919450"]
     assert sorted(pods.values()) == [29919430 * 60.0, 29919440 * 60.0, 29919450 * 60.0]
+
+
+def test_a_suspended_job_makes_pods_once_resumed():
+    """spec.suspend: no pods; a step's apply with suspend false creates them (update_job)."""
+    resumed = job("later")
+    outcome = run(scenario([job("later", suspend=True)], [{"advance": "5m"}, {"apply": [resumed]}]))
+    assert states(outcome, "later") == ["scheduled"]
+    first = run(scenario([job("later", suspend=True)], [{"advance": "5m"}]))
+    assert states(first, "later") == []

@@ -30,12 +30,8 @@ RUN_DURATION = "harness.karpenter.azure.com/run-duration"
 def run_duration(meta: dict) -> float | None:
     """The pods' run time the Job's (or jobTemplate's) metadata annotation gives, in seconds."""
     value = ((meta or {}).get("annotations") or {}).get(RUN_DURATION)
-    if value is None:
-        return None
-    try:
-        return scenario_duration(str(value))
-    except ValueError:
-        return None
+    # the loader refused a value that is not a duration (harness/runner/scenario.py)
+    return None if value is None else scenario_duration(str(value))
 
 
 @dataclass
@@ -51,7 +47,8 @@ class JobRun:
     cronjob: str = ""
     succeeded: int = 0
     active: list[str] = field(default_factory=list)
-    finished: str | None = None     # "Complete" | "DeadlineExceeded"
+    finished: str | None = None     # "Complete" | "DeadlineExceeded" | "Replaced" (its CronJob's Replace)
+    suspended: bool = False         # spec.suspend: no new pods (the active ones run on)
 
 
 @dataclass
@@ -76,16 +73,16 @@ class Jobs:
         parallelism = int(spec.get("parallelism", 1))
         completions = int(spec["completions"]) if spec.get("completions") is not None else parallelism
         deadline = spec.get("activeDeadlineSeconds")
-        # a dumped Job's status: its pods that already succeeded, when it started (activeDeadlineSeconds
-        # counts from it)
-        status = obj.get("status") or {}
         # a dumped CronJob's Job names it in its controller reference
         cronjob = cronjob or next((r.get("name", "") for r in meta.get("ownerReferences") or []
                                    if r.get("kind") == "CronJob" and r.get("controller")), "")
+        # a dumped Job's status: its pods that already succeeded, when it started (activeDeadlineSeconds
+        # counts from it)
+        status = obj.get("status") or {}
         started = parse_rfc3339(status["startTime"]) if status.get("startTime") else s.clock.now()
         job = JobRun(ns, meta["name"], copy.deepcopy(spec.get("template") or {}), completions, parallelism,
                      run_duration(meta), started, started + float(deadline) if deadline is not None else None,
-                     cronjob, succeeded=int(status.get("succeeded") or 0))
+                     cronjob, succeeded=int(status.get("succeeded") or 0), suspended=bool(spec.get("suspend")))
         # its pods already running (given.existingNodes) are its active ones, as the Job controller adopts them
         job.active = [k for k, pr in s.result.pods.items() if pr.owner_kind == "Job" and pr.owner_name == job.name
                       and pr.namespace == ns and pr.state not in ("deleted", "succeeded")]
@@ -95,6 +92,16 @@ class Jobs:
         s.trace(f"Job {ns}/{job.name}: {completions} completion(s), parallelism {parallelism}"
                 + (f", pods run {job.run:g}s" if job.run is not None else ", pods run until the end"))
         self._fill(job)
+
+    def update_job(self, obj: dict) -> None:
+        """`kubectl apply` of a Job that exists: parallelism and suspend may change (its template and
+        completions are immutable: kubernetes v1.36.3 pkg/apis/batch/validation ValidateJobSpecUpdate)."""
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        job = self.jobs[(meta.get("namespace") or "default", meta["name"])]
+        job.parallelism = int(spec.get("parallelism", 1))
+        job.suspended = bool(spec.get("suspend"))
+        if not job.finished:
+            self._fill(job)
 
     def add_cronjob(self, obj: dict) -> None:
         """A CronJob acts on schedule times after its apply, or after a dump's status.lastScheduleTime."""
@@ -166,8 +173,10 @@ class Jobs:
         return self._fill(job) or progress
 
     def _fill(self, job: JobRun) -> bool:
-        """manageJob: active pods up to min(parallelism, completions left)."""
+        """manageJob: active pods up to min(parallelism, completions left); none while suspended."""
         s = self.state
+        if job.suspended:
+            return False
         want = min(job.parallelism, job.completions - job.succeeded) - len(job.active)
         for _ in range(max(want, 0)):
             tmpl = job.template

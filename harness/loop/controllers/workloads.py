@@ -91,8 +91,8 @@ class Workloads:
             self._update_pod(obj)
         elif kind == "CronJob":         # the next schedule time follows the new spec
             self.jobs.crons[(obj["metadata"].get("namespace") or "default", name)].obj = obj
-        elif kind == "Job":             # a Job's pod template is immutable; its parallelism is not modeled here
-            s.trace(f"update of Job {name}: kept as first applied")
+        elif kind == "Job":
+            self.jobs.update_job(obj)
         elif kind == "StorageClass":
             s.volumes.add(obj)
         else:
