@@ -45,6 +45,7 @@ class PlannedClaim:
     place: int = 0                            # its place among claims of its pod count (ClaimOrder)
     slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
     host_ports: list = field(default_factory=list)   # held by its pods (core NodeClaim HostPortUsage)
+    name: str = ""                            # a seeded NodeClaim's own name (given.existingNodes nodeClaim)
 
 
 class FilterError:

@@ -61,7 +61,8 @@ class PodResult:
     owner_kind: str = ""
     owner_name: str = ""
     node: str | None = None
-    state: str = "pending"                # scheduled | pending | ignored | deleted (its node went away) | rejected
+    # scheduled | pending | ignored | deleted (its node went away) | rejected | succeeded (a Job's, completed)
+    state: str = "pending"
     reason: str | None = None             # Karpenter's FailedScheduling/ignore text, else kube-scheduler's
     karpenter_error: str | None = None
     scheduler_error: str | None = None
@@ -70,6 +71,7 @@ class PodResult:
     labels: dict[str, str] = field(default_factory=dict)  # the pod's labels (expect.skew selects by them)
     requests: dict[str, int] = field(default_factory=dict)  # effective requests (cpu in millicores, bytes)
     at: dict[str, float] = field(default_factory=dict)    # created | bound | deleted -> simulated time (epoch s)
+    cronjob: str = ""                     # the CronJob whose Job owns it (owner_kind Job)
 
 
 @dataclass
@@ -181,10 +183,11 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def pods_of(self, name: str) -> list[PodResult]:
-        """Pods named `name`, or owned by a Deployment/DaemonSet named `name`."""
+        """Pods named `name`, or owned by a Deployment/DaemonSet/Job named `name`, or by a Job of a
+        CronJob named `name`."""
         direct = [p for p in self.pods.values() if p.name == name]
         direct = direct or [p for p in self.rejected_pods.values() if p.name == name]
-        return direct or [p for p in self.pods.values() if p.owner_name == name and p.state != "deleted"]
+        return direct or [p for p in self.pods.values() if name in (p.owner_name, p.cronjob) and p.state != "deleted"]
 
     def to_json(self) -> dict:
         d = asdict(self)

@@ -30,6 +30,7 @@ from harness.loop.controllers.disruption import DisruptionController, record_gar
 from harness.loop.controllers.expiration import Expiration
 from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
+from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness
 from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
@@ -115,7 +116,8 @@ class Simulation:
         self.state = LoopState(cfg, cluster, fake, provider, clock, unavailable, random.Random(cfg.seed))
         provider.on_event = self.state.record_event
         self.termination = Termination(self.state)
-        self.workloads = Workloads(self.state)
+        self.jobs = Jobs(self.state)
+        self.workloads = Workloads(self.state, self.jobs)
         self.nodepools = NodePoolStatus(self.state)
         self.kube_scheduler = KubeScheduler(self.state)
         self.provisioner = Provisioner(self.state)
@@ -272,7 +274,8 @@ class Simulation:
         end = clock.now() + self.cfg.horizon if self.cfg.horizon is not None else None
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
-            progress = self.kube_scheduler.reconcile()
+            progress = self.jobs.reconcile()
+            progress |= self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
             progress |= self.launch.reconcile()
             progress |= self._arrive_late()
@@ -333,7 +336,8 @@ class Simulation:
         now = self.clock.now()
         nodepools = self.state.cluster.list("NodePool")
         times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
-                             self.node_termination.grace_deadline()) if t is not None and now < t < end]
+                             self.node_termination.grace_deadline(), self.jobs.next_deadline())
+                 if t is not None and now < t < end]
         return min(times, default=None)
 
     # -- the steps ----------------------------------------------------------------------------------
@@ -496,7 +500,7 @@ class Simulation:
             elif nr.deleted is None and any(c.node_name == nr.name and c.done for c in self.claims):
                 nr.deleted = next(c.result.deleted for c in self.claims if c.node_name == nr.name and c.done) or "deleted"
         for key, pr in result.pods.items():
-            if pr.state == "deleted":
+            if pr.state in ("deleted", "succeeded"):
                 continue
             if pr.node:
                 pr.state = "scheduled"

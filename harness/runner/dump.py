@@ -7,7 +7,9 @@ deletion, drift; `--replay` starts empty instead), the clock starts at the dump'
 nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
 NodePool events. Node labels give the region, node resource group and kubelet version. Missing
 AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
-Server-set fields are stripped; pods a Deployment or DaemonSet of the dump owns are left to it.
+Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
+running pod is seeded on its node, owned by the Job); a Job keeps status.succeeded/startTime and a CronJob
+status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
 """
 from __future__ import annotations
 
@@ -22,7 +24,15 @@ import yaml
 from harness.runner.yamlsource import SourceError, load_documents
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
-                  "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment", "Pod")
+                  "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment", "Job",
+                  "CronJob", "Pod")
+# the status a workload's controller carries on from (harness/loop/controllers/jobs.py): a Job's succeeded
+# pods and start (activeDeadlineSeconds counts from it), a CronJob's last schedule time
+KEPT_STATUS = {"Job": ("succeeded", "startTime"), "CronJob": ("lastScheduleTime",)}
+# what the Job controller writes into a Job it creates: its selector and the pod template's labels naming
+# its uid (kubernetes v1.36.3 pkg/apis/batch/v1 defaults, pkg/registry/batch/job/strategy.go
+# generateSelector); a Job applied with them and no manualSelector is refused
+JOB_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name")
 SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink",
                    "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
@@ -66,7 +76,9 @@ def strip_server_fields(obj: dict) -> dict:
     """The object as a user would apply it: no status, no server-set metadata, no bound nodeName,
     no admission-computed priority."""
     o = copy.deepcopy(obj)
-    o.pop("status", None)
+    status = {k: v for k, v in (o.pop("status", None) or {}).items() if k in KEPT_STATUS.get(str(o.get("kind")), ())}
+    if status:
+        o["status"] = status
     meta = o.setdefault("metadata", {})
     for k in SERVER_METADATA:
         meta.pop(k, None)
@@ -75,6 +87,20 @@ def strip_server_fields(obj: dict) -> dict:
         ann.pop(k, None)
     if "annotations" in meta and not ann:
         meta.pop("annotations")
+    if o.get("kind") in ("Job", "CronJob"):
+        spec = o.get("spec") or {}
+        job = (spec.get("jobTemplate") or {}).get("spec") or {} if o["kind"] == "CronJob" else spec
+        if not job.get("manualSelector"):
+            job.pop("selector", None)
+        tmeta = (job.get("template") or {}).get("metadata") or {}
+        for labels in (meta.get("labels"), tmeta.get("labels")):
+            for k in JOB_LABELS:
+                (labels or {}).pop(k, None)
+        for m in (meta, tmeta):
+            if "labels" in m and not m["labels"]:
+                m.pop("labels")
+        if "metadata" in (job.get("template") or {}) and not tmeta:
+            job["template"].pop("metadata")
     if o.get("kind") == "Pod":
         spec = o.get("spec") or {}
         spec.pop("nodeName", None)
@@ -127,6 +153,8 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
     dump = Dump(newest=newest_time([o for o, _, _ in objects]))
     deployments = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Deployment"}
     daemonsets = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "DaemonSet"}
+    jobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Job"}
+    cronjobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "CronJob"}
     for obj, file, line in objects:
         kind = obj.get("kind")
         name = (obj.get("metadata") or {}).get("name")
@@ -147,9 +175,17 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
                 continue                      # the Deployment recreates it
             if owner and owner[0] == "DaemonSet" and owner[1] in daemonsets:
                 continue
+            if owner and owner[0] == "Job" and owner[1] in jobs:
+                continue                      # the Job's: running on a node it is seeded there, else the Job makes it
             if owner and owner[0] not in ("ReplicaSet", "DaemonSet"):
                 dump.notes.append(f"{file}:{line}: Pod {name} is owned by {owner[0]} {owner[1]}: kept as a bare Pod")
             dump.manifests.append(strip_server_fields(obj))
+        elif kind == "Job" and (_owner(obj) or ("", ""))[0] == "CronJob" and _owner(obj)[1] in cronjobs:
+            # a CronJob's Job: the reference (without its uid) says whose, so Forbid and Replace see it running
+            kept = strip_server_fields(obj)
+            kept["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                                    "name": _owner(obj)[1], "controller": True}]
+            dump.manifests.append(kept)
         elif kind in MANIFEST_KINDS:
             dump.manifests.append(strip_server_fields(obj))
         else:
@@ -157,16 +193,19 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
     return dump
 
 
-def _pod_key(pod: dict, deployments: set[str]) -> str:
+def _pod_key(pod: dict, deployments: set[str], jobs: set[str] = frozenset()) -> str:
     owner = _owner(pod)
     if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
         return owner[1].rsplit("-", 1)[0]
+    if owner and owner[0] == "Job" and owner[1] in jobs:
+        return owner[1]
     return pod["metadata"]["name"]
 
 
 def expectations(dump: Dump) -> dict:
     """What the customer saw, as `expect`."""
     deployments = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Deployment"}
+    jobs = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Job"}
     expect: dict = {}
     nodepools = [m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"]
     if nodepools:
@@ -184,7 +223,7 @@ def expectations(dump: Dump) -> dict:
     for pod in dump.pods:
         if (_owner(pod) or ("", ""))[0] == "DaemonSet":
             continue
-        key = _pod_key(pod, deployments)
+        key = _pod_key(pod, deployments, jobs)
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
             if key == pod["metadata"]["name"]:
@@ -343,7 +382,8 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
     note naming the object and the field."""
     meta = nc.get("metadata") or {}
     name, labels, status = meta.get("name"), meta.get("labels") or {}, nc.get("status") or {}
-    entry: dict = {"nodePool": labels["karpenter.sh/nodepool"], "instanceType": labels["node.kubernetes.io/instance-type"]}
+    entry: dict = {"nodeClaim": name, "nodePool": labels["karpenter.sh/nodepool"],
+                   "instanceType": labels["node.kubernetes.io/instance-type"]}
     if labels.get("topology.kubernetes.io/zone"):
         entry["zone"] = labels["topology.kubernetes.io/zone"]
     if labels.get("karpenter.sh/capacity-type"):

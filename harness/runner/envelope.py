@@ -24,7 +24,9 @@ from harness.model.data import DATA_DIR
 from harness.runner.notices import Notice
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
-POD_TEMPLATE_KINDS = ("Deployment", "DaemonSet")
+# where each workload kind holds its pod template (its fields follow the Pod rules there)
+POD_TEMPLATE_PATHS = {"Deployment": ("spec", "template"), "DaemonSet": ("spec", "template"),
+                      "Job": ("spec", "template"), "CronJob": ("spec", "jobTemplate", "spec", "template")}
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
 
@@ -60,14 +62,19 @@ def rules_for(kind: str) -> Rules:
             status[_split(p)] = "inert"
         for p, advice in (section.get("unmodeled") or {}).items():
             status[_split(p)] = advice
-    if kind in POD_TEMPLATE_KINDS:
+    template = POD_TEMPLATE_PATHS.get(kind)
+    if template:
         for path, st in rules_for("Pod").status.items():
             if path and path[0] in ("metadata", "spec"):
-                status.setdefault(("spec", "template") + path, st)
+                status.setdefault(template + path, st)
+    if kind == "CronJob":       # its jobTemplate is a Job's metadata and spec
+        for path, st in rules_for("Job").status.items():
+            if path and path[0] in ("metadata", "spec"):
+                status.setdefault(("spec", "jobTemplate") + path, st)
     # a field holding the value the API server defaults it to asks for nothing the simulation lacks
     defaults = {_split(p): str(v) for p, v in ((data.get("defaults") or {}).get(kind) or {}).items()}
-    if kind in POD_TEMPLATE_KINDS:
-        defaults.update({("spec", "template") + path: v for path, v in rules_for("Pod").defaults.items()})
+    if template:
+        defaults.update({template + path: v for path, v in rules_for("Pod").defaults.items()})
     prefixes = frozenset(p[:i] for p in status for i in range(1, len(p)))
     return Rules(status, prefixes, defaults)
 
@@ -161,7 +168,8 @@ def manifest_notices(sc) -> list[Notice]:
     for m in manifests:
         findings = unmodeled_fields(m.obj)
         pruned = _pruned_by_profile(m.obj, sc.profiles)
-        if not findings and not pruned and not unmodeled_values(m.obj):
+        untimed = _untimed_job(m.obj)
+        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed:
             continue
         loc = _locate(sc, m)
         name = (m.obj.get("metadata") or {}).get("name")
@@ -174,11 +182,26 @@ def manifest_notices(sc) -> list[Notice]:
         for path, field, value, key in unmodeled_values(m.obj):
             out.append(Notice(*at(path), f"{m.obj.get('kind')} {name}: {field}: {value} is not modeled: "
                                          f"{advice(key)}"))
+        if untimed:
+            out.append(Notice(*at(()), f"{m.obj.get('kind')} {name}: how long its pods run is in no API object: "
+                                       f"they run until the scenario ends; set {untimed} (a duration, e.g. "
+                                       "10m) for them to complete"))
         for field, profiles in pruned.items():
             out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in the provider's "
                                                  f"AKSNodeClass schema (profile {', '.join(profiles)}): the API server "
                                                  "prunes it, so the provider never sees it"))
     return out
+
+
+def _untimed_job(obj: dict) -> str | None:
+    """Where a Job's (or CronJob's Jobs') run-duration annotation belongs, when it is not there."""
+    from harness.loop.controllers.jobs import RUN_DURATION
+    kind, spec = obj.get("kind"), obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    meta, where = (obj.get("metadata"), "metadata") if kind == "Job" else \
+        ((spec.get("jobTemplate") or {}).get("metadata"), "spec.jobTemplate.metadata") if kind == "CronJob" else (None, "")
+    if not where or RUN_DURATION in ((meta or {}).get("annotations") or {}):
+        return None
+    return f"{where}.annotations[{RUN_DURATION}]"
 
 
 def _pruned_by_profile(obj: dict, profiles) -> dict[str, list[str]]:

@@ -256,7 +256,7 @@ class Checker:
                           + (", ".join(there[:20]) + (", ..." if len(there) > 20 else "") if there else "none"))
                 continue
             if "count" in want:
-                state = next((s for s in ("scheduled", "pending", "ignored", "rejected") if want.get(s) is True), None)
+                state = next((s for s in ("scheduled", "pending", "ignored", "rejected", "succeeded") if want.get(s) is True), None)
                 counted = [p for p in pods if state is None or p.state == state]
                 if len(counted) != want["count"]:
                     self.fail(f"{path}.count", want["count"], len(counted),
@@ -266,7 +266,7 @@ class Checker:
                 pods = counted
             for p in pods:
                 label = path if len(pods) == 1 else f"{path} (pod {p.name})"
-                for s in ("scheduled", "pending", "ignored", "rejected"):
+                for s in ("scheduled", "pending", "ignored", "rejected", "succeeded"):
                     if s in want and want[s] != (p.state == s):
                         self.fail(f"{label}.{s}", want[s], p.state == s,
                                   f"pod is {p.state}" + (f": {p.reason}" if p.reason else "") +

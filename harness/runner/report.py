@@ -77,7 +77,7 @@ def outcome_summary(result) -> str:
                                                     if kinds else ""))
     # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
     pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name
-                     for p in result.pods.values() if p.state not in ("scheduled", "deleted") and p.owner_kind != "DaemonSet")
+                     for p in result.pods.values() if p.state not in ("scheduled", "deleted", "succeeded") and p.owner_kind != "DaemonSet")
     if pending:
         pending = [f"{n} x{c}" if c > 1 else n for n, c in sorted(Counter(pending).items())]
         shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")

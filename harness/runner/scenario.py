@@ -178,9 +178,32 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
             if not isinstance(r, dict) or "key" not in r or "operator" not in r:
                 errors.append(err(("spec", "template", "spec", "requirements", i),
                                   "a requirement needs `key` and `operator`"))
-    if kind in ("Pod", "Deployment", "DaemonSet"):
-        pspec = spec if kind == "Pod" else ((spec.get("template") or {}).get("spec"))
-        base = ("spec",) if kind == "Pod" else ("spec", "template", "spec")
+    if kind in ("Job", "CronJob"):
+        from harness.loop.controllers.jobs import RUN_DURATION
+        from harness.model.durations import scenario_duration
+        where = ("metadata",) if kind == "Job" else ("spec", "jobTemplate", "metadata")
+        meta = obj
+        for part in where:
+            meta = meta.get(part) if isinstance(meta, dict) else None
+        value = ((meta or {}).get("annotations") or {}).get(RUN_DURATION) if isinstance(meta, dict) else None
+        if value is not None:
+            try:
+                scenario_duration(str(value))
+            except ValueError:
+                errors.append(err(where + ("annotations", RUN_DURATION), f"{kind} {RUN_DURATION} {value!r} is not a "
+                                                                       "duration (e.g. 10m, 1h30m)"))
+    if kind == "CronJob":
+        from harness.model.cron import CronError, parse_schedule
+        try:
+            parse_schedule(str(spec.get("schedule") or ""))
+        except CronError as e:
+            errors.append(err(("spec", "schedule"), f"CronJob spec.schedule {spec.get('schedule')!r}: {e}"))
+    if kind in ("Pod", "Deployment", "DaemonSet", "Job", "CronJob"):
+        base = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}.get(
+            kind, ("spec", "template", "spec"))
+        pspec = obj
+        for part in base:
+            pspec = pspec.get(part) if isinstance(pspec, dict) else None
         if not isinstance(pspec, dict) or not isinstance(pspec.get("containers"), list) or not pspec["containers"]:
             errors.append(err(base, f"{kind} needs at least one container in {'.'.join(base)}.containers"))
         else:

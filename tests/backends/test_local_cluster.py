@@ -202,6 +202,11 @@ def _one_of_each_kind(cluster) -> None:
                     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
     cluster.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "scenario-b"},
                     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
+    job = {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}
+    cluster.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+                    "spec": job})
+    cluster.create({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "cj", "namespace": "default"},
+                    "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": job}}})
     cluster.create({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
                     "involvedObject": {"kind": "Node", "name": "n1"}, "reason": "R", "message": "m"})
     cluster.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},

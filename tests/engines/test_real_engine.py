@@ -96,3 +96,14 @@ def test_the_departed_uids_of_every_earlier_run_stay_departed(monkeypatch):
     assert engine.previous_uids(cluster) == {"u1", "rs1"}
     objs["Pod"] = [{"metadata": {"uid": "u2"}}]
     assert engine.previous_uids(cluster) == {"u1", "u2", "rs1"}
+
+
+def test_a_job_or_cronjob_is_skipped_their_pods_complete_on_the_simulated_clock():
+    """harness/loop/controllers/jobs.py runs a Job's pods for their run-duration and CronJob schedules on the
+    simulated clock; the real cluster's pods run until deleted."""
+    cluster = SimpleNamespace(server_version="v1.36.3")
+    skip_reason = RealEngine().skip_reason
+    job = {"kind": "Job", "metadata": {"name": "reindex"}}
+    cron = {"kind": "CronJob", "metadata": {"name": "nightly"}}
+    assert "Job/CronJob reindex" in skip_reason(_sc({}, [job]), cluster)
+    assert "Job/CronJob nightly" in skip_reason(_sc({}, [], [[cron]]), cluster)

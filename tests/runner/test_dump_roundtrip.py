@@ -58,6 +58,14 @@ def test_node_draining_behind_a_pdb_stays_deleting(tmp_path, capsys):
         (node,) = outcome.result.nodes
         assert node.deleting and any(t["key"] == "karpenter.sh/disrupted" for t in node.taints)
         assert sorted(node.pods) == ["default/api-7f9c6b5d4-h2x9q", "default/api-7f9c6b5d4-m4k7t"]
+    # the timeline dates the seeded NodeClaim as the dump does: created at its creationTimestamp, deleting
+    # since its deletionTimestamp, not both at the run's start
+    from harness.loop.history import history
+    (span,) = history(outcome.result).claims
+    assert span.phases["created"].utc == "2026-11-19T10:02:11Z"
+    assert span.phases["disrupting"].utc == "2026-11-20T13:50:00Z"
+    (step,) = [st for st in history(outcome.result).steps if st.action == "deleting"]
+    assert step.at.utc == "2026-11-20T13:50:00Z" and step.at.offset == -870
     # carrying on: a day later the PDB still holds both pods, and the node is still draining
     outcome = run(with_steps(out, [{"advance": "22h30m", "expect": {"nodes": sc.expect["nodes"]}}]))
     assert outcome.passed, [m.render() for m in outcome.mismatches]
@@ -197,3 +205,91 @@ def test_a_finished_pod_is_named_not_kept(tmp_path, capsys):
     assert "Pod ingest: status.phase Succeeded: a finished pod is not kept" in capsys.readouterr().err
     assert "ingest" not in sc.expect["pods"] and "ingest" not in [m.obj["metadata"]["name"] for m in sc.manifests]
     assert "pods" not in sc.given["existingNodes"][0]
+
+
+def test_job_and_cronjob_are_workloads(tmp_path, capsys):
+    """A dumped Job's running pod is seeded on its node, owned by the Job (not a bare pod); the Job
+    carries on from its status (1 of 2 succeeded) and the pod completes its run-duration after its
+    start; a dumped CronJob is kept, its next Job due after its lastScheduleTime."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    pod = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
+    pod["metadata"]["name"] = "ingest-x7k2p"
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "ingest",
+                                          "controller": True, "uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030"}]
+    pod["metadata"]["labels"] = {"batch.kubernetes.io/job-name": "ingest", "job-name": "ingest"}
+    pod["status"]["startTime"] = "2026-11-20T09:40:05Z"
+    template = {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030",
+                                        "batch.kubernetes.io/job-name": "ingest"}},
+                "spec": {"restartPolicy": "Never", "containers": pod["spec"]["containers"]}}
+    data["items"] += [
+        {"apiVersion": "batch/v1", "kind": "Job",
+         "metadata": {"name": "ingest", "namespace": "default", "uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030",
+                      "annotations": {"harness.karpenter.azure.com/run-duration": "30m"}},
+         "spec": {"completions": 2, "parallelism": 1, "backoffLimit": 6, "suspend": False,
+                  "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "6e7f8a9b-0a1b-4c2d-9e3f-000000000030"}},
+                  "template": template},
+         "status": {"active": 1, "succeeded": 1, "startTime": "2026-11-20T09:10:00Z"}},
+        {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "default"},
+         "spec": {"schedule": "0 2 * * *", "concurrencyPolicy": "Forbid", "suspend": False,
+                  "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never",
+                                                                 "containers": pod["spec"]["containers"]}}}}},
+         "status": {"lastScheduleTime": "2026-11-20T02:00:00Z"}}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    err = capsys.readouterr().err
+    assert "not a kind the harness simulates" not in err and "kept as a bare Pod" not in err
+    (sc,) = load_scenarios(out)
+    job = next(m.obj for m in sc.manifests if m.obj["kind"] == "Job")
+    assert "selector" not in job["spec"] and job["status"] == {"succeeded": 1, "startTime": "2026-11-20T09:10:00Z"}
+    assert "metadata" not in job["spec"]["template"]        # only the Job controller's uid labels were there
+    assert [m.obj["kind"] for m in sc.manifests].count("CronJob") == 1
+    (seeded,) = [p for e in sc.given["existingNodes"] for p in e.get("pods") or [] if p["metadata"]["name"] == "ingest-x7k2p"]
+    assert seeded["metadata"]["ownerReferences"][0]["kind"] == "Job"
+    assert sc.expect["pods"]["ingest"] == {"scheduled": True}
+    assert any("CronJob nightly: how long its pods run is in no API object" in n.message for n in sc.warnings)
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    # carrying on: the pod started 09:40:05 and runs 30m, so it completes at 10:10:05, 10 minutes after the
+    # dump, and with it the Job (2 of 2); the CronJob makes no Job before 02:00 the next day
+    outcome = run(with_steps(out, [{"advance": "9m", "expect": {"pods": {"ingest": {"scheduled": True}}}},
+                                   {"advance": "2m", "expect": {"pods": {"ingest": {"succeeded": True, "count": 1}},
+                                                                "events": [{"kind": "Job", "reason": "Completed"}]}}]))
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert not [p for p in outcome.result.pods.values() if p.cronjob == "nightly"]
+
+
+def test_a_cronjobs_running_job_keeps_forbid_from_starting_another(tmp_path):
+    """A dumped CronJob (Forbid, hourly) and the Job it made at 10:00, still running (its pod runs 90m):
+    harness new keeps the Job's reference to its CronJob, so at 11:00 the CronJob sees it running and
+    skips; at 11:30 the pod completes."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    job_name = "nightly-29919480"                        # 10:00 in minutes since the epoch
+    pod = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
+    pod["metadata"]["name"] = f"{job_name}-k2x8s"
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": job_name,
+                                          "controller": True, "uid": "u-job"}]
+    pod["status"]["startTime"] = "2026-11-20T10:00:00Z"
+    spec = {"restartPolicy": "Never", "containers": pod["spec"]["containers"]}
+    run_for = {"harness.karpenter.azure.com/run-duration": "90m"}
+    data["items"] += [
+        {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "default", "uid": "u-cj"},
+         "spec": {"schedule": "0 * * * *", "concurrencyPolicy": "Forbid",
+                  "jobTemplate": {"metadata": {"annotations": run_for}, "spec": {"template": {"spec": spec}}}},
+         "status": {"lastScheduleTime": "2026-11-20T10:00:00Z", "active": [{"kind": "Job", "name": job_name}]}},
+        {"apiVersion": "batch/v1", "kind": "Job",
+         "metadata": {"name": job_name, "namespace": "default", "uid": "u-job", "annotations": run_for,
+                      "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly",
+                                           "controller": True, "uid": "u-cj"}]},
+         "spec": {"template": {"spec": spec}}, "status": {"active": 1, "startTime": "2026-11-20T10:00:00Z"}}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(data))
+    out = new(tmp_path, dump)
+    (sc,) = load_scenarios(out)
+    job = next(m.obj for m in sc.manifests if m.obj["kind"] == "Job")
+    assert job["metadata"]["ownerReferences"] == [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly",
+                                                   "controller": True}]
+    outcome = run(with_steps(out, [{"advance": "61m"}, {"advance": "30m"}]))
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    mine = {p.name: p.state for p in outcome.result.pods.values() if p.cronjob == "nightly"}
+    assert mine == {f"{job_name}-k2x8s": "succeeded"}, mine          # 11:00 skipped; 11:30 completed

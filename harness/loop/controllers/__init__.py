@@ -5,6 +5,7 @@ provider github.com/Azure/karpenter-provider-azure v1.14.0, or a Kubernetes comp
 the one `LoopState` (state.py) the orchestrator (harness/loop/simulation.py) hands it:
 
   workloads.py         manifests -> API objects; Deployment/DaemonSet pods
+  jobs.py              kube-controller-manager's Job and CronJob controllers: pods that complete
   nodepool.py          core nodepool/validation + nodepool/readiness
   binding.py           kube-scheduler's bind of pending pods to Nodes
   provisioner.py       core provisioning/provisioner.go: templates, cluster state, Schedule, Create

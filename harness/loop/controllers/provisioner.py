@@ -371,7 +371,7 @@ class Provisioner:
         labels = dict(t.labels)
         if s.profile.label_resolution == "toNodeClaim":
             labels.update(resolved_requirement_labels(s.profile, reqs, s.rng))
-        name = s.name(t.name + "-")
+        name = planned.name or s.name(t.name + "-")
         spec_t = t.nodepool["spec"]["template"]["spec"]
         annotations = nodepool_hash_annotations(t.nodepool)
         if s.profile.min_values_policy:

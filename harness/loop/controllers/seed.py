@@ -90,7 +90,8 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     # (pods.seeded_claim_requests; the real engine's seeding asks the same), which initialization waits to
     # see registered (RequestedResourcesRegistered)
     requests = seeded_claim_requests(entry.get("pods") or [], it.allocatable())
-    planned = PlannedClaim(template, reqs, [it], requests, "", [])
+    # the dump's NodeClaim name, so its Node (aks-<name>) is the one the customer's objects name
+    planned = PlannedClaim(template, reqs, [it], requests, "", [], name=str(entry.get("nodeClaim") or ""))
     before = len(s.claims)
     if not sim.provisioner.create_nodeclaim(planned) or len(s.claims) == before:
         raise SeedError(f"{where}: the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
@@ -118,10 +119,11 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
             # in-flight node reports Ready: the lifecycle controller then only finalizes it
             # (nodeclaim/lifecycle/controller.go Reconcile), so it is never initialized
             sim.node_termination.begin(claim, "")
-            _deleting_since(claim, entry)
+            _deleting_since(claim, entry, s.result.timeline)
     elif entry.get("deleting"):           # a NodeClaim deleted before its Node joined
         sim.node_termination.begin(claim, "")
-        _deleting_since(claim, entry)
+        _deleting_since(claim, entry, s.result.timeline)
+    _dumped_phases(claim, entry, where)
     s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {out.zone}, {out.capacity_type})"
             + ("" if claim.node_name else ", launched without a Node")
             + ("" if claim.initialized else ", not initialized"))
@@ -189,9 +191,10 @@ def _settled_pods(sim, claim, entry: dict) -> None:
         claim.dis.initialized_at = claim.created_at
 
 
-def _deleting_since(claim, entry: dict) -> None:
+def _deleting_since(claim, entry: dict, timeline: list[dict]) -> None:
     """A dump's deletionTimestamp: termination counts its terminationGracePeriod from it (the deadline
-    NodeTermination.begin set from the start moves back by as much)."""
+    NodeTermination.begin set from the start moves back by as much), and the run's timeline says the
+    NodeClaim was deleting since then, not since the start."""
     if not isinstance(entry.get("deleting"), str):
         return
     since = parse_rfc3339(entry["deleting"])
@@ -199,6 +202,25 @@ def _deleting_since(claim, entry: dict) -> None:
         claim.dis.termination_time -= claim.dis.deleting_since - since
         claim.obj["metadata"].setdefault("annotations", {})[TERMINATION_ANNOTATION] = rfc3339(claim.dis.termination_time)
     claim.dis.deleting_since = since
+    for step in timeline:
+        if step["nodeClaim"] == claim.result.name and step["action"] == "deleting":
+            step["t"] = since
+
+
+def _dumped_phases(claim, entry: dict, where: str) -> None:
+    """The NodeClaim's phases as the dump dates them, not as the seeding performed them at the start:
+    created (and launched: the provider launches within the create's reconcile) at createdAt,
+    registered and initialized at initializedAt (else createdAt). Only times the dump gives move."""
+    created = _at(entry, "createdAt", where)
+    initialized = _at(entry, "initializedAt", where)
+    at = claim.result.at
+    if created is not None:
+        for phase in ("created", "launched"):
+            if phase in at:
+                at[phase] = created
+    for phase in ("registered", "initialized"):
+        if phase in at and (initialized or created) is not None:
+            at[phase] = initialized if initialized is not None else created
 
 
 def _instance_type(instance_types: list, entry: dict, where: str):
@@ -384,6 +406,8 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
             kind, owner_name = "DaemonSet", owner.get("name", "")
         elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
             kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
+        elif owner.get("kind") == "Job":             # the Job adopts it when applied (controllers/jobs.py)
+            kind, owner_name = "Job", owner.get("name", "")
         if _release_unmatched(s, pod):
             kind, owner_name = "", ""
         _live_owner_references(s.cluster, pod)

@@ -18,6 +18,7 @@ from typing import Callable
 
 from harness.backends.base import ADMIN, APIRejected
 from harness.backends.kinds import apply_order
+from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import PodView
 from harness.loop.result import NodeClassResult, NodePoolResult
@@ -28,8 +29,9 @@ VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 class Workloads:
     """Applies manifests; a NodePool's admission verdict lands on its NodePoolResult."""
 
-    def __init__(self, state: LoopState):
+    def __init__(self, state: LoopState, jobs: Jobs):
         self.state = state
+        self.jobs = jobs
         # given.loop.podsArrive: staggered - the pod creations held back until after the first provisioning
         # round (Simulation._arrive_late), and whether this apply's workloads have started arriving late
         self.late: list[Callable[[], None]] = []
@@ -59,6 +61,10 @@ class Workloads:
             return (ns, meta.get("name")) in s.deployments
         if kind == "DaemonSet":
             return any(ds["metadata"]["name"] == meta.get("name") for ds, _ in s.daemonsets)
+        if kind == "Job":
+            return (ns, meta.get("name")) in self.jobs.jobs
+        if kind == "CronJob":
+            return (ns, meta.get("name")) in self.jobs.crons
         if kind == "Pod":
             key = f"{ns}/{meta.get('name')}"
             return key in s.pod_views
@@ -83,6 +89,10 @@ class Workloads:
             s.daemonsets = [(obj, view) if ds["metadata"]["name"] == name else (ds, v) for ds, v in s.daemonsets]
         elif kind == "Pod":
             self._update_pod(obj)
+        elif kind == "CronJob":         # the next schedule time follows the new spec
+            self.jobs.crons[(obj["metadata"].get("namespace") or "default", name)].obj = obj
+        elif kind == "Job":
+            self.jobs.update_job(obj)
         elif kind == "StorageClass":
             s.volumes.add(obj)
         else:
@@ -195,6 +205,12 @@ class Workloads:
         kind = obj.get("kind")
         if kind == "Deployment":
             self._create_deployment_pods(obj)
+            return
+        if kind == "Job":
+            self._arrive(lambda: self.jobs.add_job(obj))
+            return
+        if kind == "CronJob":
+            self.jobs.add_cronjob(obj)
             return
         if kind == "DaemonSet":
             name = obj["metadata"]["name"]

@@ -135,6 +135,13 @@ class RealEngine:
             return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
                     "2026-01-01 00:00 UTC; the controller's clock is the wall clock (core v1.14.0 "
                     "pkg/apis/v1/nodepool.go Budget.IsActive)")
+        timed = sorted({m.obj["metadata"].get("name", "") for ms in [scenario.manifests, *scenario.step_manifests]
+                        for m in ms if m.obj.get("kind") in ("Job", "CronJob")})
+        if timed:
+            return (f"Job/CronJob {', '.join(timed)}: the simulation runs their pods for their "
+                    "harness.karpenter.azure.com/run-duration and CronJob schedules on its clock "
+                    "(harness/loop/controllers/jobs.py); the real cluster's pods run until deleted and its "
+                    "CronJob controller follows the wall clock")
         entries = scenario.given.get("existingNodes") or []
         history = [k for k in ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
                    if any(k in e for e in entries)]

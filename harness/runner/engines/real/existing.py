@@ -260,7 +260,7 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict, allocatable: dict
         reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [str(entry["zone"])]})
     if entry.get("capacityType"):
         reqs.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [entry["capacityType"]]})
-    name = f"{nodepool['metadata']['name']}-existing-{index}"
+    name = str(entry.get("nodeClaim") or f"{nodepool['metadata']['name']}-existing-{index}")
     ref = tspec.get("nodeClassRef") or {}
     # the NodePool's and the NodeClass's labels, as the template puts both (NewNodeClaimTemplate; core v1.14.0
     # pkg/apis/v1/labels.go NodeClassLabelKey): without the second, core's hydration controller adds it in a
