@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from harness.loop.existingnode import ExistingNode
-from harness.loop.hostports import conflict
+from harness.loop.hostports import CONFLICT as PORT_CONFLICT, conflict
 from harness.loop.limits import RemainingResources, weight_order_key
 from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
 from harness.loop.nodeclaimtemplate import Template
@@ -58,8 +58,12 @@ class Scheduler:
     def __init__(self, templates: Sequence[Template], existing: Sequence[ExistingNode], profile: Profile,
                  sem: Semantics, min_values_policy: str = "Strict",
                  hostname_counter: Callable[[], int] | None = None, topology=None,
-                 remaining: RemainingResources | None = None, preference_policy: str = "Respect"):
+                 remaining: RemainingResources | None = None, preference_policy: str = "Respect",
+                 shared_template_ports: bool = False):
         self.profile, self.sem = profile, sem
+        # core before v1.13.0 (#3022; core-behaviour.yaml hostPortsPerNodeClaim): every NodeClaim of a template
+        # in one Solve shares the template's HostPortUsage, so a port one of them holds is held by all of them
+        self._template_ports: dict[str, list] | None = {} if shared_template_ports else None
         self.topology = topology
         self.remaining = remaining or RemainingResources()
         self.well_known = profile.well_known_labels
@@ -379,7 +383,7 @@ class Scheduler:
                     if need_cpu > slack.get("cpu", 0):
                         park.append(claim)         # out of the scan until a smaller pod (ClaimOrder.park)
                     continue
-                if pod.host_ports and conflict(pod.host_ports, claim.host_ports):
+                if pod.host_ports and conflict(pod.host_ports, self._held_ports(claim.template, claim.host_ports)):
                     continue               # NodeClaim.CanAdd: the claim's pods hold the port
                 res = self._can_add(pod, claim.template, claim.requirements, claim.requests,
                                     self._port_free(pod, claim.template, claim.instance_types))
@@ -390,6 +394,7 @@ class Scheduler:
                     claim.requirements, claim.instance_types, claim.requests = res
                     claim.pods.append(pod)
                     claim.host_ports = claim.host_ports + pod.host_ports
+                    self._hold_ports(claim.template, pod)
                     self._order.grew(claim)
                     if self.topology is not None:
                         self.topology.record(pod, claim.requirements, claim.template.taints)
@@ -420,6 +425,11 @@ class Scheduler:
                 candidates = self._port_free(pod, template, allowed)
             hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
             base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
+            if pod.host_ports and self._template_ports is not None and \
+                    not karpenter_untolerated(pod.tolerations, template.taints) and \
+                    conflict(pod.host_ports, self._template_ports.get(template.name, ())):
+                errs.append(f"checking host port usage, {PORT_CONFLICT}")   # NodeClaim.CanAdd, after taints
+                continue
             res = self._can_add(pod, template, base, {}, candidates)
             if not isinstance(res, tuple):
                 errs.append(str(res))
@@ -427,6 +437,7 @@ class Scheduler:
             reqs, its, total = res
             claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned),
                                  host_ports=list(pod.host_ports))
+            self._hold_ports(template, pod)
             self.planned.append(claim)
             self._order.add(claim)
             self.remaining.subtract_max(template.name, its)
@@ -436,6 +447,14 @@ class Scheduler:
             self._update_gates(claim, new=True)
             return None
         return "; ".join(errs)
+
+    def _held_ports(self, template: Template, own: list) -> list:
+        """The host ports a planned NodeClaim holds: its own pods', or its template's (shared_template_ports)."""
+        return own if self._template_ports is None else self._template_ports.get(template.name, [])
+
+    def _hold_ports(self, template: Template, pod: PodView) -> None:
+        if self._template_ports is not None and pod.host_ports:
+            self._template_ports[template.name] = self._template_ports.get(template.name, []) + list(pod.host_ports)
 
     def _port_free(self, pod: PodView, template: Template, its: list) -> list:
         """The instance types whose DaemonSet pods leave the pod's host ports free

@@ -136,6 +136,14 @@ class CoreBehaviour:
     def node_readiness_taints(self) -> bool:
         return bool(self.values["nodeReadinessTaints"])
 
+    @property
+    def budget_events_need_nodes(self) -> bool:
+        return bool(self.values["emptyBudgetEvents"])
+
+    @property
+    def host_ports_per_nodeclaim(self) -> bool:
+        return bool(self.values["hostPortsPerNodeClaim"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -22,6 +22,9 @@ from harness.loop.pdb import Limits
 from harness.loop.pods import PodView
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL
 
+# core v1.0.6 pkg/apis/v1/nodepool.go WellKnownDisruptionReasons (the same three at v1.14.0)
+DISRUPTION_REASONS = ("Underutilized", "Empty", "Drifted")
+
 ZONE = "topology.kubernetes.io/zone"
 GRACEFUL, EVENTUAL = "graceful", "eventual"        # types.go disruption classes
 
@@ -320,13 +323,36 @@ class Cluster:
                 disrupting[np] = disrupting.get(np, 0) + 1
         out = {}
         for name, np in self.nodepools.items():
+            uid = np["metadata"].get("uid", name)
+            if not self.s.core.budget_events_need_nodes:
+                out[name] = self._budgets_all_reasons(np, name, uid, num.get(name, 0), disrupting.get(name, 0), reason)
+                continue
             allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
             out[name] = max(allowed - disrupting.get(name, 0), 0)
             if num.get(name, 0) != 0 and allowed == 0:
                 self.publish("NodePool", name, "DisruptionBlocked",
                              f"No allowed disruptions for disruption reason {reason} due to blocking budget",
-                             (np["metadata"].get("uid", name), reason), 60.0)
+                             (uid, reason), 60.0)
         return out
+
+    def _budgets_all_reasons(self, np: dict, name: str, uid: str, num: int, disrupting: int, reason: str) -> int:
+        """Core before v1.1.0 (#1854; sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/helpers.go
+        BuildDisruptionBudgets): every pass builds all reasons' budgets and publishes an event for each reason
+        left with none (after subtracting the disrupting nodes, a NodePool without nodes too), plus a
+        NodePool-wide one when no reason has any (core-behaviour.yaml emptyBudgetEvents)."""
+        total, mine = 0, 0
+        for r in DISRUPTION_REASONS:
+            allowed = max(must_allowed_disruptions(np, self.now, num, r) - disrupting, 0)
+            total += allowed
+            if r == reason:
+                mine = allowed
+            if allowed == 0:
+                self.publish("NodePool", name, "DisruptionBlocked",
+                             f"No allowed disruptions for disruption reason {r} due to blocking budget", (uid, r), 60.0)
+        if total == 0:
+            self.publish("NodePool", name, "DisruptionBlocked", "No allowed disruptions due to blocking budget",
+                         (uid,), 60.0)
+        return mine
 
 
 def node_price(it, zone: str, capacity_type: str) -> float:
