@@ -31,6 +31,9 @@ class Template:
     instance_types: list                      # harness.model.instancetypes.InstanceType
     daemon_pods: list[PodView] = field(default_factory=list)
     options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
+    # core v1.14.0 (#2975; core-behaviour.yaml daemonSetInstanceTypeRequirements): a DaemonSet pod counts on an
+    # instance type only if its requirements intersect the type's; before, every compatible one counts on every type
+    daemons_per_instance_type: bool = True
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _daemons: dict[str, list] = field(default_factory=dict, repr=False)
 
@@ -60,7 +63,8 @@ class Template:
         """buildDaemonOverheadGroups / isDaemonPodCompatible (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/provisioning/scheduling/scheduler.go): DaemonSet pods that tolerate the template taints, whose
         strict requirements
-        are compatible with the template, and that intersect the instance type."""
+        are compatible with the template, and that intersect the instance type (core v1.14.0 on; before, the
+        template's one overhead: sigs.k8s.io/karpenter v1.13.0 scheduling/scheduler.go getDaemonOverhead)."""
         cached = self._overhead.get(it.name)
         if cached is not None:
             return cached
@@ -92,7 +96,8 @@ class Template:
             for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
-                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
+                if self.requirements.is_compatible(dreqs, well_known) and \
+                        (not self.daemons_per_instance_type or it.requirements.intersects_ok(dreqs)):
                     out.append(ds)
                     break
             ds.relaxed_required = 0

@@ -144,6 +144,10 @@ class CoreBehaviour:
     def host_ports_per_nodeclaim(self) -> bool:
         return bool(self.values["hostPortsPerNodeClaim"])
 
+    @property
+    def daemonset_instance_type_requirements(self) -> bool:
+        return bool(self.values["daemonSetInstanceTypeRequirements"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -65,6 +65,7 @@ class Provisioner:
                 self._record_instance_types(its)
             t = Template.from_nodepool(np, list(its.instance_types), s.profile, s.sem)
             t.daemon_pods = daemon_pods
+            t.daemons_per_instance_type = s.core.daemonset_instance_type_requirements
             templates.append(t)
         return templates
 
