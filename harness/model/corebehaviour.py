@@ -148,6 +148,10 @@ class CoreBehaviour:
     def daemonset_instance_type_requirements(self) -> bool:
         return bool(self.values["daemonSetInstanceTypeRequirements"])
 
+    @property
+    def pod_level_resources(self) -> bool:
+        return bool(self.values["podLevelResources"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"
