@@ -152,6 +152,10 @@ class CoreBehaviour:
     def pod_level_resources(self) -> bool:
         return bool(self.values["podLevelResources"])
 
+    @property
+    def disruption_reason_condition(self) -> bool:
+        return bool(self.values["disruptionReasonCondition"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -218,7 +218,10 @@ class NodeTermination:
                         rec.publish("Node", name, "FailedDraining",
                                     f"Failed to drain node, {why} (Pod={pv.namespace}/{pv.name})", (name,))
                         continue
-                    rec.publish("Pod", pv.name, "Evicted", f"Evicted pod: {reason}", (pv.name,), namespace=pv.namespace)
+                    # the reason from the DisruptionReason condition: core v1.2.0 on (#1370, core-behaviour.yaml
+                    # disruptionReasonCondition); before, sigs.k8s.io/karpenter v1.0.6 terminator/events/events.go EvictPod
+                    message = f"Evicted pod: {reason}" if s.core.disruption_reason_condition else "Evicted pod"
+                    rec.publish("Pod", pv.name, "Evicted", message, (pv.name,), namespace=pv.namespace)
                     evict_pod(s, k, f"evicted from node {name}")
                     progress = True
                 break
