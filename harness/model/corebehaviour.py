@@ -156,6 +156,10 @@ class CoreBehaviour:
     def disruption_reason_condition(self) -> bool:
         return bool(self.values["disruptionReasonCondition"])
 
+    @property
+    def multiple_pdbs_eviction(self) -> bool:
+        return bool(self.values["multiplePdbsEviction"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -215,7 +215,8 @@ class Cluster:
         pv = self.pod(key)
         if not podutil.is_reschedulable(pv) or self.do_not_disrupt(key):
             return False
-        if self.evictable(key) and not self.pdbs.is_evictable(pv.namespace, pv.labels, fully=True)[1]:
+        if self.evictable(key) and not self.pdbs.is_evictable(pv.namespace, pv.labels, fully=True,
+                                                              multiple_block=self.s.core.multiple_pdbs_eviction)[1]:
             return False
         return True
 
@@ -249,13 +250,15 @@ class Cluster:
             if not self.evictable(key):
                 continue
             pv = self.pod(key)
-            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels)
+            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels, multiple_block=self.s.core.multiple_pdbs_eviction)
             if not ok:
                 if len(keys) > 1:
                     raise CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
                                          "pdb", pod_block=True)
-                raise CandidateError(f"pdb prevents pod evictions (PodDisruptionBudget=[{' '.join(keys)}])", "pdb",
-                                     pod_block=True)
+                # one key, in brackets from core v1.7.0 (#2379; sigs.k8s.io/karpenter v1.6.2 pkg/utils/pdb/pdb.go
+                # CanEvictPods returns a single client.ObjectKey)
+                named = f"[{keys[0]}]" if self.s.core.multiple_pdbs_eviction else keys[0]
+                raise CandidateError(f"pdb prevents pod evictions (PodDisruptionBudget={named})", "pdb", pod_block=True)
 
     def candidate(self, sn: StateNode, disruption_class: str, queue_has, method: str) -> Candidate | None:
         """NewCandidate; None when the node is not a candidate (with upstream's events)."""

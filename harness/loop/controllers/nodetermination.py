@@ -213,6 +213,10 @@ class NodeTermination:
                     pv = s.pod_views[k]
                     refusal = limits.evict(pv.namespace, pv.labels)
                     if refusal is not None:
+                        if refusal == MULTIPLE_PDBS_ERROR and not s.core.multiple_pdbs_eviction:
+                            # the API server's 500 is only a reconcile error before core v1.7.0 (#2379;
+                            # sigs.k8s.io/karpenter v1.6.2 terminator/eviction.go Evict): no event, retried
+                            continue
                         why = ("eviction does not support multiple PDBs" if refusal == MULTIPLE_PDBS_ERROR
                                else "evicting pod violates a PDB")
                         rec.publish("Node", name, "FailedDraining",
