@@ -160,6 +160,15 @@ class CoreBehaviour:
     def multiple_pdbs_eviction(self) -> bool:
         return bool(self.values["multiplePdbsEviction"])
 
+    @property
+    def consolidation_order(self) -> str:
+        """savingsRatio | disruptionCost (core-behaviour.yaml consolidationCandidateOrder)."""
+        return str(self.values["consolidationCandidateOrder"])
+
+    @property
+    def emptiness_by_eviction_cost(self) -> bool:
+        return bool(self.values["emptinessByEvictionCost"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -104,6 +104,9 @@ class Candidate:
     reschedulable: list[str]
     price: float
     reschedule_cost: float
+    # core v1.14.0 (#2962; core-behaviour.yaml emptinessByEvictionCost): empty when no pod adds a positive
+    # eviction cost; before, when it has no reschedulable pod
+    empty_by_cost: bool = True
 
     @property
     def name(self) -> str:
@@ -118,6 +121,8 @@ class Candidate:
         return self.nodepool["metadata"]["name"]
 
     def is_empty(self) -> bool:
+        if not self.empty_by_cost:
+            return not self.reschedulable           # sigs.k8s.io/karpenter v1.13.0 emptiness.go ShouldDisrupt
         return self.reschedule_cost <= 1.0          # PerNodeBaseDisruptionCost
 
     def savings_ratio(self) -> float:
@@ -296,7 +301,8 @@ class Cluster:
         cost = sum(podutil.eviction_cost(self.pod(k)) for k in sn.pods)
         zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
         return Candidate(sn, np, it, zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
-                         1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable))
+                         1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable),
+                         self.s.core.emptiness_by_eviction_cost)
 
     def candidates(self, should_disrupt, disruption_class: str, queue_has, method: str) -> list[Candidate]:
         """GetCandidates. NewCandidate's verdict depends only on the state and the disruption class,

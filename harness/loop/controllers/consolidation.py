@@ -187,6 +187,11 @@ class Consolidation:
         return c.claim.dis.consolidatable_since is not None
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
+        """sortCandidates: the highest savings ratio first (core v1.14.0, #2962), or before the lowest disruption
+        cost first (sigs.k8s.io/karpenter v1.13.0 pkg/controllers/disruption/consolidation.go sortCandidates;
+        core-behaviour.yaml consolidationCandidateOrder)."""
+        if self.ctl.state.core.consolidation_order == "disruptionCost":
+            return sorted(cands, key=lambda c: c.disruption_cost)
         return sorted(cands, key=lambda c: -c.savings_ratio())
 
     def compute(self, view: Cluster, cands: list[Candidate]) -> Proposal | None:
