@@ -141,8 +141,9 @@ class CoreBehaviour:
         return bool(self.values["emptyBudgetEvents"])
 
     @property
-    def host_ports_per_nodeclaim(self) -> bool:
-        return bool(self.values["hostPortsPerNodeClaim"])
+    def host_port_usage(self) -> str:
+        """ownWithoutDaemons | sharedTemplate | perNodeClaim (core-behaviour.yaml hostPortsPerNodeClaim)."""
+        return str(self.values["hostPortsPerNodeClaim"])
 
     @property
     def daemonset_instance_type_requirements(self) -> bool:

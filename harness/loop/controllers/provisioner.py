@@ -306,7 +306,7 @@ class Provisioner:
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
-                          s.preference_policy, not s.core.host_ports_per_nodeclaim)
+                          s.preference_policy, s.core.host_port_usage)
         solved = sched.solve(pending)
         event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
