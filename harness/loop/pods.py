@@ -320,11 +320,14 @@ class PodView:
                                                if t.get("whenUnsatisfiable") == "ScheduleAnyway")
 
 
-def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str, bool] | None:
+def admission_error(pod: PodView, profile: Profile, sem: Semantics,
+                    validate_preferred: bool = False) -> tuple[str, bool] | None:
     """Provisioner.Validate (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go;
     sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler): why the pod is
     ignored, and whether an event
-    is emitted (case (a) emits none). None when the pod is provisionable."""
+    is emitted (case (a) emits none). None when the pod is provisionable. `validate_preferred`: core before
+    v1.5.0 (#2182, core-behaviour.yaml validatesPreferredNodeAffinity; sigs.k8s.io/karpenter v1.4.0
+    provisioner.go validateAffinity) validates the preferred node-affinity terms too, before the required ones."""
     # NewPodRequirements, not the strict ones: the nodeSelector, the heaviest preferred term and the
     # first required term (validateKarpenterManagedLabelCanExist), so a *preferred* DoesNotExist on
     # karpenter.sh/nodepool also makes Karpenter ignore the pod, silently
@@ -346,6 +349,11 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str
         return ("configured to not run on a Karpenter provisioned node "
                 "(requirement=karpenter.sh/nodepool DoesNotExist)"), False
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in pod.node_selector.items()]
+    for term in (pod.preferred_terms() if validate_preferred else ()):
+        pref = term.get("preference") or {}
+        if pref.get("matchFields"):
+            return "node selector term with matchFields is not supported", True
+        exprs += list(pref.get("matchExpressions") or [])
     for term in pod.required_terms():
         if term.get("matchFields"):
             return "node selector term with matchFields is not supported", True

@@ -170,6 +170,10 @@ class CoreBehaviour:
     def emptiness_by_eviction_cost(self) -> bool:
         return bool(self.values["emptinessByEvictionCost"])
 
+    @property
+    def validates_preferred_node_affinity(self) -> bool:
+        return bool(self.values["validatesPreferredNodeAffinity"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -261,7 +261,7 @@ class Provisioner:
             pr = s.result.pods[key]
             if pr.node or pv.owner_kind == "DaemonSet":
                 continue
-            err = admission_error(pv, s.profile, s.sem)
+            err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
             verr = s.volumes.validate(pv.obj) if s.volumes or pv.spec.get("volumes") else None
             if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")
                 err = (f"{err[0]}; {verr}", err[1]) if err is not None else (verr, True)
