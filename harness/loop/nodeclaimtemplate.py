@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.loop.pods import PodView, Taint, untolerated
+from harness.loop.pods import PodView, Taint, tolerates, untolerated
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add
@@ -34,6 +34,10 @@ class Template:
     # core v1.14.0 (#2975; core-behaviour.yaml daemonSetInstanceTypeRequirements): a DaemonSet pod counts on an
     # instance type only if its requirements intersect the type's; before, every compatible one counts on every type
     daemons_per_instance_type: bool = True
+    # core v1.1.1 (#1727; core-behaviour.yaml daemonSetCompatibility): a DaemonSet pod is judged on its strict
+    # requirements, relaxing its required terms, with PreferNoSchedule tolerated; before, on its first required
+    # term and heaviest preference, every template taint to be tolerated
+    daemons_relaxed: bool = True
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _daemons: dict[str, list] = field(default_factory=dict, repr=False)
 
@@ -86,6 +90,13 @@ class Template:
             return cached
         out: list[PodView] = []
         for ds in self.daemon_pods:
+            if not self.daemons_relaxed:
+                # sigs.k8s.io/karpenter v1.0.6 scheduling/scheduler.go getDaemonOverhead: Taints.Tolerates (every
+                # effect), Requirements.Compatible(NewPodRequirements(p)), no relaxation
+                if all(tolerates(ds.tolerations, t) for t in self.taints) and \
+                        self.requirements.is_compatible(ds.requirements(sem), well_known):
+                    out.append(ds)
+                continue
             # the template's taints only: a startup taint does not keep a DaemonSet off the node
             # (core v1.14.0 scheduling/scheduler.go isDaemonPodCompatible checks Spec.Taints)
             if untolerated(ds.tolerations, self.taints):

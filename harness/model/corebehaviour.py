@@ -174,6 +174,11 @@ class CoreBehaviour:
     def validates_preferred_node_affinity(self) -> bool:
         return bool(self.values["validatesPreferredNodeAffinity"])
 
+    @property
+    def daemonset_compatibility(self) -> str:
+        """relaxed | firstTerm (core-behaviour.yaml daemonSetCompatibility)."""
+        return str(self.values["daemonSetCompatibility"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -66,6 +66,7 @@ class Provisioner:
             t = Template.from_nodepool(np, list(its.instance_types), s.profile, s.sem)
             t.daemon_pods = daemon_pods
             t.daemons_per_instance_type = s.core.daemonset_instance_type_requirements
+            t.daemons_relaxed = s.core.daemonset_compatibility == "relaxed"
             templates.append(t)
         return templates
 
