@@ -179,6 +179,10 @@ class CoreBehaviour:
         """relaxed | firstTerm (core-behaviour.yaml daemonSetCompatibility)."""
         return str(self.values["daemonSetCompatibility"])
 
+    @property
+    def candidate_shuffle_by_nodepool(self) -> bool:
+        return bool(self.values["candidateShuffleByNodePool"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -391,8 +391,12 @@ class SingleNode(Consolidation):
         super().__init__(controller, "single")
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
-        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order)."""
+        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order). Before core v1.4.0
+        (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
+        singlenodeconsolidation.go ComputeCommand) the sorted order as it is."""
         ordered = super().sort(cands)
+        if not self.ctl.state.core.candidate_shuffle_by_nodepool:
+            return ordered
         groups: dict[str, list[Candidate]] = {}
         for c in ordered:
             groups.setdefault(c.nodepool_name, []).append(c)
