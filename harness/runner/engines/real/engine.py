@@ -337,15 +337,20 @@ class RealRun:
         self.kubelets.seeding = True
         try:
             # the existing nodes were launched before the scenario's faults began (the simulation's
-            # Simulation.seed holds them the same way): a seed launch meets no fault on either engine
-            with self.fake.faults_held():
-                self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+            # Simulation.seed holds them the same way): existing.seed_managed holds the faults for each
+            # seeded node's own VM and NIC, while the live controller's other requests meet them
+            self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
         finally:
             self.kubelets.seeding = False
         self.seeded = True
         # the seeded pods' namespaces are read back as the manifests' are
         self.observer.namespaces |= {(p.get("metadata") or {}).get("namespace") or "default"
                                      for e in entries for p in e.get("pods") or ()}
+
+    def controller_exited(self) -> bool:
+        """The controller exited as it may (_alive); raises when it exited otherwise."""
+        self._alive()
+        return self.observer.exited is not None
 
     def _alive(self) -> None:
         """Raise when the controller is gone, unless its exit is one the controller itself decides
