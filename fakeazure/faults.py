@@ -420,6 +420,7 @@ class FaultEngine:
         self.rules: list[Fault] = []
         self.log: list[dict] = []
         self.held = False                 # request and create rules neither count nor fire (FakeAzure.faults_held)
+        self.held_names: frozenset[str] = frozenset()   # ... for requests on resources of these names only
         self._ids = itertools.count(1)    # per fake, so a run's result does not depend on earlier runs
 
     def add(self, spec) -> Fault:
@@ -437,7 +438,7 @@ class FaultEngine:
         self.log.clear()
 
     def _candidates(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None):
-        if self.held:
+        if self.held or str(ctx.get("name") or "").lower() in self.held_names:
             return
         for f in self.rules:
             if f.kind != kind or f.exhausted:

@@ -246,17 +246,23 @@ class FakeAzure:
             self.faults.clear()
 
     @contextlib.contextmanager
-    def faults_held(self):
+    def faults_held(self, names=None):
         """Within: no request or create fault rule counts a request or fires (`times` and `skip`
         are left for later; Spot eviction rules still run on the clock). What exists before a
-        scenario starts (its existing nodes) was created before its faults began."""
+        scenario starts (its existing nodes) was created before its faults began. `names`: only
+        requests on resources of these names (case-insensitive) are held, everything else meets the
+        faults - a live controller's own requests go on while one existing node is launched."""
         with self.lock:
-            self.faults.held = True
+            before = (self.faults.held, self.faults.held_names)
+            if names is None:
+                self.faults.held = True
+            else:
+                self.faults.held_names = before[1] | {str(n).lower() for n in names}
         try:
             yield self
         finally:
             with self.lock:
-                self.faults.held = False
+                self.faults.held, self.faults.held_names = before
 
     # ================================================================== inspection
     def vms(self, resource_group: str | None = None) -> list[dict]:

@@ -16,7 +16,8 @@ from pathlib import Path
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
-from harness.runner.outcome import digest, node_view, noise_reason, outcome_view, paired, summary  # noqa: F401 (re-exported)
+from harness.runner.outcome import (TERMINATION_LABELS, TERMINATION_TAINTS, digest, node_view, noise_reason,  # noqa: F401
+                                    outcome_view, paired, summary)                                         # (re-exported)
 from harness.runner.scenario import load_scenarios
 from harness.runner.zonesym import canonical_digest, symmetric_zones
 
@@ -121,17 +122,49 @@ def _pair(sim, real) -> dict:
         rnic = next((n for n in real.nic_bodies if rv.lower() in n.lower()), None)
         out["nicBodies"].append({"node": i, "differences": body_diff(
             sim.nic_bodies.get(snic), real.nic_bodies.get(rnic), [sv, snic or ""], [rv, rnic or ""])})
+    retrying = max(_retrying_launches(sim.final), _retrying_launches(real.final))
+    nics = next((d for d in diffs if d["field"] == "nics"), None)
+    same_vms = not any(d["field"] == "vms" for d in diffs)
+    if nics is not None and retrying and same_vms and abs(int(nics["simulated"] or 0) - int(nics["real"] or 0)) <= retrying:
+        # a launch being retried has its NIC (and no VM) while an attempt runs: the provider creates it before
+        # the VM PUT and BeginCreate's cleanup deletes it after the failure (provider v1.14.0 pkg/providers/
+        # instance/vminstance.go beginLaunchInstance, BeginCreate); the simulation's attempts take no time
+        out["noise"].append({**nics, "why": f"{retrying} launch(es) being retried: whether an attempt's NIC "
+                                            "is there says when the run was read"})
+        diffs.remove(nics)
     if sim.final.runaway and real.final.runaway:
         # both ran away: how many NodeClaims each launched is how long it ran before it was stopped
         # (the simulation at `loop.runawayThreshold` idle NodeClaims, the real engine once that many
         # have held through its quiet window while the controller went on launching)
         counted = [d for d in diffs if d["field"] in RUNAWAY_COUNTS or re.fullmatch(r"nodes\[\d+\]", d["field"])]
         out["noise"] += [{**d, "why": "both runs ran away: the counts say when each was stopped"} for d in counted]
-        out["differences"] = [d for d in diffs if d not in counted]
+        # ... and so do the termination marks of a node disruption had begun taking when the run was stopped
+        # (the real controller consolidates the runaway's empty nodes while it goes on launching)
+        marked = [d for d in diffs if d not in counted and _termination_marks_only(d)]
+        out["noise"] += [{**d, "why": "both runs ran away: whether disruption had begun taking this node says "
+                                      "when each was stopped"} for d in marked]
+        out["differences"] = [d for d in diffs if d not in counted and d not in marked]
     return out
 
 
 RUNAWAY_COUNTS = ("nodes", "nodeClaimsLaunched", "vms", "nics")
+
+
+def _retrying_launches(r) -> int:
+    """NodeClaims whose launch failed and is being retried: not launched, not deleted."""
+    return sum(1 for c in r.nodeclaims if not c.launched and not c.deleted and not c.rejected and c.failures)
+
+
+def _termination_marks_only(d: dict) -> bool:
+    """A node field that differs only by the marks a Node on its way out carries (outcome.py
+    TERMINATION_TAINTS, TERMINATION_LABELS)."""
+    m = re.fullmatch(r"nodes\[\d+\]\.(taints|labels\.(.+))", d["field"])
+    if m is None:
+        return False
+    if m.group(2) is not None:
+        return m.group(2) in TERMINATION_LABELS
+    keep = lambda taints: sorted(t for t in taints or [] if t.split("=", 1)[0] not in TERMINATION_TAINTS)  # noqa: E731
+    return keep(d["simulated"]) == keep(d["real"])
 
 
 def compare(sim, real, alternatives=()) -> dict:

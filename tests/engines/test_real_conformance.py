@@ -187,3 +187,55 @@ def test_report_drift_names_what_a_fresh_run_says_otherwise(tmp_path):
         (tmp_path / d / "conformance.json").write_text(json.dumps(report))
     assert main(["compare", str(tmp_path / "old"), str(tmp_path / "old")]) == 0
     assert main(["compare", str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+
+
+def test_when_both_runs_ran_away_a_nodes_termination_marks_are_noise():
+    """The real controller consolidates a runaway's empty nodes while it goes on launching: whether the
+    first node carried core's termination marks when each run was stopped says when, not what. Any other
+    taint still differs, and so do the marks when only one run ran away."""
+    from types import SimpleNamespace
+
+    from harness.loop.result import NodeResult
+    from harness.runner.conformance import _pair
+
+    def run(runaway, taints=(), labels=None):
+        nodes = [NodeResult(name="n0", index=0, nodeclaim="c0", nodepool="p", instance_type="Standard_D2s_v3",
+                            zone="", capacity_type="on-demand", vm_name="v0", labels=dict(labels or {}),
+                            taints=[{"key": k, "effect": "NoSchedule"} for k in taints])]
+        r = SimpleNamespace(nodes=nodes, nodeclaims=[SimpleNamespace(launched=True)], runaway=runaway,
+                            azure={"vms": [1], "nics": [1]}, pods={}, nodepools={})
+        return SimpleNamespace(result=r, final=r, step_results=[], vm_bodies={}, nic_bodies={})
+    leaving = {"taints": ("karpenter.sh/disrupted",),
+               "labels": {"node.kubernetes.io/exclude-from-external-load-balancers": "karpenter"}}
+    both = _pair(run(True), run(True, **leaving))
+    assert both["differences"] == []
+    assert {d["field"] for d in both["noise"]} == {"nodes[0].taints",
+                                                   "nodes[0].labels.node.kubernetes.io/exclude-from-external-load-balancers"}
+    other = _pair(run(True), run(True, taints=("karpenter.sh/disrupted", "team")))
+    assert [d["field"] for d in other["differences"]] == ["nodes[0].taints"]
+    one = _pair(run(False), run(True, **leaving))
+    assert {d["field"] for d in one["differences"]} >= {"runaway", "nodes[0].taints"}
+
+
+def test_a_retried_launchs_nic_is_noise():
+    """A launch the fake keeps refusing has its NIC while an attempt runs (created before the VM PUT,
+    deleted by the cleanup after it): one NIC more or less per such launch says when the run was read.
+    Without a launch being retried the NIC count still differs."""
+    from types import SimpleNamespace
+
+    from harness.runner.conformance import _pair
+
+    def run(nics, retrying):
+        claims = [SimpleNamespace(launched=True, deleted=None, rejected=None, failures=[])]
+        claims += [SimpleNamespace(launched=False, deleted=None, rejected=None, failures=[{"reason": "TooManyRequests"}])
+                   ] if retrying else []
+        r = SimpleNamespace(nodes=[], nodeclaims=claims, runaway=False, azure={"vms": [1], "nics": [1] * nics},
+                            pods={}, nodepools={})
+        return SimpleNamespace(result=r, final=r, step_results=[], vm_bodies={}, nic_bodies={})
+    retried = _pair(run(1, True), run(2, True))
+    assert retried["differences"] == [] and [d["field"] for d in retried["noise"]] == ["nics"]
+    assert [d["field"] for d in _pair(run(1, False), run(2, False))["differences"]] == ["nics"]
+    # a Failed VM left beside the launched one brings its NIC: no retried launch's
+    other = run(2, True)
+    other.final.azure["vms"] = [1, 2]
+    assert {d["field"] for d in _pair(run(1, True), other)["differences"]} == {"vms", "nics"}

@@ -74,6 +74,22 @@ def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
     assert vm_name_of(nc["metadata"]["name"]) == "aks-default-existing-0"
 
 
+def test_managed_nodeclaim_keeps_the_nodepools_requirement_on_a_key_the_entry_leaves_open():
+    """An on-demand-only NodePool's seeded node stays on-demand when the entry names no capacity type (the
+    provider takes spot whenever the NodeClaim allows it, and core then drifted the node away); the same for
+    the NodePool's zones. The simulation's seeding intersects the template's requirements the same way."""
+    np = {"metadata": {"name": "default", "annotations": {}},
+          "spec": {"template": {"spec": {"requirements": [
+              {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+              {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-1", "eastus-2"]},
+              {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3", "Standard_D4s_v3"]}]}}}}
+    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3"}, 0, np)
+    reqs = {r["key"]: r["values"] for r in nc["spec"]["requirements"]}
+    assert reqs == {"karpenter.sh/capacity-type": ["on-demand"], "topology.kubernetes.io/zone": ["eastus-1", "eastus-2"],
+                    "node.kubernetes.io/instance-type": ["Standard_D2s_v3"]}
+    assert len(nc["spec"]["requirements"]) == 3
+
+
 def test_unmanaged_node_has_its_instance_types_capacity_in_the_scenarios_region(tmp_path):
     import time
 

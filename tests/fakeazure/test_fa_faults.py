@@ -463,3 +463,14 @@ def test_faults_held_neither_fire_nor_count(fake):
     e = attempt(fake, "later")
     assert isinstance(e, HttpResponseError) and e.error.code == "ZonalAllocationFailed"
     assert attempt(fake, "later") is None
+
+
+def test_faults_held_for_names_hold_only_their_requests(fake):
+    """Held for named resources (an existing node a live controller launches): a request on any
+    other resource meets the faults meanwhile - the controller's own launches and lists go on."""
+    fake.state.add_fault({"code": "ZonalAllocationFailed", "match": {"size": "Standard_D2s_v3"}, "times": 1})
+    with fake.state.faults_held(names=["SEEDED"]):
+        assert attempt(fake, "seeded") is None
+        e = attempt(fake, "other")
+        assert isinstance(e, HttpResponseError) and e.error.code == "ZonalAllocationFailed"
+    assert [f["name"] for f in fake.state.snapshot()["fault_log"]] == ["other"]

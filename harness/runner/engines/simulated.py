@@ -83,6 +83,7 @@ class SimulatedRun:
         import fakeazure
         self.scenario, self.cluster, self.record_bodies = scenario, cluster, record_bodies
         self.in_flight: tuple[str, ...] = ()
+        self.unjudged: str | None = None         # its settle fires no disruption timer (Run.unjudged)
         cluster.reset()
         prof = profile_with_knobs(profile, scenario.given.get("knobs"))
         cluster.install_profile(prof if prof.fingerprint else profile)

@@ -33,7 +33,7 @@ from harness.model.durations import scenario_duration
 from harness.model.params import ClusterParams
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, csi, existing, keeper, settings
+from harness.runner.engines.real import applicability, csi, existing, keeper, settings, windows
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
@@ -229,6 +229,8 @@ class RealRun:
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
+        self.window: tuple[float, float, windows.Window] | None = None  # (monotonic, wall) instant and the next window
+        self.unjudged: str | None = None           # the last settle was stopped at that window unsettled (Run.unjudged)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
         self.volume_claims = any(csi.makes_claims(o) for o in scenario_objects(scenario))
         try:
@@ -337,15 +339,20 @@ class RealRun:
         self.kubelets.seeding = True
         try:
             # the existing nodes were launched before the scenario's faults began (the simulation's
-            # Simulation.seed holds them the same way): a seed launch meets no fault on either engine
-            with self.fake.faults_held():
-                self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+            # Simulation.seed holds them the same way): existing.seed_managed holds the faults for each
+            # seeded node's own VM and NIC, while the live controller's other requests meet them
+            self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
         finally:
             self.kubelets.seeding = False
         self.seeded = True
         # the seeded pods' namespaces are read back as the manifests' are
         self.observer.namespaces |= {(p.get("metadata") or {}).get("namespace") or "default"
                                      for e in entries for p in e.get("pods") or ()}
+
+    def controller_exited(self) -> bool:
+        """The controller exited as it may (_alive); raises when it exited otherwise."""
+        self._alive()
+        return self.observer.exited is not None
 
     def _alive(self) -> None:
         """Raise when the controller is gone, unless its exit is one the controller itself decides
@@ -371,8 +378,9 @@ class RealRun:
         that shows a launch in flight (Observer.launched_unregistered) once the round's other launches
         ended and every pending pod was answered by a round (launching, unplanned), named in `in_flight`."""
         self.in_flight = ()
+        self.unjudged = None
         result = self._settle_once(until)
-        if self.in_flight:
+        if self.in_flight or self.unjudged:
             return result
         if self.seeded and self.kubelets.release_held():
             result = self._settle_once()
@@ -430,7 +438,17 @@ class RealRun:
         horizon = (self.scenario.given.get("loop") or {}).get("horizon")
         if horizon is not None:          # watched as long as asked, steady or not (as the simulation)
             timeout = min(timeout, scenario_duration(horizon))
+        window, self.window = self.window, None
         while True:
+            if window is not None and time.monotonic() >= _cut_at(window):
+                # the last poll, before the window closed, is the state read: what the controller does once
+                # it closes is past the step's instant (windows.py); unsettled, it is no verdict
+                self.steady = False
+                self.unjudged = settler.reason = (
+                    f"the settle after the step's advance was still running when {window[2].render(window[1])} "
+                    "(read from the objects' timestamps); the real engine reads its outcome on the wall clock, so "
+                    "it stopped there, unsettled, rather than judge what the controller did after the instant")
+                break
             seen = self.cache.changes                           # a change from here on ends an idle wait
             rounds, (passes, mark), ends = self._metrics()      # before the poll: what a pass did is then in the poll
             wall = time.time()
@@ -481,10 +499,11 @@ class RealRun:
                 settler.reason = (f"not settled after {timeout:.0f}s: " + settler.waiting(
                     now, in_flight, self.observer.pending(), disruption))
                 break
+            left = _cut_at(window) - time.monotonic() if window is not None else IDLE_POLL_SECONDS
             if settler.idle(now, in_flight, asked):
-                self.cache.wait_change(seen, IDLE_POLL_SECONDS)
+                self.cache.wait_change(seen, max(min(IDLE_POLL_SECONDS, left), 0))
             else:
-                time.sleep(POLL_SECONDS)
+                time.sleep(max(min(POLL_SECONDS, left), 0))
         if not self._held():
             self.evicted = {}
         self.redrift = []
@@ -493,6 +512,8 @@ class RealRun:
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.timings.update(self.timings, settle=time.monotonic() - start)
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
+        if window is not None:
+            result.trace.append(f"[window] {window[2].render(window[1])}")
         result.trace.append(f"[controller] run {self.kept.runs} of this controller process")
         return result
 
@@ -529,6 +550,7 @@ class RealRun:
                 # NodeClaim in flight) is watched closely, the rest (a Lease's renewal) within IDLE_POLL_SECONDS
                 tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
                 self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
+            self._arm_window(end)
         if step.get("evict"):
             self._evict(step["evict"])
         if step.get("cluster"):
@@ -543,6 +565,14 @@ class RealRun:
         for d in step.get("delete") or []:
             self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
         return None
+
+    def _arm_window(self, instant: float) -> None:
+        """The first disruption window still open at the step's instant (`instant`, monotonic), from the
+        objects' own timestamps (windows.py): the settle that follows stops before it closes."""
+        wall = time.time() - (time.monotonic() - instant)
+        live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
+        nxt = windows.next_after(windows.windows(live, self.reads.list("NodePool"), self.observer.pod_objects), wall)
+        self.window = (instant, wall, nxt) if nxt is not None else None
 
     def _evict(self, ev: dict) -> None:
         """The `evict` step on the live run: the node as the last result names it (steps.py
@@ -629,6 +659,17 @@ class RealRun:
         keep = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
         shutil.copyfile(self.kept.log, keep / "controller.log")
         print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
+
+
+# the state read is the last poll at least this long before a window closes: object timestamps are whole
+# seconds (a window computed from them closes up to 1 s later than it says) and the controller acts at once
+WINDOW_MARGIN = 0.5
+
+
+def _cut_at(window: tuple[float, float, windows.Window]) -> float:
+    """When (monotonic) the settle stops for `window` (instant, wall instant, the window)."""
+    instant, wall, w = window
+    return instant + (w.at - wall) - WINDOW_MARGIN
 
 
 def scenario_objects(scenario) -> list[dict]:

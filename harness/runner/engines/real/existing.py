@@ -252,14 +252,14 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict, allocatable: dict
     the instance type's, which its requests are held to."""
     tspec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
     tmeta = ((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}
-    reqs = [r for r in tspec.get("requirements") or []
-            if r.get("key") not in ("node.kubernetes.io/instance-type", "topology.kubernetes.io/zone",
-                                   "karpenter.sh/capacity-type")]
-    reqs.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [entry["instanceType"]]})
-    if entry.get("zone"):
-        reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [str(entry["zone"])]})
-    if entry.get("capacityType"):
-        reqs.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [entry["capacityType"]]})
+    # the entry's pins replace the NodePool's requirement on the same key; a key the entry leaves open keeps
+    # the NodePool's (an on-demand-only NodePool's seeded node launched spot without it: the provider takes
+    # spot whenever the NodeClaim allows it, and core then drifted the node, RequirementsDrifted), as the
+    # simulation's seeding intersects the template's requirements (harness/loop/controllers/seed.py _managed)
+    pins = {"node.kubernetes.io/instance-type": entry["instanceType"], "topology.kubernetes.io/zone": entry.get("zone"),
+            "karpenter.sh/capacity-type": entry.get("capacityType")}
+    reqs = [copy.deepcopy(r) for r in tspec.get("requirements") or [] if pins.get(r.get("key")) is None]
+    reqs += [{"key": k, "operator": "In", "values": [str(v)]} for k, v in pins.items() if v is not None]
     name = str(entry.get("nodeClaim") or f"{nodepool['metadata']['name']}-existing-{index}")
     ref = tspec.get("nodeClassRef") or {}
     # the NodePool's and the NodeClass's labels, as the template puts both (NewNodeClaimTemplate; core v1.14.0
@@ -321,12 +321,11 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
             if not entry.get("nodePool"):
                 node_name = seed_unmanaged(run, entry, i, skus)
                 unmanaged.append(node_name)
-            elif run.observer.exited is not None:
-                # the controller exited at its start: nothing launches the entry's NodeClaim (the
-                # simulation's seed leaves it out the same way: harness/loop/controllers/seed.py)
-                node_name = None
             else:
-                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus)
+                # None when the controller exited at its start (a fault on its SKU list): nothing launches
+                # the entry's NodeClaim (the simulation's seed leaves it out the same way:
+                # harness/loop/controllers/seed.py)
+                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus) or (None, None, False)
                 if ready:
                     initialized.append(nodeclaim)
             if node_name:
@@ -447,18 +446,27 @@ def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
     return {**((pod.get("metadata") or {}).get("labels") or {}), OWNER_LABEL: owner}
 
 
-def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | None, bool]:
+def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | None, bool] | None:
     """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
-    while unregistered) and whether it is initialized."""
+    while unregistered) and whether it is initialized; None when the controller exited at its start
+    (before its controllers ran, so no hash came: provider v1.14.0 pkg/operator/operator.go NewOperator
+    panics on the SKU list before core's controllers start). Only the requests on the entry's own VM
+    and NIC are held from the scenario's faults (FakeAzure.faults_held): the controller is live, and
+    its SKU list, its other launches and its garbage collectors meet them as they would."""
     cluster = run.cluster
     if cluster.get("NodePool", entry["nodePool"]) is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
 
-    def hashed() -> dict | None:
-        """The NodePool once core's nodepool.hash controller has stamped its drift hash."""
+    def hashed() -> dict | bool | None:
+        """The NodePool once core's nodepool.hash controller has stamped its drift hash; True once the
+        controller has exited."""
+        if run.controller_exited():
+            return True
         np = cluster.get("NodePool", entry["nodePool"])
         return np if np is not None and HASH in (np["metadata"].get("annotations") or {}) else None
     nodepool = wait_for(hashed)
+    if nodepool is True:
+        return None
     if nodepool is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: NodePool {entry['nodePool']!r} got no {HASH} "
                            f"annotation in {SEED_TIMEOUT:.0f}s")
@@ -479,8 +487,16 @@ def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | N
         run.kubelets.initialized.add(vm)       # registers initialized, as a long-running node is
     if entry.get("capacity") or entry.get("allocatable"):
         run.kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
-    cluster.create(nc, ADMIN)
+    # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
+    with run.fake.faults_held(names=[vm]):
+        return _launch_seeded(run, entry, index, nc, unregistered, uninitialized)
+
+
+def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
+                   uninitialized: bool) -> tuple[str, str | None, bool]:
+    cluster = run.cluster
     name = nc["metadata"]["name"]
+    cluster.create(nc, ADMIN)
 
     def state():
         cur = cluster.get("NodeClaim", name) or {}

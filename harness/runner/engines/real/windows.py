@@ -1,0 +1,113 @@
+"""The disruption time windows the cluster's objects hold, read from their own timestamps: when each
+NodeClaim expires, turns Consolidatable, loses a pod's duration-valued do-not-disrupt protection, or
+reaches its terminationGracePeriod. The real engine reads a step's outcome after a settle that runs
+on the wall clock; a window that closes inside that settle, after the step's instant, would put what
+the controller did later into the step's verdict (the simulation's settle fires no such timer:
+harness/loop/simulation.py advance). The real settle stops at the first such window (engine.py).
+
+Why it is built this way: docs/architecture/real-engine.md."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from harness.model.durations import scenario_duration
+
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"      # core v1.14.0 pkg/apis/v1/labels.go DoNotDisruptAnnotationKey
+TERMINATION_AT = "karpenter.sh/nodeclaim-termination-timestamp"   # ... NodeClaimTerminationTimestampAnnotationKey
+
+
+@dataclass(frozen=True)
+class Window:
+    """One window that closes at `at` (seconds since the epoch): what it is, on which object."""
+    at: float
+    what: str
+
+    def render(self, instant: float) -> str:
+        return f"{self.what} closes {self.at - instant:+.1f}s from the step's instant"
+
+
+def _time(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _duration(text) -> float | None:
+    """A Go duration, or None for Never and an unset one."""
+    if text in (None, "", "Never"):
+        return None
+    try:
+        return scenario_duration(text)
+    except ValueError:
+        return None
+
+
+def _condition(obj: dict, kind: str) -> dict:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == kind), {})
+
+
+def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> list[Window]:
+    """Every window the objects hold, earliest first:
+    - expiration: creationTimestamp + spec.expireAfter (core v1.14.0 pkg/controllers/nodeclaim/expiration/
+      controller.go Reconcile);
+    - consolidateAfter: the last pod event, else the Initialized transition, + the NodePool's
+      consolidateAfter, for a NodeClaim not Consolidatable yet (nodeclaim/disruption/consolidation.go);
+    - a pod's duration-valued do-not-disrupt: status.startTime + the duration (pkg/utils/pod/scheduling.go
+      IsDoNotDisruptActive);
+    - terminationGracePeriod: a deleting NodeClaim's termination time (its karpenter.sh/nodeclaim-termination-
+      timestamp, else deletionTimestamp + spec.terminationGracePeriod), and for each pod on its Node that
+      time less the pod's terminationGracePeriodSeconds, when core deletes the pod whatever blocks it
+      (node/termination/terminator/terminator.go DeleteExpiringPods)."""
+    after = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
+             for np in nodepools}
+    out: list[Window] = []
+    nodes: dict[str, str] = {}
+    ends: dict[str, float] = {}            # a deleting NodeClaim's Node -> its termination time
+    for nc in nodeclaims:
+        meta, spec, status = nc["metadata"], nc.get("spec") or {}, nc.get("status") or {}
+        name = meta["name"]
+        if status.get("nodeName"):
+            nodes[status["nodeName"]] = name
+        deleting = _time(meta.get("deletionTimestamp"))
+        if deleting is not None:
+            grace = _duration(spec.get("terminationGracePeriod"))
+            end = _time((meta.get("annotations") or {}).get(TERMINATION_AT)) or (
+                deleting + grace if grace is not None else None)
+            if end is not None:
+                out.append(Window(end, f"NodeClaim {name}'s terminationGracePeriod"))
+                if status.get("nodeName"):
+                    ends[status["nodeName"]] = end
+            continue
+        created, expire = _time(meta.get("creationTimestamp")), _duration(spec.get("expireAfter"))
+        if created is not None and expire is not None:
+            out.append(Window(created + expire, f"NodeClaim {name}'s expireAfter"))
+        consolidate = after.get((meta.get("labels") or {}).get("karpenter.sh/nodepool"))
+        initialized = _condition(nc, "Initialized")
+        if consolidate is not None and initialized.get("status") == "True" and \
+                _condition(nc, "Consolidatable").get("status") != "True":
+            since = _time(status.get("lastPodEventTime")) or _time(initialized.get("lastTransitionTime"))
+            if since is not None:
+                out.append(Window(since + consolidate, f"NodeClaim {name}'s consolidateAfter"))
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        tgps = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        if node in ends and not pod["metadata"].get("deletionTimestamp"):
+            out.append(Window(ends[node] - float(30 if tgps is None else tgps),
+                              f"pod {pod['metadata']['name']}'s deletion ahead of its node's terminationGracePeriod"))
+        value = ((pod["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT))
+        started = _time((pod.get("status") or {}).get("startTime"))
+        if value in (None, "true") or started is None or node not in nodes:
+            continue
+        grace = _duration(value)
+        if grace is not None:
+            out.append(Window(started + grace, f"pod {pod['metadata']['name']}'s do-not-disrupt: {value}"))
+    return sorted(out, key=lambda w: w.at)
+
+
+def next_after(all_windows: list[Window], instant: float) -> Window | None:
+    """The first window that is still open at `instant` (seconds since the epoch)."""
+    return next((w for w in all_windows if w.at > instant), None)
