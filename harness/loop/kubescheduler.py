@@ -294,7 +294,7 @@ class Cycle:
         fit = []
         if len(self.snap.pods.get(name, ())) + 1 > alloc.get("pods", 0):
             fit.append(TOO_MANY_PODS)
-        for k, v in self.pod.requests.items():
+        for k, v in self.pod.scheduler_requests.items():
             if k != "pods" and v > 0 and requested.get(k, 0) + v > alloc.get(k, 0):
                 fit.append(f"Insufficient {k}")
         if fit:

@@ -36,7 +36,8 @@ def non_zero_requests(pod: PodView) -> tuple[int, int]:
         req = parse_resource_list(((c or {}).get("resources") or {}).get("requests") or {})
         cpu += req.get("cpu") or NON_ZERO_CPU
         mem += req.get("memory") or NON_ZERO_MEMORY
-    return max(cpu, pod.requests.get("cpu", 0)), max(mem, pod.requests.get("memory", 0))
+    req = pod.scheduler_requests
+    return max(cpu, req.get("cpu", 0)), max(mem, req.get("memory", 0))
 
 
 def _normalize(raw: list[int], reverse: bool = False) -> list[int]:
@@ -233,7 +234,7 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     if len(nodes) == 1:
         return nodes[0]
     pod_nz = non_zero_requests(pod)
-    pod_req = (pod.requests.get("cpu", 0), pod.requests.get("memory", 0))
+    pod_req = (pod.scheduler_requests.get("cpu", 0), pod.scheduler_requests.get("memory", 0))
     taints = _normalize([_taint_count(pod, n) for n in nodes], reverse=True)
     affinity = _normalize([_affinity_weight(pod, n) for n in nodes])
     spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)

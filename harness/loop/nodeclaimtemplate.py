@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.loop.pods import PodView, Taint, untolerated
+from harness.loop.pods import PodView, Taint, tolerates, untolerated
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add
@@ -31,6 +31,13 @@ class Template:
     instance_types: list                      # harness.model.instancetypes.InstanceType
     daemon_pods: list[PodView] = field(default_factory=list)
     options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
+    # core v1.14.0 (#2975; core-behaviour.yaml daemonSetInstanceTypeRequirements): a DaemonSet pod counts on an
+    # instance type only if its requirements intersect the type's; before, every compatible one counts on every type
+    daemons_per_instance_type: bool = True
+    # core v1.1.1 (#1727; core-behaviour.yaml daemonSetCompatibility): a DaemonSet pod is judged on its strict
+    # requirements, relaxing its required terms, with PreferNoSchedule tolerated; before, on its first required
+    # term and heaviest preference, every template taint to be tolerated
+    daemons_relaxed: bool = True
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _daemons: dict[str, list] = field(default_factory=dict, repr=False)
 
@@ -60,7 +67,8 @@ class Template:
         """buildDaemonOverheadGroups / isDaemonPodCompatible (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/provisioning/scheduling/scheduler.go): DaemonSet pods that tolerate the template taints, whose
         strict requirements
-        are compatible with the template, and that intersect the instance type."""
+        are compatible with the template, and that intersect the instance type (core v1.14.0 on; before, the
+        template's one overhead: sigs.k8s.io/karpenter v1.13.0 scheduling/scheduler.go getDaemonOverhead)."""
         cached = self._overhead.get(it.name)
         if cached is not None:
             return cached
@@ -82,6 +90,13 @@ class Template:
             return cached
         out: list[PodView] = []
         for ds in self.daemon_pods:
+            if not self.daemons_relaxed:
+                # sigs.k8s.io/karpenter v1.0.6 scheduling/scheduler.go getDaemonOverhead: Taints.Tolerates (every
+                # effect), Requirements.Compatible(NewPodRequirements(p)), no relaxation
+                if all(tolerates(ds.tolerations, t) for t in self.taints) and \
+                        self.requirements.is_compatible(ds.requirements(sem), well_known):
+                    out.append(ds)
+                continue
             # the template's taints only: a startup taint does not keep a DaemonSet off the node
             # (core v1.14.0 scheduling/scheduler.go isDaemonPodCompatible checks Spec.Taints)
             if untolerated(ds.tolerations, self.taints):
@@ -92,7 +107,8 @@ class Template:
             for relaxed in ((0, 1) if len(ds.required_terms()) > 1 else (0,)):
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
-                if self.requirements.is_compatible(dreqs, well_known) and it.requirements.intersects_ok(dreqs):
+                if self.requirements.is_compatible(dreqs, well_known) and \
+                        (not self.daemons_per_instance_type or it.requirements.intersects_ok(dreqs)):
                     out.append(ds)
                     break
             ds.relaxed_required = 0

@@ -121,10 +121,12 @@ class Limits:
     def matching(self, namespace: str, labels: dict[str, str]) -> list[PDB]:
         return [p for p in self.pdbs if p.matches(namespace, labels)]
 
-    def is_evictable(self, namespace: str, labels: dict[str, str], fully: bool = False) -> tuple[list[str], bool]:
-        """pdb.go isEvictable for an evictable pod: (blocking PDB keys, evictable)."""
+    def is_evictable(self, namespace: str, labels: dict[str, str], fully: bool = False,
+                     multiple_block: bool = True) -> tuple[list[str], bool]:
+        """pdb.go isEvictable for an evictable pod: (blocking PDB keys, evictable). `multiple_block=False`: core
+        before v1.7.0 (#2379, core-behaviour.yaml multiplePdbsEviction) judges each matching PDB on its own."""
         found = self.matching(namespace, labels)
-        if len(found) > 1:
+        if len(found) > 1 and multiple_block:
             return [p.key for p in found], False
         for p in found:
             if fully and p.fully_blocking:

@@ -105,13 +105,15 @@ def seeded_claim_requests(pods: list[dict], allocatable: dict[str, int]) -> dict
     return {k: min(v, allocatable[k]) for k, v in total.items() if k in allocatable}
 
 
-def pod_requests(spec: dict) -> dict[str, int]:
+def pod_requests(spec: dict, pod_level: bool = True) -> dict[str, int]:
     """Effective requests as kube-scheduler and Karpenter compute them (k8s.io/component-helpers
     v0.36.3 resource/helpers.go PodRequests): the containers' sum; each sidecar (an init container
     with restartPolicy Always) adds to it and to the running sidecar sum; a regular init container
     needs its own requests plus the sidecars started before it; the larger of the two wins. Pod-level
     `spec.resources` requests replace the cpu and memory computed from containers; overhead is added;
-    plus pods=1. Limits stand in for missing requests (Kubernetes defaulting)."""
+    plus pods=1. Limits stand in for missing requests (Kubernetes defaulting). `pod_level=False`: Karpenter core
+    before v1.8.0 (#2383, core-behaviour.yaml podLevelResources; sigs.k8s.io/karpenter v1.7.1
+    pkg/utils/resources/resources.go podRequests) reads the containers only."""
     def container_requests(c: dict) -> dict[str, int]:
         res = c.get("resources") or {}
         req = dict(res.get("limits") or {})
@@ -137,10 +139,10 @@ def pod_requests(spec: dict) -> dict[str, int]:
             init_max[k] = max(init_max.get(k, 0), v)
     for k, v in init_max.items():
         total[k] = max(total.get(k, 0), v)
-    pod_level = spec.get("resources") or {}
-    if pod_level:
-        level = dict(pod_level.get("limits") or {})
-        level.update(pod_level.get("requests") or {})
+    level_spec = (spec.get("resources") or {}) if pod_level else {}
+    if level_spec:
+        level = dict(level_spec.get("limits") or {})
+        level.update(level_spec.get("requests") or {})
         for k, v in parse_resource_list(level).items():
             if k in ("cpu", "memory"):        # the resources pod-level resources support
                 total[k] = v
@@ -171,6 +173,8 @@ class PodView:
     # VolumeTopology.GetRequirements alternatives (harness/loop/volumes.py); None: no volume topology
     volume_requirements: list | None = None
     _requests: dict[str, int] | None = field(default=None, repr=False)
+    # Karpenter reads pod-level spec.resources (core v1.8.0+); kube-scheduler always does (scheduler_requests)
+    pod_level_resources: bool = True
     _host_ports: list | None = field(default=None, repr=False)
     _reqs_cache: dict = field(default_factory=dict, repr=False)
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
@@ -197,9 +201,15 @@ class PodView:
 
     @property
     def requests(self) -> dict[str, int]:
+        """The requests as Karpenter counts them."""
         if self._requests is None:
-            self._requests = pod_requests(self.spec)
+            self._requests = pod_requests(self.spec, self.pod_level_resources)
         return self._requests
+
+    @property
+    def scheduler_requests(self) -> dict[str, int]:
+        """The requests as kube-scheduler counts them (pod-level resources always)."""
+        return self.requests if self.pod_level_resources or not self.spec.get("resources") else pod_requests(self.spec)
 
     @property
     def host_ports(self) -> list:
@@ -310,11 +320,14 @@ class PodView:
                                                if t.get("whenUnsatisfiable") == "ScheduleAnyway")
 
 
-def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str, bool] | None:
+def admission_error(pod: PodView, profile: Profile, sem: Semantics,
+                    validate_preferred: bool = False) -> tuple[str, bool] | None:
     """Provisioner.Validate (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go;
     sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler): why the pod is
     ignored, and whether an event
-    is emitted (case (a) emits none). None when the pod is provisionable."""
+    is emitted (case (a) emits none). None when the pod is provisionable. `validate_preferred`: core before
+    v1.5.0 (#2182, core-behaviour.yaml validatesPreferredNodeAffinity; sigs.k8s.io/karpenter v1.4.0
+    provisioner.go validateAffinity) validates the preferred node-affinity terms too, before the required ones."""
     # NewPodRequirements, not the strict ones: the nodeSelector, the heaviest preferred term and the
     # first required term (validateKarpenterManagedLabelCanExist), so a *preferred* DoesNotExist on
     # karpenter.sh/nodepool also makes Karpenter ignore the pod, silently
@@ -336,6 +349,11 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics) -> tuple[str
         return ("configured to not run on a Karpenter provisioned node "
                 "(requirement=karpenter.sh/nodepool DoesNotExist)"), False
     exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in pod.node_selector.items()]
+    for term in (pod.preferred_terms() if validate_preferred else ()):
+        pref = term.get("preference") or {}
+        if pref.get("matchFields"):
+            return "node selector term with matchFields is not supported", True
+        exprs += list(pref.get("matchExpressions") or [])
     for term in pod.required_terms():
         if term.get("matchFields"):
             return "node selector term with matchFields is not supported", True

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from harness.loop.existingnode import ExistingNode
-from harness.loop.hostports import conflict
+from harness.loop.hostports import CONFLICT as PORT_CONFLICT, conflict
 from harness.loop.limits import RemainingResources, weight_order_key
 from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
 from harness.loop.nodeclaimtemplate import Template
@@ -58,8 +58,16 @@ class Scheduler:
     def __init__(self, templates: Sequence[Template], existing: Sequence[ExistingNode], profile: Profile,
                  sem: Semantics, min_values_policy: str = "Strict",
                  hostname_counter: Callable[[], int] | None = None, topology=None,
-                 remaining: RemainingResources | None = None, preference_policy: str = "Respect"):
+                 remaining: RemainingResources | None = None, preference_policy: str = "Respect",
+                 host_port_usage: str = "perNodeClaim"):
         self.profile, self.sem = profile, sem
+        # core-behaviour.yaml hostPortsPerNodeClaim: from core v1.4.0 (#2102) to v1.12.x every NodeClaim of a
+        # template in one Solve shares the template's HostPortUsage (its DaemonSets' ports included), so a port
+        # one of them holds is held by all of them; before v1.4.0 each NodeClaim has its own, without the
+        # DaemonSets' ports (a pod whose port a DaemonSet holds is planned anyway); from v1.13.0 (#3022) its own
+        self._template_ports: dict[str, list] | None = {} if host_port_usage == "sharedTemplate" else None
+        self._daemon_ports = host_port_usage != "ownWithoutDaemons"
+        self._template_daemon_ports: dict[str, list] = {}
         self.topology = topology
         self.remaining = remaining or RemainingResources()
         self.well_known = profile.well_known_labels
@@ -379,7 +387,7 @@ class Scheduler:
                     if need_cpu > slack.get("cpu", 0):
                         park.append(claim)         # out of the scan until a smaller pod (ClaimOrder.park)
                     continue
-                if pod.host_ports and conflict(pod.host_ports, claim.host_ports):
+                if pod.host_ports and conflict(pod.host_ports, self._held_ports(claim.template, claim.host_ports)):
                     continue               # NodeClaim.CanAdd: the claim's pods hold the port
                 res = self._can_add(pod, claim.template, claim.requirements, claim.requests,
                                     self._port_free(pod, claim.template, claim.instance_types))
@@ -390,6 +398,7 @@ class Scheduler:
                     claim.requirements, claim.instance_types, claim.requests = res
                     claim.pods.append(pod)
                     claim.host_ports = claim.host_ports + pod.host_ports
+                    self._hold_ports(claim.template, pod)
                     self._order.grew(claim)
                     if self.topology is not None:
                         self.topology.record(pod, claim.requirements, claim.template.taints)
@@ -420,6 +429,10 @@ class Scheduler:
                 candidates = self._port_free(pod, template, allowed)
             hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
             base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
+            if pod.host_ports and not karpenter_untolerated(pod.tolerations, template.taints) and \
+                    conflict(pod.host_ports, self._held_ports(template, [])):
+                errs.append(f"checking host port usage, {PORT_CONFLICT}")   # NodeClaim.CanAdd, after taints
+                continue
             res = self._can_add(pod, template, base, {}, candidates)
             if not isinstance(res, tuple):
                 errs.append(str(res))
@@ -427,6 +440,7 @@ class Scheduler:
             reqs, its, total = res
             claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned),
                                  host_ports=list(pod.host_ports))
+            self._hold_ports(template, pod)
             self.planned.append(claim)
             self._order.add(claim)
             self.remaining.subtract_max(template.name, its)
@@ -437,11 +451,35 @@ class Scheduler:
             return None
         return "; ".join(errs)
 
+    def _held_ports(self, template: Template, own: list) -> list:
+        """The host ports a planned NodeClaim holds (NodeClaim.hostPortUsage): its own pods', or its template's
+        shared usage; plus, before core v1.14.0's per-instance-type DaemonSet groups, its template's DaemonSets'."""
+        if self._template_ports is not None:
+            return self._template_ports.setdefault(template.name, list(self._daemon_ports_of(template)))
+        return own + self._daemon_ports_of(template) if self._daemon_ports_of(template) else own
+
+    def _daemon_ports_of(self, template: Template) -> list:
+        """The template-wide DaemonSet host ports a new NodeClaim starts with (sigs.k8s.io/karpenter v1.13.0
+        scheduling/scheduler.go getDaemonHostPortUsage): none before core v1.4.0, and none from v1.14.0, whose
+        per-instance-type groups are _port_free's."""
+        if not self._daemon_ports or template.daemons_per_instance_type or not template.daemon_pods \
+                or not template.instance_types:
+            return []
+        got = self._template_daemon_ports.get(template.name)
+        if got is None:
+            got = self._template_daemon_ports[template.name] = template.daemon_ports(
+                template.instance_types[0], self.well_known, self.sem)
+        return got
+
+    def _hold_ports(self, template: Template, pod: PodView) -> None:
+        if self._template_ports is not None and pod.host_ports:
+            self._template_ports[template.name] = self._held_ports(template, []) + list(pod.host_ports)
+
     def _port_free(self, pod: PodView, template: Template, its: list) -> list:
         """The instance types whose DaemonSet pods leave the pod's host ports free
         (filterInstanceTypesByRequirements skips a daemon overhead group whose HostPortUsage
         conflicts; core v1.14.0 scheduling/nodeclaim.go)."""
-        if not pod.host_ports or not template.daemon_pods:
+        if not pod.host_ports or not template.daemon_pods or not template.daemons_per_instance_type:
             return its
         return [it for it in its if not conflict(pod.host_ports, template.daemon_ports(it, self.well_known, self.sem))]
 

@@ -136,6 +136,53 @@ class CoreBehaviour:
     def node_readiness_taints(self) -> bool:
         return bool(self.values["nodeReadinessTaints"])
 
+    @property
+    def budget_events_need_nodes(self) -> bool:
+        return bool(self.values["emptyBudgetEvents"])
+
+    @property
+    def host_port_usage(self) -> str:
+        """ownWithoutDaemons | sharedTemplate | perNodeClaim (core-behaviour.yaml hostPortsPerNodeClaim)."""
+        return str(self.values["hostPortsPerNodeClaim"])
+
+    @property
+    def daemonset_instance_type_requirements(self) -> bool:
+        return bool(self.values["daemonSetInstanceTypeRequirements"])
+
+    @property
+    def pod_level_resources(self) -> bool:
+        return bool(self.values["podLevelResources"])
+
+    @property
+    def disruption_reason_condition(self) -> bool:
+        return bool(self.values["disruptionReasonCondition"])
+
+    @property
+    def multiple_pdbs_eviction(self) -> bool:
+        return bool(self.values["multiplePdbsEviction"])
+
+    @property
+    def consolidation_order(self) -> str:
+        """savingsRatio | disruptionCost (core-behaviour.yaml consolidationCandidateOrder)."""
+        return str(self.values["consolidationCandidateOrder"])
+
+    @property
+    def emptiness_by_eviction_cost(self) -> bool:
+        return bool(self.values["emptinessByEvictionCost"])
+
+    @property
+    def validates_preferred_node_affinity(self) -> bool:
+        return bool(self.values["validatesPreferredNodeAffinity"])
+
+    @property
+    def daemonset_compatibility(self) -> str:
+        """relaxed | firstTerm (core-behaviour.yaml daemonSetCompatibility)."""
+        return str(self.values["daemonSetCompatibility"])
+
+    @property
+    def candidate_shuffle_by_nodepool(self) -> bool:
+        return bool(self.values["candidateShuffleByNodePool"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -25,14 +25,14 @@ def test_annotations_limits_and_ports_are_scopes(embedded):
 
 
 def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "a", "namespace": "default"},
-           "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "a"}}}}
+    with_volume = pod("a", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
     with simulation(embedded, profile="v1.6.1") as sim:
         result = sim.run([nodeclass(), nodepool(), pod("a")])
     assert result.release["core"] == "v1.6.1"
     assert result.core_notices == []                 # nothing the run did differs at core v1.6.1
     with simulation(embedded, profile="v1.6.1") as sim:
-        result = sim.run([nodeclass(), nodepool(), pdb, pod("a")])
-    assert [n.split(" is modeled")[0] for n in result.core_notices] == ["core v1.6.1: multiplePdbsEviction"]
+        result = sim.run([nodeclass(), nodepool(), with_volume])
+    assert [n.split(" is modeled")[0] for n in result.core_notices] == [
+        "core v1.6.1: unsupportedVolumePods", "core v1.6.1: volumeTopologyAlternatives"]
     with simulation(embedded) as sim:
-        assert sim.run([nodeclass(), nodepool(), pdb, pod("a")]).core_notices == []
+        assert sim.run([nodeclass(), nodepool(), with_volume]).core_notices == []

@@ -76,9 +76,11 @@ def test_newest_profile_differs_in_nothing():
 def test_notices_only_for_touched_scopes():
     cb = CoreBehaviour.of(load_profile("v1.6.1"))
     assert cb.notices(set()) == []
-    pdb = cb.notices({"pdb"})
-    assert len(pdb) == 1 and pdb[0].startswith("core v1.6.1: multiplePdbsEviction is modeled as v1.14.0 (")
-    assert pdb[0].endswith("kubernetes-sigs/karpenter#2379); answer with --engine real")
+    launch = cb.notices({"launchFailure"})
+    assert len(launch) == 1 and launch[0].startswith("core v1.6.1: launchTimeout is modeled as v1.14.0 (")
+    assert launch[0].endswith("kubernetes-sigs/karpenter#2349); answer with --engine real")
+    # implemented switches are answered at v1.6.1: no notice for the multiple-PDB handling
+    assert cb.notices({"pdb"}) == []
     # implemented switches are answered at v1.6.1: no notice for drift
     assert not any("driftEmptyCandidates" in n for n in cb.notices({"drift"}))
 
@@ -117,6 +119,8 @@ def test_a_label_policy_says_its_core_behaviour_is_the_newest():
     cb = CoreBehaviour.of(load_profile("before-0006"))
     assert cb.policy_reference is not None and cb.policy_reference[0] == "v1.6.2"
     notices = cb.notices({"consolidation"})
-    assert notices == ["before-0006 is a label policy naming core v1.6.2, but its core behaviour is v1.14.0's: "
-                       "consolidateAfterDestinations differs at core v1.6.2 (changed in v1.14.0, "
-                       "kubernetes-sigs/karpenter#3006); run profile v1.6.2 for that core's behaviour"]
+    assert [n.split(": ", 1)[1].split(" differs")[0] for n in notices] == [
+        "consolidationCandidateOrder", "emptinessByEvictionCost", "consolidateAfterDestinations"]
+    assert notices[-1] == ("before-0006 is a label policy naming core v1.6.2, but its core behaviour is v1.14.0's: "
+                           "consolidateAfterDestinations differs at core v1.6.2 (changed in v1.14.0, "
+                           "kubernetes-sigs/karpenter#3006); run profile v1.6.2 for that core's behaviour")

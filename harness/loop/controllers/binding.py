@@ -32,7 +32,7 @@ class KubeScheduler:
             names = {n["metadata"]["name"] for n in nodes}
             for ns, claim in s.volumes.reschedule(names, s.cfg.cluster.storage_provisioners):
                 s.trace(f"CSI provisioner: the Node selected for claim {ns}/{claim} is gone; back to kube-scheduler")
-        used = s.node_requested()
+        used = s.node_requested(scheduler=True)
         snap: Snapshot | None = None          # built for the first pod that needs it
         non_zero: dict[str, tuple[int, int]] | None = None
         # what each Deployment selects: its pods' system default spread (kubescore.spread_scores)
@@ -150,7 +150,7 @@ class KubeScheduler:
         pr = s.result.pods[key]
         pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
         pr.at["bound"] = s.clock.now()
-        used[name] = add(used.get(name, {}), pv.requests)
+        used[name] = add(used.get(name, {}), pv.scheduler_requests)
         s.trace(f"kube-scheduler bound {key} to {name}")
         for made in s.volumes.provision_for(pv.obj, node["metadata"].get("labels") or {}):
             s.trace(f"CSI provisioner created PersistentVolume {made} for {key} on {name}")

@@ -22,6 +22,9 @@ from harness.loop.pdb import Limits
 from harness.loop.pods import PodView
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL
 
+# core v1.0.6 pkg/apis/v1/nodepool.go WellKnownDisruptionReasons (the same three at v1.14.0)
+DISRUPTION_REASONS = ("Underutilized", "Empty", "Drifted")
+
 ZONE = "topology.kubernetes.io/zone"
 GRACEFUL, EVENTUAL = "graceful", "eventual"        # types.go disruption classes
 
@@ -101,6 +104,9 @@ class Candidate:
     reschedulable: list[str]
     price: float
     reschedule_cost: float
+    # core v1.14.0 (#2962; core-behaviour.yaml emptinessByEvictionCost): empty when no pod adds a positive
+    # eviction cost; before, when it has no reschedulable pod
+    empty_by_cost: bool = True
 
     @property
     def name(self) -> str:
@@ -115,6 +121,8 @@ class Candidate:
         return self.nodepool["metadata"]["name"]
 
     def is_empty(self) -> bool:
+        if not self.empty_by_cost:
+            return not self.reschedulable           # sigs.k8s.io/karpenter v1.13.0 emptiness.go ShouldDisrupt
         return self.reschedule_cost <= 1.0          # PerNodeBaseDisruptionCost
 
     def savings_ratio(self) -> float:
@@ -212,7 +220,8 @@ class Cluster:
         pv = self.pod(key)
         if not podutil.is_reschedulable(pv) or self.do_not_disrupt(key):
             return False
-        if self.evictable(key) and not self.pdbs.is_evictable(pv.namespace, pv.labels, fully=True)[1]:
+        if self.evictable(key) and not self.pdbs.is_evictable(pv.namespace, pv.labels, fully=True,
+                                                              multiple_block=self.s.core.multiple_pdbs_eviction)[1]:
             return False
         return True
 
@@ -246,13 +255,15 @@ class Cluster:
             if not self.evictable(key):
                 continue
             pv = self.pod(key)
-            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels)
+            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels, multiple_block=self.s.core.multiple_pdbs_eviction)
             if not ok:
                 if len(keys) > 1:
                     raise CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
                                          "pdb", pod_block=True)
-                raise CandidateError(f"pdb prevents pod evictions (PodDisruptionBudget=[{' '.join(keys)}])", "pdb",
-                                     pod_block=True)
+                # one key, in brackets from core v1.7.0 (#2379; sigs.k8s.io/karpenter v1.6.2 pkg/utils/pdb/pdb.go
+                # CanEvictPods returns a single client.ObjectKey)
+                named = f"[{keys[0]}]" if self.s.core.multiple_pdbs_eviction else keys[0]
+                raise CandidateError(f"pdb prevents pod evictions (PodDisruptionBudget={named})", "pdb", pod_block=True)
 
     def candidate(self, sn: StateNode, disruption_class: str, queue_has, method: str) -> Candidate | None:
         """NewCandidate; None when the node is not a candidate (with upstream's events)."""
@@ -290,7 +301,8 @@ class Cluster:
         cost = sum(podutil.eviction_cost(self.pod(k)) for k in sn.pods)
         zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
         return Candidate(sn, np, it, zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
-                         1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable))
+                         1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable),
+                         self.s.core.emptiness_by_eviction_cost)
 
     def candidates(self, should_disrupt, disruption_class: str, queue_has, method: str) -> list[Candidate]:
         """GetCandidates. NewCandidate's verdict depends only on the state and the disruption class,
@@ -320,13 +332,36 @@ class Cluster:
                 disrupting[np] = disrupting.get(np, 0) + 1
         out = {}
         for name, np in self.nodepools.items():
+            uid = np["metadata"].get("uid", name)
+            if not self.s.core.budget_events_need_nodes:
+                out[name] = self._budgets_all_reasons(np, name, uid, num.get(name, 0), disrupting.get(name, 0), reason)
+                continue
             allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
             out[name] = max(allowed - disrupting.get(name, 0), 0)
             if num.get(name, 0) != 0 and allowed == 0:
                 self.publish("NodePool", name, "DisruptionBlocked",
                              f"No allowed disruptions for disruption reason {reason} due to blocking budget",
-                             (np["metadata"].get("uid", name), reason), 60.0)
+                             (uid, reason), 60.0)
         return out
+
+    def _budgets_all_reasons(self, np: dict, name: str, uid: str, num: int, disrupting: int, reason: str) -> int:
+        """Core before v1.1.0 (#1854; sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/helpers.go
+        BuildDisruptionBudgets): every pass builds all reasons' budgets and publishes an event for each reason
+        left with none (after subtracting the disrupting nodes, a NodePool without nodes too), plus a
+        NodePool-wide one when no reason has any (core-behaviour.yaml emptyBudgetEvents)."""
+        total, mine = 0, 0
+        for r in DISRUPTION_REASONS:
+            allowed = max(must_allowed_disruptions(np, self.now, num, r) - disrupting, 0)
+            total += allowed
+            if r == reason:
+                mine = allowed
+            if allowed == 0:
+                self.publish("NodePool", name, "DisruptionBlocked",
+                             f"No allowed disruptions for disruption reason {r} due to blocking budget", (uid, r), 60.0)
+        if total == 0:
+            self.publish("NodePool", name, "DisruptionBlocked", "No allowed disruptions due to blocking budget",
+                         (uid,), 60.0)
+        return mine
 
 
 def node_price(it, zone: str, capacity_type: str) -> float:

@@ -187,6 +187,11 @@ class Consolidation:
         return c.claim.dis.consolidatable_since is not None
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
+        """sortCandidates: the highest savings ratio first (core v1.14.0, #2962), or before the lowest disruption
+        cost first (sigs.k8s.io/karpenter v1.13.0 pkg/controllers/disruption/consolidation.go sortCandidates;
+        core-behaviour.yaml consolidationCandidateOrder)."""
+        if self.ctl.state.core.consolidation_order == "disruptionCost":
+            return sorted(cands, key=lambda c: c.disruption_cost)
         return sorted(cands, key=lambda c: -c.savings_ratio())
 
     def compute(self, view: Cluster, cands: list[Candidate]) -> Proposal | None:
@@ -386,8 +391,12 @@ class SingleNode(Consolidation):
         super().__init__(controller, "single")
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
-        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order)."""
+        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order). Before core v1.4.0
+        (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
+        singlenodeconsolidation.go ComputeCommand) the sorted order as it is."""
         ordered = super().sort(cands)
+        if not self.ctl.state.core.candidate_shuffle_by_nodepool:
+            return ordered
         groups: dict[str, list[Candidate]] = {}
         for c in ordered:
             groups.setdefault(c.nodepool_name, []).append(c)

@@ -213,12 +213,19 @@ class NodeTermination:
                     pv = s.pod_views[k]
                     refusal = limits.evict(pv.namespace, pv.labels)
                     if refusal is not None:
+                        if refusal == MULTIPLE_PDBS_ERROR and not s.core.multiple_pdbs_eviction:
+                            # the API server's 500 is only a reconcile error before core v1.7.0 (#2379;
+                            # sigs.k8s.io/karpenter v1.6.2 terminator/eviction.go Evict): no event, retried
+                            continue
                         why = ("eviction does not support multiple PDBs" if refusal == MULTIPLE_PDBS_ERROR
                                else "evicting pod violates a PDB")
                         rec.publish("Node", name, "FailedDraining",
                                     f"Failed to drain node, {why} (Pod={pv.namespace}/{pv.name})", (name,))
                         continue
-                    rec.publish("Pod", pv.name, "Evicted", f"Evicted pod: {reason}", (pv.name,), namespace=pv.namespace)
+                    # the reason from the DisruptionReason condition: core v1.2.0 on (#1370, core-behaviour.yaml
+                    # disruptionReasonCondition); before, sigs.k8s.io/karpenter v1.0.6 terminator/events/events.go EvictPod
+                    message = f"Evicted pod: {reason}" if s.core.disruption_reason_condition else "Evicted pod"
+                    rec.publish("Pod", pv.name, "Evicted", message, (pv.name,), namespace=pv.namespace)
                     evict_pod(s, k, f"evicted from node {name}")
                     progress = True
                 break

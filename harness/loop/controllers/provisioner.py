@@ -65,6 +65,8 @@ class Provisioner:
                 self._record_instance_types(its)
             t = Template.from_nodepool(np, list(its.instance_types), s.profile, s.sem)
             t.daemon_pods = daemon_pods
+            t.daemons_per_instance_type = s.core.daemonset_instance_type_requirements
+            t.daemons_relaxed = s.core.daemonset_compatibility == "relaxed"
             templates.append(t)
         return templates
 
@@ -260,7 +262,7 @@ class Provisioner:
             pr = s.result.pods[key]
             if pr.node or pv.owner_kind == "DaemonSet":
                 continue
-            err = admission_error(pv, s.profile, s.sem)
+            err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
             verr = s.volumes.validate(pv.obj) if s.volumes or pv.spec.get("volumes") else None
             if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")
                 err = (f"{err[0]}; {verr}", err[1]) if err is not None else (verr, True)
@@ -305,7 +307,7 @@ class Provisioner:
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
-                          s.preference_policy)
+                          s.preference_policy, s.core.host_port_usage)
         solved = sched.solve(pending)
         event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:

@@ -150,13 +150,13 @@ class LoopState:
     def claim_by_name(self, name: str) -> Claim | None:
         return next((c for c in self.claims if c.result.name == name), None)
 
-    def node_requested(self) -> dict[str, dict[str, int]]:
-        """The summed requests of the pods bound to each Node."""
+    def node_requested(self, scheduler: bool = False) -> dict[str, dict[str, int]]:
+        """The summed requests of the pods bound to each Node, as Karpenter counts them (or kube-scheduler)."""
         used: dict[str, dict[str, int]] = {}
         for key, pv in self.pod_views.items():
             node = self.result.pods[key].node
             if node:
-                used[node] = add(used.get(node, {}), pv.requests)
+                used[node] = add(used.get(node, {}), pv.scheduler_requests if scheduler else pv.requests)
         return used
 
     # -- pods -------------------------------------------------------------------------------------
@@ -196,7 +196,8 @@ class LoopState:
         key = self.pod_key(created)
         self._order += 1
         self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name,
-                                      queue_key=(int(self.clock.now()), self.uid_rng.random()))
+                                      queue_key=(int(self.clock.now()), self.uid_rng.random()),
+                                      pod_level_resources=self.core.pod_level_resources)
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
                                           owner_kind, owner_name,
                                           labels=dict(created["metadata"].get("labels") or {}),
