@@ -75,6 +75,20 @@ def test_a_plain_scenario_runs_once(cluster):
     assert o.exploration is None and o.passed
 
 
+def test_with_races_each_run_after_the_first_adds_the_races_the_scenario_leaves_open(cluster, capsys):
+    sc = _load(FLAKY)
+    calm = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster, explore_seeds=3)
+    assert calm.exploration.races == [{}, {}, {}]
+    o = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster, explore_seeds=3, races=True)
+    ex = o.exploration
+    assert ex.races == [races.draw({}, seed, k) for k, seed in enumerate(ex.seeds)]
+    assert ex.races[0] == {} and ex.races[1] == {r.key: r.racing for r in races.RACES}
+    # each run replays from its seed and its options: the run's scenario carries them
+    assert ex.outcomes[1].scenario.given["loop"] == ex.races[1] and o.scenario.given.get("loop") is None
+    assert "e.g. seed" in "\n".join(explore.render(o))
+    assert explore.to_json(o)["outcomes"][0]["races"][0] == {}
+
+
 def test_seeds_start_at_the_scenarios_own(explored):
     ex = explored.exploration
     assert ex.seeds == list(range(1, 11)) or ex.seeds[0] == explored.scenario.seed
