@@ -30,7 +30,7 @@ from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
 from harness.runner import conformance, fuzz  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute  # noqa: E402
-from harness.runner.explore import describe  # noqa: E402
+from harness.runner.explore import describe, race_text  # noqa: E402
 
 
 def judged(sc, real, version: str | None, explore: int) -> dict:
@@ -64,10 +64,12 @@ def rejudge(out: Path, explore: int) -> int:
         doc = kept["doc"]
         entry = judged(fuzz.load(doc, ROOT / "scenarios"), kept["real"], kept["kubernetesVersion"], explore)
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1
-        rows.append({"name": doc["metadata"]["name"], "status": entry["status"], "simOutcomes": entry.get("simOutcomes"),
-                     "simRuns": entry.get("simRuns"), "real": describe(entry["realOutcome"]),
-                     "differences": entry["differences"]})
-        print(f"{len(rows):3} {conformance.status_text(entry):44} {doc['metadata']['name']}  {rows[-1]['real']}"
+        rows.append({"name": doc["metadata"]["name"], "file": str(f).replace(".real.pickle.gz", ".scenario.yaml"),
+                     "status": entry["status"], "simOutcomes": entry.get("simOutcomes"), "simRuns": entry.get("simRuns"),
+                     "simSeed": entry.get("simSeed"), "simRaces": entry.get("simRaces"),
+                     "real": describe(entry["realOutcome"]), "differences": entry["differences"]})
+        reached = f" at seed {entry.get('simSeed')} with {race_text(entry['simRaces'])}" if entry.get("simRaces") else ""
+        print(f"{len(rows):3} {conformance.status_text(entry):44} {doc['metadata']['name']}  {rows[-1]['real']}{reached}"
               + ("" if entry["status"] in ("agree", "skipped") else
                  f"  ({', '.join(d['field'] for d in entry['differences'][:4])})"), flush=True)
     (out / "rejudge.json").write_text(json.dumps({"counts": counts, "runs": rows}, indent=2, default=str) + "\n")
@@ -123,6 +125,7 @@ class Fuzzer:
         else:
             row = {"name": doc["metadata"]["name"], "status": entry["status"], "seconds": round(seconds, 1),
                    "differences": entry["differences"], "simOutcomes": entry.get("simOutcomes"),
+                   "simSeed": entry.get("simSeed"), "simRaces": entry.get("simRaces"),
                    "skipped": entry.get("realSkipped"), "real": describe(entry["realOutcome"])}
             self.rows.append(row)
             print(f"{len(self.rows):3} {conformance.status_text(entry) if not differs else 'DIFFERS':28} "
@@ -219,10 +222,14 @@ def report(fz: Fuzzer, out: Path, seconds: float) -> dict:
              f"{totals['generated']} generated scenario(s): {totals['agree']} agree ({several} as one of several "
              f"simulated outcomes), {totals['differ']} differ, {totals['skipped']} skipped on the real engine; "
              f"{totals['failures']} failure(s) shrunk ({fz.shrink_runs} shrink runs); {seconds:.0f} s.", "",
-             "| # | scenario | status | s | real outcome | differing fields |", "|---|---|---|---|---|---|"]
+             "Every run's document and real outcome are under `runs/` (`--rejudge` judges them again). "
+             "A real outcome only a race reached names the run that reached it (seed, given.loop options).", "",
+             "| # | scenario | status | s | real outcome | reached with / differing fields |",
+             "|---|---|---|---|---|---|"]
     for i, r in enumerate(fz.rows, 1):
-        lines.append(f"| {i} | {r['name']} | {r['status']} | {r['seconds']} | {r['real']} | "
-                     + ", ".join(d["field"] for d in r["differences"][:6]) + " |")
+        how = (f"seed {r['simSeed']}, {race_text(r['simRaces'])}" if r.get("simRaces") else
+               ", ".join(d["field"] for d in r["differences"][:6]))
+        lines.append(f"| {i} | {r['name']} | {r['status']} | {r['seconds']} | {r['real']} | {how} |")
     for f in fz.failures:
         lines += ["", f"## {f['name']}", "", f"Minimal scenario: `{f['file']}`", "",
                   "| field | simulated | real |", "|---|---|---|"]
