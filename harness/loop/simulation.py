@@ -457,7 +457,10 @@ class Simulation:
         (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/controller.go PodController.Reconcile
         requeues a provisionable pod after 10 s; batcher.go Wait), so a round can plan the pods still pending
         while part of the launch is Ready: one that kube-scheduler displaced from the Node Karpenter planned
-        it on meets the rest of the launch still in flight, and can get a NodeClaim of its own."""
+        it on meets the rest of the launch still in flight, and can get a NodeClaim of its own. The round
+        takes its batch window of the clock, so a VM launched that much later (a later round's, booting:
+        given.loop.nodeBoot) can register within the sequence and be Ready before the launch's last Node
+        (scenarios/loop/ready-race.scenario.yaml)."""
         waiting = [c for c in rest if not (c.done or c.refused) and not c.initialized]
         if not waiting or not self.provisioner.pending_pods():
             return False
