@@ -5,7 +5,7 @@ A scenario's own run keeps its options as written (the default is the calm order
 exactly). An exploration that covers the races (`harness run --explore N`, the conformance judge:
 harness/runner/explore.py) turns the ones the scenario does not set on and off per seed (`draw`), so
 its outcome set holds what the real cluster's timings reach. Each race's behaviour is in the module
-named here; why each is a race of the real cluster: docs/races.md."""
+named beside it; why each is a race of the real cluster: docs/races.md."""
 from __future__ import annotations
 
 import random
@@ -17,22 +17,23 @@ class Race:
     key: str        # given.loop key
     calm: object    # the value a scenario runs with when it does not set the key
     racing: object  # the value that makes the race a seeded choice
-    where: str      # the loop code that draws it
 
 
 RACES = (
     # a launch's Nodes turn Ready one at a time, kube-scheduler binding after each, and Karpenter's
-    # provisioner may run a round between two of them (Simulation._lifecycle_staggered, _round_mid_launch)
-    Race("nodesReady", "together", "spread", "harness/loop/simulation.py _lifecycle_staggered"),
+    # provisioner may run a round between two of them (simulation.py _lifecycle_staggered, _round_mid_launch)
+    Race("nodesReady", "together", "spread"),
     # each workload of an apply after the first reaches the provisioner before or after its first round
-    Race("podsArrive", "together", "staggered", "harness/loop/controllers/workloads.py Workloads.late"),
-    # a Deployment's pods are created before or after the bare Pods applied with it
-    Race("controllerPods", "first", "raced", "harness/loop/controllers/workloads.py"),
-    # a launch starts before or after the launches ahead of it in its pass finished (a failure marks offerings)
-    Race("launches", "together", "staggered", "harness/loop/controllers/launch.py"),
+    # (controllers/workloads.py Workloads.late, simulation.py _arrive_late)
+    Race("podsArrive", "together", "staggered"),
+    # a Deployment's pods are created before or after the bare Pods applied with it (controllers/workloads.py)
+    Race("controllerPods", "first", "raced"),
+    # a launch starts before or after the launches ahead of it in its pass finished, and meets what a failure
+    # marked unavailable (controllers/launch.py)
+    Race("launches", "together", "staggered"),
     # a launched VM registers after Karpenter's next provisioning round, not in the same pass: any boot
-    # shorter than one loop iteration (simulation.ITERATION_SECONDS) puts one round in between
-    Race("nodeBoot", 0, "1s", "harness/loop/simulation.py _boot_deadline"),
+    # shorter than one loop iteration (simulation.py ITERATION_SECONDS, _boot_deadline) puts one round between
+    Race("nodeBoot", 0, "1s"),
 )
 
 

@@ -218,7 +218,8 @@ RACES_FACTOR = 2
 def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
           explore: int = EXPLORE_ON_DIFFERENCE) -> dict:
     """The report's entry for a real run: compared with the simulation under the scenario's seed and,
-    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py). Both
+    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py), then
+    under `explore * RACES_FACTOR` runs that also vary the timing races (harness/loop/races.py). Both
     sides are compared where the real run ended: after its last step, or, when it stopped early (a
     step it cannot play), with the simulation of the steps it played (`compared` says which). A step the
     run's state did not allow (StepFailed: the simulation meets it too) is no early stop."""
