@@ -260,7 +260,9 @@ def cmd_run(args) -> int:
 def cmd_explore(args) -> int:
     """`harness run PATHS --explore N`: each selected scenario x profile under N seeds on the simulated
     engine; the distinct outcomes with their counts ("4 NodeClaims in 7 of 10, 5 in 3 of 10"), and the
-    expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py)."""
+    expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py).
+    Each run after the first also varies the races the scenario leaves open (harness/loop/races.py), unless
+    `--calm`."""
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import get_engine
     from harness.runner.engines.base import verdict
@@ -291,7 +293,8 @@ def cmd_explore(args) -> int:
     try:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:
-            explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore))   # raised: ERROR
+            explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore,     # raised: ERROR
+                                         races=not getattr(args, "calm", False)))
             if args.report:
                 write_run(Path(args.report), explored[-1])
     finally:
@@ -602,7 +605,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--explore", type=int, default=None, metavar="N",
                    help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "
-                        "with their counts; expectations are judged over the set")
+                        "with their counts; expectations are judged over the set. Runs after the first also vary "
+                        "the timing races the scenario leaves open in given.loop (docs/races.md)")
+    r.add_argument("--calm", action="store_true",
+                   help="with --explore: vary the seed only, each run with the scenario's given.loop as written")
     r.add_argument("--json", action="store_true")
     r.add_argument("--trace", action="store_true",
                    help="print the loop trace of failures, and what happened when (NodeClaims, disruption steps, "

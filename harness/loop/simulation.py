@@ -76,7 +76,8 @@ class SimConfig:
     # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
     binding: str = "kube-scheduler"
     # "together" (default): a launch's Nodes meet kube-scheduler at once; "staggered": they become Ready one
-    # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle_staggered)
+    # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle_staggered);
+    # "spread": as staggered, and Karpenter's provisioner may run a round between two of them (seeded)
     nodes_ready: str = "together"
     # "together" (default): the pods one apply brings reach Karpenter's provisioning batch together;
     # "staggered": each workload after the first lands before or after the first round, in a seeded choice
@@ -96,6 +97,11 @@ class SimConfig:
     horizon: float | None = None
     # given.loop.nodeBoot: seconds of its clock a launched VM takes to register its Node (a kubelet's boot)
     node_boot: float = 0.0
+
+    @property
+    def ready_one_by_one(self) -> bool:
+        """Whether a launch's Nodes turn Ready one at a time (nodesReady staggered or spread)."""
+        return self.nodes_ready in ("staggered", "spread")
 
 
 class Simulation:
@@ -283,7 +289,7 @@ class Simulation:
                 self.paused, result.steady = tuple(self._in_flight()), False
                 self.trace(f"[settle] stopped with {', '.join(self.paused)} in flight for the next step (during: launch)")
                 break
-            if self.cfg.nodes_ready == "staggered":
+            if self.cfg.ready_one_by_one:
                 progress |= self._lifecycle_staggered()
             else:
                 for _ in range(REGISTRATION_PASSES):
@@ -430,7 +436,7 @@ class Simulation:
         progress = False
         claims = [c for c in self.claims if not (c.done or c.launched is None or c.refused)]
         self.state.ready_rng.shuffle(claims)
-        for c in claims:
+        for i, c in enumerate(claims):
             stepped = False
             for _ in range(REGISTRATION_PASSES):
                 if c.done or c.refused or not self._lifecycle_step(c):
@@ -438,7 +444,33 @@ class Simulation:
                 stepped = True
             if stepped and c.registered:
                 self.kube_scheduler.reconcile()
+                if self.cfg.nodes_ready == "spread":
+                    progress |= self._round_mid_launch(claims[i + 1:])
             progress |= stepped
+        return progress
+
+    def _round_mid_launch(self, rest: list[Claim]) -> bool:
+        """`given.loop.nodesReady: spread`: after one Node of a launch turned Ready and kube-scheduler had
+        its pass, Karpenter's provisioner runs a round before the next Node of the launch is Ready, in a
+        seeded choice (once a batch window has passed). On a cluster a launch's Nodes initialize seconds
+        apart, and a pod that stays pending triggers a round on every update and every 10 s
+        (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/controller.go PodController.Reconcile
+        requeues a provisionable pod after 10 s; batcher.go Wait), so a round can plan the pods still pending
+        while part of the launch is Ready: one that kube-scheduler displaced from the Node Karpenter planned
+        it on meets the rest of the launch still in flight, and can get a NodeClaim of its own. The round
+        takes its batch window of the clock, so a VM launched that much later (a later round's, booting:
+        given.loop.nodeBoot) can register within the sequence and be Ready before the launch's last Node
+        (scenarios/loop/ready-race.scenario.yaml)."""
+        waiting = [c for c in rest if not (c.done or c.refused) and not c.initialized]
+        if not waiting or not self.provisioner.pending_pods():
+            return False
+        if self.state.spread_rng.random() < 0.5:
+            return False
+        self.clock.advance(BATCH_IDLE_SECONDS)
+        self.trace(f"[provisioner] a round while {len(waiting)} Node(s) of the launch are not Ready yet "
+                   "(nodesReady: spread)")
+        progress = self.provisioner.reconcile()
+        progress |= self.launch.reconcile()
         return progress
 
     def _arrive_late(self) -> bool:

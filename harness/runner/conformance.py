@@ -26,12 +26,14 @@ VOLATILE = re.compile(r"(^|\.)(id|vmId|timeCreated|provisioningState|instanceVie
                       r"macAddress|privateIPAddress|computerName|customData|adminPassword|name)$")
 
 
-def simulate(scenario, profile: str, kubernetes_version: str | None = None, explore: int | None = None):
+def simulate(scenario, profile: str, kubernetes_version: str | None = None, explore: int | None = None,
+             races: bool = False):
     """The simulated engine's outcome (embedded backend), with the VM/NIC bodies its fake stored.
     `kubernetes_version`: the real engine's API server version, given to the simulation unless the
     scenario sets its own (labels such as network-stateless-cni depend on it: provider v1.14.0
     pkg/providers/labels/labels.go). `explore`: run it under that many seeds (the outcome of the
-    first, with the others in its `exploration`)."""
+    first, with the others in its `exploration`); `races`: the runs also vary the timing races the
+    scenario leaves open (harness/loop/races.py)."""
     if kubernetes_version and not (scenario.given.get("cluster") or {}).get("kubernetesVersion"):
         given = copy.deepcopy(scenario.given)
         given.setdefault("cluster", {})["kubernetesVersion"] = kubernetes_version.lstrip("v")
@@ -42,7 +44,7 @@ def simulate(scenario, profile: str, kubernetes_version: str | None = None, expl
         from harness.runner.explore import run_scenario
         # a scenario that declares an outcome set is explored, as its own run is (harness/runner/explore.py)
         return run_scenario(get_engine("simulated"), scenario, profile, cluster, explore_seeds=explore,
-                            record_bodies=True)
+                            races=races, record_bodies=True)
     finally:
         cluster.close()
 
@@ -205,50 +207,13 @@ def compare(sim, real, alternatives=()) -> dict:
     views = {digest(outcome_view(s.final)) for s in samples}
     entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
     entry["simSeed"] = chosen.result.seed
+    # the timing races the chosen run turned on (harness/loop/races.py): the scenario's replay adds them
+    own = sim.scenario.given.get("loop") or {}
+    added = {k: v for k, v in (chosen.scenario.given.get("loop") or {}).items() if own.get(k) != v}
+    if added:
+        entry["simRaces"] = added
     entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
     return entry
-
-
-def _with_loop(scenario, key: str, value, **defaults):
-    """The scenario with given.loop[key] = value (and `defaults` where it sets none), or None when it sets
-    `key` itself."""
-    if key in (scenario.given.get("loop") or {}):
-        return None
-    given = copy.deepcopy(scenario.given)
-    loop = given.setdefault("loop", {})
-    loop[key] = value
-    for k, v in defaults.items():
-        loop.setdefault(k, v)
-    return dataclasses.replace(scenario, given=given)
-
-
-def _staggered(scenario):
-    """The scenario with its launches' Nodes turning Ready one at a time (given.loop.nodesReady), unless it
-    says how they turn Ready itself."""
-    return _with_loop(scenario, "nodesReady", "staggered")
-
-
-# how long a launched VM takes to register in the simulation's third look at a differing run: any time
-# short of one of its iterations (ITERATION_SECONDS) puts Karpenter's next provisioning round between the
-# launch and the registration, as a real kubelet's boot does
-BOOT_ON_DIFFERENCE = "1s"
-
-
-def _booting(scenario):
-    """The scenario with its launched VMs registering after Karpenter's next provisioning round
-    (given.loop.nodeBoot) and their Nodes turning Ready one at a time, unless it sets a boot time itself.
-    Real VMs boot for minutes and the real engine's stand-in kubelets for a few seconds, while Karpenter
-    plans the pods still pending again: a NodeClaim of that round can be left empty once kube-scheduler
-    binds its pod to a Node of the round before (fuzz-62d93f468d)."""
-    return _with_loop(scenario, "nodeBoot", BOOT_ON_DIFFERENCE, nodesReady="staggered")
-
-
-def _raced(scenario):
-    """The scenario with each Deployment's pods created before or after the bare Pods applied with it
-    (given.loop.controllerPods: raced), unless it says which come first itself: a real apply mostly
-    creates and binds the bare Pods first, the ReplicaSet controller making its pods once it observes the
-    Deployment."""
-    return _with_loop(scenario, "controllerPods", "raced")
 
 
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:
@@ -278,12 +243,16 @@ def status_text(e: dict) -> str:
 # several nodes over several domains has more outcomes than a few seeds sample
 # (zonal-spread-includes-regional-domain: 12 distinct in 16 seeds); only differing runs pay for it
 EXPLORE_ON_DIFFERENCE = 32
+# ... and then, when no seed's outcome is the real one, that many times as many runs that also vary the
+# timing races the scenario leaves open (harness/loop/races.py): five races on and off on top of the seed
+RACES_FACTOR = 2
 
 
 def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
           explore: int = EXPLORE_ON_DIFFERENCE) -> dict:
     """The report's entry for a real run: compared with the simulation under the scenario's seed and,
-    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py). Both
+    when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py), then
+    under `explore * RACES_FACTOR` runs that also vary the timing races (harness/loop/races.py). Both
     sides are compared where the real run ended: after its last step, or, when it stopped early (a
     step it cannot play), with the simulation of the steps it played (`compared` says which). A step the
     run's state did not allow (StepFailed: the simulation meets it too) is no early stop."""
@@ -304,17 +273,12 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
         # a scenario that declares an outcome set was explored under its own seeds already
         explored = base if base.exploration is not None else simulate(same, profile, kubernetes_version, explore=explore)
         entry = compare(explored, real)
-        alternatives: list = []
-        # a real launch's Nodes turn Ready one by one, in an order nobody controls (the race of
-        # given.loop.nodesReady: staggered), and register while Karpenter plans again (given.loop.nodeBoot):
-        # their outcomes are the real run's to reach too, as are those of a Deployment's pods created after
-        # the bare Pods applied with it (given.loop.controllerPods: raced)
-        for variant in (_staggered(same), _booting(same), _raced(same)):
-            if entry["status"] == "agree" or variant is None:
-                continue
-            other = simulate(variant, profile, kubernetes_version, explore=explore)
-            alternatives += other.exploration.outcomes if other.exploration else [other]
-            entry = compare(explored, real, alternatives=alternatives)
+        if entry["status"] != "agree":
+            # the real cluster's timings are its own: a launch's Nodes turn Ready one by one while Karpenter
+            # plans again, VMs register after its next round, pods arrive after its first, a Deployment's pods
+            # after the bare Pods applied with it. Their outcomes are the real run's to reach too
+            raced = simulate(same, profile, kubernetes_version, explore=explore * RACES_FACTOR, races=True)
+            entry = compare(explored, real, alternatives=raced.exploration.outcomes if raced.exploration else [raced])
     entry["simulated"], entry["simDigest"] = verdict(sim), sim_digest(sim)     # the whole scenario's
     if same is not scenario:
         entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"

@@ -4,7 +4,9 @@ Where upstream breaks a tie at random (Go map order in core's topology, kube-sch
 among equal scores) or races (which Node becomes Ready first), one run of the simulation is one draw.
 The loop draws every such choice from its one seeded RNG (harness/loop/controllers/state.py), so a
 scenario run under seeds `given.seed`, `given.seed + 1`, ... explores what upstream can do, and each
-seed replays exactly.
+seed replays exactly. With `races` (`harness run --explore N`, the conformance judge) each run after
+the first also turns the loop's timing races the scenario leaves open on or off (harness/loop/races.py),
+recorded per run so every outcome names the options that replay it.
 
 Why it is built this way: docs/architecture/runner.md."""
 from __future__ import annotations
@@ -13,6 +15,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from harness.loop import races as loop_races
 from harness.runner.engines.base import Checkpoint, Outcome, errored, execute, execute_guarded
 from harness.runner.expect import check_explored, merge_runs
 from harness.runner.outcome import digest, outcome_view
@@ -61,12 +64,26 @@ def with_seed(scenario: Scenario, seed: int, strip_outcomes: bool = False) -> Sc
     return sc
 
 
+def with_races(scenario: Scenario, loop: dict) -> Scenario:
+    """The scenario with `loop` added to its given.loop (the races a run of an exploration turned on)."""
+    if not loop:
+        return scenario
+    return dataclasses.replace(scenario, given={**scenario.given, "loop": {**(scenario.given.get("loop") or {}), **loop}})
+
+
 @dataclass
 class Exploration:
     """The runs of one scenario x profile under `seeds`, in that order."""
     seeds: list[int]
     outcomes: list[Outcome]
     views: list[dict] = field(default_factory=list)     # outcome.outcome_view of each run's final state
+    # the given.loop options each run added (harness/loop/races.py draw); empty: the scenario as written
+    races: list[dict] = field(default_factory=list)
+
+    def races_of(self, seed: int) -> dict:
+        """The options the run under `seed` added (its replay: the scenario with these under given.loop)."""
+        i = self.seeds.index(seed)
+        return self.races[i] if i < len(self.races) else {}
 
     def distinct(self) -> list[tuple[dict, list[int]]]:
         """(outcome, the seeds that reached it), most frequent first (then by first seed)."""
@@ -80,16 +97,20 @@ class Exploration:
 
 
 def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: list[str] | None = None,
-            **options) -> Outcome:
+            races: bool = False, **options) -> Outcome:
     """Run the scenario under `n` seeds; the outcome of the first (the scenario's own seed), whose
     mismatches are every run's (each said once, with the seeds it happened under) and those of
-    `outcomes` over the set, with the `Exploration` attached."""
+    `outcomes` over the set, with the `Exploration` attached. `races`: each run after the first also
+    varies the timing races the scenario leaves open (harness/loop/races.py draw)."""
     runs: list[Outcome] = []
     points: list[list[Checkpoint]] = []
-    for seed in seeds(scenario, n):
+    added: list[dict] = []
+    loop = scenario.given.get("loop") or {}
+    for k, seed in enumerate(seeds(scenario, n)):
         cps: list[Checkpoint] = []
-        runs.append(execute(engine, with_seed(scenario, seed, strip_outcomes=True), profile, cluster,
-                            why=why if not runs else None, checkpoints=cps, **options))
+        added.append(loop_races.draw(loop, seed, k) if races else {})
+        sc = with_races(with_seed(scenario, seed, strip_outcomes=True), added[-1])
+        runs.append(execute(engine, sc, profile, cluster, why=why if not runs else None, checkpoints=cps, **options))
         points.append(cps)
     first = runs[0]
     if first.skipped:
@@ -108,7 +129,7 @@ def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: l
     # the first run, judged over the set; the runs themselves keep their own mismatches
     return dataclasses.replace(first, mismatches=mismatches, seconds=sum(r.seconds for r in runs),
                                exploration=Exploration([r.result.seed for r in runs], runs,
-                                                       [outcome_view(r.final) for r in runs]))
+                                                       [outcome_view(r.final) for r in runs], added))
 
 
 def expectation(scenario: Scenario, profile: str, root: str) -> dict:
@@ -120,16 +141,18 @@ def expectation(scenario: Scenario, profile: str, root: str) -> dict:
 
 
 def run_scenario(engine, scenario: Scenario, profile: str, cluster, *, explore_seeds: int | None = None,
-                 why: list[str] | None = None, **options) -> Outcome:
+                 races: bool = False, why: list[str] | None = None, **options) -> Outcome:
     """One scenario x profile as the runner runs it: explored when the scenario asks to (or
     `explore_seeds` says so) on the simulated engine, else one run (base.execute_guarded). Either
-    way a run that raises is that scenario's ERROR verdict (base.errored) and the others go on."""
+    way a run that raises is that scenario's ERROR verdict (base.errored) and the others go on.
+    `races`: the exploration also varies the timing races the scenario leaves open (`explore`); a
+    scenario's own exploration does not (its outcome set is judged as it states its races)."""
     n = explore_seeds or declared(scenario)
     if n is None or engine.name != "simulated":
         return execute_guarded(engine, scenario, profile, cluster, why=why, **options)
     t0 = time.perf_counter()
     try:
-        return explore(engine, scenario, profile, cluster, n, why=why, **options)
+        return explore(engine, scenario, profile, cluster, n, why=why, races=races, **options)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as e:      # noqa: BLE001 - isolation, as base.execute_guarded
@@ -211,15 +234,25 @@ def render(o: Outcome) -> list[str]:
     base = groups[0][0]
     for k, (view, group_seeds) in enumerate(groups):
         lines.append(f"  {len(group_seeds)} of {len(ex.views)}: {describe(view)}  (seeds {_seed_list(group_seeds)})")
+        if any(ex.races):
+            lines.append(f"      e.g. seed {group_seeds[0]}, {race_text(ex.races_of(group_seeds[0]))}")
         if k:
             lines += [f"      {d}" for d in differences(view, base)]
     return lines
+
+
+def race_text(added: dict) -> str:
+    """`given.loop {nodesReady: spread, nodeBoot: 1s}` or `the scenario as written`."""
+    if not added:
+        return "the scenario as written"
+    return "given.loop {" + ", ".join(f"{k}: {v}" for k, v in added.items()) + "}"
 
 
 def to_json(o: Outcome) -> dict:
     ex: Exploration = o.exploration
     return {"scenario": o.scenario.name, "file": str(o.scenario.file), "profile": o.profile,
             "runs": len(ex.views), "seeds": ex.seeds, "headline": headline(ex),
-            "outcomes": [{"count": len(s), "seeds": s, "summary": describe(v), "outcome": v}
+            "outcomes": [{"count": len(s), "seeds": s, "summary": describe(v), "outcome": v,
+                          "races": [ex.races_of(x) for x in s]}
                          for v, s in ex.distinct()],
             "mismatches": [m.render() for m in o.mismatches]}

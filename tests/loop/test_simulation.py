@@ -72,3 +72,25 @@ def test_the_api_others_use(embedded):
         assert sim.result.trace[-1].endswith("hello")
         sim.set_cluster(sim.cfg.cluster)
         assert sim.provider.cluster is sim.cfg.cluster
+
+
+def _spread_run(embedded, seed: int, nodes_ready: str):
+    """Two 3-CPU pods: two NodeClaims in one launch, whose Nodes turn Ready one at a time."""
+    with simulation(embedded, seed=seed) as sim:
+        sim.cfg.nodes_ready = nodes_ready
+        result = sim.run([nodeclass(), nodepool(), pod("a", "3"), pod("b", "3")])
+        mid = [t for t in result.trace if "a round while" in t]
+        return len(result.nodes), mid, {k: pr.node for k, pr in result.pods.items()}
+
+
+def test_spread_ready_lets_a_provisioning_round_run_between_two_nodes_of_a_launch(embedded):
+    """nodesReady: spread - as staggered, and in a seeded choice Karpenter plans the pod still pending
+    while the rest of the launch is in flight (onto that NodeClaim: no new one)."""
+    runs = {seed: _spread_run(embedded, seed, "spread") for seed in range(1, 7)}
+    assert any(mid for _, mid, _ in runs.values()) and any(not mid for _, mid, _ in runs.values())
+    assert all(nodes == 2 and all(pods.values()) for nodes, _, pods in runs.values())
+    for seed, (_, mid, pods) in runs.items():
+        staggered = _spread_run(embedded, seed, "staggered")
+        assert not staggered[1]
+        if not mid:         # no round between: the run is staggered's (the round's draws are their own stream)
+            assert staggered[2] == pods

@@ -12,6 +12,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main
+from harness.loop import races
 from harness.runner import conformance, explore, mutation
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import verdict
@@ -72,6 +73,20 @@ def test_a_plain_scenario_runs_once(cluster):
     assert explore.declared(sc) is None
     o = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster)
     assert o.exploration is None and o.passed
+
+
+def test_with_races_each_run_after_the_first_adds_the_races_the_scenario_leaves_open(cluster, capsys):
+    sc = _load(FLAKY)
+    calm = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster, explore_seeds=3)
+    assert calm.exploration.races == [{}, {}, {}]
+    o = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster, explore_seeds=3, races=True)
+    ex = o.exploration
+    assert ex.races == [races.draw({}, seed, k) for k, seed in enumerate(ex.seeds)]
+    assert ex.races[0] == {} and ex.races[1] == {r.key: r.racing for r in races.RACES}
+    # each run replays from its seed and its options: the run's scenario carries them
+    assert ex.outcomes[1].scenario.given["loop"] == ex.races[1] and o.scenario.given.get("loop") is None
+    assert "e.g. seed" in "\n".join(explore.render(o))
+    assert explore.to_json(o)["outcomes"][0]["races"][0] == {}
 
 
 def test_seeds_start_at_the_scenarios_own(explored):
@@ -224,24 +239,25 @@ def test_conformance_agrees_when_the_real_outcome_is_one_of_the_set(explored):
     assert entry["simSeed"] == other.result.seed
 
 
-def test_conformance_looks_a_third_time_with_vms_that_boot_while_karpenter_plans_again(monkeypatch):
+def test_conformance_looks_again_with_the_races_open(monkeypatch):
     """fuzz-62d93f468d: a real run left a zone-pinned NodeClaim of a later round empty (kube-scheduler bound
-    its pod to a Node of the round before). Neither the seeds nor staggered Ready reach that; VMs that
-    register after Karpenter's next round (conformance._booting) do, and then the run agrees."""
+    its pod to a Node of the round before). The seeds alone do not reach that; the judge's second look, whose
+    runs also vary the races the scenario leaves open (VMs that register after Karpenter's next round among
+    them), does, and names the options of the run that did."""
     sc = load_scenarios(str(ROOT / "scenarios" / "fuzz" / "fuzz-62d93f468d.scenario.yaml"))[0]
-    booting = conformance._booting(sc)
-    assert booting.given["loop"] == {"nodesReady": "staggered", "nodeBoot": conformance.BOOT_ON_DIFFERENCE}
-    assert conformance._booting(booting) is None             # a scenario that sets a boot time keeps it
 
     def empty_and_pinned(o):
         return any(n.kubelet_node_labels.get("topology.kubernetes.io/zone") and (n.deleted or not n.pods)
                    for n in o.final.nodes)
     plain = conformance.simulate(sc, "upstream", None, explore=16)
     assert not any(empty_and_pinned(o) for o in plain.exploration.outcomes)
-    late = conformance.simulate(booting, "upstream", None, explore=16)
-    real = dataclasses.replace(next(o for o in late.exploration.outcomes if empty_and_pinned(o)), exploration=None)
-    assert conformance.judge(sc, "upstream", real, explore=16)["status"] == "agree"
-    monkeypatch.setattr(conformance, "_booting", lambda scenario: None)
+    raced = conformance.simulate(sc, "upstream", None, explore=32, races=True)
+    hit = next(o for o in raced.exploration.outcomes if empty_and_pinned(o))
+    assert raced.exploration.races_of(hit.result.seed).get("nodeBoot") == "1s"
+    real = dataclasses.replace(hit, exploration=None)
+    entry = conformance.judge(sc, "upstream", real, explore=16)
+    assert entry["status"] == "agree" and entry["simRaces"] == raced.exploration.races_of(hit.result.seed)
+    monkeypatch.setattr(races, "RACES", ())      # the second look with no race open: seeds only
     assert conformance.judge(sc, "upstream", real, explore=16)["status"] == "unexplained"
 
 
@@ -259,19 +275,19 @@ def test_harness_run_explore(capsys):
 def test_conformance_looks_with_deployment_pods_created_after_the_bare_pods(monkeypatch):
     """A real apply mostly binds its bare Pods first (the ReplicaSet controller creates a Deployment's pods
     once it observes the Deployment): the big bare pod takes the room planned for it, 2 NodeClaims, where the
-    simulation's own order (the Deployment's pods first) gives 3. The judge's look with controllerPods: raced
-    reaches it (so does staggered Ready here: that look is switched off)."""
+    simulation's own order (the Deployment's pods first) gives 3. The judge's look with the races open reaches
+    it with controllerPods: raced alone; with that race closed it does not."""
     sc = load_scenarios(str(ROOT / "scenarios" / "loop" / "controller-pods.scenario.yaml"))[0]
     plain = dataclasses.replace(sc, given={k: v for k, v in sc.given.items() if k != "loop"})
-    raced = conformance._raced(plain)
-    assert raced.given["loop"] == {"controllerPods": "raced"}
-    assert conformance._raced(sc) is None              # a scenario that says which come first keeps it
-    runs = conformance.simulate(raced, "upstream", None, explore=8).exploration.outcomes
+    runs = conformance.simulate(sc, "upstream", None, explore=8).exploration.outcomes
     two = next(o for o in runs if summary(o.final)["nodeClaimsLaunched"] == 2)
     real = dataclasses.replace(two, exploration=None)
-    # staggered Ready reaches this outcome too: the look with raced creation alone
-    monkeypatch.setattr(conformance, "_staggered", lambda scenario: None)
-    monkeypatch.setattr(conformance, "_booting", lambda scenario: None)
     assert conformance.judge(plain, "upstream", real, explore=8)["status"] == "agree"
-    monkeypatch.setattr(conformance, "_raced", lambda scenario: None)
+    # a scenario that says which come first keeps it: none of the judge's runs races its pods
+    assert all("controllerPods" not in races.draw(sc.given["loop"], 1, k) for k in range(8))
+    # staggered Ready reaches this outcome too: the look with raced creation alone, then with no race
+    monkeypatch.setattr(races, "RACES", tuple(r for r in races.RACES if r.key == "controllerPods"))
+    entry = conformance.judge(plain, "upstream", real, explore=8)
+    assert entry["status"] == "agree" and entry["simRaces"] == {"controllerPods": "raced"}
+    monkeypatch.setattr(races, "RACES", ())
     assert conformance.judge(plain, "upstream", real, explore=8)["status"] != "agree"

@@ -154,3 +154,31 @@ def test_the_generator_makes_loadable_scenarios():
     sc = fuzz.load(doc, ROOT / "scenarios")
     assert sc.name.startswith("fuzz-") and sc.given["faults"]
     assert "# yaml-language-server" in fuzz.to_yaml(doc)
+
+
+def test_the_real_fuzzer_keeps_each_run_and_judges_it_again(tmp_path, cluster, capsys):
+    """tools/fuzz_engines.py keeps every generated document with its real outcome under OUT/runs, and
+    `--rejudge OUT` judges them again against the simulation as it is now (here a simulated run stands in
+    for the real one: it is in its own outcome set)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fuzz_engines", ROOT / "tools" / "fuzz_engines.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    doc = {"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario", "metadata": {"name": "fuzz-kept"},
+           "given": {"region": "eastus", "skus": ["Standard_D2s_v3"]},
+           "manifests": [{"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
+                          "metadata": {"name": "default"}, "spec": {"imageFamily": "Ubuntu2204"}},
+                         {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "np0"},
+                          "spec": {"template": {"spec": {
+                              "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+                              "requirements": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}}}},
+                         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                          "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}]}
+    stand_in = execute(get_engine("simulated"), fuzz.load(doc, ROOT / "scenarios"), "upstream", cluster)
+    tool.keep_run(tmp_path, 1, doc, stand_in, None)
+    assert sorted(f.name for f in (tmp_path / "runs").iterdir()) == ["001-fuzz-kept.real.pickle.gz",
+                                                                     "001-fuzz-kept.scenario.yaml"]
+    assert tool.rejudge(tmp_path, explore=2) == 0
+    kept = json.loads((tmp_path / "rejudge.json").read_text())
+    assert kept["counts"] == {"agree": 1} and kept["runs"][0]["name"] == "fuzz-kept"
+    assert tool.rejudge(tmp_path / "nothing", explore=2) == 2

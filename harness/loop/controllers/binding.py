@@ -41,11 +41,11 @@ class KubeScheduler:
         # (k8s.io/kubernetes v1.36.3 pkg/scheduler/backend/queue/scheduling_queue.go: Timestamp refreshed
         # on every failed attempt; queuesort/priority_sort.go Less), which depends on timing the loop does
         # not have: it takes them in creation order, and in a seeded order when the Nodes of a launch
-        # turn Ready one at a time (given.loop.nodesReady: staggered, the race the outcome sets explore),
+        # turn Ready one at a time (given.loop.nodesReady: staggered or spread, races the outcome sets explore),
         # where pods that kept failing while no Node fitted come back in whatever order their retries
         # left them (fuzz-62d93f468d: a replica Karpenter planned nowhere took a planned one's room)
         queue = sorted(s.pod_views.items(), key=lambda kv: kv[1].order)
-        if s.cfg.nodes_ready == "staggered":
+        if s.cfg.ready_one_by_one:
             s.queue_rng.shuffle(queue)
         for key, pv in queue:
             pr = s.result.pods[key]

@@ -90,6 +90,7 @@ class LoopState:
         self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
         self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
         self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
+        self.spread_rng = random.Random(f"spread-{cfg.seed}")  # whether a round runs mid-launch (nodesReady: spread)
         self.queue_rng = random.Random(f"queue-{cfg.seed}")   # kube-scheduler's queue as a Node turns Ready (staggered)
         self.launch_rng = random.Random(f"launch-{cfg.seed}")  # which of a pass's launches reaches Azure first
         self.stagger_rng = random.Random(f"stagger-{cfg.seed}")  # ... and whether it starts after the ones before it

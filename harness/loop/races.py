@@ -1,0 +1,59 @@
+"""The races the loop models: each `given.loop` option that makes one timing of a real cluster a seeded
+choice, with the value that races and the value a scenario runs with when it says nothing.
+
+A scenario's own run keeps its options as written (the default is the calm order: one draw, replayed
+exactly). An exploration that covers the races (`harness run --explore N`, the conformance judge:
+harness/runner/explore.py) turns the ones the scenario does not set on and off per seed (`draw`), so
+its outcome set holds what the real cluster's timings reach. Each race's behaviour is in the module
+named beside it; why each is a race of the real cluster: docs/races.md."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Race:
+    key: str        # given.loop key
+    calm: object    # the value a scenario runs with when it does not set the key
+    racing: object  # the value that makes the race a seeded choice
+
+
+RACES = (
+    # a launch's Nodes turn Ready one at a time, kube-scheduler binding after each, and Karpenter's
+    # provisioner may run a round between two of them (simulation.py _lifecycle_staggered, _round_mid_launch)
+    Race("nodesReady", "together", "spread"),
+    # each workload of an apply after the first reaches the provisioner before or after its first round
+    # (controllers/workloads.py Workloads.late, simulation.py _arrive_late)
+    Race("podsArrive", "together", "staggered"),
+    # a Deployment's pods are created before or after the bare Pods applied with it (controllers/workloads.py)
+    Race("controllerPods", "first", "raced"),
+    # a launch starts before or after the launches ahead of it in its pass finished, and meets what a failure
+    # marked unavailable (controllers/launch.py)
+    Race("launches", "together", "staggered"),
+    # a launched VM registers after Karpenter's next provisioning round, not in the same pass: any boot
+    # shorter than one loop iteration (simulation.py ITERATION_SECONDS, _boot_deadline) puts one round between
+    Race("nodeBoot", 0, "1s"),
+)
+
+
+def open_races(loop: dict) -> list[Race]:
+    """The races a scenario's given.loop leaves to the exploration (the keys it does not set)."""
+    return [r for r in RACES if r.key not in loop]
+
+
+def draw(loop: dict, seed: int, k: int) -> dict:
+    """The given.loop options run k of an exploration adds under `seed`: none for run 0 (the scenario's
+    own run), every open race for run 1, each open race alone for the runs after it (so a race whose
+    outcome another race would hide is met on its own), then each open race in a seeded choice (its own
+    stream, so the loop's draws under the seed do not move)."""
+    races = open_races(loop)
+    if k == 0:
+        return {}
+    if k == 1:
+        return {r.key: r.racing for r in races}
+    if k - 2 < len(races):
+        r = races[k - 2]
+        return {r.key: r.racing}
+    rng = random.Random(f"races-{seed}")
+    return {r.key: r.racing for r in races if rng.random() < 0.5}

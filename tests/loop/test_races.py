@@ -1,0 +1,34 @@
+"""harness/loop/races.py: the loop's timing races and what an exploration's runs add."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.loop import races
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "harness/data/scenario.schema.json").read_text())
+
+
+def test_every_race_is_a_given_loop_option_whose_racing_value_the_schema_takes():
+    loop = SCHEMA["properties"]["given"]["properties"]["loop"]["properties"]
+    for r in races.RACES:
+        assert r.key in loop, r.key
+        if "enum" in loop[r.key]:
+            assert {r.calm, r.racing} <= set(loop[r.key]["enum"]), r.key
+
+
+def test_run_zero_is_the_scenario_run_one_all_races_then_each_alone():
+    keys = [r.key for r in races.RACES]
+    assert races.draw({}, 5, 0) == {}
+    assert races.draw({}, 5, 1) == {r.key: r.racing for r in races.RACES}
+    assert [list(races.draw({}, 5, k)) for k in range(2, 2 + len(keys))] == [[k] for k in keys]
+
+
+def test_later_runs_draw_a_seeded_subset_and_never_a_key_the_scenario_sets():
+    later = [races.draw({}, seed, 10) for seed in range(40)]
+    assert later == [races.draw({}, seed, 10) for seed in range(40)]         # replayed by the seed
+    assert len({tuple(sorted(d)) for d in later}) > 4
+    pinned = {"nodesReady": "together", "nodeBoot": "15s"}
+    for k in range(30):
+        assert not set(races.draw(pinned, k, k)) & set(pinned)
+    assert [r.key for r in races.open_races(pinned)] == ["podsArrive", "controllerPods", "launches"]
