@@ -152,7 +152,7 @@ def main() -> int:
             walls.append(w)
             cpus.append(c)
         wall, cpu = statistics.median(walls), statistics.median(cpus)
-        exp = f"{math.log(cpu / prev[1]) / math.log(n / prev[0]):5.2f}" if prev and prev[1] > 0 and cpu > 0 else "    -"
+        exp = f"{math.log(cpu / prev[1]) / math.log(n / prev[0]):5.2f}" if prev and prev[1] > 0 and cpu > 0 and n != prev[0] else "    -"
         line = f"{n:>6} {nodes:>6} {wall:>8.3f} {cpu:>8.3f} {n / max(cpu, 1e-9):>10.0f} {exp}"
         if args.memory:
             tracemalloc.start()

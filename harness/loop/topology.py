@@ -31,6 +31,8 @@ MAX_INT32 = 2**31 - 1
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 HONOR, IGNORE = "Honor", "Ignore"
 _OWNER = "topology"          # PodView.topology_cache: the Topology its entries belong to
+_LABELS = "labels"           # ... the pod's (namespace, labels) as a hashable identity
+_KEY = "key"                 # ... namespace/name (tie picks)
 # k8s.io/api v0.36.3 core/v1 well_known_labels.go LabelMetadataName: the API server sets it on every
 # Namespace (k8s.io/kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go PrepareForCreate)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -531,7 +533,7 @@ class Topology:
         self.inverse_owners: dict[str, set[str]] = {}
         self._registrations = 0      # grows whenever a pod becomes an inverse-group owner (cache key)
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
-        self._label_idents: dict[str, tuple] = {}
+        self._selecting: dict[tuple, tuple[int, list[TopologyGroup]]] = {}
         self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         self._node_reqs: dict[str, Requirements] = {}
         self._hostnames: set[str] = set()
@@ -643,12 +645,10 @@ class Topology:
         Topology only: a pod outlives the Topology of one pass or one consolidation simulation, and a
         later Topology must build (and register the inverse groups of) its own. The cache names its
         Topology by reference, not by id(): a freed Topology's address is reused by the next one."""
-        if pod.topology_cache.get(_OWNER) is not self:
-            pod.topology_cache.clear()
-            pod.topology_cache[_OWNER] = self
+        cache = self._cache(pod)
         key = (pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
                pod.tolerate_prefer_no_schedule)
-        groups = pod.topology_cache.get(key)
+        groups = cache.get(key)
         if groups is None:
             groups = [self._spread_group(pod, tsc) for tsc in spread_constraints(pod)]
             groups += [self._term_group(pod, t, AFFINITY) for t in affinity_terms(pod, "podAffinity", True)
@@ -658,16 +658,28 @@ class Topology:
                     self._inverse_group(pod, term)       # only required anti-affinity works both ways
             groups += [self._term_group(pod, t, ANTI_AFFINITY) for t in affinity_terms(pod, "podAntiAffinity", True)
                        if t.get("topologyKey")]
-            pod.topology_cache[key] = groups
+            cache[key] = groups
         return groups
+
+    def _cache(self, pod) -> dict:
+        """The pod's topology_cache, emptied if another Topology filled it."""
+        cache = pod.topology_cache
+        if cache.get(_OWNER) is not self:
+            cache.clear()
+            cache[_OWNER] = self
+        return cache
+
+    def _label_ident(self, pod) -> tuple:
+        cache = self._cache(pod)
+        ident = cache.get(_LABELS)
+        if ident is None:
+            ident = cache[_LABELS] = (pod.namespace, frozenset(pod.labels.items()))
+        return ident
 
     def _selects(self, g: TopologyGroup, pod) -> bool:
         """g.selects(pod), cached per pass by (namespace, labels): a pod's do not change in a pass,
         and many pods share them."""
-        ident = self._label_idents.get(pod.uid)
-        if ident is None:
-            ident = self._label_idents[pod.uid] = (pod.namespace, frozenset(pod.labels.items()))
-        key = (id(g), ident)
+        key = (id(g), self._label_ident(pod))
         hit = self._selects_cache.get(key)
         if hit is None:
             hit = self._selects_cache[key] = g.selects(pod.namespace, pod.labels)
@@ -724,7 +736,20 @@ class Topology:
         return out
 
     def pod_key(self, pod) -> str:
-        return f"{pod.namespace}/{pod.name}"
+        cache = self._cache(pod)
+        key = cache.get(_KEY)
+        if key is None:
+            key = cache[_KEY] = f"{pod.namespace}/{pod.name}"
+        return key
+
+    def _groups_selecting(self, pod) -> list[TopologyGroup]:
+        """The (non-inverse) groups whose selector picks the pod, in group order; cached per
+        (namespace, labels) until a group is added."""
+        ident = self._label_ident(pod)
+        hit = self._selecting.get(ident)
+        if hit is None or hit[0] != len(self.groups):
+            hit = self._selecting[ident] = (len(self.groups), [g for g in self.groups.values() if self._selects(g, pod)])
+        return hit[1]
 
     def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements, explain: bool = True,
                          allow_undefined: frozenset[str] | None = None) -> "Requirements | TopologyError | TopologyConflict":
@@ -745,7 +770,8 @@ class Topology:
             if len(chosen) == 0:
                 return g.error(pod_domains, node_domains, explain)
             # Requirements.Add intersects: skip the copy when that leaves the requirement as it is
-            if key in reqs and reqs[key].intersection(chosen) == reqs[key]:
+            have = reqs._reqs.get(key)
+            if have is not None and _narrows_nothing(have, chosen):
                 continue
             if not copied:
                 reqs = reqs.copy()
@@ -773,9 +799,8 @@ class Topology:
                 for g in (*self.groups.values(), *self.inverse.values()):
                     if g.key == HOSTNAME:
                         g.register(name)
-        for g in self.groups.values():
-            if g.key in reqs and self._selects(g, pod) and (
-                    g.node_filter is None or g.node_filter.matches(taints, reqs, allow)):
+        for g in self._groups_selecting(pod):
+            if g.key in reqs and (g.node_filter is None or g.node_filter.matches(taints, reqs, allow)):
                 r = reqs[g.key]
                 if g.type == ANTI_AFFINITY:
                     g.record(*r.values)
@@ -784,6 +809,15 @@ class Topology:
         for ident, g in self.inverse.items():
             if pod.uid in self.inverse_owners.get(ident, ()) and g.key in reqs:
                 g.record(*reqs[g.key].values)
+
+
+def _narrows_nothing(have: Requirement, chosen: Requirement) -> bool:
+    """have.intersection(chosen) == have, without building the intersection where both are plain
+    `In` sets (what topology groups choose): then it holds exactly when have's values are chosen's."""
+    if (not have.complement and not chosen.complement and have.gte is None and have.lte is None
+            and chosen.gte is None and chosen.lte is None and chosen.min_values is None and not chosen.exclusive):
+        return have.values <= chosen.values
+    return have.intersection(chosen) == have
 
 
 def topology_keys(pod) -> set[str]:
