@@ -81,6 +81,7 @@ class Scheduler:
         self._indexes: dict[int, TypeIndex] = {}                    # id(template) -> its TypeIndex
         self._merge_cache: dict = {}
         self._reach_cache: dict = {}
+        self._pod_reach: dict[int, tuple] = {}                       # id(pod) -> (pod, state, reach)
         self._headroom_cache: dict = {}
         self._limit_memo: dict[int, tuple[list, str | None]] = {}    # id(template) -> remaining.check
         # core OrderByWeight (pkg/utils/nodepool/nodepool.go, v1.14.0): weight, then name descending
@@ -524,7 +525,8 @@ class Scheduler:
         pod_reqs = pod.requirements(self.sem)
         if HOSTNAME in pod_reqs:
             return []
-        if not any(self._template_reaches_topology(t, pod, pod_reqs) for t in self.templates):
+        reach = self._reach(pod, pod_reqs)
+        if not any(ok and self._limit_check(t)[1] is None for t, ok in zip(self.templates, reach)):
             return []
         strict = pod.requirements(self.sem, strict=True)
         return [*self.topology.hostname_gates(pod),
@@ -547,17 +549,23 @@ class Scheduler:
             tags += [(key, ANY)] if allowed is None else [(key, v) for v in allowed]
         return frozenset(tags)
 
-    def _template_reaches_topology(self, template: Template, pod: PodView, pod_reqs: Requirements) -> bool:
-        """addToNewNodeClaim for this template gets as far as the topology: limits, taints and
-        requirement compatibility pass (the placeholder hostname cannot conflict: the pod has none)."""
-        key = (id(template), pod_reqs.signature(), repr(pod.tolerations))
-        ok = self._reach_cache.get(key)
-        if ok is None:
-            ok = self._reach_cache[key] = (not karpenter_untolerated(pod.tolerations, template.taints) and
-                                           template.requirements.compatible(pod_reqs, self.well_known) is None)
-        if not ok:
-            return False
-        return self._limit_check(template)[1] is None
+    def _reach(self, pod: PodView, pod_reqs: Requirements) -> tuple[bool, ...]:
+        """Per template, whether addToNewNodeClaim gets past taints and requirement compatibility
+        to the topology (the placeholder hostname cannot conflict: the pod has none); limits are
+        checked by the caller, as they change during the Solve. Memoized per pod and relaxation
+        state (its tolerations and requirements)."""
+        state = (pod.relaxed_required, pod.dropped_preferred, pod.tolerate_prefer_no_schedule)
+        hit = self._pod_reach.get(id(pod))
+        if hit is None or hit[0] is not pod or hit[1] != state:     # the pod itself: ids are reused
+            tolerations = pod.tolerations
+            key = (pod_reqs.signature(), repr(tolerations))       # pods of one workload share it
+            reach = self._reach_cache.get(key)
+            if reach is None:
+                reach = self._reach_cache[key] = tuple(
+                    not karpenter_untolerated(tolerations, t.taints) and
+                    t.requirements.compatible(pod_reqs, self.well_known) is None for t in self.templates)
+            hit = self._pod_reach[id(pod)] = (pod, state, reach)
+        return hit[2]
 
     def _limit_check(self, template: Template) -> tuple[list, str | None]:
         """remaining.check for a new NodeClaim of the template, memoized until the next subtract_max

@@ -33,6 +33,7 @@ HONOR, IGNORE = "Honor", "Ignore"
 _OWNER = "topology"          # PodView.topology_cache: the Topology its entries belong to
 _LABELS = "labels"           # ... the pod's (namespace, labels) as a hashable identity
 _KEY = "key"                 # ... namespace/name (tie picks)
+_ALL = "all"                 # ... its _PodGroups
 # k8s.io/api v0.36.3 core/v1 well_known_labels.go LabelMetadataName: the API server sets it on every
 # Namespace (k8s.io/kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go PrepareForCreate)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -706,19 +707,28 @@ class Topology:
     def pod_groups(self, pod) -> list[TopologyGroup]:
         """Every group add_requirements checks for the pod, in its order (creates the pod's groups
         and inverse registrations, as its first add_requirements call would)."""
+        return self._pod_entry(pod).groups
+
+    def _pod_entry(self, pod) -> "_PodGroups":
+        """The pod's groups with what the scheduler asks of them each placement, cached on the pod
+        for its relaxation state until an inverse group or owner is added."""
+        cache = self._cache(pod)
+        state = (pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
+                 pod.tolerate_prefer_no_schedule)
+        hit = cache.get(_ALL)
+        if hit is not None and hit.state == state and hit.stamp == (len(self.inverse), self._registrations):
+            return hit
         groups = self._constraints(pod)
         inverse = self._applicable_inverse(pod)
-        return groups + inverse if inverse else groups
+        groups = groups + inverse if inverse else groups
+        hit = cache[_ALL] = _PodGroups(state, (len(self.inverse), self._registrations), groups,
+                                       [self._selects(g, pod) for g in groups])
+        return hit
 
     def hostname_gates(self, pod) -> list[tuple[TopologyGroup, int]]:
         """(group, threshold) for each of the pod's hostname groups whose rejection at a NodeClaim's
         own hostname is permanent once that hostname's count reaches the threshold."""
-        out = []
-        for g in self.pod_groups(pod):
-            t = g.hostname_threshold(self._selects(g, pod))
-            if t is not None:
-                out.append((g, t))
-        return out
+        return self._pod_entry(pod).host_gates
 
     def domain_gates(self, pod, pod_reqs: Requirements) -> list[tuple[str, frozenset[str]]]:
         """(key, domains) for each of the pod's affinity groups on a key other than the hostname that
@@ -727,11 +737,9 @@ class Topology:
         add_requirements gets them), so a NodeClaim whose requirement on the key allows none of them
         is rejected until a matching pod lands in a domain it allows."""
         out = []
-        for g in self.pod_groups(pod):
-            if g.type != AFFINITY or g.key == HOSTNAME:
-                continue
+        for g, selects in self._pod_entry(pod).affinity:
             pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
-            if not g.may_bootstrap(self._selects(g, pod), pod_domains):
+            if not g.may_bootstrap(selects, pod_domains):
                 out.append((g.key, frozenset(d for d, n in g.domains.items() if n > 0 and pod_domains.has(d))))
         return out
 
@@ -762,11 +770,12 @@ class Topology:
         copied = False
         touched: list[str] = []
         pkey = self.pod_key(pod)
-        for g in self.pod_groups(pod):
+        entry = self._pod_entry(pod)
+        for g, selects in zip(entry.groups, entry.selects):
             key = g.key
             pod_domains = pod_reqs[key] if key in pod_reqs else Requirement(key, True, frozenset())
             node_domains = node_reqs[key] if key in node_reqs else Requirement(key, True, frozenset())
-            chosen = g.get(self._selects(g, pod), pod_domains, node_domains, pkey)
+            chosen = g.get(selects, pod_domains, node_domains, pkey)
             if len(chosen) == 0:
                 return g.error(pod_domains, node_domains, explain)
             # Requirements.Add intersects: skip the copy when that leaves the requirement as it is
@@ -809,6 +818,19 @@ class Topology:
         for ident, g in self.inverse.items():
             if pod.uid in self.inverse_owners.get(ident, ()) and g.key in reqs:
                 g.record(*reqs[g.key].values)
+
+
+class _PodGroups:
+    """Topology.pod_groups of one pod in one relaxation state, with whether each group selects the
+    pod, its hostname gates and its affinity groups on other keys (Topology.domain_gates)."""
+
+    __slots__ = ("state", "stamp", "groups", "selects", "host_gates", "affinity")
+
+    def __init__(self, state: tuple, stamp: tuple, groups: list[TopologyGroup], selects: list[bool]):
+        self.state, self.stamp, self.groups, self.selects = state, stamp, groups, selects
+        self.host_gates = [(g, t) for g, sel in zip(groups, selects)
+                           if (t := g.hostname_threshold(sel)) is not None]
+        self.affinity = [(g, sel) for g, sel in zip(groups, selects) if g.type == AFFINITY and g.key != HOSTNAME]
 
 
 def _narrows_nothing(have: Requirement, chosen: Requirement) -> bool:
