@@ -535,6 +535,7 @@ class Topology:
         self._registrations = 0      # grows whenever a pod becomes an inverse-group owner (cache key)
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
         self._selecting: dict[tuple, tuple[int, list[TopologyGroup]]] = {}
+        self._idents: dict[tuple, tuple] = {}
         self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         self._node_reqs: dict[str, Requirements] = {}
         self._hostnames: set[str] = set()
@@ -674,7 +675,9 @@ class Topology:
         cache = self._cache(pod)
         ident = cache.get(_LABELS)
         if ident is None:
-            ident = cache[_LABELS] = (pod.namespace, frozenset(pod.labels.items()))
+            ident = (pod.namespace, frozenset(pod.labels.items()))
+            # pods of one workload share one identity object (one per pod would live the whole pass)
+            ident = cache[_LABELS] = self._idents.setdefault(ident, ident)
         return ident
 
     def _selects(self, g: TopologyGroup, pod) -> bool:
@@ -722,7 +725,7 @@ class Topology:
         inverse = self._applicable_inverse(pod)
         groups = groups + inverse if inverse else groups
         hit = cache[_ALL] = _PodGroups(state, (len(self.inverse), self._registrations), groups,
-                                       [self._selects(g, pod) for g in groups])
+                                       tuple(self._selects(g, pod) for g in groups))
         return hit
 
     def hostname_gates(self, pod) -> list[tuple[TopologyGroup, int]]:
@@ -826,11 +829,13 @@ class _PodGroups:
 
     __slots__ = ("state", "stamp", "groups", "selects", "host_gates", "affinity")
 
-    def __init__(self, state: tuple, stamp: tuple, groups: list[TopologyGroup], selects: list[bool]):
+    def __init__(self, state: tuple, stamp: tuple, groups: list[TopologyGroup], selects: tuple[bool, ...]):
+        # tuples, not lists: one of these lives per pod, and the cyclic collector stops tracking a
+        # tuple of atoms (selects) and never allocates for an empty one
         self.state, self.stamp, self.groups, self.selects = state, stamp, groups, selects
-        self.host_gates = [(g, t) for g, sel in zip(groups, selects)
-                           if (t := g.hostname_threshold(sel)) is not None]
-        self.affinity = [(g, sel) for g, sel in zip(groups, selects) if g.type == AFFINITY and g.key != HOSTNAME]
+        self.host_gates = tuple((g, t) for g, sel in zip(groups, selects)
+                                if (t := g.hostname_threshold(sel)) is not None)
+        self.affinity = tuple((g, sel) for g, sel in zip(groups, selects) if g.type == AFFINITY and g.key != HOSTNAME)
 
 
 def _narrows_nothing(have: Requirement, chosen: Requirement) -> bool:
