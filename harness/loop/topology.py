@@ -536,7 +536,7 @@ class Topology:
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
         self._selecting: dict[tuple, tuple[int, list[TopologyGroup]]] = {}
         self._idents: dict[tuple, tuple] = {}
-        self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
+        self._inverse_cache: dict[tuple, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         self._node_reqs: dict[str, Requirements] = {}
         self._hostnames: set[str] = set()
         for name, labels in node_labels.items():
@@ -692,12 +692,14 @@ class Topology:
     def _applicable_inverse(self, pod) -> list[TopologyGroup]:
         """getMatchingTopologies' inverse part: the inverse anti-affinity groups that select the pod
         (its own too: a pod with self anti-affinity is held off the domains of its peers by both
-        groups). Cached on the pass until a group is added or any pod becomes an owner."""
+        groups). Cached on the pass per (namespace, labels), what selection depends on, until a group
+        is added or any pod becomes an owner."""
         stamp = (len(self.inverse), self._registrations)
-        hit = self._inverse_cache.get(pod.uid)
+        ident = self._label_ident(pod)
+        hit = self._inverse_cache.get(ident)
         if hit is None or hit[0] != stamp:
             groups = [g for g in self.inverse.values() if self._selects(g, pod)]
-            hit = self._inverse_cache[pod.uid] = (stamp, groups)
+            hit = self._inverse_cache[ident] = (stamp, groups)
         return hit[1]
 
     def prepare(self, pods) -> None:
