@@ -37,7 +37,7 @@ MIN_VALUES_EVENT_SUFFIX = " due to minValues incompatibility"
 # Template, ExistingNode, PlannedClaim, ClaimOrder and offering_compatible live in their own modules
 # (nodeclaimtemplate.py, existingnode.py, nodeclaim.py) and are importable from here as before.
 __all__ = ["Scheduler", "SolveResult", "Template", "ExistingNode", "PlannedClaim", "FilterError", "ClaimOrder",
-           "offering_compatible", "cheapest_price", "MAX_INSTANCE_TYPES"]
+           "offering_compatible", "MAX_INSTANCE_TYPES"]
 
 # MaxInstanceTypes, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
 # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; sigs.k8s.io/karpenter v1.14.0
@@ -117,7 +117,7 @@ class Scheduler:
         overhead (NewScheduler passes one DaemonOverheadGroup without DaemonOverhead to
         filterInstanceTypesByRequirements: core v1.14.0 scheduling/scheduler.go): requirements,
         an available compatible offering, minValues."""
-        compat, offered = self._compat_masks(template, template.requirements)
+        compat, offered, _ = self._compat_masks(template, template.requirements)
         kept = self._index(template).list(compat & offered)
         if kept and template.requirements.has_min_values():
             missing = self._min_values_unmet(template.requirements, kept)
@@ -141,9 +141,10 @@ class Scheduler:
         alloc = it.allocatable()
         return {k: alloc.get(k, 0) - overhead.get(k, 0) for k in set(alloc) | set(overhead)}
 
-    def _compat_masks(self, template: Template, reqs: Requirements) -> tuple[Mask, Mask]:
-        """The template's instance types whose requirements are compatible with `reqs`, and those
-        with a compatible available offering (TypeIndex bits). Depends only on the requirements, so
+    def _compat_masks(self, template: Template, reqs: Requirements) -> tuple[Mask, Mask, Mask]:
+        """The template's instance types whose requirements are compatible with `reqs`, those with a
+        compatible available offering (TypeIndex bits), and the compatible offering groups
+        (TypeIndex.offering_groups). Depends only on the requirements, so
         it is computed once per distinct requirement set and reused while pods with the same
         requirements pack into claims."""
         # instance types and offerings never define the hostname, so a claim's hostname placeholder
@@ -155,7 +156,8 @@ class Scheduler:
         hit = self._compat_cache.get(key)
         if hit is None:
             ix = self._index(template)
-            hit = self._compat_cache[key] = (ix.compatible(reqs), ix.offered(reqs, self.well_known))
+            groups = ix.offering_groups(reqs, self.well_known)
+            hit = self._compat_cache[key] = (ix.compatible(reqs), ix.offered(groups), groups)
         return hit
 
     def max_headroom(self, claim: "PlannedClaim") -> dict[str, int]:
@@ -178,7 +180,7 @@ class Scheduler:
         an available compatible offering; `candidates` narrows to a planned claim's options.
         Returns the kept types, the same as TypeIndex bits, and the error when none is kept."""
         ix = self._index(template)
-        compatible, offered = self._compat_masks(template, reqs)
+        compatible, offered, _ = self._compat_masks(template, reqs)
         fit = ix.fits(requests)
         if candidates is not None:
             compatible, offered, fit = compatible & candidates, offered & candidates, fit & candidates
@@ -613,23 +615,18 @@ class Scheduler:
         pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd): keep the 600
         cheapest; drop claims that lose minValues."""
         kept = []
-        prices: dict = {}
         # claims share requirements and option sets (a zone, a size range): sort each pair once
         ranked: dict[tuple, list] = {}
         for claim in self.planned:
             reqs = claim.requirements.without(HOSTNAME)
-            sig = reqs.signature()
-            key = (id(claim.template), sig, claim.mask)
+            key = (id(claim.template), reqs.signature(), claim.mask)
             cheapest = ranked.get(key)
             if cheapest is None:
-                def price(it, sig=sig, reqs=reqs):
-                    key = (sig, id(it))
-                    p = prices.get(key)
-                    if p is None:
-                        p = prices[key] = cheapest_price(it, reqs, self.well_known)
-                    return p
-                cheapest = ranked[key] = sorted(claim.instance_types,
-                                                key=lambda it: (price(it), it.name))[:MAX_INSTANCE_TYPES]
+                ix = self._index(claim.template)
+                groups = self._compat_masks(claim.template, reqs)[2]
+                # cheapest_price of each type: its lowest available offering compatible with reqs
+                cheapest = ranked[key] = sorted(claim.instance_types, key=lambda it: (
+                    ix.cheapest_price(it, groups), it.name))[:MAX_INSTANCE_TYPES]
             if len(cheapest) != len(claim.instance_types):
                 claim.mask = self._index(claim.template).mask_of(cheapest)
             claim.instance_types = cheapest
@@ -669,11 +666,6 @@ def _listed_domains(r: Requirement) -> frozenset[str] | None:
     if r.complement or r.gte is not None or r.lte is not None:
         return None
     return r.values
-
-
-def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:
-    prices = [o.price for o in it.offerings if offering_compatible(o, reqs, well_known)]
-    return min(prices) if prices else float("inf")
 
 
 def _counter():

@@ -22,7 +22,7 @@ class TypeIndex:
     """A template's instance types, indexed once per Solve."""
 
     __slots__ = ("types", "all", "rooms", "_pos", "_lists", "_thresholds", "_by_key", "_key_masks",
-                 "_offer_groups")
+                 "_offer_groups", "_offer_prices", "_room_keys")
 
     def __init__(self, types: list, rooms: list[dict[str, int]]):
         """types: the template's instance types; rooms: per type, allocatable minus the template's
@@ -36,6 +36,8 @@ class TypeIndex:
         self._by_key: dict[str, tuple[Mask, dict[Requirement, Mask]]] = {}
         self._key_masks: dict[Requirement, Mask] = {}
         self._offer_groups: list[tuple[Requirements, Mask]] | None = None
+        self._offer_prices: list[list[tuple[int, float]]] = []     # per type: (group, price) available
+        self._room_keys: dict[str, Mask] | None = None              # resource -> types whose room has it
 
     # -- masks and lists -------------------------------------------------------------------------
     def mask_of(self, its) -> Mask:
@@ -94,22 +96,43 @@ class TypeIndex:
                 m |= gm
         return m
 
-    def offered(self, reqs: Requirements, well_known: frozenset[str]) -> Mask:
-        """The types with an available offering compatible with `reqs` (offering_compatible)."""
+    def offering_groups(self, reqs: Requirements, well_known: frozenset[str]) -> Mask:
+        """The distinct offering requirement sets compatible with `reqs` (offering_compatible), as
+        bits over the groups: the answer for every offering of every type at once."""
         if self._offer_groups is None:
-            groups: dict[frozenset, tuple[Requirements, Mask]] = {}
+            groups: dict[frozenset, tuple[int, Requirements]] = {}
+            masks: list[Mask] = []
             for i, it in enumerate(self.types):
+                prices = []
                 for o in it.offerings:
                     if o.available:
                         sig = o.requirements.signature()
-                        rep, gm = groups.get(sig, (o.requirements, 0))
-                        groups[sig] = (rep, gm | 1 << i)
-            self._offer_groups = list(groups.values())
+                        g = groups.get(sig)
+                        if g is None:
+                            g = groups[sig] = (len(masks), o.requirements)
+                            masks.append(0)
+                        masks[g[0]] |= 1 << i
+                        prices.append((g[0], o.price))
+                self._offer_prices.append(prices)
+            self._offer_groups = [(rep, masks[g]) for g, rep in groups.values()]
         m = 0
-        for rep, gm in self._offer_groups:
-            if gm & ~m and reqs.is_compatible(rep, well_known):
-                m |= gm
+        for g, (rep, _) in enumerate(self._offer_groups):
+            if reqs.is_compatible(rep, well_known):
+                m |= 1 << g
         return m
+
+    def offered(self, groups: Mask) -> Mask:
+        """The types with an available offering in one of `groups` (offering_groups)."""
+        m = 0
+        for g, (_, types) in enumerate(self._offer_groups or ()):
+            if groups >> g & 1:
+                m |= types
+        return m
+
+    def cheapest_price(self, it, groups: Mask) -> float:
+        """The lowest price of the type's available offerings in `groups` (inf without one)."""
+        prices = [p for g, p in self._offer_prices[self._pos[id(it)]] if groups >> g & 1]
+        return min(prices) if prices else float("inf")
 
     # -- resources -------------------------------------------------------------------------------
     def fits(self, requests: dict[str, int]) -> Mask:
@@ -126,36 +149,55 @@ class TypeIndex:
     def _at_least(self, resource: str, amount: int) -> Mask:
         t = self._thresholds.get(resource)
         if t is None:
-            # masks[j]: the types with at least values[j] of the resource (values ascending)
-            room = [r.get(resource, 0) for r in self.rooms]
-            values = sorted(set(room))
-            masks, acc = [0] * len(values), 0
-            by_value: dict[int, Mask] = {}
-            for i, v in enumerate(room):
-                by_value[v] = by_value.get(v, 0) | 1 << i
-            for j in range(len(values) - 1, -1, -1):
-                acc |= by_value[values[j]]
-                masks[j] = acc
-            t = self._thresholds[resource] = (values, masks)
+            t = self._thresholds[resource] = _thresholds([(r.get(resource, 0), i) for i, r in enumerate(self.rooms)])
         values, masks = t
         j = bisect.bisect_left(values, amount)
         return masks[j] if j < len(masks) else 0
 
     def max_room(self, mask: Mask) -> dict[str, int]:
-        """The most room any type of `mask` offers, per resource (cpu, memory and pods read as 0
-        where a type has none)."""
+        """The most room any type of `mask` offers, per resource: cpu, memory and pods read as 0
+        where a type has none; another resource only over the types that have it. A binary search
+        over each resource's thresholds (the masks only shrink as the amount grows)."""
+        if self._room_keys is None:
+            keys: dict[str, Mask] = {}
+            for i, r in enumerate(self.rooms):
+                for k in r:
+                    keys[k] = keys.get(k, 0) | 1 << i
+            self._room_keys = keys
         room: dict[str, int] = {}
-        rooms = self.rooms
-        m = mask
-        while m:
-            low = m & -m
-            r = rooms[low.bit_length() - 1]
-            for k in ("cpu", "memory", "pods"):
-                v = r.get(k, 0)
-                if v > room.get(k, v - 1):
-                    room[k] = v
-            for k, v in r.items():
-                if v > room.get(k, v - 1):
-                    room[k] = v
-            m ^= low
+        for k in ("cpu", "memory", "pods"):
+            room[k] = self._most(k, mask, self.all)
+        for k, has in self._room_keys.items():
+            if k not in room and has & mask:
+                room[k] = self._most(k, mask, has)
         return room
+
+    def _most(self, resource: str, mask: Mask, has: Mask) -> int:
+        """The largest room for `resource` among the types of `mask` (`has`: the types counted)."""
+        key = resource if has == self.all else (resource, "has")
+        t = self._thresholds.get(key)
+        if t is None:
+            t = self._thresholds[key] = _thresholds(
+                [(r.get(resource, 0), i) for i, r in enumerate(self.rooms) if has >> i & 1])
+        values, masks = t
+        lo, hi = 0, len(values) - 1          # masks[lo] & mask is non-empty; find the last such j
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if masks[mid] & mask:
+                lo = mid
+            else:
+                hi = mid - 1
+        return values[lo]
+
+
+def _thresholds(room: list[tuple[int, int]]) -> tuple[list[int], list[Mask]]:
+    """(values ascending, masks): masks[j] holds the types (bit i) with at least values[j]."""
+    values = sorted({v for v, _ in room})
+    by_value: dict[int, Mask] = {}
+    for v, i in room:
+        by_value[v] = by_value.get(v, 0) | 1 << i
+    masks, acc = [0] * len(values), 0
+    for j in range(len(values) - 1, -1, -1):
+        acc |= by_value[values[j]]
+        masks[j] = acc
+    return values, masks
