@@ -261,6 +261,9 @@ class PodView:
         return hit
 
     def _requirements(self, sem: Semantics, strict: bool) -> Requirements:
+        spec = self.spec
+        if not spec.get("nodeSelector") and not (spec.get("affinity") or {}).get("nodeAffinity"):
+            return _NO_REQUIREMENTS
         reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in self.node_selector.items())
         if not strict:
             prefs = self.preferred_terms()[self.dropped_preferred:]

@@ -187,12 +187,14 @@ class NodeFilter:
     compatible with the pod's nodeSelector plus one of its required node-affinity terms; with
     nodeTaintsPolicy Honor (default Ignore) only if the pod tolerates every taint of it."""
 
-    __slots__ = ("requirements", "taint_policy", "affinity_policy", "tolerations", "ident")
+    __slots__ = ("requirements", "taint_policy", "affinity_policy", "tolerations", "ident", "_open")
 
     def __init__(self, requirements: list[Requirements], taint_policy: str, affinity_policy: str,
                  tolerations: list[dict], ident: str):
         self.requirements, self.taint_policy, self.affinity_policy = requirements, taint_policy, affinity_policy
         self.tolerations, self.ident = tolerations, ident
+        # an empty requirement set is compatible with any node: then the affinity test always passes
+        self._open = any(len(r) == 0 for r in requirements)
 
     @staticmethod
     def for_pod(pod, taint_policy: str, affinity_policy: str, sem) -> "NodeFilter":
@@ -217,7 +219,7 @@ class NodeFilter:
 
     def matches(self, taints: Iterable[Taint], reqs: Requirements, allow_undefined: frozenset[str] = frozenset()) -> bool:
         """Matches: affinity (any requirement set compatible) and taints."""
-        if self.affinity_policy == HONOR and self.requirements and not any(
+        if self.affinity_policy == HONOR and self.requirements and not self._open and not any(
                 reqs.is_compatible(r, allow_undefined) for r in self.requirements):
             return False
         if self.taint_policy == HONOR and not tolerates_all(self.tolerations, taints):
