@@ -92,6 +92,8 @@ class Scheduler:
         self._gates: dict[tuple[int, int], tuple[object, int, set[int]]] = {}
         self._ungated: set[int] = set()       # claims whose hostname is not their own placeholder
         self._watched: set[str] = set()       # keys of domain gates seen: claims are tagged on them
+        self._watched_count = 0
+        self._tagged_by: dict[int, tuple] = {}  # claim index -> (watched count, requirements it was tagged by)
         self._explain = True                  # False while scanning planned claims (errors discarded)
 
     # -- setup --------------------------------------------------------------------------------
@@ -539,6 +541,7 @@ class Scheduler:
         for g in gates:
             if g.key not in self._watched:
                 self._watched.add(g.key)
+                self._watched_count += 1
                 for claim in self.planned:
                     self._order.tag(claim, self._tags_of(claim))
 
@@ -593,11 +596,16 @@ class Scheduler:
         hostname reached; a claim whose hostname requirement is not its own placeholder is never gated.
         Its requirements may have narrowed too: its tags follow them."""
         if self._watched:
-            self._order.tag(claim, self._tags_of(claim))
+            # the tags follow the claim's requirements on the watched keys: unchanged objects, same tags
+            seen = tuple(claim.requirements._reqs.get(k) for k in self._watched)
+            if self._tagged_by.get(claim.index) != (self._watched_count, seen):
+                self._tagged_by[claim.index] = (self._watched_count, seen)
+                self._order.tag(claim, self._tags_of(claim))
         r = claim.requirements.get(HOSTNAME)
         if claim.index in self._ungated:
             return
-        if r.complement or r.values != frozenset({claim.hostname}) or r.gte is not None or r.lte is not None:
+        if (r.complement or len(r.values) != 1 or claim.hostname not in r.values or r.gte is not None
+                or r.lte is not None):
             self._ungated.add(claim.index)
             for _, _, open_ in self._gates.values():
                 open_.discard(claim.index)
