@@ -597,7 +597,8 @@ class Scheduler:
         Its requirements may have narrowed too: its tags follow them."""
         if self._watched:
             # the tags follow the claim's requirements on the watched keys: unchanged objects, same tags
-            seen = tuple(claim.requirements._reqs.get(k) for k in self._watched)
+            reqs = claim.requirements
+            seen = tuple(reqs[k] if k in reqs else None for k in self._watched)
             if self._tagged_by.get(claim.index) != (self._watched_count, seen):
                 self._tagged_by[claim.index] = (self._watched_count, seen)
                 self._order.tag(claim, self._tags_of(claim))

@@ -786,7 +786,7 @@ class Topology:
             if len(chosen) == 0:
                 return g.error(pod_domains, node_domains, explain)
             # Requirements.Add intersects: skip the copy when that leaves the requirement as it is
-            have = reqs._reqs.get(key)
+            have = reqs[key] if key in reqs else None
             if have is not None and _narrows_nothing(have, chosen):
                 continue
             if not copied:

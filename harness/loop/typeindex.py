@@ -82,7 +82,7 @@ class TypeIndex:
             groups: dict[Requirement, Mask] = {}
             undefined = 0
             for i, it in enumerate(self.types):
-                tr = it.requirements._reqs.get(r.key)
+                tr = it.requirements[r.key] if r.key in it.requirements else None
                 if tr is None:
                     undefined |= 1 << i
                 else:
