@@ -186,8 +186,6 @@ class Scheduler:
         fit = ix.fits(requests)
         if candidates is not None:
             compatible, offered, fit = compatible & candidates, offered & candidates, fit & candidates
-        else:
-            candidates = ix.all
         kept = compatible & fit & offered
         if kept:
             its = ix.list(kept)
