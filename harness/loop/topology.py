@@ -538,6 +538,9 @@ class Topology:
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
         self._selecting: dict[tuple, tuple[int, list[TopologyGroup]]] = {}
         self._idents: dict[tuple, tuple] = {}
+        # by the ids of their groups (alive as long as the Topology: its groups dicts hold them)
+        self._shared: dict[tuple, list[TopologyGroup]] = {}
+        self._entries: dict[tuple, _PodGroups] = {}
         self._inverse_cache: dict[tuple, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         self._node_reqs: dict[str, Requirements] = {}
         self._hostnames: set[str] = set()
@@ -662,7 +665,8 @@ class Topology:
                     self._inverse_group(pod, term)       # only required anti-affinity works both ways
             groups += [self._term_group(pod, t, ANTI_AFFINITY) for t in affinity_terms(pod, "podAntiAffinity", True)
                        if t.get("topologyKey")]
-            cache[key] = groups
+            # pods of one workload have the same groups: they share one list (read-only)
+            groups = cache[key] = self._shared.setdefault(tuple(map(id, groups)), groups)
         return groups
 
     def _cache(self, pod) -> dict:
@@ -728,8 +732,14 @@ class Topology:
         groups = self._constraints(pod)
         inverse = self._applicable_inverse(pod)
         groups = groups + inverse if inverse else groups
-        hit = cache[_ALL] = _PodGroups(state, (len(self.inverse), self._registrations), groups,
-                                       tuple(self._selects(g, pod) for g in groups))
+        stamp = (len(self.inverse), self._registrations)
+        selects = tuple(self._selects(g, pod) for g in groups)
+        # one entry per distinct (state, groups, selects): pods of one workload share it (read-only)
+        key = (state, stamp, tuple(map(id, groups)), selects)
+        hit = self._entries.get(key)
+        if hit is None:
+            hit = self._entries[key] = _PodGroups(state, stamp, groups, selects)
+        cache[_ALL] = hit
         return hit
 
     def hostname_gates(self, pod) -> list[tuple[TopologyGroup, int]]:
