@@ -71,6 +71,14 @@ leg() {     # leg NAME PYTEST-ARGS...: run one pytest leg; exit code 5 (no tests
 
 # 0. the docs (scripts/gen-docs.py's pages current, mkdocs build --strict): before the builds, which it does not need
 leg docs tests/test_docs.py --junitxml=reports/junit-docs.xml
+# 0b. bench: the scheduler's scaling on core's diverse pod mix, 1k to 8k pods (~10 CPU-s; reported in
+#     reports/bench-scheduling.txt, docs/benchmarks/scheduling.md). No timing is checked; only a growth
+#     exponent above 1.5 from 1k to 8k fails it (the quadratic sort of issue 57 measured ~2).
+echo "bench: scheduler scaling (bench/bench_scheduling.py)" >&2
+if ! python3 bench/bench_scheduling.py --mix diverse --sizes 1000,2000,4000,8000 --repeat 1 --max-exponent 1.5 \
+     | tee reports/bench-scheduling.txt >&2; then
+  echo "bench: the scheduler's growth exponent is above 1.5 (reports/bench-scheduling.txt)" >&2; rc=1
+fi
 
 # CPU seconds of everything this script ran and waited for (the Go compilers too): the measure that does
 # not depend on how busy the machine is; sets CPU_NOW

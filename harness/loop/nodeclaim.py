@@ -46,6 +46,7 @@ class PlannedClaim:
     slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
     host_ports: list = field(default_factory=list)   # held by its pods (core NodeClaim HostPortUsage)
     name: str = ""                            # a seeded NodeClaim's own name (given.existingNodes nodeClaim)
+    mask: int = 0                             # instance_types as the scheduler's TypeIndex bits
 
 
 class FilterError:

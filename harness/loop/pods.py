@@ -152,6 +152,9 @@ def pod_requests(spec: dict, pod_level: bool = True) -> dict[str, int]:
     return total
 
 
+_NO_REQUIREMENTS = Requirements()
+
+
 @dataclass
 class PodView:
     """A pod plus the scheduling-relevant views of it, with relaxation state."""
@@ -258,6 +261,9 @@ class PodView:
         return hit
 
     def _requirements(self, sem: Semantics, strict: bool) -> Requirements:
+        spec = self.spec
+        if not spec.get("nodeSelector") and not (spec.get("affinity") or {}).get("nodeAffinity"):
+            return _NO_REQUIREMENTS
         reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in self.node_selector.items())
         if not strict:
             prefs = self.preferred_terms()[self.dropped_preferred:]
@@ -269,7 +275,8 @@ class PodView:
         if terms:
             reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
                        for e in terms[0].get("matchExpressions") or []))
-        return reqs
+        # most pods have none: they share one empty set (read-only, as every result here is)
+        return reqs if reqs else _NO_REQUIREMENTS
 
     def relax(self, prefer_no_schedule_taints_exist: bool) -> bool:
         """One relaxation step, in upstream's order (sigs.k8s.io/karpenter v1.14.0

@@ -25,6 +25,7 @@ from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offeri
 from harness.loop.nodeclaimtemplate import Template
 from harness.loop.pods import PodView, karpenter_untolerated
 from harness.loop.topology import HOSTNAME
+from harness.loop.typeindex import Mask, TypeIndex
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add, fits
@@ -36,7 +37,7 @@ MIN_VALUES_EVENT_SUFFIX = " due to minValues incompatibility"
 # Template, ExistingNode, PlannedClaim, ClaimOrder and offering_compatible live in their own modules
 # (nodeclaimtemplate.py, existingnode.py, nodeclaim.py) and are importable from here as before.
 __all__ = ["Scheduler", "SolveResult", "Template", "ExistingNode", "PlannedClaim", "FilterError", "ClaimOrder",
-           "offering_compatible", "cheapest_price", "MAX_INSTANCE_TYPES"]
+           "offering_compatible", "MAX_INSTANCE_TYPES"]
 
 # MaxInstanceTypes, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
 # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; sigs.k8s.io/karpenter v1.14.0
@@ -77,9 +78,10 @@ class Scheduler:
         self._hostname_counter = hostname_counter or _counter()
         self.nodepool_events: list[tuple[str, str, str]] = []
         self._compat_cache: dict = {}
-        self._room_cache: dict = {}
+        self._indexes: dict[int, TypeIndex] = {}                    # id(template) -> its TypeIndex
         self._merge_cache: dict = {}
         self._reach_cache: dict = {}
+        self._pod_reach: dict[int, tuple] = {}                       # id(pod) -> (pod, state, reach)
         self._headroom_cache: dict = {}
         self._limit_memo: dict[int, tuple[list, str | None]] = {}    # id(template) -> remaining.check
         # core OrderByWeight (pkg/utils/nodepool/nodepool.go, v1.14.0): weight, then name descending
@@ -90,6 +92,8 @@ class Scheduler:
         self._gates: dict[tuple[int, int], tuple[object, int, set[int]]] = {}
         self._ungated: set[int] = set()       # claims whose hostname is not their own placeholder
         self._watched: set[str] = set()       # keys of domain gates seen: claims are tagged on them
+        self._watched_count = 0
+        self._tagged_by: dict[int, tuple] = {}  # claim index -> (watched count, requirements it was tagged by)
         self._explain = True                  # False while scanning planned claims (errors discarded)
 
     # -- setup --------------------------------------------------------------------------------
@@ -115,8 +119,8 @@ class Scheduler:
         overhead (NewScheduler passes one DaemonOverheadGroup without DaemonOverhead to
         filterInstanceTypesByRequirements: core v1.14.0 scheduling/scheduler.go): requirements,
         an available compatible offering, minValues."""
-        rows, _ = self._compat_rows(template, template.requirements)
-        kept = [row[0] for row in rows if row[1] and row[2]]
+        compat, offered, _ = self._compat_masks(template, template.requirements)
+        kept = self._index(template).list(compat & offered)
         if kept and template.requirements.has_min_values():
             missing = self._min_values_unmet(template.requirements, kept)
             if missing and self.min_values_policy != "BestEffort":
@@ -126,93 +130,79 @@ class Scheduler:
         return kept, (None if kept else FilterError())
 
     # -- filtering ----------------------------------------------------------------------------
-    def _compat_rows(self, template: Template, reqs: Requirements) -> tuple[list[tuple], dict[int, tuple]]:
-        """Per instance type: (it, requirements compatible, has a compatible offering, room...), and
-        the same rows by id(it). Depends only on the requirements, so it is computed once per
-        distinct requirement set and reused while pods with the same requirements pack into claims."""
+    def _index(self, template: Template) -> TypeIndex:
+        ix = self._indexes.get(id(template))
+        if ix is None:
+            ix = self._indexes[id(template)] = TypeIndex(
+                template.instance_types, [self._room(template, it) for it in template.instance_types])
+        return ix
+
+    def _room(self, template: Template, it) -> dict[str, int]:
+        """Allocatable minus this template's daemon overhead on the instance type, per resource."""
+        overhead = template.daemon_overhead(it, self.well_known, self.sem)
+        alloc = it.allocatable()
+        return {k: alloc.get(k, 0) - overhead.get(k, 0) for k in set(alloc) | set(overhead)}
+
+    def _compat_masks(self, template: Template, reqs: Requirements) -> tuple[Mask, Mask, Mask]:
+        """The template's instance types whose requirements are compatible with `reqs`, those with a
+        compatible available offering (TypeIndex bits), and the compatible offering groups
+        (TypeIndex.offering_groups). Depends only on the requirements, so
+        it is computed once per distinct requirement set and reused while pods with the same
+        requirements pack into claims."""
         # instance types and offerings never define the hostname, so a claim's hostname placeholder
         # does not change the answer: key the cache without it
+        sig = reqs.signature()
         if HOSTNAME in reqs:
-            reqs = reqs.without(HOSTNAME)
-        key = (id(template), reqs.signature())
+            sig = sig - {reqs[HOSTNAME]}
+        key = (id(template), sig)
         hit = self._compat_cache.get(key)
         if hit is None:
-            rows = [(it, it.requirements.intersects_ok(reqs),
-                     any(offering_compatible(o, reqs, self.well_known) for o in it.offerings),
-                     *self._room_tuple(template, it))
-                    for it in template.instance_types]
-            hit = self._compat_cache[key] = (rows, {id(row[0]): row for row in rows})
+            ix = self._index(template)
+            groups = ix.offering_groups(reqs, self.well_known)
+            hit = self._compat_cache[key] = (ix.compatible(reqs), ix.offered(groups), groups)
         return hit
 
     def max_headroom(self, claim: "PlannedClaim") -> dict[str, int]:
         """The most room any of a planned claim's instance types offers, per resource: a pod that
         does not fit this cannot fit the claim (a cheap pre-check before filtering)."""
         if claim.max_room is None:
-            # claims narrow to the same option lists again and again (a zone, an arch): memoize by list
-            key = (id(claim.template), tuple(map(id, claim.instance_types)))
+            # claims narrow to the same option sets again and again (a zone, an arch): memoize by set
+            key = (id(claim.template), claim.mask)
             room = self._headroom_cache.get(key)
             if room is None:
-                tuples = [self._room_tuple(claim.template, it) for it in claim.instance_types]
-                room = {"cpu": max(t[0] for t in tuples), "memory": max(t[1] for t in tuples),
-                        "pods": max(t[2] for t in tuples)}
-                for t in tuples:
-                    for k, v in t[3].items():
-                        if k not in room:
-                            room[k] = v
-                        elif k not in ("cpu", "memory", "pods"):
-                            room[k] = max(room[k], v)
-                self._headroom_cache[key] = room
+                room = self._headroom_cache[key] = self._index(claim.template).max_room(claim.mask)
             claim.max_room = room
         return claim.max_room
 
-    def _room_tuple(self, template: Template, it) -> tuple[int, int, int, dict[str, int]]:
-        """(cpu, memory, pods, every resource) of allocatable minus this template's daemon overhead
-        on the instance type (cached)."""
-        key = (id(template), it.name)
-        t = self._room_cache.get(key)
-        if t is None:
-            overhead = template.daemon_overhead(it, self.well_known, self.sem)
-            alloc = it.allocatable()
-            room = {k: alloc.get(k, 0) - overhead.get(k, 0) for k in set(alloc) | set(overhead)}
-            t = self._room_cache[key] = (room.get("cpu", 0), room.get("memory", 0), room.get("pods", 0), room)
-        return t
-
     def _filter(self, template: Template, reqs: Requirements, requests: dict[str, int],
-                candidates: list | None) -> tuple[list, FilterError | None]:
+                candidates: Mask | None) -> tuple[list, Mask, FilterError | None]:
         """filterInstanceTypesByRequirements (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/provisioning/scheduling/nodeclaim.go): requirements,
         resources (+daemon overhead) and
-        an available compatible offering; `candidates` narrows to a planned claim's options."""
-        rows, index = self._compat_rows(template, reqs)
+        an available compatible offering; `candidates` narrows to a planned claim's options.
+        Returns the kept types, the same as TypeIndex bits, and the error when none is kept."""
+        ix = self._index(template)
+        compatible, offered, _ = self._compat_masks(template, reqs)
+        fit = ix.fits(requests)
         if candidates is not None:
-            rows = [index[id(it)] for it in candidates]
-        cpu, mem, pods = requests.get("cpu", 0), requests.get("memory", 0), requests.get("pods", 0)
-        extra = [(k, v) for k, v in requests.items() if v > 0 and k not in ("cpu", "memory", "pods")]
-        kept = []
-        flags = [False] * 6
-        for it, compatible, has_offering, rc, rm, rp, room in rows:
-            fit = rc >= cpu and rm >= mem and rp >= pods and (not extra or all(v <= room.get(k, 0) for k, v in extra))
-            if compatible and fit and has_offering:
-                kept.append(it)
-                continue
-            flags[0] |= compatible
-            flags[1] |= fit
-            flags[2] |= has_offering
-            flags[3] |= compatible and fit and not has_offering
-            flags[4] |= compatible and has_offering and not fit
-            flags[5] |= fit and has_offering and not compatible
-        if kept and reqs.has_min_values():
-            missing = self._min_values_unmet(reqs, kept)
-            if missing and self.min_values_policy != "BestEffort":
-                err = FilterError()
-                err.min_values = missing
-                return [], err
+            compatible, offered, fit = compatible & candidates, offered & candidates, fit & candidates
+        kept = compatible & fit & offered
         if kept:
-            return kept, None
+            its = ix.list(kept)
+            if reqs.has_min_values():
+                missing = self._min_values_unmet(reqs, its)
+                if missing and self.min_values_policy != "BestEffort":
+                    err = FilterError()
+                    err.min_values = missing
+                    return [], 0, err
+            return its, kept, None
+        # nothing kept: which tests some candidate passed, alone and in pairs
         err = FilterError()
-        (err.requirements_met, err.fits, err.has_offering, err.requirements_and_fits,
-         err.requirements_and_offering, err.fits_and_offering) = flags
-        return kept, err
+        err.requirements_met, err.fits, err.has_offering = bool(compatible), bool(fit), bool(offered)
+        err.requirements_and_fits = bool(compatible & fit & ~offered)
+        err.requirements_and_offering = bool(compatible & offered & ~fit)
+        err.fits_and_offering = bool(fit & offered & ~compatible)
+        return [], 0, err
 
     @staticmethod
     def _relax_min_values(reqs: Requirements, its: list) -> Requirements:
@@ -278,7 +268,7 @@ class Scheduler:
         return why
 
     def _can_add(self, pod: PodView, template: Template, base_reqs: Requirements, requests: dict[str, int],
-                 candidates: list | None) -> tuple[Requirements, list, dict[str, int]] | str:
+                 candidates: Mask | None) -> tuple[Requirements, list, dict[str, int], Mask] | str:
         bad = karpenter_untolerated(pod.tolerations, template.taints)
         if bad:
             return "; ".join(f"did not tolerate taint (taint={t})" for t in bad)
@@ -301,7 +291,7 @@ class Scheduler:
         return last
 
     def _try_volume_alternative(self, pod: PodView, template: Template, merged: Requirements, vol,
-                                requests: dict[str, int], candidates: list | None):
+                                requests: dict[str, int], candidates: Mask | None):
         """NodeClaim.tryVolumeAlternative (core v1.14.0 scheduling/nodeclaim.go): the volume's
         requirements go on the NodeClaim only (not the pod's, so topology counting is unchanged)."""
         if vol is not None:
@@ -316,7 +306,7 @@ class Scheduler:
                 return topo            # a TopologyError, rendered only if it becomes the pod's error
             merged = topo
         total = add(requests, pod.requests)
-        its, ferr = self._filter(template, merged, total, candidates)
+        its, mask, ferr = self._filter(template, merged, total, candidates)
         if its and self.min_values_policy == "BestEffort" and merged.has_min_values():
             merged = self._relax_min_values(merged, its)
         if not its:
@@ -326,7 +316,7 @@ class Scheduler:
             overhead_min = min((template.daemon_overhead(it, self.well_known, self.sem)
                                 for it in template.instance_types), key=lambda o: sum(o.values()), default={})
             return ferr.message(merged, add(total, overhead_min))
-        return merged, its, total
+        return merged, its, total, mask
 
     def solve(self, pods: Sequence[PodView]) -> SolveResult:
         queue = sorted(pods, key=lambda p: (-p.requests.get("cpu", 0), -p.requests.get("memory", 0), p.queue_key, p.order))
@@ -389,13 +379,16 @@ class Scheduler:
                     continue
                 if pod.host_ports and conflict(pod.host_ports, self._held_ports(claim.template, claim.host_ports)):
                     continue               # NodeClaim.CanAdd: the claim's pods hold the port
-                res = self._can_add(pod, claim.template, claim.requirements, claim.requests,
-                                    self._port_free(pod, claim.template, claim.instance_types))
+                candidates = claim.mask
+                if pod.host_ports and claim.template.daemon_pods:
+                    ix = self._index(claim.template)
+                    candidates = ix.mask_of(self._port_free(pod, claim.template, ix.list(claim.mask)))
+                res = self._can_add(pod, claim.template, claim.requirements, claim.requests, candidates)
                 if isinstance(res, tuple):
-                    if len(res[1]) != len(claim.instance_types):
+                    if res[3] != claim.mask:
                         claim.max_room = None          # the options narrowed: recompute the bound lazily
                     claim.slack = None
-                    claim.requirements, claim.instance_types, claim.requests = res
+                    claim.requirements, claim.instance_types, claim.requests, claim.mask = res
                     claim.pods.append(pod)
                     claim.host_ports = claim.host_ports + pod.host_ports
                     self._hold_ports(claim.template, pod)
@@ -424,9 +417,10 @@ class Scheduler:
             if limit_err is not None:
                 errs.append(limit_err)
                 continue
-            candidates = allowed if len(allowed) != len(options) else None
+            listed = allowed if len(allowed) != len(options) else None
             if pod.host_ports:
-                candidates = self._port_free(pod, template, allowed)
+                listed = self._port_free(pod, template, allowed)
+            candidates = self._index(template).mask_of(listed) if listed is not None else None
             hostname = f"hostname-placeholder-{self._hostname_counter():04d}"
             base = template.requirements.copy().add(Requirement.new(HOSTNAME, IN, [hostname], self.sem))
             if pod.host_ports and not karpenter_untolerated(pod.tolerations, template.taints) and \
@@ -437,9 +431,9 @@ class Scheduler:
             if not isinstance(res, tuple):
                 errs.append(str(res))
                 continue
-            reqs, its, total = res
+            reqs, its, total, mask = res
             claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned),
-                                 host_ports=list(pod.host_ports))
+                                 host_ports=list(pod.host_ports), mask=mask)
             self._hold_ports(template, pod)
             self.planned.append(claim)
             self._order.add(claim)
@@ -533,7 +527,8 @@ class Scheduler:
         pod_reqs = pod.requirements(self.sem)
         if HOSTNAME in pod_reqs:
             return []
-        if not any(self._template_reaches_topology(t, pod, pod_reqs) for t in self.templates):
+        reach = self._reach(pod, pod_reqs)
+        if not any(ok and self._limit_check(t)[1] is None for t, ok in zip(self.templates, reach)):
             return []
         strict = pod.requirements(self.sem, strict=True)
         return [*self.topology.hostname_gates(pod),
@@ -544,6 +539,7 @@ class Scheduler:
         for g in gates:
             if g.key not in self._watched:
                 self._watched.add(g.key)
+                self._watched_count += 1
                 for claim in self.planned:
                     self._order.tag(claim, self._tags_of(claim))
 
@@ -556,17 +552,23 @@ class Scheduler:
             tags += [(key, ANY)] if allowed is None else [(key, v) for v in allowed]
         return frozenset(tags)
 
-    def _template_reaches_topology(self, template: Template, pod: PodView, pod_reqs: Requirements) -> bool:
-        """addToNewNodeClaim for this template gets as far as the topology: limits, taints and
-        requirement compatibility pass (the placeholder hostname cannot conflict: the pod has none)."""
-        key = (id(template), pod_reqs.signature(), repr(pod.tolerations))
-        ok = self._reach_cache.get(key)
-        if ok is None:
-            ok = self._reach_cache[key] = (not karpenter_untolerated(pod.tolerations, template.taints) and
-                                           template.requirements.compatible(pod_reqs, self.well_known) is None)
-        if not ok:
-            return False
-        return self._limit_check(template)[1] is None
+    def _reach(self, pod: PodView, pod_reqs: Requirements) -> tuple[bool, ...]:
+        """Per template, whether addToNewNodeClaim gets past taints and requirement compatibility
+        to the topology (the placeholder hostname cannot conflict: the pod has none); limits are
+        checked by the caller, as they change during the Solve. Memoized per pod and relaxation
+        state (its tolerations and requirements)."""
+        state = (pod.relaxed_required, pod.dropped_preferred, pod.tolerate_prefer_no_schedule)
+        hit = self._pod_reach.get(id(pod))
+        if hit is None or hit[0] is not pod or hit[1] != state:     # the pod itself: ids are reused
+            tolerations = pod.tolerations
+            key = (pod_reqs.signature(), repr(tolerations))       # pods of one workload share it
+            reach = self._reach_cache.get(key)
+            if reach is None:
+                reach = self._reach_cache[key] = tuple(
+                    not karpenter_untolerated(tolerations, t.taints) and
+                    t.requirements.compatible(pod_reqs, self.well_known) is None for t in self.templates)
+            hit = self._pod_reach[id(pod)] = (pod, state, reach)
+        return hit[2]
 
     def _limit_check(self, template: Template) -> tuple[list, str | None]:
         """remaining.check for a new NodeClaim of the template, memoized until the next subtract_max
@@ -592,11 +594,17 @@ class Scheduler:
         hostname reached; a claim whose hostname requirement is not its own placeholder is never gated.
         Its requirements may have narrowed too: its tags follow them."""
         if self._watched:
-            self._order.tag(claim, self._tags_of(claim))
+            # the tags follow the claim's requirements on the watched keys: unchanged objects, same tags
+            reqs = claim.requirements
+            seen = tuple(reqs[k] if k in reqs else None for k in self._watched)
+            if self._tagged_by.get(claim.index) != (self._watched_count, seen):
+                self._tagged_by[claim.index] = (self._watched_count, seen)
+                self._order.tag(claim, self._tags_of(claim))
         r = claim.requirements.get(HOSTNAME)
         if claim.index in self._ungated:
             return
-        if r.complement or r.values != frozenset({claim.hostname}) or r.gte is not None or r.lte is not None:
+        if (r.complement or len(r.values) != 1 or claim.hostname not in r.values or r.gte is not None
+                or r.lte is not None):
             self._ungated.add(claim.index)
             for _, _, open_ in self._gates.values():
                 open_.discard(claim.index)
@@ -614,18 +622,21 @@ class Scheduler:
         pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd): keep the 600
         cheapest; drop claims that lose minValues."""
         kept = []
-        prices: dict = {}
+        # claims share requirements and option sets (a zone, a size range): sort each pair once
+        ranked: dict[tuple, list] = {}
         for claim in self.planned:
             reqs = claim.requirements.without(HOSTNAME)
-            sig = reqs.signature()
-
-            def price(it, sig=sig, reqs=reqs):
-                key = (sig, id(it))
-                p = prices.get(key)
-                if p is None:
-                    p = prices[key] = cheapest_price(it, reqs, self.well_known)
-                return p
-            claim.instance_types = sorted(claim.instance_types, key=lambda it: (price(it), it.name))[:MAX_INSTANCE_TYPES]
+            key = (id(claim.template), reqs.signature(), claim.mask)
+            cheapest = ranked.get(key)
+            if cheapest is None:
+                ix = self._index(claim.template)
+                groups = self._compat_masks(claim.template, reqs)[2]
+                # cheapest_price of each type: its lowest available offering compatible with reqs
+                cheapest = ranked[key] = sorted(claim.instance_types, key=lambda it: (
+                    ix.cheapest_price(it, groups), it.name))[:MAX_INSTANCE_TYPES]
+            if len(cheapest) != len(claim.instance_types):
+                claim.mask = self._index(claim.template).mask_of(cheapest)
+            claim.instance_types = cheapest
             if claim.requirements.has_min_values() and self.min_values_policy != "BestEffort":
                 missing = self._min_values_unmet(claim.requirements, claim.instance_types)
                 if missing:
@@ -662,11 +673,6 @@ def _listed_domains(r: Requirement) -> frozenset[str] | None:
     if r.complement or r.gte is not None or r.lte is not None:
         return None
     return r.values
-
-
-def cheapest_price(it, reqs: Requirements, well_known: frozenset[str]) -> float:
-    prices = [o.price for o in it.offerings if offering_compatible(o, reqs, well_known)]
-    return min(prices) if prices else float("inf")
 
 
 def _counter():

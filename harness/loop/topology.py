@@ -31,6 +31,9 @@ MAX_INT32 = 2**31 - 1
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 HONOR, IGNORE = "Honor", "Ignore"
 _OWNER = "topology"          # PodView.topology_cache: the Topology its entries belong to
+_LABELS = "labels"           # ... the pod's (namespace, labels) as a hashable identity
+_KEY = "key"                 # ... namespace/name (tie picks)
+_ALL = "all"                 # ... its _PodGroups
 # k8s.io/api v0.36.3 core/v1 well_known_labels.go LabelMetadataName: the API server sets it on every
 # Namespace (k8s.io/kubernetes v1.36.3 pkg/registry/core/namespace/strategy.go PrepareForCreate)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -184,12 +187,14 @@ class NodeFilter:
     compatible with the pod's nodeSelector plus one of its required node-affinity terms; with
     nodeTaintsPolicy Honor (default Ignore) only if the pod tolerates every taint of it."""
 
-    __slots__ = ("requirements", "taint_policy", "affinity_policy", "tolerations", "ident")
+    __slots__ = ("requirements", "taint_policy", "affinity_policy", "tolerations", "ident", "_open")
 
     def __init__(self, requirements: list[Requirements], taint_policy: str, affinity_policy: str,
                  tolerations: list[dict], ident: str):
         self.requirements, self.taint_policy, self.affinity_policy = requirements, taint_policy, affinity_policy
         self.tolerations, self.ident = tolerations, ident
+        # an empty requirement set is compatible with any node: then the affinity test always passes
+        self._open = any(len(r) == 0 for r in requirements)
 
     @staticmethod
     def for_pod(pod, taint_policy: str, affinity_policy: str, sem) -> "NodeFilter":
@@ -214,7 +219,7 @@ class NodeFilter:
 
     def matches(self, taints: Iterable[Taint], reqs: Requirements, allow_undefined: frozenset[str] = frozenset()) -> bool:
         """Matches: affinity (any requirement set compatible) and taints."""
-        if self.affinity_policy == HONOR and self.requirements and not any(
+        if self.affinity_policy == HONOR and self.requirements and not self._open and not any(
                 reqs.is_compatible(r, allow_undefined) for r in self.requirements):
             return False
         if self.taint_policy == HONOR and not tolerates_all(self.tolerations, taints):
@@ -531,8 +536,12 @@ class Topology:
         self.inverse_owners: dict[str, set[str]] = {}
         self._registrations = 0      # grows whenever a pod becomes an inverse-group owner (cache key)
         self._selects_cache: dict[tuple[int, tuple], bool] = {}
-        self._label_idents: dict[str, tuple] = {}
-        self._inverse_cache: dict[str, tuple[tuple[int, int], list[TopologyGroup]]] = {}
+        self._selecting: dict[tuple, tuple[int, list[TopologyGroup]]] = {}
+        self._idents: dict[tuple, tuple] = {}
+        # by the ids of their groups (alive as long as the Topology: its groups dicts hold them)
+        self._shared: dict[tuple, list[TopologyGroup]] = {}
+        self._entries: dict[tuple, _PodGroups] = {}
+        self._inverse_cache: dict[tuple, tuple[tuple[int, int], list[TopologyGroup]]] = {}
         self._node_reqs: dict[str, Requirements] = {}
         self._hostnames: set[str] = set()
         for name, labels in node_labels.items():
@@ -643,12 +652,10 @@ class Topology:
         Topology only: a pod outlives the Topology of one pass or one consolidation simulation, and a
         later Topology must build (and register the inverse groups of) its own. The cache names its
         Topology by reference, not by id(): a freed Topology's address is reused by the next one."""
-        if pod.topology_cache.get(_OWNER) is not self:
-            pod.topology_cache.clear()
-            pod.topology_cache[_OWNER] = self
+        cache = self._cache(pod)
         key = (pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
                pod.tolerate_prefer_no_schedule)
-        groups = pod.topology_cache.get(key)
+        groups = cache.get(key)
         if groups is None:
             groups = [self._spread_group(pod, tsc) for tsc in spread_constraints(pod)]
             groups += [self._term_group(pod, t, AFFINITY) for t in affinity_terms(pod, "podAffinity", True)
@@ -658,16 +665,31 @@ class Topology:
                     self._inverse_group(pod, term)       # only required anti-affinity works both ways
             groups += [self._term_group(pod, t, ANTI_AFFINITY) for t in affinity_terms(pod, "podAntiAffinity", True)
                        if t.get("topologyKey")]
-            pod.topology_cache[key] = groups
+            # pods of one workload have the same groups: they share one list (read-only)
+            groups = cache[key] = self._shared.setdefault(tuple(map(id, groups)), groups)
         return groups
+
+    def _cache(self, pod) -> dict:
+        """The pod's topology_cache, emptied if another Topology filled it."""
+        cache = pod.topology_cache
+        if cache.get(_OWNER) is not self:
+            cache.clear()
+            cache[_OWNER] = self
+        return cache
+
+    def _label_ident(self, pod) -> tuple:
+        cache = self._cache(pod)
+        ident = cache.get(_LABELS)
+        if ident is None:
+            ident = (pod.namespace, frozenset(pod.labels.items()))
+            # pods of one workload share one identity object (one per pod would live the whole pass)
+            ident = cache[_LABELS] = self._idents.setdefault(ident, ident)
+        return ident
 
     def _selects(self, g: TopologyGroup, pod) -> bool:
         """g.selects(pod), cached per pass by (namespace, labels): a pod's do not change in a pass,
         and many pods share them."""
-        ident = self._label_idents.get(pod.uid)
-        if ident is None:
-            ident = self._label_idents[pod.uid] = (pod.namespace, frozenset(pod.labels.items()))
-        key = (id(g), ident)
+        key = (id(g), self._label_ident(pod))
         hit = self._selects_cache.get(key)
         if hit is None:
             hit = self._selects_cache[key] = g.selects(pod.namespace, pod.labels)
@@ -676,12 +698,14 @@ class Topology:
     def _applicable_inverse(self, pod) -> list[TopologyGroup]:
         """getMatchingTopologies' inverse part: the inverse anti-affinity groups that select the pod
         (its own too: a pod with self anti-affinity is held off the domains of its peers by both
-        groups). Cached on the pass until a group is added or any pod becomes an owner."""
+        groups). Cached on the pass per (namespace, labels), what selection depends on, until a group
+        is added or any pod becomes an owner."""
         stamp = (len(self.inverse), self._registrations)
-        hit = self._inverse_cache.get(pod.uid)
+        ident = self._label_ident(pod)
+        hit = self._inverse_cache.get(ident)
         if hit is None or hit[0] != stamp:
             groups = [g for g in self.inverse.values() if self._selects(g, pod)]
-            hit = self._inverse_cache[pod.uid] = (stamp, groups)
+            hit = self._inverse_cache[ident] = (stamp, groups)
         return hit[1]
 
     def prepare(self, pods) -> None:
@@ -694,19 +718,34 @@ class Topology:
     def pod_groups(self, pod) -> list[TopologyGroup]:
         """Every group add_requirements checks for the pod, in its order (creates the pod's groups
         and inverse registrations, as its first add_requirements call would)."""
+        return self._pod_entry(pod).groups
+
+    def _pod_entry(self, pod) -> "_PodGroups":
+        """The pod's groups with what the scheduler asks of them each placement, cached on the pod
+        for its relaxation state until an inverse group or owner is added."""
+        cache = self._cache(pod)
+        state = (pod.dropped_schedule_anyway, pod.dropped_pod_affinity, pod.dropped_pod_anti_affinity,
+                 pod.tolerate_prefer_no_schedule)
+        hit = cache.get(_ALL)
+        if hit is not None and hit.state == state and hit.stamp == (len(self.inverse), self._registrations):
+            return hit
         groups = self._constraints(pod)
         inverse = self._applicable_inverse(pod)
-        return groups + inverse if inverse else groups
+        groups = groups + inverse if inverse else groups
+        stamp = (len(self.inverse), self._registrations)
+        selects = tuple(self._selects(g, pod) for g in groups)
+        # one entry per distinct (state, groups, selects): pods of one workload share it (read-only)
+        key = (state, stamp, tuple(map(id, groups)), selects)
+        hit = self._entries.get(key)
+        if hit is None:
+            hit = self._entries[key] = _PodGroups(state, stamp, groups, selects)
+        cache[_ALL] = hit
+        return hit
 
     def hostname_gates(self, pod) -> list[tuple[TopologyGroup, int]]:
         """(group, threshold) for each of the pod's hostname groups whose rejection at a NodeClaim's
         own hostname is permanent once that hostname's count reaches the threshold."""
-        out = []
-        for g in self.pod_groups(pod):
-            t = g.hostname_threshold(self._selects(g, pod))
-            if t is not None:
-                out.append((g, t))
-        return out
+        return self._pod_entry(pod).host_gates
 
     def domain_gates(self, pod, pod_reqs: Requirements) -> list[tuple[str, frozenset[str]]]:
         """(key, domains) for each of the pod's affinity groups on a key other than the hostname that
@@ -715,16 +754,27 @@ class Topology:
         add_requirements gets them), so a NodeClaim whose requirement on the key allows none of them
         is rejected until a matching pod lands in a domain it allows."""
         out = []
-        for g in self.pod_groups(pod):
-            if g.type != AFFINITY or g.key == HOSTNAME:
-                continue
+        for g, selects in self._pod_entry(pod).affinity:
             pod_domains = pod_reqs[g.key] if g.key in pod_reqs else Requirement(g.key, True, frozenset())
-            if not g.may_bootstrap(self._selects(g, pod), pod_domains):
+            if not g.may_bootstrap(selects, pod_domains):
                 out.append((g.key, frozenset(d for d, n in g.domains.items() if n > 0 and pod_domains.has(d))))
         return out
 
     def pod_key(self, pod) -> str:
-        return f"{pod.namespace}/{pod.name}"
+        cache = self._cache(pod)
+        key = cache.get(_KEY)
+        if key is None:
+            key = cache[_KEY] = f"{pod.namespace}/{pod.name}"
+        return key
+
+    def _groups_selecting(self, pod) -> list[TopologyGroup]:
+        """The (non-inverse) groups whose selector picks the pod, in group order; cached per
+        (namespace, labels) until a group is added."""
+        ident = self._label_ident(pod)
+        hit = self._selecting.get(ident)
+        if hit is None or hit[0] != len(self.groups):
+            hit = self._selecting[ident] = (len(self.groups), [g for g in self.groups.values() if self._selects(g, pod)])
+        return hit[1]
 
     def add_requirements(self, pod, pod_reqs: Requirements, node_reqs: Requirements, explain: bool = True,
                          allow_undefined: frozenset[str] | None = None) -> "Requirements | TopologyError | TopologyConflict":
@@ -737,15 +787,17 @@ class Topology:
         copied = False
         touched: list[str] = []
         pkey = self.pod_key(pod)
-        for g in self.pod_groups(pod):
+        entry = self._pod_entry(pod)
+        for g, selects in zip(entry.groups, entry.selects):
             key = g.key
             pod_domains = pod_reqs[key] if key in pod_reqs else Requirement(key, True, frozenset())
             node_domains = node_reqs[key] if key in node_reqs else Requirement(key, True, frozenset())
-            chosen = g.get(self._selects(g, pod), pod_domains, node_domains, pkey)
+            chosen = g.get(selects, pod_domains, node_domains, pkey)
             if len(chosen) == 0:
                 return g.error(pod_domains, node_domains, explain)
             # Requirements.Add intersects: skip the copy when that leaves the requirement as it is
-            if key in reqs and reqs[key].intersection(chosen) == reqs[key]:
+            have = reqs[key] if key in reqs else None
+            if have is not None and _narrows_nothing(have, chosen):
                 continue
             if not copied:
                 reqs = reqs.copy()
@@ -773,9 +825,8 @@ class Topology:
                 for g in (*self.groups.values(), *self.inverse.values()):
                     if g.key == HOSTNAME:
                         g.register(name)
-        for g in self.groups.values():
-            if g.key in reqs and self._selects(g, pod) and (
-                    g.node_filter is None or g.node_filter.matches(taints, reqs, allow)):
+        for g in self._groups_selecting(pod):
+            if g.key in reqs and (g.node_filter is None or g.node_filter.matches(taints, reqs, allow)):
                 r = reqs[g.key]
                 if g.type == ANTI_AFFINITY:
                     g.record(*r.values)
@@ -784,6 +835,30 @@ class Topology:
         for ident, g in self.inverse.items():
             if pod.uid in self.inverse_owners.get(ident, ()) and g.key in reqs:
                 g.record(*reqs[g.key].values)
+
+
+class _PodGroups:
+    """Topology.pod_groups of one pod in one relaxation state, with whether each group selects the
+    pod, its hostname gates and its affinity groups on other keys (Topology.domain_gates)."""
+
+    __slots__ = ("state", "stamp", "groups", "selects", "host_gates", "affinity")
+
+    def __init__(self, state: tuple, stamp: tuple, groups: list[TopologyGroup], selects: tuple[bool, ...]):
+        # tuples, not lists: one of these lives per pod, and the cyclic collector stops tracking a
+        # tuple of atoms (selects) and never allocates for an empty one
+        self.state, self.stamp, self.groups, self.selects = state, stamp, groups, selects
+        self.host_gates = tuple((g, t) for g, sel in zip(groups, selects)
+                                if (t := g.hostname_threshold(sel)) is not None)
+        self.affinity = tuple((g, sel) for g, sel in zip(groups, selects) if g.type == AFFINITY and g.key != HOSTNAME)
+
+
+def _narrows_nothing(have: Requirement, chosen: Requirement) -> bool:
+    """have.intersection(chosen) == have, without building the intersection where both are plain
+    `In` sets (what topology groups choose): then it holds exactly when have's values are chosen's."""
+    if (not have.complement and not chosen.complement and have.gte is None and have.lte is None
+            and chosen.gte is None and chosen.lte is None and chosen.min_values is None and not chosen.exclusive):
+        return have.values <= chosen.values
+    return have.intersection(chosen) == have
 
 
 def topology_keys(pod) -> set[str]:

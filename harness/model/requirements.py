@@ -268,6 +268,9 @@ class Requirements(Mapping[str, Requirement]):
     def __len__(self) -> int:
         return len(self._reqs)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._reqs        # Mapping's default goes through __getitem__ and KeyError
+
     def get(self, key: str, default=None) -> Requirement:  # type: ignore[override]
         """A missing key reads as Exists (core Requirements.Get, sigs.k8s.io/karpenter v1.14.0
         pkg/scheduling/requirements.go)."""

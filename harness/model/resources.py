@@ -66,7 +66,15 @@ def milli_value(text) -> int:
 
 def parse_resource(name: str, text) -> int:
     """One resource in the model's base unit (cpu -> millicores, others -> units)."""
+    if type(text) is str:
+        return _parse_text(name in MILLI_RESOURCES, text)
     return milli_value(text) if name in MILLI_RESOURCES else value(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(milli: bool, text: str) -> int:
+    # pods repeat a handful of quantity strings ("100m", "1Gi"): parse each once (exact Fractions are slow)
+    return milli_value(text) if milli else value(text)
 
 
 def parse_resource_list(resources: Mapping[str, object] | None) -> dict[str, int]:
