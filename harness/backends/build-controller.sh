@@ -79,6 +79,11 @@ PY
     echo "replace sigs.k8s.io/karpenter => sigs.k8s.io/karpenter $CORE_VERSION"
   fi
 } > go.mod
+if [ -n "${PROVIDER_SRC:-}" ] && [ -f "$src/go.sum" ]; then
+  # the release's own checksums: a module version the checksum database does not list (provider v1.6.8's
+  # armcontainerservice/v8 v8.2.0-beta.1: "verifying module: ... 404 Not Found") is verified against them
+  cp "$src/go.sum" go.sum
+fi
 cat > tools.go <<GO
 //go:build tools
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tarfile
 import time
@@ -27,6 +28,7 @@ BUILD_SCRIPT = Path(__file__).with_name("build-controller.sh")
 ENV_BIN = "KARPENTER_CONTROLLER_BIN"
 ENV_SRC = "KARPENTER_PROVIDER_SRC"
 ENV_GIT = "KARPENTER_PROVIDER_GIT"     # a clone of the provider with its tags
+ENV_HISTORY = "HARNESS_PROVIDER_GIT"   # ... as CI and the nightly jobs name their checkout of it
 ENV_REF = "KARPENTER_PROVIDER_REF"     # a tag, branch or commit of that clone
 ENV_CORE = "KARPENTER_CORE_VERSION"    # build the provider against this sigs.k8s.io/karpenter instead
 ENV_TIMING = "KARPENTER_CONTROLLER_TIMING"     # fast (default) | upstream
@@ -133,6 +135,59 @@ def timing_data() -> dict:
     return yaml.safe_load(TIMING_DATA.read_text()) or {}
 
 
+def provider_git() -> Path | None:
+    """The provider's git history release controllers are built from: KARPENTER_PROVIDER_GIT, else
+    HARNESS_PROVIDER_GIT (CI's checkout); None when neither is set."""
+    for var in (ENV_GIT, ENV_HISTORY):
+        if os.environ.get(var):
+            return Path(os.environ[var])
+    return None
+
+
+def pinned_core(tree: Path) -> tuple[str, str]:
+    """(module, version) of the sigs.k8s.io/karpenter a provider tree builds with: its go.mod's replace
+    when it has one (provider v1.12.2 pins a commit of github.com/kubernetes-sigs/karpenter), else its
+    require; KARPENTER_CORE_VERSION wins."""
+    if core_version():
+        return "sigs.k8s.io/karpenter", core_version()
+    text = (tree / "go.mod").read_text()
+    m = re.search(r"^\s*(?:replace\s+)?sigs\.k8s\.io/karpenter(?:\s+v\S+)?\s*=>\s*(\S+)\s+(v\S+)", text, re.M)
+    if m:
+        return m.group(1), m.group(2)
+    m = re.search(r"^\s*(?:require\s+)?sigs\.k8s\.io/karpenter\s+(v\S+)", text, re.M)
+    if not m:
+        raise BinariesError(f"{tree / 'go.mod'}: requires no sigs.k8s.io/karpenter")
+    return "sigs.k8s.io/karpenter", m.group(1)
+
+
+def unapplied_edits(core_dir: Path, patches: list[dict]) -> list[str]:
+    """The edits of a timing whose `find` does not occur exactly once in the core module at
+    `core_dir` (build-controller.sh would stop at the first), as `file: find (N times)`."""
+    out = []
+    for p in patches:
+        if "find" not in p:
+            continue
+        f = core_dir / p["file"]
+        n = f.read_text().count(p["find"]) if f.is_file() else 0
+        if n != 1:
+            out.append(f"{p['file']}: {p['find']!r} ({n} times)")
+    return out
+
+
+def timing_for(tree: Path | None) -> tuple[str, str]:
+    """(timing, notice) a tree is built with: the asked one (KARPENTER_CONTROLLER_TIMING); by default
+    `fast`, or `upstream` with a notice saying why when the core the tree pins lacks a line a `fast`
+    edit changes (core before v1.12: the edits are written against v1.14.0's source)."""
+    if os.environ.get(ENV_TIMING) or tree is None:
+        return timing(), ""
+    module, version = pinned_core(tree)
+    missing = unapplied_edits(go_module_dir(module, version), timing_patches("fast"))
+    if not missing:
+        return "fast", ""
+    return "upstream", (f"core {version} has no line for {len(missing)} of the fast timing's edits "
+                        f"(first: {missing[0]}): built as released (timing upstream)")
+
+
 def timing_patches(name: str | None = None) -> list[dict]:
     """The core edits of a timing (none for `upstream`); an added file's `add` as its absolute path."""
     patches = timing_data().get(name or timing(), []) or []
@@ -203,20 +258,21 @@ def build_timed_kcm(name: str | None = None, echo: bool = False) -> Path | None:
     return path
 
 
-def timing_hash() -> str:
+def timing_hash(name: str | None = None) -> str:
     """A digest of the timing's edits (and added files): an edited controller-timing.yaml rebuilds."""
     h = hashlib.sha256()
-    for p in timing_patches():       # the checkout's location is not part of it
+    for p in timing_patches(name):       # the checkout's location is not part of it
         h.update(json.dumps({**p, "add": Path(p["add"]).read_text()} if "add" in p else p, sort_keys=True).encode())
     return h.hexdigest()[:8]
 
 
-def cache_entry(src: Path | None = None) -> Path:
+def cache_entry(src: Path | None = None, tm: str | None = None) -> Path:
     """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
     clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION,
-    `+fast-<timing_hash>` for the fast timing."""
+    `+fast-<timing_hash>` for the fast timing (`tm`, default the environment's)."""
     root = cache_dir() / "controller"
-    core = (f"+core-{core_version()}" if core_version() else "") + ("" if timing() == "upstream" else f"+{timing()}-{timing_hash()}")
+    tm = tm or timing()
+    core = (f"+core-{core_version()}" if core_version() else "") + ("" if tm == "upstream" else f"+{tm}-{timing_hash(tm)}")
     if src is None:
         return root / (provider_version() + core)
     if src.parent == cache_dir() / "provider-src":
@@ -239,8 +295,9 @@ def selected_source(src: Path | None = None, git_dir: Path | None = None, ref: s
     return Path(os.environ[ENV_SRC]) if os.environ.get(ENV_SRC) else None
 
 
-def find_controller(src: Path | None = None) -> ControllerBinary | None:
-    """The controller binary to run, or None when it is not built yet."""
+def find_controller(src: Path | None = None, tm: str | None = None) -> ControllerBinary | None:
+    """The controller binary to run (built with timing `tm`, default the environment's), or None when
+    it is not built yet."""
     env = os.environ.get(ENV_BIN)
     if env:
         p = Path(env)
@@ -249,17 +306,20 @@ def find_controller(src: Path | None = None) -> ControllerBinary | None:
         return ControllerBinary(p, os.environ.get("PROVIDER_VERSION", "unknown"), "env")
     src = selected_source(src)
     src = src.resolve() if src else None
-    d = cache_entry(src)
+    tm = tm or timing()
+    d = cache_entry(src, tm)
     p = d / "controller"
     if p.is_file() and os.access(p, os.X_OK):
         version = (d / "VERSION").read_text().strip() if (d / "VERSION").exists() else provider_version()
         source = "cache" if src is None else (f"git:{src.name}" if d.name.startswith("git-") else f"src:{src}")
-        return ControllerBinary(p, version, source, src, timing())
+        return ControllerBinary(p, version, source, src, tm)
     return None
 
 
-def build_controller(src: Path | None = None, echo: bool = False) -> tuple[ControllerBinary, float]:
-    """Build (or reuse) the controller into the cache under the lock; returns (binary, seconds)."""
+def build_controller(src: Path | None = None, echo: bool = False,
+                     tm: str | None = None) -> tuple[ControllerBinary, float]:
+    """Build (or reuse) the controller with timing `tm` (default the environment's) into the cache under
+    the lock; returns (binary, seconds)."""
     go = go_binary()
     if go is None:
         raise BinariesError("cannot build the Karpenter controller: no Go toolchain (go not on PATH, "
@@ -271,11 +331,12 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
             raise BinariesError(f"{src}: no go.mod (not a karpenter-provider-azure checkout)")
     cache_dir().mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    tm = tm or timing()
     with BuildLock(cache_dir() / "controller.lock", "the controller", echo):
-        found = find_controller(src)
+        found = find_controller(src, tm)
         if found is not None and found.source != "env":
             return found, time.monotonic() - t0
-        out = cache_entry(src)
+        out = cache_entry(src, tm)
         work = cache_dir() / "build" / f"controller-{out.name}"
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}"}
         env.pop("PROVIDER_SRC", None)
@@ -283,11 +344,11 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
         env.pop("CORE_PATCHES", None)
         if core_version():
             env["CORE_VERSION"] = core_version()
-        if timing_patches():
+        if timing_patches(tm):
             work.mkdir(parents=True, exist_ok=True)
-            (work / "core-patches.json").write_text(json.dumps(timing_patches()))
+            (work / "core-patches.json").write_text(json.dumps(timing_patches(tm)))
             env["CORE_PATCHES"] = str(work / "core-patches.json")
-            env["CORE_PATCHES_NAME"] = timing()
+            env["CORE_PATCHES_NAME"] = tm
         if src is not None:
             env["PROVIDER_SRC"] = str(src)
             if (src / ".harness-describe").is_file():      # an exported tree has no .git to describe
@@ -296,7 +357,7 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
             env["PROVIDER_VERSION"] = provider_version()
         run_logged(["bash", str(BUILD_SCRIPT), str(out), str(work)], env, echo, t0)
         dt = time.monotonic() - t0
-    found = find_controller(src)
+    found = find_controller(src, tm)
     if found is None:
         raise BinariesError(f"{BUILD_SCRIPT.name} finished but {out / 'controller'} is missing")
     return found, dt
