@@ -180,8 +180,12 @@ def timing_for(tree: Path | None) -> tuple[str, str]:
     edit changes (core before v1.12: the edits are written against v1.14.0's source)."""
     if os.environ.get(ENV_TIMING) or tree is None:
         return timing(), ""
-    module, version = pinned_core(tree)
-    missing = unapplied_edits(go_module_dir(module, version), timing_patches("fast"))
+    try:
+        module, version = pinned_core(tree)
+        core_dir = go_module_dir(module, version)
+    except BinariesError:       # no core to read: the build itself says what is missing
+        return timing(), ""
+    missing = unapplied_edits(core_dir, timing_patches("fast"))
     if not missing:
         return "fast", ""
     return "upstream", (f"core {version} has no line for {len(missing)} of the fast timing's edits "
@@ -306,7 +310,7 @@ def find_controller(src: Path | None = None, tm: str | None = None) -> Controlle
         return ControllerBinary(p, os.environ.get("PROVIDER_VERSION", "unknown"), "env")
     src = selected_source(src)
     src = src.resolve() if src else None
-    tm = tm or timing()
+    tm = tm or timing_for(src)[0]
     d = cache_entry(src, tm)
     p = d / "controller"
     if p.is_file() and os.access(p, os.X_OK):
@@ -331,7 +335,7 @@ def build_controller(src: Path | None = None, echo: bool = False,
             raise BinariesError(f"{src}: no go.mod (not a karpenter-provider-azure checkout)")
     cache_dir().mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    tm = tm or timing()
+    tm = tm or timing_for(src)[0]
     with BuildLock(cache_dir() / "controller.lock", "the controller", echo):
         found = find_controller(src, tm)
         if found is not None and found.source != "env":

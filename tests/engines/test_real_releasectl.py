@@ -126,3 +126,11 @@ def test_the_provider_history_exports_a_release_tree(ref, tmp_path, monkeypatch)
     tree, described = controller.provider_tree(Path(git), ref)
     assert described == ref and tree_skip(ref, tree) is None
     assert controller.pinned_core(tree) == ("sigs.k8s.io/karpenter", "v1.6.2")
+
+
+def test_the_newest_patch_of_every_line_oldest_first():
+    from harness.runner.engines.real.releasectl import newest_patches
+    tags = ["v0.4.0", "v0.5.0", "v0.5.5", "v0.5.10", "v0.6.0-rc.1", "v0.6.0", "v1.6.8-rc.1", "v1.6.2", "v1.6.8",
+            "v1.7.0-test.batchv4", "1.6.8-e2e-47c1c6", "testtag", "v1.14.2", "v1.10.2"]
+    assert newest_patches(tags) == ["v0.5.10", "v0.6.0", "v1.6.8", "v1.10.2", "v1.14.2"]
+    assert newest_patches(tags, newest="v1.14.0") == ["v0.5.10", "v0.6.0", "v1.6.8", "v1.10.2"]

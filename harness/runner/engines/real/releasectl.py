@@ -121,3 +121,17 @@ class ReleaseControllers:
             return found, None
         except BinariesError as e:
             return None, f"the controller of provider {ref} cannot be built: {e}"
+
+
+def newest_patches(tags, oldest: str = "v0.5.0", newest: str = "v1.14.99") -> list[str]:
+    """The newest release tag (vX.Y.Z, no pre-release) of every release line between `oldest` and
+    `newest`, oldest line first: the releases the nightly job and bench/real_releases.py run."""
+    import re
+    key = lambda t: tuple(int(x) for x in t[1:].split("."))      # noqa: E731
+    lines: dict[tuple[int, int], str] = {}
+    for t in tags:
+        if re.fullmatch(r"v\d+\.\d+\.\d+", t) and key(oldest) <= key(t) <= key(newest):
+            k = key(t)[:2]
+            if k not in lines or key(t) > key(lines[k]):
+                lines[k] = t
+    return [lines[k] for k in sorted(lines)]
