@@ -29,6 +29,7 @@ ENV_BIN = "KARPENTER_CONTROLLER_BIN"
 ENV_SRC = "KARPENTER_PROVIDER_SRC"
 ENV_GIT = "KARPENTER_PROVIDER_GIT"     # a clone of the provider with its tags
 ENV_HISTORY = "HARNESS_PROVIDER_GIT"   # ... as CI and the nightly jobs name their checkout of it
+ENV_CORE_GIT = "HARNESS_CORE_GIT"      # core's history, for a commit a release pins that the proxy does not serve
 ENV_REF = "KARPENTER_PROVIDER_REF"     # a tag, branch or commit of that clone
 ENV_CORE = "KARPENTER_CORE_VERSION"    # build the provider against this sigs.k8s.io/karpenter instead
 ENV_TIMING = "KARPENTER_CONTROLLER_TIMING"     # fast (default) | upstream
@@ -75,8 +76,14 @@ def resolve_ref(git_dir: Path, ref: str) -> str:
 def provider_tree(git_dir: Path, ref: str) -> tuple[Path, str]:
     """(the exported tree of `ref`, its `git describe`): <cache>/provider-src/<commit>/, written once
     (git archive; no work tree of the clone is touched)."""
+    return export_tree(git_dir, ref, "provider-src")
+
+
+def export_tree(git_dir: Path, ref: str, under: str, paths: tuple[str, ...] = ()) -> tuple[Path, str]:
+    """(the tree of `ref` of the clone at `git_dir` (only `paths` when given) exported to
+    <cache>/<under>/<commit>/ once, its `git describe`)."""
     commit = resolve_ref(git_dir, ref)
-    dest = cache_dir() / "provider-src" / commit
+    dest = cache_dir() / under / commit
     if not (dest / "go.mod").is_file():
         from filelock import FileLock
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +91,7 @@ def provider_tree(git_dir: Path, ref: str) -> tuple[Path, str]:
             if not (dest / "go.mod").is_file():
                 tmp = dest.with_name(f"{commit}.tmp{os.getpid()}")
                 tmp.mkdir(parents=True, exist_ok=True)
-                arch = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit],
+                arch = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit, *paths],
                                       capture_output=True, timeout=300)
                 if arch.returncode != 0:
                     raise BinariesError(f"git archive {commit[:12]} failed: {arch.stderr.decode(errors='replace')[-500:]}")
@@ -160,6 +167,18 @@ def pinned_core(tree: Path) -> tuple[str, str]:
     return "sigs.k8s.io/karpenter", m.group(1)
 
 
+def core_from_history(tree: Path) -> Path | None:
+    """Core's tree exported from its history (HARNESS_CORE_GIT) when `tree` pins a commit of core between
+    releases by pseudo-version (provider v1.12.2: v1.12.1-0.20260514173230-7e9d426919bd, which the Go
+    module proxy refuses); None when it pins a release or the history is not given."""
+    if core_version() or not os.environ.get(ENV_CORE_GIT):
+        return None
+    _, version = pinned_core(tree)
+    m = re.search(r"-(?:0\.)?\d{14}-([0-9a-f]{12})$", version)
+    # the module's Go source only: a clone may lack large blobs nothing builds from (kwok/examples)
+    return export_tree(Path(os.environ[ENV_CORE_GIT]), m.group(1), "core-src", ("go.mod", "go.sum", "pkg"))[0] if m else None
+
+
 def unapplied_edits(core_dir: Path, patches: list[dict]) -> list[str]:
     """The edits of a timing whose `find` does not occur exactly once in the core module at
     `core_dir` (build-controller.sh would stop at the first), as `file: find (N times)`."""
@@ -182,7 +201,7 @@ def timing_for(tree: Path | None) -> tuple[str, str]:
         return timing(), ""
     try:
         module, version = pinned_core(tree)
-        core_dir = go_module_dir(module, version)
+        core_dir = core_from_history(tree) or go_module_dir(module, version)
     except BinariesError:       # no core to read: the build itself says what is missing
         return timing(), ""
     missing = unapplied_edits(core_dir, timing_patches("fast"))
@@ -353,6 +372,9 @@ def build_controller(src: Path | None = None, echo: bool = False,
             (work / "core-patches.json").write_text(json.dumps(timing_patches(tm)))
             env["CORE_PATCHES"] = str(work / "core-patches.json")
             env["CORE_PATCHES_NAME"] = tm
+        env.pop("CORE_DIR", None)
+        if src is not None and (core_dir := core_from_history(src)) is not None:
+            env["CORE_DIR"] = str(core_dir)
         if src is not None:
             env["PROVIDER_SRC"] = str(src)
             if (src / ".harness-describe").is_file():      # an exported tree has no .git to describe

@@ -134,3 +134,20 @@ def test_the_newest_patch_of_every_line_oldest_first():
             "v1.7.0-test.batchv4", "1.6.8-e2e-47c1c6", "testtag", "v1.14.2", "v1.10.2"]
     assert newest_patches(tags) == ["v0.5.10", "v0.6.0", "v1.6.8", "v1.10.2", "v1.14.2"]
     assert newest_patches(tags, newest="v1.14.0") == ["v0.5.10", "v0.6.0", "v1.6.8", "v1.10.2"]
+
+
+def test_a_core_commit_between_releases_is_taken_from_cores_history(tmp_path, monkeypatch):
+    """provider v1.12.2 pins core by pseudo-version, which the Go module proxy refuses: with core's
+    history (HARNESS_CORE_GIT) the commit is exported and built instead; a release pin is left alone."""
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    asked = []
+    monkeypatch.setattr(controller, "export_tree", lambda git, ref, under, paths=(): (asked.append((ref, under)) or
+                                                                                     (tmp_path / under / ref, ref)))
+    (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v1.12.0\nreplace sigs.k8s.io/karpenter => "
+                                     "github.com/kubernetes-sigs/karpenter v1.12.1-0.20260514173230-7e9d426919bd\n")
+    monkeypatch.delenv(controller.ENV_CORE_GIT, raising=False)
+    assert controller.core_from_history(tmp_path) is None
+    monkeypatch.setenv(controller.ENV_CORE_GIT, "/core-history")
+    assert controller.core_from_history(tmp_path) == tmp_path / "core-src" / "7e9d426919bd"
+    (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v1.6.2\n")
+    assert controller.core_from_history(tmp_path) is None and asked == [("7e9d426919bd", "core-src")]
