@@ -135,3 +135,16 @@ def test_instance_terminating_missed_between_two_polls():
     got = [(t["nodeClaim"], t["action"]) for t in watch.timeline]
     assert got == [("a", "created"), ("a", "deleting"), ("b", "created"), ("b", "deleting"),
                    ("a", "instance terminating"), ("a", "terminated"), ("b", "terminated")]
+
+
+def test_a_command_before_core_v1_7_names_its_reason_in_lower_case(tmp_path):
+    """core v1.6.2 disruption/queue.go StartCommand logs `reason: drifted` (strings.ToLower of the
+    DisruptionReason) where v1.14.0 logs `command: Drifted/...`."""
+    log = tmp_path / "controller.log"
+    log.write_text(_line("disrupting node(s)", reason="drifted", decision="replace",
+                         **{"replacement-node-count": 1, "disrupted-nodes": [{"NodeClaim": {"name": "a"}}]}) + "\n" +
+                   _line("disrupting node(s)", reason="underutilized", decision="delete",
+                         **{"replacement-node-count": 0, "disrupted-nodes": [{"NodeClaim": {"name": "b"}}]}))
+    commands, _ = read_log(log)
+    assert [(c.reason, c.decision, c.claims, c.method) for c in commands] == [
+        ("Drifted", "replace", ["a"], "drift"), ("Underutilized", "delete", ["b"], "single")]

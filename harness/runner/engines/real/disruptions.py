@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 DISRUPTED_TAINT = "karpenter.sh/disrupted"
 COMMAND_LINE = "disrupting node(s)"
+# core's DisruptionReason values (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/nodepool.go), by their lower case
+_REASONS = {r.lower(): r for r in ("Underutilized", "Empty", "Drifted")}
 EXPIRED_LINE = "deleting expired nodeclaim"
 GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
 _METHODS = {"Empty": "empty", "Drifted": "drift"}
@@ -62,7 +64,10 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
             continue
         msg = rec.get("message")
         if msg == COMMAND_LINE:
-            reason = str(rec.get("command") or "").split("/", 1)[0]
+            # `command: Drifted/...` since core v1.7; before it `reason: drifted`, lower-cased (core v1.6.2
+            # pkg/controllers/disruption/queue.go StartCommand), of the DisruptionReason constants
+            reason = (str(rec.get("command") or "").split("/", 1)[0]
+                      or _REASONS.get(str(rec.get("reason") or "").lower(), str(rec.get("reason") or "")))
             claims = [n for n in (_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
             commands.append(Command(len(commands) + 1, reason, str(rec.get("decision") or ""), claims,
                                     int(rec.get("replacement-node-count") or 0)))

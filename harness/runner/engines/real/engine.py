@@ -159,7 +159,8 @@ class RealEngine:
         have = cluster.server_version
         if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
-                    f"server, which is {have}")
+                    f"server, which is {have} (run it on that version's control plane: K8S_VERSION=v{wanted} "
+                    f"python -m harness.backends build, then the same run with K8S_VERSION=v{wanted})")
         return None
 
     def _release_mismatch(self, profile: str) -> str | None:
