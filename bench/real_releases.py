@@ -47,6 +47,8 @@ def main() -> int:
     ap.add_argument("--provider-git", default=os.environ.get(ENV_GIT) or os.environ.get("HARNESS_PROVIDER_GIT"))
     ap.add_argument("--release", action="append", default=[], help="a release tag (repeatable)")
     ap.add_argument("--json", default=None, help="write the per-release rows here")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build (or find) each release's controller, as a run under its profile picks it, and stop")
     args = ap.parse_args()
     if not args.provider_git:
         print("--provider-git DIR (or HARNESS_PROVIDER_GIT): a karpenter-provider-azure clone with its tags", file=sys.stderr)
@@ -55,6 +57,18 @@ def main() -> int:
     from harness.model.releases import release_profiles
     releases = args.release or newest_patches(tags_of(Path(args.provider_git)))
     engine = get_engine("real")
+    if args.build_only:
+        os.environ.setdefault("HARNESS_BUILD_CONTROLLER", "1")
+        bad = 0
+        for rel in releases:
+            t0 = time.monotonic()
+            try:
+                ctl = engine.controller_for(rel)
+                print(f"{rel}: {ctl.version} (timing {ctl.timing}) {ctl.path} in {time.monotonic() - t0:.0f}s", flush=True)
+            except Exception as e:      # noqa: BLE001 - each release says its own reason
+                bad += 1
+                print(f"{rel}: {e}", flush=True)
+        return 1 if bad else 0
     ok, why = engine.available("local")
     if not ok:
         print(f"real engine unavailable: {why}", file=sys.stderr)
