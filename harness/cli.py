@@ -162,6 +162,11 @@ def cmd_run(args) -> int:
         return EXIT_BAD_INPUT
     from harness.runner.notices import print_notices
     print_notices(scenarios, sys.stderr)          # what the results below do not account for
+    if args.provider_git or args.provider_ref:    # (before the selection: a release ref picks its profile)
+        why = _choose_provider(args)
+        if why:
+            print(f"harness run: {why}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     jobs, why_empty = select_jobs(scenarios, args.profile, args.k, args.paths)
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
@@ -171,11 +176,6 @@ def cmd_run(args) -> int:
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
-    if args.provider_git or args.provider_ref:
-        why = _choose_provider(args)
-        if why:
-            print(f"harness run: {why}", file=sys.stderr)
-            return EXIT_BAD_INPUT
     engine = get_engine(args.engine)
     backend = engine_backends(args.engine, [args.backend])[0]
     ok, why = engine.available(backend)
