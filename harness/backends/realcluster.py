@@ -61,6 +61,7 @@ class RealCluster:
         self.server_ca = ""
         self.capabilities: frozenset[str] = frozenset()
         self.profile_obj = None             # the installed Profile (its release's served API versions)
+        self.release_served: dict[str, list[str]] = {}    # kind -> versions a release's own CRDs serve
         # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
         # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
         self.installed_crds: str | None = None
@@ -195,6 +196,8 @@ class RealCluster:
         refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
         version's rules here and sent as v1, as core v1.0's conversion webhook would store it
         (harness.model.apiversions)."""
+        if self.profile_obj is None and self._release_relabels(obj):
+            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
             return obj
         rejection = apiversions.served_rejection(obj, self.profile_obj)
@@ -214,6 +217,14 @@ class RealCluster:
             # versions share one Go reading (conversion strategy None relabels apiVersion)
             return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         return obj
+
+    def _release_relabels(self, obj: dict) -> bool:
+        """An AKSNodeClass in another version its release's own CRD serves: that CRD converts with
+        strategy None, so the API server only relabels apiVersion (provider v1.10.2 and v1.14.0
+        karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1); the client writes the
+        stored version's path."""
+        return (obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version
+                and apiversions.version_of(obj) in self.release_served.get("AKSNodeClass", ()))
 
     @staticmethod
     def _missing_service_account(e: APIRejected) -> bool:
@@ -248,11 +259,13 @@ class RealCluster:
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
         return self.client(identity).update_status(self._as_installed(obj))
 
-    @staticmethod
-    def _as_installed(obj: dict) -> dict:
+    def _as_installed(self, obj: dict) -> dict:
         """A NodePool or NodeClaim written in a version the installed CRDs do not serve (v1beta1 at
         v0.5-v0.7, as the release stores it) is sent as v1, as create sends it (_served_version): the
-        API server refuses a body whose apiVersion is not the path's."""
+        API server refuses a body whose apiVersion is not the path's. An AKSNodeClass its release's own CRD
+        serves in that version is relabeled (_release_relabels)."""
+        if self.profile_obj is None and self._release_relabels(obj):
+            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         if obj.get("kind") in ("NodePool", "NodeClaim") and \
                 apiversions.version_of(obj) != KINDS[obj["kind"]].version:
             return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
@@ -318,6 +331,8 @@ class RealCluster:
         crdmod.wait_established(self.admin, names, timeout)
         self.installed_crds = ident
         self.profile_obj = None             # a release's own CRDs serve what they serve
+        self.release_served = {c["spec"]["names"]["kind"]: [v["name"] for v in c["spec"].get("versions") or []
+                                                            if v.get("served")] for c in crds}
 
     @property
     def server_version(self) -> str:

@@ -43,14 +43,27 @@ spec:
 """
 
 
-def test_a_tree_whose_nodepools_serve_no_v1_is_skipped_by_reason(tmp_path):
+NODECLASS = """spec:
+  versions:
+    - name: v1alpha2
+      served: true
+    - name: v1beta1
+      served: {v1beta1}
+"""
+
+
+def test_a_tree_whose_crds_serve_another_version_than_the_client_is_skipped_by_reason(tmp_path):
     assert served_versions(CRD.format(v1="true")) == ["v1", "v1beta1"]
     crds = tmp_path / "pkg" / "apis" / "crds"
     crds.mkdir(parents=True)
     (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="false"))
-    assert "serve karpenter.sh/v1beta1 only" in tree_skip("v0.5.5", tmp_path)
+    (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="true"))
+    assert "NodePool CRD serves karpenter.sh/v1beta1 only" in tree_skip("v0.5.5", tmp_path)
     (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="true"))
-    assert tree_skip("v0.7.5", tmp_path) is None
+    assert tree_skip("v1.4.1", tmp_path) is None
+    (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="false"))
+    why = tree_skip("v0.7.5", tmp_path)
+    assert "AKSNodeClass CRD serves karpenter.azure.com/v1alpha2 only" in why and "karpenter.azure.com/v1beta1" in why
     assert "has no pkg/apis/crds" in tree_skip("v0.0.1", tmp_path / "nothing")
 
 

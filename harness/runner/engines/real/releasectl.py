@@ -13,9 +13,9 @@ from pathlib import Path
 
 import yaml
 
-# the karpenter.sh version the real engine's API client reads and writes (harness/backends/kinds.py)
-CLIENT_VERSION = "v1"
-NODEPOOL_CRD = Path("pkg") / "apis" / "crds" / "karpenter.sh_nodepools.yaml"
+CRDS = Path("pkg") / "apis" / "crds"
+# the CRDs whose version the real engine's API client reads and writes (harness/backends/kinds.py KINDS)
+CLIENT_KINDS = {"NodePool": "karpenter.sh_nodepools.yaml", "AKSNodeClass": "karpenter.azure.com_aksnodeclasses.yaml"}
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,19 @@ def served_versions(crd_text: str) -> list[str]:
 
 
 def tree_skip(ref: str, tree: Path) -> str | None:
-    """Why the controller of `ref` cannot run on the real engine, read from its tree: its NodePool CRD
-    serves no karpenter.sh/v1 (provider v0.5-v0.6, core v0.36), which the engine's API client speaks."""
-    path = tree / NODEPOOL_CRD
-    if not path.is_file():
-        return f"provider {ref} has no {NODEPOOL_CRD.as_posix()}"
-    served = served_versions(path.read_text())
-    if CLIENT_VERSION not in served:
-        return (f"provider {ref}'s CRDs serve karpenter.sh/{', '.join(served)} only ({NODEPOOL_CRD.as_posix()}); "
-                f"the real engine reads and writes karpenter.sh/{CLIENT_VERSION}")
+    """Why the controller of `ref` cannot run on the real engine, read from its tree: a CRD that does not
+    serve the version the engine's API client speaks (NodePool karpenter.sh/v1: not at provider v0.5-v0.6,
+    core v0.36; AKSNodeClass karpenter.azure.com/v1beta1: not before provider v1.0)."""
+    from harness.backends.kinds import KINDS
+    for kind, file in CLIENT_KINDS.items():
+        path = tree / CRDS / file
+        if not path.is_file():
+            return f"provider {ref} has no {(CRDS / file).as_posix()}"
+        served = served_versions(path.read_text())
+        k = KINDS[kind]
+        if k.version not in served:
+            return (f"provider {ref}'s {kind} CRD serves {k.group}/{', '.join(served)} only "
+                    f"({(CRDS / file).as_posix()}); the real engine reads and writes {k.api_version}")
     return None
 
 
