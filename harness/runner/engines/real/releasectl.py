@@ -14,8 +14,10 @@ from pathlib import Path
 import yaml
 
 CRDS = Path("pkg") / "apis" / "crds"
-# the CRDs whose version the real engine's API client reads and writes (harness/backends/kinds.py KINDS)
-CLIENT_KINDS = {"NodePool": "karpenter.sh_nodepools.yaml", "AKSNodeClass": "karpenter.azure.com_aksnodeclasses.yaml"}
+# the CRDs whose version the real engine's API client must read and write (harness/backends/kinds.py KINDS):
+# karpenter.sh/v1 NodePools, which the harness's objects and readers are; an AKSNodeClass it writes at the
+# version the release's CRD stores (realcluster.release_kinds: provider v0.7.5's v1alpha2)
+CLIENT_KINDS = {"NodePool": "karpenter.sh_nodepools.yaml"}
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def served_versions(crd_text: str) -> list[str]:
 def tree_skip(ref: str, tree: Path) -> str | None:
     """Why the controller of `ref` cannot run on the real engine, read from its tree: a CRD that does not
     serve the version the engine's API client speaks (NodePool karpenter.sh/v1: not at provider v0.5-v0.6,
-    core v0.36; AKSNodeClass karpenter.azure.com/v1beta1: not before provider v1.0)."""
+    core v0.36)."""
     from harness.backends.kinds import KINDS
     for kind, file in CLIENT_KINDS.items():
         path = tree / CRDS / file
