@@ -42,6 +42,30 @@ def smoke_scenarios() -> list:
     return out
 
 
+def nodeclass_version(ctl) -> str | None:
+    """The AKSNodeClass version a release's own CRD stores when it does not serve the smoke set's
+    v1beta1 (provider v0.7.5: v1alpha2, same fields the smoke set uses), else None."""
+    import yaml
+
+    from harness.backends.kinds import KINDS
+    from harness.backends.realcluster import release_kinds
+    crd = ctl.crds_dir / "karpenter.azure.com_aksnodeclasses.yaml"
+    if not crd.is_file():
+        return None
+    kind = release_kinds([yaml.safe_load(crd.read_text())])["AKSNodeClass"]
+    return kind.api_version if kind is not KINDS["AKSNodeClass"] else None
+
+
+def at_version(sc, api_version: str):
+    """`sc` with its AKSNodeClass manifests written at `api_version`."""
+    import copy
+    sc = copy.deepcopy(sc)
+    for m in [*sc.manifests, *(m for ms in sc.step_manifests for m in ms)]:
+        if m.obj.get("kind") == "AKSNodeClass":
+            m.obj["apiVersion"] = api_version
+    return sc
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--provider-git", default=os.environ.get(ENV_GIT) or os.environ.get("HARNESS_PROVIDER_GIT"))
@@ -96,7 +120,11 @@ def main() -> int:
                 continue
             row["controller"] = f"{ctl.version} (timing {ctl.timing})"
             row["runs"] = []
-            for sc in scenarios:
+            nc = nodeclass_version(ctl)
+            if nc:
+                row["nodeclass"] = nc
+                print(f"{rel}: the smoke set's AKSNodeClass written as {nc}, the version this release serves", flush=True)
+            for sc in (at_version(s, nc) for s in scenarios) if nc else scenarios:
                 o = execute_guarded(engine, sc, rel, cluster)
                 v = verdict(o)
                 reason = (o.skipped or o.error or "")[:300] if v in ("skipped", "ERROR") else ""
