@@ -319,8 +319,8 @@ def selected_source(src: Path | None = None, git_dir: Path | None = None, ref: s
 
 
 def find_controller(src: Path | None = None, tm: str | None = None) -> ControllerBinary | None:
-    """The controller binary to run (built with timing `tm`, default the environment's), or None when
-    it is not built yet."""
+    """The controller binary to run (built with timing `tm`, default timing_for the source), or None
+    when it is not built yet."""
     env = os.environ.get(ENV_BIN)
     if env:
         p = Path(env)
@@ -341,8 +341,8 @@ def find_controller(src: Path | None = None, tm: str | None = None) -> Controlle
 
 def build_controller(src: Path | None = None, echo: bool = False,
                      tm: str | None = None) -> tuple[ControllerBinary, float]:
-    """Build (or reuse) the controller with timing `tm` (default the environment's) into the cache under
-    the lock; returns (binary, seconds)."""
+    """Build (or reuse) the controller with timing `tm` (default timing_for the source) into the cache
+    under the lock; returns (binary, seconds)."""
     go = go_binary()
     if go is None:
         raise BinariesError("cannot build the Karpenter controller: no Go toolchain (go not on PATH, "
@@ -403,7 +403,8 @@ def missing_message(src: Path | None = None) -> str:
     """What is missing and the command that builds it, for the source the environment selects too
     (a ref of a clone, a checkout)."""
     chosen = src or selected_source()
-    where = cache_entry(chosen.resolve() if chosen else None) / "controller"
+    chosen = chosen.resolve() if chosen else None
+    where = cache_entry(chosen, timing_for(chosen)[0]) / "controller"
     if src is None and os.environ.get(ENV_REF):
         how = f" --provider-git {os.environ.get(ENV_GIT)} --provider-ref {os.environ[ENV_REF]}"
     else:

@@ -106,10 +106,9 @@ class RealEngine:
     def available(self, backend: str = "local") -> tuple[bool, str]:
         """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
         from harness.backends import binaries
-        from harness.backends.controller import ensure_controller
+        from harness.backends.controller import ensure_controller, provider_git
         from harness.backends.registry import get_backend
         from harness.backends.sandbox import sandbox_available
-        from harness.backends.controller import provider_git
         try:
             if provider_git() is None:     # with the history, each release profile's controller is built on use
                 ensure_controller()
