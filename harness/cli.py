@@ -123,6 +123,27 @@ def _print_why(con, outcomes, pods: list[str]) -> None:
             con.print(f"  no pod {missing!r} in this scenario", markup=False)
 
 
+def _choose_provider(args) -> str | None:
+    """--provider-git / --provider-ref as the environment the real engine finds its controllers by
+    (harness/backends/controller.py): a release profile's own controller is built from the history, and
+    a ref is the one controller of every run; a usage error as text."""
+    from harness.backends.controller import ENV_GIT, ENV_REF, provider_git
+    if args.engine != "real":
+        return "--provider-git / --provider-ref choose the real engine's controller: add --engine real"
+    if args.provider_git:
+        os.environ[ENV_GIT] = args.provider_git
+    if args.provider_ref:
+        if provider_git() is None:
+            return (f"--provider-ref {args.provider_ref}: needs --provider-git DIR (or {ENV_GIT} / HARNESS_PROVIDER_GIT), "
+                    "a karpenter-provider-azure clone with its tags")
+        os.environ[ENV_REF] = args.provider_ref
+        os.environ.setdefault("HARNESS_BUILD_CONTROLLER", "1")     # the ref asked for is built on first use
+        from harness.model import releases
+        if not args.profile and args.provider_ref in releases.release_profiles():
+            args.profile = [args.provider_ref]       # a release tag runs under its own profile
+    return None
+
+
 def cmd_run(args) -> int:
     if args.explore is not None:
         return cmd_explore(args)
@@ -141,6 +162,11 @@ def cmd_run(args) -> int:
         return EXIT_BAD_INPUT
     from harness.runner.notices import print_notices
     print_notices(scenarios, sys.stderr)          # what the results below do not account for
+    if args.provider_git or args.provider_ref:    # (before the selection: a release ref picks its profile)
+        why = _choose_provider(args)
+        if why:
+            print(f"harness run: {why}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     jobs, why_empty = select_jobs(scenarios, args.profile, args.k, args.paths)
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
@@ -602,6 +628,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--real-timing", default=None, choices=["fast", "upstream"],
                    help="with --engine real: fast (the default): a disruption pass on request, two of core's waits divided by ten; "
                         "upstream runs the release as is (harness/data/controller-timing.yaml)")
+    r.add_argument("--provider-git", default=None, metavar="DIR",
+                   help="with --engine real: the provider's git history (a karpenter-provider-azure clone with its "
+                        "tags; also HARNESS_PROVIDER_GIT): a release profile runs that release's own controller, "
+                        "built on first use and cached per commit (docs/real-controller-releases.md)")
+    r.add_argument("--provider-ref", default=None, metavar="REF",
+                   help="with --engine real --provider-git: run every scenario on the controller of this tag, "
+                        "branch or commit")
     r.add_argument("-k", default=None, help="only scenarios whose name contains this text")
     r.add_argument("--explore", type=int, default=None, metavar="N",
                    help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "

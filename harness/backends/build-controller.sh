@@ -9,6 +9,7 @@
 #   PROVIDER_SRC=<checkout> build-controller.sh <out dir> <work dir>     # a maintainer's working copy
 #   CORE_VERSION=v1.13.0 ...     # the same provider with another sigs.k8s.io/karpenter (where it compiles)
 #   CORE_PATCHES=<json> CORE_PATCHES_NAME=fast ...   # core's module copied and edited (controller-timing.yaml)
+#   CORE_DIR=<core tree> ...     # core from its git history: a commit the Go module proxy does not serve
 #
 # Idempotent: <out dir>/controller is reused when present.
 set -euo pipefail
@@ -67,7 +68,7 @@ for l in lines:
     if "=>" not in l:
         continue
     left, right = (s.strip() for s in l.split("=>", 1))
-    if os.environ.get("CORE_VERSION") and left.split()[0] == "sigs.k8s.io/karpenter":
+    if (os.environ.get("CORE_VERSION") or os.environ.get("CORE_DIR")) and left.split()[0] == "sigs.k8s.io/karpenter":
         continue            # CORE_VERSION's replace below wins
     parts = right.split()
     if parts and parts[0].startswith((".", "/")) and len(parts) == 1:
@@ -77,8 +78,15 @@ PY
   fi
   if [ -n "${CORE_VERSION:-}" ]; then
     echo "replace sigs.k8s.io/karpenter => sigs.k8s.io/karpenter $CORE_VERSION"
+  elif [ -n "${CORE_DIR:-}" ]; then
+    echo "replace sigs.k8s.io/karpenter => $CORE_DIR"
   fi
 } > go.mod
+if [ -n "${PROVIDER_SRC:-}" ] && [ -f "$src/go.sum" ]; then
+  # the release's own checksums: a module version the checksum database does not list (provider v1.6.8's
+  # armcontainerservice/v8 v8.2.0-beta.1: "verifying module: ... 404 Not Found") is verified against them
+  cp "$src/go.sum" go.sum
+fi
 cat > tools.go <<GO
 //go:build tools
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tarfile
 import time
@@ -27,6 +28,8 @@ BUILD_SCRIPT = Path(__file__).with_name("build-controller.sh")
 ENV_BIN = "KARPENTER_CONTROLLER_BIN"
 ENV_SRC = "KARPENTER_PROVIDER_SRC"
 ENV_GIT = "KARPENTER_PROVIDER_GIT"     # a clone of the provider with its tags
+ENV_HISTORY = "HARNESS_PROVIDER_GIT"   # ... as CI and the nightly jobs name their checkout of it
+ENV_CORE_GIT = "HARNESS_CORE_GIT"      # core's history, for a commit a release pins that the proxy does not serve
 ENV_REF = "KARPENTER_PROVIDER_REF"     # a tag, branch or commit of that clone
 ENV_CORE = "KARPENTER_CORE_VERSION"    # build the provider against this sigs.k8s.io/karpenter instead
 ENV_TIMING = "KARPENTER_CONTROLLER_TIMING"     # fast (default) | upstream
@@ -73,8 +76,14 @@ def resolve_ref(git_dir: Path, ref: str) -> str:
 def provider_tree(git_dir: Path, ref: str) -> tuple[Path, str]:
     """(the exported tree of `ref`, its `git describe`): <cache>/provider-src/<commit>/, written once
     (git archive; no work tree of the clone is touched)."""
+    return export_tree(git_dir, ref, "provider-src")
+
+
+def export_tree(git_dir: Path, ref: str, under: str, paths: tuple[str, ...] = ()) -> tuple[Path, str]:
+    """(the tree of `ref` of the clone at `git_dir` (only `paths` when given) exported to
+    <cache>/<under>/<commit>/ once, its `git describe`)."""
     commit = resolve_ref(git_dir, ref)
-    dest = cache_dir() / "provider-src" / commit
+    dest = cache_dir() / under / commit
     if not (dest / "go.mod").is_file():
         from filelock import FileLock
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -82,7 +91,7 @@ def provider_tree(git_dir: Path, ref: str) -> tuple[Path, str]:
             if not (dest / "go.mod").is_file():
                 tmp = dest.with_name(f"{commit}.tmp{os.getpid()}")
                 tmp.mkdir(parents=True, exist_ok=True)
-                arch = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit],
+                arch = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit, *paths],
                                       capture_output=True, timeout=300)
                 if arch.returncode != 0:
                     raise BinariesError(f"git archive {commit[:12]} failed: {arch.stderr.decode(errors='replace')[-500:]}")
@@ -131,6 +140,75 @@ def timing_data() -> dict:
     """harness/data/controller-timing.yaml as a mapping."""
     import yaml
     return yaml.safe_load(TIMING_DATA.read_text()) or {}
+
+
+def provider_git() -> Path | None:
+    """The provider's git history release controllers are built from: KARPENTER_PROVIDER_GIT, else
+    HARNESS_PROVIDER_GIT (CI's checkout); None when neither is set."""
+    for var in (ENV_GIT, ENV_HISTORY):
+        if os.environ.get(var):
+            return Path(os.environ[var])
+    return None
+
+
+def pinned_core(tree: Path) -> tuple[str, str]:
+    """(module, version) of the sigs.k8s.io/karpenter a provider tree builds with: its go.mod's replace
+    when it has one (provider v1.12.2 pins a commit of github.com/kubernetes-sigs/karpenter), else its
+    require; KARPENTER_CORE_VERSION wins."""
+    if core_version():
+        return "sigs.k8s.io/karpenter", core_version()
+    text = (tree / "go.mod").read_text()
+    m = re.search(r"^\s*(?:replace\s+)?sigs\.k8s\.io/karpenter(?:\s+v\S+)?\s*=>\s*(\S+)\s+(v\S+)", text, re.M)
+    if m:
+        return m.group(1), m.group(2)
+    m = re.search(r"^\s*(?:require\s+)?sigs\.k8s\.io/karpenter\s+(v\S+)", text, re.M)
+    if not m:
+        raise BinariesError(f"{tree / 'go.mod'}: requires no sigs.k8s.io/karpenter")
+    return "sigs.k8s.io/karpenter", m.group(1)
+
+
+def core_from_history(tree: Path) -> Path | None:
+    """Core's tree exported from its history (HARNESS_CORE_GIT) when `tree` pins a commit of core between
+    releases by pseudo-version (provider v1.12.2: v1.12.1-0.20260514173230-7e9d426919bd, which the Go
+    module proxy refuses); None when it pins a release or the history is not given."""
+    if core_version() or not os.environ.get(ENV_CORE_GIT):
+        return None
+    _, version = pinned_core(tree)
+    m = re.search(r"-(?:0\.)?\d{14}-([0-9a-f]{12})$", version)
+    # the module's Go source only: a clone may lack large blobs nothing builds from (kwok/examples)
+    return export_tree(Path(os.environ[ENV_CORE_GIT]), m.group(1), "core-src", ("go.mod", "go.sum", "pkg"))[0] if m else None
+
+
+def unapplied_edits(core_dir: Path, patches: list[dict]) -> list[str]:
+    """The edits of a timing whose `find` does not occur exactly once in the core module at
+    `core_dir` (build-controller.sh would stop at the first), as `file: find (N times)`."""
+    out = []
+    for p in patches:
+        if "find" not in p:
+            continue
+        f = core_dir / p["file"]
+        n = f.read_text().count(p["find"]) if f.is_file() else 0
+        if n != 1:
+            out.append(f"{p['file']}: {p['find']!r} ({n} times)")
+    return out
+
+
+def timing_for(tree: Path | None) -> tuple[str, str]:
+    """(timing, notice) a tree is built with: the asked one (KARPENTER_CONTROLLER_TIMING); by default
+    `fast`, or `upstream` with a notice saying why when the core the tree pins lacks a line a `fast`
+    edit changes (core before v1.12: the edits are written against v1.14.0's source)."""
+    if os.environ.get(ENV_TIMING) or tree is None:
+        return timing(), ""
+    try:
+        module, version = pinned_core(tree)
+        core_dir = core_from_history(tree) or go_module_dir(module, version)
+    except BinariesError:       # no core to read: the build itself says what is missing
+        return timing(), ""
+    missing = unapplied_edits(core_dir, timing_patches("fast"))
+    if not missing:
+        return "fast", ""
+    return "upstream", (f"core {version} has no line for {len(missing)} of the fast timing's edits "
+                        f"(first: {missing[0]}): built as released (timing upstream)")
 
 
 def timing_patches(name: str | None = None) -> list[dict]:
@@ -203,20 +281,21 @@ def build_timed_kcm(name: str | None = None, echo: bool = False) -> Path | None:
     return path
 
 
-def timing_hash() -> str:
+def timing_hash(name: str | None = None) -> str:
     """A digest of the timing's edits (and added files): an edited controller-timing.yaml rebuilds."""
     h = hashlib.sha256()
-    for p in timing_patches():       # the checkout's location is not part of it
+    for p in timing_patches(name):       # the checkout's location is not part of it
         h.update(json.dumps({**p, "add": Path(p["add"]).read_text()} if "add" in p else p, sort_keys=True).encode())
     return h.hexdigest()[:8]
 
 
-def cache_entry(src: Path | None = None) -> Path:
+def cache_entry(src: Path | None = None, tm: str | None = None) -> Path:
     """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
     clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION,
-    `+fast-<timing_hash>` for the fast timing."""
+    `+fast-<timing_hash>` for the fast timing (`tm`, default the environment's)."""
     root = cache_dir() / "controller"
-    core = (f"+core-{core_version()}" if core_version() else "") + ("" if timing() == "upstream" else f"+{timing()}-{timing_hash()}")
+    tm = tm or timing()
+    core = (f"+core-{core_version()}" if core_version() else "") + ("" if tm == "upstream" else f"+{tm}-{timing_hash(tm)}")
     if src is None:
         return root / (provider_version() + core)
     if src.parent == cache_dir() / "provider-src":
@@ -239,8 +318,9 @@ def selected_source(src: Path | None = None, git_dir: Path | None = None, ref: s
     return Path(os.environ[ENV_SRC]) if os.environ.get(ENV_SRC) else None
 
 
-def find_controller(src: Path | None = None) -> ControllerBinary | None:
-    """The controller binary to run, or None when it is not built yet."""
+def find_controller(src: Path | None = None, tm: str | None = None) -> ControllerBinary | None:
+    """The controller binary to run (built with timing `tm`, default timing_for the source), or None
+    when it is not built yet."""
     env = os.environ.get(ENV_BIN)
     if env:
         p = Path(env)
@@ -249,17 +329,20 @@ def find_controller(src: Path | None = None) -> ControllerBinary | None:
         return ControllerBinary(p, os.environ.get("PROVIDER_VERSION", "unknown"), "env")
     src = selected_source(src)
     src = src.resolve() if src else None
-    d = cache_entry(src)
+    tm = tm or timing_for(src)[0]
+    d = cache_entry(src, tm)
     p = d / "controller"
     if p.is_file() and os.access(p, os.X_OK):
         version = (d / "VERSION").read_text().strip() if (d / "VERSION").exists() else provider_version()
         source = "cache" if src is None else (f"git:{src.name}" if d.name.startswith("git-") else f"src:{src}")
-        return ControllerBinary(p, version, source, src, timing())
+        return ControllerBinary(p, version, source, src, tm)
     return None
 
 
-def build_controller(src: Path | None = None, echo: bool = False) -> tuple[ControllerBinary, float]:
-    """Build (or reuse) the controller into the cache under the lock; returns (binary, seconds)."""
+def build_controller(src: Path | None = None, echo: bool = False,
+                     tm: str | None = None) -> tuple[ControllerBinary, float]:
+    """Build (or reuse) the controller with timing `tm` (default timing_for the source) into the cache
+    under the lock; returns (binary, seconds)."""
     go = go_binary()
     if go is None:
         raise BinariesError("cannot build the Karpenter controller: no Go toolchain (go not on PATH, "
@@ -271,11 +354,12 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
             raise BinariesError(f"{src}: no go.mod (not a karpenter-provider-azure checkout)")
     cache_dir().mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    tm = tm or timing_for(src)[0]
     with BuildLock(cache_dir() / "controller.lock", "the controller", echo):
-        found = find_controller(src)
+        found = find_controller(src, tm)
         if found is not None and found.source != "env":
             return found, time.monotonic() - t0
-        out = cache_entry(src)
+        out = cache_entry(src, tm)
         work = cache_dir() / "build" / f"controller-{out.name}"
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}"}
         env.pop("PROVIDER_SRC", None)
@@ -283,11 +367,14 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
         env.pop("CORE_PATCHES", None)
         if core_version():
             env["CORE_VERSION"] = core_version()
-        if timing_patches():
+        if timing_patches(tm):
             work.mkdir(parents=True, exist_ok=True)
-            (work / "core-patches.json").write_text(json.dumps(timing_patches()))
+            (work / "core-patches.json").write_text(json.dumps(timing_patches(tm)))
             env["CORE_PATCHES"] = str(work / "core-patches.json")
-            env["CORE_PATCHES_NAME"] = timing()
+            env["CORE_PATCHES_NAME"] = tm
+        env.pop("CORE_DIR", None)
+        if src is not None and (core_dir := core_from_history(src)) is not None:
+            env["CORE_DIR"] = str(core_dir)
         if src is not None:
             env["PROVIDER_SRC"] = str(src)
             if (src / ".harness-describe").is_file():      # an exported tree has no .git to describe
@@ -296,7 +383,7 @@ def build_controller(src: Path | None = None, echo: bool = False) -> tuple[Contr
             env["PROVIDER_VERSION"] = provider_version()
         run_logged(["bash", str(BUILD_SCRIPT), str(out), str(work)], env, echo, t0)
         dt = time.monotonic() - t0
-    found = find_controller(src)
+    found = find_controller(src, tm)
     if found is None:
         raise BinariesError(f"{BUILD_SCRIPT.name} finished but {out / 'controller'} is missing")
     return found, dt
@@ -316,7 +403,8 @@ def missing_message(src: Path | None = None) -> str:
     """What is missing and the command that builds it, for the source the environment selects too
     (a ref of a clone, a checkout)."""
     chosen = src or selected_source()
-    where = cache_entry(chosen.resolve() if chosen else None) / "controller"
+    chosen = chosen.resolve() if chosen else None
+    where = cache_entry(chosen, timing_for(chosen)[0]) / "controller"
     if src is None and os.environ.get(ENV_REF):
         how = f" --provider-git {os.environ.get(ENV_GIT)} --provider-ref {os.environ[ENV_REF]}"
     else:

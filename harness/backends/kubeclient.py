@@ -110,6 +110,9 @@ class RestClient:
         self.s.trust_env = False     # never route loopback calls through a proxy from the env
         # told of every object a write answered with (RealCluster: its watch caches' read-your-writes)
         self.on_write: Callable[[dict], None] | None = None
+        # the group/version each kind is read and written at: KINDS, or a release's own where its CRD
+        # serves another (RealCluster.install_crds: provider v0.7.5's AKSNodeClass is v1alpha2 only)
+        self.kinds: dict[str, Kind] = KINDS
 
     # -- raw ---------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, params: dict | None = None,
@@ -155,46 +158,46 @@ class RestClient:
         return obj
 
     def create(self, obj: dict, dry_run: bool = False) -> dict:
-        k = KINDS[obj["kind"]]
+        k = self.kinds[obj["kind"]]
         body = dict(obj)
         body.setdefault("apiVersion", k.api_version)
         return self._stamp(k, self.request("POST", path_for(k, namespace=self._ns(k, obj)), body,
                                            params={"dryRun": "All"} if dry_run else None))
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
-        k = KINDS[kind]
+        k = self.kinds[kind]
         out = self.request("GET", path_for(k, name, self._ns(k, namespace)), ok_missing=True)
         return None if out is None else self._stamp(k, out)
 
     def list(self, kind: str, namespace: str | None = None, **params) -> list[dict]:
-        k = KINDS[kind]
+        k = self.kinds[kind]
         ns = namespace if (k.namespaced and namespace) else None
         out = self.request("GET", path_for(k, namespace=ns), params=params or None)
         return [self._stamp(k, o) for o in out.get("items") or ()]
 
     def update(self, obj: dict) -> dict:
-        k = KINDS[obj["kind"]]
+        k = self.kinds[obj["kind"]]
         return self._stamp(k, self.request("PUT", path_for(k, obj["metadata"]["name"], self._ns(k, obj)), obj))
 
     def update_status(self, obj: dict) -> dict:
-        k = KINDS[obj["kind"]]
+        k = self.kinds[obj["kind"]]
         return self._stamp(k, self.request(
             "PUT", path_for(k, obj["metadata"]["name"], self._ns(k, obj), "status"), obj))
 
     def patch(self, kind: str, name: str, patch: dict, namespace: str | None = None,
               sub: str | None = None) -> dict:
-        k = KINDS[kind]
+        k = self.kinds[kind]
         return self._stamp(k, self.request("PATCH", path_for(k, name, self._ns(k, namespace), sub), patch,
                                            content_type=MERGE_PATCH))
 
     def delete(self, kind: str, name: str, namespace: str | None = None, grace_seconds: int | None = None,
                ok_missing: bool = False) -> None:
-        k = KINDS[kind]
+        k = self.kinds[kind]
         params = {"gracePeriodSeconds": str(grace_seconds)} if grace_seconds is not None else None
         self.request("DELETE", path_for(k, name, self._ns(k, namespace)), params=params, ok_missing=ok_missing)
 
     def delete_collection(self, kind: str, namespace: str | None = None, grace_seconds: int | None = 0) -> None:
-        k = KINDS[kind]
+        k = self.kinds[kind]
         params = {"gracePeriodSeconds": str(grace_seconds)} if grace_seconds is not None else None
         self.request("DELETE", path_for(k, namespace=self._ns(k, namespace) if k.namespaced else None),
                      params=params, ok_missing=True)

@@ -14,6 +14,7 @@ https://kubernetes.io/docs/setup/best-practices/certificates/,
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -24,7 +25,7 @@ from typing import Callable
 from harness.backends import binaries as binmod
 from harness.backends import crds as crdmod
 from harness.backends.base import ADMIN, APIRejected, Identity
-from harness.backends.kinds import KINDS
+from harness.backends.kinds import KINDS, Kind
 from harness.backends.kubeclient import RestClient
 from harness.model import apiversions
 from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE
@@ -48,6 +49,20 @@ CONTROLLERS_BINDING = {
 }
 
 
+def release_kinds(crds: list[dict]) -> dict[str, Kind]:
+    """KINDS, with each kind whose version a release's own CRD does not serve moved to that CRD's storage
+    version (provider v0.7.5's AKSNodeClass: karpenter.azure.com/v1alpha2 only)."""
+    out = dict(KINDS)
+    for crd in crds:
+        kind = crd["spec"]["names"]["kind"]
+        versions = crd["spec"].get("versions") or []
+        if kind in out and not any(v["name"] == out[kind].version and v.get("served") for v in versions):
+            stored = next((v["name"] for v in versions if v.get("storage")), None)
+            if stored:
+                out[kind] = dataclasses.replace(out[kind], version=stored)
+    return out
+
+
 class RealCluster:
     """The shared part of the local and container clusters. A backend creates the cluster on its
     work dir, starts the components, calls connect() once the API server is ready, and the
@@ -61,6 +76,8 @@ class RealCluster:
         self.server_ca = ""
         self.capabilities: frozenset[str] = frozenset()
         self.profile_obj = None             # the installed Profile (its release's served API versions)
+        self.release_served: dict[str, list[str]] = {}    # kind -> versions a release's own CRDs serve
+        self.kinds: dict[str, Kind] = KINDS     # what every client reads and writes at (install_crds)
         # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
         # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
         self.installed_crds: str | None = None
@@ -118,6 +135,7 @@ class RealCluster:
                     raise ValueError(f"unknown identity kind {identity.kind!r}")
                 c = RestClient(self.server, self.server_ca, pair.as_tuple())
                 c.on_write = self._wrote
+                c.kinds = self.kinds
                 self._clients[identity] = c
             return c
 
@@ -195,6 +213,8 @@ class RealCluster:
         refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
         version's rules here and sent as v1, as core v1.0's conversion webhook would store it
         (harness.model.apiversions)."""
+        if self.profile_obj is None and self._release_relabels(obj):
+            return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
         if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
             return obj
         rejection = apiversions.served_rejection(obj, self.profile_obj)
@@ -214,6 +234,14 @@ class RealCluster:
             # versions share one Go reading (conversion strategy None relabels apiVersion)
             return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         return obj
+
+    def _release_relabels(self, obj: dict) -> bool:
+        """An AKSNodeClass in another version its release's own CRD serves: that CRD converts with
+        strategy None, so the API server only relabels apiVersion (provider v1.10.2 and v1.14.0
+        karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1); the client writes the
+        stored version's path."""
+        return (obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != self.kinds["AKSNodeClass"].api_version
+                and apiversions.version_of(obj) in self.release_served.get("AKSNodeClass", ()))
 
     @staticmethod
     def _missing_service_account(e: APIRejected) -> bool:
@@ -248,11 +276,13 @@ class RealCluster:
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
         return self.client(identity).update_status(self._as_installed(obj))
 
-    @staticmethod
-    def _as_installed(obj: dict) -> dict:
+    def _as_installed(self, obj: dict) -> dict:
         """A NodePool or NodeClaim written in a version the installed CRDs do not serve (v1beta1 at
         v0.5-v0.7, as the release stores it) is sent as v1, as create sends it (_served_version): the
-        API server refuses a body whose apiVersion is not the path's."""
+        API server refuses a body whose apiVersion is not the path's. An AKSNodeClass its release's own CRD
+        serves in that version is relabeled (_release_relabels)."""
+        if self.profile_obj is None and self._release_relabels(obj):
+            return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
         if obj.get("kind") in ("NodePool", "NodeClaim") and \
                 apiversions.version_of(obj) != KINDS[obj["kind"]].version:
             return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
@@ -295,6 +325,7 @@ class RealCluster:
         self.installed_crds = f"profile {ident}"
         from harness.model.profile import load_profile
         self.profile_obj = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
+        self._use_kinds(KINDS)
 
     def install_crds(self, crds: list[dict], ident: str, timeout: float = 60.0) -> None:
         """Apply `crds` as they are (no profile rendering) and wait until each is Established; a
@@ -318,6 +349,14 @@ class RealCluster:
         crdmod.wait_established(self.admin, names, timeout)
         self.installed_crds = ident
         self.profile_obj = None             # a release's own CRDs serve what they serve
+        self.release_served = {c["spec"]["names"]["kind"]: [v["name"] for v in c["spec"].get("versions") or []
+                                                            if v.get("served")] for c in crds}
+        self._use_kinds(release_kinds(crds))
+
+    def _use_kinds(self, kinds: dict[str, Kind]) -> None:
+        self.kinds = kinds
+        for c in [*self._clients.values(), self.admin]:
+            c.kinds = kinds
 
     @property
     def server_version(self) -> str:

@@ -57,7 +57,7 @@ class WatchCache:
     def __init__(self, client: RestClient, kinds: tuple[str, ...]):
         self.client = client
         self.kinds = frozenset(kinds)
-        self._stores = {k: _Store(KINDS[k]) for k in kinds}
+        self._stores = {k: _Store(getattr(client, "kinds", KINDS)[k]) for k in kinds}
         self._cond = threading.Condition()
         self._stopped = threading.Event()
         self._responses: dict[str, requests.Response] = {}

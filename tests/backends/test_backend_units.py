@@ -342,3 +342,31 @@ def test_real_backend_scenarios_are_grouped_by_profile(monkeypatch):
     plugin.group_by_profile(items)
     assert [str(i) if isinstance(i, str) else repr(i) for i in items] == [
         "test_x", "u-e", "b-l", "b-e", "d-l", "u-e", "u-l", "d-e", "u-l"]
+
+
+def test_a_releases_own_nodeclass_crd_relabels_a_version_it_serves():
+    """With a release's own CRDs installed (the real engine), an AKSNodeClass in v1alpha2 is written as
+    v1beta1 when that CRD serves v1alpha2 (strategy None: the API server relabels), and left to be refused
+    when it does not (provider v0.7.5 serves v1alpha2 only)."""
+    from harness.backends.realcluster import RealCluster
+    rc = object.__new__(RealCluster)
+    rc.profile_obj = None
+    rc.kinds = KINDS
+    nc = {"apiVersion": "karpenter.azure.com/v1alpha2", "kind": "AKSNodeClass", "metadata": {"name": "default"}}
+    rc.release_served = {"AKSNodeClass": ["v1alpha2", "v1beta1"]}
+    assert rc._served_version(nc)["apiVersion"] == "karpenter.azure.com/v1beta1"
+    assert rc._as_installed(nc)["apiVersion"] == "karpenter.azure.com/v1beta1"
+    rc.release_served = {"AKSNodeClass": ["v1beta1"]}
+    assert rc._served_version(nc) is nc
+
+
+def test_a_releases_own_crds_move_a_kind_to_the_version_they_store():
+    """provider v0.7.5's AKSNodeClass CRD serves v1alpha2 only: the clients read and write it there; a
+    kind whose KINDS version is served stays."""
+    from harness.backends.realcluster import release_kinds
+    crd = lambda kind, *versions: {"spec": {"names": {"kind": kind}, "versions": [     # noqa: E731
+        {"name": v, "served": True, "storage": i == len(versions) - 1} for i, v in enumerate(versions)]}}
+    kinds = release_kinds([crd("AKSNodeClass", "v1alpha2"), crd("NodePool", "v1beta1", "v1")])
+    assert kinds["AKSNodeClass"].api_version == "karpenter.azure.com/v1alpha2"
+    assert kinds["NodePool"] is KINDS["NodePool"] and kinds["Pod"] is KINDS["Pod"]
+    assert release_kinds([crd("AKSNodeClass", "v1alpha2", "v1beta1")])["AKSNodeClass"] is KINDS["AKSNodeClass"]

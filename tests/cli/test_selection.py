@@ -61,3 +61,15 @@ def test_pytest_profile_no_scenario_declares_under_xdist():
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert re.search(r"--harness-profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
                      proc.stdout + proc.stderr)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--provider-git", "/nowhere"], "harness run: --provider-git / --provider-ref choose the real engine's controller: "
+                                     "add --engine real"),
+    (["--engine", "real", "--provider-ref", "v1.6.8"], "harness run: --provider-ref v1.6.8: needs --provider-git DIR"),
+])
+def test_run_provider_options_need_the_real_engine_and_the_history(args, message, capsys, monkeypatch):
+    for var in ("KARPENTER_PROVIDER_GIT", "HARNESS_PROVIDER_GIT", "KARPENTER_PROVIDER_REF"):
+        monkeypatch.delenv(var, raising=False)
+    assert cli(["run", LOOP, *args]) == 2
+    assert message in capsys.readouterr().err

@@ -135,3 +135,36 @@ def test_instance_terminating_missed_between_two_polls():
     got = [(t["nodeClaim"], t["action"]) for t in watch.timeline]
     assert got == [("a", "created"), ("a", "deleting"), ("b", "created"), ("b", "deleting"),
                    ("a", "instance terminating"), ("a", "terminated"), ("b", "terminated")]
+
+
+def test_a_command_before_core_v1_7_names_its_reason_in_lower_case(tmp_path):
+    """core v1.6.2 disruption/queue.go StartCommand logs `reason: drifted` (strings.ToLower of the
+    DisruptionReason) where v1.14.0 logs `command: Drifted/...`."""
+    log = tmp_path / "controller.log"
+    log.write_text(_line("disrupting node(s)", reason="drifted", decision="replace",
+                         **{"replacement-node-count": 1, "disrupted-nodes": [{"NodeClaim": {"name": "a"}}]}) + "\n" +
+                   _line("disrupting node(s)", reason="underutilized", decision="delete",
+                         **{"replacement-node-count": 0, "disrupted-nodes": [{"NodeClaim": {"name": "b"}}]}))
+    commands, _ = read_log(log)
+    assert [(c.reason, c.decision, c.claims, c.method) for c in commands] == [
+        ("Drifted", "replace", ["a"], "drift"), ("Underutilized", "delete", ["b"], "single")]
+
+
+def test_a_core_v1_0_command_is_read_from_its_text_and_named_by_nodeclaim(tmp_path):
+    """core v1.0.6 disruption/controller.go executeCommand logs `disrupting nodeclaim(s) via <Command.String>`
+    with the candidates by Node name (types.go); the observer maps them to their NodeClaims."""
+    log = tmp_path / "controller.log"
+    log.write_text("\n".join([
+        _line("disrupting nodeclaim(s) via replace, terminating 1 nodes (1 pods) aks-a/Standard_D2s_v3/on-demand "
+              "and replacing with on-demand node from types Standard_D2s_v3, Standard_D4s_v3", reason="drifted"),
+        _line("disrupting nodeclaim(s) via delete, terminating 2 nodes (0 pods) aks-b/Standard_D2s_v3/on-demand, "
+              "aks-c/Standard_D2s_v3/spot", reason="empty"),
+        _line("disrupting nodeclaim(s) via replace, terminating 2 nodes (3 pods) aks-d/Standard_D2s_v3/on-demand, "
+              "aks-e/Standard_D2s_v3/on-demand and replacing with 1 spot and 2 on-demand, from types Standard_D2s_v3",
+              reason="underutilized"),
+    ]))
+    commands, _ = read_log(log)
+    commands = disruptions.by_claim(commands, {"a": "aks-a", "b": "aks-b", "c": "aks-c", "d": "aks-d", "e": "aks-e"})
+    assert [(c.reason, c.decision, c.claims, c.replacements) for c in commands] == [
+        ("Drifted", "replace", ["a"], 1), ("Empty", "delete", ["b", "c"], 0),
+        ("Underutilized", "replace", ["d", "e"], 3)]

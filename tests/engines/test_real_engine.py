@@ -13,7 +13,7 @@ def _sc(given, manifests=(), steps=()):
 def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason():
     cluster = SimpleNamespace(server_version="v1.36.3")
     skip_reason = RealEngine().skip_reason
-    assert "older provider version" in skip_reason(_sc({"knobs": {"provider": {}}}), cluster)
+    assert "--profile vX.Y.Z" in skip_reason(_sc({"knobs": {"provider": {}}}), cluster)
     assert "v1.36.3" in skip_reason(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), cluster)
     assert skip_reason(_sc({"cluster": {"kubernetesVersion": "1.36.0"}}), cluster) is None
     assert skip_reason(_sc({}), cluster) is None

@@ -78,3 +78,23 @@ def test_the_cloud_is_public_unless_the_scenario_asks_for_the_compiled_in_prices
     assert settings.cloud({"pricing": "retail"}, 40123) == (arm, fwd, hosts)
     arm, fwd, hosts = settings.cloud({"pricing": "compiled-in"}, 40123)
     assert arm == "https://127.0.0.1:40123/" and (fwd.port, fwd.target_port) == (40123, 40123) and hosts == ()
+
+
+def test_a_release_that_cuts_the_endpoint_host_to_33_characters_gets_an_aks_fqdn(tmp_path):
+    """provider v1.6.8 pkg/operator/options/options.go getAKSClusterID slices the host to [:33] and panics on
+    127.0.0.1; such a tree gets the AKS-style name (resolving to 127.0.0.1 in the sandbox), others the URL."""
+    rule = settings.engine_data()["cluster_fqdn"]
+    old = tmp_path / "old"
+    (old / rule["file"]).parent.mkdir(parents=True)
+    (old / rule["file"]).write_text("func getAKSClusterID(apiServerFQDN string) string {\n\tdnsPrefix := apiServerFQDN[:33]\n")
+    new = tmp_path / "new"
+    (new / rule["file"]).parent.mkdir(parents=True)
+    (new / rule["file"]).write_text("func getAKSClusterID(apiServerFQDN string) string {\n\tparts := strings.Split\n")
+    assert settings.cluster_fqdn(old) == rule["host"] and len(rule["host"]) >= 33
+    assert settings.cluster_fqdn(new) is None and settings.cluster_fqdn(None) is None
+    ep, files = _files(tmp_path)
+    env = settings.controller_env({"region": "eastus", "nodeResourceGroup": "MC_rg"}, ep, files, "sub", files["az_dir"],
+                                  {"metrics": 1, "health": 2, "probe": 3}, fqdn=rule["host"])
+    assert env["CLUSTER_ENDPOINT"] == f"https://{rule['host']}:6443" and env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1"
+    assert env["ARM_SUBSCRIPTION_ID"] == env["AZURE_SUBSCRIPTION_ID"] == "sub"      # both names: before v1.10, ARM_ only
+    assert env["ARM_TENANT_ID"] == env["AZURE_TENANT_ID"]

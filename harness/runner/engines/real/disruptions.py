@@ -5,6 +5,7 @@ same `expect.disruption` blocks judge both engines.
 Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -12,6 +13,13 @@ from dataclasses import dataclass, field
 
 DISRUPTED_TAINT = "karpenter.sh/disrupted"
 COMMAND_LINE = "disrupting node(s)"
+# core's DisruptionReason values (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/nodepool.go), by their lower case
+_REASONS = {r.lower(): r for r in ("Underutilized", "Empty", "Drifted")}
+# core v1.0's line: the command as text (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/controller.go
+# executeCommand, types.go Command.String), each candidate as `<node>/<instance type>/<capacity type>`
+COMMAND_TEXT = "disrupting nodeclaim(s) via "
+_COMMAND_TEXT = re.compile(r"^disrupting nodeclaim\(s\) via (\w+), terminating \d+ nodes \(\d+ pods\) (.*?)"
+                           r"(?: and replacing with (?:(\d+) spot and (\d+) on-demand.*|.*))?$")
 EXPIRED_LINE = "deleting expired nodeclaim"
 GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
 _METHODS = {"Empty": "empty", "Drifted": "drift"}
@@ -44,6 +52,13 @@ class Command:
         return _METHODS.get(self.reason) or ("multi" if len(self.claims) > 1 else "single")
 
 
+def by_claim(commands: list[Command], node_of: dict[str, str]) -> list[Command]:
+    """`commands` with each candidate named by its NodeClaim (`node_of`: NodeClaim -> Node), where a
+    line named it by its Node (core v1.0, COMMAND_TEXT)."""
+    claim_of = {node: claim for claim, node in node_of.items() if node}
+    return [dataclasses.replace(c, claims=[claim_of.get(n, n) for n in c.claims]) for c in commands]
+
+
 def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
     """The disruption commands, and the NodeClaims deleted outside a command as (name, why: expired |
     garbage-collected), in log order."""
@@ -54,7 +69,7 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
     except OSError:
         return commands, others
     for line in lines:
-        if COMMAND_LINE not in line and EXPIRED_LINE not in line and GC_LINE not in line:
+        if COMMAND_LINE not in line and EXPIRED_LINE not in line and GC_LINE not in line and COMMAND_TEXT not in line:
             continue
         try:
             rec = json.loads(line)
@@ -62,10 +77,19 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
             continue
         msg = rec.get("message")
         if msg == COMMAND_LINE:
-            reason = str(rec.get("command") or "").split("/", 1)[0]
+            # `command: Drifted/...` since core v1.7; before it `reason: drifted`, lower-cased (core v1.6.2
+            # pkg/controllers/disruption/queue.go StartCommand), of the DisruptionReason constants
+            reason = (str(rec.get("command") or "").split("/", 1)[0]
+                      or _REASONS.get(str(rec.get("reason") or "").lower(), str(rec.get("reason") or "")))
             claims = [n for n in (_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
             commands.append(Command(len(commands) + 1, reason, str(rec.get("decision") or ""), claims,
                                     int(rec.get("replacement-node-count") or 0)))
+        elif (m := _COMMAND_TEXT.match(str(msg or ""))):
+            # candidates by Node name (StateNode.Name): read_log's caller maps them to their NodeClaims
+            names = [c.strip().split("/", 1)[0] for c in m.group(2).split(",") if c.strip()]
+            reps = int(m.group(3)) + int(m.group(4)) if m.group(3) else (1 if " and replacing with " in msg else 0)
+            commands.append(Command(len(commands) + 1, _REASONS.get(str(rec.get("reason") or ""), ""), m.group(1),
+                                    names, reps))
         elif msg in (EXPIRED_LINE, GC_LINE):
             name = _name(rec.get("NodeClaim"))
             if name:

@@ -100,15 +100,18 @@ class RealEngine:
         `harness bisect`, which runs one scenario against every commit on purpose)."""
         self.controller = controller
         self.judge_release = judge_release
+        from harness.runner.engines.real.releasectl import ReleaseControllers
+        self.releases = ReleaseControllers()     # a release profile's own controller (releasectl.py)
 
     def available(self, backend: str = "local") -> tuple[bool, str]:
         """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
         from harness.backends import binaries
-        from harness.backends.controller import ensure_controller
+        from harness.backends.controller import ensure_controller, provider_git
         from harness.backends.registry import get_backend
         from harness.backends.sandbox import sandbox_available
         try:
-            ensure_controller()
+            if provider_git() is None:     # with the history, each release profile's controller is built on use
+                ensure_controller()
         except binaries.BinariesError as e:
             return False, str(e)
         ok, why = get_backend(backend, **self.cluster_options).available()
@@ -122,8 +125,8 @@ class RealEngine:
         if why:
             return why
         if scenario.given.get("knobs"):
-            return ("given.knobs replays an older provider version; the real engine runs exactly one controller "
-                    "binary (build another with --provider-src)")
+            return ("given.knobs edits the profile's facts by hand; the real engine runs a release's own controller "
+                    "(run the scenario under the profile of the release that had the behaviour: --profile vX.Y.Z)")
         if (scenario.given.get("cluster") or {}).get("useSIG"):
             return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
                     "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
@@ -155,7 +158,8 @@ class RealEngine:
         have = cluster.server_version
         if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
-                    f"server, which is {have}")
+                    f"server, which is {have} (run it on that version's control plane: K8S_VERSION=v{wanted} "
+                    f"python -m harness.backends build, then the same run with K8S_VERSION=v{wanted})")
         return None
 
     def _release_mismatch(self, profile: str) -> str | None:
@@ -163,6 +167,12 @@ class RealEngine:
         its expectations describe a controller this run does not have."""
         from harness.backends.controller import ensure_controller, released
         from harness.model.releases import modeled
+        if self.controller is None:
+            choice = self.releases.choice(profile)
+            if choice.skip:
+                return choice.skip
+            if choice.ref:
+                return self.releases.controller(choice.ref)[1]
         ctl = self.controller or ensure_controller()
         m = modeled(profile)
         if m.get("policy"):
@@ -173,9 +183,23 @@ class RealEngine:
                     f"(run that release's controller: --provider-git DIR --provider-ref {m['release']})")
         return None
 
-    def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
+    def controller_for(self, profile: str):
+        """The controller a run under `profile` runs: the one given, a release profile's own
+        (releasectl.py), else the default one."""
+        from harness.backends.binaries import BinariesError
         from harness.backends.controller import ensure_controller
-        ctl = self.controller or ensure_controller()
+        if self.controller is not None:
+            return self.controller
+        choice = self.releases.choice(profile)
+        if choice.ref:
+            ctl, why = self.releases.controller(choice.ref)
+            if ctl is None:
+                raise BinariesError(why)
+            return ctl
+        return ensure_controller()
+
+    def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
+        ctl = self.controller_for(profile)
         outcome.version = ctl.version if ctl.timing == "upstream" else f"{ctl.version}, timing {ctl.timing}"
         outcome.not_applicable = applicability.ignored_given(scenario.given)
         return RealRun(scenario, profile, cluster, ctl)

@@ -662,6 +662,7 @@ class Observer:
         order = [c.name for c in r.nodeclaims]
         launching = sorted(set(launching), key=lambda n: order.index(n) if n in order else len(order))
         commands, others = disruptions.read_log(self.log_path)
+        commands = disruptions.by_claim(commands, node_of)
         r.disruptions = disruptions.records(self.watch, commands, others, self.claims, self.deleted, index_of,
                                             launching, node_of)
         r.protected = disruptions.protected(r.events, self.claims, self.live, node_of)

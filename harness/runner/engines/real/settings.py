@@ -64,16 +64,24 @@ def subnet_id(subscription: str, node_rg: str, subnet_name: str) -> str:
             f"virtualNetworks/{vnet}/subnets/{subnet_name}")
 
 
+def cluster_fqdn(tree: Path | None) -> str | None:
+    """The AKS-style host name CLUSTER_ENDPOINT carries for a controller built from `tree` whose
+    options.go cuts the host to 33 characters (real-engine.yaml cluster_fqdn), else None."""
+    rule = engine_data()["cluster_fqdn"]
+    src = tree / rule["file"] if tree is not None else None
+    return rule["host"] if src is not None and src.is_file() and rule["source"] in src.read_text() else None
+
+
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
                    az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None,
-                   loop: dict | None = None) -> dict[str, str]:
+                   loop: dict | None = None, fqdn: str | None = None) -> dict[str, str]:
     """The whole environment of the controller process (it starts with `env -i`: nothing is
     inherited). `settings` is the scenario's cluster settings (harness/runner/engines/azureside.py
     cluster_settings); `feature_gates` the scenario's given.featureGates, as Karpenter's FEATURE_GATES
     (sigs.k8s.io/karpenter v1.14.0 pkg/operator/options/options.go: `--feature-gates` or FEATURE_GATES,
     parsed over the defaults by ParseFeatureGates); `loop` the scenario's given.loop, whose
     minValuesPolicy and preferencePolicy are the controller's MIN_VALUES_POLICY and PREFERENCE_POLICY (the
-    same options.go)."""
+    same options.go); `fqdn` the API server's name in CLUSTER_ENDPOINT (cluster_fqdn)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}
@@ -88,8 +96,9 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
         "SSL_CERT_FILE": str(files["bundle"]),
         "AZURE_ENVIRONMENT_FILEPATH": str(files["environment"]),
         "AZURE_SUBSCRIPTION_ID": subscription,
+        "ARM_SUBSCRIPTION_ID": subscription,     # the name before v1.10 (provider v1.6.8 pkg/auth/config.go)
         "LOCATION": settings["region"],
-        "CLUSTER_ENDPOINT": endpoints.apiserver_url,
+        "CLUSTER_ENDPOINT": f"https://{fqdn}:{port}" if fqdn else endpoints.apiserver_url,
         "KUBERNETES_SERVICE_HOST": host,
         "KUBERNETES_SERVICE_PORT": port,
         "VNET_SUBNET_ID": subnet_id(subscription, settings["nodeResourceGroup"], settings.get("subnetName") or "aks-subnet"),

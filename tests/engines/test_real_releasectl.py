@@ -1,0 +1,165 @@
+"""Which controller answers a release profile on the real engine (releasectl.py), and how a release's
+tree is built: its pinned core, its timing, its cache entry (harness/backends/controller.py)."""
+from pathlib import Path
+
+import pytest
+
+from harness.backends import controller
+from harness.runner.engines.real.releasectl import Choice, choose, served_versions, tree_skip
+
+TAGS = frozenset({"v0.5.5", "v0.7.5", "v1.6.1", "v1.6.8", "v1.14.0"})
+V168 = {"release": "v1.6.8", "covers": ["v1.6.8"]}
+V164 = {"release": "v1.6.4", "covers": ["v1.6.3", "v1.6.4"]}
+UPSTREAM = {"release": "v1.14.2", "covers": ["v1.14.0", "v1.14.1", "v1.14.2"]}
+GIT = Path("/history")
+
+
+def test_a_release_profile_runs_the_tag_of_its_name_else_the_release_it_models():
+    assert choose("v1.6.8", V168, "v1.14.0", GIT, TAGS) == Choice(ref="v1.6.8")
+    assert choose("v1.6.1", {"release": "v1.6.1", "covers": ["v1.6.1"]}, "v1.14.0", GIT, TAGS) == Choice(ref="v1.6.1")
+    assert choose("v1.6.4", V164, "v1.14.0", GIT, TAGS | {"v1.6.4"}) == Choice(ref="v1.6.4")
+
+
+def test_the_default_controller_answers_what_it_covers_a_policy_and_an_explicit_ref():
+    assert choose("upstream", UPSTREAM, "v1.14.0", GIT, TAGS) == Choice()
+    assert choose("before-0006", {"policy": "x", "release": "v1.14.2", "covers": ["v1.14.2"]}, "v1.14.0", GIT, TAGS) == Choice()
+    assert choose("v1.6.8", V168, "v1.14.0", GIT, TAGS, explicit_ref="v1.6.2") == Choice()
+
+
+def test_without_the_history_or_the_tag_the_skip_says_how():
+    why = choose("v1.6.8", V168, "v1.14.0", None, frozenset()).skip
+    assert "--provider-git DIR" in why and "HARNESS_PROVIDER_GIT" in why and "v1.6.8" in why
+    assert "no tag v1.6.4" in choose("v1.6.4", V164, "v1.14.0", GIT, TAGS).skip
+
+
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec:
+  versions:
+    - name: v1
+      served: {v1}
+    - name: v1beta1
+      served: true
+"""
+
+
+NODECLASS = """spec:
+  versions:
+    - name: v1alpha2
+      served: true
+    - name: v1beta1
+      served: {v1beta1}
+"""
+
+
+def test_a_tree_whose_crds_serve_another_version_than_the_client_is_skipped_by_reason(tmp_path):
+    assert served_versions(CRD.format(v1="true")) == ["v1", "v1beta1"]
+    crds = tmp_path / "pkg" / "apis" / "crds"
+    crds.mkdir(parents=True)
+    (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="false"))
+    (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="true"))
+    assert "NodePool CRD serves karpenter.sh/v1beta1 only" in tree_skip("v0.5.5", tmp_path)
+    (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="true"))
+    assert tree_skip("v1.4.1", tmp_path) is None
+    (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="false"))
+    assert tree_skip("v0.7.5", tmp_path) is None       # written at v1alpha2 (realcluster.release_kinds)
+    assert "has no pkg/apis/crds" in tree_skip("v0.0.1", tmp_path / "nothing")
+
+
+def test_the_pinned_core_is_the_replace_when_there_is_one(tmp_path, monkeypatch):
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    (tmp_path / "go.mod").write_text("module m\n\nrequire (\n\tsigs.k8s.io/karpenter v1.12.0\n)\n")
+    assert controller.pinned_core(tmp_path) == ("sigs.k8s.io/karpenter", "v1.12.0")
+    (tmp_path / "go.mod").write_text("module m\n\nrequire (\n\tsigs.k8s.io/karpenter v1.12.0\n)\n\nreplace "
+                                     "sigs.k8s.io/karpenter => github.com/kubernetes-sigs/karpenter v1.12.1-0.2026\n")
+    assert controller.pinned_core(tmp_path) == ("github.com/kubernetes-sigs/karpenter", "v1.12.1-0.2026")
+    monkeypatch.setenv(controller.ENV_CORE, "v1.13.0")
+    assert controller.pinned_core(tmp_path) == ("sigs.k8s.io/karpenter", "v1.13.0")
+
+
+def test_an_older_core_falls_back_to_the_upstream_timing_with_a_notice(tmp_path, monkeypatch):
+    monkeypatch.delenv(controller.ENV_TIMING, raising=False)
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v1.6.2\n")
+    core = tmp_path / "core"
+    monkeypatch.setattr(controller, "go_module_dir", lambda module, version: core)
+    for p in controller.timing_patches("fast"):
+        if "find" in p:
+            f = core / p["file"]
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text((f.read_text() if f.exists() else "") + p["find"] + "\n")
+    assert controller.timing_for(tmp_path) == ("fast", "")
+    first = next(p for p in controller.timing_patches("fast") if "find" in p)
+    (core / first["file"]).write_text("")
+    tm, notice = controller.timing_for(tmp_path)
+    assert tm == "upstream" and "core v1.6.2 has no line for" in notice and first["file"] in notice
+    monkeypatch.setenv(controller.ENV_TIMING, "fast")          # asked for: never replaced
+    assert controller.timing_for(tmp_path) == ("fast", "")
+
+
+def test_a_release_tree_is_cached_per_commit_and_timing(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    tree = tmp_path / "provider-src" / ("a" * 40)
+    tree.mkdir(parents=True)
+    assert controller.cache_entry(tree, "upstream") == tmp_path / "controller" / f"git-{'a' * 40}"
+    fast = controller.cache_entry(tree, "fast").name
+    assert fast == f"git-{'a' * 40}+fast-{controller.timing_hash('fast')}"
+    out = controller.cache_entry(tree, "upstream")
+    out.mkdir(parents=True)
+    (out / "controller").write_text("#!/bin/sh\n")
+    (out / "controller").chmod(0o755)
+    (out / "VERSION").write_text("v1.6.8\n")
+    monkeypatch.delenv(controller.ENV_BIN, raising=False)
+    found = controller.find_controller(tree, "upstream")
+    assert found.version == "v1.6.8" and found.timing == "upstream" and found.source == f"git:{'a' * 40}"
+    assert found.crds_dir == tree / "pkg" / "apis" / "crds"
+    assert controller.find_controller(tree, "fast") is None
+
+
+def test_the_history_is_taken_from_either_variable(monkeypatch):
+    monkeypatch.delenv(controller.ENV_GIT, raising=False)
+    monkeypatch.delenv(controller.ENV_HISTORY, raising=False)
+    assert controller.provider_git() is None
+    monkeypatch.setenv(controller.ENV_HISTORY, "/ci/provider-git")
+    assert controller.provider_git() == Path("/ci/provider-git")
+    monkeypatch.setenv(controller.ENV_GIT, "/mine")
+    assert controller.provider_git() == Path("/mine")
+
+
+@pytest.mark.parametrize("ref", ["v1.6.8"])
+def test_the_provider_history_exports_a_release_tree(ref, tmp_path, monkeypatch):
+    """With the provider's history at hand (HARNESS_PROVIDER_GIT): the exported tree is the tag's."""
+    import os
+    git = os.environ.get(controller.ENV_HISTORY)
+    if not git:
+        pytest.skip("HARNESS_PROVIDER_GIT (the provider's git history) not given")
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    tree, described = controller.provider_tree(Path(git), ref)
+    assert described == ref and tree_skip(ref, tree) is None
+    assert controller.pinned_core(tree) == ("sigs.k8s.io/karpenter", "v1.6.2")
+
+
+def test_the_newest_patch_of_every_line_oldest_first():
+    from harness.runner.engines.real.releasectl import newest_patches
+    tags = ["v0.4.0", "v0.5.0", "v0.5.5", "v0.5.10", "v0.6.0-rc.1", "v0.6.0", "v1.6.8-rc.1", "v1.6.2", "v1.6.8",
+            "v1.7.0-test.batchv4", "1.6.8-e2e-47c1c6", "testtag", "v1.14.2", "v1.10.2"]
+    assert newest_patches(tags) == ["v0.5.10", "v0.6.0", "v1.6.8", "v1.10.2", "v1.14.2"]
+    assert newest_patches(tags, newest="v1.14.0") == ["v0.5.10", "v0.6.0", "v1.6.8", "v1.10.2"]
+
+
+def test_a_core_commit_between_releases_is_taken_from_cores_history(tmp_path, monkeypatch):
+    """provider v1.12.2 pins core by pseudo-version, which the Go module proxy refuses: with core's
+    history (HARNESS_CORE_GIT) the commit is exported and built instead; a release pin is left alone."""
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    asked = []
+    monkeypatch.setattr(controller, "export_tree", lambda git, ref, under, paths=(): (asked.append((ref, under)) or
+                                                                                     (tmp_path / under / ref, ref)))
+    (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v1.12.0\nreplace sigs.k8s.io/karpenter => "
+                                     "github.com/kubernetes-sigs/karpenter v1.12.1-0.20260514173230-7e9d426919bd\n")
+    monkeypatch.delenv(controller.ENV_CORE_GIT, raising=False)
+    assert controller.core_from_history(tmp_path) is None
+    monkeypatch.setenv(controller.ENV_CORE_GIT, "/core-history")
+    assert controller.core_from_history(tmp_path) == tmp_path / "core-src" / "7e9d426919bd"
+    (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v1.6.2\n")
+    assert controller.core_from_history(tmp_path) is None and asked == [("7e9d426919bd", "core-src")]
