@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
+from harness.loop.collector import young_collections_only
 from harness.loop.existingnode import ExistingNode
 from harness.loop.hostports import CONFLICT as PORT_CONFLICT, conflict
 from harness.loop.limits import RemainingResources, weight_order_key
@@ -319,6 +320,10 @@ class Scheduler:
         return merged, its, total, mask
 
     def solve(self, pods: Sequence[PodView]) -> SolveResult:
+        with young_collections_only():
+            return self._solve(pods)
+
+    def _solve(self, pods: Sequence[PodView]) -> SolveResult:
         queue = sorted(pods, key=lambda p: (-p.requests.get("cpu", 0), -p.requests.get("memory", 0), p.queue_key, p.order))
         errors: dict[str, str] = {}
         existing_hits: dict[str, str] = {}
