@@ -239,3 +239,21 @@ def test_a_claim_naming_its_volume_is_in_flight_until_the_pv_controller_binds_it
     assert claim_unbound(pvc(), {"pv-a": pv(capacity={"storage": "5Gi"})}) is None
     assert claim_unbound(pvc(), {"pv-a": pv(accessModes=["ReadOnlyMany"])}) is None
     assert claim_unbound(pvc(), {"pv-a": pv(volumeMode="Block")}) is None
+
+
+def test_an_ignored_pod_is_read_from_either_core_log_format(tmp_path):
+    """Core before v1.10.0 writes Validate's error into the "ignoring pod" message itself
+    (sigs.k8s.io/karpenter v1.4.0 provisioner.go GetPendingPods); from v1.10.0 (#2860) it is the
+    `error` field. Provider v1.4.1's own controller ignored the pod and was read as not ignoring it."""
+    import json
+    from types import SimpleNamespace
+    why = 'label kubernetes.io/team is restricted; specify a well known label'
+    log = tmp_path / "controller.log"
+    log.write_text("\n".join([
+        json.dumps({"level": "DEBUG", "message": f"ignoring pod, {why}", "Pod": {"name": "old", "namespace": "default"}}),
+        json.dumps({"level": "DEBUG", "message": "ignoring pod", "error": why, "Pod": {"name": "new", "namespace": "default"}}),
+        json.dumps({"level": "DEBUG", "message": "ignoring pods without a NodePool", "Pod": {"name": "x", "namespace": "default"}}),
+    ]) + "\n")
+    obs = SimpleNamespace(log_path=log)
+    obs._log_records = lambda needle, without=None: Observer._log_records(obs, needle, without)
+    assert Observer.ignored_pods(obs) == {"default/old": why, "default/new": why}

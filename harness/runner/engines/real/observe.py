@@ -589,12 +589,22 @@ class Observer:
 
     def ignored_pods(self) -> dict[str, str]:
         """pod key -> why Karpenter ignores it: the provisioner's "ignoring pod" log line (core
-        v1.14.0 pkg/controllers/provisioning/provisioner.go, Validate failed; debug level). Karpenter
-        records that decision nowhere in the API, so its structured log is the observable."""
+        v1.14.0 pkg/controllers/provisioning/provisioner.go GetPendingPods, Validate failed; debug level).
+        Karpenter records that decision nowhere in the API before core v1.7.0 (a FailedScheduling event
+        since #2480), so its structured log is the observable. Core before v1.10.0 (#2860) writes the
+        reason into the message (`"ignoring pod, <error>"`, sigs.k8s.io/karpenter v1.4.0 provisioner.go
+        GetPendingPods), later cores as the `error` field of the message "ignoring pod"."""
         out: dict[str, str] = {}
-        for rec in self._log_records('"ignoring pod"'):
+        for rec in self._log_records('"ignoring pod'):
+            message = str(rec.get("message") or "")
+            if message == IGNORING_POD:
+                why = str(rec.get("error", ""))
+            elif message.startswith(IGNORING_POD + ", "):
+                why = message[len(IGNORING_POD) + 2:]
+            else:
+                continue
             pod = rec.get("Pod") or {}
-            out[f"{pod.get('namespace')}/{pod.get('name')}"] = rec.get("error", "")
+            out[f"{pod.get('namespace')}/{pod.get('name')}"] = why
         return out
 
     def _nodes_and_claims(self, r: RunResult) -> None:
@@ -674,6 +684,8 @@ class Observer:
                 n.deleted = why[n.nodeclaim]
 
 
+# the provisioner's log message for a pod Validate refused (ignored_pods)
+IGNORING_POD = "ignoring pod"
 # what a pod's own events say about who deleted it: kube-controller-manager's taint eviction
 # (TaintManagerEviction), a drain (Evicted), preemption (Preempted), the kubelet (Killing)
 SCHEDULING_REASONS = frozenset({"FailedScheduling", "Scheduled", "Nominated"})
