@@ -8,9 +8,9 @@ harness/loop/simulation.py advance). The real settle stops at the first such win
 Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
+from harness.loop.clock import parse_rfc3339
 from harness.model.durations import scenario_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"      # core v1.14.0 pkg/apis/v1/labels.go DoNotDisruptAnnotationKey
@@ -31,7 +31,7 @@ def _time(text: str | None) -> float | None:
     if not text:
         return None
     try:
-        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+        return parse_rfc3339(text)
     except ValueError:
         return None
 
