@@ -7,6 +7,9 @@ git history (--provider-git, KARPENTER_PROVIDER_GIT or HARNESS_PROVIDER_GIT), bu
 How-to: docs/real-controller-releases.md."""
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +78,6 @@ def tree_skip(ref: str, tree: Path) -> str | None:
 
 
 def tags_of(git_dir: Path) -> frozenset[str]:
-    import subprocess
     out = subprocess.run(["git", "-C", str(git_dir), "tag"], capture_output=True, text=True, timeout=60)
     return frozenset(out.stdout.split()) if out.returncode == 0 else frozenset()
 
@@ -90,8 +92,6 @@ class ReleaseControllers:
         self.notices: list[str] = []
 
     def choice(self, profile: str) -> Choice:
-        import os
-
         from harness.backends.controller import DEFAULT_PROVIDER_VERSION, ENV_REF, provider_git
         from harness.model.releases import modeled
         git_dir = provider_git()
@@ -132,7 +132,6 @@ class ReleaseControllers:
 def newest_patches(tags, oldest: str = "v0.5.0", newest: str = "v1.14.99") -> list[str]:
     """The newest release tag (vX.Y.Z, no pre-release) of every release line between `oldest` and
     `newest`, oldest line first: the releases the nightly job and bench/real_releases.py run."""
-    import re
     key = lambda t: tuple(int(x) for x in t[1:].split("."))      # noqa: E731
     lines: dict[tuple[int, int], str] = {}
     for t in tags:
