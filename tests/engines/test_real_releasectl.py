@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends import controller
-from harness.runner.engines.real.releasectl import Choice, choose, served_versions, tree_skip
+from harness.runner.engines.real.releasectl import Choice, choose, newest_patches, served_versions, tree_skip
 
 TAGS = frozenset({"v0.5.5", "v0.7.5", "v1.6.1", "v1.6.8", "v1.14.0"})
 V168 = {"release": "v1.6.8", "covers": ["v1.6.8"]}
@@ -163,3 +163,19 @@ def test_a_core_commit_between_releases_is_taken_from_cores_history(tmp_path, mo
     assert controller.core_from_history(tmp_path) == tmp_path / "core-src" / "7e9d426919bd"
     (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v1.6.2\n")
     assert controller.core_from_history(tmp_path) is None and asked == [("7e9d426919bd", "core-src")]
+
+
+def test_nightly_release_matrix_covers_every_line_and_every_pair_profile():
+    """The nightly release-controllers job runs one machine per release: each release line's newest
+    patch (its smoke set) and every profile a core switch's pair names must have one."""
+    import yaml
+    root = Path(__file__).resolve().parents[2]
+    workflow = yaml.safe_load((root / ".github/workflows/nightly.yml").read_text())
+    matrix = set(workflow["jobs"]["release-controllers"]["strategy"]["matrix"]["release"])
+    index = yaml.safe_load((root / "harness/data/releases/index.yaml").read_text())
+    tags = {t for p in index["profiles"].values() for t in p["covers"]}
+    wanted = set(newest_patches(tags))
+    for f in sorted((root / "scenarios/releases/core").glob("*.scenario.yaml")):
+        for doc in yaml.safe_load_all(f.read_text()):
+            wanted |= set(((doc or {}).get("given") or {}).get("profiles") or [])
+    assert wanted - matrix == set()
