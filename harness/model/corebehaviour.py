@@ -162,6 +162,10 @@ class CoreBehaviour:
         return bool(self.values["multiplePdbsEviction"])
 
     @property
+    def drain_conditions(self) -> bool:
+        return bool(self.values["drainConditions"])
+
+    @property
     def eviction_in_priority_groups(self) -> bool:
         return bool(self.values["evictionInPriorityGroups"])
 

@@ -309,6 +309,23 @@ class NodeTermination:
                 s.delete_pod(key, f"its owner, Node {node}, was deleted (garbage collector)")
 
 
+def termination_conditions(c: Claim, drain_conditions: bool) -> dict[str, str]:
+    """The termination status conditions of `c`'s NodeClaim (type -> status) as the last pass left them.
+    InstanceTerminating is True once the instance's deletion was asked for, at every modeled core. From core
+    v1.6.0 (#1876, sigs.k8s.io/karpenter v1.6.1 pkg/controllers/node/termination/controller.go awaitDrain,
+    awaitVolumeDetachment) also Drained - Unknown (Draining) from the drain's start, True once drained - and
+    VolumesDetached, True once drained: the loop models no VolumeAttachment to wait on. Before (`drain_conditions`
+    False) neither exists (v1.5.0 controller.go Reconcile sets no condition while draining)."""
+    out = {}
+    if drain_conditions and c.dis.drain_started is not None:
+        out["Drained"] = "True" if c.dis.drained else "Unknown"
+        if c.dis.drained:
+            out["VolumesDetached"] = "True"
+    if c.dis.instance_terminating:
+        out["InstanceTerminating"] = "True"
+    return out
+
+
 def evict_pod(s: LoopState, key: str, why: str) -> None:
     """The pod is deleted (LoopState.delete_pod); a Deployment's ReplicaSet creates a replacement from
     the Deployment's current template (new name, unbound: kubernetes v1.36.3 pkg/controller/replicaset);
