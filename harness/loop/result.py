@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 # scenario's `nodes[].nodeClaimConditions` may name (harness/data/scenario.schema.json lists the same)
 TERMINATION_CONDITIONS = ("Drained", "VolumesDetached", "InstanceTerminating")
 
+
 @dataclass
 class LabelWrite:
     writer: str
