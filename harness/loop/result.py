@@ -8,6 +8,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 
+# the NodeClaim status conditions termination sets (core pkg/apis/v1/nodeclaim_status.go), the ones a
+# scenario's `nodes[].nodeClaimConditions` may name (harness/data/scenario.schema.json lists the same)
+TERMINATION_CONDITIONS = ("Drained", "VolumesDetached", "InstanceTerminating")
+
+
 @dataclass
 class LabelWrite:
     writer: str
@@ -102,6 +107,9 @@ class NodeResult:
     deleted: str | None = None            # why the Node is gone (a disruption reason, or the garbage collector's)
     deleting: bool = False                # still there with a deletionTimestamp at the end (draining)
     drifted: str | None = None            # its NodeClaim's Drifted reason at the end
+    # its NodeClaim's termination status conditions as last seen (type -> True/False/Unknown), those
+    # TERMINATION_CONDITIONS names (nodetermination.termination_conditions)
+    nodeclaim_conditions: dict[str, str] = field(default_factory=dict)
 
     def writer(self, key: str) -> str | None:
         """The writer whose value is on the Node now (the last accepted write with that value)."""

@@ -35,7 +35,7 @@ from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness
 from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
 from harness.loop.controllers.nodepool import NodePoolStatus
-from harness.loop.controllers.nodetermination import NodeTermination
+from harness.loop.controllers.nodetermination import NodeTermination, termination_conditions
 from harness.loop.controllers.orchestration import Orchestration
 from harness.loop.controllers.pdbstatus import PDBStatus
 from harness.loop.controllers.podevents import PodEvents
@@ -526,6 +526,9 @@ class Simulation:
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
                 nr.deleting = bool(node["metadata"].get("deletionTimestamp"))
             claim = next((c for c in self.claims if c.node_name == nr.name and not c.done), None)
+            last = claim or next((c for c in self.claims if c.node_name == nr.name), None)
+            if last is not None:      # a deleted NodeClaim's conditions as it last had them
+                nr.nodeclaim_conditions = termination_conditions(last, self.state.core.drain_conditions)
             if claim is not None:
                 nr.deleting = nr.deleting or claim.dis.deleting_since is not None
                 nr.drifted = claim.dis.drifted

@@ -162,6 +162,14 @@ class CoreBehaviour:
         return bool(self.values["multiplePdbsEviction"])
 
     @property
+    def drain_conditions(self) -> bool:
+        return bool(self.values["drainConditions"])
+
+    @property
+    def eviction_in_priority_groups(self) -> bool:
+        return bool(self.values["evictionInPriorityGroups"])
+
+    @property
     def consolidation_order(self) -> str:
         """savingsRatio | disruptionCost (core-behaviour.yaml consolidationCandidateOrder)."""
         return str(self.values["consolidationCandidateOrder"])

@@ -365,6 +365,7 @@ class Checker:
                 self.fail(f"{p}.deleted", want["deleted"], n.deleted or False)
             if "deleting" in want and want["deleting"] != n.deleting:
                 self.fail(f"{p}.deleting", want["deleting"], n.deleting, f"deleted: {n.deleted}" if n.deleted else "")
+            self.nodeclaim_conditions(p, n, want)
             if "drifted" in want and want["drifted"] != (n.drifted is not None):
                 self.fail(f"{p}.drifted", want["drifted"], n.drifted or False,
                           f"deleted: {n.deleted}" if n.deleted else "")
@@ -421,6 +422,18 @@ class Checker:
                 reqs = Requirements.from_node_selector_terms(n.nodeclaim_requirements, semantics_for(self.r.profile))
                 for key, rw in want["nodeClaimRequirements"].items():
                     self.requirement(f'{p}.nodeClaimRequirements["{key}"]', rw, reqs[key] if key in reqs else None)
+
+    def nodeclaim_conditions(self, path: str, n: NodeResult, want: dict) -> None:
+        """`nodeClaimConditions`: each named termination condition of the node's NodeClaim has that status
+        (as the NodeClaim last had it: a deleted one's too); `nodeClaimConditionsAbsent`: it has none of these."""
+        have = n.nodeclaim_conditions
+        for key, status in (want.get("nodeClaimConditions") or {}).items():
+            if have.get(key) != status:
+                self.fail(f'{path}.nodeClaimConditions["{key}"]', status, have.get(key),
+                          f"conditions: {have}" if have else "no termination condition")
+        for key in want.get("nodeClaimConditionsAbsent") or []:
+            if key in have:
+                self.fail(f'{path}.nodeClaimConditionsAbsent["{key}"]', "absent", have[key])
 
     def nodeclaim_requests(self, path: str, n: NodeResult, want: dict) -> None:
         """`nodeClaimRequests`: the NodeClaim's spec.resources.requests (the pods' sum plus daemon

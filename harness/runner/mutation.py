@@ -29,7 +29,7 @@ from harness.runner.shapes import scenario_value_errors
 
 SUFFIX = "-mutated"
 WEAKEN_ONLY_LISTS = frozenset({"labelsAbsent", "taintsAbsent", "kubeletNodeLabelsAbsent",
-                               "requirementsAbsent", "valuesExclude"})
+                               "requirementsAbsent", "valuesExclude", "nodeClaimConditionsAbsent"})
 # scalars that say what a value is not: another excluded value is no stronger a check (a label's
 # `notValue: v` suffixed still holds wherever `v` did, absent label or another value)
 WEAKEN_ONLY_KEYS = frozenset({"notValue"})

@@ -134,6 +134,11 @@ def schema_errors(doc: Document) -> list[SourceError]:
                 where = ".".join(str(p) for p in path[:-1]) or "the scenario"
                 reason = f"unknown field {extra[0]!r} in {where}" + (
                     f" (allowed: {', '.join(sorted(allowed))})" if len(allowed) <= 14 else "")
+        elif best.validator == "enum" and not isinstance(best.instance, str) and \
+                all(isinstance(v, str) for v in best.validator_value):
+            # YAML reads an unquoted True (a condition's status) as a boolean: say so, not "True is not one of ['True']"
+            reason = (f"{best.instance!r} is a {type(best.instance).__name__}, not a string: one of "
+                      f"{', '.join(map(repr, best.validator_value))} belongs here (quoted in YAML)")
         elif best.validator == "oneOf" and best.context:
             inner = jsonschema.exceptions.best_match(best.context)
             reason = inner.message

@@ -89,3 +89,19 @@ def test_node_count_is_the_live_nodes_and_a_node_says_deleted_deleting_drifted()
     assert "deleted: aks-a (Expired)" in miss.detail
     (miss,) = check({"nodes": [{"index": 0, "deleted": False}]}, r)
     assert (miss.path, miss.actual) == ("expect.nodes[0].deleted", "Expired")
+
+
+def test_nodeclaim_conditions_name_status_and_absence():
+    """`nodeClaimConditions` compares each named termination condition's status with what the NodeClaim last
+    had (a deleted one's too); `nodeClaimConditionsAbsent` fails on a condition it has."""
+    from harness.loop.result import NodeResult, RunResult
+    from harness.runner.expect import check
+    r = RunResult("s", "upstream", "embedded", 1)
+    r.nodes = [NodeResult("aks-a", 0, "a", "web", "Standard_D2s_v3", "eastus-1", "on-demand", "aks-a", deleted="Drifted",
+                          nodeclaim_conditions={"Drained": "True", "InstanceTerminating": "True"})]
+    assert check({"nodes": [{"index": 0, "nodeClaimConditions": {"Drained": "True"},
+                             "nodeClaimConditionsAbsent": ["VolumesDetached"]}]}, r) == []
+    (miss,) = check({"nodes": [{"index": 0, "nodeClaimConditions": {"VolumesDetached": "True"}}]}, r)
+    assert (miss.path, miss.expected, miss.actual) == ('expect.nodes[0].nodeClaimConditions["VolumesDetached"]', "True", None)
+    (miss,) = check({"nodes": [{"index": 0, "nodeClaimConditionsAbsent": ["Drained"]}]}, r)
+    assert (miss.path, miss.actual) == ('expect.nodes[0].nodeClaimConditionsAbsent["Drained"]', "True")

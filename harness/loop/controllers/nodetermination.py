@@ -200,11 +200,14 @@ class NodeTermination:
                     waiting.remove(k)
                     progress = True
         if waiting:
-            rec.publish("Node", name, "FailedDraining", f"Failed to drain node, {len(waiting)} pods are waiting to be evicted",
+            # the count: the pods waiting, from core v1.1.0 (#1478, the priority groups' sizes); before, every pod
+            # bound to the node (sigs.k8s.io/karpenter v1.0.6 terminator.go Drain: len(pods))
+            count = len(waiting) if s.core.eviction_in_priority_groups else len(pods)
+            rec.publish("Node", name, "FailedDraining", f"Failed to drain node, {count} pods are waiting to be evicted",
                         (name,))
             limits = Limits(list(s.disruption.pdb_status.values()))
             reason = c.dis.disruption_reason or "Forceful Termination"
-            for group in self._groups(waiting):
+            for group in self._groups(self._grouped(waiting)):
                 if not group:
                     continue
                 for k in group:
@@ -252,8 +255,19 @@ class NodeTermination:
             not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish,
                                         s.core.do_not_disrupt_durations)
 
+    def _grouped(self, waiting: list[str]) -> list[str]:
+        """The pods the priority groups are made of. From core v1.1.0 (#1478) every pod the drain waits on
+        (IsWaitingEviction): a group whose pods are still there, evicted or not (a do-not-disrupt pod, a
+        terminating one), holds back the next. Before, only the evictable ones (sigs.k8s.io/karpenter v1.0.6
+        terminator/terminator.go Evict, EvictInOrder over IsEvictable pods): a group with none left to
+        evict - a do-not-disrupt pod's included - lets the next be evicted at once
+        (core-behaviour.yaml evictionInPriorityGroups)."""
+        if self.state.core.eviction_in_priority_groups:
+            return waiting
+        return [k for k in waiting if self._evictable(k)]
+
     def _groups(self, keys: list[str]) -> list[list[str]]:
-        """groupPodsByPriority."""
+        """groupPodsByPriority (v1.0.x: Evict's four lists, the same order)."""
         groups: list[list[str]] = [[], [], [], []]
         for k in keys:
             pv = self.state.pod_views[k]
@@ -293,6 +307,23 @@ class NodeTermination:
             pv = s.pod_views.get(key)
             if pr.node == node and pr.state != "deleted" and pv is not None and podutil.owned_by_node(pv):
                 s.delete_pod(key, f"its owner, Node {node}, was deleted (garbage collector)")
+
+
+def termination_conditions(c: Claim, drain_conditions: bool) -> dict[str, str]:
+    """The termination status conditions of `c`'s NodeClaim (type -> status) as the last pass left them.
+    InstanceTerminating is True once the instance's deletion was asked for, at every modeled core. From core
+    v1.6.0 (#1876, sigs.k8s.io/karpenter v1.6.1 pkg/controllers/node/termination/controller.go awaitDrain,
+    awaitVolumeDetachment) also Drained - Unknown (Draining) from the drain's start, True once drained - and
+    VolumesDetached, True once drained: the loop models no VolumeAttachment to wait on. Before (`drain_conditions`
+    False) neither exists (v1.5.0 controller.go Reconcile sets no condition while draining)."""
+    out = {}
+    if drain_conditions and c.dis.drain_started is not None:
+        out["Drained"] = "True" if c.dis.drained else "Unknown"
+        if c.dis.drained:
+            out["VolumesDetached"] = "True"
+    if c.dis.instance_terminating:
+        out["InstanceTerminating"] = "True"
+    return out
 
 
 def evict_pod(s: LoopState, key: str, why: str) -> None:

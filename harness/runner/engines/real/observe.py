@@ -25,7 +25,7 @@ from harness.backends.base import APIRejected
 from harness.loop.azure import request_log
 from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
-                                 RunResult)
+                                 RunResult, TERMINATION_CONDITIONS)
 from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
@@ -654,6 +654,9 @@ class Observer:
             nr.nodeclaim_requests = dict(((nc.get("spec") or {}).get("resources") or {}).get("requests") or {})
             nr.registered = _true(nc, "Registered")
             nr.initialized = _true(nc, "Initialized")
+            # as last polled: a deleted NodeClaim keeps the conditions it had when it went
+            nr.nodeclaim_conditions = {t: str(c.get("status")) for t, c in _conditions(nc).items()
+                                       if t in TERMINATION_CONDITIONS}
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
