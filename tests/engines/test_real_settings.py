@@ -3,6 +3,8 @@ pkg/operator/options/options.go and pkg/auth/config.go)."""
 import json
 import subprocess
 
+import pytest
+
 from harness.runner.engines.real import settings
 
 
@@ -98,3 +100,19 @@ def test_a_release_that_cuts_the_endpoint_host_to_33_characters_gets_an_aks_fqdn
     assert env["CLUSTER_ENDPOINT"] == f"https://{rule['host']}:6443" and env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1"
     assert env["ARM_SUBSCRIPTION_ID"] == env["AZURE_SUBSCRIPTION_ID"] == "sub"      # both names: before v1.10, ARM_ only
     assert env["ARM_TENANT_ID"] == env["AZURE_TENANT_ID"]
+
+
+@pytest.mark.parametrize("azidentity, value", [
+    (None, "AzureCLICredential"),           # the pinned v1.14.0 module
+    ("v1.13.1", "AzureCLICredential"),      # provider v1.6.8 .. v1.10.2: one credential's name
+    ("v1.11.0", "AzureCLICredential"),
+    ("v1.10.1", "dev"),                      # provider v1.5.5, v1.6.1: "dev" or "prod" only
+    ("v1.8.0", None),                        # provider v0.7.5: not read
+])
+def test_token_credentials_follow_the_azidentity_the_release_builds_with(tmp_path, azidentity, value):
+    tree = None
+    if azidentity:
+        tree = tmp_path
+        (tree / "go.mod").write_text("module x\n\nrequire (\n"
+                                     f"\tgithub.com/Azure/azure-sdk-for-go/sdk/azidentity {azidentity}\n)\n")
+    assert settings.token_credentials(tree) == value

@@ -5,13 +5,14 @@ scenario's `given` and the data in harness/data/real-engine.yaml.
 
 Every endpoint is loopback: the ARM environment file points at the fake, the cluster endpoint at the
 API server; the trust bundle holds only the fake's CA and the API server's CA (no system roots), and
-`AZURE_TOKEN_CREDENTIALS=AzureCLICredential` with the fake `az` first on PATH keeps azidentity from
-probing IMDS or AAD (azidentity v1.14 DefaultAzureCredential).
+`AZURE_TOKEN_CREDENTIALS` (as the controller's azidentity reads it: token_credentials) with the fake `az`
+first on PATH keeps azidentity from probing IMDS or AAD (azidentity v1.14 DefaultAzureCredential).
 """
 from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,19 +73,41 @@ def cluster_fqdn(tree: Path | None) -> str | None:
     return rule["host"] if src is not None and src.is_file() and rule["source"] in src.read_text() else None
 
 
+AZIDENTITY = "github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+PINNED_AZIDENTITY = "v1.14.0"     # the default controller's (provider v1.14.0 go.mod)
+
+
+def token_credentials(tree: Path | None) -> str | None:
+    """AZURE_TOKEN_CREDENTIALS for a controller built from `tree` (None: the pinned module), by the
+    azidentity version its go.mod requires (real-engine.yaml token_credentials); None: leave it unset."""
+    version = PINNED_AZIDENTITY
+    if tree is not None and (tree / "go.mod").is_file():
+        m = re.search(rf"^\s*{re.escape(AZIDENTITY)}\s+(v\S+)", (tree / "go.mod").read_text(), re.M)
+        version = m.group(1) if m else version
+    key = _semver(version)
+    return next(row["value"] for row in engine_data()["token_credentials"] if key >= _semver(row["from"]))
+
+
+def _semver(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0])[:3])
+
+
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
                    az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None,
-                   loop: dict | None = None, fqdn: str | None = None) -> dict[str, str]:
+                   loop: dict | None = None, fqdn: str | None = None, tree: Path | None = None) -> dict[str, str]:
     """The whole environment of the controller process (it starts with `env -i`: nothing is
     inherited). `settings` is the scenario's cluster settings (harness/runner/engines/azureside.py
     cluster_settings); `feature_gates` the scenario's given.featureGates, as Karpenter's FEATURE_GATES
     (sigs.k8s.io/karpenter v1.14.0 pkg/operator/options/options.go: `--feature-gates` or FEATURE_GATES,
     parsed over the defaults by ParseFeatureGates); `loop` the scenario's given.loop, whose
     minValuesPolicy and preferencePolicy are the controller's MIN_VALUES_POLICY and PREFERENCE_POLICY (the
-    same options.go); `fqdn` the API server's name in CLUSTER_ENDPOINT (cluster_fqdn)."""
+    same options.go); `fqdn` the API server's name in CLUSTER_ENDPOINT (cluster_fqdn); `tree` the source
+    the controller was built from (token_credentials)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}
+    if (credentials := token_credentials(tree)) is not None:
+        env["AZURE_TOKEN_CREDENTIALS"] = credentials
     merged = {**data["cluster_defaults"], **settings}
     for key, var in data["cluster_env"].items():
         if merged.get(key) is not None:
