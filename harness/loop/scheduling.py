@@ -1,8 +1,9 @@
 """Karpenter core's scheduling simulation: pods -> existing nodes, planned NodeClaims, new NodeClaims.
 
 Upstream sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/: nodeclaimtemplate.go
-(NewNodeClaimTemplate), scheduler.go (NewScheduler setup, buildDaemonOverheadGroups, Scheduler.add,
-Results.TruncateInstanceTypes), nodeclaim.go (NodeClaim.CanAdd, filterInstanceTypesByRequirements and
+(NewNodeClaimTemplate), scheduler.go (NewScheduler setup, buildDaemonOverheadGroups, Solve, Scheduler.add,
+Results.TruncateInstanceTypes), queue.go (Queue; how a failed pod is relaxed and requeued per core
+release: relaxPreferencesPerPod), nodeclaim.go (NodeClaim.CanAdd, filterInstanceTypesByRequirements and
 its messages, minValues), preferences.go (relaxation); pkg/scheduling/requirements.go Compatible.
 Notes: sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate
 (NodeClaimTemplate), sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler

@@ -23,7 +23,7 @@ def world():
     its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
                                profile, prices=synthetic_prices(skus, seed=42))
     # one 2-vCPU size: a 1500m pod shares its node with no 600m pod, two 600m pods share one
-    two = sorted((it for it in its if it.capacity.get("cpu") == 2000), key=lambda it: it.name)[0]
+    two = min((it for it in its if it.capacity.get("cpu") == 2000), key=lambda it: it.name)
     nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default", "uid": "default"},
                 "spec": {"template": {"spec": {
                     "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
