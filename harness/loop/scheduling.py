@@ -1,8 +1,9 @@
 """Karpenter core's scheduling simulation: pods -> existing nodes, planned NodeClaims, new NodeClaims.
 
 Upstream sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/: nodeclaimtemplate.go
-(NewNodeClaimTemplate), scheduler.go (NewScheduler setup, buildDaemonOverheadGroups, Scheduler.add,
-Results.TruncateInstanceTypes), nodeclaim.go (NodeClaim.CanAdd, filterInstanceTypesByRequirements and
+(NewNodeClaimTemplate), scheduler.go (NewScheduler setup, buildDaemonOverheadGroups, Solve, Scheduler.add,
+Results.TruncateInstanceTypes), queue.go (Queue; how a failed pod is relaxed and requeued per core
+release: relaxPreferencesPerPod), nodeclaim.go (NodeClaim.CanAdd, filterInstanceTypesByRequirements and
 its messages, minValues), preferences.go (relaxation); pkg/scheduling/requirements.go Compatible.
 Notes: sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate
 (NodeClaimTemplate), sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler
@@ -15,6 +16,7 @@ AllowUndefinedWellKnownLabels vs strict).
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
@@ -61,8 +63,12 @@ class Scheduler:
                  sem: Semantics, min_values_policy: str = "Strict",
                  hostname_counter: Callable[[], int] | None = None, topology=None,
                  remaining: RemainingResources | None = None, preference_policy: str = "Respect",
-                 host_port_usage: str = "perNodeClaim"):
+                 host_port_usage: str = "perNodeClaim", relax_per_pod: bool = True):
         self.profile, self.sem = profile, sem
+        # core-behaviour.yaml relaxPreferencesPerPod: from core v1.4.0 (#2119) a pod that fails is relaxed all
+        # the way at once, and one that still fails goes back to the queue with its preferences intact; before,
+        # it is relaxed one step, keeps it, and goes to the back of the queue behind every other pod
+        self.relax_per_pod = relax_per_pod
         # core-behaviour.yaml hostPortsPerNodeClaim: from core v1.4.0 (#2102) to v1.12.x every NodeClaim of a
         # template in one Solve shares the template's HostPortUsage (its DaemonSets' ports included), so a port
         # one of them holds is held by all of them; before v1.4.0 each NodeClaim has its own, without the
@@ -332,23 +338,32 @@ class Scheduler:
             pod.reset_relaxation(self.ignore_preferences)
         if self.topology is not None:
             self.topology.prepare(queue)        # core NewTopology: every pod's groups before placing any
-        pending = list(queue)
-        progress = True
-        while pending and progress:
-            progress = False
-            retry: list[PodView] = []
-            for pod in pending:
-                while True:
-                    err = self._place(pod, existing_hits)
-                    if err is None:
-                        errors.pop(pod.uid, None)
-                        progress = True
-                        break
-                    errors[pod.uid] = err
-                    if not pod.relax(prefer_no_schedule):
-                        retry.append(pod)
-                        break
-            pending = retry if progress else pending
+        # core Queue (scheduling/queue.go): Pop stops when the pod at the front was pushed back with the queue
+        # as long as it is now, i.e. nothing scheduled since; a push after a relaxation (before v1.4.0) clears
+        # every such mark, as a relaxation is progress too
+        pending = deque(queue)
+        pushed_at: dict[str, int] = {}
+        while pending and pushed_at.get(pending[0].uid) != len(pending):
+            pod = pending.popleft()
+            if self.relax_per_pod:
+                # Solve: trySchedule(pod.DeepCopy()) relaxes a copy; the queue keeps the pod as it was
+                pod.reset_relaxation(self.ignore_preferences)
+                while (err := self._place(pod, existing_hits)) is not None and pod.relax(prefer_no_schedule):
+                    pass
+                relaxed = False
+            else:
+                # v1.0.6-v1.3.x Solve: one add, then one Relax of the pod itself
+                err = self._place(pod, existing_hits)
+                relaxed = err is not None and pod.relax(prefer_no_schedule)
+            if err is None:
+                errors.pop(pod.uid, None)
+                continue
+            errors[pod.uid] = err
+            pending.append(pod)
+            if relaxed:
+                pushed_at.clear()
+            else:
+                pushed_at[pod.uid] = len(pending)
         claims = self._truncate(errors)
         return SolveResult(claims, existing_hits, errors, self.nodepool_events)
 

@@ -505,7 +505,8 @@ class Topology:
                  bound: list[tuple[str, dict, str]], bound_pods: list | None = None, *, sem=None,
                  well_known: frozenset[str] = frozenset(), seed: int | None = 0,
                  namespaces: Mapping[str, Mapping[str, str]] | None = None,
-                 node_taints: Mapping[str, Sequence[Taint]] | None = None, registered: Iterable[str] | None = None):
+                 node_taints: Mapping[str, Sequence[Taint]] | None = None, registered: Iterable[str] | None = None,
+                 spread_policies: bool = True):
         """universe: key -> domains from NodePools x instance types (universe_for); node_labels:
         existing node (registered or in flight) -> labels; bound: (namespace, pod labels, node name)
         of the pods counted where they are (bound);
@@ -513,7 +514,12 @@ class Topology:
         sem: label semantics for the node filters; well_known: AllowUndefinedWellKnownLabels for a
         NodeClaim's requirements; seed: ties (TiePicker); namespaces: Namespace name -> labels
         (namespaceSelector); node_taints: node -> taints; registered: the nodes that are Nodes (core
-        countDomains discovers domains only from those, not from in-flight NodeClaims)."""
+        countDomains discovers domains only from those, not from in-flight NodeClaims); spread_policies:
+        core-behaviour.yaml topologySpreadPolicies (False: a core before v1.3.0, #852, whose spreads read
+        neither policy - taints never filter, node affinity always does - and whose countDomains discovers no
+        domain from the Nodes: sigs.k8s.io/karpenter v1.0.6 scheduling/topology.go countDomains,
+        topologynodefilter.go MakeTopologyNodeFilter)."""
+        self.spread_policies = spread_policies
         self.universe: dict[str, DomainGroup] = {}
         for key, domains in universe.items():
             if isinstance(domains, DomainGroup):
@@ -606,10 +612,10 @@ class Topology:
         return g
 
     def _count_domains(self, g: TopologyGroup) -> None:
-        """countDomains: the domains of registered nodes the node filter admits, then every counted
-        pod where its node is (a hostname group uses the node's name when it has no hostname label;
-        a node without the key does not count)."""
-        for name in sorted(self.registered):
+        """countDomains: the domains of registered nodes the node filter admits (from core v1.3.0), then
+        every counted pod where its node is (a hostname group uses the node's name when it has no
+        hostname label; a node without the key does not count)."""
+        for name in sorted(self.registered) if self.spread_policies else ():
             labels = self.node_labels.get(name)
             if labels is None or g.key not in labels:
                 continue
@@ -635,8 +641,10 @@ class Topology:
 
     def _spread_group(self, pod, tsc: dict) -> TopologyGroup:
         """newForTopologies: the pod's namespace only; matchLabelKeys merged; node filter."""
-        node_filter = NodeFilter.for_pod(pod, tsc.get("nodeTaintsPolicy") or IGNORE,
-                                         tsc.get("nodeAffinityPolicy") or HONOR, self.sem)
+        taints, affinity = IGNORE, HONOR          # the defaults, and all a core before v1.3.0 knows
+        if self.spread_policies:
+            taints, affinity = tsc.get("nodeTaintsPolicy") or IGNORE, tsc.get("nodeAffinityPolicy") or HONOR
+        node_filter = NodeFilter.for_pod(pod, taints, affinity, self.sem)
         min_domains = tsc.get("minDomains")
         return self._group(pod, SPREAD, tsc["topologyKey"], frozenset({pod.namespace}), spread_selector(pod, tsc),
                            int(tsc.get("maxSkew", 1)), int(min_domains) if min_domains is not None else None,

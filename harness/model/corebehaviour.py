@@ -191,6 +191,17 @@ class CoreBehaviour:
     def candidate_shuffle_by_nodepool(self) -> bool:
         return bool(self.values["candidateShuffleByNodePool"])
 
+    @property
+    def topology_spread_policies(self) -> bool:
+        """core-behaviour.yaml topologySpreadPolicies: a spread reads nodeTaintsPolicy / nodeAffinityPolicy and
+        discovers domains from registered Nodes; before, taints never and node affinity always filter."""
+        return bool(self.values["topologySpreadPolicies"])
+
+    @property
+    def relax_preferences_per_pod(self) -> bool:
+        """core-behaviour.yaml relaxPreferencesPerPod: all the way at each try, or one step per pass."""
+        return bool(self.values["relaxPreferencesPerPod"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

@@ -196,3 +196,29 @@ def test_domain_gates_name_the_domains_a_zonal_affinity_can_still_use():
     topo.record(first, Requirements([in_(Z, "z-2")]))
     assert topo.domain_gates(second, second.requirements(sem, strict=True)) == [(Z, frozenset({"z-2"}))]
     assert topo.domain_gates(pinned, pinned.requirements(sem, strict=True)) == []
+
+
+def test_before_core_v1_3_spreads_read_neither_policy_nor_discover_domains_from_nodes():
+    """core-behaviour.yaml topologySpreadPolicies: sigs.k8s.io/karpenter v1.0.6 scheduling/topologygroup.go
+    NewTopologyGroup takes every domain of the universe (a tainted NodePool's too) and its node filter honours
+    node affinity only; topology.go countDomains finds domains only where counted pods run. From v1.3.0 (#852)
+    nodeTaintsPolicy Honor leaves out a domain only untolerated NodePools offer, and a registered Node the filter
+    admits adds its domain."""
+    from harness.loop.topology import Topology
+    from harness.model.semantics import semantics_for
+
+    sem = semantics_for("upstream")
+    universe = DomainGroup()
+    universe.insert("rack-a")
+    universe.insert("rack-c", [Taint("dedicated", "batch")])
+    tsc = {"topologyKey": "rack", "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule", "nodeTaintsPolicy": "Honor",
+           "nodeAffinityPolicy": "Ignore", "labelSelector": {"matchLabels": {"app": "web"}}}
+    pv = PodView({"metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"}},
+                  "spec": {"containers": [{"name": "c"}], "topologySpreadConstraints": [tsc]}}, 0)
+    nodes = {"n1": {"rack": "rack-d"}}
+    for policies, domains, taint_policy, affinity_policy in ((True, {"rack-a", "rack-d"}, "Honor", "Ignore"),
+                                                             (False, {"rack-a", "rack-c"}, "Ignore", "Honor")):
+        topo = Topology({"rack": universe}, nodes, [], sem=sem, spread_policies=policies)
+        (g,) = topo.pod_groups(pv)
+        assert set(g.domains) == domains
+        assert (g.node_filter.taint_policy, g.node_filter.affinity_policy) == (taint_policy, affinity_policy)

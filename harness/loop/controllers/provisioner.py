@@ -248,7 +248,8 @@ class Provisioner:
                                       ["default", *{pv.namespace for pv in s.pod_views.values()}])
         return Topology(universe_for(keys, templates), node_labels, bound, anti, sem=s.sem,
                         well_known=s.profile.well_known_labels, seed=s.cfg.seed, namespaces=namespaces,
-                        node_taints=node_taints, registered=registered)
+                        node_taints=node_taints, registered=registered,
+                        spread_policies=s.core.topology_spread_policies)
 
     # -- the pass (Reconcile -> Schedule -> CreateNodeClaims) ---------------------------------------
     def pending_pods(self) -> list[PodView]:
@@ -307,7 +308,7 @@ class Provisioner:
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
-                          s.preference_policy, s.core.host_port_usage)
+                          s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod)
         solved = sched.solve(pending)
         event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:

@@ -1,0 +1,69 @@
+"""Scheduler.solve's queue (harness/loop/scheduling.py): how a pod that fails is relaxed and requeued, per
+core release (core-behaviour.yaml relaxPreferencesPerPod)."""
+from __future__ import annotations
+
+import pytest
+
+from fakeazure.catalog import synthetic_prices, synthetic_skus
+from harness.loop.pods import PodView
+from harness.loop.scheduling import Scheduler, Template
+from harness.loop.topology import Topology, topology_keys, universe_for
+from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
+from harness.model.profile import load_profile
+from harness.model.semantics import semantics_for
+
+RACK = "example.com/rack"
+
+
+@pytest.fixture(scope="module")
+def world():
+    profile = load_profile("upstream")
+    sem = semantics_for(profile)
+    skus = synthetic_skus(60, seed=42, region="eastus")
+    its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
+                               profile, prices=synthetic_prices(skus, seed=42))
+    # one 2-vCPU size: a 1500m pod shares its node with no 600m pod, two 600m pods share one
+    two = min((it for it in its if it.capacity.get("cpu") == 2000), key=lambda it: it.name)
+    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default", "uid": "default"},
+                "spec": {"template": {"spec": {
+                    "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+                    "requirements": [{"key": RACK, "operator": "In", "values": ["rack-a", "rack-b"]},
+                                     {"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                      "values": [two.name]}]}}}}
+    return profile, sem, Template.from_nodepool(nodepool, list(its), profile, sem)
+
+
+def pod(i: int, name: str, cpu: str, spec: dict) -> PodView:
+    spec = {**spec, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    return PodView({"metadata": {"name": name, "namespace": "default", "uid": name, "labels": {"app": "web"}},
+                    "spec": spec}, i)
+
+
+def solve(world, relax_per_pod: bool):
+    profile, sem, template = world
+    big = pod(0, "big", "1500m", {"nodeSelector": {RACK: "rack-a"}, "affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": RACK, "operator": "In", "values": ["rack-c"]}]}}]}}})
+    spread = {"topologySpreadConstraints": [{"topologyKey": RACK, "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule",
+                                             "labelSelector": {"matchLabels": {"app": "web"}}}]}
+    pods = [big, pod(1, "small-1", "600m", spread), pod(2, "small-2", "600m", spread)]
+    keys = set().union(*(topology_keys(p) for p in pods))
+    topo = Topology(universe_for(keys, [template]), {}, [], sem=sem, well_known=profile.well_known_labels)
+    result = Scheduler([template], [], profile, sem, topology=topo, relax_per_pod=relax_per_pod).solve(pods)
+    assert not result.errors
+    return [[p.name for p in c.pods] for c in result.new_claims]
+
+
+def test_from_core_v1_4_a_pod_is_relaxed_all_the_way_before_the_queue_moves_on(world):
+    """sigs.k8s.io/karpenter v1.4.0 scheduling/scheduler.go Solve, trySchedule: big (most CPU, first in the
+    queue) drops its unmet preference and lands in rack-a first; the spread then keeps both small pods in rack-b."""
+    assert solve(world, True) == [["big"], ["small-1", "small-2"]]
+
+
+def test_before_core_v1_4_a_relaxed_pod_goes_to_the_back_of_the_queue(world):
+    """sigs.k8s.io/karpenter v1.0.6 scheduling/scheduler.go Solve, queue.go Push: big is relaxed one step and
+    requeued behind the small pods, which take one rack each; big then needs a NodeClaim of its own."""
+    claims = solve(world, False)
+    assert sorted(claims) == [["big"], ["small-1"], ["small-2"]]
+    assert claims[-1] == ["big"]
+
