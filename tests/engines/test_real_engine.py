@@ -169,6 +169,11 @@ def test_a_scenario_naming_another_version_gets_that_versions_cluster(no_binarie
     assert engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.36.1"}}), None) == engine.cluster_options
     skipped = _sc({"knobs": {"provider": {}}, "cluster": {"kubernetesVersion": "1.33.0"}})
     assert engine.cluster_options_for(skipped, None) == engine.cluster_options and kcm == ["v1.33.13"]
+    # builds off: the timing's kube-controller-manager of that version only when it is built already
+    monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
+    monkeypatch.setattr(controller, "timed_kcm", lambda name=None, k8s=None: f"/kcm-{k8s}")
+    options = engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), None, "local")
+    assert options["kcm_binary"] == "/kcm-v1.33.13" and kcm == ["v1.33.13"]
 
 
 def test_a_failed_build_of_a_version_is_said_by_its_later_scenarios(no_binaries, monkeypatch):

@@ -83,6 +83,10 @@ BUILD_VERSIONS_ENV = "HARNESS_BUILD_K8S_VERSIONS"
 FAILED_BUILDS: dict[str, str] = {}
 
 
+def _builds_versions() -> bool:
+    return os.environ.get(BUILD_VERSIONS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 class RealEngine:
     """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
     `controller`) against fakeazure and a real API server."""
@@ -114,14 +118,14 @@ class RealEngine:
         if release is None:
             return self.cluster_options
         from harness.backends import binaries
-        from harness.backends.controller import build_timed_kcm
+        from harness.backends.controller import build_timed_kcm, timed_kcm
         from harness.backends.registry import get_backend
         k8s = release.kubernetes
         options = {**self.cluster_options, "k8s_version": k8s}
         timing = self.controller.timing if self.controller else None
         try:
             binaries.ensure_binaries(build=True, need=get_backend(backend, **options).needed(), k8s=k8s)
-            kcm = build_timed_kcm(timing, k8s=k8s)
+            kcm = build_timed_kcm(timing, k8s=k8s) if _builds_versions() else timed_kcm(timing, k8s)
         except binaries.BinariesError as e:
             FAILED_BUILDS[k8s] = str(e).splitlines()[0]
             raise
@@ -150,7 +154,7 @@ class RealEngine:
         if not binaries.find_binaries(validate=False, k8s=k8s).missing(need):
             return release, None
         build = f"python -m harness.backends build --k8s-version {k8s}, {binaries.BUILD_COST}"
-        if os.environ.get(BUILD_VERSIONS_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        if not _builds_versions():
             return None, (f"Kubernetes {k8s}'s control plane is not built and {BUILD_VERSIONS_ENV}=0 "
                           f"(build it with: {build})")
         if binaries.go_binary() is None:
