@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{', '.join(binaries.kubernetes_releases())})", file=sys.stderr)
             return 1
         t0 = time.monotonic()
-        need = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager")
+        # what the real engine's cluster of that version runs (RealEngine.cluster_options)
+        from harness.backends.registry import get_backend
+        need = get_backend("local", scheduler=True, controller_manager=True, k8s_version=release.kubernetes).needed()
         try:
             bs = binaries.ensure_binaries(build=True, need=need, echo=True, k8s=release.kubernetes)
             t_kcm = time.monotonic()

@@ -20,7 +20,7 @@
 # it). After the control plane's build it reuses that Go build cache: ~30 s.
 #
 # K8S_BINARIES="kube-apiserver etcd ..." builds only those of the control-plane set (another Kubernetes
-# version's cluster for the real engine needs no kwok; binaries.ensure_version_binaries).
+# version's cluster for the real engine needs no kwok; binaries.ensure_binaries with k8s=).
 #
 # Idempotent: binaries already in <bin dir> are reused.
 set -euo pipefail

@@ -542,6 +542,7 @@ class RealBackend:
                 f"(another version's control plane: the local backend)")
 
     def needed(self) -> tuple[str, ...]:
+        """The binaries this backend's cluster runs."""
         return tuple(n for n, on in (("etcd", True), ("kube-apiserver", True), ("kube-scheduler", self.scheduler),
                                      ("kube-controller-manager", self.controller_manager), ("kwok", self.kwok)) if on)
 
