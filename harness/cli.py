@@ -147,10 +147,11 @@ def _choose_provider(args) -> str | None:
 def cmd_run(args) -> int:
     if args.explore is not None:
         return cmd_explore(args)
+    from harness.backends.binaries import BinariesError
     from harness.backends.registry import close_shared, shared_cluster
     from harness.loop.why import EVERY_PENDING
     from harness.runner.engines import engine_backends, get_engine
-    from harness.runner.engines.base import verdict
+    from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
     from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
     from harness.runner.runpage import clear, write_run, write_site
@@ -192,15 +193,21 @@ def cmd_run(args) -> int:
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
     progress = None
     try:
-        cluster = shared_cluster(backend, **engine.cluster_options)
         if not live and not args.json and len(jobs) > 20 and sys.stdout.isatty():
             from rich.progress import Progress
             progress = Progress(transient=True)
             progress.start()
             task = progress.add_task("scenarios", total=len(jobs))
         for sc, p in jobs:
-            # explored if it declares outcomes; a run that raises: ERROR, go on
-            o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
+            # one cluster per set of options (the real engine: per Kubernetes version a scenario names),
+            # started on first use, all closed by close_shared below
+            try:
+                cluster = shared_cluster(backend, **engine.cluster_options_for(sc, p, backend))
+            except BinariesError as e:      # that Kubernetes version's build failed: this run's ERROR, go on
+                cluster, o = None, errored(engine.name, sc, p, backend, e, 0.0)
+            else:
+                # explored if it declares outcomes; a run that raises: ERROR, go on
+                o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
             outcomes.append(o)
             if args.report:
                 write_run(Path(args.report), o)

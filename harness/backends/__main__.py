@@ -4,7 +4,9 @@
                                   [--controller-manager] [--build] [--keep] [--check]
 
 `python -m harness.backends build --node` adds kubelet, kubeadm, kubectl and kube-proxy; `build --kind`
-also the kind backend's node image (harness/backends/kind/image.py).
+also the kind backend's node image (harness/backends/kind/image.py). `build --k8s-version 1.33` builds
+another Kubernetes version's control plane instead (the release and etcd harness/data/kubernetes-versions.yaml
+pairs with that minor), which the real engine starts for a scenario naming that version.
 
 `up` starts the cluster, prints its server URL, admin kubeconfig and start timings, and then either
 runs the acceptance checks and tears everything down (`--check`, exit status 0 when they pass), or
@@ -96,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --controller: fast (the default): a disruption pass on request, two of core's waits divided by ten; "
                         "upstream builds the release as is (harness/data/controller-timing.yaml) - also "
                         "KARPENTER_CONTROLLER_TIMING")
+    b.add_argument("--k8s-version", default=None, metavar="VERSION",
+                   help="build another Kubernetes version's control plane (1.33 or v1.33.13: the release and etcd "
+                        "harness/data/kubernetes-versions.yaml pairs with that minor) for the real engine's "
+                        "scenarios that name it: kube-apiserver, kube-scheduler, kube-controller-manager (and the "
+                        "timing's), etcd; ~10-15 min cold")
     from harness import __version__, logs
     ap.add_argument("--version", action="version", version=f"harness {__version__}")
     logs.add_verbose(ap)
@@ -131,6 +138,30 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(json.dumps({"seconds": round(seconds, 1), "controller": str(ctl.path), "version": ctl.version,
                           "source": ctl.source, "timing": ctl.timing}, indent=2))
+        return 0
+    if args.cmd == "build" and args.k8s_version:
+        from harness.backends import binaries
+        from harness.backends.controller import build_timed_kcm
+        release = binaries.release_for(args.k8s_version)
+        if release is None:
+            print(f"build failed: no Kubernetes {args.k8s_version} in {binaries.VERSIONS_DATA.name} (minors "
+                  f"{', '.join(binaries.kubernetes_releases())})", file=sys.stderr)
+            return 1
+        t0 = time.monotonic()
+        # what the real engine's cluster of that version runs (RealEngine.cluster_options)
+        from harness.backends.registry import get_backend
+        need = get_backend("local", scheduler=True, controller_manager=True, k8s_version=release.kubernetes).needed()
+        try:
+            bs = binaries.ensure_binaries(build=True, need=need, echo=True, k8s=release.kubernetes)
+            t_kcm = time.monotonic()
+            kcm = build_timed_kcm(echo=True, k8s=release.kubernetes)
+        except binaries.BinariesError as e:
+            print(f"build failed: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "versions": bs.versions,
+                          "paths": {k: str(v) for k, v in bs.paths.items()},
+                          "timed_kcm": {"path": str(kcm), "seconds": round(time.monotonic() - t_kcm, 1)} if kcm else None},
+                         indent=2))
         return 0
     if args.cmd == "build" and args.kind_rootfs:
         from harness.backends.kind import image, rootfs

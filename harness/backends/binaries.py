@@ -12,8 +12,11 @@ pkg/internal/testing/process/process.go
      (written by `python -m harness.backends build`, which runs build-binaries.sh: the Go module
      proxy, k8s.io/kubernetes v1.36.3 go.mod, go.etcd.io/etcd/server/v3 v3.6.4 go.mod, sigs.k8s.io/kwok v0.8.0
      pkg/kwok/cmd/root.go).
-The pinned default versions and the cache layout live here only; build-binaries.sh gets them from build().
-Every binary found is validated with `--version` (once per path+mtime per process).
+Another Kubernetes version than the session's (`k8s=`: a scenario's given.cluster.kubernetesVersion) is looked
+up in its own cache dir only, and built there on request. The pinned default versions and the cache layout
+live here only, the etcd paired with each Kubernetes minor in harness/data/kubernetes-versions.yaml;
+build-binaries.sh gets them from build(). Every binary found is validated with `--version` (once per
+path+mtime per process).
 """
 from __future__ import annotations
 
@@ -33,10 +36,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 DEFAULT_K8S_VERSION = "v1.36.3"
-# etcd paired with Kubernetes 1.36 (k8s.io/kubernetes v1.36.3 cmd/kubeadm/app/constants/constants.go
-# DefaultEtcdVersion; envtest's pairing, k8s.io/kubernetes v1.36.3 go.mod)
-DEFAULT_ETCD_VERSION = "v3.6.8"
 DEFAULT_KWOK_VERSION = "v0.8.0"
+# the Kubernetes release started for each minor and its etcd (k8s.io/kubernetes <tag> hack/lib/etcd.sh)
+VERSIONS_DATA = Path(__file__).resolve().parent.parent / "data" / "kubernetes-versions.yaml"
 
 BUILD_SCRIPT = Path(__file__).with_name("build-binaries.sh")
 
@@ -63,16 +65,57 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "karpenter-harness"
 
 
-def versions() -> dict[str, str]:
-    return {
-        "k8s": os.environ.get("K8S_VERSION", DEFAULT_K8S_VERSION),
-        "etcd": os.environ.get("ETCD_VERSION", DEFAULT_ETCD_VERSION),
-        "kwok": os.environ.get("KWOK_VERSION", DEFAULT_KWOK_VERSION),
-    }
+@dataclass(frozen=True)
+class KubernetesRelease:
+    """The control plane started for one Kubernetes minor (harness/data/kubernetes-versions.yaml)."""
+    minor: str              # "1.33"
+    kubernetes: str         # "v1.33.13": the patch release built and started
+    etcd: str               # "v3.5.24": the etcd that release is tested against
 
 
-def cached_bin_dir() -> Path:
-    v = versions()
+@functools.lru_cache(maxsize=1)
+def kubernetes_releases() -> dict[str, KubernetesRelease]:
+    """minor -> KubernetesRelease, from harness/data/kubernetes-versions.yaml."""
+    import yaml
+    rows = (yaml.safe_load(VERSIONS_DATA.read_text()) or {}).get("releases") or []
+    return {str(r["minor"]): KubernetesRelease(str(r["minor"]), r["kubernetes"], r["etcd"]) for r in rows}
+
+
+def minor_of(version: str) -> str | None:
+    """"1.33" for "1.33.0", "v1.33.13" or "v1.33.13+k3s1"; None when `version` names no minor."""
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.|$)", str(version).strip())
+    return f"{m[1]}.{m[2]}" if m else None
+
+
+def release_for(version: str) -> KubernetesRelease | None:
+    """The control plane the harness starts for `version`'s minor, or None for a minor it has none for."""
+    minor = minor_of(version)
+    return kubernetes_releases().get(minor) if minor else None
+
+
+def paired_etcd(k8s: str) -> str:
+    """The etcd paired with Kubernetes `k8s` (by its minor)."""
+    rel = release_for(k8s)
+    if rel is None:
+        raise BinariesError(f"no etcd is paired with Kubernetes {k8s} in {VERSIONS_DATA.name} (minors "
+                            f"{', '.join(kubernetes_releases())}); set ETCD_VERSION")
+    return rel.etcd
+
+
+def versions(k8s: str | None = None) -> dict[str, str]:
+    """The session's versions (K8S_VERSION, ETCD_VERSION, KWOK_VERSION, else the pinned Kubernetes and the
+    etcd paired with it), or with `k8s` another Kubernetes version's (its paired etcd; ETCD_VERSION is the
+    session's)."""
+    if k8s is None:
+        k8s = os.environ.get("K8S_VERSION", DEFAULT_K8S_VERSION)
+        etcd = os.environ.get("ETCD_VERSION") or paired_etcd(k8s)
+    else:
+        etcd = paired_etcd(k8s)
+    return {"k8s": k8s, "etcd": etcd, "kwok": os.environ.get("KWOK_VERSION", DEFAULT_KWOK_VERSION)}
+
+
+def cached_bin_dir(k8s: str | None = None) -> Path:
+    v = versions(k8s)
     return cache_dir() / "bin" / f"k8s-{v['k8s']}-etcd-{v['etcd']}-kwok-{v['kwok']}"
 
 
@@ -275,7 +318,11 @@ class BinarySet:
         return kwok_stages_file(self.paths["kwok"].parent)
 
 
-def _candidates(name: str) -> list[tuple[str, Path]]:
+def _candidates(name: str, k8s: str | None = None) -> list[tuple[str, Path]]:
+    """Where `name` may be, in order; for another Kubernetes version (`k8s`) only its cache dir: the
+    overrides and asset dirs are the session's control plane."""
+    if k8s is not None:
+        return [("cache", cached_bin_dir(k8s) / name)]
     out: list[tuple[str, Path]] = []
     env = os.environ.get(ENV_OVERRIDES[name])
     if env:
@@ -288,15 +335,16 @@ def _candidates(name: str) -> list[tuple[str, Path]]:
     return out
 
 
-def find_binaries(validate: bool = True) -> BinarySet:
-    """Locate every known binary; missing ones are simply absent from `.paths`.
+def find_binaries(validate: bool = True, k8s: str | None = None) -> BinarySet:
+    """Locate every known binary (of Kubernetes `k8s` when given, else the session's); missing ones are
+    simply absent from `.paths`.
 
     An explicit env override that points at a non-executable file is an error (a typo should not
     silently fall back to another binary).
     """
     bs = BinarySet({})
     for name in REQUIRED + OPTIONAL:
-        for source, path in _candidates(name):
+        for source, path in _candidates(name, k8s):
             if path.is_file() and os.access(path, os.X_OK):
                 bs.paths[name] = path
                 bs.sources[name] = source
@@ -308,18 +356,21 @@ def find_binaries(validate: bool = True) -> BinarySet:
     return bs
 
 
-def build(echo: bool = False) -> tuple[Path, float]:
-    """Build (or reuse) the pinned versions into cached_bin_dir() with build-binaries.sh, then write
-    kwok's stage config beside kwok; returns (bin dir, seconds). `echo` streams the build log to
-    stderr (it is otherwise only shown, its tail, when the build fails)."""
+def build(echo: bool = False, k8s: str | None = None, need: tuple[str, ...] | None = None) -> tuple[Path, float]:
+    """Build (or reuse) the pinned versions (or Kubernetes `k8s` and its etcd) into cached_bin_dir() with
+    build-binaries.sh, then write kwok's stage config beside kwok; returns (bin dir, seconds). `need`: only
+    those binaries (default: the whole set). `echo` streams the build log to stderr (it is otherwise only
+    shown, its tail, when the build fails)."""
     go = go_binary()
     if go is None:
         raise BinariesError("cannot build control-plane binaries: no Go toolchain (go not on PATH, "
                             "/usr/local/go/bin/go missing); set KUBEBUILDER_ASSETS or HARNESS_BIN_DIR instead")
-    v = versions()
-    out = cached_bin_dir()
+    v = versions(k8s)
+    out = cached_bin_dir(k8s)
     env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}",
            "K8S_VERSION": v["k8s"], "ETCD_VERSION": v["etcd"], "KWOK_VERSION": v["kwok"]}
+    if need is not None:
+        env["K8S_BINARIES"] = " ".join(n for n in REQUIRED + OPTIONAL if n in need)
     t0 = time.monotonic()
     run_logged(["bash", str(BUILD_SCRIPT), str(out), str(cache_dir() / "build")], env, echo, t0)
     dt = time.monotonic() - t0
@@ -328,30 +379,62 @@ def build(echo: bool = False) -> tuple[Path, float]:
     return out, dt
 
 
-def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED, echo: bool = False) -> BinarySet:
-    """Binaries for `need`, building the pinned versions into the cache first if any is missing
-    (and `build`). The build goes through a file lock so concurrent pytest-xdist workers build once."""
-    bs = find_binaries()
+def ensure_binaries(build: bool = True, need: tuple[str, ...] = REQUIRED, echo: bool = False,
+                    k8s: str | None = None) -> BinarySet:
+    """Binaries for `need` (of Kubernetes `k8s` when given), building the pinned versions (or `k8s`'s
+    `need` alone) into the cache first if any is missing (and `build`). The build goes through a file
+    lock so concurrent pytest-xdist workers build once; another version's build says first what it costs."""
+    bs = find_binaries(k8s=k8s)
     if bs.missing(need) and build:
         cache_dir().mkdir(parents=True, exist_ok=True)
-        with BuildLock(cache_dir() / "build.lock", "the control plane", echo):
-            bs = find_binaries()
+        what = "the control plane" if k8s is None else f"the Kubernetes {k8s} control plane"
+        with BuildLock(cache_dir() / "build.lock", what, echo):
+            bs = find_binaries(k8s=k8s)
             if bs.missing(need):
-                _build_fn(echo=echo)
-                bs = find_binaries()
+                if k8s is not None:
+                    message = build_notice(k8s, bs.missing(need))
+                    print(message, file=sys.stderr, flush=True)
+                    log.warning("%s", message)
+                _build_fn(echo=echo, k8s=k8s, need=None if k8s is None else need)
+                bs = find_binaries(k8s=k8s)
     if bs.missing(need):
-        raise BinariesError(missing_message(bs, need))
+        raise BinariesError(missing_message(bs, need, k8s))
     return bs
 
 
 _build_fn = build    # keep a handle: ensure_binaries' `build` parameter shadows the function name
 
+# what a control-plane build of one Kubernetes version takes, cold, on 2 cores (docs/engines/backends.md)
+BUILD_COST = "~10-15 min of every core"
 
-def missing_message(bs: BinarySet, need) -> str:
+
+def build_notice(k8s: str, missing: list[str]) -> str:
+    """What is about to be built for another Kubernetes version, and what it costs."""
+    return (f"[build] Kubernetes {k8s} is not built ({', '.join(missing)} missing from {cached_bin_dir(k8s)}): "
+            f"building it now for a scenario's given.cluster.kubernetesVersion, {BUILD_COST}, once "
+            f"(cached; HARNESS_BUILD_K8S_VERSIONS=0 skips such scenarios instead)")
+
+
+def missing_message(bs: BinarySet, need, k8s: str | None = None) -> str:
+    if k8s is not None:
+        return (f"missing Kubernetes {k8s} binaries {bs.missing(need)} (looked in {cached_bin_dir(k8s)}); "
+                f"build them with: python -m harness.backends build --k8s-version {k8s} ({BUILD_COST})")
     where = ", ".join(f"{n}: {ENV_OVERRIDES[n]}" for n in bs.missing(need))
     return (f"missing control-plane binaries {bs.missing(need)} (looked in env overrides [{where}], "
             f"$KUBEBUILDER_ASSETS, $HARNESS_BIN_DIR, {cached_bin_dir()}); "
             f"build them with: python -m harness.backends build (runs {BUILD_SCRIPT.name})")
+
+
+def session_version() -> str:
+    """The Kubernetes version of the session's control plane: what its kube-apiserver says (an override or
+    $KUBEBUILDER_ASSETS may hold another than K8S_VERSION), else K8S_VERSION or the pinned default."""
+    try:
+        found = find_binaries(validate=False)
+        if found.has("kube-apiserver"):
+            return binary_version(found["kube-apiserver"])
+    except BinariesError:
+        pass
+    return versions()["k8s"]
 
 
 # -- kwok stages (kwok v0.8.0 ships no default stages; these are sigs.k8s.io/kwok v0.8.0

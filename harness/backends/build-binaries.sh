@@ -19,6 +19,9 @@
 # (harness/data/controller-timing.yaml `kube-controller-manager-source`; the real engine's cluster runs
 # it). After the control plane's build it reuses that Go build cache: ~30 s.
 #
+# K8S_BINARIES="kube-apiserver etcd ..." builds only those of the control-plane set (another Kubernetes
+# version's cluster for the real engine needs no kwok; binaries.ensure_binaries with k8s=).
+#
 # Idempotent: binaries already in <bin dir> are reused.
 set -euo pipefail
 
@@ -51,9 +54,12 @@ if [ "$KCM" = 1 ]; then
   want=(kube-controller-manager)
 elif [ "$NODE" = 1 ]; then
   want=(kubelet kubeadm kubectl kube-proxy)
+elif [ -n "${K8S_BINARIES:-}" ]; then
+  read -r -a want <<< "$K8S_BINARIES"
 else
   want=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok)
 fi
+wants() { [[ " ${want[*]} " == *" $1 "* ]]; }
 complete=1
 for b in "${want[@]}"; do [ -x "$OUT/$b" ] || complete=0; done
 if [ "$complete" = 1 ]; then log "reusing $OUT"; exit 0; fi
@@ -123,12 +129,16 @@ if [ "$NODE" = 1 ]; then
   exit 0
 fi
 
-if ! [ -x "$OUT/kube-apiserver" ] || ! [ -x "$OUT/kube-scheduler" ] || ! [ -x "$OUT/kube-controller-manager" ]; then
-  k8s_build "$WORK/k8s-$K8S_VERSION" kube-apiserver kube-controller-manager kube-scheduler
+k8s_cmds=()
+for c in kube-apiserver kube-controller-manager kube-scheduler; do
+  if wants "$c" && ! [ -x "$OUT/$c" ]; then k8s_cmds+=("$c"); fi
+done
+if [ "${#k8s_cmds[@]}" -gt 0 ]; then
+  k8s_build "$WORK/k8s-$K8S_VERSION" "${k8s_cmds[@]}"
 fi
 
 # --- etcd: its own wrapper module (go.etcd.io/etcd/server/v3 v3.6.4 go.mod) ---
-if ! [ -x "$OUT/etcd" ]; then
+if wants etcd && ! [ -x "$OUT/etcd" ]; then
   t0=$(date +%s)
   d="$WORK/etcd-$ETCD_VERSION"; mkdir -p "$d"; cd "$d"
   cat > go.mod <<MOD
@@ -145,12 +155,12 @@ MOD
 fi
 
 # --- kwok: no replace directives, go install works (sigs.k8s.io/kwok v0.8.0 cmd/kwok/main.go) ---
-if ! [ -x "$OUT/kwok" ]; then
+if wants kwok && ! [ -x "$OUT/kwok" ]; then
   t0=$(date +%s)
   log "building kwok $KWOK_VERSION"
   GOBIN="$OUT" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   log "kwok built in $(( $(date +%s) - t0 ))s"
 fi
 
-"$OUT/kube-apiserver" --version >&2
-"$OUT/etcd" --version | sed -n 1p >&2          # sed reads it all: head would SIGPIPE etcd (exit 141 under pipefail)
+if wants kube-apiserver; then "$OUT/kube-apiserver" --version >&2; fi
+if wants etcd; then "$OUT/etcd" --version | sed -n 1p >&2; fi          # sed reads it all: head would SIGPIPE etcd (exit 141 under pipefail)

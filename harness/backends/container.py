@@ -234,6 +234,8 @@ class ContainerBackend(RealBackend):
         self.k3s_image = k3s_image
 
     def available(self) -> tuple[bool, str]:
+        if self.k8s_version:
+            return False, self.one_version_only()
         ok, why = docker_status()
         if not ok:
             return False, why
@@ -336,7 +338,7 @@ class ContainerBackend(RealBackend):
         if bs.missing(binmod.REQUIRED + binmod.OPTIONAL):
             image = prebuilt_image(client)
             if image is None:
-                bs = binmod.ensure_binaries(build=self.build, need=self._needed())
+                bs = binmod.ensure_binaries(build=self.build, need=self.needed())
         if image is None:
             image, t_build = ensure_image(bs, client)
         t1 = time.monotonic()

@@ -240,27 +240,30 @@ def kcm_source_edits(name: str | None = None) -> list[dict]:
     return (timing_data().get("kube-controller-manager-source") or {}).get(name or timing()) or []
 
 
-def timed_kcm_path(name: str | None = None) -> Path | None:
-    """Where a timing's kube-controller-manager is built (beside the pinned control plane, keyed by its
-    edits), or None when the timing edits none."""
+def timed_kcm_path(name: str | None = None, k8s: str | None = None) -> Path | None:
+    """Where a timing's kube-controller-manager is built (beside the pinned control plane, or Kubernetes
+    `k8s`'s, keyed by its edits), or None when the timing edits none."""
     edits = kcm_source_edits(name)
     if not edits:
         return None
     digest = hashlib.sha256(json.dumps(edits, sort_keys=True).encode()).hexdigest()[:8]
-    return cached_bin_dir().parent / f"kcm-{versions()['k8s']}+{name or timing()}-{digest}" / "kube-controller-manager"
+    return (cached_bin_dir(k8s).parent / f"kcm-{versions(k8s)['k8s']}+{name or timing()}-{digest}"
+            / "kube-controller-manager")
 
 
-def timed_kcm(name: str | None = None) -> Path | None:
-    """A timing's kube-controller-manager when it is built, else None (the pinned one runs instead)."""
-    path = timed_kcm_path(name)
+def timed_kcm(name: str | None = None, k8s: str | None = None) -> Path | None:
+    """A timing's kube-controller-manager (of Kubernetes `k8s`, default the session's) when it is built,
+    else None (the pinned one runs instead)."""
+    path = timed_kcm_path(name, k8s)
     return path if path is not None and path.is_file() and os.access(path, os.X_OK) else None
 
 
-def build_timed_kcm(name: str | None = None, echo: bool = False) -> Path | None:
-    """Build (or reuse) a timing's kube-controller-manager (build-binaries.sh --kcm; under the control
-    plane's lock: it reuses that build's Go cache); None when the timing edits none."""
-    path = timed_kcm_path(name)
-    if path is None or timed_kcm(name) is not None:
+def build_timed_kcm(name: str | None = None, echo: bool = False, k8s: str | None = None) -> Path | None:
+    """Build (or reuse) a timing's kube-controller-manager of the session's Kubernetes (or `k8s`)
+    (build-binaries.sh --kcm; under the control plane's lock: it reuses that build's Go cache); None when
+    the timing edits none."""
+    path = timed_kcm_path(name, k8s)
+    if path is None or timed_kcm(name, k8s) is not None:
         return path
     go = go_binary()
     if go is None:
@@ -271,12 +274,12 @@ def build_timed_kcm(name: str | None = None, echo: bool = False) -> Path | None:
     edits = work / f"{path.parent.name}.json"
     t0 = time.monotonic()
     with BuildLock(cache_dir() / "build.lock", f"kube-controller-manager ({name or timing()})", echo):
-        if timed_kcm(name) is None:
+        if timed_kcm(name, k8s) is None:
             edits.write_text(json.dumps(kcm_source_edits(name)))
             env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}",
-                   "K8S_VERSION": versions()["k8s"], "K8S_EDITS": str(edits), "K8S_EDITS_NAME": name or timing()}
+                   "K8S_VERSION": versions(k8s)["k8s"], "K8S_EDITS": str(edits), "K8S_EDITS_NAME": name or timing()}
             run_logged(["bash", str(BINARIES_SCRIPT), "--kcm", str(path.parent), str(work)], env, echo, t0)
-    if timed_kcm(name) is None:
+    if timed_kcm(name, k8s) is None:
         raise BinariesError(f"build-binaries.sh --kcm finished but {path} is missing")
     return path
 

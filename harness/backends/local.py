@@ -324,14 +324,14 @@ class LocalBackend(RealBackend):
         bs, why = self._binaries()
         if why:
             return False, why
-        if self.kwok and not bs.missing(self._needed()) and bs.kwok_stages is None:
+        if self.kwok and not bs.missing(self.needed()) and bs.kwok_stages is None:
             return False, "kwok v0.8.0+ needs stage configs (kustomize/stage of the kwok Go module) and none were found"
         return True, ""
 
     # -- start ------------------------------------------------------------------------------------------
     def start(self) -> LocalCluster:
         t_start = time.monotonic()
-        bs = binmod.ensure_binaries(build=self.build, need=self._needed())
+        bs = binmod.ensure_binaries(build=self.build, need=self.needed(), k8s=self.k8s_version)
         sweep_stale_workdirs("harness-local-")
         for attempt in range(3):
             cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=tmp_root())), self.keep)

@@ -511,6 +511,8 @@ class RealBackend:
     other flags over the defaults, as (flag, value) pairs; the local and container backends honour both,
     kind's kubeadm control plane keeps its defaults (its kubelets are real). kcm_binary: another
     kube-controller-manager than the pinned one (a timing's, controller.timed_kcm; the local backend only).
+    k8s_version: another Kubernetes release than the session's ("v1.33.13", binaries.release_for): its own
+    binaries (binaries.find_binaries k8s=; the local backend only; `build` builds the ones missing).
     """
     name = "real"
 
@@ -518,8 +520,10 @@ class RealBackend:
                  profile: str | None = "upstream", keep: bool | None = None, build: bool = False,
                  start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None,
                  scheduler_config: tuple[tuple[str, object], ...] = (), kcm_controllers: tuple[str, ...] = (),
-                 kcm_settings: tuple[tuple[str, object], ...] = (), kcm_binary: str | None = None):
+                 kcm_settings: tuple[tuple[str, object], ...] = (), kcm_binary: str | None = None,
+                 k8s_version: str | None = None):
         self.scheduler = scheduler
+        self.k8s_version = k8s_version
         self.kcm_binary = kcm_binary
         self.kcm_controllers = tuple(kcm_controllers)
         self.kcm_settings = tuple(kcm_settings)
@@ -532,7 +536,13 @@ class RealBackend:
         self.start_timeout = start_timeout
         self.apiserver_args = apiserver_args or {}
 
-    def _needed(self) -> tuple[str, ...]:
+    def one_version_only(self) -> str:
+        """Why a backend that runs the session's Kubernetes only cannot start k8s_version's."""
+        return (f"Kubernetes {self.k8s_version}: the {self.name} backend runs the session's version only "
+                f"(another version's control plane: the local backend)")
+
+    def needed(self) -> tuple[str, ...]:
+        """The binaries this backend's cluster runs."""
         return tuple(n for n, on in (("etcd", True), ("kube-apiserver", True), ("kube-scheduler", self.scheduler),
                                      ("kube-controller-manager", self.controller_manager), ("kwok", self.kwok)) if on)
 
@@ -540,9 +550,9 @@ class RealBackend:
         """The binaries found (None when the lookup itself failed) and why they will not do: ""
         when every needed one is there or can be built (build=True and a Go toolchain)."""
         try:
-            bs = binmod.find_binaries()
+            bs = binmod.find_binaries(k8s=self.k8s_version)
         except binmod.BinariesError as e:
             return None, str(e)
-        if bs.missing(self._needed()) and not (self.build and binmod.go_binary()):
-            return bs, binmod.missing_message(bs, self._needed())
+        if bs.missing(self.needed()) and not (self.build and binmod.go_binary()):
+            return bs, binmod.missing_message(bs, self.needed(), self.k8s_version)
         return bs, ""

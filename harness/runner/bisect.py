@@ -61,8 +61,12 @@ def run_at(git_dir: Path, ref: str, jobs: list[Job], echo: bool = False) -> tupl
     tree, described = provider_tree(git_dir, ref)
     ctl, _ = build_controller(tree, echo=echo)
     engine = RealEngine(controller=ctl, judge_release=False)
-    cluster = shared_cluster("local", **engine.cluster_options)
-    return {job: execute(engine, job.scenario(), job.profile, cluster) for job in jobs}, described
+    out = {}
+    for job in jobs:        # each on the control plane of the Kubernetes version it names (cluster_options_for)
+        scenario = job.scenario()
+        cluster = shared_cluster("local", **engine.cluster_options_for(scenario, job.profile))
+        out[job] = execute(engine, scenario, job.profile, cluster)
+    return out, described
 
 
 def step_main(argv: list[str]) -> int:

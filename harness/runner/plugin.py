@@ -388,7 +388,14 @@ class ScenarioItem(pytest.Item):
             ok, why = engine.available(self.backend)
             if not ok:
                 pytest.skip(why)
-        cluster = _cluster(self.config, self.backend, engine.cluster_options)
+        # the real engine: the control plane of the Kubernetes version the scenario names (started once
+        # per session and version, closed with the session's other clusters; built first if need be)
+        from harness.backends.binaries import BinariesError
+        try:
+            options = engine.cluster_options_for(self.scenario, self.profile, self.backend)
+        except BinariesError as e:          # that version's build failed: this item's ERROR, said plainly
+            raise ScenarioError(f"{self.scenario.file}:{self.scenario.line}: {e}") from None
+        cluster = _cluster(self.config, self.backend, options)
         # explored under several seeds when the scenario declares an outcome set (harness/runner/explore.py);
         # a run that raises is an ERROR verdict (base.errored)
         pages = self.config.option.harness_report

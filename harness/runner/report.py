@@ -35,8 +35,9 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
             lines += w.render("  ")
     if outcome.engine == "real" and not trace:
         # why each settle ended (a run that ended too early names its cause without --trace), whether
-        # the controller was one kept from earlier runs (keeper.py), who deleted a deleted pod
-        lines += [f"  {t}" for t in r.trace if t.startswith(("[settle]", "[controller]", "[deleted]"))]
+        # the controller was one kept from earlier runs (keeper.py), who deleted a deleted pod, which
+        # API server answered (another Kubernetes version's, for a scenario naming one)
+        lines += [f"  {t}" for t in r.trace if t.startswith(("[settle]", "[controller]", "[cluster]", "[deleted]"))]
     if trace if over_time is None else over_time:
         lines += ["  " + line for line in over_time_lines(r)]
     if trace and r.trace:

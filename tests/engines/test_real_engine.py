@@ -1,6 +1,11 @@
-"""Pure parts of the real engine: skips, selectors, the loopback evidence from the controller log."""
+"""Pure parts of the real engine: skips, selectors, the loopback evidence from the controller log, the
+cluster a scenario naming another Kubernetes version runs on."""
 from types import SimpleNamespace
 
+import pytest
+
+from harness.backends import binaries, controller
+from harness.runner.engines.real import engine as enginemod
 from harness.runner.engines.real.engine import RealEngine, _default_selector, log_hosts
 
 
@@ -10,11 +15,35 @@ def _sc(given, manifests=(), steps=()):
                            step_manifests=[[obj(m) for m in ms] for ms in steps])
 
 
-def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason():
-    cluster = SimpleNamespace(server_version="v1.36.3")
+@pytest.fixture
+def no_binaries(monkeypatch, tmp_path):
+    """An empty harness cache, the pinned session version and no overrides: nothing is built."""
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    for var in ("K8S_VERSION", "ETCD_VERSION", "KUBEBUILDER_ASSETS", "HARNESS_BIN_DIR", enginemod.BUILD_VERSIONS_ENV,
+                *binaries.ENV_OVERRIDES.values()):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(enginemod, "FAILED_BUILDS", {})
+    return tmp_path / "cache"
+
+
+def _built(k8s: str) -> None:
+    """Stub binaries of Kubernetes `k8s` in its cache dir (as `build --k8s-version` leaves them)."""
+    out = binaries.cached_bin_dir(k8s)
+    out.mkdir(parents=True)
+    for name in ("kube-apiserver", "kube-scheduler", "kube-controller-manager", "etcd"):
+        (out / name).write_text(f"#!/bin/sh\necho Kubernetes {k8s}\n")
+        (out / name).chmod(0o755)
+
+
+def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason(no_binaries, monkeypatch):
+    monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
+    cluster = SimpleNamespace(server_version="v1.36.3", backend="local")
     skip_reason = RealEngine().skip_reason
     assert "--profile vX.Y.Z" in skip_reason(_sc({"knobs": {"provider": {}}}), cluster)
-    assert "v1.36.3" in skip_reason(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), cluster)
+    why = skip_reason(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), cluster)
+    assert why == ("given.cluster.kubernetesVersion 1.33.0: the controller reads the version from the API server, "
+                   "which is v1.36.3: Kubernetes v1.33.13's control plane is not built and HARNESS_BUILD_K8S_VERSIONS=0 "
+                   "(build it with: python -m harness.backends build --k8s-version v1.33.13, ~10-15 min of every core)")
     assert skip_reason(_sc({"cluster": {"kubernetesVersion": "1.36.0"}}), cluster) is None
     assert skip_reason(_sc({}), cluster) is None
     assert "SIG access-token server" in skip_reason(_sc({"cluster": {"useSIG": True}}), cluster)
@@ -107,3 +136,57 @@ def test_a_job_or_cronjob_is_skipped_their_pods_complete_on_the_simulated_clock(
     cron = {"kind": "CronJob", "metadata": {"name": "nightly"}}
     assert "Job/CronJob reindex" in skip_reason(_sc({}, [job]), cluster)
     assert "Job/CronJob nightly" in skip_reason(_sc({}, [], [[cron]]), cluster)
+
+
+def test_a_version_plan_names_the_release_or_why_not(no_binaries, monkeypatch):
+    engine = RealEngine()
+    plan = lambda version, backend="local": engine.version_plan(    # noqa: E731
+        _sc({"cluster": {"kubernetesVersion": version}}), backend)
+    assert plan("1.36.0") == (None, None)                    # the session's minor: its own cluster
+    assert engine.version_plan(_sc({}), "local") == (None, None)
+    release, why = plan("1.29.4")
+    assert release is None and why.startswith("no control plane for Kubernetes 1.29 in harness/data/kubernetes-versions.yaml")
+    assert "local backend only, not kind" in plan("1.33.0", "kind")[1]
+    monkeypatch.setattr(binaries, "go_binary", lambda: None)
+    assert "there is no Go toolchain" in plan("1.33.0")[1]
+    monkeypatch.setattr(binaries, "go_binary", lambda: "/usr/bin/go")
+    assert plan("1.33.0")[0].kubernetes == "v1.33.13"          # to be built on first use
+    monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
+    assert "HARNESS_BUILD_K8S_VERSIONS=0" in plan("1.33.0")[1]
+    _built("v1.33.13")
+    assert plan("1.33.0") == (binaries.release_for("1.33"), None)   # built: runs even with builds off
+
+
+def test_a_scenario_naming_another_version_gets_that_versions_cluster(no_binaries, monkeypatch):
+    _built("v1.33.13")
+    kcm = []
+    monkeypatch.setattr(controller, "build_timed_kcm", lambda name=None, echo=False, k8s=None: kcm.append(k8s) or None)
+    engine = RealEngine()
+    options = engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), None, "local")
+    assert options == {**engine.cluster_options, "k8s_version": "v1.33.13", "kcm_binary": None}
+    assert kcm == ["v1.33.13"]
+    # the session's version, and a scenario the engine skips anyway, share the default cluster
+    assert engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.36.1"}}), None) == engine.cluster_options
+    skipped = _sc({"knobs": {"provider": {}}, "cluster": {"kubernetesVersion": "1.33.0"}})
+    assert engine.cluster_options_for(skipped, None) == engine.cluster_options and kcm == ["v1.33.13"]
+    # builds off: the timing's kube-controller-manager of that version only when it is built already
+    monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
+    monkeypatch.setattr(controller, "timed_kcm", lambda name=None, k8s=None: f"/kcm-{k8s}")
+    options = engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), None, "local")
+    assert options["kcm_binary"] == "/kcm-v1.33.13" and kcm == ["v1.33.13"]
+
+
+def test_a_failed_build_of_a_version_is_said_by_its_later_scenarios(no_binaries, monkeypatch):
+    monkeypatch.setattr(binaries, "go_binary", lambda: "/usr/bin/go")
+
+    def fails(**_):
+        raise binaries.BinariesError("build-binaries.sh failed (exit 1) after 3s:\nno network")
+    monkeypatch.setattr(binaries, "ensure_binaries", fails)
+    engine = RealEngine()
+    sc = _sc({"cluster": {"kubernetesVersion": "1.33.0"}})
+    with pytest.raises(binaries.BinariesError):
+        engine.cluster_options_for(sc, None)
+    assert engine.cluster_options_for(sc, None) == engine.cluster_options
+    cluster = SimpleNamespace(server_version="v1.36.3", backend="local")
+    assert engine.skip_reason(sc, cluster).endswith(
+        "building Kubernetes v1.33.13 failed earlier in this process: build-binaries.sh failed (exit 1) after 3s:")

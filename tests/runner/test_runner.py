@@ -68,7 +68,10 @@ def test_partial_match_and_failure_text(cluster):
     # a real-engine run says why each settle ended without --trace (a run that ended early names its cause)
     import dataclasses
     out.result.trace.append("[settle] quiet for 2.0s, no NodeClaim in flight, no pod pending")
-    assert "  [settle] quiet for 2.0s" in failure_text(dataclasses.replace(out, engine="real"))
+    # ... and which API server answered (another Kubernetes version's, for a scenario naming one)
+    out.result.trace.append("[cluster] kube-apiserver v1.33.13 for given.cluster.kubernetesVersion 1.33.0")
+    real_text = failure_text(dataclasses.replace(out, engine="real"))
+    assert "  [settle] quiet for 2.0s" in real_text and "  [cluster] kube-apiserver v1.33.13" in real_text
     # before-0006: mode is not a requirement -> the pod's key is undefined -> pending
     before = run(sc, "before-0006", cluster)
     assert any('pods["web"].scheduled' in m.path for m in before.mismatches)

@@ -421,6 +421,8 @@ class KindBackend(RealBackend):
         self.pool_size = int(os.environ.get("HARNESS_KIND_POOL", pool_size))
 
     def available(self) -> tuple[bool, str]:
+        if self.k8s_version:
+            return False, self.one_version_only()
         from harness.backends.container import docker_status
         ok, why = docker_status()
         if not ok:

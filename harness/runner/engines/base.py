@@ -168,6 +168,10 @@ class Engine(Protocol):
     # what a shared cluster must run for this engine (harness.backends.registry.shared_cluster options)
     cluster_options: dict
 
+    def cluster_options_for(self, scenario: Scenario, profile: str | None = None, backend: str = "local") -> dict:
+        """The shared cluster options a run of `scenario` needs (the real engine: the control plane of the
+        Kubernetes version it names); may build what that cluster runs."""
+
     def available(self, backend: str) -> tuple[bool, str]: ...
 
     def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:

@@ -61,6 +61,10 @@ class SimulatedEngine:
     name = "simulated"
     cluster_options: dict = {}
 
+    def cluster_options_for(self, scenario: Scenario, profile: str | None = None, backend: str = "embedded") -> dict:
+        """Every run shares the session's cluster: the loop reads given.cluster.kubernetesVersion itself."""
+        return self.cluster_options
+
     def available(self, backend: str) -> tuple[bool, str]:
         from harness.backends.registry import get_backend
         return get_backend(backend).available()

@@ -76,6 +76,16 @@ WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "Event", "Persi
 # wait 300 s, longer than any run).
 KCM_CONTROLLERS = ("*", "-taint-eviction-controller")
 
+# "0": a scenario naming a Kubernetes version whose control plane is not built skips instead of building it
+# (scripts/test.sh: CI builds no other version; the nightly `k8s-versions` job builds each and runs them)
+BUILD_VERSIONS_ENV = "HARNESS_BUILD_K8S_VERSIONS"
+# Kubernetes version -> why its build failed in this process (a later scenario of that version skips with it)
+FAILED_BUILDS: dict[str, str] = {}
+
+
+def _builds_versions() -> bool:
+    return os.environ.get(BUILD_VERSIONS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
 
 class RealEngine:
     """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
@@ -94,6 +104,62 @@ class RealEngine:
         return {"scheduler": True, "controller_manager": True, "profile": None, "kcm_controllers": KCM_CONTROLLERS,
                 "scheduler_config": scheduler_settings(timing), "kcm_settings": kcm_settings(timing),
                 "kcm_binary": str(kcm) if kcm else None}
+
+    def cluster_options_for(self, scenario, profile: str | None = None, backend: str = "local") -> dict:
+        """The cluster a run of `scenario` needs: cluster_options, on the control plane of the Kubernetes
+        version its given.cluster.kubernetesVersion names when that is another minor than the session's
+        (version_plan). A cache keyed by these options (registry.shared_cluster) starts it on first use and
+        keeps it for the session's other runs of that version. Its binaries and its kube-controller-manager
+        of the timing are built here when missing (the build lock and cache of binaries.ensure_binaries,
+        which says first what the build costs). A scenario skipped for another reason gets the default."""
+        if self._skip_before_cluster(scenario, profile):
+            return self.cluster_options
+        release, _why = self.version_plan(scenario, backend)
+        if release is None:
+            return self.cluster_options
+        from harness.backends import binaries
+        from harness.backends.controller import build_timed_kcm, timed_kcm
+        from harness.backends.registry import get_backend
+        k8s = release.kubernetes
+        options = {**self.cluster_options, "k8s_version": k8s}
+        timing = self.controller.timing if self.controller else None
+        try:
+            binaries.ensure_binaries(build=True, need=get_backend(backend, **options).needed(), k8s=k8s)
+            kcm = build_timed_kcm(timing, k8s=k8s) if _builds_versions() else timed_kcm(timing, k8s)
+        except binaries.BinariesError as e:
+            FAILED_BUILDS[k8s] = str(e).splitlines()[0]
+            raise
+        return {**options, "kcm_binary": str(kcm) if kcm else None}
+
+    def version_plan(self, scenario, backend: str = "local"):
+        """(the Kubernetes release whose control plane a run of `scenario` needs, None) when its
+        given.cluster.kubernetesVersion names another minor than the session's and that release can be
+        had (built, or buildable here); (None, why not) when it cannot; (None, None) when the session's
+        control plane serves it (harness/data/kubernetes-versions.yaml: the release and its etcd per minor)."""
+        from harness.backends import binaries
+        wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
+        if not wanted or binaries.minor_of(str(wanted)) == binaries.minor_of(binaries.session_version()):
+            return None, None
+        release = binaries.release_for(str(wanted))
+        if release is None:
+            return None, (f"no control plane for Kubernetes {binaries.minor_of(str(wanted))} in "
+                          f"harness/data/kubernetes-versions.yaml (minors {', '.join(binaries.kubernetes_releases())})")
+        if backend != "local":
+            return None, f"another Kubernetes version's control plane is started on the local backend only, not {backend}"
+        k8s = release.kubernetes
+        if k8s in FAILED_BUILDS:
+            return None, f"building Kubernetes {k8s} failed earlier in this process: {FAILED_BUILDS[k8s]}"
+        from harness.backends.registry import get_backend
+        need = get_backend(backend, **self.cluster_options, k8s_version=k8s).needed()
+        if not binaries.find_binaries(validate=False, k8s=k8s).missing(need):
+            return release, None
+        build = f"python -m harness.backends build --k8s-version {k8s}, {binaries.BUILD_COST}"
+        if not _builds_versions():
+            return None, (f"Kubernetes {k8s}'s control plane is not built and {BUILD_VERSIONS_ENV}=0 "
+                          f"(build it with: {build})")
+        if binaries.go_binary() is None:
+            return None, f"Kubernetes {k8s}'s control plane is not built and there is no Go toolchain ({build})"
+        return release, None
 
     def __init__(self, controller=None, judge_release: bool = True):
         """`judge_release`: skip a profile of another release than the controller's (False for
@@ -121,6 +187,21 @@ class RealEngine:
 
     def skip_reason(self, scenario, cluster, profile: str | None = None) -> str | None:
         """Scenarios the real engine cannot run faithfully, and why."""
+        why = self._skip_before_cluster(scenario, profile)
+        if why:
+            return why
+        wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
+        have = cluster.server_version
+        from harness.backends.binaries import minor_of
+        if wanted and have and minor_of(str(wanted)) != minor_of(have):
+            _release, why = self.version_plan(scenario, cluster.backend)
+            return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
+                    f"server, which is {have}: " + (why or "the run was given the session's cluster, not that "
+                                                          "version's (RealEngine.cluster_options_for)"))
+        return None
+
+    def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
+        """Why the real engine cannot run `scenario` under `profile` on any cluster, or None."""
         why = self._release_mismatch(profile) if profile and self.judge_release else None
         if why:
             return why
@@ -154,12 +235,6 @@ class RealEngine:
                                                      + [f"existingNodes[].{k}" for k in history]) +
                     ") is replayed on the simulated clock; the controller's clock is the wall clock and it stamps "
                     "its own creation times and hashes")
-        wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
-        have = cluster.server_version
-        if wanted and have and not have.startswith(f"v{wanted}".rsplit(".", 1)[0]):
-            return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
-                    f"server, which is {have} (run it on that version's control plane: K8S_VERSION=v{wanted} "
-                    f"python -m harness.backends build, then the same run with K8S_VERSION=v{wanted})")
         return None
 
     def _release_mismatch(self, profile: str) -> str | None:
@@ -539,6 +614,9 @@ class RealRun:
         if window is not None:
             result.trace.append(f"[window] {window[2].render(window[1])}")
         result.trace.append(f"[controller] run {self.kept.runs} of this controller process")
+        wanted = (self.scenario.given.get("cluster") or {}).get("kubernetesVersion")
+        result.trace.append(f"[cluster] kube-apiserver {self.cluster.server_version}"
+                            + (f" for given.cluster.kubernetesVersion {wanted}" if wanted else ""))
         return result
 
     def _metrics(self) -> tuple[int | None, tuple[int | None, int | None], dict[str, float] | None]:
