@@ -16,6 +16,8 @@ from harness.model.semantics import Semantics
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"        # k8s.io/component-helpers/storage/volume AnnBindCompleted
 BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"   # k8s.io/api core/v1 BetaStorageClassAnnotation
 IMMEDIATE = "Immediate"
+# the claim checks of Karpenter's Validate per core (core-behaviour.yaml unsupportedVolumePods)
+NO_CLAIM_CHECKS, CLAIMS, CLAIMS_AND_VOLUMES = "none", "claims", "claimsAndVolumes"
 # The topology key each CSI driver publishes on its Node (CSINode topologyKeys); the Azure Disk driver's
 # (kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk: topologyKey).
 DRIVER_TOPOLOGY_KEYS = {"disk.csi.azure.com": "topology.disk.csi.azure.com/zone"}
@@ -133,7 +135,9 @@ class VolumeModel:
         return class_driver(self.classes.get((pvc.get("spec") or {}).get("storageClassName") or ""))
 
     # -- Karpenter: Provisioner.Validate (ValidatePersistentVolumeClaims) ----------------------
-    def validate(self, pod: dict) -> str | None:
+    def validate(self, pod: dict, checks: str = CLAIMS_AND_VOLUMES) -> str | None:
+        """Why Karpenter ignores the pod for its claims, or None. `checks` is the core's set
+        (core-behaviour.yaml unsupportedVolumePods): NO_CLAIM_CHECKS, CLAIMS or CLAIMS_AND_VOLUMES."""
         ns = pod["metadata"].get("namespace") or "default"
         for vol in (pod.get("spec") or {}).get("volumes") or []:
             name, pvc = self.claim(pod, vol)
@@ -145,6 +149,11 @@ class VolumeModel:
                 # the real v1.14.0 controller words it so (conformance run 2026-11-23)
                 return (f'getting persistent volume claim, PersistentVolumeClaim "{name}" not found '
                         f"(PersistentVolumeClaim={name})")
+            if checks == NO_CLAIM_CHECKS:
+                why = self._validate_existence(pvc, name)
+                if why is not None:
+                    return why
+                continue
             meta, spec = pvc.get("metadata") or {}, pvc.get("spec") or {}
             obj = f"{ns}/{name}"
             if meta.get("deletionTimestamp"):
@@ -156,7 +165,8 @@ class VolumeModel:
             if spec.get("volumeName"):
                 vname = spec["volumeName"]
                 pv = self.pvs.get(vname)
-                if pv is None or (pv.get("metadata") or {}).get("deletionTimestamp"):
+                # a volume being deleted is refused from core v1.10.0 (#2851, volumetopology.go validateVolume)
+                if pv is None or (checks == CLAIMS_AND_VOLUMES and (pv.get("metadata") or {}).get("deletionTimestamp")):
                     why = (f'PersistentVolume "{vname}" not found' if pv is None
                            else "persistentvolume is being deleted")
                     return (f"failed to validate pvc, {why} (PersistentVolume={vname}, "
@@ -176,27 +186,68 @@ class VolumeModel:
                             f"(PersistentVolumeClaim={obj}, StorageClass={sc_name})")
         return None
 
+    def _validate_existence(self, pvc: dict, name: str) -> str | None:
+        """Core before v1.7.0 (sigs.k8s.io/karpenter v1.6.2 volumetopology.go ValidatePersistentVolumeClaims):
+        only that the named volume, or an unbound claim's StorageClass, exists. A claim being deleted or
+        Lost, one without the bind-completed annotation and an unbound claim of an Immediate class all pass:
+        Karpenter plans a node that kube-scheduler then refuses the pod. Worded as v1.5.0-v1.6.x words it
+        (serrors, the claim by name only); before v1.5.0 (#2136) the same checks were worded with fmt.Errorf,
+        which this does not model."""
+        spec = pvc.get("spec") or {}
+        sc_name = str(spec.get("storageClassName") or "")
+        if spec.get("volumeName"):
+            vname = spec["volumeName"]
+            if vname not in self.pvs:
+                return (f'failed to validate pvc, PersistentVolume "{vname}" not found '
+                        f"(PersistentVolume={vname}, PersistentVolumeClaim={name})")
+            return None
+        if not sc_name:
+            return f"unbound pvc must define a storage class (PersistentVolumeClaim={name})"
+        if sc_name not in self.classes:
+            return (f'failed to validate storage class, StorageClass.storage.k8s.io "{sc_name}" not found '
+                    f"(PersistentVolumeClaim={name}, StorageClass={sc_name})")
+        return None
+
     # -- Karpenter: VolumeTopology.GetRequirements ---------------------------------------------
-    def requirements(self, pod: dict, sem: Semantics) -> list[Requirements] | None:
-        """The pod's volume topology alternatives; None when its volumes add no requirement."""
-        alternatives: list[Requirements | None] = [None]
+    def requirements(self, pod: dict, sem: Semantics, alternatives: bool = True) -> list[Requirements] | None:
+        """The pod's volume topology alternatives; None when its volumes add no requirement. Without
+        `alternatives` (core before v1.13.0, core-behaviour.yaml volumeTopologyAlternatives) each volume
+        gives its first term only ("Terms are ORed, only use the first term": sigs.k8s.io/karpenter v1.12.0
+        volumetopology.go getPersistentVolumeRequirements, getStorageClassRequirements), and every volume's
+        expressions make one requirement set (GetRequirements, NewNodeSelectorRequirements): one alternative."""
+        if not alternatives:
+            merged = Requirements()
+            for alts in self._volume_alternatives(pod, sem, first_only=True):
+                merged.add(*alts[0].values())
+            # a first term of only a local volume's hostname leaves nothing (v1.12.0 lo.Reject)
+            return [merged] if merged else None
+        out: list[Requirements | None] = [None]
+        for alts in self._volume_alternatives(pod, sem, first_only=False):
+            out = _merge_alternatives(out, alts)
+        if len(out) == 1 and out[0] is None:
+            return None
+        return [a for a in out if a is not None]
+
+    def _volume_alternatives(self, pod: dict, sem: Semantics, first_only: bool) -> list[list[Requirements]]:
+        """Each claimed volume's non-empty list of topology terms, as requirement sets."""
+        out = []
         for vol in (pod.get("spec") or {}).get("volumes") or []:
             _, pvc = self.claim(pod, vol)
             if pvc is None:
                 continue
-            alts = self._claim_requirements(pvc, sem)
+            alts = self._claim_requirements(pvc, sem, first_only)
             if alts:
-                alternatives = _merge_alternatives(alternatives, alts)
-        if len(alternatives) == 1 and alternatives[0] is None:
-            return None
-        return [a for a in alternatives if a is not None]
+                out.append(alts)
+        return out
 
-    def _claim_requirements(self, pvc: dict, sem: Semantics) -> list[Requirements]:
+    def _claim_requirements(self, pvc: dict, sem: Semantics, first_only: bool = False) -> list[Requirements]:
         spec = pvc.get("spec") or {}
         if spec.get("volumeName"):
             pv = self.pvs.get(spec["volumeName"]) or {}
             pvspec = pv.get("spec") or {}
             terms = (((pvspec.get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")) or []
+            if first_only:
+                terms = terms[:1]
             out = []
             for term in terms:
                 exprs = list(term.get("matchExpressions") or [])
@@ -211,7 +262,7 @@ class VolumeModel:
             return out
         sc = self.classes.get(str(spec.get("storageClassName") or ""))
         out = []
-        for term in (sc or {}).get("allowedTopologies") or []:
+        for term in ((sc or {}).get("allowedTopologies") or [])[:1 if first_only else None]:
             exprs = [{"key": e.get("key"), "operator": IN, "values": e.get("values") or []}
                      for e in term.get("matchLabelExpressions") or []]
             if exprs:

@@ -202,6 +202,20 @@ class CoreBehaviour:
         """core-behaviour.yaml relaxPreferencesPerPod: all the way at each try, or one step per pass."""
         return bool(self.values["relaxPreferencesPerPod"])
 
+    @property
+    def volume_validation(self) -> str:
+        """none | claims | claimsAndVolumes (core-behaviour.yaml unsupportedVolumePods)."""
+        return str(self.values["unsupportedVolumePods"])
+
+    @property
+    def ignored_pod_events(self) -> bool:
+        """An ignored pod gets a FailedScheduling event (core v1.7.0 #2480, folded into unsupportedVolumePods)."""
+        return self.values["unsupportedVolumePods"] != "none"
+
+    @property
+    def volume_topology_alternatives(self) -> bool:
+        return bool(self.values["volumeTopologyAlternatives"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

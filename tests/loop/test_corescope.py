@@ -32,7 +32,6 @@ def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
     assert result.core_notices == []                 # nothing the run did differs at core v1.6.1
     with simulation(embedded, profile="v1.6.1") as sim:
         result = sim.run([nodeclass(), nodepool(), with_volume])
-    assert [n.split(" is modeled")[0] for n in result.core_notices] == [
-        "core v1.6.1: unsupportedVolumePods", "core v1.6.1: volumeTopologyAlternatives"]
+    assert [n.split(" is modeled")[0] for n in result.core_notices] == ["core v1.6.1: volumeRequirementsApart"]
     with simulation(embedded) as sim:
         assert sim.run([nodeclass(), nodepool(), with_volume]).core_notices == []
