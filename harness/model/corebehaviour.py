@@ -37,6 +37,7 @@ SCOPES = {
     "hostPorts": "a pod used a hostPort",
     "daemonSets": "a DaemonSet existed",
     "volumes": "a pod used a PersistentVolumeClaim",
+    "volumeTopology": "a pod's volumes gave Karpenter topology requirements (node affinity, allowedTopologies)",
     "startupTaints": "a NodePool had taints or startupTaints",
     "podLevelResources": "a pod had pod-level resources",
 }
