@@ -8,7 +8,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from harness.loop.pods import PodView
 from harness.loop.topology import HOSTNAME, match_expression
+from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import value
 from harness.model.semantics import Semantics
@@ -208,39 +210,53 @@ class VolumeModel:
                     f"(PersistentVolumeClaim={name}, StorageClass={sc_name})")
         return None
 
-    # -- Karpenter: VolumeTopology.GetRequirements ---------------------------------------------
+    # -- Karpenter: VolumeTopology.GetRequirements (Inject before core v1.9.0) ----------------------
+    def plan(self, pod: PodView, sem: Semantics, core: CoreBehaviour) -> None:
+        """Give a pod Karpenter is about to schedule its volume topology, as the core does: kept apart as
+        alternatives (`volume_requirements`, read by the scheduler's tryVolumeAlternative), or before core
+        v1.9.0 (core-behaviour.yaml volumeRequirementsApart) injected into its required node affinity
+        (`volume_affinity`), where topology spread and relaxation see them too."""
+        if core.volume_requirements_apart:
+            pod.inject_volume_affinity(())
+            pod.volume_requirements = self.requirements(pod.obj, sem, core.volume_topology_alternatives)
+        else:
+            pod.volume_requirements = None
+            pod.inject_volume_affinity(tuple(e for terms in self._volume_terms(pod.obj, True) for e in terms[0]))
+
     def requirements(self, pod: dict, sem: Semantics, alternatives: bool = True) -> list[Requirements] | None:
         """The pod's volume topology alternatives; None when its volumes add no requirement. Without
         `alternatives` (core before v1.13.0, core-behaviour.yaml volumeTopologyAlternatives) each volume
         gives its first term only ("Terms are ORed, only use the first term": sigs.k8s.io/karpenter v1.12.0
         volumetopology.go getPersistentVolumeRequirements, getStorageClassRequirements), and every volume's
         expressions make one requirement set (GetRequirements, NewNodeSelectorRequirements): one alternative."""
+        per_volume = [[_node_selector_requirements(t, sem) for t in terms]
+                      for terms in self._volume_terms(pod, not alternatives)]
         if not alternatives:
             merged = Requirements()
-            for alts in self._volume_alternatives(pod, sem, first_only=True):
+            for alts in per_volume:
                 merged.add(*alts[0].values())
             # a first term of only a local volume's hostname leaves nothing (v1.12.0 lo.Reject)
             return [merged] if merged else None
         out: list[Requirements | None] = [None]
-        for alts in self._volume_alternatives(pod, sem, first_only=False):
+        for alts in per_volume:
             out = _merge_alternatives(out, alts)
         if len(out) == 1 and out[0] is None:
             return None
         return [a for a in out if a is not None]
 
-    def _volume_alternatives(self, pod: dict, sem: Semantics, first_only: bool) -> list[list[Requirements]]:
-        """Each claimed volume's non-empty list of topology terms, as requirement sets."""
+    def _volume_terms(self, pod: dict, first_only: bool) -> list[list[list[dict]]]:
+        """Each claimed volume's non-empty list of topology terms, each a list of node-selector expressions."""
         out = []
         for vol in (pod.get("spec") or {}).get("volumes") or []:
             _, pvc = self.claim(pod, vol)
             if pvc is None:
                 continue
-            alts = self._claim_requirements(pvc, sem, first_only)
-            if alts:
-                out.append(alts)
+            terms = self._claim_terms(pvc, first_only)
+            if terms:
+                out.append(terms)
         return out
 
-    def _claim_requirements(self, pvc: dict, sem: Semantics, first_only: bool = False) -> list[Requirements]:
+    def _claim_terms(self, pvc: dict, first_only: bool) -> list[list[dict]]:
         spec = pvc.get("spec") or {}
         if spec.get("volumeName"):
             pv = self.pvs.get(spec["volumeName"]) or {}
@@ -254,11 +270,11 @@ class VolumeModel:
                 if pvspec.get("local") is not None or pvspec.get("hostPath") is not None:
                     kept = [e for e in exprs if e.get("key") != HOSTNAME]
                     if exprs and not kept:
-                        out.append(Requirements())
+                        out.append([])             # a hostname-only term: unconstrained
                         continue
                     exprs = kept
                 if exprs:
-                    out.append(_node_selector_requirements(exprs, sem))
+                    out.append(exprs)
             return out
         sc = self.classes.get(str(spec.get("storageClassName") or ""))
         out = []
@@ -266,7 +282,7 @@ class VolumeModel:
             exprs = [{"key": e.get("key"), "operator": IN, "values": e.get("values") or []}
                      for e in term.get("matchLabelExpressions") or []]
             if exprs:
-                out.append(_node_selector_requirements(exprs, sem))
+                out.append(exprs)
         return out
 
     # -- kube-scheduler: VolumeBinding filter ---------------------------------------------------

@@ -214,6 +214,10 @@ class CoreBehaviour:
         return self.values["unsupportedVolumePods"] != "none"
 
     @property
+    def volume_requirements_apart(self) -> bool:
+        return bool(self.values["volumeRequirementsApart"])
+
+    @property
     def volume_topology_alternatives(self) -> bool:
         return bool(self.values["volumeTopologyAlternatives"])
 

@@ -40,11 +40,13 @@ def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
     assert result.release["core"] == "v1.6.1"
     assert result.core_notices == []                 # nothing the run did differs at core v1.6.1
     with simulation(embedded, profile="v1.6.1") as sim:
-        result = sim.run([nodeclass(), nodepool(), *ZONAL, with_volume])
-    # the volume's zone is a topology requirement: where core v1.6.1 puts it (the pod's affinity) is not modeled
-    assert [n.split(" is modeled")[0] for n in result.core_notices] == ["core v1.6.1: volumeRequirementsApart"]
-    with simulation(embedded, profile="v1.6.1") as sim:
-        result = sim.run([nodeclass(), nodepool(), with_volume])
-    assert result.core_notices == []                 # a claim without topology: every volume switch is modeled
-    with simulation(embedded) as sim:
+        # every volume switch is modeled at core v1.6.1 (the zone is injected into the pod's affinity)
         assert sim.run([nodeclass(), nodepool(), *ZONAL, with_volume]).core_notices == []
+    prefers = pod("b", affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["x"]}]}}]}})
+    with simulation(embedded, profile="v0.7.5") as sim:
+        plain = sim.run([nodeclass(), nodepool(), pod("a")]).core_notices
+    with simulation(embedded, profile="v0.7.5") as sim:
+        preferring = sim.run([nodeclass(), nodepool(), prefers]).core_notices
+    assert not any("relaxPreferencesPerPod" in n for n in plain)
+    assert any(n.startswith("core v1.0.6: relaxPreferencesPerPod is modeled as") for n in preferring)

@@ -233,3 +233,21 @@ def test_same_verdict_as_before_on_valid_input(op, values, have, want):
 def test_kube_scheduler_nominates_a_pod_waiting_in_prebind_from_1_35():
     from harness.loop.controllers.binding import writes_nominated_node
     assert [writes_nominated_node(v) for v in ("1.33.0", "1.34.2", "1.35.0", "1.36.3")] == [False, False, True, True]
+
+
+def test_before_v1_9_the_volume_zone_is_injected_into_karpenters_copy_of_the_pod():
+    """core v1.7.1 VolumeTopology.Inject: the first term goes into every required term (one made if none),
+    where Karpenter's requirements see it; v1.10.0 keeps it apart as the NodeClaim's alternative."""
+    from harness.loop.pods import PodView, admission_error
+    from harness.model.corebehaviour import CoreBehaviour
+    m = model(pv("a", [zone("eastus-1", "topology.kubernetes.io/zone")], [zone("eastus-2", "topology.kubernetes.io/zone")]),
+              pvc("x", volume="a"))
+    view = PodView(pod("x"), 0)
+    m.plan(view, SEM, CoreBehaviour.of(load_profile("v1.7.2")))
+    assert view.volume_requirements is None
+    assert view.required_terms() == [{"matchExpressions": [zone("eastus-1", "topology.kubernetes.io/zone")]}]
+    assert sorted(view.requirements(SEM, strict=True)["topology.kubernetes.io/zone"].values) == ["eastus-1"]
+    assert view.own_required_terms() == [] and admission_error(view, load_profile("v1.7.2"), SEM) is None
+    m.plan(view, SEM, CoreBehaviour.of(load_profile("v1.10.2")))
+    assert view.volume_affinity == () and "topology.kubernetes.io/zone" not in view.requirements(SEM)
+    assert [sorted(a["topology.kubernetes.io/zone"].values) for a in view.volume_requirements] == [["eastus-1"]]

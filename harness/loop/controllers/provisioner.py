@@ -305,8 +305,8 @@ class Provisioner:
             self._hostnames += 1
             return self._hostnames
         for pv in pending:
-            pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem, s.core.volume_topology_alternatives) \
-                if s.volumes else None
+            if s.volumes:
+                s.volumes.plan(pv, s.sem, s.core)
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
