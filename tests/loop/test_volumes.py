@@ -105,10 +105,12 @@ def test_claim_checks_per_core():
     m = model(gone, pvc("x", volume="a"))
     m.pvcs[("default", "x")]["metadata"]["annotations"] = {BIND_COMPLETED: "yes"}
     assert m.validate(pod("x"), CLAIMS) is None
-    assert m.validate(pod("x"), CLAIMS_AND_VOLUMES).startswith("failed to validate pvc, persistentvolume is being deleted")
+    assert m.validate(pod("x"), CLAIMS_AND_VOLUMES).startswith(
+        "failed to validate pvc, persistentvolume is being deleted")
     m = model(pvc("x", volume="missing"), pvc("y"), pvc("z", sc="nope"))
     assert [m.validate(pod(c), NO_CLAIM_CHECKS) for c in "xyz"] == [
-        'failed to validate pvc, PersistentVolume "missing" not found (PersistentVolume=missing, PersistentVolumeClaim=x)',
+        'failed to validate pvc, PersistentVolume "missing" not found '
+        "(PersistentVolume=missing, PersistentVolumeClaim=x)",
         "unbound pvc must define a storage class (PersistentVolumeClaim=y)",
         'failed to validate storage class, StorageClass.storage.k8s.io "nope" not found (PersistentVolumeClaim=z, '
         "StorageClass=nope)"]
@@ -240,14 +242,14 @@ def test_before_v1_9_the_volume_zone_is_injected_into_karpenters_copy_of_the_pod
     where Karpenter's requirements see it; v1.10.0 keeps it apart as the NodeClaim's alternative."""
     from harness.loop.pods import PodView, admission_error
     from harness.model.corebehaviour import CoreBehaviour
-    m = model(pv("a", [zone("eastus-1", "topology.kubernetes.io/zone")], [zone("eastus-2", "topology.kubernetes.io/zone")]),
-              pvc("x", volume="a"))
+    key = "topology.kubernetes.io/zone"
+    m = model(pv("a", [zone("eastus-1", key)], [zone("eastus-2", key)]), pvc("x", volume="a"))
     view = PodView(pod("x"), 0)
     m.plan(view, SEM, CoreBehaviour.of(load_profile("v1.7.2")))
     assert view.volume_requirements is None
-    assert view.required_terms() == [{"matchExpressions": [zone("eastus-1", "topology.kubernetes.io/zone")]}]
-    assert sorted(view.requirements(SEM, strict=True)["topology.kubernetes.io/zone"].values) == ["eastus-1"]
+    assert view.required_terms() == [{"matchExpressions": [zone("eastus-1", key)]}]
+    assert sorted(view.requirements(SEM, strict=True)[key].values) == ["eastus-1"]
     assert view.own_required_terms() == [] and admission_error(view, load_profile("v1.7.2"), SEM) is None
     m.plan(view, SEM, CoreBehaviour.of(load_profile("v1.10.2")))
-    assert view.volume_affinity == () and "topology.kubernetes.io/zone" not in view.requirements(SEM)
-    assert [sorted(a["topology.kubernetes.io/zone"].values) for a in view.volume_requirements] == [["eastus-1"]]
+    assert view.volume_affinity == () and key not in view.requirements(SEM)
+    assert [sorted(a[key].values) for a in view.volume_requirements] == [["eastus-1"]]
