@@ -53,6 +53,8 @@ def touched_scopes(s: "LoopState") -> set[str]:
     if any(((np.get("spec") or {}).get("template") or {}).get("spec", {}).get(k)
            for np in nodepools for k in ("taints", "startupTaints")):
         out.add("startupTaints")
+    if any(pv.volume_requirements or pv.volume_affinity for pv in s.pod_views.values()):
+        out.add("volumeTopology")
     for pod in _pods(s):
         spec = pod.get("spec") or {}
         value = ((pod.get("metadata") or {}).get("annotations") or {}).get(podutil.DO_NOT_DISRUPT)

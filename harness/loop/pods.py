@@ -175,6 +175,9 @@ class PodView:
     tolerate_prefer_no_schedule: bool = False
     # VolumeTopology.GetRequirements alternatives (harness/loop/volumes.py); None: no volume topology
     volume_requirements: list | None = None
+    # core before v1.9.0 (#2780): the volume topology expressions VolumeTopology.Inject added to every
+    # required node-affinity term of Karpenter's copy of the pod this pass (never seen by kube-scheduler)
+    volume_affinity: tuple = ()
     _requests: dict[str, int] | None = field(default=None, repr=False)
     # Karpenter reads pod-level spec.resources (core v1.8.0+); kube-scheduler always does (scheduler_requests)
     pod_level_resources: bool = True
@@ -238,9 +241,31 @@ class PodView:
     def _node_affinity(self) -> dict:
         return ((self.spec.get("affinity") or {}).get("nodeAffinity")) or {}
 
-    def required_terms(self) -> list[dict]:
+    def own_required_terms(self) -> list[dict]:
+        """The pod's own required node-affinity terms (what Validate and kube-scheduler read)."""
         req = self._node_affinity().get("requiredDuringSchedulingIgnoredDuringExecution") or {}
         return list(req.get("nodeSelectorTerms") or [])
+
+    def required_terms(self) -> list[dict]:
+        """The required terms Karpenter schedules with: its own, each with `volume_affinity` appended (one
+        term of them when it has none: sigs.k8s.io/karpenter v1.7.1 volumetopology.go VolumeTopology.Inject)."""
+        terms = self.own_required_terms()
+        if not self.volume_affinity:
+            return terms
+        return [{**t, "matchExpressions": [*(t.get("matchExpressions") or []), *self.volume_affinity]}
+                for t in terms or [{}]]
+
+    def has_required_terms(self) -> bool:
+        """Karpenter's copy has a required node affinity (its own, or the one Inject made)."""
+        return bool(self.volume_affinity) or \
+            self._node_affinity().get("requiredDuringSchedulingIgnoredDuringExecution") is not None
+
+    def inject_volume_affinity(self, exprs: tuple) -> None:
+        """Set this pass's `volume_affinity`; the pod's cached requirements go when it changes."""
+        if exprs != self.volume_affinity:
+            self.volume_affinity = exprs
+            self._reqs_cache.clear()
+            self.topology_cache.clear()
 
     def preferred_terms(self) -> list[dict]:
         """Preferred node-affinity terms, heaviest first (ties keep manifest order; upstream's sort
@@ -262,7 +287,8 @@ class PodView:
 
     def _requirements(self, sem: Semantics, strict: bool) -> Requirements:
         spec = self.spec
-        if not spec.get("nodeSelector") and not (spec.get("affinity") or {}).get("nodeAffinity"):
+        if not spec.get("nodeSelector") and not (spec.get("affinity") or {}).get("nodeAffinity") \
+                and not self.volume_affinity:
             return _NO_REQUIREMENTS
         reqs = Requirements(Requirement.new(k, "In", [v], sem) for k, v in self.node_selector.items())
         if not strict:
@@ -346,7 +372,7 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics,
         if prefs:
             reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
                        for e in (prefs[0].get("preference") or {}).get("matchExpressions") or []))
-        terms = pod.required_terms()
+        terms = pod.own_required_terms()
         if terms:
             reqs.add(*(Requirement.new(e["key"], e["operator"], e.get("values") or (), sem)
                        for e in terms[0].get("matchExpressions") or []))
@@ -361,7 +387,7 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics,
         if pref.get("matchFields"):
             return "node selector term with matchFields is not supported", True
         exprs += list(pref.get("matchExpressions") or [])
-    for term in pod.required_terms():
+    for term in pod.own_required_terms():
         if term.get("matchFields"):
             return "node selector term with matchFields is not supported", True
         exprs += list(term.get("matchExpressions") or [])

@@ -201,8 +201,7 @@ class NodeFilter:
         """MakeTopologyNodeFilter."""
         selector = pod.node_selector
         base = [Requirement.new(k, IN, [v], sem) for k, v in selector.items()]
-        terms = pod.required_terms() if ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution") is not None else None
+        terms = pod.required_terms() if pod.has_required_terms() else None
         reqs: list[Requirements] = []
         if terms is None:
             reqs.append(Requirements(base))

@@ -8,7 +8,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from harness.loop.pods import PodView
 from harness.loop.topology import HOSTNAME, match_expression
+from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import value
 from harness.model.semantics import Semantics
@@ -16,6 +18,8 @@ from harness.model.semantics import Semantics
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"        # k8s.io/component-helpers/storage/volume AnnBindCompleted
 BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"   # k8s.io/api core/v1 BetaStorageClassAnnotation
 IMMEDIATE = "Immediate"
+# the claim checks of Karpenter's Validate per core (core-behaviour.yaml unsupportedVolumePods)
+NO_CLAIM_CHECKS, CLAIMS, CLAIMS_AND_VOLUMES = "none", "claims", "claimsAndVolumes"
 # The topology key each CSI driver publishes on its Node (CSINode topologyKeys); the Azure Disk driver's
 # (kubernetes-sigs/azuredisk-csi-driver pkg/azuredisk: topologyKey).
 DRIVER_TOPOLOGY_KEYS = {"disk.csi.azure.com": "topology.disk.csi.azure.com/zone"}
@@ -133,7 +137,9 @@ class VolumeModel:
         return class_driver(self.classes.get((pvc.get("spec") or {}).get("storageClassName") or ""))
 
     # -- Karpenter: Provisioner.Validate (ValidatePersistentVolumeClaims) ----------------------
-    def validate(self, pod: dict) -> str | None:
+    def validate(self, pod: dict, checks: str = CLAIMS_AND_VOLUMES) -> str | None:
+        """Why Karpenter ignores the pod for its claims, or None. `checks` is the core's set
+        (core-behaviour.yaml unsupportedVolumePods): NO_CLAIM_CHECKS, CLAIMS or CLAIMS_AND_VOLUMES."""
         ns = pod["metadata"].get("namespace") or "default"
         for vol in (pod.get("spec") or {}).get("volumes") or []:
             name, pvc = self.claim(pod, vol)
@@ -145,6 +151,11 @@ class VolumeModel:
                 # the real v1.14.0 controller words it so (conformance run 2026-11-23)
                 return (f'getting persistent volume claim, PersistentVolumeClaim "{name}" not found '
                         f"(PersistentVolumeClaim={name})")
+            if checks == NO_CLAIM_CHECKS:
+                why = self._validate_existence(pvc, name)
+                if why is not None:
+                    return why
+                continue
             meta, spec = pvc.get("metadata") or {}, pvc.get("spec") or {}
             obj = f"{ns}/{name}"
             if meta.get("deletionTimestamp"):
@@ -156,7 +167,8 @@ class VolumeModel:
             if spec.get("volumeName"):
                 vname = spec["volumeName"]
                 pv = self.pvs.get(vname)
-                if pv is None or (pv.get("metadata") or {}).get("deletionTimestamp"):
+                # a volume being deleted is refused from core v1.10.0 (#2851, volumetopology.go validateVolume)
+                if pv is None or (checks == CLAIMS_AND_VOLUMES and (pv.get("metadata") or {}).get("deletionTimestamp")):
                     why = (f'PersistentVolume "{vname}" not found' if pv is None
                            else "persistentvolume is being deleted")
                     return (f"failed to validate pvc, {why} (PersistentVolume={vname}, "
@@ -176,46 +188,101 @@ class VolumeModel:
                             f"(PersistentVolumeClaim={obj}, StorageClass={sc_name})")
         return None
 
-    # -- Karpenter: VolumeTopology.GetRequirements ---------------------------------------------
-    def requirements(self, pod: dict, sem: Semantics) -> list[Requirements] | None:
-        """The pod's volume topology alternatives; None when its volumes add no requirement."""
-        alternatives: list[Requirements | None] = [None]
+    def _validate_existence(self, pvc: dict, name: str) -> str | None:
+        """Core before v1.7.0 (sigs.k8s.io/karpenter v1.6.2 volumetopology.go ValidatePersistentVolumeClaims):
+        only that the named volume, or an unbound claim's StorageClass, exists. A claim being deleted or
+        Lost, one without the bind-completed annotation and an unbound claim of an Immediate class all pass:
+        Karpenter plans a node that kube-scheduler then refuses the pod. Worded as v1.5.0-v1.6.x words it
+        (serrors, the claim by name only); before v1.5.0 (#2136) the same checks were worded with fmt.Errorf,
+        which this does not model."""
+        spec = pvc.get("spec") or {}
+        sc_name = str(spec.get("storageClassName") or "")
+        if spec.get("volumeName"):
+            vname = spec["volumeName"]
+            if vname not in self.pvs:
+                return (f'failed to validate pvc, PersistentVolume "{vname}" not found '
+                        f"(PersistentVolume={vname}, PersistentVolumeClaim={name})")
+            return None
+        if not sc_name:
+            return f"unbound pvc must define a storage class (PersistentVolumeClaim={name})"
+        if sc_name not in self.classes:
+            return (f'failed to validate storage class, StorageClass.storage.k8s.io "{sc_name}" not found '
+                    f"(PersistentVolumeClaim={name}, StorageClass={sc_name})")
+        return None
+
+    # -- Karpenter: VolumeTopology.GetRequirements (Inject before core v1.9.0) ----------------------
+    def plan(self, pod: PodView, sem: Semantics, core: CoreBehaviour) -> None:
+        """Give a pod Karpenter is about to schedule its volume topology, as the core does: kept apart as
+        alternatives (`volume_requirements`, read by the scheduler's tryVolumeAlternative), or before core
+        v1.9.0 (core-behaviour.yaml volumeRequirementsApart) injected into its required node affinity
+        (`volume_affinity`), where topology spread and relaxation see them too."""
+        if core.volume_requirements_apart:
+            pod.inject_volume_affinity(())
+            pod.volume_requirements = self.requirements(pod.obj, sem, core.volume_topology_alternatives)
+        else:
+            pod.volume_requirements = None
+            pod.inject_volume_affinity(tuple(e for terms in self._volume_terms(pod.obj, True) for e in terms[0]))
+
+    def requirements(self, pod: dict, sem: Semantics, alternatives: bool = True) -> list[Requirements] | None:
+        """The pod's volume topology alternatives; None when its volumes add no requirement. Without
+        `alternatives` (core before v1.13.0, core-behaviour.yaml volumeTopologyAlternatives) each volume
+        gives its first term only ("Terms are ORed, only use the first term": sigs.k8s.io/karpenter v1.12.0
+        volumetopology.go getPersistentVolumeRequirements, getStorageClassRequirements), and every volume's
+        expressions make one requirement set (GetRequirements, NewNodeSelectorRequirements): one alternative."""
+        per_volume = [[_node_selector_requirements(t, sem) for t in terms]
+                      for terms in self._volume_terms(pod, not alternatives)]
+        if not alternatives:
+            merged = Requirements()
+            for alts in per_volume:
+                merged.add(*alts[0].values())
+            # a first term of only a local volume's hostname leaves nothing (v1.12.0 lo.Reject)
+            return [merged] if merged else None
+        out: list[Requirements | None] = [None]
+        for alts in per_volume:
+            out = _merge_alternatives(out, alts)
+        if len(out) == 1 and out[0] is None:
+            return None
+        return [a for a in out if a is not None]
+
+    def _volume_terms(self, pod: dict, first_only: bool) -> list[list[list[dict]]]:
+        """Each claimed volume's non-empty list of topology terms, each a list of node-selector expressions."""
+        out = []
         for vol in (pod.get("spec") or {}).get("volumes") or []:
             _, pvc = self.claim(pod, vol)
             if pvc is None:
                 continue
-            alts = self._claim_requirements(pvc, sem)
-            if alts:
-                alternatives = _merge_alternatives(alternatives, alts)
-        if len(alternatives) == 1 and alternatives[0] is None:
-            return None
-        return [a for a in alternatives if a is not None]
+            terms = self._claim_terms(pvc, first_only)
+            if terms:
+                out.append(terms)
+        return out
 
-    def _claim_requirements(self, pvc: dict, sem: Semantics) -> list[Requirements]:
+    def _claim_terms(self, pvc: dict, first_only: bool) -> list[list[dict]]:
         spec = pvc.get("spec") or {}
         if spec.get("volumeName"):
             pv = self.pvs.get(spec["volumeName"]) or {}
             pvspec = pv.get("spec") or {}
             terms = (((pvspec.get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")) or []
+            if first_only:
+                terms = terms[:1]
             out = []
             for term in terms:
                 exprs = list(term.get("matchExpressions") or [])
                 if pvspec.get("local") is not None or pvspec.get("hostPath") is not None:
                     kept = [e for e in exprs if e.get("key") != HOSTNAME]
                     if exprs and not kept:
-                        out.append(Requirements())
+                        out.append([])             # a hostname-only term: unconstrained
                         continue
                     exprs = kept
                 if exprs:
-                    out.append(_node_selector_requirements(exprs, sem))
+                    out.append(exprs)
             return out
         sc = self.classes.get(str(spec.get("storageClassName") or ""))
         out = []
-        for term in (sc or {}).get("allowedTopologies") or []:
+        for term in ((sc or {}).get("allowedTopologies") or [])[:1 if first_only else None]:
             exprs = [{"key": e.get("key"), "operator": IN, "values": e.get("values") or []}
                      for e in term.get("matchLabelExpressions") or []]
             if exprs:
-                out.append(_node_selector_requirements(exprs, sem))
+                out.append(exprs)
         return out
 
     # -- kube-scheduler: VolumeBinding filter ---------------------------------------------------

@@ -37,6 +37,7 @@ SCOPES = {
     "hostPorts": "a pod used a hostPort",
     "daemonSets": "a DaemonSet existed",
     "volumes": "a pod used a PersistentVolumeClaim",
+    "volumeTopology": "a pod's volumes gave Karpenter topology requirements (node affinity, allowedTopologies)",
     "startupTaints": "a NodePool had taints or startupTaints",
     "podLevelResources": "a pod had pod-level resources",
 }
@@ -201,6 +202,24 @@ class CoreBehaviour:
     def relax_preferences_per_pod(self) -> bool:
         """core-behaviour.yaml relaxPreferencesPerPod: all the way at each try, or one step per pass."""
         return bool(self.values["relaxPreferencesPerPod"])
+
+    @property
+    def volume_validation(self) -> str:
+        """none | claims | claimsAndVolumes (core-behaviour.yaml unsupportedVolumePods)."""
+        return str(self.values["unsupportedVolumePods"])
+
+    @property
+    def ignored_pod_events(self) -> bool:
+        """An ignored pod gets a FailedScheduling event (core v1.7.0 #2480, folded into unsupportedVolumePods)."""
+        return self.values["unsupportedVolumePods"] != "none"
+
+    @property
+    def volume_requirements_apart(self) -> bool:
+        return bool(self.values["volumeRequirementsApart"])
+
+    @property
+    def volume_topology_alternatives(self) -> bool:
+        return bool(self.values["volumeTopologyAlternatives"])
 
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""

@@ -24,6 +24,15 @@ def test_annotations_limits_and_ports_are_scopes(embedded):
     assert {"nodeLimits", "doNotDisruptDuration", "hostPorts"} <= touched
 
 
+ZONAL = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "zonal"},
+          "provisioner": "disk.csi.azure.com", "volumeBindingMode": "WaitForFirstConsumer",
+          "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone",
+                                                            "values": ["eastus-1"]}]}]},
+         {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+          "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "zonal",
+                   "resources": {"requests": {"storage": "1Gi"}}}}]
+
+
 def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
     with_volume = pod("a", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
     with simulation(embedded, profile="v1.6.1") as sim:
@@ -31,8 +40,13 @@ def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
     assert result.release["core"] == "v1.6.1"
     assert result.core_notices == []                 # nothing the run did differs at core v1.6.1
     with simulation(embedded, profile="v1.6.1") as sim:
-        result = sim.run([nodeclass(), nodepool(), with_volume])
-    assert [n.split(" is modeled")[0] for n in result.core_notices] == [
-        "core v1.6.1: unsupportedVolumePods", "core v1.6.1: volumeTopologyAlternatives"]
-    with simulation(embedded) as sim:
-        assert sim.run([nodeclass(), nodepool(), with_volume]).core_notices == []
+        # every volume switch is modeled at core v1.6.1 (the zone is injected into the pod's affinity)
+        assert sim.run([nodeclass(), nodepool(), *ZONAL, with_volume]).core_notices == []
+    prefers = pod("b", affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["x"]}]}}]}})
+    with simulation(embedded, profile="v0.7.5") as sim:
+        plain = sim.run([nodeclass(), nodepool(), pod("a")]).core_notices
+    with simulation(embedded, profile="v0.7.5") as sim:
+        preferring = sim.run([nodeclass(), nodepool(), prefers]).core_notices
+    assert not any("relaxPreferencesPerPod" in n for n in plain)
+    assert any(n.startswith("core v1.0.6: relaxPreferencesPerPod is modeled as") for n in preferring)

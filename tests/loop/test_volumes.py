@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.loop.volumes import BIND_COMPLETED, BIND_CONFLICT, NODE_CONFLICT, VolumeModel
+from harness.loop.volumes import (BIND_COMPLETED, BIND_CONFLICT, CLAIMS, CLAIMS_AND_VOLUMES, NODE_CONFLICT,
+                                  NO_CLAIM_CHECKS, VolumeModel)
 from harness.model.profile import load_profile
 from harness.model.semantics import semantics_for
 
@@ -85,6 +86,45 @@ def test_unbound_claim_without_storage_class():
 
 def m_validate(claim):
     return model(claim).validate(pod(claim["metadata"]["name"]))
+
+
+def immediate(name="imm"):
+    return {"kind": "StorageClass", "metadata": {"name": name}, "provisioner": "example.com/none",
+            "volumeBindingMode": "Immediate"}
+
+
+def test_claim_checks_per_core():
+    """core-behaviour.yaml unsupportedVolumePods: v1.6.2 passes an unbound Immediate claim and a claim whose
+    volume lacks bind-completed; v1.7.0 refuses both; only v1.10.0 refuses a volume being deleted."""
+    m = model(immediate(), pvc("x", sc="imm"))
+    assert m.validate(pod("x"), NO_CLAIM_CHECKS) is None
+    assert m.validate(pod("x"), CLAIMS) == ("failed to validate pvc, pvc with immediate volume binding mode must be "
+                                            "bound (PersistentVolumeClaim=default/x, StorageClass=imm)")
+    gone = pv("a", [zone("eastus-1")])
+    gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    m = model(gone, pvc("x", volume="a"))
+    m.pvcs[("default", "x")]["metadata"]["annotations"] = {BIND_COMPLETED: "yes"}
+    assert m.validate(pod("x"), CLAIMS) is None
+    assert m.validate(pod("x"), CLAIMS_AND_VOLUMES).startswith(
+        "failed to validate pvc, persistentvolume is being deleted")
+    m = model(pvc("x", volume="missing"), pvc("y"), pvc("z", sc="nope"))
+    assert [m.validate(pod(c), NO_CLAIM_CHECKS) for c in "xyz"] == [
+        'failed to validate pvc, PersistentVolume "missing" not found '
+        "(PersistentVolume=missing, PersistentVolumeClaim=x)",
+        "unbound pvc must define a storage class (PersistentVolumeClaim=y)",
+        'failed to validate storage class, StorageClass.storage.k8s.io "nope" not found (PersistentVolumeClaim=z, '
+        "StorageClass=nope)"]
+
+
+def test_before_alternatives_only_each_volumes_first_term_counts():
+    """core v1.12.0 volumetopology.go: one requirement set of every volume's first term."""
+    m = model(pv("a", [zone("eastus-1")], [zone("eastus-2")]), pvc("x", volume="a"),
+              pv("b", [{"key": "team", "operator": "In", "values": ["blue"]}]), pvc("y", volume="b"))
+    (alt,) = m.requirements(pod("x", "y"), SEM, alternatives=False)
+    assert sorted(alt["topology.kubernetes.io/zone"].values) == ["eastus-1"] and sorted(alt["team"].values) == ["blue"]
+    local = model(pv("a", [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}], local=True),
+                  pvc("x", volume="a"))
+    assert local.requirements(pod("x"), SEM, alternatives=False) is None
 
 
 def test_wffc_claim_is_provisioned_on_the_node_zone():
@@ -195,3 +235,21 @@ def test_same_verdict_as_before_on_valid_input(op, values, have, want):
 def test_kube_scheduler_nominates_a_pod_waiting_in_prebind_from_1_35():
     from harness.loop.controllers.binding import writes_nominated_node
     assert [writes_nominated_node(v) for v in ("1.33.0", "1.34.2", "1.35.0", "1.36.3")] == [False, False, True, True]
+
+
+def test_before_v1_9_the_volume_zone_is_injected_into_karpenters_copy_of_the_pod():
+    """core v1.7.1 VolumeTopology.Inject: the first term goes into every required term (one made if none),
+    where Karpenter's requirements see it; v1.10.0 keeps it apart as the NodeClaim's alternative."""
+    from harness.loop.pods import PodView, admission_error
+    from harness.model.corebehaviour import CoreBehaviour
+    key = "topology.kubernetes.io/zone"
+    m = model(pv("a", [zone("eastus-1", key)], [zone("eastus-2", key)]), pvc("x", volume="a"))
+    view = PodView(pod("x"), 0)
+    m.plan(view, SEM, CoreBehaviour.of(load_profile("v1.7.2")))
+    assert view.volume_requirements is None
+    assert view.required_terms() == [{"matchExpressions": [zone("eastus-1", key)]}]
+    assert sorted(view.requirements(SEM, strict=True)[key].values) == ["eastus-1"]
+    assert view.own_required_terms() == [] and admission_error(view, load_profile("v1.7.2"), SEM) is None
+    m.plan(view, SEM, CoreBehaviour.of(load_profile("v1.10.2")))
+    assert view.volume_affinity == () and key not in view.requirements(SEM)
+    assert [sorted(a[key].values) for a in view.volume_requirements] == [["eastus-1"]]

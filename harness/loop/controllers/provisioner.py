@@ -264,13 +264,14 @@ class Provisioner:
             if pr.node or pv.owner_kind == "DaemonSet":
                 continue
             err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
-            verr = s.volumes.validate(pv.obj) if s.volumes or pv.spec.get("volumes") else None
+            verr = s.volumes.validate(pv.obj, s.core.volume_validation) if s.volumes or pv.spec.get("volumes") else None
             if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")
                 err = (f"{err[0]}; {verr}", err[1]) if err is not None else (verr, True)
             if err is not None:
                 msg, emits = err
                 pr.state, pr.reason, pr.karpenter_error = "ignored", msg, msg
-                if emits:
+                # core before v1.7.0 (#2480) only logs why it ignores a pod
+                if emits and s.core.ignored_pod_events:
                     s.pod_event(pr, f"Failed to schedule pod, {msg}")
                 continue
             if key in s.prebind and writes_nominated_node(s.cfg.cluster.kubernetes_version):
@@ -304,7 +305,8 @@ class Provisioner:
             self._hostnames += 1
             return self._hostnames
         for pv in pending:
-            pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
+            if s.volumes:
+                s.volumes.plan(pv, s.sem, s.core)
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),

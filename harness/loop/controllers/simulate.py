@@ -82,7 +82,8 @@ class Simulator:
         keys = pending + moving + deleting_pods
         pods = [s.pod_views[k] for k in keys]
         for pv in pods:
-            pv.volume_requirements = s.volumes.requirements(pv.obj, s.sem) if s.volumes else None
+            if s.volumes:
+                s.volumes.plan(pv, s.sem, s.core)
         templates = self.provisioner.templates(record=False)
         non_pending = set(moving) | set(deleting_pods)
         # core v1.14.0 (#3006) keeps a consolidation's pods off nodes inside their consolidateAfter window
