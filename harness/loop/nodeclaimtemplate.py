@@ -7,8 +7,8 @@ before v1.14.0 getDaemonOverhead: one overhead per template).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from harness.loop.pods import PodView, Taint, tolerates, untolerated
 from harness.model.profile import Profile
