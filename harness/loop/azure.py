@@ -35,6 +35,7 @@ from harness.model.itcache import InstanceTypeCache
 from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
+from harness.model.resources import fits, parse_resource_list
 from harness.model.skus import vcpus_of
 from harness.model.versions import version_at_least
 from harness.model.wellknown import (ACCELERATED, ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE,
@@ -306,8 +307,11 @@ class AzureProvider:
             return LaunchFailure("InsufficientCapacity", "NodeClassNotFound",
                                  f'resolving node class, AKSNodeClass.karpenter.azure.com "{nodeclass_name}" not found')
         names = claim_reqs.get(INSTANCE_TYPE)
+        # resolveInstanceTypes: only a type whose allocatable holds the NodeClaim's requests (resources.Fits;
+        # github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go, every release)
+        requests = parse_resource_list(((nodeclaim.get("spec") or {}).get("resources") or {}).get("requests"))
         its = [it for it in self.instance_types(nodeclass).instance_types
-               if names.has(it.name) and it.requirements.intersects_ok(claim_reqs)]
+               if names.has(it.name) and it.requirements.intersects_ok(claim_reqs) and fits(requests, it.allocatable())]
         pick = self.choose(its, claim_reqs)
         if pick is None:
             return LaunchFailure("InsufficientCapacity", "InsufficientCapacity",

@@ -1,10 +1,10 @@
-"""A NodeClaim being planned in one Solve, the error that explains why no instance type was left,
-and the order the scheduler scans planned NodeClaims in.
+"""A NodeClaim being planned in one Solve, the daemon requests it is finalized with, the error that
+explains why no instance type was left, and the order the scheduler scans planned NodeClaims in.
 
 Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go
-(NodeClaim, InstanceTypeFilterError and its messages) and scheduler.go (addToInflightNode sorts
-the new NodeClaims by pod count); Offerings.Compatible from pkg/cloudprovider/types.go;
-sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd.
+(NodeClaim, CanAdd, addDaemonRequests, InstanceTypeFilterError and its messages) and scheduler.go
+(addToInflightNode sorts the new NodeClaims by pod count); Offerings.Compatible from
+pkg/cloudprovider/types.go.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from itertools import accumulate
 from sortedcontainers import SortedKeyList
 
 from harness.loop.gosort import keeps_ties, slice_sort
-from harness.loop.nodeclaimtemplate import Template
+from harness.loop.nodeclaimtemplate import DaemonOverheadGroup, Template
 from harness.loop.pods import PodView
 from harness.model.requirements import Requirements
 from harness.model.resources import format_resource_list
@@ -47,6 +47,32 @@ class PlannedClaim:
     host_ports: list = field(default_factory=list)   # held by its pods (core NodeClaim HostPortUsage)
     name: str = ""                            # a seeded NodeClaim's own name (given.existingNodes nodeClaim)
     mask: int = 0                             # instance_types as the scheduler's TypeIndex bits
+    # what FinalizeScheduling adds for its DaemonSets (min_daemon_overhead over its options at the end
+    # of the Solve, before truncation and a consolidation's price filter)
+    daemon_requests: dict[str, int] = field(default_factory=dict)
+
+
+def min_daemon_overhead(groups: list[DaemonOverheadGroup], instance_types: list) -> dict[str, int]:
+    """NodeClaim.addDaemonRequests (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/nodeclaim.go): over the groups, in their order, that still
+    have one of `instance_types`, a running minimum that takes a group as it is while the minimum is
+    empty and otherwise keeps the smaller quantity of each resource both have (resources.MinResources
+    drops a resource the group lacks). An empty group met after a non-empty one empties the minimum, and
+    the next non-empty group starts it again: the answer depends on the order (`order_matters`)."""
+    names = {it.name for it in instance_types}
+    low: dict[str, int] = {}
+    for g in groups:
+        if names.isdisjoint(g.instance_types):
+            continue
+        low = dict(g.overhead) if not low else {k: min(v, g.overhead[k]) for k, v in low.items() if k in g.overhead}
+    return low
+
+
+def order_matters(groups: list[DaemonOverheadGroup]) -> bool:
+    """Whether min_daemon_overhead can answer differently for another order of `groups`: only with an
+    empty group beside a non-empty one. Every non-empty group has `pods` (RequestsForPods counts the
+    DaemonSet pods), so two non-empty groups always share a resource and the minimum never empties."""
+    return any(not g.overhead for g in groups) and any(g.overhead for g in groups)
 
 
 class FilterError:

@@ -1,13 +1,13 @@
 """The NodeClaimTemplate a NodePool gives the scheduler, and the daemon overhead it carries per
-instance type.
+instance type and per group of instance types.
 
 Karpenter core sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go
-(NewNodeClaimTemplate) and scheduler.go (getDaemonOverhead); sigs.k8s.io/karpenter v1.14.0
-pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate,
-pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler.
+(NewNodeClaimTemplate) and scheduler.go (NewScheduler, buildDaemonOverheadGroups, DaemonOverheadGroup;
+before v1.14.0 getDaemonOverhead: one overhead per template).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness.loop.pods import PodView, Taint, tolerates, untolerated
@@ -16,6 +16,16 @@ from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add
 from harness.model.semantics import Semantics
 from harness.model.writers import nodeclaim_template_labels
+
+
+@dataclass(frozen=True)
+class DaemonOverheadGroup:
+    """One group of buildDaemonOverheadGroups (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/scheduler.go DaemonOverheadGroup): the instance types on which
+    the same DaemonSet pods run, and those pods' requests (RequestsForPods, `pods` included; empty when
+    none runs there)."""
+    instance_types: frozenset[str]
+    overhead: Mapping[str, int]
 
 
 @dataclass
@@ -40,6 +50,7 @@ class Template:
     daemons_relaxed: bool = True
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _daemons: dict[str, list] = field(default_factory=dict, repr=False)
+    _groups: tuple[list, list[DaemonOverheadGroup]] | None = field(default=None, repr=False)   # (options, groups)
 
     @property
     def name(self) -> str:
@@ -77,6 +88,24 @@ class Template:
             total = add(total, ds.requests)
         self._overhead[it.name] = total
         return total
+
+    def daemon_overhead_groups(self, well_known: frozenset[str], sem: Semantics) -> list[DaemonOverheadGroup]:
+        """buildDaemonOverheadGroups: the template's instance type options (InstanceTypeOptions; all its
+        types before the scheduler's prefilter) grouped by the DaemonSet pods that run on each (podSetKey:
+        their sorted namespace/name), in the order each set is first met. Before core v1.14.0 every type
+        has the template's one set, so there is one group (cached for the options it was built over)."""
+        options = self.options if self.options is not None else self.instance_types
+        if self._groups is None or self._groups[0] is not options:
+            groups: dict[tuple, tuple[list[str], dict[str, int]]] = {}
+            for it in options:
+                key = tuple(sorted((ds.namespace, ds.name) for ds in self.compatible_daemons(it, well_known, sem)))
+                if key in groups:
+                    groups[key][0].append(it.name)
+                else:
+                    groups[key] = ([it.name], self.daemon_overhead(it, well_known, sem))
+            self._groups = (options, [DaemonOverheadGroup(frozenset(names), overhead)
+                                      for names, overhead in groups.values()])
+        return self._groups[1]
 
     def daemon_ports(self, it, well_known: frozenset[str], sem: Semantics) -> list:
         """The host ports the compatible DaemonSet pods hold on this instance type (core v1.14.0

@@ -16,6 +16,7 @@ AllowUndefinedWellKnownLabels vs strict).
 """
 from __future__ import annotations
 
+import random
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
@@ -24,7 +25,8 @@ from harness.loop.collector import young_collections_only
 from harness.loop.existingnode import ExistingNode
 from harness.loop.hostports import CONFLICT as PORT_CONFLICT, conflict
 from harness.loop.limits import RemainingResources, weight_order_key
-from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
+from harness.loop.nodeclaim import (ClaimOrder, FilterError, PlannedClaim, min_daemon_overhead, offering_compatible,
+                                    order_matters)
 from harness.loop.nodeclaimtemplate import Template
 from harness.loop.pods import PodView, karpenter_untolerated
 from harness.loop.topology import HOSTNAME
@@ -63,12 +65,18 @@ class Scheduler:
                  sem: Semantics, min_values_policy: str = "Strict",
                  hostname_counter: Callable[[], int] | None = None, topology=None,
                  remaining: RemainingResources | None = None, preference_policy: str = "Respect",
-                 host_port_usage: str = "perNodeClaim", relax_per_pod: bool = True):
+                 host_port_usage: str = "perNodeClaim", relax_per_pod: bool = True,
+                 daemon_order: random.Random | None = None):
         self.profile, self.sem = profile, sem
         # core-behaviour.yaml relaxPreferencesPerPod: from core v1.4.0 (#2119) a pod that fails is relaxed all
         # the way at once, and one that still fails goes back to the queue with its preferences intact; before,
         # it is relaxed one step, keeps it, and goes to the back of the queue behind every other pod
         self.relax_per_pod = relax_per_pod
+        # buildDaemonOverheadGroups returns a template's groups in a Go map's order (lo.Values), a random one
+        # each NewScheduler: the stream that draws it where the order changes a NodeClaim's daemon requests
+        # (nodeclaim.order_matters); None keeps the order each group was first met in (unit tests)
+        self._daemon_order = daemon_order
+        self._daemon_groups: dict[int, list] = {}                   # id(template) -> its groups, ordered
         # core-behaviour.yaml hostPortsPerNodeClaim: from core v1.4.0 (#2102) to v1.12.x every NodeClaim of a
         # template in one Solve shares the template's HostPortUsage (its DaemonSets' ports included), so a port
         # one of them holds is held by all of them; before v1.4.0 each NodeClaim has its own, without the
@@ -364,8 +372,23 @@ class Scheduler:
                 pushed_at.clear()
             else:
                 pushed_at[pod.uid] = len(pending)
+        for claim in self.planned:         # FinalizeScheduling, before Results.TruncateInstanceTypes
+            claim.daemon_requests = min_daemon_overhead(self._groups_of(claim.template), claim.instance_types)
         claims = self._truncate(errors)
         return SolveResult(claims, existing_hits, errors, self.nodepool_events)
+
+    def _groups_of(self, template: Template) -> list:
+        """The template's daemon overhead groups in this Solve's order: drawn once per template, and only
+        where the order can change a NodeClaim's daemon requests. Upstream's order comes from two Go maps
+        (the provider's instance type list, cached, gives the order the groups are met in; the groups' map
+        is then read from a random start); the draw makes every order reachable, not their frequencies."""
+        got = self._daemon_groups.get(id(template))
+        if got is None:
+            got = list(template.daemon_overhead_groups(self.well_known, self.sem))
+            if self._daemon_order is not None and order_matters(got):
+                self._daemon_order.shuffle(got)
+            self._daemon_groups[id(template)] = got
+        return got
 
     def _place(self, pod: PodView, existing_hits: dict[str, str]) -> str | None:
         # 1. existing / in-flight nodes (strict)

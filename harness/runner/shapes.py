@@ -227,20 +227,43 @@ def _lookup_shape(have, path: tuple):
 
 
 def _expectation_blocks(data: dict):
-    """(path, block) of every expectation block: expect, expectByProfile.<p>, and per step."""
+    """(path, block) of every expectation block: expect, expectByProfile.<p>, and per step, each with
+    the blocks nested in it."""
     if isinstance(data.get("expect"), dict):
-        yield ("expect",), data["expect"]
+        yield from _with_nested(("expect",), data["expect"])
     for p, e in (data.get("expectByProfile") or {}).items():
         if isinstance(e, dict):
-            yield ("expectByProfile", p), e
+            yield from _with_nested(("expectByProfile", p), e)
     for i, step in enumerate(data.get("steps") or []):
         if not isinstance(step, dict):
             continue
         if isinstance(step.get("expect"), dict):
-            yield ("steps", i, "expect"), step["expect"]
+            yield from _with_nested(("steps", i, "expect"), step["expect"])
         for p, e in (step.get("expectByProfile") or {}).items():
             if isinstance(e, dict):
-                yield ("steps", i, "expectByProfile", p), e
+                yield from _with_nested(("steps", i, "expectByProfile", p), e)
+
+
+def _with_nested(base: tuple, block: dict):
+    """The block, and the blocks it holds: each `oneOf` alternative and each `outcomes` entry."""
+    yield base, block
+    for k, alt in enumerate(block.get("oneOf") or [] if isinstance(block.get("oneOf"), list) else []):
+        if isinstance(alt, dict):
+            yield from _with_nested(base + ("oneOf", k), alt)
+    outcomes = block.get("outcomes")
+    for kind in ("possible", "always", "never") if isinstance(outcomes, dict) else ():
+        for k, b in enumerate(outcomes.get(kind) or [] if isinstance(outcomes.get(kind), list) else []):
+            if isinstance(b, dict):
+                yield from _with_nested(base + ("outcomes", kind, k), b)
+
+
+def _node_lists(nodes) -> list[tuple[tuple, list]]:
+    """`nodes` as (path, node list): the list itself, or each list of `nodes: {oneOf: [...]}`."""
+    if isinstance(nodes, list):
+        return [((), nodes)]
+    if isinstance(nodes, dict) and isinstance(nodes.get("oneOf"), list):
+        return [(("oneOf", k), alt) for k, alt in enumerate(nodes["oneOf"]) if isinstance(alt, list)]
+    return []
 
 
 def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
@@ -257,13 +280,14 @@ def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
                         parse_resource(res, q)
                     except (QuantityError, ValueError, TypeError, ArithmeticError):
                         out.append((base + ("instanceTypes", sku, kind, res), f"invalid quantity {q!r} for {res}"))
-        for i, node in enumerate(block.get("nodes") or []):
-            for key in ("nodeClaimRequests", "nodeClaimRequestsExactly"):
-                for res, q in ((node.get(key) if isinstance(node, dict) else None) or {}).items():
-                    try:
-                        parse_resource(res, q)
-                    except (QuantityError, ValueError, TypeError, ArithmeticError):
-                        out.append((base + ("nodes", i, key, res), f"invalid quantity {q!r} for {res}"))
+        for at, nodes in _node_lists(block.get("nodes")):
+            for i, node in enumerate(nodes):
+                for key in ("nodeClaimRequests", "nodeClaimRequestsExactly"):
+                    for res, q in ((node.get(key) if isinstance(node, dict) else None) or {}).items():
+                        try:
+                            parse_resource(res, q)
+                        except (QuantityError, ValueError, TypeError, ArithmeticError):
+                            out.append((base + ("nodes", *at, i, key, res), f"invalid quantity {q!r} for {res}"))
         for i, u in enumerate(((block.get("azure") or {}).get("unavailableOfferings")) or []):
             if isinstance(u, dict) and "ttl" in u:
                 try:

@@ -49,3 +49,20 @@ def test_a_claim_not_launched_within_the_launch_timeout_is_deleted(embedded):
         assert sim.launch.reconcile()
         assert (c.done, c.result.deleted, c.launched) == (True, "launch_timeout", None)
         assert sim.fake.snapshot()["vms"] == []
+
+
+def test_a_claim_whose_requests_no_type_holds_is_insufficient_capacity(embedded):
+    """resolveInstanceTypes keeps only a type whose allocatable holds the NodeClaim's requests
+    (provider v1.14.0 pkg/cloudprovider/cloudprovider.go resources.Fits): a replacement that asks for more
+    than its one cheaper type holds is never launched."""
+    with simulation(embedded) as sim:
+        c = _provisioned(sim)
+        c.obj["spec"]["resources"]["requests"]["cpu"] = "3"       # more than Standard_D2s_v3 holds
+        assert sim.launch.reconcile()
+        assert c.launched.instance_type.name == "Standard_D4s_v3"
+    with simulation(embedded) as sim:
+        c = _provisioned(sim)
+        c.obj["spec"]["resources"]["requests"]["cpu"] = "8"       # more than either holds
+        assert sim.launch.reconcile()
+        assert c.result.failure["kind"] == "InsufficientCapacity"
+        assert c.result.deleted == "insufficient capacity, all requested instance types were unavailable during launch"

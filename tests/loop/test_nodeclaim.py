@@ -1,9 +1,12 @@
 """harness/loop/nodeclaim.py: InstanceTypeFilterError's messages (core v1.14.0 scheduling/nodeclaim.go)
-in their precedence order, and that the module's names stay importable from scheduling.py."""
+in their precedence order, addDaemonRequests' order-dependent minimum, and that the module's names stay
+importable from scheduling.py."""
 from __future__ import annotations
 
 from harness.loop import scheduling
-from harness.loop.nodeclaim import ClaimOrder, FilterError, PlannedClaim, offering_compatible
+from harness.loop.nodeclaim import (ClaimOrder, FilterError, PlannedClaim, min_daemon_overhead, offering_compatible,
+                                    order_matters)
+from harness.loop.nodeclaimtemplate import DaemonOverheadGroup
 from harness.model.requirements import Requirements
 
 
@@ -54,3 +57,31 @@ def test_parked_claims_leave_the_order_and_come_back_in_place():
     assert [c.index for c in order] == [c.index for c in full if c.slack["cpu"] >= 250]
     order.unpark(0)
     assert list(order) == full
+
+
+class _It:
+    def __init__(self, name: str):
+        self.name = name
+
+
+EMPTY = DaemonOverheadGroup(frozenset({"Standard_D2s_v3"}), {})
+AGENT = DaemonOverheadGroup(frozenset({"Standard_D4s_v3"}), {"cpu": 1500, "pods": 1})
+BOTH = [_It("Standard_D2s_v3"), _It("Standard_D4s_v3")]
+
+
+def test_min_daemon_overhead_takes_the_groups_in_their_order():
+    """addDaemonRequests (core v1.14.0 scheduling/nodeclaim.go): an empty group first leaves the minimum
+    empty and the next group's overhead is taken whole; an empty group after a non-empty one empties it."""
+    assert order_matters([EMPTY, AGENT])
+    assert min_daemon_overhead([EMPTY, AGENT], BOTH) == {"cpu": 1500, "pods": 1}
+    assert min_daemon_overhead([AGENT, EMPTY], BOTH) == {}
+    # a group none of whose types the NodeClaim still has is skipped
+    assert min_daemon_overhead([EMPTY, AGENT], BOTH[:1]) == min_daemon_overhead([AGENT, EMPTY], BOTH[:1]) == {}
+    assert min_daemon_overhead([AGENT, EMPTY], BOTH[1:]) == {"cpu": 1500, "pods": 1}
+
+
+def test_non_empty_groups_give_one_minimum_in_every_order():
+    """Each non-empty group counts `pods`: resources.MinResources keeps the smaller of each shared resource."""
+    small = DaemonOverheadGroup(frozenset({"Standard_D2s_v3"}), {"cpu": 500, "memory": 2 ** 30, "pods": 1})
+    assert not order_matters([small, AGENT]) and not order_matters([EMPTY])
+    assert min_daemon_overhead([small, AGENT], BOTH) == min_daemon_overhead([AGENT, small], BOTH) == {"cpu": 500, "pods": 1}

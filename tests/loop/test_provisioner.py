@@ -151,3 +151,40 @@ def test_core_v1_0_and_v0_36_nodeclaims_carry_no_nodeclass_key(embedded):
             assert "karpenter.azure.com/aksnodeclass" not in keys | set(obj["metadata"]["labels"])
             assert "karpenter.sh/nodeclaim-min-values-relaxed" not in obj["metadata"]["annotations"]
             assert obj["spec"]["nodeClassRef"]["name"] == "default"
+
+
+def _agent_on_d4s() -> dict:
+    """A DaemonSet asking for 1500m that runs only on Standard_D4s_v3: two daemon overhead groups, one empty."""
+    term = {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                  "values": ["Standard_D4s_v3"]}]}
+    spec = pod("agent", "1500m")["spec"]
+    spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                     "template": {"metadata": {"labels": {"app": "agent"}}, "spec": spec}}}
+
+
+def _requested_cpu(cluster, profile: str, seed: int) -> tuple[str, int]:
+    with simulation(cluster, [nodeclass(), nodepool(), _agent_on_d4s(), pod("p", "1")], profile=profile, seed=seed) as sim:
+        before = sim.state.daemon_order_rng.getstate()
+        assert sim.provisioner.reconcile()
+        (c,) = sim.claims
+        draws = int(sim.state.daemon_order_rng.getstate() != before)
+        return sim.cluster.get("NodeClaim", c.result.name)["spec"]["resources"]["requests"]["cpu"], draws
+
+
+def test_daemon_requests_follow_a_seeded_order_of_the_groups(embedded):
+    """Core v1.14.0 reads a template's daemon overhead groups in a Go map's order (scheduler.go
+    buildDaemonOverheadGroups, lo.Values): the NodeClaim asks for the DaemonSet's 1500m when the empty
+    group comes first, for nothing more when it comes last. Each seed replays its order; some seed
+    reaches each."""
+    got = {seed: _requested_cpu(embedded, "v1.14.2", seed) for seed in range(1, 7)}
+    assert {cpu for cpu, _ in got.values()} == {"2500m", "1"}
+    assert all(draws == 1 for _, draws in got.values())
+    assert _requested_cpu(embedded, "v1.14.2", 1) == got[1]
+
+
+def test_one_daemon_overhead_per_template_draws_nothing(embedded):
+    """Before core v1.14.0 the template has one overhead (scheduler.go getDaemonOverhead), so one group:
+    no draw, and the DaemonSet counts on every type."""
+    assert _requested_cpu(embedded, "v1.13.1", 1) == ("2500m", 0)

@@ -310,7 +310,8 @@ class Provisioner:
         existing = self.existing_nodes()
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), self.remaining_resources(),
-                          s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod)
+                          s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
+                          s.daemon_order_rng)
         solved = sched.solve(pending)
         event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
@@ -336,18 +337,6 @@ class Provisioner:
             if self.create_nodeclaim(planned):
                 progress = True
         return progress
-
-    def _min_daemon_overhead(self, template: Template, its: list) -> dict[str, int]:
-        """The per-resource minimum of the daemon overhead groups that still have one of `its`
-        (NodeClaim.addDaemonRequests; a resource missing from a group counts as zero)."""
-        s = self.state
-        if not template.daemon_pods:
-            return {}
-        groups = [template.daemon_overhead(it, s.profile.well_known_labels, s.sem) for it in its]
-        if not groups:
-            return {}
-        keys = set.intersection(*(set(g) for g in groups))
-        return {k: min(g[k] for g in groups) for k in keys if min(g[k] for g in groups) > 0}
 
     def pod_error(self, pv: PodView, err: str) -> None:
         s = self.state
@@ -397,9 +386,9 @@ class Provisioner:
                                               "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
                                               "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs.node_selector_requirements(),
-                     # the pods' sum plus the smallest daemon overhead of its instance types
-                     # (core v1.14.0 scheduling/nodeclaim.go FinalizeScheduling addDaemonRequests)
-                     "resources": {"requests": format_resource_list(add(planned.requests, self._min_daemon_overhead(t, its)))},
+                     # the pods' sum plus what the Solve's FinalizeScheduling added for its DaemonSets
+                     # (core v1.14.0 scheduling/nodeclaim.go addDaemonRequests; nodeclaim.min_daemon_overhead)
+                     "resources": {"requests": format_resource_list(add(planned.requests, planned.daemon_requests))},
                      "nodeClassRef": apiversions.nodeclaim_nodeclass_ref(t.nodepool, s.profile),
                      **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
                      **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {}),

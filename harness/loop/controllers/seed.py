@@ -13,7 +13,7 @@ from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
                                  NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
-from harness.loop.nodeclaim import PlannedClaim, offering_compatible
+from harness.loop.nodeclaim import PlannedClaim, min_daemon_overhead, offering_compatible
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
 from harness.model.requirements import IN, Requirement
@@ -92,6 +92,9 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     requests = seeded_claim_requests(entry.get("pods") or [], it.allocatable())
     # the dump's NodeClaim name, so its Node (aks-<name>) is the one the customer's objects name
     planned = PlannedClaim(template, reqs, [it], requests, "", [], name=str(entry.get("nodeClaim") or ""))
+    # the overhead of the DaemonSets that run on its type, as a Solve that planned it alone would add
+    planned.daemon_requests = min_daemon_overhead(
+        template.daemon_overhead_groups(s.profile.well_known_labels, s.sem), [it])
     before = len(s.claims)
     if not sim.provisioner.create_nodeclaim(planned) or len(s.claims) == before:
         raise SeedError(f"{where}: the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")

@@ -96,7 +96,8 @@ class Simulator:
             s.core.node_limits)
         topo = self._topology(pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
-                          remaining, s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod)
+                          remaining, s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
+                          s.daemon_order_rng)
         solved = sched.solve(pods)
         by_uid = {pv.uid: k for k, pv in zip(keys, pods)}
         errors = {by_uid[uid]: err for uid, err in solved.errors.items() if by_uid.get(uid) in non_pending}

@@ -97,6 +97,7 @@ class LoopState:
         self.drift_rng = random.Random(f"drift-{cfg.seed}")    # drift's order among candidates drifted in one second
         self.arrive_rng = random.Random(f"arrive-{cfg.seed}")  # which workloads of an apply arrive late (podsArrive)
         self.owned_rng = random.Random(f"owned-{cfg.seed}")    # whether a Deployment's pods follow bare ones (controllerPods)
+        self.daemon_order_rng = random.Random(f"daemon-groups-{cfg.seed}")  # a Solve's daemon overhead group order
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 
