@@ -124,3 +124,14 @@ def test_a_label_policy_says_its_core_behaviour_is_the_newest():
     assert notices[-1] == ("before-0006 is a label policy naming core v1.6.2, but its core behaviour is v1.14.0's: "
                            "consolidateAfterDestinations differs at core v1.6.2 (changed in v1.14.0, "
                            "kubernetes-sigs/karpenter#3006); run profile v1.6.2 for that core's behaviour")
+
+
+def test_the_docs_count_the_switches_as_the_data_holds_them():
+    """docs/core-releases.md's count line says what harness/data/core-behaviour.yaml holds."""
+    import yaml
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    switches = yaml.safe_load((root / "harness/data/core-behaviour.yaml").read_text())["switches"]
+    done = sum(1 for s in switches if s.get("implemented"))
+    m = re.search(r"^(\d+) switches: (\d+) implemented, (\d+) known and warned", (root / "docs/core-releases.md").read_text(), re.M)
+    assert m and tuple(map(int, m.groups())) == (len(switches), done, len(switches) - done)
