@@ -353,6 +353,26 @@ def release_notices(doc: Document, data: dict) -> list:
     return out
 
 
+def knob_notices(doc: Document, data: dict) -> list:
+    """given.knobs: which provider release replays them under each profile, or that none does
+    (harness.model.knobrelease), as a warning at that line: the real engine runs that release's controller."""
+    from harness.model.knobrelease import knob_release
+    from harness.model.releases import expand
+    from harness.runner.notices import Notice
+    given = data.get("given") or {}
+    if not given.get("knobs"):
+        return []
+    e = doc.error(("given", "knobs"), "")
+    out = []
+    for p in expand([str(x) for x in given.get("profiles") or [DEFAULT_PROFILE]]):
+        try:
+            replay = knob_release(p, given["knobs"])
+        except ProfileError:
+            continue                      # reported as an unknown profile
+        out.append(Notice(e.file, e.line, f"[{p}] {replay.notice}", kind="version"))
+    return out
+
+
 def _after(stamp: str, start: float) -> bool:
     from harness.loop.clock import parse_rfc3339
     try:
@@ -441,7 +461,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
     from harness.runner.envelope import scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
-    sc.warnings = release_notices(doc, doc.data) + core_release_notices(doc, doc.data) + sc.warnings
+    sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data) + knob_notices(doc, doc.data)
+                   + sc.warnings)
     if problems:
         raise problems[0]
     return sc
