@@ -8,6 +8,7 @@ lack, as profile.merge reads them. Of the releases holding every fact, the newes
 scenario's profile answers (a knob goes back in time: a value that came back later, as
 nvmeOnlyExcludedWithoutSIG false from v1.12.0 on, is not the bug's release), else the oldest newer one.
 None holds them: no release had that combination, and the reason names the facts no release holds.
+A release whose CRDs do not serve the API versions the scenario's manifests write cannot take it.
 """
 from __future__ import annotations
 
@@ -112,19 +113,42 @@ class KnobRelease:
                 "unmatched": list(self.unmatched), "differs": list(self.differs), "notice": self.notice}
 
 
-def knob_release(profile: str, knobs: dict) -> KnobRelease:
-    """The release replaying `knobs` over `profile` (see the module docstring)."""
-    return _knob_release(profile, json.dumps(knobs, sort_keys=True))
+def knob_release(profile: str, knobs: dict, api_versions=()) -> KnobRelease:
+    """The release replaying `knobs` over `profile` (see the module docstring). `api_versions`: the
+    (kind, apiVersion) pairs the scenario's manifests write; a release whose CRDs do not serve one
+    cannot take the scenario as written (provider v0.7.x serves AKSNodeClass v1alpha2 only)."""
+    return _knob_release(profile, json.dumps(knobs, sort_keys=True), tuple(sorted(set(api_versions))))
+
+
+def unserved(raw: dict, api_versions) -> list[str]:
+    """The `kind apiVersion` pairs of `api_versions` a profile's CRDs do not serve (kinds it has no
+    CRD for are not its to judge)."""
+    apis = raw.get("apis") or {}
+    out = []
+    for kind, api_version in api_versions:
+        crd = apis.get(kind)
+        group, _, version = str(api_version).rpartition("/")
+        if crd and group == crd.get("group") and version not in (crd.get("served") or ()):
+            out.append(f"{kind} {api_version}")
+    return out
 
 
 @functools.lru_cache(maxsize=128)
-def _knob_release(profile: str, knobs_json: str) -> KnobRelease:
+def _knob_release(profile: str, knobs_json: str, api_versions: tuple = ()) -> KnobRelease:
     knobs = json.loads(knobs_json)
     facts = tuple(knob_facts(knobs))
     stated = "given.knobs " + ", ".join(f.text() for f in facts)
     names = release_profiles()
     raws = {n: raw_profile(n) for n in names}
     holding = [n for n in names if all(f.holds(raws[n]) for f in facts)]
+    taking = [n for n in holding if not unserved(raws[n], api_versions)]
+    if holding and not taking:          # the facts are a release's, the manifests are of a later API
+        chosen, _ = _choose(holding, profile)
+        text = (f"{stated} is provider {chosen}'s, but its CRDs do not serve "
+                f"{', '.join(unserved(raws[chosen], api_versions))}, which the scenario's manifests write")
+        return KnobRelease(profile, facts, None, f"{text}: write them at that release's API version to replay it "
+                           "on its controller", unmatched=("apis",), notice=f"{text}: the real engine skips it")
+    holding = taking
     if not holding:
         lacking = [f for f in facts if not any(f.holds(raws[n]) for n in names)]
         span = f"{_covers(names[0])[0]}-{_covers(names[-1])[-1]}" if names else "none"
@@ -140,10 +164,8 @@ def _knob_release(profile: str, knobs_json: str) -> KnobRelease:
                            f"{text}, so no release's controller replays it (a release before the oldest, or a "
                            "hand-made combination)", unmatched=tuple(f.name for f in (lacking or facts)),
                            notice=f"{text}: a hand-made combination the real engine skips")
+    chosen, before = _choose(holding, profile)
     base = modeled(profile)
-    own = parse(base.get("release") or "") or (999, 0, 0)
-    before = [n for n in holding if parse(_covers(n)[0]) <= own]
-    chosen = before[-1] if before else holding[0]
     covers = _covers(chosen)
     core = str(raw_profile(chosen).get("core", {}).get("version") or "")
     where = (f"the newest release at or before {profile}'s ({base.get('release')}) with them" if before else
@@ -157,6 +179,13 @@ def _knob_release(profile: str, knobs_json: str) -> KnobRelease:
     rest = f"; {len(differs)} other fact(s) differ from {profile}: {_list(differs)}" if differs else ""
     return KnobRelease(profile, facts, chosen, f"{what}: run on {chosen}'s controller{rest}", tuple(covers), core,
                        (), differs, f"{what}: the real engine runs {chosen}'s controller{rest}")
+
+
+def _choose(holding: list[str], profile: str) -> tuple[str, bool]:
+    """The newest of `holding` not newer than `profile`'s release (True), else the oldest (False)."""
+    own = parse(modeled(profile).get("release") or "") or (999, 0, 0)
+    before = [n for n in holding if parse(_covers(n)[0]) <= own]
+    return (before[-1], True) if before else (holding[0], False)
 
 
 def _at(data: Any, path: tuple[str, ...]) -> Any:
@@ -203,4 +232,4 @@ def _key(item: Any) -> str:
     return json.dumps(_canon(item), sort_keys=True)
 
 
-__all__ = ["KnobFact", "KnobRelease", "knob_facts", "knob_release"]
+__all__ = ["KnobFact", "KnobRelease", "knob_facts", "knob_release", "unserved"]

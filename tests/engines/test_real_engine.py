@@ -12,7 +12,8 @@ from harness.runner.engines.real.engine import RealEngine, _default_selector, lo
 def _sc(given, manifests=(), steps=()):
     obj = lambda o: SimpleNamespace(obj=o)      # noqa: E731 - a Manifest's shape
     return SimpleNamespace(given=given, manifests=[obj(m) for m in manifests],
-                           step_manifests=[[obj(m) for m in ms] for ms in steps])
+                           step_manifests=[[obj(m) for m in ms] for ms in steps],
+                           api_versions=tuple(sorted({(m.get("kind"), m.get("apiVersion")) for m in manifests})))
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.model.knobrelease import KnobFact, knob_facts, knob_release
+from harness.model.knobrelease import KnobFact, knob_facts, knob_release, unserved
 from harness.model.profile import raw_profile
 from harness.model.releases import expand
 
@@ -40,14 +40,26 @@ EXPECTED = {
 }
 
 
-def _knob_scenarios() -> list[tuple[str, str, dict]]:
+def _api_versions(path: Path, items: list) -> set[tuple[str, str]]:
+    """(kind, apiVersion) of a scenario's manifests, inline or `file:` references."""
+    out = set()
+    for item in items or ():
+        objs = yaml.safe_load_all((path.parent / item["file"]).read_text()) if "file" in item else [item]
+        out |= {(o.get("kind"), o.get("apiVersion")) for o in objs if isinstance(o, dict)}
+    return out
+
+
+def _knob_scenarios() -> list[tuple[str, str, dict, tuple]]:
     out = []
     for path in sorted(SCENARIOS.rglob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             knobs = ((doc or {}).get("given") or {}).get("knobs") if isinstance(doc, dict) else None
             if knobs:
+                apis = _api_versions(path, doc.get("manifests"))
+                for step in doc.get("steps") or ():
+                    apis |= _api_versions(path, step.get("apply"))
                 for profile in expand(list(doc["given"].get("profiles") or ["upstream"])):
-                    out.append((doc["metadata"]["name"], profile, knobs))
+                    out.append((doc["metadata"]["name"], profile, knobs, tuple(sorted(apis))))
     return out
 
 
@@ -55,14 +67,14 @@ KNOBBED = _knob_scenarios()
 
 
 def test_the_table_covers_every_knob_scenario_of_the_library():
-    assert sorted(name for name, _, _ in KNOBBED) == sorted(EXPECTED)
+    assert sorted(k[0] for k in KNOBBED) == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize("name,profile,knobs", KNOBBED, ids=[k[0] for k in KNOBBED])
-def test_each_knob_scenario_maps_to_its_release(name, profile, knobs):
+@pytest.mark.parametrize("name,profile,knobs,apis", KNOBBED, ids=[k[0] for k in KNOBBED])
+def test_each_knob_scenario_maps_to_its_release(name, profile, knobs, apis):
     want_profile, want = EXPECTED[name]
     assert profile == want_profile
-    replay = knob_release(profile, knobs)
+    replay = knob_release(profile, knobs, apis)
     assert replay.release == want, replay.reason
     if want is None:
         assert replay.unmatched and "no provider release the harness has (v0.5.0-" in replay.reason
@@ -71,6 +83,19 @@ def test_each_knob_scenario_maps_to_its_release(name, profile, knobs):
         assert replay.reason.startswith("given.knobs ") and f": run on {want}'s controller" in replay.reason
         assert f"the real engine runs {want}'s controller" in replay.notice
         assert all(f.holds(raw_profile(want)) for f in replay.facts)
+
+
+def test_a_release_whose_crds_do_not_serve_the_manifests_api_cannot_take_the_scenario():
+    """Provider v0.5-v0.7 serve AKSNodeClass karpenter.azure.com/v1alpha2 only: a v0.7.5 bug written with a
+    v1beta1 nodeclass is refused there before the bug can show (r03, r13, r15 write v1alpha2 for it)."""
+    knobs = {"provider": {"createErrorHandlers": ["LowPriorityQuota", "SKUFamilyQuota", "SkuNotAvailable",
+                                                  "ZonalAllocationFailed", "RegionalQuota"]}}
+    assert knob_release("before-0006", knobs, [("AKSNodeClass", "karpenter.azure.com/v1alpha2")]).release == "v0.7.5"
+    refused = knob_release("before-0006", knobs, [("AKSNodeClass", "karpenter.azure.com/v1beta1"),
+                                                 ("Pod", "v1")])
+    assert refused.release is None and refused.unmatched == ("apis",)
+    assert "is provider v0.7.5's, but its CRDs do not serve AKSNodeClass karpenter.azure.com/v1beta1" in refused.reason
+    assert unserved(raw_profile("v1.4.1"), [("AKSNodeClass", "karpenter.azure.com/v1beta1")]) == []
 
 
 def test_a_value_that_came_back_later_answers_with_the_release_of_the_bug():

@@ -79,7 +79,7 @@ class SimulatedEngine:
         report compares them with the real engine's)."""
         run = SimulatedRun(scenario, profile, cluster, max_iterations, record_bodies)
         if scenario.given.get("knobs"):      # which release they replay: the one the real engine runs
-            outcome.notices.append(knob_release(profile, scenario.given["knobs"]).notice)
+            outcome.notices.append(knob_release(profile, scenario.given["knobs"], scenario.api_versions).notice)
         outcome.notices += run.notices
         return run
 

@@ -205,7 +205,7 @@ class RealEngine:
     def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
         """Why the real engine cannot run `scenario` under `profile` on any cluster, or None."""
         knobs = scenario.given.get("knobs")
-        replay = knob_release(profile, knobs) if knobs and profile else None
+        replay = knob_release(profile, knobs, scenario.api_versions) if knobs and profile else None
         if knobs and not self.judge_release:
             return ("given.knobs edits the profile's facts by hand; a bisect runs each commit's controller "
                     "whatever the profile")
@@ -286,7 +286,7 @@ class RealEngine:
         release = modeled(profile)
         answering = profile
         if scenario.given.get("knobs"):         # skip_reason found the release replaying them
-            replay = knob_release(profile, scenario.given["knobs"])
+            replay = knob_release(profile, scenario.given["knobs"], scenario.api_versions)
             answering = replay.release or profile
             release = {**modeled(answering), "knobs": replay.to_json()}
             outcome.notices.append(replay.reason)
