@@ -95,22 +95,42 @@ def knob_facts(knobs: dict, prefix: tuple[str, ...] = ()) -> list[KnobFact]:
 @dataclass(frozen=True)
 class KnobRelease:
     """What answers a scenario's knobs under `profile`: `release` (a release profile) or None, with
-    `reason` saying which and why, `facts` the knobs' facts, `unmatched` the facts no release holds
-    (release None), and `differs` the other facts where the release differs from profile + knobs."""
+    `reason` saying which and why (`notice`: the same for a simulated run), `facts` the knobs' facts and
+    `unmatched` the facts no release holds (release None). `differs`, the other facts where the release
+    differs from the profile with the knobs, and `detail` (`reason` with them) are worked out on use: the
+    SKU tables they compare are read only for a real run."""
     profile: str
     facts: tuple[KnobFact, ...]
     release: str | None
     reason: str
+    notice: str
     covers: tuple[str, ...] = ()
     core: str = ""
     unmatched: tuple[str, ...] = ()
-    differs: tuple[str, ...] = field(default=(), compare=False)
-    notice: str = ""              # the same for a run on the simulated engine: what the real engine runs
+    knobs_json: str = field(default="{}", repr=False)
+
+    @property
+    def differs(self) -> tuple[str, ...]:
+        return _differs(self.profile, self.knobs_json, self.release) if self.release else ()
+
+    @property
+    def detail(self) -> str:
+        d = self.differs
+        return self.reason + (f"; {len(d)} other fact(s) differ from {self.profile}: {_list(d)}" if d else "")
 
     def to_json(self) -> dict:
         return {"profile": self.profile, "facts": [f.text() for f in self.facts], "release": self.release,
-                "covers": list(self.covers), "core": self.core, "reason": self.reason,
-                "unmatched": list(self.unmatched), "differs": list(self.differs), "notice": self.notice}
+                "covers": list(self.covers), "core": self.core, "reason": self.detail,
+                "unmatched": list(self.unmatched), "differs": list(self.differs)}
+
+
+@functools.lru_cache(maxsize=128)
+def _differs(profile: str, knobs_json: str, release: str) -> tuple[str, ...]:
+    """The facts other than the knobs' where `release` differs from `profile` with the knobs."""
+    knobs = json.loads(knobs_json)
+    skip = {".".join(f.path) for f in knob_facts(knobs)}
+    return tuple(d for d in differences_raw(merge(raw_profile(profile), knobs), raw_profile(release))
+                 if not any(d.split(":", 1)[0] == p or d.startswith(p + ".") for p in skip))
 
 
 def knob_release(profile: str, knobs: dict, api_versions=()) -> KnobRelease:
@@ -147,7 +167,7 @@ def _knob_release(profile: str, knobs_json: str, api_versions: tuple = ()) -> Kn
         text = (f"{stated} is provider {chosen}'s, but its CRDs do not serve "
                 f"{', '.join(unserved(raws[chosen], api_versions))}, which the scenario's manifests write")
         return KnobRelease(profile, facts, None, f"{text}: write them at that release's API version to replay it "
-                           "on its controller", unmatched=("apis",), notice=f"{text}: the real engine skips it")
+                           "on its controller", f"{text}: the real engine skips it", unmatched=("apis",))
     holding = taking
     if not holding:
         lacking = [f for f in facts if not any(f.holds(raws[n]) for n in names)]
@@ -162,23 +182,19 @@ def _knob_release(profile: str, knobs_json: str, api_versions: tuple = ()) -> Kn
         text = f"{stated}: no provider release the harness has ({span}) {why}"
         return KnobRelease(profile, facts, None,
                            f"{text}, so no release's controller replays it (a release before the oldest, or a "
-                           "hand-made combination)", unmatched=tuple(f.name for f in (lacking or facts)),
-                           notice=f"{text}: a hand-made combination the real engine skips")
+                           "hand-made combination)", f"{text}: a hand-made combination the real engine skips",
+                           unmatched=tuple(f.name for f in (lacking or facts)))
     chosen, before = _choose(holding, profile)
     base = modeled(profile)
     covers = _covers(chosen)
     core = str(raw_profile(chosen).get("core", {}).get("version") or "")
     where = (f"the newest release at or before {profile}'s ({base.get('release')}) with them" if before else
              f"no release at or before {profile}'s ({base.get('release')}) has them: the oldest after it")
-    knobbed = merge(raw_profile(profile), knobs)
-    skip = {f.path for f in facts}
-    differs = tuple(d for d in differences_raw(knobbed, raws[chosen])
-                    if not any(d.split(":", 1)[0] == ".".join(p) or d.startswith(".".join(p) + ".") for p in skip))
     span = covers[0] if len(covers) == 1 else f"{covers[0]}-{covers[-1]}"
     what = f"{stated} is provider {span}'s (core {core}; {where})"
-    rest = f"; {len(differs)} other fact(s) differ from {profile}: {_list(differs)}" if differs else ""
-    return KnobRelease(profile, facts, chosen, f"{what}: run on {chosen}'s controller{rest}", tuple(covers), core,
-                       (), differs, f"{what}: the real engine runs {chosen}'s controller{rest}")
+    return KnobRelease(profile, facts, chosen, f"{what}: run on {chosen}'s controller",
+                       f"{what}: the real engine runs {chosen}'s controller", tuple(covers), core,
+                       knobs_json=knobs_json)
 
 
 def _choose(holding: list[str], profile: str) -> tuple[str, bool]:

@@ -111,9 +111,11 @@ def test_a_value_that_came_back_later_answers_with_the_release_of_the_bug():
 
 def test_the_reason_names_the_release_its_core_and_what_else_differs():
     replay = knob_release("before-0006", {"provider": {"requirements": {"ephemeralFormat": "float"}}})
-    assert replay.reason.startswith("given.knobs provider.requirements.ephemeralFormat=float is provider "
-                                    "v1.5.0-v1.5.1's (core v1.5.0; the newest release at or before "
-                                    "before-0006's (v1.6.5) with them): run on v1.5.1's controller; ")
+    assert replay.reason == ("given.knobs provider.requirements.ephemeralFormat=float is provider "
+                             "v1.5.0-v1.5.1's (core v1.5.0; the newest release at or before "
+                             "before-0006's (v1.6.5) with them): run on v1.5.1's controller")
+    assert replay.detail.startswith(replay.reason + f"; {len(replay.differs)} other fact(s) differ from before-0006: "
+                                    "provider.")        # provider facts named first
     assert replay.covers == ("v1.5.0", "v1.5.1") and replay.core == "v1.5.0"
     assert "provider.baseLabels: changed" in replay.differs          # before-0006's AgentBaker-era labels
     assert not any(d.startswith("provider.requirements.ephemeralFormat") for d in replay.differs)

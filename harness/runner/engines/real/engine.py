@@ -289,7 +289,7 @@ class RealEngine:
             replay = knob_release(profile, scenario.given["knobs"], scenario.api_versions)
             answering = replay.release or profile
             release = {**modeled(answering), "knobs": replay.to_json()}
-            outcome.notices.append(replay.reason)
+            outcome.notices.append(replay.detail)
         ctl = self.controller_for(answering)
         outcome.version = ctl.version if ctl.timing == "upstream" else f"{ctl.version}, timing {ctl.timing}"
         outcome.not_applicable = applicability.ignored_given(scenario.given)
