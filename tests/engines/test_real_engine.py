@@ -67,6 +67,15 @@ def test_knobs_run_on_the_release_that_has_them_or_are_skipped_naming_the_facts(
     assert "bisect" in bisect.skip_reason(_sc(float_format), cluster, "before-0006")
 
 
+def test_a_knob_scenario_skipped_for_its_inputs_never_looks_for_the_release_controller():
+    """Finding a release's controller may build it (~15 min): a scenario the real engine skips anyway (here
+    given.cluster.useSIG, r08's SIG case) is skipped first."""
+    engine = RealEngine()
+    engine._release_mismatch = lambda profile: pytest.fail(f"looked for {profile}'s controller")
+    given = {"knobs": {"provider": {"nvmeOnlyExcludedWithoutSIG": True}}, "cluster": {"useSIG": True}}
+    assert "useSIG" in engine.skip_reason(_sc(given), SimpleNamespace(server_version="v1.36.3"), "before-0006")
+
+
 def test_a_deployment_without_selector_gets_its_template_labels():
     dep = {"metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
     _default_selector(dep)

@@ -203,21 +203,26 @@ class RealEngine:
         return None
 
     def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
-        """Why the real engine cannot run `scenario` under `profile` on any cluster, or None."""
+        """Why the real engine cannot run `scenario` under `profile` on any cluster, or None. The release's
+        controller is judged last: finding it may build it (~15 min), which a scenario skipped for another
+        reason never needs."""
         knobs = scenario.given.get("knobs")
         replay = knob_release(profile, knobs, scenario.api_versions) if knobs and profile else None
         if knobs and not self.judge_release:
             return ("given.knobs edits the profile's facts by hand; a bisect runs each commit's controller "
                     "whatever the profile")
-        if replay is not None:          # the release whose own facts the knobs set answers, or none can
-            if replay.release is None:
-                return replay.reason
-            why = self._release_mismatch(replay.release)
-            if why:
-                return f"given.knobs replays provider {replay.release}: {why}"
-        why = self._release_mismatch(profile) if profile and self.judge_release and not knobs else None
+        if replay is not None and replay.release is None:       # no release's own facts are the knobs'
+            return replay.reason
+        why = self._scenario_skip(scenario)
         if why:
             return why
+        if replay is not None:          # the release whose own facts the knobs set answers
+            why = self._release_mismatch(replay.release)
+            return f"given.knobs replays provider {replay.release}: {why}" if why else None
+        return self._release_mismatch(profile) if profile and self.judge_release else None
+
+    def _scenario_skip(self, scenario) -> str | None:
+        """What in the scenario itself no real controller can answer faithfully, and why."""
         if (scenario.given.get("cluster") or {}).get("useSIG"):
             return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
                     "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
