@@ -194,7 +194,7 @@ def test_a_scenario_naming_another_version_gets_that_versions_cluster(no_binarie
     assert kcm == ["v1.33.13"]
     # the session's version, and a scenario the engine skips anyway, share the default cluster
     assert engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.36.1"}}), None) == engine.cluster_options
-    skipped = _sc({"knobs": {"provider": {}}, "cluster": {"kubernetesVersion": "1.33.0"}})
+    skipped = _sc({"cluster": {"useSIG": True, "kubernetesVersion": "1.33.0"}})
     assert engine.cluster_options_for(skipped, None) == engine.cluster_options and kcm == ["v1.33.13"]
     # builds off: the timing's kube-controller-manager of that version only when it is built already
     monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
