@@ -140,7 +140,11 @@ def _summary(a: Any, b: Any) -> str:
 
 def differences(a: str, b: str) -> list[str]:
     """One line per fact that differs between two profiles (their derived facts and SKU tables)."""
-    ra, rb = raw_profile(a), raw_profile(b)
+    return differences_raw(raw_profile(a), raw_profile(b))
+
+
+def differences_raw(ra: dict, rb: dict) -> list[str]:
+    """`differences` of two profiles' raw data (one may carry a scenario's knobs)."""
     out = []
     fa = {p: v for s in _COMPARED for p, v in _flat(ra.get(s), (s,)).items()}
     fb = {p: v for s in _COMPARED for p, v in _flat(rb.get(s), (s,)).items()}
@@ -199,4 +203,4 @@ def modeled_text(profile: Profile | str) -> str:
 
 
 __all__ = ["ALL_RELEASES", "Resolution", "resolve", "expand", "release_profiles", "policy_profiles",
-           "differences", "modeled", "modeled_text", "DEFAULT_PROFILE"]
+           "differences", "differences_raw", "modeled", "modeled_text", "DEFAULT_PROFILE"]

@@ -420,6 +420,11 @@ class ScenarioItem(pytest.Item):
         if r.core_notices:
             self.user_properties.append(("coreNotices", "; ".join(r.core_notices)))
         if self.engine == "real":
+            knobs = (r.release or {}).get("knobs")
+            if knobs:         # the release replaying given.knobs answered, not the profile's (knobrelease.py)
+                self.user_properties.append(("knobRelease", knobs["reason"]))
+                warnings.warn_explicit(HarnessWarning(knobs["reason"]), HarnessWarning, str(self.scenario.file),
+                                       self.scenario.line)
             runs = next((x.split()[2] for x in r.trace if x.startswith("[controller] run ")), "")
             self.user_properties += [("engine", "real"), ("controller", o.version), ("seconds", round(o.seconds, 2)),
                                      ("controllerRun", runs),     # its controller's nth run: > 1 when kept (keeper.py)

@@ -101,6 +101,12 @@ class Scenario:
     def region(self) -> str:
         return str(self.given.get("region") or "southcentralus")
 
+    @property
+    def api_versions(self) -> tuple[tuple[str, str], ...]:
+        """The (kind, apiVersion) pairs the manifests and the steps' manifests write."""
+        return tuple(sorted({(m.obj.get("kind", ""), m.obj.get("apiVersion", ""))
+                             for ms in [self.manifests, *self.step_manifests] for m in ms}))
+
     def expect_for(self, profile: str, base: dict | None = None, by_profile: dict | None = None) -> dict:
         """`expect` with `expectByProfile[profile]` deep-merged over it (maps merge, lists replace)."""
         return deep_merge(self.expect if base is None else base,
@@ -353,6 +359,26 @@ def release_notices(doc: Document, data: dict) -> list:
     return out
 
 
+def knob_notices(doc: Document, data: dict, api_versions=()) -> list:
+    """given.knobs: which provider release replays them under each profile, or that none does
+    (harness.model.knobrelease), as a warning at that line: the real engine runs that release's controller."""
+    from harness.model.knobrelease import knob_release
+    from harness.model.releases import expand
+    from harness.runner.notices import Notice
+    given = data.get("given") or {}
+    if not given.get("knobs"):
+        return []
+    e = doc.error(("given", "knobs"), "")
+    out = []
+    for p in expand([str(x) for x in given.get("profiles") or [DEFAULT_PROFILE]]):
+        try:
+            replay = knob_release(p, given["knobs"], api_versions)
+        except ProfileError:
+            continue                      # reported as an unknown profile
+        out.append(Notice(e.file, e.line, f"[{p}] {replay.notice}", kind="version"))
+    return out
+
+
 def _after(stamp: str, start: float) -> bool:
     from harness.loop.clock import parse_rfc3339
     try:
@@ -441,7 +467,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
     from harness.runner.envelope import scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
-    sc.warnings = release_notices(doc, doc.data) + core_release_notices(doc, doc.data) + sc.warnings
+    sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data)
+                   + knob_notices(doc, doc.data, sc.api_versions) + sc.warnings)
     if problems:
         raise problems[0]
     return sc

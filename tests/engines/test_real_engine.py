@@ -12,7 +12,8 @@ from harness.runner.engines.real.engine import RealEngine, _default_selector, lo
 def _sc(given, manifests=(), steps=()):
     obj = lambda o: SimpleNamespace(obj=o)      # noqa: E731 - a Manifest's shape
     return SimpleNamespace(given=given, manifests=[obj(m) for m in manifests],
-                           step_manifests=[[obj(m) for m in ms] for ms in steps])
+                           step_manifests=[[obj(m) for m in ms] for ms in steps],
+                           api_versions=tuple(sorted({(m.get("kind"), m.get("apiVersion")) for m in manifests})))
 
 
 @pytest.fixture
@@ -35,11 +36,10 @@ def _built(k8s: str) -> None:
         (out / name).chmod(0o755)
 
 
-def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason(no_binaries, monkeypatch):
+def test_a_foreign_kubernetes_version_is_skipped_with_the_reason(no_binaries, monkeypatch):
     monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
     cluster = SimpleNamespace(server_version="v1.36.3", backend="local")
     skip_reason = RealEngine().skip_reason
-    assert "--profile vX.Y.Z" in skip_reason(_sc({"knobs": {"provider": {}}}), cluster)
     why = skip_reason(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), cluster)
     assert why == ("given.cluster.kubernetesVersion 1.33.0: the controller reads the version from the API server, "
                    "which is v1.36.3: Kubernetes v1.33.13's control plane is not built and HARNESS_BUILD_K8S_VERSIONS=0 "
@@ -47,6 +47,33 @@ def test_knobs_and_a_foreign_kubernetes_version_are_skipped_with_the_reason(no_b
     assert skip_reason(_sc({"cluster": {"kubernetesVersion": "1.36.0"}}), cluster) is None
     assert skip_reason(_sc({}), cluster) is None
     assert "SIG access-token server" in skip_reason(_sc({"cluster": {"useSIG": True}}), cluster)
+
+
+def test_knobs_run_on_the_release_that_has_them_or_are_skipped_naming_the_facts(tmp_path):
+    """given.knobs: the release whose own facts they are answers (harness/model/knobrelease.py); a
+    combination no release has is skipped with the facts; another release's controller is not it."""
+    from harness.backends.controller import ControllerBinary
+    cluster = SimpleNamespace(server_version="v1.36.3")
+    float_format = {"knobs": {"provider": {"requirements": {"ephemeralFormat": "float"}}}}
+    v151 = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.5.1", "cache"))
+    assert v151.skip_reason(_sc(float_format), cluster, "before-0006") is None
+    v1140 = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.14.0", "cache"))
+    why = v1140.skip_reason(_sc(float_format), cluster, "before-0006")
+    assert why.startswith("given.knobs replays provider v1.5.1: ") and "the controller is v1.14.0" in why
+    handmade = {"knobs": {"provider": {"createErrorHandlers": ["SkuNotAvailable"]}}}
+    why = v151.skip_reason(_sc(handmade), cluster, "before-0006")
+    assert "provider.createErrorHandlers=[\"SkuNotAvailable\"]" in why and "no provider release" in why
+    bisect = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.5.1", "cache"), judge_release=False)
+    assert "bisect" in bisect.skip_reason(_sc(float_format), cluster, "before-0006")
+
+
+def test_a_knob_scenario_skipped_for_its_inputs_never_looks_for_the_release_controller():
+    """Finding a release's controller may build it (~15 min): a scenario the real engine skips anyway (here
+    given.cluster.useSIG, r08's SIG case) is skipped first."""
+    engine = RealEngine()
+    engine._release_mismatch = lambda profile: pytest.fail(f"looked for {profile}'s controller")
+    given = {"knobs": {"provider": {"nvmeOnlyExcludedWithoutSIG": True}}, "cluster": {"useSIG": True}}
+    assert "useSIG" in engine.skip_reason(_sc(given), SimpleNamespace(server_version="v1.36.3"), "before-0006")
 
 
 def test_a_deployment_without_selector_gets_its_template_labels():
@@ -167,7 +194,7 @@ def test_a_scenario_naming_another_version_gets_that_versions_cluster(no_binarie
     assert kcm == ["v1.33.13"]
     # the session's version, and a scenario the engine skips anyway, share the default cluster
     assert engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.36.1"}}), None) == engine.cluster_options
-    skipped = _sc({"knobs": {"provider": {}}, "cluster": {"kubernetesVersion": "1.33.0"}})
+    skipped = _sc({"cluster": {"useSIG": True, "kubernetesVersion": "1.33.0"}})
     assert engine.cluster_options_for(skipped, None) == engine.cluster_options and kcm == ["v1.33.13"]
     # builds off: the timing's kube-controller-manager of that version only when it is built already
     monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")

@@ -13,6 +13,7 @@ from harness.loop.why import explain_pending
 from harness.model import instancetypes as itmod
 from harness.model import itcache
 from harness.model.durations import scenario_duration
+from harness.model.knobrelease import knob_release
 from harness.model.profile import profile_with_knobs
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import NotApplicable, Outcome
@@ -77,6 +78,8 @@ class SimulatedEngine:
         """`record_bodies`: put the VM/NIC bodies the fake stored into the outcome (the conformance
         report compares them with the real engine's)."""
         run = SimulatedRun(scenario, profile, cluster, max_iterations, record_bodies)
+        if scenario.given.get("knobs"):      # which release they replay: the one the real engine runs
+            outcome.notices.append(knob_release(profile, scenario.given["knobs"], scenario.api_versions).notice)
         outcome.notices += run.notices
         return run
 

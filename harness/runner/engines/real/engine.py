@@ -30,7 +30,9 @@ from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
 from harness.loop.clock import SimClock
 from harness.model.durations import scenario_duration
+from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
+from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, csi, existing, keeper, settings, windows
@@ -201,13 +203,26 @@ class RealEngine:
         return None
 
     def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
-        """Why the real engine cannot run `scenario` under `profile` on any cluster, or None."""
-        why = self._release_mismatch(profile) if profile and self.judge_release else None
+        """Why the real engine cannot run `scenario` under `profile` on any cluster, or None. The release's
+        controller is judged last: finding it may build it (~15 min), which a scenario skipped for another
+        reason never needs."""
+        knobs = scenario.given.get("knobs")
+        replay = knob_release(profile, knobs, scenario.api_versions) if knobs and profile else None
+        if knobs and not self.judge_release:
+            return ("given.knobs edits the profile's facts by hand; a bisect runs each commit's controller "
+                    "whatever the profile")
+        if replay is not None and replay.release is None:       # no release's own facts are the knobs'
+            return replay.reason
+        why = self._scenario_skip(scenario)
         if why:
             return why
-        if scenario.given.get("knobs"):
-            return ("given.knobs edits the profile's facts by hand; the real engine runs a release's own controller "
-                    "(run the scenario under the profile of the release that had the behaviour: --profile vX.Y.Z)")
+        if replay is not None:          # the release whose own facts the knobs set answers
+            why = self._release_mismatch(replay.release)
+            return f"given.knobs replays provider {replay.release}: {why}" if why else None
+        return self._release_mismatch(profile) if profile and self.judge_release else None
+
+    def _scenario_skip(self, scenario) -> str | None:
+        """What in the scenario itself no real controller can answer faithfully, and why."""
         if (scenario.given.get("cluster") or {}).get("useSIG"):
             return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
                     "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
@@ -241,7 +256,6 @@ class RealEngine:
         """A profile of another provider release than the controller's (harness/model/releases.py):
         its expectations describe a controller this run does not have."""
         from harness.backends.controller import ensure_controller, released
-        from harness.model.releases import modeled
         if self.controller is None:
             choice = self.releases.choice(profile)
             if choice.skip:
@@ -274,10 +288,18 @@ class RealEngine:
         return ensure_controller()
 
     def start(self, scenario, profile: str, cluster, outcome: Outcome) -> RealRun:
-        ctl = self.controller_for(profile)
+        release = modeled(profile)
+        answering = profile
+        if scenario.given.get("knobs"):         # skip_reason found the release replaying them
+            replay = knob_release(profile, scenario.given["knobs"], scenario.api_versions)
+            answering = replay.release or profile
+            release = {**modeled(answering), "knobs": replay.to_json()}
+            outcome.notices.append(replay.detail)
+        ctl = self.controller_for(answering)
         outcome.version = ctl.version if ctl.timing == "upstream" else f"{ctl.version}, timing {ctl.timing}"
         outcome.not_applicable = applicability.ignored_given(scenario.given)
-        return RealRun(scenario, profile, cluster, ctl)
+        outcome.result.release = release
+        return RealRun(scenario, profile, cluster, ctl, answering, release)
 
 
 # What an earlier scenario on the same cluster left that its events may still name: kube-controller-manager
@@ -306,9 +328,13 @@ class RealRun:
     """One live run: the work dir, the fake's server, the controller in its sandbox and the kubelet
     stand-ins; applies manifests, waits for quiet, observes."""
 
-    def __init__(self, scenario, profile: str, cluster, ctl):
-        from harness.model.profile import profile_with_knobs
+    def __init__(self, scenario, profile: str, cluster, ctl, answering: str | None = None,
+                 release: dict | None = None):
+        """`profile`: the scenario's (its expectations); `answering`: the release profile whose controller
+        runs (the one replaying given.knobs, else `profile`); `release`: what each result says answered."""
+        from harness.model.profile import load_profile
         self.scenario, self.cluster, self.ctl = scenario, cluster, ctl
+        self.release = release if release is not None else modeled(profile)
         self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
         t0 = time.monotonic()
         sweep_stale_workdirs("harness-real-")
@@ -342,7 +368,7 @@ class RealRun:
             self.sandbox = self.kept.sandbox
             self.cache = cluster.watch(WATCHED)             # after the reset: this run's objects only
             self.reads = CachedReads(cluster, self.cache)
-            self.profile = profile_with_knobs(profile, None)
+            self.profile = load_profile(answering or profile)     # the kubelet stand-ins' label rules
             loop = scenario.given.get("loop") or {}
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg,
                                      boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0)
@@ -479,10 +505,12 @@ class RealRun:
         self.in_flight = ()
         self.unjudged = None
         result = self._settle_once(until)
+        result.release = self.release          # whose behaviour answered: the controller's release
         if self.in_flight or self.unjudged:
             return result
         if self.seeded and self.kubelets.release_held():
             result = self._settle_once()
+            result.release = self.release
         if self.unmanaged:
             existing.unmanaged_results(self.cluster, self.unmanaged, result)
         return result
