@@ -155,6 +155,11 @@ class CoreBehaviour:
         return bool(self.values["podLevelResources"])
 
     @property
+    def disruption_event_reason(self) -> str:
+        """reason | reasonAndDecision (core-behaviour.yaml disruptionEventReason)."""
+        return str(self.values["disruptionEventReason"])
+
+    @property
     def disruption_reason_condition(self) -> bool:
         return bool(self.values["disruptionReasonCondition"])
 

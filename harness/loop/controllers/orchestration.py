@@ -15,6 +15,7 @@ condition are removed and the candidates are no longer marked for deletion.
 from __future__ import annotations
 
 import random
+import re
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop import podutil
@@ -29,8 +30,19 @@ MIN_RETRY_DURATION = 600.0              # queue.go minRetryDuration (retryDurati
 
 
 def title(reason: str) -> str:
-    """cases.Title(language.Und, cases.NoLower): the first letter of each word upper-cased."""
-    return " ".join(w[:1].upper() + w[1:] for w in reason.split(" "))
+    """cases.Title(language.Und, cases.NoLower): the first letter of each word upper-cased (a space or a
+    slash ends a word: "drifted/replace" is "Drifted/Replace")."""
+    return re.sub(r"(^|[ /])([a-z])", lambda m: m.group(1) + m.group(2).upper(), reason)
+
+
+def event_reason(cmd, how: str) -> str:
+    """What the queue's DisruptionLaunching / DisruptionTerminating messages name (core-behaviour.yaml
+    disruptionEventReason): the method's reason, or before core v1.6.0 the orchestration Command's Reason(),
+    "<reason>/<replace|delete>" (sigs.k8s.io/karpenter v1.5.0 pkg/controllers/disruption/orchestration/queue.go
+    Command.Reason)."""
+    if how == "reasonAndDecision":
+        return title(f"{cmd.reason}/{'replace' if cmd.replacements else 'delete'}")
+    return title(cmd.reason)
 
 
 class Orchestration:
@@ -132,6 +144,7 @@ class Orchestration:
         s = self.state
         now = s.clock.now()
         rec = s.disruption.recorder
+        how = s.core.disruption_event_reason
         if now - cmd.created_at > MIN_RETRY_DURATION:
             return self._fail(cmd, "command reached timeout")
         waiting = False
@@ -141,7 +154,7 @@ class Orchestration:
             claim = s.claim_by_name(r.name)
             if claim is None or claim.done:
                 return self._fail(cmd, "replacement was deleted")
-            rec.publish("NodeClaim", r.name, "DisruptionLaunching", f"Launching NodeClaim: {title(cmd.reason)}",
+            rec.publish("NodeClaim", r.name, "DisruptionLaunching", f"Launching NodeClaim: {event_reason(cmd, how)}",
                         (r.name, cmd.reason))
             if not claim.initialized:
                 rec.publish("NodeClaim", r.name, "DisruptionWaitingReadiness", "Waiting on readiness to continue disruption",
@@ -159,9 +172,9 @@ class Orchestration:
                 continue
             self.termination.begin(c, cmd.reason)
             if c.node_name:
-                rec.publish("Node", c.node_name, "DisruptionTerminating", f"Disrupting Node: {title(cmd.reason)}",
+                rec.publish("Node", c.node_name, "DisruptionTerminating", f"Disrupting Node: {event_reason(cmd, how)}",
                             (c.node_name, cmd.reason))
-            rec.publish("NodeClaim", name, "DisruptionTerminating", f"Disrupting NodeClaim: {title(cmd.reason)}",
+            rec.publish("NodeClaim", name, "DisruptionTerminating", f"Disrupting NodeClaim: {event_reason(cmd, how)}",
                         (name, cmd.reason))
             cand = next((x for x in p.candidates if x.claim is c), None)
             s.result.disruptions.append(disruption_record(s, c, cmd, cand))
