@@ -215,6 +215,8 @@ class RealCluster:
         (harness.model.apiversions)."""
         if self.profile_obj is None and self._release_relabels(obj):
             return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
+        if self.profile_obj is None and (rejection := self._release_refuses(obj)) is not None:
+            raise rejection
         if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
             return obj
         rejection = apiversions.served_rejection(obj, self.profile_obj)
@@ -242,6 +244,19 @@ class RealCluster:
         stored version's path."""
         return (obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != self.kinds["AKSNodeClass"].api_version
                 and apiversions.version_of(obj) in self.release_served.get("AKSNodeClass", ()))
+
+    def _release_refuses(self, obj: dict) -> APIRejected | None:
+        """A Karpenter object in a version its release's own CRD does not serve (a karpenter.sh/v1 NodePool
+        at provider v0.5-v0.6, a v1beta1 AKSNodeClass at v0.7): refused as kubectl reports it, not sent to a
+        path of another version (the API server would answer that the body's apiVersion is not the path's)."""
+        kind = obj.get("kind")
+        served = self.release_served.get(kind)
+        if kind not in apiversions.GROUPS or not served:
+            return None
+        group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+        if group == apiversions.GROUPS[kind] and version in served:
+            return None
+        return APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{obj.get("apiVersion")}"')
 
     @staticmethod
     def _missing_service_account(e: APIRejected) -> bool:

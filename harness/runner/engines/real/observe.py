@@ -59,6 +59,10 @@ def nodepool_decided(nodepool: dict) -> bool:
     for an earlier generation says nothing of an update (operatorpkg status.ConditionSet.Set stamps the
     generation it saw; a step that narrows a NodePool's zones and brings pods in the same apply raced the
     controller's informer under load, and a round planned with the old requirements)."""
+    if str(nodepool.get("apiVersion") or "").endswith("/v1beta1"):
+        # core v0.36's NodePool has no conditions (sigs.k8s.io/karpenter v0.36.1 pkg/apis/v1beta1/
+        # nodepool_status.go): its provisioner takes every NodePool at once
+        return True
     generation = (nodepool.get("metadata") or {}).get("generation") or 1
     conds = {t: c for t, c in _conditions(nodepool).items()
              if c.get("observedGeneration") is None or c["observedGeneration"] >= generation}
@@ -378,7 +382,10 @@ class Observer:
         """The disruption side for the settle rule (settle.py; `passes` and `pass_mark`: pass_counts)."""
         never = {np["metadata"]["name"] for np in self.nodepool_objects
                  if ((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter") == "Never"}
-        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never)),
+        underutilized = {np["metadata"]["name"] for np in self.nodepool_objects
+                         if ((np.get("spec") or {}).get("disruption") or {}).get("consolidationPolicy")
+                         == "WhenUnderutilized"}
+        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never, underutilized)),
                           tuple(self.watch.busy(self.claims, self.live)), held, pass_mark=pass_mark)
 
     def provider_ids(self, claims) -> list[str]:
