@@ -213,11 +213,9 @@ class RealCluster:
         refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
         version's rules here and sent as v1, as core v1.0's conversion webhook would store it
         (harness.model.apiversions)."""
-        if self.profile_obj is None and self._release_relabels(obj):
-            return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
-        if self.profile_obj is None and (rejection := self._release_refuses(obj)) is not None:
-            raise rejection
-        if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
+        if self.profile_obj is None:
+            return self._for_release(obj)
+        if obj.get("kind") not in apiversions.GROUPS:
             return obj
         rejection = apiversions.served_rejection(obj, self.profile_obj)
         if rejection is not None:
@@ -237,26 +235,28 @@ class RealCluster:
             return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         return obj
 
-    def _release_relabels(self, obj: dict) -> bool:
-        """An AKSNodeClass in another version its release's own CRD serves: that CRD converts with
-        strategy None, so the API server only relabels apiVersion (provider v1.10.2 and v1.14.0
-        karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1); the client writes the
-        stored version's path."""
-        return (obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != self.kinds["AKSNodeClass"].api_version
-                and apiversions.version_of(obj) in self.release_served.get("AKSNodeClass", ()))
-
-    def _release_refuses(self, obj: dict) -> APIRejected | None:
-        """A Karpenter object in a version its release's own CRD does not serve (a karpenter.sh/v1 NodePool
-        at provider v0.5-v0.6, a v1beta1 AKSNodeClass at v0.7): refused as kubectl reports it, not sent to a
-        path of another version (the API server would answer that the body's apiVersion is not the path's)."""
+    def _for_release(self, obj: dict) -> dict:
+        """A Karpenter object as a release's own CRDs take it, at the path the clients write (self.kinds):
+        - in a version the CRD does not serve (a karpenter.sh/v1 NodePool at provider v0.5-v0.6, a v1beta1
+          AKSNodeClass at v0.7): refused as kubectl reports it, not sent to a path of another version (the
+          API server would answer that the body's apiVersion is not the path's);
+        - an AKSNodeClass in another version the CRD serves: relabeled, as that CRD converts with strategy
+          None (provider v1.10.2 and v1.14.0 karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1);
+        - a karpenter.sh/v1beta1 NodePool or NodeClaim where the clients write v1 (provider v0.7, core v1.0):
+          converted as core v1.0's conversion webhook would store it (turned off here: DISABLE_WEBHOOK);
+        - anything else (provider v0.5's v1beta1 at its own path) as it is."""
         kind = obj.get("kind")
         served = self.release_served.get(kind)
         if kind not in apiversions.GROUPS or not served:
-            return None
+            return obj
         group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
-        if group == apiversions.GROUPS[kind] and version in served:
-            return None
-        return APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{obj.get("apiVersion")}"')
+        if group != apiversions.GROUPS[kind] or version not in served:
+            raise APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{obj.get("apiVersion")}"')
+        if version == self.kinds[kind].version:
+            return obj
+        if kind == "AKSNodeClass":
+            return {**obj, "apiVersion": self.kinds[kind].api_version}
+        return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
 
     @staticmethod
     def _missing_service_account(e: APIRejected) -> bool:
@@ -292,12 +292,12 @@ class RealCluster:
         return self.client(identity).update_status(self._as_installed(obj))
 
     def _as_installed(self, obj: dict) -> dict:
-        """A NodePool or NodeClaim written in a version the installed CRDs do not serve (v1beta1 at
+        """A NodePool or NodeClaim written in a version the profile's CRDs do not serve (v1beta1 at
         v0.5-v0.7, as the release stores it) is sent as v1, as create sends it (_served_version): the
-        API server refuses a body whose apiVersion is not the path's. An AKSNodeClass its release's own CRD
-        serves in that version is relabeled (_release_relabels)."""
-        if self.profile_obj is None and self._release_relabels(obj):
-            return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
+        API server refuses a body whose apiVersion is not the path's. With a release's own CRDs, as
+        create sends it (_for_release)."""
+        if self.profile_obj is None:
+            return self._for_release(obj)
         if obj.get("kind") in ("NodePool", "NodeClaim") and \
                 apiversions.version_of(obj) != KINDS[obj["kind"]].version:
             return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))

@@ -2,6 +2,7 @@
 lookup, CRD rendering from the profiles, the backend registry."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -369,12 +370,25 @@ def test_a_releases_own_crds_refuse_a_karpenter_version_they_do_not_serve():
     rc.profile_obj = None
     rc.kinds = KINDS
     rc.release_served = {"NodePool": ["v1beta1"], "AKSNodeClass": ["v1alpha2"]}
+    rc.kinds = {**KINDS, "NodePool": dataclasses.replace(KINDS["NodePool"], version="v1beta1")}   # release_kinds
     np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"}}
     with pytest.raises(APIRejected, match='no matches for kind "NodePool" in version "karpenter.sh/v1"') as e:
         rc._served_version(np)
     assert e.value.status == 404
     old = {**np, "apiVersion": "karpenter.sh/v1beta1"}
     assert rc._served_version(old) is old
+    assert rc._as_installed(old) is old          # an update (a step's NodePool) at the version it serves
+    with pytest.raises(APIRejected, match='no matches for kind "NodePool" in version "karpenter.sh/v1"'):
+        rc._as_installed(np)
+    # provider v0.7.5 (core v1.0.6) serves both and stores v1: a v1beta1 NodePool is converted as its
+    # conversion webhook (turned off) would, both on create and on update
+    rc.release_served, rc.kinds = {"NodePool": ["v1", "v1beta1"]}, KINDS
+    old["spec"] = {"disruption": {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h"},
+                   "template": {"spec": {"nodeClassRef": {"name": "default"}}}}
+    for sent in (rc._served_version(old), rc._as_installed(old)):
+        assert sent["apiVersion"] == "karpenter.sh/v1"
+        assert sent["spec"]["template"]["spec"]["expireAfter"] == "720h"
+        assert sent["spec"]["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
     assert rc._served_version(pod) is pod
 

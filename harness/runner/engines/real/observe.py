@@ -465,7 +465,10 @@ class Observer:
             v = conds.get("ValidationSucceeded")
             if v and v.get("status") == "False":
                 res.stage, res.message = "runtime", v.get("message")
-            res.ready = conds.get("Ready", {}).get("status") == "True"
+            # core v0.36's karpenter.sh/v1beta1 NodePool has no Ready condition: its provisioner takes every
+            # NodePool (nodepool_decided), as the simulation says `ready` for it
+            res.ready = conds.get("Ready", {}).get("status") == "True" or (
+                not conds and str(np.get("apiVersion") or "").endswith("/v1beta1"))
         r.nodepools = dict(self.nodepools)
         r.nodeclasses = dict(self.nodeclasses)
         r.rejected_pods = dict(self.rejected_pods)
