@@ -670,6 +670,10 @@ class Observer:
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
+                # provider v0.5-v0.7 put the zone on the NodeClaim as karpenter.azure.com/zone only and leave
+                # topology.kubernetes.io/zone to cloud-node-manager on the Node (github.com/Azure/karpenter-
+                # provider-azure v0.7.5 pkg/cloudprovider/cloudprovider.go instanceToNodeClaim)
+                nr.zone = nr.zone or nr.labels.get("topology.kubernetes.io/zone", "")
             nr.provenance = _provenance(nr.labels, rec, labels)
             if gone:
                 nr.deleted = ncr.deleted = "deleted"
