@@ -207,3 +207,15 @@ def test_core_v0_36s_disruption_taint_and_candidates():
               "c": _claim("c", conds={"Expired": ""}), "d": _claim("d", pool="other", conds={"Initialized": ""})}
     assert disruptions.candidates(claims, set(claims), underutilized={"default"}) == ["a", "b", "c"]
     assert disruptions.candidates(claims, set(claims)) == ["b", "c"]
+
+
+def test_core_v0_36s_blocked_messages_name_their_protection():
+    """v0.36.1 disruption/types.go NewCandidate: `PDB "default/p" prevents pod evictions`, `Nominated for a
+    pending pod`, `Pod "default/x" has "karpenter.sh/do-not-disrupt" annotation` (events.Blocked prefixes
+    `Cannot disrupt Node: `)."""
+    claims = {c: _claim(c, f"aks-{c}") for c in "abc"}
+    events = [{"kind": "Node", "name": f"aks-{c}", "reason": "DisruptionBlocked", "message": f"Cannot disrupt Node: {m}"}
+              for c, m in (("a", 'PDB "default/p" prevents pod evictions'), ("b", "Nominated for a pending pod"),
+                           ("c", 'Pod "default/x" has "karpenter.sh/do-not-disrupt" annotation'))]
+    got = disruptions.protected(events, claims, set(claims), {c: f"aks-{c}" for c in "abc"})
+    assert [(p["nodeClaim"], p["by"]) for p in got] == [("a", "pdb"), ("b", "nominated"), ("c", "do-not-disrupt")]

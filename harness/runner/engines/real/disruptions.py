@@ -37,8 +37,10 @@ EXPIRED_LINE = "deleting expired nodeclaim"
 GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
 _METHODS = {"Empty": "empty", "Drifted": "drift", "Expired": "expiration"}
 _BUDGET = re.compile(r"No allowed disruptions for disruption reason (\w+) due to blocking budget")
-# DisruptionBlocked messages (types.go NewCandidate, pretty.Sentence) -> the protection's name
-_BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "pdb"), ("nominated", "nominated"))
+# DisruptionBlocked messages (types.go NewCandidate, pretty.Sentence) -> the protection's name; core v0.36's
+# own words ("PDB %q prevents pod evictions", "Nominated for a pending pod": v0.36.1 disruption/types.go NewCandidate)
+_BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "pdb"), ("PDB ", "pdb"),
+               ("nominated", "nominated"), ("Nominated", "nominated"))
 
 
 def _name(ref) -> str | None:
