@@ -219,3 +219,22 @@ def test_core_v0_36s_blocked_messages_name_their_protection():
                            ("c", 'Pod "default/x" has "karpenter.sh/do-not-disrupt" annotation'))]
     got = disruptions.protected(events, claims, set(claims), {c: f"aks-{c}" for c in "abc"})
     assert [(p["nodeClaim"], p["by"]) for p in got] == [("a", "pdb"), ("b", "nominated"), ("c", "do-not-disrupt")]
+
+
+def test_a_core_v0_36_budget_keeps_every_candidate_of_its_nodepool():
+    """v0.36's NodePoolBlocked names no reason: a WhenUnderutilized pool's initialized NodeClaims are kept
+    from consolidation, its drifted ones from drift too; beside per-reason events (later cores) it adds nothing."""
+    claims = {"a": _claim("a", "aks-a", conds={"Initialized": ""}),
+              "b": _claim("b", "aks-b", conds={"Initialized": "", "Drifted": "NodePoolDrifted"}),
+              "c": _claim("c", "aks-c", pool="other", conds={"Initialized": ""})}
+    blocked = {"kind": "NodePool", "name": "default", "reason": "DisruptionBlocked",
+               "message": "No allowed disruptions due to blocking budget"}
+    node_of = {c: f"aks-{c}" for c in "abc"}
+    got = disruptions.protected([blocked], claims, set(claims), node_of, {"default": "WhenUnderutilized"})
+    assert [(p["nodeClaim"], p["method"]) for p in got] == [
+        ("a", "multi"), ("a", "single"), ("b", "drift"), ("b", "multi"), ("b", "single")]
+    assert [p["nodeClaim"] for p in disruptions.protected([blocked], claims, set(claims), node_of,
+                                                          {"default": "WhenEmpty"})] == ["b"]
+    later = {**blocked, "message": "No allowed disruptions for disruption reason Drifted due to blocking budget"}
+    assert [(p["nodeClaim"], p["method"]) for p in disruptions.protected([blocked, later], claims, set(claims), node_of,
+                                                                         {"default": "WhenUnderutilized"})] == [("b", "drift")]

@@ -37,6 +37,9 @@ EXPIRED_LINE = "deleting expired nodeclaim"
 GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
 _METHODS = {"Empty": "empty", "Drifted": "drift", "Expired": "expiration"}
 _BUDGET = re.compile(r"No allowed disruptions for disruption reason (\w+) due to blocking budget")
+# core v0.36's budget is the NodePool's, for every method: one event without a reason (v0.36.1
+# pkg/controllers/disruption/events/events.go NodePoolBlocked; later cores publish it beside the per-reason ones)
+BUDGET_ALL = "No allowed disruptions due to blocking budget"
 # DisruptionBlocked messages (types.go NewCandidate, pretty.Sentence) -> the protection's name; core v0.36's
 # own words ("PDB %q prevents pod evictions", "Nominated for a pending pod": v0.36.1 disruption/types.go NewCandidate)
 _BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "pdb"), ("PDB ", "pdb"),
@@ -283,8 +286,10 @@ def records(watch: DisruptionWatch, commands: list[Command], others: list[tuple[
     return out
 
 
-def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_of: dict[str, str]) -> list[dict]:
-    """The candidates a protection kept, from DisruptionBlocked events."""
+def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_of: dict[str, str],
+              policies: dict[str, str] | None = None) -> list[dict]:
+    """The candidates a protection kept, from DisruptionBlocked events. `policies`: NodePool -> its
+    consolidationPolicy, which says whose candidates a core v0.36 budget event (BUDGET_ALL) kept."""
     out: list[dict] = []
     claim_of_node = {n: c for c, n in node_of.items()}
 
@@ -314,6 +319,25 @@ def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_
                     continue
                 for method in methods:
                     add(node_of.get(name), name, "budget", msg, method)
+    per_reason = {e["name"] for e in events if e.get("kind") == "NodePool" and _BUDGET.search(e.get("message") or "")}
+    for e in events:
+        if e.get("kind") == "NodePool" and e.get("message") == BUDGET_ALL and e["name"] not in per_reason:
+            for name in sorted(live):
+                if (claims[name]["metadata"].get("labels") or {}).get("karpenter.sh/nodepool") == e["name"]:
+                    for method in _v036_methods(claims[name], (policies or {}).get(e["name"])):
+                        add(node_of.get(name), name, "budget", BUDGET_ALL, method)
+    return out
+
+
+def _v036_methods(nc: dict, policy: str | None) -> list[str]:
+    """The methods a core v0.36 NodeClaim is a candidate of (v0.36.1 pkg/controllers/disruption/ drift.go,
+    expiration.go, emptiness.go, consolidation.go ShouldDisrupt), in the simulation's names."""
+    conds = {t for t, c in _conditions(nc).items() if c.get("status") == "True"}
+    out = [m for cond, m in (("Expired", "expiration"), ("Drifted", "drift")) if cond in conds]
+    if policy == "WhenEmpty" and "Empty" in conds:
+        out.append("empty")
+    if policy == "WhenUnderutilized" and "Initialized" in conds:
+        out += ["multi", "single"]
     return out
 
 

@@ -692,7 +692,9 @@ class Observer:
         commands = disruptions.by_claim(commands, node_of)
         r.disruptions = disruptions.records(self.watch, commands, others, self.claims, self.deleted, index_of,
                                             launching, node_of)
-        r.protected = disruptions.protected(r.events, self.claims, self.live, node_of)
+        policies = {np["metadata"]["name"]: ((np.get("spec") or {}).get("disruption") or {}).get("consolidationPolicy", "")
+                    for np in self.nodepool_objects}
+        r.protected = disruptions.protected(r.events, self.claims, self.live, node_of, policies)
         r.timeline = disruptions.timeline(self.watch, set(launching), {d["nodeClaim"]: d["reason"] for d in r.disruptions},
                                           commands)
         why = {d["nodeClaim"]: d["reason"] for d in r.disruptions}
