@@ -77,6 +77,9 @@ class RealCluster:
         self.capabilities: frozenset[str] = frozenset()
         self.profile_obj = None             # the installed Profile (its release's served API versions)
         self.release_served: dict[str, list[str]] = {}    # kind -> versions a release's own CRDs serve
+        # the run's release profile, whose rules judge a served object the harness converts itself because the
+        # release's conversion webhook is off (_for_release); set by the real engine per run
+        self.conversion_profile = None
         self.kinds: dict[str, Kind] = KINDS     # what every client reads and writes at (install_crds)
         # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
         # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
@@ -243,7 +246,9 @@ class RealCluster:
         - an AKSNodeClass in another version the CRD serves: relabeled, as that CRD converts with strategy
           None (provider v1.10.2 and v1.14.0 karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1);
         - a karpenter.sh/v1beta1 NodePool or NodeClaim where the clients write v1 (provider v0.7, core v1.0):
-          converted as core v1.0's conversion webhook would store it (turned off here: DISABLE_WEBHOOK);
+          judged by its own version's rules, as the API server judges a request before converting it (the
+          run's release profile's, `conversion_profile`: the API server cannot, the conversion webhook being
+          off here, DISABLE_WEBHOOK), then converted as that webhook would store it;
         - anything else (provider v0.5's v1beta1 at its own path) as it is."""
         kind = obj.get("kind")
         served = self.release_served.get(kind)
@@ -256,6 +261,11 @@ class RealCluster:
             return obj
         if kind == "AKSNodeClass":
             return {**obj, "apiVersion": self.kinds[kind].api_version}
+        if self.conversion_profile is not None:
+            from harness.model.validation import admission_rejection
+            rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.conversion_profile))
+            if rejection is not None:
+                raise rejection
         return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
 
     @staticmethod

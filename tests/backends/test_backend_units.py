@@ -367,7 +367,7 @@ def test_a_releases_own_crds_refuse_a_karpenter_version_they_do_not_serve():
     v1beta1 one goes to the API server as it is (the clients read and write v1beta1: release_kinds)."""
     from harness.backends.realcluster import RealCluster
     rc = object.__new__(RealCluster)
-    rc.profile_obj = None
+    rc.profile_obj = rc.conversion_profile = None
     rc.kinds = KINDS
     rc.release_served = {"NodePool": ["v1beta1"], "AKSNodeClass": ["v1alpha2"]}
     rc.kinds = {**KINDS, "NodePool": dataclasses.replace(KINDS["NodePool"], version="v1beta1")}   # release_kinds
@@ -389,6 +389,14 @@ def test_a_releases_own_crds_refuse_a_karpenter_version_they_do_not_serve():
         assert sent["apiVersion"] == "karpenter.sh/v1"
         assert sent["spec"]["template"]["spec"]["expireAfter"] == "720h"
         assert sent["spec"]["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
+    # ... judged first by the v1beta1 rules of the run's release, as the API server would before converting
+    from harness.model.profile import load_profile
+    rc.conversion_profile = load_profile("v0.7.5")
+    old["spec"]["disruption"]["consolidateAfter"] = "30s"
+    old["spec"]["template"]["spec"]["requirements"] = [{"key": "karpenter.sh/capacity-type", "operator": "In",
+                                                        "values": ["on-demand"]}]
+    with pytest.raises(APIRejected, match="consolidateAfter cannot be combined with consolidationPolicy=WhenUnderutilized"):
+        rc._served_version(old)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
     assert rc._served_version(pod) is pod
 
