@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends import controller
-from harness.runner.engines.real.releasectl import (Choice, choose, newest_patches, seeding_skip, served_versions,
-                                                     tree_skip)
+from harness.runner.engines.real.releasectl import Choice, choose, newest_patches, served_versions, tree_skip
 
 TAGS = frozenset({"v0.5.5", "v0.7.5", "v1.6.1", "v1.6.8", "v1.14.0"})
 V168 = {"release": "v1.6.8", "covers": ["v1.6.8"]}
@@ -68,14 +67,6 @@ def test_a_tree_whose_crds_serve_no_version_the_client_speaks_is_skipped_by_reas
     (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="false"))
     assert tree_skip("v0.7.5", tmp_path) is None       # written at v1alpha2 (realcluster.release_kinds)
     assert "has no pkg/apis/crds" in tree_skip("v0.0.1", tmp_path / "nothing")
-
-
-def test_existing_nodes_are_not_seeded_where_the_nodeclaim_crd_serves_v1beta1_only(tmp_path):
-    (tmp_path / "karpenter.sh_nodeclaims.yaml").write_text(CRD.format(v1="false"))
-    assert "serves karpenter.sh/v1beta1 only" in seeding_skip(tmp_path)
-    (tmp_path / "karpenter.sh_nodeclaims.yaml").write_text(CRD.format(v1="true"))
-    assert seeding_skip(tmp_path) is None
-    assert seeding_skip(tmp_path / "nothing") is None
 
 
 def test_the_pinned_core_is_the_replace_when_there_is_one(tmp_path, monkeypatch):

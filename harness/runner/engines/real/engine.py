@@ -242,8 +242,6 @@ class RealEngine:
                     "(harness/loop/controllers/jobs.py); the real cluster's pods run until deleted and its "
                     "CronJob controller follows the wall clock")
         entries = scenario.given.get("existingNodes") or []
-        if entries and (why := self._seeding_skip(profile)):
-            return why
         history = [k for k in ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
                    if any(k in e for e in entries)]
         history += ["deleting (a time)"] if any(isinstance(e.get("deleting"), str) for e in entries) else []
@@ -253,16 +251,6 @@ class RealEngine:
                     ") is replayed on the simulated clock; the controller's clock is the wall clock and it stamps "
                     "its own creation times and hashes")
         return None
-
-    def _seeding_skip(self, profile: str | None) -> str | None:
-        """given.existingNodes on a controller whose own CRDs the seeding cannot write (releasectl.seeding_skip)."""
-        from harness.backends.binaries import BinariesError
-        from harness.runner.engines.real.releasectl import seeding_skip
-        try:
-            ctl = self.controller_for(profile) if profile else self.controller
-        except BinariesError:
-            return None
-        return seeding_skip(ctl.crds_dir) if ctl is not None and ctl.tree is not None else None
 
     def _release_mismatch(self, profile: str) -> str | None:
         """A profile of another provider release than the controller's (harness/model/releases.py):

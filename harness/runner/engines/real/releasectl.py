@@ -78,18 +78,6 @@ def tree_skip(ref: str, tree: Path) -> str | None:
     return None
 
 
-def seeding_skip(crds_dir: Path) -> str | None:
-    """Why given.existingNodes cannot be seeded on a release's controller: the seeding writes karpenter.sh/v1
-    NodeClaims and holds disruption with a v1 NodePool's consolidateAfter (existing.py), which a NodeClaim CRD
-    serving karpenter.sh/v1beta1 only (provider v0.5-v0.6, core v0.36) does not take."""
-    path = crds_dir / "karpenter.sh_nodeclaims.yaml"
-    served = served_versions(path.read_text()) if path.is_file() else []
-    if not served or "v1" in served:
-        return None
-    return (f"given.existingNodes: the real engine seeds karpenter.sh/v1 NodeClaims; this release's NodeClaim CRD "
-            f"serves karpenter.sh/{', '.join(served)} only ({(CRDS / path.name).as_posix()})")
-
-
 def tags_of(git_dir: Path) -> frozenset[str]:
     out = subprocess.run(["git", "-C", str(git_dir), "tag"], capture_output=True, text=True, timeout=60)
     return frozenset(out.stdout.split()) if out.returncode == 0 else frozenset()
