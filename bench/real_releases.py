@@ -1,5 +1,6 @@
 """Real-engine smoke per provider release: each release's own controller built from the provider's git
-history and run on a small smoke set (one provisioning, one consolidation, one drift scenario).
+history and run on a small smoke set (one provisioning, one consolidation, one drift scenario), written in
+an API the release's own CRDs serve (the current one; scenarios/releases/smoke/<api>/ for v0.5-v0.7).
 
     python bench/real_releases.py --provider-git DIR [--release v1.6.8 ...] [--json FILE]
 
@@ -28,42 +29,55 @@ from harness.runner.engines.real.releasectl import newest_patches, tags_of  # no
 from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SMOKE = {   # name -> file: small, no seeded history, no knobs, judged on every release line
+SMOKE = {   # name -> file: small, no seeded history, no knobs, judged on every release line (the current API)
     "should-launch-in-the-nodepool-requested-zone": "scenarios/upstream-tests/zone-aware-provisioning.scenario.yaml",
     "underutilized-node-deleted-when-pods-fit-elsewhere": "scenarios/disruption/consolidation.scenario.yaml",
     "nodepool-template-change-drifts-node": "scenarios/disruption/drift.scenario.yaml",
 }
+# the same three in older releases' APIs, tried after the current set, newest API first: a release runs the
+# first set whose every NodePool/AKSNodeClass apiVersion its own CRDs serve
+OLDER_SETS = ("scenarios/releases/smoke/v1-v1alpha2", "scenarios/releases/smoke/v1beta1")
+CRD_KINDS = ("NodePool", "NodeClaim", "AKSNodeClass")
 
 
-def smoke_scenarios() -> list:
-    out = []
+def smoke_sets() -> list[tuple[str, list]]:
+    """(name, scenarios) of every smoke set, the current API's first."""
+    current = []
     for name, file in SMOKE.items():
-        out += [sc for f in find_scenario_files([str(ROOT / file)]) for sc in load_scenarios(f) if sc.name == name]
+        current += [sc for f in find_scenario_files([str(ROOT / file)]) for sc in load_scenarios(f) if sc.name == name]
+    out = [("current", current)]
+    for d in OLDER_SETS:
+        out.append((Path(d).name, [sc for f in find_scenario_files([str(ROOT / d)]) for sc in load_scenarios(f)]))
     return out
 
 
-def nodeclass_version(ctl) -> str | None:
-    """The AKSNodeClass version a release's own CRD stores when it does not serve the smoke set's
-    v1beta1 (provider v0.7.5: v1alpha2, same fields the smoke set uses), else None."""
+def api_of(scenarios) -> set[tuple[str, str]]:
+    """The (kind, apiVersion) of every Karpenter object a set writes."""
+    return {(m.obj["kind"], m.obj.get("apiVersion", "")) for sc in scenarios
+            for m in [*sc.manifests, *(m for ms in sc.step_manifests for m in ms)] if m.obj.get("kind") in CRD_KINDS}
+
+
+def served_by(ctl) -> dict[str, set[str]]:
+    """kind -> the group/versions a controller's own CRDs serve ({} when it has no CRD directory)."""
     import yaml
+    out: dict[str, set[str]] = {}
+    for f in sorted(ctl.crds_dir.glob("*.yaml")) if ctl.crds_dir.is_dir() else ():
+        for crd in yaml.safe_load_all(f.read_text()):
+            if (crd or {}).get("kind") != "CustomResourceDefinition":
+                continue
+            spec = crd["spec"]
+            out.setdefault(spec["names"]["kind"], set()).update(
+                f"{spec['group']}/{v['name']}" for v in spec.get("versions") or [] if v.get("served"))
+    return out
 
-    from harness.backends.kinds import KINDS
-    from harness.backends.realcluster import release_kinds
-    crd = ctl.crds_dir / "karpenter.azure.com_aksnodeclasses.yaml"
-    if not crd.is_file():
-        return None
-    kind = release_kinds([yaml.safe_load(crd.read_text())])["AKSNodeClass"]
-    return kind.api_version if kind is not KINDS["AKSNodeClass"] else None
 
-
-def at_version(sc, api_version: str):
-    """`sc` with its AKSNodeClass manifests written at `api_version`."""
-    import copy
-    sc = copy.deepcopy(sc)
-    for m in [*sc.manifests, *(m for ms in sc.step_manifests for m in ms)]:
-        if m.obj.get("kind") == "AKSNodeClass":
-            m.obj["apiVersion"] = api_version
-    return sc
+def pick_set(sets: list[tuple[str, list]], served: dict[str, set[str]]) -> tuple[str, list] | None:
+    """The first set every apiVersion of which the release serves (the current one when `served` is
+    empty: the default controller's CRDs are the harness's own), else None."""
+    if not served:
+        return sets[0]
+    return next(((name, scs) for name, scs in sets
+                 if all(v in served.get(kind, ()) for kind, v in api_of(scs))), None)
 
 
 def main() -> int:
@@ -97,7 +111,7 @@ def main() -> int:
     if not ok:
         print(f"real engine unavailable: {why}", file=sys.stderr)
         return 2
-    scenarios = smoke_scenarios()
+    sets = smoke_sets()
     rows = []
     cluster = shared_cluster("local", **engine.cluster_options)
     try:
@@ -120,11 +134,14 @@ def main() -> int:
                 continue
             row["controller"] = f"{ctl.version} (timing {ctl.timing})"
             row["runs"] = []
-            nc = nodeclass_version(ctl)
-            if nc:
-                row["nodeclass"] = nc
-                print(f"{rel}: the smoke set's AKSNodeClass written as {nc}, the version this release serves", flush=True)
-            for sc in (at_version(s, nc) for s in scenarios) if nc else scenarios:
+            picked = pick_set(sets, served_by(ctl))
+            if picked is None:
+                row["skip"] = "no smoke set in an API its CRDs serve"
+                print(f"{rel}: {row['skip']}", flush=True)
+                continue
+            row["set"] = picked[0]
+            print(f"{rel}: smoke set {picked[0]}", flush=True)
+            for sc in picked[1]:
                 o = execute_guarded(engine, sc, rel, cluster)
                 v = verdict(o)
                 reason = (o.skipped or o.error or "")[:300] if v in ("skipped", "ERROR") else ""

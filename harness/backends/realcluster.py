@@ -77,6 +77,9 @@ class RealCluster:
         self.capabilities: frozenset[str] = frozenset()
         self.profile_obj = None             # the installed Profile (its release's served API versions)
         self.release_served: dict[str, list[str]] = {}    # kind -> versions a release's own CRDs serve
+        # the run's release profile, whose rules judge a served object the harness converts itself because the
+        # release's conversion webhook is off (_for_release); set by the real engine per run
+        self.conversion_profile = None
         self.kinds: dict[str, Kind] = KINDS     # what every client reads and writes at (install_crds)
         # which CRDs the API server judges with now: "profile <name>" (rendered per profile by
         # install_profile) or another set install_crds applied as is (e.g. "provider v1.14.0")
@@ -213,9 +216,9 @@ class RealCluster:
         refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
         version's rules here and sent as v1, as core v1.0's conversion webhook would store it
         (harness.model.apiversions)."""
-        if self.profile_obj is None and self._release_relabels(obj):
-            return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
-        if self.profile_obj is None or obj.get("kind") not in apiversions.GROUPS:
+        if self.profile_obj is None:
+            return self._for_release(obj)
+        if obj.get("kind") not in apiversions.GROUPS:
             return obj
         rejection = apiversions.served_rejection(obj, self.profile_obj)
         if rejection is not None:
@@ -235,13 +238,35 @@ class RealCluster:
             return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         return obj
 
-    def _release_relabels(self, obj: dict) -> bool:
-        """An AKSNodeClass in another version its release's own CRD serves: that CRD converts with
-        strategy None, so the API server only relabels apiVersion (provider v1.10.2 and v1.14.0
-        karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1); the client writes the
-        stored version's path."""
-        return (obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != self.kinds["AKSNodeClass"].api_version
-                and apiversions.version_of(obj) in self.release_served.get("AKSNodeClass", ()))
+    def _for_release(self, obj: dict) -> dict:
+        """A Karpenter object as a release's own CRDs take it, at the path the clients write (self.kinds):
+        - in a version the CRD does not serve (a karpenter.sh/v1 NodePool at provider v0.5-v0.6, a v1beta1
+          AKSNodeClass at v0.7): refused as kubectl reports it, not sent to a path of another version (the
+          API server would answer that the body's apiVersion is not the path's);
+        - an AKSNodeClass in another version the CRD serves: relabeled, as that CRD converts with strategy
+          None (provider v1.10.2 and v1.14.0 karpenter.azure.com_aksnodeclasses.yaml serve v1alpha2 and v1beta1);
+        - a karpenter.sh/v1beta1 NodePool or NodeClaim where the clients write v1 (provider v0.7, core v1.0):
+          judged by its own version's rules, as the API server judges a request before converting it (the
+          run's release profile's, `conversion_profile`: the API server cannot, the conversion webhook being
+          off here, DISABLE_WEBHOOK), then converted as that webhook would store it;
+        - anything else (provider v0.5's v1beta1 at its own path) as it is."""
+        kind = obj.get("kind")
+        served = self.release_served.get(kind)
+        if kind not in apiversions.GROUPS or not served:
+            return obj
+        group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+        if group != apiversions.GROUPS[kind] or version not in served:
+            raise APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{obj.get("apiVersion")}"')
+        if version == self.kinds[kind].version:
+            return obj
+        if kind == "AKSNodeClass":
+            return {**obj, "apiVersion": self.kinds[kind].api_version}
+        if self.conversion_profile is not None:
+            from harness.model.validation import admission_rejection
+            rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.conversion_profile))
+            if rejection is not None:
+                raise rejection
+        return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
 
     @staticmethod
     def _missing_service_account(e: APIRejected) -> bool:
@@ -277,12 +302,12 @@ class RealCluster:
         return self.client(identity).update_status(self._as_installed(obj))
 
     def _as_installed(self, obj: dict) -> dict:
-        """A NodePool or NodeClaim written in a version the installed CRDs do not serve (v1beta1 at
+        """A NodePool or NodeClaim written in a version the profile's CRDs do not serve (v1beta1 at
         v0.5-v0.7, as the release stores it) is sent as v1, as create sends it (_served_version): the
-        API server refuses a body whose apiVersion is not the path's. An AKSNodeClass its release's own CRD
-        serves in that version is relabeled (_release_relabels)."""
-        if self.profile_obj is None and self._release_relabels(obj):
-            return {**obj, "apiVersion": self.kinds["AKSNodeClass"].api_version}
+        API server refuses a body whose apiVersion is not the path's. With a release's own CRDs, as
+        create sends it (_for_release)."""
+        if self.profile_obj is None:
+            return self._for_release(obj)
         if obj.get("kind") in ("NodePool", "NodeClaim") and \
                 apiversions.version_of(obj) != KINDS[obj["kind"]].version:
             return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))

@@ -2,6 +2,7 @@
 lookup, CRD rendering from the profiles, the backend registry."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -357,7 +358,47 @@ def test_a_releases_own_nodeclass_crd_relabels_a_version_it_serves():
     assert rc._served_version(nc)["apiVersion"] == "karpenter.azure.com/v1beta1"
     assert rc._as_installed(nc)["apiVersion"] == "karpenter.azure.com/v1beta1"
     rc.release_served = {"AKSNodeClass": ["v1beta1"]}
-    assert rc._served_version(nc) is nc
+    with pytest.raises(APIRejected, match='no matches for kind "AKSNodeClass" in version "karpenter.azure.com/v1alpha2"'):
+        rc._served_version(nc)
+
+
+def test_a_releases_own_crds_refuse_a_karpenter_version_they_do_not_serve():
+    """provider v0.5.5 serves karpenter.sh/v1beta1 only: a v1 NodePool is refused as kubectl says it, a
+    v1beta1 one goes to the API server as it is (the clients read and write v1beta1: release_kinds)."""
+    from harness.backends.realcluster import RealCluster
+    rc = object.__new__(RealCluster)
+    rc.profile_obj = rc.conversion_profile = None
+    rc.kinds = KINDS
+    rc.release_served = {"NodePool": ["v1beta1"], "AKSNodeClass": ["v1alpha2"]}
+    rc.kinds = {**KINDS, "NodePool": dataclasses.replace(KINDS["NodePool"], version="v1beta1")}   # release_kinds
+    np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"}}
+    with pytest.raises(APIRejected, match='no matches for kind "NodePool" in version "karpenter.sh/v1"') as e:
+        rc._served_version(np)
+    assert e.value.status == 404
+    old = {**np, "apiVersion": "karpenter.sh/v1beta1"}
+    assert rc._served_version(old) is old
+    assert rc._as_installed(old) is old          # an update (a step's NodePool) at the version it serves
+    with pytest.raises(APIRejected, match='no matches for kind "NodePool" in version "karpenter.sh/v1"'):
+        rc._as_installed(np)
+    # provider v0.7.5 (core v1.0.6) serves both and stores v1: a v1beta1 NodePool is converted as its
+    # conversion webhook (turned off) would, both on create and on update
+    rc.release_served, rc.kinds = {"NodePool": ["v1", "v1beta1"]}, KINDS
+    old["spec"] = {"disruption": {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h"},
+                   "template": {"spec": {"nodeClassRef": {"name": "default"}}}}
+    for sent in (rc._served_version(old), rc._as_installed(old)):
+        assert sent["apiVersion"] == "karpenter.sh/v1"
+        assert sent["spec"]["template"]["spec"]["expireAfter"] == "720h"
+        assert sent["spec"]["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
+    # ... judged first by the v1beta1 rules of the run's release, as the API server would before converting
+    from harness.model.profile import load_profile
+    rc.conversion_profile = load_profile("v0.7.5")
+    old["spec"]["disruption"]["consolidateAfter"] = "30s"
+    old["spec"]["template"]["spec"]["requirements"] = [{"key": "karpenter.sh/capacity-type", "operator": "In",
+                                                        "values": ["on-demand"]}]
+    with pytest.raises(APIRejected, match="consolidateAfter cannot be combined with consolidationPolicy=WhenUnderutilized"):
+        rc._served_version(old)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+    assert rc._served_version(pod) is pod
 
 
 def test_a_releases_own_crds_move_a_kind_to_the_version_they_store():
@@ -368,5 +409,8 @@ def test_a_releases_own_crds_move_a_kind_to_the_version_they_store():
         {"name": v, "served": True, "storage": i == len(versions) - 1} for i, v in enumerate(versions)]}}
     kinds = release_kinds([crd("AKSNodeClass", "v1alpha2"), crd("NodePool", "v1beta1", "v1")])
     assert kinds["AKSNodeClass"].api_version == "karpenter.azure.com/v1alpha2"
+    # provider v0.5.5 / v0.6.3 (core v0.36.1): karpenter.sh/v1beta1 only
+    old = release_kinds([crd("NodePool", "v1beta1"), crd("NodeClaim", "v1beta1")])
+    assert (old["NodePool"].api_version, old["NodeClaim"].api_version) == ("karpenter.sh/v1beta1",) * 2
     assert kinds["NodePool"] is KINDS["NodePool"] and kinds["Pod"] is KINDS["Pod"]
     assert release_kinds([crd("AKSNodeClass", "v1alpha2", "v1beta1")])["AKSNodeClass"] is KINDS["AKSNodeClass"]

@@ -168,3 +168,73 @@ def test_a_core_v1_0_command_is_read_from_its_text_and_named_by_nodeclaim(tmp_pa
     assert [(c.reason, c.decision, c.claims, c.replacements) for c in commands] == [
         ("Drifted", "replace", ["a"], 1), ("Empty", "delete", ["b", "c"], 0),
         ("Underutilized", "replace", ["d", "e"], 3)]
+
+
+def test_a_core_v0_36_command_is_read_from_its_method_type(tmp_path):
+    """core v0.36.1 disruption/controller.go executeCommand logs `disrupting via <method Type()> <Command.String>`
+    with no reason field; a consolidation delete of candidates with no pods is the empty-node consolidation,
+    which core v1.0 made Emptiness (`Empty`)."""
+    log = tmp_path / "controller.log"
+    log.write_text("\n".join([
+        _line("disrupting via drift replace, terminating 1 nodes (1 pods) aks-a/Standard_D2s_v3/on-demand "
+              "and replacing with on-demand node from types Standard_D2s_v3, Standard_D4s_v3", **{"command-id": "x"}),
+        _line("disrupting via consolidation delete, terminating 1 nodes (1 pods) aks-b/Standard_D2s_v3/on-demand"),
+        _line("disrupting via consolidation delete, terminating 2 nodes (0 pods) aks-c/Standard_D2s_v3/on-demand, "
+              "aks-d/Standard_D2s_v3/spot"),
+        _line("disrupting via emptiness delete, terminating 1 nodes (0 pods) aks-e/Standard_D2s_v3/on-demand"),
+        _line("disrupting via expiration replace, terminating 1 nodes (2 pods) aks-f/Standard_D2s_v3/on-demand "
+              "and replacing with 1 spot and 1 on-demand, from types Standard_D2s_v3"),
+    ]))
+    commands, _ = read_log(log)
+    commands = disruptions.by_claim(commands, {c: f"aks-{c}" for c in "abcdef"})
+    assert [(c.reason, c.decision, c.claims, c.replacements, c.method) for c in commands] == [
+        ("Drifted", "replace", ["a"], 1, "drift"), ("Underutilized", "delete", ["b"], 0, "single"),
+        ("Empty", "delete", ["c", "d"], 0, "empty"), ("Empty", "delete", ["e"], 0, "empty"),
+        ("Expired", "replace", ["f"], 2, "expiration")]
+
+
+def test_core_v0_36s_disruption_taint_and_candidates():
+    """core v0.36 taints a candidate karpenter.sh/disruption=disrupting (v1beta1 taints.go) and has no
+    Consolidatable condition: a WhenUnderutilized NodePool's initialized NodeClaims are consolidation's
+    candidates, Empty and Expired ones emptiness's and expiration's."""
+    watch = DisruptionWatch()
+    claims = {"a": _claim("a", "aks-a")}
+    v036 = {"metadata": {"name": "aks-a"}, "spec": {"taints": [
+        {"key": "karpenter.sh/disruption", "value": "disrupting", "effect": "NoSchedule"}]}}
+    watch.poll(claims, {"a"}, [v036], [])
+    assert [t["action"] for t in watch.timeline] == ["tainted", "created"]
+    claims = {"a": _claim("a", conds={"Initialized": ""}), "b": _claim("b", conds={"Empty": ""}),
+              "c": _claim("c", conds={"Expired": ""}), "d": _claim("d", pool="other", conds={"Initialized": ""})}
+    assert disruptions.candidates(claims, set(claims), underutilized={"default"}) == ["a", "b", "c"]
+    assert disruptions.candidates(claims, set(claims)) == ["b", "c"]
+
+
+def test_core_v0_36s_blocked_messages_name_their_protection():
+    """v0.36.1 disruption/types.go NewCandidate: `PDB "default/p" prevents pod evictions`, `Nominated for a
+    pending pod`, `Pod "default/x" has "karpenter.sh/do-not-disrupt" annotation` (events.Blocked prefixes
+    `Cannot disrupt Node: `)."""
+    claims = {c: _claim(c, f"aks-{c}") for c in "abc"}
+    events = [{"kind": "Node", "name": f"aks-{c}", "reason": "DisruptionBlocked", "message": f"Cannot disrupt Node: {m}"}
+              for c, m in (("a", 'PDB "default/p" prevents pod evictions'), ("b", "Nominated for a pending pod"),
+                           ("c", 'Pod "default/x" has "karpenter.sh/do-not-disrupt" annotation'))]
+    got = disruptions.protected(events, claims, set(claims), {c: f"aks-{c}" for c in "abc"})
+    assert [(p["nodeClaim"], p["by"]) for p in got] == [("a", "pdb"), ("b", "nominated"), ("c", "do-not-disrupt")]
+
+
+def test_a_core_v0_36_budget_keeps_every_candidate_of_its_nodepool():
+    """v0.36's NodePoolBlocked names no reason: a WhenUnderutilized pool's initialized NodeClaims are kept
+    from consolidation, its drifted ones from drift too; beside per-reason events (later cores) it adds nothing."""
+    claims = {"a": _claim("a", "aks-a", conds={"Initialized": ""}),
+              "b": _claim("b", "aks-b", conds={"Initialized": "", "Drifted": "NodePoolDrifted"}),
+              "c": _claim("c", "aks-c", pool="other", conds={"Initialized": ""})}
+    blocked = {"kind": "NodePool", "name": "default", "reason": "DisruptionBlocked",
+               "message": "No allowed disruptions due to blocking budget"}
+    node_of = {c: f"aks-{c}" for c in "abc"}
+    got = disruptions.protected([blocked], claims, set(claims), node_of, {"default": "WhenUnderutilized"})
+    assert [(p["nodeClaim"], p["method"]) for p in got] == [
+        ("a", "multi"), ("a", "single"), ("b", "drift"), ("b", "multi"), ("b", "single")]
+    assert [p["nodeClaim"] for p in disruptions.protected([blocked], claims, set(claims), node_of,
+                                                          {"default": "WhenEmpty"})] == ["b"]
+    later = {**blocked, "message": "No allowed disruptions for disruption reason Drifted due to blocking budget"}
+    assert [(p["nodeClaim"], p["method"]) for p in disruptions.protected([blocked, later], claims, set(claims), node_of,
+                                                                         {"default": "WhenUnderutilized"})] == [("b", "drift")]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner.engines.real.existing import apply_object, managed_nodeclaim, vm_name_of
+from harness.runner.engines.real.existing import (apply_object, hold_disruption, managed_nodeclaim,
+                                                  restore_disruption, vm_name_of)
 
 
 @pytest.fixture()
@@ -88,6 +89,57 @@ def test_managed_nodeclaim_keeps_the_nodepools_requirement_on_a_key_the_entry_le
     assert reqs == {"karpenter.sh/capacity-type": ["on-demand"], "topology.kubernetes.io/zone": ["eastus-1", "eastus-2"],
                     "node.kubernetes.io/instance-type": ["Standard_D2s_v3"]}
     assert len(nc["spec"]["requirements"]) == 3
+
+
+def test_a_v1beta1_nodepools_seeded_nodeclaim_is_v1beta1():
+    """Provider v0.5-v0.6 (core v0.36) serve karpenter.sh/v1beta1 only: the NodeClaim takes the NodePool's
+    version, its nodeClassRef as written and only the template fields a v1beta1 NodeClaim has."""
+    np = {"apiVersion": "karpenter.sh/v1beta1", "metadata": {"name": "default", "uid": "u1", "annotations": {}},
+          "spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}, "kubelet": {"maxPods": 30},
+                                         "taints": [{"key": "t", "effect": "NoSchedule"}],
+                                         "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In",
+                                                           "values": ["on-demand"]}]}}}}
+    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3"}, 0, np)
+    assert nc["apiVersion"] == "karpenter.sh/v1beta1" and nc["metadata"]["ownerReferences"][0]["apiVersion"] == "karpenter.sh/v1beta1"
+    assert nc["spec"]["nodeClassRef"] == {"name": "default"}
+    assert nc["metadata"]["labels"] == {"karpenter.sh/nodepool": "default"}     # no NodeClass label before core v1.1
+    assert set(nc["spec"]) == {"requirements", "nodeClassRef", "kubelet", "taints"}
+
+
+class _Pools:
+    """NodePools stored as given, patched with merge patches (a None deletes the field)."""
+
+    def __init__(self, pools):
+        self.pools = pools
+
+    def get(self, kind, name, namespace=None):
+        return self.pools.get(name)
+
+    def client(self, identity):
+        return self
+
+    def patch(self, kind, name, body, namespace=None, sub=None):
+        disruption = self.pools[name]["spec"].setdefault("disruption", {})
+        for k, v in body["spec"]["disruption"].items():
+            if v is None:
+                disruption.pop(k, None)
+            else:
+                disruption[k] = v
+
+
+def test_a_v1beta1_nodepool_is_held_with_a_policy_its_crd_takes_and_restored():
+    """The hold is a year's consolidateAfter and no budget; the v1beta1 CRD refuses a consolidateAfter with
+    WhenUnderutilized, so a v1beta1 pool is held WhenEmpty, and given back as it was."""
+    was = {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h", "budgets": [{"nodes": "10%"}]}
+    cluster = _Pools({"old": {"apiVersion": "karpenter.sh/v1beta1", "spec": {"disruption": dict(was)}},
+                      "new": {"apiVersion": "karpenter.sh/v1", "spec": {"disruption": {"consolidateAfter": "0s"}}}})
+    held = hold_disruption(cluster, ["old", "new"])
+    assert cluster.pools["old"]["spec"]["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "8760h",
+                                                          "expireAfter": "720h", "budgets": [{"nodes": "0"}]}
+    assert cluster.pools["new"]["spec"]["disruption"] == {"consolidateAfter": "8760h", "budgets": [{"nodes": "0"}]}
+    restore_disruption(cluster, held)
+    assert cluster.pools["old"]["spec"]["disruption"] == was
+    assert cluster.pools["new"]["spec"]["disruption"] == {"consolidateAfter": "0s"}
 
 
 def test_unmanaged_node_has_its_instance_types_capacity_in_the_scenarios_region(tmp_path):

@@ -115,6 +115,9 @@ class _StandInCluster:
     def create(self, node, ident):
         self.created.append(node)
 
+    def get(self, kind, name, namespace=None):
+        return next((n for n in self.created if kind == "Node" and n["metadata"]["name"] == name), None)
+
     def list(self, kind, namespace=None):
         return []
 
@@ -218,3 +221,45 @@ def test_a_vms_kubelet_boots_node_boot_seconds_after_its_create_succeeded(monkey
     kl.seeding = True
     assert kl._booted("vm1")
     assert Kubelets(object(), _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})._booted("vm2")
+
+
+class _LeaseCluster:
+    """Records the Lease requests a node identity makes; `leases`: the ones that exist."""
+
+    def __init__(self):
+        self.leases, self.requests = set(), []
+        self.nodes = {"aks-x": {"metadata": {"name": "aks-x", "uid": "u-1"}}}
+
+    def client(self, identity):
+        return self
+
+    def get(self, kind, name, namespace=None):
+        return self.nodes.get(name) if kind == "Node" else None
+
+    def request(self, method, path, body=None, **_):
+        from harness.backends.base import APIRejected
+        self.requests.append((method, body))
+        name = path.rsplit("/", 1)[-1]
+        if method == "PATCH" and name not in self.leases:
+            raise APIRejected(404, "NotFound", f'leases.coordination.k8s.io "{name}" not found')
+        if method == "POST":
+            self.leases.add(body["metadata"]["name"])
+
+
+def test_the_lease_is_owned_by_its_node_and_made_again_when_deleted():
+    """core v0.36-v1.0 deletes kube-node-lease Leases without an owner (leasegarbagecollection): the
+    stand-in's Lease names its Node as the kubelet's does, and a renewal that finds it gone makes it again."""
+    from harness.runner.engines.real.kubelet import Kubelets
+    cluster = _LeaseCluster()
+    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    kl._lease("aks-x", create=True)
+    method, body = cluster.requests[-1]
+    assert method == "POST" and body["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Node", "name": "aks-x", "uid": "u-1"}]
+    cluster.leases.clear()                      # Karpenter's lease garbage collection, or anyone
+    kl._lease("aks-x")
+    assert [m for m, _ in cluster.requests[-2:]] == ["PATCH", "POST"]
+    del cluster.nodes["aks-x"]
+    cluster.leases.clear()
+    kl._lease("aks-x")
+    assert cluster.requests[-1][0] == "PATCH"   # the Node is gone: nothing to renew

@@ -210,6 +210,8 @@ def test_a_nodepool_update_is_decided_once_its_generation_is_reconciled():
     assert not nodepool_decided(pool(2, 1))
     assert nodepool_decided(pool(2, 2))
     assert nodepool_decided({"metadata": {"generation": 3}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    # core v0.36's karpenter.sh/v1beta1 NodePool has no conditions: its provisioner takes it at once
+    assert nodepool_decided({"apiVersion": "karpenter.sh/v1beta1", "metadata": {"generation": 1}})
 
 
 def test_a_claim_naming_its_volume_is_in_flight_until_the_pv_controller_binds_it():

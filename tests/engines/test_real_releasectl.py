@@ -52,13 +52,16 @@ NODECLASS = """spec:
 """
 
 
-def test_a_tree_whose_crds_serve_another_version_than_the_client_is_skipped_by_reason(tmp_path):
+def test_a_tree_whose_crds_serve_no_version_the_client_speaks_is_skipped_by_reason(tmp_path):
     assert served_versions(CRD.format(v1="true")) == ["v1", "v1beta1"]
     crds = tmp_path / "pkg" / "apis" / "crds"
     crds.mkdir(parents=True)
     (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="false"))
     (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="true"))
-    assert "NodePool CRD serves karpenter.sh/v1beta1 only" in tree_skip("v0.5.5", tmp_path)
+    assert tree_skip("v0.5.5", tmp_path) is None     # read and written at v1beta1 (realcluster.release_kinds)
+    (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="false").replace("v1beta1", "v1alpha9"))
+    assert "NodePool CRD serves karpenter.sh/v1alpha9 only" in tree_skip("v0.0.9", tmp_path)
+    assert "reads and writes karpenter.sh/v1 or karpenter.sh/v1beta1" in tree_skip("v0.0.9", tmp_path)
     (crds / "karpenter.sh_nodepools.yaml").write_text(CRD.format(v1="true"))
     assert tree_skip("v1.4.1", tmp_path) is None
     (crds / "karpenter.azure.com_aksnodeclasses.yaml").write_text(NODECLASS.format(v1beta1="false"))

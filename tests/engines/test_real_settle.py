@@ -105,6 +105,11 @@ def test_passes_are_the_single_node_consolidation_count():
     pkg/controllers/disruption/controller.go NewMethods order); one that acts stops earlier."""
     assert disruption_passes(DISRUPTION_METRICS) == 7
     assert disruption_passes(METRICS) == 0
+    # core v0.36's names (v0.36.1 disruption/metrics.go, provisioning/scheduling/metrics.go)
+    v036 = ('karpenter_disruption_evaluation_duration_seconds_count{consolidation_type="single",method="consolidation"} 4\n'
+            'karpenter_provisioner_scheduling_simulation_duration_seconds_count{controller="disruption"} 9\n'
+            'karpenter_provisioner_scheduling_simulation_duration_seconds_count{controller="provisioner"} 3\n')
+    assert (disruption_passes(v036), provisioning_rounds(v036)) == (4, 3)
 
 
 def test_a_disruption_candidate_holds_the_run_until_a_pass_after_the_last_change():

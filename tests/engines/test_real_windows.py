@@ -150,3 +150,16 @@ steps:
     assert out.mismatches == [] and out.step_results == []
     assert out.skipped_steps == ["steps[0]: a window closed"]
     assert [n.path for n in out.not_applicable] == ["steps[0].expect"]
+
+
+def test_a_v1beta1_claim_expires_by_its_nodepool_and_consolidates_after_it_is_empty():
+    """core v0.36 (karpenter.sh/v1beta1): expireAfter is the NodePool's spec.disruption one, and a WhenEmpty
+    NodePool's consolidateAfter counts from the Empty condition's transition."""
+    nc = _claim("a", created=0, initialized=5, node="n-a")
+    nc["apiVersion"] = "karpenter.sh/v1beta1"
+    pool = {"metadata": {"name": "default"}, "spec": {"disruption": {
+        "consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s", "expireAfter": "300s"}}}
+    assert [(w.at - T0, w.what) for w in windows.windows([nc], [pool], [])] == [(300.0, "NodeClaim a's expireAfter")]
+    nc["status"]["conditions"].append({"type": "Empty", "status": "True", "lastTransitionTime": _ts(40)})
+    assert [(w.at - T0, w.what) for w in windows.windows([nc], [pool], [])] == [
+        (70.0, "NodeClaim a's consolidateAfter"), (300.0, "NodeClaim a's expireAfter")]

@@ -107,6 +107,9 @@ class Workloads:
         kind, name = obj["kind"], obj["metadata"]["name"]
         current = s.cluster.get(kind, name, obj["metadata"].get("namespace"))
         new = copy.deepcopy(current)
+        # kubectl sends the manifest's version: a karpenter.sh/v1beta1 NodePool the store keeps as v1
+        # (harness.model.apiversions.to_model_version) is judged again at v1beta1, as its release serves it
+        new["apiVersion"] = obj.get("apiVersion") or new.get("apiVersion")
         for k in ("labels", "annotations"):
             if k in obj["metadata"]:
                 new["metadata"][k] = obj["metadata"][k]

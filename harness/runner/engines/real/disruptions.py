@@ -11,7 +11,10 @@ import re
 import time
 from dataclasses import dataclass, field
 
-DISRUPTED_TAINT = "karpenter.sh/disrupted"
+# the taint a command's candidates get first, key -> value (None: any): core v1.0+'s karpenter.sh/disrupted
+# (sigs.k8s.io/karpenter v1.0.6 pkg/apis/v1/taints.go DisruptedNoScheduleTaint), core v0.36's
+# karpenter.sh/disruption=disrupting (v0.36.1 pkg/apis/v1beta1/taints.go DisruptionNoScheduleTaint)
+DISRUPTED_TAINTS = {"karpenter.sh/disrupted": None, "karpenter.sh/disruption": "disrupting"}
 COMMAND_LINE = "disrupting node(s)"
 # core's DisruptionReason values (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/nodepool.go), by their lower case
 _REASONS = {r.lower(): r for r in ("Underutilized", "Empty", "Drifted")}
@@ -20,12 +23,27 @@ _REASONS = {r.lower(): r for r in ("Underutilized", "Empty", "Drifted")}
 COMMAND_TEXT = "disrupting nodeclaim(s) via "
 _COMMAND_TEXT = re.compile(r"^disrupting nodeclaim\(s\) via (\w+), terminating \d+ nodes \(\d+ pods\) (.*?)"
                            r"(?: and replacing with (?:(\d+) spot and (\d+) on-demand.*|.*))?$")
+# core v0.36's line: `disrupting via <method type> <action>, ...`, the same Command.String but with each
+# method's Type() (sigs.k8s.io/karpenter v0.36.1 pkg/controllers/disruption/controller.go executeCommand,
+# types.go Command.String) and no reason field
+COMMAND_VIA = "disrupting via "
+_COMMAND_VIA = re.compile(r"^disrupting via (\w+) (\w+), terminating \d+ nodes \((\d+) pods\) (.*?)"
+                          r"(?: and replacing with (?:(\d+) spot and (\d+) on-demand.*|.*))?$")
+# ... the method types (v0.36.1 pkg/metrics/constants.go) as the DisruptionReason core v1.0 gave each method.
+# The line does not say which consolidation method decided: a delete of candidates with no reschedulable
+# pod is the empty-node consolidation (emptynodeconsolidation.go), the one v1.0 made Emptiness (`Empty`)
+_VIA_REASONS = {"consolidation": "Underutilized", "drift": "Drifted", "emptiness": "Empty", "expiration": "Expired"}
 EXPIRED_LINE = "deleting expired nodeclaim"
 GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
-_METHODS = {"Empty": "empty", "Drifted": "drift"}
+_METHODS = {"Empty": "empty", "Drifted": "drift", "Expired": "expiration"}
 _BUDGET = re.compile(r"No allowed disruptions for disruption reason (\w+) due to blocking budget")
-# DisruptionBlocked messages (types.go NewCandidate, pretty.Sentence) -> the protection's name
-_BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "pdb"), ("nominated", "nominated"))
+# core v0.36's budget is the NodePool's, for every method: one event without a reason (v0.36.1
+# pkg/controllers/disruption/events/events.go NodePoolBlocked; later cores publish it beside the per-reason ones)
+BUDGET_ALL = "No allowed disruptions due to blocking budget"
+# DisruptionBlocked messages (types.go NewCandidate, pretty.Sentence) -> the protection's name; core v0.36's
+# own words ("PDB %q prevents pod evictions", "Nominated for a pending pod": v0.36.1 disruption/types.go NewCandidate)
+_BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "pdb"), ("PDB ", "pdb"),
+               ("nominated", "nominated"), ("Nominated", "nominated"))
 
 
 def _name(ref) -> str | None:
@@ -69,7 +87,7 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
     except OSError:
         return commands, others
     for line in lines:
-        if COMMAND_LINE not in line and EXPIRED_LINE not in line and GC_LINE not in line and COMMAND_TEXT not in line:
+        if not any(k in line for k in (COMMAND_LINE, EXPIRED_LINE, GC_LINE, COMMAND_TEXT, COMMAND_VIA)):
             continue
         try:
             rec = json.loads(line)
@@ -90,6 +108,13 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
             reps = int(m.group(3)) + int(m.group(4)) if m.group(3) else (1 if " and replacing with " in msg else 0)
             commands.append(Command(len(commands) + 1, _REASONS.get(str(rec.get("reason") or ""), ""), m.group(1),
                                     names, reps))
+        elif (m := _COMMAND_VIA.match(str(msg or ""))):
+            names = [c.strip().split("/", 1)[0] for c in m.group(4).split(",") if c.strip()]
+            reps = int(m.group(5)) + int(m.group(6)) if m.group(5) else (1 if " and replacing with " in msg else 0)
+            reason = _VIA_REASONS.get(m.group(1), m.group(1))
+            if reason == "Underutilized" and m.group(2) == "delete" and m.group(3) == "0":
+                reason = "Empty"
+            commands.append(Command(len(commands) + 1, reason, m.group(2), names, reps))
         elif msg in (EXPIRED_LINE, GC_LINE):
             name = _name(rec.get("NodeClaim"))
             if name:
@@ -130,7 +155,8 @@ class DisruptionWatch:
             name = n["metadata"]["name"]
             self.nodes[name] = n
             claim = by_node.get(name, "")
-            tainted = any(t.get("key") == DISRUPTED_TAINT for t in (n.get("spec") or {}).get("taints") or [])
+            tainted = any(t.get("key") in DISRUPTED_TAINTS and DISRUPTED_TAINTS[t["key"]] in (None, t.get("value"))
+                          for t in (n.get("spec") or {}).get("taints") or [])
             if tainted and name not in self._tainted:
                 self._tainted.add(name)
                 reason = _conditions(claims.get(claim) or {}).get("DisruptionReason", {}).get("reason") or ""
@@ -194,11 +220,16 @@ class DisruptionWatch:
         return out
 
 
-def candidates(claims: dict[str, dict], live: set[str], never: set[str] = frozenset()) -> list[str]:
+def candidates(claims: dict[str, dict], live: set[str], never: set[str] = frozenset(),
+               underutilized: set[str] = frozenset()) -> list[str]:
     """NodeClaims a disruption pass acts on or speaks about: Consolidatable or Drifted, or initialized
     in a NodePool whose consolidateAfter is Never (`never`: each pass's consolidation methods publish
     Unconsolidatable "NodePool ... has consolidation disabled" for them, core v1.14.0
-    pkg/controllers/disruption/consolidation.go ShouldDisrupt); not being deleted."""
+    pkg/controllers/disruption/consolidation.go ShouldDisrupt); not being deleted. Core v0.36 has no
+    Consolidatable condition: its consolidation takes every initialized node of a NodePool whose
+    karpenter.sh/v1beta1 consolidationPolicy is WhenUnderutilized (`underutilized`), emptiness and
+    expiration the ones Empty or Expired (sigs.k8s.io/karpenter v0.36.1 pkg/controllers/disruption/
+    consolidation.go, emptiness.go, expiration.go ShouldDisrupt)."""
     out = []
     for name in sorted(live):
         nc = claims[name]
@@ -206,8 +237,8 @@ def candidates(claims: dict[str, dict], live: set[str], never: set[str] = frozen
         if nc["metadata"].get("deletionTimestamp"):
             continue
         pool = (nc["metadata"].get("labels") or {}).get("karpenter.sh/nodepool")
-        if any(conds.get(t, {}).get("status") == "True" for t in ("Consolidatable", "Drifted")) or (
-                pool in never and conds.get("Initialized", {}).get("status") == "True"):
+        if any(conds.get(t, {}).get("status") == "True" for t in ("Consolidatable", "Drifted", "Empty", "Expired")) or (
+                pool in (never | underutilized) and conds.get("Initialized", {}).get("status") == "True"):
             out.append(name)
     return out
 
@@ -255,8 +286,10 @@ def records(watch: DisruptionWatch, commands: list[Command], others: list[tuple[
     return out
 
 
-def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_of: dict[str, str]) -> list[dict]:
-    """The candidates a protection kept, from DisruptionBlocked events."""
+def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_of: dict[str, str],
+              policies: dict[str, str] | None = None) -> list[dict]:
+    """The candidates a protection kept, from DisruptionBlocked events. `policies`: NodePool -> its
+    consolidationPolicy, which says whose candidates a core v0.36 budget event (BUDGET_ALL) kept."""
     out: list[dict] = []
     claim_of_node = {n: c for c, n in node_of.items()}
 
@@ -286,6 +319,25 @@ def protected(events: list[dict], claims: dict[str, dict], live: set[str], node_
                     continue
                 for method in methods:
                     add(node_of.get(name), name, "budget", msg, method)
+    per_reason = {e["name"] for e in events if e.get("kind") == "NodePool" and _BUDGET.search(e.get("message") or "")}
+    for e in events:
+        if e.get("kind") == "NodePool" and e.get("message") == BUDGET_ALL and e["name"] not in per_reason:
+            for name in sorted(live):
+                if (claims[name]["metadata"].get("labels") or {}).get("karpenter.sh/nodepool") == e["name"]:
+                    for method in _v036_methods(claims[name], (policies or {}).get(e["name"])):
+                        add(node_of.get(name), name, "budget", BUDGET_ALL, method)
+    return out
+
+
+def _v036_methods(nc: dict, policy: str | None) -> list[str]:
+    """The methods a core v0.36 NodeClaim is a candidate of (v0.36.1 pkg/controllers/disruption/ drift.go,
+    expiration.go, emptiness.go, consolidation.go ShouldDisrupt), in the simulation's names."""
+    conds = {t for t, c in _conditions(nc).items() if c.get("status") == "True"}
+    out = [m for cond, m in (("Expired", "expiration"), ("Drifted", "drift")) if cond in conds]
+    if policy == "WhenEmpty" and "Empty" in conds:
+        out.append("empty")
+    if policy == "WhenUnderutilized" and "Initialized" in conds:
+        out += ["multi", "single"]
     return out
 
 

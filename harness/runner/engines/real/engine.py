@@ -369,6 +369,7 @@ class RealRun:
             self.cache = cluster.watch(WATCHED)             # after the reset: this run's objects only
             self.reads = CachedReads(cluster, self.cache)
             self.profile = load_profile(answering or profile)     # the kubelet stand-ins' label rules
+            cluster.conversion_profile = self.profile       # judges what the harness converts (realcluster)
             loop = scenario.given.get("loop") or {}
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg,
                                      boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0)

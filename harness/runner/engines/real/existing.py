@@ -17,6 +17,13 @@ NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 # nodeclaimtemplate.go NewNodeClaimTemplate copies the template's spec): a terminationGracePeriod lets
 # drift and expiration take a node whose pods block eviction (disruption/types.go NewCandidate)
 TEMPLATE_FIELDS = ("taints", "startupTaints", "terminationGracePeriod", "expireAfter")
+# ... in a karpenter.sh/v1beta1 NodeClaim (core v0.36, provider v0.5-v0.6: sigs.k8s.io/karpenter v0.36.1
+# pkg/apis/v1beta1/nodeclaim.go NodeClaimSpec has no expireAfter nor terminationGracePeriod, a kubelet block)
+TEMPLATE_FIELDS_V1BETA1 = ("taints", "startupTaints", "kubelet")
+# the disruption taint a deleting entry's Node carries, by the NodeClaim's version (core v1.0 pkg/apis/v1/
+# taints.go DisruptedNoScheduleTaint; v0.36.1 pkg/apis/v1beta1/taints.go DisruptionNoScheduleTaint)
+DISRUPTION_TAINT = {"v1": {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"},
+                    "v1beta1": {"key": "karpenter.sh/disruption", "value": "disrupting", "effect": "NoSchedule"}}
 HASH, HASH_VERSION = "karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version"
 REVISION_HASH = "controller-revision-hash"       # k8s.io/api apps/v1 ControllerRevisionHashLabelKey
 ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without the scenario creating them
@@ -231,13 +238,15 @@ def revision_hash(cluster, ds: dict) -> str:
     return got
 
 
-def mark_deleting(cluster, node_name: str) -> None:
-    """Deleting, held by a finalizer, tainted karpenter.sh/disrupted:NoSchedule (controllers/seed.py)."""
+def mark_deleting(cluster, node_name: str, version: str = "v1") -> None:
+    """Deleting, held by a finalizer, tainted with the disruption taint of the NodeClaim's `version`
+    (DISRUPTION_TAINT; controllers/seed.py)."""
     node = cluster.get("Node", node_name)
     finalizers = sorted(set(node["metadata"].get("finalizers") or []) | {"karpenter.sh/termination"})
     taints = node["spec"].get("taints") or []
-    if not any(t["key"] == "karpenter.sh/disrupted" for t in taints):
-        taints = taints + [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]
+    taint = DISRUPTION_TAINT.get(version, DISRUPTION_TAINT["v1"])
+    if not any(t["key"] == taint["key"] for t in taints):
+        taints = taints + [dict(taint)]
     cluster.client(ADMIN).patch("Node", node_name, {"metadata": {"finalizers": finalizers}, "spec": {"taints": taints}})
     cluster.delete("Node", node_name)
 
@@ -274,18 +283,22 @@ def managed_nodeclaim(entry: dict, index: int, nodepool: dict, allocatable: dict
     from harness.model.resources import format_resource_list
     requests = seeded_claim_requests(entry.get("pods") or [], allocatable or {})
     resources = {"resources": {"requests": format_resource_list(requests)}} if requests else {}
-    return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+    # the NodePool's own version: a karpenter.sh/v1beta1 one (provider v0.5-v0.6) makes v1beta1 NodeClaims,
+    # its nodeClassRef as written ({apiVersion?, kind?, name}) and its template's v1beta1 fields
+    api_version = nodepool.get("apiVersion") or "karpenter.sh/v1"
+    fields = TEMPLATE_FIELDS_V1BETA1 if api_version.endswith("/v1beta1") else TEMPLATE_FIELDS
+    return {"apiVersion": api_version, "kind": "NodeClaim",
             "metadata": {"name": name,
                          "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"],
                                     **nodeclass},
                          "annotations": {**dict(tmeta.get("annotations") or {}), **{
                              k: v for k, v in (nodepool["metadata"].get("annotations") or {}).items()
                              if k in (HASH, HASH_VERSION)}},
-                         "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                         "ownerReferences": [{"apiVersion": api_version, "kind": "NodePool",
                                               "name": nodepool["metadata"]["name"],
                                               "uid": nodepool["metadata"].get("uid", ""), "blockOwnerDeletion": True}]},
             "spec": {"requirements": reqs, "nodeClassRef": tspec.get("nodeClassRef"), **resources,
-                     **{k: copy.deepcopy(tspec[k]) for k in TEMPLATE_FIELDS if tspec.get(k)}}}
+                     **{k: copy.deepcopy(tspec[k]) for k in fields if tspec.get(k)}}}
 
 
 def wait_for(predicate, timeout: float = SEED_TIMEOUT, step=None, poll: float = 0.3):
@@ -352,8 +365,14 @@ def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
         if np is None:
             continue
         held[name] = copy.deepcopy((np.get("spec") or {}).get("disruption") or {})
-        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {
-            "consolidateAfter": "8760h", "budgets": [{"nodes": "0"}]}}})
+        hold = {"consolidateAfter": "8760h", "budgets": [{"nodes": "0"}]}
+        if str(np.get("apiVersion") or "").endswith("/v1beta1"):
+            # core v0.36's v1beta1 CRD refuses a consolidateAfter with WhenUnderutilized, and its
+            # consolidation takes every initialized node of such a pool: WhenEmpty with a year's
+            # consolidateAfter is the quiet hold there (v0.36.1 disruption/consolidation.go, emptiness.go
+            # ShouldDisrupt say nothing for it), the budget kept at 0 besides
+            hold["consolidationPolicy"] = "WhenEmpty"
+        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": hold}})
     return held
 
 
@@ -365,13 +384,17 @@ def stamp_pod_events(cluster, nodeclaims: list[str]) -> None:
     podevents controller leaves a stamp younger than its 10 s dedupe alone (podevents/controller.go)."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     for name in nodeclaims:
+        if str((cluster.get("NodeClaim", name) or {}).get("apiVersion") or "").endswith("/v1beta1"):
+            continue        # core v0.36's NodeClaim has no lastPodEventTime (nor a Consolidatable condition)
         cluster.client(ADMIN).patch("NodeClaim", name, {"status": {"lastPodEventTime": stamp}}, sub="status")
 
 
 def restore_disruption(cluster, held: dict[str, dict]) -> None:
     for name, disruption in held.items():
-        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {
-            "consolidateAfter": disruption.get("consolidateAfter"), "budgets": disruption.get("budgets")}}})
+        restore = {"consolidateAfter": disruption.get("consolidateAfter"), "budgets": disruption.get("budgets")}
+        if "consolidationPolicy" in disruption:
+            restore["consolidationPolicy"] = disruption["consolidationPolicy"]
+        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": restore}})
 
 
 def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
@@ -520,7 +543,7 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
         cluster.client(ADMIN).patch("Node", node_name, patch)
     bind_pods(cluster, node_name, entry)
     if entry.get("deleting"):
-        mark_deleting(cluster, node_name)
+        mark_deleting(cluster, node_name, str(nc.get("apiVersion") or "").rsplit("/", 1)[-1])
     return name, node_name, not uninitialized
 
 

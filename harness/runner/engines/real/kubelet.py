@@ -284,12 +284,12 @@ class Kubelets:
                                        "kubeletVersion": self.cluster.server_version,
                                        "containerRuntimeVersion": "containerd://harness"}}
         try:
-            self.cluster.create(node, Identity.node(rec.node_name))
+            created = self.cluster.create(node, Identity.node(rec.node_name))
         except APIRejected as e:
             rec.denied = e.message
             return
         rec.registered = True
-        self._lease(rec.node_name, create=True)
+        self._lease(rec.node_name, create=True, uid=((created or {}).get("metadata") or {}).get("uid"))
         self._pending_ccm.add(vm_name)
 
     def _reported(self, vm_name: str, status: dict) -> dict:
@@ -380,21 +380,38 @@ class Kubelets:
         sku = self._skus.get(size.lower())
         return int(capability(sku, "GPUs", "0") or 0) if sku else 0
 
-    def _lease(self, node_name: str, create: bool = False) -> None:
+    def _lease(self, node_name: str, create: bool = False, uid: str | None = None) -> None:
+        """Create or renew the Node's Lease. Owned by its Node, as the kubelet's lease controller sets it
+        (k8s.io/component-helpers v0.36.3 apimachinery/lease/controller.go newLeasePostProcessFunc,
+        kubelet's SetNodeOwnerFunc): core v0.36-v1.0 deletes every kube-node-lease Lease without an owner
+        (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/leasegarbagecollection/controller.go), and the node
+        lifecycle controller then marks the Node NotReady. A Lease deleted anyway is made again. `uid`: the
+        Node's, when the caller has it."""
         from harness.backends.base import APIRejected, Identity
         client = self.cluster.client(Identity.node(node_name))
         path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
         spec = {"holderIdentity": node_name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": _microtime()}
         try:
-            if create:
-                client.request("POST", path, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                                              "metadata": {"name": node_name, "namespace": LEASE_NAMESPACE},
-                                              "spec": spec})
-            else:
+            if not create:
                 client.request("PATCH", f"{path}/{node_name}", {"spec": spec},
                                content_type="application/merge-patch+json")
+                return
+        except APIRejected as e:
+            if e.status != 404:
+                return
+        if uid is None:
+            node = self.reads.get("Node", node_name)
+            if node is None:
+                return      # the Node is gone (deleted by Karpenter): nothing to renew
+            uid = node["metadata"].get("uid")
+        owners = [{"apiVersion": "v1", "kind": "Node", "name": node_name, "uid": uid}] if uid else []
+        try:
+            client.request("POST", path, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                          "metadata": {"name": node_name, "namespace": LEASE_NAMESPACE,
+                                                       **({"ownerReferences": owners} if owners else {})},
+                                          "spec": spec})
         except APIRejected:
-            pass        # the Node is gone (deleted by Karpenter): nothing to renew
+            pass        # made meanwhile, or the Node went
 
     def run_pods(self, pods: list[dict]) -> None:
         """The kubelet runs what is bound to its Node: a pod on a live stand-in's Node gets the status

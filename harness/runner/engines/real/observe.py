@@ -59,6 +59,10 @@ def nodepool_decided(nodepool: dict) -> bool:
     for an earlier generation says nothing of an update (operatorpkg status.ConditionSet.Set stamps the
     generation it saw; a step that narrows a NodePool's zones and brings pods in the same apply raced the
     controller's informer under load, and a round planned with the old requirements)."""
+    if str(nodepool.get("apiVersion") or "").endswith("/v1beta1"):
+        # core v0.36's NodePool has no conditions (sigs.k8s.io/karpenter v0.36.1 pkg/apis/v1beta1/
+        # nodepool_status.go): its provisioner takes every NodePool at once
+        return True
     generation = (nodepool.get("metadata") or {}).get("generation") or 1
     conds = {t: c for t, c in _conditions(nodepool).items()
              if c.get("observedGeneration") is None or c["observedGeneration"] >= generation}
@@ -378,7 +382,10 @@ class Observer:
         """The disruption side for the settle rule (settle.py; `passes` and `pass_mark`: pass_counts)."""
         never = {np["metadata"]["name"] for np in self.nodepool_objects
                  if ((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter") == "Never"}
-        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never)),
+        underutilized = {np["metadata"]["name"] for np in self.nodepool_objects
+                         if ((np.get("spec") or {}).get("disruption") or {}).get("consolidationPolicy")
+                         == "WhenUnderutilized"}
+        return Disruption(passes, tuple(disruptions.candidates(self.claims, self.live, never, underutilized)),
                           tuple(self.watch.busy(self.claims, self.live)), held, pass_mark=pass_mark)
 
     def provider_ids(self, claims) -> list[str]:
@@ -458,7 +465,10 @@ class Observer:
             v = conds.get("ValidationSucceeded")
             if v and v.get("status") == "False":
                 res.stage, res.message = "runtime", v.get("message")
-            res.ready = conds.get("Ready", {}).get("status") == "True"
+            # core v0.36's karpenter.sh/v1beta1 NodePool has no Ready condition: its provisioner takes every
+            # NodePool (nodepool_decided), as the simulation says `ready` for it
+            res.ready = conds.get("Ready", {}).get("status") == "True" or (
+                not conds and str(np.get("apiVersion") or "").endswith("/v1beta1"))
         r.nodepools = dict(self.nodepools)
         r.nodeclasses = dict(self.nodeclasses)
         r.rejected_pods = dict(self.rejected_pods)
@@ -660,6 +670,10 @@ class Observer:
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
+                # provider v0.5-v0.7 put the zone on the NodeClaim as karpenter.azure.com/zone only and leave
+                # topology.kubernetes.io/zone to cloud-node-manager on the Node (github.com/Azure/karpenter-
+                # provider-azure v0.7.5 pkg/cloudprovider/cloudprovider.go instanceToNodeClaim)
+                nr.zone = nr.zone or nr.labels.get("topology.kubernetes.io/zone", "")
             nr.provenance = _provenance(nr.labels, rec, labels)
             if gone:
                 nr.deleted = ncr.deleted = "deleted"
@@ -678,7 +692,9 @@ class Observer:
         commands = disruptions.by_claim(commands, node_of)
         r.disruptions = disruptions.records(self.watch, commands, others, self.claims, self.deleted, index_of,
                                             launching, node_of)
-        r.protected = disruptions.protected(r.events, self.claims, self.live, node_of)
+        policies = {np["metadata"]["name"]: ((np.get("spec") or {}).get("disruption") or {}).get("consolidationPolicy", "")
+                    for np in self.nodepool_objects}
+        r.protected = disruptions.protected(r.events, self.claims, self.live, node_of, policies)
         r.timeline = disruptions.timeline(self.watch, set(launching), {d["nodeClaim"]: d["reason"] for d in r.disruptions},
                                           commands)
         why = {d["nodeClaim"]: d["reason"] for d in r.disruptions}

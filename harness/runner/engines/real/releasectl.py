@@ -17,10 +17,11 @@ from pathlib import Path
 import yaml
 
 CRDS = Path("pkg") / "apis" / "crds"
-# the CRDs whose version the real engine's API client must read and write (harness/backends/kinds.py KINDS):
-# karpenter.sh/v1 NodePools, which the harness's objects and readers are; an AKSNodeClass it writes at the
-# version the release's CRD stores (realcluster.release_kinds: provider v0.7.5's v1alpha2)
-CLIENT_KINDS = {"NodePool": "karpenter.sh_nodepools.yaml"}
+# the CRDs whose versions the real engine must be able to read and write, with the versions it can: the
+# harness's objects and readers are karpenter.sh/v1's and core v0.36's karpenter.sh/v1beta1 (provider
+# v0.5-v0.6), which every client then reads and writes at the version the release's CRD stores, as an
+# AKSNodeClass (realcluster.release_kinds: provider v0.7.5's v1alpha2)
+CLIENT_KINDS = {"NodePool": ("karpenter.sh_nodepools.yaml", ("v1", "v1beta1"))}
 
 
 @dataclass(frozen=True)
@@ -61,19 +62,19 @@ def served_versions(crd_text: str) -> list[str]:
 
 
 def tree_skip(ref: str, tree: Path) -> str | None:
-    """Why the controller of `ref` cannot run on the real engine, read from its tree: a CRD that does not
-    serve the version the engine's API client speaks (NodePool karpenter.sh/v1: not at provider v0.5-v0.6,
-    core v0.36)."""
+    """Why the controller of `ref` cannot run on the real engine, read from its tree: a CRD that serves no
+    version the engine reads and writes (CLIENT_KINDS), or none at all (before provider v0.5, no NodePool)."""
     from harness.backends.kinds import KINDS
-    for kind, file in CLIENT_KINDS.items():
+    for kind, (file, versions) in CLIENT_KINDS.items():
         path = tree / CRDS / file
         if not path.is_file():
             return f"provider {ref} has no {(CRDS / file).as_posix()}"
         served = served_versions(path.read_text())
-        k = KINDS[kind]
-        if k.version not in served:
-            return (f"provider {ref}'s {kind} CRD serves {k.group}/{', '.join(served)} only "
-                    f"({(CRDS / file).as_posix()}); the real engine reads and writes {k.api_version}")
+        if not set(versions) & set(served):
+            group = KINDS[kind].group
+            return (f"provider {ref}'s {kind} CRD serves {group}/{', '.join(served)} only "
+                    f"({(CRDS / file).as_posix()}); the real engine reads and writes "
+                    f"{' or '.join(f'{group}/{v}' for v in versions)}")
     return None
 
 

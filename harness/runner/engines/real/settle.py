@@ -55,9 +55,17 @@ PASS_LAG_SECONDS = 1.0        # a pass must end this long after a change to coun
 # change reached the API server before that poll, and the controller's informers within it
 PASS_SEEN_SECONDS = 0.3
 ROUNDS_METRIC = "karpenter_scheduler_scheduling_duration_seconds_count"
-_ROUNDS = re.compile(rf'^{ROUNDS_METRIC}{{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$', re.M)
+# core v0.36's name for the same histogram (sigs.k8s.io/karpenter v0.36.1 pkg/controllers/provisioning/
+# scheduling/metrics.go SimulationDurationSeconds, labeled by controller as later cores)
+ROUNDS_METRIC_V036 = "karpenter_provisioner_scheduling_simulation_duration_seconds_count"
+_ROUNDS = re.compile(rf'^(?:{ROUNDS_METRIC}|{ROUNDS_METRIC_V036}){{[^}}]*controller="provisioner"[^}}]*}}\s+(\S+)\s*$',
+                     re.M)
 PASSES_METRIC = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
-_PASSES = re.compile(rf'^{PASSES_METRIC}{{[^}}]*consolidation_type="single"[^}}]*}}\s+(\S+)\s*$', re.M)
+# ... and v0.36's (v0.36.1 pkg/controllers/disruption/metrics.go EvaluationDurationHistogram, labeled by
+# method and consolidation_type; single-node consolidation is a pass's last method then too)
+PASSES_METRIC_V036 = "karpenter_disruption_evaluation_duration_seconds_count"
+_PASSES = re.compile(rf'^(?:{PASSES_METRIC}|{PASSES_METRIC_V036}){{[^}}]*consolidation_type="single"[^}}]*}}\s+(\S+)\s*$',
+                     re.M)
 # the fast timing's pass numbers (harness/data/controller-timing/pass_trigger.go)
 STARTED_METRIC = "karpenter_harness_disruption_passes_started_total"
 DECIDED_NOTHING_METRIC = "karpenter_harness_disruption_pass_decided_nothing"

@@ -61,9 +61,15 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
     - terminationGracePeriod: a deleting NodeClaim's termination time (its karpenter.sh/nodeclaim-termination-
       timestamp, else deletionTimestamp + spec.terminationGracePeriod), and for each pod on its Node that
       time less the pod's terminationGracePeriodSeconds, when core deletes the pod whatever blocks it
-      (node/termination/terminator/terminator.go DeleteExpiringPods)."""
+      (node/termination/terminator/terminator.go DeleteExpiringPods).
+    A karpenter.sh/v1beta1 NodeClaim (core v0.36) expires at its creation + its NodePool's
+    spec.disruption.expireAfter, and a WhenEmpty NodePool's consolidateAfter counts from its Empty
+    condition's transition (sigs.k8s.io/karpenter v0.36.1 pkg/controllers/nodeclaim/disruption/
+    expiration.go, emptiness.go; pkg/controllers/disruption/emptiness.go ShouldDisrupt)."""
     after = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
              for np in nodepools}
+    pool_expire = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("expireAfter"))
+                   for np in nodepools}
     out: list[Window] = []
     nodes: dict[str, str] = {}
     ends: dict[str, float] = {}            # a deleting NodeClaim's Node -> its termination time
@@ -82,12 +88,20 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
                 if status.get("nodeName"):
                     ends[status["nodeName"]] = end
             continue
-        created, expire = _time(meta.get("creationTimestamp")), _duration(spec.get("expireAfter"))
+        pool = (meta.get("labels") or {}).get("karpenter.sh/nodepool")
+        v1beta1 = str(nc.get("apiVersion") or "").endswith("/v1beta1")
+        created = _time(meta.get("creationTimestamp"))
+        expire = pool_expire.get(pool) if v1beta1 else _duration(spec.get("expireAfter"))
         if created is not None and expire is not None:
             out.append(Window(created + expire, f"NodeClaim {name}'s expireAfter"))
-        consolidate = after.get((meta.get("labels") or {}).get("karpenter.sh/nodepool"))
+        consolidate = after.get(pool)
         initialized = _condition(nc, "Initialized")
-        if consolidate is not None and initialized.get("status") == "True" and \
+        if v1beta1:
+            empty = _condition(nc, "Empty")
+            since = _time(empty.get("lastTransitionTime")) if empty.get("status") == "True" else None
+            if consolidate is not None and since is not None:
+                out.append(Window(since + consolidate, f"NodeClaim {name}'s consolidateAfter"))
+        elif consolidate is not None and initialized.get("status") == "True" and \
                 _condition(nc, "Consolidatable").get("status") != "True":
             since = _time(status.get("lastPodEventTime")) or _time(initialized.get("lastTransitionTime"))
             if since is not None:
