@@ -3,7 +3,8 @@
 The controller is `./cmd/controller` of `github.com/Azure/karpenter-provider-azure`, built from the
 Go module proxy as a dependency of a generated wrapper module by build-controller.sh
 (v1.14.0 is the newest version whose dependencies the proxy
-serves; v1.14.2 and main need armcontainerservice/v9 v9.5.0-beta.1, which it refuses).
+serves; v1.14.2 and main need armcontainerservice/v9 v9.5.0-beta.1, which it refuses). A release
+tree's module version the proxy refuses during the build is built with a substitute (substitutes.py).
 
 Why it is built this way: docs/architecture/backends.md."""
 from __future__ import annotations
