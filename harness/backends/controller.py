@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.backends import substitutes
 from harness.backends.binaries import BUILD_SCRIPT as BINARIES_SCRIPT
 from harness.backends.binaries import (BinariesError, BuildLock, cache_dir, cached_bin_dir, go_binary, go_module_dir,
                                        run_logged, versions)
-from harness.backends import substitutes
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"

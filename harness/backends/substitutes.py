@@ -69,7 +69,7 @@ def load(path: Path = DATA) -> list[Substitute]:
 
 def pinned(go_mod: str, table: list[Substitute]) -> list[Substitute]:
     """The substitutes whose exact module version `go_mod` (a go.mod's text) requires."""
-    required = set(re.findall(r"^\s*(?:require\s+)?(\S+)\s+(v\S+)", go_mod, re.M))
+    required = set(re.findall(r"^\s*(?:require\s+)?(\S+)\s+(v\S+)", go_mod, re.MULTILINE))
     return [s for s in table if (s.module, s.version) in required]
 
 
@@ -81,7 +81,7 @@ def refused(go: str, module: str, version: str) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             out = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], cwd=tmp, env=env,
-                                 capture_output=True, text=True, timeout=300)
+                                 capture_output=True, text=True, timeout=300, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return False
     if out.returncode == 0:

@@ -49,7 +49,11 @@ def test_a_substitute_applies_only_when_the_proxy_refuses_that_version(tmp_path)
     (tmp_path / "go.mod").write_text(GO_MOD)
     asked = []
     refuses = {(SKEWER.module, SKEWER.version)}
-    probe = lambda go, module, version: asked.append((module, version)) or (module, version) in refuses  # noqa: E731
+
+    def probe(go, module, version):
+        asked.append((module, version))
+        return (module, version) in refuses
+
     assert substitutes.needed(tmp_path, "go", [SKEWER, ACS], probe) == [SKEWER]
     assert asked == [(SKEWER.module, SKEWER.version), (ACS.module, ACS.version)]
     # full proxy access (the nightly job): the release builds as released
@@ -64,8 +68,8 @@ def _fake_go(tmp_path, rc, stdout):
 
 
 @pytest.mark.parametrize("rc, error, refused", [
-    (1, "github.com/Azure/skewer@v0.0.22: reading https://proxy.golang.org/github.com/%21azure/skewer/@v/"
-        "v0.0.22.zip: 403 Forbidden\n\tserver response: This module version is not available.", True),
+    (1, ("github.com/Azure/skewer@v0.0.22: reading https://proxy.golang.org/github.com/%21azure/skewer/@v/"
+         "v0.0.22.zip: 403 Forbidden\n\tserver response: This module version is not available."), True),
     (1, "reading https://proxy.golang.org/x/@v/v1.zip: 410 Gone", True),
     (1, "dial tcp: lookup proxy.golang.org: no such host", False),    # offline is not a refusal
     (0, "", False),

@@ -230,6 +230,6 @@ def test_a_run_on_a_substituted_controller_carries_the_notice_in_its_result(tmp_
     scenario = SimpleNamespace(given={}, api_versions={})
     outcome = Outcome(scenario, "v1.12.2", "local", SimpleNamespace(release=None), engine="real")
     assert RealEngine(controller=ctl).start(scenario, "v1.12.2", None, outcome) == "run"
-    assert outcome.notices == ["provider v1.12.2: built with github.com/Azure/skewer v0.0.24 for v0.0.22, which the "
-                               "Go module proxy refuses here (harness/data/controller-module-substitutes.yaml; a "
-                               "machine with full proxy access builds the release as released)"]
+    assert outcome.notices == [("provider v1.12.2: built with github.com/Azure/skewer v0.0.24 for v0.0.22, which the "
+                                "Go module proxy refuses here (harness/data/controller-module-substitutes.yaml; a "
+                                "machine with full proxy access builds the release as released)")]
