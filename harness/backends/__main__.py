@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
         print(json.dumps({"seconds": round(seconds, 1), "controller": str(ctl.path), "version": ctl.version,
-                          "source": ctl.source, "timing": ctl.timing}, indent=2))
+                          "source": ctl.source, "timing": ctl.timing,
+                          "substitutes": [s.describe() for s in ctl.substitutes]}, indent=2))
         return 0
     if args.cmd == "build" and args.k8s_version:
         from harness.backends import binaries

@@ -10,6 +10,7 @@
 #   CORE_VERSION=v1.13.0 ...     # the same provider with another sigs.k8s.io/karpenter (where it compiles)
 #   CORE_PATCHES=<json> CORE_PATCHES_NAME=fast ...   # core's module copied and edited (controller-timing.yaml)
 #   CORE_DIR=<core tree> ...     # core from its git history: a commit the Go module proxy does not serve
+#   MODULE_REPLACES="mod@v1=mod@v2 ..."   # module versions the proxy refuses, built with others (substitutes.py)
 #
 # Idempotent: <out dir>/controller is reused when present.
 set -euo pipefail
@@ -87,6 +88,11 @@ if [ -n "${PROVIDER_SRC:-}" ] && [ -f "$src/go.sum" ]; then
   # armcontainerservice/v8 v8.2.0-beta.1: "verifying module: ... 404 Not Found") is verified against them
   cp "$src/go.sum" go.sum
 fi
+for r in ${MODULE_REPLACES:-}; do
+  # substitutes.py chose these because the proxy refused the pinned version during this build
+  log "substitute: ${r%%=*} -> ${r#*=}"
+  go mod edit -replace "$r"
+done
 cat > tools.go <<GO
 //go:build tools
 

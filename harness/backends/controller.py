@@ -3,21 +3,25 @@
 The controller is `./cmd/controller` of `github.com/Azure/karpenter-provider-azure`, built from the
 Go module proxy as a dependency of a generated wrapper module by build-controller.sh
 (v1.14.0 is the newest version whose dependencies the proxy
-serves; v1.14.2 and main need armcontainerservice/v9 v9.5.0-beta.1, which it refuses).
+serves; v1.14.2 and main need armcontainerservice/v9 v9.5.0-beta.1, which it refuses). A release
+tree's module version the proxy refuses during the build is built with a substitute (substitutes.py).
 
 Why it is built this way: docs/architecture/backends.md."""
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
 import re
 import subprocess
+import sys
 import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.backends import substitutes
 from harness.backends.binaries import BUILD_SCRIPT as BINARIES_SCRIPT
 from harness.backends.binaries import (BinariesError, BuildLock, cache_dir, cached_bin_dir, go_binary, go_module_dir,
                                        run_logged, versions)
@@ -46,6 +50,7 @@ class ControllerBinary:
     source: str           # "env", "cache", "src:<dir>" or "git:<commit>"
     tree: Path | None = None     # the source tree it was built from (None: the pinned module)
     timing: str = "upstream"     # controller-timing.yaml: `fast`: a disruption pass on request, two waits / 10
+    substitutes: tuple = ()      # substitutes.Substitute: module versions the proxy refused, built with others
 
     @property
     def crds_dir(self) -> Path:
@@ -292,13 +297,15 @@ def timing_hash(name: str | None = None) -> str:
     return h.hexdigest()[:8]
 
 
-def cache_entry(src: Path | None = None, tm: str | None = None) -> Path:
+def cache_entry(src: Path | None = None, tm: str | None = None, subst: str = "") -> Path:
     """<cache>/controller/<version>/ for the pinned module, git-<commit>/ for a tree exported from a
     clone (provider_tree), src-<hash>/ for a checkout; `+core-<version>` with KARPENTER_CORE_VERSION,
-    `+fast-<timing_hash>` for the fast timing (`tm`, default the environment's)."""
+    `+fast-<timing_hash>` for the fast timing (`tm`, default the environment's), then `subst`
+    (substitutes.suffix: built with module versions other than the release pins)."""
     root = cache_dir() / "controller"
     tm = tm or timing()
     core = (f"+core-{core_version()}" if core_version() else "") + ("" if tm == "upstream" else f"+{tm}-{timing_hash(tm)}")
+    core += subst
     if src is None:
         return root / (provider_version() + core)
     if src.parent == cache_dir() / "provider-src":
@@ -333,12 +340,14 @@ def find_controller(src: Path | None = None, tm: str | None = None) -> Controlle
     src = selected_source(src)
     src = src.resolve() if src else None
     tm = tm or timing_for(src)[0]
-    d = cache_entry(src, tm)
-    p = d / "controller"
-    if p.is_file() and os.access(p, os.X_OK):
-        version = (d / "VERSION").read_text().strip() if (d / "VERSION").exists() else provider_version()
-        source = "cache" if src is None else (f"git:{src.name}" if d.name.startswith("git-") else f"src:{src}")
-        return ControllerBinary(p, version, source, src, tm)
+    exact = cache_entry(src, tm)
+    # the release as released first; else a build that substituted modules the proxy refused here
+    for d in [exact, *sorted(exact.parent.glob(f"{glob.escape(exact.name)}+subst-*"))]:
+        p = d / "controller"
+        if p.is_file() and os.access(p, os.X_OK):
+            version = (d / "VERSION").read_text().strip() if (d / "VERSION").exists() else provider_version()
+            source = "cache" if src is None else (f"git:{src.name}" if d.name.startswith("git-") else f"src:{src}")
+            return ControllerBinary(p, version, source, src, tm, tuple(substitutes.recorded(d)))
     return None
 
 
@@ -362,7 +371,9 @@ def build_controller(src: Path | None = None, echo: bool = False,
         found = find_controller(src, tm)
         if found is not None and found.source != "env":
             return found, time.monotonic() - t0
-        out = cache_entry(src, tm)
+        # a module version the proxy refuses now: the data's substitute, in an entry of its own
+        applied = substitutes.needed(src, go) if src is not None else []
+        out = cache_entry(src, tm, substitutes.suffix(applied))
         work = cache_dir() / "build" / f"controller-{out.name}"
         env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}"}
         env.pop("PROVIDER_SRC", None)
@@ -376,6 +387,13 @@ def build_controller(src: Path | None = None, echo: bool = False,
             env["CORE_PATCHES"] = str(work / "core-patches.json")
             env["CORE_PATCHES_NAME"] = tm
         env.pop("CORE_DIR", None)
+        env.pop("MODULE_REPLACES", None)
+        if applied:
+            env["MODULE_REPLACES"] = " ".join(s.replace for s in applied)
+            out.mkdir(parents=True, exist_ok=True)
+            substitutes.record(out, applied)
+            if echo:
+                print(f"NOTICE: {substitutes.notice(applied)}", file=sys.stderr, flush=True)
         if src is not None and (core_dir := core_from_history(src)) is not None:
             env["CORE_DIR"] = str(core_dir)
         if src is not None:

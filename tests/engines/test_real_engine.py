@@ -217,3 +217,19 @@ def test_a_failed_build_of_a_version_is_said_by_its_later_scenarios(no_binaries,
     cluster = SimpleNamespace(server_version="v1.36.3", backend="local")
     assert engine.skip_reason(sc, cluster).endswith(
         "building Kubernetes v1.33.13 failed earlier in this process: build-binaries.sh failed (exit 1) after 3s:")
+
+
+def test_a_run_on_a_substituted_controller_carries_the_notice_in_its_result(tmp_path, monkeypatch):
+    from harness.backends.controller import ControllerBinary
+    from harness.backends.substitutes import Substitute
+    from harness.runner.engines.base import Outcome
+    skewer = Substitute("github.com/Azure/skewer", "v0.0.22", "v0.0.24", "v1.13.0", "why")
+    ctl = ControllerBinary(tmp_path / "controller", "v1.12.2", "git:x", tmp_path, "fast", (skewer,))
+    monkeypatch.setattr(enginemod, "RealRun", lambda *a: "run")
+    monkeypatch.setattr(enginemod.applicability, "ignored_given", lambda given: [])
+    scenario = SimpleNamespace(given={}, api_versions={})
+    outcome = Outcome(scenario, "v1.12.2", "local", SimpleNamespace(release=None), engine="real")
+    assert RealEngine(controller=ctl).start(scenario, "v1.12.2", None, outcome) == "run"
+    assert outcome.notices == [("provider v1.12.2: built with github.com/Azure/skewer v0.0.24 for v0.0.22, which the "
+                                "Go module proxy refuses here (harness/data/controller-module-substitutes.yaml; a "
+                                "machine with full proxy access builds the release as released)")]

@@ -182,3 +182,20 @@ def test_nightly_release_matrix_covers_every_line_and_every_pair_profile():
         for doc in yaml.safe_load_all(f.read_text()):
             wanted |= set(((doc or {}).get("given") or {}).get("profiles") or [])
     assert wanted - matrix == set()
+
+
+def test_a_run_on_a_controller_built_with_substitutes_prints_a_notice_naming_them(tmp_path, monkeypatch, capsys):
+    from harness.backends import substitutes
+    from harness.runner.engines.real import releasectl
+    skewer = substitutes.Substitute("github.com/Azure/skewer", "v0.0.22", "v0.0.24", "v1.13.0", "why")
+    built = controller.ControllerBinary(tmp_path / "controller", "v1.12.2", "git:x", tmp_path, "fast", (skewer,))
+    monkeypatch.setattr(controller, "provider_git", lambda: tmp_path)
+    monkeypatch.setattr(controller, "provider_tree", lambda git, ref: (tmp_path, ref))
+    monkeypatch.setattr(controller, "timing_for", lambda tree: ("fast", ""))
+    monkeypatch.setattr(controller, "find_controller", lambda tree, tm: built)
+    monkeypatch.setattr(releasectl, "tree_skip", lambda ref, tree: None)
+    ctls = releasectl.ReleaseControllers()
+    assert ctls.controller("v1.12.2") == (built, None)
+    want = "provider v1.12.2: built with github.com/Azure/skewer v0.0.24 for v0.0.22, which the Go module proxy refuses"
+    assert ctls.notices[0].startswith(want)
+    assert f"NOTICE: {want}" in capsys.readouterr().err

@@ -298,6 +298,9 @@ class RealEngine:
         ctl = self.controller_for(answering)
         outcome.version = ctl.version if ctl.timing == "upstream" else f"{ctl.version}, timing {ctl.timing}"
         outcome.not_applicable = applicability.ignored_given(scenario.given)
+        if ctl.substitutes:         # in the result and --json, not only the process's stderr
+            from harness.backends.substitutes import notice
+            outcome.notices.append(f"provider {ctl.version}: {notice(list(ctl.substitutes))}")
         outcome.result.release = release
         return RealRun(scenario, profile, cluster, ctl, answering, release)
 

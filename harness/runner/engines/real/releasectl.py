@@ -125,6 +125,10 @@ class ReleaseControllers:
                 print(f"building the controller of provider {ref} (~10 min cold)", file=sys.stderr, flush=True)
                 found, seconds = build_controller(tree.resolve(), tm=tm)
                 print(f"built the controller of provider {ref} in {seconds:.0f}s", file=sys.stderr, flush=True)
+            if found.substitutes:
+                from harness.backends.substitutes import notice as substituted
+                self.notices.append(f"provider {ref}: {substituted(list(found.substitutes))}")
+                print(f"NOTICE: {self.notices[-1]}", file=sys.stderr)
             return found, None
         except BinariesError as e:
             return None, f"the controller of provider {ref} cannot be built: {e}"
