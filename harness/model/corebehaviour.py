@@ -226,6 +226,11 @@ class CoreBehaviour:
     def volume_topology_alternatives(self) -> bool:
         return bool(self.values["volumeTopologyAlternatives"])
 
+    @property
+    def launch_timeout(self) -> bool:
+        """An unlaunched NodeClaim is deleted 5 minutes after creation (core-behaviour.yaml launchTimeout)."""
+        return bool(self.values["launchTimeout"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

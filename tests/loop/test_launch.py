@@ -1,7 +1,7 @@
 """harness/loop/controllers/launch.py: core's NodeClaim launch through the Azure provider."""
 from __future__ import annotations
 
-from harness.loop.controllers.launch import LAUNCH_TIMEOUT
+from harness.loop.controllers.liveness import LAUNCH_TIMEOUT
 from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
 
 

@@ -76,9 +76,14 @@ def test_newest_profile_differs_in_nothing():
 def test_notices_only_for_touched_scopes():
     cb = CoreBehaviour.of(load_profile("v1.6.1"))
     assert cb.notices(set()) == []
-    launch = cb.notices({"launchFailure"})
-    assert len(launch) == 1 and launch[0].startswith("core v1.6.1: launchTimeout is modeled as v1.14.0 (")
-    assert launch[0].endswith("kubernetes-sigs/karpenter#2349); answer with --engine real")
+    # a switch known but not implemented is said for its own scopes only
+    warned = [s for s in cb.differs() if not s.get("implemented")]
+    assert warned
+    said = [n for n in cb.notices(set(warned[0]["scope"])) if f": {warned[0]['name']} is" in n]
+    assert len(said) == 1 and said[0].startswith(f"core v1.6.1: {warned[0]['name']} is modeled as v1.14.0 (")
+    assert said[0].endswith(f"kubernetes-sigs/karpenter#{warned[0]['pr']}); answer with --engine real")
+    # implemented switches are answered at v1.6.1: no notice for the launch timeout
+    assert cb.notices({"launchFailure"}) == []
     # implemented switches are answered at v1.6.1: no notice for the multiple-PDB handling
     assert cb.notices({"pdb"}) == []
     # implemented switches are answered at v1.6.1: no notice for drift

@@ -4,19 +4,17 @@ Reconcile calls cloudProvider.Create (harness/loop/azure.py AzureProvider.create
 Azure provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create). A success is written back with
 PopulateNodeClaimDetails and the Launched condition; an InsufficientCapacity error (which includes
 NodeClassNotFound) deletes the NodeClaim (launchNodeClaim); any other error is retried on the next
-pass. A NodeClaim not launched within LaunchTimeout is deleted (lifecycle/liveness.go).
+pass. A NodeClaim not launched within its timeout is deleted first (lifecycle/liveness.go, liveness.py).
 """
 from __future__ import annotations
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.azure import Launched, LaunchFailure
+from harness.loop.controllers.liveness import unlaunched_timeout
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
 from harness.model.resources import format_resource_list
 from harness.model.writers import resolved_requirement_labels
-
-LAUNCH_TIMEOUT = 300.0            # core lifecycle/liveness.go LaunchTimeout = 5m
-LAUNCH_TIMEOUT_REASON = "launch_timeout"     # liveness.go launchTimeoutReason
 
 
 class Launch:
@@ -45,8 +43,9 @@ class Launch:
     def _launch(self, c: Claim) -> bool:
         """One NodeClaim's Launch reconcile; True when something changed."""
         s = self.state
-        if s.clock.now() - c.created_at > LAUNCH_TIMEOUT:
-            self.termination.delete_claim(c, LAUNCH_TIMEOUT_REASON)
+        at, why = unlaunched_timeout(s, c)
+        if s.clock.now() > at:
+            self.termination.delete_claim(c, why)
             return True
         out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
         if isinstance(out, LaunchFailure):
