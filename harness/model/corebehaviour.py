@@ -227,6 +227,11 @@ class CoreBehaviour:
         return bool(self.values["volumeTopologyAlternatives"])
 
     @property
+    def instance_type_drift(self) -> str:
+        """none | immediate | afterOneHour (core-behaviour.yaml instanceTypeDrift)."""
+        return str(self.values["instanceTypeDrift"])
+
+    @property
     def launch_timeout(self) -> bool:
         """An unlaunched NodeClaim is deleted 5 minutes after creation (core-behaviour.yaml launchTimeout)."""
         return bool(self.values["launchTimeout"])
