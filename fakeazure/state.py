@@ -160,6 +160,27 @@ class FakeAzure:
         with self.lock:
             return self.compute.skus.add(skus, self.region)
 
+    def restrict_sku(self, size: str, zones: Iterable[str] | None = None, region: str | None = None) -> dict:
+        """Take a VM size away from the subscription as Azure does: a NotAvailableForSubscription
+        restriction on its ResourceSku (https://learn.microsoft.com/rest/api/compute/resource-skus/list
+        `restrictions`), of type Location for the whole region, or of type Zone for `zones` ("1" or
+        "southcentralus-1"). What lists SKUs afterwards sees it (github.com/Azure/skewer@v0.0.24/sku.go
+        HasLocationRestriction, AvailabilityZones) and a VM create of it is refused (SkuNotAvailable).
+        KeyError for a size the region's catalog does not have. Returns a copy of the SKU as it now reads."""
+        with self.lock:
+            where = (region or self.region).lower()
+            sku = self.compute.skus.find(where, size)
+            if sku is None:
+                raise KeyError(size)
+            restriction: dict = {"type": "Location", "values": [where], "reasonCode": "NotAvailableForSubscription",
+                                 "restrictionInfo": {"locations": [where]}}
+            if zones:
+                restriction = {"type": "Zone", "values": [where], "reasonCode": "NotAvailableForSubscription",
+                               "restrictionInfo": {"locations": [where],
+                                                   "zones": sorted({str(z).rsplit("-", 1)[-1] for z in zones})}}
+            sku["restrictions"] = [*sku.get("restrictions", []), restriction]
+            return copy.deepcopy(sku)
+
     def skus(self, region: str | None = None) -> list[dict]:
         """The catalog of ``region`` (default: the state's region; ``"*"``: every region)."""
         with self.lock:

@@ -83,6 +83,9 @@ class LaunchFailure:
     message: str
     code: str = ""
     attempted: dict = field(default_factory=dict)
+    # the VM create failed after the provider had returned the NodeClaim as created (provider.asyncProvisioning):
+    # the provider deletes the NodeClaim itself, whatever the error
+    asynchronous: bool = False
 
 
 class AzureProvider:
@@ -105,6 +108,7 @@ class AzureProvider:
         self.it_cache = cache if cache is not None else InstanceTypeCache()
         self._built: dict = {}             # (nodeclass, cluster) -> ((offerings seq, SKU seq), InstanceTypeSet)
         self.sku_seq = 0                  # bumped when the SKU list is (re)read
+        self._skus_read_at = 0.0
         self._sku_failures = 0
         self._sku_retry_at = 0.0
         self._jitter = random.Random(f"retry-{subscription_id}")   # own stream: retries never shift offering choices
@@ -169,6 +173,7 @@ class AzureProvider:
             region = self.cluster.region
             self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
             self.sku_seq += 1
+            self._skus_read_at = self.now()
         except HttpResponseError as e:
             return f"panic: fetching SKUs using skewer, {error_text(e)}"
         sw = self.it_cache.switches(self.profile)
@@ -177,15 +182,23 @@ class AzureProvider:
         return None
 
     def skus(self) -> list[dict]:
-        """The region's VM SKUs. A failed read (after the SDK's retries) is logged and the last
-        good list kept, or none yet (upstream List: "no instance types found"), and read again
-        after the controller's backoff (provider v1.14.0 pkg/providers/instancetype/instancetypes.go
-        UpdateInstanceTypes; pkg/controllers/instancetype/controller.go Reconcile)."""
-        if self._skus is None and self.now() >= self._sku_retry_at:
+        """The region's VM SKUs, read again once `provider.skuRefresh` seconds passed since the last read
+        (provider v1.14.0 pkg/controllers/instancetype/controller.go InstanceTypesRefreshInterval = 12h;
+        before v1.10, v1.7.2 pkg/providers/instancetype/instancetypes.go getInstanceTypes caches the list
+        for InstanceTypesCacheTTL = 23h): a size Azure took away since (a `restrict` step) is gone then.
+        A failed read (after the SDK's retries) is logged and the last good list kept, or none yet
+        (upstream List: "no instance types found"), and read again after the controller's backoff
+        (provider v1.14.0 pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes;
+        pkg/controllers/instancetype/controller.go Reconcile; before v1.10 List itself fails until a read
+        succeeds, harness simplification)."""
+        refresh = self.profile.provider.get("skuRefresh")
+        due = self._skus is None or (refresh is not None and self.now() - self._skus_read_at >= float(refresh))
+        if due and self.now() >= self._sku_retry_at:
             try:
                 region = self.cluster.region
                 self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
                 self.sku_seq += 1
+                self._skus_read_at = self.now()
             except HttpResponseError as e:
                 self._sku_failures += 1
                 self._sku_retry_at = self.now() + min(REFRESH_BACKOFF_BASE * 2 ** self._sku_failures,
@@ -407,9 +420,15 @@ class AzureProvider:
                 vm = self._finish_lro("vm", vm_name, poller, lambda: self.compute.virtual_machines.get(self.rg, vm_name))
             except HttpResponseError as e:
                 # async failure: the promise's Wait error -> Cleanup -> Delete (cloudprovider.go
-                # handleInstancePromiseWaitError; vminstance.go VirtualMachinePromise.Cleanup)
+                # handleInstancePromiseWaitError; vminstance.go VirtualMachinePromise.Cleanup). From v1.4 Create
+                # has returned by then and the goroutine deletes the NodeClaim too (provider v1.14.0
+                # pkg/cloudprovider/cloudprovider.go handleInstancePromise, metric reason async_provisioning);
+                # before, Create waited and returned the error to core (v0.7.5 pkg/providers/instance/instance.go
+                # createVirtualMachine): retried, or deleted as insufficient capacity
                 self.delete(vm_name)
-                return self._create_failed(e, it, offering, attempted)
+                failure = self._create_failed(e, it, offering, attempted)
+                failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
+                return failure
         self._suspects.discard(vm_name.lower())
         provider_id = "azure://" + lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,

@@ -325,7 +325,8 @@ class Simulation:
 
     def advance(self, seconds: float) -> None:
         """A step's `advance`: time passes, and the long timers that fall inside it (expireAfter,
-        consolidateAfter, a draining node's terminationGracePeriod) fire at their time, each followed by
+        consolidateAfter, a draining node's terminationGracePeriod, launch and registration timeouts) fire at
+        their time, each followed by
         a pass to steadiness, rather than all at the window's end. Not stepped to: budget schedule
         windows and the fake's own timers (offering TTLs, evictions), judged at the window's end."""
         end = self.clock.now() + seconds
@@ -341,8 +342,11 @@ class Simulation:
     def _timer_before(self, end: float) -> float | None:
         now = self.clock.now()
         nodepools = self.state.cluster.list("NodePool")
+        # a launch or registration timeout fires a second past its deadline, as in converge
+        liveness = self.liveness.next_deadline()
         times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
-                             self.node_termination.grace_deadline(), self.jobs.next_deadline())
+                             self.node_termination.grace_deadline(), self.jobs.next_deadline(),
+                             liveness + 1 if liveness is not None else None)
                  if t is not None and now < t < end]
         return min(times, default=None)
 

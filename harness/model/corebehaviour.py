@@ -226,6 +226,16 @@ class CoreBehaviour:
     def volume_topology_alternatives(self) -> bool:
         return bool(self.values["volumeTopologyAlternatives"])
 
+    @property
+    def instance_type_drift(self) -> str:
+        """none | immediate | afterOneHour (core-behaviour.yaml instanceTypeDrift)."""
+        return str(self.values["instanceTypeDrift"])
+
+    @property
+    def launch_timeout(self) -> bool:
+        """An unlaunched NodeClaim is deleted 5 minutes after creation (core-behaviour.yaml launchTimeout)."""
+        return bool(self.values["launchTimeout"])
+
     def min_values_policy(self, asked: str) -> str:
         """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
         return asked if self.values["minValuesPolicy"] else "Strict"

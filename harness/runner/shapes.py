@@ -304,7 +304,24 @@ def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
     if not isinstance(data, dict):
         return []
     return (_regex_errors(data) + _fault_errors(data) + _duration_errors(data) + _knob_errors(data)
-            + _expect_value_errors(data))
+            + _expect_value_errors(data) + _restrict_errors(data))
+
+
+def _restrict_errors(data: dict) -> list[tuple[tuple, str]]:
+    """A `restrict` step names a size of the run's catalog: one of given.skus when the scenario lists them
+    (a size of the whole catalog is checked when the step plays: harness/runner/steps.py restrict)."""
+    given = data.get("given") if isinstance(data.get("given"), dict) else {}
+    names = [s if isinstance(s, str) else (s or {}).get("name") for s in given.get("skus") or []]
+    if not names:
+        return []
+    out = []
+    for i, step in enumerate(data.get("steps") or []):
+        for j, r in enumerate((step or {}).get("restrict") or [] if isinstance(step, dict) else []):
+            size = (r or {}).get("size") if isinstance(r, dict) else None
+            if isinstance(size, str) and size not in names:
+                out.append((("steps", i, "restrict", j, "size"),
+                            f"restrict: {size!r} is not a SKU of this run (given.skus: {', '.join(map(str, names))})"))
+    return out
 
 
 # the loop expands these into pods itself and keeps no object a step could delete; volumes are

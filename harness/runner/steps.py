@@ -1,7 +1,8 @@
-"""Scenario steps that cannot apply. What the file alone decides is refused when it loads
-(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never
-applied); what depends on the run (which nodes exist, whether the VM is Spot) fails the run at
-the step, as a mismatch that names the step's `file:line` (StepFailed), never a traceback.
+"""Scenario steps that act on fake Azure (`evict`, `restrict`), and steps that cannot apply. What the file
+alone decides is refused when it loads (`harness.runner.shapes.lifecycle_errors`: deleting what is not there,
+evicting a pod never applied; `_restrict_errors`: restricting a size given.skus does not list); what depends on
+the run (which nodes exist, whether the VM is Spot, the whole catalog's sizes) fails the run at the step, as a
+mismatch that names the step's `file:line` (StepFailed), never a traceback.
 """
 from __future__ import annotations
 
@@ -71,3 +72,15 @@ def evict_vm(fake, resource_group: str, node: NodeResult) -> None:
     except ARMError as e:
         raise StepFailed("evict", f"the eviction of VM {node.vm_name} (node {node.index}, {node.capacity_type})",
                          f"simulateEviction refused: ({e.code}) {e.message}") from None
+
+
+def restrict(fake, entries: list[dict]) -> None:
+    """A `restrict` step: each size is taken away from the subscription in the fake (FakeAzure.restrict_sku,
+    a NotAvailableForSubscription restriction for the region or the zones named); a size the run's catalog
+    does not have fails the step."""
+    for r in entries:
+        try:
+            fake.restrict_sku(r["size"], r.get("zones"))
+        except KeyError:
+            raise StepFailed("restrict", f"a restriction of {r['size']}",
+                             f"{r['size']} is not a SKU of this run's catalog") from None

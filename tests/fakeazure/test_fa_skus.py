@@ -114,3 +114,26 @@ def test_state_skus_api():
     assert len(state.skus()) == 20 and state.skus("nowhere") == []
     state.load_catalog("eastus")
     assert len(state.skus("eastus")) == 90 and len(state.skus("*")) == 110
+
+
+def test_restrict_sku_takes_a_size_away_from_listing_and_creating(fake):
+    from azure.core.exceptions import HttpResponseError
+    from tests.fakeazure.fa_helpers import create_vm
+    fake.state.restrict_sku("Standard_D4s_v3", zones=["southcentralus-2"])
+    fake.state.restrict_sku("Standard_D2s_v3")
+    skus = {s.name: s for s in fake.compute.resource_skus.list(filter="location eq 'southcentralus'")}
+    (d4,) = skus["Standard_D4s_v3"].restrictions
+    assert d4.type == ResourceSkuRestrictionsType.ZONE and d4.restriction_info.zones == ["2"]
+    (d2,) = skus["Standard_D2s_v3"].restrictions
+    assert d2.type == ResourceSkuRestrictionsType.LOCATION and d2.restriction_info.locations == ["southcentralus"]
+    assert d2.reason_code == ResourceSkuRestrictionsReasonCode.NOT_AVAILABLE_FOR_SUBSCRIPTION
+    try:
+        create_vm(fake, "vm-d2", size="Standard_D2s_v3")
+        raise AssertionError("created a restricted size")
+    except HttpResponseError as e:
+        assert "SkuNotAvailable" in str(e)
+    try:
+        fake.state.restrict_sku("Standard_Nope")
+        raise AssertionError("restricted an unknown size")
+    except KeyError:
+        pass

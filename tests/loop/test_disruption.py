@@ -230,3 +230,42 @@ def test_emptiness_validation_keeps_the_still_valid_subset_from_core_v1_5(embedd
                 assert valid is None and why == "churn"        # "1 candidates are no longer valid"
             else:
                 assert [c.name for c in valid.candidates] == [proposal.candidates[1].name]
+
+
+def _type_taken_away(embedded, profile: str, age: float):
+    """A Standard_D2s_v3 node `age` seconds old when the provider reads SKUs again after Azure took the size away:
+    (the simulation, the node's claim)."""
+    nc = {**nodeclass(), "apiVersion": "karpenter.azure.com/v1alpha2"}     # served by every release here
+    sim_cm = simulation(embedded, [nc, np({"consolidateAfter": "Never"}), deployment("web", replicas=1, cpu="1")],
+                        profile=profile)
+    sim = sim_cm.__enter__()
+    refresh = float(sim.profile.provider["skuRefresh"])
+    sim.clock.advance(refresh - age)
+    sim.converge()
+    (c,) = sim.claims
+    assert c.launched.instance_type.name == "Standard_D2s_v3"
+    sim.fake.restrict_sku("Standard_D2s_v3")
+    sim.clock.advance(age - (sim.clock.now() - c.created_at) + 1)
+    sim.converge()
+    return sim_cm, sim, c
+
+
+def test_instance_type_drift_per_core_release(embedded):
+    """core-behaviour.yaml instanceTypeDrift: the size gone 30 minutes after the node's creation drifts it at
+    once from core v1.1.0 (v1.4.1), from an hour after creation from v1.6.0 (v1.6.1), never at v1.0.x (v0.7.5),
+    where the node is no disruption candidate either."""
+    for profile, drifted in (("v1.4.1", True), ("v1.6.1", False), ("v0.7.5", False)):
+        cm, sim, c = _type_taken_away(embedded, profile, 1800)
+        try:
+            reasons = [(d["reason"], d.get("driftReason")) for d in sim.result.disruptions]
+            assert reasons == ([("Drifted", "InstanceTypeNotFound")] if drifted else []), profile
+            blocked = [e for e in sim.result.events if e["reason"] == "DisruptionBlocked"
+                       and e["message"] == 'Instance Type "Standard_D2s_v3" not found']
+            assert bool(blocked) == (profile == "v0.7.5"), profile
+            if profile != "v1.4.1":
+                sim.clock.advance(1800)
+                sim.converge()
+                reasons = [(d["reason"], d.get("driftReason")) for d in sim.result.disruptions]
+                assert reasons == ([("Drifted", "InstanceTypeNotFound")] if profile == "v1.6.1" else []), profile
+        finally:
+            cm.__exit__(None, None, None)

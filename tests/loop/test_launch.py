@@ -1,7 +1,7 @@
 """harness/loop/controllers/launch.py: core's NodeClaim launch through the Azure provider."""
 from __future__ import annotations
 
-from harness.loop.controllers.launch import LAUNCH_TIMEOUT
+from harness.loop.controllers.liveness import LAUNCH_TIMEOUT
 from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
 
 
@@ -66,3 +66,20 @@ def test_a_claim_whose_requests_no_type_holds_is_insufficient_capacity(embedded)
         assert sim.launch.reconcile()
         assert c.result.failure["kind"] == "InsufficientCapacity"
         assert c.result.deleted == "insufficient capacity, all requested instance types were unavailable during launch"
+
+
+def test_a_vm_failing_after_the_create_returned_is_deleted_by_the_provider_from_v1_4(embedded):
+    """release-probes.yaml provider.asyncProvisioning: from provider v1.4 Create returns once the VM PUT is
+    accepted and the provider deletes the NodeClaim when the VM fails later (async_provisioning); v0.7.5 waits
+    for the VM and core retries the error."""
+    for profile, deleted in (("v1.4.1", True), ("v0.7.5", False)):
+        with simulation(embedded, profile=profile) as sim:
+            sim.fake.add_fault({"code": "InternalServerError", "delivery": "async", "match": {"operation": "vm.create"}})
+            sim.apply([{**nodeclass(), "apiVersion": "karpenter.azure.com/v1alpha2"}, nodepool(), pod("web")])
+            sim.validate_nodepools()
+            sim.provisioner.reconcile()
+            (c,) = sim.claims
+            assert sim.launch.reconcile()
+            assert c.result.failure and c.launched is None
+            assert (c.done, c.result.deleted) == ((True, "async_provisioning") if deleted else (False, None)), profile
+            assert sim.fake.snapshot()["vms"] == []

@@ -2,7 +2,7 @@
 the API the runner, the why view and the benches use."""
 from __future__ import annotations
 
-from harness.loop.controllers.launch import LAUNCH_TIMEOUT
+from harness.loop.controllers.liveness import LAUNCH_TIMEOUT
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
 
 

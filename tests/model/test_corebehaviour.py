@@ -74,11 +74,17 @@ def test_newest_profile_differs_in_nothing():
 
 
 def test_notices_only_for_touched_scopes():
+    # a switch known but not implemented is said for its own scopes only (v1.5.5: core v1.5.0, before the
+    # warned forcedEvictionAfterNodeDeadline)
+    old = CoreBehaviour.of(load_profile("v1.5.5"))
+    for warned in [s for s in old.differs() if not s.get("implemented")]:
+        said = [n for n in old.notices(set(warned["scope"])) if f": {warned['name']} is" in n]
+        assert len(said) == 1 and said[0].startswith(f"core v1.5.0: {warned['name']} is modeled as v1.14.0 (")
+        assert said[0].endswith(f"kubernetes-sigs/karpenter#{warned['pr']}); answer with --engine real")
     cb = CoreBehaviour.of(load_profile("v1.6.1"))
     assert cb.notices(set()) == []
-    launch = cb.notices({"launchFailure"})
-    assert len(launch) == 1 and launch[0].startswith("core v1.6.1: launchTimeout is modeled as v1.14.0 (")
-    assert launch[0].endswith("kubernetes-sigs/karpenter#2349); answer with --engine real")
+    # implemented switches are answered at v1.6.1: no notice for the launch timeout
+    assert cb.notices({"launchFailure"}) == []
     # implemented switches are answered at v1.6.1: no notice for the multiple-PDB handling
     assert cb.notices({"pdb"}) == []
     # implemented switches are answered at v1.6.1: no notice for drift

@@ -284,6 +284,12 @@ class Cluster:
             self.blocked(sn, f"NodePool not found (NodePool={np_name})")
             return None
         it = its.get(sn.labels.get(INSTANCE_TYPE, ""))
+        if it is None and self.s.core.instance_type_drift == "none":
+            # before core v1.1.0 (#1787) a node whose instance type is no longer offered is no candidate for any
+            # method (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/types.go NewCandidate); later,
+            # only consolidation refuses it (consolidation.go ShouldDisrupt, here consolidation.py)
+            self.blocked(sn, f'Instance Type "{sn.labels.get(INSTANCE_TYPE, "")}" not found')
+            return None
         try:
             self.validate_pods(sn)
         except CandidateError as e:

@@ -3,20 +3,24 @@
 Reconcile calls cloudProvider.Create (harness/loop/azure.py AzureProvider.create, standing for the
 Azure provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create). A success is written back with
 PopulateNodeClaimDetails and the Launched condition; an InsufficientCapacity error (which includes
-NodeClassNotFound) deletes the NodeClaim (launchNodeClaim); any other error is retried on the next
-pass. A NodeClaim not launched within LaunchTimeout is deleted (lifecycle/liveness.go).
+NodeClassNotFound) deletes the NodeClaim (launchNodeClaim), as does the provider itself when a VM it
+already returned fails (from provider v1.4: provider.asyncProvisioning); any other error is retried on
+the next pass. A NodeClaim not launched within its timeout is deleted first (lifecycle/liveness.go, liveness.py).
 """
 from __future__ import annotations
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.azure import Launched, LaunchFailure
+from harness.loop.controllers.liveness import unlaunched_timeout
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
 from harness.model.resources import format_resource_list
 from harness.model.writers import resolved_requirement_labels
 
-LAUNCH_TIMEOUT = 300.0            # core lifecycle/liveness.go LaunchTimeout = 5m
-LAUNCH_TIMEOUT_REASON = "launch_timeout"     # liveness.go launchTimeoutReason
+# the reason label the provider counts its own NodeClaim delete under (provider v1.14.0
+# pkg/cloudprovider/cloudprovider.go handleInstancePromise)
+ASYNC_PROVISIONING_REASON = "async_provisioning"
+ASYNC_PROVISIONING_EVENT = "AsyncProvisioningError"       # events.go AsyncProvisioningReason
 
 
 class Launch:
@@ -45,8 +49,9 @@ class Launch:
     def _launch(self, c: Claim) -> bool:
         """One NodeClaim's Launch reconcile; True when something changed."""
         s = self.state
-        if s.clock.now() - c.created_at > LAUNCH_TIMEOUT:
-            self.termination.delete_claim(c, LAUNCH_TIMEOUT_REASON)
+        at, why = unlaunched_timeout(s, c)
+        if s.clock.now() > at:
+            self.termination.delete_claim(c, why)
             return True
         out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
         if isinstance(out, LaunchFailure):
@@ -54,7 +59,14 @@ class Launch:
                                 "code": out.code, "attempted": out.attempted}
             c.result.failures.append(c.result.failure)
             s.trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
-            if out.kind == "InsufficientCapacity":
+            if out.asynchronous:
+                # the provider's own event and delete after the VM failed (azure.py create,
+                # provider.asyncProvisioning; provider v1.14.0 pkg/cloudprovider/events/events.go
+                # NodeClaimFailedToRegister, truncateMessage at 500 characters)
+                text = out.message if len(out.message) < 500 else out.message[:500] + "..."
+                s.record_event("NodeClaim", c.result.name, ASYNC_PROVISIONING_EVENT, f"Failed to register: {text}")
+                self.termination.delete_claim(c, ASYNC_PROVISIONING_REASON)
+            elif out.kind == "InsufficientCapacity":
                 self.termination.delete_claim(c, f"insufficient capacity, {out.message}")
             return True
         self.populate(c, out)

@@ -1,17 +1,39 @@
 """NodeClaim liveness (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/liveness.go
-Reconcile): a launched NodeClaim whose Node has not registered within registrationTimeout is deleted.
-The launch timeout is checked by launch.py before each Create. `next_deadline` tells the
-orchestrator how far to jump the clock when nothing else would change."""
+Reconcile): a NodeClaim not launched within launchTimeout, or launched but not registered within
+registrationTimeout, is deleted. Before core v1.7.0 (#2349; sigs.k8s.io/karpenter v1.6.2 same file) only
+the registration TTL applied, to launched and unlaunched NodeClaims alike, and every such deletion was
+counted under the reason `liveness` (core-behaviour.yaml launchTimeout). Launch (launch.py) asks
+`unlaunched_timeout` before each Create; `next_deadline` tells the orchestrator how far to jump the
+clock when nothing else would change."""
 from __future__ import annotations
 
-from harness.loop.controllers.launch import LAUNCH_TIMEOUT
-from harness.loop.controllers.state import LoopState
+from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
 
-# liveness.go registrationTimeout = 15m. Upstream counts from the Registered condition's last
-# transition; the harness counts from the launch.
+# liveness.go launchTimeout = 5m, registrationTimeout = 15m (registrationTTL before v1.7.0). Upstream counts
+# both from their condition's last transition, which for Launched is its first (Unknown) at creation;
+# the harness counts the registration timeout of a launched NodeClaim from the launch.
+LAUNCH_TIMEOUT = 300.0
 REGISTRATION_TIMEOUT = 900.0
-REGISTRATION_TIMEOUT_REASON = "registration_timeout"      # liveness.go registrationTimeoutReason
+# the reason label of karpenter_nodeclaims_disrupted_total (liveness.go launchTimeoutReason,
+# registrationTimeoutReason; before v1.7.0 the one label "liveness")
+LAUNCH_TIMEOUT_REASON = "launch_timeout"
+REGISTRATION_TIMEOUT_REASON = "registration_timeout"
+LIVENESS_REASON = "liveness"
+
+
+def unlaunched_timeout(s: LoopState, c: Claim) -> tuple[float, str]:
+    """When an unlaunched NodeClaim is deleted, and the reason."""
+    if s.core.launch_timeout:
+        return c.created_at + LAUNCH_TIMEOUT, LAUNCH_TIMEOUT_REASON
+    # sigs.k8s.io/karpenter v1.6.2 liveness.go Reconcile: Registered stays Unknown from creation
+    return c.created_at + REGISTRATION_TIMEOUT, LIVENESS_REASON
+
+
+def registration_timeout(s: LoopState, c: Claim) -> tuple[float, str]:
+    """When a launched NodeClaim that has not registered is deleted, and the reason."""
+    return ((c.launched_at or 0) + REGISTRATION_TIMEOUT,
+            REGISTRATION_TIMEOUT_REASON if s.core.launch_timeout else LIVENESS_REASON)
 
 
 class Liveness:
@@ -25,15 +47,16 @@ class Liveness:
         for c in s.claims:
             if c.done or c.launched is None or c.registered:
                 continue
-            if s.clock.now() - (c.launched_at or 0) >= REGISTRATION_TIMEOUT:
-                self.termination.delete_claim(c, REGISTRATION_TIMEOUT_REASON)
+            at, why = registration_timeout(s, c)
+            if s.clock.now() >= at:
+                self.termination.delete_claim(c, why)
                 progress = True
         return progress
 
     def next_deadline(self) -> float | None:
         """The earliest launch or registration timeout of a live NodeClaim, or None."""
         s = self.state
-        deadlines = [(c.launched_at or 0) + REGISTRATION_TIMEOUT for c in s.claims
+        deadlines = [registration_timeout(s, c)[0] for c in s.claims
                      if not c.done and c.launched is not None and not c.registered]
-        deadlines += [c.created_at + LAUNCH_TIMEOUT for c in s.claims if not c.done and c.launched is None]
+        deadlines += [unlaunched_timeout(s, c)[0] for c in s.claims if not c.done and c.launched is None]
         return min(deadlines) if deadlines else None

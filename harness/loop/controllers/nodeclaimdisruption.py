@@ -4,10 +4,10 @@ the Drifted and Consolidatable status conditions the disruption controller's met
 - drift.go Drift.Reconcile / isDrifted: not launched -> no condition; else the first of
   NodePoolDrifted (the NodePool's hash differs from the one stamped on the NodeClaim, same hash
   version: areStaticFieldsDrifted), RequirementsDrifted (the NodeClaim's labels as requirements are
-  not Compatible with the NodePool's requirements: areRequirementsDrifted), InstanceTypeNotFound (from
-  one hour after creation: the instance type or a compatible offering is gone: instanceTypeNotFound)
-  and the provider's reasons (harness/loop/azuredrift.py). Upstream re-checks on NodePool, NodeClass
-  and pod events and every 5 minutes; the harness checks every pass.
+  not Compatible with the NodePool's requirements: areRequirementsDrifted), InstanceTypeNotFound (the
+  instance type or a compatible offering is gone: instanceTypeNotFound; when it is checked is the core
+  release's, core-behaviour.yaml instanceTypeDrift) and the provider's reasons (harness/loop/azuredrift.py).
+  Upstream re-checks on NodePool, NodeClass and pod events and every 5 minutes; the harness checks every pass.
 - consolidation.go Consolidation.Reconcile: Consolidatable=True once the NodeClaim is initialized and
   consolidateAfter has passed since status.lastPodEventTime (or initialization); cleared while
   consolidation is disabled (consolidateAfter Never), before initialization, or under
@@ -28,7 +28,10 @@ from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 NODEPOOL_DRIFTED = "NodePoolDrifted"           # nodeclaim/disruption/drift.go
 REQUIREMENTS_DRIFTED = "RequirementsDrifted"
 INSTANCE_TYPE_NOT_FOUND = "InstanceTypeNotFound"
-INSTANCE_TYPE_CHECK_AFTER = 3600.0             # drift.go: not until 1h after creation
+# sigs.k8s.io/karpenter v1.6.1 drift.go isDrifted: instanceTypeNotFoundCheckCache (30 minutes per NodeClaim),
+# not before an hour after creation
+INSTANCE_TYPE_CHECK_AFTER = 3600.0
+INSTANCE_TYPE_CHECK_EVERY = 1800.0
 
 
 class NodeClaimDisruption:
@@ -38,6 +41,8 @@ class NodeClaimDisruption:
         # an AKSNodeClass, the cluster settings, the SKU list or the claim's own state changed
         self._drift_memo: dict[str, tuple[tuple, str]] = {}
         self._hash_memo: dict[tuple[str, str], str] = {}
+        # claim -> (check period, the instance type was gone): one instanceTypeNotFound check per period
+        self._type_checks: dict[str, tuple[int, bool]] = {}
 
     def observe(self) -> None:
         """Every iteration: the provider's launch facts and the Initialized transition time, which
@@ -59,6 +64,9 @@ class NodeClaimDisruption:
         if not live:
             return False
         now = s.clock.now()
+        # isDrifted lists the instance types (cloudProvider.GetInstanceTypes): a SKU list due to be read again is
+        # read before drift is judged, not after (provider.skuRefresh; harness/loop/azure.py skus)
+        s.provider.skus()
         if nodepool_list is None:
             nodepool_list = s.cluster.list("NodePool")
         nodepools = {np["metadata"]["name"]: np for np in nodepool_list}
@@ -88,7 +96,7 @@ class NodeClaimDisruption:
         ref = ((((np.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name", "")
         nodeclass = self._nodeclass(ref, nodeclasses)
         key = (world, (nodeclass or {}).get("metadata", {}).get("resourceVersion"), c.registered, c.node_name,
-               now - c.created_at > INSTANCE_TYPE_CHECK_AFTER)
+               self._type_check_period(c, now))
         hit = self._drift_memo.get(c.result.name)
         if hit is not None and hit[0] == key:
             return hit[1]
@@ -136,7 +144,7 @@ class NodeClaimDisruption:
         np_reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], s.sem)
         if Requirements.from_labels(labels, s.sem).compatible(np_reqs) is not None:
             return REQUIREMENTS_DRIFTED
-        if s.clock.now() - c.created_at > INSTANCE_TYPE_CHECK_AFTER and self._instance_type_gone(c, np):
+        if self._instance_type_not_found(c, np):
             return INSTANCE_TYPE_NOT_FOUND
         ref = spec.get("nodeClassRef") or {}
         nodeclass = self._nodeclass(ref.get("name", ""), nodeclasses)
@@ -148,6 +156,35 @@ class NodeClaimDisruption:
                  "subnet": c.dis.subnet}
         return azuredrift.is_drifted(s.profile, s.provider, s.cfg.cluster, ann, facts, nodeclass, node_labels,
                                      c.launched.arch, c.result.labels)
+
+    def _type_check_period(self, c: Claim, now: float) -> int | None:
+        """Which instanceTypeNotFound check of the NodeClaim is due (None: none is made). `none` (core v1.0.x,
+        sigs.k8s.io/karpenter v1.0.6 drift.go isDrifted) never checks; `immediate` (v1.1.0-v1.5.x, v1.4.0 same
+        file) checks on every drift check; `afterOneHour` (v1.6.0, #2271) checks from an hour after creation,
+        then once per 30 minutes."""
+        mode = self.state.core.instance_type_drift
+        if mode == "none":
+            return None
+        if mode == "immediate":
+            return 0
+        age = now - c.created_at
+        return int((age - INSTANCE_TYPE_CHECK_AFTER) // INSTANCE_TYPE_CHECK_EVERY) if age > INSTANCE_TYPE_CHECK_AFTER else None
+
+    def _instance_type_not_found(self, c: Claim, np: dict) -> bool:
+        """InstanceTypeNotFound at the check due now. Upstream's check cache makes the drift checks between two
+        instance-type checks skip it, which clears the condition at the next reconcile; here the verdict of a
+        check holds until the next one (harness simplification: the disruption controller's 10 s poll acts on
+        the condition before it is cleared)."""
+        s = self.state
+        period = self._type_check_period(c, s.clock.now())
+        if period is None:
+            return False
+        if s.core.instance_type_drift == "immediate":
+            return self._instance_type_gone(c, np)
+        last = self._type_checks.get(c.result.name)
+        if last is None or last[0] != period:
+            last = self._type_checks[c.result.name] = (period, self._instance_type_gone(c, np))
+        return last[1]
 
     def _instance_type_gone(self, c: Claim, np: dict) -> bool:
         """drift.go instanceTypeNotFound: the instance type is not listed, or no offering (available

@@ -20,7 +20,7 @@ from harness.runner.engines.base import NotApplicable, Outcome
 from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
-from harness.runner.steps import evict
+from harness.runner.steps import evict, restrict
 
 
 @functools.lru_cache(maxsize=4)
@@ -153,6 +153,8 @@ class SimulatedRun:
             sim.advance(scenario_duration(step["advance"]))
         for f in step.get("faults") or []:
             fake.add_fault(f)
+        if step.get("restrict"):
+            restrict(fake, step["restrict"])
         if manifests:
             self.apply(manifests)
         for d in step.get("delete") or []:

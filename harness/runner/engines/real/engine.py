@@ -694,6 +694,9 @@ class RealRun:
             self.provisioners = ClusterParams.from_dict(step["cluster"]).storage_provisioners
         for f in step.get("faults") or []:
             self.fake.add_fault(f)
+        if step.get("restrict"):
+            from harness.runner.steps import restrict
+            restrict(self.fake, step["restrict"])
         if manifests:
             self.apply(manifests)
         for d in step.get("delete") or []:
