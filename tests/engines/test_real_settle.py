@@ -289,6 +289,7 @@ def test_nominations_last_from_the_last_round_that_saw_the_pod_pending_after_its
     assert n.until(claims, ("nc-1",)) == 0.0     # a new claim: no nomination
     assert n.until(claims, ("nc-1",), {"default/p"}) == 2.0 + NOMINATION_SECONDS
     n.observe(3.0, 5, pending, claims)         # a round while p is still pending: planned onto the in-flight claim
+    n.observe(4.0, 5, frozenset(), claims)     # bound
     n.observe(5.0, 6, frozenset(), claims)     # a round after it bound
     assert n.until(claims, ("nc-1",)) == 3.0 + NOMINATION_SECONDS
     assert n.until({"default/p": {"nc-2"}}, ("nc-1",)) == 0.0
@@ -310,6 +311,22 @@ def test_the_round_that_made_the_claim_is_no_nomination_when_its_count_is_read_a
     assert n.until(claims, ("nc-1",)) == 0.0
     n.observe(4.0, 3, pending, claims)         # a later round while pending (the pod pending again) nominates
     assert n.until(claims, ("nc-1",)) == 4.0 + NOMINATION_SECONDS
+
+
+def test_a_round_read_as_its_pod_binds_may_have_nominated_the_claim():
+    """The round that plans a new claim's pod onto it (once the claim is in flight) comes as kube-scheduler
+    binds the pod: the poll that first reads its count may already show the pod bound. It ran since the last
+    read, while the pod may still have been pending: counted, the run waits out that nomination (a real
+    v0.7.5 run of core-empty-nodepool-budget-events settled inside it: "state node is nominated for a
+    pending pod", nothing disrupted)."""
+    from harness.runner.engines.real.settle import NOMINATION_SECONDS, Nominations
+    n = Nominations()
+    pending = frozenset({("default/p", "Unschedulable", "x")})
+    claims = {"default/p": {"nc-1"}}
+    n.observe(1.0, 3, pending, claims)         # the claim's event
+    n.observe(1.1, 3, pending, claims)         # its baseline
+    n.observe(2.0, 4, frozenset(), claims)     # a round read as the pod is first seen bound
+    assert n.until(claims, ("nc-1",)) == 2.0 + NOMINATION_SECONDS
 
 
 def test_a_fast_build_says_when_each_nomination_ends():

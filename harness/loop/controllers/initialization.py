@@ -7,13 +7,18 @@ known ephemeral taints to be gone (KnownEphemeralTaintsRemoved) and its requeste
 registered (RequestedResourcesRegistered), then labels it karpenter.sh/initialized. Startup taints are removed by the
 agent that owns them; the harness acts as that agent at once. The DaemonSet controller (kubernetes
 v1.36.3 pkg/controller/daemon/daemon_controller.go, NodeShouldRunDaemonPod) then places one pod per
-DaemonSet whose pod tolerates the Node's taints and matches its node affinity.
+DaemonSet whose pod tolerates the Node's taints and matches its node affinity. A pod that tolerates every
+taint the Node registered with is made as it registers and bound before the pods pending for it; any other is
+made only once the Node is schedulable to it, when those pods are ahead of it in kube-scheduler's queue
+(k8s.io/kubernetes v1.36.3 pkg/scheduler/framework/plugins/queuesort/priority_sort.go Less), so it is left
+to the loop's kube-scheduler, behind them.
 """
 from __future__ import annotations
 
 import copy
 
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop.controllers.registration import NOT_READY_KEY, UNINITIALIZED, UNREGISTERED
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.kubescheduler import node_matches
 from harness.loop.pods import Taint, is_ephemeral, untolerated
@@ -47,7 +52,7 @@ class Initialization:
         s.write(nr, KARPENTER_CORE, {INITIALIZED_LABEL: "true"})
         c.initialized = nr.initialized = True
         c.result.at["initialized"] = s.clock.now()
-        self.daemonset_pods(node)
+        self.daemonset_pods(node, registration_taints(node, c.obj))
         return True
 
     def _pod_template(self, ds: dict) -> dict:
@@ -64,8 +69,10 @@ class Initialization:
                 spec[key] = copy.deepcopy(newest.spec[key])
         return {**tmpl, "spec": spec}
 
-    def daemonset_pods(self, node: dict) -> None:
-        """One pod per eligible DaemonSet, named `<daemonset>-<last 5 chars of the Node>`, bound at once."""
+    def daemonset_pods(self, node: dict, registered_with: list[Taint] | None = None) -> None:
+        """One pod per eligible DaemonSet, named `<daemonset>-<last 5 chars of the Node>`: bound at once when
+        it tolerates every taint of `registered_with` (the Node's taints as it registered; None: bound at once),
+        else pending, pinned to the Node, for kube-scheduler's pass."""
         s = self.state
         taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
         for ds, pv in s.daemonsets:
@@ -79,12 +86,25 @@ class Initialization:
                                 "name": f"{ds['metadata']['name']}-{node['metadata']['name'][-5:]}",
                                 "namespace": ds["metadata"].get("namespace") or "default"},
                    "spec": pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
+            # made as the Node registered (it tolerates all it had), or only once the Node is schedulable
+            # to it: then the pods pending for the Node bind first (daemon_controller.go NodeShouldRunDaemonPod)
+            early = registered_with is None or not untolerated(pv.tolerations, registered_with)
             try:
-                s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"])
+                s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"] if early else None)
             except APIRejected as e:
                 s.refused_pod(pod, "DaemonSet", ds["metadata"]["name"], e)
                 continue
-            s.nodes[node["metadata"]["name"]].pods.append(s.pod_key(pod))
+            if early:
+                s.nodes[node["metadata"]["name"]].pods.append(s.pod_key(pod))
+
+
+def registration_taints(node: dict, nodeclaim: dict) -> list[Taint]:
+    """The taints a new Node had as it registered: its taints now, the NodeClaim's startup taints,
+    karpenter.sh/unregistered, the cloud provider's uninitialized taint and the not-ready NoSchedule taint a
+    NotReady kubelet's Node gets (TaintNodesByCondition; harness/loop/controllers/registration.py)."""
+    now = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+    startup = [Taint.from_dict(t) for t in (nodeclaim.get("spec") or {}).get("startupTaints") or []]
+    return [*now, *startup, UNREGISTERED, UNINITIALIZED, Taint(NOT_READY_KEY, "", "NoSchedule")]
 
 
 def _newest_owned(state, ds: dict):

@@ -314,18 +314,24 @@ class Nominations:
     seen: dict = field(default_factory=dict)             # pod key -> when its Nominated event was first seen
     baseline: dict = field(default_factory=dict)         # pod key -> the round count read after that
     awaiting: set = field(default_factory=set)           # pods seen whose baseline is the next count read
+    was_pending: frozenset = frozenset()                 # the pods the last poll showed pending
 
     def observe(self, now: float, rounds: int | None, pending: frozenset, nominated=()) -> None:
         """One poll: `rounds` read before it, the `pending` pods and the pods with a `nominated` event
-        it showed."""
+        it showed. A round first counted here ran since the last read, so it may have seen pending a pod
+        that the last poll showed pending and this one bound: with a new claim's pod the round that plans
+        it onto the claim comes as kube-scheduler binds it, and a real v0.7.5 run settled inside that
+        nomination, unseen (the pod bound by the poll that read its round)."""
+        now_pending = frozenset(key for key, *_ in pending)
         if rounds is not None:
             for key in self.awaiting:
                 self.baseline[key] = rounds
             self.awaiting.clear()
             if self.rounds is not None and rounds > self.rounds:
-                for key, *_ in pending:
+                for key in now_pending | self.was_pending:
                     self.last_round[key] = (now, rounds)
             self.rounds = rounds
+        self.was_pending = now_pending
         for key in nominated:
             if key not in self.seen:
                 self.seen[key] = now
