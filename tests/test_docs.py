@@ -4,21 +4,19 @@ fails), and the README stays a page read in minutes (docs/contributing.md "Writi
 scripts/test.sh runs this file as its docs leg."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.scriptload import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _gen_docs():
-    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen-docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/gen-docs.py", "gen_docs")
 
 
 def test_generated_reference_pages_are_current():

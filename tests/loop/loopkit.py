@@ -86,3 +86,18 @@ def launched(sim, *pods):
     assert sim.launch.reconcile()
     (claim,) = sim.claims
     return claim
+
+
+def synthetic_world():
+    """(profile, semantics, instance types) of the upstream profile over 60 seeded synthetic eastus SKUs: the
+    scheduler's own tests and its fingerprint build Schedulers on them."""
+    from fakeazure.catalog import synthetic_prices, synthetic_skus
+    from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
+    from harness.model.profile import load_profile
+    from harness.model.semantics import semantics_for
+    profile = load_profile("upstream")
+    sem = semantics_for(profile)
+    skus = synthetic_skus(60, seed=42, region="eastus")
+    its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
+                               profile, prices=synthetic_prices(skus, seed=42))
+    return profile, sem, list(its)

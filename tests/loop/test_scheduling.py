@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from fakeazure.catalog import synthetic_prices, synthetic_skus
 from harness.loop.pods import PodView
 from harness.loop.scheduling import Scheduler, Template
 from harness.loop.topology import Topology, topology_keys, universe_for
-from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
-from harness.model.profile import load_profile
-from harness.model.semantics import semantics_for
+from tests.loop.loopkit import synthetic_world
 
 RACK = "example.com/rack"
 
 
 @pytest.fixture(scope="module")
 def world():
-    profile = load_profile("upstream")
-    sem = semantics_for(profile)
-    skus = synthetic_skus(60, seed=42, region="eastus")
-    its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
-                               profile, prices=synthetic_prices(skus, seed=42))
+    profile, sem, its = synthetic_world()
     # one 2-vCPU size: a 1500m pod shares its node with no 600m pod, two 600m pods share one
     two = min((it for it in its if it.capacity.get("cpu") == 2000), key=lambda it: it.name)
     nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default", "uid": "default"},

@@ -14,15 +14,12 @@ import random
 
 import pytest
 
-from fakeazure.catalog import synthetic_prices, synthetic_skus
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView
 from harness.loop.scheduling import ExistingNode, Scheduler, Template
 from harness.loop.topology import Topology, topology_keys, universe_for
-from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
-from harness.model.profile import load_profile
 from harness.model.requirements import Requirement, Requirements
-from harness.model.semantics import semantics_for
+from tests.loop.loopkit import synthetic_world
 
 CPU = ["100m", "250m", "500m", "1000m", "1500m", "3", "7"]
 MEM = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi", "30Gi"]
@@ -102,12 +99,7 @@ MIXES = {
 
 @pytest.fixture(scope="module")
 def world():
-    profile = load_profile("upstream")
-    sem = semantics_for(profile)
-    skus = synthetic_skus(60, seed=42, region="eastus")
-    its = build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
-                               profile, prices=synthetic_prices(skus, seed=42))
-    return profile, sem, list(its)
+    return synthetic_world()
 
 
 def run_case(world, mix: str, n: int, seed: int) -> dict:

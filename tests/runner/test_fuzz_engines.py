@@ -20,6 +20,7 @@ from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute
 from harness.runner.invariants import (BindingWatch, binding_violations, node_matches_pod, requirement_holds,
                                        result_violations, tolerated)
+from tests.scriptload import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("HARNESS_FUZZ_EXAMPLES", "20"))
@@ -160,10 +161,7 @@ def test_the_real_fuzzer_keeps_each_run_and_judges_it_again(tmp_path, cluster, c
     """tools/fuzz_engines.py keeps every generated document with its real outcome under OUT/runs, and
     `--rejudge OUT` judges them again against the simulation as it is now (here a simulated run stands in
     for the real one: it is in its own outcome set)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("fuzz_engines", ROOT / "tools" / "fuzz_engines.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_script("tools/fuzz_engines.py", "fuzz_engines")
     doc = {"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario", "metadata": {"name": "fuzz-kept"},
            "given": {"region": "eastus", "skus": ["Standard_D2s_v3"]},
            "manifests": [{"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",

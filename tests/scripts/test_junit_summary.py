@@ -3,8 +3,6 @@ scenario naming a Kubernetes version CI does not build is by design, the same sk
 is not."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -12,14 +10,12 @@ import pytest
 from harness.backends import binaries
 from harness.runner.engines.real import engine as enginemod
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.scriptload import load_script
+
 
 
 def _summary():
-    spec = importlib.util.spec_from_file_location("junit_summary", ROOT / "scripts" / "junit-summary.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/junit-summary.py", "junit_summary")
 
 
 @pytest.fixture

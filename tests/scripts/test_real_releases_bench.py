@@ -1,16 +1,12 @@
 """bench/real_releases.py picks, per release, the smoke set in an API the release's own CRDs serve."""
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.scriptload import load_script
+
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("real_releases", ROOT / "bench" / "real_releases.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("bench/real_releases.py", "real_releases")
 
 
 def _crd(kind: str, group: str, *versions: str) -> str:
