@@ -7,8 +7,8 @@ sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/:
   spot), computeSpotToSpotConsolidation (SpotToSpotConsolidation feature gate, at least 15 cheaper
   options, truncated to 15 or the minValues need), IsConsolidated/markConsolidated.
 - emptiness.go: empty candidates (no pod with a positive eviction cost) within the Empty budgets.
-- singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools, the first that
-  consolidates (Underutilized budgets).
+- singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools (in a seeded order: Go
+  map order upstream), the first that consolidates (Underutilized budgets).
 - multinodeconsolidation.go: the first N candidates within budgets (N <= 100) by binary search,
   filterOutSameInstanceType.
 - validation.go: after commandValidationDelay (15 s) the candidates and the command are checked
@@ -21,6 +21,7 @@ simulation (harness/data/envelope.yaml warns).
 from __future__ import annotations
 
 import dataclasses
+import random
 from dataclasses import dataclass, field
 
 from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
@@ -391,21 +392,13 @@ class SingleNode(Consolidation):
         super().__init__(controller, "single")
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
-        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order). Before core v1.4.0
-        (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
+        """SortCandidates: by ratio, then interleaved across NodePools in a seeded order (interleave). Before
+        core v1.4.0 (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
         singlenodeconsolidation.go ComputeCommand) the sorted order as it is."""
         ordered = super().sort(cands)
         if not self.ctl.state.core.candidate_shuffle_by_nodepool:
             return ordered
-        groups: dict[str, list[Candidate]] = {}
-        for c in ordered:
-            groups.setdefault(c.nodepool_name, []).append(c)
-        out = []
-        for i in range(max((len(g) for g in groups.values()), default=0)):
-            for g in groups.values():
-                if i < len(g):
-                    out.append(g[i])
-        return out
+        return interleave(ordered, self.ctl.state.nodepool_order_rng)
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
         if self.is_consolidated():
@@ -422,6 +415,29 @@ class SingleNode(Consolidation):
         if not constrained:
             self.mark_consolidated()
         return []
+
+
+def interleave(ordered: list[Candidate], rng: random.Random | None) -> list[Candidate]:
+    """shuffleCandidates (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/singlenodeconsolidation.go):
+    the first candidate of each NodePool, then the second of each, and so on, each NodePool keeping its
+    candidates' sorted order. The NodePools come in the order lo.Keys reads the lo.GroupBy map in: Go's, a
+    random one each pass, which `rng` stands for, drawn only with two NodePools or more (one has one order);
+    None keeps the order each NodePool is first met in. The NodePools a timed-out pass left unseen go first
+    upstream (PreviouslyUnseenNodePools, #2133): the loop never times out (the 3-minute
+    SingleNodeConsolidationTimeoutDuration is wall time, which a pass here does not spend), so that set is
+    always empty."""
+    groups: dict[str, list[Candidate]] = {}
+    for c in ordered:
+        groups.setdefault(c.nodepool_name, []).append(c)
+    names = list(groups)
+    if rng is not None and len(names) > 1:
+        rng.shuffle(names)
+    out = []
+    for i in range(max((len(g) for g in groups.values()), default=0)):
+        for name in names:
+            if i < len(groups[name]):
+                out.append(groups[name][i])
+    return out
 
 
 class MultiNode(Consolidation):
