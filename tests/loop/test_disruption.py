@@ -288,3 +288,22 @@ def test_single_node_interleave_draws_the_nodepool_order_only_where_there_is_one
     rng = random.Random("nodepool-order-1")
     before = rng.getstate()
     assert interleave([a1, a2], rng) == [a1, a2] and rng.getstate() == before
+
+
+def test_tied_candidates_come_in_a_seeded_order_and_no_tie_draws_nothing():
+    """GetCandidates lists candidates in Go map order and sortCandidates keeps ties in it
+    (consolidation.ties_in_map_order): two candidates of one ratio come either way round under some
+    seed; distinct ratios keep the list as it is and leave the stream untouched."""
+    import random
+    from types import SimpleNamespace
+
+    from harness.loop.controllers.consolidation import ties_in_map_order
+
+    x, y, z = (SimpleNamespace(name=n, ratio=r) for n, r in (("x", 1.0), ("y", 1.0), ("z", 2.0)))
+    key = lambda c: -c.ratio                                                      # noqa: E731
+    firsts = {sorted(ties_in_map_order([x, y, z], key, random.Random(f"candidates-{seed}")), key=key)[1].name
+              for seed in range(8)}
+    assert firsts == {"x", "y"}
+    rng = random.Random("candidates-1")
+    before = rng.getstate()
+    assert ties_in_map_order([x, z], key, rng) == [x, z] and rng.getstate() == before

@@ -132,6 +132,21 @@ def remove_by_price(claim: PlannedClaim, max_price: float, wk) -> tuple[PlannedC
     return dataclasses.replace(claim, instance_types=kept), None
 
 
+def ties_in_map_order(cands: list[Candidate], key, rng: random.Random) -> list[Candidate]:
+    """The candidates in the order GetCandidates lists them (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/disruption/helpers.go GetCandidatesWithTotals over state/cluster.go DeepCopyNodes,
+    lo.Values of a Go map: a random order each call) as far as the sort by `key` can show it: drawn from
+    `rng` only when two candidates tie, else the list as it is. sortCandidates' sort.Slice keeps ties in
+    that order below 13 candidates (insertion sort, harness/loop/gosort.py) and permutes them further
+    above; a shuffle before a stable sort reaches every order of the ties either way."""
+    keys = [key(c) for c in cands]
+    if len(set(keys)) == len(keys):
+        return list(cands)
+    listed = list(cands)
+    rng.shuffle(listed)
+    return listed
+
+
 # -- the methods ------------------------------------------------------------------------------------
 class Consolidation:
     """consolidation.go: shared by the three methods (each keeps its own consolidated state)."""
@@ -190,10 +205,14 @@ class Consolidation:
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
         """sortCandidates: the highest savings ratio first (core v1.14.0, #2962), or before the lowest disruption
         cost first (sigs.k8s.io/karpenter v1.13.0 pkg/controllers/disruption/consolidation.go sortCandidates;
-        core-behaviour.yaml consolidationCandidateOrder)."""
+        core-behaviour.yaml consolidationCandidateOrder). Candidates that tie keep the order GetCandidates
+        listed them in (ties_in_map_order)."""
+        return sorted(ties_in_map_order(cands, self._sort_key, self.ctl.state.candidate_order_rng), key=self._sort_key)
+
+    def _sort_key(self, c: Candidate) -> float:
         if self.ctl.state.core.consolidation_order == "disruptionCost":
-            return sorted(cands, key=lambda c: c.disruption_cost)
-        return sorted(cands, key=lambda c: -c.savings_ratio())
+            return c.disruption_cost
+        return -c.savings_ratio()
 
     def compute(self, view: Cluster, cands: list[Candidate]) -> Proposal | None:
         """computeConsolidation."""
