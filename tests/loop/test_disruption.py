@@ -300,7 +300,9 @@ def test_tied_candidates_come_in_a_seeded_order_and_no_tie_draws_nothing():
     from harness.loop.controllers.consolidation import ties_in_map_order
 
     x, y, z = (SimpleNamespace(name=n, ratio=r) for n, r in (("x", 1.0), ("y", 1.0), ("z", 2.0)))
-    key = lambda c: -c.ratio                                                      # noqa: E731
+    def key(c):
+        return -c.ratio
+
     firsts = {sorted(ties_in_map_order([x, y, z], key, random.Random(f"candidates-{seed}")), key=key)[1].name
               for seed in range(8)}
     assert firsts == {"x", "y"}
