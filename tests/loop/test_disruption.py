@@ -269,3 +269,43 @@ def test_instance_type_drift_per_core_release(embedded):
                 assert reasons == ([("Drifted", "InstanceTypeNotFound")] if profile == "v1.6.1" else []), profile
         finally:
             cm.__exit__(None, None, None)
+
+
+def test_single_node_interleave_draws_the_nodepool_order_only_where_there_is_one():
+    """shuffleCandidates (core v1.14.0 singlenodeconsolidation.go) reads its NodePools in Go map order:
+    with two NodePools, either goes first under some seed; each keeps its candidates' sorted order; one
+    NodePool draws nothing from the stream (consolidation.interleave)."""
+    import random
+    from types import SimpleNamespace
+
+    from harness.loop.controllers.consolidation import interleave
+
+    a1, a2, b1 = (SimpleNamespace(nodepool_name=n, name=f"{n}{i}") for n, i in (("a", 1), ("a", 2), ("b", 1)))
+    assert interleave([a1, a2, b1], None) == [a1, b1, a2]
+    orders = {tuple(c.name for c in interleave([a1, a2, b1], random.Random(f"nodepool-order-{seed}")))
+              for seed in range(8)}
+    assert orders == {("a1", "b1", "a2"), ("b1", "a1", "a2")}
+    rng = random.Random("nodepool-order-1")
+    before = rng.getstate()
+    assert interleave([a1, a2], rng) == [a1, a2] and rng.getstate() == before
+
+
+def test_tied_candidates_come_in_a_seeded_order_and_no_tie_draws_nothing():
+    """GetCandidates lists candidates in Go map order and sortCandidates keeps ties in it
+    (consolidation.ties_in_map_order): two candidates of one ratio come either way round under some
+    seed; distinct ratios keep the list as it is and leave the stream untouched."""
+    import random
+    from types import SimpleNamespace
+
+    from harness.loop.controllers.consolidation import ties_in_map_order
+
+    x, y, z = (SimpleNamespace(name=n, ratio=r) for n, r in (("x", 1.0), ("y", 1.0), ("z", 2.0)))
+    def key(c):
+        return -c.ratio
+
+    firsts = {sorted(ties_in_map_order([x, y, z], key, random.Random(f"candidates-{seed}")), key=key)[1].name
+              for seed in range(8)}
+    assert firsts == {"x", "y"}
+    rng = random.Random("candidates-1")
+    before = rng.getstate()
+    assert ties_in_map_order([x, z], key, rng) == [x, z] and rng.getstate() == before

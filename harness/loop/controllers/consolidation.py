@@ -7,8 +7,8 @@ sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/:
   spot), computeSpotToSpotConsolidation (SpotToSpotConsolidation feature gate, at least 15 cheaper
   options, truncated to 15 or the minValues need), IsConsolidated/markConsolidated.
 - emptiness.go: empty candidates (no pod with a positive eviction cost) within the Empty budgets.
-- singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools, the first that
-  consolidates (Underutilized budgets).
+- singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools (in a seeded order: Go
+  map order upstream), the first that consolidates (Underutilized budgets).
 - multinodeconsolidation.go: the first N candidates within budgets (N <= 100) by binary search,
   filterOutSameInstanceType.
 - validation.go: after commandValidationDelay (15 s) the candidates and the command are checked
@@ -21,6 +21,7 @@ simulation (harness/data/envelope.yaml warns).
 from __future__ import annotations
 
 import dataclasses
+import random
 from dataclasses import dataclass, field
 
 from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
@@ -131,6 +132,21 @@ def remove_by_price(claim: PlannedClaim, max_price: float, wk) -> tuple[PlannedC
     return dataclasses.replace(claim, instance_types=kept), None
 
 
+def ties_in_map_order(cands: list[Candidate], key, rng: random.Random) -> list[Candidate]:
+    """The candidates in the order GetCandidates lists them (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/disruption/helpers.go GetCandidatesWithTotals over state/cluster.go DeepCopyNodes,
+    lo.Values of a Go map: a random order each call) as far as the sort by `key` can show it: drawn from
+    `rng` only when two candidates tie, else the list as it is. sortCandidates' sort.Slice keeps ties in
+    that order below 13 candidates (insertion sort, harness/loop/gosort.py) and permutes them further
+    above; a shuffle before a stable sort reaches every order of the ties either way."""
+    keys = [key(c) for c in cands]
+    if len(set(keys)) == len(keys):
+        return list(cands)
+    listed = list(cands)
+    rng.shuffle(listed)
+    return listed
+
+
 # -- the methods ------------------------------------------------------------------------------------
 class Consolidation:
     """consolidation.go: shared by the three methods (each keeps its own consolidated state)."""
@@ -189,10 +205,14 @@ class Consolidation:
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
         """sortCandidates: the highest savings ratio first (core v1.14.0, #2962), or before the lowest disruption
         cost first (sigs.k8s.io/karpenter v1.13.0 pkg/controllers/disruption/consolidation.go sortCandidates;
-        core-behaviour.yaml consolidationCandidateOrder)."""
+        core-behaviour.yaml consolidationCandidateOrder). Candidates that tie keep the order GetCandidates
+        listed them in (ties_in_map_order)."""
+        return sorted(ties_in_map_order(cands, self._sort_key, self.ctl.state.candidate_order_rng), key=self._sort_key)
+
+    def _sort_key(self, c: Candidate) -> float:
         if self.ctl.state.core.consolidation_order == "disruptionCost":
-            return sorted(cands, key=lambda c: c.disruption_cost)
-        return sorted(cands, key=lambda c: -c.savings_ratio())
+            return c.disruption_cost
+        return -c.savings_ratio()
 
     def compute(self, view: Cluster, cands: list[Candidate]) -> Proposal | None:
         """computeConsolidation."""
@@ -391,21 +411,13 @@ class SingleNode(Consolidation):
         super().__init__(controller, "single")
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
-        """SortCandidates: by ratio, then interleaved across NodePools (in first-seen order). Before core v1.4.0
-        (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
+        """SortCandidates: by ratio, then interleaved across NodePools in a seeded order (interleave). Before
+        core v1.4.0 (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
         singlenodeconsolidation.go ComputeCommand) the sorted order as it is."""
         ordered = super().sort(cands)
         if not self.ctl.state.core.candidate_shuffle_by_nodepool:
             return ordered
-        groups: dict[str, list[Candidate]] = {}
-        for c in ordered:
-            groups.setdefault(c.nodepool_name, []).append(c)
-        out = []
-        for i in range(max((len(g) for g in groups.values()), default=0)):
-            for g in groups.values():
-                if i < len(g):
-                    out.append(g[i])
-        return out
+        return interleave(ordered, self.ctl.state.nodepool_order_rng)
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
         if self.is_consolidated():
@@ -422,6 +434,29 @@ class SingleNode(Consolidation):
         if not constrained:
             self.mark_consolidated()
         return []
+
+
+def interleave(ordered: list[Candidate], rng: random.Random | None) -> list[Candidate]:
+    """shuffleCandidates (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/singlenodeconsolidation.go):
+    the first candidate of each NodePool, then the second of each, and so on, each NodePool keeping its
+    candidates' sorted order. The NodePools come in the order lo.Keys reads the lo.GroupBy map in: Go's, a
+    random one each pass, which `rng` stands for, drawn only with two NodePools or more (one has one order);
+    None keeps the order each NodePool is first met in. The NodePools a timed-out pass left unseen go first
+    upstream (PreviouslyUnseenNodePools, #2133): the loop never times out (the 3-minute
+    SingleNodeConsolidationTimeoutDuration is wall time, which a pass here does not spend), so that set is
+    always empty."""
+    groups: dict[str, list[Candidate]] = {}
+    for c in ordered:
+        groups.setdefault(c.nodepool_name, []).append(c)
+    names = list(groups)
+    if rng is not None and len(names) > 1:
+        rng.shuffle(names)
+    out = []
+    for i in range(max((len(g) for g in groups.values()), default=0)):
+        for name in names:
+            if i < len(groups[name]):
+                out.append(groups[name][i])
+    return out
 
 
 class MultiNode(Consolidation):

@@ -98,6 +98,8 @@ class LoopState:
         self.arrive_rng = random.Random(f"arrive-{cfg.seed}")  # which workloads of an apply arrive late (podsArrive)
         self.owned_rng = random.Random(f"owned-{cfg.seed}")    # whether a Deployment's pods follow bare ones (controllerPods)
         self.daemon_order_rng = random.Random(f"daemon-groups-{cfg.seed}")  # a Solve's daemon overhead group order
+        self.nodepool_order_rng = random.Random(f"nodepool-order-{cfg.seed}")  # single-node's NodePool interleave
+        self.candidate_order_rng = random.Random(f"candidates-{cfg.seed}")  # consolidation's order among tied candidates
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         self.disruption.recorder = Recorder(self)
 
