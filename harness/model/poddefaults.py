@@ -19,7 +19,8 @@ from harness.model.data import DATA_DIR
 __all__ = ["PodDefaults", "admit_pod"]
 
 DEFAULTS_FILE = "pod-defaults.yaml"
-# plugin/pkg/admission/priority/admission.go resolvePriorityClass, admitPod
+# the Priority plugin's refusals (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go
+# resolvePriorityClass, admitPod)
 NO_CLASS = "no PriorityClass with name {name} was found"
 PRIORITY_GIVEN = ("the integer value of priority ({given}) must not be provided in pod spec; priority admission "
                   "controller computed {computed} from the given PriorityClass name")
