@@ -3,7 +3,8 @@
 It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
 for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
 and NodeRestriction for node identities (k8s.io/kubernetes v1.36.3
-plugin/pkg/admission/noderestriction/admission.go), and RuntimeClass admission
+plugin/pkg/admission/noderestriction/admission.go), a Pod's defaults, Priority and
+DefaultTolerationSeconds admission (harness.model.poddefaults) and RuntimeClass admission
 for new pods (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go, in
 harness.model.runtimeclass). The real backends replace these
 judgements with the real API server's; the conformance run compares the two.
@@ -17,7 +18,7 @@ from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model import aksnodeclass, apiversions, runtimeclass
+from harness.model import aksnodeclass, apiversions, poddefaults, runtimeclass
 from harness.model.validation import admission_rejection, parse_version
 
 
@@ -114,6 +115,10 @@ class EmbeddedCluster:
             if admitted.errors:
                 raise aksnodeclass.rejection(obj, admitted.errors)
             obj = admitted.obj
+        elif kind == "Pod":
+            # the v1 API's defaults, then Priority and DefaultTolerationSeconds admission, on create and update
+            # (harness/data/pod-defaults.yaml); status and binding are subresources they skip
+            obj = poddefaults.admit_pod(obj, old)
         return obj
 
     # -- Cluster protocol ---------------------------------------------------------------------

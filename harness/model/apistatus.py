@@ -28,3 +28,12 @@ class APIRejected(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def forbidden(resource: str, obj: dict, why: str) -> APIRejected:
+    """An admission plugin's refusal, admission.NewForbidden (k8s.io/apiserver v0.36.3
+    pkg/admission/errors.go): the object's name (its generateName before names are generated, else
+    "Unknown"), then apierrors.NewForbidden's `<resource> "<name>" is forbidden: <why>`."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or meta.get("generateName") or "Unknown"
+    return APIRejected(403, "Forbidden", f'{resource} "{name}" is forbidden: {why}')

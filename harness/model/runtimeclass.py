@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.model.apistatus import APIRejected
+from harness.model.apistatus import forbidden
 from harness.model.resources import QuantityError, parse_quantity
 
 __all__ = ["admit_pod", "merge_tolerations"]
@@ -21,14 +21,6 @@ NOT_FOUND = 'pod rejected: RuntimeClass "{name}" not found'
 MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
 UNACCOUNTED = "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
 CONFLICT = "conflict: runtimeClass.scheduling.nodeSelector[{k}] = {rc}; pod.spec.nodeSelector[{k}] = {pod}"
-
-
-def _forbidden(pod: dict, why: str) -> APIRejected:
-    """admission.NewForbidden (k8s.io/apiserver v0.36.3 pkg/admission/errors.go): the pod's name
-    (its generateName before names are generated, else "Unknown"), then apierrors.NewForbidden."""
-    meta = pod.get("metadata") or {}
-    name = meta.get("name") or meta.get("generateName") or "Unknown"
-    return APIRejected(403, "Forbidden", f'pods "{name}" is forbidden: {why}')
 
 
 def _same_resources(a: dict | None, b: dict | None) -> bool:
@@ -91,13 +83,13 @@ def admit_pod(pod: dict, lookup: Callable[[str], dict | None]) -> dict:
         # prepareObjects: the lister, then a live GET; not found either way is Forbidden
         rc = lookup(rc_name)
         if rc is None:
-            raise _forbidden(pod, NOT_FOUND.format(name=rc_name))
+            raise forbidden("pods", pod, NOT_FOUND.format(name=rc_name))
     overhead = (rc or {}).get("overhead")
     # Admit / setOverhead: a RuntimeClass with an overhead writes podFixed into the pod
     if rc is not None and overhead is not None:
         fixed = overhead.get("podFixed")
         if spec.get("overhead") and not _same_resources(fixed, spec.get("overhead")):
-            raise _forbidden(pod, MISMATCH)
+            raise forbidden("pods", pod, MISMATCH)
         if fixed is None:
             spec.pop("overhead", None)
         else:
@@ -116,7 +108,7 @@ def admit_pod(pod: dict, lookup: Callable[[str], dict | None]) -> dict:
             # varies; the harness reports the first in sorted order
             for k in sorted(rc_selector):
                 if k in selector and selector[k] != rc_selector[k]:
-                    raise _forbidden(pod, CONFLICT.format(k=k, rc=rc_selector[k], pod=selector[k]))
+                    raise forbidden("pods", pod, CONFLICT.format(k=k, rc=rc_selector[k], pod=selector[k]))
                 selector[k] = rc_selector[k]
         merged = merge_tolerations(spec.get("tolerations") or [], scheduling.get("tolerations") or [])
         if merged:
@@ -126,7 +118,7 @@ def admit_pod(pod: dict, lookup: Callable[[str], dict | None]) -> dict:
     # Validate / validateOverhead
     if rc is not None and overhead is not None:
         if not _same_resources(overhead.get("podFixed"), spec.get("overhead")):
-            raise _forbidden(pod, MISMATCH)
+            raise forbidden("pods", pod, MISMATCH)
     elif spec.get("overhead") is not None:
-        raise _forbidden(pod, UNACCOUNTED)
+        raise forbidden("pods", pod, UNACCOUNTED)
     return pod

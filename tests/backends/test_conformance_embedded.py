@@ -223,11 +223,7 @@ def _pod_outcome(cluster, spec: dict):
         return e.status, e.reason, e.message
     cluster.delete("Pod", "p", "default")
     s = made["spec"]
-    # the real server's DefaultTolerationSeconds admission (k8s.io/kubernetes v1.36.3
-    # plugin/pkg/admission/defaulttolerationseconds/admission.go) adds these two; the embedded store does not
-    tolerations = [t for t in s.get("tolerations") or []
-                   if t.get("key") not in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
-    return "accepted", s.get("overhead"), s.get("nodeSelector"), tolerations
+    return "accepted", s.get("overhead"), s.get("nodeSelector"), s.get("tolerations")
 
 
 @pytest.mark.parametrize("case", sorted(POD_CASES))
@@ -244,3 +240,84 @@ def test_runtimeclass_admission_agrees_with_the_api_server(cluster, case):
         real = (real[0], parse_resource_list(real[1]), *real[2:])
         embedded = (embedded[0], parse_resource_list(embedded[1]), *embedded[2:])
     assert embedded == real
+
+
+# -- what the API server writes into a Pod: the v1 API's defaults, Priority and DefaultTolerationSeconds
+# admission (harness/data/pod-defaults.yaml) --
+NOT_READY_60 = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+DEFAULTED_CASES = {
+    "bare": {},
+    "tolerates-not-ready-itself": {"tolerations": [NOT_READY_60]},
+    "tolerates-everything": {"tolerations": [{"operator": "Exists"}]},
+    "tolerates-unreachable-any-effect": {"tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists"}]},
+    "not-ready-no-schedule-only": {"tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                                    "effect": "NoSchedule"}]},
+    "system-node-critical": {"priorityClassName": "system-node-critical"},
+    "system-cluster-critical": {"priorityClassName": "system-cluster-critical", "priority": 2000000000},
+    "no-such-class": {"priorityClassName": "high"},
+    "priority-given": {"priority": 5},
+    "priority-zero-given": {"priority": 0},
+    "preemption-policy-given": {"preemptionPolicy": "Never"},
+    "host-network-ports": {"hostNetwork": True, "containers": [
+        {"name": "c", "image": "registry.invalid/pause",
+         "ports": [{"containerPort": 8080}, {"containerPort": 53, "protocol": "UDP"}]}]},
+    "limits-only": {"containers": [{"name": "c", "image": "registry.invalid/pause",
+                                    "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}}],
+                    "initContainers": [{"name": "i", "image": "registry.invalid/pause",
+                                        "resources": {"limits": {"memory": "64Mi"}}}]},
+    "given-values-kept": {"terminationGracePeriodSeconds": 5, "restartPolicy": "Never", "dnsPolicy": "Default",
+                          "schedulerName": "other", "enableServiceLinks": False},
+}
+# container fields the embedded store leaves out: nothing the harness reads (imagePullPolicy depends on the image tag)
+UNMODELED_CONTAINER_FIELDS = ("imagePullPolicy", "terminationMessagePath", "terminationMessagePolicy")
+
+
+def _stored_spec(made: dict) -> dict:
+    from harness.model.resources import parse_resource_list
+    spec = dict(made["spec"])
+    for key in ("containers", "initContainers"):
+        if key in spec:
+            # `resources: {}` is how the server prints a container that gives none
+            spec[key] = [{k: ({s: parse_resource_list(q) for s, q in v.items()} if k == "resources" else v)
+                          for k, v in c.items() if k not in UNMODELED_CONTAINER_FIELDS and v != {}} for c in spec[key]]
+    return spec
+
+
+def _defaulted(cluster, spec: dict):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "registry.invalid/pause"}], **spec}}
+    try:
+        made = cluster.create(pod)
+    except APIRejected as e:
+        return e.status, e.reason, e.message
+    try:
+        return _stored_spec(made)
+    finally:
+        cluster.delete("Pod", "p", "default")
+
+
+@pytest.mark.parametrize("case", sorted(DEFAULTED_CASES))
+def test_pod_defaults_equal_the_api_server(cluster, case):
+    """The stored Pod's spec, every field but UNMODELED_CONTAINER_FIELDS, or the refusal, is the same."""
+    from harness.backends.embedded import EmbeddedCluster
+    real = _defaulted(cluster, DEFAULTED_CASES[case])
+    assert _defaulted(EmbeddedCluster("upstream"), DEFAULTED_CASES[case]) == real
+
+
+def test_pod_update_keeps_the_admission_defaults(cluster):
+    """An update that leaves out the default tolerations and the priority gets them back (DefaultTolerationSeconds
+    runs on update; Priority keeps the stored values), so the update passes validation on both."""
+    from harness.backends.embedded import EmbeddedCluster
+    got = []
+    for c in (cluster, EmbeddedCluster("upstream")):
+        made = c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "registry.invalid/pause"}],
+                                  "tolerations": [NOT_READY_60]}})
+        for k in ("priority", "preemptionPolicy"):
+            made["spec"].pop(k)
+        made["spec"]["tolerations"] = [NOT_READY_60]
+        made["metadata"]["labels"] = {"app": "x"}
+        got.append(_stored_spec(c.update(made)))
+        c.delete("Pod", "p", "default")
+    assert got[0] == got[1]
+    assert [t["key"] for t in got[1]["tolerations"]] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
