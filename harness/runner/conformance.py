@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
+from harness.model.knobrelease import knob_release
 from harness.runner.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
 from harness.runner.outcome import (TERMINATION_LABELS, TERMINATION_TAINTS, digest, node_view, noise_reason,  # noqa: F401
@@ -34,6 +35,7 @@ def simulate(scenario, profile: str, kubernetes_version: str | None = None, expl
     pkg/providers/labels/labels.go). `explore`: run it under that many seeds (the outcome of the
     first, with the others in its `exploration`); `races`: the runs also vary the timing races the
     scenario leaves open (harness/loop/races.py)."""
+    profile = answering_profile(scenario, profile)
     if kubernetes_version and not (scenario.given.get("cluster") or {}).get("kubernetesVersion"):
         given = copy.deepcopy(scenario.given)
         given.setdefault("cluster", {})["kubernetesVersion"] = kubernetes_version.lstrip("v")
@@ -174,7 +176,7 @@ def compare(sim, real, alternatives=()) -> dict:
     scenario's seed; `alternatives` its runs under other seeds (sim.exploration's, when it explored):
     the real outcome agrees when it is any of them ("agree (one of N outcomes)"); otherwise the report
     shows the differences from the closest."""
-    entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": sim.profile,
+    entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": real.profile,
              "simulated": verdict(sim), "real": verdict(real), "realSkipped": real.skipped,
              "realMismatches": [m.render() for m in real.mismatches],
              "notApplicable": [n.render() for n in real.not_applicable],
@@ -184,7 +186,9 @@ def compare(sim, real, alternatives=()) -> dict:
     # the version the simulation emulated (the real engine's API server's, unless the scenario set one)
     entry["kubernetesVersion"] = (sim.scenario.given.get("cluster") or {}).get("kubernetesVersion")
     entry["simDigest"] = sim_digest(sim)
-    entry["explanation"] = sim.scenario.xfail.get(sim.profile)
+    entry["explanation"] = sim.scenario.xfail.get(real.profile)
+    if sim.profile != real.profile:     # a given.knobs replay: both sides at the release holding the knobs
+        entry["simProfile"] = sim.profile
     if real.skipped:
         entry["status"] = "skipped"
         return entry
@@ -242,6 +246,17 @@ def status_text(e: dict) -> str:
 # seeds the simulation is explored under when a real run differs from its own seed's outcome: a run with
 # several nodes over several domains has more outcomes than a few seeds sample
 # (zonal-spread-includes-regional-domain: 12 distinct in 16 seeds); only differing runs pay for it
+def answering_profile(scenario, profile: str) -> str:
+    """The release profile the real engine's run answers at: a `given.knobs` scenario runs on the
+    controller of the release whose own facts hold its knobs (harness/model/knobrelease.py), so its
+    simulation runs at that release too, core behaviour and labels included; any other scenario, and
+    one no release replays (the real engine skips it), at `profile`."""
+    knobs = scenario.given.get("knobs")
+    if not knobs:
+        return profile
+    return knob_release(profile, knobs, scenario.api_versions).release or profile
+
+
 EXPLORE_ON_DIFFERENCE = 32
 # ... and then, when no seed's outcome is the real one, that many times as many runs that also vary the
 # timing races the scenario leaves open (harness/loop/races.py): five races on and off on top of the seed
@@ -450,7 +465,8 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
              "| scenario | profile | simulated | real | status | differing fields | real s |", "|---|---|---|---|---|---|---|"]
     for e in entries:
         real = e["real"] + (f" ({e['realSkipped']})" if e["realSkipped"] else "")
-        lines.append(f"| {e['scenario']} | {e['profile']} | {e['simulated']} | {_cell(real)} | {status_text(e)} | "
+        profile = e["profile"] + (f" (as {e['simProfile']})" if e.get("simProfile") else "")
+        lines.append(f"| {e['scenario']} | {profile} | {e['simulated']} | {_cell(real)} | {status_text(e)} | "
                      f"{len(e['differences'])} | {e['seconds']['real']} |")
     for e in entries:
         if not (e["differences"] or e["realMismatches"] or e["simulated"] != e["real"]
