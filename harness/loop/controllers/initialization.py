@@ -22,6 +22,7 @@ from harness.loop.controllers.registration import NOT_READY_KEY, UNINITIALIZED, 
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.kubescheduler import node_matches
 from harness.loop.pods import Taint, is_ephemeral, untolerated
+from harness.model.daemonsetpods import with_daemon_tolerations
 from harness.model.resources import parse_resource_list
 from harness.model.writers import KARPENTER_CORE
 
@@ -77,7 +78,10 @@ class Initialization:
         taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
         for ds, pv in s.daemonsets:
             tmpl = self._pod_template(ds)
-            if untolerated(pv.tolerations, taints):
+            # the pod as the controller makes it and checks the Node with (NewPod): with its tolerations
+            spec = with_daemon_tolerations(tmpl.get("spec") or {})
+            tolerations = spec["tolerations"]
+            if untolerated(tolerations, taints):
                 continue
             if node_matches(pv, node["metadata"].get("labels") or {}, node["metadata"]["name"]):
                 continue
@@ -85,10 +89,10 @@ class Initialization:
                    "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
                                 "name": f"{ds['metadata']['name']}-{node['metadata']['name'][-5:]}",
                                 "namespace": ds["metadata"].get("namespace") or "default"},
-                   "spec": pin_to_node(copy.deepcopy(tmpl.get("spec") or {}), node["metadata"]["name"])}
+                   "spec": pin_to_node(spec, node["metadata"]["name"])}
             # made as the Node registered (it tolerates all it had), or only once the Node is schedulable
             # to it: then the pods pending for the Node bind first (daemon_controller.go NodeShouldRunDaemonPod)
-            early = registered_with is None or not untolerated(pv.tolerations, registered_with)
+            early = registered_with is None or not untolerated(tolerations, registered_with)
             try:
                 s.create_pod(pod, "DaemonSet", ds["metadata"]["name"], node["metadata"]["name"] if early else None)
             except APIRejected as e:
