@@ -478,6 +478,20 @@ class RealRun:
         self.observer.namespaces |= {(p.get("metadata") or {}).get("namespace") or "default"
                                      for e in entries for p in e.get("pods") or ()}
 
+    def restrict_at_start(self, entries: list[dict]) -> None:
+        """given.restrict: the sizes are taken away in the fake after the existing nodes launched (the
+        provider launched them while they were offered), then the controller restarts, so its SKU list
+        at the first pass has the restrictions (the simulation: Simulation.restarted). A kept controller
+        is keyed on the catalog it now reads (keeper.py scenario_key)."""
+        from harness.runner.steps import restrict
+        restrict(self.fake, entries)
+        t0 = time.monotonic()
+        self.kept.restart()
+        self.sandbox = self.kept.sandbox
+        self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cluster_settings(self.scenario),
+                                              self.fake)
+        self.timings["restart"] = time.monotonic() - t0
+
     def controller_exited(self) -> bool:
         """The controller exited as it may (_alive); raises when it exited otherwise."""
         self._alive()
@@ -779,6 +793,10 @@ class RealRun:
             why.append(f"the fake refused {self.tap.refused} requests (unavailable offerings, retries)")
         if self.scenario.given.get("faults") or any(s.get("faults") for s in self.scenario.steps):
             why.append("faults")
+        if any(s.get("restrict") for s in self.scenario.steps):
+            # the catalog changed after the key was taken: before provider v1.10 the first SKU list is
+            # read at the first List, which may have come after the restriction, and is kept 23 h
+            why.append("a step restricted a size (the controller's SKU list may hold the restriction)")
         if self.observer.failures:
             why.append("NodeClaims failed")
         if self.observer.deleted and (named := reusable_names(self.scenario, events)):
