@@ -347,7 +347,7 @@ class RealRun:
         self.finished = False                      # finish() ran: every step was played and checked
         self.settle_reason = ""
         self.seeded = False                        # given.existingNodes were seeded (seed())
-        self.redrift: list[str] = []               # NodePools/AKSNodeClasses a step updated (drift is due)
+        self.redrift: list[str] = []               # why drift is due: a NodePool/AKSNodeClass updated, a restart
         self.unmanaged: list[str] = []             # ... the ones Karpenter does not manage
         self.apply_errors: list[str] = []
         self.reported_errors = 0
@@ -440,7 +440,7 @@ class RealRun:
             existing.complete_volume_ref(self.cluster, stored)
             self.observer.applied(obj, None, stored)
             if obj.get("kind") in DRIFT_SOURCES and (stored["metadata"].get("generation") or 1) > 1:
-                self.redrift.append(f"{obj['kind']} {obj['metadata']['name']}")
+                self.redrift.append(f"{obj['kind']} {obj['metadata']['name']} changed (drift)")
         except APIRejected as e:
             self.observer.applied(obj, e)
             # a NodePool's, AKSNodeClass's or bare Pod's refusal is an expectation; others are input errors
@@ -491,6 +491,9 @@ class RealRun:
         self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cluster_settings(self.scenario),
                                               self.fake)
         self.timings["restart"] = time.monotonic() - t0
+        # the new process is quiet until its cluster state has synced, then checks every NodeClaim anew:
+        # the settle waits for a disruption pass of its own, as after a drift source changed
+        self.redrift.append("the controller restarted (drift checked anew)")
 
     def controller_exited(self) -> bool:
         """The controller exited as it may (_alive); raises when it exited otherwise."""
@@ -617,8 +620,7 @@ class RealRun:
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it
-                disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
-                    f"{what} changed (drift)" for what in self.redrift))
+                disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(self.redrift))
             if (until == "launch" and (flying := self.observer.launched_unregistered()) and not self.observer.launching()
                     and not self.observer.unplanned()):
                 self.in_flight, self.steady = tuple(flying), False
