@@ -121,6 +121,7 @@ class Kept:
         (old.workdir / f"{old.name}.go").unlink(missing_ok=True)
         self.sandbox = Sandbox(old.name, old.argv, old.env, old.workdir, old.secrets, old.forwards, hosts=old.hosts)
         self.sandbox.start(self.log)
+        self.runs = 1
 
     def await_empty(self) -> str | None:
         """Until the controller's cluster state has let go of the previous run's nodes; why not, or None."""
