@@ -354,6 +354,7 @@ class RealRun:
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.ever_evicted = False
+        self.restricted = False                    # a `restrict` step changed the fake's catalog
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
@@ -713,6 +714,7 @@ class RealRun:
         if step.get("restrict"):
             from harness.runner.steps import restrict
             restrict(self.fake, step["restrict"])
+            self.restricted = True
         if manifests:
             self.apply(manifests)
         for d in step.get("delete") or []:
@@ -795,7 +797,7 @@ class RealRun:
             why.append(f"the fake refused {self.tap.refused} requests (unavailable offerings, retries)")
         if self.scenario.given.get("faults") or any(s.get("faults") for s in self.scenario.steps):
             why.append("faults")
-        if any(s.get("restrict") for s in self.scenario.steps):
+        if self.restricted:
             # the catalog changed after the key was taken: before provider v1.10 the first SKU list is
             # read at the first List, which may have come after the restriction, and is kept 23 h
             why.append("a step restricted a size (the controller's SKU list may hold the restriction)")
