@@ -244,6 +244,15 @@ class Simulation:
                 self.trace(f"[operator] the controller exited at its start: {self.exited}")
         return self.exited is None
 
+    def restarted(self) -> None:
+        """The controller starts again before the first pass (given.restrict, after the existing nodes
+        launched): its start lists the SKUs anew, as a controller of the real engine restarted then does
+        (before provider v1.10 the first List after the start reads them: the same list). Nothing else
+        the simulation holds has run yet."""
+        if self.started and self.exited is None:
+            self.started = False
+            self._start()
+
     def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
         """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),
         and converge."""

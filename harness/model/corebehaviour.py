@@ -160,6 +160,11 @@ class CoreBehaviour:
         return str(self.values["disruptionEventReason"])
 
     @property
+    def disruption_blocked_message(self) -> str:
+        """sentence | prefixed (core-behaviour.yaml disruptionBlockedMessage)."""
+        return str(self.values["disruptionBlockedMessage"])
+
+    @property
     def disruption_reason_condition(self) -> bool:
         return bool(self.values["disruptionReasonCondition"])
 

@@ -308,18 +308,22 @@ def scenario_value_errors(data: dict) -> list[tuple[tuple, str]]:
 
 
 def _restrict_errors(data: dict) -> list[tuple[tuple, str]]:
-    """A `restrict` step names a size of the run's catalog: one of given.skus when the scenario lists them
-    (a size of the whole catalog is checked when the step plays: harness/runner/steps.py restrict)."""
+    """given.restrict and a `restrict` step name a size of the run's catalog: one of given.skus when the
+    scenario lists them (a size of the whole catalog is checked when it is played: harness/runner/steps.py
+    restrict)."""
     given = data.get("given") if isinstance(data.get("given"), dict) else {}
     names = [s if isinstance(s, str) else (s or {}).get("name") for s in given.get("skus") or []]
     if not names:
         return []
+    lists = [(("given", "restrict"), given.get("restrict"))]
+    lists += [(("steps", i, "restrict"), step.get("restrict"))
+              for i, step in enumerate(data.get("steps") or []) if isinstance(step, dict)]
     out = []
-    for i, step in enumerate(data.get("steps") or []):
-        for j, r in enumerate((step or {}).get("restrict") or [] if isinstance(step, dict) else []):
+    for path, entries in lists:
+        for j, r in enumerate(entries if isinstance(entries, list) else []):
             size = (r or {}).get("size") if isinstance(r, dict) else None
             if isinstance(size, str) and size not in names:
-                out.append((("steps", i, "restrict", j, "size"),
+                out.append((path + (j, "size"),
                             f"restrict: {size!r} is not a SKU of this run (given.skus: {', '.join(map(str, names))})"))
     return out
 

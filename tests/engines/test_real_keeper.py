@@ -88,7 +88,7 @@ def _run(**kw):
     observer = SimpleNamespace(exited=None, deleted=set(), failures={}, node_objects=[], claims={}, live=set())
     scenario = SimpleNamespace(given={}, steps=[])
     base = dict(finished=True, steady=True, observer=observer, tap=SimpleNamespace(refused=0), scenario=scenario,
-                ever_evicted=False)
+                ever_evicted=False, restricted=False)
     return SimpleNamespace(**{**base, **kw})
 
 
@@ -122,6 +122,11 @@ def test_leftovers_name_what_a_run_left_in_the_controllers_memory():
     draining = _run()
     draining.observer.node_objects = [{"metadata": {"name": "n", "deletionTimestamp": "2026-01-01T00:00:00Z"}}]
     assert RealRun.leftovers(draining) == ["a deletion is under way"]
+    # before provider v1.10 the SKU list is read at the first List, which may come after a `restrict` step
+    # played, and kept 23 h: the next run, keyed on the catalog before the step, would meet the restriction
+    assert RealRun.leftovers(_run(scenario=SimpleNamespace(given={}, steps=[{"restrict": [{}]}]))) == []  # not played
+    restricted = _run(restricted=True)
+    assert RealRun.leftovers(restricted) == ["a step restricted a size (the controller's SKU list may hold the restriction)"]
 
 
 class _Sandbox:
@@ -214,3 +219,29 @@ def test_faults_need_a_controller_of_their_own():
     a = _Kept(("a",))
     k.kept = a
     assert k.take(None) is None and a.closed
+
+
+def test_a_restart_starts_a_new_process_in_the_same_home_and_log(monkeypatch, tmp_path):
+    """given.restrict (RealRun.restrict_at_start): the process is replaced, its sandbox's settings, home and
+    log kept, and the sandbox's start file removed so the new shell waits for its forwards."""
+    started = []
+
+    class Sandbox:
+        def __init__(self, name, argv, env, workdir, secrets, forwards, hosts=()):
+            self.name, self.argv, self.env, self.workdir = name, argv, env, workdir
+            self.secrets, self.forwards, self.hosts = secrets, forwards, hosts
+            self.stopped = False
+
+        def start(self, log):
+            assert not (self.workdir / f"{self.name}.go").exists()
+            started.append((self, log))
+
+        def stop(self):
+            self.stopped = True
+    monkeypatch.setattr(keeper, "Sandbox", Sandbox)
+    old = Sandbox("karpenter-controller", ["ctl"], {"A": "1"}, tmp_path, {}, ["fw"], hosts=("h",))
+    (tmp_path / "karpenter-controller.go").write_text("")
+    kept = keeper.Kept(("k",), tmp_path, Switch(), sandbox=old)
+    kept.restart()
+    assert old.stopped and kept.sandbox is not old and started == [(kept.sandbox, kept.log)]
+    assert (kept.sandbox.argv, kept.sandbox.env, kept.sandbox.forwards, kept.sandbox.hosts) == (["ctl"], {"A": "1"}, ["fw"], ("h",))

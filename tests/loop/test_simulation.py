@@ -94,3 +94,18 @@ def test_spread_ready_lets_a_provisioning_round_run_between_two_nodes_of_a_launc
         assert not staggered[1]
         if not mid:         # no round between: the run is staggered's (the round's draws are their own stream)
             assert staggered[2] == pods
+
+
+def test_a_restart_before_the_first_pass_lists_the_skus_anew(embedded):
+    """given.restrict after the existing nodes launched (SimulatedRun.restrict_at_start): the controller's
+    start lists the SKUs again, so a size taken away since is no instance type at the first pass."""
+    from harness.model.params import NodeClassParams
+    with simulation(embedded) as sim:
+        sim.apply([nodeclass(), nodepool()])
+        sim.validate_nodepools()
+        names = lambda: {it.name for it in sim.provider.instance_types(NodeClassParams()).instance_types}  # noqa: E731
+        assert "Standard_D2s_v3" in names()
+        sim.fake.restrict_sku("Standard_D2s_v3")
+        assert "Standard_D2s_v3" in names()          # the SKU list read at the start, kept 23 h
+        sim.restarted()
+        assert "Standard_D2s_v3" not in names() and sim.exited is None

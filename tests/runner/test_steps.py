@@ -113,3 +113,15 @@ def test_a_during_launch_step_is_played_while_the_launch_boots(cluster):
     assert at("launched default-") < at("in flight for the next step") < at("kubelet registered")
     t = lambda i: float(trace[i].split("]")[0].removeprefix("[t=").removesuffix("s"))  # noqa: E731
     assert t(at("kubelet registered")) - t(at("launched default-")) >= 30
+
+
+def test_a_given_restriction_of_a_size_the_catalog_lacks_fails_the_run_at_its_line(cluster):
+    """given.restrict (played before the first pass, after the existing nodes launched) names a size of the
+    run's catalog; without given.skus that is checked when it is played, and nothing is judged."""
+    text = BASE.format(capacity="on-demand", steps="  - advance: 1m\n    expect: {nodeCount: 5}\n")
+    text = text.replace("given: {skus: [Standard_D2s_v3]}", "given:\n  restrict: [{size: Standard_Nope_v9}]")
+    (sc,) = load_scenarios_text(text, "steps.scenario.yaml", ROOT / "scenarios")
+    o = run(sc, "upstream", cluster)
+    (m,) = o.mismatches
+    assert (m.path, m.line) == ("given.restrict", 5)
+    assert m.actual == "Standard_Nope_v9 is not a SKU of this run's catalog"

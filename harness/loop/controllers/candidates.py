@@ -169,11 +169,15 @@ class Cluster:
                 namespace: str | None = None) -> None:
         self.s.disruption.recorder.publish(kind, name, reason, message, dedupe, timeout, namespace)
 
-    def blocked(self, sn: StateNode, message: str) -> None:
-        """disruptionevents.Blocked: on the Node (if any) and the NodeClaim."""
+    def blocked(self, sn: StateNode, reason: str) -> None:
+        """disruptionevents.Blocked: on the Node (if any) and the NodeClaim, worded per core release
+        (core-behaviour.yaml disruptionBlockedMessage)."""
+        prefixed = self.s.core.disruption_blocked_message == "prefixed"
         if sn.node is not None:
+            message = f"Cannot disrupt Node: {reason}" if prefixed else sentence(reason)
             self.publish("Node", sn.node["metadata"]["name"], "DisruptionBlocked", message, ("node", sn.name))
         if sn.claim is not None:
+            message = f"Cannot disrupt NodeClaim: {reason}" if prefixed else sentence(reason)
             self.publish("NodeClaim", sn.claim.result.name, "DisruptionBlocked", message, ("nodeclaim", sn.claim.result.name))
 
     def unconsolidatable(self, c: Candidate, message: str) -> None:
@@ -273,7 +277,7 @@ class Cluster:
             self.validate_node(sn)
         except CandidateError as e:
             if sn.claim is not None and e.event:
-                self.blocked(sn, sentence(e.message))
+                self.blocked(sn, e.message)
             if e.protection is not None:
                 self.protect(sn, e.protection, sentence(e.message), method)
             return None
@@ -295,7 +299,7 @@ class Cluster:
         except CandidateError as e:
             eventual = termination_grace_period(sn.claim.obj["spec"]) is not None and disruption_class == EVENTUAL
             if not (eventual and e.pod_block):
-                self.blocked(sn, sentence(e.message))
+                self.blocked(sn, e.message)
                 if e.protection is not None:
                     self.protect(sn, e.protection, sentence(e.message), method)
                 return None

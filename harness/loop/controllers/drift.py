@@ -8,7 +8,7 @@ Static NodePools (staticdrift.go) are not simulated.
 """
 from __future__ import annotations
 
-from harness.loop.controllers.candidates import EVENTUAL, Candidate, Cluster, sentence
+from harness.loop.controllers.candidates import EVENTUAL, Candidate, Cluster
 from harness.loop.controllers.consolidation import Proposal
 from harness.loop.controllers.simulate import CandidateDeleting
 
@@ -58,7 +58,7 @@ class Drift:
             except CandidateDeleting:
                 continue
             if not res.all_non_pending_scheduled():
-                view.blocked(c.sn, sentence(res.non_pending_errors()))
+                view.blocked(c.sn, res.non_pending_errors())
                 continue
             return [Proposal(self.method, self.reason, [c], list(res.new_claims), res)]
         return []

@@ -130,6 +130,10 @@ class Run(Protocol):
         workloads are applied; the scenario's request and create faults do not touch them (they
         existed before its faults began: FakeAzure.faults_held)."""
 
+    def restrict_at_start(self, entries: list[dict]) -> None:
+        """given.restrict: the sizes Azure took away after the existing nodes launched and before the
+        scenario starts; the controller's SKU list at the first pass has the restrictions."""
+
     # the NodeClaims the last settle left in flight when it stopped for a `during: launch` step (empty when
     # it settled)
     in_flight: tuple[str, ...]
@@ -208,10 +212,19 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
             run.apply([m for m in manifests if m.get("kind") not in WORKLOAD_KINDS])
             run.seed(existing)
             manifests = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
+        judged = True
+        try:
+            if scenario.given.get("restrict"):     # after the existing nodes launched, before the first pass
+                run.restrict_at_start(scenario.given["restrict"])
+        except StepFailed as e:            # a size the run's catalog does not have: nothing is judged
+            outcome.mismatches.append(Mismatch("given.restrict", e.wanted, e.reason, "the run cannot start from it",
+                                               scenario.doc.line(("given", "restrict"))))
+            judged = False
         run.apply(manifests)
         outcome.result = run.settle(_during(scenario, 0))
-        _check(run, outcome, outcome.result, scenario.expect_for(profile), "", checkpoints, bool(scenario.steps))
-        for i, step in enumerate(scenario.steps):
+        if judged:
+            _check(run, outcome, outcome.result, scenario.expect_for(profile), "", checkpoints, bool(scenario.steps))
+        for i, step in enumerate(scenario.steps if judged else []):
             try:
                 if step.get("during") == "launch" and not run.in_flight:
                     raise StepFailed("during", "a NodeClaim in flight (launched, its Node not registered)",

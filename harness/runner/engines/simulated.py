@@ -139,6 +139,10 @@ class SimulatedRun:
     def seed(self, entries: list[dict]) -> None:
         self.sim.seed(entries)                     # controllers/seed.py
 
+    def restrict_at_start(self, entries: list[dict]) -> None:
+        restrict(self.fake, entries)
+        self.sim.restarted()           # as the real engine restarts its controller (RealRun.restrict_at_start)
+
     def settle(self, until: str | None = None) -> RunResult:
         result = self.sim.converge(until)
         self.in_flight = self.sim.paused

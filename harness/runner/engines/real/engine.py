@@ -347,13 +347,14 @@ class RealRun:
         self.finished = False                      # finish() ran: every step was played and checked
         self.settle_reason = ""
         self.seeded = False                        # given.existingNodes were seeded (seed())
-        self.redrift: list[str] = []               # NodePools/AKSNodeClasses a step updated (drift is due)
+        self.redrift: list[str] = []               # why drift is due: a NodePool/AKSNodeClass updated, a restart
         self.unmanaged: list[str] = []             # ... the ones Karpenter does not manage
         self.apply_errors: list[str] = []
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.ever_evicted = False
+        self.restricted = False                    # a `restrict` step changed the fake's catalog
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
@@ -440,7 +441,7 @@ class RealRun:
             existing.complete_volume_ref(self.cluster, stored)
             self.observer.applied(obj, None, stored)
             if obj.get("kind") in DRIFT_SOURCES and (stored["metadata"].get("generation") or 1) > 1:
-                self.redrift.append(f"{obj['kind']} {obj['metadata']['name']}")
+                self.redrift.append(f"{obj['kind']} {obj['metadata']['name']} changed (drift)")
         except APIRejected as e:
             self.observer.applied(obj, e)
             # a NodePool's, AKSNodeClass's or bare Pod's refusal is an expectation; others are input errors
@@ -477,6 +478,23 @@ class RealRun:
         # the seeded pods' namespaces are read back as the manifests' are
         self.observer.namespaces |= {(p.get("metadata") or {}).get("namespace") or "default"
                                      for e in entries for p in e.get("pods") or ()}
+
+    def restrict_at_start(self, entries: list[dict]) -> None:
+        """given.restrict: the sizes are taken away in the fake after the existing nodes launched (the
+        provider launched them while they were offered), then the controller restarts, so its SKU list
+        at the first pass has the restrictions (the simulation: Simulation.restarted). A kept controller
+        is keyed on the catalog it now reads (keeper.py scenario_key)."""
+        from harness.runner.steps import restrict
+        restrict(self.fake, entries)
+        t0 = time.monotonic()
+        self.kept.restart()
+        self.sandbox = self.kept.sandbox
+        self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cluster_settings(self.scenario),
+                                              self.fake)
+        self.timings["restart"] = time.monotonic() - t0
+        # the new process is quiet until its cluster state has synced, then checks every NodeClaim anew:
+        # the settle waits for a disruption pass of its own, as after a drift source changed
+        self.redrift.append("the controller restarted (drift checked anew)")
 
     def controller_exited(self) -> bool:
         """The controller exited as it may (_alive); raises when it exited otherwise."""
@@ -603,8 +621,7 @@ class RealRun:
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
                 # (core v1.14.0 nodepool/hash, nodeclaim/disruption/drift.go): a pass must see it
-                disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(
-                    f"{what} changed (drift)" for what in self.redrift))
+                disruption = dataclasses.replace(disruption, candidates=disruption.candidates + tuple(self.redrift))
             if (until == "launch" and (flying := self.observer.launched_unregistered()) and not self.observer.launching()
                     and not self.observer.unplanned()):
                 self.in_flight, self.steady = tuple(flying), False
@@ -697,6 +714,7 @@ class RealRun:
         if step.get("restrict"):
             from harness.runner.steps import restrict
             restrict(self.fake, step["restrict"])
+            self.restricted = True
         if manifests:
             self.apply(manifests)
         for d in step.get("delete") or []:
@@ -779,6 +797,10 @@ class RealRun:
             why.append(f"the fake refused {self.tap.refused} requests (unavailable offerings, retries)")
         if self.scenario.given.get("faults") or any(s.get("faults") for s in self.scenario.steps):
             why.append("faults")
+        if self.restricted:
+            # the catalog changed after the key was taken: before provider v1.10 the first SKU list is
+            # read at the first List, which may have come after the restriction, and is kept 23 h
+            why.append("a step restricted a size (the controller's SKU list may hold the restriction)")
         if self.observer.failures:
             why.append("NodeClaims failed")
         if self.observer.deleted and (named := reusable_names(self.scenario, events)):

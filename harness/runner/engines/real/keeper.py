@@ -110,6 +110,19 @@ class Kept:
         self.runs += 1
         return tap
 
+    def restart(self) -> None:
+        """Stop the controller's process and start a new one in the same sandbox settings, home, log
+        (appended) and fake: a new process starts with empty caches, and its provider lists the SKUs
+        anew (before provider v1.10 at its first List: v1.6.1 pkg/providers/instancetype/instancetypes.go
+        getInstanceTypes, cached InstanceTypesCacheTTL = 23h)."""
+        old = self.sandbox
+        old.stop()
+        # the new sandbox's shell waits for this file before it execs the controller (Sandbox.start)
+        (old.workdir / f"{old.name}.go").unlink(missing_ok=True)
+        self.sandbox = Sandbox(old.name, old.argv, old.env, old.workdir, old.secrets, old.forwards, hosts=old.hosts)
+        self.sandbox.start(self.log)
+        self.runs = 1
+
     def await_empty(self) -> str | None:
         """Until the controller's cluster state has let go of the previous run's nodes; why not, or None."""
         deadline = time.monotonic() + EMPTY_TIMEOUT
