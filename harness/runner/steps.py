@@ -18,9 +18,10 @@ from harness.runner.expect import Mismatch
 
 # The order a step's actions are played in, on every engine, and the order the loader checks them in. First
 # the step's instant (`advance`), then the environment the controller works in (operator settings, Azure's
-# faults and restrictions), then what it reacts to: a Spot eviction of a node as the phase before settled it,
-# the objects deleted, the objects applied. The real controller runs while a step plays, so what it reacts to
-# lands after the environment it reacts in; a delete and an apply of one name in one step replace the object.
+# faults and restrictions), then what it reacts to: a Spot eviction of a node as the run stands then, the
+# objects deleted, the objects applied. The real controller runs while a step plays, so what it reacts to lands
+# after the environment it reacts in (a NodePool is marked deleting before the pod arrives in sigs.k8s.io/karpenter
+# v1.14.0 pkg/controllers/provisioning/suite_test.go "should ignore NodePools that are deleting").
 ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "delete", "apply")
 
 
