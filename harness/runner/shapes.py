@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from harness.backends.kinds import API_VERSIONS
+from harness.runner.steps import ACTIONS
 
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
                "number": "a number", "boolean": "true or false", "null": "null"}
@@ -378,11 +379,8 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                                                           f"and its spec cannot change: {POD_UPDATE_FORBIDDEN}"))
                 continue
             live[k] = m
-    apply(manifests)
-    for i, step in enumerate(steps):
-        if not isinstance(step, dict):
-            continue
-        apply(step_manifests[i] if i < len(step_manifests) else [])
+
+    def delete(i: int, step: dict, later: list[dict]) -> None:
         for j, d in enumerate(step.get("delete") or []):
             kind = d.get("kind")
             k = (kind, d.get("namespace") or "default", d.get("name"))
@@ -394,15 +392,36 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                 errors.append(doc.error(("steps", i, "delete", j, "kind"),
                                         f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
             elif k not in live:
-                errors.append(doc.error(("steps", i, "delete", j),
-                                        f"no {kind} {d.get('name')!r} is applied at this step, so none can be deleted"))
+                errors.append(doc.error(("steps", i, "delete", j), f"no {kind} {d.get('name')!r} is applied at this "
+                                        f"step, so none can be deleted{_applied_later(later, 'delete', (kind,), k[2])}"))
             else:
                 del live[k]
-        errors += _evict_errors(doc, i, step.get("evict"), live)
+
+    apply(manifests)
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        ms = step_manifests[i] if i < len(step_manifests) else []
+        later = [m.obj for m in ms]              # this step's own apply: what it has not applied yet
+        for action in ACTIONS:                   # in the order the engines play them
+            if action == "apply":
+                apply(ms)
+                later = []
+            elif action == "delete":
+                delete(i, step, later)
+            elif action == "evict":
+                errors += _evict_errors(doc, i, step.get("evict"), live, later)
     return errors
 
 
-def _evict_errors(doc, i: int, ev, live: dict) -> list:
+def _applied_later(later: list[dict], action: str, kinds: tuple[str, ...], name: str) -> str:
+    """A note when the step applies the object `action` names only after it (harness/runner/steps.py ACTIONS)."""
+    if any(m.get("kind") in kinds and (m.get("metadata") or {}).get("name") == name for m in later):
+        return f" (this step applies it after its {action}: a step plays {', '.join(ACTIONS)})"
+    return ""
+
+
+def _evict_errors(doc, i: int, ev, live: dict, later: list[dict]) -> list:
     """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
     bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
     if not isinstance(ev, dict):
@@ -410,7 +429,8 @@ def _evict_errors(doc, i: int, ev, live: dict) -> list:
     if len([k for k in ("node", "pod") if k in ev]) != 1:
         return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
                                                  "or by `pod` (the node the pod is bound to)")]
-    if "pod" in ev and not any(k[0] in ("Pod", "Deployment", "DaemonSet") and k[2] == ev["pod"] for k in live):
-        return [doc.error(("steps", i, "evict", "pod"),
-                          f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at this step")]
+    owners = ("Pod", "Deployment", "DaemonSet")
+    if "pod" in ev and not any(k[0] in owners and k[2] == ev["pod"] for k in live):
+        return [doc.error(("steps", i, "evict", "pod"), f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at "
+                                                        f"this step{_applied_later(later, 'evict', owners, ev['pod'])}")]
     return []

@@ -1,17 +1,66 @@
-"""Scenario steps that act on fake Azure (`evict`, `restrict`), and steps that cannot apply. What the file
-alone decides is refused when it loads (`harness.runner.shapes.lifecycle_errors`: deleting what is not there,
-evicting a pod never applied; `_restrict_errors`: restricting a size given.skus does not list); what depends on
-the run (which nodes exist, whether the VM is Spot, the whole catalog's sizes) fails the run at the step, as a
-mismatch that names the step's `file:line` (StepFailed), never a traceback.
+"""A scenario step's actions: the one order every engine plays them in (ACTIONS), the actions that act on fake
+Azure (`evict`, `restrict`), and steps that cannot apply. What the file alone decides is refused when it loads
+(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never applied;
+`_restrict_errors`: restricting a size given.skus does not list); what depends on the run (which nodes exist,
+whether the VM is Spot, the whole catalog's sizes) fails the run at the step, as a mismatch that names the
+step's `file:line` (StepFailed), never a traceback. The order's reasons: docs/scenario-format.md (Steps).
 """
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from fakeazure.arm import ARMError
 
 from harness.loop.result import NodeResult
 from harness.runner.expect import Mismatch
+
+
+# The order a step's actions are played in, on every engine, and the order the loader checks them in. First
+# the step's instant (`advance`), then the environment the controller works in (operator settings, Azure's
+# faults and restrictions), then what it reacts to: a Spot eviction of a node as the run stands then, the
+# objects deleted, the objects applied. The real controller runs while a step plays, so what it reacts to lands
+# after the environment it reacts in (a NodePool is marked deleting before the pod arrives in sigs.k8s.io/karpenter
+# v1.14.0 pkg/controllers/provisioning/suite_test.go "should ignore NodePools that are deleting").
+ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "delete", "apply")
+
+
+def actions(step: dict) -> list[str]:
+    """The actions `step` holds, in ACTIONS order; an empty list or map is none (`advance: 0` is one)."""
+    return [a for a in ACTIONS if step.get(a) is not None and step[a] != [] and step[a] != {}]
+
+
+class StepActions(Protocol):
+    """What an engine's run does for each action (`play` calls them in ACTIONS order)."""
+
+    def step_advance(self, duration: str | float) -> None: ...
+
+    def step_cluster(self, settings: dict) -> None: ...
+
+    def step_faults(self, faults: list[dict]) -> None: ...
+
+    def step_restrict(self, entries: list[dict]) -> None: ...
+
+    def step_evict(self, ev: dict) -> None: ...
+
+    def step_delete(self, refs: list[dict]) -> None: ...
+
+    def step_apply(self, manifests: list[dict]) -> None: ...
+
+
+def play(run: StepActions, step: dict, manifests: list[dict]) -> None:
+    """Play `step`'s actions on `run`, in ACTIONS order; `apply` gets the step's manifests as loaded. A
+    StepFailed leaves the step's later actions unplayed."""
+    for action in actions(step):
+        getattr(run, f"step_{action}")(manifests if action == "apply" else step[action])
+
+
+def not_played(step: dict, failed: str) -> str:
+    """What of `step` a failure at `failed` (an action, or `during`: before any) left unplayed, in words."""
+    rest = actions(step)
+    if failed in rest:
+        rest = rest[rest.index(failed) + 1:]
+    return f"this step's {', '.join(rest)} and later steps were not played" if rest else "later steps were not played"
 
 
 class StepFailed(Exception):
@@ -24,7 +73,7 @@ class StepFailed(Exception):
     def mismatch(self, scenario, i: int) -> Mismatch:
         path = ("steps", i) + tuple(self.key.split("."))
         return Mismatch(f"steps[{i}].{self.key}", self.wanted, self.reason,
-                        "the step cannot apply; later steps were not played", scenario.doc.line(path))
+                        f"the step cannot apply; {not_played(scenario.steps[i], path[2])}", scenario.doc.line(path))
 
 
 def _nodes_there(nodes: list[NodeResult]) -> str:

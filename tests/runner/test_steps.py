@@ -1,15 +1,20 @@
-"""Steps that cannot apply in the run's state fail the run at the step, naming its file:line
-(issue 29); those the file alone decides are refused at load (tests/broken/step-*.yaml)."""
+"""Steps: each engine plays a step's actions in the one order (harness/runner/steps.py ACTIONS) that the
+schema and docs state; steps that cannot apply in the run's state fail the run at the step, naming its
+file:line (issue 29); those the file alone decides are refused at load (tests/broken/step-*.yaml)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines import run
+from harness.runner.engines.real.engine import RealRun
+from harness.runner.engines.simulated import SimulatedRun
 from harness.runner.report import failure_text
 from harness.runner.scenario import load_scenarios_text
+from harness.runner.steps import ACTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,6 +102,7 @@ def test_a_during_launch_step_fails_when_the_phase_before_left_no_launch_in_flig
     before settled it) or made none: the step cannot be played while a launch is in flight."""
     o = _run(cluster, "  - advance: 1m\n  - during: launch\n    expect: {nodeCount: 5}\n")
     assert [(m.path, m.line) for m in o.mismatches] == [("steps[1].during", STEP_LINE + 1)]
+    assert o.mismatches[0].detail == "the step cannot apply; later steps were not played"
     assert "none was: the phase before settled" in o.mismatches[0].render()
 
 
@@ -125,3 +131,60 @@ def test_a_given_restriction_of_a_size_the_catalog_lacks_fails_the_run_at_its_li
     (m,) = o.mismatches
     assert (m.path, m.line) == ("given.restrict", 5)
     assert m.actual == "Standard_Nope_v9 is not a SKU of this run's catalog"
+
+
+# the one order of a step's actions (steps.py ACTIONS) -------------------------------------------------------
+
+ORDER = ", ".join(ACTIONS)
+# every action once, written in the reverse of the order they play in
+EVERY_ACTION = {"apply": [{"kind": "Pod"}], "delete": [{"kind": "Pod", "name": "a"}], "evict": {"node": 0},
+                "restrict": [{"size": "Standard_D2s_v3"}], "faults": [{"code": "TooManyRequests"}],
+                "cluster": {"storageProvisioners": []}, "advance": "1s"}
+
+
+def _recording(run_class):
+    """A run of `run_class` built without a cluster whose action handlers record their action."""
+    class Recording(run_class):
+        def __init__(self):
+            self.played = []
+    for action in ACTIONS:
+        setattr(Recording, f"step_{action}", lambda self, value, a=action: self.played.append(a))
+    return Recording()
+
+
+@pytest.mark.parametrize("run_class", [SimulatedRun, RealRun], ids=["simulated", "real"])
+def test_each_engine_plays_a_steps_actions_in_the_one_order(run_class):
+    run = _recording(run_class)
+    assert list(EVERY_ACTION) == list(reversed(ACTIONS))
+    assert run.play(EVERY_ACTION, [{"kind": "Pod"}]) is None
+    assert run.played == list(ACTIONS)
+
+
+def test_the_real_engine_refuses_a_step_before_playing_any_of_its_actions():
+    run = _recording(RealRun)
+    why = run.play({**EVERY_ACTION, "cluster": {"nodeResourceGroup": "MC_other"}}, [{"kind": "Pod"}])
+    assert why == "cluster: operator settings are fixed for the controller's lifetime"
+    assert run.played == []
+
+
+def test_the_schema_and_the_docs_state_the_one_order():
+    schema = json.loads((ROOT / "harness/data/scenario.schema.json").read_text())["properties"]["steps"]
+    assert f"played in the order {ORDER} on every engine" in schema["description"]
+    assert f"played in the order {ORDER}, then" in schema["items"]["description"]
+    assert [k for k in schema["items"]["properties"] if k in ACTIONS] == list(ACTIONS)     # the reference's rows
+    assert f"played in the order {ORDER}, on every engine" in " ".join((ROOT / "docs/scenario-format.md").read_text().split())
+
+
+def test_a_step_evicts_the_node_of_a_pod_it_deletes(cluster):
+    """evict before delete (whatever order the file writes them in): the pod names the node it is bound to
+    as the phase before settled, then goes."""
+    o = _run(cluster, "  - delete: [{kind: Pod, name: web}]\n    evict: {pod: web}\n"
+                      "    expect: {azure: {vmCount: 0}, nodeClaims: {launched: 1}}\n", capacity="spot")
+    assert o.passed, [m.render() for m in o.mismatches]
+    assert o.step_results[0].pods["default/web"].state == "deleted"
+
+
+def test_a_failed_action_says_which_of_its_steps_actions_were_not_played(cluster):
+    o = _run(cluster, "  - advance: 1m\n    evict: {node: 0}\n    delete: [{kind: Pod, name: web}]\n")
+    assert [m.path for m in o.mismatches] == ["steps[0].evict"]
+    assert o.mismatches[0].detail == "the step cannot apply; this step's delete and later steps were not played"

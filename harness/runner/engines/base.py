@@ -148,8 +148,9 @@ class Run(Protocol):
         registered, and say which in `in_flight`."""
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
-        """Play a step's actions; returns why this engine cannot play it (the later steps build on
-        it, so the loop stops there)."""
+        """Play a step's actions in the one order (harness/runner/steps.py ACTIONS, `steps.play`); returns
+        why this engine cannot play it, decided before any action is played (the later steps build on it,
+        so the loop stops there). A StepFailed leaves the step's later actions unplayed."""
 
     def applicable(self, expect: dict, root: str) -> tuple[dict, list[NotApplicable]]:
         """The part of `expect` this engine can answer, and the rest with the reason."""

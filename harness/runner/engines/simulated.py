@@ -20,7 +20,7 @@ from harness.runner.engines.base import NotApplicable, Outcome
 from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
-from harness.runner.steps import evict, restrict
+from harness.runner.steps import evict, play, restrict
 
 
 @functools.lru_cache(maxsize=4)
@@ -149,26 +149,36 @@ class SimulatedRun:
         return result
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
-        sim, fake = self.sim, self.fake
-        if step.get("cluster"):
-            self.settings = {**self.settings, **step["cluster"]}
-            sim.set_cluster(itmod.ClusterParams.from_dict(self.settings))
-        if "advance" in step:
-            sim.advance(scenario_duration(step["advance"]))
-        for f in step.get("faults") or []:
-            fake.add_fault(f)
-        if step.get("restrict"):
-            restrict(fake, step["restrict"])
-        if manifests:
-            self.apply(manifests)
-        for d in step.get("delete") or []:
-            try:
-                sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
-            except APIRejected as e:      # e.g. a NodePool the API server refused never existed
-                sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
-        if step.get("evict"):
-            evict(sim, fake, step["evict"])          # StepFailed when the run's state does not allow it
+        """Play a step's actions in the one order (steps.py ACTIONS); the simulation can play every one."""
+        play(self, step, manifests)
         return None
+
+    def step_advance(self, duration: str | float) -> None:
+        self.sim.advance(scenario_duration(duration))
+
+    def step_cluster(self, settings: dict) -> None:
+        self.settings = {**self.settings, **settings}
+        self.sim.set_cluster(itmod.ClusterParams.from_dict(self.settings))
+
+    def step_faults(self, faults: list[dict]) -> None:
+        for f in faults:
+            self.fake.add_fault(f)
+
+    def step_restrict(self, entries: list[dict]) -> None:
+        restrict(self.fake, entries)
+
+    def step_evict(self, ev: dict) -> None:
+        evict(self.sim, self.fake, ev)              # StepFailed when the run's state does not allow it
+
+    def step_delete(self, refs: list[dict]) -> None:
+        for d in refs:
+            try:
+                self.sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
+            except APIRejected as e:      # e.g. a NodePool the API server refused never existed
+                self.sim.trace(f"step delete of {d['kind']} {d['name']}: {e.message}")
+
+    def step_apply(self, manifests: list[dict]) -> None:
+        self.apply(manifests)
 
     def applicable(self, expect: dict, root: str) -> tuple[dict, list[NotApplicable]]:
         return expect, []

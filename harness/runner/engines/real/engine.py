@@ -43,6 +43,7 @@ from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAS
                                                 Settler, drain_waits, nomination_ends, pass_counts,
                                                 provisioning_rounds)
 from harness.runner.expect import Mismatch
+from harness.runner.steps import actions, evict_vm, eviction_target, play, restrict
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
@@ -680,46 +681,73 @@ class RealRun:
                 nomination_ends(text) if self.ctl.timing == "fast" else None)
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
-        """Play a step live; returns why it cannot be played on the real engine. `advance` waits on
-        the wall clock (up to MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
+        """Play a step live, in the one order (steps.py ACTIONS); returns why the real engine cannot play
+        it, decided before any of its actions is played (the step is then not played at all). `advance`
+        waits on the wall clock (up to MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
         node's VM in the fake, as Azure's simulateEviction does."""
-        if "advance" in step:
-            seconds = scenario_duration(step["advance"])
+        for action in actions(step):
+            why = self._cannot(action, step[action])
+            if why:
+                return why
+        play(self, step, manifests)
+        return None
+
+    @staticmethod
+    def _cannot(action: str, value) -> str | None:
+        """Why this engine cannot play one action of a step, or None."""
+        if action == "advance":
+            seconds = scenario_duration(value)
             cap = float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
             if seconds > cap:
-                return (f"advance: {step['advance']} would be {seconds:.0f}s of wall-clock time; the controller's "
+                return (f"advance: {value} would be {seconds:.0f}s of wall-clock time; the controller's "
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
-            # the scenario's clock stands where the last step's advance ended or where its settle last saw
-            # a change, whichever is later: the quiet window a settle waits out after the last change
-            # is observation, not time the scenario spent (the simulation's settle takes none)
-            start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
-            end = self.scenario_clock = start + seconds
-            while time.monotonic() < end:
-                seen = self.cache.changes
-                self._step()
-                # the stand-ins act on watched changes and on their own timers: a booting node's (a
-                # NodeClaim in flight) is watched closely, the rest (a Lease's renewal) within IDLE_POLL_SECONDS
-                tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
-                self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
-            self._arm_window(end)
-        if step.get("evict"):
-            self._evict(step["evict"])
-        if step.get("cluster"):
-            if set(step["cluster"]) - {"storageProvisioners"}:
-                return "cluster: operator settings are fixed for the controller's lifetime"
-            # the provisioners the cluster runs are the harness's stand-ins (csi.py), not the controller's
-            self.provisioners = ClusterParams.from_dict(step["cluster"]).storage_provisioners
-        for f in step.get("faults") or []:
-            self.fake.add_fault(f)
-        if step.get("restrict"):
-            from harness.runner.steps import restrict
-            restrict(self.fake, step["restrict"])
-            self.restricted = True
-        if manifests:
-            self.apply(manifests)
-        for d in step.get("delete") or []:
-            self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+        if action == "cluster" and set(value) - {"storageProvisioners"}:
+            return "cluster: operator settings are fixed for the controller's lifetime"
         return None
+
+    def step_advance(self, duration: str | float) -> None:
+        # the scenario's clock stands where the last step's advance ended or where its settle last saw
+        # a change, whichever is later: the quiet window a settle waits out after the last change
+        # is observation, not time the scenario spent (the simulation's settle takes none)
+        start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
+        end = self.scenario_clock = start + scenario_duration(duration)
+        while time.monotonic() < end:
+            seen = self.cache.changes
+            self._step()
+            # the stand-ins act on watched changes and on their own timers: a booting node's (a
+            # NodeClaim in flight) is watched closely, the rest (a Lease's renewal) within IDLE_POLL_SECONDS
+            tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
+            self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
+        self._arm_window(end)
+
+    def step_cluster(self, settings: dict) -> None:
+        # only storageProvisioners gets here (_cannot): the provisioners the cluster runs are the harness's
+        # stand-ins (csi.py), not the controller's
+        self.provisioners = ClusterParams.from_dict(settings).storage_provisioners
+
+    def step_faults(self, faults: list[dict]) -> None:
+        for f in faults:
+            self.fake.add_fault(f)
+
+    def step_restrict(self, entries: list[dict]) -> None:
+        restrict(self.fake, entries)
+        self.restricted = True
+
+    def step_evict(self, ev: dict) -> None:
+        """The node as the last result names it (steps.py eviction_target); the fake's refusal (not Spot,
+        gone) fails the step as on the simulated engine."""
+        self.observer.poll()
+        node = eviction_target(self.observer.result(steady=True, threshold=self.runaway_threshold), ev)
+        evict_vm(self.fake, self.kubelets.rg, node)
+        self.evicted[node.nodeclaim] = node.vm_name
+        self.ever_evicted = True
+
+    def step_delete(self, refs: list[dict]) -> None:
+        for d in refs:
+            self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+
+    def step_apply(self, manifests: list[dict]) -> None:
+        self.apply(manifests)
 
     def _arm_window(self, instant: float) -> None:
         """The first disruption window still open at the step's instant (`instant`, monotonic), from the
@@ -728,17 +756,6 @@ class RealRun:
         live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
         nxt = windows.next_after(windows.windows(live, self.reads.list("NodePool"), self.observer.pod_objects), wall)
         self.window = (instant, wall, nxt) if nxt is not None else None
-
-    def _evict(self, ev: dict) -> None:
-        """The `evict` step on the live run: the node as the last result names it (steps.py
-        eviction_target); the fake's refusal (not Spot, gone) fails the step as on the simulated
-        engine."""
-        from harness.runner.steps import evict_vm, eviction_target
-        self.observer.poll()
-        node = eviction_target(self.observer.result(steady=True, threshold=self.runaway_threshold), ev)
-        evict_vm(self.fake, self.kubelets.rg, node)
-        self.evicted[node.nodeclaim] = node.vm_name
-        self.ever_evicted = True
 
     def applicable(self, expect: dict, root: str):
         return applicability.split(expect, root)
