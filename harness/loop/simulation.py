@@ -9,7 +9,9 @@ they act on a real cluster:
   DaemonSet pods) -> kube-scheduler binds -> liveness -> garbage collection
 
 (NodePool validation/readiness runs after each apply.) It stops at a steady state (no controller
-changed anything and no timeout is pending), at `max_iterations`, or on runaway provisioning: a pod
+changed anything and no timeout is pending; a launch that fails again as before changes nothing, and its
+launch timeout is left to a step's `advance`: docs/architecture/loop.md), at `max_iterations`, at
+`horizon`, or on runaway provisioning: a pod
 that keeps causing NodeClaims without ever binding (design 0006 FAQ; `runaway_threshold`). When
 nothing changes but a timeout is pending, the clock jumps to it.
 """
@@ -314,7 +316,7 @@ class Simulation:
             if not progress:
                 # a launch that only fails again as before is quiet (controllers/launch.py): its launch timeout
                 # is core's next move, five minutes on, which a step's `advance` reaches; the real engine's
-                # settle stops watching before it the same way (docs/architecture/settle.md)
+                # settle stops watching before it the same way (docs/architecture/loop.md)
                 repeating = frozenset(c.result.name for c in self.launch.repeating())
                 deadline = self.liveness.next_deadline(skip=repeating)
                 if deadline is not None and not any(c.refused or c.launched is None for c in self.claims

@@ -343,7 +343,7 @@ class Provisioner:
         t = planned.template
         obj, reqs = to_nodeclaim(t, planned.requirements, planned.instance_types,
                                  add(planned.requests, planned.daemon_requests), s.profile, s.sem, s.core, s.rng,
-                                 planned.name or (lambda: s.name(t.name + "-")))
+                                 lambda: s.name(t.name + "-"))
         return self.write_nodeclaim(obj, reqs, t, planned.pods)
 
     def write_nodeclaim(self, obj: dict, reqs, t: Template, planned_pods: list[PodView]) -> bool:
