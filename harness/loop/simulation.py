@@ -341,7 +341,8 @@ class Simulation:
                 break
             clock.advance(step)
         else:
-            self.trace(f"[settle] not steady after {self.cfg.max_iterations} iterations (given.loop.maxIterations)"
+            n = self.cfg.max_iterations
+            self.trace(f"[settle] not steady after {n} iteration{'' if n == 1 else 's'} (given.loop.maxIterations)"
                        + (f"; {self._retrying()}" if self.launch.repeating() else ""))
         self._finish()
         return result
