@@ -45,7 +45,6 @@ class PlannedClaim:
     place: int = 0                            # its place among claims of its pod count (ClaimOrder)
     slack: dict[str, int] | None = None       # max_room minus requests, per resource (None: stale)
     host_ports: list = field(default_factory=list)   # held by its pods (core NodeClaim HostPortUsage)
-    name: str = ""                            # a seeded NodeClaim's own name (given.existingNodes nodeClaim)
     mask: int = 0                             # instance_types as the scheduler's TypeIndex bits
     # what FinalizeScheduling adds for its DaemonSets (min_daemon_overhead over its options at the end
     # of the Solve, before truncation and a consolidation's price filter)

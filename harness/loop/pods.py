@@ -396,3 +396,10 @@ def admission_error(pod: PodView, profile: Profile, sem: Semantics,
         if problems:
             return "; ".join(problems), True
     return None
+
+
+def daemonset_pod_view(ds: dict) -> PodView:
+    """The pod Karpenter simulates for a DaemonSet that has no pod yet: its template (core v1.14.0
+    pkg/controllers/provisioning/provisioner.go getDaemonSetPods)."""
+    name = ds["metadata"]["name"]
+    return PodView(ds["spec"]["template"] | {"metadata": {"name": name}}, 0, "DaemonSet", name)

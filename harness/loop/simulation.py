@@ -9,7 +9,9 @@ they act on a real cluster:
   DaemonSet pods) -> kube-scheduler binds -> liveness -> garbage collection
 
 (NodePool validation/readiness runs after each apply.) It stops at a steady state (no controller
-changed anything and no timeout is pending), at `max_iterations`, or on runaway provisioning: a pod
+changed anything and no timeout is pending; a launch that fails again as before changes nothing, and its
+launch timeout is left to a step's `advance`: docs/architecture/loop.md), at `max_iterations`, at
+`horizon`, or on runaway provisioning: a pod
 that keeps causing NodeClaims without ever binding (design 0006 FAQ; `runaway_threshold`). When
 nothing changes but a timeout is pending, the clock jumps to it.
 """
@@ -32,10 +34,10 @@ from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
 from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.launch import Launch
-from harness.loop.controllers.liveness import Liveness
+from harness.loop.controllers.liveness import Liveness, unlaunched_timeout
 from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
 from harness.loop.controllers.nodepool import NodePoolStatus
-from harness.loop.controllers.nodetermination import NodeTermination, termination_conditions
+from harness.loop.controllers.nodetermination import NodeTermination, rfc3339, termination_conditions
 from harness.loop.controllers.orchestration import Orchestration
 from harness.loop.controllers.pdbstatus import PDBStatus
 from harness.loop.controllers.podevents import PodEvents
@@ -312,8 +314,13 @@ class Simulation:
                 progress = True       # a VM vanished (eviction) while the cluster looked steady
             progress |= self._disrupt(quiet=not progress)
             if not progress:
-                deadline = self.liveness.next_deadline()
-                if deadline is not None and not any(c.refused or c.launched is None for c in self.claims if not c.done):
+                # a launch that only fails again as before is quiet (controllers/launch.py): its launch timeout
+                # is core's next move, five minutes on, which a step's `advance` reaches; the real engine's
+                # settle stops watching before it the same way (docs/architecture/loop.md)
+                repeating = frozenset(c.result.name for c in self.launch.repeating())
+                deadline = self.liveness.next_deadline(skip=repeating)
+                if deadline is not None and not any(c.refused or c.launched is None for c in self.claims
+                                                    if not c.done and c.result.name not in repeating):
                     deadline = None
                 # a timeout fires a second past its deadline; a VM registers at its boot time, so launches
                 # a batch window apart register apart (one round's Nodes may take the pods of the next)
@@ -321,16 +328,35 @@ class Simulation:
                 waits += [d for d in (self._boot_deadline(), self.gc.next_round()) if d is not None]
                 if not waits:
                     result.steady = True
+                    if repeating:
+                        self.trace(f"[settle] steady: nothing changes but {self._retrying()}")
                     break
                 step = max(min(waits) - clock.now(), 0)
             else:
                 step = ITERATION_SECONDS
             if end is not None and clock.now() + step > end:
                 result.steady = False         # watched as long as asked (given.loop.horizon)
+                self.trace(f"[settle] not steady at the horizon (given.loop.horizon {self.cfg.horizon:g}s)"
+                           + (f"; {self._retrying()}" if self.launch.repeating() else ""))
                 break
             clock.advance(step)
+        else:
+            n = self.cfg.max_iterations
+            self.trace(f"[settle] not steady after {n} iteration{'' if n == 1 else 's'} (given.loop.maxIterations)"
+                       + (f"; {self._retrying()}" if self.launch.repeating() else ""))
         self._finish()
         return result
+
+    def _retrying(self) -> str:
+        """The NodeClaims whose launch fails again as before, with how often and until when core retries."""
+        parts = []
+        for c in self.launch.repeating():
+            at, _ = unlaunched_timeout(self.state, c)
+            n = self.launch.retried[c.result.name]
+            parts.append(f"NodeClaim {c.result.name}'s launch failing as before ({c.result.failure['reason']}, "
+                         f"{n} identical retr{'y' if n == 1 else 'ies'}), which core retries until its launch timeout at "
+                         f"{rfc3339(at)}")
+        return "; ".join(parts)
 
     def advance(self, seconds: float) -> None:
         """A step's `advance`: time passes, and the long timers that fall inside it (expireAfter,

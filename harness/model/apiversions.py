@@ -87,6 +87,19 @@ def nodeclaim_nodeclass_ref(nodepool: dict, profile: Profile) -> dict | None:
             "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
 
 
+def nodeclaim_kubelet(nodepool: dict, profile: Profile) -> dict | None:
+    """The kubelet block a karpenter.sh/v1beta1 NodeClaim copies from its NodePool's template (core v0.36
+    ToNodeClaim copies the whole template spec: sigs.k8s.io/karpenter v0.36.1
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go); None for a v1 NodeClaim, which has none."""
+    if storage(profile, "NodeClaim") in (None, "v1"):
+        return None
+    tspec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
+    if isinstance(tspec.get("kubelet"), dict):
+        return copy.deepcopy(tspec["kubelet"])
+    kept = ((nodepool.get("metadata") or {}).get("annotations") or {}).get(KUBELET_COMPATIBILITY_ANNOTATION)
+    return json.loads(kept) if kept else None
+
+
 def to_model_version(obj: dict) -> dict:
     """The object as the model reads it: a karpenter.sh/v1beta1 NodePool converted to v1 (module doc)."""
     if obj.get("kind") != "NodePool" or obj.get("apiVersion") != "karpenter.sh/v1beta1":
@@ -135,4 +148,5 @@ def nodeclaim_to_v1(obj: dict) -> dict:
 
 
 __all__ = ["nodeclaim_to_v1", "served_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
-           "served", "storage", "written_api_version", "nodeclaim_nodeclass_ref"]
+           "served", "storage", "written_api_version", "nodeclaim_nodeclass_ref",
+           "nodeclaim_kubelet"]

@@ -376,8 +376,8 @@ def _condition(obj: dict, kind: str) -> dict | None:
 
 
 def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) -> dict | None:
-    """One NodeClaim as an existingNodes entry: its NodePool, instance type, zone and capacity type;
-    its creation, Initialized and lastPodEventTime times; deletion (the NodeClaim's or its Node's
+    """One NodeClaim as an existingNodes entry: its NodePool, instance type, zone and capacity type; its
+    requests; its creation, Initialized and lastPodEventTime times; deletion (the NodeClaim's or its Node's
     deletionTimestamp); Drifted as the hash annotation it was launched with. What cannot be kept is a
     note naming the object and the field."""
     meta = nc.get("metadata") or {}
@@ -390,6 +390,11 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
         entry["capacityType"] = labels["karpenter.sh/capacity-type"]
     if meta.get("creationTimestamp"):
         entry["createdAt"] = str(meta["creationTimestamp"])
+    # what the round that made it asked for (its pods and DaemonSets then): the seeding's own estimate is
+    # today's DaemonSets, and initialization waits for each requested resource
+    requests = (((nc.get("spec") or {}).get("resources") or {}).get("requests")) or {}
+    if requests:
+        entry["requests"] = {str(k): str(v) for k, v in requests.items()}
     registered = _condition(nc, "Registered")
     initialized = _condition(nc, "Initialized")
     node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}

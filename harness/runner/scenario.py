@@ -415,6 +415,7 @@ def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) 
     """given.existingNodes: each pod a valid Pod manifest; a managed entry names a NodePool of the
     manifests and its instance type (harness/loop/controllers/seed.py)."""
     from harness.loop.clock import start_of
+    from harness.model.resources import QuantityError, parse_resource
     errors: list[SourceError] = []
     pools = {m.obj["metadata"]["name"] for m in manifests if m.obj.get("kind") == "NodePool"}
     given = data.get("given") or {}
@@ -433,6 +434,11 @@ def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) 
                                                               f"(NodePools: {', '.join(sorted(pools)) or 'none'})"))
             if not entry.get("instanceType"):
                 errors.append(doc.error(path, "a node of a NodePool needs its instanceType"))
+        for res, q in (entry.get("requests") or {}).items():
+            try:
+                parse_resource(res, q)
+            except (QuantityError, ValueError, TypeError, ArithmeticError):
+                errors.append(doc.error(path + ("requests", res), f"invalid quantity {q!r} for {res}"))
         for j, pod in enumerate(entry.get("pods") or []):
             errors += _check_manifest({"apiVersion": "v1", "kind": "Pod", **pod}, doc.file,
                                       doc.line(path + ("pods", j)), doc, path + ("pods", j))

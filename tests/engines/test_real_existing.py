@@ -4,15 +4,28 @@ starts from. The live paths run in the real-engine scenarios (scenarios/upstream
 given.existingNodes, scenarios/loop/in-place-updates)."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+import fakeazure
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner.engines.real.existing import (apply_object, hold_disruption, managed_nodeclaim,
+from harness.model.profile import load_profile
+from harness.runner.engines.real.existing import (_instance_type, apply_object, hold_disruption, managed_nodeclaim,
                                                   restore_disruption, vm_name_of)
+
+UPSTREAM = load_profile("upstream")
 
 
 @pytest.fixture()
 def cluster():
+    c = EmbeddedBackend().start()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def embedded():
     c = EmbeddedBackend().start()
     yield c
     c.close()
@@ -39,6 +52,13 @@ def test_apply_updates_a_deployment_spec(cluster):
     assert apply_object(cluster, dep)["spec"]["replicas"] == 5
 
 
+def _types(name="Standard_D2s_v3", region="eastus", profile=UPSTREAM):
+    """The entry's instance type as the real engine builds it from the scenario's SKU."""
+    fake = fakeazure.FakeAzure(region=region, seed=0)
+    skus = {s["name"].lower(): s for s in fake.skus()}
+    return [_instance_type(skus, name, region, profile, fake.region_prices(region))]
+
+
 def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
     np = {"metadata": {"name": "default", "uid": "u1", "annotations": {
               "karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3", "other": "x"}},
@@ -50,26 +70,29 @@ def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
                                          "startupTaints": [{"key": "s", "effect": "NoSchedule"}],
                                          "terminationGracePeriod": "300s", "expireAfter": "Never"}}}}
     gpu = {"metadata": {"name": "g"}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "10m", "nvidia.com/gpu": "1"}}}]}}
-    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3", "zone": "eastus-1",
-                            "capacityType": "on-demand", "pods": [gpu]}, 0, np,
-                           {"cpu": 1900, "nvidia.com/gpu": 1, "pods": 30})
+    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_NC6s_v3", "zone": "0",
+                            "capacityType": "on-demand", "pods": [gpu]}, 0, np, UPSTREAM, _types("Standard_NC6s_v3"))
     # what its pods request, as the template asks (initialization waits for each to be registered)
     assert nc["spec"]["resources"]["requests"] == {"cpu": "10m", "nvidia.com/gpu": "1", "pods": "1"}
     # ... held to the instance type's size: core's tests bind pods past it, no round would plan that, and the
     # provider launches only a type that fits the requests (drift: a 150-CPU pod on a 16-vCPU node)
     big = {"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "150"}}}]}}
     held = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3", "pods": [big]}, 0, np,
-                             {"cpu": 1900, "pods": 30})
+                             UPSTREAM, _types())
     assert held["spec"]["resources"]["requests"] == {"cpu": "1900m", "pods": "1"}
     reqs = {r["key"]: r["values"] for r in nc["spec"]["requirements"]}
-    assert reqs == {"kubernetes.io/arch": ["amd64"], "node.kubernetes.io/instance-type": ["Standard_D2s_v3"],
-                    "topology.kubernetes.io/zone": ["eastus-1"], "karpenter.sh/capacity-type": ["on-demand"]}
+    # the template's labels are requirements too (core NewNodeClaimTemplate), as on every NodeClaim Karpenter makes
+    assert reqs == {"kubernetes.io/arch": ["amd64"], "node.kubernetes.io/instance-type": ["Standard_NC6s_v3"],
+                    "topology.kubernetes.io/zone": ["0"], "karpenter.sh/capacity-type": ["on-demand"],
+                    "team": ["a"], "karpenter.sh/nodepool": ["default"], "karpenter.azure.com/aksnodeclass": ["default"]}
     # the NodePool's and the NodeClass's labels, as core's template puts them (the kubelet of a node Karpenter
     # launched got both; left to core's hydration controller, the second raced the launch)
     assert nc["metadata"]["labels"] == {"team": "a", "karpenter.sh/nodepool": "default",
                                         "karpenter.azure.com/aksnodeclass": "default"}
-    # the NodePool's drift hash, as the provisioner stamps it (else the NodeClaim never drifts)
-    assert nc["metadata"]["annotations"] == {"karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3"}
+    # the NodePool's drift hash, as the live controller stamped it (else the NodeClaim never drifts), and
+    # whether minValues were relaxed, as core v1.6+ says on every NodeClaim it makes
+    assert nc["metadata"]["annotations"] == {"karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3",
+                                             "karpenter.sh/nodeclaim-min-values-relaxed": "false"}
     assert nc["metadata"]["ownerReferences"][0]["uid"] == "u1" and nc["spec"]["startupTaints"]
     assert (nc["spec"]["terminationGracePeriod"], nc["spec"]["expireAfter"]) == ("300s", "Never")
     assert vm_name_of(nc["metadata"]["name"]) == "aks-default-existing-0"
@@ -78,32 +101,87 @@ def test_managed_nodeclaim_pins_the_entry_and_keeps_the_nodepools_template():
 def test_managed_nodeclaim_keeps_the_nodepools_requirement_on_a_key_the_entry_leaves_open():
     """An on-demand-only NodePool's seeded node stays on-demand when the entry names no capacity type (the
     provider takes spot whenever the NodeClaim allows it, and core then drifted the node away); the same for
-    the NodePool's zones. The simulation's seeding intersects the template's requirements the same way."""
+    the NodePool's zones. The simulation's seeding is the same function (loop/nodeclaimobject.py)."""
     np = {"metadata": {"name": "default", "annotations": {}},
           "spec": {"template": {"spec": {"requirements": [
               {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
               {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-1", "eastus-2"]},
               {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3", "Standard_D4s_v3"]}]}}}}
-    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3"}, 0, np)
+    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3"}, 0, np, UPSTREAM, _types())
     reqs = {r["key"]: r["values"] for r in nc["spec"]["requirements"]}
     assert reqs == {"karpenter.sh/capacity-type": ["on-demand"], "topology.kubernetes.io/zone": ["eastus-1", "eastus-2"],
-                    "node.kubernetes.io/instance-type": ["Standard_D2s_v3"]}
-    assert len(nc["spec"]["requirements"]) == 3
+                    "node.kubernetes.io/instance-type": ["Standard_D2s_v3"], "karpenter.sh/nodepool": ["default"]}
+
+
+def test_managed_nodeclaim_asks_for_the_daemonsets_overhead_and_the_entrys_own_requests():
+    """A NodeClaim Karpenter made asks for its pods plus the DaemonSets that run on its type (core v1.14.0
+    scheduling/nodeclaim.go FinalizeScheduling, addDaemonRequests); a dump's NodeClaim says what it asked
+    for (`requests`), which wins."""
+    np = {"metadata": {"name": "default", "annotations": {}}, "spec": {"template": {"spec": {"requirements": []}}}}
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
+          "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {
+              "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m", "memory": "100Mi"}}}]}}}}
+    entry = {"nodePool": "default", "instanceType": "Standard_D2s_v3", "pods": [_pod(cpu="500m")]}
+    nc = managed_nodeclaim(entry, 0, np, UPSTREAM, _types(), [ds])
+    assert nc["spec"]["resources"]["requests"] == {"cpu": "700m", "memory": "100Mi", "pods": "2"}
+    dumped = managed_nodeclaim({**entry, "requests": {"cpu": "1", "pods": "3"}}, 0, np, UPSTREAM, _types(), [ds])
+    assert dumped["spec"]["resources"]["requests"] == {"cpu": "1", "pods": "3"}
 
 
 def test_a_v1beta1_nodepools_seeded_nodeclaim_is_v1beta1():
-    """Provider v0.5-v0.6 (core v0.36) serve karpenter.sh/v1beta1 only: the NodeClaim takes the NodePool's
-    version, its nodeClassRef as written and only the template fields a v1beta1 NodeClaim has."""
-    np = {"apiVersion": "karpenter.sh/v1beta1", "metadata": {"name": "default", "uid": "u1", "annotations": {}},
+    """Provider v0.5-v0.6 (core v0.36) serve karpenter.sh/v1beta1 only: the NodeClaim is written in it, its
+    nodeClassRef as written and the template's kubelet block (core v0.36 ToNodeClaim copies the template's spec)."""
+    np = {"apiVersion": "karpenter.sh/v1beta1", "kind": "NodePool", "metadata": {"name": "default", "uid": "u1", "annotations": {}},
           "spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}, "kubelet": {"maxPods": 30},
                                          "taints": [{"key": "t", "effect": "NoSchedule"}],
                                          "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In",
                                                            "values": ["on-demand"]}]}}}}
-    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3"}, 0, np)
+    v054 = load_profile("v0.5.4")
+    nc = managed_nodeclaim({"nodePool": "default", "instanceType": "Standard_D2s_v3"}, 0, np, v054,
+                           _types(profile=v054))
     assert nc["apiVersion"] == "karpenter.sh/v1beta1" and nc["metadata"]["ownerReferences"][0]["apiVersion"] == "karpenter.sh/v1beta1"
     assert nc["spec"]["nodeClassRef"] == {"name": "default"}
     assert nc["metadata"]["labels"] == {"karpenter.sh/nodepool": "default"}     # no NodeClass label before core v1.1
-    assert set(nc["spec"]) == {"requirements", "nodeClassRef", "kubelet", "taints"}
+    assert nc["spec"]["kubelet"] == {"maxPods": 30} and nc["spec"]["taints"]
+
+
+def test_both_engines_seed_the_same_nodeclaim(embedded):
+    """One entry seeded by the simulation (loop/controllers/seed.py) and built by the real engine's seeding
+    from the NodePool as the API server stores it: the same object, but for the drift hash (the live
+    controller's, whose digits the simulation does not reproduce)."""
+    from harness.loop.controllers.seed import seed_existing_nodes
+    from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {
+              "tolerations": [{"operator": "Exists"}],
+              "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "200m"}}}]}}}}
+    pool = nodepool(taints=[{"key": "t", "value": "v", "effect": "NoSchedule"}], terminationGracePeriod="1h")
+    pool["spec"]["template"]["metadata"] = {"labels": {"team": "a"}, "annotations": {"note": "n"}}
+    entry = {"nodePool": "default", "nodeClaim": "default-abcde", "instanceType": "Standard_D4s_v3",
+             "zone": "southcentralus-2", "pods": [pod("running", cpu="1")]}
+    with simulation(embedded, [nodeclass(), pool, ds]) as sim:
+        written = []
+        write = sim.provisioner.write_nodeclaim
+        sim.provisioner.write_nodeclaim = lambda obj, *rest: written.append(copy.deepcopy(obj)) or write(obj, *rest)
+        seed_existing_nodes(sim, [entry])
+        (simulated,) = written                  # as the seeding wrote it, before the launch added the provider's
+        stored = sim.cluster.get("NodePool", "default")
+        stored["metadata"].setdefault("annotations", {}).update(
+            {"karpenter.sh/nodepool-hash": "live", "karpenter.sh/nodepool-hash-version": "v3"})
+        skus = {s["name"].lower(): s for s in sim.fake.skus()}
+        it = _instance_type(skus, "Standard_D4s_v3", "southcentralus", sim.state.profile,
+                            sim.fake.region_prices("southcentralus"))
+        real = managed_nodeclaim(entry, 0, stored, sim.state.profile, [it], [ds])
+    hashes = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version")
+    assert real["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] == "live"
+    for obj in (real, simulated):
+        obj["metadata"]["annotations"] = {k: v for k, v in obj["metadata"]["annotations"].items() if k not in hashes}
+    assert real == simulated
+    assert real["metadata"]["labels"] == {"team": "a", "karpenter.sh/nodepool": "default",
+                                          "karpenter.azure.com/aksnodeclass": "default"}
+    assert real["metadata"]["annotations"] == {"note": "n", "karpenter.sh/nodeclaim-min-values-relaxed": "false"}
+    # its pod's 1 CPU and the DaemonSet's 200m, which tolerates the NodePool's taint (core FinalizeScheduling)
+    assert real["spec"]["resources"]["requests"] == {"cpu": "1200m", "pods": "2"}
 
 
 class _Pools:

@@ -83,3 +83,22 @@ def test_a_vm_failing_after_the_create_returned_is_deleted_by_the_provider_from_
             assert c.result.failure and c.launched is None
             assert (c.done, c.result.deleted) == ((True, "async_provisioning") if deleted else (False, None)), profile
             assert sim.fake.snapshot()["vms"] == []
+
+
+def test_a_retry_that_fails_as_before_is_no_change(embedded):
+    """Core retries a Create that failed with an unclassified error; one that fails with the same reason and
+    message (whatever zone the provider tried) changes nothing observable, so it is no progress and the claim
+    is named as repeating; a different error is a change again."""
+    with simulation(embedded) as sim:
+        c = _provisioned(sim)
+        sim.fake.add_fault({"code": "RequestDisallowedByPolicy", "match": {"operation": "vm.create"}})
+        assert sim.launch.reconcile()                                  # the first failure: a change
+        assert not sim.launch.reconcile() and not sim.launch.reconcile()
+        assert [x.result.name for x in sim.launch.repeating()] == [c.result.name]
+        assert sim.launch.retried[c.result.name] == 2 and len(c.result.failures) == 3
+        assert c.result.failures[0]["reason"] == "CreateInstanceFailed" and not c.done
+        sim.fake.clear_faults()
+        sim.fake.add_fault({"code": "InternalServerError", "match": {"operation": "vm.create"}})
+        assert sim.launch.reconcile() and sim.launch.retried[c.result.name] == 2    # another error: a change
+        sim.fake.clear_faults()
+        assert sim.launch.reconcile() and c.launched is not None and not sim.launch.repeating()

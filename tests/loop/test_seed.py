@@ -247,3 +247,13 @@ def test_a_creation_after_the_start_is_refused(embedded):
         with pytest.raises(SeedError, match=r"given.existingNodes\[0\].createdAt: 2026-02-01T00:00:00Z is after"):
             seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3",
                                        "createdAt": "2026-02-01T00:00:00Z"}])
+
+
+def test_a_dumped_nodeclaims_requests_win_over_the_estimate(embedded):
+    """`requests` (a dump's NodeClaim spec.resources.requests) is what the seeded NodeClaim asks for; without
+    it, its pods' requests (plus the DaemonSets' overhead: harness/loop/nodeclaimobject.py seeded_nodeclaim)."""
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D4s_v3",
+                                   "requests": {"cpu": "2500m", "pods": "7"}, "pods": [pod("running", cpu="1")]}])
+        (claim,) = sim.claims
+        assert claim.obj["spec"]["resources"]["requests"] == {"cpu": "2500m", "pods": "7"}

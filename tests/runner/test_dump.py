@@ -152,3 +152,19 @@ def test_admission_computed_pod_priority_is_left_to_the_api_server():
            "spec": {"nodeName": "n1", "priority": 2000000000, "preemptionPolicy": "PreemptLowerPriority",
                     "priorityClassName": "system-cluster-critical", "containers": []}}
     assert strip_server_fields(pod)["spec"] == {"priorityClassName": "system-cluster-critical", "containers": []}
+
+
+def test_a_nodeclaims_requests_are_kept(tmp_path):
+    """What the round that made a NodeClaim asked for (its pods and the DaemonSets then) is the dump's to
+    say: the entry keeps spec.resources.requests, which the seeding uses instead of its own estimate
+    (harness/loop/nodeclaimobject.py seeded_nodeclaim)."""
+    dump = yaml.safe_load(DUMP.read_text())
+    (nc,) = [o for o in dump["items"] if o["kind"] == "NodeClaim"]
+    nc["spec"]["resources"] = {"requests": {"cpu": "1100m", "pods": "4"}}
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    rc, out = new(tmp_path, path)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    (node,) = sc.given["existingNodes"]
+    assert node["requests"] == {"cpu": "1100m", "pods": "4"}

@@ -5,7 +5,9 @@ Azure provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create). A success is 
 PopulateNodeClaimDetails and the Launched condition; an InsufficientCapacity error (which includes
 NodeClassNotFound) deletes the NodeClaim (launchNodeClaim), as does the provider itself when a VM it
 already returned fails (from provider v1.4: provider.asyncProvisioning); any other error is retried on
-the next pass. A NodeClaim not launched within its timeout is deleted first (lifecycle/liveness.go, liveness.py).
+the next pass; a retry that fails exactly as the attempt before it is no change, so the loop can settle
+while core keeps retrying. A NodeClaim not launched within its timeout is deleted first (lifecycle/liveness.go,
+liveness.py).
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ class Launch:
     def __init__(self, state: LoopState, termination: Termination):
         self.state = state
         self.termination = termination
+        # NodeClaim -> how many of its failed launches repeated the failure before them exactly
+        self.retried: dict[str, int] = {}
 
     def reconcile(self) -> bool:
         s = self.state
@@ -46,8 +50,14 @@ class Launch:
                 progress |= self._launch(c)
         return progress
 
+    def repeating(self) -> list[Claim]:
+        """Live NodeClaims whose last launches failed again exactly as before: what core keeps retrying
+        until its launch timeout (liveness.go) while nothing changes."""
+        return [c for c in self.state.claims if not c.done and c.launched is None and self.retried.get(c.result.name)]
+
     def _launch(self, c: Claim) -> bool:
-        """One NodeClaim's Launch reconcile; True when something changed."""
+        """One NodeClaim's Launch reconcile; True when something changed (a retry that fails as the one
+        before it did changes nothing)."""
         s = self.state
         at, why = unlaunched_timeout(s, c)
         if s.clock.now() > at:
@@ -55,9 +65,25 @@ class Launch:
             return True
         out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
         if isinstance(out, LaunchFailure):
-            c.result.failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
-                                "code": out.code, "attempted": out.attempted}
-            c.result.failures.append(c.result.failure)
+            failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
+                       "code": out.code, "attempted": out.attempted}
+            kept = not out.asynchronous and out.kind != "InsufficientCapacity"     # the NodeClaim stays
+            # what anyone sees of a failure: the Launched condition's reason and message, the refused request
+            # (the same VM name); not the offering the provider happened to try (a random zone among equals)
+            seen = {k: v for k, v in failure.items() if k != "attempted"}
+            repeat = kept and bool(c.result.failures) and \
+                {k: v for k, v in c.result.failures[-1].items() if k != "attempted"} == seen
+            c.result.failure = failure
+            c.result.failures.append(failure)
+            if repeat:
+                # core requeues a failed Create with backoff (launch.go launchNodeClaim returns the error);
+                # the same error leaves the Launched condition as it was (SetUnknownWithReason, same reason
+                # and message) and Azure as it was: nothing anyone observes changed, which the real engine's
+                # settle does not count as a change either (runner/engines/real/observe.py _azure_writes)
+                self.retried[c.result.name] = self.retried.get(c.result.name, 0) + 1
+                s.trace(f"launch of {c.result.name} failed again as before ({out.reason}; "
+                        f"{self.retried[c.result.name]} identical retr{'y' if self.retried[c.result.name] == 1 else 'ies'})")
+                return False
             s.trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
             if out.asynchronous:
                 # the provider's own event and delete after the VM failed (azure.py create,

@@ -53,10 +53,10 @@ class Liveness:
                 progress = True
         return progress
 
-    def next_deadline(self) -> float | None:
-        """The earliest launch or registration timeout of a live NodeClaim, or None."""
+    def next_deadline(self, skip: frozenset[str] = frozenset()) -> float | None:
+        """The earliest launch or registration timeout of a live NodeClaim not named in `skip`, or None."""
         s = self.state
-        deadlines = [registration_timeout(s, c)[0] for c in s.claims
-                     if not c.done and c.launched is not None and not c.registered]
-        deadlines += [unlaunched_timeout(s, c)[0] for c in s.claims if not c.done and c.launched is None]
+        live = [c for c in s.claims if not c.done and c.result.name not in skip]
+        deadlines = [registration_timeout(s, c)[0] for c in live if c.launched is not None and not c.registered]
+        deadlines += [unlaunched_timeout(s, c)[0] for c in live if c.launched is None]
         return min(deadlines) if deadlines else None

@@ -18,22 +18,17 @@ from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.simulate import synced
 from harness.loop.controllers.state import Claim, LoopState
-from harness.loop.hashes import nodepool_hash_annotations, template_lifetime
 from harness.loop.limits import RemainingResources
+from harness.loop.nodeclaimobject import template_for, to_nodeclaim
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
-from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template, offering_compatible
-from harness.loop.topology import (HOSTNAME, Topology, affinity_terms, namespace_labels, topology_keys,
+from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
+from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
-from harness.model import apiversions
-from harness.model.requirements import IN, Requirement, Requirements
-from harness.model.resources import add, format_resource_list, parse_resource_list
-from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
-from harness.model.writers import resolved_requirement_labels
+from harness.model.requirements import Requirements
+from harness.model.resources import add, parse_resource_list
 
-MIN_VALUES_RELAXED = "karpenter.sh/nodeclaim-min-values-relaxed"   # core v1.14.0 pkg/apis/v1/labels.go
 NO_DYNAMIC_NODEPOOLS = "no dynamic nodepools found"     # provisioner.go Schedule (ErrNodePoolsNotFound)
-
 
 
 class Provisioner:
@@ -63,11 +58,7 @@ class Provisioner:
             its = s.provider.instance_types(params)
             if record:
                 self._record_instance_types(its)
-            t = Template.from_nodepool(np, list(its.instance_types), s.profile, s.sem)
-            t.daemon_pods = daemon_pods
-            t.daemons_per_instance_type = s.core.daemonset_instance_type_requirements
-            t.daemons_relaxed = s.core.daemonset_compatibility == "relaxed"
-            templates.append(t)
+            templates.append(template_for(np, list(its.instance_types), s.profile, s.sem, s.core, daemon_pods))
         return templates
 
     def daemon_pod(self, ds: dict, template_view: PodView) -> PodView:
@@ -350,51 +341,18 @@ class Provisioner:
         write (provisioner.go Create; the CRD rules judge it)."""
         s = self.state
         t = planned.template
-        reqs = planned.requirements.without(HOSTNAME, *s.profile.scheduling_simulation_keys)
-        wk = s.profile.well_known_labels
-        # Scheduler._truncate already kept the 600 cheapest (sigs.k8s.io/karpenter v1.14.0
-        # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go MaxInstanceTypes; sigs.k8s.io/karpenter v1.14.0
-        # pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd)
-        its = planned.instance_types
-        reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in its),
-                             min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
-        cts = sorted({o.capacity_type for it in its for o in it.offerings
-                      if offering_compatible(o, reqs, wk)})
-        if cts and s.core.capacity_type_from_offerings:       # core v1.9.0 (#2642); before, the template's
-            reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, s.sem))
-        labels = dict(t.labels)
-        if s.profile.label_resolution == "toNodeClaim":
-            labels.update(resolved_requirement_labels(s.profile, reqs, s.rng))
-        name = planned.name or s.name(t.name + "-")
+        obj, reqs = to_nodeclaim(t, planned.requirements, planned.instance_types,
+                                 add(planned.requests, planned.daemon_requests), s.profile, s.sem, s.core, s.rng,
+                                 lambda: s.name(t.name + "-"))
+        return self.write_nodeclaim(obj, reqs, t, planned.pods)
+
+    def write_nodeclaim(self, obj: dict, reqs, t: Template, planned_pods: list[PodView]) -> bool:
+        """The API write of a NodeClaim object (provisioner.go Create; the CRD rules judge it) and the
+        loop's record of it; False when the API server refused it."""
+        s = self.state
+        name, labels = obj["metadata"]["name"], obj["metadata"]["labels"]
         spec_t = t.nodepool["spec"]["template"]["spec"]
-        annotations = nodepool_hash_annotations(t.nodepool)
-        if s.profile.min_values_policy:
-            # every new NodeClaim says whether BestEffort lowered a minValues of its template (core v1.6.0+,
-            # sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go addToNewNodeClaim; harness assumption:
-            # judged on the claim's final requirements, core on its first pod's)
-            relaxed = any(r.min_values is not None and k in reqs and reqs[k].min_values is not None
-                          and reqs[k].min_values < r.min_values for k, r in t.requirements.items())
-            annotations[MIN_VALUES_RELAXED] = "true" if relaxed else "false"
-        obj = {
-            # in the version the release's core writes (v1beta1 at core v0.36: the only one its CRDs serve)
-            "apiVersion": apiversions.written_api_version(s.profile, "NodeClaim"), "kind": "NodeClaim",
-            "metadata": {"name": name, "labels": labels,
-                         # NodePool.Hash and its version (core nodeclaimtemplate.go NewNodeClaimTemplate)
-                         "annotations": annotations,
-                         "ownerReferences": [{"apiVersion": apiversions.written_api_version(s.profile, "NodePool"),
-                                              "kind": "NodePool",
-                                              "name": t.name, "uid": t.nodepool["metadata"].get("uid", ""),
-                                              "blockOwnerDeletion": True}]},
-            "spec": {"requirements": reqs.node_selector_requirements(),
-                     # the pods' sum plus what the Solve's FinalizeScheduling added for its DaemonSets
-                     # (core v1.14.0 scheduling/nodeclaim.go addDaemonRequests; nodeclaim.min_daemon_overhead)
-                     "resources": {"requests": format_resource_list(add(planned.requests, planned.daemon_requests))},
-                     "nodeClassRef": apiversions.nodeclaim_nodeclass_ref(t.nodepool, s.profile),
-                     **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
-                     **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {}),
-                     **template_lifetime(spec_t)},    # expireAfter, terminationGracePeriod (ToNodeClaim)
-        }
-        pods = [s.pod_key(p.obj) for p in planned.pods]
+        pods = [s.pod_key(p.obj) for p in planned_pods]
         result = NodeClaimResult(name, t.name, pods, obj["spec"]["requirements"], dict(labels),
                                  at={"created": s.clock.now()})
         s.result.nodeclaims.append(result)

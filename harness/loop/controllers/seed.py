@@ -13,11 +13,9 @@ from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
                                  NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
-from harness.loop.nodeclaim import PlannedClaim, min_daemon_overhead, offering_compatible
+from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
-from harness.model.requirements import IN, Requirement
-from harness.loop.pods import seeded_claim_requests
 from harness.loop.topology import selector_matches
 from harness.model.resources import format_resource_list, parse_resource_list
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, ZONE
@@ -32,10 +30,6 @@ NOT_READY = "node.kubernetes.io/not-ready"     # k8s.io/api core/v1 well_known_t
 NOT_READY_NO_EXECUTE = (NOT_READY, "NoExecute")
 UNREACHABLE = "node.kubernetes.io/unreachable"  # ... TaintNodeUnreachable
 DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
-
-
-class SeedError(ValueError):
-    """An existing node the run cannot create (unknown NodePool or instance type, a launch that fails)."""
 
 
 @dataclass
@@ -70,33 +64,15 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     if template is None:
         ready = [np["metadata"]["name"] for np in ready_nodepools(s)]
         raise SeedError(f"{where}.nodePool: no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
-    it = _instance_type(template.instance_types, entry, where)
-    reqs = template.requirements.copy()
-    reqs.add(Requirement.new(INSTANCE_TYPE, IN, [it.name], s.sem))
-    offerings = [o for o in it.offerings if offering_compatible(o, reqs, s.profile.well_known_labels) and
-                 (not entry.get("zone") or o.zone == str(entry["zone"])) and
-                 (not entry.get("capacityType") or o.capacity_type == entry["capacityType"])]
-    if not offerings:
-        raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
-                        f"with capacity type {entry.get('capacityType')!r}")
-    # the NodeClaim pins what the entry names, as the real engine's seeding does (runner/engines/real/
-    # existing.py managed_nodeclaim): the provider picks the rest as for any launch (AzureProvider.choose),
-    # and the kubelet gets a zone or capacity-type label only when the NodeClaim pins it
-    if entry.get("zone"):
-        reqs.add(Requirement.new(ZONE, IN, [str(entry["zone"])], s.sem))
-    if entry.get("capacityType"):
-        reqs.add(Requirement.new(CAPACITY_TYPE, IN, [entry["capacityType"]], s.sem))
-    # the NodeClaim Karpenter made for the pods that run there: what they request, held to the type's size
-    # (pods.seeded_claim_requests; the real engine's seeding asks the same), which initialization waits to
-    # see registered (RequestedResourcesRegistered)
-    requests = seeded_claim_requests(entry.get("pods") or [], it.allocatable())
-    # the dump's NodeClaim name, so its Node (aks-<name>) is the one the customer's objects name
-    planned = PlannedClaim(template, reqs, [it], requests, "", [], name=str(entry.get("nodeClaim") or ""))
-    # the overhead of the DaemonSets that run on its type, as a Solve that planned it alone would add
-    planned.daemon_requests = min_daemon_overhead(
-        template.daemon_overhead_groups(s.profile.well_known_labels, s.sem), [it])
+    # the NodeClaim Karpenter made for the pods that run there, built as the real engine's seeding builds it
+    # (nodeclaimobject.seeded_nodeclaim); named as the dump named it, so its Node (aks-<name>) is the one the
+    # customer's objects name, else generated (the real engine names it <nodePool>-existing-<i> instead:
+    # its name cannot come from this run's random stream)
+    seeded = seeded_nodeclaim(entry, where, template, s.profile, s.sem, s.core, s.rng,
+                              str(entry.get("nodeClaim") or "") or (lambda: s.name(template.name + "-")))
+    it = seeded.instance_type
     before = len(s.claims)
-    if not sim.provisioner.create_nodeclaim(planned) or len(s.claims) == before:
+    if not sim.provisioner.write_nodeclaim(seeded.obj, seeded.requirements, template, []) or len(s.claims) == before:
         raise SeedError(f"{where}: the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
     claim = s.claims[-1]
     out = s.provider.create(claim.obj, claim.requirements, claim.nodeclass, claim.nodeclass_name)
@@ -224,17 +200,6 @@ def _dumped_phases(claim, entry: dict, where: str) -> None:
     for phase in ("registered", "initialized"):
         if phase in at and (initialized or created) is not None:
             at[phase] = initialized if initialized is not None else created
-
-
-def _instance_type(instance_types: list, entry: dict, where: str):
-    name = entry.get("instanceType")
-    if not name:
-        raise SeedError(f"{where}.instanceType: a node of a NodePool needs its instance type")
-    it = next((x for x in instance_types if x.name == name), None)
-    if it is None:
-        raise SeedError(f"{where}.instanceType: {name!r} is not an instance type of the NodePool's AKSNodeClass "
-                        "(given.skus, or dropped by the provider)")
-    return it
 
 
 # -- a node Karpenter does not manage -------------------------------------------------------------------

@@ -20,7 +20,7 @@ from harness.backends.base import ADMIN, APIRejected
 from harness.backends.kinds import apply_order
 from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.state import LoopState
-from harness.loop.pods import PodView
+from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
@@ -85,7 +85,7 @@ class Workloads:
         if kind == "Deployment":
             self._update_deployment(obj)
         elif kind == "DaemonSet":
-            view = PodView(obj["spec"]["template"] | {"metadata": {"name": name}}, 0, "DaemonSet", name)
+            view = daemonset_pod_view(obj)
             s.daemonsets = [(obj, view) if ds["metadata"]["name"] == name else (ds, v) for ds, v in s.daemonsets]
         elif kind == "Pod":
             self._update_pod(obj)
@@ -216,9 +216,7 @@ class Workloads:
             self.jobs.add_cronjob(obj)
             return
         if kind == "DaemonSet":
-            name = obj["metadata"]["name"]
-            view = PodView(obj["spec"]["template"] | {"metadata": {"name": name}}, 0, "DaemonSet", name)
-            s.daemonsets.append((obj, view))
+            s.daemonsets.append((obj, daemonset_pod_view(obj)))
             return
         if kind == "Pod":
             owner = next((o for o in (obj.get("metadata") or {}).get("ownerReferences") or []

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import random
 import time
 
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
+from harness.loop.nodeclaimobject import seeded_nodeclaim, template_for
+from harness.loop.pods import daemonset_pod_view
+from harness.model.apiversions import to_model_version
+from harness.model.corebehaviour import CoreBehaviour
+from harness.model.profile import Profile
+from harness.model.semantics import semantics_for
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
-# what a NodeClaim takes from its NodePool's template besides requirements and nodeClassRef (core v1.14.0
-# nodeclaimtemplate.go NewNodeClaimTemplate copies the template's spec): a terminationGracePeriod lets
-# drift and expiration take a node whose pods block eviction (disruption/types.go NewCandidate)
-TEMPLATE_FIELDS = ("taints", "startupTaints", "terminationGracePeriod", "expireAfter")
-# ... in a karpenter.sh/v1beta1 NodeClaim (core v0.36, provider v0.5-v0.6: sigs.k8s.io/karpenter v0.36.1
-# pkg/apis/v1beta1/nodeclaim.go NodeClaimSpec has no expireAfter nor terminationGracePeriod, a kubelet block)
-TEMPLATE_FIELDS_V1BETA1 = ("taints", "startupTaints", "kubelet")
 # the disruption taint a deleting entry's Node carries, by the NodeClaim's version (core v1.0 pkg/apis/v1/
 # taints.go DisruptedNoScheduleTaint; v0.36.1 pkg/apis/v1beta1/taints.go DisruptionNoScheduleTaint)
 DISRUPTION_TAINT = {"v1": {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"},
@@ -133,12 +133,16 @@ def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
     return name
 
 
-def _instance_type(skus: dict, name: str | None, region: str):
-    """The provider's instance type of a SKU the scenario lists (its capacity, allocatable, labels), or None."""
+def _instance_type(skus: dict, name: str | None, region: str, profile: Profile | None = None,
+                   prices: dict | None = None):
+    """The provider's instance type of a SKU the scenario lists (its capacity, allocatable, labels and
+    offerings, as the release `profile` builds them from the region's `prices`), or None."""
     from harness.model import instancetypes as itmod
     from harness.model.params import ClusterParams
     sku = skus.get(str(name or "").lower())
-    return itmod.build_instance_types([sku], cluster=ClusterParams(region=region)).get(sku["name"]) if sku else None
+    return itmod.build_instance_types([sku], cluster=ClusterParams(region=region), profile=profile,
+                                        prices=prices).get(sku["name"]) \
+        if sku else None
 
 
 def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[dict, dict]:
@@ -251,54 +255,28 @@ def mark_deleting(cluster, node_name: str, version: str = "v1") -> None:
     cluster.delete("Node", node_name)
 
 
-def managed_nodeclaim(entry: dict, index: int, nodepool: dict, allocatable: dict[str, int] | None = None) -> dict:
-    """The NodeClaim a managed entry starts from: the NodePool's template, pinned to the entry's
-    instance type, zone and capacity type (core's test.NodeClaim with the NodePool's label), with the
-    NodePool's drift hash as the provisioner stamps it on the NodeClaims it makes (core v1.14.0
-    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate): without it the NodeClaim
-    never drifts on a NodePool change (nodeclaim/disruption/drift.go areStaticFieldsDrifted), and the
-    nodepool.hash controller stamps existing NodeClaims only when the hash version changes. `allocatable`:
-    the instance type's, which its requests are held to."""
-    tspec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
-    tmeta = ((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}
-    # the entry's pins replace the NodePool's requirement on the same key; a key the entry leaves open keeps
-    # the NodePool's (an on-demand-only NodePool's seeded node launched spot without it: the provider takes
-    # spot whenever the NodeClaim allows it, and core then drifted the node, RequirementsDrifted), as the
-    # simulation's seeding intersects the template's requirements (harness/loop/controllers/seed.py _managed)
-    pins = {"node.kubernetes.io/instance-type": entry["instanceType"], "topology.kubernetes.io/zone": entry.get("zone"),
-            "karpenter.sh/capacity-type": entry.get("capacityType")}
-    reqs = [copy.deepcopy(r) for r in tspec.get("requirements") or [] if pins.get(r.get("key")) is None]
-    reqs += [{"key": k, "operator": "In", "values": [str(v)]} for k, v in pins.items() if v is not None]
+def managed_nodeclaim(entry: dict, index: int, nodepool: dict, profile: Profile, instance_types: list,
+                      daemonsets: list[dict] = ()) -> dict:
+    """The NodeClaim a managed entry starts from: the one the simulation's seeding creates too
+    (harness/loop/nodeclaimobject.py seeded_nodeclaim: the NodePool's template pinned to the entry, its
+    pods' requests plus the overhead of `daemonsets` on its instance type), named `<nodePool>-existing-<i>`
+    unless the entry names it, with the drift hash the live controller stamped on the NodePool in place of
+    the simulation's (its digits are not upstream's): without core's hash the NodeClaim never drifts on a
+    NodePool change (nodeclaim/disruption/drift.go areStaticFieldsDrifted), and the nodepool.hash
+    controller stamps existing NodeClaims only when the hash version changes. `instance_types`: the
+    entry's, as the provider builds it from the scenario's SKU (none: SeedError)."""
+    sem, core = semantics_for(profile), CoreBehaviour.of(profile)
+    template = template_for(to_model_version(nodepool), instance_types, profile, sem, core,
+                            [daemonset_pod_view(ds) for ds in daemonsets])
     name = str(entry.get("nodeClaim") or f"{nodepool['metadata']['name']}-existing-{index}")
-    ref = tspec.get("nodeClassRef") or {}
-    # the NodePool's and the NodeClass's labels, as the template puts both (NewNodeClaimTemplate; core v1.14.0
-    # pkg/apis/v1/labels.go NodeClassLabelKey): without the second, core's hydration controller adds it in a
-    # race with the launch, and the VM's kubelet got it (--node-labels) or not by which came first
-    nodeclass = {f"{ref['group']}/{str(ref['kind']).lower()}": ref["name"]} if ref.get("group") and ref.get("kind") else {}
-    # what its pods request, held to the type's size (pods.seeded_claim_requests, as the simulation's seeding
-    # asks): initialization waits until the Node has registered each of these (nodeclaim/lifecycle/
-    # initialization.go RequestedResourcesRegistered), so a GPU the kubelet zeroed keeps the node
-    # uninitialized, and Karpenter counts the NodeClaim's GPUs for it (statenode.go Allocatable)
-    from harness.loop.pods import seeded_claim_requests
-    from harness.model.resources import format_resource_list
-    requests = seeded_claim_requests(entry.get("pods") or [], allocatable or {})
-    resources = {"resources": {"requests": format_resource_list(requests)}} if requests else {}
-    # the NodePool's own version: a karpenter.sh/v1beta1 one (provider v0.5-v0.6) makes v1beta1 NodeClaims,
-    # its nodeClassRef as written ({apiVersion?, kind?, name}) and its template's v1beta1 fields
-    api_version = nodepool.get("apiVersion") or "karpenter.sh/v1"
-    fields = TEMPLATE_FIELDS_V1BETA1 if api_version.endswith("/v1beta1") else TEMPLATE_FIELDS
-    return {"apiVersion": api_version, "kind": "NodeClaim",
-            "metadata": {"name": name,
-                         "labels": {**dict(tmeta.get("labels") or {}), "karpenter.sh/nodepool": nodepool["metadata"]["name"],
-                                    **nodeclass},
-                         "annotations": {**dict(tmeta.get("annotations") or {}), **{
-                             k: v for k, v in (nodepool["metadata"].get("annotations") or {}).items()
-                             if k in (HASH, HASH_VERSION)}},
-                         "ownerReferences": [{"apiVersion": api_version, "kind": "NodePool",
-                                              "name": nodepool["metadata"]["name"],
-                                              "uid": nodepool["metadata"].get("uid", ""), "blockOwnerDeletion": True}]},
-            "spec": {"requirements": reqs, "nodeClassRef": tspec.get("nodeClassRef"), **resources,
-                     **{k: copy.deepcopy(tspec[k]) for k in fields if tspec.get(k)}}}
+    # a random draw only resolves a custom label the NodePool requires from several values
+    # (resolved_requirement_labels); seeded per entry
+    nc = seeded_nodeclaim(entry, f"given.existingNodes[{index}]", template, profile, sem, core,
+                          random.Random(index), name).obj
+    annotations = {k: v for k, v in nc["metadata"]["annotations"].items() if k not in (HASH, HASH_VERSION)}
+    stamped = nodepool["metadata"].get("annotations") or {}
+    nc["metadata"]["annotations"] = {**annotations, **{k: stamped[k] for k in (HASH, HASH_VERSION) if k in stamped}}
+    return nc
 
 
 def wait_for(predicate, timeout: float = SEED_TIMEOUT, step=None, poll: float = 0.3):
@@ -493,8 +471,9 @@ def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | N
     if nodepool is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: NodePool {entry['nodePool']!r} got no {HASH} "
                            f"annotation in {SEED_TIMEOUT:.0f}s")
-    it = _instance_type(skus, entry["instanceType"], run.fake.region)
-    nc = managed_nodeclaim(entry, index, nodepool, it.allocatable() if it is not None else None)
+    it = _instance_type(skus, entry["instanceType"], run.fake.region, run.profile, run.fake.region_prices(run.fake.region))
+    daemonsets = [m.obj for m in run.scenario.manifests if m.obj.get("kind") == "DaemonSet"]
+    nc = managed_nodeclaim(entry, index, nodepool, run.profile, [it] if it is not None else [], daemonsets)
     unregistered = not entry.get("registered", True)
     uninitialized = not unregistered and not entry.get("initialized", True)
     vm = vm_name_of(nc["metadata"]["name"]).lower()
