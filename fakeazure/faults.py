@@ -437,6 +437,16 @@ class FaultEngine:
         self.rules.clear()
         self.log.clear()
 
+    def settled(self) -> tuple | None:
+        """Which request and create rules still answer, when no such rule counts towards a `times` or
+        `skip` or draws a `probability`: a later request meets these rules as an earlier one did while
+        the value stays the same (a rule used up in between changes it). None while some rule still
+        counts or draws. Spot evictions, on the clock, are not asked."""
+        live = [f for f in self.rules if f.kind != "eviction" and not f.exhausted]
+        if any(f.times is not None or f.probability is not None or f.seen < int(f.skip or 0) for f in live):
+            return None
+        return tuple(f.id for f in live)
+
     def _candidates(self, kind: str, ctx: Mapping[str, Any], body_pass: bool | None):
         if self.held or str(ctx.get("name") or "").lower() in self.held_names:
             return

@@ -266,6 +266,11 @@ class FakeAzure:
         with self.lock:
             self.faults.clear()
 
+    def faults_settled(self) -> tuple | None:
+        """FaultEngine.settled: the rules a repeated request meets, when they answer it as before."""
+        with self.lock:
+            return self.faults.settled()
+
     @contextlib.contextmanager
     def faults_held(self, names=None):
         """Within: no request or create fault rule counts a request or fires (`times` and `skip`

@@ -79,6 +79,18 @@ def test_a_launch_that_fails_again_as_before_settles_and_says_so(cluster):
     assert longer.steady and [len(n.failures) for n in longer.nodeclaims] == [2]
 
 
+def test_a_counted_fault_is_retried_until_it_is_used_up(cluster):
+    """A fault with `times` changes with each request it answers: its retries are progress, and the
+    launch that follows them succeeds (core's backoff reaches it long before the launch timeout)."""
+    sc = _scenario(NIC_GET_FAILING)
+    faults = [dict(f, times=24) for f in sc.given["faults"]]   # each launch's NIC GETs, client retries included
+    sc = dataclasses.replace(sc, given={**copy.deepcopy(sc.given), "faults": faults})
+    r = execute(get_engine("simulated"), sc, "upstream", cluster).result
+    assert r.steady and [len(n.failures) for n in r.nodeclaims] == [3]
+    assert r.pods["default/web"].node
+    assert not [t for t in r.trace if "failing as before" in t]
+
+
 def test_the_simulation_stops_its_clock_at_the_horizon(cluster):
     sim = get_engine("simulated")
     whole = execute(sim, _scenario(BOOTING), "upstream", cluster).result

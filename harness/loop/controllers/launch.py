@@ -31,6 +31,7 @@ class Launch:
         self.termination = termination
         # NodeClaim -> how many of its failed launches repeated the failure before them exactly
         self.retried: dict[str, int] = {}
+        self._rules: dict[str, tuple | None] = {}     # NodeClaim -> the fault rules its last failure met (FaultEngine.settled)
 
     def reconcile(self) -> bool:
         s = self.state
@@ -71,8 +72,14 @@ class Launch:
             # what anyone sees of a failure: the Launched condition's reason and message, the refused request
             # (the same VM name); not the offering the provider happened to try (a random zone among equals)
             seen = {k: v for k, v in failure.items() if k != "attempted"}
-            repeat = kept and bool(c.result.failures) and \
-                {k: v for k, v in c.result.failures[-1].items() if k != "attempted"} == seen
+            # ... and only while the fake answers a repeat the same way: a fault rule that counts (`times`,
+            # `skip`) or draws (`probability`) changes with each request, so each retry is progress towards
+            # the launch that succeeds once the rule is used up, as core's backoff reaches it
+            rules = s.fake.faults_settled()
+            repeat = kept and bool(c.result.failures) and rules is not None and \
+                {k: v for k, v in c.result.failures[-1].items() if k != "attempted"} == seen and \
+                self._rules.get(c.result.name) == rules
+            self._rules[c.result.name] = rules
             c.result.failure = failure
             c.result.failures.append(failure)
             if repeat:
