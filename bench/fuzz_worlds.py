@@ -106,6 +106,7 @@ def main() -> int:
             what, why = classify(o.final, doc)
             pods = [p for p in o.final.pods.values() if p.state != "deleted"]
             rows.append({"name": doc["metadata"]["name"], "class": what, "why": why,
+                         "misfit": doc["metadata"].get("annotations", {}).get("fuzz.misfit"),
                          "pods": len(pods), "scheduled": sum(p.state == "scheduled" for p in pods),
                          "reasons": sorted({p.reason or "" for p in pods if p.state != "scheduled"})[:3]})
             if args.list:
@@ -122,11 +123,16 @@ def main() -> int:
     for k in ("all", "some", "none", "no pods"):
         if classes[k]:
             print(f"  {k:8} {classes[k]:4}  {100 * classes[k] / n:5.1f}%")
-    print(f"  at least one pod scheduled: {classes['all'] + classes['some']} ({100 * (classes['all'] + classes['some']) / n:.1f}%)")
+    some = classes["all"] + classes["some"]
+    print(f"  at least one pod scheduled: {some} ({100 * some / n:.1f}%)")
     for why, c in whys.most_common():
         print(f"    none, {why}: {c}")
+    stray = [r["name"] for r in rows if r["misfit"] and r["class"] != "none"]
+    if stray:       # a misfit drawn so that nothing fits, where something did: the generator's bug
+        print(f"  misfits that scheduled a pod: {len(stray)} ({', '.join(stray[:5])})")
     if args.json:
-        args.json.write_text(json.dumps({"generator": fuzz.GENERATOR, "seed": args.seed, "rows": rows}, indent=1) + "\n")
+        args.json.write_text(json.dumps({"generator": fuzz.GENERATOR, "seed": args.seed, "rows": rows}, indent=1)
+                             + "\n")
     return 0
 
 

@@ -6,8 +6,9 @@ limits, taints), 1-4 workloads (Deployments with replicas, requests, node select
 affinity, tolerations, hostname/zone pod anti-affinity, zone/hostname topology spread), a small SKU
 list from the eastus catalog, and at most one Azure fault; in one of three documents with several
 workloads, the last ones arrive in a step played while the first ones' launch is in flight. Each
-document is a plain dict in the scenario format, so a failure shrinks to a file anyone can run
-(`to_yaml`).
+workload is drawn to fit a NodePool; one world in MISFIT_ONE_IN is drawn so that nothing fits
+(docs/engines/fuzzer.md, Generators). Each document is a plain dict in the scenario format, so a
+failure shrinks to a file anyone can run (`to_yaml`).
 
 Two users: tests/runner/test_fuzz_engines.py runs the simulated engine alone and checks invariants
 (harness/runner/invariants.py); tools/fuzz_engines.py runs both engines and fails on a real outcome
@@ -25,11 +26,17 @@ from dataclasses import dataclass
 import yaml
 from hypothesis import strategies as st
 
-# Which generator made a document. The same Hypothesis seed makes other documents under another
-# generator, so a fuzz id or seed quoted in docs or comments names its generator:
-#   1 (up to commit d749cc8): requirements, selectors and requests drawn mostly independently; about one
-#     world in six scheduled nothing (bench/fuzz_worlds.py: 15%, 9% and 25% of 200 under seeds 1-3);
-#   2: every workload drawn to fit a NodePool it targets; a deliberate one world in ~16 where nothing fits.
+from harness.model.instancetypes import build_instance_types
+from harness.model.params import ClusterParams
+from harness.model.resources import parse_resource
+from harness.model.wellknown import ARCH, SKU_FAMILY
+from harness.runner.catalogs import catalog
+
+# Which generator drew a document (its annotation fuzz.generator). The same Hypothesis seed draws other
+# documents under another generator, so a seed or fuzz id quoted in docs or comments names its generator.
+# 1: this file before the number (commits 14904fd, d749cc8), requirements, selectors and requests drawn
+# mostly independently: a world in six scheduled nothing; 2: workloads drawn to fit, misfits deliberate
+# (bench/fuzz_worlds.py measures both: docs/engines/fuzzer.md, Generators).
 GENERATOR = 2
 REGION = "eastus"
 ZONES = [f"{REGION}-1", f"{REGION}-2", f"{REGION}-3"]
@@ -70,10 +77,6 @@ class SkuFacts:
 
 @functools.lru_cache(maxsize=1)
 def _facts() -> dict[str, SkuFacts]:
-    from harness.model.instancetypes import build_instance_types
-    from harness.model.params import ClusterParams
-    from harness.model.wellknown import ARCH, SKU_FAMILY
-    from harness.runner.catalogs import catalog
     skus, prices = catalog(REGION)
     by_name = {s["name"]: s for s in skus}
     its = build_instance_types([by_name[n] for n in SKUS], cluster=ClusterParams(region=REGION), profile="upstream",
@@ -104,6 +107,7 @@ class Pool:
     zones: tuple[str, ...]
     team: str | None
     tainted: bool
+    free: bool                         # drawn freely: it may admit nothing, and no workload targets it
 
 
 def one_in(n: int):
@@ -122,8 +126,8 @@ def _req(key: str, operator: str, values: list[str] | None = None) -> dict:
 @st.composite
 def _nodepool(draw, i: int, skus: list[str], misfit: str | None) -> Pool:
     """Every requirement is drawn to admit one size of the list (the anchor), so the NodePool can launch
-    it; one NodePool after the first in eight draws its values freely and may admit nothing (the pods it
-    was drawn for may fit another)."""
+    it; one NodePool after the first in eight draws its values freely and may admit nothing (Karpenter
+    then passes over it, by weight)."""
     anchor = sku_facts(draw(st.sampled_from(skus)))
     free = i > 0 and draw(one_in(8))
     reqs = [_req("kubernetes.io/os", "In", ["linux"])]
@@ -138,7 +142,9 @@ def _nodepool(draw, i: int, skus: list[str], misfit: str | None) -> Pool:
         reqs.append(_req("topology.kubernetes.io/zone", "In", zones))
     else:
         zones = ZONES
-    if draw(st.booleans()):
+    if misfit == "pool":      # a family none of SKUS has (storage optimized)
+        reqs.append(_req("karpenter.azure.com/sku-family", "In", ["L"]))
+    elif draw(st.booleans()):
         family = draw(st.sampled_from(FAMILIES)) if free else anchor.family
         more = draw(st.sampled_from([[], ["D"], ["E"]]))
         reqs.append(_req("karpenter.azure.com/sku-family", "In", sorted({family, *more})))
@@ -155,8 +161,6 @@ def _nodepool(draw, i: int, skus: list[str], misfit: str | None) -> Pool:
     team = draw(st.sampled_from(["a", "b"])) if draw(one_in(3)) else None
     if team:
         reqs.append(_req(TEAM, "In", [team]))
-    if misfit == "pool":      # a family none of SKUS has (storage optimized)
-        reqs.append(_req("karpenter.azure.com/sku-family", "In", ["L"]))
     spec: dict = {"template": {"spec": {
         "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
         "requirements": reqs}}}
@@ -173,15 +177,7 @@ def _nodepool(draw, i: int, skus: list[str], misfit: str | None) -> Pool:
         spec["limits"] = {"cpu": limit}
     manifest = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": f"np{i}"}, "spec": spec}
     return Pool(manifest, anchor, tuple(sorted(set(ct or anchor.capacity_types) & set(anchor.capacity_types))),
-                tuple(sorted(set(zones) & set(anchor.zones))), team, tainted)
-
-
-def _quantity_bytes(q: str) -> int:
-    return int(q[:-2]) * {"Mi": 2 ** 20, "Gi": 2 ** 30}[q[-2:]]
-
-
-def _millicores(q: str) -> int:
-    return int(q[:-1]) if q.endswith("m") else int(q) * 1000
+                tuple(sorted(set(zones) & set(anchor.zones))), team, tainted, free)
 
 
 @st.composite
@@ -190,18 +186,19 @@ def _workload(draw, i: int, pools: list[Pool], misfit: str | None, skus: list[st
     types, zones and team the NodePool admits, a toleration of its taint), unless the world is a misfit."""
     name = f"w{i}"
     labels = {"app": name}
-    target = draw(st.sampled_from(pools))
+    target = draw(st.sampled_from([p for p in pools if not p.free]))
     fit = target.anchor
     pod: dict = {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": {}}}]}
     requests = pod["containers"][0]["resources"]["requests"]
-    cpus = [c for c in CPU if _millicores(c) <= fit.cpu_m]
+    cpus = [c for c in CPU if parse_resource("cpu", c) <= fit.cpu_m]
     requests["cpu"] = draw(st.sampled_from(cpus[:4])) if draw(st.integers(0, 3)) else draw(st.sampled_from(cpus))
-    mem = draw(st.sampled_from([m for m in MEMORY if m is None or _quantity_bytes(m) <= fit.memory]))
+    mem = draw(st.sampled_from([m for m in MEMORY if m is None or parse_resource("memory", m) <= fit.memory]))
     if mem:
         requests["memory"] = mem
     if misfit == "size":        # more than every listed size's allocatable
         requests["cpu"] = str(max(sku_facts(s).cpu for s in skus) + 1)
-    kinds = [None, None, None, "capacity", "arch", *(["zone"] if target.zones else []), *(["team"] if target.team else [])]
+    kinds = [None, None, None, "capacity", "arch", *(["zone"] if target.zones else []),
+             *(["team"] if target.team else [])]
     selector = draw(st.sampled_from(kinds))
     if selector == "capacity":
         pod["nodeSelector"] = {"karpenter.sh/capacity-type": draw(st.sampled_from(target.capacity_types))}
@@ -241,11 +238,13 @@ def _workload(draw, i: int, pools: list[Pool], misfit: str | None, skus: list[st
 
 
 @st.composite
-def scenarios(draw, in_flight: bool = False) -> dict:
+def scenarios(draw, in_flight: bool = False, misfit: str | None = None) -> dict:
     """A scenario document (a dict) with no expectations; `in_flight`: every document with several
-    workloads plays its last ones during the first ones' launch (tools/fuzz_engines.py --in-flight)."""
+    workloads plays its last ones during the first ones' launch (tools/fuzz_engines.py --in-flight);
+    `misfit`: every document that misfit of MISFITS (default: one in MISFIT_ONE_IN, any of them)."""
     skus = sorted(draw(st.lists(st.sampled_from(SKUS), min_size=1, max_size=4, unique=True)))
-    misfit = draw(st.sampled_from(MISFITS)) if draw(one_in(MISFIT_ONE_IN)) else None
+    if misfit is None:
+        misfit = draw(st.sampled_from(MISFITS)) if draw(one_in(MISFIT_ONE_IN)) else None
     pools = [draw(_nodepool(i, skus, misfit)) for i in range(draw(st.integers(1, 3)))]
     workloads = [draw(_workload(i, pools, misfit, skus)) for i in range(draw(st.integers(1, 4)))]
     given: dict = {"region": REGION, "skus": skus}
