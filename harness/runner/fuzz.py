@@ -131,11 +131,10 @@ def _nodepool(draw, i: int, skus: list[str], misfit: str | None) -> Pool:
     anchor = sku_facts(draw(st.sampled_from(skus)))
     free = i > 0 and draw(one_in(8))
     reqs = [_req("kubernetes.io/os", "In", ["linux"])]
-    cts = [c for c in ([None], [["on-demand"]], [["spot"]], [["on-demand", "spot"]])
-           if free or c[0] is None or set(c[0]) & set(anchor.capacity_types)]
-    ct = draw(st.sampled_from(cts))[0]
+    ct = draw(st.sampled_from([c for c in (None, ("on-demand",), ("spot",), ("on-demand", "spot"))
+                               if free or c is None or set(c) & set(anchor.capacity_types)]))
     if ct:
-        reqs.append(_req("karpenter.sh/capacity-type", "In", ct))
+        reqs.append(_req("karpenter.sh/capacity-type", "In", list(ct)))
     zones = ZONES if free else list(anchor.zones)      # a regional-only anchor has none to require
     if zones and draw(st.booleans()):
         zones = sorted(draw(st.lists(st.sampled_from(zones), min_size=1, max_size=3, unique=True)))
