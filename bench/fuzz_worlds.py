@@ -32,11 +32,12 @@ from harness.runner.engines.base import execute  # noqa: E402
 WHY = [
     ("taint", ("did not tolerate", "untolerated taint")),
     ("limits", ("exceeds limit", "exceed limit", "limits")),
+    ("filtered out every size", ("filtered out all available instance types",)),
     ("requirements", ("incompatible requirements", "no instance type satisfied", "incompatible with nodepool",
                       "did not have", "affinity", "no instance type met")),
-    ("resources", ("no instance type has enough resources", "insufficient", "resources")),
+    ("resources", ("no instance type has enough resources", "insufficient")),
     ("topology", ("topology", "anti-affinity", "spread")),
-    ("offerings", ("offering", "capacity", "unavailable")),
+    ("offerings", ("required offering", "unavailable")),
 ]
 
 
