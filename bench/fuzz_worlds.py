@@ -7,8 +7,7 @@ phase only), runs each once on the simulated engine (embedded backend, upstream 
 what its pods ended as: all scheduled, some, none. A world that schedules nothing is sorted by why: the
 misfit the generator drew it with (the document's fuzz.misfit annotation), else a launch that failed on
 the world's fault, else its pods' reasons (Karpenter's FailedScheduling text, else kube-scheduler's):
-the first of WHY that applies. `--list` prints one line per world. Measures
-only; asserts nothing. The numbers and what they mean: docs/engines/fuzzer.md."""
+the first of WHY that applies. `--list` prints one line per world. Measures only; asserts nothing. The numbers and what they mean: docs/engines/fuzzer.md."""
 from __future__ import annotations
 
 import argparse

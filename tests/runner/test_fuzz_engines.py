@@ -1,6 +1,7 @@
 """The differential fuzzer's fast variant (issue 28 item 5): generated scenarios on the simulated
 engine alone, each checked against invariants that hold whatever the scenario
-(harness/runner/invariants.py) and for determinism per seed. Hypothesis shrinks a failure to a
+(harness/runner/invariants.py), for the generator's promises (a misfit schedules nothing, any other
+world without a fault something) and for determinism per seed. Hypothesis shrinks a failure to a
 minimal scenario, written to HARNESS_FUZZ_OUT (default: pytest's tmp dir) as a file anyone can run.
 Generation is derandomized so CI sees the same sample every run; HARNESS_FUZZ_EXAMPLES sets its
 size. The real-engine variant is tools/fuzz_engines.py (nightly)."""
@@ -172,8 +173,11 @@ def test_the_generator_makes_loadable_scenarios():
 
 
 FIRST = settings(database=None, derandomize=True, max_examples=1, phases=[Phase.generate])   # one document, no search
-# each misfit (the simplest document of it) and the reason Karpenter's scheduler gives its pods
-# (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/scheduler.go, nodeclaimtemplate.go)
+# each misfit (the simplest document of it) and the reason Karpenter's scheduler gives its pods: core
+# Taints.ToleratesPod (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/taints.go), Requirements.Compatible
+# (pkg/scheduling/requirements.go), InstanceTypeFilterError.Error
+# (pkg/controllers/provisioning/scheduling/nodeclaim.go), Scheduler.add and addToNewNodeClaim
+# (pkg/controllers/provisioning/scheduling/scheduler.go)
 MISFIT_REASONS = {
     "taint": "did not tolerate taint",
     "selector": 'incompatible requirements, label "fuzz.example.com/team" does not have known values',
