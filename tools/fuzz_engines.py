@@ -5,7 +5,8 @@
     python tools/fuzz_engines.py --rejudge reports/fuzz [--explore 32]
 
 Without --seed the seed is fresh (drawn from the OS) and printed first, so a run is replayed with
-`--seed S`. Every generated scenario and its real outcome are kept under OUT/runs/ (the document, and
+`--seed S` under the same generator (printed beside it: harness/runner/fuzz.py GENERATOR). Every
+generated scenario and its real outcome are kept under OUT/runs/ (the document, and
 the real engine's Outcome pickled): `--rejudge OUT` judges them again against the simulation as it is
 now, without the real engine (after a model change that should take a miss into the outcome set).
 
@@ -211,14 +212,16 @@ class Fuzzer:
 def report(fz: Fuzzer, out: Path, seconds: float) -> dict:
     counts = {k: sum(1 for r in fz.rows if r["status"] == k) for k in ("agree", "explained", "unexplained", "skipped")}
     several = sum(1 for r in fz.rows if r["status"] == "agree" and (r.get("simOutcomes") or 1) > 1)
-    totals = {"seed": fz.args.seed, "generated": len(fz.rows), "agree": counts["agree"], "agreeOneOfSeveral": several,
+    totals = {"seed": fz.args.seed, "generator": fuzz.GENERATOR, "generated": len(fz.rows), "agree": counts["agree"],
+              "agreeOneOfSeveral": several,
               "differ": counts["explained"] + counts["unexplained"], "skipped": counts["skipped"],
               "failures": len(fz.failures), "shrinkRuns": fz.shrink_runs, "seconds": round(seconds, 1)}
     out.mkdir(parents=True, exist_ok=True)
     (out / "fuzz-report.json").write_text(json.dumps({"totals": totals, "runs": fz.rows, "failures": fz.failures},
                                                      indent=2, default=str) + "\n")
     lines = ["# Differential fuzzer: real controller vs the simulated outcome set", "",
-             f"Seed {totals['seed']} (replay: `python tools/fuzz_engines.py --seed {totals['seed']}`). "
+             f"Seed {totals['seed']}, generator {fuzz.GENERATOR} (replay: `python tools/fuzz_engines.py --seed "
+             f"{totals['seed']}` under the same generator). "
              f"{totals['generated']} generated scenario(s): {totals['agree']} agree ({several} as one of several "
              f"simulated outcomes), {totals['differ']} differ, {totals['skipped']} skipped on the real engine; "
              f"{totals['failures']} failure(s) shrunk ({fz.shrink_runs} shrink runs); {seconds:.0f} s.", "",
@@ -258,7 +261,7 @@ def main() -> int:
         return rejudge(Path(args.rejudge), args.explore)
     if args.seed is None:
         args.seed = secrets.randbits(32)
-    print(f"fuzz: seed {args.seed} (replay with --seed {args.seed})", flush=True)
+    print(f"fuzz: seed {args.seed}, generator {fuzz.GENERATOR} (replay with --seed {args.seed})", flush=True)
     engine = get_engine("real")
     ok, why = engine.available("local")
     if not ok:

@@ -1,6 +1,7 @@
 """The differential fuzzer's fast variant (issue 28 item 5): generated scenarios on the simulated
 engine alone, each checked against invariants that hold whatever the scenario
-(harness/runner/invariants.py) and for determinism per seed. Hypothesis shrinks a failure to a
+(harness/runner/invariants.py), for the generator's promises (a misfit schedules nothing, any other
+world without a fault something) and for determinism per seed. Hypothesis shrinks a failure to a
 minimal scenario, written to HARNESS_FUZZ_OUT (default: pytest's tmp dir) as a file anyone can run.
 Generation is derandomized so CI sees the same sample every run; HARNESS_FUZZ_EXAMPLES sets its
 size. The real-engine variant is tools/fuzz_engines.py (nightly)."""
@@ -12,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner import fuzz
@@ -46,8 +47,8 @@ def _plain(result) -> str:
 
 
 def problems(doc: dict, cluster) -> list[str]:
-    """Every invariant the simulated run of `doc` breaks, and a second run under the same seed that
-    differs."""
+    """Every invariant the simulated run of `doc` breaks, a promise of the generator it breaks, and a
+    second run under the same seed that differs."""
     sc = fuzz.load(doc, ROOT / "scenarios")
     engine = get_engine("simulated")
     watch = BindingWatch(cluster)
@@ -59,6 +60,7 @@ def problems(doc: dict, cluster) -> list[str]:
     for pod, node, nodes, pods in watch.binds:
         out += binding_violations(pod, node, nodes, pods)
     out += result_violations(o.final, [m.obj for m in sc.manifests + [m for ms in sc.step_manifests for m in ms]])
+    out += broken_promises(doc, o.final)
     first = _plain(o.final)
     if _plain(execute(engine, sc, "upstream", cluster).final) != first:
         out.append(f"seed {sc.seed}: a second run differs")
@@ -75,6 +77,19 @@ def test_generated_scenarios_keep_the_invariants(doc, cluster, out_dir):
         if not f.exists() or fuzz.size(doc) <= fuzz.size(_load_yaml(f)):    # Hypothesis shrinks: keep the smallest
             f.write_text(fuzz.to_yaml(doc, "Broke: " + "; ".join(found[:5])))
         pytest.fail(f"{len(found)} invariant(s) broken (scenario: {f}):\n" + "\n".join(found[:10]))
+
+
+def broken_promises(doc: dict, result) -> list[str]:
+    """What the generator promises of a world (harness/runner/fuzz.py): a misfit schedules no pod; a world
+    with neither a misfit nor a fault schedules at least one (each workload is drawn to fit a NodePool)."""
+    misfit = doc["metadata"].get("annotations", {}).get("fuzz.misfit")
+    bound = sorted(k for k, p in result.pods.items() if p.state == "scheduled")
+    if misfit and bound:
+        return [f"a {misfit} misfit scheduled {len(bound)} pod(s): {bound[0]} on {result.pods[bound[0]].node}"]
+    if not misfit and not doc["given"].get("faults") and not bound:
+        why = sorted({p.reason or p.state for p in result.pods.values()})
+        return [f"no misfit and no fault, yet no pod scheduled: {'; '.join(why)[:300]}"]
+    return []
 
 
 def _load_yaml(f: Path) -> dict:
@@ -155,6 +170,49 @@ def test_the_generator_makes_loadable_scenarios():
     sc = fuzz.load(doc, ROOT / "scenarios")
     assert sc.name.startswith("fuzz-") and sc.given["faults"]
     assert "# yaml-language-server" in fuzz.to_yaml(doc)
+
+
+FIRST = settings(database=None, derandomize=True, max_examples=1, phases=[Phase.generate])   # one document, no search
+# each misfit (the simplest document of it) and the reason Karpenter's scheduler gives its pods: core
+# Taints.ToleratesPod (sigs.k8s.io/karpenter v1.14.0 pkg/scheduling/taints.go), Requirements.Compatible
+# (pkg/scheduling/requirements.go), InstanceTypeFilterError.Error
+# (pkg/controllers/provisioning/scheduling/nodeclaim.go), Scheduler.add and addToNewNodeClaim
+# (pkg/controllers/provisioning/scheduling/scheduler.go)
+MISFIT_REASONS = {
+    "taint": "did not tolerate taint",
+    "selector": 'incompatible requirements, label "fuzz.example.com/team" does not have known values',
+    "size": "no instance type has enough resources",
+    "pool": "nodepool requirements filtered out all available instance types",
+    "limits": "all available instance types exceed limits for nodepool",
+}
+
+
+@pytest.mark.parametrize("misfit", fuzz.MISFITS)
+def test_each_misfit_schedules_nothing_for_its_own_reason(misfit, cluster):
+    from hypothesis import find
+    doc = find(fuzz.scenarios(misfit=misfit), lambda d: True, settings=FIRST)
+    assert doc["metadata"]["annotations"] == {"fuzz.generator": str(fuzz.GENERATOR), "fuzz.misfit": misfit}
+    result = execute(get_engine("simulated"), fuzz.load(doc, ROOT / "scenarios"), "upstream", cluster).final
+    assert result.pods and all(p.state == "pending" for p in result.pods.values())
+    assert all(p.reason.startswith(MISFIT_REASONS[misfit]) for p in result.pods.values()), \
+        sorted({p.reason for p in result.pods.values()})
+
+
+def test_the_id_names_the_world_not_the_generator():
+    from hypothesis import find
+    doc = find(fuzz.scenarios(misfit="size"), lambda d: True, settings=FIRST)
+    again = {**doc, "metadata": {**doc["metadata"], "annotations": {"fuzz.generator": "1"}}}
+    assert doc["metadata"]["name"] == "fuzz-" + fuzz.digest(again)[:10]
+
+
+def test_sku_facts_come_from_the_catalog():
+    """What the generator fits workloads to, read through the instance-type model: B-series has no spot
+    offering, Standard_D8s_v3 no zone of eastus, a 2-vCPU size less than 2 CPUs allocatable."""
+    assert fuzz.sku_facts("Standard_B2s").capacity_types == ("on-demand",)
+    assert fuzz.sku_facts("Standard_D8s_v3").zones == ()
+    assert fuzz.sku_facts("Standard_D2ps_v5").arch == "arm64"
+    d2 = fuzz.sku_facts("Standard_D2s_v3")
+    assert (d2.family, d2.cpu, d2.zones) == ("D", 2, tuple(fuzz.ZONES)) and d2.cpu_m < 2000
 
 
 def test_the_real_fuzzer_keeps_each_run_and_judges_it_again(tmp_path, cluster, capsys):
