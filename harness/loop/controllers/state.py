@@ -17,6 +17,7 @@ from harness.loop.scheduling import Template
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
 from harness.model import releases
+from harness.model import podtermination
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import Requirements
 from harness.model.resources import add
@@ -80,6 +81,8 @@ class LoopState:
         self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
             clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
+        # pod key -> why it was deleted, while its containers still run (controllers/kubelet.py ends it)
+        self.terminating: dict[str, str] = {}
         # pod key -> the Node kube-scheduler chose while its VolumeBinding PreBind waits for a volume
         # (controllers/binding.py); from Kubernetes 1.35 also the pod's status.nominatedNodeName
         self.prebind: dict[str, str] = {}
@@ -168,6 +171,7 @@ class LoopState:
         """The pod is deleted through the API and leaves the loop (its result stays, as deleted)."""
         pv = self.pod_views.pop(key, None)
         pr = self.result.pods[key]
+        self.terminating.pop(key, None)
         try:
             self.cluster.delete("Pod", pr.name, pr.namespace)
         except APIRejected:
@@ -177,6 +181,37 @@ class LoopState:
         pr.at["deleted"] = self.clock.now()
         if pv is not None:
             self.trace(f"pod {key} deleted: {reason}")
+
+    def terminate_pod(self, key: str, reason: str, grace: int | None = None) -> None:
+        """A graceful delete (kubectl delete, the eviction API, core's DeleteExpiringPods with `grace`): an
+        unbound pod is gone at once; a bound one gets deletionTimestamp = now + grace period (the pod's own
+        without `grace`) and stays until the kubelet has stopped its containers (harness/model/podtermination.py;
+        at once without a preStop sleep). A second delete only ever moves the deadline earlier (kubernetes
+        v1.36.3 pkg/registry/core/pod/strategy.go CheckGracefulDelete, pkg/registry/rest/delete.go
+        BeforeDelete). (harness simplification: the API server's copy is deleted when the kubelet confirms;
+        the terminating state lives on the loop's view of the pod.)"""
+        pv, pr = self.pod_views.get(key), self.result.pods[key]
+        if pv is None or not pr.node:
+            self.delete_pod(key, reason)
+            return
+        now = self.clock.now()
+        grace = podtermination.grace_seconds(pv.spec) if grace is None else max(int(grace), 0)
+        meta = pv.obj["metadata"]
+        old = meta.get("deletionTimestamp")
+        if old is None or podtermination.parse_timestamp(old) > now + grace:
+            meta["deletionTimestamp"] = podtermination.timestamp(now + grace)
+            meta["deletionGracePeriodSeconds"] = grace
+        self.terminating.setdefault(key, reason)
+        stop = podtermination.stops_at(pv.obj)
+        if grace == 0 or (stop is not None and stop <= now):
+            self.finish_pod(key)
+        else:
+            pr.at.setdefault("terminating", now)
+            self.trace(f"pod {key} terminating until {meta['deletionTimestamp']}: {reason}")
+
+    def finish_pod(self, key: str) -> None:
+        """The kubelet confirms a terminating pod's end: it leaves the API server and the loop."""
+        self.delete_pod(key, self.terminating.pop(key, "deleted"))
 
     def refused_pod(self, pod: dict, owner_kind: str, owner_name: str, error: APIRejected) -> None:
         """The API server refused to create `pod` (admission, e.g. RuntimeClass): a bare Pod is a
