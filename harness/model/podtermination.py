@@ -42,18 +42,46 @@ def prestop_sleep(spec: dict) -> int:
     return out
 
 
+def graceful_delete(meta: dict, spec: dict, now: float, grace: int | None = None) -> dict | None:
+    """The deletion fields the API server writes on a delete of a bound pod (`grace`: the DeleteOptions'
+    gracePeriodSeconds, None when the delete gives none); None: it deletes the pod at once.
+
+    A first delete: deletionTimestamp = now + the grace period (the pod's own by default), grace 0 at once
+    (k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/strategy.go CheckGracefulDelete). On a pod already
+    terminating only a shorter grace period changes anything, and it counts from the first delete: the
+    timestamp moves back by the old period and forward by the new, and never before now (then the period is 1)
+    (k8s.io/apiserver v0.36.3 pkg/registry/rest/delete.go BeforeDelete)."""
+    old, old_grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
+    if old is None:
+        period = grace_seconds(spec) if grace is None else int(grace)
+        period = 1 if period < 0 else period
+        return None if period == 0 else {"deletionTimestamp": timestamp(now + period),
+                                         "deletionGracePeriodSeconds": period}
+    if not old_grace:
+        return None
+    if grace is None or int(grace) >= int(old_grace):
+        return {}
+    period = max(int(grace), 0)
+    at = parse_timestamp(old) - int(old_grace) + period
+    if at < now:
+        at, period = now, (1 if period else 0)
+    return None if period == 0 else {"deletionTimestamp": timestamp(at), "deletionGracePeriodSeconds": period}
+
+
 def stops_at(pod: dict) -> float | None:
     """When the kubelet has stopped a terminating pod's containers and confirms its deletion; None when the
     pod is not terminating.
 
-    The kill starts at the last delete that set the grace period (deletionTimestamp less
-    deletionGracePeriodSeconds) and ends at the earlier of that instant plus the longest preStop sleep and
-    deletionTimestamp: killContainer runs the hook for at most the grace period, then stops the container
-    (kuberuntime_container.go killContainer, executePreStopHook). A second delete with a shorter grace period
-    moves deletionTimestamp earlier; the kubelet takes it (pkg/kubelet/pod_workers.go
-    calculateEffectiveGracePeriod: "a grace period can only decrease"), cancels the kill in flight and kills
-    again with the shorter period (UpdatePod: wasGracePeriodShortened -> cancelFn), hook included, so the
-    kill's start is that delete's instant. A pod without a preStop sleep stops at its delete's instant."""
+    The kill starts at the delete (deletionTimestamp less deletionGracePeriodSeconds: the first delete's
+    instant, which a shorter second delete keeps, graceful_delete) and ends at the earlier of that instant plus
+    the longest preStop sleep and deletionTimestamp: killContainer runs the hook for at most the grace period,
+    then stops the container (kuberuntime_container.go killContainer, executePreStopHook). A shorter second
+    delete moves deletionTimestamp earlier and the kubelet takes the shorter period (pkg/kubelet/pod_workers.go
+    calculateEffectiveGracePeriod: "a grace period can only decrease"). (harness assumption: a real kubelet
+    cancels the kill in flight and kills again, hook included, for the new period counted from that moment
+    (UpdatePod: wasGracePeriodShortened -> cancelFn), so its pod may outlive the new deletionTimestamp by up
+    to the second delete's delay; the model ends it at the deletionTimestamp.) A pod without a preStop sleep
+    stops at its delete's instant."""
     meta = pod.get("metadata") or {}
     stamp = meta.get("deletionTimestamp")
     if not stamp:

@@ -58,7 +58,8 @@ def test_a_second_delete_only_shortens_the_grace_period(embedded):
         s.terminate_pod("default/slow", "again", grace=900)          # longer: the API server keeps the first
         assert s.pod_views["default/slow"].obj["metadata"]["deletionGracePeriodSeconds"] == 600
         s.clock.advance(10)
-        s.terminate_pod("default/slow", "deadline", grace=50)
-        assert sim.kubelet.next_stop() == start + 60
-        s.clock.advance(50)
+        s.terminate_pod("default/slow", "deadline", grace=50)     # counted from the first delete
+        assert s.pod_views["default/slow"].obj["metadata"]["deletionGracePeriodSeconds"] == 50
+        assert sim.kubelet.next_stop() == start + 50
+        s.clock.advance(40)
         assert sim.kubelet.reconcile() and s.result.pods["default/slow"].reason == "deleted"

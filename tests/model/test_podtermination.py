@@ -1,7 +1,8 @@
 """harness/model/podtermination.py: when the kubelet has stopped a gracefully deleted pod's containers."""
 from __future__ import annotations
 
-from harness.model.podtermination import grace_seconds, parse_timestamp, prestop_sleep, stops_at, timestamp
+from harness.model.podtermination import (grace_seconds, graceful_delete, parse_timestamp, prestop_sleep, stops_at,
+                                          timestamp)
 
 T = 1_800_000_000.0
 
@@ -35,15 +36,29 @@ def test_the_longest_sleep_of_the_containers_counts():
     assert stops_at(_pod(T, 120, 10, None, 45)) == T + 45
 
 
-def test_a_shorter_second_delete_restarts_the_kill_with_its_grace_period():
-    """The API server moves deletionTimestamp earlier and sets the new grace period; the kubelet cancels the kill
-    in flight and kills again, hook included, bounded by the shorter period (pod_workers.go UpdatePod)."""
+def test_a_shorter_second_delete_moves_the_deadline_and_the_kubelet_takes_it():
     pod = _pod(T, 600, 3600)
-    pod["metadata"].update(deletionTimestamp=timestamp(T + 100 + 59), deletionGracePeriodSeconds=59)
-    assert stops_at(pod) == T + 159
+    pod["metadata"].update(graceful_delete(pod["metadata"], pod["spec"], T + 40, 59))
+    assert stops_at(pod) == T + 59
     short = _pod(T, 600, 30)
-    short["metadata"].update(deletionTimestamp=timestamp(T + 100 + 59), deletionGracePeriodSeconds=59)
-    assert stops_at(short) == T + 130
+    short["metadata"].update(graceful_delete(short["metadata"], short["spec"], T + 10, 59))
+    assert stops_at(short) == T + 30
+
+
+def test_the_api_servers_graceful_delete():
+    """CheckGracefulDelete on a first delete; BeforeDelete on a pod already terminating: only a shorter period,
+    counted from the first delete, never before now (then 1 s); grace 0 deletes at once."""
+    spec = {"terminationGracePeriodSeconds": 200}
+    assert graceful_delete({}, spec, T) == {"deletionTimestamp": timestamp(T + 200), "deletionGracePeriodSeconds": 200}
+    assert graceful_delete({}, {}, T)["deletionGracePeriodSeconds"] == 30
+    assert graceful_delete({}, spec, T, 0) is None
+    first = graceful_delete({}, spec, T)
+    assert graceful_delete(first, spec, T + 50) == {} and graceful_delete(first, spec, T + 50, 300) == {}
+    assert graceful_delete(first, spec, T + 50, 89) == {"deletionTimestamp": timestamp(T + 89),
+                                                        "deletionGracePeriodSeconds": 89}
+    assert graceful_delete(first, spec, T + 120, 10) == {"deletionTimestamp": timestamp(T + 120),
+                                                         "deletionGracePeriodSeconds": 1}
+    assert graceful_delete(first, spec, T + 120, 0) is None
 
 
 def test_a_dumps_terminating_pod_without_a_grace_period_stops_at_its_deadline():

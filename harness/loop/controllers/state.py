@@ -16,8 +16,7 @@ from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, Nod
 from harness.loop.scheduling import Template
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
-from harness.model import releases
-from harness.model import podtermination
+from harness.model import podtermination, releases
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import Requirements
 from harness.model.resources import add
@@ -183,29 +182,29 @@ class LoopState:
             self.trace(f"pod {key} deleted: {reason}")
 
     def terminate_pod(self, key: str, reason: str, grace: int | None = None) -> None:
-        """A graceful delete (kubectl delete, the eviction API, core's DeleteExpiringPods with `grace`): an
-        unbound pod is gone at once; a bound one gets deletionTimestamp = now + grace period (the pod's own
-        without `grace`) and stays until the kubelet has stopped its containers (harness/model/podtermination.py;
-        at once without a preStop sleep). A second delete only ever moves the deadline earlier (kubernetes
-        v1.36.3 pkg/registry/core/pod/strategy.go CheckGracefulDelete, pkg/registry/rest/delete.go
-        BeforeDelete). (harness simplification: the API server's copy is deleted when the kubelet confirms;
-        the terminating state lives on the loop's view of the pod.)"""
+        """A graceful delete (kubectl delete, the eviction API; core's DeleteExpiringPods with `grace`): an
+        unbound pod is gone at once; a bound one gets its deletion fields as the API server sets them
+        (podtermination.graceful_delete) and stays until the kubelet has stopped its containers
+        (harness/model/podtermination.py stops_at; at once without a preStop sleep). (harness simplification:
+        the API server's copy is deleted when the kubelet confirms; the terminating state lives on the loop's
+        view of the pod.)"""
         pv, pr = self.pod_views.get(key), self.result.pods[key]
         if pv is None or not pr.node:
             self.delete_pod(key, reason)
             return
         now = self.clock.now()
-        grace = podtermination.grace_seconds(pv.spec) if grace is None else max(int(grace), 0)
         meta = pv.obj["metadata"]
-        old = meta.get("deletionTimestamp")
-        if old is None or podtermination.parse_timestamp(old) > now + grace:
-            meta["deletionTimestamp"] = podtermination.timestamp(now + grace)
-            meta["deletionGracePeriodSeconds"] = grace
+        fields = podtermination.graceful_delete(meta, pv.spec, now, grace)
+        if fields is None:                      # deleted at once
+            self.terminating.setdefault(key, reason)
+            self.finish_pod(key)
+            return
+        meta.update(fields)
         self.terminating.setdefault(key, reason)
         stop = podtermination.stops_at(pv.obj)
-        if grace == 0 or (stop is not None and stop <= now):
+        if stop is not None and stop <= now:
             self.finish_pod(key)
-        else:
+        elif fields:
             pr.at.setdefault("terminating", now)
             self.trace(f"pod {key} terminating until {meta['deletionTimestamp']}: {reason}")
 
