@@ -216,8 +216,11 @@ class EmbeddedCluster:
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
         return self._replace(obj, identity, status_only=True)
 
-    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None:
-        """An object with finalizers is only marked (deletionTimestamp) until they are removed."""
+    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN,
+               graceful: bool = False) -> None:
+        """An object with finalizers is only marked (deletionTimestamp) until they are removed. `graceful` changes
+        nothing: the loop keeps a terminating pod's state itself (LoopState.terminate_pod) and deletes it here
+        when its kubelet confirms."""
         with self._lock:
             key = self._key(kind, name, namespace)
             obj = self._objs.get(key)

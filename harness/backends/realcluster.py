@@ -313,9 +313,11 @@ class RealCluster:
             return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
         return obj
 
-    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN) -> None:
-        """Delete (pods with grace period 0: there is no kubelet to confirm termination)."""
-        grace = 0 if kind == "Pod" else None
+    def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN,
+               graceful: bool = False) -> None:
+        """Delete (pods with grace period 0: there is no kubelet to confirm termination; `graceful`: with the
+        pod's own, where a kubelet stand-in confirms it, engines/real/existing.py finish_terminating_pods)."""
+        grace = 0 if kind == "Pod" and not graceful else None
         self.client(identity).delete(kind, name, namespace, grace_seconds=grace)
 
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:

@@ -3,8 +3,9 @@ pkg/utils/pod/scheduling.go: IsReschedulable, IsEvictable, IsDrainable, IsDisrup
 IsDoNotDisruptActive, ToleratesDisruptedNoScheduleTaint, IsOwnedByDaemonSet, IsOwnedByNode;
 pkg/utils/disruption/disruption.go EvictionCost; pkg/utils/pod/events.go).
 
-Harness pods are never terminal, and a deleted pod is gone at once, with one exception: a seeded pod
-(given.existingNodes) that a dump shows terminating (metadata.deletionTimestamp) and a finalizer holds.
+Harness pods are never terminal, and a deleted pod is gone at once, with two exceptions: a pod whose
+containers' preStop sleep still runs (controllers/kubelet.py), and a seeded pod (given.existingNodes) that a
+dump shows terminating (metadata.deletionTimestamp) and a finalizer holds.
 A pod is owned by a DaemonSet when the loop made it for one; by a Node (a mirror pod) or a StatefulSet
 when its manifest says so in metadata.ownerReferences.
 """

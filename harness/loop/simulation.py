@@ -33,6 +33,7 @@ from harness.loop.controllers.expiration import Expiration
 from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
 from harness.loop.controllers.jobs import Jobs
+from harness.loop.controllers.kubelet import Kubelet
 from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness, unlaunched_timeout
 from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
@@ -125,6 +126,7 @@ class Simulation:
         provider.on_event = self.state.record_event
         self.termination = Termination(self.state)
         self.jobs = Jobs(self.state)
+        self.kubelet = Kubelet(self.state)
         self.workloads = Workloads(self.state, self.jobs)
         self.nodepools = NodePoolStatus(self.state)
         self.kube_scheduler = KubeScheduler(self.state)
@@ -292,6 +294,7 @@ class Simulation:
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
             progress = self.jobs.reconcile()
+            progress |= self.kubelet.reconcile()
             progress |= self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
             progress |= self.launch.reconcile()
@@ -360,8 +363,8 @@ class Simulation:
 
     def advance(self, seconds: float) -> None:
         """A step's `advance`: time passes, and the long timers that fall inside it (expireAfter,
-        consolidateAfter, a draining node's terminationGracePeriod, launch and registration timeouts) fire at
-        their time, each followed by
+        consolidateAfter, a draining node's terminationGracePeriod, launch and registration timeouts, a
+        terminating pod's containers stopping) fire at their time, each followed by
         a pass to steadiness, rather than all at the window's end. Not stepped to: budget schedule
         windows and the fake's own timers (offering TTLs, evictions), judged at the window's end."""
         end = self.clock.now() + seconds
@@ -381,7 +384,7 @@ class Simulation:
         liveness = self.liveness.next_deadline()
         times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
                              self.node_termination.grace_deadline(), self.jobs.next_deadline(),
-                             liveness + 1 if liveness is not None else None)
+                             self.kubelet.next_stop(), liveness + 1 if liveness is not None else None)
                  if t is not None and now < t < end]
         return min(times, default=None)
 

@@ -177,6 +177,12 @@ class CoreBehaviour:
         return bool(self.values["drainConditions"])
 
     @property
+    def forced_eviction_after_node_deadline(self) -> bool:
+        """core-behaviour.yaml forcedEvictionAfterNodeDeadline: a pod terminating past the node's deadline is
+        deleted again with the time left."""
+        return bool(self.values["forcedEvictionAfterNodeDeadline"])
+
+    @property
     def eviction_in_priority_groups(self) -> bool:
         return bool(self.values["evictionInPriorityGroups"])
 

@@ -290,3 +290,26 @@ def test_a_volume_write_that_lost_the_race_with_the_pv_controller_is_retried(clu
     complete_volume_ref(cluster, claim)
     assert calls == ["pv-a", "pv-a"]
     assert cluster.get("PersistentVolume", "pv-a")["spec"]["claimRef"]["uid"] == claim["metadata"]["uid"]
+
+
+def test_the_kubelet_stand_in_ends_a_terminating_pod_once_its_containers_stopped():
+    """finish_terminating_pods confirms (grace-period-0 delete) a bound terminating pod at
+    harness/model/podtermination.py stops_at: at once without a preStop sleep, after it with one; re-checked each
+    poll. An unbound pod is the API server's own to delete."""
+    from harness.model.podtermination import timestamp
+    from harness.runner.engines.real.existing import finish_terminating_pods
+    now = 1_800_000_000.0
+    deleted = []
+    cluster = type("C", (), {"delete": lambda self, kind, name, ns=None: deleted.append(name)})()
+
+    def p(name, sleep=None, node="n"):
+        c = {"name": "c", **({"lifecycle": {"preStop": {"sleep": {"seconds": sleep}}}} if sleep else {})}
+        return {"metadata": {"name": name, "namespace": "default", "deletionTimestamp": timestamp(now + 120),
+                             "deletionGracePeriodSeconds": 120}, "spec": {"nodeName": node, "containers": [c]}}
+    pods = [p("quick"), p("slow", 60), p("unbound", node=None)]
+    finish_terminating_pods(cluster, pods, now)
+    assert deleted == ["quick"]
+    finish_terminating_pods(cluster, pods[1:], now + 59)
+    assert deleted == ["quick"]
+    finish_terminating_pods(cluster, pods[1:], now + 60)
+    assert deleted == ["quick", "slow"]

@@ -416,6 +416,10 @@ def test_a_draining_nodes_terminating_pod_holds_the_run_until_it_is_stuck():
             p("tolerant", "draining", now - 10, tolerations=[{"key": "karpenter.sh/disrupted", "operator": "Exists"}])]
     (wait,) = drain_waits(nodes, pods, now)
     assert wait[:2] == ("held", "draining") and abs(wait[2] - 51.0) < 1e-6
+    # a pod whose preStop sleep still runs is the kubelet stand-in's to end: a step's `advance` reaches it
+    sleeping = p("sleeping", "draining", now + 110, containers=[{"name": "c", "lifecycle": {"preStop": {"sleep": {"seconds": 60}}}}],
+                 meta={"deletionGracePeriodSeconds": 120})
+    assert [w[0] for w in drain_waits(nodes, pods + [sleeping], now)] == ["held"]
 
 
 def test_a_run_waiting_on_a_timer_polls_idle():

@@ -66,6 +66,18 @@ def test_a_draining_nodes_pods_are_deleted_ahead_of_its_termination_time():
                    (125.0, "NodeClaim c's terminationGracePeriod")]
 
 
+def test_a_terminating_pods_prestop_sleep_ends_a_window():
+    """A terminating pod on a Node stops when its preStop sleep ends, at the latest at its deletionTimestamp
+    (harness/model/podtermination.py stops_at): the simulation's kubelet timer. Without a sleep it stopped at once."""
+    def pod(name, sleep=None, node="n-a"):
+        c = {"name": "c", **({"lifecycle": {"preStop": {"sleep": {"seconds": sleep}}}} if sleep else {})}
+        return {"metadata": {"name": name, "deletionTimestamp": _ts(130), "deletionGracePeriodSeconds": 120},
+                "spec": {"nodeName": node, "containers": [c]}}
+    got = [(w.at - T0, w.what) for w in windows.windows([], [], [pod("slow", 60), pod("long", 600), pod("quick"),
+                                                                pod("unbound", 60, node=None)])]
+    assert got == [(70.0, "pod slow's preStop sleep"), (130.0, "pod long's preStop sleep")]
+
+
 def test_no_window_where_none_is_open():
     """Never and unset durations, a NodeClaim already Consolidatable, an uninitialized one: no window."""
     claims = [_claim("a", expire="Never", initialized=5, consolidatable=True), _claim("b")]

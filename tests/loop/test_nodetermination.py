@@ -23,3 +23,22 @@ def test_drain_conditions_from_core_v1_6():
                                                   "InstanceTerminating": "True"}
     assert termination_conditions(_claim(drain_started=1.0), False) == {}
     assert termination_conditions(done, False) == {"InstanceTerminating": "True"}
+
+
+def test_a_pod_terminating_past_the_nodes_deadline_is_deleted_again_from_core_v1_6():
+    """core v1.6.0 (#2316): Drain hands DeleteExpiringPods a pod not yet terminating, and one terminating with a
+    deletionTimestamp after the node's deadline (IsPodEligibleForForcedEviction); before, only the former
+    (core-behaviour.yaml forcedEvictionAfterNodeDeadline)."""
+    from harness.loop.controllers.nodetermination import NodeTermination, rfc3339
+    from harness.loop.pods import PodView
+    deadline = 1_800_000_000.0
+
+    def pv(deleted=None):
+        meta = {"name": "p", **({"deletionTimestamp": rfc3339(deleted)} if deleted is not None else {})}
+        return PodView({"metadata": meta, "spec": {"containers": []}}, 0)
+    claim = _claim(termination_time=deadline)
+    for forced in (True, False):
+        nt = NodeTermination(SimpleNamespace(core=SimpleNamespace(forced_eviction_after_node_deadline=forced)), None)
+        assert nt._expiring(claim, pv())
+        assert nt._expiring(claim, pv(deadline + 1)) is forced
+        assert not nt._expiring(claim, pv(deadline))

@@ -341,11 +341,11 @@ class KindCluster(RealCluster):
             obj = pause_pod(obj, self.pause_image)
         return super().create(obj, identity or ADMIN)
 
-    def delete(self, kind: str, name: str, namespace: str | None = None, identity=None) -> None:
+    def delete(self, kind: str, name: str, namespace: str | None = None, identity=None, graceful: bool = False) -> None:
         """Deleting a Node with a real kubelet (the API server accepted it) stops that kubelet and
         removes its worker."""
         from harness.backends.base import ADMIN
-        super().delete(kind, name, namespace, identity or ADMIN)
+        super().delete(kind, name, namespace, identity or ADMIN, graceful)
         if kind == "Node" and self.kubelets is not None:
             self.kubelets.release(name)
             self._resources.pop(name, None)

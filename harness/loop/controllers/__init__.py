@@ -15,4 +15,5 @@ the one `LoopState` (state.py) the orchestrator (harness/loop/simulation.py) han
   liveness.py          core nodeclaim/lifecycle/liveness.go (launch and registration timeouts)
   garbagecollection.py core nodeclaim/garbagecollection + the provider's instance/NIC collectors
   termination.py       deleting a NodeClaim and finalizing its Node (core node/termination)
+  kubelet.py           the kubelet ending a gracefully deleted pod once its containers stopped
 """

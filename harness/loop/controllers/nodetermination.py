@@ -14,16 +14,15 @@ from harness.loop.budgets import termination_grace_period
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
 from harness.loop.pdb import MULTIPLE_PDBS_ERROR, Limits
+from harness.model import podtermination
 
 MIN_DRAIN_TIME = 5.0                     # node/termination/controller.go MinDrainTime
 INSTANCE_REQUEUE = 5.0                   # awaitInstanceTermination RequeueAfter
 TERMINATION_ANNOTATION = "karpenter.sh/nodeclaim-termination-timestamp"
 EXCLUDE_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
-DEFAULT_POD_GRACE = 30                   # Kubernetes' default terminationGracePeriodSeconds
 
 
-def rfc3339(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+rfc3339 = podtermination.timestamp       # a metav1.Time as the API server writes it
 
 
 def go_time(t: float) -> str:
@@ -34,7 +33,7 @@ def go_time(t: float) -> str:
 def pod_deadline(c: Claim, pv) -> float:
     """When a draining node's terminationGracePeriod deletes `pv`: the node's termination time less the
     pod's own grace period (core v1.14.0 pkg/controllers/node/termination/terminator DeleteExpiringPods)."""
-    return c.dis.termination_time - float(pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE))
+    return c.dis.termination_time - podtermination.grace_seconds(pv.spec)
 
 
 class NodeTermination:
@@ -106,8 +105,10 @@ class NodeTermination:
             if c.dis.drain_started is not None and not c.dis.drained and c.dis.drain_started + MIN_DRAIN_TIME > now:
                 out.append(c.dis.drain_started + MIN_DRAIN_TIME)
             if c.dis.drain_started is not None and not c.dis.drained:
+                # a pod whose containers still run is the kubelet's timer (controllers/kubelet.py), not a wait
                 out += [at for k, pr in s.result.pods.items()
                         if pr.node == c.node_name and pr.state != "deleted" and k in s.pod_views
+                        and k not in s.terminating
                         and (at := podutil.stuck_at(s.pod_views[k])) is not None and at >= now and self._drainable(k)]
             if c.result.name in self._instance_at:
                 out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)
@@ -188,16 +189,17 @@ class NodeTermination:
         if c.dis.termination_time is not None:
             for k in list(waiting):
                 pv = s.pod_views[k]
-                grace = pv.spec.get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE)
-                if now > pod_deadline(c, pv) and not podutil.terminating(pv):
+                grace = podtermination.grace_seconds(pv.spec)
+                if now > pod_deadline(c, pv) and self._expiring(c, pv):
                     left = max(int(c.dis.termination_time - now), 1)
                     rec.publish("Pod", pv.name, "Disrupted",
                                 f"Deleting the pod to accommodate the terminationTime {go_time(c.dis.termination_time)} of "
                                 f"the node. The pod was granted {left} seconds of grace-period of its {grace} "
                                 "terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt "
                                 "annotation.", (pv.name,), namespace=pv.namespace)
-                    evict_pod(s, k, f"deleted from node {name} at its termination deadline")
-                    waiting.remove(k)
+                    evict_pod(s, k, f"deleted from node {name} at its termination deadline", grace=left)
+                    if k not in s.pod_views:
+                        waiting.remove(k)
                     progress = True
         if waiting:
             # the count: the pods waiting, from core v1.1.0 (#1478, the priority groups' sizes); before, every pod
@@ -238,6 +240,19 @@ class NodeTermination:
             self._timeline(c, "drained")
             return True
         return progress
+
+    def _expiring(self, c: Claim, pv) -> bool:
+        """Whether Drain hands the pod to DeleteExpiringPods: a pod not yet terminating, and from core v1.6.0
+        (#2316) also one terminating past the node's deadline, deleted again so it ends by it
+        (sigs.k8s.io/karpenter v1.6.1 pkg/controllers/node/termination/terminator/terminator.go Drain,
+        pkg/utils/pod/scheduling.go IsPodEligibleForForcedEviction). Before, a terminating pod is skipped
+        (v1.5.0 terminator.go Drain: `!podutil.IsTerminating(p)`) and the drain waits until it is gone or stuck
+        (core-behaviour.yaml forcedEvictionAfterNodeDeadline)."""
+        if not podutil.terminating(pv):
+            return True
+        stamp = pv.obj["metadata"]["deletionTimestamp"]
+        return self.state.core.forced_eviction_after_node_deadline and \
+            podtermination.parse_timestamp(stamp) > c.dis.termination_time
 
     def _drainable(self, key: str) -> bool:
         """pod.IsWaitingEviction / IsDrainable: not tolerating the disrupted taint, not a mirror pod, not
@@ -326,14 +341,16 @@ def termination_conditions(c: Claim, drain_conditions: bool) -> dict[str, str]:
     return out
 
 
-def evict_pod(s: LoopState, key: str, why: str) -> None:
-    """The pod is deleted (LoopState.delete_pod); a Deployment's ReplicaSet creates a replacement from
-    the Deployment's current template (new name, unbound: kubernetes v1.36.3 pkg/controller/replicaset);
-    a bare pod is gone."""
+def evict_pod(s: LoopState, key: str, why: str, grace: int | None = None) -> None:
+    """The pod is deleted gracefully (LoopState.terminate_pod: with the pod's own grace period, or `grace`); a
+    Deployment's ReplicaSet creates a replacement from
+    the Deployment's current template (new name, unbound: kubernetes v1.36.3 pkg/controller/replicaset), once:
+    a pod already terminating was replaced when it began; a bare pod is not replaced."""
     pr = s.result.pods[key]
     pv = s.pod_views.get(key)
-    s.delete_pod(key, why)
-    if pr.owner_kind != "Deployment" or pv is None:
+    replaced = pv is not None and podutil.terminating(pv)
+    s.terminate_pod(key, why, grace)
+    if pr.owner_kind != "Deployment" or pv is None or replaced:
         return
     dep = s.deployments.get((pr.namespace, pr.owner_name))
     tmpl = ((dep or {}).get("spec") or {}).get("template") or {"metadata": {"labels": pv.labels}, "spec": pv.spec}

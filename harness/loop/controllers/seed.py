@@ -393,7 +393,7 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
 
 def _terminate(s, key: str) -> None:
     """A dump's terminating pod (metadata.deletionTimestamp): deleted after its binding. Its finalizers hold
-    it; without any it is gone at once. The kubelet (whose containers stop at once here) confirms with a
+    it; without any it is gone at once. The kubelet (whose containers have stopped) confirms with a
     grace-period-0 delete, which moves deletionTimestamp to now (kubernetes v1.36.3
     pkg/registry/core/pod/strategy.go CheckGracefulDelete; the real engine's kubelet stand-in does the
     same: engines/real/existing.py finish_terminating_pods)."""

@@ -16,7 +16,7 @@ from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, Nod
 from harness.loop.scheduling import Template
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
-from harness.model import releases
+from harness.model import podtermination, releases
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import Requirements
 from harness.model.resources import add
@@ -80,6 +80,8 @@ class LoopState:
         self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
             clock, lambda name: (c := self.claim_by_name(name)) is not None and c.launched is not None)
         self.launches_for: dict[str, int] = {}     # pod key -> NodeClaims created for it
+        # pod key -> why it was deleted, while its containers still run (controllers/kubelet.py ends it)
+        self.terminating: dict[str, str] = {}
         # pod key -> the Node kube-scheduler chose while its VolumeBinding PreBind waits for a volume
         # (controllers/binding.py); from Kubernetes 1.35 also the pod's status.nominatedNodeName
         self.prebind: dict[str, str] = {}
@@ -168,6 +170,7 @@ class LoopState:
         """The pod is deleted through the API and leaves the loop (its result stays, as deleted)."""
         pv = self.pod_views.pop(key, None)
         pr = self.result.pods[key]
+        self.terminating.pop(key, None)
         try:
             self.cluster.delete("Pod", pr.name, pr.namespace)
         except APIRejected:
@@ -177,6 +180,37 @@ class LoopState:
         pr.at["deleted"] = self.clock.now()
         if pv is not None:
             self.trace(f"pod {key} deleted: {reason}")
+
+    def terminate_pod(self, key: str, reason: str, grace: int | None = None) -> None:
+        """A graceful delete (kubectl delete, the eviction API; core's DeleteExpiringPods with `grace`): an
+        unbound pod is gone at once; a bound one gets its deletion fields as the API server sets them
+        (podtermination.graceful_delete) and stays until the kubelet has stopped its containers
+        (harness/model/podtermination.py stops_at; at once without a preStop sleep). (harness simplification:
+        the API server's copy is deleted when the kubelet confirms; the terminating state lives on the loop's
+        view of the pod.)"""
+        pv, pr = self.pod_views.get(key), self.result.pods[key]
+        if pv is None or not pr.node:
+            self.delete_pod(key, reason)
+            return
+        now = self.clock.now()
+        meta = pv.obj["metadata"]
+        fields = podtermination.graceful_delete(meta, pv.spec, now, grace)
+        if fields is None:                      # deleted at once
+            self.terminating.setdefault(key, reason)
+            self.finish_pod(key)
+            return
+        meta.update(fields)
+        self.terminating.setdefault(key, reason)
+        stop = podtermination.stops_at(pv.obj)
+        if stop is not None and stop <= now:
+            self.finish_pod(key)
+        elif fields:
+            pr.at.setdefault("terminating", now)
+            self.trace(f"pod {key} terminating until {meta['deletionTimestamp']}: {reason}")
+
+    def finish_pod(self, key: str) -> None:
+        """The kubelet confirms a terminating pod's end: it leaves the API server and the loop."""
+        self.delete_pod(key, self.terminating.pop(key, "deleted"))
 
     def refused_pod(self, pod: dict, owner_kind: str, owner_name: str, error: APIRejected) -> None:
         """The API server refused to create `pod` (admission, e.g. RuntimeClass): a bare Pod is a

@@ -194,12 +194,13 @@ class Workloads:
         return sorted(keys, key=lambda k: (s.result.pods[k].node is not None, -s.pod_views[k].order))
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
-        """A step's delete: the object goes from the API server; a Pod also leaves the loop's view."""
+        """A step's delete (kubectl delete): the object goes from the API server; a Pod is deleted gracefully
+        and leaves the loop's view once its kubelet confirms (LoopState.terminate_pod)."""
         s = self.state
         if kind == "Pod":
             key = f"{namespace or 'default'}/{name}"
             if key in s.pod_views:
-                s.delete_pod(key, "deleted")
+                s.terminate_pod(key, "deleted")
                 return
         s.cluster.delete(kind, name, namespace)
 

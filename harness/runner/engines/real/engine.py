@@ -744,7 +744,8 @@ class RealRun:
 
     def step_delete(self, refs: list[dict]) -> None:
         for d in refs:
-            self.cluster.delete(d["kind"], d["name"], d.get("namespace"))
+            # kubectl delete: a Pod with its own grace period; the kubelet stand-in confirms its end (_step)
+            self.cluster.delete(d["kind"], d["name"], d.get("namespace"), graceful=True)
 
     def step_apply(self, manifests: list[dict]) -> None:
         self.apply(manifests)

@@ -14,6 +14,7 @@ import time
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 from harness.loop.nodeclaimobject import seeded_nodeclaim, template_for
 from harness.loop.pods import daemonset_pod_view
+from harness.model import podtermination
 from harness.model.apiversions import to_model_version
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.profile import Profile
@@ -526,12 +527,15 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
     return name, node_name, not uninitialized
 
 
-def finish_terminating_pods(cluster, pods: list[dict]) -> None:
+def finish_terminating_pods(cluster, pods: list[dict], now: float | None = None) -> None:
     """The kubelet's part of a graceful delete: a pod with a deletionTimestamp on a node is removed
-    once its containers stop (no containers run here, so at once: a delete with grace period 0).
-    `pods`: the pods as the observer last listed them."""
+    (a delete with grace period 0) once its containers stop, at harness/model/podtermination.py stops_at
+    (at once without a preStop sleep; the simulated loop's kubelet reads the same rule). Called every poll:
+    `pods` as the observer last listed them, `now` wall-clock seconds (the API server's clock, the same machine)."""
+    now = time.time() if now is None else now
     for p in pods:
-        if p["metadata"].get("deletionTimestamp") and (p.get("spec") or {}).get("nodeName"):
+        stop = podtermination.stops_at(p)
+        if stop is not None and stop <= now and (p.get("spec") or {}).get("nodeName"):
             try:
                 cluster.delete("Pod", p["metadata"]["name"], p["metadata"].get("namespace"))
             except APIRejected as e:

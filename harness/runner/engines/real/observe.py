@@ -677,6 +677,9 @@ class Observer:
             nr.provenance = _provenance(nr.labels, rec, labels)
             if gone:
                 nr.deleted = ncr.deleted = "deleted"
+            else:         # still there, being deleted (draining), as the simulation's result says it
+                nr.deleting = bool(nc["metadata"].get("deletionTimestamp") or
+                                   (node is not None and node["metadata"].get("deletionTimestamp")))
             # a deleted Node keeps the pods it had (drained ones too), a live one its pods now
             nr.pods = [k for k, p in r.pods.items() if p.node == rec.node_name and (p.state != "deleted" or gone)]
             r.nodes.append(nr)

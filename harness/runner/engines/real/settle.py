@@ -120,6 +120,7 @@ def drain_waits(nodes: list[dict], pods: list[dict], now: float) -> list[tuple[s
     server's clock (the same machine)."""
     from harness.loop import podutil
     from harness.loop.pods import PodView
+    from harness.model import podtermination
     draining = {n["metadata"]["name"] for n in nodes if n["metadata"].get("deletionTimestamp")}
     out = []
     for p in pods:
@@ -129,6 +130,10 @@ def drain_waits(nodes: list[dict], pods: list[dict], now: float) -> list[tuple[s
         pv = PodView(p, 0)
         at = podutil.stuck_at(pv)
         if at is None or podutil.tolerates_disrupted_taint(pv) or podutil.owned_by_node(pv):
+            continue
+        # a pod whose containers still run (a preStop sleep) ends when the kubelet stand-in confirms it: a
+        # step's `advance` reaches that, as in the simulation (harness/loop/controllers/kubelet.py)
+        if (stop := podtermination.stops_at(p)) is not None and stop > now:
             continue
         left = at + DRAIN_REQUEUE_SECONDS - now
         if left > 0:

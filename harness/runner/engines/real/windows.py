@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.loop.clock import parse_rfc3339
+from harness.model import podtermination
 from harness.model.durations import scenario_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"      # core v1.14.0 pkg/apis/v1/labels.go DoNotDisruptAnnotationKey
@@ -61,7 +62,9 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
     - terminationGracePeriod: a deleting NodeClaim's termination time (its karpenter.sh/nodeclaim-termination-
       timestamp, else deletionTimestamp + spec.terminationGracePeriod), and for each pod on its Node that
       time less the pod's terminationGracePeriodSeconds, when core deletes the pod whatever blocks it
-      (node/termination/terminator/terminator.go DeleteExpiringPods).
+      (node/termination/terminator/terminator.go DeleteExpiringPods);
+    - a terminating pod's containers stopping: its kubelet ends it after its preStop sleep, at the latest at its
+      deletionTimestamp (harness/model/podtermination.py stops_at; the simulation's kubelet timer).
     A karpenter.sh/v1beta1 NodeClaim (core v0.36) expires at its creation + its NodePool's
     spec.disruption.expireAfter, and a WhenEmpty NodePool's consolidateAfter counts from its Empty
     condition's transition (sigs.k8s.io/karpenter v0.36.1 pkg/controllers/nodeclaim/disruption/
@@ -112,6 +115,9 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
         if node in ends and not pod["metadata"].get("deletionTimestamp"):
             out.append(Window(ends[node] - float(30 if tgps is None else tgps),
                               f"pod {pod['metadata']['name']}'s deletion ahead of its node's terminationGracePeriod"))
+        stop = podtermination.stops_at(pod)
+        if node and stop is not None and podtermination.prestop_sleep(pod.get("spec") or {}):
+            out.append(Window(stop, f"pod {pod['metadata']['name']}'s preStop sleep"))
         value = ((pod["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT))
         started = _time((pod.get("status") or {}).get("startTime"))
         if value in (None, "true") or started is None or node not in nodes:
