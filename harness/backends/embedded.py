@@ -18,7 +18,7 @@ from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model import aksnodeclass, apiversions, poddefaults, runtimeclass
+from harness.model import aksnodeclass, apiversions, poddefaults, podvalidation, runtimeclass
 from harness.model.validation import admission_rejection, parse_version
 
 
@@ -119,6 +119,9 @@ class EmbeddedCluster:
             # the v1 API's defaults, then Priority and DefaultTolerationSeconds admission, on create and update
             # (harness/data/pod-defaults.yaml); status and binding are subresources they skip
             obj = poddefaults.admit_pod(obj, old)
+            rejection = podvalidation.pod_rejection(obj, parse_version(self.server_version))
+            if rejection is not None:
+                raise rejection
         return obj
 
     # -- Cluster protocol ---------------------------------------------------------------------

@@ -30,7 +30,7 @@ def moments(tl: dict) -> list[dict]:
             for i, s in enumerate(tl.get("steps") or [])]
     rows += [((e.get("at") or {}).get("offset") or 0.0, 1, i,
               {**(e.get("at") or {"offsetText": "", "utc": ""}), "kind": "event", "what": e["reason"],
-               "object": f"{e['kind']}/" + (f"{e['namespace']}/" if e.get("namespace") else "") + e["name"],
+               "object": f"{e['kind']}/" + (f"{e['namespace']}/" if e.get("namespace") else "") + (e.get("name") or "?"),
                "detail": e["message"]})
              for i, e in enumerate(tl.get("events") or [])]
     return [row for *_, row in sorted(rows, key=lambda r: r[:3])]

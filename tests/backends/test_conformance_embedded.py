@@ -265,6 +265,11 @@ DEFAULTED_CASES = {
                                     "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}}],
                     "initContainers": [{"name": "i", "image": "registry.invalid/pause",
                                         "resources": {"limits": {"memory": "64Mi"}}}]},
+    "pre-stop-sleep-within-grace": {"terminationGracePeriodSeconds": 60, "containers": [
+        {"name": "c", "image": "registry.invalid/pause", "lifecycle": {"preStop": {"sleep": {"seconds": 60}}}}]},
+    "pre-stop-sleep-past-grace": {"containers": [
+        {"name": "c", "image": "registry.invalid/pause", "lifecycle": {"preStop": {"sleep": {"seconds": 31}}}},
+        {"name": "d", "image": "registry.invalid/pause", "lifecycle": {"postStart": {"sleep": {"seconds": -1}}}}]},
     "given-values-kept": {"terminationGracePeriodSeconds": 5, "restartPolicy": "Never", "dnsPolicy": "Default",
                           "schedulerName": "other", "enableServiceLinks": False},
 }
