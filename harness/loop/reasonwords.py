@@ -1,12 +1,15 @@
 """The words of the reasons a node is no disruption candidate, per core release.
 
-Core reworded these reasons twice; each rewording is a switch in harness/data/core-behaviour.yaml, read
-here and nowhere else:
+Each rewording is a switch in harness/data/core-behaviour.yaml, read here and nowhere else:
 - disruptionBlockedMessage (#1906, v1.2.0): the node's own reasons lost "state node"
   (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/state/statenode.go ValidateNodeDisruptable against v1.2.0),
   and scheduling errors in events got pretty.Sentence;
 - blockedReasonFormat (#2136, v1.5.0): reasons naming an object moved it from inside the sentence
-  (`pod "ns/name" has ...`) to a trailing key=value pair (serrors.Wrap: `pod has ... (Pod=ns/name)`).
+  (`pod "ns/name" has ...`) to a trailing key=value pair (serrors.Wrap: `pod has ... (Pod=ns/name)`);
+- whenEmptyUnconsolidatableMessage (#2962, v1.14.0): the WhenEmpty Unconsolidatable text.
+Not worded per release: #1644 (v1.1.0), after which a node without a NodeClaim gets no event and a NodeClaim
+without a Node "nodeclaim does not have an associated node" (v1.0.x: "state node doesn't contain both a node
+and a nodeclaim", on either).
 """
 from __future__ import annotations
 
