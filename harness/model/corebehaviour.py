@@ -165,6 +165,16 @@ class CoreBehaviour:
         return str(self.values["disruptionBlockedMessage"])
 
     @property
+    def blocked_reason_format(self) -> str:
+        """quoted | keyValue (core-behaviour.yaml blockedReasonFormat)."""
+        return str(self.values["blockedReasonFormat"])
+
+    @property
+    def when_empty_unconsolidatable_message(self) -> str:
+        """nonEmptyDisabled | notEmpty (core-behaviour.yaml whenEmptyUnconsolidatableMessage)."""
+        return str(self.values["whenEmptyUnconsolidatableMessage"])
+
+    @property
     def disruption_reason_condition(self) -> bool:
         return bool(self.values["disruptionReasonCondition"])
 

@@ -126,7 +126,8 @@ def test_a_label_policy_says_its_core_behaviour_is_the_newest():
     assert cb.policy_reference is not None and cb.policy_reference[0] == "v1.6.2"
     notices = cb.notices({"consolidation"})
     assert [n.split(": ", 1)[1].split(" differs")[0] for n in notices] == [
-        "consolidationCandidateOrder", "emptinessByEvictionCost", "consolidateAfterDestinations"]
+        "consolidationCandidateOrder", "emptinessByEvictionCost", "whenEmptyUnconsolidatableMessage",
+        "consolidateAfterDestinations"]
     assert notices[-1] == ("before-0006 is a label policy naming core v1.6.2, but its core behaviour is v1.14.0's: "
                            "consolidateAfterDestinations differs at core v1.6.2 (changed in v1.14.0, "
                            "kubernetes-sigs/karpenter#3006); run profile v1.6.2 for that core's behaviour")

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.loop import podutil
+from harness.loop import podutil, reasonwords
 from harness.loop.budgets import disruption_spec, expire_after, must_allowed_disruptions, termination_grace_period
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.pdb import Limits
 from harness.loop.pods import PodView
+from harness.loop.reasonwords import sentence
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL
 
 # core v1.0.6 pkg/apis/v1/nodepool.go WellKnownDisruptionReasons (the same three at v1.14.0)
@@ -135,11 +136,6 @@ class CandidateError(Exception):
         self.message, self.protection, self.event, self.pod_block = message, protection, event, pod_block
 
 
-def sentence(text: str) -> str:
-    """operatorpkg pretty.Sentence: the first letter upper-cased."""
-    return text[:1].upper() + text[1:] if text else text
-
-
 class Cluster:
     """One disruption pass's view: state nodes, NodePools, instance types, PDB limits."""
 
@@ -172,12 +168,11 @@ class Cluster:
     def blocked(self, sn: StateNode, reason: str) -> None:
         """disruptionevents.Blocked: on the Node (if any) and the NodeClaim, worded per core release
         (core-behaviour.yaml disruptionBlockedMessage)."""
-        prefixed = self.s.core.disruption_blocked_message == "prefixed"
         if sn.node is not None:
-            message = f"Cannot disrupt Node: {reason}" if prefixed else sentence(reason)
+            message = reasonwords.blocked_event(self.s.core, "Node", reason)
             self.publish("Node", sn.node["metadata"]["name"], "DisruptionBlocked", message, ("node", sn.name))
         if sn.claim is not None:
-            message = f"Cannot disrupt NodeClaim: {reason}" if prefixed else sentence(reason)
+            message = reasonwords.blocked_event(self.s.core, "NodeClaim", reason)
             self.publish("NodeClaim", sn.claim.result.name, "DisruptionBlocked", message, ("nodeclaim", sn.claim.result.name))
 
     def unconsolidatable(self, c: Candidate, message: str) -> None:
@@ -231,29 +226,30 @@ class Cluster:
 
     # -- candidates -----------------------------------------------------------------------------------
     def validate_node(self, sn: StateNode) -> None:
-        """StateNode.ValidateNodeDisruptable."""
+        """StateNode.ValidateNodeDisruptable (the words per core release: reasonwords)."""
+        core = self.s.core
         if sn.claim is None:
             raise CandidateError("node isn't managed by karpenter", event=False)
         if sn.node is None:
             raise CandidateError("nodeclaim does not have an associated node")
         if not sn.initialized:
-            raise CandidateError("node isn't initialized")
+            raise CandidateError(reasonwords.node_reason(core, "initialized"))
         if sn.marked_for_deletion:
-            raise CandidateError("node is deleting or marked for deletion")
+            raise CandidateError(reasonwords.node_reason(core, "deleting"))
         if sn.claim.dis.nominated_until > self.now:
-            raise CandidateError("node is nominated for a pending pod", "nominated")
+            raise CandidateError(reasonwords.node_reason(core, "nominated"), "nominated")
         if sn.annotations.get(podutil.DO_NOT_DISRUPT) == "true":
             raise CandidateError(f'disruption is blocked through the "{podutil.DO_NOT_DISRUPT}" annotation',
                                  "do-not-disrupt")
         if NODEPOOL not in sn.labels:
-            raise CandidateError(f"node doesn't have required label (label={NODEPOOL})")
+            raise CandidateError(reasonwords.missing_label(core, NODEPOOL))
 
     def validate_pods(self, sn: StateNode) -> None:
         """StateNode.ValidatePodsDisruptable: do-not-disrupt pods, then PDBs (CanEvictPods)."""
         for key in sn.pods:
             if self.do_not_disrupt(key):
                 pv = self.pod(key)
-                raise CandidateError(f'pod has "{podutil.DO_NOT_DISRUPT}" annotation (Pod={pv.namespace}/{pv.name})',
+                raise CandidateError(reasonwords.do_not_disrupt_pod(self.s.core, pv.namespace, pv.name),
                                      "do-not-disrupt", pod_block=True)
         for key in sn.pods:
             if not self.evictable(key):
@@ -267,7 +263,7 @@ class Cluster:
                 # one key, in brackets from core v1.7.0 (#2379; sigs.k8s.io/karpenter v1.6.2 pkg/utils/pdb/pdb.go
                 # CanEvictPods returns a single client.ObjectKey)
                 named = f"[{keys[0]}]" if self.s.core.multiple_pdbs_eviction else keys[0]
-                raise CandidateError(f"pdb prevents pod evictions (PodDisruptionBudget={named})", "pdb", pod_block=True)
+                raise CandidateError(reasonwords.pdb_blocks(self.s.core, named), "pdb", pod_block=True)
 
     def candidate(self, sn: StateNode, disruption_class: str, queue_has, method: str) -> Candidate | None:
         """NewCandidate; None when the node is not a candidate (with upstream's events)."""
@@ -285,7 +281,7 @@ class Cluster:
         np = self.nodepools.get(np_name)
         its = self.instance_types(np_name) if np is not None else None
         if np is None or its is None:
-            self.blocked(sn, f"NodePool not found (NodePool={np_name})")
+            self.blocked(sn, reasonwords.nodepool_not_found(self.s.core, np_name))
             return None
         it = its.get(sn.labels.get(INSTANCE_TYPE, ""))
         if it is None and self.s.core.instance_type_drift == "none":

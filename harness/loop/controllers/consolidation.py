@@ -24,8 +24,9 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 
+from harness.loop import reasonwords
 from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
-from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster, sentence
+from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster
 from harness.loop.controllers.simulate import CandidateDeleting, SimResult
 from harness.loop.scheduling import PlannedClaim, offering_compatible
 from harness.model.requirements import IN, Requirement, Requirements
@@ -196,7 +197,7 @@ class Consolidation:
         if c.is_empty():
             return False
         if spec.consolidation_policy == WHEN_EMPTY:
-            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation policy WhenEmpty, but node is not empty')
+            view.unconsolidatable(c, reasonwords.when_empty_not_empty(view.s.core, c.nodepool_name))
             return False
         if spec.consolidation_policy == BALANCED:
             return False                       # balanced scoring is not modeled
@@ -224,7 +225,7 @@ class Consolidation:
             return None
         if not res.all_non_pending_scheduled():
             if single:
-                view.unconsolidatable(cands[0], sentence(res.non_pending_errors()))
+                view.unconsolidatable(cands[0], reasonwords.scheduling_errors(view.s.core, res.non_pending_errors()))
             return None
         if not res.new_claims:
             return Proposal(self.method, self.reason, cands, [], res)
