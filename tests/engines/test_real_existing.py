@@ -10,9 +10,10 @@ import pytest
 
 import fakeazure
 from harness.backends.embedded import EmbeddedBackend
+from harness.loop.result import NodeClassResult
 from harness.model.profile import load_profile
 from harness.runner.engines.real.existing import (_instance_type, apply_object, hold_disruption, managed_nodeclaim,
-                                                  restore_disruption, vm_name_of)
+                                                  restore_disruption, unready_nodepool, vm_name_of)
 
 UPSTREAM = load_profile("upstream")
 
@@ -313,3 +314,31 @@ def test_the_kubelet_stand_in_ends_a_terminating_pod_once_its_containers_stopped
     assert deleted == ["quick"]
     finish_terminating_pods(cluster, pods[1:], now + 60)
     assert deleted == ["quick", "slow"]
+
+
+def _pool(conditions, api="karpenter.sh/v1"):
+    return {"apiVersion": api, "kind": "NodePool", "metadata": {"name": "default"},
+            "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass",
+                                                             "name": "default"}}}},
+            "status": {"conditions": conditions}}
+
+
+def test_a_nodepool_whose_class_was_refused_fails_the_seeding_naming_the_release():
+    """Provider v0.7.5 serves AKSNodeClass v1alpha2 only: a v1beta1 one is refused, core v1.0.6's readiness
+    controller says NodeClassNotFound, and a seeded NodeClaim's launch deletes it - said at once, not
+    after the seeding's 90 s timeout."""
+    pool = _pool([{"type": "Ready", "status": "False", "reason": "UnhealthyDependents"},
+                  {"type": "NodeClassReady", "status": "False", "reason": "NodeClassNotFound",
+                   "message": "NodeClass not found on cluster"},
+                  {"type": "ValidationSucceeded", "status": "True"}])
+    refused = {"default": NodeClassResult("default", accepted=False, message='no matches for kind "AKSNodeClass" '
+                                          'in version "karpenter.azure.com/v1beta1"')}
+    assert unready_nodepool(pool, refused, "v0.7.5") == (
+        "NodePool 'default' is not Ready at v0.7.5 (NodeClassReady NodeClassNotFound: NodeClass not found on "
+        "cluster): its AKSNodeClass 'default' was refused: no matches for kind \"AKSNodeClass\" in version "
+        "\"karpenter.azure.com/v1beta1\"; a NodeClaim of it cannot launch, so none exists to seed")
+
+
+def test_a_ready_nodepool_and_a_v1beta1_one_without_conditions_seed():
+    assert unready_nodepool(_pool([{"type": "Ready", "status": "True"}]), {}, "v1.14.2") is None
+    assert unready_nodepool(_pool([], api="karpenter.sh/v1beta1"), {}, "v0.5.1") is None

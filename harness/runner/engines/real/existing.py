@@ -19,6 +19,7 @@ from harness.model.apiversions import to_model_version
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
+from harness.runner.engines.real.observe import nodepool_decided
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 # the disruption taint a deleting entry's Node carries, by the NodeClaim's version (core v1.0 pkg/apis/v1/
@@ -460,18 +461,22 @@ def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | N
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
 
     def hashed() -> dict | bool | None:
-        """The NodePool once core's nodepool.hash controller has stamped its drift hash; True once the
-        controller has exited."""
+        """The NodePool once core's nodepool.hash controller has stamped its drift hash and its readiness
+        is decided (observe.nodepool_decided); True once the controller has exited."""
         if run.controller_exited():
             return True
         np = cluster.get("NodePool", entry["nodePool"])
-        return np if np is not None and HASH in (np["metadata"].get("annotations") or {}) else None
+        return np if np is not None and HASH in (np["metadata"].get("annotations") or {}) \
+            and nodepool_decided(np) else None
     nodepool = wait_for(hashed)
     if nodepool is True:
         return None
     if nodepool is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: NodePool {entry['nodePool']!r} got no {HASH} "
-                           f"annotation in {SEED_TIMEOUT:.0f}s")
+                           f"annotation or readiness in {SEED_TIMEOUT:.0f}s")
+    unready = unready_nodepool(nodepool, run.observer.nodeclasses, run.profile.name)
+    if unready is not None:
+        raise RuntimeError(f"given.existingNodes[{index}].nodePool: {unready}")
     it = _instance_type(skus, entry["instanceType"], run.fake.region, run.profile, run.fake.region_prices(run.fake.region))
     daemonsets = [m.obj for m in run.scenario.manifests if m.obj.get("kind") == "DaemonSet"]
     nc = managed_nodeclaim(entry, index, nodepool, run.profile, [it] if it is not None else [], daemonsets)
@@ -493,6 +498,32 @@ def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | N
     # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
     with run.fake.faults_held(names=[vm]):
         return _launch_seeded(run, entry, index, nc, unregistered, uninitialized)
+
+
+def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | None:
+    """Why a NodeClaim of `nodepool` cannot be what a cluster at `release` holds, or None when the NodePool
+    is Ready (a karpenter.sh/v1beta1 one has no conditions: observe.nodepool_decided). The cluster a
+    scenario starts from cannot hold a NodeClaim of a NodePool that is not Ready: its launch resolves the
+    NodePool's class first, and a class not found fails it as insufficient capacity and deletes the
+    NodeClaim (github.com/Azure/karpenter-provider-azure v0.7.5 pkg/cloudprovider/cloudprovider.go Create;
+    sigs.k8s.io/karpenter v1.0.6 pkg/controllers/nodeclaim/lifecycle/launch.go launchNodeClaim), so the
+    seeding would only wait out its timeout. The simulation's seeding refuses it too
+    (harness/loop/controllers/seed.py: "no Ready NodePool").
+    `nodeclasses`: the run's AKSNodeClass results by name (a refused one says why it is missing)."""
+    conds = {c["type"]: c for c in (nodepool.get("status") or {}).get("conditions") or []}
+    if conds.get("Ready", {}).get("status") == "True" or \
+            (not conds and str(nodepool.get("apiVersion") or "").endswith("/v1beta1")):
+        return None
+    name = nodepool["metadata"]["name"]
+    why = "; ".join(f"{t} {c.get('reason') or c.get('status')}: {c.get('message')}" if c.get("message") else
+                    f"{t} {c.get('reason') or c.get('status')}"
+                    for t, c in sorted(conds.items()) if t != "Ready" and c.get("status") == "False")
+    out = f"NodePool {name!r} is not Ready at {release} ({why or 'Ready ' + str(conds.get('Ready', {}).get('status'))})"
+    ref = (((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+    refused = nodeclasses.get(ref.get("name"))
+    if refused is not None and not refused.accepted:
+        out += f": its AKSNodeClass {ref.get('name')!r} was refused: {refused.message}"
+    return out + "; a NodeClaim of it cannot launch, so none exists to seed"
 
 
 def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
