@@ -20,11 +20,13 @@ dials the host port and pumps bytes both ways (TLS passes through end to end).
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import queue
 import shlex
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +53,21 @@ def sandbox_available() -> tuple[bool, str]:
     if r.returncode != 0:
         return False, f"cannot create namespaces for the controller's sandbox: {r.stderr.strip()[:200]}"
     return True, ""
+
+
+def _bind_once_up(s: socket.socket, port: int, wait: float = 10.0) -> None:
+    """Bind 127.0.0.1:`port` in a new namespace, whose loopback the sandbox's own script brings up
+    (`ip link set lo up`) a moment after the namespace exists: until then the bind fails with
+    EADDRNOTAVAIL, which a loaded machine makes last long enough to meet."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            s.bind(("127.0.0.1", port))
+            return
+        except OSError as e:
+            if e.errno != errno.EADDRNOTAVAIL or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _unshare_prefix() -> list[str]:
@@ -113,7 +130,6 @@ class Sandbox:
     def _netns_fd(self) -> int:
         """The namespace of the (still waiting) child; unshare has created it once its own child
         `sh` runs, i.e. once /proc/<pid>/ns/net differs from ours."""
-        import time
         mine = os.stat("/proc/self/ns/net").st_ino
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -142,7 +158,7 @@ class Sandbox:
                 for fw in self.forwards:
                     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    s.bind(("127.0.0.1", fw.port))
+                    _bind_once_up(s, fw.port)
                     s.listen(64)
                     s.settimeout(0.2)
                     self._listeners.append(s)

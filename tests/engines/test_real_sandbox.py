@@ -106,3 +106,44 @@ def test_azure_public_host_names_reach_the_fake_and_nothing_else(tmp_path):
     assert "fake 200 prices.azure.com" in out and "fake 200 management.azure.com" in out, out
     assert "unreachable login.microsoftonline.com" in out and "unreachable example.com" in out, out
     assert "unreachable address" in out, out
+
+
+def test_a_forward_waits_for_the_namespace_loopback_to_come_up():
+    """The sandbox's script brings `lo` up a moment after the namespace exists; a listener opened in that
+    moment waits for it instead of failing with EADDRNOTAVAIL (seen under load as "cannot listen inside
+    the sandbox: [Errno 99] Cannot assign requested address")."""
+    import ctypes
+    import os
+    import subprocess
+    import time
+
+    from harness.backends import sandbox as sb
+    child = subprocess.Popen(["unshare", "--net", "sh", "-c", "sleep 0.3 && ip link set lo up && sleep 5"])
+    try:
+        mine = os.stat("/proc/self/ns/net").st_ino
+        deadline = time.monotonic() + 5
+        while os.stat(f"/proc/{child.pid}/ns/net").st_ino == mine and time.monotonic() < deadline:
+            time.sleep(0.01)
+        fd = os.open(f"/proc/{child.pid}/ns/net", os.O_RDONLY)
+        out = {}
+
+        def inside():
+            try:
+                if sb._libc.setns(fd, sb.CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns")
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sb._bind_once_up(s, free_port())
+                out["bound"] = s.getsockname()
+                s.close()
+            except OSError as e:
+                out["error"] = e
+            finally:
+                os.close(fd)
+
+        t = threading.Thread(target=inside)
+        t.start()
+        t.join(10)
+        assert out.get("bound", ("",))[0] == "127.0.0.1", out
+    finally:
+        child.kill()
+        child.wait()
