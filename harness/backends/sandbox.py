@@ -57,8 +57,9 @@ def sandbox_available() -> tuple[bool, str]:
 
 def _bind_once_up(s: socket.socket, port: int, wait: float = 10.0) -> None:
     """Bind 127.0.0.1:`port` in a new namespace, whose loopback the sandbox's own script brings up
-    (`ip link set lo up`) a moment after the namespace exists: until then the bind fails with
-    EADDRNOTAVAIL, which a loaded machine makes last long enough to meet."""
+    (`ip link set lo up`) a moment after the namespace exists. A fuzz run on a loaded machine once failed
+    here with EADDRNOTAVAIL; a bind while lo is still down succeeds on this kernel, so the window is
+    presumably lo's bringing up itself (not reproduced): the bind is retried for `wait` seconds."""
     deadline = time.monotonic() + wait
     while True:
         try:

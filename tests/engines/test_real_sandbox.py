@@ -110,8 +110,8 @@ def test_azure_public_host_names_reach_the_fake_and_nothing_else(tmp_path):
 
 def test_a_forward_waits_for_the_namespace_loopback_to_come_up():
     """The sandbox's script brings `lo` up a moment after the namespace exists; a listener opened in that
-    moment waits for it instead of failing with EADDRNOTAVAIL (seen under load as "cannot listen inside
-    the sandbox: [Errno 99] Cannot assign requested address")."""
+    moment binds (retrying EADDRNOTAVAIL, seen once under load as "cannot listen inside the sandbox:
+    [Errno 99] Cannot assign requested address", not reproduced here)."""
     import ctypes
     import os
     import subprocess
