@@ -162,8 +162,9 @@ class TiePicker:
     """Picks one of several equally good domains where core picks by Go map iteration order
     (nextDomainTopologySpread's `for domain := range t.domains`, Requirement.Values() =
     sets.UnsortedList(), nextDomainAffinity's bootstrap): upstream chooses at random. We choose
-    with the run's seed: a hash of (seed, pod, group, candidates), so the same question always gets
-    the same answer within a run, a different seed can answer differently, and the answer does not
+    with the run's seed: a hash of (seed, pod, node, group, candidates), so the same question always
+    gets the same answer within a run, a different seed can answer differently, a pod asked about
+    two NodeClaims gets two independent answers as in core, and the answer does not
     depend on how often or in which order the scheduler asks (its claim scan skips claims it knows
     will fail, harness/loop/scheduling.py Scheduler._scan). With `seed=None` the smallest name wins
     (unit tests)."""
@@ -793,7 +794,12 @@ class Topology:
         reqs = node_reqs
         copied = False
         touched: list[str] = []
+        # A tie is asked per (pod, node): core draws a fresh map order on every TopologyGroup.Get,
+        # so a pod refused by an in-flight claim can win the tie on the next claim it tries.
+        host = node_reqs[HOSTNAME] if HOSTNAME in node_reqs else None
         pkey = self.pod_key(pod)
+        if host is not None and not host.complement and len(host.values) == 1:
+            pkey = f"{pkey}@{next(iter(host.values))}"
         entry = self._pod_entry(pod)
         for g, selects in zip(entry.groups, entry.selects):
             key = g.key

@@ -146,21 +146,24 @@ def digest(fp: dict) -> str:
 # recorded from the scheduler before the issue-16 optimizations (harness/loop/scheduling.py and
 # topology.py as of commit 6d893d0), re-recorded once when topology became core's (issue 22: ties picked
 # with the seed instead of by name, spread node filters, affinity bootstrapping on the first domain only,
-# Requirements.Compatible after AddRequirements); test_the_claim_index_changes_no_result re-checks the
-# optimizations against the unindexed scan on the new behavior
+# Requirements.Compatible after AddRequirements), and again when a tie became a question per (pod, node)
+# (core draws a new map order on each TopologyGroup.Get: 9 of the 13 cases moved; the claim count in four: diverse-300 20 -> 19, diverse-1000 64 -> 66, mixed-800 37 -> 40,
+# diverse-2000 143 -> 154);
+# test_the_claim_index_changes_no_result re-checks the optimizations against the unindexed scan on the
+# new behavior
 EXPECTED = {
     ('generic', 300, 1): "cc93b330499e0d7e",
-    ('diverse', 300, 2): "7698fe73769c46c6",
-    ('diverse', 500, 3): "5d12ecde8c6c0537",
-    ('mixed', 300, 4): "f5aa1275474b72cb",
-    ('mixed', 400, 5): "cff7a86869dc25f7",
+    ('diverse', 300, 2): "194dddc44db4a928",
+    ('diverse', 500, 3): "94fd415d712cd66a",
+    ('mixed', 300, 4): "c8736cd79566984d",
+    ('mixed', 400, 5): "3a3008ef9c671471",
     ('generic', 1500, 6): "9765339c0cbcabf7",
-    ('diverse', 1000, 7): "2329ea1af7f33aa0",
-    ('mixed', 800, 8): "71d1d7146c060ffa",
-    ('volumes', 300, 9): "7a38b49da99e2bb6",
+    ('diverse', 1000, 7): "0f50a023bb61cbb4",
+    ('mixed', 800, 8): "17889dbd13612978",
+    ('volumes', 300, 9): "8ff7c2f1c5e9e92b",
     ('volumes', 600, 10): "c3937c1419670ef4",
-    ('diverse', 2000, 11): "d37da11fff00d9cf",
-    ('mixed', 1500, 12): "cdbae910758726cf",
+    ('diverse', 2000, 11): "4bfc5d6fc2d60eaa",
+    ('mixed', 1500, 12): "b575bba183af91ca",
     ('volumes', 1200, 13): "9d850854c816610b",
 }
 

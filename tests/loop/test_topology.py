@@ -90,6 +90,31 @@ def test_ties_are_picked_with_the_seed_and_the_same_question_gets_the_same_answe
     assert first == g.next_domain(True, exists(Z), exists(Z), "default/p") and len(first) == 1
 
 
+
+def test_a_tie_is_drawn_anew_for_each_node_the_pod_is_tried_on():
+    """Core draws a fresh Go map order on every TopologyGroup.Get (v1.14.0 topologygroup.go), so a pod
+    that drew an unusable zone on an in-flight NodeClaim can draw another on the next one it is tried
+    on (fuzz-00753375cd): the question is (pod, node); one node asked twice gets one answer."""
+    from harness.loop.topology import Topology
+    from harness.model.semantics import semantics_for
+
+    sem = semantics_for("upstream")
+    spread = [{"maxSkew": 2, "topologyKey": Z, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "a"}}}]
+    pod = PodView({"metadata": {"name": "p", "namespace": "default", "labels": {"app": "a"}},
+                   "spec": {"containers": [{"name": "c"}], "topologySpreadConstraints": spread}}, 1)
+    zones = {"0", "z-1", "z-2", "z-3"}
+
+    def zone_on(seed, host):
+        topo = Topology({Z: zones}, {}, [], sem=sem, seed=seed)
+        topo.prepare([pod])
+        out = topo.add_requirements(pod, pod.requirements(sem, strict=True), Requirements([in_(H, host)]),
+                                    allow_undefined=frozenset({Z}))
+        return next(iter(out[Z].values))
+
+    assert all(zone_on(s, "claim-1") == zone_on(s, "claim-1") for s in range(8))
+    assert any(zone_on(s, "claim-1") != zone_on(s, "claim-2") for s in range(8))
+
 def test_self_affinity_on_hostname_opens_only_the_first_domain():
     """nextDomainAffinity's hostname special case (core v1.14.0 topologygroup.go): a self-selecting pod may
     open a new hostname only while no pod it may join exists (anyCompatiblePodDomain); then only that one."""
