@@ -208,8 +208,10 @@ def compare(sim, real, alternatives=()) -> dict:
             for d in pair["differences"]]}
         entry["zonesRelabeled"] = True
     entry.update(pair)
-    views = {digest(outcome_view(s.final)) for s in samples}
-    entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
+    views = [digest(outcome_view(s.final)) for s in samples]
+    entry["simRuns"], entry["simOutcomes"] = len(samples), len(set(views))
+    if len(samples) > 1:
+        entry["simUnseen"] = unseen_share(views)
     entry["simSeed"] = chosen.result.seed
     # the timing races the chosen run turned on (harness/loop/races.py): the scenario's replay adds them
     own = sim.scenario.given.get("loop") or {}
@@ -218,6 +220,16 @@ def compare(sim, real, alternatives=()) -> dict:
         entry["simRaces"] = added
     entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
     return entry
+
+
+def unseen_share(views: list[str]) -> float:
+    """How likely one more run's outcome is one the runs did not meet: the share of runs whose outcome
+    they met exactly once (the Good-Turing estimate of the unseen mass). Near 1 the outcome set is far
+    from complete: a real outcome outside it says little about the model (docs/engines/fuzzer.md)."""
+    counts: dict[str, int] = {}
+    for v in views:
+        counts[v] = counts.get(v, 0) + 1
+    return round(sum(1 for c in counts.values() if c == 1) / len(views), 2)
 
 
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:
@@ -239,7 +251,9 @@ def status_text(e: dict) -> str:
     if s == "agree" and at:
         return f"agree{at}"
     if s in ("explained", "unexplained") and e.get("simRuns", 1) > 1:
-        return f"{s} (none of {e['simOutcomes']} outcomes in {e['simRuns']} runs)"
+        unseen = (f"; {e['simUnseen']:.0%} of the runs reached an outcome no other run reached"
+                  if e.get("simUnseen") is not None else "")
+        return f"{s} (none of {e['simOutcomes']} outcomes in {e['simRuns']} runs{unseen})"
     return s
 
 
