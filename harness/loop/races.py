@@ -17,17 +17,17 @@ class Race:
     key: str        # given.loop key
     calm: object    # the value a scenario runs with when it does not set the key
     racing: object  # the value that makes the race a seeded choice
-    # a value whose outcomes the racing one reaches only by a rare draw, explored on its own as well
-    # (`alone`); None: the racing value reaches every outcome of the race on its own draws
+    # a value the conformance judge also explores on its own, every other race calm (`alone`), for outcomes
+    # the mixed draws reach only rarely; None: none
     alone: object = None
 
 
 RACES = (
     # a launch's Nodes turn Ready one at a time, kube-scheduler binding after each, and Karpenter's
     # provisioner may run a round between two of them (simulation.py _lifecycle_staggered, _round_mid_launch)
-    # `spread` is `staggered` with a seeded round between two Nodes: a spread run reaches a staggered outcome
-    # only when no round is drawn, one run in 2^(n-1) for a launch of n Nodes while a pod stays pending
-    # (fuzz-aa6b692c6f: its real outcome is staggered seed 37's; spread met it in none of 1200 raced runs)
+    # alone, staggered: past its first runs an exploration turns each race on in half its runs, so
+    # nodesReady with every other race calm is one run in 32, and a spread run adds its seeded rounds
+    # (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml: staggered seed 37's outcome, met in none of 1200 raced runs)
     Race("nodesReady", "together", "spread", alone="staggered"),
     # each workload of an apply after the first reaches the provisioner before or after its first round
     # (controllers/workloads.py Workloads.late, simulation.py _arrive_late)

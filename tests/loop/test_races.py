@@ -34,7 +34,7 @@ def test_later_runs_draw_a_seeded_subset_and_never_a_key_the_scenario_sets():
     assert [r.key for r in races.open_races(pinned)] == ["podsArrive", "controllerPods", "launches"]
 
 
-def test_a_value_the_racing_draws_reach_rarely_is_explored_alone_unless_the_scenario_sets_the_race():
-    # spread reaches a staggered outcome only when it draws no round between Nodes (fuzz-aa6b692c6f)
+def test_a_race_named_alone_is_explored_on_its_own_unless_the_scenario_sets_it():
+    # nodesReady with every other race calm (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml)
     assert races.alone({}) == [{"nodesReady": "staggered"}]
     assert races.alone({"nodesReady": "spread"}) == []
