@@ -311,7 +311,7 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
             raced = simulate(same, profile, kubernetes_version, explore=explore * RACES_FACTOR, races=True)
             alternatives = samples_of(raced)
             entry = compare(explored, real, alternatives=alternatives)
-            # a race's value the racing draws reach only rarely, on its own under as many seeds
+            # each race's `alone` value with every other race calm, under as many seeds
             for loop in loop_races.alone(same.given.get("loop") or {}):
                 if entry["status"] == "agree":
                     break
