@@ -27,7 +27,7 @@ RACES = (
     # provisioner may run a round between two of them (simulation.py _lifecycle_staggered, _round_mid_launch)
     # alone, staggered: past its first runs an exploration turns each race on in half its runs, so
     # nodesReady with every other race calm is one run in 32, and a spread run adds its seeded rounds
-    # (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml: staggered seed 37's outcome, met in none of 1200 raced runs)
+    # (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml: its binding, met in no raced run of 1200; docs/races.md)
     Race("nodesReady", "together", "spread", alone="staggered"),
     # each workload of an apply after the first reaches the provisioner before or after its first round
     # (controllers/workloads.py Workloads.late, simulation.py _arrive_late)
