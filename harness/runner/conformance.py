@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
+from harness.loop import races as loop_races
 from harness.model.knobrelease import knob_release
 from harness.runner.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
@@ -193,7 +194,7 @@ def compare(sim, real, alternatives=()) -> dict:
         entry["status"] = "skipped"
         return entry
     # each sample as one run (an exploration's runs keep their own verdicts)
-    samples = list(sim.exploration.outcomes) if sim.exploration is not None else [sim]
+    samples = samples_of(sim)
     samples += list(alternatives)
     pairs = [(s, _pair(s, real)) for s in samples]
     agreeing = [(s, p) for s, p in pairs if not p["differences"] and verdict(s) == verdict(real)]
@@ -208,8 +209,10 @@ def compare(sim, real, alternatives=()) -> dict:
             for d in pair["differences"]]}
         entry["zonesRelabeled"] = True
     entry.update(pair)
-    views = {digest(outcome_view(s.final)) for s in samples}
-    entry["simRuns"], entry["simOutcomes"] = len(samples), len(views)
+    views = [digest(outcome_view(s.final)) for s in samples]
+    entry["simRuns"], entry["simOutcomes"] = len(samples), len(set(views))
+    if len(samples) > 1:
+        entry["simUnseen"] = unseen_share(views)
     entry["simSeed"] = chosen.result.seed
     # the timing races the chosen run turned on (harness/loop/races.py): the scenario's replay adds them
     own = sim.scenario.given.get("loop") or {}
@@ -218,6 +221,16 @@ def compare(sim, real, alternatives=()) -> dict:
         entry["simRaces"] = added
     entry["status"] = "agree" if agreeing else ("explained" if entry["explanation"] else "unexplained")
     return entry
+
+
+def unseen_share(views: list[str]) -> float:
+    """How likely one more run's outcome is one the runs did not meet: the share of runs whose outcome
+    they met exactly once (the Good-Turing estimate of the unseen mass). Near 1 the outcome set is far
+    from complete: a real outcome outside it says little about the model (docs/engines/fuzzer.md)."""
+    counts: dict[str, int] = {}
+    for v in views:
+        counts[v] = counts.get(v, 0) + 1
+    return round(sum(1 for c in counts.values() if c == 1) / len(views), 2)
 
 
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:
@@ -239,7 +252,9 @@ def status_text(e: dict) -> str:
     if s == "agree" and at:
         return f"agree{at}"
     if s in ("explained", "unexplained") and e.get("simRuns", 1) > 1:
-        return f"{s} (none of {e['simOutcomes']} outcomes in {e['simRuns']} runs)"
+        unseen = (f"; {e['simUnseen']:.0%} of the runs reached an outcome no other run reached"
+                  if e.get("simUnseen") is not None else "")
+        return f"{s} (none of {e['simOutcomes']} outcomes in {e['simRuns']} runs{unseen})"
     return s
 
 
@@ -267,7 +282,8 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
           explore: int = EXPLORE_ON_DIFFERENCE) -> dict:
     """The report's entry for a real run: compared with the simulation under the scenario's seed and,
     when that differs, with its outcome set under `explore` seeds (harness/runner/explore.py), then
-    under `explore * RACES_FACTOR` runs that also vary the timing races (harness/loop/races.py). Both
+    under `explore * RACES_FACTOR` runs that also vary the timing races (harness/loop/races.py), then
+    with each race's `alone` value set (nodesReady: staggered) under as many seeds. Both
     sides are compared where the real run ended: after its last step, or, when it stopped early (a
     step it cannot play), with the simulation of the steps it played (`compared` says which). A step the
     run's state did not allow (StepFailed: the simulation meets it too) is no early stop."""
@@ -293,11 +309,25 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
             # plans again, VMs register after its next round, pods arrive after its first, a Deployment's pods
             # after the bare Pods applied with it. Their outcomes are the real run's to reach too
             raced = simulate(same, profile, kubernetes_version, explore=explore * RACES_FACTOR, races=True)
-            entry = compare(explored, real, alternatives=raced.exploration.outcomes if raced.exploration else [raced])
+            alternatives = samples_of(raced)
+            entry = compare(explored, real, alternatives=alternatives)
+            # each race's `alone` value with every other race calm, under as many seeds
+            for loop in loop_races.alone(same.given.get("loop") or {}):
+                if entry["status"] == "agree":
+                    break
+                given = {**same.given, "loop": {**(same.given.get("loop") or {}), **loop}}
+                alternatives += samples_of(simulate(dataclasses.replace(same, given=given), profile,
+                                                    kubernetes_version, explore=explore * RACES_FACTOR))
+                entry = compare(explored, real, alternatives=alternatives)
     entry["simulated"], entry["simDigest"] = verdict(sim), sim_digest(sim)     # the whole scenario's
     if same is not scenario:
         entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"
     return entry
+
+
+def samples_of(sim) -> list:
+    """An exploration's runs, or the one run."""
+    return list(sim.exploration.outcomes) if sim.exploration is not None else [sim]
 
 
 def _at_real_horizon(scenario, real):

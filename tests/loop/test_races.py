@@ -14,7 +14,7 @@ def test_every_race_is_a_given_loop_option_whose_racing_value_the_schema_takes()
     for r in races.RACES:
         assert r.key in loop, r.key
         if "enum" in loop[r.key]:
-            assert {r.calm, r.racing} <= set(loop[r.key]["enum"]), r.key
+            assert {r.calm, r.racing} | ({r.alone} if r.alone is not None else set()) <= set(loop[r.key]["enum"]), r.key
 
 
 def test_run_zero_is_the_scenario_run_one_all_races_then_each_alone():
@@ -32,3 +32,9 @@ def test_later_runs_draw_a_seeded_subset_and_never_a_key_the_scenario_sets():
     for k in range(30):
         assert not set(races.draw(pinned, k, k)) & set(pinned)
     assert [r.key for r in races.open_races(pinned)] == ["podsArrive", "controllerPods", "launches"]
+
+
+def test_a_race_named_alone_is_explored_on_its_own_unless_the_scenario_sets_it():
+    # nodesReady with every other race calm (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml)
+    assert races.alone({}) == [{"nodesReady": "staggered"}]
+    assert races.alone({"nodesReady": "spread"}) == []
