@@ -214,16 +214,25 @@ POD_CASES = {
 }
 
 
-def _pod_outcome(cluster, spec: dict):
+def _created(cluster, spec: dict, view):
+    """`view` of the Pod the cluster stored from `spec` (then deleted), or its refusal."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
            "spec": {"containers": [{"name": "c", "image": "registry.invalid/pause"}], **spec}}
     try:
         made = cluster.create(pod)
     except APIRejected as e:
         return e.status, e.reason, e.message
-    cluster.delete("Pod", "p", "default")
-    s = made["spec"]
-    return "accepted", s.get("overhead"), s.get("nodeSelector"), s.get("tolerations")
+    try:
+        return view(made)
+    finally:
+        cluster.delete("Pod", "p", "default")
+
+
+def _pod_outcome(cluster, spec: dict):
+    def view(made):
+        s = made["spec"]
+        return "accepted", s.get("overhead"), s.get("nodeSelector"), s.get("tolerations")
+    return _created(cluster, spec, view)
 
 
 @pytest.mark.parametrize("case", sorted(POD_CASES))
@@ -289,16 +298,7 @@ def _stored_spec(made: dict) -> dict:
 
 
 def _defaulted(cluster, spec: dict):
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-           "spec": {"containers": [{"name": "c", "image": "registry.invalid/pause"}], **spec}}
-    try:
-        made = cluster.create(pod)
-    except APIRejected as e:
-        return e.status, e.reason, e.message
-    try:
-        return _stored_spec(made)
-    finally:
-        cluster.delete("Pod", "p", "default")
+    return _created(cluster, spec, _stored_spec)
 
 
 @pytest.mark.parametrize("case", sorted(DEFAULTED_CASES))
