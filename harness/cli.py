@@ -161,8 +161,6 @@ def cmd_run(args) -> int:
     except SourceError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
-    from harness.runner.notices import print_notices
-    print_notices(scenarios, sys.stderr)          # what the results below do not account for
     if args.provider_git or args.provider_ref:    # (before the selection: a release ref picks its profile)
         why = _choose_provider(args)
         if why:
@@ -172,6 +170,9 @@ def cmd_run(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from harness.runner.notices import print_notices
+    # what the results below do not account for: the selected scenarios' notices, not every loaded file's
+    print_notices(list({id(sc): sc for sc, _ in jobs}.values()), sys.stderr)
     from harness.runner.selection import version_notices
     for text in version_notices(args.profile):      # a version the harness has no profile for: say so, loudly
         print(f"WARNING: {text}", file=sys.stderr)
