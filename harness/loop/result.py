@@ -166,6 +166,11 @@ class RunResult:
     # the core behaviours this run answered with v1.14.0's although the release's core differs, by name,
     # for what the run touched (harness.model.corebehaviour CoreBehaviour.notices)
     core_notices: list[str] = field(default_factory=list)
+    # the core switches whose value differs from the newest core's that the loop read, in first-read order
+    # (harness.model.corebehaviour SwitchValues): the candidates harness/runner/deciding.py flips
+    core_consulted: list[str] = field(default_factory=list)
+    # every decision the loop took, with its reason, in order (harness/loop/decisions.py)
+    decisions: list = field(default_factory=list)
     dropped_skus: dict[str, str] = field(default_factory=dict)
     nodepools: dict[str, NodePoolResult] = field(default_factory=dict)
     nodeclasses: dict[str, NodeClassResult] = field(default_factory=dict)

@@ -590,6 +590,7 @@ class Simulation:
         self.templates()
         result.unavailable_offerings = self.unavailable.snapshot()
         result.core_notices = self.state.core.notices(touched_scopes(self.state))
+        result.core_consulted = list(self.state.core.consulted())
         if hasattr(self.fake, "snapshot"):
             result.azure = self.fake.snapshot()
             result.azure["request_log"] = request_log(self.fake)

@@ -70,6 +70,27 @@ def release_values(core_version: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+class SwitchValues(dict):
+    """A profile's switch values that remember which of them, differing from the newest core's, the loop
+    read: all of them (`consulted`, for harness/runner/deciding.py's counterfactual runs) and those read
+    since the last decision was recorded (`recent`, harness/loop/decisions.py). One dict lookup and, for a
+    differing switch only, two dict stores per read."""
+
+    __slots__ = ("differing", "recent", "consulted")
+
+    def __init__(self, values: dict, newest: dict):
+        super().__init__(values)
+        self.differing = frozenset(k for k, v in values.items() if k in newest and newest[k] != v)
+        self.recent: dict[str, None] = {}
+        self.consulted: dict[str, None] = {}
+
+    def __getitem__(self, key: str):
+        if key in self.differing:
+            self.recent[key] = None
+            self.consulted[key] = None
+        return dict.__getitem__(self, key)
+
+
 @dataclass(frozen=True)
 class CoreBehaviour:
     """The core behaviour switches of one profile (values it lacks are the newest core's)."""
@@ -83,12 +104,27 @@ class CoreBehaviour:
     @staticmethod
     def of(profile: Profile) -> "CoreBehaviour":
         core = profile.raw.get("core") or {}
-        values = {**newest_values(), **(core.get("behaviour") or {})}
+        newest = newest_values()
+        values = SwitchValues({**newest, **(core.get("behaviour") or {})}, newest)
         version = str(core.get("version") or core_spec()["newest"])
         reference = None
         if (profile.raw.get("release") or {}).get("policy"):
             reference = release_values(version.split(" ", 1)[0])
         return CoreBehaviour(version, values, profile.name, reference)
+
+    # -- which differing switches the loop read ------------------------------------------------------
+    def take_reads(self) -> tuple[str, ...]:
+        """The differing switches read since the last call (each decision names those it read)."""
+        recent = getattr(self.values, "recent", None)
+        if not recent:
+            return ()
+        out = tuple(recent)
+        recent.clear()
+        return out
+
+    def consulted(self) -> tuple[str, ...]:
+        """Every differing switch the run read, in first-read order."""
+        return tuple(getattr(self.values, "consulted", ()))
 
     # -- the switches the loop implements ------------------------------------------------------------
     @property

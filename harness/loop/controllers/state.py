@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.backends.base import ADMIN, APIRejected, Cluster
 from harness.loop.azure import AzureProvider, Launched
 from harness.loop.clock import SimClock
+from harness.loop.decisions import DecisionLog
 from harness.loop.disruptionstate import ClaimDisruption, DisruptionRun, Nominations, Recorder
 from harness.loop.pods import PodView
 from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
@@ -103,6 +104,9 @@ class LoopState:
         self.nodepool_order_rng = random.Random(f"nodepool-order-{cfg.seed}")  # single-node's NodePool interleave
         self.candidate_order_rng = random.Random(f"candidates-{cfg.seed}")  # consolidation's order among tied candidates
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
+        # every decision with its reason (harness/loop/decisions.py): controllers call `decide`
+        self.decisions = DecisionLog(clock, self.core, self.result.decisions)
+        self.decide = self.decisions.decide
         self.disruption.recorder = Recorder(self)
 
     # -- names and the trace ----------------------------------------------------------------------
