@@ -88,6 +88,7 @@ def _print_across_releases(con, outcomes, verdict) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from harness.runner.deciding import changed_by
     from harness.runner.report import outcome_summary
     by_scenario: dict = {}
     for o in outcomes:
@@ -98,29 +99,42 @@ def _print_across_releases(con, outcomes, verdict) -> None:
         table = Table(title=f"{name} across {len(runs)} profiles: where the outcome changes", title_justify="left")
         for col in ("profile", "release", "result", "outcome", "changed"):
             table.add_column(col, overflow="fold")
-        prev = None
+        prev, prev_o = None, None
         for o in runs:
             summary = outcome_summary(o.final)
             changed = "" if prev is None or summary == prev else "<- changed"
-            table.add_row(Text(o.profile), Text(_release_span(o.final)), Text(verdict(o)), Text(summary), changed)
-            prev = summary
+            if changed:
+                by = changed_by(prev_o, o)
+                changed += f" ({', '.join(by)})" if by else ""
+            table.add_row(Text(o.profile), Text(_release_span(o.final)), Text(verdict(o)), Text(summary), Text(changed))
+            prev, prev_o = summary, o
         con.print(table)
 
 
-def _print_why(con, outcomes, pods: list[str]) -> None:
-    """`harness run --why POD`: the why view of the named pods in every run, or their state."""
+def _print_why(con, outcomes, names: list[str]) -> None:
+    """`harness run --why NAME`: per run, the view of every object each name names (harness/runner/whyobject.py),
+    a pending pod's eliminations per NodePool (harness/loop/why.py) with it."""
+    from harness.runner.whyobject import why_lines
     for o in outcomes:
         con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
-        if o.passed:                           # a failure's report above already holds its why view
-            for w in o.why.values():
-                con.print("\n".join(w.render("  ")), markup=False)
-        explained = {w.pod for w in o.why.values()}
-        for key, p in sorted(o.final.pods.items()):
-            if {key, p.name, p.owner_name} & set(pods) and key not in explained and p.state != "pending":
-                con.print(f"  Pod {key}: {p.state}" + (f" on {p.node}" if p.node else ""), markup=False)
-        named = {n for key, p in o.final.pods.items() for n in (key, p.name, p.owner_name)}
-        for missing in sorted(set(pods) - named):
-            con.print(f"  no pod {missing!r} in this scenario", markup=False)
+        shown: set[str] = set()
+        for name in names:
+            con.print("\n".join("  " + line for line in why_lines(o.final, name)), markup=False)
+            for key, w in o.why.items():
+                p = o.final.pods.get(key)
+                if key not in shown and p is not None and name in (key, p.name, p.owner_name):
+                    shown.add(key)
+                    con.print("\n".join(w.render("    ")), markup=False)
+
+
+def _print_deciding(con, outcomes) -> None:
+    """Per run at a release: the switches and facts that decided its outcome (harness/runner/deciding.py)."""
+    for o in outcomes:
+        lines = o.deciding.render(o.final.started) if o.deciding is not None else []
+        if lines:
+            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}]: what the release "
+                      f"decided ---", markup=False)
+            con.print("\n".join("  " + line for line in lines), markup=False)
 
 
 def _choose_provider(args) -> str | None:
@@ -190,6 +204,8 @@ def cmd_run(args) -> int:
     outcomes, entries = [], []
     if args.report:
         clear(Path(args.report))
+    deciding = args.engine == "simulated" and (args.deciding if args.deciding is not None
+                                               else (len(jobs) <= DETAILS_UP_TO or bool(args.why)))
     t0 = time.monotonic()
     live = args.engine == "real"               # minutes, not milliseconds: a line per run as it ends
     progress = None
@@ -209,6 +225,9 @@ def cmd_run(args) -> int:
             else:
                 # explored if it declares outcomes; a run that raises: ERROR, go on
                 o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
+                if deciding:
+                    from harness.runner.deciding import decide
+                    o.deciding = decide(engine, sc, p, cluster, o)
             outcomes.append(o)
             if args.report:
                 write_run(Path(args.report), o)
@@ -286,6 +305,7 @@ def cmd_run(args) -> int:
         else:
             con.print(failure_text(o, trace=args.trace, labels=args.labels, over_time=args.details or args.trace),
                       markup=False)
+    _print_deciding(con, outcomes)
     if args.why:
         _print_why(con, outcomes, args.why)
     return EXIT_FAILED if failed else EXIT_OK
@@ -663,9 +683,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--labels", action="store_true",
                    help="with what happened: every Node's labels, the writer whose value is on the Node and every "
                         "writer (in --json too)")
-    r.add_argument("--why", action="append", default=[], metavar="POD",
-                   help="for this pod (name, namespace/name or Deployment), which requirement or resource "
-                        "eliminated how many instance types per NodePool (repeatable)")
+    r.add_argument("--why", action="append", default=[], metavar="NAME",
+                   help="why for this object (repeatable): a pod (name, namespace/name or Deployment: where it "
+                        "landed and why, or which requirement or resource eliminated how many instance types per "
+                        "NodePool), a NodeClaim or Node (why launched, kept or disrupted, pass by pass), a NodePool "
+                        "(why chosen or skipped)")
+    r.add_argument("--deciding", action=argparse.BooleanOptionalAction, default=None,
+                   help="at a release profile, name the core switches and provider facts whose value at that release "
+                        "decided the outcome, each at the decision where it acted (counterfactual runs with each set "
+                        "to the newest release's value; docs/deciding.md). Default: on when at most "
+                        f"{DETAILS_UP_TO} runs are selected or --why is given")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
     bi.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")

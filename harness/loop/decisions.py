@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.loop.history import offset_text
+
 # the controllers that decide, in the words the record and the report use
 CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "workloads")
 
@@ -47,14 +49,14 @@ class Decision:
 
     def render(self, start: float | None = None) -> str:
         """`+1m10s disruption candidate-kept NodeClaim/x: <reason>`."""
-        when = format_offset(self.t - start) if start is not None else f"t={self.t:.0f}"
+        when = offset_text(self.t - start) if start is not None else f"t={self.t:.0f}"
         return f"{when} {self.controller} {self.action} {self.subject}: {self.reason}"
 
     def to_json(self, start: float | None = None) -> dict:
         out = {"t": self.t, "controller": self.controller, "action": self.action, "subject": self.subject,
                "reason": self.reason}
         if start is not None:
-            out["offset"] = format_offset(self.t - start)
+            out["offset"] = offset_text(self.t - start)
         if self.related:
             out["related"] = list(self.related)
         if self.switches:
@@ -62,20 +64,6 @@ class Decision:
         if self.data:
             out["data"] = self.data
         return out
-
-
-def format_offset(seconds: float) -> str:
-    """`+0s`, `+1m10s`, `+2h0m5s`: an offset from the run's start as the timeline writes it."""
-    s = int(round(seconds))
-    sign = "-" if s < 0 else "+"
-    s = abs(s)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    if h:
-        return f"{sign}{h}h{m}m{sec}s"
-    if m:
-        return f"{sign}{m}m{sec}s"
-    return f"{sign}{sec}s"
 
 
 class DecisionLog:

@@ -107,6 +107,9 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
     start = o.final.started
     out["disruptions"] = [{**d, "at": Moment.of(d["at"], start).to_json()} if start is not None and d.get("at") else d
                           for d in o.final.disruptions]
+    out["decisions"] = [d.to_json(start) for d in o.final.decisions]
+    if o.deciding is not None:
+        out["deciding"] = o.deciding.to_json(start)
     if o.engine == "real":
         out.update(controller=o.version, hosts=o.hosts)
     return out

@@ -139,6 +139,8 @@ def page_data(o: Outcome) -> dict:
         "timeline": timeline,
         "why": _why(o), "nodeLabels": _labels(labels), "expectations": expectations(o),
         "exploration": _exploration(o), "source": _source(Path(sc.file)),
+        "decisions": [d.to_json(r.started) for d in r.decisions],
+        "deciding": o.deciding.to_json(r.started) if o.deciding is not None else None,
     }
 
 

@@ -65,6 +65,8 @@ class Outcome:
     error: str | None = None       # the run could not finish: `file:line: ...: ExcType: message` (errored)
     # a run under several seeds (harness/runner/explore.py Exploration): the distinct outcomes, their counts
     exploration: object = None
+    # what the release decided (harness/runner/deciding.py Deciding), when asked
+    deciding: object = None
 
     @property
     def final(self) -> RunResult:

@@ -1,0 +1,257 @@
+"""Which release decided: the core switches and provider facts whose value at the run's release, and not the
+newest release's, changed the run's outcome - each named at the decision where it acted.
+
+A run at a release profile reads core switches whose value differs from the newest core's
+(`RunResult.core_consulted`, harness/model/corebehaviour.py SwitchValues) and carries provider facts that differ
+from the newest release's (harness.model.factchange differing_facts). Each is a suspect. The scenario runs again
+on the simulated engine with suspects set to their newest value (`given.knobs`, merged over the profile as
+harness.model.profile.profile_with_knobs does); a suspect decided the outcome when setting it alone changes what
+the run did. What a run did is compared twice: its behaviour (nodes, pods, NodeClaims and disruptions, with
+their times) and its words (events). The first decision where the two records part (harness/loop/decisions.py
+Decision.key) is where the suspect acted. Why it is built this way: docs/architecture/runner.md.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+
+from harness.runner.outcome import digest, outcome_view
+from harness.runner.scenario import Scenario
+
+SINGLE_FLIPS_UP_TO = 8        # suspects tried one by one; more are halved first (group testing)
+
+
+@dataclass
+class Decider:
+    """One switch or fact that decided: what it says at the run's release, whether it changed the run's
+    behaviour or only its words, and where the run and the newest behaviour part."""
+
+    fact: str                        # core.behaviour.<switch> | provider.<...>
+    sentence: str                    # harness.model.factchange FactChange.sentence()
+    effect: str                      # "outcome" | "wording"
+    at: object = None                # the run's decision where the two part (harness.loop.decisions.Decision)
+    instead: object = None           # the decision the newest behaviour took there
+    newest_outcome: str = ""         # the outcome with this switch at its newest value (report.outcome_summary)
+    together: tuple[str, ...] = ()   # other facts it decided with (none of them alone changed the outcome)
+    change: object = field(default=None, repr=False)   # the FactChange
+
+    def to_json(self, start: float | None = None) -> dict:
+        out = {"fact": self.fact, "sentence": self.sentence, "effect": self.effect, "newestOutcome": self.newest_outcome}
+        if self.together:
+            out["together"] = list(self.together)
+        if self.at is not None:
+            out["at"] = self.at.to_json(start)
+        if self.instead is not None:
+            out["instead"] = self.instead.to_json(start)
+        if self.change is not None:
+            ch = self.change
+            out.update({k: getattr(ch, k) for k in ("value", "pr", "next_release", "next_value", "next_pr")
+                        if getattr(ch, k, None) is not None})
+        return out
+
+    def render(self, start: float | None = None) -> list[str]:
+        lines = [self.sentence + ("" if self.effect == "outcome" else " [changes only what events say]")]
+        if self.together:
+            lines.append(f"  together with {', '.join(self.together)} (neither alone changes the outcome)")
+        if self.at is not None:
+            lines.append(f"  decided at {self.at.render(start)}")
+        if self.instead is not None:
+            lines.append(f"  with the newest behaviour: {self.instead.render(start)}")
+        if self.newest_outcome:
+            lines.append(f"  outcome with the newest behaviour: {self.newest_outcome}")
+        return lines
+
+
+@dataclass
+class Deciding:
+    """What decided a run at a release: the deciders, and the suspects that changed nothing."""
+
+    profile: str
+    suspects: list[str] = field(default_factory=list)
+    deciders: list[Decider] = field(default_factory=list)
+    runs: int = 0                    # counterfactual runs made
+    skipped: str | None = None       # why no counterfactual was run
+
+    def to_json(self, start: float | None = None) -> dict:
+        out = {"profile": self.profile, "suspects": self.suspects, "runs": self.runs,
+               "deciders": [d.to_json(start) for d in self.deciders]}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
+
+    def render(self, start: float | None = None) -> list[str]:
+        if self.skipped:
+            return []
+        if not self.deciders:
+            if not self.suspects:
+                return []
+            return [f"the release decided nothing here: its {len(self.suspects)} switch(es) and fact(s) that differ "
+                    f"from the newest release's leave the outcome as it is ({', '.join(_short(s) for s in self.suspects)})"]
+        lines = []
+        for d in self.deciders:
+            lines += d.render(start)
+        return lines
+
+
+def _short(fact: str) -> str:
+    return fact.removeprefix("core.behaviour.")
+
+
+# -- what a run did ------------------------------------------------------------------------------------
+def behaviour_view(r) -> dict:
+    """What the run did, compared between a run and its counterfactual: the final outcome (outcome.py), and
+    when NodeClaims came and went and what disruption did (generated names left out)."""
+    claims = sorted((c.nodepool, round(c.at.get("created", 0.0)), round(c.at.get("deleted", -1.0)), c.launched,
+                     c.deleted or "") for c in r.nodeclaims)
+    disrupted = sorted((d.get("reason"), d.get("method"), d.get("decision"), d.get("nodePool"),
+                        d.get("instanceType"), round(d.get("at") or 0.0)) for d in r.disruptions)
+    pods = sorted((p.owner_name or p.name, p.state) for p in r.pods.values() if p.owner_kind != "DaemonSet")
+    return {"outcome": outcome_view(r), "claims": claims, "disrupted": disrupted, "pods": pods}
+
+
+def words_view(r) -> list:
+    """What the run's events said."""
+    return sorted((e.get("kind"), e.get("reason"), e.get("message")) for e in r.events)
+
+
+def _views(outcome) -> tuple[str, str]:
+    r = outcome.final
+    return digest(behaviour_view(r)), digest(words_view(r))
+
+
+# -- the counterfactual runs --------------------------------------------------------------------------
+def with_knobs(scenario: Scenario, values: dict[str, object]) -> Scenario:
+    """The scenario with `values` (dotted fact -> value) over its own given.knobs, under its own seed, without
+    `outcomes` (one run answers, not a set)."""
+    from harness.runner.explore import with_seed
+    knobs = copy.deepcopy(dict(scenario.given.get("knobs") or {}))
+    for fact, value in values.items():
+        node = knobs
+        *path, last = fact.split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    sc = with_seed(scenario, scenario.seed, strip_outcomes=True)
+    return dataclasses.replace(sc, given={**sc.given, "knobs": knobs})
+
+
+def fact_value(profile: str, fact: str):
+    """The fact's value under `profile` (a core switch the profile does not set: the newest core's)."""
+    from harness.model.corebehaviour import newest_values
+    from harness.model.profile import raw_profile
+    node = raw_profile(profile)
+    for part in fact.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    if node is None and fact.startswith("core.behaviour."):
+        return newest_values().get(fact.removeprefix("core.behaviour."))
+    return node
+
+
+def newest_value(fact: str):
+    """The fact's value at the newest release (the `upstream` profile)."""
+    from harness.model.profile import DEFAULT_PROFILE
+    return fact_value(DEFAULT_PROFILE, fact)
+
+
+def changed_by(older, newer) -> list[str]:
+    """Between two runs of one scenario (Outcomes with `deciding`), the deciders of either whose value differs
+    between the two profiles: what the across-releases table names beside `<- changed`."""
+    out = []
+    for o in (older, newer):
+        for d in (getattr(o.deciding, "deciders", None) or []):
+            if d.effect != "outcome" or _short(d.fact) in out:
+                continue
+            if fact_value(older.profile, d.fact) != fact_value(newer.profile, d.fact):
+                out.append(_short(d.fact))
+    return out
+
+
+def suspects_of(outcome) -> list[str]:
+    """The run's differing core switches it read, then the provider facts its release holds otherwise."""
+    from harness.model.factchange import differing_facts
+    core = [f"core.behaviour.{n}" for n in outcome.final.core_consulted]
+    try:
+        facts = differing_facts(outcome.profile)
+    except Exception:       # noqa: BLE001 - a profile without release facts (a label policy): core only
+        facts = []
+    return core + [f for f in facts if not f.startswith("core.behaviour.") and f not in core]
+
+
+def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Deciding:
+    """The deciders of `outcome` (a simulated run of `scenario` under `profile`)."""
+    from harness.model.factchange import fact_change
+    from harness.runner.engines.base import execute
+    from harness.runner.report import outcome_summary
+    out = Deciding(profile)
+    if engine.name != "simulated":
+        out.skipped = "the real controller's switches cannot be set one by one"
+        return out
+    if outcome.error or outcome.skipped:
+        out.skipped = "the run did not finish"
+        return out
+    release = outcome.final.release or {}
+    if release.get("policy") or not release.get("release") or profile == "upstream":
+        out.skipped = "not a release profile: nothing to compare with the newest release"
+        return out
+    out.suspects = suspects_of(outcome)
+    if not out.suspects:
+        return out
+    newest = {f: newest_value(f) for f in out.suspects}
+    base = _views(outcome)
+    runs: dict[frozenset, object] = {}
+
+    def run(facts: frozenset):
+        if facts not in runs:
+            out.runs += 1
+            runs[facts] = execute(engine, with_knobs(scenario, {f: newest[f] for f in facts}), profile, cluster)
+        return runs[facts]
+
+    def differs(facts: frozenset, which: int) -> bool:
+        o = run(facts)
+        return o.error is None and _views(o)[which] != base[which]
+
+    every = frozenset(out.suspects)
+    for which, effect in ((0, "outcome"), (1, "wording")):      # a fact that changed the outcome is not
+        if not differs(every, which):                          # looked for again among the wordings
+            continue
+        found = _narrow(list(out.suspects), lambda fs, w=which: differs(frozenset(fs), w))
+        for group in found:
+            if any(d.fact in group for d in out.deciders):
+                continue
+            flipped = run(frozenset(group))
+            at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
+            for fact in group:
+                ch = fact_change(profile, fact)
+                out.deciders.append(Decider(fact, ch.sentence(), effect, at, instead,
+                                            outcome_summary(flipped.final) if effect == "outcome" else "",
+                                            tuple(f for f in group if f != fact), ch))
+    return out
+
+
+def _narrow(facts: list[str], differs) -> list[list[str]]:
+    """The smallest groups of `facts` that change the outcome (`differs(group)`), given that all of them
+    together do: each fact alone when there are few; otherwise halves first. A group of several is a change
+    no one fact makes alone."""
+    if len(facts) <= SINGLE_FLIPS_UP_TO:
+        singles = [[f] for f in facts if differs([f])]
+        return singles or [facts]
+    half = len(facts) // 2
+    left, right = facts[:half], facts[half:]
+    found = []
+    if differs(left):
+        found += _narrow(left, differs)
+    if differs(right):
+        found += _narrow(right, differs)
+    return found or [facts]
+
+
+def first_parting(ours: list, theirs: list) -> tuple[object, object]:
+    """The first decision where two records part: (ours, theirs); either may be None (one record ended)."""
+    for a, b in zip(ours, theirs):
+        if a.key() != b.key():
+            return a, b
+    if len(ours) == len(theirs):
+        return None, None
+    return (ours[len(theirs)] if len(ours) > len(theirs) else None,
+            theirs[len(ours)] if len(theirs) > len(ours) else None)
