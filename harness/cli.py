@@ -226,8 +226,11 @@ def cmd_run(args) -> int:
                 # explored if it declares outcomes; a run that raises: ERROR, go on
                 o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
                 if deciding:
-                    from harness.runner.deciding import decide
-                    o.deciding = decide(engine, sc, p, cluster, o)
+                    from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide
+                    if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
+                        o.deciding = decide(engine, sc, p, cluster, o)
+                    else:        # a long run: as many again per suspect; asked for by --deciding
+                        o.deciding = Deciding(p, skipped=f"the run took {o.seconds:.0f}s: --deciding runs it anyway")
             outcomes.append(o)
             if args.report:
                 write_run(Path(args.report), o)

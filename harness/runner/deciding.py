@@ -20,6 +20,7 @@ from harness.runner.outcome import digest, outcome_view
 from harness.runner.scenario import Scenario
 
 SINGLE_FLIPS_UP_TO = 8        # suspects tried one by one; more are halved first (group testing)
+AUTO_UP_TO_SECONDS = 5.0      # `harness run` looks for deciders unasked only after a run this short
 
 
 @dataclass
@@ -82,12 +83,13 @@ class Deciding:
 
     def render(self, start: float | None = None) -> list[str]:
         if self.skipped:
-            return []
+            return [f"not looked for: {self.skipped}"] if "--deciding" in self.skipped else []
         if not self.deciders:
             if not self.suspects:
                 return []
-            return [f"the release decided nothing here: its {len(self.suspects)} switch(es) and fact(s) that differ "
-                    f"from the newest release's leave the outcome as it is ({', '.join(_short(s) for s in self.suspects)})"]
+            named = ", ".join(_short(s) for s in self.suspects[:6]) + (f", +{len(self.suspects) - 6}" if len(self.suspects) > 6 else "")
+            return [f"the release decided nothing here: the {len(self.suspects)} switch(es) and fact(s) it holds otherwise "
+                    f"than the newest release and the run read leave the outcome as it is ({named})"]
         lines = []
         for d in self.deciders:
             lines += d.render(start)
