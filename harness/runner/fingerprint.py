@@ -30,10 +30,17 @@ def _plain(obj):
     return repr(obj)
 
 
+# what a run said about itself rather than what it did: the wall-clock timings, and its reasons (the decision
+# record and the switches it read, harness/loop/decisions.py), so a change that only adds or rewords a reason
+# moves no fingerprint
+NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted")
+
+
 def result_digest(result) -> str:
-    """One RunResult (or any dataclass), its timings left out."""
+    """One RunResult (or any dataclass), what NOT_BEHAVIOUR names left out."""
     view = _plain(result)
-    view.pop("timings", None)
+    for key in NOT_BEHAVIOUR:
+        view.pop(key, None)
     return hashlib.sha256(json.dumps(view, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
