@@ -16,6 +16,16 @@ from harness.model.durations import scenario_duration
 from harness.runner.fold import fold_counts
 
 
+# `pending` is "not bound" (harness/data/scenario.schema.json): a pod Karpenter ignores is not bound either, so it
+# is pending too; `ignored` says which of the two
+PENDING_STATES = ("pending", "ignored")
+
+
+def in_state(p, state: str) -> bool:
+    """Whether pod result `p` is in the expectation's `state` (scheduled, pending, ignored, rejected, succeeded)."""
+    return p.state in PENDING_STATES if state == "pending" else p.state == state
+
+
 @dataclass
 class Mismatch:
     path: str
@@ -257,7 +267,7 @@ class Checker:
                 continue
             if "count" in want:
                 state = next((s for s in ("scheduled", "pending", "ignored", "rejected", "succeeded") if want.get(s) is True), None)
-                counted = [p for p in pods if state is None or p.state == state]
+                counted = [p for p in pods if state is None or in_state(p, state)]
                 if len(counted) != want["count"]:
                     self.fail(f"{path}.count", want["count"], len(counted),
                               f"{state or 'all'} pods of {len(pods)}: " +
@@ -267,8 +277,8 @@ class Checker:
             for p in pods:
                 label = path if len(pods) == 1 else f"{path} (pod {p.name})"
                 for s in ("scheduled", "pending", "ignored", "rejected", "succeeded"):
-                    if s in want and want[s] != (p.state == s):
-                        self.fail(f"{label}.{s}", want[s], p.state == s,
+                    if s in want and want[s] != in_state(p, s):
+                        self.fail(f"{label}.{s}", want[s], in_state(p, s),
                                   f"pod is {p.state}" + (f": {p.reason}" if p.reason else "") +
                                   (f" on {p.node}" if p.node else ""))
                 if "node" in want:

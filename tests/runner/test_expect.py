@@ -105,3 +105,31 @@ def test_nodeclaim_conditions_name_status_and_absence():
     assert (miss.path, miss.expected, miss.actual) == ('expect.nodes[0].nodeClaimConditions["VolumesDetached"]', "True", None)
     (miss,) = check({"nodes": [{"index": 0, "nodeClaimConditionsAbsent": ["Drained"]}]}, r)
     assert (miss.path, miss.actual) == ('expect.nodes[0].nodeClaimConditionsAbsent["Drained"]', "True")
+
+
+IGNORED = """\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: ignored-is-pending}
+given:
+  skus: [Standard_D2s_v3]
+manifests:
+  - file: manifests/default-nodepool.yaml
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec:
+      volumes: [{name: data, persistentVolumeClaim: {claimName: missing}}]
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+expect:
+  pods:
+    web: {pending: true, ignored: true, scheduled: false}
+"""
+
+
+def test_an_ignored_pod_is_pending(cluster):
+    """`pending` is "not bound": a pod Karpenter ignores (its claim does not exist) is pending too."""
+    sc = load_scenarios_text(IGNORED, "ignored.scenario.yaml", ROOT / "scenarios")[0]
+    o = run(sc, "upstream", cluster)
+    assert o.final.pods["default/web"].state == "ignored"
+    assert o.mismatches == []
