@@ -221,18 +221,27 @@ def says(fact: str, value: Any) -> str:
 
 # -- which PR gave a value -----------------------------------------------------------------------------------
 def _core_pr(switch: dict, value: Any, core: str) -> int | None:
-    """kubernetes-sigs/karpenter's PR that gave a switch `value` at core version `core`: introducedBy's for its
-    value; for the newest core's value the backport's when `core` is on that backport's release line at or after
-    its tag, else the switch's `pr`; None for the oldest behaviour (no PR in the modeled range gave it)."""
+    """kubernetes-sigs/karpenter's PR that gave a switch `value` at core version `core`: introducedBy's for its value
+    (at or after its `since`); for the newest core's value, the backport's when `core` is on that backport's release
+    line at or after its tag, else the switch's `pr` when `core` is at or after `since` (or a pseudo-version at the
+    switch's own commit). None otherwise: the oldest behaviour, or a core older than the change that happens to
+    derive the same value (core v0.36.1, before the oldest modeled core)."""
+    v = _core_tuple(core)
     intro = switch.get("introducedBy") or {}
-    if intro and value == intro.get("value"):
+    if intro and value == intro.get("value") and (v is None or v >= (_core_tuple(str(intro["since"])) or v)):
         return int(intro["pr"])
-    if value == _core_values(DEFAULT_PROFILE).get(switch["name"]):
-        v = _core_tuple(core)
-        for b in switch.get("backports") or ():
-            t = _core_tuple(str(b["tag"]))
-            if v is not None and t is not None and v[:2] == t[:2] and v >= t:
-                return int(b["pr"])
+    if value != _core_values(DEFAULT_PROFILE).get(switch["name"]):
+        return None
+    if v is None:
+        return int(switch["pr"])
+    for b in switch.get("backports") or ():
+        t = _core_tuple(str(b["tag"]))
+        if t is not None and v[:2] == t[:2] and v >= t:
+            return int(b["pr"])
+    rev = re.search(r"-([0-9a-f]{12})$", core)
+    commit = str(switch.get("commit") or "")
+    if v >= (_core_tuple(str(switch["since"])) or v) or rev and commit and (
+            rev.group(1).startswith(commit[:9]) or commit.startswith(rev.group(1)[:9])):
         return int(switch["pr"])
     return None
 
@@ -264,13 +273,16 @@ def _provider_pr(fact: str, release: str) -> int | None:
 def fact_change(profile: str, fact: str) -> FactChange:
     """`fact` (dotted, or a bare switch name) at `profile` (a release profile, a provider version, `upstream` or a
     label policy): its value, what it means, the PR that gave it, and the first later release profile whose value
-    differs, with the same for that release."""
+    differs, with the same for that release. A provider version is placed at the profile that answers it; a label
+    policy at the release it names (`release.provider`) for provider facts and at the newest for core facts."""
     fact = _normalize(fact)
     names = release_profiles()
     i, base = _position(profile)
     value = _value(profile, fact)
-    later = next((n for n in names[i + 1:] if _value(n, fact) != value), None)
     core = fact.startswith(CORE_PREFIX)
+    if core and (raw_profile(profile).get("release") or {}).get("policy"):
+        i = len(names) - 1      # a label policy's core behaviour is the newest core's (see _core_version)
+    later = next((n for n in names[i + 1:] if _value(n, fact) != value), None)
     tag = span = None
     if later is not None:
         covers = [str(c) for c in ((index().get("profiles") or {}).get(later) or {}).get("covers") or [later]]

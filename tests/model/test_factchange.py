@@ -42,6 +42,27 @@ def test_a_value_before_the_switches_range_has_no_pr():
                              "leaving them to Emptiness, #2180)")
 
 
+def test_an_older_core_that_derives_the_newest_value_got_it_from_no_pr():
+    """Core v0.36.1 (provider v0.5-v0.6) words disruption events as the newest core does, but not because of #2305
+    (core v1.6.0): no PR is named; the step to v1.0.x's wording has no PR in the data either."""
+    fc = fact_change("v0.6.3", "disruptionEventReason")
+    assert (fc.version, fc.value, fc.pr) == ("v0.36.1", "reason", None)
+    assert (fc.next_release, fc.next_value, fc.next_pr) == ("v0.7.0", "reasonAndDecision", None)
+    assert fact_change("v0.7.5", "disruptionEventReason").next_pr == 2305
+
+
+def test_a_pseudo_version_at_the_switchs_commit_names_its_pr():
+    fc = fact_change("v1.12.2", "volumeTopologyAlternatives")
+    assert (fc.value, fc.pr, fc.next_release) == (True, 2743, None)
+    assert fc.version == "v1.12.1-0.20260514173230-7e9d426919bd"
+
+
+def test_a_label_policys_core_facts_are_the_newest():
+    fc = fact_change("before-0006", "emptinessByEvictionCost")
+    assert (fc.version, fc.value, fc.pr, fc.next_release) == ("v1.14.0", True, 2962, None)
+    assert fc.sentence().endswith("(emptinessByEvictionCost, #2962; the newest)")
+
+
 def test_a_switch_at_a_v1_0_core():
     fc = fact_change("v0.7.5", "deletingNodePods")
     assert (fc.version, fc.value, fc.pr) == ("v1.0.6", "reschedulable", None)
