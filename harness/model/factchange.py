@@ -108,8 +108,9 @@ def _normalize(fact: str) -> str:
         return CORE_PREFIX + fact
     known = [CORE_PREFIX + n for n in _switches()] + list(_probes())
     close = difflib.get_close_matches(fact, known + list(_switches()), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise FactError(f"unknown fact {fact!r}: neither a core switch (harness/data/core-behaviour.yaml) nor a provider "
-                    f"probe (harness/data/release-probes.yaml)" + (f"; did you mean {', '.join(close)}?" if close else ""))
+                    f"probe (harness/data/release-probes.yaml){hint}")
 
 
 def _lookup(raw: dict, fact: str) -> Any:
@@ -149,7 +150,7 @@ def _position(profile: str) -> tuple[int, str]:
     for candidate in (profile, raw.get("answeredBy"), (raw.get("release") or {}).get("provider")):
         if candidate and candidate in names:
             return names.index(candidate), str(candidate)
-    if profile == DEFAULT_PROFILE or raw.get("derived") == f"releases/{names[-1]}" and not (raw.get("release") or {}).get("policy"):
+    if profile == DEFAULT_PROFILE:
         return len(names) - 1, names[-1]
     version = parse(str((raw.get("release") or {}).get("provider") or ""))
     if version is not None:       # a label policy based on a release between profiles: the one before it
@@ -201,7 +202,8 @@ def _has(says: dict, value: Any) -> bool:
 def says(fact: str, value: Any) -> str:
     """What a fact's value means: the data's `says` entry, else (a provider probe) the rule of
     release-probes.yaml's header: a boolean reads `about` or "not: " + `about`, an empty list or map
-    "not: " + `about`, a list or map `about` + ": " + its items (a long list cut at LIST_CHARS), anything else `about` + ": " + the value."""
+    "not: " + `about`, a list or map `about` + ": " + its items (a long list cut at LIST_CHARS), anything else
+    `about` + ": " + the value."""
     fact = _normalize(fact)
     spec = _switches()[fact[len(CORE_PREFIX):]] if fact.startswith(CORE_PREFIX) else _probes()[fact]
     table = spec.get("says") or {}

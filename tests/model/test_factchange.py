@@ -25,21 +25,21 @@ def test_drift_empty_candidates_at_v1_6_1():
     assert fc.says == "Drift skips empty candidates, leaving them to Emptiness"
     assert (fc.next_release, fc.next_core, fc.next_value, fc.next_pr) == ("v1.6.2", "v1.6.2", "first", 2459)
     assert fc.next_says == "Drift tries empty candidates first"
-    assert fc.sentence() == ("core v1.6.1: Drift skips empty candidates, leaving them to Emptiness (driftEmptyCandidates, "
-                             "#2180; v1.6.2: Drift tries empty candidates first, #2459)")
+    assert fc.sentence() == ("core v1.6.1: Drift skips empty candidates, leaving them to Emptiness "
+                             "(driftEmptyCandidates, #2180; v1.6.2: Drift tries empty candidates first, #2459)")
     assert fact_change("v1.6.1", "driftEmptyCandidates") == fc      # a bare switch name is the same fact
 
 
 def test_a_value_before_the_switches_range_has_no_pr():
-    """v0.7.5 pins core v1.0.6: `batch` is the oldest behaviour (no PR); the next release that differs is v1.4.1's
-    v1.5.x successor, which got `skip` from introducedBy's #2180."""
+    """v0.7.5 pins core v1.0.6: `batch` is the oldest behaviour (no PR); the first release after it that differs is
+    profile v1.5.1 (provider v1.5.0-v1.5.1, core v1.5.0), whose `skip` came with introducedBy's #2180."""
     fc = fact_change("v0.7.5", "driftEmptyCandidates")
     assert (fc.version, fc.value, fc.pr) == ("v1.0.6", "batch", None)
     assert (fc.next_release, fc.next_core, fc.next_value, fc.next_pr, fc.next_tag) == (
         "v1.5.1", "v1.5.0", "skip", 2180, "v1.5.0")
     assert fc.sentence() == ("core v1.0.6: Drift deletes every empty drifted node the budget allows in one command "
-                             "(driftEmptyCandidates; provider v1.5.0-v1.5.1, core v1.5.0: Drift skips empty candidates, "
-                             "leaving them to Emptiness, #2180)")
+                             "(driftEmptyCandidates; provider v1.5.0-v1.5.1, core v1.5.0: Drift skips empty "
+                             "candidates, leaving them to Emptiness, #2180)")
 
 
 def test_an_older_core_that_derives_the_newest_value_got_it_from_no_pr():
@@ -66,10 +66,11 @@ def test_a_label_policys_core_facts_are_the_newest():
 def test_a_switch_at_a_v1_0_core():
     fc = fact_change("v0.7.5", "deletingNodePods")
     assert (fc.version, fc.value, fc.pr) == ("v1.0.6", "reschedulable", None)
-    assert (fc.next_release, fc.next_core, fc.next_value, fc.next_pr) == ("v1.4.1", "v1.4.0", "currentlyReschedulable", 2033)
-    assert fc.sentence() == ("core v1.0.6: provisioning plans for every pod of a deleting node, even one no eviction moves "
-                             "(deletingNodePods; provider v1.4.0-v1.4.1, core v1.4.0: provisioning plans only for the "
-                             "pods of deleting nodes that can leave now, #2033)")
+    assert (fc.next_release, fc.next_core, fc.next_value, fc.next_pr) == (
+        "v1.4.1", "v1.4.0", "currentlyReschedulable", 2033)
+    assert fc.sentence() == ("core v1.0.6: provisioning plans for every pod of a deleting node, even one no eviction "
+                             "moves (deletingNodePods; provider v1.4.0-v1.4.1, core v1.4.0: provisioning plans only "
+                             "for the pods of deleting nodes that can leave now, #2033)")
 
 
 def test_the_next_core_is_named_with_its_provider_tag_when_they_differ():
@@ -79,8 +80,8 @@ def test_the_next_core_is_named_with_its_provider_tag_when_they_differ():
     assert fc.sentence().endswith("(doNotDisruptDurations; v1.12.0: do-not-disrupt with a duration (\"3h\") "
                                   "protects the pod that long, #2874)")
     fc = fact_change("v1.6.8", "capacityTypeFromOfferings")       # core v1.9.0's change, first pinned at v1.10
-    assert fc.sentence().endswith("(capacityTypeFromOfferings; provider v1.10.0-v1.10.2, core v1.10.0: a new NodeClaim's "
-                                  "capacity types are narrowed to its types' available offerings, #2642)")
+    assert fc.sentence().endswith("(capacityTypeFromOfferings; provider v1.10.0-v1.10.2, core v1.10.0: a new "
+                                  "NodeClaim's capacity types are narrowed to its types' available offerings, #2642)")
 
 
 def test_a_value_the_newest_keeps():
@@ -97,7 +98,8 @@ def test_a_provider_fact_from_the_index():
     """provider.requirements.mode: false until v1.6.7, where index.yaml attributes the change to
     'feat: add support for kubernetes.azure.com/mode label (#1271)'."""
     fc = fact_change("v1.6.6", "provider.requirements.mode")
-    assert (fc.kind, fc.name, fc.version, fc.value, fc.pr) == ("provider", "provider.requirements.mode", "v1.6.6", False, None)
+    assert (fc.kind, fc.name, fc.version, fc.value, fc.pr) == (
+        "provider", "provider.requirements.mode", "v1.6.6", False, None)
     assert (fc.next_release, fc.next_value, fc.next_pr, fc.next_core) == ("v1.6.7", True, 1271, "v1.6.2")
     assert fc.says == "not: kubernetes.azure.com/mode [system, user] is an instance-type requirement"
     assert fc.sentence() == (
