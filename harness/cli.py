@@ -474,8 +474,8 @@ def explain_report(args) -> dict:
     # the probes `harness parity` runs, pinned to the SKU and capacity type, in the versions the release serves
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family or DEFAULT_IMAGE_FAMILY},
                   capacity_types=[args.capacity_type])
-    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else nodeclass_manifest(probe, args.profile)
-    if args.nodeclass and args.image_family:
+    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else None
+    if nodeclass is not None and args.image_family:
         nodeclass.setdefault("spec", {})["imageFamily"] = args.image_family
     cluster_settings = _key_values(args, "cluster")
     extra_labels = _key_values(args, "label")
@@ -500,6 +500,8 @@ def explain_report(args) -> dict:
         print(f"warning: {n.message}", file=sys.stderr)
     args.region = sc.region
     sc.given["cluster"] = cluster_settings
+    if nodeclass is None:                       # the profile is known now: its release's AKSNodeClass version
+        nodeclass = nodeclass_manifest(probe, args.profile)
     report: dict = {"sku": args.sku, "profile": args.profile, "region": args.region}
     # the release's API server first: a refused AKSNodeClass leaves the provider no instance type at all
     from harness.model.profile import load_profile
