@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
-from harness.runner.explain import ExplainError
+from harness.runner.explain import ExplainError, requirement_view
 from harness.runner.selection import select_jobs
 from harness.runner.yamlsource import SourceError
 
@@ -446,16 +446,6 @@ def _explain_nodeclass(path: str) -> dict:
     return nodeclass
 
 
-def requirement_view(r) -> dict:
-    """A requirement as `{operator, values}` (all values, sorted; bounds and minValues when set),
-    the NodeSelectorRequirement shape rather than core's abbreviated String()."""
-    view: dict = {"operator": r.operator, "values": sorted(r.values)}
-    for name, value in (("gte", r.gte), ("lte", r.lte), ("minValues", r.min_values)):
-        if value is not None:
-            view[name] = value
-    return view
-
-
 def _requirement_text(view: dict) -> str:
     text = view["operator"] + (f" [{' '.join(view['values'])}]" if view["values"] else "")
     for name, sign in (("gte", ">="), ("lte", "<=")):
@@ -467,10 +457,12 @@ def _requirement_text(view: dict) -> str:
 def explain_report(args) -> dict:
     """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
+    from harness.model.params import ClusterParams
+    from harness.model.profile import load_profile
     from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engines import run
-    from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
     from harness.runner.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass
+    from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
     # the probes `harness parity` runs, pinned to the SKU and capacity type, in the versions the release serves
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family or DEFAULT_IMAGE_FAMILY},
                   capacity_types=[args.capacity_type])
@@ -503,11 +495,15 @@ def explain_report(args) -> dict:
     if nodeclass is None:                       # the profile is known now: its release's AKSNodeClass version
         nodeclass = nodeclass_manifest(probe, args.profile)
     report: dict = {"sku": args.sku, "profile": args.profile, "region": args.region}
-    # the release's API server first: a refused AKSNodeClass leaves the provider no instance type at all
-    from harness.model.profile import load_profile
-    _, refusal = admit_nodeclass(nodeclass, load_profile(args.profile), cluster_settings.get("kubernetesVersion"))
+    # the release's API server first (of the run's Kubernetes version): a refused AKSNodeClass leaves the
+    # provider no instance type at all
+    try:
+        kubernetes_version = ClusterParams.from_dict(cluster_settings).kubernetes_version
+    except (TypeError, ValueError) as e:            # ClusterParams.from_dict: an unknown --cluster key
+        raise ExplainError(f"harness explain --cluster {' --cluster '.join(args.cluster)}: {e}") from None
+    _, refusal = admit_nodeclass(nodeclass, load_profile(args.profile), kubernetes_version)
     if refusal is not None:
-        report["refused"] = {"outcome": refusal.outcome, "message": refusal.detail}
+        report["refused"] = {"outcome": refusal.outcome, "message": refusal.detail, "source": refusal.source}
         return report
     nodepool = nodepool_manifest(probe, extra_labels, name="explain", instance_types=[args.sku], profile=args.profile)
     pod = pod_manifest("probe", cpu="10m")
@@ -625,8 +621,9 @@ def cmd_explain(args) -> int:
     con = _console(wide=not sys.stdout.isatty())
     con.print(Text(f"{args.sku} under profile {args.profile} in {args.region}", style="bold"))
     if "refused" in report:
-        con.print(Text(f"the release refuses the AKSNodeClass: {report['refused']['message']}"))
-        con.print(Text("  no instance type: the provider never reads an AKSNodeClass the API server refused"))
+        con.print(Text(report["refused"]["message"]))
+        if report["refused"]["source"]:
+            con.print(Text(f"  source: {report['refused']['source']}"))
         return EXIT_OK
     fam = report.get("imageFamily")
     if fam:

@@ -122,22 +122,34 @@ def admit_nodeclass(obj: dict, profile, kubernetes_version: str | None) -> tuple
         first = admitted.errors[0]
         fieldname = first.field.rsplit(".", 1)[-1] if first.field else "spec"
         return None, Cell("", "", "", CRD, f"refused by CRD ({fieldname})",
-                          aksnodeclass.rejection(obj, admitted.errors).message)
+                          "the release's AKSNodeClass CRD refuses the class, so the provider builds no instance type "
+                          f"for it: {aksnodeclass.rejection(obj, admitted.errors).message}", crd_source(profile))
     return admitted.obj, None
 
 
+def crd_source(profile) -> str:
+    """`github.com/Azure/karpenter-provider-azure@v1.6.2 pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml`:
+    the CRD the profile's AKSNodeClass schema was derived from (its provider-facts.yaml header, written by
+    harness.model.sync)."""
+    import re
+
+    from harness.model.data import DATA_DIR
+    from harness.model.switches import Switches
+    path = DATA_DIR / Switches.of(profile).tables / "provider-facts.yaml"
+    first = path.read_text().splitlines()[0] if path.exists() else ""
+    m = re.search(r"(github\.com/\S+@[^\s,]+)", first)
+    return f"{m.group(1)} pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml" if m else ""
+
+
 # -- one cell ------------------------------------------------------------------------------------
-def _requirements(it) -> dict:
-    from harness.model.requirements import Requirement  # noqa: F401 (the type read below)
-    out = {}
-    for k in sorted(it.requirements):
-        r = it.requirements[k]
-        view: dict = {"operator": r.operator, "values": sorted(r.values)}
-        for name, value in (("gte", r.gte), ("lte", r.lte), ("minValues", r.min_values)):
-            if value is not None:
-                view[name] = value
-        out[k] = view
-    return out
+def requirement_view(r) -> dict:
+    """A requirement as `{operator, values}` (all values, sorted; bounds and minValues when set),
+    the NodeSelectorRequirement shape rather than core's abbreviated String()."""
+    view: dict = {"operator": r.operator, "values": sorted(r.values)}
+    for name, value in (("gte", r.gte), ("lte", r.lte), ("minValues", r.min_values)):
+        if value is not None:
+            view[name] = value
+    return view
 
 
 def _dropped_cell(sku: str, family: str, profile, release: str, why: str) -> tuple[str, str, str, str]:
@@ -279,7 +291,6 @@ def explain_matrix(req: Request) -> Matrix:
     cells: list[Cell] = []
     built: dict[tuple[str, str], tuple] = {}
     for name, profile in profiles.items():
-        release = _release_text(profile)
         for fam in families:
             obj = probe_nodeclass(profile, fam, req.nodeclass)
             stored, refusal = admit_nodeclass(obj, profile, cluster.kubernetes_version if cluster else None)
@@ -300,7 +311,7 @@ def _cell(sku: str, fam: str, name: str, profile, built: tuple, unknown: dict[st
     if sku in unknown:
         return Cell(sku, fam, name, UNKNOWN_SKU, "unknown SKU", unknown[sku])
     if refusal is not None:
-        return Cell(sku, fam, name, refusal.outcome, refusal.short, refusal.detail)
+        return Cell(sku, fam, name, refusal.outcome, refusal.short, refusal.detail, refusal.source)
     it = its.get(sku)
     release = _release_text(profile)
     if it is None:
@@ -308,7 +319,7 @@ def _cell(sku: str, fam: str, name: str, profile, built: tuple, unknown: dict[st
         outcome, short, detail, source = _dropped_cell(sku, fam, profile, release, why)
         return Cell(sku, fam, name, outcome, short, detail, source)
     available = [o for o in it.offerings if o.available]
-    data = {"requirements": _requirements(it),
+    data = {"requirements": {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)},
             "offerings": [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
                            "available": o.available} for o in it.offerings]}
     if not available:

@@ -9,11 +9,20 @@ import pytest
 
 from harness.cli import main as cli
 from harness.model.releases import release_profiles
-from harness.runner.explain import (CRD, IMAGE_FAMILY, OFFERED, UNKNOWN_SKU, Request, expand_profiles, explain_matrix,
-                                    split_values)
+from harness.runner.explain import (
+    CRD,
+    IMAGE_FAMILY,
+    OFFERED,
+    UNKNOWN_SKU,
+    Request,
+    expand_profiles,
+    explain_matrix,
+    split_values,
+)
 
 A100 = "Standard_NC24ads_A100_v4"
 V100 = "Standard_NC6s_v3"
+CRD_V162 = "github.com/Azure/karpenter-provider-azure@v1.6.2 pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml"
 
 
 def _matrix(capsys, *args: str) -> dict:
@@ -68,6 +77,7 @@ def test_crd_refusal_is_named_as_such():
         assert cell.outcome == CRD and cell.short == "refused by CRD (imageFamily)"
         assert 'spec.imageFamily: Unsupported value: "Ubuntu2404": supported values: "Ubuntu", "Ubuntu2204", ' \
                '"AzureLinux"' in cell.detail
+        assert cell.source == CRD_V162
         assert m.cell(sku, "Ubuntu2404", "v1.14.2").outcome == OFFERED
 
 
@@ -78,6 +88,7 @@ def test_single_size_names_the_crd_refusal_too(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["refused"]["outcome"] == CRD
     assert 'Unsupported value: "Ubuntu2404"' in report["refused"]["message"]
+    assert report["refused"]["source"] == CRD_V162
     assert "dropped" not in report and "imageFamily" not in report
 
 
