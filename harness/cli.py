@@ -461,7 +461,7 @@ def explain_report(args) -> dict:
     from harness.model.profile import load_profile
     from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engines import run
-    from harness.runner.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass
+    from harness.runner.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass, held_back
     from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
     # the probes `harness parity` runs, pinned to the SKU and capacity type, in the versions the release serves
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family or DEFAULT_IMAGE_FAMILY},
@@ -501,9 +501,14 @@ def explain_report(args) -> dict:
         kubernetes_version = ClusterParams.from_dict(cluster_settings).kubernetes_version
     except (TypeError, ValueError) as e:            # ClusterParams.from_dict: an unknown --cluster key
         raise ExplainError(f"harness explain --cluster {' --cluster '.join(args.cluster)}: {e}") from None
-    _, refusal = admit_nodeclass(nodeclass, load_profile(args.profile), kubernetes_version)
+    prof = load_profile(args.profile)
+    stored, refusal = admit_nodeclass(nodeclass, prof, kubernetes_version)
     if refusal is not None:
         report["refused"] = {"outcome": refusal.outcome, "message": refusal.detail, "source": refusal.source}
+        return report
+    held = held_back(stored, prof, ClusterParams.from_dict(cluster_settings))
+    if held is not None:            # never Ready: no NodePool of it is ever read for instance types
+        report["notReady"] = {"outcome": held.outcome, "message": held.detail}
         return report
     nodepool = nodepool_manifest(probe, extra_labels, name="explain", instance_types=[args.sku], profile=args.profile)
     pod = pod_manifest("probe", cpu="10m")
@@ -624,6 +629,9 @@ def cmd_explain(args) -> int:
         con.print(Text(report["refused"]["message"]))
         if report["refused"]["source"]:
             con.print(Text(f"  source: {report['refused']['source']}"))
+        return EXIT_OK
+    if "notReady" in report:
+        con.print(Text(report["notReady"]["message"]))
         return EXIT_OK
     fam = report.get("imageFamily")
     if fam:

@@ -17,6 +17,7 @@ OFFERED = "offered"
 IMAGE_FAMILY = "dropped-by-image-family"
 DROPPED = "dropped"
 CRD = "refused-by-crd"
+NOT_READY = "nodeclass-not-ready"
 NOT_SERVED = "api-version-not-served"
 UNKNOWN_SKU = "unknown-sku"
 
@@ -125,6 +126,21 @@ def admit_nodeclass(obj: dict, profile, kubernetes_version: str | None) -> tuple
                           "the release's AKSNodeClass CRD refuses the class, so the provider builds no instance type "
                           f"for it: {aksnodeclass.rejection(obj, admitted.errors).message}", crd_source(profile))
     return admitted.obj, None
+
+
+def held_back(stored: dict, profile, cluster) -> Cell | None:
+    """A cell template when the provider's status controllers keep the admitted AKSNodeClass from Ready
+    (harness.model.aksnodeclass.not_ready, as harness/loop/controllers/nodepool.py asks it): its NodePools
+    are never Ready, so no size launches whatever the filters keep."""
+    from harness.model import aksnodeclass
+    held = aksnodeclass.not_ready(stored.get("spec") or {}, cluster.use_sig,
+                                  bool(profile.provider.get("fipsRequiresSIG")))
+    if held is None:
+        return None
+    condition, reason, message = held
+    return Cell("", "", "", NOT_READY, f"AKSNodeClass not Ready ({condition})",
+                f"the release's status controllers hold the AKSNodeClass back ({condition}=False, {reason}: "
+                f"{message}), so its NodePools are never Ready and no size launches")
 
 
 def crd_source(profile) -> str:
@@ -294,6 +310,8 @@ def explain_matrix(req: Request) -> Matrix:
         for fam in families:
             obj = probe_nodeclass(profile, fam, req.nodeclass)
             stored, refusal = admit_nodeclass(obj, profile, cluster.kubernetes_version if cluster else None)
+            if stored is not None and cluster is not None and refusal is None:
+                refusal = held_back(stored, profile, cluster)
             its = None
             if stored is not None and cluster is not None:
                 its = build_instance_types(skus, NodeClassParams.from_manifest(stored), cluster, profile,

@@ -12,6 +12,7 @@ from harness.model.releases import release_profiles
 from harness.runner.explain import (
     CRD,
     IMAGE_FAMILY,
+    NOT_READY,
     OFFERED,
     UNKNOWN_SKU,
     Request,
@@ -141,3 +142,20 @@ def test_cells_agree_with_the_single_size_run(sku, family, profile, capsys):
         assert report["labels"]      # the loop launched a Node
     else:
         assert report["dropped"] == "GPU SKU not supported by image family AzureLinux"
+
+
+def test_a_class_held_back_from_ready_is_named(tmp_path, capsys):
+    """FIPS without SIG images: admitted, but the provider's status controllers keep the AKSNodeClass from
+    Ready (harness.model.aksnodeclass.not_ready), so no size launches - not 'not in the catalog'."""
+    nc = tmp_path / "nc.yaml"
+    nc.write_text("apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: fips}\n"
+                  "spec: {imageFamily: AzureLinux, fipsMode: FIPS}\n")
+    data = _matrix(capsys, "--sku", "Standard_D2s_v3,Standard_D4s_v3", "--nodeclass", str(nc), "--profile", "v1.14.2")
+    assert {c["outcome"] for c in data["cells"]} == {NOT_READY}
+    assert "SIGRequiredForFIPS" in data["outcomes"][0]["detail"]
+    assert cli(["explain", "--sku", "Standard_D2s_v3", "--nodeclass", str(nc), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["notReady"]["outcome"] == NOT_READY and "dropped" not in report
+    data = _matrix(capsys, "--sku", "Standard_D2s_v3,Standard_D4s_v3", "--nodeclass", str(nc), "--profile", "v1.14.2",
+                   "--cluster", "useSIG=true")
+    assert {c["outcome"] for c in data["cells"]} == {OFFERED}
