@@ -564,7 +564,7 @@ def _explain_matrix(args, skus: list[str], profiles: list[str], families: list[s
     from rich.table import Table
     from rich.text import Text
 
-    from harness.runner.explain import Request, explain_matrix, layout, matrix_json
+    from harness.runner.explain import Request, explain_matrix, layout, matrix_json, releases_text, sources_text
     req = Request(skus, profiles, families, region=args.region, catalog=args.catalog, catalog_file=args.catalog_file,
                   prices_file=args.prices_file, nodeclass=_explain_nodeclass(args.nodeclass) if args.nodeclass else None,
                   cluster=_key_values(args, "cluster"))
@@ -579,25 +579,21 @@ def _explain_matrix(args, skus: list[str], profiles: list[str], families: list[s
     con = _console(wide=not sys.stdout.isatty())
     con.print(Text(f"{len(m.skus)} size(s) x {len(m.image_families)} image family(ies) x {len(m.profiles)} "
                    f"release(s) in {m.region} (catalog {m.catalog})", style="bold"))
-    axis, columns, rows = layout(m)
-    first = ("size", "release") if axis == "imageFamily" else ("size", "image family")
+    shape = layout(m)
     t = Table()
-    for col in first:
+    for col in shape.row_names:
         t.add_column(col, no_wrap=True)
-    for col in columns:
-        t.add_column(col, overflow="fold")
-    for size, other in rows:
-        cells = []
-        for col in columns:
-            fam, prof = (col, other) if axis == "imageFamily" else (other, col)
-            c = m.cell(size, fam, prof)
-            cells.append(Text(f"{c.short} [{note[(size, fam, prof)]}]"))
-        t.add_row(Text(size + (" *" if size in m.synthesized else "")), Text(other), *cells)
+    for col in shape.columns:
+        t.add_column(col + (" *" if col.split(" / ")[0] in m.synthesized else ""), overflow="fold")
+    for heads, keys in shape.rows:
+        cells = [Text(f"{m.cell(*k).short} [{note[k]}]") for k in keys]
+        t.add_row(*(Text(h + (" *" if h in m.synthesized else "")) for h in heads), *cells)
     con.print(t)
     for o in data["outcomes"]:
-        con.print(Text(f"[{o['note']}] {o['outcome']} ({o['cells']} cell(s)): {o['detail']}"))
-        if o.get("source"):
-            con.print(Text(f"    source: {o['source']}"))
+        con.print(Text(f"[{o['note']}] {o['outcome']} ({o['cells']} cell(s); {releases_text(o['profiles'], m.profiles)}): "
+                       f"{o['detail']}"))
+        for src in sources_text(o["sources"]):
+            con.print(Text(f"    source: {src}"))
     for size, why in m.synthesized.items():
         con.print(Text(f"* not in catalog {m.catalog}: {why}"))
     return EXIT_OK

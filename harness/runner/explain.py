@@ -43,9 +43,10 @@ class Cell:
     source: str = ""
     data: dict = field(default_factory=dict, compare=False)     # requirements and offerings when offered
 
-    def key(self) -> tuple[str, str, str]:
-        """What makes two cells the same outcome in the details below the matrix."""
-        return (self.outcome, self.detail, self.source)
+    def key(self) -> tuple[str, str]:
+        """What makes two cells the same outcome in the details below the matrix (the source names the
+        release's tag: releases that answer alike share a note)."""
+        return (self.outcome, self.detail)
 
 
 @dataclass
@@ -62,9 +63,9 @@ class Matrix:
     def cell(self, sku: str, image_family: str, profile: str) -> Cell:
         return next(c for c in self.cells if (c.sku, c.image_family, c.profile) == (sku, image_family, profile))
 
-    def outcomes(self) -> list[tuple[tuple[str, str, str], list[Cell]]]:
+    def outcomes(self) -> list[tuple[tuple[str, str], list[Cell]]]:
         """The distinct outcomes, in the order the matrix first shows them, with their cells."""
-        groups: dict[tuple[str, str, str], list[Cell]] = {}
+        groups: dict[tuple[str, str], list[Cell]] = {}
         for c in self.cells:
             groups.setdefault(c.key(), []).append(c)
         return list(groups.items())
@@ -168,31 +169,23 @@ def requirement_view(r) -> dict:
     return view
 
 
-def _dropped_cell(sku: str, family: str, profile, release: str, why: str) -> tuple[str, str, str, str]:
-    """(outcome, short, detail, source) of a size the release's filters drop, naming the filter."""
+def _dropped_cell(sku: str, family: str, profile, why: str) -> tuple[str, str, str, str]:
+    """(outcome, short, detail, source) of a size the release's filters drop, naming the filter. The detail
+    leaves the release out, so releases that drop a size alike share one note; the source names the tag."""
     from harness.model.imagefamily import image_family_verdict, table_source
     from harness.model.switches import Switches
-    at = f" at {release}" if release else ""
     if why.startswith(IMAGE_FAMILY_DROP):
-        verdict = image_family_verdict(sku, family, profile, release)
+        verdict = image_family_verdict(sku, family, profile)
         return IMAGE_FAMILY, f"dropped by image family {verdict['imageFamily']}", verdict["why"], verdict["source"]
     if why == "unsupported GPU":
-        verdict = image_family_verdict(sku, family, profile, release)
+        verdict = image_family_verdict(sku, family, profile)
         source = table_source(Switches.of(profile).tables)
         if not verdict["keeps"]:            # the vendor is one the release does not support
             return DROPPED, "dropped: unsupported GPU", verdict["why"], source
         return DROPPED, "dropped: unsupported GPU", (
-            f"the size has GPUs but the GPU table{at} does not list it: isSupported drops it as "
+            "the size has GPUs but the release's GPU table does not list it: isSupported drops it as "
             "'unsupported GPU' before any image-family filter"), source
-    return DROPPED, f"dropped: {why}", f"the instance-type filters{at} drop it: {why}", ""
-
-
-def _release_text(profile) -> str:
-    from harness.model.releases import modeled
-    rel = modeled(profile)
-    covers = rel.get("covers") or []
-    span = (covers[0] if len(covers) == 1 else f"{covers[0]}-{covers[-1]}") if covers else rel.get("release", "")
-    return f"provider {span}" if span else ""
+    return DROPPED, f"dropped: {why}", f"the release's instance-type filters drop it: {why}", ""
 
 
 # -- the matrix ----------------------------------------------------------------------------------
@@ -331,10 +324,9 @@ def _cell(sku: str, fam: str, name: str, profile, built: tuple, unknown: dict[st
     if refusal is not None:
         return Cell(sku, fam, name, refusal.outcome, refusal.short, refusal.detail, refusal.source)
     it = its.get(sku)
-    release = _release_text(profile)
     if it is None:
         why = its.dropped.get(sku, "not listed by the catalog")
-        outcome, short, detail, source = _dropped_cell(sku, fam, profile, release, why)
+        outcome, short, detail, source = _dropped_cell(sku, fam, profile, why)
         return Cell(sku, fam, name, outcome, short, detail, source)
     available = [o for o in it.offerings if o.available]
     data = {"requirements": {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)},
@@ -358,16 +350,63 @@ def matrix_json(m: Matrix) -> dict:
         "profiles": [{"profile": p, "modeled": modeled_text(p)} for p in m.profiles],
         "synthesized": m.synthesized,
         "cells": [{"sku": c.sku, "imageFamily": c.image_family, "profile": c.profile, "outcome": c.outcome,
-                   "short": c.short, "note": index[c.key()], **c.data} for c in m.cells],
-        "outcomes": [{"note": index[k], "outcome": k[0], "detail": k[1], **({"source": k[2]} if k[2] else {}),
-                      "cells": len(cs)} for k, cs in m.outcomes()],
+                   "short": c.short, "note": index[c.key()], **({"source": c.source} if c.source else {}), **c.data}
+                  for c in m.cells],
+        "outcomes": [{"note": index[k], "outcome": k[0], "detail": k[1], "cells": len(cs),
+                      "profiles": [p for p in m.profiles if any(c.profile == p for c in cs)],
+                      "sources": list(dict.fromkeys(c.source for p in m.profiles for c in cs
+                                                    if c.profile == p and c.source))}
+                     for k, cs in m.outcomes()],
         **({"notices": m.notices} if m.notices else {}),
     }
 
 
-def layout(m: Matrix) -> tuple[str, list[str], list[tuple[str, ...]]]:
-    """(the column axis, its values, the row keys): releases across, unless one release is asked with
-    several image families (then the families go across and the sizes down)."""
+# more releases than this go down the rows (`all-releases` is 27): a column per release would not fit
+WIDE_RELEASES = 6
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the matrix is printed: the row headers' names, the columns' names, and per row its header
+    values and the (size, image family, release) of each column."""
+
+    row_names: tuple[str, ...]
+    columns: list[str]
+    rows: list[tuple[tuple[str, ...], list[tuple[str, str, str]]]]
+
+
+def layout(m: Matrix) -> Layout:
+    """Releases across and sizes x image families down; one release with several image families puts
+    the families across; many releases go down, with sizes (x image families) across."""
+    if len(m.profiles) > WIDE_RELEASES:
+        combos = [(s, f) for s in m.skus for f in m.image_families]
+        names = [s if len(m.image_families) == 1 else f"{s} / {f}" for s, f in combos]
+        return Layout(("release",), names, [((p,), [(s, f, p) for s, f in combos]) for p in m.profiles])
     if len(m.profiles) == 1 and len(m.image_families) > 1:
-        return "imageFamily", m.image_families, [(s, m.profiles[0]) for s in m.skus]
-    return "profile", m.profiles, [(s, f) for s in m.skus for f in m.image_families]
+        p = m.profiles[0]
+        return Layout(("size", "release"), list(m.image_families),
+                      [((s, p), [(s, f, p) for f in m.image_families]) for s in m.skus])
+    return Layout(("size", "image family"), list(m.profiles),
+                  [((s, f), [(s, f, p) for p in m.profiles]) for s in m.skus for f in m.image_families])
+
+
+def releases_text(profiles: list[str], every: list[str]) -> str:
+    """`v1.4.1, v1.6.2`; a run of more than three consecutive releases of the matrix as `v0.5.4 .. v1.7.2 (20)`;
+    all of them as `every release asked`."""
+    if profiles == every and len(every) > 1:
+        return "every release asked"
+    pos = [every.index(p) for p in profiles]
+    if len(pos) > 3 and pos == list(range(pos[0], pos[0] + len(pos))):
+        return f"{profiles[0]} .. {profiles[-1]} ({len(profiles)})"
+    return ", ".join(profiles)
+
+
+def sources_text(sources: list[str]) -> list[str]:
+    """One line per upstream file, its tags together: `github.com/X@{v0.5.5,v0.6.2} pkg/utils/supported-gpus.yaml`."""
+    by_file: dict[tuple[str, str], list[str]] = {}
+    for src in sources:
+        where, _, path = src.partition(" ")
+        repo, _, tag = where.partition("@")
+        by_file.setdefault((repo, path), []).append(tag)
+    return [f"{repo}@{tags[0] if len(tags) == 1 else '{' + ','.join(tags) + '}'} {path}"
+            for (repo, path), tags in by_file.items()]

@@ -69,6 +69,18 @@ def test_one_release_puts_the_image_families_across(capsys):
     assert "Ubuntu2204" in header and "AzureLinux" in header
 
 
+def test_many_releases_go_down_and_releases_that_answer_alike_share_a_note(capsys):
+    data = _matrix(capsys, "--sku", A100, "--image-family", "AzureLinux", "--profile", "all-releases")
+    dropped = [o for o in data["outcomes"] if o["outcome"] == IMAGE_FAMILY]
+    assert len(dropped) == 1 and "v1.6.2" in dropped[0]["profiles"] and "v1.14.2" not in dropped[0]["profiles"]
+    assert "github.com/Azure/karpenter-provider-azure@v1.6.2 pkg/utils/supported-gpus.yaml" in dropped[0]["sources"]
+    assert cli(["explain", "--sku", A100, "--image-family", "AzureLinux", "--profile", "all-releases"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert next(line for line in out if "┃ release" in line).split("┃")[2].strip() == A100
+    assert any(line.startswith("│ v1.6.2 ") and "dropped by image family AzureLinux [1]" in line for line in out)
+    assert any("source: github.com/Azure/karpenter-provider-azure@{" in line and "v1.6.2" in line for line in out)
+
+
 def test_crd_refusal_is_named_as_such():
     """Provider v1.6.2's AKSNodeClass CRD enumerates imageFamily without Ubuntu2404 (it came in v1.6.3): the
     API server refuses the class, so no size is offered - neither the GPU table nor the catalog decides."""
@@ -97,7 +109,7 @@ def test_image_family_drop_is_named_as_such():
     m = explain_matrix(Request([A100, "Standard_NC4as_T4_v3"], ["v1.6.2", "v1.14.2"], ["AzureLinux"]))
     dropped = m.cell(A100, "AzureLinux", "v1.6.2")
     assert dropped.outcome == IMAGE_FAMILY and dropped.short == "dropped by image family AzureLinux"
-    assert "not supported on AzureLinux at provider v1.6.2 (the GPU table lists ubuntu)" in dropped.detail
+    assert "GPU size not supported on AzureLinux (the GPU table lists ubuntu)" in dropped.detail
     assert dropped.source == "github.com/Azure/karpenter-provider-azure@v1.6.2 pkg/utils/supported-gpus.yaml"
     assert m.cell(A100, "AzureLinux", "v1.14.2").outcome == OFFERED
     assert m.cell("Standard_NC4as_T4_v3", "AzureLinux", "v1.6.2").outcome == OFFERED   # T4: listed for AzureLinux
