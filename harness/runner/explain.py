@@ -6,7 +6,8 @@ refuses it (harness.model.aksnodeclass), then `UpdateInstanceTypes` and `isInsta
 keep or drop the SKU (github.com/Azure/karpenter-provider-azure v1.14.0
 pkg/providers/instancetype/instancetypes.go; harness.model.staticpart). The catalog is read once, the
 instance types are built once per (release, image family) through harness.model.itcache, and no loop
-runs: the single-size `harness explain` runs the loop for the Node's labels.
+runs: the single-size `harness explain` runs the loop for the Node's labels. Why this order and how the two
+agree: docs/architecture/runner.md.
 """
 from __future__ import annotations
 
