@@ -571,6 +571,10 @@ def _explain_matrix(args, skus: list[str], profiles: list[str], families: list[s
     m = explain_matrix(req)
     for n in m.notices:
         print(f"warning: {n}", file=sys.stderr)
+    if args.label or args.capacity_type != "on-demand":
+        # a cell is the instance type (both capacity types' offerings); no Node is launched to carry labels
+        print("warning: --label and --capacity-type shape the Node of a single-size explain; the matrix ignores them",
+              file=sys.stderr)
     data = matrix_json(m)
     if args.json:
         print(json.dumps(data, indent=2))
