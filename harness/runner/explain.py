@@ -61,8 +61,11 @@ class Matrix:
     synthesized: dict[str, str] = field(default_factory=dict)     # size -> how it was made from its name
     notices: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self._by_key = {(c.sku, c.image_family, c.profile): c for c in self.cells}
+
     def cell(self, sku: str, image_family: str, profile: str) -> Cell:
-        return next(c for c in self.cells if (c.sku, c.image_family, c.profile) == (sku, image_family, profile))
+        return self._by_key[(sku, image_family, profile)]
 
     def outcomes(self) -> list[tuple[tuple[str, str], list[Cell]]]:
         """The distinct outcomes, in the order the matrix first shows them, with their cells."""
