@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
+from harness.runner.explain import ExplainError, requirement_view
 from harness.runner.selection import select_jobs
 from harness.runner.yamlsource import SourceError
 
@@ -435,11 +436,6 @@ manifests: []
 EXPLAIN_OPTION_OF_LINE = {6: "profile", 7: "region", 8: "catalog", 9: "sku"}
 
 
-class ExplainError(Exception):
-    """Bad `harness explain` input, located at the option (`harness explain --sku X: reason`) or
-    at the file and line of `--nodeclass`."""
-
-
 def _explain_option(args, name: str) -> str:
     value = getattr(args, name) if name != "catalog" or args.catalog else args.region
     flag = name if name != "catalog" or args.catalog else "region"
@@ -473,16 +469,6 @@ def _explain_nodeclass(path: str) -> dict:
     return nodeclass
 
 
-def requirement_view(r) -> dict:
-    """A requirement as `{operator, values}` (all values, sorted; bounds and minValues when set),
-    the NodeSelectorRequirement shape rather than core's abbreviated String()."""
-    view: dict = {"operator": r.operator, "values": sorted(r.values)}
-    for name, value in (("gte", r.gte), ("lte", r.lte), ("minValues", r.min_values)):
-        if value is not None:
-            view[name] = value
-    return view
-
-
 def _requirement_text(view: dict) -> str:
     text = view["operator"] + (f" [{' '.join(view['values'])}]" if view["values"] else "")
     for name, sign in (("gte", ">="), ("lte", "<=")):
@@ -494,13 +480,18 @@ def _requirement_text(view: dict) -> str:
 def explain_report(args) -> dict:
     """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
+    from harness.model.params import ClusterParams
+    from harness.model.profile import load_profile
     from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engines import run
+    from harness.runner.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass, held_back
     from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
-    # the probes `harness parity` runs, pinned to the SKU and capacity type
-    probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family},
+    # the probes `harness parity` runs, pinned to the SKU and capacity type, in the versions the release serves
+    probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family or DEFAULT_IMAGE_FAMILY},
                   capacity_types=[args.capacity_type])
-    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else nodeclass_manifest(probe)
+    nodeclass = _explain_nodeclass(args.nodeclass) if args.nodeclass else None
+    if nodeclass is not None and args.image_family:
+        nodeclass.setdefault("spec", {})["imageFamily"] = args.image_family
     cluster_settings = _key_values(args, "cluster")
     extra_labels = _key_values(args, "label")
     catalog = args.catalog or args.region
@@ -524,7 +515,25 @@ def explain_report(args) -> dict:
         print(f"warning: {n.message}", file=sys.stderr)
     args.region = sc.region
     sc.given["cluster"] = cluster_settings
-    nodepool = nodepool_manifest(probe, extra_labels, name="explain", instance_types=[args.sku])
+    if nodeclass is None:                       # the profile is known now: its release's AKSNodeClass version
+        nodeclass = nodeclass_manifest(probe, args.profile)
+    report: dict = {"sku": args.sku, "profile": args.profile, "region": args.region}
+    # the release's API server first (of the run's Kubernetes version): a refused AKSNodeClass leaves the
+    # provider no instance type at all
+    try:
+        kubernetes_version = ClusterParams.from_dict(cluster_settings).kubernetes_version
+    except (TypeError, ValueError) as e:            # ClusterParams.from_dict: an unknown --cluster key
+        raise ExplainError(f"harness explain --cluster {' --cluster '.join(args.cluster)}: {e}") from None
+    prof = load_profile(args.profile)
+    stored, refusal = admit_nodeclass(nodeclass, prof, kubernetes_version)
+    if refusal is not None:
+        report["refused"] = {"outcome": refusal.outcome, "message": refusal.detail, "source": refusal.source}
+        return report
+    held = held_back(stored, prof, ClusterParams.from_dict(cluster_settings))
+    if held is not None:            # never Ready: no NodePool of it is ever read for instance types
+        report["notReady"] = {"outcome": held.outcome, "message": held.detail}
+        return report
+    nodepool = nodepool_manifest(probe, extra_labels, name="explain", instance_types=[args.sku], profile=args.profile)
     pod = pod_manifest("probe", cpu="10m")
     sc.manifests = [Manifest(nodeclass, args.nodeclass or "<explain>", 1), Manifest(nodepool, "<explain>", 1),
                     Manifest(pod, "<explain>", 1)]
@@ -536,9 +545,10 @@ def explain_report(args) -> dict:
     finally:
         cluster.close()
     it = r.instance_types.get(args.sku)
-    report: dict = {"sku": args.sku, "profile": args.profile, "region": args.region}
     if it is None:
-        report["dropped"] = r.dropped_skus.get(args.sku, "not in the catalog")
+        pools = ", ".join(f"{n}: {np.message}" for n, np in r.nodepools.items() if np.rejected)
+        report["dropped"] = r.dropped_skus.get(args.sku) or (
+            f"no instance type recorded: NodePool refused ({pools})" if pools else "not in the catalog")
     else:
         report["requirements"] = {k: requirement_view(it.requirements[k]) for k in sorted(it.requirements)}
         report["offerings"] = [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
@@ -572,10 +582,61 @@ def _write_text(w: dict) -> str:
     return f"{w['writer']}={w['value']}" + ("" if w["accepted"] else " (refused)")
 
 
+def _explain_matrix(args, skus: list[str], profiles: list[str], families: list[str]) -> int:
+    """Several sizes, image families or releases: one cell per combination, then the distinct outcomes."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from harness.runner.explain import Request, explain_matrix, layout, matrix_json, releases_text, sources_text
+    req = Request(skus, profiles, families, region=args.region, catalog=args.catalog, catalog_file=args.catalog_file,
+                  prices_file=args.prices_file, nodeclass=_explain_nodeclass(args.nodeclass) if args.nodeclass else None,
+                  cluster=_key_values(args, "cluster"))
+    m = explain_matrix(req)
+    for n in m.notices:
+        print(f"warning: {n}", file=sys.stderr)
+    if args.label or args.capacity_type != "on-demand":
+        # a cell is the instance type (both capacity types' offerings); no Node is launched to carry labels
+        print("warning: --label and --capacity-type shape the Node of a single-size explain; the matrix ignores them",
+              file=sys.stderr)
+    data = matrix_json(m)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    note = {(c["sku"], c["imageFamily"], c["profile"]): c["note"] for c in data["cells"]}
+    con = _console(wide=not sys.stdout.isatty())
+    con.print(Text(f"{len(m.skus)} size(s) x {len(m.image_families)} image family(ies) x {len(m.profiles)} "
+                   f"release(s) in {m.region} (catalog {m.catalog})", style="bold"))
+    shape = layout(m)
+    t = Table()
+    for col in shape.row_names:
+        t.add_column(col, no_wrap=True)
+    for col in shape.columns:
+        t.add_column(col + (" *" if col.split(" / ")[0] in m.synthesized else ""), overflow="fold")
+    for heads, keys in shape.rows:
+        cells = [Text(f"{m.cell(*k).short} [{note[k]}]") for k in keys]
+        t.add_row(*(Text(h + (" *" if h in m.synthesized else "")) for h in heads), *cells)
+    con.print(t)
+    for o in data["outcomes"]:
+        con.print(Text(f"[{o['note']}] {o['outcome']} ({o['cells']} cell(s); {releases_text(o['profiles'], m.profiles)}): "
+                       f"{o['detail']}"))
+        for src in sources_text(o["sources"]):
+            con.print(Text(f"    source: {src}"))
+    for size, why in m.synthesized.items():
+        con.print(Text(f"* not in catalog {m.catalog}: {why}"))
+    return EXIT_OK
+
+
 def cmd_explain(args) -> int:
     from rich.table import Table
     from rich.text import Text
+
+    from harness.runner.explain import expand_profiles, split_values
+    skus, families = split_values(args.sku), split_values(args.image_family)
+    profiles = expand_profiles(split_values(args.profile) or ["upstream"])
     try:
+        if len(skus) > 1 or len(profiles) > 1 or len(families) > 1:
+            return _explain_matrix(args, skus, profiles, families)
+        args.sku, args.profile, args.image_family = skus[0], profiles[0], (families[0] if families else None)
         report = explain_report(args)
     except ExplainError as e:
         print(e, file=sys.stderr)
@@ -587,6 +648,14 @@ def cmd_explain(args) -> int:
     # fold instead of cutting a label name, and a pipe gets the full width (no terminal to fit)
     con = _console(wide=not sys.stdout.isatty())
     con.print(Text(f"{args.sku} under profile {args.profile} in {args.region}", style="bold"))
+    if "refused" in report:
+        con.print(Text(report["refused"]["message"]))
+        if report["refused"]["source"]:
+            con.print(Text(f"  source: {report['refused']['source']}"))
+        return EXIT_OK
+    if "notReady" in report:
+        con.print(Text(report["notReady"]["message"]))
+        return EXIT_OK
     fam = report.get("imageFamily")
     if fam:
         con.print(Text(f"{fam['imageFamily']} {'keeps' if fam['keeps'] else 'drops'} it: {fam['why']}"))
@@ -715,22 +784,28 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or directories")
     v.set_defaults(fn=cmd_validate)
-    e = sub.add_parser("explain", help="requirements of one SKU and the labels each writer puts on its Node")
-    e.add_argument("--sku", required=True, help="the VM size, e.g. Standard_D2s_v3")
-    e.add_argument("--profile", default="upstream", help="the profile, release or version to answer under")
+    e = sub.add_parser("explain", help="requirements of one SKU and the labels each writer puts on its Node; "
+                                        "several sizes, image families or releases: a matrix of outcomes")
+    e.add_argument("--sku", action="append", required=True,
+                   help="the VM size, e.g. Standard_D2s_v3 (repeatable, or a comma list)")
+    e.add_argument("--profile", action="append", default=[],
+                   help="the profile, release or version to answer under (default upstream; repeatable, or a comma "
+                        "list; `all-releases`: every release profile)")
     e.add_argument("--region", default="southcentralus", help="the region whose catalog and prices are read")
     e.add_argument("--catalog", default=None, help="a bundled catalog name (default: the region's)")
     e.add_argument("--catalog-file", default=None, metavar="SKUS.json",
                    help="`az vm list-skus --location R --all --output json` output or an ARM resourceSkus response")
     e.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
-    e.add_argument("--image-family", default="Ubuntu2204", help="the AKSNodeClass's imageFamily")
-    e.add_argument("--nodeclass", default=None, help="a file with an AKSNodeClass")
+    e.add_argument("--image-family", action="append", default=[],
+                   help="the AKSNodeClass's imageFamily (default Ubuntu2204, or the --nodeclass file's; repeatable, "
+                        "or a comma list)")
+    e.add_argument("--nodeclass", default=None, help="a file with an AKSNodeClass (--image-family replaces its imageFamily)")
     e.add_argument("--capacity-type", default="on-demand", choices=["on-demand", "spot"],
                    help="the capacity type the Node is launched with")
     e.add_argument("--cluster", action="append", default=[], metavar="KEY=VALUE",
                    help="cluster setting, e.g. networkDataplane=cilium, kubernetesVersion=1.34.0")
     e.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="a NodePool template label")
-    e.add_argument("--json", action="store_true", help="print the report as JSON")
+    e.add_argument("--json", action="store_true", help="print the report (or the matrix) as JSON")
     e.set_defaults(fn=cmd_explain)
     n = sub.add_parser("new", help="scaffold a scenario from manifest files (bug reproduction)")
     n.add_argument("manifests", nargs="+", help="manifest files or `kubectl get -o yaml|json` dumps")

@@ -28,21 +28,37 @@ PLAIN_POD = "plain"
 WRITER_ORDER = ("kubelet", "kubelet-node-labels", "cloud-node-controller", "karpenter-core")
 
 
-def nodeclass_manifest(probe: Probe) -> dict:
-    return {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass", "metadata": {"name": "default"},
+def _stored_version(profile: str | None, kind: str, default: str) -> str:
+    """The version of `kind` the profile's release stores (and so serves): the probes are written in it,
+    since a release refuses a version it does not serve (provider v0.x serves AKSNodeClass v1alpha2 only,
+    before v0.7 NodePool karpenter.sh/v1beta1 only; harness.model.apiversions)."""
+    if profile is None:
+        return default
+    from harness.model import apiversions
+    from harness.model.profile import load_profile
+    return apiversions.storage(load_profile(profile), kind) or default
+
+
+def nodeclass_manifest(probe: Probe, profile: str | None = None) -> dict:
+    version = _stored_version(profile, "AKSNodeClass", "v1beta1")
+    return {"apiVersion": f"karpenter.azure.com/{version}", "kind": "AKSNodeClass", "metadata": {"name": "default"},
             "spec": copy.deepcopy(probe.nodeclass)}
 
 
 def nodepool_manifest(probe: Probe, labels: dict | None = None, name: str = "default",
-              instance_types: list[str] | None = None) -> dict:
+              instance_types: list[str] | None = None, profile: str | None = None) -> dict:
     reqs = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(probe.capacity_types)}]
     if instance_types:
         reqs.insert(0, {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(instance_types)})
-    tmpl: dict = {"spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
-                           "requirements": reqs}}
+    version = _stored_version(profile, "NodePool", "v1")
+    # a karpenter.sh/v1beta1 nodeClassRef names the class by name (core v0.36 pkg/apis/v1beta1/nodepool.go)
+    ref = ({"name": "default"} if version == "v1beta1"
+           else {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"})
+    tmpl: dict = {"spec": {"nodeClassRef": ref, "requirements": reqs}}
     if labels:
         tmpl["metadata"] = {"labels": dict(labels)}
-    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": {"template": tmpl}}
+    return {"apiVersion": f"karpenter.sh/{version}", "kind": "NodePool", "metadata": {"name": name},
+            "spec": {"template": tmpl}}
 
 
 def pod_manifest(name: str, selector: dict | None = None, cpu: str = "100m") -> dict:
@@ -225,20 +241,24 @@ class Prober:
         self.seconds += time.perf_counter() - t0
         return result
 
+    def _manifests(self, probe: Probe, pod: dict, labels: dict | None = None) -> list[dict]:
+        """The probe's AKSNodeClass and NodePool in the versions the profile's release serves, and `pod`."""
+        return [nodeclass_manifest(probe, self.profile), nodepool_manifest(probe, labels, profile=self.profile), pod]
+
     def written_result(self, probe: Probe):
         ck = probe.context_key()
         if ck not in self._written:
-            self._written[ck] = self._go(f"written-{ck}", probe, [nodeclass_manifest(probe), nodepool_manifest(probe), pod_manifest(PLAIN_POD)])
+            self._written[ck] = self._go(f"written-{ck}", probe, self._manifests(probe, pod_manifest(PLAIN_POD)))
         return self._written[ck]
 
     def cell(self, key: str, probe: Probe) -> Cell:
-        r = self._go("schedulable", probe, [nodeclass_manifest(probe), nodepool_manifest(probe), pod_manifest(PROBE_POD, {key: probe.value})])
+        r = self._go("schedulable", probe, self._manifests(probe, pod_manifest(PROBE_POD, {key: probe.value})))
         sched = _schedulable(r, key)
         w = self.written_result(probe)
         plain = w.pods_of(PLAIN_POD)[0]
         node = next((n for n in w.nodes if n.name == plain.node), None) or (w.nodes[0] if w.nodes else None)
         written = _node_label(node, key)
-        r = self._go("nodepool", probe, [nodeclass_manifest(probe), nodepool_manifest(probe, {key: probe.value}), pod_manifest(PLAIN_POD)])
+        r = self._go("nodepool", probe, self._manifests(probe, pod_manifest(PLAIN_POD), {key: probe.value}))
         return Cell(probe.name, probe.value, probe.aks_value, sched, written, _nodepool_verdict(r, key))
 
     def row(self, entry: LabelEntry) -> Row:

@@ -104,3 +104,21 @@ def test_shorten_abbreviates_long_go_lists():
     msg = "x (well-known-labels=[" + " ".join(f"k{i}" for i in range(40)) + "])"
     assert parity.shorten(msg) == "x (well-known-labels=[… 40 keys])"
     assert parity.shorten("[a b]") == "[a b]"
+
+
+def test_old_releases_get_probes_in_the_versions_they_serve(labels, cluster):
+    """Provider v0.x serves AKSNodeClass v1alpha2 only, and before v0.7 NodePool karpenter.sh/v1beta1 only:
+    probes written as v1beta1 / karpenter.sh/v1 were refused, and every label read pending/absent."""
+    probe = parity.Probe(value="")
+    assert parity.nodeclass_manifest(probe, "v0.5.4")["apiVersion"] == "karpenter.azure.com/v1alpha2"
+    assert parity.nodeclass_manifest(probe, "v1.6.2")["apiVersion"] == "karpenter.azure.com/v1beta1"
+    old = parity.nodepool_manifest(probe, profile="v0.5.4")
+    assert old["apiVersion"] == "karpenter.sh/v1beta1"
+    assert old["spec"]["template"]["spec"]["nodeClassRef"] == {"name": "default"}
+    assert parity.nodepool_manifest(probe, profile="v0.7.5")["apiVersion"] == "karpenter.sh/v1"
+    entries = parity.select_labels(labels, ["karpenter.azure.com/sku-cpu"])
+    for profile in ("v0.5.4", "v0.7.5"):
+        rows, _ = parity.run_matrix(profile, entries, cluster)
+        cell = rows[0].cells[0]
+        assert cell.schedulable.ok, (profile, cell.schedulable.text())
+        assert cell.written.present and cell.written.value == "2", (profile, cell.written.text())
