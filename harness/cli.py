@@ -153,7 +153,8 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
+    from harness.runner.report import (failure_text, happened, happened_lines, outcome_json, over_time_lines,
+                                       pending_pods)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -255,7 +256,7 @@ def cmd_run(args) -> int:
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
-            pending = sum(1 for p in o.final.pods.values() if p.state not in ("scheduled", "deleted") and p.owner_kind != "DaemonSet")
+            pending = len(pending_pods(o.final))
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(verdict(o), style=colour),

@@ -62,6 +62,15 @@ def over_time_lines(result) -> list[str]:
     return lines
 
 
+# pod states that are not waiting for a node: bound, gone with its node, or a Job's that completed
+NOT_PENDING = ("scheduled", "deleted", "succeeded")
+
+
+def pending_pods(result) -> list:
+    """The pods still waiting for a node at the end (a DaemonSet's pods follow the Nodes, not Karpenter)."""
+    return [p for p in result.pods.values() if p.state not in NOT_PENDING and p.owner_kind != "DaemonSet"]
+
+
 def outcome_summary(result) -> str:
     """One line a support engineer compares across releases: refusals, then the nodes launched (instance
     type x count, capacity type), then the pods left pending."""
@@ -78,7 +87,7 @@ def outcome_summary(result) -> str:
                                                     if kinds else ""))
     # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
     pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name
-                     for p in result.pods.values() if p.state not in ("scheduled", "deleted", "succeeded") and p.owner_kind != "DaemonSet")
+                     for p in pending_pods(result))
     if pending:
         pending = [f"{n} x{c}" if c > 1 else n for n, c in sorted(Counter(pending).items())]
         shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
