@@ -153,8 +153,8 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import (failure_text, happened, happened_lines, outcome_json, over_time_lines,
-                                       pending_pods)
+    from harness.runner.report import (failure_text, happened, happened_lines, node_count, outcome_json,
+                                       over_time_lines, pending_pods)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -260,7 +260,8 @@ def cmd_run(args) -> int:
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(verdict(o), style=colour),
-                          str(len(o.final.nodes)) + (" (runaway)" if o.final.runaway else ""), str(pending),
+                          node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
+                          str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
         _print_across_releases(con, outcomes, verdict)

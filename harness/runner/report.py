@@ -62,6 +62,19 @@ def over_time_lines(result) -> list[str]:
     return lines
 
 
+def live_nodes(result) -> list:
+    """The Nodes there at the end (draining ones included); a Node disruption or the garbage collector
+    deleted is history, not part of the count."""
+    return [n for n in result.nodes if not n.deleted]
+
+
+def node_count(result) -> str:
+    """`7 node(s), 2 deleted`: the live Nodes, then the run's deleted ones as such."""
+    live = len(live_nodes(result))
+    gone = len(result.nodes) - live
+    return f"{live} node(s)" + (f", {gone} deleted" if gone else "")
+
+
 # pod states that are not waiting for a node: bound, gone with its node, or a Job's that completed
 NOT_PENDING = ("scheduled", "deleted", "succeeded")
 
@@ -72,8 +85,8 @@ def pending_pods(result) -> list:
 
 
 def outcome_summary(result) -> str:
-    """One line a support engineer compares across releases: refusals, then the nodes launched (instance
-    type x count, capacity type), then the pods left pending."""
+    """One line a support engineer compares across releases: refusals, then the nodes there at the end
+    (instance type x count, capacity type; the deleted counted apart), then the pods left pending."""
     from collections import Counter
     parts = []
     for name, np in sorted(result.nodepools.items()):
@@ -82,9 +95,9 @@ def outcome_summary(result) -> str:
     for name, nc in sorted(result.nodeclasses.items()):
         if not nc.accepted:
             parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
-    kinds = Counter(f"{n.instance_type} {n.capacity_type or 'existing'}" for n in result.nodes)
-    parts.append(f"{len(result.nodes)} node(s)" + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
-                                                    if kinds else ""))
+    kinds = Counter(f"{n.instance_type} {n.capacity_type or 'existing'}" for n in live_nodes(result))
+    parts.append(node_count(result) + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
+                                       if kinds else ""))
     # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
     pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name
                      for p in pending_pods(result))
@@ -101,7 +114,8 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
     """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
     out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
-           "seconds": round(o.seconds, 4), "nodes": len(o.final.nodes), "runaway": o.final.runaway,
+           "seconds": round(o.seconds, 4), "nodes": len(live_nodes(o.final)),
+           "deletedNodes": len(o.final.nodes) - len(live_nodes(o.final)), "runaway": o.final.runaway,
            "steady": o.final.steady, "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},

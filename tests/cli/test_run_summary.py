@@ -2,6 +2,8 @@
 objects, show the deleted as such, and leave completed Job pods out of "pods pending"."""
 from __future__ import annotations
 
+import json
+
 from harness.cli import main as cli
 
 JOBS = "scenarios/workloads/jobs.scenario.yaml"
@@ -16,3 +18,12 @@ def test_completed_job_pods_are_not_pending(capsys):
     """The Job's 4 pods completed: 0 pods pending (the table said 4)."""
     assert cli(["run", JOBS, "-k", "job-pods-complete-and-free-their-node"]) == 0
     assert _row(capsys.readouterr().out, "job-pods-complete-and-free-their-node")[5] == "0"
+
+
+def test_deleted_nodes_are_shown_as_such(capsys):
+    """The Job's emptied node was deleted: the nodes column reads `0, 1 deleted` (it said 1)."""
+    assert cli(["run", JOBS, "-k", "job-pods-complete-and-free-their-node"]) == 0
+    assert _row(capsys.readouterr().out, "job-pods-complete-and-free-their-node")[4] == "0, 1 deleted"
+    assert cli(["run", JOBS, "-k", "job-pods-complete-and-free-their-node", "--json"]) == 0
+    run, = json.loads(capsys.readouterr().out)
+    assert (run["nodes"], run["deletedNodes"], run["outcome"]) == (0, 1, "0 node(s), 1 deleted")

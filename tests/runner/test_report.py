@@ -2,8 +2,22 @@
 shown as such, pending without completed or deleted pods, each node kind with its NodePool."""
 from __future__ import annotations
 
-from harness.loop.result import PodResult, RunResult
-from harness.runner.report import outcome_summary, pending_pods
+from harness.loop.result import NodeResult, PodResult, RunResult
+from harness.runner.report import node_count, outcome_summary, pending_pods
+
+
+def _node(name: str, pool: str = "default", size: str = "Standard_D2s_v3", deleted: str | None = None) -> NodeResult:
+    return NodeResult(name, 0, f"nc-{name}", pool, size, "southcentralus-1", "on-demand", name, deleted=deleted)
+
+
+def test_deleted_nodes_are_counted_apart_from_the_live_ones():
+    """Two runs that both end with 7 nodes read alike, whether or not one replaced 2 on the way."""
+    r = RunResult("x", "upstream", "embedded", 1)
+    r.nodes = [_node(f"n{i}") for i in range(7)] + [_node("old1", deleted="Drifted"), _node("old2", deleted="Empty")]
+    assert node_count(r) == "7 node(s), 2 deleted"
+    assert outcome_summary(r) == "7 node(s), 2 deleted: Standard_D2s_v3 on-demand x7"
+    r.nodes = r.nodes[:7]
+    assert node_count(r) == "7 node(s)"
 
 
 def test_succeeded_and_deleted_pods_are_not_pending():
