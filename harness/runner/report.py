@@ -86,7 +86,7 @@ def pending_pods(result) -> list:
 
 def outcome_summary(result) -> str:
     """One line a support engineer compares across releases: refusals, then the nodes there at the end
-    (instance type x count, capacity type; the deleted counted apart), then the pods left pending."""
+    (instance type, capacity type x count, NodePool; the deleted counted apart), then the pods left pending."""
     from collections import Counter
     parts = []
     for name, np in sorted(result.nodepools.items()):
@@ -95,8 +95,10 @@ def outcome_summary(result) -> str:
     for name, nc in sorted(result.nodeclasses.items()):
         if not nc.accepted:
             parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
-    kinds = Counter(f"{n.instance_type} {n.capacity_type or 'existing'}" for n in live_nodes(result))
-    parts.append(node_count(result) + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
+    # each kind with its NodePool: the same size from the fallback pool is another outcome
+    kinds = Counter((n.nodepool or "", f"{n.instance_type} {n.capacity_type or 'existing'}") for n in live_nodes(result))
+    parts.append(node_count(result) + (": " + ", ".join(f"{k} x{c}" + (f" (NodePool {pool})" if pool else "")
+                                                        for (pool, k), c in sorted(kinds.items()))
                                        if kinds else ""))
     # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
     pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name

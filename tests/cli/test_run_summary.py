@@ -27,3 +27,23 @@ def test_deleted_nodes_are_shown_as_such(capsys):
     assert cli(["run", JOBS, "-k", "job-pods-complete-and-free-their-node", "--json"]) == 0
     run, = json.loads(capsys.readouterr().out)
     assert (run["nodes"], run["deletedNodes"], run["outcome"]) == (0, 1, "0 node(s), 1 deleted")
+
+
+def test_a_nodepool_change_is_a_change_across_releases():
+    """Same size, other NodePool: the across-releases table marks the row `<- changed`."""
+    from types import SimpleNamespace
+
+    from harness.cli import _console, _print_across_releases
+    from harness.loop.result import NodeResult, RunResult
+    sc = SimpleNamespace(file="x.scenario.yaml", name="pools")
+    runs = []
+    for profile, pool in (("v1.6.1", "primary"), ("v1.6.2", "fallback")):
+        r = RunResult("pools", profile, "embedded", 1)
+        r.nodes = [NodeResult("n", 0, "nc", pool, "Standard_D2s_v3", "z", "on-demand", "n")]
+        runs.append(SimpleNamespace(scenario=sc, profile=profile, final=r))
+    con = _console(wide=True)
+    with con.capture() as cap:
+        _print_across_releases(con, runs, lambda o: "pass")
+    rows = [line for line in cap.get().splitlines() if "NodePool" in line]
+    assert "(NodePool primary)" in rows[0] and "<- changed" not in rows[0]
+    assert "(NodePool fallback)" in rows[1] and "<- changed" in rows[1]

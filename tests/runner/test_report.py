@@ -15,7 +15,7 @@ def test_deleted_nodes_are_counted_apart_from_the_live_ones():
     r = RunResult("x", "upstream", "embedded", 1)
     r.nodes = [_node(f"n{i}") for i in range(7)] + [_node("old1", deleted="Drifted"), _node("old2", deleted="Empty")]
     assert node_count(r) == "7 node(s), 2 deleted"
-    assert outcome_summary(r) == "7 node(s), 2 deleted: Standard_D2s_v3 on-demand x7"
+    assert outcome_summary(r) == "7 node(s), 2 deleted: Standard_D2s_v3 on-demand x7 (NodePool default)"
     r.nodes = r.nodes[:7]
     assert node_count(r) == "7 node(s)"
 
@@ -28,3 +28,14 @@ def test_succeeded_and_deleted_pods_are_not_pending():
     r.pods["d/wait"] = PodResult("wait", "d")
     assert [p.name for p in pending_pods(r)] == ["wait"]
     assert outcome_summary(r) == "0 node(s); pending: wait"
+
+
+def test_each_node_kind_names_its_nodepool():
+    """The same size from the fallback pool is another outcome: the across-releases table marks it."""
+    a, b = RunResult("x", "v1.6.1", "embedded", 1), RunResult("x", "v1.6.2", "embedded", 1)
+    a.nodes, b.nodes = [_node("n", pool="primary")], [_node("n", pool="fallback")]
+    assert outcome_summary(a) == "1 node(s): Standard_D2s_v3 on-demand x1 (NodePool primary)"
+    assert outcome_summary(a) != outcome_summary(b)
+    b.nodes.append(_node("m", pool="primary", size="Standard_D4s_v3"))
+    assert outcome_summary(b) == ("2 node(s): Standard_D2s_v3 on-demand x1 (NodePool fallback), "
+                                  "Standard_D4s_v3 on-demand x1 (NodePool primary)")
