@@ -7,6 +7,35 @@ import json
 from harness.cli import main as cli
 
 JOBS = "scenarios/workloads/jobs.scenario.yaml"
+# one pod, one node; the expectation (3 nodes) fails under every profile
+WRONG = """\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: wrong}
+given:
+  profiles: [upstream]
+  skus: [Standard_D2s_v3]
+manifests:
+  - apiVersion: karpenter.azure.com/v1beta1
+    kind: AKSNodeClass
+    metadata: {name: default}
+    spec: {imageFamily: Ubuntu2204}
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: default}
+    spec:
+      template:
+        spec:
+          nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+          requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+expect:
+  nodeCount: 3
+"""
 
 
 def _row(out: str, name: str) -> list[str]:
@@ -47,3 +76,16 @@ def test_a_nodepool_change_is_a_change_across_releases():
     rows = [line for line in cap.get().splitlines() if "NodePool" in line]
     assert "(NodePool primary)" in rows[0] and "<- changed" not in rows[0]
     assert "(NodePool fallback)" in rows[1] and "<- changed" in rows[1]
+
+
+def test_a_profile_asked_on_the_command_line_prints_its_failure_report(tmp_path, capsys):
+    """--profile v1.6.2 on a file declaring upstream only: its failure prints its report, as a declared
+    profile's does (it said "run one with --profile NAME for its report", which is what was run)."""
+    f = tmp_path / "wrong.scenario.yaml"
+    f.write_text(WRONG)
+    assert cli(["run", str(f), "--profile", "v1.6.2"]) == 1
+    out = capsys.readouterr().out
+    assert "scenario 'wrong' failed under profile 'v1.6.2'" in out
+    assert "expect.nodeCount: expected 3, got 1" in out and "--- what happened ---" in out
+    assert "(profile v1.6.2 was asked with --profile; the file declares upstream" in out
+    assert "for its report" not in out
