@@ -88,23 +88,59 @@ def _print_across_releases(con, outcomes, verdict) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from harness.runner.report import outcome_summary
+    from harness.runner.report import outcome_summary, unserved_apis
     by_scenario: dict = {}
     for o in outcomes:
         by_scenario.setdefault((str(o.scenario.file), o.scenario.name), []).append(o)
     for (file, name), runs in by_scenario.items():
         if len(runs) < 2:
             continue
+        # consecutive releases that cannot serve the file's API versions alike are one row: their API
+        # server refuses the same manifests, and the refusal is all each run says
+        rows: list[list] = []
+        for o in runs:
+            apis = unserved_apis(o) if o.error is None else ()
+            summary = f"cannot serve {', '.join(apis)}" if apis else outcome_summary(o.final)
+            if apis and rows and rows[-1][3] == summary and rows[-1][2] == verdict(o):
+                rows[-1][0].append(o)
+            else:
+                rows.append([[o], None, verdict(o), summary])
         table = Table(title=f"{name} across {len(runs)} profiles: where the outcome changes", title_justify="left")
         for col in ("profile", "release", "result", "outcome", "changed"):
             table.add_column(col, overflow="fold")
         prev = None
-        for o in runs:
-            summary = outcome_summary(o.final)
+        for group, _, result, summary in rows:
             changed = "" if prev is None or summary == prev else "<- changed"
-            table.add_row(Text(o.profile), Text(_release_span(o.final)), Text(verdict(o)), Text(summary), changed)
+            if len(group) == 1:
+                profile, release = group[0].profile, _release_span(group[0].final)
+            else:
+                first, last = ((g.final.release.get("covers") or [g.profile]) for g in (group[0], group[-1]))
+                cores = {str(g.final.release.get("core") or "").split(" ", 1)[0] for g in group}
+                profile = f"{group[0].profile} .. {group[-1].profile} ({len(group)})"
+                release = f"{first[0]}-{last[-1]}" + (f" (core {cores.pop()})" if len(cores) == 1 and "" not in cores else "")
+            table.add_row(Text(profile), Text(release), Text(result), Text(summary), changed)
             prev = summary
         con.print(table)
+
+
+def _print_unserved(con, failed) -> set[int]:
+    """Per scenario, one line naming the releases whose API server refused its manifests for their API
+    versions, grouped by what they cannot serve; the ids of those runs, whose reports the line stands for
+    (each would repeat the same refusal)."""
+    from harness.runner.report import unserved_apis
+    groups: dict = {}
+    for o in failed:
+        apis = unserved_apis(o) if o.error is None and not o.skipped else ()
+        if apis:
+            groups.setdefault((f"{o.scenario.file}:{o.scenario.line}", o.scenario.name), {}).setdefault(apis, []).append(o)
+    stood_for: set[int] = set()
+    for (where, name), by_apis in groups.items():
+        n = sum(len(runs) for runs in by_apis.values())
+        parts = [f"{', '.join(o.profile for o in runs)} do not serve {', '.join(apis)}" for apis, runs in by_apis.items()]
+        con.print(f"{where}: {name}: {n} release(s) refuse the file's manifests for their API versions: "
+                  + "; ".join(parts) + " (write them at a release's API version to run them there)", markup=False)
+        stood_for.update(id(o) for runs in by_apis.values() for o in runs)
+    return stood_for
 
 
 def _print_why(con, outcomes, pods: list[str]) -> None:
@@ -277,7 +313,10 @@ def cmd_run(args) -> int:
             if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
                 lines += over_time_lines(o.final)
             con.print("\n".join("  " + line for line in lines), markup=False)
+    refused = _print_unserved(con, failed)
     for o in failed:          # declared or asked on the command line alike (--profile v1.6.2, all)
+        if id(o) in refused:
+            continue
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)

@@ -112,6 +112,24 @@ def outcome_summary(result) -> str:
     return "; ".join(parts)
 
 
+def unserved_apis(o: Outcome) -> tuple[str, ...]:
+    """The scenario's `kind group/version`s the run's release does not serve, with the versions it does
+    (`AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)`): its API server refuses those manifests
+    (harness.model.apiversions served_rejection), so the run says nothing else about that release."""
+    from harness.model.knobrelease import unserved
+    from harness.model.profile import ProfileError, raw_profile
+    try:
+        raw = raw_profile(o.profile)
+    except ProfileError:
+        return ()
+    apis = raw.get("apis") or {}
+    out = []
+    for pair in unserved(raw, o.scenario.api_versions):
+        served = (apis.get(pair.split(" ", 1)[0]) or {}).get("served") or ()
+        out.append(pair + (f" (only {', '.join(served)})" if served else ""))
+    return tuple(out)
+
+
 def outcome_json(o: Outcome, labels: bool = False) -> dict:
     """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
     out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,

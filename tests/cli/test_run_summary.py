@@ -7,6 +7,7 @@ import json
 from harness.cli import main as cli
 
 JOBS = "scenarios/workloads/jobs.scenario.yaml"
+DRIFT = "scenarios/disruption/drift.scenario.yaml"
 # one pod, one node; the expectation (3 nodes) fails under every profile
 WRONG = """\
 apiVersion: harness.karpenter.azure.com/v1alpha1
@@ -64,12 +65,12 @@ def test_a_nodepool_change_is_a_change_across_releases():
 
     from harness.cli import _console, _print_across_releases
     from harness.loop.result import NodeResult, RunResult
-    sc = SimpleNamespace(file="x.scenario.yaml", name="pools")
+    sc = SimpleNamespace(file="x.scenario.yaml", name="pools", api_versions=())
     runs = []
     for profile, pool in (("v1.6.1", "primary"), ("v1.6.2", "fallback")):
         r = RunResult("pools", profile, "embedded", 1)
         r.nodes = [NodeResult("n", 0, "nc", pool, "Standard_D2s_v3", "z", "on-demand", "n")]
-        runs.append(SimpleNamespace(scenario=sc, profile=profile, final=r))
+        runs.append(SimpleNamespace(scenario=sc, profile=profile, final=r, error=None))
     con = _console(wide=True)
     with con.capture() as cap:
         _print_across_releases(con, runs, lambda o: "pass")
@@ -89,3 +90,19 @@ def test_a_profile_asked_on_the_command_line_prints_its_failure_report(tmp_path,
     assert "expect.nodeCount: expected 3, got 1" in out and "--- what happened ---" in out
     assert "(profile v1.6.2 was asked with --profile; the file declares upstream" in out
     assert "for its report" not in out
+
+
+def test_releases_that_cannot_serve_the_files_api_versions_are_one_line(capsys):
+    """v0.7.x serves AKSNodeClass karpenter.azure.com/v1alpha2 only: the file's v1beta1 manifests are refused
+    at each. One grouped line and one across-releases row say so, not a report per release."""
+    assert cli(["run", DRIFT, "-k", "nodepool-template-change-drifts-node",
+                "--profile", "v0.7.4", "--profile", "v0.7.5", "--profile", "v1.4.1"]) == 1
+    out = capsys.readouterr().out
+    grouped = [line for line in out.splitlines() if "refuse the file's manifests" in line]
+    assert grouped == [(f"{DRIFT}:8: nodepool-template-change-drifts-node: 2 release(s) refuse the file's manifests "
+                        "for their API versions: v0.7.4, v0.7.5 do not serve AKSNodeClass karpenter.azure.com/v1beta1 "
+                        "(only v1alpha2) (write them at a release's API version to run them there)")]
+    row = _row(out, "v0.7.4 .. v0.7.5 (2)")
+    assert row[1:4] == ["v0.7.3-v0.7.5", "FAIL", "cannot serve AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)"]
+    assert _row(out, "(NodePool default)")[0] == "v1.4.1" and _row(out, "(NodePool default)")[4] == "<- changed"
+    assert "failed under profile" not in out
