@@ -190,7 +190,7 @@ def cmd_run(args) -> int:
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
     from harness.runner.report import (failure_text, happened, happened_lines, node_count, outcome_json,
-                                       over_time_lines, pending_pods)
+                                       over_time_lines, pending_pods, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -295,12 +295,17 @@ def cmd_run(args) -> int:
             pending = len(pending_pods(o.final))
             colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
-                          Text(verdict(o), style=colour),
+                          Text(verdict(o) + (", not steady" if unsettled(o) else ""), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
                           str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
         _print_across_releases(con, outcomes, verdict)
+    for o in outcomes:       # a run that never settled passed or failed on a state the loop stopped in
+        why = unsettled(o)
+        if why:
+            con.print(f"WARNING: {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] did not settle: "
+                      f"{why}; its outcome is where the run stopped, not a steady state", markup=False)
     _print_core_notices(outcomes)
     if args.details or args.labels or len(outcomes) <= DETAILS_UP_TO:
         # what happened in the runs that passed (a failure's report below holds the same view)

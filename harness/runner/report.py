@@ -112,6 +112,21 @@ def outcome_summary(result) -> str:
     return "; ".join(parts)
 
 
+def unsettled(o: Outcome) -> str | None:
+    """Why a run ended before it settled (`not steady after 60 iterations (given.loop.maxIterations)`), or
+    None: it settled, ran away (said apart), raised, or the scenario bounded it itself (given.loop.horizon or
+    maxIterations, or an expectation of `loop.steady: false`). Its outcome is where the loop stopped."""
+    r = o.final
+    if r.steady or r.runaway or o.error is not None or o.skipped:
+        return None
+    loop = o.scenario.given.get("loop") or {}
+    expects = [o.scenario.expect, *(s.get("expect") or {} for s in o.scenario.steps)]
+    if "horizon" in loop or "maxIterations" in loop or any((e.get("loop") or {}).get("steady") is False for e in expects):
+        return None
+    said = [t.split("] ", 1)[1] for t in r.trace if t.startswith("[settle] not steady")]
+    return said[-1] if said else "not steady"
+
+
 def unserved_apis(o: Outcome) -> tuple[str, ...]:
     """The scenario's `kind group/version`s the run's release does not serve, with the versions it does
     (`AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)`): its API server refuses those manifests
@@ -136,7 +151,7 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
            "seconds": round(o.seconds, 4), "nodes": len(live_nodes(o.final)),
            "deletedNodes": len(o.final.nodes) - len(live_nodes(o.final)), "runaway": o.final.runaway,
-           "steady": o.final.steady, "mismatches": [m.render() for m in o.mismatches],
+           "steady": o.final.steady, "unsettled": unsettled(o), "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "coreNotices": list(o.final.core_notices),

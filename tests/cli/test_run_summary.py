@@ -106,3 +106,21 @@ def test_releases_that_cannot_serve_the_files_api_versions_are_one_line(capsys):
     assert row[1:4] == ["v0.7.3-v0.7.5", "FAIL", "cannot serve AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)"]
     assert _row(out, "(NodePool default)")[0] == "v1.4.1" and _row(out, "(NodePool default)")[4] == "<- changed"
     assert "failed under profile" not in out
+
+
+def test_a_run_that_never_settles_is_a_warning(monkeypatch, capsys):
+    """`not steady after 60 iterations` passed silently: the result column and a WARNING say it."""
+    from harness.runner import explore
+    real = explore.run_scenario
+
+    def stopped(*a, **kw):
+        o = real(*a, **kw)
+        o.final.steady = False
+        o.final.trace.append("[settle] not steady after 60 iterations (given.loop.maxIterations)")
+        return o
+    monkeypatch.setattr(explore, "run_scenario", stopped)
+    assert cli(["run", JOBS, "-k", "job-pods-complete-and-free-their-node"]) == 0
+    out = capsys.readouterr().out
+    assert _row(out, "job-pods-complete-and-free-their-node")[3] == "pass, not steady"
+    assert (f"WARNING: {JOBS}:6: job-pods-complete-and-free-their-node [upstream] did not settle: not steady after "
+            "60 iterations (given.loop.maxIterations); its outcome is where the run stopped, not a steady state") in out

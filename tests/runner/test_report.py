@@ -3,7 +3,7 @@ shown as such, pending without completed or deleted pods, each node kind with it
 from __future__ import annotations
 
 from harness.loop.result import NodeResult, PodResult, RunResult
-from harness.runner.report import node_count, outcome_summary, pending_pods
+from harness.runner.report import node_count, outcome_summary, pending_pods, unsettled
 
 
 def _node(name: str, pool: str = "default", size: str = "Standard_D2s_v3", deleted: str | None = None) -> NodeResult:
@@ -39,3 +39,19 @@ def test_each_node_kind_names_its_nodepool():
     b.nodes.append(_node("m", pool="primary", size="Standard_D4s_v3"))
     assert outcome_summary(b) == ("2 node(s): Standard_D2s_v3 on-demand x1 (NodePool fallback), "
                                   "Standard_D4s_v3 on-demand x1 (NodePool primary)")
+
+
+def test_unsettled_unless_the_scenario_bounded_the_run_itself():
+    from types import SimpleNamespace
+    r = RunResult("x", "upstream", "embedded", 1)
+    r.trace = ["[settle] not steady after 60 iterations (given.loop.maxIterations)"]
+
+    def run(given=None, expect=None, steps=()):
+        sc = SimpleNamespace(given=given or {}, expect=expect or {}, steps=list(steps))
+        return SimpleNamespace(final=r, scenario=sc, error=None, skipped=None)
+    assert unsettled(run()) == "not steady after 60 iterations (given.loop.maxIterations)"
+    assert unsettled(run(given={"loop": {"maxIterations": 1}})) is None           # one pass per step, as asked
+    assert unsettled(run(given={"loop": {"horizon": "2h"}})) is None               # watched as long as asked
+    assert unsettled(run(steps=[{"expect": {"loop": {"steady": False}}}])) is None
+    r.steady = True
+    assert unsettled(run()) is None
