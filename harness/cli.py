@@ -189,8 +189,8 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import (failure_text, happened, happened_lines, node_count, outcome_json,
-                                       over_time_lines, pending_pods, unsettled)
+    from harness.runner.report import (dump_verdict, failure_text, happened, happened_lines, node_count, outcome_json,
+                                       over_time_lines, pending_pods, shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -255,7 +255,7 @@ def cmd_run(args) -> int:
             if progress is not None:
                 progress.advance(task)
             if live:
-                print(f"{verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else ""),
+                print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else ""),
                       file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         if live:
@@ -279,28 +279,31 @@ def cmd_run(args) -> int:
     con = _console(wide=not sys.stdout.isatty())
     counts = {v: sum(1 for o in outcomes if verdict(o) == v)
               for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
+    moved = sum(1 for o in outcomes if shown_verdict(o) == "moved on")     # FAILs that are the dump's answer
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
-                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" in {time.monotonic() - t0:.0f}s",
+                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+                  + (f" ({moved} moved on from the dump)" if moved else "") + f" in {time.monotonic() - t0:.0f}s",
                   markup=False)
     else:
         from rich.table import Table
         from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR']} failed"
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR'] - moved} failed"
+                            + (f", {moved} moved on from the dump" if moved else "")
                             + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
             pending = len(pending_pods(o.final))
-            colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
+            colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
-                          Text(verdict(o) + (", not steady" if unsettled(o) else ""), style=colour),
+                          Text(shown_verdict(o) + (", not steady" if unsettled(o) else ""), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
                           str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
-        _print_across_releases(con, outcomes, verdict)
+        _print_across_releases(con, outcomes, shown_verdict)
     for o in outcomes:       # a run that never settled passed or failed on a state the loop stopped in
         why = unsettled(o)
         if why:
@@ -312,7 +315,8 @@ def cmd_run(args) -> int:
         for o in outcomes:
             if o in failed or o.skipped:
                 continue
-            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
+            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] "
+                      f"{dump_verdict(o) or verdict(o)}: "
                       "what happened ---", markup=False)
             lines = happened_lines(happened(o.final, labels=args.labels))
             if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events

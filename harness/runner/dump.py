@@ -37,6 +37,9 @@ SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp
                    "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
 KARPENTER_PREFIX = "Failed to schedule pod, "
+# the label of a scenario `harness new` made from a dump: its `expect` is the dump's state, so a run that
+# fails it moved on from the snapshot (harness/runner/report.py dump_verdict)
+DUMP_LABEL = "dump"
 # Node labels the expectation states through its own fields, or whose value names the node itself
 NODE_FIELD_LABELS = {"karpenter.sh/nodepool": "nodePool", "node.kubernetes.io/instance-type": "instanceType",
                      "topology.kubernetes.io/zone": "zone", "karpenter.sh/capacity-type": "capacityType"}
@@ -785,9 +788,11 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": opts.name, "labels": ["bug"]},
+           "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
-                          "showed: a pass means the run reproduced it, a failure names what changed."
+                          "showed: a pass means the run reproduced it, a failure names what changed (`harness run` "
+                          f"says 'moved on from the dump'; drop the `{DUMP_LABEL}` label once the expectations are "
+                          "yours)."
                           + (f" The customer's {release}." if release else ""),
            "given": given, "manifests": manifests, "expect": expect}
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
@@ -806,6 +811,6 @@ def write(out: Path, text: str) -> None:
     out.write_text(text)
 
 
-__all__ = ["NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
+__all__ = ["DUMP_LABEL", "NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
            "cluster_facts", "missing_nodeclasses", "existing_nodes", "region_sources", "default_nodeclass",
            "pick_region", "place_file"]

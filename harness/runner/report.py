@@ -22,8 +22,14 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
         return f"ERROR {outcome.error}"
     on = (f"on the real engine (controller {outcome.version})" if outcome.engine == "real"
           else f"on backend {outcome.backend!r}")
-    lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} "
-             f"{on} (seed {sc.seed})"]
+    diffs = moved_on(outcome)
+    if diffs is not None:          # a dump's state, and the cluster went on from it: the answer, not a bug
+        head = (f"{sc.file}:{sc.line}: scenario {sc.name!r} moved on from the dump under profile "
+                f"{outcome.profile!r} {on} (seed {sc.seed}): the cluster went on from the snapshot; "
+                "what differs from the dump:")
+    else:
+        head = f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} {on} (seed {sc.seed})"
+    lines = [head]
     for m in outcome.mismatches:
         where = f"{sc.file}:{m.line}: " if m.line else ""
         lines.append(f"  {where}{m.render()}")
@@ -127,6 +133,45 @@ def unsettled(o: Outcome) -> str | None:
     return said[-1] if said else "not steady"
 
 
+def moved_on(o: Outcome) -> list[str] | None:
+    """How a run of a scenario made from a dump (label `dump`, harness/runner/dump.py) differs from the
+    dump, when that is all its failure is: its `expect` is the dump's state, and the cluster went on from
+    the snapshot (a node expired, a drift was carried out). None when it passed, is not from a dump, or
+    failed otherwise: an object refused (the release does not take the dump's manifests), a run that did
+    not settle or ran away, an error, or a mismatch in a step the user added."""
+    from harness.runner.dump import DUMP_LABEL
+    r = o.final
+    if DUMP_LABEL not in o.scenario.tags or verdict(o) != "FAIL" or r.runaway or unsettled(o):
+        return None
+    refused = (any(np.rejected for np in r.nodepools.values()) or any(not nc.accepted for nc in r.nodeclasses.values())
+               or any(c.rejected for c in r.nodeclaims) or r.rejected_pods)
+    if refused or not all(m.path.startswith("expect.") for m in o.mismatches):
+        return None
+    return [m.render() for m in o.mismatches]
+
+
+def dump_verdict(o: Outcome) -> str | None:
+    """`reproduced the dump` or `moved on from the dump: <what differs>` for a scenario made from a dump;
+    None otherwise (a failure that is not the cluster moving on stays a FAIL)."""
+    from harness.runner.dump import DUMP_LABEL
+    if DUMP_LABEL not in o.scenario.tags:
+        return None
+    if verdict(o) == "pass":
+        return "reproduced the dump"
+    diffs = moved_on(o)
+    if diffs is None:
+        return None
+    return "moved on from the dump: " + "; ".join(diffs[:3]) + (f" (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
+
+
+def shown_verdict(o: Outcome) -> str:
+    """The result column: a dump scenario's `reproduced` / `moved on`, else the verdict."""
+    said = dump_verdict(o)
+    if said is None:
+        return verdict(o)
+    return "reproduced" if said.startswith("reproduced") else "moved on"
+
+
 def unserved_apis(o: Outcome) -> tuple[str, ...]:
     """The scenario's `kind group/version`s the run's release does not serve, with the versions it does
     (`AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)`): its API server refuses those manifests
@@ -151,7 +196,7 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
            "seconds": round(o.seconds, 4), "nodes": len(live_nodes(o.final)),
            "deletedNodes": len(o.final.nodes) - len(live_nodes(o.final)), "runaway": o.final.runaway,
-           "steady": o.final.steady, "unsettled": unsettled(o), "mismatches": [m.render() for m in o.mismatches],
+           "steady": o.final.steady, "unsettled": unsettled(o), "fromDump": dump_verdict(o), "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "coreNotices": list(o.final.core_notices),
