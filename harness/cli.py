@@ -90,26 +90,62 @@ def _print_across_releases(con, outcomes, verdict) -> None:
     from rich.text import Text
 
     from harness.runner.deciding import changed_by
-    from harness.runner.report import outcome_summary
+    from harness.runner.report import outcome_summary, unserved_apis
     by_scenario: dict = {}
     for o in outcomes:
         by_scenario.setdefault((str(o.scenario.file), o.scenario.name), []).append(o)
     for (file, name), runs in by_scenario.items():
         if len(runs) < 2:
             continue
+        # consecutive releases that cannot serve the file's API versions alike are one row: their API
+        # server refuses the same manifests, and the refusal is all each run says
+        rows: list[list] = []
+        for o in runs:
+            apis = unserved_apis(o) if o.error is None else ()
+            summary = f"cannot serve {', '.join(apis)}" if apis else outcome_summary(o.final)
+            if apis and rows and rows[-1][3] == summary and rows[-1][2] == verdict(o):
+                rows[-1][0].append(o)
+            else:
+                rows.append([[o], None, verdict(o), summary])
         table = Table(title=f"{name} across {len(runs)} profiles: where the outcome changes", title_justify="left")
         for col in ("profile", "release", "result", "outcome", "changed"):
             table.add_column(col, overflow="fold")
         prev, prev_o = None, None
-        for o in runs:
-            summary = outcome_summary(o.final)
+        for group, _, result, summary in rows:
             changed = "" if prev is None or summary == prev else "<- changed"
             if changed:
-                by = changed_by(prev_o, o)
+                by = changed_by(prev_o, group[0])
                 changed += f" ({', '.join(by)})" if by else ""
-            table.add_row(Text(o.profile), Text(_release_span(o.final)), Text(verdict(o)), Text(summary), Text(changed))
-            prev, prev_o = summary, o
+            if len(group) == 1:
+                profile, release = group[0].profile, _release_span(group[0].final)
+            else:
+                first, last = ((g.final.release.get("covers") or [g.profile]) for g in (group[0], group[-1]))
+                cores = {str(g.final.release.get("core") or "").split(" ", 1)[0] for g in group}
+                profile = f"{group[0].profile} .. {group[-1].profile} ({len(group)})"
+                release = f"{first[0]}-{last[-1]}" + (f" (core {cores.pop()})" if len(cores) == 1 and "" not in cores else "")
+            table.add_row(Text(profile), Text(release), Text(result), Text(summary), Text(changed))
+            prev, prev_o = summary, group[-1]
         con.print(table)
+
+
+def _print_unserved(con, failed) -> set[int]:
+    """Per scenario, one line naming the releases whose API server refused its manifests for their API
+    versions, grouped by what they cannot serve; the ids of those runs, whose reports the line stands for
+    (each would repeat the same refusal)."""
+    from harness.runner.report import unserved_apis
+    groups: dict = {}
+    for o in failed:
+        apis = unserved_apis(o) if o.error is None and not o.skipped else ()
+        if apis:
+            groups.setdefault((f"{o.scenario.file}:{o.scenario.line}", o.scenario.name), {}).setdefault(apis, []).append(o)
+    stood_for: set[int] = set()
+    for (where, name), by_apis in groups.items():
+        n = sum(len(runs) for runs in by_apis.values())
+        parts = [f"{', '.join(o.profile for o in runs)} do not serve {', '.join(apis)}" for apis, runs in by_apis.items()]
+        con.print(f"{where}: {name}: {n} release(s) refuse the file's manifests for their API versions: "
+                  + "; ".join(parts) + " (write them at a release's API version to run them there)", markup=False)
+        stood_for.update(id(o) for runs in by_apis.values() for o in runs)
+    return stood_for
 
 
 def _print_why(con, outcomes, names: list[str]) -> None:
@@ -168,7 +204,8 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import failure_text, happened, happened_lines, outcome_json, over_time_lines
+    from harness.runner.report import (dump_verdict, failure_text, happened, happened_lines, node_count, outcome_json,
+                                       over_time_lines, pending_pods, shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -241,7 +278,7 @@ def cmd_run(args) -> int:
             if progress is not None:
                 progress.advance(task)
             if live:
-                print(f"{verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else ""),
+                print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else ""),
                       file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         if live:
@@ -265,50 +302,62 @@ def cmd_run(args) -> int:
     con = _console(wide=not sys.stdout.isatty())
     counts = {v: sum(1 for o in outcomes if verdict(o) == v)
               for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
+    moved = sum(1 for o in outcomes if shown_verdict(o) == "moved on")     # FAILs that are the dump's answer
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
-                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" in {time.monotonic() - t0:.0f}s",
+                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+                  + (f" ({moved} moved on from the dump)" if moved else "") + f" in {time.monotonic() - t0:.0f}s",
                   markup=False)
     else:
         from rich.table import Table
         from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR']} failed"
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR'] - moved} failed"
+                            + (f", {moved} moved on from the dump" if moved else "")
                             + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
-            pending = sum(1 for p in o.final.pods.values() if p.state not in ("scheduled", "deleted") and p.owner_kind != "DaemonSet")
-            colour = {"pass": "green", "xfail": "yellow"}.get(verdict(o), "red")
+            pending = len(pending_pods(o.final))
+            colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
-                          Text(verdict(o), style=colour),
-                          str(len(o.final.nodes)) + (" (runaway)" if o.final.runaway else ""), str(pending),
+                          Text(shown_verdict(o) + (", not steady" if unsettled(o) else ""), style=colour),
+                          node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
+                          str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
-        _print_across_releases(con, outcomes, verdict)
+        _print_across_releases(con, outcomes, shown_verdict)
+    for o in outcomes:       # a run that never settled passed or failed on a state the loop stopped in
+        why = unsettled(o)
+        if why:
+            con.print(f"WARNING: {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] did not settle: "
+                      f"{why}; its outcome is where the run stopped, not a steady state", markup=False)
     _print_core_notices(outcomes)
-    undeclared = [o for o in failed if o.profile not in o.scenario.profiles]
-    if undeclared:       # runs the scenario does not declare (--profile all, a version): the table says it
-        con.print(f"{len(undeclared)} failure(s) under profiles the scenarios do not declare in given.profiles "
-                  "(their outcome is in the table above; run one with --profile NAME for its report)", markup=False)
     if args.details or args.labels or len(outcomes) <= DETAILS_UP_TO:
         # what happened in the runs that passed (a failure's report below holds the same view)
         for o in outcomes:
             if o in failed or o.skipped:
                 continue
-            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] {verdict(o)}: "
+            con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] "
+                      f"{dump_verdict(o) or verdict(o)}: "
                       "what happened ---", markup=False)
             lines = happened_lines(happened(o.final, labels=args.labels))
             if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
                 lines += over_time_lines(o.final)
             con.print("\n".join("  " + line for line in lines), markup=False)
-    for o in (o for o in failed if o.profile in o.scenario.profiles):
+    refused = _print_unserved(con, failed)
+    for o in failed:          # declared or asked on the command line alike (--profile v1.6.2, all)
+        if id(o) in refused:
+            continue
         if verdict(o) == "XPASS":
             con.print(f"{o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] passed but is "
                       f"declared xfail: {o.scenario.xfail[o.profile]}", markup=False)
-        else:
-            con.print(failure_text(o, trace=args.trace, labels=args.labels, over_time=args.details or args.trace),
-                      markup=False)
+            continue
+        con.print(failure_text(o, trace=args.trace, labels=args.labels, over_time=args.details or args.trace),
+                  markup=False)
+        if o.error is None and o.profile not in o.scenario.profiles:
+            con.print(f"  (profile {o.profile} was asked with --profile; the file declares "
+                      f"{', '.join(o.scenario.profiles)}: its expectations are judged as written)", markup=False)
     _print_deciding(con, outcomes)
     if args.why:
         _print_why(con, outcomes, args.why)

@@ -30,7 +30,7 @@ class Decider:
 
     fact: str                        # core.behaviour.<switch> | provider.<...>
     sentence: str                    # harness.model.factchange FactChange.sentence()
-    effect: str                      # "outcome" | "wording"
+    effect: str                      # one of EFFECTS: what changed with it
     at: object = None                # the run's decision where the two part (harness.loop.decisions.Decision)
     instead: object = None           # the decision the newest behaviour took there
     newest_outcome: str = ""         # the outcome with this switch at its newest value (report.outcome_summary)
@@ -51,10 +51,20 @@ class Decider:
                         if getattr(ch, k, None) is not None})
         return out
 
+    def brief(self) -> str:
+        """`skuSeries (v1.6.6, #1234)`: the fact, and the release that changes it."""
+        ch = self.change
+        nxt = getattr(ch, "next_tag", None) or getattr(ch, "next_release", None)
+        pr = getattr(ch, "next_pr", None)
+        tail = ", ".join(x for x in (nxt or "", f"#{pr}" if pr else "") if x)
+        return _short(self.fact).removeprefix("provider.") + (f" ({tail})" if tail else "")
+
     def render(self, start: float | None = None) -> list[str]:
-        lines = [self.sentence + ("" if self.effect == "outcome" else " [changes only what events say]")]
+        if self.effect != "outcome":         # said in one line: the outcome is the same
+            return [f"{self.sentence} [{EFFECT_WORDS[self.effect]}]"]
+        lines = [self.sentence]
         if self.together:
-            lines.append(f"  together with {', '.join(self.together)} (neither alone changes the outcome)")
+            lines.append(f"  together with {', '.join(_short(f) for f in self.together)} (none alone changes the outcome)")
         if self.at is not None:
             lines.append(f"  decided at {self.at.render(start)}")
         if self.instead is not None:
@@ -73,10 +83,11 @@ class Deciding:
     deciders: list[Decider] = field(default_factory=list)
     runs: int = 0                    # counterfactual runs made
     skipped: str | None = None       # why no counterfactual was run
+    unjudged: list[str] = field(default_factory=list)   # suspects whose counterfactual no release could have run
 
     def to_json(self, start: float | None = None) -> dict:
         out = {"profile": self.profile, "suspects": self.suspects, "runs": self.runs,
-               "deciders": [d.to_json(start) for d in self.deciders]}
+               "deciders": [d.to_json(start) for d in self.deciders], "unjudged": self.unjudged}
         if self.skipped:
             out["skipped"] = self.skipped
         return out
@@ -84,15 +95,23 @@ class Deciding:
     def render(self, start: float | None = None) -> list[str]:
         if self.skipped:
             return [f"not looked for: {self.skipped}"] if "--deciding" in self.skipped else []
-        if not self.deciders:
-            if not self.suspects:
-                return []
-            named = ", ".join(_short(s) for s in self.suspects[:6]) + (f", +{len(self.suspects) - 6}" if len(self.suspects) > 6 else "")
-            return [f"the release decided nothing here: the {len(self.suspects)} switch(es) and fact(s) it holds otherwise "
-                    f"than the newest release and the run read leave the outcome as it is ({named})"]
+        if not self.suspects:
+            return []
         lines = []
-        for d in self.deciders:
-            lines += d.render(start)
+        if not any(d.effect == "outcome" for d in self.deciders):
+            named = ", ".join(_short(s) for s in self.suspects[:6]) + (f", +{len(self.suspects) - 6}" if len(self.suspects) > 6 else "")
+            lines.append(f"the release decided nothing in what happened: the {len(self.suspects)} switch(es) and "
+                         f"fact(s) it holds otherwise than the newest release leave nodes, pods and disruptions as "
+                         f"they are ({named})")
+        for effect in EFFECTS:
+            ds = [d for d in self.deciders if d.effect == effect]
+            if effect == "outcome" or len(ds) <= FULL_LINES_UP_TO:
+                for d in ds:
+                    lines += d.render(start)
+            else:                 # a release's many label changes in one line: the outcome is the same
+                lines.append(f"{len(ds)} switch(es) and fact(s) {EFFECT_WORDS[effect].removeprefix('changes ')}: "
+                             + "; ".join(d.brief() for d in ds))
+        lines += [f"not judged: {u}" for u in self.unjudged]
         return lines
 
 
@@ -101,15 +120,30 @@ def _short(fact: str) -> str:
 
 
 # -- what a run did ------------------------------------------------------------------------------------
+# the node fields that are labels: what a label-only difference is made of
+LABEL_FIELDS = ("labels", "kubeletNodeLabels")
+# what a difference is in, from the most to the least telling: a decider is reported under the first
+EFFECTS = ("outcome", "labels", "wording")
+EFFECT_WORDS = {"labels": "changes only the Nodes' labels", "wording": "changes only what events say"}
+FULL_LINES_UP_TO = 2          # label or wording deciders said one per line up to this many, else in one line
+
+
 def behaviour_view(r) -> dict:
-    """What the run did, compared between a run and its counterfactual: the final outcome (outcome.py), and
-    when NodeClaims came and went and what disruption did (generated names left out)."""
+    """What the run did, compared between a run and its counterfactual: the final outcome (outcome.py) without
+    the Nodes' labels, and when NodeClaims came and went and what disruption did (generated names left out)."""
+    view = outcome_view(r)
+    view["nodes"] = [{k: v for k, v in n.items() if k not in LABEL_FIELDS} for n in view["nodes"]]
     claims = sorted((c.nodepool, round(c.at.get("created", 0.0)), round(c.at.get("deleted", -1.0)), c.launched,
                      c.deleted or "") for c in r.nodeclaims)
     disrupted = sorted((d.get("reason"), d.get("method"), d.get("decision"), d.get("nodePool"),
                         d.get("instanceType"), round(d.get("at") or 0.0)) for d in r.disruptions)
     pods = sorted((p.owner_name or p.name, p.state) for p in r.pods.values() if p.owner_kind != "DaemonSet")
-    return {"outcome": outcome_view(r), "claims": claims, "disrupted": disrupted, "pods": pods}
+    return {"outcome": view, "claims": claims, "disrupted": disrupted, "pods": pods}
+
+
+def labels_view(r) -> list:
+    """The Nodes' labels (the kubelet's --node-labels too), in outcome.py's pairing order."""
+    return [{k: n[k] for k in LABEL_FIELDS} for n in outcome_view(r)["nodes"]]
 
 
 def words_view(r) -> list:
@@ -117,9 +151,15 @@ def words_view(r) -> list:
     return sorted((e.get("kind"), e.get("reason"), e.get("message")) for e in r.events)
 
 
-def _views(outcome) -> tuple[str, str]:
+def _stranded(outcome) -> int:
+    """The pods a run never bound (DaemonSet pods aside), deleted ones included: a later step may scale away
+    what an earlier one left pending."""
+    return sum(1 for p in outcome.final.pods.values() if "bound" not in p.at and p.owner_kind != "DaemonSet")
+
+
+def _views(outcome) -> tuple[str, str, str]:
     r = outcome.final
-    return digest(behaviour_view(r)), digest(words_view(r))
+    return digest(behaviour_view(r)), digest(labels_view(r)), digest(words_view(r))
 
 
 # -- the counterfactual runs --------------------------------------------------------------------------
@@ -180,6 +220,22 @@ def suspects_of(outcome) -> list[str]:
     return core + [f for f in facts if not f.startswith("core.behaviour.") and f not in core]
 
 
+def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
+    """The suspects as the units flipped together: each core switch alone (each is one change of core's); the
+    provider facts one provider change brought (the same next release and pull request) together, since one
+    of them alone may make a world no release had (offering keys without the labels that match them)."""
+    from harness.model.factchange import fact_change
+    units: dict[object, list[str]] = {}
+    for fact in suspects:
+        if fact.startswith("core.behaviour."):
+            units[fact] = [fact]
+            continue
+        ch = fact_change(profile, fact)
+        key = ("provider", ch.next_release, ch.next_pr) if ch.next_pr is not None else fact
+        units.setdefault(key, []).append(fact)
+    return [tuple(u) for u in units.values()]
+
+
 def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Deciding:
     """The deciders of `outcome` (a simulated run of `scenario` under `profile`)."""
     from harness.model.factchange import fact_change
@@ -199,6 +255,7 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
     out.suspects = suspects_of(outcome)
     if not out.suspects:
         return out
+    units = units_of(profile, out.suspects)
     newest = {f: newest_value(f) for f in out.suspects}
     base = _views(outcome)
     runs: dict[frozenset, object] = {}
@@ -209,32 +266,47 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
             runs[facts] = execute(engine, with_knobs(scenario, {f: newest[f] for f in facts}), profile, cluster)
         return runs[facts]
 
-    def differs(facts: frozenset, which: int) -> bool:
-        o = run(facts)
+    def differs(group: list[tuple[str, ...]], which: int) -> bool:
+        o = run(frozenset(f for unit in group for f in unit))
         return o.error is None and _views(o)[which] != base[which]
 
-    every = frozenset(out.suspects)
-    for which, effect in ((0, "outcome"), (1, "wording")):      # a fact that changed the outcome is not
-        if not differs(every, which):                          # looked for again among the wordings
+    newest_runs: list = []
+
+    def newest_run():
+        if not newest_runs:
+            out.runs += 1
+            newest_runs.append(execute(engine, with_knobs(scenario, {}), "upstream", cluster))
+        return newest_runs[0]
+
+    attributed: set[str] = set()
+    for which, effect in enumerate(EFFECTS):      # a unit found for the outcome is not looked for again below
+        left = [u for u in units if not attributed & set(u)]
+        if not left or not differs(left, which):
             continue
-        found = _narrow(list(out.suspects), lambda fs, w=which: differs(frozenset(fs), w))
-        for group in found:
-            if any(d.fact in group for d in out.deciders):
+        for group in _narrow(left, lambda g, w=which: differs(g, w)):
+            facts = [f for unit in group for f in unit]
+            attributed.update(facts)
+            flipped = run(frozenset(facts))
+            if effect == "outcome" and not all(f.startswith("core.behaviour.") for f in facts) \
+                    and _stranded(flipped) > max(_stranded(outcome), _stranded(newest_run())):
+                # provider facts set alone made a world no release had (their release changed tables the
+                # profile holds beside them): not a verdict about either release
+                out.unjudged.append(f"{', '.join(_short(f) for f in facts)}: set to the newest release's value "
+                                    f"alone, {_stranded(flipped)} pod(s) never bind where both releases bind them")
                 continue
-            flipped = run(frozenset(group))
             at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
-            for fact in group:
+            for fact in facts:
                 ch = fact_change(profile, fact)
                 out.deciders.append(Decider(fact, ch.sentence(), effect, at, instead,
                                             outcome_summary(flipped.final) if effect == "outcome" else "",
-                                            tuple(f for f in group if f != fact), ch))
+                                            tuple(f for f in facts if f != fact), ch))
     return out
 
 
-def _narrow(facts: list[str], differs) -> list[list[str]]:
-    """The smallest groups of `facts` that change the outcome (`differs(group)`), given that all of them
-    together do: each fact alone when there are few; otherwise halves first. A group of several is a change
-    no one fact makes alone."""
+def _narrow(facts: list, differs) -> list[list]:
+    """The smallest groups of `facts` (units) that change the outcome (`differs(group)`), given that all of
+    them together do: each alone when there are few; otherwise halves first. A group of several is a change
+    no one of them makes alone."""
     if len(facts) <= SINGLE_FLIPS_UP_TO:
         singles = [[f] for f in facts if differs([f])]
         return singles or [facts]

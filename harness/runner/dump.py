@@ -37,6 +37,9 @@ SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp
                    "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
 KARPENTER_PREFIX = "Failed to schedule pod, "
+# the label of a scenario `harness new` made from a dump: its `expect` is the dump's state, so a run that
+# fails it moved on from the snapshot (harness/runner/report.py dump_verdict)
+DUMP_LABEL = "dump"
 # Node labels the expectation states through its own fields, or whose value names the node itself
 NODE_FIELD_LABELS = {"karpenter.sh/nodepool": "nodePool", "node.kubernetes.io/instance-type": "instanceType",
                      "topology.kubernetes.io/zone": "zone", "karpenter.sh/capacity-type": "capacityType"}
@@ -713,6 +716,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
     profiles = list(opts.profiles)
+    release = ""
     if opts.provider_version:
         from harness.model.profile import ProfileError
         from harness.model.releases import resolve
@@ -722,12 +726,13 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             raise SourceError("--provider-version", None, str(e)) from None
         if not res.exact:
             notes.append(f"WARNING: {res.notice}")
-        notes.append(f"provider {opts.provider_version}: profile {res.profile}"
-                     + ("" if res.exact else " (the nearest release: NOT that release)"))
-        # the customer's release and the newest: the run shows where the outcome changes between them
-        from harness.model.releases import parse
-        tag = "v" + ".".join(map(str, parse(opts.provider_version))) if parse(opts.provider_version) else res.profile
-        profiles = [tag] + [p for p in profiles or ["upstream"] if p != tag]
+        release = (f"provider {opts.provider_version}: profile {res.profile}"
+                   + ("" if res.exact else " (the nearest release: NOT that release)"))
+        notes.append(release)
+        # the customer's release and the newest: the run shows where the outcome changes between them. The
+        # profile written is the one printed (v1.4.0 is profile v1.4.1's); the version itself goes in the
+        # description
+        profiles = [res.profile] + [p for p in profiles or ["upstream"] if p != res.profile]
     given: dict = {"profiles": profiles or policy_profiles()}
     region = pick_region(opts.region, region_sources(dump, opts.catalog_file), notes)
     given["region"] = region
@@ -783,9 +788,12 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": opts.name, "labels": ["bug"]},
+           "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
-                          "showed: a pass means the run reproduced it, a failure names what changed.",
+                          "showed: a pass means the run reproduced it, a failure names what changed (`harness run` "
+                          f"says 'moved on from the dump'; drop the `{DUMP_LABEL}` label once the expectations are "
+                          "yours)."
+                          + (f" The customer's {release}." if release else ""),
            "given": given, "manifests": manifests, "expect": expect}
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
@@ -803,6 +811,6 @@ def write(out: Path, text: str) -> None:
     out.write_text(text)
 
 
-__all__ = ["NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
+__all__ = ["DUMP_LABEL", "NewOptions", "new_scenario", "write", "read_objects", "split", "expectations", "strip_server_fields",
            "cluster_facts", "missing_nodeclasses", "existing_nodes", "region_sources", "default_nodeclass",
            "pick_region", "place_file"]

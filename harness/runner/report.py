@@ -22,8 +22,14 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
         return f"ERROR {outcome.error}"
     on = (f"on the real engine (controller {outcome.version})" if outcome.engine == "real"
           else f"on backend {outcome.backend!r}")
-    lines = [f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} "
-             f"{on} (seed {sc.seed})"]
+    diffs = moved_on(outcome)
+    if diffs is not None:          # a dump's state, and the cluster went on from it: the answer, not a bug
+        head = (f"{sc.file}:{sc.line}: scenario {sc.name!r} moved on from the dump under profile "
+                f"{outcome.profile!r} {on} (seed {sc.seed}): the cluster went on from the snapshot; "
+                "what differs from the dump:")
+    else:
+        head = f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} {on} (seed {sc.seed})"
+    lines = [head]
     for m in outcome.mismatches:
         where = f"{sc.file}:{m.line}: " if m.line else ""
         lines.append(f"  {where}{m.render()}")
@@ -62,9 +68,31 @@ def over_time_lines(result) -> list[str]:
     return lines
 
 
+def live_nodes(result) -> list:
+    """The Nodes there at the end (draining ones included); a Node disruption or the garbage collector
+    deleted is history, not part of the count."""
+    return [n for n in result.nodes if not n.deleted]
+
+
+def node_count(result) -> str:
+    """`7 node(s), 2 deleted`: the live Nodes, then the run's deleted ones as such."""
+    live = len(live_nodes(result))
+    gone = len(result.nodes) - live
+    return f"{live} node(s)" + (f", {gone} deleted" if gone else "")
+
+
+# pod states that are not waiting for a node: bound, gone with its node, or a Job's that completed
+NOT_PENDING = ("scheduled", "deleted", "succeeded")
+
+
+def pending_pods(result) -> list:
+    """The pods still waiting for a node at the end (a DaemonSet's pods follow the Nodes, not Karpenter)."""
+    return [p for p in result.pods.values() if p.state not in NOT_PENDING and p.owner_kind != "DaemonSet"]
+
+
 def outcome_summary(result) -> str:
-    """One line a support engineer compares across releases: refusals, then the nodes launched (instance
-    type x count, capacity type), then the pods left pending."""
+    """One line a support engineer compares across releases: refusals, then the nodes there at the end
+    (instance type, capacity type x count, NodePool; the deleted counted apart), then the pods left pending."""
     from collections import Counter
     parts = []
     for name, np in sorted(result.nodepools.items()):
@@ -73,12 +101,14 @@ def outcome_summary(result) -> str:
     for name, nc in sorted(result.nodeclasses.items()):
         if not nc.accepted:
             parts.append(f"AKSNodeClass {name} refused: {(nc.causes[0] if nc.causes else nc.message or '')[:100]}")
-    kinds = Counter(f"{n.instance_type} {n.capacity_type or 'existing'}" for n in result.nodes)
-    parts.append(f"{len(result.nodes)} node(s)" + (": " + ", ".join(f"{k} x{c}" for k, c in sorted(kinds.items()))
-                                                    if kinds else ""))
+    # each kind with its NodePool: the same size from the fallback pool is another outcome
+    kinds = Counter((n.nodepool or "", f"{n.instance_type} {n.capacity_type or 'existing'}") for n in live_nodes(result))
+    parts.append(node_count(result) + (": " + ", ".join(f"{k} x{c}" + (f" (NodePool {pool})" if pool else "")
+                                                        for (pool, k), c in sorted(kinds.items()))
+                                       if kinds else ""))
     # a Deployment's pods by the Deployment's name: their own names are random, and would read as a change
     pending = sorted(p.owner_name if p.owner_kind == "Deployment" and p.owner_name else p.name
-                     for p in result.pods.values() if p.state not in ("scheduled", "deleted", "succeeded") and p.owner_kind != "DaemonSet")
+                     for p in pending_pods(result))
     if pending:
         pending = [f"{n} x{c}" if c > 1 else n for n, c in sorted(Counter(pending).items())]
         shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
@@ -88,12 +118,85 @@ def outcome_summary(result) -> str:
     return "; ".join(parts)
 
 
+def unsettled(o: Outcome) -> str | None:
+    """Why a run ended before it settled (`not steady after 60 iterations (given.loop.maxIterations)`), or
+    None: it settled, ran away (said apart), raised, or the scenario bounded it itself (given.loop.horizon or
+    maxIterations, or an expectation of `loop.steady: false`). Its outcome is where the loop stopped."""
+    r = o.final
+    if r.steady or r.runaway or o.error is not None or o.skipped:
+        return None
+    loop = o.scenario.given.get("loop") or {}
+    expects = [o.scenario.expect, *(s.get("expect") or {} for s in o.scenario.steps)]
+    if "horizon" in loop or "maxIterations" in loop or any((e.get("loop") or {}).get("steady") is False for e in expects):
+        return None
+    said = [t.split("] ", 1)[1] for t in r.trace if t.startswith("[settle] not steady")]
+    return said[-1] if said else "not steady"
+
+
+def moved_on(o: Outcome) -> list[str] | None:
+    """How a run of a scenario made from a dump (label `dump`, harness/runner/dump.py) differs from the
+    dump, when that is all its failure is: its `expect` is the dump's state, and the cluster went on from
+    the snapshot (a node expired, a drift was carried out). None when it passed, is not from a dump, or
+    failed otherwise: an object refused (the release does not take the dump's manifests), a run that did
+    not settle or ran away, an error, or a mismatch in a step the user added."""
+    from harness.runner.dump import DUMP_LABEL
+    r = o.final
+    if DUMP_LABEL not in o.scenario.tags or verdict(o) != "FAIL" or r.runaway or unsettled(o):
+        return None
+    refused = (any(np.rejected for np in r.nodepools.values()) or any(not nc.accepted for nc in r.nodeclasses.values())
+               or any(c.rejected for c in r.nodeclaims) or r.rejected_pods)
+    if refused or not all(m.path.startswith("expect.") for m in o.mismatches):
+        return None
+    return [m.render() for m in o.mismatches]
+
+
+def dump_verdict(o: Outcome) -> str | None:
+    """`reproduced the dump` or `moved on from the dump: <what differs>` for a scenario made from a dump;
+    None otherwise (a failure that is not the cluster moving on stays a FAIL)."""
+    from harness.runner.dump import DUMP_LABEL
+    if DUMP_LABEL not in o.scenario.tags:
+        return None
+    if verdict(o) == "pass":
+        return "reproduced the dump"
+    diffs = moved_on(o)
+    if diffs is None:
+        return None
+    return "moved on from the dump: " + "; ".join(diffs[:3]) + (f" (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
+
+
+def shown_verdict(o: Outcome) -> str:
+    """The result column: a dump scenario's `reproduced` / `moved on`, else the verdict."""
+    said = dump_verdict(o)
+    if said is None:
+        return verdict(o)
+    return "reproduced" if said.startswith("reproduced") else "moved on"
+
+
+def unserved_apis(o: Outcome) -> tuple[str, ...]:
+    """The scenario's `kind group/version`s the run's release does not serve, with the versions it does
+    (`AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)`): its API server refuses those manifests
+    (harness.model.apiversions served_rejection), so the run says nothing else about that release."""
+    from harness.model.knobrelease import unserved
+    from harness.model.profile import ProfileError, raw_profile
+    try:
+        raw = raw_profile(o.profile)
+    except ProfileError:
+        return ()
+    apis = raw.get("apis") or {}
+    out = []
+    for pair in unserved(raw, o.scenario.api_versions):
+        served = (apis.get(pair.split(" ", 1)[0]) or {}).get("served") or ()
+        out.append(pair + (f" (only {', '.join(served)})" if served else ""))
+    return tuple(out)
+
+
 def outcome_json(o: Outcome, labels: bool = False) -> dict:
     """One run for `harness run --json`: the verdict, the failures and what the engine could not answer."""
     out = {"file": str(o.scenario.file), "scenario": o.scenario.name, "profile": o.profile, "backend": o.backend,
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
-           "seconds": round(o.seconds, 4), "nodes": len(o.final.nodes), "runaway": o.final.runaway,
-           "steady": o.final.steady, "mismatches": [m.render() for m in o.mismatches],
+           "seconds": round(o.seconds, 4), "nodes": len(live_nodes(o.final)),
+           "deletedNodes": len(o.final.nodes) - len(live_nodes(o.final)), "runaway": o.final.runaway,
+           "steady": o.final.steady, "unsettled": unsettled(o), "fromDump": dump_verdict(o), "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "coreNotices": list(o.final.core_notices),

@@ -11,7 +11,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.runner.timelinesvg import timeline_svg
 
-VERDICT_CLASS = {"pass": "ok", "xfail": "warn", "skipped": "muted"}     # anything else: bad
+# anything else: bad; a dump's scenario reads reproduced / moved on (report.shown_verdict)
+VERDICT_CLASS = {"pass": "ok", "reproduced": "ok", "xfail": "warn", "moved on": "warn", "skipped": "muted"}
 
 
 def _env() -> Environment:

@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 
 from harness.loop.history import history
-from harness.runner.engines.base import Outcome, verdict
+from harness.runner.engines.base import Outcome
 from harness.runner.outcome import digest
-from harness.runner.report import happened, outcome_summary
+from harness.runner.report import happened, node_count, outcome_summary, shown_verdict
 
 RUNS = "runs"                 # DIR/runs/<id>.json: one run's page data
 MAX_SOURCE_LINES = 3000       # a scenario file longer than this is linked, not copied into the page
@@ -133,9 +133,9 @@ def page_data(o: Outcome) -> dict:
         "id": run_id(o), "file": str(sc.file), "line": sc.line, "scenario": sc.name,
         "description": sc.description or "", "profile": o.profile,
         "profileIndex": sc.profiles.index(o.profile) if o.profile in sc.profiles else len(sc.profiles),
-        "release": _release(o.result), "backend": o.backend, "engine": o.engine, "verdict": verdict(o),
+        "release": _release(o.result), "backend": o.backend, "engine": o.engine, "verdict": shown_verdict(o),
         "seed": sc.seed, "seconds": round(o.seconds, 3), "error": o.error, "skipped": o.skipped,
-        "outcome": outcome_summary(r), "nodes": len(r.nodes),
+        "outcome": outcome_summary(r), "nodes": node_count(r).replace(" node(s)", ""),
         "timeline": timeline,
         "why": _why(o), "nodeLabels": _labels(labels), "expectations": expectations(o),
         "exploration": _exploration(o), "source": _source(Path(sc.file)),

@@ -45,7 +45,7 @@ def test_customer_report_as_sent(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "region westus2 from Node aks-default-7xk2m's labels" in err
     (sc,) = load_scenarios(out)                       # what `harness validate` reads
-    assert sc.region == "westus2" and sc.profiles == ["v1.14.1", "upstream"]
+    assert sc.region == "westus2" and sc.profiles == ["v1.14.2", "upstream"]     # v1.14.1 is v1.14.2's
     assert sc.given["catalog"] == {"file": "case-1-skus.json"} and (out.parent / "case-1-skus.json").is_file()
     assert sc.given["cluster"] == {"nodeResourceGroup": "MC_contoso-rg_shop-aks_westus2", "kubernetesVersion": "1.32.7"}
     managed, *vmss = sc.given["existingNodes"]
@@ -162,6 +162,18 @@ def test_provider_version(tmp_path, capsys):
     assert rc == 0
     err = capsys.readouterr().err
     assert "WARNING: no profile for provider v1.8.1" in err and "profile v1.7.2" in err
-    assert load_scenarios(out)[0].profiles == ["v1.8.1", "upstream"]
+    (sc,) = load_scenarios(out)
+    assert sc.profiles == ["v1.7.2", "upstream"] and "provider v1.8.1: profile v1.7.2" in sc.description
     rc, _ = new(tmp_path, REPORT / "cluster.yaml", extra=["--provider-version", "banana", "--force"])
     assert rc == 2 and "--provider-version" in capsys.readouterr().err
+
+
+def test_the_profile_printed_is_the_profile_written(tmp_path, capsys):
+    """Provider v1.4.0 is answered by profile v1.4.1 (it covers v1.4.0-v1.4.1): `harness new` printed
+    `profile v1.4.1` and wrote `v1.4.0`."""
+    rc, out = new(tmp_path, REPORT / "cluster.yaml", extra=["--catalog-file", str(REPORT / "skus.json"),
+                                                          "--provider-version", "v1.4.0"])
+    assert rc == 0
+    assert "provider v1.4.0: profile v1.4.1" in capsys.readouterr().err
+    (sc,) = load_scenarios(out)
+    assert sc.profiles == ["v1.4.1", "upstream"] and "provider v1.4.0: profile v1.4.1" in sc.description

@@ -19,7 +19,7 @@ def test_json_names_the_release_and_the_outcome(capsys):
     assert runs["v1.4.1"]["release"]["covers"] == ["v1.4.0", "v1.4.1"]
     assert runs["v0.7.5"]["outcome"].startswith('NodePool default refused (admission): label domain "kubernetes.io" '
                                                 "is restricted; 0 node(s)")
-    assert runs["v1.4.1"]["outcome"] == "1 node(s): Standard_D2s_v3 on-demand x1"
+    assert runs["v1.4.1"]["outcome"] == "1 node(s): Standard_D2s_v3 on-demand x1 (NodePool default)"
 
 
 def test_a_table_per_scenario_marks_where_the_outcome_changes(capsys):

@@ -187,3 +187,19 @@ def test_the_conformance_report_becomes_a_page_linked_from_the_index(page_report
     page = (out / "conformance.html").read_text()
     assert "nodes[0].instanceType" in page and "Standard_D4s_v3" in page and "unexplained" in page
     assert 'href="conformance.html"' in (out / "index.html").read_text()
+
+
+def test_the_index_counts_live_nodes_and_says_a_dumps_verdict(tmp_path):
+    """The index's nodes column counts live Nodes, the deleted apart; a scenario made from a dump reads
+    `reproduced` (its badge ok) where it passed."""
+    dump = Path(__file__).resolve().parent / "dumps" / "expiring-node.yaml"
+    f = tmp_path / "kept.scenario.yaml"
+    assert cli(["new", str(dump), "--name", "kept", "-o", str(f), "--profile", "upstream"]) == 0
+    out = tmp_path / "report"
+    jobs = Path(__file__).resolve().parents[2] / "scenarios" / "workloads" / "jobs.scenario.yaml"
+    assert cli(["run", str(f), str(jobs), "-k", "e", "--report", str(out)]) == 0
+    runs = {r["scenario"]: r for r in read_runs(out)}
+    assert (runs["kept"]["verdict"], runs["kept"]["nodes"]) == ("reproduced", "1")
+    assert (runs["job-pods-complete-and-free-their-node"]["verdict"],
+            runs["job-pods-complete-and-free-their-node"]["nodes"]) == ("pass", "0, 1 deleted")
+    assert '<span class="badge ok">reproduced</span>' in (out / "index.html").read_text()
