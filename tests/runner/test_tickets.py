@@ -36,6 +36,7 @@ EXPECTED: dict[str, list[str]] = {
     "t14-drain-behind-pdb.scenario.yaml": [],
     "t15-cpu-limit-used-up.scenario.yaml": [],
     "t16-min-available-extra-nodeclaims.scenario.yaml": [],
+    "t17-vm-fails-after-accept.scenario.yaml": ["core.behaviour.launchTimeout", "provider.asyncProvisioning"],
 }
 
 # Where decide() does not yet name what decided the ticket, and why (the counterfactual's gaps, not the tickets')
@@ -47,6 +48,9 @@ KNOWN_GAPS: dict[str, str] = {
         "the simulated engine downgrades given.loop.minValuesPolicy to Strict from the release probe "
         "core.minValuesPolicy before the loop reads the switch core.behaviour.minValuesPolicy, so flipping the "
         "switch alone changes nothing; the probe is a provider fact, which factchange.differing_facts must list",
+    "t17-vm-fails-after-accept.scenario.yaml":
+        "provider.asyncProvisioning is a provider fact: the counterfactual tries it only once "
+        "harness.model.factchange.differing_facts lists the release's differing provider facts",
 }
 
 
