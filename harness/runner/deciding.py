@@ -137,7 +137,8 @@ def behaviour_view(r) -> dict:
                      c.deleted or "") for c in r.nodeclaims)
     disrupted = sorted((d.get("reason"), d.get("method"), d.get("decision"), d.get("nodePool"),
                         d.get("instanceType"), round(d.get("at") or 0.0)) for d in r.disruptions)
-    pods = sorted((p.owner_name or p.name, p.state) for p in r.pods.values() if p.owner_kind != "DaemonSet")
+    # every pod, a DaemonSet's too (one evicted early is what core's eviction order decides), by its owner
+    pods = sorted((p.owner_name or p.name, p.state) for p in r.pods.values())
     return {"outcome": view, "claims": claims, "disrupted": disrupted, "pods": pods}
 
 
@@ -152,9 +153,11 @@ def words_view(r) -> list:
 
 
 def _stranded(outcome) -> int:
-    """The pods a run never bound (DaemonSet pods aside), deleted ones included: a later step may scale away
-    what an earlier one left pending."""
-    return sum(1 for p in outcome.final.pods.values() if "bound" not in p.at and p.owner_kind != "DaemonSet")
+    """The pods a run left with nothing: never bound and no NodeClaim made for them (DaemonSet pods aside;
+    deleted ones included, since a later step may scale away what an earlier one left). A provider fact set
+    alone that strands pods both releases provision for has made a world neither had."""
+    return sum(1 for p in outcome.final.pods.values()
+               if "bound" not in p.at and not p.nodeclaims and p.owner_kind != "DaemonSet")
 
 
 def _views(outcome) -> tuple[str, str, str]:
@@ -226,9 +229,13 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
     of them alone may make a world no release had (offering keys without the labels that match them)."""
     from harness.model.factchange import fact_change
     units: dict[object, list[str]] = {}
+    switch_of = {f.rsplit(".", 1)[-1]: f for f in suspects if f.startswith("core.behaviour.")}
     for fact in suspects:
         if fact.startswith("core.behaviour."):
-            units[fact] = [fact]
+            units.setdefault(fact, []).append(fact)
+            continue
+        if fact.rsplit(".", 1)[-1] in switch_of:     # a probe of the same option as a switch (core.minValuesPolicy:
+            units.setdefault(switch_of[fact.rsplit(".", 1)[-1]], []).append(fact)   # whether the option exists)
             continue
         ch = fact_change(profile, fact)
         key = ("provider", ch.next_release, ch.next_pr) if ch.next_pr is not None else fact
@@ -239,7 +246,7 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
 def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Deciding:
     """The deciders of `outcome` (a simulated run of `scenario` under `profile`)."""
     from harness.model.factchange import fact_change
-    from harness.runner.engines.base import execute
+    from harness.runner.engines.base import execute_guarded
     from harness.runner.report import outcome_summary
     out = Deciding(profile)
     if engine.name != "simulated":
@@ -263,61 +270,81 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
     def run(facts: frozenset):
         if facts not in runs:
             out.runs += 1
-            runs[facts] = execute(engine, with_knobs(scenario, {f: newest[f] for f in facts}), profile, cluster)
+            runs[facts] = execute_guarded(engine, with_knobs(scenario, {f: newest[f] for f in facts}), profile,
+                                          cluster)
         return runs[facts]
 
-    def differs(group: list[tuple[str, ...]], which: int) -> bool:
+    def differs(group: list[tuple[str, ...]], which: int) -> bool | None:
+        """Whether setting `group` changes what the run did (`which` view); None: the run could not be made."""
         o = run(frozenset(f for unit in group for f in unit))
-        return o.error is None and _views(o)[which] != base[which]
+        return None if o.error is not None else _views(o)[which] != base[which]
 
     newest_runs: list = []
 
     def newest_run():
         if not newest_runs:
             out.runs += 1
-            newest_runs.append(execute(engine, with_knobs(scenario, {}), "upstream", cluster))
+            newest_runs.append(execute_guarded(engine, with_knobs(scenario, {}), "upstream", cluster))
         return newest_runs[0]
 
     attributed: set[str] = set()
+    failed: list[str] = []
     for which, effect in enumerate(EFFECTS):      # a unit found for the outcome is not looked for again below
-        left = [u for u in units if not attributed & set(u)]
-        if not left or not differs(left, which):
-            continue
-        for group in _narrow(left, lambda g, w=which: differs(g, w)):
-            facts = [f for unit in group for f in unit]
-            attributed.update(facts)
-            flipped = run(frozenset(facts))
-            if effect == "outcome" and not all(f.startswith("core.behaviour.") for f in facts) \
-                    and _stranded(flipped) > max(_stranded(outcome), _stranded(newest_run())):
-                # provider facts set alone made a world no release had (their release changed tables the
-                # profile holds beside them): not a verdict about either release
-                out.unjudged.append(f"{', '.join(_short(f) for f in facts)}: set to the newest release's value "
-                                    f"alone, {_stranded(flipped)} pod(s) never bind where both releases bind them")
+        # core's switches and the provider's facts apart: a provider fact set alone can make a run no release
+        # could have made (one that fails to start), which must not hide a switch that decided
+        for family in (lambda u: u[0].startswith("core."), lambda u: not u[0].startswith("core.")):
+            left = [u for u in units if family(u) and not attributed & set(u)]
+            if not left or differs(left, which) is False:
                 continue
-            at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
-            for fact in facts:
-                ch = fact_change(profile, fact)
-                out.deciders.append(Decider(fact, ch.sentence(), effect, at, instead,
-                                            outcome_summary(flipped.final) if effect == "outcome" else "",
-                                            tuple(f for f in facts if f != fact), ch))
+            for group in _narrow(left, lambda g, w=which: differs(g, w), failed):
+                facts = [f for unit in group for f in unit]
+                attributed.update(facts)
+                flipped = run(frozenset(facts))
+                if effect == "outcome" and not all(f.startswith("core.behaviour.") for f in facts) \
+                        and _stranded(flipped) > max(_stranded(outcome), _stranded(newest_run())):
+                    # provider facts set alone made a world no release had (their release changed tables the
+                    # profile holds beside them): not a verdict about either release
+                    out.unjudged.append(f"{', '.join(_short(f) for f in facts)}: set to the newest release's value "
+                                        f"alone, no NodeClaim is made for {_stranded(flipped)} pod(s) that both releases provision for")
+                    continue
+                at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
+                for fact in facts:
+                    ch = fact_change(profile, fact)
+                    out.deciders.append(Decider(fact, ch.sentence(), effect, at, instead,
+                                                outcome_summary(flipped.final) if effect == "outcome" else "",
+                                                tuple(f for f in facts if f != fact), ch))
+    for unit in dict.fromkeys(failed):
+        if not attributed & set(unit):
+            o = run(frozenset(unit))
+            out.unjudged.append(f"{', '.join(_short(f) for f in unit)}: set to the newest release's value alone, "
+                                f"the run cannot be made ({(o.error or '').splitlines()[0][:160]})")
     return out
 
 
-def _narrow(facts: list, differs) -> list[list]:
-    """The smallest groups of `facts` (units) that change the outcome (`differs(group)`), given that all of
-    them together do: each alone when there are few; otherwise halves first. A group of several is a change
-    no one of them makes alone."""
+def _narrow(facts: list, differs, failed: list) -> list[list]:
+    """The smallest groups of `facts` (units) that change the outcome (`differs(group)`: True, False, or None
+    where the run could not be made), given that all of them together do or could not be run: each alone when
+    there are few, else halves first. A group of several is a change no one of them makes alone. A unit whose
+    run alone cannot be made goes to `failed`."""
     if len(facts) <= SINGLE_FLIPS_UP_TO:
-        singles = [[f] for f in facts if differs([f])]
-        return singles or [facts]
+        found = []
+        for f in facts:
+            d = differs([f])
+            if d:
+                found.append([f])
+            elif d is None:
+                failed.append(f)
+        if found or len(facts) == 1 or differs(facts) is not True:
+            return found
+        return [facts]
     half = len(facts) // 2
-    left, right = facts[:half], facts[half:]
     found = []
-    if differs(left):
-        found += _narrow(left, differs)
-    if differs(right):
-        found += _narrow(right, differs)
-    return found or [facts]
+    for part in (facts[:half], facts[half:]):
+        if differs(part) is not False:
+            found += _narrow(part, differs, failed)
+    if not found and differs(facts) is True:
+        return [facts]
+    return found
 
 
 def first_parting(ours: list, theirs: list) -> tuple[object, object]:

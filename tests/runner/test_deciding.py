@@ -40,7 +40,7 @@ def test_drift_empty_candidates_decides_at_v161(cluster):
     assert "#2180" in decider.sentence and "#2459" in decider.sentence and "v1.6.2" in decider.sentence
     # nothing else decided it: every other differing switch the run read leaves the outcome as it is
     assert [x.fact for x in d.deciders if x.effect == "outcome"] == ["core.behaviour.driftEmptyCandidates"]
-    assert d.runs <= 1 + 2 * len(d.suspects)
+    assert d.runs <= 2 + 2 * len(d.suspects)
 
 
 def test_no_decider_where_the_release_behaves_as_the_newest(cluster):
@@ -59,9 +59,21 @@ def test_narrow_finds_each_single_and_a_pair():
     def differs(group):
         g = set(group)
         return "f3" in g or {"f10", "f11"} <= g
-    found = deciding._narrow(facts, differs)
+    failed = []
+    found = deciding._narrow(facts, differs, failed)
     assert ["f3"] in found
     assert any({"f10", "f11"} <= set(grp) for grp in found)
+    assert failed == []
+
+
+def test_narrow_sets_aside_what_cannot_run():
+    facts = [f"f{i}" for i in range(12)]
+    # f5 alone (and any group holding it) makes a run that cannot start; f7 changes the outcome
+    def differs(group):
+        return None if "f5" in group else "f7" in group
+    failed = []
+    assert deciding._narrow(facts, differs, failed) == [["f7"]]
+    assert failed == ["f5"]
 
 
 def test_first_parting():
