@@ -1,6 +1,6 @@
 """A run's behaviour fingerprint: a short digest of everything a scenario run produced (node labels
 with their writers, NodeClaims, pods, events, dropped SKUs, the fake's snapshot, the loop trace,
-mismatches; wall-clock timings left out), and of each run of an exploration.
+mismatches; wall-clock timings and the decision record left out), and of each run of an exploration.
 
 Two runs with one fingerprint behaved the same. bench/fingerprint_library.py compares a whole library
 before and after a change; tests/runner/test_fingerprint.py runs scenarios in one process in two orders
@@ -31,9 +31,11 @@ def _plain(obj):
 
 
 def result_digest(result) -> str:
-    """One RunResult (or any dataclass), its timings left out."""
+    """One RunResult (or any dataclass), its timings and its decision record left out: the record says why
+    the run did what the rest shows, so a change to a reason's wording moves no fingerprint."""
     view = _plain(result)
     view.pop("timings", None)
+    view.pop("decisions", None)
     return hashlib.sha256(json.dumps(view, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
