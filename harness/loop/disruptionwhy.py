@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from harness.loop import podutil
 from harness.loop.budgets import MAX_INT32, nodes_value, budget_active, disruption_spec
+from harness.loop.controllers.podevents import NOMINATION_WINDOW
 from harness.loop.decisions import format_offset
 from harness.model.cron import CronError
 from harness.model.durations import go_duration
@@ -89,33 +90,41 @@ def deciding_budget(nodepool: dict, now: float, num_nodes: int, reason: str) -> 
 
 def budget_text(view, nodepool_name: str, reason: str) -> str:
     """`budget for Drifted on NodePool default: 1 allowed (10% of 7 nodes), 1 in use by NodeClaim x being
-    deleted`, from the facts Cluster.budget_mapping kept, and what this pass's command already took."""
+    deleted`, from the facts Cluster.budget_mapping kept, and the candidates this pass already reserved."""
     allowed, num, busy = view.budget_facts.get((nodepool_name, reason), (0, 0, ()))
     np = view.nodepools.get(nodepool_name) or {"metadata": {"name": nodepool_name}}
     out = f"budget for {reason} on NodePool {nodepool_name}: {allowed} allowed " \
           f"({deciding_budget(np, view.now, num, reason)})"
     if busy:
-        out += f", {len(busy)} in use by " + ", ".join(busy)
+        groups: dict[str, list[str]] = {}
+        for name, state in busy:
+            groups.setdefault(state, []).append(name)
+        out += f", {len(busy)} in use by " + "; ".join(
+            f"NodeClaim{'s' if len(names) > 1 else ''} {shortlist(names)} {state}" for state, names in groups.items())
     else:
         out += ", 0 in use"
     taken = view.taken.get((nodepool_name, reason))
     if taken:
-        out += f", {len(taken)} taken by this pass's command ({', '.join(taken)})"
+        out += f", {len(taken)} reserved this pass by NodeClaim{'s' if len(taken) > 1 else ''} {shortlist(taken)}"
     return out
 
 
-def busy_text(sn) -> str:
-    """Why a node counts against its NodePool's budget (BuildDisruptionBudgetMapping: not Ready, or
+def shortlist(names, n: int = 3) -> str:
+    names = list(names)
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def busy_text(sn) -> tuple[str, str]:
+    """A node that counts against its NodePool's budget and why (BuildDisruptionBudgetMapping: not Ready, or
     marked for deletion)."""
     c = sn.claim
-    what = f"NodeClaim {c.result.name}"
     if c.dis.deleting_since is not None:
-        return what + " being deleted"
+        return c.result.name, "being deleted"
     if c.dis.marked_for_deletion:
-        return what + " marked for deletion by a disruption command"
+        return c.result.name, "marked for deletion by a disruption command"
     if not sn.ready:
-        return what + " not Ready"
-    return what + " being deleted"
+        return c.result.name, "not Ready"
+    return c.result.name, "being deleted"
 
 
 def do_not_disrupt_text(pv, started: float | None, s) -> str:
@@ -135,12 +144,15 @@ def do_not_disrupt_text(pv, started: float | None, s) -> str:
 
 def nomination_text(s, claim) -> str:
     """Who nominated the node: the pending pods the provisioner put on it, or a command's pods."""
-    pods = sorted(k for k, n in s.nominated.items() if n == claim.result.name)
+    now = s.clock.now()
+    times = getattr(s.nominated, "times", {})
+    pods = sorted(k for k, n in s.nominated.items()
+                  if n == claim.result.name and times.get(k, float("-inf")) + NOMINATION_WINDOW > now)
     until = when(s, claim.dis.nominated_until)
     if pods:
         shown = ", ".join(pods[:3]) + (f" and {len(pods) - 3} more" if len(pods) > 3 else "")
-        return f"nominated for pending pod(s) {shown} until {until} (a nomination holds 20 s after each " \
-               "provisioning pass that renews it)"
+        return f"nominated for pod(s) {shown} (provisioning planned them on it) until {until} (a nomination " \
+               "holds 20 s after each provisioning pass that renews it)"
     return f"nominated as the destination of a disruption command's pods until {until}"
 
 

@@ -292,7 +292,8 @@ class Cluster:
                 self.blocked(sn, e.message)
             if e.protection is not None:
                 self.protect(sn, e.protection, sentence(e.message), method)
-            if sn.claim is not None:
+            # a NodeClaim being deleted: termination's record says why it is still here (nodetermination.py)
+            if sn.claim is not None and sn.claim.dis.deleting_since is None:
                 self._refused(sn, disruption_class, e)
             return None
         np_name = sn.labels[NODEPOOL]
@@ -353,7 +354,7 @@ class Cluster:
             elif e.protection == "pdb" and e.pod is not None:
                 detail += f" (pod {e.pod})"
             elif e.message == reasonwords.node_reason(s.core, "deleting") and sn.claim.dis.disruption_reason:
-                detail += f" (a {sn.claim.dis.disruption_reason} command holds it)"
+                detail += f" (a disruption command holds it: {sn.claim.dis.disruption_reason})"
             if eventual:
                 tgp = sn.claim.obj["spec"].get("terminationGracePeriod")
                 return (f"still a candidate for {disruptionwhy.CLASSES[disruption_class]} although {detail}: "
@@ -379,7 +380,7 @@ class Cluster:
         """A method takes one of the candidate's NodePool's disruptions for this pass's command."""
         budgets[c.nodepool_name] -= 1
         if self.s.decisions.enabled:
-            self.taken.setdefault((c.nodepool_name, reason), []).append(f"NodeClaim {c.claim.result.name}")
+            self.taken.setdefault((c.nodepool_name, reason), []).append(c.claim.result.name)
 
     def forget(self) -> None:
         """The state changed within the pass (a validation re-reads it)."""

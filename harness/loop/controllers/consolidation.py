@@ -404,7 +404,9 @@ def held_by_budget_record(view: Cluster, c: Candidate, method: str, reason: str)
     nothing left (with the arithmetic)."""
     if not view.s.decisions.enabled:
         return
-    facts = (view.budget_facts.get((c.nodepool_name, reason)), tuple(view.taken.get((c.nodepool_name, reason), ())))
+    # the counts, not the names: a 1,000-node pass reserves a different 10% each time without changing the verdict
+    allowed, num, busy = view.budget_facts.get((c.nodepool_name, reason), (0, 0, ()))
+    facts = (allowed, num, len(busy), len(view.taken.get((c.nodepool_name, reason), ())))
     view.kept(c.claim, method, ("budget", facts),
               lambda: f"{disruptionwhy.METHODS[method]}: {disruptionwhy.budget_text(view, c.nodepool_name, reason)}",
               by="budget")
