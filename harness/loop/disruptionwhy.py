@@ -5,12 +5,12 @@ A pass looks at every candidate again, so a candidate's status is recorded only 
 previous pass for that (candidate, method), as `Cluster.protect` keeps one entry per protection: a
 1,000-node cluster's hundreds of passes record what changed, not every pass. Budget arithmetic follows core's
 BuildDisruptionBudgetMapping (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/helpers.go) and
-GetAllowedDisruptionsByReason (pkg/apis/v1/nodepool.go).
+GetAllowedDisruptionsByReason (pkg/apis/v1/nodepool.go). The actions recorded: docs/architecture/loop.md.
 """
 from __future__ import annotations
 
 from harness.loop import podutil
-from harness.loop.budgets import MAX_INT32, nodes_value, budget_active, disruption_spec
+from harness.loop.budgets import MAX_INT32, budget_active, disruption_spec, nodes_value
 from harness.loop.controllers.podevents import NOMINATION_WINDOW
 from harness.loop.decisions import format_offset
 from harness.model.cron import CronError
@@ -21,6 +21,7 @@ CONTROLLER = "disruption"
 METHODS = {"empty": "Emptiness", "drift": "Drift", "multi": "multi-node consolidation",
            "single": "single-node consolidation"}
 CLASSES = {"graceful": "Emptiness and consolidation", "eventual": "Drift"}
+SCOPES = (*METHODS, *CLASSES)
 
 
 def when(s, t: float) -> str:
@@ -55,11 +56,8 @@ def forget(s, claim, scope: str | None = None) -> None:
     """The claim's status for `scope` (None: every scope) ended; the next one is recorded even if it
     repeats an earlier one."""
     said = s.disruption.said
-    if scope is not None:
-        said.pop((claim.result.name, scope), None)
-        return
-    for k in [k for k in said if k[0] == claim.result.name]:
-        del said[k]
+    for sc in (scope,) if scope is not None else SCOPES:
+        said.pop((claim.result.name, sc), None)
 
 
 def deciding_budget(nodepool: dict, now: float, num_nodes: int, reason: str) -> str:
@@ -127,19 +125,18 @@ def busy_text(sn) -> tuple[str, str]:
     return c.result.name, "being deleted"
 
 
-def do_not_disrupt_text(pv, started: float | None, s) -> str:
-    """The annotation on a pod and how long it holds: `"true"` for good, a duration until a moment."""
+def do_not_disrupt_hold(pv, started: float | None, s) -> str:
+    """How long a pod's do-not-disrupt annotation holds: `"true": no end`, `"3h": until +3h0m10s`."""
     value = str((pv.obj["metadata"].get("annotations") or {}).get(podutil.DO_NOT_DISRUPT))
-    base = f'{podutil.DO_NOT_DISRUPT}: "{value}" on pod {pv.namespace}/{pv.name}'
     if value == "true":
-        return base + " (no end)"
+        return '"true": no end'
     try:
         d = go_duration(value)
     except ValueError:
-        return base
+        return f'"{value}"'
     if started is None:
-        return base + " (the pod has not started: holds until it has run for it)"
-    return base + f" until {when(s, started + d)}"
+        return f'"{value}": from when the pod starts'
+    return f'"{value}": until {when(s, started + d)}'
 
 
 def nomination_text(s, claim) -> str:

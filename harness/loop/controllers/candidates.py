@@ -323,7 +323,8 @@ class Cluster:
                     self.protect(sn, e.protection, sentence(e.message), method)
                 self._refused(sn, disruption_class, e)
                 return None
-            self._refused(sn, disruption_class, e, eventual=True)
+            if sn.claim.dis.drifted is not None:
+                self._refused(sn, disruption_class, e, eventual=True)
         else:
             if self.s.decisions.enabled:
                 disruptionwhy.forget(self.s, sn.claim, disruption_class)
@@ -350,7 +351,7 @@ class Cluster:
             if e.protection == "nominated":
                 detail += ": " + disruptionwhy.nomination_text(s, sn.claim)
             elif e.protection == "do-not-disrupt" and e.pod is not None and e.pod in s.pod_views:
-                detail += ": " + disruptionwhy.do_not_disrupt_text(s.pod_views[e.pod], self.started.get(e.pod), s)
+                detail += f" ({disruptionwhy.do_not_disrupt_hold(s.pod_views[e.pod], self.started.get(e.pod), s)})"
             elif e.protection == "pdb" and e.pod is not None:
                 detail += f" (pod {e.pod})"
             elif e.message == reasonwords.node_reason(s.core, "deleting") and sn.claim.dis.disruption_reason:

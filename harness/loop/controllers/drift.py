@@ -8,7 +8,6 @@ Static NodePools (staticdrift.go) are not simulated.
 """
 from __future__ import annotations
 
-from harness.loop import disruptionwhy
 from harness.loop.budgets import disruption_spec
 from harness.loop.controllers.candidates import EVENTUAL, Candidate, Cluster
 from harness.loop.controllers.consolidation import Proposal, held_by_budget_record
@@ -69,7 +68,7 @@ class Drift:
                 errors = res.non_pending_errors()
                 view.blocked(c.sn, errors)
                 view.kept(c.claim, self.method, ("scheduling", errors),
-                          lambda: f"Drift: its pods would not schedule elsewhere: {errors}", by="scheduling")
+                          f"Drift: its pods would not schedule elsewhere: {errors}", by="scheduling")
                 continue
             return [Proposal(self.method, self.reason, [c], list(res.new_claims), res)]
         return []

@@ -280,11 +280,11 @@ class NodeTermination:
         pv = s.pod_views[key]
         if not podutil.is_active(pv):
             cause = ("terminating", pv.obj["metadata"].get("deletionTimestamp"))
-            text = lambda: f"the drain of Node {name} waits for it to terminate (deletionTimestamp {cause[1]})"  # noqa: E731
+            text = lambda: f"the drain of Node {name} waits for it to terminate (deletionTimestamp {cause[1]})"
         else:
             cause = ("do-not-disrupt",)
-            text = lambda: (f"the drain of Node {name} cannot evict it: " +  # noqa: E731
-                            disruptionwhy.do_not_disrupt_text(pv, s.disruption.pod_started.get(key), s) +
+            text = lambda: (f"the drain of Node {name} cannot evict it: {podutil.DO_NOT_DISRUPT} " +
+                            disruptionwhy.do_not_disrupt_hold(pv, s.disruption.pod_started.get(key), s) +
                             self._until_deadline(c))
         self._pod_note(c, key, cause, "drain-blocked", text, name)
 

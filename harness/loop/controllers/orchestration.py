@@ -104,11 +104,12 @@ class Orchestration:
             for c in p.candidates:
                 disruptionwhy.forget(s, c.claim)       # what kept it before is over; a later refusal is new
             reps = [f"NodeClaim/{r.name}" for r in cmd.replacements]
-            wait = f"; the candidates are deleted once {', '.join(r.name for r in cmd.replacements)} initialize" \
-                if cmd.replacements else "; the candidates are deleted now"
+            names = [r.name for r in cmd.replacements]
+            wait = (f"; replacement NodeClaim{'s' if len(names) > 1 else ''} {', '.join(names)} created, the "
+                    f"candidates are deleted once {'they initialize' if len(names) > 1 else 'it initializes'}") \
+                if names else "; the candidates are deleted now"
             s.decide("disruption", "command-started", disruptionwhy.subject(p.candidates[0].claim),
-                     f"disrupting via {disruptionwhy.METHODS[p.method]}: {disruptionwhy.command_text(p)}"
-                     f"{' -> ' + ', '.join(r.name for r in cmd.replacements) if cmd.replacements else ''}{wait}",
+                     f"disrupting via {disruptionwhy.METHODS[p.method]}: {disruptionwhy.command_text(p)}{wait}",
                      disruptionwhy.command_related(p) + tuple(reps),
                      {**disruptionwhy.command_data(p), "command": cmd.uuid,
                       "replacementNodeClaims": [r.name for r in cmd.replacements]})
