@@ -89,7 +89,8 @@ def deciding_budget(nodepool: dict, now: float, num_nodes: int, reason: str) -> 
 def budget_text(view, nodepool_name: str, reason: str) -> str:
     """`budget for Drifted on NodePool default: 1 allowed (10% of 7 nodes), 1 in use by NodeClaim x being
     deleted`, from the facts Cluster.budget_mapping kept, and the candidates this pass already reserved."""
-    allowed, num, busy = view.budget_facts.get((nodepool_name, reason), (0, 0, ()))
+    num, busy = view.budget_facts.get((nodepool_name, reason), (0, ()))
+    allowed = view.budget_allowed(nodepool_name, reason)
     np = view.nodepools.get(nodepool_name) or {"metadata": {"name": nodepool_name}}
     out = f"budget for {reason} on NodePool {nodepool_name}: {allowed} allowed " \
           f"({deciding_budget(np, view.now, num, reason)})"

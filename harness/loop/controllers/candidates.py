@@ -151,10 +151,11 @@ class Cluster:
         self._its: dict[str, dict | None] = {}
         self.pdbs = Limits(list(s.disruption.pdb_status.values()))
         self._built: dict[str, list[Candidate]] = {}
-        # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) ->
-        # (allowed after the disrupting nodes, nodes counted, why each disrupting node counts), and the
-        # candidates this pass's command took from it
-        self.budget_facts: dict[tuple[str, str], tuple[int, int, tuple[str, ...]]] = {}
+        # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) -> (nodes
+        # counted, the disrupting ones with why they count), the NodePool's allowance (computed when asked), and
+        # the candidates this pass reserved from it
+        self.budget_facts: dict[tuple[str, str], tuple[int, tuple[tuple[str, str], ...]]] = {}
+        self._allowed: dict[tuple[str, str], int] = {}
         self.taken: dict[tuple[str, str], list[str]] = {}
 
     def instance_types(self, np_name: str) -> dict | None:
@@ -377,6 +378,15 @@ class Cluster:
                 c for c in (self.candidate(sn, disruption_class, queue_has, method) for sn in self.nodes) if c is not None]
         return [c for c in built if not queue_has(c.claim.result.name) and should_disrupt(c)]
 
+    def budget_allowed(self, nodepool_name: str, reason: str) -> int:
+        """The NodePool's own allowance for `reason` (before the disrupting nodes), for the decision record."""
+        key = (nodepool_name, reason)
+        if key not in self._allowed:
+            np = self.nodepools.get(nodepool_name)
+            num = self.budget_facts.get(key, (0, ()))[0]
+            self._allowed[key] = must_allowed_disruptions(np, self.now, num, reason) if np is not None else 0
+        return self._allowed[key]
+
     def take(self, budgets: dict[str, int], c: Candidate, reason: str) -> None:
         """A method takes one of the candidate's NodePool's disruptions for this pass's command."""
         budgets[c.nodepool_name] -= 1
@@ -412,8 +422,8 @@ class Cluster:
                 allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
                 out[name] = max(allowed - disrupting.get(name, 0), 0)
             if record:
-                self.budget_facts[(name, reason)] = (must_allowed_disruptions(np, self.now, num.get(name, 0), reason),
-                                                     num.get(name, 0), tuple(busy.get(name, ())))
+                self.budget_facts[(name, reason)] = (num.get(name, 0), tuple(busy.get(name, ())))
+                self._allowed.pop((name, reason), None)
                 self.taken.pop((name, reason), None)
             if not self.s.core.budget_events_need_nodes:
                 continue

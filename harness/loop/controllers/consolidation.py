@@ -407,7 +407,7 @@ def held_by_budget_record(view: Cluster, c: Candidate, method: str, reason: str)
     # keyed on the NodePool's allowance only: while a rolling disruption of a 1,000-node pool moves the nodes in use
     # one by one, the verdict for the other 900 candidates stays "held by the budget" (the text has the counts of
     # the pass that first held it)
-    allowed = view.budget_facts.get((c.nodepool_name, reason), (0, 0, ()))[0]
+    allowed = view.budget_allowed(c.nodepool_name, reason)
     view.kept(c.claim, method, ("budget", allowed),
               lambda: f"{disruptionwhy.METHODS[method]}: {disruptionwhy.budget_text(view, c.nodepool_name, reason)}",
               by="budget")
