@@ -184,3 +184,20 @@ def test_nothing_is_recorded_when_the_record_is_off(embedded):
         from harness.loop.controllers.candidates import GRACEFUL, Cluster
         Cluster(sim.state).candidates(lambda x: True, GRACEFUL, lambda n: False, "empty")
         assert sim.result.decisions == [] and sim.state.disruption.said == {}
+
+
+def test_a_do_not_disrupt_duration_says_until_when(cluster):
+    (sc,) = [s for s in load_scenarios(ROOT / "scenarios/disruption/protection.scenario.yaml")
+             if s.name == "do-not-disrupt-duration-expires"]
+    r = run(sc, "upstream", cluster).final
+    first = next(d.subject for d in r.decisions if d.action == "candidate-kept")
+    kept = [d for d in r.decisions if d.subject == first and d.action == "candidate-kept"]
+    assert len(kept) == 2 and all(d.data["by"] == "do-not-disrupt" and d.reason.endswith('("10m": until +10m0s)')
+                                  for d in kept)
+    (pod_ref,) = {ref for d in kept for ref in d.related if ref.startswith("Pod/")}
+    # after the ten minutes, single-node consolidation replaces the node: the command names its reason and savings
+    (started,) = [d for d in r.decisions if d.action == "command-started"]
+    assert started.subject == kept[0].subject and started.reason.startswith(
+        "disrupting via single-node consolidation: Underutilized/replace [")
+    assert started.data["decision"] == "replace" and started.data["savings"] > 0
+    assert any(d.action == "pod-evicted" and d.subject == pod_ref for d in r.decisions)
