@@ -410,7 +410,7 @@ def held_by_budget_record(view: Cluster, c: Candidate, method: str, reason: str)
     allowed = view.budget_allowed(c.nodepool_name, reason)
     view.kept(c.claim, method, ("budget", allowed),
               lambda: f"{disruptionwhy.METHODS[method]}: {disruptionwhy.budget_text(view, c.nodepool_name, reason)}",
-              by="budget")
+              by="budget", extra=(f"NodePool/{c.nodepool_name}",))
 
 
 class Emptiness(Consolidation):

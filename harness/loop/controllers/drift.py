@@ -87,4 +87,5 @@ class Drift:
             then = "which takes it within its Empty budget"
         view.kept(c.claim, self.method, ("empty", spec.consolidate_after is None),
                   f"Drift skips it: the candidate is empty (no reschedulable pods) and this core leaves empty drifted "
-                  f"nodes to Emptiness (driftEmptyCandidates: skip), {then}", by="drift-empty")
+                  f"nodes to Emptiness (driftEmptyCandidates: skip), {then}", by="drift-empty",
+                  extra=(f"NodePool/{c.nodepool_name}",))
