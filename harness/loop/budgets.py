@@ -70,7 +70,7 @@ def termination_grace_period(spec: dict) -> float | None:
         return None
 
 
-def _nodes_value(nodes: str, num_nodes: int) -> int:
+def nodes_value(nodes: str, num_nodes: int) -> int:
     """GetIntStrFromValue + intstr.GetScaledValueFromIntOrPercent(roundUp=true)."""
     text = str(nodes)
     if text.lstrip("-").isdigit():
@@ -96,7 +96,7 @@ def allowed_disruptions(nodepool: dict, now: float, num_nodes: int, reason: str)
     allowed, err = MAX_INT32, None
     for b in disruption_spec(nodepool).budgets:
         try:
-            value = _nodes_value(b.get("nodes", "10%"), num_nodes) if budget_active(b, now) else MAX_INT32
+            value = nodes_value(b.get("nodes", "10%"), num_nodes) if budget_active(b, now) else MAX_INT32
         except (CronError, ValueError) as e:
             value, err = 0, str(e)
         reasons = b.get("reasons")

@@ -116,6 +116,8 @@ class DisruptionRun:
     recorder: Recorder | None = None
     pdb_status: dict = field(default_factory=dict)       # (ns, name) -> harness.loop.pdb.PDB with its status
     pod_started: dict[str, float] = field(default_factory=dict)   # pod key -> status.startTime (its bind)
+    # (NodeClaim name, method or stage) -> what the decision record last said of it (harness/loop/disruptionwhy.py)
+    said: dict = field(default_factory=dict)
 
     def active(self) -> list[Command]:
         return [c for c in self.commands if not c.done]

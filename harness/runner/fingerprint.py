@@ -1,6 +1,6 @@
 """A run's behaviour fingerprint: a short digest of everything a scenario run produced (node labels
 with their writers, NodeClaims, pods, events, dropped SKUs, the fake's snapshot, the loop trace,
-mismatches; wall-clock timings left out), and of each run of an exploration.
+mismatches; wall-clock timings and the decision record left out), and of each run of an exploration.
 
 Two runs with one fingerprint behaved the same. bench/fingerprint_library.py compares a whole library
 before and after a change; tests/runner/test_fingerprint.py runs scenarios in one process in two orders

@@ -43,3 +43,15 @@ def test_fingerprint_leaves_out_timings_and_covers_every_explored_run():
     assert fingerprint(one) == fingerprint(dataclasses.replace(one, seconds=99.0))
     first = fingerprint(dataclasses.replace(two, exploration=None))
     assert fingerprint(two).startswith(first + "-") and len(fingerprint(two)) > len(first)
+
+
+def test_the_decision_record_moves_no_digest():
+    """A reason worded differently is no behaviour change (harness/runner/fingerprint.py result_digest)."""
+    from harness.loop.decisions import Decision
+    from harness.loop.result import RunResult
+    from harness.runner.fingerprint import result_digest
+    plain, said = RunResult("s", "upstream", "embedded", 1), RunResult("s", "upstream", "embedded", 1)
+    said.decisions.append(Decision(0.0, "disruption", "candidate-kept", "NodeClaim/x", "why"))
+    assert result_digest(plain) == result_digest(said)
+    said.trace.append("something else happened")
+    assert result_digest(plain) != result_digest(said)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.loop import podutil, reasonwords
+from harness.loop import disruptionwhy, podutil, reasonwords
 from harness.loop.budgets import disruption_spec, expire_after, must_allowed_disruptions, termination_grace_period
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.pdb import Limits
@@ -131,9 +131,11 @@ class Candidate:
 
 
 class CandidateError(Exception):
-    def __init__(self, message: str, protection: str | None = None, event: bool = True, pod_block: bool = False):
+    def __init__(self, message: str, protection: str | None = None, event: bool = True, pod_block: bool = False,
+                 pod: str | None = None):
         super().__init__(message)
         self.message, self.protection, self.event, self.pod_block = message, protection, event, pod_block
+        self.pod = pod                                # the pod key that blocks (do-not-disrupt, PDB)
 
 
 class Cluster:
@@ -149,6 +151,12 @@ class Cluster:
         self._its: dict[str, dict | None] = {}
         self.pdbs = Limits(list(s.disruption.pdb_status.values()))
         self._built: dict[str, list[Candidate]] = {}
+        # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) -> (nodes
+        # counted, the disrupting ones with why they count), the NodePool's allowance (computed when asked), and
+        # the candidates this pass reserved from it
+        self.budget_facts: dict[tuple[str, str], tuple[int, tuple[tuple[str, str], ...]]] = {}
+        self._allowed: dict[tuple[str, str], int] = {}
+        self.taken: dict[tuple[str, str], list[str]] = {}
 
     def instance_types(self, np_name: str) -> dict | None:
         """BuildNodePoolMap: the NodePool's instance types by name (None: not resolvable)."""
@@ -175,11 +183,20 @@ class Cluster:
             message = reasonwords.blocked_event(self.s.core, "NodeClaim", reason)
             self.publish("NodeClaim", sn.claim.result.name, "DisruptionBlocked", message, ("nodeclaim", sn.claim.result.name))
 
-    def unconsolidatable(self, c: Candidate, message: str) -> None:
-        """disruptionevents.Unconsolidatable (15 minute dedupe per object)."""
+    def unconsolidatable(self, c: Candidate, message: str, method: str | None = None, detail=None) -> None:
+        """disruptionevents.Unconsolidatable (15 minute dedupe per object); with `method`, the decision record
+        says it too (with `detail`: a string or a callable adding the arithmetic the event leaves out)."""
         if c.sn.node is not None:
             self.publish("Node", c.sn.node["metadata"]["name"], "Unconsolidatable", message, ("node", c.name), 900.0)
         self.publish("NodeClaim", c.claim.result.name, "Unconsolidatable", message, ("nodeclaim", c.claim.result.name), 900.0)
+        if method is not None:
+            self.kept(c.claim, method, message, lambda: f"{disruptionwhy.METHODS[method]}: {message}" + (
+                f" ({detail() if callable(detail) else detail})" if detail else ""), by="unconsolidatable")
+
+    def kept(self, claim: Claim, scope: str, key, reason, by: str, extra=()) -> None:
+        """The decision record: the method (or disruption class) `scope` leaves the candidate, for `reason`
+        (recorded when it differs from the last pass's for this candidate and scope)."""
+        disruptionwhy.note(self.s, claim, scope, key, "candidate-kept", reason, extra, {"method": scope, "by": by})
 
     def protect(self, sn: StateNode, by: str, message: str, method: str) -> None:
         """The run's record of a candidate a protection kept (one entry per node, protection and method)."""
@@ -250,7 +267,7 @@ class Cluster:
             if self.do_not_disrupt(key):
                 pv = self.pod(key)
                 raise CandidateError(reasonwords.do_not_disrupt_pod(self.s.core, pv.namespace, pv.name),
-                                     "do-not-disrupt", pod_block=True)
+                                     "do-not-disrupt", pod_block=True, pod=key)
         for key in sn.pods:
             if not self.evictable(key):
                 continue
@@ -259,11 +276,11 @@ class Cluster:
             if not ok:
                 if len(keys) > 1:
                     raise CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
-                                         "pdb", pod_block=True)
+                                         "pdb", pod_block=True, pod=key)
                 # one key, in brackets from core v1.7.0 (#2379; sigs.k8s.io/karpenter v1.6.2 pkg/utils/pdb/pdb.go
                 # CanEvictPods returns a single client.ObjectKey)
                 named = f"[{keys[0]}]" if self.s.core.multiple_pdbs_eviction else keys[0]
-                raise CandidateError(reasonwords.pdb_blocks(self.s.core, named), "pdb", pod_block=True)
+                raise CandidateError(reasonwords.pdb_blocks(self.s.core, named), "pdb", pod_block=True, pod=key)
 
     def candidate(self, sn: StateNode, disruption_class: str, queue_has, method: str) -> Candidate | None:
         """NewCandidate; None when the node is not a candidate (with upstream's events)."""
@@ -276,19 +293,26 @@ class Cluster:
                 self.blocked(sn, e.message)
             if e.protection is not None:
                 self.protect(sn, e.protection, sentence(e.message), method)
+            # a NodeClaim being deleted: termination's record says why it is still here (nodetermination.py)
+            if sn.claim is not None and sn.claim.dis.deleting_since is None:
+                self._refused(sn, disruption_class, e)
             return None
         np_name = sn.labels[NODEPOOL]
         np = self.nodepools.get(np_name)
         its = self.instance_types(np_name) if np is not None else None
         if np is None or its is None:
-            self.blocked(sn, reasonwords.nodepool_not_found(self.s.core, np_name))
+            message = reasonwords.nodepool_not_found(self.s.core, np_name)
+            self.blocked(sn, message)
+            self._refused(sn, disruption_class, CandidateError(message))
             return None
         it = its.get(sn.labels.get(INSTANCE_TYPE, ""))
         if it is None and self.s.core.instance_type_drift == "none":
             # before core v1.1.0 (#1787) a node whose instance type is no longer offered is no candidate for any
             # method (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/types.go NewCandidate); later,
             # only consolidation refuses it (consolidation.go ShouldDisrupt, here consolidation.py)
-            self.blocked(sn, f'Instance Type "{sn.labels.get(INSTANCE_TYPE, "")}" not found')
+            message = f'Instance Type "{sn.labels.get(INSTANCE_TYPE, "")}" not found'
+            self.blocked(sn, message)
+            self._refused(sn, disruption_class, CandidateError(message))
             return None
         try:
             self.validate_pods(sn)
@@ -298,7 +322,13 @@ class Cluster:
                 self.blocked(sn, e.message)
                 if e.protection is not None:
                     self.protect(sn, e.protection, sentence(e.message), method)
+                self._refused(sn, disruption_class, e)
                 return None
+            if sn.claim.dis.drifted is not None:
+                self._refused(sn, disruption_class, e, eventual=True)
+        else:
+            if self.s.decisions.enabled:
+                disruptionwhy.forget(self.s, sn.claim, disruption_class)
         reschedulable = [k for k in sn.pods if podutil.is_reschedulable(self.pod(k))]
         lifetime = 1.0
         ttl = expire_after(sn.claim.obj["spec"])
@@ -310,6 +340,34 @@ class Cluster:
                          1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable),
                          self.s.core.emptiness_by_eviction_cost)
 
+    def _refused(self, sn: StateNode, disruption_class: str, e: CandidateError, eventual: bool = False) -> None:
+        """The decision record: NewCandidate refused the node for every method of `disruption_class`
+        (`eventual`: it did not - the blocking pod is deleted at the terminationGracePeriod deadline)."""
+        s = self.s
+        if not s.decisions.enabled:
+            return
+
+        def reason() -> str:
+            detail = sentence(e.message)
+            if e.protection == "nominated":
+                detail += ": " + disruptionwhy.nomination_text(s, sn.claim)
+            elif e.protection == "do-not-disrupt" and e.pod is not None and e.pod in s.pod_views:
+                detail += f" ({disruptionwhy.do_not_disrupt_hold(s.pod_views[e.pod], self.started.get(e.pod), s)})"
+            elif e.protection == "pdb" and e.pod is not None:
+                detail += f" (pod {e.pod})"
+            elif e.message == reasonwords.node_reason(s.core, "deleting") and sn.claim.dis.disruption_reason:
+                detail += f" (a disruption command holds it: {sn.claim.dis.disruption_reason})"
+            if eventual:
+                tgp = sn.claim.obj["spec"].get("terminationGracePeriod")
+                return (f"still a candidate for {disruptionwhy.CLASSES[disruption_class]} although {detail}: "
+                        f"Drift is eventual and the NodeClaim's terminationGracePeriod ({tgp}) deletes the pod at "
+                        "its deadline")
+            return f"not a candidate for {disruptionwhy.CLASSES[disruption_class]}: {detail}"
+        key = (e.message, e.pod, eventual)
+        disruptionwhy.note(s, sn.claim, disruption_class, key, "candidate-eventual" if eventual else "candidate-kept",
+                           reason, (f"Pod/{e.pod}",) if e.pod else (),
+                           {"method": disruption_class, "by": e.protection or "not-a-candidate"})
+
     def candidates(self, should_disrupt, disruption_class: str, queue_has, method: str) -> list[Candidate]:
         """GetCandidates. NewCandidate's verdict depends only on the state and the disruption class,
         so a pass builds each node's candidate once per class and the methods filter it (the
@@ -320,6 +378,21 @@ class Cluster:
                 c for c in (self.candidate(sn, disruption_class, queue_has, method) for sn in self.nodes) if c is not None]
         return [c for c in built if not queue_has(c.claim.result.name) and should_disrupt(c)]
 
+    def budget_allowed(self, nodepool_name: str, reason: str) -> int:
+        """The NodePool's own allowance for `reason` (before the disrupting nodes), for the decision record."""
+        key = (nodepool_name, reason)
+        if key not in self._allowed:
+            np = self.nodepools.get(nodepool_name)
+            num = self.budget_facts.get(key, (0, ()))[0]
+            self._allowed[key] = must_allowed_disruptions(np, self.now, num, reason) if np is not None else 0
+        return self._allowed[key]
+
+    def take(self, budgets: dict[str, int], c: Candidate, reason: str) -> None:
+        """A method takes one of the candidate's NodePool's disruptions for this pass's command."""
+        budgets[c.nodepool_name] -= 1
+        if self.s.decisions.enabled:
+            self.taken.setdefault((c.nodepool_name, reason), []).append(c.claim.result.name)
+
     def forget(self) -> None:
         """The state changed within the pass (a validation re-reads it)."""
         self._built.clear()
@@ -329,6 +402,8 @@ class Cluster:
         """BuildDisruptionBudgetMapping."""
         num: dict[str, int] = {}
         disrupting: dict[str, int] = {}
+        record = self.s.decisions.enabled
+        busy: dict[str, list[str]] = {}
         for sn in self.nodes:
             if not sn.managed or not sn.initialized or sn.claim.dis.instance_terminating:
                 continue
@@ -336,14 +411,22 @@ class Cluster:
             num[np] = num.get(np, 0) + 1
             if not sn.ready or sn.marked_for_deletion:
                 disrupting[np] = disrupting.get(np, 0) + 1
+                if record:
+                    busy.setdefault(np, []).append(disruptionwhy.busy_text(sn))
         out = {}
         for name, np in self.nodepools.items():
             uid = np["metadata"].get("uid", name)
             if not self.s.core.budget_events_need_nodes:
                 out[name] = self._budgets_all_reasons(np, name, uid, num.get(name, 0), disrupting.get(name, 0), reason)
+            else:
+                allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
+                out[name] = max(allowed - disrupting.get(name, 0), 0)
+            if record:
+                self.budget_facts[(name, reason)] = (num.get(name, 0), tuple(busy.get(name, ())))
+                self._allowed.pop((name, reason), None)
+                self.taken.pop((name, reason), None)
+            if not self.s.core.budget_events_need_nodes:
                 continue
-            allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
-            out[name] = max(allowed - disrupting.get(name, 0), 0)
             if num.get(name, 0) != 0 and allowed == 0:
                 self.publish("NodePool", name, "DisruptionBlocked",
                              f"No allowed disruptions for disruption reason {reason} due to blocking budget",

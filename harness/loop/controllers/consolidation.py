@@ -24,9 +24,10 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 
-from harness.loop import reasonwords
+from harness.loop import disruptionwhy, reasonwords
 from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
 from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster
+from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
 from harness.loop.controllers.simulate import CandidateDeleting, SimResult
 from harness.loop.scheduling import PlannedClaim, offering_compatible
 from harness.model.requirements import IN, Requirement, Requirements
@@ -177,31 +178,56 @@ class Consolidation:
             return False
         view.protect(c.sn, "budget", f"no allowed disruptions for reason {self.reason} in NodePool {c.nodepool_name}",
                      self.method)
+        held_by_budget_record(view, c, self.method, self.reason)
         return True
+
+    def consolidate_after_running(self, view: Cluster, c: Candidate) -> None:
+        """The decision record: the NodeClaim is not Consolidatable yet (consolidateAfter since its last pod
+        event or its initialization: nodeclaim/disruption/consolidation.go)."""
+        if not view.s.decisions.enabled:
+            return
+        at = consolidatable_at(c.claim, c.nodepool)
+        if at is None:
+            return
+        since = "its last pod event" if c.claim.dis.last_pod_event is not None else "its initialization"
+        after = ((c.nodepool.get("spec") or {}).get("disruption") or {}).get("consolidateAfter", "0s")
+        state = "still running until" if at > view.now else "passed at"
+        view.kept(c.claim, self.method, ("consolidateAfter", at),
+                  lambda: f"{disruptionwhy.METHODS[self.method]}: not Consolidatable: consolidateAfter "
+                          f"({after}) since {since} {state} {disruptionwhy.when(view.s, at)}", by="consolidateAfter")
 
     # ShouldDisrupt for single/multi (consolidation.go)
     def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
         spec = disruption_spec(c.nodepool)
+        m = self.method
         if c.instance_type is None:
-            view.unconsolidatable(c, f'Instance Type "{c.sn.labels.get(INSTANCE_TYPE, "")}" not found')
+            view.unconsolidatable(c, f'Instance Type "{c.sn.labels.get(INSTANCE_TYPE, "")}" not found', m)
             return False
         if CAPACITY_TYPE not in c.sn.labels:
-            view.unconsolidatable(c, f'Node does not have label "{CAPACITY_TYPE}"')
+            view.unconsolidatable(c, f'Node does not have label "{CAPACITY_TYPE}"', m)
             return False
         if ZONE not in c.sn.labels:
-            view.unconsolidatable(c, f'Node does not have label "{ZONE}"')
+            view.unconsolidatable(c, f'Node does not have label "{ZONE}"', m)
             return False
         if spec.consolidate_after is None:
-            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation disabled')
+            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation disabled', m,
+                                  "consolidateAfter: Never")
             return False
         if c.is_empty():
             return False
         if spec.consolidation_policy == WHEN_EMPTY:
-            view.unconsolidatable(c, reasonwords.when_empty_not_empty(view.s.core, c.nodepool_name))
+            view.unconsolidatable(c, reasonwords.when_empty_not_empty(view.s.core, c.nodepool_name), m,
+                                  "consolidationPolicy: WhenEmpty")
             return False
         if spec.consolidation_policy == BALANCED:
+            if view.s.decisions.enabled:
+                view.kept(c.claim, m, "balanced", f"{disruptionwhy.METHODS[m]}: NodePool {c.nodepool_name}'s "
+                          "consolidationPolicy Balanced is not modeled by the harness", by="policy")
             return False                       # balanced scoring is not modeled
-        return c.claim.dis.consolidatable_since is not None
+        if c.claim.dis.consolidatable_since is None:
+            self.consolidate_after_running(view, c)
+            return False
+        return True
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
         """sortCandidates: the highest savings ratio first (core v1.14.0, #2962), or before the lowest disruption
@@ -225,13 +251,15 @@ class Consolidation:
             return None
         if not res.all_non_pending_scheduled():
             if single:
-                view.unconsolidatable(cands[0], reasonwords.scheduling_errors(view.s.core, res.non_pending_errors()))
+                view.unconsolidatable(cands[0], reasonwords.scheduling_errors(view.s.core, res.non_pending_errors()),
+                                      self.method)
             return None
         if not res.new_claims:
             return Proposal(self.method, self.reason, cands, [], res)
         if len(res.new_claims) != 1:
             if single:
-                view.unconsolidatable(cands[0], f"Can't remove without creating {len(res.new_claims)} candidates")
+                view.unconsolidatable(cands[0], f"Can't remove without creating {len(res.new_claims)} candidates",
+                                      self.method)
             return None
         price = sum(c.price for c in cands)
         new = res.new_claims[0]
@@ -255,13 +283,15 @@ class Consolidation:
         """The replacement with only instance types cheaper than the candidates (core v1.14.0
         pkg/controllers/disruption/consolidation.go computeConsolidation / computeSpotToSpotConsolidation:
         filterByPrice), or None when none is, said on a single candidate as core words it."""
-        new, err = remove_by_price(new, price, self.ctl.state.profile.well_known_labels)
+        wk = self.ctl.state.profile.well_known_labels
+        options = new
+        new, err = remove_by_price(new, price, wk)
         why = f"Filtering by price: {err}" if err is not None else \
             None if new.instance_types else "Can't replace with a cheaper node"
         if why is None:
             return new
         if len(cands) == 1:
-            view.unconsolidatable(cands[0], why)
+            view.unconsolidatable(cands[0], why, self.method, lambda: no_cheaper_text(options, price, wk))
         return None
 
     def _spot_to_spot(self, view: Cluster, cands, new: PlannedClaim, res: SimResult, price: float):
@@ -270,7 +300,8 @@ class Consolidation:
         single = len(cands) == 1
         if not self.ctl.feature_gate("SpotToSpotConsolidation"):
             if single:
-                view.unconsolidatable(cands[0], "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node")
+                view.unconsolidatable(cands[0], "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node",
+                                      self.method)
             return None
         reqs = new.requirements.copy().add(Requirement.new(CAPACITY_TYPE, IN, ["spot"], s.sem))
         its = [it for it in new.instance_types if any(offering_compatible(o, reqs, wk) for o in it.offerings)]
@@ -284,7 +315,8 @@ class Consolidation:
             return p
         if len(new.instance_types) < MIN_SPOT_TO_SPOT:
             view.unconsolidatable(cands[0], f"SpotToSpotConsolidation requires {MIN_SPOT_TO_SPOT} cheaper instance type "
-                                            f"options than the current candidate to consolidate, got {len(new.instance_types)}")
+                                            f"options than the current candidate to consolidate, got {len(new.instance_types)}",
+                                  self.method)
             return None
         keep = MIN_SPOT_TO_SPOT
         if new.requirements.has_min_values():
@@ -355,15 +387,48 @@ class Consolidation:
         return [fresh[c.name] for c in cands], None
 
 
+def no_cheaper_text(options: PlannedClaim, price: float, wk) -> str:
+    """The prices behind "Can't replace with a cheaper node": the candidates' price against the cheapest
+    replacement option's worst launch price (RemoveInstanceTypeOptionsByPriceAndMinValues keeps an option only
+    when that is lower)."""
+    worst = sorted((worst_launch_price(it, options.requirements, wk), it.name) for it in options.instance_types)
+    if not worst or worst[0][0] == float("inf"):
+        return f"the candidate costs ${price:.4f}/h; no replacement option has an available offering"
+    p, name = worst[0]
+    return (f"the candidate costs ${price:.4f}/h; the cheapest of {len(worst)} replacement option(s), {name}, "
+            f"costs ${p:.4f}/h")
+
+
+def held_by_budget_record(view: Cluster, c: Candidate, method: str, reason: str) -> None:
+    """The decision record: the method leaves the candidate because its NodePool's budget for `reason` has
+    nothing left (with the arithmetic)."""
+    if not view.s.decisions.enabled:
+        return
+    # keyed on the NodePool's allowance only: while a rolling disruption of a 1,000-node pool moves the nodes in use
+    # one by one, the verdict for the other 900 candidates stays "held by the budget" (the text has the counts of
+    # the pass that first held it)
+    allowed = view.budget_allowed(c.nodepool_name, reason)
+    view.kept(c.claim, method, ("budget", allowed),
+              lambda: f"{disruptionwhy.METHODS[method]}: {disruptionwhy.budget_text(view, c.nodepool_name, reason)}",
+              by="budget", extra=(f"NodePool/{c.nodepool_name}",))
+
+
 class Emptiness(Consolidation):
     def __init__(self, controller):
         super().__init__(controller, "empty")
 
     def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
-        if disruption_spec(c.nodepool).consolidate_after is None:
-            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation disabled')
+        spec = disruption_spec(c.nodepool)
+        if spec.consolidate_after is None:
+            view.unconsolidatable(c, f'NodePool "{c.nodepool_name}" has consolidation disabled', self.method,
+                                  "consolidateAfter: Never")
             return False
-        return c.is_empty() and c.claim.dis.consolidatable_since is not None
+        if not c.is_empty():
+            return False
+        if c.claim.dis.consolidatable_since is None:
+            self.consolidate_after_running(view, c)
+            return False
+        return True
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
         if self.is_consolidated():
@@ -376,7 +441,7 @@ class Emptiness(Consolidation):
                 constrained = True
                 continue
             empty.append(c)
-            budgets[c.nodepool_name] -= 1
+            view.take(budgets, c, self.reason)
         if not empty:
             if not constrained:
                 self.mark_consolidated()
@@ -473,7 +538,7 @@ class MultiNode(Consolidation):
                 constrained = True
                 continue
             ok.append(c)
-            budgets[c.nodepool_name] -= 1
+            view.take(budgets, c, self.reason)
         p = self._first_n(view, ok, min(len(ok), MULTI_NODE_MAX))
         if p is None:
             if not constrained:

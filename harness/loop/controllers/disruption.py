@@ -17,7 +17,7 @@ since they last found nothing to do, and look again at least every 5 minutes
 """
 from __future__ import annotations
 
-from harness.loop import podutil
+from harness.loop import disruptionwhy, podutil
 from harness.loop.budgets import budget_active, disruption_spec
 from harness.loop.controllers.candidates import Cluster
 from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
@@ -107,9 +107,11 @@ class DisruptionController:
                 s.trace(f"{method.method} consolidation command is no longer valid ({why}): abandoned")
                 if method.method != "empty":
                     method.rejected_events(view, proposal, why or "unknown")
+                self._validated(proposal, None, why)
                 return False
             for c in valid.candidates:
                 self.queue.timeline(c.claim, "validated", method.method)
+            self._validated(proposal, valid, None)
             return self.queue.start(valid)
         if not any(not c.done and c.initialized for c in s.claims):
             return False
@@ -141,6 +143,12 @@ class DisruptionController:
                     self.queue.timeline(c.claim, "validating", m.method)
                 s.trace(f"{m.method} consolidation: validating [{', '.join(c.name for c in proposals[0].candidates)}] "
                         f"in {VALIDATION_DELAY:.0f}s")
+                if s.decisions.enabled:
+                    p = proposals[0]
+                    s.decide("disruption", "command-proposed", disruptionwhy.subject(p.candidates[0].claim),
+                             f"{disruptionwhy.METHODS[m.method]} proposes {disruptionwhy.command_text(p)}; validated again at "
+                             f"{disruptionwhy.when(s, now + VALIDATION_DELAY)} (commandValidationDelay 15 s)",
+                             disruptionwhy.command_related(p), disruptionwhy.command_data(p))
                 return False
             started = False
             for p in proposals:
@@ -152,6 +160,26 @@ class DisruptionController:
 
     def next_deadline(self) -> float | None:
         return self.pending[2] if self.pending is not None else None
+
+    def _validated(self, proposal: Proposal, valid: Proposal | None, why: str | None) -> None:
+        """The decision record: the command after its validation delay, kept (perhaps with fewer candidates)
+        or abandoned, and why (validation.go: churn, budget, scheduling)."""
+        s = self.state
+        if not s.decisions.enabled:
+            return
+        subject = disruptionwhy.subject(proposal.candidates[0].claim)
+        method = disruptionwhy.METHODS[proposal.method]
+        if valid is None:
+            s.decide("disruption", "command-abandoned", subject,
+                     f"{method} command {disruptionwhy.command_text(proposal)} abandoned at validation: "
+                     f"{VALIDATION_WHY.get(why or '', why or 'unknown')}", disruptionwhy.command_related(proposal),
+                     {**disruptionwhy.command_data(proposal), "why": why})
+            return
+        dropped = [c.claim.result.name for c in proposal.candidates if all(v.claim is not c.claim for v in valid.candidates)]
+        s.decide("disruption", "command-validated", subject,
+                 f"{method} command {disruptionwhy.command_text(valid)} still valid after 15 s" +
+                 (f"; dropped {', '.join(dropped)} (no longer a candidate or over budget)" if dropped else ""),
+                 disruptionwhy.command_related(valid), disruptionwhy.command_data(valid))
 
     def _remove_outdated_taints(self) -> None:
         """Nodes tainted by a command that is gone (and not being deleted) lose the taint and the
@@ -174,6 +202,12 @@ class DisruptionController:
             node = s.cluster.get("Node", name)
             if node is not None and not node["metadata"].get("deletionTimestamp"):
                 remove_disrupted_taint(s, name)
+
+
+# validation.go's failure kinds, as the record words them
+VALIDATION_WHY = {"churn": "a candidate is no longer a candidate (its pods, nomination or state changed)",
+                  "budget": "a candidate is nominated for a pending pod or its NodePool's budget has nothing left",
+                  "scheduling": "the pods now schedule differently than the command planned"}
 
 
 def record_garbage_collected(s: LoopState) -> None:

@@ -8,8 +8,9 @@ Static NodePools (staticdrift.go) are not simulated.
 """
 from __future__ import annotations
 
+from harness.loop.budgets import disruption_spec
 from harness.loop.controllers.candidates import EVENTUAL, Candidate, Cluster
-from harness.loop.controllers.consolidation import Proposal
+from harness.loop.controllers.consolidation import Proposal, held_by_budget_record
 from harness.loop.controllers.simulate import CandidateDeleting
 
 
@@ -39,26 +40,52 @@ class Drift:
             batch = []
             for c in empty:
                 if budgets.get(c.nodepool_name, 0) > 0:
-                    budgets[c.nodepool_name] -= 1
+                    view.take(budgets, c, self.reason)
                     batch.append(c)
+                else:
+                    held_by_budget_record(view, c, self.method, self.reason)
             if batch:
                 return [Proposal(self.method, self.reason, batch)]
             order = ordered
         elif handling == "skip":
             order = rest        # core v1.5.0-v1.6.1: empty candidates are left to Emptiness (#2180)
+            if empty and view.s.decisions.enabled:
+                for c in empty:
+                    self._skipped_empty(view, c)
         else:
             order = empty + rest
         for c in order:
             if budgets.get(c.nodepool_name, 0) == 0:
                 view.protect(c.sn, "budget", f"no allowed disruptions for reason Drifted in NodePool {c.nodepool_name}",
                              self.method)
+                held_by_budget_record(view, c, self.method, self.reason)
                 continue
             try:
                 res = self.ctl.simulator.simulate(view, [c], consolidation=False)
             except CandidateDeleting:
                 continue
             if not res.all_non_pending_scheduled():
-                view.blocked(c.sn, res.non_pending_errors())
+                errors = res.non_pending_errors()
+                view.blocked(c.sn, errors)
+                view.kept(c.claim, self.method, ("scheduling", errors),
+                          f"Drift: its pods would not schedule elsewhere: {errors}", by="scheduling")
                 continue
             return [Proposal(self.method, self.reason, [c], list(res.new_claims), res)]
         return []
+
+    def _skipped_empty(self, view: Cluster, c: Candidate) -> None:
+        """The decision record: this core's Drift leaves an empty candidate to Emptiness (core v1.5.0 #2180,
+        sigs.k8s.io/karpenter v1.6.1 pkg/controllers/disruption/drift.go ComputeCommand: `if
+        len(candidate.reschedulablePods) == 0 { continue }`), and what Emptiness does with it."""
+        spec = disruption_spec(c.nodepool)
+        if spec.consolidate_after is None:
+            then = (f"which refuses NodePool {c.nodepool_name}: it has consolidation disabled (consolidateAfter: "
+                    "Never), so no method removes the node")
+        elif c.claim.dis.consolidatable_since is None:
+            then = "which takes it once it is Consolidatable (consolidateAfter)"
+        else:
+            then = "which takes it within its Empty budget"
+        view.kept(c.claim, self.method, ("empty", spec.consolidate_after is None),
+                  f"Drift skips it: the candidate is empty (no reschedulable pods) and this core leaves empty drifted "
+                  f"nodes to Emptiness (driftEmptyCandidates: skip), {then}", by="drift-empty",
+                  extra=(f"NodePool/{c.nodepool_name}",))

@@ -6,6 +6,7 @@ provisioned for again. expireAfter comes from the NodePool template when the Nod
 """
 from __future__ import annotations
 
+from harness.loop import disruptionwhy
 from harness.loop.budgets import expire_after
 from harness.loop.controllers.nodetermination import NodeTermination
 from harness.loop.controllers.orchestration import disruption_record
@@ -49,6 +50,12 @@ class Expiration:
             if ttl is None or now < c.created_at + ttl:
                 continue
             s.trace(f"NodeClaim {c.result.name} expired (expireAfter {ttl:.0f}s)")
+            if s.decisions.enabled:
+                s.decide("disruption", "expired", disruptionwhy.subject(c),
+                         f"expireAfter {c.obj['spec'].get('expireAfter', '720h')} reached at "
+                         f"{disruptionwhy.when(s, c.created_at + ttl)} (created {disruptionwhy.when(s, c.created_at)}): "
+                         "deleted at once, with no budget and no replacement launched first; its pods are provisioned "
+                         "for again", disruptionwhy.related(c), {"expireAfter": ttl})
             self.termination.begin(c, EXPIRED)
             s.result.disruptions.append(disruption_record(s, c, None, None, EXPIRED, "expiration"))
             progress = True

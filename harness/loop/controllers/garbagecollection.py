@@ -64,6 +64,13 @@ class GarbageCollection:
                 continue
             node = c.node_name
             s.trace(f"VM {c.launched.vm_name} no longer exists (evicted or deleted)")
+            if s.decisions.enabled:
+                pods = [k for k, pr in s.result.pods.items() if node and pr.node == node and k in s.pod_views]
+                s.decide("garbage-collection", "garbage-collected", f"NodeClaim/{c.result.name}",
+                         f"its VM {c.launched.vm_name} is no longer in Azure ({c.launched.capacity_type}: evicted or "
+                         f"deleted outside Karpenter): the NodeClaim is deleted with its Node, no drain; "
+                         f"{len(pods)} pod(s) deleted (a Deployment's replaced)",
+                         (f"Node/{node}",) if node else (), {"vm": c.launched.vm_name, "pods": pods})
             self.termination.delete_claim(c, "instance terminated")
             if node:
                 self._replace_pods(node)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
+from harness.loop.decisions import format_offset
 
 # liveness.go launchTimeout = 5m, registrationTimeout = 15m (registrationTTL before v1.7.0). Upstream counts
 # both from their condition's last transition, which for Launched is its first (Unknown) at creation;
@@ -49,6 +50,12 @@ class Liveness:
                 continue
             at, why = registration_timeout(s, c)
             if s.clock.now() >= at:
+                if s.decisions.enabled:
+                    s.decide("lifecycle", why.replace("_", "-"), f"NodeClaim/{c.result.name}",
+                             f"launched at {format_offset((c.launched_at or 0) - s.clock.start)} as "
+                             f"{c.launched.vm_name}, its Node did not register within "
+                             f"{REGISTRATION_TIMEOUT / 60:.0f}m (registration timeout): the NodeClaim is deleted "
+                             f"({why})", (), {"reason": why})
                 self.termination.delete_claim(c, why)
                 progress = True
         return progress

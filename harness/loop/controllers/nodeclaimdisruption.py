@@ -28,6 +28,10 @@ from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 NODEPOOL_DRIFTED = "NodePoolDrifted"           # nodeclaim/disruption/drift.go
 REQUIREMENTS_DRIFTED = "RequirementsDrifted"
 INSTANCE_TYPE_NOT_FOUND = "InstanceTypeNotFound"
+# what each core reason means, for the decision record (the provider's reasons: harness/loop/azuredrift.py)
+DRIFT_WHY = {NODEPOOL_DRIFTED: "the NodePool's template hash differs from the one stamped on the NodeClaim",
+             REQUIREMENTS_DRIFTED: "the NodeClaim's labels no longer satisfy the NodePool's requirements",
+             INSTANCE_TYPE_NOT_FOUND: "its instance type, or an offering compatible with its labels, is gone"}
 # sigs.k8s.io/karpenter v1.6.1 drift.go isDrifted: instanceTypeNotFoundCheckCache (30 minutes per NodeClaim),
 # not before an hour after creation
 INSTANCE_TYPE_CHECK_AFTER = 3600.0
@@ -87,8 +91,16 @@ class NodeClaimDisruption:
                     c.dis.drifted_since = now
                     s.trace(f"NodeClaim {c.result.name} drifted: {reason}")
                 c.dis.drifted = reason
+                if s.decisions.enabled:
+                    s.decide("disruption", "drifted", f"NodeClaim/{c.result.name}",
+                             f"Drifted={reason}: {DRIFT_WHY.get(reason, 'the provider finds it drifted')}",
+                             (f"NodePool/{c.template.name}",), {"reason": reason})
             elif not reason and c.dis.drifted is not None:
                 c.dis.drifted = c.dis.drifted_since = None
+                if s.decisions.enabled:
+                    s.decide("disruption", "drift-cleared", f"NodeClaim/{c.result.name}",
+                             "no longer drifted: the NodeClaim matches its NodePool and AKSNodeClass again",
+                             (f"NodePool/{c.template.name}",))
             self._consolidatable(c, np, now)
         return False
 

@@ -9,7 +9,7 @@ import copy
 from datetime import datetime, timezone
 
 from harness.backends.base import KARPENTER, APIRejected
-from harness.loop import podutil
+from harness.loop import disruptionwhy, podutil
 from harness.loop.budgets import termination_grace_period
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
@@ -59,6 +59,16 @@ class NodeTermination:
                                           f"All pods will be deleted by {rfc3339(c.dis.termination_time)}",
                                           (c.result.name,))
         self._timeline(c, "deleting", reason)
+        if s.decisions.enabled:
+            why = f"deleted ({reason})" if reason else "deleted: its Node was deleted from outside Karpenter"
+            tgp = c.obj["spec"].get("terminationGracePeriod")
+            deadline = (f"; terminationGracePeriod {tgp}: every pod still there is deleted by "
+                        f"{disruptionwhy.when(s, c.dis.termination_time)} ({rfc3339(c.dis.termination_time)}), "
+                        "bypassing PDBs and do-not-disrupt") if tgp is not None and c.dis.termination_time else \
+                "; no terminationGracePeriod: the drain waits on PDBs and do-not-disrupt pods for as long as they block"
+            s.decide("termination", "nodeclaim-deleting", disruptionwhy.subject(c), f"{why}: termination drains "
+                     f"its Node, then deletes the instance{deadline}", disruptionwhy.related(c),
+                     {"reason": reason, "terminationTime": c.dis.termination_time})
 
     def _timeline(self, c: Claim, action: str, detail: str = "") -> None:
         s = self.state
@@ -179,11 +189,15 @@ class NodeTermination:
         s = self.state
         now = s.clock.now()
         rec = s.disruption.recorder
+        pods = [k for k, pr in s.result.pods.items() if pr.node == name and pr.state != "deleted" and k in s.pod_views]
+        waiting = [k for k in pods if self._drainable(k)]
         if c.dis.drain_started is None:
             c.dis.drain_started = now
             self._timeline(c, "draining")
-        pods = [k for k, pr in s.result.pods.items() if pr.node == name and pr.state != "deleted" and k in s.pod_views]
-        waiting = [k for k in pods if self._drainable(k)]
+            if s.decisions.enabled:
+                s.decide("termination", "drain-started", disruptionwhy.subject(c),
+                         f"draining Node {name}: tainted karpenter.sh/disrupted:NoSchedule, {len(waiting)} pod(s) to "
+                         f"evict (at least {MIN_DRAIN_TIME:.0f} s)", disruptionwhy.related(c))
         progress = False
         # pods whose terminationGracePeriodSeconds must start now to end by the node's deadline
         if c.dis.termination_time is not None:
@@ -198,6 +212,12 @@ class NodeTermination:
                                 "terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt "
                                 "annotation.", (pv.name,), namespace=pv.namespace)
                     evict_pod(s, k, f"deleted from node {name} at its termination deadline", grace=left)
+                    if s.decisions.enabled:
+                        s.decide("termination", "pod-deleted-at-deadline", f"Pod/{k}",
+                                 f"deleted from Node {name} at NodeClaim {c.result.name}'s terminationGracePeriod "
+                                 f"deadline {disruptionwhy.when(s, c.dis.termination_time)}: granted {left} s of its "
+                                 f"{grace} s terminationGracePeriodSeconds, bypassing its PDB and do-not-disrupt",
+                                 (disruptionwhy.subject(c), f"Node/{name}"))
                     if k not in s.pod_views:
                         waiting.remove(k)
                     progress = True
@@ -214,10 +234,14 @@ class NodeTermination:
                     continue
                 for k in group:
                     if not self._evictable(k):
+                        if s.decisions.enabled:
+                            self._held(c, name, k)
                         continue
                     pv = s.pod_views[k]
                     refusal = limits.evict(pv.namespace, pv.labels)
                     if refusal is not None:
+                        if s.decisions.enabled:
+                            self._refused(c, name, k, limits, refusal)
                         if refusal == MULTIPLE_PDBS_ERROR and not s.core.multiple_pdbs_eviction:
                             # the API server's 500 is only a reconcile error before core v1.7.0 (#2379;
                             # sigs.k8s.io/karpenter v1.6.2 terminator/eviction.go Evict): no event, retried
@@ -232,14 +256,66 @@ class NodeTermination:
                     message = f"Evicted pod: {reason}" if s.core.disruption_reason_condition else "Evicted pod"
                     rec.publish("Pod", pv.name, "Evicted", message, (pv.name,), namespace=pv.namespace)
                     evict_pod(s, k, f"evicted from node {name}")
+                    if s.decisions.enabled:
+                        s.decide("termination", "pod-evicted", f"Pod/{k}",
+                                 f"evicted from Node {name} ({reason}): the eviction API allowed it",
+                                 (disruptionwhy.subject(c), f"Node/{name}"))
                     progress = True
                 break
             return progress
         if now - c.dis.drain_started >= MIN_DRAIN_TIME:
             c.dis.drained = True
             self._timeline(c, "drained")
+            if s.decisions.enabled:
+                s.decide("termination", "drained", disruptionwhy.subject(c),
+                         f"Node {name} drained after {now - c.dis.drain_started:.0f} s: deleting the instance",
+                         disruptionwhy.related(c))
             return True
         return progress
+
+    def _held(self, c: Claim, name: str, key: str) -> None:
+        """The decision record: a pod the drain waits on without evicting it (do-not-disrupt, or already
+        terminating), once per pod and cause."""
+        s = self.state
+        pv = s.pod_views[key]
+        if not podutil.is_active(pv):
+            cause = ("terminating", pv.obj["metadata"].get("deletionTimestamp"))
+            text = lambda: f"the drain of Node {name} waits for it to terminate (deletionTimestamp {cause[1]})"
+        else:
+            cause = ("do-not-disrupt",)
+            text = lambda: (f"the drain of Node {name} cannot evict it: {podutil.DO_NOT_DISRUPT} " +
+                            disruptionwhy.do_not_disrupt_hold(pv, s.disruption.pod_started.get(key), s) +
+                            self._until_deadline(c))
+        self._pod_note(c, key, cause, "drain-blocked", text, name)
+
+    def _refused(self, c: Claim, name: str, key: str, limits: Limits, refusal: str) -> None:
+        """The decision record: the eviction API refused the pod's eviction (the PDB named, its exact message)."""
+        s = self.state
+        pv = s.pod_views[key]
+        pdbs = [p.key for p in limits.pdbs if p.matches(pv.namespace, pv.labels)]
+
+        def text() -> str:
+            status = ", ".join(f"PodDisruptionBudget {p.key} (disruptionsAllowed {p.disruptions_allowed})"
+                               for p in limits.pdbs if p.matches(pv.namespace, pv.labels))
+            return (f"eviction from Node {name} refused by {status or 'a PodDisruptionBudget'}: "
+                    f'"{refusal}"' + self._until_deadline(c))
+        self._pod_note(c, key, ("eviction", refusal, tuple(pdbs)), "eviction-refused", text, name,
+                       tuple(f"PodDisruptionBudget/{p}" for p in pdbs))
+
+    def _until_deadline(self, c: Claim) -> str:
+        s = self.state
+        if c.dis.termination_time is None:
+            return "; no terminationGracePeriod: the drain waits as long as this holds"
+        return f"; terminationGracePeriod deletes it by {disruptionwhy.when(s, c.dis.termination_time)}"
+
+    def _pod_note(self, c: Claim, key: str, cause: tuple, action: str, text, name: str, extra=()) -> None:
+        said = self.state.disruption.said
+        k = (f"Pod/{key}", "drain")
+        if said.get(k) == cause:
+            return
+        said[k] = cause
+        self.state.decide("termination", action, f"Pod/{key}", text(),
+                          (disruptionwhy.subject(c), f"Node/{name}") + tuple(extra))
 
     def _expiring(self, c: Claim, pv) -> bool:
         """Whether Drain hands the pod to DeleteExpiringPods: a pod not yet terminating, and from core v1.6.0
@@ -306,6 +382,11 @@ class NodeTermination:
             return False
         self._instance_at.pop(c.result.name, None)
         node = c.node_name
+        if s.decisions.enabled:
+            s.decide("termination", "nodeclaim-deleted", disruptionwhy.subject(c),
+                     f"instance {c.launched.vm_name if c.launched else '(none)'} is gone: the NodeClaim"
+                     f"{' and Node ' + node if node else ''} are deleted (finalizers removed; "
+                     f"{c.dis.deleted_by or 'deleted'})", disruptionwhy.related(c), {"reason": c.dis.deleted_by})
         self.termination.delete_claim(c, c.dis.deleted_by or "deleted")
         if node and node in s.nodes:
             s.nodes[node].deleted = c.dis.deleted_by or "deleted"

@@ -18,7 +18,7 @@ import random
 import re
 
 from harness.backends.base import KARPENTER, APIRejected
-from harness.loop import podutil
+from harness.loop import disruptionwhy, podutil
 from harness.loop.controllers.candidates import Candidate
 from harness.loop.controllers.consolidation import Proposal
 from harness.loop.controllers.nodetermination import NodeTermination
@@ -77,6 +77,11 @@ class Orchestration:
                 s.trace(f"disruption command {cmd.uuid}: launching replacement nodeclaim failed")
                 for c in p.candidates:
                     self._unmark(c.claim)
+                if s.decisions.enabled:
+                    s.decide("disruption", "command-failed", disruptionwhy.subject(p.candidates[0].claim),
+                             f"{disruptionwhy.METHODS[p.method]} command {disruptionwhy.command_text(p)} failed: "
+                             "launching a replacement NodeClaim failed; the candidates are untainted",
+                             disruptionwhy.command_related(p), disruptionwhy.command_data(p))
                 return False
             name = s.claims[-1].result.name
             # the candidates' pods are bound: CreateNodeClaims nominates nothing for them (only a
@@ -95,6 +100,19 @@ class Orchestration:
                 dest.dis.nominated_until = max(dest.dis.nominated_until, now + NOMINATION_WINDOW)
         cmd.proposal = p
         s.disruption.commands.append(cmd)
+        if s.decisions.enabled:
+            for c in p.candidates:
+                disruptionwhy.forget(s, c.claim)       # what kept it before is over; a later refusal is new
+            reps = [f"NodeClaim/{r.name}" for r in cmd.replacements]
+            names = [r.name for r in cmd.replacements]
+            wait = (f"; replacement NodeClaim{'s' if len(names) > 1 else ''} {', '.join(names)} created, the "
+                    f"candidates are deleted once {'they initialize' if len(names) > 1 else 'it initializes'}") \
+                if names else "; the candidates are deleted now"
+            s.decide("disruption", "command-started", disruptionwhy.subject(p.candidates[0].claim),
+                     f"disrupting via {disruptionwhy.METHODS[p.method]}: {disruptionwhy.command_text(p)}{wait}",
+                     disruptionwhy.command_related(p) + tuple(reps),
+                     {**disruptionwhy.command_data(p), "command": cmd.uuid,
+                      "replacementNodeClaims": [r.name for r in cmd.replacements]})
         s.trace(f"disrupting node(s): {p.reason}/{cmd.uuid}: {p.decision}: [{', '.join(c.name for c in p.candidates)}]"
                 + (f" -> [{len(p.replacements)} replacement(s)]" if p.replacements else ""))
         self._reconcile(cmd)
@@ -185,6 +203,12 @@ class Orchestration:
     def _fail(self, cmd: Command, why: str) -> bool:
         s = self.state
         s.trace(f"disruption command {cmd.uuid} failed: {why}")
+        if s.decisions.enabled:
+            s.decide("disruption", "command-failed", f"NodeClaim/{cmd.candidates[0]}",
+                     f"{cmd.reason}/{cmd.decision} command {cmd.uuid} on [{', '.join(cmd.candidates)}] failed: {why}; "
+                     "the candidates are untainted and no longer marked for deletion",
+                     tuple(f"NodeClaim/{n}" for n in cmd.candidates[1:]) +
+                     tuple(f"NodeClaim/{r.name}" for r in cmd.replacements), {"command": cmd.uuid, "why": why})
         for name in cmd.candidates:
             c = s.claim_by_name(name)
             if c is not None and not c.done:
