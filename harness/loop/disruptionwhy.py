@@ -12,7 +12,7 @@ from __future__ import annotations
 from harness.loop import podutil
 from harness.loop.budgets import MAX_INT32, budget_active, disruption_spec, nodes_value
 from harness.loop.controllers.podevents import NOMINATION_WINDOW
-from harness.loop.decisions import format_offset
+from harness.loop.history import offset_text
 from harness.model.cron import CronError
 from harness.model.durations import go_duration
 
@@ -26,7 +26,7 @@ SCOPES = (*METHODS, *CLASSES)
 
 def when(s, t: float) -> str:
     """A moment of the run as the record words it: its offset from the run's start."""
-    return format_offset(t - s.clock.start)
+    return offset_text(t - s.clock.start)
 
 
 def subject(claim) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
-from harness.loop.decisions import format_offset
+from harness.loop.history import offset_text
 
 # liveness.go launchTimeout = 5m, registrationTimeout = 15m (registrationTTL before v1.7.0). Upstream counts
 # both from their condition's last transition, which for Launched is its first (Unknown) at creation;
@@ -52,7 +52,7 @@ class Liveness:
             if s.clock.now() >= at:
                 if s.decisions.enabled:
                     s.decide("lifecycle", why.replace("_", "-"), f"NodeClaim/{c.result.name}",
-                             f"launched at {format_offset((c.launched_at or 0) - s.clock.start)} as "
+                             f"launched at {offset_text((c.launched_at or 0) - s.clock.start)} as "
                              f"{c.launched.vm_name}, its Node did not register within "
                              f"{REGISTRATION_TIMEOUT / 60:.0f}m (registration timeout): the NodeClaim is deleted "
                              f"({why})", (), {"reason": why})
