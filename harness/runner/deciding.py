@@ -153,11 +153,13 @@ def words_view(r) -> list:
 
 
 def _stranded(outcome) -> int:
-    """The pods a run left with nothing: never bound and no NodeClaim made for them (DaemonSet pods aside;
+    """The pods a run left with nothing: never bound and no NodeClaim launched for them (DaemonSet pods aside;
     deleted ones included, since a later step may scale away what an earlier one left). A provider fact set
     alone that strands pods both releases provision for has made a world neither had."""
-    return sum(1 for p in outcome.final.pods.values()
-               if "bound" not in p.at and not p.nodeclaims and p.owner_kind != "DaemonSet")
+    r = outcome.final
+    launched = {c.name for c in r.nodeclaims if c.launched}
+    return sum(1 for p in r.pods.values()
+               if "bound" not in p.at and not launched & set(p.nodeclaims) and p.owner_kind != "DaemonSet")
 
 
 def _views(outcome) -> tuple[str, str, str]:
@@ -305,7 +307,7 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
                     # provider facts set alone made a world no release had (their release changed tables the
                     # profile holds beside them): not a verdict about either release
                     out.unjudged.append(f"{', '.join(_short(f) for f in facts)}: set to the newest release's value "
-                                        f"alone, no NodeClaim is made for {_stranded(flipped)} pod(s) that both releases provision for")
+                                        f"alone, no NodeClaim launches for {_stranded(flipped)} pod(s) that both releases provision for")
                     continue
                 at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
                 for fact in facts:
