@@ -71,6 +71,10 @@ class Launched:
     kubelet: KubeletLabels
     nodeclaim_labels: dict[str, str]
     custom_data: str
+    # the chosen offering's price and how many instance types had a compatible available offering to
+    # choose from (the decision record's "why this instance type")
+    price: float | None = None
+    candidates: int = 0
 
 
 @dataclass
@@ -86,6 +90,8 @@ class LaunchFailure:
     # the VM create failed after the provider had returned the NodeClaim as created (provider.asyncProvisioning):
     # the provider deletes the NodeClaim itself, whatever the error
     asynchronous: bool = False
+    # what the provider's error handler marked unavailable (harness/loop/unavailable.py Classified), if any
+    classified: object = None
 
 
 class AzureProvider:
@@ -299,6 +305,12 @@ class AzureProvider:
         pkg/providers/allocationstrategy/allocation_strategy.go Allocate): cheapest
         available compatible offering;
         spot before on-demand and zonal before regional at equal price; seeded shuffle first."""
+        best = self.ranked(its, claim_reqs)
+        return best[0] if best else None
+
+    def ranked(self, its: list, claim_reqs: Requirements) -> list:
+        """Each instance type with a compatible available offering as (type, its best offering), best first
+        (choose's order)."""
         wk = self.profile.well_known_labels
         best = []
         for it in its:
@@ -309,7 +321,7 @@ class AzureProvider:
             offers.sort(key=lambda o: (o.price, o.capacity_type != "spot", o.zone == "0"))
             best.append((it, offers[0]))
         best.sort(key=lambda p: (p[1].price, p[1].capacity_type != "spot", p[1].zone == "0", p[0].name))
-        return best[0] if best else None
+        return best
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
@@ -325,7 +337,8 @@ class AzureProvider:
         requests = parse_resource_list(((nodeclaim.get("spec") or {}).get("resources") or {}).get("requests"))
         its = [it for it in self.instance_types(nodeclass).instance_types
                if names.has(it.name) and it.requirements.intersects_ok(claim_reqs) and fits(requests, it.allocatable())]
-        pick = self.choose(its, claim_reqs)
+        ranked = self.ranked(its, claim_reqs)
+        pick, candidates = (ranked[0] if ranked else None), len(ranked)
         if pick is None:
             return LaunchFailure("InsufficientCapacity", "InsufficientCapacity",
                                  "all requested instance types were unavailable during launch")
@@ -434,7 +447,7 @@ class AzureProvider:
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
-                        custom_data)
+                        custom_data, offering.price, candidates)
 
     def _create_failed(self, e: HttpResponseError, it, offering, attempted: dict) -> LaunchFailure:
         zones = sorted({o.zone for o in it.offerings})
@@ -442,7 +455,7 @@ class AzureProvider:
                                           instance_type=it, zone=offering.zone,
                                           capacity_type=offering.capacity_type, all_zones=zones,
                                           enabled=self.profile.provider.get("createErrorHandlers"))
-        return LaunchFailure(c.error_kind, c.reason, c.message, error_code(e), attempted)
+        return LaunchFailure(c.error_kind, c.reason, c.message, error_code(e), attempted, classified=c)
 
     def _put_and_read(self, kind: str, name: str, put: Callable, get: Callable):
         return self._finish_lro(kind, name, self.call(f"{kind}.create", put), get)
