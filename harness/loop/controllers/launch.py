@@ -116,7 +116,7 @@ class Launch:
         self.populate(c, out)
         return True
 
-    def populate(self, c: Claim, out: Launched) -> None:
+    def populate(self, c: Claim, out: Launched, seeded: bool = False) -> None:
         """PopulateNodeClaimDetails (launch.go; sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/nodeclaim/lifecycle/launch.go): the provider's labels under
         the NodeClaim's own; providerID, capacity, allocatable; Launched=True. Profiles with
@@ -124,7 +124,8 @@ class Launch:
         as core did before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/controllers/nodeclaim/lifecycle/
         launch.go PopulateNodeClaimDetails; sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go,
         pkg/scheduling/requirement.go); later cores do it in
-        scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py)."""
+        scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py). `seeded`: a node the scenario gives
+        (controllers/seed.py), pinned to its instance type, zone and capacity type."""
         s = self.state
         c.launched, c.launched_at = out, s.clock.now()
         own = dict(c.obj["metadata"].get("labels") or {})
@@ -148,7 +149,9 @@ class Launch:
         s.trace(f"launched {c.result.name}: {it.name} zone={out.zone!r} {out.capacity_type}")
         if s.decisions.enabled:
             n = out.candidates
-            among = ("the only instance type with a compatible available offering" if n == 1 else
+            among = ("an existing node (given.existingNodes), pinned to its instance type, zone and capacity type"
+                     if seeded else
+                     "the only instance type with a compatible available offering" if n == 1 else
                      "the cheapest compatible available offering" + (f" among {n} instance types" if n else "")
                      + " (lowest price, then spot before on-demand, then zonal before regional)")
             s.decide("launch", "nodeclaim-launched", f"NodeClaim/{c.result.name}",

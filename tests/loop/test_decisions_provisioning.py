@@ -1,0 +1,136 @@
+"""The provisioner's and launch's decisions (harness/loop/controllers/provisioner.py, launch.py; texts:
+harness/loop/provisioningreasons.py): which NodePool a NodeClaim came from and why that one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.loop.decisions import about
+from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pool(name: str, weight: int | None = None, sku: str = "Standard_D2s_v3", limits: dict | None = None,
+         taints: list | None = None) -> dict:
+    np = nodepool(name, requirements=[
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [sku]}],
+        **({"taints": taints} if taints else {}))
+    if weight is not None:
+        np["spec"]["weight"] = weight
+    if limits is not None:
+        np["spec"]["limits"] = limits
+    np["spec"]["disruption"] = {"consolidateAfter": "Never"}
+    return np
+
+
+def decisions(result, action: str) -> list:
+    return [d for d in result.decisions if d.action == action]
+
+
+def created(result) -> dict:
+    """NodePool name -> the nodeclaim-created decision of its (one) NodeClaim."""
+    return {d.data["nodePool"]: d for d in decisions(result, "nodeclaim-created")}
+
+
+def test_equal_weights_are_resolved_by_name_and_the_record_says_so(embedded):
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), pool("a", 10), pool("b", 10), pod("web")])
+        (d,) = decisions(result, "nodeclaim-created")
+        # OrderByWeight: equal weights by name, descending, so `b` is tried before `a`
+        assert d.data["nodePool"] == "b" and d.subject.startswith("NodeClaim/b-")
+        assert "tied at weight 10 with NodePool a, chosen by name order" in d.reason
+        assert "the first NodePool in weight order" in d.reason
+        assert {"Pod/default/web", "NodePool/b"} <= set(d.related)
+        # the pod's own question, "why did this pod land here", finds the same decision
+        assert d in about(result.decisions, "default/web")
+
+
+def test_a_heavier_nodepool_whose_taint_the_pod_does_not_tolerate_is_passed_over(embedded):
+    taint = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), pool("gpu", 50, "Standard_D4s_v3", taints=taint), pool("general"), pod("web")])
+        d = created(result)["general"]
+        assert "the first NodePool in weight order that could take pod default/web" in d.reason
+        assert "tried before it: NodePool gpu, weight 50: did not tolerate taint (taint=dedicated=gpu:NoSchedule)" \
+            in d.reason, d.reason
+        assert d.data["passedOver"] == [{"nodePool": "gpu", "weight": 50,
+                                         "error": "did not tolerate taint (taint=dedicated=gpu:NoSchedule)"}]
+        # "why not NodePool gpu?" finds it too
+        assert d in about(result.decisions, "NodePool/gpu")
+
+
+def test_a_nodepool_whose_limits_cpu_node_capacity_uses_up_sends_the_pod_to_the_fallback(embedded):
+    """limits.cpu 8 and two 4-vCPU nodes of `main`: their capacity is the whole limit (8 of 8), however little
+    their pods use; the pod gets a NodeClaim from `fallback`, and both decisions show the arithmetic."""
+    busy = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"busy-{i}"},
+             "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "3"}}}]}}
+            for i in (1, 2)]
+    existing = [{"nodePool": "main", "instanceType": "Standard_D4s_v3",
+                 "capacityType": "on-demand", "pods": [p]} for p in busy]
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), pool("main", 10, "Standard_D4s_v3", limits={"cpu": "8"}), pool("fallback"),
+                          pod("web", "1500m")], existing=existing)
+        assert result.pods["default/web"].state == "scheduled"
+        d = created(result)["fallback"]
+        assert ("tried before it: NodePool main, weight 10: all available instance types exceed limits for nodepool "
+                "(NodePool=main): limits.cpu 8, in use 8 (node capacity), this NodeClaim needs 4") in d.reason, d.reason
+        (skipped,) = [x for x in decisions(result, "nodepool-skipped") if x.subject == "NodePool/main"]
+        assert skipped.reason.endswith("limits.cpu 8, in use 8 (node capacity), a new NodeClaim needs at least 4")
+        # the two seeded nodes' launches say they were given, not chosen
+        seeded = [x for x in decisions(result, "nodeclaim-launched") if "given.existingNodes" in x.reason]
+        assert len(seeded) == 2
+
+
+def test_the_library_scenario_records_why_the_fallback_took_the_pod(embedded):
+    """scenarios/loop/why-this-nodepool.scenario.yaml: 64 of 64."""
+    from harness.runner.engines import run as run_scenario
+    from harness.runner.scenario import load_scenarios
+    (sc,) = load_scenarios(ROOT / "scenarios/loop/why-this-nodepool.scenario.yaml")
+    out = run_scenario(sc, "upstream", embedded)
+    assert out.passed, out.failures if hasattr(out, "failures") else out
+    d = created(out.result)["fallback"]
+    assert "limits.cpu 64, in use 64 (node capacity), this NodeClaim needs 16" in d.reason, d.reason
+
+
+def test_pods_provisionable_and_the_launch_name_the_pods_and_the_offering(embedded):
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), pool("default", sku="Standard_D4s_v3"), pod("a"), pod("b")])
+        first = decisions(result, "pods-provisionable")[0]
+        assert first.reason == "found 2 provisionable pod(s): default/a, default/b"
+        assert set(first.related) == {"Pod/default/a", "Pod/default/b"}
+        (launched,) = decisions(result, "nodeclaim-launched")
+        assert launched.reason.startswith("Standard_D4s_v3 in ")
+        price = launched.data["price"]
+        assert f"on-demand, ${price:.4f}/h: the only instance type with a compatible available offering" in launched.reason
+
+
+def test_a_pod_no_nodepool_can_take_gets_karpenters_error_once(embedded):
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), pool("default"), pod("huge", "64")])
+        (d,) = decisions(result, "pod-unschedulable")
+        assert d.subject == "Pod/default/huge"
+        assert d.reason.startswith("no instance type has enough resources, requirements=")
+        assert d.reason == result.pods["default/huge"].karpenter_error
+
+
+def test_a_nodepool_not_ready_is_skipped_with_its_condition(embedded):
+    orphan = pool("orphan", 50)
+    orphan["spec"]["template"]["spec"]["nodeClassRef"]["name"] = "missing"
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), orphan, pool("default"), pod("web")])
+        (d,) = [x for x in decisions(result, "nodepool-skipped") if x.subject == "NodePool/orphan"]
+        assert d.reason.startswith("not Ready: NodeClassReady=False (NodeClassNotFound"), d.reason
+        assert created(result)["default"].data["nodePool"] == "default"
+
+
+def test_recording_off_records_nothing_and_changes_no_outcome(embedded):
+    def run(enabled: bool):
+        with simulation(embedded) as sim:
+            sim.state.decisions.enabled = enabled
+            result = sim.run([nodeclass(), pool("a", 10), pool("b", 10), pod("web"), pod("huge", "64")])
+            return result, {k: (p.state, p.node, p.karpenter_error) for k, p in result.pods.items()}
+    on, outcome_on = run(True)
+    off, outcome_off = run(False)
+    assert off.decisions == [] and on.decisions
+    assert outcome_on == outcome_off
