@@ -147,13 +147,15 @@ def offering_phrase(it, zone: str, capacity_type: str, price: float | None) -> s
     return f"{it.name} in {where}, {capacity_type}, {price_phrase(price)}"
 
 
-def marked_phrase(classified) -> str:
+def marked_phrase(classified, size: str = "") -> str:
     """What an error handler marked unavailable (harness/loop/unavailable.py Classified), or ``."""
     if classified is None or not (classified.marked or classified.all_spot):
         return ""
     ttl = int(classified.ttl)
-    ttl_text = f"{ttl // 60}m" if ttl % 60 == 0 and ttl >= 60 else f"{ttl}s"
+    ttl_text = (f"{ttl // 3600}h" if ttl and ttl % 3600 == 0 else f"{ttl // 60}m" if ttl and ttl % 60 == 0
+                else f"{ttl}s")
     if classified.all_spot:
         return f"every spot offering marked unavailable for {ttl_text} ({classified.handler})"
     shown = ", ".join(f"{'regional' if z in ('0', '') else z} {c}" for z, c in classified.marked)
-    return f"offerings marked unavailable for {ttl_text} ({classified.handler}): {shown}"
+    whose = f"{size}'s offerings" if size else "offerings"
+    return f"{whose} marked unavailable for {ttl_text} ({classified.handler}): {shown}"

@@ -134,3 +134,20 @@ def test_recording_off_records_nothing_and_changes_no_outcome(embedded):
     off, outcome_off = run(False)
     assert off.decisions == [] and on.decisions
     assert outcome_on == outcome_off
+
+
+def test_a_failed_launch_names_azures_error_code_and_what_was_marked_unavailable(embedded):
+    """scenarios/loop/create-faults.scenario.yaml zonal-allocation-failure-moves-zone: the first VM fails with
+    ZonalAllocationFailed, its zone's offerings are marked unavailable, the next NodeClaim launches elsewhere."""
+    from harness.runner.engines import run as run_scenario
+    from harness.runner.scenario import load_scenarios
+    (sc,) = [s for s in load_scenarios(ROOT / "scenarios/loop/create-faults.scenario.yaml")
+             if s.name == "zonal-allocation-failure-moves-zone"]
+    result = run_scenario(sc, "upstream", embedded).result
+    (failed,) = decisions(result, "nodeclaim-launch-failed")
+    zone = failed.data["attempted"]["zone"]
+    assert "(Azure error code ZonalAllocationFailed)" in failed.reason
+    assert (f"Standard_D2s_v3's offerings marked unavailable for 1h (ZonalAllocationFailed): {zone} on-demand, "
+            f"{zone} spot") in failed.reason, failed.reason
+    (launched,) = decisions(result, "nodeclaim-launched")
+    assert launched.data["zone"] != zone

@@ -171,13 +171,13 @@ class Launch:
             zone = tried.get("zone", "")
             text += (f"; tried {tried.get('size')} in {'regional' if zone in ('0', '') else zone}, "
                      f"{tried.get('capacityType')}")
-        marked = why.marked_phrase(out.classified)
+        marked = why.marked_phrase(out.classified, tried.get("size", ""))
         if marked:
             text += f"; {marked}"
         if out.asynchronous:
-            text += "; the provider deletes the NodeClaim (its VM failed after Create returned)"
+            text += "; the provider deletes the NodeClaim: its VM failed after Create had returned"
         elif not kept:
-            text += "; the NodeClaim is deleted (insufficient capacity) and the provisioner plans the pods again"
+            text += "; the NodeClaim is deleted as insufficient capacity and the provisioner plans its pods again"
         else:
             text += "; core retries the launch with backoff until its launch timeout"
         data = {"kind": out.kind, "reason": out.reason, "code": out.code, "attempted": dict(tried)}
