@@ -50,6 +50,7 @@ class Provisioner:
         # decides the same again records nothing (every round plans every pending pod again)
         self._said: dict[str, str] = {}
         self._skipped: dict[str, str] = {}
+        self._skipped_now: set[str] = set()        # the NodePools skipped in this round
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -294,6 +295,7 @@ class Provisioner:
             return False
         record = s.decisions.enabled
         if record:
+            self._skipped_now = set()
             self._record_provisionable(pending, len(deleting))
         templates = self.templates()
         if record:
@@ -324,12 +326,10 @@ class Provisioner:
                           s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
                           s.daemon_order_rng)
         if record:
-            self._record_limits_used(sched, remaining, start)
+            self._record_skipped_templates(sched, remaining, start)
         solved = sched.solve(pending)
         event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
-            if record and reason == "NoCompatibleInstanceTypes":
-                self._skip(np_name, f"NoCompatibleInstanceTypes: {message}")
             if reason == "NoCompatibleInstanceTypes" and event != "minValuesSuffix":
                 if event == "none":
                     continue            # core before v1.2.0 (#1891) has no such event
@@ -337,6 +337,10 @@ class Provisioner:
             res = s.result.nodepools.get(np_name)
             if res is not None:
                 s.nodepool_event(res, reason, message)
+        if record:
+            # a NodePool no longer skipped: the next skip is news again
+            for name in [n for n in self._skipped if n not in self._skipped_now]:
+                del self._skipped[name]
         progress = False
         by_uid = {pv.uid: pv for pv in pending}
         for uid, node in solved.existing.items():
@@ -424,6 +428,7 @@ class Provisioner:
         self.state.decide("provisioner", action, why.pod_ref(key), reason, related, data)
 
     def _skip(self, nodepool: str, reason: str) -> None:
+        self._skipped_now.add(nodepool)
         if self._skipped.get(nodepool) == reason:
             return
         self._skipped[nodepool] = reason
@@ -447,8 +452,6 @@ class Provisioner:
         for np in s.cluster.list("NodePool"):
             name = np["metadata"]["name"]
             if name in ready:
-                if self._skipped.get(name, "").startswith("not Ready"):
-                    del self._skipped[name]
                 continue
             res = s.result.nodepools.get(name)
             if (np.get("spec") or {}).get("replicas"):
@@ -465,10 +468,13 @@ class Provisioner:
                                                for c in bad[:1]) or ": its status is not Ready yet")
             self._skip(name, reason)
 
-    def _record_limits_used(self, sched: Scheduler, remaining: RemainingResources, start: dict) -> None:
-        """The Ready NodePools whose limits no instance type fits in at the round's start (core
-        addToNewNodeClaim fails on them for every pod: limits.py RemainingResources.check)."""
-        s = self.state
+    def _record_skipped_templates(self, sched: Scheduler, remaining: RemainingResources, start: dict) -> None:
+        """The Ready NodePools a new NodeClaim cannot come from this round: those whose own requirements leave
+        no instance type (NewScheduler's prefilter), and those whose limits no instance type fits in at the
+        round's start (core addToNewNodeClaim fails on them for every pod: limits.py RemainingResources.check)."""
+        for np_name, reason, message in sched.nodepool_events:
+            if reason == "NoCompatibleInstanceTypes":
+                self._skip(np_name, f"NoCompatibleInstanceTypes: {message}")
         for t in sched.templates:
             name = t.name
             if name not in remaining.remaining:
@@ -476,8 +482,6 @@ class Provisioner:
             options = t.options if t.options is not None else t.instance_types
             _, err = remaining.check(name, options)
             if err is None:
-                if self._skipped.get(name, "").startswith("limits"):
-                    del self._skipped[name]
                 continue
             self._skip(name, f"limits used up, {err}: " + why.limits_arithmetic(
                 t.nodepool, None, start[name], options, "a new NodeClaim needs at least"))
