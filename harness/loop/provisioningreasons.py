@@ -6,7 +6,8 @@ hold the pod (pkg/controllers/provisioning/scheduling/scheduler.go addToNewNodeC
 the cheapest compatible available offering (github.com/Azure/karpenter-provider-azure v1.14.0
 pkg/providers/allocationstrategy/allocation_strategy.go Allocate). Core logs only the outcome; these texts
 add what decided it: the weights, a tie broken by name, why each heavier NodePool could not take the pod
-(limits with the arithmetic), how many instance types remained and the cheapest.
+(limits with the arithmetic), how many instance types remained and the cheapest. Which decisions, and where
+their facts come from: docs/architecture/loop.md, "The decision record: provisioning and launch".
 """
 from __future__ import annotations
 

@@ -358,7 +358,10 @@ class Provisioner:
                 err = solved.errors[pv.uid]
                 # a pod that fails was tried last after the Solve's last new NodeClaim (the queue stops once every
                 # failed pod was retried with nothing placed since), so what remains now is what it saw
-                self.pod_error(pv, err, why.limit_details(err, limited, start, remaining.remaining) if limited else "")
+                detail = ""
+                if limited and self._said.get(s.pod_key(pv.obj)) != f"error:{err}":
+                    detail = why.limit_details(err, limited, start, remaining.remaining)
+                self.pod_error(pv, err, detail)
         for planned in solved.new_claims:
             if self.create_nodeclaim(planned):
                 progress = True
@@ -488,6 +491,11 @@ class Provisioner:
 
     def _record_placed(self, key: str, node: str, claim) -> None:
         """A pod the Solve placed on an existing or in-flight node (core Scheduler.add tries those first)."""
+        # the same node again (as it registers, initializes) is the same decision; so is the NodeClaim the
+        # pod was planned on when it was created
+        same = f"on:{claim.result.name if claim else node}"
+        if self._said.get(key) == same:
+            return
         if claim is None:
             where, related = f"Node {node} (not managed by Karpenter)", (f"Node/{node}",)
         else:
@@ -499,10 +507,8 @@ class Provisioner:
                 where = f"Node {node} of NodeClaim {name} (registered, not initialized yet)"
             else:
                 where = f"Node {node} of NodeClaim {name}"
-        # the same node again (as it registers, initializes) is the same decision; so is the NodeClaim the
-        # pod was planned on when it was created
         self._say(key, "pod-placed", f"fits on {where}: existing and in-flight nodes are tried before a "
-                  "new NodeClaim", related, {"node": node}, same=f"on:{claim.result.name if claim else node}")
+                  "new NodeClaim", related, {"node": node}, same=same)
 
     def _record_created(self, planned, order: list[Template], start: dict | None) -> None:
         """Which NodePool the new NodeClaim came from and why that one: weight order, a tie broken by name,
