@@ -75,6 +75,9 @@ class Launched:
     # choose from (the decision record's "why this instance type")
     price: float | None = None
     candidates: int = 0
+    # the cheaper offerings the NodeClaim allowed that were unavailable (the unavailable-offerings cache, no
+    # quota), as (instance type, zone, capacity type): why this offering and not a cheaper one
+    cheaper_unavailable: tuple = ()
 
 
 @dataclass
@@ -92,6 +95,8 @@ class LaunchFailure:
     asynchronous: bool = False
     # what the provider's error handler marked unavailable (harness/loop/unavailable.py Classified), if any
     classified: object = None
+    # no offering left: the offerings the NodeClaim allows that were unavailable, (instance type, zone, capacity type)
+    unavailable: tuple = ()
 
 
 class AzureProvider:
@@ -335,13 +340,15 @@ class AzureProvider:
         # resolveInstanceTypes: only a type whose allocatable holds the NodeClaim's requests (resources.Fits;
         # github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go, every release)
         requests = parse_resource_list(((nodeclaim.get("spec") or {}).get("resources") or {}).get("requests"))
-        its = [it for it in self.instance_types(nodeclass).instance_types
+        known = self.instance_types(nodeclass).instance_types
+        its = [it for it in known
                if names.has(it.name) and it.requirements.intersects_ok(claim_reqs) and fits(requests, it.allocatable())]
         ranked = self.ranked(its, claim_reqs)
         pick, candidates = (ranked[0] if ranked else None), len(ranked)
         if pick is None:
             return LaunchFailure("InsufficientCapacity", "InsufficientCapacity",
-                                 "all requested instance types were unavailable during launch")
+                                 "all requested instance types were unavailable during launch",
+                                 unavailable=self.unavailable_offerings(known, claim_reqs))
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
         # explicit request only (karpenter-provider-azure v1.14.0 pkg/providers/instance/vminstance.go
@@ -446,8 +453,19 @@ class AzureProvider:
         provider_id = "azure://" + lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
+        cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
-                        custom_data, offering.price, candidates)
+                        custom_data, offering.price, candidates, cheaper)
+
+    def unavailable_offerings(self, known: list, claim_reqs: Requirements, below: float | None = None) -> tuple:
+        """The offerings a NodeClaim allows that are unavailable (cheaper than `below`), as (instance type, zone,
+        capacity type): of every type it names, whatever its availability (an instance type's zone and
+        capacity-type requirements list only its available offerings, so create's own list leaves out a type
+        with none)."""
+        names, wk = claim_reqs.get(INSTANCE_TYPE), self.profile.well_known_labels
+        return tuple((it.name, o.zone, o.capacity_type) for it in known if names.has(it.name) for o in it.offerings
+                     if not o.available and (below is None or o.price < below)
+                     and claim_reqs.is_compatible(o.requirements, wk))
 
     def _create_failed(self, e: HttpResponseError, it, offering, attempted: dict) -> LaunchFailure:
         zones = sorted({o.zone for o in it.offerings})

@@ -143,9 +143,13 @@ def cheapest(instance_types: list, reqs, well_known: frozenset[str]):
     return best
 
 
-def offering_phrase(it, zone: str, capacity_type: str, price: float | None) -> str:
-    where = "regional" if zone in ("0", "") else zone
-    return f"{it.name} in {where}, {capacity_type}, {price_phrase(price)}"
+def where(zone: str) -> str:
+    """`in eastus-1`, or `regional (no zone)` for a regional offering (zone "0", or "" before provider #1615)."""
+    return "regional (no zone)" if zone in ("0", "") else f"in {zone}"
+
+
+def offering_phrase(name: str, zone: str, capacity_type: str, price: float | None) -> str:
+    return f"{name} {where(zone)}, {capacity_type}, {price_phrase(price)}"
 
 
 def marked_phrase(classified, size: str = "") -> str:
@@ -157,6 +161,6 @@ def marked_phrase(classified, size: str = "") -> str:
                 else f"{ttl}s")
     if classified.all_spot:
         return f"every spot offering marked unavailable for {ttl_text} ({classified.handler})"
-    shown = ", ".join(f"{'regional' if z in ('0', '') else z} {c}" for z, c in classified.marked)
+    shown = ", ".join(f"{'regional' if z in ('0', '') else z} {c}" for z, c in classified.marked)   # zone, capacity type
     whose = f"{size}'s offerings" if size else "offerings"
     return f"{whose} marked unavailable for {ttl_text} ({classified.handler}): {shown}"

@@ -102,7 +102,8 @@ def test_pods_provisionable_and_the_launch_name_the_pods_and_the_offering(embedd
         (launched,) = decisions(result, "nodeclaim-launched")
         assert launched.reason.startswith("Standard_D4s_v3 in ")
         price = launched.data["price"]
-        assert f"on-demand, ${price:.4f}/h: the only instance type with a compatible available offering" in launched.reason
+        assert f"on-demand, ${price:.4f}/h: the cheapest compatible available offering of the only instance type left" \
+            in launched.reason
 
 
 def test_a_pod_no_nodepool_can_take_gets_karpenters_error_once(embedded):
@@ -151,3 +152,23 @@ def test_a_failed_launch_names_azures_error_code_and_what_was_marked_unavailable
             f"{zone} spot") in failed.reason, failed.reason
     (launched,) = decisions(result, "nodeclaim-launched")
     assert launched.data["zone"] != zone
+
+
+def test_a_launch_with_every_offering_unavailable_lists_them(embedded):
+    """The unavailable-offerings cache marked every offering after the NodeClaim was planned (a launch racing
+    another's failure): InsufficientCapacity, and the record says which offerings it allowed."""
+    with simulation(embedded) as sim:
+        sim.apply([nodeclass(), pool("default"), pod("web")])
+        sim.validate_nodepools()
+        assert sim.provisioner.reconcile()
+        it = sim.result.instance_types["Standard_D2s_v3"]
+        for o in it.offerings:
+            sim.state.provider.unavailable.mark(it.name, it.family, it.vcpus, o.zone, o.capacity_type, 3600)
+        sim.launch.reconcile()
+        (d,) = decisions(sim.result, "nodeclaim-launch-failed")
+        allowed = [o for o in it.offerings if o.capacity_type == "on-demand"]
+        assert d.reason.startswith("InsufficientCapacity InsufficientCapacity: all requested instance types were "
+                                   f"unavailable during launch; the {len(allowed)} offering(s) it allows are "
+                                   "unavailable: Standard_D2s_v3 in "), d.reason
+        assert d.reason.endswith("the NodeClaim is deleted as insufficient capacity and the provisioner plans its "
+                                 "pods again")

@@ -151,11 +151,16 @@ class Launch:
             n = out.candidates
             among = ("an existing node (given.existingNodes), pinned to its instance type, zone and capacity type"
                      if seeded else
-                     "the only instance type with a compatible available offering" if n == 1 else
-                     "the cheapest compatible available offering" + (f" among {n} instance types" if n else "")
+                     "the cheapest compatible available offering"
+                     + (" of the only instance type left" if n == 1 else f" among {n} instance types" if n else "")
                      + " (lowest price, then spot before on-demand, then zonal before regional)")
+            cheaper = out.cheaper_unavailable
+            if cheaper:
+                among += (f"; {len(cheaper)} cheaper offering(s) it allows are unavailable: "
+                          + ", ".join(why.offering_phrase(n, z, ct, None).rsplit(", ", 1)[0] for n, z, ct in cheaper[:3])
+                          + (", ..." if len(cheaper) > 3 else ""))
             s.decide("launch", "nodeclaim-launched", f"NodeClaim/{c.result.name}",
-                     f"{why.offering_phrase(it, out.zone, out.capacity_type, out.price)}: {among}",
+                     f"{why.offering_phrase(it.name, out.zone, out.capacity_type, out.price)}: {among}",
                      (f"Node/{out.vm_name}", f"NodePool/{c.template.name}"),
                      {"instanceType": it.name, "zone": out.zone, "capacityType": out.capacity_type,
                       "price": out.price, "candidates": n})
@@ -168,12 +173,15 @@ class Launch:
         if out.code:
             text += f" (Azure error code {out.code})"
         if tried:
-            zone = tried.get("zone", "")
-            text += (f"; tried {tried.get('size')} in {'regional' if zone in ('0', '') else zone}, "
-                     f"{tried.get('capacityType')}")
+            text += "; tried " + why.offering_phrase(tried.get("size", ""), tried.get("zone", ""),
+                                                     tried.get("capacityType", ""), None).rsplit(", ", 1)[0]
         marked = why.marked_phrase(out.classified, tried.get("size", ""))
         if marked:
             text += f"; {marked}"
+        if out.unavailable:
+            text += (f"; the {len(out.unavailable)} offering(s) it allows are unavailable: "
+                     + ", ".join(why.offering_phrase(n, z, ct, None).rsplit(", ", 1)[0] for n, z, ct in out.unavailable[:4])
+                     + (", ..." if len(out.unavailable) > 4 else ""))
         if out.asynchronous:
             text += "; the provider deletes the NodeClaim: its VM failed after Create had returned"
         elif not kept:
