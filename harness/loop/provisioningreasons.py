@@ -39,6 +39,11 @@ def price_phrase(price: float | None) -> str:
     return f"${price:.4f}/h" if price is not None else "no price"
 
 
+def pools(names: list[str]) -> str:
+    """`NodePool a` or `NodePools c, b, a`."""
+    return ("NodePool " if len(names) == 1 else "NodePools ") + ", ".join(names)
+
+
 def weight_phrase(w: int) -> str:
     return f"weight {w}" if w else "weight 0 (not set)"
 
@@ -55,10 +60,10 @@ def tie_phrase(chosen, order: list) -> str:
     before = [n for n in tied if names.index(n) < at]
     parts = []
     if after:
-        parts.append(f"tied at weight {chosen.weight} with NodePool {', '.join(after)}, chosen by name order "
+        parts.append(f"tied at weight {chosen.weight} with {pools(after)}, chosen by name order "
                      "(equal weights are tried by name, descending)")
     if before:
-        parts.append(f"NodePool {', '.join(before)} of equal weight came first by name order")
+        parts.append(f"{pools(before)} of equal weight came first by name order")
     return "; ".join(parts)
 
 

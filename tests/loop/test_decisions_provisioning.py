@@ -40,7 +40,7 @@ def test_equal_weights_are_resolved_by_name_and_the_record_says_so(embedded):
         # OrderByWeight: equal weights by name, descending, so `b` is tried before `a`
         assert d.data["nodePool"] == "b" and d.subject.startswith("NodeClaim/b-")
         assert "tied at weight 10 with NodePool a, chosen by name order" in d.reason
-        assert "the first NodePool in weight order" in d.reason
+        assert "the first NodePool tried in weight order" in d.reason
         assert {"Pod/default/web", "NodePool/b"} <= set(d.related)
         # the pod's own question, "why did this pod land here", finds the same decision
         assert d in about(result.decisions, "default/web")
@@ -122,7 +122,18 @@ def test_a_nodepool_not_ready_is_skipped_with_its_condition(embedded):
         result = sim.run([nodeclass(), orphan, pool("default"), pod("web")])
         (d,) = [x for x in decisions(result, "nodepool-skipped") if x.subject == "NodePool/orphan"]
         assert d.reason.startswith("not Ready: NodeClassReady=False (NodeClassNotFound"), d.reason
-        assert created(result)["default"].data["nodePool"] == "default"
+        # the pod's NodeClaim says the heavier NodePool was left out, and why
+        assert "left out this round: NodePool orphan (not Ready)" in created(result)["default"].reason
+
+
+def test_equal_weights_tried_first_by_name_and_passed_over_are_named_so(embedded):
+    taint = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), pool("a", 10), pool("b", 10, taints=taint), pool("c", 10, taints=taint),
+                          pod("web")])
+        d = created(result)["a"]
+        assert "NodePools c, b of equal weight came first by name order" in d.reason
+        assert "tried before it: NodePool c, weight 10: did not tolerate taint" in d.reason
 
 
 def test_recording_off_records_nothing_and_changes_no_outcome(embedded):

@@ -536,12 +536,18 @@ class Provisioner:
         if passed:
             text += f"the first NodePool in weight order that could take pod {first}"
         elif len(order) > 1:
-            text += "the first NodePool in weight order"
+            text += "the first NodePool tried in weight order"
         else:
             text += "the only NodePool to try"
         tie = why.tie_phrase(t, order)
         if tie:
             text += f"; {tie}"
+        tried = {tt.name for tt in order}
+        out = sorted(n for n in self._skipped_now if n not in tried)
+        if out:
+            # not Ready, static, or no instance type left by its own requirements: skipped before any pod
+            text += "; left out this round: " + ", ".join(
+                f"NodePool {n} ({self._skipped[n].split(':', 1)[0]})" for n in out if n in self._skipped)
         if passed:
             text += "; tried before it: " + "; ".join(
                 f"NodePool {p['nodePool']}, {why.weight_phrase(p['weight'])}: {p['error']}"
