@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from harness.loop.limits import NODES, exceeded_message, exhausted_message, nodepool_limits
+from harness.loop.limits import (
+    NODES,
+    exceeded_message,
+    exhausted_message,
+    nodepool_limits,
+)
 from harness.loop.nodeclaim import offering_compatible
 from harness.model.resources import format_resource
 
@@ -153,8 +158,18 @@ def where(zone: str) -> str:
     return "regional (no zone)" if zone in ("0", "") else f"in {zone}"
 
 
+def offering(name: str, zone: str, capacity_type: str) -> str:
+    """`Standard_D2s_v3 in eastus-1, spot`."""
+    return f"{name} {where(zone)}, {capacity_type}"
+
+
 def offering_phrase(name: str, zone: str, capacity_type: str, price: float | None) -> str:
-    return f"{name} {where(zone)}, {capacity_type}, {price_phrase(price)}"
+    return f"{offering(name, zone, capacity_type)}, {price_phrase(price)}"
+
+
+def offerings_phrase(offers: tuple, shown: int = 3) -> str:
+    """(instance type, zone, capacity type) triples: `a in z1, spot, b in z2, on-demand, ...`."""
+    return "; ".join(offering(*o) for o in offers[:shown]) + ("; ..." if len(offers) > shown else "")
 
 
 def marked_phrase(classified, size: str = "") -> str:
@@ -166,6 +181,7 @@ def marked_phrase(classified, size: str = "") -> str:
                 else f"{ttl}s")
     if classified.all_spot:
         return f"every spot offering marked unavailable for {ttl_text} ({classified.handler})"
-    shown = ", ".join(f"{'regional' if z in ('0', '') else z} {c}" for z, c in classified.marked)   # zone, capacity type
+    # (zone, capacity type) pairs
+    shown = ", ".join(f"{'regional' if z in ('0', '') else z} {c}" for z, c in classified.marked)
     whose = f"{size}'s offerings" if size else "offerings"
     return f"{whose} marked unavailable for {ttl_text} ({classified.handler}): {shown}"

@@ -14,7 +14,7 @@ unavailable.
 from __future__ import annotations
 
 from harness.backends.base import KARPENTER, APIRejected
-from harness.loop import provisioningreasons as why
+from harness.loop import provisioningreasons as reasons
 from harness.loop.azure import Launched, LaunchFailure
 from harness.loop.controllers.liveness import unlaunched_timeout
 from harness.loop.controllers.state import Claim, LoopState
@@ -156,11 +156,10 @@ class Launch:
                      + " (lowest price, then spot before on-demand, then zonal before regional)")
             cheaper = out.cheaper_unavailable
             if cheaper:
-                among += (f"; {len(cheaper)} cheaper offering(s) it allows are unavailable: "
-                          + ", ".join(why.offering_phrase(n, z, ct, None).rsplit(", ", 1)[0] for n, z, ct in cheaper[:3])
-                          + (", ..." if len(cheaper) > 3 else ""))
+                among += f"; {len(cheaper)} cheaper offering(s) it allows are unavailable: " + \
+                    reasons.offerings_phrase(cheaper)
             s.decide("launch", "nodeclaim-launched", f"NodeClaim/{c.result.name}",
-                     f"{why.offering_phrase(it.name, out.zone, out.capacity_type, out.price)}: {among}",
+                     f"{reasons.offering_phrase(it.name, out.zone, out.capacity_type, out.price)}: {among}",
                      (f"Node/{out.vm_name}", f"NodePool/{c.template.name}"),
                      {"instanceType": it.name, "zone": out.zone, "capacityType": out.capacity_type,
                       "price": out.price, "candidates": n})
@@ -173,15 +172,14 @@ class Launch:
         if out.code:
             text += f" (Azure error code {out.code})"
         if tried:
-            text += "; tried " + why.offering_phrase(tried.get("size", ""), tried.get("zone", ""),
-                                                     tried.get("capacityType", ""), None).rsplit(", ", 1)[0]
-        marked = why.marked_phrase(out.classified, tried.get("size", ""))
+            text += "; tried " + reasons.offering(tried.get("size", ""), tried.get("zone", ""),
+                                                  tried.get("capacityType", ""))
+        marked = reasons.marked_phrase(out.classified, tried.get("size", ""))
         if marked:
             text += f"; {marked}"
         if out.unavailable:
             text += (f"; the {len(out.unavailable)} offering(s) it allows are unavailable: "
-                     + ", ".join(why.offering_phrase(n, z, ct, None).rsplit(", ", 1)[0] for n, z, ct in out.unavailable[:4])
-                     + (", ..." if len(out.unavailable) > 4 else ""))
+                     + reasons.offerings_phrase(out.unavailable, 4))
         if out.asynchronous:
             text += "; the provider deletes the NodeClaim: its VM failed after Create had returned"
         elif not kept:

@@ -16,18 +16,34 @@ import copy
 from typing import Callable
 
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop import provisioningreasons as reasons
 from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.simulate import synced
 from harness.loop.controllers.state import Claim, LoopState
-from harness.loop import provisioningreasons as why
 from harness.loop.limits import RemainingResources
 from harness.loop.nodeclaimobject import template_for, to_nodeclaim
-from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
+from harness.loop.pods import (
+    PodView,
+    Taint,
+    admission_error,
+    is_ephemeral,
+    karpenter_untolerated,
+)
 from harness.loop.result import NodeClaimResult
-from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
-from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
-                                   universe_for)
+from harness.loop.scheduling import (
+    MIN_VALUES_EVENT_SUFFIX,
+    ExistingNode,
+    Scheduler,
+    Template,
+)
+from harness.loop.topology import (
+    Topology,
+    affinity_terms,
+    namespace_labels,
+    topology_keys,
+    universe_for,
+)
 from harness.loop.why import explain_template
 from harness.model.requirements import Requirements
 from harness.model.resources import add, parse_resource_list
@@ -308,7 +324,8 @@ class Provisioner:
                 pr = s.result.pods[key]
                 pr.karpenter_error = pr.reason = NO_DYNAMIC_NODEPOOLS
                 if record:
-                    self._say(key, "pod-unschedulable", NO_DYNAMIC_NODEPOOLS + " (no NodePool is Ready)")
+                    self._say(key, "pod-unschedulable", NO_DYNAMIC_NODEPOOLS + " (no NodePool is Ready)",
+                              same=f"error:{NO_DYNAMIC_NODEPOOLS}")
             return False
 
         def counter() -> int:
@@ -360,7 +377,7 @@ class Provisioner:
                 # failed pod was retried with nothing placed since), so what remains now is what it saw
                 detail = ""
                 if limited and self._said.get(s.pod_key(pv.obj)) != f"error:{err}":
-                    detail = why.limit_details(err, limited, start, remaining.remaining)
+                    detail = reasons.limit_details(err, limited, start, remaining.remaining)
                 self.pod_error(pv, err, detail)
         for planned in solved.new_claims:
             if self.create_nodeclaim(planned):
@@ -428,7 +445,7 @@ class Provisioner:
         if self._said.get(key) == said:
             return
         self._said[key] = said
-        self.state.decide("provisioner", action, why.pod_ref(key), reason, related, data)
+        self.state.decide("provisioner", action, reasons.pod_ref(key), reason, related, data)
 
     def _skip(self, nodepool: str, reason: str) -> None:
         self._skipped_now.add(nodepool)
@@ -441,11 +458,11 @@ class Provisioner:
         """Core logs "found provisionable pod(s)" once a round (provisioner.go Schedule)."""
         s = self.state
         keys = [s.pod_key(pv.obj) for pv in pending]
-        reason = f"found {len(keys)} provisionable pod(s): {why.names_phrase(keys)}"
+        reason = f"found {len(keys)} provisionable pod(s): {reasons.names_phrase(keys)}"
         if deleting:
             reason += f" ({deleting} of them on nodes being deleted)"
-        s.decide("provisioner", "pods-provisionable", why.pod_ref(keys[0]), reason,
-                 [why.pod_ref(k) for k in keys], {"pods": len(keys), "deleting": deleting})
+        s.decide("provisioner", "pods-provisionable", reasons.pod_ref(keys[0]), reason,
+                 [reasons.pod_ref(k) for k in keys], {"pods": len(keys), "deleting": deleting})
 
     def _record_not_ready(self) -> None:
         """The NodePools NewScheduler leaves out: not Ready, static, being deleted (provisioner.go
@@ -486,7 +503,7 @@ class Provisioner:
             _, err = remaining.check(name, options)
             if err is None:
                 continue
-            self._skip(name, f"limits used up, {err}: " + why.limits_arithmetic(
+            self._skip(name, f"limits used up, {err}: " + reasons.limits_arithmetic(
                 t.nodepool, None, start[name], options, "a new NodeClaim needs at least"))
 
     def _record_placed(self, key: str, node: str, claim) -> None:
@@ -523,23 +540,24 @@ class Provisioner:
         for np_name, err, left in planned.passed_over or ():
             other = by_name.get(np_name)
             detail = ""
-            if other is not None and left is not None and why.is_limit_error(np_name, err):
+            if other is not None and left is not None and reasons.is_limit_error(np_name, err):
                 options = other.options if other.options is not None else other.instance_types
-                detail = why.limits_arithmetic(other.nodepool, (start or {}).get(np_name), left, options)
+                detail = reasons.limits_arithmetic(other.nodepool, (start or {}).get(np_name), left, options)
             elif other is not None and err.startswith(("no instance type", "minValues")):
                 err = err.split(", requirements=", 1)[0]
-                detail = why.elimination_summary(explain_template(planned.pods[0], other, s.profile.well_known_labels,
-                                                                 s.sem))
+                detail = reasons.elimination_summary(
+                    explain_template(planned.pods[0], other, s.profile.well_known_labels, s.sem))
             w = other.weight if other is not None else 0
             passed.append({"nodePool": np_name, "weight": w, "error": err, **({"detail": detail} if detail else {})})
-        text = f"NodePool {t.name} for {len(keys)} pod(s) {why.names_phrase(keys)}, {why.weight_phrase(t.weight)}: "
+        text = (f"NodePool {t.name} for {len(keys)} pod(s) {reasons.names_phrase(keys)}, "
+                f"{reasons.weight_phrase(t.weight)}: ")
         if passed:
             text += f"the first NodePool in weight order that could take pod {first}"
         elif len(order) > 1:
             text += "the first NodePool tried in weight order"
         else:
             text += "the only NodePool to try"
-        tie = why.tie_phrase(t, order)
+        tie = reasons.tie_phrase(t, order)
         if tie:
             text += f"; {tie}"
         tried = {tt.name for tt in order}
@@ -550,20 +568,21 @@ class Provisioner:
                 f"NodePool {n} ({self._skipped[n].split(':', 1)[0]})" for n in out if n in self._skipped)
         if passed:
             text += "; tried before it: " + "; ".join(
-                f"NodePool {p['nodePool']}, {why.weight_phrase(p['weight'])}: {p['error']}"
+                f"NodePool {p['nodePool']}, {reasons.weight_phrase(p['weight'])}: {p['error']}"
                 + (f": {p['detail']}" if p.get("detail") else "") for p in passed)
         its = planned.instance_types
-        best = why.cheapest(its, planned.requirements, s.profile.well_known_labels)
+        best = reasons.cheapest(its, planned.requirements, s.profile.well_known_labels)
         text += f"; {len(its)} instance type(s) remain"
         data = {"nodePool": t.name, "weight": t.weight, "pods": keys, "instanceTypes": len(its)}
         if best is not None:
             it, o = best
-            text += f", cheapest {it.name} at {why.price_phrase(o.price)}"
+            text += f", cheapest {it.name} at {reasons.price_phrase(o.price)}"
             data["cheapest"] = {"instanceType": it.name, "price": o.price}
         if passed:
             data["passedOver"] = passed
         for k in keys:
             self._said[k] = f"on:{name}"
         s.decide("provisioner", "nodeclaim-created", f"NodeClaim/{name}", text,
-                 [*(why.pod_ref(k) for k in keys), f"NodePool/{t.name}", *(f"NodePool/{p['nodePool']}" for p in passed)],
+                 [*(reasons.pod_ref(k) for k in keys), f"NodePool/{t.name}",
+                  *(f"NodePool/{p['nodePool']}" for p in passed)],
                  data)
