@@ -13,12 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from harness.loop.limits import (
-    NODES,
-    exceeded_message,
-    exhausted_message,
-    nodepool_limits,
-)
+from harness.loop.limits import NODES, exceeded_message, exhausted_message, nodepool_limits
 from harness.loop.nodeclaim import offering_compatible
 from harness.model.resources import format_resource
 
@@ -34,10 +29,6 @@ def names_phrase(keys: list[str], shown: int = SHOWN) -> str:
     """`a, b, c` or `a, b, c and 4 more`."""
     head = ", ".join(keys[:shown])
     return head + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
-
-
-def weight(nodepool: Mapping) -> int:
-    return int((nodepool.get("spec") or {}).get("weight") or 0)
 
 
 def price_phrase(price: float | None) -> str:

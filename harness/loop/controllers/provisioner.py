@@ -23,27 +23,11 @@ from harness.loop.controllers.simulate import synced
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.limits import RemainingResources
 from harness.loop.nodeclaimobject import template_for, to_nodeclaim
-from harness.loop.pods import (
-    PodView,
-    Taint,
-    admission_error,
-    is_ephemeral,
-    karpenter_untolerated,
-)
+from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
-from harness.loop.scheduling import (
-    MIN_VALUES_EVENT_SUFFIX,
-    ExistingNode,
-    Scheduler,
-    Template,
-)
-from harness.loop.topology import (
-    Topology,
-    affinity_terms,
-    namespace_labels,
-    topology_keys,
-    universe_for,
-)
+from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
+from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
+                                   universe_for)
 from harness.loop.why import explain_template
 from harness.model.requirements import Requirements
 from harness.model.resources import add, parse_resource_list
