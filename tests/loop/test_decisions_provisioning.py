@@ -183,3 +183,16 @@ def test_a_launch_with_every_offering_unavailable_lists_them(embedded):
                                    "unavailable: Standard_D2s_v3 in "), d.reason
         assert d.reason.endswith("the NodeClaim is deleted as insufficient capacity and the provisioner plans its "
                                  "pods again")
+
+
+def test_idle_rounds_over_the_same_pods_are_recorded_once(embedded):
+    """Pods of a node being deleted whose drain waits: every round plans them again and decides nothing new
+    (60 rounds here); the record keeps a round only when something was decided since the one before."""
+    from harness.runner.engines import run as run_scenario
+    from harness.runner.scenario import load_scenarios
+    (sc,) = [s for s in load_scenarios(ROOT / "scenarios/upstream-core/provisioning/provisioning.scenario.yaml")
+             if s.name == "should-schedule-all-pods-on-one-inflight-node-when-node-is-in-d"]
+    result = run_scenario(sc, "upstream", embedded).result
+    assert result.iterations > 10
+    rounds = decisions(result, "pods-provisionable")
+    assert [d.data["pods"] for d in rounds] == [5, 3]

@@ -51,6 +51,7 @@ class Provisioner:
         self._said: dict[str, str] = {}
         self._skipped: dict[str, str] = {}
         self._skipped_now: set[str] = set()        # the NodePools skipped in this round
+        self._provisionable = None                  # the last pods-provisionable decision
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -442,11 +443,17 @@ class Provisioner:
         """Core logs "found provisionable pod(s)" once a round (provisioner.go Schedule)."""
         s = self.state
         keys = [s.pod_key(pv.obj) for pv in pending]
+        refs = tuple(reasons.pod_ref(k) for k in keys)
+        last = self._provisionable
+        if last is not None and s.result.decisions and s.result.decisions[-1] is last and last.related == refs:
+            # the same pods as the round before, which decided nothing: a round that repeats an idle one
+            # (pods waiting on a drain, say) adds nothing to the record
+            return
         reason = f"found {len(keys)} provisionable pod(s): {reasons.names_phrase(keys)}"
         if deleting:
             reason += f" ({deleting} of them on nodes being deleted)"
-        s.decide("provisioner", "pods-provisionable", reasons.pod_ref(keys[0]), reason,
-                 [reasons.pod_ref(k) for k in keys], {"pods": len(keys), "deleting": deleting})
+        self._provisionable = s.decide("provisioner", "pods-provisionable", refs[0], reason, refs,
+                                       {"pods": len(keys), "deleting": deleting})
 
     def _record_not_ready(self) -> None:
         """The NodePools NewScheduler leaves out: not Ready, static, being deleted (provisioner.go
