@@ -300,7 +300,7 @@ class Provisioner:
             self._record_provisionable(pending, len(deleting))
         templates = self.templates()
         if record:
-            self._record_not_ready()
+            self._record_not_ready(templates)
         if not templates and not ready_nodepools(s):
             # core v1.14.0 provisioner.go Schedule: ErrNodePoolsNotFound only marks the scheduling
             # decision in cluster state (MarkPodSchedulingDecisions) and logs; no pod event
@@ -455,10 +455,13 @@ class Provisioner:
         self._provisionable = s.decide("provisioner", "pods-provisionable", refs[0], reason, refs,
                                        {"pods": len(keys), "deleting": deleting})
 
-    def _record_not_ready(self) -> None:
+    def _record_not_ready(self, templates: list[Template]) -> None:
         """The NodePools NewScheduler leaves out: not Ready, static, being deleted (provisioner.go
         NewScheduler; nodepool.py ready_nodepools)."""
         s = self.state
+        used = {t.name for t in templates}
+        if all(name in used for name, res in s.result.nodepools.items() if res.accepted):
+            return          # every NodePool has a template this round (listing them costs more than the round)
         ready = {np["metadata"]["name"] for np in ready_nodepools(s)}
         for np in s.cluster.list("NodePool"):
             name = np["metadata"]["name"]
