@@ -71,6 +71,13 @@ class Launched:
     kubelet: KubeletLabels
     nodeclaim_labels: dict[str, str]
     custom_data: str
+    # the chosen offering's price and how many instance types had a compatible available offering to
+    # choose from (the decision record's "why this instance type")
+    price: float | None = None
+    candidates: int = 0
+    # the cheaper offerings the NodeClaim allowed that were unavailable (the unavailable-offerings cache, no
+    # quota), as (instance type, zone, capacity type): why this offering and not a cheaper one
+    cheaper_unavailable: tuple = ()
 
 
 @dataclass
@@ -86,6 +93,10 @@ class LaunchFailure:
     # the VM create failed after the provider had returned the NodeClaim as created (provider.asyncProvisioning):
     # the provider deletes the NodeClaim itself, whatever the error
     asynchronous: bool = False
+    # what the provider's error handler marked unavailable (harness/loop/unavailable.py Classified), if any
+    classified: object = None
+    # no offering left: the offerings the NodeClaim allows that were unavailable, (instance type, zone, capacity type)
+    unavailable: tuple = ()
 
 
 class AzureProvider:
@@ -299,6 +310,12 @@ class AzureProvider:
         pkg/providers/allocationstrategy/allocation_strategy.go Allocate): cheapest
         available compatible offering;
         spot before on-demand and zonal before regional at equal price; seeded shuffle first."""
+        best = self.ranked(its, claim_reqs)
+        return best[0] if best else None
+
+    def ranked(self, its: list, claim_reqs: Requirements) -> list:
+        """Each instance type with a compatible available offering as (type, its best offering), best first
+        (choose's order)."""
         wk = self.profile.well_known_labels
         best = []
         for it in its:
@@ -309,7 +326,7 @@ class AzureProvider:
             offers.sort(key=lambda o: (o.price, o.capacity_type != "spot", o.zone == "0"))
             best.append((it, offers[0]))
         best.sort(key=lambda p: (p[1].price, p[1].capacity_type != "spot", p[1].zone == "0", p[0].name))
-        return best[0] if best else None
+        return best
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
                nodeclass_name: str) -> Launched | LaunchFailure:
@@ -323,12 +340,15 @@ class AzureProvider:
         # resolveInstanceTypes: only a type whose allocatable holds the NodeClaim's requests (resources.Fits;
         # github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go, every release)
         requests = parse_resource_list(((nodeclaim.get("spec") or {}).get("resources") or {}).get("requests"))
-        its = [it for it in self.instance_types(nodeclass).instance_types
+        known = self.instance_types(nodeclass).instance_types
+        its = [it for it in known
                if names.has(it.name) and it.requirements.intersects_ok(claim_reqs) and fits(requests, it.allocatable())]
-        pick = self.choose(its, claim_reqs)
+        ranked = self.ranked(its, claim_reqs)
+        pick, candidates = (ranked[0] if ranked else None), len(ranked)
         if pick is None:
             return LaunchFailure("InsufficientCapacity", "InsufficientCapacity",
-                                 "all requested instance types were unavailable during launch")
+                                 "all requested instance types were unavailable during launch",
+                                 unavailable=self.unavailable_offerings(known, claim_reqs))
         it, offering = pick
         ultra_req = claim_reqs.get(ULTRA_SSD)
         # explicit request only (karpenter-provider-azure v1.14.0 pkg/providers/instance/vminstance.go
@@ -433,8 +453,19 @@ class AzureProvider:
         provider_id = "azure://" + lower_rg(vm.id)
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
+        cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
-                        custom_data)
+                        custom_data, offering.price, candidates, cheaper)
+
+    def unavailable_offerings(self, known: list, claim_reqs: Requirements, below: float | None = None) -> tuple:
+        """The offerings a NodeClaim allows that are unavailable (cheaper than `below`), as (instance type, zone,
+        capacity type): of every type it names, whatever its availability (an instance type's zone and
+        capacity-type requirements list only its available offerings, so create's own list leaves out a type
+        with none)."""
+        names, wk = claim_reqs.get(INSTANCE_TYPE), self.profile.well_known_labels
+        return tuple((it.name, o.zone, o.capacity_type) for it in known if names.has(it.name) for o in it.offerings
+                     if not o.available and (below is None or o.price < below)
+                     and claim_reqs.is_compatible(o.requirements, wk))
 
     def _create_failed(self, e: HttpResponseError, it, offering, attempted: dict) -> LaunchFailure:
         zones = sorted({o.zone for o in it.offerings})
@@ -442,7 +473,7 @@ class AzureProvider:
                                           instance_type=it, zone=offering.zone,
                                           capacity_type=offering.capacity_type, all_zones=zones,
                                           enabled=self.profile.provider.get("createErrorHandlers"))
-        return LaunchFailure(c.error_kind, c.reason, c.message, error_code(e), attempted)
+        return LaunchFailure(c.error_kind, c.reason, c.message, error_code(e), attempted, classified=c)
 
     def _put_and_read(self, kind: str, name: str, put: Callable, get: Callable):
         return self._finish_lro(kind, name, self.call(f"{kind}.create", put), get)

@@ -49,6 +49,9 @@ class PlannedClaim:
     # what FinalizeScheduling adds for its DaemonSets (min_daemon_overhead over its options at the end
     # of the Solve, before truncation and a consolidation's price filter)
     daemon_requests: dict[str, int] = field(default_factory=dict)
+    # the templates tried before this one for the pod that opened the claim, in weight order: (NodePool, its
+    # error, what remained of its limits then or None); the decision record's "why this NodePool"
+    passed_over: list | None = None
 
 
 def min_daemon_overhead(groups: list[DaemonOverheadGroup], instance_types: list) -> dict[str, int]:

@@ -477,6 +477,11 @@ class Scheduler:
             reqs, its, total, mask = res
             claim = PlannedClaim(template, reqs, its, total, hostname, [pod], index=len(self.planned),
                                  host_ports=list(pod.host_ports), mask=mask)
+            if errs:
+                # one error per template tried before this one (each `continue` above appends one)
+                rem = self.remaining.remaining
+                claim.passed_over = [(t.name, e, dict(rem[t.name]) if t.name in rem else None)
+                                     for t, e in zip(self.templates, errs)]
             self._hold_ports(template, pod)
             self.planned.append(claim)
             self._order.add(claim)

@@ -139,6 +139,12 @@ class Classified:
     error_kind: str              # CreateError | InsufficientCapacity | Unhandled
     reason: str
     message: str
+    # what the handler marked unavailable, for the decision record: its name, the (zone, capacity type)
+    # offerings of the instance type (and its family at that vCPU count), every spot offering, for how long
+    handler: str = ""
+    marked: tuple = ()
+    all_spot: bool = False
+    ttl: float = 0.0
 
 
 def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, instance_type, zone: str,
@@ -174,5 +180,5 @@ def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, inst
         for z, c in marks:
             cache.mark(instance_type.name, instance_type.family, instance_type.vcpus, z, c, ttl)
         msg = h["message"].format(instanceType=instance_type.name, zone=zone, capacityType=capacity_type)
-        return Classified(h["error"], h["reason"], msg[:1200])
+        return Classified(h["error"], h["reason"], msg[:1200], h["name"], tuple(marks), h["mark"] == "spot-global", ttl)
     return Classified("Unhandled", "CreateInstanceFailed", text[:1200])

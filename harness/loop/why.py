@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 
+from harness.loop.limits import weight_order_key
 from harness.loop.pods import PodView, untolerated
 from harness.loop.scheduling import Template, offering_compatible
 from harness.loop.topology import HOSTNAME
@@ -213,7 +214,7 @@ def explain_pod(pod: PodView, reason: str | None, templates: list[Template], wel
                 sem, scheduler: str | None = None) -> PodWhy:
     """The why view of one pod against every NodePool template (weight order, as core tries them).
     `reason` is Karpenter's error, `scheduler` kube-scheduler's message: each is shown as its own."""
-    ordered = sorted(templates, key=lambda t: (-t.weight, t.name))
+    ordered = sorted(templates, key=lambda t: weight_order_key(t.nodepool))     # equal weights: name descending
     return PodWhy(f"{pod.namespace}/{pod.name}", reason,
                   [explain_template(pod, t, well_known, sem) for t in ordered], scheduler)
 

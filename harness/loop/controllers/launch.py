@@ -7,11 +7,14 @@ NodeClassNotFound) deletes the NodeClaim (launchNodeClaim), as does the provider
 already returned fails (from provider v1.4: provider.asyncProvisioning); any other error is retried on
 the next pass; a retry that fails exactly as the attempt before it is no change, so the loop can settle
 while core keeps retrying. A NodeClaim not launched within its timeout is deleted first (lifecycle/liveness.go,
-liveness.py).
+liveness.py). Each launch, failure and timeout goes to the decision record with its reason
+(harness/loop/provisioningreasons.py): the offering and why that one, Azure's error code, what was marked
+unavailable.
 """
 from __future__ import annotations
 
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop import provisioningreasons as reasons
 from harness.loop.azure import Launched, LaunchFailure
 from harness.loop.controllers.liveness import unlaunched_timeout
 from harness.loop.controllers.state import Claim, LoopState
@@ -60,9 +63,15 @@ class Launch:
         """One NodeClaim's Launch reconcile; True when something changed (a retry that fails as the one
         before it did changes nothing)."""
         s = self.state
-        at, why = unlaunched_timeout(s, c)
+        at, reason = unlaunched_timeout(s, c)
         if s.clock.now() > at:
-            self.termination.delete_claim(c, why)
+            if s.decisions.enabled:
+                last = c.result.failures[-1] if c.result.failures else None
+                s.decide("launch", "nodeclaim-launch-timed-out", f"NodeClaim/{c.result.name}",
+                         f"not launched {int(s.clock.now() - c.created_at)}s after its creation: deleted ({reason})"
+                         + (f"; its last launch failed: {last['reason']}: {last['message']}" if last else ""),
+                         (f"NodePool/{c.template.name}",))
+            self.termination.delete_claim(c, reason)
             return True
         out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
         if isinstance(out, LaunchFailure):
@@ -92,6 +101,8 @@ class Launch:
                         f"{self.retried[c.result.name]} identical retr{'y' if self.retried[c.result.name] == 1 else 'ies'})")
                 return False
             s.trace(f"launch of {c.result.name} failed: {out.reason}: {out.message}")
+            if s.decisions.enabled:
+                self._record_failure(c, out, kept)
             if out.asynchronous:
                 # the provider's own event and delete after the VM failed (azure.py create,
                 # provider.asyncProvisioning; provider v1.14.0 pkg/cloudprovider/events/events.go
@@ -105,7 +116,7 @@ class Launch:
         self.populate(c, out)
         return True
 
-    def populate(self, c: Claim, out: Launched) -> None:
+    def populate(self, c: Claim, out: Launched, seeded: bool = False) -> None:
         """PopulateNodeClaimDetails (launch.go; sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/nodeclaim/lifecycle/launch.go): the provider's labels under
         the NodeClaim's own; providerID, capacity, allocatable; Launched=True. Profiles with
@@ -113,7 +124,8 @@ class Launch:
         as core did before v1.9 (sigs.k8s.io/karpenter v1.6.2 pkg/controllers/nodeclaim/lifecycle/
         launch.go PopulateNodeClaimDetails; sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/labels.go,
         pkg/scheduling/requirement.go); later cores do it in
-        scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py)."""
+        scheduling/nodeclaimtemplate.go ToNodeClaim (provisioner.py). `seeded`: a node the scenario gives
+        (controllers/seed.py), pinned to its instance type, zone and capacity type."""
         s = self.state
         c.launched, c.launched_at = out, s.clock.now()
         own = dict(c.obj["metadata"].get("labels") or {})
@@ -135,3 +147,47 @@ class Launch:
         c.result.launched, c.result.labels, c.result.failure = True, dict(labels), None
         c.result.at["launched"] = c.launched_at
         s.trace(f"launched {c.result.name}: {it.name} zone={out.zone!r} {out.capacity_type}")
+        if s.decisions.enabled:
+            n = out.candidates
+            among = ("an existing node (given.existingNodes), pinned to its instance type, zone and capacity type"
+                     if seeded else
+                     "the cheapest compatible available offering"
+                     + (" of the only instance type left" if n == 1 else f" among {n} instance types" if n else "")
+                     + " (lowest price, then spot before on-demand, then zonal before regional)")
+            cheaper = out.cheaper_unavailable
+            if cheaper:
+                among += f"; {len(cheaper)} cheaper offering(s) it allows are unavailable: " + \
+                    reasons.offerings_phrase(cheaper)
+            s.decide("launch", "nodeclaim-launched", f"NodeClaim/{c.result.name}",
+                     f"{reasons.offering_phrase(it.name, out.zone, out.capacity_type, out.price)}: {among}",
+                     (f"Node/{out.vm_name}", f"NodePool/{c.template.name}"),
+                     {"instanceType": it.name, "zone": out.zone, "capacityType": out.capacity_type,
+                      "price": out.price, "candidates": n})
+
+    def _record_failure(self, c: Claim, out: LaunchFailure, kept: bool) -> None:
+        """A failed Create: Azure's error, what the provider marked unavailable, what happens to the NodeClaim."""
+        s = self.state
+        tried = out.attempted
+        text = f"{out.kind} {out.reason}: {out.message}"
+        if out.code:
+            text += f" (Azure error code {out.code})"
+        if tried:
+            text += "; tried " + reasons.offering(tried.get("size", ""), tried.get("zone", ""),
+                                                  tried.get("capacityType", ""))
+        marked = reasons.marked_phrase(out.classified, tried.get("size", ""))
+        if marked:
+            text += f"; {marked}"
+        if out.unavailable:
+            text += (f"; the {len(out.unavailable)} offering(s) it allows are unavailable: "
+                     + reasons.offerings_phrase(out.unavailable, 4))
+        if out.asynchronous:
+            text += "; the provider deletes the NodeClaim: its VM failed after Create had returned"
+        elif not kept:
+            text += "; the NodeClaim is deleted as insufficient capacity and the provisioner plans its pods again"
+        else:
+            text += "; core retries the launch with backoff until its launch timeout"
+        data = {"kind": out.kind, "reason": out.reason, "code": out.code, "attempted": dict(tried)}
+        if out.classified is not None and out.classified.marked:
+            data["marked"] = [list(m) for m in out.classified.marked]
+        s.decide("launch", "nodeclaim-launch-failed", f"NodeClaim/{c.result.name}", text,
+                 (f"NodePool/{c.template.name}",), data)

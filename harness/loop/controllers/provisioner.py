@@ -6,7 +6,9 @@ NodePools (NewScheduler), the cluster state's existing and in-flight nodes (pkg/
 cluster.go; sigs.k8s.io/karpenter v1.14.0 pkg/controllers/state/statenode.go), the scheduling simulation
 (harness/loop/scheduling.py Scheduler,
 standing for scheduling/scheduler.go Solve) and, for every new NodeClaim, the API create (Create ->
-NodeClaimTemplate ToNodeClaim, scheduling/nodeclaimtemplate.go).
+NodeClaimTemplate ToNodeClaim, scheduling/nodeclaimtemplate.go). Each round's decisions go to the decision
+record with their reasons (harness/loop/provisioningreasons.py): the provisionable pods, the NodePools
+skipped, each NodeClaim's NodePool and why that one, each pod placed on a node or left unschedulable.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import copy
 from typing import Callable
 
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop import provisioningreasons as reasons
 from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.simulate import synced
@@ -25,6 +28,7 @@ from harness.loop.result import NodeClaimResult
 from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
 from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
+from harness.loop.why import explain_template
 from harness.model.requirements import Requirements
 from harness.model.resources import add, parse_resource_list
 
@@ -42,6 +46,12 @@ class Provisioner:
         # disruption's seam (harness/loop/controllers/disruption.py): the currently reschedulable pods of
         # nodes being deleted, which a pass schedules too (core provisioner.go Schedule: Deleting())
         self.deleting_pods: Callable[[], list[PodView]] = lambda: []
+        # what the decision record last said of each pod (its key) and each skipped NodePool: a round that
+        # decides the same again records nothing (every round plans every pending pod again)
+        self._said: dict[str, str] = {}
+        self._skipped: dict[str, str] = {}
+        self._skipped_now: set[str] = set()        # the NodePools skipped in this round
+        self._provisionable = None                  # the last pods-provisionable decision
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -280,16 +290,27 @@ class Provisioner:
             # pkg/controllers/provisioning/provisioner.go Reconcile, pkg/controllers/state/cluster.go Synced)
             return False
         pending = self.pending_pods()
-        pending += [pv for pv in self.deleting_pods() if pv not in pending]
+        deleting = [pv for pv in self.deleting_pods() if pv not in pending]
+        pending += deleting
         if not pending:
             return False
+        record = s.decisions.enabled
+        if record:
+            self._skipped_now = set()
+            self._record_provisionable(pending, len(deleting))
         templates = self.templates()
+        if record:
+            self._record_not_ready(templates)
         if not templates and not ready_nodepools(s):
             # core v1.14.0 provisioner.go Schedule: ErrNodePoolsNotFound only marks the scheduling
             # decision in cluster state (MarkPodSchedulingDecisions) and logs; no pod event
             for pv in pending:
-                pr = s.result.pods[s.pod_key(pv.obj)]
+                key = s.pod_key(pv.obj)
+                pr = s.result.pods[key]
                 pr.karpenter_error = pr.reason = NO_DYNAMIC_NODEPOOLS
+                if record:
+                    self._say(key, "pod-unschedulable", NO_DYNAMIC_NODEPOOLS + " (no NodePool is Ready)",
+                              same=f"error:{NO_DYNAMIC_NODEPOOLS}")
             return False
 
         def counter() -> int:
@@ -299,10 +320,15 @@ class Provisioner:
             if s.volumes:
                 s.volumes.plan(pv, s.sem, s.core)
         existing = self.existing_nodes()
+        remaining = self.remaining_resources()
+        # what remained of each limit before this round's NodeClaims (the Solve subtracts from `remaining`)
+        start = {k: dict(v) for k, v in remaining.remaining.items()} if record else None
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
-                          self.topology(pending, templates, existing), self.remaining_resources(),
+                          self.topology(pending, templates, existing), remaining,
                           s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
                           s.daemon_order_rng)
+        if record:
+            self._record_skipped_templates(sched, remaining, start)
         solved = sched.solve(pending)
         event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
@@ -313,6 +339,10 @@ class Provisioner:
             res = s.result.nodepools.get(np_name)
             if res is not None:
                 s.nodepool_event(res, reason, message)
+        if record:
+            # a NodePool no longer skipped: the next skip is news again
+            for name in [n for n in self._skipped if n not in self._skipped_now]:
+                del self._skipped[name]
         progress = False
         by_uid = {pv.uid: pv for pv in pending}
         for uid, node in solved.existing.items():
@@ -320,20 +350,36 @@ class Provisioner:
                           (c.launched and c.launched.vm_name == node)), None)
             # nominations are keyed like every pod map (namespace/name): to the NodeClaim, or to a
             # Node Karpenter does not manage
-            s.nominated[s.pod_key(by_uid[uid].obj)] = claim.result.name if claim is not None else node
+            key = s.pod_key(by_uid[uid].obj)
+            s.nominated[key] = claim.result.name if claim is not None else node
+            if record:
+                self._record_placed(key, node, claim)
+        limited = {t.name: t for t in sched.templates if t.name in remaining.remaining} if record else {}
         for pv in pending:
             if pv.uid in solved.errors:
-                self.pod_error(pv, solved.errors[pv.uid])
+                err = solved.errors[pv.uid]
+                # a pod that fails was tried last after the Solve's last new NodeClaim (the queue stops once every
+                # failed pod was retried with nothing placed since), so what remains now is what it saw
+                detail = ""
+                if limited and self._said.get(s.pod_key(pv.obj)) != f"error:{err}":
+                    detail = reasons.limit_details(err, limited, start, remaining.remaining)
+                self.pod_error(pv, err, detail)
         for planned in solved.new_claims:
             if self.create_nodeclaim(planned):
                 progress = True
+                if record:
+                    self._record_created(planned, sched.templates, start)
         return progress
 
-    def pod_error(self, pv: PodView, err: str) -> None:
+    def pod_error(self, pv: PodView, err: str, detail: str = "") -> None:
+        """Karpenter's error for a pod it could not schedule; `detail`: what the record adds (limits)."""
         s = self.state
-        pr = s.result.pods[s.pod_key(pv.obj)]
+        key = s.pod_key(pv.obj)
+        pr = s.result.pods[key]
         pr.karpenter_error = pr.reason = err
         s.pod_event(pr, f"Failed to schedule pod, {err}")
+        if s.decisions.enabled:
+            self._say(key, "pod-unschedulable", err + (f"; {detail}" if detail else ""), same=f"error:{err}")
 
     def create_nodeclaim(self, planned) -> bool:
         """ToNodeClaim (sigs.k8s.io/karpenter v1.14.0
@@ -374,3 +420,163 @@ class Provisioner:
             s.nominated[k] = name
         s.trace(f"created NodeClaim {name} for {len(pods)} pod(s) from NodePool {t.name}")
         return True
+
+    # -- the decision record (harness/loop/decisions.py; texts: harness/loop/provisioningreasons.py) -------
+    def _say(self, key: str, action: str, reason: str, related=(), data: dict | None = None,
+             same: str | None = None) -> None:
+        """Record a decision about pod `key` unless the record last said the same of it (`same`: what makes
+        two decisions the same, by default the action and reason)."""
+        said = same or f"{action}:{reason}"
+        if self._said.get(key) == said:
+            return
+        self._said[key] = said
+        self.state.decide("provisioner", action, reasons.pod_ref(key), reason, related, data)
+
+    def _skip(self, nodepool: str, reason: str) -> None:
+        self._skipped_now.add(nodepool)
+        if self._skipped.get(nodepool) == reason:
+            return
+        self._skipped[nodepool] = reason
+        self.state.decide("provisioner", "nodepool-skipped", f"NodePool/{nodepool}", reason)
+
+    def _record_provisionable(self, pending: list[PodView], deleting: int) -> None:
+        """Core logs "found provisionable pod(s)" once a round (provisioner.go Schedule)."""
+        s = self.state
+        keys = [s.pod_key(pv.obj) for pv in pending]
+        refs = tuple(reasons.pod_ref(k) for k in keys)
+        last = self._provisionable
+        if last is not None and s.result.decisions and s.result.decisions[-1] is last and last.related == refs:
+            # the same pods as the round before, which decided nothing: a round that repeats an idle one
+            # (pods waiting on a drain, say) adds nothing to the record
+            return
+        reason = f"found {len(keys)} provisionable pod(s): {reasons.names_phrase(keys)}"
+        if deleting:
+            reason += f" ({deleting} of them on nodes being deleted)"
+        self._provisionable = s.decide("provisioner", "pods-provisionable", refs[0], reason, refs,
+                                       {"pods": len(keys), "deleting": deleting})
+
+    def _record_not_ready(self, templates: list[Template]) -> None:
+        """The NodePools NewScheduler leaves out: not Ready, static, being deleted (provisioner.go
+        NewScheduler; nodepool.py ready_nodepools)."""
+        s = self.state
+        used = {t.name for t in templates}
+        if all(name in used for name, res in s.result.nodepools.items() if res.accepted):
+            return          # every NodePool has a template this round (listing them costs more than the round)
+        ready = {np["metadata"]["name"] for np in ready_nodepools(s)}
+        for np in s.cluster.list("NodePool"):
+            name = np["metadata"]["name"]
+            if name in ready:
+                continue
+            res = s.result.nodepools.get(name)
+            if (np.get("spec") or {}).get("replicas"):
+                reason = "static NodePool (spec.replicas is set): the provisioner makes no NodeClaims for it"
+            elif np["metadata"].get("deletionTimestamp"):
+                reason = "being deleted: the provisioner leaves it out"
+            elif res is not None and res.stage == "runtime":
+                reason = f"not Ready: ValidationSucceeded=False, {res.message}"
+            else:
+                conds = ((np.get("status") or {}).get("conditions") or [])
+                bad = [c for c in conds if c.get("type") != "Ready" and c.get("status") != "True"]
+                reason = "not Ready" + ("".join(f": {c['type']}={c.get('status')} ({c.get('reason')}"
+                                               + (f", {c['message']}" if c.get("message") else "") + ")"
+                                               for c in bad[:1]) or ": its status is not Ready yet")
+            self._skip(name, reason)
+
+    def _record_skipped_templates(self, sched: Scheduler, remaining: RemainingResources, start: dict) -> None:
+        """The Ready NodePools a new NodeClaim cannot come from this round: those whose own requirements leave
+        no instance type (NewScheduler's prefilter), and those whose limits no instance type fits in at the
+        round's start (core addToNewNodeClaim fails on them for every pod: limits.py RemainingResources.check)."""
+        for np_name, reason, message in sched.nodepool_events:
+            if reason == "NoCompatibleInstanceTypes":
+                self._skip(np_name, f"NoCompatibleInstanceTypes: {message}")
+        for t in sched.templates:
+            name = t.name
+            if name not in remaining.remaining:
+                continue
+            options = t.options if t.options is not None else t.instance_types
+            _, err = remaining.check(name, options)
+            if err is None:
+                continue
+            self._skip(name, f"limits used up, {err}: " + reasons.limits_arithmetic(
+                t.nodepool, None, start[name], options, "a new NodeClaim needs at least"))
+
+    def _record_placed(self, key: str, node: str, claim) -> None:
+        """A pod the Solve placed on an existing or in-flight node (core Scheduler.add tries those first)."""
+        # the same node again (as it registers, initializes) is the same decision; so is the NodeClaim the
+        # pod was planned on when it was created
+        same = f"on:{claim.result.name if claim else node}"
+        if self._said.get(key) == same:
+            return
+        if claim is None:
+            where, related = f"Node {node} (not managed by Karpenter)", (f"Node/{node}",)
+        else:
+            name = claim.result.name
+            related = (f"NodeClaim/{name}", f"Node/{node}", f"NodePool/{claim.template.name}")
+            if not claim.registered:
+                where = f"in-flight NodeClaim {name} (launched, its Node {node} not registered yet)"
+            elif not claim.initialized:
+                where = f"Node {node} of NodeClaim {name} (registered, not initialized yet)"
+            else:
+                where = f"Node {node} of NodeClaim {name}"
+        self._say(key, "pod-placed", f"fits on {where}: existing and in-flight nodes are tried before a "
+                  "new NodeClaim", related, {"node": node}, same=same)
+
+    def _record_created(self, planned, order: list[Template], start: dict | None) -> None:
+        """Which NodePool the new NodeClaim came from and why that one: weight order, a tie broken by name,
+        why each NodePool tried before it could not take the pod that opened it, and the instance types left."""
+        s = self.state
+        c = s.claims[-1]
+        name, t = c.result.name, planned.template
+        keys = [s.pod_key(pv.obj) for pv in planned.pods]
+        first = keys[0] if keys else ""
+        passed = []
+        by_name = {tt.name: tt for tt in order}
+        for np_name, err, left in planned.passed_over or ():
+            other = by_name.get(np_name)
+            detail = ""
+            if other is not None and left is not None and reasons.is_limit_error(np_name, err):
+                options = other.options if other.options is not None else other.instance_types
+                detail = reasons.limits_arithmetic(other.nodepool, (start or {}).get(np_name), left, options)
+            elif other is not None and err.startswith(("no instance type", "minValues")):
+                err = err.split(", requirements=", 1)[0]
+                detail = reasons.elimination_summary(
+                    explain_template(planned.pods[0], other, s.profile.well_known_labels, s.sem))
+            w = other.weight if other is not None else 0
+            passed.append({"nodePool": np_name, "weight": w, "error": err, **({"detail": detail} if detail else {})})
+        text = (f"NodePool {t.name} for {len(keys)} pod(s) {reasons.names_phrase(keys)}, "
+                f"{reasons.weight_phrase(t.weight)}: ")
+        if passed:
+            text += f"the first NodePool in weight order that could take pod {first}"
+        elif len(order) > 1:
+            text += "the first NodePool tried in weight order"
+        else:
+            text += "the only NodePool to try"
+        tie = reasons.tie_phrase(t, order)
+        if tie:
+            text += f"; {tie}"
+        tried = {tt.name for tt in order}
+        out = sorted(n for n in self._skipped_now if n not in tried)
+        if out:
+            # not Ready, static, or no instance type left by its own requirements: skipped before any pod
+            text += "; left out this round: " + ", ".join(
+                f"NodePool {n} ({self._skipped[n].split(':', 1)[0]})" for n in out if n in self._skipped)
+        if passed:
+            text += "; tried before it: " + "; ".join(
+                f"NodePool {p['nodePool']}, {reasons.weight_phrase(p['weight'])}: {p['error']}"
+                + (f": {p['detail']}" if p.get("detail") else "") for p in passed)
+        its = planned.instance_types
+        best = reasons.cheapest(its, planned.requirements, s.profile.well_known_labels)
+        text += f"; {len(its)} instance type(s) remain"
+        data = {"nodePool": t.name, "weight": t.weight, "pods": keys, "instanceTypes": len(its)}
+        if best is not None:
+            it, o = best
+            text += f", cheapest {it.name} at {reasons.price_phrase(o.price)}"
+            data["cheapest"] = {"instanceType": it.name, "price": o.price}
+        if passed:
+            data["passedOver"] = passed
+        for k in keys:
+            self._said[k] = f"on:{name}"
+        s.decide("provisioner", "nodeclaim-created", f"NodeClaim/{name}", text,
+                 [*(reasons.pod_ref(k) for k in keys), f"NodePool/{t.name}",
+                  *(f"NodePool/{p['nodePool']}" for p in passed)],
+                 data)

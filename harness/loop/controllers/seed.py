@@ -78,7 +78,7 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
     out = s.provider.create(claim.obj, claim.requirements, claim.nodeclass, claim.nodeclass_name)
     if not hasattr(out, "vm_name"):
         raise SeedError(f"{where}: launching {it.name} failed: {out.reason}: {out.message}")
-    sim.launch.populate(claim, out)
+    sim.launch.populate(claim, out, seeded=True)
     _history(sim, claim, entry, where)
     if entry.get("registered", True):
         sim.registration.kubelet_register(claim)
