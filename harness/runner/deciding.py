@@ -162,6 +162,23 @@ def _stranded(outcome) -> int:
                if "bound" not in p.at and not launched & set(p.nodeclaims) and p.owner_kind != "DaemonSet")
 
 
+def _empty_pools(outcome) -> set[str]:
+    """The NodePools whose requirements left no instance type (their NoCompatibleInstanceTypes event)."""
+    return {e.get("name") for e in outcome.final.events
+            if e.get("kind") == "NodePool" and e.get("reason") == "NoCompatibleInstanceTypes"}
+
+
+def incoherent(flipped, base, newest_run) -> str | None:
+    """Why a counterfactual with provider facts set alone is a run no release could make, or None: it strands
+    pods both releases provision for, or empties a NodePool both releases fill."""
+    if _stranded(flipped) > _stranded(base) and _stranded(flipped) > _stranded(newest_run()):
+        return f"no NodeClaim launches for {_stranded(flipped)} pod(s) that both releases provision for"
+    emptied = _empty_pools(flipped) - _empty_pools(base) - _empty_pools(newest_run())
+    if emptied:
+        return f"NodePool {', '.join(sorted(emptied))} is left with no instance type, at neither release"
+    return None
+
+
 def _views(outcome) -> tuple[str, str, str]:
     r = outcome.final
     return digest(behaviour_view(r)), digest(labels_view(r)), digest(words_view(r))
@@ -302,12 +319,13 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
                 facts = [f for unit in group for f in unit]
                 attributed.update(facts)
                 flipped = run(frozenset(facts))
-                if effect == "outcome" and not all(f.startswith("core.behaviour.") for f in facts) \
-                        and _stranded(flipped) > max(_stranded(outcome), _stranded(newest_run())):
+                why = incoherent(flipped, outcome, newest_run) if effect == "outcome" and \
+                    not all(f.startswith("core.behaviour.") for f in facts) else None
+                if why:
                     # provider facts set alone made a world no release had (their release changed tables the
                     # profile holds beside them): not a verdict about either release
                     out.unjudged.append(f"{', '.join(_short(f) for f in facts)}: set to the newest release's value "
-                                        f"alone, no NodeClaim launches for {_stranded(flipped)} pod(s) that both releases provision for")
+                                        f"alone, {why}")
                     continue
                 at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
                 for fact in facts:
