@@ -812,7 +812,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--deciding", action=argparse.BooleanOptionalAction, default=None,
                    help="at a release profile, name the core switches and provider facts whose value at that release "
                         "decided the outcome, each at the decision where it acted (counterfactual runs with each set "
-                        "to the newest release's value; docs/deciding.md). Default: on when at most "
+                        "to the newest release's value; docs/why.md). Default: on when at most "
                         f"{DETAILS_UP_TO} runs are selected or --why is given")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
