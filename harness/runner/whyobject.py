@@ -37,8 +37,7 @@ def _decisions(result, *names: str) -> list[str]:
         if i in seen or not any(d.names(n) for n in names if n):
             continue
         seen.add(i)
-        switches = f" [core: {', '.join(d.switches)}]" if d.switches else ""
-        lines.append(f"{d.render(result.started)}{switches}")
+        lines.append(d.render(result.started))
     return lines
 
 
