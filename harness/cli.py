@@ -178,6 +178,8 @@ def cmd_run(args) -> int:
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
+    if args.karpenter_log or args.against_log:      # the real engine keeps its controller's whole log
+        os.environ["HARNESS_REAL_CONTROLLER_LOG"] = "1"
     engine = get_engine(args.engine)
     backend = engine_backends(args.engine, [args.backend])[0]
     ok, why = engine.available(backend)
@@ -236,7 +238,13 @@ def cmd_run(args) -> int:
     if args.report:
         index = write_site(Path(args.report), Path(args.conformance) / "conformance.json" if args.conformance else None)
         print(f"run report: {index}", file=sys.stderr)
+    klog: list[str] = []
+    if args.karpenter_log or args.against_log:     # Karpenter's log: written, compared (printed last)
+        from harness.runner.karpenterlog import report
+        klog = report(outcomes, args.karpenter_log, args.against_log)
     if args.json:
+        if klog:
+            print("\n".join(klog), file=sys.stderr)
         print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
     con = _console(wide=not sys.stdout.isatty())
@@ -288,6 +296,8 @@ def cmd_run(args) -> int:
                       markup=False)
     if args.why:
         _print_why(con, outcomes, args.why)
+    if klog:
+        con.print("\n".join(klog), markup=False)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -666,6 +676,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--why", action="append", default=[], metavar="POD",
                    help="for this pod (name, namespace/name or Deployment), which requirement or resource "
                         "eliminated how many instance types per NodePool (repeatable)")
+    r.add_argument("--karpenter-log", default=None, metavar="OUT",
+                   help="write each run's Karpenter log to OUT (a directory with several runs): the decisions as "
+                        "the controller of the run's core release logs them (JSON lines, that core's messages and "
+                        "keys); on the real engine the controller's own log (docs/karpenter-log.md)")
+    r.add_argument("--against-log", default=None, metavar="LOG",
+                   help="compare each run's Karpenter log with LOG (a customer's `kubectl logs` of the controller) "
+                        "and show where they first part, both sides (docs/karpenter-log.md)")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
     bi.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")

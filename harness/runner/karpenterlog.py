@@ -620,3 +620,31 @@ def clock(entries: list[Entry]) -> dict:
     provisionable = [e.t for e in entries if e.id == "provisionable" and e.t is not None]
     return {"start": first, "provisionable": provisionable, "nodeClaims": claims,
             "end": max((e.t for e in entries if e.t is not None), default=None)}
+
+
+def report(outcomes: list, karpenter_log: str | None, against_log: str | None) -> list[str]:
+    """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG;
+    the lines to print."""
+    done = [o for o in outcomes if not o.skipped and o.error is None]
+    out: list[str] = []
+    theirs = read_file(against_log) if against_log else None
+    for o in done:
+        text = run_log(o)
+        whose = "the real controller's log" if o.engine == "real" and o.controller_log else \
+            f"the run's decisions as core {core_of(o)} logs them"
+        if karpenter_log:
+            path = log_path(karpenter_log, o, len(done) > 1)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            out.append(f"{o.scenario.name} [{o.profile}]: wrote {path} ({whose}, {len(read(text))} decision line(s))")
+        if theirs is not None:
+            d = compare(read(text), theirs)
+            if d is None:
+                out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in read(text))} decision "
+                           f"line(s) match {against_log} ({sum(e.modeled for e in theirs)} compared, {whose})")
+            else:
+                out.append(f"{o.scenario.name} [{o.profile}] against {against_log} ({whose}):")
+                out += ["  " + line for line in d.render()]
+    if not done:
+        out.append("no run finished: no log to write or compare")
+    return out
