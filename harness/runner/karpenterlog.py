@@ -266,14 +266,15 @@ def _record(ln: _Line, core: str) -> dict:
         raise KeyError(f"core {core} has no {ln.id!r} line in {DATA.name}")
     ctl = ln.controller or var.controller
     msg = var.message.format(**ln.text) if ln.text else var.message
-    keys = {k: ln.keys[k] for k in var.keys if k in ln.keys}
+    have = {k.lower(): k for k in ln.keys}       # core v0.36's keys are the lower-case `nodeclaim`, `node`, ...
+    keys = {k: ln.keys[have[k.lower()]] for k in var.keys if k.lower() in have}
     if _knative(core):
         rec = {"level": var.level, "time": _iso(ln.t), "logger": f"controller.{ctl}", "message": msg,
                "commit": "harness"}
         if ln.subject:
             rec[ln.subject[0].lower()] = ln.subject[1]
         for k, v in keys.items():
-            rec[k.lower() if k in NAMED else k] = v["name"] if isinstance(v, dict) and set(v) == {"name"} else v
+            rec[k] = v["name"] if isinstance(v, dict) and set(v) == {"name"} else v
         return rec
     rec = {"level": var.level, "time": _iso(ln.t), "logger": "controller", "message": msg, "commit": "harness",
            "controller": ctl}
