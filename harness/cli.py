@@ -618,7 +618,7 @@ def cmd_new(args) -> int:
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
-        provider_version=args.provider_version, at=args.at))
+        provider_version=args.provider_version, at=args.at, log=args.log))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -738,6 +738,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--at", default=None, metavar="TIME",
                    help="the dump's time, where the scenario's clock starts (RFC 3339, e.g. 2026-11-20T14:05:00Z; "
                         "default: the newest timestamp in the input)")
+    n.add_argument("--log", default=None, metavar="KARPENTER.log",
+                   help="the customer's Karpenter controller log (JSON lines): when pods became provisionable and "
+                        "NodeClaims were created, launched, registered, disrupted, as the scenario's clock and an "
+                        "advance step where the dump gives none (docs/karpenter-log.md)")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",
                    help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "

@@ -170,3 +170,35 @@ def test_read_skips_prefixes_and_other_lines():
             'plain text\n{"level":"DEBUG","message":"something else"}\n')
     (e,) = kl.read(text)
     assert (e.id, e.facts["NodeClaim"], e.facts["NodePool"]) == ("created", "default-abcde", "default")
+
+
+def _line(t: float, message: str, **keys) -> str:
+    return json.dumps({"level": "INFO", "time": kl._iso(t), "logger": "controller", "message": message, **keys}) + "\n"
+
+
+def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
+    """`harness new DUMP --log LOG`: the dump's time stays the start; the log's later decisions become an
+    advance step, its NodeClaims' lives notes. With --replay (from an empty cluster) the clock starts when
+    the log's first pods became provisionable."""
+    import yaml
+    from harness.loop.clock import parse_rfc3339
+    from harness.runner.dump import NewOptions, new_scenario, read_objects, split
+    dump = ROOT / "tests/runner/dumps/real/expiring-node.yaml"
+    t0 = parse_rfc3339(split(read_objects([str(dump)])).newest)
+    log = tmp_path / "karpenter.log"
+    log.write_text(_line(t0 - 61, "found provisionable pod(s)", Pods="default/web-x", duration="5ms")
+                   + _line(t0 - 60, "created nodeclaim", NodePool={"name": "default"}, NodeClaim={"name": "default-abc"})
+                   + "not json\n"
+                   + _line(t0 - 30, "registered nodeclaim", NodeClaim={"name": "default-abc"}, Node={"name": "aks-default-abc"})
+                   + _line(t0 + 540, "deleting expired nodeclaim", NodeClaim={"name": "default-abc"}))
+    out, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "a.scenario.yaml"),
+                                               log=str(log)))
+    doc = yaml.safe_load(text.split("\n", 1)[1])
+    assert parse_rfc3339(doc["given"]["startTime"]) == t0
+    assert doc["steps"] == [{"advance": "9m0s"}]
+    assert "log: NodeClaim default-abc: created -1m0s, registered -30s, disrupted +9m0s" in notes
+    out, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "b.scenario.yaml"),
+                                               log=str(log), replay=True))
+    doc = yaml.safe_load(text.split("\n", 1)[1])
+    assert parse_rfc3339(doc["given"]["startTime"]) == t0 - 61
+    assert doc["steps"] == [{"advance": "10m1s"}]
