@@ -335,7 +335,7 @@ def _time(rec: dict) -> float | None:
 
 def _get_name(rec: dict, kind: str) -> str | None:
     v = rec.get(kind, rec.get(kind.lower()))
-    return disruptions._name(v) if v is not None else None
+    return disruptions.ref_name(v) if v is not None else None
 
 
 def _facts(id_: str, rec: dict) -> dict:
@@ -431,8 +431,10 @@ def _same(a: Entry, b: Entry, names: _Names, bind: bool = False) -> list[str]:
             if len(la) != len(lb) or ka != kb:
                 diff.append(k)
                 continue
-            ok = all(names.fits(ka, x, y) for x, y in zip(la, lb))
-            (binds.extend((ka, x, y) for x, y in zip(la, lb)) if ok else diff.append(k))
+            if all(names.fits(ka, x, y) for x, y in zip(la, lb)):
+                binds += [(ka, x, y) for x, y in zip(la, lb)]
+            else:
+                diff.append(k)
         elif k in NAMED:
             if (va is None) != (vb is None) or (va is not None and not names.fits(k, va, vb)):
                 diff.append(k)

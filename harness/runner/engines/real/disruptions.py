@@ -46,7 +46,7 @@ _BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "
                ("nominated", "nominated"), ("Nominated", "nominated"))
 
 
-def _name(ref) -> str | None:
+def ref_name(ref) -> str | None:
     """klog.KObj as zap writes it ({"name": ...}) or a plain string."""
     if isinstance(ref, dict):
         return ref.get("name")
@@ -86,7 +86,7 @@ def parse_command(rec: dict, index: int) -> Command | None:
         # pkg/controllers/disruption/queue.go StartCommand), of the DisruptionReason constants
         reason = (str(rec.get("command") or "").split("/", 1)[0]
                   or _REASONS.get(str(rec.get("reason") or "").lower(), str(rec.get("reason") or "")))
-        claims = [n for n in (_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
+        claims = [n for n in (ref_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
         return Command(index, reason, str(rec.get("decision") or ""), claims, int(rec.get("replacement-node-count") or 0))
     if (m := _COMMAND_TEXT.match(str(msg or ""))):
         # candidates by Node name (StateNode.Name): read_log's caller maps them to their NodeClaims
@@ -123,7 +123,7 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
         if (cmd := parse_command(rec, len(commands) + 1)) is not None:
             commands.append(cmd)
         elif msg in (EXPIRED_LINE, GC_LINE):
-            name = _name(rec.get("NodeClaim"))
+            name = ref_name(rec.get("NodeClaim"))
             if name:
                 others.append((name, "expired" if msg == EXPIRED_LINE else "garbage-collected"))
     return commands, others
