@@ -387,6 +387,16 @@ def read(text: str) -> list[Entry]:
     return out
 
 
+def trim(text: str) -> str:
+    """Only the decision lines of a log, as they were (what the test fixtures of real controllers' logs keep)."""
+    out = []
+    for line in text.splitlines():
+        at = line.find("{")
+        if at >= 0 and read(line[at:]):
+            out.append(line[at:] + "\n")
+    return "".join(out)
+
+
 def read_file(path) -> list[Entry]:
     return read(Path(path).read_text(errors="replace"))
 
