@@ -202,3 +202,21 @@ def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
     doc = yaml.safe_load(text.split("\n", 1)[1])
     assert parse_rfc3339(doc["given"]["startTime"]) == t0 - 61
     assert doc["steps"] == [{"advance": "10m1s"}]
+
+
+def test_cli_writes_and_compares(tmp_path, capsys):
+    """`harness run FILE --karpenter-log OUT`, then `--against-log` with the file and with a mutated copy."""
+    from harness.cli import main as cli
+    path, name = CONSOLIDATION
+    out = tmp_path / "run.log"
+    assert cli(["run", str(ROOT / path), "-k", name, "--karpenter-log", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    assert messages(out.read_text())[10] == "disrupting node(s)"
+    assert cli(["run", str(ROOT / path), "-k", name, "--against-log", str(out)]) == 0
+    assert "decision line(s) match" in capsys.readouterr().out
+    mutated = tmp_path / "mutated.log"
+    lines = out.read_text().splitlines(keepends=True)
+    mutated.write_text("".join(lines[:4] + lines[5:]))          # the first `launched nodeclaim` removed
+    assert cli(["run", str(ROOT / path), "-k", name, "--against-log", str(mutated), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "part after" in err and "'launched nodeclaim'" in err, err
