@@ -220,3 +220,15 @@ def test_cli_writes_and_compares(tmp_path, capsys):
     assert cli(["run", str(ROOT / path), "-k", name, "--against-log", str(mutated), "--json"]) == 0
     err = capsys.readouterr().err
     assert "part after" in err and "'launched nodeclaim'" in err, err
+
+
+def test_an_info_level_log_is_compared_without_debug_lines():
+    """Expiration is a DEBUG line (core v1.14.0 nodeclaim/expiration): a customer's log at the default INFO
+    level has none, and still matches the run's."""
+    o = run(("scenarios/disruption/expiration.scenario.yaml", "node-expires-after-expire-after"), "upstream")
+    text = kl.run_log(o)
+    ours = kl.read(text)
+    assert [e.id for e in ours].count("expired") == 1
+    info = "".join(line for line in text.splitlines(keepends=True) if '"level":"DEBUG"' not in line)
+    assert len(kl.read(info)) == len(ours) - 1
+    assert kl.compare(ours, kl.read(info)) is None
