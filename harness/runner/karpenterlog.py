@@ -476,6 +476,9 @@ def _ordered(e: Entry, f: Entry, names: _Names) -> bool:
     gf, of = _about(f)
     if ge & gf:
         return True
+    if e.facts.get("NodeClaim") and f.facts.get("NodeClaim"):     # a NodeClaim and its Node go together
+        oe = {o for o in oe if o[0] == "NodeClaim"}
+        of = {o for o in of if o[0] == "NodeClaim"}
     for kind, x in oe:
         for kind2, y in of:
             if kind != kind2:

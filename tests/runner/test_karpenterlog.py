@@ -232,3 +232,34 @@ def test_an_info_level_log_is_compared_without_debug_lines():
     info = "".join(line for line in text.splitlines(keepends=True) if '"level":"DEBUG"' not in line)
     assert len(kl.read(info)) == len(ours) - 1
     assert kl.compare(ours, kl.read(info)) is None
+
+
+# the real controllers' logs of library scenarios (tests/runner/karpenterlogs/): each file's first line says
+# the command that produced it; the rest are its decision lines as the controller wrote them (karpenterlog.trim)
+REAL = {
+    "underutilized-node-deleted-when-pods-fit-elsewhere[upstream].log": CONSOLIDATION,
+    "nodepool-template-change-drifts-node[upstream].log": DRIFT,
+    "should-launch-in-the-nodepool-requested-zone[upstream].log":
+        ("scenarios/upstream-tests/zone-aware-provisioning.scenario.yaml", "should-launch-in-the-nodepool-requested-zone"),
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in LOGS.glob("*.log")) if LOGS.is_dir() else [])
+def test_simulated_log_matches_the_real_controllers(fixture):
+    """The simulated writer's decision lines against the real controller's own log of the same scenario."""
+    text = (LOGS / fixture).read_text()
+    assert text.startswith("# produced by: python -m harness run ") and "--engine real" in text.splitlines()[0]
+    assert "/tmp/" not in text and "/root/" not in text and "/home/" not in text
+    profile = fixture.rsplit("[", 1)[1].split("]", 1)[0]
+    real = kl.read(text)
+    assert real, "no decision line in the fixture"
+    assert all("caller" in e.record for e in real)      # zap's caller: the controller wrote it, not our writer
+    ours = kl.read(kl.run_log(run(REAL[fixture], profile)))
+    d = kl.compare(ours, real, right_label="real")
+    assert d is None, "\n".join(d.render())
+    # and the planted divergence: the real log without its disruption command, or its first launch
+    lines = text.splitlines(keepends=True)
+    cut = next((i for i, line in enumerate(lines) if "disrupting" in line),
+               next(i for i, line in enumerate(lines) if "launched nodeclaim" in line))
+    d = kl.compare(ours, kl.read("".join(lines[:cut] + lines[cut + 1:])), right_label="real")
+    assert d is not None and d.left.n == d.matched + 1 and d.left.message in lines[cut]
