@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.loop.controllers.launch import ASYNC_PROVISIONING_EVENT
 from harness.loop.decisions import format_offset
 from harness.model.releases import parse as parse_version
 from harness.runner.engines.real import disruptions
@@ -148,8 +149,19 @@ def lines(result, core: str) -> list[dict]:
                            "requests": dict((node.nodeclaim_requests if node else {}) or {}),
                            "instance-types": _slice(sorted(its))},
             controller="disruption" if nc.name in replacement_of else None)
+    # a VM the provider returned and that failed afterwards (provider.asyncProvisioning): core logged its
+    # launch before the provider's AsyncProvisioningError event and delete (seen on the real v1.14.0 controller)
+    failed_after = {e["name"]: e.get("t") for e in result.events
+                    if e.get("kind") == "NodeClaim" and e.get("reason") == ASYNC_PROVISIONING_EVENT}
     for nc in result.nodeclaims:
         node = nodes.get(nc.name)
+        if node is None and nc.name in failed_after and nc.failures and "launched" not in nc.at:
+            tried = nc.failures[-1].get("attempted") or {}
+            add(failed_after[nc.name], "launched", {
+                "provider-id": f"azure:///subscriptions/harness/resourcegroups/harness/providers/"
+                               f"Microsoft.Compute/virtualMachines/aks-{nc.name}",
+                "instance-type": tried.get("size"), "zone": tried.get("zone"),
+                "capacity-type": tried.get("capacityType"), "allocatable": {}}, ("NodeClaim", nc.name))
         if node is None:
             continue
         pid = f"azure:///subscriptions/harness/resourcegroups/harness/providers/Microsoft.Compute/virtualMachines/{node.vm_name}"
