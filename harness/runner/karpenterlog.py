@@ -29,9 +29,13 @@ FRAME_KEYS = frozenset({"level", "time", "ts", "logger", "caller", "message", "m
                         "controllerGroup", "controllerKind", "namespace", "name", "reconcileID", "command-id"})
 # the lifecycle's order of one object's lines logged in the same instant (the simulated clock gives many the
 # same time; the real controller writes them in this order)
-PHASE = {"provisionable": 0, "computed-new": 1, "computed-unready": 2, "disrupting": 3, "created": 4,
-         "expired": 5, "garbage-collected": 5, "launched": 6, "registered": 7, "initialized": 8, "tainted": 9,
-         "deleted-node": 10, "deleted-nodeclaim": 11}
+PHASE = {"provisionable": 0, "computed-new": 1, "computed-unready": 2, "created": 3, "launched": 4, "registered": 5,
+         "initialized": 6, "expired": 7, "garbage-collected": 7, "disrupting": 8, "tainted": 12, "deleted-node": 13,
+         "deleted-nodeclaim": 14}
+# a disruption command's replacement: created by the command, its life after it
+REPLACEMENT_PHASE = {"created": 9, "launched": 10, "registered": 11, "initialized": 11}
+# the seeding trace of a NodeClaim the scenario gives (harness/loop/controllers/seed.py): not the provisioner's
+SEEDED = "existing NodeClaim "
 # the disruption command's method types at core v0.36 (v0.36.1 pkg/metrics/constants.go), by reason
 _VIA_METHOD = {"Underutilized": "consolidation", "Empty": "emptiness", "Drifted": "drift", "Expired": "expiration"}
 NAMED = ("NodeClaim", "Node", "NodePool")
@@ -122,16 +126,22 @@ def lines(result, core: str) -> list[dict]:
     out: list[_Line] = []
     seq = iter(range(1_000_000))
 
-    def add(t, id_, keys=None, subject=None, controller=None, text=None):
-        out.append(_Line(t, PHASE[id_], next(seq), id_, keys or {}, subject, controller, text or {}))
-
     replacement_of = {r["nodeClaim"]: d for d in result.disruptions for r in d.get("replacements") or []}
+    # the scenario's existing NodeClaims: the harness created them, core launched them (real engine) or had
+    # launched them before the log began (a dump)
+    seeded = {line.split(SEEDED, 1)[1].split(" ", 1)[0] for line in result.trace if SEEDED in line}
+
+    def add(t, id_, keys=None, subject=None, controller=None, text=None):
+        claim = subject[1] if subject and subject[0] == "NodeClaim" else (keys or {}).get("NodeClaim", {}).get("name")
+        phase = REPLACEMENT_PHASE.get(id_, PHASE[id_]) if claim in replacement_of else PHASE[id_]
+        out.append(_Line(t, phase, next(seq), id_, keys or {}, subject, controller, text or {}))
+
     # provisioning rounds: the NodeClaims the provisioner created at one instant (replacements are the
     # disruption controller's); NodeClaims that were there before the run are not in its log
     rounds: dict[float, list] = {}
     for nc in result.nodeclaims:
         t = nc.at.get("created")
-        if t is None or t < started or nc.rejected:
+        if t is None or t < started or nc.rejected or nc.name in seeded:
             continue
         if nc.name not in replacement_of:
             rounds.setdefault(t, []).append(nc)
@@ -141,7 +151,7 @@ def lines(result, core: str) -> list[dict]:
         add(t, "computed-new", {"nodeclaims": len(claims), "pods": sum(len(nc.pods) for nc in claims)})
     for nc in result.nodeclaims:
         t = nc.at.get("created")
-        if t is None or t < started or nc.rejected:
+        if t is None or t < started or nc.rejected or nc.name in seeded:
             continue
         node = nodes.get(nc.name)
         its = next((r.get("values") or [] for r in nc.requirements if r.get("key") == "node.kubernetes.io/instance-type"), [])
@@ -257,17 +267,21 @@ def _disruption_lines(result, core: str, add, nodes: dict) -> None:
         when.setdefault(e.get("nodeClaim") or "", {}).setdefault(e.get("action"), e.get("t"))
     for nc in result.nodeclaims:
         t_end = nc.at.get("deleted")
-        if t_end is None:
+        seen = when.get(nc.name, {})
+        # a Node still draining at the end (a do-not-disrupt pod, a PDB) was tainted, not yet deleted
+        t_taint = seen.get("draining", seen.get("deleting", t_end))
+        if t_taint is None:
             continue
         node = nodes.get(nc.name)
-        seen = when.get(nc.name, {})
-        t_taint = seen.get("draining", seen.get("deleting", t_end))
         node_name = node.name if node else nc.node
         if node_name and nc.at.get("registered") is not None:
             add(t_taint, "tainted", {"NodeClaim": {"name": nc.name}, "taint.Key": "karpenter.sh/disrupted",
                                      "taint.Value": "", "taint.Effect": "NoSchedule"}, ("Node", node_name))
-            add(t_end, "deleted-node", {"NodeClaim": {"name": nc.name}}, ("Node", node_name))
-        add(t_end, "deleted-nodeclaim", {"provider-id": "", "Node": {"name": node_name or ""}}, ("NodeClaim", nc.name))
+            if t_end is not None:
+                add(t_end, "deleted-node", {"NodeClaim": {"name": nc.name}}, ("Node", node_name))
+        if t_end is not None:
+            add(t_end, "deleted-nodeclaim", {"provider-id": "", "Node": {"name": node_name or ""}},
+                ("NodeClaim", nc.name))
 
 
 def _record(ln: _Line, core: str) -> dict:

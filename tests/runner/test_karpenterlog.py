@@ -244,6 +244,12 @@ REAL = {
     # a VM that fails after the provider returned it: core logs its launch, then the NodeClaim's deletion
     "zonal-allocation-failure-moves-zone[upstream].log":
         ("scenarios/loop/create-faults.scenario.yaml", "zonal-allocation-failure-moves-zone"),
+    # a seeded NodeClaim (the harness creates it, core launches it), drifted and still draining at the end
+    "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption[upstream].log":
+        ("scenarios/upstream-core/disruption/suite.scenario.yaml",
+         "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption"),
+    "compiled-in-prices-spot-costs-on-demand[upstream].log":
+        ("scenarios/loop/compiled-in-prices.scenario.yaml", "compiled-in-prices-spot-costs-on-demand"),
 }
 
 
