@@ -248,6 +248,10 @@ REAL = {
     "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption[upstream].log":
         ("scenarios/upstream-core/disruption/suite.scenario.yaml",
          "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption"),
+    "custom-requirement-labels[upstream].log":
+        ("scenarios/loop/core-label-resolution.scenario.yaml", "custom-requirement-labels"),
+    "fuzz-spot-prices-beyond-the-first-pages[upstream].log":
+        ("scenarios/fuzz/spot-prices-beyond-the-first-pages.scenario.yaml", "fuzz-spot-prices-beyond-the-first-pages"),
     "compiled-in-prices-spot-costs-on-demand[upstream].log":
         ("scenarios/loop/compiled-in-prices.scenario.yaml", "compiled-in-prices-spot-costs-on-demand"),
 }
