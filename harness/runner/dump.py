@@ -819,11 +819,11 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
 
 def _rfc3339(t: float) -> str:
     import datetime as dt
-    return dt.datetime.fromtimestamp(int(t), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(int(t), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _go_duration(seconds: float) -> str:
-    s = int(round(seconds))
+    s = round(seconds)
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return (f"{h}h" if h else "") + (f"{m}m" if m or h else "") + f"{sec}s"

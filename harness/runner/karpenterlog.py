@@ -98,7 +98,7 @@ class _Line:
 
 
 def _iso(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _slice(items: list[str], n: int = 5) -> str:
@@ -353,7 +353,7 @@ def _time(rec: dict) -> float | None:
         return float(t)
     if isinstance(t, str):
         try:
-            return dt.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+            return dt.datetime.fromisoformat(t).timestamp()
         except ValueError:
             return None
     return None
@@ -624,8 +624,12 @@ def _divergence(e, other, matched, names, left, right, left_label, right_label) 
     labels: dict = {}
     _labels(left, "a", labels)
     _labels(right, "b", labels)
-    start = lambda xs: next((x.t for x in xs if x.t is not None), None)   # noqa: E731
-    return Divergence(e, other, matched, differs, start(left), start(right), left_label, right_label, labels)
+    return Divergence(e, other, matched, differs, _first_time(left), _first_time(right), left_label, right_label,
+                      labels)
+
+
+def _first_time(entries: list[Entry]) -> float | None:
+    return next((x.t for x in entries if x.t is not None), None)
 
 
 # -- the run's side ----------------------------------------------------------------------------------

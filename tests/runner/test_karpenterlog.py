@@ -181,6 +181,7 @@ def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
     advance step, its NodeClaims' lives notes. With --replay (from an empty cluster) the clock starts when
     the log's first pods became provisionable."""
     import yaml
+
     from harness.loop.clock import parse_rfc3339
     from harness.runner.dump import NewOptions, new_scenario, read_objects, split
     dump = ROOT / "tests/runner/dumps/real/expiring-node.yaml"
@@ -191,13 +192,13 @@ def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
                    + "not json\n"
                    + _line(t0 - 30, "registered nodeclaim", NodeClaim={"name": "default-abc"}, Node={"name": "aks-default-abc"})
                    + _line(t0 + 540, "deleting expired nodeclaim", NodeClaim={"name": "default-abc"}))
-    out, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "a.scenario.yaml"),
+    _, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "a.scenario.yaml"),
                                                log=str(log)))
     doc = yaml.safe_load(text.split("\n", 1)[1])
     assert parse_rfc3339(doc["given"]["startTime"]) == t0
     assert doc["steps"] == [{"advance": "9m0s"}]
     assert "log: NodeClaim default-abc: created -1m0s, registered -30s, disrupted +9m0s" in notes
-    out, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "b.scenario.yaml"),
+    _, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "b.scenario.yaml"),
                                                log=str(log), replay=True))
     doc = yaml.safe_load(text.split("\n", 1)[1])
     assert parse_rfc3339(doc["given"]["startTime"]) == t0 - 61
