@@ -249,6 +249,8 @@ REAL = {
     "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption[upstream].log":
         ("scenarios/upstream-core/disruption/suite.scenario.yaml",
          "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption"),
+    # provider v1.6.2 (core v1.6.2) built from the provider's history, timing upstream
+    "underutilized-node-deleted-when-pods-fit-elsewhere[v1.6.2].log": CONSOLIDATION,
     "custom-requirement-labels[upstream].log":
         ("scenarios/loop/core-label-resolution.scenario.yaml", "custom-requirement-labels"),
     "fuzz-spot-prices-beyond-the-first-pages[upstream].log":
