@@ -251,6 +251,7 @@ REAL = {
          "should-consider-do-not-disrupt-pods-with-tgp-for-eventual-disruption"),
     # provider v1.6.2 (core v1.6.2) built from the provider's history, timing upstream
     "underutilized-node-deleted-when-pods-fit-elsewhere[v1.6.2].log": CONSOLIDATION,
+    "nodepool-template-change-drifts-node[v1.6.2].log": DRIFT,
     "custom-requirement-labels[upstream].log":
         ("scenarios/loop/core-label-resolution.scenario.yaml", "custom-requirement-labels"),
     "fuzz-spot-prices-beyond-the-first-pages[upstream].log":
