@@ -230,6 +230,8 @@ def cmd_run(args) -> int:
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
+    if args.karpenter_log or args.against_log:      # the real engine keeps its controller's whole log
+        os.environ["HARNESS_REAL_CONTROLLER_LOG"] = "1"
     engine = get_engine(args.engine)
     backend = engine_backends(args.engine, [args.backend])[0]
     ok, why = engine.available(backend)
@@ -296,7 +298,13 @@ def cmd_run(args) -> int:
     if args.report:
         index = write_site(Path(args.report), Path(args.conformance) / "conformance.json" if args.conformance else None)
         print(f"run report: {index}", file=sys.stderr)
+    klog: list[str] = []
+    if args.karpenter_log or args.against_log:     # Karpenter's log: written, compared (printed last)
+        from harness.runner.karpenterlog import report
+        klog = report(outcomes, args.karpenter_log, args.against_log)
     if args.json:
+        if klog:
+            print("\n".join(klog), file=sys.stderr)
         print(json.dumps([outcome_json(o, labels=args.labels) for o in outcomes], indent=2))
         return EXIT_FAILED if failed else EXIT_OK
     con = _console(wide=not sys.stdout.isatty())
@@ -361,6 +369,8 @@ def cmd_run(args) -> int:
     _print_deciding(con, outcomes)
     if args.why:
         _print_why(con, outcomes, args.why)
+    if klog:
+        con.print("\n".join(klog), markup=False)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -749,7 +759,7 @@ def cmd_new(args) -> int:
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
-        provider_version=args.provider_version, at=args.at))
+        provider_version=args.provider_version, at=args.at, log=args.log))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -814,6 +824,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "decided the outcome, each at the decision where it acted (counterfactual runs with each set "
                         "to the newest release's value; docs/why.md). Default: on when at most "
                         f"{DETAILS_UP_TO} runs are selected or --why is given")
+    r.add_argument("--karpenter-log", default=None, metavar="OUT",
+                   help="write each run's Karpenter log to OUT (a directory with several runs): the decisions as "
+                        "the controller of the run's core release logs them (JSON lines, that core's messages and "
+                        "keys); on the real engine the controller's own log (docs/karpenter-log.md)")
+    r.add_argument("--against-log", default=None, metavar="LOG",
+                   help="compare each run's Karpenter log with LOG (a customer's `kubectl logs` of the controller) "
+                        "and show where they first part, both sides (docs/karpenter-log.md)")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
     bi.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
@@ -875,6 +892,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--at", default=None, metavar="TIME",
                    help="the dump's time, where the scenario's clock starts (RFC 3339, e.g. 2026-11-20T14:05:00Z; "
                         "default: the newest timestamp in the input)")
+    n.add_argument("--log", default=None, metavar="KARPENTER.log",
+                   help="the customer's Karpenter controller log (JSON lines): when pods became provisionable and "
+                        "NodeClaims were created, launched, registered, disrupted, as the scenario's clock and an "
+                        "advance step where the dump gives none (docs/karpenter-log.md)")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",
                    help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "

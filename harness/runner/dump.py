@@ -659,6 +659,7 @@ class NewOptions:
     replay: bool = False          # everything from scratch: the dump's nodes become expectations instead
     provider_version: str | None = None     # the customer's Karpenter provider version: its release profile
     at: str | None = None         # the dump's time (RFC 3339); default: the newest timestamp in it
+    log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -737,6 +738,21 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     region = pick_region(opts.region, region_sources(dump, opts.catalog_file), notes)
     given["region"] = region
     at = opts.at or dump.newest
+    log_clock = None
+    if opts.log:
+        from harness.runner.karpenterlog import clock, read_file
+        try:
+            log_clock = clock(read_file(opts.log))
+        except OSError as e:
+            raise SourceError(opts.log, None, f"cannot read the log: {e}") from None
+        if log_clock["start"] is None:
+            raise SourceError(opts.log, None, "no Karpenter decision line in it (found provisionable pod(s), created "
+                                              "nodeclaim, launched nodeclaim, disrupting node(s), ...: JSON lines)")
+        if opts.at is None and (opts.replay or not dump.newest):
+            # from an empty cluster: the clock starts when the log's first pods became provisionable
+            first = (log_clock["provisionable"] or [log_clock["start"]])[0]
+            at = _rfc3339(first)
+            notes.append(f"the clock starts at {at}: the log's first decision ({opts.log})")
     if at:
         try:
             parse_rfc3339(at)
@@ -787,6 +803,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             if seeded:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)
+    steps = _log_steps(log_clock, at, opts.log, notes) if log_clock else []
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
@@ -795,6 +812,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                           "yours)."
                           + (f" The customer's {release}." if release else ""),
            "given": given, "manifests": manifests, "expect": expect}
+    if steps:
+        doc["steps"] = steps
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     try:
@@ -804,6 +823,35 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             c.unlink(missing_ok=True)
         raise
     return out, text, notes
+
+
+def _rfc3339(t: float) -> str:
+    import datetime as dt
+    return dt.datetime.fromtimestamp(int(t), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _go_duration(seconds: float) -> str:
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return (f"{h}h" if h else "") + (f"{m}m" if m or h else "") + f"{sec}s"
+
+
+def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> list[dict]:
+    """What the customer's log says happened, as notes with offsets from the scenario's start, and one
+    `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
+    from harness.loop.clock import parse_rfc3339
+    from harness.loop.decisions import format_offset
+    start = parse_rfc3339(at) if at else log_clock["start"]
+    for name, when in log_clock["nodeClaims"].items():
+        notes.append(f"log: NodeClaim {name}: " + ", ".join(f"{what} {format_offset(t - start)}"
+                                                             for what, t in sorted(when.items(), key=lambda kv: kv[1])))
+    end = log_clock["end"]
+    if end is None or end <= start:
+        return []
+    step = {"advance": _go_duration(end - start)}
+    notes.append(f"steps: advance {step['advance']}, to the last decision in {log} ({_rfc3339(end)})")
+    return [step]
 
 
 def write(out: Path, text: str) -> None:

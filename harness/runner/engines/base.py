@@ -62,6 +62,9 @@ class Outcome:
     vm_bodies: dict = field(default_factory=dict)      # VM name -> the fake's stored view
     nic_bodies: dict = field(default_factory=dict)
     log_tail: str = ""
+    # the real controller's whole log of the run, kept when HARNESS_REAL_CONTROLLER_LOG is set (`harness run
+    # --karpenter-log`/`--against-log` on the real engine: harness/runner/karpenterlog.py)
+    controller_log: str = ""
     error: str | None = None       # the run could not finish: `file:line: ...: ExcType: message` (errored)
     # a run under several seeds (harness/runner/explore.py Exploration): the distinct outcomes, their counts
     exploration: object = None

@@ -46,7 +46,7 @@ _BLOCKED_BY = (("do-not-disrupt", "do-not-disrupt"), ("Pdb ", "pdb"), ("PDBs", "
                ("nominated", "nominated"), ("Nominated", "nominated"))
 
 
-def _name(ref) -> str | None:
+def ref_name(ref) -> str | None:
     """klog.KObj as zap writes it ({"name": ...}) or a plain string."""
     if isinstance(ref, dict):
         return ref.get("name")
@@ -77,6 +77,32 @@ def by_claim(commands: list[Command], node_of: dict[str, str]) -> list[Command]:
     return [dataclasses.replace(c, claims=[claim_of.get(n, n) for n in c.claims]) for c in commands]
 
 
+def parse_command(rec: dict, index: int) -> Command | None:
+    """The disruption command of one log record (a decoded JSON line) in any core's wording, numbered
+    `index`; None for any other line. Core v1.0/v0.36 name the candidates by Node, later cores by NodeClaim."""
+    msg = rec.get("message")
+    if msg == COMMAND_LINE:
+        # `command: Drifted/...` since core v1.9; before it `reason: drifted`, lower-cased (core v1.6.2
+        # pkg/controllers/disruption/queue.go StartCommand), of the DisruptionReason constants
+        reason = (str(rec.get("command") or "").split("/", 1)[0]
+                  or _REASONS.get(str(rec.get("reason") or "").lower(), str(rec.get("reason") or "")))
+        claims = [n for n in (ref_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
+        return Command(index, reason, str(rec.get("decision") or ""), claims, int(rec.get("replacement-node-count") or 0))
+    if (m := _COMMAND_TEXT.match(str(msg or ""))):
+        # candidates by Node name (StateNode.Name): read_log's caller maps them to their NodeClaims
+        names = [c.strip().split("/", 1)[0] for c in m.group(2).split(",") if c.strip()]
+        reps = int(m.group(3)) + int(m.group(4)) if m.group(3) else (1 if " and replacing with " in msg else 0)
+        return Command(index, _REASONS.get(str(rec.get("reason") or ""), ""), m.group(1), names, reps)
+    if (m := _COMMAND_VIA.match(str(msg or ""))):
+        names = [c.strip().split("/", 1)[0] for c in m.group(4).split(",") if c.strip()]
+        reps = int(m.group(5)) + int(m.group(6)) if m.group(5) else (1 if " and replacing with " in msg else 0)
+        reason = _VIA_REASONS.get(m.group(1), m.group(1))
+        if reason == "Underutilized" and m.group(2) == "delete" and m.group(3) == "0":
+            reason = "Empty"
+        return Command(index, reason, m.group(2), names, reps)
+    return None
+
+
 def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
     """The disruption commands, and the NodeClaims deleted outside a command as (name, why: expired |
     garbage-collected), in log order."""
@@ -94,29 +120,10 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
         except ValueError:
             continue
         msg = rec.get("message")
-        if msg == COMMAND_LINE:
-            # `command: Drifted/...` since core v1.7; before it `reason: drifted`, lower-cased (core v1.6.2
-            # pkg/controllers/disruption/queue.go StartCommand), of the DisruptionReason constants
-            reason = (str(rec.get("command") or "").split("/", 1)[0]
-                      or _REASONS.get(str(rec.get("reason") or "").lower(), str(rec.get("reason") or "")))
-            claims = [n for n in (_name(d.get("NodeClaim")) for d in rec.get("disrupted-nodes") or []) if n]
-            commands.append(Command(len(commands) + 1, reason, str(rec.get("decision") or ""), claims,
-                                    int(rec.get("replacement-node-count") or 0)))
-        elif (m := _COMMAND_TEXT.match(str(msg or ""))):
-            # candidates by Node name (StateNode.Name): read_log's caller maps them to their NodeClaims
-            names = [c.strip().split("/", 1)[0] for c in m.group(2).split(",") if c.strip()]
-            reps = int(m.group(3)) + int(m.group(4)) if m.group(3) else (1 if " and replacing with " in msg else 0)
-            commands.append(Command(len(commands) + 1, _REASONS.get(str(rec.get("reason") or ""), ""), m.group(1),
-                                    names, reps))
-        elif (m := _COMMAND_VIA.match(str(msg or ""))):
-            names = [c.strip().split("/", 1)[0] for c in m.group(4).split(",") if c.strip()]
-            reps = int(m.group(5)) + int(m.group(6)) if m.group(5) else (1 if " and replacing with " in msg else 0)
-            reason = _VIA_REASONS.get(m.group(1), m.group(1))
-            if reason == "Underutilized" and m.group(2) == "delete" and m.group(3) == "0":
-                reason = "Empty"
-            commands.append(Command(len(commands) + 1, reason, m.group(2), names, reps))
+        if (cmd := parse_command(rec, len(commands) + 1)) is not None:
+            commands.append(cmd)
         elif msg in (EXPIRED_LINE, GC_LINE):
-            name = _name(rec.get("NodeClaim"))
+            name = ref_name(rec.get("NodeClaim"))
             if name:
                 others.append((name, "expired" if msg == EXPIRED_LINE else "garbage-collected"))
     return commands, others

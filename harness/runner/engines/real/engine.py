@@ -792,6 +792,8 @@ class RealRun:
             if self.kept is not None:
                 if outcome is not None and self.sandbox is not None:
                     outcome.log_tail = self.sandbox.process.tail(40) if self.sandbox.process else ""
+                    if os.environ.get("HARNESS_REAL_CONTROLLER_LOG"):
+                        outcome.controller_log = self.kept.log.read_text(errors="replace")
                     outcome.hosts = sorted(set(outcome.hosts) | log_hosts(self.kept.log))
                 if self.keep:
                     self._keep_log()

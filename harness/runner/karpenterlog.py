@@ -1,0 +1,709 @@
+"""Karpenter's own log of a run, written and read: the run's decisions as the controller of its core release
+logs them (zap JSON lines: level, time, logger, message, controller and the keys of that core's source), a
+customer's or the real controller's log read back into the same entries, and the first place two logs part.
+
+The message table is harness/data/karpenter-log.yaml (message, level, controller, keys and source per core
+version); the disruption command's wordings are parsed by harness/runner/engines/real/disruptions.py
+parse_command. docs/karpenter-log.md says how to use it and what is compared.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from harness.loop.controllers.launch import ASYNC_PROVISIONING_EVENT
+from harness.loop.decisions import format_offset
+from harness.model.releases import parse as parse_version
+from harness.runner.engines.real import disruptions
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "karpenter-log.yaml"
+# the keys every line has, which say nothing of the decision (zap's encoder and controller-runtime's context)
+FRAME_KEYS = frozenset({"level", "time", "ts", "logger", "caller", "message", "msg", "commit", "controller",
+                        "controllerGroup", "controllerKind", "namespace", "name", "reconcileID", "command-id"})
+# the lifecycle's order of one object's lines logged in the same instant (the simulated clock gives many the
+# same time; the real controller writes them in this order)
+PHASE = {"provisionable": 0, "computed-new": 1, "computed-unready": 2, "created": 3, "launched": 4, "registered": 5,
+         "initialized": 6, "expired": 7, "garbage-collected": 7, "disrupting": 8, "tainted": 12, "deleted-node": 13,
+         "deleted-nodeclaim": 14}
+# a disruption command's replacement: created by the command, its life after it
+REPLACEMENT_PHASE = {"created": 9, "launched": 10, "registered": 11, "initialized": 11}
+# the seeding trace of a NodeClaim the scenario gives (harness/loop/controllers/seed.py): not the provisioner's
+SEEDED = "existing NodeClaim "
+# the disruption command's method types at core v0.36 (v0.36.1 pkg/metrics/constants.go), by reason
+_VIA_METHOD = {"Underutilized": "consolidation", "Empty": "emptiness", "Drifted": "drift", "Expired": "expiration"}
+NAMED = ("NodeClaim", "Node", "NodePool")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One message as one range of core versions logs it."""
+    id: str
+    message: str
+    level: str
+    controller: str
+    keys: tuple[str, ...]
+    source: str
+    compare: tuple[str, ...]
+    modeled: bool
+
+
+@lru_cache(maxsize=1)
+def table() -> list[dict]:
+    return yaml.safe_load(DATA.read_text())["messages"]
+
+
+def _covers(cores: list, core: str) -> bool:
+    v = parse_version(core)
+    lo, hi = cores
+    return (lo is None or v >= parse_version(lo)) and (hi is None or v < parse_version(hi))
+
+
+@lru_cache(maxsize=32)
+def variants(core: str) -> dict[str, Variant]:
+    """The messages of core version `core` (`v1.6.2`), by id."""
+    out = {}
+    for m in table():
+        for v in m["variants"]:
+            if _covers(v["cores"], core):
+                out[m["id"]] = Variant(m["id"], v["message"], v["level"], v.get("controller") or m["controller"],
+                                       tuple(v.get("keys") or ()), v["source"], tuple(m.get("compare") or ()),
+                                       m.get("modeled", True))
+                break
+    return out
+
+
+def _knative(core: str) -> bool:
+    """Core before v1.0 logs through knative's zap logger: `logger: controller.<name>`, lower-case keys."""
+    return parse_version(core) < parse_version("v1.0.0")
+
+
+# -- writing ---------------------------------------------------------------------------------------
+@dataclass(order=True)
+class _Line:
+    t: float
+    phase: int
+    seq: int
+    id: str = field(compare=False)
+    keys: dict = field(compare=False, default_factory=dict)   # the message's own keys, in its order
+    subject: tuple[str, str] | None = field(compare=False, default=None)   # (Kind, name) of a reconciler's object
+    controller: str | None = field(compare=False, default=None)             # when not the table's
+    text: dict = field(compare=False, default_factory=dict)   # fills a message with {placeholders}
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _slice(items: list[str], n: int = 5) -> str:
+    """pretty.Slice / instanceTypeList (sigs.k8s.io/karpenter v1.14.0 pkg/utils/pretty/pretty.go Slice)."""
+    out = ", ".join(items[:n])
+    return out + (f" and {len(items) - n} other(s)" if len(items) > n else "")
+
+
+def _quantities(res: dict) -> dict:
+    out = {}
+    for k, v in sorted((res or {}).items()):
+        if v:
+            out[k] = f"{v}m" if k == "cpu" and isinstance(v, int) else str(v)
+    return out
+
+
+def _reconcile_id(*parts) -> str:
+    return str(uuid.UUID(hashlib.sha1("/".join(map(str, parts)).encode()).hexdigest()[:32]))
+
+
+def lines(result, core: str) -> list[dict]:
+    """The log records of a run (RunResult) as core `core` writes them, in time order."""
+    nodes = {n.nodeclaim: n for n in result.nodes}
+    started = result.started or 0.0
+    out: list[_Line] = []
+    seq = iter(range(1_000_000))
+
+    replacement_of = {r["nodeClaim"]: d for d in result.disruptions for r in d.get("replacements") or []}
+    # the scenario's existing NodeClaims: the harness created them, core launched them (real engine) or had
+    # launched them before the log began (a dump)
+    seeded = {line.split(SEEDED, 1)[1].split(" ", 1)[0] for line in result.trace if SEEDED in line}
+
+    def add(t, id_, keys=None, subject=None, controller=None, text=None):
+        claim = subject[1] if subject and subject[0] == "NodeClaim" else (keys or {}).get("NodeClaim", {}).get("name")
+        phase = REPLACEMENT_PHASE.get(id_, PHASE[id_]) if claim in replacement_of else PHASE[id_]
+        out.append(_Line(t, phase, next(seq), id_, keys or {}, subject, controller, text or {}))
+
+    # provisioning rounds: the NodeClaims the provisioner created at one instant (replacements are the
+    # disruption controller's); NodeClaims that were there before the run are not in its log
+    rounds: dict[float, list] = {}
+    for nc in result.nodeclaims:
+        t = nc.at.get("created")
+        if t is None or t < started or nc.rejected or nc.name in seeded:
+            continue
+        if nc.name not in replacement_of:
+            rounds.setdefault(t, []).append(nc)
+    for t, claims in sorted(rounds.items()):
+        pods = sorted({p for nc in claims for p in nc.pods})
+        add(t, "provisionable", {"Pods": _slice(pods), "duration": "0s"})
+        add(t, "computed-new", {"nodeclaims": len(claims), "pods": sum(len(nc.pods) for nc in claims)})
+    for nc in result.nodeclaims:
+        t = nc.at.get("created")
+        if t is None or t < started or nc.rejected or nc.name in seeded:
+            continue
+        node = nodes.get(nc.name)
+        its = next((r.get("values") or [] for r in nc.requirements if r.get("key") == "node.kubernetes.io/instance-type"), [])
+        add(t, "created", {"NodePool": {"name": nc.nodepool}, "NodeClaim": {"name": nc.name},
+                           "requests": dict((node.nodeclaim_requests if node else {}) or {}),
+                           "instance-types": _slice(sorted(its))},
+            controller="disruption" if nc.name in replacement_of else None)
+    # a VM the provider returned and that failed afterwards (provider.asyncProvisioning): core logged its
+    # launch before the provider's AsyncProvisioningError event and delete (seen on the real v1.14.0 controller)
+    failed_after = {e["name"]: e.get("t") for e in result.events
+                    if e.get("kind") == "NodeClaim" and e.get("reason") == ASYNC_PROVISIONING_EVENT}
+    for nc in result.nodeclaims:
+        node = nodes.get(nc.name)
+        if node is None and nc.name in failed_after and nc.failures and "launched" not in nc.at:
+            tried = nc.failures[-1].get("attempted") or {}
+            add(failed_after[nc.name], "launched", {
+                "provider-id": f"azure:///subscriptions/harness/resourcegroups/harness/providers/"
+                               f"Microsoft.Compute/virtualMachines/aks-{nc.name}",
+                "instance-type": tried.get("size"), "zone": tried.get("zone"),
+                "capacity-type": tried.get("capacityType"), "allocatable": {}}, ("NodeClaim", nc.name))
+        if node is None:
+            continue
+        pid = f"azure:///subscriptions/harness/resourcegroups/harness/providers/Microsoft.Compute/virtualMachines/{node.vm_name}"
+        it = result.instance_types.get(node.instance_type)
+        alloc = _quantities(it.allocatable()) if it is not None and hasattr(it, "allocatable") else {}
+        subject = ("NodeClaim", nc.name)
+        for what in ("launched", "registered", "initialized"):
+            t = nc.at.get(what)
+            if t is None or t < started:
+                continue
+            if what == "launched":
+                keys = {"provider-id": pid, "instance-type": node.instance_type, "zone": node.zone,
+                        "capacity-type": node.capacity_type, "allocatable": alloc}
+            elif what == "registered":
+                keys = {"provider-id": pid, "Node": {"name": node.name}}
+            else:
+                keys = {"provider-id": pid, "Node": {"name": node.name}, "allocatable": alloc}
+            add(t, what, keys, subject)
+    _disruption_lines(result, core, add, nodes)
+    out.sort()
+    return [_record(ln, core) for ln in out]
+
+
+def _disruption_lines(result, core: str, add, nodes: dict) -> None:
+    """Commands, expirations, garbage collection, and each deleted NodeClaim's termination."""
+    knative = _knative(core)
+    commands: dict = {}
+    for d in result.disruptions:
+        if d.get("commandIndex") is None and not (knative and d.get("reason") == "Expired"):
+            t = d.get("at")
+            if t is None:
+                continue
+            if d.get("reason") == "Expired":
+                add(t, "expired", {"Node": {"name": d.get("node")}}, ("NodeClaim", d["nodeClaim"]))
+            else:
+                add(t, "garbage-collected", {"NodeClaim": {"name": d["nodeClaim"]}, "provider-id": "",
+                                             "nodepool": d.get("nodePool")})
+            continue
+        key = d.get("command") or d.get("commandIndex") or d["nodeClaim"]
+        commands.setdefault(key, []).append(d)
+    tainted = {e.get("nodeClaim"): e.get("t") for e in result.timeline if e.get("action") == "tainted"}
+    created = {nc.name: nc.at.get("created") for nc in result.nodeclaims}
+
+    def started(recs: list[dict]) -> float:
+        # a command starts by tainting its candidates and creating its replacements (core v1.14.0
+        # pkg/controllers/disruption/queue.go StartCommand); its records' `at` is when they were deleted
+        ts = [r.get("at") for r in recs] + [tainted.get(r["nodeClaim"]) for r in recs]
+        ts += [created.get(x.get("nodeClaim")) for r in recs for x in r.get("replacements") or []]
+        return min(t for t in ts if t is not None)
+
+    for key, recs in sorted(commands.items(), key=lambda kv: started(kv[1])):
+        first = recs[0]
+        t = started(recs)
+        reps = first.get("replacements") or []
+        cid = _reconcile_id("command", key)
+        cands = [{"Node": {"name": r.get("node")}, "NodeClaim": {"name": r["nodeClaim"]},
+                  "instance-type": r.get("instanceType"), "capacity-type": r.get("capacityType")} for r in recs]
+        pods = sum(len(n.pods) for r in recs if (n := nodes.get(r["nodeClaim"])))
+        reason, decision = first.get("reason") or "", first.get("decision") or "delete"
+        rep_nodes = [{"capacity-type": (nodes.get(r.get("nodeClaim")).capacity_type if nodes.get(r.get("nodeClaim"))
+                                        else "on-demand")} for r in reps]
+        if len(rep_nodes) == 1:
+            rep_nodes[0]["instance-types"] = reps[0].get("instanceType") or ""
+        names = ", ".join(r.get("node") or r["nodeClaim"] for r in recs)
+        pools = ",".join(dict.fromkeys(r.get("nodePool") or "" for r in recs))
+        logv = {"decision": decision, "disrupted-node-count": len(recs), "replacement-node-count": len(reps),
+                "pod-count": pods, "disrupted-nodes": cands, "replacement-nodes": rep_nodes}
+        v = parse_version(core)
+        if v >= parse_version("v1.9.0"):
+            pools_part = f"nodepools=[{pools}]: " if v >= parse_version("v1.12.0") else ""
+            arrow = f" -> [{len(reps)} replacement{'s' if len(reps) != 1 else ''}]" if reps else ""
+            add(t, "disrupting", {"command": f"{reason}/{cid}: {decision}: {pools_part}[{names}]{arrow} (savings: $0.00)",
+                                  **logv})
+        elif v >= parse_version("v1.3.0"):
+            add(t, "disrupting", {"command-id": cid, "reason": reason.lower(), **logv})
+        else:
+            text = f"{decision}, terminating {len(recs)} nodes ({pods} pods) " + ", ".join(
+                f"{r.get('node') or r['nodeClaim']}/{r.get('instanceType')}/{r.get('capacityType')}" for r in recs)
+            if len(reps) == 1:
+                text += f" and replacing with {rep_nodes[0]['capacity-type']} node from types {reps[0].get('instanceType')}"
+            elif reps:
+                spot = sum(1 for r in rep_nodes if r["capacity-type"] == "spot")
+                text += f" and replacing with {spot} spot and {len(reps) - spot} on-demand, from types " \
+                        f"{reps[0].get('instanceType')}"
+            if knative:
+                method = _VIA_METHOD.get(reason, reason.lower())
+                add(t, "disrupting", {"command-id": cid}, text={"method": method, "command": text})
+            else:
+                add(t, "disrupting", {"command-id": cid, "reason": reason.lower()}, text={"command": text})
+    # termination: the Node tainted when its drain starts, deleted with its instance, then the NodeClaim
+    when: dict[str, dict[str, float]] = {}
+    for e in result.timeline:
+        when.setdefault(e.get("nodeClaim") or "", {}).setdefault(e.get("action"), e.get("t"))
+    for nc in result.nodeclaims:
+        t_end = nc.at.get("deleted")
+        seen = when.get(nc.name, {})
+        # a Node still draining at the end (a do-not-disrupt pod, a PDB) was tainted, not yet deleted
+        t_taint = seen.get("draining", seen.get("deleting", t_end))
+        if t_taint is None:
+            continue
+        node = nodes.get(nc.name)
+        node_name = node.name if node else nc.node
+        if node_name and nc.at.get("registered") is not None:
+            add(t_taint, "tainted", {"NodeClaim": {"name": nc.name}, "taint.Key": "karpenter.sh/disrupted",
+                                     "taint.Value": "", "taint.Effect": "NoSchedule"}, ("Node", node_name))
+            if t_end is not None:
+                add(t_end, "deleted-node", {"NodeClaim": {"name": nc.name}}, ("Node", node_name))
+        if t_end is not None:
+            add(t_end, "deleted-nodeclaim", {"provider-id": "", "Node": {"name": node_name or ""}},
+                ("NodeClaim", nc.name))
+
+
+def _record(ln: _Line, core: str) -> dict:
+    """One zap JSON record: zap's frame, controller-runtime's context, the message's keys (those the core's
+    variant lists, in its order)."""
+    var = variants(core).get(ln.id)
+    if var is None:
+        raise KeyError(f"core {core} has no {ln.id!r} line in {DATA.name}")
+    ctl = ln.controller or var.controller
+    msg = var.message.format(**ln.text) if ln.text else var.message
+    have = {k.lower(): k for k in ln.keys}       # core v0.36's keys are the lower-case `nodeclaim`, `node`, ...
+    keys = {k: ln.keys[have[k.lower()]] for k in var.keys if k.lower() in have}
+    if _knative(core):
+        rec = {"level": var.level, "time": _iso(ln.t), "logger": f"controller.{ctl}", "message": msg,
+               "commit": "harness"}
+        if ln.subject:
+            rec[ln.subject[0].lower()] = ln.subject[1]
+        for k, v in keys.items():
+            rec[k] = v["name"] if isinstance(v, dict) and set(v) == {"name"} else v
+        return rec
+    rec = {"level": var.level, "time": _iso(ln.t), "logger": "controller", "message": msg, "commit": "harness",
+           "controller": ctl}
+    if ln.subject:
+        kind, name = ln.subject
+        rec.update({"controllerGroup": "karpenter.sh" if kind == "NodeClaim" else "", "controllerKind": kind,
+                    kind: {"name": name}, "namespace": "", "name": name,
+                    "reconcileID": _reconcile_id(ln.id, kind, name, ln.t)})
+    else:
+        rec.update({"namespace": "", "name": "", "reconcileID": _reconcile_id(ln.id, ln.t, ln.seq)})
+    rec.update(keys)
+    return rec
+
+
+def dumps(records: list[dict]) -> str:
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+
+
+# -- reading ---------------------------------------------------------------------------------------
+@dataclass
+class Entry:
+    """One known message of a log: its position among them (1-based), when, which message, the facts
+    compared, and the record as read."""
+    n: int
+    id: str
+    t: float | None
+    message: str
+    facts: dict
+    record: dict
+    modeled: bool = True
+
+
+@lru_cache(maxsize=1)
+def _by_message() -> dict[str, tuple[str, tuple[str, ...], bool]]:
+    out = {}
+    for m in table():
+        for v in m["variants"]:
+            if "{" not in v["message"]:
+                out[v["message"]] = (m["id"], tuple(m.get("compare") or ()), m.get("modeled", True))
+    return out
+
+
+def _compare_of(id_: str) -> tuple[str, ...]:
+    return next(tuple(m.get("compare") or ()) for m in table() if m["id"] == id_)
+
+
+def _time(rec: dict) -> float | None:
+    t = rec.get("time") or rec.get("ts")
+    if isinstance(t, (int, float)):
+        return float(t)
+    if isinstance(t, str):
+        try:
+            return dt.datetime.fromisoformat(t).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _get_name(rec: dict, kind: str) -> str | None:
+    v = rec.get(kind, rec.get(kind.lower()))
+    return disruptions.ref_name(v) if v is not None else None
+
+
+def _facts(id_: str, rec: dict) -> dict:
+    facts: dict = {}
+    for k in NAMED:
+        if (name := _get_name(rec, k)):
+            facts[k] = name
+    if id_ == "disrupting":
+        cmd = disruptions.parse_command(rec, 1)
+        if cmd is not None:
+            facts.update({"reason": cmd.reason, "decision": cmd.decision, "candidates": tuple(cmd.claims),
+                          "replacement-node-count": cmd.replacements})
+            # core v1.3+ names the candidates by NodeClaim, before by Node
+            facts["candidates-kind"] = "NodeClaim" if rec.get("message") == disruptions.COMMAND_LINE else "Node"
+        for k in NAMED:
+            facts.pop(k, None)
+    for k in ("instance-type", "capacity-type", "zone", "nodeclaims", "pods"):
+        if k in rec:
+            facts[k] = rec[k]
+    if id_ == "provisionable":
+        facts["Pods"] = rec.get("Pods", rec.get("pods", ""))
+    return facts
+
+
+def read(text: str) -> list[Entry]:
+    """The known messages of a log (any core's wording), in log order. Lines need not be pure JSON: a
+    `kubectl logs --prefix` or timestamp prefix before the first `{` is skipped; other lines are ignored."""
+    known = _by_message()
+    out: list[Entry] = []
+    for line in text.splitlines():
+        at = line.find("{")
+        if at < 0:
+            continue
+        try:
+            rec = json.loads(line[at:])
+        except ValueError:
+            continue
+        if not isinstance(rec, dict):
+            continue
+        msg = str(rec.get("message", rec.get("msg", "")))
+        rec = {**rec, "message": msg}
+        if msg in known:
+            id_, _, modeled = known[msg]
+        elif disruptions.parse_command(rec, 1) is not None:
+            id_, modeled = "disrupting", True
+        else:
+            continue
+        out.append(Entry(len(out) + 1, id_, _time(rec), msg, _facts(id_, rec), rec, modeled))
+    return out
+
+
+def trim(text: str) -> str:
+    """Only the decision lines of a log, as they were (what the test fixtures of real controllers' logs keep)."""
+    out = []
+    for line in text.splitlines():
+        at = line.find("{")
+        if at >= 0 and read(line[at:]):
+            out.append(line[at:] + "\n")
+    return "".join(out)
+
+
+def read_file(path) -> list[Entry]:
+    return read(Path(path).read_text(errors="replace"))
+
+
+# -- comparing -------------------------------------------------------------------------------------
+class _Names:
+    """Generated names of the two sides matched as they are met: each side's name maps to one of the
+    other's, per kind (a NodeClaim, a Node, a NodePool)."""
+
+    def __init__(self):
+        self.ab: dict[tuple[str, str], str] = {}
+        self.ba: dict[tuple[str, str], str] = {}
+
+    def fits(self, kind: str, a: str, b: str) -> bool:
+        return self.ab.get((kind, a), b) == b and self.ba.get((kind, b), a) == a
+
+    def bind(self, kind: str, a: str, b: str) -> None:
+        self.ab[(kind, a)] = b
+        self.ba[(kind, b)] = a
+
+
+def _pairs(a: Entry, b: Entry) -> list[tuple[str, object, object]]:
+    """(key, a's value, b's value) of the compared keys."""
+    out = []
+    for k in _compare_of(a.id):
+        if k == "candidates":
+            ka, kb = a.facts.get("candidates-kind", "Node"), b.facts.get("candidates-kind", "Node")
+            out.append((k, (ka, a.facts.get(k, ())), (kb, b.facts.get(k, ()))))
+        else:
+            out.append((k, a.facts.get(k), b.facts.get(k)))
+    return out
+
+
+def _same(a: Entry, b: Entry, names: _Names, bind: bool = False) -> list[str]:
+    """The compared keys on which `a` and `b` differ (names through `names`; bound when `bind` and equal)."""
+    if a.id != b.id:
+        return ["message"]
+    diff, binds = [], []
+    for k, va, vb in _pairs(a, b):
+        if k == "candidates":
+            (ka, la), (kb, lb) = va, vb
+            if len(la) != len(lb) or ka != kb:
+                diff.append(k)
+                continue
+            if all(names.fits(ka, x, y) for x, y in zip(la, lb)):
+                binds += [(ka, x, y) for x, y in zip(la, lb)]
+            else:
+                diff.append(k)
+        elif k in NAMED:
+            if (va is None) != (vb is None) or (va is not None and not names.fits(k, va, vb)):
+                diff.append(k)
+            elif va is not None:
+                binds.append((k, va, vb))
+        elif va != vb:
+            diff.append(k)
+    if not diff and bind:
+        for kind, x, y in binds:
+            names.bind(kind, x, y)
+    return diff
+
+
+def _about(e: Entry) -> tuple[set[str], set[tuple[str, str]]]:
+    """What orders a line against others: the controller loop it belongs to where that is one at a time
+    (a provisioning round, a disruption pass) and the objects it is about."""
+    groups = {"provisioner"} if e.id in ("provisionable", "computed-new", "computed-unready") or (
+        e.id == "created" and e.record.get("controller", "provisioner") == "provisioner") else set()
+    if e.id == "disrupting":
+        groups.add("disruption")
+    objs = {(k, e.facts[k]) for k in ("NodeClaim", "Node") if e.facts.get(k)}
+    objs |= {(e.facts.get("candidates-kind", "Node"), n) for n in e.facts.get("candidates", ())}
+    return groups, objs
+
+
+def _ordered(e: Entry, f: Entry, names: _Names) -> bool:
+    """Whether `e` (left) may not pass `f` (right): same loop, or an object both may be about."""
+    ge, oe = _about(e)
+    gf, of = _about(f)
+    if ge & gf:
+        return True
+    if e.facts.get("NodeClaim") and f.facts.get("NodeClaim"):     # a NodeClaim and its Node go together
+        oe = {o for o in oe if o[0] == "NodeClaim"}
+        of = {o for o in of if o[0] == "NodeClaim"}
+    for kind, x in oe:
+        for kind2, y in of:
+            if kind != kind2:
+                continue
+            mapped = names.ab.get((kind, x))
+            if mapped == y or (mapped is None and (kind, y) not in names.ba):
+                return True
+    return False
+
+
+@dataclass
+class Divergence:
+    """Where two logs first part: the n-th compared message of each side (None: that side has ended)."""
+    left: Entry | None
+    right: Entry | None
+    matched: int
+    differs: list[str]
+    left_start: float | None
+    right_start: float | None
+    left_label: str = "run"
+    right_label: str = "log"
+    labels: dict = field(default_factory=dict)      # (side, kind, name) -> `nodeclaim-1`
+
+    def render(self) -> list[str]:
+        where = []
+        for label, e in ((self.left_label, self.left), (self.right_label, self.right)):
+            where.append(f"{label} message {e.n}" if e else f"{label}: no further message")
+        out = [f"the {self.left_label} and the {self.right_label} part after {self.matched} matching message(s): "
+               f"{', '.join(where)}" + (f" (differ in: {', '.join(self.differs)})" if self.differs else "")]
+        for side, label, e, start in (("a", self.left_label, self.left, self.left_start),
+                                      ("b", self.right_label, self.right, self.right_start)):
+            if e is None:
+                out.append(f"  {label:4} -")
+                continue
+            off = format_offset(e.t - start) if e.t is not None and start is not None else "?"
+            out.append(f"  {label:4} #{e.n} {off:>8} {e.message!r} {json.dumps(self._shown(side, e), sort_keys=False)}")
+        return out
+
+    def _shown(self, side: str, e: Entry) -> dict:
+        shown = {}
+        for k, v in e.facts.items():
+            if k == "candidates-kind":
+                continue
+            if k in NAMED:
+                shown[k] = f"{v} ({self.labels.get((side, k, v), '?')})"
+            elif k == "candidates":
+                kind = e.facts.get("candidates-kind", "Node")
+                shown[k] = [f"{n} ({self.labels.get((side, kind, n), '?')})" for n in v]
+            else:
+                shown[k] = v
+        return shown
+
+
+def _labels(entries: list[Entry], side: str, out: dict) -> None:
+    """Each generated name's label by order of first appearance on its side: `nodeclaim-1`, `node-2`."""
+    count: dict[str, int] = {}
+    for e in entries:
+        refs = [(k, e.facts[k]) for k in NAMED if e.facts.get(k)]
+        refs += [(e.facts.get("candidates-kind", "Node"), n) for n in e.facts.get("candidates", ())]
+        for kind, name in refs:
+            if (side, kind, name) not in out:
+                count[kind] = count.get(kind, 0) + 1
+                out[(side, kind, name)] = f"{kind.lower()}-{count[kind]}"
+
+
+def _debug(e: Entry) -> bool:
+    return str(e.record.get("level", "")).upper() == "DEBUG"
+
+
+def _debug_seen(entries: list[Entry]) -> bool:
+    return any(_debug(e) for e in entries)
+
+
+def compare(left: list[Entry], right: list[Entry], left_label: str = "run", right_label: str = "log",
+            window: int = 12) -> Divergence | None:
+    """Where `left` and `right` first part, or None when their compared messages agree. Lines of different
+    objects may come in either order (controllers run concurrently): a line matches the other side's first
+    unmatched line like it when no unmatched line before that one is about the same object (within
+    `window` lines). Generated names are matched as they are met."""
+    a = [e for e in left if e.modeled]
+    b = [e for e in right if e.modeled]
+    # a log at the default INFO level has no DEBUG line (`deleting expired nodeclaim`, garbage collection):
+    # the other side's are left out too
+    if not all(map(_debug_seen, (a, b))):
+        a = [e for e in a if not _debug(e)]
+        b = [e for e in b if not _debug(e)]
+    names = _Names()
+    used = [False] * len(b)
+    matched = 0
+    i = 0
+    while i < len(a):
+        e = a[i]
+        pending = [j for j in range(len(b)) if not used[j]][:window]
+        hit = None
+        for j in pending:
+            if not _same(e, b[j], names):
+                hit = j
+                break
+            if _ordered(e, b[j], names):
+                break
+        if hit is None:
+            first = pending[0] if pending else None
+            other = b[first] if first is not None else None
+            return _divergence(e, other, matched, names, left, right, left_label, right_label)
+        _same(e, b[hit], names, bind=True)
+        used[hit] = True
+        matched += 1
+        i += 1
+    rest = [j for j in range(len(b)) if not used[j]]
+    if rest:
+        return _divergence(None, b[rest[0]], matched, names, left, right, left_label, right_label)
+    return None
+
+
+def _divergence(e, other, matched, names, left, right, left_label, right_label) -> Divergence:
+    differs = _same(e, other, names) if e is not None and other is not None else []
+    labels: dict = {}
+    _labels(left, "a", labels)
+    _labels(right, "b", labels)
+    return Divergence(e, other, matched, differs, _first_time(left), _first_time(right), left_label, right_label,
+                      labels)
+
+
+def _first_time(entries: list[Entry]) -> float | None:
+    return next((x.t for x in entries if x.t is not None), None)
+
+
+# -- the run's side ----------------------------------------------------------------------------------
+def core_of(outcome) -> str:
+    """The core version whose wording the run's log takes (its release's)."""
+    return str((outcome.result.release or {}).get("core") or "v1.14.0")
+
+
+def run_log(outcome) -> str:
+    """The log of a finished run: the real controller's own (Outcome.controller_log) on the real engine, else
+    the simulation's decisions written as its core logs them."""
+    if outcome.engine == "real" and getattr(outcome, "controller_log", ""):
+        return outcome.controller_log
+    return dumps(lines(outcome.final, core_of(outcome)))
+
+
+def log_path(out: str, outcome, many: bool) -> Path:
+    """Where `--karpenter-log OUT` writes a run's log: OUT itself for one run, else OUT/<scenario>[<profile>].log."""
+    if not many:
+        return Path(out)
+    return Path(out) / f"{outcome.scenario.name}[{outcome.profile}].log"
+
+
+# -- a customer's log as the scenario's clock --------------------------------------------------------
+def clock(entries: list[Entry]) -> dict:
+    """When the log's decisions happened, for `harness new --log`: its first decision's time (the scenario's
+    start) and, per NodeClaim, when it was created, launched, registered, initialized, disrupted, deleted
+    (epoch s)."""
+    claims: dict[str, dict[str, float]] = {}
+    first = next((e.t for e in entries if e.t is not None), None)
+    node_claim: dict[str, str] = {}
+    for e in entries:
+        if e.t is None:
+            continue
+        nc, node = e.facts.get("NodeClaim"), e.facts.get("Node")
+        if nc and node:
+            node_claim[node] = nc
+        action = {"created": "created", "launched": "launched", "registered": "registered",
+                  "initialized": "initialized", "deleted-nodeclaim": "deleted", "expired": "disrupted",
+                  "garbage-collected": "disrupted"}.get(e.id)
+        if action and nc:
+            claims.setdefault(nc, {}).setdefault(action, e.t)
+        if e.id == "disrupting":
+            for name in e.facts.get("candidates", ()):
+                claim = name if e.facts.get("candidates-kind") == "NodeClaim" else node_claim.get(name, name)
+                claims.setdefault(claim, {}).setdefault("disrupted", e.t)
+    provisionable = [e.t for e in entries if e.id == "provisionable" and e.t is not None]
+    return {"start": first, "provisionable": provisionable, "nodeClaims": claims,
+            "end": max((e.t for e in entries if e.t is not None), default=None)}
+
+
+def report(outcomes: list, karpenter_log: str | None, against_log: str | None) -> list[str]:
+    """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG;
+    the lines to print."""
+    done = [o for o in outcomes if not o.skipped and o.error is None]
+    out: list[str] = []
+    theirs = read_file(against_log) if against_log else None
+    for o in done:
+        text = run_log(o)
+        whose = "the real controller's log" if o.engine == "real" and o.controller_log else \
+            f"the run's decisions as core {core_of(o)} logs them"
+        if karpenter_log:
+            path = log_path(karpenter_log, o, len(done) > 1)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            out.append(f"{o.scenario.name} [{o.profile}]: wrote {path} ({whose}, {len(read(text))} decision line(s))")
+        if theirs is not None:
+            d = compare(read(text), theirs)
+            if d is None:
+                out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in read(text))} decision "
+                           f"line(s) match {against_log} ({sum(e.modeled for e in theirs)} compared, {whose})")
+            else:
+                out.append(f"{o.scenario.name} [{o.profile}] against {against_log} ({whose}):")
+                out += ["  " + line for line in d.render()]
+    if not done:
+        out.append("no run finished: no log to write or compare")
+    return out
