@@ -40,24 +40,12 @@ EXPECTED: dict[str, list[str]] = {
     "t17-vm-fails-after-accept.scenario.yaml": ["core.behaviour.launchTimeout", "provider.asyncProvisioning"],
 }
 
-# Where decide() does not yet name what decided the ticket, and why (the counterfactual's gaps, not the tickets')
+# Where decide() does not name what decided the ticket, and why (the counterfactual's gaps, not the tickets')
 KNOWN_GAPS: dict[str, str] = {
-    "t17-vm-fails-after-accept.scenario.yaml": ["core.behaviour.launchTimeout", "provider.asyncProvisioning"],
-}
-
-# Where decide() does not yet name what decided the ticket, and why (the counterfactual's gaps, not the tickets')
-KNOWN_GAPS: dict[str, str] = {
-    "t07-daemonset-evicted-before-job.scenario.yaml":
-        "evictionInPriorityGroups only changes which DaemonSet pod is evicted, and deciding.behaviour_view "
-        "(and outcome.pods_view, owners) leave DaemonSet pods out, so it is judged as changing only events",
-    "t09-min-values-best-effort-ignored.scenario.yaml":
-        "the simulated engine downgrades given.loop.minValuesPolicy to Strict from the release probe "
-        "core.minValuesPolicy before the loop reads the switch core.behaviour.minValuesPolicy, so flipping the "
-        "switch alone changes nothing; the probe is a provider fact, which factchange.differing_facts must list",
     "t17-vm-fails-after-accept.scenario.yaml":
-        "core.nodeClassLabel, set alone to v1.4.0's value (#601), is named beside launchTimeout and "
-        "asyncProvisioning: a provider fact set without the rest of its release's tables may make a run no "
-        "release made, and no real v0.7.5 controller with that one change has judged it",
+        "every launch fails at both releases, so a provider fact that, set alone, keeps NodeClaims from launching "
+        "(core.nodeClassLabel #601, the scaleSetPriority change #1284: a run no release made) strands no more pods "
+        "than the real runs and is named beside launchTimeout and asyncProvisioning (deciding.incoherent)",
 }
 
 
