@@ -841,10 +841,10 @@ def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> l
     """What the customer's log says happened, as notes with offsets from the scenario's start, and one
     `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
     from harness.loop.clock import parse_rfc3339
-    from harness.loop.decisions import format_offset
+    from harness.loop.history import offset_text
     start = parse_rfc3339(at) if at else log_clock["start"]
     for name, when in log_clock["nodeClaims"].items():
-        notes.append(f"log: NodeClaim {name}: " + ", ".join(f"{what} {format_offset(t - start)}"
+        notes.append(f"log: NodeClaim {name}: " + ", ".join(f"{what} {offset_text(t - start)}"
                                                              for what, t in sorted(when.items(), key=lambda kv: kv[1])))
     end = log_clock["end"]
     if end is None or end <= start:

@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from harness.loop.controllers.launch import ASYNC_PROVISIONING_EVENT
-from harness.loop.decisions import format_offset
+from harness.loop.history import offset_text
 from harness.model.releases import parse as parse_version
 from harness.runner.engines.real import disruptions
 
@@ -539,7 +539,7 @@ class Divergence:
             if e is None:
                 out.append(f"  {label:4} -")
                 continue
-            off = format_offset(e.t - start) if e.t is not None and start is not None else "?"
+            off = offset_text(e.t - start) if e.t is not None and start is not None else "?"
             out.append(f"  {label:4} #{e.n} {off:>8} {e.message!r} {json.dumps(self._shown(side, e), sort_keys=False)}")
         return out
 

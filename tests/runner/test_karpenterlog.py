@@ -197,7 +197,7 @@ def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
     doc = yaml.safe_load(text.split("\n", 1)[1])
     assert parse_rfc3339(doc["given"]["startTime"]) == t0
     assert doc["steps"] == [{"advance": "9m0s"}]
-    assert "log: NodeClaim default-abc: created -1m0s, registered -30s, disrupted +9m0s" in notes
+    assert "log: NodeClaim default-abc: created -1m, registered -30s, disrupted +9m" in notes
     _, text, notes = new_scenario(NewOptions([str(dump)], "case-1", output=str(tmp_path / "b.scenario.yaml"),
                                                log=str(log), replay=True))
     doc = yaml.safe_load(text.split("\n", 1)[1])
