@@ -223,7 +223,7 @@ def changed_by(older, newer) -> list[str]:
     between the two profiles: what the across-releases table names beside `<- changed`."""
     out = []
     for o in (older, newer):
-        for d in (getattr(o.deciding, "deciders", None) or []):
+        for d in (getattr(getattr(o, "deciding", None), "deciders", None) or []):
             if d.effect != "outcome" or _short(d.fact) in out:
                 continue
             if fact_value(older.profile, d.fact) != fact_value(newer.profile, d.fact):
