@@ -252,6 +252,9 @@ REAL = {
     # provider v1.6.2 (core v1.6.2) built from the provider's history, timing upstream
     "underutilized-node-deleted-when-pods-fit-elsewhere[v1.6.2].log": CONSOLIDATION,
     "nodepool-template-change-drifts-node[v1.6.2].log": DRIFT,
+    # provider v0.7.5 (core v1.0.6) built from its tag, timing upstream: its own API's smoke set
+    "smoke-v1-v1alpha2-consolidation[v0.7.5].log": CONSOLIDATION_V1ALPHA2,
+    "smoke-v1-v1alpha2-drift[v0.7.5].log": DRIFT_V1ALPHA2,
     "custom-requirement-labels[upstream].log":
         ("scenarios/loop/core-label-resolution.scenario.yaml", "custom-requirement-labels"),
     "fuzz-spot-prices-beyond-the-first-pages[upstream].log":
@@ -261,7 +264,24 @@ REAL = {
 }
 
 
-@pytest.mark.parametrize("fixture", sorted(p.name for p in LOGS.glob("*.log")) if LOGS.is_dir() else [])
+# real logs the simulation is known to part from, and where
+DIFFERS = {
+    # two equal nodes (one small pod each): the real v0.7.5 controller consolidated the first-created one,
+    # the simulation the second; core v1.0.6 takes its candidates from a Go map (state.Cluster.Nodes) and
+    # sorts them by disruption cost with sort.Slice (disruption/consolidation.go sortCandidates), so the tie
+    # has no fixed winner: the lines part at the command's candidates (message 11), the words agree
+    "smoke-v1-v1alpha2-consolidation[v0.7.5].log": "core v1.0.6 breaks a disruption-cost tie between "
+        "two equal candidates arbitrarily: the real controller deleted the other node (differ in: candidates)",
+}
+
+
+def _real_fixtures():
+    names = sorted(p.name for p in LOGS.glob("*.log")) if LOGS.is_dir() else []
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=DIFFERS[n])) if n in DIFFERS else n
+            for n in names]
+
+
+@pytest.mark.parametrize("fixture", _real_fixtures())
 def test_simulated_log_matches_the_real_controllers(fixture):
     """The simulated writer's decision lines against the real controller's own log of the same scenario."""
     text = (LOGS / fixture).read_text()
@@ -279,4 +299,6 @@ def test_simulated_log_matches_the_real_controllers(fixture):
     cut = next((i for i, line in enumerate(lines) if "disrupting" in line),
                next(i for i, line in enumerate(lines) if "launched nodeclaim" in line))
     d = kl.compare(ours, kl.read("".join(lines[:cut] + lines[cut + 1:])), right_label="real")
-    assert d is not None and d.left.n == d.matched + 1 and d.left.message in lines[cut]
+    # core v1.0 writes the command into the message (`disrupting nodeclaim(s) via delete, terminating ...
+    # aks-<node>/...`), whose generated names differ between the runs: the same message by its id
+    assert d is not None and d.left.n == d.matched + 1 and d.left.id == kl.read(lines[cut])[0].id
