@@ -244,6 +244,9 @@ def cmd_run(args) -> int:
     outcomes, entries = [], []
     if args.report:
         clear(Path(args.report))
+    if args.deciding and args.engine != "simulated":
+        print("WARNING: --deciding is not looked for on the real engine (a real controller's switches cannot be "
+              "set one by one; harness bisect finds the commit)", file=sys.stderr)
     deciding = args.engine == "simulated" and (args.deciding if args.deciding is not None
                                                else (len(jobs) <= DETAILS_UP_TO or bool(args.why)))
     t0 = time.monotonic()
@@ -380,6 +383,10 @@ def cmd_explore(args) -> int:
     expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py).
     Each run after the first also varies the races the scenario leaves open (harness/loop/races.py), unless
     `--calm`."""
+    ignored = [o for o, v in (("--karpenter-log", args.karpenter_log), ("--against-log", args.against_log),
+                              ("--deciding", args.deciding)) if v]
+    if ignored:
+        print(f"WARNING: --explore ignores {', '.join(ignored)} (run without --explore for them)", file=sys.stderr)
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import get_engine
     from harness.runner.engines.base import verdict

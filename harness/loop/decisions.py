@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from harness.loop.history import offset_text
 
 # the controllers that decide, in the words the record and the report use
-CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "workloads")
+CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection")
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,9 @@ def _core_values(profile: str) -> dict[str, Any]:
     return dict(CoreBehaviour.of(load_profile(profile)).values)
 
 
-def _value(profile: str, fact: str) -> Any:
+def fact_value(profile: str, fact: str) -> Any:
+    """The fact's value under `profile`: a core switch as the loop reads it (values a profile lacks are the newest
+    core's), a probe fact from the profile."""
     if fact.startswith(CORE_PREFIX):
         return _core_values(profile).get(fact[len(CORE_PREFIX):])
     return _lookup(raw_profile(profile), fact)
@@ -280,11 +282,11 @@ def fact_change(profile: str, fact: str) -> FactChange:
     fact = _normalize(fact)
     names = release_profiles()
     i, base = _position(profile)
-    value = _value(profile, fact)
+    value = fact_value(profile, fact)
     core = fact.startswith(CORE_PREFIX)
     if core and (raw_profile(profile).get("release") or {}).get("policy"):
         i = len(names) - 1      # a label policy's core behaviour is the newest core's (see _core_version)
-    later = next((n for n in names[i + 1:] if _value(n, fact) != value), None)
+    later = next((n for n in names[i + 1:] if fact_value(n, fact) != value), None)
     tag = span = None
     if later is not None:
         covers = [str(c) for c in ((index().get("profiles") or {}).get(later) or {}).get("covers") or [later]]
@@ -294,21 +296,21 @@ def fact_change(profile: str, fact: str) -> FactChange:
         version = _core_version(profile)
         pr = _core_pr(switch, value, version)
         next_core = _core_version(later) if later else None
-        next_pr = _core_pr(switch, _value(later, fact), next_core) if later and next_core else None
+        next_pr = _core_pr(switch, fact_value(later, fact), next_core) if later and next_core else None
         newest = _core_version(names[-1])
     else:
         version = _provider_version(profile)
         # where this value arrived: the earliest release of the run of equal values ending at `base`
         pr = None
-        if _value(base, fact) == value:
+        if fact_value(base, fact) == value:
             j = i
-            while j > 0 and _value(names[j - 1], fact) == value:
+            while j > 0 and fact_value(names[j - 1], fact) == value:
                 j -= 1
             pr = _provider_pr(fact, names[j]) if j > 0 else None
         next_core = _core_version(later) if later else None
         next_pr = _provider_pr(fact, later) if later else None
         newest = names[-1]
-    next_value = _value(later, fact) if later else None
+    next_value = fact_value(later, fact) if later else None
     return FactChange(
         fact=fact, name=fact[len(CORE_PREFIX):] if core else fact, kind="core" if core else "provider",
         profile=profile, version=version, value=copy.deepcopy(value), says=says(fact, value), pr=pr,
@@ -325,7 +327,7 @@ def all_facts() -> list[str]:
 def differing_facts(profile: str) -> list[str]:
     """The facts (core switches, then provider probes, as dotted paths) whose value at `profile` is not the
     newest release's (the `upstream` profile's)."""
-    return [f for f in all_facts() if _value(profile, f) != _value(DEFAULT_PROFILE, f)]
+    return [f for f in all_facts() if fact_value(profile, f) != fact_value(DEFAULT_PROFILE, f)]
 
 
 __all__ = ["FactChange", "FactError", "fact_change", "differing_facts", "all_facts", "says"]

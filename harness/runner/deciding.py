@@ -200,20 +200,9 @@ def with_knobs(scenario: Scenario, values: dict[str, object]) -> Scenario:
     return dataclasses.replace(sc, given={**sc.given, "knobs": knobs})
 
 
-def fact_value(profile: str, fact: str):
-    """The fact's value under `profile` (a core switch the profile does not set: the newest core's)."""
-    from harness.model.corebehaviour import newest_values
-    from harness.model.profile import raw_profile
-    node = raw_profile(profile)
-    for part in fact.split("."):
-        node = node.get(part) if isinstance(node, dict) else None
-    if node is None and fact.startswith("core.behaviour."):
-        return newest_values().get(fact.removeprefix("core.behaviour."))
-    return node
-
-
 def newest_value(fact: str):
     """The fact's value at the newest release (the `upstream` profile)."""
+    from harness.model.factchange import fact_value
     from harness.model.profile import DEFAULT_PROFILE
     return fact_value(DEFAULT_PROFILE, fact)
 
@@ -221,6 +210,7 @@ def newest_value(fact: str):
 def changed_by(older, newer) -> list[str]:
     """Between two runs of one scenario (Outcomes with `deciding`), the deciders of either whose value differs
     between the two profiles: what the across-releases table names beside `<- changed`."""
+    from harness.model.factchange import fact_value
     out = []
     for o in (older, newer):
         for d in (getattr(getattr(o, "deciding", None), "deciders", None) or []):
@@ -237,7 +227,7 @@ def suspects_of(outcome) -> list[str]:
     core = [f"core.behaviour.{n}" for n in outcome.final.core_consulted]
     try:
         facts = differing_facts(outcome.profile)
-    except Exception:       # noqa: BLE001 - a profile without release facts (a label policy): core only
+    except ValueError:      # a profile the release index cannot place (FactError, ProfileError): core only
         facts = []
     return core + [f for f in facts if not f.startswith("core.behaviour.") and f not in core]
 

@@ -32,13 +32,9 @@ def _when(result, t: float) -> str:
 
 
 def _decisions(result, *names: str) -> list[str]:
-    seen, lines = set(), []
-    for i, d in enumerate(result.decisions):
-        if i in seen or not any(d.names(n) for n in names if n):
-            continue
-        seen.add(i)
-        lines.append(d.render(result.started))
-    return lines
+    """The decisions about any of `names` (`Kind/name`), in order, each once."""
+    wanted = [n for n in names if n]
+    return [d.render(result.started) for d in result.decisions if any(d.names(n) for n in wanted)]
 
 
 def _events(result, kind: str, *names: str) -> list[str]:
