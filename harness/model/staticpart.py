@@ -25,10 +25,11 @@ from harness.model.skutables import gpu_info, restricted_skus
 from harness.model.switches import Switches, gpu_supported_by_image_family
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size
 from harness.model.wellknown import (ACCELERATED, AKS_SKU_CPU, AKS_SKU_MEMORY, ARCH, CAPACITY_TYPE, CAPACITY_TYPES,
-                                     CLUSTER, ENCRYPTION_AT_HOST, EPHEMERAL_MAX, FIPS_ENABLED, GPU_COUNT, GPU_MANUFACTURER, GPU_NAME,
-                                     HYPERV, INSTANCE_TYPE, MODE, NODE_IMAGE_VERSION, OS, OS_SKU, PLACEMENT_SCOPE,
-                                     PREMIUM, PRIORITY, REGION, SCALE_SET_PRIORITY, SKU_CPU, SKU_FAMILY, SKU_MEMORY,
-                                     SKU_NAME, SKU_SERIES, SKU_VERSION, SPOT, ULTRA_SSD, ZONE, normalize_cluster_label)
+                                     CLUSTER, ENCRYPTION_AT_HOST, EPHEMERAL_MAX, FIPS_ENABLED, GPU_COUNT,
+                                     GPU_MANUFACTURER, GPU_NAME, HYPERV, INSTANCE_TYPE, MODE, NODE_IMAGE_VERSION, OS,
+                                     OS_SKU, PLACEMENT_SCOPE, PREMIUM, PRIORITY, REGION, SCALE_SET_PRIORITY, SKU_CPU,
+                                     SKU_FAMILY, SKU_MEMORY, SKU_NAME, SKU_SERIES, SKU_VERSION, SPOT, ULTRA_SSD, ZONE,
+                                     normalize_cluster_label)
 
 if TYPE_CHECKING:
     from harness.model.itcache import InstanceTypeCache

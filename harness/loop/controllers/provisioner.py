@@ -413,8 +413,10 @@ class Provisioner:
         for c in s.claims:
             if c.done or c.launched is None or c.template.name != nodepool:
                 continue
-            if c.dis.marked_for_deletion or c.dis.deleting_since is not None or c.obj["metadata"].get("deletionTimestamp"):
-                continue                    # StateNode.MarkedForDeletion: its resources leave the NodePool's count
+            # StateNode.MarkedForDeletion: its resources leave the NodePool's count
+            if c.dis.marked_for_deletion or c.dis.deleting_since is not None or \
+                    c.obj["metadata"].get("deletionTimestamp"):
+                continue
             usage = add(usage, {**c.launched.instance_type.capacity, NODES: 1})
         over = exceeded_by(latest, usage)
         if over is None:
