@@ -17,6 +17,12 @@ Upstream (sigs.k8s.io/karpenter v1.14.0):
   cpu/memory/pods/storage/gpus), so within one scheduling pass a `nodes` limit is not decremented:
   the same batch can plan more NodeClaims than `limits.nodes` (sigs.k8s.io/karpenter v1.14.0
   pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd).
+- `Provisioner.Create` (pkg/controllers/provisioning/provisioner.go) checks each NodeClaim it is about to
+  write with `Limits.ExceededBy` (pkg/apis/v1/nodepool.go) against what cluster state counts for the NodePool
+  (`Cluster.NodePoolResourcesFor`: launched nodes not marked for deletion, each with its capacity and
+  `nodes: 1`; pkg/controllers/state/cluster.go updateNodePoolResources): a resource used above its limit (equal
+  passes) refuses it. Every core since v1.0.0 has it (before v1.4.0 it reads the NodePool's status.resources,
+  which the counter controller fills from the same cluster state, with `nodes` too).
 - `OrderByWeight` (pkg/utils/nodepool/nodepool.go): heavier weight first; equal weights by name,
   descending.
 """
@@ -25,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from harness.model.resources import parse_resource_list
+from harness.model.resources import MILLI_RESOURCES, parse_resource_list
 
 NODES = "nodes"              # core resources.Node (pkg/utils/resources/resources.go)
 
@@ -63,6 +69,42 @@ def exceeded_message(nodepool: str) -> str:
     return f"all available instance types exceed limits for nodepool (NodePool={nodepool})"
 
 
+def exceeded_by(nodepool: Mapping, usage: Mapping[str, int]) -> tuple[str, int, int] | None:
+    """`Limits.ExceededBy`: (resource, usage, limit) of a limited resource used above its limit, or None.
+    Core ranges over the usage map in Go's (random) order and reports the first it meets; the harness takes
+    the resources by name (harness assumption: which one is named matters only when two are over at once)."""
+    limits = nodepool_limits(nodepool)
+    if not limits:
+        return None
+    for name in sorted(usage):
+        if name in limits and usage[name] > limits[name]:
+            return name, usage[name], limits[name]
+    return None
+
+
+def _dec(resource: str, amount: int) -> str:
+    """A quantity as `Quantity.AsDec()` prints it: cpu in cores (`4`, `1.500`), anything else a plain number."""
+    if resource in MILLI_RESOURCES and amount % 1000:
+        return f"{amount / 1000:.3f}"
+    return str(amount // 1000 if resource in MILLI_RESOURCES else amount)
+
+
+def usage_exceeds_message(resource: str, usage: int, limit: int, key_value: bool) -> str:
+    """ExceededBy's error: serrors from core v1.5.0 (#2136, the change core-behaviour.yaml blockedReasonFormat
+    reads), `fmt.Errorf("%s resource usage of %v exceeds limit of %v")` before (sigs.k8s.io/karpenter v1.4.0
+    pkg/apis/v1/nodepool.go ExceededBy)."""
+    if key_value:
+        return (f"resource usage exceeds limit (limit={_dec(resource, limit)}, resource-name={resource}, "
+                f"usage={_dec(resource, usage)})")
+    return f"{resource} resource usage of {_dec(resource, usage)} exceeds limit of {_dec(resource, limit)}"
+
+
+def create_refused_message(detail: str) -> str:
+    """CreateNodeClaims' wrap of a refused Create, the error the provisioner's Reconcile returns (logged as
+    controller-runtime's "Reconciler error")."""
+    return f"creating node claim, {detail}"
+
+
 @dataclass
 class RemainingResources:
     """What each limited NodePool may still launch during one scheduling pass."""
@@ -73,8 +115,9 @@ class RemainingResources:
     def build(nodepools: Iterable[Mapping], node_capacities: Iterable[tuple[str, Mapping[str, int]]],
               node_limits: bool = True) -> "RemainingResources":
         """Limits minus the capacity (plus one node) of every launched node of the NodePool.
-        `node_limits` False: core before v1.12.0 (#2526), where no state node or instance type has a
-        `nodes` resource, so a `nodes` limit limits nothing (core-behaviour.yaml nodeLimits)."""
+        `node_limits` False: core before v1.11.0 (#2526), where no state node or instance type has a
+        `nodes` resource, so the scheduler plans past a `nodes` limit and only Provisioner.Create refuses
+        once the NodePool has more nodes than the limit (core-behaviour.yaml nodeLimits)."""
         out: dict[str, dict[str, int]] = {}
         for np in nodepools:
             limits = nodepool_limits(np)

@@ -176,3 +176,14 @@ def marked_phrase(classified, size: str = "") -> str:
     shown = ", ".join(f"{'regional' if z in ('0', '') else z} {c}" for z, c in classified.marked)
     whose = f"{size}'s offerings" if size else "offerings"
     return f"{whose} marked unavailable for {ttl_text} ({classified.handler}): {shown}"
+
+
+def create_refused(nodepool: str, pods: list[str], err: str, scheduler_counts_nodes: bool) -> str:
+    """A NodeClaim the scheduler planned and Provisioner.Create refused on the NodePool's limits: core's error,
+    what it means, and (before core v1.11.0, core-behaviour.yaml nodeLimits) why the scheduler planned it."""
+    text = (f"{err}: Provisioner.Create refused the NodeClaim planned from NodePool {nodepool} for "
+            f"{names_phrase(pods)}, as the NodePool already uses more than its limit; no event, the pod stays "
+            "pending and is planned again each pass")
+    if not scheduler_counts_nodes:
+        text += "; this core's scheduler does not count `nodes` (from core v1.11.0 it does, and refuses first)"
+    return text

@@ -154,6 +154,8 @@ class CoreBehaviour:
 
     @property
     def node_limits(self) -> bool:
+        """True: the scheduler counts every node as one `nodes` (core v1.11.0 on); False: only Provisioner.Create
+        checks limits.nodes (core-behaviour.yaml nodeLimits)."""
         return bool(self.values["nodeLimits"])
 
     @property

@@ -25,10 +25,11 @@ from harness.model.skutables import gpu_info, restricted_skus
 from harness.model.switches import Switches, gpu_supported_by_image_family
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size
 from harness.model.wellknown import (ACCELERATED, AKS_SKU_CPU, AKS_SKU_MEMORY, ARCH, CAPACITY_TYPE, CAPACITY_TYPES,
-                                     CLUSTER, EPHEMERAL_MAX, FIPS_ENABLED, GPU_COUNT, GPU_MANUFACTURER, GPU_NAME,
-                                     HYPERV, INSTANCE_TYPE, MODE, NODE_IMAGE_VERSION, OS, OS_SKU, PLACEMENT_SCOPE,
-                                     PREMIUM, PRIORITY, REGION, SCALE_SET_PRIORITY, SKU_CPU, SKU_FAMILY, SKU_MEMORY,
-                                     SKU_NAME, SKU_SERIES, SKU_VERSION, SPOT, ULTRA_SSD, ZONE, normalize_cluster_label)
+                                     CLUSTER, ENCRYPTION_AT_HOST, EPHEMERAL_MAX, FIPS_ENABLED, GPU_COUNT,
+                                     GPU_MANUFACTURER, GPU_NAME, HYPERV, INSTANCE_TYPE, MODE, NODE_IMAGE_VERSION, OS,
+                                     OS_SKU, PLACEMENT_SCOPE, PREMIUM, PRIORITY, REGION, SCALE_SET_PRIORITY, SKU_CPU,
+                                     SKU_FAMILY, SKU_MEMORY, SKU_NAME, SKU_SERIES, SKU_VERSION, SPOT, ULTRA_SSD, ZONE,
+                                     normalize_cluster_label)
 
 if TYPE_CHECKING:
     from harness.model.itcache import InstanceTypeCache
@@ -300,6 +301,11 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
     else:
         put(PREMIUM, "true" if premium else "false")
         put(ACCELERATED, "true" if accel else "false")
+    if sw.encryption_at_host:
+        # provider before v1.4.0 (#872): "true" for a SKU whose EncryptionAtHostSupported capability is True, else
+        # DoesNotExist (github.com/Azure/karpenter-provider-azure v0.7.5 pkg/providers/instancetype/instancetype.go
+        # setRequirementsEncryptionAtHostSupported); single-valued, so the NodeClaim and its Node carry it
+        put(ENCRYPTION_AT_HOST, *(("true",) if cap_true(caps, "EncryptionAtHostSupported") else ()))
     if sw.hyperv:
         put(HYPERV, *((["1"] if gen1 else []) + (["2"] if gen2 else [])))
 

@@ -27,6 +27,7 @@ class Switches:
     hyperv: bool
     aks_cpu_memory: bool
     boolean_values: str
+    encryption_at_host: bool
     ephemeral_format: str
     node_image_version: bool
     regional_value: str
@@ -75,6 +76,7 @@ class Switches:
             hyperv=bool(sw("hypervGeneration")),
             aks_cpu_memory=bool(sw("kubernetesAzureSkuCpuMemory")),
             boolean_values=str(sw("booleanValues")),
+            encryption_at_host=bool(sw("encryptionAtHostSupported")),
             ephemeral_format=str(sw("ephemeralFormat")),
             node_image_version=bool(sw("nodeImageVersion")),
             regional_value=str(setting("zones", "regionalValue")),

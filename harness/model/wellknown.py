@@ -51,6 +51,8 @@ SKU_VERSION = "karpenter.azure.com/sku-version"
 EPHEMERAL_MAX = "karpenter.azure.com/sku-storage-ephemeralos-maxsize"
 PREMIUM = "karpenter.azure.com/sku-storage-premium-capable"
 ACCELERATED = "karpenter.azure.com/sku-networking-accelerated"
+# before provider v1.4.0 (#872) only (release-probes.yaml provider.requirements.encryptionAtHostSupported)
+ENCRYPTION_AT_HOST = "karpenter.azure.com/sku-encryptionathost-capable"
 HYPERV = "karpenter.azure.com/sku-hyperv-generation"
 
 

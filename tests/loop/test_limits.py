@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.loop.limits import (RemainingResources, exceeded_message, exhausted_message, nodepool_limits,
-                                 weight_order_key)
+from harness.loop.limits import (RemainingResources, exceeded_by, exceeded_message, exhausted_message,
+                                 nodepool_limits, usage_exceeds_message, weight_order_key)
 
 
 @dataclass
@@ -65,11 +65,29 @@ def test_weight_order_heavier_first_then_name_descending():
     assert [p["metadata"]["name"] for p in sorted(pools, key=weight_order_key)] == ["d", "b", "a", "c"]
 
 
-def test_node_limits_limit_nothing_before_core_v1_12():
-    """Core before v1.12.0 (#2526) has no `nodes` resource: limits.nodes is dropped (core-behaviour.yaml
-    nodeLimits); the other limits stay."""
+def test_the_scheduler_drops_node_limits_before_core_v1_11():
+    """Core before v1.11.0 (#2526) has no `nodes` resource in the scheduler: limits.nodes is dropped there
+    (core-behaviour.yaml nodeLimits; Provisioner.Create still checks it); the other limits stay."""
     np = {"metadata": {"name": "default"}, "spec": {"limits": {"nodes": "1", "cpu": "4"}}}
     old = RemainingResources.build([np], [("default", {"cpu": 2000})], node_limits=False)
     assert old.remaining == {"default": {"cpu": 2000}}
     new = RemainingResources.build([np], [("default", {"cpu": 2000})])
     assert new.remaining == {"default": {"nodes": 0, "cpu": 2000}}
+
+
+def test_create_refuses_only_usage_above_the_limit():
+    """Limits.ExceededBy (sigs.k8s.io/karpenter v1.6.2 pkg/apis/v1/nodepool.go): usage equal to the limit passes,
+    so a NodePool whose scheduler does not count nodes ends one node past limits.nodes."""
+    pool = np("a", limits={"nodes": "3", "cpu": "8"})
+    assert exceeded_by(pool, {"nodes": 3, "cpu": 6000}) is None
+    assert exceeded_by(pool, {"nodes": 4, "cpu": 6000}) == ("nodes", 4, 3)
+    assert exceeded_by(pool, {"memory": 2**40}) is None          # an unlimited resource never refuses
+    assert exceeded_by(np("b"), {"nodes": 9}) is None
+
+
+def test_create_refusal_words_per_core():
+    """serrors from core v1.5.0 (#2136; keys sorted as serrors.Error prints them), fmt.Errorf before."""
+    assert usage_exceeds_message("nodes", 5, 3, True) == \
+        "resource usage exceeds limit (limit=3, resource-name=nodes, usage=5)"
+    assert usage_exceeds_message("nodes", 5, 3, False) == "nodes resource usage of 5 exceeds limit of 3"
+    assert usage_exceeds_message("cpu", 8500, 8000, False) == "cpu resource usage of 8.500 exceeds limit of 8"

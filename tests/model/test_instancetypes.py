@@ -614,6 +614,15 @@ def test_boolean_and_ephemeral_formats_are_profile_data():
     assert its["Standard_B20ms"].requirements[wk.EPHEMERAL_MAX].values == {"32.21225472"}
 
 
+def test_encryption_at_host_label_before_provider_v1_4():
+    """Provider before v1.4.0 (#872; v0.7.5 instancetype.go setRequirementsEncryptionAtHostSupported): "true" on a
+    SKU whose EncryptionAtHostSupported is True, DoesNotExist otherwise; no key at all from v1.4.0."""
+    its = build(profile="v0.7.5")
+    assert its["Standard_D2s_v3"].requirements[wk.ENCRYPTION_AT_HOST].values == {"true"}
+    assert its["Standard_D2_v3"].requirements[wk.ENCRYPTION_AT_HOST].operator == "DoesNotExist"
+    assert wk.ENCRYPTION_AT_HOST not in build()["Standard_D2s_v3"].requirements
+
+
 def test_fips_mode():
     r = build(nodeclass=NodeClassParams(image_family="AzureLinux", fips_mode="FIPS"))["Standard_D2s_v3"].requirements
     assert r[wk.FIPS_ENABLED].single_value() == "true"

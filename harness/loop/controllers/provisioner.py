@@ -21,7 +21,8 @@ from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
 from harness.loop.controllers.simulate import synced
 from harness.loop.controllers.state import Claim, LoopState
-from harness.loop.limits import RemainingResources
+from harness.loop.limits import (NODES, RemainingResources, create_refused_message, exceeded_by,
+                                 nodepool_limits, usage_exceeds_message)
 from harness.loop.nodeclaimobject import template_for, to_nodeclaim
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
@@ -382,15 +383,61 @@ class Provisioner:
             self._say(key, "pod-unschedulable", err + (f"; {detail}" if detail else ""), same=f"error:{err}")
 
     def create_nodeclaim(self, planned) -> bool:
-        """ToNodeClaim (sigs.k8s.io/karpenter v1.14.0
+        """Provisioner.Create: the NodePool's limits against what cluster state counts for it (limit_refusal),
+        ToNodeClaim (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go) and the API
         write (provisioner.go Create; the CRD rules judge it)."""
         s = self.state
         t = planned.template
+        refused = self.limit_refusal(t.name, t.nodepool)
+        if refused is not None:
+            self._refused(planned, refused)
+            return False
         obj, reqs = to_nodeclaim(t, planned.requirements, planned.instance_types,
                                  add(planned.requests, planned.daemon_requests), s.profile, s.sem, s.core, s.rng,
                                  lambda: s.name(t.name + "-"))
         return self.write_nodeclaim(obj, reqs, t, planned.pods)
+
+    def limit_refusal(self, nodepool: str, fallback: dict) -> str | None:
+        """Provisioner.Create's limit check (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/provisioner.go
+        Create, Limits.ExceededBy on Cluster.NodePoolResourcesFor): the NodePool's launched nodes not marked for
+        deletion, each its capacity and one `nodes`; the error when one limited resource is above its limit. The
+        NodeClaims of the same batch are not counted (they have no provider id yet). From core v1.11.0 the scheduler
+        has already refused what this would (it counts `nodes` too); before, a `nodes` limit is enforced here only,
+        one node late (core-behaviour.yaml nodeLimits)."""
+        s = self.state
+        latest = s.cluster.get("NodePool", nodepool) or fallback
+        if nodepool_limits(latest) is None:
+            return None
+        usage: dict[str, int] = {}
+        for c in s.claims:
+            if c.done or c.launched is None or c.template.name != nodepool:
+                continue
+            # StateNode.MarkedForDeletion: its resources leave the NodePool's count
+            if c.dis.marked_for_deletion or c.dis.deleting_since is not None or \
+                    c.obj["metadata"].get("deletionTimestamp"):
+                continue
+            usage = add(usage, {**c.launched.instance_type.capacity, NODES: 1})
+        over = exceeded_by(latest, usage)
+        if over is None:
+            return None
+        # the error's words moved to serrors with the change core-behaviour.yaml blockedReasonFormat reads (#2136)
+        return create_refused_message(usage_exceeds_message(*over, s.core.blocked_reason_format == "keyValue"))
+
+    def _refused(self, planned, err: str) -> None:
+        """A NodeClaim Create refused: nothing is written, the pods stay pending with no event and no Karpenter
+        error of their own (core returns the error from the provisioner's Reconcile, which controller-runtime
+        logs as "Reconciler error"), and the next pass plans them again. The decision record keeps the error."""
+        s = self.state
+        keys = [s.pod_key(pv.obj) for pv in planned.pods]
+        s.trace(f"NodeClaim for {len(keys)} pod(s) of NodePool {planned.template.name} refused: {err}")
+        if s.decisions.enabled:
+            # core-behaviour.yaml nodeLimits, read for the words: a run where it differs names it at this decision
+            counted = s.core.node_limits
+            text = reasons.create_refused(planned.template.name, keys, err, counted)
+            for k in keys:
+                self._say(k, "nodeclaim-refused", text, (f"NodePool/{planned.template.name}",),
+                          {"nodePool": planned.template.name}, same=f"refused:{err}")
 
     def write_nodeclaim(self, obj: dict, reqs, t: Template, planned_pods: list[PodView]) -> bool:
         """The API write of a NodeClaim object (provisioner.go Create; the CRD rules judge it) and the
