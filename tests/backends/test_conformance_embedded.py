@@ -334,3 +334,24 @@ def test_pod_update_keeps_the_admission_defaults(cluster):
         c.delete("Pod", "p", "default")
     assert got[0] == got[1]
     assert [t["key"] for t in got[1]["tolerations"]] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+
+
+# -- a workload's pod template as the API server stores it (harness.model.poddefaults.default_template) --
+TEMPLATE_SPEC = DEFAULTED_CASES["container-defaults"]
+
+
+def test_a_deployment_template_is_defaulted_as_the_api_server_stores_it(cluster):
+    """The stored Deployment's template is every PodSpec's defaulting, none of a Pod's own (no
+    enableServiceLinks, no priority or tolerations): the same as default_template, and same_template
+    finds the short form equal to it (what a step's apply of a dumped Deployment is compared with)."""
+    from harness.model.poddefaults import default_template, same_template
+    short = {"metadata": {"labels": {"app": "web"}}, "spec": TEMPLATE_SPEC}
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": short}}
+    made = cluster.create(dep)
+    try:
+        stored = made["spec"]["template"]
+    finally:
+        cluster.delete("Deployment", "web", "default")
+    assert _stored_spec({"spec": default_template(short)["spec"]}) == _stored_spec(stored)
+    assert same_template(stored, short)
