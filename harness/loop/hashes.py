@@ -8,15 +8,9 @@ stamps `karpenter.azure.com/aksnodeclass-hash` (AKSNodeClass.Hash over spec, tag
 (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/aksnodeclass.go Hash,
 pkg/cloudprovider/cloudprovider.go). Drift only asks whether a hash changed, so the harness hashes a
 canonical form with the same ignore rules (harness assumption: the digits differ from hashstructure's;
-the hash versions are upstream's, v3 for both).
-
-Core hashes the NodePool it reads from the API server, so the template is hashed as the API server
-stores it: with the default: values of the release's NodePool CRD filled in (a NodePool applied again
-without `expireAfter: 720h` hashes as before), and its durations by value, as the typed
-metav1.Duration / NillableDuration fields hash (`60m` is `1h`; `Never` is the nil duration, a zero value).
-The template fields have no `hash:"ignore"` tag but requirements and resources at any v1 core
-(sigs.k8s.io/karpenter v1.0.0 to v1.14.0 pkg/apis/v1/nodeclaim.go NodeClaimTemplateSpec), so a changed
-terminationGracePeriod or expireAfter drifts the NodeClaims made before it.
+the hash versions are upstream's, v3 for both). The template is hashed as the API server stores it,
+with the release's CRD defaults, and its durations by value as the typed fields hash: why,
+docs/architecture/loop.md.
 """
 from __future__ import annotations
 
@@ -64,11 +58,10 @@ def stored_template(nodepool: dict, profile: Profile) -> dict:
     expireAfter under spec.disruption, which the model's v1 view moves into the template
     (harness.model.apiversions.to_model_version)."""
     template = copy.deepcopy(((nodepool.get("spec") or {}).get("template")) or {})
-    schema = profile.crd_spec_schema("NodePool") or {}
-    props = schema.get("properties") or {}
+    spec = template.setdefault("spec", {})
+    props = (profile.crd_spec_schema("NodePool") or {}).get("properties") or {}
     if "template" in props:
         crdschema.apply_defaults(template, props["template"])
-    spec = template.setdefault("spec", {})
     beta = ((props.get("disruption") or {}).get("properties") or {}).get("expireAfter") or {}
     if "expireAfter" not in spec and "default" in beta:
         spec["expireAfter"] = beta["default"]
