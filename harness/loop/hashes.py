@@ -8,12 +8,19 @@ stamps `karpenter.azure.com/aksnodeclass-hash` (AKSNodeClass.Hash over spec, tag
 (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/aksnodeclass.go Hash,
 pkg/cloudprovider/cloudprovider.go). Drift only asks whether a hash changed, so the harness hashes a
 canonical form with the same ignore rules (harness assumption: the digits differ from hashstructure's;
-the hash versions are upstream's, v3 for both).
+the hash versions are upstream's, v3 for both). The template is hashed as the API server stores it,
+with the release's CRD defaults, and its durations by value as the typed fields hash: why,
+docs/architecture/loop.md.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+
+from harness.model import crdschema
+from harness.model.durations import crd_duration
+from harness.model.profile import Profile
 
 NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
 NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
@@ -39,12 +46,51 @@ def _digest(value) -> str:
     return str(int.from_bytes(hashlib.sha256(raw).digest()[:8], "big"))
 
 
-def nodepool_hash(nodepool: dict) -> str:
-    template = json.loads(json.dumps(((nodepool.get("spec") or {}).get("template")) or {}))
+# the template spec's typed duration fields (core NodeClaimTemplateSpec: TerminationGracePeriod
+# *metav1.Duration, ExpireAfter NillableDuration, whose Raw text is `hash:"ignore"`)
+DURATION_FIELDS = ("terminationGracePeriod", "expireAfter")
+NEVER = "Never"
+
+
+def stored_template(nodepool: dict, profile: Profile) -> dict:
+    """spec.template as the API server stores it: the `default:` values of the profile's NodePool CRD
+    (its storage version's schema) filled in. A release whose CRDs store v1beta1 (core v0.36) defaults
+    expireAfter under spec.disruption, which the model's v1 view moves into the template
+    (harness.model.apiversions.to_model_version)."""
+    template = copy.deepcopy(((nodepool.get("spec") or {}).get("template")) or {})
     spec = template.setdefault("spec", {})
+    props = (profile.crd_spec_schema("NodePool") or {}).get("properties") or {}
+    if "template" in props:
+        crdschema.apply_defaults(template, props["template"])
+    beta = ((props.get("disruption") or {}).get("properties") or {}).get("expireAfter") or {}
+    if "expireAfter" not in spec and "default" in beta:
+        spec["expireAfter"] = beta["default"]
+    return template
+
+
+def _duration_value(text):
+    """A duration field as hashstructure sees the typed value: one spelling per length (`60m` and
+    `1h0m` are `1h`), None for Never (a nil duration) and for zero (IgnoreZeroValue); text the CRD
+    pattern would refuse is hashed as written."""
+    if text == NEVER:
+        return None
+    try:
+        seconds = round(crd_duration(str(text)))
+    except ValueError:
+        return text
+    h, rest = divmod(seconds, 3600)
+    m, sec = divmod(rest, 60)
+    return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (sec, "s")) if n) or None
+
+
+def nodepool_hash(nodepool: dict, profile: Profile) -> str:
+    template = stored_template(nodepool, profile)
+    spec = template["spec"]
     spec.pop("requirements", None)
     spec.pop("resources", None)
-    spec.setdefault("expireAfter", "720h")             # the CRD default a real API server stores
+    for k in DURATION_FIELDS:
+        if k in spec:
+            spec[k] = _duration_value(spec[k])
     return _digest(template)
 
 
@@ -54,27 +100,34 @@ def nodeclass_hash(nodeclass: dict) -> str:
     return _digest(spec)
 
 
-_MEMO: dict[int, tuple[dict, str]] = {}      # id(nodepool) -> (the object, its hash); a pass reuses one
-_MEMO_SIZE = 64                               # object for every NodeClaim it creates
+# id(nodepool) -> (the object, the profile, its hash); a pass reuses one object for every NodeClaim it creates
+_MEMO: dict[int, tuple[dict, Profile, str]] = {}
+_MEMO_SIZE = 64
 
 
-def nodepool_hash_annotations(nodepool: dict) -> dict[str, str]:
+def nodepool_hash_annotations(nodepool: dict, profile: Profile) -> dict[str, str]:
     """A new NodeClaim's annotations: the template's, then the NodePool hash and its version (core
     nodeclaimtemplate.go NewNodeClaimTemplate; NodeClaimTemplate.ToNodeClaim)."""
     hit = _MEMO.get(id(nodepool))
-    if hit is None or hit[0] is not nodepool:
+    if hit is None or hit[0] is not nodepool or hit[1] is not profile:
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
-        hit = _MEMO[id(nodepool)] = (nodepool, nodepool_hash(nodepool))
+        hit = _MEMO[id(nodepool)] = (nodepool, profile, nodepool_hash(nodepool, profile))
     template = (((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations") or {}
     return {**{str(k): str(v) for k, v in template.items()},
-            NODEPOOL_HASH: hit[1], NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
+            NODEPOOL_HASH: hit[2], NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
 
 
-def template_lifetime(template_spec: dict) -> dict:
-    """The NodeClaim spec fields NodeClaimTemplate.ToNodeClaim copies for disruption: expireAfter
-    (the CRD default 720h when unset) and terminationGracePeriod."""
-    out = {"expireAfter": template_spec.get("expireAfter", "720h")}
-    if template_spec.get("terminationGracePeriod") is not None:
-        out["terminationGracePeriod"] = template_spec["terminationGracePeriod"]
+def template_lifetime(nodepool: dict, profile: Profile) -> dict:
+    """The NodeClaim spec fields NodeClaimTemplate.ToNodeClaim copies from the stored template for
+    disruption: expireAfter (defaulted by the CRD) and terminationGracePeriod. They stay with the
+    NodeClaim: a later change of the NodePool drifts it, but its expiry and a drain's deadline count
+    from its own copy (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go NodeClaimTemplate.ToNodeClaim,
+    pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation)."""
+    spec = stored_template(nodepool, profile)["spec"]
+    out = {}
+    if "expireAfter" in spec:
+        out["expireAfter"] = spec["expireAfter"]
+    if spec.get("terminationGracePeriod") is not None:
+        out["terminationGracePeriod"] = spec["terminationGracePeriod"]
     return out

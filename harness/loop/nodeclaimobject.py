@@ -66,7 +66,7 @@ def to_nodeclaim(template: Template, requirements: Requirements, instance_types:
         labels.update(resolved_requirement_labels(profile, reqs, rng))
     name = name if isinstance(name, str) else name()
     spec_t = nodepool["spec"]["template"]["spec"]
-    annotations = nodepool_hash_annotations(nodepool)
+    annotations = nodepool_hash_annotations(nodepool, profile)
     if profile.min_values_policy:
         # every new NodeClaim says whether BestEffort lowered a minValues of its template (core v1.6.0+,
         # sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go addToNewNodeClaim; harness assumption:
@@ -91,7 +91,7 @@ def to_nodeclaim(template: Template, requirements: Requirements, instance_types:
                  "nodeClassRef": apiversions.nodeclaim_nodeclass_ref(nodepool, profile),
                  **({"taints": spec_t["taints"]} if spec_t.get("taints") else {}),
                  **({"startupTaints": spec_t["startupTaints"]} if spec_t.get("startupTaints") else {}),
-                 **template_lifetime(spec_t)},    # expireAfter, terminationGracePeriod (ToNodeClaim)
+                 **template_lifetime(nodepool, profile)},    # expireAfter, terminationGracePeriod (ToNodeClaim)
     }
     kubelet = apiversions.nodeclaim_kubelet(nodepool, profile)
     if kubelet is not None:

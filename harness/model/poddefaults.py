@@ -4,6 +4,10 @@ defaulting, then the default-on Priority and DefaultTolerationSeconds admission 
 that order, is harness.model.runtimeclass). The values are harness/data/pod-defaults.yaml, which also
 lists the other default-on plugins and why the embedded backend leaves them out. The real backends'
 API server does all this itself.
+
+The same defaulting of a workload's pod template (`default_template`) lets an apply be compared with the
+stored template as the Deployment controller compares them (`same_template`): a manifest that leaves out
+what the API server defaults has the template it had.
 """
 from __future__ import annotations
 
@@ -15,8 +19,9 @@ import yaml
 
 from harness.model.apistatus import forbidden
 from harness.model.data import DATA_DIR
+from harness.model.resources import QuantityError, parse_quantity
 
-__all__ = ["PodDefaults", "admit_pod"]
+__all__ = ["PodDefaults", "admit_pod", "default_template", "same_template"]
 
 DEFAULTS_FILE = "pod-defaults.yaml"
 # the Priority plugin's refusals (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go
@@ -30,8 +35,18 @@ POLICY_GIVEN = ("the string value of PreemptionPolicy ({given}) must not be prov
 
 @dataclass(frozen=True)
 class PodDefaults:
-    spec: dict                       # field -> value a pod that leaves the field out gets
+    spec: dict                       # field -> value every PodSpec that leaves the field out gets
+    pod_only: dict                   # the same, a Pod's only (not a template's)
+    container: dict
+    image_pull_policy: dict          # `latest` / `other` tag -> the policy
     port_protocol: str
+    probe: dict
+    http_get: dict
+    grpc: dict
+    field_ref: dict
+    volume_sources: dict             # volume source -> its defaults
+    claim_template_spec: dict
+    service_account_token: dict
     default_priority: int
     preemption_policy: str
     classes: dict                    # PriorityClass name -> value
@@ -41,29 +56,147 @@ class PodDefaults:
     @lru_cache(maxsize=1)
     def load() -> "PodDefaults":
         d = yaml.safe_load((DATA_DIR / DEFAULTS_FILE).read_text())
-        return PodDefaults(spec=d["spec"], port_protocol=d["portProtocol"],
+        return PodDefaults(spec=d["podSpec"], pod_only=d["podOnly"], container=d["container"],
+                           image_pull_policy=d["imagePullPolicy"], port_protocol=d["portProtocol"],
+                           probe=d["probe"], http_get=d["httpGet"], grpc=d["grpc"], field_ref=d["fieldRef"],
+                           volume_sources=d["volumeSources"], claim_template_spec=d["claimTemplateSpec"],
+                           service_account_token=d["serviceAccountToken"],
                            default_priority=int(d["priority"]["default"]),
                            preemption_policy=d["priority"]["preemptionPolicy"],
                            classes={str(k): int(v) for k, v in d["priority"]["classes"].items()},
                            tolerations=tuple(d["tolerations"]))
 
 
+def _fill(obj, defaults: dict, zero_unset: bool = False) -> None:
+    """Each field of `defaults` that `obj` (a dict, else nothing) leaves out, sets to null or, a string
+    field, to "" (the Go defaulters test `== ""`); with `zero_unset` also a 0 (the probe's counters are
+    plain int32s, tested `== 0`; every other defaulted number is a pointer, where 0 is a value)."""
+    if isinstance(obj, dict):
+        for k, v in defaults.items():
+            have = obj.get(k)
+            if have is None or have == "" or (zero_unset and have == 0 and not isinstance(have, bool)):
+                obj[k] = copy.deepcopy(v)
+
+
+def image_tag(image: str) -> str:
+    """The tag ParseImageName finds: after the last `:` of the last path segment, before a digest;
+    `latest` when there is neither a tag nor a digest (k8s.io/kubernetes v1.36.3 pkg/util/parsers)."""
+    name, _, digest = str(image or "").partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rpartition(":")[2] if ":" in last else ""
+    return tag or ("" if digest else "latest")
+
+
+def _default_container(c, table: PodDefaults) -> None:
+    """SetDefaults_Container and the container's nested defaults (ports, env fieldRefs, probes, handlers)."""
+    if not isinstance(c, dict):
+        return
+    _fill(c, table.container)
+    if not c.get("imagePullPolicy"):
+        c["imagePullPolicy"] = table.image_pull_policy["latest" if image_tag(c.get("image")) == "latest" else "other"]
+    for p in c.get("ports") or []:
+        if isinstance(p, dict) and not p.get("protocol"):
+            p["protocol"] = table.port_protocol
+    for e in c.get("env") or []:
+        _fill(((e or {}).get("valueFrom") or {}).get("fieldRef"), table.field_ref)
+    handlers = [c.get(k) for k in ("livenessProbe", "readinessProbe", "startupProbe")]
+    for probe in handlers:
+        _fill(probe, table.probe, zero_unset=True)
+        _fill((probe or {}).get("grpc") if isinstance(probe, dict) else None, table.grpc)
+    handlers += [((c.get("lifecycle") or {}).get(k)) for k in ("postStart", "preStop")]
+    for h in handlers:
+        _fill(h.get("httpGet") if isinstance(h, dict) else None, table.http_get)
+
+
+def _default_volume(v, table: PodDefaults) -> None:
+    """SetDefaults_Volume and the volume source's defaults."""
+    if not isinstance(v, dict):
+        return
+    if not any(k != "name" and val is not None for k, val in v.items()):
+        v["emptyDir"] = {}
+    for source, defaults in table.volume_sources.items():
+        _fill(v.get(source), defaults)
+    for item in ((v.get("downwardAPI") or {}).get("items") or []):
+        _fill((item or {}).get("fieldRef"), table.field_ref)
+    for src in ((v.get("projected") or {}).get("sources") or []):
+        for item in (((src or {}).get("downwardAPI") or {}).get("items") or []):
+            _fill((item or {}).get("fieldRef"), table.field_ref)
+        _fill((src or {}).get("serviceAccountToken"), table.service_account_token)
+    _fill((((v.get("ephemeral") or {}).get("volumeClaimTemplate") or {}).get("spec")), table.claim_template_spec)
+
+
+def _default_pod_spec(spec: dict, table: PodDefaults) -> None:
+    """SetDefaults_PodSpec with the containers' and volumes' nested defaults: every PodSpec's."""
+    _fill(spec, table.spec)
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            _default_container(c, table)
+    for v in spec.get("volumes") or []:
+        _default_volume(v, table)
+
+
 def _default_spec(spec: dict, table: PodDefaults) -> None:
-    """SetDefaults_PodSpec / SetDefaults_Pod and the generated port defaults; a container's limits stand in
-    for the requests it leaves out (SetDefaults_Pod)."""
-    for k, v in table.spec.items():
-        if spec.get(k) is None:
-            spec[k] = copy.deepcopy(v)
+    """A Pod's: every PodSpec's defaults, then SetDefaults_Pod's (a container's limits stand in for the
+    requests it leaves out; with hostNetwork a port's hostPort is its containerPort)."""
+    _default_pod_spec(spec, table)
+    _fill(spec, table.pod_only)
     for key in ("containers", "initContainers"):
         for c in spec.get(key) or []:
             for p in c.get("ports") or []:
-                if not p.get("protocol"):
-                    p["protocol"] = table.port_protocol
                 if spec.get("hostNetwork") and not p.get("hostPort") and p.get("containerPort"):
                     p["hostPort"] = p["containerPort"]
             res = c.get("resources") or {}
             if res.get("limits"):
                 res["requests"] = {**res["limits"], **(res.get("requests") or {})}
+
+
+def default_template(template: dict) -> dict:
+    """A copy of a workload's pod template (a Deployment's, DaemonSet's, Job's spec.template) as the API
+    server stores it: every PodSpec's defaults, none of a Pod's own."""
+    out = copy.deepcopy(template or {})
+    spec = out.setdefault("spec", {})
+    if isinstance(spec, dict):
+        _default_pod_spec(spec, PodDefaults.load())
+    return out
+
+
+# the label the ReplicaSet controller adds to a Deployment's templates, left out of their comparison
+# (k8s.io/kubernetes v1.36.3 pkg/controller/deployment/util/deployment_util.go EqualIgnoreHash)
+POD_TEMPLATE_HASH = "pod-template-hash"
+# where a pod spec holds resource quantities, compared by value
+_QUANTITY_MAPS = ("limits", "requests", "overhead", "sizeLimit")
+
+
+def _semantic(value, key: str = ""):
+    """The value apimachinery's Semantic.DeepEqual compares: an absent, null or empty field alike, and a
+    quantity by its amount (`0.5` is `500m`)."""
+    if key in _QUANTITY_MAPS:
+        try:
+            if isinstance(value, dict):
+                return {k: parse_quantity(v) for k, v in value.items()} or None
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                return parse_quantity(value)
+        except QuantityError:
+            pass
+    if isinstance(value, dict):
+        out = {k: _semantic(v, k) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None} or None
+    if isinstance(value, list):
+        return [_semantic(v) for v in value] or None
+    return value
+
+
+def same_template(old: dict, new: dict) -> bool:
+    """Whether two workload pod templates are the same once stored: both defaulted, compared as the
+    Deployment controller compares a ReplicaSet's template with the Deployment's (EqualIgnoreHash:
+    Semantic.DeepEqual without the pod-template-hash label)."""
+    def stored(t: dict):
+        t = default_template(t)
+        labels = (t.get("metadata") or {}).get("labels")
+        if isinstance(labels, dict):
+            labels.pop(POD_TEMPLATE_HASH, None)
+        return _semantic(t)
+    return stored(old) == stored(new)
 
 
 def _priority(pod: dict, old: dict | None, table: PodDefaults) -> None:

@@ -5,6 +5,7 @@ per kind and words the errors.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import pickle
 from importlib import resources
@@ -13,6 +14,8 @@ import jsonschema
 import yaml
 
 from harness.backends.kinds import API_VERSIONS
+from harness.model.apistatus import APIRejected
+from harness.model.poddefaults import admit_pod
 from harness.runner.steps import ACTIONS
 
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
@@ -344,7 +347,14 @@ POD_UPDATE_FORBIDDEN = ("spec: Forbidden: pod updates may not change fields othe
 
 def _pod_spec_changed(old: dict, new: dict) -> bool:
     """The update would change a Pod spec field the API server refuses to change (images and added
-    tolerations may change)."""
+    tolerations may change). Both are compared as stored: defaulted and admitted (a dump's full Pod applied
+    again in short form is the same Pod: kubectl's patch drops the fields, the API server puts them back)."""
+    try:
+        stored = admit_pod(copy.deepcopy(old))
+        old, new = stored, admit_pod(copy.deepcopy(new), stored)
+    except APIRejected:
+        pass                      # refused at create: the engines report it; compared as written
+
     def frozen(spec: dict) -> dict:
         spec = dict(spec or {})
         for k in ("containers", "initContainers"):

@@ -279,11 +279,19 @@ DEFAULTED_CASES = {
     "pre-stop-sleep-past-grace": {"containers": [
         {"name": "c", "image": "registry.invalid/pause", "lifecycle": {"preStop": {"sleep": {"seconds": 31}}}},
         {"name": "d", "image": "registry.invalid/pause", "lifecycle": {"postStart": {"sleep": {"seconds": -1}}}}]},
+    "container-defaults": {"containers": [
+        {"name": "c", "image": "registry.invalid/pause:3.10", "ports": [{"containerPort": 80}],
+         "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+         "readinessProbe": {"httpGet": {"port": 80}}, "livenessProbe": {"grpc": {"port": 9000}, "periodSeconds": 0},
+         "lifecycle": {"preStop": {"httpGet": {"port": 80}}}},
+        {"name": "d", "image": "registry.invalid/pause", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
+        "volumes": [{"name": "v"}, {"name": "s", "secret": {"secretName": "s"}},
+                    {"name": "t", "projected": {"sources": [{"downwardAPI": {"items": [
+                                                                {"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}}]}},
+                    {"name": "h", "hostPath": {"path": "/tmp"}}]},
     "given-values-kept": {"terminationGracePeriodSeconds": 5, "restartPolicy": "Never", "dnsPolicy": "Default",
                           "schedulerName": "other", "enableServiceLinks": False},
 }
-# container fields the embedded store leaves out: nothing the harness reads (imagePullPolicy depends on the image tag)
-UNMODELED_CONTAINER_FIELDS = ("imagePullPolicy", "terminationMessagePath", "terminationMessagePolicy")
 
 
 def _stored_spec(made: dict) -> dict:
@@ -293,7 +301,7 @@ def _stored_spec(made: dict) -> dict:
         if key in spec:
             # `resources: {}` is how the server prints a container that gives none
             spec[key] = [{k: ({s: parse_resource_list(q) for s, q in v.items()} if k == "resources" else v)
-                          for k, v in c.items() if k not in UNMODELED_CONTAINER_FIELDS and v != {}} for c in spec[key]]
+                          for k, v in c.items() if v != {}} for c in spec[key]]
     return spec
 
 
@@ -303,7 +311,7 @@ def _defaulted(cluster, spec: dict):
 
 @pytest.mark.parametrize("case", sorted(DEFAULTED_CASES))
 def test_pod_defaults_equal_the_api_server(cluster, case):
-    """The stored Pod's spec, every field but UNMODELED_CONTAINER_FIELDS, or the refusal, is the same."""
+    """The stored Pod's spec, or the refusal, is the same."""
     from harness.backends.embedded import EmbeddedCluster
     real = _defaulted(cluster, DEFAULTED_CASES[case])
     assert _defaulted(EmbeddedCluster("upstream"), DEFAULTED_CASES[case]) == real
@@ -326,3 +334,24 @@ def test_pod_update_keeps_the_admission_defaults(cluster):
         c.delete("Pod", "p", "default")
     assert got[0] == got[1]
     assert [t["key"] for t in got[1]["tolerations"]] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+
+
+# -- a workload's pod template as the API server stores it (harness.model.poddefaults.default_template) --
+TEMPLATE_SPEC = DEFAULTED_CASES["container-defaults"]
+
+
+def test_a_deployment_template_is_defaulted_as_the_api_server_stores_it(cluster):
+    """The stored Deployment's template is every PodSpec's defaulting, none of a Pod's own (no
+    enableServiceLinks, no priority or tolerations): the same as default_template, and same_template
+    finds the short form equal to it (what a step's apply of a dumped Deployment is compared with)."""
+    from harness.model.poddefaults import default_template, same_template
+    short = {"metadata": {"labels": {"app": "web"}}, "spec": TEMPLATE_SPEC}
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": short}}
+    made = cluster.create(dep)
+    try:
+        stored = made["spec"]["template"]
+    finally:
+        cluster.delete("Deployment", "web", "default")
+    assert _stored_spec({"spec": default_template(short)["spec"]}) == _stored_spec(stored)
+    assert same_template(stored, short)

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import copy
 
-from harness.loop.hashes import nodeclass_hash, nodepool_hash, nodepool_hash_annotations, template_lifetime
+from harness.loop.hashes import nodeclass_hash, nodepool_hash as _nodepool_hash, nodepool_hash_annotations, \
+    stored_template, template_lifetime
+from harness.model.profile import load_profile
+
+UPSTREAM = load_profile("upstream")
+
+
+def nodepool_hash(np: dict) -> str:
+    return _nodepool_hash(np, UPSTREAM)
 
 NP = {"metadata": {"name": "np"}, "spec": {"template": {"metadata": {"labels": {"a": "b"}}, "spec": {
     "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
@@ -32,6 +40,26 @@ def test_requirements_disruption_and_order_do_not_change_the_hash():
     assert nodepool_hash(changed(("spec", "template", "spec", "expireAfter"), "720h")) == h         # the default
 
 
+def test_durations_hash_by_value():
+    """metav1.Duration and NillableDuration hash their value, not their text; Never is the nil duration
+    and a zero terminationGracePeriod a zero value, both left out like an unset field."""
+    tgp = ("spec", "template", "spec", "terminationGracePeriod")
+    assert nodepool_hash(changed(tgp, "60m")) == nodepool_hash(changed(tgp, "1h")) == nodepool_hash(changed(tgp, "3600s"))
+    assert nodepool_hash(changed(tgp, "1h30m")) == nodepool_hash(changed(tgp, "90m")) != nodepool_hash(changed(tgp, "1h"))
+    assert nodepool_hash(changed(tgp, "0s")) == nodepool_hash(NP)
+    expire = ("spec", "template", "spec", "expireAfter")
+    assert nodepool_hash(changed(expire, "Never")) != nodepool_hash(NP)
+    assert nodepool_hash(changed(expire, "43200m")) == nodepool_hash(NP)
+
+
+def test_the_template_is_hashed_with_the_releases_crd_defaults():
+    """The release's NodePool CRD defaults expireAfter in the template (v1 storage) or under
+    spec.disruption (v1beta1 storage, moved into the template by the model's v1 view)."""
+    for name in ("upstream", "v1.0.0", "v0.5.4"):
+        assert stored_template(NP, load_profile(name))["spec"]["expireAfter"] == "720h", name
+    assert "expireAfter" not in NP["spec"]["template"]["spec"]           # the object read is left as it was
+
+
 def test_template_fields_change_the_hash():
     h = nodepool_hash(NP)
     assert nodepool_hash(changed(("spec", "template", "metadata", "labels"), {"a": "c"})) != h
@@ -46,8 +74,8 @@ def test_nodeclass_tags_are_ignored():
 
 
 def test_new_nodeclaim_fields():
-    ann = nodepool_hash_annotations(changed(("spec", "template", "metadata", "annotations"), {"x": "y"}))
+    ann = nodepool_hash_annotations(changed(("spec", "template", "metadata", "annotations"), {"x": "y"}), UPSTREAM)
     assert ann["x"] == "y" and ann["karpenter.sh/nodepool-hash-version"] == "v3"
-    assert template_lifetime({}) == {"expireAfter": "720h"}
-    assert template_lifetime({"expireAfter": "Never", "terminationGracePeriod": "5m"}) == {
-        "expireAfter": "Never", "terminationGracePeriod": "5m"}
+    assert template_lifetime(NP, UPSTREAM) == {"expireAfter": "720h"}
+    np = changed(("spec", "template", "spec"), {"expireAfter": "Never", "terminationGracePeriod": "5m"})
+    assert template_lifetime(np, UPSTREAM) == {"expireAfter": "Never", "terminationGracePeriod": "5m"}

@@ -101,6 +101,29 @@ def test_a_deleted_managed_node_has_its_nodeclaim_deleted(embedded):
         assert claim.dis.deleting_since is not None and claim.dis.deleted_by == ""
 
 
+def test_a_dumped_drain_has_one_deadline_from_its_deletion(embedded):
+    """A deleting NodeClaim of a dump: its terminationGracePeriod counts from the dump's deletionTimestamp
+    (core lifecycle controller.go ensureTerminationGracePeriodTerminationTimeAnnotation), and the annotation, the
+    TerminationGracePeriodExpiring event and the decision all name that one deadline, not the run's start plus it."""
+    from harness.loop.clock import parse_rfc3339
+    from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
+    with simulation(embedded, [nodeclass(), nodepool(terminationGracePeriod="2h")]) as sim:
+        deleted = sim.clock.now() - 1800
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3",
+                                   "deleting": rfc3339(deleted), "pods": [pod("running")]}])
+        (claim,) = sim.claims
+        sim.node_termination.reconcile()
+        deadline = rfc3339(deleted + 7200)
+        assert claim.dis.termination_time == parse_rfc3339(deadline)
+        assert claim.obj["metadata"]["annotations"][TERMINATION_ANNOTATION] == deadline
+        said = [e["message"] for e in sim.result.events if e.get("reason") == "TerminationGracePeriodExpiring"]
+        assert said and set(said) == {f"All pods will be deleted by {deadline}"}
+        (decided,) = [d for d in sim.result.decisions if d.action == "nodeclaim-deleting"]
+        assert deadline in decided.reason
+        (step,) = [t for t in sim.result.timeline if t["action"] == "deleting"]
+        assert step["t"] == deleted
+
+
 def test_a_deleting_in_flight_node_is_never_initialized(embedded):
     """Its NodeClaim is deleted before its kubelet reports Ready, and core's lifecycle controller only finalizes
     a NodeClaim being deleted (nodeclaim/lifecycle/controller.go Reconcile)."""

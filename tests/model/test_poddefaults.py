@@ -2,10 +2,12 @@
 compares it with a real kube-apiserver's)."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from harness.model.apistatus import APIRejected
-from harness.model.poddefaults import PodDefaults, admit_pod
+from harness.model.poddefaults import PodDefaults, admit_pod, default_template, same_template
 
 NOT_READY, UNREACHABLE = "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
 
@@ -80,3 +82,77 @@ def test_spec_defaults_fill_only_what_is_missing():
 def test_no_host_port_without_host_network():
     spec = admit_pod(_pod(containers=[{"name": "c", "ports": [{"containerPort": 80}]}]))["spec"]
     assert spec["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+
+
+# -- a workload's pod template as stored, and the Deployment controller's comparison --
+SHORT = {"metadata": {"labels": {"app": "web"}},
+         "spec": {"containers": [{"name": "app", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+                                  "resources": {"requests": {"cpu": "0.5", "memory": "256Mi"}},
+                                  "readinessProbe": {"httpGet": {"port": 80}},
+                                  "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]}],
+                  "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}, {"name": "scratch"}]}}
+# what `kubectl get deployment -o yaml` shows of SHORT's template once stored (k8s.io/kubernetes v1.36.3)
+STORED = {"metadata": {"creationTimestamp": None, "labels": {"app": "web"}},
+          "spec": {"containers": [{"name": "app", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent",
+                                   "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                                   "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}},
+                                   "readinessProbe": {"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"},
+                                                      "timeoutSeconds": 1, "periodSeconds": 10,
+                                                      "successThreshold": 1, "failureThreshold": 3},
+                                   "env": [{"name": "N", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                                                                                    "fieldPath": "spec.nodeName"}}}],
+                                   "terminationMessagePath": "/dev/termination-log",
+                                   "terminationMessagePolicy": "File"}],
+                   "volumes": [{"name": "cfg", "configMap": {"name": "cfg", "defaultMode": 420}},
+                               {"name": "scratch", "emptyDir": {}}],
+                   "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                   "securityContext": {}, "terminationGracePeriodSeconds": 30}}
+
+
+def test_a_template_is_defaulted_as_every_pod_spec_not_as_a_pod():
+    spec = default_template(SHORT)["spec"]
+    assert "enableServiceLinks" not in spec and "priority" not in spec and "tolerations" not in spec
+    assert (spec["dnsPolicy"], spec["schedulerName"], spec["terminationGracePeriodSeconds"]) == (
+        "ClusterFirst", "default-scheduler", 30)
+    assert spec["volumes"][1] == {"name": "scratch", "emptyDir": {}}
+    assert "imagePullPolicy" not in SHORT["spec"]["containers"][0]            # the manifest is left as it was
+
+
+def test_the_short_form_of_a_stored_template_is_the_same_template():
+    assert same_template(STORED, SHORT) and same_template(SHORT, STORED)
+    with_hash = copy.deepcopy(STORED)
+    with_hash["metadata"]["labels"]["pod-template-hash"] = "5d4f8b6c9"
+    assert same_template(with_hash, SHORT)
+
+
+@pytest.mark.parametrize("path,value", [
+    (("spec", "containers", 0, "image"), "nginx:1.28"),
+    (("spec", "containers", 0, "resources", "requests", "cpu"), "600m"),
+    (("spec", "dnsPolicy"), "Default"),
+    (("spec", "terminationGracePeriodSeconds"), 0),                 # a pointer: 0 is a value, not unset
+    (("spec", "containers", 0, "imagePullPolicy"), "Always"),
+    (("metadata", "annotations"), {"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}),
+])
+def test_a_changed_field_is_another_template(path, value):
+    changed = copy.deepcopy(SHORT)
+    node = changed
+    for p in path[:-1]:
+        node = node.setdefault(p, {}) if isinstance(p, str) else node[p]
+    node[path[-1]] = value
+    assert not same_template(STORED, changed)
+
+
+def test_a_zero_probe_counter_is_unset_and_gets_the_default():
+    zero = copy.deepcopy(SHORT)
+    zero["spec"]["containers"][0]["readinessProbe"]["periodSeconds"] = 0
+    assert same_template(STORED, zero)
+
+
+@pytest.mark.parametrize("image,policy", [
+    ("nginx", "Always"), ("nginx:latest", "Always"), ("nginx:1.27", "IfNotPresent"),
+    ("localhost:5000/app", "Always"), ("localhost:5000/app:v1", "IfNotPresent"),
+    ("nginx@sha256:" + "a" * 64, "IfNotPresent"), ("nginx:latest@sha256:" + "a" * 64, "Always"),
+])
+def test_image_pull_policy_by_tag(image, policy):
+    spec = default_template({"spec": {"containers": [{"name": "c", "image": image}]}})["spec"]
+    assert spec["containers"][0]["imagePullPolicy"] == policy

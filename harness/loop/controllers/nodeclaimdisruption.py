@@ -120,7 +120,7 @@ class NodeClaimDisruption:
         key = (np["metadata"]["name"], np["metadata"].get("resourceVersion") or "")
         h = self._hash_memo.get(key)
         if h is None:
-            h = self._hash_memo[key] = nodepool_hash(np)
+            h = self._hash_memo[key] = nodepool_hash(np, self.state.profile)
         return h
 
     # -- launch facts ----------------------------------------------------------------------------
@@ -140,7 +140,7 @@ class NodeClaimDisruption:
             # claims created without the provisioner's stamp (the seam in provisioner.create_nodeclaim)
             np = s.cluster.get("NodePool", c.template.name)
             if np is not None:
-                ann[NODEPOOL_HASH] = nodepool_hash(np)
+                ann[NODEPOOL_HASH] = nodepool_hash(np, s.profile)
                 ann[NODEPOOL_HASH_VERSION] = NODEPOOL_HASH_VERSION_VALUE
 
     # -- drift ---------------------------------------------------------------------------------------

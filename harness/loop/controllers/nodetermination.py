@@ -43,12 +43,16 @@ class NodeTermination:
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
-    def begin(self, c: Claim, reason: str) -> None:
-        """The NodeClaim is deleted (deletionTimestamp): termination starts on the next pass."""
+    def begin(self, c: Claim, reason: str, since: float | None = None) -> None:
+        """The NodeClaim is deleted (deletionTimestamp `since`, now unless a dump dates it): termination
+        starts on the next pass. Its one deadline is the deletionTimestamp plus the NodeClaim's own
+        terminationGracePeriod (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/controller.go
+        ensureTerminationGracePeriodTerminationTimeAnnotation), set once: a later change of its NodePool
+        does not move it."""
         s = self.state
         if c.dis.deleting_since is not None:
             return
-        now = s.clock.now()
+        now = s.clock.now() if since is None else since
         c.dis.deleting_since, c.dis.deleted_by = now, reason
         tgp = termination_grace_period(c.obj["spec"])
         if tgp is not None:
@@ -58,7 +62,7 @@ class NodeTermination:
             s.disruption.recorder.publish("NodeClaim", c.result.name, "TerminationGracePeriodExpiring",
                                           f"All pods will be deleted by {rfc3339(c.dis.termination_time)}",
                                           (c.result.name,))
-        self._timeline(c, "deleting", reason)
+        self._timeline(c, "deleting", reason, at=now)
         if s.decisions.enabled:
             why = f"deleted ({reason})" if reason else "deleted: its Node was deleted from outside Karpenter"
             tgp = c.obj["spec"].get("terminationGracePeriod")
@@ -70,9 +74,9 @@ class NodeTermination:
                      f"its Node, then deletes the instance{deadline}", disruptionwhy.related(c),
                      {"reason": reason, "terminationTime": c.dis.termination_time})
 
-    def _timeline(self, c: Claim, action: str, detail: str = "") -> None:
+    def _timeline(self, c: Claim, action: str, detail: str = "", at: float | None = None) -> None:
         s = self.state
-        s.result.timeline.append({"t": s.clock.now(), "node": c.node_name or (c.launched.vm_name if c.launched else ""),
+        s.result.timeline.append({"t": s.clock.now() if at is None else at, "node": c.node_name or (c.launched.vm_name if c.launched else ""),
                                   "nodeClaim": c.result.name, "action": action, "detail": detail})
 
     def reconcile(self) -> bool:

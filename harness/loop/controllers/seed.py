@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
 from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
-from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
+from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
                                  NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
 from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim
@@ -97,11 +97,9 @@ def _managed(sim, entry: dict, where: str) -> Seeded:
             # v1.14.0 pkg/controllers/node/termination/controller.go finalize), long before the kubelet of an
             # in-flight node reports Ready: the lifecycle controller then only finalizes it
             # (nodeclaim/lifecycle/controller.go Reconcile), so it is never initialized
-            sim.node_termination.begin(claim, "")
-            _deleting_since(claim, entry, s.result.timeline)
+            sim.node_termination.begin(claim, "", _deleted_at(entry))
     elif entry.get("deleting"):           # a NodeClaim deleted before its Node joined
-        sim.node_termination.begin(claim, "")
-        _deleting_since(claim, entry, s.result.timeline)
+        sim.node_termination.begin(claim, "", _deleted_at(entry))
     _dumped_phases(claim, entry, where)
     s.trace(f"existing NodeClaim {claim.result.name} ({it.name}, {out.zone}, {out.capacity_type})"
             + ("" if claim.node_name else ", launched without a Node")
@@ -170,20 +168,10 @@ def _settled_pods(sim, claim, entry: dict) -> None:
         claim.dis.initialized_at = claim.created_at
 
 
-def _deleting_since(claim, entry: dict, timeline: list[dict]) -> None:
-    """A dump's deletionTimestamp: termination counts its terminationGracePeriod from it (the deadline
-    NodeTermination.begin set from the start moves back by as much), and the run's timeline says the
-    NodeClaim was deleting since then, not since the start."""
-    if not isinstance(entry.get("deleting"), str):
-        return
-    since = parse_rfc3339(entry["deleting"])
-    if claim.dis.termination_time is not None:
-        claim.dis.termination_time -= claim.dis.deleting_since - since
-        claim.obj["metadata"].setdefault("annotations", {})[TERMINATION_ANNOTATION] = rfc3339(claim.dis.termination_time)
-    claim.dis.deleting_since = since
-    for step in timeline:
-        if step["nodeClaim"] == claim.result.name and step["action"] == "deleting":
-            step["t"] = since
+def _deleted_at(entry: dict) -> float | None:
+    """A dump's deletionTimestamp: termination counts the NodeClaim's terminationGracePeriod from it, and
+    the run's timeline says it was deleting since then (None: deleted at the start, or the dump gives no time)."""
+    return parse_rfc3339(entry["deleting"]) if isinstance(entry.get("deleting"), str) else None
 
 
 def _dumped_phases(claim, entry: dict, where: str) -> None:

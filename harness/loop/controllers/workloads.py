@@ -22,6 +22,7 @@ from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
+from harness.model.poddefaults import same_template
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
@@ -153,7 +154,9 @@ class Workloads:
         """The Deployment controller's answer to a new spec (kubernetes v1.36.3 pkg/controller/deployment):
         a changed pod template rolls every pod to the new template (harness simplification: the old
         pods go at once, Recreate-like, instead of surge/unavailable steps); otherwise the
-        ReplicaSet is scaled to the new replicas."""
+        ReplicaSet is scaled to the new replicas. The templates are compared as stored, defaulted
+        (harness.model.poddefaults.same_template): a manifest that leaves out what the API server
+        defaults (a dump's full object applied again in short form) only scales."""
         s = self.state
         ns = dep["metadata"].get("namespace") or "default"
         name = dep["metadata"]["name"]
@@ -161,7 +164,7 @@ class Workloads:
         s.deployments[(ns, name)] = dep
         live = [k for k, pr in s.result.pods.items()
                 if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
-        if (old.get("spec") or {}).get("template") != (dep.get("spec") or {}).get("template"):
+        if not same_template((old.get("spec") or {}).get("template") or {}, (dep.get("spec") or {}).get("template") or {}):
             for key in live:
                 s.delete_pod(key, f"Deployment {name} rolled to a new pod template")
             live = []
