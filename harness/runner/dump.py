@@ -660,6 +660,7 @@ class NewOptions:
     provider_version: str | None = None     # the customer's Karpenter provider version: its release profile
     at: str | None = None         # the dump's time (RFC 3339); default: the newest timestamp in it
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
+    until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -712,7 +713,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
     if out.exists() and not opts.force:
         raise SourceError(out, None, "exists; pass --force to overwrite it")
-    dump = split(read_objects(opts.paths))
+    objects = read_objects(opts.paths)
+    dump = split(objects)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
@@ -761,6 +763,13 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         given["startTime"] = at
         notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else "the newest timestamp in the input")
                      + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
+    from harness.runner import dumpmoment
+    dumpmoment.check_times(opts.at, opts.until, dump.newest)
+    # --at before the dump: the objects as they stood then, what came after as steps (harness/runner/dumpmoment.py)
+    moment = dumpmoment.rewind(objects, opts.at, dump.newest) if opts.at and dump.newest and not opts.replay else None
+    work = split(moment.objects) if moment else dump
+    if moment:
+        notes += dumpmoment.notes(moment)
     copies: list[Path] = []
     if opts.catalog_file:
         given["catalog"] = {"file": place_file(opts.catalog_file, out, opts.name, "catalog", copies, notes)}
@@ -781,7 +790,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                  if seen else ""))
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
-    manifests = dump.manifests
+    manifests = work.manifests
     for name in missing_nodeclasses(dump):
         obj, version = default_nodeclass(name, given["profiles"])
         manifests.insert(next((i for i, m in enumerate(manifests) if m.get("kind") == "NodePool"), 0), obj)
@@ -792,25 +801,45 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     if (dump.nodes or dump.nodeclaims) and not opts.replay:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
         # expectations are what the dump shows of them, and of the rest (pending pods, events)
-        entries, moved = existing_nodes(dump)
-        notes += [n for n in dump.notes if n not in notes]
-        if entries:
-            given["existingNodes"] = entries
+        entries, moved = existing_nodes(work)
+        notes += [n for n in work.notes if n not in notes]
+        if entries or moment:
+            if entries:
+                given["existingNodes"] = entries
             manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
             expect.pop("nodes", None)
             expect.pop("nodeCount", None)
-            seeded = dumped_node_expectations(entries)
+            seeded = dumpmoment.node_expectations(moment, entries, dump) if moment else dumped_node_expectations(entries)
             if seeded:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)
-    steps = _log_steps(log_clock, at, opts.log, notes) if log_clock else []
+            if moment:
+                dumpmoment.pods_on_new_nodes(moment, expect, dump, len(entries))
+    log_notes: list[str] = []
+    steps = _log_steps(log_clock, at, opts.log, log_notes) if log_clock else []
+    if moment or opts.until:
+        # one timeline: the arrivals after --at, the dump's check at its time, the log's last decision, --until
+        start = parse_rfc3339(at) if at else parse_rfc3339(opts.until)
+        after = moment.clock if moment else start
+        marks = [(t, why) for t, why in ((log_clock["end"] if log_clock else None, f"the last decision in {opts.log}"),
+                                         (parse_rfc3339(opts.until) if opts.until else None, "--until"))
+                 if t is not None and t > after]
+        log_notes = [n for n in log_notes if not n.startswith("steps:")]
+        steps, step_notes = dumpmoment.steps(start, moment.arrivals if moment else [],
+                                             (moment.clock, expect) if moment else None, marks)
+        log_notes += step_notes
+        if moment:
+            expect = dumpmoment.start_expect(expect, manifests)
+    notes += log_notes
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
                           "showed: a pass means the run reproduced it, a failure names what changed (`harness run` "
                           f"says 'moved on from the dump'; drop the `{DUMP_LABEL}` label once the expectations are "
                           "yours)."
-                          + (f" The customer's {release}." if release else ""),
+                          + (f" The customer's {release}." if release else "")
+                          + (f" Replayed from {at}: the start is the dump as it stood then, and the step at "
+                             f"the dump's time ({_rfc3339(moment.clock)}) holds the expectations." if moment else ""),
            "given": given, "manifests": manifests, "expect": expect}
     if steps:
         doc["steps"] = steps
