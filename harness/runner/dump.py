@@ -3,8 +3,9 @@
 Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML. The dump's
 state is the start: its NodeClaims and Nodes, with their pods, become `given.existingNodes` (times,
 deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
-(`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
-nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
+(`given.startTime`: the newest timestamp, or `--at`; an
+`--at` before it replays from then: harness/runner/dumpmoment.py). What the dump shows is the expectation:
+the seeded nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
 NodePool events. Node labels give the region, node resource group and kubelet version. Missing
 AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
 Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.runner import dumpmoment
 from harness.runner.yamlsource import SourceError, load_documents
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
@@ -115,11 +117,7 @@ def strip_server_fields(obj: dict) -> dict:
     return o
 
 
-def _owner(obj: dict) -> tuple[str, str] | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller", True):
-            return str(ref.get("kind")), str(ref.get("name"))
-    return None
+_owner = dumpmoment.controller_owner
 
 
 FINISHED_PHASES = ("Succeeded", "Failed")
@@ -763,10 +761,10 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         given["startTime"] = at
         notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else "the newest timestamp in the input")
                      + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
-    from harness.runner import dumpmoment
     dumpmoment.check_times(opts.at, opts.until, dump.newest)
     # --at before the dump: the objects as they stood then, what came after as steps (harness/runner/dumpmoment.py)
-    moment = dumpmoment.rewind(objects, opts.at, dump.newest) if opts.at and dump.newest and not opts.replay else None
+    moment = dumpmoment.rewind(objects, opts.at, dump.newest, MANIFEST_KINDS, FINISHED_PHASES, strip_server_fields) \
+        if opts.at and dump.newest and not opts.replay else None
     work = split(moment.objects) if moment else dump
     if moment:
         notes += dumpmoment.notes(moment)
@@ -809,12 +807,12 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
             expect.pop("nodes", None)
             expect.pop("nodeCount", None)
-            seeded = dumpmoment.node_expectations(moment, entries, dump) if moment else dumped_node_expectations(entries)
+            seeded = dumpmoment.node_expectations(moment, entries, dump.nodeclaims, dump.nodes) if moment else dumped_node_expectations(entries)
             if seeded:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)
             if moment:
-                dumpmoment.pods_on_new_nodes(moment, expect, dump, len(entries))
+                dumpmoment.pods_on_new_nodes(moment, expect, dump.pods, len(entries))
     log_notes: list[str] = []
     steps = _log_steps(log_clock, at, opts.log, log_notes) if log_clock else []
     if moment or opts.until:
@@ -859,18 +857,12 @@ def _rfc3339(t: float) -> str:
     return dt.datetime.fromtimestamp(int(t), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _go_duration(seconds: float) -> str:
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return (f"{h}h" if h else "") + (f"{m}m" if m or h else "") + f"{sec}s"
-
-
 def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> list[dict]:
     """What the customer's log says happened, as notes with offsets from the scenario's start, and one
     `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
     from harness.loop.clock import parse_rfc3339
     from harness.loop.history import offset_text
+    from harness.model.durations import go_duration_text
     start = parse_rfc3339(at) if at else log_clock["start"]
     for name, when in log_clock["nodeClaims"].items():
         notes.append(f"log: NodeClaim {name}: " + ", ".join(f"{what} {offset_text(t - start)}"
@@ -878,7 +870,7 @@ def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> l
     end = log_clock["end"]
     if end is None or end <= start:
         return []
-    step = {"advance": _go_duration(end - start)}
+    step = {"advance": go_duration_text(end - start)}
     notes.append(f"steps: advance {step['advance']}, to the last decision in {log} ({_rfc3339(end)})")
     return [step]
 

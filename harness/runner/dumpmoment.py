@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.loop.clock import parse_rfc3339
-from harness.runner.dump import FINISHED_PHASES, MANIFEST_KINDS, Dump, _go_duration, _owner, _rfc3339, \
-    strip_server_fields
+from harness.model.durations import go_duration_text
+from harness.model.podtermination import timestamp
 from harness.runner.yamlsource import SourceError
 
 # the description that marks the step at the dump's time: its `expect` is the dump's state, so a mismatch
 # there is the cluster moving on from the snapshot (harness/runner/report.py moved_on)
 DUMP_STEP = "the dump's time"
 # the Deployment controller's event when it scales a ReplicaSet (k8s.io/kubernetes
-# pkg/controller/deployment/sync.go scaleReplicaSet: "Scaled %s replica set %s from %d to %d"; older
-# releases write "Scaled %s replica set %s to %d")
+# pkg/controller/deployment/sync.go scaleReplicaSet, getNewReplicaSet: "Scaled %s replica set %s from %d to
+# %d"; older releases write "Scaled %s replica set %s to %d"; harness assumption: the release that changed
+# the wording is not checked, both are read)
 SCALED = re.compile(r"^Scaled (?:up|down) replica set (\S+) (?:from (\d+) )?to (\d+)$")
 # conditions whose time says when the object reached them; taken back when that is after T
 CLAIM_TIMES = ("Launched", "Registered", "Initialized", "Drifted")
@@ -49,6 +51,16 @@ class Moment:
     undone: list[str] = field(default_factory=list)
     assumed: list[str] = field(default_factory=list)
     new_nodes: list[dict] = field(default_factory=list)   # NodeClaims (or Karpenter Nodes) made after start
+
+
+def controller_owner(obj: dict) -> tuple[str, str] | None:
+    """(kind, name) of an object's controller (metav1.GetControllerOf; a reference without `controller`
+    counts, as a hand-written dump may leave it out)."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller", True):
+            return str(ref.get("kind")), str(ref.get("name"))
+    return None
+
 
 
 def _t(value) -> float | None:
@@ -90,9 +102,12 @@ def check_times(at: str | None, until: str | None, clock: str | None) -> None:
                                            "on past the dump; to start before it pass --at TIME")
 
 
-def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str) -> Moment | None:
+def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_kinds: tuple[str, ...],
+           finished: tuple[str, ...], strip: Callable[[dict], dict]) -> Moment | None:
     """The objects as they stood at `at` (before the dump's `clock`), what came after as arrivals, and
-    what was left out or undone, named. None when `at` is the dump's own second."""
+    what was left out or undone, named. None when `at` is the dump's own second. The dump's own rules
+    come from harness/runner/dump.py: which kinds are manifests, which pod phases are finished, and how an
+    object is stripped to what a user applies."""
     start, end = parse_rfc3339(at), parse_rfc3339(clock)
     if round(end - start) <= 0:
         return None
@@ -113,14 +128,14 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str) -> Moment 
             continue
         if kind == "NodeClaim":
             if _after(born, start):
-                m.left_out.append(f"NodeClaim {name} (created {_rfc3339(born)}): Karpenter makes its own in the replay")
+                m.left_out.append(f"NodeClaim {name} (created {timestamp(born)}): Karpenter makes its own in the replay")
                 m.new_nodes.append(obj)
                 continue
             obj = _claim_at(obj, start, m)
         elif kind == "Node":
             if _after(born, start) or name in late_nodes:
                 managed = "karpenter.sh/nodepool" in (meta.get("labels") or {})
-                m.left_out.append(f"Node {name} (created {_rfc3339(born) if born else 'with its NodeClaim'})"
+                m.left_out.append(f"Node {name} (created {timestamp(born) if born else 'with its NodeClaim'})"
                                   + ("" if managed else ": not Karpenter's, the replay does not make it"))
                 if managed and name not in claimed:
                     m.new_nodes.append(obj)
@@ -129,25 +144,25 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str) -> Moment 
         elif kind == "Pod":
             phase = (obj.get("status") or {}).get("phase")
             if _after(born, start):
-                owner = _owner(obj) or ("", "")
+                owner = controller_owner(obj) or ("", "")
                 made_by = {"ReplicaSet": "Deployment", "DaemonSet": "DaemonSet", "Job": "Job"}.get(owner[0])
                 whose = owner[1].rsplit("-", 1)[0] if owner[0] == "ReplicaSet" else owner[1]
                 if made_by and whose in kinds[made_by]:
-                    m.left_out.append(f"Pod {name} (created {_rfc3339(born)}): {made_by} {whose} makes it")
-                elif phase not in FINISHED_PHASES:
-                    m.arrivals.append(Arrival(born, strip_server_fields(obj), f"Pod {name}"))
+                    m.left_out.append(f"Pod {name} (created {timestamp(born)}): {made_by} {whose} makes it")
+                elif phase not in finished:
+                    m.arrivals.append(Arrival(born, strip(obj), f"Pod {name}"))
                 continue
             obj = _pod_at(obj, start, m)
-        elif kind in MANIFEST_KINDS:
+        elif kind in manifest_kinds:
             if _after(born, start):
-                m.arrivals.append(Arrival(born, strip_server_fields(obj), f"{kind} {name}"))
+                m.arrivals.append(Arrival(born, strip(obj), f"{kind} {name}"))
                 continue
             obj = _manifest_at(obj, start, m)
         elif _after(born, start):
-            m.left_out.append(f"{kind} {name} (created {_rfc3339(born)})")
+            m.left_out.append(f"{kind} {name} (created {timestamp(born)})")
             continue
         m.objects.append((obj, file, line))
-    _deployment_replicas(m, objects)
+    _deployment_replicas(m, objects, strip)
     m.new_nodes.sort(key=lambda o: created(o) or 0.0)
     return m
 
@@ -163,7 +178,7 @@ def _undo_deletion(obj: dict, start: float, m: Moment) -> dict:
         obj = copy.deepcopy(obj)
         obj["metadata"].pop("deletionTimestamp", None)
         obj["metadata"].pop("deletionGracePeriodSeconds", None)
-        m.undone.append(f"{obj.get('kind')} {meta.get('name')} deleted at {_rfc3339(t)}: not deleting at the start")
+        m.undone.append(f"{obj.get('kind')} {meta.get('name')} deleted at {timestamp(t)}: not deleting at the start")
     return obj
 
 
@@ -212,7 +227,7 @@ def _pod_at(pod: dict, start: float, m: Moment) -> dict:
         pod = copy.deepcopy(pod)
         pod["spec"].pop("nodeName")
         pod["status"] = {"phase": "Pending"}
-        m.undone.append(f"Pod {pod['metadata'].get('name')} bound at {_rfc3339(bound)}: pending at the start")
+        m.undone.append(f"Pod {pod['metadata'].get('name')} bound at {timestamp(bound)}: pending at the start")
     elif _after(_t(status.get("startTime")), start):
         pod = copy.deepcopy(pod)
         pod["status"].pop("startTime")
@@ -236,7 +251,7 @@ def _manifest_at(obj: dict, start: float, m: Moment) -> dict:
     return obj
 
 
-def _deployment_replicas(m: Moment, objects: list[tuple[dict, str, int]]) -> None:
+def _deployment_replicas(m: Moment, objects: list[tuple[dict, str, int]], strip: Callable[[dict], dict]) -> None:
     """A Deployment's replicas at T and after: its spec's, unless the dump's ScalingReplicaSet events say it
     scaled after T; then the replicas before the first of them at T, and a step at each. A rollout after T
     (several ReplicaSets scaled) is not replayed: the pods are the dump's template."""
@@ -262,24 +277,24 @@ def _deployment_replicas(m: Moment, objects: list[tuple[dict, str, int]]) -> Non
             continue
         first = events[0]
         alive = sum(1 for o, _, _ in m.objects if o.get("kind") == "Pod"
-                    and (_owner(o) or ("", ""))[1] == first[1])
+                    and (controller_owner(o) or ("", ""))[1] == first[1])
         before = first[2] if first[2] is not None else alive
         at_start = copy.deepcopy(obj)
         at_start.setdefault("spec", {})["replicas"] = before
         m.objects[i] = (at_start, file, line)
         for t, _, _, to in events:
-            scaled_obj = strip_server_fields(obj)
+            scaled_obj = strip(obj)
             scaled_obj["spec"]["replicas"] = to
             m.arrivals.append(Arrival(t, scaled_obj, f"Deployment {name} replicas {to}"))
         m.undone.append(f"Deployment {name}: {before} replicas at the start (ScalingReplicaSet events after it)")
 
 
-def node_expectations(m: Moment, entries: list[dict], dump: Dump) -> list[dict]:
+def node_expectations(m: Moment, entries: list[dict], nodeclaims: list[dict], nodes: list[dict]) -> list[dict]:
     """The dump's Karpenter nodes at its time, by index in launch order: the nodes seeded at T first (as
     harness/runner/dump.py dumped_node_expectations counts them), then those made after T by creation.
     A node made in the replay is not held to the dump's zone (Karpenter picks among the offerings)."""
-    claims = {(nc.get("metadata") or {}).get("name"): nc for nc in dump.nodeclaims}
-    nodes = {(n.get("metadata") or {}).get("name"): n for n in dump.nodes}
+    claims = {(nc.get("metadata") or {}).get("name"): nc for nc in nodeclaims}
+    nodes = {(n.get("metadata") or {}).get("name"): n for n in nodes}
     seeded = [e for e in entries if e.get("registered", True)] + [e for e in entries if not e.get("registered", True)]
     out = []
     for i, entry in enumerate(seeded):
@@ -312,13 +327,13 @@ def _state(nc: dict | None, node: dict | None, entry: dict) -> dict:
     return {"deleted": False, "deleting": bool(deleting), "drifted": drifted}
 
 
-def pods_on_new_nodes(m: Moment, expect: dict, dump: Dump, first_new: int) -> None:
+def pods_on_new_nodes(m: Moment, expect: dict, pods: list[dict], first_new: int) -> None:
     """A bare pod the dump shows on a node made after T is expected on that node (its index)."""
     index = {str((o.get("status") or {}).get("nodeName") if o.get("kind") == "NodeClaim"
                  else o["metadata"].get("name")): first_new + k for k, o in enumerate(m.new_nodes)}
-    for pod in dump.pods:
+    for pod in pods:
         name, node = pod["metadata"]["name"], (pod.get("spec") or {}).get("nodeName")
-        if node in index and not _owner(pod) and (expect.get("pods") or {}).get(name) == {"scheduled": True}:
+        if node in index and not controller_owner(pod) and (expect.get("pods") or {}).get(name) == {"scheduled": True}:
             expect["pods"][name] = {"scheduled": True, "node": index[node]}
 
 
@@ -340,16 +355,17 @@ def steps(start: float, arrivals: list[Arrival], dump_check: tuple[float, dict] 
     out, notes, prev = [], [], 0
     for offset in sorted(at):
         slot = at[offset]
-        words = ([f"{DUMP_STEP} ({_rfc3339(start + offset)}): what the dump shows is checked here"]
-                 if "expect" in slot else []) \
-            + ([f"apply {', '.join(slot['what'])}"] if slot.get("what") else []) + slot.get("marks", [])
-        step: dict = {"description": "; ".join(words), "advance": _go_duration(offset - prev)}
+        when = timestamp(start + offset)
+        words = ([f"apply {', '.join(slot['what'])}"] if slot.get("what") else []) + slot.get("marks", [])
+        check = [f"{DUMP_STEP}: what the dump shows is checked here"] if "expect" in slot else []
+        said = ([f"{DUMP_STEP} ({when}): what the dump shows is checked here"] if check else []) + words
+        step: dict = {"description": "; ".join(said), "advance": go_duration_text(offset - prev)}
         if slot.get("apply"):
             step["apply"] = slot["apply"]
         if "expect" in slot:
             step["expect"] = slot["expect"]
         out.append(step)
-        notes.append(f"steps: {offset_text(offset)} ({_rfc3339(start + offset)}) " + "; ".join(words))
+        notes.append(f"steps: {offset_text(offset)} ({when}) " + "; ".join(check + words))
         prev = offset
     return out, notes
 
@@ -357,11 +373,11 @@ def steps(start: float, arrivals: list[Arrival], dump_check: tuple[float, dict] 
 def notes(m: Moment) -> list[str]:
     """What the rewind did, counted and named."""
     from harness.loop.history import offset_text
-    out = [f"replaying from {_rfc3339(m.start)}, {offset_text(m.clock - m.start)[1:]} before the dump's clock "
-           f"{_rfc3339(m.clock)}: the start is the dump as it stood then"]
+    out = [(f"replaying from {timestamp(m.start)}, {offset_text(m.clock - m.start)[1:]} before the dump's clock "
+            f"{timestamp(m.clock)}: the start is the dump as it stood then")]
     for title, items in (("left out (created after the start)", m.left_out),
                          ("undone (after the start)", m.undone),
-                         ("moved to steps (created after the start)", [a.what + f" at {_rfc3339(a.at)}"
+                         ("moved to steps (created after the start)", [a.what + f" at {timestamp(a.at)}"
                                                                         for a in m.arrivals]),
                          ("assumed", m.assumed)):
         if items:
@@ -384,5 +400,17 @@ def dump_roots(scenario) -> tuple[str, ...]:
                                 if str(step.get("description") or "").startswith(DUMP_STEP))
 
 
-__all__ = ["DUMP_STEP", "Moment", "Arrival", "check_times", "rewind", "node_expectations", "pods_on_new_nodes",
-           "steps", "notes", "start_expect", "dump_roots"]
+__all__ = [
+    "DUMP_STEP",
+    "Arrival",
+    "Moment",
+    "check_times",
+    "controller_owner",
+    "dump_roots",
+    "node_expectations",
+    "notes",
+    "pods_on_new_nodes",
+    "rewind",
+    "start_expect",
+    "steps",
+]
