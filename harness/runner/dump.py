@@ -3,14 +3,14 @@
 Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML. The dump's
 state is the start: its NodeClaims and Nodes, with their pods, become `given.existingNodes` (times,
 deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
-(`given.startTime`: the newest timestamp, or `--at`; an
-`--at` before it replays from then: harness/runner/dumpmoment.py). What the dump shows is the expectation:
-the seeded nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
+(`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
+nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
 NodePool events. Node labels give the region, node resource group and kubelet version. Missing
 AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
 Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
 running pod is seeded on its node, owned by the Job); a Job keeps status.succeeded/startTime and a CronJob
 status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
+An `--at` before the dump's time replays from then (harness/runner/dumpmoment.py).
 """
 from __future__ import annotations
 
@@ -656,7 +656,7 @@ class NewOptions:
     force: bool = False
     replay: bool = False          # everything from scratch: the dump's nodes become expectations instead
     provider_version: str | None = None     # the customer's Karpenter provider version: its release profile
-    at: str | None = None         # the dump's time (RFC 3339); default: the newest timestamp in it
+    at: str | None = None         # where the clock starts (RFC 3339), at or before the dump's time (the default)
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
     until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
 
@@ -807,7 +807,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
             expect.pop("nodes", None)
             expect.pop("nodeCount", None)
-            seeded = dumpmoment.node_expectations(moment, entries, dump.nodeclaims, dump.nodes) if moment else dumped_node_expectations(entries)
+            seeded = (dumpmoment.node_expectations(moment, entries, dump.nodeclaims, dump.nodes) if moment
+                      else dumped_node_expectations(entries))
             if seeded:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)

@@ -77,7 +77,8 @@ def created(obj: dict) -> float | None:
 def event_time(ev: dict) -> float | None:
     """When an Event last happened (core/v1 lastTimestamp, events.k8s.io eventTime, firstTimestamp)."""
     series = (ev.get("series") or {}).get("lastObservedTime")
-    for v in (ev.get("lastTimestamp"), series, ev.get("eventTime"), ev.get("firstTimestamp"), ev.get("deprecatedLastTimestamp")):
+    for v in (ev.get("lastTimestamp"), series, ev.get("eventTime"), ev.get("firstTimestamp"),
+              ev.get("deprecatedLastTimestamp")):
         t = _t(v)
         if t is not None:
             return t
@@ -128,7 +129,8 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
             continue
         if kind == "NodeClaim":
             if _after(born, start):
-                m.left_out.append(f"NodeClaim {name} (created {timestamp(born)}): Karpenter makes its own in the replay")
+                m.left_out.append(f"NodeClaim {name} (created {timestamp(born)}): Karpenter makes its own in the "
+                                  "replay")
                 m.new_nodes.append(obj)
                 continue
             obj = _claim_at(obj, start, m)
@@ -188,7 +190,8 @@ def _claim_at(nc: dict, start: float, m: Moment) -> dict:
     nc = _undo_deletion(nc, start, m)
     status = nc.get("status") or {}
     later = [c for c in status.get("conditions") or []
-             if c.get("type") in CLAIM_TIMES and c.get("status") == "True" and _after(_t(c.get("lastTransitionTime")), start)]
+             if c.get("type") in CLAIM_TIMES and c.get("status") == "True"
+             and _after(_t(c.get("lastTransitionTime")), start)]
     if not later and not _after(_t(status.get("lastPodEventTime")), start):
         return nc
     nc = copy.deepcopy(nc)

@@ -140,7 +140,8 @@ def _pod(name: str, created: str, node: str | None = None, owner: str | None = N
            "spec": {"containers": [{"name": "c", "image": "x"}]}, "status": {"phase": "Running" if node else "Pending"}}
     if node:
         pod["spec"]["nodeName"] = node
-        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound or created}]
+        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
+                                        "lastTransitionTime": bound or created}]
     if owner:
         pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
                                                "controller": True}]
@@ -193,8 +194,8 @@ def test_rewind_takes_back_what_a_nodeclaim_reached_after_t():
     ((nc, _, _),) = m.objects
     assert [c["type"] for c in nc["status"]["conditions"]] == ["Launched"]
     assert nc["status"]["providerID"] and "lastPodEventTime" not in nc["status"]
-    assert [u.split(" at ")[0] for u in m.undone] == ["NodeClaim web-q7n2d Registered", "NodeClaim web-q7n2d Initialized",
-                                                      "NodeClaim web-q7n2d Drifted"]
+    assert [u.split(" at ")[0] for u in m.undone] == [
+        "NodeClaim web-q7n2d Registered", "NodeClaim web-q7n2d Initialized", "NodeClaim web-q7n2d Drifted"]
     m = rewind([(drifted, "d.yaml", 1)], "2026-11-20T08:14:30Z", "2026-11-20T08:30:00Z")
     ((nc, _, _),) = m.objects
     assert "providerID" not in nc["status"]           # not launched at T: the loop makes its own
