@@ -115,10 +115,16 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
     m = Moment(start=start, clock=end)
     kinds = {k: {(o.get("metadata") or {}).get("name") for o, _, _ in objects if o.get("kind") == k}
              for k in ("Deployment", "DaemonSet", "Job")}
-    late_nodes: set[str] = set()
-    for obj, _, _ in objects:           # NodeClaims made after T take their Node with them
+    late_nodes: set[str] = set()        # NodeClaims made after T take their Node with them
+    late_init: set[str] = set()         # ... initialized after T: their Node's label came then too
+    for obj, _, _ in objects:
+        node_name = str((obj.get("status") or {}).get("nodeName") or "")
         if obj.get("kind") == "NodeClaim" and _after(created(obj), start):
-            late_nodes.add(str((obj.get("status") or {}).get("nodeName") or ""))
+            late_nodes.add(node_name)
+        elif obj.get("kind") == "NodeClaim" and any(
+                c.get("type") == "Initialized" and _after(_t(c.get("lastTransitionTime")), start)
+                for c in (obj.get("status") or {}).get("conditions") or []):
+            late_init.add(node_name)
     claimed = {(o.get("status") or {}).get("nodeName") for o, _, _ in objects if o.get("kind") == "NodeClaim"}
     for obj, file, line in objects:
         kind, meta = obj.get("kind"), obj.get("metadata") or {}
@@ -142,7 +148,7 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
                 if managed and name not in claimed:
                     m.new_nodes.append(obj)
                 continue
-            obj = _node_at(obj, start, m)
+            obj = _node_at(obj, start, m, name in late_init)
         elif kind == "Pod":
             phase = (obj.get("status") or {}).get("phase")
             if _after(born, start):
@@ -208,13 +214,17 @@ def _claim_at(nc: dict, start: float, m: Moment) -> dict:
     return nc
 
 
-def _node_at(node: dict, start: float, m: Moment) -> dict:
-    """A Node at T: its deletion after T undone with the disrupted taint that came with it."""
+def _node_at(node: dict, start: float, m: Moment, initialized_later: bool) -> dict:
+    """A Node at T: its deletion after T undone with the disrupted taint that came with it; its
+    karpenter.sh/initialized label gone when its NodeClaim was initialized after T."""
     undone = _undo_deletion(node, start, m)
-    if undone is node:
-        return node
-    taints = [t for t in (undone.get("spec") or {}).get("taints") or [] if t.get("key") != "karpenter.sh/disrupted"]
-    undone.setdefault("spec", {})["taints"] = taints
+    if undone is not node:
+        taints = [t for t in (undone.get("spec") or {}).get("taints") or []
+                  if t.get("key") != "karpenter.sh/disrupted"]
+        undone.setdefault("spec", {})["taints"] = taints
+    if initialized_later and "karpenter.sh/initialized" in ((undone.get("metadata") or {}).get("labels") or {}):
+        undone = copy.deepcopy(undone)
+        undone["metadata"]["labels"].pop("karpenter.sh/initialized")
     return undone
 
 

@@ -199,6 +199,11 @@ def test_rewind_takes_back_what_a_nodeclaim_reached_after_t():
     m = rewind([(drifted, "d.yaml", 1)], "2026-11-20T08:14:30Z", "2026-11-20T08:30:00Z")
     ((nc, _, _),) = m.objects
     assert "providerID" not in nc["status"]           # not launched at T: the loop makes its own
+    node = next(o for o, _, _ in objects if o["kind"] == "Node" and o["metadata"]["name"] == "aks-web-q7n2d")
+    m = rewind([(drifted, "d.yaml", 1), (node, "d.yaml", 2)], "2026-11-20T08:15:06Z", "2026-11-20T08:30:00Z")
+    (_, (at_start, _, _)) = m.objects
+    assert "karpenter.sh/initialized" not in at_start["metadata"]["labels"]    # initialized at 08:15:09
+    assert node["metadata"]["labels"]["karpenter.sh/initialized"] == "true"
 
 
 def test_at_the_dumps_own_clock_is_the_dump():
