@@ -766,7 +766,7 @@ def cmd_new(args) -> int:
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
-        provider_version=args.provider_version, at=args.at, log=args.log))
+        provider_version=args.provider_version, at=args.at, log=args.log, until=args.until))
     write(out, text)
     for n in notes:
         print(n, file=sys.stderr)
@@ -897,8 +897,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "anywhere on disk (copied beside the scenario when outside its tree)")
     n.add_argument("--prices-file", default=None, metavar="PRICES.json", help="Azure Retail Prices API JSON")
     n.add_argument("--at", default=None, metavar="TIME",
-                   help="the dump's time, where the scenario's clock starts (RFC 3339, e.g. 2026-11-20T14:05:00Z; "
-                        "default: the newest timestamp in the input)")
+                   help="where the scenario's clock starts (RFC 3339, e.g. 2026-11-20T14:05:00Z; default: the dump's "
+                        "clock, the newest timestamp in the input). Before the dump: the cluster as it stood then "
+                        "(objects created later left out, later deletions undone), later pods and objects applied "
+                        "as steps at their creation, and the dump's expectations checked at a step at its time")
+    n.add_argument("--until", default=None, metavar="TIME",
+                   help="carry the run on past the dump to TIME (RFC 3339): an advance step after the dump's time")
     n.add_argument("--log", default=None, metavar="KARPENTER.log",
                    help="the customer's Karpenter controller log (JSON lines): when pods became provisionable and "
                         "NodeClaims were created, launched, registered, disrupted, as the scenario's clock and an "

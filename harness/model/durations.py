@@ -1,11 +1,18 @@
-"""Durations as Go parses them (time.ParseDuration), as the CRDs admit them, and as scenario files
-write them: one parser behind the three."""
+"""Durations as Go parses them (time.ParseDuration) and writes them (Duration.String), as the CRDs admit
+them, and as scenario files write them: one parser behind the three."""
 from __future__ import annotations
 
 import re
 
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d*\.?\d*)([a-zµμ]*)")
+
+
+def go_duration_text(seconds: float) -> str:
+    """Whole seconds as Go's time.Duration String writes them (`20m0s`, `1h0m5s`, `45s`)."""
+    h, rem = divmod(round(seconds), 3600)
+    m, sec = divmod(rem, 60)
+    return (f"{h}h" if h else "") + (f"{m}m" if m or h else "") + f"{sec}s"
 
 
 def go_duration(text: str) -> float:

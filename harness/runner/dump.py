@@ -10,6 +10,7 @@ AKSNodeClasses are the release's default, with a notice; what cannot be kept is 
 Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
 running pod is seeded on its node, owned by the Job); a Job keeps status.succeeded/startTime and a CronJob
 status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
+An `--at` before the dump's time replays from then (harness/runner/dumpmoment.py).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.runner import dumpmoment
 from harness.runner.yamlsource import SourceError, load_documents
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
@@ -115,11 +117,7 @@ def strip_server_fields(obj: dict) -> dict:
     return o
 
 
-def _owner(obj: dict) -> tuple[str, str] | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller", True):
-            return str(ref.get("kind")), str(ref.get("name"))
-    return None
+_owner = dumpmoment.controller_owner
 
 
 FINISHED_PHASES = ("Succeeded", "Failed")
@@ -658,8 +656,9 @@ class NewOptions:
     force: bool = False
     replay: bool = False          # everything from scratch: the dump's nodes become expectations instead
     provider_version: str | None = None     # the customer's Karpenter provider version: its release profile
-    at: str | None = None         # the dump's time (RFC 3339); default: the newest timestamp in it
+    at: str | None = None         # where the clock starts (RFC 3339), at or before the dump's time (the default)
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
+    until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -712,7 +711,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
     if out.exists() and not opts.force:
         raise SourceError(out, None, "exists; pass --force to overwrite it")
-    dump = split(read_objects(opts.paths))
+    objects = read_objects(opts.paths)
+    dump = split(objects)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
@@ -761,6 +761,13 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         given["startTime"] = at
         notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else "the newest timestamp in the input")
                      + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
+    dumpmoment.check_times(opts.at, opts.until, dump.newest)
+    # --at before the dump: the objects as they stood then, what came after as steps (harness/runner/dumpmoment.py)
+    moment = dumpmoment.rewind(objects, opts.at, dump.newest, MANIFEST_KINDS, FINISHED_PHASES, strip_server_fields) \
+        if opts.at and dump.newest and not opts.replay else None
+    work = split(moment.objects) if moment else dump
+    if moment:
+        notes += dumpmoment.notes(moment)
     copies: list[Path] = []
     if opts.catalog_file:
         given["catalog"] = {"file": place_file(opts.catalog_file, out, opts.name, "catalog", copies, notes)}
@@ -781,7 +788,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                  if seen else ""))
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
-    manifests = dump.manifests
+    manifests = work.manifests
     for name in missing_nodeclasses(dump):
         obj, version = default_nodeclass(name, given["profiles"])
         manifests.insert(next((i for i, m in enumerate(manifests) if m.get("kind") == "NodePool"), 0), obj)
@@ -792,25 +799,46 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     if (dump.nodes or dump.nodeclaims) and not opts.replay:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
         # expectations are what the dump shows of them, and of the rest (pending pods, events)
-        entries, moved = existing_nodes(dump)
-        notes += [n for n in dump.notes if n not in notes]
-        if entries:
-            given["existingNodes"] = entries
+        entries, moved = existing_nodes(work)
+        notes += [n for n in work.notes if n not in notes]
+        if entries or moment:
+            if entries:
+                given["existingNodes"] = entries
             manifests = [m for m in manifests if not (m.get("kind") == "Pod" and m["metadata"]["name"] in moved)]
             expect.pop("nodes", None)
             expect.pop("nodeCount", None)
-            seeded = dumped_node_expectations(entries)
+            seeded = (dumpmoment.node_expectations(moment, entries, dump.nodeclaims, dump.nodes) if moment
+                      else dumped_node_expectations(entries))
             if seeded:
                 expect["nodes"] = seeded
             _pods_where(expect, entries)
-    steps = _log_steps(log_clock, at, opts.log, notes) if log_clock else []
+            if moment:
+                dumpmoment.pods_on_new_nodes(moment, expect, dump.pods, len(entries))
+    log_notes: list[str] = []
+    steps = _log_steps(log_clock, at, opts.log, log_notes) if log_clock else []
+    if moment or opts.until:
+        # one timeline: the arrivals after --at, the dump's check at its time, the log's last decision, --until
+        start = parse_rfc3339(at) if at else parse_rfc3339(opts.until)
+        after = moment.clock if moment else start
+        marks = [(t, why) for t, why in ((log_clock["end"] if log_clock else None, f"the last decision in {opts.log}"),
+                                         (parse_rfc3339(opts.until) if opts.until else None, "--until"))
+                 if t is not None and t > after]
+        log_notes = [n for n in log_notes if not n.startswith("steps:")]
+        steps, step_notes = dumpmoment.steps(start, moment.arrivals if moment else [],
+                                             (moment.clock, expect) if moment else None, marks)
+        log_notes += step_notes
+        if moment:
+            expect = dumpmoment.start_expect(expect, manifests)
+    notes += log_notes
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
                           "showed: a pass means the run reproduced it, a failure names what changed (`harness run` "
                           f"says 'moved on from the dump'; drop the `{DUMP_LABEL}` label once the expectations are "
                           "yours)."
-                          + (f" The customer's {release}." if release else ""),
+                          + (f" The customer's {release}." if release else "")
+                          + (f" Replayed from {at}: the start is the dump as it stood then, and the step at "
+                             f"the dump's time ({_rfc3339(moment.clock)}) holds the expectations." if moment else ""),
            "given": given, "manifests": manifests, "expect": expect}
     if steps:
         doc["steps"] = steps
@@ -830,18 +858,12 @@ def _rfc3339(t: float) -> str:
     return dt.datetime.fromtimestamp(int(t), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _go_duration(seconds: float) -> str:
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return (f"{h}h" if h else "") + (f"{m}m" if m or h else "") + f"{sec}s"
-
-
 def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> list[dict]:
     """What the customer's log says happened, as notes with offsets from the scenario's start, and one
     `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
     from harness.loop.clock import parse_rfc3339
     from harness.loop.history import offset_text
+    from harness.model.durations import go_duration_text
     start = parse_rfc3339(at) if at else log_clock["start"]
     for name, when in log_clock["nodeClaims"].items():
         notes.append(f"log: NodeClaim {name}: " + ", ".join(f"{what} {offset_text(t - start)}"
@@ -849,7 +871,7 @@ def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> l
     end = log_clock["end"]
     if end is None or end <= start:
         return []
-    step = {"advance": _go_duration(end - start)}
+    step = {"advance": go_duration_text(end - start)}
     notes.append(f"steps: advance {step['advance']}, to the last decision in {log} ({_rfc3339(end)})")
     return [step]
 

@@ -140,12 +140,13 @@ def moved_on(o: Outcome) -> list[str] | None:
     failed otherwise: an object refused (the release does not take the dump's manifests), a run that did
     not settle or ran away, an error, or a mismatch in a step the user added."""
     from harness.runner.dump import DUMP_LABEL
+    from harness.runner.dumpmoment import dump_roots
     r = o.final
     if DUMP_LABEL not in o.scenario.tags or verdict(o) != "FAIL" or r.runaway or unsettled(o):
         return None
     refused = (any(np.rejected for np in r.nodepools.values()) or any(not nc.accepted for nc in r.nodeclasses.values())
                or any(c.rejected for c in r.nodeclaims) or r.rejected_pods)
-    if refused or not all(m.path.startswith("expect.") for m in o.mismatches):
+    if refused or not all(m.path.startswith(dump_roots(o.scenario)) for m in o.mismatches):
         return None
     return [m.render() for m in o.mismatches]
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from harness.model.cron import CronError, parse_nillable, parse_schedule
-from harness.model.durations import crd_duration
+from harness.model.durations import crd_duration, go_duration, go_duration_text
 
 
 def ts(*a) -> float:
@@ -80,3 +80,10 @@ def test_go_durations():
     assert parse_nillable("Never") is None and parse_nillable(None) is None
     with pytest.raises(ValueError):
         crd_duration("1d")
+
+
+@given(st.integers(min_value=0, max_value=10 * 365 * 86400))
+def test_go_duration_text_reads_back(seconds):
+    """Duration.String of whole seconds (`20m0s`, `1h0m5s`) parses back to the same seconds."""
+    assert go_duration(go_duration_text(seconds)) == seconds
+    assert go_duration_text(1200) == "20m0s" and go_duration_text(3605) == "1h0m5s" and go_duration_text(0) == "0s"

@@ -145,8 +145,9 @@ def test_region_without_catalog_offers_the_customers_zones(tmp_path, capsys):
     assert outcome.result.nodes[0].zone == "swedencentral-3"
 
 
-@pytest.mark.parametrize("flag,want", [("--at", "2026-11-21T00:00:00Z")])
+@pytest.mark.parametrize("flag,want", [("--at", "2026-11-20T13:30:00Z"), ("--at", "2026-11-20T13:00:00Z")])
 def test_at_sets_the_start(tmp_path, flag, want):
+    """At the dump's clock or before it (harness/runner/dumpmoment.py; after it is refused)."""
     (sc,) = load_scenarios(new(tmp_path, "expiring-node.yaml", flag, want))
     assert sc.given["startTime"] == want
 
