@@ -43,8 +43,10 @@ class NodeTermination:
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
-    def begin(self, c: Claim, reason: str) -> None:
-        """The NodeClaim is deleted (deletionTimestamp): termination starts on the next pass."""
+    def begin(self, c: Claim, reason: str, by: str = "") -> None:
+        """The NodeClaim is deleted (deletionTimestamp): termination starts on the next pass. `reason`: the
+        disruption's (empty for a delete from outside Karpenter); `by`: who deleted it, in words (a step's
+        kubectl verb: controllers/kubectl.py)."""
         s = self.state
         if c.dis.deleting_since is not None:
             return
@@ -60,7 +62,8 @@ class NodeTermination:
                                           (c.result.name,))
         self._timeline(c, "deleting", reason)
         if s.decisions.enabled:
-            why = f"deleted ({reason})" if reason else "deleted: its Node was deleted from outside Karpenter"
+            why = f"deleted ({reason})" if reason else f"deleted by {by}" if by else \
+                "deleted: its Node was deleted from outside Karpenter"
             tgp = c.obj["spec"].get("terminationGracePeriod")
             deadline = (f"; terminationGracePeriod {tgp}: every pod still there is deleted by "
                         f"{disruptionwhy.when(s, c.dis.termination_time)} ({rfc3339(c.dis.termination_time)}), "
