@@ -138,7 +138,7 @@ class Kubectl:
         spec["taints"] = taints
         s.cluster.update(node, ADMIN)
         s.decide("kubectl", f"node-{verb}ed", f"Node/{name}",
-                 f"the user's `kubectl {verb} {name}`: " + (
+                 f"the user's `kubectl {key} {name}`{' cordons it' if key == 'drain' else ''}: " + (
                      "spec.unschedulable, tainted node.kubernetes.io/unschedulable:NoSchedule; kube-scheduler and "
                      "Karpenter place no pod that does not tolerate it there" if unschedulable else
                      "spec.unschedulable cleared with its taint; pods may be placed there again"))
