@@ -435,7 +435,7 @@ def _verb_errors(doc, i: int, action: str, entries, live: dict, later: list[dict
         name = e.get("deployment") if action in DEPLOYMENT_VERBS else e.get("name")
         if kind in ("Pod",) or kind in RUN_DECIDES_KINDS:
             continue
-        if (kind, e.get("namespace") or "default", name) not in live and (kind, "default", name) not in live:
+        if (kind, e.get("namespace") or "default", name) not in live:
             out.append(doc.error(("steps", i, action, j), f"{action}: no {kind} {name!r} is applied at this step"
                                                           f"{_applied_later(later, action, (kind,), name)}"))
     return out

@@ -1,9 +1,10 @@
 """A scenario step's actions: the one order every engine plays them in (ACTIONS), the actions that act on fake
 Azure (`evict`, `restrict`), and steps that cannot apply. What the file alone decides is refused when it loads
-(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never applied;
-`_restrict_errors`: restricting a size given.skus does not list); what depends on the run (which nodes exist,
-whether the VM is Spot, the whole catalog's sizes) fails the run at the step, as a mismatch that names the
-step's `file:line` (StepFailed), never a traceback. The order's reasons: docs/scenario-format.md (Steps).
+(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never applied, scaling a
+Deployment never applied; `_restrict_errors`: restricting a size given.skus does not list); what depends on the
+run (which nodes exist, whether the VM is Spot, the whole catalog's sizes, a kubectl verb's NotFound) fails the
+run at the step, as a mismatch that names the step's `file:line` (StepFailed), never a traceback. The order's
+reasons: docs/scenario-format.md (Steps).
 """
 from __future__ import annotations
 
@@ -28,8 +29,7 @@ from harness.runner.expect import Mismatch
 # then deletes (`kubectl drain X; kubectl delete node X`).
 ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "label", "annotate", "cordon",
                             "uncordon", "drain", "scale", "restart", "delete", "apply")
-# the actions that are kubectl verbs on a Node or a Deployment (controllers/kubectl.py), each a list
-NODE_VERBS = ("cordon", "uncordon", "drain")
+# the kubectl verbs on a Deployment, and on any object's metadata (harness/loop/controllers/kubectl.py)
 DEPLOYMENT_VERBS = ("scale", "restart")
 METADATA_VERBS = ("label", "annotate")
 

@@ -202,3 +202,28 @@ def test_a_failed_action_says_which_of_its_steps_actions_were_not_played(cluster
     o = _run(cluster, "  - advance: 1m\n    evict: {node: 0}\n    delete: [{kind: Pod, name: web}]\n")
     assert [m.path for m in o.mismatches] == ["steps[0].evict"]
     assert o.mismatches[0].detail == "the step cannot apply; this step's delete and later steps were not played"
+
+
+# kubectl's verbs (harness/loop/controllers/kubectl.py) ---------------------------------------------------------
+
+def test_deleting_a_nodeclaim_the_run_does_not_have_fails_the_step_with_kubectls_not_found(cluster):
+    o = _run(cluster, "  - delete: [{kind: NodeClaim, name: nope}]\n    apply: []\n")
+    assert [(m.path, m.line) for m in o.mismatches] == [("steps[0].delete", STEP_LINE)]
+    text = o.mismatches[0].render()
+    assert 'Error from server (NotFound): nodeclaims.karpenter.sh "nope" not found; NodeClaims there: default-' in text
+
+
+def test_cordoning_a_node_the_run_does_not_have_leaves_the_steps_later_verbs_unplayed(cluster):
+    o = _run(cluster, "  - cordon: [aks-nope]\n    delete: [{kind: Pod, name: web}]\n")
+    assert [m.path for m in o.mismatches] == ["steps[0].cordon"]
+    assert 'nodes "aks-nope" not found; Nodes there: aks-default-' in o.mismatches[0].render()
+    assert o.mismatches[0].detail == "the step cannot apply; this step's delete and later steps were not played"
+
+
+def test_deleting_the_runs_own_nodeclaim_by_its_node_name(cluster):
+    first = _run(cluster, "  - advance: 1s\n")
+    node = first.result.nodes[0].name
+    o = _run(cluster, f"  - delete: [{{kind: Node, name: {node}}}]\n    expect:\n      nodes: [{{index: 0, deleted: true}}]\n")
+    assert o.passed, [m.render() for m in o.mismatches]
+    # a bare pod's eviction by the drain is its end: nothing replaces it
+    assert o.result.pods["default/web"].reason == f"evicted from node {node}"
