@@ -64,6 +64,8 @@ def test_drain_evicts_what_the_pdb_allows_and_retries_the_rest(embedded):
         refused = _decisions(sim, "eviction-refused")
         assert len(refused) == 1 and VIOLATES_PDB_ERROR in refused[0].reason
         assert "retries it every 5 s" in refused[0].reason and "PodDisruptionBudget default/api" in refused[0].reason
+        assert f'`error when evicting pods/"{refused[0].subject.split("/")[-1]}" -n "default" (will retry after 5s): ' \
+            f'{VIOLATES_PDB_ERROR}`' in refused[0].reason
         sim.converge()
         assert len(_decisions(sim, "pod-evicted")) == 2
         assert all(_node_of(sim, k) not in (None, node) for k in _live(sim, "api"))

@@ -24,7 +24,8 @@ from harness.loop.pdb import MULTIPLE_PDBS_ERROR, Limits
 # what kube-controller-manager's node lifecycle controller puts on a Node whose spec.unschedulable is set
 # (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle/node_lifecycle_controller.go doNoScheduleTaintingPass;
 # k8s.io/api core/v1 well_known_taints.go TaintNodeUnschedulable): Karpenter's scheduling reads taints, not
-# spec.unschedulable, so a cordoned Node keeps the pods that do not tolerate it off its simulations too
+# spec.unschedulable (no core release v1.0.0-v1.14.0 does), so a cordoned Node keeps the pods that do not
+# tolerate it off its simulations too
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 # the annotation `kubectl rollout restart` puts on a Deployment's pod template (k8s.io/kubectl
 # pkg/polymorphichelpers/objectrestarter.go defaultObjectRestarter)
@@ -200,9 +201,10 @@ class Kubectl:
                     # a 500, not a 429: kubectl reports it and does not retry (k8s.io/kubectl pkg/drain/drain.go
                     # evictPods: only IsTooManyRequests is retried)
                     words = "kubectl drain reports the error and does not retry it: the pod stays"
-                else:
-                    words = (f"kubectl drain retries it every {EVICTION_RETRY_SECONDS} s until the PDB allows it "
-                             "(no --timeout): the pod stays until then")
+                else:       # kubectl's own line for it (k8s.io/kubectl pkg/drain/drain.go evictPods)
+                    words = (f'kubectl prints `error when evicting pods/"{pv.name}" -n "{pv.namespace}" (will retry '
+                             f'after {EVICTION_RETRY_SECONDS}s): {refusal}` and retries it every '
+                             f"{EVICTION_RETRY_SECONDS} s until the PDB allows it (no --timeout): the pod stays until then")
                 s.decide("kubectl", "eviction-refused", f"Pod/{k}",
                          f"the user's `kubectl drain {name}`: eviction refused by "
                          f"{', '.join('PodDisruptionBudget ' + p for p in pdbs) or 'a PodDisruptionBudget'}: "
