@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from harness.loop.history import offset_text
 
 # the controllers that decide, in the words the record and the report use
-CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection")
+# (`kubectl`: a step's verbs, the user's decisions: controllers/kubectl.py)
+CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "kubectl")
 
 
 @dataclass(frozen=True)

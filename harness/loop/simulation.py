@@ -34,6 +34,7 @@ from harness.loop.controllers.garbagecollection import GarbageCollection
 from harness.loop.controllers.initialization import Initialization
 from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.kubelet import Kubelet
+from harness.loop.controllers.kubectl import Kubectl
 from harness.loop.controllers.launch import Launch
 from harness.loop.controllers.liveness import Liveness, unlaunched_timeout
 from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
@@ -144,6 +145,8 @@ class Simulation:
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
+        # a step's kubectl verbs, and a drain's retried evictions (controllers/kubectl.py)
+        self.kubectl = Kubectl(self.state, self.node_termination, self.workloads, self.pdbs.reconcile)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
         self.started = False            # the operator's start ran (converge)
         self.paused: tuple[str, ...] = ()   # NodeClaims in flight when converge(until="launch") stopped
@@ -309,6 +312,7 @@ class Simulation:
                 for _ in range(REGISTRATION_PASSES):
                     progress |= self._lifecycle()
             progress |= self.kube_scheduler.reconcile()
+            progress |= self.kubectl.reconcile()
             progress |= self.liveness.reconcile()
             progress |= self.gc.reconcile()
             if self._detect_runaway():

@@ -16,7 +16,7 @@ import yaml
 from harness.backends.kinds import API_VERSIONS
 from harness.model.apistatus import APIRejected
 from harness.model.poddefaults import admit_pod
-from harness.runner.steps import ACTIONS
+from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS
 
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
                "number": "a number", "boolean": "true or false", "null": "null"}
@@ -394,13 +394,15 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
         for j, d in enumerate(step.get("delete") or []):
             kind = d.get("kind")
             k = (kind, d.get("namespace") or "default", d.get("name"))
-            deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS)
+            deletable = sorted(set(API_VERSIONS) - UNDELETABLE_KINDS | RUN_DECIDES_KINDS)
             if kind not in deletable:
                 why = {"Deployment": " (the loop expands it into pods and keeps no object to delete)",
                        "DaemonSet": " (the loop expands it into pods and keeps no object to delete)"}.get(
                     kind, " (volumes are the loop's own model for the whole run)" if kind in UNDELETABLE_KINDS else "")
                 errors.append(doc.error(("steps", i, "delete", j, "kind"),
                                         f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
+            elif k not in live and kind in RUN_DECIDES_KINDS:
+                pass            # a given.existingNodes entry's, or one Karpenter launches: the run decides
             elif k not in live:
                 errors.append(doc.error(("steps", i, "delete", j), f"no {kind} {d.get('name')!r} is applied at this "
                                         f"step, so none can be deleted{_applied_later(later, 'delete', (kind,), k[2])}"))
@@ -421,7 +423,41 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                 delete(i, step, later)
             elif action == "evict":
                 errors += _evict_errors(doc, i, step.get("evict"), live, later)
+            elif action in DEPLOYMENT_VERBS + METADATA_VERBS:
+                errors += _verb_errors(doc, i, action, step.get(action), live, later)
+        errors += _cordon_errors(doc, i, step)
     return errors
+
+
+# Nodes and NodeClaims a step may name without the file applying them: a given.existingNodes entry's (its
+# NodeClaim, its Node `aks-<nodeClaim>`) or one Karpenter launches during the run, whose name the run decides
+RUN_DECIDES_KINDS = frozenset({"Node", "NodeClaim"})
+
+
+def _verb_errors(doc, i: int, action: str, entries, live: dict, later: list[dict]) -> list:
+    """`scale` and `restart` name a Deployment applied by then; `label` and `annotate` of a Deployment,
+    NodePool or AKSNodeClass too (a Pod, Node or NodeClaim may be one the run makes: the run decides)."""
+    out = []
+    for j, e in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(e, dict):
+            continue
+        kind = "Deployment" if action in DEPLOYMENT_VERBS else e.get("kind")
+        name = e.get("deployment") if action in DEPLOYMENT_VERBS else e.get("name")
+        if kind in ("Pod",) or kind in RUN_DECIDES_KINDS:
+            continue
+        if (kind, e.get("namespace") or "default", name) not in live:
+            out.append(doc.error(("steps", i, action, j), f"{action}: no {kind} {name!r} is applied at this step"
+                                                          f"{_applied_later(later, action, (kind,), name)}"))
+    return out
+
+
+def _cordon_errors(doc, i: int, step: dict) -> list:
+    """A step that cordons and uncordons one Node undoes itself (it plays cordon, then uncordon)."""
+    cordoned = step.get("cordon") if isinstance(step.get("cordon"), list) else []
+    uncordoned = step.get("uncordon") if isinstance(step.get("uncordon"), list) else []
+    return [doc.error(("steps", i, "uncordon", j), f"uncordon {n!r}: this step also cordons it, and a step plays "
+                                                   f"{', '.join(ACTIONS)}: the uncordon would undo the cordon before "
+                                                   "anything sees it") for j, n in enumerate(uncordoned) if n in cordoned][:1]
 
 
 def _applied_later(later: list[dict], action: str, kinds: tuple[str, ...], name: str) -> str:

@@ -1,9 +1,10 @@
 """A scenario step's actions: the one order every engine plays them in (ACTIONS), the actions that act on fake
 Azure (`evict`, `restrict`), and steps that cannot apply. What the file alone decides is refused when it loads
-(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never applied;
-`_restrict_errors`: restricting a size given.skus does not list); what depends on the run (which nodes exist,
-whether the VM is Spot, the whole catalog's sizes) fails the run at the step, as a mismatch that names the
-step's `file:line` (StepFailed), never a traceback. The order's reasons: docs/scenario-format.md (Steps).
+(`harness.runner.shapes.lifecycle_errors`: deleting what is not there, evicting a pod never applied, scaling a
+Deployment never applied; `_restrict_errors`: restricting a size given.skus does not list); what depends on the
+run (which nodes exist, whether the VM is Spot, the whole catalog's sizes, a kubectl verb's NotFound) fails the
+run at the step, as a mismatch that names the step's `file:line` (StepFailed), never a traceback. The order's
+reasons: docs/scenario-format.md (Steps).
 """
 from __future__ import annotations
 
@@ -19,10 +20,18 @@ from harness.runner.expect import Mismatch
 # The order a step's actions are played in, on every engine, and the order the loader checks them in. First
 # the step's instant (`advance`), then the environment the controller works in (operator settings, Azure's
 # faults and restrictions), then what it reacts to: a Spot eviction of a node as the run stands then, the
-# objects deleted, the objects applied. The real controller runs while a step plays, so what it reacts to lands
-# after the environment it reacts in (a NodePool is marked deleting before the pod arrives in sigs.k8s.io/karpenter
-# v1.14.0 pkg/controllers/provisioning/suite_test.go "should ignore NodePools that are deleting").
-ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "delete", "apply")
+# user's kubectl verbs, the objects deleted, the objects applied. The real controller runs while a step plays, so
+# what it reacts to lands after the environment it reacts in (a NodePool is marked deleting before the pod
+# arrives in sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/suite_test.go "should ignore NodePools
+# that are deleting"). The verbs go in a runbook's order: metadata first (a do-not-disrupt annotation or a label
+# is in place before anything moves a pod), then a Node's schedulability (cordon, uncordon), then a drain (its
+# evicted pods' replacements already see the cordons), then the workloads' new pods (scale, rollout restart),
+# then deletes (`kubectl drain X; kubectl delete node X`).
+ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "label", "annotate", "cordon",
+                            "uncordon", "drain", "scale", "restart", "delete", "apply")
+# the kubectl verbs on a Deployment, and on any object's metadata (harness/loop/controllers/kubectl.py)
+DEPLOYMENT_VERBS = ("scale", "restart")
+METADATA_VERBS = ("label", "annotate")
 
 
 def actions(step: dict) -> list[str]:
@@ -42,6 +51,20 @@ class StepActions(Protocol):
     def step_restrict(self, entries: list[dict]) -> None: ...
 
     def step_evict(self, ev: dict) -> None: ...
+
+    def step_label(self, entries: list[dict]) -> None: ...
+
+    def step_annotate(self, entries: list[dict]) -> None: ...
+
+    def step_cordon(self, nodes: list[str]) -> None: ...
+
+    def step_uncordon(self, nodes: list[str]) -> None: ...
+
+    def step_drain(self, nodes: list[str]) -> None: ...
+
+    def step_scale(self, entries: list[dict]) -> None: ...
+
+    def step_restart(self, entries: list[dict]) -> None: ...
 
     def step_delete(self, refs: list[dict]) -> None: ...
 

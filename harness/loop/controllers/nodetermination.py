@@ -43,12 +43,13 @@ class NodeTermination:
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
-    def begin(self, c: Claim, reason: str, since: float | None = None) -> None:
+    def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "") -> None:
         """The NodeClaim is deleted (deletionTimestamp `since`, now unless a dump dates it): termination
-        starts on the next pass. Its one deadline is the deletionTimestamp plus the NodeClaim's own
-        terminationGracePeriod (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/controller.go
-        ensureTerminationGracePeriodTerminationTimeAnnotation), set once: a later change of its NodePool
-        does not move it."""
+        starts on the next pass. `reason`: the disruption's (empty for a delete from outside Karpenter); `by`:
+        who deleted it, in words (a step's kubectl verb: controllers/kubectl.py). Its one deadline is the
+        deletionTimestamp plus the NodeClaim's own terminationGracePeriod (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation),
+        set once: a later change of its NodePool does not move it."""
         s = self.state
         if c.dis.deleting_since is not None:
             return
@@ -64,7 +65,8 @@ class NodeTermination:
                                           (c.result.name,))
         self._timeline(c, "deleting", reason, at=now)
         if s.decisions.enabled:
-            why = f"deleted ({reason})" if reason else "deleted: its Node was deleted from outside Karpenter"
+            why = f"deleted ({reason})" if reason else f"deleted by {by}" if by else \
+                "deleted: its Node was deleted from outside Karpenter"
             tgp = c.obj["spec"].get("terminationGracePeriod")
             deadline = (f"; terminationGracePeriod {tgp}: every pod still there is deleted by "
                         f"{disruptionwhy.when(s, c.dis.termination_time)} ({rfc3339(c.dis.termination_time)}), "

@@ -7,6 +7,7 @@ import functools
 
 from harness.backends.base import APIRejected, Cluster
 from harness.loop.clock import SimClock, start_of
+from harness.loop.controllers.kubectl import KubectlError
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation
 from harness.loop.why import explain_pending
@@ -20,7 +21,7 @@ from harness.runner.engines.base import NotApplicable, Outcome
 from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
-from harness.runner.steps import evict, play, restrict
+from harness.runner.steps import StepFailed, evict, play, restrict
 
 
 @functools.lru_cache(maxsize=4)
@@ -170,8 +171,48 @@ class SimulatedRun:
     def step_evict(self, ev: dict) -> None:
         evict(self.sim, self.fake, ev)              # StepFailed when the run's state does not allow it
 
+    def step_label(self, entries: list[dict]) -> None:
+        for e in entries:
+            self._verb(self.sim.kubectl.metadata, "label", e["kind"], e["name"], e.get("namespace"), e["labels"])
+
+    def step_annotate(self, entries: list[dict]) -> None:
+        for e in entries:
+            self._verb(self.sim.kubectl.metadata, "annotate", e["kind"], e["name"], e.get("namespace"),
+                       e["annotations"])
+
+    def step_cordon(self, nodes: list[str]) -> None:
+        for n in nodes:
+            self._verb(self.sim.kubectl.cordon, n)
+
+    def step_uncordon(self, nodes: list[str]) -> None:
+        for n in nodes:
+            self._verb(self.sim.kubectl.cordon, n, "uncordon", False)
+
+    def step_drain(self, nodes: list[str]) -> None:
+        for n in nodes:
+            self._verb(self.sim.kubectl.drain, n)
+
+    def step_scale(self, entries: list[dict]) -> None:
+        for e in entries:
+            self._verb(self.sim.kubectl.scale, e["deployment"], e["replicas"], e.get("namespace"))
+
+    def step_restart(self, entries: list[dict]) -> None:
+        for e in entries:
+            self._verb(self.sim.kubectl.restart, e["deployment"], e.get("namespace"))
+
+    @staticmethod
+    def _verb(verb, *args) -> None:
+        """A kubectl verb (harness/loop/controllers/kubectl.py); the cluster's refusal fails the step."""
+        try:
+            verb(*args)
+        except KubectlError as e:
+            raise StepFailed(e.key, e.wanted, e.reason) from None
+
     def step_delete(self, refs: list[dict]) -> None:
         for d in refs:
+            if d["kind"] in ("Node", "NodeClaim"):     # Karpenter's termination, or the pod GC's (kubectl.py)
+                self._verb(self.sim.kubectl.delete, d["kind"], d["name"])
+                continue
             try:
                 self.sim.workloads.delete(d["kind"], d["name"], d.get("namespace"))
             except APIRejected as e:      # e.g. a NodePool the API server refused never existed

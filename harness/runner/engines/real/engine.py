@@ -35,7 +35,7 @@ from harness.model.params import ClusterParams
 from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, csi, existing, keeper, settings, windows
+from harness.runner.engines.real import applicability, csi, existing, keeper, settings, verbs, windows
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
@@ -703,6 +703,11 @@ class RealRun:
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
         if action == "cluster" and set(value) - {"storageProvisioners"}:
             return "cluster: operator settings are fixed for the controller's lifetime"
+        if action == "drain":
+            # kubectl drain retries a refused eviction every 5 s for as long as it runs: the settle has no signal
+            # for the retry that a PDB's new allowance lets through, so the run could end before it
+            return ("drain: not played on the real engine: kubectl's retried evictions run beside the controller, "
+                    "and the settle cannot tell when the last one is due")
         return None
 
     def step_advance(self, duration: str | float) -> None:
@@ -742,8 +747,38 @@ class RealRun:
         self.evicted[node.nodeclaim] = node.vm_name
         self.ever_evicted = True
 
+    def step_label(self, entries: list[dict]) -> None:
+        for e in entries:
+            verbs.metadata(self.cluster, "label", e["kind"], e["name"], e.get("namespace"), e["labels"])
+
+    def step_annotate(self, entries: list[dict]) -> None:
+        for e in entries:
+            verbs.metadata(self.cluster, "annotate", e["kind"], e["name"], e.get("namespace"), e["annotations"])
+
+    def step_cordon(self, nodes: list[str]) -> None:
+        for n in nodes:
+            verbs.cordon(self.cluster, n, True)
+
+    def step_uncordon(self, nodes: list[str]) -> None:
+        for n in nodes:
+            verbs.cordon(self.cluster, n, False)
+
+    def step_drain(self, nodes: list[str]) -> None:
+        raise AssertionError("refused before the step is played (_cannot)")
+
+    def step_scale(self, entries: list[dict]) -> None:
+        for e in entries:
+            verbs.scale(self.cluster, e["deployment"], e.get("namespace"), e["replicas"])
+
+    def step_restart(self, entries: list[dict]) -> None:
+        for e in entries:
+            verbs.restart(self.cluster, e["deployment"], e.get("namespace"), time.time())
+
     def step_delete(self, refs: list[dict]) -> None:
         for d in refs:
+            if d["kind"] in ("Node", "NodeClaim"):      # Karpenter's finalizers terminate it
+                verbs.delete(self.cluster, d["kind"], d["name"])
+                continue
             # kubectl delete: a Pod with its own grace period; the kubelet stand-in confirms its end (_step)
             self.cluster.delete(d["kind"], d["name"], d.get("namespace"), graceful=True)
 
