@@ -779,6 +779,10 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                  + (f" in zones {', '.join(zones)}, where the "
                                                                     "customer's nodes are" if zones else "") + ")"
                                                                  if seen else ""))
+    if not given.get("zones"):            # a catalog without zones where the customer's nodes have them
+        from harness.runner.dumpcatalog import dump_zones as zones_where_catalog_has_none
+        given.update({"zones": z for z in [zones_where_catalog_has_none(given, out.resolve().parent,
+                                                                       dump_zones(dump, region))] if z})
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
     manifests = dump.manifests
@@ -817,11 +821,13 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     try:
-        load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
+        loaded = load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
     except SourceError:
         for c in copies:
             c.unlink(missing_ok=True)
         raise
+    from harness.runner.dumpcatalog import say
+    text = say(text, [w for sc in loaded[:1] for w in sc.warnings], notes)
     return out, text, notes
 
 
