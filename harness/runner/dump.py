@@ -53,6 +53,7 @@ class Dump:
     nodes: list[dict] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
     pods: list[dict] = field(default_factory=list)          # every Pod of the input, owned or not
+    finished: list[dict] = field(default_factory=list)      # its Succeeded and Failed Pods (not kept)
     notes: list[str] = field(default_factory=list)
     newest: str | None = None                               # the latest timestamp it holds: the dump's time
 
@@ -171,6 +172,7 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
             phase = (obj.get("status") or {}).get("phase")
             if phase in FINISHED_PHASES:      # a Job's completed pod, an evicted one: it holds no capacity
                 dump.notes.append(f"{file}:{line}: Pod {name}: status.phase {phase}: a finished pod is not kept")
+                dump.finished.append(obj)
                 continue
             dump.pods.append(obj)
             owner = _owner(obj)
@@ -712,7 +714,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
     if out.exists() and not opts.force:
         raise SourceError(out, None, "exists; pass --force to overwrite it")
-    dump = split(read_objects(opts.paths))
+    objects = read_objects(opts.paths)
+    dump = split(objects)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
@@ -759,7 +762,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         except ValueError:
             raise SourceError("--at", None, f"{at!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)") from None
         given["startTime"] = at
-        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else "the newest timestamp in the input")
+        from harness.runner.dumptimes import clock_note, newest_source
+        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else clock_note(newest_source(objects, TIME_FIELDS)))
                      + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
     copies: list[Path] = []
     if opts.catalog_file:
@@ -797,6 +801,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
         # expectations are what the dump shows of them, and of the rest (pending pods, events)
         entries, moved = existing_nodes(dump)
+        from harness.runner.dumptimes import infer_last_pod_events
+        infer_last_pod_events(dump.nodeclaims, dump.pods + dump.finished, entries, dump.notes)
         notes += [n for n in dump.notes if n not in notes]
         if entries:
             given["existingNodes"] = entries
