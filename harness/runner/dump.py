@@ -797,12 +797,15 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                      f"default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
                      f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
     expect = expectations(dump)
-    if (dump.nodes or dump.nodeclaims) and not opts.replay:
+    if not opts.replay:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
         # expectations are what the dump shows of them, and of the rest (pending pods, events)
         entries, moved = existing_nodes(dump)
         from harness.runner.dumptimes import infer_last_pod_events
         infer_last_pod_events(dump.nodeclaims, dump.pods + dump.finished, entries, dump.notes)
+        if not dump.nodes:          # where its pods ran: NodeClaims, spec.nodeName, controllers' status
+            from harness.runner.dumpplacement import place_without_nodes
+            entries = place_without_nodes(dump, objects, entries, moved, expect, dump.notes)
         notes += [n for n in dump.notes if n not in notes]
         if entries:
             given["existingNodes"] = entries
