@@ -406,3 +406,14 @@ def price_notices(sc) -> list[Notice]:
                    f"{len(missing)} SKU(s) of {src.label} have no price in {sc.region} (e.g. {missing[0]}): they use "
                    "the bundled price of the same size, else an estimate from vCPUs and memory (harness/data/vm-series.yaml); give the Retail Prices API JSON "
                    "as given.catalog.prices", "catalog")]
+
+
+def zones_where_catalog_has_none(given: dict, base_dir, zones: list[str]) -> list[str]:
+    """`given.zones` for a dump whose nodes run in `zones` where the scenario's catalog offers the region
+    none (a snapshot taken without them): written into the scenario, so the field says where the run's
+    zones come from (harness/runner/dumpcatalog.py). [] where the catalog has zones there, or no catalog."""
+    try:
+        skus, _ = load_source(source_for(given, Path(base_dir), given["region"]))
+    except CatalogError:
+        return []
+    return list(zones) if zones and region_zones(skus, given["region"]) == [] else []

@@ -784,7 +784,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                     "customer's nodes are" if zones else "") + ")"
                                                                  if seen else ""))
     if not given.get("zones"):            # a catalog without zones where the customer's nodes have them
-        from harness.runner.dumpcatalog import dump_zones as zones_where_catalog_has_none
+        from harness.runner.catalogs import zones_where_catalog_has_none
         given.update({"zones": z for z in [zones_where_catalog_has_none(given, out.resolve().parent,
                                                                        dump_zones(dump, region))] if z})
     if facts.get("cluster"):
@@ -805,7 +805,7 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         infer_last_pod_events(dump.nodeclaims, dump.pods + dump.finished, entries, dump.notes)
         if not dump.nodes:          # where its pods ran: NodeClaims, spec.nodeName, controllers' status
             from harness.runner.dumpplacement import place_without_nodes
-            entries = place_without_nodes(dump, objects, entries, moved, expect, dump.notes)
+            entries = place_without_nodes(dump, objects, entries, moved, expect, dump.notes, strip_server_fields)
         notes += [n for n in dump.notes if n not in notes]
         if entries:
             given["existingNodes"] = entries

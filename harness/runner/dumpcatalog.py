@@ -189,20 +189,6 @@ def _offer(sku: dict, region: str, zones: tuple[str, ...], lift: bool = True) ->
     sku["restrictions"] = kept
 
 
-def dump_zones(given: dict, base_dir, zones: list[str]) -> list[str]:
-    """`given.zones` for a dump whose nodes run in `zones` where the scenario's catalog offers the region
-    none (a snapshot taken without them): written into the scenario, so the field says where the run's
-    zones come from. [] where the catalog has zones there, or no catalog (harness new handles that)."""
-    from pathlib import Path
-
-    from harness.runner.catalogs import CatalogError, load_source, region_zones, source_for
-    try:
-        skus, _ = load_source(source_for(given, Path(base_dir), given["region"]))
-    except CatalogError:
-        return []
-    return list(zones) if zones and region_zones(skus, given["region"]) == [] else []
-
-
 def say(text: str, notices: list, notes: list[str]) -> str:
     """The scenario text with each disagreement with the catalog (notices of kind `cluster`, and sizes
     synthesized) as a comment above the line it is about, and as a note `harness new` prints."""

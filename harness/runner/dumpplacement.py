@@ -26,10 +26,10 @@ def _deployment_of(pod: dict, deployments: set[str]) -> str | None:
     return name.rsplit("-", 1)[0] if kind == "ReplicaSet" and name.rsplit("-", 1)[0] in deployments else None
 
 
-def _kept(pod: dict) -> dict:
-    """The pod as existingNodes holds it (as dump.existing_nodes keeps a bound pod)."""
-    from harness.runner.dump import strip_server_fields
-    kept = strip_server_fields(pod)
+def _kept(pod: dict, strip) -> dict:
+    """The pod as existingNodes holds it (as dump.existing_nodes keeps a bound pod; `strip`: dump.py
+    strip_server_fields)."""
+    kept = strip(pod)
     refs = (pod.get("metadata") or {}).get("ownerReferences")
     if refs:
         kept["metadata"]["ownerReferences"] = [{k: v for k, v in r.items() if k != "uid"} for r in refs]
@@ -89,9 +89,10 @@ def _fill(room: list[tuple[dict, dict[str, int], dict]], pods: list[dict]) -> di
 
 
 def place_without_nodes(dump, objects: list[tuple[dict, str, int]], entries: list[dict], moved: set[str],
-                        expect: dict, notes: list[str]) -> list[dict]:
+                        expect: dict, notes: list[str], strip) -> list[dict]:
     """`entries` with stand-in Nodes added (after the registered entries, before those in flight), `moved`
-    and `expect.pods` updated to what the dump says ran. Only for a dump with no Node object."""
+    and `expect.pods` updated to what the dump says ran. Only for a dump with no Node object. `strip`
+    makes a pod of the dump one to apply (dump.py strip_server_fields)."""
     import copy
     deployments = {m["metadata"]["name"]: m for m in dump.manifests if m.get("kind") == "Deployment"}
     seeded = {(nc.get("status") or {}).get("nodeName") for nc in dump.nodeclaims
@@ -109,7 +110,7 @@ def place_without_nodes(dump, objects: list[tuple[dict, str, int]], entries: lis
         if node not in seeded:
             elsewhere.setdefault(node, []).append(pod)
     for node, pods in elsewhere.items():
-        added.append(standin(node, [_kept(p) for p in pods]))
+        added.append(standin(node, [_kept(p, strip) for p in pods]))
         moved.update(p["metadata"]["name"] for p in pods)
         notes.append(f"Node {node} is not in the input, but pod(s) {', '.join(p['metadata']['name'] for p in pods)} "
                      f"run on it (spec.nodeName): seeded on a stand-in Node {node}, not Karpenter's, sized to them "
