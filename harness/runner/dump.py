@@ -783,10 +783,11 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                  + (f" in zones {', '.join(zones)}, where the "
                                                                     "customer's nodes are" if zones else "") + ")"
                                                                  if seen else ""))
-    if not given.get("zones"):            # a catalog without zones where the customer's nodes have them
-        from harness.runner.catalogs import zones_where_catalog_has_none
-        given.update({"zones": z for z in [zones_where_catalog_has_none(given, out.resolve().parent,
-                                                                       dump_zones(dump, region))] if z})
+    from harness.runner.catalogs import zones_where_catalog_has_none
+    nodes_zones = [] if given.get("zones") else zones_where_catalog_has_none(given, out.resolve().parent,
+                                                                             dump_zones(dump, region))
+    if nodes_zones:                       # a catalog without zones where the customer's nodes have them
+        given["zones"] = nodes_zones
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
     manifests = dump.manifests
