@@ -127,7 +127,7 @@ def seeded_nodeclaim(entry: dict, where: str, template: Template, profile: Profi
                  (not entry.get("capacityType") or o.capacity_type == entry["capacityType"])]
     if not offerings:
         raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
-                        f"with capacity type {entry.get('capacityType')!r}")
+                        f"with capacity type {entry.get('capacityType')!r}" + _static_zonality(profile, entry))
     if entry.get("zone"):
         reqs.add(Requirement.new(ZONE, IN, [str(entry["zone"])], sem))
     if entry.get("capacityType"):
@@ -141,6 +141,17 @@ def seeded_nodeclaim(entry: dict, where: str, template: Template, profile: Profi
         requests = {k: min(v, allocatable[k]) for k, v in wanted.items() if k in allocatable}
     obj, reqs = to_nodeclaim(template, reqs, [it], requests, profile, sem, core, rng, name)
     return SeededClaim(obj, reqs, it, requests)
+
+
+def _static_zonality(profile: Profile, entry: dict) -> str:
+    """Why a release offers no zone the catalog has: before provider v1.6.2 a static list of zonal regions
+    decided zonality (release probe provider.zones.zonalRegions), and a region off it has none."""
+    listed = profile.provider_setting("zones", "zonalRegions")
+    region = str(entry.get("zone") or "").rsplit("-", 1)[0].lower()
+    if not isinstance(listed, list) or not region or region in {str(r).lower() for r in listed}:
+        return ""
+    return (f": this release decides zonality from a static list of zonal regions without {region} "
+            "(provider.zones.zonalRegions), so it offers no zone there")
 
 
 def _instance_type(instance_types: list, entry: dict, where: str):

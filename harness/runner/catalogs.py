@@ -148,6 +148,7 @@ class ResolvedCatalog:
     skus: list[dict]
     prices: dict[str, dict[str, dict]]
     synthesized: dict[str, str] = field(default_factory=dict)          # name -> note
+    existing: tuple[str, ...] = ()      # sizes given.existingNodes run that given.skus does not name
 
 
 def _close(name: str, available) -> str | None:
@@ -249,6 +250,10 @@ def check(sc) -> tuple[list, list[Notice]]:
             continue
         available.add(name)
         notices.append(Notice(file, line, synth.note, "synthesized"))
+    if not errors:
+        wrong, found = existing_disagreements(sc)
+        errors += [doc.error(path, reason) for path, reason in wrong]
+        notices += [Notice(str(sc.file), sc.doc.line(d.path), d.message, "cluster") for d in found]
     return errors, notices
 
 
@@ -270,17 +275,66 @@ def _named(sc) -> list[tuple[str, tuple]]:
 
 def scenario_catalog(sc) -> ResolvedCatalog:
     """The SKUs and prices the fake gets for `sc` (catalog subset or whole, plus synthesized SKUs,
-    plus borrowed or estimated prices for SKUs without one)."""
+    plus borrowed or estimated prices for SKUs without one), amended where `given.existingNodes`
+    disagree with it (harness/runner/dumpcatalog.py)."""
+    from harness.runner.dumpcatalog import SIZE, SUBSET, amend
+    base = _base_catalog(sc)
+    _, found = existing_disagreements(sc, base)
+    if not found:
+        return base
+    prices = {r: dict(t) for r, t in base.prices.items()}
+    table = prices.setdefault(sc.region.lower(), {})
+    for d in found:
+        if d.kind == SIZE:
+            table.setdefault(d.sku, d.prices)
+    return ResolvedCatalog(amend(base.skus, sc.region, found, _full_catalog(sc)), prices,
+                           {**base.synthesized, **{d.sku: d.message for d in found if d.kind == SIZE}},
+                           tuple(d.sku for d in found if d.kind in (SIZE, SUBSET)))
+
+
+def _base_catalog(sc) -> ResolvedCatalog:
     src = source_for(sc.given, Path(sc.file).parent, sc.region)
     names = tuple(n for n, _ in _named(sc))
+    try:
+        zones = _zones(sc.given, load_source(src)[0], sc.region)
+    except CatalogError:
+        zones = sc.given.get("zones")
     return _resolve(src, sc.region, names, bool([s for s in sc.given.get("skus") or [] if isinstance(s, str)]),
-                    tuple(sc.given["zones"]) if sc.given.get("zones") else None)
+                    tuple(zones) if zones else None)
+
+
+def _full_catalog(sc) -> list[dict]:
+    try:
+        return list(load_source(source_for(sc.given, Path(sc.file).parent, sc.region))[0])
+    except CatalogError:
+        return []
+
+
+def existing_disagreements(sc, base: ResolvedCatalog | None = None) -> tuple[list, list]:
+    """Where `given.existingNodes` disagree with the catalog: (errors as (path, reason), disagreements).
+    Inline ResourceSkus only (`given.skus` objects) are the scenario's own catalog: not amended."""
+    from harness.runner.dumpcatalog import find
+    entries = sc.given.get("existingNodes") or []
+    wanted = sc.given.get("skus") or []
+    if not entries or (wanted and not any(isinstance(w, str) for w in wanted)):
+        return [], []
+    base = base or _base_catalog(sc)
+    names = [w for w in wanted if isinstance(w, str)]
+    src = source_for(sc.given, Path(sc.file).parent, sc.region)
+    full = _full_catalog(sc)
+    return find(entries, base.skus, sc.region, src.label, region_zones(full, sc.region), sc.given.get("zones"),
+                frozenset(names) if names else None, full + base.skus if names else None)
 
 
 def _zones(given: dict, skus, region: str) -> list[str] | None:
     """The zones synthesized SKUs are offered in: given.zones (the customer's, `harness new` writes them),
-    else the catalog's for the region, else the synthesizer's default."""
-    return list(given["zones"]) if given.get("zones") else region_zones(skus, region)
+    else the catalog's for the region, else (a catalog without zones there) the zones given.existingNodes
+    run in, else the synthesizer's default."""
+    from harness.runner.dumpcatalog import zones_of
+    if given.get("zones"):
+        return list(given["zones"])
+    have = region_zones(skus, region)
+    return (list(zones_of(given.get("existingNodes"), region)) or have) if have == [] else have
 
 
 @functools.lru_cache(maxsize=64)
@@ -352,3 +406,14 @@ def price_notices(sc) -> list[Notice]:
                    f"{len(missing)} SKU(s) of {src.label} have no price in {sc.region} (e.g. {missing[0]}): they use "
                    "the bundled price of the same size, else an estimate from vCPUs and memory (harness/data/vm-series.yaml); give the Retail Prices API JSON "
                    "as given.catalog.prices", "catalog")]
+
+
+def zones_where_catalog_has_none(given: dict, base_dir, zones: list[str]) -> list[str]:
+    """`given.zones` for a dump whose nodes run in `zones` where the scenario's catalog offers the region
+    none (a snapshot taken without them): written into the scenario, so the field says where the run's
+    zones come from (harness/runner/dumpcatalog.py). [] where the catalog has zones there, or no catalog."""
+    try:
+        skus, _ = load_source(source_for(given, Path(base_dir), given["region"]))
+    except CatalogError:
+        return []
+    return list(zones) if zones and region_zones(skus, given["region"]) == [] else []

@@ -55,6 +55,7 @@ class Dump:
     nodes: list[dict] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
     pods: list[dict] = field(default_factory=list)          # every Pod of the input, owned or not
+    finished: list[dict] = field(default_factory=list)      # its Succeeded and Failed Pods (not kept)
     notes: list[str] = field(default_factory=list)
     newest: str | None = None                               # the latest timestamp it holds: the dump's time
 
@@ -169,6 +170,7 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
             phase = (obj.get("status") or {}).get("phase")
             if phase in FINISHED_PHASES:      # a Job's completed pod, an evicted one: it holds no capacity
                 dump.notes.append(f"{file}:{line}: Pod {name}: status.phase {phase}: a finished pod is not kept")
+                dump.finished.append(obj)
                 continue
             dump.pods.append(obj)
             owner = _owner(obj)
@@ -759,7 +761,8 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         except ValueError:
             raise SourceError("--at", None, f"{at!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)") from None
         given["startTime"] = at
-        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else "the newest timestamp in the input")
+        from harness.runner.dumptimes import clock_note, newest_source
+        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else clock_note(newest_source(objects, TIME_FIELDS)))
                      + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
     dumpmoment.check_times(opts.at, opts.until, dump.newest)
     # --at before the dump: the objects as they stood then, what came after as steps (harness/runner/dumpmoment.py)
@@ -786,6 +789,11 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                                                                  + (f" in zones {', '.join(zones)}, where the "
                                                                     "customer's nodes are" if zones else "") + ")"
                                                                  if seen else ""))
+    from harness.runner.catalogs import zones_where_catalog_has_none
+    nodes_zones = [] if given.get("zones") else zones_where_catalog_has_none(given, out.resolve().parent,
+                                                                             dump_zones(dump, region))
+    if nodes_zones:                       # a catalog without zones where the customer's nodes have them
+        given["zones"] = nodes_zones
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
     manifests = work.manifests
@@ -796,10 +804,15 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
                      f"default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
                      f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
     expect = expectations(dump)
-    if (dump.nodes or dump.nodeclaims) and not opts.replay:
+    if not opts.replay:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
         # expectations are what the dump shows of them, and of the rest (pending pods, events)
         entries, moved = existing_nodes(work)
+        from harness.runner.dumptimes import infer_last_pod_events
+        infer_last_pod_events(work.nodeclaims, work.pods + work.finished, entries, work.notes)
+        if not work.nodes and not moment:   # where its pods ran: NodeClaims, spec.nodeName, controllers' status
+            from harness.runner.dumpplacement import place_without_nodes   # (status is the dump's time, not --at's)
+            entries = place_without_nodes(work, objects, entries, moved, expect, work.notes, strip_server_fields)
         notes += [n for n in work.notes if n not in notes]
         if entries or moment:
             if entries:
@@ -845,11 +858,13 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     try:
-        load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
+        loaded = load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
     except SourceError:
         for c in copies:
             c.unlink(missing_ok=True)
         raise
+    from harness.runner.dumpcatalog import say
+    text = say(text, [w for sc in loaded[:1] for w in sc.warnings], notes)
     return out, text, notes
 
 

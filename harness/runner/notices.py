@@ -16,7 +16,7 @@ class Notice:
     file: str
     line: int
     message: str
-    kind: str = "unmodeled"          # unmodeled | synthesized | catalog
+    kind: str = "unmodeled"          # unmodeled | synthesized | catalog | version | cluster (dumpcatalog.py)
 
     def render(self) -> str:
         return f"{self.file}:{self.line}: warning: {self.message}"

@@ -34,6 +34,7 @@ def fake_azure(scenario: Scenario, clock: SimClock):
     if wanted:
         by_name = {s["name"]: s for s in resolved.skus}
         skus = [by_name[w] if isinstance(w, str) else w for w in wanted if not isinstance(w, str) or w in by_name]
+        skus += [by_name[n] for n in resolved.existing if n not in wanted]
     else:
         skus = list(resolved.skus)
     # FakeAzure.add_skus stores normalized copies (fakeazure.catalog.normalize_sku): no copy here
