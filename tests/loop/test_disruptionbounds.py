@@ -38,7 +38,7 @@ def world(n: int, seconds: float = 0.001):
     rec = Record()
     state = SimpleNamespace(core=SimpleNamespace(consolidation_order="savingsRatio", candidate_shuffle_by_nodepool=True),
                             candidate_order_rng=random.Random(1), nodepool_order_rng=random.Random(2),
-                            decisions=rec, decide=rec.decide)
+                            decisions=rec, decide=rec.decide, trace=lambda line: None)
     ctl = SimpleNamespace(state=state, scheduling_cost=SchedulingCost(seconds, 0.0, 0.0),
                           consolidation_state=lambda: (0, 0.0))
     cands = [candidate(i) for i in range(n)]

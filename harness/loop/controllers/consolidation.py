@@ -631,10 +631,11 @@ def multi_capped(view: Cluster, cands: list[Candidate]) -> None:
     """Multi-node consolidation reaches only the first 101 of its candidates (maxParallel 100): the record
     says so once for the pass, and of each candidate left out (core says nothing of them)."""
     s = view.s
-    if not s.decisions.enabled:
-        return
     window = multi_node_window(len(cands))
     left = cands[window:]
+    s.trace(f"multi consolidation: the first {window} of {len(cands)} candidates (maxParallel {MULTI_NODE_MAX_PARALLEL})")
+    if not s.decisions.enabled:
+        return
     s.decide("disruption", "consolidation-capped", disruptionwhy.subject(left[0].claim),
              f"{disruptionwhy.METHODS['multi']} tries at most the first {window} of its {len(cands)} candidates "
              f"within budget (maxParallel {MULTI_NODE_MAX_PARALLEL}); {len(left)} are left to single-node "
@@ -649,6 +650,8 @@ def multi_capped(view: Cluster, cands: list[Candidate]) -> None:
 def multi_timed_out(view: Cluster, cands: list[Candidate], saved: Proposal | None, batch: int, spent: float) -> None:
     """MultiNodeConsolidationTimeoutDuration ran out: core logs it and returns the last command found, or none."""
     s = view.s
+    s.trace(f"multi consolidation: timed out at a batch of {batch + 1} ({spent:.1f} s modelled); "
+            f"{'returning the last valid command' if saved is not None else 'no command'}")
     if not s.decisions.enabled:
         return
     found = (f"returns the last valid command, {disruptionwhy.command_text(saved)}" if saved is not None
@@ -675,6 +678,8 @@ def single_timed_out(view: Cluster, ordered: list[Candidate], evaluated: int, sp
     """SingleNodeConsolidationTimeoutDuration ran out: core logs it, abandons the pass (not marked consolidated:
     the next pass tries again) and takes the NodePools it did not reach first next time."""
     s = view.s
+    s.trace(f"single consolidation: timed out after evaluating {evaluated} of {len(ordered)} candidates "
+            f"({spent:.1f} s modelled)")
     if not s.decisions.enabled:
         return
     left = ordered[evaluated:]
