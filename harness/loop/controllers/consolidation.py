@@ -9,9 +9,9 @@ sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/:
 - emptiness.go: empty candidates (no pod with a positive eviction cost) within the Empty budgets.
 - singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools (in a seeded order: Go
   map order upstream), the first that consolidates (Underutilized budgets).
-- multinodeconsolidation.go: the first N candidates within budgets (N <= 100) by binary search,
-  filterOutSameInstanceType.
-- the cap of 100 and the 1- and 3-minute timeouts, against a modelled time per scheduling simulation
+- multinodeconsolidation.go: the longest prefix of the candidates within budgets that consolidates, by
+  binary search over at most 101 of them (maxParallel 100), filterOutSameInstanceType.
+- the 1- and 3-minute timeouts of the two methods, against a modelled time per scheduling simulation
   (harness/loop/disruptionbounds.py; docs/architecture/consolidation-bounds.md).
 - validation.go: after commandValidationDelay (15 s) the candidates and the command are checked
   again (churn, nominations, budgets, a different scheduling result), else the command is dropped
