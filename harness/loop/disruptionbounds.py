@@ -27,21 +27,21 @@ def multi_node_window(n: int) -> int:
 
 @dataclass(frozen=True)
 class SchedulingCost:
-    """The seconds one SimulateScheduling costs the controller: a fixed part, a part per existing node the
-    scheduler is built over, and a part per (pod to place x existing node). (harness assumption: the shape
-    of core's Solve, which builds one ExistingNode per state node and tries each pod against them in turn;
-    the numbers are measured, docs/architecture/consolidation-bounds.md.)"""
+    """The seconds one SimulateScheduling costs the controller: a fixed part, a part per state node (core
+    builds the scheduler over a copy of every state node and the pods on them) and a part per pod to place.
+    (harness assumption: this shape; the numbers are measured, docs/architecture/consolidation-bounds.md.)"""
 
     per_simulation: float
     per_node: float
-    per_pod_node: float
+    per_pod: float
 
     def seconds(self, pods: int, nodes: int) -> float:
-        return self.per_simulation + self.per_node * nodes + self.per_pod_node * pods * nodes
+        return self.per_simulation + self.per_node * nodes + self.per_pod * pods
 
 
-# the real v1.14.0 controller on the shared 2-core machine (docs/architecture/consolidation-bounds.md)
-SCHEDULING_COST = SchedulingCost(per_simulation=0.002, per_node=0.0002, per_pod_node=0.00001)
+# the real v1.14.0 controller on the shared 2-core machine (load ~10), issue 65's dump at 100 nodes: a
+# consolidation simulation over ~90 state nodes with ~20 pods took ~0.75 s (docs/architecture/consolidation-bounds.md)
+SCHEDULING_COST = SchedulingCost(per_simulation=0.0, per_node=0.008, per_pod=0.002)
 
 
 @dataclass

@@ -144,8 +144,8 @@ def test_a_timed_out_pass_leaves_its_unreached_nodepools_first():
 
 
 def test_scheduling_cost_and_stopwatch():
-    cost = SchedulingCost(per_simulation=1.0, per_node=0.5, per_pod_node=0.25)
-    assert cost.seconds(pods=2, nodes=4) == 1.0 + 2.0 + 2.0
+    cost = SchedulingCost(per_simulation=1.0, per_node=0.5, per_pod=0.25)
+    assert cost.seconds(pods=2, nodes=4) == 1.0 + 2.0 + 0.5
     w = Stopwatch(60.0)
     assert w.fits(60.0) and not w.fits(60.5)
     w.spend(60.0)
