@@ -30,8 +30,8 @@ FRAME_KEYS = frozenset({"level", "time", "ts", "logger", "caller", "message", "m
 # the lifecycle's order of one object's lines logged in the same instant (the simulated clock gives many the
 # same time; the real controller writes them in this order)
 PHASE = {"provisionable": 0, "computed-new": 1, "computed-unready": 2, "created": 3, "launched": 4, "registered": 5,
-         "initialized": 6, "expired": 7, "garbage-collected": 7, "disrupting": 8, "tainted": 12, "deleted-node": 13,
-         "deleted-nodeclaim": 14}
+         "initialized": 6, "expired": 7, "garbage-collected": 7, "multi-node-timeout": 7, "multi-node-timeout-command": 7,
+         "single-node-timeout": 7, "disrupting": 8, "tainted": 12, "deleted-node": 13, "deleted-nodeclaim": 14}
 # a disruption command's replacement: created by the command, its life after it
 REPLACEMENT_PHASE = {"created": 9, "launched": 10, "registered": 11, "initialized": 11}
 # the seeding trace of a NodeClaim the scenario gives (harness/loop/controllers/seed.py): not the provisioner's
@@ -195,8 +195,28 @@ def lines(result, core: str) -> list[dict]:
     return [_record(ln, core) for ln in out]
 
 
+def _timeout_lines(result, add) -> None:
+    """A consolidation method that ran out of its time (the decision record's `consolidation-timed-out`)."""
+    for d in getattr(result, "decisions", None) or ():
+        if d.action != "consolidation-timed-out":
+            continue
+        if d.data.get("method") == "single":
+            n = d.data.get("candidatesEvaluated", 0)
+            add(d.t, "single-node-timeout", {"candidates_evaluated": n}, text={"n": n})
+        elif d.data.get("logValues") is None:
+            batch = d.data.get("lastBatchSize", 0)
+            add(d.t, "multi-node-timeout", {"last_batch_size": batch}, text={"batch": batch})
+        else:
+            lv = d.data["logValues"]
+            nodes = ", ".join(f"{x['Node']['name']}/{x['instance-type']}/{x['capacity-type']}" for x in lv["disrupted-nodes"])
+            text = f"{lv['decision']}, terminating {lv['disrupted-node-count']} nodes ({lv['pod-count']} pods) {nodes}"
+            add(d.t, "multi-node-timeout-command", dict(lv), text={"command": text})
+
+
 def _disruption_lines(result, core: str, add, nodes: dict) -> None:
-    """Commands, expirations, garbage collection, and each deleted NodeClaim's termination."""
+    """Commands, expirations, garbage collection, consolidation timeouts, and each deleted NodeClaim's
+    termination."""
+    _timeout_lines(result, add)
     knative = _knative(core)
     commands: dict = {}
     for d in result.disruptions:

@@ -302,3 +302,25 @@ def test_simulated_log_matches_the_real_controllers(fixture):
     # core v1.0 writes the command into the message (`disrupting nodeclaim(s) via delete, terminating ...
     # aks-<node>/...`), whose generated names differ between the runs: the same message by its id
     assert d is not None and d.left.n == d.matched + 1 and d.left.id == kl.read(lines[cut])[0].id
+
+
+@pytest.mark.parametrize("core,single,multi", [
+    ("v1.14.0", ("abandoning single-node consolidation due to timeout", {"candidates_evaluated": 4}),
+     ("failed to find a multi-node consolidation after timeout", {"last_batch_size": 35})),
+    ("v1.6.2", ("abandoning single-node consolidation due to timeout after evaluating 4 candidates", {}),
+     ("failed to find a multi-node consolidation after timeout, last considered batch had 35", {})),
+])
+def test_consolidation_timeouts_are_written_as_the_core_logs_them(core, single, multi):
+    """A `consolidation-timed-out` decision (harness/loop/controllers/consolidation.py) is core's DEBUG line of
+    that release (sigs.k8s.io/karpenter v1.14.0 and v1.9.1 pkg/controllers/disruption/*nodeconsolidation.go)."""
+    from types import SimpleNamespace
+    decisions = [SimpleNamespace(t=10.0, action="consolidation-timed-out", data={"method": "single", "candidatesEvaluated": 4}),
+                 SimpleNamespace(t=20.0, action="consolidation-timed-out", data={"method": "multi", "lastBatchSize": 35,
+                                                                                 "logValues": None})]
+    result = SimpleNamespace(nodes=[], started=0.0, disruptions=[], trace=[], nodeclaims=[], events=[], timeline=[],
+                             instance_types={}, decisions=decisions)
+    recs = kl.lines(result, core)
+    assert [(r["level"], r["message"]) for r in recs] == [("DEBUG", single[0]), ("DEBUG", multi[0])]
+    assert all(recs[i][k] == v for i, want in ((0, single[1]), (1, multi[1])) for k, v in want.items())
+    assert [e.id for e in kl.read(kl.dumps(recs))] == (["single-node-timeout", "multi-node-timeout"]
+                                                       if core == "v1.14.0" else [])

@@ -9,8 +9,10 @@ sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/:
 - emptiness.go: empty candidates (no pod with a positive eviction cost) within the Empty budgets.
 - singlenodeconsolidation.go: candidates by ratio, interleaved across NodePools (in a seeded order: Go
   map order upstream), the first that consolidates (Underutilized budgets).
-- multinodeconsolidation.go: the first N candidates within budgets (N <= 100) by binary search,
-  filterOutSameInstanceType.
+- multinodeconsolidation.go: the longest prefix of the candidates within budgets that consolidates, by
+  binary search over at most 101 of them (maxParallel 100), filterOutSameInstanceType.
+- the 1- and 3-minute timeouts of the two methods, against a modelled time per scheduling simulation
+  (harness/loop/disruptionbounds.py; docs/architecture/consolidation-bounds.md).
 - validation.go: after commandValidationDelay (15 s) the candidates and the command are checked
   again (churn, nominations, budgets, a different scheduling result), else the command is dropped
   (ConsolidationRejected events for single/multi).
@@ -29,13 +31,14 @@ from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
 from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
 from harness.loop.controllers.simulate import CandidateDeleting, SimResult
+from harness.loop.disruptionbounds import (MULTI_NODE_MAX_PARALLEL, MULTI_NODE_TIMEOUT, SINGLE_NODE_TIMEOUT, Stopwatch,
+                                           multi_node_window)
 from harness.loop.scheduling import PlannedClaim, offering_compatible
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 
 VALIDATION_DELAY = 15.0                       # consolidation.go commandValidationDelay
 MIN_SPOT_TO_SPOT = 15                         # MinInstanceTypesForSpotToSpotConsolidation
-MULTI_NODE_MAX = 100                          # multinodeconsolidation.go max batch
 CONSOLIDATION_STATE_TTL = 300.0               # state/cluster.go ConsolidationState: 5 minutes
 
 
@@ -240,6 +243,12 @@ class Consolidation:
         if self.ctl.state.core.consolidation_order == "disruptionCost":
             return c.disruption_cost
         return -c.savings_ratio()
+
+    def sim_seconds(self, view: Cluster, cands: list[Candidate]) -> float:
+        """The modelled controller time of one SimulateScheduling of `cands`: their pods placed over the
+        other state nodes (disruptionbounds.SchedulingCost)."""
+        pods = sum(len(c.reschedulable) for c in cands)
+        return self.ctl.scheduling_cost.seconds(pods, max(len(view.nodes) - len(cands), 0))
 
     def compute(self, view: Cluster, cands: list[Candidate]) -> Proposal | None:
         """computeConsolidation."""
@@ -475,6 +484,7 @@ class Emptiness(Consolidation):
 class SingleNode(Consolidation):
     def __init__(self, controller):
         super().__init__(controller, "single")
+        self.unseen: set[str] = set()        # PreviouslyUnseenNodePools: left unseen by a timed-out pass
 
     def sort(self, cands: list[Candidate]) -> list[Candidate]:
         """SortCandidates: by ratio, then interleaved across NodePools in a seeded order (interleave). Before
@@ -483,40 +493,53 @@ class SingleNode(Consolidation):
         ordered = super().sort(cands)
         if not self.ctl.state.core.candidate_shuffle_by_nodepool:
             return ordered
-        return interleave(ordered, self.ctl.state.nodepool_order_rng)
+        return interleave(ordered, self.ctl.state.nodepool_order_rng, self.unseen)
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
+        """ComputeCommands: the first candidate that consolidates, within SingleNodeConsolidationTimeoutDuration
+        of modelled time; a pass that runs out abandons the rest and names the NodePools it did not reach,
+        which the next pass takes first (PreviouslyUnseenNodePools)."""
         if self.is_consolidated():
             return []
         constrained = False
-        for c in self.sort(cands):
+        ordered = self.sort(cands)
+        unseen = dict.fromkeys(c.nodepool_name for c in ordered)
+        watch = Stopwatch(SINGLE_NODE_TIMEOUT)
+        for i, c in enumerate(ordered):
+            if watch.expired():
+                self.unseen = set(unseen)
+                single_timed_out(view, ordered, i, watch.spent)
+                return []
+            unseen.pop(c.nodepool_name, None)
             if self.held_by_budget(view, budgets, c):
                 constrained = True
                 continue
+            watch.spend(self.sim_seconds(view, [c]))
             p = self.compute(view, [c])
             if p is None or p.decision == "no-op":
                 continue
             return [p]
         if not constrained:
             self.mark_consolidated()
+        self.unseen = set(unseen)
         return []
 
 
-def interleave(ordered: list[Candidate], rng: random.Random | None) -> list[Candidate]:
+def interleave(ordered: list[Candidate], rng: random.Random | None, unseen: set[str] = frozenset()) -> list[Candidate]:
     """shuffleCandidates (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/singlenodeconsolidation.go):
     the first candidate of each NodePool, then the second of each, and so on, each NodePool keeping its
     candidates' sorted order. The NodePools come in the order lo.Keys reads the lo.GroupBy map in: Go's, a
     random one each pass, which `rng` stands for, drawn only with two NodePools or more (one has one order);
-    None keeps the order each NodePool is first met in. The NodePools a timed-out pass left unseen go first
-    upstream (PreviouslyUnseenNodePools, #2133): the loop never times out (the 3-minute
-    SingleNodeConsolidationTimeoutDuration is wall time, which a pass here does not spend), so that set is
-    always empty."""
+    None keeps the order each NodePool is first met in. The NodePools a timed-out pass left `unseen` go
+    first (PreviouslyUnseenNodePools, #2133; the timeout: harness/loop/disruptionbounds.py)."""
     groups: dict[str, list[Candidate]] = {}
     for c in ordered:
         groups.setdefault(c.nodepool_name, []).append(c)
     names = list(groups)
     if rng is not None and len(names) > 1:
         rng.shuffle(names)
+    if unseen:
+        names = [n for n in names if n in unseen] + [n for n in names if n not in unseen]
     out = []
     for i in range(max((len(g) for g in groups.values()), default=0)):
         for name in names:
@@ -539,7 +562,9 @@ class MultiNode(Consolidation):
                 continue
             ok.append(c)
             view.take(budgets, c, self.reason)
-        p = self._first_n(view, ok, min(len(ok), MULTI_NODE_MAX))
+        if multi_node_window(len(ok)) < len(ok):
+            multi_capped(view, ok)
+        p = self._first_n(view, ok, min(len(ok), MULTI_NODE_MAX_PARALLEL))
         if p is None:
             if not constrained:
                 self.mark_consolidated()
@@ -547,16 +572,24 @@ class MultiNode(Consolidation):
         return [p]
 
     def _first_n(self, view: Cluster, cands: list[Candidate], hi: int) -> Proposal | None:
-        """firstNConsolidationOption: binary search for the longest prefix that consolidates."""
+        """firstNConsolidationOption: binary search for the longest prefix that consolidates, within
+        MultiNodeConsolidationTimeoutDuration of modelled time: the simulation that would end past it is
+        cancelled (its context's deadline) and the search returns the last command found, if any."""
         if len(cands) < 2:
             return None
         lo = 1
         if len(cands) <= hi:
             hi = len(cands) - 1
         saved = None
+        watch = Stopwatch(MULTI_NODE_TIMEOUT)
         while lo <= hi:
             mid = (lo + hi) // 2
             batch = cands[:mid + 1]
+            cost = self.sim_seconds(view, batch)
+            if not watch.fits(cost):
+                multi_timed_out(view, cands, saved, (lo + hi) // 2, watch.spent)
+                return saved
+            watch.spend(cost)
             p = self.compute(view, batch)
             valid = p is not None and p.decision == "delete"
             if p is not None and p.decision == "replace":
@@ -591,3 +624,72 @@ def filter_out_same_type(r: PlannedClaim, cands: list[Candidate], wk, sem) -> Pl
             max_price = min(max_price, prices.get(it.name, 0.0))     # a Go map's zero value
     new, err = remove_by_price(r, max_price, wk)
     return None if err is not None else new
+
+
+# -- what a bound did (the decision record; the Karpenter log's lines are read from it) -----------------
+def multi_capped(view: Cluster, cands: list[Candidate]) -> None:
+    """Multi-node consolidation reaches only the first 101 of its candidates (maxParallel 100): the record
+    says so once for the pass, and of each candidate left out (core says nothing of them)."""
+    s = view.s
+    window = multi_node_window(len(cands))
+    left = cands[window:]
+    s.trace(f"multi consolidation: the first {window} of {len(cands)} candidates (maxParallel {MULTI_NODE_MAX_PARALLEL})")
+    if not s.decisions.enabled:
+        return
+    s.decide("disruption", "consolidation-capped", disruptionwhy.subject(left[0].claim),
+             f"{disruptionwhy.METHODS['multi']} tries at most the first {window} of its {len(cands)} candidates "
+             f"within budget (maxParallel {MULTI_NODE_MAX_PARALLEL}); {len(left)} are left to single-node "
+             "consolidation this pass", (), {"method": "multi", "candidates": len(cands), "window": window,
+                                             "left": [c.claim.result.name for c in left]})
+    for c in left:
+        view.kept(c.claim, "multi", ("cap", window),
+                  f"{disruptionwhy.METHODS['multi']}: beyond the first {window} candidates it tries "
+                  f"(maxParallel {MULTI_NODE_MAX_PARALLEL})", by="cap")
+
+
+def multi_timed_out(view: Cluster, cands: list[Candidate], saved: Proposal | None, batch: int, spent: float) -> None:
+    """MultiNodeConsolidationTimeoutDuration ran out: core logs it and returns the last command found, or none."""
+    s = view.s
+    s.trace(f"multi consolidation: timed out at a batch of {batch + 1} ({spent:.1f} s modelled); "
+            f"{'returning the last valid command' if saved is not None else 'no command'}")
+    if not s.decisions.enabled:
+        return
+    found = (f"returns the last valid command, {disruptionwhy.command_text(saved)}" if saved is not None
+             else "found no command")
+    log = None
+    if saved is not None:                # Command.LogValues, for the Karpenter log's line
+        log = {"decision": saved.decision, "disrupted-node-count": len(saved.candidates),
+               "replacement-node-count": len(saved.replacements),
+               "pod-count": sum(len(c.reschedulable) for c in saved.candidates),
+               "disrupted-nodes": [{"Node": {"name": c.name}, "NodeClaim": {"name": c.claim.result.name},
+                                    "instance-type": c.sn.labels.get(INSTANCE_TYPE, ""),
+                                    "capacity-type": c.sn.labels.get(CAPACITY_TYPE, "")} for c in saved.candidates],
+               "replacement-nodes": [{"capacity-type": "on-demand"} for _ in saved.replacements]}
+    s.decide("disruption", "consolidation-timed-out", disruptionwhy.subject(cands[0].claim),
+             f"{disruptionwhy.METHODS['multi']} ran out of its {MULTI_NODE_TIMEOUT:.0f} s "
+             f"(MultiNodeConsolidationTimeoutDuration; {spent:.1f} s of modelled scheduling simulations) at a batch "
+             f"of {batch + 1} of {len(cands)} candidates and {found}", (),
+             {"method": "multi", "lastBatchSize": batch, "candidates": len(cands), "spent": round(spent, 3),
+              "command": [c.claim.result.name for c in saved.candidates] if saved is not None else None,
+              "logValues": log})
+
+
+def single_timed_out(view: Cluster, ordered: list[Candidate], evaluated: int, spent: float) -> None:
+    """SingleNodeConsolidationTimeoutDuration ran out: core logs it, abandons the pass (not marked consolidated:
+    the next pass tries again) and takes the NodePools it did not reach first next time."""
+    s = view.s
+    s.trace(f"single consolidation: timed out after evaluating {evaluated} of {len(ordered)} candidates "
+            f"({spent:.1f} s modelled)")
+    if not s.decisions.enabled:
+        return
+    left = ordered[evaluated:]
+    s.decide("disruption", "consolidation-timed-out", disruptionwhy.subject(left[0].claim),
+             f"{disruptionwhy.METHODS['single']} ran out of its {SINGLE_NODE_TIMEOUT:.0f} s "
+             f"(SingleNodeConsolidationTimeoutDuration; {spent:.1f} s of modelled scheduling simulations) after "
+             f"evaluating {evaluated} of {len(ordered)} candidates; the pass is abandoned", (),
+             {"method": "single", "candidatesEvaluated": evaluated, "candidates": len(ordered),
+              "spent": round(spent, 3)})
+    for c in left:
+        view.kept(c.claim, "single", ("timeout",),
+                  f"{disruptionwhy.METHODS['single']}: not reached before its {SINGLE_NODE_TIMEOUT:.0f} s timeout",
+                  by="timeout")

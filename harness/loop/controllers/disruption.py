@@ -26,6 +26,7 @@ from harness.loop.controllers.drift import Drift
 from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
 from harness.loop.controllers.simulate import Simulator, synced
 from harness.loop.controllers.state import LoopState
+from harness.loop.disruptionbounds import SCHEDULING_COST
 from harness.model.cron import CronError
 
 
@@ -34,6 +35,7 @@ class DisruptionController:
         self.state = state
         self.queue = queue
         self.simulator = Simulator(state, provisioner)
+        self.scheduling_cost = SCHEDULING_COST      # the modelled time the methods' timeouts count
         # core before v1.5.0 (#2180) tries Drift before Emptiness (core-behaviour.yaml disruptionMethodOrder)
         first = [Drift(self), Emptiness(self)] if state.core.drift_before_emptiness else [Emptiness(self), Drift(self)]
         self.methods = first + [MultiNode(self), SingleNode(self)]
