@@ -54,6 +54,7 @@ POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
+# where the run cannot move the controller's clock (runclock.py: a build without the `clock` edits),
 # `advance` steps are played on the wall clock up to this long (HARNESS_REAL_MAX_ADVANCE, seconds): the
 # controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
 # are its own and real
@@ -623,7 +624,7 @@ class RealRun:
                 self.steady = False
                 self.unjudged = settler.reason = (
                     f"the settle after the step's advance was still running when {window[2].render(window[1])} "
-                    "(read from the objects' timestamps); the real engine reads its outcome on the wall clock, so "
+                    "(read from the objects' timestamps); the real engine reads its outcome after a settle in real time, so "
                     "it stopped there, unsettled, rather than judge what the controller did after the instant")
                 break
             seen = self.cache.changes                           # a change from here on ends an idle wait
