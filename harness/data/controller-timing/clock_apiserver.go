@@ -1,7 +1,8 @@
 // Added to k8s.io/apiserver pkg/registry/rest by karpenter-harness's `fast` timing
 // (harness/data/controller-timing.yaml kube-apiserver-source): the API server's creationTimestamp and
 // deletionTimestamp (FillObjectMetaSystemFields, BeforeDelete) are the wall clock plus the offset the
-// harness advances, read from the file KARPENTER_HARNESS_CLOCK_FILE names (seconds), the same file the
+// harness advances (and the generic registry's, for an object its finalizers hold: HarnessNow), read from
+// the file KARPENTER_HARNESS_CLOCK_FILE names (seconds), the same file the
 // controller's clock reads, so core compares them with a clock they share. Without the variable the
 // offset is 0. Nothing but the harness writes the file.
 
@@ -22,6 +23,9 @@ var harnessClockOffset atomic.Int64
 func harnessNow() metav1.Time {
 	return metav1.NewTime(time.Now().Add(time.Duration(harnessClockOffset.Load())))
 }
+
+// HarnessNow is harnessNow for the generic registry's deletion of an object its finalizers hold.
+func HarnessNow() metav1.Time { return harnessNow() }
 
 func harnessReadClock(path string) {
 	text, err := os.ReadFile(path)

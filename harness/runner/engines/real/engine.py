@@ -54,8 +54,8 @@ POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
-# where the run cannot move the controller's clock (runclock.py: a build without the `clock` edits),
-# `advance` steps are played on the wall clock up to this long (HARNESS_REAL_MAX_ADVANCE, seconds): the
+# `advance` steps up to this long are played on the wall clock (HARNESS_REAL_MAX_ADVANCE, seconds); a longer
+# one moves the controller's clock (runclock.py), or cannot be played by a build without the `clock` edits: the
 # controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
 # are its own and real
 MAX_ADVANCE_SECONDS = 120.0
@@ -406,8 +406,10 @@ class RealRun:
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
-            if self.clocked and _scheduled_budgets(scenario):
-                # the simulated clock starts at EPOCH, and a budget's schedule is judged at its instant
+            if self.clocked and (_scheduled_budgets(scenario) or any(
+                    scenario_duration(s["advance"]) > _advance_cap() for s in scenario.steps if "advance" in s)):
+                # a run that moves the clock starts it where the simulated clock starts (EPOCH): a budget's
+                # schedule is judged at that instant, and an expectation may name a time (a message's date)
                 self._move_clock(EPOCH - CLOCK.now())
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
@@ -727,7 +729,7 @@ class RealRun:
         controller's clock, so an advance of any length is played at once)."""
         if action == "advance" and not clocked:
             seconds = scenario_duration(value)
-            cap = float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
+            cap = _advance_cap()
             if seconds > cap:
                 return (f"advance: {value} would be {seconds:.0f}s of wall-clock time; the controller's "
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
@@ -741,8 +743,11 @@ class RealRun:
         # is observation, not time the scenario spent (the simulation's settle takes none)
         start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
         end = self.scenario_clock = start + scenario_duration(duration)
-        if self.clocked:
-            # the clock jumps to the step's instant: what the wall clock has not run of the advance yet
+        if self.clocked and scenario_duration(duration) > _advance_cap():
+            # the clock jumps to the step's instant: what the wall clock has not run of the advance yet. A
+            # shorter advance waits in real time (below): a jump makes the NodeClaims' windows close at once
+            # and core reconciles them one by one, so a disruption pass can land between two (emptiness's
+            # one command for six empty nodes became several), where a wait lets each close in its turn
             now = time.monotonic()
             self.fake.advance(scenario_duration(duration))
             self._move_clock(max(end - now, 0.0))
@@ -970,6 +975,11 @@ def log_hosts(log: Path) -> set[str]:
     hosts |= {h.lower() for h in re.findall(r"dial tcp ([\w.\-\[\]:]+?)(?::\s|\\|\"|$)", text)}
     hosts |= {h.lower() for h in re.findall(r"lookup ([\w.\-]+)", text)}
     return hosts
+
+
+def _advance_cap() -> float:
+    """How long an `advance` may wait on the wall clock (HARNESS_REAL_MAX_ADVANCE, seconds)."""
+    return float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
 
 
 def _has_clock(timing: str | None) -> bool:
