@@ -1,16 +1,22 @@
 """Apply a timing's edits (harness/data/controller-timing.yaml) to a copied Go module: each `find` must
 occur exactly once in its `file`, each `add` must be a new file; else stop and say which. Used by
-build-controller.sh (sigs.k8s.io/karpenter) and build-binaries.sh (k8s.io/kubernetes).
+build-controller.sh (sigs.k8s.io/karpenter and the modules its edits name) and build-binaries.sh
+(k8s.io/kubernetes and the staging modules its edits name).
 
-    python3 apply-edits.py <edits.json> <module copy> <timing name> <module@version> <log tag>
+    python3 apply-edits.py <edits.json> <module copy> <timing name> "<module> <version>" <log tag> [<default module>]
+
+Only the edits of <module> are applied: an edit's `module`, else <default module> (else <module>).
 """
 import json
 import os
 import sys
 
 
-def main(edits_file: str, root: str, name: str, module: str, tag: str) -> None:
+def main(edits_file: str, root: str, name: str, module: str, tag: str, default: str = "") -> None:
+    path_of = module.split()[0]
     for p in json.load(open(edits_file)):
+        if p.get("module", default or path_of) != path_of:
+            continue
         path = f"{root}/{p['file']}"
         if "add" in p:
             if os.path.exists(path):
@@ -30,4 +36,4 @@ def main(edits_file: str, root: str, name: str, module: str, tag: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:6])
+    main(*sys.argv[1:7])

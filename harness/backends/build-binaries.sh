@@ -19,6 +19,11 @@
 # (harness/data/controller-timing.yaml `kube-controller-manager-source`; the real engine's cluster runs
 # it). After the control plane's build it reuses that Go build cache: ~30 s.
 #
+#   K8S_VERSION=... K8S_EDITS=<edits.json> K8S_EDITS_NAME=fast build-binaries.sh --apiserver <bin dir> <work dir>
+#
+# The fourth builds kube-apiserver alone the same way (`kube-apiserver-source`). An edit's `module` names a
+# staging module (k8s.io/apiserver) to copy and edit instead of k8s.io/kubernetes.
+#
 # K8S_BINARIES="kube-apiserver etcd ..." builds only those of the control-plane set (another Kubernetes
 # version's cluster for the real engine needs no kwok; binaries.ensure_binaries with k8s=).
 #
@@ -29,10 +34,12 @@ NODE=0
 KCM=0
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ "${1:-}" = "--node" ]; then NODE=1; shift; fi
-if [ "${1:-}" = "--kcm" ]; then KCM=1; NODE=1; shift; fi     # NODE: not the control plane's set either
+TIMED=""
+if [ "${1:-}" = "--kcm" ]; then KCM=1; NODE=1; TIMED=kube-controller-manager; shift; fi     # NODE: not the control plane's set either
+if [ "${1:-}" = "--apiserver" ]; then KCM=1; NODE=1; TIMED=kube-apiserver; shift; fi
 
 if [ "$KCM" = 1 ] && { [ $# -ne 2 ] || [ -z "${K8S_VERSION:-}" ] || [ -z "${K8S_EDITS:-}" ]; }; then
-  echo "usage: K8S_VERSION=... K8S_EDITS=<edits.json> [K8S_EDITS_NAME=...] $0 --kcm <bin dir> <work dir>" >&2
+  echo "usage: K8S_VERSION=... K8S_EDITS=<edits.json> [K8S_EDITS_NAME=...] $0 --kcm|--apiserver <bin dir> <work dir>" >&2
   exit 2
 fi
 if [ "$NODE" = 1 ] && { [ $# -ne 2 ] || [ -z "${K8S_VERSION:-}" ]; }; then
@@ -51,7 +58,7 @@ export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 log() { echo "[build-binaries] $*" >&2; }
 
 if [ "$KCM" = 1 ]; then
-  want=(kube-controller-manager)
+  want=("$TIMED")
 elif [ "$NODE" = 1 ]; then
   want=(kubelet kubeadm kubectl kube-proxy)
 elif [ -n "${K8S_BINARIES:-}" ]; then
@@ -96,13 +103,19 @@ k8s_build() {
   log "resolving k8s.io/kubernetes $K8S_VERSION module graph"
   go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
   if [ -n "${K8S_EDITS:-}" ]; then
-    # the module the graph resolved, copied and edited (each find exactly once: apply-edits.py)
-    local kdir; kdir=$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)
-    [ -d "$kdir" ] || { echo "cannot find k8s.io/kubernetes's module directory to edit" >&2; exit 2; }
-    rm -rf k8s-edited && cp -r "$kdir" k8s-edited && chmod -R u+w k8s-edited
-    python3 "$HERE/apply-edits.py" "$K8S_EDITS" k8s-edited "${K8S_EDITS_NAME:-edited}" \
-      "k8s.io/kubernetes $K8S_VERSION" build-binaries
-    go mod edit -replace "k8s.io/kubernetes=./k8s-edited"
+    # each module the edits name (k8s.io/kubernetes when an edit names none) as the graph resolved it,
+    # copied and edited (each find exactly once: apply-edits.py)
+    local m mdir mver copy
+    for m in $(python3 -c 'import json,sys; print(" ".join(sorted({p.get("module", "k8s.io/kubernetes") for p in json.load(open(sys.argv[1]))})))' "$K8S_EDITS"); do
+      mdir=$(go list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' "$m")
+      mver=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' "$m")
+      [ -d "$mdir" ] || { echo "cannot find $m's module directory to edit" >&2; exit 2; }
+      copy="edited-$(echo "$m" | tr '/' '_')"
+      rm -rf "$copy" && cp -r "$mdir" "$copy" && chmod -R u+w "$copy"
+      python3 "$HERE/apply-edits.py" "$K8S_EDITS" "$copy" "${K8S_EDITS_NAME:-edited}" \
+        "$m $mver" build-binaries k8s.io/kubernetes
+      go mod edit -replace "$m=./$copy"
+    done
   fi
   vpkg=k8s.io/component-base/version
   cpkg=k8s.io/client-go/pkg/version
@@ -119,8 +132,8 @@ k8s_build() {
 }
 
 if [ "$KCM" = 1 ]; then
-  k8s_build "$WORK/k8s-kcm-${K8S_EDITS_NAME:-edited}-$K8S_VERSION" kube-controller-manager
-  "$OUT/kube-controller-manager" --version >&2
+  k8s_build "$WORK/k8s-$TIMED-${K8S_EDITS_NAME:-edited}-$K8S_VERSION" "$TIMED"
+  "$OUT/$TIMED" --version >&2
   exit 0
 fi
 if [ "$NODE" = 1 ]; then

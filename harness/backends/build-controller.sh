@@ -8,7 +8,7 @@
 #   PROVIDER_VERSION=v1.14.0 build-controller.sh <out dir> <work dir>
 #   PROVIDER_SRC=<checkout> build-controller.sh <out dir> <work dir>     # a maintainer's working copy
 #   CORE_VERSION=v1.13.0 ...     # the same provider with another sigs.k8s.io/karpenter (where it compiles)
-#   CORE_PATCHES=<json> CORE_PATCHES_NAME=fast ...   # core's module copied and edited (controller-timing.yaml)
+#   CORE_PATCHES=<json> CORE_PATCHES_NAME=fast ...   # core's module (and others an edit names) copied and edited
 #   CORE_DIR=<core tree> ...     # core from its git history: a commit the Go module proxy does not serve
 #   MODULE_REPLACES="mod@v1=mod@v2 ..."   # module versions the proxy refuses, built with others (substitutes.py)
 #
@@ -104,14 +104,19 @@ GO
 log "resolving the module graph"
 go mod tidy -e >&2 2>&1 | tail -5 >&2 || true
 if [ -n "${CORE_PATCHES:-}" ]; then
-  # the core module the graph resolved, copied and edited: each find must occur exactly once
-  coredir=$(go list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' sigs.k8s.io/karpenter)
-  corever=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' sigs.k8s.io/karpenter)
-  [ -d "$coredir" ] || { echo "cannot find sigs.k8s.io/karpenter's module directory to patch" >&2; exit 2; }
-  rm -rf core-patched && cp -r "$coredir" core-patched && chmod -R u+w core-patched
-  python3 "$HERE/apply-edits.py" "$CORE_PATCHES" core-patched "${CORE_PATCHES_NAME:-patched}" \
-    "sigs.k8s.io/karpenter $corever" build-controller
-  go mod edit -replace "sigs.k8s.io/karpenter=./core-patched"
+  # each module the edits name (sigs.k8s.io/karpenter when an edit names none), as the graph resolved it,
+  # copied and edited: each find must occur exactly once
+  mods=$(python3 -c 'import json,sys; print(" ".join(sorted({p.get("module", "sigs.k8s.io/karpenter") for p in json.load(open(sys.argv[1]))})))' "$CORE_PATCHES")
+  for m in $mods; do
+    mdir=$(go list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' "$m")
+    mver=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' "$m")
+    [ -d "$mdir" ] || { echo "cannot find $m's module directory to patch" >&2; exit 2; }
+    copy="patched-$(echo "$m" | tr '/' '_')"
+    rm -rf "$copy" && cp -r "$mdir" "$copy" && chmod -R u+w "$copy"
+    python3 "$HERE/apply-edits.py" "$CORE_PATCHES" "$copy" "${CORE_PATCHES_NAME:-patched}" \
+      "$m $mver" build-controller sigs.k8s.io/karpenter
+    go mod edit -replace "$m=./$copy"
+  done
 fi
 log "building $MOD/cmd/controller ($version; slow: ~10 min cold on 2 cores)"
 # the provider's Makefile stamps sigs.k8s.io/karpenter/pkg/operator.Version the same way

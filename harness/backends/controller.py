@@ -28,6 +28,7 @@ from harness.backends.binaries import (BinariesError, BuildLock, cache_dir, cach
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"
+CORE_MODULE = "sigs.k8s.io/karpenter"      # the module a timing's edit changes when it names none
 BUILD_SCRIPT = Path(__file__).with_name("build-controller.sh")
 ENV_BIN = "KARPENTER_CONTROLLER_BIN"
 ENV_SRC = "KARPENTER_PROVIDER_SRC"
@@ -189,7 +190,7 @@ def unapplied_edits(core_dir: Path, patches: list[dict]) -> list[str]:
     `core_dir` (build-controller.sh would stop at the first), as `file: find (N times)`."""
     out = []
     for p in patches:
-        if "find" not in p:
+        if "find" not in p or p.get("module", CORE_MODULE) != CORE_MODULE:    # another module: the build checks it
             continue
         f = core_dir / p["file"]
         n = f.read_text().count(p["find"]) if f.is_file() else 0
@@ -239,54 +240,85 @@ def kcm_settings(name: str | None = None) -> tuple[tuple[str, object], ...]:
     return _component_settings("kube-controller-manager", name)
 
 
+# the Kubernetes binaries a timing builds from edited source (controller-timing.yaml `<binary>-source`),
+# each beside the pinned control plane: binary -> (the cache entry's prefix, build-binaries.sh's flag)
+TIMED_BINARIES = {"kube-controller-manager": ("kcm", "--kcm"), "kube-apiserver": ("apiserver", "--apiserver")}
+
+
+def source_edits(binary: str, name: str | None = None) -> list[dict]:
+    """A Kubernetes binary's source edits for a timing (controller-timing.yaml `<binary>-source`; none for
+    `upstream`); an added file's `add` as its absolute path."""
+    edits = (timing_data().get(f"{binary}-source") or {}).get(name or timing()) or []
+    return [{**p, "add": str(TIMING_DATA.with_suffix("") / p["add"])} if "add" in p else p for p in edits]
+
+
 def kcm_source_edits(name: str | None = None) -> list[dict]:
     """kube-controller-manager's source edits for a timing (controller-timing.yaml
     `kube-controller-manager-source`; none for `upstream`)."""
-    return (timing_data().get("kube-controller-manager-source") or {}).get(name or timing()) or []
+    return source_edits("kube-controller-manager", name)
 
 
-def timed_kcm_path(name: str | None = None, k8s: str | None = None) -> Path | None:
-    """Where a timing's kube-controller-manager is built (beside the pinned control plane, or Kubernetes
-    `k8s`'s, keyed by its edits), or None when the timing edits none."""
-    edits = kcm_source_edits(name)
+def timed_path(binary: str, name: str | None = None, k8s: str | None = None) -> Path | None:
+    """Where a timing's `binary` is built (beside the pinned control plane, or Kubernetes `k8s`'s, keyed by
+    its edits and the files they add), or None when the timing edits none."""
+    edits = source_edits(binary, name)
     if not edits:
         return None
-    digest = hashlib.sha256(json.dumps(edits, sort_keys=True).encode()).hexdigest()[:8]
-    return (cached_bin_dir(k8s).parent / f"kcm-{versions(k8s)['k8s']}+{name or timing()}-{digest}"
-            / "kube-controller-manager")
+    keyed = [{**p, "add": Path(p["add"]).read_text()} if "add" in p else p for p in edits]
+    digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:8]
+    return (cached_bin_dir(k8s).parent / f"{TIMED_BINARIES[binary][0]}-{versions(k8s)['k8s']}+{name or timing()}-"
+            f"{digest}" / binary)
 
 
-def timed_kcm(name: str | None = None, k8s: str | None = None) -> Path | None:
-    """A timing's kube-controller-manager (of Kubernetes `k8s`, default the session's) when it is built,
-    else None (the pinned one runs instead)."""
-    path = timed_kcm_path(name, k8s)
+def timed_binary(binary: str, name: str | None = None, k8s: str | None = None) -> Path | None:
+    """A timing's `binary` (of Kubernetes `k8s`, default the session's) when it is built, else None (the
+    pinned one runs instead)."""
+    path = timed_path(binary, name, k8s)
     return path if path is not None and path.is_file() and os.access(path, os.X_OK) else None
 
 
-def build_timed_kcm(name: str | None = None, echo: bool = False, k8s: str | None = None) -> Path | None:
-    """Build (or reuse) a timing's kube-controller-manager of the session's Kubernetes (or `k8s`)
-    (build-binaries.sh --kcm; under the control plane's lock: it reuses that build's Go cache); None when
-    the timing edits none."""
-    path = timed_kcm_path(name, k8s)
-    if path is None or timed_kcm(name, k8s) is not None:
+def timed_kcm_path(name: str | None = None, k8s: str | None = None) -> Path | None:
+    return timed_path("kube-controller-manager", name, k8s)
+
+
+def timed_kcm(name: str | None = None, k8s: str | None = None) -> Path | None:
+    return timed_binary("kube-controller-manager", name, k8s)
+
+
+def timed_apiserver(name: str | None = None, k8s: str | None = None) -> Path | None:
+    return timed_binary("kube-apiserver", name, k8s)
+
+
+def build_timed(binary: str, name: str | None = None, echo: bool = False, k8s: str | None = None) -> Path | None:
+    """Build (or reuse) a timing's `binary` of the session's Kubernetes (or `k8s`) (build-binaries.sh
+    --kcm / --apiserver; under the control plane's lock: it reuses that build's Go cache); None when the
+    timing edits none."""
+    path = timed_path(binary, name, k8s)
+    if path is None or timed_binary(binary, name, k8s) is not None:
         return path
     go = go_binary()
     if go is None:
-        raise BinariesError("cannot build kube-controller-manager: no Go toolchain (go not on PATH, "
-                            "/usr/local/go/bin/go missing)")
+        raise BinariesError(f"cannot build {binary}: no Go toolchain (go not on PATH, /usr/local/go/bin/go missing)")
     work = cache_dir() / "build"
     work.mkdir(parents=True, exist_ok=True)
     edits = work / f"{path.parent.name}.json"
     t0 = time.monotonic()
-    with BuildLock(cache_dir() / "build.lock", f"kube-controller-manager ({name or timing()})", echo):
-        if timed_kcm(name, k8s) is None:
-            edits.write_text(json.dumps(kcm_source_edits(name)))
+    with BuildLock(cache_dir() / "build.lock", f"{binary} ({name or timing()})", echo):
+        if timed_binary(binary, name, k8s) is None:
+            edits.write_text(json.dumps(source_edits(binary, name)))
             env = {**os.environ, "PATH": f"{Path(go).parent}:{os.environ.get('PATH', '')}",
                    "K8S_VERSION": versions(k8s)["k8s"], "K8S_EDITS": str(edits), "K8S_EDITS_NAME": name or timing()}
-            run_logged(["bash", str(BINARIES_SCRIPT), "--kcm", str(path.parent), str(work)], env, echo, t0)
-    if timed_kcm(name, k8s) is None:
-        raise BinariesError(f"build-binaries.sh --kcm finished but {path} is missing")
+            run_logged(["bash", str(BINARIES_SCRIPT), TIMED_BINARIES[binary][1], str(path.parent), str(work)],
+                       env, echo, t0)
+    if timed_binary(binary, name, k8s) is None:
+        raise BinariesError(f"build-binaries.sh {TIMED_BINARIES[binary][1]} finished but {path} is missing")
     return path
+
+
+def build_timed_kcm(name: str | None = None, echo: bool = False, k8s: str | None = None) -> Path | None:
+    """build_timed for kube-controller-manager, then kube-apiserver (the binaries a timing edits)."""
+    build_timed("kube-apiserver", name, echo, k8s)
+    return build_timed("kube-controller-manager", name, echo, k8s)
 
 
 def timing_hash(name: str | None = None) -> str:

@@ -355,10 +355,18 @@ class LocalBackend(RealBackend):
         pki = PKI(wd / "pki")
         t_pki = time.monotonic() - t0
 
+        timed = {"kube-controller-manager": self.kcm_binary, "kube-apiserver": self.apiserver_binary}
+        if self.apiserver_binary:
+            # a timing's API server stamps times on the clock the harness advances (controller-timing.yaml)
+            cluster.clock_file = wd / "harness-clock"
+            cluster.clock_file.write_text("0\n")
+
         def process(name: str, args: list[str]) -> ManagedProcess:
-            binary = self.kcm_binary if name == "kube-controller-manager" and self.kcm_binary else bs[name]
+            binary = timed.get(name) or bs[name]
+            env = {"KARPENTER_HARNESS_CLOCK_FILE": str(cluster.clock_file)} \
+                if name == "kube-apiserver" and cluster.clock_file else None
             p = ManagedProcess(name, [str(binary)] + args, wd / "logs" / f"{name}.log", cwd=str(wd),
-                               keep=self.keep)
+                               keep=self.keep, env=env)
             cluster.processes.append(p)
             return p
 

@@ -64,9 +64,10 @@ def poll_until(check: Callable[[], bool], timeout: float, fail: Callable[[bool],
 
 
 class ManagedProcess:
-    def __init__(self, name: str, argv: list[str], log_path: Path, cwd: str | None = None, keep: bool = False):
+    def __init__(self, name: str, argv: list[str], log_path: Path, cwd: str | None = None, keep: bool = False,
+                 env: dict[str, str] | None = None):
         """`keep=True` (a kept cluster): the process survives this one - no PR_SET_PDEATHSIG, and
-        the exit reaper leaves it alone; only stop() ends it."""
+        the exit reaper leaves it alone; only stop() ends it. `env`: variables over this process's own."""
         self.name = name
         self.argv = argv
         self.log_path = Path(log_path)
@@ -74,6 +75,7 @@ class ManagedProcess:
         self.proc = subprocess.Popen(
             argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             cwd=cwd, start_new_session=True,   # own session => own process group
+            env={**os.environ, **env} if env else None,
             preexec_fn=None if keep else _pdeathsig,
         )
         self.pid = self.proc.pid

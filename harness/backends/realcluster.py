@@ -87,6 +87,9 @@ class RealCluster:
         # how long a registered Node may stay NotReady with nothing else changing before the real engine's
         # settle stops waiting for it (0: the settle's own fallback; the kubelet stand-ins are Ready at once)
         self.node_ready_seconds = 0.0
+        # the file whose number (seconds) the API server adds to the times it stamps (a timing's kube-apiserver:
+        # controller-timing.yaml kube-apiserver-source), None when its clock is the wall clock
+        self.clock_file: Path | None = None
         # closed first by close(): what runs against this cluster and must stop before it (the real
         # engine's kept controller, harness/runner/engines/real/keeper.py)
         self.dependents: list[Callable[[], None]] = []
@@ -537,7 +540,9 @@ class RealBackend:
     kcm_controllers: kube-controller-manager's --controllers (empty: its defaults, `*`); kcm_settings: its
     other flags over the defaults, as (flag, value) pairs; the local and container backends honour both,
     kind's kubeadm control plane keeps its defaults (its kubelets are real). kcm_binary: another
-    kube-controller-manager than the pinned one (a timing's, controller.timed_kcm; the local backend only).
+    kube-controller-manager than the pinned one (a timing's, controller.timed_kcm; the local backend only);
+    apiserver_binary: another kube-apiserver (a timing's, controller.timed_apiserver, whose stamps read the
+    cluster's clock_file; the local backend only).
     k8s_version: another Kubernetes release than the session's ("v1.33.13", binaries.release_for): its own
     binaries (binaries.find_binaries k8s=; the local backend only; `build` builds the ones missing).
     """
@@ -548,10 +553,11 @@ class RealBackend:
                  start_timeout: float = 90.0, apiserver_args: dict[str, str] | None = None,
                  scheduler_config: tuple[tuple[str, object], ...] = (), kcm_controllers: tuple[str, ...] = (),
                  kcm_settings: tuple[tuple[str, object], ...] = (), kcm_binary: str | None = None,
-                 k8s_version: str | None = None):
+                 apiserver_binary: str | None = None, k8s_version: str | None = None):
         self.scheduler = scheduler
         self.k8s_version = k8s_version
         self.kcm_binary = kcm_binary
+        self.apiserver_binary = apiserver_binary
         self.kcm_controllers = tuple(kcm_controllers)
         self.kcm_settings = tuple(kcm_settings)
         self.scheduler_config = tuple(scheduler_config)

@@ -52,19 +52,22 @@ def test_the_fast_timing_is_the_default_and_has_its_own_cache_entry(monkeypatch,
 
 
 def test_every_fast_edit_applies_once_to_the_pinned_core():
-    """Each `find` of controller-timing.yaml occurs exactly once in sigs.k8s.io/karpenter as the pinned
-    provider requires it (build-controller.sh refuses otherwise), a duration edit changes a duration
-    only, and an added file is new to the module and of its package."""
+    """Each `find` of controller-timing.yaml occurs exactly once in the module it names (sigs.k8s.io/karpenter
+    when none) as the pinned provider requires it (build-controller.sh refuses otherwise), a duration edit
+    changes a duration only, and an added file is new to the module and of its package."""
     import re
     from pathlib import Path
 
     from harness.backends.binaries import go_module_dir
     gomod = (go_module_dir(controller.MODULE, controller.DEFAULT_PROVIDER_VERSION) / "go.mod").read_text()
-    core = re.search(r"^\s*sigs\.k8s\.io/karpenter (v\S+)", gomod, re.M).group(1)
-    root = go_module_dir("sigs.k8s.io/karpenter", core)
+    pinned = {m: re.search(rf"^\s*{re.escape(m)} (v\S+)", gomod, re.M).group(1)
+              for m in ("sigs.k8s.io/karpenter", "k8s.io/apimachinery")}
     patches = controller.timing_patches("fast")
-    assert {p["kind"] for p in patches} == {"trigger", "observe", "duration"}
+    assert {p["kind"] for p in patches} == {"trigger", "observe", "duration", "clock"}
+    assert {p.get("module", controller.CORE_MODULE) for p in patches} == set(pinned)
     for p in patches:
+        module = p.get("module", controller.CORE_MODULE)
+        root = go_module_dir(module, pinned[module])
         if "add" in p:
             assert not (root / p["file"]).exists(), p
             package = (root / p["file"]).parent.name
@@ -74,6 +77,23 @@ def test_every_fast_edit_applies_once_to_the_pinned_core():
         if p["kind"] == "duration":
             strip = lambda t: re.sub(r"\d+ \* time\.\w+|time\.\w+ \* \d+|time\.(?:Millisecond|Second|Minute|Hour)\b", "D", t)  # noqa: E731
             assert strip(p["find"]) == strip(p["replace"]), p          # only the duration differs
+
+
+def test_the_fast_kube_apiserver_edit_applies_once_to_its_staging_module():
+    """controller-timing.yaml kube-apiserver-source: each edit names k8s.io/apiserver, whose version is the
+    control plane's staging version (v0.<minor>.<patch> of Kubernetes v1.<minor>.<patch>)."""
+    from pathlib import Path
+
+    from harness.backends.binaries import go_module_dir, versions
+    edits = controller.source_edits("kube-apiserver", "fast")
+    assert edits and controller.source_edits("kube-apiserver", "upstream") == []
+    root = go_module_dir("k8s.io/apiserver", "v0." + versions()["k8s"].removeprefix("v1."))
+    for p in edits:
+        assert p["module"] == "k8s.io/apiserver"
+        if "add" in p:
+            assert not (root / p["file"]).exists() and "\npackage rest\n" in Path(p["add"]).read_text()
+        else:
+            assert (root / p["file"]).read_text().count(p["find"]) == 1, p
 
 
 def test_the_real_engines_cluster_takes_kube_schedulers_settings_from_the_timing(monkeypatch):

@@ -6,7 +6,7 @@ import pytest
 
 from harness.backends import binaries, controller
 from harness.runner.engines.real import engine as enginemod
-from harness.runner.engines.real.engine import RealEngine, _default_selector, log_hosts
+from harness.runner.engines.real.engine import RealEngine, RealRun, _default_selector, log_hosts
 
 
 def _sc(given, manifests=(), steps=()):
@@ -127,16 +127,45 @@ def test_a_profile_of_another_release_than_the_controllers_is_skipped_with_how_t
     assert mid._release_mismatch("upstream") is None
 
 
-def test_a_scheduled_budget_is_skipped_the_simulated_clock_is_not_the_wall_clock():
+def test_a_scheduled_budget_is_skipped_where_the_controllers_clock_cannot_move(monkeypatch):
     """Budget.IsActive reads the controller's clock (core v1.14.0 pkg/apis/v1/nodepool.go): a schedule
-    written for the simulated clock's start (2026-01-01 00:00 UTC) means nothing on the wall clock."""
+    written for the simulated clock's start (2026-01-01 00:00 UTC) means nothing on the wall clock, so it
+    runs only where the run moves the clock there (a fast build with its kube-apiserver: runclock.py)."""
     cluster = SimpleNamespace(server_version="v1.36.3")
     pool = {"kind": "NodePool", "spec": {"disruption": {"budgets": [{"nodes": "0", "schedule": "0 0 * * *", "duration": "8h"}]}}}
     plain = {"kind": "NodePool", "spec": {"disruption": {"budgets": [{"nodes": "10%"}]}}}
+    monkeypatch.setattr(RealEngine, "_moves_clock", lambda self: False)
     skip_reason = RealEngine().skip_reason
     assert "wall clock" in skip_reason(_sc({}, [pool]), cluster)
     assert "wall clock" in skip_reason(_sc({}, [plain], [[pool]]), cluster)
     assert skip_reason(_sc({}, [plain]), cluster) is None
+    monkeypatch.setattr(RealEngine, "_moves_clock", lambda self: True)
+    assert RealEngine().skip_reason(_sc({}, [pool]), cluster) is None
+
+
+def test_an_advance_of_hours_is_played_where_the_run_moves_the_clock():
+    """On the wall clock an advance is capped (HARNESS_REAL_MAX_ADVANCE); a run that moves the controller's
+    clock plays any length at once."""
+    assert "HARNESS_REAL_MAX_ADVANCE" in RealRun._cannot("advance", "22h")
+    assert RealRun._cannot("advance", "22h", clocked=True) is None
+    assert RealRun._cannot("advance", "30s") is None
+
+
+def test_the_run_clock_writes_its_offset_where_the_api_server_and_controller_read_it(tmp_path):
+    """runclock.py: a new run starts at offset 0; an advance adds to it; the file holds the number the
+    fast timing's Go side parses (controller-timing/clock_meta.go, clock_apiserver.go)."""
+    import time
+
+    from harness.runner.engines.real.runclock import RunClock
+    clock = RunClock()
+    clock.bind(tmp_path / "harness-clock")
+    assert (tmp_path / "harness-clock").read_text() == "0.000000\n"
+    clock.advance(22 * 3600)
+    clock.advance(1.5)
+    assert float((tmp_path / "harness-clock").read_text()) == 22 * 3600 + 1.5
+    assert abs(clock.now() - time.time() - (22 * 3600 + 1.5)) < 1.0
+    clock.bind(None)
+    assert clock.offset == 0.0 and clock.file is None
 
 
 def test_the_departed_uids_of_every_earlier_run_stay_departed(monkeypatch):
@@ -190,7 +219,7 @@ def test_a_scenario_naming_another_version_gets_that_versions_cluster(no_binarie
     monkeypatch.setattr(controller, "build_timed_kcm", lambda name=None, echo=False, k8s=None: kcm.append(k8s) or None)
     engine = RealEngine()
     options = engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.33.0"}}), None, "local")
-    assert options == {**engine.cluster_options, "k8s_version": "v1.33.13", "kcm_binary": None}
+    assert options == {**engine.cluster_options, "k8s_version": "v1.33.13", "kcm_binary": None, "apiserver_binary": None}
     assert kcm == ["v1.33.13"]
     # the session's version, and a scenario the engine skips anyway, share the default cluster
     assert engine.cluster_options_for(_sc({"cluster": {"kubernetesVersion": "1.36.1"}}), None) == engine.cluster_options

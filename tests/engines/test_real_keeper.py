@@ -88,7 +88,7 @@ def _run(**kw):
     observer = SimpleNamespace(exited=None, deleted=set(), failures={}, node_objects=[], claims={}, live=set())
     scenario = SimpleNamespace(given={}, steps=[])
     base = dict(finished=True, steady=True, observer=observer, tap=SimpleNamespace(refused=0), scenario=scenario,
-                ever_evicted=False, restricted=False)
+                ever_evicted=False, restricted=False, clock_moved=False)
     return SimpleNamespace(**{**base, **kw})
 
 
@@ -117,6 +117,8 @@ def test_leftovers_name_what_a_run_left_in_the_controllers_memory():
     seeded.observer.deleted = {"default-existing-0"}
     assert "default-existing-0" in RealRun.leftovers(seeded, [{"kind": "NodeClaim", "name": "default-existing-0",
                                                                "reason": "TerminationGracePeriodExpiring"}])[0]
+    # a moved clock (runclock.py): the next run starts at offset 0, which this controller's timers never saw
+    assert RealRun.leftovers(_run(clock_moved=True)) == ["the run moved the controller's clock"]
     node_deleted = _run(scenario=SimpleNamespace(given={}, steps=[{"delete": [{"kind": "Node", "name": "n"}]}]))
     assert RealRun.leftovers(node_deleted) == ["a node was evicted or deleted"]
     draining = _run()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 import shutil
 import signal
 import sys
@@ -28,7 +29,7 @@ from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
-from harness.loop.clock import SimClock
+from harness.loop.clock import EPOCH, SimClock
 from harness.model.durations import scenario_duration
 from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
@@ -38,6 +39,7 @@ from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import applicability, csi, existing, keeper, settings, verbs, windows
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
+from harness.runner.engines.real.runclock import CLOCK
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
                                                 IDLE_POLL_SECONDS, PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations,
                                                 Settler, drain_waits, nomination_ends, pass_counts,
@@ -52,10 +54,16 @@ POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
-# `advance` steps are played on the wall clock up to this long (HARNESS_REAL_MAX_ADVANCE, seconds): the
+# `advance` steps up to this long are played on the wall clock (HARNESS_REAL_MAX_ADVANCE, seconds); a longer
+# one moves the controller's clock (runclock.py), or cannot be played by a build without the `clock` edits: the
 # controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
 # are its own and real
 MAX_ADVANCE_SECONDS = 120.0
+# a fast build's clock (runclock.py): the controller reads the clock file every 10 ms and shows what it read
+# on its probe; the harness annotates each NodeClaim and Node with the offset so core looks at them again
+CLOCK_WAIT = 2.0
+CLOCK_METRIC = re.compile(r"^karpenter_harness_clock_offset_seconds\s+(\S+)\s*$", re.M)
+CLOCK_ANNOTATION = "harness.karpenter.azure.com/clock-offset"
 # after an `evict` step: core's NodeClaim garbage collector runs every 2 minutes and skips a NodeClaim
 # whose Node is still Ready (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/garbagecollection/
 # controller.go), which kube-controller-manager's node lifecycle controller changes once the dead kubelet's
@@ -100,13 +108,14 @@ class RealEngine:
         controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
         lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), with the timing's
         flags (controller.kcm_settings) and its build when the timing has one (controller.timed_kcm: the
-        pinned binary until `python -m harness.backends build` has built it), no harness CRDs."""
-        from harness.backends.controller import kcm_settings, scheduler_settings, timed_kcm
+        pinned binary until `python -m harness.backends build` has built it), the timing's kube-apiserver
+        likewise (controller.timed_apiserver: its stamps on the clock the harness advances), no harness CRDs."""
+        from harness.backends.controller import kcm_settings, scheduler_settings, timed_apiserver, timed_kcm
         timing = self.controller.timing if self.controller else None
-        kcm = timed_kcm(timing)
+        kcm, apiserver = timed_kcm(timing), timed_apiserver(timing)
         return {"scheduler": True, "controller_manager": True, "profile": None, "kcm_controllers": KCM_CONTROLLERS,
                 "scheduler_config": scheduler_settings(timing), "kcm_settings": kcm_settings(timing),
-                "kcm_binary": str(kcm) if kcm else None}
+                "kcm_binary": str(kcm) if kcm else None, "apiserver_binary": str(apiserver) if apiserver else None}
 
     def cluster_options_for(self, scenario, profile: str | None = None, backend: str = "local") -> dict:
         """The cluster a run of `scenario` needs: cluster_options, on the control plane of the Kubernetes
@@ -121,7 +130,7 @@ class RealEngine:
         if release is None:
             return self.cluster_options
         from harness.backends import binaries
-        from harness.backends.controller import build_timed_kcm, timed_kcm
+        from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
         from harness.backends.registry import get_backend
         k8s = release.kubernetes
         options = {**self.cluster_options, "k8s_version": k8s}
@@ -132,7 +141,8 @@ class RealEngine:
         except binaries.BinariesError as e:
             FAILED_BUILDS[k8s] = str(e).splitlines()[0]
             raise
-        return {**options, "kcm_binary": str(kcm) if kcm else None}
+        apiserver = timed_apiserver(timing, k8s)
+        return {**options, "kcm_binary": str(kcm) if kcm else None, "apiserver_binary": str(apiserver) if apiserver else None}
 
     def version_plan(self, scenario, backend: str = "local"):
         """(the Kubernetes release whose control plane a run of `scenario` needs, None) when its
@@ -231,10 +241,11 @@ class RealEngine:
             return ("given.loop.binding: nominated asks where Karpenter planned each pod, bound there as core's tests "
                     "bind (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectProvisioned); "
                     "the real kube-scheduler binds by its own scores, so a real run answers another question")
-        if _scheduled_budgets(scenario):
+        if _scheduled_budgets(scenario) and not self._moves_clock():
             return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
-                    "2026-01-01 00:00 UTC; the controller's clock is the wall clock (core v1.14.0 "
-                    "pkg/apis/v1/nodepool.go Budget.IsActive)")
+                    "2026-01-01 00:00 UTC; this controller's clock is the wall clock (core v1.14.0 "
+                    "pkg/apis/v1/nodepool.go Budget.IsActive; a fast build with its kube-apiserver moves it: "
+                    "python -m harness.backends build --controller)")
         timed = sorted({m.obj["metadata"].get("name", "") for ms in [scenario.manifests, *scenario.step_manifests]
                         for m in ms if m.obj.get("kind") in ("Job", "CronJob")})
         if timed:
@@ -252,6 +263,16 @@ class RealEngine:
                     ") is replayed on the simulated clock; the controller's clock is the wall clock and it stamps "
                     "its own creation times and hashes")
         return None
+
+    def _moves_clock(self) -> bool:
+        """Whether runs can move the controller's clock (runclock.py): a build with the `clock` edits and the
+        timing's kube-apiserver built (controller-timing.yaml)."""
+        from harness.backends.controller import ensure_controller, timed_apiserver
+        try:
+            ctl = self.controller or ensure_controller()
+        except Exception:       # not built: the run says so
+            return False
+        return _has_clock(ctl.timing) and timed_apiserver(ctl.timing) is not None
 
     def _release_mismatch(self, profile: str) -> str | None:
         """A profile of another provider release than the controller's (harness/model/releases.py):
@@ -359,7 +380,11 @@ class RealRun:
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
-        self.window: tuple[float, float, windows.Window] | None = None  # (monotonic, wall) instant and the next window
+        self.window: tuple[float, float, windows.Window] | None = None  # (monotonic, run clock) instant and the next window
+        # the run's clock (runclock.py): movable when the controller's build and the API server read its file
+        CLOCK.bind(getattr(cluster, "clock_file", None))
+        self.clocked = CLOCK.file is not None and _has_clock(ctl.timing)
+        self.clock_moved = False
         self.unjudged: str | None = None           # the last settle was stopped at that window unsettled (Run.unjudged)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
         self.volume_claims = any(csi.makes_claims(o) for o in scenario_objects(scenario))
@@ -381,6 +406,11 @@ class RealRun:
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
+            if self.clocked and (_scheduled_budgets(scenario) or any(
+                    scenario_duration(s["advance"]) > _advance_cap() for s in scenario.steps if "advance" in s)):
+                # a run that moves the clock starts it where the simulated clock starts (EPOCH): a budget's
+                # schedule is judged at that instant, and an expectation may name a time (a message's date)
+                self._move_clock(EPOCH - CLOCK.now())
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
@@ -564,7 +594,7 @@ class RealRun:
             held.append(f"an Azure request the fake refused is due for its retry within {wait:.1f}s (Retry-After or the SDK's backoff)")
         held += [f"pod {pod} terminating on the draining Node {node}: core's drain waits on it until it is stuck, "
                  f"in {left:.1f}s (a minute past its deletionTimestamp, IsStuckTerminating)"
-                 for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, time.time())]
+                 for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, CLOCK.now())]
         if not self.evicted:
             return tuple(held)
         held += [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
@@ -596,12 +626,12 @@ class RealRun:
                 self.steady = False
                 self.unjudged = settler.reason = (
                     f"the settle after the step's advance was still running when {window[2].render(window[1])} "
-                    "(read from the objects' timestamps); the real engine reads its outcome on the wall clock, so "
+                    "(read from the objects' timestamps); the real engine reads its outcome after a settle in real time, so "
                     "it stopped there, unsettled, rather than judge what the controller did after the instant")
                 break
             seen = self.cache.changes                           # a change from here on ends an idle wait
             rounds, (passes, mark), ends = self._metrics()      # before the poll: what a pass did is then in the poll
-            wall = time.time()
+            wall = CLOCK.now()
             self._step()
             now = time.monotonic()
             if self.observer.exited is not None:
@@ -683,21 +713,23 @@ class RealRun:
     def play(self, step: dict, manifests: list[dict]) -> str | None:
         """Play a step live, in the one order (steps.py ACTIONS); returns why the real engine cannot play
         it, decided before any of its actions is played (the step is then not played at all). `advance`
-        waits on the wall clock (up to MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
+        moves the run's clock (runclock.py), or where it cannot, waits on the wall clock (up to
+        MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
         node's VM in the fake, as Azure's simulateEviction does."""
         for action in actions(step):
-            why = self._cannot(action, step[action])
+            why = self._cannot(action, step[action], self.clocked)
             if why:
                 return why
         play(self, step, manifests)
         return None
 
     @staticmethod
-    def _cannot(action: str, value) -> str | None:
-        """Why this engine cannot play one action of a step, or None."""
-        if action == "advance":
+    def _cannot(action: str, value, clocked: bool = False) -> str | None:
+        """Why this engine cannot play one action of a step, or None (`clocked`: the run moves the
+        controller's clock, so an advance of any length is played at once)."""
+        if action == "advance" and not clocked:
             seconds = scenario_duration(value)
-            cap = float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
+            cap = _advance_cap()
             if seconds > cap:
                 return (f"advance: {value} would be {seconds:.0f}s of wall-clock time; the controller's "
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
@@ -716,6 +748,17 @@ class RealRun:
         # is observation, not time the scenario spent (the simulation's settle takes none)
         start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
         end = self.scenario_clock = start + scenario_duration(duration)
+        if self.clocked and scenario_duration(duration) > _advance_cap():
+            # the clock jumps to the step's instant: what the wall clock has not run of the advance yet. A
+            # shorter advance waits in real time (below): a jump makes the NodeClaims' windows close at once
+            # and core reconciles them one by one, so a disruption pass can land between two (emptiness's
+            # one command for six empty nodes became several), where a wait lets each close in its turn
+            now = time.monotonic()
+            self.fake.advance(scenario_duration(duration))
+            self._move_clock(max(end - now, 0.0))
+            self.scenario_clock = time.monotonic()
+            self._arm_window(self.scenario_clock)
+            return
         while time.monotonic() < end:
             seen = self.cache.changes
             self._step()
@@ -785,10 +828,35 @@ class RealRun:
     def step_apply(self, manifests: list[dict]) -> None:
         self.apply(manifests)
 
+    def _move_clock(self, seconds: float) -> None:
+        """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
+        (its probe's karpenter_harness_clock_offset_seconds; the API server reads the same file every 10 ms),
+        then touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
+        (expiration's, consolidation's RequeueAfter) and look again on an update of the object."""
+        CLOCK.advance(seconds)
+        self.clock_moved = True
+        deadline = time.monotonic() + CLOCK_WAIT
+        while time.monotonic() < deadline:
+            try:
+                m = CLOCK_METRIC.search(keeper.metrics_text(self.sandbox, self.ctl.timing))
+            except (OSError, SandboxError):
+                m = None
+            if m and abs(float(m.group(1)) - CLOCK.offset) < 1e-3:
+                break
+            time.sleep(0.01)
+        time.sleep(0.02)        # the API server's read of the file (every 10 ms)
+        stamp = {"metadata": {"annotations": {CLOCK_ANNOTATION: f"{CLOCK.offset:.3f}"}}}
+        for kind in ("NodeClaim", "Node"):
+            for obj in self.reads.list(kind):
+                try:
+                    self.cluster.admin.patch(kind, obj["metadata"]["name"], stamp)
+                except APIRejected:
+                    pass            # gone meanwhile
+
     def _arm_window(self, instant: float) -> None:
         """The first disruption window still open at the step's instant (`instant`, monotonic), from the
         objects' own timestamps (windows.py): the settle that follows stops before it closes."""
-        wall = time.time() - (time.monotonic() - instant)
+        wall = CLOCK.now() - (time.monotonic() - instant)
         live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
         nxt = windows.next_after(windows.windows(live, self.reads.list("NodePool"), self.observer.pod_objects), wall)
         self.window = (instant, wall, nxt) if nxt is not None else None
@@ -861,6 +929,8 @@ class RealRun:
         if self.observer.deleted and (named := reusable_names(self.scenario, events)):
             why.append(f"core's termination events named {', '.join(named[:3])}, which a later run may name again "
                        "(they are deduped by name for two minutes)")
+        if self.clock_moved:
+            why.append("the run moved the controller's clock")
         if self.ever_evicted or any(d.get("kind") == "Node" for s in self.scenario.steps for d in s.get("delete") or ()):
             why.append("a node was evicted or deleted")
         if any((o.get("metadata") or {}).get("deletionTimestamp")
@@ -940,6 +1010,17 @@ def log_hosts(log: Path) -> set[str]:
     hosts |= {h.lower() for h in re.findall(r"dial tcp ([\w.\-\[\]:]+?)(?::\s|\\|\"|$)", text)}
     hosts |= {h.lower() for h in re.findall(r"lookup ([\w.\-]+)", text)}
     return hosts
+
+
+def _advance_cap() -> float:
+    """How long an `advance` may wait on the wall clock (HARNESS_REAL_MAX_ADVANCE, seconds)."""
+    return float(os.environ.get("HARNESS_REAL_MAX_ADVANCE") or MAX_ADVANCE_SECONDS)
+
+
+def _has_clock(timing: str | None) -> bool:
+    """Whether a build of `timing` has the clock the harness moves (controller-timing.yaml kind `clock`)."""
+    from harness.backends.controller import timing_patches
+    return bool(timing) and any(p.get("kind") == "clock" for p in timing_patches(timing))
 
 
 def _scheduled_budgets(scenario) -> bool:

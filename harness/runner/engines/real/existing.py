@@ -7,7 +7,6 @@ Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import random
 import time
 
@@ -20,6 +19,7 @@ from harness.model.corebehaviour import CoreBehaviour
 from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
 from harness.runner.engines.real.observe import nodepool_decided
+from harness.runner.engines.real.runclock import CLOCK
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 # the disruption taint a deleting entry's Node carries, by the NodeClaim's version (core v1.0 pkg/apis/v1/
@@ -173,7 +173,7 @@ def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[di
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {"taints": [dict(t) for t in entry.get("taints") or []]}}
     ready = entry.get("ready", True)
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = CLOCK.stamp()
     # a kubelet's heartbeat times: the node lifecycle controller compares them with its saved copy
     status = {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
               "conditions": [{"type": "Ready", "status": "True" if ready else "False",
@@ -362,7 +362,7 @@ def stamp_pod_events(cluster, nodeclaims: list[str]) -> None:
     the Initialized condition's transition), so the nodes seeded one by one over several seconds become
     Consolidatable together, as the simulated engine's existing nodes, all there at its time zero. The
     podevents controller leaves a stamp younger than its 10 s dedupe alone (podevents/controller.go)."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = CLOCK.stamp()
     for name in nodeclaims:
         if str((cluster.get("NodeClaim", name) or {}).get("apiVersion") or "").endswith("/v1beta1"):
             continue        # core v0.36's NodeClaim has no lastPodEventTime (nor a Consolidatable condition)
@@ -562,8 +562,8 @@ def finish_terminating_pods(cluster, pods: list[dict], now: float | None = None)
     """The kubelet's part of a graceful delete: a pod with a deletionTimestamp on a node is removed
     (a delete with grace period 0) once its containers stop, at harness/model/podtermination.py stops_at
     (at once without a preStop sleep; the simulated loop's kubelet reads the same rule). Called every poll:
-    `pods` as the observer last listed them, `now` wall-clock seconds (the API server's clock, the same machine)."""
-    now = time.time() if now is None else now
+    `pods` as the observer last listed them, `now` the run's instant (the API server's clock: runclock.py)."""
+    now = CLOCK.now() if now is None else now
     for p in pods:
         stop = podtermination.stops_at(p)
         if stop is not None and stop <= now and (p.get("spec") or {}).get("nodeName"):

@@ -190,7 +190,8 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
                                      settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
         fqdn = settings.cluster_fqdn(ctl.tree)
         env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS,
-                                      scenario.given.get("featureGates"), scenario.given.get("loop"), fqdn, ctl.tree)
+                                      scenario.given.get("featureGates"), scenario.given.get("loop"), fqdn, ctl.tree,
+                                      getattr(cluster, "clock_file", None))
         kept.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, home, secrets,
                                [fake_forward, Forward(api_port, api_port)], hosts=hosts + ((fqdn,) if fqdn else ()))
         kept.sandbox.start(kept.log)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from harness.loop import machine
 from harness.loop.machine import MachineFacts, machine_facts
 from harness.model.resources import parse_resource
+from harness.runner.engines.real.runclock import CLOCK
 
 CSI_ZONE = "topology.disk.csi.azure.com/zone"
 INITIALIZED_LABEL = "karpenter.sh/initialized"
@@ -125,8 +126,10 @@ def _microtime() -> str:
 
 
 def _time() -> str:
-    import datetime as dt
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # a condition's transition and a pod's startTime are on the run's clock (runclock.py): core compares
+    # them with its own (a node's repair toleration, a pod's do-not-disrupt duration); a Lease's renewTime
+    # (_microtime) stays on the wall clock, which kube-controller-manager's node lifecycle reads
+    return CLOCK.stamp()
 
 
 LEASE_NAMESPACE = "kube-node-lease"

@@ -94,7 +94,8 @@ def _semver(v: str) -> tuple[int, ...]:
 
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
                    az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None,
-                   loop: dict | None = None, fqdn: str | None = None, tree: Path | None = None) -> dict[str, str]:
+                   loop: dict | None = None, fqdn: str | None = None, tree: Path | None = None,
+                   clock_file: Path | None = None) -> dict[str, str]:
     """The whole environment of the controller process (it starts with `env -i`: nothing is
     inherited). `settings` is the scenario's cluster settings (harness/runner/engines/azureside.py
     cluster_settings); `feature_gates` the scenario's given.featureGates, as Karpenter's FEATURE_GATES
@@ -102,7 +103,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
     parsed over the defaults by ParseFeatureGates); `loop` the scenario's given.loop, whose
     minValuesPolicy and preferencePolicy are the controller's MIN_VALUES_POLICY and PREFERENCE_POLICY (the
     same options.go); `fqdn` the API server's name in CLUSTER_ENDPOINT (cluster_fqdn); `tree` the source
-    the controller was built from (token_credentials)."""
+    the controller was built from (token_credentials); `clock_file` the cluster's clock file, whose offset
+    a fast build's clock adds (controller-timing.yaml kind `clock`; runclock.py)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}
@@ -130,6 +132,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
         # read by a fast build only (harness/data/controller-timing/probe.go)
         "KARPENTER_HARNESS_PROBE_ADDR": f"127.0.0.1:{ports['probe']}",
     })
+    if clock_file is not None:
+        env["KARPENTER_HARNESS_CLOCK_FILE"] = str(clock_file)      # read by a fast build only
     if (loop or {}).get("minValuesPolicy"):
         env["MIN_VALUES_POLICY"] = str(loop["minValuesPolicy"])
     if (loop or {}).get("preferencePolicy"):

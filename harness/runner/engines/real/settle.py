@@ -116,8 +116,8 @@ def drain_waits(nodes: list[dict], pods: list[dict], now: float) -> list[tuple[s
     """(pod, Node, seconds left) for each terminating pod a draining Node's drain still waits on: core's
     drain waits on a terminating pod (its finalizers hold it) until it is stuck, a minute past its
     deletionTimestamp, then goes on without it (pkg/utils/pod/scheduling.go IsDrainable; the rule is
-    harness/loop/podutil.py's, as the simulation's drain uses it). `now`: wall-clock seconds, the API
-    server's clock (the same machine)."""
+    harness/loop/podutil.py's, as the simulation's drain uses it). `now`: the run's instant, the API
+    server's clock (runclock.py)."""
     from harness.loop import podutil
     from harness.loop.pods import PodView
     from harness.model import podtermination

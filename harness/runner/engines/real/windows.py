@@ -1,7 +1,8 @@
 """The disruption time windows the cluster's objects hold, read from their own timestamps: when each
 NodeClaim expires, turns Consolidatable, loses a pod's duration-valued do-not-disrupt protection, or
 reaches its terminationGracePeriod. The real engine reads a step's outcome after a settle that runs
-on the wall clock; a window that closes inside that settle, after the step's instant, would put what
+in real time (on the run's clock, runclock.py, which an `advance` moves at once); a window that closes
+inside that settle, after the step's instant, would put what
 the controller did later into the step's verdict (the simulation's settle fires no such timer:
 harness/loop/simulation.py advance). The real settle stops at the first such window (engine.py).
 
