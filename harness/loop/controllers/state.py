@@ -72,6 +72,8 @@ class LoopState:
         self.result = RunResult(cfg.scenario, cfg.profile.name, cfg.backend, cfg.seed, started=clock.start)
         self.result.release = releases.modeled(cfg.profile)
         self.claims: list[Claim] = []
+        self._claim_index: dict[str, Claim] = {}      # claim_by_name's
+        self._claims_indexed = 0
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
@@ -158,7 +160,14 @@ class LoopState:
 
     # -- lookups ----------------------------------------------------------------------------------
     def claim_by_name(self, name: str) -> Claim | None:
-        return next((c for c in self.claims if c.result.name == name), None)
+        """The first NodeClaim of that name. `claims` only grows (provisioner.py write_nodeclaim appends), so
+        the index catches up with the claims added since it last looked: a lookup per candidate and pod
+        stays O(1) in a cluster of thousands of NodeClaims."""
+        if self._claims_indexed != len(self.claims):
+            for c in self.claims[self._claims_indexed:]:
+                self._claim_index.setdefault(c.result.name, c)
+            self._claims_indexed = len(self.claims)
+        return self._claim_index.get(name)
 
     def node_requested(self, scheduler: bool = False) -> dict[str, dict[str, int]]:
         """The summed requests of the pods bound to each Node, as Karpenter counts them (or kube-scheduler)."""
