@@ -199,6 +199,15 @@ def list_vm_names(compute, resource_group: str) -> set[str]:
                            raw=lambda items: [str(vm.get("name") or "").lower() for vm in items]))
 
 
+def list_nic_names(network, resource_group: str) -> list[str]:
+    """The names of `network.network_interfaces.list(resource_group)` (the NIC garbage collector's list:
+    provider v1.14.0 pkg/controllers/nodeclaim/garbagecollection/nic_garbagecollection.go), read from the
+    pages' JSON (_read_pages raw)."""
+    return list(_read_pages("nic-names", lambda **kw: network.network_interfaces.list(resource_group, **kw),
+                            lambda items: [n.name for n in items],
+                            raw=lambda items: [str(n.get("name") or "") for n in items]))
+
+
 def list_usages(compute, region: str) -> dict[str, dict]:
     """`compute.usage.list(region)` (the provider's quota controller: provider v1.14.0
     pkg/controllers/quota/controller.go) as {family: {"limit", "current"}}, parsed once per page
