@@ -119,7 +119,7 @@ class Provisioner:
                 result.dropped_skus[name] = why
 
     # -- cluster state ----------------------------------------------------------------------------
-    def existing_nodes(self, skip: frozenset = frozenset()) -> list[ExistingNode]:
+    def existing_nodes(self) -> list[ExistingNode]:
         """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
         scheduling/existingnode.go NewExistingNode):
@@ -136,13 +136,13 @@ class Provisioner:
         - initialized nodes first, then by name (Scheduler.sortExistingNodes).
         Nodes marked for deletion (being deleted, or a disruption command's candidates) are left out
         (core Schedule passes nodes.Active(); the provisioner reschedules their pods instead).
-        `skip` leaves out more nodes (a disruption simulation's candidates)."""
-        return [n for n, names in self.existing_entries() if not (skip and names & skip)]
+        A disruption simulation leaves out its candidates too (existing_entries)."""
+        return [n for n, _ in self.existing_entries()]
 
     def existing_entries(self) -> list[tuple[ExistingNode, frozenset]]:
-        """existing_nodes without a skip: each node with the names a skip matches it by (a NodeClaim's VM
-        and Node names, an unmanaged Node's name), in existing_nodes' order. A disruption pass builds this
-        once and filters it per simulation (simulate.py Simulator._existing)."""
+        """existing_nodes, each with the names a disruption simulation's candidates match it by (a NodeClaim's
+        VM and Node names, an unmanaged Node's name). A disruption pass builds this once and leaves out each
+        simulation's candidates (simulate.py Simulator._existing)."""
         s = self.state
         used = s.node_requested()
         bound: dict[str, list] = {}
