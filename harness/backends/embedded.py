@@ -49,6 +49,9 @@ class EmbeddedCluster:
 
     def __init__(self, profile: str = DEFAULT_PROFILE):
         self._objs: dict[tuple[str, str, str], dict] = {}
+        # the same objects by kind: a list of one kind reads only that kind's (a cluster of 50,000 pods
+        # lists its NodePools every pass)
+        self._by_kind: dict[str, dict[tuple[str, str, str], dict]] = {}
         self._rv = itertools.count(1)
         self._uid = itertools.count(1)
         self._lock = threading.RLock()
@@ -61,6 +64,14 @@ class EmbeddedCluster:
     def _key(kind: str, name: str, namespace: str | None) -> tuple[str, str, str]:
         k = KINDS[kind]
         return kind, (namespace or "default") if k.namespaced else "", name
+
+    def _put(self, key: tuple[str, str, str], obj: dict) -> None:
+        self._objs[key] = obj
+        self._by_kind.setdefault(key[0], {})[key] = obj
+
+    def _drop(self, key: tuple[str, str, str]) -> None:
+        del self._objs[key]
+        del self._by_kind[key[0]][key]
 
     def _not_found(self, kind: str, name: str) -> APIRejected:
         return APIRejected(404, "NotFound", f'{_resource(KINDS[kind])} "{name}" not found')
@@ -169,7 +180,7 @@ class EmbeddedCluster:
             meta["uid"] = meta.get("uid") or f"00000000-0000-0000-0000-{next(self._uid):012d}"
             meta.setdefault("creationTimestamp", self.clock_now())
             obj.setdefault("apiVersion", KINDS[kind].api_version)
-            self._objs[key] = obj
+            self._put(key, obj)
             return _clone(obj)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
@@ -179,8 +190,8 @@ class EmbeddedCluster:
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         with self._lock:
-            return [_clone(o) for (k, ns, _), o in sorted(self._objs.items(), key=lambda kv: kv[0])
-                    if k == kind and (namespace is None or ns == namespace)]
+            return [_clone(o) for (_, ns, _), o in sorted(self._by_kind.get(kind, {}).items(), key=lambda kv: kv[0])
+                    if namespace is None or ns == namespace]
 
     def _replace(self, obj: dict, identity: Identity, status_only: bool) -> dict:
         with self._lock:
@@ -208,9 +219,9 @@ class EmbeddedCluster:
             if old["metadata"].get("deletionTimestamp"):
                 new["metadata"]["deletionTimestamp"] = old["metadata"]["deletionTimestamp"]
                 if not new["metadata"].get("finalizers"):
-                    del self._objs[key]             # the last finalizer is gone: deletion completes
+                    self._drop(key)                 # the last finalizer is gone: deletion completes
                     return _clone(new)
-            self._objs[key] = new
+            self._put(key, new)
             return _clone(new)
 
     def update(self, obj: dict, identity: Identity = ADMIN) -> dict:
@@ -234,7 +245,7 @@ class EmbeddedCluster:
                     obj["metadata"]["deletionTimestamp"] = self.clock_now()
                     obj["metadata"]["resourceVersion"] = str(next(self._rv))
                 return
-            del self._objs[key]
+            self._drop(key)
 
     def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
         with self._lock:
@@ -273,6 +284,7 @@ class EmbeddedCluster:
     def reset(self) -> None:
         with self._lock:
             self._objs.clear()
+            self._by_kind.clear()
 
     def close(self) -> None:
         self.reset()

@@ -26,8 +26,8 @@ from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RETRY_STATUS, PollWhenAsked,
                                    bootstrap_custom_data,
-                                   error_code, error_text, list_usages, list_vm_names, list_vm_skus, lower_rg,
-                                   retry_after)
+                                   error_code, error_text, list_nic_names, list_usages, list_vm_names, list_vm_skus,
+                                   lower_rg, retry_after)
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
@@ -586,7 +586,7 @@ class AzureProvider:
         if eventually or self._last_nic_gc is None or now - self._last_nic_gc >= NIC_GC_INTERVAL:
             self._last_nic_gc = now
             try:
-                nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
+                nics = self.call("nic.list", lambda: list_nic_names(self.network, self.rg))
             except HttpResponseError as e:
                 self.event("networkinterface.garbagecollection", "listing NICs", error_text(e))
                 return
@@ -602,7 +602,7 @@ class AzureProvider:
                     self.event("networkinterface.garbagecollection", "", err)
             # a suspect stays one while its VM or NIC exists (owned ones may be orphaned later)
             try:
-                nics = self.call("nic.list", lambda: [n.name for n in self.network.network_interfaces.list(self.rg)])
+                nics = self.call("nic.list", lambda: list_nic_names(self.network, self.rg))
             except HttpResponseError:
                 return
             left = {n.lower() for n in nics} | (self.list_vm_names() or live)

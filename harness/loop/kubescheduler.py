@@ -108,11 +108,18 @@ class Snapshot:
         self.with_anti: list[tuple[PodView, str]] = []     # HavePodsWithRequiredAntiAffinityList
         self.namespaces = dict(namespaces or {})
         self._terms: dict[tuple[int, str], list] = {}
+        # each bound pod's scoring terms (kubescore.affinity_scores), built once per pass rather than once
+        # per pod placed: a pass placing the pods of a thousand removed nodes reads every bound pod each time
+        self._scored: dict[int, list] = {}
+        # per Node, (namespace, selector) -> its pods that selector matches (kubescore.spread_scores), until a
+        # pod is added there
+        self._matching: dict[str, dict[tuple[str, str], int]] = {}
         for pv, node in placed:
             self.add(pv, node)
 
     def add(self, pv: PodView, node: str) -> None:
         self.pods.setdefault(node, []).append(pv)
+        self._matching.pop(node, None)
         if ((pv.spec.get("affinity") or {}).get("podAntiAffinity") or {}).get(
                 "requiredDuringSchedulingIgnoredDuringExecution") and self.terms(pv, "podAntiAffinity"):
             self.with_anti.append((pv, node))
@@ -127,6 +134,22 @@ class Snapshot:
             hit = self._terms[key] = [(str(t.get("topologyKey") or ""), term_selector(pod, t),
                                        term_namespaces(pod, t, self.namespaces))
                                       for t in affinity_terms(pod, kind)]
+        return hit
+
+    def count_matching(self, node: str, namespace: str, selector: dict, count) -> int:
+        """`count(node, selector)`, cached per Node, namespace and selector until a pod is added to the Node."""
+        per = self._matching.setdefault(node, {})
+        key = (namespace, repr(selector))
+        hit = per.get(key)
+        if hit is None:
+            hit = per[key] = count(node, selector)
+        return hit
+
+    def scored_terms(self, pod: PodView, build) -> list:
+        """`build(pod, namespaces)`, cached per pod for this snapshot (a pod's spec does not change within a pass)."""
+        hit = self._scored.get(id(pod))
+        if hit is None:
+            hit = self._scored[id(pod)] = build(pod, self.namespaces)
         return hit
 
     def ns_labels(self, namespace: str) -> Mapping[str, str]:

@@ -125,11 +125,14 @@ def spread_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot, default_s
     def has_all(n: dict) -> bool:
         return all(c["key"] in labels(n) for c in constraints)
 
+    def count(node_name: str, selector: dict) -> int:
+        return sum(1 for p in snap.pods.get(node_name, ()) if not podutil.terminating(p)
+                   and p.namespace == pod.namespace and selector_matches(selector, p.labels))
+
     def matching(node_name: str, selector: dict) -> int:      # countPodsMatchSelector
         if selector_is_empty(selector):
             return 0
-        return sum(1 for p in snap.pods.get(node_name, ()) if not podutil.terminating(p)
-                   and p.namespace == pod.namespace and selector_matches(selector, p.labels))
+        return snap.count_matching(node_name, pod.namespace, selector, count)
 
     ignored = {n["metadata"]["name"] for n in nodes if require_all and not has_all(n)}
     counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -184,6 +187,15 @@ def _weighted_terms(pod: PodView, kind: str, namespaces: Mapping[str, Mapping[st
             for w, t in terms]
 
 
+def _scored_terms(other: PodView, ns: Mapping[str, Mapping[str, str]]) -> list[tuple]:
+    """A bound pod's terms that score the pod being placed: its required and preferred affinity (+) and
+    preferred anti-affinity (-), as (weight, topologyKey, selector, namespaces, sign)."""
+    theirs = [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(other, "podAffinity", ns, True)]
+    theirs += [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(other, "podAffinity", ns)]
+    theirs += [(w, k, sel, nss, -1) for w, k, sel, nss in _weighted_terms(other, "podAntiAffinity", ns)]
+    return theirs
+
+
 def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list[int]:
     """InterPodAffinity's normalized score of each feasible Node (scoring.go PreScore
     processExistingPod, Score, NormalizeScore): for every bound pod, the weights of the pod's
@@ -208,10 +220,7 @@ def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list
             for w, k, sel, nss, sign in own:
                 if other.namespace in nss and selector_matches(sel, other.labels):
                     add(k, labels, sign * w)
-            theirs = [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(other, "podAffinity", ns, True)]
-            theirs += [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(other, "podAffinity", ns)]
-            theirs += [(w, k, sel, nss, -1) for w, k, sel, nss in _weighted_terms(other, "podAntiAffinity", ns)]
-            for w, k, sel, nss, sign in theirs:
+            for w, k, sel, nss, sign in snap.scored_terms(other, _scored_terms):
                 if pod.namespace in nss and selector_matches(sel, pod.labels):
                     add(k, labels, sign * w)
     if not sums:

@@ -12,8 +12,11 @@ import stat
 import re
 from pathlib import Path
 
-from harness.runner.yamlsource import MAX_FILE_BYTES, Document, Path_
+from harness.runner.yamlsource import Document, Path_
 
+# a referenced file (manifests, a SKU or price file) is at most this; a scenario file or a dump may be
+# larger (yamlsource.MAX_FILE_BYTES)
+MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_REFERENCE_CHARS = 1024
 MAX_NAME_CHARS = 255                 # NAME_MAX on Linux
 ROOT_MARKERS = ("pyproject.toml", ".git")

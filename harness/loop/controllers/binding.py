@@ -26,6 +26,9 @@ class KubeScheduler:
 
     def reconcile(self) -> bool:
         s = self.state
+        if not s.volumes.selected and not s.cfg.ready_one_by_one \
+                and all(s.result.pods[k].node for k in s.pod_views):
+            return False          # every pod is bound: the pass below would only read the cluster
         progress = False
         nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
         if s.volumes.selected:

@@ -202,10 +202,10 @@ class Cluster:
         """The run's record of a candidate a protection kept (one entry per node, protection and method)."""
         rec = {"node": sn.name, "nodeClaim": sn.claim.result.name if sn.claim else None, "by": by,
                "message": message, "method": method}
-        for p in self.s.result.protected:
-            if all(p.get(k) == rec[k] for k in ("node", "by", "method")):
-                p["last"] = self.now
-                return
+        hit = self.s.protected_entry(sn.name, by, method)
+        if hit is not None:
+            hit["last"] = self.now
+            return
         rec["first"] = rec["last"] = self.now
         self.s.result.protected.append(rec)
 

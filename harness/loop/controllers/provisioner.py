@@ -120,7 +120,7 @@ class Provisioner:
                 result.dropped_skus[name] = why
 
     # -- cluster state ----------------------------------------------------------------------------
-    def existing_nodes(self, skip: frozenset = frozenset()) -> list[ExistingNode]:
+    def existing_nodes(self) -> list[ExistingNode]:
         """Cluster state's nodes as the scheduler sees them (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/state/statenode.go StateNode, scheduling/scheduler.go calculateExistingNodeClaims,
         scheduling/existingnode.go NewExistingNode):
@@ -137,14 +137,20 @@ class Provisioner:
         - initialized nodes first, then by name (Scheduler.sortExistingNodes).
         Nodes marked for deletion (being deleted, or a disruption command's candidates) are left out
         (core Schedule passes nodes.Active(); the provisioner reschedules their pods instead).
-        `skip` leaves out more nodes (a disruption simulation's candidates)."""
+        A disruption simulation leaves out its candidates too (existing_entries)."""
+        return [n for n, _ in self.existing_entries()]
+
+    def existing_entries(self) -> list[tuple[ExistingNode, frozenset]]:
+        """existing_nodes, each with the names a disruption simulation's candidates match it by (a NodeClaim's
+        VM and Node names, an unmanaged Node's name). A disruption pass builds this once and leaves out each
+        simulation's candidates (simulate.py Simulator._existing)."""
         s = self.state
         used = s.node_requested()
         bound: dict[str, list] = {}
         for key, pr in s.result.pods.items():
             if pr.node and key in s.pod_views:
                 bound.setdefault(pr.node, []).append(s.pod_views[key])
-        out: list[ExistingNode] = []
+        out: list[tuple[ExistingNode, frozenset]] = []
         managed: set[str] = set()
         for c in s.claims:
             if c.done or c.refused or c.launched is None:
@@ -155,8 +161,7 @@ class Provisioner:
             node = s.cluster.get("Node", c.node_name) if c.node_name else None
             if node is not None and node["metadata"].get("deletionTimestamp"):
                 continue
-            if c.dis.marked_for_deletion or c.dis.deleting_since is not None or \
-                    (skip and (c.launched.vm_name in skip or c.node_name in skip)):
+            if c.dis.marked_for_deletion or c.dis.deleting_since is not None:
                 continue
             if c.registered and node is not None:
                 name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
@@ -172,20 +177,20 @@ class Provisioner:
                 startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
                 taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
                           not any(t.key == st.key and t.effect == st.effect for st in startup)]
-            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                      c.result.name, c.initialized))
+            out.append((self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
+                                       c.result.name, c.initialized), frozenset((c.launched.vm_name, c.node_name))))
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
         for name in s.unmanaged_nodes:
             node = s.cluster.get("Node", name)
-            if node is None or name in managed or node["metadata"].get("deletionTimestamp") or name in skip:
+            if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
             labels = dict(node["metadata"].get("labels") or {})
             taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
             alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-            out.append(self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                      None, True))
-        out.sort(key=lambda n: (not n.initialized, n.name))
+            out.append((self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
+                                       None, True), frozenset((name,))))
+        out.sort(key=lambda e: (not e[0].initialized, e[0].name))
         return out
 
     def _existing(self, name: str, labels: dict, taints: list, alloc: dict, used: dict, pods: list,

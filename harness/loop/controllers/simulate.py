@@ -18,6 +18,7 @@ AllNonPendingPodsScheduled / NonPendingPodSchedulingErrors.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from harness.loop import podutil
@@ -62,6 +63,7 @@ class Simulator:
         self.state = state
         self.provisioner = provisioner
         self._hostnames = 0
+        self._entries: tuple[Cluster, list] | None = None     # (the pass's view, its existing entries)
 
     def _counter(self) -> int:
         self._hostnames += 1
@@ -131,7 +133,12 @@ class Simulator:
         s = self.state
         names = {sn.name for sn in active}
         skip = frozenset(sn.name for sn in view.nodes if sn.name not in names)
-        out = self.provisioner.existing_nodes(skip=skip)
+        # the cluster's nodes are built once per pass's view (nothing changes the state between a pass's
+        # simulations), then each simulation filters them and gets its own copies (the scheduler replaces
+        # a copy's requested and host ports as it places pods, never the shared labels or taints)
+        if self._entries is None or self._entries[0] is not view:
+            self._entries = (view, self.provisioner.existing_entries())
+        out = [copy.copy(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
         if refuse:
             for n in out:
                 c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None

@@ -72,6 +72,10 @@ class LoopState:
         self.result = RunResult(cfg.scenario, cfg.profile.name, cfg.backend, cfg.seed, started=clock.start)
         self.result.release = releases.modeled(cfg.profile)
         self.claims: list[Claim] = []
+        self._claim_index: dict[str, Claim] = {}      # claim_by_name's
+        self._claims_indexed = 0
+        self._protected_index: dict[tuple, dict] = {}    # protected_entry's
+        self._protected_indexed = 0
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
@@ -158,7 +162,26 @@ class LoopState:
 
     # -- lookups ----------------------------------------------------------------------------------
     def claim_by_name(self, name: str) -> Claim | None:
-        return next((c for c in self.claims if c.result.name == name), None)
+        """The first NodeClaim of that name. `claims` only grows (provisioner.py write_nodeclaim appends), so
+        the index catches up with the claims added since it last looked: a lookup per candidate and pod
+        stays O(1) in a cluster of thousands of NodeClaims."""
+        if self._claims_indexed != len(self.claims):
+            for c in self.claims[self._claims_indexed:]:
+                self._claim_index.setdefault(c.result.name, c)
+            self._claims_indexed = len(self.claims)
+        return self._claim_index.get(name)
+
+    def protected_entry(self, node: str, by: str, method: str) -> dict | None:
+        """The first entry of result.protected for this node, protection and method. The record only grows,
+        so the index catches up with the entries added since it last looked (a pass over a thousand
+        protected candidates looks each up)."""
+        entries = self.result.protected
+        if self._protected_indexed > len(entries):        # replaced: index it again
+            self._protected_index, self._protected_indexed = {}, 0
+        for p in entries[self._protected_indexed:]:
+            self._protected_index.setdefault((p.get("node"), p.get("by"), p.get("method")), p)
+        self._protected_indexed = len(entries)
+        return self._protected_index.get((node, by, method))
 
     def node_requested(self, scheduler: bool = False) -> dict[str, dict[str, int]]:
         """The summed requests of the pods bound to each Node, as Karpenter counts them (or kube-scheduler)."""
