@@ -34,10 +34,12 @@ CLAIM_TIMES = ("Launched", "Registered", "Initialized", "Drifted")
 @dataclass
 class Arrival:
     """A manifest applied by a step at `at` (epoch seconds): a bare pod, an object created after T, or a
-    Deployment's replicas where an event says it scaled."""
+    Deployment's replicas where an event says it scaled. Or, with `delete`, an object someone other than
+    Karpenter deleted after T (a step's `delete`: the replay cannot make that deletion itself)."""
     at: float
     manifest: dict
     what: str
+    delete: dict | None = None
 
 
 @dataclass
@@ -138,7 +140,13 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
                 m.left_out.append(f"NodeClaim {name} (created {timestamp(born)}): Karpenter makes its own in the "
                                   "replay")
                 m.new_nodes.append(obj)
+                if _user_delete(obj, start, m, play=False):
+                    m.assumed.append(f"NodeClaim {name} was made after the start and deleted by someone other than "
+                                     f"Karpenter at {timestamp(_t(meta.get('deletionTimestamp')))}: the replay cannot "
+                                     "name the NodeClaim it makes instead, so that delete is not played (an --at "
+                                     f"after {timestamp(born)} plays it)")
                 continue
+            _user_delete(obj, start, m)
             obj = _claim_at(obj, start, m)
         elif kind == "Node":
             if _after(born, start) or name in late_nodes:
@@ -177,6 +185,38 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
 
 def _after(t: float | None, start: float) -> bool:
     return t is not None and t > start
+
+
+def _user_delete(nc: dict, start: float, m: Moment, play: bool = True) -> bool:
+    """A NodeClaim deleted after T by someone other than Karpenter becomes a `delete` step at its
+    deletionTimestamp, so the replay deletes it too. Karpenter's own deletions leave a mark the replay
+    remakes: disruption sets the DisruptionReason condition before it deletes (sigs.k8s.io/karpenter v1.6.2
+    pkg/controllers/disruption/queue.go), expiration deletes once expireAfter has passed
+    (pkg/controllers/nodeclaim/expiration/controller.go), liveness deletes what never registered. Without one
+    of those, the deletion is taken as a user's (`kubectl delete nodeclaim`) and said so. True when it is
+    one; `play=False` only answers."""
+    meta, status = nc.get("metadata") or {}, nc.get("status") or {}
+    deleted = _t(meta.get("deletionTimestamp"))
+    if not _after(deleted, start):
+        return False
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    expire = (nc.get("spec") or {}).get("expireAfter")
+    from harness.model.durations import go_duration
+    try:
+        lifetime = go_duration(expire) if expire and expire != "Never" else None
+    except ValueError:
+        lifetime = None
+    born = created(nc)
+    if "DisruptionReason" in conds or (conds.get("Registered") or {}).get("status") != "True" or (
+            lifetime is not None and born is not None and born + lifetime <= deleted + 1):
+        return False
+    if not play:
+        return True
+    name = meta.get("name")
+    m.arrivals.append(Arrival(deleted, {}, f"delete NodeClaim {name}", {"kind": "NodeClaim", "name": name}))
+    m.assumed.append(f"NodeClaim {name} deleted at {timestamp(deleted)} with no disruption reason and before its "
+                     "expiry: a user's delete, played as a step (drop the step if Karpenter deleted it)")
+    return True
 
 
 def _undo_deletion(obj: dict, start: float, m: Moment) -> dict:
@@ -358,8 +398,11 @@ def steps(start: float, arrivals: list[Arrival], dump_check: tuple[float, dict] 
     from harness.loop.history import offset_text
     at: dict[int, dict] = {}
     for a in sorted(arrivals, key=lambda a: a.at):
-        slot = at.setdefault(max(1, round(a.at - start)), {"apply": [], "what": []})
-        slot["apply"].append(a.manifest)
+        slot = at.setdefault(max(1, round(a.at - start)), {"apply": [], "delete": [], "what": []})
+        if a.delete:
+            slot["delete"].append(a.delete)
+        else:
+            slot["apply"].append(a.manifest)
         slot["what"].append(a.what)
     if dump_check:
         at.setdefault(round(dump_check[0] - start), {})["expect"] = dump_check[1]
@@ -369,10 +412,14 @@ def steps(start: float, arrivals: list[Arrival], dump_check: tuple[float, dict] 
     for offset in sorted(at):
         slot = at[offset]
         when = timestamp(start + offset)
-        words = ([f"apply {', '.join(slot['what'])}"] if slot.get("what") else []) + slot.get("marks", [])
+        words = ([f"apply {', '.join(w for w in slot['what'] if not w.startswith('delete '))}"]
+                 if slot.get("apply") else []) + [w for w in slot.get("what", []) if w.startswith("delete ")] \
+            + slot.get("marks", [])
         check = [f"{DUMP_STEP}: what the dump shows is checked here"] if "expect" in slot else []
         said = ([f"{DUMP_STEP} ({when}): what the dump shows is checked here"] if check else []) + words
         step: dict = {"description": "; ".join(said), "advance": go_duration_text(offset - prev)}
+        if slot.get("delete"):
+            step["delete"] = slot["delete"]
         if slot.get("apply"):
             step["apply"] = slot["apply"]
         if "expect" in slot:
@@ -390,8 +437,8 @@ def notes(m: Moment) -> list[str]:
             f"{timestamp(m.clock)}: the start is the dump as it stood then")]
     for title, items in (("left out (created after the start)", m.left_out),
                          ("undone (after the start)", m.undone),
-                         ("moved to steps (created after the start)", [a.what + f" at {timestamp(a.at)}"
-                                                                        for a in m.arrivals]),
+                         ("moved to steps (after the start)", [a.what + f" at {timestamp(a.at)}"
+                                                               for a in m.arrivals]),
                          ("assumed", m.assumed)):
         if items:
             out.append(f"{title}: {len(items)}: " + "; ".join(items))

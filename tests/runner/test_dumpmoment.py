@@ -209,3 +209,26 @@ def test_rewind_takes_back_what_a_nodeclaim_reached_after_t():
 def test_at_the_dumps_own_clock_is_the_dump():
     dump = split(read_objects([str(DUMPS / EXPIRED)]))
     assert rewind(read_objects([str(DUMPS / EXPIRED)]), dump.newest, dump.newest) is None
+
+
+
+def test_a_users_delete_after_t_is_played_as_a_step(tmp_path, capsys):
+    """The real drain-behind-pdb dump: NodeClaim web-a8f2k deleted at the dump's second with no
+    DisruptionReason and long before its expiry (tools/make_dumps.py ran `kubectl delete nodeclaim`). From
+    two seconds before, the replay deletes it by a step and reproduces the dump at both releases; from
+    before its creation the delete cannot be named, and the notes say so."""
+    from harness.runner.report import dump_verdict
+    out = new(tmp_path, DUMPS / "real" / "drain-behind-pdb.yaml", "--at", "2026-11-26T20:56:30Z")
+    err = capsys.readouterr().err
+    assert "moved to steps (after the start): 1: delete NodeClaim web-a8f2k at 2026-11-26T20:56:32Z" in err
+    assert "a user's delete, played as a step" in err
+    (sc,) = load_scenarios(out)
+    assert sc.steps[-1]["delete"] == [{"kind": "NodeClaim", "name": "web-a8f2k"}]
+    for profile in sc.profiles:
+        outcome = run(sc, profile)
+        assert outcome.error is None and outcome.passed, (profile, [m.render() for m in outcome.mismatches])
+        assert dump_verdict(outcome) == "reproduced the dump"
+    earlier = new(tmp_path, DUMPS / "real" / "drain-behind-pdb.yaml", "--at", "2026-11-26T20:50:00Z")
+    assert "the replay cannot name the NodeClaim it makes instead" in capsys.readouterr().err
+    (sc,) = load_scenarios(earlier)
+    assert all("delete" not in step for step in sc.steps)
