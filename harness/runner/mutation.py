@@ -38,6 +38,9 @@ UPPER_BOUNDS = frozenset({"maxLaunched", "maxIterations", "max"})
 # (the simulation may well spread tighter); what keeps it from holding vacuously is its topologyKey, whose
 # mutant must fail (expect.py fails a bound over no domain)
 STATED_BOUNDS = frozenset({"maxSkew"})
+# booleans whose false checks nothing: flipping true to false only relaxes the expectation (offeringsExactly:
+# false compares as a subset; noEvents: false does not look at events), so true is not mutated
+ONLY_TRUE_CHECKS = frozenset({"offeringsExactly", "noEvents"})
 NUMBERED_STRINGS = frozenset({"ttl", "capacity", "allocatable"})     # the key, or the map it is in
 # enum values that pick members of a collection (a subset of a label's writers, VMs by priority,
 # taints by effect): another enum value may be just as true there, so they are suffixed (and refused)
@@ -228,7 +231,7 @@ def _in_absent_entry(body: dict, rel: tuple) -> bool:
 def mutations(key: str, value, enum: list | None) -> list:
     """The mutated values of one scalar whose key (or, in a list, the list's key) is `key`."""
     if isinstance(value, bool):
-        return [] if (key == "offeringsExactly" and value) else [not value]
+        return [] if (key in ONLY_TRUE_CHECKS and value) else [not value]
     if isinstance(value, int):
         if key in STATED_BOUNDS:
             return []
@@ -285,8 +288,25 @@ def mutants(scenario: Scenario, data: dict | None = None) -> list[Mutant]:
             enum = schema_at(body, rel).get("enum")
             for new in mutations(key, value, enum):
                 path = block + rel
+                if _another_possible(body, rel, new):
+                    continue    # the entry becomes another listed possible outcome: it claims nothing new
                 out.append(Mutant(path, value, new, str(scenario.file), scenario.doc.line(path)))
     return out
+
+
+def _another_possible(body: dict, rel: tuple, new) -> bool:
+    """Whether mutating the leaf at `rel` to `new` turns an `outcomes.possible` entry into a copy of another
+    entry of that list: a possible outcome says the run may end so, and the mutant would only say again that
+    the other outcome is possible (controller-pods: possible launched 2 or 3; 2 -> 3 lists 3 twice)."""
+    if len(rel) < 4 or rel[:2] != ("outcomes", "possible"):
+        return False
+    entries = body["outcomes"]["possible"]
+    mutated = copy.deepcopy(entries[rel[2]])
+    node = mutated
+    for part in rel[3:-1]:
+        node = node[part]
+    node[rel[-1]] = new
+    return any(mutated == e for j, e in enumerate(entries) if j != rel[2])
 
 
 # -- judging a mutant ---------------------------------------------------------------------------------

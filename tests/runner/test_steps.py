@@ -153,6 +153,7 @@ def _recording(run_class):
     class Recording(run_class):
         def __init__(self):
             self.played = []
+            self.clocked = False          # the real engine's: no controller clock to move
     for action in ACTIONS:
         setattr(Recording, f"step_{action}", lambda self, value, a=action: self.played.append(a))
     return Recording()
