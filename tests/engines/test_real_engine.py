@@ -151,19 +151,19 @@ def test_an_advance_of_hours_is_played_where_the_run_moves_the_clock():
     assert RealRun._cannot("advance", "30s") is None
 
 
-def test_the_run_clock_writes_its_offset_where_the_api_server_and_controller_read_it(tmp_path):
+def test_the_run_clock_writes_its_offset_where_the_api_server_and_controller_read_it(tmp_path, monkeypatch):
     """runclock.py: a new run starts at offset 0; an advance adds to it; the file holds the number the
     fast timing's Go side parses (controller-timing/clock_meta.go, clock_apiserver.go)."""
-    import time
-
+    from harness.runner.engines.real import runclock
     from harness.runner.engines.real.runclock import RunClock
+    monkeypatch.setattr(runclock.time, "time", lambda: 1_000_000.0)      # the wall clock, held still
     clock = RunClock()
     clock.bind(tmp_path / "harness-clock")
     assert (tmp_path / "harness-clock").read_text() == "0.000000\n"
     clock.advance(22 * 3600)
     clock.advance(1.5)
     assert float((tmp_path / "harness-clock").read_text()) == 22 * 3600 + 1.5
-    assert abs(clock.now() - time.time() - (22 * 3600 + 1.5)) < 1.0
+    assert clock.now() == 1_000_000.0 + 22 * 3600 + 1.5
     clock.bind(None)
     assert clock.offset == 0.0 and clock.file is None
 
