@@ -31,11 +31,11 @@ def test_the_jump_stops_at_each_completion_deadline_and_schedule_time_inside_it(
             "spec": {"schedule": "*/15 * * * *"}}
     assert jobruns.next_timer(jobs, [cron], pods, EPOCH, EPOCH + 3600) == EPOCH + 300          # the deadline
     assert jobruns.next_timer(jobs, [cron], pods, EPOCH + 300, EPOCH + 3600) == EPOCH + 600    # the completion
-    assert jobruns.next_timer(jobs, [cron], pods, EPOCH + 600, EPOCH + 3600) == EPOCH + 900    # 00:15
+    assert jobruns.next_timer(jobs, [cron], pods, EPOCH + 600, EPOCH + 3600) == EPOCH + 901    # 00:15, 1 s after
     assert jobruns.next_timer(jobs, [cron], pods, EPOCH, EPOCH + 299) is None                   # none inside
     # after its lastScheduleTime; a suspended CronJob and a finished Job have none
     cron["status"] = {"lastScheduleTime": "2026-01-01T00:15:00Z"}
-    assert jobruns.next_timer([], [cron], [], EPOCH + 600, EPOCH + 3600) == EPOCH + 1800
+    assert jobruns.next_timer([], [cron], [], EPOCH + 901, EPOCH + 3600) == EPOCH + 1801
     cron["spec"]["suspend"] = True
     done = _job("slow", activeDeadlineSeconds=300)
     done["status"]["conditions"] = [{"type": "Failed", "status": "True"}]

@@ -21,6 +21,11 @@ from harness.model.cron import CronError, parse_schedule
 # (pkg/kubelet/status generate.go PodCompleted)
 COMPLETED = "Completed"
 POD_COMPLETED = "PodCompleted"
+# a jump stops this long after a CronJob's schedule time: the CronJob controller itself requeues 100 ms past it
+# (k8s.io/kubernetes v1.36.3 pkg/controller/cronjob/utils.go nextScheduleDelta), and a sync that reads its clock
+# a moment before the instant (kube-controller-manager reads the clock file every 10 ms, on 2 busy cores)
+# creates the previous time's Job instead (a run made reports-29919450 at 09:45 and Forbid then skipped 09:45)
+SCHEDULE_SLACK = 1.0
 
 
 def job_of(pod: dict) -> str | None:
@@ -102,8 +107,8 @@ def next_timer(jobs: list[dict], cronjobs: list[dict], pods: list[dict], after: 
         except CronError:
             continue
         since = _time(status.get("lastScheduleTime")) or _time(cj["metadata"].get("creationTimestamp")) or after
-        t = sched.next(max(since, after))
+        t = sched.next(max(since, after - SCHEDULE_SLACK))
         if t is not None:
-            times.append(t)
+            times.append(t + SCHEDULE_SLACK)
     due = [t for t in times if after < t <= until]
     return min(due, default=None)
