@@ -542,7 +542,7 @@ class Observer:
                     pr.scheduler_error = msg
             if pr.state == "pending" and key in ignored:
                 pr.state, pr.karpenter_error = "ignored", ignored[key]
-            if pr.state != "scheduled":
+            if pr.state not in ("scheduled", "succeeded"):
                 pr.reason = pr.karpenter_error or pr.scheduler_error
             r.pods[key] = pr
 
