@@ -10,9 +10,9 @@ v1.14.0 pkg/utils/pod/scheduling.go IsTerminal, IsReschedulable), so its node ma
 its completion is a pod event (pkg/controllers/nodeclaim/podevents). activeDeadlineSeconds deletes the
 active pods when it passes (DeadlineExceeded). A CronJob creates `<name>-<minutes since epoch>` at each
 schedule time (pkg/controller/cronjob/utils.go getJobName; only the latest missed time, as
-mostRecentScheduleTime), honouring concurrencyPolicy Allow/Forbid/Replace and suspend; a time Forbid holds
-is not marked done, so it runs once the running Job finishes (cronjob_controllerv2.go syncCronJob). Both are timers
-a scenario reaches with `advance` (Simulation._timer_before), like expireAfter.
+mostRecentScheduleTime), honouring concurrencyPolicy Allow/Forbid/Replace and suspend; a time Forbid
+holds is not marked done, so it runs once the running Job finishes (cronjob_controllerv2.go syncCronJob).
+Both are timers a scenario reaches with `advance` (Simulation._timer_before), like expireAfter.
 """
 from __future__ import annotations
 

@@ -425,8 +425,7 @@ class Kubelets:
         from harness.backends.base import APIRejected, Identity
         if hasattr(self.cluster, "kubelets"):
             return
-        live = {rec.node_name for rec in self.records.values() if rec.registered and rec.refused is None
-                and rec.denied is None and self.fake.get_vm(self.rg, rec.vm_name) is not None}
+        live = self._live_nodes()
         for p in pods:
             node = (p.get("spec") or {}).get("nodeName")
             if (node not in live or p["metadata"].get("deletionTimestamp")
@@ -445,6 +444,11 @@ class Kubelets:
             except APIRejected:
                 pass        # deleted meanwhile, or its Node went away: the next poll sees it
 
+    def _live_nodes(self) -> set[str]:
+        """The Nodes of the stand-ins that registered and whose VM is still there."""
+        return {rec.node_name for rec in self.records.values() if rec.registered and rec.refused is None
+                and rec.denied is None and self.fake.get_vm(self.rg, rec.vm_name) is not None}
+
     def finish_jobs(self, pods: list[dict], jobs: list[dict]) -> bool:
         """A Job's pod whose run-duration has passed on the run's clock exits 0: its kubelet posts phase
         Succeeded (jobruns.completed_status), and kube-controller-manager's Job controller counts it and
@@ -455,8 +459,7 @@ class Kubelets:
         if hasattr(self.cluster, "kubelets"):
             return False
         by_name = {(j["metadata"].get("namespace"), j["metadata"]["name"]): j for j in jobs}
-        live = {rec.node_name for rec in self.records.values() if rec.registered and rec.refused is None
-                and rec.denied is None and self.fake.get_vm(self.rg, rec.vm_name) is not None}
+        live = self._live_nodes()
         now, progress = CLOCK.now(), False
         for p in pods:
             if (p.get("spec") or {}).get("nodeName") not in live:
