@@ -22,9 +22,9 @@ from harness.model.cron import CronError, parse_schedule
 COMPLETED = "Completed"
 POD_COMPLETED = "PodCompleted"
 # a jump stops this long after a CronJob's schedule time: the CronJob controller itself requeues 100 ms past it
-# (k8s.io/kubernetes v1.36.3 pkg/controller/cronjob/utils.go nextScheduleDelta), and a sync that reads its clock
-# a moment before the instant (kube-controller-manager reads the clock file every 10 ms, on 2 busy cores)
-# creates the previous time's Job instead (a run made reports-29919450 at 09:45 and Forbid then skipped 09:45)
+# (k8s.io/kubernetes v1.36.3 pkg/controller/cronjob/utils.go nextScheduleDelta), and a sync that read its clock
+# a moment before the instant (kube-controller-manager reads the clock file every 10 ms) would find the
+# previous time still the most recent one (harness assumption: 1 s covers that read on a loaded machine)
 SCHEDULE_SLACK = 1.0
 
 
