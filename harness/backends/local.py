@@ -363,8 +363,9 @@ class LocalBackend(RealBackend):
 
         def process(name: str, args: list[str]) -> ManagedProcess:
             binary = timed.get(name) or bs[name]
+            # the API server's stamps and kube-controller-manager's Job, CronJob and TTL controllers read it
             env = {"KARPENTER_HARNESS_CLOCK_FILE": str(cluster.clock_file)} \
-                if name == "kube-apiserver" and cluster.clock_file else None
+                if timed.get(name) and cluster.clock_file else None
             p = ManagedProcess(name, [str(binary)] + args, wd / "logs" / f"{name}.log", cwd=str(wd),
                                keep=self.keep, env=env)
             cluster.processes.append(p)

@@ -131,15 +131,22 @@ def test_the_real_engines_cluster_runs_kube_controller_manager_without_taint_evi
     assert "--node-monitor-grace-period=15s" in args and "--node-monitor-period=1s" in args
 
 
-def test_every_kcm_edit_applies_once_to_the_pinned_kubernetes_and_changes_a_duration_only():
+def test_every_kcm_edit_applies_once_to_the_pinned_kubernetes_and_changes_a_duration_or_the_clock():
     """controller-timing.yaml `kube-controller-manager-source`: each `find` occurs exactly once in
-    k8s.io/kubernetes as pinned (build-binaries.sh --kcm refuses otherwise); only durations differ;
-    upstream edits nothing. Skips where the module is not in the Go module cache (no control-plane build)."""
+    k8s.io/kubernetes as pinned (build-binaries.sh --kcm refuses otherwise); an edit changes a duration, or
+    hands the Job, CronJob and TTL-after-finished controllers the harness's clock (clock_kcm.go) and nothing
+    else does (node lifecycle stays on the wall clock); upstream edits nothing. Skips where the module is not
+    in the Go module cache (no control-plane build)."""
     import re
 
     from harness.backends.binaries import go_module_dir, versions
     edits = controller.kcm_source_edits("fast")
-    assert {e["file"] for e in edits} == {"pkg/controller/podgc/gc_controller.go"}
+    clocked = {e["file"] for e in edits if "add" not in e and "Harness" in e["replace"]}
+    assert clocked == {"pkg/controller/job/job_controller.go", "pkg/controller/cronjob/cronjob_controllerv2.go",
+                       "pkg/controller/ttlafterfinished/ttlafterfinished_controller.go"}
+    assert {e["file"] for e in edits if "add" in e} == {"pkg/controller/zz_harness_clock.go"}
+    assert {e["file"] for e in edits} - clocked - {"pkg/controller/zz_harness_clock.go"} == {
+        "pkg/controller/podgc/gc_controller.go"}
     assert controller.kcm_source_edits("upstream") == [] and controller.timed_kcm_path("upstream") is None
     try:
         root = go_module_dir("k8s.io/kubernetes", versions()["k8s"])
@@ -147,8 +154,12 @@ def test_every_kcm_edit_applies_once_to_the_pinned_kubernetes_and_changes_a_dura
         pytest.skip(f"k8s.io/kubernetes is not in the Go module cache: {e}")
     strip = lambda t: re.sub(r"\d+ \* time\.\w+", "D", t)  # noqa: E731
     for e in edits:
+        if "add" in e:
+            assert not (root / e["file"]).exists(), e
+            continue
         assert (root / e["file"]).read_text().count(e["find"]) == 1, e
-        assert strip(e["find"]) == strip(e["replace"]) and e["find"] != e["replace"], e
+        if e["file"] not in clocked:
+            assert strip(e["find"]) == strip(e["replace"]) and e["find"] != e["replace"], e
 
 
 def test_the_timed_kcm_is_keyed_by_its_edits_and_runs_once_built(monkeypatch, tmp_path):

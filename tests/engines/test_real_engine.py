@@ -183,15 +183,21 @@ def test_the_departed_uids_of_every_earlier_run_stay_departed(monkeypatch):
     assert engine.previous_uids(cluster) == {"u1", "u2", "rs1"}
 
 
-def test_a_job_or_cronjob_is_skipped_their_pods_complete_on_the_simulated_clock():
+def test_a_job_or_cronjob_is_skipped_where_its_controllers_clock_cannot_move(monkeypatch):
     """harness/loop/controllers/jobs.py runs a Job's pods for their run-duration and CronJob schedules on the
-    simulated clock; the real cluster's pods run until deleted."""
+    simulated clock; the real cluster runs them where the run moves the clock of Karpenter, the API server and
+    kube-controller-manager's Job and CronJob controllers (a fast build: controller-timing.yaml), else it is
+    skipped, said by name."""
     cluster = SimpleNamespace(server_version="v1.36.3")
-    skip_reason = RealEngine().skip_reason
     job = {"kind": "Job", "metadata": {"name": "reindex"}}
     cron = {"kind": "CronJob", "metadata": {"name": "nightly"}}
+    monkeypatch.setattr(RealEngine, "_runs_jobs_on_clock", lambda self: False)
+    skip_reason = RealEngine().skip_reason
     assert "Job/CronJob reindex" in skip_reason(_sc({}, [job]), cluster)
     assert "Job/CronJob nightly" in skip_reason(_sc({}, [], [[cron]]), cluster)
+    monkeypatch.setattr(RealEngine, "_runs_jobs_on_clock", lambda self: True)
+    assert RealEngine().skip_reason(_sc({}, [job]), cluster) is None
+    assert RealEngine().skip_reason(_sc({}, [], [[cron]]), cluster) is None
 
 
 def test_a_version_plan_names_the_release_or_why_not(no_binaries, monkeypatch):

@@ -263,3 +263,44 @@ def test_the_lease_is_owned_by_its_node_and_made_again_when_deleted():
     cluster.leases.clear()
     kl._lease("aks-x")
     assert cluster.requests[-1][0] == "PATCH"   # the Node is gone: nothing to renew
+
+
+def _job_pod(phase="Running", started="2026-01-01T00:00:00Z"):
+    return {"metadata": {"name": "reindex-abc", "namespace": "default",
+                         "ownerReferences": [{"kind": "Job", "name": "reindex", "controller": True}]},
+            "spec": {"nodeName": "aks-x", "containers": [{"name": "work", "image": "busybox"}]},
+            "status": {"phase": phase, "startTime": started}}
+
+
+@pytest.mark.parametrize("offset,done", [(599.0, False), (600.0, True)])
+def test_a_jobs_pod_succeeds_once_its_run_duration_passed_on_the_run_clock(monkeypatch, offset, done):
+    """jobs.py's meaning on the real engine: a pod completes run-duration after its startTime; its kubelet
+    posts phase Succeeded with each container terminated, exit code 0 (then the real Job controller counts it)."""
+    from harness.loop.clock import EPOCH
+    from harness.runner.engines.real import kubelet as kmod
+    from harness.runner.engines.real.kubelet import Kubelets
+    cluster = _StandInCluster()
+    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    kl._boot("aks-x", {"properties": {"osProfile": {"computerName": "aks-x", "customData": _script("env=prod", FLAGS)}}})
+    patched = []
+    cluster.client = lambda ident: type("C", (), {"patch": lambda self, kind, name, body, namespace=None, sub=None:
+                                                  patched.append((kind, name, sub, body))})()
+    monkeypatch.setattr(kmod.CLOCK, "now", lambda: EPOCH + offset)
+    job = {"metadata": {"name": "reindex", "namespace": "default",
+                        "annotations": {"harness.karpenter.azure.com/run-duration": "10m"}}}
+    patched.clear()
+    assert kl.finish_jobs([_job_pod()], [job]) is done
+    if not done:
+        assert patched == []
+        return
+    ((kind, name, sub, body),) = patched
+    assert (kind, name, sub) == ("Pod", "reindex-abc", "status")
+    status = body["status"]
+    assert status["phase"] == "Succeeded"
+    (c,) = status["containerStatuses"]
+    assert c["state"]["terminated"] == {"exitCode": 0, "reason": "Completed", "startedAt": "2026-01-01T00:00:00Z",
+                                        "finishedAt": "2026-01-01T00:10:00Z"}
+    # a pod with no run-duration runs until the scenario ends; a finished one is left alone
+    patched.clear()
+    assert not kl.finish_jobs([_job_pod()], [{"metadata": {"name": "reindex", "namespace": "default"}}])
+    assert not kl.finish_jobs([_job_pod(phase="Succeeded")], [job]) and patched == []

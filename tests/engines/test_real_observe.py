@@ -259,3 +259,28 @@ def test_an_ignored_pod_is_read_from_either_core_log_format(tmp_path):
     obs = SimpleNamespace(log_path=log)
     obs._log_records = lambda needle, without=None: Observer._log_records(obs, needle, without)
     assert Observer.ignored_pods(obs) == {"default/old": why, "default/new": why}
+
+
+def test_a_completed_job_pod_is_succeeded_and_counts_for_its_cronjob():
+    """A Job's pod the stand-in kubelet finished (phase Succeeded) is read as the simulation records it
+    (jobs.py _complete): succeeded, on no node; its Job's CronJob is named (result.py pods_of)."""
+    from harness.loop.result import RunResult
+    ref = [{"kind": "Job", "name": "reports-29919435", "controller": True}]
+    pods = [{"metadata": {"name": "reports-29919435-x", "namespace": "default", "ownerReferences": ref},
+             "spec": {"nodeName": "aks-a"}, "status": {"phase": "Succeeded"}},
+            {"metadata": {"name": "reports-29919435-y", "namespace": "default", "ownerReferences": ref},
+             "spec": {"nodeName": "aks-a"}, "status": {"phase": "Running"}}]
+    jobs = [{"metadata": {"name": "reports-29919435", "namespace": "default",
+                          "ownerReferences": [{"kind": "CronJob", "name": "reports", "controller": True}]}}]
+    cluster = SimpleNamespace(list=lambda kind, ns=None: {"Pod": pods, "Job": jobs}.get(kind, []),
+                              admin=SimpleNamespace(request=lambda *a: {"items": []}))
+    obs = SimpleNamespace(cluster=cluster, namespaces={"default"}, jobs=True, pods_seen={}, departed=frozenset(),
+                          nominations=lambda: {}, ignored_pods=lambda: {})
+    obs._owner = lambda p, rs, live: Observer._owner(obs, p, rs, live)
+    r = RunResult("s", "upstream", "local", 1)
+    Observer._pods(obs, r, [])
+    done, running = r.pods["default/reports-29919435-x"], r.pods["default/reports-29919435-y"]
+    assert (done.state, done.node, done.reason) == ("succeeded", None, "completed on aks-a")
+    assert (running.state, running.node) == ("scheduled", "aks-a")
+    assert (done.owner_kind, done.owner_name, done.cronjob) == ("Job", "reports-29919435", "reports")
+    assert len(r.pods_of("reports")) == 2

@@ -104,3 +104,17 @@ def test_a_suspended_job_makes_pods_once_resumed():
     assert states(outcome, "later") == ["scheduled"]
     first = run(scenario([job("later", suspend=True)], [{"advance": "5m"}]))
     assert states(first, "later") == []
+
+
+def test_cronjob_forbid_holds_a_time_until_the_running_job_finishes():
+    """Every 15 minutes, pods of 20 (scenarios/workloads/jobs.scenario.yaml): Forbid holds 09:30 while the
+    09:15 Job runs and does not mark it done (syncCronJob keeps lastScheduleTime), so 09:30's Job starts when
+    09:15's finishes at 09:35; at 09:45 that one runs, and 09:45 is held in turn."""
+    outcome = run(scenario([cronjob("f", "*/15 * * * *", "20m", concurrencyPolicy="Forbid")],
+                           [{"advance": "11m"}, {"advance": "20m"}, {"advance": "10m"}]))
+    pods = {p.owner_name: (p.state, p.at["created"]) for p in outcome.result.pods.values() if p.cronjob == "f"}
+    assert {k: v[0] for k, v in pods.items()} == {"f-29919435": "succeeded", "f-29919450": "scheduled"}
+    # made when 09:15's pod, started once its node was up, completed 20 minutes later
+    assert (29919435 + 20) * 60 < pods["f-29919450"][1] < 29919465 * 60
+    held = [e for e in outcome.result.events if e["kind"] == "CronJob" and e["reason"] == "JobAlreadyActive"]
+    assert len(held) == 2          # once for 09:30, once for 09:45

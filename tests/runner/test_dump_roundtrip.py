@@ -263,7 +263,8 @@ def test_job_and_cronjob_are_workloads(tmp_path, capsys):
 def test_a_cronjobs_running_job_keeps_forbid_from_starting_another(tmp_path):
     """A dumped CronJob (Forbid, hourly) and the Job it made at 10:00, still running (its pod runs 90m):
     harness new keeps the Job's reference to its CronJob, so at 11:00 the CronJob sees it running and
-    skips; at 11:30 the pod completes."""
+    holds that time; at 11:30 the pod completes and the held 11:00 Job starts (upstream keeps
+    lastScheduleTime while Forbid holds: k8s.io/kubernetes v1.36.3 pkg/controller/cronjob syncCronJob)."""
     data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
     job_name = "nightly-29919480"                        # 10:00 in minutes since the epoch
     pod = next(i for i in data["items"] if i["metadata"]["name"] == "ingest")
@@ -292,5 +293,6 @@ def test_a_cronjobs_running_job_keeps_forbid_from_starting_another(tmp_path):
                                                    "controller": True}]
     outcome = run(with_steps(out, [{"advance": "61m"}, {"advance": "30m"}]))
     assert outcome.passed, [m.render() for m in outcome.mismatches]
-    mine = {p.name: p.state for p in outcome.result.pods.values() if p.cronjob == "nightly"}
-    assert mine == {f"{job_name}-k2x8s": "succeeded"}, mine          # 11:00 skipped; 11:30 completed
+    mine = {p.owner_name: p.state for p in outcome.result.pods.values() if p.cronjob == "nightly"}
+    # 11:00 held; at 11:30 the pod completed and 11:00's Job (29919540 minutes) made its pod
+    assert mine.keys() == {job_name, "nightly-29919540"} and mine[job_name] == "succeeded", mine

@@ -10,8 +10,9 @@ v1.14.0 pkg/utils/pod/scheduling.go IsTerminal, IsReschedulable), so its node ma
 its completion is a pod event (pkg/controllers/nodeclaim/podevents). activeDeadlineSeconds deletes the
 active pods when it passes (DeadlineExceeded). A CronJob creates `<name>-<minutes since epoch>` at each
 schedule time (pkg/controller/cronjob/utils.go getJobName; only the latest missed time, as
-mostRecentScheduleTime), honouring concurrencyPolicy Allow/Forbid/Replace and suspend. Both are timers
-a scenario reaches with `advance` (Simulation._timer_before), like expireAfter.
+mostRecentScheduleTime), honouring concurrencyPolicy Allow/Forbid/Replace and suspend; a time Forbid
+holds is not marked done, so it runs once the running Job finishes (cronjob_controllerv2.go syncCronJob).
+Both are timers a scenario reaches with `advance` (Simulation._timer_before), like expireAfter.
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class CronRun:
     name: str
     obj: dict
     last: float                     # the last schedule time acted on (its apply time before any)
+    held: float | None = None       # the schedule time Forbid holds while a Job runs (its event said once)
 
 
 class Jobs:
@@ -234,13 +236,20 @@ class Jobs:
             due, t = t, sched.next(t)
         if due is None:
             return False
-        cron.last = due
         running = [j.name for j in self.jobs.values()
                    if j.cronjob == cron.name and j.namespace == cron.namespace and not j.finished]
         policy = spec.get("concurrencyPolicy") or "Allow"
         if running and policy == "Forbid":
-            s.trace(f"CronJob {cron.name}: {', '.join(running)} still running: schedule skipped (Forbid)")
+            # syncCronJob leaves status.lastScheduleTime where it was: the held time is still the most recent
+            # unmet one when the running Job finishes, and runs then (kubernetes v1.36.3
+            # pkg/controller/cronjob/cronjob_controllerv2.go; a later time replaces it)
+            if cron.held != due:
+                cron.held = due
+                s.trace(f"CronJob {cron.name}: {', '.join(running)} still running: schedule held (Forbid)")
+                s.record_event("CronJob", cron.name, "JobAlreadyActive", "Not starting job because prior execution "
+                               "is running and concurrency policy is Forbid", cron.namespace)
             return False
+        cron.last, cron.held = due, None
         if running and policy == "Replace":
             for name in running:
                 job = self.jobs[(cron.namespace, name)]

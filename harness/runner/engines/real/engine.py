@@ -36,7 +36,7 @@ from harness.model.params import ClusterParams
 from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, csi, existing, keeper, settings, verbs, windows
+from harness.runner.engines.real import applicability, csi, existing, jobruns, keeper, settings, verbs, windows
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.runclock import CLOCK
@@ -74,6 +74,7 @@ EVICTED_TIMEOUT = 300.0
 RETRY_SLACK = 1.0
 # what the polls read, from a list-and-watch mirror rather than lists (harness/backends/watchcache.py)
 WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "Event", "PersistentVolume", "PersistentVolumeClaim")
+JOB_KINDS = ("Job", "CronJob")
 
 
 # kube-controller-manager's controllers on the real engine's cluster: its defaults without taint eviction
@@ -246,13 +247,13 @@ class RealEngine:
                     "2026-01-01 00:00 UTC; this controller's clock is the wall clock (core v1.14.0 "
                     "pkg/apis/v1/nodepool.go Budget.IsActive; a fast build with its kube-apiserver moves it: "
                     "python -m harness.backends build --controller)")
-        timed = sorted({m.obj["metadata"].get("name", "") for ms in [scenario.manifests, *scenario.step_manifests]
-                        for m in ms if m.obj.get("kind") in ("Job", "CronJob")})
-        if timed:
+        timed = sorted({m.obj["metadata"].get("name", "") for m in _job_manifests(scenario)})
+        if timed and not self._runs_jobs_on_clock():
             return (f"Job/CronJob {', '.join(timed)}: the simulation runs their pods for their "
                     "harness.karpenter.azure.com/run-duration and CronJob schedules on its clock "
-                    "(harness/loop/controllers/jobs.py); the real cluster's pods run until deleted and its "
-                    "CronJob controller follows the wall clock")
+                    "(harness/loop/controllers/jobs.py); this controller's cluster runs them on the wall clock "
+                    "(a fast build with the timing's kube-apiserver and kube-controller-manager moves it: "
+                    "python -m harness.backends build)")
         entries = scenario.given.get("existingNodes") or []
         history = [k for k in ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
                    if any(k in e for e in entries)]
@@ -273,6 +274,18 @@ class RealEngine:
         except Exception:       # not built: the run says so
             return False
         return _has_clock(ctl.timing) and timed_apiserver(ctl.timing) is not None
+
+    def _runs_jobs_on_clock(self) -> bool:
+        """Whether the Job and CronJob controllers run on the clock runs move: _moves_clock, and the timing's
+        kube-controller-manager built (controller-timing.yaml kube-controller-manager-source, clock_kcm.go)."""
+        from harness.backends.controller import ensure_controller, timed_kcm
+        if not self._moves_clock():
+            return False
+        try:
+            ctl = self.controller or ensure_controller()
+        except Exception:       # not built: the run says so
+            return False
+        return timed_kcm(ctl.timing) is not None
 
     def _release_mismatch(self, profile: str) -> str | None:
         """A profile of another provider release than the controller's (harness/model/releases.py):
@@ -396,7 +409,9 @@ class RealRun:
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
             self._controller(cfg)
             self.sandbox = self.kept.sandbox
-            self.cache = cluster.watch(WATCHED)             # after the reset: this run's objects only
+            # after the reset: this run's objects only; Jobs and CronJobs when it has them (jobruns.py)
+            self.jobs = bool(_job_manifests(scenario))
+            self.cache = cluster.watch(WATCHED + (JOB_KINDS if self.jobs else ()))
             self.reads = CachedReads(cluster, self.cache)
             self.profile = load_profile(answering or profile)     # the kubelet stand-ins' label rules
             cluster.conversion_profile = self.profile       # judges what the harness converts (realcluster)
@@ -575,6 +590,8 @@ class RealRun:
         self.observer.poll()
         existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
         self.kubelets.run_pods(self.observer.pod_objects)
+        if self.jobs:
+            self.kubelets.finish_jobs(self.observer.pod_objects, self.reads.list("Job"))
         if self.volume_claims:
             csi.provision(self.cluster, self.observer.namespaces, self.provisioners)
 
@@ -755,7 +772,14 @@ class RealRun:
             # one command for six empty nodes became several), where a wait lets each close in its turn
             now = time.monotonic()
             self.fake.advance(scenario_duration(duration))
-            self._move_clock(max(end - now, 0.0))
+            target = CLOCK.now() + max(end - now, 0.0)
+            # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due,
+            # and settles there, as the simulation's advance fires its timers in turn (jobruns.py)
+            while self.jobs and (t := jobruns.next_timer(self.reads.list("Job"), self.reads.list("CronJob"),
+                                                          self.observer.pod_objects, CLOCK.now(), target)):
+                self._move_clock(t - CLOCK.now())
+                self._settle_once()
+            self._move_clock(max(target - CLOCK.now(), 0.0))
             self.scenario_clock = time.monotonic()
             self._arm_window(self.scenario_clock)
             return
@@ -832,7 +856,10 @@ class RealRun:
         """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
         (its probe's karpenter_harness_clock_offset_seconds; the API server reads the same file every 10 ms),
         then touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
-        (expiration's, consolidation's RequeueAfter) and look again on an update of the object."""
+        (expiration's, consolidation's RequeueAfter) and look again on an update of the object; and every
+        Job and CronJob, whose controllers' queues wait likewise (k8s.io/kubernetes v1.36.3
+        pkg/controller/cronjob/cronjob_controllerv2.go updateCronJob and job/job_controller.go updateJob
+        requeue on an update)."""
         CLOCK.advance(seconds)
         self.clock_moved = True
         deadline = time.monotonic() + CLOCK_WAIT
@@ -846,10 +873,10 @@ class RealRun:
             time.sleep(0.01)
         time.sleep(0.02)        # the API server's read of the file (every 10 ms)
         stamp = {"metadata": {"annotations": {CLOCK_ANNOTATION: f"{CLOCK.offset:.3f}"}}}
-        for kind in ("NodeClaim", "Node"):
+        for kind in ("NodeClaim", "Node") + (JOB_KINDS if self.jobs else ()):
             for obj in self.reads.list(kind):
                 try:
-                    self.cluster.admin.patch(kind, obj["metadata"]["name"], stamp)
+                    self.cluster.admin.patch(kind, obj["metadata"]["name"], stamp, obj["metadata"].get("namespace"))
                 except APIRejected:
                     pass            # gone meanwhile
 
@@ -1021,6 +1048,12 @@ def _has_clock(timing: str | None) -> bool:
     """Whether a build of `timing` has the clock the harness moves (controller-timing.yaml kind `clock`)."""
     from harness.backends.controller import timing_patches
     return bool(timing) and any(p.get("kind") == "clock" for p in timing_patches(timing))
+
+
+def _job_manifests(scenario) -> list:
+    """The scenario's Jobs and CronJobs, applied at its start or by a step."""
+    return [m for ms in [scenario.manifests, *scenario.step_manifests] for m in ms
+            if m.obj.get("kind") in JOB_KINDS]
 
 
 def _scheduled_budgets(scenario) -> bool:

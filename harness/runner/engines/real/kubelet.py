@@ -425,12 +425,11 @@ class Kubelets:
         from harness.backends.base import APIRejected, Identity
         if hasattr(self.cluster, "kubelets"):
             return
-        live = {rec.node_name for rec in self.records.values() if rec.registered and rec.refused is None
-                and rec.denied is None and self.fake.get_vm(self.rg, rec.vm_name) is not None}
+        live = self._live_nodes()
         for p in pods:
             node = (p.get("spec") or {}).get("nodeName")
             if (node not in live or p["metadata"].get("deletionTimestamp")
-                    or (p.get("status") or {}).get("phase") == "Running"):
+                    or (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")):
                 continue
             now = _time()
             conds = [{"type": t, "status": "True", "lastTransitionTime": now}
@@ -444,6 +443,41 @@ class Kubelets:
                                                                p["metadata"].get("namespace"), sub="status")
             except APIRejected:
                 pass        # deleted meanwhile, or its Node went away: the next poll sees it
+
+    def _live_nodes(self) -> set[str]:
+        """The Nodes of the stand-ins that registered and whose VM is still there."""
+        return {rec.node_name for rec in self.records.values() if rec.registered and rec.refused is None
+                and rec.denied is None and self.fake.get_vm(self.rg, rec.vm_name) is not None}
+
+    def finish_jobs(self, pods: list[dict], jobs: list[dict]) -> bool:
+        """A Job's pod whose run-duration has passed on the run's clock exits 0: its kubelet posts phase
+        Succeeded (jobruns.completed_status), and kube-controller-manager's Job controller counts it and
+        starts the next. On kind the real kubelets run the pods (which never exit: their Jobs' run-duration
+        is not theirs to read)."""
+        from harness.backends.base import APIRejected, Identity
+        from harness.runner.engines.real import jobruns
+        if hasattr(self.cluster, "kubelets"):
+            return False
+        by_name = {(j["metadata"].get("namespace"), j["metadata"]["name"]): j for j in jobs}
+        live = self._live_nodes()
+        now, progress = CLOCK.now(), False
+        for p in pods:
+            if (p.get("spec") or {}).get("nodeName") not in live:
+                continue
+            name = jobruns.job_of(p)
+            job = by_name.get((p["metadata"].get("namespace"), name)) if name else None
+            done = jobruns.completes_at(p, job)
+            if done is None or done > now:
+                continue
+            node = p["spec"]["nodeName"]
+            try:
+                self.cluster.client(Identity.node(node)).patch(
+                    "Pod", p["metadata"]["name"], {"status": jobruns.completed_status(p, done, _time())},
+                    p["metadata"].get("namespace"), sub="status")
+                progress = True
+            except APIRejected:
+                pass        # deleted meanwhile, or its Node went away: the next poll sees it
+        return progress
 
     def heartbeat(self, node_name: str) -> None:
         """A seeded Node Karpenter does not manage has a kubelet too: its Lease, renewed with the stand-ins'.

@@ -29,6 +29,7 @@ from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, N
 from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
+from harness.runner.engines.real.jobruns import cronjob_of
 from harness.runner.engines.real.settle import Disruption
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
@@ -137,6 +138,7 @@ class Observer:
         self.nodepool_objects: list[dict] = []     # ... and the NodePools
         self.live: set[str] = set()                # the NodeClaims the last poll listed
         self.deployments: set[str] = set()         # namespaces a Deployment was applied in
+        self.jobs = False                          # a Job or CronJob was applied (their pods' owners are read)
         self.deployment_objects: list[dict] = []   # ... their Deployments as the last poll listed them
         self.claim_namespaces: set[str] = set()    # namespaces a PersistentVolumeClaim was applied in
         self.unbound_claims: list[str] = []        # claim_unbound of their claims, as the last poll saw them
@@ -152,6 +154,8 @@ class Observer:
             self.namespaces.add(obj["metadata"]["name"])
         if obj.get("kind") == "Deployment" and error is None:
             self.deployments.add(ns or "default")
+        if obj.get("kind") in ("Job", "CronJob") and error is None:
+            self.jobs = True
         if obj.get("kind") == "PersistentVolumeClaim" and error is None:
             self.claim_namespaces.add(ns or "default")
         if obj.get("kind") == "AKSNodeClass":
@@ -488,8 +492,8 @@ class Observer:
                 if ref.get("uid") and ref["uid"] not in live and ref["uid"] in self.departed:
                     return "", None
                 return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
-            if ref.get("kind") == "DaemonSet":
-                return "DaemonSet", ref["name"]
+            if ref.get("kind") in ("DaemonSet", "Job"):
+                return ref["kind"], ref["name"]
         return "", ""
 
     def _pods(self, r: RunResult, events: list[dict]) -> None:
@@ -500,6 +504,9 @@ class Observer:
                 for ref in rs["metadata"].get("ownerReferences") or []:
                     if ref.get("kind") == "Deployment":
                         rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
+        # a Job's pod counts for the CronJob that made its Job (result.py pods_of)
+        crons = {(ns, j["metadata"]["name"]): cronjob_of(j) for ns in sorted(self.namespaces)
+                 for j in self.cluster.list("Job", ns)} if self.jobs else {}
         noms = self.nominations()
         ignored = self.ignored_pods()
         now = {f"{ns}/{p['metadata']['name']}": p for ns in sorted(self.namespaces) for p in self.cluster.list("Pod", ns)}
@@ -515,6 +522,10 @@ class Observer:
                            requests=pod_requests(p.get("spec") or {}))
             pr.node = (p.get("spec") or {}).get("nodeName")
             pr.state = "deleted" if key in gone else "scheduled" if pr.node else "pending"
+            pr.cronjob = crons.get((ns, owner), "") if kind == "Job" else ""
+            if pr.state == "scheduled" and (p.get("status") or {}).get("phase") == "Succeeded":
+                # as the simulation records a completed pod (jobs.py _complete): on no node, terminal
+                pr.state, pr.reason, pr.node = "succeeded", f"completed on {pr.node}", None
             pr.nodeclaims = sorted(noms.get(key, ()))
             for e in events:
                 io = e.get("involvedObject") or {}
@@ -531,7 +542,7 @@ class Observer:
                     pr.scheduler_error = msg
             if pr.state == "pending" and key in ignored:
                 pr.state, pr.karpenter_error = "ignored", ignored[key]
-            if pr.state != "scheduled":
+            if pr.state not in ("scheduled", "succeeded"):
                 pr.reason = pr.karpenter_error or pr.scheduler_error
             r.pods[key] = pr
 
