@@ -6,7 +6,8 @@ import pytest
 
 from harness.backends import binaries, controller
 from harness.runner.engines.real import engine as enginemod
-from harness.runner.engines.real.engine import RealEngine, RealRun, _default_selector, log_hosts
+from harness.runner.engines.real.engine import RealEngine, RealRun, log_hosts
+from harness.runner.engines.real.existing import default_selector
 
 
 def _sc(given, manifests=(), steps=()):
@@ -78,14 +79,14 @@ def test_a_knob_scenario_skipped_for_its_inputs_never_looks_for_the_release_cont
 
 def test_a_deployment_without_selector_gets_its_template_labels():
     dep = {"metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
-    _default_selector(dep)
+    default_selector(dep)
     assert dep["spec"]["selector"] == {"matchLabels": {"app": "web"}}
     bare = {"metadata": {"name": "x"}, "spec": {"template": {"spec": {}}}}
-    _default_selector(bare)
+    default_selector(bare)
     assert bare["spec"]["selector"]["matchLabels"] == bare["spec"]["template"]["metadata"]["labels"]
     kept = {"metadata": {"name": "y"}, "spec": {"selector": {"matchLabels": {"a": "b"}},
                                                "template": {"metadata": {"labels": {"a": "b", "c": "d"}}}}}
-    _default_selector(kept)
+    default_selector(kept)
     assert kept["spec"]["selector"] == {"matchLabels": {"a": "b"}}
 
 
