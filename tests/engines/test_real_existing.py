@@ -344,13 +344,11 @@ def test_a_ready_nodepool_and_a_v1beta1_one_without_conditions_seed():
     assert unready_nodepool(_pool([], api="karpenter.sh/v1beta1"), {}, "v0.5.1") is None
 
 
-def _web(image="nginx:1.27", selector=None):
+def _web(image="nginx:1.27"):
     from harness.runner.engines.real.existing import default_selector
     dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
            "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
                "containers": [{"name": "app", "image": image, "resources": {"requests": {"cpu": "1"}}}]}}}}
-    if selector:
-        dep["spec"]["selector"] = selector
     default_selector(dep)
     return dep
 

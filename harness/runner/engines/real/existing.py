@@ -13,9 +13,9 @@ import time
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 from harness.loop.nodeclaimobject import seeded_nodeclaim, template_for
 from harness.loop.pods import daemonset_pod_view
+from harness.loop.topology import selector_matches
 from harness.model import podtermination
 from harness.model.apiversions import to_model_version
-from harness.loop.topology import selector_matches
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.poddefaults import POD_TEMPLATE_HASH, made_from
 from harness.model.profile import Profile
