@@ -21,7 +21,7 @@ from harness.model.apistatus import forbidden
 from harness.model.data import DATA_DIR
 from harness.model.resources import QuantityError, parse_quantity
 
-__all__ = ["PodDefaults", "admit_pod", "default_template", "same_template"]
+__all__ = ["PodDefaults", "admit_pod", "default_template", "made_from", "same_template"]
 
 DEFAULTS_FILE = "pod-defaults.yaml"
 # the Priority plugin's refusals (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go
@@ -242,3 +242,36 @@ def admit_pod(pod: dict, old: dict | None = None) -> dict:
     _priority(pod, old, table)
     _default_tolerations(spec, table)
     return pod
+
+
+# what a running pod holds besides its template: admission's additions (a service account's token volume
+# and its mounts, DefaultTolerationSeconds' tolerations, the priority), the binding and the pod's own defaults
+_ADDED_LISTS = ("volumes", "tolerations", "volumeMounts", "imagePullSecrets")
+
+
+def made_from(pod: dict, template: dict) -> bool:
+    """Whether a running pod can be of `template`'s revision: both defaulted, its labels hold the template's
+    (the pod-template-hash aside), the same containers by name, and every field both give the same; a list
+    admission adds to (volumes, tolerations, mounts) holds the template's items. A dump's pod differs from
+    its ReplicaSet's template only where admission, the scheduler or the kubelet wrote, and scenarios
+    shorten pods, so a field only one side gives says nothing; a field the new template removed goes
+    unseen (docs/architecture/real-engine.md, Seeded pods and their owners)."""
+    pod_t, tmpl = default_template({"metadata": (pod or {}).get("metadata") or {}, "spec": (pod or {}).get("spec") or {}}), \
+        default_template(template)
+    labels = {k: v for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items() if k != POD_TEMPLATE_HASH}
+    have = (pod_t.get("metadata") or {}).get("labels") or {}
+    return all(have.get(k) == v for k, v in labels.items()) and _agrees(pod_t.get("spec") or {}, tmpl.get("spec") or {})
+
+
+def _agrees(have, want, key: str = "") -> bool:
+    """`want`'s fields as `have` gives them, where both give them (_semantic values)."""
+    if key in ("containers", "initContainers"):
+        named = {c.get("name"): c for c in have or [] if isinstance(c, dict)}
+        return [c.get("name") for c in want or [] if isinstance(c, dict)] == list(named) and \
+            all(_agrees(named[c.get("name")], c) for c in want or [] if isinstance(c, dict))
+    if key in _ADDED_LISTS:
+        items = [_semantic(i) for i in have or []]
+        return all(_semantic(i) in items for i in want or [])
+    if isinstance(have, dict) and isinstance(want, dict) and key not in _QUANTITY_MAPS:
+        return all(_agrees(have[k], v, k) for k, v in want.items() if have.get(k) is not None and v is not None)
+    return _semantic(have, key) == _semantic(want, key)

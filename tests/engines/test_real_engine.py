@@ -6,7 +6,7 @@ import pytest
 
 from harness.backends import binaries, controller
 from harness.runner.engines.real import engine as enginemod
-from harness.runner.engines.real.engine import RealEngine, RealRun, _default_selector, log_hosts
+from harness.runner.engines.real.engine import RealEngine, RealRun, log_hosts
 
 
 def _sc(given, manifests=(), steps=()):
@@ -74,19 +74,6 @@ def test_a_knob_scenario_skipped_for_its_inputs_never_looks_for_the_release_cont
     engine._release_mismatch = lambda profile: pytest.fail(f"looked for {profile}'s controller")
     given = {"knobs": {"provider": {"nvmeOnlyExcludedWithoutSIG": True}}, "cluster": {"useSIG": True}}
     assert "useSIG" in engine.skip_reason(_sc(given), SimpleNamespace(server_version="v1.36.3"), "before-0006")
-
-
-def test_a_deployment_without_selector_gets_its_template_labels():
-    dep = {"metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
-    _default_selector(dep)
-    assert dep["spec"]["selector"] == {"matchLabels": {"app": "web"}}
-    bare = {"metadata": {"name": "x"}, "spec": {"template": {"spec": {}}}}
-    _default_selector(bare)
-    assert bare["spec"]["selector"]["matchLabels"] == bare["spec"]["template"]["metadata"]["labels"]
-    kept = {"metadata": {"name": "y"}, "spec": {"selector": {"matchLabels": {"a": "b"}},
-                                               "template": {"metadata": {"labels": {"a": "b", "c": "d"}}}}}
-    _default_selector(kept)
-    assert kept["spec"]["selector"] == {"matchLabels": {"a": "b"}}
 
 
 def test_log_hosts_lists_every_url_host(tmp_path):

@@ -342,3 +342,76 @@ def test_a_nodepool_whose_class_was_refused_fails_the_seeding_naming_the_release
 def test_a_ready_nodepool_and_a_v1beta1_one_without_conditions_seed():
     assert unready_nodepool(_pool([{"type": "Ready", "status": "True"}]), {}, "v1.14.2") is None
     assert unready_nodepool(_pool([], api="karpenter.sh/v1beta1"), {}, "v0.5.1") is None
+
+
+def _web(image="nginx:1.27"):
+    from harness.runner.engines.real.existing import default_selector
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+           "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+               "containers": [{"name": "app", "image": image, "resources": {"requests": {"cpu": "1"}}}]}}}}
+    default_selector(dep)
+    return dep
+
+
+def _dumped(name, image="nginx:1.27", labels=None, rs="web-5d8f7c9b4"):
+    return {"metadata": {"name": name, "labels": labels or {"app": "web"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "controller": True}]},
+            "spec": {"containers": [{"name": "app", "image": image, "resources": {"requests": {"cpu": "1"}}}]}}
+
+
+def test_a_dumped_replicaset_is_its_deployments_new_one():
+    """Made as the Deployment controller made it: the Deployment's template (FindNewReplicaSet finds it),
+    selected and labelled by the pod-template-hash its name ends with, the pods' count, no owner yet."""
+    from harness.runner.engines.real.existing import deployment_of, deployment_replicaset
+    dep, pods = _web(), [_dumped("web-5d8f7c9b4-a"), _dumped("web-5d8f7c9b4-b")]
+    assert deployment_of("ReplicaSet", "web-5d8f7c9b4", {"labels": {"app": "web"}}, [dep]) is dep
+    rs = deployment_replicaset(dep, "web-5d8f7c9b4", pods)
+    assert rs["metadata"] == {"name": "web-5d8f7c9b4", "namespace": "default",
+                              "labels": {"app": "web", "pod-template-hash": "5d8f7c9b4"}}
+    assert rs["spec"]["replicas"] == 2
+    assert rs["spec"]["selector"] == {"matchLabels": {"app": "web", "pod-template-hash": "5d8f7c9b4"}}
+    assert rs["spec"]["template"]["spec"] == dep["spec"]["template"]["spec"]
+    assert rs["spec"]["template"]["metadata"]["labels"] == rs["metadata"]["labels"]
+
+
+def test_an_old_revisions_replicaset_keeps_the_pods_template_so_the_deployment_rolls():
+    from harness.runner.engines.real.existing import deployment_replicaset
+    rs = deployment_replicaset(_web(image="nginx:1.27"), "web-5d8f7c9b4", [_dumped("web-5d8f7c9b4-a", image="nginx:1.26")])
+    assert rs["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.26"
+    assert rs["spec"]["selector"]["matchLabels"]["pod-template-hash"] == "5d8f7c9b4"
+
+
+@pytest.mark.parametrize("kind, name, labels, why", [
+    ("ReplicaSet", "api-5d8f7c9b4", {"app": "web"}, "another Deployment's name"),
+    ("ReplicaSet", "web-5d8f7c9b4", {"app": "api"}, "its selector does not match the pod"),
+    ("DaemonSet", "web-5d8f7c9b4", {"app": "web"}, "not a ReplicaSet"),
+])
+def test_a_replicaset_is_no_deployments_unless_named_and_selected_by_it(kind, name, labels, why):
+    from harness.runner.engines.real.existing import deployment_of
+    assert deployment_of(kind, name, {"labels": labels}, [_web()]) is None, why
+
+
+def test_a_seeded_pod_of_a_deployments_replicaset_carries_its_pod_template_hash(cluster):
+    """Selected by the hash, not the harness's owner label: the Deployment's ReplicaSet adopts it."""
+    from harness.runner.engines.real.existing import OWNER_LABEL, bind_pods
+    cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    bind_pods(cluster, "n1", {"pods": [_dumped("web-5d8f7c9b4-a"), _dumped("api-6c8d9f7b5-a", rs="api-6c8d9f7b5")]},
+              [_web()])
+    web = cluster.get("Pod", "web-5d8f7c9b4-a", "default")
+    assert web["metadata"]["labels"] == {"app": "web", "pod-template-hash": "5d8f7c9b4"}
+    assert "ownerReferences" not in web["metadata"]
+    assert cluster.get("Pod", "api-6c8d9f7b5-a", "default")["metadata"]["labels"][OWNER_LABEL] == "api-6c8d9f7b5"
+
+
+def test_a_deployment_without_selector_gets_its_template_labels():
+    from harness.runner.engines.real.existing import default_selector
+    dep = {"metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    default_selector(dep)
+    assert dep["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    bare = {"metadata": {"name": "x"}, "spec": {"template": {"spec": {}}}}
+    default_selector(bare)
+    assert bare["spec"]["selector"]["matchLabels"] == bare["spec"]["template"]["metadata"]["labels"]
+    kept = {"metadata": {"name": "y"}, "spec": {"selector": {"matchLabels": {"a": "b"}},
+                                               "template": {"metadata": {"labels": {"a": "b", "c": "d"}}}}}
+    default_selector(kept)
+    assert kept["spec"]["selector"] == {"matchLabels": {"a": "b"}}

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from harness.model.apistatus import APIRejected
-from harness.model.poddefaults import PodDefaults, admit_pod, default_template, same_template
+from harness.model.poddefaults import PodDefaults, admit_pod, default_template, made_from, same_template
 
 NOT_READY, UNREACHABLE = "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
 
@@ -156,3 +156,44 @@ def test_a_zero_probe_counter_is_unset_and_gets_the_default():
 def test_image_pull_policy_by_tag(image, policy):
     spec = default_template({"spec": {"containers": [{"name": "c", "image": image}]}})["spec"]
     assert spec["containers"][0]["imagePullPolicy"] == policy
+
+
+def _running(image="nginx:1.27", cpu="1", **labels):
+    """A pod as a dump shows it: what admission and the scheduler added, a shortened container."""
+    return {"metadata": {"name": "web-5d8f7c9b4-x2k9p", "labels": {"app": "web", "pod-template-hash": "5d8f7c9b4", **labels}},
+            "spec": {"nodeName": "n1", "serviceAccountName": "default", "priority": 0, "enableServiceLinks": True,
+                     "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                      "effect": "NoExecute", "tolerationSeconds": 300}],
+                     "volumes": [{"name": "kube-api-access-abcde", "projected": {"sources": []}}],
+                     "containers": [{"name": "app", "image": image, "resources": {"requests": {"cpu": cpu}},
+                                     "volumeMounts": [{"name": "kube-api-access-abcde",
+                                                       "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]}]}}
+
+
+TEMPLATE = {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+                                     "resources": {"requests": {"cpu": "1000m"}}}]}}
+
+
+def test_a_running_pod_is_made_from_the_template_it_agrees_with_where_both_say():
+    """Admission's additions, the binding and a field only one side gives say nothing; cpu 1 is 1000m."""
+    assert made_from(_running(), TEMPLATE)
+
+
+@pytest.mark.parametrize("pod, why", [
+    (_running(image="nginx:1.26"), "another image: an old revision"),
+    (_running(cpu="2"), "other requests"),
+    ({**_running(), "metadata": {"labels": {"app": "api"}}}, "the template's labels are not the pod's"),
+    ({**_running(), "spec": {"containers": [{"name": "other", "image": "nginx:1.27"}]}}, "other containers"),
+])
+def test_a_pod_that_differs_where_both_say_is_of_another_revision(pod, why):
+    assert not made_from(pod, TEMPLATE), why
+
+
+def test_a_template_toleration_the_pod_lacks_is_another_revision():
+    tmpl = copy.deepcopy(TEMPLATE)
+    tmpl["spec"]["tolerations"] = [{"key": "team", "operator": "Exists"}]
+    assert not made_from(_running(), tmpl)
+    pod = _running()
+    pod["spec"]["tolerations"].append({"key": "team", "operator": "Exists"})
+    assert made_from(pod, tmpl)

@@ -22,7 +22,7 @@ from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
-from harness.model.poddefaults import same_template
+from harness.model.poddefaults import made_from, same_template
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
@@ -263,11 +263,7 @@ class Workloads:
         self.state.deployments[(dep["metadata"].get("namespace") or "default", dep["metadata"]["name"])] = dep
         tmpl = spec.get("template") or {}          # apply() copied the manifest; each pod copies again
         if count is None:      # pods of it already running (given.existingNodes) count toward replicas
-            ns = dep["metadata"].get("namespace") or "default"
-            have = sum(1 for pr in self.state.result.pods.values()
-                       if pr.owner_kind == "Deployment" and pr.owner_name == dep["metadata"]["name"]
-                       and pr.namespace == ns and pr.state != "deleted")
-            count = max(int(spec.get("replicas", 1)) - have, 0)
+            count = max(int(spec.get("replicas", 1)) - len(self._seeded_of(dep)), 0)
         pods = [{"apiVersion": "v1", "kind": "Pod",
                  "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
                               "name": self.state.name(dep["metadata"]["name"] + "-"),
@@ -282,6 +278,21 @@ class Workloads:
             self._after_bare.append(arrive)
         else:
             arrive()
+
+    def _seeded_of(self, dep: dict) -> list[str]:
+        """The Deployment's pods already running (given.existingNodes, a dump's): its ReplicaSet's, which it
+        adopts. Pods not made from its template (poddefaults.made_from) are an old revision's: the
+        Deployment rolls them to a new ReplicaSet as at an update (_update_deployment; harness
+        simplification: at once, Recreate-like, where kube-controller-manager surges by maxSurge)."""
+        s = self.state
+        ns, name = dep["metadata"].get("namespace") or "default", dep["metadata"]["name"]
+        live = [k for k, pr in s.result.pods.items()
+                if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
+        template = (dep.get("spec") or {}).get("template") or {}
+        old = [k for k in live if k in s.pod_views and not made_from(s.pod_views[k].obj, template)]
+        for key in old:
+            s.delete_pod(key, f"Deployment {name} rolled to a new pod template")
+        return [k for k in live if k not in old]
 
     def _create_pod(self, pod: dict, owner_kind: str, owner_name: str) -> None:
         try:

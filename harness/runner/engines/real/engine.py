@@ -478,7 +478,7 @@ class RealRun:
         if obj.get("kind") == "Pod":
             obj.setdefault("metadata", {}).setdefault("namespace", "default")
         if obj.get("kind") in ("Deployment", "DaemonSet"):
-            _default_selector(obj)
+            existing.default_selector(obj)
         existing.rebindable(self.cluster, obj)
         existing.claim_uid_for(self.cluster, obj)
         existing.live_owner_uids(self.cluster, obj)
@@ -1061,14 +1061,3 @@ def _scheduled_budgets(scenario) -> bool:
     objs = scenario_objects(scenario)
     return any(b.get("schedule") for o in objs if o.get("kind") == "NodePool"
                for b in ((o.get("spec") or {}).get("disruption") or {}).get("budgets") or [])
-
-
-def _default_selector(obj: dict) -> None:
-    """apps/v1 requires spec.selector; scenarios written for the simulation often leave it out (the
-    simulated engine creates the pods itself). Default it to the pod template's labels, which is
-    the selector a user would write, and give the template a label when it has none."""
-    spec = obj.setdefault("spec", {})
-    tmpl_meta = spec.setdefault("template", {}).setdefault("metadata", {})
-    labels = tmpl_meta.setdefault("labels", {}) or {"app.kubernetes.io/name": obj["metadata"]["name"]}
-    tmpl_meta["labels"] = labels
-    spec.setdefault("selector", {"matchLabels": dict(labels)})

@@ -13,9 +13,11 @@ import time
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 from harness.loop.nodeclaimobject import seeded_nodeclaim, template_for
 from harness.loop.pods import daemonset_pod_view
+from harness.loop.topology import selector_matches
 from harness.model import podtermination
 from harness.model.apiversions import to_model_version
 from harness.model.corebehaviour import CoreBehaviour
+from harness.model.poddefaults import POD_TEMPLATE_HASH, made_from
 from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
 from harness.runner.engines.real.observe import nodepool_decided
@@ -129,7 +131,7 @@ def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
     run.kubelets.heartbeat(name)
     # a merge patch: the node lifecycle controller updates a new Node concurrently
     cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
-    bind_pods(cluster, name, entry)
+    bind_pods(cluster, name, entry, scenario_deployments(run.scenario))
     if entry.get("deleting"):
         mark_deleting(cluster, name)
     return name
@@ -182,8 +184,9 @@ def unmanaged_node(entry: dict, index: int, skus: dict, region: str) -> tuple[di
     return node, status
 
 
-def bind_pods(cluster, node_name: str, entry: dict) -> None:
-    """The entry's pods, created and bound to the node (the binding subresource)."""
+def bind_pods(cluster, node_name: str, entry: dict, deployments: list[dict] = ()) -> None:
+    """The entry's pods, created and bound to the node (the binding subresource). `deployments`: the
+    scenario's (scenario_deployments), whose ReplicaSets the pods may name."""
     for pod in entry.get("pods") or []:
         pod = copy.deepcopy(pod)
         pod.setdefault("apiVersion", "v1")
@@ -210,7 +213,9 @@ def bind_pods(cluster, node_name: str, entry: dict) -> None:
             elif terminating and ref.get("uid"):
                 refs.append(ref)
             elif kind in ADOPTERS and ref.get("name"):                   # adopted later (adopt_orphans)
-                pod["metadata"]["labels"] = _owner_labels(pod, ref["name"])
+                dep = deployment_of(kind, ref["name"], pod["metadata"], deployments)
+                pod["metadata"]["labels"] = _hash_labels(pod, dep, ref["name"]) if dep is not None \
+                    else _owner_labels(pod, ref["name"])
         if refs:
             pod["metadata"]["ownerReferences"] = refs
         else:
@@ -323,7 +328,7 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
                     initialized.append(nodeclaim)
             if node_name:
                 placed.append((entry, node_name))
-        adopt_orphans(run.cluster, placed)
+        adopt_orphans(run.cluster, placed, scenario_deployments(run.scenario))
         stamp_pod_events(run.cluster, initialized)
     finally:
         restore_disruption(run.cluster, held)
@@ -377,15 +382,16 @@ def restore_disruption(cluster, held: dict[str, dict]) -> None:
         cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": restore}})
 
 
-def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
+def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dict] = ()) -> None:
     """The ReplicaSets and DaemonSets the entries' pods name as their owner and the scenario does not
     create, made once the pods are bound: each adopts its pods (they match its selector and have no
     controller; k8s.io/kubernetes v1.36.3 pkg/controller/controller_ref_manager.go ClaimPods), as the
     owner in a customer's cluster would. A ReplicaSet's replicas are the pods that name it, so it creates
-    none at first and replaces one Karpenter evicts (the simulated engine recreates such pods the same
-    way). A DaemonSet runs on the nodes of its pods only (node affinity on their hostnames, so Karpenter
-    counts it on no new node) and never replaces them (updateStrategy OnDelete: an adopted pod lacks its
-    controller-revision-hash)."""
+    none at first. One of a scenario's Deployment (`deployments`; deployment_of) is that Deployment's
+    (deployment_replicaset); any other replaces a pod Karpenter evicts from the first pod's spec (the
+    simulated engine recreates such pods the same way). A DaemonSet runs on the nodes of its pods only
+    (node affinity on their hostnames, so Karpenter counts it on no new node) and never replaces them
+    (updateStrategy OnDelete: an adopted pod lacks its controller-revision-hash)."""
     owned: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
     for entry, node_name in placed:
         for pod in entry.get("pods") or []:
@@ -397,6 +403,11 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
                 if ref.get("kind") in ADOPTERS and ref.get("name") and _scenario_owner(cluster, ref["kind"], ref["name"], ns) is None:
                     owned.setdefault((ref["kind"], ns, ref["name"]), []).append((pod, node_name))
     for (kind, ns, name), pods in sorted(owned.items()):
+        dep = deployment_of(kind, name, {**(pods[0][0].get("metadata") or {}), "namespace": ns}, deployments)
+        if dep is not None:
+            cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets",
+                                  deployment_replicaset(dep, name, [p for p, _ in pods]))
+            continue
         labels = _owner_labels(pods[0][0], name)         # a replacement is made in the first pod's image
         spec = {k: v for k, v in copy.deepcopy(pods[0][0].get("spec") or {}).items() if k != "nodeName"}
         body: dict = {"selector": {"matchLabels": {OWNER_LABEL: name}},
@@ -413,6 +424,83 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]]) -> None:
             cluster.create(owner, ADMIN)
         else:          # a kind scenarios do not create (harness/backends/kinds.py): straight to the API server
             cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", owner)
+
+
+# -- a Deployment's ReplicaSet ------------------------------------------------------------------------
+def default_selector(obj: dict) -> None:
+    """apps/v1 requires spec.selector; scenarios written for the simulation often leave it out (the
+    simulated engine creates the pods itself). Default it to the pod template's labels, which is
+    the selector a user would write, and give the template a label when it has none."""
+    spec = obj.setdefault("spec", {})
+    tmpl_meta = spec.setdefault("template", {}).setdefault("metadata", {})
+    labels = tmpl_meta.setdefault("labels", {}) or {"app.kubernetes.io/name": obj["metadata"]["name"]}
+    tmpl_meta["labels"] = labels
+    spec.setdefault("selector", {"matchLabels": dict(labels)})
+
+
+def scenario_deployments(scenario) -> list[dict]:
+    """The scenario's Deployments as the engine applies them (default_selector)."""
+    out = []
+    for m in scenario.manifests:
+        if m.obj.get("kind") == "Deployment":
+            dep = copy.deepcopy(m.obj)
+            default_selector(dep)
+            out.append(dep)
+    return out
+
+
+def deployment_of(kind: str | None, name: str, pod_meta: dict, deployments: list[dict]) -> dict | None:
+    """The Deployment of `deployments` whose ReplicaSet `name` is, for a pod (`pod_meta`) that names it:
+    the Deployment controller names a ReplicaSet `<deployment>-<pod-template-hash>` (k8s.io/kubernetes
+    v1.36.3 pkg/controller/deployment/sync.go getNewReplicaSet), and it owns only pods its selector
+    matches; None for any other owner."""
+    if kind != "ReplicaSet":
+        return None
+    ns = pod_meta.get("namespace") or "default"
+    for dep in deployments:
+        meta = dep.get("metadata") or {}
+        if name.startswith(f"{meta.get('name')}-") and (meta.get("namespace") or "default") == ns and \
+                selector_matches((dep.get("spec") or {}).get("selector"), pod_meta.get("labels") or {}):
+            return dep
+    return None
+
+
+def _template_hash(dep: dict, rs_name: str) -> str:
+    return rs_name[len(dep["metadata"]["name"]) + 1:]
+
+
+def _hash_labels(pod: dict, dep: dict, rs_name: str) -> dict[str, str]:
+    """A seeded pod's labels with its ReplicaSet's pod-template-hash, the one its name ends with (the
+    ReplicaSet selects its pods by it, as the Deployment controller made it)."""
+    return {**((pod.get("metadata") or {}).get("labels") or {}), POD_TEMPLATE_HASH: _template_hash(dep, rs_name)}
+
+
+def deployment_replicaset(dep: dict, name: str, pods: list[dict]) -> dict:
+    """The ReplicaSet `name` of the scenario's Deployment `dep` that the seeded `pods` name, as the
+    Deployment controller made it in the customer's cluster (k8s.io/kubernetes v1.36.3
+    pkg/controller/deployment/sync.go getNewReplicaSet): labelled and selecting by its pod-template-hash,
+    the pods' count as replicas. Its template is the Deployment's when the pods were made from it
+    (poddefaults.made_from): stored and defaulted alike, FindNewReplicaSet (EqualIgnoreHash) finds it as
+    the Deployment's new ReplicaSet and no second one is made. Else the pods are an old revision's and
+    its template is the first pod's: the Deployment rolls to a new ReplicaSet (rolling.go rolloutRolling),
+    as the customer's would. No owner reference: the Deployment adopts it when applied (pkg/controller/
+    controller_ref_manager.go ClaimReplicaSets), with its uid."""
+    spec = dep.get("spec") or {}
+    if all(made_from(p, spec.get("template") or {}) for p in pods):
+        template = copy.deepcopy(spec.get("template") or {})
+    else:
+        first = pods[0]
+        template = {"metadata": {"labels": dict((first.get("metadata") or {}).get("labels") or {})},
+                    "spec": {k: v for k, v in copy.deepcopy(first.get("spec") or {}).items() if k != "nodeName"}}
+    h = _template_hash(dep, name)
+    meta = template.setdefault("metadata", {})
+    meta["labels"] = {**(meta.get("labels") or {}), POD_TEMPLATE_HASH: h}
+    selector = copy.deepcopy(spec.get("selector") or {})
+    selector["matchLabels"] = {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH: h}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": dep["metadata"].get("namespace") or "default",
+                         "labels": dict(meta["labels"])},
+            "spec": {"replicas": len(pods), "selector": selector, "template": template}}
 
 
 def live_owner_uids(cluster, obj: dict) -> dict:
@@ -552,7 +640,7 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
             patch["spec"] = {"taints": have + [dict(t) for t in entry["taints"] if not any(
                 h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]}
         cluster.client(ADMIN).patch("Node", node_name, patch)
-    bind_pods(cluster, node_name, entry)
+    bind_pods(cluster, node_name, entry, scenario_deployments(run.scenario))
     if entry.get("deleting"):
         mark_deleting(cluster, node_name, str(nc.get("apiVersion") or "").rsplit("/", 1)[-1])
     return name, node_name, not uninitialized
