@@ -14,13 +14,27 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-var harnessClockOffset atomic.Int64
+var (
+	harnessClockOffset atomic.Int64
+	harnessMovedMu     sync.Mutex
+	harnessMoved       = make(chan struct{})
+)
 
 func harnessNow() time.Time { return time.Now().Add(time.Duration(harnessClockOffset.Load())) }
+
+// harnessClockMoved is closed when the harness next moves the clock: a janitor then deletes what expired
+// at once rather than at its next tick (10 s for the provider's unavailable offerings, whose eviction is
+// what tells the provider to list its instance types again: UnavailableOfferings.SeqNum).
+func harnessClockMoved() <-chan struct{} {
+	harnessMovedMu.Lock()
+	defer harnessMovedMu.Unlock()
+	return harnessMoved
+}
 
 func harnessReadClock(path string) {
 	text, err := os.ReadFile(path)
@@ -31,7 +45,12 @@ func harnessReadClock(path string) {
 	if err != nil {
 		return
 	}
-	harnessClockOffset.Store(int64(seconds * float64(time.Second)))
+	if harnessClockOffset.Swap(int64(seconds*float64(time.Second))) != int64(seconds*float64(time.Second)) {
+		harnessMovedMu.Lock()
+		close(harnessMoved)
+		harnessMoved = make(chan struct{})
+		harnessMovedMu.Unlock()
+	}
 }
 
 func init() {
