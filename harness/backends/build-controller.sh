@@ -109,10 +109,15 @@ if [ -n "${CORE_PATCHES:-}" ]; then
   mods=$(python3 -c 'import json,sys; print(" ".join(sorted({p.get("module", "sigs.k8s.io/karpenter") for p in json.load(open(sys.argv[1]))})))' "$CORE_PATCHES")
   for m in $mods; do
     mdir=$(go list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' "$m")
-    mver=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' "$m")
+    # the version the edits' `since`/`until` are read against: a directory replace (CORE_DIR) has none, so
+    # the one the graph requires
+    mver=$(go list -m -f '{{if and .Replace .Replace.Version}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' "$m")
     [ -d "$mdir" ] || { echo "cannot find $m's module directory to patch" >&2; exit 2; }
     copy="patched-$(echo "$m" | tr '/' '_')"
     rm -rf "$copy" && cp -r "$mdir" "$copy" && chmod -R u+w "$copy"
+    # a module from before Go modules (github.com/patrickmn/go-cache v2.1.0+incompatible) has no go.mod,
+    # which a directory replace needs
+    [ -f "$copy/go.mod" ] || echo "module $m" > "$copy/go.mod"
     python3 "$HERE/apply-edits.py" "$CORE_PATCHES" "$copy" "${CORE_PATCHES_NAME:-patched}" \
       "$m $mver" build-controller sigs.k8s.io/karpenter
     go mod edit -replace "$m=./$copy"

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends import substitutes
+from harness.backends import editrules, substitutes
 from harness.backends.binaries import BUILD_SCRIPT as BINARIES_SCRIPT
 from harness.backends.binaries import (BinariesError, BuildLock, cache_dir, cached_bin_dir, go_binary, go_module_dir,
                                        run_logged, versions)
@@ -185,32 +185,39 @@ def core_from_history(tree: Path) -> Path | None:
     return export_tree(Path(os.environ[ENV_CORE_GIT]), m.group(1), "core-src", ("go.mod", "go.sum", "pkg"))[0] if m else None
 
 
-def unapplied_edits(core_dir: Path, patches: list[dict]) -> list[str]:
-    """The edits of a timing whose `find` does not occur exactly once in the core module at
-    `core_dir` (build-controller.sh would stop at the first), as `file: find (N times)`."""
+def unapplied_edits(core_dir: Path, patches: list[dict], version: str | None = None) -> list[str]:
+    """The edits of a timing for core `version` (editrules.applies) whose `find` does not occur as often as
+    it must (editrules.expected) in the core module at `core_dir` (build-controller.sh would stop at the
+    first), as `file: find (N times)`."""
     out = []
     for p in patches:
         if "find" not in p or p.get("module", CORE_MODULE) != CORE_MODULE:    # another module: the build checks it
             continue
+        if not editrules.applies(p, version):
+            continue
         f = core_dir / p["file"]
         n = f.read_text().count(p["find"]) if f.is_file() else 0
-        if n != 1:
+        if n != editrules.expected(p):
             out.append(f"{p['file']}: {p['find']!r} ({n} times)")
     return out
 
 
 def timing_for(tree: Path | None) -> tuple[str, str]:
     """(timing, notice) a tree is built with: the asked one (KARPENTER_CONTROLLER_TIMING); by default
-    `fast`, or `upstream` with a notice saying why when the core the tree pins lacks a line a `fast`
-    edit changes (core before v1.12: the edits are written against v1.14.0's source)."""
+    `fast`, or `upstream` with a notice saying why when the core the tree pins predates the fast timing's
+    oldest core (controller-timing.yaml fast-oldest-core) or lacks a line an edit for its version changes."""
     if os.environ.get(ENV_TIMING) or tree is None:
         return timing(), ""
     try:
         module, version = pinned_core(tree)
+        oldest = timing_data().get("fast-oldest-core")
+        if editrules.before(version, oldest):
+            return "upstream", (f"core {version} predates the fast timing's edits (written for core {oldest} "
+                                f"on: controller-timing.yaml fast-oldest-core): built as released (timing upstream)")
         core_dir = core_from_history(tree) or go_module_dir(module, version)
     except BinariesError:       # no core to read: the build itself says what is missing
         return timing(), ""
-    missing = unapplied_edits(core_dir, timing_patches("fast"))
+    missing = unapplied_edits(core_dir, timing_patches("fast"), version)
     if not missing:
         return "fast", ""
     return "upstream", (f"core {version} has no line for {len(missing)} of the fast timing's edits "

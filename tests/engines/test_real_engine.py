@@ -140,7 +140,8 @@ def test_an_advance_of_hours_is_played_where_the_run_moves_the_clock():
 
 def test_the_run_clock_writes_its_offset_where_the_api_server_and_controller_read_it(tmp_path, monkeypatch):
     """runclock.py: a new run starts at offset 0; an advance adds to it; the file holds the number the
-    fast timing's Go side parses (controller-timing/clock_meta.go, clock_apiserver.go)."""
+    fast timing's Go side parses (controller-timing/clock_meta.go, clock_apiserver.go,
+    clock_gocache.go)."""
     from harness.runner.engines.real import runclock
     from harness.runner.engines.real.runclock import RunClock
     monkeypatch.setattr(runclock.time, "time", lambda: 1_000_000.0)      # the wall clock, held still

@@ -100,6 +100,17 @@ def test_an_older_core_falls_back_to_the_upstream_timing_with_a_notice(tmp_path,
     assert controller.timing_for(tmp_path) == ("fast", "")
 
 
+def test_a_core_before_the_fast_timing_s_oldest_is_built_as_released(tmp_path, monkeypatch):
+    """controller-timing.yaml fast-oldest-core: provider v0.6.3's core v0.36.1 has no singleton source for
+    the trigger to sit beside, so it runs upstream, said before any core source is read."""
+    monkeypatch.delenv(controller.ENV_TIMING, raising=False)
+    monkeypatch.delenv(controller.ENV_CORE, raising=False)
+    (tmp_path / "go.mod").write_text("module m\nrequire sigs.k8s.io/karpenter v0.36.1\n")
+    monkeypatch.setattr(controller, "go_module_dir", lambda module, version: pytest.fail("no core is read"))
+    tm, notice = controller.timing_for(tmp_path)
+    assert tm == "upstream" and "core v0.36.1 predates the fast timing's edits (written for core v1.0.0" in notice
+
+
 def test_a_release_tree_is_cached_per_commit_and_timing(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
     monkeypatch.delenv(controller.ENV_CORE, raising=False)

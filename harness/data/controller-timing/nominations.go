@@ -10,7 +10,6 @@ package state
 import (
 	"time"
 
-	opmetrics "github.com/awslabs/operatorpkg/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -31,6 +30,6 @@ func harnessNominated(providerID string, until time.Time) {
 func init() {
 	crmetrics.Registry.MustRegister(harnessNominatedUntil)
 	// ... and on the harness's probe (probe.go), with the node count a kept controller is awaited on
-	karpentermetrics.HarnessProbe.MustRegister(harnessNominatedUntil,
-		ClusterStateNodesCount.(*opmetrics.PrometheusGauge).GaugeVec)
+	// (nodecount.go: as core's release spells the metric)
+	karpentermetrics.HarnessProbe.MustRegister(harnessNominatedUntil, harnessNodeCount())
 }

@@ -7,28 +7,23 @@
 // It also numbers the passes (karpenter_harness_disruption_passes_started_total) and says which pass
 // last ran every method without acting (karpenter_harness_disruption_pass_decided_nothing): a pass
 // numbered above the count the harness read once the cluster had changed started after that change,
-// so its "nothing to do" is about the cluster as it is now.
+// so its "nothing to do" is about the cluster as it is now. What differs between core's releases (the
+// workqueue's type, the scheduling metric's) is in pass_queue.go and pass_queue_v1_0.go.
 
 package disruption
 
 import (
-	"context"
 	"os"
 	"os/signal"
 	"sync/atomic"
 	"syscall"
 
-	opmetrics "github.com/awslabs/operatorpkg/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	karpentermetrics "sigs.k8s.io/karpenter/pkg/metrics"
 )
 
@@ -44,12 +39,7 @@ func harnessPassTrigger() source.Source {
 			}
 		}
 	}()
-	// the singleton's own request (operatorpkg singleton.Source): the workqueue runs it once
-	return source.Channel(events, handler.Funcs{
-		GenericFunc: func(_ context.Context, _ event.GenericEvent, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			queue.Add(reconcile.Request{})
-		},
-	})
+	return source.Channel(events, harnessPassHandler())
 }
 
 var harnessPassesStarted, harnessPassDecidedNothing atomic.Int64
@@ -74,6 +64,5 @@ func init() {
 	crmetrics.Registry.MustRegister(harness...)
 	// the harness's probe (probe.go) also serves the provisioning rounds its settle counts
 	// (karpenter_scheduler_scheduling_duration_seconds, scheduling/metrics.go)
-	karpentermetrics.HarnessProbe.MustRegister(append(harness,
-		scheduling.DurationSeconds.(*opmetrics.PrometheusHistogram).HistogramVec)...)
+	karpentermetrics.HarnessProbe.MustRegister(append(harness, harnessSchedulingDuration())...)
 }
