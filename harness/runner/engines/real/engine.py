@@ -29,14 +29,14 @@ from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
-from harness.loop.clock import EPOCH, SimClock
+from harness.loop.clock import SimClock, start_of
 from harness.model.durations import scenario_duration
 from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
 from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, csi, existing, keeper, settings, verbs, windows
+from harness.runner.engines.real import applicability, csi, existing, history, keeper, settings, verbs, windows
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.runclock import CLOCK
@@ -62,6 +62,9 @@ MAX_ADVANCE_SECONDS = 120.0
 # a fast build's clock (runclock.py): the controller reads the clock file every 10 ms and shows what it read
 # on its probe; the harness annotates each NodeClaim and Node with the offset so core looks at them again
 CLOCK_WAIT = 2.0
+# a clock that reads within this of the instant a dump's time asks for is left alone (clock_at): seeding one
+# entry takes seconds of wall time, which a dump's second-resolution times do not tell apart
+CLOCK_SLACK = 1.0
 CLOCK_METRIC = re.compile(r"^karpenter_harness_clock_offset_seconds\s+(\S+)\s*$", re.M)
 CLOCK_ANNOTATION = "harness.karpenter.azure.com/clock-offset"
 # after an `evict` step: core's NodeClaim garbage collector runs every 2 minutes and skips a NodeClaim
@@ -253,15 +256,11 @@ class RealEngine:
                     "harness.karpenter.azure.com/run-duration and CronJob schedules on its clock "
                     "(harness/loop/controllers/jobs.py); the real cluster's pods run until deleted and its "
                     "CronJob controller follows the wall clock")
-        entries = scenario.given.get("existingNodes") or []
-        history = [k for k in ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
-                   if any(k in e for e in entries)]
-        history += ["deleting (a time)"] if any(isinstance(e.get("deleting"), str) for e in entries) else []
-        if scenario.given.get("startTime") or history:
-            return ("a dump's history (" + ", ".join((["given.startTime"] if scenario.given.get("startTime") else [])
-                                                     + [f"existingNodes[].{k}" for k in history]) +
-                    ") is replayed on the simulated clock; the controller's clock is the wall clock and it stamps "
-                    "its own creation times and hashes")
+        dated = history.names(scenario.given)
+        if dated and not self._moves_clock():
+            return ("a dump's history (" + ", ".join(dated) + ") is replayed on the simulated clock; this "
+                    "controller's clock is the wall clock and it stamps its own creation times and hashes (a fast "
+                    "build with its kube-apiserver moves it: python -m harness.backends build --controller)")
         return None
 
     def _moves_clock(self) -> bool:
@@ -406,11 +405,12 @@ class RealRun:
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
-            if self.clocked and (_scheduled_budgets(scenario) or any(
+            if self.clocked and (_scheduled_budgets(scenario) or history.names(scenario.given) or any(
                     scenario_duration(s["advance"]) > _advance_cap() for s in scenario.steps if "advance" in s)):
-                # a run that moves the clock starts it where the simulated clock starts (EPOCH): a budget's
-                # schedule is judged at that instant, and an expectation may name a time (a message's date)
-                self._move_clock(EPOCH - CLOCK.now())
+                # a run that moves the clock starts it where the simulated clock starts (given.startTime, else
+                # EPOCH), before anything is created: a budget's schedule is judged at that instant, a dump's
+                # times are before it, and an expectation may name a time (a message's date)
+                self.clock_at(start_of(scenario.given))
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
@@ -827,6 +827,12 @@ class RealRun:
 
     def step_apply(self, manifests: list[dict]) -> None:
         self.apply(manifests)
+
+    def clock_at(self, instant: float) -> None:
+        """Move the run's clock to read `instant` (epoch seconds: the start, a dump's creation or deletion
+        time); a run whose clock does not move stays on the wall clock."""
+        if self.clocked and abs(CLOCK.now() - instant) > CLOCK_SLACK:
+            self._move_clock(instant - CLOCK.now())
 
     def _move_clock(self, seconds: float) -> None:
         """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
