@@ -595,6 +595,10 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
         cluster.client(ADMIN).patch("Node", node_name, patch)
     bind_pods(cluster, node_name, entry)
     if entry.get("deleting"):
+        # its pods ran before the deletion, as the simulation's seeded pods do: core drains at once, and the
+        # eviction API deletes a Pending pod whatever its PodDisruptionBudget (kubernetes v1.36.3
+        # pkg/registry/core/pod/storage/eviction.go canIgnorePDB)
+        run.kubelets.run_pods([p for p in cluster.list("Pod") if (p.get("spec") or {}).get("nodeName") == node_name])
         if deleted_at is not None:
             run.clock_at(deleted_at)
         mark_deleting(cluster, node_name, str(nc.get("apiVersion") or "").rsplit("/", 1)[-1])
