@@ -214,3 +214,27 @@ manifests: {MANIFESTS}
     why = _skip(text, moves=False)
     assert why.startswith("a dump's history (given.startTime, existingNodes[].lastPodEventTime, "
                           "existingNodes[].deleting (a time)) is replayed on the simulated clock")
+
+
+def test_a_cluster_whose_api_server_keeps_the_wall_clock_skips_the_history_by_name(tmp_path):
+    """The controller may move its clock while the cluster it runs on cannot (kind, or another Kubernetes
+    version's control plane without the fast kube-apiserver): its creationTimestamps would be the wall
+    clock's, so the run is skipped rather than seeded undated."""
+    (scenario,) = load_scenarios_text(f"""
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {{name: dated}}
+given:
+  startTime: '{START}'
+  existingNodes:
+  - {{nodePool: web, instanceType: Standard_D4s_v5, createdAt: '2026-11-26T10:00:00Z'}}
+manifests: {MANIFESTS}
+""")
+    engine = RealEngine.__new__(RealEngine)
+    engine._skip_before_cluster = lambda sc, profile: None
+    cluster = type("C", (), {"backend": "kind", "server_version": "v1.36.3", "clock_file": None})()
+    why = engine.skip_reason(scenario, cluster, "upstream")
+    assert why.startswith("a dump's history (given.startTime, existingNodes[].createdAt) is replayed on the "
+                          "simulated clock; this cluster's kube-apiserver (kind, v1.36.3) stamps")
+    cluster.clock_file = tmp_path / "clock"
+    assert engine.skip_reason(scenario, cluster, "upstream") is None

@@ -214,6 +214,13 @@ class RealEngine:
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
                     f"server, which is {have}: " + (why or "the run was given the session's cluster, not that "
                                                           "version's (RealEngine.cluster_options_for)"))
+        dated = history.names(scenario.given)
+        if dated and getattr(cluster, "clock_file", None) is None:
+            return (f"a dump's history ({', '.join(dated)}) is replayed on the simulated clock; this cluster's "
+                    f"kube-apiserver ({cluster.backend}, {have or 'its version'}) stamps creation and deletion "
+                    "times on the wall clock (the fast timing's kube-apiserver of that version reads the run's "
+                    "clock on the local backend: python -m harness.backends build"
+                    + (f" --k8s-version {have}" if have and wanted else "") + ")")
         return None
 
     def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
