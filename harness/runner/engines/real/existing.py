@@ -602,14 +602,14 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
         if deleted_at is not None:
             run.clock_at(deleted_at)
         mark_deleting(cluster, node_name, str(nc.get("apiVersion") or "").rsplit("/", 1)[-1])
-        if deleted_at is not None:
-            # core's node termination deletes the NodeClaim once it sees the Node deleting
-            # (node/termination/controller.go finalize): with the clock still at the dump's deletion time
-            # both carry it, as the simulation's seeding has them (node_termination.begin)
-            if not wait_for(lambda: (cluster.get("NodeClaim", name) or {}).get("metadata", {}).get("deletionTimestamp"),
-                            step=run.kubelets.step):
-                raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
-                                   f"in {SEED_TIMEOUT:.0f}s")
+        # core's node termination deletes the NodeClaim once it sees the Node deleting
+        # (node/termination/controller.go finalize): with the clock still at the dump's deletion time both
+        # carry it, as the simulation's seeding has them (node_termination.begin)
+        if deleted_at is not None and not wait_for(
+                lambda: (cluster.get("NodeClaim", name) or {}).get("metadata", {}).get("deletionTimestamp"),
+                step=run.kubelets.step):
+            raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
+                               f"in {SEED_TIMEOUT:.0f}s")
     return name, node_name, not uninitialized
 
 

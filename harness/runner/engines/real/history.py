@@ -15,11 +15,19 @@ from dataclasses import dataclass
 from harness.backends.base import ADMIN, retry_on_conflict
 from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodetermination import rfc3339
-from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
-                                 NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
+from harness.loop.hashes import (
+    NODECLASS_HASH,
+    NODECLASS_HASH_VERSION,
+    NODECLASS_HASH_VERSION_VALUE,
+    NODEPOOL_HASH,
+    NODEPOOL_HASH_VERSION,
+    NODEPOOL_HASH_VERSION_VALUE,
+)
 
-# the entry's fields that are history (the real engine needs a clock it can move for them: engine.py)
-FIELDS = ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
+# the entry's fields that are history (the real engine needs a clock it can move for them: engine.py); the
+# dated ones set the NodeClaim's status
+DATED = ("createdAt", "initializedAt", "lastPodEventTime")
+FIELDS = (*DATED, "drifted", "annotations")
 # the hash a `drifted` entry without the dump's own annotation carries: it matches no spec (controllers/seed.py)
 PLACEHOLDER = {"NodeClassDrifted": (NODECLASS_HASH, "launched-from-an-older-aksnodeclass",
                                     NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE),
@@ -111,7 +119,7 @@ def write(cluster, name: str, entry: dict) -> None:
     status stays (operatorpkg ConditionSet.Set), and its podevents controller stamps lastPodEventTime only at
     a pod's bind, end or termination after this (podevents/controller.go)."""
     times = transitions(entry)
-    if times or "lastPodEventTime" in entry or "createdAt" in entry or "initializedAt" in entry:
+    if any(k in entry for k in DATED):
         def status() -> None:
             nc = cluster.get("NodeClaim", name)
             if nc is None:
@@ -147,8 +155,7 @@ def differs(cluster, name: str, entry: dict) -> list[str]:
     st = nc.get("status") or {}
     have = {c.get("type"): c.get("lastTransitionTime") for c in st.get("conditions") or [] if c.get("status") == "True"}
     out = [t for t, at in transitions(entry).items() if t in have and _t(have[t]) != _t(at)]
-    if not str(nc.get("apiVersion") or "").endswith("/v1beta1") and ("createdAt" in entry or "initializedAt" in entry
-                                                                    or "lastPodEventTime" in entry):
+    if not str(nc.get("apiVersion") or "").endswith("/v1beta1") and any(k in entry for k in DATED):
         want = pod_event(entry)
         if _t(st.get("lastPodEventTime")) != _t(want):
             out.append("lastPodEventTime")
