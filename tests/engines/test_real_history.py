@@ -157,12 +157,12 @@ class _SeedRun:
         self.moves: list[float] = []
         self.kubelets = type("K", (), {"started": {}})()
 
-    def clock_at(self, instant):
-        self.moves.append(instant)
+    def clock_at(self, instant, touch=True):
+        self.moves.append((instant, touch))
         self.now = instant
 
 
-def test_seeding_runs_each_entry_at_its_creation_time_then_back_at_the_start(cluster, monkeypatch):
+def test_seeding_gives_each_entry_its_times_then_moves_back_to_the_start(cluster, monkeypatch):
     text = f"""
 apiVersion: harness.karpenter.azure.com/v1alpha1
 kind: Scenario
@@ -178,8 +178,8 @@ manifests: {MANIFESTS}
     run = _SeedRun(scenario, cluster)
     seeded = []
 
-    def seed_managed(r, entry, i, skus, deleted_at=None):
-        seeded.append((i, r.now, deleted_at))
+    def seed_managed(r, entry, i, skus, when=None):
+        seeded.append((i, when.created, when.deleted))
         return f"web-{i}", f"aks-web-{i}", True
     monkeypatch.setattr(existing, "seed_managed", seed_managed)
     monkeypatch.setattr(existing, "hold_disruption", lambda c, pools: {})
@@ -189,7 +189,7 @@ manifests: {MANIFESTS}
     start = parse_rfc3339(START)
     assert seeded == [(0, parse_rfc3339("2026-11-26T10:00:00Z"), parse_rfc3339("2026-11-26T20:00:00Z")),
                       (1, start, start), ("stamped", ["web-1"]), ("dated", ["web-0"])]
-    assert run.moves[-1] == start
+    assert run.moves == [(start, True)]       # back at the start, touching what core timed on the old clock
 
 
 def _skip(text: str, moves: bool) -> str | None:

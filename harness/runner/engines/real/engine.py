@@ -62,9 +62,10 @@ MAX_ADVANCE_SECONDS = 120.0
 # a fast build's clock (runclock.py): the controller reads the clock file every 10 ms and shows what it read
 # on its probe; the harness annotates each NodeClaim and Node with the offset so core looks at them again
 CLOCK_WAIT = 2.0
-# a clock that reads within this of the instant a dump's time asks for is left alone (clock_at): seeding one
-# entry takes seconds of wall time, which a dump's second-resolution times do not tell apart
-CLOCK_SLACK = 1.0
+# a clock that reads within this of the instant a dump's time asks for is left alone (clock_at). The API
+# server stamps whole seconds and the observer orders NodeClaims of one second by their launch (observe.py), so
+# two entries of one createdAt must be created within its second: each is created right after the move
+CLOCK_SLACK = 0.2
 CLOCK_METRIC = re.compile(r"^karpenter_harness_clock_offset_seconds\s+(\S+)\s*$", re.M)
 CLOCK_ANNOTATION = "harness.karpenter.azure.com/clock-offset"
 # after an `evict` step: core's NodeClaim garbage collector runs every 2 minutes and skips a NodeClaim
@@ -835,16 +836,17 @@ class RealRun:
     def step_apply(self, manifests: list[dict]) -> None:
         self.apply(manifests)
 
-    def clock_at(self, instant: float) -> None:
+    def clock_at(self, instant: float, touch: bool = True) -> None:
         """Move the run's clock to read `instant` (epoch seconds: the start, a dump's creation or deletion
-        time); a run whose clock does not move stays on the wall clock."""
+        time); a run whose clock does not move stays on the wall clock. `touch`: as _move_clock (the
+        seeding moves it per entry without, then back to the start with)."""
         if self.clocked and abs(CLOCK.now() - instant) > CLOCK_SLACK:
-            self._move_clock(instant - CLOCK.now())
+            self._move_clock(instant - CLOCK.now(), touch)
 
-    def _move_clock(self, seconds: float) -> None:
+    def _move_clock(self, seconds: float, touch: bool = True) -> None:
         """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
         (its probe's karpenter_harness_clock_offset_seconds; the API server reads the same file every 10 ms),
-        then touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
+        then (`touch`) touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
         (expiration's, consolidation's RequeueAfter) and look again on an update of the object."""
         CLOCK.advance(seconds)
         self.clock_moved = True
@@ -858,6 +860,8 @@ class RealRun:
                 break
             time.sleep(0.01)
         time.sleep(0.02)        # the API server's read of the file (every 10 ms)
+        if not touch:
+            return
         stamp = {"metadata": {"annotations": {CLOCK_ANNOTATION: f"{CLOCK.offset:.3f}"}}}
         for kind in ("NodeClaim", "Node"):
             for obj in self.reads.list(kind):

@@ -117,7 +117,7 @@ def apply_object(cluster, obj: dict) -> dict:
 
 
 # -- existing nodes -----------------------------------------------------------------------------------
-def seed_unmanaged(run, entry: dict, index: int, skus: dict, deleted_at: float | None = None) -> str:
+def seed_unmanaged(run, entry: dict, index: int, skus: dict, when: history.Instants | None = None) -> str:
     """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods, and
     the providerID Azure's cloud-node-manager gives an AKS agent pool's node (a scale set instance).
     Karpenter's cluster state leaves out a Node labelled with a NodePool and no providerID, and waits for
@@ -129,14 +129,16 @@ def seed_unmanaged(run, entry: dict, index: int, skus: dict, deleted_at: float |
     node["spec"]["providerID"] = (f"azure:///subscriptions/{run.fake.subscription_id}/resourceGroups/"
                                   f"{run.kubelets.rg.lower()}/providers/Microsoft.Compute/virtualMachineScaleSets/"
                                   f"aks-existing-vmss/virtualMachines/{index}")
+    if when is not None:
+        run.clock_at(when.created, touch=False)
     cluster.create(node, ADMIN)
     run.kubelets.heartbeat(name)
     # a merge patch: the node lifecycle controller updates a new Node concurrently
     cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
     bind_pods(cluster, name, entry)
     if entry.get("deleting"):
-        if deleted_at is not None:
-            run.clock_at(deleted_at)
+        if when is not None:
+            run.clock_at(when.deleted, touch=False)
         mark_deleting(cluster, name)
     return name
 
@@ -322,19 +324,18 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
     clocked = run.clocked and bool(history.names(run.scenario.given))
     try:
         for i, entry in enumerate(entries or []):
+            # created and deleted with the clock at the entry's times (history.py)
             when = history.instants(entry, start) if clocked else None
             if when is not None:
-                run.clock_at(when.created)
                 run.kubelets.started.update(history.pod_starts(entry))
-            deleted_at = when.deleted if when is not None else None
             if not entry.get("nodePool"):
-                node_name = seed_unmanaged(run, entry, i, skus, deleted_at)
+                node_name = seed_unmanaged(run, entry, i, skus, when)
                 unmanaged.append(node_name)
             else:
                 # None when the controller exited at its start (a fault on its SKU list): nothing launches
                 # the entry's NodeClaim (the simulation's seed leaves it out the same way:
                 # harness/loop/controllers/seed.py)
-                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus, deleted_at) or (None, None, False)
+                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus, when) or (None, None, False)
                 if clocked and nodeclaim and history.has_history(entry):
                     dated.append((nodeclaim, entry))
                 elif ready:
@@ -490,7 +491,7 @@ def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
 
 
 def seed_managed(run, entry: dict, index: int, skus: dict,
-                 deleted_at: float | None = None) -> tuple[str, str | None, bool] | None:
+                 when: history.Instants | None = None) -> tuple[str, str | None, bool] | None:
     """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
     while unregistered) and whether it is initialized; None when the controller exited at its start
     (before its controllers ran, so no hash came: provider v1.14.0 pkg/operator/operator.go NewOperator
@@ -538,7 +539,7 @@ def seed_managed(run, entry: dict, index: int, skus: dict,
         run.kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
     # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
     with run.fake.faults_held(names=[vm]):
-        return _launch_seeded(run, entry, index, nc, unregistered, uninitialized, deleted_at)
+        return _launch_seeded(run, entry, index, nc, unregistered, uninitialized, when)
 
 
 def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | None:
@@ -568,9 +569,11 @@ def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | N
 
 
 def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
-                   uninitialized: bool, deleted_at: float | None = None) -> tuple[str, str | None, bool]:
+                   uninitialized: bool, when: history.Instants | None = None) -> tuple[str, str | None, bool]:
     cluster = run.cluster
     name = nc["metadata"]["name"]
+    if when is not None:
+        run.clock_at(when.created, touch=False)
     cluster.create(nc, ADMIN)
 
     def state():
@@ -599,13 +602,13 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
         # eviction API deletes a Pending pod whatever its PodDisruptionBudget (kubernetes v1.36.3
         # pkg/registry/core/pod/storage/eviction.go canIgnorePDB)
         run.kubelets.run_pods([p for p in cluster.list("Pod") if (p.get("spec") or {}).get("nodeName") == node_name])
-        if deleted_at is not None:
-            run.clock_at(deleted_at)
+        if when is not None:
+            run.clock_at(when.deleted, touch=False)
         mark_deleting(cluster, node_name, str(nc.get("apiVersion") or "").rsplit("/", 1)[-1])
         # core's node termination deletes the NodeClaim once it sees the Node deleting
         # (node/termination/controller.go finalize): with the clock still at the dump's deletion time both
         # carry it, as the simulation's seeding has them (node_termination.begin)
-        if deleted_at is not None and not wait_for(
+        if when is not None and not wait_for(
                 lambda: (cluster.get("NodeClaim", name) or {}).get("metadata", {}).get("deletionTimestamp"),
                 step=run.kubelets.step):
             raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
