@@ -29,14 +29,15 @@ from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
-from harness.loop.clock import EPOCH, SimClock
+from harness.loop.clock import SimClock, start_of
 from harness.model.durations import scenario_duration
 from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
 from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import applicability, csi, existing, jobruns, keeper, settings, verbs, windows
+from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, settings, verbs,
+                                        windows)
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.runclock import CLOCK
@@ -62,6 +63,10 @@ MAX_ADVANCE_SECONDS = 120.0
 # a fast build's clock (runclock.py): the controller reads the clock file every 10 ms and shows what it read
 # on its probe; the harness annotates each NodeClaim and Node with the offset so core looks at them again
 CLOCK_WAIT = 2.0
+# a clock that reads within this of the instant a dump's time asks for is left alone (clock_at). The API
+# server stamps whole seconds and the observer orders NodeClaims of one second by their launch (observe.py), so
+# two entries of one createdAt must be created within its second: each is created right after the move
+CLOCK_SLACK = 0.2
 CLOCK_METRIC = re.compile(r"^karpenter_harness_clock_offset_seconds\s+(\S+)\s*$", re.M)
 CLOCK_ANNOTATION = "harness.karpenter.azure.com/clock-offset"
 # after an `evict` step: core's NodeClaim garbage collector runs every 2 minutes and skips a NodeClaim
@@ -212,6 +217,13 @@ class RealEngine:
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
                     f"server, which is {have}: " + (why or "the run was given the session's cluster, not that "
                                                           "version's (RealEngine.cluster_options_for)"))
+        dated = history.names(scenario.given)
+        if dated and getattr(cluster, "clock_file", None) is None:
+            return (f"a dump's history ({', '.join(dated)}) is replayed on the simulated clock; this cluster's "
+                    f"kube-apiserver ({cluster.backend}, {have or 'its version'}) stamps creation and deletion "
+                    "times on the wall clock (the fast timing's kube-apiserver of that version reads the run's "
+                    "clock on the local backend: python -m harness.backends build"
+                    + (f" --k8s-version {have}" if have and wanted else "") + ")")
         return None
 
     def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
@@ -254,15 +266,11 @@ class RealEngine:
                     "(harness/loop/controllers/jobs.py); this controller's cluster runs them on the wall clock "
                     "(a fast build with the timing's kube-apiserver and kube-controller-manager moves it: "
                     "python -m harness.backends build)")
-        entries = scenario.given.get("existingNodes") or []
-        history = [k for k in ("createdAt", "initializedAt", "lastPodEventTime", "drifted", "annotations")
-                   if any(k in e for e in entries)]
-        history += ["deleting (a time)"] if any(isinstance(e.get("deleting"), str) for e in entries) else []
-        if scenario.given.get("startTime") or history:
-            return ("a dump's history (" + ", ".join((["given.startTime"] if scenario.given.get("startTime") else [])
-                                                     + [f"existingNodes[].{k}" for k in history]) +
-                    ") is replayed on the simulated clock; the controller's clock is the wall clock and it stamps "
-                    "its own creation times and hashes")
+        dated = history.names(scenario.given)
+        if dated and not self._moves_clock():
+            return ("a dump's history (" + ", ".join(dated) + ") is replayed on the simulated clock; this "
+                    "controller's clock is the wall clock and it stamps its own creation times and hashes (a fast "
+                    "build with its kube-apiserver moves it: python -m harness.backends build --controller)")
         return None
 
     def _moves_clock(self) -> bool:
@@ -421,11 +429,12 @@ class RealRun:
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
-            if self.clocked and (_scheduled_budgets(scenario) or any(
+            if self.clocked and (_scheduled_budgets(scenario) or history.names(scenario.given) or any(
                     scenario_duration(s["advance"]) > _advance_cap() for s in scenario.steps if "advance" in s)):
-                # a run that moves the clock starts it where the simulated clock starts (EPOCH): a budget's
-                # schedule is judged at that instant, and an expectation may name a time (a message's date)
-                self._move_clock(EPOCH - CLOCK.now())
+                # a run that moves the clock starts it where the simulated clock starts (given.startTime, else
+                # EPOCH), before anything is created: a budget's schedule is judged at that instant, a dump's
+                # times are before it, and an expectation may name a time (a message's date)
+                self.clock_at(start_of(scenario.given))
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
@@ -852,10 +861,17 @@ class RealRun:
     def step_apply(self, manifests: list[dict]) -> None:
         self.apply(manifests)
 
-    def _move_clock(self, seconds: float) -> None:
+    def clock_at(self, instant: float, touch: bool = True) -> None:
+        """Move the run's clock to read `instant` (epoch seconds: the start, a dump's creation or deletion
+        time); a run whose clock does not move stays on the wall clock. `touch`: as _move_clock (the
+        seeding moves it per entry without, then back to the start with)."""
+        if self.clocked and abs(CLOCK.now() - instant) > CLOCK_SLACK:
+            self._move_clock(instant - CLOCK.now(), touch)
+
+    def _move_clock(self, seconds: float, touch: bool = True) -> None:
         """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
         (its probe's karpenter_harness_clock_offset_seconds; the API server reads the same file every 10 ms),
-        then touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
+        then (`touch`) touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
         (expiration's, consolidation's RequeueAfter) and look again on an update of the object; and every
         Job and CronJob, whose controllers' queues wait likewise (k8s.io/kubernetes v1.36.3
         pkg/controller/cronjob/cronjob_controllerv2.go updateCronJob and job/job_controller.go updateJob
@@ -872,6 +888,8 @@ class RealRun:
                 break
             time.sleep(0.01)
         time.sleep(0.02)        # the API server's read of the file (every 10 ms)
+        if not touch:
+            return
         stamp = {"metadata": {"annotations": {CLOCK_ANNOTATION: f"{CLOCK.offset:.3f}"}}}
         for kind in ("NodeClaim", "Node") + (JOB_KINDS if self.jobs else ()):
             for obj in self.reads.list(kind):

@@ -11,6 +11,7 @@ import random
 import time
 
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
+from harness.loop.clock import start_of
 from harness.loop.nodeclaimobject import seeded_nodeclaim, template_for
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.topology import selector_matches
@@ -20,6 +21,7 @@ from harness.model.corebehaviour import CoreBehaviour
 from harness.model.poddefaults import POD_TEMPLATE_HASH, made_from
 from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
+from harness.runner.engines.real import history
 from harness.runner.engines.real.observe import nodepool_decided
 from harness.runner.engines.real.runclock import CLOCK
 
@@ -32,6 +34,8 @@ HASH, HASH_VERSION = "karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-v
 REVISION_HASH = "controller-revision-hash"       # k8s.io/api apps/v1 ControllerRevisionHashLabelKey
 ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without the scenario creating them
 SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
+HISTORY_SETTLE = 0.5      # a dump's history written on the NodeClaims is read back after this (write_history)
+HISTORY_WRITES = 5
 
 
 # A dumped claim says it is bound (pv.kubernetes.io/bind-completed) to a volume whose claimRef, dumped too,
@@ -115,7 +119,7 @@ def apply_object(cluster, obj: dict) -> dict:
 
 
 # -- existing nodes -----------------------------------------------------------------------------------
-def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
+def seed_unmanaged(run, entry: dict, index: int, skus: dict, when: history.Instants | None = None) -> str:
     """A Node not managed by Karpenter, Ready, with the entry's labels, taints, allocatable and pods, and
     the providerID Azure's cloud-node-manager gives an AKS agent pool's node (a scale set instance).
     Karpenter's cluster state leaves out a Node labelled with a NodePool and no providerID, and waits for
@@ -127,12 +131,16 @@ def seed_unmanaged(run, entry: dict, index: int, skus: dict) -> str:
     node["spec"]["providerID"] = (f"azure:///subscriptions/{run.fake.subscription_id}/resourceGroups/"
                                   f"{run.kubelets.rg.lower()}/providers/Microsoft.Compute/virtualMachineScaleSets/"
                                   f"aks-existing-vmss/virtualMachines/{index}")
+    if when is not None:
+        run.clock_at(when.created, touch=False)
     cluster.create(node, ADMIN)
     run.kubelets.heartbeat(name)
     # a merge patch: the node lifecycle controller updates a new Node concurrently
     cluster.client(ADMIN).patch("Node", name, {"status": status}, sub="status")
     bind_pods(cluster, name, entry, scenario_deployments(run.scenario))
     if entry.get("deleting"):
+        if when is not None:
+            run.clock_at(when.deleted, touch=False)
         mark_deleting(cluster, name)
     return name
 
@@ -310,29 +318,61 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
     names (the observer lists managed ones through their NodeClaims). Managed entries in flight are
     held (their kubelet does not boot) until the kubelet stand-ins release them. The existing nodes are the state the scenario
     starts from, so Karpenter's disruption sees them all at once: their NodePools' disruption is
-    held (`hold_disruption`) while they are seeded one by one and restored after."""
+    held (`hold_disruption`) while they are seeded one by one and restored after. A dump's history
+    (history.py) is seeded with the run's clock at each entry's createdAt and deletion time, then back at the
+    start, and written on the NodeClaims before their disruption is restored."""
     pools = sorted({e["nodePool"] for e in entries or [] if e.get("nodePool")})
     held = hold_disruption(run.cluster, pools)
-    unmanaged, initialized, placed = [], [], []
+    unmanaged, initialized, placed, dated = [], [], [], []
+    start = start_of(run.scenario.given)
+    # the run's clock reads the scenario's start (engine.py RealRun): the dump's times are on it
+    clocked = run.clocked and bool(history.names(run.scenario.given))
     try:
         for i, entry in enumerate(entries or []):
+            # created and deleted with the clock at the entry's times (history.py)
+            when = history.instants(entry, start) if clocked else None
+            if when is not None:
+                run.kubelets.started.update(history.pod_starts(entry))
             if not entry.get("nodePool"):
-                node_name = seed_unmanaged(run, entry, i, skus)
+                node_name = seed_unmanaged(run, entry, i, skus, when)
                 unmanaged.append(node_name)
             else:
                 # None when the controller exited at its start (a fault on its SKU list): nothing launches
                 # the entry's NodeClaim (the simulation's seed leaves it out the same way:
                 # harness/loop/controllers/seed.py)
-                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus) or (None, None, False)
-                if ready:
+                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus, when) or (None, None, False)
+                if clocked and nodeclaim and history.has_history(entry):
+                    dated.append((nodeclaim, entry))
+                elif ready:
                     initialized.append(nodeclaim)
             if node_name:
                 placed.append((entry, node_name))
+        if clocked:
+            run.clock_at(start)
         adopt_orphans(run.cluster, placed, scenario_deployments(run.scenario))
         stamp_pod_events(run.cluster, initialized)
+        write_history(run, dated)
     finally:
         restore_disruption(run.cluster, held)
     return unmanaged
+
+
+def write_history(run, dated: list[tuple[str, dict]]) -> None:
+    """Each dated entry's status and annotations on its NodeClaim (history.write), read back after the
+    controller's next writes (HISTORY_SETTLE): a status patch core sends from a copy older than ours
+    (nodeclaim/lifecycle/controller.go patches status without the optimistic lock) would take it back, so
+    it is written again (at most HISTORY_WRITES times; then the seeding fails naming what core rewrote)."""
+    left = list(dated)
+    for _ in range(HISTORY_WRITES):
+        for name, entry in left:
+            history.write(run.cluster, name, entry)
+        time.sleep(HISTORY_SETTLE)
+        left = [(name, entry) for name, entry in left if history.differs(run.cluster, name, entry)]
+        if not left:
+            return
+    raise RuntimeError("; ".join(f"NodeClaim {name}: the controller rewrote its "
+                                 f"{', '.join(history.differs(run.cluster, name, entry))} after the seeding wrote "
+                                 "the dump's" for name, entry in left))
 
 
 def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
@@ -362,7 +402,8 @@ def hold_disruption(cluster, pools: list[str]) -> dict[str, dict]:
 
 
 def stamp_pod_events(cluster, nodeclaims: list[str]) -> None:
-    """One status.lastPodEventTime, now, on every seeded initialized NodeClaim: consolidateAfter counts
+    """One status.lastPodEventTime, now, on every seeded initialized NodeClaim whose entry dates nothing (a
+    dated one gets the dump's: write_history): consolidateAfter counts
     from it (core v1.14.0 pkg/controllers/nodeclaim/disruption/consolidation.go: the last pod event, else
     the Initialized condition's transition), so the nodes seeded one by one over several seconds become
     Consolidatable together, as the simulated engine's existing nodes, all there at its time zero. The
@@ -537,7 +578,8 @@ def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
     return {**((pod.get("metadata") or {}).get("labels") or {}), OWNER_LABEL: owner}
 
 
-def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | None, bool] | None:
+def seed_managed(run, entry: dict, index: int, skus: dict,
+                 when: history.Instants | None = None) -> tuple[str, str | None, bool] | None:
     """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
     while unregistered) and whether it is initialized; None when the controller exited at its start
     (before its controllers ran, so no hash came: provider v1.14.0 pkg/operator/operator.go NewOperator
@@ -585,7 +627,7 @@ def seed_managed(run, entry: dict, index: int, skus: dict) -> tuple[str, str | N
         run.kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
     # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
     with run.fake.faults_held(names=[vm]):
-        return _launch_seeded(run, entry, index, nc, unregistered, uninitialized)
+        return _launch_seeded(run, entry, index, nc, unregistered, uninitialized, when)
 
 
 def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | None:
@@ -615,9 +657,11 @@ def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | N
 
 
 def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
-                   uninitialized: bool) -> tuple[str, str | None, bool]:
+                   uninitialized: bool, when: history.Instants | None = None) -> tuple[str, str | None, bool]:
     cluster = run.cluster
     name = nc["metadata"]["name"]
+    if when is not None:
+        run.clock_at(when.created, touch=False)
     cluster.create(nc, ADMIN)
 
     def state():
@@ -642,7 +686,21 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
         cluster.client(ADMIN).patch("Node", node_name, patch)
     bind_pods(cluster, node_name, entry, scenario_deployments(run.scenario))
     if entry.get("deleting"):
+        # its pods ran before the deletion, as the simulation's seeded pods do: core drains at once, and the
+        # eviction API deletes a Pending pod whatever its PodDisruptionBudget (kubernetes v1.36.3
+        # pkg/registry/core/pod/storage/eviction.go canIgnorePDB)
+        run.kubelets.run_pods([p for p in cluster.list("Pod") if (p.get("spec") or {}).get("nodeName") == node_name])
+        if when is not None:
+            run.clock_at(when.deleted, touch=False)
         mark_deleting(cluster, node_name, str(nc.get("apiVersion") or "").rsplit("/", 1)[-1])
+        # core's node termination deletes the NodeClaim once it sees the Node deleting
+        # (node/termination/controller.go finalize): with the clock still at the dump's deletion time both
+        # carry it, as the simulation's seeding has them (node_termination.begin)
+        if when is not None and not wait_for(
+                lambda: (cluster.get("NodeClaim", name) or {}).get("metadata", {}).get("deletionTimestamp"),
+                step=run.kubelets.step):
+            raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
+                               f"in {SEED_TIMEOUT:.0f}s")
     return name, node_name, not uninitialized
 
 

@@ -175,6 +175,9 @@ class Kubelets:
         # the kubelet zeroed, for one): they replace the machine's, and no device plugin reports those later
         self.reports: dict[str, dict[str, dict]] = {}
         self.unmanaged: set[str] = set()    # seeded Nodes Karpenter does not manage: their kubelets heartbeat too
+        # (namespace, name) -> a seeded pod's status.startTime as the dump gives it: it ran since then (a
+        # duration-valued do-not-disrupt counts from it; controllers/seed.py _settled_pods)
+        self.started: dict[tuple[str, str], str] = {}
         self.seeding = False                # given.existingNodes are being launched: a new VM is one of theirs
         self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
         self._ahead: set[str] = set()       # ... while these released ones boot
@@ -431,7 +434,7 @@ class Kubelets:
             if (node not in live or p["metadata"].get("deletionTimestamp")
                     or (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")):
                 continue
-            now = _time()
+            now = self.started.get((p["metadata"].get("namespace") or "default", p["metadata"]["name"])) or _time()
             conds = [{"type": t, "status": "True", "lastTransitionTime": now}
                      for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
             containers = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True, "started": True,

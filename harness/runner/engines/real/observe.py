@@ -678,6 +678,10 @@ class Observer:
             # as last polled: a deleted NodeClaim keeps the conditions it had when it went
             nr.nodeclaim_conditions = {t: str(c.get("status")) for t, c in _conditions(nc).items()
                                        if t in TERMINATION_CONDITIONS}
+            # its Drifted condition's reason (core v1.14.0 pkg/controllers/nodeclaim/disruption/drift.go), as the
+            # simulation's result names its drift
+            drift = _conditions(nc).get("Drifted", {})
+            nr.drifted = (drift.get("reason") or "Drifted") if drift.get("status") == "True" else None
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
