@@ -98,14 +98,15 @@ def _enum_keys() -> frozenset[str]:
 
 
 def _skeleton(value, key=None):
-    """`value` with every string emptied but those under an enum's key: the same keys, types and
-    numbers, so the shapes judge it as they judge `value` wherever they find no error (an error's
-    wording quotes the value: a skeleton with errors sends the manifest to be judged itself)."""
+    """`value` with every string emptied but `kind` (which picks the schema) and those under an enum's
+    key: the same keys, types and numbers, so the shapes judge it as they judge `value` wherever they
+    find no error (an error's wording quotes the value: a skeleton with errors sends the manifest to be
+    judged itself)."""
     if isinstance(value, dict):
         return {k: _skeleton(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_skeleton(v, key) for v in value]
-    if type(value) is str and key not in _enum_keys():
+    if type(value) is str and key != "kind" and key not in _enum_keys():
         return ""
     return value
 
