@@ -127,12 +127,17 @@ def infer_last_pod_events(nodeclaims: list[dict], pods: list[dict], entries: lis
     """Give each seeded NodeClaim the dump sent without `status.lastPodEventTime` the newest pod event of
     its node (consolidateAfter counts from it), and say so."""
     by_name = {e.get("nodeClaim"): e for e in entries if e.get("nodeClaim")}
+    on_node: dict[str, list[dict]] = {}      # each node's pods, found once (a dump holds thousands of each)
+    for pod in pods:
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if isinstance(node_name, str):
+            on_node.setdefault(node_name, []).append(pod)
     for nc in nodeclaims:
         name = (nc.get("metadata") or {}).get("name")
         entry, node = by_name.get(name), (nc.get("status") or {}).get("nodeName")
         if entry is None or not node or entry.get("lastPodEventTime"):
             continue
-        found = last_pod_event(node, pods)
+        found = last_pod_event(node, on_node.get(node, []) if isinstance(node, str) else pods)
         if found is None:
             continue
         entry["lastPodEventTime"] = found[0]

@@ -107,11 +107,33 @@ class _Refused(Exception):
         self.line, self.reason = line, reason
 
 
+_IMPLICIT_FIRST = frozenset(k for k in _RESOLVER.yaml_implicit_resolvers if k)   # first characters of int, bool, null...
+_PLAIN: dict[str, tuple[Any, str]] = {}     # short plain scalars already built ("true", "500m", "1"): value, tag
+_PLAIN_MAX = 4096
+
+
 def _scalar(event) -> tuple[Any, str]:
-    """A scalar event's value and resolved tag."""
+    """A scalar event's value and resolved tag. Most scalars of a dump are strings the resolver
+    would only confirm (quoted, or plain and starting with a letter no implicit tag starts with),
+    and short plain ones repeat (`true`, `500m`): both answered without the resolver's regexes."""
     tag = event.tag
     if tag is None or tag == "!":
-        tag = _RESOLVER.resolve(ScalarNode, event.value, event.implicit)
+        value = event.value
+        if not event.implicit[0] or (value and value[0] not in _IMPLICIT_FIRST):
+            return value, _STR
+        hit = _PLAIN.get(value)
+        if hit is not None:
+            return hit
+        tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)
+        built = _built(event, tag)
+        if len(_PLAIN) < _PLAIN_MAX and len(value) <= 32:
+            _PLAIN[value] = built
+        return built
+    return _built(event, tag)
+
+
+def _built(event, tag: str) -> tuple[Any, str]:
+    """A scalar built for its tag, as safe_load builds it."""
     if tag in (_STR, _MERGE):
         return event.value, tag
     fn = _CONSTRUCTORS.get(tag)
@@ -138,20 +160,25 @@ def _skey(key: Any) -> Any:
     return key if isinstance(key, (str, int, float)) and not isinstance(key, bool) else str(key)
 
 
-@dataclass
 class _Frame:
-    """An open collection while its events stream in."""
+    """An open collection while its events stream in (a slotted class: one per mapping and sequence
+    of a dump that may hold millions)."""
 
-    value: Any                   # dict or list
-    path: Path_ | None           # None inside a mapping key (no lines recorded there)
-    anchor: str | None
-    size: int = 1                # nodes in this subtree, aliases expanded
-    log_start: int = 0           # where this subtree's lines begin in _Builder.log
-    key: Any = None
-    has_key: bool = False
-    key_is_merge: bool = False
-    merges: list = field(default_factory=list)
-    seen: dict = field(default_factory=dict)
+    __slots__ = ("value", "is_list", "path", "anchor", "size", "log_start", "key", "has_key", "key_is_merge",
+                 "merges", "seen")
+
+    def __init__(self, value: Any, path: Path_ | None, anchor: str | None, log_start: int) -> None:
+        self.value = value                  # dict or list
+        self.is_list = isinstance(value, list)
+        self.path = path                    # None inside a mapping key (no lines recorded there)
+        self.anchor = anchor
+        self.size = 1                       # nodes in this subtree, aliases expanded
+        self.log_start = log_start          # where this subtree's lines begin in _Builder.log
+        self.key: Any = None
+        self.has_key = False
+        self.key_is_merge = False
+        self.merges: list = []
+        self.seen: dict = {}
 
 
 class _Builder:
@@ -178,7 +205,7 @@ class _Builder:
         top = self.stack[-1]
         if top.path is None:
             return None
-        if isinstance(top.value, list):
+        if top.is_list:
             p = top.path + (len(top.value),)
             self._record(p, line)
             return p
@@ -193,7 +220,7 @@ class _Builder:
         path = self._child_path(line)
         if event.anchor:
             self.open_anchors.add(event.anchor)
-        self.stack.append(_Frame(value, path, event.anchor, log_start=len(self.log)))
+        self.stack.append(_Frame(value, path, event.anchor, len(self.log)))
 
     def end(self, event) -> None:
         f = self.stack.pop()
@@ -210,7 +237,13 @@ class _Builder:
 
     def scalar(self, event) -> None:
         line = event.start_mark.line + 1
-        self._child_path(line)
+        stack = self.stack
+        if not stack:
+            self.start_line = line
+        else:                             # _child_path's one effect for a scalar: a list item's line
+            top = stack[-1]
+            if top.is_list and top.path is not None:
+                self._record(top.path + (len(top.value),), line)
         value, tag = _scalar(event)
         if event.anchor:
             self.anchors[event.anchor] = (value, 1, [])
@@ -243,11 +276,11 @@ class _Builder:
             return
         top = self.stack[-1]
         top.size += size
-        if isinstance(top.value, list):
+        if top.is_list:
             top.value.append(value)
             return
         if not top.has_key:
-            top.key, top.has_key, top.key_is_merge = _skey(value), True, is_merge
+            top.key, top.has_key, top.key_is_merge = (value if type(value) is str else _skey(value)), True, is_merge
             if is_merge:
                 return
             if top.key in top.seen:
@@ -304,10 +337,14 @@ def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
         what = "a NUL byte" if ch == "\x00" else f"the control character U+{ord(ch):04X}"
         raise SourceError(file, _line_at(text, bad.start()), f"malformed YAML: {what} is not allowed in YAML text")
     docs: list[Document] = []
+    loader = _Loader(text)
     try:
         builder: _Builder | None = None
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.ScalarEvent):
+        check, get = loader.check_event, loader.get_event
+        scalar_event = yaml.ScalarEvent
+        while check():
+            event = get()
+            if type(event) is scalar_event:
                 builder.scalar(event)
             elif isinstance(event, yaml.MappingStartEvent):
                 _collection_tag(event, _MAP)
@@ -338,4 +375,6 @@ def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
         raise SourceError(file, line, f"malformed YAML: {reason}") from None
     except yaml.YAMLError as e:
         raise SourceError(file, 1, f"malformed YAML: {e}") from None
+    finally:
+        loader.dispose()
     return [d for d in docs if d.data is not None]
