@@ -62,6 +62,16 @@ REGISTRATION_PASSES = 3           # kubelet, Karpenter registration and initiali
 # the provisioner's batcher closes a window once no pod arrived for this long (sigs.k8s.io/karpenter v1.14.0
 # pkg/operator/options/options.go BatchIdleDuration, default 1s; pkg/controllers/provisioning/batcher.go Wait)
 BATCH_IDLE_SECONDS = 1.0
+MAX_ITERATIONS = 60               # harness guard against a loop that never settles; core has none
+
+
+def iteration_bound(seeded_nodes: int) -> int:
+    """`given.loop.maxIterations` when the scenario gives none: 60 busy passes, plus one per node the
+    scenario starts with. Core's controllers run until nothing changes; the bound only stops an
+    oscillation. A customer's cluster may need a pass per node (single-node consolidation deletes one
+    node a command) and a multi-node command waits several passes, so a fixed 60 ended a 400-node dump
+    `not steady` where core settles (docs/benchmarks/customer-scale.md)."""
+    return MAX_ITERATIONS + max(0, seeded_nodes)
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
 
@@ -72,7 +82,7 @@ class SimConfig:
     backend: str
     seed: int
     cluster: "itmod.ClusterParams"
-    max_iterations: int = 60
+    max_iterations: int = MAX_ITERATIONS
     runaway_threshold: int = 3
     min_values_policy: str = "Strict"
     preference_policy: str = "Respect"     # Karpenter's PREFERENCE_POLICY (core pkg/operator/options/options.go)

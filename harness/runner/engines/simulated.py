@@ -9,7 +9,7 @@ from harness.backends.base import APIRejected, Cluster
 from harness.loop.clock import SimClock, start_of
 from harness.loop.controllers.kubectl import KubectlError
 from harness.loop.result import RunResult
-from harness.loop.simulation import SimConfig, Simulation
+from harness.loop.simulation import SimConfig, Simulation, iteration_bound
 from harness.loop.why import explain_pending
 from harness.model import instancetypes as itmod
 from harness.model import itcache
@@ -108,7 +108,8 @@ class SimulatedRun:
         cfg = SimConfig(
             scenario=scenario.name, profile=prof, backend=cluster.backend, seed=scenario.seed,
             cluster=itmod.ClusterParams.from_dict(self.settings),
-            max_iterations=max_iterations or int(loop_cfg.get("maxIterations", 60)),
+            max_iterations=max_iterations or int(loop_cfg.get("maxIterations") or iteration_bound(
+                len(scenario.given.get("existingNodes") or []))),
             runaway_threshold=int(loop_cfg.get("runawayThreshold", 3)),
             min_values_policy=min_values_policy,
             preference_policy=str(loop_cfg.get("preferencePolicy", "Respect")),
