@@ -8,8 +8,6 @@ all pods stay within replicas + maxSurge (NewRSNewReplicas), or delete old pods 
 stay at replicas - maxUnavailable (reconcileOldReplicaSets: the unavailable old pods first,
 cleanupUnhealthyReplicas). A pod is available once bound (the simulation's pods run when bound) and
 minReadySeconds have passed. With Recreate every old pod goes first, then the new ones are made.
-(harness simplification: the old ReplicaSet is not first scaled to a new replicas given with the new
-template, sync.go scale; the pods' end state is the same.)
 
 The race (`given.loop.rolloutPods`): the Deployment controller's next sync makes the replacement of an old
 pod it deleted milliseconds later, while the old pod's kubelet takes its time to stop it. 'after' (calm):
