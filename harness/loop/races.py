@@ -40,6 +40,9 @@ RACES = (
     # a launched VM registers after Karpenter's next provisioning round, not in the same pass: any boot
     # shorter than one loop iteration (simulation.py ITERATION_SECONDS, _boot_deadline) puts one round between
     Race("nodeBoot", 0, "1s"),
+    # a rollout's replacement pod is pending before or after the old pod it replaces left its node
+    # (controllers/rollout.py; last, so the draws of the races above stay as they were)
+    Race("rolloutPods", "after", "raced"),
 )
 
 

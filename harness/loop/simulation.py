@@ -103,6 +103,9 @@ class SimConfig:
     # "first" (default): an apply's Deployments create their pods before its bare Pods; "raced": each
     # Deployment's pods come before or after the apply's bare Pods, in a seeded choice (controllers/workloads.py)
     controller_pods: str = "first"
+    # "after" (default): a rollout's new pod comes once the old pod it replaces is gone; "raced": in a seeded
+    # choice per step, while the old pod still holds its node (controllers/rollout.py)
+    rollout_pods: str = "after"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
@@ -298,7 +301,7 @@ class Simulation:
         self.paused = ()
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
             self.provisioner.record_catalog()
-            while self.kube_scheduler.reconcile():
+            while self.workloads.rollouts.reconcile() | self.kube_scheduler.reconcile():
                 result.iterations += 1
             result.steady = True
             self._finish()
@@ -307,6 +310,7 @@ class Simulation:
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
             progress = self.jobs.reconcile()
+            progress |= self.workloads.rollouts.reconcile()
             progress |= self.kubelet.reconcile()
             progress |= self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
@@ -342,7 +346,8 @@ class Simulation:
                 # a timeout fires a second past its deadline; a VM registers at its boot time, so launches
                 # a batch window apart register apart (one round's Nodes may take the pods of the next)
                 waits = [d + 1 for d in (deadline, self._disruption_deadline()) if d is not None]
-                waits += [d for d in (self._boot_deadline(), self.gc.next_round()) if d is not None]
+                waits += [d for d in (self._boot_deadline(), self.gc.next_round(),
+                                      self.workloads.rollouts.next_deadline()) if d is not None]
                 if not waits:
                     result.steady = True
                     if repeating:

@@ -130,6 +130,8 @@ def test_scale_and_rollout_restart(embedded):
         assert len(_live(sim, "web")) == 3
         sim.kubectl.restart("web")
         assert RESTARTED_AT in sim.state.deployments[("default", "web")]["spec"]["template"]["metadata"]["annotations"]
+        assert _live(sim, "web") == _live(sim, "web") and set(first) <= set(_live(sim, "web"))   # rolls as the loop runs
+        sim.converge()
         rolled = _live(sim, "web")
         assert len(rolled) == 3 and not set(first) & set(rolled)
 

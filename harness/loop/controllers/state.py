@@ -104,6 +104,7 @@ class LoopState:
         self.drift_rng = random.Random(f"drift-{cfg.seed}")    # drift's order among candidates drifted in one second
         self.arrive_rng = random.Random(f"arrive-{cfg.seed}")  # which workloads of an apply arrive late (podsArrive)
         self.owned_rng = random.Random(f"owned-{cfg.seed}")    # whether a Deployment's pods follow bare ones (controllerPods)
+        self.rollout_rng = random.Random(f"rollout-{cfg.seed}")  # whether a rollout's new pods meet the old (rolloutPods)
         self.daemon_order_rng = random.Random(f"daemon-groups-{cfg.seed}")  # a Solve's daemon overhead group order
         self.nodepool_order_rng = random.Random(f"nodepool-order-{cfg.seed}")  # single-node's NodePool interleave
         self.candidate_order_rng = random.Random(f"candidates-{cfg.seed}")  # consolidation's order among tied candidates

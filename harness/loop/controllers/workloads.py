@@ -19,6 +19,7 @@ from typing import Callable
 from harness.backends.base import ADMIN, APIRejected
 from harness.backends.kinds import apply_order
 from harness.loop.controllers.jobs import Jobs
+from harness.loop.controllers.rollout import Rollouts
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
@@ -40,6 +41,8 @@ class Workloads:
         # given.loop.controllerPods: raced - the Deployments of this apply whose ReplicaSet creates its pods
         # only after the apply's bare Pods exist
         self._after_bare: list[Callable[[], None]] = []
+        # a changed template's rollout, progressing as the loop runs (Simulation.converge)
+        self.rollouts = Rollouts(state, self._create_now, self._scale_down_order)
 
     def apply(self, manifests: list[dict]) -> None:
         self._first = True
@@ -152,10 +155,10 @@ class Workloads:
 
     def _update_deployment(self, dep: dict) -> None:
         """The Deployment controller's answer to a new spec (kubernetes v1.36.3 pkg/controller/deployment):
-        a changed pod template rolls every pod to the new template (harness simplification: the old
-        pods go at once, Recreate-like, instead of surge/unavailable steps); otherwise the
-        ReplicaSet is scaled to the new replicas. The templates are compared as stored, defaulted
-        (harness.model.poddefaults.same_template): a manifest that leaves out what the API server
+        a changed pod template starts a rollout of its pods to the new template (rollout.py: by maxSurge and
+        maxUnavailable, or Recreate), which the loop carries on; otherwise the ReplicaSet is scaled to the
+        new replicas (during a rollout, the rollout's steps reach them). The templates are compared as stored,
+        defaulted (harness.model.poddefaults.same_template): a manifest that leaves out what the API server
         defaults (a dump's full object applied again in short form) only scales."""
         s = self.state
         ns = dep["metadata"].get("namespace") or "default"
@@ -165,9 +168,10 @@ class Workloads:
         live = [k for k, pr in s.result.pods.items()
                 if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
         if not same_template((old.get("spec") or {}).get("template") or {}, (dep.get("spec") or {}).get("template") or {}):
-            for key in live:
-                s.delete_pod(key, f"Deployment {name} rolled to a new pod template")
-            live = []
+            self.rollouts.start(ns, name, live)
+            return
+        if self.rollouts.rolling(ns, name):
+            return
         want = int((dep.get("spec") or {}).get("replicas", 1))
         if want > len(live):
             self._create_deployment_pods(dep, want - len(live))
@@ -260,16 +264,13 @@ class Workloads:
         pkg/controller/replicaset/replica_set.go manageReplicas), so bare Pods applied with it are mostly
         created, queued and bound first."""
         spec = dep.get("spec") or {}
-        self.state.deployments[(dep["metadata"].get("namespace") or "default", dep["metadata"]["name"])] = dep
-        tmpl = spec.get("template") or {}          # apply() copied the manifest; each pod copies again
+        ns, name = dep["metadata"].get("namespace") or "default", dep["metadata"]["name"]
+        self.state.deployments[(ns, name)] = dep
         if count is None:      # pods of it already running (given.existingNodes) count toward replicas
-            count = max(int(spec.get("replicas", 1)) - len(self._seeded_of(dep)), 0)
-        pods = [{"apiVersion": "v1", "kind": "Pod",
-                 "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
-                              "name": self.state.name(dep["metadata"]["name"] + "-"),
-                              "namespace": dep["metadata"].get("namespace") or "default"},
-                 "spec": copy.deepcopy(tmpl.get("spec") or {})} for _ in range(count)]
-        name = dep["metadata"]["name"]
+            current = self._seeded_of(dep)
+            # an old revision's pods among them: the rollout makes the new ones (rollout.py)
+            count = 0 if self.rollouts.rolling(ns, name) else max(int(spec.get("replicas", 1)) - len(current), 0)
+        pods = self._pods_of(dep, count)
 
         def arrive() -> None:
             self._arrive(lambda: [self._create_pod(pod, "Deployment", name) for pod in pods])
@@ -279,19 +280,33 @@ class Workloads:
         else:
             arrive()
 
+    def _pods_of(self, dep: dict, count: int) -> list[dict]:
+        """`count` pods from the Deployment's template, named `<deployment>-<5 random chars>`."""
+        tmpl = (dep.get("spec") or {}).get("template") or {}   # apply() copied the manifest; each pod copies again
+        return [{"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {**copy.deepcopy(tmpl.get("metadata") or {}),
+                              "name": self.state.name(dep["metadata"]["name"] + "-"),
+                              "namespace": dep["metadata"].get("namespace") or "default"},
+                 "spec": copy.deepcopy(tmpl.get("spec") or {})} for _ in range(count)]
+
+    def _create_now(self, dep: dict, count: int) -> None:
+        """A rollout's new pods (rollout.py): the ReplicaSet controller creates them as the loop runs."""
+        for pod in self._pods_of(dep, count):
+            self._create_pod(pod, "Deployment", dep["metadata"]["name"])
+
     def _seeded_of(self, dep: dict) -> list[str]:
         """The Deployment's pods already running (given.existingNodes, a dump's): its ReplicaSet's, which it
         adopts. Pods not made from its template (poddefaults.made_from) are an old revision's: the
-        Deployment rolls them to a new ReplicaSet as at an update (_update_deployment; harness
-        simplification: at once, Recreate-like, where kube-controller-manager surges by maxSurge)."""
+        Deployment rolls them to a new ReplicaSet as at an update (rollout.py); only the current ones count
+        toward replicas here."""
         s = self.state
         ns, name = dep["metadata"].get("namespace") or "default", dep["metadata"]["name"]
         live = [k for k, pr in s.result.pods.items()
                 if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
         template = (dep.get("spec") or {}).get("template") or {}
         old = [k for k in live if k in s.pod_views and not made_from(s.pod_views[k].obj, template)]
-        for key in old:
-            s.delete_pod(key, f"Deployment {name} rolled to a new pod template")
+        if old:
+            self.rollouts.start(ns, name, old)
         return [k for k in live if k not in old]
 
     def _create_pod(self, pod: dict, owner_kind: str, owner_name: str) -> None:
