@@ -99,7 +99,10 @@ def summary(lat: list[float], cpu: list[float], rounds: int) -> dict:
 
 
 def side_by_side(args) -> int:
-    """--base: both trees in child processes, rounds alternated, one table."""
+    """--base: both trees in child processes, rounds alternated, one table. A SIGTERM (a `timeout`)
+    ends it through the cleanup: the children stop and the temporary worktree is removed."""
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     base_dir = Path(tempfile.mkdtemp(prefix="bench-scenarios-base-")) / "tree"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--quiet", "--detach", str(base_dir), args.base],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -115,7 +118,7 @@ def side_by_side(args) -> int:
             procs.append((tag, subprocess.Popen(cmd, env=env, cwd=tree, stdin=subprocess.PIPE,
                                                 stdout=subprocess.PIPE, text=True)))
         heads = {}
-        for tag, p in procs:             # set up one after the other too: their warm-ups do not overlap
+        for tag, p in procs:             # the warm-ups overlap (nothing is timed there); the rounds never do
             line = p.stdout.readline()
             if not line:
                 raise SystemExit(f"{tag}: the child ended before its warm-up finished (its stderr is above)")
@@ -130,7 +133,8 @@ def side_by_side(args) -> int:
                 got = json.loads(p.stdout.readline())
                 samples[tag][0].extend(got["lat"])
                 samples[tag][1].extend(got["cpu"])
-                print(f"round {r + 1}, {tag}: {sum(got['cpu']):.2f} CPU-s", file=sys.stderr, flush=True)
+                print(f"round {r + 1}, {tag}: {sum(got['cpu']):.2f} CPU-s, CPU p50 "
+                      f"{statistics.median(got['cpu']) * 1000:.1f} ms", file=sys.stderr, flush=True)
     finally:
         for _, p in procs:
             if p.stdin:
