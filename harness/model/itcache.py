@@ -62,7 +62,8 @@ class InstanceTypeCache:
     def clear(self) -> None:
         """Forget everything, interned values included."""
         with self._lock:
-            for table in (self._lists, self._skus, self._canon, self._switches, self._known, self._reqs, self._offer_reqs):
+            for table in (self._lists, self._skus, self._canon, self._switches, self._known, self._reqs,
+                          self._offer_reqs):
                 table.clear()
             self.hits = self.misses = 0
 
