@@ -14,11 +14,15 @@ azure/mgmt/compute/_compute_management_client.py).
   server's ``https://127.0.0.1:PORT``
   with ``connection_verify`` set to the server's CA (nothing relaxed);
 * :class:`RefuseRealAzure`: a request to a real Azure host raises
-  :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active to serve it.
+  :class:`~fakeazure.guard.RealAzureBlocked` unless ``mock_azure`` is active to serve it;
+* :class:`RandomRequestId`: each request's ``x-ms-client-request-id`` a random version-4 UUID instead of the
+  SDK's ``uuid.uuid1()``, which asks libuuid for a time-based id under a lock (~0.4 ms a request here).
 """
 from __future__ import annotations
 
+import random
 import time
+import uuid
 from typing import Any
 
 from azure.core.credentials import AccessToken
@@ -87,6 +91,21 @@ class RefuseRealAzure(SansIOHTTPPolicy):
         refuse_real_azure(request.http_request.url)
 
 
+class RandomRequestId(SansIOHTTPPolicy):
+    """Stamps ``x-ms-client-request-id`` with a random version-4 UUID where the SDK's RequestIdPolicy
+    (azure-core 1.41.0 azure/core/pipeline/policies/_universal.py), built with ``auto_request_id=False``,
+    left none: unique per request as before, without ``uuid.uuid1()``'s call into libuuid, the largest C
+    cost of a small run's requests. A caller's own ``request_id`` is still set by the SDK's policy."""
+
+    HEADER = "x-ms-client-request-id"
+    _rng = random.Random()
+
+    def on_request(self, request) -> None:
+        headers = request.http_request.headers
+        if self.HEADER not in headers:
+            headers[self.HEADER] = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+
 def _resolve(target: Any) -> tuple[str, str, str | None]:
     """(base_url, subscription_id, CA path or None) for None | FakeAzure | FakeAzureServer | URL str."""
     from .state import FakeAzure
@@ -105,14 +124,15 @@ def _resolve(target: Any) -> tuple[str, str, str | None]:
 
 
 def _kwargs(base: str, ca: str | None, overrides: dict) -> dict:
-    kw: dict[str, Any] = {"base_url": base, "polling_interval": 0, "retry_total": 0}
+    kw: dict[str, Any] = {"base_url": base, "polling_interval": 0, "retry_total": 0,
+                          "auto_request_id": False}
     if ca:
         kw["connection_verify"] = ca
     if base.startswith("http://"):
         kw["per_call_policies"] = [AllowHttp()]
     kw.update(overrides)
     extra = kw.get("per_call_policies") or []
-    own = [RefuseRealAzure()] + ([PollAtOwnInterval()] if not kw.get("polling_interval") else [])
+    own = [RefuseRealAzure(), RandomRequestId()] + ([PollAtOwnInterval()] if not kw.get("polling_interval") else [])
     kw["per_call_policies"] = own + (list(extra) if isinstance(extra, (list, tuple)) else [extra])
     return kw
 

@@ -178,8 +178,9 @@ class FakeAzure:
                 restriction = {"type": "Zone", "values": [where], "reasonCode": "NotAvailableForSubscription",
                                "restrictionInfo": {"locations": [where],
                                                    "zones": sorted({str(z).rsplit("-", 1)[-1] for z in zones})}}
-            sku["restrictions"] = [*sku.get("restrictions", []), restriction]
-            return copy.deepcopy(sku)
+            changed = {**sku, "restrictions": [*sku.get("restrictions", []), restriction]}
+            self.compute.skus.replace(sku, changed)       # the stored dicts are shared (compute/skus.py)
+            return copy.deepcopy(changed)
 
     def skus(self, region: str | None = None) -> list[dict]:
         """The catalog of ``region`` (default: the state's region; ``"*"``: every region)."""

@@ -12,6 +12,7 @@ from .. import catalog as cat
 from ..arm import ARMError, Request, Response, check_shape, paginate
 from . import exceptions as exc
 from .models import fault_ctx, is_spot
+from .skus import ENCODED_PAGES
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import ArmContext
@@ -37,7 +38,7 @@ def list_skus(ctx: "ArmContext", req: Request, p: dict) -> Response:
                            f"The filter '{flt}' is not valid. Only location filter is supported currently.", 400)
         region = m.group(1).lower()
     skus = ctx.compute.skus.list(region)
-    return Response(200, paginate(req, skus, ctx.page_size))
+    return Response(200, ENCODED_PAGES.of(paginate(req, skus, ctx.page_size)))
 
 
 def list_usages(ctx: "ArmContext", req: Request, p: dict) -> Response:

@@ -178,7 +178,6 @@ class AzureProvider:
         the controller panics and exits, as it does when no SKU passes UpdateInstanceTypes' filters
         ("no instance types found"; harness/model/staticpart.py read_sku): the panic's text, else None.
         (Checked against v1.14.0; earlier releases are assumed to start the same way.)"""
-        from harness.model.skus import canonical_sku
         from harness.model.staticpart import read_sku
         try:
             region = self.cluster.region
@@ -188,7 +187,8 @@ class AzureProvider:
         except HttpResponseError as e:
             return f"panic: fetching SKUs using skewer, {error_text(e)}"
         sw = self.it_cache.switches(self.profile)
-        if not any(not isinstance(read_sku(canonical_sku(sku), self.cluster, sw), str) for sku in self._skus):
+        canonical = self.it_cache.canonical
+        if not any(not isinstance(read_sku(canonical(sku), self.cluster, sw), str) for sku in self._skus):
             return "panic: no instance types found"
         return None
 

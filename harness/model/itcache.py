@@ -50,6 +50,7 @@ class InstanceTypeCache:
         self._lock = threading.Lock()
         self._lists: "OrderedDict[tuple, StaticEntry]" = OrderedDict()
         self._skus: dict[tuple, tuple[Mapping, StaticPart | str]] = {}
+        self._canon: dict[int, tuple[Mapping, dict]] = {}
         self._switches: dict[int, tuple[Profile, Switches]] = {}
         self._known: dict[int, tuple[object, frozenset[str]]] = {}
         self._reqs: dict[tuple, Requirement] = {}
@@ -61,7 +62,8 @@ class InstanceTypeCache:
     def clear(self) -> None:
         """Forget everything, interned values included."""
         with self._lock:
-            for table in (self._lists, self._skus, self._switches, self._known, self._reqs, self._offer_reqs):
+            for table in (self._lists, self._skus, self._canon, self._switches, self._known, self._reqs,
+                          self._offer_reqs):
                 table.clear()
             self.hits = self.misses = 0
 
@@ -71,12 +73,15 @@ class InstanceTypeCache:
             if skus is None:
                 self._lists.clear()
                 self._skus.clear()
+                self._canon.clear()
                 return
             for key in [k for k, e in self._lists.items() if e.skus is skus]:
                 del self._lists[key]
             ids = {id(s) for s in skus}
             for key in [k for k, v in self._skus.items() if k[0] in ids and any(v[0] is s for s in skus)]:
                 del self._skus[key]
+            for key in [k for k in self._canon if k in ids]:
+                del self._canon[key]
 
     def info(self) -> dict[str, int]:
         with self._lock:
@@ -94,6 +99,21 @@ class InstanceTypeCache:
             self._switches.clear()
         self._switches[id(profile)] = (profile, sw)
         return sw
+
+    def canonical(self, sku: Mapping, use_cache: bool = True) -> dict:
+        """canonical_sku(sku), per SKU dict (by identity, the dict held): the operator's start and every
+        static-part build read the same SKU dicts run after run (harness/loop/azuresdk.py _read_pages), and
+        folding one SKU's fields was ~1 % of a small run. The result is shared: read it, never change it."""
+        if not use_cache:
+            return canonical_sku(sku)
+        hit = self._canon.get(id(sku))
+        if hit is not None and hit[0] is sku:
+            return hit[1]
+        canon = canonical_sku(sku)
+        if len(self._canon) >= self.SKUS_MAX:
+            self._canon.clear()
+        self._canon[id(sku)] = (sku, canon)
+        return canon
 
     def known_set(self, names: Iterable[str] | None, tables: str = ".") -> frozenset[str]:
         """The known-SKU names as a frozenset (the profile's table when `names` is None)."""
@@ -143,7 +163,7 @@ class InstanceTypeCache:
         sw = self.switches(profile)
         by_name: dict[str, list[tuple[Mapping, Mapping]]] = {}
         for sku in skus:
-            canon = canonical_sku(sku)                  # once per SKU: survivor and static_part reuse it
+            canon = self.canonical(sku, use_cache)      # once per SKU: survivor and static_part reuse it
             by_name.setdefault(canon.get("name") or "", []).append((sku, canon))
         statics: list[StaticPart] = []
         dropped: dict[str, str] = {}

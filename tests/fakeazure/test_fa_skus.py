@@ -137,3 +137,18 @@ def test_restrict_sku_takes_a_size_away_from_listing_and_creating(fake):
         raise AssertionError("restricted an unknown size")
     except KeyError:
         pass
+
+
+def test_a_restriction_stays_in_its_own_fake():
+    """Fakes of one process share the normalized SKU dicts of a catalog (compute/skus.py NormalizedSkus): a
+    restriction replaces the dict in its own catalog, so another fake, before or after, still lists the SKU
+    unrestricted, and the restricted fake's encoded SKU page (EncodedPages) is its own."""
+    from fakeazure import FakeAzure
+    a, b = FakeAzure(seed=1), FakeAzure(seed=1)
+    size = a.skus()[0]["name"]
+    assert a.compute.skus.find(a.region, size) is b.compute.skus.find(b.region, size)
+    a.restrict_sku(size)
+    c = FakeAzure(seed=1)
+    assert [s["restrictions"] for s in a.skus() if s["name"] == size] != [[]]
+    for other in (b, c):
+        assert [s["restrictions"] for s in other.skus() if s["name"] == size] == [[]]

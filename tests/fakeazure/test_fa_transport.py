@@ -77,3 +77,23 @@ def test_real_azure_and_other_hosts_are_refused():
             list(compute_client("https://eastus.management.azure.com", transport=t).virtual_machines.list(RG))
         with pytest.raises(ServiceRequestError, match="serves ARM only"):
             list(compute_client("https://127.0.0.1:9", transport=t).virtual_machines.list(RG))
+
+
+def test_each_request_carries_its_own_client_request_id():
+    """The clients stamp x-ms-client-request-id themselves (fakeazure/clients.py RandomRequestId, not the SDK's
+    uuid1): one per request, a version-4 UUID, echoed as the fake's correlation id; a caller's own id wins."""
+    import uuid
+    state = FakeAzure(seed=1)
+    t = InProcessTransport()
+    compute = compute_client(state, transport=t)
+    seen = []
+    with mock_azure(state), t.serving(state):
+        for _ in range(3):
+            list(compute.virtual_machines.list(RG, raw_response_hook=lambda r: seen.append(
+                dict(r.http_request.headers, correlation=r.http_response.headers["x-ms-correlation-request-id"]))))
+        list(compute.virtual_machines.list(RG, request_id="mine", raw_response_hook=lambda r: seen.append(
+            dict(r.http_request.headers, correlation=r.http_response.headers["x-ms-correlation-request-id"]))))
+    ids = [h["x-ms-client-request-id"] for h in seen]
+    assert len(ids) == 4 and len(set(ids)) == 4 and ids[-1] == "mine"
+    assert all(uuid.UUID(i).version == 4 for i in ids[:3])
+    assert all(h["correlation"] == h["x-ms-client-request-id"] for h in seen)
