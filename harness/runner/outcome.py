@@ -40,16 +40,18 @@ def node_view(n) -> dict:
 
 
 def pods_view(r) -> dict:
-    """Each pod's state; a Deployment's pods (whose names are random on both sides: the ReplicaSet's
-    generateName) as a count per state under `<namespace>/<deployment> (Deployment)`."""
+    """Each pod's state; the pods of a Deployment or a Job (whose names are random on both sides: the
+    ReplicaSet's or the Job's generateName) as a count per state under `<namespace>/<owner> (Kind)`. A
+    Deployment's deleted pods are left out (a roll deletes as many as it makes); a Job's are counted
+    (activeDeadlineSeconds deletes them, and that is the outcome)."""
     out: dict = {}
     for k, p in sorted(r.pods.items()):
         if p.owner_kind == "DaemonSet":
             continue
-        if p.owner_kind == "Deployment":
-            if p.state == "deleted":
+        if p.owner_kind in ("Deployment", "Job"):
+            if p.state == "deleted" and p.owner_kind == "Deployment":
                 continue
-            counts = out.setdefault(f"{p.namespace}/{p.owner_name} (Deployment)", {})
+            counts = out.setdefault(f"{p.namespace}/{p.owner_name} ({p.owner_kind})", {})
             counts[p.state] = counts.get(p.state, 0) + 1
         else:
             out[k] = p.state

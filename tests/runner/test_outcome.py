@@ -53,3 +53,19 @@ def test_a_deleted_node_pairs_by_what_it_was_not_the_pods_it_lost():
     for r in (sim, real):
         next(n for n in r.nodes if n.nodepool == "np1").deleted = "Underutilized"
     assert [n.nodepool for n in paired(sim)] == [n.nodepool for n in paired(real)] == ["np0", "np1"]
+
+
+def test_a_jobs_pods_count_per_state_whatever_their_random_names():
+    """A Job's pods are named by its generateName on both engines: the comparison counts them per state,
+    deleted ones too (activeDeadlineSeconds deletes them, and that is the outcome)."""
+    from harness.runner.outcome import pods_view
+
+    def job_run(*names_states):
+        r = RunResult(scenario="s", profile="upstream", backend="embedded", seed=1)
+        for name, state in names_states:
+            r.pods[f"default/{name}"] = PodResult(name=name, namespace="default", owner_kind="Job",
+                                                  owner_name="reindex", state=state)
+        return r
+    sim = job_run(("reindex-ieqh5", "succeeded"), ("reindex-bb8ay", "succeeded"), ("reindex-x1", "deleted"))
+    real = job_run(("reindex-64fq4", "succeeded"), ("reindex-lc6jq", "succeeded"), ("reindex-y2", "deleted"))
+    assert pods_view(sim) == pods_view(real) == {"default/reindex (Job)": {"succeeded": 2, "deleted": 1}}
