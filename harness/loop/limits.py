@@ -110,36 +110,42 @@ class RemainingResources:
     """What each limited NodePool may still launch during one scheduling pass."""
 
     remaining: dict[str, dict[str, int]] = field(default_factory=dict)
+    exhausted_check: bool = True       # core v1.11.0 on: none left refuses ("node limits have been exhausted")
 
     @staticmethod
-    def build(nodepools: Iterable[Mapping], node_capacities: Iterable[tuple[str, Mapping[str, int]]],
-              node_limits: bool = True) -> "RemainingResources":
-        """Limits minus the capacity (plus one node) of every launched node of the NodePool.
-        `node_limits` False: core before v1.11.0 (#2526), where no state node or instance type has a
-        `nodes` resource, so the scheduler plans past a `nodes` limit and only Provisioner.Create refuses
-        once the NodePool has more nodes than the limit (core-behaviour.yaml nodeLimits)."""
+    def build(nodepools: Iterable[Mapping], node_capacities: Iterable[tuple[str, Mapping[str, int], bool]],
+              node_limits: bool = True, initialized_counted: bool = False) -> "RemainingResources":
+        """Limits minus the capacity (plus one node) of every launched node of the NodePool; each node is
+        (NodePool, capacity, whether core v1.4-v1.10 count it: initialized or not registered).
+        `node_limits` False: core before v1.11.0 (#2526), where StateNode.Capacity has no `nodes` of its own
+        (core-behaviour.yaml nodeLimits). From v1.4.0 (`initialized_counted`, core-behaviour.yaml
+        initializedNodesCounted) Cluster.updateNodePoolResources writes `nodes: 1` into the map Capacity
+        returns for an initialized node (its Node's status.capacity) or a NodeClaim not registered yet (its
+        status.capacity), so those still count; a registered node not initialized returns a copy and does not
+        (sigs.k8s.io/karpenter v1.6.2 pkg/controllers/state/statenode.go Capacity). Before v1.4.0 nothing
+        counts: the scheduler plans past a `nodes` limit and only Provisioner.Create refuses."""
         out: dict[str, dict[str, int]] = {}
         for np in nodepools:
             limits = nodepool_limits(np)
-            if limits is not None and not node_limits:
+            if limits is not None and not node_limits and not initialized_counted:
                 limits.pop(NODES, None)
             if limits is not None:
                 out[np["metadata"]["name"]] = dict(limits)
-        for name, capacity in node_capacities:
+        for name, capacity, counted in node_capacities:
             rem = out.get(name)
             if rem is None:
                 continue
-            with_node = {**capacity, NODES: 1}
+            with_node = {**capacity, NODES: 1 if node_limits or counted else 0}
             for k in rem:                      # resources.Subtract: only the limited keys
                 rem[k] -= with_node.get(k, 0)
-        return RemainingResources(out)
+        return RemainingResources(out, exhausted_check=node_limits)
 
     def check(self, nodepool: str, instance_types: list) -> tuple[list, str | None]:
         """The instance types a new NodeClaim of `nodepool` may use, or the limit error."""
         rem = self.remaining.get(nodepool)
         if rem is None:
             return instance_types, None
-        if NODES in rem and rem[NODES] == 0:
+        if self.exhausted_check and NODES in rem and rem[NODES] == 0:
             return [], exhausted_message(nodepool)
         kept = [it for it in instance_types if all(it.capacity.get(k, 0) <= v for k, v in rem.items())]
         if not kept:

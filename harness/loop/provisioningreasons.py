@@ -185,5 +185,6 @@ def create_refused(nodepool: str, pods: list[str], err: str, scheduler_counts_no
             f"{names_phrase(pods)}, as the NodePool already uses more than its limit; no event, the pod stays "
             "pending and is planned again each pass")
     if not scheduler_counts_nodes:
-        text += "; this core's scheduler does not count `nodes` (from core v1.11.0 it does, and refuses first)"
+        text += ("; this core's scheduler plans while no `nodes` remain (it counts only initialized nodes, and none "
+                 "before core v1.4.0; from core v1.11.0 it counts every node and refuses first)")
     return text

@@ -159,6 +159,12 @@ class CoreBehaviour:
         return bool(self.values["nodeLimits"])
 
     @property
+    def initialized_nodes_counted(self) -> bool:
+        """Before core v1.11.0: the scheduler still counts an initialized node as one `nodes` (core v1.4.0 on,
+        through the capacity map cluster state writes it into: core-behaviour.yaml initializedNodesCounted)."""
+        return bool(self.values["initializedNodesCounted"])
+
+    @property
     def no_compatible_instance_types_event(self) -> str:
         """none | plain | minValuesSuffix (core-behaviour.yaml noCompatibleInstanceTypesEvent)."""
         return str(self.values["noCompatibleInstanceTypesEvent"])

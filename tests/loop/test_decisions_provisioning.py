@@ -202,9 +202,29 @@ def test_idle_rounds_over_the_same_pods_are_recorded_once(embedded):
 
 
 def test_create_refuses_a_nodeclaim_past_limits_nodes_before_core_v1_11(embedded):
-    """Provider v1.10.2 (core v1.10.0): the scheduler plans a node for each pod past limits.nodes 1, and
-    Provisioner.Create refuses once two nodes are in use; the pod gets no event, the record says why and names
-    the switch."""
+    """Provider v0.7.5 (core v1.0.x, before initializedNodesCounted): the scheduler plans a node for each pod past
+    limits.nodes 1, and Provisioner.Create refuses once two nodes are in use; the pod gets no event, the record
+    says why and names the switch."""
+    busy = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"busy-{i}"},
+             "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1500m"}}}]}}
+            for i in (1, 2)]
+    existing = [{"nodePool": "main", "instanceType": "Standard_D2s_v3", "capacityType": "on-demand", "pods": [p]}
+                for p in busy]
+    v1alpha2 = {**nodeclass(), "apiVersion": "karpenter.azure.com/v1alpha2"}     # what provider v0.7.5 serves
+    with simulation(embedded, profile="v0.7.5") as sim:
+        result = sim.run([v1alpha2, pool("main", limits={"nodes": "1"}), pod("web", "1500m")], existing=existing)
+        assert result.pods["default/web"].state == "pending"
+        assert not result.pods["default/web"].events
+        (d,) = decisions(result, "nodeclaim-refused")
+        assert d.subject == "Pod/default/web" and d.data == {"nodePool": "main"}
+        assert d.reason.startswith("creating node claim, nodes resource usage of 2 exceeds limit of 1: "
+                                   "Provisioner.Create refused"), d.reason
+        assert "nodeLimits" in d.switches
+
+
+def test_core_v1_10_scheduler_refuses_past_limits_nodes_on_initialized_nodes(embedded):
+    """Provider v1.10.2 (core v1.10.0, initializedNodesCounted): two initialized nodes of a NodePool limited to
+    one leave -1 `nodes` in the scheduler, so the pod gets the FailedScheduling event and Create is not reached."""
     busy = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"busy-{i}"},
              "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1500m"}}}]}}
             for i in (1, 2)]
@@ -213,9 +233,6 @@ def test_create_refuses_a_nodeclaim_past_limits_nodes_before_core_v1_11(embedded
     with simulation(embedded, profile="v1.10.2") as sim:
         result = sim.run([nodeclass(), pool("main", limits={"nodes": "1"}), pod("web", "1500m")], existing=existing)
         assert result.pods["default/web"].state == "pending"
-        assert not result.pods["default/web"].events
-        (d,) = decisions(result, "nodeclaim-refused")
-        assert d.subject == "Pod/default/web" and d.data == {"nodePool": "main"}
-        assert d.reason.startswith("creating node claim, resource usage exceeds limit "
-                                   "(limit=1, resource-name=nodes, usage=2): Provisioner.Create refused"), d.reason
-        assert "nodeLimits" in d.switches
+        assert any("all available instance types exceed limits for nodepool" in e
+                   for e in result.pods["default/web"].events)
+        assert not decisions(result, "nodeclaim-refused")

@@ -37,7 +37,7 @@ def test_capacity_equal_to_remaining_is_allowed_and_one_more_is_not():
 
 
 def test_launched_nodes_count_one_node_each():
-    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [("a", {"cpu": 2000})])
+    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [("a", {"cpu": 2000}, True)])
     assert rem.check("a", [IT("s", {"cpu": 2000})]) == ([], exhausted_message("a"))
 
 
@@ -50,12 +50,12 @@ def test_nodes_are_not_decremented_within_a_pass():
 
 def test_overshot_node_limit_reads_as_instance_types_exceeding():
     # IsZero is false for a negative remainder; filterByRemainingResources then drops every type
-    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [("a", {}), ("a", {})])
+    rem = RemainingResources.build([np("a", limits={"nodes": "1"})], [("a", {}, True), ("a", {}, True)])
     assert rem.check("a", [IT("s", {"cpu": 1})]) == ([], exceeded_message("a"))
 
 
 def test_unlimited_nodepool_is_unconstrained():
-    rem = RemainingResources.build([np("a")], [("a", {"cpu": 10**9})])
+    rem = RemainingResources.build([np("a")], [("a", {"cpu": 10**9}, True)])
     its = [IT("s", {"cpu": 2000})]
     assert rem.check("a", its) == (its, None)
 
@@ -65,14 +65,34 @@ def test_weight_order_heavier_first_then_name_descending():
     assert [p["metadata"]["name"] for p in sorted(pools, key=weight_order_key)] == ["d", "b", "a", "c"]
 
 
-def test_the_scheduler_drops_node_limits_before_core_v1_11():
-    """Core before v1.11.0 (#2526) has no `nodes` resource in the scheduler: limits.nodes is dropped there
-    (core-behaviour.yaml nodeLimits; Provisioner.Create still checks it); the other limits stay."""
+def test_the_scheduler_drops_node_limits_before_core_v1_4():
+    """Core before v1.4.0 has no `nodes` resource in the scheduler: limits.nodes is dropped there
+    (core-behaviour.yaml nodeLimits, initializedNodesCounted; Provisioner.Create still checks it); the other
+    limits stay."""
     np = {"metadata": {"name": "default"}, "spec": {"limits": {"nodes": "1", "cpu": "4"}}}
-    old = RemainingResources.build([np], [("default", {"cpu": 2000})], node_limits=False)
+    old = RemainingResources.build([np], [("default", {"cpu": 2000}, True)], node_limits=False)
     assert old.remaining == {"default": {"cpu": 2000}}
-    new = RemainingResources.build([np], [("default", {"cpu": 2000})])
+    new = RemainingResources.build([np], [("default", {"cpu": 2000}, True)])
     assert new.remaining == {"default": {"nodes": 0, "cpu": 2000}}
+
+
+def test_core_v1_4_to_v1_10_count_initialized_nodes_only_and_plan_at_zero():
+    """Core v1.4.0-v1.10.x (nodeLimits false, initializedNodesCounted true): cluster state writes `nodes: 1` into
+    the capacity map an initialized node's StateNode.Capacity returns (sigs.k8s.io/karpenter v1.6.2
+    pkg/controllers/state/cluster.go updateNodePoolResources), so the scheduler subtracts it; a registered node not
+    yet initialized returns a copy and is not counted. No "exhausted" check: none left still plans, fewer than none
+    excludes every instance type (scheduler.go filterByRemainingResources)."""
+    pool = np("a", limits={"nodes": "1"})
+    it = IT("s", {"cpu": 2000})
+    at_limit = RemainingResources.build([pool], [("a", {"cpu": 2000}, True)], node_limits=False,
+                                        initialized_counted=True)
+    assert at_limit.check("a", [it]) == ([it], None)
+    over = RemainingResources.build([pool], [("a", {}, True), ("a", {}, True)], node_limits=False,
+                                    initialized_counted=True)
+    assert over.check("a", [it]) == ([], exceeded_message("a"))
+    registering = RemainingResources.build([pool], [("a", {}, True), ("a", {}, False)], node_limits=False,
+                                           initialized_counted=True)
+    assert registering.check("a", [it]) == ([it], None)
 
 
 def test_create_refuses_only_usage_above_the_limit():

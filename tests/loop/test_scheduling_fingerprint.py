@@ -122,7 +122,7 @@ def run_case(world, mix: str, n: int, seed: int) -> dict:
                       "karpenter.sh/nodepool": "default"}
             existing.append(ExistingNode(f"node-{j}", labels, [], {"cpu": 4000, "memory": 16 * 2**30, "pods": 30},
                                          {"cpu": 500 * j, "memory": 2**30 * j}))
-        remaining = RemainingResources.build(nps, [("zonal", {"cpu": 8000})])
+        remaining = RemainingResources.build(nps, [("zonal", {"cpu": 8000}, True)])
     templates = [Template.from_nodepool(np_, its, profile, sem) for np_ in nps]
     keys = set().union(*(topology_keys(p) for p in batch))
     node_labels = {n_.name: n_.labels for n_ in existing}

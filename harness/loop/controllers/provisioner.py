@@ -218,9 +218,10 @@ class Provisioner:
         """NodePool limits minus launched NodeClaims' capacity (harness/loop/limits.py: core
         NewScheduler + updateRemainingResources; an unlaunched NodeClaim is not in cluster state)."""
         s = self.state
-        launched = [(c.template.name, c.launched.instance_type.capacity) for c in s.claims
-                    if not c.done and c.launched is not None]
-        return RemainingResources.build(s.cluster.list("NodePool"), launched, s.core.node_limits)
+        launched = [(c.template.name, c.launched.instance_type.capacity, c.initialized or not c.registered)
+                    for c in s.claims if not c.done and c.launched is not None]
+        return RemainingResources.build(s.cluster.list("NodePool"), launched, s.core.node_limits,
+                                        s.core.initialized_nodes_counted)
 
     def topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass (core scheduling/topology.go NewTopology): the domain universe of

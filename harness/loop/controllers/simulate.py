@@ -94,8 +94,9 @@ class Simulator:
         existing, initialized = self._existing(view, active, refuse)
         remaining = RemainingResources.build(
             s.cluster.list("NodePool"),
-            [(sn.claim.template.name, sn.claim.launched.instance_type.capacity) for sn in active if sn.claim],
-            s.core.node_limits)
+            [(sn.claim.template.name, sn.claim.launched.instance_type.capacity,
+              sn.claim.initialized or not sn.claim.registered) for sn in active if sn.claim],
+            s.core.node_limits, s.core.initialized_nodes_counted)
         topo = self._topology(pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
                           remaining, s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
