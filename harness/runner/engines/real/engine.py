@@ -477,17 +477,20 @@ class RealRun:
                  if (name := self._apply_one(obj)) is not None]
         if pools and workloads:
             self._await_nodepools(pools)
-        now = CLOCK.now()
-        for obj in sorted(workloads, key=lambda o: apply_order(o.get("kind"))):
-            # a dumped Job's startTime is the Job controller's stamp, on its clock (jobruns.started_at)
-            started = jobruns.started_at(obj, carried) if self.clocked else None
-            if started is not None:
+        # a dumped Job's startTime is the Job controller's stamp, on its clock: such Jobs first, each with the
+        # clock at its start (jobruns.started_at), then the clock back and the rest
+        now, dated = CLOCK.now(), []
+        for obj in workloads:
+            if self.clocked and (started := jobruns.started_at(obj, carried)) is not None:
                 self.clock_at(started, touch=False)
-            self._apply_one(obj)
-            if started is not None:
+                self._apply_one(obj)
                 jobruns.await_start(self.cluster, obj)
-        if self.clocked and any(c.status.get("startTime") for c in carried):
+                dated.append(obj)
+        if dated:
             self.clock_at(now)
+        for obj in sorted(workloads, key=lambda o: apply_order(o.get("kind"))):
+            if not any(obj is d for d in dated):
+                self._apply_one(obj)
         jobruns.carry_on(self.cluster, carried)
         # a manifest claim standing for a pod's ephemeral one becomes that pod's, now that it exists
         csi.own_ephemeral_claims(self.cluster, csi.ephemeral_claims(workloads), rest)
