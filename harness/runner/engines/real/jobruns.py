@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from harness.backends.base import ADMIN, retry_on_conflict
-
 from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.jobs import run_duration
 from harness.model.cron import CronError, parse_schedule
@@ -256,7 +255,8 @@ def carry_on(cluster, carried: list[Carried]) -> None:
     for c in jobs:
         if c.parallelism is not None:
             _update(cluster, "Job", c.name, c.namespace, lambda j, c=c: j["spec"].update(parallelism=c.parallelism))
-    crons = {(c.namespace, c.name): c.status for c in carried if c.kind == "CronJob"}
+    crons = {(c.namespace, c.name): {k: v for k, v in c.status.items() if k == "lastScheduleTime"}
+             for c in carried if c.kind == "CronJob"}
     crons.update({(c.namespace, c.owner["name"]): crons.get((c.namespace, c.owner["name"]), {})
                   for c in jobs if c.owner is not None})
     uids = {}
