@@ -267,11 +267,13 @@ class Simulation:
     def restarted(self) -> None:
         """The controller starts again before the first pass (given.restrict, after the existing nodes
         launched): its start lists the SKUs anew, as a controller of the real engine restarted then does
-        (before provider v1.10 the first List after the start reads them: the same list). Nothing else
-        the simulation holds has run yet."""
+        (before provider v1.10 the first List after the start reads them: the same list), and core's
+        podevents stamps every NodeClaim with a pod anew (podevents.py relisted). Nothing else the
+        simulation holds has run yet."""
         if self.started and self.exited is None:
             self.started = False
             self._start()
+            self.podevents.relisted()
 
     def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
         """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),

@@ -415,3 +415,18 @@ def test_a_deployment_without_selector_gets_its_template_labels():
                                                "template": {"metadata": {"labels": {"a": "b", "c": "d"}}}}}
     default_selector(kept)
     assert kept["spec"]["selector"] == {"matchLabels": {"a": "b"}}
+
+
+def test_a_seeded_job_pod_waits_for_its_job_to_adopt_it(cluster):
+    """Its Job is created after the seeding and selects it by the seeding's label (jobruns.as_created); the
+    tracking finalizer comes with the adoption, so the Job controller's orphan worker has none to take off."""
+    from harness.runner.engines.real.existing import bind_pods
+    from harness.runner.engines.real.jobruns import JOB_TRACKING, SEEDED_BY
+    cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    bind_pods(cluster, "n1", {"pods": [{"metadata": {
+        "name": "reindex-x7k2p", "labels": {"batch.kubernetes.io/job-name": "reindex"}, "finalizers": [JOB_TRACKING],
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "reindex", "controller": True}]},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}}]})
+    pod = cluster.get("Pod", "reindex-x7k2p", "default")
+    assert pod["metadata"]["labels"] == {"batch.kubernetes.io/job-name": "reindex", SEEDED_BY: "reindex"}
+    assert "ownerReferences" not in pod["metadata"] and not pod["metadata"].get("finalizers")

@@ -51,3 +51,73 @@ def test_a_completed_pod_is_terminal_with_its_containers_exited_zero():
     (c,) = status["containerStatuses"]
     assert parse_rfc3339(c["state"]["terminated"]["finishedAt"]) == EPOCH + 600
     assert jobruns.cronjob_of({"metadata": {"ownerReferences": [{"kind": "CronJob", "name": "r", "controller": True}]}}) == "r"
+
+
+# -- a dump's status (as_created, carry_on): the live run is scenarios/workloads/dumped-jobs.scenario.yaml ----
+import pytest  # noqa: E402
+
+from harness.backends.embedded import EmbeddedBackend  # noqa: E402
+
+
+@pytest.fixture()
+def cluster():
+    c = EmbeddedBackend().start()
+    yield c
+    c.close()
+
+
+def _seeded(job, n=1):
+    return {"existingNodes": [{"pods": [{"metadata": {"name": f"{job}-{i}", "ownerReferences": [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": job, "controller": True}]}} for i in range(n)]}]}
+
+
+def _dumped(name="reindex", status=None, owner=None, **spec):
+    meta = {"name": name, "namespace": "default"}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "CronJob", "name": owner, "controller": True}]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "status": status or {},
+            "spec": {**spec, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+
+
+def test_a_dumped_job_is_created_holding_its_parallelism_at_the_pods_it_has(cluster):
+    """Its first sync then neither makes nor deletes a pod whatever it reads of the status; a Job with seeded
+    pods selects them by the seeding's label, so that sync adopts them."""
+    job = _dumped(completions=3, parallelism=2, status={"succeeded": 1, "startTime": "2026-11-20T09:10:00Z"})
+    (created,), (carried,) = jobruns.as_created(cluster, [job], _seeded("reindex"))
+    assert "status" not in created and created["spec"]["parallelism"] == 1 and carried.parallelism == 2
+    assert created["spec"]["manualSelector"] is True
+    assert created["spec"]["selector"] == {"matchLabels": {jobruns.SEEDED_BY: "reindex"}}
+    assert created["spec"]["template"]["metadata"]["labels"] == {jobruns.SEEDED_BY: "reindex"}
+    assert jobruns.started_at(created, [carried]) == parse_rfc3339("2026-11-20T09:10:00Z")
+    # no pods: held at 0, completions written as the API server defaults them, so it stays no work queue
+    (created,), (carried,) = jobruns.as_created(cluster, [_dumped(status={"succeeded": 1})], {})
+    assert (created["spec"]["parallelism"], created["spec"]["completions"], carried.parallelism) == (0, 1, 1)
+    assert "manualSelector" not in created["spec"]
+    # nothing dumped: as written; a suspended Job has no startTime to wait for
+    plain = _dumped()
+    plain.pop("status")
+    assert jobruns.as_created(cluster, [plain], {}) == ([plain], [])
+    assert jobruns.started_at({**job, "spec": {"suspend": True}}, [carried]) is None
+
+
+def test_the_status_is_carried_on_and_a_cronjobs_job_named_active_before_it_is_owned(cluster):
+    """The CronJob lists its running Job as active before the Job names it (syncCronJob calls an unlisted Job of
+    its own an UnexpectedJob), then the Job gets its controller reference with the live uid."""
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "default"},
+            "spec": {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}},
+            "status": {"lastScheduleTime": "2026-11-20T10:00:00Z"}}
+    job = _dumped("nightly-29919480", owner="nightly", status={"succeeded": 0, "startTime": "2026-11-20T10:00:00Z"},
+                  completions=2, parallelism=2)
+    objs, carried = jobruns.as_created(cluster, [cron, job], _seeded("nightly-29919480"))
+    assert "ownerReferences" not in objs[1]["metadata"] and "status" not in objs[0]
+    for o in objs:
+        cluster.create(o)
+    jobruns.carry_on(cluster, carried)
+    live = cluster.get("Job", "nightly-29919480", "default")
+    assert live["spec"]["parallelism"] == 2 and live["status"]["succeeded"] == 0
+    stored = cluster.get("CronJob", "nightly", "default")
+    assert stored["status"]["lastScheduleTime"] == "2026-11-20T10:00:00Z"
+    assert [(a["name"], a["uid"]) for a in stored["status"]["active"]] == [("nightly-29919480", live["metadata"]["uid"])]
+    (ref,) = live["metadata"]["ownerReferences"]
+    assert (ref["name"], ref["uid"], ref["controller"]) == ("nightly", stored["metadata"]["uid"], True)

@@ -26,6 +26,23 @@ class PodEvents:
         """A pod that ran on `node` before the run started (a dump's): its binding is no pod event."""
         self._bound[key] = node
 
+    def relisted(self) -> None:
+        """The controller (re)started: its pod informer lists every pod again, and its event filter screens
+        updates only (podevents/controller.go Register: bound, terminal, terminating), so each listed pod is a
+        Reconcile: every NodeClaim with a non-DaemonSet pod on its Node gets lastPodEventTime = now, unless
+        stamped within dedupeTimeout. A dump's lastPodEventTime then counts no more (given.restrict restarts
+        the controller after the seeding, on both engines)."""
+        s = self.state
+        now = s.clock.now()
+        by_node = {c.node_name: c for c in s.claims if c.node_name and not c.done}
+        for key, node in self._bound.items():
+            c = by_node.get(node)
+            pr = s.result.pods.get(key)
+            if c is None or pr is None or pr.owner_kind == "DaemonSet":
+                continue
+            if c.dis.last_pod_event is None or now - c.dis.last_pod_event >= DEDUPE_TIMEOUT:
+                c.dis.last_pod_event = now
+
     def reconcile(self) -> bool:
         s = self.state
         now = s.clock.now()

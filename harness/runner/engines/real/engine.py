@@ -469,14 +469,29 @@ class RealRun:
         ready", core v1.14.0 pkg/controllers/provisioning/provisioner.go) waits for the pod
         controller's 10 s requeue (pkg/controllers/provisioning/controller.go) - a delay no user sees
         once their NodePool is up."""
-        workloads = [m for m in manifests if m.get("kind") in WORKLOAD_KINDS]
+        # a dumped Job's and CronJob's status is written once they exist (jobruns.py carry_on)
+        workloads, carried = jobruns.as_created(self.cluster, [m for m in manifests if m.get("kind") in WORKLOAD_KINDS],
+                                                self.scenario.given)
         rest = [m for m in manifests if m.get("kind") not in WORKLOAD_KINDS]
         pools = [name for obj in sorted(rest, key=lambda o: apply_order(o.get("kind")))
                  if (name := self._apply_one(obj)) is not None]
         if pools and workloads:
             self._await_nodepools(pools)
+        # a dumped Job's startTime is the Job controller's stamp, on its clock: such Jobs first, each with the
+        # clock at its start (jobruns.started_at), then the clock back and the rest
+        now, dated = CLOCK.now(), []
+        for obj in workloads:
+            if self.clocked and (started := jobruns.started_at(obj, carried)) is not None:
+                self.clock_at(started, touch=False)
+                self._apply_one(obj)
+                jobruns.await_start(self.cluster, obj)
+                dated.append(obj)
+        if dated:
+            self.clock_at(now)
         for obj in sorted(workloads, key=lambda o: apply_order(o.get("kind"))):
-            self._apply_one(obj)
+            if not any(obj is d for d in dated):
+                self._apply_one(obj)
+        jobruns.carry_on(self.cluster, carried)
         # a manifest claim standing for a pod's ephemeral one becomes that pod's, now that it exists
         csi.own_ephemeral_claims(self.cluster, csi.ephemeral_claims(workloads), rest)
 

@@ -22,6 +22,7 @@ from harness.model.poddefaults import POD_TEMPLATE_HASH, made_from
 from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
 from harness.runner.engines.real import history
+from harness.runner.engines.real.jobruns import JOB_TRACKING, SEEDED_BY
 from harness.runner.engines.real.observe import nodepool_decided
 from harness.runner.engines.real.runclock import CLOCK
 
@@ -220,6 +221,17 @@ def bind_pods(cluster, node_name: str, entry: dict, deployments: list[dict] = ()
                                                  REVISION_HASH: revision_hash(cluster, owner)}
             elif terminating and ref.get("uid"):
                 refs.append(ref)
+            elif kind == "Job" and ref.get("name") and ref.get("controller"):
+                # its Job, created after the seeding, selects and adopts it (jobruns.as_created), adding the
+                # tracking finalizer then; an orphan's would be taken off by the Job controller's orphan
+                # worker, maybe after the adoption (k8s.io/kubernetes v1.36.3 pkg/controller/job
+                # job_controller.go handleSingleOrphanPod), and its completion would not be counted
+                pod["metadata"]["labels"] = {**(pod["metadata"].get("labels") or {}), SEEDED_BY: ref["name"]}
+                finalizers = [f for f in pod["metadata"].get("finalizers") or [] if f != JOB_TRACKING]
+                if finalizers:
+                    pod["metadata"]["finalizers"] = finalizers
+                else:
+                    pod["metadata"].pop("finalizers", None)
             elif kind in ADOPTERS and ref.get("name"):                   # adopted later (adopt_orphans)
                 dep = deployment_of(kind, ref["name"], pod["metadata"], deployments)
                 pod["metadata"]["labels"] = _hash_labels(pod, dep, ref["name"]) if dep is not None \
@@ -568,7 +580,7 @@ def _scenario_owner(cluster, kind: str | None, name: str, namespace: str) -> dic
     return cluster.get(kind, name, namespace) if kind in ("DaemonSet", "Deployment") else None
 
 
-OWNER_LABEL = "harness.karpenter.azure.com/owner"
+OWNER_LABEL = SEEDED_BY
 
 
 def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
