@@ -95,6 +95,8 @@ def check_disruption(checker, spec: dict) -> None:
     records = r.disruptions
     summary = "; ".join(_describe(d) for d in records) or "nothing was disrupted"
     wanted = spec.get("disrupted") or []
+    if spec.get("disrupted") == [] and records:       # an empty list says: nothing was disrupted
+        checker.fail(f"{root}.disrupted", "nothing disrupted", summary)
     hits = [[j for j, d in enumerate(records) if _record_matches(r, d, want)] for want in wanted]
     for i, want in enumerate(wanted):
         n = want.get("count")

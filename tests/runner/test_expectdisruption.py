@@ -23,3 +23,24 @@ def test_items_without_a_count_each_need_a_disruption_of_their_own():
     assert _unmatched([0, 1], [[1], [1]]) == 1
     # an item that could take either record yields to one that has only one choice
     assert _unmatched([0, 1], [[0, 1], [0]]) is None
+
+
+def test_an_empty_disrupted_list_says_nothing_was_disrupted():
+    from types import SimpleNamespace
+    from harness.runner.expectdisruption import check_disruption
+
+    class Checker:
+        root = "expect"
+
+        def __init__(self, records):
+            self.r = SimpleNamespace(disruptions=records, timeline=[], nodes=[])
+            self.failed = []
+
+        def fail(self, path, want, got, *rest):
+            self.failed.append(path)
+
+    quiet, busy = Checker([]), Checker([{"index": 0, "instanceType": "Standard_D2s_v5", "reason": "Empty",
+                                         "method": "emptiness", "decision": "delete"}])
+    check_disruption(quiet, {"disrupted": []})
+    check_disruption(busy, {"disrupted": []})
+    assert quiet.failed == [] and busy.failed == ["expect.disruption.disrupted"]
