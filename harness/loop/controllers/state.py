@@ -50,9 +50,46 @@ class Claim:
     dis: ClaimDisruption = field(default_factory=ClaimDisruption)   # disruption state (disruptionstate.py)
 
 
+class SeededStream:
+    """A LoopState attribute holding its own `random.Random`, seeded `f"{prefix}-{seed}"` (the run's
+    `stream_seed`) and made on first use: a run draws from few of the streams, and seeding one from a
+    string (sha512, then the Mersenne Twister's init) was a measurable part of a small run. The seed is
+    the same whenever the stream is made, so the draws are too."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, state: "LoopState | None", owner: type | None = None):
+        if state is None:
+            return self
+        rng = state.__dict__[self.name] = random.Random(f"{self.prefix}-{state.stream_seed}")
+        return rng
+
+
 class LoopState:
     """The run's shared state. `rng` is the one seeded stream for generated names and label
     resolution: controllers draw from it in reconcile order, so a seed replays a run exactly."""
+
+    # the API server's pod UIDs are random: core's scheduling queue orders pods of equal requests
+    # created in the same second by UID. Their own stream, so names and offerings drawn from `rng`
+    # do not shift with the number of pods.
+    uid_rng = SeededStream("pod-uid")
+    bind_rng = SeededStream("bind")           # kube-scheduler's selectHost among equal scores
+    ready_rng = SeededStream("ready")         # which of a pass's Nodes becomes Ready first
+    spread_rng = SeededStream("spread")       # whether a round runs mid-launch (nodesReady: spread)
+    queue_rng = SeededStream("queue")         # kube-scheduler's queue as a Node turns Ready (staggered)
+    launch_rng = SeededStream("launch")       # which of a pass's launches reaches Azure first
+    stagger_rng = SeededStream("stagger")     # ... and whether it starts after the ones before it
+    drift_rng = SeededStream("drift")         # drift's order among candidates drifted in one second
+    arrive_rng = SeededStream("arrive")       # which workloads of an apply arrive late (podsArrive)
+    owned_rng = SeededStream("owned")         # whether a Deployment's pods follow bare ones (controllerPods)
+    rollout_rng = SeededStream("rollout")     # whether a rollout's new pods meet the old (rolloutPods)
+    daemon_order_rng = SeededStream("daemon-groups")     # a Solve's daemon overhead group order
+    nodepool_order_rng = SeededStream("nodepool-order")  # single-node's NodePool interleave
+    candidate_order_rng = SeededStream("candidates")     # consolidation's order among tied candidates
 
     def __init__(self, cfg: "SimConfig", cluster: Cluster, fake, provider: AzureProvider, clock: SimClock,
                  unavailable: UnavailableOfferings, rng: random.Random):
@@ -91,23 +128,7 @@ class LoopState:
         # (controllers/binding.py); from Kubernetes 1.35 also the pod's status.nominatedNodeName
         self.prebind: dict[str, str] = {}
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
-        # the API server's pod UIDs are random: core's scheduling queue orders pods of equal requests
-        # created in the same second by UID. Their own stream, so names and offerings drawn from `rng`
-        # do not shift with the number of pods.
-        self.uid_rng = random.Random(f"pod-uid-{cfg.seed}")
-        self.bind_rng = random.Random(f"bind-{cfg.seed}")     # kube-scheduler's selectHost among equal scores
-        self.ready_rng = random.Random(f"ready-{cfg.seed}")   # which of a pass's Nodes becomes Ready first
-        self.spread_rng = random.Random(f"spread-{cfg.seed}")  # whether a round runs mid-launch (nodesReady: spread)
-        self.queue_rng = random.Random(f"queue-{cfg.seed}")   # kube-scheduler's queue as a Node turns Ready (staggered)
-        self.launch_rng = random.Random(f"launch-{cfg.seed}")  # which of a pass's launches reaches Azure first
-        self.stagger_rng = random.Random(f"stagger-{cfg.seed}")  # ... and whether it starts after the ones before it
-        self.drift_rng = random.Random(f"drift-{cfg.seed}")    # drift's order among candidates drifted in one second
-        self.arrive_rng = random.Random(f"arrive-{cfg.seed}")  # which workloads of an apply arrive late (podsArrive)
-        self.owned_rng = random.Random(f"owned-{cfg.seed}")    # whether a Deployment's pods follow bare ones (controllerPods)
-        self.rollout_rng = random.Random(f"rollout-{cfg.seed}")  # whether a rollout's new pods meet the old (rolloutPods)
-        self.daemon_order_rng = random.Random(f"daemon-groups-{cfg.seed}")  # a Solve's daemon overhead group order
-        self.nodepool_order_rng = random.Random(f"nodepool-order-{cfg.seed}")  # single-node's NodePool interleave
-        self.candidate_order_rng = random.Random(f"candidates-{cfg.seed}")  # consolidation's order among tied candidates
+        self.stream_seed = cfg.seed        # the seed of the named streams (SeededStream), each drawn on first use
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         # every decision with its reason (harness/loop/decisions.py): controllers call `decide`
         self.decisions = DecisionLog(clock, self.core, self.result.decisions)
