@@ -15,13 +15,14 @@ controller's not-ready taint: a Node that is not Ready takes no pod.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from harness.loop.podutil import terminating
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.loop.topology import (HONOR, IGNORE, affinity_terms, match_expression, selector_is_empty,
                                    selector_matches, spread_selector, term_namespaces, term_selector)
-from harness.model.resources import parse_resource_list
+from harness.model.resources import parse_resource, parse_resource_list
 
 # plugin reasons, verbatim (k8s.io/kubernetes v1.36.3 pkg/scheduler/framework/plugins/...)
 UNSCHEDULABLE = "node(s) were unschedulable"                                    # nodeunschedulable
@@ -97,6 +98,29 @@ def ports_conflict(want: tuple[str, str, int], used: set[tuple[str, str, int]]) 
     return any(p == port and pr == proto and i in (ip, "0.0.0.0") for i, pr, p in used)
 
 
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What the filter and score plugins read of a Node object itself: spec.unschedulable, the Ready
+    condition (the last one listed, as a map of them keeps), the taints, the allocatable resources (as
+    NodeResourcesFit parses them, and cpu and memory as the scorers do)."""
+    unschedulable: bool
+    ready: bool
+    taints: tuple[Taint, ...]
+    allocatable: Mapping[str, int]
+    cpu_memory: tuple[int, int]
+
+    @staticmethod
+    def of(node: dict) -> NodeFacts:
+        spec, status = node.get("spec") or {}, node.get("status") or {}
+        conditions = {c["type"]: c.get("status") for c in status.get("conditions") or []}
+        alloc_list = status.get("allocatable") or {}
+        return NodeFacts(bool(spec.get("unschedulable")), conditions.get("Ready") == "True",
+                         tuple(Taint.from_dict(t) for t in spec.get("taints") or []),
+                         parse_resource_list(alloc_list),
+                         (parse_resource("cpu", alloc_list.get("cpu", 0)),
+                          parse_resource("memory", alloc_list.get("memory", 0))))
+
+
 class Snapshot:
     """The nodes and the pods bound to them, as kube-scheduler's cache holds them for a pass."""
 
@@ -114,15 +138,32 @@ class Snapshot:
         # per Node, (namespace, selector) -> its pods that selector matches (kubescore.spread_scores), until a
         # pod is added there
         self._matching: dict[str, dict[tuple[str, str], int]] = {}
+        # what a Node's filter and score read of the Node itself, read once per pass rather than once per
+        # pod and Node (a pass binding the pods of a thousand removed Nodes filters every Node for each)
+        self._facts: dict[str, tuple[dict, NodeFacts]] = {}
+        # bound pods with any inter-pod (anti-)affinity term: none, and the pod has none, InterPodAffinity
+        # scores every Node 0 without a walk over the bound pods (kubescore.affinity_scores)
+        self.with_pod_affinity = 0
         for pv, node in placed:
             self.add(pv, node)
 
     def add(self, pv: PodView, node: str) -> None:
         self.pods.setdefault(node, []).append(pv)
         self._matching.pop(node, None)
+        affinity = pv.spec.get("affinity") or {}
+        if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
+            self.with_pod_affinity += 1
         if ((pv.spec.get("affinity") or {}).get("podAntiAffinity") or {}).get(
                 "requiredDuringSchedulingIgnoredDuringExecution") and self.terms(pv, "podAntiAffinity"):
             self.with_anti.append((pv, node))
+
+    def facts(self, node: dict) -> NodeFacts:
+        """The Node's NodeFacts, read once per Snapshot (a Node object does not change within a pass)."""
+        name = node["metadata"]["name"]
+        hit = self._facts.get(name)
+        if hit is None or hit[0] is not node:
+            hit = self._facts[name] = (node, NodeFacts.of(node))
+        return hit[1]
 
     def terms(self, pod: PodView, kind: str) -> list[tuple[str, dict | None, frozenset[str]]]:
         """The pod's required (anti-)affinity terms as (topologyKey, selector with matchLabelKeys and
@@ -190,7 +231,7 @@ class Cycle:
             if any(c["key"] not in labels for c in constraints):     # nodeLabelsMatchSpreadConstraints
                 continue
             name = node["metadata"]["name"]
-            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+            taints = self.snap.facts(node).taints
             for c in constraints:
                 if c["affinity"] == HONOR and node_matches(pod, labels, name) is not None:
                     continue
@@ -297,15 +338,13 @@ class Cycle:
     def filter(self, node: dict, requested: Mapping[str, int]) -> list[str]:
         """The reasons the node fails (empty: it fits): the first failing plugin's, all of
         NodeResourcesFit's."""
-        meta, spec = node["metadata"], node.get("spec") or {}
-        name, labels = meta["name"], _labels(node)
-        if spec.get("unschedulable") and not tolerates(self.pod.tolerations, UNSCHEDULABLE_TAINT):
+        name, labels = node["metadata"]["name"], _labels(node)
+        facts = self.snap.facts(node)
+        if facts.unschedulable and not tolerates(self.pod.tolerations, UNSCHEDULABLE_TAINT):
             return [UNSCHEDULABLE]
-        conditions = {c["type"]: c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
-        if conditions.get("Ready") != "True":
+        if not facts.ready:
             return [NOT_READY]
-        taints = [Taint.from_dict(t) for t in spec.get("taints") or []]
-        if untolerated_do_not_schedule(self.pod.tolerations, taints) is not None:
+        if untolerated_do_not_schedule(self.pod.tolerations, facts.taints) is not None:
             return [UNTOLERATED]
         if node_matches(self.pod, labels, name) is not None:
             return [NODE_AFFINITY]
@@ -313,7 +352,7 @@ class Cycle:
             used = {hp for p in self.snap.pods.get(name, ()) for hp in host_ports(p)}
             if any(ports_conflict(w, used) for w in self.ports):
                 return [NODE_PORTS]
-        alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+        alloc = facts.allocatable
         fit = []
         if len(self.snap.pods.get(name, ())) + 1 > alloc.get("pods", 0):
             fit.append(TOO_MANY_PODS)

@@ -14,7 +14,7 @@ from harness.loop.kubescheduler import Snapshot, node_matches, untolerated_do_no
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.loop.topology import (HONOR, HOSTNAME, IGNORE, match_expression, selector_is_empty, selector_matches,
                                    spread_selector, term_namespaces, term_selector)
-from harness.model.resources import parse_resource, parse_resource_list
+from harness.model.resources import parse_resource_list
 
 MAX_SCORE = 100
 WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1,
@@ -48,9 +48,8 @@ def _normalize(raw: list[int], reverse: bool = False) -> list[int]:
     return [MAX_SCORE - MAX_SCORE * r // top if reverse else MAX_SCORE * r // top for r in raw]
 
 
-def _taint_count(pod: PodView, node: dict) -> int:
+def _taint_count(pod: PodView, taints: Sequence[Taint]) -> int:
     """tainttoleration Score: PreferNoSchedule taints the pod does not tolerate."""
-    taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
     return sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(pod.tolerations, t))
 
 
@@ -147,7 +146,7 @@ def spread_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot, default_s
         name, lab = n["metadata"]["name"], labels(n)
         if require_all and not has_all(n):
             continue
-        taints = [Taint.from_dict(t) for t in (n.get("spec") or {}).get("taints") or []]
+        taints = snap.facts(n).taints
         for i, c in enumerate(constraints):
             if c["key"] == HOSTNAME or lab.get(c["key"], "") not in counts[i]:
                 continue
@@ -206,6 +205,8 @@ def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list
     own = [(w, k, sel, nss, 1) for w, k, sel, nss in _weighted_terms(pod, "podAffinity", ns)]
     own += [(w, k, sel, nss, -1) for w, k, sel, nss in _weighted_terms(pod, "podAntiAffinity", ns)]
     sums: dict[str, dict[str, int]] = {}
+    if not own and not snap.with_pod_affinity:
+        return [0] * len(nodes)        # no term on either side: every sum below would stay empty
 
     def add(key: str, labels: Mapping[str, str], amount: int) -> None:
         if key in labels:
@@ -244,15 +245,15 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
         return nodes[0]
     pod_nz = non_zero_requests(pod)
     pod_req = (pod.scheduler_requests.get("cpu", 0), pod.scheduler_requests.get("memory", 0))
-    taints = _normalize([_taint_count(pod, n) for n in nodes], reverse=True)
+    facts = snap if snap is not None else Snapshot(list(nodes), [])
+    taints = _normalize([_taint_count(pod, facts.facts(n).taints) for n in nodes], reverse=True)
     affinity = _normalize([_affinity_weight(pod, n) for n in nodes])
     spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
     inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
     totals = []
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
-        alloc_list = (n.get("status") or {}).get("allocatable") or {}
-        alloc = (parse_resource("cpu", alloc_list.get("cpu", 0)), parse_resource("memory", alloc_list.get("memory", 0)))
+        alloc = facts.facts(n).cpu_memory
         nz = non_zero.get(name, (0, 0))
         used = requested.get(name, {})
         used_req = (used.get("cpu", 0), used.get("memory", 0))

@@ -202,6 +202,21 @@ class RunResult:
         direct = direct or [p for p in self.rejected_pods.values() if p.name == name]
         return direct or [p for p in self.pods.values() if name in (p.owner_name, p.cronjob) and p.state != "deleted"]
 
+    def pods_index(self):
+        """`pods_of` for many names over the pods as they are now: each pod read once, rather than
+        every pod once per name (a check of a 5,000-node dump names 10,000 pods)."""
+        named: dict[str, list[PodResult]] = {}
+        rejected: dict[str, list[PodResult]] = {}
+        owned: dict[str, list[PodResult]] = {}
+        for p in self.pods.values():
+            named.setdefault(p.name, []).append(p)
+            if p.state != "deleted":
+                for owner in {p.owner_name, p.cronjob}:
+                    owned.setdefault(owner, []).append(p)
+        for p in self.rejected_pods.values():
+            rejected.setdefault(p.name, []).append(p)
+        return lambda name: list(named.get(name) or rejected.get(name) or owned.get(name) or [])
+
     def to_json(self) -> dict:
         d = asdict(self)
         d["instance_types"] = sorted(self.instance_types)

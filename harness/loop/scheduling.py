@@ -33,7 +33,7 @@ from harness.loop.topology import HOSTNAME
 from harness.loop.typeindex import Mask, TypeIndex
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
-from harness.model.resources import add, fits
+from harness.model.resources import add
 from harness.model.semantics import Semantics
 
 # core v1.6.0+ scheduling/events.go NoCompatibleInstanceTypes, when minValues filtered out every type
@@ -254,6 +254,12 @@ class Scheduler:
     def _try_existing(self, pod: PodView, node: ExistingNode) -> str | None:
         if node.refuses and pod.uid in node.refuses:
             return "consolidateAfter"
+        # resources first: each check below is a verdict of its own and `_place` takes the first node none
+        # refuses, so their order only decides the cost, and at size most nodes tried are full
+        alloc, used = node.allocatable, node.requested
+        for k, v in pod.requests.items():
+            if v > 0 and (k not in alloc or v > alloc[k] - used.get(k, 0)):
+                return "resources"
         if karpenter_untolerated(pod.tolerations, node.taints):
             return "taints"
         # ExistingNode.CanAdd checks host ports before resources (core v1.14.0 scheduling/existingnode.go)
@@ -262,9 +268,6 @@ class Scheduler:
         node_reqs = node.requirements(self.sem)
         if node_reqs.compatible(pod.requirements(self.sem)) is not None:
             return "requirements"
-        free = {k: node.allocatable.get(k, 0) - node.requested.get(k, 0) for k in node.allocatable}
-        if not fits(pod.requests, free):
-            return "resources"
         # ExistingNode.tryVolumeAlternative: each volume alternative, strict Compatible, then topology
         why = "volumes"
         for vol in pod.volume_requirements or [None]:

@@ -84,6 +84,13 @@ class Checker:
         self.explored = explored
         self.nodes_root = f"{root}.nodes"
         self.out: list[Mismatch] = []
+        self._pods_index = None
+
+    def pods_of(self, name: str) -> list:
+        """RunResult.pods_of, indexed once per check point (the result does not change while it is judged)."""
+        if self._pods_index is None:
+            self._pods_index = self.r.pods_index()
+        return self._pods_index(name)
 
     def fail(self, path: str, expected, actual, detail: str = "") -> None:
         line = None
@@ -257,7 +264,7 @@ class Checker:
         other key is checked on each of them; `count: 0` is the one way to say there are none."""
         for name, want in spec.items():
             path = f'{self.root}.pods["{name}"]'
-            pods = self.r.pods_of(name)
+            pods = self.pods_of(name)
             if isinstance(want, str):
                 want = {want: True}
             if not pods and want.get("count") != 0:
@@ -301,7 +308,7 @@ class Checker:
                 continue
             others = want[key] if isinstance(want[key], list) else [want[key]]
             for other in others:
-                theirs = [p for p in self.r.pods_of(other)]
+                theirs = [p for p in self.pods_of(other)]
                 if not theirs:
                     self.fail(f"{path}.{key}", other, None, "no pod or Deployment by that name")
                     continue
@@ -326,7 +333,7 @@ class Checker:
         `index`) must hold (they are ANDed); an entry with none is the i-th node in launch order."""
         nodes = list(self.r.nodes)
         if "pod" in want:
-            pods = self.r.pods_of(want["pod"])
+            pods = self.pods_of(want["pod"])
             names = {p.node for p in pods if p.node}
             nodes = [n for n in self.r.nodes if n.name in names]
             if not nodes:   # not bound: the node launched for it
@@ -346,7 +353,7 @@ class Checker:
                          + (f", pods {', '.join(n.pods)}" if n.pods else "") + ")"
                          for j, n in enumerate(self.r.nodes))
         if "pod" in want:
-            pods = self.r.pods_of(want["pod"])
+            pods = self.pods_of(want["pod"])
             where = ", ".join(f"{p.name} {p.state}" + (f" on {p.node}" if p.node else "")
                               + (f" (NodeClaims {', '.join(p.nodeclaims)})" if p.nodeclaims else "") for p in pods)
             text += f"; pod {want['pod']}: {where or 'no such pod'}"
@@ -760,7 +767,7 @@ class Checker:
         key = want.get("topologyKey", "kubernetes.io/hostname")
         seen: dict[str, str | None] = {}
         for name in want["pods"]:
-            pods = self.r.pods_of(name)
+            pods = self.pods_of(name)
             if not pods:
                 self.fail(f"{path}.pods", name, None, "no pod or Deployment by that name")
                 continue
@@ -783,7 +790,7 @@ class Checker:
         allocatable CPU and memory exceed the summed requests of the NodeClaim's pods (core checks
         requests + overhead < capacity), `false`: some one's do not."""
         path = f"{self.root}.nodeClaimInstanceTypes[{i}]"
-        pods = self.r.pods_of(want["pod"])
+        pods = self.pods_of(want["pod"])
         claims = [c for p in pods for c in p.nodeclaims]
         claim = next((c for c in self.r.nodeclaims if claims and c.name == claims[0]), None)
         if claim is None:

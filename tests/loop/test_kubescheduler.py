@@ -492,3 +492,14 @@ def test_the_chain_stops_at_the_first_failing_plugin_and_fit_reports_every_resou
     small = node("n2", {"zone": "z2"}, alloc={"cpu": "2", "memory": "8Gi", "pods": "1"})
     assert Cycle(incoming, Snapshot([small], [pod("e", node="n2")])).filter(small, {}) == [
         ks.TOO_MANY_PODS, "Insufficient cpu", "Insufficient memory"]
+
+
+def test_a_pass_reads_each_node_once_and_a_changed_node_again():
+    """Snapshot.facts: a Node's conditions, taints and allocatable are read once per pass; a Node object the
+    pass has not seen (a later read of the same name) is read again."""
+    n = node("n1", {"zone": "z1"}, alloc={"cpu": "2", "memory": "8Gi", "pods": "10"})
+    snap = Snapshot([n], [])
+    assert snap.facts(n) is snap.facts(n)
+    assert snap.facts(n).cpu_memory == (2000, 8 * 1024 ** 3) and snap.facts(n).ready
+    tainted = node("n1", {"zone": "z1"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
+    assert [str(t) for t in snap.facts(tainted).taints] == ["k=v:NoSchedule"]

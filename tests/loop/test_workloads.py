@@ -135,3 +135,16 @@ def test_controller_pods_first_by_default_raced_after_bare_pods_in_a_seeded_choi
                     ("a", "c", "b", "b", "d")}
     assert ("a", "c", "b", "b", "d") in seen and ("b", "b", "d", "a", "c") in seen
     assert all(_creation(embedded, seed, "raced") == _creation(embedded, seed, "raced") for seed in (1, 2))
+
+
+def test_the_checks_index_of_pods_answers_as_pods_of():
+    """RunResult.pods_index: by name, else a refused pod's name, else the owner (or CronJob) of pods not deleted."""
+    from harness.loop.result import PodResult, RunResult
+    r = RunResult("s", "upstream", "embedded", 1)
+    r.pods = {"d/a-1": PodResult("a-1", "d", "Deployment", "a"), "d/a-2": PodResult("a-2", "d", "Deployment", "a",
+                                                                                     state="deleted"),
+              "d/j-1": PodResult("j-1", "d", "Job", "j-7", cronjob="j"), "d/x": PodResult("x", "d")}
+    r.rejected_pods = {"d/r": PodResult("r", "d", state="rejected")}
+    index = r.pods_index()
+    for name in ("a", "a-2", "j", "j-7", "x", "r", "nothing"):
+        assert index(name) == r.pods_of(name), name

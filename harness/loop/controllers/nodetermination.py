@@ -41,6 +41,7 @@ class NodeTermination:
         self.state = state
         self.termination = termination
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
+        self._by_node: tuple[int, dict[str, list[str]]] | None = None     # (pods then, Node -> its pod keys)
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
     def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "") -> None:
@@ -81,8 +82,24 @@ class NodeTermination:
         s.result.timeline.append({"t": s.clock.now() if at is None else at, "node": c.node_name or (c.launched.vm_name if c.launched else ""),
                                   "nodeClaim": c.result.name, "action": action, "detail": detail})
 
+    def _pods_on(self, name: str) -> list[str]:
+        """The keys of the pods bound to Node `name` and not deleted, in the run's pod order. The pods are
+        grouped by Node once per pass (a pass drains a budget's worth of Nodes, each read every pod) and again
+        when a pod was added; within a pass a pod only leaves a Node (kube-scheduler binds in its own pass), so
+        each group's pods are read again here."""
+        s = self.state
+        if self._by_node is None or self._by_node[0] != len(s.result.pods):
+            groups: dict[str, list[str]] = {}
+            for k, pr in s.result.pods.items():
+                if pr.node:
+                    groups.setdefault(pr.node, []).append(k)
+            self._by_node = (len(s.result.pods), groups)
+        return [k for k in self._by_node[1].get(name, ())
+                if s.result.pods[k].node == name and s.result.pods[k].state != "deleted"]
+
     def reconcile(self) -> bool:
         s = self.state
+        self._by_node = None
         progress = self._deleted_nodes()
         for c in list(s.claims):
             if c.done or c.dis.deleting_since is None:
@@ -195,7 +212,7 @@ class NodeTermination:
         s = self.state
         now = s.clock.now()
         rec = s.disruption.recorder
-        pods = [k for k, pr in s.result.pods.items() if pr.node == name and pr.state != "deleted" and k in s.pod_views]
+        pods = [k for k in self._pods_on(name) if k in s.pod_views]
         waiting = [k for k in pods if self._drainable(k)]
         if c.dis.drain_started is None:
             c.dis.drain_started = now
@@ -405,9 +422,9 @@ class NodeTermination:
         collector deletes what names it as owner: its mirror pods, which no drain evicts (k8s.io/kubernetes
         v1.36.3 pkg/controller/garbagecollector attemptToDeleteItem: the owner's uid no longer exists)."""
         s = self.state
-        for key, pr in list(s.result.pods.items()):
+        for key in self._pods_on(node):
             pv = s.pod_views.get(key)
-            if pr.node == node and pr.state != "deleted" and pv is not None and podutil.owned_by_node(pv):
+            if pv is not None and podutil.owned_by_node(pv):
                 s.delete_pod(key, f"its owner, Node {node}, was deleted (garbage collector)")
 
 

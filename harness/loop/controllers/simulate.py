@@ -64,6 +64,9 @@ class Simulator:
         self.provisioner = provisioner
         self._hostnames = 0
         self._entries: tuple[Cluster, list] | None = None     # (the pass's view, its existing entries)
+        # (the pass's view, its pending pods, its bound pods as (key, view, node)): read once per pass, as
+        # the entries are; a pass runs a simulation per candidate it tries, each read every pod
+        self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]]] | None = None
 
     def _counter(self) -> int:
         self._hostnames += 1
@@ -76,7 +79,7 @@ class Simulator:
         if any(sn.name in names for sn in deleting):
             raise CandidateDeleting()
         active = [sn for sn in view.nodes if not sn.marked_for_deletion and sn.name not in names]
-        pending = self._pending()
+        pending = list(self._pass_pods(view)[1])
         moving: list[str] = []
         for c in candidates:
             moving += [k for k in c.reschedulable if view.moves(k)]
@@ -97,7 +100,7 @@ class Simulator:
             [(sn.claim.template.name, sn.claim.launched.instance_type.capacity,
               sn.claim.initialized or not sn.claim.registered) for sn in active if sn.claim],
             s.core.node_limits, s.core.initialized_nodes_counted)
-        topo = self._topology(pods, templates, existing, set(keys))
+        topo = self._topology(view, pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
                           remaining, s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
                           s.daemon_order_rng)
@@ -115,6 +118,13 @@ class Simulator:
                     info.append(f"node/{node}")
                 errors[key] = f"would schedule against uninitialized {', '.join(info)}"
         return SimResult(solved.new_claims, errors, placed, moving)
+
+    def _pass_pods(self, view: Cluster) -> tuple[Cluster, list[str], list[tuple[str, PodView, str]]]:
+        if self._pods is None or self._pods[0] is not view:
+            s = self.state
+            bound = [(k, pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node]
+            self._pods = (view, self._pending(), bound)
+        return self._pods
 
     def _pending(self) -> list[str]:
         """GetPendingPods: unbound pods Karpenter provisions for (not DaemonSet, not ignored)."""
@@ -149,12 +159,10 @@ class Simulator:
                     n.refuses = refuse
         return out, {n.name for n in out if n.initialized}
 
-    def _topology(self, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
+    def _topology(self, view: Cluster, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
         """NewTopology: the pods being scheduled are excluded from the counts."""
-        s = self.state
         names = {n.name for n in existing}
-        running = [(pv, s.result.pods[k].node) for k, pv in s.pod_views.items()
-                   if s.result.pods[k].node in names and k not in moving]
+        running = [(pv, node) for k, pv, node in self._pass_pods(view)[2] if node in names and k not in moving]
         return self.provisioner.topology_over(pods, templates, existing, running)
 
 
