@@ -15,6 +15,7 @@ import base64
 import json
 import re
 import shlex
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -135,7 +136,12 @@ def _time() -> str:
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40
 # the Lease renew interval: a kubelet's is 10 s (node-lease-renew-interval-fraction 0.25 x 40 s); the stand-in
-# renews more often so that the fast timing's 15 s --node-monitor-grace-period (controller-timing.yaml) has margin
+# renews more often so that the fast timing's 15 s --node-monitor-grace-period (controller-timing.yaml) has margin.
+# The renewals run on a thread of their own (Kubelets.start_heartbeats), as each kubelet is a process of its own:
+# on the harness's poll loop they stopped while the harness did a long piece of work (seeding a 100-node dump's
+# history writes every NodeClaim's status, ~30 s on a loaded machine) and every Node went NotReady, which
+# core counts against the disruption budget (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/helpers.go
+# BuildDisruptionBudgetMapping)
 RENEW_SECONDS = 2.0
 DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a new node's pods
 # An existing node in flight was launched before the scenario began, so it comes up before any node Karpenter
@@ -182,6 +188,8 @@ class Kubelets:
         self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
         self._ahead: set[str] = set()       # ... while these released ones boot
         self._claims: list[dict] | None = None      # the NodeClaims as this step read them (nodeclaims())
+        self._beats: threading.Thread | None = None   # the Lease renewals (start_heartbeats)
+        self._stop = threading.Event()
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
@@ -202,10 +210,23 @@ class Kubelets:
         progress |= self._startup_agents()
         progress |= self._device_plugins_late()
         progress |= self._release_deleted()
-        if time.monotonic() - self._last_renew >= RENEW_SECONDS and not hasattr(self.cluster, "kubelets"):
-            self._renew()
-            self._last_renew = time.monotonic()
         return progress
+
+    def start_heartbeats(self) -> None:
+        """Renew every live stand-in's Lease every RENEW_SECONDS on a thread of their own, whatever the
+        harness's poll loop is doing, until close(). On kind the real kubelets renew their own."""
+        if self._beats is not None or hasattr(self.cluster, "kubelets"):
+            return
+        self._beats = threading.Thread(target=self._heartbeats, name="kubelet-leases", daemon=True)
+        self._beats.start()
+
+    def _heartbeats(self) -> None:
+        while not self._stop.wait(max(0.0, RENEW_SECONDS - (time.monotonic() - self._last_renew))):
+            self._last_renew = time.monotonic()
+            try:
+                self._renew()
+            except Exception:   # noqa: BLE001 - a request failing as the cluster resets: the next round retries
+                pass
 
     def release_held(self) -> bool:
         """Let the held in-flight existing nodes' kubelets boot and the NotReady ones report Ready; True when
@@ -296,6 +317,7 @@ class Kubelets:
             return
         rec.registered = True
         self._lease(rec.node_name, create=True, uid=((created or {}).get("metadata") or {}).get("uid"))
+        self.start_heartbeats()
         self._pending_ccm.add(vm_name)
 
     def _reported(self, vm_name: str, status: dict) -> dict:
@@ -490,15 +512,17 @@ class Kubelets:
         probe time while neither the Lease nor the Ready heartbeat changed)."""
         self._lease(node_name, create=True)
         self.unmanaged.add(node_name)
+        self.start_heartbeats()
 
     def _renew(self) -> None:
         """Every live kubelet's heartbeat; a VM gone from the fake (evicted, deleted) took its kubelet
-        with it, so its Lease ages and the node lifecycle controller marks the Node not ready."""
-        for rec in self.records.values():
+        with it, so its Lease ages and the node lifecycle controller marks the Node not ready. Runs on
+        the heartbeat thread: it reads copies of what the poll loop changes."""
+        for rec in list(self.records.values()):
             if (rec.registered and self.fake.get_vm(self.rg, rec.vm_name) is not None
                     and self.reads.get("Node", rec.node_name) is not None):
                 self._lease(rec.node_name)
-        for name in sorted(self.unmanaged):
+        for name in sorted(list(self.unmanaged)):
             if self.reads.get("Node", name) is not None:
                 self._lease(name)
 
@@ -622,8 +646,12 @@ class Kubelets:
         return None
 
     def close(self) -> None:
-        """Drop the leases this run created (Nodes are cleared by the cluster's reset)."""
-        for rec in self.records.values():
+        """Stop the heartbeats and drop the leases this run created (Nodes are cleared by the cluster's
+        reset)."""
+        self._stop.set()
+        if self._beats is not None:
+            self._beats.join(timeout=RENEW_SECONDS + 30.0)
+        for rec in list(self.records.values()):
             if rec.registered:
                 try:
                     self.cluster.admin.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}"
