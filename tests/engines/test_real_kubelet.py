@@ -290,6 +290,31 @@ def test_the_leases_are_renewed_while_the_poll_loop_does_not_step(monkeypatch):
     assert not kl._beats.is_alive()
 
 
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_node_marked_unknown_while_its_kubelet_lives_reports_ready_again(held):
+    """A late renewal is not a dead node: the node lifecycle controller set Ready Unknown, and the kubelet's
+    next status sync posts Ready again; a kubelet the harness holds NotReady leaves it."""
+    from harness.runner.engines.real.kubelet import KubeletRecord, Kubelets, Bootstrap
+    cluster, patched = _LeaseCluster(), []
+    cluster.leases.add("aks-x")
+    cluster.nodes["aks-x"]["status"] = {"conditions": [{"type": "Ready", "status": "Unknown",
+                                                        "reason": "NodeStatusUnknown"}]}
+    cluster.patch = lambda kind, name, body, namespace=None, sub=None: patched.append((kind, name, body, sub))
+    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    kl.records["aks-x"] = KubeletRecord("aks-x", "aks-x", Bootstrap({}, {}), registered=True)
+    if held:
+        kl.not_ready.add("aks-x")
+    kl._renew()
+    assert cluster.requests[-1][0] == "PATCH"           # the Lease
+    if held:
+        assert patched == []
+    else:
+        ((kind, name, body, sub),) = patched
+        assert (kind, name, sub) == ("Node", "aks-x", "status")
+        assert body["status"]["conditions"][0]["status"] == "True"
+
+
 def _job_pod(phase="Running", started="2026-01-01T00:00:00Z"):
     return {"metadata": {"name": "reindex-abc", "namespace": "default",
                          "ownerReferences": [{"kind": "Job", "name": "reindex", "controller": True}]},
