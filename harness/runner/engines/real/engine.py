@@ -52,8 +52,8 @@ DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims 
 
 QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady ...
 # ... plus this much per node the scenario starts with: core runs until nothing changes, and a customer's
-# cluster may take a disruption command per few nodes (issue 65's 100-node dump: eleven multi-node commands
-# of the NodePool's 10% budget), as the simulation's bound grows by a pass per seeded node
+# cluster may take a disruption command per few nodes (issue 65's 100-node dump: 6.7 minutes of commands within
+# the NodePool's 10% budget on a loaded machine), as the simulation's bound grows by a pass per seeded node
 # (harness/loop/simulation.py iteration_bound)
 QUIESCE_SECONDS_PER_NODE = 10.0
 POLL_SECONDS = 0.1
@@ -579,9 +579,10 @@ class RealRun:
     def settle(self, until: str | None = None):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
         window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT and a part per
-        seeded node passed (then the run is not steady); the result as observed. Existing nodes held in flight by seed() and not
-        released ahead of a node Karpenter launched (kubelet.py release_held) are released after the first
-        settle, and the run settles again (as in the simulation). `until="launch"`: stop at the first poll
+        seeded node passed (then the run is not steady); the result as observed. Existing nodes held in
+        flight by seed() and not released ahead of a node Karpenter launched (kubelet.py release_held) are
+        released after the first settle, and the run settles again (as in the simulation).
+        `until="launch"`: stop at the first poll
         that shows a launch in flight (Observer.launched_unregistered) once the round's other launches
         ended and every pending pod was answered by a round (launching, unplanned), named in `in_flight`."""
         self.in_flight = ()

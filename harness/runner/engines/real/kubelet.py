@@ -547,8 +547,11 @@ class Kubelets:
             return
         self._lease(node_name)
         ready = next((c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), None)
-        if ready is None or ready.get("status") == "True" or node_name in self._held_nodes:
-            return      # a held kubelet reports NotReady itself (release_held)
+        # only the node lifecycle controller's Unknown: a held kubelet reports NotReady itself (release_held), and
+        # a seeded Node Karpenter does not manage keeps the status its entry gave it
+        if (ready is None or ready.get("status") != "Unknown" or node_name in self._held_nodes
+                or node_name in self.unmanaged):
+            return
         now = _time()
         cond = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
                 "lastHeartbeatTime": now, "lastTransitionTime": now}
