@@ -156,6 +156,7 @@ class _SeedRun:
         self.now = 0.0
         self.moves: list[float] = []
         self.kubelets = type("K", (), {"started": {}})()
+        self.observer = type("O", (), {"seeded": []})()
 
     def clock_at(self, instant, touch=True):
         self.moves.append((instant, touch))
@@ -190,6 +191,8 @@ manifests: {MANIFESTS}
     assert seeded == [(0, parse_rfc3339("2026-11-26T10:00:00Z"), parse_rfc3339("2026-11-26T20:00:00Z")),
                       (1, start, start), ("stamped", ["web-1"]), ("dated", ["web-0"])]
     assert run.moves == [(start, True)]       # back at the start, touching what core timed on the old clock
+    # the nodes' order is the entries' (observe.py _nodes_and_claims), whatever their createdAt
+    assert run.observer.seeded == ["web-0", "web-1"]
 
 
 def _skip(text: str, moves: bool) -> str | None:

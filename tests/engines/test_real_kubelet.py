@@ -265,6 +265,56 @@ def test_the_lease_is_owned_by_its_node_and_made_again_when_deleted():
     assert cluster.requests[-1][0] == "PATCH"   # the Node is gone: nothing to renew
 
 
+
+def test_the_leases_are_renewed_while_the_poll_loop_does_not_step(monkeypatch):
+    """Each kubelet is a process of its own: its Lease is renewed whatever the harness is doing (a dump's
+    seeding writes every NodeClaim's history between two polls), until the run closes the stand-ins."""
+    import threading
+    from harness.runner.engines.real import kubelet
+    from harness.runner.engines.real.kubelet import KubeletRecord, Kubelets
+    monkeypatch.setattr(kubelet, "RENEW_SECONDS", 0.01)
+    cluster, renewed = _LeaseCluster(), threading.Event()
+    cluster.leases.add("aks-x")
+    request = cluster.request
+
+    def counted(method, path, body=None, **kw):
+        request(method, path, body, **kw)
+        if method == "PATCH" and sum(m == "PATCH" for m, _ in cluster.requests) >= 3:
+            renewed.set()
+    cluster.request = counted
+    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    kl.records["aks-x"] = KubeletRecord("aks-x", "aks-x", kubelet.Bootstrap({}, {}), registered=True)
+    kl.start_heartbeats()
+    assert renewed.wait(30)                     # three renewals, no step() called
+    kl.close()
+    assert not kl._beats.is_alive()
+
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_node_marked_unknown_while_its_kubelet_lives_reports_ready_again(held):
+    """A late renewal is not a dead node: the node lifecycle controller set Ready Unknown, and the kubelet's
+    next status sync posts Ready again; a kubelet the harness holds NotReady leaves it."""
+    from harness.runner.engines.real.kubelet import KubeletRecord, Kubelets, Bootstrap
+    cluster, patched = _LeaseCluster(), []
+    cluster.leases.add("aks-x")
+    cluster.nodes["aks-x"]["status"] = {"conditions": [{"type": "Ready", "status": "Unknown",
+                                                        "reason": "NodeStatusUnknown"}]}
+    cluster.patch = lambda kind, name, body, namespace=None, sub=None: patched.append((kind, name, body, sub))
+    kl = Kubelets(cluster, _Fake(), None, None, {"nodeResourceGroup": "rg", "region": "eastus"})
+    kl.records["aks-x"] = KubeletRecord("aks-x", "aks-x", Bootstrap({}, {}), registered=True)
+    if held:
+        kl.not_ready.add("aks-x")
+    kl._renew()
+    assert cluster.requests[-1][0] == "PATCH"           # the Lease
+    if held:
+        assert patched == []
+    else:
+        ((kind, name, body, sub),) = patched
+        assert (kind, name, sub) == ("Node", "aks-x", "status")
+        assert body["status"]["conditions"][0]["status"] == "True"
+
+
 def _job_pod(phase="Running", started="2026-01-01T00:00:00Z"):
     return {"metadata": {"name": "reindex-abc", "namespace": "default",
                          "ownerReferences": [{"kind": "Job", "name": "reindex", "controller": True}]},

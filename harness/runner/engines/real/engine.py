@@ -50,7 +50,12 @@ from harness.runner.steps import actions, evict_vm, eviction_target, play, restr
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
-QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady
+QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is reported not steady ...
+# ... plus this much per node the scenario starts with: core runs until nothing changes, and a customer's
+# cluster may take a disruption command per few nodes (issue 65's 100-node dump: 6.7 minutes of commands within
+# the NodePool's 10% budget on a loaded machine), as the simulation's bound grows by a pass per seeded node
+# (harness/loop/simulation.py iteration_bound)
+QUIESCE_SECONDS_PER_NODE = 10.0
 POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
@@ -588,10 +593,11 @@ class RealRun:
 
     def settle(self, until: str | None = None):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
-        window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT passed (then
-        the run is not steady); the result as observed. Existing nodes held in flight by seed() and not
-        released ahead of a node Karpenter launched (kubelet.py release_held) are released after the first
-        settle, and the run settles again (as in the simulation). `until="launch"`: stop at the first poll
+        window), runaway provisioning held through the quiet window, or QUIESCE_TIMEOUT and a part per
+        seeded node passed (then the run is not steady); the result as observed. Existing nodes held in
+        flight by seed() and not released ahead of a node Karpenter launched (kubelet.py release_held) are
+        released after the first settle, and the run settles again (as in the simulation).
+        `until="launch"`: stop at the first poll
         that shows a launch in flight (Observer.launched_unregistered) once the round's other launches
         ended and every pending pod was answered by a round (launching, unplanned), named in `in_flight`."""
         self.in_flight = ()
@@ -655,7 +661,8 @@ class RealRun:
                           in_flight_fallback=self.cluster.node_ready_seconds + self.kubelets.boot_seconds)
         runaway_since = None
         asked = float("-inf")
-        timeout = EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT
+        timeout = (EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT) + QUIESCE_SECONDS_PER_NODE * len(
+            self.scenario.given.get("existingNodes") or ())
         horizon = (self.scenario.given.get("loop") or {}).get("horizon")
         if horizon is not None:          # watched as long as asked, steady or not (as the simulation)
             timeout = min(timeout, scenario_duration(horizon))
@@ -963,10 +970,10 @@ class RealRun:
                 keeper.KEEPER.give_back(self.kept, ["the run did not start"] if outcome is None else
                                         self.leftovers(outcome.result.events if outcome.result else None))
         finally:
+            if self.kubelets is not None:       # first: its heartbeats read the watch cache
+                self.kubelets.close()
             if self.cache is not None:
                 self.cluster.unwatch(self.cache)
-            if self.kubelets is not None:
-                self.kubelets.close()
 
     def leftovers(self, events: list[dict] | None = None) -> list[str]:
         """What this run may have left in the controller's memory (keeper.py): why the next run needs

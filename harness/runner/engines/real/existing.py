@@ -353,6 +353,8 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
                 # the entry's NodeClaim (the simulation's seed leaves it out the same way:
                 # harness/loop/controllers/seed.py)
                 nodeclaim, node_name, ready = seed_managed(run, entry, i, skus, when) or (None, None, False)
+                if nodeclaim:
+                    run.observer.seeded.append(nodeclaim)
                 if clocked and nodeclaim and history.has_history(entry):
                     dated.append((nodeclaim, entry))
                 elif ready:

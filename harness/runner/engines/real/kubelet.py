@@ -15,6 +15,7 @@ import base64
 import json
 import re
 import shlex
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -135,8 +136,16 @@ def _time() -> str:
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_SECONDS = 40
 # the Lease renew interval: a kubelet's is 10 s (node-lease-renew-interval-fraction 0.25 x 40 s); the stand-in
-# renews more often so that the fast timing's 15 s --node-monitor-grace-period (controller-timing.yaml) has margin
+# renews more often so that the fast timing's 15 s --node-monitor-grace-period (controller-timing.yaml) has margin.
+# The renewals run on a thread of their own (Kubelets.start_heartbeats), as each kubelet is a process of its own:
+# on the harness's poll loop they stopped while the harness did a long piece of work (seeding a 100-node dump's
+# history writes every NodeClaim's status, ~30 s on a loaded machine) and every Node went NotReady, which
+# core counts against the disruption budget (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/helpers.go
+# BuildDisruptionBudgetMapping)
 RENEW_SECONDS = 2.0
+# renewals in flight at once: one after the other, 100 Leases took 12 s a round at load 25 on 2 cores (the poll
+# loop holds the GIL between each request's steps), near the 15 s grace
+RENEW_WORKERS = 8
 DAEMONSET_GRACE = 2.0        # seconds the DaemonSet controller gets to create a new node's pods
 # An existing node in flight was launched before the scenario began, so it comes up before any node Karpenter
 # launches for the scenario: once Karpenter launches one, the held ones are released and the new VMs' kubelets
@@ -182,6 +191,10 @@ class Kubelets:
         self._lead_until = 0.0              # new VMs' kubelets wait until then (IN_FLIGHT_LEAD) ...
         self._ahead: set[str] = set()       # ... while these released ones boot
         self._claims: list[dict] | None = None      # the NodeClaims as this step read them (nodeclaims())
+        self._beats: threading.Thread | None = None   # the Lease renewals (start_heartbeats) ...
+        self._pool = None                               # ... RENEW_WORKERS at a time
+        self._held_nodes: set[str] = set()              # Nodes whose kubelet reports NotReady (not_ready)
+        self._stop = threading.Event()
 
     # -- the loop's one entry point ---------------------------------------------------------------
     def step(self) -> bool:
@@ -202,10 +215,25 @@ class Kubelets:
         progress |= self._startup_agents()
         progress |= self._device_plugins_late()
         progress |= self._release_deleted()
-        if time.monotonic() - self._last_renew >= RENEW_SECONDS and not hasattr(self.cluster, "kubelets"):
-            self._renew()
-            self._last_renew = time.monotonic()
         return progress
+
+    def start_heartbeats(self) -> None:
+        """Renew every live stand-in's Lease every RENEW_SECONDS on a thread of their own, whatever the
+        harness's poll loop is doing, until close(). On kind the real kubelets renew their own."""
+        if self._beats is not None or hasattr(self.cluster, "kubelets"):
+            return
+        from concurrent.futures import ThreadPoolExecutor
+        self._pool = ThreadPoolExecutor(RENEW_WORKERS, thread_name_prefix="kubelet-lease")
+        self._beats = threading.Thread(target=self._heartbeats, name="kubelet-leases", daemon=True)
+        self._beats.start()
+
+    def _heartbeats(self) -> None:
+        while not self._stop.wait(max(0.0, RENEW_SECONDS - (time.monotonic() - self._last_renew))):
+            self._last_renew = time.monotonic()
+            try:
+                self._renew()
+            except Exception:   # noqa: BLE001 - a request failing as the cluster resets: the next round retries
+                pass
 
     def release_held(self) -> bool:
         """Let the held in-flight existing nodes' kubelets boot and the NotReady ones report Ready; True when
@@ -296,6 +324,7 @@ class Kubelets:
             return
         rec.registered = True
         self._lease(rec.node_name, create=True, uid=((created or {}).get("metadata") or {}).get("uid"))
+        self.start_heartbeats()
         self._pending_ccm.add(vm_name)
 
     def _reported(self, vm_name: str, status: dict) -> dict:
@@ -490,17 +519,47 @@ class Kubelets:
         probe time while neither the Lease nor the Ready heartbeat changed)."""
         self._lease(node_name, create=True)
         self.unmanaged.add(node_name)
+        self.start_heartbeats()
 
     def _renew(self) -> None:
         """Every live kubelet's heartbeat; a VM gone from the fake (evicted, deleted) took its kubelet
-        with it, so its Lease ages and the node lifecycle controller marks the Node not ready."""
-        for rec in self.records.values():
-            if (rec.registered and self.fake.get_vm(self.rg, rec.vm_name) is not None
-                    and self.reads.get("Node", rec.node_name) is not None):
-                self._lease(rec.node_name)
-        for name in sorted(self.unmanaged):
-            if self.reads.get("Node", name) is not None:
-                self._lease(name)
+        with it, so its Lease ages and the node lifecycle controller marks the Node not ready. Runs on
+        the heartbeat thread: it reads copies of what the poll loop changes."""
+        held = set(self.not_ready)
+        self._held_nodes = {rec.node_name for rec in list(self.records.values()) if rec.vm_name.lower() in held}
+        beating = [rec.node_name for rec in list(self.records.values())
+                   if rec.registered and self.fake.get_vm(self.rg, rec.vm_name) is not None]
+        beating += sorted(list(self.unmanaged))
+        if self._pool is None:
+            for name in beating:
+                self._beat(name)
+        else:
+            list(self._pool.map(self._beat, beating))
+
+    def _beat(self, node_name: str) -> None:
+        """One kubelet's heartbeat: its Lease, and its Ready condition posted again when the node lifecycle
+        controller set it Unknown (the Lease was late): a kubelet's status sync posts what it sees every
+        10 s (k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go syncNodeStatus), so a late
+        renewal is not a dead node."""
+        from harness.backends.base import APIRejected, Identity
+        node = self.reads.get("Node", node_name)
+        if node is None:
+            return
+        self._lease(node_name)
+        ready = next((c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), None)
+        # only the node lifecycle controller's Unknown: a held kubelet reports NotReady itself (release_held), and
+        # a seeded Node Karpenter does not manage keeps the status its entry gave it
+        if (ready is None or ready.get("status") != "Unknown" or node_name in self._held_nodes
+                or node_name in self.unmanaged):
+            return
+        now = _time()
+        cond = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": now, "lastTransitionTime": now}
+        try:
+            self.cluster.client(Identity.node(node_name)).patch("Node", node_name, {"status": {"conditions": [cond]}},
+                                                                sub="status")
+        except APIRejected:
+            pass        # the Node went meanwhile
 
     # -- cloud node controller ------------------------------------------------------------------------
     def _cloud_node_controller(self, vm_name: str) -> bool:
@@ -622,8 +681,13 @@ class Kubelets:
         return None
 
     def close(self) -> None:
-        """Drop the leases this run created (Nodes are cleared by the cluster's reset)."""
-        for rec in self.records.values():
+        """Stop the heartbeats and drop the leases this run created (Nodes are cleared by the cluster's
+        reset)."""
+        self._stop.set()
+        if self._beats is not None:
+            self._beats.join(timeout=RENEW_SECONDS + 30.0)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for rec in list(self.records.values()):
             if rec.registered:
                 try:
                     self.cluster.admin.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}"

@@ -122,6 +122,8 @@ class Observer:
         self.departed: frozenset[str] = frozenset()   # uids of the previous scenario's objects (their late events)
         self.exited: str | None = None     # the controller's own exit (its panic line), engine.py _alive
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
+        # the NodeClaims given.existingNodes made, in the entries' order (existing.py seed)
+        self.seeded: list[str] = []
         self.launched: set[str] = set()          # Launched=True and the VM create succeeded
         self.launched_condition: set[str] = set()
         self.vm_failures: dict[str, dict] = {}
@@ -631,12 +633,16 @@ class Observer:
     def _nodes_and_claims(self, r: RunResult) -> None:
         by_vm = {rec.vm_name.lower(): rec for rec in self.kubelets.records.values()}
         index = 0
-        # creation order: creationTimestamp (seconds), ties by the order the VMs were PUT (the launch
-        # order); NodeClaims of one batch are created in parallel (core CreateNodeClaims), so ties
-        # have no order the API can show
+        # creation order: the seeded NodeClaims first, in the entries' order (as the simulation seeds them:
+        # their creationTimestamps are the dump's createdAt, which a dump need not list in order), then
+        # creationTimestamp (seconds), ties by the order the VMs were PUT (the launch order); NodeClaims
+        # of one batch are created in parallel (core CreateNodeClaims), so ties have no order the API can show
         put_order = {p.name.lower(): i for i, p in enumerate(self.kubelets.tap.puts) if p.kind == "vm"}
+        seeded = {name: i for i, name in enumerate(self.seeded)}
 
         def order(name: str):
+            if name in seeded:
+                return "", seeded[name], name
             nc = self.claims[name]
             vm = ((nc.get("status") or {}).get("providerID") or "").rsplit("/", 1)[-1].lower()
             return nc["metadata"].get("creationTimestamp") or "", put_order.get(vm, len(put_order)), name
