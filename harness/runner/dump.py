@@ -857,10 +857,9 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     if steps:
         doc["steps"] = steps
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
-    # libyaml's emitter when PyYAML has it (the same text, ~10x faster: a 1,000-node dump's scenario is
-    # ~4 MB of YAML)
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.dump(doc, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
+    from harness.runner.dumpwriter import dump as dump_yaml
+    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + dump_yaml(doc)
     try:
         loaded = load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
     except SourceError:
