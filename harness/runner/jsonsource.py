@@ -22,6 +22,10 @@ _WS = re.compile(r"[ \t\n\r]*")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
 
 
+class _Syntax(SourceError):
+    """Not JSON's grammar (what a YAML flow document may be); other refusals are of JSON that parsed."""
+
+
 class _Duplicate(ValueError):
     def __init__(self, key: str):
         self.key = key
@@ -72,12 +76,12 @@ def load_documents(file: str | Path, text: str) -> list[Document]:
     file = str(file)
     try:
         return _documents(file, text)
-    except SourceError as e:
-        from harness.runner.yamlsource import load_documents as load_yaml
+    except _Syntax as e:
+        from harness.runner.yamlsource import MAX_DUMP_BYTES, load_documents as load_yaml
         try:
-            return load_yaml(file, text)
+            return load_yaml(file, text, MAX_DUMP_BYTES)
         except SourceError:
-            raise e from None
+            raise SourceError(e.file, e.line, e.reason) from None
 
 
 def _documents(file: str, text: str) -> list[Document]:
@@ -103,7 +107,7 @@ def _documents(file: str, text: str) -> list[Document]:
                 docs.append(doc)
             pos = _WS.match(text, pos).end()
     except json.JSONDecodeError as e:
-        raise SourceError(file, e.lineno, f"malformed JSON: {e.msg} (column {e.colno})") from None
+        raise _Syntax(file, e.lineno, f"malformed JSON: {e.msg} (column {e.colno})") from None
     except _Duplicate as e:       # the scanner does not say where: found again, only on this error
         raise SourceError(file, _duplicate_line(text, e.key), f'malformed JSON: duplicate key "{e.key}"') from None
     except ValueError as e:       # NaN, Infinity
