@@ -19,10 +19,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from harness.runner import dumpmoment, jsonsource
-from harness.runner.yamlsource import MAX_DUMP_BYTES, SourceError, load_documents, read_text
+from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
                   "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment", "Job",
@@ -718,6 +716,20 @@ def _pods_where(expect: dict, entries: list[dict]) -> None:
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     """(output path, scenario text, notes). Raises SourceError on bad input or a refused write."""
+    try:
+        return _new_scenario(opts)
+    except RecursionError:
+        # a JSON dump's nesting is bounded by the interpreter, not read level by level as YAML's is: the
+        # file and line that nest too deep are found now, by a scan of the text
+        for p in opts.paths:
+            text = read_text(p, MAX_DUMP_BYTES)
+            line = jsonsource.deep_line(text) if jsonsource.looks_like_json(text) else None
+            if line:
+                raise SourceError(p, line, f"malformed JSON: nesting deeper than {MAX_DEPTH} levels") from None
+        raise
+
+
+def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     from harness.loop.clock import parse_rfc3339
     from harness.model.releases import policy_profiles
     from harness.runner.catalogs import available_catalogs

@@ -6,7 +6,8 @@ array of them. The C scanner builds each; the top level is walked here, one valu
 text). The text is JSON when its first character other than white space is `{` or `[`; a text that starts so
 but is not JSON (a YAML flow mapping) is read as YAML (harness/runner/yamlsource.py), and when neither
 reads it the JSON error is the one reported. Refused as the YAML loader refuses them: duplicate keys,
-`NaN`/`Infinity` (not JSON), nesting the interpreter cannot build.
+`NaN`/`Infinity` (not JSON), nesting deeper than MAX_DEPTH where it exhausts the interpreter's recursion
+(here, or in `harness new`, which then finds the line with `deep_line`).
 """
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ def _documents(file: str, text: str) -> list[Document]:
     except ValueError as e:       # NaN, Infinity
         raise SourceError(file, _constant_line(text, str(e)), f"malformed JSON: {e}") from None
     except RecursionError:
-        raise SourceError(file, _deep_line(text), f"malformed JSON: nesting deeper than {MAX_DEPTH} levels") from None
+        raise SourceError(file, deep_line(text), f"malformed JSON: nesting deeper than {MAX_DEPTH} levels") from None
     return [d for d in docs if d.data is not None]
 
 
@@ -198,7 +199,8 @@ def _constant_line(text: str, reason: str) -> int | None:
     return None
 
 
-def _deep_line(text: str) -> int | None:
+def deep_line(text: str) -> int | None:
+    """The line where the JSON text first nests deeper than MAX_DEPTH, or None."""
     depth = 0
     for m in _TOKEN.finditer(text):
         tok = m.group()

@@ -75,3 +75,16 @@ def test_json_and_yaml_forms_make_the_same_scenario(tmp_path):
     assert outs[0][0] == outs[1][0]
     assert outs[0][1] == outs[1][1]
     assert yaml.safe_load(outs[0][0].split("\n", 1)[1])["given"]["existingNodes"]
+
+
+def test_nesting_the_interpreter_cannot_follow_names_its_line(tmp_path):
+    from harness.runner.dump import NewOptions, new_scenario
+    for depth in (600, 5000):        # past the Python recursion harness new's copies need; past the scanner's
+        deep = '{"a": ' * depth + "{}" + "}" * depth
+        pod = json.dumps({**POD, "spec": {"containers": [{"name": "c", "image": "i", "x": "DEEP"}]}})
+        f = tmp_path / "deep.json"
+        f.write_text('{"apiVersion": "v1", "kind": "List", "items": [\n' + json.dumps(POD) + ",\n"
+                     + pod.replace('"DEEP"', deep) + "\n]}\n")
+        with pytest.raises(SourceError) as e:
+            new_scenario(NewOptions([str(f)], "deep", region="eastus", output=str(tmp_path / "s.scenario.yaml")))
+        assert (e.value.line, e.value.reason) == (3, "malformed JSON: nesting deeper than 100 levels")
