@@ -20,8 +20,9 @@ _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _STR = "tag:yaml.org,2002:str"
 _RESOLVER = Resolver()
 # characters a scalar may hold to be written here: no space (libyaml folds at spaces), no indicator,
-# ASCII; the first character a letter, digit or slash
-_SAFE = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/-]*\Z")
+# ASCII; the first character a letter, digit or slash; a colon inside, not last (`image: acr.io/app:1.0`:
+# plain as a value, quoted as a key, libyaml yaml_emitter_analyze_scalar)
+_SAFE = re.compile(r"[A-Za-z0-9/](?:[A-Za-z0-9._/-]|:(?!\Z))*\Z")
 # simple keys are at most 128 characters (libyaml yaml_emitter_check_simple_key)
 _MAX_KEY = 128
 
@@ -64,7 +65,7 @@ class _Writer:
                 elif v == "":
                     hit = "''"
                 self.plain[v] = hit
-            if hit is not None and key and len(v) > _MAX_KEY:
+            if hit is not None and key and (len(v) > _MAX_KEY or ":" in v):
                 return None
             return hit
         if v is None:

@@ -26,7 +26,8 @@ def test_repository_documents(path):
 TRICKY = ["", "true", "yes", "null", "~", "3", "0x1f", "1e3", "1.5", ".inf", "2026-11-20T11:59:30Z", "500m",
           "-", "-x", "a: b", "a #b", "#x", "'q'", '"d"', "multi\nline", " lead", "trail ", "é", "=", "<<",
           "/dev/termination-log", "x" * 130, "word " * 40, "k8s.io/x-y_z", "@at", "!tag", "*star", "&amp",
-          "%p", "a,b", "[x]", "{y}", "tab\there", "\u2028"]
+          "%p", "a,b", "[x]", "{y}", "tab\there", "\u2028",
+          "acr.io/app:1.0", "a:", "a::b", "12:30", "1:2:3", "http://x", ":x"]
 
 
 @pytest.mark.parametrize("value", TRICKY)
