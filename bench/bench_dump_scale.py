@@ -2,10 +2,12 @@
 
     python bench/bench_dump_scale.py [--nodes 100,500,1000] [--shape mixed|ticket] [--profile upstream]
                                      [--base REV] [--phases/--no-phases] [--keep DIR]
+                                     [--formats yaml,json] [--run/--no-run]
 
 Per size: a seeded dump (bench/gen_cluster_dump.py, written once per size and shape), then `python -m harness
 new DUMP --name ...` and `python -m harness run SCENARIO --profile P` (provisioning and the disruption passes
-that follow, to steady state), each in its own process: CPU seconds (user + sys of the child, the figure to
+that follow, to steady state), each in its own process (`--formats yaml,json`: `harness new` on either form of the dump, and whether
+the two scenarios are the same bytes): CPU seconds (user + sys of the child, the figure to
 compare on a loaded machine), wall seconds and peak RSS. `--phases` runs the scenario a second time in a child
 that times the run's phases by wrapping them (seed, provisioning, kube-scheduler, lifecycle, garbage
 collection, each disruption method, orchestration, termination, the checks, the report): CPU seconds per
@@ -142,11 +144,11 @@ def measure(cmd: list[str], env: dict, cwd: Path) -> dict:
             "rc": os.waitstatus_to_exitcode(status), "stdout": (cwd / "child.out").read_text()}
 
 
-def dump_for(work: Path, nodes: int, shape: str, seed: int) -> Path:
-    path = work / f"dump-{shape}-{nodes}-s{seed}.yaml"
+def dump_for(work: Path, nodes: int, shape: str, seed: int, fmt: str = "yaml") -> Path:
+    path = work / f"dump-{shape}-{nodes}-s{seed}.{fmt}"
     if not path.exists():
         subprocess.run([sys.executable, str(ROOT / "bench" / "gen_cluster_dump.py"), "--nodes", str(nodes),
-                        "--shape", shape, "--seed", str(seed), "--out", str(path)], check=True)
+                        "--shape", shape, "--seed", str(seed), "--out", str(path), "--format", fmt], check=True)
     return path
 
 
@@ -157,6 +159,14 @@ def measure_tree(tree: Path, tag: str, dump: Path, work: Path, args) -> dict:
     name = f"scale-{dump.stem.split('-', 1)[1].replace('_', '-')}".lower()
     out = {"new": measure([sys.executable, "-m", "harness", "new", str(dump), "--name", name, "-o",
                            str(d / "s.scenario.yaml"), "--force"], env, d)}
+    for fmt in args.formats[1:]:            # the same dump in another form: its own time, the same scenario
+        other = dump.with_suffix(f".{fmt}")
+        out[f"new {fmt}"] = r = measure([sys.executable, "-m", "harness", "new", str(other), "--name", name, "-o",
+                                         str(d / f"s-{fmt}.scenario.yaml"), "--force"], env, d)
+        r["same scenario"] = r["rc"] == 0 and (d / f"s-{fmt}.scenario.yaml").read_bytes() == \
+            (d / "s.scenario.yaml").read_bytes()
+    if not args.run:
+        return out
     if out["new"]["rc"] != 0:
         print(f"  {tag}: harness new failed: {(d / 'child.err').read_text()[-2000:]}", file=sys.stderr)
         made = work / f"current-{dump.stem}" / "s.scenario.yaml"
@@ -197,7 +207,13 @@ def main() -> int:
                     help="time the run's phases in a second child (default: on)")
     ap.add_argument("--keep", default=None, metavar="DIR", help="dumps and scenarios here (default: a temp dir)")
     ap.add_argument("--json", default=None, metavar="FILE", help="write every measurement here")
+    ap.add_argument("--formats", default="yaml", help="dump forms to time `harness new` on, comma-separated: "
+                    "yaml, json (`kubectl get -o json`); the first is the one run")
+    ap.add_argument("--run", action=argparse.BooleanOptionalAction, default=True,
+                    help="time `harness run` too (default: on)")
     args = ap.parse_args()
+    args.formats = args.formats.split(",")
+    args.phases = args.phases and args.run
     sizes = [int(x) for x in args.nodes.split(",")]
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dump-scale-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -211,11 +227,15 @@ def main() -> int:
     results: dict = {}
     try:
         for n in sizes:
-            dump = dump_for(work, n, args.shape, args.seed)
+            dump = [dump_for(work, n, args.shape, args.seed, fmt) for fmt in args.formats][0]
             for tag, tree in trees:
                 print(f"{n} nodes, {tag} ...", file=sys.stderr, flush=True)
                 results.setdefault(tag, {})[n] = r = measure_tree(tree, tag.split()[0], dump, work, args)
                 line = f"  new {r['new']['cpu']:.1f} CPU-s {r['new']['wall']:.1f} s {r['new']['rss_mb']:.0f} MB"
+                for fmt in args.formats[1:]:
+                    o = r[f"new {fmt}"]
+                    line += (f"; new ({fmt}) {o['cpu']:.1f} CPU-s {o['wall']:.1f} s {o['rss_mb']:.0f} MB, "
+                             f"{'the same scenario' if o['same scenario'] else 'ANOTHER SCENARIO'}")
                 if "run" in r:
                     line += (f"; run {r['run']['cpu']:.1f} CPU-s {r['run']['wall']:.1f} s {r['run']['rss_mb']:.0f} MB"
                              f" (rc {r['run']['rc']})")
@@ -225,14 +245,19 @@ def main() -> int:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_dir)], check=False)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"# {args.shape} dumps, profile {args.profile}, load average {load}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print("| tree | nodes | pods | new CPU-s | new wall s | new MB | run CPU-s | run wall s | run MB | nodes deleted |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    others = "".join(f" new ({fmt}) CPU-s | wall s | MB |" for fmt in args.formats[1:])
+    print(f"| tree | nodes | pods | new CPU-s | new wall s | new MB |{others} run CPU-s | run wall s | run MB "
+          "| nodes deleted |")
+    print("|---|---|---|---|---|---|" + "---|---|---|" * len(args.formats[1:]) + "---|---|---|---|")
     for tag, per in results.items():
         for n, r in per.items():
             run = r.get("run", {})
             extra = (r.get("phases") or {}).get("extra", {})
             new = (f"{r['new']['cpu']:.1f} | {r['new']['wall']:.1f} | {r['new']['rss_mb']:.0f}" if r["new"]["rc"] == 0
                    else "refused | | ")
+            for fmt in args.formats[1:]:
+                o = r[f"new {fmt}"]
+                new += (f" | {o['cpu']:.1f} | {o['wall']:.1f} | {o['rss_mb']:.0f}" if o["rc"] == 0 else " | refused | | ")
             print(f"| {tag} | {n:,} | {pods_in(work, n, args)} | {new} | "
                   f"{run.get('cpu', float('nan')):.1f} | {run.get('wall', float('nan')):.1f} | "
                   f"{run.get('rss_mb', float('nan')):.0f} | {extra.get('nodes deleted', '-')} |")
@@ -262,6 +287,8 @@ def main() -> int:
 
 def pods_in(work: Path, n: int, args) -> str:
     path = work / f"dump-{args.shape}-{n}-s{args.seed}.yaml"
+    if not path.exists():
+        return "-"
     with open(path) as f:
         head = f.readline()
     return head.split(", ")[-1].split(" pods")[0] if "pods" in head else "-"

@@ -1,6 +1,7 @@
 """A seeded customer-sized cluster dump, shaped as `kubectl get ... -o yaml` prints it, for `harness new`.
 
     python bench/gen_cluster_dump.py --nodes 1000 [--pods 10000] [--shape mixed|ticket] [--seed 1] [--out F]
+                                     [--format yaml|json]
 
 What a support ticket from a production cluster sends (`kubectl get namespaces,nodepools,aksnodeclasses,
 nodeclaims,nodes,deployments,replicasets,daemonsets,pods,poddisruptionbudgets -A -o yaml`): NodePools and
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import random
 import sys
 from datetime import datetime, timedelta, timezone
@@ -336,8 +338,14 @@ def generate(nodes: int, pods: int | None, shape: str, seed: int, region: str, p
                        f"{len(pod_items) + len(ds_pods)} pods\n# `kubectl get {kinds} -A -o yaml`\n"}
 
 
-def write(doc: dict, out) -> None:
+def write(doc: dict, out, fmt: str = "yaml") -> None:
     header = doc.pop("_header")
+    if fmt == "json":
+        # `kubectl get -o json`: four-space indent, keys in the same order as the YAML form (kubectl sorts
+        # both), no comment (JSON has none); the same objects, so `harness new` makes the same scenario
+        json.dump(doc, out, indent=4, ensure_ascii=False)
+        out.write("\n")
+        return
     out.write(header)
     # the C emitter when PyYAML has it: 50,000 pods are ~1 GB of Python objects to print
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -355,14 +363,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--region", default="eastus")
     ap.add_argument("--out", default=None, help="file to write (default: stdout)")
+    ap.add_argument("--format", choices=("yaml", "json"), default="yaml",
+                    help="`kubectl get -o yaml` or `-o json` (the same objects)")
     args = ap.parse_args(argv)
     pending = args.pending if args.pending is not None else (0.005 if args.shape == "mixed" else 0.0)
     doc = generate(args.nodes, args.pods, args.shape, args.seed, args.region, pending)
     if args.out:
         with open(args.out, "w") as f:
-            write(doc, f)
+            write(doc, f, args.format)
     else:
-        write(doc, sys.stdout)
+        write(doc, sys.stdout, args.format)
     return 0
 
 

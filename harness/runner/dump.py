@@ -14,16 +14,13 @@ An `--at` before the dump's time replays from then (harness/runner/dumpmoment.py
 """
 from __future__ import annotations
 
-import copy
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from harness.runner import dumpmoment
-from harness.runner.yamlsource import SourceError, load_documents
+from harness.runner import dumpmoment, jsonsource
+from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
                   "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment", "Job",
@@ -64,7 +61,10 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
     """Every object in the files, `kind: List` items flattened, with its file and line."""
     out = []
     for p in paths:
-        for d in load_documents(Path(p)):
+        text = read_text(p, MAX_DUMP_BYTES)
+        # `kubectl get -o json` is read by the json module, by content, not by name (~10x faster than YAML)
+        for d in (jsonsource.load_documents(p, text) if jsonsource.looks_like_json(text)
+                  else load_documents(p, text, MAX_DUMP_BYTES)):
             data = d.data
             if data is None:
                 continue
@@ -81,8 +81,13 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
 def strip_server_fields(obj: dict) -> dict:
     """The object as a user would apply it: no status, no server-set metadata, no bound nodeName,
     no admission-computed priority."""
-    o = copy.deepcopy(obj)
-    status = {k: v for k, v in (o.pop("status", None) or {}).items() if k in KEPT_STATUS.get(str(o.get("kind")), ())}
+    # copied without what is dropped (status, managedFields: most of a dumped object)
+    o = {k: v for k, v in obj.items() if k != "status"}
+    if isinstance(o.get("metadata"), dict):
+        o["metadata"] = {k: v for k, v in o["metadata"].items() if k not in SERVER_METADATA}
+    o = json_copy(o)
+    status = {k: json_copy(v) for k, v in (obj.get("status") or {}).items()
+              if k in KEPT_STATUS.get(str(o.get("kind")), ())}
     if status:
         o["status"] = status
     meta = o.setdefault("metadata", {})
@@ -119,6 +124,16 @@ def strip_server_fields(obj: dict) -> dict:
 
 
 _owner = dumpmoment.controller_owner
+
+
+def json_copy(o):
+    """A deep copy of data read from a dump (dicts, lists, scalars; nothing shared): a third of
+    copy.deepcopy's time."""
+    if type(o) is dict:
+        return {k: json_copy(v) for k, v in o.items()}
+    if type(o) is list:
+        return [json_copy(v) for v in o]
+    return o
 
 
 FINISHED_PHASES = ("Succeeded", "Failed")
@@ -701,10 +716,24 @@ def _pods_where(expect: dict, entries: list[dict]) -> None:
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     """(output path, scenario text, notes). Raises SourceError on bad input or a refused write."""
+    try:
+        return _new_scenario(opts)
+    except RecursionError:
+        # a JSON dump's nesting is bounded by the interpreter, not read level by level as YAML's is: the
+        # file and line that nest too deep are found now, by a scan of the text
+        for p in opts.paths:
+            text = read_text(p, MAX_DUMP_BYTES)
+            line = jsonsource.deep_line(text) if jsonsource.looks_like_json(text) else None
+            if line:
+                raise SourceError(p, line, f"malformed JSON: nesting deeper than {MAX_DEPTH} levels") from None
+        raise
+
+
+def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     from harness.loop.clock import parse_rfc3339
     from harness.model.releases import policy_profiles
     from harness.runner.catalogs import available_catalogs
-    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, load_scenarios_text, schema_path
+    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, schema_path
     from harness.runner.scenario import schema
     if not re.match(schema()["properties"]["metadata"]["properties"]["name"]["pattern"], opts.name):
         raise SourceError("--name", None, f"{opts.name!r} is not a valid scenario name: use a lowercase DNS-1123 "
@@ -855,12 +884,11 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     if steps:
         doc["steps"] = steps
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
-    # libyaml's emitter when PyYAML has it (the same text, ~10x faster: a 1,000-node dump's scenario is
-    # ~4 MB of YAML)
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + yaml.dump(doc, Dumper=dumper, sort_keys=False, allow_unicode=True)
-    try:
-        loaded = load_scenarios_text(text, out.name, out.resolve().parent)     # never write what validate rejects
+    # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
+    from harness.runner.dumpwriter import dump as dump_yaml
+    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + dump_yaml(doc)
+    try:                                            # never write what validate rejects
+        loaded = _validated(doc, text, out)
     except SourceError:
         for c in copies:
             c.unlink(missing_ok=True)
@@ -868,6 +896,20 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     from harness.runner.dumpcatalog import say
     text = say(text, [w for sc in loaded[:1] for w in sc.warnings], notes)
     return out, text, notes
+
+
+def _validated(doc: dict, text: str, out: Path) -> list:
+    """The scenario `text` (written from `doc`) as the loader reads it. Checked on `doc` itself, which the
+    text reads back as: the same verdict without parsing megabytes of YAML again; the text is read only for
+    the lines of an error, or of a notice `say` puts above its line."""
+    from harness.runner.scenario import load_scenarios_text, scenario_from_data
+    try:
+        sc = scenario_from_data(doc, out.resolve().parent / out.name)
+        if not any(n.kind in ("cluster", "synthesized") for n in sc.warnings):
+            return [sc]
+    except SourceError:
+        pass
+    return load_scenarios_text(text, out.name, out.resolve().parent)
 
 
 def _rfc3339(t: float) -> str:

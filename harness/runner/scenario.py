@@ -507,6 +507,12 @@ def _load(path: Path, reads: set[str], text: str | None = None) -> list[Scenario
     return out
 
 
+def scenario_from_data(data: dict, path: Path) -> Scenario:
+    """A scenario from data not read from text (what `harness new` is about to write): the same checks,
+    but an error or notice has no line of its own (line 1)."""
+    return _scenario_from(Document(str(path), data), set())
+
+
 def load_scenarios_text(text: str, name: str = "<text>", base_dir: Path | None = None) -> list[Scenario]:
     """Scenarios from a string (manifests by relative path resolve against `base_dir`)."""
     return load_scenarios((base_dir or Path.cwd()) / name, text)

@@ -67,8 +67,10 @@ class Document:
 # alias bomb, 30 000 nested brackets, /dev/zero) to a fast, clear error. The size bound is a customer's
 # dump and the scenario `harness new` makes of it: 5,000 nodes and 50,000 pods are ~110 MB of
 # `kubectl get -o yaml` and a ~60 MB scenario (bench/gen_cluster_dump.py). A `{file: ...}` reference
-# has its own, smaller bound (harness/runner/references.py).
+# has its own, smaller bound (harness/runner/references.py); a dump its own, larger one (`kubectl get -o json`
+# indents by four spaces: ~340 MB at 5,000 nodes and 50,000 pods).
 MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_DUMP_BYTES = 1024 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000        # nodes copied through aliases, per document
 # characters libyaml refuses (YAML 1.1 section 5.1 printable set, https://yaml.org/spec/1.1/),
@@ -303,20 +305,20 @@ def _line_at(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def read_text(file: str | Path) -> str:
-    """A file's UTF-8 text, at most MAX_FILE_BYTES; errors say which line is not text."""
+def read_text(file: str | Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A file's UTF-8 text, at most `limit` bytes; errors say which line is not text."""
     file = str(file)
     try:
         with open(file, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+            data = fh.read(limit + 1)
     except FileNotFoundError:
         raise SourceError(file, None, "file not found") from None
     except IsADirectoryError:
         raise SourceError(file, None, "is a directory, not a file") from None
     except OSError as e:
         raise SourceError(file, None, f"cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:      # the whole file is refused: its first line stands for it
-        raise SourceError(file, 1, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    if len(data) > limit:               # the whole file is refused: its first line stands for it
+        raise SourceError(file, 1, f"file larger than {limit // (1024 * 1024)} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -324,13 +326,13 @@ def read_text(file: str | Path) -> str:
         raise SourceError(file, line, f"not UTF-8 text (byte 0x{data[e.start]:02x}: {e.reason})") from None
 
 
-def load_documents(file: str | Path, text: str | None = None) -> list[Document]:
+def load_documents(file: str | Path, text: str | None = None, limit: int = MAX_FILE_BYTES) -> list[Document]:
     """All documents of a YAML file; malformed YAML raises SourceError with the parser's line."""
     file = str(file)
     if text is None:
-        text = read_text(file)
-    elif len(text) > MAX_FILE_BYTES:
-        raise SourceError(file, 1, f"text larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        text = read_text(file, limit)
+    elif len(text) > limit:
+        raise SourceError(file, 1, f"text larger than {limit // (1024 * 1024)} MiB")
     bad = _NOT_PRINTABLE.search(text)
     if bad:
         ch = bad.group()

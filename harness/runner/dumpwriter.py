@@ -1,0 +1,176 @@
+"""The scenario text `harness new` writes: the same bytes as `yaml.dump(doc, Dumper=CSafeDumper,
+sort_keys=False, allow_unicode=True)`, without PyYAML's representer and serializer (Python, per node: 22%
+of `harness new` at 500 nodes). Block mappings and sequences are written here; a scalar is written here
+when its text is a short run of safe characters (names, quantities, times: plain, or single-quoted when
+YAML would read it as another type), and any other scalar is written by libyaml itself at the same column
+(a small document that puts it there), so folding and quoting stay libyaml's. A document this writer does
+not cover (a shared object, a list directly in a list, a key that is not a plain string) is written by
+`yaml.dump`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_STR = "tag:yaml.org,2002:str"
+_RESOLVER = Resolver()
+# characters a scalar may hold to be written here: no space (libyaml folds at spaces), no indicator,
+# ASCII; the first character a letter, digit or slash; a colon inside, not last (`image: acr.io/app:1.0`:
+# plain as a value, quoted as a key, libyaml yaml_emitter_analyze_scalar)
+_SAFE = re.compile(r"[A-Za-z0-9/](?:[A-Za-z0-9._/-]|:(?!\Z))*\Z")
+# simple keys are at most 128 characters (libyaml yaml_emitter_check_simple_key)
+_MAX_KEY = 128
+
+
+class _Fallback(Exception):
+    """The document has something this writer does not write like libyaml: yaml.dump writes it all."""
+
+
+def dump(doc: Any) -> str:
+    """`doc` as yaml.dump(..., Dumper=CSafeDumper, sort_keys=False, allow_unicode=True) writes it."""
+    if isinstance(doc, dict) and doc:
+        try:
+            return _Writer().document(doc)
+        except _Fallback:
+            pass
+    return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.seen: set[int] = set()
+        self.plain: dict[str, str | None] = {}          # a safe string -> its text (plain or quoted)
+        self.stubs: dict[tuple, str] = {}               # (value, column, key length or -1) -> libyaml's text
+
+    def document(self, doc: dict) -> str:
+        self.mapping(doc, 0)
+        return "".join(self.out)
+
+    def scalar_text(self, v: Any, key: bool) -> str | None:
+        """A scalar's text when this writer knows it without libyaml, else None."""
+        if isinstance(v, str):
+            hit = self.plain.get(v, False)
+            if hit is False:
+                hit = None
+                if _SAFE.match(v):
+                    tag = _STR if v[0].isalpha() and v not in _WORDS else \
+                        _RESOLVER.resolve(ScalarNode, v, (True, False))
+                    hit = v if tag == _STR else f"'{v}'"
+                elif v == "":
+                    hit = "''"
+                self.plain[v] = hit
+            if hit is not None and key and (len(v) > _MAX_KEY or ":" in v):
+                return None
+            return hit
+        if v is None:
+            return "null"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if type(v) is int:
+            return str(v)
+        return None
+
+    def stub(self, v: Any, column: int, key_len: int) -> str:
+        """libyaml's text for scalar `v` as a mapping value after a key of `key_len` characters at
+        `column` (or, key_len -1, as a sequence item whose dash is at `column`)."""
+        ck = (type(v), v, column, key_len)
+        hit = self.stubs.get(ck)
+        if hit is not None:
+            return hit
+        if column % 2:
+            raise _Fallback
+        inner: Any = {"k" * key_len: v} if key_len >= 0 else {"k": [v]}
+        for _ in range(column // 2):
+            inner = {"k": inner}
+        text = yaml.dump(inner, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+        lead = "k" * key_len + ":" if key_len >= 0 else "-"
+        start = text.index("\n" + " " * column + lead) + 1 + column + len(lead) if column else len(lead)
+        hit = text[start:]
+        if not hit.startswith(" ") or not hit.endswith("\n"):
+            raise _Fallback
+        hit = hit[1:-1]
+        self.stubs[ck] = hit
+        return hit
+
+    def _container(self, v: Any) -> None:
+        i = id(v)
+        if i in self.seen:                # an alias (&id001) in yaml.dump's text
+            raise _Fallback
+        self.seen.add(i)
+
+    def mapping(self, m: dict, col: int, first_inline: bool = False) -> None:
+        """A non-empty block mapping whose keys are at `col`; the first key on the current line when
+        `first_inline` (a sequence item's `- `)."""
+        self._container(m)
+        out = self.out
+        pad = " " * col
+        first = True
+        for k, v in m.items():
+            if type(k) is not str:
+                raise _Fallback
+            kt = self.scalar_text(k, True)
+            if kt is None:
+                raise _Fallback
+            if not (first and first_inline):
+                out.append(pad)
+            first = False
+            self.value(v, col, kt)
+
+    def value(self, v: Any, col: int, kt: str) -> None:
+        out = self.out
+        if isinstance(v, dict):
+            if v:
+                out.append(kt + ":\n")
+                self.mapping(v, col + 2)
+            else:
+                out.append(kt + ": {}\n")
+        elif isinstance(v, list):
+            if v:
+                out.append(kt + ":\n")
+                self.sequence(v, col)
+            else:
+                out.append(kt + ": []\n")
+        else:
+            t = self.scalar_text(v, False)
+            if t is None:
+                if not isinstance(v, (str, float)):
+                    raise _Fallback
+                t = self.stub(v, col, len(kt))
+            out.append(kt + ": " + t + "\n")
+
+    def sequence(self, s: list, col: int) -> None:
+        """A non-empty block sequence whose dashes are at `col` (libyaml writes a mapping's sequence
+        without indenting it)."""
+        self._container(s)
+        out = self.out
+        pad = " " * col + "- "
+        for v in s:
+            out.append(pad)
+            if isinstance(v, dict):
+                if v:
+                    self.mapping(v, col + 2, first_inline=True)
+                else:
+                    out.append("{}\n")
+            elif isinstance(v, list):
+                if v:
+                    raise _Fallback
+                out.append("[]\n")
+            else:
+                t = self.scalar_text(v, False)
+                if t is None:
+                    if not isinstance(v, (str, float)):
+                        raise _Fallback
+                    t = self.stub(v, col, -1)
+                out.append(t + "\n")
+
+
+# the words YAML 1.1 reads as booleans or null that start with a letter (PyYAML's resolver)
+_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split())

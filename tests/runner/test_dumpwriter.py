@@ -1,0 +1,42 @@
+"""The scenario writer of `harness new` writes yaml.dump's text byte for byte."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.runner import dumpwriter
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _same(doc) -> None:
+    assert dumpwriter.dump(doc) == yaml.dump(doc, Dumper=DUMPER, sort_keys=False, allow_unicode=True)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scenarios" / "tickets").glob("*.scenario.yaml"))
+                         + sorted((ROOT / "tests" / "runner" / "dumps").rglob("*.yaml")), ids=lambda p: p.name)
+def test_repository_documents(path):
+    for doc in yaml.safe_load_all(path.read_text()):
+        _same(doc)
+
+
+TRICKY = ["", "true", "yes", "null", "~", "3", "0x1f", "1e3", "1.5", ".inf", "2026-11-20T11:59:30Z", "500m",
+          "-", "-x", "a: b", "a #b", "#x", "'q'", '"d"', "multi\nline", " lead", "trail ", "é", "=", "<<",
+          "/dev/termination-log", "x" * 130, "word " * 40, "k8s.io/x-y_z", "@at", "!tag", "*star", "&amp",
+          "%p", "a,b", "[x]", "{y}", "tab\there", "\u2028",
+          "acr.io/app:1.0", "a:", "a::b", "12:30", "1:2:3", "http://x", ":x"]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_tricky_scalars_in_every_place(value):
+    _same({"a": value, "list": [value, {"k": value}], "deep": {"deeper": {"long-key-name": value}},
+           value or "e": 1, "f": 1.0, "n": None, "b": False, "empty": {}, "none": []})
+
+
+def test_shared_objects_and_nested_lists_fall_back():
+    shared = {"x": 1}
+    _same({"a": shared, "b": shared})
+    _same({"a": [[1, 2], [3]]})
