@@ -305,8 +305,10 @@ def _line_at(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def read_text(file: str | Path, limit: int = MAX_FILE_BYTES) -> str:
-    """A file's UTF-8 text, at most `limit` bytes; errors say which line is not text."""
+def read_text(file: str | Path, limit: int | None = None) -> str:
+    """A file's UTF-8 text, at most `limit` bytes (MAX_FILE_BYTES unless given); errors say which line is not
+    text."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     file = str(file)
     try:
         with open(file, "rb") as fh:
@@ -326,9 +328,10 @@ def read_text(file: str | Path, limit: int = MAX_FILE_BYTES) -> str:
         raise SourceError(file, line, f"not UTF-8 text (byte 0x{data[e.start]:02x}: {e.reason})") from None
 
 
-def load_documents(file: str | Path, text: str | None = None, limit: int = MAX_FILE_BYTES) -> list[Document]:
+def load_documents(file: str | Path, text: str | None = None, limit: int | None = None) -> list[Document]:
     """All documents of a YAML file; malformed YAML raises SourceError with the parser's line."""
     file = str(file)
+    limit = MAX_FILE_BYTES if limit is None else limit
     if text is None:
         text = read_text(file, limit)
     elif len(text) > limit:
