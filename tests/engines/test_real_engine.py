@@ -121,12 +121,12 @@ def test_a_scheduled_budget_is_skipped_where_the_controllers_clock_cannot_move(m
     cluster = SimpleNamespace(server_version="v1.36.3")
     pool = {"kind": "NodePool", "spec": {"disruption": {"budgets": [{"nodes": "0", "schedule": "0 0 * * *", "duration": "8h"}]}}}
     plain = {"kind": "NodePool", "spec": {"disruption": {"budgets": [{"nodes": "10%"}]}}}
-    monkeypatch.setattr(RealEngine, "_moves_clock", lambda self: False)
+    monkeypatch.setattr(RealEngine, "_moves_clock", lambda self, profile=None: False)
     skip_reason = RealEngine().skip_reason
     assert "wall clock" in skip_reason(_sc({}, [pool]), cluster)
     assert "wall clock" in skip_reason(_sc({}, [plain], [[pool]]), cluster)
     assert skip_reason(_sc({}, [plain]), cluster) is None
-    monkeypatch.setattr(RealEngine, "_moves_clock", lambda self: True)
+    monkeypatch.setattr(RealEngine, "_moves_clock", lambda self, profile=None: True)
     assert RealEngine().skip_reason(_sc({}, [pool]), cluster) is None
 
 
@@ -179,11 +179,11 @@ def test_a_job_or_cronjob_is_skipped_where_its_controllers_clock_cannot_move(mon
     cluster = SimpleNamespace(server_version="v1.36.3")
     job = {"kind": "Job", "metadata": {"name": "reindex"}}
     cron = {"kind": "CronJob", "metadata": {"name": "nightly"}}
-    monkeypatch.setattr(RealEngine, "_runs_jobs_on_clock", lambda self: False)
+    monkeypatch.setattr(RealEngine, "_runs_jobs_on_clock", lambda self, profile=None: False)
     skip_reason = RealEngine().skip_reason
     assert "Job/CronJob reindex" in skip_reason(_sc({}, [job]), cluster)
     assert "Job/CronJob nightly" in skip_reason(_sc({}, [], [[cron]]), cluster)
-    monkeypatch.setattr(RealEngine, "_runs_jobs_on_clock", lambda self: True)
+    monkeypatch.setattr(RealEngine, "_runs_jobs_on_clock", lambda self, profile=None: True)
     assert RealEngine().skip_reason(_sc({}, [job]), cluster) is None
     assert RealEngine().skip_reason(_sc({}, [], [[cron]]), cluster) is None
 

@@ -198,7 +198,7 @@ manifests: {MANIFESTS}
 def _skip(text: str, moves: bool) -> str | None:
     (scenario,) = load_scenarios_text(text)
     engine = RealEngine.__new__(RealEngine)
-    engine._moves_clock = lambda: moves
+    engine._moves_clock = lambda profile=None: moves
     return engine._scenario_skip(scenario)
 
 
@@ -217,6 +217,34 @@ manifests: {MANIFESTS}
     why = _skip(text, moves=False)
     assert why.startswith("a dump's history (given.startTime, existingNodes[].lastPodEventTime, "
                           "existingNodes[].deleting (a time)) is replayed on the simulated clock")
+
+
+def test_the_clock_is_judged_on_the_release_profiles_own_controller(monkeypatch):
+    """A release profile runs its release's controller: a release built as released (timing upstream, core
+    v0.36) keeps the wall clock even where the default controller moves it, so the history is skipped there."""
+    from types import SimpleNamespace
+    from harness.backends import controller
+    (scenario,) = load_scenarios_text(f"""
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {{name: dated}}
+given:
+  startTime: '{START}'
+  existingNodes:
+  - {{nodePool: web, instanceType: Standard_D4s_v5, createdAt: '2026-11-26T10:00:00Z'}}
+manifests: {MANIFESTS}
+""")
+    monkeypatch.setattr(controller, "timed_apiserver", lambda timing: "kube-apiserver" if timing == "fast" else None)
+    monkeypatch.setattr(controller, "ensure_controller", lambda: SimpleNamespace(timing="fast"))
+    timings = {"v0.6.3": "upstream", "v1.12.2": "fast"}
+    engine = RealEngine.__new__(RealEngine)
+    engine.controller = None
+    engine.releases = SimpleNamespace(
+        choice=lambda p: SimpleNamespace(ref=p if p in timings else None, skip=None),
+        controller=lambda ref: (SimpleNamespace(timing=timings[ref]), None))
+    assert engine._scenario_skip(scenario, "upstream") is None
+    assert engine._scenario_skip(scenario, "v1.12.2") is None
+    assert "wall clock" in engine._scenario_skip(scenario, "v0.6.3")
 
 
 def test_a_cluster_whose_api_server_keeps_the_wall_clock_skips_the_history_by_name(tmp_path):

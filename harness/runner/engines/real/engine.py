@@ -242,7 +242,7 @@ class RealEngine:
                     "whatever the profile")
         if replay is not None and replay.release is None:       # no release's own facts are the knobs'
             return replay.reason
-        why = self._scenario_skip(scenario)
+        why = self._scenario_skip(scenario, profile)
         if why:
             return why
         if replay is not None:          # the release whose own facts the knobs set answers
@@ -250,8 +250,9 @@ class RealEngine:
             return f"given.knobs replays provider {replay.release}: {why}" if why else None
         return self._release_mismatch(profile) if profile and self.judge_release else None
 
-    def _scenario_skip(self, scenario) -> str | None:
-        """What in the scenario itself no real controller can answer faithfully, and why."""
+    def _scenario_skip(self, scenario, profile: str | None = None) -> str | None:
+        """What in the scenario itself no real controller can answer faithfully, and why; the clock is judged on
+        the controller a run under `profile` runs (a release's own may keep the wall clock: timing upstream)."""
         if (scenario.given.get("cluster") or {}).get("useSIG"):
             return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
                     "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
@@ -259,46 +260,58 @@ class RealEngine:
             return ("given.loop.binding: nominated asks where Karpenter planned each pod, bound there as core's tests "
                     "bind (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectProvisioned); "
                     "the real kube-scheduler binds by its own scores, so a real run answers another question")
-        if _scheduled_budgets(scenario) and not self._moves_clock():
+        if _scheduled_budgets(scenario) and not self._moves_clock(profile):
             return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
                     "2026-01-01 00:00 UTC; this controller's clock is the wall clock (core v1.14.0 "
                     "pkg/apis/v1/nodepool.go Budget.IsActive; a fast build with its kube-apiserver moves it: "
                     "python -m harness.backends build --controller)")
         timed = sorted({m.obj["metadata"].get("name", "") for m in _job_manifests(scenario)})
-        if timed and not self._runs_jobs_on_clock():
+        if timed and not self._runs_jobs_on_clock(profile):
             return (f"Job/CronJob {', '.join(timed)}: the simulation runs their pods for their "
                     "harness.karpenter.azure.com/run-duration and CronJob schedules on its clock "
                     "(harness/loop/controllers/jobs.py); this controller's cluster runs them on the wall clock "
                     "(a fast build with the timing's kube-apiserver and kube-controller-manager moves it: "
                     "python -m harness.backends build)")
         dated = history.names(scenario.given)
-        if dated and not self._moves_clock():
+        if dated and not self._moves_clock(profile):
             return ("a dump's history (" + ", ".join(dated) + ") is replayed on the simulated clock; this "
                     "controller's clock is the wall clock and it stamps its own creation times and hashes (a fast "
                     "build with its kube-apiserver moves it: python -m harness.backends build --controller)")
         return None
 
-    def _moves_clock(self) -> bool:
-        """Whether runs can move the controller's clock (runclock.py): a build with the `clock` edits and the
-        timing's kube-apiserver built (controller-timing.yaml)."""
-        from harness.backends.controller import ensure_controller, timed_apiserver
+    def _clock_controller(self, profile: str | None):
+        """The controller whose clock a run under `profile` has (controller_for, without building the default
+        one's errors into the verdict): None when it is not built or cannot run here."""
+        from harness.backends.controller import ensure_controller
+        if self.controller is not None:
+            return self.controller
+        choice = self.releases.choice(profile) if profile else None
+        if choice is not None and choice.ref and not choice.skip:
+            return self.releases.controller(choice.ref)[0]
         try:
-            ctl = self.controller or ensure_controller()
+            return ensure_controller()
         except Exception:       # not built: the run says so
-            return False
+            return None
+
+    def _moves_clock(self, profile: str | None = None) -> bool:
+        """Whether runs under `profile` can move the controller's clock (runclock.py): a build with the `clock`
+        edits and the timing's kube-apiserver built (controller-timing.yaml). A release controller that cannot
+        run here counts as moving it: _release_mismatch then says why it cannot run."""
+        from harness.backends.controller import timed_apiserver
+        ctl = self._clock_controller(profile)
+        if ctl is None:
+            choice = self.releases.choice(profile) if profile and self.controller is None else None
+            return bool(choice is not None and choice.ref and not choice.skip)
         return _has_clock(ctl.timing) and timed_apiserver(ctl.timing) is not None
 
-    def _runs_jobs_on_clock(self) -> bool:
+    def _runs_jobs_on_clock(self, profile: str | None = None) -> bool:
         """Whether the Job and CronJob controllers run on the clock runs move: _moves_clock, and the timing's
         kube-controller-manager built (controller-timing.yaml kube-controller-manager-source, clock_kcm.go)."""
-        from harness.backends.controller import ensure_controller, timed_kcm
-        if not self._moves_clock():
+        from harness.backends.controller import timed_kcm
+        if not self._moves_clock(profile):
             return False
-        try:
-            ctl = self.controller or ensure_controller()
-        except Exception:       # not built: the run says so
-            return False
-        return timed_kcm(ctl.timing) is not None
+        ctl = self._clock_controller(profile)
+        return ctl is None or timed_kcm(ctl.timing) is not None
 
     def _release_mismatch(self, profile: str) -> str | None:
         """A profile of another provider release than the controller's (harness/model/releases.py):
