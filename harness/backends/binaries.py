@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.model.data import load_yaml
+
 log = logging.getLogger(__name__)
 
 DEFAULT_K8S_VERSION = "v1.36.3"
@@ -76,8 +78,7 @@ class KubernetesRelease:
 @functools.lru_cache(maxsize=1)
 def kubernetes_releases() -> dict[str, KubernetesRelease]:
     """minor -> KubernetesRelease, from harness/data/kubernetes-versions.yaml."""
-    import yaml
-    rows = (yaml.safe_load(VERSIONS_DATA.read_text()) or {}).get("releases") or []
+    rows = (load_yaml(VERSIONS_DATA.read_text()) or {}).get("releases") or []
     return {str(r["minor"]): KubernetesRelease(str(r["minor"]), r["kubernetes"], r["etcd"]) for r in rows}
 
 

@@ -23,8 +23,17 @@ from pathlib import Path
 
 from harness.backends import editrules, substitutes
 from harness.backends.binaries import BUILD_SCRIPT as BINARIES_SCRIPT
-from harness.backends.binaries import (BinariesError, BuildLock, cache_dir, cached_bin_dir, go_binary, go_module_dir,
-                                       run_logged, versions)
+from harness.backends.binaries import (
+    BinariesError,
+    BuildLock,
+    cache_dir,
+    cached_bin_dir,
+    go_binary,
+    go_module_dir,
+    run_logged,
+    versions,
+)
+from harness.model.data import load_yaml
 
 DEFAULT_PROVIDER_VERSION = "v1.14.0"
 MODULE = "github.com/Azure/karpenter-provider-azure"
@@ -144,8 +153,7 @@ def timing() -> str:
 
 def timing_data() -> dict:
     """harness/data/controller-timing.yaml as a mapping."""
-    import yaml
-    return yaml.safe_load(TIMING_DATA.read_text()) or {}
+    return load_yaml(TIMING_DATA.read_text()) or {}
 
 
 def provider_git() -> Path | None:

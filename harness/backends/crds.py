@@ -33,11 +33,10 @@ import os
 import time
 from pathlib import Path
 
-import yaml
-
 from harness.backends import binaries
 from harness.backends.base import APIRejected
 from harness.backends.kubeclient import RestClient
+from harness.model.data import load_yaml
 
 CORE_MODULE = "sigs.k8s.io/karpenter"
 AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
@@ -182,7 +181,7 @@ def render_crds(profile_name) -> list[dict]:
     files = _upstream_files()
     out = []
     for name, path in files.items():
-        crd = _strip(yaml.safe_load(path.read_text()))
+        crd = _strip(load_yaml(path.read_text()))
         if crd["metadata"]["name"] != name:
             raise CRDError(f"{path} holds {crd['metadata']['name']}, expected {name}")
         if name == NODEPOOLS:

@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from harness.model.data import load_yaml
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "controller-module-substitutes.yaml"
 RECORD = "SUBSTITUTES"        # in a cache entry: the substitutes its binary was built with (JSON)
 # what the proxy answers for a version it will not serve (a network failure is not a refusal)
@@ -50,7 +52,7 @@ def load(path: Path = DATA) -> list[Substitute]:
         doc = yaml.compose(path.read_text())
     except yaml.YAMLError as e:
         raise BinariesError(f"{path}: {e}") from None
-    data = yaml.safe_load(path.read_text()) or {}
+    data = load_yaml(path.read_text()) or {}
     nodes = []
     if doc is not None:
         for k, v in doc.value:

@@ -7,16 +7,14 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import yaml
-
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 
 CORE_FILE = "core-behaviour.yaml"
 
 
 @functools.lru_cache(maxsize=None)
 def core_spec(data_dir: str = str(DATA_DIR)) -> dict:
-    return yaml.safe_load((Path(data_dir) / CORE_FILE).read_text())
+    return load_yaml((Path(data_dir) / CORE_FILE).read_text())
 
 
 def core_probes(data_dir: str = str(DATA_DIR)) -> tuple[dict, ...]:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import yaml
 
 from harness.model.corespec import core_probes, core_spec
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 from harness.model.gosource import SyncError
 from harness.model.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
 
@@ -63,7 +63,7 @@ def evaluate(git_dir: Path, rev: str, data_dir: Path = DATA_DIR) -> dict[str, An
 
 def release_cores(data_dir: Path = DATA_DIR) -> dict[str, str]:
     """release profile -> its core description (harness/data/releases/index.yaml)."""
-    idx = yaml.safe_load((data_dir / "releases" / "index.yaml").read_text())
+    idx = load_yaml((data_dir / "releases" / "index.yaml").read_text())
     return {name: str(entry["core"]) for name, entry in idx["profiles"].items()}
 
 
@@ -71,7 +71,7 @@ def with_behaviour(text: str, values: dict[str, Any]) -> str:
     """provider-facts.yaml's text with `core.behaviour` set to `values` (header comments kept; the body is
     written as the sync writes it, so an unchanged value is an unchanged file)."""
     head = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
-    facts = yaml.safe_load(text[len(head):]) or {}
+    facts = load_yaml(text[len(head):]) or {}
     core = facts.setdefault("core", {})
     core["behaviour"] = dict(values)
     return head + yaml.safe_dump(facts, sort_keys=False, width=200, allow_unicode=True)

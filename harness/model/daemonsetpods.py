@@ -8,16 +8,14 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 
-import yaml
-
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 
 __all__ = ["with_daemon_tolerations"]
 
 
 @lru_cache(maxsize=1)
 def _table() -> dict:
-    return yaml.safe_load((DATA_DIR / "daemonset-pods.yaml").read_text())
+    return load_yaml((DATA_DIR / "daemonset-pods.yaml").read_text())
 
 
 def _same(a: dict, b: dict) -> bool:

@@ -15,10 +15,8 @@ import copy
 from dataclasses import dataclass
 from functools import lru_cache
 
-import yaml
-
 from harness.model.apistatus import forbidden
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 from harness.model.resources import QuantityError, parse_quantity
 
 __all__ = ["PodDefaults", "admit_pod", "default_template", "made_from", "same_template"]
@@ -55,7 +53,7 @@ class PodDefaults:
     @staticmethod
     @lru_cache(maxsize=1)
     def load() -> "PodDefaults":
-        d = yaml.safe_load((DATA_DIR / DEFAULTS_FILE).read_text())
+        d = load_yaml((DATA_DIR / DEFAULTS_FILE).read_text())
         return PodDefaults(spec=d["podSpec"], pod_only=d["podOnly"], container=d["container"],
                            image_pull_policy=d["imagePullPolicy"], port_protocol=d["portProtocol"],
                            probe=d["probe"], http_get=d["httpGet"], grpc=d["grpc"], field_ref=d["fieldRef"],

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 from harness.model.releaseindex import answer_for, release_profiles
 
 PROFILE_DIR = DATA_DIR / "profiles"
@@ -90,7 +90,7 @@ def raw_profile(name: str) -> dict:
         data["name"] = name
         data["answeredBy"] = answer
         return data
-    data = yaml.safe_load(path.read_text()) or {}
+    data = load_yaml(path.read_text()) or {}
     parent = data.pop("extends", None)
     base = raw_profile(parent) if parent else None
     if data.get("derived") is not None:

@@ -8,9 +8,7 @@ import functools
 import re
 from typing import Any
 
-import yaml
-
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 
 INDEX = DATA_DIR / "releases" / "index.yaml"
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
@@ -20,7 +18,7 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 def index() -> dict[str, Any]:
     if not INDEX.exists():
         return {"profiles": {}}
-    return yaml.safe_load(INDEX.read_text()) or {"profiles": {}}
+    return load_yaml(INDEX.read_text()) or {"profiles": {}}
 
 
 def release_profiles() -> list[str]:

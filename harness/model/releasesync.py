@@ -20,8 +20,14 @@ import yaml
 
 from harness.model import derivation as sync
 from harness.model.corespec import core_probes
-from harness.model.data import DATA_DIR
-from harness.model.gosource import GoResolver, SyncError, balanced, read_source, strip_comments
+from harness.model.data import DATA_DIR, load_yaml
+from harness.model.gosource import (
+    GoResolver,
+    SyncError,
+    balanced,
+    read_source,
+    strip_comments,
+)
 
 LINES = ("v0.5", "v0.6", "v0.7", "v1.4", "v1.5", "v1.6", "v1.7", "v1.10", "v1.12", "v1.13", "v1.14")
 RELEASES_DIR = "releases"
@@ -136,7 +142,7 @@ def core_source(src: Path, versions: dict[str, str], core_git: Path | None, scra
 def probes_spec(data_dir: str = str(DATA_DIR)) -> tuple[dict, ...]:
     path = Path(data_dir) / PROBES_FILE
     # core's behaviour switches are probes too (harness/data/core-behaviour.yaml, harness.model.coresync)
-    return tuple(yaml.safe_load(path.read_text())["probes"]) + core_probes(data_dir)
+    return tuple(load_yaml(path.read_text())["probes"]) + core_probes(data_dir)
 
 
 def _func_body(src: str, name: str) -> str:
@@ -730,7 +736,7 @@ def stale(files: dict[Path, str], data_dir: Path) -> list[Path]:
     out = [p for p in root.rglob("*") if p.is_file() and p not in keep] if root.exists() else []
     idx = root / INDEX_FILE
     if idx.exists():
-        old = yaml.safe_load(idx.read_text()) or {}
+        old = load_yaml(idx.read_text()) or {}
         for name in (old.get("profiles") or {}):
             p = data_dir / "profiles" / f"{name}.yaml"
             if p not in keep and p.exists():

@@ -15,11 +15,8 @@ import functools
 import math
 from dataclasses import dataclass
 
-import yaml
-
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 from harness.model.vmsize import VMSize, VMSizeParseError, parse_vm_size, size_from_name
-
 
 OS_VHD_SIZE_MB = 1047552          # the OSVhdSizeMB every size of the captured catalogs reports (fakeazure/catalogs)
 
@@ -37,7 +34,7 @@ class Synthesized:
 
 @functools.lru_cache(maxsize=1)
 def _table() -> dict:
-    return yaml.safe_load((DATA_DIR / "vm-series.yaml").read_text())
+    return load_yaml((DATA_DIR / "vm-series.yaml").read_text())
 
 
 def _row_matches(row: dict, v: VMSize) -> bool:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import functools
 
-import yaml
 
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 
 
 def _table(tables: str, name: str):
@@ -23,7 +22,7 @@ def _table(tables: str, name: str):
 @functools.lru_cache(maxsize=None)
 def supported_gpus(tables: str = ".") -> dict[str, tuple[str, tuple[str, ...]]]:
     """Lowercased SKU name -> (vendor, os list), from supported-gpus.yaml."""
-    data = yaml.safe_load(_table(tables, "supported-gpus.yaml").read_text()) or {}
+    data = load_yaml(_table(tables, "supported-gpus.yaml").read_text()) or {}
     return {k.lower(): (v["vendor"], tuple(v.get("os") or ())) for k, v in (data.get("skus") or {}).items()}
 
 
@@ -60,7 +59,7 @@ def restricted_skus(tables: str = ".") -> dict[str, str]:
     """SKU name -> drop reason for the AKS- and Karpenter-restricted sizes (karpenter-provider-azure v1.14.0
     pkg/providers/instancetype/skus.go IsRestrictedSKU; github.com/Azure/karpenter-provider-azure v1.14.0
     pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes)."""
-    data = yaml.safe_load(_table(tables, "restricted-skus.yaml").read_text()) or {}
+    data = load_yaml(_table(tables, "restricted-skus.yaml").read_text()) or {}
     out = {n: "AKS-restricted size" for n in data.get("aksRestricted") or ()}
     out.update({n: "Karpenter-restricted size" for n in data.get("karpenterRestricted") or ()})
     return out

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
+from harness.model.data import load_yaml
 from harness.parity.labels import LabelEntry
 from harness.parity.probes import Cell, Row
 from harness.parity.text import yes_no
@@ -31,7 +30,7 @@ class Disagreement:
 
 def load_sources(path: str | Path | None = None) -> list[tuple[re.Pattern, re.Pattern, str]]:
     """(label key pattern, behavior text pattern, citation) per entry of the sources file."""
-    data = yaml.safe_load(Path(path or SOURCES_FILE).read_text())
+    data = load_yaml(Path(path or SOURCES_FILE).read_text())
     return [(re.compile(s.get("key") or ""), re.compile(s["match"]), str(s["cite"])) for s in data["sources"]]
 
 

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-import yaml
+from harness.model.data import load_yaml
 
 DATA_FILE = Path(str(resources.files("harness") / "data" / "design-0006-labels.yaml"))
 
@@ -80,7 +80,7 @@ def _probe(raw: dict, defaults: dict) -> Probe:
 
 
 def load_labels(path: str | Path | None = None) -> list[LabelEntry]:
-    data = yaml.safe_load(Path(path or DATA_FILE).read_text())
+    data = load_yaml(Path(path or DATA_FILE).read_text())
     defaults = dict((data.get("defaults") or {}).get("probe") or {})
     out = []
     for e in data["labels"]:

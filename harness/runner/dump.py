@@ -55,6 +55,7 @@ class Dump:
     finished: list[dict] = field(default_factory=list)      # its Succeeded and Failed Pods (not kept)
     notes: list[str] = field(default_factory=list)
     newest: str | None = None                               # the latest timestamp it holds: the dump's time
+    newest_source: object = None                            # ... and where (dumptimes.TimeSource)
 
 
 def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
@@ -142,32 +143,10 @@ TIME_FIELDS = ("creationTimestamp", "deletionTimestamp", "lastTransitionTime", "
                "lastTimestamp", "firstTimestamp", "eventTime", "lastScheduleTime", "lastSuccessfulTime")
 
 
-def newest_time(objects: list[dict]) -> str | None:
-    """The latest timestamp any object holds (TIME_FIELDS, at any depth): when the dump was taken, as
-    near as it says."""
-    from harness.loop.clock import parse_rfc3339
-    best: tuple[float, str] | None = None
-    stack: list = list(objects)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k in TIME_FIELDS and isinstance(v, str):
-                    try:
-                        at = parse_rfc3339(v)
-                    except ValueError:
-                        continue
-                    if best is None or at > best[0]:
-                        best = (at, v)
-                elif isinstance(v, (dict, list)):
-                    stack.append(v)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return best[1] if best else None
-
-
 def split(objects: list[tuple[dict, str, int]]) -> Dump:
-    dump = Dump(newest=newest_time([o for o, _, _ in objects]))
+    from harness.runner.dumptimes import newest_source
+    source = newest_source(objects, TIME_FIELDS)
+    dump = Dump(newest=source.value if source else None, newest_source=source)
     deployments = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Deployment"}
     daemonsets = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "DaemonSet"}
     jobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Job"}
@@ -789,8 +768,8 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         except ValueError:
             raise SourceError("--at", None, f"{at!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)") from None
         given["startTime"] = at
-        from harness.runner.dumptimes import clock_note, newest_source
-        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else clock_note(newest_source(objects, TIME_FIELDS)))
+        from harness.runner.dumptimes import clock_note
+        notes.append(f"the clock starts at {at} (" + ("--at" if opts.at else clock_note(dump.newest_source))
                      + "): ages, expireAfter, consolidateAfter and budget schedules continue from there")
     dumpmoment.check_times(opts.at, opts.until, dump.newest)
     # --at before the dump: the objects as they stood then, what came after as steps (harness/runner/dumpmoment.py)

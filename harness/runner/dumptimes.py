@@ -36,29 +36,60 @@ class TimeSource:
 
 def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...]) -> TimeSource | None:
     """The latest timestamp any object holds in `fields` (at any depth), with the object and field path;
-    the first object wins a tie (input order)."""
+    the first object wins a tie (input order). The objects are scanned without paths; only the winning one is
+    walked again to name the field (a dump of 5,000 nodes holds millions of values)."""
     from harness.loop.clock import parse_rfc3339
-    best: tuple[float, TimeSource] | None = None
-    for obj, file, line in objects:
-        meta = obj.get("metadata") or {}
-        stack: list[tuple[object, str]] = [(obj, "")]
+    parsed: dict[str, float | None] = {}
+
+    def at_of(text: str) -> float | None:
+        if text not in parsed:
+            try:
+                parsed[text] = parse_rfc3339(text)
+            except ValueError:
+                parsed[text] = None
+        return parsed[text]
+
+    best: float | None = None
+    winner: tuple[dict, str, int] | None = None
+    for entry in objects:
+        stack: list[object] = [entry[0]]
         while stack:
-            node, path = stack.pop()
-            items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-            for k, v in items:
-                if isinstance(node, dict):
-                    here = f"{path}.{k}" if path else str(k)
-                else:               # a condition by its type, anything else by its index
-                    here = f"{path}[{v['type'] if isinstance(v, dict) and isinstance(v.get('type'), str) else k}]"
-                if isinstance(k, str) and k in fields and isinstance(v, str):
-                    try:
-                        at = parse_rfc3339(v)
-                    except ValueError:
-                        continue
-                    if best is None or at > best[0]:
-                        best = (at, TimeSource(v, str(obj.get("kind")), str(meta.get("name")), here, file, line))
-                elif isinstance(v, (dict, list)):
-                    stack.append((v, here))
+            node = stack.pop()
+            if type(node) is dict:
+                for k, v in node.items():
+                    if type(v) is str:
+                        if k in fields:
+                            at = at_of(v)
+                            if at is not None and (best is None or at > best):
+                                best, winner = at, entry
+                    elif type(v) is dict or type(v) is list:
+                        stack.append(v)
+            else:
+                stack.extend(v for v in node if type(v) is dict or type(v) is list)
+    return _named_source(winner, fields, at_of) if winner else None
+
+
+def _named_source(entry: tuple[dict, str, int], fields: tuple[str, ...], at_of) -> TimeSource | None:
+    """The newest of `fields` in one object, with its path (a condition by its type, anything else by its
+    index), the first in walking order on a tie."""
+    obj, file, line = entry
+    meta = obj.get("metadata") or {}
+    best: tuple[float, TimeSource] | None = None
+    stack: list[tuple[object, str]] = [(obj, "")]
+    while stack:
+        node, path = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            if isinstance(node, dict):
+                here = f"{path}.{k}" if path else str(k)
+            else:
+                here = f"{path}[{v['type'] if isinstance(v, dict) and isinstance(v.get('type'), str) else k}]"
+            if isinstance(k, str) and k in fields and isinstance(v, str):
+                at = at_of(v)
+                if at is not None and (best is None or at > best[0]):
+                    best = (at, TimeSource(v, str(obj.get("kind")), str(meta.get("name")), here, file, line))
+            elif isinstance(v, (dict, list)):
+                stack.append((v, here))
     return best[1] if best else None
 
 

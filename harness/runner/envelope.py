@@ -12,15 +12,13 @@ HarnessWarning.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import re
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 from harness.runner.notices import Notice
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
@@ -48,7 +46,7 @@ class Rules:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict:
-    return yaml.safe_load((DATA_DIR / "envelope.yaml").read_text())
+    return load_yaml((DATA_DIR / "envelope.yaml").read_text())
 
 
 @functools.lru_cache(maxsize=16)

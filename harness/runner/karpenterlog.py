@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from harness.loop.controllers.launch import ASYNC_PROVISIONING_EVENT
 from harness.loop.history import offset_text
+from harness.model.data import load_yaml
 from harness.model.releases import parse as parse_version
 from harness.runner.engines.real import disruptions
 
@@ -56,7 +55,7 @@ class Variant:
 
 @lru_cache(maxsize=1)
 def table() -> list[dict]:
-    return yaml.safe_load(DATA.read_text())["messages"]
+    return load_yaml(DATA.read_text())["messages"]
 
 
 def _covers(cores: list, core: str) -> bool:

@@ -11,10 +11,10 @@ import pickle
 from importlib import resources
 
 import jsonschema
-import yaml
 
 from harness.backends.kinds import API_VERSIONS
 from harness.model.apistatus import APIRejected
+from harness.model.data import load_yaml
 from harness.model.poddefaults import admit_pod
 from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS
 
@@ -24,7 +24,7 @@ _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "
 
 @functools.lru_cache(maxsize=1)
 def _shapes() -> dict:
-    return yaml.safe_load((resources.files("harness") / "data" / "manifest-shapes.yaml").read_text())
+    return load_yaml((resources.files("harness") / "data" / "manifest-shapes.yaml").read_text())
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from harness.model.data import load_yaml
 
 FIELD_MANAGERS = Path(__file__).with_name("field-managers.yaml")
 
@@ -21,7 +21,7 @@ class Manager:
 
 
 def managers() -> tuple[Manager, ...]:
-    doc = yaml.safe_load(FIELD_MANAGERS.read_text())
+    doc = load_yaml(FIELD_MANAGERS.read_text())
     return tuple(Manager(m["fieldManager"], m.get("identity", ""), m["writer"]) for m in doc["managers"])
 
 

@@ -16,10 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from harness.backends.sandbox import Forward
-from harness.model.data import DATA_DIR
+from harness.model.data import DATA_DIR, load_yaml
 
 # the arm environment's name selects the billing extension (karpenter-provider-azure v1.14.0
 # pkg/providers/instance/vminstance.go isAKSIdentifyingExtensionEnabled; github.com/Azure/karpenter-provider-azure
@@ -31,7 +30,7 @@ HTTPS_PORT = 443        # public cloud: Azure's host names resolve to 127.0.0.1 
 
 @functools.lru_cache(maxsize=1)
 def engine_data() -> dict:
-    return yaml.safe_load((DATA_DIR / "real-engine.yaml").read_text())
+    return load_yaml((DATA_DIR / "real-engine.yaml").read_text())
 
 
 @dataclass(frozen=True)
