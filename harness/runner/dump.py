@@ -864,10 +864,15 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         doc["steps"] = steps
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
-    from harness.runner.dumpwriter import dump as dump_yaml
-    text = f"{SCHEMA_URL_HINT}{schema_rel}\n" + dump_yaml(doc)
+    from harness.runner.dumpwriter import dump_with_lines
+    head = f"{SCHEMA_URL_HINT}{schema_rel}\n"
+    body, lines = dump_with_lines(doc)
+    text = head + body
+    if lines is not None:                           # the body's lines, after the head's
+        skip = head.count("\n")
+        lines = {p: ln + skip for p, ln in lines.items()}
     try:                                            # never write what validate rejects
-        loaded = _validated(doc, text, out)
+        loaded = _validated(doc, text, out, lines, head.count("\n") + 1)
     except SourceError:
         for c in copies:
             c.unlink(missing_ok=True)
@@ -877,14 +882,15 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     return out, text, notes
 
 
-def _validated(doc: dict, text: str, out: Path) -> list:
+def _validated(doc: dict, text: str, out: Path, lines: dict | None, start_line: int) -> list:
     """The scenario `text` (written from `doc`) as the loader reads it. Checked on `doc` itself, which the
-    text reads back as: the same verdict without parsing megabytes of YAML again; the text is read only for
-    the lines of an error, or of a notice `say` puts above its line."""
+    text reads back as, at the `lines` the writer wrote each path on (the loader's own:
+    tests/runner/test_dumpwriter.py): the same verdict and notices without parsing megabytes of YAML again.
+    The text is read when the writer gave no lines (yaml.dump wrote it), or for an error's own wording."""
     from harness.runner.scenario import load_scenarios_text, scenario_from_data
     try:
-        sc = scenario_from_data(doc, out.resolve().parent / out.name)
-        if not any(n.kind in ("cluster", "synthesized") for n in sc.warnings):
+        sc = scenario_from_data(doc, out.resolve().parent / out.name, lines, start_line)
+        if lines is not None or not any(n.kind in ("cluster", "synthesized") for n in sc.warnings):
             return [sc]
     except SourceError:
         pass

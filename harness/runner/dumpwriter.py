@@ -5,7 +5,9 @@ when its text is a short run of safe characters (names, quantities, times: plain
 YAML would read it as another type), and any other scalar is written by libyaml itself at the same column
 (a small document that puts it there), so folding and quoting stay libyaml's. A document this writer does
 not cover (a shared object, a list directly in a list, a key that is not a plain string) is written by
-`yaml.dump`.
+`yaml.dump`. `dump_with_lines` also gives the line of every path, as the scenario loader records them
+(harness/runner/yamlsource.py: a key's line, a list item's first line), so the scenario can be checked
+without parsing the text it was written as.
 """
 from __future__ import annotations
 
@@ -33,12 +35,19 @@ class _Fallback(Exception):
 
 def dump(doc: Any) -> str:
     """`doc` as yaml.dump(..., Dumper=CSafeDumper, sort_keys=False, allow_unicode=True) writes it."""
+    return dump_with_lines(doc)[0]
+
+
+def dump_with_lines(doc: Any) -> tuple[str, dict[tuple, int] | None]:
+    """dump's text, and the line (from 1) of each path in it as yamlsource's loader records them; None when
+    yaml.dump wrote the text (a document this writer does not cover)."""
     if isinstance(doc, dict) and doc:
         try:
-            return _Writer().document(doc)
+            w = _Writer()
+            return w.document(doc), w.lines
         except _Fallback:
             pass
-    return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+    return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True), None
 
 
 class _Writer:
@@ -47,9 +56,11 @@ class _Writer:
         self.seen: set[int] = set()
         self.plain: dict[str, str | None] = {}          # a safe string -> its text (plain or quoted)
         self.stubs: dict[tuple, str] = {}               # (value, column, key length or -1) -> libyaml's text
+        self.lines: dict[tuple, int] = {}               # path -> line, as yamlsource records them
+        self.ln = 1                                     # the line being written
 
     def document(self, doc: dict) -> str:
-        self.mapping(doc, 0)
+        self.mapping(doc, 0, ())
         return "".join(self.out)
 
     def scalar_text(self, v: Any, key: bool) -> str | None:
@@ -106,9 +117,9 @@ class _Writer:
             raise _Fallback
         self.seen.add(i)
 
-    def mapping(self, m: dict, col: int, first_inline: bool = False) -> None:
-        """A non-empty block mapping whose keys are at `col`; the first key on the current line when
-        `first_inline` (a sequence item's `- `)."""
+    def mapping(self, m: dict, col: int, path: tuple, first_inline: bool = False) -> None:
+        """A non-empty block mapping at `path` whose keys are at `col`; the first key on the current line
+        when `first_inline` (a sequence item's `- `)."""
         self._container(m)
         out = self.out
         pad = " " * col
@@ -122,54 +133,66 @@ class _Writer:
             if not (first and first_inline):
                 out.append(pad)
             first = False
-            self.value(v, col, kt)
+            self.lines[path + (k,)] = self.ln
+            self.value(v, col, kt, path + (k,))
 
-    def value(self, v: Any, col: int, kt: str) -> None:
+    def value(self, v: Any, col: int, kt: str, path: tuple) -> None:
         out = self.out
         if isinstance(v, dict):
             if v:
                 out.append(kt + ":\n")
-                self.mapping(v, col + 2)
+                self.ln += 1
+                self.mapping(v, col + 2, path)
             else:
                 out.append(kt + ": {}\n")
+                self.ln += 1
         elif isinstance(v, list):
             if v:
                 out.append(kt + ":\n")
-                self.sequence(v, col)
+                self.ln += 1
+                self.sequence(v, col, path)
             else:
                 out.append(kt + ": []\n")
+                self.ln += 1
         else:
             t = self.scalar_text(v, False)
             if t is None:
                 if not isinstance(v, (str, float)):
                     raise _Fallback
                 t = self.stub(v, col, len(kt))
+                self.ln += t.count("\n")
             out.append(kt + ": " + t + "\n")
+            self.ln += 1
 
-    def sequence(self, s: list, col: int) -> None:
-        """A non-empty block sequence whose dashes are at `col` (libyaml writes a mapping's sequence
-        without indenting it)."""
+    def sequence(self, s: list, col: int, path: tuple) -> None:
+        """A non-empty block sequence at `path` whose dashes are at `col` (libyaml writes a mapping's
+        sequence without indenting it)."""
         self._container(s)
         out = self.out
         pad = " " * col + "- "
-        for v in s:
+        for i, v in enumerate(s):
             out.append(pad)
+            self.lines[path + (i,)] = self.ln
             if isinstance(v, dict):
                 if v:
-                    self.mapping(v, col + 2, first_inline=True)
+                    self.mapping(v, col + 2, path + (i,), first_inline=True)
                 else:
                     out.append("{}\n")
+                    self.ln += 1
             elif isinstance(v, list):
                 if v:
                     raise _Fallback
                 out.append("[]\n")
+                self.ln += 1
             else:
                 t = self.scalar_text(v, False)
                 if t is None:
                     if not isinstance(v, (str, float)):
                         raise _Fallback
                     t = self.stub(v, col, -1)
+                    self.ln += t.count("\n")
                 out.append(t + "\n")
+                self.ln += 1
 
 
 # the words YAML 1.1 reads as booleans or null that start with a letter (PyYAML's resolver)

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from harness.runner import dumpwriter
+from harness.runner.yamlsource import load_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -14,6 +15,15 @@ DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 def _same(doc) -> None:
     assert dumpwriter.dump(doc) == yaml.dump(doc, Dumper=DUMPER, sort_keys=False, allow_unicode=True)
+    _same_lines(doc)
+
+
+def _same_lines(doc) -> None:
+    """The lines the writer gives each path are those the scenario loader records reading its text back, so
+    `harness new` places its notices without parsing the scenario (dump.py _validated)."""
+    text, lines = dumpwriter.dump_with_lines(doc)
+    if lines is not None:
+        assert lines == load_documents("x.yaml", text)[0].lines
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "scenarios" / "tickets").glob("*.scenario.yaml"))
