@@ -230,3 +230,35 @@ def test_apply_edits_takes_an_edit_in_its_module_versions_only_and_counts_each_f
     assert older.returncode == 0, older.stderr
     assert (tmp_path / "m" / "a.go").read_text() == ("const consolidationTTL = 1500 * time.Millisecond\n"
                                                     "t := harnessNow(); u := harnessNow()\n")
+
+
+def test_a_release_the_timing_edits_miss_runs_its_binary_as_released(monkeypatch, tmp_path):
+    """A Kubernetes release whose source lacks a line the timing's edits change (apply-edits.py ends its
+    refusal with '; build with timing upstream'): no timed binary, the reason kept so the build is not tried
+    again and the run can say why its clock is the wall clock."""
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    target = tmp_path / "cache" / "bin" / "apiserver-v1.33.13+fast-x" / "kube-apiserver"
+    monkeypatch.setattr(controller, "timed_path", lambda binary, name=None, k8s=None: target)
+    monkeypatch.setattr(controller, "go_binary", lambda: "/usr/local/go/bin/go")
+    monkeypatch.setattr(controller, "source_edits", lambda binary, name=None: [])
+    monkeypatch.setattr(controller, "versions", lambda k8s=None: {"k8s": "v1.33.13"})
+    why = ("timing fast: pkg/registry/rest/meta.go of k8s.io/apiserver v0.33.13 has 0 occurrence(s) of "
+           "'var metav1Now = metav1.Now', not 1; build with timing upstream")
+    calls = []
+
+    def refuse(*args, **kwargs):
+        calls.append(args)
+        raise BinariesError(f"build-binaries.sh failed (exit 1) after 1s:\n[build-binaries] resolving\n{why}")
+    monkeypatch.setattr(controller, "run_logged", refuse)
+    assert controller.build_timed("kube-apiserver", "fast", k8s="1.33.13") is None
+    assert controller.unapplied_timing("kube-apiserver", "fast", "1.33.13") == why
+    assert controller.build_timed("kube-apiserver", "fast", k8s="1.33.13") is None
+    assert len(calls) == 1                          # not tried again
+
+    def broken(*args, **kwargs):
+        raise BinariesError("build-binaries.sh failed (exit 1) after 1s:\ngo: network unreachable")
+    monkeypatch.setattr(controller, "run_logged", broken)
+    other = tmp_path / "cache" / "bin" / "apiserver-v1.34.0+fast-x" / "kube-apiserver"
+    monkeypatch.setattr(controller, "timed_path", lambda binary, name=None, k8s=None: other)
+    with pytest.raises(BinariesError, match="network unreachable"):
+        controller.build_timed("kube-apiserver", "fast", k8s="1.34.0")

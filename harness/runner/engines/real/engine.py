@@ -224,11 +224,16 @@ class RealEngine:
                                                           "version's (RealEngine.cluster_options_for)"))
         dated = history.names(scenario.given)
         if dated and getattr(cluster, "clock_file", None) is None:
+            from harness.backends.controller import unapplied_timing
+            unapplied = unapplied_timing("kube-apiserver", self.controller.timing if self.controller else None,
+                                         have or None) if have and wanted else None
             return (f"a dump's history ({', '.join(dated)}) is replayed on the simulated clock; this cluster's "
                     f"kube-apiserver ({cluster.backend}, {have or 'its version'}) stamps creation and deletion "
-                    "times on the wall clock (the fast timing's kube-apiserver of that version reads the run's "
-                    "clock on the local backend: python -m harness.backends build"
-                    + (f" --k8s-version {have}" if have and wanted else "") + ")")
+                    "times on the wall clock " + (
+                        f"(the fast timing's edits do not apply to that release: {unapplied})" if unapplied else
+                        "(the fast timing's kube-apiserver of that version reads the run's clock on the local "
+                        "backend: python -m harness.backends build" + (f" --k8s-version {have}" if have and wanted else "")
+                        + ")"))
         return None
 
     def _skip_before_cluster(self, scenario, profile: str | None) -> str | None:
