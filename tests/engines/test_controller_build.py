@@ -89,12 +89,16 @@ def test_the_fast_kube_apiserver_edit_applies_once_to_its_staging_module():
     control plane's staging version (v0.<minor>.<patch> of Kubernetes v1.<minor>.<patch>)."""
     from pathlib import Path
 
+    from harness.backends import editrules
     from harness.backends.binaries import go_module_dir, versions
     edits = controller.source_edits("kube-apiserver", "fast")
     assert edits and controller.source_edits("kube-apiserver", "upstream") == []
-    root = go_module_dir("k8s.io/apiserver", "v0." + versions()["k8s"].removeprefix("v1."))
+    staging = "v0." + versions()["k8s"].removeprefix("v1.")
+    root = go_module_dir("k8s.io/apiserver", staging)
     for p in edits:
         assert p["module"] == "k8s.io/apiserver"
+        if not editrules.applies(p, staging):       # another release's spelling of the line
+            continue
         if "add" in p:
             assert not (root / p["file"]).exists() and "\npackage rest\n" in Path(p["add"]).read_text()
         else:
