@@ -153,7 +153,7 @@ class Snapshot:
         affinity = pv.spec.get("affinity") or {}
         if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
             self.with_pod_affinity += 1
-        if ((pv.spec.get("affinity") or {}).get("podAntiAffinity") or {}).get(
+        if (affinity.get("podAntiAffinity") or {}).get(
                 "requiredDuringSchedulingIgnoredDuringExecution") and self.terms(pv, "podAntiAffinity"):
             self.with_anti.append((pv, node))
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.runner import dumpmoment, jsonsource
+from harness.runner.dumptimes import TimeSource
 from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
@@ -55,7 +56,7 @@ class Dump:
     finished: list[dict] = field(default_factory=list)      # its Succeeded and Failed Pods (not kept)
     notes: list[str] = field(default_factory=list)
     newest: str | None = None                               # the latest timestamp it holds: the dump's time
-    newest_source: object = None                            # ... and where (dumptimes.TimeSource)
+    newest_source: TimeSource | None = None                 # ... and where it sits
 
 
 def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
