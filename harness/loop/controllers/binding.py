@@ -1,8 +1,9 @@
 """kube-scheduler's side of the loop: bind each pending pod to the Node that fits and scores best.
 
 The default profile's filter plugins of k8s.io/kubernetes v1.36.3 (harness/loop/kubescheduler.py) and
-the VolumeBinding filter (harness/loop/volumes.py) decide where a pod fits; the default profile's scores
-pick one Node, a tie at random (harness/loop/kubescore.py).
+the VolumeBinding filter (harness/loop/volumes.py) decide where a pod fits, over the Nodes a cycle
+filters (harness/loop/nodetree.py: every Node below 100, a share of a larger cluster); the default
+profile's scores pick one Node, a tie at random (harness/loop/kubescore.py).
 
 Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
 from harness.loop.kubescore import non_zero_requests, select_host
+from harness.loop.nodetree import NodeTree
 from harness.loop.topology import namespace_labels
 from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
@@ -23,6 +25,7 @@ class KubeScheduler:
     def __init__(self, state: LoopState):
         self.state = state
         self.waiting: dict[str, str] = {}    # pod -> the Node its PreBind waits on (traced once)
+        self.tree = NodeTree()                # which Nodes a cycle filters (harness/loop/nodetree.py)
 
     def reconcile(self) -> bool:
         s = self.state
@@ -37,6 +40,7 @@ class KubeScheduler:
                 s.trace(f"CSI provisioner: the Node selected for claim {ns}/{claim} is gone; back to kube-scheduler")
         used = s.node_requested(scheduler=True)
         snap: Snapshot | None = None          # built for the first pod that needs it
+        ordered: list[dict] | None = None     # the Nodes in the node tree's order, likewise
         non_zero: dict[str, tuple[int, int]] | None = None
         # what each Deployment selects: its pods' system default spread (kubescore.spread_scores)
         owners: dict[tuple[str, str], dict | None] = {}
@@ -84,21 +88,16 @@ class KubeScheduler:
                     self._bind(key, pv, ready[0], snap, used)
                     progress = True
                 continue
-            reasons: list[str] = []
-            feasible = []
-            cycle = Cycle(pv, snap)
-            for node in nodes:
-                why = cycle.filter(node, used.get(node["metadata"]["name"], {}))
-                if not why and (s.volumes or pv.spec.get("volumes")):
-                    v = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
-                    why = [v] if v else []
-                if why:
-                    reasons.extend(why)
-                else:
-                    feasible.append(node)
+            if ordered is None:
+                by_name = {n["metadata"]["name"]: n for n in nodes}
+                ordered = [by_name[n] for n in self.tree.update(nodes)]
+            feasible, reasons = self.tree.find(ordered, self._filter(Cycle(pv, snap), pv, used))
             if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
                 continue
+            # scored in name order, as when every Node was filtered (the tie among the best is drawn in
+            # this order)
+            feasible.sort(key=lambda n: n["metadata"]["name"])
             if non_zero is None:
                 non_zero = self._non_zero()
                 owners = {(d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
@@ -113,6 +112,18 @@ class KubeScheduler:
             non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
             progress = True
         return progress
+
+    def _filter(self, cycle: Cycle, pv, used: dict):
+        """The Filter plugins on one Node for the pod of `cycle`: the reasons it fails, empty when it fits."""
+        s = self.state
+
+        def fails(node: dict) -> list[str]:
+            why = cycle.filter(node, used.get(node["metadata"]["name"], {}))
+            if not why and (s.volumes or pv.spec.get("volumes")):
+                v = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
+                why = [v] if v else []
+            return why
+        return fails
 
     def _prebind_waits(self, key: str, pv, node: dict) -> bool:
         """The pod's PreBind waits on `node` for a volume no running provisioner creates
