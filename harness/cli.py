@@ -204,8 +204,8 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
-    from harness.runner.report import (dump_verdict, failure_text, happened, happened_lines, node_count, outcome_json,
-                                       over_time_lines, pending_pods, shown_verdict, unsettled)
+    from harness.runner.report import (SHOWN, dump_verdict, failure_text, happened, happened_lines, node_count,
+                                       outcome_json, over_time_lines, pending_pods, shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -352,7 +352,8 @@ def cmd_run(args) -> int:
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] "
                       f"{dump_verdict(o) or verdict(o)}: "
                       "what happened ---", markup=False)
-            lines = happened_lines(happened(o.final, labels=args.labels))
+            lines = happened_lines(happened(o.final, labels=args.labels),
+                                   None if args.details or args.trace or args.labels else SHOWN)
             if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
                 lines += over_time_lines(o.final)
             con.print("\n".join("  " + line for line in lines), markup=False)
@@ -814,7 +815,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "events; offset from the start and UTC)")
     r.add_argument("--details", action="store_true",
                    help=f"what happened in every run, passing ones too (default with up to {DETAILS_UP_TO} runs), "
-                        "with the NodeClaims' lives, the disruption steps and the events over time")
+                        "with the NodeClaims' lives, the disruption steps and the events over time, and every "
+                        "NodeClaim and bound pod (without it, a large run lists the first ones and counts the rest)")
     r.add_argument("--report", default=None, metavar="DIR",
                    help="write the runs as self-contained HTML pages to DIR (index.html, one page per run: "
                         "timeline, why, labels by writer, expectations; docs/report.md)")

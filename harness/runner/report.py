@@ -29,12 +29,10 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
                 "what differs from the dump:")
     else:
         head = f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} {on} (seed {sc.seed})"
-    lines = [head]
-    for m in outcome.mismatches:
-        where = f"{sc.file}:{m.line}: " if m.line else ""
-        lines.append(f"  {where}{m.render()}")
+    lines = [head] + [f"  {line}" for line in mismatch_lines(sc.file, outcome.mismatches)]
     lines.append("  --- what happened ---")
-    lines += ["  " + line for line in happened_lines(happened(r, labels=labels))]
+    lines += ["  " + line for line in happened_lines(happened(r, labels=labels),
+                                                      None if trace or over_time or labels else SHOWN)]
     if outcome.why:
         lines.append("  --- why (instance types each NodePool's filter eliminated) ---")
         for w in outcome.why.values():
@@ -53,6 +51,35 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
     if trace and outcome.log_tail:
         lines += ["  --- controller log (tail) ---"] + [f"  {line}" for line in outcome.log_tail.splitlines()]
     return "\n".join(lines)
+
+
+# a difference found this many times or more, the same but for list indices, is one line (a 5,000-node dump
+# whose nodes consolidated away differs in thousands of `expect.nodes[i].deleted`)
+GROUP_AT = 5
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def mismatch_lines(file, mismatches: list) -> list[str]:
+    """Each unmet expectation as `file:line: what`, in order; the ones that differ only in their list indices
+    (`expect.nodes[0].deleted`, `expect.nodes[2].deleted`, ...) with the same expected and actual value, when
+    there are GROUP_AT or more, as one line at the first one's line with the count and the first few paths."""
+    groups: dict[tuple, list] = {}
+    for m in mismatches:
+        groups.setdefault((_INDEX.sub("[*]", m.path), repr(m.expected), repr(m.actual), m.detail), []).append(m)
+    out, done = [], set()
+    for m in mismatches:
+        key = (_INDEX.sub("[*]", m.path), repr(m.expected), repr(m.actual), m.detail)
+        group = groups[key]
+        if len(group) < GROUP_AT:
+            out.append((f"{file}:{m.line}: " if m.line else "") + m.render())
+        elif key not in done:
+            done.add(key)
+            first = group[0]
+            text = type(first)(key[0], first.expected, first.actual, first.detail).render()
+            shown = ", ".join(g.path + (f" (line {g.line})" if g.line else "") for g in group[:3])
+            out.append((f"{file}:{first.line}: " if first.line else "")
+                       + f"{text}: {len(group)} times: {shown} and {len(group) - 3} more")
+    return out
 
 
 def over_time_lines(result) -> list[str]:
@@ -332,8 +359,15 @@ def _claim_line(c: dict) -> str:
     return text
 
 
-def happened_lines(h: dict) -> list[str]:
-    """`happened` as text, one object a line, details indented."""
+# `harness run`'s view of a run lists this many NodeClaims per NodePool and bound pods, then counts the rest
+# (a customer's dump holds thousands; --details and --json list every one)
+SHOWN = 50
+
+
+def happened_lines(h: dict, limit: int | None = None) -> list[str]:
+    """`happened` as text, one object a line, details indented; with `limit`, at most that many NodeClaims per
+    NodePool and bound pods, the rest counted (pods not bound are always listed)."""
+    from collections import Counter
     lines = []
     for name, np in h["nodePools"].items():
         state = np["state"]
@@ -342,16 +376,28 @@ def happened_lines(h: dict) -> list[str]:
         lines.append(f"NodePool {name}: {state}" + ("" if np["nodeClaims"] else "; no NodeClaim"))
         # status-condition transitions (the real controller's NodePool events) are state, said above
         lines += [f"  event {e}" for e in np.get("events") or [] if "Status condition transitioned" not in e]
-        for c in np["nodeClaims"]:
+        claims = np["nodeClaims"]
+        for c in claims[:limit]:
             lines.append("  " + _claim_line(c))
             # an SDK error runs over several lines (azcore prints the response): keep it under its claim
             lines += ["    launch failed: " + f.replace("\n", "\n      ") for f in c.get("failures") or []]
+        rest = claims[limit:] if limit is not None else []
+        if rest:
+            gone = Counter(str(c["deleted"]) for c in rest if c.get("deleted"))
+            lines.append(f"  ... and {len(rest)} more NodeClaims"
+                         + (" (deleted: " + ", ".join(f"{n} {why}" for why, n in sorted(gone.items())) + ")"
+                            if gone else "") + ": --details or --json lists every one")
     for n in h.get("otherNodes") or []:
         owner = f"NodePool {n['nodePool']}, no NodeClaim of this run" if n.get("nodePool") else "not Karpenter's"
         lines.append(f"Node {n['node']} ({owner}): {n['instanceType']} zone={n['zone']}"
                      + (f" {n['capacityType']}" if n["capacityType"] else "")
                      + (f"; pods: {', '.join(n['pods'])}" if n["pods"] else ""))
+    bound = 0
     for key, p in h["pods"].items():
+        if limit is not None and p["state"] == "scheduled":
+            bound += 1
+            if bound > limit:
+                continue
         head = f"Pod {key}" + (f" ({p['owner']})" if p.get("owner") else "") + f": {p['state']}"
         if p.get("node"):
             head += f" on {p['node']}"
@@ -359,6 +405,8 @@ def happened_lines(h: dict) -> list[str]:
         for k, who in (("karpenter", "Karpenter"), ("kubeScheduler", "kube-scheduler"), ("reason", "reason")):
             if p.get(k):
                 lines.append(f"  {who}: {p[k]}")
+    if limit is not None and bound > limit:
+        lines.append(f"... and {bound - limit} more pods scheduled: --details or --json lists every one")
     for r in h.get("rejected") or []:
         if r["kind"] != "NodePool":          # the NodePool line says it
             lines.append(f"refused: {r['kind']} {r['name']}: {r['message']}")

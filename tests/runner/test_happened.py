@@ -106,6 +106,21 @@ def test_pending_pod_reasons_are_attributed():
                      "Pod default/b: pending", "  Karpenter: incompatible requirements"]
 
 
+def test_a_large_run_lists_the_first_nodeclaims_and_bound_pods_and_counts_the_rest():
+    """With a limit, NodeClaims per NodePool and bound pods past it are counted (the deleted by reason); pods
+    that are not bound are always listed."""
+    h = {"nodePools": {"default": {"state": "ready", "nodeClaims": [
+        {"name": f"c{i}", "deleted": "Underutilized" if i % 2 else None} for i in range(5)]}},
+        "pods": {f"default/p{i}": {"state": "scheduled" if i else "pending", "node": "n"} for i in range(5)}}
+    lines = happened_lines(h, limit=2)
+    assert lines == ["NodePool default: ready", "  NodeClaim c0: not launched",
+                     "  NodeClaim c1: not launched (deleted: Underutilized)",
+                     "  ... and 3 more NodeClaims (deleted: 1 Underutilized): --details or --json lists every one",
+                     "Pod default/p0: pending on n", "Pod default/p1: scheduled on n", "Pod default/p2: scheduled on n",
+                     "... and 2 more pods scheduled: --details or --json lists every one"]
+    assert len(happened_lines(h)) == 1 + 5 + 5
+
+
 def test_line_100_is_not_an_emoji(tmp_path, capsys):
     """rich reads `:100:` as an emoji code even with markup off: the CLI console has emoji off."""
     from harness.cli import _console

@@ -55,3 +55,19 @@ def test_unsettled_unless_the_scenario_bounded_the_run_itself():
     assert unsettled(run(steps=[{"expect": {"loop": {"steady": False}}}])) is None
     r.steady = True
     assert unsettled(run()) is None
+
+
+def test_differences_that_repeat_but_for_an_index_are_one_line():
+    """A dump of 357 nodes consolidated away differs in 357 `expect.nodes[i].deleted`: one line with the count;
+    fewer than GROUP_AT stay one line each."""
+    from harness.runner.expect import Mismatch
+    from harness.runner.report import GROUP_AT, mismatch_lines
+    many = [Mismatch(f"expect.nodes[{i}].deleted", False, "Underutilized", line=100 + 7 * i) for i in range(357)]
+    other = Mismatch("expect.pods.web.pending", True, False, line=20)
+    lines = mismatch_lines("s.yaml", [other, *many])
+    assert lines == ['s.yaml:20: expect.pods.web.pending: expected True, got False',
+                     's.yaml:100: expect.nodes[*].deleted: expected False, got "Underutilized": 357 times: '
+                     'expect.nodes[0].deleted (line 100), expect.nodes[1].deleted (line 107), '
+                     'expect.nodes[2].deleted (line 114) and 354 more']
+    few = many[:GROUP_AT - 1]
+    assert mismatch_lines("s.yaml", few) == [f"s.yaml:{m.line}: {m.render()}" for m in few]
