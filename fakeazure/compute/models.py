@@ -436,9 +436,11 @@ class ComputeModel:
         return record
 
     # ------------------------------------------------------------------ views
-    def view(self, vm: VirtualMachine, expand: str | None = None) -> dict:
-        out = clone_json(vm.body)
-        props = out.setdefault("properties", {})
+    def view(self, vm: VirtualMachine, expand: str | None = None, shared: bool = False) -> dict:
+        """The VM as GET returns it. `shared`: its nested values are the stored body's own, for a reply
+        serialized at once (a list page of thousands of VMs), never kept or changed."""
+        out = dict(vm.body) if shared else clone_json(vm.body)
+        props = out["properties"] = dict(out.get("properties") or {}) if shared else out.setdefault("properties", {})
         props["provisioningState"] = vm.provisioning_state
         if expand and "instanceview" in expand.lower():
             props["instanceView"] = self.instance_view(vm)
