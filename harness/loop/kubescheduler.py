@@ -141,6 +141,9 @@ class Snapshot:
         # what a Node's filter and score read of the Node itself, read once per pass rather than once per
         # pod and Node (a pass binding the pods of a thousand removed Nodes filters every Node for each)
         self._facts: dict[str, tuple[dict, NodeFacts]] = {}
+        # (a pod's tolerations, nodeSelector and node affinity, Node) -> (the Node object, the Node-only plugins'
+        # first reason: Cycle._node_only, None when it passes them): a Node object does not change within a pass
+        self.static: dict[tuple[str, str], tuple[dict, str | None]] = {}
         # bound pods with any inter-pod (anti-)affinity term: none, and the pod has none, InterPodAffinity
         # scores every Node 0 without a walk over the bound pods (kubescore.affinity_scores)
         self.with_pod_affinity = 0
@@ -205,6 +208,14 @@ class Cycle:
         self.ports = host_ports(pod)
         self._spread = self._prefilter_spread()
         self._affinity = self._prefilter_affinity()
+        # what the filter reads of the pod, read once per cycle rather than once per Node
+        self._tolerations = pod.tolerations
+        self._requests = [(k, v) for k, v in pod.scheduler_requests.items() if k != "pods" and v > 0]
+        # the Node-only plugins' verdict (NodeUnschedulable, the Ready check, TaintToleration, NodeAffinity)
+        # depends on the pod only through its tolerations, nodeSelector and affinity: pods that share them
+        # share the verdict on a Node for the pass (Snapshot.static)
+        self._static_key = repr((self._tolerations, pod.spec.get("nodeSelector"),
+                                 (pod.spec.get("affinity") or {}).get("nodeAffinity")))
 
     # -- PodTopologySpread ---------------------------------------------------------------------
     def _prefilter_spread(self):
@@ -335,29 +346,36 @@ class Cycle:
         return self._filter_affinity(_labels(node))
 
     # -- the node ------------------------------------------------------------------------------
+    def _node_only(self, node: dict, name: str, labels: Mapping[str, str]) -> str | None:
+        """The first failing reason of the plugins that read only the Node and the pod's own spec."""
+        facts = self.snap.facts(node)
+        if facts.unschedulable and not tolerates(self._tolerations, UNSCHEDULABLE_TAINT):
+            return UNSCHEDULABLE
+        if not facts.ready:
+            return NOT_READY
+        if untolerated_do_not_schedule(self._tolerations, facts.taints) is not None:
+            return UNTOLERATED
+        return node_matches(self.pod, labels, name)
+
     def filter(self, node: dict, requested: Mapping[str, int]) -> list[str]:
         """The reasons the node fails (empty: it fits): the first failing plugin's, all of
         NodeResourcesFit's."""
         name, labels = node["metadata"]["name"], _labels(node)
-        facts = self.snap.facts(node)
-        if facts.unschedulable and not tolerates(self.pod.tolerations, UNSCHEDULABLE_TAINT):
-            return [UNSCHEDULABLE]
-        if not facts.ready:
-            return [NOT_READY]
-        if untolerated_do_not_schedule(self.pod.tolerations, facts.taints) is not None:
-            return [UNTOLERATED]
-        if node_matches(self.pod, labels, name) is not None:
-            return [NODE_AFFINITY]
+        hit = self.snap.static.get((self._static_key, name))
+        if hit is None or hit[0] is not node:
+            hit = self.snap.static[(self._static_key, name)] = (node, self._node_only(node, name, labels))
+        if hit[1] is not None:
+            return [hit[1]]
         if self.ports:
             used = {hp for p in self.snap.pods.get(name, ()) for hp in host_ports(p)}
             if any(ports_conflict(w, used) for w in self.ports):
                 return [NODE_PORTS]
-        alloc = facts.allocatable
+        alloc = self.snap.facts(node).allocatable
         fit = []
         if len(self.snap.pods.get(name, ())) + 1 > alloc.get("pods", 0):
             fit.append(TOO_MANY_PODS)
-        for k, v in self.pod.scheduler_requests.items():
-            if k != "pods" and v > 0 and requested.get(k, 0) + v > alloc.get(k, 0):
+        for k, v in self._requests:
+            if requested.get(k, 0) + v > alloc.get(k, 0):
                 fit.append(f"Insufficient {k}")
         if fit:
             return fit

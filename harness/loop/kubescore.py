@@ -48,16 +48,20 @@ def _normalize(raw: list[int], reverse: bool = False) -> list[int]:
     return [MAX_SCORE - MAX_SCORE * r // top if reverse else MAX_SCORE * r // top for r in raw]
 
 
-def _taint_count(pod: PodView, taints: Sequence[Taint]) -> int:
-    """tainttoleration Score: PreferNoSchedule taints the pod does not tolerate."""
-    return sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(pod.tolerations, t))
+def _taint_count(tolerations: list[dict], taints: Sequence[Taint]) -> int:
+    """tainttoleration Score: PreferNoSchedule taints the pod (its `tolerations`) does not tolerate."""
+    return sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))
 
 
-def _affinity_weight(pod: PodView, node: dict) -> int:
-    """nodeaffinity Score: the weights of the preferred terms the Node's labels match."""
+def _preferred(pod: PodView) -> list[dict]:
+    """The pod's preferred node-affinity terms."""
+    return (((pod.spec.get("affinity") or {}).get("nodeAffinity") or {})
+            .get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+
+
+def _affinity_weight(prefs: list[dict], node: dict) -> int:
+    """nodeaffinity Score: the weights of the preferred terms (`prefs`) the Node's labels match."""
     labels = (node.get("metadata") or {}).get("labels") or {}
-    prefs = (((pod.spec.get("affinity") or {}).get("nodeAffinity") or {})
-             .get("preferredDuringSchedulingIgnoredDuringExecution") or [])
     total = 0
     for p in prefs:
         term = p.get("preference") or {}
@@ -83,14 +87,18 @@ def _least_allocated(req: tuple[int, int], alloc: tuple[int, int]) -> int:
     return score // weights if weights else 0
 
 
+def _balance(req: tuple[int, int], alloc: tuple[int, int]) -> int:
+    """(1 - the standard deviation of the requested fractions of cpu and memory) x MaxNodeScore; 0 deviation
+    when the Node has either resource at 0 (a single fraction)."""
+    cpu, mem = alloc
+    std = abs(min(req[0] / cpu, 1.0) - min(req[1] / mem, 1.0)) / 2 if cpu and mem else 0.0
+    return int((1 - std) * MAX_SCORE)
+
+
 def _balanced(requested: tuple[int, int], allocated: tuple[int, int], alloc: tuple[int, int]) -> int:
     """noderesources balanced_allocation.go balancedResourceScorer: the balance with the pod against
     without it."""
-    def balance(req: tuple[int, int]) -> int:
-        fr = [min(r / a, 1.0) for r, a in zip(req, alloc) if a]
-        std = abs(fr[0] - fr[1]) / 2 if len(fr) == 2 else 0.0
-        return int((1 - std) * MAX_SCORE)
-    return MAX_SCORE // 2 + (MAX_SCORE // 2 + balance(requested) - balance(allocated)) // 2
+    return MAX_SCORE // 2 + (MAX_SCORE // 2 + _balance(requested, alloc) - _balance(allocated, alloc)) // 2
 
 
 def _soft_spread(pod: PodView, default_selector: dict | None) -> tuple[list[dict], bool]:
@@ -246,8 +254,9 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     pod_nz = non_zero_requests(pod)
     pod_req = (pod.scheduler_requests.get("cpu", 0), pod.scheduler_requests.get("memory", 0))
     facts = snap if snap is not None else Snapshot(list(nodes), [])
-    taints = _normalize([_taint_count(pod, facts.facts(n).taints) for n in nodes], reverse=True)
-    affinity = _normalize([_affinity_weight(pod, n) for n in nodes])
+    tolerations, prefs = pod.tolerations, _preferred(pod)
+    taints = _normalize([_taint_count(tolerations, facts.facts(n).taints) for n in nodes], reverse=True)
+    affinity = _normalize([_affinity_weight(prefs, n) for n in nodes]) if prefs else [0] * len(nodes)
     spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
     inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
     totals = []
