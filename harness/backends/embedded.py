@@ -183,14 +183,17 @@ class EmbeddedCluster:
             self._put(key, obj)
             return _clone(obj)
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+    def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
+        """A copy of the object; `shared`: the stored object itself, for a caller that only reads it (a write
+        replaces a stored object, never changes it: `delete` and `bind` too)."""
         with self._lock:
             obj = self._objs.get(self._key(kind, name, namespace))
-            return _clone(obj) if obj is not None else None
+            return obj if shared or obj is None else _clone(obj)
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+    def list(self, kind: str, namespace: str | None = None, *, shared: bool = False) -> list[dict]:
         with self._lock:
-            return [_clone(o) for (_, ns, _), o in sorted(self._by_kind.get(kind, {}).items(), key=lambda kv: kv[0])
+            return [o if shared else _clone(o)
+                    for (_, ns, _), o in sorted(self._by_kind.get(kind, {}).items(), key=lambda kv: kv[0])
                     if namespace is None or ns == namespace]
 
     def _replace(self, obj: dict, identity: Identity, status_only: bool) -> dict:
@@ -242,8 +245,8 @@ class EmbeddedCluster:
                 raise self._not_found(kind, name)
             if obj["metadata"].get("finalizers"):
                 if not obj["metadata"].get("deletionTimestamp"):
-                    obj["metadata"]["deletionTimestamp"] = self.clock_now()
-                    obj["metadata"]["resourceVersion"] = str(next(self._rv))
+                    self._put(key, {**obj, "metadata": {**obj["metadata"], "deletionTimestamp": self.clock_now(),
+                                                        "resourceVersion": str(next(self._rv))}})
                 return
             self._drop(key)
 
@@ -258,9 +261,10 @@ class EmbeddedCluster:
                 name, bound = pod["metadata"]["name"], cur["spec"]["nodeName"]
                 raise APIRejected(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": '
                                                    f'pod {name} is already assigned to node "{bound}"')
-            cur.setdefault("spec", {})["nodeName"] = node_name
-            cur["metadata"]["resourceVersion"] = str(next(self._rv))
-            return _clone(cur)
+            new = {**cur, "spec": {**(cur.get("spec") or {}), "nodeName": node_name},
+                   "metadata": {**cur["metadata"], "resourceVersion": str(next(self._rv))}}
+            self._put(key, new)
+            return _clone(new)
 
     def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
         """The model's ValidateKubeletFlags (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go;

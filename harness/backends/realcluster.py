@@ -287,10 +287,10 @@ class RealCluster:
                     raise
                 time.sleep(0.05)
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+    def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         return self.admin.get(kind, name, namespace)
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+    def list(self, kind: str, namespace: str | None = None, *, shared: bool = False) -> list[dict]:
         try:
             return self.admin.list(kind, namespace)
         except APIRejected as e:

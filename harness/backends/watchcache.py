@@ -93,7 +93,7 @@ class WatchCache:
         self._threads = [t for t in self._threads if t.is_alive()]
 
     # -- reads -----------------------------------------------------------------------------------------
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+    def list(self, kind: str, namespace: str | None = None, *, shared: bool = False) -> list[dict]:
         """The kind's objects in the API's order (namespace, then name); all namespaces when None."""
         self.catch_up(kind)
         s = self._stores[kind]
@@ -101,7 +101,7 @@ class WatchCache:
             keys = sorted(k for k in s.items if namespace is None or not s.kind.namespaced or k[0] == namespace)
             return [s.items[k] for k in keys]
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+    def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         self.catch_up(kind)
         s = self._stores[kind]
         with self._cond:
@@ -246,12 +246,12 @@ class CachedReads:
     def __init__(self, cluster, cache: WatchCache):
         self.cluster, self.cache = cluster, cache
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+    def list(self, kind: str, namespace: str | None = None, *, shared: bool = False) -> list[dict]:
         if kind in self.cache.kinds:
             return self.cache.list(kind, namespace)
         return self.cluster.list(kind, namespace)
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+    def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         if kind in self.cache.kinds:
             return self.cache.get(kind, name, namespace)
         return self.cluster.get(kind, name, namespace)

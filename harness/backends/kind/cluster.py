@@ -282,11 +282,11 @@ class KindCluster(RealCluster):
         return obj
 
     # -- the Cluster calls, adjusted for Nodes a real kubelet owns ------------------------------------
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+    def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         obj = super().get(kind, name, namespace)
         return self._overlay(obj) if kind == "Node" else obj
 
-    def list(self, kind: str, namespace: str | None = None) -> list[dict]:
+    def list(self, kind: str, namespace: str | None = None, *, shared: bool = False) -> list[dict]:
         """The harness's control-plane Node is infrastructure, not part of a scenario's world ..."""
         objs = super().list(kind, namespace)
         if kind == "Node":

@@ -33,7 +33,7 @@ class KubeScheduler:
                 and all(s.result.pods[k].node for k in s.pod_views):
             return False          # every pod is bound: the pass below would only read the cluster
         progress = False
-        nodes = sorted(s.cluster.list("Node"), key=lambda n: n["metadata"]["name"])
+        nodes = sorted(s.cluster.list("Node", shared=True), key=lambda n: n["metadata"]["name"])   # read only
         if s.volumes.selected:
             names = {n["metadata"]["name"] for n in nodes}
             for ns, claim in s.volumes.reschedule(names, s.cfg.cluster.storage_provisioners):

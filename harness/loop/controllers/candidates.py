@@ -79,7 +79,7 @@ class StateNode:
 def state_nodes(s: LoopState) -> list[StateNode]:
     """Every live NodeClaim (launched) with its Node, then the Nodes no NodeClaim owns."""
     out: dict[str, StateNode] = {}
-    nodes = {n["metadata"]["name"]: n for n in s.cluster.list("Node")}
+    nodes = {n["metadata"]["name"]: n for n in s.cluster.list("Node", shared=True)}     # read only
     for c in s.claims:
         if c.done or c.refused or c.launched is None:
             continue

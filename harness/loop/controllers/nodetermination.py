@@ -117,7 +117,7 @@ class NodeTermination:
         for c in s.claims:
             if c.done or c.dis.deleting_since is not None or not c.node_name:
                 continue
-            node = s.cluster.get("Node", c.node_name)
+            node = s.cluster.get("Node", c.node_name, shared=True)
             if node is not None and node["metadata"].get("deletionTimestamp"):
                 self.begin(c, "")
                 begun = True

@@ -158,7 +158,7 @@ class Provisioner:
             managed.add(c.launched.vm_name)
             if c.node_name:
                 managed.add(c.node_name)
-            node = s.cluster.get("Node", c.node_name) if c.node_name else None
+            node = s.cluster.get("Node", c.node_name, shared=True) if c.node_name else None
             if node is not None and node["metadata"].get("deletionTimestamp"):
                 continue
             if c.dis.marked_for_deletion or c.dis.deleting_since is not None:
@@ -182,7 +182,7 @@ class Provisioner:
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
         for name in s.unmanaged_nodes:
-            node = s.cluster.get("Node", name)
+            node = s.cluster.get("Node", name, shared=True)
             if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
             labels = dict(node["metadata"].get("labels") or {})
