@@ -51,6 +51,7 @@ class Gen:
         self.rng = random.Random(seed)
         self.region = region
         self.rv = 1000
+        self.used: set[str] = set()
 
     def uid(self) -> str:
         h = "%032x" % self.rng.getrandbits(128)
@@ -58,6 +59,15 @@ class Gen:
 
     def suffix(self, n: int = 5) -> str:
         return "".join(self.rng.choice(ALPHANUM) for _ in range(n))
+
+    def unique(self, prefix: str) -> str:
+        """`prefix` and a random suffix no earlier name took (5,000 names of 27^5 collide more often than not;
+        a draw is repeated only on a collision, so a dump without one is the same as before)."""
+        while True:
+            name = prefix + self.suffix()
+            if name not in self.used:
+                self.used.add(name)
+                return name
 
     def meta(self, name: str, created: datetime, namespace: str | None = None, manager: str = "kubectl",
              **extra) -> dict:
@@ -123,7 +133,7 @@ def capacity(size: str) -> tuple[dict, dict]:
 
 
 def node_pair(g: Gen, pool: str, size: str, zone: int, created: datetime, registered: bool) -> tuple[dict, dict | None]:
-    claim = f"{pool}-{g.suffix()}"
+    claim = g.unique(f"{pool}-")
     name = f"aks-{claim}"
     labels = {"karpenter.azure.com/sku-name": size, "karpenter.sh/capacity-type": "on-demand",
               "karpenter.sh/nodepool": pool, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
@@ -291,7 +301,7 @@ def generate(nodes: int, pods: int | None, shape: str, seed: int, region: str, p
                         where = slot[0]
                         cursor = (cursor + step + 1) % len(free)
                         break
-            pod_items.append(pod(g, f"{name}-{h}-{g.suffix()}", ns, {**labels, "pod-template-hash": h},
+            pod_items.append(pod(g, g.unique(f"{name}-{h}-"), ns, {**labels, "pod-template-hash": h},
                                  ("ReplicaSet", f"{name}-{h}", rs_uid), container(name, tmpl_c["image"], cpu, mem),
                                  where, created))
         if shape == "mixed" and replicas >= 3 and g.rng.random() < 0.3:
@@ -326,7 +336,7 @@ def generate(nodes: int, pods: int | None, shape: str, seed: int, region: str, p
             nname = node["metadata"]["name"]
             affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
                 {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [nname]}]}]}}}
-            ds_pods.append(pod(g, f"{ds_name}-{g.suffix()}", "kube-system",
+            ds_pods.append(pod(g, g.unique(f"{ds_name}-"), "kube-system",
                                {**labels, "controller-revision-hash": template_hash(ds_name)[:10],
                                 "pod-template-generation": "1"},
                                ("DaemonSet", ds_name, ds_uid), c, nname, created,
