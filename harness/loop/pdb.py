@@ -13,6 +13,9 @@ and the limits Karpenter reads before disrupting a node.
   (every evictable pod's single PDB allows a disruption), isFullyBlocked (maxUnavailable 0 / "0%"
   or minAvailable "100%") and IsCurrentlyReschedulable.
 
+A pod's PDBs are found through `PDBIndex`, not a scan of every PDB: a pass costs pods + PDBs, not
+their product.
+
 Harness assumptions: a bound pod is Ready (its containers start at once); a pod's controller is its
 Deployment, whose scale is the number of its live pods (the ReplicaSet keeps it there).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
 
 from harness.loop.topology import selector_matches
 
@@ -88,9 +92,64 @@ class PodInfo:
     controller: str | None           # "<kind>/<name>" of its controller, None when unmanaged
 
 
-def compute_status(pdb: PDB, pods: list[PodInfo]) -> PDB:
+class PDBIndex:
+    """The PDBs that can match a pod, without a scan of them all: by namespace and one matchLabels pair of the
+    selector (a pod matches only if it carries that label with that value, compared as `selector_matches`
+    does, by the value's str), the rest (only matchExpressions, or an empty selector: every pod of the
+    namespace) in a list per namespace; a nil selector matches nothing and is left out. Each one found is
+    still checked with `PDB.matches`. The answer is kept per (namespace, labels): the pods of one
+    controller share their labels. Positions index `pdbs`, in its order."""
+
+    def __init__(self, pdbs: Sequence[PDB]):
+        self.pdbs = pdbs
+        self._by_label: dict[tuple[str, str, str], list[int]] = {}
+        self._rest: dict[str, list[int]] = {}
+        self._found: dict[tuple[str, frozenset], tuple[int, ...]] = {}
+        for i, p in enumerate(pdbs):
+            if p.selector is None:
+                continue
+            pairs = p.selector.get("matchLabels") or {}
+            if pairs:
+                k, v = next(iter(pairs.items()))
+                self._by_label.setdefault((p.namespace, k, str(v)), []).append(i)
+            else:
+                self._rest.setdefault(p.namespace, []).append(i)
+
+    def positions(self, namespace: str, labels: Mapping[str, str]) -> tuple[int, ...]:
+        """Where in `pdbs` the PDBs matching a pod of `namespace` with `labels` are."""
+        key = (namespace, frozenset(labels.items()))
+        found = self._found.get(key)
+        if found is None:
+            maybe = list(self._rest.get(namespace, ()))
+            for k, v in labels.items():
+                maybe += self._by_label.get((namespace, k, v), ())
+            found = self._found[key] = tuple(i for i in sorted(maybe) if self.pdbs[i].matches(namespace, labels))
+        return found
+
+    def matching(self, namespace: str, labels: Mapping[str, str]) -> list[PDB]:
+        return [self.pdbs[i] for i in self.positions(namespace, labels)]
+
+
+def compute_statuses(pdbs: Sequence[PDB], pods: Iterable[PodInfo]) -> Sequence[PDB]:
+    """The disruption controller's trySync for every PDB, in one pass over the pods; fills the status
+    fields in place."""
+    index = PDBIndex(pdbs)
+    matched: list[list[PodInfo]] = [[] for _ in pdbs]
+    for p in pods:
+        for i in index.positions(p.namespace, p.labels):
+            matched[i].append(p)
+    for pdb, pods_of in zip(pdbs, matched):
+        _sync(pdb, pods_of)
+    return pdbs
+
+
+def compute_status(pdb: PDB, pods: Iterable[PodInfo]) -> PDB:
     """The disruption controller's trySync for one PDB; fills the status fields in place."""
-    matching = [p for p in pods if pdb.matches(p.namespace, p.labels)]
+    return compute_statuses([pdb], pods)[0]
+
+
+def _sync(pdb: PDB, matching: list[PodInfo]) -> None:
+    """trySync's status from the pods the PDB matches."""
     if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
         scale: dict[str, int] = {}
         for p in matching:
@@ -109,7 +168,6 @@ def compute_status(pdb: PDB, pods: list[PodInfo]) -> PDB:
     allowed = healthy - desired
     pdb.expected_pods, pdb.desired_healthy, pdb.current_healthy = expected, desired, healthy
     pdb.disruptions_allowed = 0 if expected <= 0 or allowed <= 0 else allowed
-    return pdb
 
 
 class Limits:
@@ -117,9 +175,10 @@ class Limits:
 
     def __init__(self, pdbs: list[PDB]):
         self.pdbs = pdbs
+        self._index = PDBIndex(pdbs)
 
-    def matching(self, namespace: str, labels: dict[str, str]) -> list[PDB]:
-        return [p for p in self.pdbs if p.matches(namespace, labels)]
+    def matching(self, namespace: str, labels: Mapping[str, str]) -> list[PDB]:
+        return self._index.matching(namespace, labels)
 
     def is_evictable(self, namespace: str, labels: dict[str, str], fully: bool = False,
                      multiple_block: bool = True) -> tuple[list[str], bool]:

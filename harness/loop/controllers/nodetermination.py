@@ -315,11 +315,11 @@ class NodeTermination:
         """The decision record: the eviction API refused the pod's eviction (the PDB named, its exact message)."""
         s = self.state
         pv = s.pod_views[key]
-        pdbs = [p.key for p in limits.pdbs if p.matches(pv.namespace, pv.labels)]
+        pdbs = [p.key for p in limits.matching(pv.namespace, pv.labels)]
 
         def text() -> str:
             status = ", ".join(f"PodDisruptionBudget {p.key} (disruptionsAllowed {p.disruptions_allowed})"
-                               for p in limits.pdbs if p.matches(pv.namespace, pv.labels))
+                               for p in limits.matching(pv.namespace, pv.labels))
             return (f"eviction from Node {name} refused by {status or 'a PodDisruptionBudget'}: "
                     f'"{refusal}"' + self._until_deadline(c))
         self._pod_note(c, key, ("eviction", refusal, tuple(pdbs)), "eviction-refused", text, name,

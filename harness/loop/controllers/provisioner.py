@@ -16,6 +16,7 @@ import copy
 from typing import Callable
 
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop import podutil
 from harness.loop import provisioningreasons as reasons
 from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
@@ -60,7 +61,8 @@ class Provisioner:
         AKSNodeClass's instance types. `record=False` leaves the run's result alone."""
         s = self.state
         templates = []
-        daemon_pods = [self.daemon_pod(ds, view) for ds, view in s.daemonsets]
+        newest = podutil.newest_daemonset_pods(s.pod_views.values())
+        daemon_pods = [self.daemon_pod(ds, view, newest) for ds, view in s.daemonsets]
         for np in ready_nodepools(s):
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
             params = nodeclass_params(s, ref.get("name", ""))
@@ -72,18 +74,16 @@ class Provisioner:
             templates.append(template_for(np, list(its.instance_types), s.profile, s.sem, s.core, daemon_pods))
         return templates
 
-    def daemon_pod(self, ds: dict, template_view: PodView) -> PodView:
+    def daemon_pod(self, ds: dict, template_view: PodView, newest_pods: dict[tuple[str, str], PodView]) -> PodView:
         """The pod Karpenter simulates for a DaemonSet (core v1.14.0 provisioner.go getDaemonSetPods):
         the newest pod the DaemonSet controls (cluster state's GetDaemonSetPod: its requests may differ
-        from the template's, e.g. after a LimitRange), with the template's required node affinity in
-        place of the controller's per-node pin; the template when it has no pod yet."""
-        s = self.state
+        from the template's, e.g. after a LimitRange; `newest_pods`: podutil.newest_daemonset_pods), with
+        the template's required node affinity in place of the controller's per-node pin; the template when
+        it has no pod yet."""
         name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"
-        owned = [pv for pv in s.pod_views.values()
-                 if pv.owner_kind == "DaemonSet" and pv.owner_name == name and pv.namespace == ns]
-        if not owned:
+        newest = newest_pods.get((ns, name))
+        if newest is None:
             return template_view
-        newest = max(owned, key=lambda pv: pv.order)
         spec = copy.deepcopy(newest.spec)
         required = ((((ds["spec"]["template"].get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
                     .get("requiredDuringSchedulingIgnoredDuringExecution"))
