@@ -128,6 +128,9 @@ class AzureProvider:
         self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
         self._last_nic_gc: float | None = None
         self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
+        # names whose cleanup removed both the VM and its NIC: the finalizer's next Delete finds the VM gone,
+        # and nothing of it is left for the garbage collectors
+        self._cleaned: set[str] = set()
         self.leftovers: set[str] = set()   # suspects no NodeClaim owns whose VM or NIC the last round left
 
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
@@ -525,6 +528,8 @@ class AzureProvider:
         ok = vm_err is None and nic_err is None
         if not ok:
             self._suspects.add(vm_name.lower())
+        else:
+            self._cleaned.add(vm_name.lower())
         return ok
 
     def _delete_nic(self, nic_name: str) -> str | None:
@@ -547,7 +552,12 @@ class AzureProvider:
         try:
             vm = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
         except ResourceNotFoundError:
-            self._suspects.add(vm_name.lower())          # a NIC may be left behind
+            # gone: the termination finalizer's second Delete after this provider's own cleanup (core
+            # v1.14.0 pkg/controllers/nodeclaim/lifecycle/termination.go requeues until NodeClaimNotFound),
+            # or a VM that vanished otherwise (an eviction, a delete outside Karpenter), whose NIC may be
+            # left behind for the garbage collectors
+            if vm_name.lower() not in self._cleaned:
+                self._suspects.add(vm_name.lower())
             return
         except HttpResponseError as e:
             self._suspects.add(vm_name.lower())
