@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -876,11 +877,8 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
     from harness.runner.dumpwriter import dump_with_lines
     head = f"{SCHEMA_URL_HINT}{schema_rel}\n"
-    body, lines = dump_with_lines(doc)
+    body, lines = dump_with_lines(doc, head.count("\n") + 1)
     text = head + body
-    if lines is not None:                           # the body's lines, after the head's
-        skip = head.count("\n")
-        lines = {p: ln + skip for p, ln in lines.items()}
     try:                                            # never write what validate rejects
         loaded = _validated(doc, text, out, lines, head.count("\n") + 1)
     except SourceError:
@@ -892,7 +890,7 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     return out, text, notes
 
 
-def _validated(doc: dict, text: str, out: Path, lines: dict | None, start_line: int) -> list:
+def _validated(doc: dict, text: str, out: Path, lines: Mapping[tuple, int] | None, start_line: int) -> list:
     """The scenario `text` (written from `doc`) as the loader reads it. Checked on `doc` itself, which the
     text reads back as, at the `lines` the writer wrote each path on (the loader's own:
     tests/runner/test_dumpwriter.py): the same verdict and notices without parsing megabytes of YAML again.

@@ -7,6 +7,7 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -507,11 +508,12 @@ def _load(path: Path, reads: set[str], text: str | None = None) -> list[Scenario
     return out
 
 
-def scenario_from_data(data: dict, path: Path, lines: dict | None = None, start_line: int = 1) -> Scenario:
+def scenario_from_data(data: dict, path: Path, lines: Mapping[tuple, int] | None = None,
+                       start_line: int = 1) -> Scenario:
     """A scenario from data not read from text (what `harness new` is about to write): the same checks; an
     error or notice is at the line `lines` gives its path (the writer's: dumpwriter.dump_with_lines), else
     at `start_line`."""
-    return _scenario_from(Document(str(path), data, lines or {}, start_line), set())
+    return _scenario_from(Document(str(path), data, {} if lines is None else lines, start_line), set())
 
 
 def load_scenarios_text(text: str, name: str = "<text>", base_dir: Path | None = None) -> list[Scenario]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ class Document:
 
     file: str
     data: Any
-    lines: dict[Path_, int] = field(default_factory=dict)
+    lines: Mapping[Path_, int] = field(default_factory=dict)   # a dict, or the writer's (dumpwriter.WrittenLines)
     start_line: int = 1
 
     def line(self, path: Path_) -> int:
