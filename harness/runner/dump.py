@@ -831,7 +831,8 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         if not work.nodes and not moment:   # where its pods ran: NodeClaims, spec.nodeName, controllers' status
             from harness.runner.dumpplacement import place_without_nodes   # (status is the dump's time, not --at's)
             entries = place_without_nodes(work, objects, entries, moved, expect, work.notes, strip_server_fields)
-        notes += [n for n in work.notes if n not in notes]
+        known = set(notes)
+        notes += [n for n in work.notes if n not in known]
         if entries or moment:
             if entries:
                 given["existingNodes"] = entries
@@ -873,6 +874,8 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
            "given": given, "manifests": manifests, "expect": expect}
     if steps:
         doc["steps"] = steps
+    # the scenario holds copies of what it keeps: the dump's objects (a GB at 5,000 nodes) go before its text
+    del objects, dump, work, moment
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
     from harness.runner.dumpwriter import dump_with_lines

@@ -39,6 +39,7 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
     the first object wins a tie (input order). The objects are scanned without paths; only the winning one is
     walked again to name the field (a dump of 5,000 nodes holds millions of values)."""
     from harness.loop.clock import parse_rfc3339
+    keys = frozenset(fields)              # each of the millions of strings' keys looked up, not compared
     parsed: dict[str, float | None] = {}
 
     def at_of(text: str) -> float | None:
@@ -58,7 +59,7 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
             if type(node) is dict:
                 for k, v in node.items():
                     if type(v) is str:
-                        if k in fields:
+                        if k in keys:
                             at = at_of(v)
                             if at is not None and (best is None or at > best):
                                 best, winner = at, entry

@@ -166,14 +166,22 @@ def _walk(value, path: tuple):
 
 
 def _regex_errors(data: dict) -> list[tuple[tuple, str]]:
+    """Each string under a key ending in Regex that does not compile, in walking order. A path is built per
+    mapping and list, not per value (_walk's generators passed each of the 2.1 million values of a 5,000-node
+    scenario up through every level above it: 20 million resumptions)."""
     import re
-    out = []
-    for path, v in _walk(data, ()):
-        if path and isinstance(path[-1], str) and path[-1].endswith(REGEX_KEYS) and isinstance(v, str):
-            try:
-                re.compile(v)
-            except re.error as e:
-                out.append((path, f"{path[-1]}: invalid regular expression {v!r}: {e}"))
+    out: list[tuple[tuple, str]] = []
+
+    def walk(node: dict | list, path: tuple) -> None:
+        for k, v in node.items() if isinstance(node, dict) else enumerate(node):
+            if isinstance(v, (dict, list)):
+                walk(v, path + (k,))
+            elif isinstance(v, str) and isinstance(k, str) and k.endswith(REGEX_KEYS):
+                try:
+                    re.compile(v)
+                except re.error as e:
+                    out.append((path + (k,), f"{k}: invalid regular expression {v!r}: {e}"))
+    walk(data, ())
     return out
 
 

@@ -54,8 +54,9 @@ class Document:
         """The line of `path`, or of its closest ancestor that has one."""
         p = tuple(path)
         while p:
-            if p in self.lines:
-                return self.lines[p]
+            line = self.lines.get(p)
+            if line is not None:
+                return line
             p = p[:-1]
         return self.start_line
 
