@@ -405,34 +405,38 @@ def _shadowed_expectations(doc: Document, data: dict) -> list[SourceError]:
     pairs = [(("expect",), data.get("expect"), data.get("expectByProfile"))]
     pairs += [(("steps", i, "expect"), s.get("expect"), s.get("expectByProfile"))
               for i, s in enumerate(data.get("steps") or []) if isinstance(s, dict)]
-    errors = []
-
-    def replaced_by(base: dict, over, rel: tuple) -> tuple | None:
-        """The prefix of `rel` at which `over` replaces `base`'s value, or None if it merges."""
-        for n in range(1, len(rel) + 1):
-            if not isinstance(over, dict) or rel[n - 1] not in over:
-                return None
-            over, base = over[rel[n - 1]], base.get(rel[n - 1]) if isinstance(base, dict) else None
-            if not (isinstance(over, dict) and isinstance(base, dict)):
-                return rel[:n]
-        return None
-
-    def walk(root: tuple, base: dict, overrides: dict, node: dict, rel: tuple) -> None:
-        for key, value in node.items():
-            sub = rel + (key,)
-            hits = [replaced_by(base, overrides.get(p), sub) for p in profiles]
-            if all(h is not None for h in hits):
-                where = ", ".join(f"expectByProfile.{p}." + ".".join(map(str, h)) for p, h in zip(profiles, hits))
-                errors.append(doc.error(root + sub, f"{'.'.join(map(str, root + sub))} is never checked: every "
-                                                    f"profile the scenario runs under replaces it ({where}; "
-                                                    f"maps merge, lists and values replace)"))
-            elif isinstance(value, dict):
-                walk(root, base, overrides, value, sub)
-
+    errors: list[SourceError] = []
     for root, base, overrides in pairs:
         if isinstance(base, dict) and isinstance(overrides, dict) and overrides:
-            walk(root, base, overrides, base, ())
+            _never_checked(doc, profiles, root, base, overrides, base, (), errors)
     return errors
+
+
+def _never_checked(doc: Document, profiles: list, root: tuple, base: dict, overrides: dict, node: dict, rel: tuple,
+                   errors: list[SourceError]) -> None:
+    """_shadowed_expectations' walk over `node`, at `rel` in the block `base` at `root`. (A function of its own:
+    a nested one calling itself is a reference cycle, which kept the scenario's data for the cycle collector.)"""
+    for key, value in node.items():
+        sub = rel + (key,)
+        hits = [_replaced_by(base, overrides.get(p), sub) for p in profiles]
+        if all(h is not None for h in hits):
+            where = ", ".join(f"expectByProfile.{p}." + ".".join(map(str, h)) for p, h in zip(profiles, hits))
+            errors.append(doc.error(root + sub, f"{'.'.join(map(str, root + sub))} is never checked: every "
+                                                f"profile the scenario runs under replaces it ({where}; "
+                                                f"maps merge, lists and values replace)"))
+        elif isinstance(value, dict):
+            _never_checked(doc, profiles, root, base, overrides, value, sub, errors)
+
+
+def _replaced_by(base: dict, over, rel: tuple) -> tuple | None:
+    """The prefix of `rel` at which `over` replaces `base`'s value, or None if it merges."""
+    for n in range(1, len(rel) + 1):
+        if not isinstance(over, dict) or rel[n - 1] not in over:
+            return None
+        over, base = over[rel[n - 1]], base.get(rel[n - 1]) if isinstance(base, dict) else None
+        if not (isinstance(over, dict) and isinstance(base, dict)):
+            return rel[:n]
+    return None
 
 
 def release_notices(doc: Document, data: dict) -> list:
