@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harness.runner import dumpmoment, jsonsource
 from harness.runner.dumptimes import TimeSource
+from harness.runner.notices import ObjectNote, plural_kind
 from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
@@ -189,8 +190,18 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
         elif kind in MANIFEST_KINDS:
             dump.manifests.append(strip_server_fields(obj))
         else:
-            dump.notes.append(f"{file}:{line}: skipped {kind} {name}: not a kind the harness simulates")
+            dump.notes.append(_skipped(file, line, kind, name))
     return dump
+
+
+def _skipped(file: str, line: int, kind, name) -> str:
+    """The note on an object of a kind the harness does not simulate (a dump lists thousands of ReplicaSets:
+    printed as one line per kind, harness/runner/notices.py group_notes)."""
+    tail = ": not a kind the harness simulates"
+    text = f"{file}:{line}: skipped {kind} {name}{tail}"
+    if not isinstance(kind, str) or not kind:
+        return text
+    return ObjectNote(text, str(name), ("skipped", file, kind), f"{file}:{line}: skipped ", plural_kind(kind), tail)
 
 
 def _pod_key(pod: dict, deployments: set[str], jobs: set[str] = frozenset()) -> str:

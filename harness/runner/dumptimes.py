@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.runner.notices import ObjectNote
+
 # the fields a timestamp of the input may sit in (dump.py TIME_FIELDS reads the same set)
 HEARTBEATS = ("lastHeartbeatTime", "lastTimestamp", "eventTime", "firstTimestamp")
 
@@ -173,6 +175,8 @@ def infer_last_pod_events(nodeclaims: list[dict], pods: list[dict], entries: lis
         if found is None:
             continue
         entry["lastPodEventTime"] = found[0]
-        notes.append(f"NodeClaim {name}: no status.lastPodEventTime; taken as {found[0]}, {found[1]} on its node "
-                     f"{node} (Karpenter stamps it when a pod binds, ends or starts terminating; consolidateAfter "
-                     "counts from it)")
+        why = "(Karpenter stamps it when a pod binds, ends or starts terminating; consolidateAfter counts from it)"
+        notes.append(ObjectNote(f"NodeClaim {name}: no status.lastPodEventTime; taken as {found[0]}, {found[1]} on "
+                                f"its node {node} {why}", str(name), ("lastPodEventTime",), "", "NodeClaims",
+                                ": no status.lastPodEventTime; each taken as the newest pod event on its node, as "
+                                f"given.existingNodes[].lastPodEventTime {why}"))
