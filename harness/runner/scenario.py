@@ -211,9 +211,10 @@ def _cut(data, path: tuple, items: dict):
     return {**data, path[0]: _cut(data[path[0]], path[1:], items)}
 
 
-def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path: tuple = ()) -> list[SourceError]:
+def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
+    """The problems of the manifest `obj` at `path` in `doc`, each at its field's line."""
     def err(sub: tuple, reason: str) -> SourceError:
-        return doc.error(path + sub, reason) if doc is not None else SourceError(file, line, reason)
+        return doc.error(path + sub, reason)
 
     if not isinstance(obj, dict):
         return [err((), "a manifest must be a mapping with apiVersion, kind and metadata")]
@@ -280,9 +281,7 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
                 res = (c or {}).get("resources") or {}
                 for section in ("requests", "limits"):
                     for rname, q in (res.get(section) or {}).items():
-                        try:
-                            parse_quantity(q)
-                        except (QuantityError, ValueError, TypeError):
+                        if not _is_quantity(q):
                             errors.append(err(base + ("containers", ci, "resources", section, rname),
                                               f"invalid quantity {q!r} for {rname}"))
             for k, v in (pspec.get("nodeSelector") or {}).items():
@@ -290,6 +289,24 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
                 if problems:
                     errors.append(err(base + ("nodeSelector", k), f"invalid nodeSelector {k}={v}: {problems[0]}"))
     return errors
+
+
+def _is_quantity(q) -> bool:
+    """Whether a container's request or limit parses (harness.model.resources.parse_quantity); a dump's tens of
+    thousands of pods repeat a few hundred quantities."""
+    try:
+        return _parses(q)
+    except TypeError:                     # a mapping or list: no quantity, and no dict key
+        return False
+
+
+@functools.lru_cache(maxsize=4096, typed=True)       # typed: True is no quantity, 1 is
+def _parses(q) -> bool:
+    try:
+        parse_quantity(q)
+    except (QuantityError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str]) -> tuple[list[Manifest], list[SourceError]]:
@@ -311,12 +328,12 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str])
                 objs = d.data.get("items") if isinstance(d.data, dict) and d.data.get("kind") == "List" else [d.data]
                 for j, obj in enumerate(objs or []):
                     sub = ("items", j) if objs is not d.data and isinstance(d.data, dict) and "items" in d.data else ()
-                    problems = _check_manifest(obj, str(target), d.line(sub), d, sub)
+                    problems = _check_manifest(obj, d, sub)
                     errors += problems
                     if not problems:
                         out.append(Manifest(obj, str(target), d.line(sub)))
         else:
-            problems = _check_manifest(item, doc.file, doc.line(p), doc, p)
+            problems = _check_manifest(item, doc, p)
             errors += problems
             if not problems:
                 out.append(Manifest(item, doc.file, doc.line(p)))
@@ -502,8 +519,7 @@ def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) 
             except (QuantityError, ValueError, TypeError, ArithmeticError):
                 errors.append(doc.error(path + ("requests", res), f"invalid quantity {q!r} for {res}"))
         for j, pod in enumerate(entry.get("pods") or []):
-            errors += _check_manifest({"apiVersion": "v1", "kind": "Pod", **pod}, doc.file,
-                                      doc.line(path + ("pods", j)), doc, path + ("pods", j))
+            errors += _check_manifest({"apiVersion": "v1", "kind": "Pod", **pod}, doc, path + ("pods", j))
     return errors
 
 

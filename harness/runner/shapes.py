@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import pickle
 from importlib import resources
 
 import jsonschema
@@ -17,6 +16,7 @@ from harness.model.apistatus import APIRejected
 from harness.model.data import load_yaml
 from harness.model.poddefaults import admit_pod
 from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS
+from harness.runner.verdictkey import Judge
 
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
                "number": "a number", "boolean": "true or false", "null": "null"}
@@ -62,60 +62,22 @@ def _wanted(types) -> str:
 
 def shape_errors(obj: dict) -> list[tuple[tuple, str]]:
     """(path within the manifest, reason) for each field of `obj` whose type is not what its
-    kind's schema says; empty for kinds without a schema. Judged once per distinct manifest
-    (_shape_errors_of): the library repeats its manifests (3,098 checked, 1,289 distinct), and
-    jsonschema's walk was a third of loading it. A customer's dump holds thousands of pods that
-    differ only in their strings (names, images): their skeleton (_skeleton) is judged first, and
-    a clean skeleton is a clean manifest."""
-    try:
-        if not _shape_errors_of(pickle.dumps(_skeleton(obj), protocol=pickle.HIGHEST_PROTOCOL)):
-            return []
-        blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return _shape_errors(obj)
-    return list(_shape_errors_of(blob))
+    kind's schema says; empty for kinds without a schema. Judged once per verdict key of the manifest under its
+    kind's schema (harness/runner/verdictkey.py Judge): a customer's dump holds thousands of pods that differ
+    only in what the shapes do not read (names, images), and the library repeats its manifests; jsonschema's
+    walk was a third of loading the library. A manifest with errors is judged itself for their wording."""
+    kind = obj.get("kind")
+    judge = _judge(kind) if isinstance(kind, str) else None
+    if judge is None or judge.valid(obj):
+        return []
+    return _shape_errors(obj)
 
 
-@functools.lru_cache(maxsize=1)
-def _enum_keys() -> frozenset[str]:
-    """The property names whose schema lists the strings allowed (`enum`): the only strings whose
-    content the shapes judge (their keywords are type, properties, items, additionalProperties,
-    minimum, maximum and enum)."""
-    keys: set[str] = set()
-
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            for name, sub in (node.get("properties") or {}).items():
-                if isinstance(sub, dict) and "enum" in sub:
-                    keys.add(name)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-    walk(_shapes())
-    return frozenset(keys)
-
-
-def _skeleton(value, key=None):
-    """`value` with every string emptied but `kind` (which picks the schema) and those under an enum's
-    key: the same keys, types and numbers, so the shapes judge it as they judge `value` wherever they
-    find no error (an error's wording quotes the value: a skeleton with errors sends the manifest to be
-    judged itself)."""
-    if isinstance(value, dict):
-        return {k: _skeleton(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_skeleton(v, key) for v in value]
-    if type(value) is str and key != "kind" and key not in _enum_keys():
-        return ""
-    return value
-
-
-@functools.lru_cache(maxsize=4096)
-def _shape_errors_of(blob: bytes) -> tuple[tuple[tuple, str], ...]:
-    """The verdict on the manifest pickled as `blob`: equal bytes unpickle to an equal manifest
-    (same types, same key order), so they get the same verdict; unequal bytes are judged afresh."""
-    return tuple(_shape_errors(pickle.loads(blob)))
+@functools.lru_cache(maxsize=None)
+def _judge(kind: str) -> Judge | None:
+    data = _shapes()
+    body = data["kinds"].get(kind)
+    return None if body is None else Judge({"type": "object", **body}, data["$defs"])
 
 
 def _shape_errors(obj: dict) -> list[tuple[tuple, str]]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+import jsonschema
+
 DEFS = "#/$defs/"
 # keywords whose verdict the key captures; the annotations change no verdict (jsonschema does not check
 # `format` unless asked, and it is not keyed here)
@@ -21,6 +23,7 @@ KEYED = frozenset({"type", "enum", "const", "pattern", "minLength", "maxLength",
                    "exclusiveMinimum", "exclusiveMaximum", "properties", "required", "additionalProperties",
                    "minProperties", "maxProperties", "items", "minItems", "maxItems", "oneOf", "anyOf", "allOf",
                    "not", "$ref", "title", "description", "default", "examples"})
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples"})
 _LENGTH = ("minLength", "maxLength")
 _SIZE = ("minProperties", "maxProperties", "minItems", "maxItems")
 
@@ -41,6 +44,29 @@ def keyable(node, defs: dict, refs: set[str] | None = None) -> bool:
                                                              if k in node]
     subs += [b for k in ("oneOf", "anyOf", "allOf") for b in node.get(k) or []]
     return all(keyable(sub, defs, refs) for sub in subs)
+
+
+class Judge:
+    """One schema's verdicts on many values: jsonschema judges the first value of each verdict key, the rest
+    share its verdict (each value judged alone when the schema is not keyable or a value is no dict key)."""
+
+    def __init__(self, schema: dict, defs: dict) -> None:
+        self.schema = schema
+        self.validator = jsonschema.Draft202012Validator({"$defs": defs, **schema})
+        self.keyer = Keyer(defs) if keyable(schema, defs) else None
+        self.verdicts: dict[tuple, bool] = {}
+
+    def valid(self, value) -> bool:
+        if self.keyer is None:
+            return self.validator.is_valid(value)
+        try:
+            key = self.keyer.key(value, self.schema)
+            verdict = self.verdicts.get(key)
+        except (TypeError, RecursionError):
+            return self.validator.is_valid(value)
+        if verdict is None:
+            verdict = self.verdicts[key] = self.validator.is_valid(value)
+        return verdict
 
 
 class Keyer:
@@ -78,8 +104,8 @@ class Keyer:
 class _Reading:
     """What one keyable schema node reads of a value (see the module docstring), and the key of a value."""
 
-    __slots__ = ("false", "ref", "whole", "pattern", "length", "props", "required", "closed", "extra", "items",
-                 "size", "branches", "negated")
+    __slots__ = ("plain", "forward", "false", "ref", "whole", "pattern", "length", "props", "required", "closed",
+                 "extra", "items", "size", "branches", "negated")
 
     def compile(self, node, keyer: Keyer) -> None:
         self.false = node is False
@@ -89,7 +115,7 @@ class _Reading:
         self.whole = "enum" in node or "const" in node
         self.pattern = re.compile(node["pattern"]) if "pattern" in node else None
         self.length = any(k in node for k in _LENGTH)
-        self.props = tuple((k, keyer.reading(sub)) for k, sub in (node.get("properties") or {}).items())
+        self.props = {k: keyer.reading(sub) for k, sub in (node.get("properties") or {}).items()}
         self.required = tuple(node["required"]) if "required" in node else None
         extra = node.get("additionalProperties")
         self.closed = extra is False                      # an extra property's name is an error
@@ -98,40 +124,47 @@ class _Reading:
         self.size = any(k in node for k in _SIZE)
         self.branches = tuple(tuple(keyer.reading(b) for b in node[k]) for k in ("oneOf", "anyOf", "allOf") if k in node)
         self.negated = keyer.reading(node["not"]) if "not" in node else None
+        reads = set(node) - _ANNOTATIONS
+        # most nodes read a value's type alone (the key is its type, a number whole), or are a reference
+        self.plain = not self.false and not reads - {"type"}
+        self.forward = self.ref if reads == {"$ref"} else None
 
-    def key(self, value) -> tuple:
+    def key(self, value):
+        kind = type(value)
+        if self.plain:
+            return kind if kind is str or kind is dict or kind is list else (kind, value)
+        if self.forward is not None:
+            return self.forward.key(value)
         if self.false:
             return ()
         out: list = [] if self.ref is None else [self.ref.key(value)]
-        kind = type(value)
         if kind is str:
-            out.append(value if self.whole else "str")
+            out.append(value if self.whole else kind)
             if self.pattern is not None:
                 out.append(self.pattern.search(value) is not None)
             if self.length:
                 out.append(len(value))
         elif kind is dict:
-            out.append(("dict", id(value)) if self.whole else "dict")
-            if self.props:
-                out.append(tuple((k, r.key(value[k])) for k, r in self.props if k in value))
+            out.append(("dict", id(value)) if self.whole else kind)
+            props = self.props
+            if props:
+                out.append(tuple([(k, props[k].key(v)) for k, v in value.items() if k in props]))
             if self.required is not None:
-                out.append(tuple(k in value for k in self.required))
-            if self.closed or self.extra is not None:
-                listed = {k for k, _ in self.props}
-                if self.closed:
-                    out.append(frozenset(k for k in value if k not in listed))
-                else:
-                    out.append(frozenset(self.extra.key(v) for k, v in value.items() if k not in listed))
+                out.append(tuple([k in value for k in self.required]))
+            if self.closed:
+                out.append(frozenset([k for k in value if k not in props]))
+            elif self.extra is not None:
+                out.append(frozenset([self.extra.key(v) for k, v in value.items() if k not in props]))
         elif kind is list:
-            out.append(("list", id(value)) if self.whole else "list")
+            out.append(("list", id(value)) if self.whole else kind)
             if self.items is not None:
-                out.append(frozenset(self.items.key(v) for v in value))
+                out.append(frozenset([self.items.key(v) for v in value]))
         else:
-            out.append((kind.__name__, value))
+            out.append((kind, value))
         if self.size and (kind is dict or kind is list):
             out.append(len(value))
         for branch in self.branches:
-            out.append(tuple(r.key(value) for r in branch))
+            out.append(tuple([r.key(value) for r in branch]))
         if self.negated is not None:
             out.append(self.negated.key(value))
         return tuple(out)
