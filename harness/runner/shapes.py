@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from importlib import resources
 
 import jsonschema
@@ -137,9 +138,9 @@ def _regex_errors(data: dict) -> list[tuple[tuple, str]]:
 def _regex_walk(node: dict | list, path: tuple, out: list[tuple[tuple, str]]) -> None:
     """_regex_errors' walk: a path built per mapping and list, not per value (_walk's generators passed each of
     the 2.1 million values of a 5,000-node scenario up through every level above it: 20 million resumptions)."""
-    import re
     for k, v in node.items() if isinstance(node, dict) else enumerate(node):
-        if isinstance(v, (dict, list)):
+        t = type(v)
+        if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
             _regex_walk(v, path + (k,), out)
         elif isinstance(v, str) and isinstance(k, str) and k.endswith(REGEX_KEYS):
             try:
