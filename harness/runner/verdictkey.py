@@ -24,6 +24,7 @@ KEYED = frozenset({"type", "enum", "const", "pattern", "minLength", "maxLength",
                    "minProperties", "maxProperties", "items", "minItems", "maxItems", "oneOf", "anyOf", "allOf",
                    "not", "$ref", "title", "description", "default", "examples"})
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples"})
+_KEYED_BY_TYPE = frozenset({str, dict, list})   # a type-only reading keys these by their type alone
 _LENGTH = ("minLength", "maxLength")
 _SIZE = ("minProperties", "maxProperties", "minItems", "maxItems")
 
@@ -132,7 +133,7 @@ class _Reading:
     def key(self, value):
         kind = type(value)
         if self.plain:
-            return kind if kind is str or kind is dict or kind is list else (kind, value)
+            return kind if kind in _KEYED_BY_TYPE else (kind, value)
         if self.forward is not None:
             return self.forward.key(value)
         if self.false:
@@ -154,11 +155,12 @@ class _Reading:
             if self.closed:
                 out.append(frozenset([k for k in value if k not in props]))
             elif self.extra is not None:
-                out.append(frozenset([self.extra.key(v) for k, v in value.items() if k not in props]))
+                out.append(_keys_of(self.extra, value.values() if not props else
+                                    [v for k, v in value.items() if k not in props]))
         elif kind is list:
             out.append(("list", id(value)) if self.whole else kind)
             if self.items is not None:
-                out.append(frozenset([self.items.key(v) for v in value]))
+                out.append(_keys_of(self.items, value))
         else:
             out.append((kind, value))
         if self.size and (kind is dict or kind is list):
@@ -168,3 +170,13 @@ class _Reading:
         if self.negated is not None:
             out.append(self.negated.key(value))
         return tuple(out)
+
+
+def _keys_of(reading: _Reading, values) -> frozenset:
+    """The set of the keys of `values` under `reading`: the set of their types, without a call per value, when
+    the reading is a type alone and none is a number, boolean or null (a label's values, a list of names)."""
+    if reading.plain:
+        types = frozenset(map(type, values))
+        if types <= _KEYED_BY_TYPE:
+            return types
+    return frozenset([reading.key(v) for v in values])

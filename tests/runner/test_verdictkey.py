@@ -55,7 +55,10 @@ def test_each_keyword_reads_what_decides_it():
                                 ({"maximum": 1}, (0, 0), 2), ({"enum": [1]}, (1, 1), 2), ({"const": "a"}, ("a", "a"), "b"),
                                 ({"maxItems": 1}, ([1], ["x"]), [1, 2]), ({"minProperties": 1}, ({"a": 1}, {"b": 2}), {}),
                                 ({"additionalProperties": False, "properties": {"a": {}}}, ({"a": "x"}, {"a": "y"}), {"a": "x", "b": "x"}),
-                                ({"items": {"type": "string"}}, (["a"], ["b", "c"]), ["a", 1])]:
+                                ({"items": {"type": "string"}}, (["a"], ["b", "c"]), ["a", 1]),
+                                ({"items": {"type": "string"}}, (["a"], ["b", "c"]), [{}]),
+                                ({"items": {"type": "integer"}}, ([1.0], [1.0, 1.0]), [1.5]),
+                                ({"additionalProperties": {"type": "string"}}, ({"a": "x"}, {"b": "y"}), {"a": {}})]:
         assert keyer.key(same[0], schema) == keyer.key(same[1], schema), schema
         assert keyer.key(same[0], schema) != keyer.key(other, schema), schema
 
