@@ -891,10 +891,11 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
     from harness.runner.dumpwriter import dump_with_lines
     head = f"{SCHEMA_URL_HINT}{schema_rel}\n"
-    body, lines = dump_with_lines(doc, head.count("\n") + 1)
+    first = head.count("\n") + 1                   # the body's first line
+    body, lines = dump_with_lines(doc, first)
     text = head + body
     try:                                            # never write what validate rejects
-        loaded = _validated(doc, text, out, lines, head.count("\n") + 1)
+        loaded = _validated(doc, text, out, lines, first)
     except SourceError:
         for c in copies:
             c.unlink(missing_ok=True)

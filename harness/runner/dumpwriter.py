@@ -56,7 +56,8 @@ def dump_with_lines(doc: Any, first_line: int = 1) -> tuple[str, Mapping[tuple, 
 class WrittenLines(Mapping):
     """The line of each path of a written document, read as a dict of path -> line: for each mapping and
     sequence the lines of its entries in order, found by walking the document along the path. A scenario of
-    5,000 nodes has 3.4 million paths: a tuple and a dict entry each were 0.5 GB and a tenth of `harness new`.
+    5,000 nodes has 2.1 million paths: a tuple and a dict entry each were a third of a GB and a tenth of
+    `harness new`.
     The document is read as it was written (`harness new` checks it, changing nothing)."""
 
     def __init__(self, doc: dict, at: dict[int, array]) -> None:

@@ -10,8 +10,6 @@ import functools
 import re
 from importlib import resources
 
-import jsonschema
-
 from harness.backends.kinds import API_VERSIONS
 from harness.model.apistatus import APIRejected
 from harness.model.data import load_yaml
@@ -26,15 +24,6 @@ _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "
 @functools.lru_cache(maxsize=1)
 def _shapes() -> dict:
     return load_yaml((resources.files("harness") / "data" / "manifest-shapes.yaml").read_text())
-
-
-@functools.lru_cache(maxsize=None)
-def _validator(kind: str) -> jsonschema.Draft202012Validator | None:
-    data = _shapes()
-    body = data["kinds"].get(kind)
-    if body is None:
-        return None
-    return jsonschema.Draft202012Validator({"$defs": data["$defs"], "type": "object", **body})
 
 
 def shape_kinds() -> frozenset[str]:
@@ -83,11 +72,11 @@ def _judge(kind: str) -> Judge | None:
 
 def _shape_errors(obj: dict) -> list[tuple[tuple, str]]:
     kind = obj.get("kind")
-    v = _validator(kind) if isinstance(kind, str) else None
-    if v is None:
+    judge = _judge(kind) if isinstance(kind, str) else None
+    if judge is None:
         return []
     out = []
-    for err in sorted(v.iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path]):
+    for err in sorted(judge.validator.iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path]):
         path = tuple(err.absolute_path)
         where = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path).replace(".[", "[")
         if err.validator == "type":
