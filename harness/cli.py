@@ -764,12 +764,13 @@ def cmd_explain(args) -> int:
 def cmd_new(args) -> int:
     """Scaffold a scenario from manifests or a cluster dump (harness/runner/dump.py)."""
     from harness.runner.dump import NewOptions, new_scenario, write
+    from harness.runner.notices import group_notes
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
         provider_version=args.provider_version, at=args.at, log=args.log, until=args.until))
     write(out, text)
-    for n in notes:
+    for n in group_notes(notes):
         print(n, file=sys.stderr)
     print(f"wrote {out}; run it with: pytest {out}")
     return EXIT_OK

@@ -14,13 +14,16 @@ An `--at` before the dump's time replays from then (harness/runner/dumpmoment.py
 """
 from __future__ import annotations
 
+import gc
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.runner import dumpmoment, jsonsource
 from harness.runner.dumptimes import TimeSource
+from harness.runner.notices import ObjectNote, plural_kind
 from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
@@ -187,8 +190,18 @@ def split(objects: list[tuple[dict, str, int]]) -> Dump:
         elif kind in MANIFEST_KINDS:
             dump.manifests.append(strip_server_fields(obj))
         else:
-            dump.notes.append(f"{file}:{line}: skipped {kind} {name}: not a kind the harness simulates")
+            dump.notes.append(_skipped(file, line, kind, name))
     return dump
+
+
+def _skipped(file: str, line: int, kind, name) -> str:
+    """The note on an object of a kind the harness does not simulate (a dump lists thousands of ReplicaSets:
+    printed as one line per kind, harness/runner/notices.py group_notes)."""
+    tail = ": not a kind the harness simulates"
+    text = f"{file}:{line}: skipped {kind} {name}{tail}"
+    if not isinstance(kind, str) or not kind:
+        return text
+    return ObjectNote(text, str(name), ("skipped", file, kind), f"{file}:{line}: skipped ", plural_kind(kind), tail)
 
 
 def _pod_key(pod: dict, deployments: set[str], jobs: set[str] = frozenset()) -> str:
@@ -695,7 +708,12 @@ def _pods_where(expect: dict, entries: list[dict]) -> None:
 
 
 def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
-    """(output path, scenario text, notes). Raises SourceError on bad input or a refused write."""
+    """(output path, scenario text, notes). Raises SourceError on bad input or a refused write.
+    Python's cycle collector is off meanwhile: a dump's objects are trees (read from JSON or YAML, copied
+    without sharing) that reference counting frees, and its passes over their millions of dicts and lists
+    were a fifth of the command on the 5,000-node dump."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         return _new_scenario(opts)
     except RecursionError:
@@ -707,6 +725,9 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
             if line:
                 raise SourceError(p, line, f"malformed JSON: nesting deeper than {MAX_DEPTH} levels") from None
         raise
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
@@ -821,7 +842,8 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
         if not work.nodes and not moment:   # where its pods ran: NodeClaims, spec.nodeName, controllers' status
             from harness.runner.dumpplacement import place_without_nodes   # (status is the dump's time, not --at's)
             entries = place_without_nodes(work, objects, entries, moved, expect, work.notes, strip_server_fields)
-        notes += [n for n in work.notes if n not in notes]
+        known = set(notes)
+        notes += [n for n in work.notes if n not in known]
         if entries or moment:
             if entries:
                 given["existingNodes"] = entries
@@ -863,17 +885,17 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
            "given": given, "manifests": manifests, "expect": expect}
     if steps:
         doc["steps"] = steps
+    # the scenario holds copies of what it keeps: the dump's objects (a GB at 5,000 nodes) go before its text
+    del objects, dump, work, moment
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
     from harness.runner.dumpwriter import dump_with_lines
     head = f"{SCHEMA_URL_HINT}{schema_rel}\n"
-    body, lines = dump_with_lines(doc)
+    first = head.count("\n") + 1                   # the body's first line
+    body, lines = dump_with_lines(doc, first)
     text = head + body
-    if lines is not None:                           # the body's lines, after the head's
-        skip = head.count("\n")
-        lines = {p: ln + skip for p, ln in lines.items()}
     try:                                            # never write what validate rejects
-        loaded = _validated(doc, text, out, lines, head.count("\n") + 1)
+        loaded = _validated(doc, text, out, lines, first)
     except SourceError:
         for c in copies:
             c.unlink(missing_ok=True)
@@ -883,7 +905,7 @@ def _new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
     return out, text, notes
 
 
-def _validated(doc: dict, text: str, out: Path, lines: dict | None, start_line: int) -> list:
+def _validated(doc: dict, text: str, out: Path, lines: Mapping[tuple, int] | None, start_line: int) -> list:
     """The scenario `text` (written from `doc`) as the loader reads it. Checked on `doc` itself, which the
     text reads back as, at the `lines` the writer wrote each path on (the loader's own:
     tests/runner/test_dumpwriter.py): the same verdict and notices without parsing megabytes of YAML again.

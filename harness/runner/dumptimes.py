@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.runner.notices import ObjectNote
+
 # the fields a timestamp of the input may sit in (dump.py TIME_FIELDS reads the same set)
 HEARTBEATS = ("lastHeartbeatTime", "lastTimestamp", "eventTime", "firstTimestamp")
 
@@ -39,6 +41,7 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
     the first object wins a tie (input order). The objects are scanned without paths; only the winning one is
     walked again to name the field (a dump of 5,000 nodes holds millions of values)."""
     from harness.loop.clock import parse_rfc3339
+    keys = frozenset(fields)              # each of the millions of strings' keys looked up, not compared
     parsed: dict[str, float | None] = {}
 
     def at_of(text: str) -> float | None:
@@ -58,7 +61,7 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
             if type(node) is dict:
                 for k, v in node.items():
                     if type(v) is str:
-                        if k in fields:
+                        if k in keys:
                             at = at_of(v)
                             if at is not None and (best is None or at > best):
                                 best, winner = at, entry
@@ -113,7 +116,8 @@ def pod_events(pod: dict) -> list[tuple[str, str]]:
     bound (its PodScheduled condition, else status.startTime), terminating (the delete: the
     deletionTimestamp less the grace period the API server added), terminal (its containers' last finish)."""
     from harness.loop.clock import parse_rfc3339
-    from harness.loop.controllers.nodetermination import rfc3339
+    # the API server's metav1.Time (not through the loop's termination controller: 0.2 s of imports)
+    from harness.model.podtermination import timestamp as rfc3339
     status, meta = pod.get("status") or {}, pod.get("metadata") or {}
     out = []
     scheduled = next((c for c in status.get("conditions") or []
@@ -172,6 +176,8 @@ def infer_last_pod_events(nodeclaims: list[dict], pods: list[dict], entries: lis
         if found is None:
             continue
         entry["lastPodEventTime"] = found[0]
-        notes.append(f"NodeClaim {name}: no status.lastPodEventTime; taken as {found[0]}, {found[1]} on its node "
-                     f"{node} (Karpenter stamps it when a pod binds, ends or starts terminating; consolidateAfter "
-                     "counts from it)")
+        why = "(Karpenter stamps it when a pod binds, ends or starts terminating; consolidateAfter counts from it)"
+        notes.append(ObjectNote(f"NodeClaim {name}: no status.lastPodEventTime; taken as {found[0]}, {found[1]} on "
+                                f"its node {node} {why}", str(name), ("lastPodEventTime",), "", "NodeClaims",
+                                ": no status.lastPodEventTime; each taken as the newest pod event on its node, as "
+                                f"given.existingNodes[].lastPodEventTime {why}"))

@@ -7,6 +7,7 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,7 @@ from harness.runner import loadcache
 from harness.runner.references import resolve_reference
 from harness.runner.selection import SUFFIX  # noqa: F401 (re-exported: what names a scenario file)
 from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
+from harness.runner.verdictkey import DEFS, Keyer, keyable
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
 API_VERSION = "harness.karpenter.azure.com/v1alpha1"
@@ -127,6 +129,8 @@ def deep_merge(base, over):
 
 # -- validation -------------------------------------------------------------------------------------
 def schema_errors(doc: Document) -> list[SourceError]:
+    if _validator().is_valid(_judged_alike(doc.data)):
+        return []
     errors = []
     for err in sorted(_validator().iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         best = jsonschema.exceptions.best_match([err])
@@ -153,9 +157,64 @@ def schema_errors(doc: Document) -> list[SourceError]:
     return errors
 
 
-def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path: tuple = ()) -> list[SourceError]:
+# The lists of a dump's scenario that hold thousands of items (tens of thousands of seeded pods within the
+# existing nodes): jsonschema judges only the first item with each verdict key (harness/runner/verdictkey.py),
+# which finds the scenario valid exactly when it is; an invalid one is judged whole, for the errors' wording.
+# At 5,000 nodes the check took 3.7 CPU-s item by item, 0.6 so (0.2 of it the keys).
+_BIG_LISTS = (("manifests",), ("given", "existingNodes"))
+# keywords on the way to such a list that read nothing of it but the branch they descend
+_PATH_KEYWORDS = frozenset({"$schema", "$id", "title", "description", "type", "properties", "additionalProperties",
+                            "required", "$defs"})
+# keywords of the list's own schema (and of a reference to it) that judge each item alone
+_LIST_KEYWORDS = frozenset({"title", "description", "type", "items", "$ref"})
+
+
+@functools.lru_cache(maxsize=1)
+def _item_schemas() -> dict[tuple, dict]:
+    """The items' schema of each of _BIG_LISTS whose verdict is its items' verdicts, one by one: nothing on
+    the way reads the list but that branch, the list's schema is `items` alone, and the items' is keyable."""
+    root = schema()
+    defs = root.get("$defs") or {}
+    out: dict[tuple, dict] = {}
+    for path in _BIG_LISTS:
+        node = root
+        for step in path:
+            node = (node.get("properties") or {}).get(step) if not set(node) - _PATH_KEYWORDS else None
+            if not isinstance(node, dict):
+                break
+        while isinstance(node, dict) and "$ref" in node and not set(node) - _LIST_KEYWORDS:
+            node = defs.get(node["$ref"][len(DEFS):]) if str(node["$ref"]).startswith(DEFS) else None
+        if isinstance(node, dict) and not set(node) - _LIST_KEYWORDS and keyable(node.get("items"), defs):
+            out[path] = node["items"]
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _keyer() -> Keyer:
+    return Keyer(schema().get("$defs") or {})
+
+
+def _judged_alike(data):
+    """`data` with each of _BIG_LISTS cut to the first item of each verdict key: valid exactly when `data` is."""
+    for path, items in _item_schemas().items():
+        data = _cut(data, path, items)
+    return data
+
+
+def _cut(data, path: tuple, items: dict):
+    """`data` with the list at `path` cut to the first item of each key under the items' schema `items`, the
+    mappings on the way copied (shallow); `data` itself when there is no list there."""
+    if not path:
+        return _keyer().representatives(data, items) if isinstance(data, list) else data
+    if not isinstance(data, dict) or path[0] not in data:
+        return data
+    return {**data, path[0]: _cut(data[path[0]], path[1:], items)}
+
+
+def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
+    """The problems of the manifest `obj` at `path` in `doc`, each at its field's line."""
     def err(sub: tuple, reason: str) -> SourceError:
-        return doc.error(path + sub, reason) if doc is not None else SourceError(file, line, reason)
+        return doc.error(path + sub, reason)
 
     if not isinstance(obj, dict):
         return [err((), "a manifest must be a mapping with apiVersion, kind and metadata")]
@@ -222,9 +281,7 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
                 res = (c or {}).get("resources") or {}
                 for section in ("requests", "limits"):
                     for rname, q in (res.get(section) or {}).items():
-                        try:
-                            parse_quantity(q)
-                        except (QuantityError, ValueError, TypeError):
+                        if not _is_quantity(q):
                             errors.append(err(base + ("containers", ci, "resources", section, rname),
                                               f"invalid quantity {q!r} for {rname}"))
             for k, v in (pspec.get("nodeSelector") or {}).items():
@@ -232,6 +289,24 @@ def _check_manifest(obj, file: str, line: int, doc: Document | None = None, path
                 if problems:
                     errors.append(err(base + ("nodeSelector", k), f"invalid nodeSelector {k}={v}: {problems[0]}"))
     return errors
+
+
+def _is_quantity(q) -> bool:
+    """Whether a container's request or limit parses (harness.model.resources.parse_quantity); a dump's tens of
+    thousands of pods repeat a few hundred quantities."""
+    try:
+        return _parses(q)
+    except TypeError:                     # a mapping or list: no quantity, and no dict key
+        return False
+
+
+@functools.lru_cache(maxsize=4096, typed=True)       # typed: True is no quantity, 1 is
+def _parses(q) -> bool:
+    try:
+        parse_quantity(q)
+    except (QuantityError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str]) -> tuple[list[Manifest], list[SourceError]]:
@@ -253,12 +328,12 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str])
                 objs = d.data.get("items") if isinstance(d.data, dict) and d.data.get("kind") == "List" else [d.data]
                 for j, obj in enumerate(objs or []):
                     sub = ("items", j) if objs is not d.data and isinstance(d.data, dict) and "items" in d.data else ()
-                    problems = _check_manifest(obj, str(target), d.line(sub), d, sub)
+                    problems = _check_manifest(obj, d, sub)
                     errors += problems
                     if not problems:
                         out.append(Manifest(obj, str(target), d.line(sub)))
         else:
-            problems = _check_manifest(item, doc.file, doc.line(p), doc, p)
+            problems = _check_manifest(item, doc, p)
             errors += problems
             if not problems:
                 out.append(Manifest(item, doc.file, doc.line(p)))
@@ -310,34 +385,38 @@ def _shadowed_expectations(doc: Document, data: dict) -> list[SourceError]:
     pairs = [(("expect",), data.get("expect"), data.get("expectByProfile"))]
     pairs += [(("steps", i, "expect"), s.get("expect"), s.get("expectByProfile"))
               for i, s in enumerate(data.get("steps") or []) if isinstance(s, dict)]
-    errors = []
-
-    def replaced_by(base: dict, over, rel: tuple) -> tuple | None:
-        """The prefix of `rel` at which `over` replaces `base`'s value, or None if it merges."""
-        for n in range(1, len(rel) + 1):
-            if not isinstance(over, dict) or rel[n - 1] not in over:
-                return None
-            over, base = over[rel[n - 1]], base.get(rel[n - 1]) if isinstance(base, dict) else None
-            if not (isinstance(over, dict) and isinstance(base, dict)):
-                return rel[:n]
-        return None
-
-    def walk(root: tuple, base: dict, overrides: dict, node: dict, rel: tuple) -> None:
-        for key, value in node.items():
-            sub = rel + (key,)
-            hits = [replaced_by(base, overrides.get(p), sub) for p in profiles]
-            if all(h is not None for h in hits):
-                where = ", ".join(f"expectByProfile.{p}." + ".".join(map(str, h)) for p, h in zip(profiles, hits))
-                errors.append(doc.error(root + sub, f"{'.'.join(map(str, root + sub))} is never checked: every "
-                                                    f"profile the scenario runs under replaces it ({where}; "
-                                                    f"maps merge, lists and values replace)"))
-            elif isinstance(value, dict):
-                walk(root, base, overrides, value, sub)
-
+    errors: list[SourceError] = []
     for root, base, overrides in pairs:
         if isinstance(base, dict) and isinstance(overrides, dict) and overrides:
-            walk(root, base, overrides, base, ())
+            _never_checked(doc, profiles, root, base, overrides, base, (), errors)
     return errors
+
+
+def _never_checked(doc: Document, profiles: list, root: tuple, base: dict, overrides: dict, node: dict, rel: tuple,
+                   errors: list[SourceError]) -> None:
+    """_shadowed_expectations' walk over `node`, at `rel` in the block `base` at `root`. (A function of its own:
+    a nested one calling itself is a reference cycle, which kept the scenario's data for the cycle collector.)"""
+    for key, value in node.items():
+        sub = rel + (key,)
+        hits = [_replaced_by(base, overrides.get(p), sub) for p in profiles]
+        if all(h is not None for h in hits):
+            where = ", ".join(f"expectByProfile.{p}." + ".".join(map(str, h)) for p, h in zip(profiles, hits))
+            errors.append(doc.error(root + sub, f"{'.'.join(map(str, root + sub))} is never checked: every "
+                                                f"profile the scenario runs under replaces it ({where}; "
+                                                f"maps merge, lists and values replace)"))
+        elif isinstance(value, dict):
+            _never_checked(doc, profiles, root, base, overrides, value, sub, errors)
+
+
+def _replaced_by(base: dict, over, rel: tuple) -> tuple | None:
+    """The prefix of `rel` at which `over` replaces `base`'s value, or None if it merges."""
+    for n in range(1, len(rel) + 1):
+        if not isinstance(over, dict) or rel[n - 1] not in over:
+            return None
+        over, base = over[rel[n - 1]], base.get(rel[n - 1]) if isinstance(base, dict) else None
+        if not (isinstance(over, dict) and isinstance(base, dict)):
+            return rel[:n]
+    return None
 
 
 def release_notices(doc: Document, data: dict) -> list:
@@ -440,8 +519,7 @@ def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) 
             except (QuantityError, ValueError, TypeError, ArithmeticError):
                 errors.append(doc.error(path + ("requests", res), f"invalid quantity {q!r} for {res}"))
         for j, pod in enumerate(entry.get("pods") or []):
-            errors += _check_manifest({"apiVersion": "v1", "kind": "Pod", **pod}, doc.file,
-                                      doc.line(path + ("pods", j)), doc, path + ("pods", j))
+            errors += _check_manifest({"apiVersion": "v1", "kind": "Pod", **pod}, doc, path + ("pods", j))
     return errors
 
 
@@ -507,11 +585,12 @@ def _load(path: Path, reads: set[str], text: str | None = None) -> list[Scenario
     return out
 
 
-def scenario_from_data(data: dict, path: Path, lines: dict | None = None, start_line: int = 1) -> Scenario:
+def scenario_from_data(data: dict, path: Path, lines: Mapping[tuple, int] | None = None,
+                       start_line: int = 1) -> Scenario:
     """A scenario from data not read from text (what `harness new` is about to write): the same checks; an
     error or notice is at the line `lines` gives its path (the writer's: dumpwriter.dump_with_lines), else
     at `start_line`."""
-    return _scenario_from(Document(str(path), data, lines or {}, start_line), set())
+    return _scenario_from(Document(str(path), data, {} if lines is None else lines, start_line), set())
 
 
 def load_scenarios_text(text: str, name: str = "<text>", base_dir: Path | None = None) -> list[Scenario]:

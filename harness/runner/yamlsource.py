@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,15 +47,16 @@ class Document:
 
     file: str
     data: Any
-    lines: dict[Path_, int] = field(default_factory=dict)
+    lines: Mapping[Path_, int] = field(default_factory=dict)   # a dict, or the writer's (dumpwriter.WrittenLines)
     start_line: int = 1
 
     def line(self, path: Path_) -> int:
         """The line of `path`, or of its closest ancestor that has one."""
         p = tuple(path)
         while p:
-            if p in self.lines:
-                return self.lines[p]
+            line = self.lines.get(p)
+            if line is not None:
+                return line
             p = p[:-1]
         return self.start_line
 

@@ -158,3 +158,18 @@ def test_scenario_catalog_without_existing_nodes_is_the_cached_one(tmp_path):
     sc = hand(tmp_path, "eastus", [])
     assert scenario_catalog(sc) is scenario_catalog(sc)
     assert SUBSET not in [w.kind for w in sc.warnings]
+
+
+def test_say_writes_each_notice_above_its_line():
+    """Notices on one line keep the order splitting the text into lines gave them (the last inserted on top;
+    line 0 is the first line's); a notice of another kind is not said."""
+    from types import SimpleNamespace as N
+
+    from harness.runner.dumpcatalog import say
+    notices = [N(kind="synthesized", line=3, message="m1"), N(kind="cluster", line=3, message="m2"),
+               N(kind="unmodeled", line=2, message="no"), N(kind="synthesized", line=1, message="m0"),
+               N(kind="synthesized", line=0, message="mz")]
+    notes: list[str] = []
+    assert say("a: 1\nlist:\n- b: 2\n  c: 3\n", notices, notes) == (
+        "# mz\n# m0\na: 1\nlist:\n  # the cluster wins over the catalog: m2\n  # m1\n- b: 2\n  c: 3\n")
+    assert notes == ["m1", "the cluster wins over the catalog: m2", "m0", "mz"]

@@ -50,3 +50,15 @@ def test_shared_objects_and_nested_lists_fall_back():
     shared = {"x": 1}
     _same({"a": shared, "b": shared})
     _same({"a": [[1, 2], [3]]})
+
+
+def test_lines_are_the_written_paths_only_from_the_first_line_given():
+    """dump_with_lines numbers from the line the caller's head ends on; a path it did not write (past a
+    scalar, an index out of range, a key not there, the document itself) has no line, as with the loader."""
+    doc = {"a": 1, "b": {"c": [1, {"d": 2}], "e": {}}, "f": []}
+    text, lines = dumpwriter.dump_with_lines(doc, 3)
+    assert text.startswith("a: 1\nb:\n  c:\n  - 1\n  - d: 2\n")
+    assert dict(lines) == {("a",): 3, ("b",): 4, ("b", "c"): 5, ("b", "c", 0): 6, ("b", "c", 1): 7,
+                           ("b", "c", 1, "d"): 7, ("b", "e"): 8, ("f",): 9}
+    for absent in [(), ("a", 0), ("b", "c", 2), ("b", "c", -1), ("b", "c", True), ("zz",), ("f", 0), ("b", "e", "x")]:
+        assert absent not in lines and lines.get(absent) is None
