@@ -80,7 +80,24 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
                         if isinstance(item, dict)]
             else:
                 out.append((data, str(p), d.line(())))
+    _refuse_duplicates(out)
     return out
+
+
+def _refuse_duplicates(objects: list[tuple[dict, str, int]]) -> None:
+    """A cluster holds one object of a kind, namespace and name: the same one twice is two dumps read as one
+    (taken at different moments, or the same file given twice), which the scenario cannot be made of."""
+    seen: dict[tuple, tuple[str, int]] = {}
+    for obj, file, line in objects:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        if not meta.get("name"):
+            continue
+        key = (obj.get("kind"), meta.get("namespace") or "", meta["name"])
+        first = seen.setdefault(key, (file, line))
+        if first != (file, line):
+            where = f"line {first[1]}" if first[0] == file else f"{first[0]}:{first[1]}"
+            raise SourceError(file, line, f"{key[0]} {'/'.join(k for k in key[1:] if k)} is in the input twice "
+                                          f"(first at {where}): give one dump of one moment")
 
 
 def strip_server_fields(obj: dict) -> dict:

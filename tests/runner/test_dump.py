@@ -168,3 +168,14 @@ def test_a_nodeclaims_requests_are_kept(tmp_path):
     (sc,) = load_scenarios(out)
     (node,) = sc.given["existingNodes"]
     assert node["requests"] == {"cpu": "1100m", "pods": "4"}
+
+
+def test_an_object_twice_is_two_dumps_read_as_one(tmp_path, capsys):
+    """A cluster holds one NodeClaim of a name; the same name twice (two moments' dumps, or one file given twice)
+    is refused at its line, not run into a seeding error."""
+    dump = tmp_path / "dump.yaml"
+    nc = "apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: default-h5szv}\nspec: {}\n"
+    dump.write_text(nc + "---\n" + nc)
+    assert cli(["new", str(dump), "--name", "twice", "-o", str(tmp_path / "t.scenario.yaml")]) != 0
+    assert (f"{dump}:6: NodeClaim default-h5szv is in the input twice (first at line 1): give one dump of one moment"
+            in capsys.readouterr().err)
