@@ -553,7 +553,8 @@ class AzureProvider:
             vm = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name))
         except ResourceNotFoundError:
             # gone: the termination finalizer's second Delete after this provider's own cleanup (core
-            # v1.14.0 pkg/controllers/nodeclaim/lifecycle/termination.go requeues until NodeClaimNotFound),
+            # v1.14.0 pkg/controllers/nodeclaim/lifecycle/controller.go finalize calls Delete until it returns
+            # NodeClaimNotFound),
             # or a VM that vanished otherwise (an eviction, a delete outside Karpenter), whose NIC may be
             # left behind for the garbage collectors
             if vm_name.lower() not in self._cleaned:
