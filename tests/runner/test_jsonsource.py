@@ -81,7 +81,8 @@ def test_nesting_the_interpreter_cannot_follow_names_its_line(tmp_path):
     from harness.runner.dump import NewOptions, new_scenario
     for depth in (600, 5000):        # past the Python recursion harness new's copies need; past the scanner's
         deep = '{"a": ' * depth + "{}" + "}" * depth
-        pod = json.dumps({**POD, "spec": {"containers": [{"name": "c", "image": "i", "x": "DEEP"}]}})
+        pod = json.dumps({**POD, "metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "i",
+                                                                                     "x": "DEEP"}]}})
         f = tmp_path / "deep.json"
         f.write_text('{"apiVersion": "v1", "kind": "List", "items": [\n' + json.dumps(POD) + ",\n"
                      + pod.replace('"DEEP"', deep) + "\n]}\n")
