@@ -614,7 +614,7 @@ def pick_region(flag: str | None, sources: list[tuple[str, str]], notes: list[st
         return flag.lower()
     if len(found) == 1:
         (region, wheres), = found.items()
-        notes.append(f"region {region} from {wheres[0]}" + (f" and {len(wheres) - 1} more" if len(wheres) > 1 else ""))
+        notes.append(f"region {region} from {wheres[0]}" + (f" and {len(wheres) - 1:,} more" if len(wheres) > 1 else ""))
         return region
     if found:
         raise SourceError("--region", None, "the input names several regions: " +

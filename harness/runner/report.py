@@ -78,7 +78,7 @@ def mismatch_lines(file, mismatches: list) -> list[str]:
             text = type(first)(key[0], first.expected, first.actual, first.detail).render()
             shown = ", ".join(g.path + (f" (line {g.line})" if g.line else "") for g in group[:3])
             out.append((f"{file}:{first.line}: " if first.line else "")
-                       + f"{text}: {len(group)} times: {shown} and {len(group) - 3} more")
+                       + f"{text}: {len(group):,} times: {shown} and {len(group) - 3:,} more")
     return out
 
 
@@ -384,8 +384,8 @@ def happened_lines(h: dict, limit: int | None = None) -> list[str]:
         rest = claims[limit:] if limit is not None else []
         if rest:
             gone = Counter(str(c["deleted"]) for c in rest if c.get("deleted"))
-            lines.append(f"  ... and {len(rest)} more NodeClaims"
-                         + (" (deleted: " + ", ".join(f"{n} {why}" for why, n in sorted(gone.items())) + ")"
+            lines.append(f"  ... and {len(rest):,} more NodeClaims"
+                         + (" (deleted: " + ", ".join(f"{n:,} {why}" for why, n in sorted(gone.items())) + ")"
                             if gone else "") + ": --details or --json lists every one")
     for n in h.get("otherNodes") or []:
         owner = f"NodePool {n['nodePool']}, no NodeClaim of this run" if n.get("nodePool") else "not Karpenter's"
@@ -406,7 +406,7 @@ def happened_lines(h: dict, limit: int | None = None) -> list[str]:
             if p.get(k):
                 lines.append(f"  {who}: {p[k]}")
     if limit is not None and bound > limit:
-        lines.append(f"... and {bound - limit} more pods scheduled: --details or --json lists every one")
+        lines.append(f"... and {bound - limit:,} more pods scheduled: --details or --json lists every one")
     for r in h.get("rejected") or []:
         if r["kind"] != "NodePool":          # the NodePool line says it
             lines.append(f"refused: {r['kind']} {r['name']}: {r['message']}")
