@@ -239,3 +239,28 @@ def test_a_retried_launchs_nic_is_noise():
     other = run(2, True)
     other.final.azure["vms"] = [1, 2]
     assert {d["field"] for d in _pair(run(1, True), other)["differences"]} == {"vms", "nics"}
+
+
+def test_stale_names_a_step_the_real_engine_now_plays(tmp_path):
+    """A report made before the controller's clock moved says an `advance: 22h` was not played; once the
+    engine plays it, the entry no longer describes what a real run does."""
+    from types import SimpleNamespace
+    from harness.runner import conformance
+    sc = SimpleNamespace(file="scenarios/x.scenario.yaml", name="a", profiles=["upstream"],
+                         doc=SimpleNamespace(data={"k": 1}), steps=[{"advance": "22h"}])
+    ended = SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={})
+    sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated",
+                          step_results=[], result=ended, final=ended, passed=True)
+    sc.xfail_reason = lambda profile, real=False: None
+    unplayed = ("steps[0]: not applicable on the real engine (advance: 22h would be 79200s of wall-clock time; the "
+                "controller's timers are real and the real engine waits at most 120s (HARNESS_REAL_MAX_ADVANCE))")
+    entry = {**_entry("a", "agree"), "scenarioDigest": conformance.digest({"k": 1}),
+             "simDigest": conformance.sim_digest(sim), "notApplicable": [unplayed]}
+    found = stale({"entries": [entry]}, [sc], lambda s, p, v: sim)
+    assert found == ["scenarios/x.scenario.yaml::a [upstream]: the real engine now plays every step (the report: "
+                     "steps[0]: advance: 22h would be 79200s of wall-clock time; the controller's timers are real and "
+                     "the real engine waits at most 120s (HARNESS_REAL_MAX_ADVANCE))"]
+    sc.steps = [{"cluster": {"kubernetesVersion": "1.35.0"}}]
+    entry["notApplicable"] = []
+    assert "the real engine now stops at steps[0]: cluster: kubernetesVersion: " in stale(
+        {"entries": [entry]}, [sc], lambda s, p, v: sim)[0]

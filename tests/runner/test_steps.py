@@ -177,8 +177,8 @@ def test_the_real_engine_refuses_a_drain_by_name():
 
 def test_the_real_engine_refuses_a_step_before_playing_any_of_its_actions():
     run = _recording(RealRun)
-    why = run.play({**EVERY_ACTION, "cluster": {"nodeResourceGroup": "MC_other"}}, [{"kind": "Pod"}])
-    assert why == "cluster: operator settings are fixed for the controller's lifetime"
+    why = run.play({**EVERY_ACTION, "drain": [], "cluster": {"kubernetesVersion": "1.35.0"}}, [{"kind": "Pod"}])
+    assert why.startswith("cluster: kubernetesVersion: the cluster's version is its API server's")
     assert run.played == []
 
 

@@ -60,6 +60,18 @@ POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
+# the cluster settings a `cluster` step cannot change on the real engine, and why; every other one is the
+# controller's environment (settings.controller_env) and restarts it (RealRun.step_cluster)
+UNSETTABLE = {
+    "kubernetesVersion": "the cluster's version is its API server's, which runs on for the whole run (an "
+                         "upgrade would restart the control plane at another version's binaries)",
+    "nodeImageVersion": "the simulation's newest node image (harness/loop/azuredrift.py); the real controller "
+                        "reads the fake's community gallery (fakeazure/catalogs/galleries/community.json), which "
+                        "no step changes",
+    "useSIG": "the SIG image path needs a SIG access-token server (provider v1.14.0 options_validation.go "
+              "validateUseSIG) that the harness does not fake",
+}
+
 # `advance` steps up to this long are played on the wall clock (HARNESS_REAL_MAX_ADVANCE, seconds); a longer
 # one moves the controller's clock (runclock.py), or cannot be played by a build without the `clock` edits: the
 # controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
@@ -259,8 +271,7 @@ class RealEngine:
         """What in the scenario itself no real controller can answer faithfully, and why; the clock is judged on
         the controller a run under `profile` runs (a release's own may keep the wall clock: timing upstream)."""
         if (scenario.given.get("cluster") or {}).get("useSIG"):
-            return ("given.cluster.useSIG: the SIG image path needs a SIG access-token server "
-                    "(provider v1.14.0 options_validation.go validateUseSIG) that the harness does not fake")
+            return f"given.cluster.useSIG: {UNSETTABLE['useSIG']}"
         if (scenario.given.get("loop") or {}).get("binding") == "nominated":
             return ("given.loop.binding: nominated asks where Karpenter planned each pod, bound there as core's tests "
                     "bind (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectProvisioned); "
@@ -436,7 +447,7 @@ class RealRun:
             departed = previous_uids(cluster)
             self.fake = fake = fake_azure(scenario, SimClock())
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
-            cfg = cluster_settings(scenario)
+            self.cfg = cfg = cluster_settings(scenario)
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
             self._controller(cfg)
             self.sandbox = self.kept.sandbox
@@ -582,8 +593,7 @@ class RealRun:
         t0 = time.monotonic()
         self.kept.restart()
         self.sandbox = self.kept.sandbox
-        self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cluster_settings(self.scenario),
-                                              self.fake)
+        self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, self.cfg, self.fake)
         self.timings["restart"] = time.monotonic() - t0
         # the new process is quiet until its cluster state has synced, then checks every NodeClaim anew:
         # the settle waits for a disruption pass of its own, as after a drift source changed
@@ -799,8 +809,8 @@ class RealRun:
             if seconds > cap:
                 return (f"advance: {value} would be {seconds:.0f}s of wall-clock time; the controller's "
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
-        if action == "cluster" and set(value) - {"storageProvisioners"}:
-            return "cluster: operator settings are fixed for the controller's lifetime"
+        if action == "cluster":
+            return next((f"cluster: {key}: {why}" for key, why in UNSETTABLE.items() if key in value), None)
         if action == "drain":
             # kubectl drain retries a refused eviction every 5 s for as long as it runs: the settle has no signal
             # for the retry that a PDB's new allowance lets through, so the run could end before it
@@ -842,9 +852,22 @@ class RealRun:
         self._arm_window(end)
 
     def step_cluster(self, settings: dict) -> None:
-        # only storageProvisioners gets here (_cannot): the provisioners the cluster runs are the harness's
-        # stand-ins (csi.py), not the controller's
-        self.provisioners = ClusterParams.from_dict(settings).storage_provisioners
+        """New operator settings restart the controller with them, as AKS redeploys it when a cluster setting
+        changes (keeper.py Kept.restart); the new process checks every NodeClaim anew, so the settle waits
+        for a disruption pass of its own. The storage provisioners are the harness's stand-ins (csi.py)."""
+        cfg = {**self.cfg, **settings}
+        self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
+        changed = sorted(k for k in settings if k != "storageProvisioners" and settings[k] != self.cfg.get(k))
+        self.cfg = cfg
+        if not changed:
+            return
+        t0 = time.monotonic()
+        self.kept.restart(cfg)
+        self.sandbox = self.kept.sandbox
+        self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
+        self.kubelets.rg = cfg["nodeResourceGroup"]
+        self.timings["restart"] = self.timings.get("restart", 0.0) + time.monotonic() - t0
+        self.redrift.append(f"the controller restarted with new settings ({', '.join(changed)}): drift checked anew")
 
     def step_faults(self, faults: list[dict]) -> None:
         for f in faults:
@@ -1033,6 +1056,17 @@ class RealRun:
 # the state read is the last poll at least this long before a window closes: object timestamps are whole
 # seconds (a window computed from them closes up to 1 s later than it says) and the controller acts at once
 WINDOW_MARGIN = 0.5
+
+
+def first_unplayable(scenario, clocked: bool) -> str | None:
+    """`steps[i]: why` for the first step a run of `scenario` cannot play (RealRun.play decides the same, step
+    by step, before any of the step's actions), or None: what a real run's report says it left unplayed,
+    recomputed without a cluster (conformance.py stale)."""
+    for i, step in enumerate(scenario.steps):
+        for action in actions(step):
+            if why := RealRun._cannot(action, step[action], clocked):
+                return f"steps[{i}]: {why}"
+    return None
 
 
 def _cut_at(window: tuple[float, float, windows.Window]) -> float:

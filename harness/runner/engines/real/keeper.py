@@ -4,6 +4,7 @@ controllers plus its Azure clients, prices and SKUs, was a fifth of a launching 
 Why it is built this way: docs/architecture/real-engine.md."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -87,6 +88,7 @@ class Kept:
     cluster: object = None      # its close() closes this one first (RealCluster.dependents)
     closed: bool = False
     timing: str = "upstream"    # its build's (controller-timing.yaml): a fast one serves the probe
+    env_of: object = None       # cluster settings -> the controller's environment (settings.controller_env)
 
     @property
     def log(self) -> Path:
@@ -110,16 +112,18 @@ class Kept:
         self.runs += 1
         return tap
 
-    def restart(self) -> None:
-        """Stop the controller's process and start a new one in the same sandbox settings, home, log
-        (appended) and fake: a new process starts with empty caches, and its provider lists the SKUs
-        anew (before provider v1.10 at its first List: v1.6.1 pkg/providers/instancetype/instancetypes.go
-        getInstanceTypes, cached InstanceTypesCacheTTL = 23h)."""
+    def restart(self, cfg: dict | None = None) -> None:
+        """Stop the controller's process and start a new one in the same sandbox, home, log (appended)
+        and fake - with the operator settings `cfg` when given (cluster settings, as AKS redeploys the
+        controller when they change), else the same environment: a new process starts with empty caches,
+        and its provider lists the SKUs anew (before provider v1.10 at its first List: v1.6.1
+        pkg/providers/instancetype/instancetypes.go getInstanceTypes, cached InstanceTypesCacheTTL = 23h)."""
         old = self.sandbox
         old.stop()
         # the new sandbox's shell waits for this file before it execs the controller (Sandbox.start)
         (old.workdir / f"{old.name}.go").unlink(missing_ok=True)
-        self.sandbox = Sandbox(old.name, old.argv, old.env, old.workdir, old.secrets, old.forwards, hosts=old.hosts)
+        env = old.env if cfg is None else self.env_of(cfg)
+        self.sandbox = Sandbox(old.name, old.argv, env, old.workdir, old.secrets, old.forwards, hosts=old.hosts)
         self.sandbox.start(self.log)
         self.runs = 1
 
@@ -189,9 +193,12 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
         files = settings.write_files(home / "config", endpoints,
                                      settings.engine_data()["environment"]["AZURE_TENANT_ID"], fake.subscription_id)
         fqdn = settings.cluster_fqdn(ctl.tree)
-        env = settings.controller_env(cfg, endpoints, files, fake.subscription_id, files["az_dir"], CONTROLLER_PORTS,
-                                      scenario.given.get("featureGates"), scenario.given.get("loop"), fqdn, ctl.tree,
-                                      getattr(cluster, "clock_file", None))
+        kept.env_of = functools.partial(settings.controller_env, endpoints=endpoints, files=files,
+                                        subscription=fake.subscription_id, az_dir=files["az_dir"],
+                                        ports=CONTROLLER_PORTS, feature_gates=scenario.given.get("featureGates"),
+                                        loop=scenario.given.get("loop"), fqdn=fqdn, tree=ctl.tree,
+                                        clock_file=getattr(cluster, "clock_file", None))
+        env = kept.env_of(cfg)
         kept.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, home, secrets,
                                [fake_forward, Forward(api_port, api_port)], hosts=hosts + ((fqdn,) if fqdn else ()))
         kept.sandbox.start(kept.log)
