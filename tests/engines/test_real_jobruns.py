@@ -53,6 +53,22 @@ def test_a_completed_pod_is_terminal_with_its_containers_exited_zero():
     assert jobruns.cronjob_of({"metadata": {"ownerReferences": [{"kind": "CronJob", "name": "r", "controller": True}]}}) == "r"
 
 
+def test_the_run_waits_while_the_job_controller_finishes_what_happened():
+    """Found on dumped-jobs-carry-on-from-their-status: the pod completed at 10:10, the Job was SuccessCriteriaMet
+    a sync later and Complete only at the next step, because a 0.6 s quiet window ended the settle between the
+    Job controller's batched syncs (1 s apart)."""
+    counted = _pod(phase="Succeeded")
+    uncounted = _pod(phase="Succeeded")
+    uncounted["metadata"]["finalizers"] = [jobruns.JOB_TRACKING]
+    met, done = _job(), _job()
+    met["status"]["conditions"] = [{"type": "SuccessCriteriaMet", "status": "True"}]
+    done["status"]["conditions"] = met["status"]["conditions"] + [{"type": "Complete", "status": "True"}]
+    assert jobruns.unfinished([done], [counted, _pod()]) == []
+    assert jobruns.unfinished([met], [uncounted]) == [
+        "pod reindex-x of Job reindex finished; the Job controller has not counted it yet",
+        "Job reindex: SuccessCriteriaMet, not yet Complete or Failed (the Job controller's next sync)"]
+
+
 # -- a dump's status (as_created, carry_on): the live run is scenarios/workloads/dumped-jobs.scenario.yaml ----
 import pytest  # noqa: E402
 

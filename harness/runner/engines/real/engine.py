@@ -670,6 +670,8 @@ class RealRun:
         held += [f"pod {pod} terminating on the draining Node {node}: core's drain waits on it until it is stuck, "
                  f"in {left:.1f}s (a minute past its deletionTimestamp, IsStuckTerminating)"
                  for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, CLOCK.now())]
+        if self.jobs:
+            held += jobruns.unfinished(self.reads.list("Job"), self.observer.pod_objects)
         if not self.evicted:
             return tuple(held)
         held += [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())

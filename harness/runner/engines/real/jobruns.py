@@ -126,6 +126,23 @@ def next_timer(jobs: list[dict], cronjobs: list[dict], pods: list[dict], after: 
     return min(due, default=None)
 
 
+def unfinished(jobs: list[dict], pods: list[dict]) -> list[str]:
+    """What the Job controller has yet to do with what already happened, each as why the run waits for it: a
+    finished pod it has not counted (its tracking finalizer still on), a Job whose SuccessCriteriaMet or
+    FailureTarget condition is not yet Complete or Failed. It does each in a later sync, batched a second apart
+    (k8s.io/kubernetes v1.36.3 pkg/controller/job/job_controller.go SyncJobBatchPeriod,
+    trackJobStatusAndRemoveFinalizers): a quiet window shorter than that would end the run between two."""
+    out = [f"pod {p['metadata']['name']} of Job {name} finished; the Job controller has not counted it yet"
+           for p in pods if (name := job_of(p)) and (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+           and JOB_TRACKING in (p["metadata"].get("finalizers") or ())]
+    for j in jobs:
+        conds = {c.get("type") for c in (j.get("status") or {}).get("conditions") or [] if c.get("status") == "True"}
+        if conds & {"SuccessCriteriaMet", "FailureTarget"} and not conds & {"Complete", "Failed"}:
+            out.append(f"Job {j['metadata']['name']}: {sorted(conds & {'SuccessCriteriaMet', 'FailureTarget'})[0]}, "
+                       "not yet Complete or Failed (the Job controller's next sync)")
+    return out
+
+
 # -- a dump's status --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Carried:
