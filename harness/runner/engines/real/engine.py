@@ -29,7 +29,7 @@ from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
-from harness.loop.clock import SimClock, start_of
+from harness.loop.clock import EPOCH, start_of
 from harness.model.durations import scenario_duration
 from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
@@ -40,7 +40,7 @@ from harness.runner.engines.real import (applicability, csi, existing, history, 
                                         windows)
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.runclock import CLOCK
+from harness.runner.engines.real.runclock import CLOCK, FakeAzureClock
 from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
                                                 IDLE_POLL_SECONDS, PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations,
                                                 Settler, drain_waits, nomination_ends, pass_counts,
@@ -446,7 +446,7 @@ class RealRun:
         self.volume_claims = any(csi.makes_claims(o) for o in scenario_objects(scenario))
         try:
             departed = previous_uids(cluster)
-            self.fake = fake = fake_azure(scenario, SimClock())
+            self.fake = fake = fake_azure(scenario, FakeAzureClock(EPOCH))
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
             self.cfg = cfg = cluster_settings(scenario)
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
@@ -833,9 +833,7 @@ class RealRun:
             # and core reconciles them one by one, so a disruption pass can land between two (emptiness's
             # one command for six empty nodes became several), where a wait lets each close in its turn
             self._pass_before_jump()
-            now = time.monotonic()
-            self.fake.advance(scenario_duration(duration))
-            target = CLOCK.now() + max(end - now, 0.0)
+            target = CLOCK.now() + max(end - time.monotonic(), 0.0)
             # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due,
             # and settles there, as the simulation's advance fires its timers in turn (jobruns.py)
             while self.jobs and (t := jobruns.next_timer(self.reads.list("Job"), self.reads.list("CronJob"),
@@ -843,6 +841,7 @@ class RealRun:
                 self._move_clock(t - CLOCK.now())
                 self._settle_once()
             self._move_clock(max(target - CLOCK.now(), 0.0))
+            self.fake.advance(0)        # what fell due in the jump finishes now, not at the next request
             self.scenario_clock = time.monotonic()
             self._arm_window(self.scenario_clock)
             return

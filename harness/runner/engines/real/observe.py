@@ -30,6 +30,7 @@ from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
 from harness.runner.engines.real.jobruns import cronjob_of
+from harness.runner.engines.real.runclock import CLOCK
 from harness.runner.engines.real.settle import Disruption
 
 KARPENTER_PREFIX = "Failed to schedule pod, "
@@ -460,7 +461,7 @@ class Observer:
         snap = self.fake.snapshot()
         snap["request_log"] = request_log(self.fake)
         r.azure = snap
-        r.unavailable_offerings = self.unavailable_offerings(time.time())
+        r.unavailable_offerings = self.unavailable_offerings(CLOCK.now())
         return r
 
     def _nodepools(self, r: RunResult) -> None:
@@ -586,13 +587,15 @@ class Observer:
         (harness/loop/unavailable.py), from the controller's debug log: provider v1.14.0
         pkg/cache/unavailableofferings.go logs each entry it sets ("removing offering from offerings":
         one offering, or every spot offering; "marking VM Family unavailable in zone": a family from a
-        vCPU count up). An entry set again extends its TTL; the live ones at `now` (epoch seconds)."""
+        vCPU count up). An entry set again extends its TTL; the live ones at `now` (the run's clock, epoch
+        seconds; the cache's TTL runs on it: controller-timing.yaml go-cache, and a line's wall-clock time is
+        read on it, runclock.py RunClock.at)."""
         from harness.model.durations import go_duration
         entries: dict[str, dict] = {}
         for needle in ('"removing offering from offerings"', '"marking VM Family unavailable in zone"'):
             for rec in self._log_records(needle):
                 try:
-                    at = dt.datetime.fromisoformat(str(rec.get("time")).replace("Z", "+00:00")).timestamp()
+                    at = CLOCK.at(dt.datetime.fromisoformat(str(rec.get("time")).replace("Z", "+00:00")).timestamp())
                     ttl = go_duration(str(rec.get("ttl")))
                 except (TypeError, ValueError):
                     continue
