@@ -37,6 +37,10 @@ def _compile(patterns, service: str) -> list[tuple]:
 
 ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compile(resourcegraph_urls, "arm")
           + _compile(pricing_urls, "prices") + _compile(control_urls, "control"))
+# The routes a method may take, in ROUTES' order (HEAD takes GET's): the first of them whose path matches
+# is the route, as it is of ROUTES; the others' paths are matched only to word a 405.
+ROUTES_BY_METHOD = {m: tuple(r for r in ROUTES if r[0] == m or (m == "HEAD" and r[0] == "GET"))
+                    for m in {r[0] for r in ROUTES} | {"HEAD"}}
 
 
 _BAD_NAME_CHARS = re.compile(r"[/\\\x00-\x1f\x7f]")
@@ -107,26 +111,29 @@ class Dispatcher:
         self.internal_errors.clear()
 
     def route(self, req: Request) -> tuple[tuple | None, dict]:
-        allowed: list[str] = []
-        for route in ROUTES:
-            method, rx, handler, op, service = route
-            # HEAD is GET without the body (RFC 9110 section 9.3.2); the transports drop the body
-            if method != req.method and not (req.method == "HEAD" and method == "GET"):
-                if rx.fullmatch(req.path):
-                    allowed += [m for m in (method, "HEAD" if method == "GET" else None) if m and m not in allowed]
-                continue
-            m = rx.fullmatch(req.path)
+        for route in ROUTES_BY_METHOD.get(req.method, ()):
+            m = route[1].fullmatch(req.path)
             if m:
-                # path segments arrive percent-encoded (the SDK quotes e.g. "(" in resource
-                # group names as %28): match on the raw path, use the decoded values
-                params = {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
-                for key, value in params.items():
-                    if key != "sub" and isinstance(value, str):
-                        check_name(value)
-                return route, params
+                return route, self._params(m)
+        # no route of this method has the path: which methods do (HEAD is GET without the body, RFC 9110
+        # section 9.3.2; the transports drop the body)
+        allowed: list[str] = []
+        for method, rx, *_ in ROUTES:
+            if method != req.method and rx.fullmatch(req.path):
+                allowed += [m for m in (method, "HEAD" if method == "GET" else None) if m and m not in allowed]
         if allowed:
             raise method_not_allowed(req, sorted(allowed))
         return None, {}
+
+    @staticmethod
+    def _params(m: re.Match) -> dict:
+        # path segments arrive percent-encoded (the SDK quotes e.g. "(" in resource
+        # group names as %28): match on the raw path, use the decoded values
+        params = {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
+        for key, value in params.items():
+            if key != "sub" and isinstance(value, str):
+                check_name(value)
+        return params
 
     def arm_checks(self, req: Request, params: dict) -> None:
         # any api-version is accepted, but one is required (SDKs pin different ones, e.g.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.client
+import re
 from typing import Any, Iterator
 
 from azure.core.exceptions import ServiceRequestError
@@ -30,6 +31,15 @@ from requests.utils import requote_uri
 
 from .guard import blocked, is_azure_url
 from .mock import SERVED_URL
+
+
+# A URL of only the characters requests.utils.requote_uri leaves as they are (urllib's always-safe ones and
+# its `safe` set; no "%", so nothing to unquote): requoting returns it unchanged (requests 2.32 utils.py).
+_REQUOTED_AS_IS = re.compile(r"[A-Za-z0-9_.~!#$&'()*+,/:;=?@\[\]-]*")
+
+
+def _requote(url: str) -> str:
+    return url if _REQUOTED_AS_IS.fullmatch(url) else requote_uri(url)
 
 
 class _Closed:
@@ -86,7 +96,7 @@ class InProcessTransport(HttpTransport):
             self.state = previous
 
     def send(self, request, **kwargs: Any) -> InProcessResponse:
-        url = requote_uri(request.url)
+        url = _requote(request.url)
         if not SERVED_URL.match(url):
             if is_azure_url(url):
                 raise blocked(url)

@@ -198,7 +198,6 @@ class EmbeddedCluster:
 
     def _replace(self, obj: dict, identity: Identity, status_only: bool) -> dict:
         with self._lock:
-            obj = _clone(obj)
             kind, meta = obj["kind"], obj["metadata"]
             key = self._key(kind, meta["name"], meta.get("namespace"))
             old = self._objs.get(key)
@@ -209,10 +208,12 @@ class EmbeddedCluster:
                                   f'Operation cannot be fulfilled on {_resource(KINDS[kind])} "{meta["name"]}": '
                                   "the object has been modified; please apply your changes to the latest version and try again")
             if status_only:
-                new = _clone(old)
-                new["status"] = obj.get("status")
+                # the stored object with the caller's status: only the parts kept are copied
+                status = _clone(obj.get("status"))
+                new = {k: status if k == "status" else v if type(v) in _ATOMS else _clone(v) for k, v in old.items()}
+                new.setdefault("status", status)
             else:
-                new = obj
+                new = _clone(obj)
                 new["status"] = old.get("status")         # a PUT of the main resource ignores status
                 self._node_restriction(new, old, identity)
                 new = self._admit(new, old)

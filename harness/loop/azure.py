@@ -386,7 +386,8 @@ class AzureProvider:
         # cleanupAzureResources); an asynchronous one through the promise's Cleanup (Delete).
         try:
             self._put_and_read("nic", vm_name, lambda: self.network.network_interfaces.begin_create_or_update(
-                self.rg, vm_name, nic_body, polling=PollWhenAsked()), lambda: self.network.network_interfaces.get(self.rg, vm_name))
+                self.rg, vm_name, nic_body, polling=PollWhenAsked(raw=True)),
+                lambda: self.network.network_interfaces.get(self.rg, vm_name))
         except HttpResponseError as e:
             self._cleanup(vm_name, must_delete_nic=True)
             return LaunchFailure("Unhandled", "CreateInstanceFailed", error_text(e), error_code(e), attempted)
@@ -434,7 +435,7 @@ class AzureProvider:
         if vm is None:
             try:
                 poller = self.call("vm.create", lambda: self.compute.virtual_machines.begin_create_or_update(
-                    self.rg, vm_name, body, polling=PollWhenAsked()))
+                    self.rg, vm_name, body, polling=PollWhenAsked(raw=True)))
             except HttpResponseError as e:
                 self._cleanup(vm_name, must_delete_nic=True)          # sync failure
                 return self._create_failed(e, it, offering, attempted)
@@ -453,7 +454,7 @@ class AzureProvider:
                 failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
                 return failure
         self._suspects.discard(vm_name.lower())
-        provider_id = "azure://" + lower_rg(vm.id)
+        provider_id = "azure://" + lower_rg(vm["id"])       # the SDK's model or the LRO's raw JSON
         labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
         cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
