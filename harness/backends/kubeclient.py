@@ -116,7 +116,7 @@ class RestClient:
 
     # -- raw ---------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, params: dict | None = None,
-                content_type: str = JSON, ok_missing: bool = False) -> dict | None:
+                content_type: str = JSON, ok_missing: bool = False, retry_429: bool = True) -> dict | None:
         data = None if body is None else json.dumps(body, separators=(",", ":"))
         headers = {"Content-Type": content_type} if content_type != JSON else None
         deadline = time.monotonic() + self.timeout
@@ -125,7 +125,7 @@ class RestClient:
                                timeout=self.timeout)
             # 429 "storage is (re)initializing" while a resource's watch cache warms up (fresh
             # server or CRD just (re)established): retry as client-go does, honouring Retry-After.
-            if r.status_code != 429 or time.monotonic() > deadline:
+            if r.status_code != 429 or not retry_429 or time.monotonic() > deadline:
                 break
             time.sleep(min(float(r.headers.get("Retry-After") or 0.1), 0.2))
         if r.status_code == 404 and ok_missing:
@@ -201,6 +201,12 @@ class RestClient:
         params = {"gracePeriodSeconds": str(grace_seconds)} if grace_seconds is not None else None
         self.request("DELETE", path_for(k, namespace=self._ns(k, namespace) if k.namespaced else None),
                      params=params, ok_missing=True)
+
+    def evict(self, name: str, namespace: str) -> None:
+        """The pod's eviction subresource (policy/v1 Eviction), as `kubectl drain` posts it; a 429 (a
+        PodDisruptionBudget allows no disruption) is the caller's to retry, not this client's."""
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+        self.request("POST", path_for(KINDS["Pod"], name, namespace, "eviction"), body, retry_429=False)
 
     def bind(self, pod: dict, node_name: str) -> dict:
         md = pod["metadata"]

@@ -144,8 +144,6 @@ EVERY_ACTION = {"apply": [{"kind": "Pod"}], "delete": [{"kind": "Pod", "name": "
                 "label": [{"kind": "Node", "name": "aks-a", "labels": {"k": "v"}}], "evict": {"node": 0},
                 "restrict": [{"size": "Standard_D2s_v3"}], "faults": [{"code": "TooManyRequests"}],
                 "cluster": {"storageProvisioners": []}, "advance": "1s"}
-# the actions the real engine refuses by name (RealRun._cannot)
-NOT_ON_REAL = ("drain",)
 
 
 def _recording(run_class):
@@ -163,21 +161,13 @@ def _recording(run_class):
 def test_each_engine_plays_a_steps_actions_in_the_one_order(run_class):
     run = _recording(run_class)
     assert list(EVERY_ACTION) == list(reversed(ACTIONS))
-    skip = NOT_ON_REAL if run_class is RealRun else ()
-    assert run.play({k: v for k, v in EVERY_ACTION.items() if k not in skip}, [{"kind": "Pod"}]) is None
-    assert run.played == [a for a in ACTIONS if a not in skip]
-
-
-def test_the_real_engine_refuses_a_drain_by_name():
-    run = _recording(RealRun)
-    why = run.play(EVERY_ACTION, [{"kind": "Pod"}])
-    assert why.startswith("drain: not played on the real engine: ")
-    assert run.played == []
+    assert run.play(EVERY_ACTION, [{"kind": "Pod"}]) is None
+    assert run.played == list(ACTIONS)
 
 
 def test_the_real_engine_refuses_a_step_before_playing_any_of_its_actions():
     run = _recording(RealRun)
-    why = run.play({**EVERY_ACTION, "drain": [], "cluster": {"kubernetesVersion": "1.35.0"}}, [{"kind": "Pod"}])
+    why = run.play({**EVERY_ACTION, "cluster": {"kubernetesVersion": "1.35.0"}}, [{"kind": "Pod"}])
     assert why.startswith("cluster: kubernetesVersion: the cluster's version is its API server's")
     assert run.played == []
 

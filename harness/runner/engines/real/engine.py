@@ -30,6 +30,7 @@ from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
 from harness.loop.clock import EPOCH, start_of
+from harness.loop.controllers.kubectl import not_found
 from harness.model.durations import scenario_duration
 from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
@@ -38,6 +39,7 @@ from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, settings, verbs,
                                         windows)
+from harness.runner.engines.real.drain import Drain
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
 from harness.runner.engines.real.runclock import CLOCK, FakeAzureClock
@@ -46,7 +48,7 @@ from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAS
                                                 Settler, drain_waits, nomination_ends, pass_counts,
                                                 provisioning_rounds)
 from harness.runner.expect import Mismatch
-from harness.runner.steps import actions, evict_vm, eviction_target, play, restrict
+from harness.runner.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
@@ -433,6 +435,7 @@ class RealRun:
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.ever_evicted = False
         self.restricted = False                    # a `restrict` step changed the fake's catalog
+        self.drain = Drain()                       # `kubectl drain` steps' evictions still to make (drain.py)
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
@@ -653,6 +656,8 @@ class RealRun:
             self.kubelets.finish_jobs(self.observer.pod_objects, self.reads.list("Job"))
         if self.volume_claims:
             csi.provision(self.cluster, self.observer.namespaces, self.provisioners)
+        if self.drain.pods:
+            self.drain.retry(self.cluster, self.observer.pod_objects)
 
     def _held(self, in_flight: list[str] | None = None) -> tuple[str, ...]:
         """What holds the run past every quiet window: the evicted VMs' NodeClaims until core's garbage
@@ -673,6 +678,8 @@ class RealRun:
                  for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, CLOCK.now())]
         if self.jobs:
             held += jobruns.unfinished(self.reads.list("Job"), self.observer.pod_objects)
+        if self.drain.refused:
+            held += self.drain.due(self.observer.pod_objects, self.cluster.list("PodDisruptionBudget"))
         if not self.evicted:
             return tuple(held)
         held += [f"{n} (its VM {vm} was evicted; core's garbage collection)" for n, vm in sorted(self.evicted.items())
@@ -814,11 +821,6 @@ class RealRun:
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
         if action == "cluster":
             return next((f"cluster: {key}: {why}" for key, why in UNSETTABLE.items() if key in value), None)
-        if action == "drain":
-            # kubectl drain retries a refused eviction every 5 s for as long as it runs: the settle has no signal
-            # for the retry that a PDB's new allowance lets through, so the run could end before it
-            return ("drain: not played on the real engine: kubectl's retried evictions run beside the controller, "
-                    "and the settle cannot tell when the last one is due")
         return None
 
     def step_advance(self, duration: str | float) -> None:
@@ -928,7 +930,11 @@ class RealRun:
             verbs.cordon(self.cluster, n, False)
 
     def step_drain(self, nodes: list[str]) -> None:
-        raise AssertionError("refused before the step is played (_cannot)")
+        """`kubectl drain` (drain.py): cordon and evict now; its retries run with every poll of the settles."""
+        for n in nodes:
+            if self.cluster.get("Node", n) is None:
+                raise StepFailed("drain", f"Node {n}", not_found("nodes", n))
+            self.drain.start(self.cluster, n, self.cluster.list("Pod"))
 
     def step_scale(self, entries: list[dict]) -> None:
         for e in entries:

@@ -2,7 +2,7 @@
 (`kubectl label|annotate|cordon|uncordon|scale|rollout restart`) or a delete; kube-controller-manager and the
 controller answer them (the Deployment controller rolls, Karpenter's finalizers terminate a deleted
 NodeClaim or Node). The simulated engine plays the same verbs in harness/loop/controllers/kubectl.py;
-`drain` is not played here (RealRun._cannot)."""
+`drain`, with kubectl's retried evictions, is drain.py's."""
 from __future__ import annotations
 
 from harness.backends.base import APIRejected
