@@ -28,7 +28,7 @@ from .. import catalog as cat
 from ..arm import ARMError, clone_json, iso, new_guid, parse_resource_id, resource_id, rg_and_name
 from ..faults import SERVER_CODES, Fault
 from . import exceptions as exc
-from .quota import Quota
+from .quota import HELD_FIELDS, Quota
 from .skus import SkuCatalog
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,6 +95,16 @@ class VirtualMachine:
     failure: dict | None = None
     extensions: dict = field(default_factory=dict)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the quota's running total of held cores follows every change of what it counts (quota.HeldCores)
+        held = self.__dict__.get("_held") if name in HELD_FIELDS else None
+        if held is None:
+            object.__setattr__(self, name, value)
+            return
+        held.drop(self)
+        object.__setattr__(self, name, value)
+        held.add(self)
+
     @property
     def key(self) -> tuple[str, str]:
         return _vm_key(self.rg, self.name)
@@ -131,6 +141,8 @@ class ComputeModel:
 
     # ------------------------------------------------------------------ reset
     def clear(self) -> None:
+        for vm in self.vms.values():
+            self.quota.held.forget(vm)
         self.vms.clear()
         self.removed.clear()
         self.evictions.clear()
@@ -357,6 +369,7 @@ class ComputeModel:
             custom_data_digest=_digest(p["custom_data"]) if p["custom_data"] is not None else None,
             nic_ids=nic_ids, nic_delete=nic_delete, vm_id=guid, created=now, holds_quota=True)
         self.vms[vm.key] = vm
+        self.quota.held.track(vm)
         for nid in nic_ids:
             self.network.attach(nid, vm.id(sub))
         return vm
@@ -412,6 +425,7 @@ class ComputeModel:
         (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete)."""
         vm.holds_quota = False
         if self.vms.pop(vm.key, None) is not None:
+            self.quota.held.forget(vm)
             self.removed.append((vm.created, self.clock.time(), self.view(vm)))
         for nid in vm.nic_ids:
             if vm.nic_delete.get(nid):
