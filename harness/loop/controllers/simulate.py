@@ -64,6 +64,7 @@ class Simulator:
         self.provisioner = provisioner
         self._hostnames = 0
         self._entries: tuple[Cluster, list] | None = None     # (the pass's view, its existing entries)
+        self._waiting: set[str] | None = None                  # of those, the nodes inside consolidateAfter
         # (the pass's view, its pending pods, its bound pods as (key, view, node)): read once per pass, as
         # the entries are; a pass runs a simulation per candidate it tries, each read every pod
         self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]]] | None = None
@@ -149,13 +150,19 @@ class Simulator:
         # a copy's requested and host ports as it places pods, never the shared labels or taints)
         if self._entries is None or self._entries[0] is not view:
             self._entries = (view, self.provisioner.existing_entries())
+            self._waiting = None
         out = [copy.copy(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
         if refuse:
+            if self._waiting is None:          # the pass's nodes inside their consolidateAfter, read once
+                self._waiting = set()
+                for n, _ in self._entries[1]:
+                    c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
+                    np = view.nodepools.get(c.template.name) if c is not None else None
+                    at = consolidatable_at(c, np) if np is not None else None
+                    if at is not None and view.now < at:
+                        self._waiting.add(n.name)
             for n in out:
-                c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
-                np = view.nodepools.get(c.template.name) if c is not None else None
-                at = consolidatable_at(c, np) if np is not None else None
-                if at is not None and view.now < at:
+                if n.name in self._waiting:
                     n.refuses = refuse
         return out, {n.name for n in out if n.initialized}
 

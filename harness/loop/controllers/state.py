@@ -285,6 +285,16 @@ class LoopState:
         return [k for k in dict.fromkeys(self._owner_index.get((owner_kind, namespace, owner_name), ()))
                 if (pr := pods[k]).owner_kind == owner_kind and pr.owner_name == owner_name and pr.namespace == namespace]
 
+    def newest_pod_of(self, owner_kind: str, namespace: str, owner_name: str) -> PodView | None:
+        """The newest live pod `owner_kind` `owner_name` of `namespace` created (podutil.newest_daemonset_pods
+        for one owner), read from the end of its index: a key created later has a higher order."""
+        views = self.pod_views
+        for k in reversed(self._owner_index.get((owner_kind, namespace, owner_name), ())):
+            pv = views.get(k)
+            if pv is not None and pv.owner_kind == owner_kind and pv.owner_name == owner_name and pv.namespace == namespace:
+                return pv
+        return None
+
     def create_pod(self, pod: dict, owner_kind: str, owner_name: str, node: str | None = None) -> None:
         """Create a pod through the API (as its owner's controller would) and track it; `node`
         binds it at once (a DaemonSet pod is created for its Node)."""
