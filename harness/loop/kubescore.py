@@ -265,14 +265,15 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     w_balanced, w_spread = WEIGHTS["NodeResourcesBalancedAllocation"], WEIGHTS["PodTopologySpread"]
     w_inter = WEIGHTS["InterPodAffinity"]
     totals = []
+    no_zero, empty = (0, 0), {}
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
         alloc = node_facts[i].cpu_memory
-        nz = non_zero.get(name, (0, 0))
-        used = requested.get(name, {})
-        used_req = (used.get("cpu", 0), used.get("memory", 0))
+        nz = non_zero.get(name, no_zero)
+        used = requested.get(name, empty)
+        used_cpu, used_mem = used.get("cpu", 0), used.get("memory", 0)
         fit = _least_allocated((nz[0] + pod_nz[0], nz[1] + pod_nz[1]), alloc)
-        bal = _balanced((used_req[0] + pod_req[0], used_req[1] + pod_req[1]), used_req, alloc)
+        bal = _balanced((used_cpu + pod_req[0], used_mem + pod_req[1]), (used_cpu, used_mem), alloc)
         totals.append(w_taint * taints[i] + w_affinity * affinity[i] + w_fit * fit + w_balanced * bal
                       + w_spread * spread[i] + w_inter * inter[i])
     best = max(totals)
