@@ -20,6 +20,7 @@ ARM invariants modelled here:
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -138,12 +139,15 @@ class ComputeModel:
         # VMs whose provisioning state became Succeeded since the eviction rules last looked
         # (SpotEvictions.apply stamps the time they count ``after_seconds`` from).
         self.newly_succeeded: list[VirtualMachine] = []
+        # VM key -> (the body, the provisioning state, the VM's JSON in a list page): list_json
+        self._list_json: dict[tuple[str, str], tuple[dict, str, str]] = {}
 
     # ------------------------------------------------------------------ reset
     def clear(self) -> None:
         for vm in self.vms.values():
             self.quota.held.forget(vm)
         self.vms.clear()
+        self._list_json.clear()
         self.removed.clear()
         self.evictions.clear()
         self.newly_succeeded.clear()
@@ -426,6 +430,7 @@ class ComputeModel:
         vm.holds_quota = False
         if self.vms.pop(vm.key, None) is not None:
             self.quota.held.forget(vm)
+            self._list_json.pop(vm.key, None)
             self.removed.append((vm.created, self.clock.time(), self.view(vm)))
         for nid in vm.nic_ids:
             if vm.nic_delete.get(nid):
@@ -459,6 +464,15 @@ class ComputeModel:
         if expand and "instanceview" in expand.lower():
             props["instanceView"] = self.instance_view(vm)
         return out
+
+    def list_json(self, vm: VirtualMachine) -> str:
+        """`view(vm)` as a list page serializes it (json.dumps, separators without spaces), kept per VM while
+        its body (replaced, never changed in place) and provisioning state stay the same."""
+        hit = self._list_json.get(vm.key)
+        if hit is None or hit[0] is not vm.body or hit[1] != vm.provisioning_state:
+            text = json.dumps(self.view(vm, shared=True), separators=(",", ":"))
+            hit = self._list_json[vm.key] = (vm.body, vm.provisioning_state, text)
+        return hit[2]
 
     def instance_view(self, vm: VirtualMachine) -> dict:
         t = iso(self.clock.time())
