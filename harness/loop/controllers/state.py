@@ -20,7 +20,6 @@ from harness.loop.volumes import VolumeModel
 from harness.model import podtermination, releases
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import Requirements
-from harness.model.resources import add
 from harness.model.semantics import semantics_for
 
 if TYPE_CHECKING:
@@ -211,10 +210,16 @@ class LoopState:
     def node_requested(self, scheduler: bool = False) -> dict[str, dict[str, int]]:
         """The summed requests of the pods bound to each Node, as Karpenter counts them (or kube-scheduler)."""
         used: dict[str, dict[str, int]] = {}
+        pods = self.result.pods
         for key, pv in self.pod_views.items():
-            node = self.result.pods[key].node
+            node = pods[key].node
             if node:
-                used[node] = add(used.get(node, {}), pv.scheduler_requests if scheduler else pv.requests)
+                # summed in place into the Node's own dict (resources.add's sums, without a new dict per pod)
+                total = used.get(node)
+                if total is None:
+                    total = used[node] = {}
+                for k, v in (pv.scheduler_requests if scheduler else pv.requests).items():
+                    total[k] = total.get(k, 0) + v
         return used
 
     # -- pods -------------------------------------------------------------------------------------
