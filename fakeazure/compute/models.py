@@ -20,6 +20,7 @@ ARM invariants modelled here:
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from .. import catalog as cat
 from ..arm import ARMError, clone_json, iso, new_guid, parse_resource_id, resource_id, rg_and_name
 from ..faults import SERVER_CODES, Fault
 from . import exceptions as exc
-from .quota import Quota
+from .quota import HELD_FIELDS, Quota
 from .skus import SkuCatalog
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,6 +96,16 @@ class VirtualMachine:
     failure: dict | None = None
     extensions: dict = field(default_factory=dict)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the quota's running total of held cores follows every change of what it counts (quota.HeldCores)
+        held = self.__dict__.get("_held") if name in HELD_FIELDS else None
+        if held is None:
+            object.__setattr__(self, name, value)
+            return
+        held.drop(self)
+        object.__setattr__(self, name, value)
+        held.add(self)
+
     @property
     def key(self) -> tuple[str, str]:
         return _vm_key(self.rg, self.name)
@@ -128,10 +139,15 @@ class ComputeModel:
         # VMs whose provisioning state became Succeeded since the eviction rules last looked
         # (SpotEvictions.apply stamps the time they count ``after_seconds`` from).
         self.newly_succeeded: list[VirtualMachine] = []
+        # VM key -> (the body, the provisioning state, the VM's JSON in a list page): list_json
+        self._list_json: dict[tuple[str, str], tuple[dict, str, str]] = {}
 
     # ------------------------------------------------------------------ reset
     def clear(self) -> None:
+        for vm in self.vms.values():
+            self.quota.held.forget(vm)
         self.vms.clear()
+        self._list_json.clear()
         self.removed.clear()
         self.evictions.clear()
         self.newly_succeeded.clear()
@@ -357,6 +373,7 @@ class ComputeModel:
             custom_data_digest=_digest(p["custom_data"]) if p["custom_data"] is not None else None,
             nic_ids=nic_ids, nic_delete=nic_delete, vm_id=guid, created=now, holds_quota=True)
         self.vms[vm.key] = vm
+        self.quota.held.track(vm)
         for nid in nic_ids:
             self.network.attach(nid, vm.id(sub))
         return vm
@@ -412,6 +429,8 @@ class ComputeModel:
         (https://learn.microsoft.com/rest/api/compute/virtual-machines/delete)."""
         vm.holds_quota = False
         if self.vms.pop(vm.key, None) is not None:
+            self.quota.held.forget(vm)
+            self._list_json.pop(vm.key, None)
             self.removed.append((vm.created, self.clock.time(), self.view(vm)))
         for nid in vm.nic_ids:
             if vm.nic_delete.get(nid):
@@ -445,6 +464,15 @@ class ComputeModel:
         if expand and "instanceview" in expand.lower():
             props["instanceView"] = self.instance_view(vm)
         return out
+
+    def list_json(self, vm: VirtualMachine) -> str:
+        """`view(vm)` as a list page serializes it (json.dumps, separators without spaces), kept per VM while
+        its body (replaced, never changed in place) and provisioning state stay the same."""
+        hit = self._list_json.get(vm.key)
+        if hit is None or hit[0] is not vm.body or hit[1] != vm.provisioning_state:
+            text = json.dumps(self.view(vm, shared=True), separators=(",", ":"))
+            hit = self._list_json[vm.key] = (vm.body, vm.provisioning_state, text)
+        return hit[2]
 
     def instance_view(self, vm: VirtualMachine) -> dict:
         t = iso(self.clock.time())

@@ -23,12 +23,55 @@ DEFAULT_LIMIT = 100000  # quota limit when none was configured (effectively unli
 VM_COUNT_LIMIT = 25000
 
 
+# what decides the cores a VM holds against which quota (VirtualMachine.__setattr__ reports their changes)
+HELD_FIELDS = frozenset({"holds_quota", "vcpus", "family", "location", "priority"})
+
+
+class HeldCores:
+    """The cores the compute model's VMs hold, per (region, family, spot), kept as they change: a create checks
+    quota against these totals, not a sum over every VM (which made seeding N VMs N x N)."""
+
+    def __init__(self) -> None:
+        self.cores: dict[tuple[str, str, bool], int] = {}
+
+    @staticmethod
+    def _key(vm: "VirtualMachine") -> tuple[str, str, bool]:
+        return vm.location.lower(), vm.family.lower(), vm.spot
+
+    def add(self, vm: "VirtualMachine") -> None:
+        if vm.holds_quota:
+            k = self._key(vm)
+            self.cores[k] = self.cores.get(k, 0) + vm.vcpus
+
+    def drop(self, vm: "VirtualMachine") -> None:
+        if vm.holds_quota:
+            k = self._key(vm)
+            self.cores[k] -= vm.vcpus
+
+    def track(self, vm: "VirtualMachine") -> None:
+        """`vm` entered the model's VMs."""
+        object.__setattr__(vm, "_held", self)
+        self.add(vm)
+
+    def forget(self, vm: "VirtualMachine") -> None:
+        """`vm` left the model's VMs."""
+        if vm.__dict__.get("_held") is self:
+            self.drop(vm)
+            object.__setattr__(vm, "_held", None)
+
+    def usage(self, region: str, spot: bool, family: str | None = None) -> int:
+        r, f = region.lower(), None if family is None else family.lower()
+        return sum(n for (kr, kf, ks), n in self.cores.items() if kr == r and ks == spot and (f is None or kf == f))
+
+
 class Quota:
-    """Limits set by configuration; usage counted from ``vms`` (the compute model's own dict)."""
+    """Limits set by configuration; usage counted from ``vms`` (the compute model's own dict), through
+    ``held``, which the model keeps as its VMs come, change and go."""
 
     def __init__(self, vms: "dict[tuple[str, str], VirtualMachine]", skus: SkuCatalog):
         self.vms = vms
         self.skus = skus
+        self.held = HeldCores()
         # (region, family_lower) -> {"family": name, "limit": int|None, "current": int}
         self.family_quota: dict[tuple[str, str], dict] = {}
         self.regional_limit: dict[str, int] = {}
@@ -62,18 +105,14 @@ class Quota:
 
     def family_usage(self, region: str, family: str) -> int:
         base = self._family_entry(region, family)["current"]
-        return base + sum(vm.vcpus for vm in self.vms.values()
-                          if vm.holds_quota and not vm.spot and vm.location.lower() == region.lower()
-                          and vm.family.lower() == family.lower())
+        return base + self.held.usage(region, False, family)
 
     def regional_usage(self, region: str) -> int:
         base = sum(e["current"] for (r, _), e in self.family_quota.items() if r == region.lower())
-        return base + sum(vm.vcpus for vm in self.vms.values()
-                          if vm.holds_quota and not vm.spot and vm.location.lower() == region.lower())
+        return base + self.held.usage(region, False)
 
     def lowpri_usage(self, region: str) -> int:
-        return sum(vm.vcpus for vm in self.vms.values()
-                   if vm.holds_quota and vm.spot and vm.location.lower() == region.lower())
+        return self.held.usage(region, True)
 
     def usage_rows(self, region: str) -> list[dict]:
         """The Compute usages list (https://learn.microsoft.com/rest/api/compute/usage/list): cores, lowPriorityCores,

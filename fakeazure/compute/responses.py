@@ -123,7 +123,8 @@ def patch_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     body = req.json() or {}
     check_shape(body, SHAPES["patch"])
     if "tags" in body:
-        vm.body["tags"] = dict(body.get("tags") or {})
+        # a new body, never a change to the stored one (ComputeModel.list_json keys on the body)
+        vm.body = {**vm.body, "tags": dict(body.get("tags") or {})}
     return Response(200, ctx.compute.view(vm))
 
 
@@ -155,8 +156,15 @@ def _vm_page(ctx: "ArmContext", req: Request, vms) -> Response:
     values (a copy of every VM per list was most of a list's cost at thousands of VMs)."""
     expand = req.query_ci.get("$expand")
     page = paginate(req, list(vms), ctx.page_size)
-    page["value"] = [ctx.compute.view(vm, expand, shared=True) for vm in page["value"]]
-    return Response(200, json.dumps(page, separators=(",", ":")).encode("utf-8"))
+    if expand:
+        page["value"] = [ctx.compute.view(vm, expand, shared=True) for vm in page["value"]]
+        return Response(200, json.dumps(page, separators=(",", ":")).encode("utf-8"))
+    # each VM's JSON as json.dumps writes it inside the page, kept until its body or state changes (the
+    # garbage collectors list every VM every 2 minutes)
+    text = '{"value":[' + ",".join(ctx.compute.list_json(vm) for vm in page["value"]) + "]"
+    if "nextLink" in page:
+        text += ',"nextLink":' + json.dumps(page["nextLink"])
+    return Response(200, (text + "}").encode("utf-8"))
 
 
 def list_vms_rg(ctx: "ArmContext", req: Request, p: dict) -> Response:

@@ -255,21 +255,26 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     pod_req = (pod.scheduler_requests.get("cpu", 0), pod.scheduler_requests.get("memory", 0))
     facts = snap if snap is not None else Snapshot(list(nodes), [])
     tolerations, prefs = pod.tolerations, _preferred(pod)
-    taints = _normalize([_taint_count(tolerations, facts.facts(n).taints) for n in nodes], reverse=True)
+    node_facts = [facts.facts(n) for n in nodes]
+    taints = _normalize([_taint_count(tolerations, f.taints) if f.taints else 0 for f in node_facts], reverse=True)
     affinity = _normalize([_affinity_weight(prefs, n) for n in nodes]) if prefs else [0] * len(nodes)
     spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
     inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
+    # the weights as locals: this loop runs for every feasible Node of every pod placed
+    w_taint, w_affinity, w_fit = WEIGHTS["TaintToleration"], WEIGHTS["NodeAffinity"], WEIGHTS["NodeResourcesFit"]
+    w_balanced, w_spread = WEIGHTS["NodeResourcesBalancedAllocation"], WEIGHTS["PodTopologySpread"]
+    w_inter = WEIGHTS["InterPodAffinity"]
     totals = []
+    no_zero, empty = (0, 0), {}
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
-        alloc = facts.facts(n).cpu_memory
-        nz = non_zero.get(name, (0, 0))
-        used = requested.get(name, {})
-        used_req = (used.get("cpu", 0), used.get("memory", 0))
+        alloc = node_facts[i].cpu_memory
+        nz = non_zero.get(name, no_zero)
+        used = requested.get(name, empty)
+        used_cpu, used_mem = used.get("cpu", 0), used.get("memory", 0)
         fit = _least_allocated((nz[0] + pod_nz[0], nz[1] + pod_nz[1]), alloc)
-        bal = _balanced((used_req[0] + pod_req[0], used_req[1] + pod_req[1]), used_req, alloc)
-        totals.append(WEIGHTS["TaintToleration"] * taints[i] + WEIGHTS["NodeAffinity"] * affinity[i]
-                      + WEIGHTS["NodeResourcesFit"] * fit + WEIGHTS["NodeResourcesBalancedAllocation"] * bal
-                      + WEIGHTS["PodTopologySpread"] * spread[i] + WEIGHTS["InterPodAffinity"] * inter[i])
+        bal = _balanced((used_cpu + pod_req[0], used_mem + pod_req[1]), (used_cpu, used_mem), alloc)
+        totals.append(w_taint * taints[i] + w_affinity * affinity[i] + w_fit * fit + w_balanced * bal
+                      + w_spread * spread[i] + w_inter * inter[i])
     best = max(totals)
     return rng.choice([n for n, t in zip(nodes, totals) if t == best])

@@ -117,6 +117,8 @@ class PDBIndex:
 
     def positions(self, namespace: str, labels: Mapping[str, str]) -> tuple[int, ...]:
         """Where in `pdbs` the PDBs matching a pod of `namespace` with `labels` are."""
+        if not self.pdbs:             # no PDB: nothing to match (a pass asks for every pod of every node)
+            return ()
         key = (namespace, frozenset(labels.items()))
         found = self._found.get(key)
         if found is None:

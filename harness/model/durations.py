@@ -2,6 +2,7 @@
 them, and as scenario files write them: one parser behind the three."""
 from __future__ import annotations
 
+import functools
 import re
 
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -44,13 +45,19 @@ def go_duration(text: str) -> float:
 _CRD_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(h|m|s|ms))+$")
 
 
+@functools.lru_cache(maxsize=1024)
+def _crd_seconds(s: str) -> float | None:
+    return go_duration(s) if _CRD_DURATION.match(s) else None
+
+
 def crd_duration(text: str) -> float:
     """A duration as the CRDs' patterns accept it (`1h30m`, `720h`, `0s`; no sign, no µs) in seconds;
-    ValueError otherwise."""
-    s = str(text).strip()
-    if not _CRD_DURATION.match(s):
+    ValueError otherwise. Each text is read once (`_crd_seconds`' cache): a disruption pass reads every
+    candidate's expireAfter and its NodePool's consolidateAfter."""
+    seconds = _crd_seconds(str(text).strip())
+    if seconds is None:
         raise ValueError(f"not a duration: {text!r}")
-    return go_duration(s)
+    return seconds
 
 
 def scenario_duration(text: str | int | float) -> float:

@@ -315,8 +315,11 @@ def test_instance_view_and_patch_tags(fake):
     create_vm(fake, "vm1")
     vm = fake.compute.virtual_machines.get(RG, "vm1", expand="instanceView")
     assert [s.code for s in vm.instance_view.statuses] == ["ProvisioningState/succeeded", "PowerState/running"]
+    listed = {v.name: v for v in fake.compute.virtual_machines.list(RG)}     # the list's JSON, kept per VM
     upd = fake.compute.virtual_machines.begin_update(RG, "vm1", {"tags": {"a": "b"}}).result()
     assert upd.tags == {"a": "b"}
+    assert listed["vm1"].tags != {"a": "b"}
+    assert [v.tags for v in fake.compute.virtual_machines.list(RG)] == [{"a": "b"}]     # a list after the change sees it
 
 
 def test_vm_extensions(fake):

@@ -116,10 +116,14 @@ class KubeScheduler:
     def _filter(self, cycle: Cycle, pv, used: dict):
         """The Filter plugins on one Node for the pod of `cycle`: the reasons it fails, empty when it fits."""
         s = self.state
+        # nothing a cycle's filters read changes within it: whether VolumeBinding has anything to judge is read
+        # once per pod, not once per Node
+        volumes = bool(s.volumes or pv.spec.get("volumes"))
+        empty: dict = {}
 
         def fails(node: dict) -> list[str]:
-            why = cycle.filter(node, used.get(node["metadata"]["name"], {}))
-            if not why and (s.volumes or pv.spec.get("volumes")):
+            why = cycle.filter(node, used.get(node["metadata"]["name"], empty))
+            if not why and volumes:
                 v = s.volumes.bind_error(pv.obj, node["metadata"].get("labels") or {})
                 why = [v] if v else []
             return why

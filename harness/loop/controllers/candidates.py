@@ -268,6 +268,10 @@ class Cluster:
                 pv = self.pod(key)
                 raise CandidateError(reasonwords.do_not_disrupt_pod(self.s.core, pv.namespace, pv.name),
                                      "do-not-disrupt", pod_block=True, pod=key)
+        if not self.pdbs.pdbs:
+            # no PDB blocks an eviction (the loop below would only repeat the do-not-disrupt reads, whose
+            # events the recorder has just deduplicated)
+            return
         for key in sn.pods:
             if not self.evictable(key):
                 continue
@@ -334,10 +338,11 @@ class Cluster:
         ttl = expire_after(sn.claim.obj["spec"])
         if ttl is not None and ttl > 0:
             lifetime = min(max((ttl - (self.now - sn.claim.created_at)) / ttl, 0.0), 1.0)
-        cost = sum(podutil.eviction_cost(self.pod(k)) for k in sn.pods)
+        costs = {k: podutil.eviction_cost(self.pod(k)) for k in sn.pods}
+        cost = sum(costs[k] for k in sn.pods)
         zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
         return Candidate(sn, np, it, zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
-                         1.0 + sum(max(0.0, podutil.eviction_cost(self.pod(k))) for k in reschedulable),
+                         1.0 + sum(max(0.0, costs[k]) for k in reschedulable),
                          self.s.core.emptiness_by_eviction_cost)
 
     def _refused(self, sn: StateNode, disruption_class: str, e: CandidateError, eventual: bool = False) -> None:

@@ -201,7 +201,7 @@ class DisruptionController:
                  if not c.done and c.node_name and not c.dis.marked_for_deletion and c.dis.deleting_since is None
                  and not self.queue.has(c.result.name)]
         for name in names + list(s.unmanaged_nodes):
-            node = s.cluster.get("Node", name)
+            node = s.cluster.get("Node", name, shared=True)       # read only
             if node is not None and not node["metadata"].get("deletionTimestamp"):
                 remove_disrupted_taint(s, name)
 

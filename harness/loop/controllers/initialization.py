@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 
 from harness.backends.base import KARPENTER, APIRejected
-from harness.loop import podutil
 from harness.loop.controllers.registration import NOT_READY_KEY, UNINITIALIZED, UNREGISTERED
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.kubescheduler import node_matches
@@ -113,10 +112,9 @@ def registration_taints(node: dict, nodeclaim: dict) -> list[Taint]:
 
 
 def _newest_owned(state, ds: dict):
-    """The newest pod of the DaemonSet `ds` (podutil.newest_daemonset_pods over its pods alone), or None."""
+    """The newest pod of the DaemonSet `ds` (LoopState.newest_pod_of), or None."""
     name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"
-    return podutil.newest_daemonset_pods(pv for pv in state.pod_views.values()
-                                         if pv.owner_name == name and pv.namespace == ns).get((ns, name))
+    return state.newest_pod_of("DaemonSet", ns, name)
 
 
 def requested_resources_registered(node: dict, nodeclaim: dict) -> bool:

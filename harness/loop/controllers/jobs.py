@@ -86,8 +86,8 @@ class Jobs:
                      run_duration(meta), started, started + float(deadline) if deadline is not None else None,
                      cronjob, succeeded=int(status.get("succeeded") or 0), suspended=bool(spec.get("suspend")))
         # its pods already running (given.existingNodes) are its active ones, as the Job controller adopts them
-        job.active = [k for k, pr in s.result.pods.items() if pr.owner_kind == "Job" and pr.owner_name == job.name
-                      and pr.namespace == ns and pr.state not in ("deleted", "succeeded")]
+        job.active = [k for k in s.pods_of_owner("Job", ns, job.name)
+                      if s.result.pods[k].state not in ("deleted", "succeeded")]
         for key in job.active:
             s.result.pods[key].cronjob = job.cronjob
         self.jobs[(ns, job.name)] = job

@@ -6,6 +6,7 @@ Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import copy
+import itertools
 from datetime import datetime, timezone
 
 from harness.backends.base import KARPENTER, APIRejected
@@ -89,8 +90,9 @@ class NodeTermination:
         each group's pods are read again here."""
         s = self.state
         if self._by_node is None or self._by_node[0] != len(s.result.pods):
-            groups: dict[str, list[str]] = {}
-            for k, pr in s.result.pods.items():
+            # the run's pods are only added (at the end), so a group is extended by the pods added since
+            seen, groups = self._by_node or (0, {})
+            for k, pr in itertools.islice(s.result.pods.items(), seen, None):
                 if pr.node:
                     groups.setdefault(pr.node, []).append(k)
             self._by_node = (len(s.result.pods), groups)

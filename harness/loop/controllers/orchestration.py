@@ -218,13 +218,16 @@ class Orchestration:
 
 
 def remove_disrupted_taint(s: LoopState, node_name: str) -> None:
-    node = s.cluster.get("Node", node_name)
+    # read shared (a disruption pass asks this of every Node); a copy only for the Node that has the taint
+    node = s.cluster.get("Node", node_name, shared=True)
     if node is None:
         return
     taints = (node.get("spec") or {}).get("taints") or []
     kept = [t for t in taints if t["key"] != podutil.DISRUPTED_TAINT.key]
     if len(kept) != len(taints):
-        node["spec"]["taints"] = kept
+        node = s.cluster.get("Node", node_name)
+        taints = (node.get("spec") or {}).get("taints") or []
+        node["spec"]["taints"] = [t for t in taints if t["key"] != podutil.DISRUPTED_TAINT.key]
         try:
             s.cluster.update(node, KARPENTER)
         except APIRejected as e:

@@ -16,7 +16,6 @@ import copy
 from typing import Callable
 
 from harness.backends.base import KARPENTER, APIRejected
-from harness.loop import podutil
 from harness.loop import provisioningreasons as reasons
 from harness.loop.controllers.binding import writes_nominated_node
 from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
@@ -61,7 +60,12 @@ class Provisioner:
         AKSNodeClass's instance types. `record=False` leaves the run's result alone."""
         s = self.state
         templates = []
-        newest = podutil.newest_daemonset_pods(s.pod_views.values())
+        newest = {}
+        for ds, _ in s.daemonsets:
+            key = (ds["metadata"].get("namespace") or "default", ds["metadata"]["name"])
+            pv = s.newest_pod_of("DaemonSet", *key)
+            if pv is not None:
+                newest[key] = pv
         daemon_pods = [self.daemon_pod(ds, view, newest) for ds, view in s.daemonsets]
         for np in ready_nodepools(s):
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
@@ -77,7 +81,7 @@ class Provisioner:
     def daemon_pod(self, ds: dict, template_view: PodView, newest_pods: dict[tuple[str, str], PodView]) -> PodView:
         """The pod Karpenter simulates for a DaemonSet (core v1.14.0 provisioner.go getDaemonSetPods):
         the newest pod the DaemonSet controls (cluster state's GetDaemonSetPod: its requests may differ
-        from the template's, e.g. after a LimitRange; `newest_pods`: podutil.newest_daemonset_pods), with
+        from the template's, e.g. after a LimitRange; `newest_pods`: LoopState.newest_pod_of per DaemonSet), with
         the template's required node affinity in place of the controller's per-node pin; the template when
         it has no pod yet."""
         name, ns = ds["metadata"]["name"], ds["metadata"].get("namespace") or "default"

@@ -115,9 +115,8 @@ class Rollouts:
     # -- one sync -------------------------------------------------------------------------------------
     def _live(self, ro: Rollout) -> list[str]:
         s = self.state
-        return [k for k, pr in s.result.pods.items()
-                if pr.owner_kind == "Deployment" and pr.owner_name == ro.name and pr.namespace == ro.namespace
-                and pr.state != "deleted" and k not in s.terminating and k not in self.stopping]
+        return [k for k in s.pods_of_owner("Deployment", ro.namespace, ro.name)
+                if s.result.pods[k].state != "deleted" and k not in s.terminating and k not in self.stopping]
 
     def _new(self, ro: Rollout) -> list[str]:
         old = set(ro.old)

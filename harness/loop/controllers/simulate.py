@@ -18,7 +18,6 @@ AllNonPendingPodsScheduled / NonPendingPodSchedulingErrors.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 from harness.loop import podutil
@@ -28,6 +27,7 @@ from harness.loop.existingnode import ExistingNode
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView
 from harness.loop.scheduling import PlannedClaim, Scheduler
+from harness.loop.topology import affinity_terms, topology_keys
 
 
 class CandidateDeleting(Exception):
@@ -64,6 +64,8 @@ class Simulator:
         self.provisioner = provisioner
         self._hostnames = 0
         self._entries: tuple[Cluster, list] | None = None     # (the pass's view, its existing entries)
+        self._waiting: set[str] | None = None                  # of those, the nodes inside consolidateAfter
+        self._anti: tuple[Cluster, list[tuple[str, str]]] | None = None   # the pass's bound pods with anti-affinity
         # (the pass's view, its pending pods, its bound pods as (key, view, node)): read once per pass, as
         # the entries are; a pass runs a simulation per candidate it tries, each read every pod
         self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]]] | None = None
@@ -149,21 +151,43 @@ class Simulator:
         # a copy's requested and host ports as it places pods, never the shared labels or taints)
         if self._entries is None or self._entries[0] is not view:
             self._entries = (view, self.provisioner.existing_entries())
-        out = [copy.copy(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
+            self._waiting = None
+        out = [_shallow(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
         if refuse:
+            if self._waiting is None:          # the pass's nodes inside their consolidateAfter, read once
+                self._waiting = set()
+                for n, _ in self._entries[1]:
+                    c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
+                    np = view.nodepools.get(c.template.name) if c is not None else None
+                    at = consolidatable_at(c, np) if np is not None else None
+                    if at is not None and view.now < at:
+                        self._waiting.add(n.name)
             for n in out:
-                c = s.claim_by_name(n.nodeclaim) if n.nodeclaim else None
-                np = view.nodepools.get(c.template.name) if c is not None else None
-                at = consolidatable_at(c, np) if np is not None else None
-                if at is not None and view.now < at:
+                if n.name in self._waiting:
                     n.refuses = refuse
         return out, {n.name for n in out if n.initialized}
 
     def _topology(self, view: Cluster, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
         """NewTopology: the pods being scheduled are excluded from the counts."""
         names = {n.name for n in existing}
-        running = [(pv, node) for k, pv, node in self._pass_pods(view)[2] if node in names and k not in moving]
+        bound = self._pass_pods(view)[2]
+        if not any(topology_keys(pv) for pv in pods):
+            # topology_over builds nothing when no pod has a topology key and no running pod an anti-affinity:
+            # the pass's bound pods with one are read once per pass, not every bound pod per simulation
+            if self._anti is None or self._anti[0] is not view:
+                self._anti = (view, [(k, node) for k, pv, node in bound if affinity_terms(pv, "podAntiAffinity")])
+            if not any(node in names and k not in moving for k, node in self._anti[1]):
+                return None
+        running = [(pv, node) for k, pv, node in bound if node in names and k not in moving]
         return self.provisioner.topology_over(pods, templates, existing, running)
+
+
+def _shallow(n: ExistingNode) -> ExistingNode:
+    """copy.copy of an ExistingNode (its attributes shared) without copy's protocol lookups: a simulation
+    copies every node of the cluster."""
+    out = object.__new__(ExistingNode)
+    out.__dict__.update(n.__dict__)
+    return out
 
 
 def deleting_pods(s) -> list[PodView]:

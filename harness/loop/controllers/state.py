@@ -20,7 +20,6 @@ from harness.loop.volumes import VolumeModel
 from harness.model import podtermination, releases
 from harness.model.corebehaviour import CoreBehaviour
 from harness.model.requirements import Requirements
-from harness.model.resources import add
 from harness.model.semantics import semantics_for
 
 if TYPE_CHECKING:
@@ -128,6 +127,9 @@ class LoopState:
         # (controllers/binding.py); from Kubernetes 1.35 also the pod's status.nominatedNodeName
         self.prebind: dict[str, str] = {}
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
+        # (owner kind, namespace, owner name) -> the keys of the pods created for that owner, in creation order
+        # (a key created again appears again; pods_of_owner reads each once)
+        self._owner_index: dict[tuple[str, str, str], list[str]] = {}
         self.stream_seed = cfg.seed        # the seed of the named streams (SeededStream), each drawn on first use
         self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
         # every decision with its reason (harness/loop/decisions.py): controllers call `decide`
@@ -208,10 +210,16 @@ class LoopState:
     def node_requested(self, scheduler: bool = False) -> dict[str, dict[str, int]]:
         """The summed requests of the pods bound to each Node, as Karpenter counts them (or kube-scheduler)."""
         used: dict[str, dict[str, int]] = {}
+        pods = self.result.pods
         for key, pv in self.pod_views.items():
-            node = self.result.pods[key].node
+            node = pods[key].node
             if node:
-                used[node] = add(used.get(node, {}), pv.scheduler_requests if scheduler else pv.requests)
+                # summed in place into the Node's own dict (resources.add's sums, without a new dict per pod)
+                total = used.get(node)
+                if total is None:
+                    total = used[node] = {}
+                for k, v in (pv.scheduler_requests if scheduler else pv.requests).items():
+                    total[k] = total.get(k, 0) + v
         return used
 
     # -- pods -------------------------------------------------------------------------------------
@@ -274,6 +282,24 @@ class LoopState:
                                                        state="rejected", reason=error.message,
                                                        labels=dict(meta.get("labels") or {}))
 
+    def pods_of_owner(self, owner_kind: str, namespace: str, owner_name: str) -> list[str]:
+        """The keys of the run's pods (deleted ones included) that `owner_kind` `owner_name` of `namespace`
+        created, in the run's pod order: an index, where a scan of every pod per Deployment made an apply of a
+        dump's Deployments Deployments x pods."""
+        pods = self.result.pods
+        return [k for k in dict.fromkeys(self._owner_index.get((owner_kind, namespace, owner_name), ()))
+                if (pr := pods[k]).owner_kind == owner_kind and pr.owner_name == owner_name and pr.namespace == namespace]
+
+    def newest_pod_of(self, owner_kind: str, namespace: str, owner_name: str) -> PodView | None:
+        """The newest live pod `owner_kind` `owner_name` of `namespace` created (podutil.newest_daemonset_pods
+        for one owner), read from the end of its index: a key created later has a higher order."""
+        views = self.pod_views
+        for k in reversed(self._owner_index.get((owner_kind, namespace, owner_name), ())):
+            pv = views.get(k)
+            if pv is not None and pv.owner_kind == owner_kind and pv.owner_name == owner_name and pv.namespace == namespace:
+                return pv
+        return None
+
     def create_pod(self, pod: dict, owner_kind: str, owner_name: str, node: str | None = None) -> None:
         """Create a pod through the API (as its owner's controller would) and track it; `node`
         binds it at once (a DaemonSet pod is created for its Node)."""
@@ -285,6 +311,7 @@ class LoopState:
         self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name,
                                       queue_key=(int(self.clock.now()), self.uid_rng.random()),
                                       pod_level_resources=self.core.pod_level_resources)
+        self._owner_index.setdefault((owner_kind, created["metadata"]["namespace"], owner_name), []).append(key)
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
                                           owner_kind, owner_name,
                                           labels=dict(created["metadata"].get("labels") or {}),

@@ -165,8 +165,7 @@ class Workloads:
         name = dep["metadata"]["name"]
         old = s.deployments[(ns, name)]
         s.deployments[(ns, name)] = dep
-        live = [k for k, pr in s.result.pods.items()
-                if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
+        live = [k for k in s.pods_of_owner("Deployment", ns, name) if s.result.pods[k].state != "deleted"]
         if not same_template((old.get("spec") or {}).get("template") or {}, (dep.get("spec") or {}).get("template") or {}):
             self.rollouts.start(ns, name, live)
             return
@@ -301,8 +300,7 @@ class Workloads:
         toward replicas here."""
         s = self.state
         ns, name = dep["metadata"].get("namespace") or "default", dep["metadata"]["name"]
-        live = [k for k, pr in s.result.pods.items()
-                if pr.owner_kind == "Deployment" and pr.owner_name == name and pr.namespace == ns and pr.state != "deleted"]
+        live = [k for k in s.pods_of_owner("Deployment", ns, name) if s.result.pods[k].state != "deleted"]
         template = (dep.get("spec") or {}).get("template") or {}
         old = [k for k in live if k in s.pod_views and not made_from(s.pod_views[k].obj, template)]
         if old:
