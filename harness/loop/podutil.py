@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Iterable
 
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.model.durations import go_duration
@@ -35,20 +34,6 @@ def owned_by_node(pv: PodView) -> bool:
 def _owner(pv: PodView, api_version: str, kind: str) -> bool:
     return any(o.get("apiVersion") == api_version and o.get("kind") == kind
                for o in pv.obj["metadata"].get("ownerReferences") or ())
-
-
-def newest_daemonset_pods(pods: Iterable[PodView]) -> dict[tuple[str, str], PodView]:
-    """The newest pod the loop made for each DaemonSet, by (namespace, DaemonSet name), in one pass over
-    the pods (the first of equal ones, as `max` picks); for every DaemonSet at once, where a scan per
-    DaemonSet would read every pod again."""
-    out: dict[tuple[str, str], PodView] = {}
-    for pv in pods:
-        if pv.owner_kind == "DaemonSet":
-            key = (pv.namespace, pv.owner_name)
-            have = out.get(key)
-            if have is None or pv.order > have.order:
-                out[key] = pv
-    return out
 
 
 def controller_of(pv: PodView) -> str | None:

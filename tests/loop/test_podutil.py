@@ -118,15 +118,3 @@ def test_do_not_disrupt_durations_only_from_core_v1_12():
     assert not podutil.do_not_disrupt(bad, 0, 60, lambda *a, **k: events.append(a), durations=False)
     assert events == []
     assert podutil.do_not_disrupt(view({"karpenter.sh/do-not-disrupt": "true"}), 0, 60, durations=False)
-
-
-def test_newest_daemonset_pods_by_namespace_and_name():
-    def pod(ns, order, kind="DaemonSet", name="agent"):
-        return PodView({"metadata": {"name": f"{name}-{order}", "namespace": ns}, "spec": {}}, order, kind, name)
-    pods = [pod("default", 3), pod("default", 7), pod("default", 5), pod("kube-system", 2),
-            pod("default", 9, "Deployment"), pod("default", 8, name="other")]
-    newest = podutil.newest_daemonset_pods(pods)
-    assert {k: v.order for k, v in newest.items()} == {("default", "agent"): 7, ("kube-system", "agent"): 2,
-                                                       ("default", "other"): 8}
-    twins = [pod("default", 4), pod("default", 4)]
-    assert podutil.newest_daemonset_pods(twins)[("default", "agent")] is twins[0]    # as max() picks

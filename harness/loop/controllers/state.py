@@ -291,8 +291,8 @@ class LoopState:
                 if (pr := pods[k]).owner_kind == owner_kind and pr.owner_name == owner_name and pr.namespace == namespace]
 
     def newest_pod_of(self, owner_kind: str, namespace: str, owner_name: str) -> PodView | None:
-        """The newest live pod `owner_kind` `owner_name` of `namespace` created (podutil.newest_daemonset_pods
-        for one owner), read from the end of its index: a key created later has a higher order."""
+        """The newest live pod `owner_kind` `owner_name` of `namespace` created, read from the end of its index:
+        a key created later has a higher order."""
         views = self.pod_views
         for k in reversed(self._owner_index.get((owner_kind, namespace, owner_name), ())):
             pv = views.get(k)
