@@ -802,10 +802,9 @@ class RealRun:
         moves the run's clock (runclock.py), or where it cannot, waits on the wall clock (up to
         MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
         node's VM in the fake, as Azure's simulateEviction does."""
-        for action in actions(step):
-            why = self._cannot(action, step[action], self.clocked)
-            if why:
-                return why
+        why = unplayable(step, self.clocked)
+        if why:
+            return why
         play(self, step, manifests)
         return None
 
@@ -1089,15 +1088,18 @@ class RealRun:
 WINDOW_MARGIN = 0.5
 
 
+def unplayable(step: dict, clocked: bool) -> str | None:
+    """Why the real engine cannot play `step` (its first action that it cannot: RealRun._cannot), or None;
+    decided before any of the step's actions is played."""
+    return next((why for action in actions(step) if (why := RealRun._cannot(action, step[action], clocked))), None)
+
+
 def first_unplayable(scenario, clocked: bool) -> str | None:
-    """`steps[i]: why` for the first step a run of `scenario` cannot play (RealRun.play decides the same, step
-    by step, before any of the step's actions), or None: what a real run's report says it left unplayed,
-    recomputed without a cluster (conformance.py stale)."""
-    for i, step in enumerate(scenario.steps):
-        for action in actions(step):
-            if why := RealRun._cannot(action, step[action], clocked):
-                return f"steps[{i}]: {why}"
-    return None
+    """`steps[i]: why` for the first step a run of `scenario` cannot play (`unplayable`, as RealRun.play asks it
+    step by step), or None: what a real run's report says it left unplayed, recomputed without a cluster
+    (conformance.py stale)."""
+    return next((f"steps[{i}]: {why}" for i, step in enumerate(scenario.steps)
+                 if (why := unplayable(step, clocked))), None)
 
 
 def _cut_at(window: tuple[float, float, windows.Window]) -> float:
