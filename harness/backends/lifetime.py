@@ -217,6 +217,9 @@ class ClusterCache:
     def get(self, key: tuple, start: Callable[[], object]) -> object:
         with self._lock:
             c = self._clusters.get(key)
+            if c is not None and getattr(c, "retired", False):    # upgraded: no longer what `key` says
+                c.close()
+                c = None
             if c is None:
                 c = self._clusters[key] = start()
                 if self._entry is None:

@@ -107,6 +107,9 @@ class LocalCluster(RealCluster):
         # reset() deletes in etcd (see reset()); False: through the API, with a wait
         self.storage_reset = False
         self._etcd: requests.Session | None = None
+        # component -> (its check, what it checks): how start() knew it was up, asked again by upgrade()
+        self.health: dict[str, tuple[Callable[[], bool], str]] = {}
+        self.start_timeout = 60.0
 
     def reset(self, timeout: float = 30.0) -> None:
         """Remove every object of the harness's kinds and every namespace created since start.
@@ -162,6 +165,25 @@ class LocalCluster(RealCluster):
         if r.status_code != 200:
             raise RuntimeError(f"reset: etcd {what} answered {r.status_code}: {r.text[:500]}")
         return r.json()
+
+    def upgrade(self, binaries: dict[str, Path]) -> list[str]:
+        """Restart the components `binaries` names at those binaries, in the order they started
+        (kube-apiserver before kube-controller-manager and kube-scheduler, as a control plane is
+        upgraded: https://kubernetes.io/releases/version-skew-policy/#supported-component-upgrade-order),
+        over the same etcd, ports, certificates, flags and clock file; each is waited for as at start.
+        Returns the components restarted. The cluster is `retired` then: it no longer is the version its
+        cache key says (lifetime.py ClusterCache starts another for the next run that asks)."""
+        done = []
+        for i, p in enumerate(self.processes):
+            if p.name not in binaries:
+                continue
+            self.processes[i] = new = p.replaced(binaries[p.name])
+            check, what = self.health[p.name]
+            new.wait_until(check, self.start_timeout, what)
+            done.append(p.name)
+        self._server_version = None
+        self.retired = True
+        return done
 
     @property
     def pids(self) -> dict[str, int]:
@@ -403,6 +425,8 @@ class LocalBackend(RealBackend):
             last_readyz = r.text
             return r.status_code == 200
 
+        cluster.start_timeout = self.start_timeout
+        cluster.health["kube-apiserver"] = (readyz, "ready (GET /readyz)")
         try:
             apiserver.wait_until(readyz, self.start_timeout, "ready (GET /readyz)")
         except StartError as e:
@@ -425,7 +449,8 @@ class LocalBackend(RealBackend):
             p = process(comp.name, comp.args(str(kc), port, str(wd / f"{comp.name}-certs"), pki_paths(pki), stages,
                                              config=config and str(config), controllers=self.kcm_controllers,
                                              settings=self.kcm_settings))
-            p.wait_until(healthz(port, comp.scheme), self.start_timeout, "healthy (GET /healthz)")
+            check, what = cluster.health[comp.name] = (healthz(port, comp.scheme), "healthy (GET /healthz)")
+            p.wait_until(check, self.start_timeout, what)
             if comp.name == "kube-controller-manager":
                 p.wait_until(cluster.default_service_account_exists, self.start_timeout,
                              "creating serviceaccount/default")

@@ -71,6 +71,7 @@ class ManagedProcess:
         self.name = name
         self.argv = argv
         self.log_path = Path(log_path)
+        self.cwd, self.keep, self.env = cwd, keep, env
         self._log = open(self.log_path, "ab", buffering=0)
         self.proc = subprocess.Popen(
             argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -86,6 +87,13 @@ class ManagedProcess:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def replaced(self, binary: str | Path) -> "ManagedProcess":
+        """Stop this process and start `binary` in its place: the same arguments, working directory,
+        environment and log (appended)."""
+        self.stop()
+        return ManagedProcess(self.name, [str(binary)] + self.argv[1:], self.log_path, cwd=self.cwd,
+                              keep=self.keep, env=self.env)
 
     def tail(self, n: int = 20) -> str:
         try:

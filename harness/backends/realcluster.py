@@ -96,6 +96,8 @@ class RealCluster:
         # the watch caches reading this cluster (watch()): told of every write its clients make
         self.watches: list[WatchCache] = []
         self._server_version: str | None = None
+        # its control plane was upgraded (LocalCluster.upgrade): the cluster cache starts another for the next run
+        self.retired = False
         self.timings: dict[str, float] = {}
         self.baseline_namespaces: frozenset[str] = frozenset()
         self.kubelet_judges: dict[str, int] = {}      # "kubelet" | "model" -> verdicts given

@@ -77,6 +77,11 @@ def test_the_cluster_cache_starts_once_per_key_and_leaves_kept_clusters_running(
     assert a.closed and not kept.closed
     assert lt.entries() == []
     assert cache.get(("local", ()), C) is not a      # a closed cache starts afresh
+    b = cache.get(("local", ()), C)
+    b.retired = True                                  # upgraded (LocalCluster.upgrade): not what its key says
+    c = cache.get(("local", ()), C)
+    assert b.closed and c is not b and cache.get(("local", ()), C) is c
+    cache.close()
 
 
 CHILD = textwrap.dedent("""
@@ -184,3 +189,21 @@ def test_the_kind_sweep_retries_when_a_container_vanishes_while_listed(monkeypat
     monkeypatch.setattr(reaper, "sweep_stale", flaky)
     reaper.sweep(4242)
     assert calls == [4242, 4242, 4242]
+
+
+def test_a_replaced_process_runs_another_binary_with_the_same_arguments_environment_and_log(tmp_path):
+    """ManagedProcess.replaced (a control plane's upgrade: LocalCluster.upgrade): the old process is
+    stopped, the new binary gets its arguments, working directory and environment, and the log goes on."""
+    from harness.backends.procs import ManagedProcess
+    for name in ("old", "new"):
+        (tmp_path / name).write_text(f'#!/bin/sh\necho {name} "$1" "$HARNESS_TEST_X" "$(pwd)"\nexec sleep 600\n')
+        (tmp_path / name).chmod(0o755)
+    log = tmp_path / "c.log"
+    p = ManagedProcess("c", [str(tmp_path / "old"), "arg"], log, cwd=str(tmp_path), env={"HARNESS_TEST_X": "x"})
+    assert _wait_for(lambda: "old arg x" in log.read_text())
+    q = p.replaced(tmp_path / "new")
+    try:
+        assert _wait_for(lambda: f"new arg x {tmp_path}" in log.read_text())
+        assert not p.alive() and q.alive() and log.read_text().startswith("old arg x")
+    finally:
+        q.stop()

@@ -138,6 +138,23 @@ def test_an_advance_of_hours_is_played_where_the_run_moves_the_clock():
     assert RealRun._cannot("advance", "30s") is None
 
 
+def test_an_upgrade_step_moves_to_another_minors_control_plane_or_says_why_not(no_binaries, monkeypatch):
+    """A `cluster: {kubernetesVersion}` step upgrades the control plane (RealRun.upgrade_plan): another minor,
+    forward, on the local backend, its binaries built or buildable; each refusal names itself."""
+    plan = lambda version, have="v1.33.13", backend="local": RealRun.upgrade_plan(    # noqa: E731
+        SimpleNamespace(cluster=SimpleNamespace(server_version=have, backend=backend)), version)
+    assert RealRun._cannot("cluster", {"kubernetesVersion": "1.34.1"}) is None
+    assert "no control plane for Kubernetes 1.29" in RealRun._cannot("cluster", {"kubernetesVersion": "1.29.1"})
+    assert plan("1.34.1")[0].kubernetes == "v1.34.4"                      # built on first use
+    assert "another patch of Kubernetes 1.33, whose control plane here is v1.33.13" in plan("1.33.5")[1]
+    assert "a downgrade from v1.33.13" in plan("1.32.0")[1]
+    assert "local backend only, not kind" in plan("1.34.1", backend="kind")[1]
+    monkeypatch.setenv(enginemod.BUILD_VERSIONS_ENV, "0")
+    assert "build --k8s-version v1.34.4" in plan("1.34.1")[1]
+    _built("v1.34.4")
+    assert plan("1.34.1") == (binaries.release_for("1.34"), None)
+
+
 def test_the_run_clock_writes_its_offset_where_the_api_server_and_controller_read_it(tmp_path, monkeypatch):
     """runclock.py: a new run starts at offset 0; an advance adds to it; the file holds the number the
     fast timing's Go side parses (controller-timing/clock_meta.go, clock_apiserver.go,

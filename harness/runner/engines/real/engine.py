@@ -66,8 +66,6 @@ LRO_POLL_MS = 50               # the controller's operation polls: one per opera
 # the cluster settings a `cluster` step cannot change on the real engine, and why; every other one is the
 # controller's environment (settings.controller_env) and restarts it (RealRun.step_cluster)
 UNSETTABLE = {
-    "kubernetesVersion": "the cluster's version is its API server's, which runs on for the whole run (an "
-                         "upgrade would restart the control plane at another version's binaries)",
     "nodeImageVersion": "the simulation's newest node image (harness/loop/azuredrift.py); the real controller "
                         "reads the fake's community gallery (fakeazure/catalogs/galleries/community.json), which "
                         "no step changes",
@@ -435,6 +433,7 @@ class RealRun:
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.ever_evicted = False
         self.restricted = False                    # a `restrict` step changed the fake's catalog
+        self.upgraded: str | None = None           # a `cluster` step upgraded the control plane (_upgrade)
         self.drain = Drain()                       # `kubectl drain` steps' evictions still to make (drain.py)
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
@@ -781,8 +780,8 @@ class RealRun:
             result.trace.append(f"[window] {window[2].render(window[1])}")
         result.trace.append(f"[controller] run {self.kept.runs} of this controller process")
         wanted = (self.scenario.given.get("cluster") or {}).get("kubernetesVersion")
-        result.trace.append(f"[cluster] kube-apiserver {self.cluster.server_version}"
-                            + (f" for given.cluster.kubernetesVersion {wanted}" if wanted else ""))
+        result.trace.append("[cluster] " + (self.upgraded or f"kube-apiserver {self.cluster.server_version}"
+                                            + (f" for given.cluster.kubernetesVersion {wanted}" if wanted else "")))
         return result
 
     def _metrics(self) -> tuple[int | None, tuple[int | None, int | None], dict[str, float] | None]:
@@ -802,7 +801,7 @@ class RealRun:
         moves the run's clock (runclock.py), or where it cannot, waits on the wall clock (up to
         MAX_ADVANCE_SECONDS) while the stand-ins go on; `evict` evicts the
         node's VM in the fake, as Azure's simulateEviction does."""
-        why = unplayable(step, self.clocked)
+        why = unplayable(step, self.clocked) or self._cannot_here(step)
         if why:
             return why
         play(self, step, manifests)
@@ -819,8 +818,70 @@ class RealRun:
                 return (f"advance: {value} would be {seconds:.0f}s of wall-clock time; the controller's "
                         f"timers are real and the real engine waits at most {cap:.0f}s (HARNESS_REAL_MAX_ADVANCE)")
         if action == "cluster":
-            return next((f"cluster: {key}: {why}" for key, why in UNSETTABLE.items() if key in value), None)
+            why = next((f"cluster: {key}: {why}" for key, why in UNSETTABLE.items() if key in value), None)
+            return why or (upgrade_unplayable(str(value["kubernetesVersion"])) if "kubernetesVersion" in value else None)
         return None
+
+    def _cannot_here(self, step: dict) -> str | None:
+        """Why this run cannot play `step` where the static answer (`unplayable`) depends on its cluster:
+        a Kubernetes upgrade (upgrade_plan)."""
+        version = (step.get("cluster") or {}).get("kubernetesVersion")
+        return self.upgrade_plan(str(version))[1] if version is not None else None
+
+    def upgrade_plan(self, version: str):
+        """(the Kubernetes release the control plane is upgraded to for a `cluster: {kubernetesVersion}` step,
+        None), or (None, why it cannot be). An upgrade moves to another minor's control plane
+        (harness/data/kubernetes-versions.yaml): the harness starts one patch per minor, so another patch of the
+        running minor changes no version the controller reads; AKS upgrades only."""
+        from harness.backends import binaries
+        have = self.cluster.server_version
+        if binaries.minor_of(version) == binaries.minor_of(have):
+            return None, (f"cluster: kubernetesVersion {version}: another patch of Kubernetes "
+                          f"{binaries.minor_of(have)}, whose control plane here is {have} (one patch per minor: "
+                          "harness/data/kubernetes-versions.yaml), so the version the controller reads would not change")
+        release = binaries.release_for(version)
+        if tuple(map(int, release.minor.split("."))) < tuple(map(int, binaries.minor_of(have).split("."))):
+            return None, (f"cluster: kubernetesVersion {version}: a downgrade from {have}; AKS upgrades a cluster's "
+                          "Kubernetes only (and the provider keeps the version it has: v1.14.0 "
+                          "pkg/controllers/nodeclass/status/kubernetesversion.go \"detected potential kubernetes downgrade\")")
+        if self.cluster.backend != "local":
+            return None, (f"cluster: kubernetesVersion {version}: the control plane is upgraded on the local backend "
+                          f"only, not {self.cluster.backend}")
+        k8s = release.kubernetes
+        need = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+        if not binaries.find_binaries(validate=False, k8s=k8s).missing(need) or _builds_versions():
+            return release, None
+        return None, (f"cluster: kubernetesVersion {version}: Kubernetes {k8s}'s control plane is not built and "
+                      f"{BUILD_VERSIONS_ENV}=0 (build it with: python -m harness.backends build --k8s-version {k8s}, "
+                      f"{binaries.BUILD_COST})")
+
+    def _upgrade(self, version: str) -> str:
+        """Upgrade the control plane to the release `version`'s minor runs here (upgrade_plan), with the
+        controller stopped (kept.restart: AKS redeploys it with the control plane): kube-apiserver, then
+        kube-controller-manager and kube-scheduler, at that release's binaries (the timing's where the cluster
+        runs the timing's) over the same etcd. The new controller process reads the new version at once (its
+        version cache is empty; a running one would keep the old one up to KubernetesVersionTTL, 15 min:
+        provider v1.14.0 pkg/cache/cache.go). The trace line saying so."""
+        from harness.backends import binaries
+        from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
+        release, why = self.upgrade_plan(version)
+        if release is None:
+            raise StepFailed("cluster", f"kubernetesVersion {version}", why)
+        k8s, before = release.kubernetes, self.cluster.server_version
+        need = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+        bins = binaries.ensure_binaries(build=_builds_versions(), need=need, k8s=k8s)
+        timing = self.ctl.timing
+        kcm = build_timed_kcm(timing, k8s=k8s) if _builds_versions() else timed_kcm(timing, k8s)
+        apiserver = timed_apiserver(timing, k8s)
+        if self.cluster.clock_file is not None and apiserver is None:
+            raise StepFailed("cluster", f"kubernetesVersion {version}",
+                             f"Kubernetes {k8s} has no kube-apiserver of the {timing} timing, and this run's clock has moved")
+        use = {"kube-apiserver": apiserver if self.cluster.clock_file is not None else bins["kube-apiserver"],
+               "kube-controller-manager": kcm or bins["kube-controller-manager"], "kube-scheduler": bins["kube-scheduler"]}
+        done = self.cluster.upgrade({name: path for name, path in use.items() if name in self.cluster.pids})
+        self.upgraded = (f"kube-apiserver {self.cluster.server_version} (upgraded from {before} by the step's "
+                         f"cluster.kubernetesVersion {version}: {', '.join(done)} restarted)")
+        return self.upgraded
 
     def step_advance(self, duration: str | float) -> None:
         # the scenario's clock stands where the last step's advance ended or where its settle last saw
@@ -888,7 +949,8 @@ class RealRun:
         if not changed:
             return
         t0 = time.monotonic()
-        self.kept.restart(cfg)
+        upgrade = settings["kubernetesVersion"] if "kubernetesVersion" in changed else None
+        self.kept.restart(cfg, between=(lambda: self._upgrade(str(upgrade))) if upgrade else None)
         self.sandbox = self.kept.sandbox
         self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
         self.kubelets.rg = cfg["nodeResourceGroup"]
@@ -1086,6 +1148,16 @@ class RealRun:
 # the state read is the last poll at least this long before a window closes: object timestamps are whole
 # seconds (a window computed from them closes up to 1 s later than it says) and the controller acts at once
 WINDOW_MARGIN = 0.5
+
+
+def upgrade_unplayable(version: str) -> str | None:
+    """Why no cluster here can be upgraded to Kubernetes `version` (no control plane for its minor), or None;
+    what the run's cluster decides besides is RealRun.upgrade_plan."""
+    from harness.backends import binaries
+    if binaries.release_for(version) is None:
+        return (f"cluster: kubernetesVersion {version}: no control plane for Kubernetes {binaries.minor_of(version)} "
+                f"in harness/data/kubernetes-versions.yaml (minors {', '.join(binaries.kubernetes_releases())})")
+    return None
 
 
 def unplayable(step: dict, clocked: bool) -> str | None:

@@ -112,14 +112,17 @@ class Kept:
         self.runs += 1
         return tap
 
-    def restart(self, cfg: dict | None = None) -> None:
+    def restart(self, cfg: dict | None = None, between=None) -> None:
         """Stop the controller's process and start a new one in the same sandbox, home, log (appended)
         and fake - with the operator settings `cfg` when given (cluster settings, as AKS redeploys the
         controller when they change), else the same environment: a new process starts with empty caches,
         and its provider lists the SKUs anew (before provider v1.10 at its first List: v1.6.1
-        pkg/providers/instancetype/instancetypes.go getInstanceTypes, cached InstanceTypesCacheTTL = 23h)."""
+        pkg/providers/instancetype/instancetypes.go getInstanceTypes, cached InstanceTypesCacheTTL = 23h).
+        `between`: called while no controller runs (a control plane upgrade)."""
         old = self.sandbox
         old.stop()
+        if between is not None:
+            between()
         # the new sandbox's shell waits for this file before it execs the controller (Sandbox.start)
         (old.workdir / f"{old.name}.go").unlink(missing_ok=True)
         env = old.env if cfg is None else self.env_of(cfg)
