@@ -439,6 +439,9 @@ def build_controller(src: Path | None = None, echo: bool = False,
     cache_dir().mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     tm = tm or timing_for(src)[0]
+    found = find_controller(src, tm)
+    if found is not None and found.source != "env":
+        return found, time.monotonic() - t0     # built: no need to wait for another release's build
     with BuildLock(cache_dir() / "controller.lock", "the controller", echo):
         found = find_controller(src, tm)
         if found is not None and found.source != "env":
