@@ -49,6 +49,7 @@ from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.controllers.termination import Termination
 from harness.loop.controllers.workloads import Workloads
+from harness.loop.nodeimages import NodeImages
 from harness.loop.pods import PodView
 from harness.loop.result import NodeResult, RunResult
 from harness.loop.scheduling import Template
@@ -161,6 +162,9 @@ class Simulation:
         # a step's kubectl verbs, and a drain's retried evictions (controllers/kubectl.py)
         self.kubectl = Kubectl(self.state, self.node_termination, self.workloads, self.pdbs.reconcile)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
+        # the node image versions the provider has listed, and one AKS published since (nodeimages.py)
+        self.images = NodeImages(cfg.profile.provider.get("nodeImageCache"),
+                                 float(cfg.profile.provider.get("nodeImageRequeue") or 0))
         self.started = False            # the operator's start ran (converge)
         self.paused: tuple[str, ...] = ()   # NodeClaims in flight when converge(until="launch") stopped
         self.exited: str | None = None  # why the controller exited at its start (a panic), if it did
@@ -222,8 +226,23 @@ class Simulation:
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
         """New operator settings (between steps): the provider's resource group and instance
         types follow them."""
+        cluster = self.images.change(self.cfg.cluster, cluster, self.clock.now())
+        if self.images.published is not None:
+            self.trace(f"[images] node image {self.images.published} published; the provider lists images through "
+                       f"its {self.images.cache / 3600:g} h cache (provider.nodeImageCache) and sees it at "
+                       f"{rfc3339(self.images.relist_at())}: until then launches boot, and drift compares with, "
+                       f"{cluster.node_image_version or 'the image it listed'}")
         self.cfg.cluster = cluster
         self.provider.set_cluster(cluster)
+
+    def _images_due(self) -> None:
+        """The held node image once the provider lists it (nodeimages.py): the AKSNodeClass's status moves."""
+        cluster = self.images.due(self.cfg.cluster, self.clock.now())
+        if cluster is not None:
+            self.trace(f"[images] the provider lists node image {cluster.node_image_version}: the AKSNodeClass's "
+                       "status.images move to it")
+            self.cfg.cluster = cluster
+            self.provider.set_cluster(cluster)
 
     def apply(self, manifests: list[dict]) -> None:
         """Create the manifests (copies; the caller's dicts are not changed)."""
@@ -258,6 +277,7 @@ class Simulation:
         as the real engine does) and the exit is recorded as a `Log` event of the operator."""
         if not self.started:
             self.started = True
+            self.images.listed_at = self.clock.now()     # its first listing (nodeimages.py)
             self.exited = self.provider.start()
             if self.exited:
                 self.state.record_event("Log", "operator", "controller exited", self.exited)
@@ -311,6 +331,7 @@ class Simulation:
         end = clock.now() + self.cfg.horizon if self.cfg.horizon is not None else None
         for _ in range(self.cfg.max_iterations):
             result.iterations += 1
+            self._images_due()
             progress = self.jobs.reconcile()
             progress |= self.workloads.rollouts.reconcile()
             progress |= self.kubelet.reconcile()
@@ -405,7 +426,8 @@ class Simulation:
         liveness = self.liveness.next_deadline()
         times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
                              self.node_termination.grace_deadline(), self.jobs.next_deadline(),
-                             self.kubelet.next_stop(), liveness + 1 if liveness is not None else None)
+                             self.kubelet.next_stop(), liveness + 1 if liveness is not None else None,
+                             self.images.relist_at())
                  if t is not None and now < t < end]
         return min(times, default=None)
 
