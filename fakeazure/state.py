@@ -208,6 +208,14 @@ class FakeAzure:
         with self.lock:
             self.compute.quota.set_usage(region or self.region, family, limit, current)
 
+    def publish_node_image(self, version: str) -> None:
+        """AKS releases node image `version`: a new version of every community gallery image, published now
+        on this fake's clock (the newest, which the provider lists next)."""
+        import datetime
+        when = datetime.datetime.fromtimestamp(self.clock.time(), datetime.timezone.utc).isoformat()
+        with self.lock:
+            self.ctx.galleries.publish(version, when)
+
     def set_regional_quota(self, limit: int, region: str | None = None) -> None:
         with self.lock:
             self.compute.quota.regional_limit[(region or self.region).lower()] = int(limit)

@@ -9,6 +9,7 @@ REST reference: https://learn.microsoft.com/rest/api/compute/community-gallery-i
 """
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import pathlib
@@ -38,6 +39,19 @@ def _read(path: pathlib.Path) -> tuple[tuple[dict, ...], dict[str, dict[str, str
 class CommunityGalleries:
     def __init__(self, path: pathlib.Path = DATA):
         self.versions, self.images, self.names = _read(path)
+
+    def publish(self, name: str, published: str) -> None:
+        """A new version of every image (AKS releasing a node image), published at `published` (RFC 3339) or a
+        second after the newest one there, whichever is later: a release is the newest version, which the
+        provider picks by date (a caller's clock may stand before the catalog's dates). A name already there
+        keeps its date."""
+        if any(v["name"] == name for v in self.versions):
+            return
+        newest = max((datetime.datetime.fromisoformat(v["publishedDate"]) for v in self.versions), default=None)
+        when = datetime.datetime.fromisoformat(published)
+        if newest is not None and when <= newest:
+            when = newest + datetime.timedelta(seconds=1)
+        self.versions = (*self.versions, {"name": name, "publishedDate": when.isoformat()})
 
     def _image(self, gallery: str, image: str) -> tuple[str, str]:
         g = self.names.get(gallery.lower())

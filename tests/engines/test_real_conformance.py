@@ -260,7 +260,7 @@ def test_stale_names_a_step_the_real_engine_now_plays(tmp_path):
     assert found == ["scenarios/x.scenario.yaml::a [upstream]: the real engine now plays every step (the report: "
                      "steps[0]: advance: 22h would be 79200s of wall-clock time; the controller's timers are real and "
                      "the real engine waits at most 120s (HARNESS_REAL_MAX_ADVANCE))"]
-    sc.steps = [{"cluster": {"nodeImageVersion": "202602.10.0"}}]
+    sc.steps = [{"cluster": {"useSIG": True}}]
     entry["notApplicable"] = []
-    assert "the real engine now stops at steps[0]: cluster: nodeImageVersion: " in stale(
+    assert "the real engine now stops at steps[0]: cluster: useSIG: " in stale(
         {"entries": [entry]}, [sc], lambda s, p, v: sim)[0]

@@ -39,3 +39,14 @@ def test_gallery_route_takes_fault_rules(fake):
         list(fake.compute.community_gallery_image_versions.list("southcentralus", UBUNTU, "2204gen2containerd"))
     assert e.value.status_code == 503
     assert fake.state.request_details[-1]["operation"] == "gallery.versions.list"
+
+
+def test_a_published_node_image_is_the_newest_of_every_image(fake):
+    """FakeAzure.publish_node_image (the real engine's `cluster: {nodeImageVersion}`): the provider picks it by
+    date even when the fake's clock stands before the catalog's dates; publishing it again changes nothing."""
+    fake.state.publish_node_image("202602.10.0")
+    fake.state.publish_node_image("202602.10.0")
+    for image in ("2204gen2containerd", "2404gen2containerd"):
+        versions = list(fake.compute.community_gallery_image_versions.list("southcentralus", UBUNTU, image))
+        assert [v.name for v in versions].count("202602.10.0") == 1
+        assert max(versions, key=lambda v: v.properties.published_date).name == "202602.10.0"

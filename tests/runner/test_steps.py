@@ -167,8 +167,8 @@ def test_each_engine_plays_a_steps_actions_in_the_one_order(run_class):
 
 def test_the_real_engine_refuses_a_step_before_playing_any_of_its_actions():
     run = _recording(RealRun)
-    why = run.play({**EVERY_ACTION, "cluster": {"nodeImageVersion": "202602.10.0"}}, [{"kind": "Pod"}])
-    assert why.startswith("cluster: nodeImageVersion: the simulation's newest node image")
+    why = run.play({**EVERY_ACTION, "cluster": {"useSIG": True}}, [{"kind": "Pod"}])
+    assert why.startswith("cluster: useSIG: the SIG image path needs a SIG access-token server")
     assert run.played == []
 
 

@@ -66,9 +66,6 @@ LRO_POLL_MS = 50               # the controller's operation polls: one per opera
 # the cluster settings a `cluster` step cannot change on the real engine, and why; every other one is the
 # controller's environment (settings.controller_env) and restarts it (RealRun.step_cluster)
 UNSETTABLE = {
-    "nodeImageVersion": "the simulation's newest node image (harness/loop/azuredrift.py); the real controller "
-                        "reads the fake's community gallery (fakeazure/catalogs/galleries/community.json), which "
-                        "no step changes",
     "useSIG": "the SIG image path needs a SIG access-token server (provider v1.14.0 options_validation.go "
               "validateUseSIG) that the harness does not fake",
 }
@@ -451,6 +448,8 @@ class RealRun:
             self.fake = fake = fake_azure(scenario, FakeAzureClock(EPOCH))
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
             self.cfg = cfg = cluster_settings(scenario)
+            if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
+                fake.publish_node_image(str(cfg["nodeImageVersion"]))
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
             self._controller(cfg)
             self.sandbox = self.kept.sandbox
@@ -941,10 +940,15 @@ class RealRun:
     def step_cluster(self, settings: dict) -> None:
         """New operator settings restart the controller with them, as AKS redeploys it when a cluster setting
         changes (keeper.py Kept.restart); the new process checks every NodeClaim anew, so the settle waits
-        for a disruption pass of its own. The storage provisioners are the harness's stand-ins (csi.py)."""
+        for a disruption pass of its own. The storage provisioners are the harness's stand-ins (csi.py). A new
+        nodeImageVersion is AKS releasing that node image: the fake's gallery publishes it, and the running
+        controller lists it when its image cache expires (harness/loop/nodeimages.py)."""
         cfg = {**self.cfg, **settings}
         self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
-        changed = sorted(k for k in settings if k != "storageProvisioners" and settings[k] != self.cfg.get(k))
+        if settings.get("nodeImageVersion") and settings["nodeImageVersion"] != self.cfg.get("nodeImageVersion"):
+            self.fake.publish_node_image(str(settings["nodeImageVersion"]))
+        changed = sorted(k for k in settings if k not in ("storageProvisioners", "nodeImageVersion")
+                         and settings[k] != self.cfg.get(k))
         self.cfg = cfg
         if not changed:
             return
@@ -1026,8 +1030,9 @@ class RealRun:
     def _move_clock(self, seconds: float, touch: bool = True) -> None:
         """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
         (its probe's karpenter_harness_clock_offset_seconds; the API server reads the same file every 10 ms),
-        then (`touch`) touch every NodeClaim and Node: core's controllers wait on timers set on the old clock
-        (expiration's, consolidation's RequeueAfter) and look again on an update of the object; and every
+        then (`touch`) touch every AKSNodeClass, NodeClaim and Node: the provider's and core's controllers wait on
+        timers set on the old clock (the image status controller's 5-minute requeue, expiration's, consolidation's
+        RequeueAfter) and look again on an update of the object; and every
         Job and CronJob, whose controllers' queues wait likewise (k8s.io/kubernetes v1.36.3
         pkg/controller/cronjob/cronjob_controllerv2.go updateCronJob and job/job_controller.go updateJob
         requeue on an update)."""
@@ -1046,6 +1051,11 @@ class RealRun:
         if not touch:
             return
         stamp = {"metadata": {"annotations": {CLOCK_ANNOTATION: f"{CLOCK.offset:.3f}"}}}
+        for obj in self.cluster.list("AKSNodeClass"):
+            try:     # its status controllers' requeues (images every 5 min) wait on the wall clock too
+                self.cluster.admin.patch("AKSNodeClass", obj["metadata"]["name"], stamp)
+            except APIRejected:
+                pass
         for kind in ("NodeClaim", "Node") + (JOB_KINDS if self.jobs else ()):
             for obj in self.reads.list(kind):
                 try:

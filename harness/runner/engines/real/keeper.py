@@ -53,7 +53,9 @@ def scenario_key(scenario, cfg: dict, fake) -> tuple:
     same key run one after another on a worker where they can (affinity.py)."""
     given = scenario.given
     catalog = {"region": fake.region, "skus": fake.skus(), "prices": fake.region_prices(fake.region),
-               "quota": given.get("quota") or {}}
+               "quota": given.get("quota") or {},
+               # the node image it lists at its start, kept 3 days (nodeimage.go ImageExpirationInterval)
+               "nodeImage": (given.get("cluster") or {}).get("nodeImageVersion")}
     digest = hashlib.sha256(json.dumps(catalog, sort_keys=True, default=str).encode()).hexdigest()
     loop = given.get("loop") or {}
     return (json.dumps(cfg, sort_keys=True, default=str), json.dumps(given.get("featureGates") or {}, sort_keys=True),
