@@ -470,7 +470,9 @@ class RealRun:
                 # a run that moves the clock starts it where the simulated clock starts (given.startTime, else
                 # EPOCH), before anything is created: a budget's schedule is judged at that instant, a dump's
                 # times are before it, and an expectation may name a time (a message's date)
+                placed = fake.clock.time()
                 self.clock_at(start_of(scenario.given))
+                fake.clock.rebase(placed)   # placed, not advanced: the fake's clock runs on from its start
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)

@@ -78,6 +78,11 @@ class FakeAzureClock:
     def time(self) -> float:
         return self.start + CLOCK.now() - self.since
 
+    def rebase(self, at: float) -> None:
+        """Read `at` now and run on from there: the run's clock was placed at the scenario's start (a move of
+        months, not time passing), which this clock does not follow (without it the fake read 2025-02)."""
+        self.start, self.since = float(at), CLOCK.now()
+
     def advance(self, seconds: float) -> float:
         return self.time()
 
