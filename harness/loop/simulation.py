@@ -226,21 +226,36 @@ class Simulation:
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
         """New operator settings (between steps): the provider's resource group and instance
         types follow them."""
+        held = self.images.published
         cluster = self.images.change(self.cfg.cluster, cluster, self.clock.now())
-        if self.images.published is not None:
-            self.trace(f"[images] node image {self.images.published} published; the provider lists images through "
-                       f"its {self.images.cache / 3600:g} h cache (provider.nodeImageCache) and sees it at "
-                       f"{rfc3339(self.images.relist_at())}: until then launches boot, and drift compares with, "
-                       f"{cluster.node_image_version or 'the image it listed'}")
+        if self.images.published is not None and self.images.published != held:
+            why = (f"node image {self.images.published} was published; the provider lists node images through its "
+                   f"{self.images.cache / 3600:g} h cache (provider.nodeImageCache) and moves status.images to it at "
+                   f"{rfc3339(self.images.relist_at())}: until then launches boot, and drift compares with, "
+                   f"{cluster.node_image_version or 'the image it listed'}")
+            self.trace(f"[images] {why}")
+            self._record_images("image-kept", why)
         self.cfg.cluster = cluster
         self.provider.set_cluster(cluster)
+
+    def _record_images(self, action: str, why: str) -> None:
+        """The image status controller's decision, on every AKSNodeClass and naming the NodeClaims it concerns
+        (`--why` of a node still on the old image finds it)."""
+        s = self.state
+        if not s.decisions.enabled:
+            return
+        claims = tuple(f"NodeClaim/{c.result.name}" for c in s.claims if not c.done and c.launched is not None)
+        for nc in s.cluster.list("AKSNodeClass"):
+            s.decide("nodeclass.images", action, f"AKSNodeClass/{nc['metadata']['name']}", why, claims)
 
     def _images_due(self) -> None:
         """The held node image once the provider lists it (nodeimages.py): the AKSNodeClass's status moves."""
         cluster = self.images.due(self.cfg.cluster, self.clock.now())
         if cluster is not None:
-            self.trace(f"[images] the provider lists node image {cluster.node_image_version}: the AKSNodeClass's "
-                       "status.images move to it")
+            why = (f"the provider lists node image {cluster.node_image_version} (its image cache expired): "
+                   "status.images move to it, and a VM on another image drifts (ImageDrift)")
+            self.trace(f"[images] {why}")
+            self._record_images("image-listed", why)
             self.cfg.cluster = cluster
             self.provider.set_cluster(cluster)
 

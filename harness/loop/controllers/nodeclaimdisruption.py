@@ -31,7 +31,13 @@ INSTANCE_TYPE_NOT_FOUND = "InstanceTypeNotFound"
 # what each core reason means, for the decision record (the provider's reasons: harness/loop/azuredrift.py)
 DRIFT_WHY = {NODEPOOL_DRIFTED: "the NodePool's template hash differs from the one stamped on the NodeClaim",
              REQUIREMENTS_DRIFTED: "the NodeClaim's labels no longer satisfy the NodePool's requirements",
-             INSTANCE_TYPE_NOT_FOUND: "its instance type, or an offering compatible with its labels, is gone"}
+             INSTANCE_TYPE_NOT_FOUND: "its instance type, or an offering compatible with its labels, is gone",
+             # the provider's reasons (harness/loop/azuredrift.py)
+             azuredrift.NODECLASS_DRIFT: "the AKSNodeClass's hash differs from the one stamped on the NodeClaim",
+             azuredrift.K8S_VERSION_DRIFT: "its kubelet's version differs from the AKSNodeClass's status.kubernetesVersion",
+             azuredrift.IMAGE_DRIFT: "its VM's image is not among the AKSNodeClass's status.images",
+             azuredrift.KUBELET_IDENTITY_DRIFT: "its kubelet identity label differs from the cluster's kubelet identity",
+             azuredrift.SUBNET_DRIFT: "its NIC's subnet differs from the AKSNodeClass's (or the cluster's) subnet"}
 # sigs.k8s.io/karpenter v1.6.1 drift.go isDrifted: instanceTypeNotFoundCheckCache (30 minutes per NodeClaim),
 # not before an hour after creation
 INSTANCE_TYPE_CHECK_AFTER = 3600.0
