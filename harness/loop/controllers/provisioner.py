@@ -26,6 +26,7 @@ from harness.loop.limits import (NODES, RemainingResources, create_refused_messa
 from harness.loop.nodeclaimobject import template_for, to_nodeclaim
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
+from harness.loop.existingnode import shallow_copy
 from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
 from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
@@ -53,6 +54,8 @@ class Provisioner:
         self._skipped: dict[str, str] = {}
         self._skipped_now: set[str] = set()        # the NodePools skipped in this round
         self._provisionable = None                  # the last pods-provisionable decision
+        # each initialized Node's existing_entries entry by Node name, with the inputs it was built of
+        self._entries: dict[str, tuple[tuple, tuple[ExistingNode, frozenset]]] = {}
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -142,18 +145,26 @@ class Provisioner:
         Nodes marked for deletion (being deleted, or a disruption command's candidates) are left out
         (core Schedule passes nodes.Active(); the provisioner reschedules their pods instead).
         A disruption simulation leaves out its candidates too (existing_entries)."""
-        return [n for n, _ in self.existing_entries()]
+        return [shallow_copy(n) for n, _ in self.existing_entries()]
 
     def existing_entries(self) -> list[tuple[ExistingNode, frozenset]]:
         """existing_nodes, each with the names a disruption simulation's candidates match it by (a NodeClaim's
         VM and Node names, an unmanaged Node's name). A disruption pass builds this once and leaves out each
-        simulation's candidates (simulate.py Simulator._existing)."""
+        simulation's candidates (simulate.py Simulator._existing). The entries are shared: a caller that
+        schedules onto them copies them first (existingnode.shallow_copy).
+
+        An initialized Node's entry is kept from the call before while what it is built of is the same (the
+        Node object, which the store replaces on every change, its NodeClaim, the views of its bound pods and the
+        DaemonSets): a disruption pass and its validation read every Node of the cluster, and between two
+        passes a command changes a hundred of them."""
         s = self.state
-        used = s.node_requested()
+        used: dict[str, dict[str, int]] | None = None       # summed only when an entry is built
         bound: dict[str, list] = {}
         for key, pr in s.result.pods.items():
             if pr.node and key in s.pod_views:
                 bound.setdefault(pr.node, []).append(s.pod_views[key])
+        daemons = tuple(pv for _, pv in s.daemonsets)
+        kept, self._entries = self._entries, {}
         out: list[tuple[ExistingNode, frozenset]] = []
         managed: set[str] = set()
         for c in s.claims:
@@ -167,6 +178,23 @@ class Provisioner:
                 continue
             if c.dis.marked_for_deletion or c.dis.deleting_since is not None:
                 continue
+            if c.registered and node is not None and c.initialized:
+                inputs = (node, c.result.name, c.launched, tuple(bound.get(c.node_name, ())), daemons)
+                hit = kept.get(c.node_name)
+                if hit is None or hit[0] != inputs:
+                    if used is None:
+                        used = s.node_requested()
+                    labels = dict(node["metadata"].get("labels") or {})
+                    taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+                    alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+                    hit = (inputs, (self._existing(c.node_name, labels, taints, alloc, used.get(c.node_name, {}),
+                                                   bound.get(c.node_name, []), c.result.name, True),
+                                    frozenset((c.launched.vm_name, c.node_name))))
+                self._entries[c.node_name] = hit
+                out.append(hit[1])
+                continue
+            if used is None:
+                used = s.node_requested()
             if c.registered and node is not None:
                 name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
                 taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
@@ -189,11 +217,18 @@ class Provisioner:
             node = s.cluster.get("Node", name, shared=True)
             if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
-            labels = dict(node["metadata"].get("labels") or {})
-            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-            alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-            out.append((self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                       None, True), frozenset((name,))))
+            inputs = (node, None, None, tuple(bound.get(name, ())), daemons)
+            hit = kept.get(name)
+            if hit is None or hit[0] != inputs:
+                if used is None:
+                    used = s.node_requested()
+                labels = dict(node["metadata"].get("labels") or {})
+                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+                hit = (inputs, (self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
+                                               None, True), frozenset((name,))))
+            self._entries[name] = hit
+            out.append(hit[1])
         out.sort(key=lambda e: (not e[0].initialized, e[0].name))
         return out
 
@@ -271,10 +306,11 @@ class Provisioner:
         its nomination is cluster state's record for disruption, not a reservation)."""
         s = self.state
         pending = []
-        for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
-            pr = s.result.pods[key]
-            if pr.node or pv.owner_kind == "DaemonSet":
-                continue
+        pods = s.result.pods
+        # the bound pods skipped before the sort: a pass sorts the unbound few, not the cluster's pods
+        for key, pv in sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node and pv.owner_kind != "DaemonSet"),
+                              key=lambda kv: kv[1].order):
+            pr = pods[key]
             err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
             verr = s.volumes.validate(pv.obj, s.core.volume_validation) if s.volumes or pv.spec.get("volumes") else None
             if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")

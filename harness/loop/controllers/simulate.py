@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from harness.loop import podutil
 from harness.loop.controllers.candidates import Candidate, Cluster, StateNode
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
-from harness.loop.existingnode import ExistingNode
+from harness.loop.existingnode import ExistingNode, shallow_copy
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView
 from harness.loop.scheduling import PlannedClaim, Scheduler
@@ -131,13 +131,11 @@ class Simulator:
     def _pending(self) -> list[str]:
         """GetPendingPods: unbound pods Karpenter provisions for (not DaemonSet, not ignored)."""
         s = self.state
-        out = []
-        for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
-            pr = s.result.pods[key]
-            if pr.node or pr.state in ("ignored", "deleted") or podutil.owned_by_daemonset(pv):
-                continue
-            out.append(key)
-        return out
+        pods = s.result.pods
+        # filtered before the sort: the unbound few sorted, not every pod of the cluster
+        return [key for key, pv in sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node),
+                                          key=lambda kv: kv[1].order)
+                if pods[key].state not in ("ignored", "deleted") and not podutil.owned_by_daemonset(pv)]
 
     def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset) -> tuple[list[ExistingNode], set[str]]:
         """The provisioner's existing nodes (Provisioner.existing_nodes: cluster state, daemon overhead,
@@ -152,7 +150,7 @@ class Simulator:
         if self._entries is None or self._entries[0] is not view:
             self._entries = (view, self.provisioner.existing_entries())
             self._waiting = None
-        out = [_shallow(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
+        out = [shallow_copy(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
         if refuse:
             if self._waiting is None:          # the pass's nodes inside their consolidateAfter, read once
                 self._waiting = set()
@@ -180,14 +178,6 @@ class Simulator:
                 return None
         running = [(pv, node) for k, pv, node in bound if node in names and k not in moving]
         return self.provisioner.topology_over(pods, templates, existing, running)
-
-
-def _shallow(n: ExistingNode) -> ExistingNode:
-    """copy.copy of an ExistingNode (its attributes shared) without copy's protocol lookups: a simulation
-    copies every node of the cluster."""
-    out = object.__new__(ExistingNode)
-    out.__dict__.update(n.__dict__)
-    return out
 
 
 def deleting_pods(s) -> list[PodView]:
