@@ -146,6 +146,7 @@ class Cluster:
         self.now = s.clock.now()
         self.started = s.disruption.pod_started
         self.nodes = state_nodes(s)
+        self.names = frozenset(sn.name for sn in self.nodes)
         self.nodepools = {np["metadata"]["name"]: np for np in (nodepools if nodepools is not None
                                                                   else s.cluster.list("NodePool"))}
         self._its: dict[str, dict | None] = {}
