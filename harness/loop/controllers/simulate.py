@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.loop import podutil
-from harness.loop.controllers.candidates import Candidate, Cluster, StateNode
+from harness.loop.controllers.candidates import Candidate, Cluster, StateNode, state_nodes
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
 from harness.loop.existingnode import ExistingNode, shallow_copy
 from harness.loop.limits import RemainingResources
@@ -206,11 +206,11 @@ def deleting_pods(s) -> list[PodView]:
     if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims) \
             and not any(_node_deleting(s, name) for name in s.unmanaged_nodes):
         return []
-    view = Cluster(s)
+    # a view of the marked state nodes alone: a provisioning pass while nodes drain asks this every round
+    view = Cluster(s, nodes=state_nodes(s, marked_only=True))
     out = []
     for sn in view.nodes:
-        if sn.marked_for_deletion:
-            out += [s.pod_views[k] for k in sn.pods if view.moves(k)]
+        out += [s.pod_views[k] for k in sn.pods if view.moves(k)]
     return out
 
 
