@@ -158,14 +158,15 @@ class Provisioner:
         DaemonSets): a disruption pass and its validation read every Node of the cluster, and between two
         passes a command changes a hundred of them."""
         s = self.state
-        used: dict[str, dict[str, int]] | None = None       # summed only when an entry is built
         bound: dict[str, list] = {}
         for key, pr in s.result.pods.items():
             if pr.node and key in s.pod_views:
                 bound.setdefault(pr.node, []).append(s.pod_views[key])
         daemons = tuple(pv for _, pv in s.daemonsets)
         kept, self._entries = self._entries, {}
-        out: list[tuple[ExistingNode, frozenset]] = []
+        # each entry kept, or how to build it once the requests of the Nodes to build are summed
+        rows: list[tuple | Callable] = []
+        need: set[str] = set()
         managed: set[str] = set()
         for c in s.claims:
             if c.done or c.refused or c.launched is None:
@@ -181,36 +182,20 @@ class Provisioner:
             if c.registered and node is not None and c.initialized:
                 inputs = (node, c.result.name, c.launched, tuple(bound.get(c.node_name, ())), daemons)
                 hit = kept.get(c.node_name)
-                if hit is None or hit[0] != inputs:
-                    if used is None:
-                        used = s.node_requested()
-                    labels = dict(node["metadata"].get("labels") or {})
-                    taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-                    alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-                    hit = (inputs, (self._existing(c.node_name, labels, taints, alloc, used.get(c.node_name, {}),
-                                                   bound.get(c.node_name, []), c.result.name, True),
-                                    frozenset((c.launched.vm_name, c.node_name))))
-                self._entries[c.node_name] = hit
-                out.append(hit[1])
+                if hit is not None and hit[0] == inputs:
+                    self._entries[c.node_name] = hit
+                    rows.append(hit[1])
+                    continue
+                need.add(c.node_name)
+                rows.append(lambda used, c=c, node=node, inputs=inputs: self._keep(
+                    c.node_name, inputs, self._registered(c.node_name, node, used.get(c.node_name, {}),
+                                                          bound.get(c.node_name, []), c.result.name),
+                    frozenset((c.launched.vm_name, c.node_name))))
                 continue
-            if used is None:
-                used = s.node_requested()
-            if c.registered and node is not None:
-                name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
-                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-                if not c.initialized:        # StateNode.Capacity/Allocatable: the NodeClaim's fill zeros
-                    alloc = {**c.launched.instance_type.allocatable(), **{k: v for k, v in alloc.items() if v}}
-            else:
-                name, labels = c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {})
-                taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
-                alloc = c.launched.instance_type.allocatable()
-            if not c.initialized:
-                startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
-                taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
-                          not any(t.key == st.key and t.effect == st.effect for st in startup)]
-            out.append((self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                       c.result.name, c.initialized), frozenset((c.launched.vm_name, c.node_name))))
+            name = c.node_name if c.registered and node is not None else c.launched.vm_name
+            need.add(name)
+            rows.append(lambda used, c=c, node=node, name=name: (self._in_flight(
+                c, node, used.get(name, {}), bound.get(name, [])), frozenset((c.launched.vm_name, c.node_name))))
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
         for name in s.unmanaged_nodes:
@@ -219,18 +204,48 @@ class Provisioner:
                 continue
             inputs = (node, None, None, tuple(bound.get(name, ())), daemons)
             hit = kept.get(name)
-            if hit is None or hit[0] != inputs:
-                if used is None:
-                    used = s.node_requested()
-                labels = dict(node["metadata"].get("labels") or {})
-                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-                hit = (inputs, (self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                               None, True), frozenset((name,))))
-            self._entries[name] = hit
-            out.append(hit[1])
+            if hit is not None and hit[0] == inputs:
+                self._entries[name] = hit
+                rows.append(hit[1])
+                continue
+            need.add(name)
+            rows.append(lambda used, name=name, node=node, inputs=inputs: self._keep(
+                name, inputs, self._registered(name, node, used.get(name, {}), bound.get(name, []), None),
+                frozenset((name,))))
+        used = s.node_requested(only=need) if need else {}
+        out = [row(used) if callable(row) else row for row in rows]
         out.sort(key=lambda e: (not e[0].initialized, e[0].name))
         return out
+
+    def _keep(self, name: str, inputs: tuple, built: ExistingNode, names: frozenset) -> tuple[ExistingNode, frozenset]:
+        """An entry built of `inputs`, kept for the next existing_entries."""
+        self._entries[name] = (inputs, (built, names))
+        return built, names
+
+    def _registered(self, name: str, node: dict, used: dict, pods: list, nodeclaim: str | None) -> ExistingNode:
+        """The ExistingNode of an initialized Node (a NodeClaim's or one Karpenter does not manage)."""
+        labels = dict(node["metadata"].get("labels") or {})
+        taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+        alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+        return self._existing(name, labels, taints, alloc, used, pods, nodeclaim, True)
+
+    def _in_flight(self, c: Claim, node: dict | None, used: dict, pods: list) -> ExistingNode:
+        """The ExistingNode of a NodeClaim not yet initialized (its Node's, or its own, labels and taints)."""
+        if c.registered and node is not None:
+            name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
+            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+            alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+            if not c.initialized:        # StateNode.Capacity/Allocatable: the NodeClaim's fill zeros
+                alloc = {**c.launched.instance_type.allocatable(), **{k: v for k, v in alloc.items() if v}}
+        else:
+            name, labels = c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {})
+            taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
+            alloc = c.launched.instance_type.allocatable()
+        if not c.initialized:
+            startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
+            taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
+                      not any(t.key == st.key and t.effect == st.effect for st in startup)]
+        return self._existing(name, labels, taints, alloc, used, pods, c.result.name, c.initialized)
 
     def _existing(self, name: str, labels: dict, taints: list, alloc: dict, used: dict, pods: list,
                   nodeclaim: str | None, initialized: bool) -> ExistingNode:

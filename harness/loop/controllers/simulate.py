@@ -183,15 +183,19 @@ class Simulator:
 
     def _topology(self, view: Cluster, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
         """NewTopology: the pods being scheduled are excluded from the counts."""
-        names = {n.name for n in existing}
         bound = self._pass_pods(view)[2]
         if not any(topology_keys(pv) for pv in pods):
             # topology_over builds nothing when no pod has a topology key and no running pod an anti-affinity:
             # the pass's bound pods with one are read once per pass, not every bound pod per simulation
             if self._anti is None or self._anti[0] is not view:
                 self._anti = (view, [(k, node) for k, pv, node in bound if affinity_terms(pv, "podAntiAffinity")])
+            if not self._anti[1]:
+                return None
+            names = {n.name for n in existing}
             if not any(node in names and k not in moving for k, node in self._anti[1]):
                 return None
+        else:
+            names = {n.name for n in existing}
         running = [(pv, node) for k, pv, node in bound if node in names and k not in moving]
         return self.provisioner.topology_over(pods, templates, existing, running)
 
