@@ -8,6 +8,8 @@ profile's scores pick one Node, a tie at random (harness/loop/kubescore.py).
 Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
+import functools
+
 from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
@@ -125,6 +127,8 @@ class KubeScheduler:
         # once per pod, not once per Node
         volumes = bool(s.volumes or pv.spec.get("volumes"))
         empty: dict = {}
+        if not volumes:
+            return functools.partial(cycle.fails, used)      # one call per Node filtered
 
         def fails(node: dict) -> list[str]:
             why = cycle.filter(node, used.get(node["metadata"]["name"], empty))
