@@ -45,3 +45,13 @@ class ExistingNode:
             hit.add(Requirement.new(HOSTNAME, IN, [self.labels.get(HOSTNAME, self.name)], sem))
             self._reqs_cache[sem.profile] = hit
         return hit
+
+
+def shallow_copy(n: ExistingNode) -> ExistingNode:
+    """copy.copy of an ExistingNode (its attributes shared) without copy's protocol lookups. A Scheduler
+    replaces its nodes' `requested` and `host_ports` as it places pods, never changes them in place, so each
+    Scheduler gets its own copies of the nodes cluster state keeps (a disruption simulation copies every node
+    of the cluster)."""
+    out = object.__new__(ExistingNode)
+    out.__dict__.update(n.__dict__)
+    return out

@@ -266,14 +266,31 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     w_inter = WEIGHTS["InterPodAffinity"]
     totals = []
     no_zero, empty = (0, 0), {}
+    half = MAX_SCORE // 2
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
-        alloc = node_facts[i].cpu_memory
+        cpu, mem = node_facts[i].cpu_memory
         nz = non_zero.get(name, no_zero)
         used = requested.get(name, empty)
         used_cpu, used_mem = used.get("cpu", 0), used.get("memory", 0)
-        fit = _least_allocated((nz[0] + pod_nz[0], nz[1] + pod_nz[1]), alloc)
-        bal = _balanced((used_cpu + pod_req[0], used_mem + pod_req[1]), (used_cpu, used_mem), alloc)
+        # _least_allocated and _balanced, inlined (the same arithmetic): this runs for every feasible Node of
+        # every pod placed
+        r_cpu, r_mem = nz[0] + pod_nz[0], nz[1] + pod_nz[1]
+        fit = weights = 0
+        if cpu != 0:
+            fit += 0 if r_cpu > cpu else (cpu - r_cpu) * MAX_SCORE // cpu
+            weights += 1
+        if mem != 0:
+            fit += 0 if r_mem > mem else (mem - r_mem) * MAX_SCORE // mem
+            weights += 1
+        fit = fit // weights if weights else 0
+        if cpu and mem:
+            with_pod = int((1 - abs(min((used_cpu + pod_req[0]) / cpu, 1.0) - min((used_mem + pod_req[1]) / mem, 1.0)) / 2)
+                           * MAX_SCORE)
+            without = int((1 - abs(min(used_cpu / cpu, 1.0) - min(used_mem / mem, 1.0)) / 2) * MAX_SCORE)
+        else:
+            with_pod = without = int((1 - 0.0) * MAX_SCORE)
+        bal = half + (half + with_pod - without) // 2
         totals.append(w_taint * taints[i] + w_affinity * affinity[i] + w_fit * fit + w_balanced * bal
                       + w_spread * spread[i] + w_inter * inter[i])
     best = max(totals)

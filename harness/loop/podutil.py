@@ -32,8 +32,11 @@ def owned_by_node(pv: PodView) -> bool:
 
 
 def _owner(pv: PodView, api_version: str, kind: str) -> bool:
-    return any(o.get("apiVersion") == api_version and o.get("kind") == kind
-               for o in pv.obj["metadata"].get("ownerReferences") or ())
+    # a loop, not any() over a generator: asked of every pod of every candidate and drained Node each pass
+    for o in pv.obj["metadata"].get("ownerReferences") or ():
+        if o.get("kind") == kind and o.get("apiVersion") == api_version:
+            return True
+    return False
 
 
 def controller_of(pv: PodView) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from harness.loop.collector import young_collections_only
-from harness.loop.existingnode import ExistingNode
+from harness.loop.existingnode import ExistingNode, shallow_copy
 from harness.loop.hostports import CONFLICT as PORT_CONFLICT, conflict
 from harness.loop.limits import RemainingResources, weight_order_key
 from harness.loop.nodeclaim import (ClaimOrder, FilterError, PlannedClaim, min_daemon_overhead, offering_compatible,
@@ -87,7 +87,11 @@ class Scheduler:
         self.topology = topology
         self.remaining = remaining or RemainingResources()
         self.well_known = profile.well_known_labels
+        # the nodes may be shared with the caller's other Schedulers (a disruption pass runs one per simulation
+        # over the same cluster state): one is copied before the first pod placed on it changes it, the rest
+        # are read as they are
         self.existing = list(existing)
+        self._owned: set[int] = set()         # indexes of `existing` this Scheduler has copied
         self.min_values_policy = min_values_policy
         self.ignore_preferences = preference_policy == "Ignore"      # core scheduler.go IgnorePreferences
         self._hostname_counter = hostname_counter or _counter()
@@ -395,8 +399,11 @@ class Scheduler:
 
     def _place(self, pod: PodView, existing_hits: dict[str, str]) -> str | None:
         # 1. existing / in-flight nodes (strict)
-        for node in self.existing:
+        for i, node in enumerate(self.existing):
             if self._try_existing(pod, node) is None:
+                if i not in self._owned:         # copied when a pod first lands on it (see __init__)
+                    node = self.existing[i] = shallow_copy(node)
+                    self._owned.add(i)
                 node.requested = add(node.requested, pod.requests)
                 node.host_ports = node.host_ports + pod.host_ports
                 existing_hits[pod.uid] = node.name

@@ -63,3 +63,29 @@ def test_scores_follow_the_upstream_formulas():
 def test_containers_without_requests_count_the_scheduler_defaults():
     assert non_zero_requests(pod(cpu=None, memory=None)) == (100, 200 * 1024 * 1024)
     assert non_zero_requests(pod(cpu="2", memory=None)) == (2000, 200 * 1024 * 1024)
+
+
+def test_select_host_scores_fit_and_balance_as_the_scorers_do():
+    """select_host inlines _least_allocated and _balanced: over random Nodes and usage, the Node it picks is
+    the one the two scorers' sum ranks best (a single best, so no random tie decides)."""
+    rng = random.Random(7)
+    for _ in range(200):
+        nodes = [node(f"n{i}", cpu=str(rng.choice([0, 2, 4, 8])), memory=rng.choice(["0", "8Gi", "16Gi"]))
+                 for i in range(4)]
+        p = pod(cpu=f"{rng.randint(1, 4) * 250}m", memory=f"{rng.randint(1, 8)}Gi")
+        used = {f"n{i}": {"cpu": rng.randint(0, 8000), "memory": rng.randint(0, 16) << 30} for i in range(4)}
+        nz = {k: (v["cpu"], v["memory"]) for k, v in used.items()}
+        pnz = non_zero_requests(p)
+        scores = []
+        for i, n in enumerate(nodes):
+            alloc = (int(float(n["status"]["allocatable"]["cpu"]) * 1000),
+                     {"0": 0, "8Gi": 8 << 30, "16Gi": 16 << 30}[n["status"]["allocatable"]["memory"]])
+            u = used[f"n{i}"]
+            scores.append(_least_allocated((nz[f"n{i}"][0] + pnz[0], nz[f"n{i}"][1] + pnz[1]), alloc)
+                          + _balanced((u["cpu"] + p.scheduler_requests.get("cpu", 0),
+                                       u["memory"] + p.scheduler_requests.get("memory", 0)),
+                                      (u["cpu"], u["memory"]), alloc))
+        best = max(scores)
+        if scores.count(best) == 1:
+            chosen = select_host(p, nodes, used, nz, random.Random(0))
+            assert chosen["metadata"]["name"] == f"n{scores.index(best)}"

@@ -8,6 +8,8 @@ profile's scores pick one Node, a tie at random (harness/loop/kubescore.py).
 Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
+import functools
+
 from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
@@ -51,9 +53,14 @@ class KubeScheduler:
         # turn Ready one at a time (given.loop.nodesReady: staggered or spread, races the outcome sets explore),
         # where pods that kept failing while no Node fitted come back in whatever order their retries
         # left them (fuzz-62d93f468d: a replica Karpenter planned nowhere took a planned one's room)
-        queue = sorted(s.pod_views.items(), key=lambda kv: kv[1].order)
         if s.cfg.ready_one_by_one:
-            s.queue_rng.shuffle(queue)
+            queue = sorted(s.pod_views.items(), key=lambda kv: kv[1].order)
+            s.queue_rng.shuffle(queue)         # over every pod: the seeded draws depend on the list's length
+        else:
+            # a bound pod is skipped below: only the unbound ones are sorted (a pass after a drain binds a
+            # few hundred pods of a cluster of tens of thousands)
+            pods = s.result.pods
+            queue = sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node), key=lambda kv: kv[1].order)
         for key, pv in queue:
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
@@ -120,6 +127,8 @@ class KubeScheduler:
         # once per pod, not once per Node
         volumes = bool(s.volumes or pv.spec.get("volumes"))
         empty: dict = {}
+        if not volumes:
+            return functools.partial(cycle.fails, used)      # one call per Node filtered
 
         def fails(node: dict) -> list[str]:
             why = cycle.filter(node, used.get(node["metadata"]["name"], empty))

@@ -76,8 +76,9 @@ class StateNode:
         return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
 
 
-def state_nodes(s: LoopState) -> list[StateNode]:
-    """Every live NodeClaim (launched) with its Node, then the Nodes no NodeClaim owns."""
+def state_nodes(s: LoopState, marked_only: bool = False) -> list[StateNode]:
+    """Every live NodeClaim (launched) with its Node, then the Nodes no NodeClaim owns (`marked_only`: of
+    those, the ones marked for deletion, with their pods: what a provisioning pass reschedules)."""
     out: dict[str, StateNode] = {}
     nodes = {n["metadata"]["name"]: n for n in s.cluster.list("Node", shared=True)}     # read only
     for c in s.claims:
@@ -88,6 +89,8 @@ def state_nodes(s: LoopState) -> list[StateNode]:
     for name, node in nodes.items():
         if name not in out:
             out[name] = StateNode(name, None, node)
+    if marked_only:
+        out = {name: sn for name, sn in out.items() if sn.marked_for_deletion}
     for key, pr in s.result.pods.items():
         if pr.node and pr.node in out and pr.state != "deleted" and key in s.pod_views:
             out[pr.node].pods.append(key)
@@ -141,16 +144,19 @@ class CandidateError(Exception):
 class Cluster:
     """One disruption pass's view: state nodes, NodePools, instance types, PDB limits."""
 
-    def __init__(self, s: LoopState, nodepools: list[dict] | None = None):
+    def __init__(self, s: LoopState, nodepools: list[dict] | None = None, nodes: list[StateNode] | None = None):
         self.s = s
         self.now = s.clock.now()
         self.started = s.disruption.pod_started
-        self.nodes = state_nodes(s)
+        self.nodes = state_nodes(s) if nodes is None else nodes
+        self.names = frozenset(sn.name for sn in self.nodes)
         self.nodepools = {np["metadata"]["name"]: np for np in (nodepools if nodepools is not None
                                                                   else s.cluster.list("NodePool"))}
         self._its: dict[str, dict | None] = {}
         self.pdbs = Limits(list(s.disruption.pdb_status.values()))
         self._built: dict[str, list[Candidate]] = {}
+        # per state node, NewCandidate's costs, prices and reschedulable pods (candidate): the same for every class
+        self._tails: dict[str, tuple] = {}
         # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) -> (nodes
         # counted, the disrupting ones with why they count), the NodePool's allowance (computed when asked), and
         # the candidates this pass reserved from it
@@ -333,16 +339,22 @@ class Cluster:
         else:
             if self.s.decisions.enabled:
                 disruptionwhy.forget(self.s, sn.claim, disruption_class)
-        reschedulable = [k for k in sn.pods if podutil.is_reschedulable(self.pod(k))]
-        lifetime = 1.0
-        ttl = expire_after(sn.claim.obj["spec"])
-        if ttl is not None and ttl > 0:
-            lifetime = min(max((ttl - (self.now - sn.claim.created_at)) / ttl, 0.0), 1.0)
-        costs = {k: podutil.eviction_cost(self.pod(k)) for k in sn.pods}
-        cost = sum(costs[k] for k in sn.pods)
-        zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
-        return Candidate(sn, np, it, zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
-                         1.0 + sum(max(0.0, costs[k]) for k in reschedulable),
+        tail = self._tails.get(sn.name)
+        if tail is None:
+            # what follows reads the view alone, never the disruption class: built once per view for the
+            # classes' two sweeps (Drift's and consolidation's)
+            reschedulable = [k for k in sn.pods if podutil.is_reschedulable(self.pod(k))]
+            lifetime = 1.0
+            ttl = expire_after(sn.claim.obj["spec"])
+            if ttl is not None and ttl > 0:
+                lifetime = min(max((ttl - (self.now - sn.claim.created_at)) / ttl, 0.0), 1.0)
+            costs = {k: podutil.eviction_cost(self.pod(k)) for k in sn.pods}
+            cost = sum(costs[k] for k in sn.pods)
+            zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
+            tail = self._tails[sn.name] = (zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
+                                           1.0 + sum(max(0.0, costs[k]) for k in reschedulable))
+        zone, ct, disruption_cost, reschedulable, price, reschedule_cost = tail
+        return Candidate(sn, np, it, zone, ct, disruption_cost, list(reschedulable), price, reschedule_cost,
                          self.s.core.emptiness_by_eviction_cost)
 
     def _refused(self, sn: StateNode, disruption_class: str, e: CandidateError, eventual: bool = False) -> None:
@@ -401,6 +413,7 @@ class Cluster:
     def forget(self) -> None:
         """The state changed within the pass (a validation re-reads it)."""
         self._built.clear()
+        self._tails.clear()
 
     # -- budgets ------------------------------------------------------------------------------------
     def budget_mapping(self, reason: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from harness.loop.limits import (NODES, RemainingResources, create_refused_messa
 from harness.loop.nodeclaimobject import template_for, to_nodeclaim
 from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, karpenter_untolerated
 from harness.loop.result import NodeClaimResult
+from harness.loop.existingnode import shallow_copy
 from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
 from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
                                    universe_for)
@@ -53,6 +54,8 @@ class Provisioner:
         self._skipped: dict[str, str] = {}
         self._skipped_now: set[str] = set()        # the NodePools skipped in this round
         self._provisionable = None                  # the last pods-provisionable decision
+        # each initialized Node's existing_entries entry by Node name, with the inputs it was built of
+        self._entries: dict[str, tuple[tuple, tuple[ExistingNode, frozenset]]] = {}
 
     # -- templates (NewScheduler) -----------------------------------------------------------------
     def templates(self, record: bool = True) -> list[Template]:
@@ -142,19 +145,28 @@ class Provisioner:
         Nodes marked for deletion (being deleted, or a disruption command's candidates) are left out
         (core Schedule passes nodes.Active(); the provisioner reschedules their pods instead).
         A disruption simulation leaves out its candidates too (existing_entries)."""
-        return [n for n, _ in self.existing_entries()]
+        return [shallow_copy(n) for n, _ in self.existing_entries()]
 
     def existing_entries(self) -> list[tuple[ExistingNode, frozenset]]:
         """existing_nodes, each with the names a disruption simulation's candidates match it by (a NodeClaim's
         VM and Node names, an unmanaged Node's name). A disruption pass builds this once and leaves out each
-        simulation's candidates (simulate.py Simulator._existing)."""
+        simulation's candidates (simulate.py Simulator._existing). The entries are shared: a caller that
+        schedules onto them copies them first (existingnode.shallow_copy).
+
+        An initialized Node's entry is kept from the call before while what it is built of is the same (the
+        Node object, which the store replaces on every change, its NodeClaim, the views of its bound pods and the
+        DaemonSets): a disruption pass and its validation read every Node of the cluster, and between two
+        passes a command changes a hundred of them."""
         s = self.state
-        used = s.node_requested()
         bound: dict[str, list] = {}
         for key, pr in s.result.pods.items():
             if pr.node and key in s.pod_views:
                 bound.setdefault(pr.node, []).append(s.pod_views[key])
-        out: list[tuple[ExistingNode, frozenset]] = []
+        daemons = tuple(pv for _, pv in s.daemonsets)
+        kept, self._entries = self._entries, {}
+        # each entry kept, or how to build it once the requests of the Nodes to build are summed
+        rows: list[tuple | Callable] = []
+        need: set[str] = set()
         managed: set[str] = set()
         for c in s.claims:
             if c.done or c.refused or c.launched is None:
@@ -167,35 +179,73 @@ class Provisioner:
                 continue
             if c.dis.marked_for_deletion or c.dis.deleting_since is not None:
                 continue
-            if c.registered and node is not None:
-                name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
-                taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-                alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-                if not c.initialized:        # StateNode.Capacity/Allocatable: the NodeClaim's fill zeros
-                    alloc = {**c.launched.instance_type.allocatable(), **{k: v for k, v in alloc.items() if v}}
-            else:
-                name, labels = c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {})
-                taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
-                alloc = c.launched.instance_type.allocatable()
-            if not c.initialized:
-                startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
-                taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
-                          not any(t.key == st.key and t.effect == st.effect for st in startup)]
-            out.append((self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                       c.result.name, c.initialized), frozenset((c.launched.vm_name, c.node_name))))
+            if c.registered and node is not None and c.initialized:
+                inputs = (node, c.result.name, c.launched, tuple(bound.get(c.node_name, ())), daemons)
+                hit = kept.get(c.node_name)
+                if hit is not None and hit[0] == inputs:
+                    self._entries[c.node_name] = hit
+                    rows.append(hit[1])
+                    continue
+                need.add(c.node_name)
+                rows.append(lambda used, c=c, node=node, inputs=inputs: self._keep(
+                    c.node_name, inputs, self._registered(c.node_name, node, used.get(c.node_name, {}),
+                                                          bound.get(c.node_name, []), c.result.name),
+                    frozenset((c.launched.vm_name, c.node_name))))
+                continue
+            name = c.node_name if c.registered and node is not None else c.launched.vm_name
+            need.add(name)
+            rows.append(lambda used, c=c, node=node, name=name: (self._in_flight(
+                c, node, used.get(name, {}), bound.get(name, [])), frozenset((c.launched.vm_name, c.node_name))))
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
         for name in s.unmanaged_nodes:
             node = s.cluster.get("Node", name, shared=True)
             if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
-            labels = dict(node["metadata"].get("labels") or {})
-            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
-            alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
-            out.append((self._existing(name, labels, taints, alloc, used.get(name, {}), bound.get(name, []),
-                                       None, True), frozenset((name,))))
+            inputs = (node, None, None, tuple(bound.get(name, ())), daemons)
+            hit = kept.get(name)
+            if hit is not None and hit[0] == inputs:
+                self._entries[name] = hit
+                rows.append(hit[1])
+                continue
+            need.add(name)
+            rows.append(lambda used, name=name, node=node, inputs=inputs: self._keep(
+                name, inputs, self._registered(name, node, used.get(name, {}), bound.get(name, []), None),
+                frozenset((name,))))
+        used = s.node_requested(only=need) if need else {}
+        out = [row(used) if callable(row) else row for row in rows]
         out.sort(key=lambda e: (not e[0].initialized, e[0].name))
         return out
+
+    def _keep(self, name: str, inputs: tuple, built: ExistingNode, names: frozenset) -> tuple[ExistingNode, frozenset]:
+        """An entry built of `inputs`, kept for the next existing_entries."""
+        self._entries[name] = (inputs, (built, names))
+        return built, names
+
+    def _registered(self, name: str, node: dict, used: dict, pods: list, nodeclaim: str | None) -> ExistingNode:
+        """The ExistingNode of an initialized Node (a NodeClaim's or one Karpenter does not manage)."""
+        labels = dict(node["metadata"].get("labels") or {})
+        taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+        alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+        return self._existing(name, labels, taints, alloc, used, pods, nodeclaim, True)
+
+    def _in_flight(self, c: Claim, node: dict | None, used: dict, pods: list) -> ExistingNode:
+        """The ExistingNode of a NodeClaim not yet initialized (its Node's, or its own, labels and taints)."""
+        if c.registered and node is not None:
+            name, labels = c.node_name, dict(node["metadata"].get("labels") or {})
+            taints = [Taint.from_dict(t) for t in (node.get("spec") or {}).get("taints") or []]
+            alloc = parse_resource_list((node.get("status") or {}).get("allocatable") or {})
+            if not c.initialized:        # StateNode.Capacity/Allocatable: the NodeClaim's fill zeros
+                alloc = {**c.launched.instance_type.allocatable(), **{k: v for k, v in alloc.items() if v}}
+        else:
+            name, labels = c.launched.vm_name, dict(c.obj["metadata"].get("labels") or {})
+            taints = [Taint.from_dict(t) for t in c.obj["spec"].get("taints") or []]
+            alloc = c.launched.instance_type.allocatable()
+        if not c.initialized:
+            startup = [Taint.from_dict(t) for t in c.obj["spec"].get("startupTaints") or []]
+            taints = [t for t in taints if not is_ephemeral(t, self.state.core) and
+                      not any(t.key == st.key and t.effect == st.effect for st in startup)]
+        return self._existing(name, labels, taints, alloc, used, pods, c.result.name, c.initialized)
 
     def _existing(self, name: str, labels: dict, taints: list, alloc: dict, used: dict, pods: list,
                   nodeclaim: str | None, initialized: bool) -> ExistingNode:
@@ -271,10 +321,11 @@ class Provisioner:
         its nomination is cluster state's record for disruption, not a reservation)."""
         s = self.state
         pending = []
-        for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
-            pr = s.result.pods[key]
-            if pr.node or pv.owner_kind == "DaemonSet":
-                continue
+        pods = s.result.pods
+        # the bound pods skipped before the sort: a pass sorts the unbound few, not the cluster's pods
+        for key, pv in sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node and pv.owner_kind != "DaemonSet"),
+                              key=lambda kv: kv[1].order):
+            pr = pods[key]
             err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
             verr = s.volumes.validate(pv.obj, s.core.volume_validation) if s.volumes or pv.spec.get("volumes") else None
             if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")

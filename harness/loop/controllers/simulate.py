@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.loop import podutil
-from harness.loop.controllers.candidates import Candidate, Cluster, StateNode
+from harness.loop.controllers.candidates import Candidate, Cluster, StateNode, state_nodes
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
-from harness.loop.existingnode import ExistingNode
+from harness.loop.existingnode import ExistingNode, shallow_copy
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView
 from harness.loop.scheduling import PlannedClaim, Scheduler
@@ -69,6 +69,7 @@ class Simulator:
         # (the pass's view, its pending pods, its bound pods as (key, view, node)): read once per pass, as
         # the entries are; a pass runs a simulation per candidate it tries, each read every pod
         self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]]] | None = None
+        self._nodes: tuple | None = None                       # the pass's view split (_split)
 
     def _counter(self) -> int:
         self._hostnames += 1
@@ -77,10 +78,10 @@ class Simulator:
     def simulate(self, view: Cluster, candidates: list[Candidate], consolidation: bool) -> SimResult:
         s = self.state
         names = {c.name for c in candidates}
-        deleting = [sn for sn in view.nodes if sn.marked_for_deletion]
+        deleting, live, launched = self._split(view)
         if any(sn.name in names for sn in deleting):
             raise CandidateDeleting()
-        active = [sn for sn in view.nodes if not sn.marked_for_deletion and sn.name not in names]
+        active = [sn for sn in live if sn.name not in names]
         pending = list(self._pass_pods(view)[1])
         moving: list[str] = []
         for c in candidates:
@@ -96,11 +97,9 @@ class Simulator:
         # core v1.14.0 (#3006) keeps a consolidation's pods off nodes inside their consolidateAfter window
         refuse = frozenset(s.pod_views[k].uid for k in moving) \
             if consolidation and s.core.consolidate_after_destinations else frozenset()
-        existing, initialized = self._existing(view, active, refuse)
+        existing, initialized = self._existing(view, active, refuse, deleting, names)
         remaining = RemainingResources.build(
-            s.cluster.list("NodePool"),
-            [(sn.claim.template.name, sn.claim.launched.instance_type.capacity,
-              sn.claim.initialized or not sn.claim.registered) for sn in active if sn.claim],
+            s.cluster.list("NodePool"), [row for name, row in launched if name not in names],
             s.core.node_limits, s.core.initialized_nodes_counted)
         topo = self._topology(view, pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
@@ -121,6 +120,19 @@ class Simulator:
                 errors[key] = f"would schedule against uninitialized {', '.join(info)}"
         return SimResult(solved.new_claims, errors, placed, moving)
 
+    def _split(self, view: Cluster) -> tuple[list[StateNode], list[StateNode], list[tuple[str, tuple]]]:
+        """The view's state nodes marked for deletion, the others, and of those others each NodeClaim's row for
+        the NodePools' remaining resources (its NodePool, capacity, whether it counts): read once per pass's
+        view, which every simulation of the pass filters by its candidates."""
+        if self._nodes is None or self._nodes[0] is not view:
+            deleting, live = [], []
+            for sn in view.nodes:
+                (deleting if sn.marked_for_deletion else live).append(sn)
+            launched = [(sn.name, (sn.claim.template.name, sn.claim.launched.instance_type.capacity,
+                                   sn.claim.initialized or not sn.claim.registered)) for sn in live if sn.claim]
+            self._nodes = (view, deleting, live, launched)
+        return self._nodes[1], self._nodes[2], self._nodes[3]
+
     def _pass_pods(self, view: Cluster) -> tuple[Cluster, list[str], list[tuple[str, PodView, str]]]:
         if self._pods is None or self._pods[0] is not view:
             s = self.state
@@ -131,28 +143,29 @@ class Simulator:
     def _pending(self) -> list[str]:
         """GetPendingPods: unbound pods Karpenter provisions for (not DaemonSet, not ignored)."""
         s = self.state
-        out = []
-        for key, pv in sorted(s.pod_views.items(), key=lambda kv: kv[1].order):
-            pr = s.result.pods[key]
-            if pr.node or pr.state in ("ignored", "deleted") or podutil.owned_by_daemonset(pv):
-                continue
-            out.append(key)
-        return out
+        pods = s.result.pods
+        # filtered before the sort: the unbound few sorted, not every pod of the cluster
+        return [key for key, pv in sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node),
+                                          key=lambda kv: kv[1].order)
+                if pods[key].state not in ("ignored", "deleted") and not podutil.owned_by_daemonset(pv)]
 
-    def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset) -> tuple[list[ExistingNode], set[str]]:
+    def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset, deleting: list[StateNode],
+                  candidates: set[str]) -> tuple[list[ExistingNode], set[str]]:
         """The provisioner's existing nodes (Provisioner.existing_nodes: cluster state, daemon overhead,
         host ports, initialized first) without the candidates; in a consolidation simulation the nodes
         under consolidateAfter refuse the candidates' pods."""
         s = self.state
-        names = {sn.name for sn in active}
-        skip = frozenset(sn.name for sn in view.nodes if sn.name not in names)
+        # the view's nodes that are not `active`: the ones marked for deletion and the candidates
+        skip = frozenset(sn.name for sn in deleting) | (candidates & view.names) if candidates else \
+            frozenset(sn.name for sn in deleting)
         # the cluster's nodes are built once per pass's view (nothing changes the state between a pass's
-        # simulations), then each simulation filters them and gets its own copies (the scheduler replaces
-        # a copy's requested and host ports as it places pods, never the shared labels or taints)
+        # simulations), then each simulation filters them; they stay shared (the Scheduler copies a node
+        # before it places a pod there, and replaces the copy's requested and host ports, never the labels
+        # or taints), but for the ones that refuse this simulation's pods
         if self._entries is None or self._entries[0] is not view:
             self._entries = (view, self.provisioner.existing_entries())
             self._waiting = None
-        out = [_shallow(n) for n, keys in self._entries[1] if not (skip and keys & skip)]
+        out = [n for n, keys in self._entries[1] if not (skip and keys & skip)]
         if refuse:
             if self._waiting is None:          # the pass's nodes inside their consolidateAfter, read once
                 self._waiting = set()
@@ -162,32 +175,29 @@ class Simulator:
                     at = consolidatable_at(c, np) if np is not None else None
                     if at is not None and view.now < at:
                         self._waiting.add(n.name)
-            for n in out:
+            for i, n in enumerate(out):
                 if n.name in self._waiting:
+                    out[i] = n = shallow_copy(n)
                     n.refuses = refuse
         return out, {n.name for n in out if n.initialized}
 
     def _topology(self, view: Cluster, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
         """NewTopology: the pods being scheduled are excluded from the counts."""
-        names = {n.name for n in existing}
         bound = self._pass_pods(view)[2]
         if not any(topology_keys(pv) for pv in pods):
             # topology_over builds nothing when no pod has a topology key and no running pod an anti-affinity:
             # the pass's bound pods with one are read once per pass, not every bound pod per simulation
             if self._anti is None or self._anti[0] is not view:
                 self._anti = (view, [(k, node) for k, pv, node in bound if affinity_terms(pv, "podAntiAffinity")])
+            if not self._anti[1]:
+                return None
+            names = {n.name for n in existing}
             if not any(node in names and k not in moving for k, node in self._anti[1]):
                 return None
+        else:
+            names = {n.name for n in existing}
         running = [(pv, node) for k, pv, node in bound if node in names and k not in moving]
         return self.provisioner.topology_over(pods, templates, existing, running)
-
-
-def _shallow(n: ExistingNode) -> ExistingNode:
-    """copy.copy of an ExistingNode (its attributes shared) without copy's protocol lookups: a simulation
-    copies every node of the cluster."""
-    out = object.__new__(ExistingNode)
-    out.__dict__.update(n.__dict__)
-    return out
 
 
 def deleting_pods(s) -> list[PodView]:
@@ -200,11 +210,11 @@ def deleting_pods(s) -> list[PodView]:
     if not any(not c.done and (c.dis.marked_for_deletion or c.dis.deleting_since is not None) for c in s.claims) \
             and not any(_node_deleting(s, name) for name in s.unmanaged_nodes):
         return []
-    view = Cluster(s)
+    # a view of the marked state nodes alone: a provisioning pass while nodes drain asks this every round
+    view = Cluster(s, nodes=state_nodes(s, marked_only=True))
     out = []
     for sn in view.nodes:
-        if sn.marked_for_deletion:
-            out += [s.pod_views[k] for k in sn.pods if view.moves(k)]
+        out += [s.pod_views[k] for k in sn.pods if view.moves(k)]
     return out
 
 

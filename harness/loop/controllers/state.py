@@ -207,13 +207,14 @@ class LoopState:
         self._protected_indexed = len(entries)
         return self._protected_index.get((node, by, method))
 
-    def node_requested(self, scheduler: bool = False) -> dict[str, dict[str, int]]:
-        """The summed requests of the pods bound to each Node, as Karpenter counts them (or kube-scheduler)."""
+    def node_requested(self, scheduler: bool = False, only: set[str] | None = None) -> dict[str, dict[str, int]]:
+        """The summed requests of the pods bound to each Node (`only`: of these Nodes), as Karpenter counts them
+        (or kube-scheduler)."""
         used: dict[str, dict[str, int]] = {}
         pods = self.result.pods
         for key, pv in self.pod_views.items():
             node = pods[key].node
-            if node:
+            if node and (only is None or node in only):
                 # summed in place into the Node's own dict (resources.add's sums, without a new dict per pod)
                 total = used.get(node)
                 if total is None:
