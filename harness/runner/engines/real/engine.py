@@ -957,11 +957,25 @@ class RealRun:
         t0 = time.monotonic()
         upgrade = settings["kubernetesVersion"] if "kubernetesVersion" in changed else None
         self.kept.restart(cfg, between=(lambda: self._upgrade(str(upgrade))) if upgrade else None)
+        if upgrade:
+            self._await_version()
         self.sandbox = self.kept.sandbox
         self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
         self.kubelets.rg = cfg["nodeResourceGroup"]
         self.timings["restart"] = self.timings.get("restart", 0.0) + time.monotonic() - t0
         self.redrift.append(f"the controller restarted with new settings ({', '.join(changed)}): drift checked anew")
+
+    def _await_version(self, timeout: float = 30.0) -> None:
+        """Until every AKSNodeClass's status.kubernetesVersion is the upgraded API server's: the new process's
+        version reconciler (provider v1.14.0 pkg/controllers/nodeclass/status/kubernetesversion.go) has read
+        it, so the disruption pass the settle waits for sees the drift it brings, not the state before."""
+        want = self.cluster.server_version.lstrip("v").split("+")[0]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            classes = self.cluster.list("AKSNodeClass")
+            if all((nc.get("status") or {}).get("kubernetesVersion") == want for nc in classes):
+                return
+            time.sleep(POLL_SECONDS)
 
     def step_faults(self, faults: list[dict]) -> None:
         for f in faults:
