@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from harness.runner.notices import ObjectNote
 
+# an object's top-level fields that hold no timestamp of its own (newest_source skips them)
+UNTIMED = frozenset({"spec", "managedFields"})
 # the fields a timestamp of the input may sit in (dump.py TIME_FIELDS reads the same set)
 HEARTBEATS = ("lastHeartbeatTime", "lastTimestamp", "eventTime", "firstTimestamp")
 
@@ -55,7 +57,14 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
     best: float | None = None
     winner: tuple[dict, str, int] | None = None
     for entry in objects:
-        stack: list[object] = [entry[0]]
+        # not an object's spec (most of a pod; a template's creationTimestamp there is null) nor its
+        # managedFields (whose keys are "f:..."): no timestamp sits there
+        stack: list[object] = [v for k, v in entry[0].items() if k not in UNTIMED and (type(v) is dict or type(v) is list)]
+        for k, v in entry[0].items():
+            if type(v) is str and k in keys:
+                at = at_of(v)
+                if at is not None and (best is None or at > best):
+                    best, winner = at, entry
         while stack:
             node = stack.pop()
             if type(node) is dict:
@@ -65,7 +74,7 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
                             at = at_of(v)
                             if at is not None and (best is None or at > best):
                                 best, winner = at, entry
-                    elif type(v) is dict or type(v) is list:
+                    elif (type(v) is dict or type(v) is list) and k != "managedFields":
                         stack.append(v)
             else:
                 stack.extend(v for v in node if type(v) is dict or type(v) is list)
