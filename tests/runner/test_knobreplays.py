@@ -20,7 +20,7 @@ def test_runs_group_by_the_release_replaying_them_and_the_rest_by_none():
                                "r15-before-v1-4-spot-overconstrained-retried"]
     assert "r15-issue-91-spot-quota-before-v0-3" in names[NONE]
     words = shlex.split(pytest_args(groups["v1.4.1"]))
-    assert words == [str(BUGS / "r25-boolean-sku-labels.scenario.yaml"), "-k", "r25-before-v1-5-0-false-matches-nothing"]
+    assert words == [str(BUGS / "r25-boolean-sku-labels.scenario.yaml"), "-k", "r25-before-v1-5-0-false-matches-nothing["]
 
 
 def test_a_release_without_knob_scenarios_prints_nothing(capsys):
