@@ -70,6 +70,8 @@ UNSETTABLE = {
               "validateUseSIG) that the harness does not fake",
 }
 
+# what a `cluster: {kubernetesVersion}` step restarts at the new minor's binaries, in this order (_upgrade)
+UPGRADED = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 # `advance` steps up to this long are played on the wall clock (HARNESS_REAL_MAX_ADVANCE, seconds); a longer
 # one moves the controller's clock (runclock.py), or cannot be played by a build without the `clock` edits: the
 # controller's timers (consolidateAfter, expireAfter, the 10 s disruption poll, the 15 s validation)
@@ -849,8 +851,7 @@ class RealRun:
             return None, (f"cluster: kubernetesVersion {version}: the control plane is upgraded on the local backend "
                           f"only, not {self.cluster.backend}")
         k8s = release.kubernetes
-        need = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-        if not binaries.find_binaries(validate=False, k8s=k8s).missing(need) or _builds_versions():
+        if not binaries.find_binaries(validate=False, k8s=k8s).missing(UPGRADED) or _builds_versions():
             return release, None
         return None, (f"cluster: kubernetesVersion {version}: Kubernetes {k8s}'s control plane is not built and "
                       f"{BUILD_VERSIONS_ENV}=0 (build it with: python -m harness.backends build --k8s-version {k8s}, "
@@ -862,15 +863,14 @@ class RealRun:
         kube-controller-manager and kube-scheduler, at that release's binaries (the timing's where the cluster
         runs the timing's) over the same etcd. The new controller process reads the new version at once (its
         version cache is empty; a running one would keep the old one up to KubernetesVersionTTL, 15 min:
-        provider v1.14.0 pkg/cache/cache.go). The trace line saying so."""
+        provider v1.14.0 pkg/cache/cache.go). Returns the trace line saying so."""
         from harness.backends import binaries
         from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
         release, why = self.upgrade_plan(version)
         if release is None:
             raise StepFailed("cluster", f"kubernetesVersion {version}", why)
         k8s, before = release.kubernetes, self.cluster.server_version
-        need = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-        bins = binaries.ensure_binaries(build=_builds_versions(), need=need, k8s=k8s)
+        bins = binaries.ensure_binaries(build=_builds_versions(), need=UPGRADED, k8s=k8s)
         timing = self.ctl.timing
         kcm = build_timed_kcm(timing, k8s=k8s) if _builds_versions() else timed_kcm(timing, k8s)
         apiserver = timed_apiserver(timing, k8s)
