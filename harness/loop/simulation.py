@@ -225,7 +225,7 @@ class Simulation:
     # -- what callers drive ---------------------------------------------------------------------------
     def set_cluster(self, cluster: "itmod.ClusterParams") -> None:
         """New operator settings (between steps): the provider's resource group and instance
-        types follow them."""
+        types follow them; a node image AKS publishes waits for the provider's image cache (nodeimages.py)."""
         held = self.images.published
         cluster = self.images.change(self.cfg.cluster, cluster, self.clock.now())
         if self.images.published is not None and self.images.published != held:
