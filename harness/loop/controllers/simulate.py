@@ -156,8 +156,7 @@ class Simulator:
         under consolidateAfter refuse the candidates' pods."""
         s = self.state
         # the view's nodes that are not `active`: the ones marked for deletion and the candidates
-        skip = frozenset(sn.name for sn in deleting) | (candidates & view.names) if candidates else \
-            frozenset(sn.name for sn in deleting)
+        skip = frozenset(sn.name for sn in deleting) | (candidates & view.names)
         # the cluster's nodes are built once per pass's view (nothing changes the state between a pass's
         # simulations), then each simulation filters them; they stay shared (the Scheduler copies a node
         # before it places a pod there, and replaces the copy's requested and host ports, never the labels
