@@ -345,6 +345,14 @@ class Cycle:
     def inter_pod_affinity(self, node: dict) -> str | None:
         return self._filter_affinity(_labels(node))
 
+    def verdict_class(self) -> tuple | None:
+        """What this pod's filter verdict on a Node depends on besides the Node, its pods' count and its summed
+        requests, when that is all: pods of the same class fail on the same Nodes within a pass
+        (nodetree.Verdicts). None for a pod with host ports, a spread constraint or an inter-pod term to judge."""
+        if self.ports or self._spread or self._affinity is not None:
+            return None
+        return self._static_key, tuple(self._requests)
+
     # -- the node ------------------------------------------------------------------------------
     def _node_only(self, node: dict, name: str, labels: Mapping[str, str]) -> str | None:
         """The first failing reason of the plugins that read only the Node and the pod's own spec."""

@@ -244,11 +244,13 @@ def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list
 
 def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Mapping[str, int]],
                 non_zero: Mapping[str, tuple[int, int]], rng: random.Random, snap: Snapshot | None = None,
-                default_selector: dict | None = None) -> dict:
+                default_selector: dict | None = None, scores: dict[tuple, dict[str, int]] | None = None) -> dict:
     """The Node kube-scheduler binds `pod` to among the feasible `nodes`: `requested` is each Node's
     summed requests, `non_zero` the same with kube-scheduler's defaults for containers without any,
     `snap` the bound pods (PodTopologySpread, InterPodAffinity), `default_selector` what the pod's owner
-    selects."""
+    selects. `scores`, kept by the caller for a pass: per pod requests, each Node's weighted resource scores
+    (NodeResourcesFit and BalancedAllocation read only those requests and the Node's), which the caller drops
+    for a Node when it binds a pod there."""
     if len(nodes) == 1:
         return nodes[0]
     pod_nz = non_zero_requests(pod)
@@ -267,8 +269,14 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     totals = []
     no_zero, empty = (0, 0), {}
     half = MAX_SCORE // 2
+    kept = scores.setdefault((pod_nz, pod_req), {}) if scores is not None else {}
     for i, n in enumerate(nodes):
         name = n["metadata"]["name"]
+        resources = kept.get(name)
+        if resources is not None:
+            totals.append(w_taint * taints[i] + w_affinity * affinity[i] + resources + w_spread * spread[i]
+                          + w_inter * inter[i])
+            continue
         cpu, mem = node_facts[i].cpu_memory
         nz = non_zero.get(name, no_zero)
         used = requested.get(name, empty)
@@ -291,7 +299,10 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
         else:
             with_pod = without = int((1 - 0.0) * MAX_SCORE)
         bal = half + (half + with_pod - without) // 2
-        totals.append(w_taint * taints[i] + w_affinity * affinity[i] + w_fit * fit + w_balanced * bal
-                      + w_spread * spread[i] + w_inter * inter[i])
+        resources = w_fit * fit + w_balanced * bal
+        if scores is not None:
+            kept[name] = resources
+        totals.append(w_taint * taints[i] + w_affinity * affinity[i] + resources + w_spread * spread[i]
+                      + w_inter * inter[i])
     best = max(totals)
     return rng.choice([n for n, t in zip(nodes, totals) if t == best])

@@ -9,6 +9,7 @@ starts where this one stopped. Why this matters for the harness: docs/architectu
 """
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from typing import Callable, Iterable, Sequence
 
 from harness.model.wellknown import ZONE
@@ -115,3 +116,51 @@ class NodeTree:
                     break
         self.next_start = (start + len(feasible) + failed) % total
         return feasible, reasons
+
+    def find_in(self, nodes: Sequence[dict], verdicts: Verdicts) -> tuple[list[dict], list[str]]:
+        """find() over the verdicts a pod class already has on every Node (`nodes` in list() order): the same
+        feasible Nodes and the same nextStartNodeIndex, without filtering a Node again; the reasons of the
+        Nodes that did not fit only when none did (the one case kube-scheduler's message reads them)."""
+        total = len(nodes)
+        if total == 0:
+            return [], []
+        want = num_feasible_nodes_to_find(total)
+        start = self.next_start % total
+        fit = verdicts.fit
+        i = bisect_left(fit, start)
+        if len(fit) >= want:
+            take = fit[i:i + want]
+            if len(take) < want:
+                take += fit[:want - len(take)]
+            processed = (take[-1] - start) % total + 1
+        else:
+            take = fit[i:] + fit[:i]
+            processed = total
+        self.next_start = (start + processed) % total
+        reasons = [] if take else [r for why in verdicts.why for r in why]
+        return [nodes[p] for p in take], reasons
+
+
+class Verdicts:
+    """One pod class's Filter verdict on every Node of a kube-scheduler pass, in list() order, kept as the
+    pass binds pods: a pod whose filters read only the Node, its pods' count and its summed requests (no
+    host ports, volumes, spread or inter-pod constraints) fails where every pod of the same tolerations,
+    node selection and requests fails (binding.py). A pass placing the pods of a thousand removed Nodes
+    filtered most of the cluster for each pod once most Nodes were full (pods x Nodes); with the verdicts a
+    pod reads only the Nodes it takes."""
+
+    def __init__(self, nodes: Sequence[dict], fails: Callable[[dict], list[str]]):
+        self.fails = fails
+        self.why = [fails(n) for n in nodes]
+        self.fit = [i for i, why in enumerate(self.why) if not why]     # ascending
+
+    def changed(self, position: int, node: dict) -> None:
+        """The Node at `position` took a pod: filter it again."""
+        was, now = self.why[position], self.fails(node)
+        self.why[position] = now
+        if bool(was) == bool(now):
+            return
+        if now:
+            self.fit.pop(bisect_left(self.fit, position))
+        else:
+            insort(self.fit, position)

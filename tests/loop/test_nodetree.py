@@ -2,9 +2,11 @@
 k8s.io/kubernetes v1.36.3 pkg/scheduler/backend/cache/node_tree_test.go and schedule_one_test.go."""
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from harness.loop.nodetree import NodeTree, num_feasible_nodes_to_find, zone_key
+from harness.loop.nodetree import NodeTree, Verdicts, num_feasible_nodes_to_find, zone_key
 
 R, Z = "topology.kubernetes.io/region", "topology.kubernetes.io/zone"
 BR, BZ = "failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone"
@@ -110,3 +112,35 @@ def test_no_feasible_node_processes_every_node():
     tree.next_start = 5
     feasible, reasons = tree.find(nodes(300), lambda n: ["node(s) were unschedulable"])
     assert feasible == [] and len(reasons) == 300 and tree.next_start == 5
+
+
+@pytest.mark.parametrize("total, share", [(50, 0.5), (300, 0.1), (300, 0.9), (1200, 0.02), (1200, 0.6)])
+def test_verdicts_give_what_filtering_every_node_gives(total, share):
+    """find_in over a pod class's kept verdicts takes the Nodes, and leaves nextStartNodeIndex, where find()
+    filtering Node by Node does, as Nodes take pods and stop fitting (or fit again) between cycles; the
+    reasons it gives when nothing fits are find()'s."""
+    rng = random.Random(f"{total}-{share}")
+    nodes = [{"metadata": {"name": f"n-{i:04d}"}} for i in range(total)]
+    full = {n["metadata"]["name"] for n in nodes if rng.random() > share}
+
+    def fails(node: dict) -> list[str]:
+        return ["Insufficient cpu", "Insufficient memory"] if node["metadata"]["name"] in full else []
+
+    by_filter, by_verdicts = NodeTree(), NodeTree()
+    verdicts = Verdicts(nodes, fails)
+    for _ in range(60):
+        want = by_filter.find(nodes, fails)
+        got = by_verdicts.find_in(nodes, verdicts)
+        assert got[0] == want[0]
+        assert by_verdicts.next_start == by_filter.next_start
+        if not want[0]:
+            assert sorted(got[1]) == sorted(want[1])
+        for _ in range(rng.randrange(1, 20)):     # a pod bound there, or a pod gone
+            i = rng.randrange(total)
+            full.symmetric_difference_update({nodes[i]["metadata"]["name"]})
+            verdicts.changed(i, nodes[i])
+    full.update(n["metadata"]["name"] for n in nodes)
+    for i, n in enumerate(nodes):
+        verdicts.changed(i, n)
+    got, want = by_verdicts.find_in(nodes, verdicts), by_filter.find(nodes, fails)
+    assert got[0] == want[0] == [] and sorted(got[1]) == sorted(want[1]) and len(want[1]) == 2 * total

@@ -14,7 +14,7 @@ from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
 from harness.loop.kubescore import non_zero_requests, select_host
-from harness.loop.nodetree import NodeTree
+from harness.loop.nodetree import NodeTree, Verdicts
 from harness.loop.topology import namespace_labels
 from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
@@ -44,6 +44,22 @@ class KubeScheduler:
         snap: Snapshot | None = None          # built for the first pod that needs it
         ordered: list[dict] | None = None     # the Nodes in the node tree's order, likewise
         non_zero: dict[str, tuple[int, int]] | None = None
+        position: dict[str, int] = {}         # each Node's place in `ordered`
+        # per pod class, its filter verdict on every Node (nodetree.Verdicts), and per pod's requests each Node's
+        # resource scores (kubescore.select_host): both kept as the pass binds, for the Node that took the pod
+        classes: dict[tuple, Verdicts] = {}
+        scores: dict[tuple, dict[str, int]] = {}
+
+        def bind(key: str, pv, node: dict) -> None:
+            self._bind(key, pv, node, snap, used)
+            name = node["metadata"]["name"]
+            if non_zero is not None:
+                nz = non_zero_requests(pv)
+                non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
+            for verdicts in classes.values():
+                verdicts.changed(position[name], node)
+            for per_node in scores.values():
+                per_node.pop(name, None)
         # what each Deployment selects: its pods' system default spread (kubescore.spread_scores)
         owners: dict[tuple[str, str], dict | None] = {}
         # kube-scheduler's active queue takes pods of equal priority by the time they were last queued
@@ -77,7 +93,7 @@ class KubeScheduler:
                 del s.prebind[key]
                 self.waiting.pop(key, None)
                 if waited is not None:          # the volume came: PreBind completes on the chosen Node
-                    self._bind(key, pv, waited, snap, used)
+                    bind(key, pv, waited)
                     progress = True
                     continue
                 # the chosen Node is gone: PreBind fails, the pod is tried again (binder.go checkBindings)
@@ -92,13 +108,21 @@ class KubeScheduler:
                 ready = [n for n in preferred if any(c.get("type") == "Ready" and c.get("status") == "True"
                                                      for c in (n.get("status") or {}).get("conditions") or [])]
                 if ready and not self._prebind_waits(key, pv, ready[0]):
-                    self._bind(key, pv, ready[0], snap, used)
+                    bind(key, pv, ready[0])
                     progress = True
                 continue
             if ordered is None:
                 by_name = {n["metadata"]["name"]: n for n in nodes}
                 ordered = [by_name[n] for n in self.tree.update(nodes)]
-            feasible, reasons = self.tree.find(ordered, self._filter(Cycle(pv, snap), pv, used))
+                position = {n["metadata"]["name"]: i for i, n in enumerate(ordered)}
+            cycle = Cycle(pv, snap)
+            kind = None if s.volumes or pv.spec.get("volumes") else cycle.verdict_class()
+            if kind is None:
+                feasible, reasons = self.tree.find(ordered, self._filter(cycle, pv, used))
+            else:
+                if kind not in classes:
+                    classes[kind] = Verdicts(ordered, functools.partial(cycle.fails, used))
+                feasible, reasons = self.tree.find_in(ordered, classes[kind])
             if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
                 continue
@@ -110,13 +134,11 @@ class KubeScheduler:
                 owners = {(d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
                           (d.get("spec") or {}).get("selector") for d in s.cluster.list("Deployment")}
             node = select_host(pv, feasible, used, non_zero, s.bind_rng, snap,
-                               owners.get((pv.namespace, pv.owner_name)) if pv.owner_kind == "Deployment" else None)
+                               owners.get((pv.namespace, pv.owner_name)) if pv.owner_kind == "Deployment" else None,
+                               scores)
             if self._prebind_waits(key, pv, node):
                 continue
-            self._bind(key, pv, node, snap, used)
-            name = node["metadata"]["name"]
-            nz = non_zero_requests(pv)
-            non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
+            bind(key, pv, node)
             progress = True
         return progress
 
