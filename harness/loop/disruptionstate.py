@@ -119,8 +119,22 @@ class DisruptionRun:
     # (NodeClaim name, method or stage) -> what the decision record last said of it (harness/loop/disruptionwhy.py)
     said: dict = field(default_factory=dict)
 
+    # the NodeClaims of the unfinished commands, until a command is added or finishes: a disruption pass asks
+    # for every node (NewCandidate), and the run's commands number in the hundreds at a few thousand nodes
+    _queued: frozenset[str] | None = field(default=None, repr=False)
+
     def active(self) -> list[Command]:
         return [c for c in self.commands if not c.done]
 
+    def add(self, cmd: Command) -> None:
+        self.commands.append(cmd)
+        self._queued = None
+
+    def finish(self, cmd: Command, succeeded: bool) -> None:
+        cmd.done, cmd.succeeded = True, succeeded
+        self._queued = None
+
     def in_queue(self, claim_name: str) -> bool:
-        return any(claim_name in c.candidates for c in self.active())
+        if self._queued is None:
+            self._queued = frozenset(name for c in self.active() for name in c.candidates)
+        return claim_name in self._queued

@@ -99,7 +99,7 @@ class Orchestration:
             if dest is not None:
                 dest.dis.nominated_until = max(dest.dis.nominated_until, now + NOMINATION_WINDOW)
         cmd.proposal = p
-        s.disruption.commands.append(cmd)
+        s.disruption.add(cmd)
         if s.decisions.enabled:
             for c in p.candidates:
                 disruptionwhy.forget(s, c.claim)       # what kept it before is over; a later refusal is new
@@ -196,7 +196,7 @@ class Orchestration:
                         (name, cmd.reason))
             cand = next((x for x in p.candidates if x.claim is c), None)
             s.result.disruptions.append(disruption_record(s, c, cmd, cand))
-        cmd.done = cmd.succeeded = True
+        s.disruption.finish(cmd, succeeded=True)
         s.trace(f"disruption command {cmd.uuid} succeeded")
         return True
 
@@ -213,7 +213,7 @@ class Orchestration:
             c = s.claim_by_name(name)
             if c is not None and not c.done:
                 self._unmark(c)
-        cmd.done = True
+        s.disruption.finish(cmd, succeeded=False)
         return True
 
 

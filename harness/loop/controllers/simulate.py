@@ -66,9 +66,9 @@ class Simulator:
         self._entries: tuple[Cluster, list] | None = None     # (the pass's view, its existing entries)
         self._waiting: set[str] | None = None                  # of those, the nodes inside consolidateAfter
         self._anti: tuple[Cluster, list[tuple[str, str]]] | None = None   # the pass's bound pods with anti-affinity
-        # (the pass's view, its pending pods, its bound pods as (key, view, node)): read once per pass, as
-        # the entries are; a pass runs a simulation per candidate it tries, each read every pod
-        self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]]] | None = None
+        # (the pass's view, its pending pods, its bound pods as (key, view, node) once a simulation counts
+        # topology): read once per pass, as the entries are; a pass runs a simulation per candidate it tries
+        self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]] | None] | None = None
         self._nodes: tuple | None = None                       # the pass's view split (_split)
 
     def _counter(self) -> int:
@@ -82,7 +82,7 @@ class Simulator:
         if any(sn.name in names for sn in deleting):
             raise CandidateDeleting()
         active = [sn for sn in live if sn.name not in names]
-        pending = list(self._pass_pods(view)[1])
+        pending = list(self._pass_pending(view))
         moving: list[str] = []
         for c in candidates:
             moving += [k for k in c.reschedulable if view.moves(k)]
@@ -133,12 +133,19 @@ class Simulator:
             self._nodes = (view, deleting, live, launched)
         return self._nodes[1], self._nodes[2], self._nodes[3]
 
-    def _pass_pods(self, view: Cluster) -> tuple[Cluster, list[str], list[tuple[str, PodView, str]]]:
+    def _pass_pending(self, view: Cluster) -> list[str]:
         if self._pods is None or self._pods[0] is not view:
+            self._pods = (view, self._pending(), None)
+        return self._pods[1]
+
+    def _pass_bound(self, view: Cluster) -> list[tuple[str, PodView, str]]:
+        """The pass's bound pods as (key, view, node): read when a simulation counts topology, once per view."""
+        self._pass_pending(view)
+        if self._pods[2] is None:
             s = self.state
-            bound = [(k, pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node]
-            self._pods = (view, self._pending(), bound)
-        return self._pods
+            self._pods = (view, self._pods[1],
+                          [(k, pv, s.result.pods[k].node) for k, pv in s.pod_views.items() if s.result.pods[k].node])
+        return self._pods[2]
 
     def _pending(self) -> list[str]:
         """GetPendingPods: unbound pods Karpenter provisions for (not DaemonSet, not ignored)."""
@@ -182,12 +189,15 @@ class Simulator:
 
     def _topology(self, view: Cluster, pods: list[PodView], templates, existing: list[ExistingNode], moving: set[str]):
         """NewTopology: the pods being scheduled are excluded from the counts."""
-        bound = self._pass_pods(view)[2]
         if not any(topology_keys(pv) for pv in pods):
             # topology_over builds nothing when no pod has a topology key and no running pod an anti-affinity:
-            # the pass's bound pods with one are read once per pass, not every bound pod per simulation
+            # the pass's bound pods with one are read once per pass, not every bound pod per simulation (and
+            # not every bound pod listed: a pod without an affinity is skipped on one lookup)
             if self._anti is None or self._anti[0] is not view:
-                self._anti = (view, [(k, node) for k, pv, node in bound if affinity_terms(pv, "podAntiAffinity")])
+                s = self.state
+                self._anti = (view, [(k, node) for k, pv in s.pod_views.items()
+                                     if pv.spec.get("affinity") and (node := s.result.pods[k].node)
+                                     and affinity_terms(pv, "podAntiAffinity")])
             if not self._anti[1]:
                 return None
             names = {n.name for n in existing}
@@ -195,7 +205,7 @@ class Simulator:
                 return None
         else:
             names = {n.name for n in existing}
-        running = [(pv, node) for k, pv, node in bound if node in names and k not in moving]
+        running = [(pv, node) for k, pv, node in self._pass_bound(view) if node in names and k not in moving]
         return self.provisioner.topology_over(pods, templates, existing, running)
 
 
