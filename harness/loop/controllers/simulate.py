@@ -171,7 +171,7 @@ class Simulator:
         if self._entries is None or self._entries[0] is not view:
             self._entries = (view, self.provisioner.existing_entries())
             self._waiting = None
-        out = [n for n, keys in self._entries[1] if not (skip and keys & skip)]
+        out = [n for n, keys in self._entries[1] if keys.isdisjoint(skip)] if skip else [n for n, _ in self._entries[1]]
         if refuse:
             if self._waiting is None:          # the pass's nodes inside their consolidateAfter, read once
                 self._waiting = set()
