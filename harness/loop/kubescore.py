@@ -244,40 +244,35 @@ def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list
 
 def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Mapping[str, int]],
                 non_zero: Mapping[str, tuple[int, int]], rng: random.Random, snap: Snapshot | None = None,
-                default_selector: dict | None = None, scores: dict[tuple, dict[str, int]] | None = None) -> dict:
+                default_selector: dict | None = None, scores: dict[tuple, dict[str, tuple[int, int]]] | None = None) -> dict:
     """The Node kube-scheduler binds `pod` to among the feasible `nodes`: `requested` is each Node's
     summed requests, `non_zero` the same with kube-scheduler's defaults for containers without any,
     `snap` the bound pods (PodTopologySpread, InterPodAffinity), `default_selector` what the pod's owner
-    selects. `scores`, kept by the caller for a pass: per pod requests, each Node's weighted resource scores
-    (NodeResourcesFit and BalancedAllocation read only those requests and the Node's), which the caller drops
-    for a Node when it binds a pod there."""
+    selects. `scores`, kept by the caller for a pass: per pod requests and tolerations, each Node's
+    untolerated PreferNoSchedule taints and weighted resource scores (NodeResourcesFit and BalancedAllocation
+    read only those requests and the Node's), which the caller drops for a Node when it binds a pod there."""
     if len(nodes) == 1:
         return nodes[0]
     pod_nz = non_zero_requests(pod)
     pod_req = (pod.scheduler_requests.get("cpu", 0), pod.scheduler_requests.get("memory", 0))
     facts = snap if snap is not None else Snapshot(list(nodes), [])
     tolerations, prefs = pod.tolerations, _preferred(pod)
-    node_facts = [facts.facts(n) for n in nodes]
-    taints = _normalize([_taint_count(tolerations, f.taints) if f.taints else 0 for f in node_facts], reverse=True)
-    affinity = _normalize([_affinity_weight(prefs, n) for n in nodes]) if prefs else [0] * len(nodes)
-    spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
-    inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
+    # per Node, (its untolerated PreferNoSchedule taints, its weighted resource scores): kept for the pass
+    # per pod requests and tolerations (`scores`), computed here for the Nodes not kept
+    kept = scores.setdefault((pod_nz, pod_req, repr(tolerations)), {}) if scores is not None else {}
+    rows = [kept.get(n["metadata"]["name"]) for n in nodes]
     # the weights as locals: this loop runs for every feasible Node of every pod placed
     w_taint, w_affinity, w_fit = WEIGHTS["TaintToleration"], WEIGHTS["NodeAffinity"], WEIGHTS["NodeResourcesFit"]
     w_balanced, w_spread = WEIGHTS["NodeResourcesBalancedAllocation"], WEIGHTS["PodTopologySpread"]
     w_inter = WEIGHTS["InterPodAffinity"]
-    totals = []
     no_zero, empty = (0, 0), {}
     half = MAX_SCORE // 2
-    kept = scores.setdefault((pod_nz, pod_req), {}) if scores is not None else {}
     for i, n in enumerate(nodes):
-        name = n["metadata"]["name"]
-        resources = kept.get(name)
-        if resources is not None:
-            totals.append(w_taint * taints[i] + w_affinity * affinity[i] + resources + w_spread * spread[i]
-                          + w_inter * inter[i])
+        if rows[i] is not None:
             continue
-        cpu, mem = node_facts[i].cpu_memory
+        name = n["metadata"]["name"]
+        node_facts = facts.facts(n)
+        cpu, mem = node_facts.cpu_memory
         nz = non_zero.get(name, no_zero)
         used = requested.get(name, empty)
         used_cpu, used_mem = used.get("cpu", 0), used.get("memory", 0)
@@ -299,10 +294,13 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
         else:
             with_pod = without = int((1 - 0.0) * MAX_SCORE)
         bal = half + (half + with_pod - without) // 2
-        resources = w_fit * fit + w_balanced * bal
-        if scores is not None:
-            kept[name] = resources
-        totals.append(w_taint * taints[i] + w_affinity * affinity[i] + resources + w_spread * spread[i]
-                      + w_inter * inter[i])
+        rows[i] = kept[name] = (_taint_count(tolerations, node_facts.taints) if node_facts.taints else 0,
+                                w_fit * fit + w_balanced * bal)
+    taints = _normalize([row[0] for row in rows], reverse=True)
+    affinity = _normalize([_affinity_weight(prefs, n) for n in nodes]) if prefs else [0] * len(nodes)
+    spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
+    inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
+    totals = [w_taint * taints[i] + w_affinity * affinity[i] + row[1] + w_spread * spread[i] + w_inter * inter[i]
+              for i, row in enumerate(rows)]
     best = max(totals)
     return rng.choice([n for n, t in zip(nodes, totals) if t == best])

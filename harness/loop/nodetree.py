@@ -121,7 +121,11 @@ class NodeTree:
         """find() over the verdicts a pod class already has on every Node (`nodes` in list() order): the same
         feasible Nodes and the same nextStartNodeIndex, without filtering a Node again; the reasons of the
         Nodes that did not fit only when none did (the one case kube-scheduler's message reads them)."""
-        total = len(nodes)
+        positions, reasons = self.positions_in(len(nodes), verdicts)
+        return [nodes[p] for p in positions], reasons
+
+    def positions_in(self, total: int, verdicts: Verdicts) -> tuple[list[int], list[str]]:
+        """find_in() as the feasible Nodes' places in list() order."""
         if total == 0:
             return [], []
         want = num_feasible_nodes_to_find(total)
@@ -138,7 +142,7 @@ class NodeTree:
             processed = total
         self.next_start = (start + processed) % total
         reasons = [] if take else [r for why in verdicts.why for r in why]
-        return [nodes[p] for p in take], reasons
+        return take, reasons
 
 
 class Verdicts:

@@ -45,10 +45,11 @@ class KubeScheduler:
         ordered: list[dict] | None = None     # the Nodes in the node tree's order, likewise
         non_zero: dict[str, tuple[int, int]] | None = None
         position: dict[str, int] = {}         # each Node's place in `ordered`
+        rank: list[int] = []                  # the place in `nodes` (name order) of each Node of `ordered`
         # per pod class, its filter verdict on every Node (nodetree.Verdicts), and per pod's requests each Node's
         # resource scores (kubescore.select_host): both kept as the pass binds, for the Node that took the pod
         classes: dict[tuple, Verdicts] = {}
-        scores: dict[tuple, dict[str, int]] = {}
+        scores: dict[tuple, dict[str, tuple[int, int]]] = {}
 
         def bind(key: str, pv, node: dict) -> None:
             self._bind(key, pv, node, snap, used)
@@ -115,20 +116,24 @@ class KubeScheduler:
                 by_name = {n["metadata"]["name"]: n for n in nodes}
                 ordered = [by_name[n] for n in self.tree.update(nodes)]
                 position = {n["metadata"]["name"]: i for i, n in enumerate(ordered)}
+                rank = [0] * len(ordered)
+                for i, n in enumerate(nodes):
+                    rank[position[n["metadata"]["name"]]] = i
             cycle = Cycle(pv, snap)
             kind = None if s.volumes or pv.spec.get("volumes") else cycle.verdict_class()
+            # scored in name order, as when every Node was filtered (the tie among the best is drawn in
+            # this order)
             if kind is None:
                 feasible, reasons = self.tree.find(ordered, self._filter(cycle, pv, used))
+                feasible.sort(key=lambda n: n["metadata"]["name"])
             else:
                 if kind not in classes:
                     classes[kind] = Verdicts(ordered, functools.partial(cycle.fails, used))
-                feasible, reasons = self.tree.find_in(ordered, classes[kind])
+                places, reasons = self.tree.positions_in(len(ordered), classes[kind])
+                feasible = [nodes[i] for i in sorted([rank[p] for p in places])]
             if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
                 continue
-            # scored in name order, as when every Node was filtered (the tie among the best is drawn in
-            # this order)
-            feasible.sort(key=lambda n: n["metadata"]["name"])
             if non_zero is None:
                 non_zero = self._non_zero()
                 owners = {(d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
