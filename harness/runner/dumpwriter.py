@@ -47,7 +47,7 @@ def dump_with_lines(doc: Any, first_line: int = 1) -> tuple[str, Mapping[tuple, 
     if isinstance(doc, dict) and doc:
         try:
             w = _Writer(first_line)
-            return w.document(doc), WrittenLines(doc, w.at)
+            return w.document(doc), WrittenLines(doc, w.at, frozenset(w.keys))
         except _Fallback:
             pass
     return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True), None
@@ -58,10 +58,12 @@ class WrittenLines(Mapping):
     sequence the lines of its entries in order, found by walking the document along the path. A scenario of
     5,000 nodes has 2.1 million paths: a tuple and a dict entry each were a third of a GB and a tenth of
     `harness new`.
-    The document is read as it was written (`harness new` checks it, changing nothing)."""
+    The document is read as it was written (`harness new` checks it, changing nothing); `mapping_keys` holds
+    every key of its mappings."""
 
-    def __init__(self, doc: dict, at: dict[int, array]) -> None:
+    def __init__(self, doc: dict, at: dict[int, array], mapping_keys: frozenset[str] = frozenset()) -> None:
         self.doc, self.at = doc, at                     # at: id(container) -> its entries' lines
+        self.mapping_keys = mapping_keys
         self.keys_at: dict[int, dict] = {}              # id(mapping) -> key -> index, made on first look
 
     def _line(self, path: tuple) -> int | None:

@@ -528,7 +528,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     if problems:
         raise problems[0]
     data = doc.data
-    problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
+    problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in
+                                             scenario_value_errors(data, getattr(doc.lines, "mapping_keys", None))]
     problems += _shadowed_expectations(doc, data)
     manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), reads)
     problems += merrs
