@@ -12,7 +12,6 @@ without parsing the text it was written as.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -61,7 +60,7 @@ class WrittenLines(Mapping):
     The document is read as it was written (`harness new` checks it, changing nothing); `mapping_keys` holds
     every key of its mappings."""
 
-    def __init__(self, doc: dict, at: dict[int, array], mapping_keys: frozenset[str] = frozenset()) -> None:
+    def __init__(self, doc: dict, at: dict[int, list[int]], mapping_keys: frozenset[str] = frozenset()) -> None:
         self.doc, self.at = doc, at                     # at: id(container) -> its entries' lines
         self.mapping_keys = mapping_keys
         self.keys_at: dict[int, dict] = {}              # id(mapping) -> key -> index, made on first look
@@ -113,7 +112,7 @@ class _Writer:
         self.plain: dict[str, str | None] = {}          # a safe string -> its text (plain or quoted)
         self.keys: dict[str, str] = {}                  # a mapping key -> its text
         self.stubs: dict[tuple, str] = {}               # (value, column, key length or -1) -> libyaml's text
-        self.at: dict[int, array] = {}                  # id(container) -> its entries' lines (WrittenLines)
+        self.at: dict[int, list[int]] = {}              # id(container) -> its entries' lines (WrittenLines)
         self.first_line = first_line
 
     def document(self, doc: dict) -> str:
@@ -168,11 +167,14 @@ class _Writer:
         self.stubs[ck] = hit
         return hit
 
-    def _container(self, v: Any) -> array:
-        """The lines of `v`'s entries, to be filled as they are written."""
-        if id(v) in self.at:              # an alias (&id001) in yaml.dump's text
+    def _container(self, v: Any) -> list[int]:
+        """The lines of `v`'s entries, to be filled as they are written (a list: made faster than an array, and
+        the lines are kept only while the scenario is checked, after the dump is dropped)."""
+        at = self.at
+        n = len(at)
+        lines = at.setdefault(id(v), [])
+        if len(at) == n:                  # an alias (&id001) in yaml.dump's text
             raise _Fallback
-        lines = self.at[id(v)] = array("q")
         return lines
 
     def key_text(self, k: Any) -> str:
@@ -193,7 +195,7 @@ class _Writer:
         pad = " " * col
         lead = "" if first_inline else pad
         for k, v in m.items():
-            kt = keys.get(k) if type(k) is str else None
+            kt = keys.get(k)              # (only strings are there: another key is found by key_text)
             if kt is None:
                 kt = self.key_text(k)
             lines.append(ln)
