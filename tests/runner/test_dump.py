@@ -185,7 +185,13 @@ def test_an_object_twice_is_two_dumps_read_as_one(tmp_path, capsys):
 def test_a_pod_kept_twice_is_written_as_two_copies(tmp_path):
     # two NodeClaims of one node seed its pod twice: the scenario made sharing the dump's objects would hold
     # the pod's containers twice (an anchor and its alias in yaml.dump's text); it is made of copies instead
-    from harness.runner.dump import NewOptions, _kept, _new_scenario, _Shared, new_scenario
+    from harness.runner.dump import (
+        NewOptions,
+        _kept,
+        _new_scenario,
+        _Shared,
+        new_scenario,
+    )
     docs = [d for d in yaml.safe_load_all(DUMP.read_text()) if d]
     items = [i for d in docs for i in (d.get("items") if d.get("kind") == "List" else [d])]
     claim = next(i for i in items if i["kind"] == "NodeClaim")
