@@ -12,7 +12,6 @@ without parsing the text it was written as.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -47,7 +46,7 @@ def dump_with_lines(doc: Any, first_line: int = 1) -> tuple[str, Mapping[tuple, 
     if isinstance(doc, dict) and doc:
         try:
             w = _Writer(first_line)
-            return w.document(doc), WrittenLines(doc, w.at)
+            return w.document(doc), WrittenLines(doc, w.at, frozenset(w.keys))
         except _Fallback:
             pass
     return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True), None
@@ -58,10 +57,12 @@ class WrittenLines(Mapping):
     sequence the lines of its entries in order, found by walking the document along the path. A scenario of
     5,000 nodes has 2.1 million paths: a tuple and a dict entry each were a third of a GB and a tenth of
     `harness new`.
-    The document is read as it was written (`harness new` checks it, changing nothing)."""
+    The document is read as it was written (`harness new` checks it, changing nothing); `mapping_keys` holds
+    every key of its mappings."""
 
-    def __init__(self, doc: dict, at: dict[int, array]) -> None:
+    def __init__(self, doc: dict, at: dict[int, list[int]], mapping_keys: frozenset[str] = frozenset()) -> None:
         self.doc, self.at = doc, at                     # at: id(container) -> its entries' lines
+        self.mapping_keys = mapping_keys
         self.keys_at: dict[int, dict] = {}              # id(mapping) -> key -> index, made on first look
 
     def _line(self, path: tuple) -> int | None:
@@ -111,7 +112,7 @@ class _Writer:
         self.plain: dict[str, str | None] = {}          # a safe string -> its text (plain or quoted)
         self.keys: dict[str, str] = {}                  # a mapping key -> its text
         self.stubs: dict[tuple, str] = {}               # (value, column, key length or -1) -> libyaml's text
-        self.at: dict[int, array] = {}                  # id(container) -> its entries' lines (WrittenLines)
+        self.at: dict[int, list[int]] = {}              # id(container) -> its entries' lines (WrittenLines)
         self.first_line = first_line
 
     def document(self, doc: dict) -> str:
@@ -166,11 +167,14 @@ class _Writer:
         self.stubs[ck] = hit
         return hit
 
-    def _container(self, v: Any) -> array:
-        """The lines of `v`'s entries, to be filled as they are written."""
-        if id(v) in self.at:              # an alias (&id001) in yaml.dump's text
+    def _container(self, v: Any) -> list[int]:
+        """The lines of `v`'s entries, to be filled as they are written (a list: made faster than an array, and
+        the lines are kept only while the scenario is checked, after the dump is dropped)."""
+        at = self.at
+        n = len(at)
+        lines = at.setdefault(id(v), [])
+        if len(at) == n:                  # an alias (&id001) in yaml.dump's text
             raise _Fallback
-        lines = self.at[id(v)] = array("q")
         return lines
 
     def key_text(self, k: Any) -> str:
@@ -191,7 +195,7 @@ class _Writer:
         pad = " " * col
         lead = "" if first_inline else pad
         for k, v in m.items():
-            kt = keys.get(k) if type(k) is str else None
+            kt = keys.get(k)              # (only strings are there: another key is found by key_text)
             if kt is None:
                 kt = self.key_text(k)
             lines.append(ln)

@@ -158,34 +158,69 @@ def schema_errors(doc: Document) -> list[SourceError]:
 
 
 # The lists of a dump's scenario that hold thousands of items (tens of thousands of seeded pods within the
-# existing nodes): jsonschema judges only the first item with each verdict key (harness/runner/verdictkey.py),
-# which finds the scenario valid exactly when it is; an invalid one is judged whole, for the errors' wording.
-# At 5,000 nodes the check took 3.7 CPU-s item by item, 0.6 so (0.2 of it the keys).
-_BIG_LISTS = (("manifests",), ("given", "existingNodes"))
+# existing nodes, an expectation per node and per Deployment): jsonschema judges only the first item with each
+# verdict key (harness/runner/verdictkey.py), which finds the scenario valid exactly when it is; an invalid one
+# is judged whole, for the errors' wording. At 5,000 nodes the check took 3.7 CPU-s item by item, 0.6 with the
+# manifests and existing nodes cut, 0.3 with the expectations cut too.
+_BIG_LISTS = (("manifests",), ("given", "existingNodes"), ("expect", "nodes"), ("expect", "pods"))
 # keywords on the way to such a list that read nothing of it but the branch they descend
 _PATH_KEYWORDS = frozenset({"$schema", "$id", "title", "description", "type", "properties", "additionalProperties",
                             "required", "$defs"})
-# keywords of the list's own schema (and of a reference to it) that judge each item alone
-_LIST_KEYWORDS = frozenset({"title", "description", "type", "items", "$ref"})
+_NOTES = frozenset({"title", "description"})
+# keywords of the list's own schema that judge each item alone (a list's items, a mapping's values)
+_LIST_KEYWORDS = frozenset({"title", "description", "type", "items"})
+_MAP_KEYWORDS = frozenset({"title", "description", "type", "additionalProperties"})
+
+
+def _followed(node, defs: dict):
+    """`node`, a reference that says nothing else followed into `defs`; None for any other reference."""
+    while isinstance(node, dict) and "$ref" in node:
+        ref = node["$ref"]
+        if set(node) - _NOTES - {"$ref"} or not isinstance(ref, str) or not ref.startswith(DEFS):
+            return None
+        node = defs.get(ref[len(DEFS):])
+    return node
+
+
+def _judged_by_items(node, defs: dict) -> tuple[str, dict] | None:
+    """("list", its items' schema) when the schema `node` judges a list by its items alone, ("mapping", its
+    values' schema) when it judges a mapping by its values alone; a `oneOf` whose other branches refuse every
+    list (expect.nodes: a list, or a mapping of lists) judges a list as its list branch does."""
+    node = _followed(node, defs)
+    if not isinstance(node, dict):
+        return None
+    if "oneOf" in node and not set(node) - _NOTES - {"oneOf"} and isinstance(node["oneOf"], list):
+        branches = [_followed(b, defs) for b in node["oneOf"]]
+        lists = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "object")]
+        if len(lists) != 1 or not isinstance(lists[0], dict) or "items" not in lists[0] \
+                or set(lists[0]) - _LIST_KEYWORDS:
+            return None
+        return "list", lists[0]["items"]
+    if "items" in node and not set(node) - _LIST_KEYWORDS:
+        return "list", node["items"]
+    if isinstance(node.get("additionalProperties"), dict) and node.get("type") == "object" \
+            and not set(node) - _MAP_KEYWORDS:
+        return "mapping", node["additionalProperties"]
+    return None
 
 
 @functools.lru_cache(maxsize=1)
-def _item_schemas() -> dict[tuple, dict]:
-    """The items' schema of each of _BIG_LISTS whose verdict is its items' verdicts, one by one: nothing on
-    the way reads the list but that branch, the list's schema is `items` alone, and the items' is keyable."""
+def _item_schemas() -> dict[tuple, tuple[str, dict]]:
+    """For each of _BIG_LISTS whose verdict is its items' verdicts, one by one (nothing on the way reads the
+    list but that branch, the list's schema judges each item alone, and the items' is keyable): whether it is
+    a list or a mapping, and the items' schema."""
     root = schema()
     defs = root.get("$defs") or {}
-    out: dict[tuple, dict] = {}
+    out: dict[tuple, tuple[str, dict]] = {}
     for path in _BIG_LISTS:
         node = root
         for step in path:
-            node = (node.get("properties") or {}).get(step) if not set(node) - _PATH_KEYWORDS else None
-            if not isinstance(node, dict):
-                break
-        while isinstance(node, dict) and "$ref" in node and not set(node) - _LIST_KEYWORDS:
-            node = defs.get(node["$ref"][len(DEFS):]) if str(node["$ref"]).startswith(DEFS) else None
-        if isinstance(node, dict) and not set(node) - _LIST_KEYWORDS and keyable(node.get("items"), defs):
-            out[path] = node["items"]
+            node = _followed(node, defs)
+            node = (node.get("properties") or {}).get(step) \
+                if isinstance(node, dict) and not set(node) - _PATH_KEYWORDS else None
+        judged = _judged_by_items(node, defs)
+        if judged and keyable(judged[1], defs):
+            out[path] = judged
     return out
 
 
@@ -196,19 +231,20 @@ def _keyer() -> Keyer:
 
 def _judged_alike(data):
     """`data` with each of _BIG_LISTS cut to the first item of each verdict key: valid exactly when `data` is."""
-    for path, items in _item_schemas().items():
-        data = _cut(data, path, items)
+    for path, judged in _item_schemas().items():
+        data = _cut(data, path, judged)
     return data
 
 
-def _cut(data, path: tuple, items: dict):
-    """`data` with the list at `path` cut to the first item of each key under the items' schema `items`, the
-    mappings on the way copied (shallow); `data` itself when there is no list there."""
+def _cut(data, path: tuple, judged: tuple[str, dict]):
+    """`data` with the list (or mapping) at `path` cut to the first item of each key under the items' schema,
+    the mappings on the way copied (shallow); `data` itself when there is no list (or mapping) there."""
     if not path:
-        return _keyer().representatives(data, items) if isinstance(data, list) else data
+        kind, items = judged
+        return _keyer().representatives(data, items) if isinstance(data, list if kind == "list" else dict) else data
     if not isinstance(data, dict) or path[0] not in data:
         return data
-    return {**data, path[0]: _cut(data[path[0]], path[1:], items)}
+    return {**data, path[0]: _cut(data[path[0]], path[1:], judged)}
 
 
 def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
@@ -528,7 +564,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     if problems:
         raise problems[0]
     data = doc.data
-    problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in scenario_value_errors(data)]
+    problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in
+                                             scenario_value_errors(data, getattr(doc.lines, "mapping_keys", None))]
     problems += _shadowed_expectations(doc, data)
     manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), reads)
     problems += merrs

@@ -5,8 +5,9 @@ tens of microseconds, a key is a few dict lookups).
 
 Only the keywords in KEYED are keyed; a schema that uses any other (or a reference outside its `$defs`) is
 not keyable, and its values are judged one by one. The key holds each value's type (jsonschema tells
-`true` from `1`, and `1.0` is an integer: a number is kept whole), a string itself only where `enum` or
-`const` reads it, whether it matches a `pattern`, a length where a bound reads it, and the keys of the values
+`true` from `1`, and `1.0` is an integer: a float keeps whether it is whole), a value itself only where `enum`
+or `const` reads it (a mapping or list only where they hold one), a number's side of each bound, whether a
+string matches a `pattern`, a length where a bound reads it, and the keys of the values
 the schema reaches: a listed property's, each extra property's under `additionalProperties`, the set of an
 array's items' (`items` judges each item alone), and each branch's of `oneOf`/`anyOf`/`allOf`/`not`.
 """
@@ -24,7 +25,8 @@ KEYED = frozenset({"type", "enum", "const", "pattern", "minLength", "maxLength",
                    "minProperties", "maxProperties", "items", "minItems", "maxItems", "oneOf", "anyOf", "allOf",
                    "not", "$ref", "title", "description", "default", "examples"})
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples"})
-_KEYED_BY_TYPE = frozenset({str, dict, list})   # a type-only reading keys these by their type alone
+_KEYED_BY_TYPE = frozenset({str, dict, list, int, bool, type(None)})   # a type-only reading keys these by type alone
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 _LENGTH = ("minLength", "maxLength")
 _SIZE = ("minProperties", "maxProperties", "minItems", "maxItems")
 
@@ -82,12 +84,17 @@ class Keyer:
         """`value`'s key under the keyable schema `node`."""
         return self.reading(node).key(value)
 
-    def representatives(self, values: list, node) -> list:
-        """The first of `values` with each key: the schema `node` finds them all valid exactly when it finds
-        these valid. All of them when a value is no dict key (data not read from YAML or JSON)."""
+    def representatives(self, values, node):
+        """The first of `values` (a list, or a mapping's entries) with each key: the schema `node` finds them all
+        valid exactly when it finds these valid. All of them when a value is no dict key (data not read from YAML
+        or JSON)."""
         reading = self.reading(node)
         firsts: dict = {}
         try:
+            if isinstance(values, dict):
+                for k, v in values.items():
+                    firsts.setdefault(reading.key(v), k)
+                return {k: values[k] for k in firsts.values()}
             for v in values:
                 firsts.setdefault(reading.key(v), v)
         except TypeError:
@@ -105,7 +112,7 @@ class Keyer:
 class _Reading:
     """What one keyable schema node reads of a value (see the module docstring), and the key of a value."""
 
-    __slots__ = ("plain", "forward", "false", "ref", "whole", "pattern", "length", "props", "required", "closed",
+    __slots__ = ("plain", "forward", "false", "ref", "whole", "whole_containers", "bounds", "pattern", "length", "props", "required", "closed",
                  "extra", "items", "size", "branches", "negated")
 
     def compile(self, node, keyer: Keyer) -> None:
@@ -114,6 +121,10 @@ class _Reading:
         ref = node.get("$ref")
         self.ref = keyer.reading(keyer.defs[ref[len(DEFS):]]) if ref else None
         self.whole = "enum" in node or "const" in node
+        # a mapping or list equals no enum value that is not one (a dump's {scheduled: true} among the words)
+        self.whole_containers = any(isinstance(v, (dict, list))
+                                    for v in list(node.get("enum") or []) + ([node["const"]] if "const" in node else []))
+        self.bounds = tuple((k, node[k]) for k in _BOUNDS if k in node)
         self.pattern = re.compile(node["pattern"]) if "pattern" in node else None
         self.length = any(k in node for k in _LENGTH)
         self.props = {k: keyer.reading(sub) for k, sub in (node.get("properties") or {}).items()}
@@ -133,7 +144,7 @@ class _Reading:
     def key(self, value):
         kind = type(value)
         if self.plain:
-            return kind if kind in _KEYED_BY_TYPE else (kind, value)
+            return kind if kind in _KEYED_BY_TYPE else (kind, value.is_integer()) if kind is float else (kind, value)
         if self.forward is not None:
             return self.forward.key(value)
         if self.false:
@@ -146,7 +157,7 @@ class _Reading:
             if self.length:
                 out.append(len(value))
         elif kind is dict:
-            out.append(("dict", id(value)) if self.whole else kind)
+            out.append(("dict", id(value)) if self.whole_containers else kind)
             props = self.props
             if props:
                 out.append(tuple([(k, props[k].key(v)) for k, v in value.items() if k in props]))
@@ -158,9 +169,12 @@ class _Reading:
                 out.append(_keys_of(self.extra, value.values() if not props else
                                     [v for k, v in value.items() if k not in props]))
         elif kind is list:
-            out.append(("list", id(value)) if self.whole else kind)
+            out.append(("list", id(value)) if self.whole_containers else kind)
             if self.items is not None:
                 out.append(_keys_of(self.items, value))
+        elif (kind is int or kind is float) and not self.whole:
+            # what jsonschema asks of a number: whether it is whole (`integer`), and each bound it holds
+            out.append((kind, kind is int or value.is_integer(), tuple(_beyond(k, b, value) for k, b in self.bounds)))
         else:
             out.append((kind, value))
         if self.size and (kind is dict or kind is list):
@@ -172,9 +186,20 @@ class _Reading:
         return tuple(out)
 
 
+def _beyond(keyword: str, bound, value) -> bool:
+    """Whether `value` fails the bound, as jsonschema compares (jsonschema/_keywords.py minimum, ...)."""
+    if keyword == "minimum":
+        return value < bound
+    if keyword == "maximum":
+        return value > bound
+    if keyword == "exclusiveMinimum":
+        return value <= bound
+    return value >= bound
+
+
 def _keys_of(reading: _Reading, values) -> frozenset:
     """The set of the keys of `values` under `reading`: the set of their types, without a call per value, when
-    the reading is a type alone and none is a number, boolean or null (a label's values, a list of names)."""
+    the reading is a type alone and none is a float (a label's values, a list of names)."""
     if reading.plain:
         types = frozenset(map(type, values))
         if types <= _KEYED_BY_TYPE:

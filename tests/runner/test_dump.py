@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.cli import main as cli
@@ -179,3 +180,30 @@ def test_an_object_twice_is_two_dumps_read_as_one(tmp_path, capsys):
     assert cli(["new", str(dump), "--name", "twice", "-o", str(tmp_path / "t.scenario.yaml")]) != 0
     assert (f"{dump}:6: NodeClaim default-h5szv is in the input twice (first at line 1): give one dump of one moment"
             in capsys.readouterr().err)
+
+
+def test_a_pod_kept_twice_is_written_as_two_copies(tmp_path):
+    # two NodeClaims of one node seed its pod twice: the scenario made sharing the dump's objects would hold
+    # the pod's containers twice (an anchor and its alias in yaml.dump's text); it is made of copies instead
+    from harness.runner.dump import (
+        NewOptions,
+        _kept,
+        _new_scenario,
+        _Shared,
+        new_scenario,
+    )
+    docs = [d for d in yaml.safe_load_all(DUMP.read_text()) if d]
+    items = [i for d in docs for i in (d.get("items") if d.get("kind") == "List" else [d])]
+    claim = next(i for i in items if i["kind"] == "NodeClaim")
+    twin = json.loads(json.dumps(claim))
+    twin["metadata"]["name"] += "-twin"
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items + [twin]}, indent=4))
+    opts = NewOptions(paths=[str(dump)], name="case-1", output=str(tmp_path / "case.scenario.yaml"), force=True)
+    with pytest.raises(_Shared):
+        _new_scenario(opts, True)
+    out, text, notes = new_scenario(opts)
+    assert "&id" not in text and (out, text, notes) == _new_scenario(opts, False)
+    pod = next(i for i in items if i["kind"] == "Pod")
+    kept = _kept(pod)
+    assert kept["spec"]["containers"] is pod["spec"]["containers"] and kept["spec"] is not pod["spec"]

@@ -1,5 +1,5 @@
 """Scenario loading (harness/runner/scenario.py): the JSON Schema check judges the items of a dump scenario's
-long lists (manifests, existing nodes and their pods) once per verdict key, with the verdict and the errors of
+long lists (manifests, existing nodes and their pods, the expectations per node and per pod) once per verdict key, with the verdict and the errors of
 the item-by-item check."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _pod(i: int) -> dict:
 def test_the_shipped_schema_judges_long_lists_alike():
     # a keyword verdictkey does not read, added to the items' schema or on the way there, turns this off for
     # that list (its items judged one by one again: correct, but most of the check at 5,000 nodes)
-    assert set(_item_schemas()) == {("manifests",), ("given", "existingNodes")}
+    assert set(_item_schemas()) == {("manifests",), ("given", "existingNodes"), ("expect", "nodes"), ("expect", "pods")}
 
 
 def test_a_bad_pod_among_thousands_is_named_as_the_whole_check_names_it():
@@ -86,4 +86,19 @@ def test_judging_items_alike_agrees_with_judging_each(edits):
     data = _scenario(pods)
     data["given"]["existingNodes"] += nodes
     data["manifests"] = manifests
+    assert _validator().is_valid(_judged_alike(data)) == _validator().is_valid(data)
+
+
+_EXPECTED = st.one_of(st.sampled_from(["scheduled", "pending", "running", 1, None, True]),
+                      st.dictionaries(st.sampled_from(["scheduled", "pending", "reason", "count", "node", "extra"]),
+                                      st.sampled_from([True, False, 1, 0, -1, "x", None]), max_size=3))
+_NODE = st.dictionaries(st.sampled_from(["pod", "nodePool", "index", "labels", "zone", "extra"]),
+                        st.sampled_from([True, 1, 0, "web", "1", None, {}, {"a": "b"}, {"a": 1}]), max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_EXPECTED, max_size=5), st.one_of(st.lists(_NODE, max_size=5), _NODE))
+def test_judging_expectations_alike_agrees_with_judging_each(pods, nodes):
+    data = _scenario([_pod(0)])
+    data["expect"] = {"pods": {f"web-{i}": p for i, p in enumerate(pods)}, "nodes": nodes}
     assert _validator().is_valid(_judged_alike(data)) == _validator().is_valid(data)

@@ -16,11 +16,13 @@ _TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "obj
 _LEAVES = st.one_of(
     st.booleans(),
     st.fixed_dictionaries({"type": st.one_of(_TYPES, st.lists(_TYPES, min_size=1, max_size=3, unique=True))}),
-    st.fixed_dictionaries({"enum": st.lists(_SCALARS, min_size=1, max_size=3)}),
+    st.fixed_dictionaries({"enum": st.lists(st.one_of(_SCALARS, st.sampled_from([{"a": 1}, [1], {}])), min_size=1,
+                                            max_size=3)}),
     st.fixed_dictionaries({"const": _SCALARS}),
     st.fixed_dictionaries({"pattern": st.sampled_from(["^a", "[0-9]", "^$"])}),
     st.fixed_dictionaries({"minLength": st.integers(0, 2)}),
     st.fixed_dictionaries({"maximum": st.integers(-1, 1), "exclusiveMinimum": st.integers(-2, 0)}),
+    st.fixed_dictionaries({"minimum": st.sampled_from([0, 1.5]), "exclusiveMaximum": st.integers(0, 2)}),
     st.fixed_dictionaries({"minItems": st.integers(0, 2), "maxProperties": st.integers(0, 2)}),
     st.fixed_dictionaries({"required": st.lists(_NAMES, max_size=2, unique=True)}),
     st.fixed_dictionaries({"$ref": st.just("#/$defs/name")}))
