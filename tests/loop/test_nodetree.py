@@ -6,7 +6,12 @@ import random
 
 import pytest
 
-from harness.loop.nodetree import NodeTree, Verdicts, num_feasible_nodes_to_find, zone_key
+from harness.loop.nodetree import (
+    NodeTree,
+    Verdicts,
+    num_feasible_nodes_to_find,
+    zone_key,
+)
 
 R, Z = "topology.kubernetes.io/region", "topology.kubernetes.io/zone"
 BR, BZ = "failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone"

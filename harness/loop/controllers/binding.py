@@ -21,7 +21,6 @@ from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
 from harness.model.versions import version_at_least
 
-
 _NODE = operator.attrgetter("node")
 
 
