@@ -80,17 +80,31 @@ def state_nodes(s: LoopState, marked_only: bool = False) -> list[StateNode]:
     """Every live NodeClaim (launched) with its Node, then the Nodes no NodeClaim owns (`marked_only`: of
     those, the ones marked for deletion, with their pods: what a provisioning pass reschedules)."""
     out: dict[str, StateNode] = {}
-    nodes = {n["metadata"]["name"]: n for n in s.cluster.list("Node", shared=True)}     # read only
-    for c in s.claims:
-        if c.done or c.refused or c.launched is None:
-            continue
-        name = c.node_name or c.launched.vm_name
-        out[name] = StateNode(name, c, nodes.get(c.node_name) if c.node_name else None)
-    for name, node in nodes.items():
-        if name not in out:
-            out[name] = StateNode(name, None, node)
     if marked_only:
-        out = {name: sn for name, sn in out.items() if sn.marked_for_deletion}
+        # a provisioning round asks this while nodes drain: the marked NodeClaims' Nodes read alone, every Node
+        # listed only for the ones no NodeClaim owns
+        owned = set()
+        for c in s.claims:
+            if c.done or c.refused or c.launched is None:
+                continue
+            name = c.node_name or c.launched.vm_name
+            owned.add(name)
+            if c.dis.marked_for_deletion or c.dis.deleting_since is not None or c.dis.instance_terminating:
+                out[name] = StateNode(name, c, s.cluster.get("Node", c.node_name, shared=True) if c.node_name else None)
+        for node in s.cluster.list("Node", shared=True):     # read only
+            name = node["metadata"]["name"]
+            if name not in owned and node["metadata"].get("deletionTimestamp"):
+                out[name] = StateNode(name, None, node)
+    else:
+        nodes = {n["metadata"]["name"]: n for n in s.cluster.list("Node", shared=True)}     # read only
+        for c in s.claims:
+            if c.done or c.refused or c.launched is None:
+                continue
+            name = c.node_name or c.launched.vm_name
+            out[name] = StateNode(name, c, nodes.get(c.node_name) if c.node_name else None)
+        for name, node in nodes.items():
+            if name not in out:
+                out[name] = StateNode(name, None, node)
     for key, pr in s.result.pods.items():
         if pr.node and pr.node in out and pr.state != "deleted" and key in s.pod_views:
             out[pr.node].pods.append(key)
