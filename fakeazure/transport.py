@@ -29,7 +29,7 @@ from azure.core.rest._http_response_impl import HttpResponseImpl
 from azure.core.utils import CaseInsensitiveDict
 from requests.utils import requote_uri
 
-from .guard import blocked, is_azure_url
+from .guard import block_real_azure, blocked, is_azure_url, mock_serving
 from .mock import SERVED_URL
 
 
@@ -116,13 +116,24 @@ class InProcessTransport(HttpTransport):
         self.state = None
 
     @contextlib.contextmanager
-    def serving(self, state):
-        """Answer from `state` inside the block; outside it every request fails."""
+    def serving(self, state, guard: bool = False):
+        """Answer from `state` inside the block; outside it every request fails. `guard`: also what
+        ``mock_azure`` gives these clients, for a caller that sends nothing through ``requests``: fakeazure's
+        clients may address the real ARM host (``fake_serving``) and the process-wide guard refuses to resolve
+        an Azure host (``block_real_azure``); ``requests`` is not patched (building and starting a
+        ``responses`` mock was ~1 % of a small scenario's CPU)."""
         previous, self.state = self.state, state
+        resolver = block_real_azure() if guard else None
+        if resolver is not None:
+            mock_serving(+1)
+            resolver.start()
         try:
             yield state
         finally:
             self.state = previous
+            if resolver is not None:
+                resolver.stop()
+                mock_serving(-1)
 
     def send(self, request, **kwargs: Any) -> InProcessResponse:
         url = _requote(request.url)
