@@ -137,22 +137,25 @@ _LISTS: dict[tuple, list] = {}
 _PAGES_MAX = 1024
 
 
-_DIGESTS: dict[int, tuple[bytes, bytes]] = {}
+_DIGESTS: dict[str, dict[int, tuple[bytes, bytes]]] = {}
+_DIGESTS_PER_KIND = 4
 
 
-def _digest(body: bytes) -> bytes:
+def _digest(kind: str, body: bytes) -> bytes:
     """The sha256 of a page body, worked out once per bytes object: the fake answers a catalog's SKU list
     page with the same bytes object every time (fakeazure/compute/skus.py EncodedPages), and hashing it was
-    the largest part of a run's SKU list read. Keyed by identity and holding the object, so an id is
-    never reused for another body while its entry lives."""
-    hit = _DIGESTS.get(id(body))
+    the largest part of a run's SKU list read. Keyed by identity and holding the object (so an id is never
+    reused for another body while its entry lives); at most _DIGESTS_PER_KIND bodies of a kind are held, so
+    the lists answered with new bytes every time (usages, VMs) hold little memory."""
+    held = _DIGESTS.setdefault(kind, {})
+    hit = held.get(id(body))
     if hit is not None and hit[0] is body:
         return hit[1]
     digest = hashlib.sha256(body).digest()
     if len(body) >= 4096:                    # a small body hashes faster than it is looked up
-        if len(_DIGESTS) >= _PAGES_MAX:
-            _DIGESTS.clear()
-        _DIGESTS[id(body)] = (body, digest)
+        if len(held) >= _DIGESTS_PER_KIND:
+            held.clear()
+        held[id(body)] = (body, digest)
     return digest
 
 
@@ -168,7 +171,7 @@ def _read_pages(kind: str, pager_of, convert, raw=None) -> list:
         if http.status_code != 200:
             return
         body = http.body()
-        key = (kind, _digest(body))
+        key = (kind, _digest(kind, body))
         hit = _PAGES.get(key)
         if hit is None and raw is not None:
             doc = json.loads(body)
