@@ -12,7 +12,7 @@ import fakeazure
 from harness.backends.embedded import EmbeddedBackend
 from harness.loop.result import NodeClassResult
 from harness.model.profile import load_profile
-from harness.runner.engines.real.existing import (_instance_type, _Launch, apply_object, hold_disruption,
+from harness.runner.engines.real.existing import (_await_group, _instance_type, _Launch, apply_object, hold_disruption,
                                                   managed_nodeclaim, restore_disruption, seed_groups, unready_nodepool,
                                                   vm_name_of)
 
@@ -462,3 +462,18 @@ def test_a_group_entry_has_reached_its_state_by_its_nodeclaims_conditions():
     assert in_flight.reached(nc(Launched="True", Registered="Unknown"))
     not_ready = _Launch(0, {}, None, {"metadata": {"name": "web-0"}}, unregistered=False, uninitialized=True)
     assert not_ready.reached(nc(Launched="True", Registered="True", Initialized="Unknown"))
+
+
+def test_a_group_waits_for_its_nodeclaims_and_returns_those_the_controller_deleted():
+    """The provider's instance garbage collection may delete a seeded VM before its NodeClaim shows the
+    providerID (the fake's VMs are months old): the group is not held up by it, and the seeding launches it
+    again (existing._relaunch)."""
+    done = {"status": {"nodeName": "n", "conditions": [{"type": t, "status": "True"}
+                                                       for t in ("Launched", "Registered", "Initialized")]}}
+    stored = {"web-0": done, "web-1": {**done, "metadata": {"deletionTimestamp": "2026-11-26T10:00:00Z"}}}
+
+    class Run:
+        reads = type("R", (), {"get": staticmethod(lambda kind, name: stored.get(name))})()
+        kubelets = type("K", (), {"step": staticmethod(lambda: False)})()
+    group = [_Launch(i, {}, None, {"metadata": {"name": f"web-{i}"}}, False, False) for i in range(3)]
+    assert [launch.name for launch in _await_group(Run(), group)] == ["web-1", "web-2"]

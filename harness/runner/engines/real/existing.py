@@ -41,6 +41,7 @@ HISTORY_WRITES = 5
 # managed entries launched together (seed_groups): the live controller launches, and the stand-ins register,
 # a group's NodeClaims side by side; one at a time a 100-node dump took ~2.3 s a node at load 3
 SEED_BATCH = 25
+SEED_RETRIES = 2          # a seeded NodeClaim the controller deleted meanwhile is seeded again (_relaunch)
 
 
 # A dumped claim says it is bound (pv.kubernetes.io/bind-completed) to a volume whose claimRef, dumped too,
@@ -696,8 +697,34 @@ def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
             if launch.when is not None:
                 run.clock_at(launch.when.created, touch=False)
             cluster.create(launch.nc, ADMIN)
-        _await_group(run, launching)
+        gone = _await_group(run, launching)
+        for _ in range(SEED_RETRIES):
+            if not gone:
+                break
+            # seeded again one by one, each on its own clock, once the rest of the group has registered
+            gone = [launch for launch in gone if _relaunch(run, launch)]
+        if gone:
+            raise RuntimeError("; ".join(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted "
+                                         f"while seeded, {SEED_RETRIES + 1} times" for launch in gone))
         return [_finish_seeded(run, launch) for launch in launching]
+
+
+def _relaunch(run, launch: _Launch) -> bool:
+    """The entry's NodeClaim again, once the controller has deleted the one seeded: True when this one is
+    deleted too. The provider's instance garbage collection deletes a VM it lists before the VM's NodeClaim
+    shows its providerID, unless the VM is 5 minutes old (provider v1.14.0 pkg/controllers/nodeclaim/
+    garbagecollection/instance_garbagecollection.go Reconcile: `time.Since` the VM's timeCreated), and the
+    fake's VMs were created months before the wall clock (runclock.FakeAzureClock), so with a group
+    launching side by side the race is there every 2 minutes; on Azure a VM of seconds is never collected."""
+    cluster = run.cluster
+    if not wait_for(lambda: cluster.get("NodeClaim", launch.name) is None, step=run.kubelets.step):
+        raise RuntimeError(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted while "
+                           f"seeded and is still there {SEED_TIMEOUT:.0f}s later")
+    run.kubelets.forget(vm_name_of(launch.name))
+    if launch.when is not None:
+        run.clock_at(launch.when.created, touch=False)
+    cluster.create(launch.nc, ADMIN)
+    return bool(_await_group(run, [launch]))
 
 
 def _hashed_nodepool(run, entry: dict, index: int) -> dict | None:
@@ -743,20 +770,29 @@ def _hold_kubelet(kubelets, launch: _Launch) -> None:
         kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
 
 
-def _await_group(run, launching: list[_Launch]) -> None:
-    """Until every NodeClaim of the group is as far along as its entry says, driving the kubelet stand-ins
-    between polls; read from the run's watch cache (one request per NodeClaim per poll would be thousands
-    at size). Fails when none of those left got there in SEED_TIMEOUT."""
+def _await_group(run, launching: list[_Launch]) -> list[_Launch]:
+    """Until every NodeClaim of the group is as far along as its entry says, or deleted, driving the kubelet
+    stand-ins between polls; read from the run's watch cache (one request per NodeClaim per poll would be
+    thousands at size). Returns the deleted ones (_relaunch); fails when none of those left got anywhere in
+    SEED_TIMEOUT."""
     reads = getattr(run, "reads", None) or run.cluster
     waiting = {launch.name: launch for launch in launching}
+    gone: list[_Launch] = []
     deadline = time.monotonic() + SEED_TIMEOUT
     while True:
         run.kubelets.step()
-        done = [name for name, launch in waiting.items() if launch.reached(reads.get("NodeClaim", name))]
+        done = []
+        for name, launch in waiting.items():
+            nc = reads.get("NodeClaim", name)
+            if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp"):
+                gone.append(launch)
+                done.append(name)
+            elif launch.reached(nc):
+                done.append(name)
         for name in done:
             del waiting[name]
         if not waiting:
-            return
+            return gone
         if done:
             deadline = time.monotonic() + SEED_TIMEOUT
         elif time.monotonic() > deadline:

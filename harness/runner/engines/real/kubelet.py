@@ -257,6 +257,14 @@ class Kubelets:
         self.not_ready &= self.never_ready
         return released
 
+    def forget(self, vm_name: str) -> None:
+        """A VM deleted and to be created again under its name (a seeded node launched anew): its next
+        create boots a kubelet of its own."""
+        for name in [n for n in self.records if n.lower() == vm_name.lower()]:
+            del self.records[name]
+            self._pending_ccm.discard(name)
+            self._up_since.pop(name, None)
+
     def _booted(self, vm_name: str) -> bool:
         """The VM's kubelet has booted: `boot_seconds` since its create was first seen done."""
         if not self.boot_seconds or self.seeding:       # seeded existing nodes register at once, as in the simulation
