@@ -1041,7 +1041,17 @@ class RealRun:
         time); a run whose clock does not move stays on the wall clock. `touch`: as _move_clock (the
         seeding moves it per entry without, then back to the start with)."""
         if self.clocked and abs(CLOCK.now() - instant) > CLOCK_SLACK:
+            placed = self.fake.clock.time()
             self._move_clock(instant - CLOCK.now(), touch)
+            # a placement, not time passing: the fake's clock runs on from where it was (runclock.py
+            # FakeAzureClock). Moved back with the seeding's clock it would hide from the resource graph every
+            # VM created since (fakeazure/resourcegraph/models.py rows: created before the query's instant), and
+            # core's garbage collection deletes a registered NodeClaim its cloud provider does not list once its
+            # Node is not Ready (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/garbagecollection/
+            # controller.go Reconcile)
+            rebase = getattr(self.fake.clock, "rebase", None)
+            if rebase is not None:
+                rebase(placed)
 
     def _move_clock(self, seconds: float, touch: bool = True) -> None:
         """Move the run's clock by `seconds` and wait (up to CLOCK_WAIT) until the controller has read it
