@@ -289,7 +289,7 @@ def test_a_placement_of_the_runs_clock_leaves_the_fakes_clock_running_on(monkeyp
     monkeypatch.setattr(runclock.time, "time", lambda: 1_000_000.0)
     fake = FakeAzureClock(start=500.0)
     run = SimpleNamespace(clocked=True, fake=SimpleNamespace(clock=fake),
-                          _move_clock=lambda seconds, touch=True: clock.advance(seconds))
+                          _move_clock=lambda seconds, touch=True, confirm=True: clock.advance(seconds))
     engine.RealRun.clock_at(run, 1_000_000.0 - 3 * 86400, touch=False)
     assert clock.now() == 1_000_000.0 - 3 * 86400 and fake.time() == 500.0
     engine.RealRun.clock_at(run, 1_000_000.0)
