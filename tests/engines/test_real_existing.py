@@ -472,8 +472,12 @@ def test_a_group_waits_for_its_nodeclaims_and_returns_those_the_controller_delet
                                                        for t in ("Launched", "Registered", "Initialized")]}}
     stored = {"web-0": done, "web-1": {**done, "metadata": {"deletionTimestamp": "2026-11-26T10:00:00Z"}}}
 
+    # launched, its VM collected before it registered
+    stored["web-3"] = {"metadata": {"name": "web-3"}, "status": {"conditions": [{"type": "Launched", "status": "True"}]}}
+
     class Run:
         reads = type("R", (), {"get": staticmethod(lambda kind, name: stored.get(name))})()
-        kubelets = type("K", (), {"step": staticmethod(lambda: False)})()
-    group = [_Launch(i, {}, None, {"metadata": {"name": f"web-{i}"}}, False, False) for i in range(3)]
-    assert [launch.name for launch in _await_group(Run(), group)] == ["web-1", "web-2"]
+        kubelets = type("K", (), {"step": staticmethod(lambda: False), "rg": "rg"})()
+        fake = type("F", (), {"vm_names": staticmethod(lambda rg: {"aks-web-0", "aks-web-1", "aks-web-2"})})()
+    group = [_Launch(i, {}, None, {"metadata": {"name": f"web-{i}"}}, False, False) for i in range(4)]
+    assert [launch.name for launch in _await_group(Run(), group)] == ["web-1", "web-2", "web-3"]

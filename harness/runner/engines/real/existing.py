@@ -712,14 +712,27 @@ def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
         return [_finish_seeded(run, launch) for launch in launching]
 
 
+def _vm_lost(nc: dict, vms: set[str]) -> bool:
+    """Whether a launched, unregistered NodeClaim's VM is gone from the fake: the provider's instance garbage
+    collection took it (_relaunch), and the NodeClaim would wait for core's 15-minute registration timeout."""
+    conds = {c["type"]: c.get("status") for c in (nc.get("status") or {}).get("conditions") or []}
+    return conds.get("Launched") == "True" and conds.get("Registered") != "True" and \
+        vm_name_of(nc["metadata"]["name"]).lower() not in vms
+
+
 def _relaunch(run, launch: _Launch) -> bool:
-    """The entry's NodeClaim again, once the controller has deleted the one seeded: True when this one is
-    deleted too. The provider's instance garbage collection deletes a VM it lists before the VM's NodeClaim
+    """The entry's NodeClaim again, once the controller has deleted the one seeded or its VM: True when this
+    one is lost too. The provider's instance garbage collection deletes a VM it lists before the VM's NodeClaim
     shows its providerID, unless the VM is 5 minutes old (provider v1.14.0 pkg/controllers/nodeclaim/
     garbagecollection/instance_garbagecollection.go Reconcile: `time.Since` the VM's timeCreated), and the
     fake's VMs were created months before the wall clock (runclock.FakeAzureClock), so with a group
     launching side by side the race is there every 2 minutes; on Azure a VM of seconds is never collected."""
     cluster = run.cluster
+    try:        # one whose VM was collected: its termination finds the VM gone and lets it go
+        cluster.delete("NodeClaim", launch.name)
+    except APIRejected as e:
+        if e.status != 404:
+            raise
     if not wait_for(lambda: cluster.get("NodeClaim", launch.name) is None, step=run.kubelets.step):
         raise RuntimeError(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted while "
                            f"seeded and is still there {SEED_TIMEOUT:.0f}s later")
@@ -785,9 +798,10 @@ def _await_group(run, launching: list[_Launch]) -> list[_Launch]:
     while True:
         run.kubelets.step()
         done = []
+        vms = run.fake.vm_names(run.kubelets.rg)
         for name, launch in waiting.items():
             nc = reads.get("NodeClaim", name)
-            if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp"):
+            if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp") or _vm_lost(nc, vms):
                 gone.append(launch)
                 done.append(name)
             elif launch.reached(nc):
