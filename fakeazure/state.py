@@ -311,6 +311,13 @@ class FakeAzure:
             self._tick()
             return [self.network.view(n) for n in self.network.list(resource_group)]
 
+    def vm_names(self, rg: str) -> set[str]:
+        """The names of the VMs in resource group `rg`, lower case: one look for many VMs (get_vm builds each
+        one's view)."""
+        with self.lock:
+            self._tick()
+            return {vm.name.lower() for vm in self.compute.list(rg)}
+
     def get_vm(self, rg: str, name: str) -> dict | None:
         with self.lock:
             self._tick()

@@ -107,6 +107,13 @@ class WatchCache:
         with self._cond:
             return s.items.get(((namespace or "default") if s.kind.namespaced else "", name))
 
+    def peek(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """As `get`, without waiting for the watch to deliver the harness's own latest write of the kind: for a
+        reader on a thread of its own that must not queue behind the harness's writes (a heartbeat)."""
+        s = self._stores[kind]
+        with self._cond:
+            return s.items.get(((namespace or "default") if s.kind.namespaced else "", name))
+
     def wrote(self, obj: dict) -> None:
         """A write by one of the cluster's clients answered with `obj`: reads of its kind wait for it."""
         s = self._stores.get(obj.get("kind") or "")
@@ -254,6 +261,12 @@ class CachedReads:
     def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         if kind in self.cache.kinds:
             return self.cache.get(kind, name, namespace)
+        return self.cluster.get(kind, name, namespace)
+
+    def peek(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """As `get`, not waiting for the harness's own writes of a cached kind (WatchCache.peek)."""
+        if kind in self.cache.kinds:
+            return self.cache.peek(kind, name, namespace)
         return self.cluster.get(kind, name, namespace)
 
     def __getattr__(self, name: str):

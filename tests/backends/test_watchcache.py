@@ -163,6 +163,8 @@ def test_a_write_not_delivered_names_the_lagging_watch(server):
         cache.wrote({"kind": "Node", "metadata": {"resourceVersion": "100"}})     # a kind not mirrored: no wait
         with pytest.raises(WatchLagging, match=r"watch of pods has not delivered resourceVersion 99 \(its last: 1\)"):
             cache.catch_up("Pod", timeout=0.2)
+        # a heartbeat's read does not queue behind the harness's writes: what the watch has delivered
+        assert cache.peek("Pod", "a") is None
         server.events.put({"type": "ADDED", "object": _pod("a", 99)})
         assert [p["metadata"]["name"] for p in cache.list("Pod")] == ["a"]       # list() waits for it
     finally:
@@ -186,6 +188,7 @@ def test_cached_reads_answer_mirrored_kinds_and_pass_the_rest_through(server):
         assert [p["metadata"]["name"] for p in reads.list("Pod")] == ["a"]
         assert reads.list("Node") == ["cluster Node"]
         assert reads.get("Node", "n") == "cluster Node/n"
+        assert reads.peek("Pod", "a")["metadata"]["name"] == "a" and reads.peek("Node", "n") == "cluster Node/n"
         assert reads.admin == "the admin client"
     finally:
         cache.close()

@@ -273,3 +273,24 @@ def test_a_run_on_a_substituted_controller_carries_the_notice_in_its_result(tmp_
     assert outcome.notices == [("provider v1.12.2: built with github.com/Azure/skewer v0.0.24 for v0.0.22, which the "
                                 "Go module proxy refuses here (harness/data/controller-module-substitutes.yaml; a "
                                 "machine with full proxy access builds the release as released)")]
+
+
+def test_a_placement_of_the_runs_clock_leaves_the_fakes_clock_running_on(monkeypatch):
+    """clock_at places the run's clock (a dump's createdAt, days back, then the start): the fake's clock does
+    not follow, or the resource graph would hide every VM created since and core's garbage collection
+    delete their NodeClaims once their Nodes are not Ready."""
+    from types import SimpleNamespace
+
+    from harness.runner.engines.real import engine, runclock
+    from harness.runner.engines.real.runclock import FakeAzureClock, RunClock
+    clock = RunClock()
+    monkeypatch.setattr(runclock, "CLOCK", clock)
+    monkeypatch.setattr(engine, "CLOCK", clock)
+    monkeypatch.setattr(runclock.time, "time", lambda: 1_000_000.0)
+    fake = FakeAzureClock(start=500.0)
+    run = SimpleNamespace(clocked=True, fake=SimpleNamespace(clock=fake),
+                          _move_clock=lambda seconds, touch=True, confirm=True: clock.advance(seconds))
+    engine.RealRun.clock_at(run, 1_000_000.0 - 3 * 86400, touch=False)
+    assert clock.now() == 1_000_000.0 - 3 * 86400 and fake.time() == 500.0
+    engine.RealRun.clock_at(run, 1_000_000.0)
+    assert fake.time() == 500.0

@@ -12,8 +12,9 @@ import fakeazure
 from harness.backends.embedded import EmbeddedBackend
 from harness.loop.result import NodeClassResult
 from harness.model.profile import load_profile
-from harness.runner.engines.real.existing import (_instance_type, apply_object, hold_disruption, managed_nodeclaim,
-                                                  restore_disruption, unready_nodepool, vm_name_of)
+from harness.runner.engines.real.existing import (_await_group, _instance_type, _Launch, apply_object, hold_disruption,
+                                                  managed_nodeclaim, restore_disruption, seed_groups, unready_nodepool,
+                                                  vm_name_of)
 
 UPSTREAM = load_profile("upstream")
 
@@ -430,3 +431,53 @@ def test_a_seeded_job_pod_waits_for_its_job_to_adopt_it(cluster):
     pod = cluster.get("Pod", "reindex-x7k2p", "default")
     assert pod["metadata"]["labels"] == {"batch.kubernetes.io/job-name": "reindex", SEEDED_BY: "reindex"}
     assert "ownerReferences" not in pod["metadata"] and not pod["metadata"].get("finalizers")
+
+
+def _dated(day: int, **more) -> dict:
+    return {"nodePool": "web", "instanceType": "Standard_D4s_v5", "createdAt": f"2026-11-{day:02d}T10:00:00Z", **more}
+
+
+def test_seeding_groups_the_plain_entries_newest_first_and_seeds_the_rest_alone():
+    """On a moved clock the newest createdAt first, so the clock only goes back while a group's NodeClaims
+    wait to register (core's liveness counts 15 minutes from the Registered condition's transition); an entry
+    in flight or deleting is a group of its own; an unmanaged entry is in none."""
+    entries = [_dated(1), _dated(3), _dated(2), _dated(5, registered=False), _dated(3), _dated(4, deleting=True),
+               _dated(6, initialized=False), {"name": "vmss-0"}, _dated(2)]
+    start = 2e9
+    assert seed_groups(entries, start, clocked=True, size=3) == [[6], [3], [5], [1, 4, 2], [8, 0]]
+    # two entries of one createdAt keep the entries' order
+    assert seed_groups([_dated(1), _dated(1)], start, clocked=True) == [[0, 1]]
+    # on the wall clock: the entries' order
+    assert seed_groups(entries, start, clocked=False, size=3) == [[0, 1, 2], [3], [4], [5], [6], [8]]
+
+
+def test_a_group_entry_has_reached_its_state_by_its_nodeclaims_conditions():
+    def nc(**conds):
+        return {"status": {"nodeName": "n", "conditions": [{"type": t, "status": v} for t, v in conds.items()]}}
+    launch = _Launch(0, {}, None, {"metadata": {"name": "web-0"}}, unregistered=False, uninitialized=False)
+    assert not launch.reached(nc(Launched="True", Registered="True", Initialized="Unknown"))
+    assert launch.reached(nc(Launched="True", Registered="True", Initialized="True"))
+    assert not launch.reached(None)
+    in_flight = _Launch(0, {}, None, {"metadata": {"name": "web-0"}}, unregistered=True, uninitialized=False)
+    assert in_flight.reached(nc(Launched="True", Registered="Unknown"))
+    not_ready = _Launch(0, {}, None, {"metadata": {"name": "web-0"}}, unregistered=False, uninitialized=True)
+    assert not_ready.reached(nc(Launched="True", Registered="True", Initialized="Unknown"))
+
+
+def test_a_group_waits_for_its_nodeclaims_and_returns_those_the_controller_deleted():
+    """The provider's instance garbage collection may delete a seeded VM before its NodeClaim shows the
+    providerID (the fake's VMs are months old): the group is not held up by it, and the seeding launches it
+    again (existing._relaunch)."""
+    done = {"status": {"nodeName": "n", "conditions": [{"type": t, "status": "True"}
+                                                       for t in ("Launched", "Registered", "Initialized")]}}
+    stored = {"web-0": done, "web-1": {**done, "metadata": {"deletionTimestamp": "2026-11-26T10:00:00Z"}}}
+
+    # launched, its VM collected before it registered
+    stored["web-3"] = {"metadata": {"name": "web-3"}, "status": {"conditions": [{"type": "Launched", "status": "True"}]}}
+
+    class Run:
+        reads = type("R", (), {"get": staticmethod(lambda kind, name: stored.get(name))})()
+        kubelets = type("K", (), {"step": staticmethod(lambda: False), "rg": "rg"})()
+        fake = type("F", (), {"vm_names": staticmethod(lambda rg: {"aks-web-0", "aks-web-1", "aks-web-2"})})()
+    group = [_Launch(i, {}, None, {"metadata": {"name": f"web-{i}"}}, False, False) for i in range(4)]
+    assert [launch.name for launch in _await_group(Run(), group)] == ["web-1", "web-2", "web-3"]

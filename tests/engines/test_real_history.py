@@ -179,17 +179,18 @@ manifests: {MANIFESTS}
     run = _SeedRun(scenario, cluster)
     seeded = []
 
-    def seed_managed(r, entry, i, skus, when=None):
-        seeded.append((i, when.created, when.deleted))
-        return f"web-{i}", f"aks-web-{i}", True
-    monkeypatch.setattr(existing, "seed_managed", seed_managed)
+    def seed_group(r, group, skus):
+        seeded.extend((i, when.created, when.deleted) for i, _, when in group)
+        return [(f"web-{i}", f"aks-web-{i}", True) for i, _, _ in group]
+    monkeypatch.setattr(existing, "seed_group", seed_group)
     monkeypatch.setattr(existing, "hold_disruption", lambda c, pools: {})
     monkeypatch.setattr(existing, "stamp_pod_events", lambda c, names: seeded.append(("stamped", names)))
     monkeypatch.setattr(existing, "write_history", lambda r, dated: seeded.append(("dated", [n for n, _ in dated])))
     existing.seed(run, scenario.given["existingNodes"], {})
     start = parse_rfc3339(START)
-    assert seeded == [(0, parse_rfc3339("2026-11-26T10:00:00Z"), parse_rfc3339("2026-11-26T20:00:00Z")),
-                      (1, start, start), ("stamped", ["web-1"]), ("dated", ["web-0"])]
+    # the newest first (existing.seed_groups), the deleting entry in a group of its own
+    assert seeded == [(1, start, start), (0, parse_rfc3339("2026-11-26T10:00:00Z"), parse_rfc3339("2026-11-26T20:00:00Z")),
+                      ("stamped", ["web-1"]), ("dated", ["web-0"])]
     assert run.moves == [(start, True)]       # back at the start, touching what core timed on the old clock
     # the nodes' order is the entries' (observe.py _nodes_and_claims), whatever their createdAt
     assert run.observer.seeded == ["web-0", "web-1"]

@@ -72,6 +72,9 @@ class _Fake:
     def get_vm(self, rg, name):
         return self.vms.get(name)
 
+    def vm_names(self, rg):
+        return {name.lower() for name in self.vms}
+
 
 def _kind_kubelets(refusal=None):
     from harness.runner.engines.real.kubelet import Kubelets

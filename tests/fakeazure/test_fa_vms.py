@@ -28,6 +28,8 @@ def test_sdk_create_get_list_delete(fake):
     assert [v.name for v in fake.compute.virtual_machines.list(RG)] == ["aks-default-a1"]
     assert [v.name for v in fake.compute.virtual_machines.list_all()] == ["aks-default-a1"]
     assert cores(fake.state) == 2 and cores(fake.state, "standardDSv3Family") == 2
+    # the names of a resource group's VMs in one look (the real engine's stand-in kubelets, at size)
+    assert fake.state.vm_names(RG.upper()) == {"aks-default-a1"} and fake.state.vm_names("other") == set()
     nic = fake.network.network_interfaces.get(RG, "aks-default-a1")
     assert nic.virtual_machine.id.lower() == vm.id.lower() and nic.mac_address
     fake.compute.virtual_machines.begin_delete(RG, "aks-default-a1", force_deletion=True).result()

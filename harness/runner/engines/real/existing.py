@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import random
 import time
+from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 from harness.loop.clock import start_of
@@ -37,6 +38,10 @@ ADOPTERS = ("ReplicaSet", "DaemonSet")   # owners a seeded pod may name without 
 SEED_TIMEOUT = 90.0       # a seeded NodeClaim reaches its state (launched, registered, initialized) within this
 HISTORY_SETTLE = 0.5      # a dump's history written on the NodeClaims is read back after this (write_history)
 HISTORY_WRITES = 5
+# managed entries launched together (seed_groups): the live controller launches, and the stand-ins register,
+# a group's NodeClaims side by side; one at a time a 100-node dump took ~2.3 s a node at load 3
+SEED_BATCH = 25
+SEED_RETRIES = 2          # a seeded NodeClaim the controller deleted meanwhile is seeded again (_relaunch)
 
 
 # A dumped claim says it is bound (pv.kubernetes.io/bind-completed) to a volume whose claimRef, dumped too,
@@ -325,45 +330,80 @@ def vm_name_of(nodeclaim_name: str) -> str:
     return f"aks-{nodeclaim_name}"
 
 
+def seed_groups(entries: list[dict], start: float, clocked: bool, size: int = SEED_BATCH) -> list[list[int]]:
+    """The managed entries' indices in the groups seed_group launches together, in the order they are
+    seeded. On a moved clock (`clocked`) the newest createdAt first, so the clock only goes back while
+    NodeClaims wait to register: core's liveness deletes a NodeClaim not registered 15 minutes after its
+    Registered condition went Unknown, and a launch on the clock of an earlier entry would count from then
+    (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodeclaim/lifecycle/liveness.go Reconcile). An entry
+    in flight (not registered or not initialized) or deleting is a group of its own, seeded on its own
+    clock as before: its conditions stay as the controller stamps them, and its deletion time moves the
+    clock on. Up to `size` entries a group. Why: docs/architecture/real-engine.md "Seeding at size"."""
+    managed = [i for i, e in enumerate(entries) if e.get("nodePool")]
+    if clocked:
+        managed.sort(key=lambda i: (-history.instants(entries[i], start).created, i))
+    groups: list[list[int]] = []
+    open_group = False          # the last group takes more entries
+    for i in managed:
+        e = entries[i]
+        alone = not e.get("registered", True) or not e.get("initialized", True) or bool(e.get("deleting"))
+        if open_group and not alone and len(groups[-1]) < size:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+            open_group = not alone
+    return groups
+
+
 def seed(run, entries: list[dict], skus: dict) -> list[str]:
-    """Every entry of given.existingNodes on the live cluster, in order; returns the unmanaged Nodes'
-    names (the observer lists managed ones through their NodeClaims). Managed entries in flight are
-    held (their kubelet does not boot) until the kubelet stand-ins release them. The existing nodes are the state the scenario
-    starts from, so Karpenter's disruption sees them all at once: their NodePools' disruption is
-    held (`hold_disruption`) while they are seeded one by one and restored after. A dump's history
-    (history.py) is seeded with the run's clock at each entry's createdAt and deletion time, then back at the
-    start, and written on the NodeClaims before their disruption is restored."""
-    pools = sorted({e["nodePool"] for e in entries or [] if e.get("nodePool")})
+    """Every entry of given.existingNodes on the live cluster; returns the unmanaged Nodes' names (the
+    observer lists managed ones through their NodeClaims, in the entries' order). The unmanaged entries
+    first, one by one; the managed ones in groups launched together (seed_groups, seed_group). Managed
+    entries in flight are held (their kubelet does not boot) until the kubelet stand-ins release them. The
+    existing nodes are the state the scenario starts from, so Karpenter's disruption sees them all at once:
+    their NodePools' disruption is held (`hold_disruption`) while they are seeded and restored after. A
+    dump's history (history.py) is seeded with the run's clock at each entry's createdAt and deletion time,
+    then back at the start, and written on the NodeClaims before their disruption is restored."""
+    entries = entries or []
+    pools = sorted({e["nodePool"] for e in entries if e.get("nodePool")})
     held = hold_disruption(run.cluster, pools)
-    unmanaged, initialized, placed, dated = [], [], [], []
+    unmanaged, initialized, dated = [], [], []
+    placed: dict[int, str] = {}
+    claims: dict[int, str] = {}
     start = start_of(run.scenario.given)
     # the run's clock reads the scenario's start (engine.py RealRun): the dump's times are on it
     clocked = run.clocked and bool(history.names(run.scenario.given))
+
+    def when(entry: dict) -> history.Instants | None:
+        # created and deleted with the clock at the entry's times (history.py)
+        got = history.instants(entry, start) if clocked else None
+        if got is not None:
+            run.kubelets.started.update(history.pod_starts(entry))
+        return got
     try:
-        for i, entry in enumerate(entries or []):
-            # created and deleted with the clock at the entry's times (history.py)
-            when = history.instants(entry, start) if clocked else None
-            if when is not None:
-                run.kubelets.started.update(history.pod_starts(entry))
+        for i, entry in enumerate(entries):
             if not entry.get("nodePool"):
-                node_name = seed_unmanaged(run, entry, i, skus, when)
-                unmanaged.append(node_name)
-            else:
-                # None when the controller exited at its start (a fault on its SKU list): nothing launches
-                # the entry's NodeClaim (the simulation's seed leaves it out the same way:
-                # harness/loop/controllers/seed.py)
-                nodeclaim, node_name, ready = seed_managed(run, entry, i, skus, when) or (None, None, False)
-                if nodeclaim:
-                    run.observer.seeded.append(nodeclaim)
-                if clocked and nodeclaim and history.has_history(entry):
-                    dated.append((nodeclaim, entry))
+                placed[i] = seed_unmanaged(run, entry, i, skus, when(entry))
+                unmanaged.append(placed[i])
+        for group in seed_groups(entries, start, clocked):
+            # None when the controller exited at its start (a fault on its SKU list): nothing launches the
+            # entries' NodeClaims (the simulation's seed leaves them out the same way:
+            # harness/loop/controllers/seed.py)
+            got = seed_group(run, [(i, entries[i], when(entries[i])) for i in group], skus)
+            if got is None:
+                break
+            for i, (nodeclaim, node_name, ready) in zip(group, got):
+                claims[i] = nodeclaim
+                if node_name:
+                    placed[i] = node_name
+                if clocked and history.has_history(entries[i]):
+                    dated.append((nodeclaim, entries[i]))
                 elif ready:
                     initialized.append(nodeclaim)
-            if node_name:
-                placed.append((entry, node_name))
+        run.observer.seeded.extend(claims[i] for i in sorted(claims))
         if clocked:
             run.clock_at(start)
-        adopt_orphans(run.cluster, placed, scenario_deployments(run.scenario))
+        adopt_orphans(run.cluster, [(entries[i], placed[i]) for i in sorted(placed)], scenario_deployments(run.scenario))
         stamp_pod_events(run.cluster, initialized)
         write_history(run, dated)
     finally:
@@ -597,16 +637,120 @@ def seed_managed(run, entry: dict, index: int, skus: dict,
     """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
     while unregistered) and whether it is initialized; None when the controller exited at its start
     (before its controllers ran, so no hash came: provider v1.14.0 pkg/operator/operator.go NewOperator
-    panics on the SKU list before core's controllers start). Only the requests on the entry's own VM
-    and NIC are held from the scenario's faults (FakeAzure.faults_held): the controller is live, and
-    its SKU list, its other launches and its garbage collectors meet them as they would."""
+    panics on the SKU list before core's controllers start). One entry of seed_group."""
+    got = seed_group(run, [(index, entry, when)], skus)
+    return None if got is None else got[0]
+
+
+@dataclass
+class _Launch:
+    """One managed entry on its way: its NodeClaim as created, its VM, what state it is seeded in."""
+    index: int
+    entry: dict
+    when: history.Instants | None
+    nc: dict
+    unregistered: bool
+    uninitialized: bool
+
+    @property
+    def name(self) -> str:
+        return self.nc["metadata"]["name"]
+
+    def reached(self, nc: dict | None) -> bool:
+        """Whether the stored NodeClaim `nc` is as far along as the entry says."""
+        conds = {c["type"]: c.get("status") for c in ((nc or {}).get("status") or {}).get("conditions") or []}
+        if self.unregistered:
+            return conds.get("Launched") == "True"
+        wanted = "Registered" if self.uninitialized else "Initialized"
+        return conds.get(wanted) == "True" and bool(((nc or {}).get("status") or {}).get("nodeName"))
+
+
+def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
+               skus: dict) -> list[tuple[str, str | None, bool]] | None:
+    """A group of managed entries (seed_groups), launched together: each NodeClaim created with the clock at
+    its entry's createdAt, then all awaited in one poll loop (the live controller launches and registers them
+    side by side), then each one's labels, taints, pods and deletion. Per entry, as seed_managed says; None
+    when the controller exited at its start. Only the requests on the group's own VMs and NICs are held from
+    the scenario's faults (FakeAzure.faults_held): the controller is live, and its SKU list, its other
+    launches and its garbage collectors meet them as they would."""
+    cluster = run.cluster
+    nodepools: dict[str, dict] = {}
+    daemonsets = [m.obj for m in run.scenario.manifests if m.obj.get("kind") == "DaemonSet"]
+    launching = []
+    for index, entry, when in group:
+        if entry["nodePool"] not in nodepools:
+            nodepool = _hashed_nodepool(run, entry, index)
+            if nodepool is None:
+                return None
+            nodepools[entry["nodePool"]] = nodepool
+        nodepool = nodepools[entry["nodePool"]]
+        it = _instance_type(skus, entry["instanceType"], run.fake.region, run.profile,
+                            run.fake.region_prices(run.fake.region))
+        nc = managed_nodeclaim(entry, index, nodepool, run.profile, [it] if it is not None else [], daemonsets)
+        unregistered = not entry.get("registered", True)
+        launch = _Launch(index, entry, when, nc, unregistered, not unregistered and not entry.get("initialized", True))
+        _hold_kubelet(run.kubelets, launch)
+        launching.append(launch)
+    # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
+    with run.fake.faults_held(names=[vm_name_of(launch.name).lower() for launch in launching]):
+        for launch in launching:
+            if launch.when is not None:
+                # the API server's read of the clock is what stamps the creationTimestamp; the controller's is
+                # confirmed once, before the group is awaited (each confirmation reads its metrics: ~1.2 s a
+                # move at load 15 with 100 nodes, more with more)
+                run.clock_at(launch.when.created, touch=False, confirm=launch is launching[-1])
+            cluster.create(launch.nc, ADMIN)
+        gone = _await_group(run, launching)
+        for _ in range(SEED_RETRIES):
+            if not gone:
+                break
+            # seeded again one by one, each on its own clock, once the rest of the group has registered
+            gone = [launch for launch in gone if _relaunch(run, launch)]
+        if gone:
+            raise RuntimeError("; ".join(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted "
+                                         f"while seeded, {SEED_RETRIES + 1} times" for launch in gone))
+        return [_finish_seeded(run, launch) for launch in launching]
+
+
+def _vm_lost(nc: dict, vms: set[str]) -> bool:
+    """Whether a launched, unregistered NodeClaim's VM is gone from the fake: the provider's instance garbage
+    collection took it (_relaunch), and the NodeClaim would wait for core's 15-minute registration timeout."""
+    conds = {c["type"]: c.get("status") for c in (nc.get("status") or {}).get("conditions") or []}
+    return conds.get("Launched") == "True" and conds.get("Registered") != "True" and \
+        vm_name_of(nc["metadata"]["name"]).lower() not in vms
+
+
+def _relaunch(run, launch: _Launch) -> bool:
+    """The entry's NodeClaim again, once the controller has deleted the one seeded or its VM: True when this
+    one is lost too. The provider's instance garbage collection deletes a VM it lists before the VM's NodeClaim
+    shows its providerID, unless the VM is 5 minutes old (provider v1.14.0 pkg/controllers/nodeclaim/
+    garbagecollection/instance_garbagecollection.go Reconcile: `time.Since` the VM's timeCreated), and the
+    fake's VMs were created months before the wall clock (runclock.FakeAzureClock), so with a group
+    launching side by side the race is there every 2 minutes; on Azure a VM of seconds is never collected."""
+    cluster = run.cluster
+    try:        # one whose VM was collected: its termination finds the VM gone and lets it go
+        cluster.delete("NodeClaim", launch.name)
+    except APIRejected as e:
+        if e.status != 404:
+            raise
+    if not wait_for(lambda: cluster.get("NodeClaim", launch.name) is None, step=run.kubelets.step):
+        raise RuntimeError(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted while "
+                           f"seeded and is still there {SEED_TIMEOUT:.0f}s later")
+    run.kubelets.forget(vm_name_of(launch.name))
+    if launch.when is not None:
+        run.clock_at(launch.when.created, touch=False)
+    cluster.create(launch.nc, ADMIN)
+    return bool(_await_group(run, [launch]))
+
+
+def _hashed_nodepool(run, entry: dict, index: int) -> dict | None:
+    """The entry's NodePool once core's nodepool.hash controller has stamped its drift hash and its
+    readiness is decided (observe.nodepool_decided); None when the controller exited at its start."""
     cluster = run.cluster
     if cluster.get("NodePool", entry["nodePool"]) is None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
 
     def hashed() -> dict | bool | None:
-        """The NodePool once core's nodepool.hash controller has stamped its drift hash and its readiness
-        is decided (observe.nodepool_decided); True once the controller has exited."""
         if run.controller_exited():
             return True
         np = cluster.get("NodePool", entry["nodePool"])
@@ -621,27 +765,57 @@ def seed_managed(run, entry: dict, index: int, skus: dict,
     unready = unready_nodepool(nodepool, run.observer.nodeclasses, run.profile.name)
     if unready is not None:
         raise RuntimeError(f"given.existingNodes[{index}].nodePool: {unready}")
-    it = _instance_type(skus, entry["instanceType"], run.fake.region, run.profile, run.fake.region_prices(run.fake.region))
-    daemonsets = [m.obj for m in run.scenario.manifests if m.obj.get("kind") == "DaemonSet"]
-    nc = managed_nodeclaim(entry, index, nodepool, run.profile, [it] if it is not None else [], daemonsets)
-    unregistered = not entry.get("registered", True)
-    uninitialized = not unregistered and not entry.get("initialized", True)
-    vm = vm_name_of(nc["metadata"]["name"]).lower()
-    if unregistered:
-        run.kubelets.held.add(vm)              # launched, no Node yet
-    elif uninitialized:
-        run.kubelets.not_ready.add(vm)         # registered, NotReady: not initialized
+    return nodepool
+
+
+def _hold_kubelet(kubelets, launch: _Launch) -> None:
+    """What the entry's stand-in kubelet does once its VM runs: boot later (unregistered), register
+    NotReady (uninitialized), or register initialized, as a long-running node is."""
+    vm, entry = vm_name_of(launch.name).lower(), launch.entry
+    if launch.unregistered:
+        kubelets.held.add(vm)              # launched, no Node yet
+    elif launch.uninitialized:
+        kubelets.not_ready.add(vm)         # registered, NotReady: not initialized
         if any(t.get("key") == NOT_READY_TAINT for t in entry.get("taints") or []):
             # NotReady for good: kube-controller-manager's node lifecycle controller would lift the taint
             # from a Ready node (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle, TaintNodesByCondition)
-            run.kubelets.never_ready.add(vm)
+            kubelets.never_ready.add(vm)
     else:
-        run.kubelets.initialized.add(vm)       # registers initialized, as a long-running node is
+        kubelets.initialized.add(vm)
     if entry.get("capacity") or entry.get("allocatable"):
-        run.kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
-    # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
-    with run.fake.faults_held(names=[vm]):
-        return _launch_seeded(run, entry, index, nc, unregistered, uninitialized, when)
+        kubelets.reports[vm] = {k: dict(entry[k]) for k in ("capacity", "allocatable") if entry.get(k)}
+
+
+def _await_group(run, launching: list[_Launch]) -> list[_Launch]:
+    """Until every NodeClaim of the group is as far along as its entry says, or deleted, driving the kubelet
+    stand-ins between polls; read from the run's watch cache (one request per NodeClaim per poll would be
+    thousands at size). Returns the deleted ones (_relaunch); fails when none of those left got anywhere in
+    SEED_TIMEOUT."""
+    reads = getattr(run, "reads", None) or run.cluster
+    waiting = {launch.name: launch for launch in launching}
+    gone: list[_Launch] = []
+    deadline = time.monotonic() + SEED_TIMEOUT
+    while True:
+        run.kubelets.step()
+        done = []
+        vms = run.fake.vm_names(run.kubelets.rg)
+        for name, launch in waiting.items():
+            nc = reads.get("NodeClaim", name)
+            if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp") or _vm_lost(nc, vms):
+                gone.append(launch)
+                done.append(name)
+            elif launch.reached(nc):
+                done.append(name)
+        for name in done:
+            del waiting[name]
+        if not waiting:
+            return gone
+        if done:
+            deadline = time.monotonic() + SEED_TIMEOUT
+        elif time.monotonic() > deadline:
+            raise RuntimeError("; ".join(f"given.existingNodes[{launch.index}]: NodeClaim {name} did not reach its "
+                                         f"state in {SEED_TIMEOUT:.0f}s" for name, launch in waiting.items()))
+        time.sleep(0.3)
 
 
 def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | None:
@@ -670,24 +844,10 @@ def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | N
     return out + "; a NodeClaim of it cannot launch, so none exists to seed"
 
 
-def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
-                   uninitialized: bool, when: history.Instants | None = None) -> tuple[str, str | None, bool]:
-    cluster = run.cluster
-    name = nc["metadata"]["name"]
-    if when is not None:
-        run.clock_at(when.created, touch=False)
-    cluster.create(nc, ADMIN)
-
-    def state():
-        cur = cluster.get("NodeClaim", name) or {}
-        conds = {c["type"]: c.get("status") for c in (cur.get("status") or {}).get("conditions") or []}
-        if unregistered:
-            return conds.get("Launched") == "True"
-        wanted = "Registered" if uninitialized else "Initialized"
-        return conds.get(wanted) == "True" and (cur.get("status") or {}).get("nodeName")
-    if not wait_for(state, step=run.kubelets.step):
-        raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} did not reach its state in {SEED_TIMEOUT:.0f}s")
-    if unregistered:
+def _finish_seeded(run, launch: _Launch) -> tuple[str, str | None, bool]:
+    """A launched entry's labels, taints and pods, and its deletion (the clock at its `deleting` time)."""
+    cluster, entry, index, nc, name, when = run.cluster, launch.entry, launch.index, launch.nc, launch.name, launch.when
+    if launch.unregistered:
         return name, None, False
     node_name = cluster.get("NodeClaim", name)["status"]["nodeName"]
     if entry.get("labels") or entry.get("taints"):
@@ -715,7 +875,7 @@ def _launch_seeded(run, entry: dict, index: int, nc: dict, unregistered: bool,
                 step=run.kubelets.step):
             raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
                                f"in {SEED_TIMEOUT:.0f}s")
-    return name, node_name, not uninitialized
+    return name, node_name, not launch.uninitialized
 
 
 def finish_terminating_pods(cluster, pods: list[dict], now: float | None = None) -> None:
