@@ -103,9 +103,7 @@ class WatchCache:
 
     def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         self.catch_up(kind)
-        s = self._stores[kind]
-        with self._cond:
-            return s.items.get(((namespace or "default") if s.kind.namespaced else "", name))
+        return self.peek(kind, name, namespace)
 
     def peek(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """As `get`, without waiting for the watch to deliver the harness's own latest write of the kind: for a

@@ -231,6 +231,7 @@ def check(sc) -> tuple[list, list[Notice]]:
                                      f"{', '.join(catalog_regions(skus))}); set given.region to one of them")], []
     errors, notices = [], []
     available = {s["name"] for s in skus}
+    zones = None                  # (the synthesized SKUs' zones,): _zones, once, for the first SKU synthesized
     for name, where in _named(sc):
         if name in available:
             continue
@@ -239,8 +240,10 @@ def check(sc) -> tuple[list, list[Notice]]:
         if close:
             errors.append(SourceError(file, line, f"unknown SKU {name!r} in catalog {src.label!r} (did you mean {close!r}?)"))
             continue
+        if zones is None:
+            zones = (_zones(sc.given, region_zones(skus, sc.region), sc.region),)
         try:
-            synth = synthesize(name, sc.region, _zones(sc.given, skus, sc.region))
+            synth = synthesize(name, sc.region, zones[0])
         except SynthesisError as e:
             if where[2]:                      # named in given.skus: an error
                 errors.append(SourceError(file, line, f"unknown SKU {name!r} in catalog {src.label!r}: {e}"))
@@ -296,7 +299,7 @@ def _base_catalog(sc) -> ResolvedCatalog:
     src = source_for(sc.given, Path(sc.file).parent, sc.region)
     names = tuple(n for n, _ in _named(sc))
     try:
-        zones = _zones(sc.given, None, sc.region, _source_zones(src, sc.region))
+        zones = _zones(sc.given, _source_zones(src, sc.region), sc.region)
     except CatalogError:
         zones = sc.given.get("zones")
     return _resolve(src, sc.region, names, bool([s for s in sc.given.get("skus") or [] if isinstance(s, str)]),
@@ -337,15 +340,13 @@ def _source_zones(src: CatalogSource, region: str) -> list[str] | None:
     return region_zones(load_source(src)[0], region)
 
 
-def _zones(given: dict, skus, region: str, have: list[str] | None = None) -> list[str] | None:
+def _zones(given: dict, have: list[str] | None, region: str) -> list[str] | None:
     """The zones synthesized SKUs are offered in: given.zones (the customer's, `harness new` writes them),
     else the catalog's for the region, else (a catalog without zones there) the zones given.existingNodes
     run in, else the synthesizer's default."""
     from harness.runner.dumpcatalog import zones_of
     if given.get("zones"):
         return list(given["zones"])
-    if skus is not None:
-        have = region_zones(skus, region)
     return (list(zones_of(given.get("existingNodes"), region)) or have) if have == [] else have
 
 

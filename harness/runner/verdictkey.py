@@ -112,8 +112,8 @@ class Keyer:
 class _Reading:
     """What one keyable schema node reads of a value (see the module docstring), and the key of a value."""
 
-    __slots__ = ("plain", "forward", "false", "ref", "whole", "whole_containers", "bounds", "pattern", "length", "props", "required", "closed",
-                 "extra", "items", "size", "branches", "negated")
+    __slots__ = ("plain", "forward", "false", "ref", "whole", "whole_containers", "bounds", "pattern", "length",
+                 "props", "required", "closed", "extra", "items", "size", "branches", "negated")
 
     def compile(self, node, keyer: Keyer) -> None:
         self.false = node is False

@@ -579,7 +579,7 @@ class RealRun:
         self.kubelets.seeding = True
         try:
             # the existing nodes were launched before the scenario's faults began (the simulation's
-            # Simulation.seed holds them the same way): existing.seed_managed holds the faults for each
+            # Simulation.seed holds them the same way): existing.seed_group holds the faults for each
             # seeded node's own VM and NIC, while the live controller's other requests meet them
             self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
         finally:

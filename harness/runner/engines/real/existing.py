@@ -632,16 +632,6 @@ def _owner_labels(pod: dict, owner: str) -> dict[str, str]:
     return {**((pod.get("metadata") or {}).get("labels") or {}), OWNER_LABEL: owner}
 
 
-def seed_managed(run, entry: dict, index: int, skus: dict,
-                 when: history.Instants | None = None) -> tuple[str, str | None, bool] | None:
-    """The entry's NodeClaim, launched and as far along as the entry says: its name, its Node's (None
-    while unregistered) and whether it is initialized; None when the controller exited at its start
-    (before its controllers ran, so no hash came: provider v1.14.0 pkg/operator/operator.go NewOperator
-    panics on the SKU list before core's controllers start). One entry of seed_group."""
-    got = seed_group(run, [(index, entry, when)], skus)
-    return None if got is None else got[0]
-
-
 @dataclass
 class _Launch:
     """One managed entry on its way: its NodeClaim as created, its VM, what state it is seeded in."""
@@ -669,8 +659,10 @@ def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
                skus: dict) -> list[tuple[str, str | None, bool]] | None:
     """A group of managed entries (seed_groups), launched together: each NodeClaim created with the clock at
     its entry's createdAt, then all awaited in one poll loop (the live controller launches and registers them
-    side by side), then each one's labels, taints, pods and deletion. Per entry, as seed_managed says; None
-    when the controller exited at its start. Only the requests on the group's own VMs and NICs are held from
+    side by side), then each one's labels, taints, pods and deletion. Per entry: its NodeClaim's name, its
+    Node's (None while unregistered) and whether it is initialized. None when the controller exited at its start
+    (before its controllers ran, so no hash came: provider v1.14.0 pkg/operator/operator.go NewOperator panics
+    on the SKU list before core's controllers start). Only the requests on the group's own VMs and NICs are held from
     the scenario's faults (FakeAzure.faults_held): the controller is live, and its SKU list, its other
     launches and its garbage collectors meet them as they would."""
     cluster = run.cluster
