@@ -30,14 +30,18 @@ NON_ZERO_MEMORY = 200 * 1024 * 1024
 
 def non_zero_requests(pod: PodView) -> tuple[int, int]:
     """(cpu millicores, memory bytes) with the defaults for containers that request none
-    (pkg/scheduler/util/pod_resources.go GetNonzeroRequests, per container)."""
+    (pkg/scheduler/util/pod_resources.go GetNonzeroRequests, per container); kept on the pod's view (its spec
+    does not change), as kube-scheduler sums them for every bound pod each pass."""
+    if pod.non_zero is not None:
+        return pod.non_zero
     cpu = mem = 0
     for c in pod.spec.get("containers") or []:
         req = parse_resource_list(((c or {}).get("resources") or {}).get("requests") or {})
         cpu += req.get("cpu") or NON_ZERO_CPU
         mem += req.get("memory") or NON_ZERO_MEMORY
     req = pod.scheduler_requests
-    return max(cpu, req.get("cpu", 0)), max(mem, req.get("memory", 0))
+    pod.non_zero = (max(cpu, req.get("cpu", 0)), max(mem, req.get("memory", 0)))
+    return pod.non_zero
 
 
 def _normalize(raw: list[int], reverse: bool = False) -> list[int]:

@@ -115,11 +115,13 @@ class PDBIndex:
             else:
                 self._rest.setdefault(p.namespace, []).append(i)
 
-    def positions(self, namespace: str, labels: Mapping[str, str]) -> tuple[int, ...]:
-        """Where in `pdbs` the PDBs matching a pod of `namespace` with `labels` are."""
+    def positions(self, namespace: str, labels: Mapping[str, str], key: tuple | None = None) -> tuple[int, ...]:
+        """Where in `pdbs` the PDBs matching a pod of `namespace` with `labels` are (`key`: (namespace, the
+        labels' items as a frozenset), when the caller keeps it)."""
         if not self.pdbs:             # no PDB: nothing to match (a pass asks for every pod of every node)
             return ()
-        key = (namespace, frozenset(labels.items()))
+        if key is None:
+            key = (namespace, frozenset(labels.items()))
         found = self._found.get(key)
         if found is None:
             maybe = list(self._rest.get(namespace, ()))
@@ -128,8 +130,8 @@ class PDBIndex:
             found = self._found[key] = tuple(i for i in sorted(maybe) if self.pdbs[i].matches(namespace, labels))
         return found
 
-    def matching(self, namespace: str, labels: Mapping[str, str]) -> list[PDB]:
-        return [self.pdbs[i] for i in self.positions(namespace, labels)]
+    def matching(self, namespace: str, labels: Mapping[str, str], key: tuple | None = None) -> list[PDB]:
+        return [self.pdbs[i] for i in self.positions(namespace, labels, key)]
 
 
 def compute_statuses(pdbs: Sequence[PDB], pods: Iterable[PodInfo]) -> Sequence[PDB]:
@@ -140,6 +142,12 @@ def compute_statuses(pdbs: Sequence[PDB], pods: Iterable[PodInfo]) -> Sequence[P
     for p in pods:
         for i in index.positions(p.namespace, p.labels):
             matched[i].append(p)
+    return sync_statuses(pdbs, matched)
+
+
+def sync_statuses(pdbs: Sequence[PDB], matched: Sequence[list[PodInfo]]) -> Sequence[PDB]:
+    """trySync for every PDB from the pods each one matches (`matched[i]`: those of `pdbs[i]`); fills the
+    status fields in place."""
     for pdb, pods_of in zip(pdbs, matched):
         _sync(pdb, pods_of)
     return pdbs
@@ -179,14 +187,15 @@ class Limits:
         self.pdbs = pdbs
         self._index = PDBIndex(pdbs)
 
-    def matching(self, namespace: str, labels: Mapping[str, str]) -> list[PDB]:
-        return self._index.matching(namespace, labels)
+    def matching(self, namespace: str, labels: Mapping[str, str], key: tuple | None = None) -> list[PDB]:
+        return self._index.matching(namespace, labels, key)
 
     def is_evictable(self, namespace: str, labels: dict[str, str], fully: bool = False,
-                     multiple_block: bool = True) -> tuple[list[str], bool]:
+                     multiple_block: bool = True, key: tuple | None = None) -> tuple[list[str], bool]:
         """pdb.go isEvictable for an evictable pod: (blocking PDB keys, evictable). `multiple_block=False`: core
-        before v1.7.0 (#2379, core-behaviour.yaml multiplePdbsEviction) judges each matching PDB on its own."""
-        found = self.matching(namespace, labels)
+        before v1.7.0 (#2379, core-behaviour.yaml multiplePdbsEviction) judges each matching PDB on its own.
+        `key`: PDBIndex.positions's."""
+        found = self.matching(namespace, labels, key)
         if len(found) > 1 and multiple_block:
             return [p.key for p in found], False
         for p in found:

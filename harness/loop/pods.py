@@ -184,6 +184,8 @@ class PodView:
     _host_ports: list | None = field(default=None, repr=False)
     _reqs_cache: dict = field(default_factory=dict, repr=False)
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
+    disruption_facts: tuple | None = field(default=None, repr=False)  # owned by podutil.disruption_facts
+    non_zero: tuple[int, int] | None = field(default=None, repr=False)  # owned by kubescore.non_zero_requests
 
     @property
     def name(self) -> str:

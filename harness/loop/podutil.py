@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import NamedTuple
 
 from harness.loop.pods import PodView, Taint, tolerates
 from harness.model.durations import go_duration
@@ -87,6 +88,27 @@ def is_reschedulable(pv: PodView) -> bool:
 
 def tolerates_disrupted_taint(pv: PodView) -> bool:
     return tolerates(pv.tolerations, DISRUPTED_TAINT)
+
+
+class DisruptionFacts(NamedTuple):
+    """What the disruption controller reads of every pod of every node each pass that only a new object of the
+    pod changes (its labels and annotations are replaced, never edited: workloads.py _update_pod), kept on the
+    pod's view for that object."""
+
+    obj: dict
+    do_not_disrupt: str | None      # the do-not-disrupt annotation's value, None without one
+    never_evictable: bool           # IsEvictable's fixed part: it tolerates the disrupted taint, or a mirror pod
+    pdb_key: tuple                  # (namespace, its labels): what PDBIndex looks its PDBs up by
+
+
+def disruption_facts(pv: PodView) -> DisruptionFacts:
+    f = pv.disruption_facts
+    if f is None or f.obj is not pv.obj:
+        value = (pv.obj["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT)
+        f = pv.disruption_facts = DisruptionFacts(pv.obj, None if value is None else str(value),
+                                                  tolerates_disrupted_taint(pv) or owned_by_node(pv),
+                                                  (pv.namespace, frozenset(pv.labels.items())))
+    return f
 
 
 def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None, durations: bool = True) -> bool:

@@ -58,6 +58,21 @@ class SolveResult:
     nodepool_events: list[tuple[str, str, str]] = field(default_factory=list)  # (nodepool, reason, message)
 
 
+ROOM_BLOCK = 32          # existing nodes per block of Scheduler._existing_room
+
+
+def _block_room(nodes: Sequence[ExistingNode]) -> tuple[int, int, int]:
+    """The most free cpu, memory and pods of `nodes` (-1 where none allocates it)."""
+    best = [-1, -1, -1]
+    for n in nodes:
+        alloc, used = n.allocatable, n.requested
+        for j, k in enumerate(("cpu", "memory", "pods")):
+            a = alloc.get(k)
+            if a is not None and a - used.get(k, 0) > best[j]:
+                best[j] = a - used.get(k, 0)
+    return best[0], best[1], best[2]
+
+
 class Scheduler:
     """One provisioning pass (Scheduler.Solve) over pending pods."""
 
@@ -92,6 +107,7 @@ class Scheduler:
         # are read as they are
         self.existing = list(existing)
         self._owned: set[int] = set()         # indexes of `existing` this Scheduler has copied
+        self._free: list[tuple[int, int, int]] | None = None    # _existing_room's, built at the first pod
         self.min_values_policy = min_values_policy
         self.ignore_preferences = preference_policy == "Ignore"      # core scheduler.go IgnorePreferences
         self._hostname_counter = hostname_counter or _counter()
@@ -397,19 +413,52 @@ class Scheduler:
             self._daemon_groups[id(template)] = got
         return got
 
+    def _existing_room(self) -> list[tuple[int, int, int]]:
+        """Per block of ROOM_BLOCK existing nodes in order, the most free cpu, memory and pods any node of it has
+        (-1 for a resource none of them allocates): a pod asking more of one skips the block, as every node of it
+        would refuse it for resources (`_try_existing`). Once most nodes are full, a pod placed on an existing
+        node reads the blocks, not every node before the first with room."""
+        room = []
+        existing = self.existing
+        for b in range(0, len(existing), ROOM_BLOCK):
+            room.append(_block_room(existing[b:b + ROOM_BLOCK]))
+        return room
+
+    def _land(self, pod: PodView, i: int, existing_hits: dict[str, str]) -> None:
+        """The pod goes on existing node `i`."""
+        node = self.existing[i]
+        if i not in self._owned:         # copied when a pod first lands on it (see __init__)
+            node = self.existing[i] = shallow_copy(node)
+            self._owned.add(i)
+        node.requested = add(node.requested, pod.requests)
+        node.host_ports = node.host_ports + pod.host_ports
+        existing_hits[pod.uid] = node.name
+        if self.topology is not None:
+            self.topology.record(pod, node.requirements(self.sem), node.taints, frozenset())
+
     def _place(self, pod: PodView, existing_hits: dict[str, str]) -> str | None:
-        # 1. existing / in-flight nodes (strict)
-        for i, node in enumerate(self.existing):
-            if self._try_existing(pod, node) is None:
-                if i not in self._owned:         # copied when a pod first lands on it (see __init__)
-                    node = self.existing[i] = shallow_copy(node)
-                    self._owned.add(i)
-                node.requested = add(node.requested, pod.requests)
-                node.host_ports = node.host_ports + pod.host_ports
-                existing_hits[pod.uid] = node.name
-                if self.topology is not None:
-                    self.topology.record(pod, node.requirements(self.sem), node.taints, frozenset())
-                return None
+        # 1. existing / in-flight nodes (strict), the first that takes the pod
+        existing = self.existing
+        if len(existing) > ROOM_BLOCK:
+            room = self._free
+            if room is None:
+                room = self._free = self._existing_room()
+            req = pod.requests
+            cpu, mem, pods = req.get("cpu", 0), req.get("memory", 0), req.get("pods", 0)
+            for b, (free_cpu, free_mem, free_pods) in enumerate(room):
+                if cpu > 0 and cpu > free_cpu or mem > 0 and mem > free_mem or pods > 0 and pods > free_pods:
+                    continue
+                start = b * ROOM_BLOCK
+                for i in range(start, min(start + ROOM_BLOCK, len(existing))):
+                    if self._try_existing(pod, existing[i]) is None:
+                        self._land(pod, i, existing_hits)
+                        room[b] = _block_room(existing[start:start + ROOM_BLOCK])
+                        return None
+        else:
+            for i, node in enumerate(existing):
+                if self._try_existing(pod, node) is None:
+                    self._land(pod, i, existing_hits)
+                    return None
         # 2. NodeClaims planned in this pass, fewest pods first (core Scheduler.add sorts newNodeClaims by
         # pod count before addToInflightNode; sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go).
         # The errors of this scan are discarded, so topology errors are not explained here.

@@ -60,3 +60,36 @@ def test_before_core_v1_4_a_relaxed_pod_goes_to_the_back_of_the_queue(world):
     assert sorted(claims) == [["big"], ["small-1"], ["small-2"]]
     assert claims[-1] == ["big"]
 
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_existing_nodes_by_blocks_take_the_pods_the_walk_gives(world, seed, monkeypatch):
+    """Scheduler._place skips a block of existing nodes none of which has the free cpu, memory or pod slots a pod
+    asks (_existing_room): each pod still lands on the first node in order that takes it, as when every node is
+    tried (ROOM_BLOCK above the node count), as the nodes fill up."""
+    import random
+
+    import harness.loop.scheduling as scheduling
+    from harness.loop.existingnode import ExistingNode
+    profile, sem, template = world
+    rng = random.Random(seed)
+
+    def nodes():
+        out = []
+        for i in range(rng.randint(40, 200)):
+            alloc = {"cpu": rng.choice((2000, 4000, 8000)), "memory": rng.choice((4, 8, 16)) << 30, "pods": 30}
+            if rng.random() < 0.1:
+                del alloc["memory"]            # a node that allocates no memory refuses every pod that asks some
+            used = {k: rng.randint(0, v) for k, v in alloc.items()}
+            out.append(ExistingNode(f"n{i:03d}", {}, [], alloc, used))
+        return out
+
+    existing = nodes()
+    pods = [PodView({"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"p{i}"},
+                     "spec": {"containers": [{"name": "c", "resources": {"requests": {
+                         "cpu": f"{rng.choice((50, 250, 500, 1000, 3000))}m", "memory": f"{rng.choice((64, 512, 2048))}Mi"}}}]}},
+                    i) for i in range(300)]
+    placed = Scheduler([template], existing, profile, sem).solve(pods).existing
+    monkeypatch.setattr(scheduling, "ROOM_BLOCK", 10_000)
+    walked = Scheduler([template], existing, profile, sem).solve(pods).existing
+    assert placed == walked and len(placed) > 50

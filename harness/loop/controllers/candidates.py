@@ -240,8 +240,9 @@ class Cluster:
     def evictable(self, key: str) -> bool:
         """pod.IsEvictable (active, no disrupted-taint toleration, not mirror, no active do-not-disrupt)."""
         pv = self.pod(key)
-        return podutil.is_active(pv) and not podutil.tolerates_disrupted_taint(pv) and \
-            not podutil.owned_by_node(pv) and not self.do_not_disrupt(key)
+        f = podutil.disruption_facts(pv)
+        return podutil.is_active(pv) and not f.never_evictable and \
+            (f.do_not_disrupt is None or not self.do_not_disrupt(key))
 
     def moves(self, key: str) -> bool:
         """Whether a simulation schedules this pod of a candidate or deleting node: IsCurrentlyReschedulable
@@ -283,20 +284,23 @@ class Cluster:
 
     def validate_pods(self, sn: StateNode) -> None:
         """StateNode.ValidatePodsDisruptable: do-not-disrupt pods, then PDBs (CanEvictPods)."""
-        for key in sn.pods:
-            if self.do_not_disrupt(key):
-                pv = self.pod(key)
+        # asked of every pod of every node each pass: the pod's fixed facts read once per object (disruption_facts)
+        views = self.s.pod_views
+        pods = [(key, views[key], podutil.disruption_facts(views[key])) for key in sn.pods]
+        for key, pv, f in pods:
+            if f.do_not_disrupt is not None and self.do_not_disrupt(key):
                 raise CandidateError(reasonwords.do_not_disrupt_pod(self.s.core, pv.namespace, pv.name),
                                      "do-not-disrupt", pod_block=True, pod=key)
         if not self.pdbs.pdbs:
             # no PDB blocks an eviction (the loop below would only repeat the do-not-disrupt reads, whose
             # events the recorder has just deduplicated)
             return
-        for key in sn.pods:
-            if not self.evictable(key):
+        multiple = self.s.core.multiple_pdbs_eviction
+        for key, pv, f in pods:
+            # evictable(key), inline
+            if f.never_evictable or not podutil.is_active(pv) or f.do_not_disrupt is not None and self.do_not_disrupt(key):
                 continue
-            pv = self.pod(key)
-            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels, multiple_block=self.s.core.multiple_pdbs_eviction)
+            keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels, multiple_block=multiple, key=f.pdb_key)
             if not ok:
                 if len(keys) > 1:
                     raise CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
