@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -87,6 +88,14 @@ class ARMError(Exception):
         return f"ARMError({self.code!r}, status={self.status})"
 
 
+# An http(s) URL that urllib.parse.urlsplit splits as this pattern does and whose query parse_qsl returns as
+# it is (cpython 3.11 Lib/urllib/parse.py): no fragment, IPv6 host, whitespace or control character to strip,
+# no percent-escape or "+" to decode, a lower-case scheme. Others go through urlsplit and parse_qsl.
+_PLAIN_URL = re.compile(r"(https?)://([A-Za-z0-9_.~!$&'()*,;=:@-]*)(/[A-Za-z0-9_.~!$&'()*,;=:@/-]*)?"
+                        r"(?:\?([A-Za-z0-9_.~!$&'()*,;=:@/?-]*))?")
+_UNPARSED = object()
+
+
 @dataclass
 class Request:
     """One incoming HTTP request, transport independent."""
@@ -100,15 +109,23 @@ class Request:
 
     def __post_init__(self) -> None:
         self.method = self.method.upper()
-        parts = urlsplit(self.url)
-        self.scheme = parts.scheme or "http"
-        self.netloc = parts.netloc
-        self.path = parts.path or "/"
-        self.raw_query = parts.query
-        # parse_qsl decodes '+' as a space: the Retail Prices client (Go url.QueryEscape)
-        # sends spaces as '+' (karpenter-provider-azure v1.14.0 pkg/providers/pricing/client/pricingapi.go;
-        # https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).
-        self.query_list = parse_qsl(parts.query, keep_blank_values=True)
+        self._json = _UNPARSED
+        plain = _PLAIN_URL.fullmatch(self.url)
+        if plain is not None:       # what urlsplit and parse_qsl make of it, without their calls
+            self.scheme, self.netloc, path, query = plain.groups(default="")
+            self.path = path or "/"
+            self.raw_query = query
+            self.query_list = [(k, v) for k, _, v in (kv.partition("=") for kv in query.split("&") if kv)]
+        else:
+            parts = urlsplit(self.url)
+            self.scheme = parts.scheme or "http"
+            self.netloc = parts.netloc
+            self.path = parts.path or "/"
+            self.raw_query = parts.query
+            # parse_qsl decodes '+' as a space: the Retail Prices client (Go url.QueryEscape)
+            # sends spaces as '+' (karpenter-provider-azure v1.14.0 pkg/providers/pricing/client/pricingapi.go;
+            # https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).
+            self.query_list = parse_qsl(parts.query, keep_blank_values=True)
         self.query_ci = {k.lower(): v for k, v in self.query_list}
 
     @property
@@ -121,16 +138,21 @@ class Request:
         return self.netloc.split(":")[0].lower()
 
     def json(self) -> Any:
+        """The body parsed, once: the handler and the request log read the same object, so neither changes
+        it (the models store copies)."""
+        if self._json is not _UNPARSED:
+            return self._json
         if self.body in (None, b"", ""):
             return None
         try:
             raw = self.body.decode("utf-8") if isinstance(self.body, (bytes, bytearray)) else self.body
-            return json.loads(raw)
+            self._json = json.loads(raw)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             # ARM's wording for an undeserializable body (unverified exact text).  RecursionError:
             # nesting deeper than the interpreter's limit.
             detail = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
             raise invalid_request_content(detail) from None
+        return self._json
 
     def header(self, name: str, default: str | None = None) -> str | None:
         low = name.lower()
@@ -153,13 +175,19 @@ class Response:
             return self.body
         if isinstance(self.body, str):
             return self.body.encode("utf-8")
-        return json.dumps(self.body, separators=(",", ":")).encode("utf-8")
+        return json_bytes(self.body)
 
     def all_headers(self) -> dict[str, str]:
         h = dict(self.headers)
         if self.body is not None and not any(k.lower() == "content-type" for k in h):
             h["Content-Type"] = "application/json; charset=utf-8"
         return h
+
+
+def json_bytes(body: Any) -> bytes:
+    """`body` as Response.body_bytes encodes it: for a handler that serializes a view sharing a model's stored
+    values under the dispatcher's lock, before anything can change them."""
+    return json.dumps(body, separators=(",", ":")).encode("utf-8")
 
 
 def invalid_request_content(detail: str) -> ARMError:
@@ -170,6 +198,49 @@ def invalid_request_content(detail: str) -> ARMError:
 # JSON types a body field may have, by the names request shapes use (``catalogs/shapes/<service>.json``).
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
           "number": (int, float), "integer": int}
+
+
+class _ShapeNode:
+    """One path of a request shape and the paths below it: its type name (None: not checked), its fields'
+    nodes, its items' node (``a[]``)."""
+
+    __slots__ = ("want", "fields", "items")
+
+    def __init__(self) -> None:
+        self.want: str | None = None
+        self.fields: dict[str, "_ShapeNode"] = {}
+        self.items: "_ShapeNode | None" = None
+
+
+@functools.lru_cache(maxsize=64)
+def _shape_tree(paths: tuple[tuple[str, str], ...]) -> _ShapeNode | None:
+    """The shape as a tree, or None when a path's field name holds ``.`` or ``[`` in a way the tree cannot
+    say (check_shape then walks the path strings)."""
+    root = _ShapeNode()
+    for key, want in paths:
+        node = root
+        if key:
+            for step in _STEP.findall(key):
+                if step == "[]":
+                    node.items = node.items or _ShapeNode()
+                    node = node.items
+                else:
+                    node = node.fields.setdefault(step, _ShapeNode())
+            if _rebuild(key) != key:
+                return None
+        node.want = want
+    return root
+
+
+_STEP = re.compile(r"[^.\[\]]+|\[\]")
+
+
+def _rebuild(key: str) -> str:
+    """The path string of `key`'s steps: `key` itself when the tree says what it says."""
+    out = ""
+    for step in _STEP.findall(key):
+        out += step if step == "[]" or not out else "." + step
+    return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -191,18 +262,55 @@ def check_shape(body: Any, shape: Mapping[str, str]) -> None:
     ``a``) to a type name; ``null`` is accepted for every field but the body (ARM treats it as
     absent).  Fields not in ``shape`` are not checked.  A mismatch is 400 InvalidRequestContent
     (the message's detail text is a harness assumption)."""
+    tree = _shape_tree(tuple(shape.items()))
+    if tree is None or not _walk_tree(body, tree, ""):
+        _walk_paths(body, shape)
+
+
+def _bad_type(path: str, want: str) -> ARMError:
+    return invalid_request_content(f"Unexpected value at path '{path or '$'}': expected {want}")
+
+
+def _type_ok(value: Any, want: str, path: str) -> bool:
+    if value is None and path:
+        return True
+    return isinstance(value, _TYPES[want]) and not (want in ("number", "integer") and isinstance(value, bool))
+
+
+def _walk_tree(value: Any, node: _ShapeNode, path: str) -> bool:
+    """check_shape over the tree, the body's fields in their order (the first mismatch is the one the path walk
+    finds). False when a field name is empty or holds ``.`` or ``[`` (its path string could name another node)."""
+    want = node.want
+    if want is not None and not _type_ok(value, want, path):
+        raise _bad_type(path, want)
+    if isinstance(value, dict):
+        fields = node.fields
+        if fields:
+            for k, v in value.items():
+                if type(k) is not str or not k or "." in k or "[" in k:
+                    return False
+                child = fields.get(k)
+                if child is not None and not _walk_tree(v, child, f"{path}.{k}" if path else k):
+                    return False
+    elif isinstance(value, list):
+        items = node.items
+        if items is not None:
+            sub = f"{path}[]"
+            for v in value:
+                if not _walk_tree(v, items, sub):
+                    return False
+    return True
+
+
+def _walk_paths(body: Any, shape: Mapping[str, str]) -> None:
     prefixes = _prefixes(tuple(shape))
 
     def walk(value: Any, path: str) -> None:  # descends only where the shape names fields
         if path not in prefixes:
             return
         want = shape.get(path)
-        if want is not None:
-            py = _TYPES[want]
-            if value is None and path:
-                return
-            if not isinstance(value, py) or (want in ("number", "integer") and isinstance(value, bool)):
-                raise invalid_request_content(f"Unexpected value at path '{path or '$'}': expected {want}")
+        if want is not None and not _type_ok(value, want, path):
+            raise _bad_type(path, want)
         if isinstance(value, dict):
             for k, v in value.items():
                 walk(v, f"{path}.{k}" if path else str(k))

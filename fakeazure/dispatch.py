@@ -129,9 +129,13 @@ class Dispatcher:
     def _params(m: re.Match) -> dict:
         # path segments arrive percent-encoded (the SDK quotes e.g. "(" in resource
         # group names as %28): match on the raw path, use the decoded values
-        params = {k: unquote(v) if isinstance(v, str) else v for k, v in m.groupdict().items()}
+        params = m.groupdict()
         for key, value in params.items():
-            if key != "sub" and isinstance(value, str):
+            if value is None:
+                continue
+            if "%" in value:
+                value = params[key] = unquote(value)
+            if key != "sub" and (not value or value in (".", "..") or _BAD_NAME_CHARS.search(value)):
                 check_name(value)
         return params
 

@@ -484,6 +484,8 @@ class FaultEngine:
 
     def request_phase(self, ctx: Mapping[str, Any], body_pass: bool | None) -> tuple[float, Fault | None]:
         """Latency rules all add up; the first throttling/5xx rule that fires ends the scan."""
+        if not self.rules:
+            return 0.0, None
         latency = 0.0
         for f in list(self._candidates("request", ctx, body_pass)):
             if not self._fires(f):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import catalog as cat
-from ..arm import ARMError, clone_json, iso, new_guid, parse_resource_id, resource_id, rg_and_name
+from ..arm import ARMError, clone_json, iso, json_bytes, new_guid, parse_resource_id, resource_id, rg_and_name
 from ..faults import SERVER_CODES, Fault
 from . import exceptions as exc
 from .quota import HELD_FIELDS, Quota
@@ -431,7 +431,8 @@ class ComputeModel:
         if self.vms.pop(vm.key, None) is not None:
             self.quota.held.forget(vm)
             self._list_json.pop(vm.key, None)
-            self.removed.append((vm.created, self.clock.time(), self.view(vm)))
+            # its stored body is never changed (only replaced), and Resource Graph copies what it reads of it
+            self.removed.append((vm.created, self.clock.time(), self.view(vm, shared=True)))
         for nid in vm.nic_ids:
             if vm.nic_delete.get(nid):
                 self.network.remove_by_id(nid)
@@ -464,6 +465,13 @@ class ComputeModel:
         if expand and "instanceview" in expand.lower():
             props["instanceView"] = self.instance_view(vm)
         return out
+
+    def encoded(self, vm: VirtualMachine, expand: str | None = None) -> bytes:
+        """`view(vm, expand)` as a reply's body (Response.body_bytes), serialized now, under the dispatcher's lock:
+        without `expand`, the list page's kept text (list_json)."""
+        if expand:
+            return json_bytes(self.view(vm, expand, shared=True))
+        return self.list_json(vm).encode("utf-8")
 
     def list_json(self, vm: VirtualMachine) -> str:
         """`view(vm)` as a list page serializes it (json.dumps, separators without spaces), kept per VM while

@@ -85,7 +85,7 @@ def put_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
         existing.provisioning_state = "Updating"
         op = ctx.lro.start("vm.update", "Microsoft.Compute", region, existing.id(sub), async_err,
                            lambda o, vm=existing: _finish_create(compute, vm, o))
-        return ctx.lro.reply(req, op, 200, compute.view(existing))
+        return ctx.lro.reply(req, op, 200, compute.encoded(existing))
 
     sku = compute.validate_new(sub, rg, name, parsed)
     nic_ids = compute.check_nics(sub, rg, name, parsed["nics"])
@@ -96,7 +96,7 @@ def put_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     op = ctx.lro.start("vm.create", "Microsoft.Compute", region, vm.id(sub), async_err,
                        lambda o, vm=vm: _finish_create(compute, vm, o))
     vm.operation = op.id
-    return ctx.lro.reply(req, op, 201, compute.view(vm))
+    return ctx.lro.reply(req, op, 201, compute.encoded(vm))
 
 
 def _finish_create(compute: "ComputeModel", vm, op) -> None:
@@ -114,7 +114,7 @@ def _finish_create(compute: "ComputeModel", vm, op) -> None:
 
 def get_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:
     vm = ctx.compute.require(p["rg"], p["name"])
-    return Response(200, ctx.compute.view(vm, req.query_ci.get("$expand")))
+    return Response(200, ctx.compute.encoded(vm, req.query_ci.get("$expand")))
 
 
 def patch_vm(ctx: "ArmContext", req: Request, p: dict) -> Response:

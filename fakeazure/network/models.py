@@ -9,7 +9,6 @@ checked only for IDs registered with ``FakeAzure.add_subnet`` etc. (opt-in).
 """
 from __future__ import annotations
 
-import copy
 import ipaddress
 from collections import deque
 from dataclasses import dataclass
@@ -121,7 +120,7 @@ class NetworkModel:
             # (harness assumption, not in reference: ARM's code and wording for a missing location)
             raise ARMError("LocationRequired", "The location property is required for this definition.", 400)
         nic_id = resource_id(sub, rg, "Microsoft.Network", "networkInterfaces", name)
-        props = copy.deepcopy(body.get("properties") or {})  # the ipConfigurations below are this copy's
+        props = clone_json(body.get("properties") or {})  # the ipConfigurations below are this copy's
         self._check_shape(nic_id, props)
         self._check_refs(nic_id, props)
         existing = self.get(rg, name)
@@ -166,7 +165,7 @@ class NetworkModel:
         out = {"name": name, "id": nic_id, "etag": etag, "type": NIC_TYPE, "location": location}
         for k, v in body.items():
             if k not in ("name", "id", "etag", "type", "location", "properties"):
-                out[k] = copy.deepcopy(v)
+                out[k] = clone_json(v)
         out["properties"] = props
         if existing is not None:
             props["resourceGuid"] = existing.resource_guid
@@ -213,9 +212,15 @@ class NetworkModel:
             nic.vm_id = None
 
     # ------------------------------------------------------------------ views
-    def view(self, nic: NetworkInterface) -> dict:
-        out = clone_json(nic.body)
-        props = out["properties"]
+    def view(self, nic: NetworkInterface, shared: bool = False) -> dict:
+        """The NIC as GET returns it. `shared`: its nested values are the stored body's own, for a reply serialized
+        at once under the dispatcher's lock (json_bytes), never kept or changed."""
+        if shared:
+            out = dict(nic.body)
+            props = out["properties"] = dict(out["properties"])
+        else:
+            out = clone_json(nic.body)
+            props = out["properties"]
         if nic.vm_id:
             # after a VM attaches, GET shows virtualMachine.id, macAddress, primary
             # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/get).

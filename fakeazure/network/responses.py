@@ -7,7 +7,7 @@ import json
 import pathlib
 from typing import TYPE_CHECKING
 
-from ..arm import Request, Response, check_shape, paginate, resource_not_found
+from ..arm import Request, Response, check_shape, json_bytes, paginate, resource_not_found
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import ArmContext
@@ -43,11 +43,11 @@ def put_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
     status = 201 if created else 200
     # lro="sync" keeps 201/200: NRP answers with the final body either way
     # (https://learn.microsoft.com/rest/api/virtualnetwork/network-interfaces/create-or-update).
-    return ctx.lro.reply(req, op, status, ctx.network.view(nic), done_status=status)
+    return ctx.lro.reply(req, op, status, json_bytes(ctx.network.view(nic, shared=True)), done_status=status)
 
 
 def get_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
-    return Response(200, ctx.network.view(ctx.network.require(p["rg"], p["name"])))
+    return Response(200, json_bytes(ctx.network.view(ctx.network.require(p["rg"], p["name"]), shared=True)))
 
 
 def patch_nic(ctx: "ArmContext", req: Request, p: dict) -> Response:
