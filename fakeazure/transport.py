@@ -67,31 +67,6 @@ def _charset(content_type: str | None) -> str | None:
     return get_charset_encoding(_ContentTypeOnly(content_type))
 
 
-# azure-core's CaseInsensitiveDict keeps {lower-case key: (key, value)} in `_store` and nothing else (azure-core
-# 1.41.0 azure/core/utils/_utils.py; its `copy` is built from `_store.values()`): the fake's headers go in and the
-# SDK's come out through that dict, without a __setitem__ or __getitem__ call per header. Checked at import: an
-# azure-core that keeps them otherwise gets and gives them through the mapping's own methods.
-_DIRECT_HEADERS = (vars(CaseInsensitiveDict({"Content-Type": "a"}))
-                   == {"_store": {"content-type": ("Content-Type", "a")}})
-
-
-def _case_insensitive(headers: dict[str, str]) -> tuple[CaseInsensitiveDict, str | None]:
-    """The SDK's headers of an answer, and its Content-Type."""
-    if not _DIRECT_HEADERS:
-        h = CaseInsensitiveDict(headers)
-        return h, h.get("content-type")
-    h = CaseInsensitiveDict()
-    store = h.__dict__["_store"] = {k.lower(): (k, v) for k, v in headers.items()}
-    return h, store.get("content-type", (None, None))[1]
-
-
-def _plain(headers: Any) -> dict[str, str]:
-    """A request's headers as a dict (`dict(headers)`)."""
-    if _DIRECT_HEADERS and type(headers) is CaseInsensitiveDict:
-        return dict(headers.__dict__["_store"].values())
-    return dict(headers)
-
-
 class InProcessResponse(HttpResponseImpl):
     """A fully read response: the fake's status, headers and body. Its `encoding` is set up front, the
     value azure-core's `HttpResponseImpl.encoding` would work out on first read (``_charset``).
@@ -102,7 +77,8 @@ class InProcessResponse(HttpResponseImpl):
     whose ``__init__`` sets other attributes than ``_PER_ANSWER`` expects is built by its ``__init__``."""
 
     def __init__(self, request: Any, status: int, headers: dict[str, str], body: bytes):
-        h, content_type = _case_insensitive(headers)
+        h = CaseInsensitiveDict(headers)
+        content_type = h.get("content-type")
         if _PROTOTYPE is not None:
             d = self.__dict__
             d.update(_PROTOTYPE)
@@ -170,7 +146,7 @@ class InProcessTransport(HttpTransport):
         body = request.content
         if hasattr(body, "read"):
             body = body.read()
-        status, headers, data = self.state.handle(request.method, url, _plain(request.headers), body)
+        status, headers, data = self.state.handle(request.method, url, dict(request.headers), body)
         return InProcessResponse(request, status, headers, data)
 
     def sleep(self, duration: float) -> None:
