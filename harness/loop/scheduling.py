@@ -58,7 +58,7 @@ class SolveResult:
     nodepool_events: list[tuple[str, str, str]] = field(default_factory=list)  # (nodepool, reason, message)
 
 
-ROOM_BLOCK = 32          # existing nodes per block of Scheduler._existing_room
+ROOM_BLOCK = 32          # existing nodes per block of Scheduler._free
 
 
 def _block_room(nodes: Sequence[ExistingNode]) -> tuple[int, int, int]:
@@ -107,7 +107,11 @@ class Scheduler:
         # are read as they are
         self.existing = list(existing)
         self._owned: set[int] = set()         # indexes of `existing` this Scheduler has copied
-        self._free: list[tuple[int, int, int]] | None = None    # _existing_room's, built at the first pod
+        # per block of ROOM_BLOCK existing nodes in order, the most free cpu, memory and pods any node of it has
+        # (_block_room; None until a pod's walk reaches the block): a pod asking more of one skips the block, as
+        # every node of it would refuse it for resources (`_try_existing`). Once most nodes are full, a pod placed
+        # on an existing node reads the blocks, not every node before the first with room
+        self._free: list[tuple[int, int, int] | None] | None = None
         self.min_values_policy = min_values_policy
         self.ignore_preferences = preference_policy == "Ignore"      # core scheduler.go IgnorePreferences
         self._hostname_counter = hostname_counter or _counter()
@@ -413,17 +417,6 @@ class Scheduler:
             self._daemon_groups[id(template)] = got
         return got
 
-    def _existing_room(self) -> list[tuple[int, int, int]]:
-        """Per block of ROOM_BLOCK existing nodes in order, the most free cpu, memory and pods any node of it has
-        (-1 for a resource none of them allocates): a pod asking more of one skips the block, as every node of it
-        would refuse it for resources (`_try_existing`). Once most nodes are full, a pod placed on an existing
-        node reads the blocks, not every node before the first with room."""
-        room = []
-        existing = self.existing
-        for b in range(0, len(existing), ROOM_BLOCK):
-            room.append(_block_room(existing[b:b + ROOM_BLOCK]))
-        return room
-
     def _land(self, pod: PodView, i: int, existing_hits: dict[str, str]) -> None:
         """The pod goes on existing node `i`."""
         node = self.existing[i]
@@ -442,13 +435,16 @@ class Scheduler:
         if len(existing) > ROOM_BLOCK:
             room = self._free
             if room is None:
-                room = self._free = self._existing_room()
+                room = self._free = [None] * -(-len(existing) // ROOM_BLOCK)
             req = pod.requests
             cpu, mem, pods = req.get("cpu", 0), req.get("memory", 0), req.get("pods", 0)
-            for b, (free_cpu, free_mem, free_pods) in enumerate(room):
+            for b, block in enumerate(room):
+                start = b * ROOM_BLOCK
+                if block is None:            # read when the first pod reaches it
+                    block = room[b] = _block_room(existing[start:start + ROOM_BLOCK])
+                free_cpu, free_mem, free_pods = block
                 if cpu > 0 and cpu > free_cpu or mem > 0 and mem > free_mem or pods > 0 and pods > free_pods:
                     continue
-                start = b * ROOM_BLOCK
                 for i in range(start, min(start + ROOM_BLOCK, len(existing))):
                     if self._try_existing(pod, existing[i]) is None:
                         self._land(pod, i, existing_hits)

@@ -65,7 +65,7 @@ def test_before_core_v1_4_a_relaxed_pod_goes_to_the_back_of_the_queue(world):
 @pytest.mark.parametrize("seed", range(6))
 def test_existing_nodes_by_blocks_take_the_pods_the_walk_gives(world, seed, monkeypatch):
     """Scheduler._place skips a block of existing nodes none of which has the free cpu, memory or pod slots a pod
-    asks (_existing_room): each pod still lands on the first node in order that takes it, as when every node is
+    asks (Scheduler._free): each pod still lands on the first node in order that takes it, as when every node is
     tried (ROOM_BLOCK above the node count), as the nodes fill up."""
     import random
 
