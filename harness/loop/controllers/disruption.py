@@ -74,7 +74,9 @@ class DisruptionController:
         claims = tuple((c.result.name, c.initialized, c.registered, c.dis.consolidatable_since is not None,
                         c.dis.drifted, c.dis.marked_for_deletion, c.dis.deleting_since is not None, c.done,
                         c.dis.nominated_until > now, c.dis.disruption_reason) for c in s.claims)
-        pods = tuple(sorted((k, pr.node or "", pr.state) for k, pr in s.result.pods.items()))
+        # the run's pods in their insertion order (a pod's entry is only added or replaced in place, so two reads of
+        # the same pods list them alike): no sort of every pod each pass
+        pods = tuple((k, pr.node or "", pr.state) for k, pr in s.result.pods.items())
         nps = tuple((np["metadata"]["name"], np["metadata"].get("resourceVersion")) for np in nodepools)
         windows = []
         for np in nodepools:
