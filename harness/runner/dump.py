@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.runner import dumpmoment, jsonsource
-from harness.runner.dumptimes import TimeSource
+from harness.runner.dumptimes import Newest, NodePodEvents, TimeSource
 from harness.runner.notices import ObjectNote, plural_kind
 from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
@@ -61,6 +61,9 @@ class Dump:
     newest: str | None = None                               # the latest timestamp it holds: the dump's time
     newest_source: TimeSource | None = None                 # ... and where it sits
     shares: bool = False                                    # what it keeps shares what it leaves as it was (_kept)
+    times: dict[str, float | None] = field(default_factory=dict)   # timestamp texts read -> epoch seconds (split)
+    pod_events: NodePodEvents | None = None                 # each node's newest pod event, gathered by split
+    running_on: dict[str, list[dict]] | None = None         # each node's running and pending pods, by split
 
 
 class _Shared(Exception):
@@ -189,17 +192,27 @@ TIME_FIELDS = ("creationTimestamp", "deletionTimestamp", "lastTransitionTime", "
 
 
 def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
-    """The objects sorted by what the scenario makes of them. `shares`: each object kept once, its copy sharing
-    what it leaves as it was with it (_kept)."""
-    from harness.runner.dumptimes import newest_source
-    source = newest_source(objects, TIME_FIELDS)
-    dump = Dump(newest=source.value if source else None, newest_source=source, shares=shares)
+    """The objects sorted by what the scenario makes of them, in one pass that also reads each object's newest
+    timestamp (the dump's time) and each pod's node and pod events while the object is at hand: a pass over the
+    5,000-node dump's GB of objects is bound by memory (the newest timestamp, the running pods by node and the
+    NodeClaims' last pod events were three). `shares`: each object kept once, its copy sharing what it leaves as
+    it was with it (_kept)."""
+    times: dict[str, float | None] = {}
     keep = _kept if shares else strip_server_fields
-    deployments = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Deployment"}
-    daemonsets = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "DaemonSet"}
-    jobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "Job"}
-    cronjobs = {o["metadata"]["name"] for o, _, _ in objects if o.get("kind") == "CronJob"}
-    for obj, file, line in objects:
+    names: dict[str, set[str]] = {"Deployment": set(), "DaemonSet": set(), "Job": set(), "CronJob": set()}
+    for o, _, _ in objects:               # the workloads' names, in one pass over the objects' heads
+        kind = o.get("kind")
+        named = names.get(kind) if isinstance(kind, str) else None
+        if named is not None:
+            named.add(o["metadata"]["name"])
+    deployments, daemonsets, jobs, cronjobs = names.values()
+    dump = Dump(shares=shares, times=times)
+    newest = Newest(TIME_FIELDS, times)
+    events: NodePodEvents | None = NodePodEvents(times)
+    on_node: dict[str, list[dict]] | None = {}
+    for entry in objects:
+        newest.see(entry)
+        obj, file, line = entry
         kind = obj.get("kind")
         name = (obj.get("metadata") or {}).get("name")
         if kind == "NodeClaim":
@@ -209,12 +222,25 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
         elif kind == "Event":
             dump.events.append(obj)
         elif kind == "Pod":
-            phase = (obj.get("status") or {}).get("phase")
-            if phase in FINISHED_PHASES:      # a Job's completed pod, an evicted one: it holds no capacity
+            status = obj.get("status") or {}
+            phase = status.get("phase")
+            spec = obj.get("spec")
+            node = spec.get("nodeName") if type(spec) is dict else None
+            if spec and type(spec) is not dict:
+                events = on_node = None       # (read again where they are used, which says what is wrong)
+            finished = phase in FINISHED_PHASES
+            if events is not None and node and isinstance(node, str):
+                events.see(obj, node, finished)
+            if finished:                      # a Job's completed pod, an evicted one: it holds no capacity
                 dump.notes.append(f"{file}:{line}: Pod {name}: status.phase {phase}: a finished pod is not kept")
                 dump.finished.append(obj)
                 continue
             dump.pods.append(obj)
+            if on_node is not None and node and (phase or "Running") in ("Running", "Pending"):
+                if isinstance(node, str):
+                    on_node.setdefault(node, []).append(obj)
+                else:
+                    on_node = None
             owner = _owner(obj)
             if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
                 continue                      # the Deployment recreates it
@@ -235,6 +261,9 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
             dump.manifests.append(keep(obj))
         else:
             dump.notes.append(_skipped(file, line, kind, name))
+    source = newest.source()
+    dump.newest, dump.newest_source = (source.value if source else None), source
+    dump.pod_events, dump.running_on = events, on_node
     return dump
 
 
@@ -338,11 +367,13 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
     index (launch order), which the expectations name."""
     pools = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"}
     daemonsets = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "DaemonSet"}
-    by_node: dict[str, list[dict]] = {}
-    for pod in dump.pods:
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node and ((pod.get("status") or {}).get("phase") or "Running") in ("Running", "Pending"):
-            by_node.setdefault(node, []).append(pod)
+    by_node = dump.running_on
+    if by_node is None:                   # (a Dump split did not make, or a pod's node is not a name)
+        by_node = {}
+        for pod in dump.pods:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node and ((pod.get("status") or {}).get("phase") or "Running") in ("Running", "Pending"):
+                by_node.setdefault(node, []).append(pod)
     nodes_by_name = {(n.get("metadata") or {}).get("name"): n for n in dump.nodes}
     moved: set[str] = set()
     keep = _kept if dump.shares else strip_server_fields
@@ -888,7 +919,8 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         # expectations are what the dump shows of them, and of the rest (pending pods, events)
         entries, moved = existing_nodes(work)
         from harness.runner.dumptimes import infer_last_pod_events
-        infer_last_pod_events(work.nodeclaims, work.pods + work.finished, entries, work.notes)
+        infer_last_pod_events(work.nodeclaims, work.pods + work.finished, entries, work.notes, work.times,
+                              work.pod_events)
         if not work.nodes and not moment:   # where its pods ran: NodeClaims, spec.nodeName, controllers' status
             from harness.runner.dumpplacement import place_without_nodes   # (status is the dump's time, not --at's)
             entries = place_without_nodes(work, objects, entries, moved, expect, work.notes, strip_server_fields)

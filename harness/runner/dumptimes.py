@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.loop.clock import parse_rfc3339
+from harness.model.podtermination import timestamp as rfc3339
 from harness.runner.notices import ObjectNote
 
 # an object's top-level fields that hold no timestamp of its own (newest_source skips them)
@@ -38,15 +40,32 @@ class TimeSource:
         return self.path.rsplit(".", 1)[-1] in HEARTBEATS
 
 
-def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...]) -> TimeSource | None:
+def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...],
+                  parsed: dict[str, float | None] | None = None) -> TimeSource | None:
     """The latest timestamp any object holds in `fields` (at any depth), with the object and field path;
-    the first object wins a tie (input order). The objects are scanned without paths; only the winning one is
-    walked again to name the field (a dump of 5,000 nodes holds millions of values)."""
-    from harness.loop.clock import parse_rfc3339
-    keys = frozenset(fields)              # each of the millions of strings' keys looked up, not compared
-    parsed: dict[str, float | None] = {}
+    the first object wins a tie (input order). `parsed` keeps each timestamp text read (Newest)."""
+    newest = Newest(fields, parsed)
+    for entry in objects:
+        newest.see(entry)
+    return newest.source()
 
-    def at_of(text: str) -> float | None:
+
+class Newest:
+    """The newest timestamp of the objects seen, one object at a time, so that `harness new`'s one pass over a
+    dump's objects reads each object's other facts while it is at hand (dump.split). The objects are scanned
+    without paths; only the winning one is walked again to name the field (a dump of 5,000 nodes holds
+    millions of values). `parsed`: each timestamp text read -> epoch seconds (None when not a time), kept for
+    the passes after this one."""
+
+    def __init__(self, fields: tuple[str, ...], parsed: dict[str, float | None] | None = None) -> None:
+        self.fields = fields
+        self.keys = frozenset(fields)     # each of the millions of strings' keys looked up, not compared
+        self.parsed = {} if parsed is None else parsed
+        self.best: float | None = None
+        self.winner: tuple[dict, str, int] | None = None
+
+    def at_of(self, text: str) -> float | None:
+        parsed = self.parsed
         if text not in parsed:
             try:
                 parsed[text] = parse_rfc3339(text)
@@ -54,9 +73,9 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
                 parsed[text] = None
         return parsed[text]
 
-    best: float | None = None
-    winner: tuple[dict, str, int] | None = None
-    for entry in objects:
+    def see(self, entry: tuple[dict, str, int]) -> None:
+        keys, at_of, best = self.keys, self.at_of, self.best
+        winner = None
         # not an object's spec (most of a pod; a template's creationTimestamp there is null) nor its
         # managedFields (whose keys are "f:..."): no timestamp sits there
         stack: list[object] = [v for k, v in entry[0].items() if k not in UNTIMED and (type(v) is dict or type(v) is list)]
@@ -78,7 +97,11 @@ def newest_source(objects: list[tuple[dict, str, int]], fields: tuple[str, ...])
                         stack.append(v)
             else:
                 stack.extend(v for v in node if type(v) is dict or type(v) is list)
-    return _named_source(winner, fields, at_of) if winner else None
+        if winner is not None:
+            self.best, self.winner = best, winner
+
+    def source(self) -> TimeSource | None:
+        return _named_source(self.winner, self.fields, self.at_of) if self.winner else None
 
 
 def _named_source(entry: tuple[dict, str, int], fields: tuple[str, ...], at_of) -> TimeSource | None:
@@ -120,13 +143,35 @@ def _owned_by_daemonset(pod: dict) -> bool:
                for r in (pod.get("metadata") or {}).get("ownerReferences") or [])
 
 
-def pod_events(pod: dict) -> list[tuple[str, str]]:
+def _reader(times: dict[str, float | None] | None):
+    """parse_rfc3339 through `times` (a text -> epoch seconds, or None when not a time: newest_source's), so a
+    pass after the newest timestamp's parses no timestamp twice."""
+    if times is None:
+        return parse_rfc3339
+
+    def parse(text: str) -> float:
+        t = times.get(text, _UNREAD)
+        if t is _UNREAD:
+            try:
+                t = parse_rfc3339(text)
+            except ValueError:
+                t = None
+            times[text] = t
+        if t is None:
+            raise ValueError(f"{text!r} is not an RFC 3339 time")
+        return t
+    return parse
+
+
+_UNREAD = object()
+
+
+def pod_events(pod: dict, times: dict[str, float | None] | None = None) -> list[tuple[str, str]]:
     """(time, what) of each moment core's podevents controller reacts to that the pod's status dates:
     bound (its PodScheduled condition, else status.startTime), terminating (the delete: the
-    deletionTimestamp less the grace period the API server added), terminal (its containers' last finish)."""
-    from harness.loop.clock import parse_rfc3339
-    # the API server's metav1.Time (not through the loop's termination controller: 0.2 s of imports)
-    from harness.model.podtermination import timestamp as rfc3339
+    deletionTimestamp less the grace period the API server added), terminal (its containers' last finish).
+    `times`: the timestamps read already (_reader)."""
+    parse = _reader(times)
     status, meta = pod.get("status") or {}, pod.get("metadata") or {}
     out = []
     scheduled = next((c for c in status.get("conditions") or []
@@ -137,8 +182,8 @@ def pod_events(pod: dict) -> list[tuple[str, str]]:
         out.append((str(status["startTime"]), "status.startTime"))
     if meta.get("deletionTimestamp"):
         try:
-            at = parse_rfc3339(str(meta["deletionTimestamp"])) - int(meta.get("deletionGracePeriodSeconds") or 0)
-            out.append((rfc3339(at), "deletion"))
+            at = parse(str(meta["deletionTimestamp"])) - int(meta.get("deletionGracePeriodSeconds") or 0)
+            out.append((rfc3339(at), "deletion"))      # as the API server writes a metav1.Time
         except ValueError:
             pass
     if status.get("phase") in ("Succeeded", "Failed"):
@@ -146,20 +191,20 @@ def pod_events(pod: dict) -> list[tuple[str, str]]:
                 for cs in status.get("containerStatuses") or []]
         done = [d for d in done if d]
         if done:
-            out.append((max(done, key=parse_rfc3339), f"{status['phase']} (containers finished)"))
+            out.append((max(done, key=parse), f"{status['phase']} (containers finished)"))
     return out
 
 
-def last_pod_event(node: str, pods: list[dict]) -> tuple[str, str] | None:
+def last_pod_event(node: str, pods: list[dict], times: dict[str, float | None] | None = None) -> tuple[str, str] | None:
     """(time, which pod and moment) of the newest pod event on `node`, or None."""
-    from harness.loop.clock import parse_rfc3339
+    parse = _reader(times)
     best = None
     for pod in pods:
         if (pod.get("spec") or {}).get("nodeName") != node or _owned_by_daemonset(pod):
             continue
-        for at, what in pod_events(pod):
+        for at, what in pod_events(pod, times):
             try:
-                t = parse_rfc3339(at)
+                t = parse(at)
             except ValueError:
                 continue
             if best is None or t > best[0]:
@@ -167,21 +212,78 @@ def last_pod_event(node: str, pods: list[dict]) -> tuple[str, str] | None:
     return (best[1], best[2]) if best else None
 
 
-def infer_last_pod_events(nodeclaims: list[dict], pods: list[dict], entries: list[dict], notes: list[str]) -> None:
-    """Give each seeded NodeClaim the dump sent without `status.lastPodEventTime` the newest pod event of
-    its node (consolidateAfter counts from it), and say so."""
-    by_name = {e.get("nodeClaim"): e for e in entries if e.get("nodeClaim")}
-    on_node: dict[str, list[dict]] = {}      # each node's pods, found once (a dump holds thousands of each)
+class NodePodEvents:
+    """Each node's newest pod event (last_pod_event), gathered pod by pod in `harness new`'s one pass over the
+    dump's objects (dump.split), while each pod is at hand: the kept pods first, then the finished ones, the
+    order infer_last_pod_events reads them in. A node one of whose pods' events cannot be read (raised) is
+    left to last_pod_event, which says why as it did."""
+
+    def __init__(self, times: dict[str, float | None]) -> None:
+        self.times = times
+        self.parse = _reader(times)
+        self.kept: dict[str, tuple[float, str, str]] = {}        # node -> (t, time text, which pod and moment)
+        self.finished: dict[str, tuple[float, str, str]] = {}
+        self.unread: set[str] = set()
+
+    def see(self, pod: dict, node: str, finished: bool) -> None:
+        """`pod`, bound to `node` (spec.nodeName)."""
+        try:
+            if _owned_by_daemonset(pod):
+                return
+            best = None
+            for at, what in pod_events(pod, self.times):
+                try:
+                    t = self.parse(at)
+                except ValueError:
+                    continue
+                if best is None or t > best[0]:
+                    best = (t, at, what)
+            if best is None:
+                return
+            best = (best[0], best[1], f"Pod {pod['metadata'].get('name')}'s {best[2]}")
+        except Exception:  # noqa: BLE001 (last_pod_event reads the node again, and raises as it did)
+            self.unread.add(node)
+            return
+        table = self.finished if finished else self.kept
+        now = table.get(node)
+        if now is None or best[0] > now[0]:
+            table[node] = best
+
+    def last(self, node: str) -> tuple[str, str] | None:
+        """last_pod_event(node, the node's pods)."""
+        kept, finished = self.kept.get(node), self.finished.get(node)
+        best = finished if finished is not None and (kept is None or finished[0] > kept[0]) else kept
+        return (best[1], best[2]) if best else None
+
+
+def _on_node(pods: list[dict]) -> dict[str, list[dict]]:
+    """Each node's pods, found once (a dump holds thousands of each)."""
+    on_node: dict[str, list[dict]] = {}
     for pod in pods:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if isinstance(node_name, str):
             on_node.setdefault(node_name, []).append(pod)
+    return on_node
+
+
+def infer_last_pod_events(nodeclaims: list[dict], pods: list[dict], entries: list[dict], notes: list[str],
+                          times: dict[str, float | None] | None = None, events: NodePodEvents | None = None) -> None:
+    """Give each seeded NodeClaim the dump sent without `status.lastPodEventTime` the newest pod event of
+    its node (consolidateAfter counts from it), and say so. `times`: the timestamps read already (_reader);
+    `events`: each node's, gathered from `pods` as the dump was split."""
+    by_name = {e.get("nodeClaim"): e for e in entries if e.get("nodeClaim")}
+    on_node = None if events is not None else _on_node(pods)
     for nc in nodeclaims:
         name = (nc.get("metadata") or {}).get("name")
         entry, node = by_name.get(name), (nc.get("status") or {}).get("nodeName")
         if entry is None or not node or entry.get("lastPodEventTime"):
             continue
-        found = last_pod_event(node, on_node.get(node, []) if isinstance(node, str) else pods)
+        if events is not None and isinstance(node, str) and node not in events.unread:
+            found = events.last(node)
+        else:
+            if on_node is None:
+                on_node = _on_node(pods)
+            found = last_pod_event(node, on_node.get(node, []) if isinstance(node, str) else pods, times)
         if found is None:
             continue
         entry["lastPodEventTime"] = found[0]
