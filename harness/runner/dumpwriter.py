@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from sys import getrefcount
 from typing import Any
 
 import yaml
@@ -47,7 +46,7 @@ def dump_with_lines(doc: Any, first_line: int = 1) -> tuple[str, Mapping[tuple, 
     if isinstance(doc, dict) and doc:
         try:
             w = _Writer(first_line)
-            return w.document(doc), WrittenLines(doc, w.lines, frozenset(w.keys))
+            return w.document(doc), WrittenLines(doc, w.at, frozenset(w.keys))
         except _Fallback:
             pass
     return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True), None
@@ -55,24 +54,22 @@ def dump_with_lines(doc: Any, first_line: int = 1) -> tuple[str, Mapping[tuple, 
 
 class WrittenLines(Mapping):
     """The line of each path of a written document, read as a dict of path -> line: for each mapping and
-    sequence the lines of its entries in order, found by walking the document and the lines along the path. A
-    scenario of 5,000 nodes has 2.1 million paths: a tuple and a dict entry each were a third of a GB and a
-    tenth of `harness new`.
+    sequence the lines of its entries in order, found by walking the document along the path. A scenario of
+    5,000 nodes has 2.1 million paths: a tuple and a dict entry each were a third of a GB and a tenth of
+    `harness new`.
     The document is read as it was written (`harness new` checks it, changing nothing); `mapping_keys` holds
     every key of its mappings."""
 
-    def __init__(self, doc: dict, lines: list, mapping_keys: frozenset[str] = frozenset()) -> None:
-        # lines: the document's entries' lines, in order; an entry whose value is a non-empty mapping or sequence
-        # is (its line, that value's entries' lines)
-        self.doc, self.lines = doc, lines
+    def __init__(self, doc: dict, at: dict[int, list[int]], mapping_keys: frozenset[str] = frozenset()) -> None:
+        self.doc, self.at = doc, at                     # at: id(container) -> its entries' lines
         self.mapping_keys = mapping_keys
         self.keys_at: dict[int, dict] = {}              # id(mapping) -> key -> index, made on first look
 
     def _line(self, path: tuple) -> int | None:
         node: Any = self.doc
-        lines: list | None = self.lines
         line = None
         for step in path:
+            lines = self.at.get(id(node))
             if lines is None:
                 return None
             if type(node) is dict:
@@ -84,12 +81,7 @@ class WrittenLines(Mapping):
                 i = step if type(step) is int and 0 <= step < len(node) else None
             if i is None or i >= len(lines):
                 return None
-            line = lines[i]
-            if type(line) is tuple:
-                line, lines = line
-            else:
-                lines = None
-            node = node[step]
+            node, line = node[step], lines[i]
         return line
 
     def __getitem__(self, path: tuple) -> int:
@@ -102,21 +94,16 @@ class WrittenLines(Mapping):
         return isinstance(path, tuple) and bool(path) and self._line(path) is not None
 
     def __iter__(self) -> Iterator[tuple]:
-        stack: list[tuple[Any, list, tuple]] = [(self.doc, self.lines, ())]
+        stack: list[tuple[Any, tuple]] = [(self.doc, ())]
         while stack:
-            node, lines, path = stack.pop()
-            steps = list(node) if type(node) is dict else range(len(node))
-            yield from (path + (step,) for step in steps)
-            stack += [(node[step], entry[1], path + (step,))
-                      for step, entry in reversed(list(zip(steps, lines))) if type(entry) is tuple]
+            node, path = stack.pop()
+            if id(node) in self.at:
+                steps = list(node) if type(node) is dict else range(len(node))
+                yield from (path + (step,) for step in steps)
+                stack += [(node[step], path + (step,)) for step in reversed(steps)]
 
     def __len__(self) -> int:
-        count, stack = 0, [self.lines]
-        while stack:
-            lines = stack.pop()
-            count += len(lines)
-            stack += [entry[1] for entry in lines if type(entry) is tuple]
-        return count
+        return sum(len(lines) for lines in self.at.values())
 
 
 class _Writer:
@@ -125,13 +112,11 @@ class _Writer:
         self.plain: dict[str, str | None] = {}          # a safe string -> its text (plain or quoted)
         self.keys: dict[str, str] = {}                  # a mapping key -> its text
         self.stubs: dict[tuple, str] = {}               # (value, column, key length or -1) -> libyaml's text
-        self.lines: list = []                           # the document's entries' lines (WrittenLines)
-        self.shared: set[int] = set()                   # id() of each mapping and list held more than once
+        self.at: dict[int, list[int]] = {}              # id(container) -> its entries' lines (WrittenLines)
         self.first_line = first_line
 
     def document(self, doc: dict) -> str:
-        self.shared.add(id(doc))
-        self.mapping(doc, 0, self.first_line, self.lines)
+        self.mapping(doc, 0, self.first_line)
         return "".join(self.out)
 
     def scalar_text(self, v: Any, key: bool) -> str | None:
@@ -182,16 +167,15 @@ class _Writer:
         self.stubs[ck] = hit
         return hit
 
-    def _once(self, v: Any) -> None:
-        """`v` (a mapping or list another reference holds too) is written once: a second time is an alias
-        (&id001) in yaml.dump's text. Only those are looked up (a set of 600,000 ids was half a CPU-s of the
-        5,000-node scenario): a container held twice in the document is held by more than its parent wherever
-        it is met."""
-        shared = self.shared
-        n = len(shared)
-        shared.add(id(v))
-        if len(shared) == n:
+    def _container(self, v: Any) -> list[int]:
+        """The lines of `v`'s entries, to be filled as they are written (a list: made faster than an array, and
+        the lines are kept only while the scenario is checked, after the dump is dropped)."""
+        at = self.at
+        n = len(at)
+        lines = at.setdefault(id(v), [])
+        if len(at) == n:                  # an alias (&id001) in yaml.dump's text
             raise _Fallback
+        return lines
 
     def key_text(self, k: Any) -> str:
         """A mapping key's text, kept for the next mapping with that key."""
@@ -201,11 +185,12 @@ class _Writer:
         self.keys[k] = kt
         return kt
 
-    def mapping(self, m: dict, col: int, ln: int, lines: list, first_inline: bool = False) -> int:
+    def mapping(self, m: dict, col: int, ln: int, first_inline: bool = False) -> int:
         """A non-empty block mapping whose keys are at `col`, its first key on line `ln` (on the current line when
-        `first_inline`: a sequence item's `- `), its entries' lines added to `lines`; the line after it. A key and
-        a string value written before are looked up here, not through scalar_text, and the line is counted in a
-        local (most of the 2.1 million entries of the 5,000-node scenario)."""
+        `first_inline`: a sequence item's `- `); the line after it. A key and a string value written before are
+        looked up here, not through scalar_text, and the line is counted in a local (most of the 2.1 million
+        entries of the 5,000-node scenario)."""
+        lines = self._container(m)
         out, keys, plain = self.out, self.keys, self.plain
         pad = " " * col
         lead = "" if first_inline else pad
@@ -213,43 +198,31 @@ class _Writer:
             kt = keys.get(k)              # (only strings are there: another key is found by key_text)
             if kt is None:
                 kt = self.key_text(k)
+            lines.append(ln)
             t = plain.get(v) if type(v) is str else None
             if t is not None:
-                lines.append(ln)
                 out.append(f"{lead}{kt}: {t}\n")
                 ln += 1
             else:
-                ln = self.value(v, col, kt, lead, ln, lines)
+                ln = self.value(v, col, kt, lead, ln)
             lead = pad
         return ln
 
-    def value(self, v: Any, col: int, kt: str, lead: str, ln: int, lines: list) -> int:
-        """A mapping's value after its key `kt` on line `ln`, the key's line starting with `lead`, its line (with
-        its own entries' lines) added to `lines`; the line after."""
+    def value(self, v: Any, col: int, kt: str, lead: str, ln: int) -> int:
+        """A mapping's value after its key `kt` on line `ln`, the key's line starting with `lead`; the line after."""
         out = self.out
         if isinstance(v, dict):
             if v:
-                if getrefcount(v) > _HELD_IN_MAPPING:
-                    self._once(v)
-                inner: list = []
-                lines.append((ln, inner))
                 out.append(f"{lead}{kt}:\n")
-                return self.mapping(v, col + 2, ln + 1, inner)
-            lines.append(ln)
+                return self.mapping(v, col + 2, ln + 1)
             out.append(f"{lead}{kt}: {{}}\n")
             return ln + 1
         if isinstance(v, list):
             if v:
-                if getrefcount(v) > _HELD_IN_MAPPING:
-                    self._once(v)
-                inner = []
-                lines.append((ln, inner))
                 out.append(f"{lead}{kt}:\n")
-                return self.sequence(v, col, ln + 1, inner)
-            lines.append(ln)
+                return self.sequence(v, col, ln + 1)
             out.append(f"{lead}{kt}: []\n")
             return ln + 1
-        lines.append(ln)
         t = self.scalar_text(v, False)
         if t is None:
             if not isinstance(v, (str, float)):
@@ -259,32 +232,27 @@ class _Writer:
         out.append(f"{lead}{kt}: {t}\n")
         return ln + 1
 
-    def sequence(self, s: list, col: int, ln: int, lines: list) -> int:
+    def sequence(self, s: list, col: int, ln: int) -> int:
         """A non-empty block sequence whose dashes are at `col`, from line `ln` (libyaml writes a mapping's
-        sequence without indenting it), its items' lines added to `lines`; the line after it."""
+        sequence without indenting it); the line after it."""
+        lines = self._container(s)
         out = self.out
         pad = " " * col + "- "
         for v in s:
             out.append(pad)
+            lines.append(ln)
             if isinstance(v, dict):
                 if v:
-                    if getrefcount(v) > _HELD_IN_SEQUENCE:
-                        self._once(v)
-                    inner: list = []
-                    lines.append((ln, inner))
-                    ln = self.mapping(v, col + 2, ln, inner, first_inline=True)
+                    ln = self.mapping(v, col + 2, ln, first_inline=True)
                 else:
-                    lines.append(ln)
                     out.append("{}\n")
                     ln += 1
             elif isinstance(v, list):
                 if v:
                     raise _Fallback
-                lines.append(ln)
                 out.append("[]\n")
                 ln += 1
             else:
-                lines.append(ln)
                 t = self.scalar_text(v, False)
                 if t is None:
                     if not isinstance(v, (str, float)):
@@ -295,23 +263,6 @@ class _Writer:
                 ln += 1
         return ln
 
-
-def _refs(v: Any) -> int:
-    return getrefcount(v)
-
-
-def _held_alone() -> tuple[int, int]:
-    """sys.getrefcount of a mapping that only its parent holds, as `_Writer.value` reads a mapping's value (a
-    call from the loop over the parent's items) and `_Writer.sequence` a list's item (in the loop over it): a
-    mapping or list that counts more is held elsewhere too, perhaps in a second place of the document."""
-    for _, v in {"k": {}}.items():  # noqa: PERF102 (the writer's loop, as it reads)
-        in_mapping = _refs(v)
-    for v in [{}]:
-        in_sequence = getrefcount(v)
-    return in_mapping, in_sequence
-
-
-_HELD_IN_MAPPING, _HELD_IN_SEQUENCE = _held_alone()
 
 # the words YAML 1.1 reads as booleans or null that start with a letter (PyYAML's resolver)
 _WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split())

@@ -52,31 +52,6 @@ def test_shared_objects_and_nested_lists_fall_back():
     _same({"a": [[1, 2], [3]]})
 
 
-def test_objects_only_the_document_holds_twice_fall_back():
-    """The writer looks up a mapping or list only when it is held by more than its parent (its reference count):
-    held twice by the document alone, in each place a container is written, it is still yaml.dump's alias."""
-    docs = []
-    doc: dict = {"a": {"x": 1}}
-    doc["b"] = doc["a"]                                    # a mapping, the value of two keys
-    docs.append(doc)
-    doc = {"a": [{"x": 1}], "b": []}
-    doc["b"].append(doc["a"][0])                           # a mapping, an item of two lists
-    docs.append(doc)
-    doc = {"a": {"l": [1]}, "b": {}}
-    doc["b"]["l"] = doc["a"]["l"]                          # a list, deep in two mappings
-    docs.append(doc)
-    doc = {"a": {"x": 1}}
-    doc["a"]["self"] = doc["a"]                            # a mapping that holds itself
-    docs.append(doc)
-    doc = {"a": [{"x": 1}]}
-    doc["a"][0]["up"] = doc                                # the document, held by its own item
-    docs.append(doc)
-    for doc in docs:
-        assert dumpwriter.dump_with_lines(doc)[1] is None
-        assert dumpwriter.dump(doc) == yaml.dump(doc, Dumper=DUMPER, sort_keys=False, allow_unicode=True)
-    docs.clear()
-
-
 def test_lines_are_the_written_paths_only_from_the_first_line_given():
     """dump_with_lines numbers from the line the caller's head ends on; a path it did not write (past a
     scalar, an index out of range, a key not there, the document itself) has no line, as with the loader."""
