@@ -37,8 +37,8 @@ from harness.model.params import ClusterParams
 from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, settings, verbs,
-                                        windows)
+from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, scale, settings,
+                                        verbs, windows)
 from harness.runner.engines.real.drain import Drain
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
@@ -151,7 +151,7 @@ class RealEngine:
             return self.cluster_options
         release, _why = self.version_plan(scenario, backend)
         if release is None:
-            return self.cluster_options
+            return self._at_scale(scenario, self.cluster_options)
         from harness.backends import binaries
         from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
         from harness.backends.registry import get_backend
@@ -165,7 +165,14 @@ class RealEngine:
             FAILED_BUILDS[k8s] = str(e).splitlines()[0]
             raise
         apiserver = timed_apiserver(timing, k8s)
-        return {**options, "kcm_binary": str(kcm) if kcm else None, "apiserver_binary": str(apiserver) if apiserver else None}
+        return self._at_scale(scenario, {**options, "kcm_binary": str(kcm) if kcm else None,
+                                         "apiserver_binary": str(apiserver) if apiserver else None})
+
+    @staticmethod
+    def _at_scale(scenario, options: dict) -> dict:
+        """`options` with kube-controller-manager's flags for a scenario that seeds a dump of hundreds of
+        nodes (scale.py: its own node-monitor grace, not the timing's); another cluster of the cache."""
+        return {**options, "kcm_settings": scale.kcm_settings(scenario, options.get("kcm_settings", ()))}
 
     def version_plan(self, scenario, backend: str = "local"):
         """(the Kubernetes release whose control plane a run of `scenario` needs, None) when its
@@ -379,6 +386,10 @@ class RealEngine:
             from harness.backends.substitutes import notice
             outcome.notices.append(f"provider {ctl.version}: {notice(list(ctl.substitutes))}")
         outcome.result.release = release
+        grace = scale.grace_notice(scenario, cluster)
+        if grace:           # in the result and --json, and said as the run starts
+            outcome.notices.append(grace)
+            print(f"NOTICE: {grace}", file=sys.stderr, flush=True)
         return RealRun(scenario, profile, cluster, ctl, answering, release)
 
 
@@ -463,7 +474,8 @@ class RealRun:
             cluster.conversion_profile = self.profile       # judges what the harness converts (realcluster)
             loop = scenario.given.get("loop") or {}
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg,
-                                     boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0)
+                                     boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0,
+                                     renew=scale.renew_seconds(scenario, cluster))
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
