@@ -279,6 +279,8 @@ class ContainerBackend(RealBackend):
             workdir = Path(tempfile.mkdtemp(prefix="harness-container-", dir=tmp_root()))
             os.chmod(workdir, 0o755)
             cluster = ContainerCluster(workdir, self.keep)
+            # k3s runs its own controller manager with its own flags
+            cluster.kcm_settings = self.kcm_settings if self.controller_manager and self.flavor != "k3s" else ()
             try:
                 if self.flavor == "k3s":
                     self._start_k3s(cluster)

@@ -357,6 +357,7 @@ class LocalBackend(RealBackend):
         sweep_stale_workdirs("harness-local-")
         for attempt in range(3):
             cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="harness-local-", dir=tmp_root())), self.keep)
+            cluster.kcm_settings = self.kcm_settings if self.controller_manager else ()
             try:
                 self._start(cluster, bs, t_start)
                 return cluster

@@ -90,6 +90,8 @@ class RealCluster:
         # the file whose number (seconds) the API server adds to the times it stamps (a timing's kube-apiserver:
         # controller-timing.yaml kube-apiserver-source), None when its clock is the wall clock
         self.clock_file: Path | None = None
+        # kube-controller-manager's flags over its defaults, as its backend started it (RealBackend kcm_settings)
+        self.kcm_settings: tuple[tuple[str, object], ...] = ()
         # closed first by close(): what runs against this cluster and must stop before it (the real
         # engine's kept controller, harness/runner/engines/real/keeper.py)
         self.dependents: list[Callable[[], None]] = []

@@ -481,3 +481,55 @@ def test_a_group_waits_for_its_nodeclaims_and_returns_those_the_controller_delet
         fake = type("F", (), {"vm_names": staticmethod(lambda rg: {"aks-web-0", "aks-web-1", "aks-web-2"})})()
     group = [_Launch(i, {}, None, {"metadata": {"name": f"web-{i}"}}, False, False) for i in range(4)]
     assert [launch.name for launch in _await_group(Run(), group)] == ["web-1", "web-2", "web-3"]
+
+
+def test_side_by_side_keeps_the_items_order_and_raises_the_first_error():
+    """existing.side_by_side: the seeding's independent writes made WRITERS at a time."""
+    from harness.runner.engines.real.existing import side_by_side
+    assert side_by_side(lambda i: i * i, range(20)) == [i * i for i in range(20)]
+    assert side_by_side(lambda i: i, []) == []
+
+    def fails(i):
+        if i == 3:
+            raise RuntimeError("NodeClaim 3")
+        return i
+    with pytest.raises(RuntimeError, match="NodeClaim 3"):
+        side_by_side(fails, range(10))
+
+
+def test_the_budgets_come_back_last():
+    """existing.seed gives consolidateAfter back when the groups are seeded, so core marks the NodeClaims
+    Consolidatable while the workloads are applied; the budgets come back after them (RealRun)."""
+    from harness.runner.engines.real.existing import restore_budgets
+    was = {"consolidateAfter": "30s", "budgets": [{"nodes": "10%"}]}
+    cluster = _Pools({"p": {"apiVersion": "karpenter.sh/v1", "spec": {"disruption": dict(was)}}})
+    held = hold_disruption(cluster, ["p"])
+    restore_disruption(cluster, held, budgets=False)
+    assert cluster.pools["p"]["spec"]["disruption"] == {"consolidateAfter": "30s", "budgets": [{"nodes": "0"}]}
+    restore_budgets(cluster, held)
+    assert cluster.pools["p"]["spec"]["disruption"] == was
+
+
+def test_a_seeded_nodeclaim_past_its_consolidate_after_is_awaited_until_core_marks_it():
+    from harness.loop.clock import parse_rfc3339
+    from harness.runner.engines.real.existing import unmarked
+
+    def claim(name, conds, last=None, api="karpenter.sh/v1"):
+        return {"apiVersion": api, "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "p"}},
+                "status": {"conditions": [{"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                                          for t in conds], **({"lastPodEventTime": last} if last else {})}}
+    objs = {("NodePool", "p"): {"spec": {"disruption": {"consolidateAfter": "1h"}}},
+            ("NodeClaim", "due"): claim("due", ["Initialized"]),
+            ("NodeClaim", "marked"): claim("marked", ["Initialized", "Consolidatable"]),
+            ("NodeClaim", "recent"): claim("recent", ["Initialized"], last="2026-01-01T00:30:00Z"),
+            ("NodeClaim", "launching"): claim("launching", []),
+            ("NodeClaim", "old-core"): claim("old-core", ["Initialized"], api="karpenter.sh/v1beta1")}
+
+    class Reads:
+        def get(self, kind, name, namespace=None):
+            return objs.get((kind, name))
+    names = ["due", "marked", "recent", "launching", "old-core", "gone"]
+    assert unmarked(Reads(), names, parse_rfc3339("2026-01-01T01:10:00Z")) == ["due"]
+    assert unmarked(Reads(), names, parse_rfc3339("2026-01-01T01:30:00Z")) == ["due", "recent"]
+    objs[("NodePool", "p")]["spec"]["disruption"]["consolidateAfter"] = "Never"
+    assert unmarked(Reads(), names, parse_rfc3339("2026-01-01T01:30:00Z")) == []

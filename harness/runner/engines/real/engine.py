@@ -37,8 +37,8 @@ from harness.model.params import ClusterParams
 from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, settings, verbs,
-                                        windows)
+from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, scale, settings,
+                                        verbs, windows)
 from harness.runner.engines.real.drain import Drain
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
@@ -62,6 +62,9 @@ POLL_SECONDS = 0.1
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 PASS_WAIT_SECONDS = 10.0      # at most this long for the pass asked for before a jump of the clock
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
+# at most this long for core to mark the seeded NodeClaims Consolidatable before their budgets are restored
+# (RealRun._restore_disruption): ~1.5 min for 1,000 at load 8-15
+CONSOLIDATABLE_WAIT = 300.0
 LRO_POLL_MS = 50               # the controller's operation polls: one per operation, 50 ms after it starts
 # the cluster settings a `cluster` step cannot change on the real engine, and why; every other one is the
 # controller's environment (settings.controller_env) and restarts it (RealRun.step_cluster)
@@ -151,7 +154,7 @@ class RealEngine:
             return self.cluster_options
         release, _why = self.version_plan(scenario, backend)
         if release is None:
-            return self.cluster_options
+            return self._at_scale(scenario, self.cluster_options)
         from harness.backends import binaries
         from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
         from harness.backends.registry import get_backend
@@ -165,7 +168,14 @@ class RealEngine:
             FAILED_BUILDS[k8s] = str(e).splitlines()[0]
             raise
         apiserver = timed_apiserver(timing, k8s)
-        return {**options, "kcm_binary": str(kcm) if kcm else None, "apiserver_binary": str(apiserver) if apiserver else None}
+        return self._at_scale(scenario, {**options, "kcm_binary": str(kcm) if kcm else None,
+                                         "apiserver_binary": str(apiserver) if apiserver else None})
+
+    @staticmethod
+    def _at_scale(scenario, options: dict) -> dict:
+        """`options` with kube-controller-manager's flags for a scenario that seeds a dump of hundreds of
+        nodes (scale.py: its own node-monitor grace, not the timing's); another cluster of the cache."""
+        return {**options, "kcm_settings": scale.kcm_settings(scenario, options.get("kcm_settings", ()))}
 
     def version_plan(self, scenario, backend: str = "local"):
         """(the Kubernetes release whose control plane a run of `scenario` needs, None) when its
@@ -379,6 +389,10 @@ class RealEngine:
             from harness.backends.substitutes import notice
             outcome.notices.append(f"provider {ctl.version}: {notice(list(ctl.substitutes))}")
         outcome.result.release = release
+        grace = scale.grace_notice(scenario, cluster)
+        if grace:           # in the result and --json, and said as the run starts
+            outcome.notices.append(grace)
+            print(f"NOTICE: {grace}", file=sys.stderr, flush=True)
         return RealRun(scenario, profile, cluster, ctl, answering, release)
 
 
@@ -424,6 +438,7 @@ class RealRun:
         self.finished = False                      # finish() ran: every step was played and checked
         self.settle_reason = ""
         self.seeded = False                        # given.existingNodes were seeded (seed())
+        self.held_disruption: dict[str, dict] = {}  # NodePools' disruption held by seed() until the workloads are applied
         self.redrift: list[str] = []               # why drift is due: a NodePool/AKSNodeClass updated, a restart
         self.unmanaged: list[str] = []             # ... the ones Karpenter does not manage
         self.apply_errors: list[str] = []
@@ -463,7 +478,8 @@ class RealRun:
             cluster.conversion_profile = self.profile       # judges what the harness converts (realcluster)
             loop = scenario.given.get("loop") or {}
             self.kubelets = Kubelets(cluster, fake, self.tap, self.profile, cfg,
-                                     boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0)
+                                     boot=scenario_duration(loop["nodeBoot"]) if "nodeBoot" in loop else 0.0,
+                                     renew=scale.renew_seconds(scenario, cluster))
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
@@ -534,6 +550,18 @@ class RealRun:
         jobruns.carry_on(self.cluster, carried)
         # a manifest claim standing for a pod's ephemeral one becomes that pod's, now that it exists
         csi.own_ephemeral_claims(self.cluster, csi.ephemeral_claims(workloads), rest)
+        self._restore_disruption()
+
+    def _restore_disruption(self) -> None:
+        """The NodePools' disruption budgets seed() held, back once the workloads that follow the existing nodes
+        are applied (existing.seed), or at the settle at the latest, and once core has marked Consolidatable
+        every seeded NodeClaim whose consolidateAfter has passed (existing.unmarked; at most CONSOLIDATABLE_WAIT)."""
+        held, self.held_disruption = self.held_disruption, {}
+        if not held:
+            return
+        existing.wait_for(lambda: not existing.unmarked(self.reads, list(self.observer.seeded), CLOCK.now()),
+                          timeout=CONSOLIDATABLE_WAIT, step=self.kubelets.step)
+        existing.restore_budgets(self.cluster, held)
 
     def _apply_one(self, obj: dict) -> str | None:
         """Create `obj`, or update it when it exists; the name of a NodePool the API server admitted,
@@ -581,7 +609,8 @@ class RealRun:
             # the existing nodes were launched before the scenario's faults began (the simulation's
             # Simulation.seed holds them the same way): existing.seed_group holds the faults for each
             # seeded node's own VM and NIC, while the live controller's other requests meet them
-            self.unmanaged = existing.seed(self, entries, {s["name"].lower(): s for s in self.fake.skus()})
+            self.unmanaged, self.held_disruption = existing.seed(self, entries,
+                                                                 {s["name"].lower(): s for s in self.fake.skus()})
         finally:
             self.kubelets.seeding = False
         self.seeded = True
@@ -636,6 +665,7 @@ class RealRun:
         ended and every pending pod was answered by a round (launching, unplanned), named in `in_flight`."""
         self.in_flight = ()
         self.unjudged = None
+        self._restore_disruption()
         result = self._settle_once(until)
         result.release = self.release          # whose behaviour answered: the controller's release
         if self.in_flight or self.unjudged:

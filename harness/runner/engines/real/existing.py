@@ -42,6 +42,20 @@ HISTORY_WRITES = 5
 # a group's NodeClaims side by side; one at a time a 100-node dump took ~2.3 s a node at load 3
 SEED_BATCH = 25
 SEED_RETRIES = 2          # a seeded NodeClaim the controller deleted meanwhile is seeded again (_relaunch)
+# requests made side by side where each writes an object of its own (side_by_side): the dump's ReplicaSets,
+# its history, a group's labels and pods. One after the other each waited on the API server's answer: at 100
+# nodes the ReplicaSets took 45 s, the labels and pods 41 s, the history 24 s at load 10-15
+WRITERS = 8
+
+
+def side_by_side(fn, items) -> list:
+    """`fn` of each of `items`, WRITERS at a time; the results in the items' order, the first error raised."""
+    items = list(items)
+    if len(items) < 2:
+        return [fn(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(min(WRITERS, len(items)), thread_name_prefix="seed-write") as pool:
+        return list(pool.map(fn, items))
 
 
 # A dumped claim says it is bound (pv.kubernetes.io/bind-completed) to a volume whose claimRef, dumped too,
@@ -355,13 +369,18 @@ def seed_groups(entries: list[dict], start: float, clocked: bool, size: int = SE
     return groups
 
 
-def seed(run, entries: list[dict], skus: dict) -> list[str]:
+def seed(run, entries: list[dict], skus: dict) -> tuple[list[str], dict[str, dict]]:
     """Every entry of given.existingNodes on the live cluster; returns the unmanaged Nodes' names (the
-    observer lists managed ones through their NodeClaims, in the entries' order). The unmanaged entries
+    observer lists managed ones through their NodeClaims, in the entries' order) and the NodePools'
+    disruption held meanwhile. Its consolidateAfter is restored at the end, so core marks the NodeClaims
+    Consolidatable while the workloads are applied; its budgets stay at no allowed disruption for the caller to
+    restore (restore_budgets) once the scenario's workloads are applied: the simulation's first pass comes
+    after them, and a 1,000-node dump's 1,000 Deployments take minutes to apply, in which the real controller
+    deleted 52 nodes before the run watched. The unmanaged entries
     first, one by one; the managed ones in groups launched together (seed_groups, seed_group). Managed
     entries in flight are held (their kubelet does not boot) until the kubelet stand-ins release them. The
     existing nodes are the state the scenario starts from, so Karpenter's disruption sees them all at once:
-    their NodePools' disruption is held (`hold_disruption`) while they are seeded and restored after. A
+    their NodePools' disruption is held (`hold_disruption`) while they are seeded. A
     dump's history (history.py) is seeded with the run's clock at each entry's createdAt and deletion time,
     then back at the start, and written on the NodeClaims before their disruption is restored."""
     entries = entries or []
@@ -406,9 +425,11 @@ def seed(run, entries: list[dict], skus: dict) -> list[str]:
         adopt_orphans(run.cluster, [(entries[i], placed[i]) for i in sorted(placed)], scenario_deployments(run.scenario))
         stamp_pod_events(run.cluster, initialized)
         write_history(run, dated)
-    finally:
+    except BaseException:
         restore_disruption(run.cluster, held)
-    return unmanaged
+        raise
+    restore_disruption(run.cluster, held, budgets=False)
+    return unmanaged, held
 
 
 def write_history(run, dated: list[tuple[str, dict]]) -> None:
@@ -418,10 +439,10 @@ def write_history(run, dated: list[tuple[str, dict]]) -> None:
     it is written again (at most HISTORY_WRITES times; then the seeding fails naming what core rewrote)."""
     left = list(dated)
     for _ in range(HISTORY_WRITES):
-        for name, entry in left:
-            history.write(run.cluster, name, entry)
+        side_by_side(lambda item: history.write(run.cluster, *item), left)
         time.sleep(HISTORY_SETTLE)
-        left = [(name, entry) for name, entry in left if history.differs(run.cluster, name, entry)]
+        differs = side_by_side(lambda item: bool(history.differs(run.cluster, *item)), left)
+        left = [item for item, d in zip(left, differs) if d]
         if not left:
             return
     raise RuntimeError("; ".join(f"NodeClaim {name}: the controller rewrote its "
@@ -463,18 +484,59 @@ def stamp_pod_events(cluster, nodeclaims: list[str]) -> None:
     Consolidatable together, as the simulated engine's existing nodes, all there at its time zero. The
     podevents controller leaves a stamp younger than its 10 s dedupe alone (podevents/controller.go)."""
     stamp = CLOCK.stamp()
-    for name in nodeclaims:
+
+    def one(name: str) -> None:
         if str((cluster.get("NodeClaim", name) or {}).get("apiVersion") or "").endswith("/v1beta1"):
-            continue        # core v0.36's NodeClaim has no lastPodEventTime (nor a Consolidatable condition)
+            return          # core v0.36's NodeClaim has no lastPodEventTime (nor a Consolidatable condition)
         cluster.client(ADMIN).patch("NodeClaim", name, {"status": {"lastPodEventTime": stamp}}, sub="status")
+    side_by_side(one, nodeclaims)
 
 
-def restore_disruption(cluster, held: dict[str, dict]) -> None:
+def restore_disruption(cluster, held: dict[str, dict], budgets: bool = True) -> None:
+    """Each NodePool's disruption as hold_disruption found it; `budgets` False: all but its budgets, which
+    stay at no allowed disruption (restore_budgets)."""
     for name, disruption in held.items():
-        restore = {"consolidateAfter": disruption.get("consolidateAfter"), "budgets": disruption.get("budgets")}
+        restore = {"consolidateAfter": disruption.get("consolidateAfter")}
+        if budgets:
+            restore["budgets"] = disruption.get("budgets")
         if "consolidationPolicy" in disruption:
             restore["consolidationPolicy"] = disruption["consolidationPolicy"]
         cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": restore}})
+
+
+def restore_budgets(cluster, held: dict[str, dict]) -> None:
+    """Each NodePool's disruption budgets as hold_disruption found them."""
+    for name, disruption in held.items():
+        cluster.client(ADMIN).patch("NodePool", name, {"spec": {"disruption": {"budgets": disruption.get("budgets")}}})
+
+
+def unmarked(reads, nodeclaims: list[str], now: float) -> list[str]:
+    """The seeded NodeClaims core has not yet marked Consolidatable though their NodePool's consolidateAfter
+    has passed since their last pod event, else their initialization, at run instant `now` (core v1.14.0
+    pkg/controllers/nodeclaim/disruption/consolidation.go Reconcile: the condition a consolidation candidate
+    needs). Core marks them one reconcile at a time once the hold's consolidateAfter is gone: a 1,000-node
+    dump's in ~1.5 min, and a pass meanwhile sees a few (its first command took 19 nodes where the dump's
+    state gives 100)."""
+    from harness.model.durations import scenario_duration
+    from harness.loop.clock import parse_rfc3339
+    out = []
+    for name in nodeclaims:
+        nc = reads.get("NodeClaim", name)
+        if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp") or \
+                str(nc.get("apiVersion") or "").endswith("/v1beta1"):       # core v0.36: no such condition
+            continue
+        conds = {c.get("type"): c for c in (nc.get("status") or {}).get("conditions") or []}
+        init = conds.get("Initialized") or {}
+        if "Consolidatable" in conds or init.get("status") != "True":
+            continue
+        pool = reads.get("NodePool", ((nc.get("metadata") or {}).get("labels") or {}).get("karpenter.sh/nodepool", ""))
+        after = (((pool or {}).get("spec") or {}).get("disruption") or {}).get("consolidateAfter")
+        since = (nc.get("status") or {}).get("lastPodEventTime") or init.get("lastTransitionTime")
+        if not after or after == "Never" or not since:
+            continue
+        if parse_rfc3339(since) + scenario_duration(after) <= now:
+            out.append(name)
+    return out
 
 
 def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dict] = ()) -> None:
@@ -497,28 +559,33 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dic
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("kind") in ADOPTERS and ref.get("name") and _scenario_owner(cluster, ref["kind"], ref["name"], ns) is None:
                     owned.setdefault((ref["kind"], ns, ref["name"]), []).append((pod, node_name))
-    for (kind, ns, name), pods in sorted(owned.items()):
-        dep = deployment_of(kind, name, {**(pods[0][0].get("metadata") or {}), "namespace": ns}, deployments)
-        if dep is not None:
-            cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets",
-                                  deployment_replicaset(dep, name, [p for p, _ in pods]))
-            continue
-        labels = _owner_labels(pods[0][0], name)         # a replacement is made in the first pod's image
-        spec = {k: v for k, v in copy.deepcopy(pods[0][0].get("spec") or {}).items() if k != "nodeName"}
-        body: dict = {"selector": {"matchLabels": {OWNER_LABEL: name}},
-                      "template": {"metadata": {"labels": labels}, "spec": spec}}
-        if kind == "ReplicaSet":
-            body["replicas"] = len(pods)
-        else:
-            hosts = sorted({node for _, node in pods})
-            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": hosts}]}]}}}
-            body["updateStrategy"] = {"type": "OnDelete"}
-        owner = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": ns}, "spec": body}
-        if kind == "DaemonSet":
-            cluster.create(owner, ADMIN)
-        else:          # a kind scenarios do not create (harness/backends/kinds.py): straight to the API server
-            cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", owner)
+    side_by_side(lambda item: _adopter(cluster, *item, deployments), sorted(owned.items()))
+
+
+def _adopter(cluster, key: tuple[str, str, str], pods: list[tuple[dict, str]], deployments) -> None:
+    """The owner `key` (kind, namespace, name) of the seeded `pods` (each with its Node), made (adopt_orphans)."""
+    kind, ns, name = key
+    dep = deployment_of(kind, name, {**(pods[0][0].get("metadata") or {}), "namespace": ns}, deployments)
+    if dep is not None:
+        cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets",
+                              deployment_replicaset(dep, name, [p for p, _ in pods]))
+        return
+    labels = _owner_labels(pods[0][0], name)         # a replacement is made in the first pod's image
+    spec = {k: v for k, v in copy.deepcopy(pods[0][0].get("spec") or {}).items() if k != "nodeName"}
+    body: dict = {"selector": {"matchLabels": {OWNER_LABEL: name}},
+                  "template": {"metadata": {"labels": labels}, "spec": spec}}
+    if kind == "ReplicaSet":
+        body["replicas"] = len(pods)
+    else:
+        hosts = sorted({node for _, node in pods})
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": hosts}]}]}}}
+        body["updateStrategy"] = {"type": "OnDelete"}
+    owner = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": ns}, "spec": body}
+    if kind == "DaemonSet":
+        cluster.create(owner, ADMIN)
+    else:          # a kind scenarios do not create (harness/backends/kinds.py): straight to the API server
+        cluster.admin.request("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", owner)
 
 
 # -- a Deployment's ReplicaSet ------------------------------------------------------------------------
@@ -701,7 +768,10 @@ def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
         if gone:
             raise RuntimeError("; ".join(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted "
                                          f"while seeded, {SEED_RETRIES + 1} times" for launch in gone))
-        return [_finish_seeded(run, launch) for launch in launching]
+        deployments = scenario_deployments(run.scenario)
+        if any(launch.entry.get("deleting") for launch in launching):      # moves the clock: alone (seed_groups)
+            return [_finish_seeded(run, launch, deployments) for launch in launching]
+        return side_by_side(lambda launch: _finish_seeded(run, launch, deployments), launching)
 
 
 def _vm_lost(nc: dict, vms: set[str]) -> bool:
@@ -836,8 +906,9 @@ def unready_nodepool(nodepool: dict, nodeclasses: dict, release: str) -> str | N
     return out + "; a NodeClaim of it cannot launch, so none exists to seed"
 
 
-def _finish_seeded(run, launch: _Launch) -> tuple[str, str | None, bool]:
-    """A launched entry's labels, taints and pods, and its deletion (the clock at its `deleting` time)."""
+def _finish_seeded(run, launch: _Launch, deployments: list[dict]) -> tuple[str, str | None, bool]:
+    """A launched entry's labels, taints and pods, and its deletion (the clock at its `deleting` time);
+    `deployments`: the scenario's (scenario_deployments)."""
     cluster, entry, index, nc, name, when = run.cluster, launch.entry, launch.index, launch.nc, launch.name, launch.when
     if launch.unregistered:
         return name, None, False
@@ -850,7 +921,7 @@ def _finish_seeded(run, launch: _Launch) -> tuple[str, str | None, bool]:
             patch["spec"] = {"taints": have + [dict(t) for t in entry["taints"] if not any(
                 h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]}
         cluster.client(ADMIN).patch("Node", node_name, patch)
-    bind_pods(cluster, node_name, entry, scenario_deployments(run.scenario))
+    bind_pods(cluster, node_name, entry, deployments)
     if entry.get("deleting"):
         # its pods ran before the deletion, as the simulation's seeded pods do: core drains at once, and the
         # eviction API deletes a Pending pod whatever its PodDisruptionBudget (kubernetes v1.36.3

@@ -143,6 +143,10 @@ LEASE_SECONDS = 40
 # core counts against the disruption budget (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/helpers.go
 # BuildDisruptionBudgetMapping)
 RENEW_SECONDS = 2.0
+# a kubelet's own: its Lease's 40 s duration times its renew fraction 0.25 (k8s.io/kubernetes v1.33.13 to
+# v1.36.3 pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction, pkg/kubelet/apis/config/v1beta1/defaults.go
+# NodeLeaseDurationSeconds), for a run whose kube-controller-manager keeps its own grace (scale.py)
+KUBELET_RENEW_SECONDS = 10.0
 # renewals in flight at once: one after the other, 100 Leases took 12 s a round at load 25 on 2 cores (the poll
 # loop holds the GIL between each request's steps), near the 15 s grace; eight at a time, 219 Leases took 1.2-3.1 s
 # while a 1,000-node dump was seeded at load 8 (docs/benchmarks/real-engine.md)
@@ -159,9 +163,11 @@ class Kubelets:
     """Every stand-in kubelet of a run: one per VM the controller created, started once the fake
     holds the VM, registered from that VM's bootstrap data."""
 
-    def __init__(self, cluster, fake, tap, profile, settings: dict, boot: float = 0.0):
+    def __init__(self, cluster, fake, tap, profile, settings: dict, boot: float = 0.0, renew: float | None = None):
         """`boot`: seconds a VM's kubelet takes to register once the VM's create succeeded
-        (given.loop.nodeBoot; the simulation counts them on its clock)."""
+        (given.loop.nodeBoot; the simulation counts them on its clock); `renew`: seconds between two
+        renewals of a Lease (None: RENEW_SECONDS)."""
+        self.renew_seconds = renew
         self.cluster, self.fake, self.tap, self.profile = cluster, fake, tap, profile
         self.reads = cluster         # what its polls read: the run's watch cache (engine.py), else the cluster
         self.boot_seconds = boot
@@ -219,8 +225,8 @@ class Kubelets:
         return progress
 
     def start_heartbeats(self) -> None:
-        """Renew every live stand-in's Lease every RENEW_SECONDS on a thread of their own, whatever the
-        harness's poll loop is doing, until close(). On kind the real kubelets renew their own."""
+        """Renew every live stand-in's Lease every `renew` seconds (RENEW_SECONDS) on a thread of their own,
+        whatever the harness's poll loop is doing, until close(). On kind the real kubelets renew their own."""
         if self._beats is not None or hasattr(self.cluster, "kubelets"):
             return
         from concurrent.futures import ThreadPoolExecutor
@@ -229,7 +235,8 @@ class Kubelets:
         self._beats.start()
 
     def _heartbeats(self) -> None:
-        while not self._stop.wait(max(0.0, RENEW_SECONDS - (time.monotonic() - self._last_renew))):
+        while not self._stop.wait(max(0.0, (self.renew_seconds or RENEW_SECONDS)
+                                      - (time.monotonic() - self._last_renew))):
             self._last_renew = time.monotonic()
             try:
                 self._renew()

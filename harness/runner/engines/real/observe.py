@@ -740,16 +740,16 @@ SCHEDULING_REASONS = frozenset({"FailedScheduling", "Scheduled", "Nominated"})
 def deletion_causes(r: RunResult, events: list[dict]) -> list[str]:
     """`[deleted] ns/pod: Reason: message` for every deleted pod with an event other than scheduling's,
     the last one: a failure report then says who deleted the pod (report.py prints these lines)."""
+    last_of: dict[tuple[str | None, str | None], dict] = {}     # (namespace, pod) -> its last such event
+    for e in events:        # one pass: a 1,000-node dump's run has ~2,000 deleted pods and ~13,000 events
+        io = e.get("involvedObject") or {}
+        if io.get("kind") == "Pod" and e.get("reason") not in SCHEDULING_REASONS:
+            last_of[(io.get("namespace"), io.get("name"))] = e
     out = []
     for key, pr in sorted(r.pods.items()):
         if pr.state != "deleted":
             continue
-        last = None
-        for e in events:
-            io = e.get("involvedObject") or {}
-            if (io.get("kind"), io.get("namespace"), io.get("name")) == ("Pod", pr.namespace, pr.name) \
-                    and e.get("reason") not in SCHEDULING_REASONS:
-                last = e
+        last = last_of.get((pr.namespace, pr.name))
         out.append(f"[deleted] {key}: " + (f"{last.get('reason')}: {last.get('message') or ''}" if last
                                           else "no event of the pod says by whom"))
     return out
