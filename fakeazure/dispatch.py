@@ -135,7 +135,7 @@ class Dispatcher:
                 continue
             if "%" in value:
                 value = params[key] = unquote(value)
-            if key != "sub" and (not value or value in (".", "..") or _BAD_NAME_CHARS.search(value)):
+            if key != "sub":
                 check_name(value)
         return params
 

@@ -186,6 +186,7 @@ def json_copy(o):
 
 
 FINISHED_PHASES = ("Succeeded", "Failed")
+PLACED_PHASES = ("Running", "Pending")        # a bound pod that holds its node's capacity (no phase: Running)
 TIME_FIELDS = ("creationTimestamp", "deletionTimestamp", "lastTransitionTime", "lastPodEventTime", "startTime",
                "lastHeartbeatTime", "lastProbeTime",
                "lastTimestamp", "firstTimestamp", "eventTime", "lastScheduleTime", "lastSuccessfulTime")
@@ -236,7 +237,7 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
                 dump.finished.append(obj)
                 continue
             dump.pods.append(obj)
-            if on_node is not None and node and (phase or "Running") in ("Running", "Pending"):
+            if on_node is not None and node and (phase or "Running") in PLACED_PHASES:
                 if isinstance(node, str):
                     on_node.setdefault(node, []).append(obj)
                 else:
@@ -372,7 +373,7 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
         by_node = {}
         for pod in dump.pods:
             node = (pod.get("spec") or {}).get("nodeName")
-            if node and ((pod.get("status") or {}).get("phase") or "Running") in ("Running", "Pending"):
+            if node and ((pod.get("status") or {}).get("phase") or "Running") in PLACED_PHASES:
                 by_node.setdefault(node, []).append(pod)
     nodes_by_name = {(n.get("metadata") or {}).get("name"): n for n in dump.nodes}
     moved: set[str] = set()

@@ -202,14 +202,23 @@ def last_pod_event(node: str, pods: list[dict], times: dict[str, float | None] |
     for pod in pods:
         if (pod.get("spec") or {}).get("nodeName") != node or _owned_by_daemonset(pod):
             continue
-        for at, what in pod_events(pod, times):
-            try:
-                t = parse(at)
-            except ValueError:
-                continue
-            if best is None or t > best[0]:
-                best = (t, at, f"Pod {pod['metadata'].get('name')}'s {what}")
+        found = _newest_event(pod, times, parse)
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
     return (best[1], best[2]) if best else None
+
+
+def _newest_event(pod: dict, times: dict[str, float | None] | None, parse) -> tuple[float, str, str] | None:
+    """(epoch seconds, time, which pod and moment) of the pod's newest event (the first of equal ones)."""
+    best = None
+    for at, what in pod_events(pod, times):
+        try:
+            t = parse(at)
+        except ValueError:
+            continue
+        if best is None or t > best[0]:
+            best = (t, at, what)
+    return (best[0], best[1], f"Pod {pod['metadata'].get('name')}'s {best[2]}") if best else None
 
 
 class NodePodEvents:
@@ -230,17 +239,9 @@ class NodePodEvents:
         try:
             if _owned_by_daemonset(pod):
                 return
-            best = None
-            for at, what in pod_events(pod, self.times):
-                try:
-                    t = self.parse(at)
-                except ValueError:
-                    continue
-                if best is None or t > best[0]:
-                    best = (t, at, what)
+            best = _newest_event(pod, self.times, self.parse)
             if best is None:
                 return
-            best = (best[0], best[1], f"Pod {pod['metadata'].get('name')}'s {best[2]}")
         except Exception:  # noqa: BLE001 (last_pod_event reads the node again, and raises as it did)
             self.unread.add(node)
             return
