@@ -73,6 +73,9 @@ class EmbeddedCluster:
         # lists its NodePools every pass)
         self._by_kind: dict[str, dict[tuple[str, str, str], dict]] = {}
         self._rv = itertools.count(1)
+        # every write so far (create, update, delete, bind, reset): a reader that found nothing to do can tell
+        # that nothing it reads has changed since (binding.py KubeScheduler skips a pass that would repeat one)
+        self.writes = 0
         self._uid = itertools.count(1)
         self._lock = threading.RLock()
         self.profile = load_profile(profile)
@@ -86,10 +89,12 @@ class EmbeddedCluster:
         return kind, (namespace or "default") if k.namespaced else "", name
 
     def _put(self, key: tuple[str, str, str], obj: dict) -> None:
+        self.writes += 1
         self._objs[key] = obj
         self._by_kind.setdefault(key[0], {})[key] = obj
 
     def _drop(self, key: tuple[str, str, str]) -> None:
+        self.writes += 1
         del self._objs[key]
         del self._by_kind[key[0]][key]
 
@@ -311,6 +316,7 @@ class EmbeddedCluster:
 
     def reset(self) -> None:
         with self._lock:
+            self.writes += 1
             self._objs.clear()
             self._by_kind.clear()
 

@@ -190,6 +190,10 @@ class Limits:
     def matching(self, namespace: str, labels: Mapping[str, str], key: tuple | None = None) -> list[PDB]:
         return self._index.matching(namespace, labels, key)
 
+    def positions(self, namespace: str, labels: Mapping[str, str], key: tuple | None = None) -> tuple[int, ...]:
+        """Where in `pdbs` the PDBs matching the pod are (PDBIndex.positions)."""
+        return self._index.positions(namespace, labels, key)
+
     def is_evictable(self, namespace: str, labels: dict[str, str], fully: bool = False,
                      multiple_block: bool = True, key: tuple | None = None) -> tuple[list[str], bool]:
         """pdb.go isEvictable for an evictable pod: (blocking PDB keys, evictable). `multiple_block=False`: core

@@ -31,13 +31,32 @@ class KubeScheduler:
         self.state = state
         self.waiting: dict[str, str] = {}    # pod -> the Node its PreBind waits on (traced once)
         self.tree = NodeTree()                # which Nodes a cycle filters (harness/loop/nodetree.py)
+        # the cluster as the last pass found it, when that pass bound nothing and drew nothing (`_unchanged`)
+        self._idle: tuple | None = None
+
+    def _unchanged(self) -> tuple | None:
+        """What a pass reads, as a token (LoopState.unchanged_since), or None when
+        the pass also reads what the loop keeps outside the store (volumes, PreBind waits, nominations) or
+        draws a queue order. A pass that bound nothing and drew no tie leaves kube-scheduler as it was (a pod
+        that fits nowhere moves nextStartNodeIndex by every Node: back where it started), so a pass whose token
+        is the last idle pass's would repeat it: the same pods fail with the same message. A cluster of 50,000
+        pods with a few that fit nowhere asked this twice an iteration, each time reading every pod."""
+        s = self.state
+        if s.volumes or s.prebind or s.cfg.ready_one_by_one or s.cfg.binding == "nominated":
+            return None
+        return s.unchanged_since()
 
     def reconcile(self) -> bool:
         s = self.state
+        token = self._unchanged()
+        if token is not None and token == self._idle:
+            return False
+        self._idle = None
         # every pod bound: the pass below would only read the cluster (asked twice an iteration, so read by
         # maps in C rather than a generator step per pod of the cluster)
         if not s.volumes.selected and not s.cfg.ready_one_by_one \
                 and all(map(_NODE, map(s.result.pods.__getitem__, s.pod_views))):
+            self._idle = token
             return False
         progress = False
         nodes = sorted(s.cluster.list("Node", shared=True), key=lambda n: n["metadata"]["name"])   # read only
@@ -55,6 +74,7 @@ class KubeScheduler:
         # resource scores (kubescore.select_host): both kept as the pass binds, for the Node that took the pod
         classes: dict[tuple, Verdicts] = {}
         scores: dict[tuple, dict[str, tuple[int, int]]] = {}
+        drew = False                          # select_host ran (it may draw a tie)
 
         def bind(key: str, pv, node: dict) -> None:
             self._bind(key, pv, node, snap, used)
@@ -139,6 +159,7 @@ class KubeScheduler:
             if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
                 continue
+            drew = True
             if non_zero is None:
                 non_zero = self._non_zero()
                 owners = {(d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
@@ -150,6 +171,8 @@ class KubeScheduler:
                 continue
             bind(key, pv, node)
             progress = True
+        if not progress and not drew and nodes:
+            self._idle = token
         return progress
 
     def _filter(self, cycle: Cycle, pv, used: dict):

@@ -169,6 +169,8 @@ class Cluster:
         self._its: dict[str, dict | None] = {}
         self.pdbs = Limits(list(s.disruption.pdb_status.values()))
         self._built: dict[str, list[Candidate]] = {}
+        # per state node, ValidatePodsDisruptable's verdict (None: disruptable): the same for both classes' sweeps
+        self._pods_verdict: dict[str, CandidateError | None] = {}
         # per state node, NewCandidate's costs, prices and reschedulable pods (candidate): the same for every class
         self._tails: dict[str, tuple] = {}
         # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) -> (nodes
@@ -283,7 +285,22 @@ class Cluster:
             raise CandidateError(reasonwords.missing_label(core, NODEPOOL))
 
     def validate_pods(self, sn: StateNode) -> None:
-        """StateNode.ValidatePodsDisruptable: do-not-disrupt pods, then PDBs (CanEvictPods)."""
+        """StateNode.ValidatePodsDisruptable: do-not-disrupt pods, then PDBs (CanEvictPods). Judged once per
+        node a pass: nothing it reads changes between the two classes' sweeps (a do-not-disrupt duration's
+        clock is the pass's `now`; an invalid value's event is deduplicated upstream too)."""
+        if sn.name in self._pods_verdict:
+            error = self._pods_verdict[sn.name]
+        else:
+            try:
+                self._validate_pods(sn)
+                error = None
+            except CandidateError as e:
+                error = e
+            self._pods_verdict[sn.name] = error
+        if error is not None:
+            raise error
+
+    def _validate_pods(self, sn: StateNode) -> None:
         # asked of every pod of every node each pass: the pod's fixed facts read once per object (disruption_facts)
         views = self.s.pod_views
         pods = [(key, views[key], podutil.disruption_facts(views[key])) for key in sn.pods]
@@ -296,9 +313,14 @@ class Cluster:
             # events the recorder has just deduplicated)
             return
         multiple = self.s.core.multiple_pdbs_eviction
+        positions, pdbs = self.pdbs.positions, self.pdbs.pdbs
         for key, pv, f in pods:
             # evictable(key), inline
             if f.never_evictable or not podutil.is_active(pv) or f.do_not_disrupt is not None and self.do_not_disrupt(key):
+                continue
+            # Limits.is_evictable's verdict read off the matching PDBs' places; its words only when it blocks
+            found = positions(pv.namespace, pv.labels, f.pdb_key)
+            if not found or len(found) == 1 and pdbs[found[0]].disruptions_allowed != 0:
                 continue
             keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels, multiple_block=multiple, key=f.pdb_key)
             if not ok:

@@ -21,10 +21,20 @@ class PDBStatus:
         # (workloads.py _update_pod), so each pass reads a kept match, not the PDB index, for each pod
         self._selectors: tuple | None = None
         self._matches: dict[str, tuple] = {}
+        # the last pass's LoopState.unchanged_since after its writes, the statuses it published and their
+        # allowances (an eviction takes one in place: pdb.Limits.evict): an equal token with the allowances
+        # untouched, and the pass would publish the same statuses again
+        self._seen: tuple | None = None
+        self._published: tuple[dict, tuple] | None = None
 
     def reconcile(self) -> bool:
         s = self.state
         if not self.enabled:
+            return False
+        token = s.unchanged_since()
+        if token is not None and token == self._seen and self._published is not None \
+                and s.disruption.pdb_status is self._published[0] \
+                and tuple(p.disruptions_allowed for p in s.disruption.pdb_status.values()) == self._published[1]:
             return False
         objs = s.cluster.list("PodDisruptionBudget")
         pdbs = [PDB.from_manifest(obj) for obj in objs]
@@ -57,4 +67,6 @@ class PDBStatus:
                 except APIRejected as e:
                     s.trace(f"PodDisruptionBudget {pdb.key} status: {e.message}")
         s.disruption.pdb_status = out
+        self._seen = s.unchanged_since()
+        self._published = (out, tuple(p.disruptions_allowed for p in out.values()))
         return False

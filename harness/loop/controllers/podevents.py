@@ -21,10 +21,12 @@ class PodEvents:
     def __init__(self, state: LoopState):
         self.state = state
         self._bound: dict[str, str] = {}          # pod key -> node, as of the last pass
+        self._seen: tuple | None = None           # LoopState.unchanged_since when `_bound` was read
 
     def settled(self, key: str, node: str) -> None:
         """A pod that ran on `node` before the run started (a dump's): its binding is no pod event."""
         self._bound[key] = node
+        self._seen = None
 
     def relisted(self) -> None:
         """The controller (re)started: its pod informer lists every pod again, and its event filter screens
@@ -45,6 +47,15 @@ class PodEvents:
 
     def reconcile(self) -> bool:
         s = self.state
+        token = s.unchanged_since()
+        if token is None or token != self._seen:
+            self._bindings(s)
+            self._seen = token
+        self._nominations(s)
+        return False
+
+    def _bindings(self, s: LoopState) -> None:
+        """Stamp the NodeClaims whose Nodes a pod bound to or left since the last read."""
         now = s.clock.now()
         bound = {k: pr.node for k, pr in s.result.pods.items() if pr.node and pr.state != "deleted"}
         by_node = {c.node_name: c for c in s.claims if c.node_name and not c.done}
@@ -68,11 +79,13 @@ class PodEvents:
             last = c.dis.last_pod_event
             if last is None or now - last >= DEDUPE_TIMEOUT:
                 c.dis.last_pod_event = now
-        # nominations (each provisioning pass renews them: disruptionstate.Nominations)
+
+    @staticmethod
+    def _nominations(s: LoopState) -> None:
+        """The nomination windows (each provisioning pass renews them: disruptionstate.Nominations)."""
         times = getattr(s.nominated, "times", {})
         for key, claim in s.nominated.items():
             t = times.get(key)
             c = s.claim_by_name(claim) if t is not None else None
             if c is not None and t + NOMINATION_WINDOW > c.dis.nominated_until:
                 c.dis.nominated_until = t + NOMINATION_WINDOW
-        return False

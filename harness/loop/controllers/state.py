@@ -184,6 +184,15 @@ class LoopState:
         for k, v in labels.items():
             node.provenance.setdefault(k, []).append(LabelWrite(writer, str(v), accepted, note))
 
+    def unchanged_since(self) -> tuple | None:
+        """A token of what a pass reads of the cluster: the store's count of writes (EmbeddedCluster.writes)
+        and the number of live pods (a pod can leave the loop without a write: its delete refused). Two equal
+        tokens: the store and the pods' bindings are as they were; None when the backend does not count its
+        writes (a real API server), so no pass is skipped there. A controller whose pass is a function of
+        these alone skips a pass that would repeat its last one (binding.py, pdbstatus.py, podevents.py)."""
+        writes = getattr(self.cluster, "writes", None)
+        return None if writes is None else (writes, len(self.pod_views))
+
     # -- lookups ----------------------------------------------------------------------------------
     def claim_by_name(self, name: str) -> Claim | None:
         """The first NodeClaim of that name. `claims` only grows (provisioner.py write_nodeclaim appends), so
