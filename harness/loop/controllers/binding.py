@@ -108,7 +108,8 @@ class KubeScheduler:
             if pr.node or pr.state == "ignored" and not nodes:
                 continue
             if snap is None:
-                placed = [(p, s.result.pods[k].node) for k, p in s.pod_views.items() if s.result.pods[k].node]
+                results = s.result.pods
+                placed = [(p, node) for k, p in s.pod_views.items() if (node := results[k].node)]
                 snap = Snapshot(nodes, placed, namespace_labels(
                     s.cluster.list("Namespace"), ["default", *{p.namespace for p in s.pod_views.values()}]))
             if key in s.prebind:
