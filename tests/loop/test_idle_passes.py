@@ -15,10 +15,11 @@ from harness.runner.scenario import load_scenarios
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
 
 ROOT = Path(__file__).resolve().parents[2]
-# pods that fit nowhere beside consolidation, PDBs over drained nodes, a dump's seeded cluster, a rollout
+# pods that fit nowhere beside consolidation, PDBs over drained nodes, a dump's seeded cluster, volumes, Jobs
 FILES = ["scenarios/tickets", "scenarios/disruption/consolidation.scenario.yaml",
          "scenarios/disruption/protection.scenario.yaml", "scenarios/loop/kubectl-verbs.scenario.yaml",
-         "scenarios/loop/dump-owners.scenario.yaml", "scenarios/loop/volume-topology.scenario.yaml"]
+         "scenarios/loop/dump-owners.scenario.yaml", "scenarios/loop/volume-topology.scenario.yaml",
+         "scenarios/workloads"]
 
 
 class Uncounted:
@@ -73,3 +74,25 @@ def test_kube_scheduler_skips_a_pass_that_would_repeat_the_last(embedded, monkey
         assert sim.kube_scheduler.reconcile() is False
         assert reads == []                                              # skipped: nothing written since
         assert s.result.pods["default/huge"].scheduler_error            # its message stays
+
+
+def test_unbound_pods_are_the_live_pods_on_no_node(monkeypatch):
+    """LoopState.unbound, kept where pods are created, bound, deleted and completed, is at every kube-scheduler
+    pass the set a scan of every pod finds."""
+    from harness.loop.controllers.binding import KubeScheduler
+    checked = []
+    real = KubeScheduler.reconcile
+
+    def reconcile(self):
+        s = self.state
+        assert set(s.unbound) == {k for k in s.pod_views if not s.result.pods[k].node}
+        checked.append(1)
+        return real(self)
+    monkeypatch.setattr(KubeScheduler, "reconcile", reconcile)
+    cluster = EmbeddedBackend().start()
+    try:
+        for sc, p in _scenarios():
+            run(sc, p, cluster)
+    finally:
+        cluster.close()
+    assert len(checked) > 1000

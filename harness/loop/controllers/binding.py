@@ -9,7 +9,6 @@ Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import functools
-import operator
 
 from harness.backends.base import ADMIN
 from harness.loop.controllers.state import LoopState
@@ -20,8 +19,6 @@ from harness.loop.topology import namespace_labels
 from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
 from harness.model.versions import version_at_least
-
-_NODE = operator.attrgetter("node")
 
 
 class KubeScheduler:
@@ -52,10 +49,8 @@ class KubeScheduler:
         if token is not None and token == self._idle:
             return False
         self._idle = None
-        # every pod bound: the pass below would only read the cluster (asked twice an iteration, so read by
-        # maps in C rather than a generator step per pod of the cluster)
-        if not s.volumes.selected and not s.cfg.ready_one_by_one \
-                and all(map(_NODE, map(s.result.pods.__getitem__, s.pod_views))):
+        # every pod bound: the pass below would only read the cluster
+        if not s.volumes.selected and not s.cfg.ready_one_by_one and not s.unbound:
             self._idle = token
             return False
         progress = False
@@ -101,8 +96,7 @@ class KubeScheduler:
         else:
             # a bound pod is skipped below: only the unbound ones are sorted (a pass after a drain binds a
             # few hundred pods of a cluster of tens of thousands)
-            pods = s.result.pods
-            queue = sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node), key=lambda kv: kv[1].order)
+            queue = s.pods_unbound()
         for key, pv in queue:
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
@@ -232,6 +226,7 @@ class KubeScheduler:
         snap.add(pv, name)
         pr = s.result.pods[key]
         pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
+        s.unbound.pop(key, None)
         pr.at["bound"] = s.clock.now()
         used[name] = add(used.get(name, {}), pv.scheduler_requests)
         s.trace(f"kube-scheduler bound {key} to {name}")

@@ -202,6 +202,7 @@ class Jobs:
         s = self.state
         pr = s.result.pods[key]
         s.pod_views.pop(key, None)
+        s.unbound.pop(key, None)
         s.nominated.pop(key, None)
         obj = s.cluster.get("Pod", pr.name, pr.namespace)
         if obj is not None:

@@ -322,9 +322,9 @@ class Provisioner:
         s = self.state
         pending = []
         pods = s.result.pods
-        # the bound pods skipped before the sort: a pass sorts the unbound few, not the cluster's pods
-        for key, pv in sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node and pv.owner_kind != "DaemonSet"),
-                              key=lambda kv: kv[1].order):
+        for key, pv in s.pods_unbound():
+            if pv.owner_kind == "DaemonSet":
+                continue
             pr = pods[key]
             err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
             verr = s.volumes.validate(pv.obj, s.core.volume_validation) if s.volumes or pv.spec.get("volumes") else None

@@ -151,9 +151,7 @@ class Simulator:
         """GetPendingPods: unbound pods Karpenter provisions for (not DaemonSet, not ignored)."""
         s = self.state
         pods = s.result.pods
-        # filtered before the sort: the unbound few sorted, not every pod of the cluster
-        return [key for key, pv in sorted(((k, pv) for k, pv in s.pod_views.items() if not pods[k].node),
-                                          key=lambda kv: kv[1].order)
+        return [key for key, pv in s.pods_unbound()
                 if pods[key].state not in ("ignored", "deleted") and not podutil.owned_by_daemonset(pv)]
 
     def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset, deleting: list[StateNode],

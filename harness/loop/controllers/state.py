@@ -114,6 +114,10 @@ class LoopState:
         self._protected_indexed = 0
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
+        # the live pods on no Node (kept where a pod is created, bound, deleted or completed: create_pod,
+        # binding.py _bind, delete_pod, jobs.py _complete), so a pass that takes the pending pods in creation order
+        # sorts these, not every pod of the cluster; insertion order means nothing (`pods_unbound` sorts)
+        self.unbound: dict[str, None] = {}
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
         self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
@@ -193,6 +197,11 @@ class LoopState:
         writes = getattr(self.cluster, "writes", None)
         return None if writes is None else (writes, len(self.pod_views))
 
+    def pods_unbound(self) -> list[tuple[str, PodView]]:
+        """The live pods on no Node with their views, in creation order (kube-scheduler's queue, GetPendingPods)."""
+        views = self.pod_views
+        return sorted(((k, views[k]) for k in self.unbound), key=lambda kv: kv[1].order)
+
     # -- lookups ----------------------------------------------------------------------------------
     def claim_by_name(self, name: str) -> Claim | None:
         """The first NodeClaim of that name. `claims` only grows (provisioner.py write_nodeclaim appends), so
@@ -236,6 +245,7 @@ class LoopState:
     def delete_pod(self, key: str, reason: str) -> None:
         """The pod is deleted through the API and leaves the loop (its result stays, as deleted)."""
         pv = self.pod_views.pop(key, None)
+        self.unbound.pop(key, None)
         pr = self.result.pods[key]
         self.terminating.pop(key, None)
         try:
@@ -331,3 +341,5 @@ class LoopState:
             self.cluster.bind(created, node, ADMIN)
             self.result.pods[key].node, self.result.pods[key].state = node, "scheduled"
             self.result.pods[key].at["bound"] = self.clock.now()
+        else:
+            self.unbound[key] = None
