@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines import run
 from harness.runner.fingerprint import fingerprint
