@@ -10,6 +10,7 @@ pkg/providers/launchtemplate/launchtemplate.go getStaticParameters.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from harness.model.profile import Profile
@@ -58,6 +59,17 @@ def _in_domain(domain: str, parent: str) -> bool:
 
 # -- apimachinery name rules -----------------------------------------------------------------------
 def qualified_name_errors(key: str) -> list[str]:
+    return list(_qualified_name_errors(key))
+
+
+# The name rules below are pure functions of one string, asked again for the same label keys and values
+# every run (each Node's labels at its kubelet's start, NodeRestriction on each write): kept per string.
+@functools.lru_cache(maxsize=8192)
+def _qualified_name_errors(key: str) -> tuple[str, ...]:
+    return tuple(_name_errors(key))
+
+
+def _name_errors(key: str) -> list[str]:
     parts = key.split("/")
     if len(parts) == 1:
         prefix, name = "", parts[0]
@@ -84,12 +96,17 @@ def qualified_name_errors(key: str) -> list[str]:
 
 
 def label_value_errors(value: str) -> list[str]:
+    return list(_label_value_errors(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _label_value_errors(value: str) -> tuple[str, ...]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
     if not LABEL_VALUE_RE.match(value):
         errs.append(LABEL_VALUE_MSG)
-    return errs
+    return tuple(errs)
 
 
 # -- Karpenter core ------------------------------------------------------------------------------
@@ -132,6 +149,7 @@ def is_restricted_node_label(key: str, profile: Profile) -> bool:
 
 
 # -- kubelet and NodeRestriction -----------------------------------------------------------------
+@functools.lru_cache(maxsize=8192)
 def is_kubernetes_label(key: str) -> bool:
     """Namespace kubernetes.io / k8s.io or a subdomain of either (k8s.io/kubernetes v1.36.3
     plugin/pkg/admission/noderestriction/admission.go isKubernetesLabel,
@@ -183,9 +201,9 @@ def kubelet_flag_error(labels: dict[str, str], profile: Profile) -> str | None:
     # label order).
     invalid: dict[str, list[str]] = {}
     for k, v in sorted(labels.items()):
-        if errs := qualified_name_errors(k):
+        if errs := _qualified_name_errors(k):
             invalid.setdefault(k, []).extend(errs)
-        if errs := label_value_errors(v):
+        if errs := _label_value_errors(v):
             invalid.setdefault(v, []).extend(errs)
     if invalid:
         return "failed to validate kubelet flags: invalid node labels: " + "; ".join(

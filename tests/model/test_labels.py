@@ -114,3 +114,13 @@ def test_qualified_names():
     assert qualified_name_errors("spaces are not allowed")
     assert qualified_name_errors("a/b/c")
     assert qualified_name_errors("UPPER.com/x") == [qualified_name_errors("UPPER.com/x")[0]]
+
+
+def test_name_rules_kept_per_string_hand_out_fresh_lists():
+    """The rules are kept per string (labels.py): a caller that changes the list it got changes nothing kept."""
+    first = qualified_name_errors("a/b/c")
+    first.append("changed")
+    assert qualified_name_errors("a/b/c") == first[:-1]
+    values = label_value_errors("-bad")
+    values.clear()
+    assert label_value_errors("-bad")

@@ -2,7 +2,7 @@
 import gc
 import weakref
 
-from harness.runner.heap import freeze_long_lived
+from harness.runner.heap import YOUNG_THRESHOLD, freeze_long_lived
 
 
 def test_freeze_long_lived_freezes_what_exists_and_collects_garbage_first():
@@ -18,3 +18,16 @@ def test_freeze_long_lived_freezes_what_exists_and_collects_garbage_first():
     freeze_long_lived()
     assert gc.get_freeze_count() >= before + len(kept)
     assert gone() is None
+
+
+def test_freeze_long_lived_raises_the_young_threshold_and_keeps_the_others():
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        freeze_long_lived()
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+        gc.set_threshold(YOUNG_THRESHOLD * 2, 10, 10)
+        freeze_long_lived()
+        assert gc.get_threshold() == (YOUNG_THRESHOLD * 2, 10, 10)     # never lowered
+    finally:
+        gc.set_threshold(*before)

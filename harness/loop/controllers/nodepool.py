@@ -88,5 +88,5 @@ def ready_nodepools(state: LoopState) -> list[dict]:
 
 def nodeclass_params(state: LoopState, name: str) -> "itmod.NodeClassParams | None":
     """The named AKSNodeClass's parameters, or None when it does not exist."""
-    obj = state.cluster.get("AKSNodeClass", name) if name else None
+    obj = state.cluster.get("AKSNodeClass", name, shared=True) if name else None     # read only
     return itmod.NodeClassParams.from_manifest(obj) if obj else None

@@ -43,9 +43,15 @@ def prepare_process() -> None:
     garbage collector's full collections (harness/runner/heap.py). Measured on the library's first
     round in a process (the one round a pytest worker runs): ~15% less CPU than freezing before the
     SDK is imported."""
+    from azure.core.settings import settings
     from fakeazure.arm import WELL_KNOWN_SUBSCRIPTION
     from harness.runner.heap import freeze_long_lived
     sdk_clients(WELL_KNOWN_SUBSCRIPTION)         # the fake's default subscription (fake_azure)
+    # azure-core asks settings.tracing_enabled() at each operation (its tracing decorator) and each request
+    # (DistributedTracingPolicy), each time reading AZURE_TRACING_ENABLED and AZURE_SDK_TRACING_IMPLEMENTATION
+    # from os.environ (azure-core 1.41.0 azure/core/settings.py PrioritizedSetting.__call__): the value they
+    # give now is set as the user value, the documented way to configure it (settings.tracing_enabled = ...)
+    settings.tracing_enabled = settings.tracing_enabled()
     freeze_long_lived()
 
 
