@@ -41,8 +41,13 @@ RACES = (
     # shorter than one loop iteration (simulation.py ITERATION_SECONDS, _boot_deadline) puts one round between
     Race("nodeBoot", 0, "1s"),
     # a rollout's replacement pod is pending before or after the old pod it replaces left its node
-    # (controllers/rollout.py; last, so the draws of the races above stay as they were)
+    # (controllers/rollout.py)
     Race("rolloutPods", "after", "raced"),
+    # the disruption controller's next pass runs once the last command's nodes are gone, or while they terminate
+    # (one by one) and before kube-scheduler placed the pods their drain evicted: commands in pairs
+    # (simulation.py Simulation._terminating, controllers/nodetermination.py NodeTermination._spread; last, so
+    # the draws of the races above stay as they were)
+    Race("nextCommand", "afterDrain", "raced"),
 )
 
 

@@ -18,6 +18,7 @@ nothing changes but a timeout is pending, the clock jumps to it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 import time
 from dataclasses import dataclass, field
@@ -107,6 +108,11 @@ class SimConfig:
     # "after" (default): a rollout's new pod comes once the old pod it replaces is gone; "raced": in a seeded
     # choice per step, while the old pod still holds its node (controllers/rollout.py)
     rollout_pods: str = "after"
+    # "afterDrain" (default): the disruption controller's next pass runs once the last command's nodes are gone and
+    # their pods placed; "raced": a pass also runs while a command's nodes terminate, each node's termination
+    # ending in its own seeded time, and right after a drain's evictions in a seeded choice, before kube-scheduler
+    # placed the evicted pods (Simulation._terminating, _pass_before_binding; controllers/nodetermination.py)
+    next_command: str = "afterDrain"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
@@ -159,6 +165,9 @@ class Simulation:
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
+        # nextCommand raced: whether a pass runs right after a drain's evictions (a stream of its own, so no other
+        # stream's draws move)
+        self._drain_rng = random.Random(f"next-command-{cfg.seed}")
         # a step's kubectl verbs, and a drain's retried evictions (controllers/kubectl.py)
         self.kubectl = Kubectl(self.state, self.node_termination, self.workloads, self.pdbs.reconcile)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
@@ -455,7 +464,8 @@ class Simulation:
         conditions and the disruption controller's methods run once provisioning is `quiet` (this
         iteration changed nothing else): core's candidates must be initialized and not nominated
         for a pending pod, so a pass while provisioning is still moving decides nothing (harness
-        simplification of the disruption controller's 10 s polling)."""
+        simplification of the disruption controller's 10 s polling; `given.loop.nextCommand: raced` also runs
+        the passes a command's drain meets: _terminating)."""
         s = self.state
         record_garbage_collected(s)
         if not any(not c.done and c.launched is not None for c in s.claims):
@@ -463,14 +473,63 @@ class Simulation:
         self.podevents.reconcile()
         self.nodeclaim_disruption.observe()
         progress = self.expiration.reconcile()
-        if quiet or self.disruption.pending is not None:
-            self.pdbs.reconcile()
-            nodepools = s.cluster.list("NodePool")
-            self.nodeclaim_disruption.reconcile(nodepools)
-            progress |= self.disruption.reconcile(nodepools)
+        raced = self.cfg.next_command == "raced"
+        if quiet or self.disruption.pending is not None or (raced and self._terminating()):
+            progress |= self._disruption_pass()
         progress |= self.queue.reconcile()
+        evicting = raced and self._terminating()
+        before = len(s.result.pods)         # only added to: an evicted pod's replacement is a new entry
         progress |= self.node_termination.reconcile()
+        if evicting and len(s.result.pods) != before and self._drain_rng.random() < 0.5:
+            progress |= self._pass_before_binding(before)
         return progress
+
+    def _pass_before_binding(self, before: int) -> bool:
+        """`given.loop.nextCommand: raced`: the disruption controller's pass right after a drain evicted pods,
+        before kube-scheduler tried their replacements. Core's pass lists a pending pod only once kube-scheduler
+        marked it unschedulable (GetPendingPods, IsProvisionable), and the pods are on no node, so the pass plans
+        none of them and may give their room to its own candidates' pods. In a seeded choice its command is
+        validated before kube-scheduler tried them too (harness assumption: a backlogged kube-scheduler;
+        the real engine's fast timing validates after 1.5 s, harness/data/controller-timing.yaml): then the
+        command goes ahead, kube-scheduler finds too little room for every pod, and Karpenter's provisioner
+        launches a node for the ones left (docs/races.md)."""
+        s = self.state
+        sim = self.disruption.simulator
+        sim.untried = frozenset(k for k in itertools.islice(s.result.pods, before, None)
+                                if k in s.pod_views and not s.result.pods[k].node)
+        self.trace(f"[disruption] a pass before kube-scheduler tried the {len(sim.untried)} pod(s) a drain just "
+                   "evicted (nextCommand: raced)")
+        try:
+            progress = self._disruption_pass()
+            if self.disruption.pending is not None and self._drain_rng.random() < 0.5:
+                due = self.disruption.pending[2]
+                self.clock.advance(max(due - self.clock.now(), 0))
+                self.trace("[disruption] the command is validated before kube-scheduler tried them (nextCommand: raced)")
+                progress |= self.disruption.reconcile()
+                progress |= self.queue.reconcile()
+        finally:
+            sim.untried = frozenset()
+        return progress
+
+    def _disruption_pass(self) -> bool:
+        """The disruption controller's pass with what it reads first: PDB status and the NodeClaims'
+        Consolidatable and Drifted conditions."""
+        self.pdbs.reconcile()
+        nodepools = self.state.cluster.list("NodePool")
+        self.nodeclaim_disruption.reconcile(nodepools)
+        return self.disruption.reconcile(nodepools)
+
+    def _terminating(self) -> bool:
+        """Whether a disruption command's nodes are still terminating (`given.loop.nextCommand: raced`). Core's
+        disruption controller does not wait for them: it requeues at once after a command and polls every 10 s
+        (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/controller.go Reconcile: RequeueImmediately,
+        pollingPeriod; the same from v1.0.6), and a pass leaves out the candidates the queue holds or that are
+        marked for deletion (NewCandidate), counts them against the budget until their instance terminates
+        (helpers.go BuildDisruptionBudgetMapping) and plans their pods besides its own candidates'
+        (SimulateScheduling: deletingNodePods). So a pass while a command drains takes the budget the nodes
+        already gone left, and the pass after it the rest: commands in pairs (docs/races.md). A NodeClaim deleted
+        from outside Karpenter has no disruption reason and does not count."""
+        return any(not c.done and c.dis.deleting_since is not None and c.dis.deleted_by for c in self.claims)
 
     def _disruption_deadline(self) -> float | None:
         """The earliest short wait the disruption side has in flight (a command's validation delay,

@@ -42,3 +42,21 @@ def test_a_pod_terminating_past_the_nodes_deadline_is_deleted_again_from_core_v1
         assert nt._expiring(claim, pv())
         assert nt._expiring(claim, pv(deadline + 1)) is forced
         assert not nt._expiring(claim, pv(deadline))
+
+
+def test_a_commands_nodes_terminate_together_calm_and_one_by_one_raced(embedded):
+    """given.loop.nextCommand: a command's drained nodes ask for their instance's deletion in the same pass
+    (afterDrain), or each after its own seeded TERMINATION_SPREAD (raced), so they leave the budget one by one."""
+    from harness.loop.controllers.nodetermination import TERMINATION_SPREAD
+    from tests.loop.test_simulation import _consolidated
+
+    def spreads(next_command):
+        r, _, _ = _consolidated(embedded, 2, next_command)
+        at = {e["nodeClaim"]: e["t"] for e in r.timeline if e["action"] == "instance terminating"}
+        first = {}
+        for d in r.disruptions:
+            first.setdefault(d["commandIndex"], []).append(at[d["nodeClaim"]])
+        return [max(ts) - min(ts) for ts in first.values()]
+    assert set(spreads("afterDrain")) == {0}
+    raced = spreads("raced")
+    assert any(s > 0 for s in raced) and max(raced) <= max(TERMINATION_SPREAD)

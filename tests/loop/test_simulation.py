@@ -109,3 +109,53 @@ def test_a_restart_before_the_first_pass_lists_the_skus_anew(embedded):
         assert "Standard_D2s_v3" in names()          # the SKU list read at the start, kept 23 h
         sim.restarted()
         assert "Standard_D2s_v3" not in names() and sim.exited is None
+
+
+NEXT_COMMAND = "scenarios/disruption/next-command-race.scenario.yaml"
+
+
+def _consolidated(embedded, seed: int, next_command: str):
+    """next-command-after-drain (20 nodes, two 500m pods each, budget 4) under `seed` and given.loop.nextCommand:
+    its result, each command's candidates, and whether a command started while an earlier one's node was still
+    terminating."""
+    from harness.runner.engines import run
+    from harness.runner.explore import with_races, with_seed
+    from harness.runner.scenario import load_scenarios
+    sc = next(s for s in load_scenarios(NEXT_COMMAND) if s.name == "next-command-after-drain")
+    r = run(with_seed(with_races(sc, {"nextCommand": next_command}), seed), "upstream", embedded).final
+    commands: dict[int, list[dict]] = {}
+    for d in r.disruptions:
+        commands.setdefault(d["commandIndex"], []).append(d)
+    gone = {e["nodeClaim"]: e["t"] for e in r.timeline if e["action"] == "terminated"}
+    started = [min(d["at"] for d in ds) for _, ds in sorted(commands.items())]
+    overlapped = any(gone.get(d["nodeClaim"], float("inf")) > started[i + 1]
+                     for i, (_, ds) in enumerate(sorted(commands.items())[:-1]) for d in ds)
+    return r, [len(ds) for _, ds in sorted(commands.items())], overlapped
+
+
+def test_next_command_after_drain_runs_one_command_after_the_other(embedded):
+    """nextCommand: afterDrain (default) - the next pass runs once the last command's nodes are gone and their
+    pods placed: commands of the budget's 4, one after the other, and no pass before kube-scheduler placed the
+    evicted pods."""
+    r, sizes, overlapped = _consolidated(embedded, 1, "afterDrain")
+    assert sizes == [4, 4, 3, 2, 1] and not overlapped
+    assert len(r.nodes) == 20 and sum(1 for n in r.nodes if not n.deleted) == 6
+    assert not [t for t in r.trace if "nextCommand: raced" in t]
+
+
+def test_next_command_raced_passes_while_a_command_drains_in_seeded_choices(embedded):
+    """nextCommand: raced - a pass also runs while a command's nodes terminate (one by one, each at its own seeded
+    time): a command starts before the last one's nodes are gone, within what the budget left (commands in
+    pairs); a pass right after a drain's evictions does not see their replacements (kube-scheduler has not tried
+    them), and when its command goes ahead Karpenter launches a node for the pods left without room. Every seed
+    replays exactly, and the cluster ends at six nodes either way."""
+    runs = {seed: _consolidated(embedded, seed, "raced") for seed in range(1, 7)}
+    assert all(sum(1 for n in r.nodes if not n.deleted) == 6 for r, _, _ in runs.values())
+    assert any(overlapped for _, _, overlapped in runs.values())
+    assert all(max(sizes) <= 4 for _, sizes, _ in runs.values())                 # never over the budget
+    launched = [seed for seed, (r, _, _) in runs.items() if len(r.nodes) == 21]
+    assert launched and len(launched) < len(runs)
+    r, sizes, _ = runs[launched[0]]
+    assert sum(sizes) == 15 and any("before kube-scheduler tried" in t for t in r.trace)
+    again, again_sizes, _ = _consolidated(embedded, launched[0], "raced")
+    assert again_sizes == sizes and len(again.nodes) == len(r.nodes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import random
 from datetime import datetime, timezone
 
 from harness.backends.base import KARPENTER, APIRejected
@@ -19,6 +20,10 @@ from harness.model import podtermination
 
 MIN_DRAIN_TIME = 5.0                     # node/termination/controller.go MinDrainTime
 INSTANCE_REQUEUE = 5.0                   # awaitInstanceTermination RequeueAfter
+# given.loop.nextCommand raced: the seconds a drained node may wait before its instance's deletion is asked for,
+# drawn per node (harness assumption: a command's nodes finish terminating within about two of the disruption
+# controller's 10 s polls of each other; the real engine's commands came 12-26 s apart: docs/races.md)
+TERMINATION_SPREAD = (0.0, 5.0, 10.0, 15.0, 20.0)
 TERMINATION_ANNOTATION = "karpenter.sh/nodeclaim-termination-timestamp"
 EXCLUDE_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
 
@@ -43,6 +48,10 @@ class NodeTermination:
         self.termination = termination
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
         self._by_node: tuple[int, dict[str, list[str]]] | None = None     # (pods then, Node -> its pod keys)
+        # nextCommand raced: claim -> when its instance deletion is asked for (TERMINATION_SPREAD), and the stream
+        # that draws it (its own: no other stream's draws move)
+        self._spread_until: dict[str, float] = {}
+        self._spread_rng: random.Random | None = None
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
     def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "") -> None:
@@ -147,6 +156,9 @@ class NodeTermination:
                         and (at := podutil.stuck_at(s.pod_views[k])) is not None and at >= now and self._drainable(k)]
             if c.result.name in self._instance_at:
                 out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)
+            held = self._spread_until.get(c.result.name)
+            if held is not None and held > now:
+                out.append(held)
         return min(out) if out else None
 
     def grace_deadline(self) -> float | None:
@@ -186,7 +198,24 @@ class NodeTermination:
         progress = self._taint(c, name)
         if not c.dis.drained:
             return self._drain(c, name) or progress
+        if self._spread(c):
+            return progress
         return self._terminate_instance(c) or progress
+
+    def _spread(self, c: Claim) -> bool:
+        """`given.loop.nextCommand: raced`: whether a drained node's instance deletion waits (a seeded
+        TERMINATION_SPREAD, drawn once per node). Core's termination controller reconciles each Node on its own
+        (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/termination/controller.go Reconcile), so a command's
+        nodes reach InstanceTerminating, and leave the NodePool's disruption budget, one after another."""
+        s = self.state
+        if getattr(s.cfg, "next_command", "afterDrain") != "raced" or not c.dis.deleted_by or c.result.name in self._instance_at:
+            return False
+        name = c.result.name
+        if name not in self._spread_until:
+            if self._spread_rng is None:
+                self._spread_rng = random.Random(f"termination-spread-{s.cfg.seed}")
+            self._spread_until[name] = s.clock.now() + self._spread_rng.choice(TERMINATION_SPREAD)
+        return s.clock.now() < self._spread_until[name]
 
     def _taint(self, c: Claim, name: str) -> bool:
         """Terminator.Taint: the disrupted taint and the load-balancer exclusion label."""

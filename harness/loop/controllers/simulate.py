@@ -70,6 +70,11 @@ class Simulator:
         # topology): read once per pass, as the entries are; a pass runs a simulation per candidate it tries
         self._pods: tuple[Cluster, list[str], list[tuple[str, PodView, str]] | None] | None = None
         self._nodes: tuple | None = None                       # the pass's view split (_split)
+        # unbound pods kube-scheduler has not tried yet: GetPendingPods lists a pod only once kube-scheduler marked
+        # it unschedulable (sigs.k8s.io/karpenter v1.14.0 pkg/utils/pod/scheduling.go IsProvisionable:
+        # FailedToSchedule). The loop's kube-scheduler tries every pod before a pass, but for the pods a drain
+        # just evicted under given.loop.nextCommand raced (simulation.py Simulation._disrupt)
+        self.untried: frozenset[str] = frozenset()
 
     def _counter(self) -> int:
         self._hostnames += 1
@@ -152,7 +157,8 @@ class Simulator:
         s = self.state
         pods = s.result.pods
         return [key for key, pv in s.pods_unbound()
-                if pods[key].state not in ("ignored", "deleted") and not podutil.owned_by_daemonset(pv)]
+                if pods[key].state not in ("ignored", "deleted") and not podutil.owned_by_daemonset(pv)
+                and key not in self.untried]
 
     def _existing(self, view: Cluster, active: list[StateNode], refuse: frozenset, deleting: list[StateNode],
                   candidates: set[str]) -> tuple[list[ExistingNode], set[str]]:

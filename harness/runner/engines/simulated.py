@@ -125,6 +125,7 @@ class SimulatedRun:
             launches=str(loop_cfg.get("launches", "together")),
             controller_pods=str(loop_cfg.get("controllerPods", "first")),
             rollout_pods=str(loop_cfg.get("rolloutPods", "after")),
+            next_command=str(loop_cfg.get("nextCommand", "afterDrain")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
             horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
