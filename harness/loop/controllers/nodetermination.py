@@ -208,7 +208,7 @@ class NodeTermination:
         (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/termination/controller.go Reconcile), so a command's
         nodes reach InstanceTerminating, and leave the NodePool's disruption budget, one after another."""
         s = self.state
-        if getattr(s.cfg, "next_command", "afterDrain") != "raced" or not c.dis.deleted_by or c.result.name in self._instance_at:
+        if s.cfg.next_command != "raced" or not c.dis.deleted_by or c.result.name in self._instance_at:
             return False
         name = c.result.name
         if name not in self._spread_until:
