@@ -165,9 +165,6 @@ class Simulation:
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
-        # nextCommand raced: whether a pass runs right after a drain's evictions (a stream of its own, so no other
-        # stream's draws move)
-        self._drain_rng = random.Random(f"next-command-{cfg.seed}")
         # a step's kubectl verbs, and a drain's retried evictions (controllers/kubectl.py)
         self.kubectl = Kubectl(self.state, self.node_termination, self.workloads, self.pdbs.reconcile)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
@@ -480,7 +477,7 @@ class Simulation:
         evicting = raced and self._terminating()
         before = len(s.result.pods)         # only added to: an evicted pod's replacement is a new entry
         progress |= self.node_termination.reconcile()
-        if evicting and len(s.result.pods) != before and self._drain_rng.random() < 0.5:
+        if evicting and len(s.result.pods) != before and s.next_command_rng.random() < 0.5:
             progress |= self._pass_before_binding(before)
         return progress
 
@@ -501,7 +498,7 @@ class Simulation:
                    "evicted (nextCommand: raced)")
         try:
             progress = self._disruption_pass()
-            if self.disruption.pending is not None and self._drain_rng.random() < 0.5:
+            if self.disruption.pending is not None and s.next_command_rng.random() < 0.5:
                 due = self.disruption.pending[2]
                 self.clock.advance(max(due - self.clock.now(), 0))
                 self.trace("[disruption] the command is validated before kube-scheduler tried them (nextCommand: raced)")

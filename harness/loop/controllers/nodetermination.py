@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import random
 from datetime import datetime, timezone
 
 from harness.backends.base import KARPENTER, APIRejected
@@ -48,10 +47,9 @@ class NodeTermination:
         self.termination = termination
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
         self._by_node: tuple[int, dict[str, list[str]]] | None = None     # (pods then, Node -> its pod keys)
-        # nextCommand raced: claim -> when its instance deletion is asked for (TERMINATION_SPREAD), and the stream
-        # that draws it (its own: no other stream's draws move)
+        # nextCommand raced: claim -> when its instance deletion is asked for (TERMINATION_SPREAD, drawn from
+        # LoopState.termination_spread_rng: its own stream, so no other stream's draws move)
         self._spread_until: dict[str, float] = {}
-        self._spread_rng: random.Random | None = None
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
     def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "") -> None:
@@ -212,9 +210,7 @@ class NodeTermination:
             return False
         name = c.result.name
         if name not in self._spread_until:
-            if self._spread_rng is None:
-                self._spread_rng = random.Random(f"termination-spread-{s.cfg.seed}")
-            self._spread_until[name] = s.clock.now() + self._spread_rng.choice(TERMINATION_SPREAD)
+            self._spread_until[name] = s.clock.now() + s.termination_spread_rng.choice(TERMINATION_SPREAD)
         return s.clock.now() < self._spread_until[name]
 
     def _taint(self, c: Claim, name: str) -> bool:

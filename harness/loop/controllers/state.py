@@ -89,6 +89,10 @@ class LoopState:
     daemon_order_rng = SeededStream("daemon-groups")     # a Solve's daemon overhead group order
     nodepool_order_rng = SeededStream("nodepool-order")  # single-node's NodePool interleave
     candidate_order_rng = SeededStream("candidates")     # consolidation's order among tied candidates
+    # given.loop.nextCommand raced: when a drained node's instance deletion is asked for, and whether a pass runs
+    # right after a drain's evictions (and validates before kube-scheduler tried them)
+    termination_spread_rng = SeededStream("termination-spread")
+    next_command_rng = SeededStream("next-command")
 
     def __init__(self, cfg: "SimConfig", cluster: Cluster, fake, provider: AzureProvider, clock: SimClock,
                  unavailable: UnavailableOfferings, rng: random.Random):
