@@ -5,6 +5,7 @@ Exit codes: 0 success, 1 a scenario failed, 2 bad input (`file:line: reason`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -204,6 +205,7 @@ def cmd_run(args) -> int:
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
+    from harness.runner.heap import exit_follows
     from harness.runner.report import (SHOWN, dump_verdict, failure_text, happened, happened_lines, node_count,
                                        outcome_json, over_time_lines, pending_pods, shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
@@ -258,7 +260,7 @@ def cmd_run(args) -> int:
             progress = Progress(transient=True)
             progress.start()
             task = progress.add_task("scenarios", total=len(jobs))
-        for sc, p in jobs:
+        for i, (sc, p) in enumerate(jobs):
             # one cluster per set of options (the real engine: per Kubernetes version a scenario names),
             # started on first use, all closed by close_shared below
             try:
@@ -266,14 +268,18 @@ def cmd_run(args) -> int:
             except BinariesError as e:      # that Kubernetes version's build failed: this run's ERROR, go on
                 cluster, o = None, errored(engine.name, sc, p, backend, e, 0.0)
             else:
-                # explored if it declares outcomes; a run that raises: ERROR, go on
-                o = run_scenario(engine, sc, p, cluster, why=args.why or ([EVERY_PENDING] if args.report else None))
-                if deciding:
-                    from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide
-                    if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
-                        o.deciding = decide(engine, sc, p, cluster, o)
-                    else:        # a long run: as many again per suspect; asked for by --deciding
-                        o.deciding = Deciding(p, skipped=f"the run took {o.seconds:.0f}s: --deciding runs it anyway")
+                # explored if it declares outcomes; a run that raises: ERROR, go on. After the last, the process
+                # ends: what its runs leave is not walked by the collector (runner/heap.py exit_follows)
+                with exit_follows() if i == len(jobs) - 1 else contextlib.nullcontext():
+                    o = run_scenario(engine, sc, p, cluster,
+                                     why=args.why or ([EVERY_PENDING] if args.report else None))
+                    if deciding:
+                        from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide
+                        if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
+                            o.deciding = decide(engine, sc, p, cluster, o)
+                        else:        # a long run: as many again per suspect; asked for by --deciding
+                            o.deciding = Deciding(p, skipped=f"the run took {o.seconds:.0f}s: --deciding runs it "
+                                                              "anyway")
             outcomes.append(o)
             if args.report:
                 write_run(Path(args.report), o)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.runner import dumpmoment, jsonsource
+from harness.runner.heap import no_collections
 from harness.runner.dumptimes import Newest, NodePodEvents, TimeSource
 from harness.runner.notices import ObjectNote, plural_kind
 from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
@@ -76,8 +77,10 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
     for p in paths:
         text = read_text(p, MAX_DUMP_BYTES)
         # `kubectl get -o json` is read by the json module, by content, not by name (~10x faster than YAML)
-        for d in (jsonsource.load_documents(p, text) if jsonsource.looks_like_json(text)
-                  else load_documents(p, text, MAX_DUMP_BYTES)):
+        with no_collections():      # the file's data holds no cycle (runner/heap.py)
+            docs = (jsonsource.load_documents(p, text) if jsonsource.looks_like_json(text)
+                    else load_documents(p, text, MAX_DUMP_BYTES))
+        for d in docs:
             data = d.data
             if data is None:
                 continue

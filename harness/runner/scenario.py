@@ -20,6 +20,7 @@ from harness.model.labels import label_value_errors, qualified_name_errors
 from harness.model.profile import DEFAULT_PROFILE, ProfileError
 from harness.model.resources import QuantityError, parse_quantity
 from harness.runner import loadcache
+from harness.runner.heap import no_collections
 from harness.runner.references import resolve_reference
 from harness.runner.selection import SUFFIX  # noqa: F401 (re-exported: what names a scenario file)
 from harness.runner.shapes import lifecycle_errors, scenario_value_errors, shape_errors
@@ -606,7 +607,8 @@ def load_scenarios(path: str | Path, text: str | None = None) -> list[Scenario]:
 
 
 def _load(path: Path, reads: set[str], text: str | None = None) -> list[Scenario]:
-    docs = load_documents(path, text)
+    with no_collections():          # the file's data holds no cycle (runner/heap.py)
+        docs = load_documents(path, text)
     if not docs:
         raise SourceError(path, 1, "no scenario in file")
     out = []

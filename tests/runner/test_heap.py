@@ -31,3 +31,69 @@ def test_freeze_long_lived_raises_the_young_threshold_and_keeps_the_others():
         assert gc.get_threshold() == (YOUNG_THRESHOLD * 2, 10, 10)     # never lowered
     finally:
         gc.set_threshold(*before)
+
+
+def test_run_collections_walks_only_the_young_within_and_collects_what_came_due_after():
+    from harness.runner.heap import run_collections
+
+    class Cycle:
+        pass
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 1, 1)
+        with run_collections():
+            assert gc.get_threshold()[2] > 1_000_000        # no full collection within the run
+            garbage = Cycle()
+            garbage.me = garbage
+            gone = weakref.ref(garbage)
+            gc.collect(1)                       # alive: promoted to the oldest generation
+            del garbage                         # garbage there waits for a full collection
+            gc.collect(1)
+            assert gone() is not None
+        assert gc.get_threshold() == (700, 1, 1)
+        assert gone() is None                   # generation 2's count passed 1: collected after the run
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_no_collections_pauses_the_collector_and_keeps_it_off_when_it_was():
+    from harness.runner.heap import no_collections
+
+    assert gc.isenabled()
+    with no_collections():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with no_collections():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_exit_follows_leaves_the_runs_garbage_and_freezes_the_heap():
+    from harness.runner import heap
+
+    class Cycle:
+        pass
+
+    before = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    try:
+        gc.set_threshold(700, 1, 1)
+        with heap.exit_follows():
+            with heap.run_collections():
+                garbage = Cycle()
+                garbage.me = garbage
+                gone = weakref.ref(garbage)
+                gc.collect(1)
+                del garbage
+                gc.collect(1)
+            assert gone() is not None           # not collected after the run: the process ends
+        assert gc.get_freeze_count() > frozen
+        assert gc.get_threshold() == (700, 1, 1)
+    finally:
+        gc.unfreeze()        # the test process goes on: what was frozen goes back to the collector
+        gc.set_threshold(*before)

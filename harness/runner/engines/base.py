@@ -22,6 +22,7 @@ from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.result import RunResult
 from harness.runner.expect import Mismatch, check
+from harness.runner.heap import run_collections
 from harness.runner.scenario import Scenario
 from harness.runner.steps import StepFailed
 
@@ -205,6 +206,12 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     `why`: pod names whose why view the outcome gets even when the run passes. `checkpoints`: a list
     that gets each check point (a copy of the result where a later step changes it) - what an
     exploration judges `outcomes` over (harness/runner/explore.py)."""
+    with run_collections():       # the collector's full walks after the run, not within it (heap.py)
+        return _execute(engine, scenario, profile, cluster, why=why, checkpoints=checkpoints, **options)
+
+
+def _execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, *, why: list[str] | None,
+             checkpoints: list[Checkpoint] | None, **options) -> Outcome:
     t0 = time.perf_counter()
     outcome = new_outcome(engine.name, scenario, profile, cluster.backend)   # the loop's result says it too
     outcome.skipped = engine.skip_reason(scenario, cluster, profile)
