@@ -675,21 +675,27 @@ class Simulation:
         pod pending), the unavailable-offerings cache and the fake's snapshot."""
         result, nodes = self.result, self.nodes
         record_garbage_collected(self.state)
+        by_node: dict[str, list] = {}         # each Node's NodeClaims in launch order
+        for c in self.claims:
+            if c.node_name:
+                by_node.setdefault(c.node_name, []).append(c)
         for nr in result.nodes:
             node = self.cluster.get("Node", nr.name)
             if node is not None:
                 nr.labels = dict(node["metadata"].get("labels") or {})
                 nr.taints = list((node.get("spec") or {}).get("taints") or [])
                 nr.deleting = bool(node["metadata"].get("deletionTimestamp"))
-            claim = next((c for c in self.claims if c.node_name == nr.name and not c.done), None)
-            last = claim or next((c for c in self.claims if c.node_name == nr.name), None)
+            claims = by_node.get(nr.name, ())
+            claim = next((c for c in claims if not c.done), None)
+            last = claim or next(iter(claims), None)
             if last is not None:      # a deleted NodeClaim's conditions as it last had them
                 nr.nodeclaim_conditions = termination_conditions(last, self.state.core.drain_conditions)
+            done = next((c for c in claims if c.done), None)
             if claim is not None:
                 nr.deleting = nr.deleting or claim.dis.deleting_since is not None
                 nr.drifted = claim.dis.drifted
-            elif nr.deleted is None and any(c.node_name == nr.name and c.done for c in self.claims):
-                nr.deleted = next(c.result.deleted for c in self.claims if c.node_name == nr.name and c.done) or "deleted"
+            elif nr.deleted is None and done is not None:
+                nr.deleted = done.result.deleted or "deleted"
         for key, pr in result.pods.items():
             if pr.state in ("deleted", "succeeded"):
                 continue

@@ -12,6 +12,7 @@ what the API server defaults has the template it had.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -19,7 +20,7 @@ from harness.model.apistatus import forbidden
 from harness.model.data import DATA_DIR, load_yaml
 from harness.model.resources import QuantityError, parse_quantity
 
-__all__ = ["PodDefaults", "admit_pod", "default_template", "made_from", "same_template"]
+__all__ = ["PodDefaults", "admit_pod", "default_template", "made_from", "made_from_template", "same_template"]
 
 DEFAULTS_FILE = "pod-defaults.yaml"
 # the Priority plugin's refusals (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go
@@ -254,11 +255,25 @@ def made_from(pod: dict, template: dict) -> bool:
     its ReplicaSet's template only where admission, the scheduler or the kubelet wrote, and scenarios
     shorten pods, so a field only one side gives says nothing; a field the new template removed goes
     unseen (docs/architecture/real-engine.md, Seeded pods and their owners)."""
-    pod_t, tmpl = default_template({"metadata": (pod or {}).get("metadata") or {}, "spec": (pod or {}).get("spec") or {}}), \
-        default_template(template)
+    return made_from_template(template)(pod)
+
+
+def made_from_template(template: dict) -> Callable[[dict], bool]:
+    """made_from for many pods of one template (a Deployment's running pods), the template defaulted once."""
+    tmpl = default_template(template)
     labels = {k: v for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items() if k != POD_TEMPLATE_HASH}
-    have = (pod_t.get("metadata") or {}).get("labels") or {}
-    return all(have.get(k) == v for k, v in labels.items()) and _agrees(pod_t.get("spec") or {}, tmpl.get("spec") or {})
+    want = tmpl.get("spec") or {}
+    table = PodDefaults.load()
+
+    def made(pod: dict) -> bool:
+        have = ((pod or {}).get("metadata") or {}).get("labels") or {}
+        if not all(have.get(k) == v for k, v in labels.items()):
+            return False
+        spec = copy.deepcopy((pod or {}).get("spec") or {})     # the pod's spec as default_template gives it
+        if isinstance(spec, dict):
+            _default_pod_spec(spec, table)
+        return _agrees(spec or {}, want)
+    return made
 
 
 def _agrees(have, want, key: str = "") -> bool:

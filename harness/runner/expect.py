@@ -331,6 +331,11 @@ class Checker:
     def _select(self, want: dict, i: int) -> list[NodeResult]:
         """The nodes an entry of `nodes` is about: every selector it gives (`pod`, `nodePool`,
         `index`) must hold (they are ANDed); an entry with none is the i-th node in launch order."""
+        by_index = "index" in want or not any(k in want for k in self.NODE_SELECTORS)
+        if by_index and "pod" not in want:      # the one node at the index (a dump's thousands of entries)
+            idx = want.get("index", i)
+            nodes = [self.r.nodes[idx]] if idx < len(self.r.nodes) else []
+            return [n for n in nodes if n.nodepool == want["nodePool"]] if "nodePool" in want else nodes
         nodes = list(self.r.nodes)
         if "pod" in want:
             pods = self.pods_of(want["pod"])
@@ -341,7 +346,7 @@ class Checker:
                 nodes = [n for n in self.r.nodes if n.nodeclaim in claims]
         if "nodePool" in want:
             nodes = [n for n in nodes if n.nodepool == want["nodePool"]]
-        if "index" in want or not any(k in want for k in self.NODE_SELECTORS):
+        if by_index:
             idx = want.get("index", i)
             at = self.r.nodes[idx] if idx < len(self.r.nodes) else None
             nodes = [n for n in nodes if n is at]

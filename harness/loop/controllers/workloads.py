@@ -23,7 +23,7 @@ from harness.loop.controllers.rollout import Rollouts
 from harness.loop.controllers.state import LoopState
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
-from harness.model.poddefaults import made_from, same_template
+from harness.model.poddefaults import made_from_template, same_template
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 
@@ -301,8 +301,8 @@ class Workloads:
         s = self.state
         ns, name = dep["metadata"].get("namespace") or "default", dep["metadata"]["name"]
         live = [k for k in s.pods_of_owner("Deployment", ns, name) if s.result.pods[k].state != "deleted"]
-        template = (dep.get("spec") or {}).get("template") or {}
-        old = [k for k in live if k in s.pod_views and not made_from(s.pod_views[k].obj, template)]
+        made = made_from_template((dep.get("spec") or {}).get("template") or {})
+        old = [k for k in live if k in s.pod_views and not made(s.pod_views[k].obj)]
         if old:
             self.rollouts.start(ns, name, old)
         return [k for k in live if k not in old]

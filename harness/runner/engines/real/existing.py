@@ -19,7 +19,7 @@ from harness.loop.topology import selector_matches
 from harness.model import podtermination
 from harness.model.apiversions import to_model_version
 from harness.model.corebehaviour import CoreBehaviour
-from harness.model.poddefaults import POD_TEMPLATE_HASH, made_from
+from harness.model.poddefaults import POD_TEMPLATE_HASH, made_from_template
 from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
 from harness.runner.engines.real import history
@@ -648,7 +648,8 @@ def deployment_replicaset(dep: dict, name: str, pods: list[dict]) -> dict:
     as the customer's would. No owner reference: the Deployment adopts it when applied (pkg/controller/
     controller_ref_manager.go ClaimReplicaSets), with its uid."""
     spec = dep.get("spec") or {}
-    if all(made_from(p, spec.get("template") or {}) for p in pods):
+    made = made_from_template(spec.get("template") or {})
+    if all(made(p) for p in pods):
         template = copy.deepcopy(spec.get("template") or {})
     else:
         first = pods[0]
