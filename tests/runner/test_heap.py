@@ -57,13 +57,16 @@ def test_run_collections_walks_only_the_young_within_and_collects_what_came_due_
         gc.set_threshold(*before)
 
 
-def test_no_collections_pauses_the_collector_and_keeps_it_off_when_it_was():
+def test_no_collections_pauses_the_collector_freezes_what_was_read_and_keeps_it_off_when_it_was():
     from harness.runner.heap import no_collections
 
     assert gc.isenabled()
     with no_collections():
         assert not gc.isenabled()
+        read = [{"data": i} for i in range(10)]
+        before = gc.get_freeze_count()
     assert gc.isenabled()
+    assert gc.get_freeze_count() >= before + len(read)      # what the read made leaves the collector's walks
     gc.disable()
     try:
         with no_collections():
