@@ -25,6 +25,8 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
+from harness.loop.collector import young_collections_only
+
 try:
     _Loader = yaml.CSafeLoader
 except AttributeError:          # libyaml missing: the pure-Python loader gives the same result
@@ -83,6 +85,9 @@ MAX_ALIAS_NODES = 100_000        # nodes copied through aliases, per document
 # characters libyaml refuses (YAML 1.1 section 5.1 printable set, https://yaml.org/spec/1.1/),
 # found up front to report their line
 _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# an ASCII text is printable when deleting these bytes from it leaves none (a 58 MB scenario: 0.04 CPU-s,
+# the expression 0.15)
+_PRINTABLE_ASCII = bytes([9, 10, 13, *range(0x20, 0x7f)])
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -124,7 +129,8 @@ _PLAIN_MAX = 4096
 def _scalar(event) -> tuple[Any, str]:
     """A scalar event's value and resolved tag. Most scalars of a dump are strings the resolver
     would only confirm (quoted, or plain and starting with a letter no implicit tag starts with),
-    and short plain ones repeat (`true`, `500m`): both answered without the resolver's regexes."""
+    and short plain ones repeat (`true`, `500m`): both answered without the resolver's regexes
+    (by _build itself, before it calls this)."""
     tag = event.tag
     if tag is None or tag == "!":
         value = event.value
@@ -169,143 +175,177 @@ def _skey(key: Any) -> Any:
     return key if isinstance(key, (str, int, float)) and not isinstance(key, bool) else str(key)
 
 
-class _Frame:
-    """An open collection while its events stream in (a slotted class: one per mapping and sequence
-    of a dump that may hold millions)."""
-
-    __slots__ = ("value", "is_list", "path", "anchor", "size", "log_start", "key", "has_key", "key_is_merge",
-                 "merges", "seen")
-
-    def __init__(self, value: Any, path: Path_ | None, anchor: str | None, log_start: int) -> None:
-        self.value = value                  # dict or list
-        self.is_list = isinstance(value, list)
-        self.path = path                    # None inside a mapping key (no lines recorded there)
-        self.anchor = anchor
-        self.size = 1                       # nodes in this subtree, aliases expanded
-        self.log_start = log_start          # where this subtree's lines begin in _Builder.log
-        self.key: Any = None
-        self.has_key = False
-        self.key_is_merge = False
-        self.merges: list = []
-        self.seen: dict = {}
+# What the innermost open collection takes next (`kind` in _build): the document's root, a mapping's key,
+# the value of the key just read, the value of a merge key `<<`, a sequence's item
+_AT_ROOT, _AT_KEY, _AT_VALUE, _AT_MERGE, _AT_ITEM = range(5)
 
 
-class _Builder:
-    """Turns one document's parse events into plain data and a path -> line map without
-    recursion, bounding depth and alias expansion (PyYAML's composer recurses per level and
-    expands an alias each time it is used)."""
+def _build(file: str, events) -> list[Document]:
+    """The documents of a stream of parse events: plain data and a path -> line map, without recursion,
+    bounding depth and alias expansion (PyYAML's composer recurses per level and expands an alias each
+    time it is used).
 
-    def __init__(self) -> None:
-        self.lines: dict[Path_, int] = {}
-        self.log: list[tuple[Path_, int]] = []     # lines in the order recorded (subtrees are slices)
-        self.stack: list[_Frame] = []
-        self.anchors: dict[str, tuple[Any, int, list]] = {}    # value, size, lines relative to it
-        self.start_line: int | None = None
-        self.open_anchors: set[str] = set()
-        self.alias_nodes = 0
-        self.root: Any = None
-        self.done = False
-
-    def _child_path(self, line: int) -> Path_ | None:
-        """The path of a node starting now (recording its line), or None inside a key."""
-        if not self.stack:
-            self.start_line = line
-            return ()
-        top = self.stack[-1]
-        if top.path is None:
-            return None
-        if top.is_list:
-            p = top.path + (len(top.value),)
-            self._record(p, line)
-            return p
-        if not top.has_key:
-            return None
-        return top.path + (str(top.key),)
-
-    def start(self, event, value) -> None:
-        line = event.start_mark.line + 1
-        if len(self.stack) >= MAX_DEPTH:
-            raise _Refused(line, f"nesting deeper than {MAX_DEPTH} levels")
-        path = self._child_path(line)
-        if event.anchor:
-            self.open_anchors.add(event.anchor)
-        self.stack.append(_Frame(value, path, event.anchor, len(self.log)))
-
-    def end(self, event) -> None:
-        f = self.stack.pop()
-        if isinstance(f.value, dict):
-            for m in f.merges:
-                for k, v in m.items():
-                    f.value.setdefault(k, v)
-        if f.anchor:
-            self.open_anchors.discard(f.anchor)
-            n = len(f.path) if f.path is not None else 0
-            rel = [(p[n:], ln) for p, ln in self.log[f.log_start:]] if f.path is not None else []
-            self.anchors[f.anchor] = (f.value, f.size, rel)
-        self._finish(f.value, f.size, event.start_mark.line + 1)
-
-    def scalar(self, event) -> None:
-        line = event.start_mark.line + 1
-        stack = self.stack
-        if not stack:
-            self.start_line = line
-        else:                             # _child_path's one effect for a scalar: a list item's line
-            top = stack[-1]
-            if top.is_list and top.path is not None:
-                self._record(top.path + (len(top.value),), line)
-        value, tag = _scalar(event)
-        if event.anchor:
-            self.anchors[event.anchor] = (value, 1, [])
-        self._finish(value, 1, line, is_merge=tag == _MERGE)
-
-    def alias(self, event) -> None:
-        line = event.start_mark.line + 1
-        name = event.anchor
-        if name in self.open_anchors:
-            raise _Refused(line, f"alias *{name} refers to its own anchor (a recursive structure)")
-        if name not in self.anchors:
-            raise _Refused(line, f"alias *{name} has no anchor &{name} before it")
-        value, size, rel = self.anchors[name]
-        self.alias_nodes += size
-        if self.alias_nodes > MAX_ALIAS_NODES:
-            raise _Refused(line, f"aliases expand to more than {MAX_ALIAS_NODES} nodes")
-        path = self._child_path(line)
-        if path is not None:                  # the aliased subtree's lines, at its new place
-            for sub, ln in rel:
-                self._record(path + sub, ln)
-        self._finish(copy.deepcopy(value), size, line)
-
-    def _record(self, path: Path_, line: int) -> None:
-        self.lines[path] = line
-        self.log.append((path, line))
-
-    def _finish(self, value: Any, size: int, line: int, is_merge: bool = False) -> None:
-        if not self.stack:
-            self.root, self.done = value, True
-            return
-        top = self.stack[-1]
-        top.size += size
-        if top.is_list:
-            top.value.append(value)
-            return
-        if not top.has_key:
-            top.key, top.has_key, top.key_is_merge = (value if type(value) is str else _skey(value)), True, is_merge
+    One loop, with no call for the common events (a 5,000-node scenario is 4.65 M of them): the
+    innermost open collection is held in locals (`cur`, `kind`, `path`, `key`, `seen`, `merges`,
+    `anc`), its parents as tuples on `stack`. A node's line is recorded where it starts as a list item
+    or where its key is; `path` is None inside a mapping key, where none is recorded. Lines are kept in
+    order in `paths` and `plines` (a dict at the document's end), so an anchored collection's lines are
+    the slice from where it opened, recorded again at each alias of it. `nodes` counts nodes, aliases
+    expanded, for an anchor's share of MAX_ALIAS_NODES."""
+    docs: list[Document] = []
+    max_depth, max_alias_nodes = MAX_DEPTH, MAX_ALIAS_NODES
+    first, plain_get, deepcopy = _IMPLICIT_FIRST, _PLAIN.get, copy.deepcopy
+    Scalar, Alias = yaml.ScalarEvent, yaml.AliasEvent
+    MapStart, MapEnd = yaml.MappingStartEvent, yaml.MappingEndEvent
+    SeqStart, SeqEnd = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+    DocStart, DocEnd = yaml.DocumentStartEvent, yaml.DocumentEndEvent
+    ROOT, KEY, VALUE, MERGE, ITEM = _AT_ROOT, _AT_KEY, _AT_VALUE, _AT_MERGE, _AT_ITEM
+    paths: list[Path_] = []
+    plines: list[int] = []
+    stack: list[tuple] = []
+    anchors: dict[str, tuple[Any, int, list]] = {}       # value, size, lines relative to it
+    open_anchors: set[str] = set()
+    cur: Any = None
+    kind, path, key, seen, merges, anc = ROOT, None, None, None, None, None
+    nodes = alias_nodes = 0
+    root, done, start_line = None, False, None
+    for event in events:
+        t = type(event)
+        if t is Scalar:
+            value = event.value
+            tag = event.tag
+            if tag is None and (not event.implicit[0] or (value and value[0] not in first)):
+                is_merge = False                    # a string the resolver would only confirm
+            else:
+                hit = plain_get(value) if tag is None else None
+                value, tag = hit if hit is not None else _scalar(event)
+                is_merge = tag == _MERGE
+            if event.anchor:
+                anchors[event.anchor] = (value, 1, [])
+            nodes += 1
+        elif t is MapEnd or t is SeqEnd:
+            if merges:
+                for m in merges:
+                    for k, v in m.items():
+                        cur.setdefault(k, v)
+            if anc is not None:
+                name, before, since = anc
+                open_anchors.discard(name)
+                if path is None:
+                    rel = []
+                else:
+                    n = len(path)
+                    rel = [(p[n:], ln) for p, ln in zip(paths[since:], plines[since:])]
+                anchors[name] = (cur, nodes - before, rel)
+            value, is_merge = cur, False
+            cur, kind, path, key, seen, merges, anc = stack.pop()
+        elif t is MapStart or t is SeqStart:
+            if event.tag is not None:
+                _collection_tag(event, _MAP if t is MapStart else _SEQ)
+            if len(stack) >= max_depth:
+                raise _Refused(event.start_mark.line + 1, f"nesting deeper than {max_depth} levels")
+            if kind == VALUE or kind == MERGE:
+                child = None if path is None else path + (key if type(key) is str else str(key),)
+            elif kind == ITEM:
+                if path is None:
+                    child = None
+                else:
+                    child = path + (len(cur),)
+                    paths.append(child)
+                    plines.append(event.start_mark.line + 1)
+            elif kind == KEY:
+                child = None
+            else:
+                start_line, child = event.start_mark.line + 1, ()
+            stack.append((cur, kind, path, key, seen, merges, anc))
+            if t is MapStart:
+                cur, kind, seen = {}, KEY, {}
+            else:
+                cur, kind, seen = [], ITEM, None
+            path, key, merges, anc = child, None, None, None
+            if event.anchor:
+                open_anchors.add(event.anchor)
+                anc = (event.anchor, nodes, len(paths))
+            nodes += 1
+            continue
+        elif t is Alias:
+            line = event.start_mark.line + 1
+            name = event.anchor
+            if name in open_anchors:
+                raise _Refused(line, f"alias *{name} refers to its own anchor (a recursive structure)")
+            if name not in anchors:
+                raise _Refused(line, f"alias *{name} has no anchor &{name} before it")
+            value, size, rel = anchors[name]
+            alias_nodes += size
+            if alias_nodes > max_alias_nodes:
+                raise _Refused(line, f"aliases expand to more than {max_alias_nodes} nodes")
+            nodes += size
+            if kind == VALUE or kind == MERGE:
+                at = None if path is None else path + (key if type(key) is str else str(key),)
+            elif kind == ITEM:
+                if path is None:
+                    at = None
+                else:
+                    at = path + (len(cur),)
+                    paths.append(at)
+                    plines.append(line)
+            elif kind == KEY:
+                at = None
+            else:
+                start_line, at = line, ()
+            if at is not None:                      # the aliased subtree's lines, at its new place
+                for sub, ln in rel:
+                    paths.append(at + sub)
+                    plines.append(ln)
+            value, is_merge = deepcopy(value), False
+        elif t is DocStart:
+            paths, plines, stack, anchors, open_anchors = [], [], [], {}, set()
+            cur, kind, path, key, seen, merges, anc = None, ROOT, None, None, None, None, None
+            nodes = alias_nodes = 0
+            root, done, start_line = None, False, None
+            continue
+        elif t is DocEnd:
+            if done:
+                docs.append(Document(file, root, dict(zip(paths, plines)), start_line or 1))
+            done = False
+            continue
+        else:                                       # the stream's start and end
+            continue
+        # `value` is a finished node (scalar, collection or alias): it joins the innermost open collection
+        if kind == VALUE:
+            cur[key] = value
+            kind = KEY
+        elif kind == KEY:
+            line = event.start_mark.line + 1
+            key = value if type(value) is str else _skey(value)
             if is_merge:
-                return
-            if top.key in top.seen:
-                raise DuplicateKey(line, str(top.key), top.seen[top.key])
-            top.seen[top.key] = line
-            if top.path is not None:
-                self._record(top.path + (str(top.key),), line)
-            return
-        if top.key_is_merge:
+                kind = MERGE
+                continue
+            if key in seen:
+                raise DuplicateKey(line, str(key), seen[key])
+            seen[key] = line
+            if path is not None:
+                paths.append(path + (key if type(key) is str else str(key),))
+                plines.append(line)
+            kind = VALUE
+        elif kind == ITEM:
+            if t is Scalar and path is not None:    # a collection's or an alias's line is recorded above
+                paths.append(path + (len(cur),))
+                plines.append(event.start_mark.line + 1)
+            cur.append(value)
+        elif kind == MERGE:
             merged = value if isinstance(value, list) else [value]
             if not all(isinstance(m, dict) for m in merged):
-                raise _Refused(line, "merge key << needs a mapping or a list of mappings")
-            top.merges += merged
+                raise _Refused(event.start_mark.line + 1, "merge key << needs a mapping or a list of mappings")
+            if merges is None:
+                merges = []
+            merges += merged
+            kind = KEY
         else:
-            top.value[top.key] = value
-        top.key, top.has_key, top.key_is_merge = None, False, False
+            if t is Scalar:
+                start_line = event.start_mark.line + 1
+            root, done = value, True
+    return docs
 
 
 def _line_at(text: str, index: int) -> int:
@@ -358,37 +398,18 @@ def load_documents(file: str | Path, text: str | None = None, limit: int | None 
         text = read_text(file, limit)
     elif len(text) > limit:
         raise SourceError(file, 1, f"text larger than {limit // (1024 * 1024)} MiB")
-    bad = _NOT_PRINTABLE.search(text)
+    bad = None if text.isascii() and not text.encode("ascii").translate(None, _PRINTABLE_ASCII) \
+        else _NOT_PRINTABLE.search(text)
     if bad:
         ch = bad.group()
         what = "a NUL byte" if ch == "\x00" else f"the control character U+{ord(ch):04X}"
         raise SourceError(file, _line_at(text, bad.start()), f"malformed YAML: {what} is not allowed in YAML text")
-    docs: list[Document] = []
     loader = _Loader(text)
     try:
-        builder: _Builder | None = None
-        check, get = loader.check_event, loader.get_event
-        scalar_event = yaml.ScalarEvent
-        while check():
-            event = get()
-            if type(event) is scalar_event:
-                builder.scalar(event)
-            elif isinstance(event, yaml.MappingStartEvent):
-                _collection_tag(event, _MAP)
-                builder.start(event, {})
-            elif isinstance(event, yaml.SequenceStartEvent):
-                _collection_tag(event, _SEQ)
-                builder.start(event, [])
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                builder.end(event)
-            elif isinstance(event, yaml.AliasEvent):
-                builder.alias(event)
-            elif isinstance(event, yaml.DocumentStartEvent):
-                builder = _Builder()
-            elif isinstance(event, yaml.DocumentEndEvent):
-                if builder is not None and builder.done:
-                    docs.append(Document(file, builder.root, builder.lines, builder.start_line or 1))
-                builder = None
+        # the data is trees of new containers: full collections while they grow walked them all, again
+        # and again (2.3 of 7.4 CPU-s on a 58 MB scenario); the young passes see each of them once
+        with young_collections_only():
+            docs = _build(file, iter(loader.get_event, None))
     except DuplicateKey as e:
         raise SourceError(file, e.line, f'malformed YAML: duplicate key "{e.key}" (first at line {e.first})') from None
     except _Refused as e:

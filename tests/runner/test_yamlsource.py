@@ -84,3 +84,88 @@ def test_validating_the_library_repeatedly_does_not_grow_memory():
     # one pass only, so the median pass is judged
     per_pass = sorted(b - a for a, b in zip(sizes, sizes[1:]))
     assert per_pass[len(per_pass) // 2] < 1_000_000, per_pass
+
+
+def test_an_anchored_list_item_lends_its_lines_to_each_alias():
+    text = "a:\n  list:\n  - x\n  - &item\n    k: 1\n    l: [2,\n      3]\nb: *item\nc: [*item]\n"
+    (doc,) = load_documents("t.yaml", text)
+    assert doc.data["b"] == doc.data["c"][0] == {"k": 1, "l": [2, 3]}
+    sub = {("k",): 5, ("l",): 6, ("l", 0): 6, ("l", 1): 7}
+    assert doc.lines == {("a",): 1, ("a", "list"): 2, ("a", "list", 0): 3, ("a", "list", 1): 4,
+                         **{("a", "list", 1) + p: n for p, n in sub.items()},
+                         ("b",): 8, **{("b",) + p: n for p, n in sub.items()},
+                         ("c",): 9, ("c", 0): 9, **{("c", 0) + p: n for p, n in sub.items()}}
+
+
+def test_an_anchor_name_used_again_inside_its_own_collection():
+    # the inner &a closes first: *a inside the outer one is the inner mapping, and the outer one's
+    # lines, copied to `later`, hold those the inner alias copied
+    text = "outer: &a\n  inner: &a\n    x: 1\n  use: *a\nlater: *a\n"
+    (doc,) = load_documents("t.yaml", text)
+    assert doc.data["later"] == doc.data["outer"] == {"inner": {"x": 1}, "use": {"x": 1}}
+    assert doc.lines == {("outer",): 1, ("outer", "inner"): 2, ("outer", "inner", "x"): 3, ("outer", "use"): 4,
+                         ("outer", "use", "x"): 3, ("later",): 5, ("later", "inner"): 2, ("later", "inner", "x"): 3,
+                         ("later", "use"): 4, ("later", "use", "x"): 3}
+
+
+def test_merge_keys_with_a_list_keep_the_first_mapping_and_record_lines_under_the_merge_key():
+    text = "one: &one {x: 1, y: 1}\ntwo: &two\n  y: 2\n  z: 2\nm:\n  <<: [*one, *two]\n  x: 0\n"
+    (doc,) = load_documents("t.yaml", text)
+    assert list(doc.data["m"].items()) == [("x", 0), ("y", 1), ("z", 2)]
+    assert {p: n for p, n in doc.lines.items() if p[0] == "m"} == {
+        ("m",): 5, ("m", "<<", 0): 6, ("m", "<<", 0, "x"): 1, ("m", "<<", 0, "y"): 1,
+        ("m", "<<", 1): 6, ("m", "<<", 1, "y"): 3, ("m", "<<", 1, "z"): 4, ("m", "x"): 7}
+    assert doc.line(("m", "y")) == 5                            # a merged key has no line of its own
+
+
+def test_aliases_of_scalars_as_keys():
+    # an alias of `<<` is a key like any other, not a merge; an alias key counts for duplicates
+    (doc,) = load_documents("t.yaml", "a: &k name\nb: &m <<\nc:\n  *k : 1\n  *m : 2\n")
+    assert doc.data["c"] == {"name": 1, "<<": 2}
+    assert doc.lines[("c", "name")] == 4 and doc.lines[("c", "<<")] == 5
+    with pytest.raises(SourceError) as e:
+        load_documents("t.yaml", "a: &k name\nb:\n  name: 1\n  *k : 2\n")
+    assert (e.value.line, e.value.reason) == (4, 'malformed YAML: duplicate key "name" (first at line 3)')
+
+
+def test_collection_keys_and_documents_have_their_own_lines():
+    (doc,) = load_documents("t.yaml", "? [a,\n   b]\n: 1\n{c: 2}: 3\n")
+    assert doc.data == {"['a', 'b']": 1, "{'c': 2}": 3}
+    assert doc.lines == {("['a', 'b']",): 2, ("{'c': 2}",): 4}   # a collection key's line is where it ends
+    first, second = load_documents("t.yaml", "--- &a\nx: 1\n---\n- 2\n- 3\n")
+    assert (first.lines, first.start_line) == ({("x",): 2}, 1)
+    assert (second.lines, second.start_line) == ({(0,): 4, (1,): 5}, 4)
+    with pytest.raises(SourceError, match="has no anchor"):     # anchors end with their document
+        load_documents("t.yaml", "--- &a x\n--- *a\n")
+
+
+@pytest.mark.parametrize("limit, refused", [(20, True), (21, False)])
+def test_alias_expansion_counts_every_node_of_nested_aliases(monkeypatch, limit, refused):
+    from harness.runner import yamlsource
+    monkeypatch.setattr(yamlsource, "MAX_ALIAS_NODES", limit)
+    # &a is 5 nodes (the mapping, 2 keys, 2 values), &b 11 (itself and two of &a): 10 + 11 = 21
+    text = "a: &a {x: 1, y: 2}\nb: &b [*a, *a]\nc: *b\n"
+    if refused:
+        with pytest.raises(SourceError) as e:
+            load_documents("t.yaml", text)
+        assert (e.value.line, e.value.reason) == (3, f"malformed YAML: aliases expand to more than {limit} nodes")
+    else:
+        assert load_documents("t.yaml", text)[0].data["c"] == [{"x": 1, "y": 2}] * 2
+
+
+def test_every_ascii_control_character_but_tab_and_line_ends_is_refused():
+    for code in range(128):
+        text = f"a: 1\n# {chr(code)}\n"
+        if code in (9, 10, 13) or 0x20 <= code < 0x7f:
+            assert load_documents("t.yaml", text)[0].data == {"a": 1}
+        else:
+            with pytest.raises(SourceError) as e:
+                load_documents("t.yaml", text)
+            assert e.value.line == 2 and "not allowed in YAML text" in e.value.reason
+
+
+def test_the_collector_thresholds_come_back_after_a_refused_file():
+    before = gc.get_threshold()
+    with pytest.raises(SourceError):
+        load_documents("t.yaml", "a:\n  - &x [*x]\n")
+    assert gc.get_threshold() == before
