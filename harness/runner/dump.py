@@ -77,7 +77,7 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
     for p in paths:
         text = read_text(p, MAX_DUMP_BYTES)
         # `kubectl get -o json` is read by the json module, by content, not by name (~10x faster than YAML)
-        with no_collections():      # the file's data holds no cycle (runner/heap.py)
+        with no_collections(len(text)):      # the file's data holds no cycle (runner/heap.py)
             docs = (jsonsource.load_documents(p, text) if jsonsource.looks_like_json(text)
                     else load_documents(p, text, MAX_DUMP_BYTES))
         for d in docs:

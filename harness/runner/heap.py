@@ -42,19 +42,26 @@ def freeze_long_lived() -> None:
         gc.set_threshold(YOUNG_THRESHOLD, *threshold[1:])
 
 
+# an input this large (bytes) is read once per process, and the objects it makes are frozen after the read
+LARGE_READ = 16 * 1024 * 1024
+
+
 @contextmanager
-def no_collections() -> Iterator[None]:
-    """No automatic collection while an input file is read, and what exists after it frozen (as
-    freeze_long_lived does): a file's data is plain dicts and lists that hold no cycle and live as long as
-    the scenario, so a collection within the read walks millions of live objects and frees nothing, and so
-    would the first young collection after it (a 58 MB scenario: ~2 + ~1 CPU-s of walks). What the read
-    throws away is freed by its reference counts, frozen or not. Collection resumes if it was on."""
+def no_collections(size: int = 0) -> Iterator[None]:
+    """No automatic collection while an input file of `size` bytes is read: its data is plain dicts and
+    lists that hold no cycle, so a collection within the read walks millions of live objects and frees
+    nothing (a 58 MB scenario: ~2 CPU-s of walks). From LARGE_READ, what exists after the read is frozen,
+    as freeze_long_lived does, or the first young collection after it walks all of it again (~1 CPU-s);
+    a smaller read is left to the collector, which frees the cycles the rest of a load may leave (a frozen
+    cycle never is: validating the library again and again would grow the heap). Collection resumes on
+    exit if it was on."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if size >= LARGE_READ:
+            gc.freeze()
         if was:
             gc.enable()
 

@@ -606,8 +606,18 @@ def load_scenarios(path: str | Path, text: str | None = None) -> list[Scenario]:
     return _load(path, set(), text)
 
 
+def _size(path: Path, text: str | None) -> int:
+    """The bytes a load reads (0 when the file cannot be read: load_documents says why)."""
+    if text is not None:
+        return len(text)
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _load(path: Path, reads: set[str], text: str | None = None) -> list[Scenario]:
-    with no_collections():          # the file's data holds no cycle (runner/heap.py)
+    with no_collections(_size(path, text)):         # the file's data holds no cycle (runner/heap.py)
         docs = load_documents(path, text)
     if not docs:
         raise SourceError(path, 1, "no scenario in file")

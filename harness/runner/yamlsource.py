@@ -25,7 +25,6 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from harness.loop.collector import young_collections_only
 
 try:
     _Loader = yaml.CSafeLoader
@@ -406,10 +405,9 @@ def load_documents(file: str | Path, text: str | None = None, limit: int | None 
         raise SourceError(file, _line_at(text, bad.start()), f"malformed YAML: {what} is not allowed in YAML text")
     loader = _Loader(text)
     try:
-        # the data is trees of new containers: full collections while they grow walked them all, again
-        # and again (2.3 of 7.4 CPU-s on a 58 MB scenario); the young passes see each of them once
-        with young_collections_only():
-            docs = _build(file, iter(loader.get_event, None))
+        # the collector is the caller's to pause (runner/heap.py no_collections): a large file's trees
+        # hold no cycle, and full collections while they grow walked them again and again
+        docs = _build(file, iter(loader.get_event, None))
     except DuplicateKey as e:
         raise SourceError(file, e.line, f'malformed YAML: duplicate key "{e.key}" (first at line {e.first})') from None
     except _Refused as e:

@@ -162,10 +162,3 @@ def test_every_ascii_control_character_but_tab_and_line_ends_is_refused():
             with pytest.raises(SourceError) as e:
                 load_documents("t.yaml", text)
             assert e.value.line == 2 and "not allowed in YAML text" in e.value.reason
-
-
-def test_the_collector_thresholds_come_back_after_a_refused_file():
-    before = gc.get_threshold()
-    with pytest.raises(SourceError):
-        load_documents("t.yaml", "a:\n  - &x [*x]\n")
-    assert gc.get_threshold() == before
