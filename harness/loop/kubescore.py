@@ -248,13 +248,16 @@ def affinity_scores(pod: PodView, nodes: Sequence[dict], snap: Snapshot) -> list
 
 def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Mapping[str, int]],
                 non_zero: Mapping[str, tuple[int, int]], rng: random.Random, snap: Snapshot | None = None,
-                default_selector: dict | None = None, scores: dict[tuple, dict[str, tuple[int, int]]] | None = None) -> dict:
+                default_selector: dict | None = None, scores: dict[tuple, dict] | None = None,
+                keys: Sequence | None = None) -> dict:
     """The Node kube-scheduler binds `pod` to among the feasible `nodes`: `requested` is each Node's
     summed requests, `non_zero` the same with kube-scheduler's defaults for containers without any,
     `snap` the bound pods (PodTopologySpread, InterPodAffinity), `default_selector` what the pod's owner
     selects. `scores`, kept by the caller for a pass: per pod requests and tolerations, each Node's
     untolerated PreferNoSchedule taints and weighted resource scores (NodeResourcesFit and BalancedAllocation
-    read only those requests and the Node's), which the caller drops for a Node when it binds a pod there."""
+    read only those requests and the Node's), which the caller drops for a Node when it binds a pod there,
+    each Node's under its key in `keys` (the caller's index of it; its name when not given: a lookup that
+    reads no Node object, for every feasible Node of every pod placed)."""
     if len(nodes) == 1:
         return nodes[0]
     pod_nz = non_zero_requests(pod)
@@ -264,7 +267,9 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
     # per Node, (its untolerated PreferNoSchedule taints, its weighted resource scores): kept for the pass
     # per pod requests and tolerations (`scores`), computed here for the Nodes not kept
     kept = scores.setdefault((pod_nz, pod_req, repr(tolerations)), {}) if scores is not None else {}
-    rows = [kept.get(n["metadata"]["name"]) for n in nodes]
+    if keys is None:
+        keys = [n["metadata"]["name"] for n in nodes]
+    rows = [kept.get(k) for k in keys]
     # the weights as locals: this loop runs for every feasible Node of every pod placed
     w_taint, w_affinity, w_fit = WEIGHTS["TaintToleration"], WEIGHTS["NodeAffinity"], WEIGHTS["NodeResourcesFit"]
     w_balanced, w_spread = WEIGHTS["NodeResourcesBalancedAllocation"], WEIGHTS["PodTopologySpread"]
@@ -298,13 +303,19 @@ def select_host(pod: PodView, nodes: Sequence[dict], requested: Mapping[str, Map
         else:
             with_pod = without = int((1 - 0.0) * MAX_SCORE)
         bal = half + (half + with_pod - without) // 2
-        rows[i] = kept[name] = (_taint_count(tolerations, node_facts.taints) if node_facts.taints else 0,
+        rows[i] = kept[keys[i]] = (_taint_count(tolerations, node_facts.taints) if node_facts.taints else 0,
                                 w_fit * fit + w_balanced * bal)
-    taints = _normalize([row[0] for row in rows], reverse=True)
-    affinity = _normalize([_affinity_weight(prefs, n) for n in nodes]) if prefs else [0] * len(nodes)
-    spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else [0] * len(nodes)
-    inter = affinity_scores(pod, nodes, snap) if snap is not None else [0] * len(nodes)
-    totals = [w_taint * taints[i] + w_affinity * affinity[i] + row[1] + w_spread * spread[i] + w_inter * inter[i]
-              for i, row in enumerate(rows)]
+    untolerated = [row[0] for row in rows]
+    spread = spread_scores(pod, nodes, snap, default_selector) if snap is not None else None
+    inter = affinity_scores(pod, nodes, snap) if snap is not None else None
+    if not prefs and not any(untolerated) and not (spread and any(spread)) and not (inter and any(inter)):
+        # the other plugins score every Node alike (taints MAX_SCORE, the rest 0): the resource scores decide
+        totals = [row[1] for row in rows]
+    else:
+        taints = _normalize(untolerated, reverse=True)
+        affinity = _normalize([_affinity_weight(prefs, n) for n in nodes]) if prefs else [0] * len(nodes)
+        spread, inter = spread or [0] * len(nodes), inter or [0] * len(nodes)
+        totals = [w_taint * taints[i] + w_affinity * affinity[i] + row[1] + w_spread * spread[i] + w_inter * inter[i]
+                  for i, row in enumerate(rows)]
     best = max(totals)
     return rng.choice([n for n, t in zip(nodes, totals) if t == best])

@@ -68,7 +68,7 @@ class KubeScheduler:
         # per pod class, its filter verdict on every Node (nodetree.Verdicts), and per pod's requests each Node's
         # resource scores (kubescore.select_host): both kept as the pass binds, for the Node that took the pod
         classes: dict[tuple, Verdicts] = {}
-        scores: dict[tuple, dict[str, tuple[int, int]]] = {}
+        scores: dict[tuple, dict[int, tuple[int, int]]] = {}    # per Node by its index in `nodes`
         drew = False                          # select_host ran (it may draw a tie)
 
         def bind(key: str, pv, node: dict) -> None:
@@ -80,7 +80,7 @@ class KubeScheduler:
             for verdicts in classes.values():
                 verdicts.changed(position[name], node)
             for per_node in scores.values():
-                per_node.pop(name, None)
+                per_node.pop(rank[position[name]], None)
         # what each Deployment selects: its pods' system default spread (kubescore.spread_scores)
         owners: dict[tuple[str, str], dict | None] = {}
         # kube-scheduler's active queue takes pods of equal priority by the time they were last queued
@@ -144,13 +144,14 @@ class KubeScheduler:
             # scored in name order, as when every Node was filtered (the tie among the best is drawn in
             # this order)
             if kind is None:
-                feasible, reasons = self.tree.find(ordered, self._filter(cycle, pv, used))
-                feasible.sort(key=lambda n: n["metadata"]["name"])
+                found, reasons = self.tree.find(ordered, self._filter(cycle, pv, used))
+                at = sorted(rank[position[n["metadata"]["name"]]] for n in found)
             else:
                 if kind not in classes:
                     classes[kind] = Verdicts(ordered, functools.partial(cycle.fails, used))
                 places, reasons = self.tree.positions_in(len(ordered), classes[kind])
-                feasible = [nodes[i] for i in sorted([rank[p] for p in places])]
+                at = sorted([rank[p] for p in places])
+            feasible = [nodes[i] for i in at]
             if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
                 continue
@@ -161,7 +162,7 @@ class KubeScheduler:
                           (d.get("spec") or {}).get("selector") for d in s.cluster.list("Deployment")}
             node = select_host(pv, feasible, used, non_zero, s.bind_rng, snap,
                                owners.get((pv.namespace, pv.owner_name)) if pv.owner_kind == "Deployment" else None,
-                               scores)
+                               scores, at)
             if self._prebind_waits(key, pv, node):
                 continue
             bind(key, pv, node)
