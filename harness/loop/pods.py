@@ -186,6 +186,7 @@ class PodView:
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
     disruption_facts: tuple | None = field(default=None, repr=False)  # owned by podutil.disruption_facts
     non_zero: tuple[int, int] | None = field(default=None, repr=False)  # owned by kubescore.non_zero_requests
+    pod_affinity: tuple[bool, bool] | None = field(default=None, repr=False)  # owned by kubescheduler.Snapshot.add
 
     @property
     def name(self) -> str:

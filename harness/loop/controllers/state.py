@@ -229,9 +229,9 @@ class LoopState:
         self._protected_indexed = len(entries)
         return self._protected_index.get((node, by, method))
 
-    def node_requested(self, scheduler: bool = False, only: set[str] | None = None) -> dict[str, dict[str, int]]:
+    def node_requested(self, only: set[str] | None = None) -> dict[str, dict[str, int]]:
         """The summed requests of the pods bound to each Node (`only`: of these Nodes), as Karpenter counts them
-        (or kube-scheduler)."""
+        (kube-scheduler's: binding.KubeScheduler._bound)."""
         used: dict[str, dict[str, int]] = {}
         pods = self.result.pods
         for key, pv in self.pod_views.items():
@@ -241,7 +241,7 @@ class LoopState:
                 total = used.get(node)
                 if total is None:
                     total = used[node] = {}
-                for k, v in (pv.scheduler_requests if scheduler else pv.requests).items():
+                for k, v in pv.requests.items():
                     total[k] = total.get(k, 0) + v
         return used
 
