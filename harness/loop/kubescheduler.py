@@ -154,11 +154,6 @@ class Snapshot:
         self.pods.setdefault(node, []).append(pv)
         self._matching.pop(node, None)
         kinds = pv.pod_affinity
-        if kinds is None:         # (any inter-pod term, a required anti-affinity one): a pod's spec does not change
-            affinity = pv.spec.get("affinity") or {}
-            kinds = pv.pod_affinity = (bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity")),
-                                       bool((affinity.get("podAntiAffinity") or {}).get(
-                                           "requiredDuringSchedulingIgnoredDuringExecution")))
         if kinds[0]:
             self.with_pod_affinity += 1
         if kinds[1] and self.terms(pv, "podAntiAffinity"):

@@ -186,7 +186,7 @@ class PodView:
     topology_cache: dict = field(default_factory=dict, repr=False)   # owned by harness.loop.topology
     disruption_facts: tuple | None = field(default=None, repr=False)  # owned by podutil.disruption_facts
     non_zero: tuple[int, int] | None = field(default=None, repr=False)  # owned by kubescore.non_zero_requests
-    pod_affinity: tuple[bool, bool] | None = field(default=None, repr=False)  # owned by kubescheduler.Snapshot.add
+    _pod_affinity: tuple[bool, bool] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -203,6 +203,18 @@ class PodView:
     @property
     def spec(self) -> dict:
         return self.obj.get("spec") or {}
+
+    @property
+    def pod_affinity(self) -> tuple[bool, bool]:
+        """(any inter-pod affinity or anti-affinity, any required anti-affinity term), read once (a pod's spec
+        does not change): passes over every bound pod ask it of each."""
+        kinds = self._pod_affinity
+        if kinds is None:
+            affinity = self.spec.get("affinity") or {}
+            anti = affinity.get("podAntiAffinity") or {}
+            kinds = self._pod_affinity = (bool(affinity.get("podAffinity") or anti),
+                                          bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution")))
+        return kinds
 
     @property
     def labels(self) -> dict[str, str]:

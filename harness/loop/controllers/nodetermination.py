@@ -99,7 +99,9 @@ class NodeTermination:
         if self._by_node is None or self._by_node[0] != len(s.result.pods):
             # the run's pods are only added (at the end), so a group is extended by the pods added since
             seen, groups = self._by_node or (0, {})
-            for k, pr in itertools.islice(s.result.pods.items(), seen, None):
+            # the pods added since, read from the end (a dict walks from its start to skip the others)
+            added = list(itertools.islice(reversed(s.result.pods.items()), max(0, len(s.result.pods) - seen)))
+            for k, pr in reversed(added):
                 if pr.node:
                     groups.setdefault(pr.node, []).append(k)
             self._by_node = (len(s.result.pods), groups)

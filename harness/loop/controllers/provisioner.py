@@ -28,8 +28,7 @@ from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, kar
 from harness.loop.result import NodeClaimResult
 from harness.loop.existingnode import shallow_copy
 from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
-from harness.loop.topology import (Topology, affinity_terms, namespace_labels, topology_keys,
-                                   universe_for)
+from harness.loop.topology import Topology, namespace_labels, topology_keys, universe_for
 from harness.loop.why import explain_template
 from harness.model.requirements import Requirements
 from harness.model.resources import add, parse_resource_list
@@ -292,7 +291,7 @@ class Provisioner:
         no pod has a topology key and no running pod an anti-affinity."""
         s = self.state
         keys = set().union(*(topology_keys(pv) for pv in pods)) if pods else set()
-        anti = [(pv, n) for pv, n in running if affinity_terms(pv, "podAntiAffinity")]
+        anti = [(pv, n) for pv, n in running if pv.pod_affinity[1]]     # required anti-affinity terms
         if not keys and not anti:
             return None
         node_labels = {n.name: n.labels for n in existing}

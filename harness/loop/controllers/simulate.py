@@ -27,7 +27,7 @@ from harness.loop.existingnode import ExistingNode, shallow_copy
 from harness.loop.limits import RemainingResources
 from harness.loop.pods import PodView
 from harness.loop.scheduling import PlannedClaim, Scheduler
-from harness.loop.topology import affinity_terms, topology_keys
+from harness.loop.topology import topology_keys
 
 
 class CandidateDeleting(Exception):
@@ -200,8 +200,7 @@ class Simulator:
             if self._anti is None or self._anti[0] is not view:
                 s = self.state
                 self._anti = (view, [(k, node) for k, pv in s.pod_views.items()
-                                     if pv.spec.get("affinity") and (node := s.result.pods[k].node)
-                                     and affinity_terms(pv, "podAntiAffinity")])
+                                     if pv.pod_affinity[1] and (node := s.result.pods[k].node)])
             if not self._anti[1]:
                 return None
             names = {n.name for n in existing}
