@@ -71,17 +71,19 @@ class _Templates:
     """The NodeClaimTemplate of a NodePool as Provisioner.templates(record=False) gives it at each entry,
     without building it anew for each: the part Template.from_nodepool builds is kept per stored NodePool
     and instance-type set (a write replaces a stored object, and the provider answers with the same set
-    until what it was built from changes), and so is the whole template while the DaemonSet pods it counts
-    (Provisioner.daemon_pods: each DaemonSet's newest pod, which an entry's pods may change) stay the same.
-    The provider is asked for every Ready NodePool's instance types at each entry, as templates() asks."""
+    until what it was built from changes); the provider is still asked for every Ready NodePool's
+    instance types at each entry, as templates() asks. The DaemonSet pods it counts (Provisioner.daemon_pods:
+    each DaemonSet's newest pod, which the entries before may have changed) are read only for an entry
+    whose requests count them (seeded_nodeclaim: one without `requests`); the others' template has none,
+    as nothing reads a NodeClaim's template afterwards but its NodePool."""
 
     def __init__(self, sim):
         self.sim = sim
         self._params: dict[str, tuple] = {}   # AKSNodeClass name -> (its stored object, NodeClassParams)
-        self._built: dict[str, tuple] = {}    # NodePool name -> (stored object, instance types, DaemonSet pods, Template)
+        self._built: dict[str, tuple] = {}    # NodePool name -> (stored object, instance types, Template without DaemonSet pods)
 
-    def get(self, name: str):
-        """The Ready NodePool `name`'s template, or None."""
+    def get(self, name: str, daemons: bool):
+        """The Ready NodePool `name`'s template (with its DaemonSet pods if `daemons`), or None."""
         s = self.sim.state
         found = None
         for np in ready_nodepools(s, shared=True):           # read only
@@ -95,16 +97,14 @@ class _Templates:
         if found is None:
             return None
         np, its = found
-        daemon_pods = self.sim.provisioner.daemon_pods()
         built = self._built.get(name)
-        if built is not None and built[0] is np and built[1] is its:
-            if len(built[2]) == len(daemon_pods) and all(a is b for a, b in zip(built[2], daemon_pods)):
-                return built[3]
-            template = dataclasses.replace(built[3], daemon_pods=daemon_pods, _overhead={}, _daemons={}, _groups=None)
-        else:
-            template = template_for(copy.deepcopy(np), list(its.instance_types), s.profile, s.sem, s.core, daemon_pods)
-        self._built[name] = (np, its, daemon_pods, template)
-        return template
+        if built is None or built[0] is not np or built[1] is not its:
+            built = self._built[name] = (np, its, template_for(copy.deepcopy(np), list(its.instance_types), s.profile,
+                                                               s.sem, s.core, []))
+        if not daemons:
+            return built[2]
+        return dataclasses.replace(built[2], daemon_pods=self.sim.provisioner.daemon_pods(), _overhead={}, _daemons={},
+                                   _groups=None)
 
     def _nodeclass_params(self, name: str):
         """nodeclass_params, kept per stored AKSNodeClass."""
@@ -120,7 +120,7 @@ class _Templates:
 def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
     s = sim.state
     np_name = entry["nodePool"]
-    template = templates.get(np_name)
+    template = templates.get(np_name, daemons=not entry.get("requests"))
     if template is None:
         ready = [np["metadata"]["name"] for np in ready_nodepools(s)]
         raise SeedError(f"{where}.nodePool: no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
