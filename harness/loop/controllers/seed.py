@@ -71,19 +71,17 @@ def _seed(sim, entries: list[dict]) -> list[Seeded]:
 
 # -- a node Karpenter manages -----------------------------------------------------------------------
 class _Templates:
-    """The NodeClaimTemplate of a NodePool as Provisioner.templates(record=False) gives it at each entry,
-    without building it anew for each: the part Template.from_nodepool builds is kept per stored NodePool
-    and instance-type set (a write replaces a stored object, and the provider answers with the same set
-    until what it was built from changes); the provider is still asked for every Ready NodePool's
-    instance types at each entry, as templates() asks. The DaemonSet pods it counts (Provisioner.daemon_pods:
-    each DaemonSet's newest pod, which the entries before may have changed) are read only for an entry
-    whose requests count them (seeded_nodeclaim: one without `requests`); the others' template has none,
-    as nothing reads a NodeClaim's template afterwards but its NodePool."""
+    """What Provisioner.templates(record=False) gives for a NodePool at each entry, without building it
+    anew: the Template.from_nodepool part is kept per stored NodePool and instance-type set (a write replaces
+    a stored object; the provider answers with the same set until its inputs change), the provider still
+    asked for every Ready NodePool's types at each entry, as templates() asks. The DaemonSet pods
+    (Provisioner.daemon_pods) are read only for an entry whose requests count them (seeded_nodeclaim: one
+    without `requests`): nothing reads a NodeClaim's template afterwards but its NodePool."""
 
     def __init__(self, sim):
         self.sim = sim
         self._params: dict[str, tuple] = {}   # AKSNodeClass name -> (its stored object, NodeClassParams)
-        self._built: dict[str, tuple] = {}    # NodePool name -> (stored object, instance types, Template without DaemonSet pods)
+        self._built: dict[str, tuple] = {}    # NodePool name -> (stored object, instance types, its Template)
 
     def get(self, name: str, daemons: bool):
         """The Ready NodePool `name`'s template (with its DaemonSet pods if `daemons`), or None."""
