@@ -67,6 +67,25 @@ def _charset(content_type: str | None) -> str | None:
     return get_charset_encoding(_ContentTypeOnly(content_type))
 
 
+def _headers(headers: dict[str, str]) -> CaseInsensitiveDict:
+    """``CaseInsensitiveDict(headers)``, its store filled at once rather than through MutableMapping.update's
+    ``__setitem__`` per header (azure-core 1.41.0 azure/core/utils/_utils.py: ``_store`` maps each lower-case
+    key to the (key, value) last set under it, in the order the keys were first set)."""
+    h = CaseInsensitiveDict()
+    store = getattr(h, "_store", None)
+    if type(store) is not dict:
+        return CaseInsensitiveDict(headers)
+    store.update({k.lower(): (k, v) for k, v in headers.items()})
+    return h
+
+
+def _plain(headers: Any) -> dict[str, str]:
+    """``dict(headers)`` of a request's headers, read from a CaseInsensitiveDict's store (see _headers) rather than
+    through the Mapping protocol's Python-level iteration and lookups."""
+    store = getattr(headers, "_store", None) if type(headers) is CaseInsensitiveDict else None
+    return dict(store.values()) if type(store) is dict else dict(headers)
+
+
 class InProcessResponse(HttpResponseImpl):
     """A fully read response: the fake's status, headers and body. Its `encoding` is set up front, the
     value azure-core's `HttpResponseImpl.encoding` would work out on first read (``_charset``).
@@ -77,7 +96,7 @@ class InProcessResponse(HttpResponseImpl):
     whose ``__init__`` sets other attributes than ``_PER_ANSWER`` expects is built by its ``__init__``."""
 
     def __init__(self, request: Any, status: int, headers: dict[str, str], body: bytes):
-        h = CaseInsensitiveDict(headers)
+        h = _headers(headers)
         content_type = h.get("content-type")
         if _PROTOTYPE is not None:
             d = self.__dict__
@@ -146,7 +165,7 @@ class InProcessTransport(HttpTransport):
         body = request.content
         if hasattr(body, "read"):
             body = body.read()
-        status, headers, data = self.state.handle(request.method, url, dict(request.headers), body)
+        status, headers, data = self.state.handle(request.method, url, _plain(request.headers), body)
         return InProcessResponse(request, status, headers, data)
 
     def sleep(self, duration: float) -> None:

@@ -79,7 +79,9 @@ class Cluster(Protocol):
                graceful: bool = False) -> None:
         """Delete; a Pod with grace period 0 (no kubelet confirms) unless `graceful` (kubectl delete: the
         pod's own grace period; a kubelet stand-in confirms it)."""
-    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict: ...
+    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN, *, read_back: bool = True) -> dict | None:
+        """Bind the pod to the Node and return the bound pod; `read_back=False`: the caller does not read it,
+        and the embedded store returns None rather than copy it."""
     def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
         """Why a kubelet started with these --node-labels exits at flag validation, or None (the
         model's ValidateKubeletFlags on embedded, the real kubelet binary on the real backends)."""

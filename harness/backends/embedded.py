@@ -279,7 +279,7 @@ class EmbeddedCluster:
                 return
             self._drop(key)
 
-    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
+    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN, *, read_back: bool = True) -> dict | None:
         with self._lock:
             key = self._key("Pod", pod["metadata"]["name"], pod["metadata"].get("namespace"))
             cur = self._objs.get(key)
@@ -293,7 +293,7 @@ class EmbeddedCluster:
             new = {**cur, "spec": {**(cur.get("spec") or {}), "nodeName": node_name},
                    "metadata": {**cur["metadata"], "resourceVersion": str(next(self._rv))}}
             self._put(key, new)
-            return _clone(new)
+            return _clone(new) if read_back else None
 
     def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:
         """The model's ValidateKubeletFlags (k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go;

@@ -327,7 +327,7 @@ class RealCluster:
         grace = 0 if kind == "Pod" and not graceful else None
         self.client(identity).delete(kind, name, namespace, grace_seconds=grace)
 
-    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN) -> dict:
+    def bind(self, pod: dict, node_name: str, identity: Identity = ADMIN, *, read_back: bool = True) -> dict:
         return self.client(identity).bind(pod, node_name)
 
     def kubelet_refusal(self, node_labels: dict[str, str], profile) -> str | None:

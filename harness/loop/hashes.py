@@ -118,16 +118,26 @@ def nodepool_hash_annotations(nodepool: dict, profile: Profile) -> dict[str, str
             NODEPOOL_HASH: hit[2], NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
 
 
+# id(nodepool) -> (the object, the profile, its template_lifetime), as _MEMO
+_LIFETIMES: dict[int, tuple[dict, Profile, dict]] = {}
+
+
 def template_lifetime(nodepool: dict, profile: Profile) -> dict:
     """The NodeClaim spec fields NodeClaimTemplate.ToNodeClaim copies from the stored template for
     disruption: expireAfter (defaulted by the CRD) and terminationGracePeriod. They stay with the
     NodeClaim: a later change of the NodePool drifts it, but its expiry and a drain's deadline count
     from its own copy (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go NodeClaimTemplate.ToNodeClaim,
-    pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation)."""
-    spec = stored_template(nodepool, profile)["spec"]
-    out = {}
-    if "expireAfter" in spec:
-        out["expireAfter"] = spec["expireAfter"]
-    if spec.get("terminationGracePeriod") is not None:
-        out["terminationGracePeriod"] = spec["terminationGracePeriod"]
-    return out
+    pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation).
+    Worked out once per NodePool object and profile (a pass, or seeding, writes many NodeClaims from one)."""
+    hit = _LIFETIMES.get(id(nodepool))
+    if hit is None or hit[0] is not nodepool or hit[1] is not profile:
+        spec = stored_template(nodepool, profile)["spec"]
+        out = {}
+        if "expireAfter" in spec:
+            out["expireAfter"] = spec["expireAfter"]
+        if spec.get("terminationGracePeriod") is not None:
+            out["terminationGracePeriod"] = spec["terminationGracePeriod"]
+        if len(_LIFETIMES) >= _MEMO_SIZE:
+            _LIFETIMES.pop(next(iter(_LIFETIMES)))
+        hit = _LIFETIMES[id(nodepool)] = (nodepool, profile, out)
+    return copy.deepcopy(hit[2])

@@ -198,7 +198,7 @@ class KindCluster(RealCluster):
         return self.client(Identity("admin", "node-status")).patch("Node", node["metadata"]["name"], patch, sub="status")
 
     # -- the real kube-scheduler ---------------------------------------------------------------------
-    def bind(self, pod: dict, node_name: str, identity=None) -> dict:
+    def bind(self, pod: dict, node_name: str, identity=None, *, read_back: bool = True) -> dict:
         """With the real kube-scheduler, the loop's bind is its prediction: wait (bind_timeout) for
         the real binding and record both (placements); the pod is never bound by the harness.
         Without it, the loop binds as on the other backends."""

@@ -59,15 +59,16 @@ class Initialization:
     def _pod_template(self, ds: dict) -> dict:
         """The pod the DaemonSet controller makes: its template, with the containers as the
         DaemonSet's existing pods have them when it has any (admission, e.g. a LimitRange, may have
-        changed their requests: the pods Karpenter counts, provisioner.py Provisioner.daemon_pod)."""
+        changed their requests: the pods Karpenter counts, provisioner.py Provisioner.daemon_pod).
+        It shares its values with the template and that pod: daemonset_pods copies what it changes."""
         tmpl = ds["spec"]["template"]
         newest = _newest_owned(self.state, ds)
         if newest is None:
             return tmpl
-        spec = copy.deepcopy(tmpl.get("spec") or {})
+        spec = dict(tmpl.get("spec") or {})
         for key in ("containers", "initContainers", "overhead", "resources"):
             if key in newest.spec:
-                spec[key] = copy.deepcopy(newest.spec[key])
+                spec[key] = newest.spec[key]
         return {**tmpl, "spec": spec}
 
     def daemonset_pods(self, node: dict, registered_with: list[Taint] | None = None) -> None:
@@ -79,6 +80,7 @@ class Initialization:
         for ds, pv in s.daemonsets:
             tmpl = self._pod_template(ds)
             # the pod as the controller makes it and checks the Node with (NewPod): with its tolerations
+            # (a deep copy of the template's spec)
             spec = with_daemon_tolerations(tmpl.get("spec") or {})
             tolerations = spec["tolerations"]
             if untolerated(tolerations, taints):

@@ -74,10 +74,11 @@ class NodePoolStatus:
                 pass
 
 
-def ready_nodepools(state: LoopState) -> list[dict]:
-    """The NodePools a provisioning pass uses: Ready ones; static ones (spec.replicas) are skipped."""
+def ready_nodepools(state: LoopState, shared: bool = False) -> list[dict]:
+    """The NodePools a provisioning pass uses: Ready ones; static ones (spec.replicas) are skipped.
+    `shared`: the stored objects themselves, for a caller that only reads them (EmbeddedCluster.list)."""
     out = []
-    for np in state.cluster.list("NodePool"):
+    for np in state.cluster.list("NodePool", shared=shared):
         res = state.result.nodepools.get(np["metadata"]["name"])
         # a NodePool being deleted is ignored (core v1.14.0 provisioner.go NewScheduler)
         if (res and res.ready and not (np.get("spec") or {}).get("replicas")

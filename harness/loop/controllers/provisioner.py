@@ -62,13 +62,7 @@ class Provisioner:
         AKSNodeClass's instance types. `record=False` leaves the run's result alone."""
         s = self.state
         templates = []
-        newest = {}
-        for ds, _ in s.daemonsets:
-            key = (ds["metadata"].get("namespace") or "default", ds["metadata"]["name"])
-            pv = s.newest_pod_of("DaemonSet", *key)
-            if pv is not None:
-                newest[key] = pv
-        daemon_pods = [self.daemon_pod(ds, view, newest) for ds, view in s.daemonsets]
+        daemon_pods = self.daemon_pods()
         for np in ready_nodepools(s):
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
             params = nodeclass_params(s, ref.get("name", ""))
@@ -80,6 +74,17 @@ class Provisioner:
             templates.append(template_for(np, list(its.instance_types), s.profile, s.sem, s.core, daemon_pods))
         return templates
 
+    def daemon_pods(self) -> list[PodView]:
+        """The pod Karpenter simulates for each DaemonSet (daemon_pod), in the DaemonSets' order."""
+        s = self.state
+        newest = {}
+        for ds, _ in s.daemonsets:
+            key = (ds["metadata"].get("namespace") or "default", ds["metadata"]["name"])
+            pv = s.newest_pod_of("DaemonSet", *key)
+            if pv is not None:
+                newest[key] = pv
+        return [self.daemon_pod(ds, view, newest) for ds, view in s.daemonsets]
+
     def daemon_pod(self, ds: dict, template_view: PodView, newest_pods: dict[tuple[str, str], PodView]) -> PodView:
         """The pod Karpenter simulates for a DaemonSet (core v1.14.0 provisioner.go getDaemonSetPods):
         the newest pod the DaemonSet controls (cluster state's GetDaemonSetPod: its requests may differ
@@ -90,18 +95,19 @@ class Provisioner:
         newest = newest_pods.get((ns, name))
         if newest is None:
             return template_view
+        key = (newest.order, id(ds))
+        cached = self._daemon_views.get(key)
+        if cached is not None:
+            return cached
         spec = copy.deepcopy(newest.spec)
         required = ((((ds["spec"]["template"].get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
                     .get("requiredDuringSchedulingIgnoredDuringExecution"))
         if required:
             spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})[
                 "requiredDuringSchedulingIgnoredDuringExecution"] = copy.deepcopy(required)
-        key = (newest.order, id(ds))
-        cached = self._daemon_views.get(key)
-        if cached is None:
-            cached = self._daemon_views[key] = PodView({"metadata": {"name": name, "namespace": ns,
-                                                                    "labels": dict(newest.labels)}, "spec": spec},
-                                                       0, "DaemonSet", name)
+        cached = self._daemon_views[key] = PodView({"metadata": {"name": name, "namespace": ns,
+                                                                "labels": dict(newest.labels)}, "spec": spec},
+                                                   0, "DaemonSet", name)
         return cached
 
     def record_catalog(self) -> None:

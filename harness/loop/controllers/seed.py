@@ -5,15 +5,17 @@ Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
 from harness.loop.clock import parse_rfc3339
+from harness.loop.collector import FREEZE_SEEDS_FROM, freeze_seeded, young_collections_only
 from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
                                  NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
-from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim
+from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim, template_for
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
 from harness.loop.topology import selector_matches
@@ -40,8 +42,19 @@ class Seeded:
 
 
 def seed_existing_nodes(sim, entries: list[dict]) -> list[Seeded]:
-    """Create every entry (in order) in the simulation's cluster; returns what each became."""
+    """Create every entry (in order) in the simulation's cluster; returns what each became. What seeding
+    makes lives on (harness/loop/collector.py): under young_collections_only, as the full collections its
+    growth would trigger walk a heap that has nothing to free yet, and frozen after a large one."""
+    with young_collections_only():
+        out = _seed(sim, entries)
+        if len(entries or []) >= FREEZE_SEEDS_FROM:
+            freeze_seeded()
+    return out
+
+
+def _seed(sim, entries: list[dict]) -> list[Seeded]:
     out = []
+    templates = _Templates(sim)
     for i, entry in enumerate(entries or []):
         where = f"given.existingNodes[{i}]"
         if entry.get("nodePool") and sim.exited:
@@ -50,17 +63,65 @@ def seed_existing_nodes(sim, entries: list[dict]) -> list[Seeded]:
             sim.trace(f"[seed] {where} not seeded: the controller exited at its start")
             out.append(Seeded(None, None))
         elif entry.get("nodePool"):
-            out.append(_managed(sim, entry, where))
+            out.append(_managed(sim, entry, where, templates))
         else:
             out.append(_unmanaged(sim, entry, i, where))
     return out
 
 
 # -- a node Karpenter manages -----------------------------------------------------------------------
-def _managed(sim, entry: dict, where: str) -> Seeded:
+class _Templates:
+    """What Provisioner.templates(record=False) gives for a NodePool at each entry, without building it
+    anew: the Template.from_nodepool part is kept per stored NodePool and instance-type set (a write replaces
+    a stored object; the provider answers with the same set until its inputs change), the provider still
+    asked for every Ready NodePool's types at each entry, as templates() asks. The DaemonSet pods
+    (Provisioner.daemon_pods) are read only for an entry whose requests count them (seeded_nodeclaim: one
+    without `requests`): nothing reads a NodeClaim's template afterwards but its NodePool."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self._params: dict[str, tuple] = {}   # AKSNodeClass name -> (its stored object, NodeClassParams)
+        self._built: dict[str, tuple] = {}    # NodePool name -> (stored object, instance types, its Template)
+
+    def get(self, name: str, daemons: bool):
+        """The Ready NodePool `name`'s template (with its DaemonSet pods if `daemons`), or None."""
+        s = self.sim.state
+        found = None
+        for np in ready_nodepools(s, shared=True):           # read only
+            ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
+            params = self._nodeclass_params(ref.get("name", ""))
+            if params is None:
+                continue
+            its = s.provider.instance_types(params)
+            if np["metadata"]["name"] == name:
+                found = (np, its)
+        if found is None:
+            return None
+        np, its = found
+        built = self._built.get(name)
+        if built is None or built[0] is not np or built[1] is not its:
+            built = self._built[name] = (np, its, template_for(copy.deepcopy(np), list(its.instance_types), s.profile,
+                                                               s.sem, s.core, []))
+        if not daemons:
+            return built[2]
+        return dataclasses.replace(built[2], daemon_pods=self.sim.provisioner.daemon_pods(), _overhead={}, _daemons={},
+                                   _groups=None)
+
+    def _nodeclass_params(self, name: str):
+        """nodeclass_params, kept per stored AKSNodeClass."""
+        obj = self.sim.state.cluster.get("AKSNodeClass", name, shared=True) if name else None     # read only
+        if obj is None:
+            return None
+        kept = self._params.get(name)
+        if kept is None or kept[0] is not obj:
+            kept = self._params[name] = (obj, NodeClassParams.from_manifest(obj))
+        return kept[1]
+
+
+def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
     s = sim.state
     np_name = entry["nodePool"]
-    template = next((t for t in sim.provisioner.templates(record=False) if t.name == np_name), None)
+    template = templates.get(np_name, daemons=not entry.get("requests"))
     if template is None:
         ready = [np["metadata"]["name"] for np in ready_nodepools(s)]
         raise SeedError(f"{where}.nodePool: no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
@@ -348,11 +409,22 @@ def _release_unmatched(s, pod: dict) -> bool:
     return True
 
 
+def _own_copy(pod: dict) -> dict:
+    """A copy of a dump's pod that _pods and LoopState.create_pod may change without changing the entry:
+    they set or replace keys of the pod, its metadata and its spec only (the API server's create copies
+    the rest)."""
+    pod = dict(pod)
+    for key in ("metadata", "spec"):
+        if isinstance(pod.get(key), dict):
+            pod[key] = dict(pod[key])
+    return pod
+
+
 def _pods(sim, node_name: str, entry: dict, where: str) -> None:
     """The entry's pods, created bound to the node (running, as ExpectManualBinding leaves them)."""
     s = sim.state
     for j, pod in enumerate(entry.get("pods") or []):
-        pod = copy.deepcopy(pod)
+        pod = _own_copy(pod)
         pod.setdefault("apiVersion", "v1")
         pod.setdefault("kind", "Pod")
         owner = next((o for o in (pod.get("metadata") or {}).get("ownerReferences") or []

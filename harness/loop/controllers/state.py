@@ -342,7 +342,7 @@ class LoopState:
                                           requests=dict(self.pod_views[key].requests),
                                           at={"created": self.clock.now()})
         if node:
-            self.cluster.bind(created, node, ADMIN)
+            self.cluster.bind(created, node, ADMIN, read_back=False)
             self.result.pods[key].node, self.result.pods[key].state = node, "scheduled"
             self.result.pods[key].at["bound"] = self.clock.now()
         else:
