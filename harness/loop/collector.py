@@ -1,5 +1,4 @@
-"""The garbage collector during one scheduling solve: young generations only. And after a large
-seeding: what it made frozen until the next run.
+"""The garbage collector during one scheduling solve: young generations only.
 
 A solve keeps what it plans (NodeClaims, their requirements, the topology's counts) until it ends,
 so the heap grows by ~5 objects per pod. CPython's full collections walk the whole tracked heap and
@@ -28,34 +27,3 @@ def young_collections_only() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
-
-
-# A seeding of this many entries or more freezes what it made (freeze_seeded): a customer dump's size (m5000:
-# the run's collections 17.5 -> 8.8 CPU-s); the library's scenarios seed a few nodes, for which the thaw's
-# full collection would cost more than the walks it saves.
-FREEZE_SEEDS_FROM = 500
-_frozen_by_seed = False
-
-
-def freeze_seeded() -> None:
-    """After a large seeding (FREEZE_SEEDS_FROM entries): its young garbage collected, everything alive is moved
-    into the permanent generation (gc.freeze), so neither the young collections nor the full ones of the
-    rest of the run walk the seeded Nodes, NodeClaims and pods again (they live as long as the run). Nothing a
-    run computes depends on the collector, so results are identical. thaw_seeded undoes it."""
-    global _frozen_by_seed
-    gc.collect(1)
-    gc.freeze()
-    _frozen_by_seed = True
-
-
-def thaw_seeded() -> None:
-    """Where a process starts a run (runner/engines/simulated.py SimulatedRun): after a run whose seeding froze
-    (freeze_seeded), everything is unfrozen, collected (that run's garbage, which the freeze kept from the
-    collector) and what lives on frozen again, as the process's start left it (runner/heap.py
-    freeze_long_lived). Nothing to do otherwise."""
-    global _frozen_by_seed
-    if _frozen_by_seed:
-        _frozen_by_seed = False
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()

@@ -1,10 +1,8 @@
-"""young_collections_only: full collections wait, the thresholds come back whatever happens. freeze_seeded:
-frozen until thaw_seeded."""
+"""young_collections_only: full collections wait, the thresholds come back whatever happens."""
 import gc
 
 import pytest
 
-from harness.loop import collector
 from harness.loop.collector import young_collections_only
 
 
@@ -25,15 +23,3 @@ def test_restored_when_the_block_raises_and_when_nested():
             assert gc.get_threshold()[2] > 10**6          # the outer block still holds
             raise RuntimeError
     assert gc.get_threshold() == before
-
-
-def test_a_seeding_freeze_lasts_until_the_next_run_thaws_it():
-    seeded = [{"pod": i} for i in range(100)]
-    collector.freeze_seeded()
-    try:
-        assert gc.get_freeze_count() >= len(seeded) and collector._frozen_by_seed
-    finally:
-        collector.thaw_seeded()
-    assert not collector._frozen_by_seed and gc.get_freeze_count() > 0     # what lives on, frozen again
-    collector.thaw_seeded()                                                 # nothing left to thaw
-    assert not collector._frozen_by_seed

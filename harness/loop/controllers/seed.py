@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
 from harness.loop.clock import parse_rfc3339
-from harness.loop.collector import FREEZE_SEEDS_FROM, freeze_seeded, young_collections_only
 from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
@@ -42,17 +41,7 @@ class Seeded:
 
 
 def seed_existing_nodes(sim, entries: list[dict]) -> list[Seeded]:
-    """Create every entry (in order) in the simulation's cluster; returns what each became. What seeding
-    makes lives on (harness/loop/collector.py): under young_collections_only, as the full collections its
-    growth would trigger walk a heap that has nothing to free yet, and frozen after a large one."""
-    with young_collections_only():
-        out = _seed(sim, entries)
-        if len(entries or []) >= FREEZE_SEEDS_FROM:
-            freeze_seeded()
-    return out
-
-
-def _seed(sim, entries: list[dict]) -> list[Seeded]:
+    """Create every entry (in order) in the simulation's cluster; returns what each became."""
     out = []
     templates = _Templates(sim)
     for i, entry in enumerate(entries or []):

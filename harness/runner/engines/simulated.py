@@ -7,7 +7,6 @@ import functools
 
 from harness.backends.base import APIRejected, Cluster
 from harness.loop.clock import SimClock, start_of
-from harness.loop.collector import thaw_seeded
 from harness.loop.controllers.kubectl import KubectlError
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation, iteration_bound
@@ -96,7 +95,6 @@ class SimulatedRun:
     def __init__(self, scenario: Scenario, profile: str, cluster: Cluster, max_iterations: int | None,
                  record_bodies: bool):
         import fakeazure
-        thaw_seeded()          # what an earlier run's large seeding froze (loop/collector.py)
         self.scenario, self.cluster, self.record_bodies = scenario, cluster, record_bodies
         self.in_flight: tuple[str, ...] = ()
         self.unjudged: str | None = None         # its settle fires no disruption timer (Run.unjudged)
