@@ -51,6 +51,9 @@ class Template:
     _overhead: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _daemons: dict[str, list] = field(default_factory=dict, repr=False)
     _groups: tuple[list, list[DaemonOverheadGroup]] | None = field(default=None, repr=False)   # (options, groups)
+    # scheduling.Scheduler's TypeIndex of this template and the compatibility masks it answered, per (well-known
+    # labels, semantics): shared by the Schedulers a disruption pass builds over the same templates
+    _indexed: dict = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:

@@ -116,8 +116,6 @@ class Scheduler:
         self.ignore_preferences = preference_policy == "Ignore"      # core scheduler.go IgnorePreferences
         self._hostname_counter = hostname_counter or _counter()
         self.nodepool_events: list[tuple[str, str, str]] = []
-        self._compat_cache: dict = {}
-        self._indexes: dict[int, TypeIndex] = {}                    # id(template) -> its TypeIndex
         self._merge_cache: dict = {}
         self._reach_cache: dict = {}
         self._pod_reach: dict[int, tuple] = {}                       # id(pod) -> (pod, state, reach)
@@ -170,11 +168,18 @@ class Scheduler:
 
     # -- filtering ----------------------------------------------------------------------------
     def _index(self, template: Template) -> TypeIndex:
-        ix = self._indexes.get(id(template))
-        if ix is None:
-            ix = self._indexes[id(template)] = TypeIndex(
-                template.instance_types, [self._room(template, it) for it in template.instance_types])
-        return ix
+        return self._indexed(template)[0]
+
+    def _indexed(self, template: Template) -> tuple[TypeIndex, dict]:
+        """The template's TypeIndex and its compatibility masks (_compat_masks), kept on the template: they
+        depend only on it, the well-known labels and the semantics, and a disruption pass simulates every
+        candidate with the same templates (controllers/simulate.py)."""
+        key = (self.well_known, id(self.sem))
+        hit = template._indexed.get(key)
+        if hit is None:
+            hit = template._indexed[key] = (TypeIndex(
+                template.instance_types, [self._room(template, it) for it in template.instance_types]), {})
+        return hit
 
     def _room(self, template: Template, it) -> dict[str, int]:
         """Allocatable minus this template's daemon overhead on the instance type, per resource."""
@@ -193,12 +198,11 @@ class Scheduler:
         sig = reqs.signature()
         if HOSTNAME in reqs:
             sig = sig - {reqs[HOSTNAME]}
-        key = (id(template), sig)
-        hit = self._compat_cache.get(key)
+        ix, cache = self._indexed(template)
+        hit = cache.get(sig)
         if hit is None:
-            ix = self._index(template)
             groups = ix.offering_groups(reqs, self.well_known)
-            hit = self._compat_cache[key] = (ix.compatible(reqs), ix.offered(groups), groups)
+            hit = cache[sig] = (ix.compatible(reqs), ix.offered(groups), groups)
         return hit
 
     def max_headroom(self, claim: "PlannedClaim") -> dict[str, int]:

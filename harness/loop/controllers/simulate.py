@@ -64,6 +64,7 @@ class Simulator:
         self.provisioner = provisioner
         self._hostnames = 0
         self._entries: tuple[Cluster, list] | None = None     # (the pass's view, its existing entries)
+        self._templates: tuple[Cluster, list] | None = None   # (the pass's view, its NodeClaimTemplates)
         self._waiting: set[str] | None = None                  # of those, the nodes inside consolidateAfter
         self._anti: tuple[Cluster, list[tuple[str, str]]] | None = None   # the pass's bound pods with anti-affinity
         # (the pass's view, its pending pods, its bound pods as (key, view, node) once a simulation counts
@@ -97,7 +98,9 @@ class Simulator:
         for pv in pods:
             if s.volumes:
                 s.volumes.plan(pv, s.sem, s.core)
-        templates = self.provisioner.templates(record=False)
+        if self._templates is None or self._templates[0] is not view:     # the pass's, for each simulation
+            self._templates = (view, self.provisioner.templates(record=False))
+        templates = self._templates[1]
         non_pending = set(moving) | set(deleting_pods)
         # core v1.14.0 (#3006) keeps a consolidation's pods off nodes inside their consolidateAfter window
         refuse = frozenset(s.pod_views[k].uid for k in moving) \
