@@ -263,16 +263,13 @@ def made_from_template(template: dict) -> Callable[[dict], bool]:
     tmpl = default_template(template)
     labels = {k: v for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items() if k != POD_TEMPLATE_HASH}
     want = tmpl.get("spec") or {}
-    table = PodDefaults.load()
 
     def made(pod: dict) -> bool:
         have = ((pod or {}).get("metadata") or {}).get("labels") or {}
         if not all(have.get(k) == v for k, v in labels.items()):
             return False
-        spec = copy.deepcopy((pod or {}).get("spec") or {})     # the pod's spec as default_template gives it
-        if isinstance(spec, dict):
-            _default_pod_spec(spec, table)
-        return _agrees(spec or {}, want)
+        # the pod's spec defaulted (its metadata is read above, not copied)
+        return _agrees(default_template({"spec": (pod or {}).get("spec") or {}}).get("spec") or {}, want)
     return made
 
 

@@ -63,7 +63,7 @@ class KubeScheduler:
         used: dict[str, dict[str, int]] = {}
         snap: Snapshot | None = None
         ordered: list[dict] | None = None     # the Nodes in the node tree's order, likewise
-        non_zero: dict[str, tuple[int, int]] | None = None
+        non_zero: dict[str, tuple[int, int]] = {}
         position: dict[str, int] = {}         # each Node's place in `ordered`
         rank: list[int] = []                  # the place in `nodes` (name order) of each Node of `ordered`
         # per pod class, its filter verdict on every Node (nodetree.Verdicts), and per pod's requests each Node's
@@ -75,9 +75,8 @@ class KubeScheduler:
         def bind(key: str, pv, node: dict) -> None:
             self._bind(key, pv, node, snap, used)
             name = node["metadata"]["name"]
-            if non_zero is not None:
-                nz = non_zero_requests(pv)
-                non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
+            nz = non_zero_requests(pv)          # non_zero came with the snapshot, before any bind
+            non_zero[name] = (non_zero.get(name, (0, 0))[0] + nz[0], non_zero.get(name, (0, 0))[1] + nz[1])
             for verdicts in classes.values():
                 verdicts.changed(position[name], node)
             for per_node in scores.values():

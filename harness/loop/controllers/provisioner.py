@@ -13,7 +13,8 @@ skipped, each NodeClaim's NodePool and why that one, each pod placed on a node o
 from __future__ import annotations
 
 import copy
-from typing import Callable
+from collections.abc import Iterator
+from typing import Any, Callable
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop import provisioningreasons as reasons
@@ -63,16 +64,22 @@ class Provisioner:
         s = self.state
         templates = []
         daemon_pods = self.daemon_pods()
-        for np in ready_nodepools(s):
-            ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
-            params = nodeclass_params(s, ref.get("name", ""))
-            if params is None:
-                continue
-            its = s.provider.instance_types(params)
+        for np, its in self.nodepool_types():
             if record:
                 self._record_instance_types(its)
             templates.append(template_for(np, list(its.instance_types), s.profile, s.sem, s.core, daemon_pods))
         return templates
+
+    def nodepool_types(self, shared: bool = False, params: Callable | None = None) -> Iterator[tuple[dict, Any]]:
+        """Each Ready dynamic NodePool whose AKSNodeClass exists, with that class's instance types from the
+        provider. `shared`: the stored NodePools themselves (read only); `params`: the AKSNodeClass's
+        parameters by name (nodeclass_params unless given)."""
+        s = self.state
+        for np in ready_nodepools(s, shared=shared):
+            ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
+            p = params(ref.get("name", "")) if params is not None else nodeclass_params(s, ref.get("name", ""))
+            if p is not None:
+                yield np, s.provider.instance_types(p)
 
     def daemon_pods(self) -> list[PodView]:
         """The pod Karpenter simulates for each DaemonSet (daemon_pod), in the DaemonSets' order."""

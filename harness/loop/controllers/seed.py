@@ -76,12 +76,8 @@ class _Templates:
         """The Ready NodePool `name`'s template (with its DaemonSet pods if `daemons`), or None."""
         s = self.sim.state
         found = None
-        for np in ready_nodepools(s, shared=True):           # read only
-            ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
-            params = self._nodeclass_params(ref.get("name", ""))
-            if params is None:
-                continue
-            its = s.provider.instance_types(params)
+        # every Ready NodePool's types asked for, as templates() asks (the stored NodePools, read only)
+        for np, its in self.sim.provisioner.nodepool_types(shared=True, params=self._nodeclass_params):
             if np["metadata"]["name"] == name:
                 found = (np, its)
         if found is None:
@@ -94,7 +90,7 @@ class _Templates:
         if not daemons:
             return built[2]
         return dataclasses.replace(built[2], daemon_pods=self.sim.provisioner.daemon_pods(), _overhead={}, _daemons={},
-                                   _groups=None)
+                                   _groups=None, _indexed={})
 
     def _nodeclass_params(self, name: str):
         """nodeclass_params, kept per stored AKSNodeClass."""
