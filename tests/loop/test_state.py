@@ -63,7 +63,26 @@ def test_create_pod_tracks_order_and_binds_when_given_a_node(embedded):
         assert [v.order for v in s.pod_views.values()] == [1, 2]
         assert (s.result.pods["default/a"].node, s.result.pods["default/a"].state) == (None, "pending")
         assert (s.result.pods["default/b"].node, s.result.pods["default/b"].state) == ("n1", "scheduled")
-        assert s.node_requested() == {"n1": {"cpu": 500, "pods": 1}}
+        assert s.node_requested({"n1", "n2"}) == {"n1": {"cpu": 500, "pods": 1}}
+        assert (s.on_node, s.pods_on("n1"), list(s.unbound)) == ({"n1": {"default/b": None}}, ["default/b"], ["default/a"])
+
+
+def test_the_pods_on_a_node_follow_binds_deletions_and_recreations_in_the_runs_order(embedded):
+    """`on_node` follows place_pod: a bind, a deletion and a pod of an old name created again, which keeps its
+    first place in the run's pods (result.pods), so `pods_on` lists it there."""
+    with simulation(embedded) as sim:
+        s = sim.state
+        for name in ("a", "b", "c"):
+            s.create_pod(pod(name, "100m"), "", "")
+        s.place_pod("default/c", "n1")
+        s.place_pod("default/a", "n1")
+        assert s.pods_on("n1") == ["default/a", "default/c"] and list(s.unbound) == ["default/b"]
+        s.delete_pod("default/a", "gone")
+        assert s.pods_on("n1") == ["default/c"] and s.result.pods["default/a"].node is None
+        s.create_pod(pod("a", "100m"), "", "", node="n1")
+        assert s.pods_on("n1") == ["default/a", "default/c"]
+        s.place_pod("default/c", None)
+        assert (s.pods_on("n1"), s.pods_on("n2")) == (["default/a"], [])
 
 
 def test_pods_created_in_one_second_queue_in_a_seeded_uid_order(embedded):

@@ -239,8 +239,8 @@ class KubeScheduler:
         s.cluster.bind(pv.obj, name, ADMIN)
         snap.add(pv, name)
         pr = s.result.pods[key]
-        pr.node, pr.state, pr.scheduler_error = name, "scheduled", None
-        s.unbound.pop(key, None)
+        s.place_pod(key, name)
+        pr.state, pr.scheduler_error = "scheduled", None
         pr.at["bound"] = s.clock.now()
         used[name] = add(used.get(name, {}), pv.scheduler_requests)
         s.trace(f"kube-scheduler bound {key} to {name}")

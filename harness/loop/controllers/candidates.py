@@ -105,11 +105,8 @@ def state_nodes(s: LoopState, marked_only: bool = False) -> list[StateNode]:
         for name, node in nodes.items():
             if name not in out:
                 out[name] = StateNode(name, None, node)
-    # a pod's node is set only while it is live (LoopState.delete_pod and a Job's completion clear it as the pod
-    # leaves pod_views), so the bound pods are the ones with a node: one lookup per pod of the run
-    for key, pr in s.result.pods.items():
-        if pr.node and (sn := out.get(pr.node)) is not None:
-            sn.pods.append(key)
+    for name, sn in out.items():
+        sn.pods.extend(s.pods_on(name))
     return list(out.values())
 
 

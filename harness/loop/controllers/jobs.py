@@ -202,7 +202,6 @@ class Jobs:
         s = self.state
         pr = s.result.pods[key]
         s.pod_views.pop(key, None)
-        s.unbound.pop(key, None)
         s.nominated.pop(key, None)
         obj = s.cluster.get("Pod", pr.name, pr.namespace)
         if obj is not None:
@@ -211,7 +210,8 @@ class Jobs:
                 s.cluster.update_status(obj, ADMIN)
             except APIRejected:
                 pass
-        pr.state, pr.reason, pr.node = "succeeded", f"completed on {pr.node}", None
+        pr.state, pr.reason = "succeeded", f"completed on {pr.node}"
+        s.place_pod(key, None)
         pr.at["deleted"] = s.clock.now()
         job.active.remove(key)
         job.succeeded += 1

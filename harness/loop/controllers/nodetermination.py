@@ -6,7 +6,6 @@ Why it is built this way: docs/architecture/loop.md."""
 from __future__ import annotations
 
 import copy
-import itertools
 from datetime import datetime, timezone
 
 from harness.backends.base import KARPENTER, APIRejected
@@ -46,7 +45,6 @@ class NodeTermination:
         self.state = state
         self.termination = termination
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
-        self._by_node: tuple[int, dict[str, list[str]]] | None = None     # (pods then, Node -> its pod keys)
         # nextCommand raced: claim -> when its instance deletion is asked for (TERMINATION_SPREAD, drawn from
         # LoopState.termination_spread_rng: its own stream, so no other stream's draws move)
         self._spread_until: dict[str, float] = {}
@@ -90,27 +88,8 @@ class NodeTermination:
         s.result.timeline.append({"t": s.clock.now() if at is None else at, "node": c.node_name or (c.launched.vm_name if c.launched else ""),
                                   "nodeClaim": c.result.name, "action": action, "detail": detail})
 
-    def _pods_on(self, name: str) -> list[str]:
-        """The keys of the pods bound to Node `name` and not deleted, in the run's pod order. The pods are
-        grouped by Node once per pass (a pass drains a budget's worth of Nodes, each read every pod) and again
-        when a pod was added; within a pass a pod only leaves a Node (kube-scheduler binds in its own pass), so
-        each group's pods are read again here."""
-        s = self.state
-        if self._by_node is None or self._by_node[0] != len(s.result.pods):
-            # the run's pods are only added (at the end), so a group is extended by the pods added since
-            seen, groups = self._by_node or (0, {})
-            # the pods added since, read from the end (a dict walks from its start to skip the others)
-            added = list(itertools.islice(reversed(s.result.pods.items()), max(0, len(s.result.pods) - seen)))
-            for k, pr in reversed(added):
-                if pr.node:
-                    groups.setdefault(pr.node, []).append(k)
-            self._by_node = (len(s.result.pods), groups)
-        return [k for k in self._by_node[1].get(name, ())
-                if s.result.pods[k].node == name and s.result.pods[k].state != "deleted"]
-
     def reconcile(self) -> bool:
         s = self.state
-        self._by_node = None
         progress = self._deleted_nodes()
         for c in list(s.claims):
             if c.done or c.dis.deleting_since is None:
@@ -241,7 +220,7 @@ class NodeTermination:
         s = self.state
         now = s.clock.now()
         rec = s.disruption.recorder
-        pods = [k for k in self._pods_on(name) if k in s.pod_views]
+        pods = s.pods_on(name)
         waiting = [k for k in pods if self._drainable(k)]
         if c.dis.drain_started is None:
             c.dis.drain_started = now
@@ -451,7 +430,7 @@ class NodeTermination:
         collector deletes what names it as owner: its mirror pods, which no drain evicts (k8s.io/kubernetes
         v1.36.3 pkg/controller/garbagecollector attemptToDeleteItem: the owner's uid no longer exists)."""
         s = self.state
-        for key in self._pods_on(node):
+        for key in s.pods_on(node):
             pv = s.pod_views.get(key)
             if pv is not None and podutil.owned_by_node(pv):
                 s.delete_pod(key, f"its owner, Node {node}, was deleted (garbage collector)")

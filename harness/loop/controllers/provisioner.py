@@ -170,10 +170,10 @@ class Provisioner:
         DaemonSets): a disruption pass and its validation read every Node of the cluster, and between two
         passes a command changes a hundred of them."""
         s = self.state
-        bound: dict[str, list] = {}
-        for key, pr in s.result.pods.items():
-            if pr.node and key in s.pod_views:
-                bound.setdefault(pr.node, []).append(s.pod_views[key])
+        views = s.pod_views
+
+        def bound(name: str) -> list:
+            return [views[k] for k in s.pods_on(name)]
         daemons = tuple(pv for _, pv in s.daemonsets)
         kept, self._entries = self._entries, {}
         # each entry kept, or how to build it once the requests of the Nodes to build are summed
@@ -192,7 +192,7 @@ class Provisioner:
             if c.dis.marked_for_deletion or c.dis.deleting_since is not None:
                 continue
             if c.registered and node is not None and c.initialized:
-                inputs = (node, c.result.name, c.launched, tuple(bound.get(c.node_name, ())), daemons)
+                inputs = (node, c.result.name, c.launched, tuple(bound(c.node_name)), daemons)
                 hit = kept.get(c.node_name)
                 if hit is not None and hit[0] == inputs:
                     self._entries[c.node_name] = hit
@@ -201,20 +201,20 @@ class Provisioner:
                 need.add(c.node_name)
                 rows.append(lambda used, c=c, node=node, inputs=inputs: self._keep(
                     c.node_name, inputs, self._registered(c.node_name, node, used.get(c.node_name, {}),
-                                                          bound.get(c.node_name, []), c.result.name),
+                                                          list(inputs[3]), c.result.name),
                     frozenset((c.launched.vm_name, c.node_name))))
                 continue
             name = c.node_name if c.registered and node is not None else c.launched.vm_name
             need.add(name)
             rows.append(lambda used, c=c, node=node, name=name: (self._in_flight(
-                c, node, used.get(name, {}), bound.get(name, [])), frozenset((c.launched.vm_name, c.node_name))))
+                c, node, used.get(name, {}), bound(name)), frozenset((c.launched.vm_name, c.node_name))))
         # Nodes reach the cluster through a NodeClaim or as existing nodes (controllers/seed.py), so
         # the seeded names are the Nodes Karpenter does not manage
         for name in s.unmanaged_nodes:
             node = s.cluster.get("Node", name, shared=True)
             if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
-            inputs = (node, None, None, tuple(bound.get(name, ())), daemons)
+            inputs = (node, None, None, tuple(bound(name)), daemons)
             hit = kept.get(name)
             if hit is not None and hit[0] == inputs:
                 self._entries[name] = hit
@@ -222,9 +222,9 @@ class Provisioner:
                 continue
             need.add(name)
             rows.append(lambda used, name=name, node=node, inputs=inputs: self._keep(
-                name, inputs, self._registered(name, node, used.get(name, {}), bound.get(name, []), None),
+                name, inputs, self._registered(name, node, used.get(name, {}), list(inputs[3]), None),
                 frozenset((name,))))
-        used = s.node_requested(only=need) if need else {}
+        used = s.node_requested(need)
         out = [row(used) if callable(row) else row for row in rows]
         out.sort(key=lambda e: (not e[0].initialized, e[0].name))
         return out

@@ -118,10 +118,14 @@ class LoopState:
         self._protected_indexed = 0
         self.nodes: dict[str, NodeResult] = {}
         self.pod_views: dict[str, PodView] = {}
-        # the live pods on no Node (kept where a pod is created, bound, deleted or completed: create_pod,
-        # binding.py _bind, delete_pod, jobs.py _complete), so a pass that takes the pending pods in creation order
-        # sorts these, not every pod of the cluster; insertion order means nothing (`pods_unbound` sorts)
+        # the live pods on no Node (added by create_pod, taken out by place_pod when a pod binds, is deleted or
+        # completes), so a pass that takes the pending pods in creation order sorts these, not every pod of the
+        # cluster; insertion order means nothing (`pods_unbound` sorts)
         self.unbound: dict[str, None] = {}
+        # Node name -> the keys of the live pods bound to it, kept with `unbound` (place_pod), so a pass that
+        # groups the pods by Node reads each Node's few (pods_on) rather than every pod of the cluster
+        self.on_node: dict[str, dict[str, None]] = {}
+        self._position: dict[str, int] = {}        # a key's place in result.pods: the run's pod order
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
         self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
@@ -201,6 +205,28 @@ class LoopState:
         writes = getattr(self.cluster, "writes", None)
         return None if writes is None else (writes, len(self.pod_views))
 
+    def place_pod(self, key: str, node: str | None) -> None:
+        """The pod's Node from now on (None: it left the cluster's Nodes, deleted or completed): its result's
+        `node`, the Node's group in `on_node`, and it is no longer unbound either way."""
+        pr = self.result.pods[key]
+        if pr.node:
+            group = self.on_node.get(pr.node)
+            if group is not None:
+                group.pop(key, None)
+                if not group:
+                    del self.on_node[pr.node]
+        pr.node = node
+        if node:
+            self.on_node.setdefault(node, {})[key] = None
+        self.unbound.pop(key, None)
+
+    def pods_on(self, node: str) -> list[str]:
+        """The keys of the live pods bound to Node `node`, in the run's pod order (result.pods)."""
+        group = self.on_node.get(node)
+        if not group:
+            return []
+        return sorted(group, key=self._position.__getitem__) if len(group) > 1 else list(group)
+
     def pods_unbound(self) -> list[tuple[str, PodView]]:
         """The live pods on no Node with their views, in creation order (kube-scheduler's queue, GetPendingPods)."""
         views = self.pod_views
@@ -229,19 +255,19 @@ class LoopState:
         self._protected_indexed = len(entries)
         return self._protected_index.get((node, by, method))
 
-    def node_requested(self, only: set[str] | None = None) -> dict[str, dict[str, int]]:
-        """The summed requests of the pods bound to each Node (`only`: of these Nodes), as Karpenter counts them
-        (kube-scheduler's: binding.KubeScheduler._bound)."""
+    def node_requested(self, nodes: set[str]) -> dict[str, dict[str, int]]:
+        """The summed requests of the pods bound to each of `nodes`, as Karpenter counts them (kube-scheduler's:
+        binding.KubeScheduler._bound), each Node's pods summed in creation order."""
         used: dict[str, dict[str, int]] = {}
-        pods = self.result.pods
-        for key, pv in self.pod_views.items():
-            node = pods[key].node
-            if node and (only is None or node in only):
-                # summed in place into the Node's own dict (resources.add's sums, without a new dict per pod)
-                total = used.get(node)
-                if total is None:
-                    total = used[node] = {}
-                for k, v in pv.requests.items():
+        views = self.pod_views
+        for node in nodes:
+            group = self.on_node.get(node)
+            if not group:
+                continue
+            # summed in place into the Node's own dict (resources.add's sums, without a new dict per pod)
+            total = used[node] = {}
+            for key in sorted(group, key=lambda k: views[k].order):
+                for k, v in views[key].requests.items():
                     total[k] = total.get(k, 0) + v
         return used
 
@@ -249,7 +275,6 @@ class LoopState:
     def delete_pod(self, key: str, reason: str) -> None:
         """The pod is deleted through the API and leaves the loop (its result stays, as deleted)."""
         pv = self.pod_views.pop(key, None)
-        self.unbound.pop(key, None)
         pr = self.result.pods[key]
         self.terminating.pop(key, None)
         try:
@@ -257,7 +282,8 @@ class LoopState:
         except APIRejected:
             pass
         self.nominated.pop(key, None)
-        pr.state, pr.node, pr.reason = "deleted", None, reason
+        self.place_pod(key, None)
+        pr.state, pr.reason = "deleted", reason
         pr.at["deleted"] = self.clock.now()
         if pv is not None:
             self.trace(f"pod {key} deleted: {reason}")
@@ -336,6 +362,7 @@ class LoopState:
                                       queue_key=(int(self.clock.now()), self.uid_rng.random()),
                                       pod_level_resources=self.core.pod_level_resources)
         self._owner_index.setdefault((owner_kind, created["metadata"]["namespace"], owner_name), []).append(key)
+        self._position.setdefault(key, len(self._position))
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
                                           owner_kind, owner_name,
                                           labels=dict(created["metadata"].get("labels") or {}),
@@ -343,7 +370,8 @@ class LoopState:
                                           at={"created": self.clock.now()})
         if node:
             self.cluster.bind(created, node, ADMIN, read_back=False)
-            self.result.pods[key].node, self.result.pods[key].state = node, "scheduled"
+            self.place_pod(key, node)
+            self.result.pods[key].state = "scheduled"
             self.result.pods[key].at["bound"] = self.clock.now()
         else:
             self.unbound[key] = None
