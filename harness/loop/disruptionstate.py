@@ -118,6 +118,9 @@ class DisruptionRun:
     pod_started: dict[str, float] = field(default_factory=dict)   # pod key -> status.startTime (its bind)
     # (NodeClaim name, method or stage) -> what the decision record last said of it (harness/loop/disruptionwhy.py)
     said: dict = field(default_factory=dict)
+    # state node name -> (what its verdict was judged from, ValidatePodsDisruptable's verdict): kept between
+    # passes (candidates.Cluster.validate_pods)
+    pods_verdicts: dict = field(default_factory=dict)
 
     # the NodeClaims of the unfinished commands, until a command is added or finishes: a disruption pass asks
     # for every node (NewCandidate), and the run's commands number in the hundreds at a few thousand nodes

@@ -170,6 +170,7 @@ class Cluster:
         self._built: dict[str, list[Candidate]] = {}
         # per state node, ValidatePodsDisruptable's verdict (None: disruptable): the same for both classes' sweeps
         self._pods_verdict: dict[str, CandidateError | None] = {}
+        self._pdbs_token: tuple | None = None        # _pdbs_judged's
         # per state node, NewCandidate's costs, prices and reschedulable pods (candidate): the same for every class
         self._tails: dict[str, tuple] = {}
         # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) -> (nodes
@@ -286,31 +287,51 @@ class Cluster:
     def validate_pods(self, sn: StateNode) -> None:
         """StateNode.ValidatePodsDisruptable: do-not-disrupt pods, then PDBs (CanEvictPods). Judged once per
         node a pass: nothing it reads changes between the two classes' sweeps (a do-not-disrupt duration's
-        clock is the pass's `now`; an invalid value's event is deduplicated upstream too)."""
+        clock is the pass's `now`; an invalid value's event is deduplicated upstream too). A node none of whose
+        pods has a do-not-disrupt annotation keeps its verdict between passes while its pods
+        (LoopState.on_node_changed) and the PDBs with their allowances are the same: a pass asks it of every
+        node, and between two passes a command changes a hundred of thousands."""
         if sn.name in self._pods_verdict:
             error = self._pods_verdict[sn.name]
         else:
-            try:
-                self._validate_pods(sn)
-                error = None
-            except CandidateError as e:
-                error = e
+            kept = self.s.disruption.pods_verdicts
+            judged = (self.s.on_node_changed.get(sn.name), tuple(sn.pods), self._pdbs_judged())
+            hit = kept.get(sn.name)
+            if hit is not None and hit[0] == judged:
+                error = hit[1]
+            else:
+                error, timeless = self._validate_pods(sn)
+                if timeless:
+                    kept[sn.name] = (judged, error)
+                else:
+                    kept.pop(sn.name, None)
             self._pods_verdict[sn.name] = error
         if error is not None:
-            raise error
+            raise error.with_traceback(None)      # kept between passes: not holding the frames of the last raise
 
-    def _validate_pods(self, sn: StateNode) -> None:
+    def _pdbs_judged(self) -> tuple:
+        """What a pod's PDB verdict reads of the PDBs: each one's selector and allowance, in order."""
+        if self._pdbs_token is None:
+            self._pdbs_token = tuple((p.key, repr(p.selector), p.disruptions_allowed) for p in self.pdbs.pdbs)
+        return self._pdbs_token
+
+    def _validate_pods(self, sn: StateNode) -> tuple[CandidateError | None, bool]:
+        """ValidatePodsDisruptable's verdict (None: disruptable), and whether no pod has a do-not-disrupt
+        annotation (the verdict then holds while the pods and the PDBs do)."""
         # asked of every pod of every node each pass: the pod's fixed facts read once per object (disruption_facts)
         views = self.s.pod_views
         pods = [(key, views[key], podutil.disruption_facts(views[key])) for key in sn.pods]
+        timeless = True
         for key, pv, f in pods:
-            if f.do_not_disrupt is not None and self.do_not_disrupt(key):
-                raise CandidateError(reasonwords.do_not_disrupt_pod(self.s.core, pv.namespace, pv.name),
-                                     "do-not-disrupt", pod_block=True, pod=key)
+            if f.do_not_disrupt is not None:
+                timeless = False
+                if self.do_not_disrupt(key):
+                    return CandidateError(reasonwords.do_not_disrupt_pod(self.s.core, pv.namespace, pv.name),
+                                          "do-not-disrupt", pod_block=True, pod=key), False
         if not self.pdbs.pdbs:
             # no PDB blocks an eviction (the loop below would only repeat the do-not-disrupt reads, whose
             # events the recorder has just deduplicated)
-            return
+            return None, timeless
         multiple = self.s.core.multiple_pdbs_eviction
         positions, pdbs = self.pdbs.positions, self.pdbs.pdbs
         for key, pv, f in pods:
@@ -324,12 +345,13 @@ class Cluster:
             keys, ok = self.pdbs.is_evictable(pv.namespace, pv.labels, multiple_block=multiple, key=f.pdb_key)
             if not ok:
                 if len(keys) > 1:
-                    raise CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
-                                         "pdb", pod_block=True, pod=key)
+                    return CandidateError(f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])",
+                                          "pdb", pod_block=True, pod=key), timeless
                 # one key, in brackets from core v1.7.0 (#2379; sigs.k8s.io/karpenter v1.6.2 pkg/utils/pdb/pdb.go
                 # CanEvictPods returns a single client.ObjectKey)
                 named = f"[{keys[0]}]" if self.s.core.multiple_pdbs_eviction else keys[0]
-                raise CandidateError(reasonwords.pdb_blocks(self.s.core, named), "pdb", pod_block=True, pod=key)
+                return CandidateError(reasonwords.pdb_blocks(self.s.core, named), "pdb", pod_block=True, pod=key), timeless
+        return None, timeless
 
     def candidate(self, sn: StateNode, disruption_class: str, queue_has, method: str) -> Candidate | None:
         """NewCandidate; None when the node is not a candidate (with upstream's events)."""

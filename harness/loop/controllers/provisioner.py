@@ -166,11 +166,11 @@ class Provisioner:
         schedules onto them copies them first (existingnode.shallow_copy).
 
         An initialized Node's entry is kept from the call before while what it is built of is the same (the
-        Node object, which the store replaces on every change, its NodeClaim, the views of its bound pods and the
-        DaemonSets): a disruption pass and its validation read every Node of the cluster, and between two
-        passes a command changes a hundred of them."""
+        Node object, which the store replaces on every change, its NodeClaim, its bound pods - the last change
+        to them, LoopState.on_node_changed - and the DaemonSets): a disruption pass and its validation read every
+        Node of the cluster, and between two passes a command changes a hundred of them."""
         s = self.state
-        views = s.pod_views
+        views, changed = s.pod_views, s.on_node_changed
 
         def bound(name: str) -> list:
             return [views[k] for k in s.pods_on(name)]
@@ -192,7 +192,7 @@ class Provisioner:
             if c.dis.marked_for_deletion or c.dis.deleting_since is not None:
                 continue
             if c.registered and node is not None and c.initialized:
-                inputs = (node, c.result.name, c.launched, tuple(bound(c.node_name)), daemons)
+                inputs = (node, c.result.name, c.launched, changed.get(c.node_name), daemons)
                 hit = kept.get(c.node_name)
                 if hit is not None and hit[0] == inputs:
                     self._entries[c.node_name] = hit
@@ -201,7 +201,7 @@ class Provisioner:
                 need.add(c.node_name)
                 rows.append(lambda used, c=c, node=node, inputs=inputs: self._keep(
                     c.node_name, inputs, self._registered(c.node_name, node, used.get(c.node_name, {}),
-                                                          list(inputs[3]), c.result.name),
+                                                          bound(c.node_name), c.result.name),
                     frozenset((c.launched.vm_name, c.node_name))))
                 continue
             name = c.node_name if c.registered and node is not None else c.launched.vm_name
@@ -214,7 +214,7 @@ class Provisioner:
             node = s.cluster.get("Node", name, shared=True)
             if node is None or name in managed or node["metadata"].get("deletionTimestamp"):
                 continue
-            inputs = (node, None, None, tuple(bound(name)), daemons)
+            inputs = (node, None, None, changed.get(name), daemons)
             hit = kept.get(name)
             if hit is not None and hit[0] == inputs:
                 self._entries[name] = hit
@@ -222,7 +222,7 @@ class Provisioner:
                 continue
             need.add(name)
             rows.append(lambda used, name=name, node=node, inputs=inputs: self._keep(
-                name, inputs, self._registered(name, node, used.get(name, {}), list(inputs[3]), None),
+                name, inputs, self._registered(name, node, used.get(name, {}), bound(name), None),
                 frozenset((name,))))
         used = s.node_requested(need)
         out = [row(used) if callable(row) else row for row in rows]

@@ -448,4 +448,5 @@ def _terminate(s, key: str) -> None:
         return
     s.cluster.delete("Pod", pv.name, pv.namespace, identity=ADMIN)
     pv.obj["metadata"]["deletionTimestamp"] = rfc3339(s.clock.now())
+    s.changed_in_place(key)
     s.trace(f"pod {key} terminating (held by {', '.join(pv.obj['metadata']['finalizers'])})")

@@ -125,6 +125,11 @@ class LoopState:
         # Node name -> the keys of the live pods bound to it, kept with `unbound` (place_pod), so a pass that
         # groups the pods by Node reads each Node's few (pods_on) rather than every pod of the cluster
         self.on_node: dict[str, dict[str, None]] = {}
+        # Node name -> the count of the last change to its pods (place_pod, changed_in_place): what a pass keeps
+        # of a Node from an earlier one holds while this is unchanged (binding.KubeScheduler._bound's sums, the
+        # provisioner's existing nodes, candidates.Cluster.validate_pods's verdicts)
+        self.on_node_changed: dict[str, int] = {}
+        self._placements = 0
         self._position: dict[str, int] = {}        # a key's place in result.pods: the run's pod order
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
@@ -209,16 +214,27 @@ class LoopState:
         """The pod's Node from now on (None: it left the cluster's Nodes, deleted or completed): its result's
         `node`, the Node's group in `on_node`, and it is no longer unbound either way."""
         pr = self.result.pods[key]
+        self._placements += 1
         if pr.node:
             group = self.on_node.get(pr.node)
             if group is not None:
                 group.pop(key, None)
                 if not group:
                     del self.on_node[pr.node]
+            self.on_node_changed[pr.node] = self._placements
         pr.node = node
         if node:
             self.on_node.setdefault(node, {})[key] = None
+            self.on_node_changed[node] = self._placements
         self.unbound.pop(key, None)
+
+    def changed_in_place(self, key: str) -> None:
+        """A live pod's object changed without leaving its Node (terminating, relabelled): what was kept of the
+        Node's pods is read again."""
+        node = self.result.pods[key].node
+        if node:
+            self._placements += 1
+            self.on_node_changed[node] = self._placements
 
     def pods_on(self, node: str) -> list[str]:
         """The keys of the live pods bound to Node `node`, in the run's pod order (result.pods)."""
@@ -307,6 +323,7 @@ class LoopState:
             self.finish_pod(key)
             return
         meta.update(fields)
+        self.changed_in_place(key)
         self.terminating.setdefault(key, reason)
         stop = podtermination.stops_at(pv.obj)
         if stop is not None and stop <= now:

@@ -152,6 +152,7 @@ class Workloads:
         stored = s.cluster.update(new, ADMIN)
         pv.obj = stored
         pv.topology_cache.clear()
+        s.changed_in_place(key)
 
     def _update_deployment(self, dep: dict) -> None:
         """The Deployment controller's answer to a new spec (kubernetes v1.36.3 pkg/controller/deployment):
