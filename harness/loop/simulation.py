@@ -116,7 +116,8 @@ class SimConfig:
     # "afterDrain" (default): the disruption controller's next pass runs once the last command's nodes are gone and
     # their pods placed; "raced": a pass also runs while a command's nodes terminate, each node's termination
     # ending in its own seeded time, and right after a drain's evictions in a seeded choice, before kube-scheduler
-    # placed the evicted pods (Simulation._terminating, _pass_before_binding; controllers/nodetermination.py)
+    # placed the evicted pods (Simulation._terminating, _pass_before_binding; controllers/nodetermination.py), and a
+    # delete command's nominations held until its nodes are gone, in a seeded choice (_hold_nominations)
     next_command: str = "afterDrain"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
