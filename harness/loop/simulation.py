@@ -50,6 +50,7 @@ from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState, SeededStream
 from harness.loop.controllers.termination import Termination
 from harness.loop.controllers.workloads import Workloads
+from harness.loop.disruptionstate import Command
 from harness.loop.nodeimages import NodeImages
 from harness.loop.pods import PodView
 from harness.loop.result import NodeResult, RunResult
@@ -187,7 +188,7 @@ class Simulation:
         # nextCommand raced (_hold_nominations): the commands seen so far, and the delete commands whose nodes
         # terminate within the nomination window their start set, with the NodeClaims it nominated
         self._commands_seen = 0
-        self._held: list[tuple[object, list[Claim]]] = []
+        self._held: list[tuple[Command, list[Claim]]] = []
 
     @property
     def stream_seed(self) -> int:
@@ -554,7 +555,7 @@ class Simulation:
             if now - cmd.created_at > NOMINATION_HOLD_LIMIT or (cmd.done and not cmd.succeeded):
                 continue
             for d in dests:
-                if not d.done:
+                if not d.done:      # a second on: this iteration's pass meets the nomination, the next does not
                     d.dis.nominated_until = max(d.dis.nominated_until, now + 1)
             if all((c := s.claim_by_name(n)) is None or c.done for n in cmd.candidates):
                 gone = True
