@@ -45,8 +45,9 @@ RACES = (
     Race("rolloutPods", "after", "raced"),
     # the disruption controller's next pass runs once the last command's nodes are gone, or while they terminate
     # (one by one) and before kube-scheduler placed the pods their drain evicted: commands in pairs
-    # (simulation.py Simulation._terminating, controllers/nodetermination.py NodeTermination._spread; last, so
-    # the draws of the races above stay as they were)
+    # (simulation.py Simulation._terminating, controllers/nodetermination.py NodeTermination._spread); and a delete
+    # command's nodes gone while the nominations its start set hold (Simulation._hold_nominations). Last, so the
+    # draws of the races above stay as they were
     Race("nextCommand", "afterDrain", "raced"),
 )
 

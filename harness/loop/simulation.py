@@ -47,9 +47,10 @@ from harness.loop.controllers.podevents import PodEvents
 from harness.loop.controllers.provisioner import Provisioner
 from harness.loop.controllers.simulate import deleting_pods
 from harness.loop.controllers.registration import Registration
-from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.controllers.state import Claim, LoopState, SeededStream
 from harness.loop.controllers.termination import Termination
 from harness.loop.controllers.workloads import Workloads
+from harness.loop.disruptionstate import Command
 from harness.loop.nodeimages import NodeImages
 from harness.loop.pods import PodView
 from harness.loop.result import NodeResult, RunResult
@@ -65,6 +66,11 @@ REGISTRATION_PASSES = 3           # kubelet, Karpenter registration and initiali
 # pkg/operator/options/options.go BatchIdleDuration, default 1s; pkg/controllers/provisioning/batcher.go Wait)
 BATCH_IDLE_SECONDS = 1.0
 MAX_ITERATIONS = 60               # harness guard against a loop that never settles; core has none
+# given.loop.nextCommand raced: the longest a delete command's nominations are held while its nodes terminate
+# (Simulation._hold_nominations; harness assumption: the loop's own termination of an unblocked command - the
+# drain's 5 s, a spread of up to 20 s, the instance's 5 s requeue, on 10 s iterations - ends within it, and a
+# drain a PDB or do-not-disrupt holds longer outlasts any nomination window)
+NOMINATION_HOLD_LIMIT = 60.0
 
 
 def iteration_bound(seeded_nodes: int) -> int:
@@ -111,7 +117,8 @@ class SimConfig:
     # "afterDrain" (default): the disruption controller's next pass runs once the last command's nodes are gone and
     # their pods placed; "raced": a pass also runs while a command's nodes terminate, each node's termination
     # ending in its own seeded time, and right after a drain's evictions in a seeded choice, before kube-scheduler
-    # placed the evicted pods (Simulation._terminating, _pass_before_binding; controllers/nodetermination.py)
+    # placed the evicted pods (Simulation._terminating, _pass_before_binding; controllers/nodetermination.py), and a
+    # delete command's nominations held until its nodes are gone, in a seeded choice (_hold_nominations)
     next_command: str = "afterDrain"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
@@ -130,6 +137,10 @@ class SimConfig:
 
 class Simulation:
     """One run of the loop over a cluster backend and a fake Azure."""
+
+    # given.loop.nextCommand raced: whether a delete command's nodes are gone before its nominations end
+    # (_hold_nominations); a stream of its own, so the loop's other draws do not move
+    nomination_hold_rng = SeededStream("nomination-hold")
 
     def __init__(self, cfg: SimConfig, cluster: Cluster, fake, compute, network, clock: SimClock | None = None,
                  it_cache: InstanceTypeCache | None = None):
@@ -174,6 +185,15 @@ class Simulation:
         self.started = False            # the operator's start ran (converge)
         self.paused: tuple[str, ...] = ()   # NodeClaims in flight when converge(until="launch") stopped
         self.exited: str | None = None  # why the controller exited at its start (a panic), if it did
+        # nextCommand raced (_hold_nominations): the commands seen so far, and the delete commands whose nodes
+        # terminate within the nomination window their start set, with the NodeClaims it nominated
+        self._commands_seen = 0
+        self._held: list[tuple[Command, list[Claim]]] = []
+
+    @property
+    def stream_seed(self) -> int:
+        """The seed of the simulation's own named streams (SeededStream), the loop state's."""
+        return self.state.stream_seed
 
     # -- what callers read ----------------------------------------------------------------------------
     @property
@@ -471,7 +491,8 @@ class Simulation:
         self.nodeclaim_disruption.observe()
         progress = self.expiration.reconcile()
         raced = self.cfg.next_command == "raced"
-        if quiet or self.disruption.pending is not None or (raced and self._terminating()):
+        gone = raced and self._hold_nominations()
+        if quiet or self.disruption.pending is not None or (raced and self._terminating()) or gone:
             progress |= self._disruption_pass()
         progress |= self.queue.reconcile()
         evicting = raced and self._terminating()
@@ -507,6 +528,43 @@ class Simulation:
         finally:
             sim.untried = frozenset()
         return progress
+
+    def _hold_nominations(self) -> bool:
+        """`given.loop.nextCommand: raced`: whether a delete command's nodes are gone, and the disruption controller's
+        next pass has run, before the nominations its start set end. Core's queue nominates the nodes its command
+        planned the candidates' pods onto for the nomination window (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/disruption/queue.go StartCommand -> Results.Record; state/statenode.go Nominate: 20 s), and a
+        nominated node is no candidate (disruption/types.go NewCandidate). On the real engine's timing a command's
+        nodes are gone seconds after its start; the loop's termination of them takes 20 s or more. So, in a seeded
+        choice per delete command, the loop holds those nominations while the command's nodes terminate and
+        through the pass right after the last is gone; a pass that then finds nothing marks its method
+        consolidated, and the nominations ending is no change to look again for (DisruptionController.reconcile:
+        unnominated; docs/races.md). Returns whether a held command's nodes are all gone (a pass runs now)."""
+        s = self.state
+        cmds = s.disruption.commands
+        for cmd in cmds[self._commands_seen:]:
+            p = cmd.proposal
+            nodes = set(p.sim.existing.values()) if p is not None and p.sim is not None and not cmd.replacements else ()
+            if nodes and self.nomination_hold_rng.random() < 0.5:
+                self._held.append((cmd, [c for c in self.claims if c.node_name in nodes and not c.done]))
+        self._commands_seen = len(cmds)
+        if not self._held:
+            return False
+        now, gone, held = self.clock.now(), False, []
+        for cmd, dests in self._held:
+            if now - cmd.created_at > NOMINATION_HOLD_LIMIT or (cmd.done and not cmd.succeeded):
+                continue
+            for d in dests:
+                if not d.done:      # a second on: this iteration's pass meets the nomination, the next does not
+                    d.dis.nominated_until = max(d.dis.nominated_until, now + 1)
+            if all((c := s.claim_by_name(n)) is None or c.done for n in cmd.candidates):
+                gone = True
+                self.trace(f"[disruption] command {cmd.uuid}'s nodes are gone while its nominations hold "
+                           "(nextCommand: raced)")
+            else:
+                held.append((cmd, dests))
+        self._held = held
+        return gone
 
     def _disruption_pass(self) -> bool:
         """The disruption controller's pass with what it reads first: PDB status and the NodeClaims'
@@ -544,6 +602,8 @@ class Simulation:
         now, st = self.clock.now(), self.state
         # a pod still pending is planned (and its nomination renewed) every round: no wait ends that one
         renewed = {claim for key, claim in st.nominated.items() if key in st.pod_views and not st.result.pods[key].node}
+        # a nomination held while a command's nodes terminate (_hold_nominations) ends with their termination
+        renewed.update(d.result.name for _, dests in self._held for d in dests)
         ends = [c.dis.nominated_until for c in self.claims
                 if not c.done and c.dis.nominated_until > now and c.result.name not in renewed]
         return min(ends, default=None)

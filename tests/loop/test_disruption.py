@@ -179,6 +179,23 @@ def test_a_node_is_not_disrupted_while_nominated(embedded):
         assert view.s.result.protected[-1]["by"] == "nominated"
 
 
+def test_a_nomination_changes_the_pass_fingerprint_only_where_unnominated_drops_it(embedded):
+    """A nomination starting or ending is no change to cluster state's consolidation state (sigs.k8s.io/karpenter
+    v1.14.0 pkg/controllers/state/cluster.go MarkUnconsolidated is never called for NominateNodeForPod):
+    disruption.unnominated drops exactly the NodeClaims' nominations from the pass's fingerprint."""
+    from harness.loop.controllers.disruption import unnominated
+    with simulation(embedded, [nodeclass(), np({"consolidateAfter": "0s"}), pod("a", "500m")]) as sim:
+        sim.converge()
+        (c,) = sim.claims
+        nodepools = sim.cluster.list("NodePool")
+        before = sim.disruption._fingerprint(nodepools)
+        c.dis.nominated_until = sim.clock.now() + 20
+        nominated = sim.disruption._fingerprint(nodepools)
+        assert nominated != before and unnominated(nominated) == unnominated(before)
+        c.dis.marked_for_deletion = True
+        assert unnominated(sim.disruption._fingerprint(nodepools)) != unnominated(before)
+
+
 def test_garbage_collected_spot_vm_is_recorded_as_interrupted(embedded):
     spot = np({"consolidateAfter": "Never"})
     spot["spec"]["template"]["spec"]["requirements"] = [
