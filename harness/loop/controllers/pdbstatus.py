@@ -5,6 +5,8 @@ every PDB's currentHealthy, desiredHealthy, expectedPods and disruptionsAllowed 
 """
 from __future__ import annotations
 
+import itertools
+
 from harness.backends.base import ADMIN, APIRejected
 from harness.loop import podutil
 from harness.loop.controllers.state import LoopState
@@ -15,12 +17,15 @@ class PDBStatus:
     def __init__(self, state: LoopState):
         self.state = state
         self.enabled = False             # set once a PodDisruptionBudget is applied (Simulation.apply)
-        # which PDBs each pod matches, kept between passes while the PDBs' selectors are the same: pod key ->
-        # (the pod's object the match was found for, the matching PDBs' positions, the pod's controller). A pass
-        # runs every quiet iteration over every pod; a pod's labels and owner change only with a new object
-        # (workloads.py _update_pod), so each pass reads a kept match, not the PDB index, for each pod
+        # the live pods some PDB matches, kept between passes while the PDBs' selectors are the same: pod key ->
+        # (the matching PDBs' positions, the pod's controller). A pass reads the pods created since the last
+        # (`_created`: the last PodView.order read) and the ones bound, gone or changed since (LoopState.moved,
+        # read up to `_read`); a pod's labels and owner change only with a new object (workloads.py
+        # _update_pod: LoopState.changed_in_place)
         self._selectors: tuple | None = None
-        self._matches: dict[str, tuple] = {}
+        self._members: dict[str, tuple] = {}
+        self._created = 0
+        self._read = 0
         # the last pass's LoopState.unchanged_since after its writes, the statuses it published and their
         # allowances (an eviction takes one in place: pdb.Limits.evict): an equal token with the allowances
         # untouched, and the pass would publish the same statuses again
@@ -39,22 +44,32 @@ class PDBStatus:
         objs = s.cluster.list("PodDisruptionBudget")
         pdbs = [PDB.from_manifest(obj) for obj in objs]
         selectors = tuple((p.namespace, p.name, repr(p.selector)) for p in pdbs)
-        kept = self._matches if selectors == self._selectors else {}
+        views, results = s.pod_views, s.result.pods
+        if selectors != self._selectors:
+            self._selectors, self._members, self._created = selectors, {}, 0
         index = PDBIndex(pdbs)
+        members = self._members
+        # the pods created since the last pass (a view's order only grows: read from the end), then the ones
+        # moved or changed since, each matched again as it is now
+        created = list(itertools.takewhile(lambda k: views[k].order > self._created, reversed(views)))
+        changed = dict.fromkeys(reversed(created))
+        changed.update(dict.fromkeys(s.moved[self._read:]))
+        if created:
+            self._created = views[created[0]].order
+        self._read = len(s.moved)
+        for k in changed:
+            pv = views.get(k)
+            found = index.positions(pv.namespace, pv.labels) if pv is not None else ()
+            if found:
+                members[k] = (found, podutil.controller_of(pv))
+            else:
+                members.pop(k, None)
         matched: list[list[PodInfo]] = [[] for _ in pdbs]
-        matches = {}
-        results = s.result.pods
-        for k, pv in s.pod_views.items():
-            pr = results[k]
-            if pr.state == "deleted":
-                continue
-            m = kept.get(k)
-            if m is None or m[0] is not pv.obj:
-                m = (pv.obj, index.positions(pv.namespace, pv.labels), podutil.controller_of(pv))
-            matches[k] = m
-            for i in m[1]:
-                matched[i].append(PodInfo(pv.namespace, pv.name, pv.labels, bool(pr.node), m[2]))
-        self._selectors, self._matches = selectors, matches
+        for k, (found, controller) in members.items():
+            pv = views[k]
+            info = PodInfo(pv.namespace, pv.name, pv.labels, bool(results[k].node), controller)
+            for i in found:
+                matched[i].append(info)
         out = {}
         for obj, pdb in zip(objs, sync_statuses(pdbs, matched)):
             key = (pdb.namespace, pdb.name)

@@ -21,6 +21,7 @@ class PodEvents:
     def __init__(self, state: LoopState):
         self.state = state
         self._bound: dict[str, str] = {}          # pod key -> node, as of the last pass
+        self._read = 0                            # how many of LoopState.moved the last pass read
         self._seen: tuple | None = None           # LoopState.unchanged_since when `_bound` was read
 
     def settled(self, key: str, node: str) -> None:
@@ -55,23 +56,28 @@ class PodEvents:
         return False
 
     def _bindings(self, s: LoopState) -> None:
-        """Stamp the NodeClaims whose Nodes a pod bound to or left since the last read."""
+        """Stamp the NodeClaims whose Nodes a pod bound to or left since the last read: the pods LoopState.place_pod
+        moved since (`moved`), each compared with where the last read found it."""
         now = s.clock.now()
-        bound = {k: pr.node for k, pr in s.result.pods.items() if pr.node and pr.state != "deleted"}
-        by_node = {c.node_name: c for c in s.claims if c.node_name and not c.done}
+        moved, self._read = s.moved[self._read:], len(s.moved)
         touched: set[str] = set()
-        for key, node in bound.items():
-            if self._bound.get(key) != node:
+        for key in dict.fromkeys(moved):
+            node, was = s.result.pods[key].node, self._bound.get(key)
+            if node == was:
+                continue
+            if node:                # bound, or bound elsewhere: the new Node's pod event
+                self._bound[key] = node
                 s.disruption.pod_started.setdefault(key, now)
                 if s.pod_views.get(key) is not None and s.pod_views[key].owner_kind != "DaemonSet":
                     touched.add(node)
-        for key, node in self._bound.items():
-            if key not in bound:
+            else:                   # gone from its Node
+                del self._bound[key]
                 s.disruption.pod_started.pop(key, None)
-                pv_owner = s.result.pods[key].owner_kind if key in s.result.pods else ""
-                if pv_owner != "DaemonSet":
-                    touched.add(node)
-        self._bound = bound
+                if s.result.pods[key].owner_kind != "DaemonSet":
+                    touched.add(was)
+        if not touched:
+            return
+        by_node = {c.node_name: c for c in s.claims if c.node_name and not c.done}
         for node in touched:
             c = by_node.get(node)
             if c is None:

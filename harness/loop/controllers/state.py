@@ -130,6 +130,9 @@ class LoopState:
         # provisioner's existing nodes, candidates.Cluster.validate_pods's verdicts)
         self.on_node_changed: dict[str, int] = {}
         self._placements = 0
+        # the keys place_pod moved or changed_in_place changed, in order: a reader keeps its place and reads the
+        # changes since (podevents.py, pdbstatus.py)
+        self.moved: list[str] = []
         self._position: dict[str, int] = {}        # a key's place in result.pods: the run's pod order
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
@@ -215,6 +218,7 @@ class LoopState:
         `node`, the Node's group in `on_node`, and it is no longer unbound either way."""
         pr = self.result.pods[key]
         self._placements += 1
+        self.moved.append(key)
         if pr.node:
             group = self.on_node.get(pr.node)
             if group is not None:
@@ -230,7 +234,8 @@ class LoopState:
 
     def changed_in_place(self, key: str) -> None:
         """A live pod's object changed without leaving its Node (terminating, relabelled): what was kept of the
-        Node's pods is read again."""
+        pod (`moved`) and of its Node's pods is read again."""
+        self.moved.append(key)
         node = self.result.pods[key].node
         if node:
             self._placements += 1
