@@ -118,9 +118,12 @@ class DisruptionRun:
     pod_started: dict[str, float] = field(default_factory=dict)   # pod key -> status.startTime (its bind)
     # (NodeClaim name, method or stage) -> what the decision record last said of it (harness/loop/disruptionwhy.py)
     said: dict = field(default_factory=dict)
-    # state node name -> (what its verdict was judged from, ValidatePodsDisruptable's verdict): kept between
-    # passes (candidates.Cluster.validate_pods)
-    pods_verdicts: dict = field(default_factory=dict)
+    # ValidatePodsDisruptable's verdicts kept between passes (candidates.Cluster.validate_pods): the PDBs'
+    # selectors and allowances they were judged with, and state node name -> (its pods then, the verdict)
+    pods_verdicts: tuple[tuple, dict] = field(default_factory=lambda: ((), {}))
+    # state node name -> (its pods then, their reschedulable keys, summed eviction cost, reschedule cost): what
+    # NewCandidate reads of a node's pods, kept between passes (candidates.Cluster.candidate)
+    pods_costs: dict = field(default_factory=dict)
 
     # the NodeClaims of the unfinished commands, until a command is added or finishes: a disruption pass asks
     # for every node (NewCandidate), and the run's commands number in the hundreds at a few thousand nodes

@@ -170,7 +170,7 @@ class Cluster:
         self._built: dict[str, list[Candidate]] = {}
         # per state node, ValidatePodsDisruptable's verdict (None: disruptable): the same for both classes' sweeps
         self._pods_verdict: dict[str, CandidateError | None] = {}
-        self._pdbs_token: tuple | None = None        # _pdbs_judged's
+        self._kept: dict | None = None               # _kept_verdicts's
         # per state node, NewCandidate's costs, prices and reschedulable pods (candidate): the same for every class
         self._tails: dict[str, tuple] = {}
         # the decision record's budget arithmetic (disruptionwhy.budget_text): (NodePool, reason) -> (nodes
@@ -294,8 +294,8 @@ class Cluster:
         if sn.name in self._pods_verdict:
             error = self._pods_verdict[sn.name]
         else:
-            kept = self.s.disruption.pods_verdicts
-            judged = (self.s.on_node_changed.get(sn.name), tuple(sn.pods), self._pdbs_judged())
+            kept = self._kept_verdicts()
+            judged = (self.s.on_node_changed.get(sn.name), tuple(sn.pods))
             hit = kept.get(sn.name)
             if hit is not None and hit[0] == judged:
                 error = hit[1]
@@ -309,11 +309,15 @@ class Cluster:
         if error is not None:
             raise error.with_traceback(None)      # kept between passes: not holding the frames of the last raise
 
-    def _pdbs_judged(self) -> tuple:
-        """What a pod's PDB verdict reads of the PDBs: each one's selector and allowance, in order."""
-        if self._pdbs_token is None:
-            self._pdbs_token = tuple((p.key, repr(p.selector), p.disruptions_allowed) for p in self.pdbs.pdbs)
-        return self._pdbs_token
+    def _kept_verdicts(self) -> dict:
+        """The verdicts kept from earlier passes (DisruptionRun.pods_verdicts), emptied when the PDBs' selectors
+        or allowances are not those they were judged with; read once a pass."""
+        if self._kept is None:
+            judged = tuple((p.key, repr(p.selector), p.disruptions_allowed) for p in self.pdbs.pdbs)
+            if self.s.disruption.pods_verdicts[0] != judged:
+                self.s.disruption.pods_verdicts = (judged, {})
+            self._kept = self.s.disruption.pods_verdicts[1]
+        return self._kept
 
     def _validate_pods(self, sn: StateNode) -> tuple[CandidateError | None, bool]:
         """ValidatePodsDisruptable's verdict (None: disruptable), and whether no pod has a do-not-disrupt
@@ -404,19 +408,31 @@ class Cluster:
         if tail is None:
             # what follows reads the view alone, never the disruption class: built once per view for the
             # classes' two sweeps (Drift's and consolidation's)
-            reschedulable = [k for k in sn.pods if podutil.is_reschedulable(self.pod(k))]
+            reschedulable, cost, reschedule_cost = self._pod_costs(sn)
             lifetime = 1.0
             ttl = expire_after(sn.claim.obj["spec"])
             if ttl is not None and ttl > 0:
                 lifetime = min(max((ttl - (self.now - sn.claim.created_at)) / ttl, 0.0), 1.0)
-            costs = {k: podutil.eviction_cost(self.pod(k)) for k in sn.pods}
-            cost = sum(costs[k] for k in sn.pods)
             zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
             tail = self._tails[sn.name] = (zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
-                                           1.0 + sum(max(0.0, costs[k]) for k in reschedulable))
+                                           reschedule_cost)
         zone, ct, disruption_cost, reschedulable, price, reschedule_cost = tail
         return Candidate(sn, np, it, zone, ct, disruption_cost, list(reschedulable), price, reschedule_cost,
                          self.s.core.emptiness_by_eviction_cost)
+
+    def _pod_costs(self, sn: StateNode) -> tuple[tuple[str, ...], float, float]:
+        """NewCandidate's reads of the node's pods: the reschedulable ones, the summed eviction cost and the
+        reschedule cost. Kept between passes while the pods are the same (LoopState.on_node_changed: a pod
+        terminating or relabelled changes it too; DisruptionRun.pods_costs)."""
+        judged = (self.s.on_node_changed.get(sn.name), tuple(sn.pods))
+        kept = self.s.disruption.pods_costs
+        hit = kept.get(sn.name)
+        if hit is None or hit[0] != judged:
+            reschedulable = tuple(k for k in sn.pods if podutil.is_reschedulable(self.pod(k)))
+            costs = {k: podutil.eviction_cost(self.pod(k)) for k in sn.pods}
+            hit = kept[sn.name] = (judged, reschedulable, sum(costs[k] for k in sn.pods),
+                                   1.0 + sum(max(0.0, costs[k]) for k in reschedulable))
+        return hit[1], hit[2], hit[3]
 
     def _refused(self, sn: StateNode, disruption_class: str, e: CandidateError, eventual: bool = False) -> None:
         """The decision record: NewCandidate refused the node for every method of `disruption_class`
