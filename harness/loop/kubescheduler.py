@@ -150,6 +150,27 @@ class Snapshot:
         for pv, node in placed:
             self.add(pv, node)
 
+    @staticmethod
+    def group(pods: Sequence[PodView]) -> tuple[tuple[PodView, ...], int, tuple[PodView, ...]]:
+        """A Node's bound pods as of_nodes reads them: the pods in creation order, how many have an inter-pod
+        (anti-)affinity term, the ones with a required anti-affinity term. Kept by the caller while the pods
+        are the same (a pod's spec does not change)."""
+        return tuple(pods), sum(1 for pv in pods if pv.pod_affinity[0]), tuple(pv for pv in pods if pv.pod_affinity[1])
+
+    @classmethod
+    def of_nodes(cls, nodes: list[dict], groups: Mapping[str, tuple], namespaces: Mapping[str, Mapping[str, str]]):
+        """The snapshot `Snapshot(nodes, placed, namespaces)` builds with every bound pod placed in creation order,
+        from each Node's `group`: no walk over the pods without inter-pod terms."""
+        snap = cls(nodes, [], namespaces)
+        anti = []
+        for node, (pods, with_affinity, with_anti) in groups.items():
+            snap.pods[node] = list(pods)
+            snap.with_pod_affinity += with_affinity
+            anti.extend((pv, node) for pv in with_anti)
+        anti.sort(key=lambda pn: pn[0].order)
+        snap.with_anti = [(pv, node) for pv, node in anti if snap.terms(pv, "podAntiAffinity")]
+        return snap
+
     def add(self, pv: PodView, node: str) -> None:
         self.pods.setdefault(node, []).append(pv)
         self._matching.pop(node, None)

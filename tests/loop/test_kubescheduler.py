@@ -503,3 +503,25 @@ def test_a_pass_reads_each_node_once_and_a_changed_node_again():
     assert snap.facts(n).cpu_memory == (2000, 8 * 1024 ** 3) and snap.facts(n).ready
     tainted = node("n1", {"zone": "z1"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
     assert [str(t) for t in snap.facts(tainted).taints] == ["k=v:NoSchedule"]
+
+
+def test_a_snapshot_of_each_nodes_pods_is_the_snapshot_of_the_pods_placed_in_creation_order():
+    """Snapshot.of_nodes (kube-scheduler's pass, from each Node's kept group) holds what Snapshot(nodes, placed)
+    holds when `placed` lists every bound pod in creation order: each Node's pods, the pods with inter-pod terms."""
+    zone = {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "db"}}}
+    made = [pod("a", node="n1", labels={"app": "db"}, anti=[zone]), pod("b", node="n2", affinity=[zone]),
+            pod("c", node="n1"), pod("d", node="gone", anti=[zone]), pod("e", node="n2", anti=[zone])]
+    placed = []
+    for i, (pv, n) in enumerate(made):
+        pv.order = i + 1
+        placed.append((pv, n))
+    nodes = [node("n1", {"zone": "z1"}), node("n2", {"zone": "z2"})]
+    groups = {}
+    for n in ("n2", "gone", "n1"):
+        groups[n] = Snapshot.group([pv for pv, at in placed if at == n])
+    want, got = Snapshot(nodes, placed), Snapshot.of_nodes(nodes, groups, {})
+    assert {n: [p.name for p in ps] for n, ps in got.pods.items()} == \
+        {n: [p.name for p in ps] for n, ps in want.pods.items()}
+    assert [(p.name, n) for p, n in got.with_anti] == [(p.name, n) for p, n in want.with_anti] == \
+        [("a", "n1"), ("d", "gone"), ("e", "n2")]
+    assert got.with_pod_affinity == want.with_pod_affinity == 4

@@ -30,8 +30,9 @@ class KubeScheduler:
         self.tree = NodeTree()                # which Nodes a cycle filters (harness/loop/nodetree.py)
         # the cluster as the last pass found it, when that pass bound nothing and drew nothing (`_unchanged`)
         self._idle: tuple | None = None
-        # Node -> (LoopState.on_node_changed then, its summed requests, its non-zero sums), as the last pass read them
-        self._sums: dict[str, tuple[int, dict[str, int], tuple[int, int]]] = {}
+        # Node -> (LoopState.on_node_changed then, its summed requests, its non-zero sums, its pods as
+        # Snapshot.group holds them), as the last pass read them
+        self._sums: dict[str, tuple[int, dict[str, int], tuple[int, int], tuple]] = {}
 
     def _unchanged(self) -> tuple | None:
         """What a pass reads, as a token (LoopState.unchanged_since), or None when
@@ -104,8 +105,9 @@ class KubeScheduler:
             if pr.node or pr.state == "ignored" and not nodes:
                 continue
             if snap is None:
-                used, non_zero, placed, namespaces = self._bound()
-                snap = Snapshot(nodes, placed, namespace_labels(s.cluster.list("Namespace"), ["default", *namespaces]))
+                used, non_zero, groups, namespaces = self._bound()
+                snap = Snapshot.of_nodes(nodes, groups,
+                                         namespace_labels(s.cluster.list("Namespace"), ["default", *namespaces]))
             if key in s.prebind:
                 chosen = s.prebind[key]
                 waited = next((n for n in nodes if n["metadata"]["name"] == chosen), None)
@@ -207,38 +209,37 @@ class KubeScheduler:
         s.prebind[key] = name
         return True
 
-    def _bound(self) -> tuple[dict[str, dict[str, int]], dict[str, tuple[int, int]], list, set[str]]:
+    def _bound(self) -> tuple[dict[str, dict[str, int]], dict[str, tuple[int, int]], dict[str, tuple], set[str]]:
         """What a pass reads of every bound pod: each Node's summed requests (pods.PodView.scheduler_requests),
-        the same with kube-scheduler's non-zero defaults (kubescore.non_zero_requests), the (pod, Node) pairs
-        of the snapshot in creation order, and the namespaces of every pod. A Node's sums are kept from the
-        pass before while its pods are the same (LoopState.on_node_changed): a pass after a command changes a
-        few hundred of 5,000 Nodes. The pass replaces a Node's sums as it binds, never changes them in place."""
+        the same with kube-scheduler's non-zero defaults (kubescore.non_zero_requests), each Node's pods for
+        the snapshot (Snapshot.of_nodes: in creation order, with those with inter-pod terms counted), and the
+        namespaces of every pod. A Node's entry is kept from the pass before while its pods are the same
+        (LoopState.on_node_changed): a pass after a command changes a few hundred of 5,000 Nodes. The pass
+        replaces a Node's sums as it binds, never changes them in place."""
         s = self.state
         views = s.pod_views
         used: dict[str, dict[str, int]] = {}
         non_zero: dict[str, tuple[int, int]] = {}
-        placed: list = []
+        groups: dict[str, tuple] = {}
         kept, self._sums = self._sums, {}
         changed = s.on_node_changed
         for node, group in s.on_node.items():
             at = changed[node]
             hit = kept.get(node)
             if hit is None or hit[0] != at:
+                pods = sorted((views[k] for k in group), key=lambda pv: pv.order)
                 total: dict[str, int] = {}
                 cpu = mem = 0
-                for key in sorted(group, key=lambda k: views[k].order):
-                    pv = views[key]
+                for pv in pods:
                     for k, v in pv.scheduler_requests.items():
                         total[k] = total.get(k, 0) + v
                     nz = non_zero_requests(pv)
                     cpu, mem = cpu + nz[0], mem + nz[1]
-                hit = (at, total, (cpu, mem))
+                hit = (at, total, (cpu, mem), Snapshot.group(pods))
             self._sums[node] = hit
-            used[node], non_zero[node] = hit[1], hit[2]
-            placed.extend((views[k], node) for k in group)
-        placed.sort(key=lambda pn: pn[0].order)
+            used[node], non_zero[node], groups[node] = hit[1], hit[2], hit[3]
         results = s.result.pods
-        return used, non_zero, placed, {results[k].namespace for k in views}
+        return used, non_zero, groups, {results[k].namespace for k in views}
 
     def _bind(self, key: str, pv, node: dict, snap: Snapshot, used: dict) -> None:
         s = self.state
