@@ -33,6 +33,8 @@ class KubeScheduler:
         # Node -> (LoopState.on_node_changed then, its summed requests, its non-zero sums, its pods as
         # Snapshot.group holds them), as the last pass read them
         self._sums: dict[str, tuple[int, dict[str, int], tuple[int, int], tuple]] = {}
+        # per pod class (Cycle.verdict_class) of the last pass that built a snapshot, its kept verdicts (_kept_fails)
+        self._memos: dict[tuple, dict] = {}
 
     def _unchanged(self) -> tuple | None:
         """What a pass reads, as a token (LoopState.unchanged_since), or None when
@@ -74,6 +76,7 @@ class KubeScheduler:
         classes: dict[tuple, Verdicts] = {}
         scores: dict[tuple, dict[int, tuple[int, int]]] = {}    # per Node by its index in `nodes`
         drew = False                          # select_host ran (it may draw a tie)
+        memos: dict[tuple, dict] = {}         # this pass's classes' kept verdicts (_kept_fails)
 
         def bind(key: str, pv, node: dict) -> None:
             self._bind(key, pv, node, snap, used)
@@ -150,7 +153,8 @@ class KubeScheduler:
                 at = sorted(rank[position[n["metadata"]["name"]]] for n in found)
             else:
                 if kind not in classes:
-                    classes[kind] = Verdicts(ordered, functools.partial(cycle.fails, used))
+                    memo = memos[kind] = self._memos.get(kind) or {}
+                    classes[kind] = Verdicts(ordered, self._kept_fails(cycle, used, snap, memo))
                 places, reasons = self.tree.positions_in(len(ordered), classes[kind])
                 at = sorted([rank[p] for p in places])
             feasible = [nodes[i] for i in at]
@@ -168,9 +172,31 @@ class KubeScheduler:
                 continue
             bind(key, pv, node)
             progress = True
+        if snap is not None:
+            self._memos = memos
         if not progress and not drew and nodes:
             self._idle = token
         return progress
+
+    @staticmethod
+    def _kept_fails(cycle: Cycle, used: dict, snap: Snapshot, memo: dict):
+        """`cycle.fails` on a Node for a pod class (Cycle.verdict_class), kept between passes in `memo` (Node
+        name -> (the Node object, its summed requests, its pods' count, the verdict)): a class's verdict reads
+        only those (the Node object is replaced on every change; a Node's sums are kept, the same object, while
+        its pods stay: _bound). A pass filters every Node for each class, and a command changes a few."""
+        fails = functools.partial(cycle.fails, used)
+        pods = snap.pods
+
+        def kept(node: dict) -> list[str]:
+            name = node["metadata"]["name"]
+            requested, count = used.get(name), len(pods.get(name, ()))
+            hit = memo.get(name)
+            if hit is not None and hit[0] is node and hit[1] is requested and hit[2] == count:
+                return hit[3]
+            why = fails(node)
+            memo[name] = (node, requested, count, why)
+            return why
+        return kept
 
     def _filter(self, cycle: Cycle, pv, used: dict):
         """The Filter plugins on one Node for the pod of `cycle`: the reasons it fails, empty when it fits."""
