@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from harness.model.params import ClusterParams, NodeClassParams
 from harness.model.profile import Profile
 from harness.model.requirements import Requirement
-from harness.model.skus import canonical_sku
+from harness.model.skus import canonical_sku, vcpus_of
 from harness.model.skutables import known_skus
 from harness.model.staticpart import StaticPart, read_sku, static_part, survivor
 from harness.model.switches import Switches
@@ -51,6 +51,7 @@ class InstanceTypeCache:
         self._lists: "OrderedDict[tuple, StaticEntry]" = OrderedDict()
         self._skus: dict[tuple, tuple[Mapping, StaticPart | str]] = {}
         self._canon: dict[int, tuple[Mapping, dict]] = {}
+        self._vcpus: dict[int, tuple[Mapping, int | None]] = {}
         self._switches: dict[int, tuple[Profile, Switches]] = {}
         self._known: dict[int, tuple[object, frozenset[str]]] = {}
         self._reqs: dict[tuple, Requirement] = {}
@@ -62,8 +63,8 @@ class InstanceTypeCache:
     def clear(self) -> None:
         """Forget everything, interned values included."""
         with self._lock:
-            for table in (self._lists, self._skus, self._canon, self._switches, self._known, self._reqs,
-                          self._offer_reqs):
+            for table in (self._lists, self._skus, self._canon, self._vcpus, self._switches, self._known,
+                          self._reqs, self._offer_reqs):
                 table.clear()
             self.hits = self.misses = 0
 
@@ -74,14 +75,16 @@ class InstanceTypeCache:
                 self._lists.clear()
                 self._skus.clear()
                 self._canon.clear()
+                self._vcpus.clear()
                 return
             for key in [k for k, e in self._lists.items() if e.skus is skus]:
                 del self._lists[key]
             ids = {id(s) for s in skus}
             for key in [k for k, v in self._skus.items() if k[0] in ids and any(v[0] is s for s in skus)]:
                 del self._skus[key]
-            for key in [k for k in self._canon if k in ids]:
-                del self._canon[key]
+            for table in (self._canon, self._vcpus):
+                for key in [k for k in table if k in ids]:
+                    del table[key]
 
     def info(self) -> dict[str, int]:
         with self._lock:
@@ -114,6 +117,19 @@ class InstanceTypeCache:
             self._canon.clear()
         self._canon[id(sku)] = (sku, canon)
         return canon
+
+    def vcpus(self, sku: Mapping) -> int | None:
+        """vcpus_of(sku), per SKU dict (by identity, the dict held): the provider's quota check asks it of
+        every SKU at every instance-type build (harness/loop/azure.py has_quota), the same SKU dicts run
+        after run; reading the capabilities was ~1 % of a small run."""
+        hit = self._vcpus.get(id(sku))
+        if hit is not None and hit[0] is sku:
+            return hit[1]
+        n = vcpus_of(sku)
+        if len(self._vcpus) >= self.SKUS_MAX:
+            self._vcpus.clear()
+        self._vcpus[id(sku)] = (sku, n)
+        return n
 
     def known_set(self, names: Iterable[str] | None, tables: str = ".") -> frozenset[str]:
         """The known-SKU names as a frozenset (the profile's table when `names` is None)."""
