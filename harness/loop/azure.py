@@ -295,9 +295,11 @@ class AzureProvider:
         hit = self._built.get(key)
         if hit is not None and hit[0] == (self.unavailable.seq, self.sku_seq):
             return hit[1]
+        # nothing marked unavailable: no offering is (and the offerings may be kept ones, InstanceTypeCache.offered)
         its = itmod.build_instance_types(
             skus, nodeclass, self.cluster, self.profile, prices=self.prices(),
-            unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota, cache=self.it_cache)
+            unavailable=self.unavailable.is_unavailable if self.unavailable.entries else None,
+            has_quota=self.has_quota, cache=self.it_cache)
         # read the seq after the build: entries it found expired were dropped (seq bumped) and
         # the build already reflects that
         self._built[key] = ((self.unavailable.seq, self.sku_seq), its)
