@@ -83,7 +83,25 @@ def _duration_value(text):
     return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (sec, "s")) if n) or None
 
 
+# (id(profile), repr of spec.template) -> (the profile, its hash): every run hashes its NodePools' templates (at
+# the first NodeClaim a pass writes and at each drift check), mostly the same templates run after run; the repr
+# of YAML-shaped data tells every value and type apart (a dict in another key order only misses)
+_BY_TEXT: dict[tuple[int, str], tuple[Profile, str]] = {}
+_BY_TEXT_SIZE = 1024
+
+
 def nodepool_hash(nodepool: dict, profile: Profile) -> str:
+    """The NodePool's template hash, worked out once per profile and template text."""
+    key = (id(profile), repr((nodepool.get("spec") or {}).get("template")))
+    hit = _BY_TEXT.get(key)
+    if hit is None or hit[0] is not profile:
+        if len(_BY_TEXT) >= _BY_TEXT_SIZE:
+            _BY_TEXT.clear()
+        hit = _BY_TEXT[key] = (profile, _nodepool_hash(nodepool, profile))
+    return hit[1]
+
+
+def _nodepool_hash(nodepool: dict, profile: Profile) -> str:
     template = stored_template(nodepool, profile)
     spec = template["spec"]
     spec.pop("requirements", None)
