@@ -138,41 +138,48 @@ def _kwargs(base: str, ca: str | None, overrides: dict) -> dict:
     return kw
 
 
-def _in_process_policies(config: Any, kwargs: dict) -> list:
+def _in_process_policies(credential: FakeCredential, moniker: str, kwargs: dict) -> list:
     """An azure-mgmt client's own pipeline (azure-mgmt-compute 39.0.0 azure/mgmt/compute/_client.py
-    ComputeManagementClient.__init__; azure-mgmt-network 27 the same) without the policies that do nothing
-    to a request the in-process transport answers: ProxyPolicy (no proxies), RedirectPolicy and
-    SensitiveHeaderCleanupPolicy (the fake never redirects), RetryPolicy (``retry_total=0``: it passes every
-    answer and error through; the provider's retries are the harness's, harness/loop/azure.py call),
-    NetworkTraceLoggingPolicy (``logging_enable`` unset), DistributedTracingPolicy (tracing off) and
-    ARMHttpLoggingPolicy (INFO lines only). Each costs a few µs a request through azure-core's policy runner:
-    ~5 % of a small scenario's CPU. The requests, headers and answers are the same."""
-    from azure.mgmt.core.policies import ARMAutoResourceProviderRegistrationPolicy
-    return [RequestIdPolicy(**kwargs), config.headers_policy, config.user_agent_policy, ContentDecodePolicy(**kwargs),
-            ARMAutoResourceProviderRegistrationPolicy(), config.authentication_policy, config.custom_hook_policy]
+    ComputeManagementClient.__init__ and _configuration.py, which names the client ``mgmt-compute/<version>`` to
+    UserAgentPolicy; azure-mgmt-network the same) without the policies that do nothing to a request the
+    in-process transport answers: ProxyPolicy (no proxies), RedirectPolicy and SensitiveHeaderCleanupPolicy (the
+    fake never redirects), RetryPolicy (``retry_total=0``: it passes every answer and error through; the
+    provider's retries are the harness's, harness/loop/azure.py call), NetworkTraceLoggingPolicy
+    (``logging_enable`` unset), DistributedTracingPolicy (tracing off) and ARMHttpLoggingPolicy (INFO lines
+    only). Each cost a few µs a request in azure-core's policy runner: ~4 % of a small scenario's CPU. The
+    requests and the answers are the same."""
+    from azure.core.pipeline.policies import CustomHookPolicy, HeadersPolicy, UserAgentPolicy
+    from azure.mgmt.core.policies import ARMAutoResourceProviderRegistrationPolicy, ARMChallengeAuthenticationPolicy
+    return [RequestIdPolicy(**kwargs), HeadersPolicy(**kwargs), UserAgentPolicy(sdk_moniker=moniker, **kwargs),
+            ContentDecodePolicy(**kwargs), ARMAutoResourceProviderRegistrationPolicy(),
+            ARMChallengeAuthenticationPolicy(credential, *kwargs["credential_scopes"], **kwargs),
+            CustomHookPolicy(**kwargs)]
 
 
-def _client(cls: Any, state_or_url: Any, subscription_id: str | None, in_process: bool, kwargs: dict):
+def _client(cls: Any, moniker: str, state_or_url: Any, subscription_id: str | None, in_process: bool,
+            kwargs: dict):
     base, sub, ca = _resolve(state_or_url)
     kw = _kwargs(base, ca, kwargs)
-    client = cls(FakeCredential(), subscription_id or sub, **kw)
-    if not in_process:
-        return client
-    # built a second time with its first build's configured policies, less the ones that do nothing here
-    return cls(FakeCredential(), subscription_id or sub, policies=_in_process_policies(client._config, kw), **kw)
+    credential = FakeCredential()
+    if in_process:
+        kw.setdefault("credential_scopes", [ARM_URL + "/.default"])
+        kw["policies"] = _in_process_policies(credential, moniker, kw)
+    return cls(credential, subscription_id or sub, **kw)
 
 
 def compute_client(state_or_url: Any = None, subscription_id: str | None = None, *, in_process: bool = False,
                    **kwargs: Any):
     """A real ``azure.mgmt.compute.ComputeManagementClient`` pointed at the fake. `in_process`: for
     fakeazure.transport's InProcessTransport only (:func:`_in_process_policies`)."""
-    from azure.mgmt.compute import ComputeManagementClient
-    return _client(ComputeManagementClient, state_or_url, subscription_id, in_process, kwargs)
+    from azure.mgmt.compute import ComputeManagementClient, __version__
+    return _client(ComputeManagementClient, f"mgmt-compute/{__version__}", state_or_url, subscription_id, in_process,
+                   kwargs)
 
 
 def network_client(state_or_url: Any = None, subscription_id: str | None = None, *, in_process: bool = False,
                    **kwargs: Any):
     """A real ``azure.mgmt.network.NetworkManagementClient`` pointed at the fake. `in_process`: as for
     :func:`compute_client`."""
-    from azure.mgmt.network import NetworkManagementClient
-    return _client(NetworkManagementClient, state_or_url, subscription_id, in_process, kwargs)
+    from azure.mgmt.network import NetworkManagementClient, __version__
+    return _client(NetworkManagementClient, f"mgmt-network/{__version__}", state_or_url, subscription_id, in_process,
+                   kwargs)
