@@ -43,6 +43,12 @@ ROUTES_BY_METHOD = {m: tuple(r for r in ROUTES if r[0] == m or (m == "HEAD" and 
                     for m in {r[0] for r in ROUTES} | {"HEAD"}}
 
 
+# (method, path) -> (its route, its parameters): the route table is fixed, so a path routes the same every time;
+# a run asks for the same resources, lists and operations again and again, and runs after runs for the same lists
+_ROUTED: dict[tuple[str, str], tuple[tuple, dict]] = {}
+_ROUTED_MAX = 4096
+
+
 _BAD_NAME_CHARS = re.compile(r"[/\\\x00-\x1f\x7f]")
 
 
@@ -111,10 +117,17 @@ class Dispatcher:
         self.internal_errors.clear()
 
     def route(self, req: Request) -> tuple[tuple | None, dict]:
+        hit = _ROUTED.get((req.method, req.path))
+        if hit is not None:
+            return hit[0], dict(hit[1])
         for route in ROUTES_BY_METHOD.get(req.method, ()):
             m = route[1].fullmatch(req.path)
             if m:
-                return route, self._params(m)
+                params = self._params(m)
+                if len(_ROUTED) >= _ROUTED_MAX:
+                    _ROUTED.clear()
+                _ROUTED[(req.method, req.path)] = (route, params)
+                return route, dict(params)
         # no route of this method has the path: which methods do (HEAD is GET without the body, RFC 9110
         # section 9.3.2; the transports drop the body)
         allowed: list[str] = []

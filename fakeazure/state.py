@@ -194,10 +194,11 @@ class FakeAzure:
             return copy.deepcopy(self.price_book.table)
 
     def region_prices(self, region: str) -> dict[str, dict]:
-        """One region's table, {sku: {"on-demand": float, "spot": float}} (a copy; cheaper than
-        ``prices`` when one region is wanted)."""
+        """One region's table, {sku: {"on-demand": float, "spot": float}}: a copy of the table whose entries
+        are the price book's own, shared (``set_prices`` replaces an entry, never changes one): read them,
+        never change them. Cheaper than ``prices`` when one region is wanted."""
         with self.lock:
-            return {sku: dict(v) for sku, v in (self.price_book.table.get(region.lower()) or {}).items()}
+            return dict(self.price_book.table.get(region.lower()) or {})
 
     def set_prices(self, region: str, table: Mapping[str, Mapping[str, float]], replace: bool = False) -> None:
         with self.lock:

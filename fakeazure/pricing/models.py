@@ -87,7 +87,7 @@ class PriceBook:
     def __init__(self, families: Callable[[str], dict[str, str]], page_size: int = 100):
         self.families = families
         self.page_size = int(page_size)
-        self.table: dict[str, dict[str, dict]] = {}
+        self.table: dict[str, dict[str, dict]] = {}     # an entry is replaced, never changed (region_prices)
         self._items: dict[str, list] = {}
 
     def set(self, region: str, table, replace: bool = False) -> None:

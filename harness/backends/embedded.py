@@ -162,6 +162,10 @@ class EmbeddedCluster:
 
     # -- Cluster protocol ---------------------------------------------------------------------
     def create(self, obj: dict, identity: Identity = ADMIN) -> dict:
+        return _clone(self._create(obj, identity))
+
+    def _create(self, obj: dict, identity: Identity) -> dict:
+        """create, returning the stored object itself (for a caller that reads none of it)."""
         with self._lock:
             obj = _clone(obj)
             kind = obj["kind"]
@@ -206,7 +210,7 @@ class EmbeddedCluster:
             meta.setdefault("creationTimestamp", self.clock_now())
             obj.setdefault("apiVersion", KINDS[kind].api_version)
             self._put(key, obj)
-            return _clone(obj)
+            return obj
 
     def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
         """A copy of the object; `shared`: the stored object itself, for a caller that only reads it (a write
@@ -303,7 +307,7 @@ class EmbeddedCluster:
     def register_kubelet(self, node: dict, node_labels: dict[str, str], profile, provider_id: str) -> str | None:
         refusal = self.kubelet_refusal(node_labels, profile)
         if refusal is None:
-            self.create(node, Identity.node(node["metadata"]["name"]))
+            self._create(node, Identity.node(node["metadata"]["name"]))
         return refusal
 
     def configure(self, kubernetes_version: str | None = None) -> None:

@@ -36,7 +36,6 @@ from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
 from harness.model.requirements import Requirements
 from harness.model.resources import fits, parse_resource_list
-from harness.model.skus import vcpus_of
 from harness.model.versions import version_at_least
 from harness.model.wellknown import (ACCELERATED, ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE,
                                      ULTRA_SSD,
@@ -283,7 +282,7 @@ class AzureProvider:
         entry = (self._quota or {}).get(sku.get("family") or "")
         if not entry or entry.get("limit") is None or entry.get("current") is None:
             return True
-        vcpus = vcpus_of(sku) or 0     # as the model counts them
+        vcpus = self.it_cache.vcpus(sku) or 0     # as the model counts them (skus.py vcpus_of)
         return vcpus <= entry["limit"] - entry["current"]
 
     def instance_types(self, nodeclass: "itmod.NodeClassParams"):
@@ -296,9 +295,11 @@ class AzureProvider:
         hit = self._built.get(key)
         if hit is not None and hit[0] == (self.unavailable.seq, self.sku_seq):
             return hit[1]
+        # nothing marked unavailable: no offering is (and the offerings may be kept ones, InstanceTypeCache.offered)
         its = itmod.build_instance_types(
             skus, nodeclass, self.cluster, self.profile, prices=self.prices(),
-            unavailable=self.unavailable.is_unavailable, has_quota=self.has_quota, cache=self.it_cache)
+            unavailable=self.unavailable.is_unavailable if self.unavailable.entries else None,
+            has_quota=self.has_quota, cache=self.it_cache)
         # read the seq after the build: entries it found expired were dropped (seq bumped) and
         # the build already reflects that
         self._built[key] = ((self.unavailable.seq, self.sku_seq), its)

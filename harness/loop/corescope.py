@@ -19,7 +19,7 @@ def _pods(s: "LoopState") -> list[dict]:
 def touched_scopes(s: "LoopState") -> set[str]:
     r = s.result
     out = {"provisioning"} if (s.claims or r.pods) else set()
-    nodepools = s.cluster.list("NodePool")
+    nodepools = s.cluster.list("NodePool", shared=True)         # read only
     events = {e["reason"] for e in r.events}
     if r.disruptions or r.protected or events & {"DisruptionBlocked", "Unconsolidatable", "DisruptionTerminating"}:
         out.add("disruption")
@@ -38,7 +38,7 @@ def touched_scopes(s: "LoopState") -> set[str]:
         if any(((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("terminationGracePeriod")
                for np in nodepools):
             out.add("terminationGracePeriod")
-    if s.disruption.pdb_status or s.cluster.list("PodDisruptionBudget"):
+    if s.disruption.pdb_status or s.cluster.list("PodDisruptionBudget", shared=True):
         out.add("pdb")
     if any(c.result.failures or c.result.failure for c in s.claims):
         out.add("launchFailure")

@@ -83,7 +83,25 @@ def _duration_value(text):
     return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (sec, "s")) if n) or None
 
 
+# (id(profile), repr of spec.template) -> (the profile, its hash): every run hashes its NodePools' templates (at
+# the first NodeClaim a pass writes and at each drift check), mostly the same templates run after run; the repr
+# of YAML-shaped data tells every value and type apart (a dict in another key order only misses)
+_BY_TEXT: dict[tuple[int, str], tuple[Profile, str]] = {}
+_BY_TEXT_SIZE = 1024
+
+
 def nodepool_hash(nodepool: dict, profile: Profile) -> str:
+    """The NodePool's template hash, worked out once per profile and template text."""
+    key = (id(profile), repr((nodepool.get("spec") or {}).get("template")))
+    hit = _BY_TEXT.get(key)
+    if hit is None or hit[0] is not profile:
+        if len(_BY_TEXT) >= _BY_TEXT_SIZE:
+            _BY_TEXT.clear()
+        hit = _BY_TEXT[key] = (profile, _nodepool_hash(nodepool, profile))
+    return hit[1]
+
+
+def _nodepool_hash(nodepool: dict, profile: Profile) -> str:
     template = stored_template(nodepool, profile)
     spec = template["spec"]
     spec.pop("requirements", None)
@@ -100,26 +118,16 @@ def nodeclass_hash(nodeclass: dict) -> str:
     return _digest(spec)
 
 
-# id(nodepool) -> (the object, the profile, its hash); a pass reuses one object for every NodeClaim it creates
-_MEMO: dict[int, tuple[dict, Profile, str]] = {}
-_MEMO_SIZE = 64
-
-
 def nodepool_hash_annotations(nodepool: dict, profile: Profile) -> dict[str, str]:
     """A new NodeClaim's annotations: the template's, then the NodePool hash and its version (core
     nodeclaimtemplate.go NewNodeClaimTemplate; NodeClaimTemplate.ToNodeClaim)."""
-    hit = _MEMO.get(id(nodepool))
-    if hit is None or hit[0] is not nodepool or hit[1] is not profile:
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.pop(next(iter(_MEMO)))
-        hit = _MEMO[id(nodepool)] = (nodepool, profile, nodepool_hash(nodepool, profile))
     template = (((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations") or {}
     return {**{str(k): str(v) for k, v in template.items()},
-            NODEPOOL_HASH: hit[2], NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
+            NODEPOOL_HASH: nodepool_hash(nodepool, profile), NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
 
 
-# id(nodepool) -> (the object, the profile, its template_lifetime), as _MEMO
-_LIFETIMES: dict[int, tuple[dict, Profile, dict]] = {}
+# (id(profile), repr of spec.template) -> (the profile, its template_lifetime), as _BY_TEXT
+_LIFETIMES: dict[tuple[int, str], tuple[Profile, dict]] = {}
 
 
 def template_lifetime(nodepool: dict, profile: Profile) -> dict:
@@ -128,16 +136,18 @@ def template_lifetime(nodepool: dict, profile: Profile) -> dict:
     NodeClaim: a later change of the NodePool drifts it, but its expiry and a drain's deadline count
     from its own copy (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go NodeClaimTemplate.ToNodeClaim,
     pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation).
-    Worked out once per NodePool object and profile (a pass, or seeding, writes many NodeClaims from one)."""
-    hit = _LIFETIMES.get(id(nodepool))
-    if hit is None or hit[0] is not nodepool or hit[1] is not profile:
+    Worked out once per profile and template (a pass, or seeding, writes many NodeClaims from one; runs
+    write NodeClaims from the same templates)."""
+    key = (id(profile), repr((nodepool.get("spec") or {}).get("template")))
+    hit = _LIFETIMES.get(key)
+    if hit is None or hit[0] is not profile:
         spec = stored_template(nodepool, profile)["spec"]
         out = {}
         if "expireAfter" in spec:
             out["expireAfter"] = spec["expireAfter"]
         if spec.get("terminationGracePeriod") is not None:
             out["terminationGracePeriod"] = spec["terminationGracePeriod"]
-        if len(_LIFETIMES) >= _MEMO_SIZE:
-            _LIFETIMES.pop(next(iter(_LIFETIMES)))
-        hit = _LIFETIMES[id(nodepool)] = (nodepool, profile, out)
-    return copy.deepcopy(hit[2])
+        if len(_LIFETIMES) >= _BY_TEXT_SIZE:
+            _LIFETIMES.clear()
+        hit = _LIFETIMES[key] = (profile, out)
+    return copy.deepcopy(hit[1])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from harness.loop.pods import PodView, Taint, tolerates, untolerated
 from harness.model.profile import Profile
-from harness.model.requirements import IN, Requirement, Requirements
+from harness.model.requirements import LABEL_REQUIREMENTS, Requirements
 from harness.model.resources import add
 from harness.model.semantics import Semantics
 from harness.model.writers import nodeclaim_template_labels
@@ -68,8 +68,8 @@ class Template:
         spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
         labels = nodeclaim_template_labels(nodepool, profile)
         reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], sem)
-        reqs.add(*(Requirement.new(k, IN, [v], sem) for k, v in labels.items()))
-        reqs.add(*(Requirement.new(k, IN, ["true"], sem) for k in profile.scheduling_simulation_keys))
+        reqs.add(*(LABEL_REQUIREMENTS.get(k, v, sem) for k, v in labels.items()))
+        reqs.add(*(LABEL_REQUIREMENTS.get(k, "true", sem) for k in profile.scheduling_simulation_keys))
         return Template(
             nodepool=nodepool, requirements=reqs, labels=labels,
             taints=[Taint.from_dict(t) for t in spec.get("taints") or []],

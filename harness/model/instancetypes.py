@@ -172,7 +172,7 @@ def build_instance_types(
       github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/pricing/pricing.go).
     unavailable(sku_name, family, vcpus, zone, capacity_type) -> bool: the unavailable-offerings cache
       (provider pkg/cache/unavailableofferings.go UnavailableOfferings.IsUnavailable); None =
-      everything available.
+      everything available (each static part's offerings then kept between builds: InstanceTypeCache.offered).
     has_quota(sku) -> bool: quota for on-demand (provider pkg/providers/quota/quota.go
       DefaultProvider.HasQuotaFor; github.com/Azure/karpenter-provider-azure v1.14.0
       pkg/providers/instancetype/instancetypes.go createOfferings; spot ignores quota); None = quota
@@ -195,46 +195,66 @@ def build_instance_types(
     instance_types: list[InstanceType] = []
     dropped = dict(entry.dropped)
     for st in entry.statics:
-        od_price, spot_price, od_priced, spot_priced = _prices_for(st, price_of, sw)
-        quota_ok = True if (has_quota is None or not sw.quota_gates_on_demand) else bool(has_quota(st.sku))
-        od_ok = quota_ok and (od_priced or not sw.availability_requires_price)
-        spot_ok = (st.low_priority or not sw.spot_requires_low_priority) and (
-            spot_priced or not sw.availability_requires_price)
-        offerings: list[Offering] = []
-        zones_avail: list[str] = []
-        cts_avail: list[str] = []
-        scopes_avail: list[str] = []
-        ultra_avail: set[str] = set()
-        for zo in st.zones:
-            for ct in CAPACITY_TYPES:
-                ok, price = (od_ok, od_price) if ct == ON_DEMAND else (spot_ok, spot_price)
-                available = ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
-                offerings.append(Offering(zo.zone, ct, price, available, Requirements.of(dict(zo.reqs[ct]))))
-                if available:
-                    if zo.zone not in zones_avail:
-                        zones_avail.append(zo.zone)
-                    if ct not in cts_avail:
-                        cts_avail.append(ct)
-                    if zo.scope not in scopes_avail:
-                        scopes_avail.append(zo.scope)
-                    ultra_avail.update(zo.ultra)
+        applied = (_prices_for(st, price_of, sw),
+                   True if (has_quota is None or not sw.quota_gates_on_demand) else bool(has_quota(st.sku)))
+        # with nothing unavailable, a static part's offerings follow from its prices and quota verdict alone
+        shared = unavailable is None and use_cache
+        made = store.offered(st, applied) if shared else None
+        if made is None:
+            made = _offered(st, *applied, unavailable, sw, req)
+            if shared:
+                store.remember_offered(st, applied, made)
+        offerings, reqs = made
         # provider v1.14.0 pkg/providers/instancetype/instancetypes.go List skips it
         if not offerings:
             dropped[st.name] = "no offerings"
             continue
-        reqs = dict(st.base)
-        # an empty In reads as DoesNotExist (core v1.14.0 pkg/scheduling/requirement.go; sigs.k8s.io/karpenter v1.14.0
-        # pkg/apis/v1/labels.go NormalizedLabels)
-        reqs[ZONE] = req(ZONE, zones_avail)
-        reqs[CAPACITY_TYPE] = req(CAPACITY_TYPE, cts_avail)
-        if sw.placement_scope:
-            reqs[PLACEMENT_SCOPE] = req(PLACEMENT_SCOPE, scopes_avail)
-        if sw.ultra_ssd:
-            reqs[ULTRA_SSD] = req(ULTRA_SSD, ultra_avail)
         instance_types.append(InstanceType(
-            name=st.name, requirements=Requirements.of(reqs), offerings=offerings, capacity=dict(st.capacity),
+            name=st.name, requirements=reqs, offerings=list(offerings), capacity=dict(st.capacity),
             overhead=st.overhead, vcpus=st.vcpus, family=st.family, vmsize=st.vmsize, sku=st.sku))
     return InstanceTypeSet(instance_types, dropped, prof.name)
+
+
+def _offered(st: StaticPart, prices: tuple[float, float, bool, bool], quota_ok: bool,
+             unavailable: Callable[[str, str, int, str, str], bool] | None, sw: Switches,
+             req: Callable) -> tuple[list[Offering], Requirements | None]:
+    """One static part's offerings (karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go
+    createOfferings) and the instance type's requirements with the zones, capacity types, placement scopes
+    and ultra SSD values of its available offerings (None without an offering)."""
+    od_price, spot_price, od_priced, spot_priced = prices
+    od_ok = quota_ok and (od_priced or not sw.availability_requires_price)
+    spot_ok = (st.low_priority or not sw.spot_requires_low_priority) and (
+        spot_priced or not sw.availability_requires_price)
+    offerings: list[Offering] = []
+    zones_avail: list[str] = []
+    cts_avail: list[str] = []
+    scopes_avail: list[str] = []
+    ultra_avail: set[str] = set()
+    for zo in st.zones:
+        for ct in CAPACITY_TYPES:
+            ok, price = (od_ok, od_price) if ct == ON_DEMAND else (spot_ok, spot_price)
+            available = ok and not (unavailable and unavailable(st.name, st.family, st.vcpus, zo.zone, ct))
+            offerings.append(Offering(zo.zone, ct, price, available, Requirements.of(dict(zo.reqs[ct]))))
+            if available:
+                if zo.zone not in zones_avail:
+                    zones_avail.append(zo.zone)
+                if ct not in cts_avail:
+                    cts_avail.append(ct)
+                if zo.scope not in scopes_avail:
+                    scopes_avail.append(zo.scope)
+                ultra_avail.update(zo.ultra)
+    if not offerings:
+        return offerings, None
+    reqs = dict(st.base)
+    # an empty In reads as DoesNotExist (core v1.14.0 pkg/scheduling/requirement.go; sigs.k8s.io/karpenter v1.14.0
+    # pkg/apis/v1/labels.go NormalizedLabels)
+    reqs[ZONE] = req(ZONE, zones_avail)
+    reqs[CAPACITY_TYPE] = req(CAPACITY_TYPE, cts_avail)
+    if sw.placement_scope:
+        reqs[PLACEMENT_SCOPE] = req(PLACEMENT_SCOPE, scopes_avail)
+    if sw.ultra_ssd:
+        reqs[ULTRA_SSD] = req(ULTRA_SSD, ultra_avail)
+    return offerings, Requirements.of(reqs)
 
 
 

@@ -4,7 +4,8 @@ The provider lists SKUs once and caches the built instance types by the hash of
 `instanceTypeParameters` (provider v1.14.0 pkg/providers/instancetype/instancetypes.go List;
 github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instancetype/instancetypes.go UpdateInstanceTypes);
 availability, quota and prices are applied on every call. The harness does
-the same: the per-SKU static part is cached, the offerings' availability and prices never are.
+the same: the per-SKU static part is cached; its offerings are kept only for the prices and quota verdict
+they were made with, while no offering is unavailable (`offered`).
 
 Entries are keyed by object identity (the SKU list, each SKU dict, the Profile, the known-SKU set) plus
 the NodeClass and cluster values; each entry holds the keyed object, so an id cannot be reused while
@@ -20,7 +21,7 @@ from typing import Iterable, Mapping, Sequence
 from harness.model.params import ClusterParams, NodeClassParams
 from harness.model.profile import Profile
 from harness.model.requirements import Requirement
-from harness.model.skus import canonical_sku
+from harness.model.skus import canonical_sku, vcpus_of
 from harness.model.skutables import known_skus
 from harness.model.staticpart import StaticPart, read_sku, static_part, survivor
 from harness.model.switches import Switches
@@ -45,16 +46,19 @@ class InstanceTypeCache:
     KNOWN_MAX = 64
     REQS_MAX = 200_000
     OFFER_REQS_MAX = 10_000
+    OFFERED_MAX = 20_000
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._lists: "OrderedDict[tuple, StaticEntry]" = OrderedDict()
         self._skus: dict[tuple, tuple[Mapping, StaticPart | str]] = {}
         self._canon: dict[int, tuple[Mapping, dict]] = {}
+        self._vcpus: dict[int, tuple[Mapping, int | None]] = {}
         self._switches: dict[int, tuple[Profile, Switches]] = {}
         self._known: dict[int, tuple[object, frozenset[str]]] = {}
         self._reqs: dict[tuple, Requirement] = {}
         self._offer_reqs: dict[tuple, dict[str, dict[str, Requirement]]] = {}
+        self._offered: dict[tuple, tuple[StaticPart, tuple]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -62,8 +66,8 @@ class InstanceTypeCache:
     def clear(self) -> None:
         """Forget everything, interned values included."""
         with self._lock:
-            for table in (self._lists, self._skus, self._canon, self._switches, self._known, self._reqs,
-                          self._offer_reqs):
+            for table in (self._lists, self._skus, self._canon, self._vcpus, self._switches, self._known,
+                          self._reqs, self._offer_reqs, self._offered):
                 table.clear()
             self.hits = self.misses = 0
 
@@ -74,14 +78,19 @@ class InstanceTypeCache:
                 self._lists.clear()
                 self._skus.clear()
                 self._canon.clear()
+                self._vcpus.clear()
+                self._offered.clear()
                 return
             for key in [k for k, e in self._lists.items() if e.skus is skus]:
                 del self._lists[key]
             ids = {id(s) for s in skus}
             for key in [k for k, v in self._skus.items() if k[0] in ids and any(v[0] is s for s in skus)]:
                 del self._skus[key]
-            for key in [k for k in self._canon if k in ids]:
-                del self._canon[key]
+            for key in [k for k, v in self._offered.items() if any(v[0].sku is s for s in skus)]:
+                del self._offered[key]
+            for table in (self._canon, self._vcpus):
+                for key in [k for k in table if k in ids]:
+                    del table[key]
 
     def info(self) -> dict[str, int]:
         with self._lock:
@@ -115,6 +124,19 @@ class InstanceTypeCache:
         self._canon[id(sku)] = (sku, canon)
         return canon
 
+    def vcpus(self, sku: Mapping) -> int | None:
+        """vcpus_of(sku), per SKU dict (by identity, the dict held): the provider's quota check asks it of
+        every SKU at every instance-type build (harness/loop/azure.py has_quota), the same SKU dicts run
+        after run; reading the capabilities was ~1 % of a small run."""
+        hit = self._vcpus.get(id(sku))
+        if hit is not None and hit[0] is sku:
+            return hit[1]
+        n = vcpus_of(sku)
+        if len(self._vcpus) >= self.SKUS_MAX:
+            self._vcpus.clear()
+        self._vcpus[id(sku)] = (sku, n)
+        return n
+
     def known_set(self, names: Iterable[str] | None, tables: str = ".") -> frozenset[str]:
         """The known-SKU names as a frozenset (the profile's table when `names` is None)."""
         if names is None:
@@ -146,6 +168,19 @@ class InstanceTypeCache:
     def remember_offer_reqs(self, key: tuple, reqs: dict[str, dict[str, Requirement]]) -> None:
         if len(self._offer_reqs) < self.OFFER_REQS_MAX:
             self._offer_reqs[key] = reqs
+
+    def offered(self, st: StaticPart, applied: tuple) -> tuple | None:
+        """(offerings, requirements) an earlier build made of the static part `st` (by identity, held) with
+        the same `applied` (its prices and quota verdict) while no offering was unavailable, or None. Shared
+        between runs: read them, never change them. Making them was most of a small run's build, and its
+        requirement sets are then the same objects run after run (their signatures worked out once)."""
+        hit = self._offered.get((id(st), applied))
+        return hit[1] if hit is not None and hit[0] is st else None
+
+    def remember_offered(self, st: StaticPart, applied: tuple, made: tuple) -> None:
+        if len(self._offered) >= self.OFFERED_MAX:
+            self._offered.clear()
+        self._offered[(id(st), applied)] = (st, made)
 
     # -- the static parts ---------------------------------------------------------------------
     def statics(self, skus: Sequence[Mapping], nc: NodeClassParams, cluster: ClusterParams, profile: Profile,

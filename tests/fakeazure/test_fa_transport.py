@@ -53,6 +53,25 @@ def test_transport_answers_like_mock_azure():
     assert got == expected
 
 
+def test_in_process_clients_send_the_same_requests_and_get_the_same_answers():
+    """`in_process=True` leaves out only policies that act on nothing the fake answers in-process."""
+    sent: dict[str, list] = {}
+    results = {}
+    for tag, in_process in (("full", False), ("lean", True)):
+        fake, t = FakeAzure(seed=7), InProcessTransport()
+        handle = fake.handle
+
+        def logged(method, url, headers=None, body=None, handle=handle, tag=tag):
+            kept = {k: v for k, v in (headers or {}).items() if k.lower() != "x-ms-client-request-id"}
+            sent.setdefault(tag, []).append((method, url, kept, body))
+            return handle(method, url, headers, body)
+        fake.handle = logged
+        with mock_azure(fake), t.serving(fake):
+            results[tag] = _script(compute_client(fake, transport=t, in_process=in_process),
+                                   network_client(fake, transport=t, in_process=in_process), fake)
+    assert results["lean"] == results["full"] and sent["lean"] == sent["full"]
+
+
 def test_one_transport_serves_one_fake_after_another():
     t = InProcessTransport()
     compute = compute_client(None, transport=t)

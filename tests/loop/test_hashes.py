@@ -79,3 +79,10 @@ def test_new_nodeclaim_fields():
     assert template_lifetime(NP, UPSTREAM) == {"expireAfter": "720h"}
     np = changed(("spec", "template", "spec"), {"expireAfter": "Never", "terminationGracePeriod": "5m"})
     assert template_lifetime(np, UPSTREAM) == {"expireAfter": "Never", "terminationGracePeriod": "5m"}
+
+
+def test_the_hash_is_kept_per_template_not_per_object():
+    reordered = {"spec": {"template": dict(reversed(list(copy.deepcopy(NP)["spec"]["template"].items())))}}
+    assert nodepool_hash(copy.deepcopy(NP)) == nodepool_hash(NP) == nodepool_hash(reordered)
+    assert nodepool_hash(changed(("spec", "template", "metadata", "labels"), {"a": "c"})) != nodepool_hash(NP)
+    assert template_lifetime(NP, UPSTREAM) is not template_lifetime(NP, UPSTREAM)      # each caller's own copy

@@ -672,7 +672,7 @@ def test_cache_hits_and_explicit_invalidation():
     b = build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", unavailable=lambda *x: True, cache=cache)
     assert cache.info()["hits"] == 1 and cache.info()["misses"] == 1
     assert a["Standard_D2s_v3"].requirements[wk.ZONE].values and \
-        not b["Standard_D2s_v3"].requirements[wk.ZONE].values          # availability is never cached
+        not b["Standard_D2s_v3"].requirements[wk.ZONE].values          # an unavailable check is never cached
     skus[0]["capabilities"][0]["value"] = "1"                             # in-place mutation ...
     assert "Standard_D2s_v3" in build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", cache=cache)
     cache.invalidate(skus)                                                 # ... needs the explicit hook
@@ -685,6 +685,26 @@ def test_cache_hits_and_explicit_invalidation():
         "Standard_D4s_v3"].capacity["ephemeral-storage"] == 40 * 10**9
     cache.clear()                                                          # everything, interned values too
     assert cache.info() == {"entries": 0, "sku_entries": 0, "hits": 0, "misses": 0}
+
+
+def test_offerings_are_kept_per_prices_and_quota_while_nothing_is_unavailable():
+    skus = [make_sku("Standard_D2s_v3")]
+    cache = InstanceTypeCache()
+
+    def build(price: float, **kw):
+        return build_instance_types(skus, NodeClassParams(), CLUSTER, "upstream", cache=cache,
+                                    prices={"Standard_D2s_v3": {"on-demand": price}}, **kw)["Standard_D2s_v3"]
+
+    a, b, dearer = build(0.1), build(0.1), build(0.2)
+    assert a is not b and a.offerings is not b.offerings                  # each build's own instance type ...
+    assert all(x is y for x, y in zip(a.offerings, b.offerings)) and a.requirements is b.requirements  # ... shared
+    assert {o.price for o in dearer.offerings} == {0.2}
+    no_quota = build(0.1, has_quota=lambda sku: False)
+    assert not any(o.available for o in no_quota.offerings if o.capacity_type == wk.ON_DEMAND)
+    checked = build(0.1, unavailable=lambda *x: False)                    # an unavailable check: made afresh
+    assert not any(x is y for x, y in zip(a.offerings, checked.offerings))
+    assert [(o.zone, o.capacity_type, o.price, o.available) for o in checked.offerings] == \
+        [(o.zone, o.capacity_type, o.price, o.available) for o in a.offerings]
 
 
 def test_builds_use_the_default_cache_unless_given_one():

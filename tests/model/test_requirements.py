@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.model.requirements import MAX_INT64, Requirement, Requirements
+from harness.model.requirements import IN, LABEL_REQUIREMENTS, MAX_INT64, Requirement, Requirements
 from harness.model.semantics import semantics_for
 
 UP = semantics_for("upstream")
@@ -223,3 +223,12 @@ def test_a_value_past_pythons_int_digit_limit_does_not_crash():
     assert R("k", "Lt", "-" + huge) == R("k", "Lt", "0")
     assert not R("k", "Gt", "1").has(huge)
     assert R("k", "Exists").has(huge)
+
+
+def test_label_requirements_are_interned_per_semantics():
+    sem = semantics_for("upstream")
+    labels = {"topology.kubernetes.io/zone": "eastus-1", "failure-domain.beta.kubernetes.io/region": "eastus"}
+    a, b = Requirements.from_labels(labels, sem), Requirements.from_labels(dict(labels), sem)
+    assert dict(a) == {r.key: r for r in (Requirement.new(k, IN, [v], sem) for k, v in labels.items())}
+    assert all(a[k] is b[k] for k in a)
+    assert LABEL_REQUIREMENTS.get("k", "v", semantics_for("before-0006")) is not LABEL_REQUIREMENTS.get("k", "v", sem)

@@ -39,7 +39,7 @@ class NodePoolStatus:
             res = s.result.nodepools.setdefault(name, NodePoolResult(name))
             err = runtime_validation_error(np, s.profile)
             ref = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
-            nodeclass = s.cluster.get("AKSNodeClass", ref.get("name", "")) if ref.get("name") else None
+            nodeclass = s.cluster.get("AKSNodeClass", ref.get("name", ""), shared=True) if ref.get("name") else None
             # NodeClassReady as readiness/controller.go sets it: NodeClassNotFound, or (setReadyCondition)
             # the AKSNodeClass's own Ready reason/message when its status controllers hold it back
             class_ok, class_reason, class_message = True, "NodeClassReady", ""

@@ -29,12 +29,13 @@ def sdk_clients(subscription_id: str) -> tuple:
     """(transport, compute client, network client), built once per process: building the SDK
     clients costs more than a typical scenario's own calls, and they hold no per-run state. The
     transport hands each request to the fake it is `serving` in the calling thread, which skips the
-    `requests` session and `responses` matcher of `mock_azure` (fakeazure/transport.py)."""
+    `requests` session and `responses` matcher of `mock_azure` (fakeazure/transport.py), through a
+    pipeline of only the policies that act on such an answer (fakeazure/clients.py in_process)."""
     from fakeazure.clients import compute_client, network_client
     from fakeazure.transport import InProcessTransport
     transport = InProcessTransport()
-    return (transport, compute_client(None, subscription_id, transport=transport),
-            network_client(None, subscription_id, transport=transport))
+    return (transport, compute_client(None, subscription_id, transport=transport, in_process=True),
+            network_client(None, subscription_id, transport=transport, in_process=True))
 
 
 def prepare_process() -> None:
