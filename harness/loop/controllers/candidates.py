@@ -295,7 +295,7 @@ class Cluster:
             error = self._pods_verdict[sn.name]
         else:
             kept = self._kept_verdicts()
-            judged = (self.s.on_node_changed.get(sn.name), tuple(sn.pods))
+            judged = self._pods_as_judged(sn)
             hit = kept.get(sn.name)
             if hit is not None and hit[0] == judged:
                 error = hit[1]
@@ -308,6 +308,11 @@ class Cluster:
             self._pods_verdict[sn.name] = error
         if error is not None:
             raise error.with_traceback(None)      # kept between passes: not holding the frames of the last raise
+
+    def _pods_as_judged(self, sn: StateNode) -> tuple:
+        """What a verdict or cost kept of a state node's pods holds while: the last change to them
+        (LoopState.on_node_changed: a pod bound, gone, terminating or relabelled) and the pods the view lists."""
+        return self.s.on_node_changed.get(sn.name), tuple(sn.pods)
 
     def _kept_verdicts(self) -> dict:
         """The verdicts kept from earlier passes (DisruptionRun.pods_verdicts), emptied when the PDBs' selectors
@@ -424,7 +429,7 @@ class Cluster:
         """NewCandidate's reads of the node's pods: the reschedulable ones, the summed eviction cost and the
         reschedule cost. Kept between passes while the pods are the same (LoopState.on_node_changed: a pod
         terminating or relabelled changes it too; DisruptionRun.pods_costs)."""
-        judged = (self.s.on_node_changed.get(sn.name), tuple(sn.pods))
+        judged = self._pods_as_judged(sn)
         kept = self.s.disruption.pods_costs
         hit = kept.get(sn.name)
         if hit is None or hit[0] != judged:
