@@ -1,5 +1,6 @@
 """harness/runner/engines/real/scale.py: a dump of hundreds of nodes runs kube-controller-manager with its
-own node-monitor grace, the stand-ins renew as kubelets do, and the run says so."""
+own node-monitor grace, the stand-ins renew as kubelets do, a fast build validates a consolidation command
+after upstream's 15 s, and the run says so."""
 import os
 import re
 import subprocess
@@ -27,6 +28,7 @@ def test_a_small_scenario_keeps_the_timings_flags_and_cadence():
     assert scale.kcm_settings(small, FAST) == FAST
     assert scale.renew_seconds(small, SimpleNamespace(kcm_settings=FAST)) is None
     assert scale.grace_notice(small, SimpleNamespace(kcm_settings=FAST, server_version="v1.34.4")) is None
+    assert scale.controller_env(small) == {}
 
 
 def test_a_dump_at_scale_runs_kube_controller_managers_own_grace_and_says_so():
@@ -38,6 +40,35 @@ def test_a_dump_at_scale_runs_kube_controller_managers_own_grace_and_says_so():
     assert notice.startswith("kube-controller-manager --node-monitor-grace-period: 50s, kube-controller-manager's "
                              "default at Kubernetes v1.33.13;")
     assert f"seeds {_least():,} existing nodes" in notice
+    assert scale.controller_env(big) == {"KARPENTER_HARNESS_COMMAND_VALIDATION_DELAY": "15s"}
+    assert notice.endswith("a fast build validates a consolidation command after 15s, upstream's wait, not a tenth of it")
+    assert "validates" not in scale.grace_notice(big, cluster, fast=False)
+
+
+def test_the_at_scale_validation_delay_is_upstreams_own():
+    """The wait the rule names is core's commandValidationDelay as released (sigs.k8s.io/karpenter v1.14.0
+    pkg/controllers/disruption/consolidation.go), the constant the fast timing's edit replaces."""
+    from harness.backends.controller import timing_data
+    edit = next(e for e in timing_data()["fast"] if e.get("find", "").startswith("const commandValidationDelay"))
+    upstream = re.fullmatch(r"const commandValidationDelay = (\d+) \* time\.Second", edit["find"]).group(1)
+    assert scale.controller_env(_scenario(_least()))["KARPENTER_HARNESS_COMMAND_VALIDATION_DELAY"] == f"{upstream}s"
+    assert "harnessValidationDelay(" in edit["replace"]
+
+
+def test_the_controller_environment_carries_the_at_scale_wait(tmp_path):
+    """settings.controller_env adds what the rule names, and a kept controller started without it does not
+    serve a dump at scale (keeper.scenario_key differs)."""
+    from harness.runner.engines.real import keeper, settings
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----\n")
+    ep = settings.Endpoints("https://127.0.0.1:4443", ca, "https://127.0.0.1:6443", ca)
+    files = settings.write_files(tmp_path / "cfg", ep, "t", "s")
+    big = _scenario(_least())
+    env = settings.controller_env({"region": "eastus", "nodeResourceGroup": "MC_rg"}, ep, files, "sub", files["az_dir"],
+                                  {"metrics": 1, "health": 2, "probe": 3}, harness_env=scale.controller_env(big))
+    assert env["KARPENTER_HARNESS_COMMAND_VALIDATION_DELAY"] == "15s"
+    fake = SimpleNamespace(region="eastus", skus=lambda: [], region_prices=lambda r: {})
+    assert keeper.scenario_key(_scenario(1), {}, fake) != keeper.scenario_key(big, {}, fake)
 
 
 def test_a_cluster_started_with_the_short_grace_keeps_the_short_cadence():

@@ -389,7 +389,7 @@ class RealEngine:
             from harness.backends.substitutes import notice
             outcome.notices.append(f"provider {ctl.version}: {notice(list(ctl.substitutes))}")
         outcome.result.release = release
-        grace = scale.grace_notice(scenario, cluster)
+        grace = scale.grace_notice(scenario, cluster, fast=ctl.timing != "upstream")
         if grace:           # in the result and --json, and said as the run starts
             outcome.notices.append(grace)
             print(f"NOTICE: {grace}", file=sys.stderr, flush=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.sandbox import Forward, Sandbox, SandboxError
-from harness.runner.engines.real import clusterprep, fakeside, settings
+from harness.runner.engines.real import clusterprep, fakeside, scale, settings
 
 KEEP_ENV = "HARNESS_REAL_KEEP_CONTROLLER"
 # inside the sandbox's own network namespace; `probe`: a fast build's few series (controller-timing/probe.go)
@@ -59,7 +59,8 @@ def scenario_key(scenario, cfg: dict, fake) -> tuple:
     digest = hashlib.sha256(json.dumps(catalog, sort_keys=True, default=str).encode()).hexdigest()
     loop = given.get("loop") or {}
     return (json.dumps(cfg, sort_keys=True, default=str), json.dumps(given.get("featureGates") or {}, sort_keys=True),
-            loop.get("minValuesPolicy"), loop.get("preferencePolicy"), given.get("pricing") or "retail", digest)
+            loop.get("minValuesPolicy"), loop.get("preferencePolicy"), given.get("pricing") or "retail", digest,
+            json.dumps(scale.controller_env(scenario), sort_keys=True))
 
 
 def needs_its_own(scenario) -> str | None:
@@ -202,7 +203,8 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
                                         subscription=fake.subscription_id, az_dir=files["az_dir"],
                                         ports=CONTROLLER_PORTS, feature_gates=scenario.given.get("featureGates"),
                                         loop=scenario.given.get("loop"), fqdn=fqdn, tree=ctl.tree,
-                                        clock_file=getattr(cluster, "clock_file", None))
+                                        clock_file=getattr(cluster, "clock_file", None),
+                                        harness_env=scale.controller_env(scenario))
         env = kept.env_of(cfg)
         kept.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, home, secrets,
                                [fake_forward, Forward(api_port, api_port)], hosts=hosts + ((fqdn,) if fqdn else ()))

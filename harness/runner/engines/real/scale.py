@@ -1,17 +1,19 @@
 """A scenario that seeds a customer's dump of hundreds of nodes: kube-controller-manager's
---node-monitor-grace-period its own default instead of the fast timing's 15 s, and the stand-in kubelets'
-Lease cadence a kubelet's (harness/data/controller-timing.yaml `kube-controller-manager-at-scale`). Why:
-docs/architecture/real-engine.md "The stand-in kubelets' heartbeats"."""
+--node-monitor-grace-period its own default instead of the fast timing's 15 s, the stand-in kubelets'
+Lease cadence a kubelet's, and the controller's wait before it validates a consolidation command
+upstream's (harness/data/controller-timing.yaml `at-scale`). Why: docs/architecture/real-engine.md "The
+stand-in kubelets' heartbeats" and "Seeding at size"."""
 from __future__ import annotations
 
 from harness.backends.controller import timing_data
 from harness.backends.editrules import applies
 
 GRACE_FLAG = "node-monitor-grace-period"
+VALIDATION_DELAY_ENV = "KARPENTER_HARNESS_COMMAND_VALIDATION_DELAY"
 
 
 def _rule() -> dict:
-    return timing_data().get("kube-controller-manager-at-scale") or {}
+    return timing_data().get("at-scale") or {}
 
 
 def seeded(scenario) -> int:
@@ -34,6 +36,14 @@ def kcm_settings(scenario, settings: tuple[tuple[str, object], ...]) -> tuple[tu
     return tuple((k, v) for k, v in settings if k not in unset)
 
 
+def controller_env(scenario) -> dict[str, str]:
+    """What the at-scale rule adds to the controller's environment for `scenario` (`controller-env`: read
+    by a fast build only, harness/data/controller-timing/validation_delay.go); empty below its size."""
+    if not at_scale(scenario):
+        return {}
+    return {k: str(v) for k, v in (_rule().get("controller-env") or {}).items()}
+
+
 def default_grace(version: str | None) -> str | None:
     """kube-controller-manager's own --node-monitor-grace-period at Kubernetes `version` ("v1.33.13"), or
     None when the data has no entry for it."""
@@ -43,9 +53,10 @@ def default_grace(version: str | None) -> str | None:
     return None
 
 
-def grace_notice(scenario, cluster) -> str | None:
+def grace_notice(scenario, cluster, fast: bool = True) -> str | None:
     """The run's line naming the grace its kube-controller-manager runs with and why, for a scenario at
-    scale (None otherwise); read from the cluster's own flags (`kcm_settings`), not from the rule."""
+    scale (None otherwise); read from the cluster's own flags (`kcm_settings`), not from the rule. `fast`:
+    the controller is a fast build, whose validation wait the rule sets too."""
     if not at_scale(scenario):
         return None
     flags = dict(getattr(cluster, "kcm_settings", ()) or ())
@@ -56,8 +67,9 @@ def grace_notice(scenario, cluster) -> str | None:
              f"{version or 'this version'}")
     return (f"kube-controller-manager --{GRACE_FLAG}: {grace}; the scenario seeds {seeded(scenario):,} existing "
             f"nodes (at least {int(_rule()['nodes']):,}: harness/data/controller-timing.yaml "
-            f"kube-controller-manager-at-scale), and the stand-in kubelets renew each Lease every 10 s, as a "
-            f"kubelet does")
+            f"at-scale), the stand-in kubelets renew each Lease every 10 s, as a kubelet does"
+            + (f", and a fast build validates a consolidation command after {delay}, upstream's wait, not a "
+               f"tenth of it" if fast and (delay := controller_env(scenario).get(VALIDATION_DELAY_ENV)) else ""))
 
 
 def renew_seconds(scenario, cluster) -> float | None:
