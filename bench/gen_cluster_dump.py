@@ -357,9 +357,17 @@ def write(doc: dict, out, fmt: str = "yaml") -> None:
         out.write("\n")
         return
     out.write(header)
-    # the C emitter when PyYAML has it: 50,000 pods are ~1 GB of Python objects to print
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    yaml.dump(doc, out, Dumper=dumper, sort_keys=False, default_flow_style=False, width=120)
+    yaml.dump(doc, out, Dumper=_KubectlDumper, sort_keys=False, default_flow_style=False, width=120)
+
+
+class _KubectlDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+    """The C emitter when PyYAML has it (50,000 pods are ~1 GB of Python objects to print), with no anchors
+    and aliases: the generator shares one object between pods, which PyYAML would print once and alias,
+    where `kubectl get -o yaml` prints every object in full (and `harness new` refuses a 5,000-node dump
+    whose aliases expand past its limit, harness/runner/yamlsource.py MAX_ALIAS_NODES)."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
 
 
 def main(argv: list[str] | None = None) -> int:
