@@ -2,7 +2,7 @@
 --node-monitor-grace-period its own default instead of the fast timing's 15 s, the stand-in kubelets'
 Lease cadence a kubelet's, and the controller's wait before it validates a consolidation command
 upstream's (harness/data/controller-timing.yaml `at-scale`). Why: docs/architecture/real-engine.md "The
-stand-in kubelets' heartbeats" and "Seeding at size"."""
+stand-in kubelets' heartbeats"."""
 from __future__ import annotations
 
 from harness.backends.controller import timing_data
