@@ -90,9 +90,13 @@ _BY_TEXT: dict[tuple[int, str], tuple[Profile, str]] = {}
 _BY_TEXT_SIZE = 1024
 
 
+def _template_key(nodepool: dict, profile: Profile) -> tuple[int, str]:
+    return id(profile), repr((nodepool.get("spec") or {}).get("template"))
+
+
 def nodepool_hash(nodepool: dict, profile: Profile) -> str:
     """The NodePool's template hash, worked out once per profile and template text."""
-    key = (id(profile), repr((nodepool.get("spec") or {}).get("template")))
+    key = _template_key(nodepool, profile)
     hit = _BY_TEXT.get(key)
     if hit is None or hit[0] is not profile:
         if len(_BY_TEXT) >= _BY_TEXT_SIZE:
@@ -138,7 +142,7 @@ def template_lifetime(nodepool: dict, profile: Profile) -> dict:
     pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation).
     Worked out once per profile and template (a pass, or seeding, writes many NodeClaims from one; runs
     write NodeClaims from the same templates)."""
-    key = (id(profile), repr((nodepool.get("spec") or {}).get("template")))
+    key = _template_key(nodepool, profile)
     hit = _LIFETIMES.get(key)
     if hit is None or hit[0] is not profile:
         spec = stored_template(nodepool, profile)["spec"]

@@ -36,6 +36,19 @@ class StaticEntry:
     dropped: dict[str, str]
 
 
+def _held(table: dict, obj, make, bound: int):
+    """make(obj), kept in `table` by the object's identity with the object held (so its id is not reused while
+    the entry lives); the table is emptied when it holds `bound` entries."""
+    hit = table.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    value = make(obj)
+    if len(table) >= bound:
+        table.clear()
+    table[id(obj)] = (obj, value)
+    return value
+
+
 class InstanceTypeCache:
     """Built static parts (per SKU list and per SKU), resolved profile switches, known-SKU sets, and
     the interned requirements offerings share (cheap builds, cheap intersections)."""
@@ -100,14 +113,7 @@ class InstanceTypeCache:
     # -- small memos --------------------------------------------------------------------------
     def switches(self, profile: Profile) -> Switches:
         """Switches per Profile object (by identity: Profile equality ignores its raw data)."""
-        hit = self._switches.get(id(profile))
-        if hit is not None and hit[0] is profile:
-            return hit[1]
-        sw = Switches.of(profile)
-        if len(self._switches) > self.SWITCHES_MAX:
-            self._switches.clear()
-        self._switches[id(profile)] = (profile, sw)
-        return sw
+        return _held(self._switches, profile, Switches.of, self.SWITCHES_MAX)
 
     def canonical(self, sku: Mapping, use_cache: bool = True) -> dict:
         """canonical_sku(sku), per SKU dict (by identity, the dict held): the operator's start and every
@@ -115,27 +121,13 @@ class InstanceTypeCache:
         folding one SKU's fields was ~1 % of a small run. The result is shared: read it, never change it."""
         if not use_cache:
             return canonical_sku(sku)
-        hit = self._canon.get(id(sku))
-        if hit is not None and hit[0] is sku:
-            return hit[1]
-        canon = canonical_sku(sku)
-        if len(self._canon) >= self.SKUS_MAX:
-            self._canon.clear()
-        self._canon[id(sku)] = (sku, canon)
-        return canon
+        return _held(self._canon, sku, canonical_sku, self.SKUS_MAX)
 
     def vcpus(self, sku: Mapping) -> int | None:
         """vcpus_of(sku), per SKU dict (by identity, the dict held): the provider's quota check asks it of
         every SKU at every instance-type build (harness/loop/azure.py has_quota), the same SKU dicts run
         after run; reading the capabilities was ~1 % of a small run."""
-        hit = self._vcpus.get(id(sku))
-        if hit is not None and hit[0] is sku:
-            return hit[1]
-        n = vcpus_of(sku)
-        if len(self._vcpus) >= self.SKUS_MAX:
-            self._vcpus.clear()
-        self._vcpus[id(sku)] = (sku, n)
-        return n
+        return _held(self._vcpus, sku, vcpus_of, self.SKUS_MAX)
 
     def known_set(self, names: Iterable[str] | None, tables: str = ".") -> frozenset[str]:
         """The known-SKU names as a frozenset (the profile's table when `names` is None)."""
@@ -143,14 +135,7 @@ class InstanceTypeCache:
             return known_skus(tables)
         if isinstance(names, frozenset):
             return names
-        hit = self._known.get(id(names))
-        if hit is not None and hit[0] is names:
-            return hit[1]
-        fs = frozenset(names)
-        if len(self._known) > self.KNOWN_MAX:
-            self._known.clear()
-        self._known[id(names)] = (names, fs)
-        return fs
+        return _held(self._known, names, frozenset, self.KNOWN_MAX)
 
     def req(self, key: str, values) -> Requirement:
         """An `In values` requirement (empty reads as DoesNotExist), interned by (key, values)."""
