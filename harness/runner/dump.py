@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.runner import dumpmoment, jsonsource
+from harness.runner import dumpmoment, jsonsource, rymlsource
 from harness.runner.heap import no_collections
 from harness.runner.dumptimes import Newest, NodePodEvents, TimeSource
 from harness.runner.notices import ObjectNote, plural_kind
@@ -79,7 +79,7 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
         # `kubectl get -o json` is read by the json module, by content, not by name (~10x faster than YAML)
         with no_collections(len(text)):      # the file's data holds no cycle (runner/heap.py)
             docs = (jsonsource.load_documents(p, text) if jsonsource.looks_like_json(text)
-                    else load_documents(p, text, MAX_DUMP_BYTES))
+                    else rymlsource.load_documents(p, text) or load_documents(p, text, MAX_DUMP_BYTES))
         for d in docs:
             data = d.data
             if data is None:

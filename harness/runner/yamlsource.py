@@ -389,6 +389,13 @@ def _decoded(file: str, data) -> str:
         raise SourceError(file, line, f"not UTF-8 text (byte 0x{data[e.start]:02x}: {e.reason})") from None
 
 
+def not_printable(text: str) -> re.Match | None:
+    """The first character libyaml refuses in YAML text, or None."""
+    if text.isascii() and not text.encode("ascii").translate(None, _PRINTABLE_ASCII):
+        return None
+    return _NOT_PRINTABLE.search(text)
+
+
 def load_documents(file: str | Path, text: str | None = None, limit: int | None = None) -> list[Document]:
     """All documents of a YAML file; malformed YAML raises SourceError with the parser's line."""
     file = str(file)
@@ -397,8 +404,7 @@ def load_documents(file: str | Path, text: str | None = None, limit: int | None 
         text = read_text(file, limit)
     elif len(text) > limit:
         raise SourceError(file, 1, f"text larger than {limit // (1024 * 1024)} MiB")
-    bad = None if text.isascii() and not text.encode("ascii").translate(None, _PRINTABLE_ASCII) \
-        else _NOT_PRINTABLE.search(text)
+    bad = not_printable(text)
     if bad:
         ch = bad.group()
         what = "a NUL byte" if ch == "\x00" else f"the control character U+{ord(ch):04X}"
