@@ -201,3 +201,63 @@ def test_read_objects_takes_a_large_dump_from_here(tmp_path, monkeypatch):
 def test_a_parse_error_prints_nothing(capfd):
     assert not read_alike(_list("- kind: Pod\n  a: [1, 2\n"))
     assert capfd.readouterr().err == ""
+
+
+# strings kubectl's printer (go-yaml) quotes, folds or writes as block scalars
+_STRINGS = ["yes", "No", "on", "OFF", "y", "n", "True", "false", "null", "~", "", " ", "0777", "0x1F", "1_000",
+            "12:30", "1e3", "-.5", ".inf", ".nan", "1.5", "-1", "+1", "2026-11-29", "2026-11-29T01:02:03Z", "<<",
+            "=", "-", "- x", "? x", "a: b", "a #b", "#c", "'q'", '"d"', "[a]", "{a: 1}", "&a", "*a", "!t", "%p",
+            "@x", "`x`", "|", ">", " lead", "trail ", "a\\b", "é ✓ \U0001F600", "line1\nline2\n",
+            "line1\nline2", "keep\n\n", "\nlead", "  indented\nnext\n", "trailing space \nline\n",
+            '{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":3,"template":{"spec":{}}}}\n',
+            "word " * 40, "x" * 200, "quote\"and\\slash " * 12, "a\tb", "x: |\n  y\n"]
+
+
+def _kubectl_objects() -> list[dict]:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tricky", "namespace": "ns",
+          "annotations": {f"a{i}": s for i, s in enumerate(_STRINGS)}},
+          # (keys of 128 characters or more kubectl prints as complex keys, `? `, and `<<` as YAML 1.1's merge
+          # key, which yamlsource refuses)
+          "data": {s: s for s in _STRINGS if s.strip() and "\n" not in s and len(s) < 128 and s != "<<"}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "yes"}},
+           "spec": {"containers": [{"name": "c", "image": "registry.example/app:1.25", "args": _STRINGS,
+                                    "ports": [{"containerPort": 80}], "env": [{"name": "ON", "value": "on"}],
+                                    "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                    "priority": 0, "terminationGracePeriodSeconds": 30, "hostNetwork": False,
+                    "tolerations": [{"operator": "Exists", "tolerationSeconds": 300}]},
+           "status": {"phase": "Running", "conditions": []}}
+    return [cm, pod, {**pod, "metadata": {"name": "q"}, "spec": {"containers": [], "overhead": {}}}]
+
+
+def test_what_kubectl_prints_is_read_here_alike(tmp_path):
+    """The real printer: `kubectl label --local -o yaml` prints each object as `kubectl get -o yaml` does
+    (k8s.io/cli-runtime's YAMLPrinter, sigs.k8s.io/yaml); the objects as one List, each under `- `, are read
+    here and read alike. (Their one exception, a string with NEL, LS or PS, which kubectl prints raw and YAML
+    1.1 takes for a line break, is yamlsource's: `test_yaml_1_1_line_breaks_are_yamlsource_s`.)"""
+    import json
+    import re
+    import subprocess
+
+    from harness.backends.binaries import find_node_binary
+    kubectl = find_node_binary("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not built (python -m harness.backends build --node)")
+    objects = _kubectl_objects()
+    src = tmp_path / "objects.json"
+    src.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    out = subprocess.run([str(kubectl), "label", "--local", "-f", str(src), "-o", "yaml", "harness-probe-"],
+                         env={"KUBECONFIG": "/dev/null", "HOME": str(tmp_path)}, capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    printed = re.split(r"\n(?=apiVersion: )", out.strip("\n"))
+    assert len(printed) == len(objects)
+    text = ("apiVersion: v1\nitems:\n" + "".join("- " + p.replace("\n", "\n  ") + "\n" for p in printed)
+            + "kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+    assert read_alike(text)
+    (doc,) = rymlsource._documents("t.yaml", text)
+    cm = doc.data["items"][0]
+    assert cm["metadata"]["annotations"] == {f"a{i}": s for i, s in enumerate(_STRINGS)}
+
+
+def test_yaml_1_1_line_breaks_are_yamlsource_s():
+    for ch in "\x85\u2028\u2029":
+        assert not read_alike(_list(POD.format(name=f"a{ch}b")))
