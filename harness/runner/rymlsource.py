@@ -33,13 +33,10 @@ from typing import Any
 
 from harness.runner.yamlsource import MAX_DEPTH, Document, load_documents as load_yaml, not_printable
 
-try:
-    import ryml
-except ImportError:           # (not installed: every text is yamlsource's)
-    ryml = None
+ryml: Any = None               # the module, imported by the first text large enough (11 ms)
 
-# a text this large is read here; below it yamlsource reads it alone (a scenario file: lines for every path)
-FAST_BYTES = 4 * 1024 * 1024
+# a text this large is read here; below it yamlsource reads it alone (a hand-written dump: lines for every path)
+FAST_BYTES = 1024 * 1024
 ITEMS_PER_READ = 1000
 _WORDS_SLICE = 8 * 1024 * 1024      # the text split into words a slice at a time (cut at a line's end)
 
@@ -70,7 +67,7 @@ class _Apart(Exception):
 def load_documents(file: str, text: str) -> list[Document] | None:
     """The text's documents as yamlsource reads them, with each List item's line; None where this reader
     does not read the text (small, rapidyaml missing, something the two read apart, or an error)."""
-    if ryml is None or len(text) < FAST_BYTES:
+    if len(text) < FAST_BYTES or not _imported():
         return None
     try:
         return _documents(file, text)
@@ -111,10 +108,24 @@ def _documents(file: str, text: str) -> list[Document]:
     return [Document(file, data, lines, _first_line(text))]
 
 
+def _imported() -> bool:
+    """Whether rapidyaml is imported (once; not installed: every text is yamlsource's)."""
+    global ryml
+    if ryml is None:
+        try:
+            import ryml as module
+        except ImportError:
+            return False
+        ryml = module
+    return True
+
+
 class _Reader:
     """YAML texts read by rapidyaml into one tree, used again, and printed as JSON for the json module."""
 
     def __init__(self) -> None:
+        if not _imported():
+            raise _Apart
         self.tree = ryml.Tree()
 
     def read(self, text: str) -> Any:
