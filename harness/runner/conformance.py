@@ -18,8 +18,8 @@ from harness.loop import races as loop_races
 from harness.model.knobrelease import knob_release
 from harness.runner.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
-from harness.runner.outcome import (TERMINATION_LABELS, TERMINATION_TAINTS, digest, node_view, noise_reason,  # noqa: F401
-                                    outcome_view, paired, summary)                                         # (re-exported)
+from harness.runner.outcome import (TERMINATION_LABELS, TERMINATION_TAINTS, counts_view, digest,  # noqa: F401
+                                    node_view, noise_reason, outcome_view, paired, summary)       # (re-exported)
 from harness.runner.scenario import load_scenarios
 from harness.runner.zonesym import canonical_digest, symmetric_zones
 
@@ -172,11 +172,12 @@ def _termination_marks_only(d: dict) -> bool:
     return keep(d["simulated"]) == keep(d["real"])
 
 
-def compare(sim, real, alternatives=()) -> dict:
+def compare(sim, real, alternatives=(), as_counts: bool = False) -> dict:
     """Everything the report says about one scenario x profile. `sim` is the simulation's run under the
     scenario's seed; `alternatives` its runs under other seeds (sim.exploration's, when it explored):
     the real outcome agrees when it is any of them ("agree (one of N outcomes)"); otherwise the report
-    shows the differences from the closest."""
+    shows the differences from the closest. `as_counts` (the judge's last resort): where the runs' node-by-node
+    outcomes were too many to sample, the outcomes are compared as counts (COUNTS_WHEN_UNSEEN)."""
     entry = {"scenario": sim.scenario.name, "file": os.path.relpath(sim.scenario.file), "profile": real.profile,
              "simulated": verdict(sim), "real": verdict(real), "realSkipped": real.skipped,
              "realMismatches": [m.render() for m in real.mismatches],
@@ -198,9 +199,13 @@ def compare(sim, real, alternatives=()) -> dict:
     samples += list(alternatives)
     pairs = [(s, _pair(s, real)) for s in samples]
     agreeing = [(s, p) for s, p in pairs if not p["differences"] and verdict(s) == verdict(real)]
-    relabeled = False
+    relabeled = counted = False
+    views = [digest(outcome_view(s.final)) for s in samples]
     if not agreeing:
         agreeing, relabeled = _agreeing_up_to_zones(sim.scenario, pairs, real), True
+    if (as_counts and not agreeing and not entry["explanation"] and len(samples) > 1
+            and unseen_share(views) >= COUNTS_WHEN_UNSEEN):
+        agreeing, relabeled, counted = _agreeing_as_counts(pairs, real), False, True
     chosen, pair = agreeing[0] if agreeing else min(pairs, key=lambda sp: len(sp[1]["differences"]))
     if agreeing and relabeled:
         # the same outcome with the zones the scenario treats alike drawn the other way round
@@ -208,8 +213,12 @@ def compare(sim, real, alternatives=()) -> dict:
             {**d, "why": "zones the scenario cannot tell apart, relabeled (harness/runner/zonesym.py)"}
             for d in pair["differences"]]}
         entry["zonesRelabeled"] = True
+    if counted:
+        entry["comparedAs"] = "counts"
+        entry["countOutcomes"] = len({digest(counts_view(s.final)) for s in samples})
+        if agreeing:
+            pair = {**pair, "differences": [], "noise": pair["noise"] + [{**d, "why": COUNTS_WHY} for d in pair["differences"]]}
     entry.update(pair)
-    views = [digest(outcome_view(s.final)) for s in samples]
     entry["simRuns"], entry["simOutcomes"] = len(samples), len(set(views))
     if len(samples) > 1:
         entry["simUnseen"] = unseen_share(views)
@@ -233,6 +242,20 @@ def unseen_share(views: list[str]) -> float:
     return round(sum(1 for c in counts.values() if c == 1) / len(views), 2)
 
 
+# Where the simulation's node-by-node outcomes are too many to sample (at least this share of its runs reached
+# an outcome no other run reached), a real outcome outside them says little: the judge compares the runs as
+# counts instead (outcome.py counts_view), and says so. Only for a scenario that declares no disagreement.
+COUNTS_WHEN_UNSEEN = 0.5
+COUNTS_WHY = ("which of equal nodes went, carries which pods, sits in which zone: ties upstream breaks at random "
+              "(compared as counts: harness/runner/outcome.py counts_view)")
+
+
+def _agreeing_as_counts(pairs, real) -> list:
+    """The samples whose outcome as counts is the real one's."""
+    want = digest(counts_view(real.final))
+    return [(s, p) for s, p in pairs if verdict(s) == verdict(real) and digest(counts_view(s.final)) == want]
+
+
 def _agreeing_up_to_zones(scenario, pairs, real) -> list:
     """The samples whose outcome is the real one's up to a relabeling of the zones the scenario cannot tell
     apart (harness/runner/zonesym.py); none when it can tell them apart."""
@@ -247,6 +270,9 @@ def status_text(e: dict) -> str:
     """`agree (one of 3 outcomes)` where the simulation has several and the real one is among them."""
     s = e.get("status", "")
     at = f" at the real run's horizon ({e['horizon']} s, not settled)" if e.get("horizon") else ""
+    if e.get("comparedAs") == "counts":
+        return (f"{s} as counts ({'one' if s == 'agree' else 'none'} of {e['countOutcomes']} outcomes as counts; "
+                f"node by node {e['simOutcomes']} outcomes in {e['simRuns']} runs){at}")
     if s == "agree" and e.get("simOutcomes", 1) > 1:
         return f"agree (one of {e['simOutcomes']} outcomes){at}"
     if s == "agree" and at:
@@ -319,6 +345,8 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
                 alternatives += samples_of(simulate(dataclasses.replace(same, given=given), profile,
                                                     kubernetes_version, explore=explore * RACES_FACTOR))
                 entry = compare(explored, real, alternatives=alternatives)
+            if entry["status"] == "unexplained":
+                entry = compare(explored, real, alternatives=alternatives, as_counts=True)
     entry["simulated"], entry["simDigest"] = verdict(sim), sim_digest(sim)     # the whole scenario's
     if same is not scenario:
         entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"

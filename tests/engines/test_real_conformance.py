@@ -264,3 +264,48 @@ def test_stale_names_a_step_the_real_engine_now_plays(tmp_path):
     entry["notApplicable"] = []
     assert "the real engine now stops at steps[0]: cluster: useSIG: " in stale(
         {"entries": [entry]}, [sc], lambda s, p, v: sim)[0]
+
+
+def test_outcomes_too_many_to_sample_are_compared_as_counts(monkeypatch):
+    """Issue 65's 100-node dump: which of its equal nodes consolidation keeps, and where kube-scheduler puts the
+    evicted pods, are ties upstream breaks at random, so nearly every run's node-by-node outcome is its own. A
+    real outcome none of them is agrees as counts (as many nodes of each kind, kept and deleted, the pods in
+    the same states) when most runs were unique; not otherwise, nor where the counts differ, nor for a scenario
+    that declares a disagreement."""
+    from types import SimpleNamespace
+
+    from harness.loop.result import NodeResult
+    from harness.runner import conformance
+    from harness.runner.conformance import compare, status_text
+    monkeypatch.setattr(conformance, "_agreeing_up_to_zones", lambda *a: [])     # (its nodes name their zones)
+
+    def node(i, zone, deleted=None):
+        pin = [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]
+        return NodeResult(name=f"n{i}", index=i, nodeclaim=f"c{i}", nodepool="p", instance_type="Standard_D4s_v5",
+                          zone=zone, capacity_type="on-demand", vm_name=f"v{i}", deleted=deleted,
+                          labels={"topology.kubernetes.io/zone": zone}, nodeclaim_requirements=pin)
+
+    def run(zones, kept, seed=1, xfail=None):
+        nodes = [node(i, z, None if i < kept else "Underutilized") for i, z in enumerate(zones)]
+        r = SimpleNamespace(nodes=nodes, nodeclaims=[SimpleNamespace(launched=True)] * len(nodes), runaway=False,
+                            azure={}, pods={}, nodepools={}, seed=seed)
+        sc = SimpleNamespace(file="scenarios/x.scenario.yaml", name="x", doc=SimpleNamespace(data={}), given={},
+                             xfail={"upstream": xfail} if xfail else {}, xfail_reason=lambda p, real=False: None)
+        return SimpleNamespace(scenario=sc, profile="upstream", result=r, final=r, mismatches=[], skipped=None,
+                               error=None, engine="simulated", passed=True, seconds=0.1, step_results=[],
+                               vm_bodies={}, nic_bodies={}, exploration=None, not_applicable=[])
+
+    zones = ["eastus-1", "eastus-2", "eastus-3"]
+    samples = [run([zones[(i + k) % 3] for i in range(4)], kept=2, seed=k) for k in range(3)]
+    real = run(["eastus-2", "eastus-2", "eastus-2", "eastus-1"], kept=2)        # zones no run has
+    assert compare(samples[0], real, samples[1:])["status"] == "unexplained"
+    entry = compare(samples[0], real, samples[1:], as_counts=True)
+    assert entry["status"] == "agree" and entry["comparedAs"] == "counts" and entry["differences"] == []
+    assert status_text(entry) == "agree as counts (one of 1 outcomes as counts; node by node 3 outcomes in 3 runs)"
+    assert all("ties upstream breaks at random" in d["why"] for d in entry["noise"] if "zone" in d["field"])
+    one_more_kept = run(["eastus-2", "eastus-2", "eastus-2", "eastus-1"], kept=3)
+    assert compare(samples[0], one_more_kept, samples[1:], as_counts=True)["status"] == "unexplained"
+    twice = [samples[0], samples[0], samples[1]]               # 1 of 3 runs unique: the set is well sampled
+    assert compare(twice[0], real, twice[1:], as_counts=True)["status"] == "unexplained"
+    declared = run(zones + ["eastus-1"], kept=2, xfail="model: why")
+    assert compare(declared, real, samples[1:], as_counts=True)["status"] == "explained"
