@@ -51,8 +51,11 @@ _NOT_SCALAR = re.compile(r"[#,\[\]{}'\"&*!|>%@`\\]|:$|^-$")
 # as a timestamp is a string to the harness, yamlsource)
 _INNER_DASH = re.compile(r"[^eEpP]-")
 # the first character of an anchor, alias, tag, directive or complex key, or of no node YAML 1.1 has (a
-# character it reserves, a flow collection's end or separator: rapidyaml reads some as a plain scalar)
-_STRUCTURE = frozenset("&*!%?@`]},")
+# character it reserves, a flow collection's end or separator, an empty key: rapidyaml reads some of them).
+# Flow collections themselves read alike (tests/runner/test_rymlsource.py); their scalars are words as any.
+_STRUCTURE = frozenset("&*!%?@`]},:")
+# words looked for in the whole text, at most (each a pass over it): more leaves the text to yamlsource
+MAX_LOOKS = 64
 _FLOW = "[]{},"
 # line breaks to YAML 1.1 (PyYAML folds them in a quoted scalar), characters to YAML 1.2: NEL, LS, PS
 _YAML_1_1_BREAKS = "\x85\u2028\u2029"
@@ -181,11 +184,13 @@ def _check_words(text: str, words: set[str]) -> None:
     """Raise _Apart where a word the two readers read apart stands for a node."""
     values: set[str] = set()
     keys: set[str] = set()
+    looks = 0
     for w in words:
-        first = w[0]
-        if (first in _STRUCTURE and w not in ("&", "*") and _at_node(text, w, False)
-                or first in "[{" and w.rstrip(",") not in ("[]", "{}") and _at_node(text, w, False, True)
-                or w in ("---", "...") and _at_line_start(text, w)):
+        if w[0] in _STRUCTURE and w not in ("&", "*"):
+            looks += 1
+            if looks > MAX_LOOKS or _at_node(text, w, False):
+                raise _Apart
+        elif w in ("---", "...") and _at_line_start(text, w):
             raise _Apart
         s = w.strip(_FLOW)
         if not s:
@@ -209,27 +214,20 @@ def _check_words(text: str, words: set[str]) -> None:
     for w, a, b in zip(listed, exact, fast):
         if (w in values and not (type(a) is type(b) and (a == b or (a != a and b != b)))
                 or w in keys and (type(a) is not str or w == "<<")):      # (`<<` a key: YAML 1.1's merge)
-            if _at_node(text, w, True):
+            looks += 1
+            if looks > MAX_LOOKS or _at_node(text, w, True):
                 raise _Apart
 
 
-def _at_node(text: str, word: str, whole: bool, flow: bool = False) -> bool:
+def _at_node(text: str, word: str, whole: bool) -> bool:
     """Whether `word` stands somewhere in the text where a node starts (after a line's indent and its `- `,
     `? ` or `: `, or after a flow collection's `[`, `{` or `,`) and, when `whole`, is all of the plain scalar
-    there (what follows is the line's end, a comment, `: ` or a flow indicator). `flow` (a flow collection's
-    start): at a line's start only after a line that leaves a node to come (ending in `:`, `-`, `?`, `,`, `[`
-    or `{`), not in a block scalar (a JSON annotation under `|`, as kubectl prints last-applied-configuration)."""
+    there (what follows is the line's end, a comment, `: ` or a flow indicator). One pass over the text a word."""
     at = text.find(word)
     while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        left = text[start:at]
+        left = text[text.rfind("\n", 0, at) + 1:at]
         s = left.rstrip(" ")
-        if not s and flow:
-            prev = _line_before(text, start).split(" #")[0].rstrip(" ")
-            node = not prev or prev[-1] in ":-?,[{"
-        else:
-            node = not s or s[-1] in "[{," or (s[-1] in "-?:" and len(s) < len(left))
-        if node:
+        if not s or s[-1] in "[{," or (s[-1] in "-?:" and len(s) < len(left)):
             if not whole:
                 return True
             end = at + len(word)
@@ -241,17 +239,6 @@ def _at_node(text: str, word: str, whole: bool, flow: bool = False) -> bool:
                 return True
         at = text.find(word, at + 1)
     return False
-
-
-def _line_before(text: str, start: int) -> str:
-    """The last line before offset `start` (a line's start) that is not blank, or ""."""
-    end = start - 1
-    while end > 0:
-        begin = text.rfind("\n", 0, end) + 1
-        if text[begin:end].strip():
-            return text[begin:end]
-        end = begin - 1
-    return ""
 
 
 def _at_line_start(text: str, word: str) -> bool:

@@ -19,6 +19,20 @@ def test_a_pod_of_a_replicaset_that_is_gone_is_not_the_scenarios():
     assert Observer._owner(obs, {"metadata": {"name": "p"}}, rs_owner, live) == ("", "")
 
 
+def test_a_seeded_pod_evicted_before_its_replicaset_adopted_it_is_the_deployments():
+    """The seeding creates a dump's ReplicaSet pods orphaned, with their ReplicaSet's pod-template-hash, for
+    kube-controller-manager to adopt (existing.bind_pods). At 100 nodes a consolidation evicted four before it
+    did: their last sight has no owner, and they counted as four bare pods deleted (issue 65's conformance run,
+    2026-11-29). By the hash they are the Deployment's, as the simulation counts them."""
+    obs = SimpleNamespace(departed=frozenset())
+    pod = {"metadata": {"name": "app-0074-nzbhqlgmsj-f4qkd", "namespace": "default",
+                        "labels": {"app": "app-0074", "pod-template-hash": "nzbhqlgmsj"}}}
+    by_hash = {("default", "nzbhqlgmsj"): "app-0074"}
+    assert Observer._owner(obs, pod, {}, set(), by_hash) == ("Deployment", "app-0074")
+    assert Observer._owner(obs, pod, {}, set(), {("other", "nzbhqlgmsj"): "app-0074"}) == ("", "")
+    assert Observer._owner(obs, pod, {}, set()) == ("", "")
+
+
 def test_a_pod_of_a_live_replicaset_without_a_deployment_is_kept():
     obs = SimpleNamespace(departed=frozenset())
     assert Observer._owner(obs, _pod("bare", "uid-bare"), {}, {"uid-bare"})[1] is not None
@@ -276,7 +290,7 @@ def test_a_completed_job_pod_is_succeeded_and_counts_for_its_cronjob():
                               admin=SimpleNamespace(request=lambda *a: {"items": []}))
     obs = SimpleNamespace(cluster=cluster, namespaces={"default"}, jobs=True, pods_seen={}, departed=frozenset(),
                           nominations=lambda: {}, ignored_pods=lambda: {})
-    obs._owner = lambda p, rs, live: Observer._owner(obs, p, rs, live)
+    obs._owner = lambda p, rs, live, by_hash=None: Observer._owner(obs, p, rs, live, by_hash)
     r = RunResult("s", "upstream", "local", 1)
     Observer._pods(obs, r, [])
     done, running = r.pods["default/reports-29919435-x"], r.pods["default/reports-29919435-y"]

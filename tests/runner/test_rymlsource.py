@@ -161,9 +161,11 @@ def test_any_list_pyyaml_prints_reads_alike_or_apart(items, style, width, unicod
 
 # what a hand-written dump may hold as a plain value: mostly what both read alike, some of what they read apart
 _ALIKE = ["-1", "1", "1.5", "true", "null", "x", "a b", "'q'", '"d"', "[a, 1]", "{k: v}", "{}", "[]", "|\n    a",
-          ">-\n    b", "x #c", "", "500m", "2024-01-01", "'yes'", "-x", "a:b", "a - b", "[]x", "\"\\u00e9\\n\""]
+          ">-\n    b", "x #c", "", "500m", "2024-01-01", "'yes'", "-x", "a:b", "a - b", "[]x", "\"\\u00e9\\n\"",
+          '{"a":1}', "[a: b, c]", "{a, b}", "[a, b,]", "{a: [1, {b: c}]}", "[\n    a,\n    b\n  ]", "{url: http://x}",
+          "[-1, .5]", "{a: 1\n    , b: 2}", "[a #c\n  ]"]
 _APART = ["yes", "No", "on", "0777", "0x1F", "1_000", "12:30", "1e3", "-.5", ".inf", "~", "&a x", "*a", "!t x",
-          "- x", "k: v", "#c", "[1, 2", "]"]
+          "- x", "k: v", "#c", "[1, 2", "]", "{: a}", "[ , ]", "{a: !x y}", "[&a x, *a]", "[yes, 0777]", "{80: x}"]
 _VALUE = st.sampled_from(_ALIKE * 6 + _APART)
 
 

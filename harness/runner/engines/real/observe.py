@@ -27,6 +27,7 @@ from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult, TERMINATION_CONDITIONS)
 from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
+from harness.model.poddefaults import POD_TEMPLATE_HASH
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
 from harness.runner.engines.real.jobruns import cronjob_of
@@ -483,13 +484,17 @@ class Observer:
             if e["kind"] == "NodePool" and e["name"] in r.nodepools:
                 r.nodepools[e["name"]].events.append({"reason": e["reason"], "message": e["message"]})
 
-    def _owner(self, pod: dict, rs_owner: dict[str, str], live: set[str]) -> tuple[str, str]:
+    def _owner(self, pod: dict, rs_owner: dict[str, str], live: set[str],
+               by_hash: dict[tuple[str, str], str] | None = None) -> tuple[str, str]:
         """(owner kind, owner name); ("", None) for a pod of an earlier scenario's ReplicaSet: after a
         reset, kube-controller-manager may still replace a deleted pod from its informer's copy of the
         previous scenario's ReplicaSet (same name when the pod template is the same), and that orphan
         lives until the garbage collector removes it; it is not this scenario's pod. `live`: the uids of
         the ReplicaSets that exist (a Deployment's or not). A pod of a ReplicaSet that never existed here
-        (a seeded terminating pod keeps its dump's reference) is this scenario's."""
+        (a seeded terminating pod keeps its dump's reference) is this scenario's. `by_hash`: (namespace,
+        pod-template-hash) -> the Deployment of the ReplicaSet labelled so: a seeded pod is created orphaned
+        with its ReplicaSet's hash and adopted later (existing.bind_pods), and one a consolidation evicted
+        before kube-controller-manager adopted it (a dump of a hundred nodes) is still that Deployment's."""
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "ReplicaSet":
                 if ref.get("uid") and ref["uid"] not in live and ref["uid"] in self.departed:
@@ -497,16 +502,24 @@ class Observer:
                 return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
             if ref.get("kind") in ("DaemonSet", "Job"):
                 return ref["kind"], ref["name"]
+        meta = pod["metadata"]
+        labels = meta.get("labels") or {}
+        adopter = (by_hash or {}).get((meta.get("namespace") or "default", labels.get(POD_TEMPLATE_HASH)))
+        if not meta.get("ownerReferences") and adopter:
+            return "Deployment", adopter
         return "", ""
 
     def _pods(self, r: RunResult, events: list[dict]) -> None:
-        rs_owner, live = {}, set()
+        rs_owner, live, by_hash = {}, set(), {}
         for ns in self.namespaces:
             for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []:
                 live.add(rs["metadata"].get("uid"))
                 for ref in rs["metadata"].get("ownerReferences") or []:
                     if ref.get("kind") == "Deployment":
                         rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
+                        h = (rs["metadata"].get("labels") or {}).get(POD_TEMPLATE_HASH)
+                        if h:
+                            by_hash[(ns, h)] = ref["name"]
         # a Job's pod counts for the CronJob that made its Job (result.py pods_of)
         crons = {(ns, j["metadata"]["name"]): cronjob_of(j) for ns in sorted(self.namespaces)
                  for j in self.cluster.list("Job", ns)} if self.jobs else {}
@@ -518,7 +531,7 @@ class Observer:
         gone = {k: p for k, p in self.pods_seen.items() if k not in now}
         for key, p in sorted({**gone, **now}.items()):
             ns = p["metadata"]["namespace"]
-            kind, owner = self._owner(p, rs_owner, live)
+            kind, owner = self._owner(p, rs_owner, live, by_hash)
             if owner is None:          # an orphan of the previous scenario's ReplicaSet
                 continue
             pr = PodResult(p["metadata"]["name"], ns, kind, owner, labels=dict(p["metadata"].get("labels") or {}),
