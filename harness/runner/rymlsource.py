@@ -186,7 +186,7 @@ def _check_words(text: str, words: set[str]) -> None:
     keys: set[str] = set()
     looks = 0
     for w in words:
-        if w[0] in _STRUCTURE and w not in ("&", "*"):
+        if w.lstrip("[{")[:1] in _STRUCTURE and w.rstrip(",") not in ("&", "*", "{}", "[]"):
             looks += 1
             if looks > MAX_LOOKS or _at_node(text, w, False):
                 raise _Apart
