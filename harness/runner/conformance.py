@@ -79,6 +79,10 @@ def _normalized(body: dict, names: list[str]) -> dict[str, object]:
 
 
 def body_diff(sim: dict | None, real: dict | None, sim_names: list[str], real_names: list[str]) -> list[dict]:
+    """The differing fields of one node's VM or NIC bodies; none when neither side sent one (a node seeded
+    from `given.existingNodes` is created by no PUT on either engine)."""
+    if sim is None and real is None:
+        return []
     if sim is None or real is None:
         return [{"field": "(body)", "simulated": "present" if sim else None, "real": "present" if real else None}]
     a, b = _normalized(sim, sim_names), _normalized(real, real_names)

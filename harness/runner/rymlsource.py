@@ -14,8 +14,9 @@ What is read apart, found without walking the data (5 M values):
   `key: `, `- `, at a line's start, in a flow collection). A key YAML 1.1 reads as other than a string is
   read apart too (JSON's keys are strings). kubectl's printer (go-yaml) quotes any string YAML 1.1 would
   read otherwise, so a dump normally has none;
-- an anchor, alias, tag, directive, complex key, second document, tab, CR or byte-order mark; a duplicate key
-  (the json reader's hook finds it); nesting near MAX_DEPTH.
+- an anchor, alias, tag, directive, complex or empty key, stray `]` or `}` or reserved character where a node
+  starts, a second document, tab, CR, byte-order mark, NEL, LS or PS; a duplicate key (the json reader's hook
+  finds it); nesting near MAX_DEPTH. Flow collections read alike; their scalars are words like any other.
 
 The text is read as its top-level mapping without `items`, and the `items` block sequence (at column 0, as
 kubectl prints it) in slices of ITEMS_PER_READ entries into one rapidyaml tree used again: its ~80 bytes a
