@@ -76,7 +76,8 @@ def read_objects(paths: list[str]) -> list[tuple[dict, str, int]]:
     out = []
     for p in paths:
         text = read_text(p, MAX_DUMP_BYTES)
-        # `kubectl get -o json` is read by the json module, by content, not by name (~10x faster than YAML)
+        # told apart by content, not by name: `-o json` read by the json module, a large `-o yaml` by rapidyaml
+        # where it reads as PyYAML does (rymlsource), any other YAML by libyaml's events (yamlsource)
         with no_collections(len(text)):      # the file's data holds no cycle (runner/heap.py)
             docs = (jsonsource.load_documents(p, text) if jsonsource.looks_like_json(text)
                     else rymlsource.load_documents(p, text) or load_documents(p, text, MAX_DUMP_BYTES))
