@@ -15,8 +15,9 @@ What is read apart, found without walking the data (5 M values):
   read apart too (JSON's keys are strings). kubectl's printer (go-yaml) quotes any string YAML 1.1 would
   read otherwise, so a dump normally has none;
 - an anchor, alias, tag, directive, complex or empty key, stray `]` or `}` or reserved character where a node
-  starts, a second document, tab, CR, byte-order mark, NEL, LS or PS; a duplicate key (the json reader's hook
-  finds it); nesting near MAX_DEPTH. Flow collections read alike; their scalars are words like any other.
+  starts, a second document, a tab, a CR not before LF, a byte-order mark not at the start, NEL, LS or PS; a
+  duplicate key (the json reader's hook finds it); nesting near MAX_DEPTH. Flow collections read alike; their
+  scalars are words like any other; CRLF line breaks are LF to both.
 
 The text is read as its top-level mapping without `items`, and the `items` block sequence (at column 0, as
 kubectl prints it) in slices of ITEMS_PER_READ entries into one rapidyaml tree used again: its ~80 bytes a
@@ -80,6 +81,10 @@ def load_documents(file: str, text: str) -> list[Document] | None:
 
 
 def _documents(file: str, text: str) -> list[Document]:
+    if text.startswith("\ufeff"):
+        text = text[1:]               # a byte-order mark opening the stream: both readers drop it
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")   # CRLF line breaks (a dump saved on Windows): both read them as LF
     if ("\t" in text or "\r" in text or not_printable(text)
             or not text.isascii() and any(c in text for c in _YAML_1_1_BREAKS + "\ufeff")):
         raise _Apart

@@ -96,8 +96,8 @@ def test_a_key_yaml_1_1_reads_as_other_than_a_string_is_apart(key):
     "%YAML 1.1\n---\n" + _list(POD.format(name="a")),
     _list(POD.format(name="a")) + "---\n" + _list(POD.format(name="b")),   # two documents
     _list(POD.format(name="a")).replace("  kind: Pod", "\tkind: Pod"),      # a tab
-    _list(POD.format(name="a")).replace("\n", "\r\n"),
-    "\ufeff" + _list(POD.format(name="a")),
+    _list(POD.format(name="a")).replace("\n", "\r"),                     # CR line breaks
+    _list(POD.format(name="a")) + "# \ufeff\n",                          # a byte-order mark inside
     _list("- kind: Pod\n  kind: Node\n"),                             # a duplicate key
     _list(POD.format(name="a\x07")),                                   # a control character
     _list("- kind: Pod\n  a: [1, 2\n"),                                # malformed
@@ -110,6 +110,15 @@ def test_a_key_yaml_1_1_reads_as_other_than_a_string_is_apart(key):
 def test_what_either_reader_may_read_otherwise_is_left_to_yamlsource(text):
     read = read_alike(text)
     assert not read or text.startswith("items:\n- a\nother")
+
+
+def test_a_dump_saved_on_windows_is_read_alike():
+    """CRLF line breaks and a byte-order mark opening the file (PowerShell's redirection writes them): both
+    readers take CRLF for LF, in block and quoted scalars too, and drop the mark; the lines are the same."""
+    text = _list(POD.format(name="a"), "- kind: ConfigMap\n  data:\n    s: |\n      x\n      y\n"
+                 "    q: \"folded\n      line\"\n", POD.format(name="b"))
+    for variant in (text.replace("\n", "\r\n"), "\ufeff" + text, "\ufeff" + text.replace("\n", "\r\n")):
+        assert read_alike(variant)
 
 
 def test_nesting_near_the_bound_is_yamlsource_s():
@@ -147,8 +156,8 @@ _DATA = st.recursive(_SCALAR, lambda inner: st.one_of(
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.lists(st.dictionaries(_KEY, _DATA, max_size=4), max_size=4),
        st.sampled_from([None, None, None, None, '"', "'", "|", ">"]), st.sampled_from([20, 80, 1000]),
-       st.booleans())
-def test_any_list_pyyaml_prints_reads_alike_or_apart(items, style, width, unicode):
+       st.booleans(), st.sampled_from(["\n", "\n", "\r\n"]), st.sampled_from(["", "", "\ufeff"]))
+def test_any_list_pyyaml_prints_reads_alike_or_apart(items, style, width, unicode, newline, mark):
     """(A style other than plain quotes the `items` key too, or makes the keys complex: such a text is left to
     yamlsource; about a third of the examples are read here.)"""
     try:
@@ -156,7 +165,7 @@ def test_any_list_pyyaml_prints_reads_alike_or_apart(items, style, width, unicod
                               width=width, allow_unicode=unicode, sort_keys=False)
     except yaml.YAMLError:
         return
-    read_alike(text)
+    read_alike(mark + text.replace("\n", newline))
 
 
 # what a hand-written dump may hold as a plain value: mostly what both read alike, some of what they read apart
