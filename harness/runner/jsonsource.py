@@ -47,7 +47,9 @@ def _constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+# JSON's grammar refusing what the YAML loader refuses (a duplicate key, NaN): also rymlsource's, for the JSON
+# rapidyaml prints
+DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 _KEY = json.JSONDecoder()          # a key at the top level: a plain string
 
 
@@ -123,7 +125,7 @@ def _value(file: str, text: str, pos: int, lines: _Lines) -> tuple[Document, int
     item, each with its line."""
     doc = Document(file, None, {}, lines(pos))
     if text[pos] != "{":
-        doc.data, end = _DECODER.raw_decode(text, pos)
+        doc.data, end = DECODER.raw_decode(text, pos)
         return doc, end
     obj: dict = {}
     i = _WS.match(text, pos + 1).end()
@@ -148,7 +150,7 @@ def _value(file: str, text: str, pos: int, lines: _Lines) -> tuple[Document, int
             else:
                 while True:
                     doc.lines[("items", len(items))] = lines(i)
-                    item, i = _DECODER.raw_decode(text, i)
+                    item, i = DECODER.raw_decode(text, i)
                     items.append(item)
                     i = _after(text, i, ",]")
                     if text[i - 1] == "]":
@@ -156,7 +158,7 @@ def _value(file: str, text: str, pos: int, lines: _Lines) -> tuple[Document, int
                     i = _WS.match(text, i).end()
             obj[key] = items
         else:
-            obj[key], i = _DECODER.raw_decode(text, i)
+            obj[key], i = DECODER.raw_decode(text, i)
         i = _after(text, i, ",}")
         if text[i - 1] == "}":
             break

@@ -111,8 +111,10 @@ def counts_view(r) -> dict:
     """A run's outcome as counts: its summary (pods per state, per Deployment) and how many nodes of each kind
     it kept and deleted (size, capacity type, NodePool, labels, taints), without which node carries which pods
     or sits in which zone. Two runs agree so when upstream breaks the ties between equal nodes at random: which
-    of equal candidates a consolidation command takes, where kube-scheduler puts an evicted pod among equal
-    nodes (its `selectHost` samples the best-scored ones). The conformance judge falls back to it where the
+    of equal candidates a consolidation command takes (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/
+    consolidation.go sortCandidates: sort.Slice, not stable, by savings ratio), where kube-scheduler puts an
+    evicted pod among equal nodes (k8s.io/kubernetes v1.36.3 pkg/scheduler/schedule_one.go nodeScoreHeap: equal
+    total scores ordered by a random `Randomizer`). The conformance judge falls back to it where the
     node-by-node outcomes are too many to sample (conformance.py `compare`)."""
     rows = []
     for n in r.nodes:

@@ -26,13 +26,13 @@ jsonsource gives them; a dump's objects are named by them (harness/runner/dump.p
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from harness.runner.jsonsource import DECODER
 from harness.runner.yamlsource import MAX_DEPTH, Document, load_documents as load_yaml, not_printable
 
 ryml: Any = None               # the module, imported by the first text large enough (11 ms)
@@ -154,23 +154,9 @@ class _Reader:
         if out.find("\n" + " " * (2 * MAX_DEPTH - 4)) >= 0:
             raise _Apart
         try:
-            return _DECODER.decode(out)
+            return DECODER.decode(out)
         except (ValueError, RecursionError):     # a duplicate key, a number JSON has not
             raise _Apart from None
-
-
-def _pairs(pairs: list) -> dict:
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        raise ValueError("duplicate key")
-    return d
-
-
-def _constant(name: str):
-    raise ValueError(name)
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 
 
 def _words(text: str) -> set[str]:
