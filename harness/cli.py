@@ -42,6 +42,7 @@ def cmd_validate(args) -> int:
     bad = 0
     count = 0
     warned = 0
+    from harness.runner.admitcheck import unexpected_refusals
     for f in files:
         try:
             loaded = load_scenarios(f)
@@ -50,6 +51,11 @@ def cmd_validate(args) -> int:
         except SourceError as e:
             bad += 1
             print(e.render(), file=sys.stderr)
+            continue
+        for sc in loaded:                                     # what the release's API server would refuse
+            for line in unexpected_refusals(sc):
+                bad += 1
+                print(line, file=sys.stderr)
     if bad:
         return EXIT_BAD_INPUT
     print(f"{count} scenario(s) in {len(files)} file(s) are valid" + (f", {warned} warning(s)" if warned else ""))

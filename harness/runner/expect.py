@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fakeazure.faults import body_condition, body_matches
 from harness.loop.result import NodeResult, RunResult
 from harness.model.durations import scenario_duration
+from harness.model.validation import ADMISSION
 from harness.runner.fold import fold_counts
 
 
@@ -249,14 +250,19 @@ class Checker:
                 if have != value:
                     self.fail(f"{path}.spec{key}", value, have, "the stored spec (after pruning and defaulting)")
 
-    def unexpected_refusals(self, expected: dict) -> None:
-        """An AKSNodeClass the API server refused is an input error unless the scenario expects it:
-        otherwise its NodePools silently find no class and every pod just stays pending."""
+    def unexpected_refusals(self, nodeclasses: dict, nodepools: dict) -> None:
+        """An AKSNodeClass or NodePool the API server refused is an input error unless the scenario expects
+        it: otherwise its pods silently find no NodePool and just stay pending, and the run would pass.
+        (A NodePool core's RuntimeValidate refuses is stored, and says so on its Ready condition: not this.)"""
         for name, nc in self.r.nodeclasses.items():
-            if not nc.accepted and name not in expected:
+            if not nc.accepted and name not in nodeclasses:
                 self.fail(f'{self.root}.nodeClasses["{name}"]', "accepted (not mentioned)", "refused",
                           f"{nc.message}; fix the AKSNodeClass, or expect the refusal with "
                           f"nodeClasses.{name}.rejected")
+        for name, np in self.r.nodepools.items():
+            if np.rejected and np.stage == ADMISSION and name not in nodepools:
+                self.fail(f'{self.root}.nodePools["{name}"]', "accepted (not mentioned)", "refused at admission",
+                          f"{np.message}; fix the NodePool, or expect the refusal with nodePools.{name}.rejected")
 
     def pods(self, spec: dict) -> None:
         """`pods.<name>`: the pod of that name or the pods its Deployment/DaemonSet owns. With
@@ -595,7 +601,7 @@ class Checker:
         if "nodeClasses" in expect:
             self.nodeclasses(expect["nodeClasses"])
         if self.root == "expect":
-            self.unexpected_refusals(expect.get("nodeClasses") or {})
+            self.unexpected_refusals(expect.get("nodeClasses") or {}, expect.get("nodePools") or {})
         if "pods" in expect:
             self.pods(expect["pods"])
         if "nodeCount" in expect:

@@ -1,0 +1,60 @@
+"""A manifest the release's API server refuses: said by `harness validate` at its line, and a run that does not
+expect the refusal fails (harness/runner/admitcheck.py, harness/runner/expect.py unexpected_refusals)."""
+from __future__ import annotations
+
+from harness.backends.embedded import EmbeddedBackend
+from harness.runner.admitcheck import unexpected_refusals
+from harness.runner.engines import run
+from harness.runner.scenario import load_scenarios
+
+SCENARIO = """
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: np}
+given: {profiles: [upstream, v1.4.1], skus: [Standard_D2s_v3]}
+manifests:
+  - {apiVersion: karpenter.azure.com/v1beta1, kind: AKSNodeClass, metadata: {name: default}, spec: {imageFamily: Ubuntu2204}}
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: default}
+    spec:
+      disruption: {consolidationPolicy: WhenUnderutilized, consolidateAfter: 30s}
+      template:
+        spec:
+          nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+          requirements: [{key: kubernetes.io/os, operator: In, values: [linux]}]
+  - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, image: nginx}]}}
+expect:
+%s
+"""
+
+
+def _scenario(expect: str):
+    (sc,) = load_scenarios("inline.scenario.yaml", SCENARIO % expect)
+    return sc
+
+
+def test_validate_names_each_release_that_refuses_it_in_its_own_words():
+    lines = unexpected_refusals(_scenario("  pods: {p: {pending: true}}"))
+    assert [x.split(": NodePool.karpenter.sh")[0] for x in lines] == [
+        "inline.scenario.yaml:8: NodePool default: refused by the API server at upstream",
+        "inline.scenario.yaml:8: NodePool default: refused by the API server at v1.4.1"]
+    # each release's CRD lists its own policies: Balanced only from core v1.14.0
+    assert '"WhenEmptyOrUnderutilized", "Balanced"' in lines[0] and "Balanced" not in lines[1]
+    assert all("nodePools.default.rejected" in x for x in lines)
+
+
+def test_an_expected_refusal_is_the_point():
+    sc = _scenario("  nodePools: {default: {rejected: true}}")
+    assert unexpected_refusals(sc) == []
+
+
+def test_a_run_that_does_not_expect_the_refusal_fails():
+    sc = _scenario("  pods: {p: {pending: true}}")
+    cluster = EmbeddedBackend().start()
+    try:
+        got = [f"{m.path}: {m.detail}" for m in run(sc, "upstream", cluster).mismatches]
+    finally:
+        cluster.close()
+    (m,) = got
+    assert m.startswith('expect.nodePools["default"]') and "WhenUnderutilized" in m
