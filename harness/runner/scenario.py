@@ -365,6 +365,7 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str])
                 objs = d.data.get("items") if isinstance(d.data, dict) and d.data.get("kind") == "List" else [d.data]
                 for j, obj in enumerate(objs or []):
                     sub = ("items", j) if objs is not d.data and isinstance(d.data, dict) and "items" in d.data else ()
+                    drop_nulls(obj)
                     problems = _check_manifest(obj, d, sub)
                     errors += problems
                     if not problems:
@@ -560,7 +561,42 @@ def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) 
     return errors
 
 
+def drop_nulls(obj):
+    """A manifest as the API server decodes it: an explicit `null` (Helm renders `resources: null`,
+    `nodeSelector: null`, `annotations: null`) is the field left out - a typed field of a built-in kind
+    decodes it to its zero value, and a CRD prunes a null its structural schema does not declare nullable
+    (k8s.io/apiextensions-apiserver v0.36.3 pkg/apiserver/schema/defaulting/prunenulls.go
+    PruneNonNullableNullsWithoutDefaults). A null list item is left for the checks to refuse."""
+    if isinstance(obj, dict):
+        for k in [k for k, v in obj.items() if v is None]:
+            del obj[k]
+        for v in obj.values():
+            drop_nulls(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            drop_nulls(v)
+    return obj
+
+
+def _manifests_without_nulls(data: dict) -> None:
+    """drop_nulls over every manifest the scenario writes inline: its manifests, its steps' applies, the
+    pods of its existing nodes."""
+    if not isinstance(data, dict):
+        return
+    lists = [data.get("manifests")]
+    lists += [s.get("apply") for s in data.get("steps") or [] if isinstance(s, dict)]
+    given = data.get("given")
+    if isinstance(given, dict):
+        lists += [e.get("pods") for e in given.get("existingNodes") or [] if isinstance(e, dict)]
+    for items in lists:
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict):
+                    drop_nulls(item)
+
+
 def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
+    _manifests_without_nulls(doc.data)
     problems = schema_errors(doc)
     if problems:
         raise problems[0]

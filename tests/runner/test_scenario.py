@@ -1,13 +1,14 @@
-"""Scenario loading (harness/runner/scenario.py): the JSON Schema check judges the items of a dump scenario's
+"""Scenario loading (harness/runner/scenario.py): explicit nulls read as the API server reads them; the JSON Schema check judges the items of a dump scenario's
 long lists (manifests, existing nodes and their pods, the expectations per node and per pod) once per verdict key, with the verdict and the errors of
 the item-by-item check."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.runner.scenario import _item_schemas, _judged_alike, _validator, schema_errors
-from harness.runner.yamlsource import Document
+from harness.runner.scenario import _item_schemas, _judged_alike, _validator, load_scenarios, schema_errors
+from harness.runner.yamlsource import Document, SourceError
 
 
 def _scenario(pods: list) -> dict:
@@ -102,3 +103,50 @@ def test_judging_expectations_alike_agrees_with_judging_each(pods, nodes):
     data = _scenario([_pod(0)])
     data["expect"] = {"pods": {f"web-{i}": p for i, p in enumerate(pods)}, "nodes": nodes}
     assert _validator().is_valid(_judged_alike(data)) == _validator().is_valid(data)
+
+
+HELM_NULLS = """
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: helm-nulls}
+given:
+  skus: [Standard_D2s_v3]
+  existingNodes:
+    - name: other
+      labels: {kubernetes.io/os: linux}
+      capacity: {cpu: "2", memory: 8Gi, pods: "110"}
+      pods: [{apiVersion: v1, kind: Pod, metadata: {name: old, labels: null}, spec: {containers: [{name: a, image: x}]}}]
+manifests:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web, labels: null, annotations: null}
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}, annotations: null}
+        spec:
+          nodeSelector: null
+          affinity: null
+          containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}, limits: null}, env: null}]
+steps:
+  - apply:
+      - {apiVersion: v1, kind: Pod, metadata: {name: late, annotations: null}, spec: {tolerations: null, containers: [{name: a, image: x}]}}
+"""
+
+
+def test_explicit_nulls_helm_renders_are_the_field_left_out():
+    (sc,) = load_scenarios("helm.scenario.yaml", HELM_NULLS)
+    web = sc.manifests[0].obj
+    assert "labels" not in web["metadata"] and "annotations" not in web["metadata"]
+    pod = web["spec"]["template"]["spec"]
+    assert "nodeSelector" not in pod and "affinity" not in pod
+    assert pod["containers"][0] == {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}
+    assert "tolerations" not in sc.step_manifests[0][0].obj["spec"]
+    assert "labels" not in sc.given["existingNodes"][0]["pods"][0]["metadata"]
+
+
+def test_a_null_list_item_is_still_refused():
+    text = HELM_NULLS.replace("containers: [{name: a, image: x}]}}]", "containers: [null]}}]", 1)
+    with pytest.raises(SourceError):
+        load_scenarios("helm.scenario.yaml", text)
