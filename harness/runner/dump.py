@@ -275,7 +275,9 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
 def _skipped(file: str, line: int, kind, name) -> str:
     """The note on an object of a kind the harness does not simulate (a dump lists thousands of ReplicaSets:
     printed as one line per kind, harness/runner/notices.py group_notes)."""
-    tail = ": not a kind the harness simulates"
+    from harness.runner.envelope import inert_kind
+    reason = inert_kind(kind)
+    tail = f": cannot change a scheduling outcome ({reason})" if reason else ": not a kind the harness simulates"
     text = f"{file}:{line}: skipped {kind} {name}{tail}"
     if not isinstance(kind, str) or not kind:
         return text

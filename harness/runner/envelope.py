@@ -77,6 +77,28 @@ def rules_for(kind: str) -> Rules:
     return Rules(status, prefixes, defaults)
 
 
+def inert_kind(kind) -> str | None:
+    """Why a manifest of `kind` cannot change a scheduling outcome (accepted, not applied), or None when the
+    kind is not one of envelope.yaml's `inertKinds`."""
+    return (_data().get("inertKinds") or {}).get(kind) if isinstance(kind, str) else None
+
+
+def inert_notices(skipped: list) -> list[Notice]:
+    """One notice per inert kind among the scenario's manifests (`skipped`: (kind, name, file, line)), at its
+    first object's line, naming the objects."""
+    from harness.runner.notices import plural_kind
+    by_kind: dict[str, list] = {}
+    for entry in skipped:
+        by_kind.setdefault(entry[0], []).append(entry)
+    out = []
+    for kind, entries in by_kind.items():
+        names = [str(e[1]) for e in entries]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        what = f"{kind} {shown}" if len(names) == 1 else f"{len(names)} {plural_kind(kind)} ({shown})"
+        out.append(Notice(str(entries[0][2]), entries[0][3], f"{what}: accepted, not applied: {inert_kind(kind)}"))
+    return out
+
+
 def advice(key: str) -> str:
     return str(_data()["advice"].get(key, key))
 

@@ -346,11 +346,21 @@ def _parses(q) -> bool:
     return True
 
 
-def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str]) -> tuple[list[Manifest], list[SourceError]]:
+def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
+                       inert: list) -> tuple[list[Manifest], list[SourceError]]:
     """The manifests `items` stand for (inline, or every object of a referenced file, whose path is
-    added to `reads`), with the problems found in them."""
+    added to `reads`), with the problems found in them. An object of a kind that cannot change a scheduling
+    outcome (harness/data/envelope.yaml inertKinds: a Service, a ConfigMap) is left out, and added to
+    `inert` as (kind, name, file, line) for its notice."""
+    from harness.runner.envelope import inert_kind
     out: list[Manifest] = []
     errors: list[SourceError] = []
+
+    def left_out(obj, d: Document, sub: tuple) -> bool:
+        if not isinstance(obj, dict) or inert_kind(obj.get("kind")) is None:
+            return False
+        inert.append((obj["kind"], (obj.get("metadata") or {}).get("name"), d.file, d.line(sub)))
+        return True
     for i, item in enumerate(items or []):
         p = path + (i,)
         if isinstance(item, dict) and set(item) == {"file"}:
@@ -366,11 +376,13 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str])
                 for j, obj in enumerate(objs or []):
                     sub = ("items", j) if objs is not d.data and isinstance(d.data, dict) and "items" in d.data else ()
                     drop_nulls(obj)
+                    if left_out(obj, d, sub):
+                        continue
                     problems = _check_manifest(obj, d, sub)
                     errors += problems
                     if not problems:
                         out.append(Manifest(obj, str(target), d.line(sub)))
-        else:
+        elif not left_out(item, doc, p):
             problems = _check_manifest(item, doc, p)
             errors += problems
             if not problems:
@@ -604,11 +616,12 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     problems = check_semantics(doc, data) + [doc.error(path, reason) for path, reason in
                                              scenario_value_errors(data, getattr(doc.lines, "mapping_keys", None))]
     problems += _shadowed_expectations(doc, data)
-    manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), reads)
+    inert: list = []
+    manifests, merrs = _resolve_manifests(doc, data.get("manifests") or [], ("manifests",), reads, inert)
     problems += merrs
     step_manifests = []
     for si, step in enumerate(data.get("steps") or []):
-        ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), reads)
+        ms, serrs = _resolve_manifests(doc, step.get("apply") or [], ("steps", si, "apply"), reads, inert)
         step_manifests.append(ms)
         problems += serrs
     problems += _existing_node_errors(doc, data, manifests)
@@ -623,10 +636,10 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
         manifests=manifests, expect=dict(data.get("expect") or {}),
         expect_by_profile=dict(data.get("expectByProfile") or {}), steps=list(data.get("steps") or []),
         xfail=dict(data.get("xfail") or {}), line=doc.start_line, step_manifests=step_manifests)
-    from harness.runner.envelope import scenario_warnings
+    from harness.runner.envelope import inert_notices, scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
     sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data)
-                   + knob_notices(doc, doc.data, sc.api_versions) + sc.warnings)
+                   + knob_notices(doc, doc.data, sc.api_versions) + inert_notices(inert) + sc.warnings)
     if problems:
         raise problems[0]
     return sc

@@ -111,3 +111,37 @@ def test_a_field_at_its_api_default_is_not_warned():
         == "scheduler"
     deployment = {"kind": "Deployment", "spec": {"template": {"spec": {"schedulerName": "default-scheduler"}}}}
     assert "spec.template.spec.schedulerName" not in fields(deployment)
+
+
+def test_kinds_that_cannot_change_a_scheduling_outcome_are_accepted_and_named_once(tmp_path):
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+given: {skus: [Standard_D2s_v3]}
+manifests:
+  - {apiVersion: v1, kind: Service, metadata: {name: web}, spec: {selector: {app: web}}}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {x: "1"}}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: i}]}}
+steps:
+  - apply: [{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: deny}}]
+"""
+    (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+    assert [m.obj["kind"] for m in sc.manifests] == ["Pod"] and sc.step_manifests == [[]]
+    got = {n.line: n.message for n in sc.warnings}
+    assert got[6].startswith("Service web: accepted, not applied: Karpenter does not read Services")
+    assert got[7].startswith("2 ConfigMaps (a, b): accepted, not applied: no scheduling decision reads them")
+    assert got[11].startswith("NetworkPolicy deny: accepted, not applied")
+    assert len(got) == 3
+
+
+def test_a_kind_that_can_change_an_outcome_is_still_refused(tmp_path):
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+manifests:
+  - {apiVersion: v1, kind: LimitRange, metadata: {name: l}}
+"""
+    from harness.runner.yamlsource import SourceError
+    with pytest.raises(SourceError, match="unsupported kind 'LimitRange'"):
+        load_scenarios_text(text, "x.scenario.yaml", tmp_path)
