@@ -749,6 +749,7 @@ class NewOptions:
     at: str | None = None         # where the clock starts (RFC 3339), at or before the dump's time (the default)
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
     until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
+    complete: bool = False        # the input holds every pod: no stand-in for requests its pods do not explain
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -931,6 +932,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
             entries = place_without_nodes(work, objects, entries, moved, expect, work.notes, strip_server_fields)
         known = set(notes)
         notes += [n for n in work.notes if n not in known]
+        _hold_unexplained(work, entries, manifests, expect, notes, opts.complete)
         if entries or moment:
             if entries:
                 given["existingNodes"] = entries
@@ -994,6 +996,24 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     from harness.runner.dumpcatalog import say
     text = say(text, [w for sc in loaded[:1] for w in sc.warnings], notes)
     return out, text, notes
+
+
+def _hold_unexplained(work: Dump, entries: list[dict], manifests: list[dict], expect: dict, notes: list[str],
+                      complete: bool) -> None:
+    """NodeClaims busier than the input's pods say, held so by stand-in pods (harness/runner/standins.py)."""
+    from harness.runner import standins
+    finished: dict[str, list[dict]] = {}
+    for pod in work.finished:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if isinstance(node, str):
+            finished.setdefault(node, []).append(pod)
+    node_of = {str((nc.get("metadata") or {}).get("name")): str((nc.get("status") or {}).get("nodeName") or "")
+               for nc in work.nodeclaims}
+    found = standins.unexplained(entries, [m for m in work.manifests if m.get("kind") == "DaemonSet"], finished,
+                                 node_of)
+    if found:
+        standins.hold(entries, found, manifests, expect, notes,
+                      standins.missing_namespaces(work.pods + work.finished, work.manifests), complete)
 
 
 def _validated(doc: dict, text: str, out: Path, lines: Mapping[tuple, int] | None, start_line: int) -> list:
