@@ -349,7 +349,7 @@ def cmd_run(args) -> int:
                           str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
-        _print_across_releases(con, outcomes, shown_verdict)
+        _print_across_releases(con, outcomes, lambda o: shown_verdict(o) + (", stand-ins assumed" if assumed(o) else ""))
     for o in outcomes:       # a run that never settled passed or failed on a state the loop stopped in
         why = unsettled(o)
         if why:
