@@ -5,8 +5,10 @@ state is the start: its NodeClaims and Nodes, with their pods, become `given.exi
 deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
 (`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
 nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
-NodePool events. Node labels give the region, node resource group and kubelet version. Missing
-AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
+NodePool events. Node labels give the region, node resource group and kubelet version; a Node's Ready
+and pressure conditions its entry's `ready` and taints. Missing AKSNodeClasses are the release's default, with
+a notice; what cannot be kept is named per object; NodeClaims busier than the input's pods say are held so
+by stand-in pods (harness/runner/standins.py) unless `--complete`.
 Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
 running pod is seeded on its node, owned by the Job); a Job keeps status.succeeded/startTime and a CronJob
 status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).

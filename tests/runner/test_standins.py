@@ -71,7 +71,7 @@ def test_a_round_whose_pods_are_all_there_is_explained():
              "pods": [{"spec": {"containers": [{"resources": {"requests": {"cpu": "500m"}}}]}}] * 2}
     assert standins.unexplained([entry], [], {}, {}) == []
     entry["requests"]["pods"] = "3"
-    ((i, found),) = standins.unexplained([entry], [], {}, {})
+    ((_, found),) = standins.unexplained([entry], [], {}, {})
     assert found.held == {"cpu": 1000}
     # in flight, deleting: their pods are still to come, or already gone
     for state in ({"initialized": False}, {"registered": False}, {"deleting": True}):

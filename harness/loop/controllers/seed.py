@@ -25,6 +25,7 @@ from harness.model.writers import cloud_node_controller_labels, kubelet_self_lab
 ARCH, OS = "kubernetes.io/arch", "kubernetes.io/os"
 NOT_READY = "node.kubernetes.io/not-ready"     # k8s.io/api core/v1 well_known_taints.go TaintNodeNotReady
 UNREACHABLE = "node.kubernetes.io/unreachable"  # ... TaintNodeUnreachable
+DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
 # a Node's Ready status other than True -> the key of the taints kube-controller-manager's node lifecycle
 # controller puts on it, with both effects (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle
 # node_lifecycle_controller.go nodeConditionToTaintKeyStatusMap for NoSchedule, doNoExecuteTaintingPass's
@@ -33,8 +34,7 @@ UNREACHABLE = "node.kubernetes.io/unreachable"  # ... TaintNodeUnreachable
 CONDITION_TAINT = {"False": NOT_READY, "Unknown": UNREACHABLE}
 # the Ready condition a kubelet posts when it is not ready, and the one the node lifecycle controller writes
 # once the kubelet stops posting (node_lifecycle_controller.go tryUpdateNodeHealth)
-NOT_READY_CONDITION = {"False": {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
-                                           },
+NOT_READY_CONDITION = {"False": {"type": "Ready", "status": "False", "reason": "KubeletNotReady"},
                        "Unknown": {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
                                    "message": "Kubelet stopped posting node status."}}
 
@@ -49,7 +49,6 @@ def condition_taints(status: str) -> list[dict]:
     """The taints the node lifecycle controller keeps on a Node whose Ready is `status` (none when True)."""
     key = CONDITION_TAINT.get(status)
     return [{"key": key, "effect": "NoSchedule"}, {"key": key, "effect": "NoExecute"}] if key else []
-DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
 
 
 @dataclass
