@@ -158,9 +158,12 @@ def _print_unserved(con, failed) -> set[int]:
 def _print_why(con, outcomes, names: list[str]) -> None:
     """`harness run --why NAME`: per run, the view of every object each name names (harness/runner/whyobject.py),
     a pending pod's eliminations per NodePool (harness/loop/why.py) with it."""
+    from harness.runner.report import assumed
     from harness.runner.whyobject import why_lines
     for o in outcomes:
         con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
+        if assumed(o):
+            con.print(f"  assumed: {assumed(o)}", markup=False)
         shown: set[str] = set()
         for name in names:
             con.print("\n".join("  " + line for line in why_lines(o.final, name)), markup=False)
@@ -212,8 +215,9 @@ def cmd_run(args) -> int:
     from harness.runner.engines.base import errored, verdict
     from harness.runner.explore import run_scenario
     from harness.runner.heap import exit_follows
-    from harness.runner.report import (SHOWN, dump_verdict, failure_text, happened, happened_lines, node_count,
-                                       outcome_json, over_time_lines, pending_pods, shown_verdict, unsettled)
+    from harness.runner.report import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
+                                       outcome_json, over_time_lines, pending_pods, said_verdict, shown_verdict,
+                                       unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -295,7 +299,8 @@ def cmd_run(args) -> int:
             if progress is not None:
                 progress.advance(task)
             if live:
-                print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else ""),
+                print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else "")
+                      + (", stand-ins assumed" if assumed(o) else ""),
                       file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         if live:
@@ -344,12 +349,13 @@ def cmd_run(args) -> int:
             pending = len(pending_pods(o.final))
             colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
-                          Text(shown_verdict(o) + (", not steady" if unsettled(o) else ""), style=colour),
+                          Text(shown_verdict(o) + (", not steady" if unsettled(o) else "")
+                               + (", stand-ins assumed" if assumed(o) else ""), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
                           str(pending),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
-        _print_across_releases(con, outcomes, shown_verdict)
+        _print_across_releases(con, outcomes, lambda o: shown_verdict(o) + (", stand-ins assumed" if assumed(o) else ""))
     for o in outcomes:       # a run that never settled passed or failed on a state the loop stopped in
         why = unsettled(o)
         if why:
@@ -362,7 +368,7 @@ def cmd_run(args) -> int:
             if o in failed or o.skipped:
                 continue
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] "
-                      f"{dump_verdict(o) or verdict(o)}: "
+                      f"{said_verdict(o)}: "
                       "what happened ---", markup=False)
             lines = happened_lines(happened(o.final, labels=args.labels),
                                    None if args.details or args.trace or args.labels else SHOWN)
@@ -780,7 +786,8 @@ def cmd_new(args) -> int:
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
-        provider_version=args.provider_version, at=args.at, log=args.log, until=args.until))
+        provider_version=args.provider_version, at=args.at, log=args.log, until=args.until,
+        complete=args.complete))
     write(out, text)
     for n in group_notes(notes):
         print(n, file=sys.stderr)
@@ -922,6 +929,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the customer's Karpenter controller log (JSON lines): when pods became provisionable and "
                         "NodeClaims were created, launched, registered, disrupted, as the scenario's clock and an "
                         "advance step where the dump gives none (docs/karpenter-log.md)")
+    n.add_argument("--complete", action="store_true",
+                   help="the input holds every pod: a NodeClaim asking for more than its pods and the DaemonSets "
+                        "explain is taken as emptied since, not held busy by a stand-in pod (docs/reproduce-a-ticket.md)")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",
                    help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "

@@ -5,8 +5,10 @@ state is the start: its NodeClaims and Nodes, with their pods, become `given.exi
 deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
 (`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
 nodes (there, deleting, drifted), pods running where or pending with Karpenter's `FailedScheduling` reason,
-NodePool events. Node labels give the region, node resource group and kubelet version. Missing
-AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
+NodePool events. Node labels give the region, node resource group and kubelet version; a Node's Ready
+and pressure conditions its entry's `ready` and taints. Missing AKSNodeClasses are the release's default, with
+a notice; what cannot be kept is named per object; NodeClaims busier than the input's pods say are held so
+by stand-in pods (harness/runner/standins.py) unless `--complete`.
 Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
 running pod is seeded on its node, owned by the Job); a Job keeps status.succeeded/startTime and a CronJob
 status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
@@ -255,6 +257,14 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
                 continue                      # the Job's: running on a node it is seeded there, else the Job makes it
             if owner and owner[0] not in ("ReplicaSet", "DaemonSet"):
                 dump.notes.append(f"{file}:{line}: Pod {name} is owned by {owner[0]} {owner[1]}: kept as a bare Pod")
+            elif owner:
+                whose = (f"Deployment {owner[1].rsplit('-', 1)[0]}" if owner[0] == "ReplicaSet"
+                         else f"DaemonSet {owner[1]}")
+                dump.notes.append(ObjectNote(
+                    f"{file}:{line}: Pod {name}: its {whose} is not in the input: kept as a bare Pod (no controller "
+                    "of the run makes it again)", str(name), ("orphan", file, owner[0]), f"{file}:{line}: ",
+                    "Pods", f" whose {'Deployments' if owner[0] == 'ReplicaSet' else 'DaemonSets'} are not in the "
+                    "input: kept as bare Pods (no controller of the run makes them again)"))
             dump.manifests.append(keep(obj))
         elif kind == "Job" and (_owner(obj) or ("", ""))[0] == "CronJob" and _owner(obj)[1] in cronjobs:
             # a CronJob's Job: the reference (without its uid) says whose, so Forbid and Replace see it running
@@ -436,6 +446,12 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
                 entry["initialized"] = False
             if meta.get("creationTimestamp"):
                 entry["createdAt"] = str(meta["creationTimestamp"])
+            taints = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None}
+                      for t in (node.get("spec") or {}).get("taints") or []
+                      if t.get("key") not in ("karpenter.sh/disrupted", "node.kubernetes.io/not-ready",
+                                               "node.kubernetes.io/unreachable", "karpenter.sh/unregistered")]
+            if taints:
+                entry["taints"] = taints
         else:
             status = node.get("status") or {}
             entry = {"name": name, "labels": labels}
@@ -445,6 +461,7 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
             for key in ("capacity", "allocatable"):
                 if status.get(key):
                     entry[key] = {k: str(v) for k, v in status[key].items()}
+        node_conditions(node, entry, dump.notes)
         if meta.get("deletionTimestamp"):
             entry["deleting"] = str(meta["deletionTimestamp"]) if managed else True
         if pods:
@@ -459,6 +476,7 @@ DRIFT_REASONS = {"NodePoolDrifted": "NodePoolDrifted", "NodeClassDrift": "NodeCl
                  "NodeClassDrifted": "NodeClassDrifted"}
 HASH_ANNOTATIONS = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version",
                     "karpenter.azure.com/aksnodeclass-hash", "karpenter.azure.com/aksnodeclass-hash-version")
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"     # core pkg/apis/v1 DoNotDisruptAnnotationKey
 # conditions the loop derives itself from what the entry gives (their times are read where they matter)
 DERIVED_CONDITIONS = ("Launched", "Registered", "Initialized", "Ready", "Drifted", "Consolidatable", "Empty",
                       "Drained", "VolumesDetached", "InstanceTerminating", "ConsistentStateFound",
@@ -521,6 +539,13 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
     ann = {k: str(v) for k, v in (meta.get("annotations") or {}).items() if k in HASH_ANNOTATIONS}
     if ann and entry.get("drifted"):
         entry["annotations"] = ann
+    # a node's own do-not-disrupt (core v1.14.0 statenode.go ValidateNodeDisruptable reads the Node's, which
+    # registration copies from the NodeClaim: the entry's annotations are the NodeClaim's)
+    for obj in (node, nc):
+        value = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(DO_NOT_DISRUPT)
+        if value is not None:
+            entry.setdefault("annotations", {})[DO_NOT_DISRUPT] = str(value)
+            break
     for cond in (status.get("conditions") or []):
         if cond.get("type") not in DERIVED_CONDITIONS:
             notes.append(f"NodeClaim {name}: status.conditions {cond.get('type')} is not kept (not modeled)")
@@ -529,7 +554,56 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
                                        "node.kubernetes.io/unreachable", "karpenter.sh/unregistered")]
     if taints:
         entry["taints"] = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None} for t in taints]
+    if node is not None:
+        node_conditions(node, entry, notes)
     return entry
+
+
+# a Node condition True -> the NoSchedule taint kube-controller-manager's node lifecycle controller keeps for it
+# (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle node_lifecycle_controller.go
+# nodeConditionToTaintKeyStatusMap): kube-scheduler reads the taint, not the condition (its default plugins
+# read no Node condition: pkg/scheduler/apis/config/v1/default_plugins.go), and Karpenter core reads neither
+PRESSURE_TAINTS = {"MemoryPressure": "node.kubernetes.io/memory-pressure",
+                   "DiskPressure": "node.kubernetes.io/disk-pressure",
+                   "PIDPressure": "node.kubernetes.io/pid-pressure",
+                   "NetworkUnavailable": "node.kubernetes.io/network-unavailable"}
+
+
+def node_conditions(node: dict, entry: dict, notes: list[str]) -> None:
+    """A dumped Node's conditions on its existingNodes entry: Ready False or Unknown as `ready` (seeded with the
+    node lifecycle controller's not-ready or unreachable taints, harness/loop/controllers/seed.py), a pressure
+    condition as the taint that stands for it. A managed node not Ready before its initialization is in flight
+    (its kubelet reports Ready once it is up), as the entry's `initialized: false` seeds it; said."""
+    name = (node.get("metadata") or {}).get("name")
+    by_type = {c.get("type"): c for c in (node.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+    ready = by_type.get("Ready")
+    status = str((ready or {}).get("status") or "True")
+    if status in ("False", "Unknown"):
+        reason = f"{(ready or {}).get('reason') or status}"
+        if entry.get("nodePool") and entry.get("initialized", True) is False:
+            notes.append(ObjectNote(f"Node {name}: status.conditions Ready {status} ({reason}) before its "
+                                    "initialization: seeded in flight, its kubelet reporting Ready once up",
+                                    str(name), ("ready-in-flight",), "", "Nodes",
+                                    ": status.conditions Ready not True before their initialization: seeded in "
+                                    "flight, their kubelets reporting Ready once up"))
+        else:
+            entry["ready"] = False if status == "False" else "Unknown"
+            notes.append(ObjectNote(f"Node {name}: status.conditions Ready {status} ({reason}): seeded not Ready "
+                                    "(ready: " + ("false" if status == "False" else "Unknown") + "), with the node "
+                                    "lifecycle controller's taints; Karpenter counts it as disrupting in its "
+                                    "NodePool's budget", str(name), ("not-ready", status), "",
+                                    "Nodes", f": status.conditions Ready {status}: seeded not Ready, with the node "
+                                    "lifecycle controller's taints; Karpenter counts each as disrupting in its "
+                                    "NodePool's budget"))
+    taints = entry.get("taints") or []
+    for kind, key in PRESSURE_TAINTS.items():
+        if str((by_type.get(kind) or {}).get("status")) == "True" and \
+                not any(t.get("key") == key and t.get("effect") == "NoSchedule" for t in taints):
+            taints.append({"key": key, "effect": "NoSchedule"})
+            notes.append(f"Node {name}: status.conditions {kind} True without its taint {key}:NoSchedule: the taint "
+                         "added, as the node lifecycle controller adds it (kube-scheduler reads the taint)")
+    if taints:
+        entry["taints"] = taints
 
 
 def _karpenter_reasons(dump: Dump) -> dict[str, str]:
@@ -751,6 +825,7 @@ class NewOptions:
     at: str | None = None         # where the clock starts (RFC 3339), at or before the dump's time (the default)
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
     until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
+    complete: bool = False        # the input holds every pod: no stand-in for requests its pods do not explain
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -931,8 +1006,10 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         if not work.nodes and not moment:   # where its pods ran: NodeClaims, spec.nodeName, controllers' status
             from harness.runner.dumpplacement import place_without_nodes   # (status is the dump's time, not --at's)
             entries = place_without_nodes(work, objects, entries, moved, expect, work.notes, strip_server_fields)
+        _unbound(work, moved)
         known = set(notes)
         notes += [n for n in work.notes if n not in known]
+        _hold_unexplained(work, entries, manifests, expect, notes, opts.complete)
         if entries or moment:
             if entries:
                 given["existingNodes"] = entries
@@ -996,6 +1073,43 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     from harness.runner.dumpcatalog import say
     text = say(text, [w for sc in loaded[:1] for w in sc.warnings], notes)
     return out, text, notes
+
+
+def _unbound(work: Dump, moved: set[str]) -> None:
+    """Notes on the running pods bound to a node no seeded entry is (a Node the input lacks, a NodeClaim not
+    seeded): they start unbound, pending (a DaemonSet's pod of the input is its controller's to place)."""
+    daemonsets = {m["metadata"]["name"] for m in work.manifests if m.get("kind") == "DaemonSet"}
+    for pod in work.pods:
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") if type(pod.get("spec")) is dict else {}
+        node = spec.get("nodeName")
+        if not node or meta.get("name") in moved or \
+                ((pod.get("status") or {}).get("phase") or "Running") not in PLACED_PHASES:
+            continue
+        owner = _owner(pod) or ("", "")
+        if owner[0] == "DaemonSet" and owner[1] in daemonsets:
+            continue
+        work.notes.append(ObjectNote(f"Pod {meta.get('name')} ran on {node}, which is not seeded (no Node or "
+                                     "NodeClaim of the input seeds it): it starts pending", str(meta.get("name")),
+                                     ("unbound",), "", "Pods", " ran on nodes that are not seeded (no Node or "
+                                     "NodeClaim of the input seeds them): they start pending"))
+
+
+def _hold_unexplained(work: Dump, entries: list[dict], manifests: list[dict], expect: dict, notes: list[str],
+                      complete: bool) -> None:
+    """NodeClaims busier than the input's pods say, held so by stand-in pods (harness/runner/standins.py)."""
+    from harness.runner import standins
+    finished: dict[str, list[dict]] = {}
+    for pod in work.finished:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if isinstance(node, str):
+            finished.setdefault(node, []).append(pod)
+    node_of = {str((nc.get("metadata") or {}).get("name")): str((nc.get("status") or {}).get("nodeName") or "")
+               for nc in work.nodeclaims}
+    found = standins.unexplained(entries, [m for m in work.manifests if m.get("kind") == "DaemonSet"], finished,
+                                 node_of)
+    if found:
+        standins.hold(entries, found, manifests, expect, notes,
+                      standins.missing_namespaces(work.pods + work.finished, work.manifests), complete)
 
 
 def _validated(doc: dict, text: str, out: Path, lines: Mapping[tuple, int] | None, start_line: int) -> list:

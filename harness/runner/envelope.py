@@ -252,4 +252,5 @@ def scenario_warnings(sc) -> tuple[list[SourceError], list[Notice]]:
     errors, notices = check(sc)
     if errors:
         return errors, []
-    return [], notices + price_notices(sc) + manifest_notices(sc)
+    from harness.runner.existingnotices import existing_notices
+    return [], notices + price_notices(sc) + manifest_notices(sc) + existing_notices(sc)

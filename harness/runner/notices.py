@@ -17,7 +17,7 @@ class Notice:
     file: str
     line: int
     message: str
-    kind: str = "unmodeled"          # unmodeled | synthesized | catalog | version | cluster (dumpcatalog.py)
+    kind: str = "unmodeled"          # unmodeled | synthesized | catalog | version | cluster (dumpcatalog.py) | assumed
 
     def render(self) -> str:
         return f"{self.file}:{self.line}: warning: {self.message}"

@@ -30,6 +30,8 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
     else:
         head = f"{sc.file}:{sc.line}: scenario {sc.name!r} failed under profile {outcome.profile!r} {on} (seed {sc.seed})"
     lines = [head] + [f"  {line}" for line in mismatch_lines(sc.file, outcome.mismatches)]
+    if assumed(outcome):
+        lines.append(f"  assumed: {assumed(outcome)}")
     lines.append("  --- what happened ---")
     lines += ["  " + line for line in happened_lines(happened(r, labels=labels),
                                                       None if trace or over_time or labels else SHOWN)]
@@ -192,6 +194,21 @@ def dump_verdict(o: Outcome) -> str | None:
     return "moved on from the dump: " + "; ".join(diffs[:3]) + (f" (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
 
 
+def assumed(o: Outcome) -> str | None:
+    """What the run's scenario assumed of what its input lacked (the stand-in pods `harness new` made for pods
+    a dump did not hold: harness/runner/standins.py), or None: said beside every verdict."""
+    from harness.runner import standins
+    names = standins.in_scenario(o.scenario.given, o.scenario.manifests)
+    return standins.said(names) if names else None
+
+
+def said_verdict(o: Outcome) -> str:
+    """The verdict with what it rests on: a dump's `reproduced the dump` / `moved on ...`, else the verdict, and
+    the assumption a scenario made of an incomplete input."""
+    out = dump_verdict(o) or verdict(o)
+    return f"{out}; {assumed(o)}" if assumed(o) else out
+
+
 def shown_verdict(o: Outcome) -> str:
     """The result column: a dump scenario's `reproduced` / `moved on`, else the verdict."""
     said = dump_verdict(o)
@@ -224,7 +241,8 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
            "seconds": round(o.seconds, 4), "nodes": len(live_nodes(o.final)),
            "deletedNodes": len(o.final.nodes) - len(live_nodes(o.final)), "runaway": o.final.runaway,
-           "steady": o.final.steady, "unsettled": unsettled(o), "fromDump": dump_verdict(o), "mismatches": [m.render() for m in o.mismatches],
+           "steady": o.final.steady, "unsettled": unsettled(o), "fromDump": dump_verdict(o), "assumed": assumed(o),
+           "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
            "release": o.result.release, "coreNotices": list(o.final.core_notices),

@@ -280,3 +280,30 @@ def test_a_dumped_nodeclaims_requests_win_over_the_estimate(embedded):
                                    "requests": {"cpu": "2500m", "pods": "7"}, "pods": [pod("running", cpu="1")]}])
         (claim,) = sim.claims
         assert claim.obj["spec"]["resources"]["requests"] == {"cpu": "2500m", "pods": "7"}
+
+
+@pytest.mark.parametrize("ready, key, condition", [
+    (False, "node.kubernetes.io/not-ready", ("False", "KubeletNotReady")),
+    ("Unknown", "node.kubernetes.io/unreachable", ("Unknown", "NodeStatusUnknown")),
+])
+def test_a_managed_node_seeded_not_ready_counts_as_disrupting(embedded, ready, key, condition):
+    """`ready` false or Unknown: the Node's Ready condition and the node lifecycle controller's taints of both
+    effects (the dump's own not-ready/unreachable taints replaced by them), after its initialization; its
+    NodePool's budget counts it as disrupting (core BuildDisruptionBudgetMapping: Ready not True), and no pod is
+    planned onto it."""
+    from harness.loop.controllers.candidates import state_nodes
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D4s_v3", "ready": ready,
+                                   "taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"},
+                                              {"key": "team", "value": "a", "effect": "NoSchedule"}]},
+                                  {"nodePool": "default", "instanceType": "Standard_D4s_v3"}])
+        down, up = sim.claims
+        assert down.initialized and up.initialized
+        node = sim.cluster.get("Node", down.node_name)
+        (cond,) = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert (cond["status"], cond["reason"]) == condition
+        assert {(t["key"], t["effect"]) for t in node["spec"]["taints"]} == {
+            ("team", "NoSchedule"), (key, "NoSchedule"), (key, "NoExecute")}
+        assert [sn.ready for sn in state_nodes(sim.state) if sn.claim is down] == [False]
+        existing = {n.nodeclaim: n for n in sim.provisioner.existing_nodes()}
+        assert key in {t.key for t in existing[down.result.name].taints}

@@ -296,3 +296,45 @@ def test_a_cronjobs_running_job_keeps_forbid_from_starting_another(tmp_path):
     mine = {p.owner_name: p.state for p in outcome.result.pods.values() if p.cronjob == "nightly"}
     # 11:00 held; at 11:30 the pod completed and 11:00's Job (29919540 minutes) made its pod
     assert mine.keys() == {job_name, "nightly-29919540"} and mine[job_name] == "succeeded", mine
+
+
+def _made_ready(tmp_path, names: list[str]) -> Path:
+    """notready-budget.yaml with the Nodes `names` Ready again (their kubelets posting, no condition taint)."""
+    doc = yaml.safe_load((DUMPS / "notready-budget.yaml").read_text())
+    for item in doc["items"]:
+        if item["kind"] == "Node" and item["metadata"]["name"] in names:
+            item["spec"].pop("taints", None)
+            item["status"]["conditions"][0].update(status="True", reason="KubeletReady")
+    out = tmp_path / "dump.yaml"
+    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return out
+
+
+def test_not_ready_nodes_are_kept_and_use_up_the_budget(tmp_path, capsys):
+    """Twelve empty nodes, budget 10% (2), two of them not Ready: core counts both as disrupting
+    (BuildDisruptionBudgetMapping), so at every release none is consolidated, as the customer saw."""
+    out = new(tmp_path, "notready-budget.yaml")
+    err = capsys.readouterr().err
+    assert "Node aks-web-7tn4c: status.conditions Ready False (KubeletNotReady): seeded not Ready (ready: false)" in err
+    assert "Node aks-web-d9p2w: status.conditions Ready Unknown (NodeStatusUnknown)" in err
+    (sc,) = load_scenarios(out)
+    ready = {e["nodeClaim"]: e.get("ready", True) for e in sc.given["existingNodes"]}
+    assert (ready.pop("web-7tn4c"), ready.pop("web-d9p2w")) == (False, "Unknown") and set(ready.values()) == {True}
+    # the condition's taints are the seeding's, not the entry's
+    assert not any(e.get("taints") for e in sc.given["existingNodes"])
+    (notice,) = [n for n in sc.warnings if "not Ready" in n.message]
+    assert "taint-based eviction" in notice.message and "node repair" in notice.message
+    later = with_steps(out, [{"advance": "1h", "expect": {"nodeCount": 12}}])
+    for profile in sc.profiles + ["v1.4.1", "v1.6.2"]:
+        outcome = run(later, profile)
+        assert outcome.passed, (profile, [m.render() for m in outcome.mismatches])
+
+
+@pytest.mark.parametrize("made_ready, at_once", [(["aks-web-d9p2w"], 1), (["aks-web-d9p2w", "aks-web-7tn4c"], 2)])
+def test_budget_is_ten_percent_less_the_not_ready_nodes(tmp_path, made_ready, at_once):
+    """ceil(12 x 10%) - k not Ready nodes are disrupted at once: the first Empty command's size."""
+    (sc,) = load_scenarios(new(tmp_path, _made_ready(tmp_path, made_ready)))
+    outcome = run(sc)
+    deleting = [t for t in outcome.result.timeline if t["action"] == "deleting"]
+    first = min(t["t"] for t in deleting)
+    assert sum(1 for t in deleting if t["t"] == first) == at_once

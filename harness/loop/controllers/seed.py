@@ -8,7 +8,7 @@ import copy
 import dataclasses
 from dataclasses import dataclass
 
-from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected
+from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected, Identity
 from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
@@ -24,13 +24,31 @@ from harness.model.writers import cloud_node_controller_labels, kubelet_self_lab
 
 ARCH, OS = "kubernetes.io/arch", "kubernetes.io/os"
 NOT_READY = "node.kubernetes.io/not-ready"     # k8s.io/api core/v1 well_known_taints.go TaintNodeNotReady
-# what kube-controller-manager's node lifecycle controller puts on a Node whose kubelet reports Ready False,
-# beside the NoSchedule one TaintNodesByCondition gives (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle
-# node_lifecycle_controller.go doNoExecuteTaintingPass, NotReadyTaintTemplate; the eviction it leads to is
-# the taint-eviction controller's, which the real engine's cluster does not run)
-NOT_READY_NO_EXECUTE = (NOT_READY, "NoExecute")
 UNREACHABLE = "node.kubernetes.io/unreachable"  # ... TaintNodeUnreachable
 DISRUPTED = "karpenter.sh/disrupted"          # core v1.14.0 pkg/apis/v1/taints.go DisruptedTaintKey
+# a Node's Ready status other than True -> the key of the taints kube-controller-manager's node lifecycle
+# controller puts on it, with both effects (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle
+# node_lifecycle_controller.go nodeConditionToTaintKeyStatusMap for NoSchedule, doNoExecuteTaintingPass's
+# NotReadyTaintTemplate / UnreachableTaintTemplate for NoExecute; the eviction NoExecute leads to is the
+# taint-eviction controller's, which neither engine runs: docs/limits.md)
+CONDITION_TAINT = {"False": NOT_READY, "Unknown": UNREACHABLE}
+# the Ready condition a kubelet posts when it is not ready, and the one the node lifecycle controller writes
+# once the kubelet stops posting (node_lifecycle_controller.go tryUpdateNodeHealth)
+NOT_READY_CONDITION = {"False": {"type": "Ready", "status": "False", "reason": "KubeletNotReady"},
+                       "Unknown": {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+                                   "message": "Kubelet stopped posting node status."}}
+
+
+def ready_status(entry: dict) -> str:
+    """An entry's Ready condition status: True (the default), False (`ready: false`) or Unknown."""
+    ready = entry.get("ready", True)
+    return "True" if ready is True else "Unknown" if str(ready) == "Unknown" else "False"
+
+
+def condition_taints(status: str) -> list[dict]:
+    """The taints the node lifecycle controller keeps on a Node whose Ready is `status` (none when True)."""
+    key = CONDITION_TAINT.get(status)
+    return [{"key": key, "effect": "NoSchedule"}, {"key": key, "effect": "NoExecute"}] if key else []
 
 
 @dataclass
@@ -135,6 +153,8 @@ def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
                 sim.initialization.initialize(claim)
     if claim.node_name:
         _decorate(sim, claim.node_name, entry)
+        if ready_status(entry) != "True":
+            _not_ready(sim, claim.node_name, ready_status(entry))
         _pods(sim, claim.node_name, entry, where)
         _settled_pods(sim, claim, entry)
         if entry.get("deleting"):
@@ -267,25 +287,24 @@ def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
         alloc.update(parse_resource_list(entry["allocatable"]))
     if not alloc:
         alloc = dict(capacity)
-    ready = entry.get("ready", True)
+    ready = ready_status(entry)
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {"taints": [dict(t) for t in entry.get("taints") or []]},
             "status": {"capacity": format_resource_list(capacity or alloc), "allocatable": format_resource_list(alloc),
-                       "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                       "reason": "KubeletReady" if ready else "KubeletNotReady"}]}}
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"} if ready == "True"
+                                      else dict(NOT_READY_CONDITION[ready])]}}
     try:
         created = s.cluster.create(node, ADMIN)
         s.cluster.update_status({**created, "status": node["status"]}, ADMIN)
         created = s.cluster.get("Node", name)
         taints = created["spec"].get("taints") or []
-        if ready:      # the node lifecycle controller lifts the not-ready taint admission put on it
+        if ready == "True":      # the node lifecycle controller lifts the not-ready taint admission put on it
             wanted = node["spec"]["taints"]
             if taints != wanted:
                 created["spec"]["taints"] = [t for t in taints if t["key"] != NOT_READY or t in wanted]
                 s.cluster.update(created, NODE_LIFECYCLE)
-        elif NOT_READY_NO_EXECUTE not in [(t["key"], t.get("effect")) for t in taints]:
-            created["spec"]["taints"] = taints + [{"key": NOT_READY, "effect": "NoExecute"}]
-            s.cluster.update(created, NODE_LIFECYCLE)
+        else:
+            _condition_taints(s, created, ready)
     except APIRejected as e:
         raise SeedError(f"{where}: the API server refused Node {name}: {e.message}") from None
     nr = NodeResult(name, len(s.nodes), "", "", it_name or labels.get(INSTANCE_TYPE, ""),
@@ -331,23 +350,54 @@ def _mark_deleting(sim, node_name: str) -> None:
     s.cluster.delete("Node", node_name, identity=ADMIN)
 
 
+def _not_ready(sim, node_name: str, ready: str) -> None:
+    """A managed Node whose kubelet reports NotReady (`ready` False) or stopped posting (Unknown), after its
+    initialization: its Ready condition, and the taints the node lifecycle controller keeps for it. Karpenter
+    counts it as disrupting in its NodePool's budget (core BuildDisruptionBudgetMapping), and no pod schedules
+    to it (kube-scheduler and Karpenter's simulation read the taints of an initialized Node as they are).
+    Nothing makes it Ready again; what follows on a real cluster is not simulated (docs/limits.md)."""
+    s = sim.state
+    node = s.cluster.get("Node", node_name)
+    node["status"]["conditions"] = [c for c in node["status"].get("conditions") or [] if c.get("type") != "Ready"] \
+        + [dict(NOT_READY_CONDITION[ready])]
+    s.cluster.update_status(node, NODE_LIFECYCLE if ready == "Unknown" else Identity.node(node_name))
+    _condition_taints(s, s.cluster.get("Node", node_name), ready)
+    s.trace(f"existing Node {node_name}: Ready {ready}")
+
+
+def _condition_taints(s, node: dict, ready: str) -> None:
+    """The Node's not-ready and unreachable taints made the node lifecycle controller's for Ready `ready`."""
+    kept = condition_taints(ready)
+    have = node["spec"].get("taints") or []
+    wanted = [t for t in have if t["key"] not in (NOT_READY, UNREACHABLE)
+              or any((t["key"], t.get("effect")) == (k["key"], k["effect"]) for k in kept)]
+    wanted += [k for k in kept if not any((t["key"], t.get("effect")) == (k["key"], k["effect"]) for t in wanted)]
+    if wanted != have:
+        node["spec"]["taints"] = wanted
+        s.cluster.update(node, NODE_LIFECYCLE)
+
+
 def _decorate(sim, node_name: str, entry: dict) -> None:
-    """Labels and taints the entry gives, put on the Node after Karpenter's registration. Not the
-    NoSchedule `unreachable` taint: this Node's kubelet reports its Ready condition, and kube-controller-
-    manager's node lifecycle controller keeps only the condition taint that matches it (k8s.io/kubernetes
-    v1.36.3 pkg/controller/nodelifecycle node_lifecycle_controller.go doNoScheduleTaintingPass: Ready False
-    -> not-ready, Unknown -> unreachable), as it does on the real engine's cluster. An uninitialized entry
-    with the not-ready taint has a kubelet that reports NotReady for good (the real engine holds it so:
+    """Labels and taints the entry gives, put on the Node after Karpenter's registration. The not-ready and
+    unreachable taints are kube-controller-manager's node lifecycle controller's, which keeps the ones that
+    match the Node's Ready condition (k8s.io/kubernetes v1.36.3 pkg/controller/nodelifecycle
+    node_lifecycle_controller.go doNoScheduleTaintingPass: Ready False -> not-ready, Unknown -> unreachable),
+    as it does on the real engine's cluster: with `ready` given they are its (_not_ready), else this Node's
+    kubelet reports Ready and a NoSchedule `unreachable` taint goes. An uninitialized entry with the not-ready
+    taint has a kubelet that reports NotReady for good (the real engine holds it so:
     runner/engines/real/existing.py never_ready), so the lifecycle controller's NoExecute not-ready taint
-    joins it (NOT_READY_NO_EXECUTE)."""
+    joins it."""
     if not entry.get("labels") and not entry.get("taints"):
         return
     s = sim.state
     node = s.cluster.get("Node", node_name)
     node["metadata"]["labels"].update({str(k): str(v) for k, v in (entry.get("labels") or {}).items()})
-    taints = [t for t in entry.get("taints") or [] if (t.get("key"), t.get("effect")) != (UNREACHABLE, "NoSchedule")]
-    if not entry.get("initialized", True) and any(t.get("key") == NOT_READY for t in taints):
-        taints.append({"key": NOT_READY, "effect": "NoExecute"})
+    if "ready" in entry:
+        taints = [t for t in entry.get("taints") or [] if t.get("key") not in (NOT_READY, UNREACHABLE)]
+    else:
+        taints = [t for t in entry.get("taints") or [] if (t.get("key"), t.get("effect")) != (UNREACHABLE, "NoSchedule")]
+        if not entry.get("initialized", True) and any(t.get("key") == NOT_READY for t in taints):
+            taints.append({"key": NOT_READY, "effect": "NoExecute"})
     if taints:
         have = node["spec"].get("taints") or []
         node["spec"]["taints"] = have + [dict(t) for t in taints
