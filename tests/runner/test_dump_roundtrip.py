@@ -13,6 +13,8 @@ from harness.loop.clock import parse_rfc3339
 from harness.runner.scenario import load_scenarios, load_scenarios_text
 
 DUMPS = Path(__file__).resolve().parent / "dumps"
+# the dumps the library's scenarios are made from (scenarios/bugs/dumps), read in place
+SCENARIO_DUMPS = Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "dumps"
 
 
 def new(tmp_path, dump: str | Path, *extra: str):
@@ -300,7 +302,7 @@ def test_a_cronjobs_running_job_keeps_forbid_from_starting_another(tmp_path):
 
 def _made_ready(tmp_path, names: list[str]) -> Path:
     """notready-budget.yaml with the Nodes `names` Ready again (their kubelets posting, no condition taint)."""
-    doc = yaml.safe_load((DUMPS / "notready-budget.yaml").read_text())
+    doc = yaml.safe_load((SCENARIO_DUMPS / "notready-budget.yaml").read_text())
     for item in doc["items"]:
         if item["kind"] == "Node" and item["metadata"]["name"] in names:
             item["spec"].pop("taints", None)
@@ -313,7 +315,7 @@ def _made_ready(tmp_path, names: list[str]) -> Path:
 def test_not_ready_nodes_are_kept_and_use_up_the_budget(tmp_path, capsys):
     """Twelve empty nodes, budget 10% (2), two of them not Ready: core counts both as disrupting
     (BuildDisruptionBudgetMapping), so at every release none is consolidated, as the customer saw."""
-    out = new(tmp_path, "notready-budget.yaml")
+    out = new(tmp_path, SCENARIO_DUMPS / "notready-budget.yaml")
     err = capsys.readouterr().err
     assert "Node aks-web-7tn4c: status.conditions Ready False (KubeletNotReady): seeded not Ready (ready: false)" in err
     assert "Node aks-web-d9p2w: status.conditions Ready Unknown (NodeStatusUnknown)" in err

@@ -11,9 +11,9 @@ import yaml
 from harness.cli import main as cli
 from harness.runner import standins
 from harness.runner.scenario import load_scenarios
-from tests.runner.test_dump_roundtrip import DUMPS, new, run, with_steps
+from tests.runner.test_dump_roundtrip import SCENARIO_DUMPS, new, run, with_steps
 
-ONE_NAMESPACE = DUMPS / "one-namespace.yaml"
+ONE_NAMESPACE = SCENARIO_DUMPS / "one-namespace.yaml"
 
 
 def _held(sc) -> dict[str, dict]:
