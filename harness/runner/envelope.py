@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.model.data import DATA_DIR, load_yaml
+from harness.model.kubefields import KUBERNETES, unknown_fields
 from harness.runner.notices import Notice
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
@@ -186,16 +187,26 @@ def manifest_notices(sc) -> list[Notice]:
     out: list[Notice] = []
     manifests = list(sc.manifests) + [m for ms in sc.step_manifests for m in ms]
     for m in manifests:
+        unknown = unknown_fields(m.obj)
         findings = unmodeled_fields(m.obj)
+        if unknown:          # a field the API server drops is said as such, not as one the harness lacks
+            findings = [f for f in findings if not any(f.path[:len(u)] == u for u, _ in unknown)]
         pruned = _pruned_by_profile(m.obj, sc.profiles)
+        everywhere = [_split(f) for f, ps in pruned.items() if len(ps) == len(sc.profiles)]
+        if everywhere:       # pruned at every profile: said as the API server's, not as a field the harness lacks
+            findings = [f for f in findings if not any(_named(f.path)[:len(p)] == p for p in everywhere)]
         untimed = _untimed_job(m.obj)
-        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed:
+        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed and not unknown:
             continue
         loc = _locate(sc, m)
         name = (m.obj.get("metadata") or {}).get("name")
 
         def at(path: tuple) -> tuple[str, int]:
             return (str(loc[0].file), loc[0].line(loc[1] + path)) if loc else (str(m.file), m.line)
+        for path, text in unknown:
+            out.append(Notice(*at(path), f"{m.obj.get('kind')} {name}: {text} is no field of a {m.obj.get('kind')} "
+                                         f"(Kubernetes {KUBERNETES[1]}): the API server drops it (kubectl prints: "
+                                         f'Warning: unknown field "{text}")'))
         for f in findings:
             out.append(Notice(*at(f.path), f"{m.obj.get('kind')} {name}: {f.field} is not modeled: "
                                           f"{advice(f.advice)}; the result ignores it"))
@@ -207,9 +218,10 @@ def manifest_notices(sc) -> list[Notice]:
                                        f"they run until the scenario ends; set {untimed} (a duration, e.g. "
                                        "10m) for them to complete"))
         for field, profiles in pruned.items():
-            out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in the provider's "
-                                                 f"AKSNodeClass schema (profile {', '.join(profiles)}): the API server "
-                                                 "prunes it, so the provider never sees it"))
+            whose = "the provider's AKSNodeClass" if m.obj.get("kind") == "AKSNodeClass" else f"core's {m.obj.get('kind')}"
+            out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in {whose} schema "
+                                                 f"(profile {', '.join(profiles)}): the API server prunes it, so "
+                                                 f'Karpenter never sees it (kubectl prints: Warning: unknown field "{field}")'))
     return out
 
 
@@ -227,19 +239,33 @@ def _untimed_job(obj: dict) -> str | None:
     return f"{where}.annotations[{RUN_DURATION}]"
 
 
+def _named(doc_path: tuple) -> tuple:
+    """A document path without its list indices (a field path as _split gives it)."""
+    return tuple(p for p in doc_path if not isinstance(p, int))
+
+
 def _pruned_by_profile(obj: dict, profiles) -> dict[str, list[str]]:
-    """Fields of an AKSNodeClass spec the API server would prune, with the profiles whose schema
-    lacks them (harness.model.crdschema.prune)."""
-    if obj.get("kind") != "AKSNodeClass" or not isinstance(obj.get("spec"), dict):
+    """Fields of an AKSNodeClass, NodePool or NodeClaim spec the API server would prune (its structural
+    schema at the profile's release, in the object's API version), with the profiles whose schema lacks them
+    (harness.model.crdschema.prune)."""
+    kind = obj.get("kind")
+    if kind not in ("AKSNodeClass", "NodePool", "NodeClaim") or not isinstance(obj.get("spec"), dict):
         return {}
+    from harness.model import apiversions
     from harness.model.crdschema import prune
     from harness.model.profile import ProfileError, load_profile
     out: dict[str, list[str]] = {}
     for p in profiles:
         try:
-            schema = load_profile(p).aks_nodeclass_schema
+            profile = load_profile(p)
         except ProfileError:       # an unknown profile is reported by the loader itself
             continue
+        if kind == "AKSNodeClass":
+            schema = profile.aks_nodeclass_schema
+        elif apiversions.served_rejection(obj, profile) is None:
+            schema = apiversions.admission_profile(obj, profile).crd_spec_schema(kind)
+        else:
+            continue               # a version the release does not serve: refused, not pruned (admitcheck.py)
         if schema is not None:
             for field in prune(copy.deepcopy(obj["spec"]), schema, "spec"):
                 out.setdefault(field, []).append(p)

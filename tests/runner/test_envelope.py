@@ -145,3 +145,34 @@ manifests:
     from harness.runner.yamlsource import SourceError
     with pytest.raises(SourceError, match="unsupported kind 'LimitRange'"):
         load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+
+
+def test_fields_the_api_server_drops_are_said_in_its_words(tmp_path):
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+given: {skus: [Standard_D2s_v3]}
+manifests:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: d}
+    spec:
+      template:
+        spec:
+          kubelet: {maxPods: 50}
+          nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+          requirements: [{key: kubernetes.io/os, operator: In, values: [linux]}]
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      containers: [{name: c, image: i, madeUp: 1}]
+"""
+    (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+    got = {n.line: n.message for n in sc.warnings}
+    assert got == {
+        12: "NodePool d: spec.template.spec.kubelet is not in core's NodePool schema (profile upstream): the API "
+            "server prunes it, so Karpenter never sees it (kubectl prints: Warning: unknown field "
+            "\"spec.template.spec.kubelet\")",
+        19: "Pod p: spec.containers[0].madeUp is no field of a Pod (Kubernetes v1.36.3): the API server drops it "
+            "(kubectl prints: Warning: unknown field \"spec.containers[0].madeUp\")"}
