@@ -130,17 +130,25 @@ def main(argv: list[str] | None = None) -> int:
     problems = check(git_dir, values, cores)
     for p in problems:
         print(f"coresync: {p}", file=sys.stderr)
-    if args.check:
-        return 1 if problems else 0
-    written = 0
+    stale = []
     for name, v in values.items():
         path = DATA_DIR / "releases" / name / FACTS_FILE
         old = path.read_text()
         new = with_behaviour(old, v)
         if new != old:
-            path.write_text(new)
-            written += 1
-    print(f"{len(values)} release(s) over {len(by_rev)} core revision(s); {written} provider-facts.yaml written")
+            stale.append(name)
+            if not args.check:
+                path.write_text(new)
+    switches = len(core_probes(str(DATA_DIR)))
+    if args.check:
+        for name in stale:
+            print(f"coresync: releases/{name}/{FACTS_FILE} is not what core derives: run without --check",
+                  file=sys.stderr)
+        print(f"coresync --check: {switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core "
+              f"revision(s): {len(problems)} disagree with their switch's commit, {len(stale)} file(s) stale")
+        return 1 if problems or stale else 0
+    print(f"{switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core revision(s); "
+          f"{len(stale)} provider-facts.yaml written")
     return 1 if problems else 0
 
 
