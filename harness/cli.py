@@ -320,23 +320,27 @@ def cmd_run(args) -> int:
     counts = {v: sum(1 for o in outcomes if verdict(o) == v)
               for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
     moved = sum(1 for o in outcomes if shown_verdict(o) == "moved on")     # FAILs that are the dump's answer
+    missed = sum(1 for o in outcomes if shown_verdict(o) == "not reproduced")   # ... the log's
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
                   + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-                  + (f" ({moved} moved on from the dump)" if moved else "") + f" in {time.monotonic() - t0:.0f}s",
+                  + (f" ({moved} moved on from the dump)" if moved else "")
+                  + (f" ({missed} did not reproduce the log)" if missed else "") + f" in {time.monotonic() - t0:.0f}s",
                   markup=False)
     else:
         from rich.table import Table
         from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR'] - moved} failed"
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR'] - moved - missed} failed"
                             + (f", {moved} moved on from the dump" if moved else "")
+                            + (f", {missed} did not reproduce the log" if missed else "")
                             + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
             pending = len(pending_pods(o.final))
-            colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow"}.get(shown_verdict(o), "red")
+            colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow",
+                      "not reproduced": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(shown_verdict(o) + (", not steady" if unsettled(o) else ""), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
@@ -771,6 +775,9 @@ def cmd_new(args) -> int:
     """Scaffold a scenario from manifests or a cluster dump (harness/runner/dump.py)."""
     from harness.runner.dump import NewOptions, new_scenario, write
     from harness.runner.notices import group_notes
+    if not args.manifests and not args.log:
+        print("harness new: give manifest or dump files, or a Karpenter log (--log)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
@@ -890,7 +897,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print the report (or the matrix) as JSON")
     e.set_defaults(fn=cmd_explain)
     n = sub.add_parser("new", help="scaffold a scenario from manifest files (bug reproduction)")
-    n.add_argument("manifests", nargs="+", help="manifest files or `kubectl get -o yaml|json` dumps")
+    n.add_argument("manifests", nargs="*", help="manifest files, `kubectl get -o yaml|json` dumps, `kubectl get events` "
+                                                "as printed; none with --log (the log alone)")
     n.add_argument("--name", required=True, help="the scenario's metadata.name")
     n.add_argument("-o", "--output", default=None, help="the scenario file to write (default: NAME.scenario.yaml here)")
     n.add_argument("--profile", action="append", default=[],
@@ -913,9 +921,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--until", default=None, metavar="TIME",
                    help="carry the run on past the dump to TIME (RFC 3339): an advance step after the dump's time")
     n.add_argument("--log", default=None, metavar="KARPENTER.log",
-                   help="the customer's Karpenter controller log (JSON lines): when pods became provisionable and "
-                        "NodeClaims were created, launched, registered, disrupted, as the scenario's clock and an "
-                        "advance step where the dump gives none (docs/karpenter-log.md)")
+                   help="the customer's Karpenter controller log (JSON lines, any core's wording, error lines "
+                        "too). Without NodeClaims or Nodes in the input it gives the scenario's region, zones, nodes, "
+                        "pods, clock (from just before the incident) and expectations (its end), naming what it "
+                        "assumed; beside a dump, the clock and an advance step (docs/karpenter-log.md)")
     n.add_argument("--force", action="store_true", help="overwrite an existing output file")
     n.add_argument("--replay", action="store_true",
                    help="start from an empty cluster and expect the dump's nodes (default: the dump's Nodes and "

@@ -828,8 +828,11 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
     if out.exists() and not opts.force:
         raise SourceError(out, None, "exists; pass --force to overwrite it")
-    objects = read_objects(opts.paths)
+    from harness.runner import eventstext
+    paths, tables = eventstext.partition(opts.paths)      # `kubectl get events` as printed: its rows, as Events
+    objects = read_objects(paths)
     dump = split(objects, share)
+    text_events = eventstext.as_events(tables)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
@@ -852,16 +855,23 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         # description
         profiles = [res.profile] + [p for p in profiles or ["upstream"] if p != res.profile]
     given: dict = {"profiles": profiles or policy_profiles()}
-    region = pick_region(opts.region, region_sources(dump, opts.catalog_file), notes)
+    story = _log_story(opts.log, [(ev, "the input's events") for ev in dump.events] + text_events) \
+        if opts.log else None
+    dump.events += [ev for ev, _ in text_events]
+    region = pick_region(opts.region, region_sources(dump, opts.catalog_file) + (story.regions if story else []),
+                         notes)
+    if story is not None and not opts.replay:
+        from harness.runner import logscenario
+        if logscenario.leads(dump):        # no NodeClaim, no Node: the log gives the nodes, pods and clock
+            doc, copies = logscenario.scenario(opts, out, story, dump, given, region, notes, release)
+            return _finish(doc, out, copies, notes, share)
+        notes += logscenario.log_notes(story, given["profiles"])
     given["region"] = region
     at = opts.at or dump.newest
     log_clock = None
-    if opts.log:
-        from harness.runner.karpenterlog import clock, read_file
-        try:
-            log_clock = clock(read_file(opts.log))
-        except OSError as e:
-            raise SourceError(opts.log, None, f"cannot read the log: {e}") from None
+    if story is not None:
+        from harness.runner.karpenterlog import clock
+        log_clock = clock(story.entries)
         if log_clock["start"] is None:
             raise SourceError(opts.log, None, "no Karpenter decision line in it (found provisionable pod(s), created "
                                               "nodeclaim, launched nodeclaim, disrupting node(s), ...: JSON lines)")
@@ -973,7 +983,14 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     if steps:
         doc["steps"] = steps
     # the scenario holds copies of what it keeps: the dump's objects (a GB at 5,000 nodes) go before its text
-    del objects, dump, work, moment
+    del objects, dump, work, moment, story
+    return _finish(doc, out, copies, notes, share)
+
+
+def _finish(doc: dict, out: Path, copies: list[Path], notes: list[str], share: bool) -> tuple[Path, str, list[str]]:
+    """The scenario's text from `doc`, validated as the loader reads it (a refused scenario is never
+    written: the files copied for it are removed), with the catalog's disagreements as comments."""
+    from harness.runner.scenario import SCHEMA_URL_HINT, schema_path
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
     from harness.runner.dumpwriter import dump_with_lines
@@ -1009,6 +1026,17 @@ def _validated(doc: dict, text: str, out: Path, lines: Mapping[tuple, int] | Non
     except SourceError:
         pass
     return load_scenarios_text(text, out.name, out.resolve().parent)
+
+
+def _log_story(log: str, events: list[tuple[dict, str]]):
+    """The customer's log read whole, with the input's events (each with where it was read)
+    (harness/runner/logstory.py)."""
+    from harness.runner import logstory
+    try:
+        text = read_text(log, MAX_DUMP_BYTES)
+    except SourceError as e:
+        raise SourceError(log, None, f"cannot read the log: {e.reason}") from None
+    return logstory.read(log, text, events)
 
 
 def _rfc3339(t: float) -> str:
