@@ -232,6 +232,10 @@ def cmd_run(args) -> int:
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
+    against = _against(args)
+    if isinstance(against, str):
+        print(f"harness run: {against}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.karpenter_log or args.against_log:      # the real engine keeps its controller's whole log
         os.environ["HARNESS_REAL_CONTROLLER_LOG"] = "1"
     engine = get_engine(args.engine)
@@ -310,7 +314,7 @@ def cmd_run(args) -> int:
     klog: list[str] = []
     if args.karpenter_log or args.against_log:     # Karpenter's log: written, compared (printed last)
         from harness.runner.karpenterlog import report
-        klog = report(outcomes, args.karpenter_log, args.against_log)
+        klog = report(outcomes, args.karpenter_log, against)
     if args.json:
         if klog:
             print("\n".join(klog), file=sys.stderr)
@@ -386,6 +390,29 @@ def cmd_run(args) -> int:
     if klog:
         con.print("\n".join(klog), markup=False)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _against(args):
+    """`--against-log` with `--log-from` and `--log-tolerance` (karpenterlog.Against), None without it, or
+    why the options are wrong."""
+    from harness.runner.karpenterlog import TOLERANCE, Against
+    if not args.against_log:
+        extra = [o for o, v in (("--log-from", args.log_from), ("--log-tolerance", args.log_tolerance)) if v]
+        return f"{', '.join(extra)} without --against-log" if extra else None
+    since = tolerance = None
+    if args.log_from:
+        from harness.loop.clock import parse_rfc3339
+        try:
+            since = parse_rfc3339(args.log_from)
+        except ValueError:
+            return f"--log-from {args.log_from!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)"
+    if args.log_tolerance:
+        from harness.model.durations import go_duration
+        try:
+            tolerance = go_duration(args.log_tolerance)
+        except ValueError as e:
+            return f"--log-tolerance: {e}"
+    return Against(args.against_log, since, TOLERANCE if tolerance is None else tolerance)
 
 
 def cmd_explore(args) -> int:
@@ -853,7 +880,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "keys); on the real engine the controller's own log (docs/karpenter-log.md)")
     r.add_argument("--against-log", default=None, metavar="LOG",
                    help="compare each run's Karpenter log with LOG (a customer's `kubectl logs` of the controller) "
-                        "and show where they first part, both sides (docs/karpenter-log.md)")
+                        "and show where they first part, both sides; names both hold pair with themselves, times "
+                        "must agree within --log-tolerance; a log worded by another core release than the run's "
+                        "is said (docs/karpenter-log.md)")
+    r.add_argument("--log-from", default=None, metavar="TIME",
+                   help="with --against-log: compare LOG from TIME on (RFC 3339), the run from its start (default: "
+                        "the scenario's given.startTime where LOG has lines from then on, else each side's first line)")
+    r.add_argument("--log-tolerance", default=None, metavar="DURATION",
+                   help="with --against-log: how far apart (from each side's start) two lines may be and still be "
+                        "the same decision (a Go duration; default 2m)")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
     bi.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")

@@ -470,7 +470,7 @@ def _facts(id_: str, rec: dict) -> dict:
             facts["error"] = str(rec["error"])
             if (r := refusal_of(facts["error"])) is not None:
                 facts["refusal"] = r["id"]
-        if id_ == "eviction-failed" and (pod := _pod_key(rec)):
+        if id_ in ("eviction-failed", "schedule-failed") and (pod := _pod_key(rec)):
             facts["Pod"] = pod
     return facts
 
@@ -835,12 +835,32 @@ def _debug_seen(entries: list[Entry]) -> bool:
     return any(_debug(e) for e in entries)
 
 
+@dataclass(frozen=True)
+class Timing:
+    """How `compare` weighs the two sides' times: each side's zero (epoch s; None: its first compared line)
+    and how far apart two matched lines' offsets from their zeros may be (None: times are not compared)."""
+    left_zero: float | None = None
+    right_zero: float | None = None
+    tolerance: float | None = None
+
+
+def names_of(entries: list[Entry]) -> set[tuple[str, str]]:
+    """(kind, name) of every NodeClaim and Node the entries name, candidates included."""
+    out = set()
+    for e in entries:
+        out |= {(k, e.facts[k]) for k in ("NodeClaim", "Node") if e.facts.get(k)}
+        out |= {(e.facts.get("candidates-kind", "Node"), n) for n in e.facts.get("candidates", ())}
+    return out
+
+
 def compare(left: list[Entry], right: list[Entry], left_label: str = "run", right_label: str = "log",
-            window: int = 12) -> Divergence | None:
+            window: int = 12, timing: Timing = Timing()) -> Divergence | None:
     """Where `left` and `right` first part, or None when their compared messages agree. Lines of different
     objects may come in either order (controllers run concurrently): a line matches the other side's first
     unmatched line like it when no unmatched line before that one is about the same object (within
-    `window` lines). Generated names are matched as they are met."""
+    `window` lines), and, with `timing.tolerance`, when their offsets from each side's zero are that close.
+    A NodeClaim or Node name both sides hold pairs with itself (a scenario made from the log keeps its
+    names); the other names are generated, and pair as they are met."""
     a = [e for e in left if e.modeled]
     b = [e for e in right if e.modeled]
     # a log at the default INFO level has no DEBUG line (`deleting expired nodeclaim`, garbage collection):
@@ -849,6 +869,15 @@ def compare(left: list[Entry], right: list[Entry], left_label: str = "run", righ
         a = [e for e in a if not _debug(e)]
         b = [e for e in b if not _debug(e)]
     names = _Names()
+    for kind, name in names_of(a) & names_of(b):
+        names.bind(kind, name, name)
+    zero_a = timing.left_zero if timing.left_zero is not None else _first_time(a)
+    zero_b = timing.right_zero if timing.right_zero is not None else _first_time(b)
+
+    def apart(x: Entry, y: Entry) -> bool:
+        return (timing.tolerance is not None and None not in (x.t, y.t, zero_a, zero_b)
+                and abs((x.t - zero_a) - (y.t - zero_b)) > timing.tolerance)
+
     used = [False] * len(b)
     matched = 0
     i = 0
@@ -857,7 +886,7 @@ def compare(left: list[Entry], right: list[Entry], left_label: str = "run", righ
         pending = [j for j in range(len(b)) if not used[j]][:window]
         hit = None
         for j in pending:
-            if not _same(e, b[j], names):
+            if not _same(e, b[j], names) and not apart(e, b[j]):
                 hit = j
                 break
             if _ordered(e, b[j], names):
@@ -865,24 +894,26 @@ def compare(left: list[Entry], right: list[Entry], left_label: str = "run", righ
         if hit is None:
             first = pending[0] if pending else None
             other = b[first] if first is not None else None
-            return _divergence(e, other, matched, names, left, right, left_label, right_label)
+            return _divergence(e, other, matched, names, a, b, left_label, right_label, (zero_a, zero_b),
+                               timing.tolerance if other is not None and apart(e, other) else None)
         _same(e, b[hit], names, bind=True)
         used[hit] = True
         matched += 1
         i += 1
     rest = [j for j in range(len(b)) if not used[j]]
     if rest:
-        return _divergence(None, b[rest[0]], matched, names, left, right, left_label, right_label)
+        return _divergence(None, b[rest[0]], matched, names, a, b, left_label, right_label, (zero_a, zero_b))
     return None
 
 
-def _divergence(e, other, matched, names, left, right, left_label, right_label) -> Divergence:
+def _divergence(e, other, matched, names, left, right, left_label, right_label, zeros, late=None) -> Divergence:
     differs = _same(e, other, names) if e is not None and other is not None else []
+    if late is not None:
+        differs.append(f"time: more than {offset_text(late)[1:]} apart")
     labels: dict = {}
     _labels(left, "a", labels)
     _labels(right, "b", labels)
-    return Divergence(e, other, matched, differs, _first_time(left), _first_time(right), left_label, right_label,
-                      labels)
+    return Divergence(e, other, matched, differs, zeros[0], zeros[1], left_label, right_label, labels)
 
 
 def _first_time(entries: list[Entry]) -> float | None:
@@ -938,12 +969,45 @@ def clock(entries: list[Entry]) -> dict:
             "end": max((e.t for e in entries if e.t is not None), default=None)}
 
 
-def report(outcomes: list, karpenter_log: str | None, against_log: str | None) -> list[str]:
-    """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG;
-    the lines to print."""
+# how far apart a run's line and a log's may be, from each side's zero, and still be the same decision: the
+# real controller's logs of the library scenarios under tests/runner/karpenterlogs/ part from the simulation's
+# by 60 s at most (`fast` timing: a node boots in seconds there, and the simulation's waits are core's own)
+TOLERANCE = 120.0
+
+
+@dataclass(frozen=True)
+class Against:
+    """`--against-log LOG [--log-from TIME] [--log-tolerance D]`."""
+    path: str
+    since: float | None = None           # compare the log's lines from this time on (epoch s)
+    tolerance: float = TOLERANCE
+
+
+def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, float | None, str]:
+    """Each side's zero and why: --log-from; else the scenario's given.startTime where the log has lines
+    from then on (a scenario made from the log starts there); else each side's first compared line."""
+    from harness.loop.clock import parse_rfc3339
+    start = o.scenario.given.get("startTime")
+    run_zero = None
+    try:
+        run_zero = parse_rfc3339(str(start)) if start else None
+    except ValueError:
+        run_zero = None
+    if against.since is not None:
+        return run_zero, against.since, f"from {_iso(against.since)} (--log-from)"
+    if run_zero is not None and any(e.t is not None and e.t >= run_zero for e in theirs):
+        return run_zero, run_zero, f"from {_iso(run_zero)} (the scenario's given.startTime)"
+    return None, None, "from each side's first line"
+
+
+def report(outcomes: list, karpenter_log: str | None, against: Against | None) -> list[str]:
+    """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG (from
+    a time on, names paired by name, times within a tolerance); the lines to print. A log worded by another
+    core release than the run's is said."""
     done = [o for o in outcomes if not o.skipped and o.error is None]
     out: list[str] = []
-    theirs = read_file(against_log) if against_log else None
+    everything = read_file(against.path) if against else None
+    worded: set[str] = set()
     for o in done:
         text = run_log(o)
         whose = "the real controller's log" if o.engine == "real" and o.controller_log else \
@@ -953,14 +1017,24 @@ def report(outcomes: list, karpenter_log: str | None, against_log: str | None) -
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             out.append(f"{o.scenario.name} [{o.profile}]: wrote {path} ({whose}, {len(read(text))} decision line(s))")
-        if theirs is not None:
-            d = compare(read(text), theirs)
-            if d is None:
-                out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in read(text))} decision "
-                           f"line(s) match {against_log} ({sum(e.modeled for e in theirs)} compared, {whose})")
-            else:
-                out.append(f"{o.scenario.name} [{o.profile}] against {against_log} ({whose}):")
-                out += ["  " + line for line in d.render()]
+        if everything is None:
+            continue
+        for note in wording_notes(everything, core_of(o), against.path, f"profile {o.profile}"):
+            if note.startswith("WARNING") and note not in worded:
+                worded.add(note)
+                out.append(note)
+        run_zero, log_zero, since = _zeros(o, everything, against)
+        theirs = [e for e in everything if log_zero is None or e.t is None or e.t >= log_zero]
+        ours = read(text)
+        timing = Timing(run_zero, log_zero, against.tolerance)
+        how = f"{since}, times within {offset_text(against.tolerance)[1:]}"
+        d = compare(ours, theirs, timing=timing)
+        if d is None:
+            out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in ours)} decision "
+                       f"line(s) match {against.path} ({sum(e.modeled for e in theirs)} compared {how}; {whose})")
+        else:
+            out.append(f"{o.scenario.name} [{o.profile}] against {against.path} ({how}; {whose}):")
+            out += ["  " + line for line in d.render()]
     if not done:
         out.append("no run finished: no log to write or compare")
     return out

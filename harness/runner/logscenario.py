@@ -87,12 +87,28 @@ def build(story: Story, manifests: list[dict], at: float | None, profiles: list[
     _expect(story, seeded, out)
     _steps(story, start, seeded, pools, out)
     _errors(story, out)
+    _boot(story, out)
     sizes = sorted({c.instance_type for c in story.claims.values() if c.instance_type}
                    | {t for c in story.claims.values() for t in c.listed_types})
     out.given["sizes"] = sizes
     out.given["zones"] = sorted({c.zone.rsplit("-", 1)[1] for c in story.claims.values()
                                  if c.zone and c.zone.rsplit("-", 1)[-1].isdigit()}, key=lambda z: (len(z), z))
     return out
+
+
+def _boot(story: Story, out: LogScenario) -> None:
+    """given.loop.nodeBoot: how long the log's VMs took from launched to registered (the median), where the
+    default (at once) would make the run's new nodes join minutes before the customer's did."""
+    from harness.model.durations import go_duration_text
+    took = sorted(c.registered - c.launched for c in story.claims.values()
+                  if c.launched is not None and c.registered is not None and c.registered >= c.launched)
+    if not took:
+        return
+    median = round(took[len(took) // 2])
+    if median >= 1:
+        out.given["loop"] = {"nodeBoot": go_duration_text(median)}
+        out.notes.append(f"given.loop.nodeBoot {go_duration_text(median)}: the median of the log's {len(took)} launched to "
+                         f"registered time(s) ({go_duration_text(round(took[0]))} to {go_duration_text(round(took[-1]))})")
 
 
 def _too_little(story: Story, start: float) -> str:
@@ -254,6 +270,9 @@ def _pods(story: Story, seeded: list[Claim], manifests: list[dict], out: LogScen
         elif p.claim:
             out.notes.append(f"Pod {p.key} ({p.line}) ran on NodeClaim {p.claim}, which is not running at the start: "
                              "not seeded")
+        elif p.unschedulable:
+            out.notes.append(f"Pod {p.key} ({p.line}) could not be scheduled ({p.unschedulable[:160]}): not in the "
+                             "scenario: the log does not hold its spec (kubectl get pod -o yaml)")
         else:
             out.notes.append(f"Pod {p.key} ({p.line}): the log does not say which node it ran on: not seeded")
     namespaces = set()
@@ -447,8 +466,12 @@ def _errors(story: Story, out: LogScenario) -> None:
         if id_ == "eviction-failed":
             line += " -> the PodDisruptionBudgets assumed above" if first.facts.get("refusal") else \
                 " -> not reproduced: the run's eviction API refuses only for PodDisruptionBudgets"
-        elif id_ in ("launch-failed", "reconcile-failed"):
+        elif id_ == "launch-failed" or (id_ == "reconcile-failed" and "launching nodeclaim" in text):
             line += " -> not reproduced: give the Azure error as given.faults (docs/scenario-format.md) to play it"
+        elif id_ == "schedule-failed":
+            line += " -> not reproduced: the pod's spec is not in the log"
+        else:
+            line += " -> not reproduced"
         out.notes.append(line)
 
 
@@ -507,6 +530,8 @@ def scenario(opts, out_path, story: Story, dump, given: dict, region: str, notes
         zones = zones_where_catalog_has_none({**given}, out_path.resolve().parent, ls.given["zones"])
         if zones:
             given["zones"] = zones
+    if ls.given.get("loop"):
+        given["loop"] = ls.given["loop"]
     if ls.existing:
         given["existingNodes"] = ls.existing
     manifests += ls.manifests

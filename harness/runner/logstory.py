@@ -58,7 +58,7 @@ class LogPod:
     refusals: dict[str, int] = field(default_factory=dict)    # refusal id -> failed evictions seen
     first_refused: float | None = None
     last_refused: float | None = None
-    requests: dict = field(default_factory=dict)
+    unschedulable: str = ""                     # core's `could not schedule pod` error, when it logged one
 
     @property
     def namespace(self) -> str:
@@ -226,6 +226,9 @@ def _lines(story: Story) -> None:
             story.errors.append(e)
             if e.id == "eviction-failed" and f.get("Pod"):
                 _refused(story, f["Pod"], f.get("refusal"), t, story.at(n), _draining(story, t))
+            elif e.id == "schedule-failed" and f.get("Pod"):
+                pod = story.pods.setdefault(f["Pod"], LogPod(f["Pod"], story.at(n)))
+                pod.unschedulable = f.get("error", "")
     close_round()
 
 
