@@ -389,7 +389,7 @@ def _pattern(message: str) -> re.Pattern:
                       + "$", re.S)
 
 
-def _controller(rec: dict) -> str:
+def controller_of(rec: dict) -> str:
     """The controller that wrote a record: controller-runtime's key, or core v0.36's `controller.<name>` logger."""
     ctl = rec.get("controller")
     if isinstance(ctl, str) and ctl:
@@ -403,7 +403,7 @@ def _which(choices: list[tuple[str, str, bool]], rec: dict) -> tuple[str, bool]:
     any controller writes (controller ""), else the only one."""
     if len(choices) == 1:
         return choices[0][0], choices[0][2]
-    ctl = _controller(rec)
+    ctl = controller_of(rec)
     for id_, c, modeled in choices:
         if c == ctl:
             return id_, modeled
@@ -465,7 +465,7 @@ def _facts(id_: str, rec: dict) -> dict:
             facts[k] = rec[k]
     if id_ == "provisionable":
         facts["Pods"] = rec.get("Pods", rec.get("pods", ""))
-    if rec.get("level") == "ERROR" or id_ in _error_ids():
+    if rec.get("level") == "ERROR" or id_ in error_ids():
         if "error" in rec:
             facts["error"] = str(rec["error"])
             if (r := refusal_of(facts["error"])) is not None:
@@ -476,7 +476,7 @@ def _facts(id_: str, rec: dict) -> dict:
 
 
 @lru_cache(maxsize=1)
-def _error_ids() -> frozenset[str]:
+def error_ids() -> frozenset[str]:
     return frozenset(m["id"] for m in table() if m.get("error"))
 
 
@@ -578,7 +578,7 @@ def _fits(variant: dict, message: dict, rec: dict) -> bool:
     if any(k not in rec for k in variant.get("keys") or () if k.lower() not in _CONTEXT_KEYS):
         return False
     ctls = {v.get("controller", message["controller"]) or "" for v in message["variants"]}
-    if len(ctls) > 1 and (variant.get("controller", message["controller"]) or "") != _controller(rec):
+    if len(ctls) > 1 and (variant.get("controller", message["controller"]) or "") != controller_of(rec):
         return False
     knative = str(rec.get("logger") or "").startswith("controller.")
     before_v1 = _knative(str(variant["cores"][1] or "v99.0.0")) or (variant["cores"][1] == "v1.0.0")
@@ -987,6 +987,7 @@ def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, floa
     """Each side's zero and why: --log-from; else the scenario's given.startTime where the log has lines
     from then on (a scenario made from the log starts there); else each side's first compared line."""
     from harness.loop.clock import parse_rfc3339
+    from harness.model.podtermination import timestamp
     start = o.scenario.given.get("startTime")
     run_zero = None
     try:
@@ -994,9 +995,9 @@ def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, floa
     except ValueError:
         run_zero = None
     if against.since is not None:
-        return run_zero, against.since, f"from {_iso(against.since)} (--log-from)"
+        return run_zero, against.since, f"from {timestamp(against.since)} (--log-from)"
     if run_zero is not None and any(e.t is not None and e.t >= run_zero for e in theirs):
-        return run_zero, run_zero, f"from {_iso(run_zero)} (the scenario's given.startTime)"
+        return run_zero, run_zero, f"from {timestamp(run_zero)} (the scenario's given.startTime)"
     return None, None, "from each side's first line"
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 from harness.model.podtermination import timestamp
+from harness.runner import aksnames
 from harness.runner import karpenterlog as kl
+# the step that checks the log's end starts its description so (report.py reads its mismatches as a dump's)
+from harness.runner.dumpmoment import LOG_STEP
 from harness.runner.logstory import Claim, LogPod, Story, incident
 from harness.runner.yamlsource import SourceError
 
@@ -28,9 +30,8 @@ MARGIN = 60.0
 # (harness assumption: core's expiration controller requeues at the expiry; the termination controller
 # taints within seconds of the deletion)
 EXPIRY_SLACK = 120.0
-# the description the step that checks the log's end starts with (harness/runner/report.py reads such a step's
-# mismatches as the log not reproduced, as it reads a dump's)
-from harness.runner.dumpmoment import LOG_STEP  # noqa: E402
+# the label of a scenario `harness new` made from a log (beside `dump`, whose verdicts it takes)
+LOG_LABEL = "log"
 # the label the pods of one workload get, which the PodDisruptionBudgets assumed for them select
 WORKLOAD_LABEL = "harness.karpenter.azure.com/workload"
 # a Deployment's pod (`<name>-<pod-template-hash>-<5>`) or a StatefulSet's (`<name>-<ordinal>`)
@@ -88,6 +89,12 @@ def build(story: Story, manifests: list[dict], at: float | None, profiles: list[
     _steps(story, start, seeded, pools, out)
     _errors(story, out)
     _boot(story, out)
+    groups = {aksnames.provider_id_group(e.record.get("provider-id", "")) for e in story.entries} - {None, ""}
+    if len(groups) == 1:
+        out.given["nodeResourceGroup"] = next(iter(groups))
+    # the notes a reader must check first: warnings, the clock, what was assumed
+    out.notes.sort(key=lambda n: 0 if n.startswith("WARNING") else 1 if n.startswith("the clock") else
+                   2 if n.startswith("assumed") else 3)
     sizes = sorted({c.instance_type for c in story.claims.values() if c.instance_type}
                    | {t for c in story.claims.values() for t in c.listed_types})
     out.given["sizes"] = sizes
@@ -119,30 +126,30 @@ def _too_little(story: Story, start: float) -> str:
 
 
 def _wording(story: Story, profiles: list[str], out: LogScenario) -> list[str]:
-    """The wording check against the customer's release; a release whose core wrote the log joins the
-    profiles when the customer's does not fit it."""
+    """The log's wording against the customer's release (the first release profile asked; a label policy is
+    none); the newest release whose core writes the log's words joins the profiles when that one's does not."""
+    from harness.model.profile import ProfileError
     from harness.model.releases import modeled
-    if not profiles:
+    chosen = None
+    for name in profiles:
+        try:
+            m = modeled(name)
+        except ProfileError:         # a set's name (all-releases): the loader expands it
+            continue
+        if not m.get("policy") and m["core"]:
+            chosen = m
+            break
+    if chosen is None:
         return []
-    try:
-        core = modeled(profiles[0])["core"]
-    except Exception:          # a label policy: no release of its own
-        return []
-    if not core:
-        return []
-    notes = kl.wording_notes(story.entries, core, story.path, f"profile {profiles[0]}")
+    notes = kl.wording_notes(story.entries, chosen["core"], story.path, f"profile {chosen['profile']}")
     parts = kl.wording(story.entries)
-    if parts and not parts[-1].covers(core):
+    if parts and not parts[-1].covers(chosen["core"]):
         releases = kl.releases_of(parts[-1])
         if releases:
             out.profiles.append(releases[-1])
             notes.append(f"profile {releases[-1]} added: the newest release whose core writes the log's words "
-                         f"({parts[-1].text}); the run at {profiles[0]} says what the release named would do")
+                         f"({parts[-1].text}); the run at {chosen['profile']} says what that release would do")
     return notes
-
-
-def _alive_at(c: Claim, t: float) -> bool:
-    return c.launched is not None and c.launched <= t and (c.deleted is None or c.deleted > t)
 
 
 def _seed(story: Story, start: float, pools: dict, out: LogScenario) -> list[Claim]:
@@ -177,8 +184,10 @@ def _seed(story: Story, start: float, pools: dict, out: LogScenario) -> list[Cla
             out.notes.append(f"assumed NodeClaim {c.name} created at the start: no line of the log dates it")
         if c.initialized is not None and c.initialized <= start:
             entry["initializedAt"] = timestamp(c.initialized)
-        elif c.registered is None or c.registered > start:
-            entry["registered" if (c.registered is None or c.registered > start) else "initialized"] = False
+        elif c.registered is not None and c.registered <= start:
+            entry["initialized"] = False
+        elif c.registered is not None or (c.tainted is None and c.node is None):
+            entry["registered"] = False            # launched, its Node not joined by the start (or ever)
         if c.requests:
             entry["requests"] = {k: v for k, v in c.requests.items()}
         if c.tainted is not None and c.tainted <= start:
@@ -187,7 +196,10 @@ def _seed(story: Story, start: float, pools: dict, out: LogScenario) -> list[Cla
             out.notes.append(f"NodeClaim {c.name}'s Node is {c.node} in the log; the run names it aks-{c.name}, as "
                              "the provider names a NodeClaim's VM")
         out.existing.append(entry)
-    return seeded
+    # in flight last, as the seeding wants them: a registered entry's place is its node's index
+    order = sorted(range(len(seeded)), key=lambda i: not out.existing[i].get("registered", True))
+    out.existing[:] = [out.existing[i] for i in order]
+    return [seeded[i] for i in order]
 
 
 def _pool_of(c: Claim) -> str:
@@ -249,7 +261,7 @@ def _shares(claim: Claim, pods: list[LogPod]) -> dict[str, str]:
             continue
         try:
             amount = parse_quantity(v)
-        except Exception:
+        except ValueError:                   # (QuantityError)
             continue
         share = amount / len(pods)
         base = share * 1000 if k == "cpu" else share
@@ -455,7 +467,7 @@ def _errors(story: Story, out: LogScenario) -> None:
         text = e.facts.get("error", "")
         key = (e.id, e.facts.get("refusal") or text[:160])
         groups.setdefault(key, []).append(e)
-    for (id_, what), es in groups.items():
+    for (id_, _), es in groups.items():
         first, last = es[0], es[-1]
         span = f"{timestamp(first.t)} to {timestamp(last.t)}" if first.t and last.t else "undated"
         about = sorted({e.facts.get("Pod") or e.facts.get("NodeClaim") or "" for e in es} - {""})
@@ -482,99 +494,3 @@ def log_notes(story: Story, profiles: list[str]) -> list[str]:
     notes = _wording(story, profiles, out)
     _errors(story, out)
     return notes + out.notes
-
-
-def scenario(opts, out_path, story: Story, dump, given: dict, region: str, notes: list[str],
-             release: str) -> tuple[dict, list]:
-    """The scenario document `harness new --log` writes when the log gives the nodes (harness/runner/dump.py
-    new_scenario calls it), and the files it copied beside it."""
-    from harness.loop.clock import parse_rfc3339
-    from harness.runner.catalogs import available_catalogs, named_in_manifests, zones_where_catalog_has_none
-    from harness.runner.dump import (DUMP_LABEL, default_nodeclass, expectations, missing_nodeclasses, place_file)
-    from harness.runner.scenario import API_VERSION
-    at = None
-    if opts.at:
-        try:
-            at = parse_rfc3339(opts.at)
-        except ValueError:
-            raise SourceError("--at", None, f"{opts.at!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)") from None
-    manifests = list(dump.manifests)
-    ls = build(story, manifests, at, given["profiles"])
-    given["profiles"] = given["profiles"][:1] + [p for p in ls.profiles if p not in given["profiles"]] + \
-        given["profiles"][1:]
-    given["region"] = region
-    given["startTime"] = timestamp(ls.start)
-    rgs = sorted({rg for c in story.claims.values() for rg in [_rg(c, story)] if rg})
-    if len(rgs) == 1:
-        given["cluster"] = {"nodeResourceGroup": rgs[0]}
-    copies: list = []
-    if opts.catalog_file:
-        given["catalog"] = {"file": place_file(opts.catalog_file, out_path, opts.name, "catalog", copies, notes)}
-        if opts.prices_file:
-            given["catalog"]["prices"] = place_file(opts.prices_file, out_path, opts.name, "prices", copies, notes)
-    elif region not in available_catalogs():
-        named = [n for n, _ in named_in_manifests([SimpleNamespace(obj=m) for m in manifests + ls.manifests])]
-        sizes = sorted(set(ls.given["sizes"]) | set(named))
-        if not sizes:
-            raise SourceError(story.path, None, f"region {region} has no bundled catalog and neither the log nor the "
-                                                "NodePools name a VM size: pass --catalog-file with `az vm list-skus "
-                                                f"--location {region} --all --output json` output")
-        given["skus"] = sizes
-        if ls.given["zones"]:
-            given["zones"] = ls.given["zones"]
-        notes.append(f"region {region} has no bundled catalog: {', '.join(sizes)} (the sizes the log and the NodePools "
-                     "name) are synthesized from their names" + (f" in zones {', '.join(ls.given['zones'])}, where the "
-                                                                  "log's nodes are" if ls.given["zones"] else "")
-                     + "; pass --catalog-file for the real ones")
-    else:
-        zones = zones_where_catalog_has_none({**given}, out_path.resolve().parent, ls.given["zones"])
-        if zones:
-            given["zones"] = zones
-    if ls.given.get("loop"):
-        given["loop"] = ls.given["loop"]
-    if ls.existing:
-        given["existingNodes"] = ls.existing
-    manifests += ls.manifests
-    for name in missing_nodeclasses(_Loaded(manifests)):
-        obj, version = default_nodeclass(name, given["profiles"])
-        manifests.insert(next((i for i, m in enumerate(manifests) if m.get("kind") == "NodePool"), 0), obj)
-        notes.append(f"assumed AKSNodeClass {name}: a NodePool references it, the input does not hold it: the "
-                     f"release's default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
-                     f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
-    expect = expectations(_Loaded(manifests, dump.events))
-    expect.pop("pods", None)
-    expect.update(ls.expect)
-    # what was assumed first: the reader checks those
-    notes += sorted(ls.notes, key=lambda n: not n.startswith("assumed"))
-    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL, LOG_LABEL]},
-           "description": f"Reproduction of: <link the issue>, from the customer's Karpenter log {story.path}. The "
-                          "expectations are what the log shows at its end: a pass means the run reproduced it, a "
-                          "failure names what the run did otherwise. The notes of `harness new` name what was "
-                          "assumed (a NodePool, pods, their requests, PodDisruptionBudgets); drop the "
-                          f"`{DUMP_LABEL}` label once the expectations are yours."
-                          + (f" The customer's {release}." if release else ""),
-           "given": given, "manifests": manifests, "expect": expect}
-    if ls.steps:
-        doc["steps"] = ls.steps
-    return doc, copies
-
-
-# the label of a scenario `harness new` made from a log (beside `dump`, whose verdicts it takes)
-LOG_LABEL = "log"
-
-
-class _Loaded:
-    """The few Dump fields the dump's helpers read, over the scenario's manifests."""
-
-    def __init__(self, manifests: list[dict], events: list[dict] | None = None):
-        self.manifests, self.events = manifests, events or []
-        self.pods, self.nodeclaims, self.nodes = [], [], []
-
-
-def _rg(c: Claim, story: Story) -> str | None:
-    from harness.runner.logstory import _PROVIDER_ID
-    for e in story.entries:
-        if e.facts.get("NodeClaim") == c.name and (m := _PROVIDER_ID.search(str(e.record.get("provider-id") or ""))):
-            return m.group(1)
-    return None

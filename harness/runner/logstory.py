@@ -10,11 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness.runner import aksnames
 from harness.runner import karpenterlog as kl
 
-# the VM a provider ID names, and the resource group it is in (AKS: MC_<group>_<cluster>_<region>)
-_PROVIDER_ID = re.compile(r"/resourceGroups/([^/]+)/providers/Microsoft\.Compute/virtualMachines/([^/\s\"]+)", re.I)
-_ZONE = re.compile(r"^([a-z0-9]+)-\d+$")
 # the `... and 3 other(s)` tail of pretty.Slice (sigs.k8s.io/karpenter v1.14.0 pkg/utils/pretty/pretty.go Slice)
 _OTHERS = re.compile(r"\s+and\s+(\d+)\s+other\(s\)$")
 # a pod a FailedDraining event names: serrors' `(Pod=ns/name)` (core v1.5.0+), `evicting pod ns/name violates`
@@ -121,12 +119,9 @@ def split_pods(text: str) -> tuple[list[str], int]:
 
 def region_of_provider_id(pid: str) -> tuple[str, str] | None:
     """(region, resource group) of an AKS provider ID (`.../resourceGroups/MC_rg_cluster_westeurope/...`)."""
-    from harness.runner.dump import _region_of_rg
-    m = _PROVIDER_ID.search(str(pid or ""))
-    if not m:
-        return None
-    region = _region_of_rg(m.group(1))
-    return (region, m.group(1)) if region else None
+    group = aksnames.provider_id_group(pid)
+    region = aksnames.region_of_rg(group) if group else None
+    return (region, group) if region else None
 
 
 def read(path: str, text: str, events: list[tuple[dict, str]]) -> Story:
@@ -181,7 +176,7 @@ def _lines(story: Story) -> None:
             c.created, c.nodepool = t, f.get("NodePool") or c.nodepool
             c.requests = {str(k): str(v) for k, v in (rec.get("requests") or {}).items()}
             c.listed_types = split_pods(rec.get("instance-types", ""))[0]
-            if kl._controller(rec) == "disruption":
+            if kl.controller_of(rec) == "disruption":
                 c.replacement = True
             else:
                 round_claims.append(c)
@@ -222,7 +217,7 @@ def _lines(story: Story) -> None:
             if claim:
                 c = _claim(story, claim, n)
                 c.deleted = t if c.deleted is None else c.deleted
-        elif e.id in kl._error_ids():
+        elif e.id in kl.error_ids():
             story.errors.append(e)
             if e.id == "eviction-failed" and f.get("Pod"):
                 _refused(story, f["Pod"], f.get("refusal"), t, story.at(n), _draining(story, t))
@@ -236,7 +231,7 @@ def _region(story: Story, rec: dict, n: int) -> None:
     got = region_of_provider_id(rec.get("provider-id", ""))
     if got:
         story.regions.append((got[0], f"{story.path}:{n} (provider ID in resource group {got[1]})"))
-    m = _ZONE.match(str(rec.get("zone") or ""))
+    m = aksnames.ZONE.match(str(rec.get("zone") or ""))
     if m:
         story.regions.append((m.group(1), f"{story.path}:{n} (zone {rec['zone']})"))
 
