@@ -1,6 +1,8 @@
 """`harness new`: a scenario from a bug report's manifests or a cluster dump.
 
-Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML. The dump's
+Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML, `kubectl get
+events` as printed (harness/runner/eventstext.py); with `--log` and no NodeClaim or Node, a customer's
+Karpenter log gives the nodes, pods and clock (harness/runner/logscenario.py). The dump's
 state is the start: its NodeClaims and Nodes, with their pods, become `given.existingNodes` (times,
 deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
 (`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded

@@ -581,7 +581,8 @@ def _fits(variant: dict, message: dict, rec: dict) -> bool:
     if len(ctls) > 1 and (variant.get("controller", message["controller"]) or "") != controller_of(rec):
         return False
     knative = str(rec.get("logger") or "").startswith("controller.")
-    before_v1 = _knative(str(variant["cores"][1] or "v99.0.0")) or (variant["cores"][1] == "v1.0.0")
+    hi = version_tuple(variant["cores"][1])
+    before_v1 = hi is not None and hi <= (1, 0, 0)
     return knative == before_v1 if "logger" in rec else True
 
 
