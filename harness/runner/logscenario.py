@@ -287,6 +287,8 @@ def _pods(story: Story, seeded: list[Claim], manifests: list[dict], out: LogScen
                              "scenario: the log does not hold its spec (kubectl get pod -o yaml)")
         else:
             out.notes.append(f"Pod {p.key} ({p.line}): the log does not say which node it ran on: not seeded")
+    for said in story.unplaced_rounds:
+        out.notes.append(f"not seeded: {said}")
     namespaces = set()
     implied: dict[tuple[str, str, str], list[LogPod]] = {}
     for c in seeded:

@@ -42,8 +42,6 @@ class Claim:
     replacement: bool = False                   # created by a disruption command
     tainted: float | None = None                # its Node's drain began
     deleted: float | None = None                # the NodeClaim's (else its Node's) deletion
-    round_pods: list[str] = field(default_factory=list)       # ns/name, when its round made it alone
-    round_line: int = 0
 
 
 @dataclass
@@ -54,8 +52,6 @@ class LogPod:
     claim: str | None = None
     placed_by: str = ""                         # how its node is known
     refusals: dict[str, int] = field(default_factory=dict)    # refusal id -> failed evictions seen
-    first_refused: float | None = None
-    last_refused: float | None = None
     unschedulable: str = ""                     # core's `could not schedule pod` error, when it logged one
 
     @property
@@ -78,8 +74,7 @@ class Story:
     errors: list[kl.Entry] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)                  # Karpenter's FailedDraining, as read
     pdb_names: dict[str, list[str]] = field(default_factory=dict)     # Node -> the PDB keys its events name
-    notes: list[str] = field(default_factory=list)
-    unplaced_rounds: list[str] = field(default_factory=list)
+    unplaced_rounds: list[str] = field(default_factory=list)   # rounds whose pods the log does not place
     events_end: float | None = None
 
     @property
@@ -149,7 +144,6 @@ def _lines(story: Story) -> None:
             return
         if len(round_claims) == 1:
             c = round_claims[0]
-            c.round_pods, c.round_line = list(round_pods), round_line
             for key in round_pods:
                 pod = story.pods.setdefault(key, LogPod(key, story.at(round_line)))
                 if pod.claim is None:
@@ -220,7 +214,7 @@ def _lines(story: Story) -> None:
         elif e.id in kl.error_ids():
             story.errors.append(e)
             if e.id == "eviction-failed" and f.get("Pod"):
-                _refused(story, f["Pod"], f.get("refusal"), t, story.at(n), _draining(story, t))
+                _refused(story, f["Pod"], f.get("refusal"), story.at(n), _draining(story, t))
             elif e.id == "schedule-failed" and f.get("Pod"):
                 pod = story.pods.setdefault(f["Pod"], LogPod(f["Pod"], story.at(n)))
                 pod.unschedulable = f.get("error", "")
@@ -246,17 +240,13 @@ def _draining(story: Story, t: float | None) -> Claim | None:
     return draining[0] if len(draining) == 1 else None
 
 
-def _refused(story: Story, key: str, refusal: str | None, t: float | None, where: str, claim: Claim | None,
-             count: int = 1) -> None:
+def _refused(story: Story, key: str, refusal: str | None, where: str, claim: Claim | None, count: int = 1) -> None:
+    """A refused eviction of pod `key`: counted by what refused it; its node the one draining (`claim`)."""
     pod = story.pods.setdefault(key, LogPod(key, where))
     if refusal:
         pod.refusals[refusal] = pod.refusals.get(refusal, 0) + count
-    if t is not None:
-        pod.first_refused = t if pod.first_refused is None else min(pod.first_refused, t)
-        pod.last_refused = t if pod.last_refused is None else max(pod.last_refused, t)
     if claim is not None and (pod.claim is None or pod.placed_by.startswith("the provisioning round")):
-        if pod.claim != claim.name:
-            pod.claim = claim.name
+        pod.claim = claim.name
         pod.placed_by = f"its eviction failed while Node {claim.node or 'aks-' + claim.name} drained ({where})"
 
 
@@ -291,7 +281,7 @@ def _events(story: Story, events: list[tuple[dict, str]]) -> None:
             if claim is None:
                 claim = _claim(story, node[4:] if node.startswith("aks-") else node, 0)
                 claim.node = node
-            _refused(story, f"{pod.group(1)}/{pod.group(2)}", refusal["id"], None, where, claim,
+            _refused(story, f"{pod.group(1)}/{pod.group(2)}", refusal["id"], where, claim,
                      int(ev.get("count") or 1))
 
 
@@ -306,7 +296,6 @@ def incident(story: Story) -> tuple[float, str] | None:
     if story.errors:
         first = story.errors[0]
         why = f"its first error line ({story.at(first.line)}: {first.message!r})"
-        claim = None
         if first.id == "eviction-failed":
             pod = story.pods.get(first.facts.get("Pod", ""))
             claim = story.claims.get(pod.claim) if pod and pod.claim else None
