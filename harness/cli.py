@@ -242,6 +242,10 @@ def cmd_run(args) -> int:
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
+    against = _against(args)
+    if isinstance(against, str):
+        print(f"harness run: {against}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.karpenter_log or args.against_log:      # the real engine keeps its controller's whole log
         os.environ["HARNESS_REAL_CONTROLLER_LOG"] = "1"
     engine = get_engine(args.engine)
@@ -321,7 +325,7 @@ def cmd_run(args) -> int:
     klog: list[str] = []
     if args.karpenter_log or args.against_log:     # Karpenter's log: written, compared (printed last)
         from harness.runner.karpenterlog import report
-        klog = report(outcomes, args.karpenter_log, args.against_log)
+        klog = report(outcomes, args.karpenter_log, against)
     if args.json:
         if klog:
             print("\n".join(klog), file=sys.stderr)
@@ -331,23 +335,27 @@ def cmd_run(args) -> int:
     counts = {v: sum(1 for o in outcomes if verdict(o) == v)
               for v in ("pass", "FAIL", "ERROR", "xfail", "XPASS", "skipped")}
     moved = sum(1 for o in outcomes if shown_verdict(o) == "moved on")     # FAILs that are the dump's answer
+    missed = sum(1 for o in outcomes if shown_verdict(o) == "not reproduced")   # ... the log's
     if live:
         con.print(f"{len(outcomes)} run(s) on the real engine: "
                   + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-                  + (f" ({moved} moved on from the dump)" if moved else "") + f" in {time.monotonic() - t0:.0f}s",
+                  + (f" ({moved} moved on from the dump)" if moved else "")
+                  + (f" ({missed} did not reproduce the log)" if missed else "") + f" in {time.monotonic() - t0:.0f}s",
                   markup=False)
     else:
         from rich.table import Table
         from rich.text import Text
         table = Table(title=f"{len(outcomes)} run(s) on {backend}: {counts['pass']} passed, "
-                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR'] - moved} failed"
+                            f"{counts['xfail']} xfailed, {len(failed) - counts['ERROR'] - moved - missed} failed"
                             + (f", {moved} moved on from the dump" if moved else "")
+                            + (f", {missed} did not reproduce the log" if missed else "")
                             + (f", {counts['ERROR']} error(s)" if counts["ERROR"] else ""))
         for col in ("scenario", "profile", "release", "result", "nodes", "pods pending", "ms"):
             table.add_column(col)
         for o in outcomes:
             pending = len(pending_pods(o.final))
-            colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow"}.get(shown_verdict(o), "red")
+            colour = {"pass": "green", "reproduced": "green", "xfail": "yellow", "moved on": "yellow",
+                      "not reproduced": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(shown_verdict(o) + (", not steady" if unsettled(o) else "")
                                + (", stand-ins assumed" if assumed(o) else ""), style=colour),
@@ -394,6 +402,29 @@ def cmd_run(args) -> int:
     if klog:
         con.print("\n".join(klog), markup=False)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _against(args):
+    """`--against-log` with `--log-from` and `--log-tolerance` (karpenterlog.Against), None without it, or
+    why the options are wrong."""
+    from harness.runner.karpenterlog import TOLERANCE, Against
+    if not args.against_log:
+        extra = [o for o, v in (("--log-from", args.log_from), ("--log-tolerance", args.log_tolerance)) if v]
+        return f"{', '.join(extra)} without --against-log" if extra else None
+    since = tolerance = None
+    if args.log_from:
+        from harness.loop.clock import parse_rfc3339
+        try:
+            since = parse_rfc3339(args.log_from)
+        except ValueError:
+            return f"--log-from {args.log_from!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)"
+    if args.log_tolerance:
+        from harness.model.durations import go_duration
+        try:
+            tolerance = go_duration(args.log_tolerance)
+        except ValueError as e:
+            return f"--log-tolerance: {e}"
+    return Against(args.against_log, since, TOLERANCE if tolerance is None else tolerance)
 
 
 def cmd_explore(args) -> int:
@@ -783,6 +814,9 @@ def cmd_new(args) -> int:
     """Scaffold a scenario from manifests or a cluster dump (harness/runner/dump.py)."""
     from harness.runner.dump import NewOptions, new_scenario, write
     from harness.runner.notices import group_notes
+    if not args.manifests and not args.log:
+        print("harness new: give manifest or dump files, or a Karpenter log (--log)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     out, text, notes = new_scenario(NewOptions(
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
@@ -859,7 +893,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "keys); on the real engine the controller's own log (docs/karpenter-log.md)")
     r.add_argument("--against-log", default=None, metavar="LOG",
                    help="compare each run's Karpenter log with LOG (a customer's `kubectl logs` of the controller) "
-                        "and show where they first part, both sides (docs/karpenter-log.md)")
+                        "and show where they first part, both sides; names both hold pair with themselves, times "
+                        "must agree within --log-tolerance; a log worded by another core release than the run's "
+                        "is said (docs/karpenter-log.md)")
+    r.add_argument("--log-from", default=None, metavar="TIME",
+                   help="with --against-log: compare LOG from TIME on (RFC 3339), the run from its start (default: "
+                        "the scenario's given.startTime where LOG has lines from then on, else each side's first line)")
+    r.add_argument("--log-tolerance", default=None, metavar="DURATION",
+                   help="with --against-log: how far apart (from each side's start) two lines may be and still be "
+                        "the same decision (a Go duration; default 2m)")
     r.set_defaults(fn=cmd_run)
     bi = sub.add_parser("bisect", help="the first provider commit whose outcome of a scenario changed (real engine)")
     bi.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
@@ -903,7 +945,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print the report (or the matrix) as JSON")
     e.set_defaults(fn=cmd_explain)
     n = sub.add_parser("new", help="scaffold a scenario from manifest files (bug reproduction)")
-    n.add_argument("manifests", nargs="+", help="manifest files or `kubectl get -o yaml|json` dumps")
+    n.add_argument("manifests", nargs="*", help="manifest files, `kubectl get -o yaml|json` dumps, `kubectl get events` "
+                                                "as printed; none with --log (the log alone)")
     n.add_argument("--name", required=True, help="the scenario's metadata.name")
     n.add_argument("-o", "--output", default=None, help="the scenario file to write (default: NAME.scenario.yaml here)")
     n.add_argument("--profile", action="append", default=[],
@@ -926,9 +969,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--until", default=None, metavar="TIME",
                    help="carry the run on past the dump to TIME (RFC 3339): an advance step after the dump's time")
     n.add_argument("--log", default=None, metavar="KARPENTER.log",
-                   help="the customer's Karpenter controller log (JSON lines): when pods became provisionable and "
-                        "NodeClaims were created, launched, registered, disrupted, as the scenario's clock and an "
-                        "advance step where the dump gives none (docs/karpenter-log.md)")
+                   help="the customer's Karpenter controller log (JSON lines, any core's wording, error lines "
+                        "too). Without NodeClaims or Nodes in the input it gives the scenario's region, zones, nodes, "
+                        "pods, clock (from just before the incident) and expectations (its end), naming what it "
+                        "assumed; beside a dump, the clock and an advance step (docs/karpenter-log.md)")
     n.add_argument("--complete", action="store_true",
                    help="the input holds every pod: a NodeClaim asking for more than its pods and the DaemonSets "
                         "explain is taken as emptied since, not held busy by a stand-in pod (docs/reproduce-a-ticket.md)")

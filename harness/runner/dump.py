@@ -1,6 +1,8 @@
 """`harness new`: a scenario from a bug report's manifests or a cluster dump.
 
-Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML. The dump's
+Input: manifests, `kubectl get ... -o yaml|json` output (`kind: List`), multi-document YAML, `kubectl get
+events` as printed (harness/runner/eventstext.py); with `--log` and no NodeClaim or Node, a customer's
+Karpenter log gives the nodes, pods and clock (harness/runner/logscenario.py). The dump's
 state is the start: its NodeClaims and Nodes, with their pods, become `given.existingNodes` (times,
 deletion, drift; `--replay` starts empty instead), the clock starts at the dump's time
 (`given.startTime`: the newest timestamp, or `--at`). What the dump shows is the expectation: the seeded
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.runner import dumpmoment, jsonsource, rymlsource
+from harness.runner import aksnames, dumpmoment, jsonsource, rymlsource
 from harness.runner.heap import no_collections
 from harness.runner.dumptimes import Newest, NodePodEvents, TimeSource
 from harness.runner.notices import ObjectNote, plural_kind
@@ -683,17 +685,8 @@ def default_nodeclass(name: str, profiles: list[str]) -> tuple[dict, str]:
              "spec": {}}, version)
 
 
-# the AKS node resource group is MC_<resource group>_<cluster>_<location> unless the cluster names
-# another (https://learn.microsoft.com/azure/aks/faq#why-are-two-resource-groups-created-with-aks)
-_NODE_RG = re.compile(r"/resourceGroups/(MC_[^/]+)", re.I)
-_ZONE = re.compile(r"^([a-z0-9]+)-\d+$")
-
-
-def _region_of_rg(rg: str) -> str | None:
-    if rg.lower().startswith("mc_") and rg.count("_") >= 3:
-        region = rg.rsplit("_", 1)[1].lower()
-        return region if re.fullmatch(r"[a-z0-9]+", region) else None
-    return None
+# the AKS node resource group is MC_<resource group>_<cluster>_<location> unless the cluster names another
+_NODE_RG, _ZONE, _region_of_rg = aksnames.NODE_RG, aksnames.ZONE, aksnames.region_of_rg
 
 
 def _region_of_labels(labels: dict) -> str | None:
@@ -897,7 +890,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     from harness.loop.clock import parse_rfc3339
     from harness.model.releases import policy_profiles
     from harness.runner.catalogs import available_catalogs
-    from harness.runner.scenario import API_VERSION, SCHEMA_URL_HINT, schema_path
+    from harness.runner.scenario import API_VERSION
     from harness.runner.scenario import schema
     if not re.match(schema()["properties"]["metadata"]["properties"]["name"]["pattern"], opts.name):
         raise SourceError("--name", None, f"{opts.name!r} is not a valid scenario name: use a lowercase DNS-1123 "
@@ -905,8 +898,11 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     out = Path(opts.output) if opts.output else Path(f"{opts.name}.scenario.yaml")
     if out.exists() and not opts.force:
         raise SourceError(out, None, "exists; pass --force to overwrite it")
-    objects = read_objects(opts.paths)
+    from harness.runner import eventstext
+    paths, tables = eventstext.partition(opts.paths)      # `kubectl get events` as printed: its rows, as Events
+    objects = read_objects(paths)
     dump = split(objects, share)
+    text_events = eventstext.as_events(tables)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
@@ -929,16 +925,23 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         # description
         profiles = [res.profile] + [p for p in profiles or ["upstream"] if p != res.profile]
     given: dict = {"profiles": profiles or policy_profiles()}
-    region = pick_region(opts.region, region_sources(dump, opts.catalog_file), notes)
+    story = _log_story(opts.log, [(ev, "the input's events") for ev in dump.events] + text_events) \
+        if opts.log else None
+    dump.events += [ev for ev, _ in text_events]
+    region = pick_region(opts.region, region_sources(dump, opts.catalog_file) + (story.regions if story else []),
+                         notes)
+    if story is not None and not opts.replay:
+        from harness.runner import logscenario
+        if logscenario.leads(dump):        # no NodeClaim, no Node: the log gives the nodes, pods and clock
+            doc, copies = _log_scenario(opts, out, story, dump, given, region, notes, release)
+            return _finish(doc, out, copies, notes, share)
+        notes += logscenario.log_notes(story, given["profiles"])
     given["region"] = region
     at = opts.at or dump.newest
     log_clock = None
-    if opts.log:
-        from harness.runner.karpenterlog import clock, read_file
-        try:
-            log_clock = clock(read_file(opts.log))
-        except OSError as e:
-            raise SourceError(opts.log, None, f"cannot read the log: {e}") from None
+    if story is not None:
+        from harness.runner.karpenterlog import clock
+        log_clock = clock(story.entries)
         if log_clock["start"] is None:
             raise SourceError(opts.log, None, "no Karpenter decision line in it (found provisionable pod(s), created "
                                               "nodeclaim, launched nodeclaim, disrupting node(s), ...: JSON lines)")
@@ -1052,7 +1055,14 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     if steps:
         doc["steps"] = steps
     # the scenario holds copies of what it keeps: the dump's objects (a GB at 5,000 nodes) go before its text
-    del objects, dump, work, moment
+    del objects, dump, work, moment, story
+    return _finish(doc, out, copies, notes, share)
+
+
+def _finish(doc: dict, out: Path, copies: list[Path], notes: list[str], share: bool) -> tuple[Path, str, list[str]]:
+    """The scenario's text from `doc`, validated as the loader reads it (a refused scenario is never
+    written: the files copied for it are removed), with the catalog's disagreements as comments."""
+    from harness.runner.scenario import SCHEMA_URL_HINT, schema_path
     schema_rel = os.path.relpath(schema_path(), out.resolve().parent)
     # yaml.dump's text, written without its representer (a 1,000-node dump's scenario is ~4 MB of YAML)
     from harness.runner.dumpwriter import dump_with_lines
@@ -1125,6 +1135,85 @@ def _validated(doc: dict, text: str, out: Path, lines: Mapping[tuple, int] | Non
     except SourceError:
         pass
     return load_scenarios_text(text, out.name, out.resolve().parent)
+
+
+def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, region: str, notes: list[str],
+                  release: str) -> tuple[dict, list[Path]]:
+    """The scenario `harness new --log` writes where the log gives the nodes (harness/runner/logscenario.py
+    build), with the input's NodePools, PDBs and events and the catalog the region has; and the files copied
+    beside it."""
+    from types import SimpleNamespace
+
+    from harness.loop.clock import parse_rfc3339
+    from harness.runner.catalogs import available_catalogs, named_in_manifests, zones_where_catalog_has_none
+    from harness.runner.logscenario import LOG_LABEL, build
+    from harness.runner.scenario import API_VERSION
+    try:
+        at = parse_rfc3339(opts.at) if opts.at else None
+    except ValueError:
+        raise SourceError("--at", None, f"{opts.at!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)") from None
+    manifests = list(dump.manifests)
+    ls = build(story, manifests, at, given["profiles"])
+    given["profiles"] = given["profiles"][:1] + [p for p in ls.profiles if p not in given["profiles"]] + \
+        given["profiles"][1:]
+    given["region"] = region
+    given["startTime"] = _rfc3339(ls.start)
+    if ls.given.get("nodeResourceGroup"):
+        given["cluster"] = {"nodeResourceGroup": ls.given["nodeResourceGroup"]}
+    copies: list[Path] = []
+    manifests += ls.manifests
+    if opts.catalog_file:
+        given["catalog"] = {"file": place_file(opts.catalog_file, out, opts.name, "catalog", copies, notes)}
+        if opts.prices_file:
+            given["catalog"]["prices"] = place_file(opts.prices_file, out, opts.name, "prices", copies, notes)
+    elif region not in available_catalogs():
+        sizes = sorted(set(ls.given["sizes"]) | {n for n, _ in named_in_manifests([SimpleNamespace(obj=m)
+                                                                                   for m in manifests])})
+        if not sizes:
+            raise SourceError(story.path, None, f"region {region} has no bundled catalog and neither the log nor the "
+                                                "NodePools name a VM size: pass --catalog-file with `az vm list-skus "
+                                                f"--location {region} --all --output json` output")
+        given["skus"] = sizes
+        if ls.given["zones"]:
+            given["zones"] = ls.given["zones"]
+        notes.append(f"region {region} has no bundled catalog: {', '.join(sizes)} (the sizes the log and the NodePools "
+                     "name) are synthesized from their names" + (f" in zones {', '.join(ls.given['zones'])}, where the "
+                                                                  "log's nodes are" if ls.given["zones"] else "")
+                     + "; pass --catalog-file for the real ones")
+    elif (zones := zones_where_catalog_has_none(dict(given), out.resolve().parent, ls.given["zones"])):
+        given["zones"] = zones
+    if ls.given.get("loop"):
+        given["loop"] = ls.given["loop"]
+    if ls.existing:
+        given["existingNodes"] = ls.existing
+    for name in missing_nodeclasses(Dump(manifests=manifests)):
+        obj, version = default_nodeclass(name, given["profiles"])
+        manifests.insert(next((i for i, m in enumerate(manifests) if m.get("kind") == "NodePool"), 0), obj)
+        notes.append(f"assumed AKSNodeClass {name}: a NodePool references it, the input does not hold it: the "
+                     f"release's default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
+                     f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
+    expect = {k: v for k, v in expectations(Dump(manifests=manifests, events=dump.events)).items() if k == "nodePools"}
+    notes += ls.notes
+    doc = {"apiVersion": API_VERSION, "kind": "Scenario",
+           "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL, LOG_LABEL]},
+           "description": f"Reproduction of: <link the issue>, from the customer's Karpenter log {story.path}. Its last "
+                          "step checks what the log shows at its end: a pass means the run reproduced it, a failure "
+                          "names what the run did otherwise. `harness new` named what it assumed (a NodePool, pods "
+                          f"and their requests, PodDisruptionBudgets); drop the `{DUMP_LABEL}` label once the "
+                          "expectations are yours." + (f" The customer's {release}." if release else ""),
+           "given": given, "manifests": manifests, "expect": expect, "steps": ls.steps}
+    return doc, copies
+
+
+def _log_story(log: str, events: list[tuple[dict, str]]):
+    """The customer's log read whole, with the input's events (each with where it was read)
+    (harness/runner/logstory.py)."""
+    from harness.runner import logstory
+    try:
+        text = read_text(log, MAX_DUMP_BYTES)
+    except SourceError as e:
+        raise SourceError(log, None, f"cannot read the log: {e.reason}") from None
+    return logstory.read(log, text, events)
 
 
 def _rfc3339(t: float) -> str:

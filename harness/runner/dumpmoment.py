@@ -22,6 +22,7 @@ from harness.runner.yamlsource import SourceError
 # the description that marks the step at the dump's time: its `expect` is the dump's state, so a mismatch
 # there is the cluster moving on from the snapshot (harness/runner/report.py moved_on)
 DUMP_STEP = "the dump's time"
+LOG_STEP = "the log's end"            # harness/runner/logscenario.py: the step that checks a customer's log
 # the Deployment controller's event when it scales a ReplicaSet (k8s.io/kubernetes
 # pkg/controller/deployment/sync.go scaleReplicaSet, getNewReplicaSet: "Scaled %s replica set %s from %d to
 # %d"; older releases write "Scaled %s replica set %s to %d"; harness assumption: the release that changed
@@ -452,13 +453,14 @@ def start_expect(expect: dict, manifests: list[dict]) -> dict:
 
 def dump_roots(scenario) -> tuple[str, ...]:
     """Where a scenario made from a dump states the dump: `expect`, and the step at the dump's time when
-    `harness new --at` replays from before it."""
+    `harness new --at` replays from before it (from a log: the step at the log's end)."""
     return ("expect.",) + tuple(f"steps[{i}].expect." for i, step in enumerate(scenario.steps)
-                                if str(step.get("description") or "").startswith(DUMP_STEP))
+                                if str(step.get("description") or "").startswith((DUMP_STEP, LOG_STEP)))
 
 
 __all__ = [
     "DUMP_STEP",
+    "LOG_STEP",
     "Arrival",
     "Moment",
     "check_times",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -350,16 +351,78 @@ class Entry:
     facts: dict
     record: dict
     modeled: bool = True
+    line: int = 0                 # the line of the file it was read from (1-based)
 
 
 @lru_cache(maxsize=1)
-def _by_message() -> dict[str, tuple[str, tuple[str, ...], bool]]:
-    out = {}
+def _by_message() -> dict[str, list[tuple[str, str, bool]]]:
+    """Each exact message -> the (id, controller, modeled) of the messages that write it: one, except for a
+    message several controllers share (controller-runtime's `Reconciler error`), told apart by controller."""
+    out: dict[str, list[tuple[str, str, bool]]] = {}
     for m in table():
         for v in m["variants"]:
             if "{" not in v["message"]:
-                out[v["message"]] = (m["id"], tuple(m.get("compare") or ()), m.get("modeled", True))
+                ctl = v.get("controller", m["controller"]) or ""
+                got = out.setdefault(v["message"], [])
+                if (m["id"], ctl, m.get("modeled", True)) not in got:
+                    got.append((m["id"], ctl, m.get("modeled", True)))
     return out
+
+
+@lru_cache(maxsize=1)
+def _error_templates() -> list[tuple[re.Pattern, str]]:
+    """The templated messages of error lines (`evicting pod, {error}`) as patterns, with their id."""
+    out = []
+    for m in table():
+        if not m.get("error"):
+            continue
+        for v in m["variants"]:
+            if "{" in v["message"]:
+                out.append((_pattern(v["message"]), m["id"]))
+    return out
+
+
+def _pattern(message: str) -> re.Pattern:
+    """A table message with `{placeholders}` as a pattern of the whole text, each placeholder a named group."""
+    parts = re.split(r"\{(\w+)\}", message)
+    return re.compile("^" + "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.*?)" for i, p in enumerate(parts))
+                      + "$", re.S)
+
+
+def controller_of(rec: dict) -> str:
+    """The controller that wrote a record: controller-runtime's key, or core v0.36's `controller.<name>` logger."""
+    ctl = rec.get("controller")
+    if isinstance(ctl, str) and ctl:
+        return ctl
+    logger = str(rec.get("logger") or "")
+    return logger.split(".", 1)[1] if logger.startswith("controller.") else ""
+
+
+def _which(choices: list[tuple[str, str, bool]], rec: dict) -> tuple[str, bool]:
+    """The message a record is, among those that share its text: the record's controller's, else the one
+    any controller writes (controller ""), else the only one."""
+    if len(choices) == 1:
+        return choices[0][0], choices[0][2]
+    ctl = controller_of(rec)
+    for id_, c, modeled in choices:
+        if c == ctl:
+            return id_, modeled
+    id_, _, modeled = next((x for x in choices if not x[1]), choices[0])
+    return id_, modeled
+
+
+@lru_cache(maxsize=1)
+def refusals() -> list[dict]:
+    """What an eviction's failure says (karpenter-log.yaml `refusals`): id, pdbs, says, match."""
+    return load_yaml(DATA.read_text()).get("refusals") or []
+
+
+def refusal_of(text: str) -> dict | None:
+    """The refusal an error or event text names (its `refusals` entry), or None."""
+    for r in refusals():
+        if any(m in text for m in r["match"]):
+            return r
+    return None
 
 
 def _compare_of(id_: str) -> tuple[str, ...]:
@@ -402,7 +465,32 @@ def _facts(id_: str, rec: dict) -> dict:
             facts[k] = rec[k]
     if id_ == "provisionable":
         facts["Pods"] = rec.get("Pods", rec.get("pods", ""))
+    if rec.get("level") == "ERROR" or id_ in error_ids():
+        if "error" in rec:
+            facts["error"] = str(rec["error"])
+            if (r := refusal_of(facts["error"])) is not None:
+                facts["refusal"] = r["id"]
+        if id_ in ("eviction-failed", "schedule-failed") and (pod := _pod_key(rec)):
+            facts["Pod"] = pod
     return facts
+
+
+@lru_cache(maxsize=1)
+def error_ids() -> frozenset[str]:
+    return frozenset(m["id"] for m in table() if m.get("error"))
+
+
+def _pod_key(rec: dict) -> str | None:
+    """`namespace/name` of the pod an eviction line is about: klog.KRef's {"name", "namespace"} (core v1.0+),
+    core v0.36's `pod` text, or the reconcile request's `namespace` and `name` (core v1.6+'s eviction queue)."""
+    ref = rec.get("Pod", rec.get("pod"))
+    if isinstance(ref, dict) and ref.get("name"):
+        return f"{ref.get('namespace') or 'default'}/{ref['name']}"
+    if isinstance(ref, str) and ref:
+        return ref if "/" in ref else f"default/{ref}"
+    if rec.get("name"):
+        return f"{rec.get('namespace') or 'default'}/{rec['name']}"
+    return None
 
 
 def read(text: str) -> list[Entry]:
@@ -410,7 +498,7 @@ def read(text: str) -> list[Entry]:
     `kubectl logs --prefix` or timestamp prefix before the first `{` is skipped; other lines are ignored."""
     known = _by_message()
     out: list[Entry] = []
-    for line in text.splitlines():
+    for line_no, line in enumerate(text.splitlines(), 1):
         at = line.find("{")
         if at < 0:
             continue
@@ -423,12 +511,15 @@ def read(text: str) -> list[Entry]:
         msg = str(rec.get("message", rec.get("msg", "")))
         rec = {**rec, "message": msg}
         if msg in known:
-            id_, _, modeled = known[msg]
+            id_, modeled = _which(known[msg], rec)
         elif disruptions.parse_command(rec, 1) is not None:
             id_, modeled = "disrupting", True
+        elif (hit := next(((p, i) for p, i in _error_templates() if p.match(msg)), None)) is not None:
+            id_, modeled = hit[1], False
+            rec.setdefault("error", hit[0].match(msg).groupdict().get("error", ""))
         else:
             continue
-        out.append(Entry(len(out) + 1, id_, _time(rec), msg, _facts(id_, rec), rec, modeled))
+        out.append(Entry(len(out) + 1, id_, _time(rec), msg, _facts(id_, rec), rec, modeled, line_no))
     return out
 
 
@@ -444,6 +535,154 @@ def trim(text: str) -> str:
 
 def read_file(path) -> list[Entry]:
     return read(Path(path).read_text(errors="replace"))
+
+
+# -- which core release worded a log ---------------------------------------------------------------
+_SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+Span = tuple[tuple | None, tuple | None]          # [from, before) as version tuples; None: open
+
+
+def version_tuple(text: str | None) -> tuple | None:
+    """`v1.12.1-0.2026...` -> (1, 12, 1): the release a core version (a pseudo-version too) is of."""
+    m = _SEMVER.match(str(text or "").strip())
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def _span_of(cores: list) -> Span:
+    return version_tuple(cores[0]), version_tuple(cores[1])
+
+
+def _meet(a: list[Span], b: list[Span]) -> list[Span]:
+    out = []
+    for lo1, hi1 in a:
+        for lo2, hi2 in b:
+            lo = max((x for x in (lo1, lo2) if x is not None), default=None)
+            hi = min((x for x in (hi1, hi2) if x is not None), default=None)
+            if lo is None or hi is None or lo < hi:
+                out.append((lo, hi))
+    return out
+
+
+_CONTEXT_KEYS = frozenset(k.lower() for k in NAMED)
+
+
+def _fits(variant: dict, message: dict, rec: dict) -> bool:
+    """Whether core's `variant` of `message` could have written `rec`: the same text (a templated one as its
+    pattern), every key it adds, the controller where the message's variants differ in it, and zap's frame
+    (core before v1.0 logs through knative: `logger: controller.<name>`, no `controller` key)."""
+    text = variant["message"]
+    if not (_pattern(text).match(rec["message"]) if "{" in text else text == rec["message"]):
+        return False
+    # a reconciled object's key (NodeClaim, Node) comes from the reconcile's context, which may lack it (an
+    # `initialized nodeclaim` registered in the same reconcile, a NodeClaim deleted before its Node joined)
+    if any(k not in rec for k in variant.get("keys") or () if k.lower() not in _CONTEXT_KEYS):
+        return False
+    ctls = {v.get("controller", message["controller"]) or "" for v in message["variants"]}
+    if len(ctls) > 1 and (variant.get("controller", message["controller"]) or "") != controller_of(rec):
+        return False
+    knative = str(rec.get("logger") or "").startswith("controller.")
+    hi = version_tuple(variant["cores"][1])
+    before_v1 = hi is not None and hi <= (1, 0, 0)
+    return knative == before_v1 if "logger" in rec else True
+
+
+def cores_of(e: Entry) -> list[Span] | None:
+    """The core versions whose wording `e` is (karpenter-log.yaml's variants that fit its record); None when
+    no variant fits it (a line the table words otherwise)."""
+    message = next(m for m in table() if m["id"] == e.id)
+    spans = sorted((_span_of(v["cores"]) for v in message["variants"] if _fits(v, message, e.record)),
+                   key=lambda s: s[0] or ())
+    merged: list[Span] = []
+    for lo, hi in spans:                     # adjacent variants as one stretch of versions
+        if merged and merged[-1][1] is not None and lo is not None and merged[-1][1] >= lo:
+            last_hi = merged[-1][1]
+            merged[-1] = (merged[-1][0], None if hi is None else max(last_hi, hi))
+        else:
+            merged.append((lo, hi))
+    return merged or None
+
+
+@dataclass
+class Wording:
+    """A stretch of a log that one core release could have written: its core versions, its first and last
+    line, and the lines that narrowed the versions to these (line, message, their own versions)."""
+    spans: list[Span]
+    first: int
+    last: int
+    narrowed_by: list[tuple[int, str, list[Span]]] = field(default_factory=list)
+
+    def covers(self, core: str) -> bool:
+        v = version_tuple(core)
+        return v is not None and any((lo is None or v >= lo) and (hi is None or v < hi) for lo, hi in self.spans)
+
+    @property
+    def text(self) -> str:
+        return " or ".join(span_text(s) for s in self.spans)
+
+
+def span_text(span: Span) -> str:
+    """`core v1.3.0 to v1.8.x`, `core v1.9.0 and later`."""
+    lo, hi = span
+    low = "v" + ".".join(map(str, lo)) if lo else "v0.36.0"
+    if hi is None:
+        return f"core {low} and later"
+    if hi[2] == 0 and hi[1] > 0:
+        high = f"v{hi[0]}.{hi[1] - 1}.x"
+    else:
+        high = "before v" + ".".join(map(str, hi))
+    return f"core {low} to {high}"
+
+
+def wording(entries: list[Entry]) -> list[Wording]:
+    """The log's stretches by the core release their words are of: one for a log one controller wrote; a
+    new one where a line fits none of the versions before it (an upgrade in the middle of the log)."""
+    out: list[Wording] = []
+    for e in entries:
+        spans = cores_of(e)
+        if spans is None:
+            continue
+        cur = out[-1] if out else None
+        met = _meet(cur.spans, spans) if cur else []
+        if cur is None or not met:
+            out.append(Wording(spans, e.line or e.n, e.line or e.n, [(e.line or e.n, e.message, spans)]))
+            continue
+        if met != cur.spans:
+            cur.narrowed_by.append((e.line or e.n, e.message, spans))
+        cur.spans, cur.last = met, e.line or e.n
+    return out
+
+
+def wording_notes(entries: list[Entry], core: str, where: str, whose: str) -> list[str]:
+    """What the log's wording says of the release that wrote it, against `core` (`whose`: the profile or
+    release that core is of): nothing when it fits; a WARNING naming the lines and the releases whose core
+    writes them when it does not, or when the log's words change in the middle."""
+    parts = wording(entries)
+    if not parts:
+        return []
+    if len(parts) == 1 and parts[0].covers(core):
+        return [f"{where}: its words are {parts[0].text}'s, as {whose} (core {core}) writes them"]
+    out = []
+    if len(parts) > 1:
+        out.append(f"WARNING: {where}: its words change in the middle: " + "; ".join(
+            f"lines {w.first}-{w.last}: {w.text}" for w in parts) + " (the controller was upgraded or rolled "
+            "back in between?)")
+    for w in parts:
+        if w.covers(core):
+            continue
+        why = "; ".join(f"line {n} {msg!r}: {' or '.join(span_text(s) for s in spans)}"
+                        for n, msg, spans in w.narrowed_by[-2:])
+        releases = releases_of(w)
+        out.append(f"WARNING: {where}" + (f" lines {w.first}-{w.last}" if len(parts) > 1 else "") +
+                   f" is worded as {w.text} writes it, not as core {core} ({whose}) does ({why})" +
+                   (f": the controller that wrote it is of provider {', '.join(releases)}, not the release named"
+                    if releases else ""))
+    return out
+
+
+def releases_of(w: Wording) -> list[str]:
+    """The release profiles (harness/data/releases/index.yaml) whose core wrote a log stretch's words."""
+    from harness.model.releaseindex import index
+    return [name for name, entry in (index().get("profiles") or {}).items() if w.covers(str(entry.get("core") or ""))]
 
 
 # -- comparing -------------------------------------------------------------------------------------
@@ -597,12 +836,32 @@ def _debug_seen(entries: list[Entry]) -> bool:
     return any(_debug(e) for e in entries)
 
 
+@dataclass(frozen=True)
+class Timing:
+    """How `compare` weighs the two sides' times: each side's zero (epoch s; None: its first compared line)
+    and how far apart two matched lines' offsets from their zeros may be (None: times are not compared)."""
+    left_zero: float | None = None
+    right_zero: float | None = None
+    tolerance: float | None = None
+
+
+def names_of(entries: list[Entry]) -> set[tuple[str, str]]:
+    """(kind, name) of every NodeClaim and Node the entries name, candidates included."""
+    out = set()
+    for e in entries:
+        out |= {(k, e.facts[k]) for k in ("NodeClaim", "Node") if e.facts.get(k)}
+        out |= {(e.facts.get("candidates-kind", "Node"), n) for n in e.facts.get("candidates", ())}
+    return out
+
+
 def compare(left: list[Entry], right: list[Entry], left_label: str = "run", right_label: str = "log",
-            window: int = 12) -> Divergence | None:
+            window: int = 12, timing: Timing = Timing()) -> Divergence | None:
     """Where `left` and `right` first part, or None when their compared messages agree. Lines of different
     objects may come in either order (controllers run concurrently): a line matches the other side's first
     unmatched line like it when no unmatched line before that one is about the same object (within
-    `window` lines). Generated names are matched as they are met."""
+    `window` lines), and, with `timing.tolerance`, when their offsets from each side's zero are that close.
+    A NodeClaim or Node name both sides hold pairs with itself (a scenario made from the log keeps its
+    names); the other names are generated, and pair as they are met."""
     a = [e for e in left if e.modeled]
     b = [e for e in right if e.modeled]
     # a log at the default INFO level has no DEBUG line (`deleting expired nodeclaim`, garbage collection):
@@ -611,6 +870,15 @@ def compare(left: list[Entry], right: list[Entry], left_label: str = "run", righ
         a = [e for e in a if not _debug(e)]
         b = [e for e in b if not _debug(e)]
     names = _Names()
+    for kind, name in names_of(a) & names_of(b):
+        names.bind(kind, name, name)
+    zero_a = timing.left_zero if timing.left_zero is not None else _first_time(a)
+    zero_b = timing.right_zero if timing.right_zero is not None else _first_time(b)
+
+    def apart(x: Entry, y: Entry) -> bool:
+        return (timing.tolerance is not None and None not in (x.t, y.t, zero_a, zero_b)
+                and abs((x.t - zero_a) - (y.t - zero_b)) > timing.tolerance)
+
     used = [False] * len(b)
     matched = 0
     i = 0
@@ -619,7 +887,7 @@ def compare(left: list[Entry], right: list[Entry], left_label: str = "run", righ
         pending = [j for j in range(len(b)) if not used[j]][:window]
         hit = None
         for j in pending:
-            if not _same(e, b[j], names):
+            if not _same(e, b[j], names) and not apart(e, b[j]):
                 hit = j
                 break
             if _ordered(e, b[j], names):
@@ -627,24 +895,26 @@ def compare(left: list[Entry], right: list[Entry], left_label: str = "run", righ
         if hit is None:
             first = pending[0] if pending else None
             other = b[first] if first is not None else None
-            return _divergence(e, other, matched, names, left, right, left_label, right_label)
+            return _divergence(e, other, matched, names, a, b, left_label, right_label, (zero_a, zero_b),
+                               timing.tolerance if other is not None and apart(e, other) else None)
         _same(e, b[hit], names, bind=True)
         used[hit] = True
         matched += 1
         i += 1
     rest = [j for j in range(len(b)) if not used[j]]
     if rest:
-        return _divergence(None, b[rest[0]], matched, names, left, right, left_label, right_label)
+        return _divergence(None, b[rest[0]], matched, names, a, b, left_label, right_label, (zero_a, zero_b))
     return None
 
 
-def _divergence(e, other, matched, names, left, right, left_label, right_label) -> Divergence:
+def _divergence(e, other, matched, names, left, right, left_label, right_label, zeros, late=None) -> Divergence:
     differs = _same(e, other, names) if e is not None and other is not None else []
+    if late is not None:
+        differs.append(f"time: more than {offset_text(late)[1:]} apart")
     labels: dict = {}
     _labels(left, "a", labels)
     _labels(right, "b", labels)
-    return Divergence(e, other, matched, differs, _first_time(left), _first_time(right), left_label, right_label,
-                      labels)
+    return Divergence(e, other, matched, differs, zeros[0], zeros[1], left_label, right_label, labels)
 
 
 def _first_time(entries: list[Entry]) -> float | None:
@@ -700,12 +970,46 @@ def clock(entries: list[Entry]) -> dict:
             "end": max((e.t for e in entries if e.t is not None), default=None)}
 
 
-def report(outcomes: list, karpenter_log: str | None, against_log: str | None) -> list[str]:
-    """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG;
-    the lines to print."""
+# how far apart a run's line and a log's may be, from each side's zero, and still be the same decision: the
+# real controller's logs of the library scenarios under tests/runner/karpenterlogs/ part from the simulation's
+# by 60 s at most (`fast` timing: a node boots in seconds there, and the simulation's waits are core's own)
+TOLERANCE = 120.0
+
+
+@dataclass(frozen=True)
+class Against:
+    """`--against-log LOG [--log-from TIME] [--log-tolerance D]`."""
+    path: str
+    since: float | None = None           # compare the log's lines from this time on (epoch s)
+    tolerance: float = TOLERANCE
+
+
+def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, float | None, str]:
+    """Each side's zero and why: --log-from; else the scenario's given.startTime where the log has lines
+    from then on (a scenario made from the log starts there); else each side's first compared line."""
+    from harness.loop.clock import parse_rfc3339
+    from harness.model.podtermination import timestamp
+    start = o.scenario.given.get("startTime")
+    run_zero = None
+    try:
+        run_zero = parse_rfc3339(str(start)) if start else None
+    except ValueError:
+        run_zero = None
+    if against.since is not None:
+        return run_zero, against.since, f"from {timestamp(against.since)} (--log-from)"
+    if run_zero is not None and any(e.t is not None and e.t >= run_zero for e in theirs):
+        return run_zero, run_zero, f"from {timestamp(run_zero)} (the scenario's given.startTime)"
+    return None, None, "from each side's first line"
+
+
+def report(outcomes: list, karpenter_log: str | None, against: Against | None) -> list[str]:
+    """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG (from
+    a time on, names paired by name, times within a tolerance); the lines to print. A log worded by another
+    core release than the run's is said."""
     done = [o for o in outcomes if not o.skipped and o.error is None]
     out: list[str] = []
-    theirs = read_file(against_log) if against_log else None
+    everything = read_file(against.path) if against else None
+    worded: set[str] = set()
     for o in done:
         text = run_log(o)
         whose = "the real controller's log" if o.engine == "real" and o.controller_log else \
@@ -715,14 +1019,24 @@ def report(outcomes: list, karpenter_log: str | None, against_log: str | None) -
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             out.append(f"{o.scenario.name} [{o.profile}]: wrote {path} ({whose}, {len(read(text))} decision line(s))")
-        if theirs is not None:
-            d = compare(read(text), theirs)
-            if d is None:
-                out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in read(text))} decision "
-                           f"line(s) match {against_log} ({sum(e.modeled for e in theirs)} compared, {whose})")
-            else:
-                out.append(f"{o.scenario.name} [{o.profile}] against {against_log} ({whose}):")
-                out += ["  " + line for line in d.render()]
+        if everything is None:
+            continue
+        for note in wording_notes(everything, core_of(o), against.path, f"profile {o.profile}"):
+            if note.startswith("WARNING") and note not in worded:
+                worded.add(note)
+                out.append(note)
+        run_zero, log_zero, since = _zeros(o, everything, against)
+        theirs = [e for e in everything if log_zero is None or e.t is None or e.t >= log_zero]
+        ours = read(text)
+        timing = Timing(run_zero, log_zero, against.tolerance)
+        how = f"{since}, times within {offset_text(against.tolerance)[1:]}"
+        d = compare(ours, theirs, timing=timing)
+        if d is None:
+            out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in ours)} decision "
+                       f"line(s) match {against.path} ({sum(e.modeled for e in theirs)} compared {how}; {whose})")
+        else:
+            out.append(f"{o.scenario.name} [{o.profile}] against {against.path} ({how}; {whose}):")
+            out += ["  " + line for line in d.render()]
     if not done:
         out.append("no run finished: no log to write or compare")
     return out

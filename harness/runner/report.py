@@ -23,7 +23,10 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
     on = (f"on the real engine (controller {outcome.version})" if outcome.engine == "real"
           else f"on backend {outcome.backend!r}")
     diffs = moved_on(outcome)
-    if diffs is not None:          # a dump's state, and the cluster went on from it: the answer, not a bug
+    if diffs is not None and from_log(sc):     # a customer's log the run did not reproduce: the answer, not a bug
+        head = (f"{sc.file}:{sc.line}: scenario {sc.name!r} did not reproduce the log under profile "
+                f"{outcome.profile!r} {on} (seed {sc.seed}); what differs from the log's end:")
+    elif diffs is not None:        # a dump's state, and the cluster went on from it: the answer, not a bug
         head = (f"{sc.file}:{sc.line}: scenario {sc.name!r} moved on from the dump under profile "
                 f"{outcome.profile!r} {on} (seed {sc.seed}): the cluster went on from the snapshot; "
                 "what differs from the dump:")
@@ -180,18 +183,30 @@ def moved_on(o: Outcome) -> list[str] | None:
     return [m.render() for m in o.mismatches]
 
 
+def from_log(sc) -> bool:
+    """A scenario `harness new --log` made from a customer's log (harness/runner/logscenario.py)."""
+    from harness.runner.logscenario import LOG_LABEL
+    return LOG_LABEL in sc.tags
+
+
 def dump_verdict(o: Outcome) -> str | None:
-    """`reproduced the dump` or `moved on from the dump: <what differs>` for a scenario made from a dump;
-    None otherwise (a failure that is not the cluster moving on stays a FAIL)."""
+    """`reproduced the dump` or `moved on from the dump: <what differs>` for a scenario made from a dump
+    (from a log: `reproduced the log` or `did not reproduce the log: ...`); None otherwise (a failure that is
+    not the cluster moving on stays a FAIL)."""
     from harness.runner.dump import DUMP_LABEL
     if DUMP_LABEL not in o.scenario.tags:
         return None
+    source = "log" if from_log(o.scenario) else "dump"
     if verdict(o) == "pass":
-        return "reproduced the dump"
+        return f"reproduced the {source}"
     diffs = moved_on(o)
     if diffs is None:
         return None
-    return "moved on from the dump: " + "; ".join(diffs[:3]) + (f" (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
+    return (NOT_REPRODUCED + " the log: " if source == "log" else "moved on from the dump: ") + "; ".join(diffs[:3]) \
+        + (f" (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
+
+
+NOT_REPRODUCED = "did not reproduce"
 
 
 def assumed(o: Outcome) -> str | None:
@@ -210,11 +225,14 @@ def said_verdict(o: Outcome) -> str:
 
 
 def shown_verdict(o: Outcome) -> str:
-    """The result column: a dump scenario's `reproduced` / `moved on`, else the verdict."""
+    """The result column: a dump scenario's `reproduced` / `moved on` (a log's: `not reproduced`), else the
+    verdict."""
     said = dump_verdict(o)
     if said is None:
         return verdict(o)
-    return "reproduced" if said.startswith("reproduced") else "moved on"
+    if said.startswith("reproduced"):
+        return "reproduced"
+    return "not reproduced" if said.startswith(NOT_REPRODUCED) else "moved on"
 
 
 def unserved_apis(o: Outcome) -> tuple[str, ...]:

@@ -11,8 +11,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.runner.timelinesvg import timeline_svg
 
-# anything else: bad; a dump's scenario reads reproduced / moved on (report.shown_verdict)
-VERDICT_CLASS = {"pass": "ok", "reproduced": "ok", "xfail": "warn", "moved on": "warn", "skipped": "muted"}
+# anything else: bad; a dump's scenario reads reproduced / moved on, a log's not reproduced (report.shown_verdict)
+VERDICT_CLASS = {"pass": "ok", "reproduced": "ok", "xfail": "warn", "moved on": "warn", "not reproduced": "warn",
+                 "skipped": "muted"}
 
 
 def _env() -> Environment:

@@ -143,7 +143,9 @@ def test_against_log_finds_a_planted_divergence(where, profile):
     assert removed is not None and removed.matched == 10
     assert removed.left.id == "disrupting" and removed.right.id == "tainted"
     text = "\n".join(removed.render())
-    assert f"run message {at + 1}, log message {at + 1}" in text and "nodeclaim-2" in text
+    # core v1.0 names the candidates by Node, and its `tainted node` has no NodeClaim key (core v1.3.0 added it)
+    assert f"run message {at + 1}, log message {at + 1}" in text
+    assert ("node-2" if profile == "v0.7.5" else "nodeclaim-2") in text
 
     changed_line = lines[at].replace('"decision":"delete"', '"decision":"replace"').replace(
         "via delete,", "via replace,")
@@ -292,7 +294,8 @@ def test_simulated_log_matches_the_real_controllers(fixture):
     assert real, "no decision line in the fixture"
     assert all("caller" in e.record for e in real)      # zap's caller: the controller wrote it, not our writer
     ours = kl.read(kl.run_log(run(REAL[fixture], profile)))
-    d = kl.compare(ours, real, right_label="real")
+    # and in time: `--against-log`'s default tolerance (each side from its first line)
+    d = kl.compare(ours, real, right_label="real", timing=kl.Timing(tolerance=kl.TOLERANCE))
     assert d is None, "\n".join(d.render())
     # and the planted divergence: the real log without its disruption command, or its first launch
     lines = text.splitlines(keepends=True)
@@ -324,3 +327,140 @@ def test_consolidation_timeouts_are_written_as_the_core_logs_them(core, single, 
     assert all(recs[i][k] == v for i, want in ((0, single[1]), (1, multi[1])) for k, v in want.items())
     assert [e.id for e in kl.read(kl.dumps(recs))] == (["single-node-timeout", "multi-node-timeout"]
                                                        if core == "v1.14.0" else [])
+
+
+# -- error lines, the wording's release, pairing by name and time -----------------------------------------------
+TICKETS = LOGS / "tickets"
+_MULTI = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+@pytest.mark.parametrize("record,pod", [
+    # core v1.6.0+: the eviction queue reconciles pods; controller-runtime logs the error with the request
+    ({"level": "ERROR", "logger": "controller", "message": "Reconciler error", "controller": "eviction-queue",
+      "namespace": "shop", "name": "checkout-1", "error": _MULTI}, "shop/checkout-1"),
+    # core v1.0.0-v1.5.x: its own line, the pod as klog.KRef
+    ({"level": "ERROR", "logger": "controller", "message": "failed evicting pod", "controller": "eviction-queue",
+      "Pod": {"name": "checkout-1", "namespace": "shop"}, "error": _MULTI}, "shop/checkout-1"),
+    # core v0.36: knative's sugared Errorf, the error in the message
+    ({"level": "ERROR", "logger": "controller.eviction-queue", "message": f"evicting pod, {_MULTI}",
+      "pod": "shop/checkout-1"}, "shop/checkout-1"),
+])
+def test_failed_evictions_are_read_in_every_cores_words(record, pod):
+    (e,) = kl.read(json.dumps({"time": "2026-03-09T10:15:31Z", **record}))
+    assert (e.id, e.modeled, e.facts["Pod"], e.facts["refusal"]) == ("eviction-failed", False, pod, "multiple-pdbs")
+
+
+def test_other_error_lines_are_read_by_their_controller():
+    text = "".join(json.dumps({"level": "ERROR", "time": "2026-03-09T10:15:31Z", "logger": "controller", **r}) + "\n"
+                   for r in ({"message": "Reconciler error", "controller": "nodeclaim.lifecycle",
+                              "NodeClaim": {"name": "general-a"}, "error": "launching nodeclaim, creating instance, "
+                              "AllocationFailed"},
+                             {"message": "failed launching nodeclaim", "controller": "nodeclaim.lifecycle",
+                              "NodeClaim": {"name": "general-b"}, "error": "insufficient capacity"},
+                             {"message": "could not schedule pod", "controller": "provisioner",
+                              "Pod": {"name": "web", "namespace": "default"}, "error": "all available instance "
+                              "types exceed limits for nodepool"}))
+    assert [(e.id, e.facts.get("NodeClaim") or e.facts.get("Pod")) for e in kl.read(text)] == [
+        ("reconcile-failed", "general-a"), ("launch-failed", "general-b"), ("schedule-failed", "default/web")]
+
+
+def test_refusal_texts_are_the_api_servers_and_cores():
+    """karpenter-log.yaml `refusals` reads the eviction API's own texts (harness/loop/pdb.py) and the words
+    the termination controller's events give them (harness/loop/controllers/nodetermination.py)."""
+    from harness.loop.pdb import MULTIPLE_PDBS_ERROR, VIOLATES_PDB_ERROR
+    assert kl.refusal_of(MULTIPLE_PDBS_ERROR)["id"] == "multiple-pdbs"
+    assert kl.refusal_of(VIOLATES_PDB_ERROR)["id"] == "violates-pdb"
+    assert kl.refusal_of("Failed to drain node, eviction does not support multiple PDBs (Pod=a/b)")["pdbs"] == 2
+    assert kl.refusal_of("Failed to drain node, evicting pod violates a PDB (Pod=a/b)")["pdbs"] == 1
+    assert kl.refusal_of("Failed to drain node, 2 pods are waiting to be evicted") is None
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in LOGS.glob("*.log")))
+def test_each_real_log_is_worded_as_its_release_writes(fixture):
+    """The core versions a real controller's log could come from (karpenter-log.yaml's variants that fit
+    each line) hold the core of the release that wrote it."""
+    from harness.model.releases import modeled
+    profile = fixture.rsplit("[", 1)[1].split("]", 1)[0]
+    core = modeled(profile)["core"]
+    (w,) = kl.wording(kl.read((LOGS / fixture).read_text()))
+    assert w.covers(core), (w.text, core)
+    assert kl.wording_notes(kl.read((LOGS / fixture).read_text()), core, fixture, profile)[0].startswith(
+        f"{fixture}: its words are ")
+
+
+def test_a_log_of_another_release_is_said():
+    """The ticket said provider ~v1.10.2; its log's `disrupting node(s)` has command-id and reason (core
+    v1.3-v1.8) and its `failed evicting pod` is core v1.0-v1.5's: v1.3.0 to v1.5.x, provider v1.4.1-v1.5.5."""
+    entries = kl.read((TICKETS / "pdb-drain-core-v1.5.log").read_text())
+    (w,) = kl.wording(entries)
+    assert w.text == "core v1.3.0 to v1.5.x" and kl.releases_of(w) == ["v1.4.1", "v1.5.1", "v1.5.5"]
+    (note,) = kl.wording_notes(entries, "v1.10.0", "karpenter.log", "profile v1.10.2")
+    assert note == ("WARNING: karpenter.log is worded as core v1.3.0 to v1.5.x writes it, not as core v1.10.0 "
+                    "(profile v1.10.2) does (line 14 'disrupting node(s)': core v1.3.0 to v1.8.x; line 20 'failed "
+                    "evicting pod': core v1.0.0 to v1.5.x): the controller that wrote it is of provider v1.4.1, "
+                    "v1.5.1, v1.5.5, not the release named")
+
+
+def test_an_upgrade_in_the_middle_of_a_log_is_said():
+    old = [ln for ln in (LOGS / "nodepool-template-change-drifts-node[v1.6.2].log").read_text().splitlines()
+           if ln.startswith("{")]
+    new = [ln for ln in (LOGS / "nodepool-template-change-drifts-node[upstream].log").read_text().splitlines()
+           if ln.startswith("{")]
+    parts = kl.wording(kl.read("\n".join(old + new)))
+    assert [p.text for p in parts] == ["core v1.3.0 to v1.8.x", "core v1.9.0 and later"]
+    assert "its words change in the middle" in kl.wording_notes(kl.read("\n".join(old + new)), "v1.14.0", "l", "p")[0]
+
+
+def _cmd(t: float, claim: str, reason: str = "Underutilized") -> str:
+    return _line(t, "disrupting node(s)", command=f"{reason}/x: delete: [aks-{claim}] (savings: $0.10)",
+                 decision="delete", **{"disrupted-nodes": [{"Node": {"name": f"aks-{claim}"},
+                                                             "NodeClaim": {"name": claim}}]})
+
+
+def test_names_both_sides_hold_pair_with_themselves():
+    """Another node's command is not this node's, however the lines line up (a scenario made from the log
+    keeps its NodeClaims' names); generated names, on one side only, pair as they are met."""
+    launched = _line(50, "launched nodeclaim", NodeClaim={"name": "general-x7k2p"}, **{"instance-type": "D4"})
+    ours = kl.read(launched + _cmd(100, "general-x7k2p"))
+    assert kl.compare(ours, kl.read(launched + _cmd(100, "general-x7k2p"))) is None
+    d = kl.compare(ours, kl.read(launched + _cmd(100, "general-m4q9z")))
+    assert d is not None and d.matched == 1 and d.differs == ["candidates"]
+    assert d.right.facts["candidates"] == ("general-m4q9z",)
+    assert kl.compare(kl.read(_cmd(100, "default-abcde")), kl.read(_cmd(100, "default-zzzzz"))) is None
+
+
+def test_times_are_compared_within_a_tolerance():
+    """A command hours later is not the run's command; within the tolerance it is."""
+    ours = kl.read(_line(0, "found provisionable pod(s)", Pods="a/b") + _cmd(60, "default-abcde"))
+    theirs = kl.read(_line(1000, "found provisionable pod(s)", Pods="a/b") + _cmd(1000 + 5 * 3600, "default-zzzzz"))
+    assert kl.compare(ours, theirs) is None                                  # times not weighed
+    d = kl.compare(ours, theirs, timing=kl.Timing(tolerance=kl.TOLERANCE))
+    assert d is not None and d.matched == 1 and d.differs == ["time: more than 2m apart"]
+    near = kl.read(_line(1000, "found provisionable pod(s)", Pods="a/b") + _cmd(1000 + 90, "default-zzzzz"))
+    assert kl.compare(ours, near, timing=kl.Timing(tolerance=kl.TOLERANCE)) is None
+    # each side's zero: the log from a time on
+    assert kl.compare(ours[1:], near[1:], timing=kl.Timing(0, 1000, kl.TOLERANCE)) is None
+
+
+def test_cli_against_log_from_a_time_with_a_tolerance(tmp_path, capsys):
+    """`--against-log` on a scenario made from the log: compared from its given.startTime, the log's wording
+    said when it is another release's; `--log-from` and `--log-tolerance` checked."""
+    from harness.cli import main as cli
+    from harness.runner.dump import NewOptions, new_scenario
+    out = tmp_path / "t.scenario.yaml"
+    log = str(TICKETS / "pdb-drain-core-v1.5.log")
+    _, text, _ = new_scenario(NewOptions([], "t", output=str(out), log=log, provider_version="1.10.2"))
+    out.write_text(text)
+    cli(["run", str(out), "--profile", "v1.5.5", "--no-deciding", "--against-log", log])
+    said = capsys.readouterr().out
+    assert ("t [v1.5.5]: the run's 6 decision line(s) match" in said and
+            "(6 compared from 2026-03-09T10:13:05Z (the scenario's given.startTime), times within 2m" in said)
+    assert "is worded as" not in said                          # core v1.5.0 writes these words
+    cli(["run", str(out), "--profile", "v1.10.2", "--no-deciding", "--against-log", log, "--log-tolerance", "30s"])
+    said = capsys.readouterr().out
+    assert "is worded as core v1.3.0 to v1.5.x writes it, not as core v1.10.0 (profile v1.10.2)" in said
+    assert "times within 30s" in said and "run: no further message, log message 13" in said
+    assert cli(["run", str(out), "--against-log", log, "--log-from", "yesterday"]) == 2
+    assert "--log-from 'yesterday' is not an RFC 3339 time" in capsys.readouterr().err
+    assert cli(["run", str(out), "--log-tolerance", "1m"]) == 2
+    assert "--log-tolerance without --against-log" in capsys.readouterr().err
