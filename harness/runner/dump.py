@@ -685,15 +685,11 @@ def default_nodeclass(name: str, profiles: list[str]) -> tuple[dict, str]:
              "spec": {}}, version)
 
 
-# the AKS node resource group is MC_<resource group>_<cluster>_<location> unless the cluster names another
-_NODE_RG, _ZONE, _region_of_rg = aksnames.NODE_RG, aksnames.ZONE, aksnames.region_of_rg
-
-
 def _region_of_labels(labels: dict) -> str | None:
     region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region")
     if region:
         return str(region).lower()
-    m = _ZONE.match(str(labels.get("topology.kubernetes.io/zone") or ""))
+    m = aksnames.ZONE.match(str(labels.get("topology.kubernetes.io/zone") or ""))
     return m.group(1) if m else None
 
 
@@ -705,20 +701,20 @@ def region_sources(dump: Dump, catalog_file: str | None) -> list[tuple[str, str]
     for node in dump.nodes:
         meta = node.get("metadata") or {}
         labels = meta.get("labels") or {}
-        region = _region_of_labels(labels) or _region_of_rg(str(labels.get("kubernetes.azure.com/cluster") or ""))
+        region = _region_of_labels(labels) or aksnames.region_of_rg(str(labels.get("kubernetes.azure.com/cluster") or ""))
         if region:
             out.append((region, f"Node {meta.get('name')}'s labels"))
     for nc in dump.nodeclaims:
         meta = nc.get("metadata") or {}
         region = _region_of_labels(meta.get("labels") or {})
-        m = _NODE_RG.search(str((nc.get("status") or {}).get("providerID") or ""))
-        region = region or (_region_of_rg(m.group(1)) if m else None)
+        m = aksnames.NODE_RG.search(str((nc.get("status") or {}).get("providerID") or ""))
+        region = region or (aksnames.region_of_rg(m.group(1)) if m else None)
         if region:
             out.append((region, f"NodeClaim {meta.get('name')}"))
     for m in dump.manifests:
         if m.get("kind") == "AKSNodeClass":
-            rg = _NODE_RG.search(str((m.get("spec") or {}).get("vnetSubnetID") or ""))
-            region = _region_of_rg(rg.group(1)) if rg else None
+            rg = aksnames.NODE_RG.search(str((m.get("spec") or {}).get("vnetSubnetID") or ""))
+            region = aksnames.region_of_rg(rg.group(1)) if rg else None
             if region:
                 out.append((region, f"AKSNodeClass {m['metadata']['name']}'s vnetSubnetID (node resource group "
                                     f"{rg.group(1)})"))
