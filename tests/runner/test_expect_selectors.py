@@ -7,7 +7,7 @@ from harness.loop.result import NodePoolResult, NodeResult, PodResult, RunResult
 from harness.runner.expect import check
 
 
-def _result() -> RunResult:
+def _result(refused: bool = False) -> RunResult:
     r = RunResult(scenario="s", profile="upstream", backend="embedded", seed=1)
     r.nodes = [
         NodeResult("n-od", 0, "nc-od", "on-demand", "Standard_D2s_v3", "eastus-1", "on-demand", "vm-od",
@@ -23,13 +23,14 @@ def _result() -> RunResult:
         "default/web-2": PodResult("web-2", "default", owner_kind="Deployment", owner_name="web", node="n-od",
                                    state="scheduled"),
     }
-    r.nodepools = {"bad": NodePoolResult("bad", accepted=False, stage="admission", message="m",
-                                         events=[{"reason": "Rejected", "message": "m"}])}
+    if refused:           # refused at admission: a failure wherever the expectations do not name it
+        r.nodepools = {"bad": NodePoolResult("bad", accepted=False, stage="admission", message="m",
+                                             events=[{"reason": "Rejected", "message": "m"}])}
     return r
 
 
-def _paths(expect: dict) -> list[str]:
-    return [m.path for m in check(expect, _result())]
+def _paths(expect: dict, refused: bool = False) -> list[str]:
+    return [m.path for m in check(expect, _result(refused))]
 
 
 def test_pod_and_nodepool_are_both_selectors():
@@ -81,9 +82,10 @@ def test_pod_count_zero_is_the_way_to_say_none():
 
 
 def test_nodepool_events_are_checked_beside_a_boolean_rejected():
-    assert _paths({"nodePools": {"bad": {"rejected": True, "events": [{"reason": "Rejected"}]}}}) == []
-    assert _paths({"nodePools": {"bad": {"rejected": True, "events": [{"reason": "Other"}]}}}) == \
+    assert _paths({"nodePools": {"bad": {"rejected": True, "events": [{"reason": "Rejected"}]}}}, True) == []
+    assert _paths({"nodePools": {"bad": {"rejected": True, "events": [{"reason": "Other"}]}}}, True) == \
         ['expect.nodePools["bad"].events[0]']
+    assert _paths({}, True) == ['expect.nodePools["bad"]']
 
 
 def test_dropped_instance_type_fails_allocatable_and_offerings_exactly():

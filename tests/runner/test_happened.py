@@ -49,6 +49,7 @@ manifests:
       containers: [{name: c, image: x, resources: {requests: {cpu: "100"}}}]
 expect:
   pods: {web: {scheduled: true}}
+  nodePools: {refused: {rejected: true}}
 """
 
 

@@ -32,11 +32,14 @@ def test_a_table_per_scenario_marks_where_the_outcome_changes(capsys):
 def test_a_forced_version_warns_and_runs_under_the_nearest(capsys):
     code = cli_main(["run", API, "-k", "v075-zonal", "--profile", "v0.7.6", "--json"])
     captured = capsys.readouterr()
-    assert code == 0                       # v0.7.5's expectations hold for the release that answers
+    # the file's expectations are judged as written: none names v0.7.6, so v0.7.5's refusal of the NodePool
+    # (the answering release's) is one nothing expects, and the run fails on it
+    assert code == 1
+    (run,) = [r for r in json.loads(captured.out) if r["profile"] == "v0.7.6"]
+    assert any(m.startswith('expect.nodePools["default"]: ') for m in run["mismatches"]), run["mismatches"]
     assert "WARNING: --profile v0.7.6: no profile for provider v0.7.6: it is newer than every release" not in \
         captured.err
     assert "WARNING: --profile v0.7.6: no profile for provider v0.7.6; answering with v0.7.5" in captured.err
-    (run,) = [r for r in json.loads(captured.out) if r["profile"] == "v0.7.6"]
     assert run["release"]["answeredBy"] == "v0.7.5" and run["release"]["exact"] is False
 
 
