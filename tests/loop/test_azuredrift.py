@@ -90,3 +90,13 @@ def test_subnet_drift_from_v0_6_until_v1_7():
     prof = load_profile("v0.6.3")               # no hash: the subnet check names it
     ann, facts = launched(prof)
     assert drifted(prof, ann, facts, moved) == "SubnetDrift"
+
+
+def test_a_label_policys_hand_written_checks_are_its_releases():
+    """before-0006 (provider main between v1.6.5 and v1.6.6) writes its checks by hand, as it extends upstream:
+    they are what release profile v1.6.5 derives; design-0006 adds its cluster label values."""
+    v165 = load_profile("v1.6.5").provider_setting("drift", "checks")
+    assert load_profile("before-0006").provider_setting("drift", "checks") == v165
+    assert load_profile("design-0006").provider_setting("drift", "checks") == [*v165, "clusterLabelValues"]
+    assert load_profile("upstream").provider_setting("drift", "checks") == \
+        load_profile("v1.14.2").provider_setting("drift", "checks")
