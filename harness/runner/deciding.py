@@ -67,7 +67,8 @@ class Decider:
             return [f"{self.sentence} [{EFFECT_WORDS[self.effect]}]"]
         lines = [self.sentence]
         if self.same_change:
-            lines.append(f"  set with {', '.join(_short(f) for f in self.same_change)}: one provider change brought them")
+            named = ", ".join(_short(f) for f in self.same_change)
+            lines.append(f"  set with {named}: one provider change brought them")
         if self.together:
             lines.append(f"  together with {', '.join(_short(f) for f in self.together)} (none alone changes the outcome)")
         if self.at is not None:

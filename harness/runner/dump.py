@@ -457,9 +457,10 @@ DRIFT_REASONS = {"NodePoolDrifted": "NodePoolDrifted", "NodeClassDrift": "NodeCl
                  "NodeClassDrifted": "NodeClassDrifted"}
 HASH_ANNOTATIONS = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version",
                     "karpenter.azure.com/aksnodeclass-hash", "karpenter.azure.com/aksnodeclass-hash-version")
-# the provider's drift reasons the seeding does not reproduce (a seeded node is launched as the run's AKSNodeClass
-# and cluster make it: its image, kubelet version, kubelet identity and subnet are the run's, harness/loop/azuredrift.py);
-# the image reason under each release's name: provider.drift.imageReason (ImageVersionDrift before v1.4)
+# the provider's drift reasons the seeding does not reproduce (a seeded node is launched as the run's
+# AKSNodeClass and cluster make it: its image, kubelet version, kubelet identity and subnet are the run's,
+# harness/loop/azuredrift.py); the image reason under each release's name: provider.drift.imageReason
+# (ImageVersionDrift before v1.4)
 UNSEEDED_DRIFT = {"K8sVersionDrift": "kubelet version", "KubeletIdentityDrift": "kubelet identity",
                   "SubnetDrift": "subnet"}
 
@@ -468,7 +469,8 @@ def _unseeded_drift(reason: str) -> str | None:
     """Why a provider drift reason is lost in the run, or None when it is no such reason."""
     from harness.model.releases import fact_spans
     if reason in UNSEEDED_DRIFT:
-        return f"a seeded node has the run's {UNSEEDED_DRIFT[reason]}, so the run does not find it drifted (not modeled)"
+        return (f"a seeded node has the run's {UNSEEDED_DRIFT[reason]}, so the run does not find it drifted "
+                "(not modeled)")
     spans = [f"{a}-{b}" if a != b else a for value, a, b in fact_spans("provider.drift.imageReason") if value == reason]
     if spans:
         return (f"the provider's image drift (so named at {', '.join(spans)}): a seeded node runs the image its "

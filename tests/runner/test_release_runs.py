@@ -122,8 +122,8 @@ def test_a_seeded_nodeclass_drift_under_a_release_without_the_hash_is_a_notice(c
     path = str(ROOT / "scenarios" / "releases" / "nodeclass-hash.scenario.yaml")
     assert cli_main(["run", path, "-k", "seeded-nodeclass-drift", "--json"]) == 0
     captured = capsys.readouterr()
-    assert "nodeclass-hash.scenario.yaml:185: warning: given.existingNodes drifted NodeClassDrifted (1 entry): profile " \
-           "v0.5.5 has no AKSNodeClass drift hash (provider v0.7.0+)" in captured.err
+    assert "nodeclass-hash.scenario.yaml:185: warning: given.existingNodes drifted NodeClassDrifted (1 entry): " \
+           "profile v0.5.5 has no AKSNodeClass drift hash (provider v0.7.0+)" in captured.err
     assert "profile v0.7.5 has no" not in captured.err
     runs = {r["profile"]: r for r in json.loads(captured.out)}
     assert (runs["v0.5.5"]["nodes"], runs["v0.7.5"]["nodes"]) == (1, 0)

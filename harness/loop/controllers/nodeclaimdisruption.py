@@ -92,8 +92,8 @@ class NodeClaimDisruption:
                     s.trace(f"NodeClaim {c.result.name} drifted: {reason}")
                 c.dis.drifted = reason
                 if s.decisions.enabled:
-                    s.decide("disruption", "drifted", f"NodeClaim/{c.result.name}",
-                             f"Drifted={reason}: {DRIFT_WHY.get(reason) or azuredrift.why(reason, s.profile) or 'the provider finds it drifted'}",
+                    why = DRIFT_WHY.get(reason) or azuredrift.why(reason, s.profile) or "the provider finds it drifted"
+                    s.decide("disruption", "drifted", f"NodeClaim/{c.result.name}", f"Drifted={reason}: {why}",
                              (f"NodePool/{c.template.name}",), {"reason": reason})
             elif not reason and c.dis.drifted is not None:
                 c.dis.drifted = c.dis.drifted_since = None
