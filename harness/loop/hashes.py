@@ -4,13 +4,14 @@ Core stamps `karpenter.sh/nodepool-hash` (NodePool.Hash: hashstructure FormatV2 
 SlicesAsSets, IgnoreZeroValue and ZeroNil; requirements and resources are `hash:"ignore"`) on each
 NodeClaim it creates (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go Hash,
 pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate); the provider
-stamps `karpenter.azure.com/aksnodeclass-hash` (AKSNodeClass.Hash over spec, tags ignored) at Create
-(github.com/Azure/karpenter-provider-azure v1.14.0 pkg/apis/v1beta1/aksnodeclass.go Hash,
-pkg/cloudprovider/cloudprovider.go). Drift only asks whether a hash changed, so the harness hashes a
-canonical form with the same ignore rules (harness assumption: the digits differ from hashstructure's;
-the hash versions are upstream's, v3 for both). The template is hashed as the API server stores it,
-with the release's CRD defaults, and its durations by value as the typed fields hash: why,
-docs/architecture/loop.md.
+stamps `karpenter.azure.com/aksnodeclass-hash` (AKSNodeClass.Hash over spec, less the release's
+`hash:"ignore"` fields) and its version at Create (github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/apis/v1beta1/aksnodeclass.go Hash, pkg/cloudprovider/cloudprovider.go); v0.5-v0.6 have no
+AKSNodeClass hash (profile provider.nodeClassHash, derived per release). Drift only asks whether a hash
+changed, so the harness hashes a canonical form with the same ignore rules (harness assumption: the
+digits differ from hashstructure's; the versions are upstream's). The template is hashed as the API
+server stores it, with the release's CRD defaults, and its durations by value as the typed fields hash:
+why, docs/architecture/loop.md.
 """
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
 NODEPOOL_HASH_VERSION_VALUE = "v3"                     # core pkg/apis/v1/nodepool.go NodePoolHashVersion
 NODECLASS_HASH = "karpenter.azure.com/aksnodeclass-hash"
 NODECLASS_HASH_VERSION = "karpenter.azure.com/aksnodeclass-hash-version"
-NODECLASS_HASH_VERSION_VALUE = "v3"                    # provider pkg/apis/v1beta1 AKSNodeClassHashVersion
 
 
 def _canonical(value):
@@ -116,10 +116,19 @@ def _nodepool_hash(nodepool: dict, profile: Profile) -> str:
     return _digest(template)
 
 
-def nodeclass_hash(nodeclass: dict) -> str:
-    spec = dict((nodeclass.get("spec") or {}))
-    spec.pop("tags", None)
-    return _digest(spec)
+def nodeclass_hash(nodeclass: dict, profile: Profile) -> str:
+    """The AKSNodeClass's spec hash at the profile's release: its `hash:"ignore"` fields left out."""
+    ignored = profile.nodeclass_hash_ignored
+    return _digest({k: v for k, v in (nodeclass.get("spec") or {}).items() if k not in ignored})
+
+
+def nodeclass_hash_annotations(nodeclass: dict | None, profile: Profile) -> dict[str, str]:
+    """What the provider's Create stamps on a NodeClaim: the AKSNodeClass hash and its version, nothing where
+    the release has no AKSNodeClass hash (provider v0.5-v0.6)."""
+    version = profile.nodeclass_hash_version
+    if version is None:
+        return {}
+    return {NODECLASS_HASH: nodeclass_hash(nodeclass or {}, profile), NODECLASS_HASH_VERSION: version}
 
 
 def nodepool_hash_annotations(nodepool: dict, profile: Profile) -> dict[str, str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
+from harness.loop import azuredrift
 from harness.loop.azure import AzureProvider, request_log
 from harness.loop.clock import SimClock
 from harness.loop.corescope import touched_scopes
@@ -279,7 +280,8 @@ class Simulation:
         cluster = self.images.due(self.cfg.cluster, self.clock.now())
         if cluster is not None:
             why = (f"the provider lists node image {cluster.node_image_version} (its image cache expired): "
-                   "status.images move to it, and a VM on another image drifts (ImageDrift)")
+                   f"status.images move to it, and a VM on another image drifts "
+                   f"({azuredrift.image_reason(self.cfg.profile)})")
             self.trace(f"[images] {why}")
             self._record_images("image-listed", why)
             self.cfg.cluster = cluster

@@ -283,6 +283,28 @@ class Profile:
         value = _lookup(self.provider, path)
         return value if value is not None else _lookup(raw_profile(DEFAULT_PROFILE)["provider"], path)
 
+    @property
+    def nodeclass_hash_version(self) -> str | None:
+        """The AKSNodeClass hash version the release stamps on a NodeClaim at Create and compares at drift
+        (AKSNodeClassHashVersion; probe provider.nodeClassHash.version); None where the release has no
+        AKSNodeClass hash (provider v0.5-v0.6: no hash annotation, no NodeClassDrift)."""
+        version = (self.provider.get("nodeClassHash") or {}).get("version")
+        return str(version) if version else None
+
+    @property
+    def nodeclass_hash_ignored(self) -> frozenset[str]:
+        """The AKSNodeClass spec fields the release's hash leaves out (`hash:"ignore"`; probe
+        provider.nodeClassHash.ignored): spec.kubelet at v0.7.0-v0.7.4, spec.tags from v1.6.2."""
+        return frozenset((self.provider.get("nodeClassHash") or {}).get("ignored") or ())
+
+    @property
+    def nodeclass_hashed_fields(self) -> frozenset[str]:
+        """The AKSNodeClass spec fields the release's hash reads, so that a change of one drifts every node of the
+        AKSNodeClass (NodeClassDrift): the fields of its CRD's spec less the ignored ones; none without a hash."""
+        if self.nodeclass_hash_version is None:
+            return frozenset()
+        return frozenset(((self.aks_nodeclass_schema or {}).get("properties") or {})) - self.nodeclass_hash_ignored
+
     @functools.cached_property
     def base_labels(self) -> tuple[BaseLabel, ...]:
         return tuple(

@@ -76,6 +76,22 @@ def resolve(name: str) -> Resolution:
     return Resolution(name, high[2], False, text, (high[2],))
 
 
+def fact_spans(fact: str) -> list[tuple[Any, str, str]]:
+    """(value, first tag, last tag) of each run of release profiles holding one value of the dotted `fact`
+    (provider.drift.imageReason: ImageVersionDrift v0.5.0-v0.7.5, ImageDrift v1.4.0-v1.14.2), oldest first."""
+    out: list[tuple[Any, str, str]] = []
+    for name in release_profiles():
+        value: Any = raw_profile(name)
+        for part in fact.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        covers = (index().get("profiles") or {}).get(name, {}).get("covers") or [name]
+        if out and out[-1][0] == value:
+            out[-1] = (value, out[-1][1], str(covers[-1]))
+        else:
+            out.append((value, str(covers[0]), str(covers[-1])))
+    return out
+
+
 def _with_commits(lines: list[str], low: str, high: str) -> list[str]:
     """Each difference line with the upstream commits the index attributes it to (the changes of every
     profile after `low` up to `high`)."""

@@ -38,6 +38,7 @@ _TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 # Keys whose derived value is complete: they replace the parent profile's value instead of merging
 # into it (harness.model.profile `!`).
 REPLACE = {("core", "wellKnownValues"), ("core", "normalizedLabelValues"), ("provider", "imageFamilies"),
+           ("provider", "nodeClassHash"),
            ("aksNodeClass",), ("nodePool",), ("nodeClaim",), ("crdVersions",), ("apis",)}
 # Facts that are the release's identity, not its behaviour (left out when deciding what differs).
 IDENTITY = {("release",), ("core", "version"), ("provider", "version")}
@@ -155,15 +156,30 @@ def _func_body(src: str, name: str) -> str:
     return sync.braced(src, brace.start()) if brace else ""
 
 
+def _struct_body(src: str, name: str) -> str:
+    """The body of `type name struct {...}`, "" when the file has none."""
+    m = re.search(rf"^type {re.escape(name)} struct\s*\{{", src, re.M)
+    return sync.braced(src, m.end() - 1) if m else ""
+
+
+def _names(value: str | list | None) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or ())
+
+
 def _probe_text(probe: dict, read: Callable[[str], list[tuple[str, str]]]) -> str:
-    """The comment-free text of the probe's files (only `func`'s body when given)."""
+    """The comment-free text of the probe's files: only the bodies of `func` (a name or a list of names, each
+    file's in that order) and of `struct` when given."""
     parts = []
     for name, text in read(probe.get("module", "provider")):
         if name.endswith("_test.go") or not any(fnmatch.fnmatch(name, g) for g in probe["files"]):
             continue
         text = strip_comments(text) if name.endswith(".go") else text
-        parts.append(_func_body(text, probe["func"]) if probe.get("func") else text)
-    return "\n".join(parts)
+        if probe.get("func") or probe.get("struct"):
+            parts += [_func_body(text, f) for f in _names(probe.get("func"))]
+            parts += [_struct_body(text, t) for t in _names(probe.get("struct"))]
+        else:
+            parts.append(text)
+    return "\n".join(p for p in parts if p)
 
 
 def evaluate_probe(probe: dict, read: Callable[[str], list[tuple[str, str]]],
@@ -178,6 +194,17 @@ def evaluate_probe(probe: dict, read: Callable[[str], list[tuple[str, str]]],
     if "caseOf" in probe:
         return _case_values(probe, read, resolver)
     text = _probe_text(probe, read)
+    if "fromLast" in probe:
+        cuts = list(re.finditer(probe["fromLast"], text, re.M))
+        text = text[cuts[-1].end():] if cuts else text
+    if "order" in probe:
+        found = [(m.start(), i) for i, e in enumerate(probe["order"]) if (m := re.search(e["match"], text, re.M))]
+        return [copy.deepcopy(probe["order"][i]["value"]) for _, i in sorted(found)]
+    if "capture" in probe:
+        values = list(dict.fromkeys(m.group(1) for m in re.finditer(probe["capture"], text, re.M)))
+        if probe.get("all"):
+            return values
+        return values[0] if values else copy.deepcopy(probe.get("else"))
     if "each" in probe:
         values = [copy.deepcopy(e["value"]) for e in probe["each"]
                   if re.search(e["match"], text, re.M) and not (e.get("unless") and re.search(e["unless"], text, re.M))]
@@ -454,7 +481,8 @@ def _leaves(facts: Any, path: tuple = ()) -> dict[tuple, Any]:
     return {path: facts}
 
 
-_DEEP = {("provider", "requirements"), ("provider", "zones"), ("provider", "offerings"), ("crdVersions",)}
+_DEEP = {("provider", "requirements"), ("provider", "zones"), ("provider", "offerings"), ("provider", "drift"),
+         ("provider", "nodeClassHash"), ("crdVersions",)}
 
 
 def report_path(path: tuple) -> tuple:

@@ -35,12 +35,15 @@ class Decider:
     instead: object = None           # the decision the newest behaviour took there
     newest_outcome: str = ""         # the outcome with this switch at its newest value (report.outcome_summary)
     together: tuple[str, ...] = ()   # other facts it decided with (none of them alone changed the outcome)
+    same_change: tuple[str, ...] = ()    # facts one provider change brought with it, set with it (units_of)
     change: object = field(default=None, repr=False)   # the FactChange
 
     def to_json(self, start: float | None = None) -> dict:
         out = {"fact": self.fact, "sentence": self.sentence, "effect": self.effect, "newestOutcome": self.newest_outcome}
         if self.together:
             out["together"] = list(self.together)
+        if self.same_change:
+            out["sameChange"] = list(self.same_change)
         if self.at is not None:
             out["at"] = self.at.to_json(start)
         if self.instead is not None:
@@ -63,6 +66,9 @@ class Decider:
         if self.effect != "outcome":         # said in one line: the outcome is the same
             return [f"{self.sentence} [{EFFECT_WORDS[self.effect]}]"]
         lines = [self.sentence]
+        if self.same_change:
+            named = ", ".join(_short(f) for f in self.same_change)
+            lines.append(f"  set with {named}: one provider change brought them")
         if self.together:
             lines.append(f"  together with {', '.join(_short(f) for f in self.together)} (none alone changes the outcome)")
         if self.at is not None:
@@ -318,11 +324,14 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
                                         f"alone, {why}")
                     continue
                 at, instead = first_parting(outcome.final.decisions, flipped.final.decisions)
-                for fact in facts:
-                    ch = fact_change(profile, fact)
-                    out.deciders.append(Decider(fact, ch.sentence(), effect, at, instead,
-                                                outcome_summary(flipped.final) if effect == "outcome" else "",
-                                                tuple(f for f in facts if f != fact), ch))
+                for unit in group:
+                    for fact in unit:
+                        ch = fact_change(profile, fact)
+                        out.deciders.append(Decider(
+                            fact, ch.sentence(), effect, at, instead,
+                            outcome_summary(flipped.final) if effect == "outcome" else "",
+                            together=tuple(f for u in group if u is not unit for f in u),
+                            same_change=tuple(f for f in unit if f != fact), change=ch))
     for unit in dict.fromkeys(failed):
         if not attributed & set(unit):
             o = run(frozenset(unit))
@@ -346,15 +355,27 @@ def _narrow(facts: list, differs, failed: list) -> list[list]:
                 failed.append(f)
         if found or len(facts) == 1 or differs(facts) is not True:
             return found
-        return [facts]
+        return [_shrink(facts, differs)]
     half = len(facts) // 2
     found = []
     for part in (facts[:half], facts[half:]):
         if differs(part) is not False:
             found += _narrow(part, differs, failed)
     if not found and differs(facts) is True:
-        return [facts]
+        return [_shrink(facts, differs)]
     return found
+
+
+def _shrink(group: list, differs) -> list:
+    """A group that changes the outcome only together, less each unit without which it still does (one pass, one
+    run per unit): the drift checks and the hash version of a release without an AKSNodeClass hash, not every
+    other fact the release holds beside them."""
+    kept = list(group)
+    for unit in group:
+        rest = [u for u in kept if u != unit]
+        if len(rest) > 1 and differs(rest) is True:
+            kept = rest
+    return kept
 
 
 def first_parting(ours: list, theirs: list) -> tuple[object, object]:

@@ -479,6 +479,28 @@ DRIFT_REASONS = {"NodePoolDrifted": "NodePoolDrifted", "NodeClassDrift": "NodeCl
 HASH_ANNOTATIONS = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version",
                     "karpenter.azure.com/aksnodeclass-hash", "karpenter.azure.com/aksnodeclass-hash-version")
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"     # core pkg/apis/v1 DoNotDisruptAnnotationKey
+
+# the provider's drift reasons the seeding does not reproduce (a seeded node is launched as the run's
+# AKSNodeClass and cluster make it: its image, kubelet version, kubelet identity and subnet are the run's,
+# harness/loop/azuredrift.py); the image reason under each release's name: provider.drift.imageReason
+# (ImageVersionDrift before v1.4)
+UNSEEDED_DRIFT = {"K8sVersionDrift": "kubelet version", "KubeletIdentityDrift": "kubelet identity",
+                  "SubnetDrift": "subnet"}
+
+
+def _unseeded_drift(reason: str) -> str | None:
+    """Why a provider drift reason is lost in the run, or None when it is no such reason."""
+    from harness.model.releases import fact_spans
+    if reason in UNSEEDED_DRIFT:
+        return (f"a seeded node has the run's {UNSEEDED_DRIFT[reason]}, so the run does not find it drifted "
+                "(not modeled)")
+    spans = [f"{a}-{b}" if a != b else a for value, a, b in fact_spans("provider.drift.imageReason") if value == reason]
+    if spans:
+        return (f"the provider's image drift (so named at {', '.join(spans)}): a seeded node runs the image its "
+                "AKSNodeClass resolves to in the run, which does not find it drifted (not modeled)")
+    return None
+
+
 # conditions the loop derives itself from what the entry gives (their times are read where they matter)
 DERIVED_CONDITIONS = ("Launched", "Registered", "Initialized", "Ready", "Drifted", "Consolidatable", "Empty",
                       "Drained", "VolumesDetached", "InstanceTerminating", "ConsistentStateFound",
@@ -535,6 +557,9 @@ def _claim_entry(nc: dict, node: dict | None, has_pods: bool, notes: list[str]) 
         reason = str(drifted.get("reason") or "")
         if reason in DRIFT_REASONS:
             entry["drifted"] = DRIFT_REASONS[reason]
+        elif _unseeded_drift(reason):
+            notes.append(f"NodeClaim {name}: status.conditions Drifted reason {reason} is not kept: "
+                         f"{_unseeded_drift(reason)}")
         else:
             notes.append(f"NodeClaim {name}: status.conditions Drifted reason {reason or '(none)'} is not kept as such: "
                          "the loop derives it from the NodePool, AKSNodeClass and catalog")

@@ -540,6 +540,32 @@ def core_release_notices(doc: Document, data: dict) -> list:
     return out
 
 
+def drift_release_notices(doc: Document, data: dict) -> list:
+    """A seeded `existingNodes[].drifted: NodeClassDrifted` under a release with no AKSNodeClass hash (probe
+    provider.nodeClassHash.version: provider v0.5-v0.6 stamp none and have no NodeClassDrift), as a warning at the
+    first such entry: the node is not drifted there."""
+    from harness.model.profile import load_profile
+    from harness.model.releases import expand, fact_spans, resolve
+    from harness.runner.notices import Notice
+    given = data.get("given") or {}
+    hits = [i for i, e in enumerate(given.get("existingNodes") or []) if e.get("drifted") == "NodeClassDrifted"]
+    if not hits:
+        return []
+    since = next((a for value, a, _ in fact_spans("provider.nodeClassHash.version") if value), "")
+    out = []
+    for p in expand([str(x) for x in given.get("profiles") or []]):
+        try:
+            prof = load_profile(resolve(p).profile)
+        except ProfileError:
+            continue
+        if prof.nodeclass_hash_version is None:
+            e = doc.error(("given", "existingNodes", hits[0], "drifted"), "")
+            out.append(Notice(e.file, e.line, f"given.existingNodes drifted NodeClassDrifted ({len(hits)} entr"
+                              f"{'y' if len(hits) == 1 else 'ies'}): profile {p} has no AKSNodeClass drift hash "
+                              f"(provider {since}+): no NodeClassDrift, the node is not drifted there", kind="version"))
+    return out
+
+
 def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) -> list[SourceError]:
     """given.existingNodes: each pod a valid Pod manifest; a managed entry names a NodePool of the
     manifests and its instance type (harness/loop/controllers/seed.py)."""
@@ -639,7 +665,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     from harness.runner.envelope import inert_notices, scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
     sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data)
-                   + knob_notices(doc, doc.data, sc.api_versions) + inert_notices(inert) + sc.warnings)
+                   + drift_release_notices(doc, doc.data) + knob_notices(doc, doc.data, sc.api_versions)
+                   + inert_notices(inert) + sc.warnings)
     if problems:
         raise problems[0]
     return sc

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from harness.loop.hashes import nodeclass_hash, nodepool_hash as _nodepool_hash, nodepool_hash_annotations, \
-    stored_template, template_lifetime
+from harness.loop.hashes import nodeclass_hash, nodeclass_hash_annotations, nodepool_hash as _nodepool_hash, \
+    nodepool_hash_annotations, stored_template, template_lifetime
 from harness.model.profile import load_profile
 
 UPSTREAM = load_profile("upstream")
@@ -69,8 +69,30 @@ def test_template_fields_change_the_hash():
 
 def test_nodeclass_tags_are_ignored():
     nc = {"spec": {"imageFamily": "Ubuntu2204", "tags": {"a": "b"}}}
-    assert nodeclass_hash(nc) == nodeclass_hash({"spec": {"imageFamily": "Ubuntu2204"}})
-    assert nodeclass_hash(nc) != nodeclass_hash({"spec": {"imageFamily": "AzureLinux"}})
+    assert nodeclass_hash(nc, UPSTREAM) == nodeclass_hash({"spec": {"imageFamily": "Ubuntu2204"}}, UPSTREAM)
+    assert nodeclass_hash(nc, UPSTREAM) != nodeclass_hash({"spec": {"imageFamily": "AzureLinux"}}, UPSTREAM)
+
+
+def test_nodeclass_hash_ignores_what_each_release_ignores():
+    """provider.nodeClassHash per release: tags hashed before v1.6.2 (#1072), kubelet left out at v0.7.0-v0.7.4."""
+    plain = {"spec": {"imageFamily": "Ubuntu2204"}}
+    tagged = {"spec": {"imageFamily": "Ubuntu2204", "tags": {"team": "a"}}}
+    kubelet = {"spec": {"imageFamily": "Ubuntu2204", "kubelet": {"cpuManagerPolicy": "static"}}}
+    v141, v162, v074, v075 = (load_profile(p) for p in ("v1.4.1", "v1.6.2", "v0.7.4", "v0.7.5"))
+    assert nodeclass_hash(tagged, v141) != nodeclass_hash(plain, v141)
+    assert nodeclass_hash(tagged, v162) == nodeclass_hash(plain, v162)
+    assert nodeclass_hash(kubelet, v074) == nodeclass_hash(plain, v074)
+    assert nodeclass_hash(kubelet, v075) != nodeclass_hash(plain, v075)
+    assert "tags" in v141.nodeclass_hashed_fields and "tags" not in v162.nodeclass_hashed_fields
+
+
+def test_nodeclass_hash_annotations_carry_the_releases_version_or_none():
+    nc = {"spec": {"imageFamily": "Ubuntu2204"}}
+    versions = {p: nodeclass_hash_annotations(nc, load_profile(p)).get("karpenter.azure.com/aksnodeclass-hash-version")
+                for p in ("v0.5.5", "v0.6.3", "v0.7.4", "v0.7.5", "v1.6.1", "v1.6.2", "upstream")}
+    assert versions == {"v0.5.5": None, "v0.6.3": None, "v0.7.4": "v1", "v0.7.5": "v2", "v1.6.1": "v2", "v1.6.2": "v3",
+                        "upstream": "v3"}
+    assert nodeclass_hash_annotations(nc, load_profile("v0.5.5")) == {}
 
 
 def test_new_nodeclaim_fields():

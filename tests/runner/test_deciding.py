@@ -66,6 +66,15 @@ def test_narrow_finds_each_single_and_a_pair():
     assert failed == []
 
 
+def test_a_group_found_together_is_shrunk_to_what_decides():
+    """Provider v0.5's drift checks and hash version decide only together (no hash check, no hash stamped): the
+    group names those two, not the other facts flipped beside them."""
+    facts = ["checks", "imageReason", "hashVersion", "ignored", "fipsRequiresSIG"]
+    def differs(group):
+        return {"checks", "hashVersion"} <= set(group)
+    assert deciding._narrow(facts, differs, []) == [["checks", "hashVersion"]]
+
+
 def test_narrow_sets_aside_what_cannot_run():
     facts = [f"f{i}" for i in range(12)]
     # f5 alone (and any group holding it) makes a run that cannot start; f7 changes the outcome

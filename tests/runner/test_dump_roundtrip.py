@@ -100,6 +100,18 @@ def test_drifted_node_is_replaced_once_the_budget_allows(tmp_path):
     assert any(m.path == "expect.nodes[0].deleted" for m in outcome.mismatches)
 
 
+def test_image_drift_of_a_v0_release_is_named_as_not_kept(tmp_path, capsys):
+    """A v0.x dump's Drifted reason ImageVersionDrift (the image drift's name before provider v1.4,
+    provider.drift.imageReason): not seeded as drifted, and the note says why rather than that the loop derives it."""
+    text = (DUMPS / "drifted-nodeclass.yaml").read_text().replace("reason: NodeClassDrift", "reason: ImageVersionDrift")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(text)
+    (sc,) = load_scenarios(new(tmp_path, dump))
+    err = capsys.readouterr().err
+    assert "Drifted reason ImageVersionDrift is not kept: the provider's image drift (so named at v0.5.0-v0.7.5)" in err
+    assert "drifted" not in sc.given["existingNodes"][0]
+
+
 def test_aged_node_expires_on_time(tmp_path):
     out = new(tmp_path, "expiring-node.yaml")
     (sc,) = load_scenarios(out)

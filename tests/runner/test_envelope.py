@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.runner.envelope import unmodeled_fields
+from harness.model.profile import load_profile
+from harness.model.releaseindex import release_profiles
+from harness.runner.envelope import _data, rules_for, unmodeled_fields
 from harness.runner.scenario import load_scenarios_text
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -176,3 +178,24 @@ manifests:
             "\"spec.template.spec.kubelet\")",
         19: "Pod p: spec.containers[0].madeUp is no field of a Pod (Kubernetes v1.36.3): the API server drops it "
             "(kubectl prints: Warning: unknown field \"spec.containers[0].madeUp\")"}
+
+
+@pytest.mark.parametrize("profile", release_profiles())
+def test_aksnodeclass_inert_fields_are_inert_at_every_release(profile):
+    """envelope.yaml's AKSNodeClass `inert` list is a claim about every release: no release's AKSNodeClass hash reads
+    one of those fields (a field the hash reads drifts every node of the AKSNodeClass when it changes: spec.tags
+    before provider v1.6.2), and every spec field of the release's AKSNodeClass CRD has a rule (modeled, or
+    unmodeled with its reason; none unlisted)."""
+    prof = load_profile(profile)
+    section = _data()["kinds"]["AKSNodeClass"]
+    inert = [p for p in section.get("inert") or [] if p.startswith("spec.")]
+    assert [p for p in inert if p.split(".")[1] in prof.nodeclass_hashed_fields] == []
+    rules = rules_for("AKSNodeClass")
+    fields = (prof.aks_nodeclass_schema or {}).get("properties") or {}
+    assert [f for f in fields if ("spec", f) not in rules.status and not rules.deeper(("spec", f))] == []
+
+
+def test_aksnodeclass_tags_are_hashed_before_v1_6_2_so_not_inert():
+    assert "tags" in load_profile("v1.4.1").nodeclass_hashed_fields
+    assert "tags" not in load_profile("v1.6.2").nodeclass_hashed_fields
+    assert rules_for("AKSNodeClass").status[("spec", "tags")] == "modeled"

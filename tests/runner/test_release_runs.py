@@ -117,3 +117,16 @@ def test_a_policy_the_releases_core_lacks_is_a_notice(capsys):
     assert runs["v1.4.1"]["notices"] == ["given.loop.minValuesPolicy BestEffort: core v1.4.0 has no MIN_VALUES_POLICY "
                                          "(from v1.6.0); minValues is enforced strictly"]
     assert runs["v1.6.2"]["notices"] == [] and runs["v1.6.2"]["nodes"] == 1
+
+
+def test_a_seeded_nodeclass_drift_under_a_release_without_the_hash_is_a_notice(capsys):
+    """existingNodes drifted NodeClassDrifted under provider v0.5.5 (no AKSNodeClass hash, provider.nodeClassHash):
+    a warning at the entry; the node stays there, while v0.7.5 replaces it."""
+    path = str(ROOT / "scenarios" / "releases" / "nodeclass-hash.scenario.yaml")
+    assert cli_main(["run", path, "-k", "seeded-nodeclass-drift", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "nodeclass-hash.scenario.yaml:185: warning: given.existingNodes drifted NodeClassDrifted (1 entry): " \
+           "profile v0.5.5 has no AKSNodeClass drift hash (provider v0.7.0+)" in captured.err
+    assert "profile v0.7.5 has no" not in captured.err
+    runs = {r["profile"]: r for r in json.loads(captured.out)}
+    assert (runs["v0.5.5"]["nodes"], runs["v0.7.5"]["nodes"]) == (1, 0)

@@ -28,16 +28,10 @@ from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 NODEPOOL_DRIFTED = "NodePoolDrifted"           # nodeclaim/disruption/drift.go
 REQUIREMENTS_DRIFTED = "RequirementsDrifted"
 INSTANCE_TYPE_NOT_FOUND = "InstanceTypeNotFound"
-# what each core reason means, for the decision record (the provider's reasons: harness/loop/azuredrift.py)
+# what each core reason means, for the decision record (the provider's: harness/loop/azuredrift.py why)
 DRIFT_WHY = {NODEPOOL_DRIFTED: "the NodePool's template hash differs from the one stamped on the NodeClaim",
              REQUIREMENTS_DRIFTED: "the NodeClaim's labels no longer satisfy the NodePool's requirements",
-             INSTANCE_TYPE_NOT_FOUND: "its instance type, or an offering compatible with its labels, is gone",
-             # the provider's reasons (harness/loop/azuredrift.py)
-             azuredrift.NODECLASS_DRIFT: "the AKSNodeClass's hash differs from the one stamped on the NodeClaim",
-             azuredrift.K8S_VERSION_DRIFT: "its kubelet's version differs from the AKSNodeClass's status.kubernetesVersion",
-             azuredrift.IMAGE_DRIFT: "its VM's image is not among the AKSNodeClass's status.images",
-             azuredrift.KUBELET_IDENTITY_DRIFT: "its kubelet identity label differs from the cluster's kubelet identity",
-             azuredrift.SUBNET_DRIFT: "its NIC's subnet differs from the AKSNodeClass's (or the cluster's) subnet"}
+             INSTANCE_TYPE_NOT_FOUND: "its instance type, or an offering compatible with its labels, is gone"}
 # sigs.k8s.io/karpenter v1.6.1 drift.go isDrifted: instanceTypeNotFoundCheckCache (30 minutes per NodeClaim),
 # not before an hour after creation
 INSTANCE_TYPE_CHECK_AFTER = 3600.0
@@ -98,8 +92,8 @@ class NodeClaimDisruption:
                     s.trace(f"NodeClaim {c.result.name} drifted: {reason}")
                 c.dis.drifted = reason
                 if s.decisions.enabled:
-                    s.decide("disruption", "drifted", f"NodeClaim/{c.result.name}",
-                             f"Drifted={reason}: {DRIFT_WHY.get(reason, 'the provider finds it drifted')}",
+                    why = DRIFT_WHY.get(reason) or azuredrift.why(reason, s.profile) or "the provider finds it drifted"
+                    s.decide("disruption", "drifted", f"NodeClaim/{c.result.name}", f"Drifted={reason}: {why}",
                              (f"NodePool/{c.template.name}",), {"reason": reason})
             elif not reason and c.dis.drifted is not None:
                 c.dis.drifted = c.dis.drifted_since = None
@@ -137,7 +131,7 @@ class NodeClaimDisruption:
 
     def record_launch(self, c: Claim, nodeclasses: dict) -> None:
         s = self.state
-        facts = azuredrift.launch_facts(self._nodeclass(c.nodeclass_name, nodeclasses), s.cfg.cluster)
+        facts = azuredrift.launch_facts(self._nodeclass(c.nodeclass_name, nodeclasses), s.cfg.cluster, s.profile)
         c.dis.launch_recorded = True
         c.dis.kubelet_version, c.dis.image_id, c.dis.subnet = facts["kubelet_version"], facts["image_id"], facts["subnet"]
         ann = c.obj["metadata"].setdefault("annotations", {})

@@ -12,8 +12,8 @@ from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected, Identity
 from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
-from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE, NODEPOOL_HASH,
-                                 NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
+from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,
+                                 NODEPOOL_HASH_VERSION_VALUE)
 from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim, template_for
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
@@ -207,8 +207,10 @@ def _history(sim, claim, entry: dict, where: str) -> None:
     sim.nodeclaim_disruption.record_launch(claim, {})
     have = claim.obj["metadata"].setdefault("annotations", {})
     if drifted == "NodeClassDrifted":
-        ann.setdefault(NODECLASS_HASH, "launched-from-an-older-aksnodeclass")
-        ann.setdefault(NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE)
+        version = s.profile.nodeclass_hash_version
+        if version is not None:     # a release with no AKSNodeClass hash finds none drifted (scenario notices say so)
+            ann.setdefault(NODECLASS_HASH, "launched-from-an-older-aksnodeclass")
+            ann.setdefault(NODECLASS_HASH_VERSION, version)
     elif drifted:
         ann.setdefault(NODEPOOL_HASH, "launched-from-an-older-nodepool")
         ann.setdefault(NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)

@@ -18,7 +18,6 @@ from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (
     NODECLASS_HASH,
     NODECLASS_HASH_VERSION,
-    NODECLASS_HASH_VERSION_VALUE,
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
     NODEPOOL_HASH_VERSION_VALUE,
@@ -28,9 +27,11 @@ from harness.loop.hashes import (
 # dated ones set the NodeClaim's status
 DATED = ("createdAt", "initializedAt", "lastPodEventTime")
 FIELDS = (*DATED, "drifted", "annotations")
-# the hash a `drifted` entry without the dump's own annotation carries: it matches no spec (controllers/seed.py)
+# the hash a `drifted` entry without the dump's own annotation carries: it matches no spec (controllers/seed.py),
+# with the version the live controller stamped (the AKSNodeClass hash's has no fallback: a release that stamps
+# none, provider v0.5-v0.6, compares none)
 PLACEHOLDER = {"NodeClassDrifted": (NODECLASS_HASH, "launched-from-an-older-aksnodeclass",
-                                    NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_VALUE),
+                                    NODECLASS_HASH_VERSION, None),
                "NodePoolDrifted": (NODEPOOL_HASH, "launched-from-an-older-nodepool",
                                    NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)}
 # the hash that stays the live one when the dump calls the other kind drifted (or calls nothing drifted)
@@ -101,14 +102,16 @@ def pod_starts(entry: dict) -> dict[tuple[str, str], str]:
 def annotations(entry: dict, live: dict[str, str]) -> dict[str, str]:
     """The NodeClaim's annotations: the live ones (the hashes core and the provider stamped at launch) with the
     dump's over them, as controllers/seed.py _history writes them: a `drifted` entry without the dump's hash
-    gets a placeholder of the current hash version, and a hash of the kind the dump does not call drifted
-    stays the live one (the dump's digits are another cluster's)."""
+    gets a placeholder of the live hash version (none where the release stamps no AKSNodeClass hash), and a hash
+    of the kind the dump does not call drifted stays the live one (the dump's digits are another cluster's)."""
     ann = {str(k): str(v) for k, v in (entry.get("annotations") or {}).items()}
     drifted = entry.get("drifted")
     if drifted in PLACEHOLDER:
-        key, value, version_key, version = PLACEHOLDER[drifted]
-        ann.setdefault(key, value)
-        ann.setdefault(version_key, live.get(version_key, version))
+        key, value, version_key, fallback = PLACEHOLDER[drifted]
+        version = live.get(version_key, fallback)
+        if version is not None:
+            ann.setdefault(key, value)
+            ann.setdefault(version_key, version)
     current = CURRENT.get(str(drifted), (NODEPOOL_HASH, NODECLASS_HASH))
     return {**live, **{k: v for k, v in ann.items() if k not in current}}
 
