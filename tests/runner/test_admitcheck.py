@@ -58,3 +58,39 @@ def test_a_run_that_does_not_expect_the_refusal_fails():
         cluster.close()
     (m,) = got
     assert m.startswith('expect.nodePools["default"]') and "WhenUnderutilized" in m
+
+
+RESTRICTED = """
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: np}
+given: {profiles: [upstream], skus: [Standard_D2s_v3]%s}
+manifests:
+  - {apiVersion: karpenter.azure.com/v1beta1, kind: AKSNodeClass, metadata: {name: default}, spec: {imageFamily: Ubuntu2204}}
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: default}
+    spec:
+      template:
+        spec:
+          nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+          requirements: [{key: karpenter.azure.com/sku-hyperv-gen, operator: In, values: ["2"]}]
+expect: {}
+"""
+
+
+def test_validate_words_a_refusal_as_the_run_s_api_server_does():
+    # a failed rule names a string's type up to Kubernetes 1.34 and quotes it from 1.35 (crdschema.py): validate
+    # speaks for the version the run emulates, the scenario's (1.33.0 unless given.cluster says)
+    cluster = EmbeddedBackend().start()
+    try:
+        for extra, value in (("", '"string"'), (", cluster: {kubernetesVersion: 1.36.3}",
+                                                 '"karpenter.azure.com/sku-hyperv-gen"')):
+            (sc,) = load_scenarios("inline.scenario.yaml", RESTRICTED % extra)
+            (line,) = unexpected_refusals(sc)
+            said = line.split(": refused by the API server at upstream: ")[1].split("; expect it with")[0]
+            assert f"Invalid value: {value}: label domain" in said
+            (m,) = run(sc, "upstream", cluster).mismatches
+            assert said in m.detail
+    finally:
+        cluster.close()
