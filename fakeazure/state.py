@@ -345,6 +345,12 @@ class FakeAzure:
             self._tick()
             return copy.deepcopy(self.compute.evictions)
 
+    def next_eviction(self) -> float | None:
+        """When the clock next brings a Spot eviction a rule makes (``SpotEvictions.next_due``), so a
+        simulation moving the shared clock can stop there; None when no rule will evict a running VM."""
+        with self.lock:
+            return self.spot_evictions.next_due()
+
     def _tick(self) -> None:
         """What time did since the last look: operations that fell due finish, Spot VMs whose
         eviction time came are evicted. Called under the lock, before serving and inspecting."""

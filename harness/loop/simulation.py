@@ -445,11 +445,11 @@ class Simulation:
         return "; ".join(parts)
 
     def advance(self, seconds: float) -> None:
-        """A step's `advance`: time passes, and the long timers that fall inside it (expireAfter,
-        consolidateAfter, a draining node's terminationGracePeriod, launch and registration timeouts, a
-        terminating pod's containers stopping) fire at their time, each followed by
-        a pass to steadiness, rather than all at the window's end. Not stepped to: budget schedule
-        windows and the fake's own timers (offering TTLs, evictions), judged at the window's end."""
+        """A step's `advance`: time passes, and every timer the loop has that falls inside it fires at its time,
+        each followed by a pass to steadiness, rather than all at the window's end (_timer_before). A timer
+        firing stands for what the next look of the controller it concerns sees: core's disruption controller
+        polls every 10 s, its provisioner every 10 s for a pending pod, its NodeClaim garbage collector every
+        2 minutes; the loop looks at the instant (docs/architecture/loop.md "Timers")."""
         end = self.clock.now() + seconds
         while self.started and self.exited is None:
             at = self._timer_before(end)
@@ -461,14 +461,25 @@ class Simulation:
             self.clock.advance(end - self.clock.now())
 
     def _timer_before(self, end: float) -> float | None:
+        """The first instant in (now, end) at which something the loop reads changes with the clock alone:
+        expireAfter, consolidateAfter, a draining node's terminationGracePeriod, a Job's pods and deadlines and a
+        CronJob's schedule, a terminating pod's containers stopping, launch and registration timeouts, the node
+        image cache; a budget window's edge that changes an allowance and a duration-valued do-not-disrupt
+        annotation ending (DisruptionController.next_clock_change); an unavailable offering coming back while a
+        pod waits for provisioning; and a Spot eviction a fault rule makes (the fake's own clock)."""
         now = self.clock.now()
         nodepools = self.state.cluster.list("NodePool")
         # a launch or registration timeout fires a second past its deadline, as in converge
         liveness = self.liveness.next_deadline()
+        offering = self.unavailable.next_expiry()
+        if offering is not None and not (offering < end and self.provisioner.pending_pods()):
+            offering = None
+        eviction = getattr(self.fake, "next_eviction", None)
         times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
                              self.node_termination.grace_deadline(), self.jobs.next_deadline(),
                              self.kubelet.next_stop(), liveness + 1 if liveness is not None else None,
-                             self.images.relist_at())
+                             self.images.relist_at(), self.disruption.next_clock_change(end), offering,
+                             eviction() if eviction is not None else None)
                  if t is not None and now < t < end]
         return min(times, default=None)
 
