@@ -256,3 +256,24 @@ def test_an_advance_fires_where_a_spot_eviction_rule_comes_due(embedded):
         assert first.result.deleted == "instance terminated"
         assert first.result.at["deleted"] == pytest.approx(first.launched_at + 600, abs=1)
         assert sim.result.pods[next(k for k in sim.result.pods if sim.result.pods[k].node)].node
+
+
+def test_an_advance_fires_where_the_skus_are_read_again_and_where_an_hourly_type_check_comes_due(embedded):
+    """Provider v1.6.1 reads the SKU list every 23 h and core v1.6 checks a NodeClaim's instance type from an hour
+    after its creation: a size Azure took away is gone from the instance types at the 23 h read (only because the
+    catalog changed: an unchanged one is no timer), and a node created at 22.5 h drifts at its first check,
+    23.5 h + 1 s, inside an advance to 24 h."""
+    with simulation(embedded, profile="v1.6.1") as sim:
+        t0 = sim.clock.now()
+        sim.run([nodeclass(), nodepool(), pod("first", cpu="1500m")])
+        assert sim.provider.next_sku_read() is None                   # the fake's catalog is as read
+        sim.advance(22.5 * 3600)
+        sim.apply([pod("web", cpu="1500m")])
+        sim.converge()
+        young = sim.claims[-1]
+        sim.fake.restrict_sku(young.launched.instance_type.name)
+        assert sim.provider.next_sku_read() == t0 + 23 * 3600
+        sim.advance(1.5 * 3600)
+        assert young.dis.drifted == "InstanceTypeNotFound" or young.done
+        drifted = next(d for d in sim.result.disruptions if d["nodeClaim"] == young.result.name)
+        assert drifted["reason"] == "Drifted" and drifted["at"] - young.created_at < 3600 + 60

@@ -464,6 +464,10 @@ class RealRun:
             departed = previous_uids(cluster)
             self.fake = fake = fake_azure(scenario, FakeAzureClock(EPOCH))
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
+            vm_delete = (scenario.given.get("loop") or {}).get("vmDelete")
+            if vm_delete is not None and scenario_duration(vm_delete) > 0:
+                # Azure deleting a VM (given.loop.vmDelete): the provider's Delete polls the operation until then
+                fake.set_operation_seconds("vm.delete", scenario_duration(vm_delete))
             self.cfg = cfg = cluster_settings(scenario)
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
@@ -710,6 +714,10 @@ class RealRun:
                  for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, CLOCK.now())]
         if self.jobs:
             held += jobruns.unfinished(self.reads.list("Job"), self.observer.pod_objects)
+        if (self.scenario.given.get("loop") or {}).get("vmDelete") is not None:
+            # Azure is still deleting a VM (given.loop.vmDelete): the provider's Delete waits on it, and so does core
+            held += [f"Azure deleting VM {op['target'].rsplit('/', 1)[-1]} for {op['due'] - self.fake.clock.time():.1f}s "
+                     "more (given.loop.vmDelete)" for op in self.fake.running_operations("vm.delete")]
         if self.drain.refused:
             held += self.drain.due(self.observer.pod_objects, self.cluster.list("PodDisruptionBudget"))
         if not self.evicted:
