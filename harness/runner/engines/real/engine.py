@@ -935,10 +935,10 @@ class RealRun:
             # one command for six empty nodes became several), where a wait lets each close in its turn
             self._pass_before_jump()
             target = CLOCK.now() + max(end - time.monotonic(), 0.0)
-            # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due,
-            # and settles there, as the simulation's advance fires its timers in turn (jobruns.py)
-            while self.jobs and (t := jobruns.next_timer(self.reads.list("Job"), self.reads.list("CronJob"),
-                                                          self.observer.pod_objects, CLOCK.now(), target)):
+            # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due, a
+            # budget window's edge changes an allowance or a do-not-disrupt duration ends, and settles there, as
+            # the simulation's advance fires its timers in turn (jobruns.py, windows.py clock_stops)
+            while (t := self._next_stop(target)) is not None:
                 self._move_clock(t - CLOCK.now())
                 self._settle_once()
             self._move_clock(max(target - CLOCK.now(), 0.0))
@@ -954,6 +954,16 @@ class RealRun:
             tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
             self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
         self._arm_window(end)
+
+    def _next_stop(self, target: float) -> float | None:
+        """The first instant before `target` (the run's clock) an advance's jump stops at (step_advance)."""
+        now = CLOCK.now()
+        live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
+        times = [windows.clock_stops(live, self.reads.list("NodePool"), self.observer.pod_objects, now, target)]
+        if self.jobs:
+            times.append(jobruns.next_timer(self.reads.list("Job"), self.reads.list("CronJob"),
+                                            self.observer.pod_objects, now, target))
+        return min((t for t in times if t), default=None)
 
     def _pass_before_jump(self) -> None:
         """Ask a fast build for a disruption pass and wait (up to PASS_WAIT_SECONDS) until it ended, before the
