@@ -4,7 +4,7 @@ reproduced something on an assumed timing says which.
 
 Neither default is a measurement: both are harness assumptions (docs/limits.md "Timings the input does not
 give"), kept because the scenario library's results are pinned on them. `harness run --explore` draws each from
-a range instead (harness/loop/races.py TIMINGS)."""
+`explored` instead (harness/loop/races.py draw_timings)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,12 +14,16 @@ from harness.loop.result import RunResult
 
 @dataclass(frozen=True)
 class Timing:
-    key: str        # the given.loop key
-    assumed: str    # the value assumed when the scenario does not set it, in words
+    key: str                    # the given.loop key (a duration)
+    assumed: str                # the value assumed when the scenario does not set it, in words
+    explored: tuple[str, ...]   # what `harness run --explore` draws from (races.draw_timings), the default among them
 
 
-NODE_BOOT = Timing("nodeBoot", "a launched VM registers its Node at once (nodeBoot 0s)")
-VM_DELETE = Timing("vmDelete", "Azure deletes a VM at once (vmDelete 0s)")
+# harness assumption: spreads from at once to minutes, no measured distribution - a VM boots and registers its Node
+# in about a minute or more, a force delete of a VM takes tens of seconds to minutes (docs/races.md "Timings")
+SPREAD = ("0s", "15s", "45s", "90s", "3m")
+NODE_BOOT = Timing("nodeBoot", "a launched VM registers its Node at once (nodeBoot 0s)", SPREAD)
+VM_DELETE = Timing("vmDelete", "Azure deletes a VM at once (vmDelete 0s)", SPREAD)
 TIMINGS = (NODE_BOOT, VM_DELETE)
 TIMING_KEYS = tuple(t.key for t in TIMINGS)
 

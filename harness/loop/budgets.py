@@ -20,8 +20,9 @@ from harness.model.cron import CronError, parse_nillable, parse_schedule
 from harness.model.durations import crd_duration
 
 MAX_INT32 = 2 ** 31 - 1
-# the reasons a budget names (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go DisruptionReason)
-REASONS = ("Underutilized", "Empty", "Drifted")
+# the reasons a budget names (sigs.k8s.io/karpenter v1.0.6 pkg/apis/v1/nodepool.go WellKnownDisruptionReasons, the
+# same three at v1.14.0)
+DISRUPTION_REASONS = ("Underutilized", "Empty", "Drifted")
 # window edges next_allowance_change walks past that change no allowance before it hands back an edge anyway
 # (harness bound: a per-minute window under a smaller budget would otherwise be walked for a whole advance)
 MAX_QUIET_EDGES = 500
@@ -125,7 +126,7 @@ def next_allowance_change(nodepool: dict, now: float, end: float, num_nodes: int
         return None
 
     def allowances(t: float) -> tuple:
-        return tuple(allowed_disruptions(nodepool, t, num_nodes, r) for r in REASONS)
+        return tuple(allowed_disruptions(nodepool, t, num_nodes, r) for r in DISRUPTION_REASONS)
 
     before, t = allowances(now), now
     for _ in range(MAX_QUIET_EDGES):

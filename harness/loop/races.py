@@ -7,13 +7,15 @@ harness/runner/explore.py) turns the ones the scenario does not set on and off p
 its outcome set holds what the real cluster's timings reach. Each race's behaviour is in the module
 named beside it; why each is a race of the real cluster: docs/races.md.
 
-`harness run --explore` also draws the timings a scenario does not give (TIMINGS: how long a VM boots, how long
-Azure takes to delete one) from a range, per run in a stream of their own, so a user sees whether the outcome
-hangs on them (harness/loop/assumed.py says when a plain run assumed them)."""
+`harness run --explore` also draws the timings a scenario does not give (harness/loop/assumed.py TIMINGS: how
+long a VM boots, how long Azure takes to delete one) from a range, per run in a stream of their own, so a user
+sees whether the outcome hangs on them (assumed.py also says when a plain run assumed them)."""
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+
+from harness.loop.assumed import TIMINGS
 
 
 @dataclass(frozen=True)
@@ -84,25 +86,11 @@ def draw(loop: dict, seed: int, k: int) -> dict:
     return {r.key: r.racing for r in races if rng.random() < 0.5}
 
 
-@dataclass(frozen=True)
-class Timing:
-    key: str                    # given.loop key (a duration)
-    values: tuple[str, ...]     # what an exploration draws from, the default (0s) among them
-
-
-# harness assumption: spreads from at once to minutes, no measured distribution - a VM boots and registers its
-# Node in about a minute or more, a force delete of a VM takes tens of seconds to minutes (docs/races.md "Timings")
-TIMINGS = (
-    Timing("nodeBoot", ("0s", "15s", "45s", "90s", "3m")),
-    Timing("vmDelete", ("0s", "15s", "45s", "90s", "3m")),
-)
-
-
 def draw_timings(loop: dict, seed: int, k: int) -> dict:
-    """The timings run k of an exploration sets under `seed`, for the TIMINGS keys `loop` leaves out: none for run 0
-    (the scenario as written), then one value per key from its own stream (`timings-<seed>`), so the races' draws
-    and the loop's do not move."""
+    """The timings run k of an exploration sets under `seed`, for the keys of assumed.TIMINGS `loop` leaves out:
+    none for run 0 (the scenario as written), then one value per key from its `explored` values, drawn from a stream
+    of its own (`timings-<seed>`), so the races' draws and the loop's do not move."""
     if k == 0:
         return {}
     rng = random.Random(f"timings-{seed}")
-    return {t.key: rng.choice(t.values) for t in TIMINGS if t.key not in loop}
+    return {t.key: rng.choice(t.explored) for t in TIMINGS if t.key not in loop}

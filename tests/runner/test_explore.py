@@ -12,7 +12,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main
-from harness.loop import races
+from harness.loop import assumed, races
 from harness.runner import conformance, explore, mutation
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import verdict
@@ -90,7 +90,7 @@ def test_with_races_each_run_after_the_first_adds_the_races_the_scenario_leaves_
 
 
 def test_with_timings_each_run_after_the_first_also_draws_the_timings_the_scenario_does_not_give(cluster):
-    """`harness run --explore`: node boot and VM deletion drawn per run from races.TIMINGS (their own stream), over
+    """`harness run --explore`: node boot and VM deletion drawn per run from assumed.TIMINGS (their own stream), over
     the races' draw; run 0 stays the scenario as written."""
     sc = _load(FLAKY)
     o = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster, explore_seeds=4, races=True, timings=True)
@@ -99,7 +99,7 @@ def test_with_timings_each_run_after_the_first_also_draws_the_timings_the_scenar
     for k, seed in enumerate(ex.seeds[1:], 1):
         want = {**races.draw({}, seed, k), **races.draw_timings({}, seed, k)}
         assert ex.races[k] == want and ex.outcomes[k].scenario.given["loop"] == want
-        assert {t.key for t in races.TIMINGS} <= set(ex.races[k])
+        assert {t.key for t in assumed.TIMINGS} <= set(ex.races[k])
 
 
 def test_seeds_start_at_the_scenarios_own(explored):
