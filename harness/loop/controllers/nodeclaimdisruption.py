@@ -53,6 +53,8 @@ class NodeClaimDisruption:
         self._hash_memo: dict[tuple[str, str], str] = {}
         # claim -> (check period, the instance type was gone): one instanceTypeNotFound check per period
         self._type_checks: dict[str, tuple[int, bool]] = {}
+        # next_type_check's verdicts: claim -> ((SKU list read, NodePool, cluster, AKSNodeClass), instance type gone)
+        self._gone_memo: dict[str, tuple[tuple, bool]] = {}
 
     def observe(self) -> None:
         """Every iteration: the provider's launch facts and the Initialized transition time, which
@@ -221,7 +223,14 @@ class NodeClaimDisruption:
             period, last = self._type_check_period(c, now), self._type_checks.get(c.result.name)
             if period is not None and (last is None or last[0] != period):
                 continue                  # a check is due now: the next pass makes it
-            if not self._instance_type_gone(c, np):
+            ref = ((((np.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name", "")
+            nodeclass = s.cluster.get("AKSNodeClass", ref, shared=True) if ref else None
+            key = (s.provider.sku_seq, np["metadata"].get("resourceVersion"), s.cfg.cluster,
+                   (nodeclass or {}).get("metadata", {}).get("resourceVersion"))
+            memo = self._gone_memo.get(c.result.name)
+            if memo is None or memo[0] != key:
+                memo = self._gone_memo[c.result.name] = (key, self._instance_type_gone(c, np))
+            if not memo[1]:
                 continue
             # the first instant of the next period (a check is due once the age is past the hour)
             out.append(c.created_at + INSTANCE_TYPE_CHECK_AFTER + (0 if period is None else period + 1)
