@@ -40,6 +40,9 @@ SDK_POLL_INTERVAL = 30
 # harness sends it on operations only when asked (the real engine: a Go controller polling an
 # operation that is already done need not wait a whole second).
 RETRY_AFTER_MS_HEADER = "x-ms-retry-after-ms"
+# the polls an operation of a timed kind (``Lro.seconds``) would need: more than any client makes, so only its
+# time on the state clock finishes it
+TIMED_POLLS = 2 ** 31
 
 
 @dataclass
@@ -174,6 +177,9 @@ class Lro:
         self.after_polls: int | None = parse_lro_mode(lro)
         self.retry_after: int | None = None if retry_after is None else int(retry_after)
         self.retry_after_ms: int | None = None      # also send x-ms-retry-after-ms (see RETRY_AFTER_MS_HEADER)
+        # operation kind -> seconds an operation of it runs on the state clock, however often it is polled
+        # (``FakeAzure.set_operation_seconds``; e.g. how long Azure takes to delete a VM)
+        self.seconds: dict[str, float] = {}
 
     @property
     def sync(self) -> bool:
@@ -198,9 +204,13 @@ class Lro:
         now = self.clock.time()
         # as long as its polls take at the interval the answers advertise (Retry-After)
         interval = SDK_POLL_INTERVAL if self.retry_after is None else self.retry_after
+        due = now + n * interval
+        held = self.seconds.get(kind)
+        if held is not None and n > 0:
+            n, due = TIMED_POLLS, now + held     # its polls do not finish it; the clock does
         op = Operation(id=new_guid(self.rng), namespace=namespace, location=location.lower(), kind=kind,
                        target=target, start=now, after_polls=n, error=error,
-                       on_complete=on_complete, due=now + n * interval)
+                       on_complete=on_complete, due=due)
         return self.store.add(op)
 
     def headers(self, req: Request, op: Operation, location_header: bool) -> dict[str, str]:

@@ -144,6 +144,15 @@ class FakeAzure:
             self.lro.after_polls = parse_lro_mode(lro)
             self.lro.retry_after_ms = retry_after_ms
 
+    def set_operation_seconds(self, kind: str, seconds: float | None) -> None:
+        """Operations of ``kind`` (``vm.delete``, ``vm.create``, ...) run ``seconds`` on the state clock, however
+        often they are polled (None: back to the LRO mode's polls). With ``lro="sync"`` there is no operation."""
+        with self.lock:
+            if seconds is None:
+                self.lro.seconds.pop(kind, None)
+            else:
+                self.lro.seconds[kind] = float(seconds)
+
     def load_catalog(self, name_or_path) -> list[dict]:
         """Load a bundled catalog by name or a catalog file/dir; returns the SKUs added."""
         added = []
@@ -181,6 +190,12 @@ class FakeAzure:
             changed = {**sku, "restrictions": [*sku.get("restrictions", []), restriction]}
             self.compute.skus.replace(sku, changed)       # the stored dicts are shared (compute/skus.py)
             return copy.deepcopy(changed)
+
+    @property
+    def sku_changes(self) -> int:
+        """How often the SKU catalog changed (added to, a size restricted): a harness that read the list when it
+        was N reads it again only to see a change when it is no longer N (a simulation's SKU refresh timer)."""
+        return self.compute.skus.changes
 
     def skus(self, region: str | None = None) -> list[dict]:
         """The catalog of ``region`` (default: the state's region; ``"*"``: every region)."""
@@ -344,6 +359,19 @@ class FakeAzure:
         with self.lock:
             self._tick()
             return copy.deepcopy(self.compute.evictions)
+
+    def running_operations(self, kind: str | None = None) -> list[dict]:
+        """The operations not finished yet (of ``kind``, when given), with when each falls due on the state clock:
+        what a harness waits for while Azure is still at work (a VM's deletion held by ``set_operation_seconds``)."""
+        with self.lock:
+            self._tick()
+            return [{**op.to_dict(), "due": op.due} for op in self.operations.pending() if kind in (None, op.kind)]
+
+    def next_eviction(self) -> float | None:
+        """When the clock next brings a Spot eviction a rule makes (``SpotEvictions.next_due``), so a
+        simulation moving the shared clock can stop there; None when no rule will evict a running VM."""
+        with self.lock:
+            return self.spot_evictions.next_due()
 
     def _tick(self) -> None:
         """What time did since the last look: operations that fell due finish, Spot VMs whose

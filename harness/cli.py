@@ -79,11 +79,12 @@ def _release_span(result) -> str:
 
 
 def _print_core_notices(outcomes) -> None:
-    """Every core behaviour a run answered with v1.14.0's although its release's core differs (by name, once
-    per distinct text), on stderr like the other warnings."""
+    """Every core behaviour a run answered with v1.14.0's although its release's core differs (by name), and the
+    timings a run assumed that its outcome may depend on (harness/loop/assumed.py): once per distinct text, with
+    the runs that said it, on stderr like the other warnings."""
     seen: dict[str, list[str]] = {}
     for o in outcomes:
-        for text in o.final.core_notices:
+        for text in [*o.final.core_notices, *o.final.assumed]:
             seen.setdefault(text, []).append(f"{o.scenario.name} [{o.profile}]")
     for text, runs in seen.items():
         more = f" +{len(runs) - 2}" if len(runs) > 2 else ""
@@ -431,8 +432,8 @@ def cmd_explore(args) -> int:
     """`harness run PATHS --explore N`: each selected scenario x profile under N seeds on the simulated
     engine; the distinct outcomes with their counts ("4 NodeClaims in 7 of 10, 5 in 3 of 10"), and the
     expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py).
-    Each run after the first also varies the races the scenario leaves open (harness/loop/races.py), unless
-    `--calm`."""
+    Each run after the first also varies the races the scenario leaves open and draws the timings it does not
+    give (node boot, VM deletion: harness/loop/races.py), unless `--calm`."""
     ignored = [o for o, v in (("--karpenter-log", args.karpenter_log), ("--against-log", args.against_log),
                               ("--deciding", args.deciding)) if v]
     if ignored:
@@ -467,8 +468,9 @@ def cmd_explore(args) -> int:
     try:
         cluster = shared_cluster(args.backend)
         for sc, p in jobs:
+            calm = getattr(args, "calm", False)
             explored.append(run_scenario(engine, sc, p, cluster, explore_seeds=args.explore,     # raised: ERROR
-                                         races=not getattr(args, "calm", False)))
+                                         races=not calm, timings=not calm))
             if args.report:
                 write_run(Path(args.report), explored[-1])
     finally:
@@ -860,7 +862,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--explore", type=int, default=None, metavar="N",
                    help="run each scenario under N seeds (simulated engine) and report its distinct outcomes "
                         "with their counts; expectations are judged over the set. Runs after the first also vary "
-                        "the timing races the scenario leaves open in given.loop (docs/races.md)")
+                        "the timing races the scenario leaves open in given.loop and draw the timings it does not "
+                        "give (nodeBoot, vmDelete) from a range (docs/races.md)")
     r.add_argument("--calm", action="store_true",
                    help="with --explore: vary the seed only, each run with the scenario's given.loop as written")
     r.add_argument("--json", action="store_true")

@@ -48,3 +48,20 @@ class SpotEvictions:
                     if compute.vms.get(vm.key) is vm:  # Deallocate: stamped again next pass
                         compute.newly_succeeded.append(vm)
                     break
+
+    def next_due(self) -> float | None:
+        """When the next running Spot VM an eviction rule matches comes due: ``after_seconds`` past its
+        success (a VM not stamped yet counts from now, as ``apply`` stamps it). A rule with a
+        ``probability`` draws then and at each look after. Looks only: nothing is stamped or evicted."""
+        rules = self.faults.eviction_rules()
+        if not rules:
+            return None
+        now = self.clock.time()
+        out = []
+        for vm in self.compute.vms.values():
+            if not vm.spot or vm.evicted or vm.provisioning_state != "Succeeded":
+                continue
+            ctx = vm.fault_ctx("vm.evict")
+            out += [self.succeeded_at.get(vm.key, now) + float(f.after_seconds or 0)
+                    for f in rules if not f.exhausted and f.matches(ctx)]
+        return min(out, default=None)

@@ -78,11 +78,13 @@ ENCODED_PAGES = EncodedPages()
 class SkuCatalog:
     def __init__(self) -> None:
         self.by_region: dict[str, dict[str, dict]] = {}
+        self.changes = 0          # counts every add and replace: whether a SKU list read before is still the list
 
     def add(self, skus: Iterable[dict], default_region: str) -> list[dict]:
         """Add (or replace, by region and name) ResourceSku dicts; a SKU without
         ``locations`` belongs to ``default_region``.  Returns the normalized copies (shared: read only)."""
         out = []
+        self.changes += 1
         for raw in skus:
             sku = NORMALIZED.of(raw)
             regions = [r.lower() for r in sku.get("locations") or []] or [default_region.lower()]
@@ -94,6 +96,7 @@ class SkuCatalog:
     def replace(self, old: dict, new: dict) -> None:
         """Put `new` wherever `old` is stored (every region that lists it): how a SKU changes, since the
         stored dicts are shared between fakes."""
+        self.changes += 1
         for table in self.by_region.values():
             for name, sku in table.items():
                 if sku is old:

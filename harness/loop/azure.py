@@ -144,6 +144,7 @@ class AzureProvider:
         self._built: dict = {}             # (nodeclass, cluster) -> ((offerings seq, SKU seq), InstanceTypeSet)
         self.sku_seq = 0                  # bumped when the SKU list is (re)read
         self._skus_read_at = 0.0
+        self._skus_changes: int | None = None    # the fake's FakeAzure.sku_changes when the list was read
         self._sku_failures = 0
         self._sku_retry_at = 0.0
         self._jitter = random.Random(f"retry-{subscription_id}")   # own stream: retries never shift offering choices
@@ -208,6 +209,7 @@ class AzureProvider:
         from harness.model.staticpart import read_sku
         try:
             region = self.cluster.region
+            self._skus_changes = getattr(self.fake, "sku_changes", None)
             self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
             self.sku_seq += 1
             self._skus_read_at = self.now()
@@ -234,6 +236,7 @@ class AzureProvider:
         if due and self.now() >= self._sku_retry_at:
             try:
                 region = self.cluster.region
+                self._skus_changes = getattr(self.fake, "sku_changes", None)
                 self._skus = self.call("skus.list", lambda: list_vm_skus(self.compute, region))
                 self.sku_seq += 1
                 self._skus_read_at = self.now()
@@ -244,6 +247,18 @@ class AzureProvider:
                 self.event("instancetype", "updating instance types",
                            f"fetching SKUs using skewer, {error_text(e)}")
         return self._skus or []
+
+    def next_sku_read(self) -> float | None:
+        """When the SKU list is read again and reads something new (`provider.skuRefresh` after the last read):
+        None when the release never reads it again, it has not read it yet, or the fake's catalog has not changed
+        since (FakeAzure.sku_changes: a read that finds the same list changes nothing the loop reads)."""
+        refresh = self.profile.provider.get("skuRefresh")
+        if refresh is None or self._skus is None:
+            return None
+        changes = getattr(self.fake, "sku_changes", None)
+        if changes is not None and changes == self._skus_changes:
+            return None
+        return max(self._skus_read_at + float(refresh), self._sku_retry_at)
 
     def prices(self) -> dict | None:
         """The region's price table (the provider loads static prices once: provider v1.14.0

@@ -8,6 +8,8 @@
   Budget.IsActive, GetIntStrFromValue): the smallest allowance of the active budgets that apply to
   the reason (a budget without reasons applies to all); a percentage rounds up; a schedule is a cron
   in UTC active for `duration` after each hit; an invalid budget fails closed (0).
+- Window edges: when an allowance changes with the clock alone (a window opening or closing), the instant a
+  step's `advance` fires a pass at (harness/loop/simulation.py Simulation._timer_before).
 """
 from __future__ import annotations
 
@@ -18,6 +20,12 @@ from harness.model.cron import CronError, parse_nillable, parse_schedule
 from harness.model.durations import crd_duration
 
 MAX_INT32 = 2 ** 31 - 1
+# the reasons a budget names (sigs.k8s.io/karpenter v1.0.6 pkg/apis/v1/nodepool.go WellKnownDisruptionReasons, the
+# same three at v1.14.0)
+DISRUPTION_REASONS = ("Underutilized", "Empty", "Drifted")
+# window edges next_allowance_change walks past that change no allowance before it hands back an edge anyway
+# (harness bound: a per-minute window under a smaller budget would otherwise be walked for a whole advance)
+MAX_QUIET_EDGES = 500
 DEFAULT_EXPIRE_AFTER = "720h"
 WHEN_EMPTY = "WhenEmpty"
 WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
@@ -89,6 +97,47 @@ def budget_active(budget: dict, now: float) -> bool:
     dur = crd_duration(str(duration)) if duration is not None else 0.0
     hit = sched.next(now - dur)
     return hit is None or not hit > now
+
+
+def window_edge(budget: dict, after: float) -> float | None:
+    """The first instant after `after` at which Budget.IsActive turns: a hit of the schedule (the window opens)
+    or a hit plus the duration (it closes). None without a schedule, for an invalid one, or none within the
+    cron's five years."""
+    schedule, duration = budget.get("schedule"), budget.get("duration")
+    if schedule is None:
+        return None
+    try:
+        sched = parse_schedule(str(schedule))
+        dur = crd_duration(str(duration)) if duration is not None else 0.0
+    except (CronError, ValueError):
+        return None
+    edges = [sched.next(after)]
+    hit = sched.next(after - dur)            # the window that is open now, or the next one
+    if hit is not None:
+        edges.append(hit + dur)
+    return min((e for e in edges if e is not None and e > after), default=None)
+
+
+def next_allowance_change(nodepool: dict, now: float, end: float, num_nodes: int) -> float | None:
+    """The first window edge in (now, end) at which the NodePool's allowance for some reason differs from the
+    one before it (an edge another, smaller budget hides changes nothing a pass reads); None when none does."""
+    budgets = [b for b in disruption_spec(nodepool).budgets if b.get("schedule") is not None]
+    if not budgets:
+        return None
+
+    def allowances(t: float) -> tuple:
+        return tuple(allowed_disruptions(nodepool, t, num_nodes, r) for r in DISRUPTION_REASONS)
+
+    before, t = allowances(now), now
+    for _ in range(MAX_QUIET_EDGES):
+        t = min((e for b in budgets if (e := window_edge(b, t)) is not None), default=end)
+        if t >= end:
+            return None
+        at = allowances(t)
+        if at != before:
+            return t
+        before = at
+    return t
 
 
 def allowed_disruptions(nodepool: dict, now: float, num_nodes: int, reason: str) -> tuple[int, str | None]:

@@ -143,6 +143,20 @@ def do_not_disrupt(pv: PodView, started: float | None, now: float, publish=None,
     return now - started < d
 
 
+def do_not_disrupt_until(pv: PodView, started: float | None, durations: bool = True) -> float | None:
+    """When a duration-valued do-not-disrupt annotation stops protecting the pod (its start plus the
+    duration: do_not_disrupt is false from that instant); None for "true", an invalid value, a pod not
+    started yet, or a core that reads no durations (core-behaviour.yaml doNotDisruptDurations)."""
+    value = (pv.obj["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT)
+    if value is None or started is None or not durations or str(value) == "true":
+        return None
+    try:
+        d = go_duration(str(value))
+    except ValueError:
+        return None
+    return started + d if d > 0 else None
+
+
 def eviction_cost(pv: PodView) -> float:
     """disruption.go EvictionCost: 1 + deletion cost / 2^27 + priority / 2^25, clamped to [-10, 10]."""
     cost = 1.0

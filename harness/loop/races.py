@@ -5,11 +5,17 @@ A scenario's own run keeps its options as written (the default is the calm order
 exactly). An exploration that covers the races (`harness run --explore N`, the conformance judge:
 harness/runner/explore.py) turns the ones the scenario does not set on and off per seed (`draw`), so
 its outcome set holds what the real cluster's timings reach. Each race's behaviour is in the module
-named beside it; why each is a race of the real cluster: docs/races.md."""
+named beside it; why each is a race of the real cluster: docs/races.md.
+
+`harness run --explore` also draws the timings a scenario does not give (harness/loop/assumed.py TIMINGS: how
+long a VM boots, how long Azure takes to delete one) from a range, per run in a stream of their own, so a user
+sees whether the outcome hangs on them (assumed.py also says when a plain run assumed them)."""
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+
+from harness.loop.assumed import TIMINGS
 
 
 @dataclass(frozen=True)
@@ -78,3 +84,13 @@ def draw(loop: dict, seed: int, k: int) -> dict:
         return {r.key: r.racing}
     rng = random.Random(f"races-{seed}")
     return {r.key: r.racing for r in races if rng.random() < 0.5}
+
+
+def draw_timings(loop: dict, seed: int, k: int) -> dict:
+    """The timings run k of an exploration sets under `seed`, for the keys of assumed.TIMINGS `loop` leaves out:
+    none for run 0 (the scenario as written), then one value per key from its `explored` values, drawn from a stream
+    of its own (`timings-<seed>`), so the races' draws and the loop's do not move."""
+    if k == 0:
+        return {}
+    rng = random.Random(f"timings-{seed}")
+    return {t.key: rng.choice(t.explored) for t in TIMINGS if t.key not in loop}

@@ -166,6 +166,9 @@ class RunResult:
     # the core behaviours this run answered with v1.14.0's although the release's core differs, by name,
     # for what the run touched (harness.model.corebehaviour CoreBehaviour.notices)
     core_notices: list[str] = field(default_factory=list)
+    # the timings the scenario does not give that the run assumed and its outcome may depend on, as one line
+    # (harness/loop/assumed.py notice)
+    assumed: list[str] = field(default_factory=list)
     # the core switches whose value differs from the newest core's that the loop read, in first-read order
     # (harness.model.corebehaviour SwitchValues): the candidates harness/runner/deciding.py flips
     core_consulted: list[str] = field(default_factory=list)

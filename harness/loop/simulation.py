@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop import azuredrift
+from harness.loop.assumed import notice
 from harness.loop.azure import AzureProvider, request_log
 from harness.loop.clock import SimClock
 from harness.loop.corescope import touched_scopes
@@ -129,6 +130,11 @@ class SimConfig:
     horizon: float | None = None
     # given.loop.nodeBoot: seconds of its clock a launched VM takes to register its Node (a kubelet's boot)
     node_boot: float = 0.0
+    # given.loop.vmDelete: seconds of its clock Azure takes to delete a VM once the provider asks
+    # (controllers/nodetermination.py NodeTermination._vm_deleting)
+    vm_delete: float = 0.0
+    # the timing keys of given.loop the scenario sets; the others are assumed (harness/loop/assumed.py)
+    timings_given: frozenset = frozenset()
 
     @property
     def ready_one_by_one(self) -> bool:
@@ -190,6 +196,9 @@ class Simulation:
         # terminate within the nomination window their start set, with the NodeClaims it nominated
         self._commands_seen = 0
         self._held: list[tuple[Command, list[Claim]]] = []
+        # whether one settle launched NodeClaims at two instants or deleted one it launched: the run's outcome may
+        # hang on how long a VM boots (assumed.py)
+        self._boot_overlapped = False
 
     @property
     def stream_seed(self) -> int:
@@ -364,6 +373,7 @@ class Simulation:
             # NodeClaims of that round launch (and register) that much after the ones in flight
             clock.advance(BATCH_IDLE_SECONDS)
         self.paused = ()
+        before = len(self.claims)
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
             self.provisioner.record_catalog()
             while self.workloads.rollouts.reconcile() | self.kube_scheduler.reconcile():
@@ -432,6 +442,9 @@ class Simulation:
             n = self.cfg.max_iterations
             self.trace(f"[settle] not steady after {n} iteration{'' if n == 1 else 's'} (given.loop.maxIterations)"
                        + (f"; {self._retrying()}" if self.launch.repeating() else ""))
+        launched = [c for c in self.claims[before:] if c.launched_at is not None]
+        if len({c.launched_at for c in launched}) > 1 or any(c.done for c in launched):
+            self._boot_overlapped = True
         self._finish()
         return result
 
@@ -447,11 +460,11 @@ class Simulation:
         return "; ".join(parts)
 
     def advance(self, seconds: float) -> None:
-        """A step's `advance`: time passes, and the long timers that fall inside it (expireAfter,
-        consolidateAfter, a draining node's terminationGracePeriod, launch and registration timeouts, a
-        terminating pod's containers stopping) fire at their time, each followed by
-        a pass to steadiness, rather than all at the window's end. Not stepped to: budget schedule
-        windows and the fake's own timers (offering TTLs, evictions), judged at the window's end."""
+        """A step's `advance`: time passes, and every timer the loop has that falls inside it fires at its time,
+        each followed by a pass to steadiness, rather than all at the window's end (_timer_before). A timer
+        firing stands for what the next look of the controller it concerns sees: core's disruption controller
+        polls every 10 s, its provisioner every 10 s for a pending pod, its NodeClaim garbage collector every
+        2 minutes; the loop looks at the instant (docs/architecture/loop.md "Timers")."""
         end = self.clock.now() + seconds
         while self.started and self.exited is None:
             at = self._timer_before(end)
@@ -463,14 +476,27 @@ class Simulation:
             self.clock.advance(end - self.clock.now())
 
     def _timer_before(self, end: float) -> float | None:
+        """The first instant in (now, end) at which something the loop reads changes with the clock alone:
+        expireAfter, consolidateAfter, a draining node's terminationGracePeriod, a Job's pods and deadlines and a
+        CronJob's schedule, a terminating pod's containers stopping, launch and registration timeouts, the node
+        image cache; a budget window's edge that changes an allowance and a duration-valued do-not-disrupt
+        annotation ending (DisruptionController.next_clock_change); the provider reading the SKUs again, and an
+        hourly instance type check that finds a NodeClaim's type gone; an unavailable offering coming back while
+        a pod waits for provisioning; and a Spot eviction a fault rule makes (the fake's own clock)."""
         now = self.clock.now()
         nodepools = self.state.cluster.list("NodePool")
         # a launch or registration timeout fires a second past its deadline, as in converge
         liveness = self.liveness.next_deadline()
+        offering = self.unavailable.next_expiry()
+        if offering is not None and not (offering < end and self.provisioner.pending_pods()):
+            offering = None
+        eviction = getattr(self.fake, "next_eviction", None)
         times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
                              self.node_termination.grace_deadline(), self.jobs.next_deadline(),
                              self.kubelet.next_stop(), liveness + 1 if liveness is not None else None,
-                             self.images.relist_at())
+                             self.images.relist_at(), self.disruption.next_clock_change(end), offering,
+                             eviction() if eviction is not None else None, self.provider.next_sku_read(),
+                             self.nodeclaim_disruption.next_type_check(nodepools))
                  if t is not None and now < t < end]
         return min(times, default=None)
 
@@ -772,6 +798,8 @@ class Simulation:
         self.templates()
         result.unavailable_offerings = self.unavailable.snapshot()
         result.core_notices = self.state.core.notices(touched_scopes(self.state))
+        said = notice(result, self.cfg.timings_given, self._boot_overlapped)
+        result.assumed = [said] if said else []
         result.core_consulted = list(self.state.core.consulted())
         if hasattr(self.fake, "snapshot"):
             result.azure = self.fake.snapshot()

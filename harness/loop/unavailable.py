@@ -98,6 +98,11 @@ class UnavailableOfferings:
             del self.entries[key]
             self.seq += 1
 
+    def next_expiry(self) -> float | None:
+        """When the next entry expires (an offering is available to the next provisioning round again)."""
+        now = self.clock.now()
+        return min((e.expires for e in self.entries.values() if e.expires > now), default=None)
+
     def is_unavailable(self, sku: str, family: str, vcpus: int, zone: str, capacity_type: str) -> bool:
         if capacity_type == "spot" and self._live("spot::"):
             return True

@@ -97,11 +97,12 @@ class Exploration:
 
 
 def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: list[str] | None = None,
-            races: bool = False, **options) -> Outcome:
+            races: bool = False, timings: bool = False, **options) -> Outcome:
     """Run the scenario under `n` seeds; the outcome of the first (the scenario's own seed), whose
     mismatches are every run's (each said once, with the seeds it happened under) and those of
     `outcomes` over the set, with the `Exploration` attached. `races`: each run after the first also
-    varies the timing races the scenario leaves open (harness/loop/races.py draw)."""
+    varies the timing races the scenario leaves open (harness/loop/races.py draw); `timings`: and draws the
+    timings it does not give (node boot, VM deletion: races.draw_timings)."""
     runs: list[Outcome] = []
     points: list[list[Checkpoint]] = []
     added: list[dict] = []
@@ -109,6 +110,8 @@ def explore(engine, scenario: Scenario, profile: str, cluster, n: int, *, why: l
     for k, seed in enumerate(seeds(scenario, n)):
         cps: list[Checkpoint] = []
         added.append(loop_races.draw(loop, seed, k) if races else {})
+        if timings:         # over the races' draw: a drawn boot replaces the nodeBoot race's 1s
+            added[-1].update(loop_races.draw_timings(loop, seed, k))
         sc = with_races(with_seed(scenario, seed, strip_outcomes=True), added[-1])
         runs.append(execute(engine, sc, profile, cluster, why=why if not runs else None, checkpoints=cps, **options))
         points.append(cps)
@@ -141,7 +144,7 @@ def expectation(scenario: Scenario, profile: str, root: str) -> dict:
 
 
 def run_scenario(engine, scenario: Scenario, profile: str, cluster, *, explore_seeds: int | None = None,
-                 races: bool = False, why: list[str] | None = None, **options) -> Outcome:
+                 races: bool = False, timings: bool = False, why: list[str] | None = None, **options) -> Outcome:
     """One scenario x profile as the runner runs it: explored when the scenario asks to (or
     `explore_seeds` says so) on the simulated engine, else one run (base.execute_guarded). Either
     way a run that raises is that scenario's ERROR verdict (base.errored) and the others go on.
@@ -152,7 +155,7 @@ def run_scenario(engine, scenario: Scenario, profile: str, cluster, *, explore_s
         return execute_guarded(engine, scenario, profile, cluster, why=why, **options)
     t0 = time.perf_counter()
     try:
-        return explore(engine, scenario, profile, cluster, n, why=why, races=races, **options)
+        return explore(engine, scenario, profile, cluster, n, why=why, races=races, timings=timings, **options)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as e:      # noqa: BLE001 - isolation, as base.execute_guarded

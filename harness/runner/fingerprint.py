@@ -30,10 +30,10 @@ def _plain(obj):
     return repr(obj)
 
 
-# what a run said about itself rather than what it did: the wall-clock timings, and its reasons (the decision
-# record and the switches it read, harness/loop/decisions.py), so a change that only adds or rewords a reason
-# moves no fingerprint
-NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted")
+# what a run said about itself rather than what it did: the wall-clock timings, its reasons (the decision
+# record and the switches it read, harness/loop/decisions.py) and the timings it assumed (harness/loop/assumed.py),
+# so a change that only adds or rewords such a line moves no fingerprint
+NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted", "assumed")
 
 
 def result_digest(result) -> str:

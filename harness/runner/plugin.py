@@ -419,6 +419,8 @@ class ScenarioItem(pytest.Item):
             warnings.warn_explicit(HarnessWarning(text), HarnessWarning, str(self.scenario.file), self.scenario.line)
         if r.core_notices:
             self.user_properties.append(("coreNotices", "; ".join(r.core_notices)))
+        if o.final.assumed:          # timings the run assumed (harness/loop/assumed.py): said, not warned per run
+            self.user_properties.append(("assumedTimings", "; ".join(o.final.assumed)))
         if self.engine == "real":
             knobs = (r.release or {}).get("knobs")
             if knobs:         # the release replaying given.knobs answered, not the profile's (knobrelease.py)

@@ -263,7 +263,7 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
-           "release": o.result.release, "coreNotices": list(o.final.core_notices),
+           "release": o.result.release, "coreNotices": list(o.final.core_notices), "assumed": list(o.final.assumed),
            "outcome": outcome_summary(o.final),
            "happened": happened(o.final, labels=labels)}
     # what happened when (harness/loop/history.py): the NodeClaims' and pods' lives, the disruption steps, the

@@ -156,7 +156,7 @@ def _fault_errors(data: dict) -> list[tuple[tuple, str]]:
 
 
 def _duration_errors(data: dict) -> list[tuple[tuple, str]]:
-    """Each step's `advance` and given.loop.horizon: durations, within bounds."""
+    """Each step's `advance`, given.loop.horizon and the given.loop timings: durations, within bounds."""
     from harness.model.durations import scenario_duration
     out = []
     for i, s in enumerate(data.get("steps") or []):
@@ -168,13 +168,22 @@ def _duration_errors(data: dict) -> list[tuple[tuple, str]]:
                 continue
             if not 0 <= seconds <= MAX_ADVANCE_SECONDS:
                 out.append((("steps", i, "advance"), f"advance {s['advance']!r} is beyond the 10-year bound"))
-    horizon = ((data.get("given") or {}).get("loop") or {}).get("horizon")
+    loop = (data.get("given") or {}).get("loop") or {}
+    horizon = loop.get("horizon")
     if horizon is not None:
         try:
             if scenario_duration(horizon) <= 0:
                 out.append((("given", "loop", "horizon"), f"horizon {horizon!r} is not a positive duration"))
         except ValueError as e:
             out.append((("given", "loop", "horizon"), str(e)))
+    for key in ("nodeBoot", "vmDelete"):        # timings (harness/loop/assumed.py): zero or more
+        if loop.get(key) is None:
+            continue
+        try:
+            if scenario_duration(loop[key]) < 0:
+                out.append((("given", "loop", key), f"{key} {loop[key]!r} is a negative duration"))
+        except ValueError as e:
+            out.append((("given", "loop", key), str(e)))
     return out
 
 

@@ -124,3 +124,22 @@ def test_a_run_that_never_settles_is_a_warning(monkeypatch, capsys):
     assert _row(out, "job-pods-complete-and-free-their-node")[3] == "pass, not steady"
     assert (f"WARNING: {JOBS}:6: job-pods-complete-and-free-their-node [upstream] did not settle: not steady after "
             "60 iterations (given.loop.maxIterations); its outcome is where the run stopped, not a steady state") in out
+
+
+def test_a_run_says_the_timings_it_assumed_when_its_outcome_may_hang_on_them(capsys):
+    """Issue 82: three nodes drained one after another under a budget of one, with no given.loop.vmDelete: one
+    line on stderr says Azure was assumed to delete a VM at once, naming the runs; --json carries it per run. A
+    scenario that sets the timing (vm-deletion.scenario.yaml) says nothing about it."""
+    budgets = "scenarios/disruption/budgets.scenario.yaml"
+    assert cli(["run", budgets, "-k", "one-empty-node-at-a-time"]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "assumed timings" in line]
+    assert said == ["WARNING: assumed timings the scenario does not give: Azure deletes a VM at once (vmDelete 0s). "
+                    "The outcome may depend on them: set given.loop.vmDelete, or vary them with `harness run "
+                    "--explore N` (budget-of-one-disrupts-one-empty-node-at-a-time [upstream])"]
+    assert cli(["run", budgets, "-k", "one-empty-node-at-a-time", "--json"]) == 0
+    run, = json.loads(capsys.readouterr().out)
+    assert run["assumed"] == [said[0][len("WARNING: "):-len(" (budget-of-one-disrupts-one-empty-node-at-a-time [upstream])")]]
+    assert cli(["run", "scenarios/disruption/vm-deletion.scenario.yaml", "--json"]) == 0
+    run, = json.loads(capsys.readouterr().out)
+    assert run["assumed"] == []

@@ -175,3 +175,20 @@ def test_a_v1beta1_claim_expires_by_its_nodepool_and_consolidates_after_it_is_em
     nc["status"]["conditions"].append({"type": "Empty", "status": "True", "lastTransitionTime": _ts(40)})
     assert [(w.at - T0, w.what) for w in windows.windows([nc], [pool], [])] == [
         (70.0, "NodeClaim a's consolidateAfter"), (300.0, "NodeClaim a's expireAfter")]
+
+
+def test_an_advance_stops_where_a_budget_window_changes_an_allowance_or_a_do_not_disrupt_duration_ends():
+    """clock_stops: the instants a jump of the run's clock stops at, a second past each (STOP_SLACK), as the
+    simulation's advance fires its timers: disruption allowed from 04:00 to 04:10 (UTC of T0's day) over one
+    initialized NodeClaim, and a pod protected for 10 minutes from its start."""
+    day = T0 - T0 % 86400
+    pool = {"metadata": {"name": "default"},
+            "spec": {"disruption": {"budgets": [{"nodes": "0", "schedule": "10 4 * * *", "duration": "23h50m"}]}}}
+    claim = _claim("a", initialized=0, node="n1")
+    at = windows.clock_stops([claim], [pool], [], day + 3.5 * 3600, day + 4.5 * 3600)
+    assert at == day + 4 * 3600 + windows.STOP_SLACK
+    assert windows.clock_stops([claim], [pool], [], day + 4 * 3600 + 1, day + 4.5 * 3600) == day + 4 * 3600 + 601
+    assert windows.clock_stops([_claim("b", node="n1")], [pool], [], day + 3.5 * 3600, day + 4.5 * 3600) is None
+    pod = _pod("p", "n1", "10m", 100)
+    assert windows.clock_stops([claim], [], [pod], T0, T0 + 3600) == T0 + 700 + windows.STOP_SLACK
+    assert windows.clock_stops([claim], [], [_pod("q", "elsewhere", "10m", 100)], T0, T0 + 3600) is None

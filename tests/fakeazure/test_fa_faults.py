@@ -443,6 +443,21 @@ def test_eviction_rule_and_deallocate_policy(fake):
     assert cores(fake.state)["lowPriorityCores"] == 0 and cores(fake.state)["cores"] == 2
 
 
+def test_next_eviction_is_when_a_rule_comes_due_and_only_looks(fake):
+    """What a simulation moving the shared clock stops at (Simulation._timer_before): the first running Spot
+    VM a rule matches, its `after_seconds` past success; asking stamps and evicts nothing."""
+    assert fake.state.next_eviction() is None
+    fake.state.add_fault({"code": "SpotEviction", "match": {"size": "Standard_D2s_v3"}, "after_seconds": 60})
+    assert fake.state.next_eviction() is None                      # no Spot VM yet
+    assert attempt(fake, priority="Spot") is None
+    start = fake.state.clock.time()
+    assert fake.state.next_eviction() == start + 60
+    fake.state.clock.advance(30)
+    assert fake.state.next_eviction() == start + 60 and fake.state.get_vm(RG, "vm1") is not None
+    fake.state.advance(31)
+    assert fake.state.get_vm(RG, "vm1") is None and fake.state.next_eviction() is None
+
+
 def test_eviction_rule_needs_time_to_pass(make_env, mode):
     env = make_env(mode)
     env.state.add_fault({"code": "SpotEviction", "times": 1})

@@ -100,6 +100,29 @@ def test_an_operation_without_retry_after_takes_the_sdk_interval(make_env, mode)
     assert env.state.get_vm(RG, "vm1")["properties"]["provisioningState"] == "Succeeded"
 
 
+def test_a_timed_operation_kind_runs_its_seconds_however_often_it_is_polled(make_env, mode):
+    """set_operation_seconds("vm.delete", 30): Azure deleting a VM for 30 s (given.loop.vmDelete on the real
+    engine); the delete's polls answer InProgress until the state clock reaches it, and a create is untouched."""
+    env = make_env(mode, lro="immediate")
+    env.state.set_operation_seconds("vm.delete", 30)
+    nic_id = create_nic(env, "n1")
+    env.compute.virtual_machines.begin_create_or_update(RG, "vm1", vm_body(nic_id=nic_id)).result()
+    url = env.url(env.vm_path("vm1"), **{"api-version": "2026-04-01"})
+    d = env.http.delete(url)
+    for _ in range(5):
+        assert env.http.get(d.headers["Azure-AsyncOperation"]).json()["status"] == "InProgress"
+    env.state.advance(29)
+    assert env.http.get(url).json()["properties"]["provisioningState"] == "Deleting"
+    (op,) = env.state.running_operations("vm.delete")
+    assert op["kind"] == "vm.delete" and op["due"] - env.state.clock.time() == 1
+    assert env.state.running_operations("vm.create") == []
+    env.state.advance(1)
+    assert env.http.get(d.headers["Azure-AsyncOperation"]).json()["status"] == "Succeeded"
+    assert env.http.get(url).status_code == 404
+    env.state.set_operation_seconds("vm.delete", None)
+    assert env.state.lro.seconds == {}
+
+
 def test_retry_after_can_be_turned_off(make_env, mode):
     env = make_env(mode, lro_retry_after=None)
     nic_id = create_nic(env, "n1")

@@ -7,8 +7,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from harness.loop.budgets import (MAX_INT32, allowed_disruptions, disruption_spec, expire_after,
-                                  must_allowed_disruptions, termination_grace_period)
+from harness.loop.budgets import (MAX_INT32, allowed_disruptions, budget_active, disruption_spec, expire_after,
+                                  must_allowed_disruptions, next_allowance_change, termination_grace_period,
+                                  window_edge)
 
 MIDNIGHT = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
 
@@ -55,3 +56,28 @@ def test_an_invalid_budget_fails_closed_for_every_reason():
     allowed, err = allowed_disruptions(p, MIDNIGHT, 3, "Empty")
     assert allowed == 1 and err is not None
     assert must_allowed_disruptions(p, MIDNIGHT, 3, "Empty") == 0
+
+
+@pytest.mark.parametrize("after,want", [(-1, 0), (0, 8 * 3600), (3600, 8 * 3600), (8 * 3600, 24 * 3600),
+                                        (8 * 3600 - 0.5, 8 * 3600)])
+def test_a_window_edge_is_where_is_active_turns(after, want):
+    b = {"nodes": "0", "schedule": "0 0 * * *", "duration": "8h"}
+    assert window_edge(b, MIDNIGHT + after) == MIDNIGHT + want
+    edge = MIDNIGHT + want
+    assert budget_active(b, edge) != budget_active(b, edge - 0.5)
+
+
+def test_no_window_edge_without_a_valid_schedule():
+    assert window_edge({"nodes": "0"}, MIDNIGHT) is None
+    assert window_edge({"nodes": "0", "schedule": "bad cron x y z", "duration": "1h"}, MIDNIGHT) is None
+
+
+def test_the_next_allowance_change_skips_an_edge_a_smaller_budget_hides():
+    # disruption allowed 04:00-04:10 only; a second window inside the blocked hours changes nothing
+    p = np(consolidateAfter="0s", budgets=[{"nodes": "0", "schedule": "10 4 * * *", "duration": "23h50m"},
+                                           {"nodes": "1", "schedule": "0 2 * * *", "duration": "1h"}])
+    start = MIDNIGHT + 3.5 * 3600
+    assert next_allowance_change(p, MIDNIGHT, start + 3600, 3) == MIDNIGHT + 4 * 3600
+    assert next_allowance_change(p, MIDNIGHT + 4 * 3600, start + 3600, 3) == MIDNIGHT + 4 * 3600 + 600
+    assert next_allowance_change(p, MIDNIGHT + 4 * 3600 + 600, start + 3600, 3) is None
+    assert next_allowance_change(np(consolidateAfter="0s", budgets=[{"nodes": "1"}]), MIDNIGHT, MIDNIGHT + 86400, 3) is None

@@ -60,3 +60,24 @@ def test_a_commands_nodes_terminate_together_calm_and_one_by_one_raced(embedded)
     assert set(spreads("afterDrain")) == {0}
     raced = spreads("raced")
     assert any(s > 0 for s in raced) and max(raced) <= max(TERMINATION_SPREAD)
+
+
+def test_a_vm_deletion_holds_instance_terminating_until_azure_is_done(embedded):
+    """given.loop.vmDelete: the provider's Delete waits for Azure to delete the VM, and only then is the NodeClaim
+    InstanceTerminating (out of its NodePool's budget); the VM stays in the fake until then."""
+    from harness.loop.controllers.nodetermination import INSTANCE_REQUEUE
+    from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
+
+    def deleted(vm_delete):
+        with simulation(embedded) as sim:
+            sim.cfg.vm_delete = vm_delete
+            sim.run([nodeclass(), nodepool(), pod("web")])
+            (c,) = sim.claims
+            sim.kubectl.delete("NodeClaim", c.result.name)
+            sim.converge()
+            at = {e["action"]: e["t"] for e in sim.result.timeline if e["nodeClaim"] == c.result.name}
+            return at["instance terminating"] - at["drained"], c.result.at["deleted"] - at["instance terminating"]
+    asked, gone = deleted(0.0)
+    assert gone >= INSTANCE_REQUEUE
+    held, gone_after = deleted(90.0)
+    assert 90.0 <= held - asked <= 100.0 and gone_after == gone

@@ -41,6 +41,17 @@ def test_do_not_disrupt_true_and_durations():
     assert podutil.do_not_disrupt(d, None, 10 ** 9)            # no start time: fail safe
 
 
+def test_do_not_disrupt_until_is_where_a_duration_stops_protecting():
+    d = view({"karpenter.sh/do-not-disrupt": "10m"})
+    end = podutil.do_not_disrupt_until(d, 100, True)
+    assert end == 700 and podutil.do_not_disrupt(d, 100, end - 0.5) and not podutil.do_not_disrupt(d, 100, end)
+    assert podutil.do_not_disrupt_until(d, None, True) is None           # not started: no end yet
+    assert podutil.do_not_disrupt_until(d, 100, False) is None           # a core that reads only "true"
+    for value in ("true", "forever", "-1m", "0s"):
+        assert podutil.do_not_disrupt_until(view({"karpenter.sh/do-not-disrupt": value}), 100, True) is None
+    assert podutil.do_not_disrupt_until(view(), 100, True) is None
+
+
 def test_invalid_do_not_disrupt_is_ignored_with_an_event():
     got = []
     assert not podutil.do_not_disrupt(view({"karpenter.sh/do-not-disrupt": "-5m"}), 0, 0,

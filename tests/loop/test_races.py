@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.loop import races
+from harness.loop import assumed, races
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "harness/data/scenario.schema.json").read_text())
 
@@ -39,3 +39,16 @@ def test_a_race_named_alone_is_explored_on_its_own_unless_the_scenario_sets_it()
     # nodesReady with every other race calm (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml)
     assert races.alone({}) == [{"nodesReady": "staggered"}]
     assert races.alone({"nodesReady": "spread"}) == []
+
+
+def test_an_exploration_draws_the_timings_a_scenario_leaves_out_from_their_stream():
+    loop = SCHEMA["properties"]["given"]["properties"]["loop"]["properties"]
+    assert {t.key for t in assumed.TIMINGS} <= set(loop)
+    assert all("0s" in t.explored for t in assumed.TIMINGS)                   # the default among them
+    assert races.draw_timings({}, 5, 0) == {}                             # run 0: the scenario as written
+    draws = [races.draw_timings({}, seed, 3) for seed in range(40)]
+    assert draws == [races.draw_timings({}, seed, 7) for seed in range(40)]    # replayed by the seed
+    for t in assumed.TIMINGS:
+        seen = {d[t.key] for d in draws}
+        assert seen <= set(t.explored) and len(seen) > 2
+    assert races.draw_timings({"vmDelete": "1m"}, 3, 2).keys() == {"nodeBoot"}

@@ -2,6 +2,8 @@
 the API the runner, the why view and the benches use."""
 from __future__ import annotations
 
+import pytest
+
 from harness.loop.controllers.liveness import LAUNCH_TIMEOUT
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
 
@@ -180,3 +182,98 @@ def test_next_command_raced_last_pass_within_a_commands_nominations(embedded):
     assert any("while its nominations hold" in t for t in r.trace)
     again, _, _ = _consolidated(embedded, 8, "raced")
     assert silent(again) == left
+
+
+def _with_budgets(budgets, **disruption) -> dict:
+    np = nodepool()
+    np["spec"]["disruption"] = {"consolidateAfter": "0s", "budgets": budgets, **disruption}
+    return np
+
+
+def test_an_advance_fires_a_pass_where_a_budget_window_opens(embedded):
+    """Disruption allowed from 04:00 to 04:10 only: an advance from 00:00 to 05:00 deletes the empty node at
+    04:00 (plus the command's 15 s validation), where a look at the step's end finds the window closed."""
+    with simulation(embedded) as sim:
+        t0 = sim.clock.now()
+        sim.run([nodeclass(), _with_budgets([{"nodes": "0", "schedule": "10 4 * * *", "duration": "23h50m"}]),
+                 pod("web")])
+        sim.workloads.delete("Pod", "web")
+        sim.converge()
+        assert sim.result.disruptions == []
+        sim.advance(5 * 3600)
+        (d,) = sim.result.disruptions
+        assert d["reason"] == "Empty" and d["at"] - t0 == 4 * 3600 + 16
+
+
+def test_an_advance_fires_a_pass_where_a_do_not_disrupt_duration_ends(embedded):
+    """A pod protected for 10 minutes on an oversized node; disruption blocked from 00:20: an advance to 00:30
+    replaces the node at 00:10, once the annotation ends."""
+    guarded = pod("report", cpu="1")
+    guarded["metadata"]["annotations"] = {"karpenter.sh/do-not-disrupt": "10m"}
+    with simulation(embedded) as sim:
+        big = _with_budgets([{"nodes": "0", "schedule": "20 0 * * *", "duration": "1h"}])
+        big["spec"]["template"]["spec"]["requirements"].append(
+            {"key": "karpenter.azure.com/sku-cpu", "operator": "In", "values": ["4"]})
+        sim.run([nodeclass(), big, guarded])
+        assert sim.result.disruptions == []
+        big["spec"]["template"]["spec"]["requirements"].pop()       # a smaller size is allowed again
+        sim.apply([big])
+        sim.converge()
+        assert sim.result.disruptions == []                            # the annotation still holds
+        started = sim.state.disruption.pod_started["default/report"]
+        sim.advance(30 * 60)
+        d = sim.result.disruptions[0]                  # then the replacement, empty: its pod was bare
+        # validated 15 s on, and its replacement initialized 10 s after that
+        assert d["reason"] == "Underutilized" and d["at"] == started + 10 * 60 + 26
+
+
+def test_an_advance_retries_a_pending_pod_when_its_offerings_come_back(embedded):
+    """Every offering marked unavailable: the pod waits; core's provisioner looks every 10 s for a pending pod,
+    so the offering's return (the unavailable-offerings TTL) is a timer of the advance."""
+    with simulation(embedded) as sim:
+        sim.run([nodeclass(), nodepool()])
+        for z in ("1", "2", "3", "0"):
+            for size, vcpus in (("Standard_D2s_v3", 2), ("Standard_D4s_v3", 4)):
+                sim.unavailable.mark(size, "standardDSv3Family", vcpus, f"southcentralus-{z}" if z != "0" else "0",
+                                     "on-demand", 180)
+        back = sim.unavailable.next_expiry()
+        sim.apply([pod("web")])
+        sim.converge()
+        assert not sim.result.pods["default/web"].node
+        sim.advance(3600)
+        (c,) = sim.claims
+        assert c.created_at == back and sim.result.pods["default/web"].node
+
+
+def test_an_advance_fires_where_a_spot_eviction_rule_comes_due(embedded):
+    with simulation(embedded) as sim:
+        spot = nodepool()
+        spot["spec"]["template"]["spec"]["requirements"][2]["values"] = ["spot"]
+        sim.run([nodeclass(), spot, deployment("web", replicas=1)])
+        sim.fake.add_fault({"code": "SpotEviction", "after_seconds": 600, "times": 1})
+        sim.advance(3600)
+        first = sim.claims[0]
+        assert first.result.deleted == "instance terminated"
+        assert first.result.at["deleted"] == pytest.approx(first.launched_at + 600, abs=1)
+        assert sim.result.pods[next(k for k in sim.result.pods if sim.result.pods[k].node)].node
+
+
+def test_an_advance_fires_where_the_skus_are_read_again_and_where_an_hourly_type_check_comes_due(embedded):
+    """Provider v1.6.1 reads the SKU list every 23 h and core v1.6 checks a NodeClaim's instance type from an hour
+    after its creation: a size Azure took away is gone from the instance types at the 23 h read (only because the
+    catalog changed: an unchanged one is no timer), and a node created at 22.5 h drifts at its first check,
+    23.5 h + 1 s, inside an advance to 24 h."""
+    with simulation(embedded, profile="v1.6.1") as sim:
+        t0 = sim.clock.now()
+        sim.run([nodeclass(), nodepool(), pod("first", cpu="1500m")])
+        assert sim.provider.next_sku_read() is None                   # the fake's catalog is as read
+        sim.advance(22.5 * 3600)
+        sim.apply([pod("web", cpu="1500m")])
+        sim.converge()
+        young = sim.claims[-1]
+        sim.fake.restrict_sku(young.launched.instance_type.name)
+        assert sim.provider.next_sku_read() == t0 + 23 * 3600
+        sim.advance(1.5 * 3600)
+        assert young.dis.drifted == "InstanceTypeNotFound" or young.done
+        drifted = next(d for d in sim.result.disruptions if d["nodeClaim"] == young.result.name)
+        assert drifted["reason"] == "Drifted" and drifted["at"] - young.created_at < 3600 + 60

@@ -66,6 +66,19 @@ def test_entries_expire_on_the_simulated_clock():
     assert c.snapshot() == []
 
 
+def test_next_expiry_is_the_first_entry_to_expire():
+    c = cache()
+    assert c.next_expiry() is None
+    t0 = c.clock.now()
+    c.mark("Standard_D16s_v3", "standardDSv3Family", 16, "0", "spot", 60)
+    c.mark_spot(30)
+    assert c.next_expiry() == t0 + 30
+    c.clock.advance(30)
+    assert c.next_expiry() == t0 + 60
+    c.clock.advance(30)
+    assert c.next_expiry() is None
+
+
 @pytest.mark.parametrize("code, text, zone, ct, marked, reason, kind", [
     ("OperationNotAllowed", "... approved Low Priority Cores quota ... %22LowPriorityCores%22 ...", "southcentralus-1",
      "spot", {("spot::", None)}, "SubscriptionQuotaReached", "CreateError"),

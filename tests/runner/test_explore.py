@@ -12,7 +12,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main
-from harness.loop import races
+from harness.loop import assumed, races
 from harness.runner import conformance, explore, mutation
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import verdict
@@ -87,6 +87,19 @@ def test_with_races_each_run_after_the_first_adds_the_races_the_scenario_leaves_
     assert ex.outcomes[1].scenario.given["loop"] == ex.races[1] and o.scenario.given.get("loop") is None
     assert "e.g. seed" in "\n".join(explore.render(o))
     assert explore.to_json(o)["outcomes"][0]["races"][0] == {}
+
+
+def test_with_timings_each_run_after_the_first_also_draws_the_timings_the_scenario_does_not_give(cluster):
+    """`harness run --explore`: node boot and VM deletion drawn per run from assumed.TIMINGS (their own stream), over
+    the races' draw; run 0 stays the scenario as written."""
+    sc = _load(FLAKY)
+    o = explore.run_scenario(get_engine("simulated"), sc, "upstream", cluster, explore_seeds=4, races=True, timings=True)
+    ex = o.exploration
+    assert ex.races[0] == {}
+    for k, seed in enumerate(ex.seeds[1:], 1):
+        want = {**races.draw({}, seed, k), **races.draw_timings({}, seed, k)}
+        assert ex.races[k] == want and ex.outcomes[k].scenario.given["loop"] == want
+        assert {t.key for t in assumed.TIMINGS} <= set(ex.races[k])
 
 
 def test_seeds_start_at_the_scenarios_own(explored):

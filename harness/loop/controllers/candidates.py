@@ -16,15 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.loop import disruptionwhy, podutil, reasonwords
-from harness.loop.budgets import disruption_spec, expire_after, must_allowed_disruptions, termination_grace_period
+from harness.loop.budgets import (DISRUPTION_REASONS, disruption_spec, expire_after, must_allowed_disruptions,
+                                  termination_grace_period)
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.pdb import Limits
 from harness.loop.pods import PodView
 from harness.loop.reasonwords import sentence
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL
-
-# core v1.0.6 pkg/apis/v1/nodepool.go WellKnownDisruptionReasons (the same three at v1.14.0)
-DISRUPTION_REASONS = ("Underutilized", "Empty", "Drifted")
 
 ZONE = "topology.kubernetes.io/zone"
 GRACEFUL, EVENTUAL = "graceful", "eventual"        # types.go disruption classes

@@ -18,7 +18,7 @@ since they last found nothing to do, and look again at least every 5 minutes
 from __future__ import annotations
 
 from harness.loop import disruptionwhy, podutil
-from harness.loop.budgets import budget_active, disruption_spec
+from harness.loop.budgets import budget_active, disruption_spec, next_allowance_change
 from harness.loop.controllers.candidates import Cluster
 from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
                                                     Proposal, SingleNode)
@@ -165,6 +165,37 @@ class DisruptionController:
 
     def next_deadline(self) -> float | None:
         return self.pending[2] if self.pending is not None else None
+
+    def next_clock_change(self, end: float) -> float | None:
+        """The first instant before `end` at which a fact a pass reads changes with the clock alone: a NodePool's
+        budget allowance at a schedule window's edge (budgets.next_allowance_change), or the duration-valued
+        do-not-disrupt annotation of a pod on a live node ending (podutil.do_not_disrupt_until). Both are in the
+        pass's fingerprint; a step's `advance` fires a pass at it (Simulation._timer_before), which stands for
+        core's next poll, within 10 s of it."""
+        s = self.state
+        now = s.clock.now()
+        live: dict[str, int] = {}           # NodePool -> its initialized nodes the budget counts
+        nodes = set()
+        for c in s.claims:
+            if not c.done and c.launched is not None:
+                if c.node_name:
+                    nodes.add(c.node_name)
+                if c.initialized and not c.dis.instance_terminating and c.template is not None:
+                    live[c.template.name] = live.get(c.template.name, 0) + 1
+        times = []
+        for np in s.cluster.list("NodePool"):
+            name = np["metadata"]["name"]
+            if name in live and (at := next_allowance_change(np, now, end, live[name])) is not None:
+                times.append(at)
+        durations = s.core.do_not_disrupt_durations
+        for k, pv in s.pod_views.items():
+            pr = s.result.pods.get(k)
+            if pr is None or pr.node not in nodes or podutil.DO_NOT_DISRUPT not in (pv.obj["metadata"].get("annotations") or {}):
+                continue
+            at = podutil.do_not_disrupt_until(pv, s.disruption.pod_started.get(k), durations)
+            if at is not None and now < at < end:
+                times.append(at)
+        return min(times, default=None)
 
     def _validated(self, proposal: Proposal, valid: Proposal | None, why: str | None) -> None:
         """The decision record: the command after its validation delay, kept (perhaps with fewer candidates)

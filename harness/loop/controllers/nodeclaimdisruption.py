@@ -47,6 +47,8 @@ class NodeClaimDisruption:
         self._hash_memo: dict[tuple[str, str], str] = {}
         # claim -> (check period, the instance type was gone): one instanceTypeNotFound check per period
         self._type_checks: dict[str, tuple[int, bool]] = {}
+        # next_type_check's verdicts: claim -> ((SKU list read, NodePool, cluster, AKSNodeClass), instance type gone)
+        self._gone_memo: dict[str, tuple[tuple, bool]] = {}
 
     def observe(self) -> None:
         """Every iteration: the provider's launch facts and the Initialized transition time, which
@@ -197,6 +199,37 @@ class NodeClaimDisruption:
         if last is None or last[0] != period:
             last = self._type_checks[c.result.name] = (period, self._instance_type_gone(c, np))
         return last[1]
+
+    def next_type_check(self, nodepool_list: list[dict]) -> float | None:
+        """When the next instanceTypeNotFound check (`afterOneHour`: _type_check_period) finds gone the instance
+        type of a live NodeClaim whose last check did not: the clock alone drifts it then. None under the other
+        modes (every drift check looks at once) and when no live NodeClaim's instance type is gone."""
+        s = self.state
+        if s.core.instance_type_drift != "afterOneHour":
+            return None
+        nodepools = {np["metadata"]["name"]: np for np in nodepool_list}
+        now, out = s.clock.now(), []
+        for c in s.claims:
+            np = nodepools.get(c.template.name) if c.template is not None else None
+            if c.done or c.refused or c.launched is None or c.dis.deleting_since is not None or np is None \
+                    or c.dis.drifted is not None:
+                continue
+            period, last = self._type_check_period(c, now), self._type_checks.get(c.result.name)
+            if period is not None and (last is None or last[0] != period):
+                continue                  # a check is due now: the next pass makes it
+            ref = ((((np.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name", "")
+            nodeclass = s.cluster.get("AKSNodeClass", ref, shared=True) if ref else None
+            key = (s.provider.sku_seq, np["metadata"].get("resourceVersion"), s.cfg.cluster,
+                   (nodeclass or {}).get("metadata", {}).get("resourceVersion"))
+            memo = self._gone_memo.get(c.result.name)
+            if memo is None or memo[0] != key:
+                memo = self._gone_memo[c.result.name] = (key, self._instance_type_gone(c, np))
+            if not memo[1]:
+                continue
+            # the first instant of the next period (a check is due once the age is past the hour)
+            out.append(c.created_at + INSTANCE_TYPE_CHECK_AFTER + (0 if period is None else period + 1)
+                       * INSTANCE_TYPE_CHECK_EVERY + 1)
+        return min(out, default=None)
 
     def _instance_type_gone(self, c: Claim, np: dict) -> bool:
         """drift.go instanceTypeNotFound: the instance type is not listed, or no offering (available

@@ -45,6 +45,8 @@ class NodeTermination:
         self.state = state
         self.termination = termination
         self._instance_at: dict[str, float] = {}   # claim -> when instance deletion was requested
+        # given.loop.vmDelete: claim -> when the provider's Delete began, while Azure deletes the VM (_terminate_instance)
+        self._deleting_since: dict[str, float] = {}
         # nextCommand raced: claim -> when its instance deletion is asked for (TERMINATION_SPREAD, drawn from
         # LoopState.termination_spread_rng: its own stream, so no other stream's draws move)
         self._spread_until: dict[str, float] = {}
@@ -135,6 +137,8 @@ class NodeTermination:
                         and (at := podutil.stuck_at(s.pod_views[k])) is not None and at >= now and self._drainable(k)]
             if c.result.name in self._instance_at:
                 out.append(self._instance_at[c.result.name] + INSTANCE_REQUEUE)
+            if c.result.name in self._deleting_since:
+                out.append(self._deleting_since[c.result.name] + s.cfg.vm_delete)
             held = self._spread_until.get(c.result.name)
             if held is not None and held > now:
                 out.append(held)
@@ -403,6 +407,8 @@ class NodeTermination:
         now = s.clock.now()
         at = self._instance_at.get(c.result.name)
         if at is None:
+            if self._vm_deleting(c, now):
+                return self._deleting_since[c.result.name] == now       # the Delete began: a change
             if c.launched is not None:
                 s.provider.delete(c.launched.vm_name)
             c.dis.instance_terminating = True
@@ -424,6 +430,24 @@ class NodeTermination:
             self._collect_dependents(node)
         self._timeline(c, "terminated", c.dis.deleted_by or "")
         return True
+
+    def _vm_deleting(self, c: Claim, now: float) -> bool:
+        """`given.loop.vmDelete`: whether Azure is still deleting the VM. The provider's Delete waits for the VM's
+        deletion (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instance/vminstance.go
+        deleteVirtualMachine: BeginDelete, then PollUntilDone), and core marks the NodeClaim InstanceTerminating -
+        which frees its NodePool's disruption budget - only once Delete returned (sigs.k8s.io/karpenter v1.14.0
+        pkg/controllers/node/termination/controller.go awaitInstanceTermination). The VM stays in the fake until
+        then; 0 (the default) deletes it at once."""
+        if self.state.cfg.vm_delete <= 0 or c.launched is None:
+            return False
+        name = c.result.name
+        if name not in self._deleting_since:
+            self._deleting_since[name] = now
+            self.state.trace(f"Azure deletes VM {c.launched.vm_name} for {self.state.cfg.vm_delete:g}s (given.loop.vmDelete)")
+        if now < self._deleting_since[name] + self.state.cfg.vm_delete:
+            return True
+        del self._deleting_since[name]
+        return False
 
     def _collect_dependents(self, node: str) -> None:
         """Once the Node is gone (its termination finalizer removed), kube-controller-manager's garbage

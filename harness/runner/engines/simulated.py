@@ -6,6 +6,7 @@ import contextlib
 import functools
 
 from harness.backends.base import APIRejected, Cluster
+from harness.loop.assumed import TIMING_KEYS
 from harness.loop.clock import SimClock, start_of
 from harness.loop.controllers.kubectl import KubectlError
 from harness.loop.result import RunResult
@@ -131,6 +132,8 @@ class SimulatedRun:
             pricing=str(scenario.given.get("pricing", "retail")),
             horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
             node_boot=scenario_duration(loop_cfg["nodeBoot"]) if "nodeBoot" in loop_cfg else 0.0,
+            vm_delete=scenario_duration(loop_cfg["vmDelete"]) if "vmDelete" in loop_cfg else 0.0,
+            timings_given=frozenset(k for k in TIMING_KEYS if k in loop_cfg),
         )
         if hasattr(cluster, "configure"):          # the embedded API server emulates the scenario's version
             cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)

@@ -473,6 +473,10 @@ class RealRun:
             departed = previous_uids(cluster)
             self.fake = fake = fake_azure(scenario, FakeAzureClock(EPOCH))
             fake.set_lro("immediate", retry_after_ms=LRO_POLL_MS)
+            vm_delete = (scenario.given.get("loop") or {}).get("vmDelete")
+            if vm_delete is not None and scenario_duration(vm_delete) > 0:
+                # Azure deleting a VM (given.loop.vmDelete): the provider's Delete polls the operation until then
+                fake.set_operation_seconds("vm.delete", scenario_duration(vm_delete))
             self.cfg = cfg = cluster_settings(scenario)
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
@@ -719,6 +723,10 @@ class RealRun:
                  for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, CLOCK.now())]
         if self.jobs:
             held += jobruns.unfinished(self.reads.list("Job"), self.observer.pod_objects)
+        if (self.scenario.given.get("loop") or {}).get("vmDelete") is not None:
+            # Azure is still deleting a VM (given.loop.vmDelete): the provider's Delete waits on it, and so does core
+            held += [f"Azure deleting VM {op['target'].rsplit('/', 1)[-1]} for {op['due'] - self.fake.clock.time():.1f}s "
+                     "more (given.loop.vmDelete)" for op in self.fake.running_operations("vm.delete")]
         if self.drain.refused:
             held += self.drain.due(self.observer.pod_objects, self.cluster.list("PodDisruptionBudget"))
         if not self.evicted:
@@ -936,10 +944,10 @@ class RealRun:
             # one command for six empty nodes became several), where a wait lets each close in its turn
             self._pass_before_jump()
             target = CLOCK.now() + max(end - time.monotonic(), 0.0)
-            # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due,
-            # and settles there, as the simulation's advance fires its timers in turn (jobruns.py)
-            while self.jobs and (t := jobruns.next_timer(self.reads.list("Job"), self.reads.list("CronJob"),
-                                                          self.observer.pod_objects, CLOCK.now(), target)):
+            # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due, a
+            # budget window's edge changes an allowance or a do-not-disrupt duration ends, and settles there, as
+            # the simulation's advance fires its timers in turn (jobruns.py, windows.py clock_stops)
+            while (t := self._next_stop(target)) is not None:
                 self._move_clock(t - CLOCK.now())
                 self._settle_once()
             self._move_clock(max(target - CLOCK.now(), 0.0))
@@ -955,6 +963,16 @@ class RealRun:
             tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
             self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
         self._arm_window(end)
+
+    def _next_stop(self, target: float) -> float | None:
+        """The first instant before `target` (the run's clock) an advance's jump stops at (step_advance)."""
+        now = CLOCK.now()
+        live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
+        times = [windows.clock_stops(live, self.reads.list("NodePool"), self.observer.pod_objects, now, target)]
+        if self.jobs:
+            times.append(jobruns.next_timer(self.reads.list("Job"), self.reads.list("CronJob"),
+                                            self.observer.pod_objects, now, target))
+        return min((t for t in times if t), default=None)
 
     def _pass_before_jump(self) -> None:
         """Ask a fast build for a disruption pass and wait (up to PASS_WAIT_SECONDS) until it ended, before the

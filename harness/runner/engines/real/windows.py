@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.loop.budgets import next_allowance_change
 from harness.loop.clock import parse_rfc3339
 from harness.model import podtermination
 from harness.model.durations import scenario_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"      # core v1.14.0 pkg/apis/v1/labels.go DoNotDisruptAnnotationKey
 TERMINATION_AT = "karpenter.sh/nodeclaim-termination-timestamp"   # ... NodeClaimTerminationTimestampAnnotationKey
+# an advance's jump stops this long past a clock_stops instant: the controller reads the clock file every 10 ms, and a
+# pass that read it a moment before the edge would judge the window as it was (harness assumption: 1 s covers that
+# read on a loaded machine, as jobruns.py SCHEDULE_SLACK)
+STOP_SLACK = 1.0
 
 
 @dataclass(frozen=True)
@@ -119,14 +124,51 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
         stop = podtermination.stops_at(pod)
         if node and stop is not None and podtermination.prestop_sleep(pod.get("spec") or {}):
             out.append(Window(stop, f"pod {pod['metadata']['name']}'s preStop sleep"))
+    out += _do_not_disrupt_ends(nodes, pods)
+    return sorted(out, key=lambda w: w.at)
+
+
+def _do_not_disrupt_ends(nodes, pods: list[dict]) -> list[Window]:
+    """When each pod on a NodeClaim's Node stops being protected by a duration-valued do-not-disrupt
+    annotation: its status.startTime + the duration (core v1.14.0 pkg/utils/pod/scheduling.go
+    IsDoNotDisruptActive)."""
+    out = []
+    for pod in pods:
         value = ((pod["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT))
         started = _time((pod.get("status") or {}).get("startTime"))
-        if value in (None, "true") or started is None or node not in nodes:
+        if value in (None, "true") or started is None or (pod.get("spec") or {}).get("nodeName") not in nodes:
             continue
         grace = _duration(value)
         if grace is not None:
             out.append(Window(started + grace, f"pod {pod['metadata']['name']}'s do-not-disrupt: {value}"))
-    return sorted(out, key=lambda w: w.at)
+    return out
+
+
+def clock_stops(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict], after: float,
+                until: float) -> float | None:
+    """The first instant in (after, until) at which a disruption pass reads something new from the clock alone, where
+    an `advance` that moves the run's clock stops and settles, as the simulation's advance does
+    (harness/loop/simulation.py _timer_before): a NodePool's budget allowance changing at a schedule window's
+    edge (harness/loop/budgets.py next_allowance_change, over its initialized NodeClaims not InstanceTerminating:
+    core v1.14.0 pkg/controllers/disruption/helpers.go BuildDisruptionBudgetMapping), or a pod's duration-valued
+    do-not-disrupt ending. STOP_SLACK past it, so the controller reads a clock past the edge."""
+    counted: dict[str, int] = {}
+    nodes = set()
+    for nc in nodeclaims:
+        status = nc.get("status") or {}
+        if status.get("nodeName"):
+            nodes.add(status["nodeName"])
+        if _condition(nc, "Initialized").get("status") == "True" and \
+                _condition(nc, "InstanceTerminating").get("status") != "True":
+            pool = (nc["metadata"].get("labels") or {}).get("karpenter.sh/nodepool")
+            counted[pool] = counted.get(pool, 0) + 1
+    times = [w.at for w in _do_not_disrupt_ends(nodes, pods)]
+    for np in nodepools:
+        name = np["metadata"]["name"]
+        if name in counted and (at := next_allowance_change(np, after, until, counted[name])) is not None:
+            times.append(at)
+    first = min((t for t in times if after < t < until), default=None)
+    return None if first is None else min(first + STOP_SLACK, until)
 
 
 def next_after(all_windows: list[Window], instant: float) -> Window | None:
