@@ -15,7 +15,8 @@ from harness.backends.kinds import API_VERSIONS
 from harness.model.apistatus import APIRejected
 from harness.model.data import load_yaml
 from harness.model.poddefaults import admit_pod
-from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS
+from harness.runner.statefulsetspec import UPDATE_FORBIDDEN, update_forbidden
+from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS, workload_of
 from harness.runner.verdictkey import Judge
 
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
@@ -393,6 +394,11 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                 errors.append(SourceError(m.file, m.line, f"Pod {k[2]!r} is already applied ({prev.file}:{prev.line}) "
                                                           f"and its spec cannot change: {POD_UPDATE_FORBIDDEN}"))
                 continue
+            if prev is not None and k[0] == "StatefulSet" and update_forbidden(prev.obj, m.obj):
+                errors.append(SourceError(m.file, m.line, f"StatefulSet {k[2]!r} is already applied ({prev.file}:"
+                                                          f"{prev.line}) and the API server refuses the update: "
+                                                          f"{UPDATE_FORBIDDEN}"))
+                continue
             live[k] = m
 
     def delete(i: int, step: dict, later: list[dict]) -> None:
@@ -440,14 +446,13 @@ RUN_DECIDES_KINDS = frozenset({"Node", "NodeClaim"})
 
 
 def _verb_errors(doc, i: int, action: str, entries, live: dict, later: list[dict]) -> list:
-    """`scale` and `restart` name a Deployment applied by then; `label` and `annotate` of a Deployment,
+    """`scale` and `restart` name a Deployment or StatefulSet applied by then; `label` and `annotate` of a Deployment,
     NodePool or AKSNodeClass too (a Pod, Node or NodeClaim may be one the run makes: the run decides)."""
     out = []
     for j, e in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(e, dict):
             continue
-        kind = "Deployment" if action in DEPLOYMENT_VERBS else e.get("kind")
-        name = e.get("deployment") if action in DEPLOYMENT_VERBS else e.get("name")
+        kind, name = workload_of(e) if action in DEPLOYMENT_VERBS else (e.get("kind"), e.get("name"))
         if kind in ("Pod",) or kind in RUN_DECIDES_KINDS:
             continue
         if (kind, e.get("namespace") or "default", name) not in live:
@@ -480,8 +485,13 @@ def _evict_errors(doc, i: int, ev, live: dict, later: list[dict]) -> list:
     if len([k for k in ("node", "pod") if k in ev]) != 1:
         return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
                                                  "or by `pod` (the node the pod is bound to)")]
-    owners = ("Pod", "Deployment", "DaemonSet")
-    if "pod" in ev and not any(k[0] in owners and k[2] == ev["pod"] for k in live):
-        return [doc.error(("steps", i, "evict", "pod"), f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at "
-                                                        f"this step{_applied_later(later, 'evict', owners, ev['pod'])}")]
+    owners = ("Pod", "Deployment", "StatefulSet", "DaemonSet")
+
+    def names(k: tuple) -> bool:      # a StatefulSet's pods are `<set>-<ordinal>`
+        return k[2] == ev["pod"] or (k[0] == "StatefulSet" and
+                                     re.fullmatch(rf"{re.escape(str(k[2]))}-[0-9]+", str(ev["pod"])) is not None)
+    if "pod" in ev and not any(k[0] in owners and names(k) for k in live):
+        return [doc.error(("steps", i, "evict", "pod"), f"no Pod, Deployment, StatefulSet or DaemonSet {ev['pod']!r} is "
+                                                        f"applied at this step"
+                                                        f"{_applied_later(later, 'evict', owners, ev['pod'])}")]
     return []

@@ -48,7 +48,7 @@ from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAS
                                                 Settler, drain_waits, nomination_ends, pass_counts,
                                                 provisioning_rounds)
 from harness.runner.expect import Mismatch
-from harness.runner.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict
+from harness.runner.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict, workload_of
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
@@ -1049,11 +1049,11 @@ class RealRun:
 
     def step_scale(self, entries: list[dict]) -> None:
         for e in entries:
-            verbs.scale(self.cluster, e["deployment"], e.get("namespace"), e["replicas"])
+            verbs.scale(self.cluster, *workload_of(e), e.get("namespace"), e["replicas"])
 
     def step_restart(self, entries: list[dict]) -> None:
         for e in entries:
-            verbs.restart(self.cluster, e["deployment"], e.get("namespace"), time.time())
+            verbs.restart(self.cluster, *workload_of(e), e.get("namespace"), time.time())
 
     def step_delete(self, refs: list[dict]) -> None:
         for d in refs:
