@@ -414,6 +414,8 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                                         f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
             elif k not in live and kind in RUN_DECIDES_KINDS:
                 pass            # a given.existingNodes entry's, or one Karpenter launches: the run decides
+            elif k not in live and kind == "Pod" and any(_ordinal_of(o, k[1], k[2]) for o in live):
+                pass            # a StatefulSet's pod `<set>-<ordinal>`: whether it exists then, the run decides
             elif k not in live:
                 errors.append(doc.error(("steps", i, "delete", j), f"no {kind} {d.get('name')!r} is applied at this "
                                         f"step, so none can be deleted{_applied_later(later, 'delete', (kind,), k[2])}"))
@@ -477,6 +479,13 @@ def _applied_later(later: list[dict], action: str, kinds: tuple[str, ...], name:
     return ""
 
 
+def _ordinal_of(owner: tuple, namespace: str, pod: str) -> bool:
+    """Whether `pod` of `namespace` is named as a pod of the live object `owner` (kind, namespace, name) would be,
+    when that is a StatefulSet: `<set>-<ordinal>`."""
+    return owner[0] == "StatefulSet" and owner[1] == namespace and \
+        re.fullmatch(rf"{re.escape(str(owner[2]))}-[0-9]+", str(pod)) is not None
+
+
 def _evict_errors(doc, i: int, ev, live: dict, later: list[dict]) -> list:
     """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
     bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
@@ -486,11 +495,7 @@ def _evict_errors(doc, i: int, ev, live: dict, later: list[dict]) -> list:
         return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
                                                  "or by `pod` (the node the pod is bound to)")]
     owners = ("Pod", "Deployment", "StatefulSet", "DaemonSet")
-
-    def names(k: tuple) -> bool:      # a StatefulSet's pods are `<set>-<ordinal>`
-        return k[2] == ev["pod"] or (k[0] == "StatefulSet" and
-                                     re.fullmatch(rf"{re.escape(str(k[2]))}-[0-9]+", str(ev["pod"])) is not None)
-    if "pod" in ev and not any(k[0] in owners and names(k) for k in live):
+    if "pod" in ev and not any(k[0] in owners and (k[2] == ev["pod"] or _ordinal_of(k, k[1], ev["pod"])) for k in live):
         return [doc.error(("steps", i, "evict", "pod"), f"no Pod, Deployment, StatefulSet or DaemonSet {ev['pod']!r} is "
                                                         f"applied at this step"
                                                         f"{_applied_later(later, 'evict', owners, ev['pod'])}")]

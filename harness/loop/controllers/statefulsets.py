@@ -210,6 +210,18 @@ class StatefulSets:
         self._store(st)
         self._sync(st)
 
+    def _store(self, st: SetRun) -> None:
+        """The set's new spec and metadata, written to the API server."""
+        s = self.state
+        stored = s.cluster.get("StatefulSet", st.name, st.namespace)
+        if stored is None:
+            return
+        stored["spec"] = copy.deepcopy(st.spec)
+        for k in ("labels", "annotations"):
+            if k in st.obj["metadata"]:
+                stored["metadata"][k] = st.obj["metadata"][k]
+        s.cluster.update(stored, ADMIN)
+
     def delete(self, namespace: str, name: str) -> None:
         """`kubectl delete statefulset NAME` (background propagation): the set goes, the garbage collector
         deletes its pods and the claims it owns (whenDeleted: Delete); a claim it does not own stays."""
@@ -337,7 +349,9 @@ class StatefulSets:
         for ordinal in reversed(ordinals):
             if ordinal - st.start < partition:
                 break
-            key = by_ordinal[ordinal]
+            key = by_ordinal.get(ordinal)
+            if key is None:                    # made in this sync (Parallel): not available yet
+                return progress
             if self._revision(st, key) != st.update and not self._terminating(key):
                 self._delete_pod(st, key, f"StatefulSet {st.name} rolled to revision {st.update}")
                 return True

@@ -98,7 +98,8 @@ EVICTED_TIMEOUT = 300.0
 # and what the controller does with its answer
 RETRY_SLACK = 1.0
 # what the polls read, from a list-and-watch mirror rather than lists (harness/backends/watchcache.py)
-WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "Event", "PersistentVolume", "PersistentVolumeClaim")
+WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "StatefulSet", "Event", "PersistentVolume",
+           "PersistentVolumeClaim")
 JOB_KINDS = ("Job", "CronJob")
 
 
@@ -131,7 +132,7 @@ class RealEngine:
     @property
     def cluster_options(self) -> dict:
         """The cluster the controller needs: kube-scheduler binds pods (with the timing's settings,
-        controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
+        controller.scheduler_settings), kube-controller-manager runs Deployments/StatefulSets/DaemonSets and the node
         lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), with the timing's
         flags (controller.kcm_settings) and its build when the timing has one (controller.timed_kcm: the
         pinned binary until `python -m harness.backends build` has built it), the timing's kube-apiserver
@@ -399,7 +400,7 @@ class RealEngine:
 # What an earlier scenario on the same cluster left that its events may still name: kube-controller-manager
 # and kube-scheduler record events asynchronously (client-go tools/record broadcaster), so an event about
 # the previous scenario's Node, Deployment or pod can be written after the reset cleared the events.
-EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "DaemonSet",
+EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "StatefulSet", "DaemonSet",
                   "PersistentVolumeClaim", "PersistentVolume")
 
 
