@@ -34,7 +34,7 @@ def live(sim, owner="web") -> dict[str, object]:
 def created(sim, owner="web") -> list[str]:
     """The set's SuccessfulCreate pod events, in order."""
     return [e["message"].split()[2] for e in sim.result.events
-            if e["kind"] == "StatefulSet" and e["name"] == owner and e["message"].startswith("create Pod")]
+            if e["kind"] == "StatefulSet" and e["name"] == owner and e["message"].startswith("Create Pod")]
 
 
 @pytest.mark.parametrize("name, want", [("web-0", ("web", 0)), ("my-db-12", ("my-db", 12)), ("web", ("", -1)),

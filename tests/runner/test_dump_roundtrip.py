@@ -385,4 +385,4 @@ def test_a_statefulset_keeps_its_pods_claims_and_volumes(tmp_path, capsys):
                                                "nodes": [{"pod": "web-1", "zone": "eastus-2"}]}}]))
     assert outcome.passed, [m.render() for m in outcome.mismatches]
     assert [e["message"] for e in outcome.result.events if e["kind"] == "StatefulSet"] == \
-        ["create Pod web-1 in StatefulSet web successful"]
+        ["Create Pod web-1 in StatefulSet web successful"]

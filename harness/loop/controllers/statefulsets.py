@@ -1,17 +1,13 @@
 """StatefulSets: kube-controller-manager's StatefulSet controller (k8s.io/kubernetes v1.36.3
-pkg/controller/statefulset), one sync per set each loop iteration.
+pkg/controller/statefulset stateful_set_control.go updateStatefulSet), one sync per set each loop iteration.
 
-A set's pods are `<set>-<ordinal>`, each with the claims of its volumeClaimTemplates, `<claim>-<set>-<ordinal>`
-(stateful_set_utils.go getPodName, getPersistentVolumeClaimName), made before the pod and kept after it, so a pod
-made again - after an eviction, a drain, its node's deletion - mounts the same claim, bound to the same volume,
-whose node affinity pins it to the volume's zone. updateStatefulSet: OrderedReady makes one pod per sync and none
-while a lower ordinal is not Running and Ready (and available, minReadySeconds), and removes the highest ordinal
-first, one at a time; Parallel makes and removes them all at once. RollingUpdate replaces the highest ordinal not
-at the update revision down to its partition, one at a time (maxUnavailable is beta and off by default at
-v1.36.3: the API server drops it); OnDelete makes a deleted pod at the new revision. The claims' retention
-(persistentVolumeClaimRetentionPolicy) is their owner references: a claim the set owns goes with the set, one a
-scaled-down pod owns goes with that pod (the garbage collector). Why it is built this way:
-docs/architecture/loop.md.
+A set's pods are `<set>-<ordinal>`, each with its claims `<claim>-<set>-<ordinal>` from volumeClaimTemplates
+(stateful_set_utils.go getPodName, getPersistentVolumeClaimName), made before the pod and kept after it: a pod
+made again mounts the same claim, whose volume's node affinity pins it to its zone. OrderedReady makes an
+ordinal once the lower ones are Running, Ready and available, and removes the highest first, one at a time;
+Parallel does both at once. RollingUpdate replaces from the highest ordinal down to its partition, one at a
+time; OnDelete when a pod is deleted. persistentVolumeClaimRetentionPolicy is the claims' owner references,
+which the garbage collector follows. Why it is built this way: docs/architecture/loop.md.
 """
 from __future__ import annotations
 
@@ -253,11 +249,6 @@ class StatefulSets:
                     times.append(at)
         return min(times, default=None)
 
-    def selector_of(self, namespace: str, name: str) -> dict | None:
-        """The set's selector (kube-scheduler's DefaultSelector for its pods' system default spread)."""
-        st = self.sets.get((namespace, name))
-        return (st.spec.get("selector") or None) if st is not None else None
-
     # -- one sync (stateful_set_control.go updateStatefulSet) ----------------------------------------------
     def _live(self, st: SetRun) -> list[str]:
         """The set's pods that exist (terminating ones included), as the controller lists them."""
@@ -392,7 +383,7 @@ class StatefulSets:
             error = self._create_claim(st, name, claim)
             if error is not None:
                 s.record_event("StatefulSet", st.name, "FailedCreate",
-                               f"create Pod {name} in StatefulSet {st.name} failed error: {error}", st.namespace)
+                               f"Create Pod {name} in StatefulSet {st.name} failed error: {error}", st.namespace)
                 return False
         meta = copy.deepcopy(tmpl.get("metadata") or {})
         meta.pop("name", None)
@@ -416,11 +407,11 @@ class StatefulSets:
         except APIRejected as e:       # admission refused it; the controller retries at its next sync
             s.refused_pod(pod, "StatefulSet", st.name, e)
             s.record_event("StatefulSet", st.name, "FailedCreate",
-                           f"create Pod {name} in StatefulSet {st.name} failed error: {e.message}", st.namespace)
+                           f"Create Pod {name} in StatefulSet {st.name} failed error: {e.message}", st.namespace)
             return False
         st.adopted.pop(key, None)
         s.record_event("StatefulSet", st.name, "SuccessfulCreate",
-                       f"create Pod {name} in StatefulSet {st.name} successful", st.namespace)
+                       f"Create Pod {name} in StatefulSet {st.name} successful", st.namespace)
         s.trace(f"StatefulSet {st.name} created pod {key} (revision {revision})")
         self._claims_for_retention(st, ordinal, key)
         return True
@@ -429,7 +420,7 @@ class StatefulSets:
         s = self.state
         name = s.pod_views[key].name
         s.record_event("StatefulSet", st.name, "SuccessfulDelete",
-                       f"delete Pod {name} in StatefulSet {st.name} successful", st.namespace)
+                       f"Delete Pod {name} in StatefulSet {st.name} successful", st.namespace)
         s.terminate_pod(key, why)
 
     # -- claims ---------------------------------------------------------------------------------------------
@@ -464,12 +455,12 @@ class StatefulSets:
             stored = s.cluster.create(claim, ADMIN)
         except APIRejected as e:
             s.record_event("StatefulSet", st.name, "FailedCreate",
-                           f"create Claim {name} for Pod {pod_name} in StatefulSet {st.name} failed error: "
+                           f"Create Claim {name} for Pod {pod_name} in StatefulSet {st.name} failed error: "
                            f"{e.message}", ns)
             return f"failed to create PVC {name}: {e.message}"
         s.volumes.add(copy.deepcopy(stored))
         s.record_event("StatefulSet", st.name, "SuccessfulCreate",
-                       f"create Claim {name} Pod {pod_name} in StatefulSet {st.name} success", ns)
+                       f"Create Claim {name} Pod {pod_name} in StatefulSet {st.name} success", ns)
         s.trace(f"StatefulSet {st.name} created PersistentVolumeClaim {ns}/{name}")
         return None
 
