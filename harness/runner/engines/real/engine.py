@@ -38,7 +38,7 @@ from harness.model.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, scale, settings,
-                                        statefulsets, verbs, windows)
+                                        verbs, windows)
 from harness.runner.engines.real.drain import Drain
 from harness.runner.engines.real.kubelet import Kubelets
 from harness.runner.engines.real.observe import Observer, nodepool_decided
@@ -461,7 +461,6 @@ class RealRun:
         self.unjudged: str | None = None           # the last settle was stopped at that window unsettled (Run.unjudged)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
         self.volume_claims = any(csi.makes_claims(o) for o in scenario_objects(scenario))
-        self.resynced: set[str] = set()        # the StatefulSet pods statefulsets.resync answered
         try:
             departed = previous_uids(cluster)
             self.fake = fake = fake_azure(scenario, FakeAzureClock(EPOCH))
@@ -690,7 +689,6 @@ class RealRun:
             self.kubelets.finish_jobs(self.observer.pod_objects, self.reads.list("Job"))
         if self.volume_claims:
             csi.provision(self.cluster, self.observer.namespaces, self.provisioners)
-            statefulsets.resync(self.cluster, self.observer.missing_claims, self.resynced)
         if self.drain.pods:
             self.drain.retry(self.cluster, self.observer.pod_objects)
 

@@ -29,7 +29,7 @@ from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, N
 from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.poddefaults import POD_TEMPLATE_HASH
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
-from harness.runner.engines.real import disruptions, statefulsets
+from harness.runner.engines.real import disruptions
 from harness.runner.engines.real.jobruns import cronjob_of
 from harness.runner.engines.real.runclock import CLOCK
 from harness.runner.engines.real.settle import Disruption
@@ -168,7 +168,6 @@ class Observer:
         self.jobs = False                          # a Job or CronJob was applied (their pods' owners are read)
         self.deployment_objects: list[dict] = []   # ... their Deployments as the last poll listed them
         self.statefulset_objects: list[dict] = []  # ... and StatefulSets
-        self.missing_claims: list[tuple[dict, dict, str]] = []   # their pending pods' missing claims (statefulsets.py)
         self.claim_namespaces: set[str] = set()    # namespaces a PersistentVolumeClaim was applied in
         self.unbound_claims: list[str] = []        # claim_unbound of their claims, as the last poll saw them
         self.watch = disruptions.DisruptionWatch()
@@ -243,8 +242,6 @@ class Observer:
         self.nodepool_objects = self.cluster.list("NodePool")
         self.deployment_objects = [d for ns in sorted(self.deployments) for d in self.cluster.list("Deployment", ns)]
         self.statefulset_objects = [d for ns in sorted(self.statefulsets) for d in self.cluster.list("StatefulSet", ns)]
-        self.missing_claims = statefulsets.missing_claims(self.cluster, self.statefulset_objects, self.pod_objects) \
-            if self.statefulset_objects else []
         if self.claim_namespaces:
             volumes = {v["metadata"]["name"]: v for v in self.cluster.list("PersistentVolume")}
             self.unbound_claims = [why for ns in sorted(self.claim_namespaces)
@@ -327,9 +324,7 @@ class Observer:
         """The applied Deployments and StatefulSets kube-controller-manager has not caught up with
         (deployment_behind, statefulset_behind)."""
         return [why for d in self.deployment_objects if (why := deployment_behind(d)) is not None] + \
-            [why for d in self.statefulset_objects if (why := statefulset_behind(d)) is not None] + \
-            [f"StatefulSet/{st['metadata']['name']} (pod {pod['metadata']['name']} waits for its claim {claim})"
-             for st, pod, claim in self.missing_claims]
+            [why for d in self.statefulset_objects if (why := statefulset_behind(d)) is not None]
 
     def _awaiting_relaunch(self) -> list[str]:
         """NodeClaims a launch failure deleted while pods are pending, until a NodeClaim created since
