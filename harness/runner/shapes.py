@@ -488,7 +488,7 @@ def _ordinal_of(owner: tuple, namespace: str, pod: str) -> bool:
 
 def _evict_errors(doc, i: int, ev, live: dict, later: list[dict]) -> list:
     """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
-    bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
+    bound to), one of them; a pod must be applied (a Pod, or a Deployment's, StatefulSet's or DaemonSet's) by then."""
     if not isinstance(ev, dict):
         return []
     if len([k for k in ("node", "pod") if k in ev]) != 1:
