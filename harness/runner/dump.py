@@ -9,7 +9,7 @@ NodePool events. Node labels give the region, node resource group and kubelet ve
 AKSNodeClasses are the release's default, with a notice; what cannot be kept is named per object.
 Server-set fields are stripped; pods a Deployment, StatefulSet, DaemonSet or Job of the dump owns are left to it (a
 Job's or StatefulSet's running pod is seeded on its node, owned by it, and a StatefulSet's claims and volumes are kept
-as they are bound); a Job keeps status.succeeded/startTime and a CronJob status.lastScheduleTime, which their
+as they are bound, a volume naming its claim without the claim's uid); a Job keeps status.succeeded/startTime and a CronJob status.lastScheduleTime, which their
 controllers carry on from (harness/loop/controllers/jobs.py).
 An `--at` before the dump's time replays from then (harness/runner/dumpmoment.py).
 """
@@ -166,6 +166,12 @@ def _stripped(obj: dict, copy_all: bool) -> dict:
                 m.pop("labels")
         if "metadata" in (job.get("template") or {}) and not tmeta:
             job["template"].pop("metadata")
+    if o.get("kind") == "PersistentVolume" and isinstance((o.get("spec") or {}).get("claimRef"), dict):
+        # the claim it is bound to, by name: the dumped claim's uid and resourceVersion are its cluster's, and a
+        # claim made anew has another (the real engine gives the reference the new claim's uid:
+        # engines/real/existing.py claim_uid_for)
+        o["spec"] = {**o["spec"], "claimRef": {k: v for k, v in o["spec"]["claimRef"].items()
+                                               if k not in ("uid", "resourceVersion")}}
     if o.get("kind") == "StatefulSet":          # a claim template's status is the API server's (phase Pending)
         for claim in (o.get("spec") or {}).get("volumeClaimTemplates") or []:
             if isinstance(claim, dict):
