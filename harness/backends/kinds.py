@@ -33,6 +33,7 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses", False),
     Kind("DaemonSet", "apps", "v1", "daemonsets", True),
     Kind("Deployment", "apps", "v1", "deployments", True),
+    Kind("StatefulSet", "apps", "v1", "statefulsets", True),
     Kind("Job", "batch", "v1", "jobs", True),
     Kind("CronJob", "batch", "v1", "cronjobs", True),
     Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
@@ -55,7 +56,7 @@ API_VERSIONS = {
     "NodeClaim": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
     "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
     "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
-    "Deployment": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
+    "Deployment": {"apps/v1"}, "StatefulSet": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
     "PodDisruptionBudget": {"policy/v1"}, "Job": {"batch/v1"}, "CronJob": {"batch/v1"},
     "RuntimeClass": {"node.k8s.io/v1"},
 }
@@ -67,11 +68,11 @@ API_VERSIONS = {
 # syncBoundClaim), and Karpenter ignores its pods until a later resync binds them again
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
                "PodDisruptionBudget": 3, "RuntimeClass": 3, "PersistentVolumeClaim": 4, "DaemonSet": 5,
-               "Deployment": 6, "Job": 6, "CronJob": 6, "Pod": 7}
+               "Deployment": 6, "StatefulSet": 6, "Job": 6, "CronJob": 6, "Pod": 7}
 
 
 # applied after a scenario's given.existingNodes are in place (what runs on them)
-WORKLOAD_KINDS = ("Pod", "Deployment", "Job", "CronJob")
+WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob")
 
 
 def apply_order(kind: str | None) -> int:

@@ -67,14 +67,15 @@ def storage_prefix(k: Kind) -> str:
 
 
 # What kube-controller-manager makes from a scenario's objects, wiped with them by reset(): the
-# ReplicaSets of its Deployments, the ControllerRevisions of its DaemonSets (k8s.io/kubernetes v1.36.3
-# pkg/controller/deployment, pkg/controller/daemon) and the kubelets' Node leases
+# ReplicaSets of its Deployments, the ControllerRevisions of its DaemonSets and StatefulSets (k8s.io/kubernetes
+# v1.36.3 pkg/controller/deployment, pkg/controller/daemon, pkg/controller/statefulset) and the kubelets' Node leases
 # (kube-node-lease; not kube-system's, which hold the components' leader election).
 CONTROLLER_MADE = (f"{ETCD_ROOT}replicasets/", f"{ETCD_ROOT}controllerrevisions/", f"{ETCD_ROOT}leases/kube-node-lease/")
 
 
-# the prefixes of what kube-controller-manager makes pods from (ReplicaSets, also a Deployment's; DaemonSets)
-POD_MAKERS = (f"{ETCD_ROOT}replicasets/", f"{ETCD_ROOT}daemonsets/")
+# the prefixes of what kube-controller-manager makes pods from (ReplicaSets, also a Deployment's; StatefulSets;
+# DaemonSets)
+POD_MAKERS = (f"{ETCD_ROOT}replicasets/", f"{ETCD_ROOT}statefulsets/", f"{ETCD_ROOT}daemonsets/")
 
 
 def _deleted_any(ops: list[dict], answer: dict, prefixes: tuple[str, ...]) -> bool:

@@ -34,8 +34,8 @@ from harness.backends.watchcache import WatchCache
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
-RESET_NAMESPACED = ("Pod", "Event", "Deployment", "DaemonSet", "Job", "CronJob", "PersistentVolumeClaim",
-                    "PodDisruptionBudget")
+RESET_NAMESPACED = ("Pod", "Event", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
+                    "PersistentVolumeClaim", "PodDisruptionBudget")
 RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass", "RuntimeClass")
 # What reset() waits to be gone. Not Events: with kube-scheduler / kube-controller-manager running,
 # the deletions themselves produce new events for a moment, so Events are deleted once more at the end.

@@ -50,6 +50,7 @@ from harness.loop.controllers.provisioner import Provisioner
 from harness.loop.controllers.simulate import deleting_pods
 from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState, SeededStream
+from harness.loop.controllers.statefulsets import StatefulSets
 from harness.loop.controllers.termination import Termination
 from harness.loop.controllers.workloads import Workloads
 from harness.loop.disruptionstate import Command
@@ -166,7 +167,8 @@ class Simulation:
         self.termination = Termination(self.state)
         self.jobs = Jobs(self.state)
         self.kubelet = Kubelet(self.state)
-        self.workloads = Workloads(self.state, self.jobs)
+        self.statefulsets = StatefulSets(self.state)
+        self.workloads = Workloads(self.state, self.jobs, self.statefulsets)
         self.nodepools = NodePoolStatus(self.state)
         self.kube_scheduler = KubeScheduler(self.state)
         self.provisioner = Provisioner(self.state)
@@ -376,7 +378,7 @@ class Simulation:
         before = len(self.claims)
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
             self.provisioner.record_catalog()
-            while self.workloads.rollouts.reconcile() | self.kube_scheduler.reconcile():
+            while self.workloads.rollouts.reconcile() | self.statefulsets.reconcile() | self.kube_scheduler.reconcile():
                 result.iterations += 1
             result.steady = True
             self._finish()
@@ -388,6 +390,7 @@ class Simulation:
             progress = self.jobs.reconcile()
             progress |= self.workloads.rollouts.reconcile()
             progress |= self.kubelet.reconcile()
+            progress |= self.statefulsets.reconcile()
             progress |= self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
             progress |= self.launch.reconcile()
@@ -423,7 +426,8 @@ class Simulation:
                 # a batch window apart register apart (one round's Nodes may take the pods of the next)
                 waits = [d + 1 for d in (deadline, self._disruption_deadline()) if d is not None]
                 waits += [d for d in (self._boot_deadline(), self.gc.next_round(),
-                                      self.workloads.rollouts.next_deadline()) if d is not None]
+                                      self.workloads.rollouts.next_deadline(), self.statefulsets.next_deadline())
+                          if d is not None]
                 if not waits:
                     result.steady = True
                     if repeating:

@@ -17,6 +17,8 @@ from harness.model.semantics import Semantics
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"        # k8s.io/component-helpers/storage/volume AnnBindCompleted
 BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"   # k8s.io/api core/v1 BetaStorageClassAnnotation
+# k8s.io/kubernetes v1.36.3 pkg/volume/util/storageclass.go IsDefaultStorageClassAnnotation, its beta form
+DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
 IMMEDIATE = "Immediate"
 # the claim checks of Karpenter's Validate per core (core-behaviour.yaml unsupportedVolumePods)
 NO_CLAIM_CHECKS, CLAIMS, CLAIMS_AND_VOLUMES = "none", "claims", "claimsAndVolumes"
@@ -71,6 +73,41 @@ class VolumeModel:
 
     def __bool__(self) -> bool:
         return bool(self.pvs or self.pvcs or self.classes)
+
+    def default_class(self, pvc: dict) -> None:
+        """DefaultStorageClass admission on a claim's create: a claim that names no class (no storageClassName
+        field, and no beta annotation) gets the default class: one annotated is-default-class "true", the newest,
+        a tie by name (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/storage/storageclass/setdefault/admission.go,
+        pkg/volume/util/storageclass.go GetDefaultClass; harness assumption: the classes were made in the same
+        second, so the first by name)."""
+        spec = pvc.setdefault("spec", {})
+        if spec.get("storageClassName") is not None or \
+                BETA_STORAGE_CLASS in ((pvc.get("metadata") or {}).get("annotations") or {}):
+            return
+        defaults = sorted(name for name, sc in self.classes.items()
+                          if any(((sc.get("metadata") or {}).get("annotations") or {}).get(a) == "true"
+                                 for a in DEFAULT_CLASS))
+        if defaults:
+            spec["storageClassName"] = defaults[0]
+
+    def delete_claim(self, namespace: str, name: str) -> str | None:
+        """A claim deleted: it leaves the model, and the volume bound to it goes when its class reclaims it
+        (reclaimPolicy Delete, a dynamically provisioned volume's default: kubernetes v1.36.3
+        pkg/controller/volume/persistentvolume/pv_controller.go reclaimVolume); the deleted volume's name."""
+        pvc = self.pvcs.pop((namespace, name), None)
+        self.selected.pop((namespace, name), None)
+        vname = ((pvc or {}).get("spec") or {}).get("volumeName")
+        pv = self.pvs.get(vname or "")
+        if pv is None:
+            return None
+        pvspec = pv.get("spec") or {}
+        reclaim = pvspec.get("persistentVolumeReclaimPolicy") or \
+            (self.classes.get(str(pvspec.get("storageClassName") or "")) or {}).get("reclaimPolicy") or "Delete"
+        if reclaim == "Delete":
+            del self.pvs[vname]
+            return vname
+        pvspec.pop("claimRef", None)    # Retain: Released, never bound again without an admin
+        return None
 
     # -- the PV controller --------------------------------------------------------------------
     def bind_claims(self) -> None:

@@ -185,17 +185,27 @@ def _semantic(value, key: str = ""):
     return value
 
 
+def semantic(value):
+    """`value` as apimachinery's Semantic.DeepEqual compares it: an absent, null or empty field alike, a quantity
+    by its amount; two values are semantically equal when these are equal."""
+    return _semantic(value)
+
+
+def stored_template(template: dict):
+    """A workload pod template as the controllers compare it: defaulted, without the pod-template-hash label,
+    semantic (`semantic`)."""
+    t = default_template(template)
+    labels = (t.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        labels.pop(POD_TEMPLATE_HASH, None)
+    return _semantic(t)
+
+
 def same_template(old: dict, new: dict) -> bool:
     """Whether two workload pod templates are the same once stored: both defaulted, compared as the
     Deployment controller compares a ReplicaSet's template with the Deployment's (EqualIgnoreHash:
     Semantic.DeepEqual without the pod-template-hash label)."""
-    def stored(t: dict):
-        t = default_template(t)
-        labels = (t.get("metadata") or {}).get("labels")
-        if isinstance(labels, dict):
-            labels.pop(POD_TEMPLATE_HASH, None)
-        return _semantic(t)
-    return stored(old) == stored(new)
+    return stored_template(old) == stored_template(new)
 
 
 def _priority(pod: dict, old: dict | None, table: PodDefaults) -> None:

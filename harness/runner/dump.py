@@ -11,9 +11,10 @@ NodePool events. Node labels give the region, node resource group and kubelet ve
 and pressure conditions its entry's `ready` and taints. Missing AKSNodeClasses are the release's default, with
 a notice; what cannot be kept is named per object; NodeClaims busier than the input's pods say are held so
 by stand-in pods (harness/runner/standins.py) unless `--complete`.
-Server-set fields are stripped; pods a Deployment, DaemonSet or Job of the dump owns are left to it (a Job's
-running pod is seeded on its node, owned by the Job); a Job keeps status.succeeded/startTime and a CronJob
-status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
+Server-set fields are stripped; pods a Deployment, StatefulSet, DaemonSet or Job of the dump owns are left to it (a
+Job's or StatefulSet's running pod is seeded on its node, owned by it, and a StatefulSet's claims and volumes are kept
+as they are bound, a volume naming its claim without the claim's uid); a Job keeps status.succeeded/startTime and a
+CronJob status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
 An `--at` before the dump's time replays from then (harness/runner/dumpmoment.py).
 """
 from __future__ import annotations
@@ -32,8 +33,8 @@ from harness.runner.notices import ObjectNote, plural_kind
 from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
-                  "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment", "Job",
-                  "CronJob", "Pod")
+                  "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment",
+                  "StatefulSet", "Job", "CronJob", "Pod")
 # the status a workload's controller carries on from (harness/loop/controllers/jobs.py): a Job's succeeded
 # pods and start (activeDeadlineSeconds counts from it), a CronJob's last schedule time
 KEPT_STATUS = {"Job": ("succeeded", "startTime"), "CronJob": ("lastScheduleTime",)}
@@ -135,7 +136,7 @@ def _stripped(obj: dict, copy_all: bool) -> dict:
     o = {k: v for k, v in obj.items() if k != "status"}
     if isinstance(o.get("metadata"), dict):
         o["metadata"] = {k: v for k, v in o["metadata"].items() if k not in SERVER_METADATA}
-    if copy_all or o.get("kind") in ("Job", "CronJob"):      # (edited deep below: their selectors, template labels)
+    if copy_all or o.get("kind") in ("Job", "CronJob", "StatefulSet"):   # (edited deep below: selectors, templates)
         o = json_copy(o)
     else:                                                    # the mappings edited below
         meta = o.get("metadata")
@@ -169,6 +170,16 @@ def _stripped(obj: dict, copy_all: bool) -> dict:
                 m.pop("labels")
         if "metadata" in (job.get("template") or {}) and not tmeta:
             job["template"].pop("metadata")
+    if o.get("kind") == "PersistentVolume" and isinstance((o.get("spec") or {}).get("claimRef"), dict):
+        # the claim it is bound to, by name: the dumped claim's uid and resourceVersion are its cluster's, and a
+        # claim made anew has another (the real engine gives the reference the new claim's uid:
+        # engines/real/existing.py claim_uid_for)
+        o["spec"] = {**o["spec"], "claimRef": {k: v for k, v in o["spec"]["claimRef"].items()
+                                               if k not in ("uid", "resourceVersion")}}
+    if o.get("kind") == "StatefulSet":          # a claim template's status is the API server's (phase Pending)
+        for claim in (o.get("spec") or {}).get("volumeClaimTemplates") or []:
+            if isinstance(claim, dict):
+                claim.pop("status", None)
     if o.get("kind") == "Pod":
         spec = o.get("spec") or {}
         spec.pop("nodeName", None)
@@ -208,13 +219,14 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
     it was with it (_kept)."""
     times: dict[str, float | None] = {}
     keep = _kept if shares else strip_server_fields
-    names: dict[str, set[str]] = {"Deployment": set(), "DaemonSet": set(), "Job": set(), "CronJob": set()}
+    names: dict[str, set[str]] = {"Deployment": set(), "DaemonSet": set(), "Job": set(), "CronJob": set(),
+                                  "StatefulSet": set()}
     for o, _, _ in objects:               # the workloads' names, in one pass over the objects' heads
         kind = o.get("kind")
         named = names.get(kind) if isinstance(kind, str) else None
         if named is not None:
             named.add(o["metadata"]["name"])
-    deployments, daemonsets, jobs, cronjobs = names.values()
+    deployments, daemonsets, jobs, cronjobs, statefulsets = names.values()
     dump = Dump(shares=shares, times=times)
     newest = Newest(TIME_FIELDS, times)
     events: NodePodEvents | None = NodePodEvents(times)
@@ -255,8 +267,8 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
                 continue                      # the Deployment recreates it
             if owner and owner[0] == "DaemonSet" and owner[1] in daemonsets:
                 continue
-            if owner and owner[0] == "Job" and owner[1] in jobs:
-                continue                      # the Job's: running on a node it is seeded there, else the Job makes it
+            if owner and owner[0] in ("Job", "StatefulSet") and owner[1] in (jobs if owner[0] == "Job" else statefulsets):
+                continue                      # its own: running on a node it is seeded there, else its controller makes it
             if owner and owner[0] not in ("ReplicaSet", "DaemonSet"):
                 dump.notes.append(f"{file}:{line}: Pod {name} is owned by {owner[0]} {owner[1]}: kept as a bare Pod")
             elif owner:

@@ -114,7 +114,7 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
         return None
     m = Moment(start=start, clock=end)
     kinds = {k: {(o.get("metadata") or {}).get("name") for o, _, _ in objects if o.get("kind") == k}
-             for k in ("Deployment", "DaemonSet", "Job")}
+             for k in ("Deployment", "StatefulSet", "DaemonSet", "Job")}
     late_nodes: set[str] = set()        # NodeClaims made after T take their Node with them
     late_init: set[str] = set()         # ... initialized after T: their Node's label came then too
     for obj, _, _ in objects:
@@ -159,7 +159,8 @@ def rewind(objects: list[tuple[dict, str, int]], at: str, clock: str, manifest_k
             phase = (obj.get("status") or {}).get("phase")
             if _after(born, start):
                 owner = controller_owner(obj) or ("", "")
-                made_by = {"ReplicaSet": "Deployment", "DaemonSet": "DaemonSet", "Job": "Job"}.get(owner[0])
+                made_by = {"ReplicaSet": "Deployment", "StatefulSet": "StatefulSet", "DaemonSet": "DaemonSet",
+                           "Job": "Job"}.get(owner[0])
                 whose = owner[1].rsplit("-", 1)[0] if owner[0] == "ReplicaSet" else owner[1]
                 if made_by and whose in kinds[made_by]:
                     m.left_out.append(f"Pod {name} (created {timestamp(born)}): {made_by} {whose} makes it")

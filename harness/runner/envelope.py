@@ -24,8 +24,11 @@ from harness.runner.notices import Notice
 from harness.runner.yamlsource import Document, SourceError, load_documents
 
 # where each workload kind holds its pod template (its fields follow the Pod rules there)
-POD_TEMPLATE_PATHS = {"Deployment": ("spec", "template"), "DaemonSet": ("spec", "template"),
-                      "Job": ("spec", "template"), "CronJob": ("spec", "jobTemplate", "spec", "template")}
+POD_TEMPLATE_PATHS = {"Deployment": ("spec", "template"), "StatefulSet": ("spec", "template"),
+                      "DaemonSet": ("spec", "template"), "Job": ("spec", "template"),
+                      "CronJob": ("spec", "jobTemplate", "spec", "template")}
+# the status of a field the API server drops on create (envelope.yaml `dropped`): DROPPED + its advice key
+DROPPED = "dropped:"
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
 
 
@@ -35,7 +38,8 @@ def _split(path: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Rules:
-    """Field status per path for one kind: 'modeled', 'inert', or an advice key (unmodeled)."""
+    """Field status per path for one kind: 'modeled', 'inert', an advice key (unmodeled), or DROPPED and an
+    advice key (a field the API server drops)."""
 
     status: dict[tuple[str, ...], str]
     prefixes: frozenset[tuple[str, ...]]        # every proper prefix of a rule path
@@ -61,6 +65,8 @@ def rules_for(kind: str) -> Rules:
             status[_split(p)] = "inert"
         for p, advice in (section.get("unmodeled") or {}).items():
             status[_split(p)] = advice
+        for p, advice in (section.get("dropped") or {}).items():
+            status[_split(p)] = DROPPED + advice
     template = POD_TEMPLATE_PATHS.get(kind)
     if template:
         for path, st in rules_for("Pod").status.items():
@@ -208,6 +214,10 @@ def manifest_notices(sc) -> list[Notice]:
                                          f"(Kubernetes {KUBERNETES[1]}): the API server drops it (kubectl prints: "
                                          f'Warning: unknown field "{text}")'))
         for f in findings:
+            if f.advice.startswith(DROPPED):
+                out.append(Notice(*at(f.path), f"{m.obj.get('kind')} {name}: {f.field} is dropped by the API server: "
+                                              f"{advice(f.advice[len(DROPPED):])}"))
+                continue
             out.append(Notice(*at(f.path), f"{m.obj.get('kind')} {name}: {f.field} is not modeled: "
                                           f"{advice(f.advice)}; the result ignores it"))
         for path, field, value, key in unmodeled_values(m.obj):

@@ -265,7 +265,7 @@ class Checker:
                           f"{np.message}; fix the NodePool, or expect the refusal with nodePools.{name}.rejected")
 
     def pods(self, spec: dict) -> None:
-        """`pods.<name>`: the pod of that name or the pods its Deployment/DaemonSet owns. With
+        """`pods.<name>`: the pod of that name or the pods its Deployment, StatefulSet or DaemonSet owns. With
         `count`, the state that is `true` (if one is) selects which pods are counted, and every
         other key is checked on each of them; `count: 0` is the one way to say there are none."""
         for name, want in spec.items():
@@ -275,7 +275,7 @@ class Checker:
                 want = {want: True}
             if not pods and want.get("count") != 0:
                 there = sorted({p.owner_name or p.name for p in self.r.pods.values()})
-                self.fail(path, want, None, "no pod, Deployment or DaemonSet by that name; there are: "
+                self.fail(path, want, None, "no pod, Deployment, StatefulSet or DaemonSet by that name; there are: "
                           + (", ".join(there[:20]) + (", ..." if len(there) > 20 else "") if there else "none"))
                 continue
             if "count" in want:

@@ -305,7 +305,10 @@ def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
             parse_schedule(str(spec.get("schedule") or ""))
         except CronError as e:
             errors.append(err(("spec", "schedule"), f"CronJob spec.schedule {spec.get('schedule')!r}: {e}"))
-    if kind in ("Pod", "Deployment", "DaemonSet", "Job", "CronJob"):
+    if kind == "StatefulSet":
+        from harness.runner.statefulsetspec import spec_errors
+        errors += [err(sub, f"StatefulSet {name}: {reason} (the API server refuses it)") for sub, reason in spec_errors(spec)]
+    if kind in ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"):
         base = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}.get(
             kind, ("spec", "template", "spec"))
         pspec = obj

@@ -15,7 +15,8 @@ from harness.backends.kinds import API_VERSIONS
 from harness.model.apistatus import APIRejected
 from harness.model.data import load_yaml
 from harness.model.poddefaults import admit_pod
-from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS
+from harness.runner.statefulsetspec import UPDATE_FORBIDDEN, update_forbidden
+from harness.runner.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS, workload_of
 from harness.runner.verdictkey import Judge
 
 _TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
@@ -402,6 +403,11 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                 errors.append(SourceError(m.file, m.line, f"Pod {k[2]!r} is already applied ({prev.file}:{prev.line}) "
                                                           f"and its spec cannot change: {POD_UPDATE_FORBIDDEN}"))
                 continue
+            if prev is not None and k[0] == "StatefulSet" and update_forbidden(prev.obj, m.obj):
+                errors.append(SourceError(m.file, m.line, f"StatefulSet {k[2]!r} is already applied ({prev.file}:"
+                                                          f"{prev.line}) and the API server refuses the update: "
+                                                          f"{UPDATE_FORBIDDEN}"))
+                continue
             live[k] = m
 
     def delete(i: int, step: dict, later: list[dict]) -> None:
@@ -417,6 +423,8 @@ def lifecycle_errors(doc, manifests: list, step_manifests: list[list], steps: li
                                         f"cannot delete kind {kind!r}{why}; supported: {', '.join(deletable)}"))
             elif k not in live and kind in RUN_DECIDES_KINDS:
                 pass            # a given.existingNodes entry's, or one Karpenter launches: the run decides
+            elif k not in live and kind == "Pod" and any(_ordinal_of(o, k[1], k[2]) for o in live):
+                pass            # a StatefulSet's pod `<set>-<ordinal>`: whether it exists then, the run decides
             elif k not in live:
                 errors.append(doc.error(("steps", i, "delete", j), f"no {kind} {d.get('name')!r} is applied at this "
                                         f"step, so none can be deleted{_applied_later(later, 'delete', (kind,), k[2])}"))
@@ -449,14 +457,13 @@ RUN_DECIDES_KINDS = frozenset({"Node", "NodeClaim"})
 
 
 def _verb_errors(doc, i: int, action: str, entries, live: dict, later: list[dict]) -> list:
-    """`scale` and `restart` name a Deployment applied by then; `label` and `annotate` of a Deployment,
+    """`scale` and `restart` name a Deployment or StatefulSet applied by then; `label` and `annotate` of a Deployment,
     NodePool or AKSNodeClass too (a Pod, Node or NodeClaim may be one the run makes: the run decides)."""
     out = []
     for j, e in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(e, dict):
             continue
-        kind = "Deployment" if action in DEPLOYMENT_VERBS else e.get("kind")
-        name = e.get("deployment") if action in DEPLOYMENT_VERBS else e.get("name")
+        kind, name = workload_of(e) if action in DEPLOYMENT_VERBS else (e.get("kind"), e.get("name"))
         if kind in ("Pod",) or kind in RUN_DECIDES_KINDS:
             continue
         if (kind, e.get("namespace") or "default", name) not in live:
@@ -481,16 +488,24 @@ def _applied_later(later: list[dict], action: str, kinds: tuple[str, ...], name:
     return ""
 
 
+def _ordinal_of(owner: tuple, namespace: str, pod: str) -> bool:
+    """Whether `pod` of `namespace` is named as a pod of the live object `owner` (kind, namespace, name) would be,
+    when that is a StatefulSet: `<set>-<ordinal>`."""
+    return owner[0] == "StatefulSet" and owner[1] == namespace and \
+        re.fullmatch(rf"{re.escape(str(owner[2]))}-[0-9]+", str(pod)) is not None
+
+
 def _evict_errors(doc, i: int, ev, live: dict, later: list[dict]) -> list:
     """An `evict` step names its node by `node` (launch-order index) or `pod` (the node the pod is
-    bound to), one of them; a pod must be applied (a Pod, or a Deployment's or DaemonSet's) by then."""
+    bound to), one of them; a pod must be applied (a Pod, or a Deployment's, StatefulSet's or DaemonSet's) by then."""
     if not isinstance(ev, dict):
         return []
     if len([k for k in ("node", "pod") if k in ev]) != 1:
         return [doc.error(("steps", i, "evict"), "evict names one node: by `node` (its index in launch order) "
                                                  "or by `pod` (the node the pod is bound to)")]
-    owners = ("Pod", "Deployment", "DaemonSet")
-    if "pod" in ev and not any(k[0] in owners and k[2] == ev["pod"] for k in live):
-        return [doc.error(("steps", i, "evict", "pod"), f"no Pod, Deployment or DaemonSet {ev['pod']!r} is applied at "
-                                                        f"this step{_applied_later(later, 'evict', owners, ev['pod'])}")]
+    owners = ("Pod", "Deployment", "StatefulSet", "DaemonSet")
+    if "pod" in ev and not any(k[0] in owners and (k[2] == ev["pod"] or _ordinal_of(k, k[1], ev["pod"])) for k in live):
+        return [doc.error(("steps", i, "evict", "pod"), f"no Pod, Deployment, StatefulSet or DaemonSet {ev['pod']!r} is "
+                                                        f"applied at this step"
+                                                        f"{_applied_later(later, 'evict', owners, ev['pod'])}")]
     return []

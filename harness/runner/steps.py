@@ -29,9 +29,18 @@ from harness.runner.expect import Mismatch
 # then deletes (`kubectl drain X; kubectl delete node X`).
 ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "label", "annotate", "cordon",
                             "uncordon", "drain", "scale", "restart", "delete", "apply")
-# the kubectl verbs on a Deployment, and on any object's metadata (harness/loop/controllers/kubectl.py)
+# the kubectl verbs on a Deployment or StatefulSet, and on any object's metadata (harness/loop/controllers/kubectl.py)
 DEPLOYMENT_VERBS = ("scale", "restart")
 METADATA_VERBS = ("label", "annotate")
+# the key of a scale or restart entry that names its workload, and the workload's kind
+WORKLOAD_KEYS = {"deployment": "Deployment", "statefulset": "StatefulSet"}
+
+
+def workload_of(entry: dict) -> tuple[str, str]:
+    """(kind, name) of the workload a `scale` or `restart` entry names (the schema asks for one key of
+    WORKLOAD_KEYS)."""
+    key = next((k for k in WORKLOAD_KEYS if k in entry), "deployment")
+    return WORKLOAD_KEYS[key], str(entry.get(key))
 
 
 def actions(step: dict) -> list[str]:

@@ -202,6 +202,8 @@ def _one_of_each_kind(cluster) -> None:
                     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
     cluster.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "scenario-b"},
                     "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
+    cluster.create({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "st", "namespace": "default"},
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
     job = {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}
     cluster.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
                     "spec": job})

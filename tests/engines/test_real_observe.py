@@ -1,7 +1,7 @@
 """The real engine's observer: which pods are the scenario's (harness/runner/engines/real/observe.py)."""
 from types import SimpleNamespace
 
-from harness.runner.engines.real.observe import Observer, claim_unbound, deployment_behind
+from harness.runner.engines.real.observe import Observer, claim_unbound, deployment_behind, statefulset_behind
 
 
 def _pod(rs: str, uid: str) -> dict:
@@ -117,6 +117,27 @@ def test_a_deployment_is_behind_until_its_pods_exist():
     assert deployment_behind(d) == "Deployment/big (2 of 2 pods)"
     assert deployment_behind({"metadata": {"name": "one"}, "spec": {},
                               "status": {"observedGeneration": 1, "replicas": 1}}) is None
+
+
+def test_a_statefulset_is_behind_while_its_controller_will_act_on_it():
+    """OrderedReady makes the next pod only once every pod it has is Ready: a pending pod holds nothing (its
+    provisioning does); a rolling update is behind until the ordinals above the partition are updated."""
+    st = {"metadata": {"name": "web", "generation": 1}, "spec": {"replicas": 3}, "status": {}}
+    assert statefulset_behind(st) == "StatefulSet/web (spec not yet observed)"
+    st["status"] = {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1}
+    assert statefulset_behind(st) == "StatefulSet/web (1 of 3 pods)"
+    st["status"]["readyReplicas"] = 0                  # web-0 pending: Karpenter's to act on
+    assert statefulset_behind(st) is None
+    st["spec"]["podManagementPolicy"] = "Parallel"     # Parallel makes the rest at once
+    assert statefulset_behind(st) == "StatefulSet/web (1 of 3 pods)"
+    st["spec"] = {"replicas": 3, "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}}
+    st["status"] = {"observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "updatedReplicas": 1}
+    assert statefulset_behind(st) == "StatefulSet/web (1 of 2 pods updated)"
+    st["status"]["updatedReplicas"] = 2
+    assert statefulset_behind(st) is None
+    st["spec"]["updateStrategy"] = {"type": "OnDelete"}
+    st["status"]["updatedReplicas"] = 0
+    assert statefulset_behind(st) is None
 
 
 def test_a_deleted_pods_own_last_event_says_who_deleted_it():

@@ -352,3 +352,95 @@ def test_budget_is_ten_percent_less_the_not_ready_nodes(tmp_path, made_ready, at
     deleting = [t for t in outcome.result.timeline if t["action"] == "deleting"]
     first = min(t["t"] for t in deleting)
     assert sum(1 for t in deleting if t["t"] == first) == at_once
+
+
+def _statefulset_dump() -> dict:
+    """nodeclaims-without-nodes.yaml's two nodes (eastus-1, eastus-2) running a StatefulSet's web-0 and web-1,
+    each with its claim bound to a disk of its node's zone, as `kubectl get sts,pvc,pv,pods -o yaml` shows them."""
+    data = yaml.safe_load((DUMPS / "nodeclaims-without-nodes.yaml").read_text())
+    data["items"] = [i for i in data["items"] if i["kind"] not in ("Pod", "Event")]
+    data["items"][0]["spec"]["limits"]["cpu"] = "16"
+    uid = "6e7f8a9b-0a1b-4c2d-9e3f-000000000040"
+    template = {"metadata": {"creationTimestamp": None, "labels": {"app": "web"}},
+                "spec": {"containers": [{"image": "nginx:1.27", "name": "web",
+                                         "resources": {"requests": {"cpu": "2", "memory": "2Gi"}},
+                                         "volumeMounts": [{"mountPath": "/data", "name": "data"}]}]}}
+    data["items"] += [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+         "metadata": {"name": "managed-csi", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "provisioner": "disk.csi.azure.com", "reclaimPolicy": "Delete", "volumeBindingMode": "WaitForFirstConsumer"},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet",
+         "metadata": {"name": "web", "namespace": "default", "uid": uid, "generation": 1,
+                      "creationTimestamp": "2026-11-18T09:01:38Z"},
+         "spec": {"podManagementPolicy": "OrderedReady", "replicas": 2, "revisionHistoryLimit": 10,
+                  "selector": {"matchLabels": {"app": "web"}}, "serviceName": "web", "template": template,
+                  "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+                  "updateStrategy": {"rollingUpdate": {"partition": 0}, "type": "RollingUpdate"},
+                  "volumeClaimTemplates": [{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                            "metadata": {"creationTimestamp": None, "name": "data"},
+                                            "spec": {"accessModes": ["ReadWriteOnce"], "volumeMode": "Filesystem",
+                                                     "resources": {"requests": {"storage": "32Gi"}}},
+                                            "status": {"phase": "Pending"}}]},
+         "status": {"availableReplicas": 2, "currentReplicas": 2, "readyReplicas": 2, "replicas": 2,
+                    "currentRevision": "web-6d4b9c7f8", "updateRevision": "web-6d4b9c7f8"}}]
+    for ordinal, (node, zone) in enumerate((("aks-web-q2w3e", "eastus-1"), ("aks-web-r5t6y", "eastus-2"))):
+        name, claim, volume = f"web-{ordinal}", f"data-web-{ordinal}", f"pvc-6e7f8a9b-{ordinal:04d}"
+        data["items"] += [
+            {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": name, "namespace": "default", "creationTimestamp": "2026-11-19T16:21:40Z",
+                          "labels": {"app": "web", "controller-revision-hash": "web-6d4b9c7f8",
+                                     "statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": str(ordinal)},
+                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web",
+                                               "uid": uid, "controller": True, "blockOwnerDeletion": True}]},
+             "spec": {**template["spec"], "hostname": name, "subdomain": "web", "nodeName": node,
+                      "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]},
+             "status": {"phase": "Running", "startTime": "2026-11-19T16:21:40Z"}},
+            {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": claim, "namespace": "default", "labels": {"app": "web"},
+                          "annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                          "volume.kubernetes.io/selected-node": node}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "32Gi"}},
+                      "storageClassName": "managed-csi", "volumeMode": "Filesystem", "volumeName": volume},
+             "status": {"phase": "Bound"}},
+            {"apiVersion": "v1", "kind": "PersistentVolume",
+             "metadata": {"name": volume, "annotations": {"pv.kubernetes.io/provisioned-by": "disk.csi.azure.com"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "32Gi"},
+                      "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": claim,
+                                   "namespace": "default", "uid": f"6e7f8a9b-claim-{ordinal}"},
+                      "csi": {"driver": "disk.csi.azure.com", "volumeHandle": f"/subscriptions/x/disks/{volume}"},
+                      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                          {"key": "topology.disk.csi.azure.com/zone", "operator": "In", "values": [zone]}]}]}},
+                      "persistentVolumeReclaimPolicy": "Delete", "storageClassName": "managed-csi",
+                      "volumeMode": "Filesystem"},
+             "status": {"phase": "Bound"}}]
+    return data
+
+
+def test_a_statefulset_keeps_its_pods_claims_and_volumes(tmp_path, capsys):
+    """harness new keeps a dump's StatefulSet with its claims and volumes; its running pods are seeded on their
+    nodes and adopted (no pod made again, none rolled: made from its template). A node deleted afterwards
+    sends its ordinal back to its disk's zone with the same claim."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(_statefulset_dump()))
+    out = new(tmp_path, dump)
+    err = capsys.readouterr().err
+    assert "not a kind the harness simulates" not in err and "kept as a bare Pod" not in err
+    (sc,) = load_scenarios(out)
+    st = next(m.obj for m in sc.manifests if m.obj["kind"] == "StatefulSet")
+    assert "status" not in st and "status" not in st["spec"]["volumeClaimTemplates"][0]
+    assert [m.obj["kind"] for m in sc.manifests].count("PersistentVolumeClaim") == 2
+    assert [m.obj["kind"] for m in sc.manifests].count("PersistentVolume") == 2
+    # the volume names its claim without the dumped claim's uid, which a claim made anew does not have
+    assert all("uid" not in m.obj["spec"]["claimRef"] for m in sc.manifests if m.obj["kind"] == "PersistentVolume")
+    seeded = {p["metadata"]["name"]: p for e in sc.given["existingNodes"] for p in e.get("pods") or []}
+    assert sorted(seeded) == ["web-0", "web-1"] and seeded["web-1"]["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
+    assert not [n for n in sc.warnings if "StatefulSet" in n.message], [n.message for n in sc.warnings]
+    outcome = run(sc)
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert not [e for e in outcome.result.events if e["kind"] == "StatefulSet"]     # adopted: nothing made again
+    outcome = run(with_steps(out, [{"delete": [{"kind": "NodeClaim", "name": "web-r5t6y"}],
+                                    "expect": {"pods": {"web-1": {"scheduled": True}, "web-0": {"node": 0}},
+                                               "nodes": [{"pod": "web-1", "zone": "eastus-2"}]}}]))
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    assert [e["message"] for e in outcome.result.events if e["kind"] == "StatefulSet"] == \
+        ["Create Pod web-1 in StatefulSet web successful"]

@@ -199,3 +199,44 @@ def test_aksnodeclass_tags_are_hashed_before_v1_6_2_so_not_inert():
     assert "tags" in load_profile("v1.4.1").nodeclass_hashed_fields
     assert "tags" not in load_profile("v1.6.2").nodeclass_hashed_fields
     assert rules_for("AKSNodeClass").status[("spec", "tags")] == "modeled"
+
+
+def test_statefulset_fields_are_modeled_and_max_unavailable_is_dropped(tmp_path):
+    """A StatefulSet's template uses the Pod rules; rollingUpdate.maxUnavailable is a field kube-apiserver v1.36
+    drops (its feature gate is off), said at its line as such."""
+    st = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+          "spec": {"serviceName": "db", "replicas": 3, "podManagementPolicy": "Parallel", "minReadySeconds": 5,
+                   "revisionHistoryLimit": 10, "selector": {"matchLabels": {"app": "db"}},
+                   "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
+                   "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}},
+                   "template": {"metadata": {"labels": {"app": "db"}},
+                                "spec": {"containers": [{"name": "c", "image": "i"}], "resourceClaims": [{"name": "g"}]}},
+                   "volumeClaimTemplates": [{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                             "metadata": {"name": "data"},
+                                             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "managed-csi",
+                                                      "resources": {"requests": {"storage": "1Gi"}},
+                                                      "selector": {"matchLabels": {"disk": "a"}}}}]}}
+    assert fields(st) == {"spec.template.spec.resourceClaims": "dra",
+                          "spec.volumeClaimTemplates.spec.selector": "volume-selector"}
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+given: {skus: [Standard_D2s_v3]}
+manifests:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: db}
+    spec:
+      serviceName: db
+      selector: {matchLabels: {app: db}}
+      updateStrategy:
+        rollingUpdate:
+          maxUnavailable: 2
+      template:
+        metadata: {labels: {app: db}}
+        spec: {containers: [{name: c, image: i}]}
+"""
+    (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+    (n,) = sc.warnings
+    assert n.line == 14 and n.message.startswith("StatefulSet db: spec.updateStrategy.rollingUpdate.maxUnavailable is "
+                                                 "dropped by the API server: its feature gate MaxUnavailableStatefulSet")

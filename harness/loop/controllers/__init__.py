@@ -6,6 +6,7 @@ the one `LoopState` (state.py) the orchestrator (harness/loop/simulation.py) han
 
   workloads.py         manifests -> API objects; Deployment/DaemonSet pods
   jobs.py              kube-controller-manager's Job and CronJob controllers: pods that complete
+  statefulsets.py      kube-controller-manager's StatefulSet controller: ordinal pods and their claims
   nodepool.py          core nodepool/validation + nodepool/readiness
   binding.py           kube-scheduler's bind of pending pods to Nodes
   provisioner.py       core provisioning/provisioner.go: templates, cluster state, Schedule, Create

@@ -87,7 +87,7 @@ class KubeScheduler:
                 verdicts.changed(position[name], node)
             for per_node in scores.values():
                 per_node.pop(rank[position[name]], None)
-        # what each Deployment selects: its pods' system default spread (kubescore.spread_scores)
+        # what each Deployment and StatefulSet selects: its pods' system default spread (kubescore.spread_scores)
         owners: dict[tuple[str, str], dict | None] | None = None
         # kube-scheduler's active queue takes pods of equal priority by the time they were last queued
         # (k8s.io/kubernetes v1.36.3 pkg/scheduler/backend/queue/scheduling_queue.go: Timestamp refreshed
@@ -163,11 +163,11 @@ class KubeScheduler:
                 continue
             drew = True
             if owners is None:
-                owners = {(d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
-                          (d.get("spec") or {}).get("selector") for d in s.cluster.list("Deployment")}
+                owners = {(kind, d["metadata"].get("namespace") or "default", d["metadata"]["name"]):
+                          (d.get("spec") or {}).get("selector")
+                          for kind in ("Deployment", "StatefulSet") for d in s.cluster.list(kind)}
             node = select_host(pv, feasible, used, non_zero, s.bind_rng, snap,
-                               owners.get((pv.namespace, pv.owner_name)) if pv.owner_kind == "Deployment" else None,
-                               scores, at)
+                               owners.get((pv.owner_kind, pv.namespace, pv.owner_name)), scores, at)
             if self._prebind_waits(key, pv, node):
                 continue
             bind(key, pv, node)

@@ -215,31 +215,40 @@ class Kubectl:
         return progress
 
     # -- scale, rollout restart -------------------------------------------------------------------------
-    def _deployment(self, key: str, name: str, namespace: str | None) -> dict:
-        dep = self.state.deployments.get((namespace or "default", name))
-        if dep is None:
-            raise KubectlError(key, f"Deployment {name}", not_found("deployments.apps", name))
-        return copy.deepcopy(dep)
+    def _workload(self, key: str, kind: str, name: str, namespace: str | None) -> dict:
+        """A copy of the Deployment or StatefulSet as applied, or kubectl's NotFound."""
+        ns = namespace or "default"
+        if kind == "StatefulSet":
+            st = self.workloads.statefulsets.sets.get((ns, name))
+            obj = st.obj if st is not None else None
+        else:
+            obj = self.state.deployments.get((ns, name))
+        if obj is None:
+            raise KubectlError(key, f"{kind} {name}", not_found(f"{kind.lower()}s.apps", name))
+        return copy.deepcopy(obj)
 
-    def scale(self, name: str, replicas: int, namespace: str | None = None) -> None:
-        """`kubectl scale deployment NAME --replicas=N`: the ReplicaSet is scaled (workloads.py update)."""
-        dep = self._deployment("scale", name, namespace)
-        dep.setdefault("spec", {})["replicas"] = int(replicas)
-        self.state.decide("kubectl", "deployment-scaled", f"Deployment/{namespace or 'default'}/{name}",
-                          f"the user's `kubectl scale deployment {name} --replicas={replicas}`")
-        self.workloads.update(dep)
+    def scale(self, name: str, replicas: int, namespace: str | None = None, kind: str = "Deployment") -> None:
+        """`kubectl scale deployment|statefulset NAME --replicas=N`: the ReplicaSet is scaled, or the StatefulSet
+        controller makes or removes ordinals (workloads.py update)."""
+        obj = self._workload("scale", kind, name, namespace)
+        obj.setdefault("spec", {})["replicas"] = int(replicas)
+        self.state.decide("kubectl", f"{kind.lower()}-scaled", f"{kind}/{namespace or 'default'}/{name}",
+                          f"the user's `kubectl scale {kind.lower()} {name} --replicas={replicas}`")
+        self.workloads.update(obj)
 
-    def restart(self, name: str, namespace: str | None = None) -> None:
-        """`kubectl rollout restart deployment NAME`: the pod template gets RESTARTED_AT, so the Deployment
-        controller rolls its pods to a new ReplicaSet (workloads.py _update_deployment)."""
+    def restart(self, name: str, namespace: str | None = None, kind: str = "Deployment") -> None:
+        """`kubectl rollout restart deployment|statefulset NAME`: the pod template gets RESTARTED_AT, so the
+        Deployment controller rolls its pods to a new ReplicaSet (workloads.py _update_deployment), or the
+        StatefulSet controller to a new revision by its update strategy (statefulsets.py)."""
         s = self.state
-        dep = self._deployment("restart", name, namespace)
-        tmpl = dep.setdefault("spec", {}).setdefault("template", {})
+        obj = self._workload("restart", kind, name, namespace)
+        tmpl = obj.setdefault("spec", {}).setdefault("template", {})
         tmpl.setdefault("metadata", {}).setdefault("annotations", {})[RESTARTED_AT] = rfc3339(s.clock.now())
-        s.decide("kubectl", "deployment-restarted", f"Deployment/{namespace or 'default'}/{name}",
-                 f"the user's `kubectl rollout restart deployment {name}`: pod template annotated "
-                 f"{RESTARTED_AT}={rfc3339(s.clock.now())}, so its pods roll to a new ReplicaSet")
-        self.workloads.update(dep)
+        to = "a new ReplicaSet" if kind == "Deployment" else "a new revision"
+        s.decide("kubectl", f"{kind.lower()}-restarted", f"{kind}/{namespace or 'default'}/{name}",
+                 f"the user's `kubectl rollout restart {kind.lower()} {name}`: pod template annotated "
+                 f"{RESTARTED_AT}={rfc3339(s.clock.now())}, so its pods roll to {to}")
+        self.workloads.update(obj)
 
     # -- label, annotate ----------------------------------------------------------------------------------
     def metadata(self, verb: str, kind: str, name: str, namespace: str | None, values: dict) -> None:
@@ -269,7 +278,7 @@ class Kubectl:
             self.workloads.update(obj)
             s.result.pods[f"{ns}/{name}"].labels = dict(obj["metadata"]["labels"])
         elif kind == "Deployment":
-            dep = self._deployment(verb, name, namespace)
+            dep = self._workload(verb, kind, name, namespace)
             dep["metadata"][field] = merged(dep["metadata"])
             s.deployments[(ns, name)] = dep      # the object's own metadata: its pods' template is unchanged
         elif kind == "NodeClaim":

@@ -418,7 +418,7 @@ def _live_owner_references(cluster, pod: dict) -> None:
     refs = []
     for ref in meta.get("ownerReferences") or []:
         live = cluster.get(ref.get("kind", ""), ref.get("name", ""), namespace) \
-            if ref.get("kind") in ("DaemonSet", "Deployment") else None
+            if ref.get("kind") in ("DaemonSet", "Deployment", "StatefulSet") else None
         if live is not None:
             refs.append({**ref, "uid": live["metadata"]["uid"]})
         elif ref.get("uid"):

@@ -372,6 +372,14 @@ class LoopState:
                 return pv
         return None
 
+    def adopt_pod(self, key: str, owner_kind: str, owner_name: str) -> None:
+        """A live pod no workload of the loop owned becomes `owner_kind` `owner_name`'s (a controller adopts a
+        pod its selector matches: a seeded pod of a StatefulSet applied after it)."""
+        pv, pr = self.pod_views[key], self.result.pods[key]
+        pv.owner_kind, pv.owner_name = owner_kind, owner_name
+        pr.owner_kind, pr.owner_name = owner_kind, owner_name
+        self._owner_index.setdefault((owner_kind, pv.namespace, owner_name), []).append(key)
+
     def create_pod(self, pod: dict, owner_kind: str, owner_name: str, node: str | None = None) -> None:
         """Create a pod through the API (as its owner's controller would) and track it; `node`
         binds it at once (a DaemonSet pod is created for its Node)."""

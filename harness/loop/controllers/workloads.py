@@ -6,7 +6,8 @@ is scaled or rolled, a NodePool, AKSNodeClass, DaemonSet or volume object takes 
 its new labels and annotations (its spec is immutable: harness/runner/shapes.py refuses a changed
 one before the run). A Deployment's pods are made here (the Deployment and ReplicaSet controllers, kubernetes
 v1.36.3 pkg/controller/deployment, pkg/controller/replicaset), before the apply's bare Pods or, with
-`given.loop.controllerPods: raced`, after them in a seeded choice; a DaemonSet is only remembered: its
+`given.loop.controllerPods: raced`, after them in a seeded choice; a StatefulSet goes to its controller
+(statefulsets.py), which makes its first pod at once; a DaemonSet is only remembered: its
 pods are placed when a Node initializes (initialization.py, as the DaemonSet controller
 pkg/controller/daemon does for each eligible Node). StorageClasses, PVs and PVCs also go to the
 volume model (harness/loop/volumes.py).
@@ -21,6 +22,7 @@ from harness.backends.kinds import apply_order
 from harness.loop.controllers.jobs import Jobs
 from harness.loop.controllers.rollout import Rollouts
 from harness.loop.controllers.state import LoopState
+from harness.loop.controllers.statefulsets import StatefulSets
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
 from harness.model.poddefaults import made_from_template, same_template
@@ -31,9 +33,10 @@ VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 class Workloads:
     """Applies manifests; a NodePool's admission verdict lands on its NodePoolResult."""
 
-    def __init__(self, state: LoopState, jobs: Jobs):
+    def __init__(self, state: LoopState, jobs: Jobs, statefulsets: StatefulSets):
         self.state = state
         self.jobs = jobs
+        self.statefulsets = statefulsets
         # given.loop.podsArrive: staggered - the pod creations held back until after the first provisioning
         # round (Simulation._arrive_late), and whether this apply's workloads have started arriving late
         self.late: list[Callable[[], None]] = []
@@ -65,6 +68,8 @@ class Workloads:
             return (ns, meta.get("name")) in s.deployments
         if kind == "DaemonSet":
             return any(ds["metadata"]["name"] == meta.get("name") for ds, _ in s.daemonsets)
+        if kind == "StatefulSet":
+            return (ns, meta.get("name")) in self.statefulsets.sets
         if kind == "Job":
             return (ns, meta.get("name")) in self.jobs.jobs
         if kind == "CronJob":
@@ -88,6 +93,8 @@ class Workloads:
         s.trace(f"update of {kind} {name}")
         if kind == "Deployment":
             self._update_deployment(obj)
+        elif kind == "StatefulSet":
+            self.statefulsets.update(obj)
         elif kind == "DaemonSet":
             view = daemonset_pod_view(obj)
             s.daemonsets = [(obj, view) if ds["metadata"]["name"] == name else (ds, v) for ds, v in s.daemonsets]
@@ -209,6 +216,9 @@ class Workloads:
             if key in s.pod_views:
                 s.terminate_pod(key, "deleted")
                 return
+        if kind == "StatefulSet":
+            self.statefulsets.delete(namespace or "default", name)
+            return
         s.cluster.delete(kind, name, namespace)
 
     def _apply_one(self, obj: dict) -> None:
@@ -216,6 +226,9 @@ class Workloads:
         kind = obj.get("kind")
         if kind == "Deployment":
             self._create_deployment_pods(obj)
+            return
+        if kind == "StatefulSet":
+            self.statefulsets.add(obj)
             return
         if kind == "Job":
             self._arrive(lambda: self.jobs.add_job(obj))
@@ -233,6 +246,8 @@ class Workloads:
             self._arrive(lambda: self._create_pod(obj, kind, name))
             return
         if kind in VOLUME_KINDS:
+            if kind == "PersistentVolumeClaim":
+                s.volumes.default_class(obj)
             s.volumes.add(copy.deepcopy(obj))
             if kind == "StorageClass":            # read by the loop only (the backends do not serve it)
                 return

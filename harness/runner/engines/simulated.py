@@ -22,7 +22,7 @@ from harness.runner.engines.base import NotApplicable, Outcome
 from harness.runner.expect import Mismatch
 from harness.runner.notices import Notice, emit
 from harness.runner.scenario import Scenario
-from harness.runner.steps import StepFailed, evict, play, restrict
+from harness.runner.steps import StepFailed, evict, play, restrict, workload_of
 
 
 @functools.lru_cache(maxsize=4)
@@ -211,11 +211,13 @@ class SimulatedRun:
 
     def step_scale(self, entries: list[dict]) -> None:
         for e in entries:
-            self._verb(self.sim.kubectl.scale, e["deployment"], e["replicas"], e.get("namespace"))
+            kind, name = workload_of(e)
+            self._verb(self.sim.kubectl.scale, name, e["replicas"], e.get("namespace"), kind)
 
     def step_restart(self, entries: list[dict]) -> None:
         for e in entries:
-            self._verb(self.sim.kubectl.restart, e["deployment"], e.get("namespace"))
+            kind, name = workload_of(e)
+            self._verb(self.sim.kubectl.restart, name, e.get("namespace"), kind)
 
     @staticmethod
     def _verb(verb, *args) -> None:

@@ -26,11 +26,14 @@ PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 
 
 def makes_claims(obj: dict) -> bool:
-    """A manifest that puts claims in play: a PersistentVolumeClaim, or a pod (or a pod template) with an
-    ephemeral volume, whose claim the ephemeral volume controller creates."""
+    """A manifest that puts claims in play: a PersistentVolumeClaim, a StatefulSet with volumeClaimTemplates
+    (its controller creates a claim per ordinal), or a pod (or a pod template) with an ephemeral volume, whose
+    claim the ephemeral volume controller creates."""
     if obj.get("kind") == "PersistentVolumeClaim":
         return True
     spec = obj.get("spec") or {}
+    if obj.get("kind") == "StatefulSet" and spec.get("volumeClaimTemplates"):
+        return True
     spec = (spec.get("template") or {}).get("spec") or spec
     return any("ephemeral" in (v or {}) for v in spec.get("volumes") or [])
 

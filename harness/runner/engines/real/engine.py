@@ -48,7 +48,7 @@ from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAS
                                                 Settler, drain_waits, nomination_ends, pass_counts,
                                                 provisioning_rounds)
 from harness.runner.expect import Mismatch
-from harness.runner.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict
+from harness.runner.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict, workload_of
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
@@ -98,7 +98,8 @@ EVICTED_TIMEOUT = 300.0
 # and what the controller does with its answer
 RETRY_SLACK = 1.0
 # what the polls read, from a list-and-watch mirror rather than lists (harness/backends/watchcache.py)
-WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "Event", "PersistentVolume", "PersistentVolumeClaim")
+WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "StatefulSet", "Event", "PersistentVolume",
+           "PersistentVolumeClaim")
 JOB_KINDS = ("Job", "CronJob")
 
 
@@ -131,7 +132,7 @@ class RealEngine:
     @property
     def cluster_options(self) -> dict:
         """The cluster the controller needs: kube-scheduler binds pods (with the timing's settings,
-        controller.scheduler_settings), kube-controller-manager runs Deployments/DaemonSets and the node
+        controller.scheduler_settings), kube-controller-manager runs Deployments/StatefulSets/DaemonSets and the node
         lifecycle controller (not-ready taint), all but its taint eviction (KCM_CONTROLLERS), with the timing's
         flags (controller.kcm_settings) and its build when the timing has one (controller.timed_kcm: the
         pinned binary until `python -m harness.backends build` has built it), the timing's kube-apiserver
@@ -408,7 +409,7 @@ class RealEngine:
 # What an earlier scenario on the same cluster left that its events may still name: kube-controller-manager
 # and kube-scheduler record events asynchronously (client-go tools/record broadcaster), so an event about
 # the previous scenario's Node, Deployment or pod can be written after the reset cleared the events.
-EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "DaemonSet",
+EVENT_SUBJECTS = ("Pod", "Node", "NodeClaim", "NodePool", "AKSNodeClass", "Deployment", "StatefulSet", "DaemonSet",
                   "PersistentVolumeClaim", "PersistentVolume")
 
 
@@ -1076,11 +1077,11 @@ class RealRun:
 
     def step_scale(self, entries: list[dict]) -> None:
         for e in entries:
-            verbs.scale(self.cluster, e["deployment"], e.get("namespace"), e["replicas"])
+            verbs.scale(self.cluster, *workload_of(e), e.get("namespace"), e["replicas"])
 
     def step_restart(self, entries: list[dict]) -> None:
         for e in entries:
-            verbs.restart(self.cluster, e["deployment"], e.get("namespace"), time.time())
+            verbs.restart(self.cluster, *workload_of(e), e.get("namespace"), time.time())
 
     def step_delete(self, refs: list[dict]) -> None:
         for d in refs:

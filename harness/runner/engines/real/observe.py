@@ -88,6 +88,28 @@ def deployment_behind(d: dict) -> str | None:
     return None
 
 
+def statefulset_behind(st: dict) -> str | None:
+    """What a StatefulSet still lacks when kube-controller-manager will act on it again, else None: it has not
+    seen its latest spec, or every pod it has is Ready (OrderedReady acts only then: k8s.io/kubernetes v1.36.3
+    pkg/controller/statefulset stateful_set_control.go updateStatefulSet; Parallel makes and removes at once)
+    while it has another pod than its replicas, or a RollingUpdate has not reached the partition yet. One that
+    waits on a pod that is not Ready (pending, say) holds nothing: its pod says why."""
+    meta, spec, status = st["metadata"], st.get("spec") or {}, st.get("status") or {}
+    want, have = spec.get("replicas", 1), status.get("replicas") or 0
+    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 1):
+        return f"StatefulSet/{meta['name']} (spec not yet observed)"
+    if spec.get("podManagementPolicy") != "Parallel" and (status.get("readyReplicas") or 0) < have:
+        return None
+    if have != want:
+        return f"StatefulSet/{meta['name']} ({have} of {want} pods)"
+    strategy = spec.get("updateStrategy") or {}
+    partition = int(((strategy.get("rollingUpdate") or {}).get("partition")) or 0)
+    updated = status.get("updatedReplicas") or 0
+    if strategy.get("type", "RollingUpdate") == "RollingUpdate" and updated < want - partition:
+        return f"StatefulSet/{meta['name']} ({updated} of {want - partition} pods updated)"
+    return None
+
+
 def claim_unbound(pvc: dict, volumes: dict[str, dict]) -> str | None:
     """What a claim still lacks when it names a volume the PV controller will bind it to, and has not yet
     (k8s.io/kubernetes v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim: a
@@ -142,8 +164,10 @@ class Observer:
         self.nodepool_objects: list[dict] = []     # ... and the NodePools
         self.live: set[str] = set()                # the NodeClaims the last poll listed
         self.deployments: set[str] = set()         # namespaces a Deployment was applied in
+        self.statefulsets: set[str] = set()        # namespaces a StatefulSet was applied in
         self.jobs = False                          # a Job or CronJob was applied (their pods' owners are read)
         self.deployment_objects: list[dict] = []   # ... their Deployments as the last poll listed them
+        self.statefulset_objects: list[dict] = []  # ... and StatefulSets
         self.claim_namespaces: set[str] = set()    # namespaces a PersistentVolumeClaim was applied in
         self.unbound_claims: list[str] = []        # claim_unbound of their claims, as the last poll saw them
         self.watch = disruptions.DisruptionWatch()
@@ -158,6 +182,8 @@ class Observer:
             self.namespaces.add(obj["metadata"]["name"])
         if obj.get("kind") == "Deployment" and error is None:
             self.deployments.add(ns or "default")
+        if obj.get("kind") == "StatefulSet" and error is None:
+            self.statefulsets.add(ns or "default")
         if obj.get("kind") in ("Job", "CronJob") and error is None:
             self.jobs = True
         if obj.get("kind") == "PersistentVolumeClaim" and error is None:
@@ -215,6 +241,7 @@ class Observer:
         self.node_objects = self.cluster.list("Node")
         self.nodepool_objects = self.cluster.list("NodePool")
         self.deployment_objects = [d for ns in sorted(self.deployments) for d in self.cluster.list("Deployment", ns)]
+        self.statefulset_objects = [d for ns in sorted(self.statefulsets) for d in self.cluster.list("StatefulSet", ns)]
         if self.claim_namespaces:
             volumes = {v["metadata"]["name"]: v for v in self.cluster.list("PersistentVolume")}
             self.unbound_claims = [why for ns in sorted(self.claim_namespaces)
@@ -279,8 +306,8 @@ class Observer:
     def in_flight(self) -> list[str]:
         """NodeClaims Karpenter is still acting on: live and not initialized, unless their VM failed
         or their kubelet will never register it (refused its flags, or NodeRestriction denied it); and
-        admitted NodePools whose readiness the controller has not decided yet; Deployments and claims
-        kube-controller-manager has not caught up with."""
+        admitted NodePools whose readiness the controller has not decided yet; Deployments, StatefulSets and
+        claims kube-controller-manager has not caught up with."""
         out = [f"NodePool/{name}" for name in sorted(n for n, r in self.nodepools.items() if r.accepted)
                if not nodepool_decided(self.cluster.get("NodePool", name) or {})]
         for name, nc in sorted(self.claims.items()):
@@ -294,8 +321,10 @@ class Observer:
         return out + self._awaiting_relaunch() + self.deployments_behind() + self.unbound_claims
 
     def deployments_behind(self) -> list[str]:
-        """The applied Deployments kube-controller-manager has not caught up with (deployment_behind)."""
-        return [why for d in self.deployment_objects if (why := deployment_behind(d)) is not None]
+        """The applied Deployments and StatefulSets kube-controller-manager has not caught up with
+        (deployment_behind, statefulset_behind)."""
+        return [why for d in self.deployment_objects if (why := deployment_behind(d)) is not None] + \
+            [why for d in self.statefulset_objects if (why := statefulset_behind(d)) is not None]
 
     def _awaiting_relaunch(self) -> list[str]:
         """NodeClaims a launch failure deleted while pods are pending, until a NodeClaim created since
@@ -500,7 +529,7 @@ class Observer:
                 if ref.get("uid") and ref["uid"] not in live and ref["uid"] in self.departed:
                     return "", None
                 return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
-            if ref.get("kind") in ("DaemonSet", "Job"):
+            if ref.get("kind") in ("DaemonSet", "Job", "StatefulSet"):
                 return ref["kind"], ref["name"]
         meta = pod["metadata"]
         labels = meta.get("labels") or {}

@@ -11,8 +11,9 @@ from harness.model.podtermination import timestamp
 from harness.runner.steps import StepFailed
 
 RESOURCES = {"Node": "nodes", "NodeClaim": "nodeclaims.karpenter.sh", "Pod": "pods", "Deployment": "deployments.apps",
-             "NodePool": "nodepools.karpenter.sh", "AKSNodeClass": "aksnodeclasses.karpenter.azure.com"}
-NAMESPACED = ("Pod", "Deployment")
+             "StatefulSet": "statefulsets.apps", "NodePool": "nodepools.karpenter.sh",
+             "AKSNodeClass": "aksnodeclasses.karpenter.azure.com"}
+NAMESPACED = ("Pod", "Deployment", "StatefulSet")
 
 
 def _patch(cluster, key: str, kind: str, name: str, namespace: str | None, patch: dict) -> None:
@@ -38,12 +39,13 @@ def cordon(cluster, name: str, unschedulable: bool) -> None:
            {"spec": {"unschedulable": True if unschedulable else None}})
 
 
-def scale(cluster, name: str, namespace: str | None, replicas: int) -> None:
-    _patch(cluster, "scale", "Deployment", name, namespace, {"spec": {"replicas": int(replicas)}})
+def scale(cluster, kind: str, name: str, namespace: str | None, replicas: int) -> None:
+    """`kubectl scale deployment|statefulset`: spec.replicas (kubectl patches the scale subresource)."""
+    _patch(cluster, "scale", kind, name, namespace, {"spec": {"replicas": int(replicas)}})
 
 
-def restart(cluster, name: str, namespace: str | None, now: float) -> None:
-    _patch(cluster, "restart", "Deployment", name, namespace,
+def restart(cluster, kind: str, name: str, namespace: str | None, now: float) -> None:
+    _patch(cluster, "restart", kind, name, namespace,
            {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: timestamp(now)}}}}})
 
 
