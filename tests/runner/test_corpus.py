@@ -125,18 +125,11 @@ REFUSED_AT_LOAD: dict[str, tuple[str, str]] = {
 }
 
 # Kinds the API server serves that the loader does not take yet ("unsupported kind")
-NOT_TAKEN = ("StatefulSet", "PriorityClass", "ReplicaSet", "LimitRange", "ResourceQuota", "ReplicationController")
+NOT_TAKEN = ("PriorityClass", "ReplicaSet", "LimitRange", "ResourceQuota", "ReplicationController")
 # file -> the NOT_TAKEN kinds (its own or its `with` files') it is refused for
 PENDING: dict[str, tuple[str, ...]] = {
     "upskilling-kubernetes/04-Module-1/3.replica-set/1.simple-rs.yaml": ("ReplicaSet",),
-    "upskilling-kubernetes/07-Module-5/3.statefulset/3.statefulset.yaml": ("StatefulSet",),
-    "kubernetes-examples/databases/cassandra/cassandra-statefulset.yaml": ("StatefulSet",),
     "kubernetes-examples/web/guestbook-go/guestbook-controller.yaml": ("ReplicationController",),
-    "aks-store-demo/aks-store-all-in-one.yaml": ("StatefulSet",),
-    "aks-store-demo/aks-store-quickstart.yaml": ("StatefulSet",),
-    "aks-store-demo/aks-store-ingress-quickstart.yaml": ("StatefulSet",),
-    "aks-store-demo/kustomize/base/rabbitmq.yaml": ("StatefulSet",),
-    "istio/samples/addons/loki.yaml": ("StatefulSet",),
     "karpenter-blueprints/blueprints/node-reserved-headroom/priorityclasses.yaml": ("PriorityClass",),
     "karpenter-blueprints/blueprints/node-reserved-headroom/daemonset.yaml": ("PriorityClass",),
     "karpenter-blueprints/blueprints/node-reserved-headroom/spiky-workload.yaml": ("PriorityClass",),
@@ -145,7 +138,7 @@ PENDING: dict[str, tuple[str, ...]] = {
     "kubernetes-configs/selenium-grid/base/priorityclass.yaml": ("PriorityClass",),
     "kubernetes-configs/selenium-grid/base/selenium-grid-hub.yaml": ("PriorityClass",),
     "kubernetes-configs/jenkins/base/priorityclass.yaml": ("PriorityClass",),
-    "kubernetes-configs/jenkins/base/server.yaml": ("PriorityClass", "StatefulSet"),
+    "kubernetes-configs/jenkins/base/server.yaml": ("PriorityClass",),
     "kubernetes-configs/jenkins/base/agent.cloud-pod-DooD.yaml": ("PriorityClass",),
 }
 
