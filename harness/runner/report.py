@@ -259,11 +259,14 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
            "engine": o.engine, "verdict": verdict(o), "passed": o.passed and not o.skipped, "skipped": o.skipped,
            "seconds": round(o.seconds, 4), "nodes": len(live_nodes(o.final)),
            "deletedNodes": len(o.final.nodes) - len(live_nodes(o.final)), "runaway": o.final.runaway,
-           "steady": o.final.steady, "unsettled": unsettled(o), "fromDump": dump_verdict(o), "assumed": assumed(o),
+           "steady": o.final.steady, "unsettled": unsettled(o), "fromDump": dump_verdict(o),
            "mismatches": [m.render() for m in o.mismatches],
            "notApplicable": [n.render() for n in o.not_applicable], "error": o.error, "notices": list(o.notices),
            "why": {k: w.to_json() for k, w in o.why.items()},
-           "release": o.result.release, "coreNotices": list(o.final.core_notices), "assumed": list(o.final.assumed),
+           "release": o.result.release, "coreNotices": list(o.final.core_notices),
+           # what the run rests on that its input did not give: stand-in pods for pods a dump lacked, then the
+           # timings it assumed (harness/loop/assumed.py)
+           "assumed": [a for a in [assumed(o)] if a] + list(o.final.assumed),
            "outcome": outcome_summary(o.final),
            "happened": happened(o.final, labels=labels)}
     # what happened when (harness/loop/history.py): the NodeClaims' and pods' lives, the disruption steps, the

@@ -65,7 +65,9 @@ def test_no_collections_pauses_the_collector_freezes_what_was_read_and_keeps_it_
     with no_collections(1024):
         assert not gc.isenabled()
     assert gc.isenabled()
-    assert gc.get_freeze_count() == frozen          # a small read: its cycles are the collector's to free
+    # a small read freezes nothing: its cycles are the collector's to free (<=: frozen objects an earlier test of
+    # this worker left may be freed meanwhile, which lowers the count)
+    assert gc.get_freeze_count() <= frozen
     try:
         with no_collections(LARGE_READ):
             read = [{"data": i} for i in range(10)]

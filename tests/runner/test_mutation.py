@@ -250,3 +250,12 @@ def test_a_command_renumbered_onto_one_that_did_the_same_is_an_equivalent_mutant
     assert not mutation.same_commands(subject, mutation.Mutant(path, 2, 3, "f", 1))
     assert not mutation.same_commands(subject, mutation.Mutant(path, 3, 4, "f", 1))       # no command 4
     assert not mutation.same_commands(subject, mutation.Mutant(("expect", "nodeCount"), 1, 2, "f", 1))
+
+
+def test_a_renamed_selector_of_a_count_zero_entry_is_equivalent():
+    from harness.runner.mutation import Mutant, selects_none
+    entry = {"pod": "w1-mutated", "nodePool": "np1", "count": 0}
+    mutant = Mutant(path=("expect", "nodes", 1, "pod"), old="w1", new="w1-mutated", file="f", line=1, note="")
+    assert selects_none(entry, mutant)
+    assert not selects_none({**entry, "count": 1}, mutant)
+    assert not selects_none(entry, Mutant(path=("expect", "nodes", 1, "count"), old=0, new=1, file="f", line=1, note=""))

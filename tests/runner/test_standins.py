@@ -83,7 +83,7 @@ def test_the_run_says_what_it_assumed(tmp_path, capsys):
     capsys.readouterr()
     assert cli(["run", str(out), "--json"]) == 0
     (o,) = json.loads(capsys.readouterr().out)
-    assert o["fromDump"] == "reproduced the dump" and o["assumed"].startswith("3 stand-in pod(s) (stand-in-general-k2v8q")
+    assert o["fromDump"] == "reproduced the dump" and o["assumed"][0].startswith("3 stand-in pod(s) (stand-in-general-k2v8q")
     assert cli(["run", str(out), "--why", "storefront"]) == 0
     text = capsys.readouterr().out
     assert "reproduced, stand-ins assumed" in text
