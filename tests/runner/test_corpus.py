@@ -121,10 +121,10 @@ REFUSED_AT_LOAD: dict[str, tuple[str, str]] = {
     # upstream serves no karpenter.sh/v1beta1)
     "kaito/examples/kaito-karpenter-noodepool.yaml": (
         "NodePool spec.template.spec.nodeClassRef.name is required",
-        'NodePool.karpenter.sh "kaito-nodepool" is invalid: [spec.template.spec.nodeClassRef: Required value, '
-        'spec.template.spec.requirements: Invalid value: "null": spec.template.spec.requirements in body must be of '
-        'type array: "null", <nil>: Invalid value: null: some validation rules were not checked because the object '
-        'was invalid; correct the existing errors to complete validation]'),
+        ('NodePool.karpenter.sh "kaito-nodepool" is invalid: [spec.template.spec.nodeClassRef: Required value, '
+         'spec.template.spec.requirements: Invalid value: "null": spec.template.spec.requirements in body must be of '
+         'type array: "null", <nil>: Invalid value: null: some validation rules were not checked because the object '
+         'was invalid; correct the existing errors to complete validation]')),
     # extensions/v1beta1 DaemonSets are served up to Kubernetes 1.15
     "kubernetes-examples/_archived/newrelic-infrastructure/newrelic-infra-daemonset.yaml": (
         "DaemonSet needs apiVersion apps/v1, got 'extensions/v1beta1'",
