@@ -2,9 +2,12 @@
 wrapped in a scenario as a new user would: a NodePool file with an AKSNodeClass of the name it refers to, an
 AKSNodeClass file with a NodePool referring to it (both with one small pod to provision for), a workload file
 with the library's default NodePool and AKSNodeClass (scenarios/manifests/default-nodepool.yaml); a file's
-`with` (its kustomization's namespace or PriorityClass) is applied before it. Each is loaded (the loader's
-checks, `harness validate`'s API-server check: harness/runner/admitcheck.py) and run on the embedded engine at
-`upstream` and, for a provider release's own example, at that release.
+`with` (its kustomization's namespace or PriorityClass, a workshop step's NodePool) is applied before it. Each
+is loaded (the loader's checks, `harness validate`'s API-server check: harness/runner/admitcheck.py) and run on
+the embedded engine at `upstream` and at the file's `release`, if any. The provider's own examples and test
+pools are not copied here (the repo keeps no files of its upstream): they are read from its Go module in the Go
+module cache (github.com/Azure/karpenter-provider-azure v1.14.0, which the controller build downloads) and run at
+upstream and at v1.14.0, skipped, saying so, where the module is absent.
 
 Nothing is refused but what kube-apiserver itself refuses (REFUSED_AT_ADMISSION, REFUSED_AT_LOAD), and every
 warning a run prints is a documented, deliberate limit (LIMITS, each with the docs page that names it). A file
@@ -33,12 +36,23 @@ from harness.runner.engines.base import execute
 from harness.runner.report import unsettled
 from harness.runner.scenario import load_scenarios_text
 from harness.runner.yamlsource import SourceError
+from tests.model.test_releases import _go_module_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "corpus"
 SOURCES: list[dict] = yaml.safe_load((CORPUS / "SOURCES.yaml").read_text())["files"]
 LICENSES = {"Apache-2.0", "MIT", "MIT-0"}
 DEFAULT_POOL = "../../scenarios/manifests/default-nodepool.yaml"      # relative to CORPUS
+
+# The provider's own examples are not copied (the repo keeps no files of its upstream): they are read from the
+# provider's Go module in the module cache (the controller build downloads it) and run at upstream and at its tag.
+PROVIDER = ("github.com/Azure/karpenter-provider-azure", "v1.14.0")
+PROVIDER_NAME = f"karpenter-provider-azure@{PROVIDER[1]}"
+PROVIDER_DIR = _go_module_dir(*PROVIDER)
+PROVIDER_FILES = [f"examples/{f}.yaml" for f in (
+    "v1/general-purpose", "v1/perftest", "v1/system-surge", "v1beta1/general-purpose", "v1beta1/multi-arch",
+    "v1beta1/system-surge", "workloads/device-plugin", "workloads/inflate", "workloads/samples-mnist")] + [
+    f"test/pkg/environment/azure/default_{f}.yaml" for f in ("aksnodeclass", "nodepool")]
 
 
 @dataclass(frozen=True)
@@ -65,38 +79,23 @@ LIMITS = [
     Limit(r"^Standard_\w+ is synthesized from its name \(", "docs/reproduce.md", "is synthesized from its name"),
     Limit(r"^\S+ is in no catalog and is not a VM size name, so no instance type carries it$", "docs/reproduce.md",
           "is in no catalog and is not a VM size name"),
-    Limit(r"^core v0\.36\.1 is older than the oldest core the loop models \(v1\.0\.0\)", "docs/core-releases.md",
-          "is older than the oldest modeled core (v1.0.0)"),
-    Limit(r"^given\.profiles v[\d.]+: no profile for provider v[\d.]+: it is older than every release the harness has",
-          "docs/profiles.md", "A version older than every release profile"),
 ]
 
 # What kube-apiserver itself refuses, at admission (the release's CRDs): file -> profile -> the message for each
 # NodePool of the file (`{name}`: the NodePool's). The runs expect it (nodePools.<name>.rejected), so each
 # run checks the harness's admission says exactly this; `harness validate` must say it too.
 NOT_SERVED = 'no matches for kind "NodePool" in version "karpenter.sh/v1beta1"'
-RESTRICTED = ('NodePool.karpenter.sh "{name}" is invalid: spec.template.spec.requirements[%d].key: Invalid value: '
-              '"string": label domain "karpenter.azure.com" is restricted')
 REFUSED_AT_ADMISSION: dict[str, dict[str, str]] = {
     # karpenter.sh/v1beta1 NodePools: served by v0.5-v0.7 only (the repo kept the examples after v1.0)
-    **{f"karpenter-provider-azure/{tag}/{path}": {"upstream": NOT_SERVED, **({} if tag.startswith("v0.") else {tag: NOT_SERVED})}
-       for tag, path in [("v0.0.1", "examples/v1beta1/general-purpose.yaml"), ("v0.0.1", "examples/v1beta1/multi-arch.yaml"),
-                         ("v0.0.1", "examples/v1beta1/system-surge.yaml"), ("v0.2.0", "examples/v1beta1/general-purpose.yaml"),
-                         ("v0.2.0", "examples/v1beta1/multi-arch.yaml"), ("v0.2.0", "examples/v1beta1/system-surge.yaml"),
-                         ("v0.2.0", "hack/azure/general-purpose-small-nodes.yaml"),
-                         ("v0.6.0", "examples/v1beta1/general-purpose.yaml"), ("v0.6.0", "examples/v1beta1/multi-arch.yaml"),
-                         ("v0.6.0", "examples/v1beta1/system-surge.yaml"), ("v0.7.1", "examples/v1beta1/general-purpose.yaml"),
-                         ("v1.4.0", "examples/v1beta1/general-purpose.yaml"), ("v1.4.0", "examples/v1beta1/multi-arch.yaml"),
-                         ("v1.4.0", "examples/v1beta1/system-surge.yaml"), ("v1.4.0", "hack/azure/general-purpose-small-nodes.yaml"),
-                         ("v1.6.3", "examples/v1beta1/general-purpose.yaml"), ("v1.6.3", "examples/v1beta1/multi-arch.yaml"),
-                         ("v1.6.3", "examples/v1beta1/system-surge.yaml"), ("v1.12.0", "examples/v1beta1/general-purpose.yaml")]},
-}
-# provider v0.0.1 allowed any karpenter.azure.com key; from v0.5 (the oldest profile, which answers for v0.0.1)
-# sku-hyperv-generation is not among the allowed ones
-for _path, _index in [("examples/v1beta1/general-purpose.yaml", 2), ("examples/v1beta1/multi-arch.yaml", 1),
-                      ("examples/v1beta1/system-surge.yaml", 1)]:
-    REFUSED_AT_ADMISSION[f"karpenter-provider-azure/v0.0.1/{_path}"]["v0.0.1"] = RESTRICTED % _index
-REFUSED_AT_ADMISSION.update({
+    **{f"{PROVIDER_NAME}/examples/v1beta1/{f}": {"upstream": NOT_SERVED, PROVIDER[1]: NOT_SERVED}
+       for f in ("general-purpose.yaml", "multi-arch.yaml", "system-surge.yaml")},
+    # users' karpenter.sh/v1beta1 NodePools (NAP before v1.0)
+    **{f: {"upstream": NOT_SERVED} for f in (
+        "aks-labs/docs/security/assets/files/nodepool.yaml", "aks-automatic-store-demo/workspaces/nap-nodepool.yaml",
+        "aks-event-driven-replicate-from-aws/deployment/infra/default-pool.yaml",
+        "aks-event-driven-replicate-from-aws/default-nodepool.yaml",
+        "aks-event-driven-replicate-from-aws/deployment/infra/app-pool.yaml",
+        "aks-event-driven-replicate-from-aws/deployment/infra/appnodepool.yaml")},
     # every sku-family value commented out leaves `values:` empty
     "upskilling-kubernetes/09-Karpenter/export/default-nodepool.yaml": {
         "upstream": 'NodePool.karpenter.sh "{name}" is invalid: spec.template.spec.requirements: Invalid value: "array": '
@@ -105,7 +104,7 @@ REFUSED_AT_ADMISSION.update({
     "karpenter-provider-aws/examples/v1/windows-custom-userdata.nodepool.yaml": {
         "upstream": 'NodePool.karpenter.sh "{name}" is invalid: spec.template.spec.nodeClassRef.group: Invalid value: '
                     "\"karpenter.k8s.aws/v1\": spec.template.spec.nodeClassRef.group in body should match '^[^/]*$'"},
-})
+}
 
 # What kube-apiserver itself refuses and the loader refuses first, in its own words: file -> (the loader's
 # message, kube-apiserver's)
@@ -118,6 +117,14 @@ REFUSED_AT_LOAD: dict[str, tuple[str, str]] = {
     "kubernetes-examples/_archived/cockroachdb/cockroachdb-statefulset.yaml": (
         "PodDisruptionBudget needs apiVersion policy/v1, got 'policy/v1beta1'",
         'no matches for kind "PodDisruptionBudget" in version "policy/v1beta1"'),
+    # a karpenter.sh/v1beta1 NodePool with `requirements:` empty and no nodeClassRef (kube-apiserver at v0.7.5;
+    # upstream serves no karpenter.sh/v1beta1)
+    "kaito/examples/kaito-karpenter-noodepool.yaml": (
+        "NodePool spec.template.spec.nodeClassRef.name is required",
+        ('NodePool.karpenter.sh "kaito-nodepool" is invalid: [spec.template.spec.nodeClassRef: Required value, '
+         'spec.template.spec.requirements: Invalid value: "null": spec.template.spec.requirements in body must be of '
+         'type array: "null", <nil>: Invalid value: null: some validation rules were not checked because the object '
+         'was invalid; correct the existing errors to complete validation]')),
     # extensions/v1beta1 DaemonSets are served up to Kubernetes 1.15
     "kubernetes-examples/_archived/newrelic-infrastructure/newrelic-infra-daemonset.yaml": (
         "DaemonSet needs apiVersion apps/v1, got 'extensions/v1beta1'",
@@ -140,6 +147,8 @@ PENDING: dict[str, tuple[str, ...]] = {
     "kubernetes-configs/jenkins/base/priorityclass.yaml": ("PriorityClass",),
     "kubernetes-configs/jenkins/base/server.yaml": ("PriorityClass",),
     "kubernetes-configs/jenkins/base/agent.cloud-pod-DooD.yaml": ("PriorityClass",),
+    "karpenter-azure-workshop/assets/yamls/module6/5-priorityclasses.yaml": ("PriorityClass",),
+    "karpenter-azure-workshop/assets/yamls/module6/7-priority-deployments.yaml": ("PriorityClass",),
 }
 
 
@@ -148,19 +157,34 @@ class PendingKind(Exception):
 
 
 # -- wrapping ---------------------------------------------------------------------------------------------------
-def _objects(entry: dict) -> list[dict]:
-    """The objects of the entry's `with` files, then its own."""
+def _key(entry: dict) -> str:
+    """The entry's name in the tables: its corpus file, or `karpenter-provider-azure@TAG/PATH`."""
+    return entry.get("name", entry["file"])
+
+
+def _root(entry: dict) -> Path:
+    """The folder its `file` and `with` are relative to: the corpus, or the provider's Go module."""
+    return entry.get("root", CORPUS)
+
+
+def _documents(path: Path) -> list[dict]:
+    """The objects of a YAML file (a List's items in its place)."""
     out = []
-    for f in [*entry.get("with", []), entry["file"]]:
-        for d in yaml.load_all((CORPUS / f).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            if isinstance(d, dict):
-                out += d.get("items") or [] if d.get("kind") == "List" else [d]
+    for d in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if isinstance(d, dict):
+            out += d.get("items") or [] if d.get("kind") == "List" else [d]
     return out
 
 
+def _objects(entry: dict) -> list[dict]:
+    """The objects of the entry's `with` files, then its own."""
+    return [o for f in [*entry.get("with", []), entry["file"]] for o in _documents(_root(entry) / f)]
+
+
 def profiles_of(entry: dict) -> list[str]:
-    """upstream, and the release of a provider's own example (a tag the harness has no profile for is answered,
-    with a warning, by the nearest release: harness.model.releases.resolve)."""
+    """upstream, and the entry's release (a provider's own example: its tag; a user's karpenter.sh/v1beta1 file: a
+    release serving it). A tag the harness has no profile for is answered, with a warning, by the nearest release
+    (harness.model.releases.resolve)."""
     return ["upstream"] + ([entry["release"]] if entry.get("release") else [])
 
 
@@ -200,15 +224,17 @@ def scenario_text(entry: dict, manifests: list | None = None) -> str:
             "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
                             "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}})
         written = files + added
-    else:
+    elif _root(entry) == CORPUS:
         written = [{"file": DEFAULT_POOL}] + files
+    else:                                               # outside the corpus' tree: the library's pool written inline
+        written = _documents(CORPUS / DEFAULT_POOL) + files
     expect_by_profile = {}
-    for profile, message in REFUSED_AT_ADMISSION.get(entry["file"], {}).items():
+    for profile, message in REFUSED_AT_ADMISSION.get(_key(entry), {}).items():
         expect_by_profile[profile] = {"nodePools": {
             np["metadata"]["name"]: {"rejected": {"stage": "admission", "message": message.format(name=np["metadata"]["name"])}}
             for np in _nodepools(objs)}}
     return json.dumps({"apiVersion": "harness.karpenter.azure.com/v1alpha1", "kind": "Scenario",
-                       "metadata": {"name": ("corpus-" + re.sub(r"[^a-z0-9]+", "-", entry["file"].lower()))[:200].strip("-")},
+                       "metadata": {"name": ("corpus-" + re.sub(r"[^a-z0-9]+", "-", _key(entry).lower()))[:200].strip("-")},
                        "given": {"profiles": profiles}, "manifests": written, "expect": {},
                        "expectByProfile": expect_by_profile}, indent=1)
 
@@ -221,15 +247,15 @@ def cluster():
     c.close()
 
 
-def _load(text: str):
-    (sc,) = load_scenarios_text(text, "corpus.scenario.yaml", CORPUS)
+def _load(text: str, root: Path = CORPUS):
+    (sc,) = load_scenarios_text(text, "corpus.scenario.yaml", root)
     return sc
 
 
 def _run_clean(entry: dict, cluster, sc) -> None:
     """Run the loaded scenario at each profile: nothing refused but the tables' refusals, every warning a LIMIT."""
     assert admitcheck.unexpected_refusals(sc) == []
-    for profile, message in REFUSED_AT_ADMISSION.get(entry["file"], {}).items():   # validate says it too
+    for profile, message in REFUSED_AT_ADMISSION.get(_key(entry), {}).items():   # validate says it too
         for m in sc.manifests:
             if m.obj.get("kind") == "NodePool":
                 name = m.obj["metadata"]["name"]
@@ -258,22 +284,35 @@ def _case(entry: dict):
     return pytest.param(entry, id=entry["file"], marks=pytest.mark.xfail(reason=reason, strict=True, raises=PendingKind))
 
 
-@pytest.mark.parametrize("entry", [_case(e) for e in SOURCES])
-def test_a_file_as_a_new_user_wraps_it(entry, cluster):
+def _wrap_and_run(entry: dict, cluster) -> None:
     try:
-        sc = _load(scenario_text(entry))
+        sc = _load(scenario_text(entry), _root(entry))
     except SourceError as err:
-        if entry["file"] in REFUSED_AT_LOAD:
-            assert err.reason == REFUSED_AT_LOAD[entry["file"]][0]
+        if _key(entry) in REFUSED_AT_LOAD:
+            assert err.reason == REFUSED_AT_LOAD[_key(entry)][0]
             return
-        kinds = PENDING.get(entry["file"])
+        kinds = PENDING.get(_key(entry))
         assert kinds and _refused_for(err, kinds), err.render()
         # the rest of the file (and its `with` files) already loads and runs clean
         rest = [copy.deepcopy(o) for o in _objects(entry) if o.get("kind") not in kinds]
-        _run_clean(entry, cluster, _load(scenario_text(entry, rest)))
+        _run_clean(entry, cluster, _load(scenario_text(entry, rest), _root(entry)))
         raise PendingKind(err.render()) from None
-    assert entry["file"] not in REFUSED_AT_LOAD, "loaded: drop it from REFUSED_AT_LOAD"
+    assert _key(entry) not in REFUSED_AT_LOAD, "loaded: drop it from REFUSED_AT_LOAD"
     _run_clean(entry, cluster, sc)
+
+
+@pytest.mark.parametrize("entry", [_case(e) for e in SOURCES])
+def test_a_file_as_a_new_user_wraps_it(entry, cluster):
+    _wrap_and_run(entry, cluster)
+
+
+@pytest.mark.skipif(PROVIDER_DIR is None, reason=f"{PROVIDER[0]} {PROVIDER[1]} is not in the Go module cache "
+                    f"(`go mod download {PROVIDER[0]}@{PROVIDER[1]}`): its own examples are read from there")
+@pytest.mark.parametrize("path", PROVIDER_FILES)
+def test_a_provider_example_as_a_new_user_wraps_it(path, cluster):
+    """The provider's own examples and test pools at its tag, read from the Go module, run at upstream and there."""
+    _wrap_and_run({"file": path, "root": PROVIDER_DIR, "name": f"{PROVIDER_NAME}/{path}", "release": PROVIDER[1]},
+                  cluster)
 
 
 # -- the corpus itself ------------------------------------------------------------------------------------------
@@ -311,7 +350,7 @@ def test_the_corpus_is_what_the_issue_asks():
 
 
 def test_the_tables_name_corpus_files():
-    listed = {e["file"] for e in SOURCES}
+    listed = {e["file"] for e in SOURCES} | {f"{PROVIDER_NAME}/{f}" for f in PROVIDER_FILES}
     assert set(REFUSED_AT_ADMISSION) | set(REFUSED_AT_LOAD) | set(PENDING) <= listed
     assert all(k in NOT_TAKEN for kinds in PENDING.values() for k in kinds)
 
