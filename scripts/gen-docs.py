@@ -4,6 +4,7 @@
   docs/reference/cli.md               the argparse parsers of `harness`, `python -m harness.backends`, `fakeazure`
   docs/reference/fakeazure.md         fakeazure's route tables (fakeazure/*/urls.py, fakeazure/control.py)
   docs/reference/profiles.md          harness/data/profiles/*.yaml and harness/data/releases/index.yaml
+  docs/reference/core-switches.md     harness/data/core-behaviour.yaml (the switches: what each decides, its PRs, its pair)
 
     python3 scripts/gen-docs.py            write the pages
     python3 scripts/gen-docs.py --check    exit 1 and name each page that differs (CI: scripts/test.sh's docs leg)
@@ -263,8 +264,55 @@ def profiles() -> str:
     return "\n".join(lines)
 
 
+def _first_core(sw: dict) -> str:
+    """The first core tag with v1.14.0's behaviour, its backports, and where an earlier value began."""
+    out = sw["since"] + "".join(f", backport {b['tag']}" for b in sw.get("backports") or ())
+    notes = [f"`{sw['introducedBy']['value']}` from {sw['introducedBy']['since']}"] if sw.get("introducedBy") else []
+    notes += [sw["sinceNote"]] if sw.get("sinceNote") else []
+    return out + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _change(sw: dict) -> str:
+    """The PRs: the one that brought an earlier value (with it and its tag), then the switch's, each with the PRs
+    folded into it, and the backports'."""
+    def pr(entry: dict, prefix: list[str]) -> str:
+        folded = ", ".join(f"#{n}" for n in entry.get("foldedIn") or ())
+        notes = prefix + ([f"{folded} folded in"] if folded else [])
+        return f"#{entry['pr']}" + (f" ({'; '.join(notes)})" if notes else "")
+    intro = sw.get("introducedBy")
+    parts = [pr(intro, [f"{intro['value']}, {intro['since']}"])] if intro else []
+    parts.append(pr(sw, []) + "".join(f" / #{b['pr']}" for b in sw.get("backports") or ()))
+    return ", ".join(parts)
+
+
+def core_switches() -> str:
+    """The switch table of docs/core-releases.md: every entry of harness/data/core-behaviour.yaml."""
+    data = yaml.safe_load((ROOT / "harness" / "data" / "core-behaviour.yaml").read_text())
+    switches = data["switches"]
+    implemented = [sw for sw in switches if sw.get("implemented")]
+    lines = _header("harness/data/core-behaviour.yaml") + [
+        "# Core switches", "",
+        f"{len(switches)} switches: {len(implemented)} implemented, {len(switches) - len(implemented)} known and "
+        "warned. Each is one behaviour of Karpenter core that changed between the oldest core a provider release "
+        f"pins and {data['newest']}, derived per release from core's source ([Core releases](../core-releases.md)). "
+        "Implemented: the loop reads the value at the pinned core; the pair is the scenario under "
+        "scenarios/releases/core/ that shows both sides.", "",
+        "| switch | decides | first core with v1.14.0's behaviour | change | pair |", "|---|---|---|---|---|"]
+    for sw in implemented:
+        lines.append(f"| {sw['name']} | {_cell(sw['decides'])} | {_cell(_first_core(sw))} | {_cell(_change(sw))} | "
+                     f"{_cell(sw['pair'])} |")
+    warned = [sw for sw in switches if not sw.get("implemented")]
+    if warned:
+        lines += ["", "Known and warned (the loop answers with v1.14.0's behaviour and says so by name):", "",
+                  "| switch | decides | first core with v1.14.0's behaviour | change | modeled as |", "|---|---|---|---|---|"]
+        lines += [f"| {sw['name']} | {_cell(sw['decides'])} | {_cell(_first_core(sw))} | {_cell(_change(sw))} | "
+                  f"{_cell(sw.get('modeledAs', ''))} |" for sw in warned]
+    lines.append("")
+    return "\n".join(lines)
+
+
 PAGES = {"scenario-format.md": scenario_format, "cli.md": cli, "fakeazure.md": fakeazure,
-         "profiles.md": profiles}
+         "profiles.md": profiles, "core-switches.md": core_switches}
 
 
 def _shown(path: Path) -> str:
