@@ -37,3 +37,13 @@ def forbidden(resource: str, obj: dict, why: str) -> APIRejected:
     meta = obj.get("metadata") or {}
     name = meta.get("name") or meta.get("generateName") or "Unknown"
     return APIRejected(403, "Forbidden", f'{resource} "{name}" is forbidden: {why}')
+
+
+def invalid(qualified_kind: str, name: str, causes: list[Cause]) -> APIRejected:
+    """A built-in kind's validation refusal, apierrors.NewInvalid (k8s.io/apimachinery v0.36.3
+    pkg/api/errors/errors.go): `<Kind>.<group> "<name>" is invalid: <field>: <error>`, several errors in
+    brackets; each cause's message is the field error's text after its field (`Forbidden: ...`,
+    `Invalid value: ...`). `qualified_kind`: `PriorityClass.scheduling.k8s.io`, or `LimitRange` (core group)."""
+    texts = [f"{c.field}: {c.message}" for c in causes]
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return APIRejected(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {body}', list(causes))
