@@ -43,6 +43,8 @@ class Workloads:
         self._after_bare: list[Callable[[], None]] = []
         # a changed template's rollout, progressing as the loop runs (Simulation.converge)
         self.rollouts = Rollouts(state, self._create_now, self._scale_down_order)
+        # (owner kind, namespace, name) -> what admission read when its pods were last refused (reconcile)
+        self._retried: dict[tuple[str, str, str], tuple] = {}
 
     def apply(self, manifests: list[dict]) -> None:
         self._first = True
@@ -63,6 +65,8 @@ class Workloads:
         ns = meta.get("namespace") or "default"
         if kind == "Deployment":
             return (ns, meta.get("name")) in s.deployments
+        if kind == "ReplicaSet":
+            return (ns, meta.get("name")) in s.replicasets
         if kind == "DaemonSet":
             return any(ds["metadata"]["name"] == meta.get("name") for ds, _ in s.daemonsets)
         if kind == "Job":
@@ -88,6 +92,8 @@ class Workloads:
         s.trace(f"update of {kind} {name}")
         if kind == "Deployment":
             self._update_deployment(obj)
+        elif kind == "ReplicaSet":
+            self._update_replicaset(obj)
         elif kind == "DaemonSet":
             view = daemonset_pod_view(obj)
             s.daemonsets = [(obj, view) if ds["metadata"]["name"] == name else (ds, v) for ds, v in s.daemonsets]
@@ -119,8 +125,10 @@ class Workloads:
                 new["metadata"][k] = obj["metadata"][k]
         if "spec" in obj:
             new["spec"] = obj["spec"]
-        if kind == "RuntimeClass":          # node.k8s.io/v1 keeps its fields at the top level, no spec
-            for k in ("handler", "overhead", "scheduling"):
+        top = {"RuntimeClass": ("handler", "overhead", "scheduling"),
+               "PriorityClass": ("value", "globalDefault", "preemptionPolicy", "description")}.get(kind)
+        if top:                             # node.k8s.io/v1, scheduling.k8s.io/v1: fields at the top level, no spec
+            for k in top:
                 if k in obj:
                     new[k] = obj[k]
                 else:
@@ -217,6 +225,9 @@ class Workloads:
         if kind == "Deployment":
             self._create_deployment_pods(obj)
             return
+        if kind == "ReplicaSet":
+            self._create_replicaset_pods(obj)
+            return
         if kind == "Job":
             self._arrive(lambda: self.jobs.add_job(obj))
             return
@@ -238,6 +249,8 @@ class Workloads:
                 return
         try:
             stored = s.cluster.create(obj, ADMIN)
+            if kind == "ResourceQuota" and not stored.get("status"):
+                self._quota_status(stored)
             if kind == "NodePool":
                 s.result.nodepools[obj["metadata"]["name"]] = NodePoolResult(obj["metadata"]["name"])
             elif kind == "AKSNodeClass":
@@ -307,6 +320,98 @@ class Workloads:
         if old:
             self.rollouts.start(ns, name, old)
         return [k for k in live if k not in old]
+
+    # -- a bare ReplicaSet (kubernetes v1.36.3 pkg/controller/replicaset): its pods, scaled, replaced; no rollout
+    def _create_replicaset_pods(self, rs: dict) -> None:
+        """spec.replicas pods from the template (the ReplicaSet's running pods counted: given.existingNodes, a
+        dump's), named `<replicaset>-<5 random chars>` (getPodsPrefix), arriving as a Deployment's do."""
+        ns, name = rs["metadata"].get("namespace") or "default", rs["metadata"]["name"]
+        self.state.replicasets[(ns, name)] = rs
+        current = self._live_of("ReplicaSet", ns, name)
+        pods = self._pods_of(rs, max(int((rs.get("spec") or {}).get("replicas", 1)) - len(current), 0))
+        self._arrive(lambda: [self._create_pod(pod, "ReplicaSet", name) for pod in pods])
+
+    def _update_replicaset(self, rs: dict) -> None:
+        """A ReplicaSet applied again: scaled to its replicas; a changed template only makes the new pods
+        (its controller never replaces a running pod for a new template)."""
+        s = self.state
+        ns, name = rs["metadata"].get("namespace") or "default", rs["metadata"]["name"]
+        s.replicasets[(ns, name)] = rs
+        live = self._live_of("ReplicaSet", ns, name)
+        want = int((rs.get("spec") or {}).get("replicas", 1))
+        for pod in self._pods_of(rs, max(want - len(live), 0)):
+            self._create_pod(pod, "ReplicaSet", name)
+        for key in self._scale_down_order(live)[:max(len(live) - want, 0)]:
+            s.delete_pod(key, f"ReplicaSet {name} scaled to {want}")
+
+    def _live_of(self, kind: str, ns: str, name: str) -> list[str]:
+        s = self.state
+        return [k for k in s.pods_of_owner(kind, ns, name) if s.result.pods[k].state != "deleted"]
+
+    def reconcile(self) -> bool:
+        """The ReplicaSet controller's retry of the pods the API server refused (FailedCreate): a Deployment's
+        (not rolling) or a bare ReplicaSet's missing pods are created again once what admission reads in its
+        namespace changed since the refusal - a PriorityClass, RuntimeClass, LimitRange or ResourceQuota
+        (whose status moves as pods come and go). Upstream retries with backoff whether or not anything
+        changed; a retry refused as before changes nothing a run reports, so the loop skips it."""
+        s = self.state
+        progress = False
+        for owner_kind, ns, name in list(s.failed_creates):
+            obj = (s.deployments if owner_kind == "Deployment" else s.replicasets).get((ns, name)) \
+                if owner_kind in ("Deployment", "ReplicaSet") else None
+            if obj is None or (owner_kind == "Deployment" and self.rollouts.rolling(ns, name)):
+                continue
+            token = self._admission_inputs(ns)
+            if self._retried.setdefault((owner_kind, ns, name), token) == token:
+                continue
+            self._retried[(owner_kind, ns, name)] = token
+            want = int((obj.get("spec") or {}).get("replicas", 1)) - len(self._live_of(owner_kind, ns, name))
+            before = len(s.pod_views)
+            for pod in self._pods_of(obj, max(want, 0)):
+                self._create_pod(pod, owner_kind, name)
+            progress |= len(s.pod_views) > before
+        return progress
+
+    def unmade(self) -> dict[str, int | None]:
+        """The workloads whose pods the API server refused and that still lack pods now (RunResult.unmade):
+        a Deployment's or ReplicaSet's replicas less its live pods, a Job's wanted active pods less its active
+        ones; a DaemonSet's is not counted (None)."""
+        s = self.state
+        out: dict[str, int | None] = {}
+        for kind, ns, name in s.failed_creates:
+            missing: int | None = None
+            if kind in ("Deployment", "ReplicaSet"):
+                obj = (s.deployments if kind == "Deployment" else s.replicasets).get((ns, name)) or {}
+                missing = int((obj.get("spec") or {}).get("replicas", 1)) - len(self._live_of(kind, ns, name))
+            elif kind == "Job" and (job := self.jobs.jobs.get((ns, name))) is not None:
+                missing = 0 if job.finished or job.suspended else \
+                    min(job.parallelism, job.completions - job.succeeded) - len(job.active)
+            if missing is None or missing > 0:
+                out[f"{kind}/{name}"] = missing
+        return out
+
+    def _admission_inputs(self, ns: str) -> tuple:
+        """What the API server's admission of a pod in `ns` reads besides the pod, as a token: the
+        PriorityClasses and RuntimeClasses, the namespace's LimitRanges and ResourceQuotas (their status too)."""
+        c = self.state.cluster
+        return tuple((kind, tuple((o["metadata"]["name"], o["metadata"].get("resourceVersion"))
+                                  for o in c.list(kind, ns if kind in ("LimitRange", "ResourceQuota") else None,
+                                                  shared=True)))
+                     for kind in ("PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota"))
+
+    def _quota_status(self, stored: dict) -> None:
+        """A ResourceQuota on an API server without kube-controller-manager (the local backend): the loop writes
+        the status its resourcequota controller would (hard, and the usage of the namespace's pods), without
+        which the quota admission refuses every pod ("status unknown for quota"). The API server's admission
+        then adds each pod it admits; a pod's end is not subtracted there (harness simplification)."""
+        from harness.model.quota import status_of
+        s = self.state
+        st = status_of(stored, s.cluster.list("Pod", stored["metadata"].get("namespace") or "default"))
+        try:
+            s.cluster.update_status({**stored, "status": {"hard": {k: st.hard.text(k) for k in st.hard},
+                                                          "used": {k: st.used.text(k) for k in st.used}}}, ADMIN)
+        except APIRejected as e:
+            s.trace(f"ResourceQuota {stored['metadata']['name']}: status not written: {e.message}")
 
     def _create_pod(self, pod: dict, owner_kind: str, owner_name: str) -> None:
         try:
