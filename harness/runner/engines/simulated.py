@@ -152,6 +152,7 @@ class SimulatedRun:
         self.sim.validate_nodepools()
 
     def seed(self, entries: list[dict]) -> None:
+        self.sim.own_replicasets([m.obj for m in self.scenario.manifests])
         self.sim.seed(entries)                     # controllers/seed.py
 
     def restrict_at_start(self, entries: list[dict]) -> None:
