@@ -39,7 +39,10 @@ def controller_object(owner_kind: str, owner_name: str, deployment: dict | None)
     return owner_kind, owner_name
 
 
-def failed_create_message(pod_name: str, controller_name: str, message: str) -> str:
-    """`Error creating: <message>` with the pod named as the controller named it when it sent the create: its
-    generateName `<controller>-` (admission.NewForbidden names a pod being created by its generateName)."""
-    return "Error creating: " + message.replace(f'pods "{pod_name}"', f'pods "{controller_name}-"', 1)
+def failed_create_message(pod_name: str, controller_name: str, message: str, validating: bool = False) -> str:
+    """`Error creating: <message>` with the pod named as the API server named it: a mutating plugin's refusal
+    (Priority, RuntimeClass's Admit) names the generateName the controller sent, `<controller>-`; a validating
+    one's (ResourceQuota, LimitRanger's Validate) the name generated from it, `<controller>-<5 chars>` (the
+    loop's pod's own 5)."""
+    named = f"{controller_name}-" + (pod_name.rsplit("-", 1)[-1] if validating else "")
+    return "Error creating: " + message.replace(f'pods "{pod_name}"', f'pods "{named}"', 1)

@@ -304,5 +304,5 @@ def pod_refusal(pod: dict, limit_ranges: list[dict]) -> APIRejected | None:
     for lr in limit_ranges:
         errs = _pod_errors(lr, pod)
         if errs:
-            return forbidden("pods", pod, errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
+            return forbidden("pods", pod, errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]", validating=True)
     return None

@@ -259,7 +259,7 @@ def admission_refusal(pod: dict, quotas: list[tuple[dict, QuotaStatus]]) -> APIR
             continue
         why = _missing(pod, set(_matching_resources(st.hard)))
         if why:
-            return forbidden("pods", pod, f"failed quota: {st.name}: {why}")
+            return forbidden("pods", pod, f"failed quota: {st.name}: {why}", validating=True)
         matched.append(st)
     usage = pod_usage(pod)
     for st in matched:
@@ -269,5 +269,6 @@ def admission_refusal(pod: dict, quotas: list[tuple[dict, QuotaStatus]]) -> APIR
         over = [k for k in requested if st.used.get(k, (Fraction(0), ""))[0] + requested[k][0] > st.hard[k][0]]
         if over:
             return forbidden("pods", pod, f"exceeded quota: {st.name}, requested: {requested.pretty(over)}, "
-                                          f"used: {st.used.pretty(over)}, limited: {st.hard.pretty(over)}")
+                                          f"used: {st.used.pretty(over)}, limited: {st.hard.pretty(over)}",
+                             validating=True)
     return None

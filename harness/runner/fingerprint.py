@@ -32,8 +32,8 @@ def _plain(obj):
 
 # what a run said about itself rather than what it did: the wall-clock timings, and its reasons (the decision
 # record and the switches it read, harness/loop/decisions.py), so a change that only adds or rewords a reason
-# moves no fingerprint
-NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted")
+# moves no fingerprint; and what it derives from what it did (`unmade`: its FailedCreate events and pods)
+NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted", "unmade")
 
 
 def result_digest(result) -> str:

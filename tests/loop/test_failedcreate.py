@@ -26,3 +26,10 @@ def test_the_message_names_the_pod_by_its_generate_name():
     refusal = 'pods "web-abcde" is forbidden: no PriorityClass with name high was found'
     assert failed_create_message("web-abcde", "web-5f7c9", refusal) == (
         'Error creating: pods "web-5f7c9-" is forbidden: no PriorityClass with name high was found')
+
+
+def test_a_validating_plugin_names_the_generated_name():
+    refusal = 'pods "web-abcde" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1'
+    assert failed_create_message("web-abcde", "web-5f7c9", refusal, validating=True) == (
+        'Error creating: pods "web-5f7c9-abcde" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, '
+        "limited: pods=1")

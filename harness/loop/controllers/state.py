@@ -375,7 +375,7 @@ class LoopState:
         once per message (the event recorder folds repeats into a count); whether it was new."""
         from harness.loop.failedcreate import REASON, controller_object, failed_create_message
         kind, name = controller_object(owner_kind, owner_name, self.deployments.get((namespace, owner_name)))
-        message = failed_create_message(pod_name, name, error.message)
+        message = failed_create_message(pod_name, name, error.message, error.validating)
         seen = self.failed_creates.setdefault((owner_kind, namespace, owner_name), set())
         if message in seen:
             return False
