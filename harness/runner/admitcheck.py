@@ -1,4 +1,5 @@
-"""What the API server would refuse of a scenario's manifests, found before any run (`harness validate`).
+"""What the API server would refuse of a scenario's manifests, found before any run (`harness validate`): a
+NodePool, NodeClaim or AKSNodeClass at a profile's release, a PriorityClass or LimitRange at any.
 
 A NodePool, NodeClaim or AKSNodeClass the release's CRDs refuse never exists in the run: its pods stay
 pending and, without an expectation naming it, the run would pass. The run fails such a scenario
@@ -8,17 +9,29 @@ the API server's words, for each profile whose CRDs refuse it. A refusal the sce
 """
 from __future__ import annotations
 
-from harness.model import aksnodeclass, apiversions
+from harness.model import aksnodeclass, apiversions, limitranger, priorityclass
+from harness.model.apistatus import APIRejected
 from harness.model.profile import load_profile
 from harness.model.validation import admission_rejection
 from harness.runner.scenario import Scenario
 
 # the expect key naming an object of each kind this checks
-EXPECT_KEYS = {"NodePool": "nodePools", "NodeClaim": None, "AKSNodeClass": "nodeClasses"}
+EXPECT_KEYS = {"NodePool": "nodePools", "NodeClaim": None, "AKSNodeClass": "nodeClasses",
+               # the same at every release (k8s.io/kubernetes v1.36.3 validation; harness/model/priorityclass.py,
+               # limitranger.py): a run reports their refusal as an input error on both engines
+               "PriorityClass": None, "LimitRange": None}
 
 
-def refusal(obj: dict, profile) -> str | None:
-    """The API server's message refusing `obj` at `profile`'s release, or None (admitted)."""
+def refusal(obj: dict, profile, classes: list[dict] = ()) -> str | None:
+    """The API server's message refusing `obj` at `profile`'s release, or None (admitted). `classes`: the
+    PriorityClasses applied before it (only one may be the globalDefault)."""
+    kind = obj.get("kind")
+    if kind in ("PriorityClass", "LimitRange"):
+        try:
+            priorityclass.admit(obj, classes) if kind == "PriorityClass" else limitranger.admit_limitrange(obj)
+        except APIRejected as e:
+            return e.message
+        return None
     rejected = apiversions.served_rejection(obj, profile)
     if rejected is None and obj.get("kind") in ("NodePool", "NodeClaim"):
         rejected = admission_rejection(obj, apiversions.admission_profile(obj, profile))
@@ -34,9 +47,18 @@ def refusal(obj: dict, profile) -> str | None:
 def unexpected_refusals(scenario: Scenario) -> list[str]:
     """`file:line: ...` for each manifest some profile's API server refuses without the scenario expecting it."""
     out = []
+    classes: list[dict] = []
     for m in scenario.manifests:
         kind = m.obj.get("kind")
         if kind not in EXPECT_KEYS:
+            continue
+        if kind == "PriorityClass":
+            message = refusal(m.obj, None, classes)
+            if message is None:
+                classes.append(m.obj)
+            else:
+                out.append(f"{m.file}:{m.line}: {kind} {(m.obj.get('metadata') or {}).get('name')}: refused by the "
+                           f"API server: {message}")
             continue
         name = str((m.obj.get("metadata") or {}).get("name") or "")
         by_message: dict[str, list[str]] = {}

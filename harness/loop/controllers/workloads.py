@@ -26,6 +26,9 @@ from harness.loop.result import NodeClassResult, NodePoolResult
 from harness.model.poddefaults import made_from_template, same_template
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
+# kinds whose refusal by the API server is an input error of the run (Workloads.refused), as the real engine
+# reports any refused manifest but a NodePool's, AKSNodeClass's or Pod's (which expectations name)
+REFUSALS_REPORTED = ("PriorityClass", "LimitRange", "ResourceQuota", "ReplicaSet")
 
 
 class Workloads:
@@ -45,6 +48,8 @@ class Workloads:
         self.rollouts = Rollouts(state, self._create_now, self._scale_down_order)
         # (owner kind, namespace, name) -> what admission read when its pods were last refused (reconcile)
         self._retried: dict[tuple[str, str, str], tuple] = {}
+        # "<Kind> <name>: <the API server's message>" of each refused object of REFUSALS_REPORTED, in order
+        self.refused: list[str] = []
 
     def apply(self, manifests: list[dict]) -> None:
         self._first = True
@@ -137,6 +142,8 @@ class Workloads:
             stored = s.cluster.update(new, ADMIN)
         except APIRejected as e:
             s.trace(f"update of {kind} {name} rejected: {e.message}")
+            if kind in REFUSALS_REPORTED:
+                self.refused.append(f"{kind} {name}: {e.message}")
             if kind == "NodePool" and name in s.result.nodepools:
                 res = s.result.nodepools[name]
                 res.accepted, res.stage, res.message = False, "admission", e.message
@@ -263,6 +270,8 @@ class Workloads:
                     causes=[c.message for c in e.causes])
             elif kind == "AKSNodeClass":
                 s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, None, e)
+            elif kind in REFUSALS_REPORTED:
+                self.refused.append(f"{kind} {obj['metadata'].get('name')}: {e.message}")
             s.trace(f"{kind} {obj['metadata'].get('name')} rejected: {e.message}")
 
     def _create_deployment_pods(self, dep: dict, count: int | None = None) -> None:
