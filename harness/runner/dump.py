@@ -380,6 +380,8 @@ def expectations(dump: Dump) -> dict:
         if len(got) > 1 or len(why) > 1:
             events += [{"kind": "Pod", "reason": "FailedScheduling", "message": KARPENTER_PREFIX + r}
                        for r in sorted(why)]
+    for workload, text in _failed_creates(dump, deployments, replicasets):
+        pods.setdefault(workload, {})["failedCreate"] = {"messageContains": text}
     if pods:
         expect["pods"] = pods
     if events:
@@ -400,6 +402,29 @@ def expectations(dump: Dump) -> dict:
         expect["nodes"] = entries
         expect["nodeCount"] = len(entries)
     return expect
+
+
+def _failed_creates(dump: Dump, deployments: set[str], replicasets: set[str]) -> list[tuple[str, str]]:
+    """(workload, text) of the dump's FailedCreate events on a workload it holds - a Deployment's ReplicaSet, a
+    bare ReplicaSet, a DaemonSet, a Job: the API server refused its pods when the dump was taken (a quota used
+    up, a missing PriorityClass). The text is the refusal after the pod's name (`is forbidden: ...`), which names
+    the pod by a ReplicaSet hash the run's differs from; the last such event of each workload."""
+    kept = {(m["kind"], m["metadata"]["name"]) for m in dump.manifests}
+    out: dict[str, str] = {}
+    for ev in dump.events:
+        obj = ev.get("involvedObject") or ev.get("regarding") or {}
+        if ev.get("reason") != "FailedCreate":
+            continue
+        kind, name = obj.get("kind"), str(obj.get("name") or "")
+        if kind == "ReplicaSet" and name not in replicasets:
+            name = name.rsplit("-", 1)[0] if name.rsplit("-", 1)[0] in deployments else ""
+            kind = "Deployment"
+        if not name or (kind, name) not in kept:
+            continue
+        message = str(ev.get("message") or ev.get("note") or "")
+        out[name] = message.split(" is forbidden: ", 1)[1] if " is forbidden: " in message else \
+            message.split("Error creating: ", 1)[-1]
+    return sorted(out.items())
 
 
 def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:

@@ -245,3 +245,20 @@ def test_admission_kinds_and_a_bare_replicaset_are_kept(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "skipped ReplicaSet web-6d4cf56db6: its Deployment in the input makes it" in err
     assert "PriorityClass system-node-critical: the API server's own" in err
+
+
+def test_a_dumped_failed_create_becomes_an_expectation(tmp_path):
+    """The dump's FailedCreate on a Deployment's ReplicaSet (a quota used up when it was taken) is the
+    Deployment's `failedCreate`, matched on the refusal after the pod's name (the run's ReplicaSet hash differs)."""
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "default"},
+             "involvedObject": {"kind": "ReplicaSet", "name": "web-6d4cf56db6", "namespace": "default"},
+             "reason": "FailedCreate", "type": "Warning",
+             "message": 'Error creating: pods "web-6d4cf56db6-x9k2p" is forbidden: exceeded quota: q, requested: '
+                        "pods=1, used: pods=1, limited: pods=1"}
+    dump = tmp_path / "events.yaml"
+    dump.write_text(yaml.safe_dump(event))
+    rc, out = new(tmp_path, DUMP, dump)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert sc.expect["pods"]["web"]["failedCreate"] == {
+        "messageContains": "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"}

@@ -11,6 +11,7 @@ from harness.backends.base import ADMIN, APIRejected, Cluster
 from harness.loop.azure import AzureProvider, Launched
 from harness.loop.clock import SimClock
 from harness.loop.decisions import DecisionLog
+from harness.loop.failedcreate import REASON as FAILED_CREATE, controller_object, failed_create_message
 from harness.loop.disruptionstate import ClaimDisruption, DisruptionRun, Nominations, Recorder
 from harness.loop.pods import PodView
 from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
@@ -373,14 +374,13 @@ class LoopState:
                       error: APIRejected) -> bool:
         """The FailedCreate event the owner's controller records on its object (harness/loop/failedcreate.py),
         once per message (the event recorder folds repeats into a count); whether it was new."""
-        from harness.loop.failedcreate import REASON, controller_object, failed_create_message
         kind, name = controller_object(owner_kind, owner_name, self.deployments.get((namespace, owner_name)))
         message = failed_create_message(pod_name, name, error.message, error.validating)
         seen = self.failed_creates.setdefault((owner_kind, namespace, owner_name), set())
         if message in seen:
             return False
         seen.add(message)
-        self.record_event(kind, name, REASON, message, namespace, owner=f"{owner_kind}/{owner_name}")
+        self.record_event(kind, name, FAILED_CREATE, message, namespace, owner=f"{owner_kind}/{owner_name}")
         return True
 
     def pods_of_owner(self, owner_kind: str, namespace: str, owner_name: str) -> list[str]:

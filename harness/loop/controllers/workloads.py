@@ -24,6 +24,7 @@ from harness.loop.controllers.state import LoopState
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
 from harness.model.poddefaults import made_from_template, same_template
+from harness.model.quota import status_of
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 # kinds whose refusal by the API server is an input error of the run (Workloads.refused), as the real engine
@@ -413,7 +414,6 @@ class Workloads:
         the status its resourcequota controller would (hard, and the usage of the namespace's pods), without
         which the quota admission refuses every pod ("status unknown for quota"). The API server's admission
         then adds each pod it admits; a pod's end is not subtracted there (harness simplification)."""
-        from harness.model.quota import status_of
         s = self.state
         st = status_of(stored, s.cluster.list("Pod", stored["metadata"].get("namespace") or "default"))
         try:
