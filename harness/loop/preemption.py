@@ -1,16 +1,12 @@
 """kube-scheduler's preemption for the loop's stand-in: a pending pod that fits on no Node may delete
 lower-priority pods on one where that makes it fit, and waits for that Node (status.nominatedNodeName).
 
-The default profile's PostFilter plugin, DefaultPreemption, with the preemption evaluator of k8s.io/kubernetes
-v1.36.3 (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go PodEligibleToPreemptOthers,
-SelectVictimsOnNode, filterPodsWithPDBViolation, calculateNumCandidates; pkg/scheduler/framework/preemption/
-preemption.go Preempt, findCandidates, DryRunPreemption, pickOneNodeForPreemption; executor.go PreemptPod,
-getLowerPriorityNominatedPods): the Nodes that failed only on what removing pods can change, each with the
-fewest victims (all lower-priority pods removed, then each given back, most important first and the ones a
-PodDisruptionBudget protects before the others, while the pod still fits), the Node with the fewest PDB
-violations, then the lowest highest victim priority, the smallest priority sum, the fewest victims, the
-latest start, then the first in the dry run's order (a random offset, seeded here). Why it is built so and
-what Karpenter does meanwhile: docs/architecture/loop.md.
+The default profile's PostFilter plugin of k8s.io/kubernetes v1.36.3: pkg/scheduler/framework/plugins/
+defaultpreemption/default_preemption.go (PodEligibleToPreemptOthers, SelectVictimsOnNode,
+filterPodsWithPDBViolation, calculateNumCandidates) and pkg/scheduler/framework/preemption/ preemption.go
+(Preempt, DryRunPreemption, pickOneNodeForPreemption) and executor.go (PreemptPod,
+getLowerPriorityNominatedPods); where upstream picks among equals (the dry run's offset) the draw is
+seeded. The rules, and what Karpenter does meanwhile: docs/architecture/loop.md.
 """
 from __future__ import annotations
 
@@ -225,7 +221,6 @@ class Preemption:
         if why is not None:
             return Outcome(why=why)
         self.nodes, self.local = nodes, local
-        by_name = {n["metadata"]["name"]: n for n in nodes}
         potential = [n for n in nodes if resolvable(failed.get(n["metadata"]["name"]) or [], pv, allocatable(n))]
         if not potential:
             return Outcome(why="Preemption is not helpful for scheduling")
@@ -247,7 +242,6 @@ class Preemption:
         if not candidates:
             return Outcome(why="No preemption victims found for incoming pod")
         best = self.pick(candidates) if len(candidates) > 1 else candidates[0]
-        assert best.node in by_name
         return Outcome(node=best.node, victims=best.victims)
 
     def lower_nominated(self, node: str, pv: PodView, key: str) -> list[str]:

@@ -24,7 +24,7 @@ from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
 from harness.runner.engines.real import history
 from harness.runner.engines.real.jobruns import JOB_TRACKING, SEEDED_BY
-from harness.runner.engines.real.observe import nodepool_decided
+from harness.runner.engines.real.observe import nodepool_decided, scenario_replicasets
 from harness.runner.engines.real.runclock import CLOCK
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -603,12 +603,6 @@ def default_selector(obj: dict) -> None:
     labels = tmpl_meta.setdefault("labels", {}) or {"app.kubernetes.io/name": obj["metadata"]["name"]}
     tmpl_meta["labels"] = labels
     spec.setdefault("selector", {"matchLabels": dict(labels)})
-
-
-def scenario_replicasets(scenario) -> frozenset[tuple[str, str]]:
-    """(namespace, name) of the scenario's own (bare) ReplicaSets."""
-    return frozenset((m.obj["metadata"].get("namespace") or "default", m.obj["metadata"]["name"])
-                     for m in scenario.manifests if m.obj.get("kind") == "ReplicaSet")
 
 
 def scenario_deployments(scenario) -> list[dict]:

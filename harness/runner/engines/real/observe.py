@@ -552,11 +552,13 @@ class Observer:
 
     def _pods(self, r: RunResult, events: list[dict]) -> None:
         rs_owner, live, by_hash = {}, set(), {}
+        own = scenario_replicasets(self.scenario)
         for ns, rs in self._replicasets():
             live.add(rs["metadata"].get("uid"))
             refs = rs["metadata"].get("ownerReferences") or []
-            if not any(ref.get("kind") == "Deployment" for ref in refs):
-                # a bare ReplicaSet: its pods are its own (by name and uid)
+            if (ns, rs["metadata"]["name"]) in own and not any(ref.get("kind") == "Deployment" for ref in refs):
+                # a bare ReplicaSet of the scenario: its pods are its own (by name and uid); one the harness made
+                # for a dump's orphaned pods (existing.adopt_orphans) stays read as its Deployment's, as seeded
                 rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ("ReplicaSet", rs["metadata"]["name"])
             for ref in refs:
                 if ref.get("kind") == "Deployment":
@@ -792,6 +794,12 @@ IGNORING_POD = "ignoring pod"
 # what a pod's own events say about who deleted it: kube-controller-manager's taint eviction
 # (TaintManagerEviction), a drain (Evicted), preemption (Preempted), the kubelet (Killing)
 SCHEDULING_REASONS = frozenset({"FailedScheduling", "Scheduled", "Nominated"})
+
+
+def scenario_replicasets(scenario) -> frozenset[tuple[str, str]]:
+    """(namespace, name) of the scenario's own (bare) ReplicaSets."""
+    return frozenset((m.obj["metadata"].get("namespace") or "default", m.obj["metadata"]["name"])
+                     for m in scenario.manifests if m.obj.get("kind") == "ReplicaSet")
 
 
 def deletion_causes(r: RunResult, events: list[dict]) -> list[str]:
