@@ -217,8 +217,8 @@ def cmd_run(args) -> int:
     from harness.runner.explore import run_scenario
     from harness.runner.heap import exit_follows
     from harness.runner.report import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
-                                       outcome_json, over_time_lines, pending_pods, said_verdict, shown_verdict,
-                                       unsettled)
+                                       not_created, outcome_json, over_time_lines, pending_pods, said_verdict,
+                                       shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -361,7 +361,8 @@ def cmd_run(args) -> int:
                           Text(shown_verdict(o) + (", not steady" if unsettled(o) else "")
                                + (", stand-ins assumed" if assumed(o) else ""), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
-                          str(pending),
+                          str(pending) + (f" ({', '.join(refused)}: FailedCreate)"
+                                           if (refused := not_created(o.final)) else ""),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
         _print_across_releases(con, outcomes, lambda o: shown_verdict(o) + (", stand-ins assumed" if assumed(o) else ""))

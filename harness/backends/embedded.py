@@ -3,10 +3,11 @@
 It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
 for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
 and NodeRestriction for node identities (k8s.io/kubernetes v1.36.3
-plugin/pkg/admission/noderestriction/admission.go), a Pod's defaults, Priority and
-DefaultTolerationSeconds admission (harness.model.poddefaults) and RuntimeClass admission
-for new pods (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go, in
-harness.model.runtimeclass). The real backends replace these
+plugin/pkg/admission/noderestriction/admission.go), a Pod's defaults, LimitRanger, Priority and
+DefaultTolerationSeconds admission (harness.model.poddefaults, limitranger, priorityclass), RuntimeClass
+admission for new pods (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go, in
+harness.model.runtimeclass) and ResourceQuota admission with the usage kube-controller-manager's quota
+controller keeps (harness.model.quota). The real backends replace these
 judgements with the real API server's; the conformance run compares the two.
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model import aksnodeclass, apiversions, poddefaults, podvalidation, runtimeclass
+from harness.model import (aksnodeclass, apiversions, limitranger, poddefaults, podvalidation, priorityclass, quota,
+                           runtimeclass)
 from harness.model.validation import admission_rejection, parse_version
 
 
@@ -81,6 +83,8 @@ class EmbeddedCluster:
         self.profile = load_profile(profile)
         self.clock_now = lambda: "2026-01-01T00:00:00Z"
         self.server_version: str | None = None     # None: behave like the newest supported server
+        # each ResourceQuota's status as the resourcequota controller keeps it (harness.model.quota), by store key
+        self._quotas: dict[tuple[str, str, str], quota.QuotaStatus] = {}
 
     # -- helpers ------------------------------------------------------------------------------
     @staticmethod
@@ -95,8 +99,12 @@ class EmbeddedCluster:
 
     def _drop(self, key: tuple[str, str, str]) -> None:
         self.writes += 1
-        del self._objs[key]
+        obj = self._objs.pop(key)
         del self._by_kind[key[0]][key]
+        if key[0] == "Pod" and self._quotas:
+            self._quota_charge(obj, -1)
+        elif key[0] == "ResourceQuota":
+            self._quotas.pop(key, None)
 
     def _not_found(self, kind: str, name: str) -> APIRejected:
         return APIRejected(404, "NotFound", f'{_resource(KINDS[kind])} "{name}" not found')
@@ -152,13 +160,58 @@ class EmbeddedCluster:
                 raise aksnodeclass.rejection(obj, admitted.errors)
             obj = admitted.obj
         elif kind == "Pod":
-            # the v1 API's defaults, then Priority and DefaultTolerationSeconds admission, on create and update
-            # (harness/data/pod-defaults.yaml); status and binding are subresources they skip
-            obj = poddefaults.admit_pod(obj, old)
+            # the v1 API's defaults, then LimitRanger's defaults (create only), Priority and DefaultTolerationSeconds
+            # admission (harness/data/pod-defaults.yaml); status and binding are subresources they skip
+            ns = (obj.get("metadata") or {}).get("namespace") or "default"
+            classes = self._by_kind.get("PriorityClass")
+            obj = poddefaults.admit_pod(obj, old, priorityclass.classes_of(classes.values()) if classes else None,
+                                        self._in_namespace("LimitRange", ns) if old is None else None)
             rejection = podvalidation.pod_rejection(obj, parse_version(self.server_version))
             if rejection is not None:
                 raise rejection
+        elif kind == "PriorityClass":
+            obj = priorityclass.admit(obj, [o for k, o in self._by_kind.get(kind, {}).items()
+                                            if old is None or k[2] != old["metadata"]["name"]], old)
+        elif kind == "LimitRange":
+            obj = limitranger.admit_limitrange(obj)
         return obj
+
+    def _in_namespace(self, kind: str, namespace: str) -> list[dict]:
+        """The stored objects of `kind` in `namespace`, by name (what an admission plugin's lister lists)."""
+        return [o for (_, ns, _), o in sorted(self._by_kind.get(kind, {}).items(), key=lambda kv: kv[0])
+                if ns == namespace]
+
+    def _quota_admission(self, pod: dict) -> None:
+        """LimitRanger's Validate, then ResourceQuota's, on a pod's create (the last validating plugins of
+        AllOrderedPlugins): APIRejected with the plugin's text."""
+        ns = pod["metadata"].get("namespace") or "default"
+        rejection = limitranger.pod_refusal(pod, self._in_namespace("LimitRange", ns))
+        if rejection is None and self._quotas:
+            held = [(q, self._quotas[self._key("ResourceQuota", q["metadata"]["name"], ns)])
+                    for q in self._in_namespace("ResourceQuota", ns)]
+            rejection = quota.admission_refusal(pod, held) if held else None
+        if rejection is not None:
+            raise rejection
+
+    def _quota_charge(self, pod: dict, sign: int) -> None:
+        """The resourcequota controller's usage of a pod that came (`sign` 1) or went (-1), on the quotas of its
+        namespace that match it, written to their status."""
+        ns = pod["metadata"].get("namespace") or "default"
+        usage = None
+        for key, st in list(self._quotas.items()):
+            obj = self._objs.get(key)
+            if key[1] != ns or obj is None or not quota.matches(obj, pod):
+                continue
+            usage = usage or quota.pod_usage(pod)
+            masked = quota.Usage({k: v for k, v in usage.items() if k in st.hard})
+            self._quota_store(key, quota.QuotaStatus(st.name, st.hard,
+                                                     st.used.plus(masked) if sign > 0 else st.used.minus(masked)))
+
+    def _quota_store(self, key: tuple[str, str, str], st: "quota.QuotaStatus") -> None:
+        self._quotas[key] = st
+        obj = self._objs[key]
+        self._put(key, {**obj, "status": {"hard": {k: st.hard.text(k) for k in sorted(st.hard)},
+                                          "used": {k: st.used.text(k) for k in sorted(st.used)}}})
 
     # -- Cluster protocol ---------------------------------------------------------------------
     def create(self, obj: dict, identity: Identity = ADMIN) -> dict:
@@ -184,6 +237,7 @@ class EmbeddedCluster:
                 # plugin/pkg/admission/runtimeclass/admission.go RuntimeClass.Admit, RuntimeClass.Validate):
                 # every pod made through the store (bare, a Deployment's, a DaemonSet's) passes here
                 obj = runtimeclass.admit_pod(obj, lambda name: self._objs.get(self._key("RuntimeClass", name, None)))
+                self._quota_admission(obj)
             meta = obj["metadata"]
             # TaintNodesByCondition admission (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/nodetaint/admission.go,
             # on by default; the
@@ -210,6 +264,11 @@ class EmbeddedCluster:
             meta.setdefault("creationTimestamp", self.clock_now())
             obj.setdefault("apiVersion", KINDS[kind].api_version)
             self._put(key, obj)
+            if kind == "Pod" and self._quotas:
+                self._quota_charge(obj, 1)
+            elif kind == "ResourceQuota":
+                self._quota_store(key, quota.status_of(obj, self._in_namespace("Pod", key[1])))
+                obj = self._objs[key]
             return obj
 
     def get(self, kind: str, name: str, namespace: str | None = None, *, shared: bool = False) -> dict | None:
@@ -258,6 +317,12 @@ class EmbeddedCluster:
                     self._drop(key)                 # the last finalizer is gone: deletion completes
                     return _clone(new)
             self._put(key, new)
+            if kind == "Pod" and self._quotas and status_only and quota.terminal(new) != quota.terminal(old):
+                self._quota_charge(old, -1)          # a pod that ran to completion uses its count alone
+                self._quota_charge(new, 1)
+            elif kind == "ResourceQuota" and not status_only:
+                self._quota_store(key, quota.status_of(new, self._in_namespace("Pod", key[1])))
+                new = self._objs[key]
             return _clone(new)
 
     def update(self, obj: dict, identity: Identity = ADMIN) -> dict:
@@ -323,6 +388,9 @@ class EmbeddedCluster:
             self.writes += 1
             self._objs.clear()
             self._by_kind.clear()
+            self._quotas.clear()
+            # a run's uids are its own (an event names a pod by uid: kube-scheduler's Preempted)
+            self._uid = itertools.count(1)
 
     def close(self) -> None:
         self.reset()

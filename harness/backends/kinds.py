@@ -40,6 +40,12 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("NodePool", "karpenter.sh", "v1", "nodepools", False),
     Kind("NodeClaim", "karpenter.sh", "v1", "nodeclaims", False),
     Kind("AKSNodeClass", "karpenter.azure.com", "v1beta1", "aksnodeclasses", False),
+    # what the API server's admission reads when a pod is created (Priority, LimitRanger, ResourceQuota), and a
+    # ReplicaSet that no Deployment owns
+    Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False),
+    Kind("LimitRange", "", "v1", "limitranges", True),
+    Kind("ResourceQuota", "", "v1", "resourcequotas", True),
+    Kind("ReplicaSet", "apps", "v1", "replicasets", True),
 )}
 
 
@@ -59,6 +65,7 @@ API_VERSIONS = {
     "Deployment": {"apps/v1"}, "StatefulSet": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
     "PodDisruptionBudget": {"policy/v1"}, "Job": {"batch/v1"}, "CronJob": {"batch/v1"},
     "RuntimeClass": {"node.k8s.io/v1"},
+    "PriorityClass": {"scheduling.k8s.io/v1"}, "LimitRange": {"v1"}, "ResourceQuota": {"v1"}, "ReplicaSet": {"apps/v1"},
 }
 
 # harness assumption: namespaces and classes first, then what refers to them, pods last (what
@@ -68,11 +75,13 @@ API_VERSIONS = {
 # syncBoundClaim), and Karpenter ignores its pods until a later resync binds them again
 APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
                "PodDisruptionBudget": 3, "RuntimeClass": 3, "PersistentVolumeClaim": 4, "DaemonSet": 5,
-               "Deployment": 6, "StatefulSet": 6, "Job": 6, "CronJob": 6, "Pod": 7}
+               "Deployment": 6, "StatefulSet": 6, "Job": 6, "CronJob": 6, "Pod": 7,
+               # before any workload: admission reads them when its pods are created
+               "PriorityClass": 3, "LimitRange": 3, "ResourceQuota": 3, "ReplicaSet": 6}
 
 
 # applied after a scenario's given.existingNodes are in place (what runs on them)
-WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob")
+WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob", "ReplicaSet")
 
 
 def apply_order(kind: str | None) -> int:

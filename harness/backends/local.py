@@ -40,8 +40,8 @@ from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.pki import PKI, CertPair, kubeconfig
 from harness.backends.procs import ManagedProcess, StartError, free_port
 from harness.backends.kinds import KINDS, Kind
-from harness.backends.realcluster import (RESET_CLUSTER, RESET_NAMESPACED, SYSTEM_NAMESPACES, RealBackend,
-                                          RealCluster, scheduler_config)
+from harness.backends.realcluster import (RESET_CLUSTER, RESET_NAMESPACED, SYSTEM_NAMESPACES, SYSTEM_PRIORITY_PREFIX,
+                                          RealBackend, RealCluster, scheduler_config)
 
 __all__ = ["LocalBackend", "LocalCluster", "StartError"]
 
@@ -133,6 +133,10 @@ class LocalCluster(RealCluster):
         keep = SYSTEM_NAMESPACES | self.baseline_namespaces
         for key in self._etcd_keys(ns_prefix):
             if key[len(ns_prefix):] not in keep:
+                ops.append({"request_delete_range": {"key": _b64(key)}})
+        pc_prefix = storage_prefix(KINDS["PriorityClass"])     # a scenario's, not the API server's own
+        for key in self._etcd_keys(pc_prefix):
+            if not key[len(pc_prefix):].startswith(SYSTEM_PRIORITY_PREFIX):
                 ops.append({"request_delete_range": {"key": _b64(key)}})
         answer = self._etcd_call("txn", {"success": ops})
         if "kube-controller-manager" in self.pids and _deleted_any(ops, answer, POD_MAKERS):

@@ -35,7 +35,11 @@ from harness.backends.watchcache import WatchCache
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # What reset() clears (every kind a scenario writes; CRD-backed kinds only once installed).
 RESET_NAMESPACED = ("Pod", "Event", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
-                    "PersistentVolumeClaim", "PodDisruptionBudget")
+                    "PersistentVolumeClaim", "PodDisruptionBudget", "ReplicaSet", "LimitRange", "ResourceQuota")
+# PriorityClasses a scenario made: every one but the API server's own (system-node-critical,
+# system-cluster-critical), which it creates only at start (k8s.io/kubernetes v1.36.3 pkg/registry/scheduling/rest
+# storage_scheduling.go AddSystemPriorityClasses)
+SYSTEM_PRIORITY_PREFIX = "system-"
 RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass", "RuntimeClass")
 # What reset() waits to be gone. Not Events: with kube-scheduler / kube-controller-manager running,
 # the deletions themselves produce new events for a moment, so Events are deleted once more at the end.
@@ -406,6 +410,9 @@ class RealCluster:
         The local cluster without kube-controller-manager deletes in etcd instead (LocalCluster.reset)."""
         for kind in RESET_NAMESPACED + RESET_CLUSTER:
             self._delete_all(kind)
+        for pc in self.list("PriorityClass"):
+            if not pc["metadata"]["name"].startswith(SYSTEM_PRIORITY_PREFIX):
+                self.admin.delete("PriorityClass", pc["metadata"]["name"])
         for ns in self.admin.list("Namespace"):
             name = ns["metadata"]["name"]
             if name not in SYSTEM_NAMESPACES and name not in self.baseline_namespaces:

@@ -18,7 +18,8 @@ from harness.loop.history import offset_text
 
 # the controllers that decide, in the words the record and the report use
 # (`kubectl`: a step's verbs, the user's decisions: controllers/kubectl.py)
-CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "kubectl")
+CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "kubectl",
+               "kube-scheduler")
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,10 @@ class RunResult:
     runaway_reason: str | None = None
     events: list[dict] = field(default_factory=list)    # every event, in emission order: kind, name,
                                                         # [namespace,] reason, message, t (simulated time)
+                                                        # [, owner: the workload of a FailedCreate's ReplicaSet]
+    # the workloads whose controller still lacks pods at the end because the API server refused them
+    # (FailedCreate): `Kind/name` -> how many it lacks (None: not counted)
+    unmade: dict[str, int | None] = field(default_factory=dict)
     # disruption (harness/loop/controllers/disruption.py and friends): one record per disrupted
     # NodeClaim, the candidates a pass left alone and why, and what happened when, in order
     disruptions: list[dict] = field(default_factory=list)
@@ -204,6 +208,24 @@ class RunResult:
         direct = [p for p in self.pods.values() if p.name == name]
         direct = direct or [p for p in self.rejected_pods.values() if p.name == name]
         return direct or [p for p in self.pods.values() if name in (p.owner_name, p.cronjob) and p.state != "deleted"]
+
+    def failed_creates(self) -> list[dict]:
+        """The workloads whose controllers could not create pods, from their FailedCreate events (the API
+        server refused: Priority, LimitRanger, ResourceQuota, RuntimeClass admission), in order, one entry per
+        message: workload (`Deployment/web`, the event's `owner`, else its own object), object (`ReplicaSet/x`),
+        namespace, message."""
+        out, seen = [], set()
+        for e in self.events:
+            if e.get("reason") != "FailedCreate":
+                continue
+            entry = {"workload": e.get("owner") or f"{e.get('kind')}/{e.get('name')}",
+                     "object": f"{e.get('kind')}/{e.get('name')}", "namespace": e.get("namespace") or "default",
+                     "message": e.get("message") or ""}
+            key = tuple(entry.values())
+            if key not in seen:
+                seen.add(key)
+                out.append(entry)
+        return out
 
     def pods_index(self):
         """`pods_of` for many names over the pods as they are now: each pod read once, rather than

@@ -304,6 +304,12 @@ class Simulation:
         if any(m.get("kind") == "PodDisruptionBudget" for m in manifests):
             self.pdbs.enabled = True
 
+    def own_replicasets(self, manifests: list[dict]) -> None:
+        """The scenario's bare ReplicaSets, known before the existing nodes are seeded: a seeded pod naming one
+        is that ReplicaSet's (controllers/seed.py), which counts it when applied after them."""
+        self.state.replicasets.update({(m["metadata"].get("namespace") or "default", m["metadata"]["name"]): m
+                                       for m in manifests if m.get("kind") == "ReplicaSet"})
+
     def seed(self, entries: list[dict]):
         """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
         from harness.loop.controllers.seed import seed_existing_nodes
@@ -354,6 +360,7 @@ class Simulation:
         and converge."""
         t0 = time.perf_counter()
         if existing:       # classes and pools, then the existing nodes, then the workloads
+            self.own_replicasets(manifests)
             self.apply([m for m in manifests if m.get("kind") not in WORKLOAD_KINDS])
             self.validate_nodepools()
             self.seed(existing)
@@ -378,7 +385,7 @@ class Simulation:
         before = len(self.claims)
         if not self._start():           # no Karpenter controller: kube-scheduler binds what it can
             self.provisioner.record_catalog()
-            while self.workloads.rollouts.reconcile() | self.statefulsets.reconcile() | self.kube_scheduler.reconcile():
+            while self.workloads.rollouts.reconcile() | self.statefulsets.reconcile() | self.workloads.reconcile() | self.kube_scheduler.reconcile():
                 result.iterations += 1
             result.steady = True
             self._finish()
@@ -389,6 +396,7 @@ class Simulation:
             self._images_due()
             progress = self.jobs.reconcile()
             progress |= self.workloads.rollouts.reconcile()
+            progress |= self.workloads.reconcile()
             progress |= self.kubelet.reconcile()
             progress |= self.statefulsets.reconcile()
             progress |= self.kube_scheduler.reconcile()
@@ -767,6 +775,7 @@ class Simulation:
         pod pending), the unavailable-offerings cache and the fake's snapshot."""
         result, nodes = self.result, self.nodes
         record_garbage_collected(self.state)
+        result.unmade = self.workloads.unmade()
         by_node: dict[str, list] = {}         # each Node's NodeClaims in launch order
         for c in self.claims:
             if c.node_name:

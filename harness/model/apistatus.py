@@ -25,15 +25,30 @@ class APIRejected(Exception):
     reason: str          # "Invalid" | "Forbidden" | "Conflict" | "NotFound" | "AlreadyExists" | ...
     message: str
     causes: list[Cause] = field(default_factory=list)
+    # a validating admission plugin's refusal (ResourceQuota, LimitRanger.Validate): it runs after the object's
+    # generateName was resolved, so it names the generated name, where a mutating plugin names the generateName
+    validating: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return self.message
 
 
-def forbidden(resource: str, obj: dict, why: str) -> APIRejected:
+def forbidden(resource: str, obj: dict, why: str, validating: bool = False) -> APIRejected:
     """An admission plugin's refusal, admission.NewForbidden (k8s.io/apiserver v0.36.3
     pkg/admission/errors.go): the object's name (its generateName before names are generated, else
-    "Unknown"), then apierrors.NewForbidden's `<resource> "<name>" is forbidden: <why>`."""
+    "Unknown"), then apierrors.NewForbidden's `<resource> "<name>" is forbidden: <why>`. `validating`: a
+    validating plugin's (the registry has generated the name by then: k8s.io/apiserver v0.36.3
+    pkg/registry/generic/registry/store.go Create, BeforeCreate before createValidation)."""
     meta = obj.get("metadata") or {}
     name = meta.get("name") or meta.get("generateName") or "Unknown"
-    return APIRejected(403, "Forbidden", f'{resource} "{name}" is forbidden: {why}')
+    return APIRejected(403, "Forbidden", f'{resource} "{name}" is forbidden: {why}', validating=validating)
+
+
+def invalid(qualified_kind: str, name: str, causes: list[Cause]) -> APIRejected:
+    """A built-in kind's validation refusal, apierrors.NewInvalid (k8s.io/apimachinery v0.36.3
+    pkg/api/errors/errors.go): `<Kind>.<group> "<name>" is invalid: <field>: <error>`, several errors in
+    brackets; each cause's message is the field error's text after its field (`Forbidden: ...`,
+    `Invalid value: ...`). `qualified_kind`: `PriorityClass.scheduling.k8s.io`, or `LimitRange` (core group)."""
+    texts = [f"{c.field}: {c.message}" for c in causes]
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return APIRejected(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {body}', list(causes))

@@ -1,8 +1,9 @@
 """What kube-apiserver writes into a Pod before storing it, for the embedded backend: the v1 API's
-defaulting, then the default-on Priority and DefaultTolerationSeconds admission plugins, in that order
-(k8s.io/kubernetes v1.36.3 pkg/kubeapiserver/options/plugins.go AllOrderedPlugins; RuntimeClass, later in
-that order, is harness.model.runtimeclass). The values are harness/data/pod-defaults.yaml, which also
-lists the other default-on plugins and why the embedded backend leaves them out. The real backends'
+defaulting, then the default-on LimitRanger (its defaults: harness.model.limitranger), Priority (the
+cluster's PriorityClasses: harness.model.priorityclass) and DefaultTolerationSeconds admission plugins, in
+that order (k8s.io/kubernetes v1.36.3 pkg/kubeapiserver/options/plugins.go AllOrderedPlugins; RuntimeClass,
+later in that order, is harness.model.runtimeclass). The values are harness/data/pod-defaults.yaml, which
+also lists the other default-on plugins and why the embedded backend leaves them out. The real backends'
 API server does all this itself.
 
 The same defaulting of a workload's pod template (`default_template`) lets an apply be compared with the
@@ -12,11 +13,13 @@ what the API server defaults has the template it had.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from harness.model import limitranger
 from harness.model.apistatus import forbidden
+from harness.model.priorityclass import PriorityClass, default_class
 from harness.model.data import DATA_DIR, load_yaml
 from harness.model.resources import QuantityError, parse_quantity
 
@@ -208,23 +211,31 @@ def same_template(old: dict, new: dict) -> bool:
     return stored_template(old) == stored_template(new)
 
 
-def _priority(pod: dict, old: dict | None, table: PodDefaults) -> None:
+def _priority(pod: dict, old: dict | None, table: PodDefaults, classes: Mapping[str, PriorityClass] | None) -> None:
     """Priority admission (admitPod): on create the class's value and preemption policy, refusing a class
-    that does not exist or a value the pod gives that differs; on update the stored ones are kept."""
+    that does not exist or a value the pod gives that differs; a pod naming no class gets the globalDefault
+    class (its name too), else 0 and PreemptLowerPriority; on update the stored ones are kept. `classes`: every
+    class the cluster holds (harness.model.priorityclass.classes_of), None for the system ones alone."""
     spec = pod["spec"]
     if old is not None:
         for k in ("priority", "preemptionPolicy"):
             if spec.get(k) is None and (old.get("spec") or {}).get(k) is not None:
                 spec[k] = old["spec"][k]
         return
+    if classes is None:
+        classes = {n: PriorityClass(n, v) for n, v in table.classes.items()}
     name = spec.get("priorityClassName") or ""
-    if name and name not in table.classes:
+    if name and name not in classes:
         raise forbidden("pods", pod, NO_CLASS.format(name=name))
-    computed = table.classes[name] if name else table.default_priority
+    chosen = classes[name] if name else default_class(classes)
+    if chosen is not None:
+        spec["priorityClassName"] = chosen.name
+    computed = chosen.value if chosen is not None else table.default_priority
     if spec.get("priority") is not None and spec["priority"] != computed:
         raise forbidden("pods", pod, PRIORITY_GIVEN.format(given=spec["priority"], computed=computed))
     spec["priority"] = computed
-    policy = table.preemption_policy       # every class here has one (SetDefaults_PriorityClass)
+    # every class has a policy (SetDefaults_PriorityClass); no class: PreemptLowerPriority
+    policy = chosen.preemption_policy if chosen is not None else table.preemption_policy
     if spec.get("preemptionPolicy") not in (None, policy):
         raise forbidden("pods", pod, POLICY_GIVEN.format(given=spec["preemptionPolicy"], computed=policy))
     spec["preemptionPolicy"] = policy
@@ -241,14 +252,19 @@ def _default_tolerations(spec: dict, table: PodDefaults) -> None:
         spec["tolerations"] = list(have) + added
 
 
-def admit_pod(pod: dict, old: dict | None = None) -> dict:
-    """`pod` as the API server has it after defaulting, Priority and DefaultTolerationSeconds, on create
-    (`old` None) or update (`old` the stored pod); modified in place and returned, or APIRejected with
-    the plugin's text."""
+def admit_pod(pod: dict, old: dict | None = None, classes: Mapping[str, PriorityClass] | None = None,
+              limit_ranges: list[dict] | None = None) -> dict:
+    """`pod` as the API server has it after defaulting, LimitRanger's defaults (on create, `limit_ranges` of
+    the pod's namespace: harness.model.limitranger), Priority (`classes`: the cluster's PriorityClasses, None
+    for the system ones) and DefaultTolerationSeconds, on create (`old` None) or update (`old` the stored pod),
+    in the API server's order (AllOrderedPlugins); modified in place and returned, or APIRejected with the
+    plugin's text."""
     table = PodDefaults.load()
     spec = pod.setdefault("spec", {})
     _default_spec(spec, table)
-    _priority(pod, old, table)
+    if old is None and limit_ranges:
+        limitranger.default_pod(pod, limit_ranges)
+    _priority(pod, old, table, classes)
     _default_tolerations(spec, table)
     return pod
 

@@ -114,6 +114,22 @@ def format_quantity(amount: Fraction | int, fmt: str = "DecimalSI") -> str:
     raise AssertionError("unreachable")
 
 
+def quantity_format(text) -> str:
+    """The format a parsed quantity keeps (`Quantity.Format`): BinarySI for a binary suffix, DecimalExponent
+    for an exponent, else DecimalSI."""
+    m = _QUANTITY_RE.match(str(text).strip()) if not isinstance(text, (int, float)) else None
+    if m is not None and m.group(2) in BINARY_SUFFIXES:
+        return "BinarySI"
+    return "DecimalExponent" if m is not None and m.group(3) is not None else "DecimalSI"
+
+
+def canonical_quantity(text) -> str:
+    """`Quantity.String()` of a parsed quantity: its amount in its own format's canonical form (`1000m` -> `1`,
+    `1024Mi` -> `1Gi`); a DecimalExponent one is written in DecimalSI (harness simplification: `1e3` -> `1k`)."""
+    fmt = quantity_format(text)
+    return format_quantity(parse_quantity(text), "BinarySI" if fmt == "BinarySI" else "DecimalSI")
+
+
 @functools.lru_cache(maxsize=65536)
 def format_resource(name: str, amount: int) -> str:
     """A base-unit amount as a quantity string: cpu from millicores; for byte resources the shorter of

@@ -120,5 +120,5 @@ def admit_pod(pod: dict, lookup: Callable[[str], dict | None]) -> dict:
         if not _same_resources(overhead.get("podFixed"), spec.get("overhead")):
             raise forbidden("pods", pod, MISMATCH)
     elif spec.get("overhead") is not None:
-        raise forbidden("pods", pod, UNACCOUNTED)
+        raise forbidden("pods", pod, UNACCOUNTED, validating=True)
     return pod

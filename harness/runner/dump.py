@@ -34,7 +34,9 @@ from harness.runner.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, lo
 
 MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
                   "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment",
-                  "StatefulSet", "Job", "CronJob", "Pod")
+                  "StatefulSet", "Job", "CronJob", "Pod",
+                  # what the API server's admission reads when a pod is created (Priority, LimitRanger, ResourceQuota)
+                  "PriorityClass", "LimitRange", "ResourceQuota")
 # the status a workload's controller carries on from (harness/loop/controllers/jobs.py): a Job's succeeded
 # pods and start (activeDeadlineSeconds counts from it), a CronJob's last schedule time
 KEPT_STATUS = {"Job": ("succeeded", "startTime"), "CronJob": ("lastScheduleTime",)}
@@ -221,12 +223,17 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
     keep = _kept if shares else strip_server_fields
     names: dict[str, set[str]] = {"Deployment": set(), "DaemonSet": set(), "Job": set(), "CronJob": set(),
                                   "StatefulSet": set()}
+    found_rs: list[dict] = []
     for o, _, _ in objects:               # the workloads' names, in one pass over the objects' heads
         kind = o.get("kind")
         named = names.get(kind) if isinstance(kind, str) else None
         if named is not None:
             named.add(o["metadata"]["name"])
+        elif kind == "ReplicaSet":
+            found_rs.append(o)
     deployments, daemonsets, jobs, cronjobs, statefulsets = names.values()
+    # a ReplicaSet no Deployment of the input owns runs its own pods (a Deployment's is remade by its Deployment)
+    replicasets = {o["metadata"]["name"] for o in found_rs if not _of_deployment(o, deployments)}
     dump = Dump(shares=shares, times=times)
     newest = Newest(TIME_FIELDS, times)
     events: NodePodEvents | None = NodePodEvents(times)
@@ -265,6 +272,8 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
             owner = _owner(obj)
             if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
                 continue                      # the Deployment recreates it
+            if owner and owner[0] == "ReplicaSet" and owner[1] in replicasets:
+                continue                      # the ReplicaSet recreates it
             if owner and owner[0] == "DaemonSet" and owner[1] in daemonsets:
                 continue
             if owner and owner[0] in ("Job", "StatefulSet") and owner[1] in (jobs if owner[0] == "Job" else statefulsets):
@@ -286,6 +295,16 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
             kept["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "CronJob",
                                                     "name": _owner(obj)[1], "controller": True}]
             dump.manifests.append(kept)
+        elif kind == "PriorityClass" and str(name).startswith("system-"):
+            dump.notes.append(f"{file}:{line}: PriorityClass {name}: the API server's own (it makes it at start): "
+                              "not kept")
+        elif kind == "ReplicaSet" and name in replicasets:
+            dump.manifests.append(keep(obj))
+        elif kind == "ReplicaSet":
+            dump.notes.append(ObjectNote(
+                f"{file}:{line}: skipped ReplicaSet {name}: its Deployment in the input makes it", str(name),
+                ("deployment-replicaset", file, kind), f"{file}:{line}: skipped ", "ReplicaSets",
+                ": their Deployments in the input make them"))
         elif kind in MANIFEST_KINDS:
             dump.manifests.append(keep(obj))
         else:
@@ -294,6 +313,15 @@ def split(objects: list[tuple[dict, str, int]], shares: bool = False) -> Dump:
     dump.newest, dump.newest_source = (source.value if source else None), source
     dump.pod_events, dump.running_on = events, on_node
     return dump
+
+
+def _of_deployment(rs: dict, deployments: set[str]) -> bool:
+    """Whether a dumped ReplicaSet is one of the input's Deployments' (its controller reference names one; without
+    one, its name is `<deployment>-<pod-template-hash>`, as the pods of such a ReplicaSet are read)."""
+    owner = _owner(rs)
+    if owner:
+        return owner[0] == "Deployment" and owner[1] in deployments
+    return str(rs["metadata"]["name"]).rsplit("-", 1)[0] in deployments
 
 
 def _skipped(file: str, line: int, kind, name) -> str:
@@ -308,8 +336,11 @@ def _skipped(file: str, line: int, kind, name) -> str:
     return ObjectNote(text, str(name), ("skipped", file, kind), f"{file}:{line}: skipped ", plural_kind(kind), tail)
 
 
-def _pod_key(pod: dict, deployments: set[str], jobs: set[str] = frozenset()) -> str:
+def _pod_key(pod: dict, deployments: set[str], jobs: set[str] = frozenset(),
+             replicasets: set[str] = frozenset()) -> str:
     owner = _owner(pod)
+    if owner and owner[0] == "ReplicaSet" and owner[1] in replicasets:
+        return owner[1]
     if owner and owner[0] == "ReplicaSet" and owner[1].rsplit("-", 1)[0] in deployments:
         return owner[1].rsplit("-", 1)[0]
     if owner and owner[0] == "Job" and owner[1] in jobs:
@@ -321,6 +352,7 @@ def expectations(dump: Dump) -> dict:
     """What the customer saw, as `expect`."""
     deployments = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Deployment"}
     jobs = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Job"}
+    replicasets = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "ReplicaSet"}
     expect: dict = {}
     nodepools = [m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"]
     if nodepools:
@@ -338,7 +370,7 @@ def expectations(dump: Dump) -> dict:
     for pod in dump.pods:
         if (_owner(pod) or ("", ""))[0] == "DaemonSet":
             continue
-        key = _pod_key(pod, deployments, jobs)
+        key = _pod_key(pod, deployments, jobs, replicasets)
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
             if key == pod["metadata"]["name"]:
@@ -362,6 +394,8 @@ def expectations(dump: Dump) -> dict:
         if len(got) > 1 or len(why) > 1:
             events += [{"kind": "Pod", "reason": "FailedScheduling", "message": KARPENTER_PREFIX + r}
                        for r in sorted(why)]
+    for workload, text in _failed_creates(dump, deployments, replicasets):
+        pods.setdefault(workload, {})["failedCreate"] = {"messageContains": text}
     if pods:
         expect["pods"] = pods
     if events:
@@ -382,6 +416,29 @@ def expectations(dump: Dump) -> dict:
         expect["nodes"] = entries
         expect["nodeCount"] = len(entries)
     return expect
+
+
+def _failed_creates(dump: Dump, deployments: set[str], replicasets: set[str]) -> list[tuple[str, str]]:
+    """(workload, text) of the dump's FailedCreate events on a workload it holds - a Deployment's ReplicaSet, a
+    bare ReplicaSet, a DaemonSet, a Job: the API server refused its pods when the dump was taken (a quota used
+    up, a missing PriorityClass). The text is the refusal after the pod's name (`is forbidden: ...`), which names
+    the pod by a ReplicaSet hash the run's differs from; the last such event of each workload."""
+    kept = {(m["kind"], m["metadata"]["name"]) for m in dump.manifests}
+    out: dict[str, str] = {}
+    for ev in dump.events:
+        obj = ev.get("involvedObject") or ev.get("regarding") or {}
+        if ev.get("reason") != "FailedCreate":
+            continue
+        kind, name = obj.get("kind"), str(obj.get("name") or "")
+        if kind == "ReplicaSet" and name not in replicasets:
+            name = name.rsplit("-", 1)[0] if name.rsplit("-", 1)[0] in deployments else ""
+            kind = "Deployment"
+        if not name or (kind, name) not in kept:
+            continue
+        message = str(ev.get("message") or ev.get("note") or "")
+        out[name] = message.split(" is forbidden: ", 1)[1] if " is forbidden: " in message else \
+            message.split("Error creating: ", 1)[-1]
+    return sorted(out.items())
 
 
 def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:

@@ -26,7 +26,7 @@ from harness.runner.yamlsource import Document, SourceError, load_documents
 # where each workload kind holds its pod template (its fields follow the Pod rules there)
 POD_TEMPLATE_PATHS = {"Deployment": ("spec", "template"), "StatefulSet": ("spec", "template"),
                       "DaemonSet": ("spec", "template"), "Job": ("spec", "template"),
-                      "CronJob": ("spec", "jobTemplate", "spec", "template")}
+                      "CronJob": ("spec", "jobTemplate", "spec", "template"), "ReplicaSet": ("spec", "template")}
 # the status of a field the API server drops on create (envelope.yaml `dropped`): DROPPED + its advice key
 DROPPED = "dropped:"
 _SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
@@ -150,12 +150,18 @@ def unmodeled_values(obj: dict) -> list[tuple[tuple, str, str, str]]:
     simulation does not follow (envelope.yaml `values`, e.g. a Balanced consolidation policy)."""
     out = []
     for field, values in ((_data().get("values") or {}).get(str(obj.get("kind"))) or {}).items():
-        node = obj
-        path = _split(field)
-        for part in path:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, (str, int, float, bool)) and str(node) in values:
-            out.append((path, field, str(node), values[str(node)]))
+        found = [((), obj)]
+        for part in _split(field):          # list items add no segment: each item is walked (a LimitRange's limits)
+            nxt = []
+            for at, node in found:
+                items = list(enumerate(node)) if isinstance(node, list) else [(None, node)]
+                for i, item in items:
+                    if isinstance(item, dict) and part in item:
+                        nxt.append((at + ((i,) if i is not None else ()) + (part,), item[part]))
+            found = nxt
+        for at, node in found:
+            if isinstance(node, (str, int, float, bool)) and str(node) in values:
+                out.append((at, field, str(node), values[str(node)]))
     return out
 
 

@@ -273,6 +273,8 @@ class Checker:
             pods = self.pods_of(name)
             if isinstance(want, str):
                 want = {want: True}
+            if "failedCreate" in want:
+                self.failed_create(f"{path}.failedCreate", name, want["failedCreate"])
             if not pods and want.get("count") != 0:
                 there = sorted({p.owner_name or p.name for p in self.r.pods.values()})
                 self.fail(path, want, None, "no pod, Deployment, StatefulSet or DaemonSet by that name; there are: "
@@ -303,6 +305,24 @@ class Checker:
                     self.fail(f"{label}.{bad}", want[bad], p.reason,
                               f"events: {p.events}" if p.events else f"kube-scheduler: {p.scheduler_error}")
             self.pod_placement(path, pods, want)
+
+    def failed_create(self, path: str, name: str, want) -> None:
+        """`pods.<name>.failedCreate`: the workload's controller recorded FailedCreate (the API server refused its
+        pods; RunResult.failed_creates), with a message matching `message`/`messageRegex`/`messageContains`;
+        `false`: it recorded none."""
+        mine = [f for f in self.r.failed_creates()
+                if name in (f["workload"].split("/", 1)[1], f"{f['namespace']}/{f['workload'].split('/', 1)[1]}")]
+        texts = [f["message"] for f in mine]
+        if want is False:
+            if mine:
+                self.fail(path, False, texts, "its controller could not create pods")
+            return
+        spec = want if isinstance(want, dict) else {}
+        if not texts:
+            _text_matches(spec, None)          # (what it names is read either way)
+        if not any(_text_matches(spec, t) is None for t in texts):
+            self.fail(path, want, texts or None,
+                      "no FailedCreate on its controller" if not texts else "no FailedCreate with that message")
 
     def pod_placement(self, path: str, pods: list, want: dict) -> None:
         """Where pods are relative to each other (core's tests compare node names):

@@ -122,6 +122,22 @@ def pending_pods(result) -> list:
     return [p for p in result.pods.values() if p.state not in NOT_PENDING and p.owner_kind != "DaemonSet"]
 
 
+def not_created(result) -> list[str]:
+    """The workloads (by name) that still lack pods at the end because the API server refused them (FailedCreate)."""
+    return [w.split("/", 1)[-1] for w in result.unmade]
+
+
+def unmade_entries(result) -> list[dict]:
+    """Each workload still lacking pods (RunResult.unmade) with how many and its last FailedCreate: object,
+    message."""
+    last = {f["workload"]: f for f in result.failed_creates()}
+    out = []
+    for workload, missing in result.unmade.items():
+        f = last.get(workload) or {}
+        out.append({"workload": workload, "missing": missing, "object": f.get("object"), "message": f.get("message")})
+    return out
+
+
 def outcome_summary(result) -> str:
     """One line a support engineer compares across releases: refusals, then the nodes there at the end
     (instance type, capacity type x count, NodePool; the deleted counted apart), then the pods left pending."""
@@ -145,6 +161,10 @@ def outcome_summary(result) -> str:
         pending = [f"{n} x{c}" if c > 1 else n for n, c in sorted(Counter(pending).items())]
         shown = ", ".join(pending[:3]) + (f" +{len(pending) - 3}" if len(pending) > 3 else "")
         parts.append(f"pending: {shown}")
+    refused = not_created(result)
+    if refused:
+        shown = ", ".join(refused[:3]) + (f" +{len(refused) - 3}" if len(refused) > 3 else "")
+        parts.append(f"pods not created (FailedCreate): {shown}")
     if result.runaway:
         parts.append("runaway")
     return "; ".join(parts)
@@ -367,6 +387,10 @@ def happened(result, labels: bool = False) -> dict:
         if m and m.group("kind") not in _OWN_REJECTIONS:
             rejected.append({"kind": m.group("kind"), "name": m.group("name"), "message": m.group("message")})
     out = {"nodePools": pools, "pods": pods}
+    unmade = unmade_entries(result)
+    if unmade:
+        # a workload's pods the API server refused: they do not exist, so no pod line says it
+        out["notCreated"] = unmade
     if other:
         out["otherNodes"] = other
     if rejected:
@@ -446,6 +470,9 @@ def happened_lines(h: dict, limit: int | None = None) -> list[str]:
                 lines.append(f"  {who}: {p[k]}")
     if limit is not None and bound > limit:
         lines.append(f"... and {bound - limit:,} more pods scheduled: --details or --json lists every one")
+    for f in h.get("notCreated") or []:
+        lacks = f"{f['missing']} pod(s)" if f.get("missing") is not None else "pods"
+        lines.append(f"{f['workload']}: {lacks} not created: FailedCreate on {f['object']}: {f['message']}")
     for r in h.get("rejected") or []:
         if r["kind"] != "NodePool":          # the NodePool line says it
             lines.append(f"refused: {r['kind']} {r['name']}: {r['message']}")

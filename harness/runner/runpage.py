@@ -18,7 +18,7 @@ from pathlib import Path
 from harness.loop.history import history
 from harness.runner.engines.base import Outcome
 from harness.runner.outcome import digest
-from harness.runner.report import happened, node_count, outcome_summary, shown_verdict
+from harness.runner.report import happened, node_count, outcome_summary, shown_verdict, unmade_entries
 
 RUNS = "runs"                 # DIR/runs/<id>.json: one run's page data
 MAX_SOURCE_LINES = 3000       # a scenario file longer than this is linked, not copied into the page
@@ -136,6 +136,7 @@ def page_data(o: Outcome) -> dict:
         "release": _release(o.result), "backend": o.backend, "engine": o.engine, "verdict": shown_verdict(o),
         "seed": sc.seed, "seconds": round(o.seconds, 3), "error": o.error, "skipped": o.skipped,
         "outcome": outcome_summary(r), "nodes": node_count(r).replace(" node(s)", ""),
+        "notCreated": unmade_entries(r),
         "timeline": timeline,
         "why": _why(o), "nodeLabels": _labels(labels), "expectations": expectations(o),
         "exploration": _exploration(o), "source": _source(Path(sc.file)),

@@ -308,7 +308,11 @@ def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
     if kind == "StatefulSet":
         from harness.runner.statefulsetspec import spec_errors
         errors += [err(sub, f"StatefulSet {name}: {reason} (the API server refuses it)") for sub, reason in spec_errors(spec)]
-    if kind in ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"):
+    for sub, quantities in _admission_quantities(kind, spec):      # a LimitRange's, a ResourceQuota's
+        for rname, q in quantities.items():
+            if not _is_quantity(q):
+                errors.append(err(("spec",) + sub + (rname,), f"invalid quantity {q!r} for {rname}"))
+    if kind in ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet"):
         base = {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}.get(
             kind, ("spec", "template", "spec"))
         pspec = obj
@@ -329,6 +333,16 @@ def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
                 if problems:
                     errors.append(err(base + ("nodeSelector", k), f"invalid nodeSelector {k}={v}: {problems[0]}"))
     return errors
+
+
+def _admission_quantities(kind, spec: dict):
+    """(path under spec, the quantities there) of a LimitRange's items and a ResourceQuota's hard."""
+    if kind == "ResourceQuota":
+        yield ("hard",), spec.get("hard") or {}
+    elif kind == "LimitRange":
+        for i, item in enumerate(spec.get("limits") or []):
+            for k in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
+                yield ("limits", i, k), (item or {}).get(k) or {}
 
 
 def _is_quantity(q) -> bool:

@@ -98,7 +98,8 @@ def missing_namespaces(pods: list[dict], manifests: list[dict]) -> str:
         meta = m.get("metadata") or {}
         if m.get("kind") == "Namespace":
             named.add(str(meta.get("name")))
-        elif m.get("kind") not in ("NodePool", "AKSNodeClass", "StorageClass", "PersistentVolume", "RuntimeClass"):
+        elif m.get("kind") not in ("NodePool", "AKSNodeClass", "StorageClass", "PersistentVolume", "RuntimeClass",
+                                   "PriorityClass"):
             named.add(str(meta.get("namespace") or "default"))
     without = sorted(named - have)
     parts = [f"its pods are of namespace(s) {', '.join(sorted(have)[:5])}"

@@ -1,5 +1,5 @@
 """`harness run --why NAME` for any object of a run: a pod (pending or placed), a NodeClaim or its Node, a
-NodePool. The view is read from the finished run: the object's state, then every decision the loop took about
+NodePool, a workload whose pods the API server refused (FailedCreate). The view is read from the finished run: the object's state, then every decision the loop took about
 it, in order, with its reason (RunResult.decisions, harness/loop/decisions.py), then what the disruption
 controllers left it for (RunResult.protected) and the events on it. A pending pod's eliminations per NodePool
 stay harness/loop/why.py's view; this adds the decisions around it. The run report shows the same lines.
@@ -24,6 +24,11 @@ def resolve(result, name: str) -> list[tuple[str, str]]:
             out.append(("Node", n.name))
     if name in result.nodepools:
         out.append(("NodePool", name))
+    for f in result.failed_creates():
+        workload = f["workload"].split("/", 1)[1]
+        if name in (workload, f"{f['namespace']}/{workload}", f["object"].split("/", 1)[1]) \
+                and ("Workload", f["workload"]) not in out:
+            out.append(("Workload", f["workload"]))
     return out
 
 
@@ -116,11 +121,24 @@ def nodepool_lines(result, name: str) -> list[str]:
     return lines
 
 
+def workload_lines(result, workload: str) -> list[str]:
+    """A workload whose controller could not create its pods: how many it has, then each FailedCreate (when
+    first recorded, on which object, the API server's refusal)."""
+    kind, name = workload.split("/", 1)
+    live = [p for p in result.pods.values() if p.owner_kind == kind and p.owner_name == name and p.state != "deleted"]
+    lines = [f"{workload}: {len(live)} pod(s); its controller could not create the others (FailedCreate)"]
+    for e in result.events:
+        if e.get("reason") == "FailedCreate" and (e.get("owner") or f"{e.get('kind')}/{e.get('name')}") == workload:
+            lines.append(f"  {_when(result, e.get('t', 0.0))} event FailedCreate on {e.get('kind')}/{e.get('name')}: "
+                         f"{e.get('message')}")
+    return lines
+
+
 def why_lines(result, name: str) -> list[str]:
     """The view of every object `name` names, or a line saying there is none."""
     found = resolve(result, name)
     if not found:
-        return [f"no pod, NodeClaim, Node or NodePool {name!r} in this run"]
+        return [f"no pod, NodeClaim, Node, NodePool or workload {name!r} in this run"]
     lines: list[str] = []
     done: set[str] = set()
     for kind, obj in found:
@@ -132,6 +150,8 @@ def why_lines(result, name: str) -> list[str]:
                 continue
             done.add(claim or obj)
             lines += claim_lines(result, obj if kind == "NodeClaim" else claim, obj if kind == "Node" else None)
+        elif kind == "Workload":
+            lines += workload_lines(result, obj)
         else:
             lines += nodepool_lines(result, obj)
     return lines

@@ -355,3 +355,117 @@ def test_a_deployment_template_is_defaulted_as_the_api_server_stores_it(cluster)
         cluster.delete("Deployment", "web", "default")
     assert _stored_spec({"spec": default_template(short)["spec"]}) == _stored_spec(stored)
     assert same_template(stored, short)
+
+
+# -- what admission reads besides the pod: PriorityClasses (Priority), LimitRanges (LimitRanger) and
+# ResourceQuotas (ResourceQuota) of k8s.io/kubernetes v1.36.3 (harness/model/priorityclass.py, limitranger.py,
+# quota.py). The local cluster runs no kube-controller-manager: a quota's status is written as its resourcequota
+# controller would (harness/loop/controllers/workloads.py Workloads._quota_status) --
+def _pc(name, value, **fields):
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value,
+            **fields}
+
+
+def _lr(*items):
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default"},
+            "spec": {"limits": list(items)}}
+
+
+def _quota(hard, **spec):
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"hard": hard, **spec}}
+
+
+def _c(**resources):
+    return {"name": "c", "image": "registry.invalid/pause", "resources": resources}
+
+
+ADMISSION_CASES = {
+    # (objects made first, pods made before the judged one, the judged pod's spec)
+    "class-value-and-policy": ([_pc("high", 1000, preemptionPolicy="Never")], [], {"priorityClassName": "high"}),
+    "class-missing": ([], [], {"priorityClassName": "high"}),
+    "global-default-class": ([_pc("normal", 10, globalDefault=True)], [], {}),
+    "global-default-priority-given": ([_pc("normal", 10, globalDefault=True)], [], {"priority": 0}),
+    "limitrange-defaults": ([_lr({"type": "Container", "default": {"cpu": "500m", "memory": "512Mi"},
+                                  "defaultRequest": {"cpu": "100m"}})], [],
+                            {"containers": [_c(requests={"memory": "1Gi"})]}),
+    "limitrange-max-defaults-the-limit": ([_lr({"type": "Container", "max": {"cpu": "2"}})], [], {}),
+    "limitrange-max": ([_lr({"type": "Container", "max": {"cpu": "1"}})], [],
+                       {"containers": [_c(limits={"cpu": "2"})]}),
+    "limitrange-min": ([_lr({"type": "Container", "min": {"memory": "128Mi"}})], [],
+                       {"containers": [_c(requests={"memory": "64Mi"}, limits={"memory": "1Gi"})]}),
+    "limitrange-ratio": ([_lr({"type": "Container", "maxLimitRequestRatio": {"cpu": "2"}})], [],
+                         {"containers": [_c(requests={"cpu": "100m"}, limits={"cpu": "500m"})]}),
+    "limitrange-pod-max": ([_lr({"type": "Pod", "max": {"cpu": "1"}})], [],
+                           {"containers": [_c(limits={"cpu": "600m"}), {**_c(limits={"cpu": "600m"}), "name": "d"}]}),
+    "quota-exceeded": ([_quota({"requests.cpu": "1"})], [{"containers": [_c(requests={"cpu": "800m"})]}],
+                       {"containers": [_c(requests={"cpu": "400m"})]}),
+    "quota-pods": ([_quota({"pods": "1"})], [{}], {}),
+    "quota-must-specify": ([_quota({"limits.memory": "2Gi"})], [], {"containers": [_c(requests={"cpu": "1"})]}),
+    "quota-other-priority-class": ([_pc("high", 1000), _quota({"pods": "0"}, scopeSelector={"matchExpressions": [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]})], [], {}),
+    "quota-its-priority-class": ([_pc("high", 1000), _quota({"pods": "0"}, scopeSelector={"matchExpressions": [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]})], [], {"priorityClassName": "high"}),
+}
+
+
+def _admitted(cluster, case: str):
+    from harness.model.quota import status_of
+    objs, before, spec = ADMISSION_CASES[case]
+    for obj in objs:
+        made = cluster.create(obj)
+        if obj["kind"] == "ResourceQuota" and not made.get("status"):
+            st = status_of(made, [])
+            cluster.update_status({**made, "status": {"hard": {k: st.hard.text(k) for k in st.hard},
+                                                      "used": {k: st.used.text(k) for k in st.used}}})
+    for i, s in enumerate(before):
+        cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"before-{i}", "namespace": "default"},
+                        "spec": {"containers": [_c()], **s}})
+
+    def view(made):
+        s = made["spec"]
+        return ("accepted", s.get("priorityClassName"), s.get("priority"), s.get("preemptionPolicy"),
+                _stored_spec(made).get("containers"),
+                (made["metadata"].get("annotations") or {}).get("kubernetes.io/limit-ranger"))
+    return _created(cluster, {"containers": [_c()], **spec}, view)
+
+
+@pytest.mark.parametrize("case", sorted(ADMISSION_CASES))
+def test_admission_of_classes_limit_ranges_and_quotas_agrees_with_the_api_server(cluster, case):
+    from harness.backends.embedded import EmbeddedCluster
+    import time
+    real = _admitted(cluster, case)
+    if real[0] != "accepted" and "status unknown" in str(real[-1]):
+        time.sleep(1)                      # (the quota admission's informer had not seen the status yet)
+        cluster.reset()
+        real = _admitted(cluster, case)
+    assert _admitted(EmbeddedCluster("upstream"), case) == real
+
+
+@pytest.mark.parametrize("obj", [_pc("huge", 1000000001), _pc("system-mine", 5), _pc("odd", 5, preemptionPolicy="Sometimes"),
+                                 _lr({"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}),
+                                 _lr({"type": "Pod", "default": {"cpu": "1"}})],
+                         ids=["value-too-high", "system-prefix", "bad-policy", "min-over-max", "pod-default"])
+def test_invalid_classes_and_limit_ranges_are_refused_as_the_api_server_refuses_them(cluster, obj):
+    from harness.backends.embedded import EmbeddedCluster
+    got = []
+    for c in (cluster, EmbeddedCluster("upstream")):
+        try:
+            c.create(obj)
+            got.append("accepted")
+        except APIRejected as e:
+            got.append((e.status, e.reason, e.message))
+    assert got[1] == got[0]
+
+
+def test_a_second_default_class_is_refused_as_the_api_server_refuses_it(cluster):
+    from harness.backends.embedded import EmbeddedCluster
+    got = []
+    for c in (cluster, EmbeddedCluster("upstream")):
+        c.create(_pc("a", 1, globalDefault=True))
+        try:
+            c.create(_pc("b", 2, globalDefault=True))
+            got.append("accepted")
+        except APIRejected as e:
+            got.append((e.status, e.reason, e.message))
+    assert got[1] == got[0]

@@ -221,6 +221,20 @@ def _one_of_each_kind(cluster) -> None:
     cluster.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"},
                     "provisioner": "disk.csi.azure.com", "volumeBindingMode": "WaitForFirstConsumer"})
     cluster.create({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "rc"}, "handler": "runc"})
+    cluster.create({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "default"},
+                    "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}})
+    cluster.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                    "value": 1000})
+    cluster.create({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default"},
+                    "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "100m"}}]}})
+    # last: without kube-controller-manager no quota status is written, and the quota admission refuses the
+    # namespace's pods until it is
+    cluster.create({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+                    "spec": {"hard": {"pods": "10"}}})
+
+
+# what reset() leaves: the API server's own PriorityClasses, which it makes only at start
+KEPT = {"PriorityClass": ["system-cluster-critical", "system-node-critical"]}
 
 
 @pytest.mark.parametrize("path", ["storage", "api"])
@@ -235,7 +249,7 @@ def test_reset_removes_everything_a_scenario_created(cluster, path, monkeypatch)
     cluster.reset()
     for kind in KINDS:
         if kind != "Namespace":
-            assert cluster.list(kind) == [], kind
+            assert sorted(o["metadata"]["name"] for o in cluster.list(kind)) == KEPT.get(kind, []), kind
     assert cluster.get("Pod", "p1") is None
     assert {n["metadata"]["name"] for n in cluster.list("Namespace")} == baseline
     cluster.create(pod("p2", namespace="scenario-b"))                # the namespace can be reused at once

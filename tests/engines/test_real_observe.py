@@ -310,8 +310,9 @@ def test_a_completed_job_pod_is_succeeded_and_counts_for_its_cronjob():
     cluster = SimpleNamespace(list=lambda kind, ns=None: {"Pod": pods, "Job": jobs}.get(kind, []),
                               admin=SimpleNamespace(request=lambda *a: {"items": []}))
     obs = SimpleNamespace(cluster=cluster, namespaces={"default"}, jobs=True, pods_seen={}, departed=frozenset(),
-                          nominations=lambda: {}, ignored_pods=lambda: {})
+                          nominations=lambda: {}, ignored_pods=lambda: {}, scenario=SimpleNamespace(manifests=[]))
     obs._owner = lambda p, rs, live, by_hash=None: Observer._owner(obs, p, rs, live, by_hash)
+    obs._replicasets = lambda: Observer._replicasets(obs)
     r = RunResult("s", "upstream", "local", 1)
     Observer._pods(obs, r, [])
     done, running = r.pods["default/reports-29919435-x"], r.pods["default/reports-29919435-y"]

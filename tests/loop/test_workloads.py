@@ -148,3 +148,34 @@ def test_the_checks_index_of_pods_answers_as_pods_of():
     index = r.pods_index()
     for name in ("a", "a-2", "j", "j-7", "x", "r", "nothing"):
         assert index(name) == r.pods_of(name), name
+
+
+def _replicaset(name: str, replicas: int) -> dict:
+    dep = deployment(name, replicas=replicas)
+    return {**dep, "kind": "ReplicaSet", "spec": {**dep["spec"], "selector": {"matchLabels": {"app": name}}}}
+
+
+def test_a_bare_replicaset_makes_its_pods_and_scales(embedded):
+    with simulation(embedded, [_replicaset("workers", 2)]) as sim:
+        pods = sim.result.pods.values()
+        assert {(p.owner_kind, p.owner_name) for p in pods} == {("ReplicaSet", "workers")} and len(pods) == 2
+        assert all(p.name.startswith("workers-") and len(p.name) == len("workers-") + 5 for p in pods)
+        sim.apply([_replicaset("workers", 1)])
+        assert [p.state for p in sim.result.pods.values()].count("deleted") == 1
+
+
+def test_a_refused_deployment_pod_is_retried_once_admission_would_take_it(embedded):
+    """No PriorityClass `high`: both pods are refused and the ReplicaSet records one FailedCreate; once the class
+    exists the ReplicaSet controller's retry makes them (Workloads.reconcile)."""
+    dep = deployment("web", replicas=2)
+    dep["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    with simulation(embedded, [dep]) as sim:
+        assert sim.result.pods == {}
+        (event,) = [e for e in sim.result.events if e["reason"] == "FailedCreate"]
+        assert event["kind"] == "ReplicaSet" and event["owner"] == "Deployment/web"
+        assert event["message"].endswith("is forbidden: no PriorityClass with name high was found")
+        assert not sim.workloads.reconcile()                 # nothing admission reads changed: no retry
+        sim.apply([{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                    "value": 10}])
+        assert sim.workloads.reconcile()
+        assert len(sim.result.pods) == 2 and sim.workloads.unmade() == {}

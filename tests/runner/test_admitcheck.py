@@ -2,6 +2,8 @@
 expect the refusal fails (harness/runner/admitcheck.py, harness/runner/expect.py unexpected_refusals)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.admitcheck import unexpected_refusals
 from harness.runner.engines import run
@@ -94,3 +96,47 @@ def test_validate_words_a_refusal_as_the_run_s_api_server_does():
             assert said in m.detail
     finally:
         cluster.close()
+
+
+def test_a_priority_class_or_limit_range_the_api_server_refuses_is_named(tmp_path):
+    from harness.runner.admitcheck import unexpected_refusals
+    from harness.runner.scenario import load_scenarios_text
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+manifests:
+  - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: a}, value: 1, globalDefault: true}
+  - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: b}, value: 2, globalDefault: true}
+  - apiVersion: v1
+    kind: LimitRange
+    metadata: {name: l}
+    spec: {limits: [{type: Pod, default: {cpu: "1"}}]}
+"""
+    (sc,) = load_scenarios_text(text, str(tmp_path / "x.scenario.yaml"), tmp_path)
+    got = unexpected_refusals(sc)
+    assert got == [
+        f"{tmp_path / 'x.scenario.yaml'}:6: PriorityClass b: refused by the API server: priorityclasses.scheduling.k8s.io "
+        '"b" is forbidden: PriorityClass a is already marked as default. Only one default can exist',
+        f"{tmp_path / 'x.scenario.yaml'}:7: LimitRange l: refused by the API server at upstream: "
+        "LimitRange \"l\" is invalid: spec.limits[0].default: Forbidden: may not be specified when `type` is 'Pod'"]
+
+
+def test_a_run_reports_a_refused_priority_class_as_the_real_engine_does():
+    from harness.backends.embedded import EmbeddedBackend
+    from harness.runner.engines import run
+    from harness.runner.scenario import load_scenarios_text
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+given: {skus: [Standard_D2s_v3]}
+manifests:
+  - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: huge}, value: 2000000000}
+"""
+    (sc,) = load_scenarios_text(text, "x.scenario.yaml", Path(__file__).resolve().parents[2] / "scenarios")
+    c = EmbeddedBackend().start()
+    try:
+        out = run(sc, "upstream", c)
+    finally:
+        c.close()
+    assert [(m.path, m.expected) for m in out.mismatches] == [("manifests", "applied")]
+    assert "maximum allowed value of a user defined priority is 1000000000" in str(out.mismatches[0].actual)

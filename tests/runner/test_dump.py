@@ -207,3 +207,58 @@ def test_a_pod_kept_twice_is_written_as_two_copies(tmp_path):
     pod = next(i for i in items if i["kind"] == "Pod")
     kept = _kept(pod)
     assert kept["spec"]["containers"] is pod["spec"]["containers"] and kept["spec"] is not pod["spec"]
+
+
+def test_admission_kinds_and_a_bare_replicaset_are_kept(tmp_path, capsys):
+    """A dump's PriorityClasses (the API server's own aside), LimitRanges and ResourceQuotas decide how its pods
+    are admitted; a ReplicaSet no Deployment of the dump owns runs its pods, which it makes again (not kept as bare
+    Pods), while a Deployment's ReplicaSet is the Deployment's."""
+    objs = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "system-node-critical"},
+         "value": 2000001000},
+        {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default"},
+         "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "100m"}}]}},
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+         "spec": {"hard": {"pods": "10"}}, "status": {"used": {"pods": "1"}}},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "workers", "namespace": "default",
+                                                                   "uid": "u1"},
+         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "workers"}},
+                  "template": {"metadata": {"labels": {"app": "workers"}},
+                               "spec": {"containers": [{"name": "c", "image": "x"}]}}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": "workers-abcde", "namespace": "default", "labels": {"app": "workers"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "workers", "uid": "u1",
+                                 "controller": True}]},
+         "spec": {"containers": [{"name": "c", "image": "x"}]}, "status": {"phase": "Pending"}},
+    ]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}))
+    rc, out = new(tmp_path, DUMP, dump)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    kinds = [(m.obj["kind"], m.obj["metadata"]["name"]) for m in sc.manifests]
+    for kept in [("PriorityClass", "high"), ("LimitRange", "lr"), ("ResourceQuota", "q"), ("ReplicaSet", "workers")]:
+        assert kept in kinds
+    assert ("PriorityClass", "system-node-critical") not in kinds and ("Pod", "workers-abcde") not in kinds
+    assert "status" not in dict(kinds and next(m.obj for m in sc.manifests if m.obj["kind"] == "ResourceQuota"))
+    err = capsys.readouterr().err
+    assert "skipped ReplicaSet web-6d4cf56db6: its Deployment in the input makes it" in err
+    assert "PriorityClass system-node-critical: the API server's own" in err
+
+
+def test_a_dumped_failed_create_becomes_an_expectation(tmp_path):
+    """The dump's FailedCreate on a Deployment's ReplicaSet (a quota used up when it was taken) is the
+    Deployment's `failedCreate`, matched on the refusal after the pod's name (the run's ReplicaSet hash differs)."""
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "default"},
+             "involvedObject": {"kind": "ReplicaSet", "name": "web-6d4cf56db6", "namespace": "default"},
+             "reason": "FailedCreate", "type": "Warning",
+             "message": 'Error creating: pods "web-6d4cf56db6-x9k2p" is forbidden: exceeded quota: q, requested: '
+                        "pods=1, used: pods=1, limited: pods=1"}
+    dump = tmp_path / "events.yaml"
+    dump.write_text(yaml.safe_dump(event))
+    rc, out = new(tmp_path, DUMP, dump)
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert sc.expect["pods"]["web"]["failedCreate"] == {
+        "messageContains": "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"}

@@ -142,10 +142,10 @@ def test_a_kind_that_can_change_an_outcome_is_still_refused(tmp_path):
 kind: Scenario
 metadata: {name: s}
 manifests:
-  - {apiVersion: v1, kind: LimitRange, metadata: {name: l}}
+  - {apiVersion: v1, kind: ReplicationController, metadata: {name: l}}
 """
     from harness.runner.yamlsource import SourceError
-    with pytest.raises(SourceError, match="unsupported kind 'LimitRange'"):
+    with pytest.raises(SourceError, match="unsupported kind 'ReplicationController'"):
         load_scenarios_text(text, "x.scenario.yaml", tmp_path)
 
 
@@ -240,3 +240,25 @@ manifests:
     (n,) = sc.warnings
     assert n.line == 14 and n.message.startswith("StatefulSet db: spec.updateStrategy.rollingUpdate.maxUnavailable is "
                                                  "dropped by the API server: its feature gate MaxUnavailableStatefulSet")
+
+
+def test_the_admission_kinds_and_pod_priority_are_modeled():
+    """PriorityClass, LimitRange, ResourceQuota and a ReplicaSet's template are modeled; a LimitRange's claim item
+    and a quota's non-pod objects are said by value and by name (harness/data/envelope.yaml)."""
+    from harness.runner.envelope import unmodeled_values
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "h"}, "value": 10,
+          "globalDefault": False, "preemptionPolicy": "Never", "description": "d"}
+    assert fields(pc) == {}
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"},
+          "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+                   "template": {"spec": {"priorityClassName": "h", "priority": 10, "preemptionPolicy": "Never",
+                                         "containers": [{"name": "c", "image": "i"}]}}}}
+    assert fields(rs) == {}
+    lr = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+          "spec": {"limits": [{"type": "Container", "default": {"cpu": "1"}, "maxLimitRequestRatio": {"cpu": "2"}},
+                              {"type": "PersistentVolumeClaim", "max": {"storage": "1Gi"}}]}}
+    assert fields(lr) == {}
+    assert [v[2:] for v in unmodeled_values(lr)] == [("PersistentVolumeClaim", "limitrange-pvc")]
+    rq = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+          "spec": {"hard": {"pods": "4", "requests.cpu": "2", "services": "3"}, "scopes": ["NotBestEffort"]}}
+    assert fields(rq) == {"spec.hard.services": "quota-objects"}

@@ -17,7 +17,7 @@ WHY = "(Karpenter stamps it when a pod binds, ends or starts terminating; consol
 
 def _dump(tmp_path, replicasets: int, without_time: int):
     """scaledump's 4 nodes, `without_time` NodeClaims sent without status.lastPodEventTime, and `replicasets`
-    ReplicaSets (a kind the harness does not simulate)."""
+    ReplicaSets of its Deployment `web` (which that Deployment makes)."""
     data = scaledump.dump(4)
     for claim in [o for o in data["items"] if o["kind"] == "NodeClaim"][:without_time]:
         del claim["status"]["lastPodEventTime"]
@@ -42,7 +42,7 @@ def test_many_objects_with_one_note_print_one_line(tmp_path, capsys):
     err = _new(tmp_path, dump, capsys)
     first = _lines_of_replicasets(dump)[0]
     assert (f"{dump}:{first}: skipped 5 ReplicaSets (web-5d4f8b9c0, web-5d4f8b9c1, web-5d4f8b9c2 and 2 more): "
-            "not a kind the harness simulates") in err
+            "their Deployments in the input make them") in err
     assert ("4 NodeClaims (general-00000, general-00001, general-00002 and 1 more): no status.lastPodEventTime; "
             f"each taken as the newest pod event on its node, as given.existingNodes[].lastPodEventTime {WHY}") in err
     assert not [n for n in err if "skipped ReplicaSet " in n or n.startswith("NodeClaim ")]
@@ -53,8 +53,8 @@ def test_one_or_two_objects_keep_their_own_lines(tmp_path, capsys):
     err = _new(tmp_path, dump, capsys)
     lines = _lines_of_replicasets(dump)
     assert [n for n in err if "ReplicaSet" in n] == [
-        f"{dump}:{lines[0]}: skipped ReplicaSet web-5d4f8b9c0: not a kind the harness simulates",
-        f"{dump}:{lines[1]}: skipped ReplicaSet web-5d4f8b9c1: not a kind the harness simulates"]
+        f"{dump}:{lines[0]}: skipped ReplicaSet web-5d4f8b9c0: its Deployment in the input makes it",
+        f"{dump}:{lines[1]}: skipped ReplicaSet web-5d4f8b9c1: its Deployment in the input makes it"]
     assert [n for n in err if "lastPodEventTime" in n] == [
         "NodeClaim general-00000: no status.lastPodEventTime; taken as 2026-11-20T08:05:00Z, Pod "
         f"api-5d4f8b9c7-00000's status.startTime on its node aks-general-00000 {WHY}"]

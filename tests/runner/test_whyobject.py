@@ -49,7 +49,7 @@ def test_a_nodepool_counts_its_nodeclaims(result):
 
 
 def test_unknown_name(result):
-    assert why_lines(result, "ghost") == ["no pod, NodeClaim, Node or NodePool 'ghost' in this run"]
+    assert why_lines(result, "ghost") == ["no pod, NodeClaim, Node, NodePool or workload 'ghost' in this run"]
 
 
 def test_cli_why_a_nodepool(capsys):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 
-from harness.backends.base import ADMIN
+from harness.backends.base import ADMIN, SCHEDULER, APIRejected
 from harness.loop.controllers.state import LoopState
 from harness.loop.kubescheduler import Cycle, Snapshot
 from harness.loop.kubescore import non_zero_requests, select_host
 from harness.loop.nodetree import NodeTree, Verdicts
+from harness.loop.preemption import (NOT_ELIGIBLE_TERMINATING, PREEMPTED_REASON, Preemption, preempted_message,
+                                     priority)
 from harness.loop.topology import namespace_labels
 from harness.loop.volumes import EXTERNAL_PROVISIONING
 from harness.model.resources import add
@@ -35,6 +37,9 @@ class KubeScheduler:
         self._sums: dict[str, tuple[int, dict[str, int], tuple[int, int], tuple]] = {}
         # per pod class (Cycle.verdict_class) of the last pass that built a snapshot, its kept verdicts (_kept_fails)
         self._memos: dict[tuple, dict] = {}
+        # the PostFilter (DefaultPreemption), its seeded draws where upstream picks at random
+        self.preemption = Preemption(state, state.preemption_rng)
+        self._lowest: int | None = None       # the pass's lowest bound-pod priority (_post_filter)
 
     def _unchanged(self) -> tuple | None:
         """What a pass reads, as a token (LoopState.unchanged_since), or None when
@@ -44,7 +49,7 @@ class KubeScheduler:
         is the last idle pass's would repeat it: the same pods fail with the same message. A cluster of 50,000
         pods with a few that fit nowhere asked this twice an iteration, each time reading every pod."""
         s = self.state
-        if s.volumes or s.prebind or s.cfg.ready_one_by_one or s.cfg.binding == "nominated":
+        if s.volumes or s.prebind or s.preempting or s.cfg.ready_one_by_one or s.cfg.binding == "nominated":
             return None
         return s.unchanged_since()
 
@@ -59,6 +64,8 @@ class KubeScheduler:
             self._idle = token
             return False
         progress = False
+        self._lowest = None
+        retried: set[str] = set()             # the pods that preempted this pass, tried once more at its end
         nodes = sorted(s.cluster.list("Node", shared=True), key=lambda n: n["metadata"]["name"])   # read only
         if s.volumes.selected:
             names = {n["metadata"]["name"] for n in nodes}
@@ -101,8 +108,10 @@ class KubeScheduler:
             s.queue_rng.shuffle(queue)         # over every pod: the seeded draws depend on the list's length
         else:
             # a bound pod is skipped below: only the unbound ones are sorted (a pass after a drain binds a
-            # few hundred pods of a cluster of tens of thousands)
+            # few hundred pods of a cluster of tens of thousands); the higher priority first (queuesort
+            # PrioritySort), a stable sort keeping creation order among equals
             queue = s.pods_unbound()
+            queue.sort(key=lambda kv: -priority(kv[1]))
         for key, pv in queue:
             pr = s.result.pods[key]
             if pr.node or pr.state == "ignored" and not nodes:
@@ -145,11 +154,24 @@ class KubeScheduler:
                 for i, n in enumerate(nodes):
                     rank[position[n["metadata"]["name"]]] = i
             cycle = Cycle(pv, snap)
-            kind = None if s.volumes or pv.spec.get("volumes") else cycle.verdict_class()
+            # the pods nominated by preemption take their Node's room from pods of no higher priority
+            # (RunFilterPluginsWithNominatedPods): no verdict is shared while any is nominated
+            seen = self._with_nominated(key, pv, used) if s.preempting else used
+            nominated = s.preempting.get(key)
+            if nominated is not None:
+                # a pod nominated by an earlier preemption tries that Node first (schedule_one.go
+                # evaluateNominatedNode) and binds there when it fits
+                target = next((n for n in nodes if n["metadata"]["name"] == nominated), None)
+                if target is not None and not self._filter(cycle, pv, seen)(target) \
+                        and not self._prebind_waits(key, pv, target):
+                    bind(key, pv, target)
+                    progress = True
+                    continue
+            kind = None if s.volumes or pv.spec.get("volumes") or s.preempting else cycle.verdict_class()
             # scored in name order, as when every Node was filtered (the tie among the best is drawn in
             # this order)
             if kind is None:
-                found, reasons = self.tree.find(ordered, self._filter(cycle, pv, used))
+                found, reasons = self.tree.find(ordered, self._filter(cycle, pv, seen))
                 at = sorted(rank[position[n["metadata"]["name"]]] for n in found)
             else:
                 if kind not in classes:
@@ -160,6 +182,14 @@ class KubeScheduler:
             feasible = [nodes[i] for i in at]
             if not feasible:
                 pr.scheduler_error = scheduler_message(len(nodes), reasons)
+                if self._post_filter(key, pv, cycle, nodes, seen, snap):
+                    # victims deleted: the pass's view of the Nodes is built again for the next pod, and the
+                    # pod tries its nominated Node once more at the end of this pass (its victims' deletion
+                    # moves it back to the active queue)
+                    snap, classes, scores, memos, drew = None, {}, {}, {}, True
+                    if key not in retried:
+                        retried.add(key)
+                        queue.append((key, pv))
                 continue
             drew = True
             if owners is None:
@@ -177,6 +207,95 @@ class KubeScheduler:
         if not progress and not drew and nodes:
             self._idle = token
         return progress
+
+    def _with_nominated(self, key: str, pv, used: dict) -> dict:
+        """`used` with, on each Node, the requests of the other pods nominated there by preemption whose priority
+        is at least the pod's (they are filtered as though bound there)."""
+        s = self.state
+        mine = priority(pv)
+        out = None
+        for other, node in s.preempting.items():
+            view = s.pod_views.get(other)
+            if other == key or view is None or priority(view) < mine:
+                continue
+            out = dict(used) if out is None else out
+            out[node] = add(out.get(node, {}), view.scheduler_requests)
+        return used if out is None else out
+
+    def _post_filter(self, key: str, pv, cycle: Cycle, nodes: list[dict], used: dict, snap: Snapshot) -> bool:
+        """DefaultPreemption for a pod that fits on no Node (harness/loop/preemption.py): when lower-priority
+        pods on some Node make room, they are deleted gracefully (their ReplicaSets replace them), the pod is
+        nominated to that Node (status.nominatedNodeName) and True is returned; otherwise a nomination it had
+        is cleared, unless its victims are still terminating."""
+        s = self.state
+        mine = priority(pv)
+        if self._lowest is None:        # the lowest priority of a bound pod, read once a pass (_bind lowers it)
+            self._lowest = min((priority(s.pod_views[k]) for group in s.on_node.values() for k in group), default=mine)
+        if self._lowest >= mine:
+            if key in s.preempting:
+                self._nominate(key, None)
+            return False
+        fails = self._filter(cycle, pv, used)
+        failed = {n["metadata"]["name"]: fails(n) for n in nodes}
+        groups = {name: Snapshot.group(sorted((s.pod_views[k] for k in s.pods_on(name)), key=lambda p: p.order))
+                  for name in s.on_node}
+        outcome = self.preemption.preempt(
+            key, pv, nodes, failed, groups, snap.namespaces, lambda n: snap.facts(n).allocatable,
+            lambda node, p: self._with_nominated(key, p, {}).get(node, {}),
+            local=cycle.verdict_class() is not None and not snap.with_anti)
+        if outcome.node is None:
+            if key in s.preempting and outcome.why != NOT_ELIGIBLE_TERMINATING:
+                self._nominate(key, None)
+            return False
+        self._actuate(key, pv, outcome.node, outcome.victims)
+        self._lowest = None
+        return True
+
+    def _actuate(self, key: str, pv, node: str, victims: list[str]) -> None:
+        """executor.go prepareCandidate: each victim not yet terminating gets its Preempted event and is deleted
+        gracefully (evict_pod: its ReplicaSet makes a replacement), the lower-priority pods nominated to the
+        Node lose their nomination, and the pod is nominated to it."""
+        from harness.loop.controllers.nodetermination import evict_pod
+        s = self.state
+        s.decide("kube-scheduler", "pod-preempting", f"Pod/{key}",
+                 f"fits on no Node; preempts {len(victims)} lower-priority pod(s) on Node {node} "
+                 f"({', '.join(victims)}) and is nominated to it (status.nominatedNodeName)",
+                 tuple(f"Pod/{k}" for k in victims) + (f"Node/{node}",))
+        for k in victims:
+            victim = s.pod_views.get(k)
+            if victim is None or k in s.terminating:
+                continue
+            self.preemption.victims[k] = key
+            pr = s.result.pods[k]
+            s.record_event("Pod", pr.name, PREEMPTED_REASON, preempted_message(pv.uid, node), pr.namespace)
+            s.decide("kube-scheduler", "pod-preempted", f"Pod/{k}",
+                     f"deleted by kube-scheduler's preemption for the higher-priority pod {key} "
+                     f"(priority {priority(pv)} over {priority(victim)}) on Node {node}", (f"Pod/{key}",))
+            evict_pod(s, k, f"preempted by {key} on node {node}")
+        for other in self.preemption.lower_nominated(node, pv, key):
+            self._nominate(other, None)
+        self._nominate(key, node)
+
+    def _nominate(self, key: str, node: str | None) -> None:
+        """The pod's status.nominatedNodeName, as kube-scheduler patches it (None clears it)."""
+        s = self.state
+        if node is None:
+            s.preempting.pop(key, None)
+        else:
+            s.preempting[key] = node
+        s.trace(f"kube-scheduler: {key} " + (f"nominated to {node} (preemption)" if node else "no longer nominated"))
+        pv = s.pod_views.get(key)
+        if pv is None:
+            return
+        current = s.cluster.get("Pod", pv.name, pv.namespace)
+        if current is not None:
+            status = {k: v for k, v in (current.get("status") or {}).items() if k != "nominatedNodeName"}
+            if node:
+                status["nominatedNodeName"] = node
+            try:
+                s.cluster.update_status({**current, "status": status}, SCHEDULER)
+            except APIRejected:
+                pass
 
     @staticmethod
     def _kept_fails(cycle: Cycle, used: dict, snap: Snapshot, memo: dict):
@@ -276,6 +395,9 @@ class KubeScheduler:
         s.place_pod(key, name)
         pr.state, pr.scheduler_error = "scheduled", None
         pr.at["bound"] = s.clock.now()
+        s.preempting.pop(key, None)
+        if self._lowest is not None:
+            self._lowest = min(self._lowest, priority(pv))
         used[name] = add(used.get(name, {}), pv.scheduler_requests)
         s.trace(f"kube-scheduler bound {key} to {name}")
         for made in s.volumes.provision_for(pv.obj, node["metadata"].get("labels") or {}):

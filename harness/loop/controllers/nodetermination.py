@@ -479,22 +479,22 @@ def termination_conditions(c: Claim, drain_conditions: bool) -> dict[str, str]:
 
 def evict_pod(s: LoopState, key: str, why: str, grace: int | None = None) -> None:
     """The pod is deleted gracefully (LoopState.terminate_pod: with the pod's own grace period, or `grace`); a
-    Deployment's ReplicaSet creates a replacement from
+    Deployment's ReplicaSet (or a bare ReplicaSet) creates a replacement from
     the Deployment's current template (new name, unbound: kubernetes v1.36.3 pkg/controller/replicaset), once:
     a pod already terminating was replaced when it began; a bare pod is not replaced."""
     pr = s.result.pods[key]
     pv = s.pod_views.get(key)
     replaced = pv is not None and podutil.terminating(pv)
     s.terminate_pod(key, why, grace)
-    if pr.owner_kind != "Deployment" or pv is None or replaced:
+    if pr.owner_kind not in ("Deployment", "ReplicaSet") or pv is None or replaced:
         return
-    dep = s.deployments.get((pr.namespace, pr.owner_name))
+    dep = (s.deployments if pr.owner_kind == "Deployment" else s.replicasets).get((pr.namespace, pr.owner_name))
     tmpl = ((dep or {}).get("spec") or {}).get("template") or {"metadata": {"labels": pv.labels}, "spec": pv.spec}
     meta = copy.deepcopy(tmpl.get("metadata") or {})
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {**meta, "name": s.name(pr.owner_name + "-"), "namespace": pr.namespace},
            "spec": {k: v for k, v in copy.deepcopy(tmpl.get("spec") or {}).items() if k != "nodeName"}}
     try:
-        s.create_pod(pod, "Deployment", pr.owner_name)
-    except APIRejected as e:        # admission (e.g. RuntimeClass) refuses the replacement
-        s.refused_pod(pod, "Deployment", pr.owner_name, e)
+        s.create_pod(pod, pr.owner_kind, pr.owner_name)
+    except APIRejected as e:        # admission (e.g. RuntimeClass, a quota) refuses the replacement
+        s.refused_pod(pod, pr.owner_kind, pr.owner_name, e)

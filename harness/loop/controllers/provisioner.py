@@ -353,6 +353,11 @@ class Provisioner:
                 # kube-scheduler nominated it while its PreBind waits: IsProvisionable is false for a pod
                 # with status.nominatedNodeName (core v1.14.0 pkg/utils/pod/scheduling.go IsPreempting)
                 continue
+            if key in s.preempting:
+                # nominated by kube-scheduler's preemption: not provisionable at any core the harness models
+                # (IsPreempting, alike from sigs.k8s.io/karpenter v0.36.1 to v1.14.0): its victims' Node is its
+                self._say_preempting(key, s.preempting[key])
+                continue
             pending.append(pv)
         return pending
 
@@ -551,6 +556,13 @@ class Provisioner:
             return
         self._said[key] = said
         self.state.decide("provisioner", action, reasons.pod_ref(key), reason, related, data)
+
+    def _say_preempting(self, key: str, node: str) -> None:
+        """Why a pod nominated by preemption gets no NodeClaim, said once while it waits."""
+        if self.state.decisions.enabled:
+            self._say(key, "pod-not-provisionable",
+                      f"kube-scheduler nominated it to Node {node} by preemption (status.nominatedNodeName): core "
+                      "does not provision for a pod that is preempting (IsProvisionable, IsPreempting)")
 
     def _skip(self, nodepool: str, reason: str) -> None:
         self._skipped_now.add(nodepool)

@@ -418,7 +418,7 @@ def _live_owner_references(cluster, pod: dict) -> None:
     refs = []
     for ref in meta.get("ownerReferences") or []:
         live = cluster.get(ref.get("kind", ""), ref.get("name", ""), namespace) \
-            if ref.get("kind") in ("DaemonSet", "Deployment", "StatefulSet") else None
+            if ref.get("kind") in ("DaemonSet", "Deployment", "StatefulSet", "ReplicaSet") else None
         if live is not None:
             refs.append({**ref, "uid": live["metadata"]["uid"]})
         elif ref.get("uid"):
@@ -469,6 +469,9 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
         kind, owner_name = "", ""
         if owner.get("kind") == "DaemonSet":
             kind, owner_name = "DaemonSet", owner.get("name", "")
+        elif owner.get("kind") == "ReplicaSet" and ((pod.get("metadata") or {}).get("namespace") or "default",
+                                                    owner.get("name")) in s.replicasets:     # a bare ReplicaSet's
+            kind, owner_name = "ReplicaSet", owner.get("name", "")
         elif owner.get("kind") == "ReplicaSet":      # a Deployment's pod (<deployment>-<pod-template-hash>)
             kind, owner_name = "Deployment", str(owner.get("name", "")).rsplit("-", 1)[0]
         elif owner.get("kind") == "Job":             # the Job adopts it when applied (controllers/jobs.py)

@@ -11,6 +11,7 @@ from harness.backends.base import ADMIN, APIRejected, Cluster
 from harness.loop.azure import AzureProvider, Launched
 from harness.loop.clock import SimClock
 from harness.loop.decisions import DecisionLog
+from harness.loop.failedcreate import REASON as FAILED_CREATE, controller_object, failed_create_message
 from harness.loop.disruptionstate import ClaimDisruption, DisruptionRun, Nominations, Recorder
 from harness.loop.pods import PodView
 from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, NodeResult, PodResult, RunResult
@@ -93,6 +94,7 @@ class LoopState:
     # right after a drain's evictions (and validates before kube-scheduler tried them)
     termination_spread_rng = SeededStream("termination-spread")
     next_command_rng = SeededStream("next-command")
+    preemption_rng = SeededStream("preemption")          # the preemption dry run's offset among the Nodes
 
     def __init__(self, cfg: "SimConfig", cluster: Cluster, fake, provider: AzureProvider, clock: SimClock,
                  unavailable: UnavailableOfferings, rng: random.Random):
@@ -136,6 +138,9 @@ class LoopState:
         self._position: dict[str, int] = {}        # a key's place in result.pods: the run's pod order
         self.daemonsets: list[tuple[dict, PodView]] = []     # (DaemonSet, its pod template as a PodView)
         self.deployments: dict[tuple[str, str], dict] = {}   # (namespace, name) -> the applied Deployment
+        self.replicasets: dict[tuple[str, str], dict] = {}   # (namespace, name) -> an applied bare ReplicaSet
+        # (owner kind, namespace, owner name) -> the FailedCreate messages its controller recorded (failed_create)
+        self.failed_creates: dict[tuple[str, str, str], set[str]] = {}
         self.unmanaged_nodes: list[str] = []                 # Nodes no NodeClaim owns (given.existingNodes)
         self.volumes = VolumeModel()               # PVs, PVCs, StorageClasses (harness/loop/volumes.py)
         self.nominated: dict[str, str] = Nominations(       # pod key -> nodeclaim name (and when)
@@ -146,6 +151,9 @@ class LoopState:
         # pod key -> the Node kube-scheduler chose while its VolumeBinding PreBind waits for a volume
         # (controllers/binding.py); from Kubernetes 1.35 also the pod's status.nominatedNodeName
         self.prebind: dict[str, str] = {}
+        # pod key -> the Node whose lower-priority pods kube-scheduler's preemption deleted for it: the pod's
+        # status.nominatedNodeName (harness/loop/preemption.py)
+        self.preempting: dict[str, str] = {}
         self._order = 0                            # creation order of pods (kube-scheduler's queue order)
         # (owner kind, namespace, owner name) -> the keys of the pods created for that owner, in creation order
         # (a key created again appears again; pods_of_owner reads each once)
@@ -170,10 +178,14 @@ class LoopState:
         return f"{obj['metadata'].get('namespace') or 'default'}/{obj['metadata']['name']}"
 
     # -- events: on their object (where expectations read them) and, in emission order, on the run --
-    def record_event(self, kind: str, name: str, reason: str, message: str, namespace: str | None = None) -> None:
+    def record_event(self, kind: str, name: str, reason: str, message: str, namespace: str | None = None,
+                     owner: str | None = None) -> None:
+        """`owner`: the workload (`Deployment/web`) whose object (its ReplicaSet) the event is on."""
         ev = {"kind": kind, "name": name, "reason": reason, "message": message, "t": self.clock.now()}
         if namespace is not None:
             ev["namespace"] = namespace
+        if owner is not None:
+            ev["owner"] = owner
         self.result.events.append(ev)
 
     def nodepool_event(self, res: NodePoolResult, reason: str, message: str, dedupe: bool = True) -> None:
@@ -303,6 +315,7 @@ class LoopState:
         except APIRejected:
             pass
         self.nominated.pop(key, None)
+        self.preempting.pop(key, None)
         self.place_pod(key, None)
         pr.state, pr.reason = "deleted", reason
         pr.at["deleted"] = self.clock.now()
@@ -342,10 +355,10 @@ class LoopState:
         self.delete_pod(key, self.terminating.pop(key, "deleted"))
 
     def refused_pod(self, pod: dict, owner_kind: str, owner_name: str, error: APIRejected) -> None:
-        """The API server refused to create `pod` (admission, e.g. RuntimeClass): a bare Pod is a
-        `rejected` result with the refusal as its reason (`kubectl apply` prints it); a Deployment's or
-        DaemonSet's pod just does not exist (its controller records FailedCreate and retries:
-        kubernetes v1.36.3 pkg/controller/replicaset/replica_set.go manageReplicas)."""
+        """The API server refused to create `pod` (admission: Priority, LimitRanger, ResourceQuota, RuntimeClass):
+        a bare Pod is a `rejected` result with the refusal as its reason (`kubectl apply` prints it); a
+        workload's pod does not exist, and its controller records FailedCreate (failed_create) and retries
+        (kubernetes v1.36.3 pkg/controller/replicaset/replica_set.go manageReplicas)."""
         meta = pod.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         self.trace(f"pod {key} refused by the API server: {error.message}")
@@ -353,6 +366,22 @@ class LoopState:
             self.result.rejected_pods[key] = PodResult(meta.get("name"), meta.get("namespace") or "default",
                                                        state="rejected", reason=error.message,
                                                        labels=dict(meta.get("labels") or {}))
+        else:
+            self.failed_create(owner_kind, owner_name, meta.get("namespace") or "default", meta.get("name") or "",
+                               error)
+
+    def failed_create(self, owner_kind: str, owner_name: str, namespace: str, pod_name: str,
+                      error: APIRejected) -> bool:
+        """The FailedCreate event the owner's controller records on its object (harness/loop/failedcreate.py),
+        once per message (the event recorder folds repeats into a count); whether it was new."""
+        kind, name = controller_object(owner_kind, owner_name, self.deployments.get((namespace, owner_name)))
+        message = failed_create_message(pod_name, name, error.message, error.validating)
+        seen = self.failed_creates.setdefault((owner_kind, namespace, owner_name), set())
+        if message in seen:
+            return False
+        seen.add(message)
+        self.record_event(kind, name, FAILED_CREATE, message, namespace, owner=f"{owner_kind}/{owner_name}")
+        return True
 
     def pods_of_owner(self, owner_kind: str, namespace: str, owner_name: str) -> list[str]:
         """The keys of the run's pods (deleted ones included) that `owner_kind` `owner_name` of `namespace`

@@ -26,8 +26,12 @@ from harness.loop.controllers.statefulsets import StatefulSets
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.result import NodeClassResult, NodePoolResult
 from harness.model.poddefaults import made_from_template, same_template
+from harness.model.quota import status_of
 
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
+# kinds whose refusal by the API server is an input error of the run (Workloads.refused), as the real engine
+# reports any refused manifest but a NodePool's, AKSNodeClass's or Pod's (which expectations name)
+REFUSALS_REPORTED = ("PriorityClass", "LimitRange", "ResourceQuota", "ReplicaSet")
 
 
 class Workloads:
@@ -46,6 +50,10 @@ class Workloads:
         self._after_bare: list[Callable[[], None]] = []
         # a changed template's rollout, progressing as the loop runs (Simulation.converge)
         self.rollouts = Rollouts(state, self._create_now, self._scale_down_order)
+        # (owner kind, namespace, name) -> what admission read when its pods were last refused (reconcile)
+        self._retried: dict[tuple[str, str, str], tuple] = {}
+        # "<Kind> <name>: <the API server's message>" of each refused object of REFUSALS_REPORTED, in order
+        self.refused: list[str] = []
 
     def apply(self, manifests: list[dict]) -> None:
         self._first = True
@@ -66,6 +74,8 @@ class Workloads:
         ns = meta.get("namespace") or "default"
         if kind == "Deployment":
             return (ns, meta.get("name")) in s.deployments
+        if kind == "ReplicaSet":
+            return (ns, meta.get("name")) in s.replicasets
         if kind == "DaemonSet":
             return any(ds["metadata"]["name"] == meta.get("name") for ds, _ in s.daemonsets)
         if kind == "StatefulSet":
@@ -95,6 +105,8 @@ class Workloads:
             self._update_deployment(obj)
         elif kind == "StatefulSet":
             self.statefulsets.update(obj)
+        elif kind == "ReplicaSet":
+            self._update_replicaset(obj)
         elif kind == "DaemonSet":
             view = daemonset_pod_view(obj)
             s.daemonsets = [(obj, view) if ds["metadata"]["name"] == name else (ds, v) for ds, v in s.daemonsets]
@@ -126,8 +138,10 @@ class Workloads:
                 new["metadata"][k] = obj["metadata"][k]
         if "spec" in obj:
             new["spec"] = obj["spec"]
-        if kind == "RuntimeClass":          # node.k8s.io/v1 keeps its fields at the top level, no spec
-            for k in ("handler", "overhead", "scheduling"):
+        top = {"RuntimeClass": ("handler", "overhead", "scheduling"),
+               "PriorityClass": ("value", "globalDefault", "preemptionPolicy", "description")}.get(kind)
+        if top:                             # node.k8s.io/v1, scheduling.k8s.io/v1: fields at the top level, no spec
+            for k in top:
                 if k in obj:
                     new[k] = obj[k]
                 else:
@@ -136,6 +150,8 @@ class Workloads:
             stored = s.cluster.update(new, ADMIN)
         except APIRejected as e:
             s.trace(f"update of {kind} {name} rejected: {e.message}")
+            if kind in REFUSALS_REPORTED:
+                self.refused.append(f"{kind} {name}: {e.message}")
             if kind == "NodePool" and name in s.result.nodepools:
                 res = s.result.nodepools[name]
                 res.accepted, res.stage, res.message = False, "admission", e.message
@@ -230,6 +246,9 @@ class Workloads:
         if kind == "StatefulSet":
             self.statefulsets.add(obj)
             return
+        if kind == "ReplicaSet":
+            self._create_replicaset_pods(obj)
+            return
         if kind == "Job":
             self._arrive(lambda: self.jobs.add_job(obj))
             return
@@ -253,6 +272,8 @@ class Workloads:
                 return
         try:
             stored = s.cluster.create(obj, ADMIN)
+            if kind == "ResourceQuota" and not stored.get("status"):
+                self._quota_status(stored)
             if kind == "NodePool":
                 s.result.nodepools[obj["metadata"]["name"]] = NodePoolResult(obj["metadata"]["name"])
             elif kind == "AKSNodeClass":
@@ -265,6 +286,8 @@ class Workloads:
                     causes=[c.message for c in e.causes])
             elif kind == "AKSNodeClass":
                 s.result.nodeclasses[obj["metadata"]["name"]] = NodeClassResult.of(obj, None, e)
+            elif kind in REFUSALS_REPORTED:
+                self.refused.append(f"{kind} {obj['metadata'].get('name')}: {e.message}")
             s.trace(f"{kind} {obj['metadata'].get('name')} rejected: {e.message}")
 
     def _create_deployment_pods(self, dep: dict, count: int | None = None) -> None:
@@ -322,6 +345,97 @@ class Workloads:
         if old:
             self.rollouts.start(ns, name, old)
         return [k for k in live if k not in old]
+
+    # -- a bare ReplicaSet (kubernetes v1.36.3 pkg/controller/replicaset): its pods, scaled, replaced; no rollout
+    def _create_replicaset_pods(self, rs: dict) -> None:
+        """spec.replicas pods from the template (the ReplicaSet's running pods counted: given.existingNodes, a
+        dump's), named `<replicaset>-<5 random chars>` (getPodsPrefix), arriving as a Deployment's do."""
+        ns, name = rs["metadata"].get("namespace") or "default", rs["metadata"]["name"]
+        self.state.replicasets[(ns, name)] = rs
+        current = self._live_of("ReplicaSet", ns, name)
+        pods = self._pods_of(rs, max(int((rs.get("spec") or {}).get("replicas", 1)) - len(current), 0))
+        self._arrive(lambda: [self._create_pod(pod, "ReplicaSet", name) for pod in pods])
+
+    def _update_replicaset(self, rs: dict) -> None:
+        """A ReplicaSet applied again: scaled to its replicas; a changed template only makes the new pods
+        (its controller never replaces a running pod for a new template)."""
+        s = self.state
+        ns, name = rs["metadata"].get("namespace") or "default", rs["metadata"]["name"]
+        s.replicasets[(ns, name)] = rs
+        live = self._live_of("ReplicaSet", ns, name)
+        want = int((rs.get("spec") or {}).get("replicas", 1))
+        for pod in self._pods_of(rs, max(want - len(live), 0)):
+            self._create_pod(pod, "ReplicaSet", name)
+        for key in self._scale_down_order(live)[:max(len(live) - want, 0)]:
+            s.delete_pod(key, f"ReplicaSet {name} scaled to {want}")
+
+    def _live_of(self, kind: str, ns: str, name: str) -> list[str]:
+        s = self.state
+        return [k for k in s.pods_of_owner(kind, ns, name) if s.result.pods[k].state != "deleted"]
+
+    def reconcile(self) -> bool:
+        """The ReplicaSet controller's retry of the pods the API server refused (FailedCreate): a Deployment's
+        (not rolling) or a bare ReplicaSet's missing pods are created again once what admission reads in its
+        namespace changed since the refusal - a PriorityClass, RuntimeClass, LimitRange or ResourceQuota
+        (whose status moves as pods come and go). Upstream retries with backoff whether or not anything
+        changed; a retry refused as before changes nothing a run reports, so the loop skips it."""
+        s = self.state
+        progress = False
+        for owner_kind, ns, name in list(s.failed_creates):
+            obj = (s.deployments if owner_kind == "Deployment" else s.replicasets).get((ns, name)) \
+                if owner_kind in ("Deployment", "ReplicaSet") else None
+            if obj is None or (owner_kind == "Deployment" and self.rollouts.rolling(ns, name)):
+                continue
+            token = self._admission_inputs(ns)
+            if self._retried.setdefault((owner_kind, ns, name), token) == token:
+                continue
+            self._retried[(owner_kind, ns, name)] = token
+            want = int((obj.get("spec") or {}).get("replicas", 1)) - len(self._live_of(owner_kind, ns, name))
+            before = len(s.pod_views)
+            for pod in self._pods_of(obj, max(want, 0)):
+                self._create_pod(pod, owner_kind, name)
+            progress |= len(s.pod_views) > before
+        return progress
+
+    def unmade(self) -> dict[str, int | None]:
+        """The workloads whose pods the API server refused and that still lack pods now (RunResult.unmade):
+        a Deployment's or ReplicaSet's replicas less its live pods, a Job's wanted active pods less its active
+        ones; a DaemonSet's is not counted (None)."""
+        s = self.state
+        out: dict[str, int | None] = {}
+        for kind, ns, name in s.failed_creates:
+            missing: int | None = None
+            if kind in ("Deployment", "ReplicaSet"):
+                obj = (s.deployments if kind == "Deployment" else s.replicasets).get((ns, name)) or {}
+                missing = int((obj.get("spec") or {}).get("replicas", 1)) - len(self._live_of(kind, ns, name))
+            elif kind == "Job" and (job := self.jobs.jobs.get((ns, name))) is not None:
+                missing = 0 if job.finished or job.suspended else \
+                    min(job.parallelism, job.completions - job.succeeded) - len(job.active)
+            if missing is None or missing > 0:
+                out[f"{kind}/{name}"] = missing
+        return out
+
+    def _admission_inputs(self, ns: str) -> tuple:
+        """What the API server's admission of a pod in `ns` reads besides the pod, as a token: the
+        PriorityClasses and RuntimeClasses, the namespace's LimitRanges and ResourceQuotas (their status too)."""
+        c = self.state.cluster
+        return tuple((kind, tuple((o["metadata"]["name"], o["metadata"].get("resourceVersion"))
+                                  for o in c.list(kind, ns if kind in ("LimitRange", "ResourceQuota") else None,
+                                                  shared=True)))
+                     for kind in ("PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota"))
+
+    def _quota_status(self, stored: dict) -> None:
+        """A ResourceQuota on an API server without kube-controller-manager (the local backend): the loop writes
+        the status its resourcequota controller would (hard, and the usage of the namespace's pods), without
+        which the quota admission refuses every pod ("status unknown for quota"). The API server's admission
+        then adds each pod it admits; a pod's end is not subtracted there (harness simplification)."""
+        s = self.state
+        st = status_of(stored, s.cluster.list("Pod", stored["metadata"].get("namespace") or "default"))
+        try:
+            s.cluster.update_status({**stored, "status": {"hard": {k: st.hard.text(k) for k in st.hard},
+                                                          "used": {k: st.used.text(k) for k in st.used}}}, ADMIN)
+        except APIRejected as e:
+            s.trace(f"ResourceQuota {stored['metadata']['name']}: status not written: {e.message}")
 
     def _create_pod(self, pod: dict, owner_kind: str, owner_name: str) -> None:
         try:

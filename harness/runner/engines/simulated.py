@@ -100,6 +100,7 @@ class SimulatedRun:
         self.scenario, self.cluster, self.record_bodies = scenario, cluster, record_bodies
         self.in_flight: tuple[str, ...] = ()
         self.unjudged: str | None = None         # its settle fires no disruption timer (Run.unjudged)
+        self.reported_refusals = 0               # of sim.workloads.refused, the ones read_back reported
         cluster.reset()
         prof = profile_with_knobs(profile, scenario.given.get("knobs"))
         cluster.install_profile(prof if prof.fingerprint else profile)
@@ -155,6 +156,7 @@ class SimulatedRun:
         self.sim.validate_nodepools()
 
     def seed(self, entries: list[dict]) -> None:
+        self.sim.own_replicasets([m.obj for m in self.scenario.manifests])
         self.sim.seed(entries)                     # controllers/seed.py
 
     def restrict_at_start(self, entries: list[dict]) -> None:
@@ -247,9 +249,13 @@ class SimulatedRun:
         """A backend that runs the real components (kind: kube-scheduler, kubelets) puts what they did
         into the result; where that differs from the loop, a blocking difference is a mismatch and the
         rest are notices (in `outcome.notices` and the trace)."""
+        # a PriorityClass, LimitRange, ResourceQuota or ReplicaSet the API server refused is an input error, as the
+        # real engine reports it (RealRun.read_back)
+        refused = self.sim.workloads.refused[self.reported_refusals:]
+        self.reported_refusals += len(refused)
+        out = [Mismatch(f"{where}manifests", "applied", err, "the API server refused it") for err in refused]
         if not hasattr(self.cluster, "read_back"):
-            return []
-        out = []
+            return out
         for f in self.cluster.read_back(result):
             if f.blocking:
                 out.append(Mismatch(f"{where}{f.path}", f.loop, f.real, f.detail))

@@ -101,6 +101,9 @@ RETRY_SLACK = 1.0
 WATCHED = ("Pod", "NodeClaim", "Node", "NodePool", "Deployment", "StatefulSet", "Event", "PersistentVolume",
            "PersistentVolumeClaim")
 JOB_KINDS = ("Job", "CronJob")
+# what the API server's admission reads when a workload's pods are created (RealRun._await_admission)
+ADMISSION_KINDS = ("PriorityClass", "ResourceQuota")
+ADMISSION_SYNC = 1.0
 
 
 # kube-controller-manager's controllers on the real engine's cluster: its defaults without taint eviction
@@ -547,6 +550,8 @@ class RealRun:
                  if (name := self._apply_one(obj)) is not None]
         if pools and workloads:
             self._await_nodepools(pools)
+        if workloads:
+            self._await_admission([m for m in rest if m.get("kind") in ADMISSION_KINDS])
         # a dumped Job's startTime is the Job controller's stamp, on its clock: such Jobs first, each with the
         # clock at its start (jobruns.started_at), then the clock back and the rest
         now, dated = CLOCK.now(), []
@@ -601,6 +606,22 @@ class RealRun:
                 self.apply_errors.append(f"{obj.get('kind')} {obj['metadata'].get('name')}: {e.message}")
             return None
         return obj["metadata"]["name"] if obj.get("kind") == "NodePool" else None
+
+    def _await_admission(self, objs: list[dict]) -> None:
+        """Until the API server's admission can read what `objs` (PriorityClasses, ResourceQuotas) say before a
+        workload's pods arrive: a ResourceQuota once kube-controller-manager's resourcequota controller has
+        written its status (the quota admission refuses a pod with "status unknown for quota" before,
+        k8s.io/apiserver v0.36.3 pkg/admission/plugin/resourcequota/controller.go CheckRequest), and
+        ADMISSION_SYNC for the Priority plugin's informer to hold a new PriorityClass (a pod naming it is
+        refused while it does not: plugin/pkg/admission/priority/admission.go resolvePriorityClass; harness
+        assumption: an informer's watch delivers within it)."""
+        quotas = [(o["metadata"]["name"], o["metadata"].get("namespace") or "default")
+                  for o in objs if o.get("kind") == "ResourceQuota"]
+        if quotas:
+            existing.wait_for(lambda: all(((self.cluster.get("ResourceQuota", n, ns) or {}).get("status") or {}).get("hard")
+                                          for n, ns in quotas), timeout=NODEPOOL_WAIT, poll=0.1)
+        if any(o.get("kind") == "PriorityClass" for o in objs):
+            time.sleep(ADMISSION_SYNC)
 
     def _await_nodepools(self, names: list[str]) -> None:
         """Until the controller has decided each NodePool's readiness (observe.nodepool_decided), or

@@ -24,7 +24,7 @@ from harness.model.profile import Profile
 from harness.model.semantics import semantics_for
 from harness.runner.engines.real import history
 from harness.runner.engines.real.jobruns import JOB_TRACKING, SEEDED_BY
-from harness.runner.engines.real.observe import nodepool_decided
+from harness.runner.engines.real.observe import nodepool_decided, scenario_replicasets
 from harness.runner.engines.real.runclock import CLOCK
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -422,7 +422,8 @@ def seed(run, entries: list[dict], skus: dict) -> tuple[list[str], dict[str, dic
         run.observer.seeded.extend(claims[i] for i in sorted(claims))
         if clocked:
             run.clock_at(start)
-        adopt_orphans(run.cluster, [(entries[i], placed[i]) for i in sorted(placed)], scenario_deployments(run.scenario))
+        adopt_orphans(run.cluster, [(entries[i], placed[i]) for i in sorted(placed)], scenario_deployments(run.scenario),
+                      scenario_replicasets(run.scenario))
         stamp_pod_events(run.cluster, initialized)
         write_history(run, dated)
     except BaseException:
@@ -539,7 +540,8 @@ def unmarked(reads, nodeclaims: list[str], now: float) -> list[str]:
     return out
 
 
-def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dict] = ()) -> None:
+def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dict] = (),
+                  own: frozenset[tuple[str, str]] = frozenset()) -> None:
     """The ReplicaSets and DaemonSets the entries' pods name as their owner and the scenario does not
     create, made once the pods are bound: each adopts its pods (they match its selector and have no
     controller; k8s.io/kubernetes v1.36.3 pkg/controller/controller_ref_manager.go ClaimPods), as the
@@ -548,7 +550,8 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dic
     (deployment_replicaset); any other replaces a pod Karpenter evicts from the first pod's spec (the
     simulated engine recreates such pods the same way). A DaemonSet runs on the nodes of its pods only
     (node affinity on their hostnames, so Karpenter counts it on no new node) and never replaces them
-    (updateStrategy OnDelete: an adopted pod lacks its controller-revision-hash)."""
+    (updateStrategy OnDelete: an adopted pod lacks its controller-revision-hash). A ReplicaSet of the scenario's own
+    (`own`: (namespace, name)) is applied after the seeding and adopts its pods itself."""
     owned: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
     for entry, node_name in placed:
         for pod in entry.get("pods") or []:
@@ -557,6 +560,8 @@ def adopt_orphans(cluster, placed: list[tuple[dict, str]], deployments: list[dic
                 continue      # an orphan being deleted is not adopted (controller_ref_manager.go ClaimObject)
             ns = meta.get("namespace") or "default"
             for ref in meta.get("ownerReferences") or []:
+                if ref.get("kind") == "ReplicaSet" and (ns, ref.get("name")) in own:
+                    continue
                 if ref.get("kind") in ADOPTERS and ref.get("name") and _scenario_owner(cluster, ref["kind"], ref["name"], ns) is None:
                     owned.setdefault((ref["kind"], ns, ref["name"]), []).append((pod, node_name))
     side_by_side(lambda item: _adopter(cluster, *item, deployments), sorted(owned.items()))

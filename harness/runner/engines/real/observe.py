@@ -482,6 +482,12 @@ class Observer:
         r.events = [{"kind": (e.get("involvedObject") or {}).get("kind"), "name": (e.get("involvedObject") or {}).get("name"),
                      "namespace": (e.get("involvedObject") or {}).get("namespace"),
                      "reason": e.get("reason"), "message": e.get("message") or ""} for e in events]
+        # a FailedCreate on a Deployment's ReplicaSet is that Deployment's (the simulation records it so)
+        owners = self._replicaset_owners()
+        for e in r.events:
+            if e["kind"] == "ReplicaSet" and e["reason"] == "FailedCreate":
+                e["owner"] = f"Deployment/{owners[e['name']]}" if e["name"] in owners else f"ReplicaSet/{e['name']}"
+        r.unmade = self._unmade(r.events)
         r.events += self.log_events()
         self._nodepools(r)
         self._pods(r, events)
@@ -528,7 +534,8 @@ class Observer:
             if ref.get("kind") == "ReplicaSet":
                 if ref.get("uid") and ref["uid"] not in live and ref["uid"] in self.departed:
                     return "", None
-                return "Deployment", rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
+                owner = rs_owner.get(ref.get("uid") or ref["name"], ref["name"].rsplit("-", 1)[0])
+                return owner if isinstance(owner, tuple) else ("Deployment", owner)
             if ref.get("kind") in ("DaemonSet", "Job", "StatefulSet"):
                 return ref["kind"], ref["name"]
         meta = pod["metadata"]
@@ -538,17 +545,56 @@ class Observer:
             return "Deployment", adopter
         return "", ""
 
+    def _unmade(self, events: list[dict]) -> dict[str, int | None]:
+        """RunResult.unmade from the cluster: each object with a FailedCreate that still lacks pods - a
+        ReplicaSet's spec.replicas less its status.replicas, a DaemonSet's desiredNumberScheduled less its
+        currentNumberScheduled; a Job's is not counted (None while it is not complete)."""
+        out: dict[str, int | None] = {}
+        for e in events:
+            if e.get("reason") != "FailedCreate" or e.get("kind") not in ("ReplicaSet", "DaemonSet", "Job"):
+                continue
+            obj = self.cluster.get(e["kind"], e["name"], e.get("namespace")) or {}
+            spec, status = obj.get("spec") or {}, obj.get("status") or {}
+            if not obj:
+                continue
+            if e["kind"] == "ReplicaSet":
+                missing: int | None = int(spec.get("replicas", 1)) - int(status.get("replicas") or 0)
+            elif e["kind"] == "DaemonSet":
+                missing = int(status.get("desiredNumberScheduled") or 0) - int(status.get("currentNumberScheduled") or 0)
+            else:
+                done = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                           for c in status.get("conditions") or [])
+                missing = 0 if done else None
+            if missing is None or missing > 0:
+                out[e.get("owner") or f"{e['kind']}/{e['name']}"] = missing
+        return out
+
+    def _replicasets(self) -> list[tuple[str, dict]]:
+        """(namespace, ReplicaSet) of every ReplicaSet in the scenario's namespaces."""
+        return [(ns, rs) for ns in sorted(self.namespaces)
+                for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []]
+
+    def _replicaset_owners(self) -> dict[str, str]:
+        """ReplicaSet name -> the Deployment that owns it."""
+        return {rs["metadata"]["name"]: ref["name"] for _, rs in self._replicasets()
+                for ref in rs["metadata"].get("ownerReferences") or [] if ref.get("kind") == "Deployment"}
+
     def _pods(self, r: RunResult, events: list[dict]) -> None:
         rs_owner, live, by_hash = {}, set(), {}
-        for ns in self.namespaces:
-            for rs in self.cluster.admin.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets").get("items") or []:
-                live.add(rs["metadata"].get("uid"))
-                for ref in rs["metadata"].get("ownerReferences") or []:
-                    if ref.get("kind") == "Deployment":
-                        rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
-                        h = (rs["metadata"].get("labels") or {}).get(POD_TEMPLATE_HASH)
-                        if h:
-                            by_hash[(ns, h)] = ref["name"]
+        own = scenario_replicasets(self.scenario)
+        for ns, rs in self._replicasets():
+            live.add(rs["metadata"].get("uid"))
+            refs = rs["metadata"].get("ownerReferences") or []
+            if (ns, rs["metadata"]["name"]) in own and not any(ref.get("kind") == "Deployment" for ref in refs):
+                # a bare ReplicaSet of the scenario: its pods are its own (by name and uid); one the harness made
+                # for a dump's orphaned pods (existing.adopt_orphans) stays read as its Deployment's, as seeded
+                rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ("ReplicaSet", rs["metadata"]["name"])
+            for ref in refs:
+                if ref.get("kind") == "Deployment":
+                    rs_owner[rs["metadata"]["name"]] = rs_owner[rs["metadata"]["uid"]] = ref["name"]
+                    h = (rs["metadata"].get("labels") or {}).get(POD_TEMPLATE_HASH)
+                    if h:
+                        by_hash[(ns, h)] = ref["name"]
         # a Job's pod counts for the CronJob that made its Job (result.py pods_of)
         crons = {(ns, j["metadata"]["name"]): cronjob_of(j) for ns in sorted(self.namespaces)
                  for j in self.cluster.list("Job", ns)} if self.jobs else {}
@@ -777,6 +823,12 @@ IGNORING_POD = "ignoring pod"
 # what a pod's own events say about who deleted it: kube-controller-manager's taint eviction
 # (TaintManagerEviction), a drain (Evicted), preemption (Preempted), the kubelet (Killing)
 SCHEDULING_REASONS = frozenset({"FailedScheduling", "Scheduled", "Nominated"})
+
+
+def scenario_replicasets(scenario) -> frozenset[tuple[str, str]]:
+    """(namespace, name) of the scenario's own (bare) ReplicaSets."""
+    return frozenset((m.obj["metadata"].get("namespace") or "default", m.obj["metadata"]["name"])
+                     for m in scenario.manifests if m.obj.get("kind") == "ReplicaSet")
 
 
 def deletion_causes(r: RunResult, events: list[dict]) -> list[str]:
