@@ -70,8 +70,6 @@ LIMITS = [
           "docs/limits.md", "A field the API server itself drops is said in its words instead"),
     Limit(r"^\w+ [a-z0-9.-]+: \S+ is not in (core's \w+|the provider's AKSNodeClass) schema \(profile .*\): "
           r"the API server prunes it", "docs/limits.md", "a release's NodePool, NodeClaim or AKSNodeClass schema prunes"),
-    Limit(r"^\w+ [a-z0-9.-]+: spec(\.template\.spec|\.jobTemplate\.spec\.template\.spec)?\.priorityClassName is not "
-          r"modeled: pod priority and preemption are not simulated", "docs/limits.md", "pod priority and preemption"),
     Limit(r"^NodePool [a-z0-9.-]+: spec\.replicas is not modeled: static NodePools", "docs/limits.md",
           "static NodePools (`spec.replicas`)"),
     Limit(r"^(Job|CronJob) [a-z0-9.-]+: how long its pods run is in no API object", "docs/limits.md",
@@ -132,23 +130,10 @@ REFUSED_AT_LOAD: dict[str, tuple[str, str]] = {
 }
 
 # Kinds the API server serves that the loader does not take yet ("unsupported kind")
-NOT_TAKEN = ("PriorityClass", "ReplicaSet", "LimitRange", "ResourceQuota", "ReplicationController")
+NOT_TAKEN = ("ReplicationController",)
 # file -> the NOT_TAKEN kinds (its own or its `with` files') it is refused for
 PENDING: dict[str, tuple[str, ...]] = {
-    "upskilling-kubernetes/04-Module-1/3.replica-set/1.simple-rs.yaml": ("ReplicaSet",),
     "kubernetes-examples/web/guestbook-go/guestbook-controller.yaml": ("ReplicationController",),
-    "karpenter-blueprints/blueprints/node-reserved-headroom/priorityclasses.yaml": ("PriorityClass",),
-    "karpenter-blueprints/blueprints/node-reserved-headroom/daemonset.yaml": ("PriorityClass",),
-    "karpenter-blueprints/blueprints/node-reserved-headroom/spiky-workload.yaml": ("PriorityClass",),
-    "karpenter-blueprints/blueprints/overprovision/dummy-workload.yaml": ("PriorityClass",),
-    "kubernetes-configs/priorityclass.yaml": ("PriorityClass",),
-    "kubernetes-configs/selenium-grid/base/priorityclass.yaml": ("PriorityClass",),
-    "kubernetes-configs/selenium-grid/base/selenium-grid-hub.yaml": ("PriorityClass",),
-    "kubernetes-configs/jenkins/base/priorityclass.yaml": ("PriorityClass",),
-    "kubernetes-configs/jenkins/base/server.yaml": ("PriorityClass",),
-    "kubernetes-configs/jenkins/base/agent.cloud-pod-DooD.yaml": ("PriorityClass",),
-    "karpenter-azure-workshop/assets/yamls/module6/5-priorityclasses.yaml": ("PriorityClass",),
-    "karpenter-azure-workshop/assets/yamls/module6/7-priority-deployments.yaml": ("PriorityClass",),
 }
 
 
