@@ -313,15 +313,17 @@ class RealCluster:
         return self.client(identity).update_status(self._as_installed(obj))
 
     def _as_installed(self, obj: dict) -> dict:
-        """A NodePool or NodeClaim written in a version the profile's CRDs do not serve (v1beta1 at
-        v0.5-v0.7, as the release stores it) is sent as v1, as create sends it (_served_version): the
-        API server refuses a body whose apiVersion is not the path's. With a release's own CRDs, as
-        create sends it (_for_release)."""
+        """An update at the path create wrote to: a NodePool or NodeClaim in a version the profile's CRDs do
+        not serve (v1beta1 at v0.5-v0.7, as the release stores it) is sent as v1, an AKSNodeClass in another
+        version relabeled, as create sends them (_served_version): the API server refuses a body whose
+        apiVersion is not the path's. With a release's own CRDs, as create sends it (_for_release)."""
         if self.profile_obj is None:
             return self._for_release(obj)
         if obj.get("kind") in ("NodePool", "NodeClaim") and \
                 apiversions.version_of(obj) != KINDS[obj["kind"]].version:
             return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
+        if obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
+            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
         return obj
 
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN,

@@ -622,6 +622,11 @@ class Checker:
             self.nodeclasses(expect["nodeClasses"])
         if self.root == "expect":
             self.unexpected_refusals(expect.get("nodeClasses") or {}, expect.get("nodePools") or {})
+        elif self.scenario is not None and (m := re.fullmatch(r"steps\[(\d+)\]\.expect", self.root)):
+            # a step's update refused: expected if the scenario or this or an earlier step names it
+            said = [expect, self.scenario.expect] + [s.get("expect") or {} for s in self.scenario.steps[:int(m[1]) + 1]]
+            self.unexpected_refusals({k: 1 for e in said for k in (e.get("nodeClasses") or {})},
+                                     {k: 1 for e in said for k in (e.get("nodePools") or {})})
         if "pods" in expect:
             self.pods(expect["pods"])
         if "nodeCount" in expect:

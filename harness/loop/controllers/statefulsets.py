@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from harness.backends.base import ADMIN, APIRejected
+from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 from harness.loop.controllers.state import LoopState
 from harness.loop.topology import selector_matches
 from harness.model.poddefaults import made_from_template, stored_template
@@ -26,6 +26,7 @@ from harness.model.poddefaults import made_from_template, stored_template
 REVISION_LABEL = "controller-revision-hash"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
 ORDERED_READY, PARALLEL = "OrderedReady", "Parallel"
 ROLLING_UPDATE, ON_DELETE = "RollingUpdate", "OnDelete"
 RETAIN, DELETE = "Retain", "Delete"
@@ -538,11 +539,31 @@ class StatefulSets:
                 continue                  # still mounted: pvc-protection holds it until the pod is gone
             self.owned.discard((ns, name))
             volume = s.volumes.delete_claim(ns, name)
-            try:
-                s.cluster.delete("PersistentVolumeClaim", name, ns)
-            except APIRejected:
-                pass
+            self._delete_unmounted_claim(ns, name)
             s.trace(f"garbage collector deleted PersistentVolumeClaim {ns}/{name} (its owner is gone)"
                     + (f"; the PV controller deleted its volume {volume} (reclaimPolicy Delete)" if volume else ""))
             progress = True
         return progress
+
+    def _delete_unmounted_claim(self, ns: str, name: str) -> None:
+        """Delete a claim no pod mounts. A real API server's admission (StorageObjectInUseProtection) gave it the
+        kubernetes.io/pvc-protection finalizer, so the delete only marks it; kube-controller-manager's
+        pvc-protection controller then removes the finalizer, as no pod uses it (kubernetes v1.36.3
+        pkg/controller/volume/pvcprotection). Without that, a set recreating the claim would find it
+        "being deleted" for ever."""
+        cluster = self.state.cluster
+        try:
+            cluster.delete("PersistentVolumeClaim", name, ns)
+        except APIRejected:
+            return
+
+        def release() -> None:
+            marked = cluster.get("PersistentVolumeClaim", name, ns)
+            finalizers = ((marked or {}).get("metadata") or {}).get("finalizers") or []
+            if PVC_PROTECTION in finalizers:
+                marked["metadata"]["finalizers"] = [f for f in finalizers if f != PVC_PROTECTION]
+                cluster.update(marked, ADMIN)
+        try:
+            retry_on_conflict(release)
+        except APIRejected:
+            pass

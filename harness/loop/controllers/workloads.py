@@ -156,6 +156,8 @@ class Workloads:
                 res = s.result.nodepools[name]
                 res.accepted, res.stage, res.message = False, "admission", e.message
                 res.causes = [c.message for c in e.causes]
+            if kind == "AKSNodeClass":      # the old spec stays, but a refused update is no silent no-op
+                s.result.nodeclasses[name] = NodeClassResult.of(obj, None, e)
             return
         if kind in VOLUME_KINDS:
             s.volumes.add(copy.deepcopy(stored))
