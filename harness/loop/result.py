@@ -30,6 +30,7 @@ class NodePoolResult:
     message: str | None = None
     causes: list[str] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
+    unmanaged: str | None = None          # the other provider's NodeClass it names (apiversions.foreign_nodeclass)
 
     @property
     def rejected(self) -> bool:

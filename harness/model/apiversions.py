@@ -87,6 +87,27 @@ def nodeclaim_nodeclass_ref(nodepool: dict, profile: Profile) -> dict | None:
             "kind": ref.get("kind") or "AKSNodeClass", "name": ref.get("name")}
 
 
+# why a NodePool of another provider's NodeClass makes nothing: core's controllers list only the NodePools whose
+# nodeClassRef is one of the provider's NodeClasses (sigs.k8s.io/karpenter v1.1.0+ pkg/utils/nodepool/nodepool.go
+# IsManaged, #1818); core v1.0 has no such filter but its readiness controller finds no NodeClass of that kind
+# (pkg/controllers/nodepool/readiness/controller.go getNodeClass) and holds the NodePool NotReady
+FOREIGN_NODECLASS = ("Karpenter-on-Azure does not manage this NodePool: no NodeClaim is made from it and none of "
+                     "its nodes is disrupted (core v1.1.0+ IsManaged; core v1.0 marks it NodeClassReady=False "
+                     "NodeClassNotFound, to the same effect)")
+
+
+def foreign_nodeclass(nodepool: dict) -> str | None:
+    """`group/Kind` of the NodePool's nodeClassRef when it names another provider's NodeClass (an EC2NodeClass
+    of a manifest written for AWS), else None. A v1beta1 reference is read by its apiVersion's group; a part left
+    out is the provider's own (as core v1.0's conversion fills it in)."""
+    ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef")
+    if not isinstance(ref, dict):
+        return None
+    group = ref.get("group") or str(ref.get("apiVersion") or "").partition("/")[0] or GROUPS["AKSNodeClass"]
+    kind = ref.get("kind") or "AKSNodeClass"
+    return None if (group, kind) == (GROUPS["AKSNodeClass"], "AKSNodeClass") else f"{group}/{kind}"
+
+
 def nodeclaim_kubelet(nodepool: dict, profile: Profile) -> dict | None:
     """The kubelet block a karpenter.sh/v1beta1 NodeClaim copies from its NodePool's template (core v0.36
     ToNodeClaim copies the whole template spec: sigs.k8s.io/karpenter v0.36.1

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.model.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
 from harness.model.data import DATA_DIR, load_yaml
 from harness.model.kubefields import KUBERNETES, unknown_fields
 from harness.runner.notices import Notice
@@ -208,7 +209,8 @@ def manifest_notices(sc) -> list[Notice]:
         if everywhere:       # pruned at every profile: said as the API server's, not as a field the harness lacks
             findings = [f for f in findings if not any(_named(f.path)[:len(p)] == p for p in everywhere)]
         untimed = _untimed_job(m.obj)
-        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed and not unknown:
+        foreign = foreign_nodeclass(m.obj) if m.obj.get("kind") == "NodePool" else None
+        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed and not unknown and not foreign:
             continue
         loc = _locate(sc, m)
         name = (m.obj.get("metadata") or {}).get("name")
@@ -233,6 +235,10 @@ def manifest_notices(sc) -> list[Notice]:
             out.append(Notice(*at(()), f"{m.obj.get('kind')} {name}: how long its pods run is in no API object: "
                                        f"they run until the scenario ends; set {untimed} (a duration, e.g. "
                                        "10m) for them to complete"))
+        if foreign:
+            out.append(Notice(*at(("spec", "template", "spec", "nodeClassRef")),
+                              f"NodePool {name}: its nodeClassRef names {foreign}, not karpenter.azure.com/AKSNodeClass: "
+                              f"{FOREIGN_NODECLASS}"))
         for field, profiles in pruned.items():
             whose = "the provider's AKSNodeClass" if m.obj.get("kind") == "AKSNodeClass" else f"core's {m.obj.get('kind')}"
             out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in {whose} schema "

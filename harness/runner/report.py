@@ -339,9 +339,12 @@ def happened(result, labels: bool = False) -> dict:
     nodes_by_claim = {n.nodeclaim: n for n in result.nodes if n.nodeclaim}
     pools: dict = {}
     for name, np in sorted(result.nodepools.items()):
-        entry: dict = {"state": "rejected" if np.rejected else ("ready" if np.ready else "not ready")}
+        entry: dict = {"state": "rejected" if np.rejected else "not managed" if np.unmanaged else
+                       ("ready" if np.ready else "not ready")}
         if np.rejected:
             entry.update(stage=np.stage, message=np.message)
+        elif np.unmanaged:
+            entry["nodeClassRef"] = np.unmanaged
         if np.events:
             entry["events"] = fold_counts([f"{e.get('reason')}: {e.get('message')}" for e in np.events])
         entry["nodeClaims"] = []
@@ -436,6 +439,8 @@ def happened_lines(h: dict, limit: int | None = None) -> list[str]:
         state = np["state"]
         if state == "rejected":
             state = f"refused at {np.get('stage')}: {np.get('message')}"
+        elif state == "not managed":
+            state = f"not managed: its nodeClassRef names {np.get('nodeClassRef')}"
         lines.append(f"NodePool {name}: {state}" + ("" if np["nodeClaims"] else "; no NodeClaim"))
         # status-condition transitions (the real controller's NodePool events) are state, said above
         lines += [f"  event {e}" for e in np.get("events") or [] if "Status condition transitioned" not in e]

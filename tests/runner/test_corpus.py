@@ -74,6 +74,8 @@ LIMITS = [
           "static NodePools (`spec.replicas`)"),
     Limit(r"^(Job|CronJob) [a-z0-9.-]+: how long its pods run is in no API object", "docs/limits.md",
           "How long a Job's pods run is in no API object"),
+    Limit(r"^NodePool [a-z0-9.-]+: its nodeClassRef names \S+, not karpenter\.azure\.com/AKSNodeClass: ",
+          "docs/reproduce.md", "Karpenter-on-Azure does not manage this"),
     Limit(r"^Standard_\w+ is synthesized from its name \(", "docs/reproduce.md", "is synthesized from its name"),
     Limit(r"^\S+ is in no catalog and is not a VM size name, so no instance type carries it$", "docs/reproduce.md",
           "is in no catalog and is not a VM size name"),

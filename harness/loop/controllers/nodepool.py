@@ -19,6 +19,7 @@ from harness.loop.controllers.state import LoopState
 from harness.loop.result import NodePoolResult
 from harness.model import aksnodeclass
 from harness.model import instancetypes as itmod
+from harness.model.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
 from harness.model.validation import runtime_validation_error
 
 # core readiness/controller.go Reconcile: SetFalse(NodeClassReady, "NodeClassNotFound", ...)
@@ -37,6 +38,13 @@ class NodePoolStatus:
         for np in s.cluster.list("NodePool"):
             name = np["metadata"]["name"]
             res = s.result.nodepools.setdefault(name, NodePoolResult(name))
+            foreign, known = foreign_nodeclass(np), res.unmanaged
+            res.unmanaged = foreign
+            if foreign:                     # not this provider's: core writes none of its conditions
+                if foreign != known:
+                    s.trace(f"NodePool {name}: not managed (its nodeClassRef names {foreign}): {FOREIGN_NODECLASS}")
+                res.ready = False
+                continue
             err = runtime_validation_error(np, s.profile)
             ref = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
             nodeclass = s.cluster.get("AKSNodeClass", ref.get("name", ""), shared=True) if ref.get("name") else None

@@ -27,6 +27,7 @@ from harness.loop.pods import pod_requests
 from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, NodePoolResult, NodeResult, PodResult,
                                  RunResult, TERMINATION_CONDITIONS)
 from harness.loop.volumes import BIND_COMPLETED, volume_mismatch
+from harness.model.apiversions import foreign_nodeclass
 from harness.model.poddefaults import POD_TEMPLATE_HASH
 from harness.model.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real import disruptions
@@ -504,6 +505,7 @@ class Observer:
         for np in self.cluster.list("NodePool"):
             name = np["metadata"]["name"]
             res = self.nodepools.setdefault(name, NodePoolResult(name))
+            res.unmanaged = foreign_nodeclass(np)
             conds = _conditions(np)
             v = conds.get("ValidationSucceeded")
             if v and v.get("status") == "False":
