@@ -157,7 +157,8 @@ def _print_why(con, outcomes, names: list[str]) -> None:
         con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
         shown: set[str] = set()
         for name in names:
-            con.print("\n".join("  " + line for line in why_lines(o.final, name)), markup=False)
+            con.print("\n".join("  " + line for line in why_lines(o.final, name, o.scenario.given.get("existingNodes"))),
+                      markup=False)
             for key, w in o.why.items():
                 p = o.final.pods.get(key)
                 if key not in shown and p is not None and name in (key, p.name, p.owner_name):
@@ -274,8 +275,11 @@ def cmd_run(args) -> int:
                     o = run_scenario(engine, sc, p, cluster,
                                      why=args.why or ([EVERY_PENDING] if args.report else None))
                     if deciding:
-                        from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide
+                        from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide, estimate
                         if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
+                            cost = estimate(engine, p, o) if o.seconds > AUTO_UP_TO_SECONDS else None
+                            if cost:        # a long run, asked for: what it will cost, before it is spent
+                                print(f"WARNING: --deciding {sc.name} [{p}]: {cost}", file=sys.stderr, flush=True)
                             o.deciding = decide(engine, sc, p, cluster, o)
                         else:        # a long run: as many again per suspect; asked for by --deciding
                             o.deciding = Deciding(p, skipped=f"the run took {o.seconds:.0f}s: --deciding runs it "
