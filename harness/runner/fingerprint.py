@@ -31,9 +31,9 @@ def _plain(obj):
 
 
 # what a run said about itself rather than what it did: the wall-clock timings, and its reasons (the decision
-# record and the switches it read, harness/loop/decisions.py), so a change that only adds or rewords a reason
-# moves no fingerprint
-NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted")
+# record and the switches it read, harness/loop/decisions.py, and what `--why` reads beside it), so a change
+# that only adds or rewords a reason moves no fingerprint
+NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted", "why_facts")
 
 
 def result_digest(result) -> str:
