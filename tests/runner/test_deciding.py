@@ -195,3 +195,18 @@ def test_a_long_run_says_what_deciding_costs(cluster):
     said = deciding.estimate(engine, "v1.6.1", outcome)
     assert "once if none did" in said and "120s" in said and " min" in said
     assert deciding.estimate(engine, "upstream", execute(engine, sc, "upstream", cluster)) is None
+
+
+@pytest.mark.parametrize("switch,file,profile", [
+    ("hostPortsPerNodeClaim", "host-ports-per-nodeclaim.scenario.yaml", "v1.12.2"),
+    ("daemonSetInstanceTypeRequirements", "daemonset-instance-type-requirements.scenario.yaml", "v1.13.1"),
+    ("emptinessByEvictionCost", "emptiness-by-eviction-cost.scenario.yaml", "v1.13.1"),
+])
+def test_a_switch_is_read_only_where_it_decides(cluster, switch, file, profile):
+    # read at every provisioning pass or candidate, these made a suspect (and a whole counterfactual run) of
+    # every run at an older release; now a run reads them only where their value changes the answer
+    engine = get_engine("simulated")
+    plain = execute(engine, load_scenarios(CORE / "drift-empty-node.scenario.yaml")[0], profile, cluster)
+    assert switch not in plain.final.core_consulted
+    where = execute(engine, load_scenarios(CORE / file)[0], profile, cluster)
+    assert where.passed and switch in where.final.core_consulted
