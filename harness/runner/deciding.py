@@ -454,6 +454,11 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
         return [u for u in group if any(f.startswith("core.behaviour.") and f[len("core.behaviour."):] in read
                                         for f in u)]
 
+    def same(a: list[tuple[str, ...]], b: list[tuple[str, ...]]) -> bool:
+        """Whether two groups' runs agree in every view (neither failing)."""
+        ta, tb = (run(frozenset(f for unit in g for f in unit)) for g in (a, b))
+        return ta.error is None and tb.error is None and ta.views == tb.views
+
     newest_runs: list[Trial] = []
 
     def newest_run() -> Trial:
@@ -470,7 +475,7 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
         left = [u for u in units if family(u)]
         if not left or differs(left) is False:
             continue
-        for group in _narrow(left, differs, failed, hot):
+        for group in _narrow(left, differs, failed, hot, same):
             facts = [f for unit in group for f in unit]
             attributed.update(facts)
             flipped = run(frozenset(facts))
@@ -500,11 +505,13 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
     return out
 
 
-def _narrow(units: list, differs, failed: list, hot=None) -> list[list]:
+def _narrow(units: list, differs, failed: list, hot=None, same=None) -> list[list]:
     """The smallest groups of `units` that change the run (`differs(group)`: True, False, or None where the run
     could not be made), given that all of them together do or could not be run. Split first where the record
-    points (`hot(group)`: the units read where the group's run parts from this one) against the rest; without
-    a pointer, each alone when there are few, else halves. A group of several is a change no one of them makes
+    points (`hot(group)`: the units read where the group's run parts from this one) against the rest, and when
+    the pointed units alone run exactly as the whole group (`same(a, b)`), the rest adds nothing and is not run;
+    without a pointer, each alone when there are few, else halves. As in any group testing, a group that changes
+    nothing is taken to hold no unit that would alone. A group of several is a change no one of them makes
     alone. A unit whose run alone cannot be made goes to `failed`."""
     if len(units) == 1:
         d = differs(units)
@@ -520,11 +527,13 @@ def _narrow(units: list, differs, failed: list, hot=None) -> list[list]:
         half = len(units) // 2
         parts = [units[:half], units[half:]]
     found = []
-    for part in parts:
+    for i, part in enumerate(parts):
+        if i == 1 and pointed and same is not None and same(parts[0], units):
+            break                    # the pointed units alone do all the group does: the rest adds nothing
         if len(part) == 1:
-            found += _narrow(part, differs, failed, hot)
+            found += _narrow(part, differs, failed, hot, same)
         elif differs(part) is not False:
-            found += _narrow(part, differs, failed, hot)
+            found += _narrow(part, differs, failed, hot, same)
     if not found and differs(units) is True:
         return [units]
     return found

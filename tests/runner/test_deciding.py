@@ -210,3 +210,16 @@ def test_a_switch_is_read_only_where_it_decides(cluster, switch, file, profile):
     assert switch not in plain.final.core_consulted
     where = execute(engine, load_scenarios(CORE / file)[0], profile, cluster)
     assert where.passed and switch in where.final.core_consulted
+
+
+def test_the_rest_is_not_run_when_the_pointed_units_do_it_all():
+    # f2 alone runs exactly as all six: the other five add nothing, and no run is made of them
+    units = [(f"f{i}",) for i in range(6)]
+    runs = []
+    def differs(group):
+        runs.append(tuple(group))
+        return ("f2",) in group
+    found = deciding._narrow(units, differs, [], hot=lambda group: [u for u in group if u == ("f2",)],
+                             same=lambda a, b: ("f2",) in a and ("f2",) in b)
+    assert found == [[("f2",)]]
+    assert set(runs) == {tuple(units), (("f2",),)}
