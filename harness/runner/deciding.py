@@ -48,6 +48,8 @@ class Decider:
 
     def to_json(self, start: float | None = None) -> dict:
         out = {"fact": self.fact, "sentence": self.sentence, "effect": self.effect, "newestOutcome": self.newest_outcome}
+        if self.effect != "outcome":
+            out["effectWords"] = EFFECT_WORDS[self.effect]
         if self.newest_verdict:
             out["newestVerdict"] = self.newest_verdict
         if self.detail:
@@ -134,6 +136,8 @@ class Deciding:
                 lines.append(f"{len(ds)} switch(es) and fact(s) {EFFECT_WORDS[effect].removeprefix('changes ')}: "
                              + "; ".join(d.brief() for d in ds))
         lines += [f"not judged: {u}" for u in self.unjudged]
+        if self.seconds >= AUTO_UP_TO_SECONDS:           # what it cost, where that is worth saying
+            lines.append(f"(looked for in {self.runs} more run(s) of the scenario: {self.seconds:.0f} CPU-s)")
         return lines
 
 
@@ -399,7 +403,8 @@ def looked_for(engine, profile: str, outcome) -> str | None:
 def estimate(engine, profile: str, outcome) -> str | None:
     """What looking for the deciders of `outcome` will cost, said before a long run (None: nothing is run).
     One run again when the release decided nothing; about two more per unit that decides; at worst about
-    twice per unit (a unit: one core switch, or the facts of one provider change)."""
+    twice per unit (a unit: one core switch, or the facts of one provider change). The runs are whole runs of
+    the scenario: docs/architecture/runner.md says why none of them is shorter."""
     if looked_for(engine, profile, outcome) is not None:
         return None
     units = units_of(profile, suspects_of(outcome))
@@ -407,8 +412,9 @@ def estimate(engine, profile: str, outcome) -> str | None:
         return None
     worst = 2 * len(units) + 1
     return (f"{len(units)} switch(es) and fact(s) differ from the newest release; looking for the ones that decided "
-            f"runs the scenario again, once if none did and up to ~{worst} times if many did, each about as long as "
-            f"this run ({outcome.seconds:.0f}s): ~{outcome.seconds:.0f}s to ~{worst * outcome.seconds / 60:.0f} min")
+            f"runs the scenario again: once if none did, about twice more for each that did, at most ~{worst} times, "
+            f"each about as long as this run ({outcome.seconds:.0f}s): ~{outcome.seconds:.0f}s to "
+            f"~{worst * outcome.seconds / 60:.0f} min")
 
 
 def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Deciding:

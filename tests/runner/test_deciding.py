@@ -193,7 +193,7 @@ def test_a_long_run_says_what_deciding_costs(cluster):
     outcome = execute(engine, sc, "v1.6.1", cluster)
     outcome.seconds = 120.0
     said = deciding.estimate(engine, "v1.6.1", outcome)
-    assert "once if none did" in said and "120s" in said and " min" in said
+    assert "once if none did" in said and "(120s)" in said and " min" in said
     assert deciding.estimate(engine, "upstream", execute(engine, sc, "upstream", cluster)) is None
 
 
