@@ -157,8 +157,8 @@ def _print_why(con, outcomes, names: list[str]) -> None:
         con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
         shown: set[str] = set()
         for name in names:
-            con.print("\n".join("  " + line for line in why_lines(o.final, name, o.scenario.given.get("existingNodes"))),
-                      markup=False)
+            seeded = o.scenario.given.get("existingNodes")
+            con.print("\n".join("  " + line for line in why_lines(o.final, name, seeded)), markup=False)
             for key, w in o.why.items():
                 p = o.final.pods.get(key)
                 if key not in shown and p is not None and name in (key, p.name, p.owner_name):

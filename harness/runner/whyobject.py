@@ -16,7 +16,8 @@ NODECLASS_LABELS = ("karpenter.azure.com/aksnodeclass", "kubernetes.azure.com/os
                     "kubernetes.azure.com/fips_enabled", "kubernetes.azure.com/node-image-version",
                     "kubernetes.azure.com/localdns-state", "kubernetes.azure.com/artifactstreaming-enabled")
 # the seeded hash annotations a `drifted` entry stands for (harness/loop/controllers/seed.py)
-SEEDED_HASHES = {"NodePoolDrifted": "karpenter.sh/nodepool-hash", "NodeClassDrifted": "karpenter.azure.com/aksnodeclass-hash"}
+SEEDED_HASHES = {"NodePoolDrifted": "karpenter.sh/nodepool-hash",
+                 "NodeClassDrifted": "karpenter.azure.com/aksnodeclass-hash"}
 
 
 def resolve(result, name: str) -> list[tuple[str, str]]:
@@ -142,11 +143,13 @@ def seeded_drift_lines(result, seeded: list | None, claim: str | None, node: str
     if not drifted and not ann:
         return []
     where = f"given.existingNodes[{i}]"
-    said = f"{where}.drifted: {drifted}" if drifted else f"{where}.annotations " + ", ".join(f"{k}={v}" for k, v in sorted(ann.items()))
+    said = f"{where}.drifted: {drifted}" if drifted else \
+        f"{where}.annotations " + ", ".join(f"{k}={v}" for k, v in sorted(ann.items()))
     if drifted:
         hashed = SEEDED_HASHES.get(str(drifted), "its hash annotation")
-        said += f" (launched from an older {'AKSNodeClass' if drifted == 'NodeClassDrifted' else 'NodePool template'}: " \
-                f"it carries an older {hashed}" + (f" {ann[hashed]}" if hashed in ann else "") + ")"
+        source = "AKSNodeClass" if drifted == "NodeClassDrifted" else "NodePool template"
+        said += f" (launched from an older {source}: it carries an older {hashed}" + \
+            (f" {ann[hashed]}" if hashed in ann else "") + ")"
     found_drift = [d for d in result.decisions if d.action in ("drifted", "drift-cleared")
                    and (claim and d.subject == f"NodeClaim/{claim}")]
     if found_drift:
@@ -179,9 +182,10 @@ def claim_lines(result, claim: str | None, node: str | None, seeded: list | None
         lines.append("  " + ", ".join(f"{k} {_when(result, t)}" for k, t in sorted(c.at.items(), key=lambda kv: kv[1])))
     lines += ["  " + line for line in seeded_drift_lines(result, seeded, claim, node)]
     drift = n.drifted if n is not None else None
-    if drift and not any(d.action == "drifted" for d in result.decisions if claim and d.subject == f"NodeClaim/{claim}"):
+    if drift and not any(d.action == "drifted" and d.subject == f"NodeClaim/{claim}" for d in result.decisions):
         lines.append(f"  Drifted={drift} at the end")
-    lines += ["  " + line for line in host_port_lines(result, list(c.pods) if c is not None else [], ", launched for it")]
+    launched_for = list(c.pods) if c is not None else []
+    lines += ["  " + line for line in host_port_lines(result, launched_for, ", launched for it")]
     lines += ["  " + line for line in _decisions(result, f"NodeClaim/{claim}" if claim else "",
                                                   f"Node/{node}" if node else "")]
     for d in result.disruptions:
@@ -230,7 +234,8 @@ def budget_lines(result, name: str, live: list) -> list[str]:
     for b in budgets:
         reasons = b.get("reasons")
         try:
-            text = f"{budget_rule(b, num)} for {', '.join(reasons) if reasons else 'every reason'}, {budget_window(b, at)}"
+            which = ", ".join(reasons) if reasons else "every reason"
+            text = f"{budget_rule(b, num)} for {which}, {budget_window(b, at)}"
         except ValueError as e:            # CronError too: core fails closed
             text = f"{b} is invalid ({e}): no disruptions allowed"
         lines.append(f"budget: {text}")
@@ -275,7 +280,8 @@ def nodeclass_lines(result, name: str) -> list[str]:
     if p.encryption_at_host is not None:
         read.append(f"encryptionAtHost {str(p.encryption_at_host).lower()}")
     lines.append("  read for its instance types and VMs: " + ", ".join(read))
-    pools = sorted(n for n, f in ((result.why_facts or {}).get("nodepools") or {}).items() if f.get("nodeclass") == name)
+    pools = sorted(n for n, f in ((result.why_facts or {}).get("nodepools") or {}).items()
+                   if f.get("nodeclass") == name)
     if pools:
         claims = [c for c in result.nodeclaims if c.nodepool in pools]
         lines.append(f"  named by NodePool(s) {', '.join(pools)}: {len(claims)} NodeClaim(s) made")
