@@ -516,7 +516,9 @@ def _narrow(units: list, differs, failed: list, hot=None, same=None) -> list[lis
     could not be made), given that all of them together do or could not be run. Split first where the record
     points (`hot(group)`: the units read where the group's run parts from this one) against the rest, and when
     the pointed units alone run exactly as the whole group (`same(a, b)`), the rest adds nothing and is not run;
-    without a pointer, each alone when there are few, else halves. As in any group testing, a group that changes
+    without a pointer, each alone when there are few, else halves, and halves too where the group's run could not
+    be made (a run that cannot start fails at its start: halving finds the units that break it for little, and
+    clears the rest in one run). As in any group testing, a group that changes
     nothing is taken to hold no unit that would alone. A group of several is a change no one of them makes
     alone. A unit whose run alone cannot be made goes to `failed`."""
     if len(units) == 1:
@@ -524,10 +526,11 @@ def _narrow(units: list, differs, failed: list, hot=None, same=None) -> list[lis
         if d is None:
             failed.append(units[0])
         return [units] if d else []
-    pointed = hot(units) if hot is not None and differs(units) else []
+    whole = differs(units)
+    pointed = hot(units) if hot is not None and whole else []
     if pointed and len(pointed) < len(units):
         parts = [pointed, [u for u in units if u not in pointed]]
-    elif len(units) <= SINGLE_FLIPS_UP_TO:
+    elif whole is not None and len(units) <= SINGLE_FLIPS_UP_TO:
         parts = [[u] for u in units]
     else:
         half = len(units) // 2

@@ -223,3 +223,19 @@ def test_the_rest_is_not_run_when_the_pointed_units_do_it_all():
                              same=lambda a, b: ("f2",) in a and ("f2",) in b)
     assert found == [[("f2",)]]
     assert set(runs) == {tuple(units), (("f2",),)}
+
+
+def test_a_group_that_cannot_run_is_halved_not_run_one_by_one():
+    # f0 and f1 break any run they are in (a provider fact set alone: SeedError); the other four change nothing:
+    # halving isolates the two and clears the four in one run, where one by one ran each of them
+    units = [(f"f{i}",) for i in range(6)]
+    full = []
+    def differs(group):
+        if {("f0",), ("f1",)} & set(group):
+            return None
+        full.append(tuple(group))
+        return False
+    failed = []
+    assert deciding._narrow(units, differs, failed) == []
+    assert sorted(failed) == [("f0",), ("f1",)]
+    assert set(full) == {(("f2",),), (("f3",), ("f4",), ("f5",))}       # two whole runs, not four
