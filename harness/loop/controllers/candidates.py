@@ -122,8 +122,8 @@ class Candidate:
     price: float
     reschedule_cost: float
     # core v1.14.0 (#2962; core-behaviour.yaml emptinessByEvictionCost): empty when no pod adds a positive
-    # eviction cost; before, when it has no reschedulable pod. A callable (the core switch) is read only where
-    # the two answers differ: reschedulable pods none of which adds a positive cost
+    # eviction cost; before, when it has no reschedulable pod. The run's CoreBehaviour in place of a bool: the
+    # switch is read only where the two answers differ (reschedulable pods none of which adds a positive cost)
     empty_by_cost: object = True
 
     @property
@@ -144,7 +144,7 @@ class Candidate:
         if by_pods == by_cost:
             return by_pods
         v = self.empty_by_cost
-        return by_cost if (v() if callable(v) else v) else by_pods
+        return by_cost if (v if isinstance(v, bool) else v.emptiness_by_eviction_cost) else by_pods
 
     def savings_ratio(self) -> float:
         return self.price / self.reschedule_cost
@@ -427,7 +427,7 @@ class Cluster:
                                            reschedule_cost)
         zone, ct, disruption_cost, reschedulable, price, reschedule_cost = tail
         return Candidate(sn, np, it, zone, ct, disruption_cost, list(reschedulable), price, reschedule_cost,
-                         self._empty_by_cost)
+                         self.s.core)
 
     def _pod_costs(self, sn: StateNode) -> tuple[tuple[str, ...], float, float]:
         """NewCandidate's reads of the node's pods: the reschedulable ones, the summed eviction cost and the
@@ -470,10 +470,6 @@ class Cluster:
         disruptionwhy.note(s, sn.claim, disruption_class, key, "candidate-eventual" if eventual else "candidate-kept",
                            reason, (f"Pod/{e.pod}",) if e.pod else (),
                            {"method": disruption_class, "by": e.protection or "not-a-candidate"})
-
-    def _empty_by_cost(self) -> bool:
-        """emptinessByEvictionCost, read where a candidate's two answers to "empty?" differ (Candidate.is_empty)."""
-        return self.s.core.emptiness_by_eviction_cost
 
     def candidates(self, should_disrupt, disruption_class: str, queue_has, method: str) -> list[Candidate]:
         """GetCandidates. NewCandidate's verdict depends only on the state and the disruption class,
