@@ -837,13 +837,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--why", action="append", default=[], metavar="NAME",
                    help="why for this object (repeatable): a pod (name, namespace/name or Deployment: where it "
                         "landed and why, or which requirement or resource eliminated how many instance types per "
-                        "NodePool), a NodeClaim or Node (why launched, kept or disrupted, pass by pass), a NodePool "
-                        "(why chosen or skipped)")
+                        "NodePool; its host ports), a NodeClaim or Node (why launched, kept or disrupted, pass by "
+                        "pass; seeded drift), a NodePool (why chosen or skipped; its budgets and their windows in UTC), "
+                        "an AKSNodeClass (what the release reads of it, its readiness, hash and drift)")
     r.add_argument("--deciding", action=argparse.BooleanOptionalAction, default=None,
                    help="at a release profile, name the core switches and provider facts whose value at that release "
                         "decided the outcome, each at the decision where it acted (counterfactual runs with each set "
                         "to the newest release's value; docs/why.md). Default: on when at most "
-                        f"{DETAILS_UP_TO} runs are selected or --why is given")
+                        f"{DETAILS_UP_TO} runs are selected or --why is given, for runs of at most 5 s; asked for after "
+                        "a longer run, it says what it will cost first")
     r.add_argument("--karpenter-log", default=None, metavar="OUT",
                    help="write each run's Karpenter log to OUT (a directory with several runs): the decisions as "
                         "the controller of the run's core release logs them (JSON lines, that core's messages and "
