@@ -92,10 +92,9 @@ def why_facts(s: LoopState, np: dict, ref: str, nodeclass: dict | None, held) ->
     entry = facts.setdefault("nodeclasses", {}).setdefault(ref, {"hashes": []})
     entry["ready"] = held is None
     entry["held"] = list(held) if held is not None else None
-    version = nodeclass["metadata"].get("resourceVersion")
-    if entry.get("resourceVersion") != version:
-        entry["resourceVersion"] = version
-        entry["spec"] = copy.deepcopy(nodeclass.get("spec") or {})
+    spec = nodeclass.get("spec") or {}
+    if entry.get("spec") != spec:         # (not its resourceVersion: the store's counter outlives a run)
+        entry["spec"] = copy.deepcopy(spec)
         entry["hashes"].append([s.clock.now(), launch_facts(nodeclass, s.cfg.cluster)["annotations"]])
 
 
