@@ -99,6 +99,8 @@ class DisruptionController:
     def reconcile(self, nodepools: list[dict] | None = None) -> bool:
         s = self.state
         now = s.clock.now()
+        if s.decisions.enabled:           # when budgets were last read, for `--why` (RunResult.why_facts)
+            s.result.why_facts["lastPass"] = now
         if self.pending is not None:
             method, proposal, due = self.pending
             if now < due:
@@ -113,6 +115,7 @@ class DisruptionController:
                     method.rejected_events(view, proposal, why or "unknown")
                 self._validated(proposal, None, why)
                 return False
+            valid.budget = valid.budget or proposal.budget
             for c in valid.candidates:
                 self.queue.timeline(c.claim, "validated", method.method)
             self._validated(proposal, valid, None)
@@ -141,6 +144,9 @@ class DisruptionController:
             proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
             if not proposals:
                 continue
+            if s.decisions.enabled:
+                for p in proposals:
+                    p.budget = disruptionwhy.command_budgets(view, p)
             if m.method in ("empty", "single", "multi"):
                 self.pending = (m, proposals[0], now + VALIDATION_DELAY)
                 self._fp = None
