@@ -194,6 +194,10 @@ class RunResult:
     timeline: list[dict] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    # the Karpenter controller's restarts, in order (harness/model/crashloop.py Exit as a dict: at and restartAt on
+    # the run's clock, why, planned - a `crash` step's - and, on the real engine, the exited process's last log
+    # lines): its pod restarts it as the kubelet does (CrashLoopBackOff)
+    restarts: list[dict] = field(default_factory=list)
 
     def pods_of(self, name: str) -> list[PodResult]:
         """Pods named `name`, or owned by a Deployment/DaemonSet/Job named `name`, or by a Job of a
