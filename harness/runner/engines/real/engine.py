@@ -575,7 +575,7 @@ class RealRun:
         if not held:
             return
         existing.wait_for(lambda: not existing.unmarked(self.reads, list(self.observer.seeded), CLOCK.now()),
-                          timeout=CONSOLIDATABLE_WAIT, step=self.kubelets.step)
+                          timeout=CONSOLIDATABLE_WAIT, step=self.tend)
         existing.restore_budgets(self.cluster, held)
 
     def _apply_one(self, obj: dict) -> str | None:
@@ -649,6 +649,12 @@ class RealRun:
         # the settle waits for a disruption pass of its own, as after a drift source changed
         self.redrift.append("the controller restarted (drift checked anew)")
 
+    def tend(self) -> None:
+        """What goes on beside the controller while the harness waits for it (the seeding's polls): a controller
+        that is gone is restarted (_alive), the stand-ins act."""
+        self._alive()
+        self.kubelets.step()
+
     def controller_exited(self) -> bool:
         """The controller exited as it may (_alive); raises when it exited otherwise."""
         self._alive()
@@ -679,7 +685,10 @@ class RealRun:
         first disruption pass checks every NodeClaim anew, so the settle waits for one. CRASH_LOOP_EXITS exits of
         its own in a row within the back-off are a crash loop: the run ends there, naming each exit."""
         p = self.sandbox.process
-        e = self.crashloop.exited(CLOCK.now(), why, planned, p.tail(CRASH_LOG_LINES) if p is not None else "")
+        # its last lines but the SDK's request log (a panic's stack, the last controller's messages)
+        lines = [ln for ln in (p.tail(CRASH_LOG_LINES * 8) if p is not None else "").splitlines()
+                 if '"ApiRequestLog"' not in ln]
+        e = self.crashloop.exited(CLOCK.now(), why, planned, "\n".join(lines[-CRASH_LOG_LINES:]))
         loop = self.crashloop.looping(CRASH_LOOP_EXITS)
         if loop:
             raise ControllerCrashLoop(crash_loop_text(loop, self.run_start))
