@@ -218,8 +218,8 @@ def cmd_run(args) -> int:
     from harness.runner.explore import run_scenario
     from harness.runner.heap import exit_follows
     from harness.runner.report import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
-                                       not_created, outcome_json, over_time_lines, pending_pods, said_verdict,
-                                       shown_verdict, unsettled)
+                                       not_created, outcome_json, over_time_lines, pending_pods, restart_lines,
+                                       restarts_note, said_verdict, shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -309,7 +309,7 @@ def cmd_run(args) -> int:
                 progress.advance(task)
             if live:
                 print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else "")
-                      + (", stand-ins assumed" if assumed(o) else ""),
+                      + (", stand-ins assumed" if assumed(o) else "") + restarts_note(o),
                       file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         if live:
@@ -363,7 +363,7 @@ def cmd_run(args) -> int:
                       "not reproduced": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(shown_verdict(o) + (", not steady" if unsettled(o) else "")
-                               + (", stand-ins assumed" if assumed(o) else ""), style=colour),
+                               + (", stand-ins assumed" if assumed(o) else "") + restarts_note(o), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
                           str(pending) + (f" ({', '.join(refused)}: FailedCreate)"
                                            if (refused := not_created(o.final)) else ""),
@@ -384,8 +384,8 @@ def cmd_run(args) -> int:
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] "
                       f"{said_verdict(o)}: "
                       "what happened ---", markup=False)
-            lines = happened_lines(happened(o.final, labels=args.labels),
-                                   None if args.details or args.trace or args.labels else SHOWN)
+            lines = restart_lines(o.final) + happened_lines(happened(o.final, labels=args.labels),
+                                                            None if args.details or args.trace or args.labels else SHOWN)
             if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
                 lines += over_time_lines(o.final)
             con.print("\n".join("  " + line for line in lines), markup=False)

@@ -207,6 +207,10 @@ class RunResult:
     # a NodeClaim launched from it gets, at each change), `lastPass` (the last disruption pass's clock). Not
     # behaviour: the fingerprint leaves it out
     why_facts: dict = field(default_factory=dict)
+    # the Karpenter controller's restarts, in order (harness/model/crashloop.py Exit as a dict: at and restartAt on
+    # the run's clock, why, planned - a `crash` step's - and, on the real engine, the exited process's last log
+    # lines): its pod restarts it as the kubelet does (CrashLoopBackOff)
+    restarts: list[dict] = field(default_factory=list)
 
     def pods_of(self, name: str) -> list[PodResult]:
         """Pods named `name`, or owned by a Deployment/DaemonSet/Job named `name`, or by a Job of a

@@ -45,6 +45,13 @@ class DisruptionController:
         self._state_time = state.clock.now()
         self._state_gen = 0
 
+    def forget(self) -> None:
+        """The controller restarted: a command waiting out its validation is gone with the goroutine that waited
+        (validation.go), and ConsolidationState starts anew (state/cluster.go), so every method looks again."""
+        self.pending = None
+        self._fp = None
+        self._mark_unconsolidated()
+
     # -- what the methods ask ------------------------------------------------------------------------
     def feature_gate(self, name: str) -> bool:
         return bool((getattr(self.state.cfg, "feature_gates", None) or {}).get(name, False))

@@ -95,7 +95,7 @@ def why_facts(s: LoopState, np: dict, ref: str, nodeclass: dict | None, held) ->
     spec = nodeclass.get("spec") or {}
     if entry.get("spec") != spec:         # (not its resourceVersion: the store's counter outlives a run)
         entry["spec"] = copy.deepcopy(spec)
-        entry["hashes"].append([s.clock.now(), launch_facts(nodeclass, s.cfg.cluster)["annotations"]])
+        entry["hashes"].append([s.clock.now(), launch_facts(nodeclass, s.cfg.cluster, s.profile)["annotations"]])
 
 
 def ready_nodepools(state: LoopState, shared: bool = False) -> list[dict]:
