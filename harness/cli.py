@@ -167,7 +167,8 @@ def _print_why(con, outcomes, names: list[str]) -> None:
             con.print(f"  assumed: {assumed(o)}", markup=False)
         shown: set[str] = set()
         for name in names:
-            con.print("\n".join("  " + line for line in why_lines(o.final, name)), markup=False)
+            seeded = o.scenario.given.get("existingNodes")
+            con.print("\n".join("  " + line for line in why_lines(o.final, name, seeded)), markup=False)
             for key, w in o.why.items():
                 p = o.final.pods.get(key)
                 if key not in shown and p is not None and name in (key, p.name, p.owner_name):
@@ -217,8 +218,8 @@ def cmd_run(args) -> int:
     from harness.runner.explore import run_scenario
     from harness.runner.heap import exit_follows
     from harness.runner.report import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
-                                       not_created, outcome_json, over_time_lines, pending_pods, said_verdict,
-                                       shown_verdict, unsettled)
+                                       not_created, outcome_json, over_time_lines, pending_pods, restart_lines,
+                                       restarts_note, said_verdict, shown_verdict, unsettled)
     from harness.runner.runpage import clear, write_run, write_site
     from harness.runner.scenario import load_all
     try:
@@ -289,8 +290,11 @@ def cmd_run(args) -> int:
                     o = run_scenario(engine, sc, p, cluster,
                                      why=args.why or ([EVERY_PENDING] if args.report else None))
                     if deciding:
-                        from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide
+                        from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide, estimate
                         if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
+                            cost = estimate(engine, p, o) if o.seconds > AUTO_UP_TO_SECONDS else None
+                            if cost:        # a long run, asked for: what it will cost, before it is spent
+                                print(f"WARNING: --deciding {sc.name} [{p}]: {cost}", file=sys.stderr, flush=True)
                             o.deciding = decide(engine, sc, p, cluster, o)
                         else:        # a long run: as many again per suspect; asked for by --deciding
                             o.deciding = Deciding(p, skipped=f"the run took {o.seconds:.0f}s: --deciding runs it "
@@ -305,7 +309,7 @@ def cmd_run(args) -> int:
                 progress.advance(task)
             if live:
                 print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else "")
-                      + (", stand-ins assumed" if assumed(o) else ""),
+                      + (", stand-ins assumed" if assumed(o) else "") + restarts_note(o),
                       file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         if live:
@@ -359,7 +363,7 @@ def cmd_run(args) -> int:
                       "not reproduced": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(shown_verdict(o) + (", not steady" if unsettled(o) else "")
-                               + (", stand-ins assumed" if assumed(o) else ""), style=colour),
+                               + (", stand-ins assumed" if assumed(o) else "") + restarts_note(o), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
                           str(pending) + (f" ({', '.join(refused)}: FailedCreate)"
                                            if (refused := not_created(o.final)) else ""),
@@ -380,8 +384,8 @@ def cmd_run(args) -> int:
             con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] "
                       f"{said_verdict(o)}: "
                       "what happened ---", markup=False)
-            lines = happened_lines(happened(o.final, labels=args.labels),
-                                   None if args.details or args.trace or args.labels else SHOWN)
+            lines = restart_lines(o.final) + happened_lines(happened(o.final, labels=args.labels),
+                                                            None if args.details or args.trace or args.labels else SHOWN)
             if args.details or args.trace:          # what happened when: NodeClaims' lives, disruption steps, events
                 lines += over_time_lines(o.final)
             con.print("\n".join("  " + line for line in lines), markup=False)
@@ -884,13 +888,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--why", action="append", default=[], metavar="NAME",
                    help="why for this object (repeatable): a pod (name, namespace/name or Deployment: where it "
                         "landed and why, or which requirement or resource eliminated how many instance types per "
-                        "NodePool), a NodeClaim or Node (why launched, kept or disrupted, pass by pass), a NodePool "
-                        "(why chosen or skipped)")
+                        "NodePool; its host ports), a NodeClaim or Node (why launched, kept or disrupted, pass by "
+                        "pass; seeded drift), a NodePool (why chosen or skipped; its budgets and their windows in UTC), "
+                        "an AKSNodeClass (what the release reads of it, its readiness, hash and drift)")
     r.add_argument("--deciding", action=argparse.BooleanOptionalAction, default=None,
                    help="at a release profile, name the core switches and provider facts whose value at that release "
                         "decided the outcome, each at the decision where it acted (counterfactual runs with each set "
                         "to the newest release's value; docs/why.md). Default: on when at most "
-                        f"{DETAILS_UP_TO} runs are selected or --why is given")
+                        f"{DETAILS_UP_TO} runs are selected or --why is given, for runs of at most 5 s; asked for after "
+                        "a longer run, it says what it will cost first")
     r.add_argument("--karpenter-log", default=None, metavar="OUT",
                    help="write each run's Karpenter log to OUT (a directory with several runs): the decisions as "
                         "the controller of the run's core release logs them (JSON lines, that core's messages and "

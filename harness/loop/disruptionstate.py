@@ -94,6 +94,10 @@ class Recorder:
         self.state = state
         self._seen: dict[str, float] = {}
 
+    def forget(self) -> None:
+        """The controller restarted: the dedupe cache lived in its memory."""
+        self._seen.clear()
+
     def publish(self, kind: str, name: str, reason: str, message: str, dedupe: tuple = (),
                 timeout: float = DEFAULT_DEDUPE_TIMEOUT, namespace: str | None = None) -> bool:
         now = self.state.clock.now()

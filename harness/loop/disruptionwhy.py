@@ -9,12 +9,14 @@ GetAllowedDisruptionsByReason (pkg/apis/v1/nodepool.go). The actions recorded: d
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from harness.loop import podutil
 from harness.loop.budgets import MAX_INT32, budget_active, disruption_spec, nodes_value
 from harness.loop.controllers.podevents import NOMINATION_WINDOW
 from harness.loop.history import offset_text
-from harness.model.cron import CronError
-from harness.model.durations import go_duration
+from harness.model.cron import CronError, parse_schedule
+from harness.model.durations import crd_duration, go_duration
 
 CONTROLLER = "disruption"
 # the method names the record uses, by the loop's method key (core's Method.Type / ConsolidationType)
@@ -60,40 +62,76 @@ def forget(s, claim, scope: str | None = None) -> None:
         said.pop((claim.result.name, sc), None)
 
 
+def _utc(t: float, day_of: float | None = None) -> str:
+    """`04:00` on the UTC day of `day_of`, else `2026-11-21 04:00`."""
+    at = datetime.fromtimestamp(t, tz=timezone.utc)
+    if day_of is not None and datetime.fromtimestamp(day_of, tz=timezone.utc).date() == at.date():
+        return at.strftime("%H:%M")
+    return at.strftime("%Y-%m-%d %H:%M")
+
+
+def budget_window(budget: dict, now: float) -> str:
+    """When a budget is active, in UTC (Budget.IsActive: a cron in UTC, active for `duration` after each hit):
+    `active always`; `window 04:00-05:00 UTC ("0 4 * * *" for 1h), active now`; `window 2026-11-21
+    04:00-05:00 UTC (...), not active now`. Raises CronError or ValueError for an invalid one."""
+    schedule, duration = budget.get("schedule"), budget.get("duration")
+    if schedule is None and duration is None:
+        return "active always"
+    active = budget_active(budget, now)
+    sched = parse_schedule(str(schedule or ""))
+    length = crd_duration(str(duration)) if duration is not None else 0.0
+    start = sched.next(now - length) if active else sched.next(now)
+    said = f'("{schedule}" for {duration})'
+    if start is None:
+        return f"no window within five years {said}, not active now"
+    end = start + length
+    return f"window {_utc(start, now)}-{_utc(end, start)} UTC {said}, {'active' if active else 'not active'} now"
+
+
+def budget_rule(budget: dict, num_nodes: int) -> str:
+    """`nodes 10% of 12 = 2`, `nodes 1`: a budget's allowance and its arithmetic (GetScaledValueFromIntOrPercent
+    rounds a percentage up)."""
+    nodes = str(budget.get("nodes", "10%"))
+    if nodes.endswith("%"):
+        return f"nodes {nodes} of {num_nodes} = {nodes_value(nodes, num_nodes)}"
+    return f"nodes {nodes}"
+
+
 def deciding_budget(nodepool: dict, now: float, num_nodes: int, reason: str) -> str:
-    """Which budget of the NodePool sets its allowance for `reason` now, and how: `10% of 7 nodes`,
-    `nodes: 0 while its schedule "0 9 * * *" (8h) is active`, or why it allows none."""
-    best, text = MAX_INT32, "no budget limits it"
+    """Which budget of the NodePool sets its allowance for `reason` now, its arithmetic and its window in UTC:
+    `nodes 10% of 7 = 1, active always`, `nodes 0 for Drifted, window 09:00-11:00 UTC ("0 9 * * *" for 2h),
+    active now`; or that none limits it, with the budgets that would and when they are active (`no budget
+    limits Drifted (nodes 0, window 04:00-05:00 UTC (...), not active now)`); or why it allows none."""
+    best, text, idle = MAX_INT32, "", []
     for b in disruption_spec(nodepool).budgets:
         reasons = b.get("reasons")
         if reasons is not None and reason not in reasons:
             continue
-        nodes = str(b.get("nodes", "10%"))
         try:
+            window = budget_window(b, now)
+            rule = budget_rule(b, num_nodes) + (f" for {', '.join(reasons)}" if reasons is not None else "")
             if not budget_active(b, now):
+                idle.append(f"{rule}, {window}")
                 continue
-            value = nodes_value(nodes, num_nodes)
+            value = nodes_value(str(b.get("nodes", "10%")), num_nodes)
         except (CronError, ValueError) as e:
             return f"a budget is invalid ({e}), which allows none"
         if value < best:
-            best = value
-            text = f"{nodes} of {num_nodes} node{'s' if num_nodes != 1 else ''}" if nodes.endswith("%") \
-                else f"nodes: {nodes}"
-            if b.get("schedule") is not None:
-                text += f' while its schedule "{b["schedule"]}" ({b.get("duration")}) is active'
-            if reasons is not None:
-                text += f" (for {', '.join(reasons)})"
-    return text
+            best, text = value, f"{rule}, {window}"
+    if text:
+        return text
+    return f"no budget limits {reason}" + (f" ({'; '.join(idle)})" if idle else "")
 
 
-def budget_text(view, nodepool_name: str, reason: str) -> str:
-    """`budget for Drifted on NodePool default: 1 allowed (10% of 7 nodes), 1 in use by NodeClaim x being
-    deleted`, from the facts Cluster.budget_mapping kept, and the candidates this pass already reserved."""
+def budget_text(view, nodepool_name: str, reason: str, reserved: bool = True) -> str:
+    """`budget for Drifted on NodePool default: 1 allowed (nodes 10% of 7 = 1, active always), 1 in use by
+    NodeClaim x being deleted`, from the facts Cluster.budget_mapping kept, and the candidates this pass already
+    reserved; `any number allowed (no budget limits Drifted (...))` where no active budget applies."""
     num, busy = view.budget_facts.get((nodepool_name, reason), (0, ()))
     allowed = view.budget_allowed(nodepool_name, reason)
     np = view.nodepools.get(nodepool_name) or {"metadata": {"name": nodepool_name}}
-    out = f"budget for {reason} on NodePool {nodepool_name}: {allowed} allowed " \
-          f"({deciding_budget(np, view.now, num, reason)})"
+    out = f"budget for {reason} on NodePool {nodepool_name}: " \
+          f"{'any number' if allowed >= MAX_INT32 else allowed} allowed ({deciding_budget(np, view.now, num, reason)})"
     if busy:
         groups: dict[str, list[str]] = {}
         for name, state in busy:
@@ -102,10 +140,17 @@ def budget_text(view, nodepool_name: str, reason: str) -> str:
             f"NodeClaim{'s' if len(names) > 1 else ''} {shortlist(names)} {state}" for state, names in groups.items())
     else:
         out += ", 0 in use"
-    taken = view.taken.get((nodepool_name, reason))
+    taken = view.taken.get((nodepool_name, reason)) if reserved else None
     if taken:
         out += f", {len(taken)} reserved this pass by NodeClaim{'s' if len(taken) > 1 else ''} {shortlist(taken)}"
     return out
+
+
+def command_budgets(view, p) -> str:
+    """The budget each NodePool of a command's candidates allowed it under, as the pass that computed it saw
+    it (budget_text, without the candidates the command itself reserved)."""
+    pools = sorted({c.nodepool_name for c in p.candidates})
+    return "; ".join(budget_text(view, name, p.reason, reserved=False) for name in pools)
 
 
 def shortlist(names, n: int = 3) -> str:

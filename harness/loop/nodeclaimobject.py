@@ -39,7 +39,7 @@ def template_for(nodepool: dict, instance_types: list, profile: Profile, sem: Se
     release's core judges them (core-behaviour.yaml daemonSetInstanceTypeRequirements, daemonSetCompatibility)."""
     t = Template.from_nodepool(nodepool, instance_types, profile, sem)
     t.daemon_pods = daemon_pods
-    t.daemons_per_instance_type = core.daemonset_instance_type_requirements
+    t.daemons_per_instance_type = lambda: core.daemonset_instance_type_requirements     # read where it decides
     t.daemons_relaxed = core.daemonset_compatibility == "relaxed"
     return t
 

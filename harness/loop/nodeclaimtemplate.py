@@ -42,8 +42,10 @@ class Template:
     daemon_pods: list[PodView] = field(default_factory=list)
     options: list | None = None               # InstanceTypeOptions: prefiltered by the template alone
     # core v1.14.0 (#2975; core-behaviour.yaml daemonSetInstanceTypeRequirements): a DaemonSet pod counts on an
-    # instance type only if its requirements intersect the type's; before, every compatible one counts on every type
-    daemons_per_instance_type: bool = True
+    # instance type only if its requirements intersect the type's; before, every compatible one counts on every
+    # type. A callable is read where it decides (per_instance_type): a run whose DaemonSets fit every type never
+    # reads the switch
+    daemons_per_instance_type: object = True
     # core v1.1.1 (#1727; core-behaviour.yaml daemonSetCompatibility): a DaemonSet pod is judged on its strict
     # requirements, relaxing its required terms, with PreferNoSchedule tolerated; before, on its first required
     # term and heaviest preference, every template taint to be tolerated
@@ -58,6 +60,11 @@ class Template:
     @property
     def name(self) -> str:
         return self.nodepool["metadata"]["name"]
+
+    def per_instance_type(self) -> bool:
+        """daemons_per_instance_type, read (a callable: the core switch) only when asked."""
+        v = self.daemons_per_instance_type
+        return bool(v() if callable(v) else v)
 
     @property
     def weight(self) -> int:
@@ -140,7 +147,7 @@ class Template:
                 ds.relaxed_required = relaxed
                 dreqs = ds.requirements(sem, strict=True)
                 if self.requirements.is_compatible(dreqs, well_known) and \
-                        (not self.daemons_per_instance_type or it.requirements.intersects_ok(dreqs)):
+                        (it.requirements.intersects_ok(dreqs) or not self.per_instance_type()):
                     out.append(ds)
                     break
             ds.relaxed_required = 0

@@ -202,6 +202,16 @@ class RunResult:
     timeline: list[dict] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    # what `--why` reads that the outcome does not hold (harness/runner/whyobject.py), kept while the decision
+    # record is: `hostPorts` (pod key -> its host ports), `nodepools` (name -> the AKSNodeClass it names, its
+    # budgets and when they were last read), `nodeclasses` (name -> readiness, the spec and the hash annotations
+    # a NodeClaim launched from it gets, at each change), `lastPass` (the last disruption pass's clock). Not
+    # behaviour: the fingerprint leaves it out
+    why_facts: dict = field(default_factory=dict)
+    # the Karpenter controller's restarts, in order (harness/model/crashloop.py Exit as a dict: at and restartAt on
+    # the run's clock, why, planned - a `crash` step's - and, on the real engine, the exited process's last log
+    # lines): its pod restarts it as the kubelet does (CrashLoopBackOff)
+    restarts: list[dict] = field(default_factory=list)
 
     def pods_of(self, name: str) -> list[PodResult]:
         """Pods named `name`, or owned by a Deployment/DaemonSet/Job named `name`, or by a Job of a

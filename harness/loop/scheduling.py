@@ -96,8 +96,11 @@ class Scheduler:
         # template in one Solve shares the template's HostPortUsage (its DaemonSets' ports included), so a port
         # one of them holds is held by all of them; before v1.4.0 each NodeClaim has its own, without the
         # DaemonSets' ports (a pod whose port a DaemonSet holds is planned anyway); from v1.13.0 (#3022) its own
-        self._template_ports: dict[str, list] | None = {} if host_port_usage == "sharedTemplate" else None
-        self._daemon_ports = host_port_usage != "ownWithoutDaemons"
+        # `host_port_usage` may be a callable: the switch is then read at the first pod that asks for a host port,
+        # the only pods it decides for (each use below is behind `pod.host_ports`), so a run without one never
+        # reads it (harness/runner/deciding.py suspects only the switches a run read)
+        self._host_port_usage = host_port_usage
+        self._ports_modes: tuple[dict[str, list] | None, bool] | None = None
         self._template_daemon_ports: dict[str, list] = {}
         self.topology = topology
         self.remaining = remaining or RemainingResources()
@@ -552,6 +555,18 @@ class Scheduler:
             return None
         return "; ".join(errs)
 
+    def _ports_mode(self) -> tuple[dict[str, list] | None, bool]:
+        """(the templates' shared host port usage, or None where each NodeClaim has its own; whether a new
+        NodeClaim starts with its template's DaemonSets' ports), from hostPortsPerNodeClaim, read once."""
+        if self._ports_modes is None:
+            usage = self._host_port_usage() if callable(self._host_port_usage) else self._host_port_usage
+            self._ports_modes = ({} if usage == "sharedTemplate" else None, usage != "ownWithoutDaemons")
+        return self._ports_modes
+
+    @property
+    def _template_ports(self) -> dict[str, list] | None:
+        return self._ports_mode()[0]
+
     def _held_ports(self, template: Template, own: list) -> list:
         """The host ports a planned NodeClaim holds (NodeClaim.hostPortUsage): its own pods', or its template's
         shared usage; plus, before core v1.14.0's per-instance-type DaemonSet groups, its template's DaemonSets'."""
@@ -563,8 +578,8 @@ class Scheduler:
         """The template-wide DaemonSet host ports a new NodeClaim starts with (sigs.k8s.io/karpenter v1.13.0
         scheduling/scheduler.go getDaemonHostPortUsage): none before core v1.4.0, and none from v1.14.0, whose
         per-instance-type groups are _port_free's."""
-        if not self._daemon_ports or template.daemons_per_instance_type or not template.daemon_pods \
-                or not template.instance_types:
+        if not template.daemon_pods or not template.instance_types or not self._ports_mode()[1] \
+                or template.per_instance_type():
             return []
         got = self._template_daemon_ports.get(template.name)
         if got is None:
@@ -573,14 +588,14 @@ class Scheduler:
         return got
 
     def _hold_ports(self, template: Template, pod: PodView) -> None:
-        if self._template_ports is not None and pod.host_ports:
+        if pod.host_ports and self._template_ports is not None:
             self._template_ports[template.name] = self._held_ports(template, []) + list(pod.host_ports)
 
     def _port_free(self, pod: PodView, template: Template, its: list) -> list:
         """The instance types whose DaemonSet pods leave the pod's host ports free
         (filterInstanceTypesByRequirements skips a daemon overhead group whose HostPortUsage
         conflicts; core v1.14.0 scheduling/nodeclaim.go)."""
-        if not pod.host_ports or not template.daemon_pods or not template.daemons_per_instance_type:
+        if not pod.host_ports or not template.daemon_pods or not template.per_instance_type():
             return its
         return [it for it in its if not conflict(pod.host_ports, template.daemon_ports(it, self.well_known, self.sem))]
 

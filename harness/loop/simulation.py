@@ -18,6 +18,7 @@ nothing changes but a timeout is pending, the clock jumps to it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import random
 import time
@@ -58,6 +59,7 @@ from harness.loop.nodeimages import NodeImages
 from harness.loop.pods import PodView
 from harness.loop.result import NodeResult, RunResult
 from harness.loop.scheduling import Template
+from harness.model.crashloop import CrashLoop
 from harness.model.itcache import InstanceTypeCache
 from harness.loop.unavailable import UnavailableOfferings
 from harness.model import instancetypes as itmod
@@ -194,6 +196,7 @@ class Simulation:
         self.started = False            # the operator's start ran (converge)
         self.paused: tuple[str, ...] = ()   # NodeClaims in flight when converge(until="launch") stopped
         self.exited: str | None = None  # why the controller exited at its start (a panic), if it did
+        self.crashloop = CrashLoop()    # the kubelet's back-off for the controller's container (crash steps)
         # nextCommand raced (_hold_nominations): the commands seen so far, and the delete commands whose nodes
         # terminate within the nomination window their start set, with the NodeClaims it nominated
         self._commands_seen = 0
@@ -345,15 +348,57 @@ class Simulation:
         return self.exited is None
 
     def restarted(self) -> None:
-        """The controller starts again before the first pass (given.restrict, after the existing nodes
-        launched): its start lists the SKUs anew, as a controller of the real engine restarted then does
-        (before provider v1.10 the first List after the start reads them: the same list), and core's
-        podevents stamps every NodeClaim with a pod anew (podevents.py relisted). Nothing else the
-        simulation holds has run yet."""
-        if self.started and self.exited is None:
-            self.started = False
-            self._start()
-            self.podevents.relisted()
+        """The controller's process starts again: before the first pass (given.restrict, after the existing nodes
+        launched), or mid-run (a `crash` step: crash). What it held in memory is gone and what the API server holds
+        is read anew (sigs.k8s.io/karpenter v1.14.0; the whole list: docs/architecture/loop.md "A controller
+        restarted"): its start lists the SKUs again and the provider forgets its unavailable offerings (provider
+        v1.14.0 pkg/cache/unavailableofferings.go, a cache in memory); podevents stamps every NodeClaim with a pod
+        anew (podevents.py relisted); the orchestration queue's commands are gone (pkg/controllers/disruption/
+        queue.go), so a command's replacements stay as NodeClaims of their own and its candidates not deleted yet
+        are no longer marked for deletion (pkg/controllers/state/statenode.go markedForDeletion, in memory): the
+        next pass takes their karpenter.sh/disrupted taint and DisruptionReason off (controller.go Reconcile); a
+        consolidation waiting out its validation is dropped, nominations end (statenode.go nominatedUntil), every
+        method looks again (state/cluster.go ConsolidationState) and the event recorder forgets what it deduped
+        (pkg/events/recorder.go). Conditions, lastPodEventTime, taints and deletions under way are the API
+        server's and stay. Before the first pass nothing of this has run yet."""
+        if not self.started or self.exited is not None:
+            return
+        s = self.state
+        lost = s.disruption.active()
+        for cmd in lost:
+            s.disruption.finish(cmd, succeeded=False)
+            for name in cmd.candidates:
+                c = s.claim_by_name(name)
+                if c is not None and not c.done and c.dis.deleting_since is None:
+                    c.dis.marked_for_deletion = False
+        if lost:
+            self.trace(f"[operator] the restart lost {len(lost)} disruption command(s) in flight: "
+                       + ", ".join(f"{cmd.reason}/{cmd.uuid}" for cmd in lost))
+        self.disruption.forget()
+        s.nominated.clear()
+        s.nominated.times.clear()
+        for c in s.claims:
+            c.dis.nominated_until = float("-inf")
+        self._held = []
+        s.disruption.recorder.forget()
+        self.unavailable.forget()
+        self.started = False
+        self._start()
+        self.podevents.relisted()
+
+    def crash(self, why: str) -> None:
+        """A `crash` step: the controller's process dies now and its pod starts it again when the kubelet's
+        back-off allows (harness/model/crashloop.py; the clock runs meanwhile with no Karpenter controller acting),
+        then restarted(); the restart goes on the result."""
+        now = self.clock.now()
+        e = self.crashloop.exited(now, why, planned=True)
+        if e.restart_at > now:
+            self.trace(f"[operator] CrashLoopBackOff: the kubelet starts the controller again in "
+                       f"{e.restart_at - now:.0f}s")
+            self.clock.advance(e.restart_at - now)
+        self.trace(f"[operator] the controller was killed ({why}) and started again")
+        self.result.restarts.append(dataclasses.asdict(e))
+        self.restarted()
 
     def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
         """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),

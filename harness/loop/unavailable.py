@@ -90,6 +90,13 @@ class UnavailableOfferings:
             return None
         return e
 
+    def forget(self) -> None:
+        """The controller restarted: the cache lives in its memory (provider v1.14.0
+        pkg/cache/unavailableofferings.go), so every entry is gone."""
+        if self.entries:
+            self.entries.clear()
+            self.seq += 1
+
     def expire(self) -> None:
         """Drop the entries whose TTL has passed (the upstream cache forgets them by itself), so a
         build cached under the old `seq` is not reused after they expire."""

@@ -643,6 +643,11 @@ class Checker:
             self.azure(expect["azure"])
         if "loop" in expect:
             self.loop(expect["loop"])
+        if "restarts" in (expect.get("controller") or {}):
+            want, have = expect["controller"]["restarts"], self.r.restarts
+            if want != len(have):
+                self.fail(f"{self.root}.controller.restarts", want, len(have),
+                          "; ".join(r.get("why") or "" for r in have))
         for i, want in enumerate(expect.get("skew") or []):
             self.skew(want, i)
         for i, want in enumerate(expect.get("domains") or []):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
+from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.history import Moment, claim_lines, history, human_trace, price_of, timeline_lines
+from harness.loop.result import RunResult
 from harness.loop.pods import Taint
 from harness.runner.engines.base import Outcome, verdict
 from harness.runner.fold import fold_counts, fold_trace
@@ -36,6 +38,7 @@ def failure_text(outcome: Outcome, trace: bool = False, labels: bool = False, ov
     if assumed(outcome):
         lines.append(f"  assumed: {assumed(outcome)}")
     lines.append("  --- what happened ---")
+    lines += ["  " + line for line in restart_lines(r)]
     lines += ["  " + line for line in happened_lines(happened(r, labels=labels),
                                                       None if trace or over_time or labels else SHOWN)]
     if outcome.why:
@@ -237,6 +240,22 @@ def assumed(o: Outcome) -> str | None:
     return standins.said(names) if names else None
 
 
+def restarts_note(o: Outcome) -> str:
+    """`, Karpenter restarted N time(s)` when the controller's process was started again in the run (a `crash`
+    step, or the real controller's own exit its pod restarted: RunResult.restarts), else ""."""
+    n = len(o.final.restarts)
+    return f", Karpenter restarted {n} time{'s' if n != 1 else ''}" if n else ""
+
+
+def restart_lines(r: RunResult) -> list[str]:
+    """One line per restart of the controller: when (from the run's start), why, when its pod started it again."""
+    def when(t: float) -> str:
+        return Moment.of(t, r.started).text if r.started is not None else rfc3339(t)
+    return [f"Karpenter restarted: {e['why']} at {when(e['at'])}"
+            + (f", started again at {when(e['restart_at'])} (CrashLoopBackOff)" if e["restart_at"] > e["at"] else "")
+            for e in r.restarts]
+
+
 def said_verdict(o: Outcome) -> str:
     """The verdict with what it rests on: a dump's `reproduced the dump` / `moved on ...`, else the verdict, and
     the assumption a scenario made of an incomplete input."""
@@ -298,6 +317,11 @@ def outcome_json(o: Outcome, labels: bool = False) -> dict:
     out["disruptions"] = [{**d, "at": Moment.of(d["at"], start).to_json()} if start is not None and d.get("at") else d
                           for d in o.final.disruptions]
     out["decisions"] = [d.to_json(start) for d in o.final.decisions]
+    out["controllerRestarts"] = [
+        {"at": Moment.of(e["at"], start).to_json() if start is not None else e["at"],
+         "restartAt": Moment.of(e["restart_at"], start).to_json() if start is not None else e["restart_at"],
+         "why": e["why"], "planned": e["planned"], **({"log": e["log"]} if e.get("log") else {})}
+        for e in o.final.restarts]
     if o.deciding is not None:
         out["deciding"] = o.deciding.to_json(start)
     if o.engine == "real":

@@ -18,8 +18,9 @@ from harness.runner.expect import Mismatch
 
 
 # The order a step's actions are played in, on every engine, and the order the loader checks them in. First
-# the step's instant (`advance`), then the environment the controller works in (operator settings, Azure's
-# faults and restrictions), then what it reacts to: a Spot eviction of a node as the run stands then, the
+# the step's instant (`advance`), then the controller's own process (`crash`: it is killed there and its pod
+# restarts it, so what follows meets the new process), then the environment the controller works in (operator
+# settings, Azure's faults and restrictions), then what it reacts to: a Spot eviction of a node as the run stands then, the
 # user's kubectl verbs, the objects deleted, the objects applied. The real controller runs while a step plays, so
 # what it reacts to lands after the environment it reacts in (a NodePool is marked deleting before the pod
 # arrives in sigs.k8s.io/karpenter v1.14.0 pkg/controllers/provisioning/suite_test.go "should ignore NodePools
@@ -27,8 +28,8 @@ from harness.runner.expect import Mismatch
 # is in place before anything moves a pod), then a Node's schedulability (cordon, uncordon), then a drain (its
 # evicted pods' replacements already see the cordons), then the workloads' new pods (scale, rollout restart),
 # then deletes (`kubectl drain X; kubectl delete node X`).
-ACTIONS: tuple[str, ...] = ("advance", "cluster", "faults", "restrict", "evict", "label", "annotate", "cordon",
-                            "uncordon", "drain", "scale", "restart", "delete", "apply")
+ACTIONS: tuple[str, ...] = ("advance", "crash", "cluster", "faults", "restrict", "evict", "label", "annotate",
+                            "cordon", "uncordon", "drain", "scale", "restart", "delete", "apply")
 # the kubectl verbs on a Deployment or StatefulSet, and on any object's metadata (harness/loop/controllers/kubectl.py)
 DEPLOYMENT_VERBS = ("scale", "restart")
 METADATA_VERBS = ("label", "annotate")
@@ -52,6 +53,8 @@ class StepActions(Protocol):
     """What an engine's run does for each action (`play` calls them in ACTIONS order)."""
 
     def step_advance(self, duration: str | float) -> None: ...
+
+    def step_crash(self, what: str) -> None: ...
 
     def step_cluster(self, settings: dict) -> None: ...
 

@@ -479,6 +479,9 @@ def test_a_group_waits_for_its_nodeclaims_and_returns_those_the_controller_delet
         reads = type("R", (), {"get": staticmethod(lambda kind, name: stored.get(name))})()
         kubelets = type("K", (), {"step": staticmethod(lambda: False), "rg": "rg"})()
         fake = type("F", (), {"vm_names": staticmethod(lambda rg: {"aks-web-0", "aks-web-1", "aks-web-2"})})()
+
+        def tend(self):
+            self.kubelets.step()
     group = [_Launch(i, {}, None, {"metadata": {"name": f"web-{i}"}}, False, False) for i in range(4)]
     assert [launch.name for launch in _await_group(Run(), group)] == ["web-1", "web-2", "web-3"]
 

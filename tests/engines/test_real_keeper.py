@@ -88,7 +88,7 @@ def _run(**kw):
     observer = SimpleNamespace(exited=None, deleted=set(), failures={}, node_objects=[], claims={}, live=set())
     scenario = SimpleNamespace(given={}, steps=[])
     base = dict(finished=True, steady=True, observer=observer, tap=SimpleNamespace(refused=0), scenario=scenario,
-                ever_evicted=False, restricted=False, clock_moved=False)
+                ever_evicted=False, restricted=False, clock_moved=False, restarts=[])
     return SimpleNamespace(**{**base, **kw})
 
 

@@ -94,7 +94,7 @@ def test_the_unavailable_offerings_cache_is_read_from_the_controllers_debug_log(
             "capacity-type": "on-demand", "zone": "", "max-cpu": 2, "ttl": "1h0m0s"}),
         line(2, "removing offering from offerings", unavailable="SpotUnavailable", **{"capacity-type": "spot", "ttl": "3m0s"}),
         "not json", line(3, "something else")]) + "\n")
-    obs = SimpleNamespace(log_path=log)
+    obs = SimpleNamespace(log_path=log, restarted_at=None)
     obs._log_records = lambda needle, without=None: Observer._log_records(obs, needle, without)
     now = (t0 + dt.timedelta(seconds=10)).timestamp()
     got = {e["key"]: e for e in Observer.unavailable_offerings(obs, now)}
@@ -291,7 +291,7 @@ def test_an_ignored_pod_is_read_from_either_core_log_format(tmp_path):
         json.dumps({"level": "DEBUG", "message": "ignoring pod", "error": why, "Pod": {"name": "new", "namespace": "default"}}),
         json.dumps({"level": "DEBUG", "message": "ignoring pods without a NodePool", "Pod": {"name": "x", "namespace": "default"}}),
     ]) + "\n")
-    obs = SimpleNamespace(log_path=log)
+    obs = SimpleNamespace(log_path=log, restarted_at=None)
     obs._log_records = lambda needle, without=None: Observer._log_records(obs, needle, without)
     assert Observer.ignored_pods(obs) == {"default/old": why, "default/new": why}
 

@@ -131,7 +131,7 @@ def test_a_budget_used_up_by_a_draining_node_names_it_and_the_count(cluster):
     (first,) = [d["nodeClaim"] for d in r.disruptions]
     (second,) = [c.name for c in r.nodeclaims if c.name != first and not c.deleted
                  and any(d.subject == f"NodeClaim/{c.name}" and d.action == "drifted" for d in r.decisions)]
-    assert (f"Drift: budget for Drifted on NodePool default: 1 allowed (nodes: 1), 1 in use by NodeClaim {first} "
+    assert (f"Drift: budget for Drifted on NodePool default: 1 allowed (nodes 1, active always), 1 in use by NodeClaim {first} "
             "being deleted") in _about(r, f"NodeClaim/{second}", "candidate-kept")
     # the drifting node stays a candidate despite its do-not-disrupt pod: Drift is eventual
     assert any("still a candidate for Drift although Pod has \"karpenter.sh/do-not-disrupt\" annotation" in t and
@@ -139,7 +139,8 @@ def test_a_budget_used_up_by_a_draining_node_names_it_and_the_count(cluster):
     started = _about(r, f"NodeClaim/{first}", "command-started")
     # its do-not-disrupt pod is not currently reschedulable (core v1.4.0 #2033): nothing to replace
     assert started == [(f"disrupting via Drift: Drifted/delete [{first}] (savings $0.1100/h); the candidates are "
-                        "deleted now")]
+                        "deleted now; within budget for Drifted on NodePool default: 1 allowed (nodes 1, active "
+                        "always), 0 in use")]
     blocked = [d.reason for d in r.decisions if d.action == "drain-blocked" and f"NodeClaim/{first}" in d.related]
     assert blocked == ['the drain of Node aks-' + first + ' cannot evict it: karpenter.sh/do-not-disrupt "true": '
                        'no end; terminationGracePeriod deletes it by +1h']
@@ -169,8 +170,10 @@ def test_drift_of_an_empty_node_with_consolidation_disabled(cluster, profile, ke
             _about(r, f"NodeClaim/{claim}", "candidate-kept")
     else:
         assert drift == []
+        # the budget it went under is named, one that allows it included (10% of 1 node rounds up to 1)
         assert started == [(f"disrupting via Drift: Drifted/delete [{claim}] (savings $0.1100/h); the candidates "
-                            "are deleted now")]
+                            "are deleted now; within budget for Drifted on NodePool default: 1 allowed (nodes 10% "
+                            "of 1 = 1, active always), 0 in use")]
         assert _about(r, f"NodeClaim/{claim}", "nodeclaim-deleted")
 
 

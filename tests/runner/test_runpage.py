@@ -116,6 +116,16 @@ def test_across_profiles_marks_where_the_outcome_changes():
     assert across_profiles(runs[:1]) == {}
 
 
+def test_a_release_that_keeps_the_outcome_for_another_reason_says_so_on_its_page(tmp_path):
+    scenario = ROOT / "scenarios" / "releases" / "core" / "drifted-empty-node-same-outcome.scenario.yaml"
+    out = tmp_path / "report"
+    assert cli(["run", str(scenario), "--profile", "v1.4.1", "--deciding", "--report", str(out)]) == 0
+    (page,) = [p for p in out.glob("*.html") if "v1-4-1" in p.name]
+    section = page.read_text().split('id="deciding"', 1)[1].split("</section>", 1)[0]
+    assert "(disruptionMethodOrder;" in html.unescape(section)
+    assert "(the same outcome for other reasons; here disrupted as Drifted (Drift) x1" in html.unescape(section)
+
+
 def test_a_new_report_replaces_the_old_one(page_report, tmp_path):
     f, out = page_report
     (out / RUNS / "stale.json").write_text(json.dumps({}))

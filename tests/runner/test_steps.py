@@ -143,7 +143,7 @@ EVERY_ACTION = {"apply": [{"kind": "Pod"}], "delete": [{"kind": "Pod", "name": "
                 "annotate": [{"kind": "Pod", "name": "a", "annotations": {"k": "v"}}],
                 "label": [{"kind": "Node", "name": "aks-a", "labels": {"k": "v"}}], "evict": {"node": 0},
                 "restrict": [{"size": "Standard_D2s_v3"}], "faults": [{"code": "TooManyRequests"}],
-                "cluster": {"storageProvisioners": []}, "advance": "1s"}
+                "cluster": {"storageProvisioners": []}, "crash": "controller", "advance": "1s"}
 
 
 def _recording(run_class):

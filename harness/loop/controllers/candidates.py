@@ -120,8 +120,9 @@ class Candidate:
     price: float
     reschedule_cost: float
     # core v1.14.0 (#2962; core-behaviour.yaml emptinessByEvictionCost): empty when no pod adds a positive
-    # eviction cost; before, when it has no reschedulable pod
-    empty_by_cost: bool = True
+    # eviction cost; before, when it has no reschedulable pod. The run's CoreBehaviour in place of a bool: the
+    # switch is read only where the two answers differ (reschedulable pods none of which adds a positive cost)
+    empty_by_cost: object = True
 
     @property
     def name(self) -> str:
@@ -136,9 +137,12 @@ class Candidate:
         return self.nodepool["metadata"]["name"]
 
     def is_empty(self) -> bool:
-        if not self.empty_by_cost:
-            return not self.reschedulable           # sigs.k8s.io/karpenter v1.13.0 emptiness.go ShouldDisrupt
-        return self.reschedule_cost <= 1.0          # PerNodeBaseDisruptionCost
+        by_pods = not self.reschedulable            # sigs.k8s.io/karpenter v1.13.0 emptiness.go ShouldDisrupt
+        by_cost = self.reschedule_cost <= 1.0       # PerNodeBaseDisruptionCost
+        if by_pods == by_cost:
+            return by_pods
+        v = self.empty_by_cost
+        return by_cost if (v if isinstance(v, bool) else v.emptiness_by_eviction_cost) else by_pods
 
     def savings_ratio(self) -> float:
         return self.price / self.reschedule_cost
@@ -421,7 +425,7 @@ class Cluster:
                                            reschedule_cost)
         zone, ct, disruption_cost, reschedulable, price, reschedule_cost = tail
         return Candidate(sn, np, it, zone, ct, disruption_cost, list(reschedulable), price, reschedule_cost,
-                         self.s.core.emptiness_by_eviction_cost)
+                         self.s.core)
 
     def _pod_costs(self, sn: StateNode) -> tuple[tuple[str, ...], float, float]:
         """NewCandidate's reads of the node's pods: the reschedulable ones, the summed eviction cost and the

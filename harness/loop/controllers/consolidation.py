@@ -51,6 +51,7 @@ class Proposal:
     candidates: list[Candidate]
     replacements: list[PlannedClaim] = field(default_factory=list)
     sim: SimResult | None = None
+    budget: str = ""            # the decision record: the budgets it was computed under (disruptionwhy.command_budgets)
 
     @property
     def decision(self) -> str:

@@ -45,6 +45,13 @@ class DisruptionController:
         self._state_time = state.clock.now()
         self._state_gen = 0
 
+    def forget(self) -> None:
+        """The controller restarted: a command waiting out its validation is gone with the goroutine that waited
+        (validation.go), and ConsolidationState starts anew (state/cluster.go), so every method looks again."""
+        self.pending = None
+        self._fp = None
+        self._mark_unconsolidated()
+
     # -- what the methods ask ------------------------------------------------------------------------
     def feature_gate(self, name: str) -> bool:
         return bool((getattr(self.state.cfg, "feature_gates", None) or {}).get(name, False))
@@ -99,6 +106,8 @@ class DisruptionController:
     def reconcile(self, nodepools: list[dict] | None = None) -> bool:
         s = self.state
         now = s.clock.now()
+        if s.decisions.enabled:           # when budgets were last read, for `--why` (RunResult.why_facts)
+            s.result.why_facts["lastPass"] = now
         if self.pending is not None:
             method, proposal, due = self.pending
             if now < due:
@@ -113,6 +122,7 @@ class DisruptionController:
                     method.rejected_events(view, proposal, why or "unknown")
                 self._validated(proposal, None, why)
                 return False
+            valid.budget = valid.budget or proposal.budget
             for c in valid.candidates:
                 self.queue.timeline(c.claim, "validated", method.method)
             self._validated(proposal, valid, None)
@@ -141,6 +151,9 @@ class DisruptionController:
             proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
             if not proposals:
                 continue
+            if s.decisions.enabled:
+                for p in proposals:
+                    p.budget = disruptionwhy.command_budgets(view, p)
             if m.method in ("empty", "single", "multi"):
                 self.pending = (m, proposals[0], now + VALIDATION_DELAY)
                 self._fp = None

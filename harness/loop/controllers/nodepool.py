@@ -14,7 +14,11 @@ pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler).
 """
 from __future__ import annotations
 
+import copy
+
 from harness.backends.base import KARPENTER, APIRejected
+from harness.loop.azuredrift import launch_facts
+from harness.loop.budgets import disruption_spec
 from harness.loop.controllers.state import LoopState
 from harness.loop.result import NodePoolResult
 from harness.model import aksnodeclass
@@ -59,6 +63,8 @@ class NodePoolStatus:
                                               bool(s.profile.provider.get("fipsRequiresSIG")))
                 if held is not None:
                     class_ok, class_reason, class_message = False, "UnhealthyDependents", f"{held[0]}=False"
+            if s.decisions.enabled:
+                why_facts(s, np, ref.get("name", ""), nodeclass, held)
             if err:
                 res.stage, res.message, res.ready = "runtime", err, False
             else:
@@ -80,6 +86,24 @@ class NodePoolStatus:
                 s.cluster.update_status(np, KARPENTER)
             except APIRejected:
                 pass
+
+
+def why_facts(s: LoopState, np: dict, ref: str, nodeclass: dict | None, held) -> None:
+    """What `--why` says of a NodePool and its AKSNodeClass beside the decision record (RunResult.why_facts):
+    the AKSNodeClass it names, its budgets as read now, and of the AKSNodeClass its readiness and, at each
+    change of its spec, the hash annotations a NodeClaim launched from it gets (azuredrift.launch_facts)."""
+    facts = s.result.why_facts
+    facts.setdefault("nodepools", {})[np["metadata"]["name"]] = {
+        "nodeclass": ref, "budgets": [dict(b) for b in disruption_spec(np).budgets], "at": s.clock.now()}
+    if nodeclass is None:
+        return
+    entry = facts.setdefault("nodeclasses", {}).setdefault(ref, {"hashes": []})
+    entry["ready"] = held is None
+    entry["held"] = list(held) if held is not None else None
+    spec = nodeclass.get("spec") or {}
+    if entry.get("spec") != spec:         # (not its resourceVersion: the store's counter outlives a run)
+        entry["spec"] = copy.deepcopy(spec)
+        entry["hashes"].append([s.clock.now(), launch_facts(nodeclass, s.cfg.cluster, s.profile)["annotations"]])
 
 
 def ready_nodepools(state: LoopState, shared: bool = False) -> list[dict]:

@@ -109,7 +109,8 @@ class Orchestration:
                     f"candidates are deleted once {'they initialize' if len(names) > 1 else 'it initializes'}") \
                 if names else "; the candidates are deleted now"
             s.decide("disruption", "command-started", disruptionwhy.subject(p.candidates[0].claim),
-                     f"disrupting via {disruptionwhy.METHODS[p.method]}: {disruptionwhy.command_text(p)}{wait}",
+                     f"disrupting via {disruptionwhy.METHODS[p.method]}: {disruptionwhy.command_text(p)}{wait}"
+                     + (f"; within {p.budget}" if p.budget else ""),
                      disruptionwhy.command_related(p) + tuple(reps),
                      {**disruptionwhy.command_data(p), "command": cmd.uuid,
                       "replacementNodeClaims": [r.name for r in cmd.replacements]})

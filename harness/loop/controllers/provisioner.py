@@ -404,7 +404,7 @@ class Provisioner:
         start = {k: dict(v) for k, v in remaining.remaining.items()} if record else None
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), remaining,
-                          s.preference_policy, s.core.host_port_usage, s.core.relax_preferences_per_pod,
+                          s.preference_policy, lambda: s.core.host_port_usage, s.core.relax_preferences_per_pod,
                           s.daemon_order_rng)
         if record:
             self._record_skipped_templates(sched, remaining, start)

@@ -427,6 +427,10 @@ class LoopState:
                                           labels=dict(created["metadata"].get("labels") or {}),
                                           requests=dict(self.pod_views[key].requests),
                                           at={"created": self.clock.now()})
+        if self.decisions.enabled and self.pod_views[key].host_ports:     # what `--why` says of host ports
+            self.result.why_facts.setdefault("hostPorts", {})[key] = [
+                f"{hp.port}/{hp.protocol}" + (f" on {hp.ip}" if hp.ip not in ("0.0.0.0", "::") else "")
+                for hp in self.pod_views[key].host_ports]
         if node:
             self.cluster.bind(created, node, ADMIN, read_back=False)
             self.place_pod(key, node)

@@ -176,6 +176,9 @@ class SimulatedRun:
     def step_advance(self, duration: str | float) -> None:
         self.sim.advance(scenario_duration(duration))
 
+    def step_crash(self, what: str) -> None:
+        self.sim.crash(f"a crash step killed the {what}")
+
     def step_cluster(self, settings: dict) -> None:
         self.settings = {**self.settings, **settings}
         self.sim.set_cluster(itmod.ClusterParams.from_dict(self.settings))

@@ -31,6 +31,8 @@ from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
 from harness.loop.clock import EPOCH, start_of
 from harness.loop.controllers.kubectl import not_found
+from harness.loop.controllers.nodetermination import rfc3339
+from harness.model.crashloop import CrashLoop, Exit
 from harness.model.durations import scenario_duration
 from harness.model.knobrelease import knob_release
 from harness.model.params import ClusterParams
@@ -462,6 +464,9 @@ class RealRun:
         self.restricted = False                    # a `restrict` step changed the fake's catalog
         self.upgraded: str | None = None           # a `cluster` step upgraded the control plane (_upgrade)
         self.drain = Drain()                       # `kubectl drain` steps' evictions still to make (drain.py)
+        # the controller's container as the kubelet restarts it (harness/model/crashloop.py), and its restarts
+        self.crashloop = CrashLoop()
+        self.restarts: list[dict] = []
         self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
@@ -508,6 +513,7 @@ class RealRun:
                 placed = fake.clock.time()
                 self.clock_at(start_of(scenario.given))
                 fake.clock.rebase(placed)   # placed, not advanced: the fake's clock runs on from its start
+            self.run_start = CLOCK.now()           # the run's clock at its start (a crash loop's times count from it)
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
@@ -579,7 +585,7 @@ class RealRun:
         if not held:
             return
         existing.wait_for(lambda: not existing.unmarked(self.reads, list(self.observer.seeded), CLOCK.now()),
-                          timeout=CONSOLIDATABLE_WAIT, step=self.kubelets.step)
+                          timeout=CONSOLIDATABLE_WAIT, step=self.tend)
         existing.restore_budgets(self.cluster, held)
 
     def _apply_one(self, obj: dict) -> str | None:
@@ -669,15 +675,22 @@ class RealRun:
         # the settle waits for a disruption pass of its own, as after a drift source changed
         self.redrift.append("the controller restarted (drift checked anew)")
 
+    def tend(self) -> None:
+        """What goes on beside the controller while the harness waits for it (the seeding's polls): a controller
+        that is gone is restarted (_alive), the stand-ins act."""
+        self._alive()
+        self.kubelets.step()
+
     def controller_exited(self) -> bool:
         """The controller exited as it may (_alive); raises when it exited otherwise."""
         self._alive()
         return self.observer.exited is not None
 
     def _alive(self) -> None:
-        """Raise when the controller is gone, unless its exit is one the controller itself decides
-        (real-engine.yaml `controller_exits`: a startup panic upstream writes on purpose); that exit is
-        the run's outcome (a `Log` event of the operator, observe.py) and the run goes on without it."""
+        """Restart the controller when its process is gone (_restart), as its Deployment's pod does, unless its
+        exit is one the controller itself decides (real-engine.yaml `controller_exits`: a startup panic upstream
+        writes on purpose); that exit is the run's outcome (a `Log` event of the operator, observe.py) and the run
+        goes on without it."""
         p = self.sandbox.process
         if p is None or p.alive() or self.observer.exited is not None:
             return
@@ -686,8 +699,38 @@ class RealRun:
         line = next((ln.strip() for ln in tail.splitlines()
                      if ln.startswith("panic: ") and any(x in ln for x in exits)), None)
         if line is None:
-            raise RuntimeError(f"the Karpenter controller exited (code {p.proc.returncode}); last log lines:\n{tail}")
+            self._restart(f"the controller exited (code {p.proc.returncode})", planned=False)
+            return
         self.observer.exited = line
+
+    def _restart(self, why: str, planned: bool) -> None:
+        """The controller's process is gone (`why`: a `crash` step killed it, or it exited): its pod starts it again
+        as the kubelet does (harness/model/crashloop.py: at once after a first exit, else once the back-off has
+        passed on the run's clock - waited out while the stand-ins go on, or, longer than an advance waits, moved
+        through), in the same home, settings, fake and log (keeper.py Kept.restart), and the run counts it. Its
+        first disruption pass checks every NodeClaim anew, so the settle waits for one. CRASH_LOOP_EXITS exits of
+        its own in a row within the back-off are a crash loop: the run ends there, naming each exit."""
+        p = self.sandbox.process
+        # its last lines but the SDK's request log (a panic's stack, the last controller's messages)
+        lines = [ln for ln in (p.tail(CRASH_LOG_LINES * 8) if p is not None else "").splitlines()
+                 if '"ApiRequestLog"' not in ln]
+        e = self.crashloop.exited(CLOCK.now(), why, planned, "\n".join(lines[-CRASH_LOG_LINES:]))
+        loop = self.crashloop.looping(CRASH_LOOP_EXITS)
+        if loop:
+            raise ControllerCrashLoop(crash_loop_text(loop, self.run_start))
+        t0 = time.monotonic()
+        left = e.restart_at - CLOCK.now()
+        if left > _advance_cap() and self.clocked:
+            self._move_clock(left, touch=False, confirm=False)
+        while CLOCK.now() < e.restart_at:
+            self.kubelets.step()
+            time.sleep(min(POLL_SECONDS, max(e.restart_at - CLOCK.now(), 0.0)))
+        self.kept.restart()
+        self.sandbox = self.kept.sandbox
+        self.restarts.append(dataclasses.asdict(e))
+        self.observer.restarted_at = CLOCK.now()
+        self.timings["restart"] = self.timings.get("restart", 0.0) + time.monotonic() - t0
+        self.redrift.append(f"the controller restarted ({why}): its first disruption pass checks every NodeClaim anew")
 
     def settle(self, until: str | None = None):
         """Drive the stand-ins until the run has settled (settle.py: on cause, with a short quiet
@@ -763,11 +806,8 @@ class RealRun:
 
     def _settle_once(self, until: str | None = None):
         start = time.monotonic()
-        # a fast build numbers its passes (settle.pass_counts)
-        fast = self.ctl.timing == "fast"
-        settler = Settler(start, pass_lag=PASS_SEEN_SECONDS if fast else PASS_LAG_SECONDS,
-                          disruption_fallback=FAST_DISRUPTION_FALLBACK_SECONDS if fast else DISRUPTION_FALLBACK_SECONDS,
-                          in_flight_fallback=self.cluster.node_ready_seconds + self.kubelets.boot_seconds)
+        settler = self._settler(start)
+        restarts = len(self.restarts)
         runaway_since = None
         asked = float("-inf")
         timeout = (EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT) + QUIESCE_SECONDS_PER_NODE * len(
@@ -791,6 +831,11 @@ class RealRun:
             wall = CLOCK.now()
             self._step()
             now = time.monotonic()
+            if len(self.restarts) != restarts:
+                # a new controller process (_restart): its round and pass counts start again from zero, so what
+                # the settle waited on is waited on anew, from now
+                restarts, settler, asked = len(self.restarts), self._settler(now), float("-inf")
+                continue
             if self.observer.exited is not None:
                 # the controller is gone (_alive): nothing of Karpenter's is coming, no round, no pass,
                 # no launch; the quiet window lets the rest of the cluster (kube-scheduler) show its part
@@ -801,10 +846,12 @@ class RealRun:
             nominated, on_node = self.observer.nomination_events()
             self.nominations.observe(now, rounds, pending, nominated)
             if disruption.candidates:
-                until = (self.nominations.until(nominated, disruption.candidates, on_node) if ends is None else
-                         Nominations.ends(ends, self.observer.provider_ids(disruption.candidates), wall, now))
+                # (not `until`, the settle's own argument: a candidate during a `during: launch` settle - a drift
+                # command's replacement in flight - would otherwise never stop for the launch)
+                ends_at = (self.nominations.until(nominated, disruption.candidates, on_node) if ends is None else
+                           Nominations.ends(ends, self.observer.provider_ids(disruption.candidates), wall, now))
                 disruption = dataclasses.replace(
-                    disruption, nominated_until=until,
+                    disruption, nominated_until=ends_at,
                     planned=Nominations.planned(nominated, disruption.candidates, pending))
             if self.redrift and self.observer.live:
                 # the NodeClaims' drift is marked moments after the hash controllers stamp the update
@@ -846,6 +893,7 @@ class RealRun:
         self.settle_reason = settler.reason
         self.scenario_clock = max(self.scenario_clock or 0.0, settler.last_change)
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
+        result.restarts = list(self.restarts)
         result.timings.update(self.timings, settle=time.monotonic() - start)
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
         if window is not None:
@@ -855,6 +903,14 @@ class RealRun:
         result.trace.append("[cluster] " + (self.upgraded or f"kube-apiserver {self.cluster.server_version}"
                                             + (f" for given.cluster.kubernetesVersion {wanted}" if wanted else "")))
         return result
+
+    def _settler(self, start: float) -> Settler:
+        """A settle's judge from `start` (monotonic), with the timing's windows: a fast build numbers its passes
+        (settle.pass_counts)."""
+        fast = self.ctl.timing == "fast"
+        return Settler(start, pass_lag=PASS_SEEN_SECONDS if fast else PASS_LAG_SECONDS,
+                       disruption_fallback=FAST_DISRUPTION_FALLBACK_SECONDS if fast else DISRUPTION_FALLBACK_SECONDS,
+                       in_flight_fallback=self.cluster.node_ready_seconds + self.kubelets.boot_seconds)
 
     def _metrics(self) -> tuple[int | None, tuple[int | None, int | None], dict[str, float] | None]:
         """The controller's provisioning round count, its disruption passes (settle.pass_counts) and, from
@@ -1017,6 +1073,16 @@ class RealRun:
             _, (now_nothing, now_started), _ = self._metrics()
             if now_started is not None and (now_started >= started + 2 or (now_nothing or 0) > started):
                 return
+
+    def step_crash(self, what: str) -> None:
+        """SIGKILL the controller (`what`: the schema's one value) and restart it as its pod does (_restart). A
+        controller that exited by its own decision at its start (observer.exited) is not running: nothing to kill."""
+        if self.observer.exited is not None:
+            return
+        p = self.sandbox.process
+        if p is not None and self.sandbox.signal(signal.SIGKILL):
+            p.proc.wait(timeout=10)
+        self._restart(f"a crash step killed the {what} (SIGKILL)", planned=True)
 
     def step_cluster(self, settings: dict) -> None:
         """New operator settings restart the controller with them, as AKS redeploys it when a cluster setting
@@ -1232,6 +1298,8 @@ class RealRun:
             why.append("the run did not finish settled")
         if self.observer.exited is not None:
             why.append("the controller exited")
+        if self.restarts:
+            why.append("the controller was restarted in the run")
         if self.tap.refused:
             why.append(f"the fake refused {self.tap.refused} requests (unavailable offerings, retries)")
         if self.scenario.given.get("faults") or any(s.get("faults") for s in self.scenario.steps):
@@ -1259,6 +1327,30 @@ class RealRun:
         keep = Path(tempfile.mkdtemp(prefix="harness-real-", dir=tmp_root()))
         shutil.copyfile(self.kept.log, keep / "controller.log")
         print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
+
+
+# a controller that exits by itself this many times in a row, each within the kubelet's back-off, is in a crash
+# loop (harness assumption: a cluster shows CrashLoopBackOff from the second; the third rules out a one-off such
+# as an exit while its API server restarted), and how many of each exit's last log lines the run reports
+CRASH_LOOP_EXITS = 3
+CRASH_LOG_LINES = 8
+
+
+class ControllerCrashLoop(RuntimeError):
+    """The real controller keeps exiting by itself (RealRun._restart): the run cannot go on with it."""
+
+
+def crash_loop_text(loop: list[Exit], start: float | None) -> str:
+    """What a crash loop was: each exit, when (from the run's start, on its clock), why and its last log lines."""
+    def when(t: float) -> str:
+        return f"+{t - start:.1f}s" if start is not None else rfc3339(t)
+    parts = [f"exit {i + 1} at {when(e.at)}: {e.why}"
+             + (f", restarted at {when(e.restart_at)}" if i < len(loop) - 1 else "") + "; last log lines:\n"
+             + "\n".join("    " + ln for ln in e.log.splitlines()) for i, e in enumerate(loop)]
+    wait = loop[-1].restart_at - loop[-1].at
+    return (f"the Karpenter controller is in a crash loop: it exited {len(loop)} times by itself, each within the "
+            f"kubelet's back-off (CrashLoopBackOff; its next start would wait {wait:.0f}s: harness/model/"
+            "crashloop.py, k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet.go)\n  " + "\n  ".join(parts))
 
 
 # the state read is the last poll at least this long before a window closes: object timestamps are whole

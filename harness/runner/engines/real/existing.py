@@ -801,7 +801,7 @@ def _relaunch(run, launch: _Launch) -> bool:
     except APIRejected as e:
         if e.status != 404:
             raise
-    if not wait_for(lambda: cluster.get("NodeClaim", launch.name) is None, step=run.kubelets.step):
+    if not wait_for(lambda: cluster.get("NodeClaim", launch.name) is None, step=run.tend):
         raise RuntimeError(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted while "
                            f"seeded and is still there {SEED_TIMEOUT:.0f}s later")
     run.kubelets.forget(vm_name_of(launch.name))
@@ -864,7 +864,7 @@ def _await_group(run, launching: list[_Launch]) -> list[_Launch]:
     gone: list[_Launch] = []
     deadline = time.monotonic() + SEED_TIMEOUT
     while True:
-        run.kubelets.step()
+        run.tend()
         done = []
         vms = run.fake.vm_names(run.kubelets.rg)
         for name, launch in waiting.items():
@@ -941,7 +941,7 @@ def _finish_seeded(run, launch: _Launch, deployments: list[dict]) -> tuple[str, 
         # carry it, as the simulation's seeding has them (node_termination.begin)
         if when is not None and not wait_for(
                 lambda: (cluster.get("NodeClaim", name) or {}).get("metadata", {}).get("deletionTimestamp"),
-                step=run.kubelets.step):
+                step=run.tend):
             raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
                                f"in {SEED_TIMEOUT:.0f}s")
     return name, node_name, not launch.uninitialized

@@ -146,6 +146,9 @@ class Observer:
         self.namespaces: set[str] = {"default"}
         self.departed: frozenset[str] = frozenset()   # uids of the previous scenario's objects (their late events)
         self.exited: str | None = None     # the controller's own exit (its panic line), engine.py _alive
+        # the run's clock when the controller last started again (engine.py _restart): what its log says the old
+        # process cached is gone with it
+        self.restarted_at: float | None = None
         self.claims: dict[str, dict] = {}           # every NodeClaim seen: name -> last object
         # the NodeClaims given.existingNodes made, in the entries' order (existing.py seed)
         self.seeded: list[str] = []
@@ -679,7 +682,7 @@ class Observer:
         one offering, or every spot offering; "marking VM Family unavailable in zone": a family from a
         vCPU count up). An entry set again extends its TTL; the live ones at `now` (the run's clock, epoch
         seconds; the cache's TTL runs on it: controller-timing.yaml go-cache, and a line's wall-clock time is
-        read on it, runclock.py RunClock.at)."""
+        read on it, runclock.py RunClock.at), set since the controller last started (`restarted_at`)."""
         from harness.model.durations import go_duration
         entries: dict[str, dict] = {}
         for needle in ('"removing offering from offerings"', '"marking VM Family unavailable in zone"'):
@@ -689,6 +692,8 @@ class Observer:
                     ttl = go_duration(str(rec.get("ttl")))
                 except (TypeError, ValueError):
                     continue
+                if self.restarted_at is not None and at < self.restarted_at:
+                    continue            # the process that cached it is gone (a restart)
                 ct, zone = rec.get("capacity-type") or "", rec.get("zone") or ""
                 if "family" in rec:
                     key = f"skufamily:{str(rec['family']).lower()}:{zone}:{ct}"
