@@ -39,17 +39,21 @@ def node_view(n) -> dict:
             "kubeletRefused": n.kubelet_refused is not None}
 
 
+# the owners whose pods are named at random (generateName), on both engines
+RANDOM_NAMES = ("Deployment", "ReplicaSet", "Job")
+
+
 def pods_view(r) -> dict:
-    """Each pod's state; the pods of a Deployment or a Job (whose names are random on both sides: the
-    ReplicaSet's or the Job's generateName) as a count per state under `<namespace>/<owner> (Kind)`. A
-    Deployment's deleted pods are left out (a roll deletes as many as it makes); a Job's are counted
-    (activeDeadlineSeconds deletes them, and that is the outcome)."""
+    """Each pod's state; the pods of a Deployment, a bare ReplicaSet or a Job (whose names are random on both
+    sides: the ReplicaSet's or the Job's generateName) as a count per state under `<namespace>/<owner> (Kind)`.
+    A Deployment's or ReplicaSet's deleted pods are left out (a roll or an eviction's replacement deletes as many
+    as it makes); a Job's are counted (activeDeadlineSeconds deletes them, and that is the outcome)."""
     out: dict = {}
     for k, p in sorted(r.pods.items()):
         if p.owner_kind == "DaemonSet":
             continue
-        if p.owner_kind in ("Deployment", "Job"):
-            if p.state == "deleted" and p.owner_kind == "Deployment":
+        if p.owner_kind in RANDOM_NAMES:
+            if p.state == "deleted" and p.owner_kind != "Job":
                 continue
             counts = out.setdefault(f"{p.namespace}/{p.owner_name} ({p.owner_kind})", {})
             counts[p.state] = counts.get(p.state, 0) + 1
@@ -141,11 +145,11 @@ def paired(r) -> list:
 
 
 def owners(r, n) -> list[str]:
-    """The workloads node `n` carries: its pods' names, a Deployment's pods by the Deployment's name (their
+    """The workloads node `n` carries: its pods' names, a Deployment's or bare ReplicaSet's pods by its name (their
     own are random); none for a deleted node (see `paired`)."""
     if n.deleted:
         return []
-    return sorted((r.pods[k].owner_name if r.pods[k].owner_kind == "Deployment" else r.pods[k].name)
+    return sorted((r.pods[k].owner_name if r.pods[k].owner_kind in ("Deployment", "ReplicaSet") else r.pods[k].name)
                   for k in n.pods if k in r.pods and r.pods[k].owner_kind != "DaemonSet")
 
 

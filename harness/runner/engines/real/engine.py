@@ -29,6 +29,7 @@ from harness.backends.kinds import WORKLOAD_KINDS, apply_order
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
+from harness.loop.assumed import TIMING_KEYS, notice
 from harness.loop.clock import EPOCH, start_of
 from harness.loop.controllers.kubectl import not_found
 from harness.loop.controllers.nodetermination import rfc3339
@@ -61,6 +62,9 @@ QUIESCE_TIMEOUT = 150.0        # a run that is still changing after this is repo
 # (harness/loop/simulation.py iteration_bound)
 QUIESCE_SECONDS_PER_NODE = 10.0
 POLL_SECONDS = 0.1
+# two NodeClaims launched further apart than this came from two provisioning rounds (core batches pending pods
+# for 1 s idle, at most 10 s: sigs.k8s.io/karpenter v1.14.0 pkg/operator/options BATCH_IDLE_DURATION, BATCH_MAX_DURATION)
+ROUND_APART_SECONDS = 10.0
 PASS_ASK_SECONDS = 2.0        # a pass asked for and not seen by then is asked for again
 PASS_WAIT_SECONDS = 10.0      # at most this long for the pass asked for before a jump of the clock
 NODEPOOL_WAIT = 30.0           # at most this long for applied NodePools to become Ready before workloads
@@ -459,6 +463,9 @@ class RealRun:
         self.apply_errors: list[str] = []
         self.reported_errors = 0
         self.runaway_threshold = int((scenario.given.get("loop") or {}).get("runawayThreshold", 3))
+        # the NodeClaims an earlier settle saw, and whether a settle met a launch in flight (assumed.notice)
+        self.claims_seen: set[str] = set()
+        self.boot_overlapped = False
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
         self.ever_evicted = False
         self.restricted = False                    # a `restrict` step changed the fake's catalog
@@ -894,6 +901,7 @@ class RealRun:
         self.scenario_clock = max(self.scenario_clock or 0.0, settler.last_change)
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.restarts = list(self.restarts)
+        self._say_assumed(result)
         result.timings.update(self.timings, settle=time.monotonic() - start)
         result.trace.append(f"[settle] {settler.reason or result.runaway_reason}")
         if window is not None:
@@ -1242,6 +1250,20 @@ class RealRun:
         live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
         nxt = windows.next_after(windows.windows(live, self.reads.list("NodePool"), self.observer.pod_objects), wall)
         self.window = (instant, wall, nxt) if nxt is not None else None
+
+    def _say_assumed(self, result) -> None:
+        """The timings the run assumed that its outcome may hang on (harness/loop/assumed.py), judged as the
+        simulation judges them: this settle launched NodeClaims in two provisioning rounds (more than
+        ROUND_APART_SECONDS apart) or deleted one it launched. The kubelet stand-ins register at once and the
+        fake deletes VMs at once unless given.loop says otherwise, so the assumption is the simulation's."""
+        new = [c for c in result.nodeclaims if c.name not in self.claims_seen and c.at.get("launched") is not None]
+        self.claims_seen.update(c.name for c in result.nodeclaims)
+        launched = sorted(c.at["launched"] for c in new)
+        if (launched and launched[-1] - launched[0] > ROUND_APART_SECONDS) or any(c.deleted for c in new):
+            self.boot_overlapped = True
+        given = frozenset(k for k in TIMING_KEYS if k in (self.scenario.given.get("loop") or {}))
+        said = notice(result, given, self.boot_overlapped)
+        result.assumed = [said] if said else []
 
     def applicable(self, expect: dict, root: str):
         return applicability.split(expect, root)
