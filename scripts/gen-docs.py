@@ -441,8 +441,8 @@ def envelope() -> str:
     template_note = (
         f"A pod template follows the [Pod](#pod) rules ({templates}), and a CronJob's `spec.jobTemplate.spec` the "
         "[Job](#job) rules; a warning names the field as it is in the manifest (a Deployment's "
-        "`spec.template.spec.schedulerName`). Each kind also has the fields of [every kind](#every-kind). A path covers "
-        "the fields under it that no longer path names: the most specific rule wins.")
+        "`spec.template.spec.schedulerName`). Each kind also has the fields of [every kind](#every-kind). A path "
+        "covers the fields under it that no longer path names: the most specific rule wins.")
     lines = _header("harness/data/envelope.yaml, in the words harness/runner/envelope.py prints") + [
         "# Manifest envelope", "", intro, "",
         "## How a warning reads", "",
@@ -475,8 +475,7 @@ def envelope() -> str:
     if unnamed:
         lines += ["", "## Advice no field names", "",
                   "Entries of `advice` that no field or value names, so no warning prints them; the docs cite them "
-                  "by key.",
-                  "", "| key | words |", "|---|---|"]
+                  "by key.", "", "| key | words |", "|---|---|"]
         lines += [f"| `{key}` | {_cell(advice[key])} |" for key in unnamed]
     lines.append("")
     return "\n".join(lines)

@@ -61,6 +61,8 @@ def test_the_envelope_page_holds_every_kind_field_and_word_of_envelope_yaml():
 
 
 def test_the_envelope_page_goes_stale_when_envelope_yaml_changes(tmp_path, monkeypatch):
+    """A changed advice and an added inert kind change the page, so test_generated_reference_pages_are_current fails
+    until it is regenerated."""
     gen = _gen_docs()
     data = yaml.safe_load(gen.ENVELOPE.read_text())
     data["advice"]["static"] = "static NodePools are a new limit"
