@@ -5,6 +5,8 @@
   docs/reference/fakeazure.md         fakeazure's route tables (fakeazure/*/urls.py, fakeazure/control.py)
   docs/reference/profiles.md          harness/data/profiles/*.yaml and harness/data/releases/index.yaml
   docs/reference/core-switches.md     harness/data/core-behaviour.yaml (the switches: what each decides, its PRs, its pair)
+  docs/reference/envelope.md          harness/data/envelope.yaml (per kind: the fields not modeled with the words the
+                                      harness prints for each, the modeled and inert ones; the inert kinds)
 
     python3 scripts/gen-docs.py            write the pages
     python3 scripts/gen-docs.py --check    exit 1 and name each page that differs (CI: scripts/test.sh's docs leg)
@@ -14,6 +16,7 @@ It sits outside the package: it reads every layer (the CLI included) and fakeazu
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import re
@@ -25,6 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))      # this checkout's harness and fakeazure, wherever the script is run from
 OUT = ROOT / "docs" / "reference"
+ENVELOPE = ROOT / "harness" / "data" / "envelope.yaml"
 
 
 def _header(source: str) -> list[str]:
@@ -311,8 +315,174 @@ def core_switches() -> str:
     return "\n".join(lines)
 
 
+# -- the manifest envelope, from harness/data/envelope.yaml -------------------------------------------------
+
+# A scenario with one of each kind of envelope warning; the page shows what `harness validate` prints for it.
+ENVELOPE_EXAMPLE = """\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: example}
+given: {skus: [Standard_D2s_v3]}
+manifests:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: default}
+    spec:
+      replicas: 2
+      disruption: {consolidationPolicy: Balanced, consolidateAfter: 1m}
+      template:
+        spec:
+          nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+          requirements: [{key: kubernetes.io/os, operator: In, values: [linux]}]
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: db}
+    spec:
+      serviceName: db
+      selector: {matchLabels: {app: db}}
+      updateStrategy: {rollingUpdate: {maxUnavailable: 2}}
+      template:
+        metadata: {labels: {app: db}}
+        spec:
+          schedulerName: default-scheduler
+          hostUsers: false
+          containers: [{name: c, image: i}]
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
+"""
+
+
+def _envelope_example() -> list[str]:
+    """What `harness validate` prints for ENVELOPE_EXAMPLE (the harness's own notices, in line order)."""
+    from harness.runner.scenario import load_scenarios_text
+    (sc,) = load_scenarios_text(ENVELOPE_EXAMPLE, "example.scenario.yaml", ROOT)
+    lines = [dataclasses.replace(n, file="example.scenario.yaml").render()
+             for n in sorted(sc.warnings, key=lambda n: n.line)]
+    # the page's words about the example hold only while it shows one of each (and a default unwarned)
+    shows = ["spec.replicas is not modeled", ": Balanced is not modeled", "is dropped by the API server",
+             "hostUsers is not modeled: the harness does not know this field", "accepted, not applied"]
+    if [s for s in shows if not any(s in line for line in lines)] or any("schedulerName" in line for line in lines):
+        raise SystemExit("scripts/gen-docs.py: ENVELOPE_EXAMPLE no longer shows one warning of each kind; "
+                         "change it (and the words after it):\n" + "\n".join(lines))
+    return lines
+
+
+def _segments(path: str) -> tuple[str, ...]:
+    """An envelope.yaml path's field names (a bracketed map key is one name, dots and all)."""
+    return tuple(a or b for a, b in re.findall(r"\[([^\]]*)\]|([^.\[\]]+)", path))
+
+
+def _printed(segments: tuple[str, ...]) -> str:
+    """Field names as a warning prints them: joined by dots, a map key with dots in brackets."""
+    return "".join(f"[{s}]" if "." in s else f".{s}" for s in segments).lstrip(".")
+
+
+def _grouped(paths: list[str]) -> str:
+    """Paths as code spans, siblings (two or more under one parent) folded into `parent.{a, b}`."""
+    by_parent: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for segments in map(_segments, paths):
+        by_parent.setdefault(segments[:-1], []).append(segments)
+    out = []
+    for parent, children in by_parent.items():
+        if parent and len(children) > 1 and not any("." in c[-1] for c in children):
+            out.append(f"`{_printed(parent)}.{{{', '.join(c[-1] for c in children)}}}`")
+        else:
+            out += [f"`{_printed(c)}`" for c in children]
+    return ", ".join(out)
+
+
+def _warned(section: dict, kind: str, data: dict) -> list[tuple[list[str], str, str]]:
+    """(fields, how they are warned, advice key) for a kind's unmodeled fields, dropped fields and values, the
+    fields sharing an advice in one row."""
+    defaults = (data.get("defaults") or {}).get(kind) or {}
+    rows: dict[tuple[str, str], list[str]] = {}
+    for path, key in (section.get("unmodeled") or {}).items():
+        at_default = f" (not warned at `{defaults[path]}`, the API server's default)" if path in defaults else ""
+        how = "not modeled" + at_default
+        rows.setdefault((how, key), []).append(_printed(_segments(path)))
+    for path, key in (section.get("dropped") or {}).items():
+        rows.setdefault(("dropped by the API server", key), []).append(_printed(_segments(path)))
+    for path, values in ((data.get("values") or {}).get(kind) or {}).items():
+        for value, key in values.items():
+            rows.setdefault(("value not modeled", key), []).append(f"{_printed(_segments(path))}: {value}")
+    return [(fields, how, key) for (how, key), fields in rows.items()]
+
+
+def _warned_table(rows: list[tuple[list[str], str, str]], advice: dict) -> list[str]:
+    return ["| field | warned as | the harness prints |", "|---|---|---|"] + [
+        f"| {', '.join(f'`{f}`' for f in fields)} | {_cell(how)} | {_cell(advice[key])} |"
+        for fields, how, key in rows]
+
+
+def envelope() -> str:
+    """Per kind, what the simulation does with each field (envelope.yaml), the words of each warning as
+    harness/runner/envelope.py prints them (its `advice` and `inertKinds` entries, as written), and the kinds
+    accepted as inert."""
+    from harness.runner.envelope import POD_TEMPLATE_PATHS
+    data = yaml.safe_load(ENVELOPE.read_text())
+    kinds = {kind: section or {} for kind, section in data["kinds"].items()}
+    common, inert_kinds, advice = data["common"], data.get("inertKinds") or {}, data["advice"]
+    warned = {"Every kind": _warned(common, "", {})} | {kind: _warned(s, kind, data) for kind, s in kinds.items()}
+    named = {key for rows in warned.values() for _, _, key in rows}
+    intro = (
+        f"What the simulation does with each field of the {len(kinds)} kinds a scenario's manifests may hold, and "
+        f"the {len(inert_kinds)} kinds it accepts without applying them. A field is **modeled** (the loop reads it), "
+        "**inert** (no decision of Karpenter core, the provider or kube-scheduler reads it, at any release), or "
+        "**not modeled** (it would change what Karpenter does, and the simulation does not follow it). "
+        f"{sum(len(fields) for rows in warned.values() for fields, _, _ in rows)} fields and values are not "
+        f"modeled, under {len(named)} entries of `advice`: `harness validate`, `harness run` and pytest warn of "
+        "each at its line, in the words below. A field no rule names is warned too, "
+        f"in the words \"{advice['unlisted']}\". What the simulation does model, and the limits that are no "
+        "manifest field, are in [What is not modeled](../limits.md).")
+    example_note = (
+        "The StatefulSet's `hostUsers` is a Pod field no rule of the envelope names; its `schedulerName` holds the "
+        "value the API server defaults it to, which asks for nothing the simulation lacks, so it is not warned.")
+    templates = ", ".join(f"{kind} `{'.'.join(path)}`" for kind, path in POD_TEMPLATE_PATHS.items())
+    template_note = (
+        f"A pod template follows the [Pod](#pod) rules ({templates}), and a CronJob's `spec.jobTemplate.spec` the "
+        "[Job](#job) rules; a warning names the field as it is in the manifest (a Deployment's "
+        "`spec.template.spec.schedulerName`). Each kind also has the fields of [every kind](#every-kind). A path "
+        "covers the fields under it that no longer path names: the most specific rule wins.")
+    lines = _header("harness/data/envelope.yaml, in the words harness/runner/envelope.py prints") + [
+        "# Manifest envelope", "", intro, "",
+        "## How a warning reads", "",
+        "A scenario holding one of each:", "", '```yaml linenums="1"', ENVELOPE_EXAMPLE.rstrip("\n"), "```", "",
+        "and what `harness validate` prints for it:", "", "```text", *_envelope_example(), "```", "",
+        example_note, "",
+        "## Kinds", "",
+        "| kind | not modeled | modeled | inert |", "|---|---|---|---|"]
+    for kind, section in kinds.items():
+        lines.append(f"| [{kind}](#{kind.lower()}) | {sum(len(fields) for fields, _, _ in warned[kind])} | "
+                     f"{len(section.get('modeled') or [])} | {len(section.get('inert') or [])} |")
+    lines += ["", template_note, ""]
+    for kind, section in [("Every kind", common), *kinds.items()]:
+        lines += [f"## {kind}", ""]
+        lines += (_warned_table(warned[kind], advice) if warned[kind] else ["Not modeled: none."]) + [""]
+        if section.get("modeled"):
+            lines += [f"Modeled: {_grouped(section['modeled'])}.", ""]
+        if section.get("inert"):
+            lines += [f"Inert: {_grouped(section['inert'])}.", ""]
+    reasons: dict[str, list[str]] = {}
+    for kind, reason in inert_kinds.items():
+        reasons.setdefault(reason, []).append(kind)
+    inert_note = (
+        "Kinds that cannot change what Karpenter or kube-scheduler decide: a scenario (or a dump) may hold them; "
+        "they are accepted, not applied, and named once per kind in these words (`2 ConfigMaps (a, b): accepted, "
+        "not applied: ...`). A kind neither here nor above is refused (`unsupported kind`).")
+    lines += ["## Inert kinds", "", inert_note, "", "| kind | the harness prints |", "|---|---|"]
+    lines += [f"| {', '.join(ks)} | {_cell(reason)} |" for reason, ks in reasons.items()]
+    unnamed = [key for key in advice if key not in named and key != "unlisted"]
+    if unnamed:
+        lines += ["", "## Advice no field names", "",
+                  "Entries of `advice` that no field or value names, so no warning prints them; the docs cite them "
+                  "by key.", "", "| key | words |", "|---|---|"]
+        lines += [f"| `{key}` | {_cell(advice[key])} |" for key in unnamed]
+    lines.append("")
+    return "\n".join(lines)
+
+
 PAGES = {"scenario-format.md": scenario_format, "cli.md": cli, "fakeazure.md": fakeazure,
-         "profiles.md": profiles, "core-switches.md": core_switches}
+         "profiles.md": profiles, "core-switches.md": core_switches, "envelope.md": envelope}
 
 
 def _shown(path: Path) -> str:

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from tests.scriptload import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +39,40 @@ def test_the_check_names_a_stale_page(tmp_path, monkeypatch):
     (tmp_path / "cli.md").write_text("stale\n")
     assert gen.main(["--check"]) == 1
     assert not (tmp_path / "profiles.md").exists()      # --check writes nothing
+
+
+def test_the_envelope_page_holds_every_kind_field_and_word_of_envelope_yaml():
+    """docs/reference/envelope.md names each kind, each field not modeled (as a warning prints it) and each kind
+    accepted as inert, with the words harness/runner/envelope.py prints for them."""
+    from harness.runner.envelope import _data, _join, _split, advice, inert_kind
+    page = _gen_docs().envelope()
+    data = _data()
+    missing = [f"## {kind}" for kind in data["kinds"] if f"\n## {kind}\n" not in page]
+    for section in [data["common"], *(s or {} for s in data["kinds"].values())]:
+        for path, key in [*(section.get("unmodeled") or {}).items(), *(section.get("dropped") or {}).items()]:
+            if f"`{_join(_split(path))}`" not in page or advice(key) not in page:
+                missing.append(path)
+    for kind, values in (data.get("values") or {}).items():
+        missing += [f"{kind} {value}" for field, v in values.items() for value, key in v.items()
+                    if f"`{field}: {value}`" not in page or advice(key) not in page]
+    missing += [kind for kind in data["inertKinds"] if kind not in page or inert_kind(kind) not in page]
+    missing += [key for key in data["advice"] if advice(key) not in page]
+    assert missing == []
+
+
+def test_the_envelope_page_goes_stale_when_envelope_yaml_changes(tmp_path, monkeypatch):
+    """A changed advice and an added inert kind change the page, so test_generated_reference_pages_are_current fails
+    until it is regenerated."""
+    gen = _gen_docs()
+    data = yaml.safe_load(gen.ENVELOPE.read_text())
+    data["advice"]["static"] = "static NodePools are a new limit"
+    data["inertKinds"]["PodTemplate"] = "no scheduling decision reads them"
+    monkeypatch.setattr(gen, "ENVELOPE", tmp_path / "envelope.yaml")
+    gen.ENVELOPE.write_text(yaml.safe_dump(data, sort_keys=False))
+    page = gen.render()[gen.OUT / "envelope.md"]
+    assert page != (ROOT / "docs" / "reference" / "envelope.md").read_text()
+    assert "| `spec.replicas` | not modeled | static NodePools are a new limit |" in page
+    assert ", PodTemplate | no scheduling decision reads them |" in page
 
 
 def test_mkdocs_build_strict(tmp_path):
