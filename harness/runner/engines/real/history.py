@@ -20,7 +20,6 @@ from harness.loop.hashes import (
     NODECLASS_HASH_VERSION,
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
-    NODEPOOL_HASH_VERSION_VALUE,
 )
 
 # the entry's fields that are history (the real engine needs a clock it can move for them: engine.py); the
@@ -28,12 +27,12 @@ from harness.loop.hashes import (
 DATED = ("createdAt", "initializedAt", "lastPodEventTime")
 FIELDS = (*DATED, "drifted", "annotations")
 # the hash a `drifted` entry without the dump's own annotation carries: it matches no spec (controllers/seed.py),
-# with the version the live controller stamped (the AKSNodeClass hash's has no fallback: a release that stamps
-# none, provider v0.5-v0.6, compares none)
+# with the version the live controller stamped (none where it stamped none: the AKSNodeClass hash at provider
+# v0.5-v0.6, which compares none)
 PLACEHOLDER = {"NodeClassDrifted": (NODECLASS_HASH, "launched-from-an-older-aksnodeclass",
                                     NODECLASS_HASH_VERSION, None),
                "NodePoolDrifted": (NODEPOOL_HASH, "launched-from-an-older-nodepool",
-                                   NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)}
+                                   NODEPOOL_HASH_VERSION, None)}
 # the hash that stays the live one when the dump calls the other kind drifted (or calls nothing drifted)
 CURRENT = {"NodeClassDrifted": (NODEPOOL_HASH,), "NodePoolDrifted": (NODECLASS_HASH,)}
 
