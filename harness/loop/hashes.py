@@ -141,6 +141,19 @@ def nodepool_hash_annotations(nodepool: dict, profile: Profile) -> dict[str, str
             NODEPOOL_HASH: nodepool_hash(nodepool, profile), NODEPOOL_HASH_VERSION: profile.nodepool_hash_version}
 
 
+def restamps(stamped: str | None, nodepool: dict | None, profile: Profile) -> bool:
+    """Whether core's NodePool hash controller re-stamps a NodeClaim whose hash version is `stamped` with the
+    release's version (and the current hash unless it is Drifted): at its first reconcile of a NodePool whose
+    own hash-version annotation is not the release's (absent, or a dump of another core), every NodeClaim of
+    another version; a NodePool already at the release's version re-stamps nothing, and drift then never
+    compares that NodeClaim's hash (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodepool/hash/controller.go
+    Reconcile, updateNodeClaimHash; v0.36.1 the same)."""
+    version = profile.nodepool_hash_version
+    if nodepool is None or stamped is None or stamped == version:
+        return False
+    return ((nodepool.get("metadata") or {}).get("annotations") or {}).get(NODEPOOL_HASH_VERSION) != version
+
+
 # (id(profile), repr of spec.template) -> (the profile, its template_lifetime), as _BY_TEXT
 _LIFETIMES: dict[tuple[int, str], tuple[Profile, dict]] = {}
 

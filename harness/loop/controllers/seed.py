@@ -13,7 +13,7 @@ from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,
-                                 nodepool_hash)
+                                 nodepool_hash, restamps)
 from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim, template_for
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
@@ -223,21 +223,17 @@ def _history(sim, claim, entry: dict, where: str) -> None:
 
 
 def _restamp(sim, claim, drifted: bool) -> None:
-    """Core's NodePool hash controller at its first reconcile: when the NodePool's own hash-version annotation is
-    not the release's (absent, or a dump of another core), every NodeClaim of another hash version gets the
-    release's version, and the current hash unless it is Drifted already; so it is not drifted by the version
-    change, and a later template change drifts it. A NodePool already at the release's version re-stamps
-    nothing, and drift never compares that NodeClaim's hash (sigs.k8s.io/karpenter v1.14.0
-    pkg/controllers/nodepool/hash/controller.go Reconcile, updateNodeClaimHash; v0.36.1 the same)."""
+    """A seeded NodeClaim of another NodePool hash version, as core's NodePool hash controller leaves it at its
+    first reconcile (hashes.py restamps): the release's version, and the current hash unless Drifted; else, its
+    NodePool being at the release's version already, as it was (never compared)."""
     s = sim.state
     have = claim.obj["metadata"].setdefault("annotations", {})
     version, stamped = s.profile.nodepool_hash_version, have.get(NODEPOOL_HASH_VERSION)
     np = s.cluster.get("NodePool", claim.template.name)
     if stamped is None or stamped == version or np is None:
         return
-    np_version = ((np.get("metadata") or {}).get("annotations") or {}).get(NODEPOOL_HASH_VERSION)
     subject, related = f"NodeClaim/{claim.result.name}", (f"NodePool/{claim.template.name}",)
-    if np_version == version:
+    if not restamps(stamped, np, s.profile):
         s.trace(f"NodeClaim {claim.result.name} keeps nodepool-hash-version {stamped}: its NodePool is at {version}")
         s.decide("disruption", "hash-version-kept", subject,
                  f"its {NODEPOOL_HASH_VERSION} {stamped} is not the release's {version}, and its NodePool's already "
