@@ -106,13 +106,11 @@ def inert_notices(skipped: list) -> list[Notice]:
     return out
 
 
-# what a release's NodePool hash does with a NodePool field (nodepool_hash_reads)
+# what a release's NodePool hash does with a NodePool field (nodepool_hash_reads): HASHED, a change drifts every node
+# of the NodePool (NodePoolDrifted); HASH_IGNORED, `hash:"ignore"` (drifts no node through the hash); NOT_IN_TEMPLATE,
+# no field of the release's template spec type; NOT_HASHED, outside spec.template
 HASHED, HASH_IGNORED, NOT_IN_TEMPLATE, NOT_HASHED = "hashed", "ignored", "not in the template", "not hashed"
-HASH_READS = {
-    HASHED: "in the NodePool hash: a change drifts every node of the NodePool (NodePoolDrifted)",
-    HASH_IGNORED: "left out of the NodePool hash (`hash:\"ignore\"`): a change drifts no node through the hash",
-    NOT_IN_TEMPLATE: "no field of the release's template spec: neither hashed nor read from the template",
-    NOT_HASHED: "outside spec.template: the NodePool hash does not read it"}
+HASH_READS = (HASHED, HASH_IGNORED, NOT_IN_TEMPLATE, NOT_HASHED)
 
 
 def nodepool_hash_reads(path: str, profile) -> str:
