@@ -1,9 +1,11 @@
 """The hashes drift compares: a NodePool's template and an AKSNodeClass's spec.
 
 Core stamps `karpenter.sh/nodepool-hash` (NodePool.Hash: hashstructure FormatV2 of spec.template with
-SlicesAsSets, IgnoreZeroValue and ZeroNil; requirements and resources are `hash:"ignore"`) on each
-NodeClaim it creates (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go Hash,
-pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate); the provider
+SlicesAsSets, IgnoreZeroValue and ZeroNil) and its version on each NodeClaim it creates
+(sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodepool.go Hash, pkg/controllers/provisioning/scheduling/
+nodeclaimtemplate.go NewNodeClaimTemplate); which template spec fields it reads and the version are the
+release's (core-behaviour.yaml nodePoolHashVersion, nodePoolHashedFields: v2 and the v1beta1 spec at core
+v0.36, v3 and the v1 spec from v1.0.0). The provider
 stamps `karpenter.azure.com/aksnodeclass-hash` (AKSNodeClass.Hash over spec, less the release's
 `hash:"ignore"` fields) and its version at Create (github.com/Azure/karpenter-provider-azure v1.14.0
 pkg/apis/v1beta1/aksnodeclass.go Hash, pkg/cloudprovider/cloudprovider.go); v0.5-v0.6 have no
@@ -25,7 +27,6 @@ from harness.model.profile import Profile
 
 NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
 NODEPOOL_HASH_VERSION = "karpenter.sh/nodepool-hash-version"
-NODEPOOL_HASH_VERSION_VALUE = "v3"                     # core pkg/apis/v1/nodepool.go NodePoolHashVersion
 NODECLASS_HASH = "karpenter.azure.com/aksnodeclass-hash"
 NODECLASS_HASH_VERSION = "karpenter.azure.com/aksnodeclass-hash-version"
 
@@ -106,14 +107,15 @@ def nodepool_hash(nodepool: dict, profile: Profile) -> str:
 
 
 def _nodepool_hash(nodepool: dict, profile: Profile) -> str:
+    """The template's metadata and the spec fields the release hashes (a field its spec type lacks, such as
+    expireAfter at core v0.36 where it is spec.disruption's, is not read)."""
     template = stored_template(nodepool, profile)
-    spec = template["spec"]
-    spec.pop("requirements", None)
-    spec.pop("resources", None)
+    hashed = profile.nodepool_hashed_fields
+    spec = {k: v for k, v in template["spec"].items() if k in hashed}
     for k in DURATION_FIELDS:
         if k in spec:
             spec[k] = _duration_value(spec[k])
-    return _digest(template)
+    return _digest({**template, "spec": spec})
 
 
 def nodeclass_hash(nodeclass: dict, profile: Profile) -> str:
@@ -132,11 +134,24 @@ def nodeclass_hash_annotations(nodeclass: dict | None, profile: Profile) -> dict
 
 
 def nodepool_hash_annotations(nodepool: dict, profile: Profile) -> dict[str, str]:
-    """A new NodeClaim's annotations: the template's, then the NodePool hash and its version (core
-    nodeclaimtemplate.go NewNodeClaimTemplate; NodeClaimTemplate.ToNodeClaim)."""
+    """A new NodeClaim's annotations: the template's, then the NodePool hash and the release's hash version
+    (core nodeclaimtemplate.go NewNodeClaimTemplate; NodeClaimTemplate.ToNodeClaim)."""
     template = (((nodepool.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations") or {}
     return {**{str(k): str(v) for k, v in template.items()},
-            NODEPOOL_HASH: nodepool_hash(nodepool, profile), NODEPOOL_HASH_VERSION: NODEPOOL_HASH_VERSION_VALUE}
+            NODEPOOL_HASH: nodepool_hash(nodepool, profile), NODEPOOL_HASH_VERSION: profile.nodepool_hash_version}
+
+
+def restamps(stamped: str | None, nodepool: dict | None, profile: Profile) -> bool:
+    """Whether core's NodePool hash controller re-stamps a NodeClaim whose hash version is `stamped` with the
+    release's version (and the current hash unless it is Drifted): at its first reconcile of a NodePool whose
+    own hash-version annotation is not the release's (absent, or a dump of another core), every NodeClaim of
+    another version; a NodePool already at the release's version re-stamps nothing, and drift then never
+    compares that NodeClaim's hash (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodepool/hash/controller.go
+    Reconcile, updateNodeClaimHash; v0.36.1 the same)."""
+    version = profile.nodepool_hash_version
+    if nodepool is None or stamped is None or stamped == version:
+        return False
+    return ((nodepool.get("metadata") or {}).get("annotations") or {}).get(NODEPOOL_HASH_VERSION) != version
 
 
 # (id(profile), repr of spec.template) -> (the profile, its template_lifetime), as _BY_TEXT

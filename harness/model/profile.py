@@ -305,6 +305,30 @@ class Profile:
             return frozenset()
         return frozenset(((self.aks_nodeclass_schema or {}).get("properties") or {})) - self.nodeclass_hash_ignored
 
+    def _core_behaviour(self, name: str) -> Any:
+        """core.behaviour.<name>, or upstream.yaml's where this profile has none."""
+        value = (self.core.get("behaviour") or {}).get(name)
+        return value if value is not None else (raw_profile(DEFAULT_PROFILE)["core"].get("behaviour") or {})[name]
+
+    @property
+    def nodepool_hash_version(self) -> str:
+        """The NodePool hash version core stamps on each NodeClaim beside the template hash and compares at drift
+        (NodePoolHashVersion; core-behaviour.yaml nodePoolHashVersion): v2 at core v0.36, v3 from v1.0.0."""
+        return str(self._core_behaviour("nodePoolHashVersion"))
+
+    @property
+    def nodepool_hashed_fields(self) -> frozenset[str]:
+        """The NodePool template's spec fields core's hash reads (core-behaviour.yaml nodePoolHashedFields; the
+        template's metadata is hashed too): kubelet and no expireAfter at core v0.36 (v1beta1), expireAfter and
+        terminationGracePeriod from v1.0.0."""
+        return frozenset(self._core_behaviour("nodePoolHashedFields"))
+
+    @property
+    def nodepool_hash_ignored(self) -> frozenset[str]:
+        """The NodePool template's spec fields core's hash leaves out (`hash:"ignore"`; core-behaviour.yaml
+        nodePoolHashIgnored): requirements, and resources at core v0.36."""
+        return frozenset(self._core_behaviour("nodePoolHashIgnored"))
+
     @functools.cached_property
     def base_labels(self) -> tuple[BaseLabel, ...]:
         return tuple(

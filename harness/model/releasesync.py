@@ -168,17 +168,25 @@ def _names(value: str | list | None) -> list[str]:
 
 def _probe_text(probe: dict, read: Callable[[str], list[tuple[str, str]]]) -> str:
     """The comment-free text of the probe's files: only the bodies of `func` (a name or a list of names, each
-    file's in that order) and of `struct` when given."""
+    file's in that order) and of `struct` when given; with `firstFile`, only the first file in `files` order
+    that holds any of them."""
     parts = []
-    for name, text in read(probe.get("module", "provider")):
+    files = list(read(probe.get("module", "provider")))
+    if probe.get("firstFile"):
+        files.sort(key=lambda f: next((i for i, g in enumerate(probe["files"]) if fnmatch.fnmatch(f[0], g)),
+                                      len(probe["files"])))
+    for name, text in files:
         if name.endswith("_test.go") or not any(fnmatch.fnmatch(name, g) for g in probe["files"]):
             continue
         text = strip_comments(text) if name.endswith(".go") else text
         if probe.get("func") or probe.get("struct"):
-            parts += [_func_body(text, f) for f in _names(probe.get("func"))]
-            parts += [_struct_body(text, t) for t in _names(probe.get("struct"))]
+            found = [_func_body(text, f) for f in _names(probe.get("func"))]
+            found += [_struct_body(text, t) for t in _names(probe.get("struct"))]
         else:
-            parts.append(text)
+            found = [text]
+        parts += found
+        if probe.get("firstFile") and any(found):
+            break
     return "\n".join(p for p in parts if p)
 
 

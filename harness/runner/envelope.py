@@ -107,6 +107,27 @@ def inert_notices(skipped: list) -> list[Notice]:
     return out
 
 
+# what a release's NodePool hash does with a NodePool field (nodepool_hash_reads): HASHED, a change drifts every node
+# of the NodePool (NodePoolDrifted); HASH_IGNORED, `hash:"ignore"` (drifts no node through the hash); NOT_IN_TEMPLATE,
+# no field of the release's template spec type; NOT_HASHED, outside spec.template
+HASHED, HASH_IGNORED, NOT_IN_TEMPLATE, NOT_HASHED = "hashed", "ignored", "not in the template", "not hashed"
+HASH_READS = (HASHED, HASH_IGNORED, NOT_IN_TEMPLATE, NOT_HASHED)
+
+
+def nodepool_hash_reads(path: str, profile) -> str:
+    """What the profile's release reads a NodePool field (an envelope.yaml path) for in its drift hash: one of
+    HASH_READS, derived from core's source at the release (NodePool.Hash of spec.template, whose metadata is
+    hashed; its spec fields per core-behaviour.yaml nodePoolHashedFields and nodePoolHashIgnored)."""
+    parts = _split(path)
+    if parts[:2] != ("spec", "template"):
+        return NOT_HASHED
+    if parts[2:3] != ("spec",) or len(parts) < 4:
+        return HASHED
+    if parts[3] in profile.nodepool_hashed_fields:
+        return HASHED
+    return HASH_IGNORED if parts[3] in profile.nodepool_hash_ignored else NOT_IN_TEMPLATE
+
+
 def advice(key: str) -> str:
     return str(_data()["advice"].get(key, key))
 

@@ -8,6 +8,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.loop.clock import parse_rfc3339
+from harness.model.profile import load_profile
 from harness.runner.engines.real import existing, history
 from harness.runner.engines.real.engine import RealEngine
 from harness.runner.scenario import load_scenarios_text
@@ -65,6 +66,19 @@ LIVE = {"karpenter.sh/nodepool-hash": "111", "karpenter.sh/nodepool-hash-version
 ])
 def test_the_dumps_annotations_over_the_live_ones_as_the_simulation_writes_them(entry, changed):
     assert history.annotations(entry, LIVE) == {**LIVE, **changed}
+
+
+def test_a_dumped_hash_version_is_restamped_as_the_simulation_does():
+    """A v2 NodeClaim under a NodePool without the release's v3 annotation takes the live version (core's hash
+    controller would have re-stamped it: hashes.py restamps); under a NodePool already at v3 it keeps v2."""
+    entry = {"nodePool": "default", "annotations": {"karpenter.sh/nodepool-hash-version": "v2"}}
+    live = {**LIVE, "karpenter.sh/nodepool-hash-version": "v3"}
+    upstream = load_profile("upstream")
+    assert history.restamped(entry, {"metadata": {"name": "default"}}, upstream)
+    assert not history.restamped(entry, {"metadata": {"annotations": {"karpenter.sh/nodepool-hash-version": "v3"}}},
+                                 upstream)
+    assert history.annotations(entry, live, restamp=True) == live
+    assert history.annotations(entry, live)["karpenter.sh/nodepool-hash-version"] == "v2"
 
 
 def test_the_simulations_seeding_drifts_the_same_hash():
@@ -130,8 +144,8 @@ def test_a_status_core_wrote_over_from_an_older_copy_is_written_again(cluster, m
     stale = cluster.get("NodeClaim", "web-a8f2k")
     real_write, writes = history.write, []
 
-    def write_then_core_reverts(c, name, e):
-        real_write(c, name, e)
+    def write_then_core_reverts(c, name, e, restamp):
+        real_write(c, name, e, restamp)
         writes.append(name)
         if len(writes) == 1:       # core's older copy lands after the first write
             stale["metadata"]["resourceVersion"] = c.get("NodeClaim", name)["metadata"]["resourceVersion"]
@@ -141,7 +155,8 @@ def test_a_status_core_wrote_over_from_an_older_copy_is_written_again(cluster, m
     class Run:
         pass
     run = Run()
-    run.cluster = cluster
+    run.cluster, run.profile = cluster, load_profile("upstream")
+    run.scenario = type("Scenario", (), {"manifests": []})()
     assert history.differs(cluster, "web-a8f2k", entry) == ["Launched", "Registered", "Initialized",
                                                             "lastPodEventTime"]
     existing.write_history(run, [("web-a8f2k", entry)])

@@ -108,3 +108,27 @@ def test_the_hash_is_kept_per_template_not_per_object():
     assert nodepool_hash(copy.deepcopy(NP)) == nodepool_hash(NP) == nodepool_hash(reordered)
     assert nodepool_hash(changed(("spec", "template", "metadata", "labels"), {"a": "c"})) != nodepool_hash(NP)
     assert template_lifetime(NP, UPSTREAM) is not template_lifetime(NP, UPSTREAM)      # each caller's own copy
+
+
+def test_nodepool_hash_reads_what_each_release_hashes():
+    """core-behaviour.yaml nodePoolHashedFields: core v0.36 (provider v0.5-v0.6) hashes the v1beta1 NodeClaimSpec
+    (kubelet, no expireAfter: that is spec.disruption's there), v1.0+ the v1 NodeClaimTemplateSpec (expireAfter,
+    terminationGracePeriod); requirements drift through RequirementsDrifted at every release, never the hash."""
+    v055, v075 = load_profile("v0.5.5"), load_profile("v0.7.5")
+    expire = ("spec", "template", "spec", "expireAfter")
+    assert _nodepool_hash(changed(expire, "1h"), v055) == _nodepool_hash(NP, v055)
+    assert _nodepool_hash(changed(expire, "1h"), v075) != _nodepool_hash(NP, v075)
+    kubelet = ("spec", "template", "spec", "kubelet")
+    assert _nodepool_hash(changed(kubelet, {"maxPods": 50}), v055) != _nodepool_hash(NP, v055)
+    for prof in (v055, v075, UPSTREAM):
+        assert _nodepool_hash(changed(("spec", "template", "spec", "requirements"), []), prof) == \
+            _nodepool_hash(NP, prof)
+        assert _nodepool_hash(changed(("spec", "template", "spec", "taints"), []), prof) != _nodepool_hash(NP, prof)
+        assert "requirements" in prof.nodepool_hash_ignored and "requirements" not in prof.nodepool_hashed_fields
+    assert "resources" in v055.nodepool_hash_ignored and "resources" not in v075.nodepool_hash_ignored
+
+
+def test_nodepool_hash_version_is_the_releases():
+    versions = {p: nodepool_hash_annotations(NP, load_profile(p))["karpenter.sh/nodepool-hash-version"]
+                for p in ("v0.5.5", "v0.6.3", "v0.7.0", "v1.4.1", "upstream")}
+    assert versions == {"v0.5.5": "v2", "v0.6.3": "v2", "v0.7.0": "v3", "v1.4.1": "v3", "upstream": "v3"}

@@ -307,3 +307,26 @@ def test_a_managed_node_seeded_not_ready_counts_as_disrupting(embedded, ready, k
         assert [sn.ready for sn in state_nodes(sim.state) if sn.claim is down] == [False]
         existing = {n.nodeclaim: n for n in sim.provisioner.existing_nodes()}
         assert key in {t.key for t in existing[down.result.name].taints}
+
+
+def test_a_nodeclaim_of_another_hash_version_is_restamped_unless_its_nodepool_is_at_the_releases(embedded):
+    """Core's NodePool hash controller (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodepool/hash/controller.go
+    updateNodeClaimHash): a NodePool without the release's hash-version annotation gets its NodeClaims of another
+    version re-stamped, the current hash too unless Drifted; a NodePool already at it re-stamps nothing."""
+    from harness.loop.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
+    old = {NODEPOOL_HASH_VERSION: "v2", NODEPOOL_HASH: "123"}
+    stamped = nodepool()
+    stamped["metadata"]["name"] = "stamped"
+    stamped["metadata"]["annotations"] = {NODEPOOL_HASH_VERSION: "v3"}
+    with simulation(embedded, [nodeclass(), nodepool(), stamped]) as sim:
+        seed_existing_nodes(sim, [
+            {"nodePool": "default", "instanceType": "Standard_D2s_v3", "annotations": old},
+            {"nodePool": "default", "instanceType": "Standard_D2s_v3", "annotations": old, "drifted": "NodePoolDrifted"},
+            {"nodePool": "stamped", "instanceType": "Standard_D2s_v3", "annotations": old}])
+        current, drifted, kept = (c.obj["metadata"]["annotations"] for c in sim.claims)
+        np = sim.cluster.get("NodePool", "default")
+        assert current[NODEPOOL_HASH_VERSION] == "v3" and current[NODEPOOL_HASH] == nodepool_hash(np, sim.state.profile)
+        assert drifted[NODEPOOL_HASH_VERSION] == "v3" and drifted[NODEPOOL_HASH] == "123"
+        assert kept[NODEPOOL_HASH_VERSION] == "v2"
+        sim.converge()
+        assert [c.dis.drifted for c in sim.claims[:3]] == [None, "NodePoolDrifted", None]

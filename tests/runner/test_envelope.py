@@ -8,7 +8,7 @@ import pytest
 from harness.cli import main as cli_main
 from harness.model.profile import load_profile
 from harness.model.releaseindex import release_profiles
-from harness.runner.envelope import _data, rules_for, unmodeled_fields
+from harness.runner.envelope import HASH_READS, HASHED, _data, nodepool_hash_reads, rules_for, unmodeled_fields
 from harness.runner.scenario import load_scenarios_text
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -199,6 +199,43 @@ def test_aksnodeclass_tags_are_hashed_before_v1_6_2_so_not_inert():
     assert "tags" in load_profile("v1.4.1").nodeclass_hashed_fields
     assert "tags" not in load_profile("v1.6.2").nodeclass_hashed_fields
     assert rules_for("AKSNodeClass").status[("spec", "tags")] == "modeled"
+
+
+def _nodepool_paths(status: str) -> list[str]:
+    section = _data()["kinds"]["NodePool"]
+    common = [p for p in (_data()["common"].get(status) or []) if p.startswith("spec.")]
+    own = section.get(status) or []
+    return common + (list(own) if isinstance(own, list) else list(own))
+
+
+@pytest.mark.parametrize("profile", release_profiles())
+def test_nodepool_fields_say_what_each_release_hashes(profile):
+    """envelope.yaml's NodePool fields, each read at every release for what its NodePool hash does with it
+    (derived: core-behaviour.yaml nodePoolHashedFields / nodePoolHashIgnored): no `inert` field is one a release
+    hashes (a change of it drifts every node of the NodePool), and every spec.template.spec field of the release's
+    NodePool CRD is hashed or left out by derivation (none unaccounted for) and has a rule."""
+    prof = load_profile(profile)
+    reads = {p: nodepool_hash_reads(p, prof) for s in ("modeled", "inert", "unmodeled") for p in _nodepool_paths(s)}
+    assert set(reads.values()) <= set(HASH_READS)
+    assert [p for p in _nodepool_paths("inert") if reads[p] == HASHED] == []
+    rules = rules_for("NodePool")
+    spec = (((prof.crd_spec_schema("NodePool") or {})["properties"]["template"]["properties"]["spec"])["properties"])
+    assert set(spec) == prof.nodepool_hashed_fields | prof.nodepool_hash_ignored
+    assert [f for f in spec if ("spec", "template", "spec", f) not in rules.status] == []
+
+
+def test_nodepool_hash_reads_by_release():
+    """The examples: the template's expireAfter is hashed from core v1.0 (v1), where v0.36 (v1beta1) keeps it
+    in spec.disruption, outside the hash; the kubelet is hashed at v0.36 only; requirements never are."""
+    v055, v075, newest = (load_profile(p) for p in ("v0.5.5", "v0.7.5", "upstream"))
+    assert nodepool_hash_reads("spec.template.spec.expireAfter", v075) == HASHED
+    assert nodepool_hash_reads("spec.template.spec.expireAfter", v055) == "not in the template"
+    assert nodepool_hash_reads("spec.disruption.expireAfter", v055) == "not hashed"
+    assert nodepool_hash_reads("spec.template.spec.kubelet", v055) == HASHED
+    assert nodepool_hash_reads("spec.template.spec.kubelet", newest) == "not in the template"
+    assert {nodepool_hash_reads("spec.template.spec.requirements", p) for p in (v055, v075, newest)} == {"ignored"}
+    assert nodepool_hash_reads("spec.template.metadata.labels", v055) == HASHED
+    assert nodepool_hash_reads("spec.disruption.budgets", newest) == "not hashed"
 
 
 def test_statefulset_fields_are_modeled_and_max_unavailable_is_dropped(tmp_path):

@@ -21,7 +21,7 @@ from harness.loop import azuredrift
 from harness.loop.budgets import disruption_spec
 from harness.loop.controllers.nodepool import nodeclass_params
 from harness.loop.controllers.state import Claim, LoopState
-from harness.loop.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE, nodepool_hash
+from harness.loop.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
 from harness.model.requirements import Requirements
 from harness.model.wellknown import CAPACITY_TYPE, INSTANCE_TYPE
 
@@ -143,14 +143,14 @@ class NodeClaimDisruption:
             np = s.cluster.get("NodePool", c.template.name)
             if np is not None:
                 ann[NODEPOOL_HASH] = nodepool_hash(np, s.profile)
-                ann[NODEPOOL_HASH_VERSION] = NODEPOOL_HASH_VERSION_VALUE
+                ann[NODEPOOL_HASH_VERSION] = s.profile.nodepool_hash_version
 
     # -- drift ---------------------------------------------------------------------------------------
     def _drift(self, c: Claim, np: dict, nodeclasses: dict) -> str:
         s = self.state
         ann = c.obj["metadata"].get("annotations") or {}
         have = ann.get(NODEPOOL_HASH)
-        if have is not None and ann.get(NODEPOOL_HASH_VERSION) == NODEPOOL_HASH_VERSION_VALUE \
+        if have is not None and ann.get(NODEPOOL_HASH_VERSION) == s.profile.nodepool_hash_version \
                 and have != self._nodepool_hash(np):
             return NODEPOOL_DRIFTED
         labels = c.obj["metadata"].get("labels") or {}

@@ -13,7 +13,7 @@ from harness.loop.clock import parse_rfc3339
 from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,
-                                 NODEPOOL_HASH_VERSION_VALUE)
+                                 nodepool_hash, restamps)
 from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim, template_for
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
@@ -213,12 +213,40 @@ def _history(sim, claim, entry: dict, where: str) -> None:
             ann.setdefault(NODECLASS_HASH_VERSION, version)
     elif drifted:
         ann.setdefault(NODEPOOL_HASH, "launched-from-an-older-nodepool")
-        ann.setdefault(NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)
+        ann.setdefault(NODEPOOL_HASH_VERSION, s.profile.nodepool_hash_version)
     # a hash the dump does not call drifted is current: the loop's own stays (its digits are not upstream's)
     current = {"NodeClassDrifted": (NODEPOOL_HASH,), "NodePoolDrifted": (NODECLASS_HASH,)}.get(
         str(drifted), (NODEPOOL_HASH, NODECLASS_HASH))
     ann = {k: v for k, v in ann.items() if k not in current}
     have.update(ann)
+    _restamp(sim, claim, bool(drifted))
+
+
+def _restamp(sim, claim, drifted: bool) -> None:
+    """A seeded NodeClaim of another NodePool hash version, as core's NodePool hash controller leaves it at its
+    first reconcile (hashes.py restamps): the release's version, and the current hash unless Drifted; else, its
+    NodePool being at the release's version already, as it was (never compared)."""
+    s = sim.state
+    have = claim.obj["metadata"].setdefault("annotations", {})
+    version, stamped = s.profile.nodepool_hash_version, have.get(NODEPOOL_HASH_VERSION)
+    np = s.cluster.get("NodePool", claim.template.name)
+    if stamped is None or stamped == version or np is None:
+        return
+    subject, related = f"NodeClaim/{claim.result.name}", (f"NodePool/{claim.template.name}",)
+    if not restamps(stamped, np, s.profile):
+        s.trace(f"NodeClaim {claim.result.name} keeps nodepool-hash-version {stamped}: its NodePool is at {version}")
+        s.decide("disruption", "hash-version-kept", subject,
+                 f"its {NODEPOOL_HASH_VERSION} {stamped} is not the release's {version}, and its NodePool's already "
+                 f"is, so core's hash controller re-stamps nothing: drift never compares its NodePool hash", related)
+        return
+    have[NODEPOOL_HASH_VERSION] = version
+    if not drifted:
+        have[NODEPOOL_HASH] = nodepool_hash(np, s.profile)
+    s.trace(f"NodeClaim {claim.result.name} re-stamped nodepool-hash-version {stamped} -> {version}")
+    s.decide("disruption", "hash-restamped", subject,
+             f"{NODEPOOL_HASH_VERSION} {stamped} re-stamped {version} by core's NodePool hash controller"
+             + (" (its hash kept: it is Drifted already)" if drifted else " with the current hash: not drifted"),
+             related)
 
 
 def _settled_pods(sim, claim, entry: dict) -> None:

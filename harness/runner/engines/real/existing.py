@@ -439,8 +439,12 @@ def write_history(run, dated: list[tuple[str, dict]]) -> None:
     (nodeclaim/lifecycle/controller.go patches status without the optimistic lock) would take it back, so
     it is written again (at most HISTORY_WRITES times; then the seeding fails naming what core rewrote)."""
     left = list(dated)
+    nodepools = {(m.obj.get("metadata") or {}).get("name"): m.obj for m in run.scenario.manifests
+                 if m.obj.get("kind") == "NodePool"}
+    restamp = {name: history.restamped(entry, nodepools.get(entry.get("nodePool")), run.profile)
+               for name, entry in dated}
     for _ in range(HISTORY_WRITES):
-        side_by_side(lambda item: history.write(run.cluster, *item), left)
+        side_by_side(lambda item: history.write(run.cluster, *item, restamp[item[0]]), left)
         time.sleep(HISTORY_SETTLE)
         differs = side_by_side(lambda item: bool(history.differs(run.cluster, *item)), left)
         left = [item for item, d in zip(left, differs) if d]

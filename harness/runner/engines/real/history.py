@@ -20,7 +20,7 @@ from harness.loop.hashes import (
     NODECLASS_HASH_VERSION,
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
-    NODEPOOL_HASH_VERSION_VALUE,
+    restamps,
 )
 
 # the entry's fields that are history (the real engine needs a clock it can move for them: engine.py); the
@@ -28,12 +28,10 @@ from harness.loop.hashes import (
 DATED = ("createdAt", "initializedAt", "lastPodEventTime")
 FIELDS = (*DATED, "drifted", "annotations")
 # the hash a `drifted` entry without the dump's own annotation carries: it matches no spec (controllers/seed.py),
-# with the version the live controller stamped (the AKSNodeClass hash's has no fallback: a release that stamps
-# none, provider v0.5-v0.6, compares none)
-PLACEHOLDER = {"NodeClassDrifted": (NODECLASS_HASH, "launched-from-an-older-aksnodeclass",
-                                    NODECLASS_HASH_VERSION, None),
-               "NodePoolDrifted": (NODEPOOL_HASH, "launched-from-an-older-nodepool",
-                                   NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION_VALUE)}
+# with the version the live controller stamped (none where it stamped none: the AKSNodeClass hash at provider
+# v0.5-v0.6, which compares none)
+PLACEHOLDER = {"NodeClassDrifted": (NODECLASS_HASH, "launched-from-an-older-aksnodeclass", NODECLASS_HASH_VERSION),
+               "NodePoolDrifted": (NODEPOOL_HASH, "launched-from-an-older-nodepool", NODEPOOL_HASH_VERSION)}
 # the hash that stays the live one when the dump calls the other kind drifted (or calls nothing drifted)
 CURRENT = {"NodeClassDrifted": (NODEPOOL_HASH,), "NodePoolDrifted": (NODECLASS_HASH,)}
 
@@ -99,24 +97,34 @@ def pod_starts(entry: dict) -> dict[tuple[str, str], str]:
     return out
 
 
-def annotations(entry: dict, live: dict[str, str]) -> dict[str, str]:
+def annotations(entry: dict, live: dict[str, str], restamp: bool = False) -> dict[str, str]:
     """The NodeClaim's annotations: the live ones (the hashes core and the provider stamped at launch) with the
     dump's over them, as controllers/seed.py _history writes them: a `drifted` entry without the dump's hash
     gets a placeholder of the live hash version (none where the release stamps no AKSNodeClass hash), and a hash
-    of the kind the dump does not call drifted stays the live one (the dump's digits are another cluster's)."""
+    of the kind the dump does not call drifted stays the live one (the dump's digits are another cluster's).
+    `restamp` (hashes.py restamps: the NodePool hash controller would have re-stamped it, had the NodeClaim been
+    there before the NodePool's first reconcile): the dump's NodePool hash version is the live one."""
     ann = {str(k): str(v) for k, v in (entry.get("annotations") or {}).items()}
     drifted = entry.get("drifted")
     if drifted in PLACEHOLDER:
-        key, value, version_key, fallback = PLACEHOLDER[drifted]
-        version = live.get(version_key, fallback)
+        key, value, version_key = PLACEHOLDER[drifted]
+        version = live.get(version_key)
         if version is not None:
             ann.setdefault(key, value)
             ann.setdefault(version_key, version)
+    if restamp and NODEPOOL_HASH_VERSION in live:
+        ann[NODEPOOL_HASH_VERSION] = live[NODEPOOL_HASH_VERSION]
     current = CURRENT.get(str(drifted), (NODEPOOL_HASH, NODECLASS_HASH))
     return {**live, **{k: v for k, v in ann.items() if k not in current}}
 
 
-def write(cluster, name: str, entry: dict) -> None:
+def restamped(entry: dict, nodepool: dict | None, profile) -> bool:
+    """Whether the entry's NodePool hash version is one core's hash controller re-stamps (hashes.py restamps)
+    for its NodePool as the scenario gives it."""
+    return restamps((entry.get("annotations") or {}).get(NODEPOOL_HASH_VERSION), nodepool, profile)
+
+
+def write(cluster, name: str, entry: dict, restamp: bool = False) -> None:
     """The entry's dated status and annotations on its launched NodeClaim `name` (read-modify-write with the
     resourceVersion: core's controllers write the same object). Core keeps a condition's transition while its
     status stays (operatorpkg ConditionSet.Set), and its podevents controller stamps lastPodEventTime only at
@@ -144,7 +152,7 @@ def write(cluster, name: str, entry: dict) -> None:
             nc = cluster.get("NodeClaim", name)
             if nc is None:
                 return
-            nc["metadata"]["annotations"] = annotations(entry, nc["metadata"].get("annotations") or {})
+            nc["metadata"]["annotations"] = annotations(entry, nc["metadata"].get("annotations") or {}, restamp)
             cluster.update(nc, ADMIN)
         retry_on_conflict(meta)
 
