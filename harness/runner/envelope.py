@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.model.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
 from harness.model.data import DATA_DIR, load_yaml
+from harness.model.replicationcontroller import KIND as RC_KIND, RUN_AS
 from harness.model.kubefields import KUBERNETES, unknown_fields
 from harness.runner.notices import Notice
 from harness.runner.yamlsource import Document, SourceError, load_documents
@@ -93,7 +94,7 @@ def inert_kind(kind) -> str | None:
 
 def inert_notices(skipped: list) -> list[Notice]:
     """One notice per inert kind among the scenario's manifests (`skipped`: (kind, name, file, line)), at its
-    first object's line, naming the objects."""
+    first object's line, naming the objects; a ReplicationController's says it runs as a ReplicaSet."""
     from harness.runner.notices import plural_kind
     by_kind: dict[str, list] = {}
     for entry in skipped:
@@ -103,7 +104,8 @@ def inert_notices(skipped: list) -> list[Notice]:
         names = [str(e[1]) for e in entries]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         what = f"{kind} {shown}" if len(names) == 1 else f"{len(names)} {plural_kind(kind)} ({shown})"
-        out.append(Notice(str(entries[0][2]), entries[0][3], f"{what}: accepted, not applied: {inert_kind(kind)}"))
+        said = RUN_AS if kind == RC_KIND else f"accepted, not applied: {inert_kind(kind)}"
+        out.append(Notice(str(entries[0][2]), entries[0][3], f"{what}: {said}"))
     return out
 
 

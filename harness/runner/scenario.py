@@ -367,8 +367,9 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
                        inert: list) -> tuple[list[Manifest], list[SourceError]]:
     """The manifests `items` stand for (inline, or every object of a referenced file, whose path is
     added to `reads`), with the problems found in them. An object of a kind that cannot change a scheduling
-    outcome (harness/data/envelope.yaml inertKinds: a Service, a ConfigMap) is left out, and added to
-    `inert` as (kind, name, file, line) for its notice."""
+    outcome (harness/data/envelope.yaml inertKinds: a Service, a ConfigMap) is left out, and a ReplicationController
+    taken as the ReplicaSet it runs as; each is added to `inert` as (kind, name, file, line) for its notice."""
+    from harness.model import replicationcontroller as rc
     from harness.runner.envelope import inert_kind
     out: list[Manifest] = []
     errors: list[SourceError] = []
@@ -378,6 +379,14 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
             return False
         inert.append((obj["kind"], (obj.get("metadata") or {}).get("name"), d.file, d.line(sub)))
         return True
+
+    def run_as(obj, d: Document, sub: tuple):
+        """A v1 ReplicationController as the ReplicaSet it runs as (harness/model/replicationcontroller.py),
+        said once at its line; anything else as it is."""
+        if not isinstance(obj, dict) or obj.get("kind") != rc.KIND or obj.get("apiVersion") != "v1":
+            return obj
+        inert.append((rc.KIND, (obj.get("metadata") or {}).get("name"), d.file, d.line(sub)))
+        return rc.as_replicaset(obj)
     for i, item in enumerate(items or []):
         p = path + (i,)
         if isinstance(item, dict) and set(item) == {"file"}:
@@ -395,11 +404,13 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
                     drop_nulls(obj)
                     if left_out(obj, d, sub):
                         continue
+                    obj = run_as(obj, d, sub)
                     problems = _check_manifest(obj, d, sub)
                     errors += problems
                     if not problems:
                         out.append(Manifest(obj, str(target), d.line(sub)))
         elif not left_out(item, doc, p):
+            item = run_as(item, doc, p)
             problems = _check_manifest(item, doc, p)
             errors += problems
             if not problems:

@@ -76,6 +76,8 @@ LIMITS = [
           "How long a Job's pods run is in no API object"),
     Limit(r"^NodePool [a-z0-9.-]+: its nodeClassRef names \S+, not karpenter\.azure\.com/AKSNodeClass: ",
           "docs/reproduce.md", "Karpenter-on-Azure does not manage this"),
+    Limit(r"^ReplicationController [a-z0-9.-]+: run as a ReplicaSet of the same pods: ", "docs/limits.md",
+          "A v1 ReplicationController is run as a ReplicaSet"),
     Limit(r"^Standard_\w+ is synthesized from its name \(", "docs/reproduce.md", "is synthesized from its name"),
     Limit(r"^\S+ is in no catalog and is not a VM size name, so no instance type carries it$", "docs/reproduce.md",
           "is in no catalog and is not a VM size name"),
@@ -132,11 +134,9 @@ REFUSED_AT_LOAD: dict[str, tuple[str, str]] = {
 }
 
 # Kinds the API server serves that the loader does not take yet ("unsupported kind")
-NOT_TAKEN = ("ReplicationController",)
+NOT_TAKEN: tuple[str, ...] = ()
 # file -> the NOT_TAKEN kinds (its own or its `with` files') it is refused for
-PENDING: dict[str, tuple[str, ...]] = {
-    "kubernetes-examples/web/guestbook-go/guestbook-controller.yaml": ("ReplicationController",),
-}
+PENDING: dict[str, tuple[str, ...]] = {}
 
 
 class PendingKind(Exception):

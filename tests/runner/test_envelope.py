@@ -142,11 +142,35 @@ def test_a_kind_that_can_change_an_outcome_is_still_refused(tmp_path):
 kind: Scenario
 metadata: {name: s}
 manifests:
-  - {apiVersion: v1, kind: ReplicationController, metadata: {name: l}}
+  - {apiVersion: storage.k8s.io/v1, kind: CSINode, metadata: {name: l}}
 """
     from harness.runner.yamlsource import SourceError
-    with pytest.raises(SourceError, match="unsupported kind 'ReplicationController'"):
+    with pytest.raises(SourceError, match="unsupported kind 'CSINode'"):
         load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+
+
+def test_a_replication_controller_runs_as_a_replicaset_and_says_so(tmp_path):
+    text = """apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: s}
+given: {skus: [Standard_D2s_v3]}
+manifests:
+  - apiVersion: v1
+    kind: ReplicationController
+    metadata: {name: web}
+    spec:
+      replicas: 2
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: i}]}
+"""
+    sc = load_scenarios_text(text, "x.scenario.yaml", tmp_path)[0]
+    rs = sc.manifests[0].obj
+    assert (rs["apiVersion"], rs["kind"], rs["spec"]["replicas"]) == ("apps/v1", "ReplicaSet", 2)
+    # the API server defaults the selector and the object's labels to the template's
+    assert rs["spec"]["selector"] == {"matchLabels": {"app": "web"}} and rs["metadata"]["labels"] == {"app": "web"}
+    said = [n.message for n in sc.warnings if "ReplicationController web" in n.message]
+    assert len(said) == 1 and "run as a ReplicaSet of the same pods" in said[0] and sc.manifests[0].line == 6
 
 
 def test_fields_the_api_server_drops_are_said_in_its_words(tmp_path):
