@@ -70,6 +70,14 @@ def release_values(core_version: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def fewest_instance_types() -> int:
+    """The smallest maxInstanceTypes of any core: a NodeClaim with no more types than this keeps them all at
+    every release, so the loop reads the switch only for one with more."""
+    switch = next(s for s in _switches() if s["name"] == "maxInstanceTypes")
+    return min(int(v) for v in switch["says"])
+
+
 class SwitchValues(dict):
     """A profile's switch values that remember which of them, differing from the newest core's, the loop
     read: all of them (`consulted`, for harness/runner/deciding.py's counterfactual runs) and those read
@@ -197,6 +205,11 @@ class CoreBehaviour:
     @property
     def pod_level_resources(self) -> bool:
         return bool(self.values["podLevelResources"])
+
+    @property
+    def max_instance_types(self) -> int:
+        """How many instance types a NodeClaim keeps, cheapest first (core-behaviour.yaml maxInstanceTypes)."""
+        return int(self.values["maxInstanceTypes"])
 
     @property
     def disruption_event_reason(self) -> str:
