@@ -30,6 +30,7 @@ SCOPES = {
     "doNotDisruptDuration": "a pod had a karpenter.sh/do-not-disrupt annotation other than \"true\"",
     "nodeLimits": "a NodePool limited `nodes`",
     "minValuesBestEffort": "MIN_VALUES_POLICY was BestEffort",
+    "manyInstanceTypes": "a NodeClaim had more than 60 instance types to choose from",
     "preferencePolicyIgnore": "PREFERENCE_POLICY was Ignore",
     "launchFailure": "a NodeClaim failed to launch or register",
     "preferences": "a pod had preferred affinities or ScheduleAnyway spreads",
