@@ -1,12 +1,13 @@
 """Every change of Karpenter core's history in the packages the loop models, with its verdict.
 
-harness/data/core-changes.yaml lists, once each, every PR (a commit whose subject ends "(#NNNN)", or the commit
-itself when it names none) of `git log <from>..<to> -- <paths>` in sigs.k8s.io/karpenter: the first release tag
-holding it, its title and a verdict (VERDICTS). The entries are written by `python -m harness.model.coresync
---core-git DIR --changes` from core's history (a new PR gets the verdict RULES give it, or `unjudged`), and
-`--check` fails on a PR of the history the file lacks, on one it lists the history has not, and on an
-unjudged one. Without a core clone, `consistency` holds the file to itself and to core-behaviour.yaml.
-`python -m harness.model.corechanges 2430` answers "is this core change known?".
+harness/data/core-changes.yaml lists, once each, every PR of `git log <since>..<until> -- <paths>` in
+sigs.k8s.io/karpenter (a commit whose subject ends "(#NNNN)"; a merge commit's commits are its PR's; a commit
+naming no PR stands for itself): the first release tag holding it, its title and a verdict (VERDICTS). The
+entries are written by `python -m harness.model.coresync --core-git DIR --changes` from core's history (a new PR
+gets the verdict rule_verdict gives it, or `unjudged`), and `--check` fails on a PR of the history the file
+lacks, on one it lists the history has not, and on an unjudged one. Without a core clone, `consistency` holds
+the file to itself and to core-behaviour.yaml. `python -m harness.model.corechanges 2430` answers "is this core
+change known?".
 """
 from __future__ import annotations
 
@@ -118,7 +119,7 @@ def first_tags(git_dir: Path, spec: CoreChanges) -> dict[str, str]:
 
 
 def _is_test(f: str) -> bool:
-    return f.endswith("_test.go") or "/testdata/" in f or "/test/" in f or f.endswith("/testing.go")
+    return f.endswith(("_test.go", "/testing.go")) or "/testdata/" in f or "/test/" in f
 
 
 def rule_verdict(subject: str, files: list[str]) -> str | None:

@@ -3,10 +3,13 @@ a verdict that names what exists. The file against core's history is `python -m 
 (CI has no core clone); these hold the file to itself and to core-behaviour.yaml."""
 from __future__ import annotations
 
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 
+import harness.loop
 from harness.model import corechanges as cc
 from harness.model.data import DATA_DIR
 
@@ -87,3 +90,17 @@ def test_the_one_command_answers(capsys):
     assert out.startswith("#2430 v1.7.0 ") and "switch: maxInstanceTypes" in out
     assert cc.main(["#99999"]) == 1
     assert "#99999: not in core-changes.yaml" in capsys.readouterr().out
+
+
+def test_the_modeled_paths_cover_what_the_loop_cites():
+    """Every sigs.k8s.io/karpenter file harness/loop cites is under a modeled path, except the CRDs, which each
+    release's derived schema holds (harness/data/releases)."""
+    derived = ("pkg/apis/crds/",)
+    cited = set()
+    for f in Path(harness.loop.__file__).parent.rglob("*.py"):
+        cited |= {m.group(1).rstrip(".") for m in
+                  re.finditer(r"sigs\.k8s\.io/karpenter v[\d.]+\s+(pkg/[\w/.-]+)", f.read_text())}
+    assert cited
+    outside = {p for p in cited if not p.startswith(derived)
+               and not any(p == q or p.startswith(q + "/") for q in SPEC.paths)}
+    assert outside == set()
