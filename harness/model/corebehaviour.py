@@ -208,6 +208,11 @@ class CoreBehaviour:
         return bool(self.values["podLevelResources"])
 
     @property
+    def unmanaged_node_blocked_event(self) -> bool:
+        """core-behaviour.yaml unmanagedNodeBlockedEvent: a Node without a NodeClaim gets DisruptionBlocked."""
+        return bool(self.values["unmanagedNodeBlockedEvent"])
+
+    @property
     def max_instance_types(self) -> int:
         """How many instance types a NodeClaim keeps, cheapest first (core-behaviour.yaml maxInstanceTypes)."""
         return int(self.values["maxInstanceTypes"])
