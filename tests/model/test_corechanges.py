@@ -3,6 +3,7 @@ a verdict that names what exists. The file against core's history is `python -m 
 (CI has no core clone); these hold the file to itself and to core-behaviour.yaml."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import harness.loop
 from harness.model import corechanges as cc
 from harness.model.data import DATA_DIR
+from harness.model.releasesync import git_dir_of
 
 SPEC = cc.load()
 
@@ -104,3 +106,11 @@ def test_the_modeled_paths_cover_what_the_loop_cites():
     outside = {p for p in cited if not p.startswith(derived)
                and not any(p == q or p.startswith(q + "/") for q in SPEC.paths)}
     assert outside == set()
+
+
+@pytest.mark.skipif(not os.environ.get("HARNESS_CORE_GIT"), reason="HARNESS_CORE_GIT (core's git history) not given")
+def test_the_file_is_the_history():
+    """With a core clone: every PR of the range in the modeled paths is listed, and each switch's PR there."""
+    git_dir = git_dir_of(os.environ["HARNESS_CORE_GIT"])
+    assert cc.check_history(git_dir) == []
+    assert cc.missing_switch_prs(git_dir) == []
