@@ -54,7 +54,7 @@ def to_nodeclaim(template: Template, requirements: Requirements, instance_types:
     nodepool = template.nodepool
     reqs = requirements.without(HOSTNAME, *profile.scheduling_simulation_keys)
     wk = profile.well_known_labels
-    # Scheduler._truncate already kept the 600 cheapest (sigs.k8s.io/karpenter v1.14.0
+    # Scheduler._truncate already kept the 600 cheapest, 60 before core v1.7.0 (sigs.k8s.io/karpenter v1.14.0
     # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go MaxInstanceTypes; nodeclaim.go CanAdd)
     reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in instance_types),
                          min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))

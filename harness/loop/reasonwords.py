@@ -7,9 +7,10 @@ Each rewording is a switch in harness/data/core-behaviour.yaml, read here and no
 - blockedReasonFormat (#2136, v1.5.0): reasons naming an object moved it from inside the sentence
   (`pod "ns/name" has ...`) to a trailing key=value pair (serrors.Wrap: `pod has ... (Pod=ns/name)`);
 - whenEmptyUnconsolidatableMessage (#2962, v1.14.0): the WhenEmpty Unconsolidatable text.
-Not worded per release: #1644 (v1.1.0), after which a node without a NodeClaim gets no event and a NodeClaim
-without a Node "nodeclaim does not have an associated node" (v1.0.x: "state node doesn't contain both a node
-and a nodeclaim", on either).
+- unmanagedNodeBlockedEvent (#1644, v1.1.0): before it, a Node without a NodeClaim and a NodeClaim without a
+  Node are refused with "state node doesn't contain both a node and a nodeclaim", evented on either
+  (controllers/candidates.py validate_node); from it, a Node Karpenter does not manage gets no event and a
+  NodeClaim without a Node "nodeclaim does not have an associated node" (#1766, the same release).
 """
 from __future__ import annotations
 

@@ -31,6 +31,7 @@ from harness.loop.nodeclaimtemplate import Template
 from harness.loop.pods import PodView, karpenter_untolerated
 from harness.loop.topology import HOSTNAME
 from harness.loop.typeindex import Mask, TypeIndex
+from harness.model.corebehaviour import fewest_instance_types
 from harness.model.profile import Profile
 from harness.model.requirements import IN, Requirement, Requirements
 from harness.model.resources import add
@@ -44,9 +45,10 @@ MIN_VALUES_EVENT_SUFFIX = " due to minValues incompatibility"
 __all__ = ["Scheduler", "SolveResult", "Template", "ExistingNode", "PlannedClaim", "FilterError", "ClaimOrder",
            "offering_compatible", "MAX_INSTANCE_TYPES"]
 
-# MaxInstanceTypes, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
+# MaxInstanceTypes at v1.14.0, used by Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
 # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go; sigs.k8s.io/karpenter v1.14.0
-# pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd)
+# pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd); a release's own is core-behaviour.yaml
+# maxInstanceTypes, given to the Scheduler
 MAX_INSTANCE_TYPES = 600
 
 
@@ -81,8 +83,13 @@ class Scheduler:
                  hostname_counter: Callable[[], int] | None = None, topology=None,
                  remaining: RemainingResources | None = None, preference_policy: str = "Respect",
                  host_port_usage: str = "perNodeClaim", relax_per_pod: bool = True,
-                 daemon_order: random.Random | None = None):
+                 daemon_order: random.Random | None = None,
+                 max_instance_types: Callable[[], int] = lambda: MAX_INSTANCE_TYPES):
         self.profile, self.sem = profile, sem
+        # core-behaviour.yaml maxInstanceTypes: how many types a NodeClaim keeps, cheapest first (60 before core
+        # v1.7.0, #2430); read only for a NodeClaim with more types than the fewest any core keeps, the only ones
+        # it decides for
+        self._max_instance_types = max_instance_types
         # core-behaviour.yaml relaxPreferencesPerPod: from core v1.4.0 (#2119) a pod that fails is relaxed all
         # the way at once, and one that still fails goes back to the queue with its preferences intact; before,
         # it is relaxed one step, keeps it, and goes to the back of the queue behind every other pod
@@ -741,8 +748,8 @@ class Scheduler:
     def _truncate(self, errors: dict[str, str]) -> list[PlannedClaim]:
         """Results.TruncateInstanceTypes (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/provisioning/scheduling/scheduler.go; sigs.k8s.io/karpenter v1.14.0
-        pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd): keep the 600
-        cheapest; drop claims that lose minValues."""
+        pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd): keep the 600 cheapest (60 before core
+        v1.7.0, core-behaviour.yaml maxInstanceTypes); drop claims that lose minValues."""
         kept = []
         # claims share requirements and option sets (a zone, a size range): sort each pair once
         ranked: dict[tuple, list] = {}
@@ -754,8 +761,10 @@ class Scheduler:
                 ix = self._index(claim.template)
                 groups = self._compat_masks(claim.template, reqs)[2]
                 # cheapest_price of each type: its lowest available offering compatible with reqs
+                keep = self._max_instance_types() if len(claim.instance_types) > fewest_instance_types() \
+                    else len(claim.instance_types)
                 cheapest = ranked[key] = sorted(claim.instance_types, key=lambda it: (
-                    ix.cheapest_price(it, groups), it.name))[:MAX_INSTANCE_TYPES]
+                    ix.cheapest_price(it, groups), it.name))[:keep]
             if len(cheapest) != len(claim.instance_types):
                 claim.mask = self._index(claim.template).mask_of(cheapest)
             claim.instance_types = cheapest

@@ -30,6 +30,7 @@ SCOPES = {
     "doNotDisruptDuration": "a pod had a karpenter.sh/do-not-disrupt annotation other than \"true\"",
     "nodeLimits": "a NodePool limited `nodes`",
     "minValuesBestEffort": "MIN_VALUES_POLICY was BestEffort",
+    "manyInstanceTypes": "a NodeClaim had more than 60 instance types to choose from",
     "preferencePolicyIgnore": "PREFERENCE_POLICY was Ignore",
     "launchFailure": "a NodeClaim failed to launch or register",
     "preferences": "a pod had preferred affinities or ScheduleAnyway spreads",
@@ -68,6 +69,14 @@ def release_values(core_version: str) -> tuple[str, dict[str, Any]] | None:
         if str(core.get("version") or "") == core_version and core.get("behaviour"):
             return name, dict(core["behaviour"])
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def fewest_instance_types() -> int:
+    """The smallest maxInstanceTypes of any core: a NodeClaim with no more types than this keeps them all at
+    every release, so the loop reads the switch only for one with more."""
+    switch = next(s for s in _switches() if s["name"] == "maxInstanceTypes")
+    return min(int(v) for v in switch["says"])
 
 
 class SwitchValues(dict):
@@ -197,6 +206,16 @@ class CoreBehaviour:
     @property
     def pod_level_resources(self) -> bool:
         return bool(self.values["podLevelResources"])
+
+    @property
+    def unmanaged_node_blocked_event(self) -> bool:
+        """core-behaviour.yaml unmanagedNodeBlockedEvent: a Node without a NodeClaim gets DisruptionBlocked."""
+        return bool(self.values["unmanagedNodeBlockedEvent"])
+
+    @property
+    def max_instance_types(self) -> int:
+        """How many instance types a NodeClaim keeps, cheapest first (core-behaviour.yaml maxInstanceTypes)."""
+        return int(self.values["maxInstanceTypes"])
 
     @property
     def disruption_event_reason(self) -> str:

@@ -7,13 +7,16 @@ release builds with (its `core:` tag, or the commit of a go.mod `replace` pseudo
 from a kubernetes-sigs/karpenter git directory, and writes `core.behaviour` into that release's
 provider-facts.yaml, the one place profiles read derived facts from. The full provider sync
 (harness.model.releasesync) evaluates the same probes the same way; this is the fast path that needs no
-provider checkout and no module proxy. `--check` compares each switch's derived values with its `since`.
+provider checkout and no module proxy. `--check` compares each switch's derived values with its `since`, and
+harness/data/core-changes.yaml with core's history (harness.model.corechanges); `--changes` rewrites that
+file's list from the history, keeping its verdicts.
 """
 from __future__ import annotations
 
 import argparse
 import fnmatch
 import functools
+import os
 import re
 import sys
 from pathlib import Path
@@ -21,12 +24,14 @@ from typing import Any, Callable
 
 import yaml
 
+from harness.model import corechanges
 from harness.model.corespec import core_probes, core_spec
 from harness.model.data import DATA_DIR, load_yaml
 from harness.model.gosource import SyncError
 from harness.model.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
 
 FACTS_FILE = "provider-facts.yaml"
+ENV_CORE_GIT = "HARNESS_CORE_GIT"
 _PSEUDO = re.compile(r"^v\d+\.\d+\.\d+-[\d.]*\d{14}-([0-9a-f]{12,40})$")
 
 
@@ -111,9 +116,19 @@ def check(git_dir: Path, values: dict[str, dict[str, Any]], cores: dict[str, str
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.model.coresync", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--core-git", required=True, help="a git directory or checkout of kubernetes-sigs/karpenter")
-    ap.add_argument("--check", action="store_true", help="only compare the derived values with each switch's `since`")
+    ap.add_argument("--core-git", default=os.environ.get(ENV_CORE_GIT),
+                    help=f"a git directory or checkout of kubernetes-sigs/karpenter (default: ${ENV_CORE_GIT})")
+    ap.add_argument("--check", action="store_true",
+                    help="only compare the derived values with each switch's `since`, and core-changes.yaml with the "
+                         "history")
+    ap.add_argument("--changes", action="store_true",
+                    help="rewrite core-changes.yaml's list from core's history (verdicts kept; a new PR's by rule, "
+                         "else `unjudged`)")
     args = ap.parse_args(argv)
+    if not args.core_git:
+        ap.error(f"--core-git DIR (or ${ENV_CORE_GIT}) is required")
+    if args.changes:
+        return _changes(Path(args.core_git))
     try:
         git_dir = git_dir_of(args.core_git)
         cores = release_cores()
@@ -128,6 +143,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coresync: {e}", file=sys.stderr)
         return 1
     problems = check(git_dir, values, cores)
+    if args.check:
+        changes = corechanges.load()
+        try:
+            change_problems = (corechanges.check_history(git_dir) + corechanges.missing_switch_prs(git_dir)
+                               + corechanges.consistency())
+        except SyncError as e:
+            print(f"coresync: {e}", file=sys.stderr)
+            return 1
+        problems += [f"{corechanges.CHANGES_FILE}: {p}" for p in change_problems]
     for p in problems:
         print(f"coresync: {p}", file=sys.stderr)
     stale = []
@@ -144,12 +168,34 @@ def main(argv: list[str] | None = None) -> int:
         for name in stale:
             print(f"coresync: releases/{name}/{FACTS_FILE} is not what core derives: run without --check",
                   file=sys.stderr)
+        tally = ", ".join(f"{n} {k}" for k, n in sorted(corechanges.counts(changes).items()))
         print(f"coresync --check: {switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core "
-              f"revision(s): {len(problems)} disagree with their switch's commit, {len(stale)} file(s) stale")
+              f"revision(s), {len(changes.changes)} PR(s) of git log {changes.since}..{changes.until} in "
+              f"{len(changes.paths)} modeled path(s) ({tally}): {len(problems)} problem(s), "
+              f"{len(stale)} file(s) stale")
         return 1 if problems or stale else 0
     print(f"{switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core revision(s); "
           f"{len(stale)} provider-facts.yaml written")
     return 1 if problems else 0
+
+
+def _changes(core_git: Path) -> int:
+    """`--changes`: core-changes.yaml's list rewritten from the history."""
+    try:
+        spec, gone = corechanges.skeleton(git_dir_of(core_git))
+    except SyncError as e:
+        print(f"coresync: {e}", file=sys.stderr)
+        return 1
+    written = corechanges.write(spec)
+    for key in gone:
+        print(f"coresync: {key} dropped: not in git log {spec.since}..{spec.until} of the modeled paths", file=sys.stderr)
+    unjudged = [c for c in spec.changes if c.verdict == corechanges.UNJUDGED]
+    for c in unjudged:
+        print(f"coresync: {c.key} ({c.tag}, {c.title!r}): unjudged: give it a verdict in {corechanges.CHANGES_FILE}",
+              file=sys.stderr)
+    print(f"{len(spec.changes)} PR(s) of git log {spec.since}..{spec.until} in {len(spec.paths)} modeled path(s); "
+          f"{corechanges.CHANGES_FILE} {'written' if written else 'unchanged'}; {len(unjudged)} unjudged")
+    return 1 if unjudged else 0
 
 
 if __name__ == "__main__":

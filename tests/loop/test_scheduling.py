@@ -93,3 +93,38 @@ def test_existing_nodes_by_blocks_take_the_pods_the_walk_gives(world, seed, monk
     monkeypatch.setattr(scheduling, "ROOM_BLOCK", 10_000)
     walked = Scheduler([template], existing, profile, sem).solve(pods).existing
     assert placed == walked and len(placed) > 50
+
+
+@pytest.mark.parametrize("cap", [60, 600])
+def test_a_nodeclaim_keeps_max_instance_types_cheapest(cap):
+    """core-behaviour.yaml maxInstanceTypes: Results.TruncateInstanceTypes keeps a NodeClaim's `cap` cheapest
+    types (sigs.k8s.io/karpenter v1.6.2 nodeclaimtemplate.go MaxInstanceTypes = 60, v1.7.0 600, #2430); the
+    switch is read only for a NodeClaim with more types than 60."""
+    from fakeazure.catalog import synthetic_prices, synthetic_skus
+    from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
+    profile, sem, _ = synthetic_world()
+    skus = synthetic_skus(90, seed=42, region="eastus")
+    its = list(build_instance_types(skus, NodeClassParams(image_family="Ubuntu2204"), ClusterParams(region="eastus"),
+                                    profile, prices=synthetic_prices(skus, seed=42)))
+    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default", "uid": "default"},
+                "spec": {"template": {"spec": {
+                    "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"}}}}}
+    template = Template.from_nodepool(nodepool, its, profile, sem)
+    reads = []
+
+    def max_instance_types() -> int:
+        reads.append(cap)
+        return cap
+    claims = Scheduler([template], [], profile, sem, max_instance_types=max_instance_types).solve(
+        [pod(0, "p", "100m", {})]).new_claims
+    assert len(claims) == 1 and reads == [cap]
+    kept = len(claims[0].instance_types)
+    assert kept == 60 if cap == 60 else kept > 60
+
+
+def test_max_instance_types_is_not_read_for_60_types_or_fewer(world):
+    profile, sem, template = world
+    reads = []
+    Scheduler([template], [], profile, sem, max_instance_types=lambda: reads.append(1) or 60).solve(
+        [pod(0, "p", "100m", {})])
+    assert reads == []

@@ -270,6 +270,12 @@ class Cluster:
     def validate_node(self, sn: StateNode) -> None:
         """StateNode.ValidateNodeDisruptable (the words per core release: reasonwords)."""
         core = self.s.core
+        if (sn.claim is None or sn.node is None) and core.unmanaged_node_blocked_event:
+            # core-behaviour.yaml unmanagedNodeBlockedEvent: core v1.0.x refuses a Node without a NodeClaim and a
+            # NodeClaim without a Node with one reason, and its DisruptionBlocked event goes on the half there is
+            # (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/state/statenode.go ValidateNodeDisruptable); from
+            # v1.1.0 (#1644) a Node Karpenter does not manage gets no event
+            raise CandidateError("state node doesn't contain both a node and a nodeclaim")
         if sn.claim is None:
             raise CandidateError("node isn't managed by karpenter", event=False)
         if sn.node is None:
@@ -371,7 +377,7 @@ class Cluster:
         try:
             self.validate_node(sn)
         except CandidateError as e:
-            if sn.claim is not None and e.event:
+            if e.event:         # a Node without a NodeClaim only before core v1.1.0 (unmanagedNodeBlockedEvent)
                 self.blocked(sn, e.message)
             if e.protection is not None:
                 self.protect(sn, e.protection, sentence(e.message), method)

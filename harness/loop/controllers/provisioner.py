@@ -405,7 +405,7 @@ class Provisioner:
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), remaining,
                           s.preference_policy, lambda: s.core.host_port_usage, s.core.relax_preferences_per_pod,
-                          s.daemon_order_rng)
+                          s.daemon_order_rng, s.max_instance_types)
         if record:
             self._record_skipped_templates(sched, remaining, start)
         solved = sched.solve(pending)

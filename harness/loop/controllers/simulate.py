@@ -112,7 +112,7 @@ class Simulator:
         topo = self._topology(view, pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
                           remaining, s.preference_policy, lambda: s.core.host_port_usage,
-                          s.core.relax_preferences_per_pod, s.daemon_order_rng)
+                          s.core.relax_preferences_per_pod, s.daemon_order_rng, s.max_instance_types)
         solved = sched.solve(pods)
         by_uid = {pv.uid: k for k, pv in zip(keys, pods)}
         errors = {by_uid[uid]: err for uid, err in solved.errors.items() if by_uid.get(uid) in non_pending}

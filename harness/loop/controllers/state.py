@@ -105,6 +105,7 @@ class LoopState:
         # the options in effect: a core without MIN_VALUES_POLICY / PREFERENCE_POLICY runs Strict / Respect
         self.min_values_policy = self.core.min_values_policy(cfg.min_values_policy)
         self.preference_policy = self.core.preference_policy(cfg.preference_policy)
+        self.many_instance_types = False    # a Solve read maxInstanceTypes (scope manyInstanceTypes)
         self.cluster = cluster
         self.fake = fake
         self.provider = provider
@@ -166,6 +167,12 @@ class LoopState:
         self.disruption.recorder = Recorder(self)
 
     # -- names and the trace ----------------------------------------------------------------------
+    def max_instance_types(self) -> int:
+        """core-behaviour.yaml maxInstanceTypes, as a Solve reads it: only for a NodeClaim with more instance types
+        than the fewest any core keeps, so a run that read it touched the manyInstanceTypes scope."""
+        self.many_instance_types = True
+        return self.core.max_instance_types
+
     def name(self, prefix: str, n: int = 5) -> str:
         """A generated name (apiserver generateName, ReplicaSet pod names): prefix + n random chars."""
         return prefix + "".join(self.rng.choice(NAME_ALPHABET) for _ in range(n))
