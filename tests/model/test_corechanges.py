@@ -30,9 +30,13 @@ def test_each_change_is_listed_once_and_judged():
 
 
 def test_every_switch_pr_is_listed_as_its_switch():
+    """Every switch's PR, but one whose switch came with the range's first tag (the v0.36 -> v1.0 API change:
+    its PR is in the history before it, outside `git log since..until`)."""
     listed = {c.pr: c.verdict for c in SPEC.changes}
+    before = {s["name"] for s in cc.core_spec(str(DATA_DIR))["switches"] if s.get("since") == SPEC.since}
     for pr, name in cc.switch_prs().items():
-        assert listed.get(pr) == f"switch: {name}", pr
+        if name not in before:
+            assert listed.get(pr) == f"switch: {name}", pr
 
 
 def test_2430_is_the_max_instance_types_switch():
