@@ -649,16 +649,18 @@ def _manifests_without_nulls(data: dict) -> None:
     pods of its existing nodes."""
     if not isinstance(data, dict):
         return
+
+    def items(v) -> list:             # the schema refuses a scalar where a list belongs, later
+        return v if isinstance(v, list) else []
     lists = [data.get("manifests")]
-    lists += [s.get("apply") for s in data.get("steps") or [] if isinstance(s, dict)]
+    lists += [s.get("apply") for s in items(data.get("steps")) if isinstance(s, dict)]
     given = data.get("given")
     if isinstance(given, dict):
-        lists += [e.get("pods") for e in given.get("existingNodes") or [] if isinstance(e, dict)]
-    for items in lists:
-        if isinstance(items, list):
-            for item in items:
-                if isinstance(item, dict):
-                    drop_nulls(item)
+        lists += [e.get("pods") for e in items(given.get("existingNodes")) if isinstance(e, dict)]
+    for each in lists:
+        for item in items(each):
+            if isinstance(item, dict):
+                drop_nulls(item)
 
 
 def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
