@@ -294,3 +294,33 @@ def test_a_placement_of_the_runs_clock_leaves_the_fakes_clock_running_on(monkeyp
     assert clock.now() == 1_000_000.0 - 3 * 86400 and fake.time() == 500.0
     engine.RealRun.clock_at(run, 1_000_000.0)
     assert fake.time() == 500.0
+
+
+def test_existing_nodes_a_step_advances_from_place_the_runs_clock_at_the_start():
+    """places_clock: the seeding's seconds are no scenario time, so a run that seeds and advances starts its
+    clock at the scenario's start and seeds every entry there (history.at_start)."""
+    seeded = {"existingNodes": [{"nodePool": "default", "instanceType": "Standard_D2s_v3"}]}
+    steps = [{"advance": "59s"}]
+    assert enginemod.places_clock(SimpleNamespace(given=seeded, manifests=[], step_manifests=[], steps=steps))
+    assert not enginemod.places_clock(SimpleNamespace(given=seeded, manifests=[], step_manifests=[], steps=[]))
+    assert not enginemod.places_clock(SimpleNamespace(given={}, manifests=[], step_manifests=[], steps=steps))
+    assert enginemod.places_clock(SimpleNamespace(given={}, manifests=[], step_manifests=[], steps=[{"advance": "1h"}]))
+
+
+def test_a_settles_scenario_time_leaves_the_nodepools_conditions_out():
+    """_scene: a NodePool's readiness flapping after the seeding restores its disruption is no scenario time."""
+    fp = (("claims",), ("nodes",), ("pods",), (("default", (("Ready", "True"),)),), ("vms",))
+    flapped = fp[:3] + ((("default", (("Ready", "Unknown"),)),),) + fp[4:]
+    assert enginemod._scene(fp) == enginemod._scene(flapped)
+    assert enginemod._scene(fp) != enginemod._scene((("claims", "another"),) + fp[1:])
+
+
+def test_a_crash_loop_names_each_exit_and_its_last_log_lines():
+    from harness.model.crashloop import CrashLoop
+    loop = CrashLoop()
+    for at in (102.0, 104.0, 116.0):
+        loop.exited(at, "the controller exited (code 2)", False, "panic: boom\ngoroutine 1 [running]:")
+    text = enginemod.crash_loop_text(loop.looping(3), 100.0)
+    assert text.startswith("the Karpenter controller is in a crash loop: it exited 3 times by itself")
+    assert "its next start would wait 20s" in text
+    assert "exit 2 at +4.0s: the controller exited (code 2), restarted at +14.0s; last log lines:\n    panic: boom" in text

@@ -167,7 +167,7 @@ class _SeedRun:
     """What existing.seed reads of a run, recording the clock each entry is seeded at."""
 
     def __init__(self, scenario, cluster):
-        self.scenario, self.cluster, self.clocked = scenario, cluster, True
+        self.scenario, self.cluster, self.clocked, self.placed = scenario, cluster, True, True
         self.now = 0.0
         self.moves: list[float] = []
         self.kubelets = type("K", (), {"started": {}})()
@@ -204,8 +204,9 @@ manifests: {MANIFESTS}
     existing.seed(run, scenario.given["existingNodes"], {})
     start = parse_rfc3339(START)
     # the newest first (existing.seed_groups), the deleting entry in a group of its own
+    # an entry that dates nothing was there at the start (history.at_start): dated like the others, not stamped
     assert seeded == [(1, start, start), (0, parse_rfc3339("2026-11-26T10:00:00Z"), parse_rfc3339("2026-11-26T20:00:00Z")),
-                      ("stamped", ["web-1"]), ("dated", ["web-0"])]
+                      ("stamped", []), ("dated", ["web-1", "web-0"])]
     assert run.moves == [(start, True)]       # back at the start, touching what core timed on the old clock
     # the nodes' order is the entries' (observe.py _nodes_and_claims), whatever their createdAt
     assert run.observer.seeded == ["web-0", "web-1"]
@@ -285,3 +286,16 @@ manifests: {MANIFESTS}
                           "simulated clock; this cluster's kube-apiserver (kind, v1.36.3) stamps")
     cluster.clock_file = tmp_path / "clock"
     assert engine.skip_reason(scenario, cluster, "upstream") is None
+
+
+def test_an_entry_that_dates_nothing_was_there_at_the_start():
+    """history.at_start: created (and so launched, registered, initialized) at the start, its pods started then; what
+    the entry dates stays its own."""
+    start = parse_rfc3339(START)
+    entry = history.at_start({"nodePool": "web", "pods": [{"metadata": {"name": "a"}},
+                                                          {"metadata": {"name": "b"}, "status": {"startTime": "2026-11-26T09:00:00Z"}}]},
+                             start)
+    assert history.transitions(entry) == {t: START for t in ("Launched", "Registered", "Initialized")}
+    assert history.pod_starts(entry) == {("default", "a"): START, ("default", "b"): "2026-11-26T09:00:00Z"}
+    dated = {"nodePool": "web", "createdAt": "2026-11-26T08:00:00Z", "initializedAt": "2026-11-26T08:01:00Z"}
+    assert history.at_start(dated, start) == dated

@@ -474,13 +474,20 @@ class RealRun:
         # the controller's container as the kubelet restarts it (harness/model/crashloop.py), and its restarts
         self.crashloop = CrashLoop()
         self.restarts: list[dict] = []
-        self.scenario_clock: float | None = None   # monotonic time the scenario's clock stands at (play, advance)
+        # the scenario's instant on the run's clock (epoch seconds): where the last step's advance ended or the
+        # last settle saw the scenario's objects change (step_advance, _settle_once); None before the first settle
+        self.instant: float | None = None
+        # a pure `advance` step's watch of the cluster up to its instant (the fingerprint, pending pods, reports
+        # and when they last changed, monotonic): its settle starts from it (_settle_once)
+        self.carry: tuple | None = None
+        self.pure_advance = False
         self.nominations = Nominations()           # when candidates' nominations end (settle.py)
         self.in_flight: tuple[str, ...] = ()       # launches the last settle stopped at (settle(until="launch"))
         self.window: tuple[float, float, windows.Window] | None = None  # (monotonic, run clock) instant and the next window
         # the run's clock (runclock.py): movable when the controller's build and the API server read its file
         CLOCK.bind(getattr(cluster, "clock_file", None))
         self.clocked = CLOCK.file is not None and _has_clock(ctl.timing)
+        self.placed = self.clocked and places_clock(scenario)     # the clock starts at the scenario's start
         self.clock_moved = False
         self.unjudged: str | None = None           # the last settle was stopped at that window unsettled (Run.unjudged)
         # claims in play: the CSI provisioner stand-in serves them (csi.py)
@@ -512,15 +519,16 @@ class RealRun:
             self.kubelets.reads = self.reads
             self.observer = Observer(scenario, profile, self.reads, fake, self.kubelets, self.kept.log)
             self.observer.departed = departed
-            if self.clocked and (_scheduled_budgets(scenario) or history.names(scenario.given) or any(
-                    scenario_duration(s["advance"]) > _advance_cap() for s in scenario.steps if "advance" in s)):
+            if self.placed:
                 # a run that moves the clock starts it where the simulated clock starts (given.startTime, else
                 # EPOCH), before anything is created: a budget's schedule is judged at that instant, a dump's
-                # times are before it, and an expectation may name a time (a message's date)
+                # times are before it, an expectation may name a time (a message's date), and a step's window is
+                # counted from it (step_advance)
                 placed = fake.clock.time()
                 self.clock_at(start_of(scenario.given))
                 fake.clock.rebase(placed)   # placed, not advanced: the fake's clock runs on from its start
-            self.run_start = CLOCK.now()           # the run's clock at its start (a crash loop's times count from it)
+            # the run's clock at its start: the scenario's first instant, and a crash loop's times count from it
+            self.run_start = start_of(scenario.given) if self.placed else CLOCK.now()
             self.timings["start"] = time.monotonic() - t0
         except BaseException:
             self._release(None)
@@ -815,6 +823,22 @@ class RealRun:
         start = time.monotonic()
         settler = self._settler(start)
         restarts = len(self.restarts)
+        if self.instant is None:
+            # the first settle: a run whose clock was placed starts the scenario at its start, whatever the seeding
+            # and the apply took; another at this settle's start (its clock was never the scenario's)
+            self.instant = self.run_start if self.placed else CLOCK.now()
+        carry, self.carry = self.carry, None
+        if carry is not None and self.pure_advance:
+            # a pure advance watched the cluster up to the step's instant: what did not change then need not be
+            # waited out again (a window closing a second after the instant is read before it closes)
+            (fingerprint, pending), reports, changed = carry
+            settler.last_fingerprint, settler.pending, settler.last_reports = fingerprint, pending, reports
+            settler.last_change = settler.last_state_change = settler.last_seen = changed
+        self.pure_advance = False
+        # the scenario's objects as the last poll saw them, and when (the run's clock) they last changed: a settle
+        # takes scenario time only up to there (NodePool conditions and events are bookkeeping, no scenario time)
+        scene = _scene(carry[0][0]) if carry is not None else None
+        moved_at: float | None = None
         runaway_since = None
         asked = float("-inf")
         timeout = (EVICTED_TIMEOUT if self.evicted else QUIESCE_TIMEOUT) + QUIESCE_SECONDS_PER_NODE * len(
@@ -869,7 +893,11 @@ class RealRun:
                 self.in_flight, self.steady = tuple(flying), False
                 settler.reason = f"stopped with {', '.join(flying)} in flight for the next step (during: launch)"
                 break
-            if settler.observe(now, self.observer.fingerprint(), pending, in_flight, rounds, disruption,
+            fingerprint = self.observer.fingerprint()
+            if scene is not None and _scene(fingerprint) != scene:
+                moved_at = CLOCK.now()
+            scene = _scene(fingerprint)
+            if settler.observe(now, fingerprint, pending, in_flight, rounds, disruption,
                               self.observer.reports(), nodes=len(self.observer.node_objects)):
                 self.steady = True
                 break
@@ -898,7 +926,8 @@ class RealRun:
             self.evicted = {}
         self.redrift = []
         self.settle_reason = settler.reason
-        self.scenario_clock = max(self.scenario_clock or 0.0, settler.last_change)
+        if moved_at is not None:
+            self.instant = max(self.instant, moved_at)
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
         result.restarts = list(self.restarts)
         self._say_assumed(result)
@@ -940,6 +969,7 @@ class RealRun:
         why = unplayable(step, self.clocked) or self._cannot_here(step)
         if why:
             return why
+        self.pure_advance = actions(step) == ["advance"]
         play(self, step, manifests)
         return None
 
@@ -1018,18 +1048,20 @@ class RealRun:
         return self.upgraded
 
     def step_advance(self, duration: str | float) -> None:
-        # the scenario's clock stands where the last step's advance ended or where its settle last saw
-        # a change, whichever is later: the quiet window a settle waits out after the last change
-        # is observation, not time the scenario spent (the simulation's settle takes none)
-        start = self.scenario_clock if self.scenario_clock is not None else time.monotonic()
-        end = self.scenario_clock = start + scenario_duration(duration)
-        if self.clocked and scenario_duration(duration) > _advance_cap():
-            # the clock jumps to the step's instant: what the wall clock has not run of the advance yet. A
-            # shorter advance waits in real time (below): a jump makes the NodeClaims' windows close at once
-            # and core reconciles them one by one, so a disruption pass can land between two (emptiness's
-            # one command for six empty nodes became several), where a wait lets each close in its turn
+        """The step's instant is the scenario's (where the last advance ended or the last settle saw the scenario's
+        objects change: _settle_once) plus `duration`, on the run's clock: the seconds the harness spent seeding,
+        applying and waiting out a quiet window are observation, not scenario time (as in the simulation, whose
+        settle takes none). A longer advance than the wall clock waits moves the controller's clock (runclock.py) to
+        JUMP_LEAD before the instant; the rest is waited on the wall clock, watching the cluster, so that what the
+        jump set off shows before the instant and a pure advance's settle starts from what it saw (`carry`)."""
+        seconds = scenario_duration(duration)
+        end = self.instant = (self.instant if self.instant is not None else CLOCK.now()) + seconds
+        if self.clocked and seconds > _advance_cap():
+            # the clock jumps: a shorter advance waits in real time (below): a jump makes the NodeClaims' windows
+            # close at once and core reconciles them one by one, so a disruption pass can land between two
+            # (emptiness's one command for six empty nodes became several), where a wait lets each close in its turn
             self._pass_before_jump()
-            target = CLOCK.now() + max(end - time.monotonic(), 0.0)
+            target = max(end - JUMP_LEAD, CLOCK.now())
             # it stops at each instant a Job's pod completes, a Job's deadline passes or a CronJob is due, a
             # budget window's edge changes an allowance or a do-not-disrupt duration ends, and settles there, as
             # the simulation's advance fires its timers in turn (jobruns.py, windows.py clock_stops)
@@ -1038,17 +1070,24 @@ class RealRun:
                 self._settle_once()
             self._move_clock(max(target - CLOCK.now(), 0.0))
             self.fake.advance(0)        # what fell due in the jump finishes now, not at the next request
-            self.scenario_clock = time.monotonic()
-            self._arm_window(self.scenario_clock)
-            return
-        while time.monotonic() < end:
+        self._watch_until(end)
+        self._arm_window(end)
+
+    def _watch_until(self, end: float) -> None:
+        """Until the run's clock reads `end`: the stand-ins act on watched changes and on their own timers (a
+        booting node's - a NodeClaim in flight - is watched closely, the rest, a Lease's renewal, within
+        IDLE_POLL_SECONDS), and what the cluster looks like, and when it last changed, is kept for the settle
+        (`carry`; none when the controller restarted meanwhile: its counts start again)."""
+        last, changed, restarts = None, time.monotonic(), len(self.restarts)
+        while CLOCK.now() < end:
             seen = self.cache.changes
             self._step()
-            # the stand-ins act on watched changes and on their own timers: a booting node's (a
-            # NodeClaim in flight) is watched closely, the rest (a Lease's renewal) within IDLE_POLL_SECONDS
+            now = ((self.observer.fingerprint(), self.observer.pending()), self.observer.reports())
+            if now != last:
+                last, changed = now, time.monotonic()
             tick = POLL_SECONDS if self.observer.in_flight() else IDLE_POLL_SECONDS
-            self.cache.wait_change(seen, min(tick, max(end - time.monotonic(), 0)))
-        self._arm_window(end)
+            self.cache.wait_change(seen, min(tick, max(end - CLOCK.now(), 0)))
+        self.carry = (*last, changed) if last is not None and len(self.restarts) == restarts else None
 
     def _next_stop(self, target: float) -> float | None:
         """The first instant before `target` (the run's clock) an advance's jump stops at (step_advance)."""
@@ -1244,12 +1283,19 @@ class RealRun:
                     pass            # gone meanwhile
 
     def _arm_window(self, instant: float) -> None:
-        """The first disruption window still open at the step's instant (`instant`, monotonic), from the
-        objects' own timestamps (windows.py): the settle that follows stops before it closes."""
-        wall = CLOCK.now() - (time.monotonic() - instant)
+        """The disruption windows at the step's instant (`instant`, the run's clock), from the objects' own
+        timestamps (windows.py): the first still open stops the settle that follows before it closes; one that
+        closed within JUMP_LEAD of the instant is the controller's to act on (its own requeue, on the wall clock
+        from the wall clock's seconds): the settle waits for a disruption pass after it, not from what the watch
+        up to the instant saw (`carry`)."""
         live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
-        nxt = windows.next_after(windows.windows(live, self.reads.list("NodePool"), self.observer.pod_objects), wall)
-        self.window = (instant, wall, nxt) if nxt is not None else None
+        held = windows.windows(live, self.reads.list("NodePool"), self.observer.pod_objects)
+        nxt = windows.next_after(held, instant)
+        self.window = (time.monotonic() - (CLOCK.now() - instant), instant, nxt) if nxt is not None else None
+        closed = [w for w in held if instant - JUMP_LEAD < w.at <= instant]
+        if closed:
+            self.carry = None
+            self.redrift += [f"{w.what} closed at the step's instant: a disruption pass after it" for w in closed]
 
     def _say_assumed(self, result) -> None:
         """The timings the run assumed that its outcome may hang on (harness/loop/assumed.py), judged as the
@@ -1375,6 +1421,20 @@ def crash_loop_text(loop: list[Exit], start: float | None) -> str:
             "crashloop.py, k8s.io/kubernetes v1.36.3 pkg/kubelet/kubelet.go)\n  " + "\n  ".join(parts))
 
 
+# a jump of the run's clock (step_advance) lands this long before the step's instant, and the rest is waited on
+# the wall clock: the controllers react to the jump (every NodeClaim and Node touched) within it, and a settle
+# after a pure advance then needs no quiet window of its own past the instant (a done settle's 0.6 s, its
+# events' 0.3 s, and WINDOW_MARGIN)
+JUMP_LEAD = 2.0
+
+
+def _scene(fingerprint: tuple) -> tuple:
+    """What of a poll's fingerprint (Observer.fingerprint) is the scenario's: NodeClaims, Nodes, pods and the
+    fake's VMs, not the NodePools' conditions (their readiness is bookkeeping the simulation takes no time for)."""
+    claims, nodes, pods, _pools, azure = fingerprint
+    return claims, nodes, pods, azure
+
+
 # the state read is the last poll at least this long before a window closes: object timestamps are whole
 # seconds (a window computed from them closes up to 1 s later than it says) and the controller acts at once
 WINDOW_MARGIN = 0.5
@@ -1481,6 +1541,17 @@ def _job_manifests(scenario) -> list:
     """The scenario's Jobs and CronJobs, applied at its start or by a step."""
     return [m for ms in [scenario.manifests, *scenario.step_manifests] for m in ms
             if m.obj.get("kind") in JOB_KINDS]
+
+
+def places_clock(scenario) -> bool:
+    """Whether a run of `scenario`, on a controller whose clock the harness moves (runclock.py), places that clock
+    at the scenario's start before anything is created: a budget's schedule, a dump's history, an advance longer
+    than the wall clock waits, or existing nodes a step's advance counts a window from (the seeding takes
+    seconds of the run's clock that are no scenario time: every entry is seeded at the start, history.at_start)."""
+    given = scenario.given
+    return bool(_scheduled_budgets(scenario) or history.names(given)
+                or any(scenario_duration(s["advance"]) > _advance_cap() for s in scenario.steps if "advance" in s)
+                or (given.get("existingNodes") and any("advance" in s for s in scenario.steps)))
 
 
 def _scheduled_budgets(scenario) -> bool:

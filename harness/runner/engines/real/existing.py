@@ -390,14 +390,15 @@ def seed(run, entries: list[dict], skus: dict) -> tuple[list[str], dict[str, dic
     placed: dict[int, str] = {}
     claims: dict[int, str] = {}
     start = start_of(run.scenario.given)
-    # the run's clock reads the scenario's start (engine.py RealRun): the dump's times are on it
-    clocked = run.clocked and bool(history.names(run.scenario.given))
+    # the run's clock reads the scenario's start (engine.py RealRun placed): the dump's times are on it, and an entry
+    # that dates nothing was there at the start, as the simulation seeds it (history.at_start)
+    clocked = run.placed
 
     def when(entry: dict) -> history.Instants | None:
         # created and deleted with the clock at the entry's times (history.py)
         got = history.instants(entry, start) if clocked else None
         if got is not None:
-            run.kubelets.started.update(history.pod_starts(entry))
+            run.kubelets.started.update(history.pod_starts(history.at_start(entry, start)))
         return got
     try:
         for i, entry in enumerate(entries):
@@ -415,8 +416,8 @@ def seed(run, entries: list[dict], skus: dict) -> tuple[list[str], dict[str, dic
                 claims[i] = nodeclaim
                 if node_name:
                     placed[i] = node_name
-                if clocked and history.has_history(entries[i]):
-                    dated.append((nodeclaim, entries[i]))
+                if clocked:
+                    dated.append((nodeclaim, history.at_start(entries[i], start)))
                 elif ready:
                     initialized.append(nodeclaim)
         run.observer.seeded.extend(claims[i] for i in sorted(claims))

@@ -36,11 +36,6 @@ PLACEHOLDER = {"NodeClassDrifted": (NODECLASS_HASH, "launched-from-an-older-aksn
 CURRENT = {"NodeClassDrifted": (NODEPOOL_HASH,), "NodePoolDrifted": (NODECLASS_HASH,)}
 
 
-def has_history(entry: dict) -> bool:
-    """Whether the entry dates anything or carries the dump's hashes (a `deleting` time included)."""
-    return any(k in entry for k in FIELDS) or isinstance(entry.get("deleting"), str)
-
-
 def names(given: dict) -> list[str]:
     """The history fields a scenario's given uses, named as a skip says them."""
     entries = given.get("existingNodes") or []
@@ -65,6 +60,17 @@ def instants(entry: dict, start: float) -> Instants:
     created = parse_rfc3339(entry["createdAt"]) if entry.get("createdAt") else start
     deleted = parse_rfc3339(entry["deleting"]) if isinstance(entry.get("deleting"), str) else start
     return Instants(created, deleted)
+
+
+def at_start(entry: dict, start: float) -> dict:
+    """The entry as the run's history writes it when the run's clock reads the scenario's start (engine.py RealRun
+    placed): what it does not date happened at the start, as the simulation's seeding has it (harness/loop/
+    controllers/seed.py: created, and initialized, at its clock's start; a seeded pod started then) - so its
+    conditions and its pods' startTime are the start's, not the seconds the seeding took after it."""
+    at = rfc3339(start)
+    pods = [p if (p.get("status") or {}).get("startTime") else {**p, "status": {**(p.get("status") or {}), "startTime": at}}
+            for p in entry.get("pods") or []]
+    return {**entry, "createdAt": entry.get("createdAt") or at, **({"pods": pods} if pods else {})}
 
 
 def transitions(entry: dict) -> dict[str, str]:
