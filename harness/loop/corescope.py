@@ -18,7 +18,9 @@ def _pods(s: "LoopState") -> list[dict]:
 
 def touched_scopes(s: "LoopState") -> set[str]:
     r = s.result
-    out = {"provisioning"} if (s.claims or r.pods) else set()
+    out = set(s.core_scopes)                                    # those the controllers met (LoopState.touch_scope)
+    if s.claims or r.pods:
+        out.add("provisioning")
     nodepools = s.cluster.list("NodePool", shared=True)         # read only
     events = {e["reason"] for e in r.events}
     if r.disruptions or r.protected or events & {"DisruptionBlocked", "Unconsolidatable", "DisruptionTerminating"}:
