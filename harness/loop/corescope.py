@@ -1,7 +1,9 @@
 """Which core-behaviour scopes a run touched (harness.model.corebehaviour.SCOPES), read from what the
-run did and the objects it held: a run says a core behaviour is modeled as v1.14.0's only when that
-behaviour could have changed its outcome (a drift switch only when a NodeClaim drifted, a PDB one only
-when a PodDisruptionBudget existed, and so on)."""
+run did and the objects it held, plus those a controller touched where it met the situation
+(LoopState.touch_scope: a budget over a node whose instance is deleting, an unpriced consolidation
+candidate, ...): a run says a core behaviour is modeled as v1.14.0's only when that behaviour could have
+changed its outcome (a drift switch only when a NodeClaim drifted, a PDB one only when a
+PodDisruptionBudget existed, and so on)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -18,7 +20,9 @@ def _pods(s: "LoopState") -> list[dict]:
 
 def touched_scopes(s: "LoopState") -> set[str]:
     r = s.result
-    out = {"provisioning"} if (s.claims or r.pods) else set()
+    out = set(s.core_scopes)                                    # those the controllers met (LoopState.touch_scope)
+    if s.claims or r.pods:
+        out.add("provisioning")
     nodepools = s.cluster.list("NodePool", shared=True)         # read only
     events = {e["reason"] for e in r.events}
     if r.disruptions or r.protected or events & {"DisruptionBlocked", "Unconsolidatable", "DisruptionTerminating"}:

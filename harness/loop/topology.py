@@ -881,8 +881,27 @@ def topology_keys(pod) -> set[str]:
     return keys
 
 
+def has_term_without_selector(spec: dict, inverse: bool = False) -> bool:
+    """Whether a pod spec has a topology spread constraint or a pod (anti-)affinity term, required or preferred,
+    without a labelSelector (the API does not require one; the term selects no pods). With `inverse`, only its
+    required anti-affinity terms: those core counts for a running pod (updateInverseAffinities). Core v1.7.0
+    panics hashing such a term (core-behaviour.yaml nilLabelSelectorTopology)."""
+    affinity = spec.get("affinity") or {}
+    terms = list((affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or ())
+    if not inverse:
+        terms += spec.get("topologySpreadConstraints") or []
+        for kind in ("podAffinity", "podAntiAffinity"):
+            aff = affinity.get(kind) or {}
+            if kind == "podAffinity":
+                terms += aff.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+            terms += [w.get("podAffinityTerm") or {}
+                      for w in aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()]
+    return any(isinstance(t, dict) and t.get("labelSelector") is None for t in terms)
+
+
 __all__ = ["Topology", "TopologyGroup", "TopologyError", "TopologyConflict", "TiePicker", "NodeFilter",
            "DomainGroup", "universe_for", "spread_constraints", "affinity_terms", "selector_matches",
            "selector_is_empty", "match_expression", "merge_label_keys", "term_selector", "spread_selector",
-           "term_namespaces", "namespace_labels", "tolerates_all", "topology_keys", "HOSTNAME", "EXISTS",
+           "term_namespaces", "namespace_labels", "tolerates_all", "topology_keys", "has_term_without_selector",
+           "HOSTNAME", "EXISTS",
            "DOES_NOT_EXIST", "SPREAD", "AFFINITY", "ANTI_AFFINITY", "HONOR", "IGNORE"]

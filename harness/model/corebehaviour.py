@@ -41,6 +41,13 @@ SCOPES = {
     "volumeTopology": "a pod's volumes gave Karpenter topology requirements (node affinity, allowedTopologies)",
     "startupTaints": "a NodePool had taints or startupTaints",
     "podLevelResources": "a pod had pod-level resources",
+    # touched by the loop where the situation arises (LoopState.touch_scope), not read from the objects
+    "instanceTerminatingBudget": "a disruption budget was computed while a node of its NodePool had its instance "
+                                 "being deleted",
+    "nilLabelSelector": "a pod with a topology spread or pod (anti-)affinity term without a labelSelector was "
+                        "scheduled",
+    "unpricedCandidate": "a consolidation candidate had no offering left for its zone and capacity type when a "
+                         "replacement was priced",
 }
 
 

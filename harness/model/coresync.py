@@ -97,16 +97,19 @@ def modeled(core: str, data_dir: Path = DATA_DIR) -> bool:
 def check(git_dir: Path, values: dict[str, dict[str, Any]], cores: dict[str, str],
           data_dir: Path = DATA_DIR) -> list[str]:
     """Where a switch's derived value disagrees with its history: a release must have v1.14.0's value
-    exactly when its core contains the switch's `commit` or one of its `backports`' commits."""
+    exactly when its core contains the switch's `commit` or one of its `backports`' commits, or (a
+    `regression: true` introducedBy) lacks the change that brought the other value."""
     out = []
     newest = evaluate(git_dir, core_spec(str(data_dir))["newest"], data_dir)
     for s in core_probes(str(data_dir)):
         commits = [str(s["commit"])] + [str(b["commit"]) for b in s.get("backports") or ()]
+        intro = s.get("introducedBy") or {}
         for name, core in cores.items():
             if not modeled(core, data_dir):
                 continue
             rev = core_rev(core)
-            expect_new = any(is_ancestor(git_dir, c, rev) for c in commits)
+            expect_new = any(is_ancestor(git_dir, c, rev) for c in commits) or \
+                bool(intro.get("regression") and not is_ancestor(git_dir, str(intro["commit"]), rev))
             has_new = values[name].get(s["name"]) == newest.get(s["name"])
             if expect_new != has_new:
                 out.append(f"{s['name']}: {name} (core {core.split(' ', 1)[0]}) derives {values[name].get(s['name'])!r}, "

@@ -50,3 +50,88 @@ def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
         preferring = sim.run([nodeclass(), nodepool(), prefers]).core_notices
     # relaxPreferencesPerPod differs at core v1.0.6 and is implemented: touched or not, no notice
     assert not any("relaxPreferencesPerPod" in n for n in plain + preferring)
+
+
+# -- scopes the controllers touch where the situation arises (LoopState.touch_scope) --------------------------
+def _notices_naming(profile: str, switch: str, touched: set[str]) -> list[str]:
+    from harness.model.corebehaviour import CoreBehaviour
+    from harness.model.profile import load_profile
+    return [n for n in CoreBehaviour.of(load_profile(profile)).notices(touched) if f": {switch} is modeled" in n]
+
+
+def test_a_budget_over_a_node_whose_instance_is_deleting_touches_its_scope(embedded):
+    """BuildDisruptionBudgetMapping over a NodeClaim with InstanceTerminating: the scope of
+    instanceTerminatingInBudget (#1735), said at core v0.36.1 (provider v0.6.3), not from core v1.0.4 on."""
+    from harness.loop.controllers.candidates import Cluster
+    with simulation(embedded) as sim:
+        sim.run([nodeclass(), nodepool(), pod("a")])
+        (claim,) = [c for c in sim.state.claims if c.initialized]
+        Cluster(sim.state).budget_mapping("Empty")
+        assert "instanceTerminatingBudget" not in touched_scopes(sim.state)
+        claim.dis.instance_terminating = True
+        Cluster(sim.state).budget_mapping("Empty")
+        assert "instanceTerminatingBudget" in touched_scopes(sim.state)
+    (said,) = _notices_naming("v0.6.3", "instanceTerminatingInBudget", {"instanceTerminatingBudget"})
+    assert said == ("core v0.36.1: instanceTerminatingInBudget is modeled as v1.14.0 (a node whose instance is being "
+                    "deleted leaves its NodePool's disruption budget, so another disruption may start while its VM is "
+                    "still deleting; changed in v1.1.0, kubernetes-sigs/karpenter#1735); answer with --engine real")
+    for profile in ("v0.7.0", "upstream"):          # core v1.0.4 has the backport (#1736)
+        assert _notices_naming(profile, "instanceTerminatingInBudget", {"instanceTerminatingBudget"}) == []
+
+
+SPREAD_WITHOUT_SELECTOR = {"topologySpreadConstraints": [
+    {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}]}
+
+
+def test_a_term_without_label_selector_touches_its_scope(embedded):
+    """A pod Karpenter schedules with a spread (or pod affinity term) that has no labelSelector: the scope of
+    nilLabelSelectorTopology (#2511); one with a selector does not touch it."""
+    with simulation(embedded) as sim:
+        selected = {"topologySpreadConstraints": [{**SPREAD_WITHOUT_SELECTOR["topologySpreadConstraints"][0],
+                                                   "labelSelector": {"matchLabels": {"app": "a"}}}]}
+        labelled = pod("a", **selected)
+        labelled["metadata"]["labels"] = {"app": "a"}
+        sim.run([nodeclass(), nodepool(), labelled])
+        assert "nilLabelSelector" not in touched_scopes(sim.state)
+    with simulation(embedded) as sim:
+        result = sim.run([nodeclass(), nodepool(), pod("a", **SPREAD_WITHOUT_SELECTOR)])
+        assert "nilLabelSelector" in touched_scopes(sim.state)
+    assert result.pods["default/a"].node                 # scheduled, as every core but v1.7.0 does
+    assert result.core_notices == []
+
+
+def test_only_core_v170_panics_on_a_term_without_label_selector():
+    """Core v1.7.0 alone panics (#2479 brought it, #2515/#2511 fixed it), and no provider release pins it: no
+    release profile says it; a profile at core v1.7.0 would."""
+    from harness.model.corebehaviour import CoreBehaviour, SwitchValues, newest_values
+    from harness.model.releaseindex import release_profiles
+    for profile in [*release_profiles(), "upstream"]:
+        assert _notices_naming(profile, "nilLabelSelectorTopology", {"nilLabelSelector"}) == [], profile
+    newest = newest_values()
+    at_170 = CoreBehaviour("v1.7.0", SwitchValues({**newest, "nilLabelSelectorTopology": "panics"}, newest))
+    assert at_170.notices({"nilLabelSelector"}) == [
+        "core v1.7.0: nilLabelSelectorTopology is modeled as v1.14.0 (a term without a labelSelector selects no pods "
+        "and the pod is scheduled; changed in v1.8.0, kubernetes-sigs/karpenter#2511); answer with --engine real"]
+    assert at_170.notices({"provisioning"}) == []
+
+
+def test_an_unpriced_candidate_is_said_before_core_v190(embedded):
+    """scenarios/releases/core/unpriced-candidate: consolidation prices a candidate whose zone is no longer
+    offered; at provider v0.7.5 (core v1.0.6, an error there) the run names unpricedCandidate, upstream not."""
+    from harness.runner.engines import get_engine
+    from harness.runner.engines.base import execute
+    from harness.runner.scenario import load_scenarios
+    from tests.loop.loopkit import ROOT
+    (sc,) = load_scenarios(ROOT / "scenarios/releases/core/unpriced-candidate.scenario.yaml")
+    engine = get_engine("simulated")
+    said = {}
+    for profile in ("v0.7.5", "upstream"):
+        o = execute(engine, sc, profile, embedded)
+        assert o.error is None and not o.mismatches, profile
+        said[profile] = [n for n in o.final.core_notices if "unpricedCandidate" in n]
+    assert said == {"v0.7.5": [
+        "core v1.0.6: unpricedCandidate is modeled as v1.14.0 (a candidate with no offering left is priced 0, so no "
+        "cheaper replacement exists; changed in v1.9.0, kubernetes-sigs/karpenter#2812); answer with --engine real"],
+        "upstream": []}
+    assert _notices_naming("v1.7.2", "unpricedCandidate", {"unpricedCandidate"}) != []
+    assert _notices_naming("v1.10.2", "unpricedCandidate", {"unpricedCandidate"}) == []

@@ -247,3 +247,23 @@ def test_before_core_v1_3_spreads_read_neither_policy_nor_discover_domains_from_
         (g,) = topo.pod_groups(pv)
         assert set(g.domains) == domains
         assert (g.node_filter.taint_policy, g.node_filter.affinity_policy) == (taint_policy, affinity_policy)
+
+
+def test_has_term_without_selector():
+    """Which terms core v1.7.0 hashes with a nil selector (core-behaviour.yaml nilLabelSelectorTopology): a
+    pending pod's spreads and pod (anti-)affinity terms, required or preferred; a running pod's required
+    anti-affinity terms only."""
+    from harness.loop.topology import has_term_without_selector
+    sel = {"matchLabels": {"app": "a"}}
+    term = {"topologyKey": "kubernetes.io/hostname"}
+    assert not has_term_without_selector({})
+    assert has_term_without_selector({"topologySpreadConstraints": [{"topologyKey": "zone", "maxSkew": 1}]})
+    assert not has_term_without_selector({"topologySpreadConstraints": [{"topologyKey": "z", "labelSelector": sel}]})
+    preferred = {"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "podAffinityTerm": term}]}}}
+    assert has_term_without_selector(preferred)
+    assert not has_term_without_selector(preferred, inverse=True)
+    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    assert has_term_without_selector(anti) and has_term_without_selector(anti, inverse=True)
+    anti["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = [{**term, "labelSelector": sel}]
+    assert not has_term_without_selector(anti)

@@ -41,19 +41,23 @@ def test_every_release_holds_every_switch():
 
 @pytest.mark.parametrize("s", SWITCHES, ids=[s["name"] for s in SWITCHES])
 def test_derived_values_agree_with_since(s):
-    """A release has v1.14.0's value exactly when its pinned core is at or after `since`, or is a backport tag
-    (a pseudo-version counts as its base tag, or as new when it is the switch's own commit). The git-level check
-    (every commit's ancestry) is `python -m harness.model.coresync --core-git DIR --check`."""
+    """A release has v1.14.0's value exactly when its pinned core is at or after `since`, or a backport tag or a
+    later patch of its line (a pseudo-version counts as its base tag, or as new when it is the switch's own
+    commit), or is older than a `regression: true` introducedBy. The git-level check (every commit's ancestry)
+    is `python -m harness.model.coresync --core-git DIR --check`."""
     newest = newest_values()[s["name"]]
     oldest = version(core_spec()["oldestModeled"])
-    backports = {b["tag"] for b in s.get("backports") or ()}
+    backports = [version(b["tag"]) for b in s.get("backports") or ()]
+    intro = s.get("introducedBy") or {}
     for name, core in release_cores().items():
         v = core.split(" ", 1)[0]
         if version(v) < oldest:
             continue
         rev = core_rev(core)
-        expect_new = version(v) >= version(s["since"]) or v in backports or str(s["commit"]).startswith(rev[:9]) \
-            or rev.startswith(str(s["commit"])[:9])
+        expect_new = version(v) >= version(s["since"]) or str(s["commit"]).startswith(rev[:9]) \
+            or rev.startswith(str(s["commit"])[:9]) \
+            or any(version(v)[:2] == b[:2] and version(v) >= b for b in backports) \
+            or bool(intro.get("regression") and version(v) < version(intro["since"]))
         got = load_profile(name).raw["core"]["behaviour"][s["name"]]
         assert (got == newest) == expect_new, f"{name} (core {v}): {got!r}"
 

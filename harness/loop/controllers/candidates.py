@@ -513,7 +513,10 @@ class Cluster:
         record = self.s.decisions.enabled
         busy: dict[str, list[str]] = {}
         for sn in self.nodes:
-            if not sn.managed or not sn.initialized or sn.claim.dis.instance_terminating:
+            if not sn.managed or not sn.initialized:
+                continue
+            if sn.claim.dis.instance_terminating:          # counted before core v1.0.4 / v1.1.0 (#1735)
+                self.s.touch_scope("instanceTerminatingBudget")
                 continue
             np = sn.labels.get(NODEPOOL, "")
             num[np] = num.get(np, 0) + 1
@@ -569,6 +572,14 @@ def node_price(it, zone: str, capacity_type: str) -> float:
         if o.zone == zone and o.capacity_type == capacity_type:
             return o.price
     return 0.0
+
+
+def unpriced(c: "Candidate") -> bool:
+    """No offering of the candidate's instance type matches its zone and capacity type (its size or zone gone
+    from the provider's list): priced 0 by node_price, an error before core v1.9.0 (core-behaviour.yaml
+    unpricedCandidate)."""
+    return c.instance_type is None or not any(o.zone == c.zone and o.capacity_type == c.capacity_type
+                                              for o in c.instance_type.offerings)
 
 
 def policy(np: dict) -> str:

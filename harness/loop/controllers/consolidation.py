@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from harness.loop import disruptionwhy, reasonwords
 from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
-from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster
+from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster, unpriced
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
 from harness.loop.controllers.simulate import CandidateDeleting, SimResult
 from harness.loop.disruptionbounds import (MULTI_NODE_MAX_PARALLEL, MULTI_NODE_TIMEOUT, SINGLE_NODE_TIMEOUT, Stopwatch,
@@ -271,6 +271,8 @@ class Consolidation:
                 view.unconsolidatable(cands[0], f"Can't remove without creating {len(res.new_claims)} candidates",
                                       self.method)
             return None
+        if any(unpriced(c) for c in cands):
+            self.ctl.state.touch_scope("unpricedCandidate")     # getCandidatePrices errs before core v1.9.0
         price = sum(c.price for c in cands)
         new = res.new_claims[0]
         new = dataclasses.replace(new, instance_types=order_by_price(new.instance_types, new.requirements, wk))

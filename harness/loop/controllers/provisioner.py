@@ -29,7 +29,8 @@ from harness.loop.pods import PodView, Taint, admission_error, is_ephemeral, kar
 from harness.loop.result import NodeClaimResult
 from harness.loop.existingnode import shallow_copy
 from harness.loop.scheduling import MIN_VALUES_EVENT_SUFFIX, ExistingNode, Scheduler, Template
-from harness.loop.topology import Topology, namespace_labels, topology_keys, universe_for
+from harness.loop.topology import (Topology, has_term_without_selector, namespace_labels, topology_keys,
+                                   universe_for)
 from harness.loop.why import explain_template
 from harness.model.requirements import Requirements
 from harness.model.resources import add, parse_resource_list
@@ -305,6 +306,10 @@ class Provisioner:
         s = self.state
         keys = set().union(*(topology_keys(pv) for pv in pods)) if pods else set()
         anti = [(pv, n) for pv, n in running if pv.pod_affinity[1]]     # required anti-affinity terms
+        if "nilLabelSelector" not in s.core_scopes and (
+                any(has_term_without_selector(pv.spec) for pv in pods) or
+                any(has_term_without_selector(pv.spec, inverse=True) for pv, _ in anti)):
+            s.touch_scope("nilLabelSelector")
         if not keys and not anti:
             return None
         node_labels = {n.name: n.labels for n in existing}

@@ -106,6 +106,8 @@ class LoopState:
         self.min_values_policy = self.core.min_values_policy(cfg.min_values_policy)
         self.preference_policy = self.core.preference_policy(cfg.preference_policy)
         self.many_instance_types = False    # a Solve read maxInstanceTypes (scope manyInstanceTypes)
+        # core-behaviour scopes the loop met where the situation arose (touch_scope; harness/loop/corescope.py)
+        self.core_scopes: set[str] = set()
         self.cluster = cluster
         self.fake = fake
         self.provider = provider
@@ -172,6 +174,11 @@ class LoopState:
         than the fewest any core keeps, so a run that read it touched the manyInstanceTypes scope."""
         self.many_instance_types = True
         return self.core.max_instance_types
+
+    def touch_scope(self, scope: str) -> None:
+        """The run met a situation a core switch decides (harness.model.corebehaviour.SCOPES), one only the
+        controller that meets it can see (a budget counted over a node whose instance is deleting, ...)."""
+        self.core_scopes.add(scope)
 
     def name(self, prefix: str, n: int = 5) -> str:
         """A generated name (apiserver generateName, ReplicaSet pod names): prefix + n random chars."""
