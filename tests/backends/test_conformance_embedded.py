@@ -434,8 +434,14 @@ def _admitted(cluster, case: str):
 def test_admission_of_classes_limit_ranges_and_quotas_agrees_with_the_api_server(cluster, case):
     from harness.backends.embedded import EmbeddedCluster
     import time
-    real = _admitted(cluster, case)
-    if real[0] != "accepted" and "status unknown" in str(real[-1]):
+    try:
+        real = _admitted(cluster, case)
+    except APIRejected as e:
+        # the priority admission's informer had not seen the last reset's etcd delete of a default class yet
+        if "is already marked as default" not in e.message:
+            raise
+        real = ("stale",)
+    if real[0] != "accepted" and ("status unknown" in str(real[-1]) or real == ("stale",)):
         time.sleep(1)                      # (the quota admission's informer had not seen the status yet)
         cluster.reset()
         real = _admitted(cluster, case)
